@@ -1,0 +1,33 @@
+// `difftx bench TARGET`: operator and end-to-end benchmarks (code in bench/).
+#include <map>
+
+#include "benches.h"
+#include "cli/command.h"
+#include "core/error.h"
+
+namespace difftx::cli {
+namespace {
+
+const std::map<std::string, int (*)(Args&)>& targets() {
+  static const std::map<std::string, int (*)(Args&)> t = {
+      {"gemm", bench::bench_gemm},
+  };
+  return t;
+}
+
+int run_bench(Args& args) {
+  const auto target = args.take_positional();
+  DIFFTX_CHECK(target.has_value(), "bench: name a target (see difftx bench --help)");
+  auto it = targets().find(*target);
+  DIFFTX_CHECK(it != targets().end(), "bench: unknown target '", *target, "'");
+  return it->second(args);
+}
+
+}  // namespace
+
+DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
+               "  difftx bench gemm [--json]   sgemm GFLOPS and the OpenBLAS kernel in use\n"
+               "  difftx bench attn [--json]   fused attention forward/backward per variant",
+               run_bench);
+
+}  // namespace difftx::cli

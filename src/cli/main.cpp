@@ -1,0 +1,60 @@
+// difftx: one binary, one subcommand per file in this folder.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include "cli/command.h"
+#include "core/error.h"
+
+namespace difftx::cli {
+
+std::vector<Command>& command_registry() {
+  static std::vector<Command> commands;
+  return commands;
+}
+
+namespace {
+
+void print_help() {
+  auto commands = command_registry();
+  std::sort(commands.begin(), commands.end(),
+            [](const Command& a, const Command& b) { return a.name < b.name; });
+  std::printf("difftx: train, run and measure Differential Transformer language models\n\n"
+              "usage: difftx COMMAND [options]   (difftx COMMAND --help for its options)\n\n");
+  for (const auto& c : commands) std::printf("  %-12s %s\n", c.name.c_str(), c.summary.c_str());
+}
+
+}  // namespace
+}  // namespace difftx::cli
+
+int main(int argc, char** argv) {
+  using namespace difftx::cli;
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    print_help();
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string name = argv[1];
+  const auto& commands = command_registry();
+  auto it = std::find_if(commands.begin(), commands.end(),
+                         [&](const Command& c) { return c.name == name; });
+  if (it == commands.end()) {
+    std::fprintf(stderr, "difftx: unknown command '%s' (see difftx --help)\n", name.c_str());
+    return 2;
+  }
+  std::vector<std::string> rest(argv + 2, argv + argc);
+  if (std::find(rest.begin(), rest.end(), "--help") != rest.end()) {
+    std::printf("usage: difftx %s [options]\n%s\n\n%s\n", name.c_str(), it->summary.c_str(),
+                it->usage.c_str());
+    return 0;
+  }
+  try {
+    Args args(name, rest);
+    return it->run(args);
+  } catch (const difftx::Error& e) {
+    std::fprintf(stderr, "difftx %s: error: %s\n", name.c_str(), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "difftx %s: unexpected error: %s\n", name.c_str(), e.what());
+    return 1;
+  }
+}

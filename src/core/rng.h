@@ -1,0 +1,37 @@
+// Deterministic random numbers: the same seed gives the same stream on every machine
+// (std::normal_distribution is implementation-defined, so we do not use it).
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+namespace difftx {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(seed) {}
+
+  // splitmix64: a full-period 64-bit generator with good statistical quality.
+  uint64_t next_u64() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  // Uniform in [0, 1) with 53 random bits.
+  double uniform() { return (next_u64() >> 11) * 0x1.0p-53; }
+  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
+  // Uniform integer in [0, n).
+  uint64_t below(uint64_t n) { return next_u64() % n; }
+  // Standard normal by Box-Muller (one value per call; the second is discarded for simplicity).
+  double normal() {
+    double u1 = uniform(), u2 = uniform();
+    if (u1 < 1e-300) u1 = 1e-300;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+  uint64_t state() const { return state_; }
+
+ private:
+  uint64_t state_;
+};
+
+}  // namespace difftx

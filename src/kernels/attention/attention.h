@@ -1,0 +1,65 @@
+// Causal attention for every variant of SPEC §2, forward and backward.
+//
+// Layouts are token-major, exactly as the projections produce them (row = one token):
+//   q     [B, T, q_width]    k [B, T, k_width]    v [B, T, v_width]    out [B, T, out_width]
+// with the widths of SPEC §2 for each variant (see AttentionDims below).
+//
+// lambda:
+//   baseline: unused (may be null).
+//   diff:     one float, the layer's lambda of Eq. 2 (the model computes it from lq1..lk2).
+//   diff2:    [B, T, H] logits; the kernel applies sigmoid (SPEC §2.3).
+// dlambda (backward) has the same shape: a scalar for diff (d loss / d lambda), [B, T, H] for
+// diff2 (d loss / d logits). Backward OVERWRITES dq, dk, dv and dlambda.
+//
+// The V1 headwise RMSNorm and (1 - lambda_init) factor are NOT part of this op (model layer).
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace difftx {
+
+enum class AttentionKind { baseline, diff, diff2 };
+
+AttentionKind attention_kind_from_name(const std::string& name);  // "baseline" | "diff" | "diff2"
+const char* attention_kind_name(AttentionKind kind);
+
+struct AttentionDims {
+  AttentionKind kind;
+  int64_t B;    // batch
+  int64_t T;    // sequence length
+  int64_t H;    // heads as SPEC defines them per variant (diff: differential heads; diff2: output heads)
+  int64_t Hkv;  // key/value heads; H % Hkv == 0
+  int64_t d;    // head dimension of one softmax map
+
+  int64_t q_width() const;    // baseline H*d,   diff 2*H*d,   diff2 2*H*d
+  int64_t k_width() const;    // baseline Hkv*d, diff 2*Hkv*d, diff2 Hkv*d
+  int64_t v_width() const;    // baseline Hkv*d, diff Hkv*2d,  diff2 Hkv*d
+  int64_t out_width() const;  // baseline H*d,   diff H*2d,    diff2 H*d
+  void validate() const;      // throws difftx::Error naming the bad field
+};
+
+// What the forward pass keeps for the backward pass. Sizes from attention_saved_floats().
+// The caller owns the memory (plan it once per (B, T)); the kernels fill it.
+struct AttentionSaved {
+  float* lse;       // per-row log-sum-exp of every softmax map, [B, maps, T]
+  float* maps_out;  // per-map outputs before the pair subtraction (diff, diff2); null for baseline
+};
+int64_t attention_lse_floats(const AttentionDims& dims);
+int64_t attention_maps_out_floats(const AttentionDims& dims);  // 0 for baseline
+
+// The fused kernel: flash-style, O(T) memory, multithreaded, AVX-512 where it pays.
+void attention_forward(const AttentionDims& dims, const float* q, const float* k, const float* v,
+                       const float* lambda, float* out, AttentionSaved saved);
+void attention_backward(const AttentionDims& dims, const float* q, const float* k, const float* v,
+                        const float* lambda, const float* out, AttentionSaved saved,
+                        const float* dout, float* dq, float* dk, float* dv, float* dlambda);
+
+// The reference twin, for tests only: materialises every T x T map, accumulates in double.
+// Same contract as the fused pair (it ignores `saved`, which may be empty).
+void attention_forward_reference(const AttentionDims& dims, const float* q, const float* k,
+                                 const float* v, const float* lambda, float* out);
+void attention_backward_reference(const AttentionDims& dims, const float* q, const float* k,
+                                  const float* v, const float* lambda, const float* dout, float* dq,
+                                  float* dk, float* dv, float* dlambda);
+
+}  // namespace difftx
