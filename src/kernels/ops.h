@@ -1,0 +1,73 @@
+// The fused elementwise and row-wise ops of the decoder (SPEC §1), each a forward/backward
+// pair over plain float buffers, row-major. Backward functions ACCUMULATE (+=) into parameter
+// gradients (gains, embedding table) and OVERWRITE input gradients (dx), unless noted.
+// Every op has a reference twin in ops_reference.h (double accumulation, tests only).
+#pragma once
+#include <cstdint>
+
+namespace difftx {
+
+// ---- RMSNorm (SPEC §1): y = x / sqrt(mean(x^2) + eps) * g, per row of width n.
+// rstd [rows] is saved for the backward pass.
+void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t rows,
+                     int64_t n, float eps);
+// dx overwritten; dg accumulated. x, g, rstd as in the forward.
+void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
+                      float* dx, float* dg, int64_t rows, int64_t n);
+
+// ---- RoPE (SPEC §1), in place on x [B, T, heads, d] (row stride heads*d per token).
+// Position of token t is pos0 + t. interleaved: pairs (2i, 2i+1); half: pairs (i, i + d/2).
+// Frequencies theta^(-2i/d), i in [0, d/2). Backward = rotation by the negative angle.
+enum class RopeStyle { interleaved, half };
+struct RopeTable {
+  // cos/sin [max_T, d/2], built once per (max_T, d, theta).
+  int64_t max_T = 0, d = 0;
+  float* cos = nullptr;
+  float* sin = nullptr;
+};
+int64_t rope_table_floats(int64_t max_T, int64_t d);  // storage for cos and sin together
+RopeTable rope_table_build(float* storage, int64_t max_T, int64_t d, double theta);
+void rope_forward(const RopeTable& table, RopeStyle style, float* x, int64_t B, int64_t T,
+                  int64_t heads, int64_t pos0);
+void rope_backward(const RopeTable& table, RopeStyle style, float* dx, int64_t B, int64_t T,
+                   int64_t heads, int64_t pos0);
+
+// ---- SwiGLU gate (SPEC §1): h = silu(g) * u, elementwise over n values.
+void swiglu_forward(const float* g, const float* u, float* h, int64_t n);
+// dg, du overwritten.
+void swiglu_backward(const float* g, const float* u, const float* dh, float* dg, float* du,
+                     int64_t n);
+
+// ---- Softmax cross-entropy over logits [rows, V] with targets [rows]; a target equal to
+// ignore_id does not count. Returns the mean loss over counted rows (0 if none), writes
+// dlogits = d(mean loss)/d(logits) (zero rows for ignored targets; dlogits may alias logits),
+// and stores the number of counted rows in *count_out. Targets outside [0, V) other than
+// ignore_id throw difftx::Error naming the row.
+double cross_entropy_forward_backward(const float* logits, const int32_t* targets, float* dlogits,
+                                      int64_t rows, int64_t V, int32_t ignore_id,
+                                      int64_t* count_out);
+// Loss only (evaluation): sum of per-row losses over counted rows, and the count.
+double cross_entropy_sum(const float* logits, const int32_t* targets, int64_t rows, int64_t V,
+                         int32_t ignore_id, int64_t* count_out);
+
+// ---- Embedding: y[t] = table[ids[t]]; backward accumulates rows into dtable.
+// Ids must be in [0, V): out-of-range ids throw difftx::Error naming the position.
+void embedding_forward(const float* table, const int32_t* ids, float* y, int64_t rows, int64_t n,
+                       int64_t V);
+void embedding_backward(const int32_t* ids, const float* dy, float* dtable, int64_t rows,
+                        int64_t n);
+
+// ---- AdamW (decoupled weight decay), one tensor of n values, step t >= 1:
+//   m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2
+//   p -= lr * ( m/(1-b1^t) / (sqrt(v/(1-b2^t)) + eps) + wd * p )
+struct AdamWParams {
+  float lr, beta1, beta2, eps, weight_decay;
+  int64_t step;  // t, 1-based
+};
+void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const AdamWParams& hp,
+                  float grad_scale /* multiplies g, e.g. a clipping factor */);
+
+// ---- Sum of squares (for the global gradient norm), accumulated in double.
+double sum_of_squares(const float* x, int64_t n);
+
+}  // namespace difftx
