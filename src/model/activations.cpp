@@ -1,0 +1,70 @@
+#include "model/activations.h"
+
+#include <algorithm>
+
+namespace difftx {
+
+Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), T(T_), N(B_ * T_) {
+  const AttentionDims a = c.attention_dims(B, T);
+  const int64_t D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
+  const bool diff = c.attention == AttentionKind::diff;
+  logit_rows = std::clamp<int64_t>((int64_t{8} << 20) / c.vocab_size, 16, N);
+
+  // Two passes over the same carving: the first counts floats, the second hands out pointers.
+  int64_t used = 0;
+  float* base = nullptr;
+  auto take = [&](int64_t n) -> float* {
+    float* p = base ? base + used : nullptr;
+    used += (n + 15) / 16 * 16;
+    return p;
+  };
+  auto carve = [&] {
+    used = 0;
+    layers.assign(c.num_hidden_layers, LayerActivations{});
+    for (auto& l : layers) {
+      l.x = take(N * D);
+      l.h1 = take(N * D);
+      l.rstd1 = take(N);
+      l.q = take(N * a.q_width());
+      l.k = take(N * a.k_width());
+      l.v = take(N * a.v_width());
+      l.lambda_logits = c.attention == AttentionKind::diff2 ? take(N * H) : nullptr;
+      l.att = take(N * a.out_width());
+      l.saved.lse = take(attention_lse_floats(a));
+      l.saved.maps_out = c.attention == AttentionKind::baseline ? nullptr : take(attention_maps_out_floats(a));
+      l.sub_rstd = diff && c.diff_subln ? take(N * H) : nullptr;
+      l.att_final = diff ? take(N * a.out_width()) : l.att;
+      l.y = take(N * D);
+      l.h2 = take(N * D);
+      l.rstd2 = take(N);
+      l.gate = take(N * F);
+      l.up = take(N * F);
+      l.act = take(N * F);
+    }
+    x_final = take(N * D);
+    h_final = take(N * D);
+    rstd_final = take(N);
+    logits = take(logit_rows * c.vocab_size);
+    d_resid = take(N * D);
+    d_a = take(N * D);
+    d_b = take(N * D);
+    d_ff1 = take(N * F);
+    d_ff2 = take(N * F);
+    d_ff3 = take(N * F);
+    d_q = take(N * a.q_width());
+    d_k = take(N * a.k_width());
+    d_v = take(N * a.v_width());
+    d_att = take(N * a.out_width());
+    d_att2 = take(N * a.out_width());
+    d_lambda = take(std::max<int64_t>(N * H, 1));
+  };
+  carve();
+  arena_.resize(used);
+  base = arena_.data();
+  carve();
+
+  rope_table_storage.resize(rope_table_floats(T, c.head_dim));
+  rope = rope_table_build(rope_table_storage.data(), T, c.head_dim, c.rope_theta);
+}
+
+}  // namespace difftx

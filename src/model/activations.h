@@ -1,0 +1,53 @@
+// Activation memory of the decoder, planned once per (B, T): every tensor the forward pass
+// keeps for the backward pass, and the backward pass's scratch, carved from one arena.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/buffer.h"
+#include "kernels/attention/attention.h"
+#include "model/config.h"
+
+namespace difftx {
+
+struct LayerActivations {
+  float* x;          // [N, D] layer input (residual stream)
+  float* h1;         // [N, D] RMSNorm(x)
+  float* rstd1;      // [N]
+  float* q;          // [N, q_width] after RoPE
+  float* k;          // [N, k_width] after RoPE
+  float* v;          // [N, v_width]
+  float* lambda_logits;  // diff2: [N, H]
+  float lambda;          // diff: the layer's lambda (Eq. 2)
+  float* att;        // [N, out_width] attention output (before the V1 headwise norm)
+  AttentionSaved saved;
+  float* sub_rstd;   // diff with subln: [N * H]
+  float* att_final;  // [N, out_width] what o_proj sees (== att unless diff)
+  float* y;          // [N, D] x + attention
+  float* h2;         // [N, D] RMSNorm(y)
+  float* rstd2;      // [N]
+  float* gate;       // [N, F]
+  float* up;         // [N, F]
+  float* act;        // [N, F] silu(gate) * up
+};
+
+struct Activations {
+  Activations(const ModelConfig& config, int64_t B, int64_t T);
+
+  int64_t B, T, N;  // N = B * T rows
+  int64_t logit_rows;  // rows of logits computed at a time (bounded memory for large V)
+  std::vector<LayerActivations> layers;
+  float* x_final;     // [N, D] output of the last layer
+  float* h_final;     // [N, D] RMSNorm(x_final)
+  float* rstd_final;  // [N]
+  float* logits;      // [logit_rows, V]
+  Buffer<float> rope_table_storage;
+  RopeTable rope;
+  // Backward scratch, reused by every layer.
+  float *d_resid, *d_a, *d_b, *d_ff1, *d_ff2, *d_ff3, *d_q, *d_k, *d_v, *d_att, *d_att2, *d_lambda;
+
+ private:
+  Buffer<float> arena_;
+};
+
+}  // namespace difftx

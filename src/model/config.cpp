@@ -1,0 +1,221 @@
+#include "model/config.h"
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace difftx {
+namespace {
+
+using nlohmann::json;
+
+// Keys other tools write into config.json that do not change the model we build. Each is
+// accepted only with a value that agrees with SPEC §1 (checked in config_from_json).
+const std::set<std::string> kBookkeepingKeys = {
+    "architectures", "transformers_version", "torch_dtype",  "bos_token_id", "eos_token_id",
+    "pad_token_id",  "initializer_range",    "use_cache",    "hidden_act",   "attention_bias",
+    "mlp_bias",      "rope_scaling",         "attention_dropout", "pretraining_tp", "_name_or_path"};
+
+const std::set<std::string> kModelKeys = {
+    "model_type",     "attention",          "vocab_size",          "hidden_size",
+    "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+    "intermediate_size", "max_position_embeddings", "rope_theta",    "rope_style",
+    "rms_norm_eps",   "tie_word_embeddings", "lambda_init",        "diff_subln"};
+
+int64_t get_positive_int(const json& j, const std::string& key, const std::string& where) {
+  const json& v = j.at(key);
+  DIFFTX_CHECK(v.is_number_integer() && v.get<int64_t>() > 0, where, ": key '", key,
+               "' must be a positive integer, got ", v.dump());
+  return v.get<int64_t>();
+}
+
+double get_positive_number(const json& j, const std::string& key, const std::string& where) {
+  const json& v = j.at(key);
+  DIFFTX_CHECK(v.is_number() && v.get<double>() > 0, where, ": key '", key,
+               "' must be a positive number, got ", v.dump());
+  return v.get<double>();
+}
+
+bool get_bool(const json& j, const std::string& key, const std::string& where) {
+  const json& v = j.at(key);
+  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", v.dump());
+  return v.get<bool>();
+}
+
+void check_bookkeeping(const json& j, const std::string& where) {
+  auto expect = [&](const char* key, bool ok, const char* what) {
+    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", j.at(key).dump());
+  };
+  expect("hidden_act", j.value("hidden_act", json("silu")) == json("silu"), "\"silu\" (SwiGLU)");
+  expect("attention_bias", j.value("attention_bias", json(false)) == json(false), "false (no biases)");
+  expect("mlp_bias", j.value("mlp_bias", json(false)) == json(false), "false (no biases)");
+  expect("rope_scaling", j.value("rope_scaling", json(nullptr)).is_null(), "null (no RoPE scaling)");
+  const json dropout = j.value("attention_dropout", json(0));
+  expect("attention_dropout", dropout.is_number() && dropout.get<double>() == 0.0, "0");
+  expect("pretraining_tp", j.value("pretraining_tp", json(1)) == json(1), "1");
+}
+
+}  // namespace
+
+double ModelConfig::lambda_init(int64_t layer_index) const {
+  if (lambda_init_constant) return *lambda_init_constant;
+  return 0.8 - 0.6 * std::exp(-0.3 * static_cast<double>(layer_index));  // l - 1 = layer_index
+}
+
+AttentionDims ModelConfig::attention_dims(int64_t B, int64_t T) const {
+  return AttentionDims{attention, B, T, num_attention_heads, num_key_value_heads, head_dim};
+}
+
+int64_t ModelConfig::non_embedding_parameters() const {
+  const AttentionDims a = attention_dims(1, 1);
+  const int64_t D = hidden_size, F = intermediate_size;
+  int64_t per_layer = 2 * D;                                                    // two RMSNorm gains
+  per_layer += D * (a.q_width() + a.k_width() + a.v_width()) + a.out_width() * D;  // Q, K, V, O
+  per_layer += 3 * D * F;                                                       // SwiGLU
+  if (attention == AttentionKind::diff) per_layer += 4 * head_dim + (diff_subln ? 2 * head_dim : 0);
+  if (attention == AttentionKind::diff2) per_layer += num_attention_heads * D;  // lambda_proj
+  return num_hidden_layers * per_layer + D /* final norm */ + vocab_size * D /* LM head */;
+}
+
+int64_t ModelConfig::total_parameters() const {
+  const int64_t embed = vocab_size * hidden_size;
+  return non_embedding_parameters() + (tie_word_embeddings ? 0 : embed);
+}
+
+double ModelConfig::forward_flops(int64_t B, int64_t T) const {
+  const double unmasked = static_cast<double>(T) * (T + 1) / 2.0;  // causal scores per map
+  // Maps and value width per map: baseline H maps of d; diff 2H maps of 2d; diff2 2H maps of d.
+  const int64_t maps = attention == AttentionKind::baseline ? num_attention_heads : 2 * num_attention_heads;
+  const int64_t value_width = attention == AttentionKind::diff ? 2 * head_dim : head_dim;
+  const double attention_flops = num_hidden_layers * maps * unmasked * (2.0 * head_dim + 2.0 * value_width);
+  return B * (2.0 * T * non_embedding_parameters() + attention_flops);
+}
+
+void ModelConfig::validate() const {
+  const std::string w = "config";
+  DIFFTX_CHECK(vocab_size > 0, w, ": 'vocab_size' must be positive");
+  DIFFTX_CHECK(hidden_size > 0, w, ": 'hidden_size' must be positive");
+  DIFFTX_CHECK(num_hidden_layers > 0, w, ": 'num_hidden_layers' must be positive");
+  DIFFTX_CHECK(intermediate_size > 0, w, ": 'intermediate_size' must be positive");
+  DIFFTX_CHECK(max_position_embeddings > 0, w, ": 'max_position_embeddings' must be positive");
+  DIFFTX_CHECK(head_dim > 0 && head_dim % 2 == 0, w, ": 'head_dim' must be a positive even number (RoPE pairs), got ", head_dim);
+  DIFFTX_CHECK(rms_norm_eps > 0, w, ": 'rms_norm_eps' must be positive");
+  DIFFTX_CHECK(rope_theta > 0, w, ": 'rope_theta' must be positive");
+  attention_dims(1, 1).validate();
+  if (lambda_init_constant)
+    DIFFTX_CHECK(*lambda_init_constant >= 0 && *lambda_init_constant < 1, w,
+                 ": 'lambda_init' constant must lie in [0, 1) so that 1 - lambda_init > 0, got ",
+                 *lambda_init_constant);
+}
+
+int64_t default_intermediate_size(int64_t hidden_size) {
+  const int64_t f = (8 * hidden_size + 2) / 3;  // ceil(8D/3)
+  return (f + 63) / 64 * 64;
+}
+
+ModelConfig config_from_json(const json& j, const std::string& where) {
+  DIFFTX_CHECK(j.is_object(), where, ": config must be a JSON object");
+  for (const auto& [key, value] : j.items())
+    DIFFTX_CHECK(kModelKeys.count(key) || kBookkeepingKeys.count(key), where, ": unknown key '", key, "'");
+  check_bookkeeping(j, where);
+  for (const char* key : {"model_type", "attention", "vocab_size", "hidden_size", "num_hidden_layers",
+                          "num_attention_heads"})
+    DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");
+
+  DIFFTX_CHECK(j.at("model_type") == json("difftx"), where, ": key 'model_type' must be \"difftx\", got ",
+               j.at("model_type").dump());
+  DIFFTX_CHECK(j.at("attention").is_string(), where, ": key 'attention' must be a string");
+  ModelConfig c;
+  try {
+    c.attention = attention_kind_from_name(j.at("attention").get<std::string>());
+  } catch (const Error& e) {
+    fail(where, ": key 'attention': ", e.what());
+  }
+  c.vocab_size = get_positive_int(j, "vocab_size", where);
+  c.hidden_size = get_positive_int(j, "hidden_size", where);
+  c.num_hidden_layers = get_positive_int(j, "num_hidden_layers", where);
+  c.num_attention_heads = get_positive_int(j, "num_attention_heads", where);
+  c.num_key_value_heads = j.contains("num_key_value_heads") ? get_positive_int(j, "num_key_value_heads", where)
+                                                            : c.num_attention_heads;
+  // Default head width keeps the paper's parameter matching: diff has h = D / 2d (SPEC §2.2).
+  const int64_t per_head = c.attention == AttentionKind::diff ? 2 * c.num_attention_heads : c.num_attention_heads;
+  if (j.contains("head_dim")) {
+    c.head_dim = get_positive_int(j, "head_dim", where);
+  } else {
+    DIFFTX_CHECK(c.hidden_size % per_head == 0, where, ": key 'head_dim' is missing and hidden_size ",
+                 c.hidden_size, " is not divisible by ", per_head);
+    c.head_dim = c.hidden_size / per_head;
+  }
+  c.intermediate_size = j.contains("intermediate_size") ? get_positive_int(j, "intermediate_size", where)
+                                                        : default_intermediate_size(c.hidden_size);
+  c.max_position_embeddings =
+      j.contains("max_position_embeddings") ? get_positive_int(j, "max_position_embeddings", where) : 2048;
+  if (j.contains("rope_theta")) c.rope_theta = get_positive_number(j, "rope_theta", where);
+  if (j.contains("rope_style")) {
+    const json& s = j.at("rope_style");
+    DIFFTX_CHECK(s == json("interleaved") || s == json("half"), where,
+                 ": key 'rope_style' must be \"interleaved\" or \"half\", got ", s.dump());
+    c.rope_style = s == json("half") ? RopeStyle::half : RopeStyle::interleaved;
+  }
+  if (j.contains("rms_norm_eps")) c.rms_norm_eps = get_positive_number(j, "rms_norm_eps", where);
+  if (j.contains("tie_word_embeddings")) c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", where);
+  if (j.contains("lambda_init")) {
+    const json& l = j.at("lambda_init");
+    if (l.is_string()) {
+      DIFFTX_CHECK(l == json("exp"), where, ": key 'lambda_init' must be \"exp\" or a number, got ", l.dump());
+    } else {
+      DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\" or a number, got ", l.dump());
+      c.lambda_init_constant = l.get<double>();
+    }
+  }
+  if (j.contains("diff_subln")) c.diff_subln = get_bool(j, "diff_subln", where);
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    fail(where, ": ", e.what());
+  }
+  return c;
+}
+
+ModelConfig config_from_file(const std::string& path) {
+  std::ifstream in(path);
+  DIFFTX_CHECK(in.good(), path, ": cannot open config file");
+  std::stringstream text;
+  text << in.rdbuf();
+  json j;
+  try {
+    j = json::parse(text.str());
+  } catch (const json::parse_error& e) {
+    fail(path, ": invalid JSON: ", e.what());
+  }
+  return config_from_json(j, path);
+}
+
+json config_to_json(const ModelConfig& c) {
+  json j;
+  j["model_type"] = "difftx";
+  j["attention"] = attention_kind_name(c.attention);
+  j["vocab_size"] = c.vocab_size;
+  j["hidden_size"] = c.hidden_size;
+  j["num_hidden_layers"] = c.num_hidden_layers;
+  j["num_attention_heads"] = c.num_attention_heads;
+  j["num_key_value_heads"] = c.num_key_value_heads;
+  j["head_dim"] = c.head_dim;
+  j["intermediate_size"] = c.intermediate_size;
+  j["max_position_embeddings"] = c.max_position_embeddings;
+  j["rope_theta"] = c.rope_theta;
+  j["rope_style"] = c.rope_style == RopeStyle::half ? "half" : "interleaved";
+  j["rms_norm_eps"] = c.rms_norm_eps;
+  j["tie_word_embeddings"] = c.tie_word_embeddings;
+  if (c.lambda_init_constant) j["lambda_init"] = *c.lambda_init_constant;
+  else j["lambda_init"] = "exp";
+  j["diff_subln"] = c.diff_subln;
+  return j;
+}
+
+}  // namespace difftx

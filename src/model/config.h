@@ -1,0 +1,54 @@
+// Model configuration: the config.json of SPEC §3, validated.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "kernels/attention/attention.h"
+#include "kernels/ops.h"
+
+namespace difftx {
+
+struct ModelConfig {
+  AttentionKind attention = AttentionKind::baseline;
+  int64_t vocab_size = 0;
+  int64_t hidden_size = 0;                // D
+  int64_t num_hidden_layers = 0;          // L
+  int64_t num_attention_heads = 0;        // H, as SPEC §2 defines it per variant
+  int64_t num_key_value_heads = 0;        // Hkv
+  int64_t head_dim = 0;                   // d, width of one softmax map
+  int64_t intermediate_size = 0;          // F
+  int64_t max_position_embeddings = 0;
+  double rope_theta = 10000.0;
+  RopeStyle rope_style = RopeStyle::interleaved;
+  double rms_norm_eps = 1e-5;
+  bool tie_word_embeddings = true;
+  std::optional<double> lambda_init_constant;  // empty: the "exp" schedule of SPEC §2.2
+  bool diff_subln = true;
+
+  // SPEC §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) for l = layer_index + 1, or the constant.
+  double lambda_init(int64_t layer_index) const;
+  AttentionDims attention_dims(int64_t B, int64_t T) const;
+  // Parameters without the token embedding (and without a tied head), as SPEC §4 counts FLOPs.
+  int64_t non_embedding_parameters() const;
+  int64_t total_parameters() const;
+  // Model FLOPs of one forward over B sequences of T tokens (SPEC §4: 2 x non-embedding
+  // parameters per token including the LM head, plus causal attention).
+  double forward_flops(int64_t B, int64_t T) const;
+
+  void validate() const;  // throws difftx::Error naming the inconsistent key
+};
+
+// Parse config.json text/object. Unknown keys are errors, except the bookkeeping keys other
+// tools write (architectures, torch_dtype, ...), which are accepted when harmless. `where`
+// names the source in messages (a file path).
+ModelConfig config_from_json(const nlohmann::json& j, const std::string& where);
+ModelConfig config_from_file(const std::string& path);
+nlohmann::json config_to_json(const ModelConfig& c);
+
+// The SPEC §1 default for F: 8/3 D rounded up to a multiple of 64.
+int64_t default_intermediate_size(int64_t hidden_size);
+
+}  // namespace difftx

@@ -1,0 +1,31 @@
+// The decoder of SPEC §1 over a Model and planned Activations: training forward+backward,
+// evaluation loss and full logits. Inputs and targets are [B, T] int32 (targets may hold the
+// ignore id -1).
+#pragma once
+#include <cstdint>
+
+#include "model/activations.h"
+#include "model/model.h"
+
+namespace difftx {
+
+constexpr int32_t kIgnoreId = -1;
+
+struct LossSum {
+  double sum = 0;     // summed token losses
+  int64_t count = 0;  // counted targets
+};
+
+// One micro-batch: forward, loss and backward. Gradients are ACCUMULATED into `grads`
+// (an arena laid out like model.weights), scaled by grad_scale (e.g. 1 / micro-batches).
+// Returns the mean loss over counted targets.
+double decoder_forward_backward(const Model& model, Activations& acts, const int32_t* inputs,
+                                const int32_t* targets, ModelTensors& grads, float grad_scale = 1.0f);
+
+// Evaluation: summed loss and count over counted targets (no gradients).
+LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* inputs, const int32_t* targets);
+
+// Logits of every position, out [B * T, V].
+void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out);
+
+}  // namespace difftx
