@@ -9,16 +9,6 @@
 
 namespace difftx::bench {
 
-double sgemm_gflops(int64_t n, double min_seconds) {
-  std::vector<float> a(n * n), b(n * n), c(n * n);
-  Rng rng(1);
-  for (auto& x : a) x = static_cast<float>(rng.uniform(-1, 1));
-  for (auto& x : b) x = static_cast<float>(rng.uniform(-1, 1));
-  Timing t = measure([&] { gemm(Trans::N, Trans::N, n, n, n, 1.0f, a.data(), b.data(), 0.0f, c.data()); },
-                     min_seconds);
-  return 2.0 * n * n * n / (t.best_ms * 1e-3) / 1e9;
-}
-
 int bench_gemm(cli::Args& args) {
   const bool json = args.flag("json");
   args.finish();

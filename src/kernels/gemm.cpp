@@ -2,10 +2,14 @@
 
 #include <cblas.h>
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
+#include <vector>
 #include <strings.h>
 
 #include "core/error.h"
+#include "core/rng.h"
+#include "core/timer.h"
 
 extern "C" {
 char* openblas_get_corename(void);
@@ -76,6 +80,22 @@ void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, cons
   const int64_t lda = ta == Trans::N ? K : M;
   const int64_t ldb = tb == Trans::N ? N : K;
   gemm(ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, N);
+}
+
+double measure_sgemm_gflops(int64_t n, double seconds) {
+  std::vector<float> a(n * n), b(n * n), c(n * n);
+  Rng rng(1);
+  for (auto& x : a) x = static_cast<float>(rng.uniform(-1, 1));
+  for (auto& x : b) x = static_cast<float>(rng.uniform(-1, 1));
+  gemm(Trans::N, Trans::N, n, n, n, 1.0f, a.data(), b.data(), 0.0f, c.data());  // warm-up
+  double best = 1e30;
+  Timer total;
+  for (int run = 0; run < 3 || total.seconds() < seconds; ++run) {
+    Timer t;
+    gemm(Trans::N, Trans::N, n, n, n, 1.0f, a.data(), b.data(), 0.0f, c.data());
+    best = std::min(best, t.seconds());
+  }
+  return 2.0 * n * n * n / best / 1e9;
 }
 
 std::string gemm_kernel_name() { return openblas_get_corename(); }

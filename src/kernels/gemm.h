@@ -16,6 +16,10 @@ void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, cons
 void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A,
           const float* B, float beta, float* C);
 
+// Measured sgemm rate at n x n x n over at least `seconds` (best run): the yardstick for
+// MFU-style ratios, taken in the same run as the figure it divides.
+double measure_sgemm_gflops(int64_t n = 1024, double seconds = 0.3);
+
 // The kernel family OpenBLAS dispatches to (for example "SkylakeX"), and why it was chosen.
 std::string gemm_kernel_name();
 std::string gemm_kernel_reason();
