@@ -33,7 +33,7 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
       l.saved.lse = take(attention_lse_floats(a));
       l.saved.maps_out = c.attention == AttentionKind::baseline ? nullptr : take(attention_maps_out_floats(a));
       l.sub_rstd = diff && c.diff_subln ? take(N * H) : nullptr;
-      l.att_final = diff ? take(N * a.out_width()) : l.att;
+      l.att_final = diff && c.diff_subln ? take(N * a.out_width()) : l.att;
       l.y = take(N * D);
       l.h2 = take(N * D);
       l.rstd2 = take(N);

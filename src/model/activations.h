@@ -22,7 +22,7 @@ struct LayerActivations {
   float* att;        // [N, out_width] attention output (before the V1 headwise norm)
   AttentionSaved saved;
   float* sub_rstd;   // diff with subln: [N * H]
-  float* att_final;  // [N, out_width] what o_proj sees (== att unless diff)
+  float* att_final;  // [N, out_width] what o_proj sees (== att unless diff with diff_subln)
   float* y;          // [N, D] x + attention
   float* h2;         // [N, D] RMSNorm(y)
   float* rstd2;      // [N]

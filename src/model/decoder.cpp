@@ -71,15 +71,12 @@ void forward_layers(const Model& model, Activations& acts, const int32_t* inputs
       lambda = s.lambda_logits;
     }
     attention_forward(a, s.q, s.k, s.v, lambda, s.att, s.saved);
-    if (c.attention == AttentionKind::diff) {
+    if (s.att_final != s.att) {
       // SPEC §2.2 Eq. 3: (1 - lambda_init) * RMSNorm_2d(head), gain shared by the heads.
+      // diff_subln = false (the paper's "DIFF - GroupNorm" ablation) drops the whole step.
       const float factor = static_cast<float>(1.0 - c.lambda_init(l));
-      if (c.diff_subln) {
-        rmsnorm_forward(s.att, w.subln, s.att_final, s.sub_rstd, N * H, 2 * c.head_dim, eps);
-        scale_into(s.att_final, s.att_final, factor, N * a.out_width());
-      } else {
-        scale_into(s.att_final, s.att, factor, N * a.out_width());
-      }
+      rmsnorm_forward(s.att, w.subln, s.att_final, s.sub_rstd, N * H, 2 * c.head_dim, eps);
+      scale_into(s.att_final, s.att_final, factor, N * a.out_width());
     }
     linear(s.att_final, w.o_proj, s.y, N, a.out_width(), D);
     add_into(s.y, s.x, N * D);
@@ -126,15 +123,11 @@ void backward_layers(const Model& model, Activations& acts, const int32_t* input
     linear_dx(dx, w.o_proj, acts.d_att, N, a.out_width(), D, false);
     linear_dw(dx, s.att_final, gw.o_proj, N, a.out_width(), D);
     float* d_att = acts.d_att;
-    if (c.attention == AttentionKind::diff) {
+    if (s.att_final != s.att) {
       const float factor = static_cast<float>(1.0 - c.lambda_init(l));
-      if (c.diff_subln) {
-        scale_into(acts.d_att, acts.d_att, factor, N * a.out_width());
-        rmsnorm_backward(s.att, w.subln, s.sub_rstd, acts.d_att, acts.d_att2, gw.subln, N * H, 2 * c.head_dim);
-        d_att = acts.d_att2;
-      } else {
-        scale_into(acts.d_att, acts.d_att, factor, N * a.out_width());
-      }
+      scale_into(acts.d_att, acts.d_att, factor, N * a.out_width());
+      rmsnorm_backward(s.att, w.subln, s.sub_rstd, acts.d_att, acts.d_att2, gw.subln, N * H, 2 * c.head_dim);
+      d_att = acts.d_att2;
     }
     const float* lambda = c.attention == AttentionKind::diff ? &s.lambda
                           : c.attention == AttentionKind::diff2 ? s.lambda_logits : nullptr;
