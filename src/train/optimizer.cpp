@@ -9,9 +9,12 @@ namespace difftx {
 AdamW::AdamW(const ParameterTable& table, const AdamWConfig& config)
     : table_(table), config_(config), m_(table.total_floats()), v_(table.total_floats()) {}
 
-double AdamW::step(float* weights, const float* grads, double lr) {
+double AdamW::gradient_norm(const float* grads) const {
   // Padding between tensors is zero in the gradient arena, so one pass covers every tensor.
-  const double norm = std::sqrt(sum_of_squares(grads, table_.total_floats()));
+  return std::sqrt(sum_of_squares(grads, table_.total_floats()));
+}
+
+void AdamW::step(float* weights, const float* grads, double lr, double norm) {
   float scale = 1.0f;
   if (config_.grad_clip > 0 && norm > config_.grad_clip) scale = static_cast<float>(config_.grad_clip / norm);
   ++step_;
@@ -21,7 +24,6 @@ double AdamW::step(float* weights, const float* grads, double lr) {
                          step_};
     adamw_update(weights + p.offset, grads + p.offset, m_.data() + p.offset, v_.data() + p.offset, p.numel, hp, scale);
   }
-  return norm;
 }
 
 }  // namespace difftx

@@ -21,8 +21,10 @@ class AdamW {
  public:
   AdamW(const ParameterTable& table, const AdamWConfig& config);
 
-  // One update at learning rate lr. Returns the global gradient norm before clipping.
-  double step(float* weights, const float* grads, double lr);
+  // The global L2 norm of a gradient arena (check it is finite before stepping).
+  double gradient_norm(const float* grads) const;
+  // One update at learning rate lr, clipping by grad_norm (from gradient_norm).
+  void step(float* weights, const float* grads, double lr, double grad_norm);
 
   int64_t steps_taken() const { return step_; }
   void set_steps_taken(int64_t s) { step_ = s; }
