@@ -1,13 +1,12 @@
 #include "model/config.h"
 
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/json_file.h"
 
 namespace difftx {
 namespace {
@@ -106,6 +105,9 @@ void ModelConfig::validate() const {
   DIFFTX_CHECK(head_dim > 0 && head_dim % 2 == 0, w, ": 'head_dim' must be a positive even number (RoPE pairs), got ", head_dim);
   DIFFTX_CHECK(rms_norm_eps > 0, w, ": 'rms_norm_eps' must be positive");
   DIFFTX_CHECK(rope_theta > 0, w, ": 'rope_theta' must be positive");
+  DIFFTX_CHECK(num_key_value_heads > 0 && num_attention_heads % num_key_value_heads == 0, w,
+               ": 'num_key_value_heads' (", num_key_value_heads, ") must divide 'num_attention_heads' (",
+               num_attention_heads, ")");
   attention_dims(1, 1).validate();
   if (lambda_init_constant)
     DIFFTX_CHECK(*lambda_init_constant >= 0 && *lambda_init_constant < 1, w,
@@ -182,19 +184,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   return c;
 }
 
-ModelConfig config_from_file(const std::string& path) {
-  std::ifstream in(path);
-  DIFFTX_CHECK(in.good(), path, ": cannot open config file");
-  std::stringstream text;
-  text << in.rdbuf();
-  json j;
-  try {
-    j = json::parse(text.str());
-  } catch (const json::parse_error& e) {
-    fail(path, ": invalid JSON: ", e.what());
-  }
-  return config_from_json(j, path);
-}
+ModelConfig config_from_file(const std::string& path) { return config_from_json(read_json_file(path), path); }
 
 json config_to_json(const ModelConfig& c) {
   json j;

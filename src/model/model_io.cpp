@@ -3,7 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "io/atomic_file.h"
+#include "io/json_file.h"
 #include "io/safetensors.h"
 
 namespace difftx {
@@ -34,7 +34,7 @@ void save_model_dir(const Model& model, const std::filesystem::path& dir) {
   for (const ParamInfo& p : model.table.params())
     entries.push_back({p.name, p.shape, std::span<const float>(model.weights.data() + p.offset, p.numel)});
   write_safetensors(dir / "model.safetensors", entries, {{"format", "pt"}, {"producer", "difftx"}});
-  write_file_atomically(dir / "config.json", config_to_json(model.config).dump(2) + "\n");
+  write_json_file(dir / "config.json", config_to_json(model.config));
 }
 
 }  // namespace difftx
