@@ -42,7 +42,8 @@ struct AttentionDims {
 // The caller owns the memory (plan it once per (B, T)); the kernels fill it.
 struct AttentionSaved {
   float* lse;       // per-row log-sum-exp of every softmax map, [B, maps, T]
-  float* maps_out;  // per-map outputs before the pair subtraction (diff, diff2); null for baseline
+  float* maps_out;  // per-map outputs before the pair subtraction (diff, diff2), [B, T, 2H, dv]
+                    // (dv = 2d for diff, d for diff2; map 2i+s is q_s of head i); null for baseline
 };
 int64_t attention_lse_floats(const AttentionDims& dims);
 int64_t attention_maps_out_floats(const AttentionDims& dims);  // 0 for baseline

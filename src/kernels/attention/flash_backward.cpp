@@ -1,0 +1,135 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "core/error.h"
+#include "core/threading.h"
+#include "kernels/attention/flash.h"
+#include "kernels/attention/flash_pack.h"
+#include "kernels/attention/flash_pairs.h"
+
+namespace difftx {
+namespace flash {
+
+void backward(Path path, const AttentionDims& dims, const float* q, const float* k, const float* v,
+              const float* lambda, const float* out, AttentionSaved saved, const float* dout, float* dq, float* dk,
+              float* dv, float* dlambda) {
+  dims.validate();
+  check_path(path, dims);
+  const char* kind = attention_kind_name(dims.kind);
+  const bool baseline = dims.kind == AttentionKind::baseline;
+  DIFFTX_CHECK(q && k && v && dout && dq && dk && dv, "attention_backward (", kind,
+               "): tensors q, k, v, dout, dq, dk and dv must not be null");
+  DIFFTX_CHECK(saved.lse, "attention_backward (", kind, "): saved.lse (from attention_forward) must not be null");
+  DIFFTX_CHECK(!baseline || out, "attention_backward (baseline): tensor out must not be null");
+  DIFFTX_CHECK(baseline || saved.maps_out, "attention_backward (", kind,
+               "): saved.maps_out (from attention_forward) must not be null");
+  DIFFTX_CHECK(baseline || (lambda && dlambda), "attention_backward (", kind,
+               "): tensors lambda and dlambda must not be null");
+
+  const MapLayout L(dims);
+  const int64_t B = dims.B, T = dims.T, d = dims.d, dvw = L.dv, maps = L.maps, G = L.groups;
+  const int64_t m = L.maps_per_group, tiles = L.tiles, kpg = L.keys_per_group;
+  const int64_t qw = dims.q_width(), kw = dims.k_width(), vw = dims.v_width();
+  const int threads = thread_count();
+  // Enough (batch, group) pairs keep every thread busy with whole groups, each owning its dq
+  // columns; otherwise key tiles are spread over threads that add dq into private copies.
+  const bool by_group = B * G >= 4 * threads;
+
+  ScratchLayout plan;
+  const int64_t at_q = plan.reserve(B * maps * T * d);
+  const int64_t at_k = plan.reserve(transposed_tiles_floats(L, L.key_heads, d));
+  const int64_t at_v = plan.reserve(transposed_tiles_floats(L, G, dvw));
+  const int64_t at_da = plan.reserve(B * maps * T * dvw);
+  const int64_t at_D = plan.reserve(B * maps * T);
+  const int64_t at_row_dlambda = plan.reserve(B * T);
+  const int64_t partial_floats = B * T * qw;
+  const int64_t at_partial = plan.reserve(by_group ? 0 : threads * partial_floats);
+  const int64_t per_thread = 2 * kTile * kTile + kpg * kTile * d + kTile * dvw + 16 * 4;
+  const int64_t at_threads = plan.reserve(threads * per_thread);
+  float* base = scratch(plan.size());
+  float *Qp = base + at_q, *Kt = base + at_k, *Vt = base + at_v, *dA = base + at_da, *D = base + at_D;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  pack_queries(L, q, static_cast<float>(std::numbers::log2e * scale), Qp);
+  pack_transposed_tiles(L, k, L.key_heads, d, Kt);
+  pack_transposed_tiles(L, v, G, dvw, Vt);
+  output_grads(L, baseline ? out : saved.maps_out, lambda, dout, dA, D, base + at_row_dlambda, dlambda);
+  const float dk_unscale = static_cast<float>(1.0 / (std::numbers::log2e * scale));  // Qp carries log2e/sqrt(d)
+
+  // All contributions of key tile kt of (b, g): its dK and dV rows (overwritten) and its share
+  // of dQ (added into dq_target, laid out like dq).
+  auto key_tile = [&](int64_t b, int64_t g, int64_t kt, float* dq_target, float* own) {
+    ScratchLayout mine;
+    float* P = own + mine.reserve(kTile * kTile);
+    float* dS = own + mine.reserve(kTile * kTile);
+    float* dK = own + mine.reserve(kpg * kTile * d);
+    float* dV = own + mine.reserve(kTile * dvw);
+    const int64_t k0 = kt * kTile, nk = std::min(kTile, T - k0);
+    std::memset(dK, 0, sizeof(float) * kpg * kTile * d);
+    std::memset(dV, 0, sizeof(float) * kTile * dvw);
+    const float* v_tile = Vt + ((b * G + g) * tiles + kt) * dvw * kTile;
+    for (int64_t qt = kt; qt < tiles; ++qt) {
+      const int64_t q0 = qt * kTile, nq = std::min(kTile, T - q0);
+      for (int64_t jj = 0; jj < m; ++jj) {
+        const int64_t j = g * m + jj, kh = L.key_head(j), row0 = (b * maps + j) * T + q0;
+        const float* q_tile = Qp + row0 * d;
+        const float* dA_tile = dA + row0 * dvw;
+        const float* k_tile = Kt + ((b * L.key_heads + kh) * tiles + kt) * d * kTile;
+        float* dK_head = dK + (kh - g * kpg) * kTile * d;
+        tile_gemm(path, nq, kTile, d, q_tile, d, 1, k_tile, kTile, P, kTile, false);  // S = Q K^T
+        softmax_recompute(path, nq, P, qt == kt, saved.lse + row0);
+        tile_gemm(path, nq, kTile, dvw, dA_tile, dvw, 1, v_tile, kTile, dS, kTile, false);  // dP = dA V^T
+        softmax_grad(path, nq, P, dS, D + row0, static_cast<float>(scale));
+        tile_gemm(path, nk, dvw, nq, P, 1, kTile, dA_tile, dvw, dV, dvw, true);  // dV += P^T dA
+        tile_gemm(path, nk, d, nq, dS, 1, kTile, q_tile, d, dK_head, d, true);   // dK += dS^T Q
+        tile_gemm(path, nq, d, nk, dS, kTile, 1, k + (b * T + k0) * kw + kh * d, kw,
+                  dq_target + (b * T + q0) * qw + j * d, qw, true);  // dQ += dS K
+      }
+    }
+    for (int64_t c = 0; c < nk; ++c) {
+      for (int64_t h = 0; h < kpg; ++h) {
+        float* dst = dk + (b * T + k0 + c) * kw + (g * kpg + h) * d;
+        const float* src = dK + (h * kTile + c) * d;
+        for (int64_t x = 0; x < d; ++x) dst[x] = src[x] * dk_unscale;
+      }
+      std::memcpy(dv + (b * T + k0 + c) * vw + g * dvw, dV + c * dvw, sizeof(float) * dvw);
+    }
+  };
+
+  if (by_group) std::memset(dq, 0, sizeof(float) * partial_floats);
+  else std::memset(base + at_partial, 0, sizeof(float) * threads * partial_floats);
+#pragma omp parallel num_threads(threads)
+  {
+    float* own = base + at_threads + thread_index() * per_thread;
+    if (by_group) {
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t bg = 0; bg < B * G; ++bg)
+        for (int64_t kt = 0; kt < tiles; ++kt) key_tile(bg / G, bg % G, kt, dq, own);
+    } else {
+      float* partial = base + at_partial + thread_index() * partial_floats;
+      // A static round-robin over items keeps the dq sums independent of timing (deterministic).
+#pragma omp for schedule(static, 1)
+      for (int64_t item = 0; item < B * G * tiles; ++item) {  // low key tiles (most query tiles) first
+        const int64_t kt = item / (B * G), bg = item % (B * G);
+        key_tile(bg / G, bg % G, kt, partial, own);
+      }
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < partial_floats; ++i) {
+        float sum = 0;
+        for (int t = 0; t < threads; ++t) sum += base[at_partial + t * partial_floats + i];
+        dq[i] = sum;
+      }
+    }
+  }
+}
+
+}  // namespace flash
+
+void attention_backward(const AttentionDims& dims, const float* q, const float* k, const float* v,
+                        const float* lambda, const float* out, AttentionSaved saved, const float* dout, float* dq,
+                        float* dk, float* dv, float* dlambda) {
+  flash::backward(flash::default_path(dims), dims, q, k, v, lambda, out, saved, dout, dq, dk, dv, dlambda);
+}
+
+}  // namespace difftx

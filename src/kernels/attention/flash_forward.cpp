@@ -1,0 +1,109 @@
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "core/error.h"
+#include "core/threading.h"
+#include "kernels/attention/flash.h"
+#include "kernels/attention/flash_pack.h"
+#include "kernels/attention/flash_pairs.h"
+
+namespace difftx {
+namespace flash {
+
+Path default_path(const AttentionDims& dims) {
+  return avx512_compiled() && dims.d % 16 == 0 ? Path::avx512 : Path::scalar;
+}
+
+void check_path(Path path, const AttentionDims& dims) {
+  DIFFTX_CHECK(path == Path::scalar || (avx512_compiled() && dims.d % 16 == 0),
+               "flash attention: the AVX-512 path needs an AVX-512 build and d % 16 == 0, got d=", dims.d);
+}
+
+void forward(Path path, const AttentionDims& dims, const float* q, const float* k, const float* v,
+             const float* lambda, float* out, AttentionSaved saved) {
+  dims.validate();
+  check_path(path, dims);
+  const char* kind = attention_kind_name(dims.kind);
+  const bool baseline = dims.kind == AttentionKind::baseline;
+  DIFFTX_CHECK(q && k && v && out, "attention_forward (", kind, "): tensors q, k, v and out must not be null");
+  DIFFTX_CHECK(baseline || lambda, "attention_forward (", kind, "): tensor lambda must not be null");
+  DIFFTX_CHECK(saved.lse, "attention_forward (", kind, "): saved.lse must not be null (",
+               attention_lse_floats(dims), " floats)");
+  DIFFTX_CHECK(baseline || saved.maps_out, "attention_forward (", kind, "): saved.maps_out must not be null (",
+               attention_maps_out_floats(dims), " floats)");
+
+  const MapLayout L(dims);
+  const int64_t B = dims.B, T = dims.T, d = dims.d, dv = L.dv, maps = L.maps, G = L.groups;
+  const int64_t m = L.maps_per_group, tiles = L.tiles, vw = dims.v_width();
+  const int threads = thread_count();
+
+  // Scratch: packed queries and key tiles (O(T)), then per thread one score tile and the
+  // running output, max and sum of every map of a group for one query tile.
+  ScratchLayout plan;
+  const int64_t at_q = plan.reserve(B * maps * T * d);
+  const int64_t at_k = plan.reserve(transposed_tiles_floats(L, L.key_heads, d));
+  const int64_t per_thread = kTile * kTile + m * kTile * (dv + 3) + 16 * 5;
+  const int64_t at_threads = plan.reserve(threads * per_thread);
+  float* base = scratch(plan.size());
+  float* Qp = base + at_q;
+  float* Kt = base + at_k;
+  pack_queries(L, q, static_cast<float>(std::numbers::log2e / std::sqrt(static_cast<double>(d))), Qp);
+  pack_transposed_tiles(L, k, L.key_heads, d, Kt);
+
+  float* a_out = baseline ? out : saved.maps_out;  // per-map outputs, [B, T, maps, dv]
+#pragma omp parallel num_threads(threads)
+  {
+    ScratchLayout mine;
+    float* own = base + at_threads + thread_index() * per_thread;
+    float* S = own + mine.reserve(kTile * kTile);
+    float* O = own + mine.reserve(m * kTile * dv);
+    float* row_max = own + mine.reserve(m * kTile);
+    float* row_sum = own + mine.reserve(m * kTile);
+    float* alpha = own + mine.reserve(m * kTile);
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t item = 0; item < B * G * tiles; ++item) {
+      const int64_t qt = tiles - 1 - item / (B * G), b = item % (B * G) / G, g = item % G;  // long rows first
+      const int64_t q0 = qt * kTile, nq = std::min(kTile, T - q0);
+      std::memset(O, 0, sizeof(float) * m * kTile * dv);
+      std::fill(row_max, row_max + m * kTile, -INFINITY);
+      std::fill(row_sum, row_sum + m * kTile, 0.0f);
+      for (int64_t kt = 0; kt <= qt; ++kt) {
+        const int64_t k0 = kt * kTile, nk = std::min(kTile, T - k0);
+        const float* v_tile = v + (b * T + k0) * vw + g * dv;
+        for (int64_t jj = 0; jj < m; ++jj) {
+          const int64_t j = g * m + jj;
+          const float* q_tile = Qp + ((b * maps + j) * T + q0) * d;
+          const float* k_tile = Kt + ((b * L.key_heads + L.key_head(j)) * tiles + kt) * d * kTile;
+          tile_gemm(path, nq, kTile, d, q_tile, d, 1, k_tile, kTile, S, kTile, false);  // S = Q K^T
+          softmax_online_step(path, nq, S, kt == qt, row_max + jj * kTile, row_sum + jj * kTile,
+                              alpha + jj * kTile);
+          tile_gemm(path, nq, dv, nk, S, kTile, 1, v_tile, vw, O + jj * kTile * dv, dv, true,
+                    alpha + jj * kTile);  // O = alpha * O + P V
+        }
+      }
+      for (int64_t jj = 0; jj < m; ++jj) {
+        const int64_t j = g * m + jj;
+        for (int64_t r = 0; r < nq; ++r) {
+          const float l = row_sum[jj * kTile + r], inv = 1.0f / l;
+          const float* o = O + (jj * kTile + r) * dv;
+          float* y = a_out + ((b * T + q0 + r) * maps + j) * dv;
+          for (int64_t x = 0; x < dv; ++x) y[x] = o[x] * inv;
+          saved.lse[(b * maps + j) * T + q0 + r] =
+              static_cast<float>((row_max[jj * kTile + r] + std::log2(l)) * std::numbers::ln2);
+        }
+      }
+    }
+  }
+  if (!baseline) pair_forward(L, a_out, lambda, out);
+}
+
+}  // namespace flash
+
+void attention_forward(const AttentionDims& dims, const float* q, const float* k, const float* v,
+                       const float* lambda, float* out, AttentionSaved saved) {
+  flash::forward(flash::default_path(dims), dims, q, k, v, lambda, out, saved);
+}
+
+}  // namespace difftx

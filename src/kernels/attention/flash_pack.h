@@ -1,0 +1,19 @@
+// Re-layouts done once per call before the flash loops, so that every tile they touch is
+// contiguous and zero-padded: O(T) memory, parallel over tokens or tiles.
+#pragma once
+#include <cstdint>
+
+#include "kernels/attention/flash_layout.h"
+
+namespace difftx::flash {
+
+// Qp[b][j][t][0:d] = q[b, t, j*d : (j+1)*d] * factor  (factor = log2(e)/sqrt(d): log2 scores).
+void pack_queries(const MapLayout& L, const float* q, float factor, float* Qp);
+
+// Transposed, zero-padded tiles of a token-major tensor x [B, T, heads*width]:
+// X[b][h][tile][0:width][0:kTile] with X[..][i][c] = x[b, tile*kTile + c, h*width + i].
+// Used for K (heads = key_heads, width = d) and, in the backward pass, V (groups, dv).
+int64_t transposed_tiles_floats(const MapLayout& L, int64_t heads, int64_t width);
+void pack_transposed_tiles(const MapLayout& L, const float* x, int64_t heads, int64_t width, float* X);
+
+}  // namespace difftx::flash

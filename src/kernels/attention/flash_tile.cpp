@@ -1,0 +1,247 @@
+#include "kernels/attention/flash_tile.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/attention/flash_layout.h"
+
+#ifdef __AVX512F__
+// GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() as the unused merge operand, which
+// -Wmaybe-uninitialized reports at every call site (GCC PR 105593, a false positive).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#endif
+
+namespace difftx::flash {
+namespace {
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// ---------------------------------------------------------------- portable scalar versions
+
+void tile_gemm_scalar(int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
+                      const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate,
+                      const float* row_scale) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* cr = c + r * c_rs;
+    const float start = row_scale ? row_scale[r] : 1.0f;
+    for (int64_t x = 0; x < n; ++x) cr[x] = accumulate ? cr[x] * start : 0.0f;
+    for (int64_t kk = 0; kk < K; ++kk) {
+      const float w = a[r * a_rs + kk * a_ks];
+      const float* bk = b + kk * b_rs;
+      for (int64_t x = 0; x < n; ++x) cr[x] += w * bk[x];
+    }
+  }
+}
+
+void softmax_online_step_scalar(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* s = S + r * kTile;
+    const int64_t valid = diag ? r + 1 : kTile;
+    float mx = -INFINITY;
+    for (int64_t c = 0; c < valid; ++c) mx = std::max(mx, s[c]);
+    const float m_new = std::max(m[r], mx);
+    const float base = m_new == -INFINITY ? 0.0f : m_new;
+    float sum = 0;
+    for (int64_t c = 0; c < kTile; ++c) sum += (s[c] = c < valid ? std::exp2(s[c] - base) : 0.0f);
+    alpha[r] = std::exp2(m[r] - base);
+    l[r] = l[r] * alpha[r] + sum;
+    m[r] = m_new;
+  }
+}
+
+void softmax_recompute_scalar(int64_t rows, float* S, bool diag, const float* lse) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* s = S + r * kTile;
+    const int64_t valid = diag ? r + 1 : kTile;
+    const float base = lse[r] * kLog2e;
+    for (int64_t c = 0; c < kTile; ++c) s[c] = c < valid ? std::exp2(s[c] - base) : 0.0f;
+  }
+}
+
+void softmax_grad_scalar(int64_t rows, const float* P, float* dP, const float* D, float scale) {
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < kTile; ++c)
+      dP[r * kTile + c] = P[r * kTile + c] * (dP[r * kTile + c] - D[r]) * scale;
+}
+
+#ifdef __AVX512F__
+// ---------------------------------------------------------------- AVX-512 versions
+
+// A register block of C: R rows x NV vectors of 16 floats, accumulated over K in registers.
+// Per kk: NV loads of B, R broadcasts of A, R*NV FMAs.
+template <int R, int NV>
+inline void gemm_block(int64_t K, const float* a, int64_t a_rs, int64_t a_ks, const float* b, int64_t b_rs,
+                       float* c, int64_t c_rs, bool accumulate, const float* row_scale) {
+  __m512 acc[R][NV];
+  for (int r = 0; r < R; ++r) {
+    const __m512 s = _mm512_set1_ps(row_scale ? row_scale[r] : 1.0f);
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = accumulate ? _mm512_mul_ps(_mm512_loadu_ps(c + r * c_rs + 16 * v), s) : _mm512_setzero_ps();
+  }
+  for (int64_t kk = 0; kk < K; ++kk) {
+    const float* bk = b + kk * b_rs;
+    const float* ak = a + kk * a_ks;
+    __m512 bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = _mm512_loadu_ps(bk + 16 * v);
+    for (int r = 0; r < R; ++r) {
+      const __m512 ar = _mm512_set1_ps(ak[r * a_rs]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) _mm512_storeu_ps(c + r * c_rs + 16 * v, acc[r][v]);
+}
+
+// All rows of one column chunk of NV vectors: blocks of kRows rows, then the remainder.
+template <int NV>
+void gemm_columns(int64_t rows, int64_t K, const float* a, int64_t a_rs, int64_t a_ks, const float* b,
+                  int64_t b_rs, float* c, int64_t c_rs, bool accumulate, const float* row_scale) {
+  constexpr int kRows = NV >= 4 ? 6 : 12;  // 24 (or 12) accumulators in 32 zmm registers
+  int64_t r = 0;
+  auto block = [&]<int R>() {
+    gemm_block<R, NV>(K, a + r * a_rs, a_rs, a_ks, b, b_rs, c + r * c_rs, c_rs, accumulate,
+                      row_scale ? row_scale + r : nullptr);
+  };
+  for (; r + kRows <= rows; r += kRows) block.template operator()<kRows>();
+  switch (rows - r) {
+    case 0: break;
+    case 1: block.template operator()<1>(); break;
+    case 2: block.template operator()<2>(); break;
+    case 3: block.template operator()<3>(); break;
+    case 4: block.template operator()<4>(); break;
+    case 5: block.template operator()<5>(); break;
+    case 6: block.template operator()<6>(); break;
+    case 7: block.template operator()<7>(); break;
+    case 8: block.template operator()<8>(); break;
+    case 9: block.template operator()<9>(); break;
+    case 10: block.template operator()<10>(); break;
+    default: block.template operator()<11>(); break;
+  }
+}
+
+void tile_gemm_avx512(int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
+                      const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate,
+                      const float* row_scale) {
+  int64_t col = 0;
+  for (; col + 64 <= n; col += 64)
+    gemm_columns<4>(rows, K, a, a_rs, a_ks, b + col, b_rs, c + col, c_rs, accumulate, row_scale);
+  for (; col + 32 <= n; col += 32)
+    gemm_columns<2>(rows, K, a, a_rs, a_ks, b + col, b_rs, c + col, c_rs, accumulate, row_scale);
+  for (; col < n; col += 16)
+    gemm_columns<1>(rows, K, a, a_rs, a_ks, b + col, b_rs, c + col, c_rs, accumulate, row_scale);
+}
+
+// 2^x for x <= 0: 2^x = 2^n * 2^f with n = round(x), f in [-1/2, 1/2], 2^f by its degree-6
+// Taylor polynomial in f*ln2 (relative error ~1e-7, float precision). Inputs below -126 give
+// 2^-126 (callers zero masked lanes explicitly); NaN propagates.
+inline __m512 exp2_ps(__m512 x) {
+  x = _mm512_max_ps(_mm512_set1_ps(-126.0f), x);
+  const __m512 n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m512 f = _mm512_sub_ps(x, n);
+  __m512 p = _mm512_set1_ps(1.5403530393381606e-4f);
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.3333558146428443e-3f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(9.6181291076284772e-3f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(5.5504108664821580e-2f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(2.4022650695910071e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(6.9314718055994531e-1f));
+  p = _mm512_fmadd_ps(p, f, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// Lanes of vector v (keys 16v .. 16v+15) that are causally visible from row r of a diagonal tile.
+inline __mmask16 visible(int64_t r, int v) {
+  const int64_t count = std::clamp<int64_t>(r + 1 - 16 * v, 0, 16);
+  return static_cast<__mmask16>((1u << count) - 1u);
+}
+
+constexpr int kVecs = kTile / 16;
+
+void softmax_online_step_avx512(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
+  const __m512 neg_inf = _mm512_set1_ps(-INFINITY);
+  for (int64_t r = 0; r < rows; ++r) {
+    float* s = S + r * kTile;
+    __m512 x[kVecs];
+    __mmask16 keep[kVecs];
+    for (int v = 0; v < kVecs; ++v) {
+      keep[v] = diag ? visible(r, v) : static_cast<__mmask16>(0xFFFF);
+      x[v] = _mm512_mask_mov_ps(neg_inf, keep[v], _mm512_loadu_ps(s + 16 * v));
+    }
+    const float mx = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(x[0], x[1]), _mm512_max_ps(x[2], x[3])));
+    const float m_new = std::max(m[r], mx);
+    const float base = m_new == -INFINITY ? 0.0f : m_new;
+    const __m512 vbase = _mm512_set1_ps(base);
+    __m512 sum = _mm512_setzero_ps();
+    for (int v = 0; v < kVecs; ++v) {
+      const __m512 p = _mm512_maskz_mov_ps(keep[v], exp2_ps(_mm512_sub_ps(x[v], vbase)));
+      _mm512_storeu_ps(s + 16 * v, p);
+      sum = _mm512_add_ps(sum, p);
+    }
+    alpha[r] = std::exp2(m[r] - base);
+    l[r] = l[r] * alpha[r] + _mm512_reduce_add_ps(sum);
+    m[r] = m_new;
+  }
+}
+
+void softmax_recompute_avx512(int64_t rows, float* S, bool diag, const float* lse) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* s = S + r * kTile;
+    const __m512 base = _mm512_set1_ps(lse[r] * kLog2e);
+    for (int v = 0; v < kVecs; ++v) {
+      const __mmask16 keep = diag ? visible(r, v) : static_cast<__mmask16>(0xFFFF);
+      const __m512 p = exp2_ps(_mm512_sub_ps(_mm512_loadu_ps(s + 16 * v), base));
+      _mm512_storeu_ps(s + 16 * v, _mm512_maskz_mov_ps(keep, p));
+    }
+  }
+}
+
+void softmax_grad_avx512(int64_t rows, const float* P, float* dP, const float* D, float scale) {
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m512 d = _mm512_set1_ps(D[r]);
+    for (int v = 0; v < kVecs; ++v) {
+      float* g = dP + r * kTile + 16 * v;
+      const __m512 p = _mm512_loadu_ps(P + r * kTile + 16 * v);
+      _mm512_storeu_ps(g, _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(_mm512_loadu_ps(g), d)), vscale));
+    }
+  }
+}
+#endif  // __AVX512F__
+
+}  // namespace
+
+bool avx512_compiled() {
+#ifdef __AVX512F__
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef __AVX512F__
+#define DIFFTX_FLASH_DISPATCH(name, ...) \
+  return path == Path::avx512 ? name##_avx512(__VA_ARGS__) : name##_scalar(__VA_ARGS__)
+#else
+#define DIFFTX_FLASH_DISPATCH(name, ...) return name##_scalar(__VA_ARGS__)
+#endif
+
+void tile_gemm(Path path, int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
+               const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate, const float* row_scale) {
+  DIFFTX_FLASH_DISPATCH(tile_gemm, rows, n, K, a, a_rs, a_ks, b, b_rs, c, c_rs, accumulate, row_scale);
+}
+
+void softmax_online_step(Path path, int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
+  DIFFTX_FLASH_DISPATCH(softmax_online_step, rows, S, diag, m, l, alpha);
+}
+
+void softmax_recompute(Path path, int64_t rows, float* S, bool diag, const float* lse) {
+  DIFFTX_FLASH_DISPATCH(softmax_recompute, rows, S, diag, lse);
+}
+
+void softmax_grad(Path path, int64_t rows, const float* P, float* dP, const float* D, float scale) {
+  DIFFTX_FLASH_DISPATCH(softmax_grad, rows, P, dP, D, scale);
+}
+
+#undef DIFFTX_FLASH_DISPATCH
+
+}  // namespace difftx::flash
