@@ -1,0 +1,84 @@
+// Writing safetensors files through the atomic writer.
+#include <algorithm>
+#include <bit>
+#include <limits>
+#include <type_traits>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/atomic_file.h"
+#include "io/json_file.h"
+#include "io/safetensors.h"
+#include "io/shape.h"
+
+namespace difftx {
+
+static_assert(std::endian::native == std::endian::little,
+              "safetensors data is little-endian; a big-endian host would need byte swaps");
+
+namespace {
+
+struct Bytes {
+  const void* data;
+  uint64_t elements;
+  uint64_t size;
+  const char* dtype;
+};
+
+Bytes bytes_of(const SafetensorsEntry& t) {
+  return std::visit(
+      [](auto span) {
+        const bool is_float = std::is_same_v<typename decltype(span)::element_type, const float>;
+        return Bytes{span.data(), span.size(), span.size_bytes(), is_float ? "F32" : "I32"};
+      },
+      t.data);
+}
+
+}  // namespace
+
+void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsEntry> tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string where = "cannot write '" + path.string() + "'";
+  std::vector<const SafetensorsEntry*> sorted;
+  for (const auto& t : tensors) sorted.push_back(&t);
+  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
+
+  nlohmann::json header = nlohmann::json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  uint64_t offset = 0;
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const SafetensorsEntry& t = *sorted[i];
+    DIFFTX_CHECK(!t.name.empty() && t.name != "__metadata__", where, ": '", t.name,
+                 "' is not a usable tensor name");
+    DIFFTX_CHECK(i == 0 || sorted[i - 1]->name != t.name, where, ": tensor '", t.name, "' appears twice");
+    const Bytes bytes = bytes_of(t);
+    const auto elements = element_count(t.shape, std::numeric_limits<uint64_t>::max());
+    DIFFTX_CHECK(elements == bytes.elements, where, ": tensor '", t.name, "' has shape ",
+                 format_shape(t.shape), " but ", bytes.elements, " elements of data");
+    header[t.name] = {{"dtype", bytes.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes.size}}};
+    offset += bytes.size;
+  }
+
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const nlohmann::json::type_error& e) {  // a name or metadata string that is not UTF-8
+    fail(where, ": ", json_error_text(e));
+  }
+  text.append((8 - text.size() % 8) % 8, ' ');  // the data section starts 8-byte aligned
+  DIFFTX_CHECK(text.size() <= kSafetensorsMaxHeaderBytes, where, ": the header would take ", text.size(),
+               " bytes, more than readers accept (", kSafetensorsMaxHeaderBytes, ")");
+
+  AtomicFileWriter out(path);
+  const uint64_t length = text.size();  // little-endian u64, as the host stores it
+  out.write(&length, sizeof length);
+  out.write(text);
+  for (const SafetensorsEntry* t : sorted) {
+    const Bytes bytes = bytes_of(*t);
+    out.write(bytes.data, bytes.size);
+  }
+  out.commit();
+}
+
+}  // namespace difftx
