@@ -7,5 +7,9 @@
 namespace difftx::bench {
 
 int bench_gemm(cli::Args& args);
+int bench_attn(cli::Args& args);
+int bench_tokenizer(cli::Args& args);
+int bench_ops(cli::Args& args);
+int bench_train(cli::Args& args);
 
 }  // namespace difftx::bench

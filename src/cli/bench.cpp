@@ -11,6 +11,10 @@ namespace {
 const std::map<std::string, int (*)(Args&)>& targets() {
   static const std::map<std::string, int (*)(Args&)> t = {
       {"gemm", bench::bench_gemm},
+      {"attn", bench::bench_attn},
+      {"tokenizer", bench::bench_tokenizer},
+      {"ops", bench::bench_ops},
+      {"train", bench::bench_train},
   };
   return t;
 }
@@ -27,7 +31,9 @@ int run_bench(Args& args) {
 
 DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench gemm [--json]   sgemm GFLOPS and the OpenBLAS kernel in use\n"
-               "  difftx bench attn [--json]   fused attention forward/backward per variant",
+               "  difftx bench tokenizer [--json]   encode/decode MB/s, BPE training, loader\n"
+               "  difftx bench attn [--json] [--quick]   fused attention forward/backward per variant\n"
+               "  difftx bench ops [--json]    GB/s of the fused decoder ops (norm, RoPE, ...)",
                run_bench);
 
 }  // namespace difftx::cli
