@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/threading.h"
 #include "kernels/op_threading.h"
 #include "kernels/ops.h"
 
@@ -58,7 +59,7 @@ void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int6
 void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy, float* dx,
                       float* dg, int64_t rows, int64_t n) {
   check_shape("rmsnorm_backward", rows, n);
-  if (!worth_parallel(rows * n)) {
+  if (!worth_parallel(rows * n) || thread_count() == 1) {
     // One pass: each row is still in L1 when its gain gradient is added.
     for (int64_t r = 0; r < rows; ++r) {
       row_input_grad(x + r * n, g, rstd[r], dy + r * n, dx + r * n, n);
