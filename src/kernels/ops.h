@@ -1,14 +1,17 @@
 // The fused elementwise and row-wise ops of the decoder (SPEC §1), each a forward/backward
 // pair over plain float buffers, row-major. Backward functions ACCUMULATE (+=) into parameter
 // gradients (gains, embedding table) and OVERWRITE input gradients (dx), unless noted.
-// Every op has a reference twin in ops_reference.h (double accumulation, tests only).
+// Gradients summed over rows (gains, embedding table) come out bitwise the same for any thread
+// count. No call allocates. Every op has a reference twin in ops_reference.h (in double, for
+// tests).
 #pragma once
 #include <cstdint>
 
 namespace difftx {
 
 // ---- RMSNorm (SPEC §1): y = x / sqrt(mean(x^2) + eps) * g, per row of width n.
-// rstd [rows] is saved for the backward pass.
+// rstd [rows] is saved for the backward pass. The DIFF V1 headwise norm (SPEC §2.2) is this op
+// with rows = B*T*H, n = 2d and the one gain shared by all heads.
 void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t rows,
                      int64_t n, float eps);
 // dx overwritten; dg accumulated. x, g, rstd as in the forward.
@@ -54,6 +57,7 @@ double cross_entropy_sum(const float* logits, const int32_t* targets, int64_t ro
 // Ids must be in [0, V): out-of-range ids throw difftx::Error naming the position.
 void embedding_forward(const float* table, const int32_t* ids, float* y, int64_t rows, int64_t n,
                        int64_t V);
+// The backward has no V to check against: pass the ids embedding_forward accepted.
 void embedding_backward(const int32_t* ids, const float* dy, float* dtable, int64_t rows,
                         int64_t n);
 
