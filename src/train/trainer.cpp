@@ -89,8 +89,13 @@ TrainSummary train(const TrainOptions& o) {
   if (o.resume && latest) {
     const json state = load_checkpoint(*latest, model, optimizer);
     start_step = state.at("step").get<int64_t>();
-    DIFFTX_CHECK(state.at("options") == options_to_json(o), latest->string(),
-                 ": the run's options differ from the checkpoint's (state.json 'options'); resume with the same options");
+    // Changed options are allowed (a lower --lr after a divergence, more --steps), but the
+    // run is then no longer the uninterrupted run's twin, so say so.
+    const json before = state.at("options"), now = options_to_json(o);
+    for (const auto& [key, value] : now.items())
+      if (!o.quiet && before.value(key, json()) != value)
+        std::printf("note: resuming with %s = %s (the checkpoint's run used %s)\n", key.c_str(), value.dump().c_str(),
+                    before.value(key, json()).dump().c_str());
     train_data.restore(state.at("train_data"));
     truncate_metrics(metrics_path, start_step);
     if (!o.quiet) std::printf("resumed from %s (step %lld)\n", latest->string().c_str(), (long long)start_step);
