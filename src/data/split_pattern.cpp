@@ -1,0 +1,39 @@
+#include "data/split_pattern.h"
+
+namespace difftx::data {
+namespace {
+
+std::string pcre2_message(int code) {
+  PCRE2_UCHAR buffer[256];
+  pcre2_get_error_message(code, buffer, sizeof buffer);
+  return reinterpret_cast<const char*>(buffer);
+}
+
+}  // namespace
+
+SplitPattern::SplitPattern(const std::string& pattern) : pattern_(pattern) {
+  int error = 0;
+  PCRE2_SIZE error_offset = 0;
+  // DOLLAR_ENDONLY: '$' means the end of the text, as in the Rust regex tiktoken runs on.
+  // ANCHORED: each piece must start where the last one ended (and JIT keeps working, which it
+  // would not with PCRE2_ANCHORED given at match time).
+  const uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY | PCRE2_ANCHORED;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   options, &error,
+                                   &error_offset, nullptr);
+  DIFFTX_CHECK(code != nullptr, "split pattern: ", pcre2_message(error), " at offset ",
+               error_offset, " of '", pattern, "'");
+  code_.reset(code, &pcre2_code_free);
+  const int jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
+  DIFFTX_CHECK(jit == 0, "split pattern: JIT compilation failed (", pcre2_message(jit), ") for '",
+               pattern, "'");
+}
+
+void SplitPattern::match_failed(int rc, size_t offset) const {
+  if (rc == PCRE2_ERROR_NOMATCH || rc >= 0)
+    fail("split pattern '", pattern_, "' matches nothing at byte offset ", offset,
+         ": every character of the text must belong to some piece");
+  fail("split pattern: PCRE2 matching failed at byte offset ", offset, ": ", pcre2_message(rc));
+}
+
+}  // namespace difftx::data

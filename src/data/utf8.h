@@ -1,0 +1,17 @@
+// UTF-8 validation, done once per input before PCRE2 matches it with PCRE2_NO_UTF_CHECK
+// (PCRE2 would otherwise re-check the whole subject on every match call: quadratic).
+#pragma once
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace difftx::data {
+
+// Length of the longest prefix of text that is well-formed UTF-8 (RFC 3629: no overlong forms,
+// no surrogates, nothing above U+10FFFF), so text.size() when all of it is valid.
+size_t valid_utf8_prefix(std::string_view text);
+
+// Throws difftx::Error "WHAT: invalid UTF-8 at byte offset N (bytes ...)" unless text is valid.
+void check_utf8(std::string_view text, const std::string& what);
+
+}  // namespace difftx::data
