@@ -1,0 +1,58 @@
+// `difftx prepare`: corpus -> tokenizer -> train/val token shards (src/data/prepare.h).
+#include <cstdio>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "data/prepare.h"
+
+namespace difftx::cli {
+namespace {
+
+int run_prepare(Args& args) {
+  const bool use_default = args.flag("default");
+  data::PrepareOptions o = use_default ? data::default_prepare_options() : data::PrepareOptions{};
+  const auto corpus = args.list("corpus");
+  const auto tokenizer = args.get("tokenizer");
+  const auto out = args.get("out");
+  o.val_fraction = args.get_double("val-fraction", o.val_fraction);
+  o.vocab_size = args.get_int("vocab-size", tokenizer ? 0 : o.vocab_size);
+  o.shard_tokens = args.get_int("shard-tokens", o.shard_tokens);
+  o.progress = !args.flag("quiet");
+  args.finish();
+  if (use_default) {
+    DIFFTX_CHECK(corpus.empty(), "prepare: --default brings its own corpus; drop --corpus");
+  } else {
+    DIFFTX_CHECK(!corpus.empty(), "prepare: give --corpus PATH... (or --default)");
+    DIFFTX_CHECK(out.has_value(), "prepare: give --out DIR");
+    o.corpus = corpus;
+  }
+  DIFFTX_CHECK(!(tokenizer && o.vocab_size > 0),
+               "prepare: --tokenizer and --vocab-size exclude each other (use an existing "
+               "tokenizer, or train one of N tokens)");
+  if (tokenizer) o.tokenizer = *tokenizer;
+  if (out) o.out = *out;
+  const auto meta = data::prepare_dataset(o);
+  std::printf("%s: %lld train + %lld val tokens, vocabulary %lld (%s)\n", o.out.c_str(),
+              (long long)meta["splits"]["train"]["tokens"].get<int64_t>(),
+              (long long)meta["splits"]["val"]["tokens"].get<int64_t>(),
+              (long long)meta["tokenizer"]["vocab_size"].get<int64_t>(),
+              meta["tokenizer"]["name"].get<std::string>().c_str());
+  return 0;
+}
+
+}  // namespace
+
+DIFFTX_COMMAND(
+    "prepare", "tokenize a corpus into train/val token shards for training",
+    "  --corpus PATH...          text files, JSONL files ({\"text\": ...} per line), directories\n"
+    "  --tokenizer NAME_OR_FILE  an existing tokenizer (cl100k_base, r50k_base, a file, a dir)\n"
+    "  --vocab-size N            or train a BPE vocabulary of N tokens on the train split\n"
+    "  --out DIR                 output: train_*.bin, val_*.bin, tokenizer.*, metadata.json\n"
+    "  --val-fraction F          share of the text (whole documents) for validation [0.05]\n"
+    "  --shard-tokens N          tokens per shard file at most [100000000]\n"
+    "  --quiet                   no progress lines\n"
+    "  --default                 SOTU + Moby-Dick, trained 8192-token vocabulary, out\n"
+    "                            <data>/default (override with --out, --vocab-size, --tokenizer)",
+    run_prepare);
+
+}  // namespace difftx::cli

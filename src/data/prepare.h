@@ -1,0 +1,39 @@
+// `difftx prepare`: corpus -> (trained) tokenizer -> train/val token shards + metadata, in one
+// dataset directory (dataset.h). Deterministic: the same corpus and options give the same
+// bytes in every output file, whatever the thread count.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace difftx::data {
+
+struct PrepareOptions {
+  std::vector<std::string> corpus;  // files and directories (corpus.h)
+  std::string tokenizer;            // name or path (tokenizer_files.h), when not training
+  int64_t vocab_size = 0;           // > 0: train a BPE vocabulary of this size on the train split
+  std::filesystem::path out;
+  // The share of the corpus's text bytes that goes to validation, taken as whole documents.
+  double val_fraction = 0.05;
+  int64_t shard_tokens = 100'000'000;  // tokens per shard file at most
+  bool progress = true;                // progress lines on stderr
+};
+
+// The --default dataset: SOTU + Moby-Dick with a trained 8192-token vocabulary, written to
+// data_root()/default.
+PrepareOptions default_prepare_options();
+
+// Which documents go to validation: sort the documents by a hash of their text (index breaks
+// ties) and take them in that order until they hold val_fraction of the text bytes, always
+// leaving at least one for training. With val_fraction > 0, fewer than two documents is an
+// error (a document is never split).
+std::vector<bool> choose_validation_documents(const std::vector<std::string_view>& documents,
+                                              double val_fraction);
+
+// Runs the pipeline and returns the metadata it wrote to out/metadata.json.
+nlohmann::json prepare_dataset(const PrepareOptions& options);
+
+}  // namespace difftx::data
