@@ -45,8 +45,9 @@ double diff_lambda(const LayerTensors& w, int64_t d, double lambda_init) {
   return std::exp(dot(w.lambda_q1, w.lambda_k1, d)) - std::exp(dot(w.lambda_q2, w.lambda_k2, d)) + lambda_init;
 }
 
-// The forward pass up to h_final (RMSNorm of the last layer's output).
-void forward_layers(const Model& model, Activations& acts, const int32_t* inputs) {
+}  // namespace
+
+void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs) {
   const ModelConfig& c = model.config;
   const AttentionDims a = c.attention_dims(acts.B, acts.T);
   const int64_t N = acts.N, D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
@@ -90,6 +91,8 @@ void forward_layers(const Model& model, Activations& acts, const int32_t* inputs
   }
   rmsnorm_forward(acts.x_final, model.tensors.final_norm, acts.h_final, acts.rstd_final, N, D, eps);
 }
+
+namespace {
 
 int64_t count_targets(const int32_t* targets, int64_t n) {
   int64_t count = 0;
@@ -170,7 +173,7 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
                                 const int32_t* targets, ModelTensors& grads, float grad_scale) {
   const ModelConfig& c = model.config;
   const int64_t N = acts.N, D = c.hidden_size, V = c.vocab_size;
-  forward_layers(model, acts, inputs);
+  decoder_forward(model, acts, inputs);
 
   // LM head and cross-entropy, fused per chunk of rows so that [N, V] never exists: the
   // chunk's dlogits (scaled to the whole batch's mean) feed the head's backward at once.
@@ -198,7 +201,7 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
 LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* inputs, const int32_t* targets) {
   const ModelConfig& c = model.config;
   const int64_t N = acts.N, D = c.hidden_size, V = c.vocab_size;
-  forward_layers(model, acts, inputs);
+  decoder_forward(model, acts, inputs);
   LossSum out;
   for (int64_t r0 = 0; r0 < N; r0 += acts.logit_rows) {
     const int64_t rows = std::min(acts.logit_rows, N - r0);
@@ -212,7 +215,7 @@ LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* input
 
 void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out) {
   const ModelConfig& c = model.config;
-  forward_layers(model, acts, inputs);
+  decoder_forward(model, acts, inputs);
   linear(acts.h_final, model.tensors.lm_head, out, acts.N, c.hidden_size, c.vocab_size);
 }
 

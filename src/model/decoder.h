@@ -25,6 +25,10 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
 // Evaluation: summed loss and count over counted targets (no gradients).
 LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* inputs, const int32_t* targets);
 
+// The forward pass through every layer and the final norm, filling `acts` (per-layer q, k
+// after RoPE, v, ... and h_final); no LM head. Prefill for inference builds on this.
+void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs);
+
 // Logits of every position, out [B * T, V].
 void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out);
 
