@@ -1,0 +1,107 @@
+// `difftx bench attn`: the fused attention kernels, forward and backward, per variant.
+// FLOPs as SPEC §4: unmasked (causal) scores only, T(T+1)/2 per softmax map, 2d each for QK^T
+// and 2*dv each for PV; the backward pass is counted as 2.5x its forward FLOPs (it recomputes
+// QK^T and does four more products: dP, dV, dK, dQ). Equal parameters: diff with H heads of
+// width d against baseline with 2H heads of width d (and Hkv = H resp. 2H); diff2 with H output
+// heads (2H query heads over Hkv = H kv heads) runs as many maps as that baseline.
+#include <string>
+#include <vector>
+
+#include "benches.h"
+#include "core/rng.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/flash.h"
+#include "kernels/gemm.h"
+#include "measure.h"
+
+namespace difftx::bench {
+namespace {
+
+struct Inputs {
+  std::vector<float> q, k, v, lambda, out, lse, maps_out, dout, dq, dk, dv, dlambda;
+  explicit Inputs(const AttentionDims& a) {
+    const int64_t N = a.B * a.T;
+    Rng rng(42);
+    auto fill = [&](std::vector<float>& x, int64_t n, double lo, double hi) {
+      x.resize(n);
+      for (auto& e : x) e = static_cast<float>(rng.uniform(lo, hi));
+    };
+    fill(q, N * a.q_width(), -2, 2);
+    fill(k, N * a.k_width(), -1, 1);
+    fill(v, N * a.v_width(), -1, 1);
+    fill(dout, N * a.out_width(), -1, 1);
+    fill(lambda, a.kind == AttentionKind::diff ? 1 : a.kind == AttentionKind::diff2 ? N * a.H : 0, 0.2, 0.8);
+    out.resize(N * a.out_width());
+    lse.resize(attention_lse_floats(a));
+    maps_out.resize(attention_maps_out_floats(a));
+    dq.resize(q.size());
+    dk.resize(k.size());
+    dv.resize(v.size());
+    dlambda.resize(lambda.size());
+  }
+  AttentionSaved saved() { return {lse.data(), maps_out.empty() ? nullptr : maps_out.data()}; }
+  const float* lam() const { return lambda.empty() ? nullptr : lambda.data(); }
+};
+
+double forward_flops(const AttentionDims& a) {
+  const double maps = a.kind == AttentionKind::baseline ? a.H : 2 * a.H;
+  const double dv = a.kind == AttentionKind::diff ? 2 * a.d : a.d;
+  return a.B * maps * (a.T * (a.T + 1) / 2.0) * (2.0 * a.d + 2.0 * dv);
+}
+
+struct Result {
+  double fwd_ms, bwd_ms;
+};
+
+Result run_case(bool json, const AttentionDims& a) {
+  Inputs in(a);
+  const double seconds = a.T >= 8192 ? 0.2 : 0.4;
+  const Timing fwd = measure(
+      [&] { attention_forward(a, in.q.data(), in.k.data(), in.v.data(), in.lam(), in.out.data(), in.saved()); },
+      seconds, 3);
+  const Timing bwd = measure(
+      [&] {
+        attention_backward(a, in.q.data(), in.k.data(), in.v.data(), in.lam(), in.out.data(), in.saved(),
+                           in.dout.data(), in.dq.data(), in.dk.data(), in.dv.data(),
+                           in.dlambda.empty() ? nullptr : in.dlambda.data());
+      },
+      seconds, 3);
+  const double flops = forward_flops(a);
+  const char* path = flash::default_path(a) == flash::Path::avx512 ? "avx512" : "scalar";
+  for (int pass = 0; pass < 2; ++pass) {
+    const double ms = pass == 0 ? fwd.best_ms : bwd.best_ms;
+    const double f = pass == 0 ? flops : 2.5 * flops;
+    print_row(json, {str("op", pass == 0 ? "attn_fwd" : "attn_bwd"), str("variant", attention_kind_name(a.kind)),
+                     num("T", a.T, 0), num("d", a.d, 0), num("B", a.B, 0), num("H", a.H, 0), num("Hkv", a.Hkv, 0),
+                     num("gflops", f / (ms * 1e-3) / 1e9, 1), num("ms", ms, 3), str("path", path)});
+  }
+  return {fwd.best_ms, bwd.best_ms};
+}
+
+}  // namespace
+
+int bench_attn(cli::Args& args) {
+  const bool json = args.flag("json");
+  const bool quick = args.flag("quick");
+  args.finish();
+  const int64_t n = 1024;
+  const double gemm_gflops = measure_sgemm_gflops(n, 0.5);
+  print_row(json, {str("op", "gemm"), str("variant", "sgemm"), num("T", n, 0), num("d", n, 0),
+                   num("gflops", gemm_gflops, 1), num("ms", 2.0 * n * n * n / gemm_gflops / 1e6, 3)});
+  std::vector<int64_t> lengths = {512, 2048};
+  if (!quick) lengths.push_back(8192);
+  for (int64_t T : lengths)
+    for (int64_t d : {64, 128}) {
+      const int64_t H = T <= 512 ? 4 : T <= 2048 ? 2 : 1;  // diff heads; ~T^2 * H work kept moderate
+      const Result base = run_case(json, {AttentionKind::baseline, 1, T, 2 * H, 2 * H, d});
+      const Result diff = run_case(json, {AttentionKind::diff, 1, T, H, H, d});
+      const Result diff2 = run_case(json, {AttentionKind::diff2, 1, T, H, H, d});
+      for (const auto& [name, r] : {std::pair{"diff/baseline", diff}, std::pair{"diff2/baseline", diff2}})
+        print_row(json, {str("op", "attn_ratio"), str("variant", name), num("T", T, 0), num("d", d, 0),
+                         num("fwd_time_ratio", r.fwd_ms / base.fwd_ms, 3),
+                         num("bwd_time_ratio", r.bwd_ms / base.bwd_ms, 3)});
+    }
+  return 0;
+}
+
+}  // namespace difftx::bench
