@@ -13,13 +13,19 @@ std::string json_error_text(const nlohmann::json::exception& e) {
                                                                                   : what;
 }
 
-nlohmann::json read_json_file(const std::filesystem::path& path) {
-  const std::string text = read_whole_file(path);
+nlohmann::json parse_json_text(std::string_view text, const std::string& source,
+                               const nlohmann::json::parser_callback_t& callback) {
+  const auto nul = text.find('\0');
+  DIFFTX_CHECK(nul == std::string_view::npos, source, " has a NUL byte at offset ", nul, " (JSON allows none)");
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, callback);
   } catch (const nlohmann::json::parse_error& e) {
-    fail(path.string(), ": invalid JSON: ", json_error_text(e));
+    fail(source, ": invalid JSON: ", json_error_text(e));
   }
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  return parse_json_text(read_whole_file(path), path.string());
 }
 
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& value) {

@@ -51,7 +51,7 @@ class HeaderParser {
         header.shape = tuple();
       else
         fail(file_, ": npy header has unexpected key '", key, "'");
-      if (!peek_is('}')) expect(',');
+      separator('}');
     }
     expect('}');
     skip_space();
@@ -73,6 +73,12 @@ class HeaderParser {
   }
   void expect(char c) {
     if (!peek_is(c)) unexpected(std::string("'") + c + "'");
+    ++pos_;
+  }
+  // After an item: a comma, or the closing bracket (left for the caller to consume).
+  void separator(char close) {
+    if (peek_is(close)) return;
+    if (!peek_is(',')) unexpected(std::string("',' or '") + close + "'");
     ++pos_;
   }
   std::string string_literal() {
@@ -109,7 +115,7 @@ class HeaderParser {
         ++pos_;
       }
       dims.push_back(value);
-      if (!peek_is(')')) expect(',');
+      separator(')');
     }
     expect(')');
     return dims;

@@ -46,7 +46,8 @@ class SafetensorsReader {
   const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
   // Tensor `name` as float32, from F32, F16, BF16 or F64. With `expected_shape`, a different
-  // shape is an Error naming both. Values beyond float range (F64 only) become +-inf.
+  // shape is an Error naming both (pass std::vector<int64_t>{} to require a scalar). Values
+  // beyond float range (F64 only) become +-inf.
   std::vector<float> read_f32(const std::string& name,
                               const OptionalShape& expected_shape = std::nullopt) const;
   // The same into a caller's buffer, whose size must equal the tensor's element count.

@@ -72,22 +72,17 @@ json parse_header_json(std::string_view text, const std::string& file) {
   std::set<std::string> keys;
   std::string repeated;
   bool too_deep = false;
-  json root;
-  try {
-    root = json::parse(text, [&](int depth, json::parse_event_t event, json& parsed) {
-      if (event == json::parse_event_t::key && depth == 1 && !keys.insert(parsed.get<std::string>()).second &&
-          repeated.empty())
-        repeated = parsed.get<std::string>();
-      if (depth >= 3 &&
-          (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start)) {
-        too_deep = true;
-        return false;
-      }
-      return true;
-    });
-  } catch (const json::parse_error& e) {
-    fail(file, ": header is not valid JSON: ", json_error_text(e));
-  }
+  const auto watch = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::key && depth == 1 && !keys.insert(parsed.get<std::string>()).second &&
+        repeated.empty())
+      repeated = parsed.get<std::string>();
+    if (depth >= 3 && (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start)) {
+      too_deep = true;
+      return false;  // do not build it
+    }
+    return true;
+  };
+  const json root = parse_json_text(text, file + ": header", watch);
   DIFFTX_CHECK(root.is_object(), file, ": header is ", describe(root), ", expected a JSON object");
   DIFFTX_CHECK(repeated.empty(), file, ": header names '", repeated, "' twice");
   DIFFTX_CHECK(!too_deep, file, ": header nests arrays or objects deeper than the format allows");

@@ -38,9 +38,11 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-// Plain (non-atomic) write, for building test inputs.
+// Plain (non-atomic) write, for building test inputs. The old file is removed first rather
+// than truncated: ext4 flushes truncated-and-rewritten files on close, which is slow.
 inline void write_bytes(const std::filesystem::path& path, std::string_view bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  std::filesystem::remove(path);
+  std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
