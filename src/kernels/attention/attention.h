@@ -48,7 +48,9 @@ struct AttentionSaved {
 int64_t attention_lse_floats(const AttentionDims& dims);
 int64_t attention_maps_out_floats(const AttentionDims& dims);  // 0 for baseline
 
-// The fused kernel: flash-style, O(T) memory, multithreaded, AVX-512 where it pays.
+// The fused kernel: flash-style, O(T) memory, multithreaded, AVX-512 where it pays (see
+// flash.h). Scratch memory is one grow-only block per calling thread, reused across calls.
+// Results are deterministic for a given thread count.
 void attention_forward(const AttentionDims& dims, const float* q, const float* k, const float* v,
                        const float* lambda, float* out, AttentionSaved saved);
 void attention_backward(const AttentionDims& dims, const float* q, const float* k, const float* v,

@@ -75,7 +75,9 @@ TEST_P(FusedAttention, MatchesReferenceForwardAndBackward) {
   }
 }
 
-// n_rep = H / Hkv covers 1, 2 and 4 for every variant.
+// n_rep = H / Hkv covers 1, 2 and 4 for every variant. The backward runs whole (batch, kv group)
+// items when B * Hkv >= 4 * threads (with ctest's 2 threads: baseline_B2_T100 and diff_B4_T80),
+// else key tiles spread over threads with private dq copies (all other cases).
 INSTANTIATE_TEST_SUITE_P(
     Shapes, FusedAttention,
     ::testing::Values(Shape{AttentionKind::baseline, 2, 1, 2, 1, 32}, Shape{AttentionKind::baseline, 1, 63, 4, 1, 64},
