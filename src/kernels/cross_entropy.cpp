@@ -29,6 +29,37 @@ int64_t count_targets(const char* op, const int32_t* targets, int64_t rows, int6
   return count;
 }
 
+// sum_j e^(x_j - m) over one row; with kStore also writes each term to out (which may be x).
+template <bool kStore>
+float row_exp_sum(const float* x, float m, float* out, int64_t V) {
+  int64_t j = 0;
+  float sum = 0;
+#ifdef __AVX512F__
+  const __m512 vm = _mm512_set1_ps(m);
+  __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();  // two chains hide add latency
+  for (; j + 32 <= V; j += 32) {
+    const __m512 e0 = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + j), vm));
+    const __m512 e1 = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + j + 16), vm));
+    if constexpr (kStore) {
+      _mm512_storeu_ps(out + j, e0);
+      _mm512_storeu_ps(out + j + 16, e1);
+    }
+    sum0 = _mm512_add_ps(sum0, e0);
+    sum1 = _mm512_add_ps(sum1, e1);
+  }
+  alignas(64) float lanes[16];  // (not _mm512_reduce_add_ps: GCC 12 warns inside it)
+  _mm512_store_ps(lanes, _mm512_add_ps(sum0, sum1));
+  for (float lane : lanes) sum += lane;
+#endif
+#pragma omp simd reduction(+ : sum)
+  for (int64_t i = j; i < V; ++i) {
+    const float e = exp_approx(x[i] - m);
+    if constexpr (kStore) out[i] = e;
+    sum += e;
+  }
+  return sum;
+}
+
 inline float row_max(const float* x, int64_t V) {
   float m = -std::numeric_limits<float>::infinity();
 #pragma omp simd reduction(max : m)
@@ -57,13 +88,7 @@ double cross_entropy_forward_backward(const float* logits, const int32_t* target
     }
     const float m = row_max(x, V);
     const float x_target = x[t];
-    float sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < V; ++j) {
-      const float e = exp_approx(x[j] - m);
-      dx[j] = e;
-      sum += e;
-    }
+    const float sum = row_exp_sum<true>(x, m, dx, V);
     loss += m + std::log(static_cast<double>(sum)) - x_target;
     // d(mean loss)/d(logit_j) = (softmax_j - [j == t]) / count.
     const float scale = inv_count / sum;
@@ -83,9 +108,7 @@ double cross_entropy_sum(const float* logits, const int32_t* targets, int64_t ro
     if (targets[r] == ignore_id) continue;
     const float* x = logits + r * V;
     const float m = row_max(x, V);
-    float sum = 0;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < V; ++j) sum += exp_approx(x[j] - m);
+    const float sum = row_exp_sum<false>(x, m, nullptr, V);
     loss += m + std::log(static_cast<double>(sum)) - x[targets[r]];
   }
   return loss;

@@ -6,6 +6,10 @@
 #include <cmath>
 #include <cstdint>
 
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
 namespace difftx {
 
 // e^x for float x with a relative error below 1.5e-7 (measured 7.7e-8) wherever the result is a
@@ -43,5 +47,34 @@ inline float exp_approx(float x) {
 
 // The logistic function 1 / (1 + e^-x), saturating cleanly to 0 and 1.
 inline float sigmoid_approx(float x) { return 1.0f / (1.0f + exp_approx(-x)); }
+
+#ifdef __AVX512F__
+// 16 lanes of e^x: the reduction and polynomial of exp_approx, with k rounded by vrndscaleps and
+// 2^k applied by vscalefps, which handles overflow (+inf), underflow (through the subnormals
+// to 0) and NaN itself: about half the instructions of the auto-vectorised exp_approx.
+// (maskz forms: GCC 12's unmasked intrinsics trip -Wmaybe-uninitialized.)
+inline __m512 exp_avx512(__m512 x) {
+  const __m512 k =
+      _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860676533018738e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_maskz_scalef_ps(0xFFFF, p, k);
+}
+
+inline __m512 sigmoid_avx512(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), x));
+  return _mm512_div_ps(one, _mm512_add_ps(one, e));
+}
+#endif
 
 }  // namespace difftx
