@@ -11,6 +11,9 @@
 #endif
 
 namespace difftx {
+namespace {
+constexpr int64_t kChunk = 4096;  // values per OpenMP work item (16 KiB of each array)
+}  // namespace
 
 void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const AdamWParams& hp,
                   float grad_scale) {
@@ -29,8 +32,8 @@ void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const
   // GCC does not vectorise std::sqrt without -fno-math-errno, hence the intrinsics; the
   // scalar loop (the tail, and the whole tensor without AVX-512) computes the same formula.
 #pragma omp parallel for schedule(static) if (worth_parallel(n))
-  for (int64_t begin = 0; begin < n; begin += kElementwiseChunk) {
-    const int64_t end = std::min(n, begin + kElementwiseChunk);
+  for (int64_t begin = 0; begin < n; begin += kChunk) {
+    const int64_t end = std::min(n, begin + kChunk);
     int64_t i = begin;
 #ifdef __AVX512F__
     const __m512 vb1 = _mm512_set1_ps(b1), vb2 = _mm512_set1_ps(b2), va1 = _mm512_set1_ps(a1),

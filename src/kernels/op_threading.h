@@ -12,9 +12,6 @@ constexpr int64_t kParallelMinFloats = int64_t{1} << 16;
 
 inline bool worth_parallel(int64_t floats) { return floats >= kParallelMinFloats; }
 
-// Elementwise ops hand out work in chunks of this many values (16 KiB per array).
-constexpr int64_t kElementwiseChunk = 4096;
-
 // The share [begin, end) of n columns that the calling thread owns inside a parallel region,
 // in blocks of 16 floats (one cache line), so that threads never write the same line. Used by
 // reductions over rows into a per-column buffer (gain and embedding gradients): each thread

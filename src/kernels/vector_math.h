@@ -69,12 +69,6 @@ inline __m512 exp_avx512(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   return _mm512_maskz_scalef_ps(0xFFFF, p, k);
 }
-
-inline __m512 sigmoid_avx512(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.0f);
-  const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), x));
-  return _mm512_div_ps(one, _mm512_add_ps(one, e));
-}
 #endif
 
 }  // namespace difftx

@@ -71,23 +71,11 @@ TEST(VectorMath, ExpUnderflowsToZeroOverflowsToInfinityAndKeepsNaN) {
   }
 }
 
-TEST(VectorMath, SigmoidSaturatesToExactlyZeroAndOne) {
-  const std::vector<float> x = {-1000.0f, 1000.0f, 0.0f, 2.0f};
-  std::vector<float> y = {sigmoid_approx(x[0]), sigmoid_approx(x[1]), sigmoid_approx(x[2]),
-                          sigmoid_approx(x[3])};
-  std::vector<std::vector<float>> results = {y};
-#ifdef __AVX512F__
-  std::vector<float> padded = x, y512(16);
-  padded.resize(16);
-  _mm512_storeu_ps(y512.data(), sigmoid_avx512(_mm512_loadu_ps(padded.data())));
-  results.push_back(y512);
-#endif
-  for (const auto& s : results) {
-    EXPECT_EQ(s[0], 0.0f);
-    EXPECT_EQ(s[1], 1.0f);
-    EXPECT_EQ(s[2], 0.5f);
-    EXPECT_NEAR(s[3], 1.0 / (1.0 + std::exp(-2.0)), 1e-7);
-  }
+TEST(VectorMath, SigmoidApproxSaturatesToExactlyZeroAndOne) {
+  EXPECT_EQ(sigmoid_approx(-1000.0f), 0.0f);
+  EXPECT_EQ(sigmoid_approx(1000.0f), 1.0f);
+  EXPECT_EQ(sigmoid_approx(0.0f), 0.5f);
+  EXPECT_NEAR(sigmoid_approx(2.0f), 1.0 / (1.0 + std::exp(-2.0)), 1e-7);
 }
 
 }  // namespace
