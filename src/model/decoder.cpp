@@ -40,12 +40,13 @@ double dot(const float* a, const float* b, int64_t n) {
   return s;
 }
 
-// SPEC §2.2 Eq. 2: lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init.
-double diff_lambda(const LayerTensors& w, int64_t d, double lambda_init) {
-  return std::exp(dot(w.lambda_q1, w.lambda_k1, d)) - std::exp(dot(w.lambda_q2, w.lambda_k2, d)) + lambda_init;
-}
-
 }  // namespace
+
+double diff_lambda(const ModelConfig& c, const LayerTensors& w, int64_t layer_index) {
+  const int64_t d = c.head_dim;
+  return std::exp(dot(w.lambda_q1, w.lambda_k1, d)) - std::exp(dot(w.lambda_q2, w.lambda_k2, d)) +
+         c.lambda_init(layer_index);
+}
 
 void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs) {
   const ModelConfig& c = model.config;
@@ -65,7 +66,7 @@ void decoder_forward(const Model& model, Activations& acts, const int32_t* input
     rope_forward(acts.rope, c.rope_style, s.k, acts.B, acts.T, a.k_width() / c.head_dim, 0);
     const float* lambda = nullptr;
     if (c.attention == AttentionKind::diff) {
-      s.lambda = static_cast<float>(diff_lambda(w, c.head_dim, c.lambda_init(l)));
+      s.lambda = static_cast<float>(diff_lambda(c, w, l));
       lambda = &s.lambda;
     } else if (c.attention == AttentionKind::diff2) {
       linear(s.h1, w.lambda_proj, s.lambda_logits, N, D, H);

@@ -29,6 +29,10 @@ LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* input
 // after RoPE, v, ... and h_final); no LM head. Prefill for inference builds on this.
 void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs);
 
+// SPEC §2.2 Eq. 2 (diff): the layer's lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init.
+// Shared with incremental decoding (src/infer).
+double diff_lambda(const ModelConfig& config, const LayerTensors& layer, int64_t layer_index);
+
 // Logits of every position, out [B * T, V].
 void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out);
 

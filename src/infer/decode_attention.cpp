@@ -1,0 +1,182 @@
+// The fused single-query attention of decode_attention.h. Map m of kv head g reads the query
+// columns [(g M + m) d, +d) for every variant (M maps per kv head): baseline heads, diff
+// [q1 | q2] sub-heads and diff2 query heads are all laid out consecutively in the q row. For
+// diff, odd maps (q2) score against the second half of the key row (k2).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/error.h"
+#include "core/threading.h"
+#include "infer/decode_attention.h"
+#include "kernels/vector_math.h"
+
+namespace difftx {
+namespace {
+
+constexpr int64_t kBlock = 64;           // keys scored at a time (one online-softmax update)
+constexpr int64_t kMinChunkKeys = 256;   // below this, splitting a kv head costs more than it saves
+
+inline float dot(const float* a, const float* b, int64_t n) {
+  float s = 0;
+#pragma omp simd reduction(+ : s)
+  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
+// One work item's view of its scratch: unnormalised outputs, running max and sum per map.
+struct ItemState {
+  float* acc;     // [M][vw]
+  float* mx;      // [M]
+  float* sum;     // [M]
+  float* scores;  // [M][kBlock]
+};
+ItemState item_state(float* base, int64_t M, int64_t vw) {
+  return {base, base + M * vw, base + M * vw + M, base + M * vw + 2 * M};
+}
+
+// Online softmax over keys [begin, end) of kv head g for all M maps sharing it.
+void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, const float* q_scaled,
+                  const float* keys, const float* values, ItemState st) {
+  const int64_t M = a.maps_per_kv_head(), d = a.d, kw = a.key_width(), vw = a.value_width();
+  const bool diff = a.kind == AttentionKind::diff;
+  const float* qg = q_scaled + g * M * d;
+  const float* K = keys + g * a.capacity * kw;
+  const float* V = values + g * a.capacity * vw;
+  std::fill(st.acc, st.acc + M * vw, 0.0f);
+  std::fill(st.mx, st.mx + M, -std::numeric_limits<float>::infinity());
+  std::fill(st.sum, st.sum + M, 0.0f);
+  for (int64_t t0 = begin; t0 < end; t0 += kBlock) {
+    const int64_t nb = std::min(kBlock, end - t0);
+    for (int64_t j = 0; j < nb; ++j) {
+      const float* krow = K + (t0 + j) * kw;
+      for (int64_t m = 0; m < M; ++m) st.scores[m * kBlock + j] = dot(qg + m * d, krow + (diff ? (m & 1) * d : 0), d);
+    }
+    for (int64_t m = 0; m < M; ++m) {
+      float* s = st.scores + m * kBlock;
+      float block_max = s[0];
+      for (int64_t j = 1; j < nb; ++j) block_max = std::max(block_max, s[j]);
+      const float new_max = std::max(st.mx[m], block_max);
+      const float correction = exp_approx(st.mx[m] - new_max);  // 0 on the first block (mx = -inf)
+      st.mx[m] = new_max;
+      float block_sum = 0;
+#pragma omp simd reduction(+ : block_sum)
+      for (int64_t j = 0; j < nb; ++j) block_sum += (s[j] = exp_approx(s[j] - new_max));
+      st.sum[m] = st.sum[m] * correction + block_sum;
+      if (correction != 1.0f) {
+        float* acc = st.acc + m * vw;
+#pragma omp simd
+        for (int64_t x = 0; x < vw; ++x) acc[x] *= correction;
+      }
+    }
+    for (int64_t j = 0; j < nb; ++j) {
+      const float* vrow = V + (t0 + j) * vw;
+      for (int64_t m = 0; m < M; ++m) {
+        const float p = st.scores[m * kBlock + j];
+        float* acc = st.acc + m * vw;
+#pragma omp simd
+        for (int64_t x = 0; x < vw; ++x) acc[x] += p * vrow[x];
+      }
+    }
+  }
+}
+
+// Merges the chunks of kv head g by log-sum-exp into normalised per-map outputs (written over
+// chunk 0's accumulators), then forms the variant's output heads.
+void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, const float* lambda,
+                       DecodeAttentionScratch& scratch, float* out) {
+  const int64_t M = a.maps_per_kv_head(), vw = a.value_width();
+  float* first = scratch.items.data() + g * scratch.max_chunks * scratch.item_floats;
+  const ItemState s0 = item_state(first, M, vw);
+  for (int64_t m = 0; m < M; ++m) {
+    float global_max = s0.mx[m];
+    for (int64_t c = 1; c < chunks; ++c)
+      global_max = std::max(global_max, item_state(first + c * scratch.item_floats, M, vw).mx[m]);
+    float* acc = s0.acc + m * vw;
+    float total = s0.sum[m] * exp_approx(s0.mx[m] - global_max);
+    const float w0 = exp_approx(s0.mx[m] - global_max);
+#pragma omp simd
+    for (int64_t x = 0; x < vw; ++x) acc[x] *= w0;
+    for (int64_t c = 1; c < chunks; ++c) {
+      const ItemState sc = item_state(first + c * scratch.item_floats, M, vw);
+      const float w = exp_approx(sc.mx[m] - global_max);
+      total += sc.sum[m] * w;
+      const float* other = sc.acc + m * vw;
+#pragma omp simd
+      for (int64_t x = 0; x < vw; ++x) acc[x] += w * other[x];
+    }
+    const float inv = 1.0f / total;
+#pragma omp simd
+    for (int64_t x = 0; x < vw; ++x) acc[x] *= inv;
+  }
+  if (a.kind == AttentionKind::baseline) {
+    std::copy(s0.acc, s0.acc + M * vw, out + g * M * vw);
+    return;
+  }
+  // diff: head (g M + m) / 2 = (A1 - lambda A2) v (Eq. 1); diff2: output head (g M + m) / 2 =
+  // a_2i - sigmoid(logit_i) a_2i+1 (SPEC §2.3). Pairs never straddle kv heads (M is even).
+  for (int64_t m = 0; m < M; m += 2) {
+    const int64_t head = (g * M + m) / 2;
+    const float c = a.kind == AttentionKind::diff ? lambda[0] : sigmoid_approx(lambda[head]);
+    const float* o1 = s0.acc + m * vw;
+    const float* o2 = o1 + vw;
+    float* dst = out + head * vw;
+#pragma omp simd
+    for (int64_t x = 0; x < vw; ++x) dst[x] = o1[x] - c * o2[x];
+  }
+}
+
+}  // namespace
+
+int64_t DecodeAttentionDims::maps_per_kv_head() const {
+  return kind == AttentionKind::baseline ? H / Hkv : 2 * H / Hkv;
+}
+int64_t DecodeAttentionDims::key_width() const { return kind == AttentionKind::diff ? 2 * d : d; }
+int64_t DecodeAttentionDims::value_width() const { return kind == AttentionKind::diff ? 2 * d : d; }
+
+DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int64_t max_chunks_) {
+  a.attention_dims().validate();
+  DIFFTX_CHECK(a.capacity >= 1, "decode attention: capacity ", a.capacity, " must be positive");
+  DIFFTX_CHECK(max_chunks_ >= 0, "decode attention: max_chunks ", max_chunks_, " must not be negative");
+  max_chunks = max_chunks_ > 0 ? max_chunks_ : std::max<int64_t>(1, (2 * thread_count() + a.Hkv - 1) / a.Hkv);
+  const int64_t M = a.maps_per_kv_head();
+  item_floats = (M * a.value_width() + 2 * M + M * kBlock + 15) / 16 * 16;
+  q_scaled.resize(a.attention_dims().q_width());
+  items.resize(a.Hkv * max_chunks * item_floats);
+}
+
+int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length) {
+  return std::clamp<int64_t>((length + kMinChunkKeys - 1) / kMinChunkKeys, 1, scratch.max_chunks);
+}
+
+void decode_attention(const DecodeAttentionDims& a, int64_t length, const float* q, const float* keys,
+                      const float* values, const float* lambda, float* out, DecodeAttentionScratch& scratch) {
+  DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention: cache length ", length,
+               " must be in [1, capacity = ", a.capacity, "]");
+  DIFFTX_CHECK(q && keys && values && out, "decode attention: q, keys, values and out must not be null");
+  DIFFTX_CHECK(a.kind == AttentionKind::baseline || lambda, "decode attention (", attention_kind_name(a.kind),
+               "): lambda must not be null");
+  DIFFTX_CHECK(scratch.q_scaled.size() == a.attention_dims().q_width(),
+               "decode attention: the scratch was planned for other dims");
+  const int64_t M = a.maps_per_kv_head(), vw = a.value_width(), qw = scratch.q_scaled.size();
+  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)));
+  float* qs = scratch.q_scaled.data();
+  for (int64_t i = 0; i < qw; ++i) qs[i] = q[i] * scale;
+
+  const int64_t chunks = decode_attention_chunks(scratch, length);
+  const int64_t items = a.Hkv * chunks;
+  const bool parallel = items > 1 && length * a.Hkv * (a.key_width() + vw) >= (int64_t{1} << 15);
+#pragma omp parallel if (parallel)
+  {
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t item = 0; item < items; ++item) {
+      const int64_t g = item / chunks, c = item % chunks;
+      float* base = scratch.items.data() + (g * scratch.max_chunks + c) * scratch.item_floats;
+      attend_chunk(a, g, c * length / chunks, (c + 1) * length / chunks, qs, keys, values, item_state(base, M, vw));
+    }
+#pragma omp for schedule(static)
+    for (int64_t g = 0; g < a.Hkv; ++g) merge_and_combine(a, g, chunks, lambda, scratch, out);
+  }
+}
+
+}  // namespace difftx

@@ -1,0 +1,57 @@
+// Single-query causal attention over a KV cache (kv_cache.h layout), for every variant of
+// SPEC §2: the decode step's attention, one new token attending to positions [0, length).
+//
+//   q       one token's query row after RoPE, [q_width] as the projection lays it out
+//   keys    one layer's cached keys,   [Hkv][capacity][key_width]
+//   values  one layer's cached values, [Hkv][capacity][value_width]
+//   lambda  baseline: unused; diff: the layer's scalar lambda (Eq. 2); diff2: [H] logits of
+//           this token (sigmoid applied here, SPEC §2.3)
+//   out     [out_width], before the V1 headwise norm (applied by the caller, as in prefill)
+//
+// Each kv head's keys and values are read once for all the query maps that share them (for
+// V2 both members of every pair: the same cache traffic as a baseline with the same kv heads).
+// Split-KV: a long cache is cut into chunks of keys, each chunk a work item with its own
+// running max and sum (online softmax), merged by log-sum-exp; items run on OpenMP threads.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/buffer.h"
+#include "kernels/attention/attention.h"
+
+namespace difftx {
+
+struct DecodeAttentionDims {
+  AttentionKind kind;
+  int64_t H, Hkv, d;  // as AttentionDims (SPEC §2)
+  int64_t capacity;   // row stride of the cache, in tokens
+
+  int64_t maps_per_kv_head() const;  // baseline H/Hkv, diff 2H/Hkv, diff2 2H/Hkv
+  int64_t key_width() const;         // d, or 2d for diff
+  int64_t value_width() const;       // d, or 2d for diff
+  AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d}; }
+};
+
+// Scratch planned once per shape: per work item, the partial outputs and statistics of every
+// map, and a block of scores. No allocation happens per call.
+struct DecodeAttentionScratch {
+  // max_chunks: most chunks a kv head's keys are cut into; 0 picks enough for the threads
+  // (at least two work items per thread). Tests pass other values to exercise the merge.
+  explicit DecodeAttentionScratch(const DecodeAttentionDims& dims, int64_t max_chunks = 0);
+  int64_t max_chunks;
+  int64_t item_floats;
+  Buffer<float> q_scaled;  // [q_width], q / sqrt(d)
+  Buffer<float> items;     // [Hkv * max_chunks][item_floats]
+};
+
+// Chunks the keys of one kv head are cut into for a cache of `length` positions.
+int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length);
+
+void decode_attention(const DecodeAttentionDims& dims, int64_t length, const float* q, const float* keys,
+                      const float* values, const float* lambda, float* out, DecodeAttentionScratch& scratch);
+
+// The reference twin, for tests: every map's scores materialised, softmax and sums in double.
+std::vector<double> decode_attention_reference(const DecodeAttentionDims& dims, int64_t length, const float* q,
+                                               const float* keys, const float* values, const float* lambda);
+
+}  // namespace difftx

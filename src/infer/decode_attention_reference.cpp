@@ -1,0 +1,72 @@
+// Reference single-query attention, written out per variant as SPEC §2 states it: every map's
+// scores over the cache materialised, softmax and weighted sums in double.
+#include <cmath>
+
+#include "core/error.h"
+#include "infer/decode_attention.h"
+
+namespace difftx {
+namespace {
+
+// softmax(q . k_t / sqrt(d)) over t < length, then sum_t p_t v_t: one map's output, width vw.
+std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const float* q, const float* keys,
+                           int64_t g, int64_t key_offset, const float* values) {
+  const int64_t d = a.d, kw = a.key_width(), vw = a.value_width();
+  std::vector<double> scores(length);
+  double mx = -INFINITY;
+  for (int64_t t = 0; t < length; ++t) {
+    const float* k = keys + (g * a.capacity + t) * kw + key_offset;
+    double s = 0;
+    for (int64_t x = 0; x < d; ++x) s += static_cast<double>(q[x]) * k[x];
+    scores[t] = s / std::sqrt(static_cast<double>(d));
+    mx = std::max(mx, scores[t]);
+  }
+  double sum = 0;
+  for (double& s : scores) sum += (s = std::exp(s - mx));
+  std::vector<double> o(vw, 0.0);
+  for (int64_t t = 0; t < length; ++t) {
+    const float* v = values + (g * a.capacity + t) * vw;
+    for (int64_t x = 0; x < vw; ++x) o[x] += scores[t] / sum * v[x];
+  }
+  return o;
+}
+
+}  // namespace
+
+std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int64_t length, const float* q,
+                                               const float* keys, const float* values, const float* lambda) {
+  a.attention_dims().validate();
+  DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention reference: length ", length,
+               " outside [1, ", a.capacity, "]");
+  const int64_t d = a.d, H = a.H, n_rep = a.H / a.Hkv;
+  std::vector<double> out(a.attention_dims().out_width());
+  switch (a.kind) {
+    case AttentionKind::baseline:  // head i uses kv head i / n_rep
+      for (int64_t i = 0; i < H; ++i) {
+        const auto o = attend(a, length, q + i * d, keys, i / n_rep, 0, values);
+        std::copy(o.begin(), o.end(), out.begin() + i * d);
+      }
+      break;
+    case AttentionKind::diff:  // head i: (A1 - lambda A2) v_g, q = [q1|q2], k = [k1|k2] (Eq. 1)
+      for (int64_t i = 0; i < H; ++i) {
+        const int64_t g = i / n_rep;
+        const auto o1 = attend(a, length, q + 2 * i * d, keys, g, 0, values);
+        const auto o2 = attend(a, length, q + (2 * i + 1) * d, keys, g, d, values);
+        for (int64_t x = 0; x < 2 * d; ++x) out[i * 2 * d + x] = o1[x] - static_cast<double>(lambda[0]) * o2[x];
+      }
+      break;
+    case AttentionKind::diff2: {  // output head i: a_2i - sigmoid(logit_i) a_2i+1, query head j uses kv head j / (2H/Hkv)
+      const int64_t per_kv = 2 * H / a.Hkv;
+      for (int64_t i = 0; i < H; ++i) {
+        const auto o1 = attend(a, length, q + 2 * i * d, keys, 2 * i / per_kv, 0, values);
+        const auto o2 = attend(a, length, q + (2 * i + 1) * d, keys, (2 * i + 1) / per_kv, 0, values);
+        const double c = 1.0 / (1.0 + std::exp(-static_cast<double>(lambda[i])));
+        for (int64_t x = 0; x < d; ++x) out[i * d + x] = o1[x] - c * o2[x];
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+}  // namespace difftx

@@ -1,0 +1,43 @@
+// The key/value cache of incremental decoding: per layer, the post-RoPE keys and the values of
+// every position so far, preallocated for `capacity` tokens. Layout per layer is head-major,
+// [Hkv][capacity][width], so that single-query attention reads each kv head's keys as one
+// contiguous run:
+//   baseline, diff2: key width d, value width d (SPEC §2.1, §2.3: V2 stores exactly what a
+//                    baseline with the same kv heads stores);
+//   diff:            key width 2d ([k1 | k2] of the kv head, SPEC §2.2), value width 2d.
+#pragma once
+#include <cstdint>
+
+#include "core/buffer.h"
+#include "model/config.h"
+
+namespace difftx {
+
+struct KVCache {
+  // capacity: tokens, at least 1 and at most config.max_position_embeddings.
+  KVCache(const ModelConfig& config, int64_t capacity);
+
+  int64_t capacity;
+  int64_t length = 0;  // positions stored (the same for every layer once a step completes)
+  int64_t layers, kv_heads;
+  int64_t key_width, value_width;  // per kv head and token
+
+  float* keys(int64_t layer) { return storage_.data() + layer * layer_floats(); }
+  float* values(int64_t layer) { return keys(layer) + kv_heads * capacity * key_width; }
+  const float* keys(int64_t layer) const { return storage_.data() + layer * layer_floats(); }
+  const float* values(int64_t layer) const { return keys(layer) + kv_heads * capacity * key_width; }
+
+  // Stores n tokens of one layer at positions [pos, pos + n), from token-major rows as the
+  // projections produce them: k [n, Hkv * key_width] (after RoPE), v [n, Hkv * value_width].
+  // Positions past the capacity are an error naming the capacity.
+  void store(int64_t layer, int64_t pos, int64_t n, const float* k, const float* v);
+
+  // Cache floats per token over all layers (keys and values).
+  int64_t floats_per_token() const { return layers * kv_heads * (key_width + value_width); }
+
+ private:
+  int64_t layer_floats() const { return kv_heads * capacity * (key_width + value_width); }
+  Buffer<float> storage_;
+};
+
+}  // namespace difftx

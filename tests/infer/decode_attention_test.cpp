@@ -1,0 +1,132 @@
+// Single-query attention over the KV cache: the fused split-KV kernel against its double
+// reference twin on awkward shapes, and the reference against the last row of the prefill
+// reference (attention.h), so both decode paths mean what SPEC §2 means.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "infer/decode_attention.h"
+#include "support/testing.h"
+
+namespace difftx {
+namespace {
+
+struct DecodeCase {
+  DecodeAttentionDims dims;
+  int64_t length;
+  std::vector<float> q, keys, values, lambda;
+
+  // Cache rows at and past `length` hold NaN: reading one would poison the output.
+  static DecodeCase random(AttentionKind kind, int64_t H, int64_t Hkv, int64_t d, int64_t length, uint64_t seed) {
+    const DecodeAttentionDims dims{kind, H, Hkv, d, length + 5};
+    DecodeCase c{dims, length, {}, {}, {}, {}};
+    Rng rng(seed);
+    c.q = testing::random_vector(dims.attention_dims().q_width(), rng, -3, 3);  // sharp maps
+    c.keys.assign(Hkv * dims.capacity * dims.key_width(), std::numeric_limits<float>::quiet_NaN());
+    c.values.assign(Hkv * dims.capacity * dims.value_width(), std::numeric_limits<float>::quiet_NaN());
+    for (int64_t g = 0; g < Hkv; ++g)
+      for (int64_t t = 0; t < length; ++t) {
+        for (int64_t x = 0; x < dims.key_width(); ++x)
+          c.keys[(g * dims.capacity + t) * dims.key_width() + x] = static_cast<float>(rng.uniform(-1, 1));
+        for (int64_t x = 0; x < dims.value_width(); ++x)
+          c.values[(g * dims.capacity + t) * dims.value_width() + x] = static_cast<float>(rng.uniform(-1, 1));
+      }
+    if (kind == AttentionKind::diff) c.lambda = testing::random_vector(1, rng, 0.2, 0.8);
+    if (kind == AttentionKind::diff2) c.lambda = testing::random_vector(H, rng, -2, 2);
+    return c;
+  }
+  const float* lambda_ptr() const { return lambda.empty() ? nullptr : lambda.data(); }
+};
+
+std::string describe(const DecodeCase& c, int64_t max_chunks) {
+  return std::string(attention_kind_name(c.dims.kind)) + " H=" + std::to_string(c.dims.H) +
+         " Hkv=" + std::to_string(c.dims.Hkv) + " d=" + std::to_string(c.dims.d) +
+         " length=" + std::to_string(c.length) + " max_chunks=" + std::to_string(max_chunks);
+}
+
+TEST(DecodeAttention, FusedMatchesReferenceOnAwkwardShapes) {
+  const int64_t H = 4, widths[] = {32, 64, 128};
+  int cases = 0;
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+    for (int64_t ratio : {1, 2, 4})
+      for (int64_t length : {1, 63, 1000})
+        for (int64_t max_chunks : {0, 1, 7}) {  // 0: the thread-based default
+          const int64_t d = widths[cases % 3];
+          const DecodeCase c = DecodeCase::random(kind, H, H / ratio, d, length, 100 + cases++);
+          DecodeAttentionScratch scratch(c.dims, max_chunks);
+          std::vector<float> out(c.dims.attention_dims().out_width());
+          decode_attention(c.dims, c.length, c.q.data(), c.keys.data(), c.values.data(), c.lambda_ptr(), out.data(),
+                           scratch);
+          const auto want = decode_attention_reference(c.dims, c.length, c.q.data(), c.keys.data(), c.values.data(),
+                                                       c.lambda_ptr());
+          double err = 0;
+          for (size_t i = 0; i < out.size(); ++i) err = std::max(err, std::fabs(out[i] - want[i]));
+          EXPECT_LT(err, 2e-6) << describe(c, max_chunks);  // |outputs| <= 2, float32 sums
+          if (max_chunks == 7 && length == 1000) {
+            EXPECT_GT(decode_attention_chunks(scratch, length), 1);
+          }
+        }
+  EXPECT_EQ(cases, 81);
+}
+
+TEST(DecodeAttention, ReferenceEqualsLastRowOfPrefillReference) {
+  // Lay T tokens out token-major as the projections do, run the prefill reference, and read
+  // the same tokens through the cache layout: the last query row must agree.
+  const int64_t T = 37, H = 4, d = 16;
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+    for (int64_t Hkv : {4, 2, 1}) {
+      const AttentionDims full{kind, 1, T, H, Hkv, d};
+      const DecodeAttentionDims dims{kind, H, Hkv, d, T};
+      Rng rng(7 + Hkv);
+      const auto q = testing::random_vector(T * full.q_width(), rng, -3, 3);
+      const auto k = testing::random_vector(T * full.k_width(), rng);
+      const auto v = testing::random_vector(T * full.v_width(), rng);
+      std::vector<float> lambda;
+      if (kind == AttentionKind::diff) lambda = {0.37f};
+      if (kind == AttentionKind::diff2) lambda = testing::random_vector(T * H, rng, -2, 2);
+      std::vector<float> out(T * full.out_width());
+      attention_forward_reference(full, q.data(), k.data(), v.data(), lambda.empty() ? nullptr : lambda.data(),
+                                  out.data());
+      std::vector<float> keys(Hkv * T * dims.key_width()), values(Hkv * T * dims.value_width());
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t g = 0; g < Hkv; ++g) {
+          for (int64_t x = 0; x < dims.key_width(); ++x)
+            keys[(g * T + t) * dims.key_width() + x] = k[t * full.k_width() + g * dims.key_width() + x];
+          for (int64_t x = 0; x < dims.value_width(); ++x)
+            values[(g * T + t) * dims.value_width() + x] = v[t * full.v_width() + g * dims.value_width() + x];
+        }
+      const float* last_lambda = kind == AttentionKind::diff2 ? lambda.data() + (T - 1) * H
+                                 : kind == AttentionKind::diff ? lambda.data() : nullptr;
+      const auto got = decode_attention_reference(dims, T, q.data() + (T - 1) * full.q_width(), keys.data(),
+                                                  values.data(), last_lambda);
+      for (int64_t x = 0; x < full.out_width(); ++x)
+        ASSERT_NEAR(got[x], out[(T - 1) * full.out_width() + x], 1e-6)
+            << attention_kind_name(kind) << " Hkv=" << Hkv << " column " << x;
+    }
+}
+
+TEST(DecodeAttention, BadArgumentsAreClearErrors) {
+  const DecodeCase c = DecodeCase::random(AttentionKind::diff, 4, 2, 16, 10, 3);
+  DecodeAttentionScratch scratch(c.dims);
+  std::vector<float> out(c.dims.attention_dims().out_width());
+  auto run = [&](int64_t length, const float* lambda) {
+    decode_attention(c.dims, length, c.q.data(), c.keys.data(), c.values.data(), lambda, out.data(), scratch);
+  };
+  EXPECT_THROW(run(0, c.lambda_ptr()), Error);
+  try {
+    run(c.dims.capacity + 1, c.lambda_ptr());
+    ADD_FAILURE() << "a length past the capacity was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("capacity"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(run(10, nullptr), Error);  // diff needs lambda
+  EXPECT_THROW(DecodeAttentionScratch({AttentionKind::diff2, 3, 2, 16, 8}), Error);  // H % Hkv != 0
+}
+
+}  // namespace
+}  // namespace difftx

@@ -1,0 +1,149 @@
+// Incremental decoding equals the full-sequence forward: for every oracle fixture (baseline,
+// diff, diff2, GQA, untied head, half RoPE, the V1 ablation without the headwise norm), the
+// logits of each position from prefill + token-by-token decode against decoder_logits over
+// the whole sequence. Plus the cache's size per variant and the context errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "infer/session.h"
+#include "model/decoder.h"
+#include "model/model_io.h"
+#include "support/testing.h"
+
+namespace difftx {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kOracle = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
+
+std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<int32_t> t(n);
+  for (auto& id : t) id = static_cast<int32_t>(rng.below(vocab));
+  return t;
+}
+
+// Float32 logits through different summation orders (GEMM vs GEMV, flash tiles vs split-KV):
+// |decode - full| <= 1e-5 + 1e-5 * max|full logit| at every position (observed: about 1e-6 relative).
+constexpr double kAtol = 1e-5, kRtol = 1e-5;
+
+class DecodeMatchesForward : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(DecodeMatchesForward, LogitsOfEveryPositionForSeveralPrefillLengths) {
+  const Model model = load_model_dir(kOracle / GetParam());
+  const ModelConfig& c = model.config;
+  const int64_t T = std::min<int64_t>(48, c.max_position_embeddings), V = c.vocab_size;
+  const auto tokens = random_tokens(T, V, 11);
+  Activations acts(c, 1, T);
+  std::vector<float> full(T * V);
+  decoder_logits(model, acts, tokens.data(), full.data());
+  double scale = 0;
+  for (float v : full) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+
+  InferenceSession session(model);
+  for (int64_t prefill : {int64_t{0}, int64_t{1}, int64_t{17}, T}) {
+    session.reset();
+    double worst = 0;
+    auto check = [&](const float* logits, int64_t pos) {
+      const double err = testing::max_abs_diff(logits, full.data() + pos * V, V);
+      worst = std::max(worst, err);
+      EXPECT_LE(err, kAtol + kRtol * scale) << GetParam() << " prefill " << prefill << " position " << pos;
+    };
+    if (prefill > 0) check(session.prefill({tokens.data(), static_cast<size_t>(prefill)}), prefill - 1);
+    for (int64_t t = prefill; t < T; ++t) check(session.decode(tokens[t]), t);
+    EXPECT_EQ(session.length(), T);
+    std::printf("  %-22s prefill %2lld + decode %2lld: max|err| %.3g (logit scale %.3g)\n", GetParam().c_str(),
+                (long long)prefill, (long long)(T - prefill), worst, scale);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Oracle, DecodeMatchesForward,
+                         ::testing::Values("baseline", "baseline_gqa2_untied", "diff", "diff_gqa2", "diff_ablation",
+                                           "diff2", "diff2_gqa2_half_rope"));
+
+// Random-weight models with 4 query heads over 1 kv head (GQA ratio 4) and longer caches than
+// the fixtures (past one split-KV chunk), for every variant.
+TEST(DecodeMatchesForwardLong, GqaRatioFourOverSixHundredTokens) {
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
+    ModelConfig c;
+    c.attention = kind;
+    c.vocab_size = 97;
+    c.hidden_size = 64;
+    c.num_hidden_layers = 2;
+    c.num_attention_heads = 4;
+    c.num_key_value_heads = 1;
+    c.head_dim = 16;
+    c.intermediate_size = 128;
+    c.max_position_embeddings = 640;
+    c.validate();
+    Model model(c);
+    init_parameters(c, model.table, model.weights.data(), 3);
+    const int64_t T = 600, V = c.vocab_size;
+    const auto tokens = random_tokens(T, V, 5);
+    Activations acts(c, 1, T);
+    std::vector<float> full(T * V);
+    decoder_logits(model, acts, tokens.data(), full.data());
+    double scale = 0;
+    for (float v : full) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+    InferenceSession session(model);
+    const float* logits = session.prefill({tokens.data(), 300});
+    double worst = testing::max_abs_diff(logits, full.data() + 299 * V, V);
+    for (int64_t t = 300; t < T; ++t)
+      worst = std::max(worst, testing::max_abs_diff(session.decode(tokens[t]), full.data() + t * V, V));
+    std::printf("  %-8s max|err| %.3g (logit scale %.3g)\n", attention_kind_name(kind), worst, scale);
+    EXPECT_LE(worst, kAtol + kRtol * scale) << attention_kind_name(kind);
+  }
+}
+
+TEST(KVCache, StoresPerKvHeadKeysAndValuesAndV2NoMoreThanBaseline) {
+  const Model baseline = load_model_dir(kOracle / "baseline_gqa2_untied");
+  const Model diff = load_model_dir(kOracle / "diff_gqa2");
+  const Model diff2 = load_model_dir(kOracle / "diff2_gqa2_half_rope");
+  for (const Model* m : {&baseline, &diff, &diff2}) {
+    const ModelConfig& c = m->config;
+    const KVCache cache(c, 10);
+    const int64_t d = c.head_dim, Hkv = c.num_key_value_heads, L = c.num_hidden_layers;
+    const int64_t width = c.attention == AttentionKind::diff ? 2 * d : d;  // V1: [k1|k2] and a 2d value
+    EXPECT_EQ(cache.key_width, width) << attention_kind_name(c.attention);
+    EXPECT_EQ(cache.value_width, width) << attention_kind_name(c.attention);
+    EXPECT_EQ(cache.floats_per_token(), L * Hkv * 2 * width) << attention_kind_name(c.attention);
+  }
+  // V2 with the same kv heads, head width and depth as a baseline stores exactly as much.
+  ModelConfig b = diff2.config;
+  b.attention = AttentionKind::baseline;
+  b.num_attention_heads = 2 * diff2.config.num_attention_heads;
+  EXPECT_EQ(KVCache(diff2.config, 10).floats_per_token(), KVCache(b, 10).floats_per_token());
+}
+
+// Runs fn, expecting a difftx::Error whose message contains `part`.
+void expect_error(const std::function<void()>& fn, const std::string& part) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error mentioning '" << part << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST(InferenceSession, ContextErrorsAreClear) {
+  const Model model = load_model_dir(kOracle / "diff2");
+  const auto tokens = random_tokens(9, model.config.vocab_size, 1);
+  InferenceSession session(model, 8);
+  expect_error([&] { session.prefill(tokens); }, "prompt of 9 tokens is longer than the context of 8 tokens");
+  session.prefill({tokens.data(), 8});
+  expect_error([&] { session.decode(tokens[8]); }, "context full");
+  expect_error([&] { session.prefill({tokens.data(), 2}); }, "already holds 8 tokens");
+  session.reset();
+  expect_error([&] { session.decode(static_cast<int32_t>(model.config.vocab_size)); }, "outside");
+  expect_error([&] { InferenceSession(model, model.config.max_position_embeddings + 1); }, "max_position_embeddings");
+}
+
+}  // namespace
+}  // namespace difftx
