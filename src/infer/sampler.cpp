@@ -1,0 +1,61 @@
+#include "infer/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace difftx {
+
+Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
+    : options_(o), vocab_(vocab), rng_(o.seed), order_(vocab), weights_(vocab) {
+  DIFFTX_CHECK(vocab >= 1, "sampler: vocabulary size ", vocab, " must be positive");
+  DIFFTX_CHECK(std::isfinite(o.temperature) && o.temperature >= 0, "--temperature ", o.temperature,
+               " must be >= 0 (0 is greedy)");
+  DIFFTX_CHECK(o.top_k >= 0, "--top-k ", o.top_k, " must be >= 0 (0 keeps every token)");
+  DIFFTX_CHECK(o.top_p > 0 && o.top_p <= 1, "--top-p ", o.top_p, " must be in (0, 1] (1 keeps every token)");
+}
+
+int32_t Sampler::sample(const float* logits) {
+  for (int64_t i = 0; i < vocab_; ++i)
+    DIFFTX_CHECK(std::isfinite(logits[i]), "sampler: the logit of token ", i, " is ", logits[i], ", not finite");
+  // Most likely first; equal logits by ascending id, so the order is total and deterministic.
+  const auto more_likely = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  if (options_.temperature == 0) {
+    int32_t best = 0;
+    for (int32_t i = 1; i < vocab_; ++i)
+      if (more_likely(i, best)) best = i;
+    return best;
+  }
+  std::iota(order_.begin(), order_.end(), 0);
+  int64_t kept = vocab_;
+  if (options_.top_k > 0 && options_.top_k < vocab_) {
+    kept = options_.top_k;
+    std::nth_element(order_.begin(), order_.begin() + kept - 1, order_.end(), more_likely);
+  }
+  if (options_.top_p < 1) std::sort(order_.begin(), order_.begin() + kept, more_likely);
+
+  // p_i proportional to exp((l_i - l_max) / temperature), in double.
+  float max_logit = logits[order_[0]];
+  for (int64_t i = 1; i < kept; ++i) max_logit = std::max(max_logit, logits[order_[i]]);
+  double total = 0;
+  for (int64_t i = 0; i < kept; ++i)
+    total += (weights_[i] = std::exp((static_cast<double>(logits[order_[i]]) - max_logit) / options_.temperature));
+  if (options_.top_p < 1) {  // the shortest most-likely prefix holding top_p of the mass
+    double mass = 0;
+    int64_t n = 0;
+    while (n < kept && mass < options_.top_p * total) mass += weights_[n++];
+    kept = n;
+    total = mass;
+  }
+  const double u = rng_.uniform() * total;
+  double cumulative = 0;
+  for (int64_t i = 0; i < kept; ++i) {
+    cumulative += weights_[i];
+    if (u < cumulative) return order_[i];
+  }
+  return order_[kept - 1];  // u within rounding of the total
+}
+
+}  // namespace difftx

@@ -1,0 +1,105 @@
+// Sampling: greedy is the argmax whatever the seed; a seed fixes the draws; temperature, top-k
+// and top-p give the distributions they promise (frequencies over many seeded draws against
+// the renormalised probabilities computed here in double).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include "core/error.h"
+#include "infer/sampler.h"
+
+namespace difftx {
+namespace {
+
+// Frequencies of each id over n draws.
+std::map<int32_t, double> frequencies(Sampler& s, const std::vector<float>& logits, int n) {
+  std::map<int32_t, double> f;
+  for (int i = 0; i < n; ++i) f[s.sample(logits.data())] += 1.0 / n;
+  return f;
+}
+
+// softmax(logits / temperature) restricted to `ids`, renormalised.
+std::map<int32_t, double> expected(const std::vector<float>& logits, double temperature, const std::vector<int32_t>& ids) {
+  std::map<int32_t, double> p;
+  double total = 0;
+  for (int32_t id : ids) total += (p[id] = std::exp(logits[id] / temperature));
+  for (auto& [id, v] : p) v /= total;
+  return p;
+}
+
+void expect_distribution(const std::map<int32_t, double>& got, const std::map<int32_t, double>& want) {
+  for (const auto& [id, f] : got) EXPECT_TRUE(want.count(id)) << "drew id " << id << ", outside the kept set";
+  // 20000 draws: a frequency's standard deviation is at most 0.0035; 0.015 is over 4 of them.
+  for (const auto& [id, p] : want) EXPECT_NEAR(got.count(id) ? got.at(id) : 0.0, p, 0.015) << "id " << id;
+}
+
+const std::vector<float> kLogits = {0.1f, 2.0f, -1.0f, 1.5f, 1.5f, 0.7f, -3.0f, 1.0f};
+
+TEST(Sampler, GreedyIsTheArgmaxWithTheLowestIdAmongEquals) {
+  for (uint64_t seed : {1, 2, 3}) {
+    Sampler s({0.0, 0, 1.0, seed}, 8);
+    EXPECT_EQ(s.sample(kLogits.data()), 1);
+  }
+  const std::vector<float> tie = {0.5f, 3.0f, 3.0f, 1.0f};
+  Sampler s({0.0, 0, 1.0, 9}, 4);
+  EXPECT_EQ(s.sample(tie.data()), 1);
+  // Ids past the sampler's vocabulary (model columns the tokenizer lacks) are never chosen.
+  Sampler narrow({0.0, 0, 1.0, 9}, 3);
+  const std::vector<float> big_tail = {0.0f, 0.5f, 0.2f, 9.0f};
+  EXPECT_EQ(narrow.sample(big_tail.data()), 1);
+}
+
+TEST(Sampler, TheSeedFixesTheDraws) {
+  auto draws = [](uint64_t seed) {
+    Sampler s({1.0, 0, 0.9, seed}, 8);
+    std::vector<int32_t> out;
+    for (int i = 0; i < 200; ++i) out.push_back(s.sample(kLogits.data()));
+    return out;
+  };
+  EXPECT_EQ(draws(42), draws(42));
+  EXPECT_NE(draws(42), draws(43));
+}
+
+TEST(Sampler, TemperatureScalesTheSoftmax) {
+  for (double temperature : {0.5, 1.0, 2.0}) {
+    Sampler s({temperature, 0, 1.0, 7}, 8);
+    expect_distribution(frequencies(s, kLogits, 20000), expected(kLogits, temperature, {0, 1, 2, 3, 4, 5, 6, 7}));
+  }
+}
+
+TEST(Sampler, TopKKeepsTheKMostLikely) {
+  Sampler s({1.0, 3, 1.0, 8}, 8);
+  expect_distribution(frequencies(s, kLogits, 20000), expected(kLogits, 1.0, {1, 3, 4}));
+  Sampler one({1.0, 1, 1.0, 8}, 8);  // top-1 is greedy
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(one.sample(kLogits.data()), 1);
+}
+
+TEST(Sampler, TopPKeepsTheShortestPrefixHoldingP) {
+  // Probabilities 0.5, 0.3, 0.15, 0.05 (ids 2, 0, 3, 1): p = 0.7 keeps {2, 0} (0.5 < 0.7 <= 0.8).
+  const std::vector<float> logits = {std::log(0.3f), std::log(0.05f), std::log(0.5f), std::log(0.15f)};
+  Sampler s({1.0, 0, 0.7, 4}, 4);
+  expect_distribution(frequencies(s, logits, 20000), {{2, 0.5 / 0.8}, {0, 0.3 / 0.8}});
+  Sampler both({1.0, 3, 0.96, 4}, 4);  // top-k 3 first (drops id 1), then 0.96 of what is left
+  expect_distribution(frequencies(both, logits, 20000), expected(logits, 1.0, {2, 0, 3}));
+}
+
+TEST(Sampler, BadOptionsAndLogitsAreClearErrors) {
+  EXPECT_THROW(Sampler({-1.0, 0, 1.0, 1}, 8), Error);
+  EXPECT_THROW(Sampler({1.0, -2, 1.0, 1}, 8), Error);
+  EXPECT_THROW(Sampler({1.0, 0, 0.0, 1}, 8), Error);
+  EXPECT_THROW(Sampler({1.0, 0, 1.5, 1}, 8), Error);
+  std::vector<float> bad = kLogits;
+  bad[5] = NAN;
+  Sampler s({1.0, 0, 1.0, 1}, 8);
+  try {
+    s.sample(bad.data());
+    ADD_FAILURE() << "a NaN logit was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("token 5"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace difftx
