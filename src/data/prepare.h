@@ -1,6 +1,8 @@
 // `difftx prepare`: corpus -> (trained) tokenizer -> train/val token shards + metadata, in one
 // dataset directory (dataset.h). Deterministic: the same corpus and options give the same
-// bytes in every output file, whatever the thread count.
+// bytes in every output file, whatever the thread count. The corpus text is held in memory
+// (the validation split and the vocabulary need all of it); token ids are written as they are
+// made, a few MB of text at a time.
 #pragma once
 #include <cstdint>
 #include <filesystem>
