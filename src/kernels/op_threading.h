@@ -13,7 +13,7 @@ constexpr int64_t kParallelMinFloats = int64_t{1} << 16;
 inline bool worth_parallel(int64_t floats) { return floats >= kParallelMinFloats; }
 
 // The share [begin, end) of n columns that the calling thread owns inside a parallel region,
-// in blocks of 16 floats (one cache line), so that threads never write the same line. Used by
+// in blocks of 16 floats (a cache line of aligned data), to keep false sharing down. Used by
 // reductions over rows into a per-column buffer (gain and embedding gradients): each thread
 // sums its own columns over all rows in row order, so the result does not depend on the
 // number of threads.
