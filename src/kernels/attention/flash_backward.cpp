@@ -77,14 +77,26 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
         const float* dA_tile = dA + row0 * dvw;
         const float* k_tile = Kt + ((b * L.key_heads + kh) * tiles + kt) * d * kTile;
         float* dK_head = dK + (kh - g * kpg) * kTile * d;
-        tile_gemm(path, nq, kTile, d, q_tile, d, 1, k_tile, kTile, P, kTile, false);  // S = Q K^T
-        softmax_recompute(path, nq, P, qt == kt, saved.lse + row0);
-        tile_gemm(path, nq, kTile, dvw, dA_tile, dvw, 1, v_tile, kTile, dS, kTile, false);  // dP = dA V^T
-        softmax_grad(path, nq, P, dS, D + row0, static_cast<float>(scale));
-        tile_gemm(path, nk, dvw, nq, P, 1, kTile, dA_tile, dvw, dV, dvw, true);  // dV += P^T dA
-        tile_gemm(path, nk, d, nq, dS, 1, kTile, q_tile, d, dK_head, d, true);   // dK += dS^T Q
-        tile_gemm(path, nq, d, nk, dS, kTile, 1, k + (b * T + k0) * kw + kh * d, kw,
-                  dq_target + (b * T + q0) * qw + j * d, qw, true);  // dQ += dS K
+        const bool diag = qt == kt;
+        for_each_band(nq, diag, [&](int64_t r0, int64_t r1) {  // S = Q K^T and dP = dA V^T
+          const int64_t cols = score_columns(diag ? r1 : nk);
+          tile_gemm(path, r1 - r0, cols, d, q_tile + r0 * d, d, 1, k_tile, kTile, P + r0 * kTile, kTile, false);
+          tile_gemm(path, r1 - r0, cols, dvw, dA_tile + r0 * dvw, dvw, 1, v_tile, kTile, dS + r0 * kTile, kTile,
+                    false);
+        });
+        softmax_recompute(path, nq, P, diag, saved.lse + row0);
+        softmax_grad(path, nq, P, dS, diag, D + row0, static_cast<float>(scale));
+        for_each_band(nk, diag, [&](int64_t c0, int64_t c1) {  // key rows [c0, c1) are seen by queries [first, nq)
+          const int64_t first = diag ? c0 : 0;
+          tile_gemm(path, c1 - c0, dvw, nq - first, P + first * kTile + c0, 1, kTile, dA_tile + first * dvw, dvw,
+                    dV + c0 * dvw, dvw, true);  // dV += P^T dA
+          tile_gemm(path, c1 - c0, d, nq - first, dS + first * kTile + c0, 1, kTile, q_tile + first * d, d,
+                    dK_head + c0 * d, d, true);  // dK += dS^T Q
+        });
+        for_each_band(nq, diag, [&](int64_t r0, int64_t r1) {  // dQ += dS K
+          tile_gemm(path, r1 - r0, d, diag ? r1 : nk, dS + r0 * kTile, kTile, 1, k + (b * T + k0) * kw + kh * d, kw,
+                    dq_target + (b * T + q0 + r0) * qw + j * d, qw, true);
+        });
       }
     }
     for (int64_t c = 0; c < nk; ++c) {

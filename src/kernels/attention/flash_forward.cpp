@@ -76,11 +76,19 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
           const int64_t j = g * m + jj;
           const float* q_tile = Qp + ((b * maps + j) * T + q0) * d;
           const float* k_tile = Kt + ((b * L.key_heads + L.key_head(j)) * tiles + kt) * d * kTile;
-          tile_gemm(path, nq, kTile, d, q_tile, d, 1, k_tile, kTile, S, kTile, false);  // S = Q K^T
-          softmax_online_step(path, nq, S, kt == qt, row_max + jj * kTile, row_sum + jj * kTile,
-                              alpha + jj * kTile);
-          tile_gemm(path, nq, dv, nk, S, kTile, 1, v_tile, vw, O + jj * kTile * dv, dv, true,
-                    alpha + jj * kTile);  // O = alpha * O + P V
+          float* o = O + jj * kTile * dv;
+          const bool diag = kt == qt;
+          for_each_band(nq, diag, [&](int64_t r0, int64_t r1) {  // S = Q K^T
+            const int64_t keys = diag ? r1 : nk;
+            tile_gemm(path, r1 - r0, score_columns(keys), d, q_tile + r0 * d, d, 1, k_tile, kTile,
+                      S + r0 * kTile, kTile, false);
+          });
+          softmax_online_step(path, nq, S, diag, row_max + jj * kTile, row_sum + jj * kTile, alpha + jj * kTile);
+          for_each_band(nq, diag, [&](int64_t r0, int64_t r1) {  // O = alpha * O + P V
+            const int64_t keys = diag ? r1 : nk;
+            tile_gemm(path, r1 - r0, dv, keys, S + r0 * kTile, kTile, 1, v_tile, vw, o + r0 * dv, dv, true,
+                      alpha + jj * kTile + r0);
+          });
         }
       }
       for (int64_t jj = 0; jj < m; ++jj) {

@@ -17,6 +17,20 @@
 namespace difftx::flash {
 
 constexpr int64_t kTile = 64;  // query and key tile (rows of Q, rows of K) of the flash loops
+constexpr int64_t kBand = 16;  // row band of the causal diagonal tile
+
+// Splits n tile rows into bands for fn(b0, b1). On the causal diagonal tile (query tile == key
+// tile) bands are kBand rows, so that a product can skip the masked triangle: query rows
+// [b0, b1) see keys [0, b1), key rows [b0, b1) are seen by queries [b0, n). Off the diagonal
+// there is one band of all rows.
+template <typename Fn>
+void for_each_band(int64_t n, bool diag, Fn&& fn) {
+  const int64_t step = diag ? kBand : n;
+  for (int64_t b0 = 0; b0 < n; b0 += step) fn(b0, b0 + step < n ? b0 + step : n);
+}
+
+// Score tile columns that cover `keys` keys on the vector path (a multiple of 16, <= kTile).
+inline int64_t score_columns(int64_t keys) { return (keys + 15) / 16 * 16; }
 
 struct MapLayout {
   explicit MapLayout(const AttentionDims& dims);

@@ -2,7 +2,60 @@
 
 #include <algorithm>
 
+#ifdef __AVX512F__
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC PR 105593, see flash_tile.cpp
+#include <immintrin.h>
+#endif
+
 namespace difftx::flash {
+namespace {
+
+#ifdef __AVX512F__
+// Transposes a 16 x 16 block in registers: rows[k][n] -> column n written to out + n * out_stride.
+// Three shuffle stages: pairs of rows (unpack), quads within 128-bit lanes (shuffle_ps), then
+// the 4 x 4 grid of 128-bit lanes (shuffle_f32x4).
+inline void transpose16(const __m512 (&rows)[16], float* out, int64_t out_stride) {
+  __m512 t[16], u[16];
+  for (int m = 0; m < 8; ++m) {
+    t[2 * m] = _mm512_unpacklo_ps(rows[2 * m], rows[2 * m + 1]);
+    t[2 * m + 1] = _mm512_unpackhi_ps(rows[2 * m], rows[2 * m + 1]);
+  }
+  for (int p = 0; p < 4; ++p) {  // u[4p + q], lane l: column 4l + q of rows 4p .. 4p+3
+    u[4 * p + 0] = _mm512_shuffle_ps(t[4 * p], t[4 * p + 2], 0x44);
+    u[4 * p + 1] = _mm512_shuffle_ps(t[4 * p], t[4 * p + 2], 0xEE);
+    u[4 * p + 2] = _mm512_shuffle_ps(t[4 * p + 1], t[4 * p + 3], 0x44);
+    u[4 * p + 3] = _mm512_shuffle_ps(t[4 * p + 1], t[4 * p + 3], 0xEE);
+  }
+  for (int q = 0; q < 4; ++q) {
+    const __m512 v0 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0x44), v1 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0x44);
+    const __m512 v2 = _mm512_shuffle_f32x4(u[q], u[4 + q], 0xEE), v3 = _mm512_shuffle_f32x4(u[8 + q], u[12 + q], 0xEE);
+    _mm512_storeu_ps(out + (0 + q) * out_stride, _mm512_shuffle_f32x4(v0, v1, 0x88));
+    _mm512_storeu_ps(out + (4 + q) * out_stride, _mm512_shuffle_f32x4(v0, v1, 0xDD));
+    _mm512_storeu_ps(out + (8 + q) * out_stride, _mm512_shuffle_f32x4(v2, v3, 0x88));
+    _mm512_storeu_ps(out + (12 + q) * out_stride, _mm512_shuffle_f32x4(v2, v3, 0xDD));
+  }
+}
+#endif
+
+// One tile: dst[i][c] = src row c, element i (c < n; zero for n <= c < kTile).
+void transpose_tile(const float* src, int64_t src_stride, int64_t n, int64_t width, float* dst) {
+#ifdef __AVX512F__
+  if (width % 16 == 0) {
+    for (int64_t c0 = 0; c0 < kTile; c0 += 16)
+      for (int64_t i0 = 0; i0 < width; i0 += 16) {
+        __m512 rows[16];
+        for (int k = 0; k < 16; ++k)
+          rows[k] = c0 + k < n ? _mm512_loadu_ps(src + (c0 + k) * src_stride + i0) : _mm512_setzero_ps();
+        transpose16(rows, dst + i0 * kTile + c0, kTile);
+      }
+    return;
+  }
+#endif
+  for (int64_t i = 0; i < width; ++i)
+    for (int64_t c = 0; c < kTile; ++c) dst[i * kTile + c] = c < n ? src[c * src_stride + i] : 0.0f;
+}
+
+}  // namespace
 
 void pack_queries(const MapLayout& L, const float* q, float factor, float* Qp) {
   const int64_t B = L.dims.B, T = L.dims.T, d = L.dims.d, maps = L.maps;
@@ -26,14 +79,8 @@ void pack_transposed_tiles(const MapLayout& L, const float* x, int64_t heads, in
 #pragma omp parallel for schedule(static)
   for (int64_t item = 0; item < B * heads * tiles; ++item) {
     const int64_t b = item / (heads * tiles), h = item / tiles % heads, tile = item % tiles;
-    float* dst = X + item * width * kTile;
-    const int64_t t0 = tile * kTile, n = std::min(kTile, T - t0);
-    for (int64_t c = 0; c < n; ++c) {
-      const float* src = x + (b * T + t0 + c) * row + h * width;
-      for (int64_t i = 0; i < width; ++i) dst[i * kTile + c] = src[i];
-    }
-    for (int64_t c = n; c < kTile; ++c)
-      for (int64_t i = 0; i < width; ++i) dst[i * kTile + c] = 0.0f;
+    const int64_t t0 = tile * kTile;
+    transpose_tile(x + (b * T + t0) * row + h * width, row, std::min(kTile, T - t0), width, X + item * width * kTile);
   }
 }
 

@@ -59,10 +59,12 @@ void softmax_recompute_scalar(int64_t rows, float* S, bool diag, const float* ls
   }
 }
 
-void softmax_grad_scalar(int64_t rows, const float* P, float* dP, const float* D, float scale) {
-  for (int64_t r = 0; r < rows; ++r)
+void softmax_grad_scalar(int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t valid = diag ? r + 1 : kTile;
     for (int64_t c = 0; c < kTile; ++c)
-      dP[r * kTile + c] = P[r * kTile + c] * (dP[r * kTile + c] - D[r]) * scale;
+      dP[r * kTile + c] = c < valid ? P[r * kTile + c] * (dP[r * kTile + c] - D[r]) * scale : 0.0f;
+  }
 }
 
 #ifdef __AVX512F__
@@ -156,6 +158,7 @@ inline __mmask16 visible(int64_t r, int v) {
 }
 
 constexpr int kVecs = kTile / 16;
+static_assert(kVecs == 4, "the row reductions below are written for 64-key tiles");
 
 void softmax_online_step_avx512(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
   const __m512 neg_inf = _mm512_set1_ps(-INFINITY);
@@ -195,14 +198,16 @@ void softmax_recompute_avx512(int64_t rows, float* S, bool diag, const float* ls
   }
 }
 
-void softmax_grad_avx512(int64_t rows, const float* P, float* dP, const float* D, float scale) {
+void softmax_grad_avx512(int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale) {
   const __m512 vscale = _mm512_set1_ps(scale);
   for (int64_t r = 0; r < rows; ++r) {
     const __m512 d = _mm512_set1_ps(D[r]);
     for (int v = 0; v < kVecs; ++v) {
+      const __mmask16 keep = diag ? visible(r, v) : static_cast<__mmask16>(0xFFFF);
       float* g = dP + r * kTile + 16 * v;
       const __m512 p = _mm512_loadu_ps(P + r * kTile + 16 * v);
-      _mm512_storeu_ps(g, _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(_mm512_loadu_ps(g), d)), vscale));
+      const __m512 ds = _mm512_mul_ps(_mm512_mul_ps(p, _mm512_sub_ps(_mm512_loadu_ps(g), d)), vscale);
+      _mm512_storeu_ps(g, _mm512_maskz_mov_ps(keep, ds));
     }
   }
 }
@@ -238,8 +243,8 @@ void softmax_recompute(Path path, int64_t rows, float* S, bool diag, const float
   DIFFTX_FLASH_DISPATCH(softmax_recompute, rows, S, diag, lse);
 }
 
-void softmax_grad(Path path, int64_t rows, const float* P, float* dP, const float* D, float scale) {
-  DIFFTX_FLASH_DISPATCH(softmax_grad, rows, P, dP, D, scale);
+void softmax_grad(Path path, int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale) {
+  DIFFTX_FLASH_DISPATCH(softmax_grad, rows, P, dP, diag, D, scale);
 }
 
 #undef DIFFTX_FLASH_DISPATCH

@@ -33,7 +33,8 @@ void softmax_online_step(Path path, int64_t rows, float* S, bool diag, float* m,
 // S[r][c] <- 2^(S[r][c] - lse[r] * log2(e)), 0 where masked (diag: c > r).
 void softmax_recompute(Path path, int64_t rows, float* S, bool diag, const float* lse);
 
-// Backward through softmax and the score scale: dP[r][c] <- P[r][c] * (dP[r][c] - D[r]) * scale.
-void softmax_grad(Path path, int64_t rows, const float* P, float* dP, const float* D, float scale);
+// Backward through softmax and the score scale: dP[r][c] <- P[r][c] * (dP[r][c] - D[r]) * scale,
+// and 0 where masked (diag: c > r; those dP entries may be stale and are never read).
+void softmax_grad(Path path, int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale);
 
 }  // namespace difftx::flash
