@@ -18,6 +18,7 @@ namespace difftx {
 namespace {
 
 using testing::error_message;
+using testing::expect_contains;
 using testing::TempDir;
 using testing::write_bytes;
 
@@ -26,10 +27,6 @@ std::vector<std::string> entries(const std::filesystem::path& dir) {
   for (const auto& e : std::filesystem::directory_iterator(dir)) names.push_back(e.path().filename().string());
   std::sort(names.begin(), names.end());
   return names;
-}
-
-void expect_contains(const std::string& message, const std::string& part) {
-  EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected to contain: " << part;
 }
 
 TEST(AtomicFile, ReplacesTheTargetAndLeavesNothingElse) {

@@ -1,5 +1,6 @@
 // Helpers for the file-format tests: scratch directories, raw file bytes, fixture paths.
 #pragma once
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -58,6 +59,11 @@ inline std::string safetensors_bytes(std::string_view header, std::string_view d
   out.append(header);
   out.append(data);
   return out;
+}
+
+// A test failure unless `message` contains `part`.
+inline void expect_contains(const std::string& message, const std::string& part) {
+  EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected to contain: " << part;
 }
 
 // The message of the difftx::Error that f() throws, or "" when it throws none.

@@ -11,12 +11,9 @@ namespace difftx {
 namespace {
 
 using testing::error_message;
+using testing::expect_contains;
 using testing::TempDir;
 using testing::write_bytes;
-
-void expect_contains(const std::string& message, const std::string& part) {
-  EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected to contain: " << part;
-}
 
 TEST(JsonFile, WritesPrettyPrintedAndReadsBack) {
   TempDir dir;

@@ -16,14 +16,11 @@ namespace difftx {
 namespace {
 
 using testing::error_message;
+using testing::expect_contains;
 using testing::fixture_path;
 using testing::TempDir;
 using testing::write_bytes;
 using Shape = std::vector<int64_t>;
-
-void expect_contains(const std::string& message, const std::string& part) {
-  EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected to contain: " << part;
-}
 
 // An npy 1.0 file image with the given header dict text (padded with a newline) and data.
 std::string npy_bytes(const std::string& dict, std::string_view data) {

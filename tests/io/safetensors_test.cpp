@@ -22,6 +22,7 @@ namespace difftx {
 namespace {
 
 using testing::error_message;
+using testing::expect_contains;
 using testing::fixture_path;
 using testing::safetensors_bytes;
 using testing::TempDir;
@@ -30,10 +31,6 @@ using Shape = std::vector<int64_t>;
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
-
-void expect_contains(const std::string& message, const std::string& part) {
-  EXPECT_NE(message.find(part), std::string::npos) << "message: " << message << "\nexpected to contain: " << part;
 }
 
 TEST(Safetensors, WriteThenReadRoundTripsF32AndI32BitForBit) {
