@@ -1,0 +1,48 @@
+// `difftx eval`: validation loss and perplexity of a model directory on prepared data.
+#include <algorithm>
+#include <cstdio>
+
+#include "cli/command.h"
+#include "eval/perplexity.h"
+#include "model/model_io.h"
+
+namespace difftx::cli {
+namespace {
+
+int run_eval(Args& args) {
+  const std::string dir = args.require("model");
+  const std::string data_dir = args.require("data");
+  PerplexityOptions o;
+  o.seq_len = args.get_int("seq-len", o.seq_len);
+  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
+  o.max_batches = args.get_int("max-batches", o.max_batches);
+  const bool quiet = args.flag("quiet");
+  args.finish();
+  const Model model = load_model_dir(dir);
+  if (!quiet)
+    o.progress = [](const PerplexityProgress& p) {
+      const double rate = p.tokens / std::max(p.seconds, 1e-9);
+      const double eta = p.seconds / p.batches_done * (p.batches_total - p.batches_done);
+      std::fprintf(stderr, "\reval batch %lld/%lld | loss %.4f | %.0f tok/s | ETA %.0f s   ", (long long)p.batches_done,
+                   (long long)p.batches_total, p.loss, rate, eta);
+      if (p.batches_done == p.batches_total) std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+    };
+  const PerplexityResult r = evaluate_perplexity(model, data_dir, o);
+  std::printf("val loss %.4f | perplexity %.3f | %lld tokens in %lld batches | %.1f s\n", r.loss, r.perplexity,
+              (long long)r.tokens, (long long)r.batches, r.seconds);
+  return 0;
+}
+
+}  // namespace
+
+DIFFTX_COMMAND("eval", "validation loss and perplexity of a model on prepared data",
+               "  --model DIR           a model directory (config.json + model.safetensors)\n"
+               "  --data DIR            prepared data (difftx prepare); its val split is read in order\n"
+               "  --seq-len T           tokens per window (default 256)\n"
+               "  --micro-batch B       windows per forward (default 8)\n"
+               "  --max-batches N       stop after N batches (default 0: the whole split)\n"
+               "  --quiet               no progress line",
+               run_eval);
+
+}  // namespace difftx::cli

@@ -1,0 +1,98 @@
+// `difftx generate`: sample text from a model directory, streaming it to stdout as it is made;
+// prompt and decode rates go to stderr so that stdout is only the text.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command.h"
+#include "core/error.h"
+#include "data/tokenizer_files.h"
+#include "infer/generate.h"
+#include "infer/utf8_stream.h"
+#include "model/model_io.h"
+
+namespace difftx::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The model directory's own tokenizer (difftx train copies it into every checkpoint), or the
+// one --tokenizer names; it must fit the model's vocabulary.
+data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<std::string>& override_name,
+                                     const ModelConfig& config) {
+  if (!override_name)
+    DIFFTX_CHECK(fs::exists(dir / data::kTokenizerRanksFile), dir.string(), ": no tokenizer in the model directory (",
+                 data::kTokenizerRanksFile, " and ", data::kTokenizerSidecarFile,
+                 ", which difftx train puts in every checkpoint); name one with --tokenizer");
+  data::Tokenizer tokenizer = data::load_tokenizer(override_name ? *override_name : dir.string());
+  DIFFTX_CHECK(tokenizer.vocab_size() <= config.vocab_size, "tokenizer ", tokenizer.name(), " has ",
+               tokenizer.vocab_size(), " tokens but the model in ", dir.string(), " has vocab_size ", config.vocab_size,
+               ": the tokenizer does not belong to this model");
+  return tokenizer;
+}
+
+int run_generate(Args& args) {
+  const fs::path dir = args.require("model");
+  const std::string prompt = args.require("prompt");
+  const auto tokenizer_name = args.get("tokenizer");
+  GenerateOptions o;
+  o.max_new_tokens = args.get_int("max-new-tokens", o.max_new_tokens);
+  o.context = args.get_int("context", 0);
+  o.sampling.temperature = args.get_double("temperature", o.sampling.temperature);
+  o.sampling.top_k = args.get_int("top-k", o.sampling.top_k);
+  o.sampling.top_p = args.get_double("top-p", o.sampling.top_p);
+  o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed)));
+  args.finish();
+
+  const Model model = load_model_dir(dir);
+  const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
+  const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
+  DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,
+               " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
+  // Documents in the training shards each follow an end-of-text token (data/dataset.h), so the
+  // prompt does too: the model continues it as the start of a document.
+  std::vector<int32_t> ids = {tokenizer.end_of_text()};
+  tokenizer.encode_append(prompt, ids);
+  DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
+               " tokens (with the leading end-of-text token), longer than the context of ", context, " tokens");
+  o.sample_vocab = tokenizer.vocab_size();
+  o.stop_token = tokenizer.end_of_text();
+
+  std::fwrite(prompt.data(), 1, prompt.size(), stdout);
+  std::fflush(stdout);
+  Utf8Stream text;
+  const GenerateResult r = generate(model, ids, o, [&](int32_t id) {
+    const std::string piece = text.push(tokenizer.decode({&id, 1}));
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+  });
+  const std::string tail = text.finish() + "\n";
+  std::fwrite(tail.data(), 1, tail.size(), stdout);
+  std::fflush(stdout);
+  std::fprintf(stderr, "prompt: %lld tokens in %.3f s (%.1f tok/s) | decode: %lld tokens in %.3f s (%.1f tok/s)%s\n",
+               (long long)r.prompt_tokens, r.prefill_seconds, r.prompt_tokens / std::max(r.prefill_seconds, 1e-9),
+               (long long)r.decode_steps, r.decode_seconds, r.decode_steps / std::max(r.decode_seconds, 1e-9),
+               r.stopped_at_stop_token ? " | stopped at end of text"
+               : r.context_full         ? " | stopped: context full"
+                                        : "");
+  return 0;
+}
+
+}  // namespace
+
+DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decoding)",
+               "  --model DIR           a model directory with its tokenizer (a difftx train checkpoint)\n"
+               "  --prompt TEXT         the text to continue (echoed, then the continuation streams)\n"
+               "  --max-new-tokens N    tokens to generate at most (default 128); stops early at end of text\n"
+               "  --temperature X       0 is greedy and deterministic (default 0.8)\n"
+               "  --top-k K             sample from the K most likely tokens (default 0: all)\n"
+               "  --top-p P             sample from the most likely tokens holding P of the mass (default 1: all)\n"
+               "  --seed S              sampling seed (default 1); the same seed gives the same text\n"
+               "  --context T           KV cache capacity in tokens (default max_position_embeddings)\n"
+               "  --tokenizer NAME      use this tokenizer instead of the model directory's",
+               run_generate);
+
+}  // namespace difftx::cli

@@ -1,0 +1,35 @@
+// Text generation over token ids: prefill the prompt, then sample and decode one token at a
+// time until max_new_tokens, the stop token or a full context. Timing of both phases is part
+// of the result (tokens/s for `difftx generate`).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "infer/sampler.h"
+#include "model/model.h"
+
+namespace difftx {
+
+struct GenerateOptions {
+  SamplingOptions sampling;
+  int64_t max_new_tokens = 128;
+  int64_t context = 0;      // KV cache capacity; 0: max_position_embeddings
+  int64_t sample_vocab = 0; // ids that may be drawn, [0, sample_vocab); 0: the model's vocab_size
+  int32_t stop_token = -1;  // generation ends when this id is drawn (not passed on); -1: none
+};
+
+struct GenerateResult {
+  int64_t prompt_tokens = 0;
+  int64_t new_tokens = 0;    // ids passed to on_token
+  int64_t decode_steps = 0;  // tokens run through the decode step
+  double prefill_seconds = 0, decode_seconds = 0;  // decode_seconds includes sampling
+  bool stopped_at_stop_token = false;
+  bool context_full = false;
+};
+
+// on_token(id) is called as soon as each new id is drawn (stream it from there).
+GenerateResult generate(const Model& model, std::span<const int32_t> prompt, const GenerateOptions& options,
+                        const std::function<void(int32_t)>& on_token);
+
+}  // namespace difftx

@@ -1,0 +1,78 @@
+// Generation over ids: a fixed seed reproduces the tokens, another seed changes them, greedy
+// follows the argmax of the decode logits, and the stop token and token budget end it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <vector>
+
+#include "infer/generate.h"
+#include "infer/session.h"
+#include "model/model_io.h"
+
+namespace difftx {
+namespace {
+
+const std::filesystem::path kOracle = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
+
+std::vector<int32_t> run(const Model& model, const GenerateOptions& o, GenerateResult* result = nullptr) {
+  const std::vector<int32_t> prompt = {3, 14, 15, 9};
+  std::vector<int32_t> out;
+  const GenerateResult r = generate(model, prompt, o, [&](int32_t id) { out.push_back(id); });
+  EXPECT_EQ(r.new_tokens, static_cast<int64_t>(out.size()));
+  if (result) *result = r;
+  return out;
+}
+
+TEST(Generate, TheSeedReproducesTheTokensForEveryVariant) {
+  for (const char* name : {"baseline", "diff", "diff2"}) {
+    const Model model = load_model_dir(kOracle / name);
+    GenerateOptions o;
+    o.sampling = {1.0, 0, 0.95, 42};
+    o.max_new_tokens = 40;
+    const auto a = run(model, o), b = run(model, o);
+    EXPECT_EQ(a.size(), 40u) << name;
+    EXPECT_EQ(a, b) << name;
+    o.sampling.seed = 43;
+    EXPECT_NE(run(model, o), a) << name;
+  }
+}
+
+TEST(Generate, GreedyFollowsTheArgmaxOfTheDecodeLogits) {
+  const Model model = load_model_dir(kOracle / "diff_gqa2");
+  GenerateOptions o;
+  o.sampling.temperature = 0;
+  o.max_new_tokens = 20;
+  const auto got = run(model, o);
+  InferenceSession session(model);
+  const std::vector<int32_t> prompt = {3, 14, 15, 9};
+  const float* logits = session.prefill(prompt);
+  for (int32_t id : got) {
+    const float* best = std::max_element(logits, logits + model.config.vocab_size);
+    ASSERT_EQ(id, best - logits);
+    logits = session.decode(id);
+  }
+}
+
+TEST(Generate, StopsAtTheStopTokenTheBudgetOrAFullContext) {
+  const Model model = load_model_dir(kOracle / "baseline");
+  GenerateOptions o;
+  o.sampling.temperature = 0;
+  o.max_new_tokens = 30;
+  const auto greedy = run(model, o);
+  o.stop_token = greedy[5];  // the first time it is drawn, generation ends without passing it on
+  GenerateResult r;
+  const auto stopped = run(model, o, &r);
+  EXPECT_TRUE(r.stopped_at_stop_token);
+  const auto first = std::find(greedy.begin(), greedy.end(), greedy[5]) - greedy.begin();
+  EXPECT_EQ(stopped, std::vector<int32_t>(greedy.begin(), greedy.begin() + first));
+  o.stop_token = -1;
+  o.context = 10;  // 4 prompt tokens: 6 decode steps fill the cache, the 7th token ends it
+  const auto full = run(model, o, &r);
+  EXPECT_TRUE(r.context_full);
+  EXPECT_EQ(full, std::vector<int32_t>(greedy.begin(), greedy.begin() + 7));
+  EXPECT_EQ(r.decode_steps, 6);
+}
+
+}  // namespace
+}  // namespace difftx
