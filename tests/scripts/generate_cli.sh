@@ -1,0 +1,52 @@
+# difftx generate and difftx eval on a briefly trained checkpoint: a fixed seed reproduces the
+# text, greedy is deterministic, the rates go to stderr, eval agrees with the trainer's own
+# validation loss on the same windows, and bad input gets clear errors.
+source "$(dirname "$0")/lib.bash"
+prepare_small_corpus
+"$difftx" train --config "$root/tests/fixtures/train/diff2.json" --data "$work/data" --out "$work/run" \
+  --steps 30 --seq-len 64 --micro-batch 8 --lr 1e-2 --warmup 5 --eval-every 0 --eval-batches 4 \
+  --checkpoint-every 0 --quiet > "$work/train.txt"
+model="$work/run/checkpoints/step_00000030"
+
+expect_error() {  # expect_error "message part" command...
+  local want="$1"; shift
+  if "$@" > "$work/out.txt" 2>&1; then echo "FAIL: '$*' succeeded"; exit 1; fi
+  grep -qF -- "$want" "$work/out.txt" || { echo "FAIL: expected '$want' in:"; cat "$work/out.txt"; exit 1; }
+}
+
+gen() { "$difftx" generate --model "$model" --prompt "The Congress" --max-new-tokens 40 "$@"; }
+gen --seed 7 --temperature 1.0 --top-k 50 --top-p 0.95 > "$work/a.txt" 2> "$work/a.err"
+gen --seed 7 --temperature 1.0 --top-k 50 --top-p 0.95 > "$work/b.txt" 2> /dev/null
+gen --seed 8 --temperature 1.0 --top-k 50 --top-p 0.95 > "$work/c.txt" 2> /dev/null
+cmp -s "$work/a.txt" "$work/b.txt" || { echo "FAIL: the same seed gave different text"; diff "$work/a.txt" "$work/b.txt"; exit 1; }
+cmp -s "$work/a.txt" "$work/c.txt" && { echo "FAIL: seeds 7 and 8 gave the same text"; exit 1; }
+grep -q "^The Congress" "$work/a.txt" || { echo "FAIL: stdout does not start with the prompt"; cat "$work/a.txt"; exit 1; }
+grep -q "decode: .* tok/s" "$work/a.err" || { echo "FAIL: no decode rate on stderr"; cat "$work/a.err"; exit 1; }
+grep -q "tok/s" "$work/a.txt" && { echo "FAIL: rates leaked into stdout"; exit 1; }
+gen --temperature 0 --seed 1 > "$work/g1.txt" 2> /dev/null
+gen --temperature 0 --seed 2 > "$work/g2.txt" 2> /dev/null
+cmp -s "$work/g1.txt" "$work/g2.txt" || { echo "FAIL: greedy decoding depends on the seed"; exit 1; }
+echo "generated: $(head -c 200 "$work/a.txt")"
+
+# eval over the trainer's validation windows (4 batches of 8 x 64) gives the trainer's val loss.
+train_val="$(sed -n 's/.*val loss \([0-9.]*\),.*/\1/p' "$work/train.txt")"
+"$difftx" eval --model "$model" --data "$work/data" --seq-len 64 --micro-batch 8 --max-batches 4 \
+  > "$work/eval.txt" 2> "$work/eval.err"
+eval_val="$(sed -n 's/^val loss \([0-9.]*\) .*/\1/p' "$work/eval.txt")"
+[ -n "$eval_val" ] && [ "$eval_val" = "$train_val" ] || { echo "FAIL: eval loss '$eval_val' vs train val loss '$train_val'"; cat "$work/eval.txt"; exit 1; }
+grep -q "eval batch 4/4" "$work/eval.err" || { echo "FAIL: no progress line"; cat "$work/eval.err"; exit 1; }
+grep -q "perplexity" "$work/eval.txt" || { echo "FAIL: no perplexity"; exit 1; }
+
+# Bad input.
+long_prompt="$(printf 'word %.0s' $(seq 1 40))"
+expect_error "longer than the context of 16 tokens" "$difftx" generate --model "$model" --prompt "$long_prompt" --context 16
+expect_error "not a model directory" "$difftx" generate --model "$work/nope" --prompt "x"
+mkdir -p "$work/bare"
+cp "$model/config.json" "$model/model.safetensors" "$work/bare/"
+expect_error "no tokenizer in the model directory" "$difftx" generate --model "$work/bare" --prompt "x"
+if [ -f "$root/data/tokenizers/cl100k_base.tiktoken" ]; then
+  expect_error "does not belong to this model" "$difftx" generate --model "$model" --prompt "x" --tokenizer cl100k_base
+fi
+expect_error "--top-p" "$difftx" generate --model "$model" --prompt "x" --top-p 0
+expect_error "data directory does not exist" "$difftx" eval --model "$model" --data "$work/nope"
+echo "PASS"
