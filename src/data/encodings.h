@@ -1,6 +1,8 @@
 // The encodings difftx knows by name, with the split patterns and special tokens that
 // tiktoken (tiktoken_ext/openai_public.py) defines for them. Their ranks come from .tiktoken
-// files fetched by scripts/setup.
+// files fetched by scripts/setup. One known divergence from tiktoken's Rust regex: PCRE2's \s
+// (with UCP) also matches U+180E MONGOLIAN VOWEL SEPARATOR, which Unicode no longer counts as
+// white space, so text containing it may split differently.
 #pragma once
 #include <cstdint>
 #include <map>
