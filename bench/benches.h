@@ -11,5 +11,6 @@ int bench_attn(cli::Args& args);
 int bench_tokenizer(cli::Args& args);
 int bench_ops(cli::Args& args);
 int bench_train(cli::Args& args);
+int bench_infer(cli::Args& args);
 
 }  // namespace difftx::bench

@@ -15,6 +15,7 @@ const std::map<std::string, int (*)(Args&)>& targets() {
       {"tokenizer", bench::bench_tokenizer},
       {"ops", bench::bench_ops},
       {"train", bench::bench_train},
+      {"infer", bench::bench_infer},
   };
   return t;
 }

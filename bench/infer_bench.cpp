@@ -1,0 +1,141 @@
+// `difftx bench infer`: prefill and decode tokens/s per variant of the small and base presets
+// at contexts 512 and 4096 (random weights), the V2 / baseline decode ratio at the same kv
+// heads, and split-KV single-query attention on a long one-kv-head cache.
+//
+// Per (preset, variant, context C): prefill C - 32 tokens (the fused kernels), then 32 decode
+// steps, so decoding runs at a cache of about C tokens; best of --repeats after a warm-up. Decode GB/s counts
+// the bytes one step must read: every weight matrix once (the LM head included) and the cache.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+#include <vector>
+
+#include "benches.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/threading.h"
+#include "core/timer.h"
+#include "infer/decode_attention.h"
+#include "infer/session.h"
+#include "measure.h"
+#include "model/model.h"
+
+namespace difftx::bench {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr int64_t kDecodeSteps = 32;
+
+struct InferRate {
+  double prefill_tok_s = 0, decode_tok_s = 0;
+};
+
+// One timed run: prefill C - 32 tokens, then 32 decode steps; keeps the best rates seen.
+void time_inference(InferenceSession& session, const std::vector<int32_t>& tokens, InferRate& best) {
+  const int64_t prompt = session.context() - kDecodeSteps;
+  session.reset();
+  Timer timer;
+  session.prefill({tokens.data(), static_cast<size_t>(prompt)});
+  best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / timer.seconds());
+  timer.reset();
+  for (int64_t i = 0; i < kDecodeSteps; ++i) session.decode(tokens[prompt + i]);
+  best.decode_tok_s = std::max(best.decode_tok_s, kDecodeSteps / timer.seconds());
+}
+
+// Bytes one decode step reads at a cache of `length` tokens.
+double decode_bytes(const ModelConfig& c, int64_t length) {
+  const double head = c.tie_word_embeddings ? static_cast<double>(c.vocab_size) * c.hidden_size : 0.0;
+  const KVCache probe(c, 1);
+  return 4.0 * (c.non_embedding_parameters() + head + static_cast<double>(probe.floats_per_token()) * length);
+}
+
+std::vector<int64_t> parse_list(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(std::stoll(item));
+  return out;
+}
+
+void bench_split_kv(bool json) {
+  // One kv head, 16K keys: without splitting, one thread would read the whole cache.
+  const DecodeAttentionDims dims{AttentionKind::baseline, 8, 1, 64, 16384};
+  Rng rng(5);
+  std::vector<float> q(8 * 64), keys(dims.capacity * 64), values(dims.capacity * 64), out(8 * 64);
+  for (auto* v : {&q, &keys, &values})
+    for (auto& x : *v) x = static_cast<float>(rng.uniform(-1, 1));
+  for (int64_t max_chunks : {int64_t{1}, int64_t{0}}) {
+    DecodeAttentionScratch scratch(dims, max_chunks);
+    const Timing t = measure([&] {
+      decode_attention(dims, dims.capacity, q.data(), keys.data(), values.data(), nullptr, out.data(), scratch);
+    });
+    const double gb = 2.0 * dims.capacity * 64 * 4 / 1e9;
+    print_row(json, {str("op", "decode_attention"), str("case", "baseline H=8 Hkv=1 d=64 cache=16384"),
+                     num("chunks", decode_attention_chunks(scratch, dims.capacity), 0), num("us", t.median_ms * 1e3, 1),
+                     num("gb_s", gb / (t.median_ms * 1e-3), 1)});
+  }
+}
+
+}  // namespace
+
+int bench_infer(cli::Args& args) {
+  const bool json = args.flag("json");
+  const bool quick = args.flag("quick");
+  const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");
+  const auto contexts = parse_list(args.get("contexts", quick ? "512" : "512,4096"));
+  const int repeats = static_cast<int>(args.get_int("repeats", 2));
+  args.finish();
+  DIFFTX_CHECK(repeats >= 1, "--repeats must be positive");
+  for (int64_t c : contexts) DIFFTX_CHECK(c > kDecodeSteps, "--contexts: ", c, " must exceed ", kDecodeSteps);
+
+  print_row(json, {str("op", "setup"), num("threads", thread_count(), 0), num("decode_steps", kDecodeSteps, 0),
+                   num("repeats", repeats, 0)});
+  std::stringstream presets(presets_arg);
+  std::string preset;
+  const char* variants[] = {"baseline", "diff", "diff2"};
+  while (std::getline(presets, preset, ',')) {
+    std::vector<Model> models;
+    for (const char* variant : variants) {
+      ModelConfig config =
+          config_from_file((fs::path(DIFFTX_SOURCE_DIR) / "configs" / preset / (std::string(variant) + ".json")).string());
+      // RoPE has no learned positions, so random-weight models may run past the preset's limit.
+      config.max_position_embeddings = std::max(config.max_position_embeddings, *std::max_element(contexts.begin(), contexts.end()));
+      models.emplace_back(config);
+      init_parameters(config, models.back().table, models.back().weights.data(), 1);
+    }
+    DIFFTX_CHECK(models[2].config.num_key_value_heads == models[0].config.num_key_value_heads, "preset ", preset,
+                 ": diff2 and baseline kv heads differ");
+    for (int64_t context : contexts) {
+      Rng rng(4);
+      std::vector<int32_t> tokens(context);
+      for (auto& t : tokens) t = static_cast<int32_t>(rng.below(models[0].config.vocab_size));
+      std::vector<InferenceSession> sessions;
+      for (const Model& m : models) {
+        sessions.emplace_back(m, context);
+        sessions.back().prefill({tokens.data(), 64});  // warm-up: thread pools, page faults
+        for (int64_t i = 0; i < 4; ++i) sessions.back().decode(tokens[64 + i]);
+      }
+      // Variants interleaved within each repeat, so that load from other processes on this
+      // shared machine falls on all of them alike; best of the repeats.
+      InferRate rates[3];
+      for (int r = 0; r < repeats; ++r)
+        for (int v = 0; v < 3; ++v) time_inference(sessions[v], tokens, rates[v]);
+      for (int v = 0; v < 3; ++v) {
+        const ModelConfig& config = models[v].config;
+        print_row(json, {str("op", "infer"), str("preset", preset), str("variant", variants[v]), num("context", context, 0),
+                         num("params_m", config.total_parameters() / 1e6, 2), num("kv_heads", config.num_key_value_heads, 0),
+                         num("prefill_tok_s", rates[v].prefill_tok_s, 0), num("decode_tok_s", rates[v].decode_tok_s, 1),
+                         num("decode_gb_s", decode_bytes(config, context) * rates[v].decode_tok_s / 1e9, 1)});
+      }
+      for (int v : {2, 1})
+        print_row(json, {str("op", "ratio"), str("preset", preset), num("context", context, 0),
+                         str("what", std::string(variants[v]) + "_decode_over_baseline"),
+                         num("value", rates[v].decode_tok_s / rates[0].decode_tok_s, 3)});
+    }
+  }
+  bench_split_kv(json);
+  return 0;
+}
+
+}  // namespace difftx::bench
