@@ -11,17 +11,35 @@
 #include "infer/decode_attention.h"
 #include "kernels/vector_math.h"
 
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
 namespace difftx {
 namespace {
 
-constexpr int64_t kBlock = 64;           // keys scored at a time (one online-softmax update)
+constexpr int64_t kBlock = 4 * kKeyTile;  // keys scored at a time (one online-softmax update)
 constexpr int64_t kMinChunkKeys = 256;   // below this, splitting a kv head costs more than it saves
 
-inline float dot(const float* a, const float* b, int64_t n) {
-  float s = 0;
-#pragma omp simd reduction(+ : s)
-  for (int64_t i = 0; i < n; ++i) s += a[i] * b[i];
-  return s;
+// scores[lane] = q . key(t0 + lane) over one tile of kKeyTile keys: `width` broadcast FMAs
+// down the tile's columns (tile row x holds column x of the 16 keys), four partial sums.
+inline void score_tile(const float* q, const float* tile, int64_t width, float* scores) {
+#ifdef __AVX512F__
+  static_assert(kKeyTile == 16);
+  __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  int64_t x = 0;
+  for (; x + 4 <= width; x += 4)
+    for (int u = 0; u < 4; ++u)
+      acc[u] = _mm512_fmadd_ps(_mm512_set1_ps(q[x + u]), _mm512_loadu_ps(tile + (x + u) * kKeyTile), acc[u]);
+  for (; x < width; ++x) acc[0] = _mm512_fmadd_ps(_mm512_set1_ps(q[x]), _mm512_loadu_ps(tile + x * kKeyTile), acc[0]);
+  _mm512_storeu_ps(scores, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+#else
+  float s[kKeyTile] = {};
+  for (int64_t x = 0; x < width; ++x)
+#pragma omp simd
+    for (int64_t lane = 0; lane < kKeyTile; ++lane) s[lane] += q[x] * tile[x * kKeyTile + lane];
+  for (int64_t lane = 0; lane < kKeyTile; ++lane) scores[lane] = s[lane];
+#endif
 }
 
 // One work item's view of its scratch: unnormalised outputs, running max and sum per map.
@@ -35,22 +53,23 @@ ItemState item_state(float* base, int64_t M, int64_t vw) {
   return {base, base + M * vw, base + M * vw + M, base + M * vw + 2 * M};
 }
 
-// Online softmax over keys [begin, end) of kv head g for all M maps sharing it.
+// Online softmax over keys [begin, end) of kv head g for all M maps sharing it; begin is a
+// multiple of kKeyTile.
 void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, const float* q_scaled,
                   const float* keys, const float* values, ItemState st) {
-  const int64_t M = a.maps_per_kv_head(), d = a.d, kw = a.key_width(), vw = a.value_width();
+  const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width();
   const bool diff = a.kind == AttentionKind::diff;
   const float* qg = q_scaled + g * M * d;
-  const float* K = keys + g * a.capacity * kw;
   const float* V = values + g * a.capacity * vw;
   std::fill(st.acc, st.acc + M * vw, 0.0f);
   std::fill(st.mx, st.mx + M, -std::numeric_limits<float>::infinity());
   std::fill(st.sum, st.sum + M, 0.0f);
   for (int64_t t0 = begin; t0 < end; t0 += kBlock) {
     const int64_t nb = std::min(kBlock, end - t0);
-    for (int64_t j = 0; j < nb; ++j) {
-      const float* krow = K + (t0 + j) * kw;
-      for (int64_t m = 0; m < M; ++m) st.scores[m * kBlock + j] = dot(qg + m * d, krow + (diff ? (m & 1) * d : 0), d);
+    for (int64_t j = 0; j < nb; j += kKeyTile) {
+      const float* tile = keys + key_offset(a, g, t0 + j, 0);
+      for (int64_t m = 0; m < M; ++m)  // diff: odd maps (q2) read the tile's k2 rows
+        score_tile(qg + m * d, tile + (diff ? (m & 1) * d * kKeyTile : 0), d, st.scores + m * kBlock + j);
     }
     for (int64_t m = 0; m < M; ++m) {
       float* s = st.scores + m * kBlock;
@@ -172,7 +191,9 @@ void decode_attention(const DecodeAttentionDims& a, int64_t length, const float*
     for (int64_t item = 0; item < items; ++item) {
       const int64_t g = item / chunks, c = item % chunks;
       float* base = scratch.items.data() + (g * scratch.max_chunks + c) * scratch.item_floats;
-      attend_chunk(a, g, c * length / chunks, (c + 1) * length / chunks, qs, keys, values, item_state(base, M, vw));
+      const int64_t tiles = (length + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
+      attend_chunk(a, g, c * tiles / chunks * kKeyTile, std::min(length, (c + 1) * tiles / chunks * kKeyTile), qs,
+                   keys, values, item_state(base, M, vw));
     }
 #pragma omp for schedule(static)
     for (int64_t g = 0; g < a.Hkv; ++g) merge_and_combine(a, g, chunks, lambda, scratch, out);

@@ -2,7 +2,9 @@
 // SPEC §2: the decode step's attention, one new token attending to positions [0, length).
 //
 //   q       one token's query row after RoPE, [q_width] as the projection lays it out
-//   keys    one layer's cached keys,   [Hkv][capacity][key_width]
+//   keys    one layer's cached keys in tiles of kKeyTile positions, transposed within a tile:
+//           element x of position t of kv head g at key_offset(dims, g, t, x), so that a query
+//           scores 16 keys with key_width broadcast FMAs and no horizontal sums
 //   values  one layer's cached values, [Hkv][capacity][value_width]
 //   lambda  baseline: unused; diff: the layer's scalar lambda (Eq. 2); diff2: [H] logits of
 //           this token (sigmoid applied here, SPEC §2.3)
@@ -31,6 +33,14 @@ struct DecodeAttentionDims {
   int64_t value_width() const;       // d, or 2d for diff
   AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d}; }
 };
+
+constexpr int64_t kKeyTile = 16;
+inline int64_t key_tiles(const DecodeAttentionDims& a) { return (a.capacity + kKeyTile - 1) / kKeyTile; }
+// Floats of one layer's keys, [Hkv][key_tiles][key_width][kKeyTile].
+inline int64_t key_floats(const DecodeAttentionDims& a) { return a.Hkv * key_tiles(a) * a.key_width() * kKeyTile; }
+inline int64_t key_offset(const DecodeAttentionDims& a, int64_t g, int64_t t, int64_t x) {
+  return ((g * key_tiles(a) + t / kKeyTile) * a.key_width() + x) * kKeyTile + t % kKeyTile;
+}
 
 // Scratch planned once per shape: per work item, the partial outputs and statistics of every
 // map, and a block of scores. No allocation happens per call.

@@ -10,14 +10,13 @@ namespace {
 
 // softmax(q . k_t / sqrt(d)) over t < length, then sum_t p_t v_t: one map's output, width vw.
 std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const float* q, const float* keys,
-                           int64_t g, int64_t key_offset, const float* values) {
-  const int64_t d = a.d, kw = a.key_width(), vw = a.value_width();
+                           int64_t g, int64_t first_column, const float* values) {
+  const int64_t d = a.d, vw = a.value_width();
   std::vector<double> scores(length);
   double mx = -INFINITY;
   for (int64_t t = 0; t < length; ++t) {
-    const float* k = keys + (g * a.capacity + t) * kw + key_offset;
     double s = 0;
-    for (int64_t x = 0; x < d; ++x) s += static_cast<double>(q[x]) * k[x];
+    for (int64_t x = 0; x < d; ++x) s += static_cast<double>(q[x]) * keys[difftx::key_offset(a, g, t, first_column + x)];
     scores[t] = s / std::sqrt(static_cast<double>(d));
     mx = std::max(mx, scores[t]);
   }

@@ -11,7 +11,8 @@ KVCache::KVCache(const ModelConfig& config, int64_t capacity_)
       layers(config.num_hidden_layers),
       kv_heads(config.num_key_value_heads),
       key_width(config.attention == AttentionKind::diff ? 2 * config.head_dim : config.head_dim),
-      value_width(config.attention == AttentionKind::diff ? 2 * config.head_dim : config.head_dim) {
+      value_width(config.attention == AttentionKind::diff ? 2 * config.head_dim : config.head_dim),
+      dims{config.attention, config.num_attention_heads, config.num_key_value_heads, config.head_dim, capacity_} {
   DIFFTX_CHECK(capacity >= 1 && capacity <= config.max_position_embeddings, "KV cache: context ", capacity,
                " must be in [1, max_position_embeddings = ", config.max_position_embeddings, "]");
   storage_.resize(layers * layer_floats());
@@ -25,8 +26,8 @@ void KVCache::store(int64_t layer, int64_t pos, int64_t n, const float* k, const
   float* V = values(layer);
   for (int64_t t = 0; t < n; ++t)
     for (int64_t g = 0; g < kv_heads; ++g) {
-      std::memcpy(K + (g * capacity + pos + t) * key_width, k + (t * kv_heads + g) * key_width,
-                  sizeof(float) * key_width);
+      const float* kt = k + (t * kv_heads + g) * key_width;
+      for (int64_t x = 0; x < key_width; ++x) K[key_offset(dims, g, pos + t, x)] = kt[x];
       std::memcpy(V + (g * capacity + pos + t) * value_width, v + (t * kv_heads + g) * value_width,
                   sizeof(float) * value_width);
     }

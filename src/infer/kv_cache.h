@@ -1,7 +1,7 @@
 // The key/value cache of incremental decoding: per layer, the post-RoPE keys and the values of
-// every position so far, preallocated for `capacity` tokens. Layout per layer is head-major,
-// [Hkv][capacity][width], so that single-query attention reads each kv head's keys as one
-// contiguous run:
+// every position so far, preallocated for `capacity` tokens, in the layout single-query
+// attention reads (decode_attention.h): keys in transposed tiles of 16 positions, values
+// [Hkv][capacity][width]. Per kv head and token:
 //   baseline, diff2: key width d, value width d (SPEC §2.1, §2.3: V2 stores exactly what a
 //                    baseline with the same kv heads stores);
 //   diff:            key width 2d ([k1 | k2] of the kv head, SPEC §2.2), value width 2d.
@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "core/buffer.h"
+#include "infer/decode_attention.h"
 #include "model/config.h"
 
 namespace difftx {
@@ -22,10 +23,12 @@ struct KVCache {
   int64_t layers, kv_heads;
   int64_t key_width, value_width;  // per kv head and token
 
+  DecodeAttentionDims dims;  // the layout's shape (capacity included)
+
   float* keys(int64_t layer) { return storage_.data() + layer * layer_floats(); }
-  float* values(int64_t layer) { return keys(layer) + kv_heads * capacity * key_width; }
+  float* values(int64_t layer) { return keys(layer) + key_floats(dims); }
   const float* keys(int64_t layer) const { return storage_.data() + layer * layer_floats(); }
-  const float* values(int64_t layer) const { return keys(layer) + kv_heads * capacity * key_width; }
+  const float* values(int64_t layer) const { return keys(layer) + key_floats(dims); }
 
   // Stores n tokens of one layer at positions [pos, pos + n), from token-major rows as the
   // projections produce them: k [n, Hkv * key_width] (after RoPE), v [n, Hkv * value_width].
@@ -36,7 +39,7 @@ struct KVCache {
   int64_t floats_per_token() const { return layers * kv_heads * (key_width + value_width); }
 
  private:
-  int64_t layer_floats() const { return kv_heads * capacity * (key_width + value_width); }
+  int64_t layer_floats() const { return key_floats(dims) + kv_heads * capacity * value_width; }
   Buffer<float> storage_;
 };
 

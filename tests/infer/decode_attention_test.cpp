@@ -27,12 +27,12 @@ struct DecodeCase {
     DecodeCase c{dims, length, {}, {}, {}, {}};
     Rng rng(seed);
     c.q = testing::random_vector(dims.attention_dims().q_width(), rng, -3, 3);  // sharp maps
-    c.keys.assign(Hkv * dims.capacity * dims.key_width(), std::numeric_limits<float>::quiet_NaN());
+    c.keys.assign(key_floats(dims), std::numeric_limits<float>::quiet_NaN());
     c.values.assign(Hkv * dims.capacity * dims.value_width(), std::numeric_limits<float>::quiet_NaN());
     for (int64_t g = 0; g < Hkv; ++g)
       for (int64_t t = 0; t < length; ++t) {
         for (int64_t x = 0; x < dims.key_width(); ++x)
-          c.keys[(g * dims.capacity + t) * dims.key_width() + x] = static_cast<float>(rng.uniform(-1, 1));
+          c.keys[key_offset(dims, g, t, x)] = static_cast<float>(rng.uniform(-1, 1));
         for (int64_t x = 0; x < dims.value_width(); ++x)
           c.values[(g * dims.capacity + t) * dims.value_width() + x] = static_cast<float>(rng.uniform(-1, 1));
       }
@@ -92,11 +92,11 @@ TEST(DecodeAttention, ReferenceEqualsLastRowOfPrefillReference) {
       std::vector<float> out(T * full.out_width());
       attention_forward_reference(full, q.data(), k.data(), v.data(), lambda.empty() ? nullptr : lambda.data(),
                                   out.data());
-      std::vector<float> keys(Hkv * T * dims.key_width()), values(Hkv * T * dims.value_width());
+      std::vector<float> keys(key_floats(dims)), values(Hkv * T * dims.value_width());
       for (int64_t t = 0; t < T; ++t)
         for (int64_t g = 0; g < Hkv; ++g) {
           for (int64_t x = 0; x < dims.key_width(); ++x)
-            keys[(g * T + t) * dims.key_width() + x] = k[t * full.k_width() + g * dims.key_width() + x];
+            keys[key_offset(dims, g, t, x)] = k[t * full.k_width() + g * dims.key_width() + x];
           for (int64_t x = 0; x < dims.value_width(); ++x)
             values[(g * T + t) * dims.value_width() + x] = v[t * full.v_width() + g * dims.value_width() + x];
         }
