@@ -42,6 +42,33 @@ inline void score_tile(const float* q, const float* tile, int64_t width, float* 
 #endif
 }
 
+// acc[vw] += sum over j < nb of p[j] v[j], v row-major [nb][vw]. With AVX-512, each 16-wide
+// strip of acc stays in registers across the keys (four independent FMA chains), instead of a
+// load-FMA-store round trip per key.
+inline void accumulate_values(const float* p, const float* v, int64_t nb, int64_t vw, float* acc) {
+#ifdef __AVX512F__
+  if (vw % 16 == 0) {
+    for (int64_t x0 = 0; x0 < vw; x0 += 16) {
+      __m512 a0 = _mm512_loadu_ps(acc + x0), a1 = _mm512_setzero_ps(), a2 = _mm512_setzero_ps(),
+             a3 = _mm512_setzero_ps();
+      int64_t j = 0;
+      for (; j + 4 <= nb; j += 4) {
+        a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_loadu_ps(v + j * vw + x0), a0);
+        a1 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 1]), _mm512_loadu_ps(v + (j + 1) * vw + x0), a1);
+        a2 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 2]), _mm512_loadu_ps(v + (j + 2) * vw + x0), a2);
+        a3 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 3]), _mm512_loadu_ps(v + (j + 3) * vw + x0), a3);
+      }
+      for (; j < nb; ++j) a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_loadu_ps(v + j * vw + x0), a0);
+      _mm512_storeu_ps(acc + x0, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    }
+    return;
+  }
+#endif
+  for (int64_t j = 0; j < nb; ++j)
+#pragma omp simd
+    for (int64_t x = 0; x < vw; ++x) acc[x] += p[j] * v[j * vw + x];
+}
+
 // One work item's view of its scratch: unnormalised outputs, running max and sum per map.
 struct ItemState {
   float* acc;     // [M][vw]
@@ -88,15 +115,7 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
         for (int64_t x = 0; x < vw; ++x) acc[x] *= correction;
       }
     }
-    for (int64_t j = 0; j < nb; ++j) {
-      const float* vrow = V + (t0 + j) * vw;
-      for (int64_t m = 0; m < M; ++m) {
-        const float p = st.scores[m * kBlock + j];
-        float* acc = st.acc + m * vw;
-#pragma omp simd
-        for (int64_t x = 0; x < vw; ++x) acc[x] += p * vrow[x];
-      }
-    }
+    for (int64_t m = 0; m < M; ++m) accumulate_values(st.scores + m * kBlock, V + t0 * vw, nb, vw, st.acc + m * vw);
   }
 }
 
