@@ -6,18 +6,12 @@
 #include "data/corpus.h"
 #include "data/sha256.h"
 #include "data_fixtures.h"
+#include "support/testing.h"
 
 namespace difftx::data {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using difftx::testing::error_of;
 
 TEST(Corpus, ReadsTextJsonlAndDirectoriesInPathOrder) {
   testing::TempDir dir;

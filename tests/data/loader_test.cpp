@@ -15,18 +15,12 @@
 #include "data/prepare.h"
 #include "data/shard.h"
 #include "data_fixtures.h"
+#include "support/testing.h"
 
 namespace difftx::data {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using difftx::testing::error_of;
 
 // A dataset whose token at stream position i is i (vocab larger than every position), cut
 // into shards of the given sizes, for the "train" and "val" splits alike.

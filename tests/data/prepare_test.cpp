@@ -14,18 +14,12 @@
 #include "data/shard.h"
 #include "data/tokenizer_files.h"
 #include "data_fixtures.h"
+#include "support/testing.h"
 
 namespace difftx::data {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using difftx::testing::error_of;
 
 // A corpus of `docs` random documents: most as .txt files, some as JSONL lines.
 std::vector<std::string> write_corpus(const testing::TempDir& dir, int docs, uint64_t seed,

@@ -8,18 +8,12 @@
 #include "data/file_io.h"
 #include "data/shard.h"
 #include "data_fixtures.h"
+#include "support/testing.h"
 
 namespace difftx::data {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using difftx::testing::error_of;
 
 std::filesystem::path write_shard(const testing::TempDir& dir, const std::string& name,
                                   const std::vector<int32_t>& ids, int64_t vocab) {

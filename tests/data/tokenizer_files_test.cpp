@@ -7,18 +7,12 @@
 #include "data/encodings.h"
 #include "data/tokenizer_files.h"
 #include "data_fixtures.h"
+#include "support/testing.h"
 
 namespace difftx::data {
 namespace {
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using difftx::testing::error_of;
 
 // A valid rank file: the 256 bytes, then "ab" and "abc".
 std::string byte_ranks() {

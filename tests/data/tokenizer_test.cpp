@@ -8,20 +8,14 @@
 #include "data/encodings.h"
 #include "data/tokenizer_files.h"
 #include "data_fixtures.h"
+#include "support/testing.h"
 
 namespace difftx::data {
 namespace {
 
 using testing::random_text;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using difftx::testing::error_of;
 
 class EveryEncoding : public ::testing::TestWithParam<std::string> {};
 

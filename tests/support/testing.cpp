@@ -46,6 +46,15 @@ bool all_close(const std::vector<float>& a, const std::vector<float>& b, double 
   return true;
 }
 
+std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 std::vector<double> finite_difference(std::vector<double>& x, const std::function<double()>& f,
                                       double h) {
   std::vector<double> grad(x.size());

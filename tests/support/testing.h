@@ -19,6 +19,9 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b);
 bool all_close(const std::vector<float>& a, const std::vector<float>& b, double atol, double rtol,
                std::string* first_mismatch = nullptr);
 
+// The message of the difftx::Error that fn throws, or "(no error)" when it throws none.
+std::string error_of(const std::function<void()>& fn);
+
 // Central finite difference of a scalar function f(x) in double, for each element of x:
 //   (f(x + h e_i) - f(x - h e_i)) / 2h. x is restored afterwards.
 std::vector<double> finite_difference(std::vector<double>& x,
