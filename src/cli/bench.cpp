@@ -31,10 +31,14 @@ int run_bench(Args& args) {
 }  // namespace
 
 DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
-               "  difftx bench gemm [--json]   sgemm GFLOPS and the OpenBLAS kernel in use\n"
-               "  difftx bench tokenizer [--json]   encode/decode MB/s, BPE training, loader\n"
-               "  difftx bench attn [--json] [--quick]   fused attention forward/backward per variant\n"
-               "  difftx bench ops [--json]    GB/s of the fused decoder ops (norm, RoPE, ...)",
+               "  difftx bench gemm [--json]                  sgemm GFLOPS and the OpenBLAS kernel in use\n"
+               "  difftx bench attn [--json] [--quick]        fused attention forward/backward per variant\n"
+               "  difftx bench ops [--json]                   GB/s of the fused decoder ops (norm, RoPE, ...)\n"
+               "  difftx bench tokenizer [--json]             encode/decode MB/s, BPE training, loader\n"
+               "  difftx bench train [--json] [--preset P] [--seq-len T] [--micro-batch B] [--no-torch]\n"
+               "                                              training step per variant vs sgemm and PyTorch\n"
+               "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
+               "                                              prefill and decode tokens/s per variant",
                run_bench);
 
 }  // namespace difftx::cli
