@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <limits>
+#include <ostream>
 
 #include "kernels/attention/attention_case.h"
 #include "kernels/attention/flash.h"
@@ -23,6 +24,9 @@ using testing::AttentionCase;
 struct Shape {
   AttentionKind kind;
   int64_t B, T, H, Hkv, d;
+  friend void PrintTo(const Shape& s, std::ostream* os) {
+    *os << testing::describe({s.kind, s.B, s.T, s.H, s.Hkv, s.d});
+  }
 };
 
 std::vector<flash::Path> paths_for(const AttentionDims& dims) {

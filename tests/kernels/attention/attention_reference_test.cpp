@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <functional>
+#include <ostream>
 
 #include "kernels/attention/attention_case.h"
 #include "kernels/attention/flash.h"
@@ -46,11 +47,16 @@ void expect_gradient(const std::vector<double>& analytic, std::vector<double>& x
   EXPECT_GT(worst, 1e-3) << name << ": gradient is (nearly) zero, the check would be vacuous";
 }
 
-class ReferenceGradients : public ::testing::TestWithParam<AttentionKind> {};
+struct Variant {
+  AttentionKind kind;
+  friend void PrintTo(const Variant& v, std::ostream* os) { *os << attention_kind_name(v.kind); }
+};
+
+class ReferenceGradients : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(ReferenceGradients, MatchFiniteDifferencesInDouble) {
   // B = 2, T = 5, n_rep = 2, d = 4: small enough for an FD of every input element.
-  const AttentionDims dims{GetParam(), 2, 5, 2, 1, 4};
+  const AttentionDims dims{GetParam().kind, 2, 5, 2, 1, 4};
   DoubleCase c(AttentionCase::random(dims, 11, 1.5));
   std::vector<double> dq(c.q.size()), dk(c.k.size()), dv(c.v.size()), dl(c.lambda.size());
   attention_backward_reference(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda.data(), c.dout.data(), dq.data(),
@@ -62,8 +68,9 @@ TEST_P(ReferenceGradients, MatchFiniteDifferencesInDouble) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, ReferenceGradients,
-                         ::testing::Values(AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2),
-                         [](const auto& info) { return std::string(attention_kind_name(info.param)); });
+                         ::testing::Values(Variant{AttentionKind::baseline}, Variant{AttentionKind::diff},
+                                           Variant{AttentionKind::diff2}),
+                         [](const auto& info) { return std::string(attention_kind_name(info.param.kind)); });
 
 // With one token every softmax is 1: baseline gives v_g, diff (1 - lambda) v_g, diff2
 // (1 - sigmoid(logit)) v_g, for head i in kv group g = i / n_rep.
