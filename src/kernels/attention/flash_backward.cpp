@@ -34,8 +34,12 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
   const int64_t qw = dims.q_width(), kw = dims.k_width(), vw = dims.v_width();
   const int threads = thread_count();
   // Enough (batch, group) pairs keep every thread busy with whole groups, each owning its dq
-  // columns; otherwise key tiles are spread over threads that add dq into private copies.
+  // columns. Otherwise the key tiles of each group are dealt round-robin into `chunks` chunks
+  // (tile kt to chunk kt % chunks), each adding its dq share into a private copy; threads take
+  // chunks dynamically, and the copies are summed in chunk order, so the result does not depend
+  // on timing.
   const bool by_group = B * G >= 4 * threads;
+  const int64_t chunks = by_group ? 0 : std::min<int64_t>(2 * threads, tiles);
 
   ScratchLayout plan;
   const int64_t at_q = plan.reserve(B * maps * T * d);
@@ -45,7 +49,7 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
   const int64_t at_D = plan.reserve(B * maps * T);
   const int64_t at_row_dlambda = plan.reserve(B * T);
   const int64_t partial_floats = B * T * qw;
-  const int64_t at_partial = plan.reserve(by_group ? 0 : threads * partial_floats);
+  const int64_t at_partial = plan.reserve(chunks * partial_floats);
   const int64_t per_thread = 2 * kTile * kTile + kpg * kTile * d + kTile * dvw + 16 * 4;
   const int64_t at_threads = plan.reserve(threads * per_thread);
   float* base = scratch(plan.size());
@@ -109,8 +113,8 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
     }
   };
 
-  if (by_group) std::memset(dq, 0, sizeof(float) * partial_floats);
-  else std::memset(base + at_partial, 0, sizeof(float) * threads * partial_floats);
+  float* partials = base + at_partial;
+  std::memset(by_group ? dq : partials, 0, sizeof(float) * (by_group ? 1 : chunks) * partial_floats);
 #pragma omp parallel num_threads(threads)
   {
     float* own = base + at_threads + thread_index() * per_thread;
@@ -119,17 +123,16 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
       for (int64_t bg = 0; bg < B * G; ++bg)
         for (int64_t kt = 0; kt < tiles; ++kt) key_tile(bg / G, bg % G, kt, dq, own);
     } else {
-      float* partial = base + at_partial + thread_index() * partial_floats;
-      // A static round-robin over items keeps the dq sums independent of timing (deterministic).
-#pragma omp for schedule(static, 1)
-      for (int64_t item = 0; item < B * G * tiles; ++item) {  // low key tiles (most query tiles) first
-        const int64_t kt = item / (B * G), bg = item % (B * G);
-        key_tile(bg / G, bg % G, kt, partial, own);
+#pragma omp for schedule(dynamic, 1)
+      for (int64_t item = 0; item < chunks * B * G; ++item) {
+        const int64_t chunk = item / (B * G), bg = item % (B * G);
+        for (int64_t kt = chunk; kt < tiles; kt += chunks)
+          key_tile(bg / G, bg % G, kt, partials + chunk * partial_floats, own);
       }
 #pragma omp for schedule(static)
       for (int64_t i = 0; i < partial_floats; ++i) {
         float sum = 0;
-        for (int t = 0; t < threads; ++t) sum += base[at_partial + t * partial_floats + i];
+        for (int64_t c = 0; c < chunks; ++c) sum += partials[c * partial_floats + i];
         dq[i] = sum;
       }
     }
