@@ -1,74 +1,60 @@
 // A 16K-token prefill followed by decoding runs in O(T) memory: the peak resident-set growth
-// (Linux VmHWM, reset through /proc/self/clear_refs) of prefill + 32 decode steps at T = 16384
+// (Linux VmHWM, in a forked child per measurement) of prefill + 32 decode steps at T = 16384
 // against T = 2048. Linear memory grows 8x between the two; anything holding a T x T map
 // grows 64x (and one 16K x 16K float map alone is 1 GiB), so the test fails above 16x or 1 GiB.
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <string>
+#include <functional>
+#include <stdexcept>
 #include <vector>
 
 #include "core/rng.h"
 #include "infer/session.h"
 #include "model/model.h"
+#include "support/peak_memory.h"
 
 namespace difftx {
 namespace {
 
-// A field of /proc/self/status in KiB ("VmHWM"), or -1.
-int64_t status_kib(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-  return -1;
-}
-
-bool reset_peak() {
-  std::ofstream out("/proc/self/clear_refs");
-  out << "5";
-  out.flush();
-  return out.good();
+ModelConfig tiny_config(AttentionKind kind) {
+  ModelConfig c;
+  c.attention = kind;
+  c.vocab_size = 256;
+  c.hidden_size = 32;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = kind == AttentionKind::baseline ? 2 : 1;
+  c.num_key_value_heads = 1;
+  c.head_dim = 16;
+  c.intermediate_size = 64;
+  c.max_position_embeddings = 16416;
+  c.validate();
+  return c;
 }
 
 // Peak growth in KiB of a fresh session's prefill of T tokens and 32 decode steps.
-int64_t peak_growth_kib(const Model& model, int64_t T) {
-  Rng rng(T);
-  std::vector<int32_t> tokens(T + 32);
-  for (auto& t : tokens) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
-  EXPECT_TRUE(reset_peak());
-  const int64_t start = status_kib("VmHWM");
-  {
+int64_t peak_growth_kib(AttentionKind kind, int64_t T) {
+  return testing::peak_growth_kib_in_child([&](const std::function<void()>& mark) {
+    const ModelConfig c = tiny_config(kind);
+    Model model(c);
+    init_parameters(c, model.table, model.weights.data(), 1);
+    Rng rng(T);
+    std::vector<int32_t> tokens(T + 32);
+    for (auto& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab_size));
+    mark();
     InferenceSession session(model, T + 32);
     session.prefill({tokens.data(), static_cast<size_t>(T)});
     for (int64_t i = 0; i < 32; ++i) session.decode(tokens[T + i]);
-    EXPECT_EQ(session.length(), T + 32);
-  }
-  return status_kib("VmHWM") - start;
+    if (session.length() != T + 32) throw std::runtime_error("session length is not prompt + 32");
+  });
 }
 
 TEST(LongContextMemory, PrefillOf16KTokensThenDecodeGrowsLinearly) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "ASan build: shadow memory and quarantine make resident-set peaks meaningless here";
 #endif
-  if (!reset_peak() || status_kib("VmHWM") < 0) GTEST_SKIP() << "cannot reset VmHWM through /proc/self/clear_refs";
   for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
-    ModelConfig c;
-    c.attention = kind;
-    c.vocab_size = 256;
-    c.hidden_size = 32;
-    c.num_hidden_layers = 2;
-    c.num_attention_heads = kind == AttentionKind::baseline ? 2 : 1;
-    c.num_key_value_heads = 1;
-    c.head_dim = 16;
-    c.intermediate_size = 64;
-    c.max_position_embeddings = 16416;
-    c.validate();
-    Model model(c);
-    init_parameters(c, model.table, model.weights.data(), 1);
-    const int64_t small = peak_growth_kib(model, 2048), large = peak_growth_kib(model, 16384);
+    const int64_t small = peak_growth_kib(kind, 2048), large = peak_growth_kib(kind, 16384);
     std::printf("  %-8s peak growth: T=2048 %.1f MiB, T=16384 %.1f MiB (x%.1f)\n", attention_kind_name(kind),
                 small / 1024.0, large / 1024.0, static_cast<double>(large) / std::max<int64_t>(small, 1));
     EXPECT_GT(small, 0) << "VmHWM did not move: the measurement sees nothing";
