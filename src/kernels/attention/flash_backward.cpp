@@ -11,6 +11,9 @@
 
 namespace difftx {
 namespace flash {
+namespace {
+constexpr int64_t kZeroBlock = 1 << 14;  // floats zeroed per work item
+}  // namespace
 
 void backward(Path path, const AttentionDims& dims, const float* q, const float* k, const float* v,
               const float* lambda, const float* out, AttentionSaved saved, const float* dout, float* dq, float* dk,
@@ -44,6 +47,7 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
   ScratchLayout plan;
   const int64_t at_q = plan.reserve(B * maps * T * d);
   const int64_t at_k = plan.reserve(transposed_tiles_floats(L, L.key_heads, d));
+  const int64_t at_kr = plan.reserve(transposed_tiles_floats(L, L.key_heads, d));
   const int64_t at_v = plan.reserve(transposed_tiles_floats(L, G, dvw));
   const int64_t at_da = plan.reserve(B * maps * T * dvw);
   const int64_t at_D = plan.reserve(B * maps * T);
@@ -53,12 +57,9 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
   const int64_t per_thread = 2 * kTile * kTile + kpg * kTile * d + kTile * dvw + 16 * 4;
   const int64_t at_threads = plan.reserve(threads * per_thread);
   float* base = scratch(plan.size());
-  float *Qp = base + at_q, *Kt = base + at_k, *Vt = base + at_v, *dA = base + at_da, *D = base + at_D;
+  float *Qp = base + at_q, *Kt = base + at_k, *Kr = base + at_kr, *Vt = base + at_v, *dA = base + at_da;
+  float* D = base + at_D;
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  pack_queries(L, q, static_cast<float>(std::numbers::log2e * scale), Qp);
-  pack_transposed_tiles(L, k, L.key_heads, d, Kt);
-  pack_transposed_tiles(L, v, G, dvw, Vt);
-  output_grads(L, baseline ? out : saved.maps_out, lambda, dout, dA, D, base + at_row_dlambda, dlambda);
   const float dk_unscale = static_cast<float>(1.0 / (std::numbers::log2e * scale));  // Qp carries log2e/sqrt(d)
 
   // All contributions of key tile kt of (b, g): its dK and dV rows (overwritten) and its share
@@ -80,6 +81,7 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
         const float* q_tile = Qp + row0 * d;
         const float* dA_tile = dA + row0 * dvw;
         const float* k_tile = Kt + ((b * L.key_heads + kh) * tiles + kt) * d * kTile;
+        const float* k_rows = Kr + ((b * L.key_heads + kh) * tiles + kt) * kTile * d;
         float* dK_head = dK + (kh - g * kpg) * kTile * d;
         const bool diag = qt == kt;
         for_each_band(nq, diag, [&](int64_t r0, int64_t r1) {  // S = Q K^T and dP = dA V^T
@@ -98,7 +100,7 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
                     dK_head + c0 * d, d, true);  // dK += dS^T Q
         });
         for_each_band(nq, diag, [&](int64_t r0, int64_t r1) {  // dQ += dS K
-          tile_gemm(path, r1 - r0, d, diag ? r1 : nk, dS + r0 * kTile, kTile, 1, k + (b * T + k0) * kw + kh * d, kw,
+          tile_gemm(path, r1 - r0, d, diag ? r1 : nk, dS + r0 * kTile, kTile, 1, k_rows, d,
                     dq_target + (b * T + q0 + r0) * qw + j * d, qw, true);
         });
       }
@@ -114,9 +116,21 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
   };
 
   float* partials = base + at_partial;
-  std::memset(by_group ? dq : partials, 0, sizeof(float) * (by_group ? 1 : chunks) * partial_floats);
+  float* dq_sums = by_group ? dq : partials;  // zeroed, then key tiles add their dQ shares
+  const int64_t dq_floats = (by_group ? 1 : chunks) * partial_floats;
+  // One parallel region for the whole call (see flash_forward.cpp): packs and output gradients,
+  // a barrier, the key tiles.
 #pragma omp parallel num_threads(threads)
   {
+    pack_queries(L, q, static_cast<float>(std::numbers::log2e * scale), Qp);
+    pack_transposed_tiles(L, k, L.key_heads, d, Kt);
+    pack_row_tiles(L, k, L.key_heads, d, Kr);
+    pack_transposed_tiles(L, v, G, dvw, Vt);
+    output_grads(L, baseline ? out : saved.maps_out, lambda, dout, dA, D, base + at_row_dlambda, dlambda);
+#pragma omp for schedule(static) nowait
+    for (int64_t i = 0; i < dq_floats; i += kZeroBlock)
+      std::memset(dq_sums + i, 0, sizeof(float) * std::min(kZeroBlock, dq_floats - i));
+#pragma omp barrier
     float* own = base + at_threads + thread_index() * per_thread;
     if (by_group) {
 #pragma omp for schedule(dynamic, 1)
@@ -137,6 +151,7 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
       }
     }
   }
+  finish_dlambda(L, base + at_row_dlambda, dlambda);
 }
 
 }  // namespace flash

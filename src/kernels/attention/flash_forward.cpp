@@ -36,7 +36,7 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
 
   const MapLayout L(dims);
   const int64_t B = dims.B, T = dims.T, d = dims.d, dv = L.dv, maps = L.maps, G = L.groups;
-  const int64_t m = L.maps_per_group, tiles = L.tiles, vw = dims.v_width();
+  const int64_t m = L.maps_per_group, tiles = L.tiles;
   const int threads = thread_count();
 
   // Scratch: packed queries and key tiles (O(T)), then per thread one score tile and the
@@ -44,17 +44,24 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
   ScratchLayout plan;
   const int64_t at_q = plan.reserve(B * maps * T * d);
   const int64_t at_k = plan.reserve(transposed_tiles_floats(L, L.key_heads, d));
+  const int64_t at_v = plan.reserve(transposed_tiles_floats(L, G, dv));
   const int64_t per_thread = kTile * kTile + m * kTile * (dv + 3) + 16 * 5;
   const int64_t at_threads = plan.reserve(threads * per_thread);
   float* base = scratch(plan.size());
   float* Qp = base + at_q;
   float* Kt = base + at_k;
-  pack_queries(L, q, static_cast<float>(std::numbers::log2e / std::sqrt(static_cast<double>(d))), Qp);
-  pack_transposed_tiles(L, k, L.key_heads, d, Kt);
+  float* Vp = base + at_v;
+  const float q_factor = static_cast<float>(std::numbers::log2e / std::sqrt(static_cast<double>(d)));
 
+  // One parallel region for the whole call (each region start costs a wake-up of every thread,
+  // and much more when another process holds a core): the packs, a barrier, the work items.
   float* a_out = baseline ? out : saved.maps_out;  // per-map outputs, [B, T, maps, dv]
 #pragma omp parallel num_threads(threads)
   {
+    pack_queries(L, q, q_factor, Qp);
+    pack_transposed_tiles(L, k, L.key_heads, d, Kt);
+    pack_row_tiles(L, v, G, dv, Vp);
+#pragma omp barrier
     ScratchLayout mine;
     float* own = base + at_threads + thread_index() * per_thread;
     float* S = own + mine.reserve(kTile * kTile);
@@ -71,7 +78,7 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
       std::fill(row_sum, row_sum + m * kTile, 0.0f);
       for (int64_t kt = 0; kt <= qt; ++kt) {
         const int64_t k0 = kt * kTile, nk = std::min(kTile, T - k0);
-        const float* v_tile = v + (b * T + k0) * vw + g * dv;
+        const float* v_tile = Vp + ((b * G + g) * tiles + kt) * kTile * dv;
         for (int64_t jj = 0; jj < m; ++jj) {
           const int64_t j = g * m + jj;
           const float* q_tile = Qp + ((b * maps + j) * T + q0) * d;
@@ -86,7 +93,7 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
           softmax_online_step(path, nq, S, diag, row_max + jj * kTile, row_sum + jj * kTile, alpha + jj * kTile);
           for_each_band(nq, diag, [&](int64_t r0, int64_t r1) {  // O = alpha * O + P V
             const int64_t keys = diag ? r1 : nk;
-            tile_gemm(path, r1 - r0, dv, keys, S + r0 * kTile, kTile, 1, v_tile, vw, o + r0 * dv, dv, true,
+            tile_gemm(path, r1 - r0, dv, keys, S + r0 * kTile, kTile, 1, v_tile, dv, o + r0 * dv, dv, true,
                       alpha + jj * kTile + r0);
           });
         }
@@ -102,9 +109,9 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
               static_cast<float>((row_max[jj * kTile + r] + std::log2(l)) * std::numbers::ln2);
         }
       }
+      if (!baseline) pair_rows(L, a_out, lambda, out, b, q0, nq, g * m / 2, m / 2);  // this group's heads
     }
   }
-  if (!baseline) pair_forward(L, a_out, lambda, out);
 }
 
 }  // namespace flash

@@ -1,6 +1,7 @@
 #include "kernels/attention/flash_pack.h"
 
 #include <algorithm>
+#include <cstring>
 
 #ifdef __AVX512F__
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC PR 105593, see flash_tile.cpp
@@ -59,7 +60,7 @@ void transpose_tile(const float* src, int64_t src_stride, int64_t n, int64_t wid
 
 void pack_queries(const MapLayout& L, const float* q, float factor, float* Qp) {
   const int64_t B = L.dims.B, T = L.dims.T, d = L.dims.d, maps = L.maps;
-#pragma omp parallel for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int64_t bt = 0; bt < B * T; ++bt) {
     const int64_t b = bt / T, t = bt % T;
     const float* src = q + bt * maps * d;
@@ -76,11 +77,23 @@ int64_t transposed_tiles_floats(const MapLayout& L, int64_t heads, int64_t width
 
 void pack_transposed_tiles(const MapLayout& L, const float* x, int64_t heads, int64_t width, float* X) {
   const int64_t B = L.dims.B, T = L.dims.T, row = heads * width, tiles = L.tiles;
-#pragma omp parallel for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int64_t item = 0; item < B * heads * tiles; ++item) {
     const int64_t b = item / (heads * tiles), h = item / tiles % heads, tile = item % tiles;
     const int64_t t0 = tile * kTile;
     transpose_tile(x + (b * T + t0) * row + h * width, row, std::min(kTile, T - t0), width, X + item * width * kTile);
+  }
+}
+
+void pack_row_tiles(const MapLayout& L, const float* x, int64_t heads, int64_t width, float* X) {
+  const int64_t B = L.dims.B, T = L.dims.T, row = heads * width, tiles = L.tiles;
+#pragma omp for schedule(static) nowait
+  for (int64_t item = 0; item < B * heads * tiles; ++item) {
+    const int64_t b = item / (heads * tiles), h = item / tiles % heads, tile = item % tiles;
+    const int64_t t0 = tile * kTile, n = std::min(kTile, T - t0);
+    float* dst = X + item * kTile * width;
+    for (int64_t c = 0; c < n; ++c) std::memcpy(dst + c * width, x + (b * T + t0 + c) * row + h * width, sizeof(float) * width);
+    std::memset(dst + n * width, 0, sizeof(float) * (kTile - n) * width);
   }
 }
 

@@ -13,11 +13,11 @@ float pair_weight(const AttentionDims& a, const float* lambda, int64_t bt, int64
 
 }  // namespace
 
-void pair_forward(const MapLayout& L, const float* a, const float* lambda, float* out) {
-  const int64_t rows = L.dims.B * L.dims.T, H = L.dims.H, dv = L.dv;
-#pragma omp parallel for schedule(static)
-  for (int64_t bt = 0; bt < rows; ++bt)
-    for (int64_t i = 0; i < H; ++i) {
+void pair_rows(const MapLayout& L, const float* a, const float* lambda, float* out, int64_t b, int64_t t0,
+               int64_t rows, int64_t head0, int64_t heads) {
+  const int64_t H = L.dims.H, dv = L.dv;
+  for (int64_t bt = b * L.dims.T + t0; bt < b * L.dims.T + t0 + rows; ++bt)
+    for (int64_t i = head0; i < head0 + heads; ++i) {
       const float w = pair_weight(L.dims, lambda, bt, i);
       const float* a0 = a + (bt * 2 * H + 2 * i) * dv;
       const float* a1 = a0 + dv;
@@ -31,7 +31,7 @@ void output_grads(const MapLayout& L, const float* a, const float* lambda, const
   const AttentionDims& dims = L.dims;
   const bool baseline = dims.kind == AttentionKind::baseline;
   const int64_t T = dims.T, H = dims.H, maps = L.maps, dv = L.dv;
-#pragma omp parallel for schedule(static)
+#pragma omp for schedule(static) nowait
   for (int64_t bt = 0; bt < dims.B * T; ++bt) {
     const int64_t b = bt / T, t = bt % T;
     double row_sum = 0;
@@ -54,11 +54,13 @@ void output_grads(const MapLayout& L, const float* a, const float* lambda, const
     }
     row_dlambda[bt] = static_cast<float>(row_sum);
   }
-  if (dims.kind == AttentionKind::diff) {
-    double sum = 0;
-    for (int64_t bt = 0; bt < dims.B * T; ++bt) sum += row_dlambda[bt];
-    dlambda[0] = static_cast<float>(sum);
-  }
+}
+
+void finish_dlambda(const MapLayout& L, const float* row_dlambda, float* dlambda) {
+  if (L.dims.kind != AttentionKind::diff) return;
+  double sum = 0;
+  for (int64_t bt = 0; bt < L.dims.B * L.dims.T; ++bt) sum += row_dlambda[bt];
+  dlambda[0] = static_cast<float>(sum);
 }
 
 }  // namespace difftx::flash

@@ -7,17 +7,23 @@
 
 namespace difftx::flash {
 
-// diff and diff2 only.
-void pair_forward(const MapLayout& L, const float* a, const float* lambda, float* out);
+// diff and diff2 only: out_i for token rows [t0, t0 + rows) of batch b and output heads
+// [head0, head0 + heads), from a rows the caller has finished. A flash work item calls it for its
+// own query tile and group: a pair (2i, 2i+1) always lies inside one group.
+void pair_rows(const MapLayout& L, const float* a, const float* lambda, float* out, int64_t b, int64_t t0,
+               int64_t rows, int64_t head0, int64_t heads);
 
 // Everything the flash backward needs from the output side, for every variant (baseline: a = out,
 // da_j = dout_j):
 //   dA[b][j][t][0:dv] = da_j[b, t]   (packed per map, like the queries)
 //   D[b][j][t]        = <da_j[b, t], a_j[b, t]>   (FlashAttention-2's rowsum(dO o O))
-//   dlambda           = d loss / d lambda (diff: one scalar) or / d logits (diff2: [B, T, H]); overwritten.
-// row_dlambda [B*T] is scratch: diff sums its scalar gradient per token row first, then over rows
-// in a fixed order, so that the result does not depend on the thread count.
+//   dlambda           = diff2: d loss / d logits [B, T, H], overwritten
+//   row_dlambda [B*T] = diff: each token row's share of d loss / d lambda (see finish_dlambda)
+// A worksharing loop over token rows without a closing barrier, like the packs (flash_pack.h).
 void output_grads(const MapLayout& L, const float* a, const float* lambda, const float* dout, float* dA,
                   float* D, float* row_dlambda, float* dlambda);
+// diff: dlambda[0] = the sum of row_dlambda in row order, so that the result does not depend on
+// the thread count. Call once output_grads is complete on every thread. No-op for other variants.
+void finish_dlambda(const MapLayout& L, const float* row_dlambda, float* dlambda);
 
 }  // namespace difftx::flash

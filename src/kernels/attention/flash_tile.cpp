@@ -7,8 +7,10 @@
 
 #ifdef __AVX512F__
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() as the unused merge operand, which
-// -Wmaybe-uninitialized reports at every call site (GCC PR 105593, a false positive).
+// -Wmaybe-uninitialized (or, once inlined into unrolled loops, -Wuninitialized) reports at every
+// call site (GCC PR 105593, a false positive).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 #endif
 
@@ -160,30 +162,50 @@ inline __mmask16 visible(int64_t r, int v) {
 constexpr int kVecs = kTile / 16;
 static_assert(kVecs == 4, "the row reductions below are written for 64-key tiles");
 
-void softmax_online_step_avx512(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
+// R rows of softmax_online_step at once: each row's horizontal max and sum is a long dependency
+// chain, and R independent rows let the core overlap them.
+template <int R>
+inline void softmax_online_rows(int64_t r0, float* S, bool diag, float* m, float* l, float* alpha) {
   const __m512 neg_inf = _mm512_set1_ps(-INFINITY);
-  for (int64_t r = 0; r < rows; ++r) {
-    float* s = S + r * kTile;
-    __m512 x[kVecs];
-    __mmask16 keep[kVecs];
+  __m512 x[R][kVecs];
+  __mmask16 keep[R][kVecs];
+  float base[R];
+  alignas(64) float shift[16] = {};  // m_old - base of each row, for one vector 2^x
+  for (int i = 0; i < R; ++i) {
+    const int64_t r = r0 + i;
     for (int v = 0; v < kVecs; ++v) {
-      keep[v] = diag ? visible(r, v) : static_cast<__mmask16>(0xFFFF);
-      x[v] = _mm512_mask_mov_ps(neg_inf, keep[v], _mm512_loadu_ps(s + 16 * v));
+      keep[i][v] = diag ? visible(r, v) : static_cast<__mmask16>(0xFFFF);
+      x[i][v] = _mm512_mask_mov_ps(neg_inf, keep[i][v], _mm512_loadu_ps(S + r * kTile + 16 * v));
     }
-    const float mx = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(x[0], x[1]), _mm512_max_ps(x[2], x[3])));
+  }
+  for (int i = 0; i < R; ++i) {
+    const int64_t r = r0 + i;
+    const float mx = _mm512_reduce_max_ps(_mm512_max_ps(_mm512_max_ps(x[i][0], x[i][1]), _mm512_max_ps(x[i][2], x[i][3])));
     const float m_new = std::max(m[r], mx);
-    const float base = m_new == -INFINITY ? 0.0f : m_new;
-    const __m512 vbase = _mm512_set1_ps(base);
-    __m512 sum = _mm512_setzero_ps();
-    for (int v = 0; v < kVecs; ++v) {
-      const __m512 p = _mm512_maskz_mov_ps(keep[v], exp2_ps(_mm512_sub_ps(x[v], vbase)));
-      _mm512_storeu_ps(s + 16 * v, p);
-      sum = _mm512_add_ps(sum, p);
-    }
-    alpha[r] = std::exp2(m[r] - base);
-    l[r] = l[r] * alpha[r] + _mm512_reduce_add_ps(sum);
+    base[i] = m_new == -INFINITY ? 0.0f : m_new;
+    shift[i] = m[r] - base[i];  // -inf on a row's first tile: alpha ~ 2^-126, times l = O = 0
     m[r] = m_new;
   }
+  alignas(64) float scale[16];
+  _mm512_store_ps(scale, exp2_ps(_mm512_load_ps(shift)));
+  for (int i = 0; i < R; ++i) alpha[r0 + i] = scale[i];
+  for (int i = 0; i < R; ++i) {
+    const int64_t r = r0 + i;
+    const __m512 vbase = _mm512_set1_ps(base[i]);
+    __m512 sum = _mm512_setzero_ps();
+    for (int v = 0; v < kVecs; ++v) {
+      const __m512 p = _mm512_maskz_mov_ps(keep[i][v], exp2_ps(_mm512_sub_ps(x[i][v], vbase)));
+      _mm512_storeu_ps(S + r * kTile + 16 * v, p);
+      sum = _mm512_add_ps(sum, p);
+    }
+    l[r] = l[r] * alpha[r] + _mm512_reduce_add_ps(sum);
+  }
+}
+
+void softmax_online_step_avx512(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) softmax_online_rows<4>(r, S, diag, m, l, alpha);
+  for (; r < rows; ++r) softmax_online_rows<1>(r, S, diag, m, l, alpha);
 }
 
 void softmax_recompute_avx512(int64_t rows, float* S, bool diag, const float* lse) {
