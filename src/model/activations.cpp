@@ -57,6 +57,8 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
     d_att = take(N * a.out_width());
     d_att2 = take(N * a.out_width());
     d_lambda = take(std::max<int64_t>(N * H, 1));
+    subln_gain = take(2 * c.head_dim);
+    subln_gain_grad = take(2 * c.head_dim);
   };
   carve();
   arena_.resize(used);

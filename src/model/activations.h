@@ -7,6 +7,7 @@
 #include "core/buffer.h"
 #include "kernels/attention/attention.h"
 #include "model/config.h"
+#include "model/step_profile.h"
 
 namespace difftx {
 
@@ -45,6 +46,10 @@ struct Activations {
   RopeTable rope;
   // Backward scratch, reused by every layer.
   float *d_resid, *d_a, *d_b, *d_ff1, *d_ff2, *d_ff3, *d_q, *d_k, *d_v, *d_att, *d_att2, *d_lambda;
+  // diff with diff_subln: the layer's headwise gain times (1 - lambda_init), and its gradient [2d].
+  float *subln_gain, *subln_gain_grad;
+  // Opt-in: when set, the decoder adds the wall time of each phase of every call here.
+  StepProfile* profile = nullptr;
 
  private:
   Buffer<float> arena_;

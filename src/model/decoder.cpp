@@ -53,17 +53,18 @@ void decoder_forward(const Model& model, Activations& acts, const int32_t* input
   const AttentionDims a = c.attention_dims(acts.B, acts.T);
   const int64_t N = acts.N, D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
   const float eps = static_cast<float>(c.rms_norm_eps);
+  PhaseClock clock(acts.profile);
 
   embedding_forward(model.tensors.embed, inputs, acts.layers[0].x, N, D, c.vocab_size);
+  clock.lap(StepPhase::embedding);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerTensors& w = model.tensors.layers[l];
     LayerActivations& s = acts.layers[l];
     rmsnorm_forward(s.x, w.input_norm, s.h1, s.rstd1, N, D, eps);
+    clock.lap(StepPhase::rmsnorm);
     linear(s.h1, w.q_proj, s.q, N, D, a.q_width());
     linear(s.h1, w.k_proj, s.k, N, D, a.k_width());
     linear(s.h1, w.v_proj, s.v, N, D, a.v_width());
-    rope_forward(acts.rope, c.rope_style, s.q, acts.B, acts.T, a.q_width() / c.head_dim, 0);
-    rope_forward(acts.rope, c.rope_style, s.k, acts.B, acts.T, a.k_width() / c.head_dim, 0);
     const float* lambda = nullptr;
     if (c.attention == AttentionKind::diff) {
       s.lambda = static_cast<float>(diff_lambda(c, w, l));
@@ -72,25 +73,39 @@ void decoder_forward(const Model& model, Activations& acts, const int32_t* input
       linear(s.h1, w.lambda_proj, s.lambda_logits, N, D, H);
       lambda = s.lambda_logits;
     }
+    clock.lap(StepPhase::qkv_proj);
+    rope_forward(acts.rope, c.rope_style, s.q, acts.B, acts.T, a.q_width() / c.head_dim, 0);
+    rope_forward(acts.rope, c.rope_style, s.k, acts.B, acts.T, a.k_width() / c.head_dim, 0);
+    clock.lap(StepPhase::rope);
     attention_forward(a, s.q, s.k, s.v, lambda, s.att, s.saved);
+    clock.lap(StepPhase::attention_fwd);
     if (s.att_final != s.att) {
       // SPEC §2.2 Eq. 3: (1 - lambda_init) * RMSNorm_2d(head), gain shared by the heads.
       // diff_subln = false (the paper's "DIFF - GroupNorm" ablation) drops the whole step.
-      const float factor = static_cast<float>(1.0 - c.lambda_init(l));
-      rmsnorm_forward(s.att, w.subln, s.att_final, s.sub_rstd, N * H, 2 * c.head_dim, eps);
-      scale_into(s.att_final, s.att_final, factor, N * a.out_width());
+      // The factor rides on the gain: one pass over the heads instead of two.
+      scale_into(acts.subln_gain, w.subln, static_cast<float>(1.0 - c.lambda_init(l)), 2 * c.head_dim);
+      rmsnorm_forward(s.att, acts.subln_gain, s.att_final, s.sub_rstd, N * H, 2 * c.head_dim, eps);
+      clock.lap(StepPhase::diff_extra);
     }
     linear(s.att_final, w.o_proj, s.y, N, a.out_width(), D);
+    clock.lap(StepPhase::o_proj);
     add_into(s.y, s.x, N * D);
+    clock.lap(StepPhase::residual);
     rmsnorm_forward(s.y, w.post_norm, s.h2, s.rstd2, N, D, eps);
+    clock.lap(StepPhase::rmsnorm);
     linear(s.h2, w.gate_proj, s.gate, N, D, F);
     linear(s.h2, w.up_proj, s.up, N, D, F);
+    clock.lap(StepPhase::mlp_gemm);
     swiglu_forward(s.gate, s.up, s.act, N * F);
+    clock.lap(StepPhase::swiglu);
     float* next = l + 1 < c.num_hidden_layers ? acts.layers[l + 1].x : acts.x_final;
     std::memcpy(next, s.y, sizeof(float) * N * D);
+    clock.lap(StepPhase::residual);
     gemm(Trans::N, Trans::T, N, D, F, 1.0f, s.act, w.down_proj, 1.0f, next);  // next += act Wd^T
+    clock.lap(StepPhase::mlp_gemm);
   }
   rmsnorm_forward(acts.x_final, model.tensors.final_norm, acts.h_final, acts.rstd_final, N, D, eps);
+  clock.lap(StepPhase::rmsnorm);
 }
 
 namespace {
@@ -106,6 +121,7 @@ void backward_layers(const Model& model, Activations& acts, const int32_t* input
   const AttentionDims a = c.attention_dims(acts.B, acts.T);
   const int64_t N = acts.N, D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
   float* dx = acts.d_resid;  // gradient w.r.t. the residual stream, layer by layer
+  PhaseClock clock(acts.profile);
 
   for (int64_t l = c.num_hidden_layers - 1; l >= 0; --l) {
     const LayerTensors& w = model.tensors.layers[l];
@@ -115,28 +131,41 @@ void backward_layers(const Model& model, Activations& acts, const int32_t* input
     float* d_act = acts.d_ff1;
     linear_dx(dx, w.down_proj, d_act, N, F, D, false);
     linear_dw(dx, s.act, gw.down_proj, N, F, D);
+    clock.lap(StepPhase::mlp_gemm);
     swiglu_backward(s.gate, s.up, d_act, acts.d_ff2, acts.d_ff3, N * F);
+    clock.lap(StepPhase::swiglu);
     linear_dx(acts.d_ff2, w.gate_proj, acts.d_a, N, D, F, false);
     linear_dx(acts.d_ff3, w.up_proj, acts.d_a, N, D, F, true);
     linear_dw(acts.d_ff2, s.h2, gw.gate_proj, N, D, F);
     linear_dw(acts.d_ff3, s.h2, gw.up_proj, N, D, F);
+    clock.lap(StepPhase::mlp_gemm);
     rmsnorm_backward(s.y, w.post_norm, s.rstd2, acts.d_a, acts.d_b, gw.post_norm, N, D);
+    clock.lap(StepPhase::rmsnorm);
     add_into(dx, acts.d_b, N * D);  // dx now holds d y
+    clock.lap(StepPhase::residual);
 
     // Attention: y = x + att_final Wo^T
     linear_dx(dx, w.o_proj, acts.d_att, N, a.out_width(), D, false);
     linear_dw(dx, s.att_final, gw.o_proj, N, a.out_width(), D);
+    clock.lap(StepPhase::o_proj);
     float* d_att = acts.d_att;
     if (s.att_final != s.att) {
+      // Through RMSNorm_2d with the scaled gain g' = factor * g (as in the forward pass); the
+      // gain's gradient is factor * d loss / d g'.
+      const int64_t n = 2 * c.head_dim;
       const float factor = static_cast<float>(1.0 - c.lambda_init(l));
-      scale_into(acts.d_att, acts.d_att, factor, N * a.out_width());
-      rmsnorm_backward(s.att, w.subln, s.sub_rstd, acts.d_att, acts.d_att2, gw.subln, N * H, 2 * c.head_dim);
+      scale_into(acts.subln_gain, w.subln, factor, n);
+      std::fill(acts.subln_gain_grad, acts.subln_gain_grad + n, 0.0f);
+      rmsnorm_backward(s.att, acts.subln_gain, s.sub_rstd, acts.d_att, acts.d_att2, acts.subln_gain_grad, N * H, n);
+      for (int64_t i = 0; i < n; ++i) gw.subln[i] += factor * acts.subln_gain_grad[i];
       d_att = acts.d_att2;
+      clock.lap(StepPhase::diff_extra);
     }
     const float* lambda = c.attention == AttentionKind::diff ? &s.lambda
                           : c.attention == AttentionKind::diff2 ? s.lambda_logits : nullptr;
     attention_backward(a, s.q, s.k, s.v, lambda, s.att, s.saved, d_att, acts.d_q, acts.d_k, acts.d_v,
                        acts.d_lambda);
+    clock.lap(StepPhase::attention_bwd);
     if (c.attention == AttentionKind::diff) {
       // d lambda / d lq1 = exp(lq1.lk1) lk1, and so on (Eq. 2).
       const int64_t d = c.head_dim;
@@ -149,9 +178,11 @@ void backward_layers(const Model& model, Activations& acts, const int32_t* input
         gw.lambda_q2[i] -= static_cast<float>(dl * e2 * w.lambda_k2[i]);
         gw.lambda_k2[i] -= static_cast<float>(dl * e2 * w.lambda_q2[i]);
       }
+      clock.lap(StepPhase::diff_extra);
     }
     rope_backward(acts.rope, c.rope_style, acts.d_q, acts.B, acts.T, a.q_width() / c.head_dim, 0);
     rope_backward(acts.rope, c.rope_style, acts.d_k, acts.B, acts.T, a.k_width() / c.head_dim, 0);
+    clock.lap(StepPhase::rope);
     linear_dx(acts.d_q, w.q_proj, acts.d_a, N, D, a.q_width(), false);
     linear_dx(acts.d_k, w.k_proj, acts.d_a, N, D, a.k_width(), true);
     linear_dx(acts.d_v, w.v_proj, acts.d_a, N, D, a.v_width(), true);
@@ -162,10 +193,14 @@ void backward_layers(const Model& model, Activations& acts, const int32_t* input
       linear_dx(acts.d_lambda, w.lambda_proj, acts.d_a, N, D, H, true);
       linear_dw(acts.d_lambda, s.h1, gw.lambda_proj, N, D, H);
     }
+    clock.lap(StepPhase::qkv_proj);
     rmsnorm_backward(s.x, w.input_norm, s.rstd1, acts.d_a, acts.d_b, gw.input_norm, N, D);
+    clock.lap(StepPhase::rmsnorm);
     add_into(dx, acts.d_b, N * D);  // dx now holds d x_l
+    clock.lap(StepPhase::residual);
   }
   embedding_backward(inputs, dx, g.embed, N, D);
+  clock.lap(StepPhase::embedding);
 }
 
 }  // namespace
@@ -178,6 +213,7 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
 
   // LM head and cross-entropy, fused per chunk of rows so that [N, V] never exists: the
   // chunk's dlogits (scaled to the whole batch's mean) feed the head's backward at once.
+  PhaseClock clock(acts.profile);
   const int64_t total = count_targets(targets, N);
   float* dh = acts.d_a;  // d h_final
   double loss_sum = 0;
@@ -193,8 +229,10 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
     linear_dx(acts.logits, model.tensors.lm_head, dh + r0 * D, rows, D, V, false);
     linear_dw(acts.logits, acts.h_final + r0 * D, grads.lm_head, rows, D, V);
   }
+  clock.lap(StepPhase::lm_head_xent);
   float* dx = acts.d_resid;
   rmsnorm_backward(acts.x_final, model.tensors.final_norm, acts.rstd_final, dh, dx, grads.final_norm, N, D);
+  clock.lap(StepPhase::rmsnorm);
   backward_layers(model, acts, inputs, grads);
   return total > 0 ? loss_sum / total : 0.0;
 }

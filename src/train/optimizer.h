@@ -3,6 +3,7 @@
 // embeddings, projections and the LM head decay; norm gains and lambda vectors do not.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "core/buffer.h"
 #include "model/parameters.h"
@@ -33,8 +34,13 @@ class AdamW {
   const AdamWConfig& config() const { return config_; }
 
  private:
+  struct Chunk {
+    int64_t offset, numel;
+    bool decay;
+  };
   const ParameterTable& table_;
   AdamWConfig config_;
+  std::vector<Chunk> chunks_;
   Buffer<float> m_, v_;
   int64_t step_ = 0;
 };

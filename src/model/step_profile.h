@@ -1,0 +1,55 @@
+// Opt-in wall-clock breakdown of a training step by phase (for `difftx bench train --profile`).
+// The decoder laps a PhaseClock after each piece of work; with no profile attached (the
+// default) a lap does nothing.
+#pragma once
+#include <array>
+#include <chrono>
+
+namespace difftx {
+
+enum class StepPhase {
+  embedding,     // lookup and its gradient
+  rmsnorm,       // the pre-attention, pre-MLP and final norms, forward and backward
+  qkv_proj,      // q/k/v (and diff2's lambda) projections, forward and backward GEMMs
+  rope,          // forward and backward
+  attention_fwd,
+  attention_bwd,
+  diff_extra,    // diff: the headwise norm, its (1 - lambda_init) scale and the lambda gradient
+  o_proj,        // forward and backward GEMMs
+  mlp_gemm,      // gate, up and down projections, forward and backward
+  swiglu,        // the gate, forward and backward
+  residual,      // residual adds and copies
+  lm_head_xent,  // the LM head GEMMs with the fused cross-entropy
+  optimizer,     // gradient zeroing, global norm and AdamW (timed by the caller)
+  count
+};
+
+const char* step_phase_name(StepPhase phase);
+
+struct StepProfile {
+  std::array<double, static_cast<int>(StepPhase::count)> seconds{};
+
+  double& operator[](StepPhase p) { return seconds[static_cast<int>(p)]; }
+  double total() const;
+  void clear() { seconds.fill(0.0); }
+};
+
+// Attributes the time since the previous lap (or construction) to the phase named.
+class PhaseClock {
+ public:
+  explicit PhaseClock(StepProfile* profile) : profile_(profile) {
+    if (profile_) last_ = std::chrono::steady_clock::now();
+  }
+  void lap(StepPhase phase) {
+    if (!profile_) return;
+    const auto now = std::chrono::steady_clock::now();
+    (*profile_)[phase] += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  StepProfile* profile_;
+  std::chrono::steady_clock::time_point last_;
+};
+
+}  // namespace difftx
