@@ -6,7 +6,6 @@
 // steps, so decoding runs at a cache of about C tokens; best of --repeats after a warm-up. Decode GB/s counts
 // the bytes one step must read: every weight matrix once (the LM head included) and the cache.
 #include <algorithm>
-#include <ctime>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -34,8 +33,6 @@ struct InferRate {
                                 // other processes share the cores (the wall rate then drops)
 };
 
-double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
-
 // One timed run: prefill C - 64 tokens, then 64 decode steps; keeps the best rates seen.
 void time_inference(InferenceSession& session, const std::vector<int32_t>& tokens, InferRate& best) {
   const int64_t prompt = session.context() - kDecodeSteps;
@@ -44,10 +41,10 @@ void time_inference(InferenceSession& session, const std::vector<int32_t>& token
   session.prefill({tokens.data(), static_cast<size_t>(prompt)});
   best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / timer.seconds());
   timer.reset();
-  const double cpu0 = cpu_seconds();
+  const double cpu0 = process_cpu_seconds();
   for (int64_t i = 0; i < kDecodeSteps; ++i) session.decode(tokens[prompt + i]);
   best.decode_tok_s = std::max(best.decode_tok_s, kDecodeSteps / timer.seconds());
-  best.decode_cpu_tok_s = std::max(best.decode_cpu_tok_s, kDecodeSteps / (cpu_seconds() - cpu0));
+  best.decode_cpu_tok_s = std::max(best.decode_cpu_tok_s, kDecodeSteps / (process_cpu_seconds() - cpu0));
 }
 
 // Bytes one decode step reads at a cache of `length` tokens.

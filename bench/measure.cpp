@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <ctime>
 
 #include "core/timer.h"
 
 namespace difftx::bench {
+
+double process_cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 Timing measure(const std::function<void()>& fn, double min_seconds, int min_runs) {
   fn();  // warm-up: page faults, caches, thread pool start

@@ -12,6 +12,11 @@ struct Timing {
   int runs;
 };
 
+// CPU seconds used so far by the whole process (every thread, user and system). For a
+// one-thread run it is the work itself, unlike wall time, which grows while other processes
+// hold the core; with more threads it also counts OpenMP threads spinning at barriers.
+double process_cpu_seconds();
+
 // Runs fn once to warm up, then repeatedly for at least min_seconds (and min_runs times).
 Timing measure(const std::function<void()>& fn, double min_seconds = 0.5, int min_runs = 3);
 

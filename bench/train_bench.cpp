@@ -1,9 +1,15 @@
 // `difftx bench train`: one full training step (forward, backward, AdamW) per variant of a
-// preset, with the in-run sgemm rate and the PyTorch CPU peer on the same shapes.
-#include <cmath>
+// preset, with the in-run sgemm rate and the PyTorch CPU peer (bench/torch_peer.py) on the same
+// model and shapes. The variants alternate over rounds and each keeps its best step, as does
+// sgemm, so a burst of outside load spoils one round of one variant rather than a ratio.
+// FLOPs as SPEC §4: 3 x forward, the forward being 2 x non-embedding parameters (the LM head
+// counted, tied or not) plus causal attention over the unmasked scores.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +17,8 @@
 #include "benches.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "core/threading.h"
+#include "core/timer.h"
 #include "kernels/gemm.h"
 #include "measure.h"
 #include "model/decoder.h"
@@ -21,54 +29,98 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct StepResult {
-  double ms, tok_s, gflops, mfu;
+// One variant's model, optimizer, activations and batch, and the steps timed so far.
+struct Trainee {
+  Trainee(std::string name_, fs::path config_path_, int64_t B, int64_t T)
+      : name(std::move(name_)),
+        config_path(std::move(config_path_)),
+        model(config_from_file(config_path.string())),
+        optimizer(model.table, AdamWConfig{}),
+        acts(model.config, B, T),
+        grads(model.table.total_floats()),
+        g(bind_tensors(model.config, model.table, grads.data())),
+        inputs(B * T),
+        targets(B * T) {
+    init_parameters(model.config, model.table, model.weights.data(), 1);
+    Rng rng(2);
+    for (auto& t : inputs) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
+    for (auto& t : targets) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
+    acts.profile = &profile;
+  }
+
+  // One training step as the trainer runs it; keeps the time (and its phases) when it is the best.
+  void step() {
+    profile.clear();
+    const double cpu0 = process_cpu_seconds();
+    Timer t;
+    PhaseClock clock(&profile);
+    grads.zero();
+    clock.lap(StepPhase::optimizer);
+    decoder_forward_backward(model, acts, inputs.data(), targets.data(), g);
+    clock = PhaseClock(&profile);  // the decoder laps its own phases
+    optimizer.step(model.weights.data(), grads.data(), 1e-4, optimizer.gradient_norm(grads.data()));
+    clock.lap(StepPhase::optimizer);
+    const double ms = t.ms();
+    times_ms.push_back(ms);
+    cpu_ms.push_back((process_cpu_seconds() - cpu0) * 1e3);
+    if (ms <= *std::min_element(times_ms.begin(), times_ms.end())) best_profile = profile;
+    for (size_t p = 0; p < profile.seconds.size(); ++p)
+      phase_min.seconds[p] = times_ms.size() == 1 ? profile.seconds[p] : std::min(phase_min.seconds[p], profile.seconds[p]);
+  }
+
+  double best_ms() const { return *std::min_element(times_ms.begin(), times_ms.end()); }
+  double median_ms() const {
+    std::vector<double> sorted = times_ms;
+    std::sort(sorted.begin(), sorted.end());
+    return sorted[sorted.size() / 2];
+  }
+
+  std::string name;
+  fs::path config_path;
+  Model model;
+  AdamW optimizer;
+  Activations acts;
+  Buffer<float> grads;
+  ModelTensors g;
+  std::vector<int32_t> inputs, targets;
+  StepProfile profile, best_profile, phase_min;  // this step, the best step, each phase's best
+  std::vector<double> times_ms, cpu_ms;  // per timed step: wall and process CPU time
 };
 
-StepResult time_training_step(const ModelConfig& config, int64_t B, int64_t T, double sgemm) {
-  Model model(config);
-  init_parameters(config, model.table, model.weights.data(), 1);
-  AdamW optimizer(model.table, AdamWConfig{});
-  Activations acts(config, B, T);
-  Buffer<float> grads(model.table.total_floats());
-  ModelTensors g = bind_tensors(config, model.table, grads.data());
-  std::vector<int32_t> inputs(B * T), targets(B * T);
-  Rng rng(2);
-  for (auto& t : inputs) t = static_cast<int32_t>(rng.below(config.vocab_size));
-  for (auto& t : targets) t = static_cast<int32_t>(rng.below(config.vocab_size));
-  const Timing t = measure(
-      [&] {
-        grads.zero();
-        decoder_forward_backward(model, acts, inputs.data(), targets.data(), g);
-        optimizer.step(model.weights.data(), grads.data(), 1e-4, optimizer.gradient_norm(grads.data()));
-      },
-      2.0, 3);
-  const double flops = 3.0 * config.forward_flops(B, T);
-  const double gflops = flops / (t.median_ms * 1e-3) / 1e9;
-  return {t.median_ms, B * T / (t.median_ms * 1e-3), gflops, gflops / sgemm};
-}
+struct PeerResult {
+  double tok_s = 0;
+  double cpu_ms = 0;   // process CPU time of its best step at that thread count
+  std::string config;  // how the peer ran (torch version, BLAS kernels, threads, allocator)
+};
 
-// Runs the PyTorch peer and returns its best tokens/s (0 when torch is not installed).
-double torch_peer_tok_s(const fs::path& config, int64_t B, int64_t T, bool json) {
+// Runs the PyTorch peer once for every variant; returns its best tokens/s per config file
+// (empty when torch is not installed or the peer fails; its messages are passed on).
+std::map<std::string, PeerResult> run_torch_peer(const std::vector<std::unique_ptr<Trainee>>& trainees, int64_t B,
+                                                 int64_t T, bool quick, bool json) {
   const fs::path script = fs::path(DIFFTX_SOURCE_DIR) / "bench/torch_peer.py";
-  const std::string command = "/usr/bin/python3 " + script.string() + " --config " + config.string() +
-                              " --seq-len " + std::to_string(T) + " --micro-batch " + std::to_string(B) + " 2>&1";
+  std::string configs;
+  for (const auto& t : trainees) {
+    if (!configs.empty()) configs += ',';
+    configs += t->config_path.string();
+  }
+  std::string command = "/usr/bin/python3 " + script.string() + " --configs " + configs + " --seq-len " + std::to_string(T) +
+                        " --micro-batch " + std::to_string(B) + (quick ? " --quick" : "") + " 2>&1";
+  std::map<std::string, PeerResult> best;
   FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return 0;
+  if (!pipe) return best;
   char line[4096];
-  double best = 0;
   while (fgets(line, sizeof line, pipe)) {
     const auto j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || !j.contains("op")) {
-      if (!json) std::printf("  torch peer: %s", line);
+      std::fprintf(stderr, "  torch peer: %s", line);
       continue;
     }
-    if (j["op"] == "torch_best") {
-      best = j["tok_s"].get<double>();
-      if (!json)
-        std::printf("  PyTorch %s peer (OpenBLAS %s, %d thread(s)): %.0f tok/s\n", j["torch"].get<std::string>().c_str(),
-                    j["blas"].get<std::string>().c_str(), j["threads"].get<int>(), best);
-    }
+    if (j["op"] == "torch_best")
+      best[j["config"].get<std::string>()] = {j["tok_s"].get<double>(), j["cpu_ms"].get<double>(),
+                                              j["setup"].get<std::string>()};
+    else if (!json && j["op"] == "torch_train_step")
+      std::printf("  torch peer %s, %d thread(s): %.0f ms/step, %.0f tok/s\n", j["variant"].get<std::string>().c_str(),
+                  j["threads"].get<int>(), j["ms"].get<double>(), j["tok_s"].get<double>());
   }
   pclose(pipe);
   return best;
@@ -78,28 +130,77 @@ double torch_peer_tok_s(const fs::path& config, int64_t B, int64_t T, bool json)
 
 int bench_train(cli::Args& args) {
   const bool json = args.flag("json");
+  const bool quick = args.flag("quick");
+  const bool profile = args.flag("profile");
+  const bool with_torch = !args.flag("no-torch");
   const std::string preset = args.get("preset", "small");
   const int64_t T = args.get_int("seq-len", 512);
-  const int64_t B = args.get_int("micro-batch", 8);
-  const bool with_torch = !args.flag("no-torch");
-  args.finish();
-
-  const double sgemm = measure_sgemm_gflops(1024, 1.0);
-  print_row(json, {str("op", "gemm"), num("M", 1024, 0), num("gflops", sgemm, 1), str("kernel", gemm_kernel_name())});
-  std::map<std::string, double> ms;
-  for (const char* variant : {"baseline", "diff", "diff2"}) {
-    const fs::path config_path = fs::path(DIFFTX_SOURCE_DIR) / "configs" / preset / (std::string(variant) + ".json");
-    const ModelConfig config = config_from_file(config_path.string());
-    const StepResult r = time_training_step(config, B, T, sgemm);
-    ms[variant] = r.ms;
-    const double peer = with_torch ? torch_peer_tok_s(config_path, B, T, json) : 0.0;
-    print_row(json, {str("op", "train_step"), str("variant", variant), str("preset", preset), num("T", T, 0),
-                     num("B", B, 0), num("params_m", config.total_parameters() / 1e6, 2), num("ms", r.ms, 1),
-                     num("tok_s", r.tok_s, 0), num("gflops", r.gflops, 1), num("mfu_vs_sgemm", r.mfu, 3),
-                     num("torch_tok_s", peer, 0), num("vs_torch", peer > 0 ? r.tok_s / peer : 0.0, 2)});
+  DIFFTX_CHECK(T > 0, "bench train: --seq-len must be positive, got ", T);
+  const int64_t B = args.get_int("micro-batch", std::max<int64_t>(1, 4096 / T));  // 4096 tokens a step
+  const int64_t rounds = args.get_int("rounds", quick ? 2 : 5);
+  std::vector<std::string> variants;
+  {
+    std::stringstream list(args.get("variants", "baseline,diff,diff2"));
+    for (std::string v; std::getline(list, v, ',');) variants.push_back(v);
   }
-  print_row(json, {str("op", "ratio"), str("what", "diff_step_over_baseline"), num("value", ms["diff"] / ms["baseline"], 3)});
-  print_row(json, {str("op", "ratio"), str("what", "diff2_step_over_baseline"), num("value", ms["diff2"] / ms["baseline"], 3)});
+  args.finish();
+  DIFFTX_CHECK(B > 0, "bench train: --micro-batch must be positive, got ", B);
+  DIFFTX_CHECK(rounds > 0, "bench train: --rounds must be positive, got ", rounds);
+
+  std::vector<std::unique_ptr<Trainee>> trainees;
+  for (const std::string& v : variants) {
+    const fs::path path = fs::path(DIFFTX_SOURCE_DIR) / "configs" / preset / (v + ".json");
+    DIFFTX_CHECK(fs::exists(path), "bench train: no config ", path.string(), " (preset '", preset, "', variant '", v,
+                 "')");
+    trainees.push_back(std::make_unique<Trainee>(v, path, B, T));
+    DIFFTX_CHECK(T <= trainees.back()->model.config.max_position_embeddings, "bench train: --seq-len ", T,
+                 " exceeds max_position_embeddings of ", path.string());
+  }
+
+  double sgemm = measure_sgemm_gflops(1024, 0.5);
+  for (auto& t : trainees) {  // warm-up: first-touch page faults, thread pools, scratch growth
+    t->step();
+    t->times_ms.clear();
+    t->cpu_ms.clear();
+  }
+  for (int64_t r = 0; r < rounds; ++r) {
+    for (auto& t : trainees) t->step();
+    sgemm = std::max(sgemm, measure_sgemm_gflops(1024, 0.05));
+  }
+  print_row(json, {str("op", "gemm"), num("M", 1024, 0), num("gflops", sgemm, 1), str("kernel", gemm_kernel_name()),
+                   num("threads", thread_count(), 0)});
+
+  const auto peer = with_torch ? run_torch_peer(trainees, B, T, quick, json) : std::map<std::string, PeerResult>{};
+  std::map<std::string, double> best_ms;
+  for (const auto& t : trainees) {
+    const ModelConfig& config = t->model.config;
+    const double ms = t->best_ms(), tok_s = B * T / (ms * 1e-3);
+    const double gflops = 3.0 * config.forward_flops(B, T) / (ms * 1e-3) / 1e9;
+    const auto it = peer.find(t->config_path.string());
+    const double peer_tok_s = it == peer.end() ? 0.0 : it->second.tok_s;
+    best_ms[t->name] = ms;
+    print_row(json, {str("op", "train_step"), str("variant", t->name), str("preset", preset), num("T", T, 0),
+                     num("B", B, 0), num("params_m", config.total_parameters() / 1e6, 2), num("ms", ms, 1),
+                     num("median_ms", t->median_ms(), 1),
+                     num("cpu_ms", *std::min_element(t->cpu_ms.begin(), t->cpu_ms.end()), 1),
+                     num("tok_s", tok_s, 0), num("gflops", gflops, 1),
+                     num("mfu_vs_sgemm", gflops / sgemm, 3), num("torch_tok_s", peer_tok_s, 0),
+                     num("vs_torch", peer_tok_s > 0 ? tok_s / peer_tok_s : 0.0, 2),
+                     num("torch_cpu_ms", it == peer.end() ? 0.0 : it->second.cpu_ms, 1),
+                     str("torch_setup", it == peer.end() ? "none" : it->second.config)});
+    if (!profile) continue;
+    for (int p = 0; p < static_cast<int>(StepPhase::count); ++p) {
+      const StepPhase phase = static_cast<StepPhase>(p);
+      const double phase_ms = t->best_profile[phase] * 1e3;
+      print_row(json, {str("op", "train_phase"), str("variant", t->name), str("phase", step_phase_name(phase)),
+                       num("ms", phase_ms, 1), num("share", phase_ms / ms, 3),
+                       num("min_ms", t->phase_min[phase] * 1e3, 1)});
+    }
+  }
+  for (const char* v : {"diff", "diff2"})
+    if (best_ms.count(v) && best_ms.count("baseline"))
+      print_row(json, {str("op", "ratio"), str("what", std::string(v) + "_step_over_baseline"),
+                       num("value", best_ms[v] / best_ms["baseline"], 3)});
   return 0;
 }
 
