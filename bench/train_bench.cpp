@@ -93,18 +93,27 @@ struct PeerResult {
   std::string config;  // how the peer ran (torch version, BLAS kernels, threads, allocator)
 };
 
+// s as one word for /bin/sh.
+std::string shell_quoted(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 // Runs the PyTorch peer once for every variant; returns its best tokens/s per config file
 // (empty when torch is not installed or the peer fails; its messages are passed on).
 std::map<std::string, PeerResult> run_torch_peer(const std::vector<std::unique_ptr<Trainee>>& trainees, int64_t B,
-                                                 int64_t T, bool quick, bool json) {
+                                                 int64_t T, const std::string& threads, bool quick, bool json) {
   const fs::path script = fs::path(DIFFTX_SOURCE_DIR) / "bench/torch_peer.py";
   std::string configs;
   for (const auto& t : trainees) {
     if (!configs.empty()) configs += ',';
     configs += t->config_path.string();
   }
-  std::string command = "/usr/bin/python3 " + script.string() + " --configs " + configs + " --seq-len " + std::to_string(T) +
-                        " --micro-batch " + std::to_string(B) + (quick ? " --quick" : "") + " 2>&1";
+  const std::string command = "/usr/bin/python3 " + shell_quoted(script.string()) + " --configs " +
+                              shell_quoted(configs) + " --seq-len " + std::to_string(T) + " --micro-batch " +
+                              std::to_string(B) + " --threads " + shell_quoted(threads) + (quick ? " --quick" : "") +
+                              " 2>&1";
   std::map<std::string, PeerResult> best;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return best;
@@ -133,6 +142,7 @@ int bench_train(cli::Args& args) {
   const bool quick = args.flag("quick");
   const bool profile = args.flag("profile");
   const bool with_torch = !args.flag("no-torch");
+  const std::string torch_threads = args.get("torch-threads", "1,2");
   const std::string preset = args.get("preset", "small");
   const int64_t T = args.get_int("seq-len", 512);
   DIFFTX_CHECK(T > 0, "bench train: --seq-len must be positive, got ", T);
@@ -170,7 +180,7 @@ int bench_train(cli::Args& args) {
   print_row(json, {str("op", "gemm"), num("M", 1024, 0), num("gflops", sgemm, 1), str("kernel", gemm_kernel_name()),
                    num("threads", thread_count(), 0)});
 
-  const auto peer = with_torch ? run_torch_peer(trainees, B, T, quick, json) : std::map<std::string, PeerResult>{};
+  const auto peer = with_torch ? run_torch_peer(trainees, B, T, torch_threads, quick, json) : std::map<std::string, PeerResult>{};
   std::map<std::string, double> best_ms;
   for (const auto& t : trainees) {
     const ModelConfig& config = t->model.config;

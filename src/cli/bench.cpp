@@ -36,7 +36,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench ops [--json]                   GB/s of the fused decoder ops (norm, RoPE, ...)\n"
                "  difftx bench tokenizer [--json]             encode/decode MB/s, BPE training, loader\n"
                "  difftx bench train [--json] [--quick] [--profile] [--preset P] [--seq-len T] [--micro-batch B]\n"
-               "                     [--variants baseline,diff,diff2] [--rounds N] [--no-torch]\n"
+               "                     [--variants baseline,diff,diff2] [--rounds N] [--no-torch | --torch-threads 1,2]\n"
                "                                              training step per variant vs sgemm and PyTorch;\n"
                "                                              (B defaults to 4096/T); --profile adds each phase's time\n"
                "                                              in the best step and its best over the rounds\n"
