@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "core/error.h"
 #include "report/svg_text.h"
@@ -61,9 +62,14 @@ Ticks log_ticks(double lo, double hi) {
 }
 
 std::string tick_label(double value, const Ticks& ticks) {
-  if (!ticks.log) {
-    const bool large = std::max(std::fabs(ticks.lo), std::fabs(ticks.hi)) >= 1e4;
-    return large ? format_count(value) : format_fixed(value, ticks.decimals);  // 1.5M, not 1500000
+  const double top = std::max(std::fabs(ticks.lo), std::fabs(ticks.hi));
+  if (!ticks.log && top < 1e4) return format_fixed(value, ticks.decimals);
+  if (!ticks.log) {  // 1.5M, not 1500000; as many decimals as the step needs
+    const auto [unit, suffix] = top >= 1e9 ? std::pair{1e9, "G"} : top >= 1e6 ? std::pair{1e6, "M"} : std::pair{1e3, "k"};
+    const double step = ticks.values.size() > 1 ? ticks.values[1] - ticks.values[0] : top;
+    const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step / unit) + 1e-9)));
+    const std::string digits = format_trimmed(value / unit, decimals);
+    return digits == "0" ? digits : digits + suffix;
   }
   if (value >= 1e-3 && value < 1e5) return format_significant(value, 1);
   return "1e" + std::to_string(static_cast<int>(std::lround(std::log10(value))));

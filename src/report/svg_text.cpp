@@ -124,7 +124,12 @@ std::string visible_token(std::string_view token, size_t max_chars) {
 
 std::string svg_number(double v) {
   DIFFTX_CHECK(std::isfinite(v), "svg: a coordinate is not finite (", v, ")");
-  return strip_negative_zero(strip_trailing_zeros(printf_double("%.*f", 2, v)));
+  return format_trimmed(v, 2);
+}
+
+std::string format_trimmed(double v, int max_decimals) {
+  if (!std::isfinite(v)) return "n/a";
+  return strip_negative_zero(strip_trailing_zeros(printf_double("%.*f", max_decimals, v)));
 }
 
 std::string format_fixed(double v, int decimals) {

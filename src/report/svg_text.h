@@ -19,6 +19,9 @@ std::string visible_token(std::string_view token, size_t max_chars = 12);
 // "0". Error for NaN or infinity (a chart bug: data gaps are handled before drawing).
 std::string svg_number(double v);
 
+// At most `max_decimals` decimals, trailing zeros dropped: (2.50, 2) -> "2.5"; "n/a" for NaN or
+// infinity.
+std::string format_trimmed(double v, int max_decimals);
 // A data value for a reader: `decimals` fixed decimals; "n/a" for NaN or infinity.
 std::string format_fixed(double v, int decimals);
 // About `digits` significant digits without exponent for |v| in [1e-3, 1e6), else d.dde±N;
