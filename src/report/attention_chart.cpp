@@ -29,9 +29,11 @@ double largest_weight(const std::vector<AttentionRow>& rows) {
 
 std::string weight_colour(double w, double top) { return std::isfinite(w) ? blues(w / top) : kMissingColour; }
 
-void draw_row_label(SvgCanvas& svg, double y, double height, const AttentionRow& row) {
-  svg.text(kFigureMargin, y + height / 2 - 2, row.label, {.size = 13, .bold = true, .css_class = "row-label"});
-  svg.text(kFigureMargin, y + height / 2 + 12, row.detail, {.size = 10, .fill = "#666666"});
+// The model's name, with the layer/head/query detail below it when `detailed`.
+void draw_row_label(SvgCanvas& svg, double y, double height, const AttentionRow& row, bool detailed) {
+  const TextStyle name{.size = 13, .bold = true, .centre_vertically = !detailed, .css_class = "row-label"};
+  svg.text(kFigureMargin, detailed ? y + height / 2 - 2 : y + height / 2, row.label, name);
+  if (detailed) svg.text(kFigureMargin, y + height / 2 + 12, row.detail, {.size = 10, .fill = "#666666"});
 }
 
 // The whole-context strip of one row; cells merge when tokens outnumber pixels.
@@ -74,7 +76,7 @@ double draw_zoom(SvgCanvas& svg, double y, const std::vector<AttentionRow>& rows
   y += 24;
   const double x0 = kFigureMargin + kLabelWidth;
   for (const auto& row : rows) {
-    draw_row_label(svg, y, kZoomCellHeight, row);
+    draw_row_label(svg, y, kZoomCellHeight, row, false);
     for (size_t i = begin; i < end; ++i) {
       const double w = row.weights[i];
       const Rect cell{x0 + cell_width * static_cast<double>(i - begin), y, cell_width, kZoomCellHeight};
@@ -131,7 +133,7 @@ SvgCanvas attention_figure(const AttentionFigure& figure) {
   y += 24;
   const Rect strip_area{kFigureMargin + kLabelWidth, 0, figure.width - 2 * kFigureMargin - kLabelWidth - kShareWidth, 0};
   for (const auto& row : figure.rows) {
-    draw_row_label(svg, y, kStripHeight, row);
+    draw_row_label(svg, y, kStripHeight, row, true);
     draw_strip(svg, {strip_area.x, y, strip_area.w, kStripHeight}, row, longest, top);
     const double share = answer_share(row);
     svg.text(figure.width - kFigureMargin, y + kStripHeight / 2,

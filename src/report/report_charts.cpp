@@ -92,7 +92,8 @@ ReportChart loss_curves_chart(const ExperimentResults& r) {
                 .y_fit_from = 0.1, .x_range = x_range};
   for (size_t i = 0; i < r.models.size(); ++i) {
     const auto& m = r.models[i];
-    Series raw{.name = m.name, .colour = category_colour(i), .width = 1, .opacity = half_window > 0 ? 0.3 : 1};
+    Series raw{.name = m.name, .colour = category_colour(i), .width = half_window > 0 ? 1 : 1.6,
+               .opacity = half_window > 0 ? 0.3 : 1};
     for (const auto& p : m.train.curve) raw.points.emplace_back(p.tokens, p.loss);
     if (half_window > 0) {
       Series smooth{.name = m.name, .colour = category_colour(i), .points = moving_average(raw.points, half_window)};
@@ -189,7 +190,7 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
   y += panel_h + 14;
   y += draw_colour_bar(svg, kFigureMargin + g.row_label_width, y, 220, scale);
   svg.set_height(y + kFigureMargin);
-  return finished(svg, "niah_heatmap.svg", "Retrieval",
+  return finished(svg, "niah_heatmap.svg", "Retrieval (paper: Table 2)",
                   "Share of prompts in which the model generated the exact value of a queried needle, for each "
                   "context length and needle setting (rows) and depth of the needles in the context (columns); "
                   "one panel per model, grey cells were not measured. The paper (Table 2) finds DIFF Transformer "
@@ -209,7 +210,7 @@ ReportChart attention_map_chart(const ExperimentResults& r) {
                       a.tokens, a.weights, static_cast<size_t>(a.answer_begin), static_cast<size_t>(a.answer_end)});
   }
   if (f.rows.empty()) return {};
-  return finished(attention_figure(f), "attention_map.svg", "Attention noise",
+  return finished(attention_figure(f), "attention_map.svg", "Attention noise (paper: Figure 1)",
                   "How much of its attention each model's query row gives to every token of one retrieval prompt "
                   "(darker: more), with the answer span outlined and the share of attention on it at the right. "
                   "Below, a zoom on the tokens around the answer. The paper's Figure 1 shows the baseline spreading "
@@ -242,15 +243,15 @@ ReportChart outlier_chart(const ExperimentResults& r) {
   }
   if (logits.series_names.empty()) return {};
   SvgCanvas svg(kWidth, 100);
-  const double y = draw_figure_header(svg, "Activation outliers",
-                                      "largest and median absolute values over a sample of " +
+  const double y = draw_figure_header(svg, "Largest and median activation magnitudes",
+                                      "absolute values over a sample of " +
                                           format_count(static_cast<double>(tokens)) + " tokens",
                                       model_legend(r, LegendMark::box, has));
   const auto areas = split_row({kFigureMargin, y, kWidth - 2 * kFigureMargin, kPanelHeight}, 2, kPanelGap);
   draw_bar_panel(svg, areas[0], logits);
   draw_bar_panel(svg, areas[1], hidden);
   svg.set_height(y + kPanelHeight + kFigureMargin);
-  return finished(svg, "outliers.svg", "Activation outliers",
+  return finished(svg, "outliers.svg", "Activation outliers (paper: Table 5)",
                   "The three largest and the median absolute values of the attention logits (left) and of the "
                   "hidden states (right). A large top-1 to median ratio means outliers, which make low-bit "
                   "quantization lose precision. The paper (Table 5) finds DIFF Transformer's top activations "
@@ -292,13 +293,13 @@ ReportChart quantization_chart(const ExperimentResults& r) {
     accuracy.series.push_back(std::move(a));
   }
   SvgCanvas svg(kWidth, 100);
-  const double y = draw_figure_header(svg, "Quantization robustness",
+  const double y = draw_figure_header(svg, "Quality with quantized attention logits",
                                       "absmax fake-quantization of the attention logits to fewer bits; fp32 = none",
                                       model_legend(r, LegendMark::line_with_dot, has));
   std::vector<LinePanel> panels = {loss};
   if (any_accuracy) panels.push_back(accuracy);
   svg.set_height(draw_line_grid(svg, y, panels, 2) + kFigureMargin);
-  return finished(svg, "quantization.svg", "Quantization robustness",
+  return finished(svg, "quantization.svg", "Quantization robustness (paper: Figure 8)",
                   "Validation loss (left) and NIAH accuracy (right) when the attention logits are rounded to "
                   "16, 8, 6 or 4 bits with absmax scaling, from unquantized (fp32) to the fewest bits. A flat "
                   "line is robust. The paper (Figure 8) finds DIFF Transformer losing far less accuracy than the "
@@ -342,7 +343,7 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
   const double y = draw_figure_header(svg, "Attention allocation on retrieval prompts", "normalisation: " + normalisation,
                                       model_legend(r, LegendMark::line_with_dot, has));
   svg.set_height(draw_line_grid(svg, y, panels, 2) + kFigureMargin);
-  return finished(svg, "attention_allocation.svg", "Attention allocation",
+  return finished(svg, "attention_allocation.svg", "Attention allocation (paper: Table 3)",
                   "Share of attention that the query puts on the answer span (left) and on the rest of the context, "
                   "the noise (right), averaged over prompts, by the depth of the answer in the context and by "
                   "layer. The paper (Table 3) finds DIFF Transformer putting more attention on the answer and far "
