@@ -10,7 +10,8 @@ namespace difftx::cli {
 
 int experiment_report(Args& args) {
   const std::filesystem::path results = args.require("results");
-  const std::filesystem::path out = args.get("out", results.parent_path().empty() ? "." : results.parent_path().string());
+  const std::filesystem::path out =
+      args.get("out", results.parent_path().empty() ? "." : results.parent_path().string());
   args.finish();
   const report::ReportSummary summary = report::write_report(results, out);
   for (const auto& reason : summary.omitted) std::printf("not drawn: %s\n", reason.c_str());

@@ -74,9 +74,4 @@ std::string JsonField::string() const {
   return value_->get<std::string>();
 }
 
-bool JsonField::boolean() const {
-  if (!value_->is_boolean()) wrong_type("true or false");
-  return value_->get<bool>();
-}
-
 }  // namespace difftx

@@ -30,10 +30,9 @@ class JsonField {
   JsonField operator[](size_t i) const;
 
   // Typed values; Error naming the path and the value found otherwise.
-  double number() const;            // null reads as NaN (results write NaN as null)
-  int64_t integer() const;          // an integral number (2e6 is accepted)
+  double number() const;    // null reads as NaN (results write NaN as null)
+  int64_t integer() const;  // an integral number (2e6 is accepted)
   std::string string() const;
-  bool boolean() const;
   void expect_object() const;
 
  private:

@@ -71,8 +71,8 @@ bool same_prompt(const std::vector<AttentionRow>& rows) {
 // Zoom on [begin, end): one row of cells per model, the tokens under the last row.
 double draw_zoom(SvgCanvas& svg, double y, const std::vector<AttentionRow>& rows, size_t begin, size_t end,
                  double cell_width, double top) {
-  draw_panel_title(svg, kFigureMargin, y + 14, "Around the answer (outlined), tokens " + std::to_string(begin) + "-" +
-                                                   std::to_string(end - 1));
+  draw_panel_title(svg, kFigureMargin, y + 14,
+                   "Around the answer (outlined), tokens " + std::to_string(begin) + "-" + std::to_string(end - 1));
   y += 24;
   const double x0 = kFigureMargin + kLabelWidth;
   for (const auto& row : rows) {
@@ -94,8 +94,13 @@ double draw_zoom(SvgCanvas& svg, double y, const std::vector<AttentionRow>& rows
     const bool in_answer = i >= rows[0].answer_begin && i < rows[0].answer_end;
     const double x = x0 + cell_width * (static_cast<double>(i - begin) + 0.5);
     svg.text(x + 3, y + 6, visible_token(rows[0].tokens[i], 12),
-             {.size = 11, .anchor = Anchor::end, .fill = in_answer ? kAnswerColour : "#333333", .bold = in_answer,
-              .monospace = true, .rotate = -50, .css_class = "token"});
+             {.size = 11,
+              .anchor = Anchor::end,
+              .fill = in_answer ? kAnswerColour : "#333333",
+              .bold = in_answer,
+              .monospace = true,
+              .rotate = -50,
+              .css_class = "token"});
   }
   return y + 6 + 0.77 * estimated_text_width(std::string(12, 'x'), 11, true) + 10;
 }
@@ -116,10 +121,12 @@ SvgCanvas attention_figure(const AttentionFigure& figure) {
   DIFFTX_CHECK(!figure.rows.empty(), "attention figure: no rows");
   size_t longest = 0;
   for (const auto& r : figure.rows) {
-    DIFFTX_CHECK(r.tokens.size() == r.weights.size() && !r.tokens.empty(), "attention figure '", r.label, "': ",
-                 r.tokens.size(), " tokens and ", r.weights.size(), " weights (need the same number, at least 1)");
+    DIFFTX_CHECK(r.tokens.size() == r.weights.size() && !r.tokens.empty(), "attention figure '", r.label,
+                 "': ", r.tokens.size(), " tokens and ", r.weights.size(),
+                 " weights (need the same number, at least 1)");
     DIFFTX_CHECK(r.answer_begin < r.answer_end && r.answer_end <= r.tokens.size(), "attention figure '", r.label,
-                 "': answer span [", r.answer_begin, ", ", r.answer_end, ") is not inside ", r.tokens.size(), " tokens");
+                 "': answer span [", r.answer_begin, ", ", r.answer_end, ") is not inside ", r.tokens.size(),
+                 " tokens");
     longest = std::max(longest, r.tokens.size());
   }
   const double top = largest_weight(figure.rows);
@@ -128,10 +135,11 @@ SvgCanvas attention_figure(const AttentionFigure& figure) {
   double y = draw_figure_header(svg, figure.title, figure.subtitle, legend);
 
   draw_panel_title(svg, kFigureMargin, y + 14, "Whole context");
-  svg.text(figure.width - kFigureMargin, y + 14, "share on the answer", {.size = 11, .anchor = Anchor::end,
-                                                                          .fill = "#555555"});
+  svg.text(figure.width - kFigureMargin, y + 14, "share on the answer",
+           {.size = 11, .anchor = Anchor::end, .fill = "#555555"});
   y += 24;
-  const Rect strip_area{kFigureMargin + kLabelWidth, 0, figure.width - 2 * kFigureMargin - kLabelWidth - kShareWidth, 0};
+  const Rect strip_area{kFigureMargin + kLabelWidth, 0, figure.width - 2 * kFigureMargin - kLabelWidth - kShareWidth,
+                        0};
   for (const auto& row : figure.rows) {
     draw_row_label(svg, y, kStripHeight, row, true);
     draw_strip(svg, {strip_area.x, y, strip_area.w, kStripHeight}, row, longest, top);
@@ -168,8 +176,8 @@ SvgCanvas attention_figure(const AttentionFigure& figure) {
     y += 24;
   }
   const int decimals = std::max(2, 1 - static_cast<int>(std::floor(std::log10(top))));
-  const ColourScale scale{.lo = 0, .hi = top, .colour = blues, .title = "normalised attention weight",
-                          .decimals = decimals};
+  const ColourScale scale{
+      .lo = 0, .hi = top, .colour = blues, .title = "normalised attention weight", .decimals = decimals};
   y += draw_colour_bar(svg, kFigureMargin + kLabelWidth, y + 6, 240, scale) + 6 + kFigureMargin;
   svg.set_height(y);
   return svg;

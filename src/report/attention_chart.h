@@ -12,10 +12,10 @@
 namespace difftx::report {
 
 struct AttentionRow {
-  std::string label{};                // model name
-  std::string detail{};               // e.g. "layer 1, head 0, query at 511"
-  std::vector<std::string> tokens{};  // context tokens (any bytes: shown safely)
-  std::vector<double> weights{};      // one per token; NaN: missing
+  std::string label{};                      // model name
+  std::string detail{};                     // e.g. "layer 1, head 0, query at 511"
+  std::vector<std::string> tokens{};        // context tokens (any bytes: shown safely)
+  std::vector<double> weights{};            // one per token; NaN: missing
   size_t answer_begin = 0, answer_end = 0;  // [begin, end) within tokens
 };
 

@@ -65,7 +65,9 @@ std::string tick_label(double value, const Ticks& ticks) {
   const double top = std::max(std::fabs(ticks.lo), std::fabs(ticks.hi));
   if (!ticks.log && top < 1e4) return format_fixed(value, ticks.decimals);
   if (!ticks.log) {  // 1.5M, not 1500000; as many decimals as the step needs
-    const auto [unit, suffix] = top >= 1e9 ? std::pair{1e9, "G"} : top >= 1e6 ? std::pair{1e6, "M"} : std::pair{1e3, "k"};
+    const auto [unit, suffix] = top >= 1e9   ? std::pair{1e9, "G"}
+                                : top >= 1e6 ? std::pair{1e6, "M"}
+                                             : std::pair{1e3, "k"};
     const double step = ticks.values.size() > 1 ? ticks.values[1] - ticks.values[0] : top;
     const int decimals = std::max(0, -static_cast<int>(std::floor(std::log10(step / unit) + 1e-9)));
     const std::string digits = format_trimmed(value / unit, decimals);

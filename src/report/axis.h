@@ -9,10 +9,10 @@
 namespace difftx::report {
 
 struct Ticks {
-  double lo = 0, hi = 1;       // the axis domain: the data range widened to the outer ticks
+  double lo = 0, hi = 1;         // the axis domain: the data range widened to the outer ticks
   std::vector<double> values{};  // ascending, lo and hi among them
   bool log = false;
-  int decimals = 0;            // of linear tick labels: enough to tell neighbours apart
+  int decimals = 0;  // of linear tick labels: enough to tell neighbours apart
 };
 
 // About `target` ticks covering [lo, hi] (lo > hi is swapped; lo == hi is widened), at least

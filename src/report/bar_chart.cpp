@@ -69,8 +69,8 @@ void draw_bar_panel(SvgCanvas& svg, const Rect& area, const BarPanel& panel) {
       const double v = panel.values[g][s];
       const double bx = left + bar_width * static_cast<double>(s);
       if (!std::isfinite(v)) {
-        svg.text(bx + bar_width / 2, y(base) - 4, "n/a", {.size = 9.5, .anchor = Anchor::middle, .fill = "#777777",
-                                                          .css_class = "bar-missing"});
+        svg.text(bx + bar_width / 2, y(base) - 4, "n/a",
+                 {.size = 9.5, .anchor = Anchor::middle, .fill = "#777777", .css_class = "bar-missing"});
         continue;
       }
       const double top = y(v), bottom = y(base);

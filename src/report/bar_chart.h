@@ -13,8 +13,8 @@ namespace difftx::report {
 struct BarPanel {
   std::string title{};
   AxisTitles axes{};
-  std::vector<std::string> groups{};          // category labels along x
-  std::vector<std::string> series_names{};    // in tooltips
+  std::vector<std::string> groups{};        // category labels along x
+  std::vector<std::string> series_names{};  // in tooltips
   std::vector<std::string> series_colours{};
   std::vector<std::vector<double>> values{};  // [group][series]; NaN: no bar, "n/a"
   // Log axis when every value is positive and max/min exceeds this (0: never).

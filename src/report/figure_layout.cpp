@@ -9,15 +9,13 @@ constexpr double kLegendFont = 12;
 constexpr double kMarkWidth = 26;
 
 void draw_mark(SvgCanvas& svg, double x, double y, const LegendEntry& e) {
-  const bool dashed = e.mark == LegendMark::dashed_line || e.mark == LegendMark::dashed_with_dot;
-  const bool dot = e.mark == LegendMark::line_with_dot || e.mark == LegendMark::dashed_with_dot;
   if (e.mark == LegendMark::box) {
     svg.rect({x + 6, y - 6, 14, 12}, {.fill = e.colour, .css_class = "legend-mark"});
     return;
   }
-  svg.line(x, y, x + kMarkWidth, y,
-           {.stroke = e.colour, .stroke_width = 2.5, .dash = dashed ? "5 3" : "", .css_class = "legend-mark"});
-  if (dot) svg.circle(x + kMarkWidth / 2, y, 3.5, {.fill = e.colour, .stroke = "#ffffff", .stroke_width = 1});
+  svg.line(x, y, x + kMarkWidth, y, {.stroke = e.colour, .stroke_width = 2.5, .css_class = "legend-mark"});
+  if (e.mark == LegendMark::line_with_dot)
+    svg.circle(x + kMarkWidth / 2, y, 3.5, {.fill = e.colour, .stroke = "#ffffff", .stroke_width = 1});
 }
 
 }  // namespace

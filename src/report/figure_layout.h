@@ -9,7 +9,7 @@
 
 namespace difftx::report {
 
-enum class LegendMark { box, line, dashed_line, line_with_dot, dashed_with_dot };
+enum class LegendMark { box, line, line_with_dot };
 
 struct LegendEntry {
   std::string label{};

@@ -48,8 +48,11 @@ void draw_heatmap_panel(SvgCanvas& svg, double x, double y, const HeatmapPanel& 
       const std::string tip = panel.tooltips.empty() ? "" : panel.tooltips[r].at(c);
       svg.rect(cell, {.fill = fill, .stroke = "#ffffff", .stroke_width = 1, .css_class = "cell"}, tip);
       svg.text(cell.x + cell.w / 2, cell.y + cell.h / 2, missing ? "n/a" : format_fixed(v, scale.decimals),
-               {.size = 11, .anchor = Anchor::middle, .fill = missing ? "#555555" : text_colour_on(fill),
-                .centre_vertically = true, .css_class = "cell-label"});
+               {.size = 11,
+                .anchor = Anchor::middle,
+                .fill = missing ? "#555555" : text_colour_on(fill),
+                .centre_vertically = true,
+                .css_class = "cell-label"});
     }
   }
   const double label_y = y0 + g.cell_height * static_cast<double>(rows) + 14;

@@ -10,7 +10,7 @@ namespace difftx::report {
 struct ColourScale {
   double lo = 0, hi = 1;
   std::string (*colour)(double t) = nullptr;  // t in [0, 1] -> "#rrggbb" (palette.h)
-  std::string title{};                          // under the bar, e.g. "accuracy"
+  std::string title{};                        // under the bar, e.g. "accuracy"
   int decimals = 2;                           // of the numbers in cells and on the bar
 };
 
@@ -18,8 +18,8 @@ struct HeatmapPanel {
   std::string title{};
   std::vector<std::string> row_labels{};
   std::vector<std::string> column_labels{};
-  std::string column_title{};                  // under the column labels
-  std::vector<std::vector<double>> values{};   // [row][column]; NaN: missing ("n/a", grey)
+  std::string column_title{};                        // under the column labels
+  std::vector<std::vector<double>> values{};         // [row][column]; NaN: missing ("n/a", grey)
   std::vector<std::vector<std::string>> tooltips{};  // same shape, or empty
 };
 

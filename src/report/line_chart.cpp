@@ -57,8 +57,7 @@ void draw_line_panel(SvgCanvas& svg, const Rect& area, const LinePanel& panel) {
   bool clipped = false;
   svg.begin_clip({plot.x - 5, plot.y - 5, plot.w + 10, plot.h + 10});
   for (const auto& s : panel.series) {
-    const ShapeStyle line{.stroke = s.colour, .stroke_width = s.width, .dash = s.dashed ? "6 4" : "",
-                          .opacity = s.opacity, .css_class = "series"};
+    const ShapeStyle line{.stroke = s.colour, .stroke_width = s.width, .opacity = s.opacity, .css_class = "series"};
     Points run;  // the current unbroken stretch
     const auto flush = [&] {
       if (run.size() == 1 && !s.markers) svg.circle(run[0].first, run[0].second, s.width, {.fill = s.colour});
@@ -80,12 +79,13 @@ void draw_line_panel(SvgCanvas& svg, const Rect& area, const LinePanel& panel) {
     if (!s.markers) continue;
     for (const auto& p : s.points) {
       if (!finite_point(p)) continue;
-      const std::string tip = s.name + ": " + (categorical && p.first >= 0 && p.first < panel.x_categories.size()
-                                                   ? panel.x_categories[static_cast<size_t>(p.first)]
-                                                   : format_significant(p.first, 4)) +
+      const std::string tip = s.name + ": " +
+                              (categorical && p.first >= 0 && p.first < panel.x_categories.size()
+                                   ? panel.x_categories[static_cast<size_t>(p.first)]
+                                   : format_significant(p.first, 4)) +
                               " -> " + format_significant(p.second, 4);
-      svg.circle(x(p.first), y(p.second), 3.5, {.fill = s.colour, .stroke = "#ffffff", .stroke_width = 1,
-                                                .css_class = "marker"}, tip);
+      svg.circle(x(p.first), y(p.second), 3.5,
+                 {.fill = s.colour, .stroke = "#ffffff", .stroke_width = 1, .css_class = "marker"}, tip);
     }
   }
   svg.end_clip();

@@ -11,10 +11,9 @@
 namespace difftx::report {
 
 struct Series {
-  std::string name{};    // in marker tooltips
+  std::string name{};  // in marker tooltips
   std::string colour{};
   Points points{};       // (x, y) in x order; a NaN or infinite y breaks the line there
-  bool dashed = false;
   bool markers = false;  // a dot at each finite point
   double width = 2;
   double opacity = 1;
@@ -32,8 +31,8 @@ struct LinePanel {
   bool y_from_zero = false;
   std::optional<std::pair<double, double>> y_range{};  // fixed domain, e.g. accuracy in [0, 1]
   std::optional<std::pair<double, double>> x_range{};  // fixed domain (to align panels)
-  double x_min_step = 0;  // 1 for integer x such as layer indices
-  std::string note{};     // grey, at the top right of the plot
+  double x_min_step = 0;                               // 1 for integer x such as layer indices
+  std::string note{};                                  // grey, at the top right of the plot
 };
 
 // Draws the panel (title, axes, series) inside `area`, margins for labels included.

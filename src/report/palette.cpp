@@ -38,7 +38,8 @@ constexpr std::array<Rgb, 9> kViridis = {{{68, 1, 84},
                                           {253, 231, 37}}};
 
 // ColorBrewer's sequential Blues.
-constexpr std::array<Rgb, 5> kBlues = {{{247, 251, 255}, {198, 219, 239}, {107, 174, 214}, {33, 113, 181}, {8, 48, 107}}};
+constexpr std::array<Rgb, 5> kBlues = {
+    {{247, 251, 255}, {198, 219, 239}, {107, 174, 214}, {33, 113, 181}, {8, 48, 107}}};
 
 }  // namespace
 

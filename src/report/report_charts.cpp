@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <set>
 #include <tuple>
+#include <utility>
 
 #include "report/attention_chart.h"
 #include "report/bar_chart.h"
@@ -18,8 +18,8 @@
 namespace difftx::report {
 namespace {
 
-constexpr double kWidth = 980;         // of every figure but the NIAH heatmaps
-constexpr double kPanelHeight = 330;   // of line and bar panels
+constexpr double kWidth = 980;        // of every figure but the NIAH heatmaps
+constexpr double kPanelHeight = 330;  // of line and bar panels
 constexpr double kPanelGap = 28;
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 
@@ -84,15 +84,21 @@ ReportChart loss_curves_chart(const ExperimentResults& r) {
   }
   const size_t half_window = longest_curve / 60;  // about 1/30 of the run
   const auto x_range = std::pair{0.0, last_tokens > 0 ? last_tokens : 1.0};
-  LinePanel train{.title = "Training loss", .axes = {"tokens seen", "cross-entropy (nats / token)"},
-                  .y_fit_from = 0.05, .x_range = x_range};
+  LinePanel train{.title = "Training loss",
+                  .axes = {"tokens seen", "cross-entropy (nats / token)"},
+                  .y_fit_from = 0.05,
+                  .x_range = x_range};
   if (half_window > 0)
     train.note = "faint: logged values; bold: mean of " + std::to_string(2 * half_window + 1) + " around each";
-  LinePanel val{.title = "Validation loss", .axes = {"tokens seen", "cross-entropy (nats / token)"},
-                .y_fit_from = 0.1, .x_range = x_range};
+  LinePanel val{.title = "Validation loss",
+                .axes = {"tokens seen", "cross-entropy (nats / token)"},
+                .y_fit_from = 0.1,
+                .x_range = x_range};
   for (size_t i = 0; i < r.models.size(); ++i) {
     const auto& m = r.models[i];
-    Series raw{.name = m.name, .colour = category_colour(i), .width = half_window > 0 ? 1 : 1.6,
+    Series raw{.name = m.name,
+               .colour = category_colour(i),
+               .width = half_window > 0 ? 1 : 1.6,
                .opacity = half_window > 0 ? 0.3 : 1};
     for (const auto& p : m.train.curve) raw.points.emplace_back(p.tokens, p.loss);
     if (half_window > 0) {
@@ -123,7 +129,8 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
     if (m.niah)
       for (const auto& c : m.niah->cells) row_keys.insert({c.context, c.needles, c.queried}), depths.insert(c.depth);
   if (row_keys.empty()) return {};
-  const auto first_niah = std::find_if(r.models.begin(), r.models.end(), [](const ModelResults& m) { return m.niah.has_value(); });
+  const auto first_niah =
+      std::find_if(r.models.begin(), r.models.end(), [](const ModelResults& m) { return m.niah.has_value(); });
   const std::vector<RowKey> rows(row_keys.begin(), row_keys.end());
   const std::vector<double> columns(depths.begin(), depths.end());
 
@@ -138,8 +145,8 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
     std::vector<std::vector<double>> samples = correct;
     for (const auto& c : m.niah->cells) {
       if (!std::isfinite(c.accuracy)) continue;
-      const size_t ri = static_cast<size_t>(std::find(rows.begin(), rows.end(), RowKey{c.context, c.needles, c.queried}) -
-                                            rows.begin());
+      const size_t ri = static_cast<size_t>(
+          std::find(rows.begin(), rows.end(), RowKey{c.context, c.needles, c.queried}) - rows.begin());
       const size_t ci = static_cast<size_t>(std::find(columns.begin(), columns.end(), c.depth) - columns.begin());
       const double n = static_cast<double>(std::max<int64_t>(c.samples, 1));
       correct[ri][ci] += c.accuracy * n;
@@ -155,9 +162,9 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
         const double n = samples[ri][ci];
         const double acc = n > 0 ? correct[ri][ci] / n : kNan;
         p.values.back().push_back(acc);
-        p.tooltips.back().push_back(m.name + ", " + p.row_labels.back() + ", depth " + percent(columns[ci]) + ": " +
-                                    (n > 0 ? format_fixed(acc, 3) + " over " + format_fixed(n, 0) + " samples"
-                                           : "not measured"));
+        p.tooltips.back().push_back(
+            m.name + ", " + p.row_labels.back() + ", depth " + percent(columns[ci]) + ": " +
+            (n > 0 ? format_fixed(acc, 3) + " over " + format_fixed(n, 0) + " samples" : "not measured"));
       }
     }
     panels.push_back(std::move(p));
@@ -165,14 +172,16 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
 
   HeatmapGeometry g;
   for (const auto& p : panels)
-    for (const auto& label : p.row_labels) g.row_label_width = std::max(g.row_label_width, estimated_text_width(label, 11) + 14);
+    for (const auto& label : p.row_labels)
+      g.row_label_width = std::max(g.row_label_width, estimated_text_width(label, 11) + 14);
   HeatmapGeometry beside = g;  // panels right of the first in a row share its row labels
   beside.show_row_labels = false;
   const double cells_w = heatmap_panel_width(panels[0], beside), panel_h = heatmap_panel_height(panels[0], g);
   const auto per_row = static_cast<size_t>(
       std::max(1.0, std::floor((kWidth - 2 * kFigureMargin - g.row_label_width + kPanelGap) / (cells_w + kPanelGap))));
-  const double width = std::max(kWidth, 2 * kFigureMargin + g.row_label_width +
-                                            static_cast<double>(std::min(per_row, panels.size())) * (cells_w + kPanelGap));
+  const double width =
+      std::max(kWidth, 2 * kFigureMargin + g.row_label_width +
+                           static_cast<double>(std::min(per_row, panels.size())) * (cells_w + kPanelGap));
   SvgCanvas svg(width, 100);
   double y = draw_figure_header(svg, "Multi-needle retrieval (NIAH) accuracy",
                                 "N needles in the context, R of them asked for; exact match of the answer | " +
@@ -220,8 +229,8 @@ ReportChart attention_map_chart(const ExperimentResults& r) {
 
 ReportChart outlier_chart(const ExperimentResults& r) {
   const auto has = [](const ModelResults& m) { return m.outliers.has_value(); };
-  BarPanel logits{.title = "|attention logits|", .axes = {"", "magnitude"},
-                  .groups = {"top-1", "top-2", "top-3", "median"}};
+  BarPanel logits{
+      .title = "|attention logits|", .axes = {"", "magnitude"}, .groups = {"top-1", "top-2", "top-3", "median"}};
   BarPanel hidden{.title = "|hidden states|", .axes = {"", "magnitude"}, .groups = logits.groups};
   logits.values.assign(4, {});
   hidden.values.assign(4, {});
@@ -243,10 +252,10 @@ ReportChart outlier_chart(const ExperimentResults& r) {
   }
   if (logits.series_names.empty()) return {};
   SvgCanvas svg(kWidth, 100);
-  const double y = draw_figure_header(svg, "Largest and median activation magnitudes",
-                                      "absolute values over a sample of " +
-                                          format_count(static_cast<double>(tokens)) + " tokens",
-                                      model_legend(r, LegendMark::box, has));
+  const double y =
+      draw_figure_header(svg, "Largest and median activation magnitudes",
+                         "absolute values over a sample of " + format_count(static_cast<double>(tokens)) + " tokens",
+                         model_legend(r, LegendMark::box, has));
   const auto areas = split_row({kFigureMargin, y, kWidth - 2 * kFigureMargin, kPanelHeight}, 2, kPanelGap);
   draw_bar_panel(svg, areas[0], logits);
   draw_bar_panel(svg, areas[1], hidden);
@@ -271,10 +280,13 @@ ReportChart quantization_chart(const ExperimentResults& r) {
   std::vector<std::string> labels;
   for (const int64_t b : bits) labels.push_back(b == 0 ? "fp32" : std::to_string(b));
 
-  LinePanel loss{.title = "Validation loss", .axes = {"bits of the attention logits", "cross-entropy (nats / token)"},
+  LinePanel loss{.title = "Validation loss",
+                 .axes = {"bits of the attention logits", "cross-entropy (nats / token)"},
                  .x_categories = labels};
-  LinePanel accuracy{.title = "NIAH accuracy", .axes = {"bits of the attention logits", "accuracy"},
-                     .x_categories = labels, .y_range = std::pair{0.0, 1.0}};
+  LinePanel accuracy{.title = "NIAH accuracy",
+                     .axes = {"bits of the attention logits", "accuracy"},
+                     .x_categories = labels,
+                     .y_range = std::pair{0.0, 1.0}};
   bool any_accuracy = false;
   for (size_t i = 0; i < r.models.size(); ++i) {
     const auto& m = r.models[i];
@@ -308,14 +320,18 @@ ReportChart quantization_chart(const ExperimentResults& r) {
 
 ReportChart attention_allocation_chart(const ExperimentResults& r) {
   const auto has = [](const ModelResults& m) { return m.attention_allocation.has_value(); };
-  LinePanel answer_depth{.title = "Attention on the answer, by depth", .axes = {"depth of the answer in the context (%)", "attention share"},
+  LinePanel answer_depth{.title = "Attention on the answer, by depth",
+                         .axes = {"depth of the answer in the context (%)", "attention share"},
                          .y_from_zero = true};
-  LinePanel noise_depth{.title = "Attention noise, by depth", .axes = {"depth of the answer in the context (%)", "attention share"},
+  LinePanel noise_depth{.title = "Attention noise, by depth",
+                        .axes = {"depth of the answer in the context (%)", "attention share"},
                         .y_from_zero = true};
-  LinePanel answer_layer{.title = "Attention on the answer, by layer", .axes = {"layer", "attention share"},
-                         .y_from_zero = true, .x_min_step = 1};
-  LinePanel noise_layer{.title = "Attention noise, by layer", .axes = {"layer", "attention share"},
-                        .y_from_zero = true, .x_min_step = 1};
+  LinePanel answer_layer{.title = "Attention on the answer, by layer",
+                         .axes = {"layer", "attention share"},
+                         .y_from_zero = true,
+                         .x_min_step = 1};
+  LinePanel noise_layer{
+      .title = "Attention noise, by layer", .axes = {"layer", "attention share"}, .y_from_zero = true, .x_min_step = 1};
   std::string normalisation;
   for (size_t i = 0; i < r.models.size(); ++i) {
     const auto& m = r.models[i];
@@ -325,7 +341,8 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
     Series a = base, n = base, al = base, nl = base;
     for (const auto& p : m.attention_allocation->by_depth)
       a.points.emplace_back(100 * p.key, p.answer), n.points.emplace_back(100 * p.key, p.noise);
-    for (const auto& p : m.attention_allocation->by_layer) al.points.emplace_back(p.key, p.answer), nl.points.emplace_back(p.key, p.noise);
+    for (const auto& p : m.attention_allocation->by_layer)
+      al.points.emplace_back(p.key, p.answer), nl.points.emplace_back(p.key, p.noise);
     answer_depth.series.push_back(std::move(a));
     noise_depth.series.push_back(std::move(n));
     answer_layer.series.push_back(std::move(al));
@@ -340,8 +357,9 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
   if (has_points(answer_layer)) panels.insert(panels.end(), {answer_layer, noise_layer});
   if (panels.empty()) return {};
   SvgCanvas svg(kWidth, 100);
-  const double y = draw_figure_header(svg, "Attention allocation on retrieval prompts", "normalisation: " + normalisation,
-                                      model_legend(r, LegendMark::line_with_dot, has));
+  const double y =
+      draw_figure_header(svg, "Attention allocation on retrieval prompts", "normalisation: " + normalisation,
+                         model_legend(r, LegendMark::line_with_dot, has));
   svg.set_height(draw_line_grid(svg, y, panels, 2) + kFigureMargin);
   return finished(svg, "attention_allocation.svg", "Attention allocation (paper: Table 3)",
                   "Share of attention that the query puts on the answer span (left) and on the rest of the context, "

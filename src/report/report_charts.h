@@ -10,7 +10,7 @@
 namespace difftx::report {
 
 struct ReportChart {
-  std::string file;     // "loss_curves.svg"
+  std::string file;  // "loss_curves.svg"
   std::string title;
   std::string caption;  // plain text: how to read the chart
   std::string svg;

@@ -63,8 +63,8 @@ std::string setup_section(const ExperimentResults& r) {
   const std::pair<const char*, std::string> rows[] = {
       {"Preset", s.preset},
       {"Tokens per model", format_grouped(static_cast<double>(s.tokens_per_model))},
-      {"Sequence length, micro-batch", std::to_string(s.seq_len) + " tokens, " + std::to_string(s.micro_batch) +
-                                           " sequences"},
+      {"Sequence length, micro-batch",
+       std::to_string(s.seq_len) + " tokens, " + std::to_string(s.micro_batch) + " sequences"},
       {"Peak learning rate", format_significant(s.lr, 3)},
       {"Seed", std::to_string(s.seed)},
       {"Data, tokenizer", s.data + ", " + s.tokenizer},
@@ -91,8 +91,8 @@ std::string setup_section(const ExperimentResults& r) {
           (same_tokens ? esc(format_grouped(tokens_lo)) + " for every model"
                        : "differ, from " + esc(format_grouped(tokens_lo)) + " to " + esc(format_grouped(tokens_hi))) +
           ".</li>";
-  html += std::string("<li class=\"") + (close_params ? "ok\">&#10003; " : "warn\">&#9888; ") + "Parameters: " +
-          esc(format_grouped(params_lo)) + " to " + esc(format_grouped(params_hi)) + " (largest " +
+  html += std::string("<li class=\"") + (close_params ? "ok\">&#10003; " : "warn\">&#9888; ") +
+          "Parameters: " + esc(format_grouped(params_lo)) + " to " + esc(format_grouped(params_hi)) + " (largest " +
           esc(format_fixed(100 * spread, 1)) + "% above the smallest" + (close_params ? "" : "; more than 2%") +
           ").</li>";
   html += "<li>Every model saw the same training data in the same order, from the same seed (" +
@@ -119,13 +119,15 @@ std::string results_section(const ExperimentResults& r) {
   const size_t best_loss = best_model(r.models, val_loss, true), best_niah = best_model(r.models, niah, false),
                best_mqar = best_model(r.models, mqar, false);
   // The attention column only when some name does not already say it (ablations).
-  const bool show_attention = std::any_of(r.models.begin(), r.models.end(),
-                                          [](const ModelResults& m) { return m.name != m.attention; });
-  std::string html = "<section id=\"results\"><h2>Results</h2><div class=\"table-wrap\"><table class=\"results\"><tr>"
-                     "<th>model</th>";
+  const bool show_attention =
+      std::any_of(r.models.begin(), r.models.end(), [](const ModelResults& m) { return m.name != m.attention; });
+  std::string html =
+      "<section id=\"results\"><h2>Results</h2><div class=\"table-wrap\"><table class=\"results\"><tr>"
+      "<th>model</th>";
   if (show_attention) html += "<th>attention</th>";
-  html += "<th>parameters</th><th>shape</th><th>tokens</th><th>time</th><th>tokens/s</th><th>train loss</th>"
-          "<th>val loss</th><th>NIAH</th><th>MQAR</th><th>top |logit|</th><th>top |hidden|</th></tr>";
+  html +=
+      "<th>parameters</th><th>shape</th><th>tokens</th><th>time</th><th>tokens/s</th><th>train loss</th>"
+      "<th>val loss</th><th>NIAH</th><th>MQAR</th><th>top |logit|</th><th>top |hidden|</th></tr>";
   for (size_t i = 0; i < r.models.size(); ++i) {
     const ModelResults& m = r.models[i];
     const std::string shape = m.layers > 0 ? std::to_string(m.layers) + "L \u00d7 " + std::to_string(m.hidden_size) +
@@ -139,10 +141,11 @@ std::string results_section(const ExperimentResults& r) {
             cell(m.outliers ? format_significant(m.outliers->attention_logits.top1, 3) : "n/a") +
             cell(m.outliers ? format_significant(m.outliers->hidden_states.top1, 3) : "n/a") + "</tr>";
   }
-  html += "</table></div><p>Shape: layers \u00d7 model width, attention heads. Losses are in nats per token; bold marks the best value of a column. NIAH: mean "
-          "accuracy over the cells of the retrieval heatmap below; MQAR: accuracy on multi-query associative recall; "
-          "top |logit|, top |hidden|: the largest absolute attention logit and hidden state (activation "
-          "outliers). n/a: not measured.</p></section>\n";
+  html +=
+      "</table></div><p>Shape: layers \u00d7 model width, attention heads. Losses are in nats per token; bold "
+      "marks the best value of a column. NIAH: mean accuracy over the cells of the retrieval heatmap below; MQAR: "
+      "accuracy on multi-query associative recall; top |logit|, top |hidden|: the largest absolute attention logit "
+      "and hidden state (activation outliers). n/a: not measured.</p></section>\n";
   return html;
 }
 
@@ -151,8 +154,8 @@ std::string charts_section(const ReportCharts& charts) {
   for (const auto& c : charts.charts) {
     const std::string id = c.file.substr(0, c.file.find('.'));
     html += "<figure id=\"" + esc(id) + "\"><h2>" + esc(c.title) + "</h2><a href=\"" + esc(c.file) + "\"><img src=\"" +
-            esc(c.file) + "\" width=\"" + svg_number(c.width) + "\" height=\"" + svg_number(c.height) +
-            "\" alt=\"" + esc(c.title) + "\"></a><figcaption>" + esc(c.caption) + "</figcaption></figure>\n";
+            esc(c.file) + "\" width=\"" + svg_number(c.width) + "\" height=\"" + svg_number(c.height) + "\" alt=\"" +
+            esc(c.title) + "\"></a><figcaption>" + esc(c.caption) + "</figcaption></figure>\n";
   }
   if (!charts.omitted.empty()) {
     html += "<p class=\"meta\">Not drawn: ";
@@ -167,19 +170,21 @@ std::string charts_section(const ReportCharts& charts) {
 std::string report_page_html(const ExperimentResults& r, const ReportCharts& charts, const std::string& results_link) {
   std::string names;
   for (size_t i = 0; i < r.models.size(); ++i) names += (i ? " vs " : "") + r.models[i].name;
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-                     "<title>difftx report: " + esc(names) + "</title><style>" + kStyle + "</style></head>\n<body><main>\n";
+  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
+  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
+  html += "<title>difftx report: " + esc(names) + "</title><style>" + kStyle + "</style></head>\n<body><main>\n";
   html += "<header><h1>Differential Transformer experiment: " + esc(names) + "</h1><p class=\"meta\">Created " +
           esc(r.created) + " by <code>difftx experiment compare</code> | raw numbers: <a href=\"" + esc(results_link) +
           "\">results.json</a></p>";
-  html += "<p>Each model was trained from scratch on the same data with the same seed and token budget, then "
-          "measured with the analyses below (retrieval, attention noise, activation outliers, quantization), as in "
-          "the DIFF Transformer paper but at CPU scale. Small models and few samples make small differences "
-          "uncertain: read them with the sample counts in mind.</p></header>\n";
+  html +=
+      "<p>Each model was trained from scratch on the same data with the same seed and token budget, then "
+      "measured with the analyses below (retrieval, attention noise, activation outliers, quantization), as in "
+      "the DIFF Transformer paper but at CPU scale. Small models and few samples make small differences "
+      "uncertain: read them with the sample counts in mind.</p></header>\n";
   html += setup_section(r) + results_section(r) + charts_section(charts);
   html += "<footer>Rendered by <code>difftx experiment report</code> from " + esc(results_link) + " (schema " +
-          esc(r.schema) + "). Each chart is a standalone SVG file: open it to see values on hover.</footer>\n"
+          esc(r.schema) +
+          "). Each chart is a standalone SVG file: open it to see values on hover.</footer>\n"
           "</main></body></html>\n";
   return html;
 }

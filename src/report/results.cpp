@@ -116,10 +116,10 @@ AttentionMap parse_attention_map(const JsonField& j) {
   DIFFTX_CHECK(span.size() == 2, span.where(), ": expected [begin, end), got ", span.size(), " numbers");
   m.answer_begin = span[0].integer();
   m.answer_end = span[1].integer();
-  DIFFTX_CHECK(0 <= m.answer_begin && m.answer_begin < m.answer_end &&
-                   m.answer_end <= static_cast<int64_t>(m.tokens.size()),
-               span.where(), ": [", m.answer_begin, ", ", m.answer_end, ") is not a non-empty span inside the ",
-               m.tokens.size(), " tokens");
+  DIFFTX_CHECK(
+      0 <= m.answer_begin && m.answer_begin < m.answer_end && m.answer_end <= static_cast<int64_t>(m.tokens.size()),
+      span.where(), ": [", m.answer_begin, ", ", m.answer_end, ") is not a non-empty span inside the ", m.tokens.size(),
+      " tokens");
   return m;
 }
 

@@ -25,9 +25,7 @@ std::string attribute(std::string_view name, std::string_view value) {
   return quoted_attribute(name, xml_escape(value));
 }
 
-std::string number_attribute(std::string_view name, double value) {
-  return quoted_attribute(name, svg_number(value));
-}
+std::string number_attribute(std::string_view name, double value) { return quoted_attribute(name, svg_number(value)); }
 
 }  // namespace
 
@@ -47,7 +45,6 @@ void SvgCanvas::open_shape(std::string_view element, const ShapeStyle& style) {
   body_ += attribute("fill", style.fill.empty() ? "none" : style.fill);
   if (!style.stroke.empty()) {
     body_ += attribute("stroke", style.stroke) + number_attribute("stroke-width", style.stroke_width);
-    if (!style.dash.empty()) body_ += attribute("stroke-dasharray", style.dash);
   }
   if (style.opacity < 1) body_ += number_attribute("opacity", style.opacity);
 }
@@ -70,8 +67,8 @@ void SvgCanvas::rect(const Rect& r, const ShapeStyle& style, std::string_view to
 
 void SvgCanvas::line(double x1, double y1, double x2, double y2, const ShapeStyle& style) {
   open_shape("line", style);
-  body_ += number_attribute("x1", x1) + number_attribute("y1", y1) + number_attribute("x2", x2) +
-           number_attribute("y2", y2);
+  body_ +=
+      number_attribute("x1", x1) + number_attribute("y1", y1) + number_attribute("x2", x2) + number_attribute("y2", y2);
   close_shape("line", {});
 }
 
@@ -127,9 +124,9 @@ std::string SvgCanvas::finish() const {
   DIFFTX_CHECK(open_clips_ == 0, "svg: ", open_clips_, " clip group(s) left open");
   const std::string w = svg_number(width_), h = svg_number(height_);
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-         "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" + w + "\" height=\"" + h +
-         "\" viewBox=\"0 0 " + w + " " + h + "\"" + attribute("font-family", kSansFonts) + ">\n" +
-         "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n" + body_ + "</svg>\n";
+         "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"" +
+         w + "\" height=\"" + h + "\" viewBox=\"0 0 " + w + " " + h + "\"" + attribute("font-family", kSansFonts) +
+         ">\n" + "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n" + body_ + "</svg>\n";
 }
 
 double estimated_text_width(std::string_view text, double size, bool monospace) {

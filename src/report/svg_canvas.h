@@ -20,8 +20,7 @@ struct ShapeStyle {
   std::string fill{};
   std::string stroke{};
   double stroke_width = 1;
-  std::string dash{};      // stroke-dasharray, e.g. "6 3"
-  double opacity = 1;    // of the whole shape
+  double opacity = 1;  // of the whole shape
   std::string css_class{};
 };
 

@@ -31,8 +31,8 @@ size_t sequence_length(unsigned char c) { return c < 0x80 ? 1 : c < 0xE0 ? 2 : c
 
 // U+FFFE and U+FFFF, which XML 1.0 forbids, are EF BF BE and EF BF BF.
 bool is_xml_noncharacter(std::string_view s, size_t i) {
-  return i + 2 < s.size() && static_cast<unsigned char>(s[i]) == 0xEF &&
-         static_cast<unsigned char>(s[i + 1]) == 0xBF && static_cast<unsigned char>(s[i + 2]) >= 0xBE;
+  return i + 2 < s.size() && static_cast<unsigned char>(s[i]) == 0xEF && static_cast<unsigned char>(s[i + 1]) == 0xBF &&
+         static_cast<unsigned char>(s[i + 2]) >= 0xBE;
 }
 
 // Appends the UTF-8 encoding of code point cp (below U+10000 here).
@@ -98,7 +98,7 @@ std::string xml_escape(std::string_view text) {
 
 std::string visible_token(std::string_view token, size_t max_chars) {
   if (token.empty()) return "\xE2\x88\x85";  // U+2205 EMPTY SET
-  std::vector<std::string> chars;  // one visible character each
+  std::vector<std::string> chars;            // one visible character each
   for_each_valid_piece(token, [&](std::string_view piece) {
     for (size_t i = 0; i < piece.size();) {
       const auto c = static_cast<unsigned char>(piece[i]);

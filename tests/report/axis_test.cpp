@@ -29,12 +29,12 @@ TEST(LinearTicks, RoundStepsThatCoverTheData) {
   expect_ticks(linear_ticks(0, 2e6, 5), {0, 5e5, 1e6, 1.5e6, 2e6});
   expect_ticks(linear_ticks(4.21, 5.55, 5), {4.2, 4.4, 4.6, 4.8, 5.0, 5.2, 5.4, 5.6});
   expect_ticks(linear_ticks(0.37, 0.53, 5), {0.35, 0.4, 0.45, 0.5, 0.55});
-  expect_ticks(linear_ticks(0.53, 0.37, 5), {0.35, 0.4, 0.45, 0.5, 0.55});  // swapped
+  expect_ticks(linear_ticks(0.53, 0.37, 5), {0.35, 0.4, 0.45, 0.5, 0.55});   // swapped
   expect_ticks(linear_ticks(3, 3, 5), {2.7, 2.8, 2.9, 3.0, 3.1, 3.2, 3.3});  // one value: widened by 10%
   expect_ticks(linear_ticks(0, 0, 5), {-1, -0.5, 0, 0.5, 1});
-  expect_ticks(linear_ticks(2.5, 44.8, 5, true), {0, 10, 20, 30, 40, 50});   // bars start at 0
+  expect_ticks(linear_ticks(2.5, 44.8, 5, true), {0, 10, 20, 30, 40, 50});  // bars start at 0
   expect_ticks(linear_ticks(0, 5, 6, false, 1), {0, 1, 2, 3, 4, 5});
-  expect_ticks(linear_ticks(0, 1, 6, false, 1), {0, 1});                     // layers 0 and 1: no 0.2
+  expect_ticks(linear_ticks(0, 1, 6, false, 1), {0, 1});  // layers 0 and 1: no 0.2
   EXPECT_EQ(labels(linear_ticks(0, 2e6, 5)), (std::vector<std::string>{"0", "0.5M", "1M", "1.5M", "2M"}));
   EXPECT_EQ(labels(linear_ticks(4.21, 5.55, 5))[0], "4.2");
   EXPECT_EQ(labels(linear_ticks(0.37, 0.53, 5))[1], "0.40");
@@ -70,7 +70,8 @@ TEST(LogTicks, PowersOfTenWithTwoAndFiveOnShortRanges) {
   expect_ticks(log_ticks(1.0, 1728 * 1.6), {1, 10, 100, 1000, 10000});  // four decades: powers only
   expect_ticks(log_ticks(3, 4), {1, 2, 5, 10});
   EXPECT_EQ(labels(log_ticks(0.01, 0.5)), (std::vector<std::string>{"0.01", "0.02", "0.05", "0.1", "0.2", "0.5", "1"}));
-  EXPECT_EQ(labels(log_ticks(1, 2e6)), (std::vector<std::string>{"1", "10", "100", "1000", "10000", "1e5", "1e6", "1e7"}));
+  EXPECT_EQ(labels(log_ticks(1, 2e6)),
+            (std::vector<std::string>{"1", "10", "100", "1000", "10000", "1e5", "1e6", "1e7"}));
   EXPECT_THROW(log_ticks(0, 10), Error);
   EXPECT_THROW(log_ticks(-1, 10), Error);
 }

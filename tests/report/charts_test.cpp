@@ -26,14 +26,16 @@ using testing::find_elements;
 
 constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
 const std::string kHostile = std::string("<script>alert(\"x\")</script> &amp; '\x01\xff\xef\xbf\xbe") + '\0' + "end";
-const std::string kHostileShown = "<script>alert(\"x\")</script> &amp; '\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD" "end";
+const std::string kHostileShown =
+    "<script>alert(\"x\")</script> &amp; '\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"
+    "end";
 
 TEST(SvgCanvas, WritesEscapedWellFormedSvg) {
   SvgCanvas svg(200, 100);
   svg.rect({10, 10, 50, 20}, {.fill = "#0072B2", .css_class = "bar"}, kHostile);
   svg.text(5, 50, kHostile, {.css_class = "label"});
   svg.begin_clip({0, 0, 100, 100});
-  svg.polyline({{0, 0}, {10, 5.556}, {20, 1}}, {.stroke = "#000000", .dash = "4 2", .css_class = "series"});
+  svg.polyline({{0, 0}, {10, 5.556}, {20, 1}}, {.stroke = "#000000", .css_class = "series"});
   svg.end_clip();
   svg.set_height(120);
   const std::string doc = svg.finish();
@@ -60,10 +62,14 @@ TEST(SvgCanvas, RejectsNonFiniteGeometryAndUnbalancedClips) {
 
 TEST(LineChart, OneMarkerPerFinitePointAndGapsAtNan) {
   LinePanel panel{.title = kHostile, .axes = {"tokens", "loss"}};
-  panel.series.push_back({.name = "a", .colour = category_colour(0), .points = {{0, 5}, {1, 4}, {2, kNan}, {3, 3}, {4, 2.5}},
+  panel.series.push_back({.name = "a",
+                          .colour = category_colour(0),
+                          .points = {{0, 5}, {1, 4}, {2, kNan}, {3, 3}, {4, 2.5}},
                           .markers = true});
-  panel.series.push_back({.name = kHostile, .colour = category_colour(1),
-                          .points = {{0, 6}, {1, kNan}, {2, 4}, {3, kNan}, {4, 3}}, .markers = true});
+  panel.series.push_back({.name = kHostile,
+                          .colour = category_colour(1),
+                          .points = {{0, 6}, {1, kNan}, {2, 4}, {3, kNan}, {4, 3}},
+                          .markers = true});
   panel.series.push_back({.name = "c", .colour = category_colour(2), .points = {{0, 7}, {1, kNan}, {2, 4.5}, {3, 4}}});
   SvgCanvas svg(500, 300);
   draw_line_panel(svg, {0, 0, 500, 300}, panel);
@@ -77,8 +83,8 @@ TEST(LineChart, OneMarkerPerFinitePointAndGapsAtNan) {
 
 TEST(LineChart, CategoricalAxisAndNoData) {
   LinePanel panel{.title = "q", .axes = {"bits", "loss"}, .x_categories = {"fp32", "16", "8", "6", "4"}};
-  panel.series.push_back({.name = "m", .colour = "#000000", .points = {{0, 4}, {1, 4}, {2, 4.1}, {3, kNan}, {4, 6}},
-                          .markers = true});
+  panel.series.push_back(
+      {.name = "m", .colour = "#000000", .points = {{0, 4}, {1, 4}, {2, 4.1}, {3, kNan}, {4, 6}}, .markers = true});
   SvgCanvas svg(500, 300);
   draw_line_panel(svg, {0, 0, 500, 300}, panel);
   const auto root = checked_svg(svg.finish());
@@ -113,7 +119,9 @@ TEST(LineChart, ClipsEarlyOutliersWithANote) {
 }
 
 BarPanel outlier_panel(std::vector<std::vector<double>> values) {
-  return BarPanel{.title = "|hidden states|", .axes = {"", "magnitude"}, .groups = {"top-1", "top-2", "top-3", "median"},
+  return BarPanel{.title = "|hidden states|",
+                  .axes = {"", "magnitude"},
+                  .groups = {"top-1", "top-2", "top-3", "median"},
                   .series_names = {"baseline", "diff", kHostile},
                   .series_colours = {category_colour(0), category_colour(1), category_colour(2)},
                   .values = std::move(values)};
@@ -136,8 +144,9 @@ TEST(BarChart, OneBarPerFiniteValueAndLogScaleForWideRanges) {
   const auto bars = find_elements(root, "", "bar");
   EXPECT_GT(std::stod(bars[0]->attribute("height")), std::stod(bars[1]->attribute("height")));
 
-  const BarPanel narrow = outlier_panel({{44.8, 19.6, 25.4}, {35.8, 15.7, 20.3}, {33.6, 14.7, 19.1}, {3.7, 1.55, 2.05}});
-  EXPECT_FALSE(bar_panel_uses_log(narrow));  // 44.8 / 1.55 < 30
+  const BarPanel narrow =
+      outlier_panel({{44.8, 19.6, 25.4}, {35.8, 15.7, 20.3}, {33.6, 14.7, 19.1}, {3.7, 1.55, 2.05}});
+  EXPECT_FALSE(bar_panel_uses_log(narrow));                                                         // 44.8 / 1.55 < 30
   EXPECT_FALSE(bar_panel_uses_log(outlier_panel({{100, 0, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}})));  // 0 on a log axis
   BarPanel never = wide;
   never.log_when_ratio_above = 0;
@@ -149,8 +158,10 @@ TEST(BarChart, OneBarPerFiniteValueAndLogScaleForWideRanges) {
 }
 
 TEST(Heatmap, OneCellPerValueWithLabelsAndMissingCells) {
-  HeatmapPanel p{.title = "diff", .row_labels = {"256 tokens, N=1 R=1", kHostile},
-                 .column_labels = {"0%", "50%", "100%"}, .column_title = "depth",
+  HeatmapPanel p{.title = "diff",
+                 .row_labels = {"256 tokens, N=1 R=1", kHostile},
+                 .column_labels = {"0%", "50%", "100%"},
+                 .column_title = "depth",
                  .values = {{0.8, 0.654, kNan}, {1.0, 0.0, 0.25}}};
   const ColourScale scale{.lo = 0, .hi = 1, .colour = viridis, .title = "accuracy", .decimals = 2};
   SvgCanvas svg(600, 300);
@@ -186,8 +197,10 @@ TEST(Palette, DistinctCategoriesAndRampEnds) {
 }
 
 AttentionRow attention_row(const std::string& label, size_t n, size_t begin, size_t end) {
-  AttentionRow r{.label = label, .detail = "layer 1, head 0, query at " + std::to_string(n - 1),
-                 .answer_begin = begin, .answer_end = end};
+  AttentionRow r{.label = label,
+                 .detail = "layer 1, head 0, query at " + std::to_string(n - 1),
+                 .answer_begin = begin,
+                 .answer_end = end};
   for (size_t i = 0; i < n; ++i) {
     r.tokens.push_back(i % 7 == 3 ? kHostile : " tok" + std::to_string(i));
     r.weights.push_back(i >= begin && i < end ? 0.2 : 0.6 / static_cast<double>(n));

@@ -21,7 +21,7 @@ inline bool is_finite_number(const std::string& text) {
 }
 
 inline void expect_numbers_finite(const XmlElement& e) {
-  static const std::set<std::string> kNumeric = {"x",  "y",  "width", "height", "x1",        "y1",          "x2",
+  static const std::set<std::string> kNumeric = {"x",  "y",  "width", "height", "x1",        "y1",           "x2",
                                                  "y2", "cx", "cy",    "r",      "font-size", "stroke-width", "opacity"};
   for (const auto& [key, value] : e.attributes) {
     if (kNumeric.count(key)) {

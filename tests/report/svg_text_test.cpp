@@ -22,17 +22,20 @@ TEST(XmlEscape, EscapesMarkupAndQuotes) {
             "&lt;script&gt;alert(&#39;x&#39;) &amp; &quot;y&quot;&lt;/script&gt;");
   EXPECT_EQ(xml_escape("&amp;"), "&amp;amp;");  // already escaped text is text too
   EXPECT_EQ(xml_escape(""), "");
-  EXPECT_EQ(xml_escape("caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80 " + kFffd), "caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80 " + kFffd);
+  EXPECT_EQ(xml_escape("caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80 " + kFffd),
+            "caf\xc3\xa9 \xe6\xbc\xa2 \xf0\x9f\x98\x80 " + kFffd);
   EXPECT_EQ(xml_escape("a\tb\nc\rd"), "a\tb\nc\rd");
 }
 
 TEST(XmlEscape, ReplacesInvalidUtf8AndForbiddenCharacters) {
-  EXPECT_EQ(xml_escape("a\xff" "b"), "a" + kFffd + "b");
-  EXPECT_EQ(xml_escape("\xe2\x82"), kFffd + kFffd);               // truncated sequence
-  EXPECT_EQ(xml_escape("\xc0\xaf"), kFffd + kFffd);               // overlong '/'
-  EXPECT_EQ(xml_escape("\xed\xa0\x80"), kFffd + kFffd + kFffd);   // UTF-16 surrogate
+  EXPECT_EQ(xml_escape("a\xff"
+                       "b"),
+            "a" + kFffd + "b");
+  EXPECT_EQ(xml_escape("\xe2\x82"), kFffd + kFffd);              // truncated sequence
+  EXPECT_EQ(xml_escape("\xc0\xaf"), kFffd + kFffd);              // overlong '/'
+  EXPECT_EQ(xml_escape("\xed\xa0\x80"), kFffd + kFffd + kFffd);  // UTF-16 surrogate
   EXPECT_EQ(xml_escape(std::string("x\0y", 3)), "x" + kFffd + "y");
-  EXPECT_EQ(xml_escape("\x01\x1b\x7f"), kFffd + kFffd + "\x7f");  // DEL is allowed in XML 1.0
+  EXPECT_EQ(xml_escape("\x01\x1b\x7f"), kFffd + kFffd + "\x7f");     // DEL is allowed in XML 1.0
   EXPECT_EQ(xml_escape("\xef\xbf\xbe\xef\xbf\xbf"), kFffd + kFffd);  // U+FFFE, U+FFFF
 }
 
@@ -40,8 +43,25 @@ TEST(XmlEscape, ReplacesInvalidUtf8AndForbiddenCharacters) {
 // back as the input wherever the input was valid XML text.
 TEST(XmlEscape, AnyBytesMakeWellFormedXml) {
   Rng rng(7);
-  const std::string alphabet[] = {"<", ">", "&", "\"", "'", "a", " ", "\n", "\x01", "\x00", "\xff", "\xc3", "\xa9",
-                                  "\xe2\x82\xac", "\xef\xbf\xbe", "\xed\xa0\x80", "\xf0\x9f\x98\x80", "&amp;", "]]>"};
+  const std::string alphabet[] = {"<",
+                                  ">",
+                                  "&",
+                                  "\"",
+                                  "'",
+                                  "a",
+                                  " ",
+                                  "\n",
+                                  "\x01",
+                                  "\x00",
+                                  "\xff",
+                                  "\xc3",
+                                  "\xa9",
+                                  "\xe2\x82\xac",
+                                  "\xef\xbf\xbe",
+                                  "\xed\xa0\x80",
+                                  "\xf0\x9f\x98\x80",
+                                  "&amp;",
+                                  "]]>"};
   for (int trial = 0; trial < 3000; ++trial) {
     std::string input;
     const int n = static_cast<int>(rng.next_u64() % 24);
@@ -71,10 +91,13 @@ TEST(VisibleToken, ShowsWhitespaceAndControlsAndCuts) {
   EXPECT_EQ(visible_token(std::string("\0\x07", 2)), "\xe2\x90\x80\xe2\x90\x87");  // U+2400, U+2407
   EXPECT_EQ(visible_token("\x7f"), "\xe2\x90\xa1");
   EXPECT_EQ(visible_token(""), "\xe2\x88\x85");
-  EXPECT_EQ(visible_token("\xff" "a"), kFffd + "a");
+  EXPECT_EQ(visible_token("\xff"
+                          "a"),
+            kFffd + "a");
   EXPECT_EQ(visible_token("abcdefghijkl"), "abcdefghijkl");  // 12 characters: kept
   EXPECT_EQ(visible_token("abcdefghijklm"), "abcdefghijk\xe2\x80\xa6");
-  EXPECT_EQ(visible_token("\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97", 3), "\xe6\xbc\xa2\xe5\xad\x97\xe2\x80\xa6");
+  EXPECT_EQ(visible_token("\xe6\xbc\xa2\xe5\xad\x97\xe6\xbc\xa2\xe5\xad\x97", 3),
+            "\xe6\xbc\xa2\xe5\xad\x97\xe2\x80\xa6");
   EXPECT_EQ(visible_token("<b>", 12), "<b>");  // shown as is; escaping is the writer's job
 }
 

@@ -23,11 +23,26 @@ TEST(XmlCheck, ReadsElementsAttributesAndDecodedText) {
 
 TEST(XmlCheck, RejectsWhatIsNotWellFormed) {
   const char* bad[] = {
-      "<a><b></a></b>",          "<a>",                  "<a></b>",          "<a x=1></a>",
-      "<a x=\"1\" x=\"2\"/>",    "<a>&</a>",             "<a>&nbsp;</a>",    "<a>x < y</a>",
-      "<a x=\"<\"/>",            "<a>\x01</a>",          "<a>\xff</a>",      "<a>\xef\xbf\xbe</a>",
-      "<a>&#0;</a>",             "<a>&#xD800;</a>",      "<a/><b/>",         "",
-      "text",                    "<a x=\"1\"y=\"2\"/>", "<a><!-- x </a>",   "<1a/>",
+      "<a><b></a></b>",
+      "<a>",
+      "<a></b>",
+      "<a x=1></a>",
+      "<a x=\"1\" x=\"2\"/>",
+      "<a>&</a>",
+      "<a>&nbsp;</a>",
+      "<a>x < y</a>",
+      "<a x=\"<\"/>",
+      "<a>\x01</a>",
+      "<a>\xff</a>",
+      "<a>\xef\xbf\xbe</a>",
+      "<a>&#0;</a>",
+      "<a>&#xD800;</a>",
+      "<a/><b/>",
+      "",
+      "text",
+      "<a x=\"1\"y=\"2\"/>",
+      "<a><!-- x </a>",
+      "<1a/>",
   };
   for (const char* doc : bad) EXPECT_THROW(parse_xml(doc), XmlError) << doc;
 }

@@ -48,9 +48,7 @@ class Parser {
       else return;
     }
   }
-  static bool name_start(char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
-  }
+  static bool name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':'; }
   std::string name() {
     const size_t start = i_;
     if (i_ >= s_.size() || !name_start(s_[i_])) fail("expected a name");
@@ -85,8 +83,10 @@ class Parser {
     const bool hex = ref.size() > 2 && ref[1] == 'x';
     uint32_t cp = 0;
     for (const char d : ref.substr(hex ? 2 : 1)) {
-      const int v = d >= '0' && d <= '9' ? d - '0' : hex && d >= 'a' && d <= 'f' ? d - 'a' + 10
-                                                     : hex && d >= 'A' && d <= 'F' ? d - 'A' + 10 : -1;
+      const int v = d >= '0' && d <= '9'          ? d - '0'
+                    : hex && d >= 'a' && d <= 'f' ? d - 'a' + 10
+                    : hex && d >= 'A' && d <= 'F' ? d - 'A' + 10
+                                                  : -1;
       if (v < 0 || cp > 0x10FFFF) fail("bad character reference &" + std::string(ref) + ";");
       cp = cp * (hex ? 16 : 10) + static_cast<uint32_t>(v);
     }
