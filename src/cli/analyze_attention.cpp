@@ -1,12 +1,12 @@
 // `difftx analyze attention`: attention allocation on needle prompts (paper Table 3) and one
 // prompt's normalised attention row (Figure 1).
-#include <cmath>
 #include <cstdio>
 
 #include "cli/analyze_targets.h"
 #include "core/error.h"
 #include "data/tokenizer_files.h"
 #include "eval/analysis_json.h"
+#include "eval/attention_maps.h"
 #include "eval/needle_prompts.h"
 #include "model/model_io.h"
 
@@ -43,14 +43,15 @@ int analyze_attention(Args& args) {
                tokenizer.vocab_size(), " tokens but the model's vocab_size is ", c.vocab_size,
                " (data and model do not belong together)");
   const std::vector<AllocationPrompt> prompts = make_needle_prompts(tokenizer, data_dir, o);
-  std::vector<PromptRows> rows;
-  for (const AllocationPrompt& p : prompts) rows.push_back(prompt_rows(model, p));
-  const AllocationSummary s = summarise_allocation(prompts, rows);
+  const AttentionAnalysis analysis = analyse_attention(model, prompts, map_layer, map_head);
+  const AllocationSummary& s = analysis.summary;
 
   std::printf("attention allocation: %s, %lld needle prompts of %lld tokens, query = the last token\n",
               attention_kind_name(c.attention), (long long)s.prompts, (long long)o.length);
-  std::printf("normalisation: %s\n\n", kAllocationNormalisation);
-  std::printf("  %-8s %8s %8s %8s\n", "depth", "answer", "noise", "|noise|");
+  std::printf("normalisation: %s\n", kAllocationNormalisation);
+  if (s.skipped_rows > 0)
+    std::printf("left out: %lld of %lld rows (|1 - w| < %g)\n", (long long)s.skipped_rows, (long long)s.rows, kMinRowSum);
+  std::printf("\n  %-8s %8s %8s %8s\n", "depth", "answer", "noise", "|noise|");
   for (size_t i = 0; i < s.depths.size(); ++i) {
     char label[32];
     std::snprintf(label, sizeof label, "%.0f%%", 100 * s.depths[i]);
@@ -60,17 +61,12 @@ int analyze_attention(Args& args) {
   std::printf("\n  %-8s %8s %8s %8s\n", "layer", "answer", "noise", "|noise|");
   for (size_t l = 0; l < s.by_layer.size(); ++l) print_row(std::to_string(l).c_str(), s.by_layer[l]);
 
-  // Figure 1: the prompt whose depth is nearest the middle.
-  size_t pick = 0;
-  for (size_t i = 0; i < prompts.size(); ++i)
-    if (std::fabs(prompts[i].depth - 0.5) < std::fabs(prompts[pick].depth - 0.5)) pick = i;
-  const AllocationPrompt& p = prompts[pick];
-  const std::vector<double> weights = figure_row(rows[pick], map_layer, map_head);
-  const std::vector<int32_t> seen(p.tokens.begin(), p.tokens.begin() + p.query_position + 1);
+  const AllocationPrompt& p = prompts[analysis.figure_prompt];
+  const std::vector<double>& weights = analysis.figure_weights;
   const Allocation a = allocate(weights.data(), static_cast<int64_t>(weights.size()), p);
   std::printf("\nattention map (layer %lld, head %lld; -1 = mean) of prompt %zu (depth %.2f): answer %.4f, noise %.4f\n",
-              (long long)map_layer, (long long)map_head, pick, p.depth, a.answer, a.noise);
-
+              (long long)map_layer, (long long)map_head, analysis.figure_prompt, p.depth, a.answer, a.noise);
+  const std::vector<int32_t> seen(p.tokens.begin(), p.tokens.begin() + p.query_position + 1);
   write_analysis_json(json_path, {{"attention_allocation", allocation_json(s)},
                                   {"attention_map", attention_map_json(p, map_layer, map_head, weights,
                                                                        token_strings(tokenizer, seen))}});

@@ -162,4 +162,17 @@ std::vector<double> figure_row(const PromptRows& rows, int64_t layer, int64_t he
   return out;
 }
 
+AttentionAnalysis analyse_attention(const Model& model, const std::vector<AllocationPrompt>& prompts, int64_t map_layer,
+                                    int64_t map_head) {
+  DIFFTX_CHECK(!prompts.empty(), "attention analysis: no prompts");
+  std::vector<PromptRows> rows;
+  for (const AllocationPrompt& p : prompts) rows.push_back(prompt_rows(model, p));
+  AttentionAnalysis a;
+  a.summary = summarise_allocation(prompts, rows);
+  for (size_t i = 0; i < prompts.size(); ++i)
+    if (std::fabs(prompts[i].depth - 0.5) < std::fabs(prompts[a.figure_prompt].depth - 0.5)) a.figure_prompt = i;
+  a.figure_weights = figure_row(rows[a.figure_prompt], map_layer, map_head);
+  return a;
+}
+
 }  // namespace difftx

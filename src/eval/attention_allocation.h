@@ -67,6 +67,16 @@ AllocationSummary summarise_allocation(const std::vector<AllocationPrompt>& prom
 // paper's Figure 1 averages over both.
 std::vector<double> figure_row(const PromptRows& rows, int64_t layer, int64_t head);
 
+// The whole Table 3 / Figure 1 analysis of a model on a set of prompts: the summary, and the
+// Figure-1 row (figure_row with map_layer, map_head) of the prompt whose depth is nearest 0.5.
+struct AttentionAnalysis {
+  AllocationSummary summary;
+  size_t figure_prompt = 0;
+  std::vector<double> figure_weights;
+};
+AttentionAnalysis analyse_attention(const Model& model, const std::vector<AllocationPrompt>& prompts, int64_t map_layer,
+                                    int64_t map_head);
+
 // The normalisation, in words, for reports (attention_maps.h has the reasoning).
 extern const char* const kAllocationNormalisation;
 

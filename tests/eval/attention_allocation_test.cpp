@@ -123,6 +123,14 @@ TEST(AttentionAllocation, RowsOfEveryVariantAreNormalisedAndSummariesAreMeans) {
     for (double x : all) sum += x;
     EXPECT_NEAR(sum, 1.0, 1e-9);
     EXPECT_NE(testing::error_of([&] { figure_row(rows[2], 3, 0); }).find("layer 3 outside [0, 3)"), std::string::npos);
+
+    // The whole analysis: the same summary, and the figure of the prompt nearest depth 0.5
+    // (depths 0.1 and 0.9 tie: the first).
+    const AttentionAnalysis analysis = analyse_attention(model, prompts, 2, -1);
+    EXPECT_EQ(analysis.summary.mean.answer, s.mean.answer);
+    EXPECT_EQ(analysis.summary.by_layer[1].noise, s.by_layer[1].noise);
+    EXPECT_EQ(analysis.figure_prompt, 0u);
+    EXPECT_EQ(analysis.figure_weights, figure_row(rows[0], 2, -1));
   }
 }
 
