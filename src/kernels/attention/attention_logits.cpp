@@ -1,5 +1,7 @@
 #include "kernels/attention/attention_logits.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "kernels/attention/flash_layout.h"
 #include "kernels/gemm.h"
@@ -21,7 +23,10 @@ void attention_map_logits(const AttentionDims& dims, const float* q, const float
   const int64_t T = dims.T, d = dims.d, qw = dims.q_width(), kw = dims.k_width();
   const float* q_map = q + b * T * qw + map * d;
   const float* k_map = k + b * T * kw + L.key_head(map) * d;
-  gemm(Trans::N, Trans::T, T, T, d, scale, q_map, qw, k_map, kw, 0.0f, S, T);
+  for (int64_t r0 = 0; r0 < T; r0 += kLogitRows) {
+    const int64_t r1 = std::min(T, r0 + kLogitRows);
+    gemm(Trans::N, Trans::T, r1 - r0, r1, d, scale, q_map + r0 * qw, qw, k_map, kw, 0.0f, S + r0 * T, T);
+  }
 }
 
 }  // namespace difftx

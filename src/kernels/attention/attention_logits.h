@@ -12,8 +12,11 @@ namespace difftx {
 // Softmax maps of one batch row: H for baseline, 2H for diff and diff2.
 int64_t attention_map_count(const AttentionDims& dims);
 
-// S[t * T + s] = scale * q_map[b, t] . k_key(map)[b, s] for every t, s < T: the full T x T
-// square (one GEMM), so causal readers use s <= t only. scale 1/sqrt(d) gives the logits.
+// S[t * T + s] = scale * q_map[b, t] . k_key(map)[b, s] for every s <= t (scale 1/sqrt(d) gives
+// the logits), in S of T x T floats. Computed in blocks of kLogitRows query rows, each against
+// the keys up to its last row (about half the square's work): entries with s > t are
+// unspecified.
+constexpr int64_t kLogitRows = 64;
 void attention_map_logits(const AttentionDims& dims, const float* q, const float* k, int64_t b, int64_t map,
                           float scale, float* S);
 

@@ -11,6 +11,7 @@
 #include "kernels/attention/attention_logits.h"
 #include "kernels/attention/flash_pairs.h"
 #include "kernels/gemm.h"
+#include "kernels/vector_math.h"
 
 namespace difftx {
 namespace {
@@ -18,18 +19,31 @@ namespace {
 constexpr int64_t kMaxT = 8192;  // T x T floats per map: 256 MB at this length
 
 // Row t of a map: quantize the raw products s <= t, scale to logits, softmax in place, and zero
-// the masked keys s > t so that the whole square can multiply V.
-void softmax_row(float* row, int64_t t, int64_t T, const AbsmaxQuantizer& quantize, float scale) {
+// the masked keys s > t (within the row's block they multiply V). Vectorised loops
+// (exp_approx: relative error < 1.5e-7).
+void softmax_row(float* row, int64_t t, int64_t block_end, const AbsmaxQuantizer& quantize, float scale) {
+  const int64_t n = t + 1;
   float mx = -INFINITY;
-  for (int64_t s = 0; s <= t; ++s) {
-    row[s] = static_cast<float>(quantize(row[s])) * scale;
-    mx = std::max(mx, row[s]);
+  if (quantize.active()) {
+#pragma omp simd reduction(max : mx)
+    for (int64_t s = 0; s < n; ++s) {
+      row[s] = static_cast<float>(quantize(row[s])) * scale;
+      mx = std::max(mx, row[s]);
+    }
+  } else {
+#pragma omp simd reduction(max : mx)
+    for (int64_t s = 0; s < n; ++s) {
+      row[s] *= scale;
+      mx = std::max(mx, row[s]);
+    }
   }
-  double sum = 0;
-  for (int64_t s = 0; s <= t; ++s) sum += (row[s] = std::exp(row[s] - mx));
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t s = 0; s <= t; ++s) row[s] *= inv;
-  std::fill(row + t + 1, row + T, 0.0f);
+  float sum = 0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t s = 0; s < n; ++s) sum += (row[s] = exp_approx(row[s] - mx));
+  const float inv = 1.0f / sum;
+#pragma omp simd
+  for (int64_t s = 0; s < n; ++s) row[s] *= inv;
+  std::fill(row + n, row + block_end, 0.0f);
 }
 
 }  // namespace
@@ -74,12 +88,21 @@ void attention_forward_quantized(const AttentionDims& dims, const float* q, cons
     float* S = scores.data() + thread_index() * T * T;
     attention_map_logits(dims, q, k, b, j, 1.0f, S);  // raw products q . k
     float absmax = 0;
-    for (int64_t t = 0; t < T; ++t)
-      for (int64_t s = 0; s <= t; ++s) absmax = std::max(absmax, std::fabs(S[t * T + s]));
+    for (int64_t t = 0; t < T; ++t) {
+      const float* row = S + t * T;
+#pragma omp simd reduction(max : absmax)
+      for (int64_t s = 0; s <= t; ++s) absmax = std::max(absmax, std::fabs(row[s]));
+    }
     const AbsmaxQuantizer quantize(absmax, bits);
-    for (int64_t t = 0; t < T; ++t) softmax_row(S + t * T, t, T, quantize, scale);
+    for (int64_t t = 0; t < T; ++t)
+      softmax_row(S + t * T, t, std::min(T, (t / kLogitRows + 1) * kLogitRows), quantize, scale);
+    // P V by the same row blocks as the logits: rows [r0, r1) see keys [0, r1).
     const float* v_group = v + b * T * vw + (j / L.maps_per_group) * dv;
-    gemm(Trans::N, Trans::N, T, dv, T, 1.0f, S, T, v_group, vw, 0.0f, a_out + (b * T * maps + j) * dv, maps * dv);
+    for (int64_t r0 = 0; r0 < T; r0 += kLogitRows) {
+      const int64_t r1 = std::min(T, r0 + kLogitRows);
+      gemm(Trans::N, Trans::N, r1 - r0, dv, r1, 1.0f, S + r0 * T, T, v_group, vw, 0.0f,
+           a_out + ((b * T + r0) * maps + j) * dv, maps * dv);
+    }
   }
   if (!baseline) flash::pair_forward(L, a_out, lambda, out);
 }

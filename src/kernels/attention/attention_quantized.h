@@ -1,6 +1,7 @@
 // Causal attention whose logits are absmax fake-quantized before the softmax: the paper's
 // post-training quantization of attention logits (§3.7, Figure 8). Evaluation only: no
-// backward, nothing saved, T x T maps materialised (meant for T <= 2048; T > 8192 is refused).
+// backward, nothing saved, one T x T map per thread materialised (meant for T <= 2048; T > 8192
+// is refused).
 //
 // Granularity: one absmax per (batch row, softmax map) over that map's unmasked logits, i.e.
 // each head's logit matrix of one sequence is one tensor, as a per-tensor absmax quantizer
@@ -32,6 +33,7 @@ class AbsmaxQuantizer {
   AbsmaxQuantizer(double absmax, int bits);
   double operator()(double x) const { return active_ ? std::nearbyint(x * to_level_) * step_ : x; }
   double step() const { return step_; }
+  bool active() const { return active_; }  // false: the identity
 
  private:
   bool active_;
