@@ -16,7 +16,7 @@
 namespace difftx {
 namespace {
 
-constexpr int64_t kMaxT = 8192;  // T x T floats per map: 256 MB at this length
+constexpr int64_t kMaxT = 8192;  // one T x T map per thread: 256 MB each at this length
 
 // Row t of a map: quantize the raw products s <= t, scale to logits, softmax in place, and zero
 // the masked keys s > t (within the row's block they multiply V). Vectorised loops
