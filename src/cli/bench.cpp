@@ -16,6 +16,7 @@ const std::map<std::string, int (*)(Args&)>& targets() {
       {"ops", bench::bench_ops},
       {"train", bench::bench_train},
       {"infer", bench::bench_infer},
+      {"analysis", bench::bench_analysis},
   };
   return t;
 }
@@ -41,7 +42,8 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              (B defaults to 4096/T); --profile adds each phase's time\n"
                "                                              in the best step and its best over the rounds\n"
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
-               "                                              prefill and decode tokens/s per variant",
+               "                                              prefill and decode tokens/s per variant\n"
+               "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates",
                run_bench);
 
 }  // namespace difftx::cli
