@@ -5,7 +5,8 @@ Times full training steps (forward, backward, gradient clipping, AdamW) of bench
 (the SPEC.md decoder written for speed, checked against tools/oracle/model.py before anything is
 timed) for each config and thread count, and prints JSON lines: one per (config, threads) and the
 best per config. Best configuration on this machine class (docs/BENCHMARKS.md, "Training (CPU)"):
-- OpenBLAS on its AVX-512 SkylakeX kernels (its own detection picks AVX2 on AMD Zen 4/5);
+- OpenBLAS on its AVX-512 SkylakeX kernels, set explicitly (OpenBLAS 0.3.21's own detection
+  depends on the CPU model; on this machine it picks Cooperlake, whose sgemm is the same);
 - ATen's AVX-512 elementwise kernels (it defaults to AVX2);
 - tcmalloc (Debian's libtcmalloc-minimal4) instead of glibc malloc, which returns the large
   activation buffers to the kernel after every step and faults them back in, page by page, on
