@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/hash.h"
+
 namespace difftx {
 
 class Rng {
@@ -11,12 +13,7 @@ class Rng {
   explicit Rng(uint64_t seed) : state_(seed) {}
 
   // splitmix64: a full-period 64-bit generator with good statistical quality.
-  uint64_t next_u64() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  uint64_t next_u64() { return mix64(state_ += 0x9E3779B97F4A7C15ull); }
   // Uniform in [0, 1) with 53 random bits.
   double uniform() { return (next_u64() >> 11) * 0x1.0p-53; }
   double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }

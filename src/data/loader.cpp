@@ -28,21 +28,18 @@ void to_json(nlohmann::json& j, const LoaderState& state) { j = state.to_json();
 void from_json(const nlohmann::json& j, LoaderState& state) { state = LoaderState::from_json(j); }
 
 TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& split,
-                         int64_t batch, int64_t seq_len, uint64_t seed, int rank, int world_size,
-                         Sampling sampling)
+                         const LoaderOptions& options)
     : info_(read_dataset(dir)),
       split_(split),
-      batch_(batch),
-      seq_len_(seq_len),
-      seed_(seed),
-      rank_(rank),
-      world_size_(world_size),
-      random_(sampling == Sampling::random ||
-              (sampling == Sampling::by_split && split == "train")) {
-  DIFFTX_CHECK(batch > 0 && seq_len > 0, "loader: batch ", batch, " and seq_len ", seq_len,
+      o_(options),
+      random_(o_.sampling == Sampling::random ||
+              (o_.sampling == Sampling::by_split && split == "train")) {
+  DIFFTX_CHECK(o_.batch > 0 && o_.seq_len > 0, "loader: batch ", o_.batch, " and seq_len ", o_.seq_len,
                " must be positive");
-  DIFFTX_CHECK(world_size > 0 && rank >= 0 && rank < world_size, "loader: rank ", rank,
-               " is outside [0, world_size ", world_size, ")");
+  DIFFTX_CHECK(o_.world_size > 0 && o_.rank >= 0 && o_.rank < o_.world_size, "loader: rank ", o_.rank,
+               " is outside [0, world_size ", o_.world_size, ")");
+  DIFFTX_CHECK(o_.micro_batches > 0 && o_.max_windows >= 0, "loader: micro_batches ", o_.micro_batches,
+               " must be positive and max_windows ", o_.max_windows, " not negative");
   auto it = info_.splits.find(split);
   DIFFTX_CHECK(it != info_.splits.end(), dir.string(), ": no split '", split, "' in ",
                kMetadataFile);
@@ -58,36 +55,31 @@ TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& sp
   }
   DIFFTX_CHECK(total_ == it->second.tokens, dir.string(), ": split '", split, "' has ", total_,
                " tokens in its shards but ", kMetadataFile, " says ", it->second.tokens);
-  const int64_t window = seq_len + 1;
+  const int64_t window = o_.seq_len + 1;
   DIFFTX_CHECK(total_ >= window, dir.string(), ": split '", split, "' (", names, ") holds ",
                total_, " tokens, fewer than the T+1 = ", window, " a window needs");
-  if (random_) {
-    part_begin_ = total_ * rank / world_size;
-    part_end_ = total_ * (rank + 1) / world_size;
-    DIFFTX_CHECK(part_end_ - part_begin_ >= window, dir.string(), ": split '", split, "' (",
-                 names, "): rank ", rank, " of ", world_size, " gets ", part_end_ - part_begin_,
-                 " tokens, fewer than the T+1 = ", window, " a window needs");
-  } else {
-    const int64_t all = (total_ - 1) / seq_len;
-    part_begin_ = all * rank / world_size;
-    part_end_ = all * (rank + 1) / world_size;
+  if (!random_) {
+    int64_t all = (total_ - 1) / o_.seq_len;
+    if (o_.max_windows > 0) all = std::min(all, o_.max_windows);
+    part_begin_ = all * o_.rank / o_.world_size;
+    part_end_ = all * (o_.rank + 1) / o_.world_size;
     DIFFTX_CHECK(part_end_ > part_begin_, dir.string(), ": split '", split, "' (", names,
-                 ") has ", all, " windows of T+1 = ", window, " tokens, none for rank ", rank,
-                 " of ", world_size);
+                 ") has ", all, " windows of T+1 = ", window, " tokens, none for rank ", o_.rank,
+                 " of ", o_.world_size);
   }
 }
 
 int64_t TokenLoader::windows() const {
-  return random_ ? part_end_ - part_begin_ - seq_len_ : part_end_ - part_begin_;
+  return random_ ? total_ - o_.seq_len : part_end_ - part_begin_;
 }
 
 int64_t TokenLoader::window_start(int64_t step, int64_t row) const {
   DIFFTX_CHECK(random_, "loader: window_start is for random sampling");
   // Each field goes through a full splitmix64 round before the next is mixed in, so nearby
-  // (step, rank, row) triples give unrelated positions.
-  Rng rng(seed_);
-  for (uint64_t field : {uint64_t(step), uint64_t(rank_), uint64_t(row)}) rng = Rng(rng.next_u64() ^ field);
-  return part_begin_ + static_cast<int64_t>(rng.below(static_cast<uint64_t>(windows())));
+  // (step, row) pairs give unrelated positions.
+  Rng rng(o_.seed);
+  for (uint64_t field : {uint64_t(step), uint64_t(row)}) rng = Rng(rng.next_u64() ^ field);
+  return static_cast<int64_t>(rng.below(static_cast<uint64_t>(windows())));
 }
 
 void TokenLoader::copy_tokens(int64_t begin, int64_t count, int32_t* out) const {
@@ -105,31 +97,42 @@ void TokenLoader::copy_tokens(int64_t begin, int64_t count, int32_t* out) const 
 }
 
 void TokenLoader::read_window(int64_t start, int32_t* inputs, int32_t* targets) const {
-  copy_tokens(start, seq_len_, inputs);
-  copy_tokens(start + 1, seq_len_, targets);
+  copy_tokens(start, o_.seq_len, inputs);
+  copy_tokens(start + 1, o_.seq_len, targets);
 }
 
 int64_t TokenLoader::next(int32_t* inputs, int32_t* targets) {
+  const int64_t B = o_.batch, T = o_.seq_len;
   if (random_) {
-    for (int64_t b = 0; b < batch_; ++b)
-      read_window(window_start(state_.step, b), inputs + b * seq_len_, targets + b * seq_len_);
-    ++state_.step;
-    return batch_;
+    const int64_t first_row = (micro_ * o_.world_size + o_.rank) * B;
+    for (int64_t b = 0; b < B; ++b)
+      read_window(window_start(state_.step, first_row + b), inputs + b * T, targets + b * T);
+    if (++micro_ == o_.micro_batches) {
+      micro_ = 0;
+      ++state_.step;
+    }
+    return B;
   }
-  const int64_t rows = std::min(batch_, windows() - state_.position);
+  const int64_t rows = std::min(B, windows() - state_.position);
   for (int64_t b = 0; b < rows; ++b)
-    read_window((part_begin_ + state_.position + b) * seq_len_, inputs + b * seq_len_,
-                targets + b * seq_len_);
-  std::fill(inputs + rows * seq_len_, inputs + batch_ * seq_len_, 0);
-  std::fill(targets + rows * seq_len_, targets + batch_ * seq_len_, kIgnoreTarget);
+    read_window((part_begin_ + state_.position + b) * T, inputs + b * T, targets + b * T);
+  std::fill(inputs + rows * T, inputs + B * T, 0);
+  std::fill(targets + rows * T, targets + B * T, kIgnoreTarget);
   state_.position += rows;
   return rows;
+}
+
+LoaderState TokenLoader::state() const {
+  DIFFTX_CHECK(micro_ == 0, "loader: state asked for after ", micro_, " of the ", o_.micro_batches,
+               " micro-batches of step ", state_.step + 1, " (only whole steps can be saved)");
+  return state_;
 }
 
 void TokenLoader::restore(const LoaderState& state) {
   DIFFTX_CHECK(state.position <= (random_ ? 0 : windows()), "loader: restored position ",
                state.position, " is beyond the ", windows(), " windows of split '", split_, "'");
   state_ = state;
+  micro_ = 0;
 }
 
 }  // namespace difftx::data
