@@ -5,6 +5,7 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "dist/launch.h"
+#include "dist/stop_signal.h"
 #include "dist/watchdog.h"
 #include "train/trainer.h"
 
@@ -44,10 +45,18 @@ int run_train(Args& args) {
   args.finish();
 
   std::unique_ptr<dist::Communicator> comm = dist::open_communicator(launch);
-  if (comm->size() > 1) comm = std::make_unique<dist::WatchdogCommunicator>(std::move(comm), timeout);
+  if (comm->size() > 1) {
+    comm = std::make_unique<dist::WatchdogCommunicator>(std::move(comm), timeout);
+    dist::explain_sigterm(comm->rank(), comm->size());
+  }
   TrainSummary s;
   try {
     s = train(o, *comm);
+  } catch (const dist::CollectiveError& e) {
+    if (comm->size() == 1) throw;
+    // Every rank raised it at the same point: rank 0 reports it, and all end normally.
+    if (comm->rank() == 0) std::fprintf(stderr, "difftx train: error: %s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     if (comm->size() == 1) throw;
     // Other ranks may be waiting for this one in a collective: stop them all.

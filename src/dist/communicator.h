@@ -10,7 +10,16 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/error.h"
+
 namespace difftx::dist {
+
+// An error that every rank raises at the same point, from values they share (an all-reduced
+// loss, the startup check): no rank is left waiting, so the ranks can end normally and rank 0
+// alone reports it.
+struct CollectiveError : Error {
+  using Error::Error;
+};
 
 // Element types of reductions (sums only: all the trainer needs).
 enum class DType { f32, f64, u64 };

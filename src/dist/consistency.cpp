@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "core/error.h"
 #include "dist/text_collectives.h"
 
 namespace difftx::dist {
@@ -39,8 +38,9 @@ void require_same_inputs(Communicator& comm, const nlohmann::json& facts) {
   std::string message;
   for (int r = 0; r < comm.size(); ++r)
     if (!reports[r].empty()) message += "\n  rank " + std::to_string(r) + ": " + reports[r];
-  DIFFTX_CHECK(message.empty(), "the ranks were not given the same inputs (every rank must run the same "
-               "command on the same data):", message);
+  if (!message.empty())
+    throw CollectiveError("the ranks were not given the same inputs (every rank must run the same command on the "
+                          "same data):" + message);
 }
 
 }  // namespace difftx::dist

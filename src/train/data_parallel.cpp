@@ -84,8 +84,9 @@ void DataParallel::verify_replicas(const float* arena, int64_t step) {
   hashes[comm_.rank()] = hash64(arena, sizeof(float) * padded_);
   comm_.all_gather_bytes(hashes.data(), sizeof(uint64_t));
   for (int r = 1; r < comm_.size(); ++r)
-    DIFFTX_CHECK(hashes[r] == hashes[0], "step ", step, ": the parameters of rank ", r,
-                 " differ from rank 0's (the data-parallel replicas diverged)");
+    if (hashes[r] != hashes[0])
+      throw dist::CollectiveError(concat("step ", step, ": the parameters of rank ", r,
+                                         " differ from rank 0's (the data-parallel replicas diverged)"));
 }
 
 }  // namespace difftx

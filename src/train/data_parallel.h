@@ -49,7 +49,7 @@ class DataParallel {
   // Collective: rank root's whole moment arena to every rank, whose shard takes its pieces.
   void scatter_moments(float* arena, float* shard, int root);
 
-  // Collective: throws (on every rank) if the ranks' arenas are not bit-identical.
+  // Collective: throws a CollectiveError if the ranks' arenas are not bit-identical.
   void verify_replicas(const float* arena, int64_t step);
 
  private:

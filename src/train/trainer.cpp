@@ -185,7 +185,8 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
           std::printf("note: resuming with %s = %s (the checkpoint's run used %s)\n", key.c_str(), value.dump().c_str(),
                       before.value(key, json()).dump().c_str());
       if (state.value("world_size", 1) != ranks)
-        std::printf("note: resuming on %d ranks (the checkpoint's run used %d)\n", ranks, state.value("world_size", 1));
+        std::printf("note: resuming on %d rank%s (the checkpoint's run used %d)\n", ranks, ranks == 1 ? "" : "s",
+                    state.value("world_size", 1));
       if (state.value("batch_rows", batch_rows) != batch_rows)
         std::printf("note: the global batch changes from %lld to %lld rows, so the data order differs from the "
                     "checkpoint's run\n", (long long)state.value("batch_rows", batch_rows), (long long)batch_rows);
@@ -259,7 +260,7 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
       batch[1] += rows_digest(in, tg, o.micro_batch, o.seq_len);
     }
     comm.all_reduce_sum(batch, 2);
-    DIFFTX_CHECK(batch[0] > 0, "step ", step, ": the batch has no counted targets");
+    if (batch[0] == 0) throw dist::CollectiveError(concat("step ", step, ": the batch has no counted targets"));
     double sums[2] = {0, 0};  // summed token losses, squared gradient norm
     for (int64_t micro = 0; micro < accumulation; ++micro) {
       // Weighted by counted targets, the ranks' summed gradients are the global batch's mean.
@@ -272,9 +273,10 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
     sums[1] = optimizer.gradient_sum_of_squares(reduced);
     comm.all_reduce_sum(sums, 2);
     const double loss = sums[0] / static_cast<double>(batch[0]), norm = std::sqrt(sums[1]);
-    DIFFTX_CHECK(std::isfinite(loss) && std::isfinite(norm), "step ", step, ": loss ", loss, ", gradient norm ", norm,
-                 " is not finite; stopping (the last checkpoint in ", (run_dir / "checkpoints").string(),
-                 " is intact; try a lower --lr)");
+    if (!std::isfinite(loss) || !std::isfinite(norm))
+      throw dist::CollectiveError(concat("step ", step, ": loss ", loss, ", gradient norm ", norm,
+                                         " is not finite; stopping (the last checkpoint in ",
+                                         (run_dir / "checkpoints").string(), " is intact; try a lower --lr)"));
     const double lr = schedule.at(step);
     optimizer.step(model.weights.data(), reduced, lr, norm);
     parallel.all_gather(model.weights.data());

@@ -29,3 +29,24 @@ loss_trajectory() {
   sed -n 's/.*"grad_norm":\([^,]*\),"loss":\([^,]*\),.*"step":\([0-9]*\),.*/\3 \2 \1/p' "$1"
   sed -n 's/{"step":\([0-9]*\),"val_loss":\([^}]*\)}/\1 val \2/p' "$1"
 }
+
+# Data-parallel tests: skip (77) where Open MPI or difftx's MPI plugin is missing; mpirun may
+# run as root (CI does).
+require_mpi() {
+  command -v mpirun >/dev/null || { echo "SKIP: mpirun is missing (install openmpi-bin)"; exit 77; }
+  [ -f "$(dirname "$difftx")/libdifftx_mpi.so" ] ||
+    { echo "SKIP: $(dirname "$difftx")/libdifftx_mpi.so was not built (install libopenmpi-dev)"; exit 77; }
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+
+# mpirun on this host: one thread per rank, more ranks than cores allowed, and no single-copy
+# shared memory (containers often forbid the ptrace it needs).
+mpi_run() {
+  mpirun --oversubscribe --mca btl_vader_single_copy_mechanism none -x OMP_NUM_THREADS=1 "$@"
+}
+
+# metrics_match A.jsonl B.jsonl LOSS_RTOL GNORM_RTOL [FIRST_STEP]: same windows in every step,
+# losses and gradient norms within relative tolerances (tests/scripts/metrics_match.py).
+metrics_match() {
+  python3 "$root/tests/scripts/metrics_match.py" "$@"
+}
