@@ -33,7 +33,7 @@ def main():
         print(f"FAIL: the runs logged different steps: {sorted(a_train)} / {sorted(b_train)}, "
               f"val {sorted(a_val)} / {sorted(b_val)}")
         return 1
-    worst = {}
+    worst = {key: (0.0, first) for key in rtol}
     for kind, a_lines, b_lines, keys in (("train", a_train, b_train, ("loss", "grad_norm")),
                                          ("val", a_val, b_val, ("val_loss",))):
         for step in sorted(a_lines):
@@ -43,7 +43,7 @@ def main():
                 ok = False
             for key in keys:
                 diff = abs(a[key] - b[key]) / max(abs(a[key]), 1e-30)
-                if diff > worst.get(key, (0, 0))[0]:
+                if diff > worst[key][0]:
                     worst[key] = (diff, step)
                 if diff > rtol[key]:
                     print(f"FAIL: step {step} {key} {a[key]!r} vs {b[key]!r} "

@@ -1,6 +1,7 @@
 # Bad input to a data-parallel run: ranks given another seed, model config or data set stop at
-# start with an error naming the rank and what differs; a launch without the MPI plugin and a
-# batch that does not divide among the ranks are clear errors too.
+# start with an error naming the rank and what differs; an error on one rank stops them all; a
+# launch without the MPI plugin and a batch that does not divide among the ranks are clear
+# errors too.
 source "$(dirname "$0")/lib.bash"
 require_mpi
 prepare_small_corpus
@@ -35,6 +36,10 @@ expect_error "rank 1: '/data/metadata.json' is" \
           -np 1 "$difftx" train --config "$config" --data "$work/other_data" "${base[@]}" --out "$work/r3"
 grep -qF "the ranks were not given the same inputs" "$work/out.txt" || { echo "FAIL: no summary"; exit 1; }
 
+# An error on one rank alone stops the job (MPI_Abort) rather than leaving rank 0 waiting.
+expect_error "difftx train: error: rank 1 of 2: $work/nope: data directory does not exist" \
+  mpi_run -np 1 "$difftx" train --config "$config" --data "$work/data" "${base[@]}" --out "$work/r6" : \
+          -np 1 "$difftx" train --config "$config" --data "$work/nope" "${base[@]}" --out "$work/r6"
 expect_error "--batch-tokens 96 must be a multiple of ranks x --micro-batch x --seq-len = 2 x 2 x 32" \
   mpi_run -np 2 "$difftx" train --config "$config" --data "$work/data" "${base[@]}" --batch-tokens 96 --out "$work/r4"
 expect_error "difftx was started by an MPI launcher (OMPI_COMM_WORLD_SIZE is set), but its MPI plugin cannot be loaded" \
