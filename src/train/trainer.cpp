@@ -79,6 +79,57 @@ json inputs_that_must_match(const TrainOptions& o, const ModelConfig& config,
   return json{{"model config", config_to_json(config)}, {"options", options}, {"data", data}};
 }
 
+// Starts or resumes a run: rank 0 alone reads the run directory (and checks it), and the
+// other ranks get rank 0's weights (also when starting: initialisation computed with another
+// host's libm could differ in the last bit) and, when resuming, the optimizer's moments.
+// Returns the resumed checkpoint's state.json, or an empty object.
+json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParallel& parallel, Model& model,
+                     AdamW& optimizer) {
+  const fs::path run_dir = o.out_dir;
+  Buffer<float> m_scratch, v_scratch;
+  OptimizerMoments moments{parallel.moment_arena(optimizer.first_moment().data(), m_scratch),
+                           parallel.moment_arena(optimizer.second_moment().data(), v_scratch)};
+  std::string state_text;
+  if (comm.rank() == 0) {
+    fs::create_directories(run_dir);
+    const auto latest = latest_checkpoint(run_dir);
+    if (o.resume && latest) {
+      json state = load_checkpoint(*latest, model, moments);
+      state["optimizer_steps_taken"] = moments.steps_taken;
+      state_text = state.dump();
+      if (!o.quiet)
+        std::printf("resumed from %s (step %lld)\n", latest->string().c_str(), (long long)state.at("step").get<int64_t>());
+    } else {
+      DIFFTX_CHECK(!latest, run_dir.string(), " already holds checkpoints: pass --resume to continue that run, or choose another --out");
+      write_file_atomically(run_dir / "metrics.jsonl", "");
+    }
+  }
+  state_text = dist::broadcast_text(comm, state_text, 0);
+  parallel.broadcast(model.weights.data(), 0);
+  if (state_text.empty()) return json::object();
+  parallel.scatter_moments(moments.m, optimizer.first_moment().data(), 0);
+  parallel.scatter_moments(moments.v, optimizer.second_moment().data(), 0);
+  json state = json::parse(state_text);
+  optimizer.set_steps_taken(state.at("optimizer_steps_taken").get<int64_t>());
+  return state;
+}
+
+// Changed options are allowed when resuming (a lower --lr after a divergence, more --steps,
+// another number of ranks), but the run is then no longer the uninterrupted run's twin, so say so.
+void note_changes(const json& state, const TrainOptions& o, int ranks, int64_t batch_rows) {
+  const json before = state.at("options"), now = options_to_json(o);
+  for (const auto& [key, value] : now.items())
+    if (before.value(key, json()) != value)
+      std::printf("note: resuming with %s = %s (the checkpoint's run used %s)\n", key.c_str(), value.dump().c_str(),
+                  before.value(key, json()).dump().c_str());
+  if (state.value("world_size", 1) != ranks)
+    std::printf("note: resuming on %d rank%s (the checkpoint's run used %d)\n", ranks, ranks == 1 ? "" : "s",
+                state.value("world_size", 1));
+  if (state.value("batch_rows", batch_rows) != batch_rows)
+    std::printf("note: the global batch changes from %lld to %lld rows, so the data order differs from the "
+                "checkpoint's run\n", (long long)state.value("batch_rows", batch_rows), (long long)batch_rows);
+}
+
 // An order-free digest of a batch's rows: equal for two runs exactly when they trained on the
 // same windows in each step, however the rows were split into ranks and micro-batches.
 uint64_t rows_digest(const int32_t* inputs, const int32_t* targets, int64_t rows, int64_t T) {
@@ -121,7 +172,7 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
                                {.batch = o.micro_batch, .seq_len = o.seq_len, .seed = o.seed, .rank = rank,
                                 .world_size = ranks, .micro_batches = accumulation});
   // Validation reads the split's first eval_batches x micro_batch x ranks windows, shared
-  // among the ranks: the same windows for any number of ranks.
+  // among the ranks: the same windows for 2 ranks x B rows as for 1 rank x 2B.
   data::TokenLoader val_data(o.data_dir, "val",
                              {.batch = o.micro_batch, .seq_len = o.seq_len, .rank = rank, .world_size = ranks,
                               .max_windows = std::max<int64_t>(o.eval_batches, 1) * o.micro_batch * ranks});
@@ -139,58 +190,15 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
   AdamW optimizer(model.table, o.adamw, parallel.owned_pieces());
   const LrSchedule schedule{o.lr, o.lr * o.min_lr_ratio, o.warmup_steps, o.steps, o.schedule};
 
-  // Start or resume: rank 0 alone reads the run directory and sends what it found.
   const fs::path run_dir = o.out_dir;
   const fs::path metrics_path = run_dir / "metrics.jsonl";
-  std::string resumed_text;  // the resumed checkpoint's state.json; empty: a fresh run
-  {
-    Buffer<float> m_scratch, v_scratch;
-    OptimizerMoments moments{parallel.moment_arena(optimizer.first_moment().data(), m_scratch),
-                             parallel.moment_arena(optimizer.second_moment().data(), v_scratch)};
-    if (leader) {
-      fs::create_directories(run_dir);
-      const auto latest = latest_checkpoint(run_dir);
-      if (o.resume && latest) {
-        json state = load_checkpoint(*latest, model, moments);
-        state["optimizer_steps_taken"] = moments.steps_taken;
-        resumed_text = state.dump();
-        if (talk) std::printf("resumed from %s (step %lld)\n", latest->string().c_str(), (long long)state.at("step").get<int64_t>());
-      } else {
-        DIFFTX_CHECK(!latest, run_dir.string(), " already holds checkpoints: pass --resume to continue that run, or choose another --out");
-        write_file_atomically(metrics_path, "");
-      }
-    }
-    resumed_text = dist::broadcast_text(comm, resumed_text, 0);
-    // Rank 0's weights, also when starting: initialisation computed on other hosts' libm
-    // could differ in the last bit.
-    parallel.broadcast(model.weights.data(), 0);
-    if (!resumed_text.empty()) {
-      parallel.scatter_moments(moments.m, optimizer.first_moment().data(), 0);
-      parallel.scatter_moments(moments.v, optimizer.second_moment().data(), 0);
-    }
-  }
+  const json resumed = start_or_resume(o, comm, parallel, model, optimizer);
   int64_t start_step = 0;
-  if (!resumed_text.empty()) {
-    const json state = json::parse(resumed_text);
-    start_step = state.at("step").get<int64_t>();
-    optimizer.set_steps_taken(state.at("optimizer_steps_taken").get<int64_t>());
-    train_data.restore(state.at("train_data"));
+  if (!resumed.empty()) {
+    start_step = resumed.at("step").get<int64_t>();
+    train_data.restore(resumed.at("train_data"));
     if (leader) truncate_metrics(metrics_path, start_step);
-    if (talk) {
-      // Changed options are allowed (a lower --lr after a divergence, more --steps, another
-      // number of ranks), but the run is then no longer the uninterrupted run's twin, so say so.
-      const json before = state.at("options"), now = options_to_json(o);
-      for (const auto& [key, value] : now.items())
-        if (before.value(key, json()) != value)
-          std::printf("note: resuming with %s = %s (the checkpoint's run used %s)\n", key.c_str(), value.dump().c_str(),
-                      before.value(key, json()).dump().c_str());
-      if (state.value("world_size", 1) != ranks)
-        std::printf("note: resuming on %d rank%s (the checkpoint's run used %d)\n", ranks, ranks == 1 ? "" : "s",
-                    state.value("world_size", 1));
-      if (state.value("batch_rows", batch_rows) != batch_rows)
-        std::printf("note: the global batch changes from %lld to %lld rows, so the data order differs from the "
-                    "checkpoint's run\n", (long long)state.value("batch_rows", batch_rows), (long long)batch_rows);
-    }
+    if (talk) note_changes(resumed, o, ranks, batch_rows);
   }
   if (leader)
     write_json_file(run_dir / "run.json", json{{"options", options_to_json(o)}, {"model", config_to_json(config)},

@@ -39,10 +39,12 @@ require_mpi() {
   export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 }
 
-# mpirun on this host: one thread per rank, more ranks than cores allowed, and no single-copy
-# shared memory (containers often forbid the ptrace it needs).
+# mpirun on this host: one thread per rank, more ranks than cores allowed, waiting ranks yield
+# the CPU instead of spinning (tests share the cores), and no single-copy shared memory
+# (containers often forbid the ptrace it needs).
 mpi_run() {
-  mpirun --oversubscribe --mca btl_vader_single_copy_mechanism none -x OMP_NUM_THREADS=1 "$@"
+  mpirun --oversubscribe --mca mpi_yield_when_idle 1 --mca btl_vader_single_copy_mechanism none \
+    -x OMP_NUM_THREADS=1 "$@"
 }
 
 # metrics_match A.jsonl B.jsonl LOSS_RTOL GNORM_RTOL [FIRST_STEP]: same windows in every step,
