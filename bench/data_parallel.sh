@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Data-parallel training on this machine: 1 rank with 2 threads against 2 ranks with 1 thread
-# each (mpirun), on the same global batch, alternating the two to share out outside load.
+# each (mpirun), and 1 rank with 1 thread for reference, on the same global batch, alternating
+# the configurations to share out outside load.
 # Reports per configuration the median step time, tokens/s and communication time per step
 # (time inside collectives, waits for the other rank included) over the steps after warm-up.
 #   bench/data_parallel.sh [--preset small] [--steps 12] [--rounds 2] [--seq-len 256] [--batch 16]
@@ -45,5 +46,7 @@ for round in $(seq "$rounds"); do
   mpirun -np 2 --bind-to core -x OMP_NUM_THREADS=1 "$difftx" train "${common[@]}" --micro-batch $((batch / 2)) \
     --out "$work/two_$round" > /dev/null
   echo "2 ranks x 1 thread | $round | $(summary "$work/two_$round/metrics.jsonl" | tr ' ' '|' | sed 's/|/ | /g')"
+  OMP_NUM_THREADS=1 "$difftx" train "${common[@]}" --micro-batch "$batch" --out "$work/single_$round" > /dev/null
+  echo "1 rank x 1 thread | $round | $(summary "$work/single_$round/metrics.jsonl" | tr ' ' '|' | sed 's/|/ | /g')"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
