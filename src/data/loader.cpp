@@ -104,9 +104,8 @@ void TokenLoader::read_window(int64_t start, int32_t* inputs, int32_t* targets) 
 int64_t TokenLoader::next(int32_t* inputs, int32_t* targets) {
   const int64_t B = o_.batch, T = o_.seq_len;
   if (random_) {
-    const int64_t first_row = (micro_ * o_.world_size + o_.rank) * B;
     for (int64_t b = 0; b < B; ++b)
-      read_window(window_start(state_.step, first_row + b), inputs + b * T, targets + b * T);
+      read_window(window_start(state_.step, global_row(micro_, b)), inputs + b * T, targets + b * T);
     if (++micro_ == o_.micro_batches) {
       micro_ = 0;
       ++state_.step;

@@ -71,6 +71,9 @@ class TokenLoader {
   // Random sampling: where the window of global row `row` of `step` starts in the split's
   // token stream.
   int64_t window_start(int64_t step, int64_t row) const;
+  // Random sampling: the global row (within its step) that row b of this rank's micro-batch
+  // `micro` reads.
+  int64_t global_row(int64_t micro, int64_t b) const { return (micro * o_.world_size + o_.rank) * o_.batch + b; }
 
   // Random: only between optimizer steps (after a multiple of micro_batches calls to next).
   LoaderState state() const;

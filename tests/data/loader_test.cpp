@@ -119,7 +119,8 @@ std::vector<std::vector<int64_t>> global_batches(const std::filesystem::path& di
       for (int64_t j = 0; j < micro; ++j) {
         loader.next(in.data(), tg.data());
         for (int64_t b = 0; b < B; ++b) {
-          int64_t& slot = starts[s][(j * world + r) * B + b];
+          EXPECT_EQ(loader.global_row(j, b), (j * world + r) * B + b);
+          int64_t& slot = starts[s][loader.global_row(j, b)];
           EXPECT_EQ(slot, -1) << "global row read twice";
           slot = in[b * T];  // token i of the stream is i
         }
