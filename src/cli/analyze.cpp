@@ -1,0 +1,44 @@
+// `difftx analyze TARGET`: the paper's analyses of a trained model (targets in analyze_*.cpp).
+#include <map>
+
+#include "cli/analyze_targets.h"
+#include "cli/command.h"
+#include "core/error.h"
+
+namespace difftx::cli {
+namespace {
+
+const std::map<std::string, int (*)(Args&)>& targets() {
+  static const std::map<std::string, int (*)(Args&)> t = {
+      {"attention", analyze_attention},
+      {"outliers", analyze_outliers},
+      {"quant", analyze_quant},
+  };
+  return t;
+}
+
+int run_analyze(Args& args) {
+  const auto target = args.take_positional();
+  DIFFTX_CHECK(target.has_value(), "analyze: name a target (see difftx analyze --help)");
+  auto it = targets().find(*target);
+  DIFFTX_CHECK(it != targets().end(), "analyze: unknown target '", *target, "' (see difftx analyze --help)");
+  return it->second(args);
+}
+
+}  // namespace
+
+DIFFTX_COMMAND("analyze", "the paper's analyses of a trained model: attention noise, outliers, quantization",
+               "  difftx analyze attention --model DIR --data DIR [--context T] [--depths 0,0.25,0.5,0.75,1]\n"
+               "                 [--per-depth N] [--seed N] [--map-layer L] [--map-head H] [--json FILE]\n"
+               "      attention on the answer vs the rest of the context (Table 3) on needle prompts, and\n"
+               "      one prompt's normalised attention row (Figure 1)\n"
+               "  difftx analyze outliers --model DIR --data DIR [--tokens N] [--seq-len T] [--micro-batch B]\n"
+               "                 [--json FILE] [--quiet]\n"
+               "      top-1/2/3 and median of |attention logits| and |hidden states| over val tokens (Table 5)\n"
+               "  difftx analyze quant --model DIR --data DIR [--bits 0,16,8,6,4] [--seq-len T] [--micro-batch B]\n"
+               "                 [--max-batches N] [--json FILE] [--quiet]\n"
+               "      val loss with attention logits absmax fake-quantized to each bit width (Figure 8)\n"
+               "  --json FILE writes the results-schema object(s) of the target (docs/EXPERIMENTS.md).",
+               run_analyze);
+
+}  // namespace difftx::cli
