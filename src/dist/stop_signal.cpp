@@ -22,8 +22,8 @@ void on_sigterm(int signal) {
 
 void explain_sigterm(int rank, int size) {
   std::snprintf(message, sizeof message,
-                "difftx: rank %d of %d stopped by SIGTERM (mpirun stops every rank when one fails or the job is interrupted; the last "
-                "checkpoint is intact: continue with --resume)\n",
+                "difftx: rank %d of %d stopped by SIGTERM (mpirun stops every rank when one fails or the job is "
+                "interrupted; the last checkpoint is intact: continue with --resume)\n",
                 rank, size);
   struct sigaction action {};
   action.sa_handler = on_sigterm;

@@ -47,7 +47,8 @@ fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& mod
     tensors.push_back({"m." + p.name, p.shape, std::span<const float>(moments.m + p.offset, p.numel)});
     tensors.push_back({"v." + p.name, p.shape, std::span<const float>(moments.v + p.offset, p.numel)});
   }
-  write_safetensors(temp_dir / "optimizer.safetensors", tensors, {{"steps_taken", std::to_string(moments.steps_taken)}});
+  write_safetensors(temp_dir / "optimizer.safetensors", tensors,
+                    {{"steps_taken", std::to_string(moments.steps_taken)}});
   json full = state;
   full["step"] = step;
   write_json_file(temp_dir / "state.json", full);

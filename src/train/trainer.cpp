@@ -98,9 +98,11 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
       state["optimizer_steps_taken"] = moments.steps_taken;
       state_text = state.dump();
       if (!o.quiet)
-        std::printf("resumed from %s (step %lld)\n", latest->string().c_str(), (long long)state.at("step").get<int64_t>());
+        std::printf("resumed from %s (step %lld)\n", latest->string().c_str(),
+                    (long long)state.at("step").get<int64_t>());
     } else {
-      DIFFTX_CHECK(!latest, run_dir.string(), " already holds checkpoints: pass --resume to continue that run, or choose another --out");
+      DIFFTX_CHECK(!latest, run_dir.string(),
+                   " already holds checkpoints: pass --resume to continue that run, or choose another --out");
       write_file_atomically(run_dir / "metrics.jsonl", "");
     }
   }
@@ -167,7 +169,8 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
   Model model(config, parallel.padded_floats());
   DIFFTX_CHECK(o.seq_len <= config.max_position_embeddings, "--seq-len ", o.seq_len,
                " exceeds max_position_embeddings ", config.max_position_embeddings, " of ", o.config_path);
-  DIFFTX_CHECK(fs::is_directory(o.data_dir), o.data_dir, ": data directory does not exist (make one with difftx prepare)");
+  DIFFTX_CHECK(fs::is_directory(o.data_dir), o.data_dir,
+               ": data directory does not exist (make one with difftx prepare)");
   data::TokenLoader train_data(o.data_dir, "train",
                                {.batch = o.micro_batch, .seq_len = o.seq_len, .seed = o.seed, .rank = rank,
                                 .world_size = ranks, .micro_batches = accumulation});

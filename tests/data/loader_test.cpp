@@ -137,7 +137,8 @@ TEST(Loader, EverySplitOfAGlobalBatchReadsTheSameRows) {
   const int64_t G = 12;
   const auto one_rank = global_batches(dir.path(), G, 1, 1, 0, 6);
   for (const auto& [world, micro] : std::vector<std::pair<int, int64_t>>{{2, 1}, {3, 2}, {4, 3}, {1, 4}, {6, 1}})
-    EXPECT_EQ(global_batches(dir.path(), G, world, micro, 0, 6), one_rank) << world << " ranks x " << micro << " micro-batches";
+    EXPECT_EQ(global_batches(dir.path(), G, world, micro, 0, 6), one_rank)
+        << world << " ranks x " << micro << " micro-batches";
   // Resuming at step 2 on another number of ranks continues the same stream.
   EXPECT_EQ(global_batches(dir.path(), G, 3, 1, 2, 4),
             std::vector<std::vector<int64_t>>(one_rank.begin() + 2, one_rank.end()));

@@ -53,9 +53,10 @@ TEST(Consistency, SameInputsPassAndDifferencesNameRankAndKey) {
     messages.push_back(msg);
   });
   for (const std::string& msg : messages)
-    EXPECT_EQ(msg, "the ranks were not given the same inputs (every rank must run the same command on the same data):\n"
-                   "  rank 1: '/data/metadata.json' is \"bb\" here but \"aa\" on rank 0\n"
-                   "  rank 2: '/options/lr' is absent here but 0.001 on rank 0; '/options/seed' is 2 here but 1 on rank 0");
+    EXPECT_EQ(msg,
+              "the ranks were not given the same inputs (every rank must run the same command on the same data):\n"
+              "  rank 1: '/data/metadata.json' is \"bb\" here but \"aa\" on rank 0\n"
+              "  rank 2: '/options/lr' is absent here but 0.001 on rank 0; '/options/seed' is 2 here but 1 on rank 0");
 }
 
 TEST(LocalCommunicator, IsRankZeroOfOne) {
@@ -153,7 +154,8 @@ TEST(WatchdogDeathTest, EndsARankStuckInACollective) {
         double x = 1;
         comm.all_reduce_sum(&x, 1);
       },
-      ::testing::ExitedWithCode(1), "rank 1 of 2: all-reduce has waited 0.2 s for the other ranks; a rank died or hangs");
+      ::testing::ExitedWithCode(1),
+      "rank 1 of 2: all-reduce has waited 0.2 s for the other ranks; a rank died or hangs");
 }
 
 }  // namespace

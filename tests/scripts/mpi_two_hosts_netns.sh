@@ -3,7 +3,8 @@
 # both, and starts the second's daemon through a remote-shell agent that enters that namespace
 # (where ssh would log in to another host); the ranks then talk TCP over the veth pair only.
 # The run must train exactly like a 2-rank run on one host, and its traffic must have crossed
-# the veth pair. Needs root for the namespaces: skipped (77) where they cannot be made.
+# the veth pair. Needs root for the namespaces: skipped (77), saying why, where they or the
+# veth pair cannot be made (no root, a container without CAP_SYS_ADMIN or CAP_NET_ADMIN).
 source "$(dirname "$0")/lib.bash"
 require_mpi
 [ "$(id -u)" = 0 ] || { echo "SKIP: creating network namespaces needs root"; exit 77; }
@@ -15,11 +16,15 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-if ! ip netns add "$ns0" 2>"$work/netns.txt" || ! ip netns add "$ns1" 2>>"$work/netns.txt"; then
-  echo "SKIP: cannot create network namespaces here: $(cat "$work/netns.txt")"
+# Namespaces, a veth pair between them, and entering one: what a container may forbid.
+make_hosts() {
+  ip netns add "$ns0" && ip netns add "$ns1" &&
+    ip link add veth0 netns "$ns0" type veth peer name veth1 netns "$ns1" && ip netns exec "$ns0" true
+}
+if ! make_hosts 2>"$work/netns.txt"; then
+  echo "SKIP: cannot make two network namespaces joined by a veth pair here: $(tr '\n' ' ' < "$work/netns.txt")"
   exit 77
 fi
-ip link add veth0 netns "$ns0" type veth peer name veth1 netns "$ns1"
 ip -n "$ns0" addr add 10.77.0.1/24 dev veth0
 ip -n "$ns1" addr add 10.77.0.2/24 dev veth1
 for link in "$ns0 veth0" "$ns0 lo" "$ns1 veth1" "$ns1 lo"; do

@@ -55,7 +55,8 @@ class ThreadCommunicator final : public dist::Communicator {
   void all_gather_bytes(void* data, int64_t bytes) override {
     publish(data);
     for (int r = 0; r < size(); ++r)
-      if (r != rank_) std::memcpy(static_cast<char*>(data) + r * bytes, static_cast<char*>(s_.slots[r]) + r * bytes, bytes);
+      if (r != rank_)
+        std::memcpy(static_cast<char*>(data) + r * bytes, static_cast<char*>(s_.slots[r]) + r * bytes, bytes);
     s_.sync.arrive_and_wait();
   }
   void broadcast(void* data, int64_t bytes, int root) override {

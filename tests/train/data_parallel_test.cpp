@@ -47,7 +47,7 @@ struct OptimizerRun {
 // One optimizer over the whole arena, stepped with the ranks' gradients summed in rank order
 // (as the test communicator sums them).
 OptimizerRun single_optimizer(const ParameterTable& table, const AdamWConfig& config, int ranks, int first, int last,
-                     const OptimizerRun& start) {
+                              const OptimizerRun& start) {
   const int64_t n = table.total_floats();
   OptimizerRun run = start;
   AdamW adamw(table, config);
@@ -69,8 +69,8 @@ OptimizerRun single_optimizer(const ParameterTable& table, const AdamWConfig& co
 
 // The same steps data parallel over `ranks` threads; every rank's result, by rank. `start`'s
 // moments enter through scatter_moments from rank 0, as when resuming a checkpoint.
-std::vector<OptimizerRun> data_parallel(const ParameterTable& table, const AdamWConfig& config, int ranks, int64_t bucket,
-                               int first, int last, const OptimizerRun& start) {
+std::vector<OptimizerRun> data_parallel(const ParameterTable& table, const AdamWConfig& config, int ranks,
+                                        int64_t bucket, int first, int last, const OptimizerRun& start) {
   const int64_t n = table.total_floats();
   std::vector<OptimizerRun> out(ranks);
   run_ranks(ranks, [&](dist::Communicator& comm) {
@@ -108,7 +108,7 @@ std::vector<OptimizerRun> data_parallel(const ParameterTable& table, const AdamW
 
 OptimizerRun initial_run(const ModelConfig& config, const ParameterTable& table) {
   OptimizerRun run{std::vector<float>(table.total_floats()), std::vector<float>(table.total_floats(), 0.0f),
-          std::vector<float>(table.total_floats(), 0.0f)};
+                   std::vector<float>(table.total_floats(), 0.0f)};
   init_parameters(config, table, run.weights.data(), 3);
   return run;
 }
