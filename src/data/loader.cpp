@@ -30,8 +30,7 @@ void from_json(const nlohmann::json& j, LoaderState& state) { state = LoaderStat
 TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& split,
                          int64_t batch, int64_t seq_len, uint64_t seed, int rank, int world_size,
                          Sampling sampling)
-    : info_(read_dataset(dir)),
-      split_(split),
+    : reader_(dir, split),
       batch_(batch),
       seq_len_(seq_len),
       seed_(seed),
@@ -43,32 +42,19 @@ TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& sp
                " must be positive");
   DIFFTX_CHECK(world_size > 0 && rank >= 0 && rank < world_size, "loader: rank ", rank,
                " is outside [0, world_size ", world_size, ")");
-  auto it = info_.splits.find(split);
-  DIFFTX_CHECK(it != info_.splits.end(), dir.string(), ": no split '", split, "' in ",
-               kMetadataFile);
-  std::string names;
-  for (const std::string& name : it->second.shards) {
-    shards_.emplace_back(dir / name);
-    const Shard& s = shards_.back();
-    DIFFTX_CHECK(s.vocab_size() == info_.vocab_size, s.path().string(), ": vocabulary size ",
-                 s.vocab_size(), " differs from ", info_.vocab_size, " in ", kMetadataFile);
-    shard_begin_.push_back(total_);
-    total_ += s.tokens();
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  DIFFTX_CHECK(total_ == it->second.tokens, dir.string(), ": split '", split, "' has ", total_,
-               " tokens in its shards but ", kMetadataFile, " says ", it->second.tokens);
+  const int64_t total = reader_.tokens();
+  const std::string& names = reader_.shard_names();
   const int64_t window = seq_len + 1;
-  DIFFTX_CHECK(total_ >= window, dir.string(), ": split '", split, "' (", names, ") holds ",
-               total_, " tokens, fewer than the T+1 = ", window, " a window needs");
+  DIFFTX_CHECK(total >= window, dir.string(), ": split '", split, "' (", names, ") holds ",
+               total, " tokens, fewer than the T+1 = ", window, " a window needs");
   if (random_) {
-    part_begin_ = total_ * rank / world_size;
-    part_end_ = total_ * (rank + 1) / world_size;
+    part_begin_ = total * rank / world_size;
+    part_end_ = total * (rank + 1) / world_size;
     DIFFTX_CHECK(part_end_ - part_begin_ >= window, dir.string(), ": split '", split, "' (",
                  names, "): rank ", rank, " of ", world_size, " gets ", part_end_ - part_begin_,
                  " tokens, fewer than the T+1 = ", window, " a window needs");
   } else {
-    const int64_t all = (total_ - 1) / seq_len;
+    const int64_t all = (total - 1) / seq_len;
     part_begin_ = all * rank / world_size;
     part_end_ = all * (rank + 1) / world_size;
     DIFFTX_CHECK(part_end_ > part_begin_, dir.string(), ": split '", split, "' (", names,
@@ -83,30 +69,14 @@ int64_t TokenLoader::windows() const {
 
 int64_t TokenLoader::window_start(int64_t step, int64_t row) const {
   DIFFTX_CHECK(random_, "loader: window_start is for random sampling");
-  // Each field goes through a full splitmix64 round before the next is mixed in, so nearby
-  // (step, rank, row) triples give unrelated positions.
-  Rng rng(seed_);
-  for (uint64_t field : {uint64_t(step), uint64_t(rank_), uint64_t(row)}) rng = Rng(rng.next_u64() ^ field);
+  // Nearby (step, rank, row) triples give unrelated positions (derive_rng).
+  Rng rng = derive_rng(seed_, {uint64_t(step), uint64_t(rank_), uint64_t(row)});
   return part_begin_ + static_cast<int64_t>(rng.below(static_cast<uint64_t>(windows())));
 }
 
-void TokenLoader::copy_tokens(int64_t begin, int64_t count, int32_t* out) const {
-  auto it = std::upper_bound(shard_begin_.begin(), shard_begin_.end(), begin);
-  size_t s = static_cast<size_t>(it - shard_begin_.begin()) - 1;
-  while (count > 0) {
-    const int64_t local = begin - shard_begin_[s];
-    const int64_t take = std::min(count, shards_[s].tokens() - local);
-    shards_[s].copy(local, take, out);
-    out += take;
-    begin += take;
-    count -= take;
-    ++s;
-  }
-}
-
 void TokenLoader::read_window(int64_t start, int32_t* inputs, int32_t* targets) const {
-  copy_tokens(start, seq_len_, inputs);
-  copy_tokens(start + 1, seq_len_, targets);
+  reader_.copy(start, seq_len_, inputs);
+  reader_.copy(start + 1, seq_len_, targets);
 }
 
 int64_t TokenLoader::next(int32_t* inputs, int32_t* targets) {
@@ -128,7 +98,7 @@ int64_t TokenLoader::next(int32_t* inputs, int32_t* targets) {
 
 void TokenLoader::restore(const LoaderState& state) {
   DIFFTX_CHECK(state.position <= (random_ ? 0 : windows()), "loader: restored position ",
-               state.position, " is beyond the ", windows(), " windows of split '", split_, "'");
+               state.position, " is beyond the ", windows(), " windows of split '", reader_.split(), "'");
   state_ = state;
 }
 

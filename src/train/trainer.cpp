@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "core/error.h"
 #include "core/timer.h"
 #include "data/loader.h"
+#include "eval/retrieval/task_mixture.h"
 #include "io/atomic_file.h"
 #include "io/input_file.h"
 #include "io/json_file.h"
@@ -49,11 +51,13 @@ void truncate_metrics(const fs::path& path, int64_t last_step) {
 }
 
 json options_to_json(const TrainOptions& o) {
-  return json{{"config", o.config_path}, {"data", o.data_dir}, {"steps", o.steps}, {"seq_len", o.seq_len},
-              {"micro_batch", o.micro_batch}, {"batch_tokens", o.batch_tokens}, {"lr", o.lr},
-              {"min_lr_ratio", o.min_lr_ratio}, {"warmup_steps", o.warmup_steps},
-              {"beta1", o.adamw.beta1}, {"beta2", o.adamw.beta2}, {"eps", o.adamw.eps},
-              {"weight_decay", o.adamw.weight_decay}, {"grad_clip", o.adamw.grad_clip}, {"seed", o.seed}};
+  json j{{"config", o.config_path}, {"data", o.data_dir}, {"steps", o.steps}, {"seq_len", o.seq_len},
+         {"micro_batch", o.micro_batch}, {"batch_tokens", o.batch_tokens}, {"lr", o.lr},
+         {"min_lr_ratio", o.min_lr_ratio}, {"warmup_steps", o.warmup_steps},
+         {"beta1", o.adamw.beta1}, {"beta2", o.adamw.beta2}, {"eps", o.adamw.eps},
+         {"weight_decay", o.adamw.weight_decay}, {"grad_clip", o.adamw.grad_clip}, {"seed", o.seed}};
+  if (!o.mixture.empty()) j["mix"] = retrieval::mixture_to_json(o.mixture);  // absent without one, as before
+  return j;
 }
 
 }  // namespace
@@ -76,6 +80,9 @@ TrainSummary train(const TrainOptions& o) {
   data::TokenLoader val_data(o.data_dir, "val", o.micro_batch, o.seq_len, o.seed, 0, 1);
   DIFFTX_CHECK(train_data.vocab_size() <= config.vocab_size, o.data_dir, ": the data's vocabulary has ",
                train_data.vocab_size(), " tokens but ", o.config_path, " has vocab_size ", config.vocab_size);
+
+  std::optional<retrieval::TaskMixture> mixture;
+  if (!o.mixture.empty()) mixture.emplace(o.mixture, o.data_dir, o.seq_len, o.seed);
 
   init_parameters(config, model.table, model.weights.data(), o.seed);
   AdamW optimizer(model.table, o.adamw);
@@ -123,6 +130,7 @@ TrainSummary train(const TrainOptions& o) {
     std::printf("model %s: %.2fM parameters, %lld tokens/step (%lld x %lld x %lld), sgemm %.0f GFLOPS\n",
                 attention_kind_name(config.attention), config.total_parameters() / 1e6, (long long)batch_tokens,
                 (long long)accumulation, (long long)o.micro_batch, (long long)o.seq_len, sgemm_gflops);
+  if (!o.quiet && mixture) std::printf("%s\n", mixture->describe().c_str());
 
   auto evaluate = [&] {
     val_data.rewind();
@@ -150,6 +158,8 @@ TrainSummary train(const TrainOptions& o) {
     double loss = 0;
     for (int64_t micro = 0; micro < accumulation; ++micro) {
       train_data.next(inputs.data(), targets.data());
+      // Rows of the step's batch are numbered across its micro-batches (task_mixture.h).
+      if (mixture) mixture->apply(step - 1, micro * o.micro_batch, o.micro_batch, inputs.data(), targets.data());
       loss += decoder_forward_backward(model, acts, inputs.data(), targets.data(), g, 1.0f / accumulation) / accumulation;
     }
     const double norm = optimizer.gradient_norm(grads.data());
