@@ -72,11 +72,11 @@ TEST(Mqar, BadSpecsAreClearErrors) {
   EXPECT_NE(error_of([&] { make_mqar_sample({pool + 1, 1}, v, 1); }).find("the pools hold"), std::string::npos);
 }
 
-// Row t of the logits puts 10 on the id pick(tokens, t) and 0 elsewhere.
+// The logits at position t put 10 on the id pick(tokens, t) and 0 elsewhere.
 LogitsForward pick_forward(int64_t V, int64_t max_tokens, std::function<int32_t(std::span<const int32_t>, size_t)> pick) {
-  return {V, max_tokens, [V, pick](std::span<const int32_t> tokens, float* logits) {
-            std::fill(logits, logits + tokens.size() * V, 0.0f);
-            for (size_t t = 0; t < tokens.size(); ++t) logits[t * V + pick(tokens, t)] = 10.0f;
+  return {V, max_tokens, [V, pick](std::span<const int32_t> tokens, std::span<const int64_t> rows, float* out) {
+            std::fill(out, out + rows.size() * V, 0.0f);
+            for (size_t i = 0; i < rows.size(); ++i) out[i * V + pick(tokens, rows[i])] = 10.0f;
           }};
 }
 

@@ -1,6 +1,7 @@
-// Grading retrieval: teacher-forced greedy matching agrees with real greedy decoding (KV cache)
-// on a model, follows the sampler's tie rule, and the NIAH grid counts exactly what a hand-built
-// forward gets right; bad grids are clear errors.
+// Grading retrieval: the model forward's chosen rows are the full forward's; teacher-forced greedy
+// matching agrees with real greedy decoding (KV cache) on a model and follows the sampler's tie
+// rule; the NIAH grid counts exactly what a hand-built forward gets right; bad grids are clear
+// errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "eval/retrieval/niah_eval.h"
 #include "eval/retrieval_fixture.h"
 #include "infer/generate.h"
+#include "model/decoder.h"
 #include "model/parameters.h"
 #include "support/testing.h"
 
@@ -39,6 +41,27 @@ ModelConfig small_config(int64_t vocab) {
   return c;
 }
 
+TEST(LogitsForward, ModelRowsEqualTheFullForwardsRows) {
+  Model model(small_config(96));
+  init_parameters(model.config, model.table, model.weights.data(), 4);
+  const int64_t T = 37, V = 96;
+  std::vector<int32_t> tokens(T);
+  Rng rng(2);
+  for (auto& t : tokens) t = static_cast<int32_t>(rng.below(V));
+  std::vector<float> full(T * V);
+  Activations acts(model.config, 1, T);
+  decoder_logits(model, acts, tokens.data(), full.data());
+  const std::vector<int64_t> rows = {36, 0, 17, 17, 5};
+  std::vector<float> some(rows.size() * V);
+  model_forward(model).run(tokens, rows, some.data());
+  for (size_t i = 0; i < rows.size(); ++i)
+    for (int64_t v = 0; v < V; ++v)
+      ASSERT_NEAR(some[i * V + v], full[rows[i] * V + v], 1e-5f) << "row " << rows[i] << " id " << v;
+  EXPECT_NE(error_of([&] { model_forward(model).run(tokens, std::vector<int64_t>{T}, some.data()); })
+                .find("row 37 is outside the 37 positions"),
+            std::string::npos);
+}
+
 TEST(GreedyMatch, AgreesWithGreedyDecodingOfTheModel) {
   Model model(small_config(96));
   init_parameters(model.config, model.table, model.weights.data(), 3);
@@ -55,51 +78,53 @@ TEST(GreedyMatch, AgreesWithGreedyDecodingOfTheModel) {
     o.sample_vocab = 96;
     generate(model, tokens, o, [&](int32_t id) { tokens.push_back(id); });
     ASSERT_EQ(static_cast<int64_t>(tokens.size()), prompt + 4);
-    const Span answer{prompt, prompt + 4};
-    std::vector<float> logits(tokens.size() * 96);
-    forward.run(tokens, logits.data());
-    EXPECT_TRUE(matcher.reproduces(logits.data(), 96, tokens, answer)) << "trial " << trial;
+    const std::vector<int64_t> rows = answer_rows({prompt, prompt + 4});
+    EXPECT_EQ(rows, (std::vector<int64_t>{prompt - 1, prompt, prompt + 1, prompt + 2}));
+    std::vector<float> logits(rows.size() * 96);
+    forward.run(tokens, rows, logits.data());
+    EXPECT_TRUE(matcher.reproduces(logits.data(), 96, std::span(tokens).subspan(prompt))) << "trial " << trial;
     for (int64_t p : {prompt, prompt + 3}) {  // any other answer id is not what greedy writes
       std::vector<int32_t> wrong = tokens;
       wrong[p] = (wrong[p] + 1) % 96;
-      forward.run(wrong, logits.data());
-      EXPECT_FALSE(matcher.reproduces(logits.data(), 96, wrong, answer)) << "trial " << trial << " position " << p;
+      forward.run(wrong, rows, logits.data());
+      EXPECT_FALSE(matcher.reproduces(logits.data(), 96, std::span(wrong).subspan(prompt)))
+          << "trial " << trial << " position " << p;
     }
   }
 }
 
-TEST(GreedyMatch, UsesTheRowBeforeEachAnswerTokenAndTheLowestIdAmongEquals) {
+TEST(GreedyMatch, NeedsEveryRowsGreedyChoiceAndTakesTheLowestIdAmongEquals) {
   const int64_t V = 5;
-  const std::vector<int32_t> tokens = {0, 1, 2, 3, 4};
-  std::vector<float> logits(5 * V, 0.0f);
-  auto set_max = [&](int64_t row, int32_t id, float value) { logits[row * V + id] = value; };
-  set_max(1, 2, 1.0f);  // predicts tokens[2]
-  set_max(2, 3, 1.0f);  // predicts tokens[3]
+  std::vector<float> logits(2 * V, 0.0f);
+  logits[0 * V + 2] = 1.0f;  // row 0 picks 2
+  logits[1 * V + 3] = 1.0f;  // row 1 picks 3
   GreedyMatcher m(V);
-  EXPECT_TRUE(m.reproduces(logits.data(), V, tokens, {2, 4}));
-  EXPECT_FALSE(m.reproduces(logits.data(), V, tokens, {2, 5})) << "row 3 predicts 0, not tokens[4]";
-  set_max(2, 1, 1.0f);  // a tie between ids 1 and 3: greedy takes 1
-  EXPECT_FALSE(m.reproduces(logits.data(), V, tokens, {2, 4}));
-  set_max(2, 1, 0.0f);
-  set_max(0, 4, 9.0f);  // outside the answer: no effect
-  EXPECT_TRUE(m.reproduces(logits.data(), V, tokens, {2, 4}));
-  EXPECT_NE(error_of([&] { m.reproduces(logits.data(), V, tokens, {0, 2}); }).find("answer span [0, 2)"),
-            std::string::npos);
+  EXPECT_TRUE(m.reproduces(logits.data(), V, std::vector<int32_t>{2, 3}));
+  EXPECT_FALSE(m.reproduces(logits.data(), V, std::vector<int32_t>{2, 4}));
+  EXPECT_FALSE(m.reproduces(logits.data(), V, std::vector<int32_t>{1, 3}));
+  logits[1 * V + 1] = 1.0f;  // a tie between ids 1 and 3: greedy takes 1
+  EXPECT_FALSE(m.reproduces(logits.data(), V, std::vector<int32_t>{2, 3}));
+  EXPECT_TRUE(m.reproduces(logits.data(), V, std::vector<int32_t>{2, 1}));
+  GreedyMatcher narrow(3);  // ids past the tokenizer's vocabulary are never chosen
+  logits[0 * V + 4] = 9.0f;
+  EXPECT_TRUE(narrow.reproduces(logits.data(), V, std::vector<int32_t>{2, 1}));
+  EXPECT_NE(error_of([] { answer_rows({0, 2}); }).find("answer span [0, 2)"), std::string::npos);
   logits[1 * V + 4] = std::nanf("");
-  EXPECT_NE(error_of([&] { m.reproduces(logits.data(), V, tokens, {2, 4}); }).find("not finite"), std::string::npos);
+  EXPECT_NE(error_of([&] { m.reproduces(logits.data(), V, std::vector<int32_t>{4, 1}); }).find("not finite"),
+            std::string::npos);
 }
 
 // A forward that knows the sequence: row t puts logit 10 on tokens[t + 1], except that it
-// misses (puts it on the next id) wherever `misses(next id)` holds.
+// misses (puts it on the next id) wherever `misses(next id)` holds. Only answers are asked for.
 LogitsForward scripted_forward(int64_t V, std::function<bool(int32_t)> misses) {
   LogitsForward f;
   f.columns = V;
   f.max_tokens = 1024;
-  f.run = [V, misses](std::span<const int32_t> tokens, float* logits) {
-    std::fill(logits, logits + tokens.size() * V, 0.0f);
-    for (size_t t = 0; t + 1 < tokens.size(); ++t) {
-      const int32_t next = tokens[t + 1];
-      logits[t * V + (misses(next) ? (next + 1) % V : next)] = 10.0f;
+  f.run = [V, misses](std::span<const int32_t> tokens, std::span<const int64_t> rows, float* out) {
+    std::fill(out, out + rows.size() * V, 0.0f);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const int32_t next = tokens[rows[i] + 1];
+      out[i * V + (misses(next) ? (next + 1) % V : next)] = 10.0f;
     }
   };
   return f;

@@ -5,11 +5,16 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "eval/retrieval/niah.h"
 #include "infer/sampler.h"
 
 namespace difftx::retrieval {
+
+// The positions whose logits grade an answer: the one before each of its ids,
+// [answer.begin - 1, answer.end - 1). Errors: an empty span or one starting at 0.
+std::vector<int64_t> answer_rows(Span answer);
 
 class GreedyMatcher {
  public:
@@ -17,12 +22,12 @@ class GreedyMatcher {
   // the largest logit and the lowest id among equals, exactly as `difftx generate --temperature 0`.
   explicit GreedyMatcher(int64_t vocab);
 
-  // The greedy id after the row of logits (a non-finite logit is an error).
+  // The greedy id after a row of logits (a non-finite logit is an error).
   int32_t choose(const float* row) { return greedy_.sample(row); }
 
-  // logits [tokens.size(), columns] of tokens (row t predicts token t + 1); answer.begin >= 1.
-  // True when greedy decoding of tokens[0, answer.begin) yields tokens[answer] next.
-  bool reproduces(const float* logits, int64_t columns, std::span<const int32_t> tokens, Span answer);
+  // logits [answer.size(), columns], the rows of answer_rows(): true when greedy picks
+  // answer[i] from row i for every i.
+  bool reproduces(const float* logits, int64_t columns, std::span<const int32_t> answer);
 
  private:
   Sampler greedy_;

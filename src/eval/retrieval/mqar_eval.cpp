@@ -34,17 +34,20 @@ MqarResult evaluate_mqar(const LogitsForward& forward, const MqarVocabulary& voc
   MqarResult r;
   r.options = o;
   GreedyMatcher matcher(vocab_size);
-  std::vector<float> logits(length * forward.columns);
+  std::vector<float> logits(o.spec.queries * forward.columns);
+  std::vector<int64_t> rows(o.spec.queries);
   double loss_sum = 0;
   Timer timer;
   for (int64_t i = 0; i < o.samples; ++i) {
     const MqarSample s = make_mqar_sample(o.spec, vocab, derive_rng(o.seed, {uint64_t(i)}).next_u64());
-    forward.run(s.tokens, logits.data());
-    for (int64_t a : s.answers) {
-      const float* row = logits.data() + (a - 1) * forward.columns;
+    for (int64_t j = 0; j < o.spec.queries; ++j) rows[j] = s.answers[j] - 1;  // the query key predicts its value
+    forward.run(s.tokens, rows, logits.data());
+    for (int64_t j = 0; j < o.spec.queries; ++j) {
+      const float* row = logits.data() + j * forward.columns;
+      const int32_t answer = s.tokens[s.answers[j]];
       ++r.answers;
-      r.correct += matcher.choose(row) == s.tokens[a];
-      loss_sum += token_loss(row, forward.columns, s.tokens[a]);
+      r.correct += matcher.choose(row) == answer;
+      loss_sum += token_loss(row, forward.columns, answer);
     }
   }
   r.loss = loss_sum / r.answers;

@@ -43,11 +43,19 @@ NiahResult evaluate_niah(const LogitsForward& forward, const NiahGenerator& gene
     NiahCell& cell = result.cells[c];
     for (int64_t i = 0; i < grid.samples; ++i) {
       const NiahSample s = generator.sample(specs[c], derive_rng(grid.seed, {uint64_t(i)}).next_u64());
-      logits.resize(s.tokens.size() * forward.columns);
-      forward.run(s.tokens, logits.data());
+      std::vector<int64_t> rows;
+      for (const NiahQuery& q : s.queries) {
+        const std::vector<int64_t> r = answer_rows(q.answer);
+        rows.insert(rows.end(), r.begin(), r.end());
+      }
+      logits.resize(rows.size() * forward.columns);
+      forward.run(s.tokens, rows, logits.data());
+      const float* row = logits.data();
       for (const NiahQuery& q : s.queries) {
         ++cell.asked;
-        cell.retrieved += matcher.reproduces(logits.data(), forward.columns, s.tokens, q.answer);
+        cell.retrieved += matcher.reproduces(row, forward.columns,
+                                             std::span(s.tokens).subspan(q.answer.begin, q.answer.size()));
+        row += q.answer.size() * forward.columns;
       }
       ++cell.samples;
       if (progress) progress({static_cast<int64_t>(c) * grid.samples + i + 1, total, timer.seconds()});
