@@ -1,5 +1,7 @@
 #include "eval/retrieval/mqar.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "eval/retrieval/random_draws.h"
 
@@ -10,15 +12,17 @@ constexpr int32_t kFirstNonByte = 256;
 
 }  // namespace
 
-MqarVocabulary mqar_vocabulary(const data::Tokenizer& tokenizer) {
+MqarVocabulary mqar_vocabulary(const data::Tokenizer& tokenizer, int32_t pool) {
   const int32_t ordinary = tokenizer.ranks().rank_end();
   DIFFTX_CHECK(ordinary >= kFirstNonByte + 2, "MQAR: tokenizer ", tokenizer.name(), " has ", ordinary,
                " ordinary tokens; keys and values need at least 2 beyond the ", kFirstNonByte, " single bytes");
+  DIFFTX_CHECK(pool >= 1, "MQAR: the key and value pools need at least one token each, got ", pool);
+  pool = std::min(pool, (ordinary - kFirstNonByte) / 2);
   MqarVocabulary v;
   v.end_of_text = tokenizer.end_of_text();
   v.first_key = kFirstNonByte;
-  v.first_value = kFirstNonByte + (ordinary - kFirstNonByte) / 2;
-  v.end = ordinary;
+  v.first_value = kFirstNonByte + pool;
+  v.end = kFirstNonByte + 2 * pool;
   return v;
 }
 
