@@ -12,5 +12,6 @@ int bench_tokenizer(cli::Args& args);
 int bench_ops(cli::Args& args);
 int bench_train(cli::Args& args);
 int bench_infer(cli::Args& args);
+int bench_analysis(cli::Args& args);
 
 }  // namespace difftx::bench

@@ -1,10 +1,21 @@
-// The analyses behind `difftx analyze TARGET`, each in a file of its own (analyze_*.cpp).
+// The targets of `difftx analyze` (analyze.cpp dispatches; each lives in analyze_<target>.cpp),
+// and what they share.
 #pragma once
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
 #include "cli/args.h"
 
 namespace difftx::cli {
 
 int analyze_niah(Args& args);  // analyze_retrieval.cpp
 int analyze_mqar(Args& args);  // analyze_retrieval.cpp
+int analyze_attention(Args& args);
+int analyze_outliers(Args& args);
+int analyze_quant(Args& args);
+
+// --json FILE: the object written atomically (when the option was given).
+void write_analysis_json(const std::string& path, const nlohmann::json& value);
 
 }  // namespace difftx::cli

@@ -16,6 +16,7 @@ const std::map<std::string, int (*)(Args&)>& targets() {
       {"ops", bench::bench_ops},
       {"train", bench::bench_train},
       {"infer", bench::bench_infer},
+      {"analysis", bench::bench_analysis},
   };
   return t;
 }
@@ -38,7 +39,8 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench train [--json] [--preset P] [--seq-len T] [--micro-batch B] [--no-torch]\n"
                "                                              training step per variant vs sgemm and PyTorch\n"
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
-               "                                              prefill and decode tokens/s per variant",
+               "                                              prefill and decode tokens/s per variant\n"
+               "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates",
                run_bench);
 
 }  // namespace difftx::cli

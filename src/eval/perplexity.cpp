@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/timer.h"
 #include "data/loader.h"
+#include "kernels/attention/attention_quantized.h"
 #include "model/decoder.h"
 
 namespace difftx {
@@ -18,6 +19,7 @@ PerplexityResult evaluate_perplexity(const Model& model, const std::filesystem::
                "--seq-len and --micro-batch must be positive and --max-batches not negative");
   DIFFTX_CHECK(o.seq_len <= c.max_position_embeddings, "--seq-len ", o.seq_len, " exceeds the model's max_position_embeddings ",
                c.max_position_embeddings);
+  check_logit_bits(o.forward.attention_logit_bits);
   DIFFTX_CHECK(std::filesystem::is_directory(data_dir), data_dir.string(),
                ": data directory does not exist (make one with difftx prepare)");
   data::TokenLoader val(data_dir, "val", o.micro_batch, o.seq_len, 0, 0, 1, data::Sampling::sequential);
@@ -32,7 +34,7 @@ PerplexityResult evaluate_perplexity(const Model& model, const std::filesystem::
   PerplexityResult r;
   Timer timer;
   while (r.batches < batches && val.next(inputs.data(), targets.data()) > 0) {
-    const LossSum s = decoder_loss(model, acts, inputs.data(), targets.data());
+    const LossSum s = decoder_loss(model, acts, inputs.data(), targets.data(), o.forward);
     total.sum += s.sum;
     total.count += s.count;
     ++r.batches;

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "model/decoder.h"
 #include "model/model.h"
 
 namespace difftx {
@@ -22,6 +23,7 @@ struct PerplexityOptions {
   int64_t micro_batch = 8;
   int64_t max_batches = 0;  // 0: the whole split
   std::function<void(const PerplexityProgress&)> progress;  // after every batch, if set
+  ForwardOptions forward;   // e.g. quantized attention logits (default: the model as trained)
 };
 
 struct PerplexityResult {

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/attention/attention_quantized.h"
 #include "kernels/gemm.h"
 #include "kernels/ops.h"
 
@@ -48,7 +49,8 @@ double diff_lambda(const ModelConfig& c, const LayerTensors& w, int64_t layer_in
          c.lambda_init(layer_index);
 }
 
-void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs) {
+void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs, const ForwardOptions& options) {
+  check_logit_bits(options.attention_logit_bits);
   const ModelConfig& c = model.config;
   const AttentionDims a = c.attention_dims(acts.B, acts.T);
   const int64_t N = acts.N, D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
@@ -72,7 +74,8 @@ void decoder_forward(const Model& model, Activations& acts, const int32_t* input
       linear(s.h1, w.lambda_proj, s.lambda_logits, N, D, H);
       lambda = s.lambda_logits;
     }
-    attention_forward(a, s.q, s.k, s.v, lambda, s.att, s.saved);
+    if (options.attention_logit_bits == 0) attention_forward(a, s.q, s.k, s.v, lambda, s.att, s.saved);
+    else attention_forward_quantized(a, s.q, s.k, s.v, lambda, s.att, options.attention_logit_bits);
     if (s.att_final != s.att) {
       // SPEC §2.2 Eq. 3: (1 - lambda_init) * RMSNorm_2d(head), gain shared by the heads.
       // diff_subln = false (the paper's "DIFF - GroupNorm" ablation) drops the whole step.
@@ -199,10 +202,11 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
   return total > 0 ? loss_sum / total : 0.0;
 }
 
-LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* inputs, const int32_t* targets) {
+LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* inputs, const int32_t* targets,
+                     const ForwardOptions& options) {
   const ModelConfig& c = model.config;
   const int64_t N = acts.N, D = c.hidden_size, V = c.vocab_size;
-  decoder_forward(model, acts, inputs);
+  decoder_forward(model, acts, inputs, options);
   LossSum out;
   for (int64_t r0 = 0; r0 < N; r0 += acts.logit_rows) {
     const int64_t rows = std::min(acts.logit_rows, N - r0);
@@ -214,9 +218,10 @@ LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* input
   return out;
 }
 
-void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out) {
+void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out,
+                    const ForwardOptions& options) {
   const ModelConfig& c = model.config;
-  decoder_forward(model, acts, inputs);
+  decoder_forward(model, acts, inputs, options);
   linear(acts.h_final, model.tensors.lm_head, out, acts.N, c.hidden_size, c.vocab_size);
 }
 

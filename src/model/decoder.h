@@ -16,6 +16,14 @@ struct LossSum {
   int64_t count = 0;  // counted targets
 };
 
+// Evaluation-only changes to the forward pass, for analysis (default: the model as trained).
+// A forward with options leaves nothing for a backward pass (training never takes options).
+struct ForwardOptions {
+  // Absmax fake-quantization of every attention logit to this many bits (paper §3.7, Fig. 8;
+  // attention_quantized.h: 2..16, per (sequence, map) scale); 0 = off, the fused kernel.
+  int attention_logit_bits = 0;
+};
+
 // One micro-batch: forward, loss and backward. Gradients are ACCUMULATED into `grads`
 // (an arena laid out like model.weights), scaled by grad_scale (e.g. 1 / micro-batches).
 // Returns the mean loss over counted targets.
@@ -23,17 +31,19 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
                                 const int32_t* targets, ModelTensors& grads, float grad_scale = 1.0f);
 
 // Evaluation: summed loss and count over counted targets (no gradients).
-LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* inputs, const int32_t* targets);
+LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* inputs, const int32_t* targets,
+                     const ForwardOptions& options = {});
 
 // The forward pass through every layer and the final norm, filling `acts` (per-layer q, k
 // after RoPE, v, ... and h_final); no LM head. Prefill for inference builds on this.
-void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs);
+void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs, const ForwardOptions& options = {});
 
 // SPEC §2.2 Eq. 2 (diff): the layer's lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init.
 // Shared with incremental decoding (src/infer).
 double diff_lambda(const ModelConfig& config, const LayerTensors& layer, int64_t layer_index);
 
 // Logits of every position, out [B * T, V].
-void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out);
+void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out,
+                    const ForwardOptions& options = {});
 
 }  // namespace difftx

@@ -4,49 +4,19 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-#include <fstream>
-#include <string>
 #include <vector>
 
-#include <unistd.h>
-
 #include "core/error.h"
-#include "core/rng.h"
 #include "data/loader.h"
-#include "data/prepare.h"
 #include "eval/perplexity.h"
 #include "model/decoder.h"
+#include "support/word_dataset.h"
 
 namespace difftx {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct Dataset {
-  fs::path root;
-  Dataset() : root(fs::temp_directory_path() / ("difftx_perplexity_test_" + std::to_string(::getpid()))) {
-    fs::remove_all(root);
-    fs::create_directories(root / "corpus");
-    const char* words[] = {"the", "union", "is", "strong", "and", "we", "shall", "build", "roads", "schools"};
-    Rng rng(3);
-    for (int doc = 0; doc < 24; ++doc) {
-      std::ofstream out(root / "corpus" / ("doc" + std::to_string(doc) + ".txt"));
-      for (int w = 0; w < 300; ++w) out << words[rng.below(10)] << (w % 12 == 11 ? ".\n" : " ");
-    }
-    data::PrepareOptions o;
-    o.corpus = {(root / "corpus").string()};
-    o.vocab_size = 300;
-    o.out = root / "data";
-    o.val_fraction = 0.2;
-    o.progress = false;
-    data::prepare_dataset(o);
-  }
-  ~Dataset() { fs::remove_all(root); }
-};
-
 TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
-  const Dataset ds;
+  const testing::WordDataset ds;
   ModelConfig c;
   c.attention = AttentionKind::diff;
   c.vocab_size = 300;
@@ -62,7 +32,7 @@ TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   init_parameters(c, model.table, model.weights.data(), 9);
 
   const int64_t T = 16, B = 3, V = c.vocab_size;
-  data::TokenLoader windows(ds.root / "data", "val", 1, T, 0, 0, 1, data::Sampling::sequential);
+  data::TokenLoader windows(ds.data(), "val", 1, T, 0, 0, 1, data::Sampling::sequential);
   std::vector<int32_t> in(T), tgt(T);
   std::vector<float> logits(T * V);
   Activations acts(c, 1, T);
@@ -84,23 +54,23 @@ TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
 
   int progress_calls = 0;
   const PerplexityResult r = evaluate_perplexity(
-      model, ds.root / "data", {T, B, 0, [&](const PerplexityProgress&) { ++progress_calls; }});
+      model, ds.data(), {T, B, 0, [&](const PerplexityProgress&) { ++progress_calls; }, {}});
   EXPECT_EQ(r.tokens, count);
   EXPECT_NEAR(r.loss, sum / count, 1e-5);
   EXPECT_NEAR(r.perplexity, std::exp(r.loss), 1e-9 * r.perplexity);
   EXPECT_EQ(progress_calls, r.batches);
   EXPECT_EQ(r.batches, (windows.windows() + B - 1) / B);
 
-  const PerplexityResult two = evaluate_perplexity(model, ds.root / "data", {T, B, 2, nullptr});
+  const PerplexityResult two = evaluate_perplexity(model, ds.data(), {T, B, 2, nullptr, {}});
   EXPECT_EQ(two.batches, 2);
   EXPECT_EQ(two.tokens, 2 * B * T);
 
-  EXPECT_THROW(evaluate_perplexity(model, ds.root / "nope", {T, B, 0, nullptr}), Error);
-  EXPECT_THROW(evaluate_perplexity(model, ds.root / "data", {c.max_position_embeddings + 1, B, 0, nullptr}), Error);
+  EXPECT_THROW(evaluate_perplexity(model, ds.root / "nope", {T, B, 0, nullptr, {}}), Error);
+  EXPECT_THROW(evaluate_perplexity(model, ds.data(), {c.max_position_embeddings + 1, B, 0, nullptr, {}}), Error);
   ModelConfig small = c;
   small.vocab_size = 100;  // the data's ids go past it
   Model too_small(small);
-  EXPECT_THROW(evaluate_perplexity(too_small, ds.root / "data", {T, B, 0, nullptr}), Error);
+  EXPECT_THROW(evaluate_perplexity(too_small, ds.data(), {T, B, 0, nullptr, {}}), Error);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Reference attention (SPEC §2): every causal softmax map materialised as a T x T matrix, all
-// arithmetic in double. Slow on purpose; the fused kernels are tested against it.
+// arithmetic in double. Slow on purpose; the fused kernels are tested against it, and the
+// quantized-logit kernel (attention_quantized.h) against its `bits` variant.
 //
 // Every variant is a sum of terms  out_i[t] += c[t] * (P v_g)[t],  P = softmax(q k^T / sqrt(d) + mask):
 //   baseline  head i:     one term, q_i with k_g, v_g (g = i / n_rep), c = 1
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/attention/attention_quantized.h"
 #include "kernels/attention/attention_reference.h"
 
 namespace difftx {
@@ -65,21 +67,30 @@ double coefficient(const AttentionDims& a, const Term& term, const double* lambd
   return 0.0;
 }
 
-// P[t][s] = softmax over s <= t of q_t . k_s / sqrt(d); zero above the diagonal.
+// P[t][s] = softmax over s <= t of q_t . k_s / sqrt(d); zero above the diagonal. With bits > 0
+// the products q_t . k_s of the whole map are absmax fake-quantized first (attention_quantized.h).
 void softmax_map(const AttentionDims& a, const double* q, const double* k, int64_t b, const Term& term,
-                 std::vector<double>& P) {
+                 std::vector<double>& P, int bits = 0) {
   const int64_t T = a.T, d = a.d, qw = a.q_width(), kw = a.k_width();
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
   P.assign(T * T, 0.0);
+  double absmax = 0;
   for (int64_t t = 0; t < T; ++t) {
     const double* qt = q + (b * T + t) * qw + term.q_col;
-    double* row = P.data() + t * T;
-    double mx = -INFINITY;
     for (int64_t s = 0; s <= t; ++s) {
       const double* ks = k + (b * T + s) * kw + term.k_col;
       double dot = 0;
       for (int64_t x = 0; x < d; ++x) dot += qt[x] * ks[x];
-      row[s] = dot * scale;
+      P[t * T + s] = dot;
+      absmax = std::max(absmax, std::fabs(dot));
+    }
+  }
+  const AbsmaxQuantizer quantize(absmax, bits);
+  for (int64_t t = 0; t < T; ++t) {
+    double* row = P.data() + t * T;
+    double mx = -INFINITY;
+    for (int64_t s = 0; s <= t; ++s) {
+      row[s] = quantize(row[s]) * scale;
       mx = std::max(mx, row[s]);
     }
     double sum = 0;
@@ -108,14 +119,20 @@ int64_t attention_lambda_floats(const AttentionDims& a) {
 
 void attention_forward_reference(const AttentionDims& a, const double* q, const double* k, const double* v,
                                  const double* lambda, double* out) {
+  attention_forward_quantized_reference(a, q, k, v, lambda, out, 0);
+}
+
+void attention_forward_quantized_reference(const AttentionDims& a, const double* q, const double* k,
+                                           const double* v, const double* lambda, double* out, int bits) {
   check_pointers(a, q, k, v, lambda);
+  check_logit_bits(bits);
   DIFFTX_CHECK(out, "attention reference: tensor out must not be null");
   const int64_t T = a.T, dv = value_width(a), vw = a.v_width(), ow = a.out_width();
   std::fill(out, out + a.B * T * ow, 0.0);
   std::vector<double> P;
   for (int64_t b = 0; b < a.B; ++b)
     for (const Term& term : terms_of(a)) {
-      softmax_map(a, q, k, b, term, P);
+      softmax_map(a, q, k, b, term, P, bits);
       for (int64_t t = 0; t < T; ++t) {
         const double c = coefficient(a, term, lambda, b, t);
         double* y = out + (b * T + t) * ow + term.out_col;
@@ -194,13 +211,18 @@ void narrow(const std::vector<double>& x, float* out) {
 
 void attention_forward_reference(const AttentionDims& a, const float* q, const float* k, const float* v,
                                  const float* lambda, float* out) {
+  attention_forward_quantized_reference(a, q, k, v, lambda, out, 0);
+}
+
+void attention_forward_quantized_reference(const AttentionDims& a, const float* q, const float* k, const float* v,
+                                           const float* lambda, float* out, int bits) {
   check_pointers(a, q, k, v, lambda);
   DIFFTX_CHECK(out, "attention reference: tensor out must not be null");
   const int64_t N = a.B * a.T;
   const auto qd = widen(q, N * a.q_width()), kd = widen(k, N * a.k_width()), vd = widen(v, N * a.v_width());
   const auto ld = widen(lambda, attention_lambda_floats(a));
   std::vector<double> od(N * a.out_width());
-  attention_forward_reference(a, qd.data(), kd.data(), vd.data(), ld.data(), od.data());
+  attention_forward_quantized_reference(a, qd.data(), kd.data(), vd.data(), ld.data(), od.data(), bits);
   narrow(od, out);
 }
 

@@ -1,0 +1,15 @@
+// What the `difftx analyze` targets share (analyze_targets.h).
+#include <cstdio>
+
+#include "cli/analyze_targets.h"
+#include "io/json_file.h"
+
+namespace difftx::cli {
+
+void write_analysis_json(const std::string& path, const nlohmann::json& value) {
+  if (path.empty()) return;
+  write_json_file(path, value);
+  std::printf("wrote %s\n", path.c_str());
+}
+
+}  // namespace difftx::cli

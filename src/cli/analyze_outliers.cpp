@@ -1,0 +1,49 @@
+// `difftx analyze outliers`: activation outliers over val tokens (paper Table 5).
+#include <cstdio>
+
+#include "cli/analyze_targets.h"
+#include "eval/analysis_json.h"
+#include "model/model_io.h"
+
+namespace difftx::cli {
+namespace {
+
+void print_stats(const char* label, const AbsSummary& s) {
+  std::printf("  %-18s %10.3f %10.3f %10.3f %10.4f %14lld\n", label, s.top1, s.top2, s.top3, s.median, (long long)s.count);
+}
+
+}  // namespace
+
+int analyze_outliers(Args& args) {
+  const std::string model_dir = args.require("model");
+  const std::string data_dir = args.require("data");
+  OutlierOptions o;
+  o.tokens = args.get_int("tokens", o.tokens);
+  o.seq_len = args.get_int("seq-len", o.seq_len);
+  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
+  const bool quiet = args.flag("quiet");
+  const std::string json_path = args.get("json", "");
+  args.finish();
+
+  const Model model = load_model_dir(model_dir);
+  if (!quiet)
+    o.progress = [](int pass, int64_t done, int64_t total) {
+      std::fprintf(stderr, "\routliers pass %d/2: %lld/%lld sequences   ", pass, (long long)done, (long long)total);
+      if (pass == 2 && done == total) std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+    };
+  const OutlierResult r = measure_outliers(model, data_dir, o);
+  std::printf("activation outliers: %s, %lld val tokens (%lld sequences of %lld), %.1f s\n",
+              attention_kind_name(model.config.attention), (long long)r.tokens, (long long)r.sequences,
+              (long long)o.seq_len, r.seconds);
+  std::printf("  %-18s %10s %10s %10s %10s %14s\n", "|value|", "top-1", "top-2", "top-3", "median", "values");
+  print_stats("attention logits", r.logits);
+  print_stats("hidden states", r.hidden);
+  std::printf("\n  %-6s %14s %14s\n", "layer", "logits top-1", "hidden top-1");
+  for (size_t l = 0; l < r.layer_logits_top1.size(); ++l)
+    std::printf("  %-6zu %14.3f %14.3f\n", l, r.layer_logits_top1[l], r.layer_hidden_top1[l]);
+  write_analysis_json(json_path, {{"outliers", outliers_json(r)}});
+  return 0;
+}
+
+}  // namespace difftx::cli

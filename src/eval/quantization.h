@@ -1,0 +1,22 @@
+// Quantization robustness (paper §3.7, Figure 8): the validation loss of a model whose attention
+// logits are absmax fake-quantized to a number of bits (attention_quantized.h: one scale per
+// sequence and softmax map), for each of a list of bit widths, on the same val windows.
+#pragma once
+#include <filesystem>
+#include <vector>
+
+#include "eval/perplexity.h"
+
+namespace difftx {
+
+struct QuantizationPoint {
+  int bits = 0;  // 0: not quantized
+  PerplexityResult result;
+};
+
+// One evaluate_perplexity per entry of `bits` (each 0 or 2..16, checked before any work);
+// options.forward is replaced per point.
+std::vector<QuantizationPoint> quantization_sweep(const Model& model, const std::filesystem::path& data_dir,
+                                                  const std::vector<int>& bits, PerplexityOptions options);
+
+}  // namespace difftx

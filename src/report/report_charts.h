@@ -1,0 +1,36 @@
+// The report's charts, built from experiment results: one SVG document each, with the title
+// and caption the page shows beside it. Charts whose data no model has are left out, with
+// the reason.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "report/results.h"
+
+namespace difftx::report {
+
+struct ReportChart {
+  std::string file;  // "loss_curves.svg"
+  std::string title;
+  std::string caption;  // plain text: how to read the chart
+  std::string svg;
+  double width = 0, height = 0;  // px, as in the SVG
+};
+
+struct ReportCharts {
+  std::vector<ReportChart> charts;
+  std::vector<std::string> omitted;  // "NIAH accuracy heatmap: no model has niah results"
+};
+
+ReportCharts build_report_charts(const ExperimentResults& results);
+
+// One chart per figure; exposed for tests. Each returns nothing (empty svg) when no model has
+// the data it draws.
+ReportChart loss_curves_chart(const ExperimentResults& results);
+ReportChart niah_heatmap_chart(const ExperimentResults& results);
+ReportChart attention_map_chart(const ExperimentResults& results);
+ReportChart outlier_chart(const ExperimentResults& results);
+ReportChart quantization_chart(const ExperimentResults& results);
+ReportChart attention_allocation_chart(const ExperimentResults& results);
+
+}  // namespace difftx::report

@@ -1,0 +1,16 @@
+// index.html of a report: the setup, a results table and the charts with their captions.
+// Self-contained: inline CSS, no scripts, nothing fetched from the network; the charts are the
+// .svg files beside it, shown with <img>.
+#pragma once
+#include <string>
+
+#include "report/report_charts.h"
+#include "report/results.h"
+
+namespace difftx::report {
+
+// `results_link` is the href of the results.json the page was made from.
+std::string report_page_html(const ExperimentResults& results, const ReportCharts& charts,
+                             const std::string& results_link);
+
+}  // namespace difftx::report
