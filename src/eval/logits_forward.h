@@ -8,6 +8,7 @@
 #include <functional>
 #include <span>
 
+#include "model/decoder.h"
 #include "model/model.h"
 
 namespace difftx {
@@ -20,9 +21,9 @@ struct LogitsForward {
   std::function<void(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* out)> run;
 };
 
-// The model's own forward (decoder_forward, then the LM head on the asked rows), activations
-// planned once per sequence length. The model must outlive the result. Errors: an empty or too
-// long sequence, a row outside it.
-LogitsForward model_forward(const Model& model);
+// The model's own forward (decoder_forward with `options`, then the LM head on the asked rows),
+// activations planned once per sequence length. The model must outlive the result. Errors: an
+// empty or too long sequence, a row outside it.
+LogitsForward model_forward(const Model& model, const ForwardOptions& options = {});
 
 }  // namespace difftx
