@@ -24,7 +24,7 @@ int analyze_attention(Args& args) {
   const std::string data_dir = args.require("data");
   NeedlePromptOptions o;
   o.length = args.get_int("context", o.length);
-  if (auto depths = args.get("depths")) o.depths = parse_number_list("depths", *depths);
+  if (args.get("depths")) o.depths = args.get_double_list("depths", "");
   o.per_depth = args.get_int("per-depth", o.per_depth);
   o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed)));
   const int64_t map_layer = args.get_int("map-layer", -1);

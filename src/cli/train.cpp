@@ -7,6 +7,7 @@
 #include "dist/launch.h"
 #include "dist/stop_signal.h"
 #include "dist/watchdog.h"
+#include "eval/retrieval/mixture_spec.h"
 #include "train/trainer.h"
 
 namespace difftx::cli {
@@ -30,6 +31,7 @@ int run_train(Args& args) {
   o.adamw.beta1 = args.get_double("beta1", o.adamw.beta1);
   o.adamw.beta2 = args.get_double("beta2", o.adamw.beta2);
   o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed)));
+  o.mixture = retrieval::parse_mixture(args.get("mix", ""));
   o.eval_every = args.get_int("eval-every", o.eval_every);
   o.eval_batches = args.get_int("eval-batches", o.eval_batches);
   o.checkpoint_every = args.get_int("checkpoint-every", o.checkpoint_every);
@@ -88,6 +90,8 @@ DIFFTX_COMMAND("train", "train a baseline, DIFF V1 or DIFF V2 model on prepared 
                "  --beta1 X --beta2 X   AdamW betas (default 0.9, 0.95)\n"
                "  --grad-clip X         clip the global gradient norm (default 1.0; 0 disables)\n"
                "  --seed N              initialisation and data order (default 1)\n"
+               "  --mix niah=F,mqar=G   replace these fractions of the training rows with generated retrieval\n"
+               "                        tasks (needle in a haystack, associative recall; docs/EXPERIMENTS.md)\n"
                "  --eval-every N        validation loss every N steps (default 100)\n"
                "  --eval-batches N      validation micro-batches per evaluation and rank (default 16)\n"
                "  --checkpoint-every N  checkpoint every N steps and at the end (default 500)\n"

@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/hash.h"
 
@@ -30,5 +31,13 @@ class Rng {
  private:
   uint64_t state_;
 };
+
+// The generator of one cell of a seeded grid, e.g. (step, row): each field goes through a full
+// splitmix64 round before the next is mixed in, so nearby tuples give unrelated streams.
+inline Rng derive_rng(uint64_t seed, std::initializer_list<uint64_t> fields) {
+  Rng rng(seed);
+  for (uint64_t field : fields) rng = Rng(rng.next_u64() ^ field);
+  return rng;
+}
 
 }  // namespace difftx

@@ -29,8 +29,7 @@ void from_json(const nlohmann::json& j, LoaderState& state) { state = LoaderStat
 
 TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& split,
                          const LoaderOptions& options)
-    : info_(read_dataset(dir)),
-      split_(split),
+    : reader_(dir, split),
       o_(options),
       random_(o_.sampling == Sampling::random ||
               (o_.sampling == Sampling::by_split && split == "train")) {
@@ -40,26 +39,13 @@ TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& sp
                " is outside [0, world_size ", o_.world_size, ")");
   DIFFTX_CHECK(o_.micro_batches > 0 && o_.max_windows >= 0, "loader: micro_batches ", o_.micro_batches,
                " must be positive and max_windows ", o_.max_windows, " not negative");
-  auto it = info_.splits.find(split);
-  DIFFTX_CHECK(it != info_.splits.end(), dir.string(), ": no split '", split, "' in ",
-               kMetadataFile);
-  std::string names;
-  for (const std::string& name : it->second.shards) {
-    shards_.emplace_back(dir / name);
-    const Shard& s = shards_.back();
-    DIFFTX_CHECK(s.vocab_size() == info_.vocab_size, s.path().string(), ": vocabulary size ",
-                 s.vocab_size(), " differs from ", info_.vocab_size, " in ", kMetadataFile);
-    shard_begin_.push_back(total_);
-    total_ += s.tokens();
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  DIFFTX_CHECK(total_ == it->second.tokens, dir.string(), ": split '", split, "' has ", total_,
-               " tokens in its shards but ", kMetadataFile, " says ", it->second.tokens);
+  const int64_t total = reader_.tokens();
+  const std::string& names = reader_.shard_names();
   const int64_t window = o_.seq_len + 1;
-  DIFFTX_CHECK(total_ >= window, dir.string(), ": split '", split, "' (", names, ") holds ",
-               total_, " tokens, fewer than the T+1 = ", window, " a window needs");
+  DIFFTX_CHECK(total >= window, dir.string(), ": split '", split, "' (", names, ") holds ",
+               total, " tokens, fewer than the T+1 = ", window, " a window needs");
   if (!random_) {
-    int64_t all = (total_ - 1) / o_.seq_len;
+    int64_t all = (total - 1) / o_.seq_len;
     if (o_.max_windows > 0) all = std::min(all, o_.max_windows);
     part_begin_ = all * o_.rank / o_.world_size;
     part_end_ = all * (o_.rank + 1) / o_.world_size;
@@ -70,35 +56,19 @@ TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& sp
 }
 
 int64_t TokenLoader::windows() const {
-  return random_ ? total_ - o_.seq_len : part_end_ - part_begin_;
+  return random_ ? reader_.tokens() - o_.seq_len : part_end_ - part_begin_;
 }
 
 int64_t TokenLoader::window_start(int64_t step, int64_t row) const {
   DIFFTX_CHECK(random_, "loader: window_start is for random sampling");
-  // Each field goes through a full splitmix64 round before the next is mixed in, so nearby
-  // (step, row) pairs give unrelated positions.
-  Rng rng(o_.seed);
-  for (uint64_t field : {uint64_t(step), uint64_t(row)}) rng = Rng(rng.next_u64() ^ field);
+  // Nearby (step, row) pairs give unrelated positions (derive_rng).
+  Rng rng = derive_rng(o_.seed, {uint64_t(step), uint64_t(row)});
   return static_cast<int64_t>(rng.below(static_cast<uint64_t>(windows())));
 }
 
-void TokenLoader::copy_tokens(int64_t begin, int64_t count, int32_t* out) const {
-  auto it = std::upper_bound(shard_begin_.begin(), shard_begin_.end(), begin);
-  size_t s = static_cast<size_t>(it - shard_begin_.begin()) - 1;
-  while (count > 0) {
-    const int64_t local = begin - shard_begin_[s];
-    const int64_t take = std::min(count, shards_[s].tokens() - local);
-    shards_[s].copy(local, take, out);
-    out += take;
-    begin += take;
-    count -= take;
-    ++s;
-  }
-}
-
 void TokenLoader::read_window(int64_t start, int32_t* inputs, int32_t* targets) const {
-  copy_tokens(start, o_.seq_len, inputs);
-  copy_tokens(start + 1, o_.seq_len, targets);
+  reader_.copy(start, o_.seq_len, inputs);
+  reader_.copy(start + 1, o_.seq_len, targets);
 }
 
 int64_t TokenLoader::next(int32_t* inputs, int32_t* targets) {
@@ -129,7 +99,7 @@ LoaderState TokenLoader::state() const {
 
 void TokenLoader::restore(const LoaderState& state) {
   DIFFTX_CHECK(state.position <= (random_ ? 0 : windows()), "loader: restored position ",
-               state.position, " is beyond the ", windows(), " windows of split '", split_, "'");
+               state.position, " is beyond the ", windows(), " windows of split '", reader_.split(), "'");
   state_ = state;
   micro_ = 0;
 }

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/dataset.h"
-#include "data/shard.h"
+#include "data/split_reader.h"
 
 namespace difftx::data {
 
@@ -81,22 +81,17 @@ class TokenLoader {
   void restore(const nlohmann::json& state) { restore(LoaderState::from_json(state)); }
   void rewind() { restore(LoaderState{}); }
 
-  int64_t vocab_size() const { return info_.vocab_size; }
-  int64_t tokens() const { return total_; }  // in the whole split
+  int64_t vocab_size() const { return reader_.dataset().vocab_size; }
+  int64_t tokens() const { return reader_.tokens(); }  // in the whole split
   // Sequential: this rank's windows; random: the distinct window starts in the split.
   int64_t windows() const;
   bool is_random() const { return random_; }
-  const DatasetInfo& dataset() const { return info_; }
+  const DatasetInfo& dataset() const { return reader_.dataset(); }
 
  private:
-  void copy_tokens(int64_t begin, int64_t count, int32_t* out) const;
   void read_window(int64_t start, int32_t* inputs, int32_t* targets) const;
 
-  DatasetInfo info_;
-  std::string split_;
-  std::vector<Shard> shards_;
-  std::vector<int64_t> shard_begin_;  // stream offset of each shard's first token
-  int64_t total_ = 0;
+  SplitReader reader_;
   LoaderOptions o_;
   bool random_;
   int64_t part_begin_ = 0, part_end_ = 0;  // sequential: this rank's window indices

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "dist/consistency.h"
 #include "dist/text_collectives.h"
 #include "dist/timed_communicator.h"
+#include "eval/retrieval/task_mixture.h"
 #include "io/atomic_file.h"
 #include "io/input_file.h"
 #include "io/json_file.h"
@@ -57,11 +59,13 @@ void truncate_metrics(const fs::path& path, int64_t last_step) {
 }
 
 json options_to_json(const TrainOptions& o) {
-  return json{{"config", o.config_path}, {"data", o.data_dir}, {"steps", o.steps}, {"seq_len", o.seq_len},
-              {"micro_batch", o.micro_batch}, {"batch_tokens", o.batch_tokens}, {"lr", o.lr},
-              {"min_lr_ratio", o.min_lr_ratio}, {"warmup_steps", o.warmup_steps},
-              {"beta1", o.adamw.beta1}, {"beta2", o.adamw.beta2}, {"eps", o.adamw.eps},
-              {"weight_decay", o.adamw.weight_decay}, {"grad_clip", o.adamw.grad_clip}, {"seed", o.seed}};
+  json j{{"config", o.config_path}, {"data", o.data_dir}, {"steps", o.steps}, {"seq_len", o.seq_len},
+         {"micro_batch", o.micro_batch}, {"batch_tokens", o.batch_tokens}, {"lr", o.lr},
+         {"min_lr_ratio", o.min_lr_ratio}, {"warmup_steps", o.warmup_steps},
+         {"beta1", o.adamw.beta1}, {"beta2", o.adamw.beta2}, {"eps", o.adamw.eps},
+         {"weight_decay", o.adamw.weight_decay}, {"grad_clip", o.adamw.grad_clip}, {"seed", o.seed}};
+  if (!o.mixture.empty()) j["mix"] = retrieval::mixture_to_json(o.mixture);  // absent without one, as before
+  return j;
 }
 
 // What every rank must agree on (paths may differ between hosts; the files must not).
@@ -181,6 +185,8 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
                               .max_windows = std::max<int64_t>(o.eval_batches, 1) * o.micro_batch * ranks});
   DIFFTX_CHECK(train_data.vocab_size() <= config.vocab_size, o.data_dir, ": the data's vocabulary has ",
                train_data.vocab_size(), " tokens but ", o.config_path, " has vocab_size ", config.vocab_size);
+  std::optional<retrieval::TaskMixture> mixture;
+  if (!o.mixture.empty()) mixture.emplace(o.mixture, o.data_dir, o.seq_len, o.seed);
   // The data's tokenizer travels with every checkpoint, so each is a complete model directory.
   std::vector<fs::path> tokenizer_files;
   for (const auto& e : fs::directory_iterator(o.data_dir))
@@ -226,6 +232,7 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
                 attention_kind_name(config.attention), config.total_parameters() / 1e6, (long long)batch_tokens, ranks,
                 (long long)accumulation, (long long)o.micro_batch, (long long)o.seq_len, sgemm_gflops, thread_count(),
                 ranks > 1 ? ", " : "", ranks > 1 ? comm.description().c_str() : "");
+  if (talk && mixture) std::printf("%s\n", mixture->describe().c_str());
 
   auto evaluate = [&] {
     if (o.eval_batches == 0) return std::numeric_limits<double>::quiet_NaN();
@@ -266,6 +273,9 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
       int32_t* in = inputs.data() + micro * micro_tokens;
       int32_t* tg = targets.data() + micro * micro_tokens;
       train_data.next(in, tg);
+      // Task rows are chosen by the row's index in the global batch, so that they do not depend
+      // on how the batch is split into ranks and micro-batches (task_mixture.h).
+      if (mixture) mixture->apply(step - 1, train_data.global_row(micro, 0), o.micro_batch, in, tg);
       counts[micro] = std::count_if(tg, tg + micro_tokens, [](int32_t t) { return t != kIgnoreId; });
       batch[0] += counts[micro];
       batch[1] += rows_digest(in, tg, o.micro_batch, o.seq_len);

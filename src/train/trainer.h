@@ -9,6 +9,7 @@
 #include <string>
 
 #include "dist/communicator.h"
+#include "eval/retrieval/mixture_spec.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
 
@@ -28,6 +29,7 @@ struct TrainOptions {
   DecayShape schedule = DecayShape::cosine;
   AdamWConfig adamw;
   uint64_t seed = 1;
+  retrieval::MixtureSpec mixture;  // retrieval task rows mixed into the batches (task_mixture.h)
   int64_t eval_every = 100;    // validation loss every K steps (0: only at the end)
   int64_t eval_batches = 16;   // micro-batches of val data per evaluation and rank (0: none)
   int64_t checkpoint_every = 500;

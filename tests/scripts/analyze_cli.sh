@@ -63,7 +63,7 @@ expect_error "not a model directory" "$difftx" analyze outliers --model "$work/n
 expect_error "data directory does not exist" "$difftx" analyze outliers --model "$model" --data "$work/nope" --seq-len 64
 expect_error "between 2 and 16, got 17" "$difftx" analyze quant --model "$model" --data "$work/data" --bits 0,17
 expect_error "between 2 and 16, got 1" "$difftx" analyze quant --model "$model" --data "$work/data" --bits 1
-expect_error "--bits: 'x' is not a number" "$difftx" analyze quant --model "$model" --data "$work/data" --bits 8,x
+expect_error "--bits expects a comma-separated list of integers, got '8,x'" "$difftx" analyze quant --model "$model" --data "$work/data" --bits 8,x
 expect_error "leaves no room" "$difftx" analyze attention --model "$model" --data "$work/data" --context 12
 expect_error "depth 2 is not in [0, 1]" "$difftx" analyze attention --model "$model" --data "$work/data" --depths 2
 expect_error "--map-layer 5 outside [0, 2)" "$difftx" analyze attention --model "$model" --data "$work/data" --map-layer 5

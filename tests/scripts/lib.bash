@@ -17,6 +17,13 @@ prepare_small_corpus() {
   "$difftx" prepare --corpus "$work/corpus" --vocab-size 512 --out "$work/data" --quiet
 }
 
+# The command must fail and print (stdout or stderr) the given part of its message.
+expect_error() {  # expect_error "message part" command...
+  local want="$1"; shift
+  if "$@" > "$work/out.txt" 2>&1; then echo "FAIL: '$*' succeeded"; exit 1; fi
+  grep -qF -- "$want" "$work/out.txt" || { echo "FAIL: expected '$want' in:"; cat "$work/out.txt"; exit 1; }
+}
+
 # Training lines written so far to a metrics.jsonl (0 while it does not exist).
 train_lines() {
   local n

@@ -8,11 +8,6 @@ prepare_small_corpus
 base=(--steps 3 --seq-len 32 --micro-batch 2 --eval-every 0 --checkpoint-every 0 --quiet)
 config="$root/tests/fixtures/train/diff.json"
 
-expect_error() {  # expect_error "message part" command...
-  local want="$1"; shift
-  if "$@" > "$work/out.txt" 2>&1; then echo "FAIL: '$*' succeeded"; exit 1; fi
-  grep -qF -- "$want" "$work/out.txt" || { echo "FAIL: expected '$want' in:"; cat "$work/out.txt"; exit 1; }
-}
 # two_ranks "rank 1's extra options" options...: rank 0 runs the options, rank 1 the same plus its own.
 two_ranks() {
   local extra="$1"; shift

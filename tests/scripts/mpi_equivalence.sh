@@ -5,7 +5,8 @@
 # relative (differences seen: ~1e-8) and the gradient norms to 2e-3 (seen: ~4e-5; see
 # metrics_match.py). The ranks' parameters are compared after every step (--check-replicas),
 # and only rank 0 prints. Validation reads eval-batches x micro-batch x ranks windows, so the
-# accumulated runs evaluate 8 micro-batches to see the same 64 windows.
+# accumulated runs evaluate 8 micro-batches to see the same 64 windows. The same holds with
+# retrieval task rows mixed in (--mix).
 source "$(dirname "$0")/lib.bash"
 require_mpi
 prepare_small_corpus
@@ -30,4 +31,12 @@ metrics_match "$work/one/metrics.jsonl" "$work/accumulated/metrics.jsonl" 1e-5 2
 mpi_run -np 2 "$difftx" train "${common[@]}" --micro-batch 4 --batch-tokens 1024 --eval-batches 8 \
   --out "$work/two_accumulated" --quiet
 metrics_match "$work/one/metrics.jsonl" "$work/two_accumulated/metrics.jsonl" 1e-5 2e-3
+
+# The retrieval mixture (--mix) chooses task rows by their index in the global batch, so 2 ranks
+# accumulating 2 micro-batches of 2 rows train on the 8 rows 1 rank x 8 rows trains on.
+mix=(--config "$root/tests/fixtures/train/diff.json" --data "$work/data" --steps 8 --seq-len 128 --lr 3e-3
+     --warmup 2 --eval-every 0 --checkpoint-every 0 --quiet --mix niah=0.25,mqar=0.25)
+OMP_NUM_THREADS=1 "$difftx" train "${mix[@]}" --micro-batch 8 --eval-batches 1 --out "$work/mix_one"
+mpi_run -np 2 "$difftx" train "${mix[@]}" --micro-batch 2 --batch-tokens 1024 --eval-batches 2 --out "$work/mix_two"
+metrics_match "$work/mix_one/metrics.jsonl" "$work/mix_two/metrics.jsonl" 1e-5 2e-3
 echo "PASS"
