@@ -1,5 +1,7 @@
 #include "support/thread_ranks.h"
 
+#include <omp.h>
+
 #include <barrier>
 #include <cstdlib>
 #include <cstring>
@@ -83,6 +85,10 @@ void run_ranks(int ranks, const std::function<void(dist::Communicator&)>& body) 
   std::vector<std::thread> threads;
   for (int r = 0; r < ranks; ++r)
     threads.emplace_back([&, r] {
+      // One OpenMP thread per rank, as under mpirun -x OMP_NUM_THREADS=1: every rank's parallel
+      // regions would otherwise start a team of their own, oversubscribing the cores with
+      // threads that spin at each region's end while the ranks' barriers wait for each other.
+      omp_set_num_threads(1);
       ThreadCommunicator comm(shared, r);
       try {
         body(comm);

@@ -8,9 +8,10 @@
 
 namespace difftx::testing {
 
-// Runs body(comm) on `ranks` threads, one rank each, and waits for all. An exception on any
-// rank is rethrown here (the first one by rank) once every thread has ended; a body that
-// throws on some ranks only must not leave the others waiting in a collective.
+// Runs body(comm) on `ranks` threads, one rank each (with one OpenMP thread), and waits for
+// all. An exception on any rank is rethrown here (the first one by rank) once every thread has
+// ended; a body that throws on some ranks only must not leave the others waiting in a
+// collective.
 void run_ranks(int ranks, const std::function<void(dist::Communicator&)>& body);
 
 }  // namespace difftx::testing
