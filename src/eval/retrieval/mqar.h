@@ -3,9 +3,9 @@
 //   EOT k1 v1 k2 v2 ... kP vP q1 a1 q2 a2 ... qQ aQ       (1 + 2P + 2Q ids)
 // EOT is the tokenizer's end-of-text id (every document of the training data starts after one).
 // Keys and values are ordinary tokens of the tokenizer (ids past the 256 single bytes and below
-// the specials): by default 64 keys [256, 320) and 64 values [320, 384). Small pools are what a
-// small model learns the lookup over in minutes (measured in docs/EXPERIMENTS.md); the task is
-// the same with any pool, and guessing among the episode's values still scores only 1/P. The P
+// the specials): by default 64 keys [256, 320) and 64 values [320, 384). The task is the same
+// with any pool and guessing among the episode's values scores only 1/P, but with small pools a
+// model reaches that guessing plateau first (docs/EXPERIMENTS.md, Retrieval). The P
 // keys are distinct, the P values are distinct, the queries are Q distinct keys in random order
 // and a_j is the value paired with q_j. The answers are teacher-forced, so one forward pass
 // grades an episode: the prediction at q_j must be a_j.
