@@ -124,6 +124,11 @@ std::vector<double> Args::get_double_list(const std::string& name, const std::st
                             [](const std::string& s, size_t* used) { return std::stod(s, used); }, "numbers");
 }
 
+std::vector<std::string> Args::get_word_list(const std::string& name, const std::string& fallback) {
+  return parse_list<std::string>(command_, name, get(name, fallback),
+                                 [](const std::string& s, size_t* used) { *used = s.size(); return s; }, "names");
+}
+
 std::optional<std::string> Args::take_positional() {
   if (positional_.empty()) return std::nullopt;
   std::string first = positional_.front();

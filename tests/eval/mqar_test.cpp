@@ -19,19 +19,14 @@ namespace {
 using difftx::testing::error_of;
 using testing::retrieval_data;
 
-TEST(Mqar, PoolsAreOrdinaryTokensAboveTheBytes) {
+TEST(Mqar, PoolsSplitTheOrdinaryTokensAboveTheBytes) {
   const auto& tok = retrieval_data().tokenizer;
   const MqarVocabulary v = mqar_vocabulary(tok);
   EXPECT_EQ(v.first_key, 256);
-  EXPECT_EQ(v.first_value, 256 + kDefaultMqarPool);
-  EXPECT_EQ(v.end, 256 + 2 * kDefaultMqarPool);
+  EXPECT_EQ(v.end, tok.ranks().rank_end());
+  EXPECT_EQ(v.first_value, 256 + (v.end - 256) / 2);
   EXPECT_EQ(v.end_of_text, tok.end_of_text());
   EXPECT_GE(v.end_of_text, v.end) << "the end-of-text id is no key or value";
-  // A pool larger than the vocabulary allows is halved between keys and values.
-  const MqarVocabulary all = mqar_vocabulary(tok, 100000);
-  EXPECT_EQ(all.first_value, 256 + (tok.ranks().rank_end() - 256) / 2);
-  EXPECT_LE(all.end, tok.ranks().rank_end());
-  EXPECT_NE(difftx::testing::error_of([&] { mqar_vocabulary(tok, 0); }).find("at least one token"), std::string::npos);
 }
 
 TEST(Mqar, EpisodesAreWellFormedAndSeeded) {

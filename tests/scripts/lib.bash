@@ -24,6 +24,14 @@ expect_error() {  # expect_error "message part" command...
   grep -qF -- "$want" "$work/out.txt" || { echo "FAIL: expected '$want' in:"; cat "$work/out.txt"; exit 1; }
 }
 
+# The file must hold every one of the given texts.
+expect_in() {  # expect_in FILE "text"...
+  local file="$1"; shift
+  for want in "$@"; do
+    grep -qF -- "$want" "$file" || { echo "FAIL: no '$want' in $file:"; head -c 2000 "$file"; exit 1; }
+  done
+}
+
 # Training lines written so far to a metrics.jsonl (0 while it does not exist).
 train_lines() {
   local n

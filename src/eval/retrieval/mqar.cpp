@@ -1,7 +1,5 @@
 #include "eval/retrieval/mqar.h"
 
-#include <algorithm>
-
 #include "core/error.h"
 #include "eval/retrieval/random_draws.h"
 
@@ -12,17 +10,15 @@ constexpr int32_t kFirstNonByte = 256;
 
 }  // namespace
 
-MqarVocabulary mqar_vocabulary(const data::Tokenizer& tokenizer, int32_t pool) {
+MqarVocabulary mqar_vocabulary(const data::Tokenizer& tokenizer) {
   const int32_t ordinary = tokenizer.ranks().rank_end();
   DIFFTX_CHECK(ordinary >= kFirstNonByte + 2, "MQAR: tokenizer ", tokenizer.name(), " has ", ordinary,
                " ordinary tokens; keys and values need at least 2 beyond the ", kFirstNonByte, " single bytes");
-  DIFFTX_CHECK(pool >= 1, "MQAR: the key and value pools need at least one token each, got ", pool);
-  pool = std::min(pool, (ordinary - kFirstNonByte) / 2);
   MqarVocabulary v;
   v.end_of_text = tokenizer.end_of_text();
   v.first_key = kFirstNonByte;
-  v.first_value = kFirstNonByte + pool;
-  v.end = kFirstNonByte + 2 * pool;
+  v.first_value = kFirstNonByte + (ordinary - kFirstNonByte) / 2;
+  v.end = ordinary;
   return v;
 }
 

@@ -2,13 +2,11 @@
 // Q of the keys again, each to be followed by its value. One episode is
 //   EOT k1 v1 k2 v2 ... kP vP q1 a1 q2 a2 ... qQ aQ       (1 + 2P + 2Q ids)
 // EOT is the tokenizer's end-of-text id (every document of the training data starts after one).
-// Keys and values are ordinary tokens of the tokenizer (ids past the 256 single bytes and below
-// the specials): by default 64 keys [256, 320) and 64 values [320, 384). Small pools are what a
-// small model learns the lookup over in minutes (measured in docs/EXPERIMENTS.md); the task is
-// the same with any pool, and guessing among the episode's values still scores only 1/P. The P
-// keys are distinct, the P values are distinct, the queries are Q distinct keys in random order
-// and a_j is the value paired with q_j. The answers are teacher-forced, so one forward pass
-// grades an episode: the prediction at q_j must be a_j.
+// Keys and values are ordinary tokens of the tokenizer: keys from the lower half of the ids
+// [256, R) (single bytes excluded; R = one past the largest BPE rank, the specials lie above),
+// values from the upper half. The P keys are distinct, the P values are distinct, the queries
+// are Q distinct keys in random order and a_j is the value paired with q_j. The answers are
+// teacher-forced, so one forward pass grades an episode: the prediction at q_j must be a_j.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -23,11 +21,8 @@ struct MqarVocabulary {
   int32_t first_key = 0, first_value = 0, end = 0;  // keys [first_key, first_value), values [first_value, end)
 };
 
-inline constexpr int32_t kDefaultMqarPool = 64;
-
-// Keys [256, 256 + pool), values [256 + pool, 256 + 2 pool), pool capped at half the ordinary
-// ids above the bytes. Errors: a tokenizer with fewer than 2 ordinary tokens above the bytes.
-MqarVocabulary mqar_vocabulary(const data::Tokenizer& tokenizer, int32_t pool = kDefaultMqarPool);
+// Errors: a tokenizer with too few ordinary tokens (fewer than 2 above the single bytes).
+MqarVocabulary mqar_vocabulary(const data::Tokenizer& tokenizer);
 
 struct MqarSpec {
   int64_t pairs = 16;   // P

@@ -67,9 +67,9 @@ void TaskMixture::fill(RowKind kind, int64_t step, int64_t row, int32_t* inputs,
     return;
   }
   MqarSample s;
+  const int64_t least = std::min<int64_t>(2, max_pairs_);
   while (static_cast<int64_t>(s.tokens.size()) < T + 1) {
-    // log-uniform in [1, max_pairs_]: short episodes, which a model learns from first, are common
-    const auto pairs = std::min(max_pairs_, static_cast<int64_t>(std::exp(rng.uniform() * std::log(max_pairs_ + 1.0))));
+    const int64_t pairs = least + static_cast<int64_t>(rng.below(max_pairs_ - least + 1));
     append_mqar_episode(MqarSpec{pairs, pairs}, mqar_, rng, s);
   }
   std::copy(s.tokens.begin(), s.tokens.begin() + T, inputs);
@@ -94,7 +94,7 @@ std::string TaskMixture::describe() const {
         << train_.dataset().dir.string() << " train)";
   if (spec_.mqar > 0)
     out << (spec_.niah > 0 ? "," : "") << " MQAR " << spec_.mqar * 100 << "% of rows (episodes of "
-        << "1-" << max_pairs_ << " pairs, every key queried)";
+        << std::min<int64_t>(2, max_pairs_) << "-" << max_pairs_ << " pairs, every key queried)";
   return out.str();
 }
 

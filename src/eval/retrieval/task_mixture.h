@@ -17,11 +17,10 @@
 // uniform in [0, 1], kDefaultValueDigits-digit values. Targets: every next token, as in a text
 // row: the haystack is real text, so the row still teaches language, the needles' random keys
 // and values cost a constant, and the answers are what only retrieval predicts.
-// MQAR rows (mqar.h): episodes back to back, P log-uniform in [1, Pmax] (Pmax = min(32, T / 4);
-// short episodes are what a small model first learns the lookup from), Q = P, the last episode
-// cut at the row's end. Targets: the answers only (kIgnoreId elsewhere): every other id of an
-// episode is a uniformly random token whose loss is a constant (the log of its pool) that would
-// swamp the answers and teach nothing.
+// MQAR rows (mqar.h): episodes back to back, P uniform in [min(2, Pmax), Pmax], Pmax =
+// min(32, T / 4), Q = P, the last episode cut at the row's end. Targets: the answers only
+// (kIgnoreId elsewhere): every other id of an episode is a uniformly random token whose loss is
+// a constant (the log of its pool) that would swamp the answers and teach nothing.
 #pragma once
 #include <cstdint>
 #include <filesystem>
