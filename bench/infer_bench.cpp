@@ -54,14 +54,6 @@ double decode_bytes(const ModelConfig& c, int64_t length) {
   return 4.0 * (c.non_embedding_parameters() + head + static_cast<double>(probe.floats_per_token()) * length);
 }
 
-std::vector<int64_t> parse_list(const std::string& text) {
-  std::vector<int64_t> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) out.push_back(std::stoll(item));
-  return out;
-}
-
 void bench_split_kv(bool json) {
   // One kv head, 16K keys: without splitting, one thread would read the whole cache.
   const DecodeAttentionDims dims{AttentionKind::baseline, 8, 1, 64, 16384};
@@ -87,7 +79,7 @@ int bench_infer(cli::Args& args) {
   const bool json = args.flag("json");
   const bool quick = args.flag("quick");
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");
-  const auto contexts = parse_list(args.get("contexts", quick ? "512" : "512,4096"));
+  const auto contexts = args.get_int_list("contexts", quick ? "512" : "512,4096");
   const int repeats = static_cast<int>(args.get_int("repeats", 2));
   args.finish();
   DIFFTX_CHECK(repeats >= 1, "--repeats must be positive");

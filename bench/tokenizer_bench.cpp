@@ -93,7 +93,7 @@ int bench_tokenizer(cli::Args& args) {
                    num("threads", threads, 0), num("seconds", prepare_s, 2),
                    num("mb_s", corpus.text_bytes() / 1e6 / prepare_s, 1)});
   const int64_t B = 16, T = 1024;
-  data::TokenLoader loader(o.out, "train", B, T, 1);
+  data::TokenLoader loader(o.out, "train", {.batch = B, .seq_len = T, .seed = 1});
   std::vector<int32_t> in(B * T), tg(B * T);
   const Timing batch = measure([&] { loader.next(in.data(), tg.data()); }, 0.5);
   print_row(json, {str("op", "loader"), str("sampling", "random"), num("B", B, 0), num("T", T, 0),

@@ -1,13 +1,14 @@
-// `difftx analyze attention`: attention allocation on needle prompts (paper Table 3) and one
+// `difftx analyze attention`: attention allocation on NIAH prompts (paper Table 3) and one
 // prompt's normalised attention row (Figure 1).
 #include <cstdio>
 
 #include "cli/analyze_targets.h"
 #include "core/error.h"
+#include "data/split_reader.h"
 #include "data/tokenizer_files.h"
 #include "eval/analysis_json.h"
 #include "eval/attention_maps.h"
-#include "eval/needle_prompts.h"
+#include "eval/retrieval/niah_prompts.h"
 #include "model/model_io.h"
 
 namespace difftx::cli {
@@ -22,9 +23,10 @@ void print_row(const char* label, const Allocation& a) {
 int analyze_attention(Args& args) {
   const std::string model_dir = args.require("model");
   const std::string data_dir = args.require("data");
-  NeedlePromptOptions o;
-  o.length = args.get_int("context", o.length);
-  if (auto depths = args.get("depths")) o.depths = parse_number_list("depths", *depths);
+  retrieval::NiahPromptOptions o;
+  o.context = args.get_int("context", o.context);
+  o.needles = args.get_int("needles", o.needles);
+  if (args.get("depths")) o.depths = args.get_double_list("depths", "");
   o.per_depth = args.get_int("per-depth", o.per_depth);
   o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed)));
   const int64_t map_layer = args.get_int("map-layer", -1);
@@ -42,12 +44,15 @@ int analyze_attention(Args& args) {
   DIFFTX_CHECK(tokenizer.vocab_size() <= c.vocab_size, data_dir, ": tokenizer ", tokenizer.name(), " has ",
                tokenizer.vocab_size(), " tokens but the model's vocab_size is ", c.vocab_size,
                " (data and model do not belong together)");
-  const std::vector<AllocationPrompt> prompts = make_needle_prompts(tokenizer, data_dir, o);
+  const data::SplitReader haystack(data_dir, "val");
+  const std::vector<AllocationPrompt> prompts =
+      retrieval::niah_allocation_prompts(retrieval::NiahGenerator(tokenizer, haystack), o);
   const AttentionAnalysis analysis = analyse_attention(model, prompts, map_layer, map_head);
   const AllocationSummary& s = analysis.summary;
 
-  std::printf("attention allocation: %s, %lld needle prompts of %lld tokens, query = the last token\n",
-              attention_kind_name(c.attention), (long long)s.prompts, (long long)o.length);
+  std::printf("attention allocation: %s, %lld NIAH prompts of %lld tokens (%lld needles, one queried), query = the\n"
+              "position that predicts the answer's first token\n",
+              attention_kind_name(c.attention), (long long)s.prompts, (long long)o.context, (long long)o.needles);
   std::printf("normalisation: %s\n", kAllocationNormalisation);
   if (s.skipped_rows > 0)
     std::printf("left out: %lld of %lld rows (|1 - w| < %g)\n", (long long)s.skipped_rows, (long long)s.rows, kMinRowSum);

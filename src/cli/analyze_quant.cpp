@@ -12,7 +12,9 @@ namespace difftx::cli {
 int analyze_quant(Args& args) {
   const std::string model_dir = args.require("model");
   const std::string data_dir = args.require("data");
-  const std::vector<int> bits = parse_int_list("bits", args.get("bits", "0,16,8,6,4"));
+  std::vector<int> bits;
+  for (int64_t b : args.get_int_list("bits", "0,16,8,6,4"))
+    bits.push_back(static_cast<int>(std::clamp<int64_t>(b, -1, 64)));  // out of range stays out of range
   PerplexityOptions o;
   o.seq_len = args.get_int("seq-len", o.seq_len);
   o.micro_batch = args.get_int("micro-batch", o.micro_batch);

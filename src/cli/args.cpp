@@ -86,6 +86,49 @@ double Args::get_double(const std::string& name, double fallback) {
   return out;
 }
 
+namespace {
+
+// Splits "a,b,c" and converts each item with parse(item, &used); errors name the option.
+template <typename T, typename Parse>
+std::vector<T> parse_list(const std::string& command, const std::string& name, const std::string& text, Parse parse,
+                          const char* kind) {
+  std::vector<T> out;
+  size_t begin = 0;
+  while (true) {
+    const size_t comma = text.find(',', begin);
+    const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    size_t used = 0;
+    T value{};
+    try {
+      value = parse(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    DIFFTX_CHECK(!item.empty() && used == item.size(), command, ": --", name, " expects a comma-separated list of ",
+                 kind, ", got '", text, "'");
+    out.push_back(value);
+    if (comma == std::string::npos) return out;
+    begin = comma + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> Args::get_int_list(const std::string& name, const std::string& fallback) {
+  return parse_list<int64_t>(command_, name, get(name, fallback),
+                             [](const std::string& s, size_t* used) { return std::stoll(s, used); }, "integers");
+}
+
+std::vector<double> Args::get_double_list(const std::string& name, const std::string& fallback) {
+  return parse_list<double>(command_, name, get(name, fallback),
+                            [](const std::string& s, size_t* used) { return std::stod(s, used); }, "numbers");
+}
+
+std::vector<std::string> Args::get_word_list(const std::string& name, const std::string& fallback) {
+  return parse_list<std::string>(command_, name, get(name, fallback),
+                                 [](const std::string& s, size_t* used) { *used = s.size(); return s; }, "names");
+}
+
 std::optional<std::string> Args::take_positional() {
   if (positional_.empty()) return std::nullopt;
   std::string first = positional_.front();

@@ -22,6 +22,10 @@ class Args {
   std::vector<std::string> list(const std::string& name);
   int64_t get_int(const std::string& name, int64_t fallback);
   double get_double(const std::string& name, double fallback);
+  // Comma-separated lists (--contexts 256,512); fallback is a list in the same form.
+  std::vector<int64_t> get_int_list(const std::string& name, const std::string& fallback);
+  std::vector<double> get_double_list(const std::string& name, const std::string& fallback);
+  std::vector<std::string> get_word_list(const std::string& name, const std::string& fallback);
   // Removes and returns the first bare argument (a sub-target such as `bench gemm`).
   std::optional<std::string> take_positional();
   // Throws if an option was given that the command never asked for.

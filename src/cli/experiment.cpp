@@ -10,6 +10,7 @@ namespace {
 
 const std::map<std::string, int (*)(Args&)>& targets() {
   static const std::map<std::string, int (*)(Args&)> t = {
+      {"compare", experiment_compare},
       {"report", experiment_report},
   };
   return t;
@@ -26,6 +27,7 @@ int run_experiment(Args& args) {
 }  // namespace
 
 DIFFTX_COMMAND("experiment", "the paper's experiments end to end, and their report",
+               experiment_compare_help() +
                "  difftx experiment report --results DIR/results.json [--out DIR]\n"
                "                                              (re)render the charts and index.html from results.json\n"
                "                                              into --out (default: the directory of results.json)",

@@ -3,6 +3,9 @@
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
+
+#include "core/hash.h"
 
 namespace difftx {
 
@@ -11,12 +14,7 @@ class Rng {
   explicit Rng(uint64_t seed) : state_(seed) {}
 
   // splitmix64: a full-period 64-bit generator with good statistical quality.
-  uint64_t next_u64() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  uint64_t next_u64() { return mix64(state_ += 0x9E3779B97F4A7C15ull); }
   // Uniform in [0, 1) with 53 random bits.
   double uniform() { return (next_u64() >> 11) * 0x1.0p-53; }
   double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
@@ -33,5 +31,13 @@ class Rng {
  private:
   uint64_t state_;
 };
+
+// The generator of one cell of a seeded grid, e.g. (step, row): each field goes through a full
+// splitmix64 round before the next is mixed in, so nearby tuples give unrelated streams.
+inline Rng derive_rng(uint64_t seed, std::initializer_list<uint64_t> fields) {
+  Rng rng(seed);
+  for (uint64_t field : fields) rng = Rng(rng.next_u64() ^ field);
+  return rng;
+}
 
 }  // namespace difftx

@@ -28,108 +28,80 @@ void to_json(nlohmann::json& j, const LoaderState& state) { j = state.to_json();
 void from_json(const nlohmann::json& j, LoaderState& state) { state = LoaderState::from_json(j); }
 
 TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& split,
-                         int64_t batch, int64_t seq_len, uint64_t seed, int rank, int world_size,
-                         Sampling sampling)
-    : info_(read_dataset(dir)),
-      split_(split),
-      batch_(batch),
-      seq_len_(seq_len),
-      seed_(seed),
-      rank_(rank),
-      world_size_(world_size),
-      random_(sampling == Sampling::random ||
-              (sampling == Sampling::by_split && split == "train")) {
-  DIFFTX_CHECK(batch > 0 && seq_len > 0, "loader: batch ", batch, " and seq_len ", seq_len,
+                         const LoaderOptions& options)
+    : reader_(dir, split),
+      o_(options),
+      random_(o_.sampling == Sampling::random ||
+              (o_.sampling == Sampling::by_split && split == "train")) {
+  DIFFTX_CHECK(o_.batch > 0 && o_.seq_len > 0, "loader: batch ", o_.batch, " and seq_len ", o_.seq_len,
                " must be positive");
-  DIFFTX_CHECK(world_size > 0 && rank >= 0 && rank < world_size, "loader: rank ", rank,
-               " is outside [0, world_size ", world_size, ")");
-  auto it = info_.splits.find(split);
-  DIFFTX_CHECK(it != info_.splits.end(), dir.string(), ": no split '", split, "' in ",
-               kMetadataFile);
-  std::string names;
-  for (const std::string& name : it->second.shards) {
-    shards_.emplace_back(dir / name);
-    const Shard& s = shards_.back();
-    DIFFTX_CHECK(s.vocab_size() == info_.vocab_size, s.path().string(), ": vocabulary size ",
-                 s.vocab_size(), " differs from ", info_.vocab_size, " in ", kMetadataFile);
-    shard_begin_.push_back(total_);
-    total_ += s.tokens();
-    names += (names.empty() ? "" : ", ") + name;
-  }
-  DIFFTX_CHECK(total_ == it->second.tokens, dir.string(), ": split '", split, "' has ", total_,
-               " tokens in its shards but ", kMetadataFile, " says ", it->second.tokens);
-  const int64_t window = seq_len + 1;
-  DIFFTX_CHECK(total_ >= window, dir.string(), ": split '", split, "' (", names, ") holds ",
-               total_, " tokens, fewer than the T+1 = ", window, " a window needs");
-  if (random_) {
-    part_begin_ = total_ * rank / world_size;
-    part_end_ = total_ * (rank + 1) / world_size;
-    DIFFTX_CHECK(part_end_ - part_begin_ >= window, dir.string(), ": split '", split, "' (",
-                 names, "): rank ", rank, " of ", world_size, " gets ", part_end_ - part_begin_,
-                 " tokens, fewer than the T+1 = ", window, " a window needs");
-  } else {
-    const int64_t all = (total_ - 1) / seq_len;
-    part_begin_ = all * rank / world_size;
-    part_end_ = all * (rank + 1) / world_size;
+  DIFFTX_CHECK(o_.world_size > 0 && o_.rank >= 0 && o_.rank < o_.world_size, "loader: rank ", o_.rank,
+               " is outside [0, world_size ", o_.world_size, ")");
+  DIFFTX_CHECK(o_.micro_batches > 0 && o_.max_windows >= 0, "loader: micro_batches ", o_.micro_batches,
+               " must be positive and max_windows ", o_.max_windows, " not negative");
+  const int64_t total = reader_.tokens();
+  const std::string& names = reader_.shard_names();
+  const int64_t window = o_.seq_len + 1;
+  DIFFTX_CHECK(total >= window, dir.string(), ": split '", split, "' (", names, ") holds ",
+               total, " tokens, fewer than the T+1 = ", window, " a window needs");
+  if (!random_) {
+    int64_t all = (total - 1) / o_.seq_len;
+    if (o_.max_windows > 0) all = std::min(all, o_.max_windows);
+    part_begin_ = all * o_.rank / o_.world_size;
+    part_end_ = all * (o_.rank + 1) / o_.world_size;
     DIFFTX_CHECK(part_end_ > part_begin_, dir.string(), ": split '", split, "' (", names,
-                 ") has ", all, " windows of T+1 = ", window, " tokens, none for rank ", rank,
-                 " of ", world_size);
+                 ") has ", all, " windows of T+1 = ", window, " tokens, none for rank ", o_.rank,
+                 " of ", o_.world_size);
   }
 }
 
 int64_t TokenLoader::windows() const {
-  return random_ ? part_end_ - part_begin_ - seq_len_ : part_end_ - part_begin_;
+  return random_ ? reader_.tokens() - o_.seq_len : part_end_ - part_begin_;
 }
 
 int64_t TokenLoader::window_start(int64_t step, int64_t row) const {
   DIFFTX_CHECK(random_, "loader: window_start is for random sampling");
-  // Each field goes through a full splitmix64 round before the next is mixed in, so nearby
-  // (step, rank, row) triples give unrelated positions.
-  Rng rng(seed_);
-  for (uint64_t field : {uint64_t(step), uint64_t(rank_), uint64_t(row)}) rng = Rng(rng.next_u64() ^ field);
-  return part_begin_ + static_cast<int64_t>(rng.below(static_cast<uint64_t>(windows())));
-}
-
-void TokenLoader::copy_tokens(int64_t begin, int64_t count, int32_t* out) const {
-  auto it = std::upper_bound(shard_begin_.begin(), shard_begin_.end(), begin);
-  size_t s = static_cast<size_t>(it - shard_begin_.begin()) - 1;
-  while (count > 0) {
-    const int64_t local = begin - shard_begin_[s];
-    const int64_t take = std::min(count, shards_[s].tokens() - local);
-    shards_[s].copy(local, take, out);
-    out += take;
-    begin += take;
-    count -= take;
-    ++s;
-  }
+  // Nearby (step, row) pairs give unrelated positions (derive_rng).
+  Rng rng = derive_rng(o_.seed, {uint64_t(step), uint64_t(row)});
+  return static_cast<int64_t>(rng.below(static_cast<uint64_t>(windows())));
 }
 
 void TokenLoader::read_window(int64_t start, int32_t* inputs, int32_t* targets) const {
-  copy_tokens(start, seq_len_, inputs);
-  copy_tokens(start + 1, seq_len_, targets);
+  reader_.copy(start, o_.seq_len, inputs);
+  reader_.copy(start + 1, o_.seq_len, targets);
 }
 
 int64_t TokenLoader::next(int32_t* inputs, int32_t* targets) {
+  const int64_t B = o_.batch, T = o_.seq_len;
   if (random_) {
-    for (int64_t b = 0; b < batch_; ++b)
-      read_window(window_start(state_.step, b), inputs + b * seq_len_, targets + b * seq_len_);
-    ++state_.step;
-    return batch_;
+    for (int64_t b = 0; b < B; ++b)
+      read_window(window_start(state_.step, global_row(micro_, b)), inputs + b * T, targets + b * T);
+    if (++micro_ == o_.micro_batches) {
+      micro_ = 0;
+      ++state_.step;
+    }
+    return B;
   }
-  const int64_t rows = std::min(batch_, windows() - state_.position);
+  const int64_t rows = std::min(B, windows() - state_.position);
   for (int64_t b = 0; b < rows; ++b)
-    read_window((part_begin_ + state_.position + b) * seq_len_, inputs + b * seq_len_,
-                targets + b * seq_len_);
-  std::fill(inputs + rows * seq_len_, inputs + batch_ * seq_len_, 0);
-  std::fill(targets + rows * seq_len_, targets + batch_ * seq_len_, kIgnoreTarget);
+    read_window((part_begin_ + state_.position + b) * T, inputs + b * T, targets + b * T);
+  std::fill(inputs + rows * T, inputs + B * T, 0);
+  std::fill(targets + rows * T, targets + B * T, kIgnoreTarget);
   state_.position += rows;
   return rows;
 }
 
+LoaderState TokenLoader::state() const {
+  DIFFTX_CHECK(micro_ == 0, "loader: state asked for after ", micro_, " of the ", o_.micro_batches,
+               " micro-batches of step ", state_.step + 1, " (only whole steps can be saved)");
+  return state_;
+}
+
 void TokenLoader::restore(const LoaderState& state) {
   DIFFTX_CHECK(state.position <= (random_ ? 0 : windows()), "loader: restored position ",
-               state.position, " is beyond the ", windows(), " windows of split '", split_, "'");
+               state.position, " is beyond the ", windows(), " windows of split '", reader_.split(), "'");
   state_ = state;
+  micro_ = 0;
 }
 
 }  // namespace difftx::data

@@ -22,7 +22,8 @@ PerplexityResult evaluate_perplexity(const Model& model, const std::filesystem::
   check_logit_bits(o.forward.attention_logit_bits);
   DIFFTX_CHECK(std::filesystem::is_directory(data_dir), data_dir.string(),
                ": data directory does not exist (make one with difftx prepare)");
-  data::TokenLoader val(data_dir, "val", o.micro_batch, o.seq_len, 0, 0, 1, data::Sampling::sequential);
+  data::TokenLoader val(data_dir, "val",
+                        {.batch = o.micro_batch, .seq_len = o.seq_len, .sampling = data::Sampling::sequential});
   DIFFTX_CHECK(val.vocab_size() <= c.vocab_size, data_dir.string(), ": the data's vocabulary has ", val.vocab_size(),
                " tokens but the model's vocab_size is ", c.vocab_size, " (data and model do not belong together)");
   const int64_t all_batches = (val.windows() + o.micro_batch - 1) / o.micro_batch;

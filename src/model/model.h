@@ -9,7 +9,9 @@
 namespace difftx {
 
 struct Model {
-  explicit Model(const ModelConfig& config);
+  // arena_floats: a larger weights arena than the table needs (zero padding after the last
+  // tensor), for collectives that move the arena in equal shards (train/data_parallel.h).
+  explicit Model(const ModelConfig& config, int64_t arena_floats = 0);
   Model(Model&&) = default;
 
   ModelConfig config;

@@ -33,7 +33,7 @@ std::vector<fs::path> complete_checkpoints(const fs::path& dir) {
 
 }  // namespace
 
-fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& model, AdamW& optimizer,
+fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& model, const OptimizerMoments& moments,
                          const json& state, const std::vector<fs::path>& extra_files, int keep) {
   const fs::path dir = run_dir / "checkpoints";
   fs::create_directories(dir);
@@ -42,13 +42,13 @@ fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& mod
   fs::remove_all(temp_dir);
 
   save_model_dir(model, temp_dir);
-  std::vector<SafetensorsEntry> moments;
+  std::vector<SafetensorsEntry> tensors;
   for (const ParamInfo& p : model.table.params()) {
-    moments.push_back({"m." + p.name, p.shape, std::span<const float>(optimizer.first_moment().data() + p.offset, p.numel)});
-    moments.push_back({"v." + p.name, p.shape, std::span<const float>(optimizer.second_moment().data() + p.offset, p.numel)});
+    tensors.push_back({"m." + p.name, p.shape, std::span<const float>(moments.m + p.offset, p.numel)});
+    tensors.push_back({"v." + p.name, p.shape, std::span<const float>(moments.v + p.offset, p.numel)});
   }
-  write_safetensors(temp_dir / "optimizer.safetensors", moments,
-                    {{"steps_taken", std::to_string(optimizer.steps_taken())}});
+  write_safetensors(temp_dir / "optimizer.safetensors", tensors,
+                    {{"steps_taken", std::to_string(moments.steps_taken)}});
   json full = state;
   full["step"] = step;
   write_json_file(temp_dir / "state.json", full);
@@ -77,7 +77,7 @@ std::optional<fs::path> latest_checkpoint(const fs::path& run_dir) {
   return dir / name;
 }
 
-json load_checkpoint(const fs::path& checkpoint, Model& model, AdamW& optimizer) {
+json load_checkpoint(const fs::path& checkpoint, Model& model, OptimizerMoments& moments) {
   Model saved = load_model_dir(checkpoint);
   const json have = config_to_json(model.config), want = config_to_json(saved.config);
   for (const auto& [key, value] : want.items())
@@ -85,15 +85,15 @@ json load_checkpoint(const fs::path& checkpoint, Model& model, AdamW& optimizer)
                  " in the checkpoint but ", have.at(key).dump(), " in the run's config");
   std::copy(saved.weights.data(), saved.weights.data() + saved.weights.size(), model.weights.data());
 
-  SafetensorsReader moments(checkpoint / "optimizer.safetensors");
+  SafetensorsReader reader(checkpoint / "optimizer.safetensors");
   for (const ParamInfo& p : model.table.params()) {
-    moments.read_f32("m." + p.name, std::span<float>(optimizer.first_moment().data() + p.offset, p.numel), p.shape);
-    moments.read_f32("v." + p.name, std::span<float>(optimizer.second_moment().data() + p.offset, p.numel), p.shape);
+    reader.read_f32("m." + p.name, std::span<float>(moments.m + p.offset, p.numel), p.shape);
+    reader.read_f32("v." + p.name, std::span<float>(moments.v + p.offset, p.numel), p.shape);
   }
-  const auto& meta = moments.metadata();
+  const auto& meta = reader.metadata();
   auto it = meta.find("steps_taken");
   DIFFTX_CHECK(it != meta.end(), (checkpoint / "optimizer.safetensors").string(), ": no steps_taken in __metadata__");
-  optimizer.set_steps_taken(std::stoll(it->second));
+  moments.steps_taken = std::stoll(it->second);
 
   const fs::path state_path = checkpoint / "state.json";
   const json state = read_json_file(state_path);

@@ -10,25 +10,30 @@
 #include <nlohmann/json.hpp>
 
 #include "model/model.h"
-#include "train/optimizer.h"
 
 namespace difftx {
 
-struct CheckpointContents {
-  nlohmann::json state;  // step, loader position, anything the trainer needs to resume
+// AdamW's moments, laid out like the weights arena (all of them, also when each rank of a
+// data-parallel run owns only a part), and the optimizer steps taken.
+struct OptimizerMoments {
+  float* m = nullptr;
+  float* v = nullptr;
+  int64_t steps_taken = 0;
 };
 
 // Writes the checkpoint of `step` and points `latest` at it; keeps the newest `keep` (>= 1).
-// extra_files are copied in (tokenizer files, so the checkpoint is self-contained).
+// `state` is state.json (loader position, anything the trainer needs to resume; "step" is
+// added). extra_files are copied in (tokenizer files, so the checkpoint is self-contained).
 std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, int64_t step, const Model& model,
-                                      AdamW& optimizer, const nlohmann::json& state,
+                                      const OptimizerMoments& moments, const nlohmann::json& state,
                                       const std::vector<std::filesystem::path>& extra_files, int keep);
 
 // The newest complete checkpoint of a run, if any.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& run_dir);
 
-// Loads weights and optimizer moments into `model` and `optimizer` (whose config must match the
-// checkpoint's config.json: an Error names the differing key) and returns state.json.
-nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, Model& model, AdamW& optimizer);
+// Loads the weights into `model` (whose config must match the checkpoint's config.json: an
+// Error names the differing key) and the moments into `moments` (m and v must point to arenas
+// laid out like the weights) and returns state.json.
+nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, Model& model, OptimizerMoments& moments);
 
 }  // namespace difftx

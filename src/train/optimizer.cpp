@@ -6,29 +6,49 @@
 #include "kernels/ops.h"
 
 namespace difftx {
-
 namespace {
+
 constexpr int64_t kChunk = int64_t{1} << 14;  // floats of one tensor per work item of a step
+
+int64_t shard_floats(const std::vector<ArenaPiece>& pieces) {
+  int64_t n = 0;
+  for (const ArenaPiece& p : pieces) n += p.end - p.begin;
+  return n;
+}
+
 }  // namespace
 
-AdamW::AdamW(const ParameterTable& table, const AdamWConfig& config)
-    : table_(table), config_(config), m_(table.total_floats()), v_(table.total_floats()) {
-  for (const ParamInfo& p : table_.params())
-    for (int64_t begin = 0; begin < p.numel; begin += kChunk)
-      chunks_.push_back({p.offset + begin, std::min(kChunk, p.numel - begin), p.decay});
+AdamW::AdamW(const ParameterTable& table, const AdamWConfig& config, std::vector<ArenaPiece> pieces)
+    : table_(table),
+      config_(config),
+      pieces_(pieces.empty() ? std::vector<ArenaPiece>{{0, table.total_floats()}} : std::move(pieces)),
+      m_(shard_floats(pieces_)),
+      v_(m_.size()) {
+  // Every owned run of a tensor (piece x tensor), cut into chunks of at most kChunk floats.
+  int64_t shard_offset = 0;  // of the current piece in the shard
+  for (const ArenaPiece& piece : pieces_) {
+    for (const ParamInfo& p : table_.params()) {
+      const int64_t begin = std::max(piece.begin, p.offset), end = std::min(piece.end, p.offset + p.numel);
+      for (int64_t at = begin; at < end; at += kChunk)
+        chunks_.push_back({at, shard_offset + (at - piece.begin), std::min(kChunk, end - at), p.decay});
+    }
+    shard_offset += piece.end - piece.begin;
+  }
 }
 
-double AdamW::gradient_norm(const float* grads) const {
-  // Padding between tensors is zero in the gradient arena, so one pass covers every tensor.
-  return std::sqrt(sum_of_squares(grads, table_.total_floats()));
+double AdamW::gradient_sum_of_squares(const float* grads) const {
+  // Padding between and after tensors is zero in gradients, so one pass covers every tensor.
+  return sum_of_squares(grads, m_.size());
 }
+
+double AdamW::gradient_norm(const float* grads) const { return std::sqrt(gradient_sum_of_squares(grads)); }
 
 void AdamW::step(float* weights, const float* grads, double lr, double norm) {
   float scale = 1.0f;
   if (config_.grad_clip > 0 && norm > config_.grad_clip) scale = static_cast<float>(config_.grad_clip / norm);
   ++step_;
-  // One parallel region over chunks of every tensor (the update is elementwise, so the result
-  // is the same as tensor by tensor); adamw_update runs each chunk on its thread.
+  // One parallel region over chunks of every owned tensor run (the update is elementwise, so the
+  // result is the same as tensor by tensor); adamw_update runs each chunk on its thread.
   const int64_t n = static_cast<int64_t>(chunks_.size());
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
@@ -36,7 +56,7 @@ void AdamW::step(float* weights, const float* grads, double lr, double norm) {
     const AdamWParams hp{static_cast<float>(lr), static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
                          static_cast<float>(config_.eps), c.decay ? static_cast<float>(config_.weight_decay) : 0.0f,
                          step_};
-    adamw_update(weights + c.offset, grads + c.offset, m_.data() + c.offset, v_.data() + c.offset, c.numel, hp, scale);
+    adamw_update(weights + c.weight, grads + c.shard, m_.data() + c.shard, v_.data() + c.shard, c.numel, hp, scale);
   }
 }
 

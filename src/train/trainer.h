@@ -1,9 +1,15 @@
 // The training loop behind `difftx train`: micro-batches with gradient accumulation, AdamW,
-// the LR schedule, progress lines, JSONL metrics, validation, checkpoints and resume.
+// the LR schedule, progress lines, JSONL metrics, validation, checkpoints and resume; data
+// parallel over the ranks of a communicator (ZeRO-1: train/data_parallel.h). The global batch
+// (its rows: data/loader.h) and everything saved are the same for any number of ranks, so a
+// run may resume on another number of ranks. Rank 0 alone prints, writes metrics and
+// checkpoints; the run directory need exist only where rank 0 runs.
 #pragma once
 #include <cstdint>
 #include <string>
 
+#include "dist/communicator.h"
+#include "eval/retrieval/mixture_spec.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
 
@@ -15,31 +21,36 @@ struct TrainOptions {
   std::string out_dir;      // RUN_DIR: checkpoints/, metrics.jsonl
   int64_t steps = 1000;
   int64_t seq_len = 256;
-  int64_t micro_batch = 8;     // sequences per forward/backward
-  int64_t batch_tokens = 0;    // tokens per optimizer step; 0: one micro-batch
+  int64_t micro_batch = 8;     // sequences per forward/backward, on each rank
+  int64_t batch_tokens = 0;    // tokens per optimizer step over all ranks; 0: one micro-batch per rank
   double lr = 1e-3;
   double min_lr_ratio = 0.1;   // the schedule's floor, as a fraction of lr
   int64_t warmup_steps = 100;
   DecayShape schedule = DecayShape::cosine;
   AdamWConfig adamw;
   uint64_t seed = 1;
+  retrieval::MixtureSpec mixture;  // retrieval task rows mixed into the batches (task_mixture.h)
   int64_t eval_every = 100;    // validation loss every K steps (0: only at the end)
-  int64_t eval_batches = 16;   // micro-batches of val data per evaluation
+  int64_t eval_batches = 16;   // micro-batches of val data per evaluation and rank (0: none)
   int64_t checkpoint_every = 500;
   int keep_checkpoints = 2;
   int64_t log_every = 1;
   bool resume = false;
   bool quiet = false;          // no progress lines (metrics are still written)
+  int64_t bucket_floats = int64_t(1) << 22;  // gradient bucket size of data parallelism (16 MiB)
+  bool check_replicas = false;  // compare every rank's parameters after every step
 };
 
 struct TrainSummary {
   int64_t steps_done = 0;
   double last_train_loss = 0;
   double last_val_loss = 0;     // NaN when never evaluated
-  double tokens_per_second = 0;  // over the steps this invocation ran
-  double mfu = 0;                // model FLOP/s / in-run sgemm rate
+  double tokens_per_second = 0;  // over the steps this invocation ran, all ranks together
+  double mfu = 0;                // model FLOP/s per rank / the in-run sgemm rate of a rank
+  double comm_seconds_per_step = 0;  // in collectives (including waits for other ranks)
 };
 
-TrainSummary train(const TrainOptions& options);
+// Collective over `comm`: every rank calls it with the same options (checked at start).
+TrainSummary train(const TrainOptions& options, dist::Communicator& comm);
 
 }  // namespace difftx

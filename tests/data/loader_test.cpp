@@ -1,7 +1,7 @@
 // The loader: windows are exact slices of the token stream (across shard boundaries), random
-// windows are a pure function of (seed, step, rank, row) and stay in the rank's own part,
-// sequential windows cover the split once in order, the state survives JSON, and bad
-// datasets are clear errors.
+// windows are a pure function of (seed, step, global row), so every split of a global batch
+// into ranks and micro-batches reads the same rows, sequential windows cover the split once in
+// order, the state survives JSON, and bad datasets are clear errors.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,7 +50,7 @@ TEST(Loader, RandomWindowsAreStreamSlicesAcrossShards) {
   testing::TempDir dir;
   write_dataset(dir.path(), {37, 5, 100, 61}, 100000);  // uint32 shards, awkward boundaries
   const int64_t B = 4, T = 16;
-  TokenLoader loader(dir.path(), "train", B, T, 42);
+  TokenLoader loader(dir.path(), "train", {.batch = B, .seq_len = T, .seed = 42});
   EXPECT_TRUE(loader.is_random());
   EXPECT_EQ(loader.tokens(), 203);
   std::vector<int32_t> in(B * T), tg(B * T);
@@ -73,8 +73,9 @@ TEST(Loader, RandomWindowsDependOnSeedAndResumeFromTheStep) {
   testing::TempDir dir;
   write_dataset(dir.path(), {5000}, 8192);
   const int64_t B = 3, T = 32;
-  TokenLoader a(dir.path(), "train", B, T, 7), b(dir.path(), "train", B, T, 7),
-      other(dir.path(), "train", B, T, 8);
+  const LoaderOptions o{.batch = B, .seq_len = T, .seed = 7};
+  TokenLoader a(dir.path(), "train", o), b(dir.path(), "train", o),
+      other(dir.path(), "train", {.batch = B, .seq_len = T, .seed = 8});
   std::vector<int32_t> ia(B * T), ta(B * T), ib(B * T), tb(B * T);
   std::vector<std::vector<int32_t>> run;
   for (int step = 0; step < 10; ++step) {
@@ -85,7 +86,7 @@ TEST(Loader, RandomWindowsDependOnSeedAndResumeFromTheStep) {
   for (int step = 0; step < 10; ++step) differ += a.window_start(step, 0) != other.window_start(step, 0);
   EXPECT_GE(differ, 8) << "another seed should draw other windows";
   // Resume at step 6 from the saved JSON state: the same batches as the uninterrupted run.
-  TokenLoader c(dir.path(), "train", B, T, 7);
+  TokenLoader c(dir.path(), "train", o);
   LoaderState at6;
   at6.step = 6;
   const nlohmann::json saved = at6;  // through nlohmann's to_json
@@ -102,31 +103,71 @@ TEST(Loader, RandomWindowsDependOnSeedAndResumeFromTheStep) {
   EXPECT_GT(*starts.rbegin(), 4400);
 }
 
-TEST(Loader, RanksDrawFromDisjointParts) {
+// The start of every row of `steps` global batches of G rows, indexed [step][global row], read
+// by `world` ranks drawing `micro` micro-batches of G / (world x micro) rows per step, from
+// `first_step` on; checks that each row is read exactly once.
+std::vector<std::vector<int64_t>> global_batches(const std::filesystem::path& dir, int64_t G, int world,
+                                                 int64_t micro, int64_t first_step, int64_t steps) {
+  const int64_t T = 20, B = G / (world * micro);
+  std::vector<std::vector<int64_t>> starts(steps, std::vector<int64_t>(G, -1));
+  for (int r = 0; r < world; ++r) {
+    TokenLoader loader(dir, "train", {.batch = B, .seq_len = T, .seed = 5, .rank = r, .world_size = world,
+                                      .micro_batches = micro});
+    loader.restore(LoaderState{first_step, 0});
+    std::vector<int32_t> in(B * T), tg(B * T);
+    for (int64_t s = 0; s < steps; ++s) {
+      for (int64_t j = 0; j < micro; ++j) {
+        loader.next(in.data(), tg.data());
+        for (int64_t b = 0; b < B; ++b) {
+          EXPECT_EQ(loader.global_row(j, b), (j * world + r) * B + b);
+          int64_t& slot = starts[s][loader.global_row(j, b)];
+          EXPECT_EQ(slot, -1) << "global row read twice";
+          slot = in[b * T];  // token i of the stream is i
+        }
+      }
+      EXPECT_EQ(loader.state().step, first_step + s + 1);
+    }
+  }
+  return starts;
+}
+
+TEST(Loader, EverySplitOfAGlobalBatchReadsTheSameRows) {
   testing::TempDir dir;
   write_dataset(dir.path(), {1000, 999, 1}, 100000);
-  const int64_t B = 8, T = 20, world = 3;
-  std::vector<std::pair<int64_t, int64_t>> spans(world, {INT64_MAX, -1});
-  for (int r = 0; r < world; ++r) {
-    TokenLoader loader(dir.path(), "train", B, T, 5, r, world);
-    for (int64_t step = 0; step < 300; ++step)
-      for (int64_t b = 0; b < B; ++b) {
-        const int64_t s = loader.window_start(step, b);
-        spans[r].first = std::min(spans[r].first, s);
-        spans[r].second = std::max(spans[r].second, s + T);  // last token the window reads
-      }
-  }
-  for (int r = 0; r + 1 < world; ++r)
-    EXPECT_LT(spans[r].second, spans[r + 1].first) << "ranks " << r << " and " << r + 1 << " overlap";
-  EXPECT_EQ(spans[0].first, 0);
-  EXPECT_EQ(spans[world - 1].second, 1999);
+  const int64_t G = 12;
+  const auto one_rank = global_batches(dir.path(), G, 1, 1, 0, 6);
+  for (const auto& [world, micro] : std::vector<std::pair<int, int64_t>>{{2, 1}, {3, 2}, {4, 3}, {1, 4}, {6, 1}})
+    EXPECT_EQ(global_batches(dir.path(), G, world, micro, 0, 6), one_rank)
+        << world << " ranks x " << micro << " micro-batches";
+  // Resuming at step 2 on another number of ranks continues the same stream.
+  EXPECT_EQ(global_batches(dir.path(), G, 3, 1, 2, 4),
+            std::vector<std::vector<int64_t>>(one_rank.begin() + 2, one_rank.end()));
+  // Rows draw from the whole split, independently.
+  std::set<int64_t> distinct;
+  for (const auto& step : one_rank) distinct.insert(step.begin(), step.end());
+  EXPECT_GT(distinct.size(), 60u);
+  EXPECT_LT(*distinct.begin(), 200);
+  EXPECT_GT(*distinct.rbegin(), 1700);
+}
+
+TEST(Loader, StateIsOnlyTakenBetweenSteps) {
+  testing::TempDir dir;
+  write_dataset(dir.path(), {500}, 100000);
+  TokenLoader loader(dir.path(), "train", {.batch = 2, .seq_len = 8, .micro_batches = 3});
+  std::vector<int32_t> in(16), tg(16);
+  loader.next(in.data(), tg.data());
+  const std::string msg = error_of([&] { loader.state(); });
+  EXPECT_NE(msg.find("after 1 of the 3 micro-batches of step 1"), std::string::npos) << msg;
+  loader.next(in.data(), tg.data());
+  loader.next(in.data(), tg.data());
+  EXPECT_EQ(loader.state().step, 1);
 }
 
 TEST(Loader, SequentialWindowsCoverTheSplitOnceInOrder) {
   testing::TempDir dir;
   write_dataset(dir.path(), {50, 77, 3}, 100000);  // 130 tokens: 8 windows of T=16
   const int64_t B = 3, T = 16;
-  TokenLoader loader(dir.path(), "val", B, T, 1);
+  TokenLoader loader(dir.path(), "val", {.batch = B, .seq_len = T});
   EXPECT_FALSE(loader.is_random());
   EXPECT_EQ(loader.windows(), 8);
   std::vector<int32_t> in(B * T), tg(B * T), targets_seen;
@@ -156,15 +197,18 @@ TEST(Loader, SequentialRanksSplitTheWindowsWithoutOverlap) {
   testing::TempDir dir;
   write_dataset(dir.path(), {401}, 100000);  // 400 / 8 = 50 windows
   const int64_t B = 4, T = 8, world = 3;
-  std::vector<int32_t> firsts;
-  for (int r = 0; r < world; ++r) {
-    TokenLoader loader(dir.path(), "val", B, T, 1, r, world);
-    std::vector<int32_t> in(B * T), tg(B * T);
-    while (int64_t n = loader.next(in.data(), tg.data()))
-      for (int64_t b = 0; b < n; ++b) firsts.push_back(in[b * T]);
+  for (const int64_t max_windows : {0, 20}) {
+    std::vector<int32_t> firsts;
+    for (int r = 0; r < world; ++r) {
+      TokenLoader loader(dir.path(), "val",
+                         {.batch = B, .seq_len = T, .rank = r, .world_size = world, .max_windows = max_windows});
+      std::vector<int32_t> in(B * T), tg(B * T);
+      while (int64_t n = loader.next(in.data(), tg.data()))
+        for (int64_t b = 0; b < n; ++b) firsts.push_back(in[b * T]);
+    }
+    ASSERT_EQ(firsts.size(), max_windows ? 20u : 50u);
+    for (size_t k = 0; k < firsts.size(); ++k) EXPECT_EQ(firsts[k], static_cast<int32_t>(k * T));
   }
-  ASSERT_EQ(firsts.size(), 50u);
-  for (size_t k = 0; k < firsts.size(); ++k) EXPECT_EQ(firsts[k], static_cast<int32_t>(k * T));
 }
 
 TEST(Loader, StateRoundTripsThroughJsonAndRejectsGarbage) {
@@ -179,38 +223,39 @@ TEST(Loader, StateRoundTripsThroughJsonAndRejectsGarbage) {
   }
   testing::TempDir dir;
   write_dataset(dir.path(), {100}, 1000);
-  TokenLoader seq(dir.path(), "val", 2, 9, 1);  // 11 windows
+  TokenLoader seq(dir.path(), "val", {.batch = 2, .seq_len = 9});  // 11 windows
   const std::string msg = error_of([&] { seq.restore(LoaderState{0, 12}); });
   EXPECT_NE(msg.find("restored position 12 is beyond the 11 windows"), std::string::npos) << msg;
 }
 
 TEST(Loader, BadDatasetsAreClearErrors) {
   testing::TempDir dir;
-  std::string msg = error_of([&] { TokenLoader l(dir / "missing", "train", 1, 8, 1); });
+  const LoaderOptions o{.batch = 1, .seq_len = 8};
+  std::string msg = error_of([&] { TokenLoader l(dir / "missing", "train", o); });
   EXPECT_NE(msg.find("missing: dataset directory does not exist"), std::string::npos) << msg;
-  msg = error_of([&] { TokenLoader l(dir.path(), "train", 1, 8, 1); });
+  msg = error_of([&] { TokenLoader l(dir.path(), "train", o); });
   EXPECT_NE(msg.find("no metadata.json"), std::string::npos) << msg;
 
   write_dataset(dir / "d", {30, 10}, 1000);
-  msg = error_of([&] { TokenLoader l(dir / "d", "test", 1, 8, 1); });
+  msg = error_of([&] { TokenLoader l(dir / "d", "test", o); });
   EXPECT_NE(msg.find("no split 'test'"), std::string::npos) << msg;
-  msg = error_of([&] { TokenLoader l(dir / "d", "train", 1, 40, 1); });
+  msg = error_of([&] { TokenLoader l(dir / "d", "train", {.batch = 1, .seq_len = 40}); });
   EXPECT_NE(msg.find("split 'train' (train_0000.bin, train_0001.bin) holds 40 tokens, fewer than the T+1 = 41"),
             std::string::npos) << msg;
-  msg = error_of([&] { TokenLoader l(dir / "d", "train", 1, 15, 1, 2, 3); });
-  EXPECT_NE(msg.find("rank 2 of 3 gets 14 tokens, fewer than the T+1 = 16"), std::string::npos) << msg;
-  msg = error_of([&] { TokenLoader l(dir / "d", "train", 1, 8, 1, 3, 3); });
+  msg = error_of([&] { TokenLoader l(dir / "d", "val", {.batch = 1, .seq_len = 15, .rank = 0, .world_size = 3}); });
+  EXPECT_NE(msg.find("has 2 windows of T+1 = 16 tokens, none for rank 0 of 3"), std::string::npos) << msg;
+  msg = error_of([&] { TokenLoader l(dir / "d", "train", {.batch = 1, .seq_len = 8, .rank = 3, .world_size = 3}); });
   EXPECT_NE(msg.find("rank 3 is outside [0, world_size 3)"), std::string::npos) << msg;
 
   // Truncated shard, and a shard with an id outside the vocabulary: named with the position.
   std::filesystem::resize_file(dir / "d" / "train_0001.bin", 64 + 7);
-  msg = error_of([&] { TokenLoader l(dir / "d", "train", 1, 8, 1); });
+  msg = error_of([&] { TokenLoader l(dir / "d", "train", o); });
   EXPECT_NE(msg.find("train_0001.bin: truncated or oversized shard"), std::string::npos) << msg;
   std::string bytes = read_file(dir / "d" / "val_0000.bin");
   const uint16_t bad = 1000;
   std::memcpy(bytes.data() + 64 + 2 * 17, &bad, 2);
   write_file_atomic(dir / "d" / "val_0000.bin", bytes);
-  msg = error_of([&] { TokenLoader l(dir / "d", "val", 1, 8, 1); });
+  msg = error_of([&] { TokenLoader l(dir / "d", "val", o); });
   EXPECT_NE(msg.find("val_0000.bin: token id 1000 at position 17 is not below the vocabulary size 1000"),
             std::string::npos) << msg;
 }
@@ -227,7 +272,7 @@ TEST(Loader, ReadsWhatPrepareWrote) {
   o.progress = false;
   prepare_dataset(o);
   EXPECT_EQ(tokenizer_files(o.out).size(), 2u);
-  TokenLoader train(o.out, "train", 4, 64, 1), val(o.out, "val", 4, 64, 1);
+  TokenLoader train(o.out, "train", {.batch = 4, .seq_len = 64}), val(o.out, "val", {.batch = 4, .seq_len = 64});
   EXPECT_EQ(train.vocab_size(), 400);
   std::vector<int32_t> in(4 * 64), tg(4 * 64);
   EXPECT_EQ(train.next(in.data(), tg.data()), 4);

@@ -49,7 +49,7 @@ void check_variant(const nlohmann::json& j, const std::filesystem::path& data) {
 
   Sorted logits, hidden;
   std::vector<double> layer_logits(L, 0), layer_hidden(L, 0);
-  data::TokenLoader val(data, "val", 1, T, 0, 0, 1, data::Sampling::sequential);
+  data::TokenLoader val(data, "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});
   std::vector<int32_t> in(T), tgt(T);
   Activations acts(c, 1, T);
   for (int64_t n = 0; n < sequences; ++n) {

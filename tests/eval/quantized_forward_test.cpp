@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/rng.h"
+#include "eval/logits_forward.h"
 #include "model/decoder.h"
 #include "support/testing.h"
 
@@ -58,6 +59,17 @@ TEST(QuantizedForward, ReachesLogitsAndLossOfEveryVariant) {
     EXPECT_GT(l2, 100 * l16);
 
     EXPECT_NE(testing::error_of([&] { logits(1); }).find("between 2 and 16, got 1"), std::string::npos);
+
+    // The retrieval evaluators' forward carries the options too: its rows of the first
+    // sequence are decoder_logits' at the same bit width.
+    Activations one(c, 1, T);
+    std::vector<float> expected(T * V), got(T * V);
+    decoder_logits(model, one, inputs.data(), expected.data(), {2});
+    std::vector<int64_t> rows(T);
+    for (int64_t t = 0; t < T; ++t) rows[t] = t;
+    model_forward(model, {2}).run({inputs.data(), static_cast<size_t>(T)}, rows, got.data());
+    EXPECT_LT(testing::max_abs_diff(got, expected), 1e-4 * scale);
+    EXPECT_GT(testing::max_abs_diff(got, std::vector<float>(plain.begin(), plain.begin() + T * V)), 10 * d16);
   }
 }
 

@@ -32,7 +32,7 @@ TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   init_parameters(c, model.table, model.weights.data(), 9);
 
   const int64_t T = 16, B = 3, V = c.vocab_size;
-  data::TokenLoader windows(ds.data(), "val", 1, T, 0, 0, 1, data::Sampling::sequential);
+  data::TokenLoader windows(ds.data(), "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});
   std::vector<int32_t> in(T), tgt(T);
   std::vector<float> logits(T * V);
   Activations acts(c, 1, T);

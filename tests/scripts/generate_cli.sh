@@ -8,12 +8,6 @@ prepare_small_corpus
   --checkpoint-every 0 --quiet > "$work/train.txt"
 model="$work/run/checkpoints/step_00000030"
 
-expect_error() {  # expect_error "message part" command...
-  local want="$1"; shift
-  if "$@" > "$work/out.txt" 2>&1; then echo "FAIL: '$*' succeeded"; exit 1; fi
-  grep -qF -- "$want" "$work/out.txt" || { echo "FAIL: expected '$want' in:"; cat "$work/out.txt"; exit 1; }
-}
-
 gen() { "$difftx" generate --model "$model" --prompt "The Congress" --max-new-tokens 40 "$@"; }
 gen --seed 7 --temperature 1.0 --top-k 50 --top-p 0.95 > "$work/a.txt" 2> "$work/a.err"
 gen --seed 7 --temperature 1.0 --top-k 50 --top-p 0.95 > "$work/b.txt" 2> /dev/null

@@ -17,6 +17,21 @@ prepare_small_corpus() {
   "$difftx" prepare --corpus "$work/corpus" --vocab-size 512 --out "$work/data" --quiet
 }
 
+# The command must fail and print (stdout or stderr) the given part of its message.
+expect_error() {  # expect_error "message part" command...
+  local want="$1"; shift
+  if "$@" > "$work/out.txt" 2>&1; then echo "FAIL: '$*' succeeded"; exit 1; fi
+  grep -qF -- "$want" "$work/out.txt" || { echo "FAIL: expected '$want' in:"; cat "$work/out.txt"; exit 1; }
+}
+
+# The file must hold every one of the given texts.
+expect_in() {  # expect_in FILE "text"...
+  local file="$1"; shift
+  for want in "$@"; do
+    grep -qF -- "$want" "$file" || { echo "FAIL: no '$want' in $file:"; head -c 2000 "$file"; exit 1; }
+  done
+}
+
 # Training lines written so far to a metrics.jsonl (0 while it does not exist).
 train_lines() {
   local n
@@ -28,4 +43,27 @@ train_lines() {
 loss_trajectory() {
   sed -n 's/.*"grad_norm":\([^,]*\),"loss":\([^,]*\),.*"step":\([0-9]*\),.*/\3 \2 \1/p' "$1"
   sed -n 's/{"step":\([0-9]*\),"val_loss":\([^}]*\)}/\1 val \2/p' "$1"
+}
+
+# Data-parallel tests: skip (77) where Open MPI or difftx's MPI plugin is missing; mpirun may
+# run as root (CI does).
+require_mpi() {
+  command -v mpirun >/dev/null || { echo "SKIP: mpirun is missing (install openmpi-bin)"; exit 77; }
+  [ -f "$(dirname "$difftx")/libdifftx_mpi.so" ] ||
+    { echo "SKIP: $(dirname "$difftx")/libdifftx_mpi.so was not built (install libopenmpi-dev)"; exit 77; }
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
+
+# mpirun on this host: one thread per rank, more ranks than cores allowed, waiting ranks yield
+# the CPU instead of spinning (tests share the cores), and no single-copy shared memory
+# (containers often forbid the ptrace it needs).
+mpi_run() {
+  mpirun --oversubscribe --mca mpi_yield_when_idle 1 --mca btl_vader_single_copy_mechanism none \
+    -x OMP_NUM_THREADS=1 "$@"
+}
+
+# metrics_match A.jsonl B.jsonl LOSS_RTOL GNORM_RTOL [FIRST_STEP]: same windows in every step,
+# losses and gradient norms within relative tolerances (tests/scripts/metrics_match.py).
+metrics_match() {
+  python3 "$root/tests/scripts/metrics_match.py" "$@"
 }

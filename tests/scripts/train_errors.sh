@@ -3,12 +3,6 @@ source "$(dirname "$0")/lib.bash"
 prepare_small_corpus
 config="$root/tests/fixtures/train/baseline.json"
 
-expect_error() {  # expect_error "message part" command...
-  local want="$1"; shift
-  if "$@" > "$work/out.txt" 2>&1; then echo "FAIL: '$*' succeeded"; exit 1; fi
-  grep -qF -- "$want" "$work/out.txt" || { echo "FAIL: expected '$want' in:"; cat "$work/out.txt"; exit 1; }
-}
-
 expect_error "data directory does not exist" "$difftx" train --config "$config" --data "$work/nope" --out "$work/r0"
 expect_error "unknown option --stpes" "$difftx" train --config "$config" --data "$work/data" --out "$work/r0" --stpes 3
 expect_error "cannot open" "$difftx" train --config "$work/missing.json" --data "$work/data" --out "$work/r0"

@@ -1,0 +1,116 @@
+// `difftx analyze niah` and `difftx analyze mqar`: retrieval accuracy of a model directory on
+// generated tasks (src/eval/retrieval), a table on stdout and the results-schema object in --json.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/analyze_targets.h"
+#include "core/error.h"
+#include "data/split_reader.h"
+#include "data/tokenizer_files.h"
+#include "eval/logits_forward.h"
+#include "eval/retrieval/mqar_eval.h"
+#include "eval/retrieval/niah_eval.h"
+#include "io/json_file.h"
+#include "model/model_io.h"
+
+namespace difftx::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The dataset's own tokenizer, which must fit the model's vocabulary.
+data::Tokenizer data_tokenizer(const fs::path& data_dir, const fs::path& model_dir, const ModelConfig& config) {
+  data::read_dataset(data_dir);  // a clear error for a directory that is not a prepared dataset
+  data::Tokenizer tokenizer = data::load_tokenizer(data_dir.string());
+  DIFFTX_CHECK(tokenizer.vocab_size() <= config.vocab_size, data_dir.string(), ": its tokenizer ", tokenizer.name(),
+               " has ", tokenizer.vocab_size(), " tokens but the model in ", model_dir.string(), " has vocab_size ",
+               config.vocab_size, ": data and model do not belong together");
+  return tokenizer;
+}
+
+std::string describe(const fs::path& model_dir, const ModelConfig& c) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "model %s (%s, %.2fM parameters, max_position_embeddings %lld)",
+                model_dir.string().c_str(), attention_kind_name(c.attention), c.total_parameters() / 1e6,
+                (long long)c.max_position_embeddings);
+  return buf;
+}
+
+}  // namespace
+
+int analyze_niah(Args& args) {
+  const fs::path model_dir = args.require("model");
+  const fs::path data_dir = args.require("data");
+  retrieval::NiahGrid grid;
+  grid.contexts = args.get_int_list("contexts", "256");
+  grid.needles = args.get_int_list("needles", "1,2,4,6");
+  grid.queried = args.get_int_list("queried", "1,2");
+  grid.depths = args.get_double_list("depths", "0,0.25,0.5,0.75,1");
+  grid.samples = args.get_int("samples", grid.samples);
+  grid.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(grid.seed)));
+  grid.value_digits = static_cast<int>(args.get_int("value-digits", grid.value_digits));
+  const std::string split = args.get("split", "val");
+  const auto json_path = args.get("json");
+  const bool quiet = args.flag("quiet");
+  args.finish();
+
+  const Model model = load_model_dir(model_dir);
+  const data::Tokenizer tokenizer = data_tokenizer(data_dir, model_dir, model.config);
+  const data::SplitReader haystack(data_dir, split);
+  const retrieval::NiahGenerator generator(tokenizer, haystack);
+  std::function<void(const retrieval::NiahProgress&)> progress;
+  if (!quiet)
+    progress = [](const retrieval::NiahProgress& p) {
+      const double eta = p.seconds / p.tasks_done * (p.tasks_total - p.tasks_done);
+      std::fprintf(stderr, "\rniah task %lld/%lld | %.1f tasks/s | ETA %.0f s   ", (long long)p.tasks_done,
+                   (long long)p.tasks_total, p.tasks_done / std::max(p.seconds, 1e-9), eta);
+      if (p.tasks_done == p.tasks_total) std::fprintf(stderr, "\n");
+      std::fflush(stderr);
+    };
+  const retrieval::NiahResult r = retrieval::evaluate_niah(model_forward(model), generator, grid, progress);
+
+  nlohmann::json j = retrieval::niah_to_json(r);
+  std::printf("NIAH, %s\nhaystacks: split '%s' of %s; %lld tasks per cell; %d-digit values; seed %llu\n"
+              "accuracy: queried needles whose value greedy decoding reproduces exactly\n%s"
+              "mean accuracy %.3f (%.1f s)\n",
+              describe(model_dir, model.config).c_str(), split.c_str(), data_dir.string().c_str(),
+              (long long)grid.samples, grid.value_digits, (unsigned long long)grid.seed,
+              retrieval::niah_table(r).c_str(), j["mean_accuracy"].get<double>(), r.seconds);
+  if (json_path) {
+    j["model"] = model_dir.string();
+    write_json_file(*json_path, j);
+  }
+  return 0;
+}
+
+int analyze_mqar(Args& args) {
+  const fs::path model_dir = args.require("model");
+  const fs::path data_dir = args.require("data");
+  retrieval::MqarEvalOptions o;
+  o.spec.pairs = args.get_int("pairs", o.spec.pairs);
+  o.spec.queries = args.get_int("queries", o.spec.queries);
+  o.samples = args.get_int("samples", o.samples);
+  o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed)));
+  const auto json_path = args.get("json");
+  args.finish();
+
+  const Model model = load_model_dir(model_dir);
+  const data::Tokenizer tokenizer = data_tokenizer(data_dir, model_dir, model.config);
+  const retrieval::MqarResult r = retrieval::evaluate_mqar(model_forward(model), retrieval::mqar_vocabulary(tokenizer),
+                                                           tokenizer.vocab_size(), o);
+  std::printf("MQAR, %s\n%lld episodes of %lld pairs and %lld queries (%lld tokens); seed %llu\n"
+              "accuracy %.3f (%lld of %lld answers) | answer loss %.3f nats | chance 1/%lld | %.1f s\n",
+              describe(model_dir, model.config).c_str(), (long long)o.samples, (long long)o.spec.pairs,
+              (long long)o.spec.queries, (long long)retrieval::mqar_length(o.spec), (unsigned long long)o.seed,
+              r.accuracy(), (long long)r.correct, (long long)r.answers, r.loss, (long long)o.spec.pairs, r.seconds);
+  if (json_path) {
+    nlohmann::json j = retrieval::mqar_to_json(r);
+    j["model"] = model_dir.string();
+    j["data"] = data_dir.string();
+    write_json_file(*json_path, j);
+  }
+  return 0;
+}
+
+}  // namespace difftx::cli

@@ -1,0 +1,146 @@
+// `difftx experiment compare`: trains baseline, DIFF V1 and DIFF V2 at equal parameters and
+// tokens, runs the paper's analyses on each and writes the report (src/experiment/compare.h).
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "cli/experiments.h"
+#include "cli/train_options.h"
+#include "core/error.h"
+#include "experiment/compare.h"
+#include "io/json_file.h"
+
+namespace difftx::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<int64_t> or_default(Args& args, const std::string& name, const std::vector<int64_t>& fallback) {
+  return args.get(name) ? args.get_int_list(name, "") : fallback;
+}
+
+// configs/ of the working directory, else the source tree's.
+fs::path default_configs_dir() {
+  if (fs::is_directory("configs")) return "configs";
+  return fs::path(DIFFTX_SOURCE_DIR) / "configs";
+}
+
+std::string cell(const nlohmann::json& j, const char* key, const char* pattern) {
+  if (!j.contains(key) || !j[key].is_number()) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, pattern, j[key].get<double>());
+  return buf;
+}
+
+// The comparison table: one line per model.
+void print_table(const nlohmann::json& results) {
+  std::printf("\n%-14s %8s %9s %9s %8s %8s %13s %12s\n", "model", "params", "tok/s", "val loss", "NIAH", "MQAR",
+              "max |logit|", "4-bit dloss");
+  for (const auto& m : results["models"]) {
+    double dloss = NAN;
+    if (m.contains("quantization")) {
+      double plain = NAN, four = NAN;
+      for (const auto& p : m["quantization"]) {
+        if (p["bits"] == 0) plain = p["val_loss"].get<double>();
+        if (p["bits"] == 4) four = p["val_loss"].get<double>();
+      }
+      dloss = four - plain;
+    }
+    std::printf("%-14s %7.2fM %9s %9s %8s %8s %13s %+12.4f\n", m["name"].get<std::string>().c_str(),
+                m["parameters"].get<double>() / 1e6, cell(m["train"], "tokens_per_second", "%.0f").c_str(),
+                cell(m["train"], "final_val_loss", "%.4f").c_str(), cell(m["niah"], "mean_accuracy", "%.3f").c_str(),
+                cell(m["mqar"], "accuracy", "%.3f").c_str(), cell(m["outliers"]["attention_logits"], "top1", "%.1f").c_str(),
+                dloss);
+  }
+}
+
+std::string indented(const std::string& lines, const std::string& margin) {
+  std::string out;
+  size_t begin = 0;
+  while (begin < lines.size()) {
+    const size_t end = lines.find('\n', begin);
+    out += margin + lines.substr(begin, end - begin) + "\n";
+    if (end == std::string::npos) break;
+    begin = end + 1;
+  }
+  return out;
+}
+
+experiment::CompareOptions defaults() {
+  experiment::CompareOptions o;
+  o.train.seq_len = 256;
+  o.train.micro_batch = 8;
+  o.train.lr = 2e-3;
+  o.train.warmup_steps = 50;
+  o.train.mixture = {0.2, 0.2};
+  o.train.eval_every = 50;
+  o.train.eval_batches = 8;
+  o.train.checkpoint_every = 100;
+  o.train.log_every = 25;
+  return o;
+}
+
+}  // namespace
+
+int experiment_compare(Args& args) {
+  experiment::CompareOptions o = defaults();
+  o.preset = args.get("preset", o.preset);
+  o.tokens = args.get_int("tokens", 0);
+  DIFFTX_CHECK(o.tokens > 0, "experiment compare: --tokens N (training tokens per model) is required and must be positive");
+  if (args.get("variants")) o.variants = args.get_word_list("variants", "");
+  o.data_dir = args.get("data", "data/default");
+  o.out_dir = args.get("out", "runs/compare-" + o.preset);
+  o.configs_dir = args.get("configs", default_configs_dir().string());
+  read_train_options(args, o.train);
+
+  experiment::AnalysisOptions& a = o.analysis;
+  a.niah.contexts = or_default(args, "niah-contexts", {256});
+  a.niah.needles = or_default(args, "niah-needles", {1, 2, 4});
+  a.niah.queried = or_default(args, "niah-queried", {1, 2});
+  if (args.get("niah-depths")) a.niah.depths = args.get_double_list("niah-depths", "");
+  a.niah.samples = args.get_int("niah-samples", 10);
+  a.niah.seed = o.train.seed;
+  a.quant_niah = a.niah;
+  a.quant_niah.needles = {a.niah.needles.front()};
+  a.quant_niah.queried = {1};
+  a.mqar.spec.pairs = args.get_int("mqar-pairs", 8);
+  a.mqar.spec.queries = args.get_int("mqar-queries", a.mqar.spec.pairs);
+  a.mqar.samples = args.get_int("mqar-samples", 100);
+  a.mqar.seed = o.train.seed;
+  a.prompts.context = a.niah.contexts.front();
+  a.prompts.depths = a.niah.depths;
+  a.prompts.per_depth = args.get_int("attention-prompts", 4);
+  a.prompts.seed = o.train.seed;
+  a.outliers.tokens = args.get_int("outlier-tokens", 16384);
+  a.outliers.seq_len = o.train.seq_len;
+  a.outliers.micro_batch = o.train.micro_batch;
+  a.bits.clear();
+  for (int64_t b : or_default(args, "bits", {0, 16, 8, 6, 4})) a.bits.push_back(static_cast<int>(b));
+  a.quant_val_batches = args.get_int("quant-batches", a.quant_val_batches);
+  args.finish();
+
+  const fs::path results = experiment::run_compare(o, [](const std::string& line) {
+    std::printf("%s\n", line.c_str());
+    std::fflush(stdout);
+  });
+  print_table(read_json_file(results));
+  std::printf("\nreport: %s (results.json, charts); checkpoints: %s\n", (o.out_dir / "index.html").c_str(),
+              (o.out_dir / "runs" / "<model>" / "checkpoints").c_str());
+  return 0;
+}
+
+std::string experiment_compare_help() {
+  return "  difftx experiment compare --tokens N [--preset small] [--variants baseline,diff,diff2]\n"
+         "                            [--data data/default] [--out runs/compare-PRESET] [--configs DIR]\n"
+         "      trains each variant of configs/PRESET for N tokens on the same data with the same seed,\n"
+         "      runs NIAH, MQAR, attention allocation, outliers and the quantization sweep on each, and\n"
+         "      writes OUT/results.json, the charts and OUT/index.html; run again to resume\n"
+         "    analysis options: --niah-contexts 256 --niah-needles 1,2,4 --niah-queried 1,2\n"
+         "      --niah-depths 0,0.25,0.5,0.75,1 --niah-samples 10 --mqar-pairs 8 --mqar-queries P\n"
+         "      --mqar-samples 100 --attention-prompts 4 (per depth) --outlier-tokens 16384\n"
+         "      --bits 0,16,8,6,4 --quant-batches 8 (val micro-batches per width)\n"
+         "    training options (shared by every model):\n" +
+         indented(train_options_help(defaults().train), "    ");
+}
+
+}  // namespace difftx::cli

@@ -1,0 +1,139 @@
+#include "experiment/compare.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+#include "core/threading.h"
+#include "data/dataset.h"
+#include "data/tokenizer_files.h"
+#include "dist/local_communicator.h"
+#include "experiment/train_record.h"
+#include "io/json_file.h"
+#include "kernels/attention/attention.h"
+#include "model/config.h"
+#include "model/model_io.h"
+#include "report/report_writer.h"
+#include "report/results.h"
+#include "train/checkpoint.h"
+
+namespace difftx::experiment {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string utc_now() {
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return buf;
+}
+
+// "AMD EPYC ... , 2 threads": what the timings were taken on.
+std::string machine() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line, cpu = "unknown CPU";
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  return cpu + ", " + std::to_string(thread_count()) + " threads";
+}
+
+std::string presets_in(const fs::path& configs_dir) {
+  std::set<std::string> names;
+  if (fs::is_directory(configs_dir))
+    for (const auto& e : fs::directory_iterator(configs_dir))
+      if (e.is_directory()) names.insert(e.path().filename().string());
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+fs::path run_compare(const CompareOptions& o, const std::function<void(const std::string&)>& log) {
+  DIFFTX_CHECK(o.tokens >= 1, "compare: --tokens must be positive, got ", o.tokens);
+  DIFFTX_CHECK(!o.variants.empty(), "compare: no variants given");
+  DIFFTX_CHECK(std::set<std::string>(o.variants.begin(), o.variants.end()).size() == o.variants.size(),
+               "compare: a variant is named twice in --variants");
+  std::vector<ModelConfig> configs;
+  for (const std::string& v : o.variants) {
+    const fs::path file = o.configs_dir / o.preset / (v + ".json");
+    DIFFTX_CHECK(fs::is_regular_file(file), "compare: no config ", file.string(), " (presets in ", o.configs_dir.string(),
+                 ": ", presets_in(o.configs_dir), ")");
+    configs.push_back(config_from_file(file.string()));
+  }
+  data::read_dataset(o.data_dir);  // a clear error for a directory that is not a prepared dataset
+  const data::Tokenizer tokenizer = data::load_tokenizer(o.data_dir.string());
+
+  const int64_t batch_tokens = o.train.batch_tokens > 0 ? o.train.batch_tokens : o.train.seq_len * o.train.micro_batch;
+  DIFFTX_CHECK(batch_tokens > 0, "compare: --seq-len and --micro-batch must be positive");
+  const int64_t steps = (o.tokens + batch_tokens - 1) / batch_tokens;
+  int64_t fewest = configs.front().total_parameters(), most = fewest;
+  for (const ModelConfig& c : configs) {
+    fewest = std::min(fewest, c.total_parameters());
+    most = std::max(most, c.total_parameters());
+  }
+  char line[256];
+  std::snprintf(line, sizeof line, "compare: %zu models of preset %s, %lld steps of %lld tokens each, parameters %.3fM to %.3fM (%+.1f%%)",
+                configs.size(), o.preset.c_str(), (long long)steps, (long long)batch_tokens, fewest / 1e6, most / 1e6,
+                100.0 * (most - fewest) / fewest);
+  log(line);
+
+  json results = {{"schema", report::kResultsSchema}, {"created", utc_now()}};
+  results["setup"] = {{"preset", o.preset},
+                      {"tokens_per_model", steps * batch_tokens},
+                      {"steps", steps},
+                      {"seed", o.train.seed},
+                      {"seq_len", o.train.seq_len},
+                      {"micro_batch", o.train.micro_batch},
+                      {"batch_tokens", batch_tokens},
+                      {"lr", o.train.lr},
+                      {"warmup_steps", o.train.warmup_steps},
+                      {"data", o.data_dir.string()},
+                      {"tokenizer", tokenizer.name()},
+                      {"mixture", retrieval::mixture_to_json(o.train.mixture)},
+                      {"machine", machine()}};
+  results["models"] = json::array();
+  const fs::path report_dir = o.out_dir;
+  const fs::path results_path = report_dir / "results.json";
+  fs::create_directories(report_dir);
+
+  for (size_t i = 0; i < configs.size(); ++i) {
+    const std::string& name = o.variants[i];
+    TrainOptions t = o.train;
+    t.config_path = (o.configs_dir / o.preset / (name + ".json")).string();
+    t.data_dir = o.data_dir.string();
+    t.out_dir = (o.out_dir / "runs" / name).string();
+    t.steps = steps;
+    t.resume = latest_checkpoint(t.out_dir).has_value();
+    std::snprintf(line, sizeof line, "\n== %s (%zu of %zu): %s, %.2fM parameters", name.c_str(), i + 1, configs.size(),
+                  t.config_path.c_str(), configs[i].total_parameters() / 1e6);
+    log(line);
+    dist::LocalCommunicator one_process;
+    train(t, one_process);
+
+    const fs::path checkpoint = *latest_checkpoint(t.out_dir);
+    const Model model = load_model_dir(checkpoint);
+    log("analysing " + checkpoint.string());
+    json m = {{"name", name},
+              {"attention", attention_kind_name(model.config.attention)},
+              {"config", config_to_json(model.config)},
+              {"parameters", model.config.total_parameters()},
+              {"run_dir", t.out_dir},
+              {"train", train_record(t.out_dir, batch_tokens)}};
+    m.update(analyse_model(model, tokenizer, o.data_dir, o.analysis, log));
+    results["models"].push_back(m);
+    write_json_file(results_path, results);  // after every model, so that a stopped compare shows what it has
+  }
+  report::write_report(results_path, report_dir);
+  return results_path;
+}
+
+}  // namespace difftx::experiment

@@ -1,0 +1,36 @@
+// `difftx experiment compare`: the paper's comparison at CPU scale. Trains each variant of a
+// preset (configs/<preset>/<variant>.json: baseline, diff, diff2 at equal parameters) for the
+// same tokens on the same data with the same seed, so that the only difference is the model;
+// runs every analysis (model_analyses.h) on each; writes results.json and the report.
+//
+// OUT holds runs/<variant>/ (a `difftx train` run directory each) and the report (results.json,
+// the charts, index.html). A compare that is stopped can be started again with the same
+// arguments: each run resumes from its latest checkpoint, a finished run is not trained again.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "experiment/model_analyses.h"
+#include "train/trainer.h"
+
+namespace difftx::experiment {
+
+struct CompareOptions {
+  std::filesystem::path configs_dir;  // holds <preset>/<variant>.json
+  std::string preset = "small";
+  std::vector<std::string> variants = {"baseline", "diff", "diff2"};
+  std::filesystem::path data_dir, out_dir;
+  int64_t tokens = 0;  // training tokens per model, rounded up to whole optimizer steps
+  TrainOptions train;  // shared by every model; config, data, run directory and steps are set per model
+  AnalysisOptions analysis;
+};
+
+// Returns the path of results.json. `log` gets the lines between the trainer's own. Errors
+// (before any training): tokens < 1, no or repeated variants, a missing config (naming the
+// presets there are), a data directory that is not a prepared dataset.
+std::filesystem::path run_compare(const CompareOptions& options, const std::function<void(const std::string&)>& log);
+
+}  // namespace difftx::experiment
