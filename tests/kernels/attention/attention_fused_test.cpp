@@ -91,6 +91,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{AttentionKind::diff, 2, 1, 2, 2, 128}, Shape{AttentionKind::diff, 2, 65, 2, 1, 32},
                       Shape{AttentionKind::diff, 1, 127, 4, 1, 64}, Shape{AttentionKind::diff, 1, 63, 2, 2, 128},
                       Shape{AttentionKind::diff, 1, 1000, 1, 1, 32}, Shape{AttentionKind::diff, 4, 80, 2, 2, 16},
+                      Shape{AttentionKind::diff, 16, 64, 2, 1, 16}, Shape{AttentionKind::baseline, 16, 64, 4, 2, 16},
                       Shape{AttentionKind::diff2, 1, 1, 1, 1, 64}, Shape{AttentionKind::diff2, 2, 63, 2, 2, 128},
                       Shape{AttentionKind::diff2, 1, 127, 4, 2, 32}, Shape{AttentionKind::diff2, 1, 65, 4, 1, 64},
                       Shape{AttentionKind::diff2, 1, 1000, 1, 1, 32}, Shape{AttentionKind::diff2, 3, 90, 2, 1, 48}),
