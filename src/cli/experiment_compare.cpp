@@ -66,24 +66,27 @@ std::string indented(const std::string& lines, const std::string& margin) {
   return out;
 }
 
-experiment::CompareOptions defaults() {
-  experiment::CompareOptions o;
-  o.train.seq_len = 256;
-  o.train.micro_batch = 8;
-  o.train.lr = 2e-3;
-  o.train.warmup_steps = 50;
-  o.train.mixture = {0.2, 0.2};
-  o.train.eval_every = 50;
-  o.train.eval_batches = 8;
-  o.train.checkpoint_every = 100;
-  o.train.log_every = 25;
+// compare's training defaults: sequences of 256 in micro-batches of 8, a retrieval mixture,
+// validation and checkpoints often enough for curves and resuming.
+TrainOptions default_train_options() {
+  TrainOptions o;
+  o.seq_len = 256;
+  o.micro_batch = 8;
+  o.lr = 2e-3;
+  o.warmup_steps = 50;
+  o.mixture = {0.2, 0.2};
+  o.eval_every = 50;
+  o.eval_batches = 8;
+  o.checkpoint_every = 100;
+  o.log_every = 25;
   return o;
 }
 
 }  // namespace
 
 int experiment_compare(Args& args) {
-  experiment::CompareOptions o = defaults();
+  experiment::CompareOptions o;
+  o.train = default_train_options();
   o.preset = args.get("preset", o.preset);
   o.tokens = args.get_int("tokens", 0);
   DIFFTX_CHECK(o.tokens > 0, "experiment compare: --tokens N (training tokens per model) is required and must be positive");
@@ -140,7 +143,7 @@ std::string experiment_compare_help() {
          "      --mqar-samples 100 --attention-prompts 4 (per depth) --outlier-tokens 16384\n"
          "      --bits 0,16,8,6,4 --quant-batches 8 (val micro-batches per width)\n"
          "    training options (shared by every model):\n" +
-         indented(train_options_help(defaults().train), "    ");
+         indented(train_options_help(default_train_options()), "    ");
 }
 
 }  // namespace difftx::cli

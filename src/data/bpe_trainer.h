@@ -26,10 +26,10 @@ namespace difftx::data {
 
 struct BpeTrainingOptions {
   int64_t vocab_size = 8192;  // total, special tokens included; at least 257
-  std::string pattern;        // empty: default_training_pattern()
-  std::string name;           // empty: "bpe-<vocab_size>"
+  std::string pattern{};      // empty: default_training_pattern()
+  std::string name{};         // empty: "bpe-<vocab_size>"
   // Called now and then with (merges done, merges wanted).
-  std::function<void(int64_t, int64_t)> progress;
+  std::function<void(int64_t, int64_t)> progress{};
 };
 
 // Stops early, with a smaller vocabulary, when no pair occurs at least twice. Documents must

@@ -32,7 +32,7 @@ nlohmann::json train_record(const std::filesystem::path& run_dir, int64_t tokens
 
   double seconds = 0;
   for (const json& s : steps) seconds += s.value("ms", 0.0) / 1e3;
-  const int64_t stride = (static_cast<int64_t>(steps.size()) + max_points - 1) / max_points;
+  const size_t stride = (steps.size() + static_cast<size_t>(max_points) - 1) / static_cast<size_t>(max_points);
   json curve = json::array();
   for (size_t i = 0; i < steps.size(); ++i)
     if (i % stride == stride - 1 || i + 1 == steps.size()) {

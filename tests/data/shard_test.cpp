@@ -30,7 +30,7 @@ TEST(Shard, RoundTripsAndPicksTheNarrowestWidth) {
     std::vector<int32_t> ids(1000);
     for (auto& id : ids) id = static_cast<int32_t>(rng.below(vocab));
     ids[0] = static_cast<int32_t>(vocab - 1);
-    const auto path = write_shard(dir, "s" + std::to_string(vocab) + ".bin", ids, vocab);
+    const auto path = write_shard(dir, std::to_string(vocab) + ".bin", ids, vocab);
     const Shard s(path);
     EXPECT_EQ(s.token_bytes(), vocab <= 65536 ? 2 : 4);
     EXPECT_EQ(s.vocab_size(), vocab);

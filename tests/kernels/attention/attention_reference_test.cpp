@@ -91,14 +91,6 @@ TEST(AttentionReference, SingleTokenClosedForms) {
   }
 }
 
-// Columns [col, col + width) of every row of a [rows, row_width] tensor.
-std::vector<double> columns(const std::vector<double>& x, int64_t row_width, int64_t col, int64_t width) {
-  std::vector<double> out;
-  for (size_t r = 0; r < x.size() / row_width; ++r)
-    out.insert(out.end(), x.begin() + r * row_width + col, x.begin() + r * row_width + col + width);
-  return out;
-}
-
 // Gathers sub-heads: head h of the result is columns [(stride*h + offset)*d, +d) of x.
 std::vector<double> sub_heads(const std::vector<double>& x, int64_t row_width, int64_t heads, int64_t stride,
                               int64_t offset, int64_t d) {
