@@ -227,9 +227,10 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
   const double sgemm_gflops = measure_sgemm_gflops();
   const double step_flops = 3.0 * config.forward_flops(o.micro_batch, o.seq_len) * accumulation;  // per rank
   if (talk)
-    std::printf("model %s: %.2fM parameters, %lld tokens/step (%d ranks x %lld x %lld x %lld), sgemm %.0f GFLOPS, "
+    std::printf("model %s: %.2fM parameters, %lld tokens/step (%d rank%s x %lld x %lld x %lld), sgemm %.0f GFLOPS, "
                 "%d threads/rank%s%s\n",
                 attention_kind_name(config.attention), config.total_parameters() / 1e6, (long long)batch_tokens, ranks,
+                ranks == 1 ? "" : "s",
                 (long long)accumulation, (long long)o.micro_batch, (long long)o.seq_len, sgemm_gflops, thread_count(),
                 ranks > 1 ? ", " : "", ranks > 1 ? comm.description().c_str() : "");
   if (talk && mixture) std::printf("%s\n", mixture->describe().c_str());
