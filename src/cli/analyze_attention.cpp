@@ -5,7 +5,6 @@
 #include "cli/analyze_targets.h"
 #include "core/error.h"
 #include "data/split_reader.h"
-#include "data/tokenizer_files.h"
 #include "eval/analysis_json.h"
 #include "eval/attention_maps.h"
 #include "eval/retrieval/niah_prompts.h"
@@ -40,10 +39,7 @@ int analyze_attention(Args& args) {
                c.num_hidden_layers, ") (or -1 for the mean over layers)");
   DIFFTX_CHECK(map_head >= -1 && map_head < c.num_attention_heads, "--map-head ", map_head, " outside [0, ",
                c.num_attention_heads, ") (or -1 for the mean over heads)");
-  const data::Tokenizer tokenizer = data::load_tokenizer(data_dir);
-  DIFFTX_CHECK(tokenizer.vocab_size() <= c.vocab_size, data_dir, ": tokenizer ", tokenizer.name(), " has ",
-               tokenizer.vocab_size(), " tokens but the model's vocab_size is ", c.vocab_size,
-               " (data and model do not belong together)");
+  const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, model_dir, c);
   const data::SplitReader haystack(data_dir, "val");
   const std::vector<AllocationPrompt> prompts =
       retrieval::niah_allocation_prompts(retrieval::NiahGenerator(tokenizer, haystack), o);

@@ -7,7 +7,6 @@
 #include "cli/analyze_targets.h"
 #include "core/error.h"
 #include "data/split_reader.h"
-#include "data/tokenizer_files.h"
 #include "eval/logits_forward.h"
 #include "eval/retrieval/mqar_eval.h"
 #include "eval/retrieval/niah_eval.h"
@@ -18,16 +17,6 @@ namespace difftx::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The dataset's own tokenizer, which must fit the model's vocabulary.
-data::Tokenizer data_tokenizer(const fs::path& data_dir, const fs::path& model_dir, const ModelConfig& config) {
-  data::read_dataset(data_dir);  // a clear error for a directory that is not a prepared dataset
-  data::Tokenizer tokenizer = data::load_tokenizer(data_dir.string());
-  DIFFTX_CHECK(tokenizer.vocab_size() <= config.vocab_size, data_dir.string(), ": its tokenizer ", tokenizer.name(),
-               " has ", tokenizer.vocab_size(), " tokens but the model in ", model_dir.string(), " has vocab_size ",
-               config.vocab_size, ": data and model do not belong together");
-  return tokenizer;
-}
 
 std::string describe(const fs::path& model_dir, const ModelConfig& c) {
   char buf[160];
@@ -56,7 +45,7 @@ int analyze_niah(Args& args) {
   args.finish();
 
   const Model model = load_model_dir(model_dir);
-  const data::Tokenizer tokenizer = data_tokenizer(data_dir, model_dir, model.config);
+  const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, model_dir, model.config);
   const data::SplitReader haystack(data_dir, split);
   const retrieval::NiahGenerator generator(tokenizer, haystack);
   std::function<void(const retrieval::NiahProgress&)> progress;
@@ -96,7 +85,7 @@ int analyze_mqar(Args& args) {
   args.finish();
 
   const Model model = load_model_dir(model_dir);
-  const data::Tokenizer tokenizer = data_tokenizer(data_dir, model_dir, model.config);
+  const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, model_dir, model.config);
   const retrieval::MqarResult r = retrieval::evaluate_mqar(model_forward(model), retrieval::mqar_vocabulary(tokenizer),
                                                            tokenizer.vocab_size(), o);
   std::printf("MQAR, %s\n%lld episodes of %lld pairs and %lld queries (%lld tokens); seed %llu\n"

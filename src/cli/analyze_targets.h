@@ -1,11 +1,14 @@
 // The targets of `difftx analyze` (analyze.cpp dispatches; each lives in analyze_<target>.cpp),
 // and what they share.
 #pragma once
+#include <filesystem>
 #include <string>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "cli/args.h"
+#include "data/tokenizer.h"
+#include "model/config.h"
 
 namespace difftx::cli {
 
@@ -14,6 +17,11 @@ int analyze_mqar(Args& args);  // analyze_retrieval.cpp
 int analyze_attention(Args& args);
 int analyze_outliers(Args& args);
 int analyze_quant(Args& args);
+
+// The prepared dataset's own tokenizer, which must fit the model's vocabulary (errors name both
+// directories; a directory that is not a prepared dataset is an error too).
+data::Tokenizer dataset_tokenizer(const std::filesystem::path& data_dir, const std::filesystem::path& model_dir,
+                                  const ModelConfig& config);
 
 // --json FILE: the object written atomically (when the option was given).
 void write_analysis_json(const std::string& path, const nlohmann::json& value);

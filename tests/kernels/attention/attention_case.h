@@ -1,5 +1,7 @@
 // Random inputs for one attention shape, shared by the attention tests.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
@@ -35,6 +37,15 @@ struct AttentionCase {
 inline std::string describe(const AttentionDims& a) {
   return std::string(attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
          " H=" + std::to_string(a.H) + " Hkv=" + std::to_string(a.Hkv) + " d=" + std::to_string(a.d);
+}
+
+// Every element of got within atol + rtol |want| of want; the failure names `what`, the first
+// mismatch and the largest difference.
+inline void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
+                         const std::string& what) {
+  std::string mismatch;
+  EXPECT_TRUE(all_close(got, want, atol, rtol, &mismatch))
+      << what << ": " << mismatch << " (max abs diff " << max_abs_diff(got, want) << ")";
 }
 
 }  // namespace difftx::testing

@@ -20,6 +20,7 @@ namespace difftx {
 namespace {
 
 using testing::AttentionCase;
+using testing::expect_close;
 
 struct Shape {
   AttentionKind kind;
@@ -36,13 +37,6 @@ std::vector<flash::Path> paths_for(const AttentionDims& dims) {
 }
 
 const char* path_name(flash::Path p) { return p == flash::Path::avx512 ? "avx512" : "scalar"; }
-
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
-                  const std::string& what) {
-  std::string mismatch;
-  EXPECT_TRUE(testing::all_close(got, want, atol, rtol, &mismatch))
-      << what << ": " << mismatch << " (max abs diff " << testing::max_abs_diff(got, want) << ")";
-}
 
 class FusedAttention : public ::testing::TestWithParam<Shape> {};
 

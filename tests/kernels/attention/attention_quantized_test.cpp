@@ -19,6 +19,7 @@ namespace difftx {
 namespace {
 
 using testing::AttentionCase;
+using testing::expect_close;
 
 struct Shape {
   AttentionKind kind;
@@ -47,13 +48,6 @@ std::vector<float> run_reference(const AttentionCase& c, int bits) {
   std::vector<float> out(c.rows() * c.dims.out_width());
   attention_forward_quantized_reference(c.dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), bits);
   return out;
-}
-
-void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
-                  const std::string& what) {
-  std::string mismatch;
-  EXPECT_TRUE(testing::all_close(got, want, atol, rtol, &mismatch))
-      << what << ": " << mismatch << " (max abs diff " << testing::max_abs_diff(got, want) << ")";
 }
 
 class QuantizedAttention : public ::testing::TestWithParam<Shape> {};
