@@ -1,9 +1,10 @@
 // The training mixture: --mix parsing; each batch holds its fractions of task rows to within a
 // row or two; rows are a pure function of (seed, step, row), so a batch split into micro-batches
-// (or ranks) gets the same rows and a resumed run the same data; NIAH rows are shifted task
-// sequences of the train split with every target counted; MQAR rows count only the answers.
+// (or ranks) gets the same rows and a resumed run the same data; NIAH and MQAR rows count only
+// the answers, each a copy of what followed the same context earlier in the row.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -98,17 +99,32 @@ TEST(TaskMixture, RowsArePureFunctionsOfSeedStepAndRow) {
   EXPECT_NE(x, y) << "another seed, another task";
 }
 
-TEST(TaskMixture, NiahRowsAreShiftedTasksWithEveryTargetCounted) {
+TEST(TaskMixture, NiahRowsCountOnlyTheAnswers) {
   const auto& d = retrieval_data();
   const int64_t T = 128;
   const TaskMixture mix({1.0, 0.0}, d.dir, T, 3);
-  EXPECT_GE(mix.max_needles(), 1);
+  EXPECT_GE(mix.max_needles(), 2);
   const std::vector<int32_t> lead = d.tokenizer.encode(" The magic number for");
+  constexpr int64_t kContext = 4;  // "KEY is " and, for a value's later ids, its earlier ones
   for (int64_t row = 0; row < 20; ++row) {
     std::vector<int32_t> in(T), tg(T);
     mix.fill(RowKind::niah, 9, row, in.data(), tg.data());
-    for (int64_t t = 0; t + 1 < T; ++t) ASSERT_EQ(tg[t], in[t + 1]) << "targets are the next tokens";
-    for (int32_t id : tg) ASSERT_GE(id, 0) << "every target counts";
+    int64_t answers = 0;
+    for (int64_t t = 0; t < T; ++t) {
+      if (tg[t] == kIgnoreId) continue;
+      ++answers;
+      if (t + 1 < T) {
+        ASSERT_EQ(tg[t], in[t + 1]) << "row " << row << ": a target is the next token";
+      }
+      // Retrieval: the ids before the answer occurred earlier in the row (the needle), followed by it.
+      bool copied = false;
+      for (int64_t p = kContext - 1; p + 1 < t && !copied; ++p)
+        copied = std::equal(in.begin() + p - kContext + 1, in.begin() + p + 1, in.begin() + t - kContext + 1) &&
+                 in[p + 1] == tg[t];
+      EXPECT_TRUE(copied) << "row " << row << " position " << t << ": the answer is not a copy of a needle's value";
+    }
+    EXPECT_GE(answers, 1) << "row " << row;
+    EXPECT_LE(answers, 4 * kDefaultValueDigits) << "row " << row << ": at most 4 queries";
     // At least one needle and its query: the lead occurs twice or more.
     int64_t leads = 0;
     for (int64_t t = 0; t + static_cast<int64_t>(lead.size()) <= T; ++t)

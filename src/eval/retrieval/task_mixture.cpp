@@ -63,7 +63,9 @@ void TaskMixture::fill(RowKind kind, int64_t step, int64_t row, int32_t* inputs,
     spec.depth = rng.uniform();
     const NiahSample s = niah_.sample(spec, rng.next_u64());
     std::copy(s.tokens.begin(), s.tokens.begin() + T, inputs);
-    std::copy(s.tokens.begin() + 1, s.tokens.end(), targets);
+    std::fill(targets, targets + T, kIgnoreId);
+    for (const NiahQuery& q : s.queries)
+      for (int64_t a = q.answer.begin; a < q.answer.end; ++a) targets[a - 1] = s.tokens[a];
     return;
   }
   MqarSample s;
