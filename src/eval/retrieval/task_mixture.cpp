@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 #include "core/rng.h"
@@ -17,6 +18,16 @@ constexpr int64_t kMostNeedles = 8;
 constexpr uint64_t kGoldenRatio64 = 0x9E3779B97F4A7C15ull;  // 2^64 / phi
 // Mixed into every mixture seed, so task rows draw nothing in step with the loader's windows.
 constexpr uint64_t kMixtureSalt = 0x6d69787475726521ull;
+
+// A task row counts its answers only: inputs the task's first T ids, targets kIgnoreId except
+// at each answer position a (<= T), whose id is the target one step before it.
+void write_task_row(const std::vector<int32_t>& tokens, const std::vector<int64_t>& answers, int64_t T,
+                    int32_t* inputs, int32_t* targets) {
+  std::copy(tokens.begin(), tokens.begin() + T, inputs);
+  std::fill(targets, targets + T, kIgnoreId);
+  for (int64_t a : answers)
+    if (a <= T) targets[a - 1] = tokens[a];
+}
 
 }  // namespace
 
@@ -62,10 +73,10 @@ void TaskMixture::fill(RowKind kind, int64_t step, int64_t row, int32_t* inputs,
     spec.queried = 1 + static_cast<int64_t>(rng.below(std::min(spec.needles, max_queried_)));
     spec.depth = rng.uniform();
     const NiahSample s = niah_.sample(spec, rng.next_u64());
-    std::copy(s.tokens.begin(), s.tokens.begin() + T, inputs);
-    std::fill(targets, targets + T, kIgnoreId);
+    std::vector<int64_t> answers;
     for (const NiahQuery& q : s.queries)
-      for (int64_t a = q.answer.begin; a < q.answer.end; ++a) targets[a - 1] = s.tokens[a];
+      for (int64_t a = q.answer.begin; a < q.answer.end; ++a) answers.push_back(a);
+    write_task_row(s.tokens, answers, T, inputs, targets);
     return;
   }
   MqarSample s;
@@ -74,10 +85,7 @@ void TaskMixture::fill(RowKind kind, int64_t step, int64_t row, int32_t* inputs,
     const int64_t pairs = least + static_cast<int64_t>(rng.below(max_pairs_ - least + 1));
     append_mqar_episode(MqarSpec{pairs, pairs}, mqar_, rng, s);
   }
-  std::copy(s.tokens.begin(), s.tokens.begin() + T, inputs);
-  std::fill(targets, targets + T, kIgnoreId);
-  for (int64_t a : s.answers)
-    if (a <= T) targets[a - 1] = s.tokens[a];
+  write_task_row(s.tokens, s.answers, T, inputs, targets);
 }
 
 void TaskMixture::apply(int64_t step, int64_t first_row, int64_t rows, int32_t* inputs, int32_t* targets) const {
