@@ -6,6 +6,7 @@
 // steps, so decoding runs at a cache of about C tokens; best of --repeats after a warm-up. Decode GB/s counts
 // the bytes one step must read: every weight matrix once (the LM head included) and the cache.
 #include <algorithm>
+#include "source_dir.h"
 #include <cstdio>
 #include <filesystem>
 #include <sstream>

@@ -5,6 +5,7 @@
 // FLOPs as SPEC §4: 3 x forward, the forward being 2 x non-embedding parameters (the LM head
 // counted, tied or not) plus causal attention over the unmasked scores.
 #include <algorithm>
+#include "source_dir.h"
 #include <cstdio>
 #include <filesystem>
 #include <map>

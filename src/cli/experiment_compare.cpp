@@ -1,6 +1,7 @@
 // `difftx experiment compare`: trains baseline, DIFF V1 and DIFF V2 at equal parameters and
 // tokens, runs the paper's analyses on each and writes the report (src/experiment/compare.h).
 #include <cmath>
+#include "source_dir.h"
 #include <cstdio>
 #include <filesystem>
 

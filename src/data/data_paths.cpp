@@ -1,4 +1,5 @@
 #include "data/data_paths.h"
+#include "source_dir.h"
 
 #include <cstdlib>
 

@@ -1,6 +1,7 @@
 // Generation over ids: a fixed seed reproduces the tokens, another seed changes them, greedy
 // follows the argmax of the decode logits, and the stop token and token budget end it.
 #include <gtest/gtest.h>
+#include "source_dir.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -3,6 +3,7 @@
 // logits of each position from prefill + token-by-token decode against decoder_logits over
 // the whole sequence. Plus the cache's size per variant and the context errors.
 #include <gtest/gtest.h>
+#include "source_dir.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,7 @@
 // Helpers for the file-format tests: scratch directories, raw file bytes, fixture paths.
 #pragma once
 #include <gtest/gtest.h>
+#include "source_dir.h"
 #include <unistd.h>
 
 #include <atomic>

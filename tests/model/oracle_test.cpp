@@ -1,6 +1,7 @@
 // The whole model against the independent PyTorch oracle (tools/oracle): logits, loss, every
 // gradient and the losses of five AdamW steps, for every fixture under tests/fixtures/oracle.
 #include <gtest/gtest.h>
+#include "source_dir.h"
 
 #include <cmath>
 #include <cstdio>

@@ -1,6 +1,7 @@
 // results.json -> charts -> index.html: the committed fixtures render completely, bad input is
 // named by its key path, and the page is self-contained and escapes what it shows.
 #include <gtest/gtest.h>
+#include "source_dir.h"
 
 #include <filesystem>
 #include <string>
