@@ -15,7 +15,7 @@ InferenceSession::InferenceSession(const Model& model, int64_t context)
       attention_scratch_(attention_) {
   const ModelConfig& c = model.config;
   rope_storage_.resize(rope_table_floats(cache_.capacity, c.head_dim));
-  rope_ = rope_table_build(rope_storage_.data(), cache_.capacity, c.head_dim, c.rope_theta);
+  rope_ = rope_table_build(rope_storage_.data(), cache_.capacity, c.head_dim, c.rope_theta, c.rope_scaling);
   if (c.attention == AttentionKind::diff)
     for (int64_t l = 0; l < c.num_hidden_layers; ++l)
       diff_lambda_.push_back(static_cast<float>(diff_lambda(c, model.tensors.layers[l], l)));

@@ -71,11 +71,17 @@ class SafetensorsReader {
   std::map<std::string, std::string> metadata_;
 };
 
-// One tensor to write, borrowing the caller's data: F32 or I32 by the span's element type.
+// How float data is stored: as it is (F32), or rounded to BF16 or F16 (io/float16.h).
+enum class StoredFloat { f32, bf16, f16 };
+const char* stored_float_name(StoredFloat type);  // "F32", "BF16", "F16" as safetensors spells them
+
+// One tensor to write, borrowing the caller's data: F32 or I32 by the span's element type; float
+// data is stored as `stored` says.
 struct SafetensorsEntry {
   std::string name;
   std::vector<int64_t> shape;
   std::variant<std::span<const float>, std::span<const int32_t>> data;
+  StoredFloat stored = StoredFloat::f32;
 };
 
 // Writes `tensors` (names sorted, data in that order, header padded with spaces so the data

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "io/atomic_file.h"
+#include "io/float16.h"
 #include "io/json_file.h"
 #include "io/safetensors.h"
 #include "io/shape.h"
@@ -28,14 +29,36 @@ struct Bytes {
 
 Bytes bytes_of(const SafetensorsEntry& t) {
   return std::visit(
-      [](auto span) {
+      [&](auto span) {
         const bool is_float = std::is_same_v<typename decltype(span)::element_type, const float>;
-        return Bytes{span.data(), span.size(), span.size_bytes(), is_float ? "F32" : "I32"};
+        if (!is_float || t.stored == StoredFloat::f32)
+          return Bytes{span.data(), span.size(), span.size_bytes(), is_float ? "F32" : "I32"};
+        return Bytes{span.data(), span.size(), span.size() * sizeof(uint16_t), stored_float_name(t.stored)};
       },
       t.data);
 }
 
+// Float data rounded to 16 bits, a bounded chunk at a time.
+void write_narrowed(AtomicFileWriter& out, std::span<const float> data, StoredFloat type) {
+  std::vector<uint16_t> chunk(std::min<size_t>(data.size(), 1 << 16));
+  for (size_t begin = 0; begin < data.size(); begin += chunk.size()) {
+    const size_t n = std::min(chunk.size(), data.size() - begin);
+    for (size_t i = 0; i < n; ++i)
+      chunk[i] = type == StoredFloat::bf16 ? float_to_bf16(data[begin + i]) : float_to_f16(data[begin + i]);
+    out.write(chunk.data(), n * sizeof(uint16_t));
+  }
+}
+
 }  // namespace
+
+const char* stored_float_name(StoredFloat type) {
+  switch (type) {
+    case StoredFloat::f32: return "F32";
+    case StoredFloat::bf16: return "BF16";
+    case StoredFloat::f16: return "F16";
+  }
+  return "F32";
+}
 
 void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsEntry> tensors,
                        const std::map<std::string, std::string>& metadata) {
@@ -75,8 +98,13 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Safete
   out.write(&length, sizeof length);
   out.write(text);
   for (const SafetensorsEntry* t : sorted) {
-    const Bytes bytes = bytes_of(*t);
-    out.write(bytes.data, bytes.size);
+    const auto* floats = std::get_if<std::span<const float>>(&t->data);
+    if (floats && t->stored != StoredFloat::f32) {
+      write_narrowed(out, *floats, t->stored);
+    } else {
+      const Bytes bytes = bytes_of(*t);
+      out.write(bytes.data, bytes.size);
+    }
   }
   out.commit();
 }

@@ -28,8 +28,25 @@ struct RopeTable {
   float* cos = nullptr;
   float* sin = nullptr;
 };
+// Frequency scaling for contexts beyond the trained one (docs/MODEL.md "RoPE scaling"):
+//   none:   inv_freq_i = theta^(-2i/d)
+//   linear: inv_freq_i / factor (positions divided by the factor)
+//   llama3: pairs whose wavelength 2 pi / inv_freq is longer than original / low_freq_factor are
+//           divided by factor, shorter than original / high_freq_factor kept, and the band between
+//           blended linearly in original / wavelength.
+enum class RopeScalingType { none, linear, llama3 };
+struct RopeScaling {
+  RopeScalingType type = RopeScalingType::none;
+  double factor = 1.0;
+  double low_freq_factor = 1.0;            // llama3 only
+  double high_freq_factor = 4.0;           // llama3 only
+  double original_max_position = 8192.0;   // llama3 only: the context the model was trained at
+};
+// inv_freq of pair i of a head of width d, in double.
+double rope_inverse_frequency(int64_t i, int64_t d, double theta, const RopeScaling& scaling);
 int64_t rope_table_floats(int64_t max_T, int64_t d);  // storage for cos and sin together
-RopeTable rope_table_build(float* storage, int64_t max_T, int64_t d, double theta);
+RopeTable rope_table_build(float* storage, int64_t max_T, int64_t d, double theta,
+                           const RopeScaling& scaling = {});
 void rope_forward(const RopeTable& table, RopeStyle style, float* x, int64_t B, int64_t T,
                   int64_t heads, int64_t pos0);
 void rope_backward(const RopeTable& table, RopeStyle style, float* dx, int64_t B, int64_t T,

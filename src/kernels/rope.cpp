@@ -1,6 +1,7 @@
 // Rotary position embedding (SPEC §1): each pair (a, b) of a head is rotated by the angle
 // pos * theta^(-2i/d) of its pair index i; the backward pass rotates by the negative angle.
 #include <cmath>
+#include <numbers>
 
 #include "core/error.h"
 #include "kernels/op_threading.h"
@@ -79,14 +80,35 @@ void rope_apply(const char* op, const RopeTable& table, RopeStyle style, float* 
 
 int64_t rope_table_floats(int64_t max_T, int64_t d) { return max_T * d; }
 
-RopeTable rope_table_build(float* storage, int64_t max_T, int64_t d, double theta) {
+double rope_inverse_frequency(int64_t i, int64_t d, double theta, const RopeScaling& scaling) {
+  const double inv_freq = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
+  switch (scaling.type) {
+    case RopeScalingType::none: return inv_freq;
+    case RopeScalingType::linear: return inv_freq / scaling.factor;
+    case RopeScalingType::llama3: {
+      const double wavelength = 2.0 * std::numbers::pi / inv_freq;
+      const double long_wavelength = scaling.original_max_position / scaling.low_freq_factor;
+      const double short_wavelength = scaling.original_max_position / scaling.high_freq_factor;
+      if (wavelength < short_wavelength) return inv_freq;
+      if (wavelength > long_wavelength) return inv_freq / scaling.factor;
+      const double smooth = (scaling.original_max_position / wavelength - scaling.low_freq_factor) /
+                            (scaling.high_freq_factor - scaling.low_freq_factor);
+      return (1.0 - smooth) * inv_freq / scaling.factor + smooth * inv_freq;
+    }
+  }
+  return inv_freq;
+}
+
+RopeTable rope_table_build(float* storage, int64_t max_T, int64_t d, double theta, const RopeScaling& scaling) {
   DIFFTX_CHECK(max_T > 0, "rope_table_build: max_T must be > 0, got ", max_T);
   DIFFTX_CHECK(d > 0 && d % 2 == 0, "rope_table_build: head width d must be even and > 0, got ", d);
   DIFFTX_CHECK(theta > 0, "rope_table_build: theta must be > 0, got ", theta);
+  DIFFTX_CHECK(scaling.factor > 0 && std::isfinite(scaling.factor), "rope_table_build: scaling factor must be > 0, got ",
+               scaling.factor);
   const int64_t half = d / 2;
   RopeTable table{max_T, d, storage, storage + max_T * half};
   for (int64_t i = 0; i < half; ++i) {
-    const double inv_freq = std::pow(theta, -2.0 * i / d);
+    const double inv_freq = rope_inverse_frequency(i, d, theta, scaling);
     for (int64_t t = 0; t < max_T; ++t) {
       table.cos[t * half + i] = static_cast<float>(std::cos(t * inv_freq));
       table.sin[t * half + i] = static_cast<float>(std::sin(t * inv_freq));

@@ -66,7 +66,7 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
   carve();
 
   rope_table_storage.resize(rope_table_floats(T, c.head_dim));
-  rope = rope_table_build(rope_table_storage.data(), T, c.head_dim, c.rope_theta);
+  rope = rope_table_build(rope_table_storage.data(), T, c.head_dim, c.rope_theta, c.rope_scaling);
 }
 
 }  // namespace difftx

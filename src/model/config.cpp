@@ -18,13 +18,14 @@ using nlohmann::json;
 const std::set<std::string> kBookkeepingKeys = {
     "architectures", "transformers_version", "torch_dtype",  "bos_token_id", "eos_token_id",
     "pad_token_id",  "initializer_range",    "use_cache",    "hidden_act",   "attention_bias",
-    "mlp_bias",      "rope_scaling",         "attention_dropout", "pretraining_tp", "_name_or_path"};
+    "mlp_bias",      "attention_dropout", "pretraining_tp", "_name_or_path"};
 
 const std::set<std::string> kModelKeys = {
     "model_type",     "attention",          "vocab_size",          "hidden_size",
     "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
     "intermediate_size", "max_position_embeddings", "rope_theta",    "rope_style",
-    "rms_norm_eps",   "tie_word_embeddings", "lambda_init",        "diff_subln"};
+    "rms_norm_eps",   "tie_word_embeddings", "lambda_init",        "diff_subln",
+    "rope_scaling"};
 
 int64_t get_positive_int(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
@@ -53,7 +54,6 @@ void check_bookkeeping(const json& j, const std::string& where) {
   expect("hidden_act", j.value("hidden_act", json("silu")) == json("silu"), "\"silu\" (SwiGLU)");
   expect("attention_bias", j.value("attention_bias", json(false)) == json(false), "false (no biases)");
   expect("mlp_bias", j.value("mlp_bias", json(false)) == json(false), "false (no biases)");
-  expect("rope_scaling", j.value("rope_scaling", json(nullptr)).is_null(), "null (no RoPE scaling)");
   const json dropout = j.value("attention_dropout", json(0));
   expect("attention_dropout", dropout.is_number() && dropout.get<double>() == 0.0, "0");
   expect("pretraining_tp", j.value("pretraining_tp", json(1)) == json(1), "1");
@@ -120,6 +120,63 @@ int64_t default_intermediate_size(int64_t hidden_size) {
   return (f + 63) / 64 * 64;
 }
 
+RopeScaling rope_scaling_from_json(const json& j, const std::string& where) {
+  RopeScaling s;
+  if (j.is_null()) return s;
+  const std::string key = where + ": key 'rope_scaling'";
+  DIFFTX_CHECK(j.is_object(), key, " must be null or an object");
+  DIFFTX_CHECK(!(j.contains("type") && j.contains("rope_type") && j.at("type") != j.at("rope_type")), key,
+               " has 'type' and 'rope_type' that disagree");
+  const json& type = j.contains("rope_type") ? j.at("rope_type") : j.contains("type") ? j.at("type") : json();
+  DIFFTX_CHECK(type.is_string(), key, " needs 'rope_type' (\"default\", \"linear\" or \"llama3\")");
+  const std::string name = type.get<std::string>();
+  std::set<std::string> allowed = {"type", "rope_type"};
+  auto number = [&](const char* field, double lowest) {
+    allowed.insert(field);
+    DIFFTX_CHECK(j.contains(field), key, " of type '", name, "' needs '", field, "'");
+    const json& v = j.at(field);
+    DIFFTX_CHECK(v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= lowest, key, ": '", field,
+                 "' must be a finite number >= ", lowest);
+    return v.get<double>();
+  };
+  if (name == "linear") {
+    s.type = RopeScalingType::linear;
+    s.factor = number("factor", 1.0);
+  } else if (name == "llama3") {
+    s.type = RopeScalingType::llama3;
+    s.factor = number("factor", 1.0);
+    s.low_freq_factor = number("low_freq_factor", 0.0);
+    s.high_freq_factor = number("high_freq_factor", 0.0);
+    s.original_max_position = number("original_max_position_embeddings", 1.0);
+    DIFFTX_CHECK(s.original_max_position == std::floor(s.original_max_position) && s.original_max_position < 1e15,
+                 key, ": 'original_max_position_embeddings' must be an integer");
+    DIFFTX_CHECK(s.low_freq_factor > 0 && s.high_freq_factor > s.low_freq_factor, key,
+                 ": llama3 needs 0 < low_freq_factor < high_freq_factor, got ", s.low_freq_factor, " and ",
+                 s.high_freq_factor);
+  } else {
+    DIFFTX_CHECK(name == "default", key, ": RoPE scaling type '", name.substr(0, 64),
+                 "' is not supported (supported: default, linear, llama3)");
+  }
+  for (const auto& [field, value] : j.items())
+    DIFFTX_CHECK(allowed.count(field), key, ": unknown field '", field.substr(0, 64), "' for type '", name, "'");
+  return s;
+}
+
+json rope_scaling_to_json(const RopeScaling& s) {
+  switch (s.type) {
+    case RopeScalingType::none: return nullptr;
+    case RopeScalingType::linear: return {{"rope_type", "linear"}, {"factor", s.factor}};
+    case RopeScalingType::llama3:
+      return {{"rope_type", "llama3"},
+              {"factor", s.factor},
+              {"low_freq_factor", s.low_freq_factor},
+              {"high_freq_factor", s.high_freq_factor},
+              // An integer, as transformers writes (and validates) it.
+              {"original_max_position_embeddings", static_cast<int64_t>(s.original_max_position)}};
+  }
+  return nullptr;
+}
+
 ModelConfig config_from_json(const json& j, const std::string& where) {
   DIFFTX_CHECK(j.is_object(), where, ": config must be a JSON object");
   for (const auto& [key, value] : j.items())
@@ -164,6 +221,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
                  ": key 'rope_style' must be \"interleaved\" or \"half\", got ", s.dump());
     c.rope_style = s == json("half") ? RopeStyle::half : RopeStyle::interleaved;
   }
+  if (j.contains("rope_scaling")) c.rope_scaling = rope_scaling_from_json(j.at("rope_scaling"), where);
   if (j.contains("rms_norm_eps")) c.rms_norm_eps = get_positive_number(j, "rms_norm_eps", where);
   if (j.contains("tie_word_embeddings")) c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", where);
   if (j.contains("lambda_init")) {
@@ -200,6 +258,7 @@ json config_to_json(const ModelConfig& c) {
   j["max_position_embeddings"] = c.max_position_embeddings;
   j["rope_theta"] = c.rope_theta;
   j["rope_style"] = c.rope_style == RopeStyle::half ? "half" : "interleaved";
+  if (c.rope_scaling.type != RopeScalingType::none) j["rope_scaling"] = rope_scaling_to_json(c.rope_scaling);
   j["rms_norm_eps"] = c.rms_norm_eps;
   j["tie_word_embeddings"] = c.tie_word_embeddings;
   if (c.lambda_init_constant) j["lambda_init"] = *c.lambda_init_constant;

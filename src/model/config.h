@@ -23,6 +23,7 @@ struct ModelConfig {
   int64_t max_position_embeddings = 0;
   double rope_theta = 10000.0;
   RopeStyle rope_style = RopeStyle::interleaved;
+  RopeScaling rope_scaling;               // none unless config.json's `rope_scaling` says otherwise
   double rms_norm_eps = 1e-5;
   bool tie_word_embeddings = true;
   std::optional<double> lambda_init_constant;  // empty: the "exp" schedule of SPEC §2.2
@@ -47,6 +48,11 @@ struct ModelConfig {
 ModelConfig config_from_json(const nlohmann::json& j, const std::string& where);
 ModelConfig config_from_file(const std::string& path);
 nlohmann::json config_to_json(const ModelConfig& c);
+
+// config.json's `rope_scaling` (null, or {"rope_type" | "type": "default" | "linear" | "llama3", ...}
+// with the keys that type needs): parsed and range-checked, other types refused by name; and back.
+RopeScaling rope_scaling_from_json(const nlohmann::json& j, const std::string& where);
+nlohmann::json rope_scaling_to_json(const RopeScaling& scaling);
 
 // The SPEC §1 default for F: 8/3 D rounded up to a multiple of 64.
 int64_t default_intermediate_size(int64_t hidden_size);

@@ -1,0 +1,205 @@
+#include "model/formats/hf_config.h"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "model/formats/hf_layout.h"
+
+namespace difftx {
+namespace {
+
+using nlohmann::json;
+
+// Keys transformers writes that do not change the forward pass (docs/FORMATS.md lists them).
+// Token ids are checked for shape; everything else here is accepted as it is.
+const std::set<std::string> kHarmlessKeys = {
+    "architectures", "transformers_version", "torch_dtype", "dtype", "_name_or_path", "initializer_range",
+    "use_cache", "pad_token_id", "bos_token_id", "eos_token_id", "lambda_std_dev", "pretraining_tp",
+    "tokenizer_class", "return_dict", "output_hidden_states", "output_attentions", "torchscript",
+    "is_encoder_decoder", "is_decoder", "add_cross_attention", "tie_encoder_decoder", "id2label", "label2id",
+    "problem_type", "finetuning_task", "prefix", "task_specific_params", "chunk_size_feed_forward",
+    "cross_attention_hidden_size", "decoder_start_token_id", "sep_token_id", "tf_legacy_loss",
+    "use_bfloat16", "pruned_heads", "quantization_config_version"};
+
+// Keys that change the math, each honoured (read below) or checked to have the value that
+// difftx's forward pass computes.
+const std::set<std::string> kModelKeys = {
+    "model_type", "vocab_size", "hidden_size", "intermediate_size", "num_attention_heads",
+    "num_key_value_heads", "head_dim", "num_hidden_layers", "rms_norm_eps", "rope_theta", "rope_scaling",
+    "rope_parameters", "tie_word_embeddings", "max_position_embeddings", "hidden_act", "attention_bias",
+    "mlp_bias", "attention_dropout", "mlp_dropout"};
+
+int64_t positive_int(const json& j, const char* key, const std::string& where) {
+  DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");
+  const json& v = j.at(key);
+  DIFFTX_CHECK(v.is_number_integer() && v.get<int64_t>() > 0, where, ": key '", key,
+               "' must be a positive integer, got ", v.dump().substr(0, 64));
+  return v.get<int64_t>();
+}
+
+double positive_number(const json& j, const char* key, double fallback, const std::string& where) {
+  if (!j.contains(key) || j.at(key).is_null()) return fallback;
+  const json& v = j.at(key);
+  DIFFTX_CHECK(v.is_number() && v.get<double>() > 0 && std::isfinite(v.get<double>()), where, ": key '", key,
+               "' must be a positive number, got ", v.dump().substr(0, 64));
+  return v.get<double>();
+}
+
+// A key whose only supported value is `expected` (or absent / null).
+void require_value(const json& j, const char* key, const json& expected, const char* why, const std::string& where) {
+  if (!j.contains(key) || j.at(key).is_null()) return;
+  DIFFTX_CHECK(j.at(key) == expected || (expected.is_number() && j.at(key).is_number() &&
+                                         j.at(key).get<double>() == expected.get<double>()),
+               where, ": key '", key, "' is ", j.at(key).dump().substr(0, 64), "; difftx supports only ",
+               expected.dump(), " (", why, ")");
+}
+
+void check_token_ids(const json& j, const char* key, const std::string& where) {
+  if (!j.contains(key) || j.at(key).is_null()) return;
+  const json& v = j.at(key);
+  const bool ok = v.is_number_integer() ? v.get<int64_t>() >= 0
+                                        : v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const json& x) {
+                                            return x.is_number_integer() && x.get<int64_t>() >= 0;
+                                          });
+  DIFFTX_CHECK(ok, where, ": key '", key, "' must be a token id or a non-empty list of them, got ",
+               v.dump().substr(0, 64));
+}
+
+// transformers 4.x writes rope_theta and rope_scaling; later versions a rope_parameters object
+// holding both (rope_type "default" meaning no scaling).
+void read_rope(const json& j, ModelConfig& c, const std::string& where) {
+  c.rope_theta = positive_number(j, "rope_theta", 10000.0, where);
+  if (j.contains("rope_scaling")) c.rope_scaling = rope_scaling_from_json(j.at("rope_scaling"), where);
+  if (j.contains("rope_parameters") && !j.at("rope_parameters").is_null()) {
+    DIFFTX_CHECK(!j.contains("rope_scaling") || j.at("rope_scaling").is_null(), where,
+                 ": both 'rope_scaling' and 'rope_parameters' are set; keep one");
+    json p = j.at("rope_parameters");
+    DIFFTX_CHECK(p.is_object(), where, ": key 'rope_parameters' must be an object");
+    c.rope_theta = positive_number(p, "rope_theta", c.rope_theta, where + ": rope_parameters");
+    p.erase("rope_theta");
+    c.rope_scaling = rope_scaling_from_json(p, where);
+  }
+}
+
+}  // namespace
+
+bool hf_architecture_of(const std::string& model_type, HfArchitecture* out) {
+  if (model_type == "llama") *out = HfArchitecture::llama;
+  else if (model_type == "diffllama") *out = HfArchitecture::diffllama;
+  else return false;
+  return true;
+}
+
+HfConfig config_from_hf(const json& j, const std::string& where) {
+  DIFFTX_CHECK(j.is_object(), where, ": config must be a JSON object");
+  for (const auto& [key, value] : j.items())
+    DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key), where, ": unknown key '", key.substr(0, 64),
+                 "' (difftx runs a model only when it knows what every key means; docs/FORMATS.md lists them)");
+  HfConfig out;
+  DIFFTX_CHECK(j.contains("model_type") && j.at("model_type").is_string() &&
+                   hf_architecture_of(j.at("model_type").get<std::string>(), &out.architecture),
+               where, ": key 'model_type' must be \"llama\" or \"diffllama\"");
+  const bool diff = out.architecture == HfArchitecture::diffllama;
+  require_value(j, "hidden_act", "silu", "SwiGLU with silu", where);
+  require_value(j, "attention_bias", false, "no biases", where);
+  require_value(j, "mlp_bias", false, "no biases", where);
+  require_value(j, "attention_dropout", 0.0, "no dropout", where);
+  require_value(j, "mlp_dropout", 0.0, "no dropout", where);
+  check_token_ids(j, "bos_token_id", where);
+  check_token_ids(j, "eos_token_id", where);
+
+  ModelConfig& c = out.model;
+  c.attention = diff ? AttentionKind::diff : AttentionKind::baseline;
+  c.rope_style = RopeStyle::half;  // transformers' rotate_half
+  c.vocab_size = positive_int(j, "vocab_size", where);
+  c.hidden_size = positive_int(j, "hidden_size", where);
+  c.intermediate_size = positive_int(j, "intermediate_size", where);
+  c.num_hidden_layers = positive_int(j, "num_hidden_layers", where);
+  out.hf.heads = positive_int(j, "num_attention_heads", where);
+  out.hf.kv_heads = j.contains("num_key_value_heads") && !j.at("num_key_value_heads").is_null()
+                        ? positive_int(j, "num_key_value_heads", where)
+                        : out.hf.heads;
+  if (j.contains("head_dim") && !j.at("head_dim").is_null()) {
+    out.hf.head_dim = positive_int(j, "head_dim", where);
+  } else {
+    DIFFTX_CHECK(c.hidden_size % out.hf.heads == 0, where, ": no 'head_dim', and hidden_size ", c.hidden_size,
+                 " is not a multiple of num_attention_heads ", out.hf.heads);
+    out.hf.head_dim = c.hidden_size / out.hf.heads;
+  }
+  DIFFTX_CHECK(out.hf.heads % out.hf.kv_heads == 0, where, ": num_key_value_heads (", out.hf.kv_heads,
+               ") must divide num_attention_heads (", out.hf.heads, ")");
+  c.head_dim = out.hf.head_dim;
+  if (diff) {
+    try {
+      const DiffLlamaImport layout = diffllama_import_layout(out.hf.heads, out.hf.kv_heads, out.hf.head_dim);
+      c.num_attention_heads = layout.heads;
+      c.num_key_value_heads = layout.kv_heads;
+    } catch (const Error& e) {
+      fail(where, ": ", e.what());
+    }
+  } else {
+    c.num_attention_heads = out.hf.heads;
+    c.num_key_value_heads = out.hf.kv_heads;
+  }
+  c.max_position_embeddings = j.contains("max_position_embeddings")
+                                  ? positive_int(j, "max_position_embeddings", where) : 2048;
+  c.rms_norm_eps = positive_number(j, "rms_norm_eps", diff ? 1e-5 : 1e-6, where);  // the classes' defaults
+  read_rope(j, c, where);
+  if (j.contains("tie_word_embeddings")) {
+    DIFFTX_CHECK(j.at("tie_word_embeddings").is_boolean(), where, ": key 'tie_word_embeddings' must be true or false");
+    c.tie_word_embeddings = j.at("tie_word_embeddings").get<bool>();
+  } else {
+    c.tie_word_embeddings = false;  // both classes' default
+  }
+  c.lambda_init_constant.reset();  // DiffLlama: 0.8 - 0.6 exp(-0.3 layer_idx), the exp schedule
+  c.diff_subln = true;             // its head norm, without a gain (loaded as a gain of ones)
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    fail(where, ": ", e.what());
+  }
+  return out;
+}
+
+json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
+  DIFFTX_CHECK(c.attention != AttentionKind::diff2, "DIFF V2 (attention \"diff2\") has no Hugging Face model class; ",
+               "convert it to difftx's own format instead");
+  const bool diff = c.attention == AttentionKind::diff;
+  if (diff) {
+    DIFFTX_CHECK(!c.lambda_init_constant, "DiffLlama fixes lambda_init to 0.8 - 0.6 exp(-0.3 l); a model trained with ",
+                 "the constant lambda_init ", c.lambda_init_constant.value_or(0), " cannot be written as DiffLlama");
+    DIFFTX_CHECK(c.diff_subln, "DiffLlama always applies the head norm; a model trained without it (diff_subln false) ",
+                 "cannot be written as DiffLlama");
+  }
+  const int64_t heads = diff ? 2 * c.num_attention_heads : c.num_attention_heads;
+  const int64_t kv_heads = diff ? 2 * c.num_key_value_heads : c.num_key_value_heads;
+  json j = {
+      {"architectures", {diff ? "DiffLlamaForCausalLM" : "LlamaForCausalLM"}},
+      {"model_type", diff ? "diffllama" : "llama"},
+      {"vocab_size", c.vocab_size},
+      {"hidden_size", c.hidden_size},
+      {"intermediate_size", c.intermediate_size},
+      {"num_hidden_layers", c.num_hidden_layers},
+      {"num_attention_heads", heads},
+      {"num_key_value_heads", kv_heads},
+      {"head_dim", c.head_dim},
+      {"hidden_act", "silu"},
+      {"max_position_embeddings", c.max_position_embeddings},
+      {"rms_norm_eps", c.rms_norm_eps},
+      {"rope_theta", c.rope_theta},
+      {"rope_scaling", rope_scaling_to_json(c.rope_scaling)},
+      {"tie_word_embeddings", c.tie_word_embeddings},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"initializer_range", 0.02},
+      {"use_cache", true},
+      {"torch_dtype", torch_dtype},
+  };
+  if (diff) j["lambda_std_dev"] = 0.1;
+  else j["mlp_bias"] = false;
+  return j;
+}
+
+}  // namespace difftx

@@ -1,0 +1,141 @@
+#include "model/formats/hf_format.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "io/json_file.h"
+#include "io/safetensors_set.h"
+#include "model/formats/hf_config.h"
+#include "model/formats/hf_layout.h"
+
+namespace difftx {
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The row maps of one attention projection, or null when its rows keep their order.
+struct AttentionRowMaps {
+  RowMap q, k, v;
+  const RowMap* of(const std::string& name) const {
+    if (ends_with(name, ".self_attn.q_proj.weight")) return q.empty() ? nullptr : &q;
+    if (ends_with(name, ".self_attn.k_proj.weight")) return k.empty() ? nullptr : &k;
+    if (ends_with(name, ".self_attn.v_proj.weight")) return v.empty() ? nullptr : &v;
+    return nullptr;
+  }
+};
+
+// Tensors older transformers versions saved that hold no weights (RoPE's inverse frequencies,
+// recomputed from the config).
+bool is_buffer(const std::string& name) { return ends_with(name, ".rotary_emb.inv_freq"); }
+
+void read_rows(const SafetensorsSet& weights, const std::string& name, const RowMap& map, const ParamInfo& p,
+               float* dst) {
+  const int64_t cols = p.shape[1];
+  const SafetensorsTensorInfo& info = weights.info(name);
+  DIFFTX_CHECK(info.shape.size() == 2 && info.shape[1] == cols, weights.file_of(name).string(), ": tensor '", name,
+               "' must have ", cols, " columns");
+  const int64_t rows = info.shape[0];
+  const std::vector<float> source = weights.read_f32(name);
+  gather_rows(source.data(), rows, map, cols, dst);
+}
+
+}  // namespace
+
+Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& config) {
+  const HfConfig hc = config_from_hf(config, (dir / "config.json").string());
+  Model model(hc.model);
+  const SafetensorsSet weights(dir);
+  AttentionRowMaps maps;
+  if (hc.architecture == HfArchitecture::diffllama) {
+    const DiffLlamaImport layout = diffllama_import_layout(hc.hf.heads, hc.hf.kv_heads, hc.hf.head_dim);
+    maps = {layout.q, layout.k, layout.v};
+  }
+  for (const ParamInfo& p : model.table.params()) {
+    float* dst = model.weights.data() + p.offset;
+    if (ends_with(p.name, ".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
+      DIFFTX_CHECK(!weights.contains(p.name), weights.file_of(p.name).string(), ": DiffLlama has no tensor '",
+                   p.name, "'");
+      std::fill(dst, dst + p.numel, 1.0f);
+      continue;
+    }
+    DIFFTX_CHECK(weights.contains(p.name), dir.string(), ": missing tensor '", p.name, "' that config.json calls for");
+    if (const RowMap* map = maps.of(p.name)) {
+      DIFFTX_CHECK(static_cast<int64_t>(map->size()) == p.shape[0], "internal: row map of ", p.name);
+      read_rows(weights, p.name, *map, p, dst);
+    } else {
+      weights.read_f32(p.name, std::span<float>(dst, p.numel), p.shape);
+    }
+  }
+  for (const std::string& name : weights.names()) {
+    if (model.table.find(name) || is_buffer(name)) continue;
+    if (name == "lm_head.weight" && hc.model.tie_word_embeddings) {
+      // Some tied checkpoints store the head anyway: accepted when it is the embedding.
+      const std::vector<float> head = weights.read_f32(name, std::vector<int64_t>{hc.model.vocab_size, hc.model.hidden_size});
+      DIFFTX_CHECK(std::equal(head.begin(), head.end(), model.tensors.embed), weights.file_of(name).string(),
+                   ": 'lm_head.weight' differs from the embedding, but config.json ties them (tie_word_embeddings)");
+      continue;
+    }
+    fail(weights.file_of(name).string(), ": tensor '", name.substr(0, 200),
+         "' does not belong to the model config.json describes");
+  }
+  return model;
+}
+
+void save_hf_model(const Model& model, const std::filesystem::path& dir, StoredFloat stored) {
+  const ModelConfig& c = model.config;
+  const char* torch_dtype = stored == StoredFloat::bf16 ? "bfloat16" : stored == StoredFloat::f16 ? "float16" : "float32";
+  const nlohmann::json config = config_to_hf(c, torch_dtype);  // refuses what HF cannot hold
+
+  AttentionRowMaps maps;
+  if (c.attention == AttentionKind::diff) {
+    const DiffLlamaExport layout = diffllama_export_layout(c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+    maps = {layout.q, layout.k, layout.v};
+  }
+  if (c.rope_style == RopeStyle::interleaved) {  // transformers rotates halves
+    const AttentionDims a = c.attention_dims(1, 1);
+    const RowMap q_half = interleaved_to_half_rows(a.q_width(), c.head_dim);
+    const RowMap k_half = interleaved_to_half_rows(a.k_width(), c.head_dim);
+    maps.q = maps.q.empty() ? q_half : compose(maps.q, q_half);
+    maps.k = maps.k.empty() ? k_half : compose(maps.k, k_half);
+  }
+
+  std::vector<std::vector<float>> rewritten;  // tensors whose bytes differ from the arena's
+  rewritten.reserve(4 * c.num_hidden_layers);
+  std::vector<SafetensorsEntry> entries;
+  for (const ParamInfo& p : model.table.params()) {
+    const float* src = model.weights.data() + p.offset;
+    if (ends_with(p.name, ".self_attn.subln.weight")) continue;  // folded into o_proj below
+    std::span<const float> data(src, p.numel);
+    std::vector<int64_t> shape = p.shape;
+    if (const RowMap* map = maps.of(p.name)) {
+      rewritten.emplace_back(map->size() * p.shape[1]);
+      gather_rows(src, p.shape[0], *map, p.shape[1], rewritten.back().data());
+      data = rewritten.back();
+      shape[0] = static_cast<int64_t>(map->size());
+    } else if (c.attention == AttentionKind::diff && ends_with(p.name, ".self_attn.o_proj.weight")) {
+      // y = o_proj (g * n) = (o_proj diag(g)) n: the shared gain g of every head scales the
+      // columns it multiplies (docs/MODEL.md §2.2).
+      const std::string layer = p.name.substr(0, p.name.size() - std::string("o_proj.weight").size());
+      const ParamInfo* gain = model.table.find(layer + "subln.weight");
+      DIFFTX_CHECK(gain != nullptr, "internal: no head-norm gain for ", p.name);
+      const float* g = model.weights.data() + gain->offset;
+      rewritten.emplace_back(src, src + p.numel);
+      float* o = rewritten.back().data();
+      const int64_t cols = p.shape[1], width = 2 * c.head_dim;
+      for (int64_t r = 0; r < p.shape[0]; ++r)
+        for (int64_t col = 0; col < cols; ++col) o[r * cols + col] *= g[col % width];
+      data = rewritten.back();
+    }
+    entries.push_back({p.name, shape, data, stored});
+  }
+  std::filesystem::create_directories(dir);
+  write_safetensors(dir / "model.safetensors", entries, {{"format", "pt"}});
+  write_json_file(dir / "config.json", config);
+}
+
+}  // namespace difftx

@@ -1,0 +1,46 @@
+// Where each row of difftx's attention projections comes from in a Hugging Face layout, and
+// back (docs/FORMATS.md "DiffLlama onto DIFF V1"). All maps are row maps: destination row r is
+// source row map[r]; columns never move, except that export folds the DIFF V1 head-norm gain
+// into o_proj's columns (hf_format.cpp).
+//
+// DiffLlama (H query heads of width d counting both maps, Hkv kv heads, rotate-half RoPE): query
+// head i (i < H/2) is the first map of differential head i and query head i + H/2 its second; both
+// attend with the values of kv heads a = i / n and b = (i + H/2) / n concatenated (n = H / Hkv).
+// In difftx's DIFF V1 (docs/MODEL.md §2.2), head i's q rows are [q1 | q2] and kv group g's k rows
+// [k1 | k2] and v rows one 2d value: so q1 = HF head i, q2 = HF head i + H/2, and a difftx kv
+// group gathers the heads that share one pair (a, b), with k = [k_a | k_b] and v = [v_a | v_b].
+// With Hkv even that is Hkv / 2 groups and nothing is copied; otherwise rows are duplicated so
+// that every group holds its own pair: exact, never approximated.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+namespace difftx {
+
+using RowMap = std::vector<int64_t>;
+
+struct DiffLlamaImport {
+  int64_t heads = 0, kv_heads = 0;  // difftx's H and Hkv for DIFF V1
+  RowMap q, k, v;                   // difftx row <- HF row
+};
+// hf_heads even, hf_kv_heads dividing it.
+DiffLlamaImport diffllama_import_layout(int64_t hf_heads, int64_t hf_kv_heads, int64_t head_dim);
+
+struct DiffLlamaExport {
+  int64_t hf_heads = 0, hf_kv_heads = 0;
+  RowMap q, k, v;  // HF row <- difftx row
+};
+DiffLlamaExport diffllama_export_layout(int64_t heads, int64_t kv_heads, int64_t head_dim);
+
+// Rotate-half RoPE rows from interleaved ones within every head of width d: row i of a head
+// (i < d/2) <- its row 2i, row d/2 + i <- row 2i + 1. Applied to q and k alike, it leaves every
+// q.k product unchanged and turns interleaved pairs into rotate-half pairs of the same frequency.
+RowMap interleaved_to_half_rows(int64_t rows, int64_t head_dim);
+
+// Composition: the result's row r is `first`'s row then[r] (apply `then` to the output of `first`).
+RowMap compose(const RowMap& first, const RowMap& then);
+
+// dst[r, :] = src[map[r], :] for a row-major matrix of `cols` columns.
+void gather_rows(const float* src, int64_t src_rows, const RowMap& map, int64_t cols, float* dst);
+
+}  // namespace difftx

@@ -1,0 +1,327 @@
+// Hugging Face model directories (src/model/formats/): config mapping, the DiffLlama row
+// permutation, RoPE scaling, and write -> read round trips. The independent oracle (a float64
+// HF forward pass) is tests/model/hf_import_test.cpp with tools/oracle's fixtures.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "io/input_file.h"
+#include "io/io_test_files.h"
+#include "io/json_file.h"
+#include "io/safetensors.h"
+#include "model/decoder.h"
+#include "model/formats/hf_config.h"
+#include "model/formats/hf_format.h"
+#include "model/formats/hf_layout.h"
+#include "model/model_io.h"
+#include "model/parameters.h"
+
+namespace difftx {
+namespace {
+
+using nlohmann::json;
+using testing::TempDir;
+
+json hf_config(const char* type, int heads, int kv_heads) {
+  return json{{"model_type", type}, {"architectures", {"X"}}, {"vocab_size", 40}, {"hidden_size", 32},
+              {"intermediate_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", heads},
+              {"num_key_value_heads", kv_heads}, {"head_dim", 8}, {"rms_norm_eps", 1e-5},
+              {"rope_theta", 10000.0}, {"tie_word_embeddings", true}, {"bos_token_id", 1},
+              {"eos_token_id", {2, 3}}, {"hidden_act", "silu"}, {"attention_bias", false},
+              {"torch_dtype", "bfloat16"}, {"transformers_version", "4.48.0"}};
+}
+
+std::string error_of(const json& j) {
+  try {
+    config_from_hf(j, "config.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(RopeScaling, Llama3BandsKeepDivideAndBlend) {
+  // theta 10000, d 8: inv_freq 1, 0.1, 0.01, 0.001, wavelengths 6.3, 63, 628, 6283. With an
+  // original context of 1024, low 1 and high 4: wavelengths under 256 keep their frequency,
+  // over 1024 are divided by the factor (8), 628 is blended (values worked out by hand).
+  const RopeScaling s{RopeScalingType::llama3, 8.0, 1.0, 4.0, 1024.0};
+  EXPECT_DOUBLE_EQ(rope_inverse_frequency(0, 8, 10000.0, s), 1.0);
+  EXPECT_NEAR(rope_inverse_frequency(1, 8, 10000.0, s), 0.1, 1e-15);
+  EXPECT_NEAR(rope_inverse_frequency(2, 8, 10000.0, s), 0.003086760967011274, 1e-15);
+  EXPECT_NEAR(rope_inverse_frequency(3, 8, 10000.0, s), 0.000125, 1e-15);
+  const RopeScaling linear{RopeScalingType::linear, 4.0};
+  EXPECT_NEAR(rope_inverse_frequency(1, 8, 10000.0, linear), 0.025, 1e-15);
+  EXPECT_DOUBLE_EQ(rope_inverse_frequency(2, 8, 10000.0, {}), std::pow(10000.0, -0.5));
+}
+
+TEST(RopeScaling, LinearTableIsThePlainTableAtScaledPositions) {
+  std::vector<float> plain(rope_table_floats(64, 8)), scaled(rope_table_floats(16, 8));
+  const RopeTable p = rope_table_build(plain.data(), 64, 8, 10000.0);
+  const RopeTable s = rope_table_build(scaled.data(), 16, 8, 10000.0, {RopeScalingType::linear, 4.0});
+  for (int64_t t = 0; t < 16; ++t)
+    for (int64_t i = 0; i < 4; ++i) {
+      // position t with factor 4 turns by the angle of position t / 4: compare where that is whole
+      if (t % 4 != 0) continue;
+      EXPECT_NEAR(s.cos[t * 4 + i], p.cos[(t / 4) * 4 + i], 1e-6);
+      EXPECT_NEAR(s.sin[t * 4 + i], p.sin[(t / 4) * 4 + i], 1e-6);
+    }
+}
+
+TEST(HfConfig, ReadsLlamaAndDiffLlamaHeads) {
+  const HfConfig llama = config_from_hf(hf_config("llama", 4, 2), "c");
+  EXPECT_EQ(llama.model.attention, AttentionKind::baseline);
+  EXPECT_EQ(llama.model.num_attention_heads, 4);
+  EXPECT_EQ(llama.model.num_key_value_heads, 2);
+  EXPECT_EQ(llama.model.rope_style, RopeStyle::half);
+
+  struct Case { int hf_heads, hf_kv, heads, kv; };
+  // even kv heads halve; odd ones keep one group per distinct (a, b) pair; MQA stays MQA
+  for (const Case c : {Case{8, 8, 4, 4}, {8, 4, 4, 2}, {8, 2, 4, 1}, {6, 3, 3, 3}, {6, 1, 3, 1}, {12, 3, 6, 3}}) {
+    const HfConfig diff = config_from_hf(hf_config("diffllama", c.hf_heads, c.hf_kv), "c");
+    EXPECT_EQ(diff.model.attention, AttentionKind::diff);
+    EXPECT_EQ(diff.model.num_attention_heads, c.heads) << c.hf_heads << "/" << c.hf_kv;
+    EXPECT_EQ(diff.model.num_key_value_heads, c.kv) << c.hf_heads << "/" << c.hf_kv;
+    EXPECT_FALSE(diff.model.lambda_init_constant.has_value());
+  }
+}
+
+TEST(HfConfig, RefusesWhatChangesTheMathByName) {
+  json j = hf_config("llama", 4, 2);
+  j["attention_bias"] = true;
+  EXPECT_NE(error_of(j).find("attention_bias"), std::string::npos);
+  j = hf_config("llama", 4, 2);
+  j["hidden_act"] = "gelu";
+  EXPECT_NE(error_of(j).find("hidden_act"), std::string::npos);
+  j = hf_config("llama", 4, 2);
+  j["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
+  EXPECT_NE(error_of(j).find("'yarn' is not supported"), std::string::npos);
+  j = hf_config("llama", 4, 2);
+  j["sliding_window"] = 4096;
+  EXPECT_NE(error_of(j).find("unknown key 'sliding_window'"), std::string::npos);
+  j = hf_config("diffllama", 5, 5);
+  EXPECT_NE(error_of(j).find("must be even"), std::string::npos);
+  j = hf_config("llama", 4, 2);
+  j["eos_token_id"] = "</s>";
+  EXPECT_NE(error_of(j).find("eos_token_id"), std::string::npos);
+  j = hf_config("llama", 4, 2);
+  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 32.0}, {"low_freq_factor", 4.0},
+                       {"high_freq_factor", 1.0}, {"original_max_position_embeddings", 8192}};
+  EXPECT_NE(error_of(j).find("low_freq_factor < high_freq_factor"), std::string::npos);
+}
+
+TEST(HfLayout, ExportInvertsImportWhenKvHeadsAreEven) {
+  for (const auto& [heads, kv] : {std::pair{8, 8}, {8, 4}, {8, 2}, {4, 2}}) {
+    const DiffLlamaImport in = diffllama_import_layout(heads, kv, 4);
+    const DiffLlamaExport out = diffllama_export_layout(in.heads, in.kv_heads, 4);
+    EXPECT_EQ(out.hf_heads, heads);
+    EXPECT_EQ(out.hf_kv_heads, kv);
+    // HF row r went to difftx row out.q[r]; importing reads it back from HF row in.q[out.q[r]].
+    for (size_t r = 0; r < out.q.size(); ++r) EXPECT_EQ(in.q[out.q[r]], static_cast<int64_t>(r));
+    for (size_t r = 0; r < out.k.size(); ++r) EXPECT_EQ(in.k[out.k[r]], static_cast<int64_t>(r));
+    for (size_t r = 0; r < out.v.size(); ++r) EXPECT_EQ(in.v[out.v[r]], static_cast<int64_t>(r));
+  }
+}
+
+TEST(HfLayout, OddKvHeadsDuplicateRowsOfTheirPair) {
+  // H = 6 query heads over 3 kv heads (n = 2): differential head i uses kv heads i / 2 and
+  // (i + 3) / 2, i.e. (0, 1), (0, 2), (1, 2): three groups, k = [k_a | k_b].
+  const DiffLlamaImport in = diffllama_import_layout(6, 3, 2);
+  EXPECT_EQ(in.kv_heads, 3);
+  EXPECT_EQ(in.k, (RowMap{0, 1, 2, 3, 0, 1, 4, 5, 2, 3, 4, 5}));
+  EXPECT_EQ(in.q, (RowMap{0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11}));
+}
+
+TEST(HfLayout, InterleavedToHalfKeepsPairsTogether) {
+  EXPECT_EQ(interleaved_to_half_rows(8, 4), (RowMap{0, 2, 1, 3, 4, 6, 5, 7}));
+  EXPECT_THROW(interleaved_to_half_rows(6, 4), Error);
+}
+
+ModelConfig tiny_config(AttentionKind kind, int64_t heads, int64_t kv, RopeStyle rope) {
+  ModelConfig c;
+  c.attention = kind;
+  c.vocab_size = 37;
+  c.hidden_size = 32;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = heads;
+  c.num_key_value_heads = kv;
+  c.head_dim = 8;
+  c.intermediate_size = 48;
+  c.max_position_embeddings = 64;
+  c.rope_style = rope;
+  c.tie_word_embeddings = false;
+  c.rope_scaling = {RopeScalingType::llama3, 4.0, 1.0, 4.0, 16.0};
+  return c;
+}
+
+// Random weights; for DIFF V1 also head-norm gains away from 1, so that folding them matters.
+Model random_model(const ModelConfig& c, uint64_t seed) {
+  Model m(c);
+  init_parameters(c, m.table, m.weights.data(), seed);
+  Rng rng(seed + 1);
+  for (const ParamInfo& p : m.table.params())
+    if (p.name.find("subln") != std::string::npos || p.name.find("layernorm") != std::string::npos)
+      for (int64_t i = 0; i < p.numel; ++i) m.weights.data()[p.offset + i] = static_cast<float>(0.5 + rng.uniform());
+  return m;
+}
+
+std::vector<float> logits_of(const Model& m, const std::vector<int32_t>& ids) {
+  Activations acts(m.config, 1, static_cast<int64_t>(ids.size()));
+  std::vector<float> out(ids.size() * m.config.vocab_size);
+  decoder_logits(m, acts, ids.data(), out.data());
+  return out;
+}
+
+std::string file_bytes(const std::filesystem::path& p) { return read_whole_file(p); }
+
+TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
+  const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4};
+  struct Case { AttentionKind kind; int64_t heads, kv; RopeStyle rope; };
+  for (const Case k : {Case{AttentionKind::baseline, 4, 2, RopeStyle::interleaved},
+                       {AttentionKind::baseline, 4, 4, RopeStyle::half},
+                       {AttentionKind::diff, 2, 1, RopeStyle::interleaved},
+                       {AttentionKind::diff, 4, 2, RopeStyle::half},
+                       {AttentionKind::diff, 2, 2, RopeStyle::interleaved}}) {
+    const Model original = random_model(tiny_config(k.kind, k.heads, k.kv, k.rope), 7);
+    TempDir dir;
+    save_hf_model(original, dir.path(), StoredFloat::f32);
+    const json written = read_json_file(dir / "config.json");
+    EXPECT_EQ(written["model_type"], k.kind == AttentionKind::diff ? "diffllama" : "llama");
+    const Model loaded = load_model_dir(dir.path());
+    EXPECT_EQ(loaded.config.num_attention_heads, k.heads);
+    EXPECT_EQ(loaded.config.num_key_value_heads, k.kv);
+    const auto a = logits_of(original, ids), b = logits_of(loaded, ids);
+    double worst = 0;
+    for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (1e-3 + std::abs(a[i])));
+    EXPECT_LT(worst, 1e-4) << "attention " << attention_kind_name(k.kind) << " heads " << k.heads << "/" << k.kv;
+
+    // HF -> difftx -> HF is lossless: the second file has the first file's bytes.
+    TempDir again;
+    save_hf_model(loaded, again.path(), StoredFloat::f32);
+    EXPECT_EQ(file_bytes(dir / "model.safetensors"), file_bytes(again / "model.safetensors"));
+  }
+}
+
+TEST(HfFormat, SixteenBitStorageRoundsEveryWeightOnce) {
+  const Model original = random_model(tiny_config(AttentionKind::baseline, 4, 2, RopeStyle::half), 3);
+  for (const StoredFloat stored : {StoredFloat::bf16, StoredFloat::f16}) {
+    TempDir dir;
+    save_hf_model(original, dir.path(), stored);
+    const SafetensorsReader reader(dir / "model.safetensors");
+    EXPECT_EQ(reader.info("model.embed_tokens.weight").dtype, stored_float_name(stored));
+    const Model loaded = load_model_dir(dir.path());
+    // Half an ulp: relative for normal numbers, and for F16 at most half its smallest subnormal.
+    const float relative = stored == StoredFloat::bf16 ? 0x1p-8f : 0x1p-11f;
+    const float absolute = stored == StoredFloat::bf16 ? 0.0f : 0x1p-25f;
+    for (int64_t i = 0; i < original.table.total_floats(); ++i)
+      ASSERT_LE(std::abs(loaded.weights.data()[i] - original.weights.data()[i]),
+                relative * std::abs(original.weights.data()[i]) + absolute) << i;
+  }
+}
+
+TEST(HfFormat, RefusesModelsWithoutAHuggingFaceClass) {
+  TempDir dir;
+  const Model v2 = random_model(tiny_config(AttentionKind::diff2, 2, 1, RopeStyle::half), 1);
+  EXPECT_THROW(save_hf_model(v2, dir.path(), StoredFloat::f32), Error);
+  ModelConfig c = tiny_config(AttentionKind::diff, 2, 1, RopeStyle::half);
+  c.lambda_init_constant = 0.5;
+  EXPECT_THROW(save_hf_model(random_model(c, 1), dir.path(), StoredFloat::f32), Error);
+  EXPECT_FALSE(std::filesystem::exists(dir / "model.safetensors"));
+}
+
+// Sharded weights: model.safetensors.index.json over several files.
+class Sharded : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const Model m = random_model(tiny_config(AttentionKind::baseline, 4, 2, RopeStyle::half), 5);
+    save_hf_model(m, single.path(), StoredFloat::f32);
+    config = read_json_file(single / "config.json");
+    const SafetensorsReader reader(single / "model.safetensors");
+    for (const std::string& name : reader.names()) {
+      const bool first = name.find("layers.1") == std::string::npos;
+      tensors[first ? 0 : 1][name] = reader.read_f32(name);
+      shapes[name] = reader.info(name).shape;
+    }
+  }
+  // Writes the shards (with `extra` added to shard 1) and an index mapping `index`.
+  void write(const std::filesystem::path& dir, const json& index, const std::string& extra = "") {
+    write_json_file(dir / "config.json", config);
+    for (int s = 0; s < 2; ++s) {
+      std::vector<SafetensorsEntry> entries;
+      for (const auto& [name, data] : tensors[s]) entries.push_back({name, shapes[name], std::span<const float>(data)});
+      if (s == 1 && !extra.empty()) entries.push_back({extra, shapes["model.norm.weight"], std::span<const float>(tensors[0]["model.norm.weight"])});
+      write_safetensors(dir / ("model-0000" + std::to_string(s + 1) + "-of-00002.safetensors"), entries);
+    }
+    write_json_file(dir / "model.safetensors.index.json", json{{"metadata", json::object()}, {"weight_map", index}});
+  }
+  json good_index() {
+    json map = json::object();
+    for (int s = 0; s < 2; ++s)
+      for (const auto& [name, data] : tensors[s]) map[name] = "model-0000" + std::to_string(s + 1) + "-of-00002.safetensors";
+    return map;
+  }
+  std::string error_loading(const std::filesystem::path& dir) {
+    try {
+      load_model_dir(dir);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  TempDir single;
+  json config;
+  std::map<std::string, std::vector<float>> tensors[2];
+  std::map<std::string, std::vector<int64_t>> shapes;
+};
+
+TEST_F(Sharded, LoadsTheSameWeightsAsOneFile) {
+  TempDir dir;
+  write(dir.path(), good_index());
+  const Model a = load_model_dir(single.path()), b = load_model_dir(dir.path());
+  EXPECT_EQ(0, std::memcmp(a.weights.data(), b.weights.data(), sizeof(float) * a.table.total_floats()));
+}
+
+TEST_F(Sharded, HostileIndexesAreErrorsNamingTheTensorOrFile) {
+  {
+    TempDir dir;
+    json index = good_index();
+    index["model.norm.weight"] = "model-00003-of-00002.safetensors";
+    write(dir.path(), index);
+    EXPECT_NE(error_loading(dir.path()).find("model-00003-of-00002.safetensors' (holding 'model.norm.weight') does not exist"),
+              std::string::npos) << error_loading(dir.path());
+  }
+  {
+    TempDir dir;
+    json index = good_index();
+    index["model.norm.weight"] = "../model-00001-of-00002.safetensors";
+    write(dir.path(), index);
+    EXPECT_NE(error_loading(dir.path()).find("not a plain file name"), std::string::npos);
+  }
+  {
+    TempDir dir;
+    json index = good_index();
+    index["model.norm.weight"] = "model-00002-of-00002.safetensors";  // it is in shard 1
+    write(dir.path(), index);
+    const std::string e = error_loading(dir.path());
+    EXPECT_NE(e.find("'model.norm.weight' is listed"), std::string::npos) << e;
+  }
+  {
+    TempDir dir;
+    write(dir.path(), good_index(), "model.extra.weight");
+    const std::string e = error_loading(dir.path());
+    EXPECT_NE(e.find("'model.extra.weight' is not listed"), std::string::npos) << e;
+  }
+  {
+    TempDir dir;
+    json index = good_index();
+    index.erase("model.norm.weight");
+    write(dir.path(), index);
+    const std::string e = error_loading(dir.path());
+    EXPECT_NE(e.find("'model.norm.weight' is not listed"), std::string::npos) << e;
+  }
+}
+
+}  // namespace
+}  // namespace difftx
