@@ -2,6 +2,9 @@
 // at contexts 512 and 4096 (random weights), the V2 / baseline decode ratio at the same kv
 // heads, and split-KV single-query attention on a long one-kv-head cache.
 //
+// `--model DIR ...` instead times model directories of any format (e.g. a Hugging Face
+// checkpoint): load time, resident memory, prefill of --prompt tokens and 128 decode steps.
+//
 // Per (preset, variant, context C): prefill C - 64 tokens (the fused kernels), then 64 decode
 // steps, so decoding runs at a cache of about C tokens; best of --repeats after a warm-up. Decode GB/s counts
 // the bytes one step must read: every weight matrix once (the LM head included) and the cache.
@@ -9,6 +12,7 @@
 #include "source_dir.h"
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -21,6 +25,7 @@
 #include "infer/session.h"
 #include "measure.h"
 #include "model/model.h"
+#include "model/model_io.h"
 
 namespace difftx::bench {
 namespace {
@@ -74,11 +79,62 @@ void bench_split_kv(bool json) {
   }
 }
 
+// Resident memory of this process now (VmRSS), in bytes.
+double resident_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmRSS:", 0) == 0) return 1024.0 * std::stod(line.substr(6));
+  return 0;
+}
+
+// A model directory of any format: load time and resident memory, then prefill of `prompt`
+// random tokens and `kDecodeSteps * 2` decode steps after it, best of `repeats`.
+void bench_model_dir(const fs::path& dir, int64_t prompt, int repeats, bool json) {
+  const double rss_before = resident_bytes();
+  Timer timer;
+  const Model model = load_model_dir(dir);
+  const double load_s = timer.seconds();
+  const int64_t steps = 2 * kDecodeSteps, context = prompt + steps;
+  const ModelConfig& c = model.config;
+  DIFFTX_CHECK(context <= c.max_position_embeddings, dir.string(), ": --prompt ", prompt, " + ", steps,
+               " decode steps exceed max_position_embeddings ", c.max_position_embeddings);
+  InferenceSession session(model, context);
+  Rng rng(4);
+  std::vector<int32_t> tokens(context);
+  for (auto& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab_size));
+  double prefill_tok_s = 0, decode_tok_s = 0;
+  for (int r = 0; r < repeats; ++r) {
+    session.reset();
+    timer.reset();
+    session.prefill({tokens.data(), static_cast<size_t>(prompt)});
+    prefill_tok_s = std::max(prefill_tok_s, prompt / timer.seconds());
+    timer.reset();
+    for (int64_t i = 0; i < steps; ++i) session.decode(tokens[prompt + i]);
+    decode_tok_s = std::max(decode_tok_s, steps / timer.seconds());
+  }
+  print_row(json, {str("op", "infer_model"), str("model", dir.string()), str("variant", attention_kind_name(c.attention)),
+                   num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s, 1),
+                   num("rss_gb", (resident_bytes() - rss_before) / 1e9, 2), num("prompt", prompt, 0),
+                   num("prefill_tok_s", prefill_tok_s, 1), num("decode_tok_s", decode_tok_s, 2),
+                   num("decode_gb_s", decode_bytes(c, context) * decode_tok_s / 1e9, 1)});
+}
+
 }  // namespace
 
 int bench_infer(cli::Args& args) {
   const bool json = args.flag("json");
   const bool quick = args.flag("quick");
+  if (const auto models = args.list("model"); !models.empty()) {
+    const int64_t prompt = args.get_int("prompt", 512);
+    const int repeats = static_cast<int>(args.get_int("repeats", 1));
+    args.finish();
+    DIFFTX_CHECK(prompt >= 1 && prompt <= (int64_t{1} << 20), "--prompt must be in [1, 2^20], got ", prompt);
+    DIFFTX_CHECK(repeats >= 1 && repeats <= 100, "--repeats must be in [1, 100], got ", repeats);
+    print_row(json, {str("op", "setup"), num("threads", thread_count(), 0)});
+    for (const std::string& dir : models) bench_model_dir(dir, prompt, repeats, json);
+    return 0;
+  }
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");
   const auto contexts = args.get_int_list("contexts", quick ? "512" : "512,4096");
   const int repeats = static_cast<int>(args.get_int("repeats", 2));

@@ -3,11 +3,18 @@
 // Hugging Face's "llama" and "diffllama" (docs/FORMATS.md).
 #pragma once
 #include <filesystem>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "io/safetensors.h"
 #include "model/model.h"
 
 namespace difftx {
+
+// A parsed config.json of any format model_type names (difftx, llama, diffllama) as difftx's
+// ModelConfig; `where` names the file in errors.
+ModelConfig model_config_from_json(const nlohmann::json& config, const std::string& where);
 
 // Loads config.json and every tensor, converting F16/BF16 to float. Errors name the directory,
 // the file and the tensor: a missing or misshapen tensor, or a tensor the config does not call for.

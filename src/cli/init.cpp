@@ -1,0 +1,36 @@
+// `difftx init`: a model directory with freshly initialised weights (docs/MODEL.md
+// "Initialisation") for a config.json of any format, e.g. a 1B-parameter shape for benchmarks.
+#include <cstdio>
+
+#include "cli/command.h"
+#include "cli/model_output.h"
+#include "core/error.h"
+#include "io/json_file.h"
+#include "model/model_io.h"
+#include "model/parameters.h"
+
+namespace difftx::cli {
+namespace {
+
+int run_init(Args& args) {
+  const std::string config_path = args.require("config");
+  const ModelOutput out = model_output_options(args);
+  const int64_t seed = args.get_int("seed", 1);
+  args.finish();
+  DIFFTX_CHECK(seed >= 0, "--seed must be >= 0, got ", seed);
+  Model model(model_config_from_json(read_json_file(config_path), config_path));
+  init_parameters(model.config, model.table, model.weights.data(), static_cast<uint64_t>(seed));
+  write_model(model, out);
+  std::printf("wrote %s (%s, %s, %.3fM parameters, seed %lld)\n", out.dir.string().c_str(), out.format.c_str(),
+              stored_float_name(out.stored), model.config.total_parameters() / 1e6, static_cast<long long>(seed));
+  return 0;
+}
+
+}  // namespace
+
+DIFFTX_COMMAND("init", "write a model directory with randomly initialised weights",
+               std::string("  --config FILE      a config.json: difftx's, or Hugging Face llama / diffllama\n") +
+                   kModelOutputUsage + "  --seed N           initialisation seed (default 1)",
+               run_init);
+
+}  // namespace difftx::cli

@@ -1,0 +1,50 @@
+# difftx init and convert end to end: a random DIFF V1 model (interleaved RoPE, GQA) written as
+# Hugging Face DiffLlama gives the same logits; HF -> difftx -> HF keeps the weights' bytes; BF16
+# storage is written as such; refusals name what is wrong.
+source "$(dirname "$0")/lib.bash"
+
+cat > "$work/diff.json" <<'JSON'
+{"model_type": "difftx", "attention": "diff", "vocab_size": 50, "hidden_size": 32, "num_hidden_layers": 2,
+ "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 64,
+ "max_position_embeddings": 32, "tie_word_embeddings": false}
+JSON
+"$difftx" init --config "$work/diff.json" --out "$work/difftx" --seed 3 > /dev/null
+"$difftx" convert --model "$work/difftx" --to hf --out "$work/hf" > /dev/null
+expect_in "$work/hf/config.json" '"model_type": "diffllama"' '"num_attention_heads": 4' '"num_key_value_heads": 2'
+"$difftx" convert --model "$work/hf" --to difftx --out "$work/back" > /dev/null
+"$difftx" convert --model "$work/back" --to hf --out "$work/hf2" > /dev/null
+cmp "$work/hf/model.safetensors" "$work/hf2/model.safetensors" || { echo "FAIL: HF -> difftx -> HF changed bytes"; exit 1; }
+
+tokens="1 7 3 9 4 2 8 5 6 0 11 12"
+"$difftx" logits --model "$work/difftx" --tokens "$tokens" --out "$work/a.npy" > /dev/null
+"$difftx" logits --model "$work/hf" --tokens "$tokens" --out "$work/b.npy" > /dev/null
+python3 - "$work/a.npy" "$work/b.npy" <<'PY'
+import struct, sys
+def floats(path):
+    raw = open(path, "rb").read()
+    header = struct.unpack("<H", raw[8:10])[0]
+    data = raw[10 + header:]
+    return struct.unpack("<%df" % (len(data) // 4), data)
+a, b = floats(sys.argv[1]), floats(sys.argv[2])
+worst = max(abs(x - y) / (1e-3 + abs(x)) for x, y in zip(a, b))
+assert len(a) == len(b) == 12 * 50, (len(a), len(b))
+assert worst < 1e-4, worst
+PY
+
+"$difftx" convert --model "$work/hf" --to hf --dtype bf16 --out "$work/bf16" > /dev/null
+expect_in "$work/bf16/config.json" '"torch_dtype": "bfloat16"'
+expect_in "$work/bf16/model.safetensors" '"dtype":"BF16"'
+
+expect_error "exists and is not an empty directory" "$difftx" convert --model "$work/hf" --out "$work/difftx"
+expect_error "--dtype: 'q3' is not a storage type" "$difftx" convert --model "$work/hf" --dtype q3 --out "$work/x"
+expect_error "--to: 'onnx' is not a format" "$difftx" convert --model "$work/hf" --to onnx --out "$work/x"
+sed -e 's/"attention": "diff"/"attention": "diff2"/' "$work/diff.json" > "$work/diff2.json"
+expect_error "DIFF V2 (attention \"diff2\") has no Hugging Face model class" \
+  "$difftx" init --config "$work/diff2.json" --to hf --out "$work/v2"
+python3 - "$work/hf/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["rope_scaling"] = {"rope_type": "yarn", "factor": 4.0}
+json.dump(c, open(sys.argv[1], "w"))
+PY
+expect_error "RoPE scaling type 'yarn' is not supported" "$difftx" logits --model "$work/hf" --tokens "1 2" --out "$work/c.npy"
+echo "convert_cli: ok"
