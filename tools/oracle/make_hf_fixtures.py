@@ -60,7 +60,8 @@ class Case:
 
 CASES = (
     Case("llama_mha_f32", 201, "llama", vocab=96, hidden=32, heads=4, kv_heads=4, head_dim=8,
-         intermediate=64, seq_len=12, legacy_llama2_config=True, rms_norm_eps=1e-6),
+         intermediate=64, seq_len=12, legacy_llama2_config=True, rms_norm_eps=1e-6,
+         extra={"_name_or_path": "meta-llama/Llama-2-7b-hf"}),
     Case("llama_gqa2_bf16_untied_linear_sharded", 202, "llama", vocab=128, hidden=48, heads=4,
          kv_heads=2, head_dim=16, intermediate=96, seq_len=16, dtype="BF16", tied=False, shards=2,
          rope_scaling={"factor": 2.0, "rope_type": "linear", "type": "linear"}, eos=[2, 3]),
