@@ -4,6 +4,8 @@ Layout: 8-byte little-endian unsigned header length N, then N bytes of UTF-8 JSO
 {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {str: str}}
 padded with spaces to a multiple of 8, then the raw little-endian tensor bytes. Offsets are
 relative to the first byte after the header; tensors are stored back to back in the order given.
+F32/F64/I32/I64 go through numpy; F16 is IEEE binary16 (numpy float16); BF16 is the top 16
+bits of a float32 (1 sign, 8 exponent, 7 mantissa bits), rounded to nearest, ties to even.
 """
 
 import json
@@ -13,9 +15,50 @@ import numpy as np
 import torch
 
 DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "I32": np.dtype("<i4"),
-          "I64": np.dtype("<i8")}
+          "I64": np.dtype("<i8"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2")}
 TORCH_TO_DTYPE = {torch.float32: "F32", torch.float64: "F64", torch.int32: "I32",
                   torch.int64: "I64"}
+
+
+def float32_to_bf16_bits(values):
+    """float32 array -> uint16 BF16 bit patterns, round to nearest even (finite inputs)."""
+    bits = np.ascontiguousarray(values, dtype="<f4").view("<u4").astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
+    return rounded.astype("<u2")
+
+
+def bf16_bits_to_float32(bits):
+    return (bits.astype("<u4") << 16).view("<f4")
+
+
+def round_to_storage(tag, tensor):
+    """The float64 values a tensor has once stored as F32, F16 or BF16 (what a reader gets)."""
+    array = tensor.detach().cpu().numpy().astype(np.float64)
+    if tag == "F32":
+        stored = array.astype("<f4")
+    elif tag == "F16":
+        stored = array.astype("<f2")
+    elif tag == "BF16":
+        stored = bf16_bits_to_float32(float32_to_bf16_bits(array.astype("<f4")))
+    else:
+        raise ValueError(f"round_to_storage: {tag} is not a float storage type")
+    return torch.from_numpy(stored.astype(np.float64))
+
+
+def _encode(tag, tensor):
+    array = tensor.detach().cpu().numpy()
+    if tag == "BF16":
+        return float32_to_bf16_bits(array.astype("<f4")), list(array.shape)
+    return array.astype(DTYPES[tag], copy=False), list(array.shape)
+
+
+def _decode(tag, data, shape):
+    array = np.frombuffer(data, dtype=DTYPES[tag]).reshape(shape)
+    if tag == "BF16":
+        array = bf16_bits_to_float32(array)
+    elif tag == "F16":
+        array = array.astype("<f4")
+    return torch.from_numpy(array.copy())
 
 
 def write_safetensors(path, tensors, metadata=None):
@@ -26,9 +69,9 @@ def write_safetensors(path, tensors, metadata=None):
             raise ValueError("safetensors metadata values must be strings")
         header["__metadata__"] = dict(metadata)
     for name, (tag, tensor) in tensors.items():
-        array = tensor.detach().cpu().numpy().astype(DTYPES[tag], copy=False)
+        array, shape = _encode(tag, tensor)
         data = np.ascontiguousarray(array).tobytes()
-        header[name] = {"dtype": tag, "shape": list(array.shape),
+        header[name] = {"dtype": tag, "shape": shape,
                         "data_offsets": [offset, offset + len(data)]}
         chunks.append(data)
         offset += len(data)
@@ -42,7 +85,8 @@ def write_safetensors(path, tensors, metadata=None):
 
 
 def read_safetensors(path):
-    """Read a file written in this format; returns ({name: tensor}, metadata)."""
+    """Read a file written in this format; returns ({name: tensor}, metadata). F16 and BF16
+    tensors come back as float32 (exactly)."""
     with open(path, "rb") as f:
         blob = f.read()
     if len(blob) < 8:
@@ -60,6 +104,5 @@ def read_safetensors(path):
         count = int(np.prod(entry["shape"], dtype=np.int64))
         if not 0 <= begin <= end <= len(data) or end - begin != count * dtype.itemsize:
             raise ValueError(f"{path}: tensor {name} has bad data_offsets {entry['data_offsets']}")
-        array = np.frombuffer(data[begin:end], dtype=dtype).reshape(entry["shape"])
-        tensors[name] = torch.from_numpy(array.copy())
+        tensors[name] = _decode(entry["dtype"], data[begin:end], entry["shape"])
     return tensors, metadata
