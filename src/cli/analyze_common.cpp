@@ -19,9 +19,9 @@ data::Tokenizer dataset_tokenizer(const std::filesystem::path& data_dir, const s
   return tokenizer;
 }
 
-void write_analysis_json(const std::string& path, const nlohmann::json& value) {
+void write_analysis_json(const std::string& path, const results::Analyses& analyses) {
   if (path.empty()) return;
-  write_json_file(path, value);
+  write_json_file(path, results::to_json(analyses));
   std::printf("wrote %s\n", path.c_str());
 }
 

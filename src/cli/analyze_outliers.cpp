@@ -2,7 +2,7 @@
 #include <cstdio>
 
 #include "cli/analyze_targets.h"
-#include "eval/analysis_json.h"
+#include "eval/analysis_results.h"
 #include "model/model_io.h"
 
 namespace difftx::cli {
@@ -42,7 +42,7 @@ int analyze_outliers(Args& args) {
   std::printf("\n  %-6s %14s %14s\n", "layer", "logits top-1", "hidden top-1");
   for (size_t l = 0; l < r.layer_logits_top1.size(); ++l)
     std::printf("  %-6zu %14.3f %14.3f\n", l, r.layer_logits_top1[l], r.layer_hidden_top1[l]);
-  write_analysis_json(json_path, {{"outliers", outliers_json(r)}});
+  write_analysis_json(json_path, {.outliers = outlier_results(r)});
   return 0;
 }
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "cli/analyze_targets.h"
-#include "eval/analysis_json.h"
+#include "eval/quantization.h"
 #include "kernels/attention/attention_quantized.h"
 #include "model/model_io.h"
 
@@ -32,7 +32,8 @@ int analyze_quant(Args& args) {
                    (long long)p.batches_total, p.loss);
       std::fflush(stderr);
     };
-  std::vector<QuantizationPoint> points;
+  results::Analyses analyses;
+  std::vector<results::QuantizationPoint>& points = analyses.quantization;
   for (int b : bits) {  // one at a time, so that the progress line can name the bit width
     current = b;
     auto point = quantization_sweep(model, data_dir, {b}, o);
@@ -40,18 +41,18 @@ int analyze_quant(Args& args) {
   }
   if (!quiet) std::fprintf(stderr, "\n");
 
-  const auto plain = std::find_if(points.begin(), points.end(), [](const QuantizationPoint& p) { return p.bits == 0; });
+  const auto plain = std::find_if(points.begin(), points.end(), [](const results::QuantizationPoint& p) { return p.bits == 0; });
   std::printf("attention logit quantization: %s, %lld val tokens per point, absmax per (sequence, map)\n",
-              attention_kind_name(model.config.attention), (long long)points.front().result.tokens);
+              attention_kind_name(model.config.attention), (long long)points.front().val_tokens);
   std::printf("  %-6s %10s %12s\n", "bits", "val loss", "vs fp32");
-  for (const QuantizationPoint& p : points) {
+  for (const results::QuantizationPoint& p : points) {
     const std::string label = p.bits == 0 ? "fp32" : std::to_string(p.bits);
     if (plain != points.end() && p.bits != 0)
-      std::printf("  %-6s %10.4f %+12.4f\n", label.c_str(), p.result.loss, p.result.loss - plain->result.loss);
+      std::printf("  %-6s %10.4f %+12.4f\n", label.c_str(), p.val_loss, p.val_loss - plain->val_loss);
     else
-      std::printf("  %-6s %10.4f %12s\n", label.c_str(), p.result.loss, "");
+      std::printf("  %-6s %10.4f %12s\n", label.c_str(), p.val_loss, "");
   }
-  write_analysis_json(json_path, {{"quantization", quantization_json(points)}});
+  write_analysis_json(json_path, analyses);
   return 0;
 }
 

@@ -6,17 +6,14 @@
 #include <vector>
 
 #include "eval/perplexity.h"
+#include "results/results.h"
 
 namespace difftx {
 
-struct QuantizationPoint {
-  int bits = 0;  // 0: not quantized
-  PerplexityResult result;
-};
-
-// One evaluate_perplexity per entry of `bits` (each 0 or 2..16, checked before any work);
-// options.forward is replaced per point.
-std::vector<QuantizationPoint> quantization_sweep(const Model& model, const std::filesystem::path& data_dir,
-                                                  const std::vector<int>& bits, PerplexityOptions options);
+// One evaluate_perplexity per entry of `bits` (each 0 or 2..16, checked before any work), as
+// the points of the results schema's "quantization" (bits, val loss, val tokens; NIAH accuracy
+// not measured); options.forward is replaced per point.
+std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, const std::filesystem::path& data_dir,
+                                                           const std::vector<int>& bits, PerplexityOptions options);
 
 }  // namespace difftx

@@ -1,5 +1,5 @@
 // Every analysis of the paper's §3 that `difftx experiment compare` runs on one trained model,
-// as the objects of results.json (docs/EXPERIMENTS.md): "niah" (Table 2), "mqar",
+// as the results schema's analyses (results/results.h, docs/EXPERIMENTS.md): "niah" (Table 2), "mqar",
 // "attention_allocation" and "attention_map" (Table 3, Figure 1), "outliers" (Table 5) and
 // "quantization" (Figure 8: val loss and NIAH accuracy with fake-quantized attention logits).
 #pragma once
@@ -8,14 +8,13 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "data/tokenizer.h"
 #include "eval/outliers.h"
 #include "eval/retrieval/mqar_eval.h"
 #include "eval/retrieval/niah_eval.h"
 #include "eval/retrieval/niah_prompts.h"
 #include "model/model.h"
+#include "results/results.h"
 
 namespace difftx::experiment {
 
@@ -31,7 +30,8 @@ struct AnalysisOptions {
 
 // Runs them in the order above; `log` gets one line per finished analysis. The tokenizer and
 // data_dir are the prepared dataset's (haystacks and val windows come from its val split).
-nlohmann::json analyse_model(const Model& model, const data::Tokenizer& tokenizer, const std::filesystem::path& data_dir,
-                             const AnalysisOptions& options, const std::function<void(const std::string&)>& log);
+results::Analyses analyse_model(const Model& model, const data::Tokenizer& tokenizer,
+                                const std::filesystem::path& data_dir, const AnalysisOptions& options,
+                                const std::function<void(const std::string&)>& log);
 
 }  // namespace difftx::experiment

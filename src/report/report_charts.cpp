@@ -79,7 +79,7 @@ ReportChart loss_curves_chart(const ExperimentResults& r) {
   for (const auto& m : r.models) {
     for (const auto* curve : {&m.train.curve, &m.train.val_curve})
       for (const auto& p : *curve)
-        if (std::isfinite(p.tokens)) last_tokens = std::max(last_tokens, p.tokens);
+        last_tokens = std::max(last_tokens, static_cast<double>(p.tokens));
     longest_curve = std::max(longest_curve, m.train.curve.size());
   }
   const size_t half_window = longest_curve / 60;  // about 1/30 of the run
@@ -138,7 +138,7 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
   for (const auto& m : r.models) {
     if (!m.niah) continue;
     HeatmapPanel p;
-    p.title = m.name + "  (mean " + format_fixed(mean_niah_accuracy(*m.niah), 2) + ")";
+    p.title = m.name + "  (mean " + format_fixed(results::mean_cell_accuracy(*m.niah), 2) + ")";
     p.column_title = "depth of the needles in the context";
     for (const double d : columns) p.column_labels.push_back(percent(d));
     std::vector<std::vector<double>> correct(rows.size(), std::vector<double>(columns.size(), 0));
@@ -243,7 +243,7 @@ ReportChart outlier_chart(const ExperimentResults& r) {
       p->series_names.push_back(m.name);
       p->series_colours.push_back(category_colour(i));
     }
-    const auto add = [](BarPanel& p, const OutlierStats& s) {
+    const auto add = [](BarPanel& p, const results::OutlierStats& s) {
       const double v[4] = {s.top1, s.top2, s.top3, s.median};
       for (size_t g = 0; g < 4; ++g) p.values[g].push_back(v[g]);
     };
@@ -295,11 +295,11 @@ ReportChart quantization_chart(const ExperimentResults& r) {
     Series a = l;
     for (size_t k = 0; k < bits.size(); ++k) {
       const auto q = std::find_if(m.quantization.begin(), m.quantization.end(),
-                                  [&](const QuantizationPoint& p) { return p.bits == bits[k]; });
+                                  [&](const results::QuantizationPoint& p) { return p.bits == bits[k]; });
       const double x = static_cast<double>(k);
       l.points.emplace_back(x, q == m.quantization.end() ? kNan : q->val_loss);
-      a.points.emplace_back(x, q == m.quantization.end() ? kNan : q->niah_accuracy);
-      any_accuracy |= q != m.quantization.end() && std::isfinite(q->niah_accuracy);
+      a.points.emplace_back(x, q == m.quantization.end() ? kNan : q->niah_accuracy_or_nan());
+      any_accuracy |= q != m.quantization.end() && std::isfinite(q->niah_accuracy_or_nan());
     }
     loss.series.push_back(std::move(l));
     accuracy.series.push_back(std::move(a));
@@ -340,9 +340,9 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
     const Series base{.name = m.name, .colour = category_colour(i), .markers = true};
     Series a = base, n = base, al = base, nl = base;
     for (const auto& p : m.attention_allocation->by_depth)
-      a.points.emplace_back(100 * p.key, p.answer), n.points.emplace_back(100 * p.key, p.noise);
+      a.points.emplace_back(100 * p.key, p.allocation.answer), n.points.emplace_back(100 * p.key, p.allocation.noise);
     for (const auto& p : m.attention_allocation->by_layer)
-      al.points.emplace_back(p.key, p.answer), nl.points.emplace_back(p.key, p.noise);
+      al.points.emplace_back(p.key, p.allocation.answer), nl.points.emplace_back(p.key, p.allocation.noise);
     answer_depth.series.push_back(std::move(a));
     noise_depth.series.push_back(std::move(n));
     answer_layer.series.push_back(std::move(al));

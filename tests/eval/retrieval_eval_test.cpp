@@ -172,7 +172,7 @@ TEST(NiahEval, CountsExactlyWhatTheForwardGetsRight) {
   }
   EXPECT_GT(missed_somewhere, 0) << "the test needs values with odd digit tokens";
 
-  const nlohmann::json j = niah_to_json(partial);
+  const nlohmann::json j = results::to_json(niah_results(partial));
   EXPECT_EQ(j["samples_per_cell"], 6);
   ASSERT_EQ(j["cells"].size(), partial.cells.size());
   for (size_t i = 0; i < partial.cells.size(); ++i) {
