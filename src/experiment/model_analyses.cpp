@@ -8,7 +8,7 @@
 #include "eval/attention_allocation.h"
 #include "eval/logits_forward.h"
 #include "eval/quantization.h"
-#include "eval/retrieval/mqar.h"
+#include "data/tasks/mqar.h"
 
 namespace difftx::experiment {
 namespace {

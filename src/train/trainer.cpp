@@ -19,7 +19,7 @@
 #include "dist/consistency.h"
 #include "dist/text_collectives.h"
 #include "dist/timed_communicator.h"
-#include "eval/retrieval/task_mixture.h"
+#include "data/tasks/task_mixture.h"
 #include "io/atomic_file.h"
 #include "io/input_file.h"
 #include "io/json_file.h"

@@ -8,9 +8,9 @@
 #include <set>
 
 #include "core/error.h"
-#include "eval/retrieval/mqar.h"
+#include "data/tasks/mqar.h"
 #include "eval/retrieval/mqar_eval.h"
-#include "eval/retrieval_fixture.h"
+#include "data/tasks/retrieval_fixture.h"
 #include "support/testing.h"
 
 namespace difftx::retrieval {

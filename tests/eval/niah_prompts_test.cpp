@@ -6,7 +6,7 @@
 
 #include "core/rng.h"
 #include "eval/retrieval/niah_prompts.h"
-#include "eval/retrieval_fixture.h"
+#include "data/tasks/retrieval_fixture.h"
 #include "support/testing.h"
 
 namespace difftx::retrieval {

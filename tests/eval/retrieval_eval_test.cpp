@@ -14,7 +14,7 @@
 #include "eval/logits_forward.h"
 #include "eval/retrieval/greedy_match.h"
 #include "eval/retrieval/niah_eval.h"
-#include "eval/retrieval_fixture.h"
+#include "data/tasks/retrieval_fixture.h"
 #include "infer/generate.h"
 #include "model/decoder.h"
 #include "model/parameters.h"

@@ -6,7 +6,7 @@
 #include <functional>
 
 #include "eval/logits_forward.h"
-#include "eval/retrieval/mqar.h"
+#include "data/tasks/mqar.h"
 #include "results/results.h"
 
 namespace difftx::retrieval {

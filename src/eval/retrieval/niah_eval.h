@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "eval/logits_forward.h"
-#include "eval/retrieval/niah.h"
+#include "data/tasks/niah.h"
 #include "results/results.h"
 
 namespace difftx::retrieval {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "eval/attention_allocation.h"
-#include "eval/retrieval/niah.h"
+#include "data/tasks/niah.h"
 
 namespace difftx::retrieval {
 

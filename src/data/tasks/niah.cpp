@@ -1,4 +1,4 @@
-#include "eval/retrieval/niah.h"
+#include "data/tasks/niah.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
-#include "eval/retrieval/random_draws.h"
+#include "data/tasks/random_draws.h"
 
 namespace difftx::retrieval {
 namespace {
