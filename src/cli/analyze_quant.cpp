@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/analyze_targets.h"
+#include "data/loader.h"
 #include "eval/quantization.h"
 #include "kernels/attention/attention_quantized.h"
 #include "model/model_io.h"
@@ -15,9 +16,9 @@ int analyze_quant(Args& args) {
   std::vector<int> bits;
   for (int64_t b : args.get_int_list("bits", "0,16,8,6,4"))
     bits.push_back(static_cast<int>(std::clamp<int64_t>(b, -1, 64)));  // out of range stays out of range
+  const int64_t seq_len = args.get_int("seq-len", 256);
+  const int64_t micro_batch = args.get_int("micro-batch", 8);
   PerplexityOptions o;
-  o.seq_len = args.get_int("seq-len", o.seq_len);
-  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
   o.max_batches = args.get_int("max-batches", o.max_batches);
   const bool quiet = args.flag("quiet");
   const std::string json_path = args.get("json", "");
@@ -25,6 +26,7 @@ int analyze_quant(Args& args) {
   for (int b : bits) check_logit_bits(b);  // before loading anything
 
   const Model model = load_model_dir(model_dir);
+  data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
   int current = 0;
   if (!quiet)
     o.progress = [&current](const PerplexityProgress& p) {
@@ -36,7 +38,7 @@ int analyze_quant(Args& args) {
   std::vector<results::QuantizationPoint>& points = analyses.quantization;
   for (int b : bits) {  // one at a time, so that the progress line can name the bit width
     current = b;
-    auto point = quantization_sweep(model, data_dir, {b}, o);
+    auto point = quantization_sweep(model, val, {b}, o);
     points.push_back(point.front());
   }
   if (!quiet) std::fprintf(stderr, "\n");

@@ -113,8 +113,8 @@ int experiment_compare(Args& args) {
   a.prompts.per_depth = args.get_int("attention-prompts", 4);
   a.prompts.seed = o.train.seed;
   a.outliers.tokens = args.get_int("outlier-tokens", 16384);
-  a.outliers.seq_len = o.train.seq_len;
-  a.outliers.micro_batch = o.train.micro_batch;
+  a.val_seq_len = o.train.seq_len;
+  a.val_micro_batch = o.train.micro_batch;
   a.bits.clear();
   for (int64_t b : or_default(args, "bits", {0, 16, 8, 6, 4})) a.bits.push_back(static_cast<int>(b));
   a.quant_val_batches = args.get_int("quant-batches", a.quant_val_batches);

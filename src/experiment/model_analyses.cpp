@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "core/timer.h"
+#include "data/loader.h"
 #include "data/split_reader.h"
 #include "eval/analysis_results.h"
 #include "eval/attention_allocation.h"
@@ -51,7 +52,8 @@ results::Analyses analyse_model(const Model& model, const data::Tokenizer& token
              attention.summary.mean.noise, timer.seconds()));
 
   timer.reset();
-  const OutlierResult outliers = measure_outliers(model, data_dir, o.outliers);
+  data::TokenLoader val = data::sequential_loader(data_dir, "val", o.val_micro_batch, o.val_seq_len);
+  const OutlierResult outliers = measure_outliers(model, val, o.outliers);
   out.outliers = outlier_results(outliers);
   log(format("outliers: top-1 |attention logit| %.1f, top-1 |hidden state| %.1f (%.0f s)", outliers.logits.top1,
              outliers.hidden.top1, timer.seconds()));
@@ -59,11 +61,9 @@ results::Analyses analyse_model(const Model& model, const data::Tokenizer& token
   // Figure 8: val loss and retrieval accuracy of the same model with its attention logits
   // absmax fake-quantized to each width (the val windows are those of the outlier sample).
   timer.reset();
-  PerplexityOptions val;
-  val.seq_len = o.outliers.seq_len;
-  val.micro_batch = o.outliers.micro_batch;
-  val.max_batches = o.quant_val_batches;
-  out.quantization = quantization_sweep(model, data_dir, o.bits, val);
+  PerplexityOptions batches;
+  batches.max_batches = o.quant_val_batches;
+  out.quantization = quantization_sweep(model, val, o.bits, batches);
   for (results::QuantizationPoint& point : out.quantization) {
     const int bits = static_cast<int>(point.bits);
     const retrieval::NiahResult q = retrieval::evaluate_niah(model_forward(model, {bits}), generator, o.quant_niah);

@@ -10,6 +10,7 @@
 #include "data/loader.h"
 #include "eval/perplexity.h"
 #include "model/decoder.h"
+#include "support/testing.h"
 #include "support/word_dataset.h"
 
 namespace difftx {
@@ -53,24 +54,34 @@ TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   ASSERT_GT(count, 4 * B * T) << "the val split is too small for this test";
 
   int progress_calls = 0;
-  const PerplexityResult r = evaluate_perplexity(
-      model, ds.data(), {T, B, 0, [&](const PerplexityProgress&) { ++progress_calls; }, {}});
+  data::TokenLoader val = data::sequential_loader(ds.data(), "val", B, T);
+  const PerplexityResult r =
+      evaluate_perplexity(model, val, {0, [&](const PerplexityProgress&) { ++progress_calls; }, {}});
   EXPECT_EQ(r.tokens, count);
   EXPECT_NEAR(r.loss, sum / count, 1e-5);
   EXPECT_NEAR(r.perplexity, std::exp(r.loss), 1e-9 * r.perplexity);
   EXPECT_EQ(progress_calls, r.batches);
   EXPECT_EQ(r.batches, (windows.windows() + B - 1) / B);
 
-  const PerplexityResult two = evaluate_perplexity(model, ds.data(), {T, B, 2, nullptr, {}});
+  const PerplexityResult two = evaluate_perplexity(model, val, {2, nullptr, {}});  // rewound: the same first windows
   EXPECT_EQ(two.batches, 2);
   EXPECT_EQ(two.tokens, 2 * B * T);
 
-  EXPECT_THROW(evaluate_perplexity(model, ds.root / "nope", {T, B, 0, nullptr, {}}), Error);
-  EXPECT_THROW(evaluate_perplexity(model, ds.data(), {c.max_position_embeddings + 1, B, 0, nullptr, {}}), Error);
+  EXPECT_NE(testing::error_of([&] { data::sequential_loader(ds.root / "nope", "val", B, T); })
+                .find("data directory does not exist"),
+            std::string::npos);
+  data::TokenLoader too_long = data::sequential_loader(ds.data(), "val", B, c.max_position_embeddings + 1);
+  EXPECT_NE(testing::error_of([&] { evaluate_perplexity(model, too_long, {}); }).find("exceeds the model's max_position_embeddings"),
+            std::string::npos);
+  data::TokenLoader random(ds.data(), "val", {.batch = B, .seq_len = T, .sampling = data::Sampling::random});
+  EXPECT_NE(testing::error_of([&] { evaluate_perplexity(model, random, {}); }).find("must read its split in order"),
+            std::string::npos);
   ModelConfig small = c;
   small.vocab_size = 100;  // the data's ids go past it
   Model too_small(small);
-  EXPECT_THROW(evaluate_perplexity(too_small, ds.data(), {T, B, 0, nullptr, {}}), Error);
+  EXPECT_NE(testing::error_of([&] { evaluate_perplexity(too_small, val, {}); })
+                .find("tokens but the model has vocab_size 100 (data and model do not belong together)"),
+            std::string::npos);
 }
 
 }  // namespace
