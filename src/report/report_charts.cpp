@@ -120,10 +120,50 @@ ReportChart loss_curves_chart(const ExperimentResults& r) {
                   "a given loss with fewer tokens and parameters than the baseline.");
 }
 
+namespace {
+
+// NIAH heatmap rows: (context, needles, queried); columns: depth.
+using NiahRow = std::tuple<int64_t, int64_t, int64_t>;
+
+// One model's NIAH panel; cells measured twice are pooled (weighted by their samples).
+HeatmapPanel niah_panel(const ModelResults& m, const std::vector<NiahRow>& rows, const std::vector<double>& columns) {
+  HeatmapPanel p;
+  p.title = m.name + "  (mean " + format_fixed(results::mean_cell_accuracy(*m.niah), 2) + ")";
+  p.column_title = "depth of the needles in the context";
+  for (const double d : columns) p.column_labels.push_back(percent(d));
+  std::vector<std::vector<double>> correct(rows.size(), std::vector<double>(columns.size(), 0));
+  std::vector<std::vector<double>> samples = correct;
+  for (const auto& c : m.niah->cells) {
+    if (!std::isfinite(c.accuracy)) continue;
+    const size_t ri =
+        static_cast<size_t>(std::find(rows.begin(), rows.end(), NiahRow{c.context, c.needles, c.queried}) - rows.begin());
+    const size_t ci = static_cast<size_t>(std::find(columns.begin(), columns.end(), c.depth) - columns.begin());
+    const double n = static_cast<double>(std::max<int64_t>(c.samples, 1));
+    correct[ri][ci] += c.accuracy * n;
+    samples[ri][ci] += n;
+  }
+  for (size_t ri = 0; ri < rows.size(); ++ri) {
+    const auto [context, needles, queried] = rows[ri];
+    p.row_labels.push_back(format_count(static_cast<double>(context)) + " tokens, N=" + std::to_string(needles) +
+                           " R=" + std::to_string(queried));
+    p.values.emplace_back();
+    p.tooltips.emplace_back();
+    for (size_t ci = 0; ci < columns.size(); ++ci) {
+      const double n = samples[ri][ci];
+      const double acc = n > 0 ? correct[ri][ci] / n : kNan;
+      p.values.back().push_back(acc);
+      p.tooltips.back().push_back(
+          m.name + ", " + p.row_labels.back() + ", depth " + percent(columns[ci]) + ": " +
+          (n > 0 ? format_fixed(acc, 3) + " over " + format_fixed(n, 0) + " samples" : "not measured"));
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
 ReportChart niah_heatmap_chart(const ExperimentResults& r) {
-  // Rows: (context, needles, queried); columns: depth. Cells measured twice are pooled.
-  using RowKey = std::tuple<int64_t, int64_t, int64_t>;
-  std::set<RowKey> row_keys;
+  std::set<NiahRow> row_keys;
   std::set<double> depths;
   for (const auto& m : r.models)
     if (m.niah)
@@ -131,44 +171,11 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
   if (row_keys.empty()) return {};
   const auto first_niah =
       std::find_if(r.models.begin(), r.models.end(), [](const ModelResults& m) { return m.niah.has_value(); });
-  const std::vector<RowKey> rows(row_keys.begin(), row_keys.end());
+  const std::vector<NiahRow> rows(row_keys.begin(), row_keys.end());
   const std::vector<double> columns(depths.begin(), depths.end());
-
   std::vector<HeatmapPanel> panels;
-  for (const auto& m : r.models) {
-    if (!m.niah) continue;
-    HeatmapPanel p;
-    p.title = m.name + "  (mean " + format_fixed(results::mean_cell_accuracy(*m.niah), 2) + ")";
-    p.column_title = "depth of the needles in the context";
-    for (const double d : columns) p.column_labels.push_back(percent(d));
-    std::vector<std::vector<double>> correct(rows.size(), std::vector<double>(columns.size(), 0));
-    std::vector<std::vector<double>> samples = correct;
-    for (const auto& c : m.niah->cells) {
-      if (!std::isfinite(c.accuracy)) continue;
-      const size_t ri = static_cast<size_t>(
-          std::find(rows.begin(), rows.end(), RowKey{c.context, c.needles, c.queried}) - rows.begin());
-      const size_t ci = static_cast<size_t>(std::find(columns.begin(), columns.end(), c.depth) - columns.begin());
-      const double n = static_cast<double>(std::max<int64_t>(c.samples, 1));
-      correct[ri][ci] += c.accuracy * n;
-      samples[ri][ci] += n;
-    }
-    for (size_t ri = 0; ri < rows.size(); ++ri) {
-      const auto [context, needles, queried] = rows[ri];
-      p.row_labels.push_back(format_count(static_cast<double>(context)) + " tokens, N=" + std::to_string(needles) +
-                             " R=" + std::to_string(queried));
-      p.values.emplace_back();
-      p.tooltips.emplace_back();
-      for (size_t ci = 0; ci < columns.size(); ++ci) {
-        const double n = samples[ri][ci];
-        const double acc = n > 0 ? correct[ri][ci] / n : kNan;
-        p.values.back().push_back(acc);
-        p.tooltips.back().push_back(
-            m.name + ", " + p.row_labels.back() + ", depth " + percent(columns[ci]) + ": " +
-            (n > 0 ? format_fixed(acc, 3) + " over " + format_fixed(n, 0) + " samples" : "not measured"));
-      }
-    }
-    panels.push_back(std::move(p));
-  }
+  for (const auto& m : r.models)
+    if (m.niah) panels.push_back(niah_panel(m, rows, columns));
 
   HeatmapGeometry g;
   for (const auto& p : panels)
