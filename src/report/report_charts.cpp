@@ -58,22 +58,24 @@ Points moving_average(const Points& points, size_t half_window) {
   return out;
 }
 
-// Draws line panels in rows of `per_row` below `y`; returns the y below them.
-double draw_line_grid(SvgCanvas& svg, double y, const std::vector<LinePanel>& panels, size_t per_row) {
-  for (size_t first = 0; first < panels.size(); first += per_row) {
-    const auto areas = split_row({kFigureMargin, y, kWidth - 2 * kFigureMargin, kPanelHeight}, per_row, kPanelGap);
-    for (size_t k = 0; k < per_row && first + k < panels.size(); ++k) draw_line_panel(svg, areas[k], panels[first + k]);
+// A figure of line panels, two to a row, below a heading and the models' legend.
+ReportChart line_figure(const std::string& heading, const std::string& subheading, const std::vector<LegendEntry>& legend,
+                        const std::vector<LinePanel>& panels, std::string file, std::string title, std::string caption) {
+  constexpr size_t kPerRow = 2;
+  SvgCanvas svg(kWidth, 100);
+  double y = draw_figure_header(svg, heading, subheading, legend);
+  for (size_t first = 0; first < panels.size(); first += kPerRow) {
+    const auto areas = split_row({kFigureMargin, y, kWidth - 2 * kFigureMargin, kPanelHeight}, kPerRow, kPanelGap);
+    for (size_t k = 0; k < kPerRow && first + k < panels.size(); ++k) draw_line_panel(svg, areas[k], panels[first + k]);
     y += kPanelHeight + 8;
   }
-  return y;
+  svg.set_height(y + kFigureMargin);
+  return finished(svg, std::move(file), std::move(title), std::move(caption));
 }
 
 }  // namespace
 
 ReportChart loss_curves_chart(const ExperimentResults& r) {
-  SvgCanvas svg(kWidth, 100);
-  const double y = draw_figure_header(svg, "Loss curves", setup_line(r),
-                                      model_legend(r, LegendMark::line, [](const ModelResults&) { return true; }));
   double last_tokens = 0;
   size_t longest_curve = 0;
   for (const auto& m : r.models) {
@@ -112,8 +114,9 @@ ReportChart loss_curves_chart(const ExperimentResults& r) {
     for (const auto& p : m.train.val_curve) v.points.emplace_back(p.tokens, p.loss);
     val.series.push_back(std::move(v));
   }
-  svg.set_height(draw_line_grid(svg, y, {train, val}, 2) + kFigureMargin);
-  return finished(svg, "loss_curves.svg", "Language modelling",
+  return line_figure("Loss curves", setup_line(r),
+                     model_legend(r, LegendMark::line, [](const ModelResults&) { return true; }), {train, val},
+                     "loss_curves.svg", "Language modelling",
                   "Cross-entropy of each model on its training batches (left) and on the held-out validation "
                   "split (right), against the number of training tokens seen. Every model trains on the same "
                   "token stream in the same order. Lower is better; the paper reports DIFF Transformer reaching "
@@ -311,14 +314,12 @@ ReportChart quantization_chart(const ExperimentResults& r) {
     loss.series.push_back(std::move(l));
     accuracy.series.push_back(std::move(a));
   }
-  SvgCanvas svg(kWidth, 100);
-  const double y = draw_figure_header(svg, "Quality with quantized attention logits",
-                                      "absmax fake-quantization of the attention logits to fewer bits; fp32 = none",
-                                      model_legend(r, LegendMark::line_with_dot, has));
   std::vector<LinePanel> panels = {loss};
   if (any_accuracy) panels.push_back(accuracy);
-  svg.set_height(draw_line_grid(svg, y, panels, 2) + kFigureMargin);
-  return finished(svg, "quantization.svg", "Quantization robustness (paper: Figure 8)",
+  return line_figure("Quality with quantized attention logits",
+                     "absmax fake-quantization of the attention logits to fewer bits; fp32 = none",
+                     model_legend(r, LegendMark::line_with_dot, has), panels, "quantization.svg",
+                     "Quantization robustness (paper: Figure 8)",
                   "Validation loss (left) and NIAH accuracy (right) when the attention logits are rounded to "
                   "16, 8, 6 or 4 bits with absmax scaling, from unquantized (fp32) to the fewest bits. A flat "
                   "line is robust. The paper (Figure 8) finds DIFF Transformer losing far less accuracy than the "
@@ -363,12 +364,9 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
   if (has_points(answer_depth)) panels.insert(panels.end(), {answer_depth, noise_depth});
   if (has_points(answer_layer)) panels.insert(panels.end(), {answer_layer, noise_layer});
   if (panels.empty()) return {};
-  SvgCanvas svg(kWidth, 100);
-  const double y =
-      draw_figure_header(svg, "Attention allocation on retrieval prompts", "normalisation: " + normalisation,
-                         model_legend(r, LegendMark::line_with_dot, has));
-  svg.set_height(draw_line_grid(svg, y, panels, 2) + kFigureMargin);
-  return finished(svg, "attention_allocation.svg", "Attention allocation (paper: Table 3)",
+  return line_figure("Attention allocation on retrieval prompts", "normalisation: " + normalisation,
+                     model_legend(r, LegendMark::line_with_dot, has), panels, "attention_allocation.svg",
+                     "Attention allocation (paper: Table 3)",
                   "Share of attention that the query puts on the answer span (left) and on the rest of the context, "
                   "the noise (right), averaged over prompts, by the depth of the answer in the context and by "
                   "layer. The paper (Table 3) finds DIFF Transformer putting more attention on the answer and far "
