@@ -43,7 +43,8 @@ int analyze_quant(Args& args) {
   }
   if (!quiet) std::fprintf(stderr, "\n");
 
-  const auto plain = std::find_if(points.begin(), points.end(), [](const results::QuantizationPoint& p) { return p.bits == 0; });
+  const auto plain =
+      std::find_if(points.begin(), points.end(), [](const results::QuantizationPoint& p) { return p.bits == 0; });
   std::printf("attention logit quantization: %s, %lld val tokens per point, absmax per (sequence, map)\n",
               attention_kind_name(model.config.attention), (long long)points.front().val_tokens);
   std::printf("  %-6s %10s %12s\n", "bits", "val loss", "vs fp32");

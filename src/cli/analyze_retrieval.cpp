@@ -1,5 +1,6 @@
 // `difftx analyze niah` and `difftx analyze mqar`: retrieval accuracy of a model directory on
-// generated tasks (generators in src/data/tasks, evaluators in src/eval/retrieval), a table on stdout and the results-schema object in --json.
+// generated tasks (generators in src/data/tasks, evaluators in src/eval/retrieval), a table on
+// stdout and the results-schema object in --json.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>

@@ -83,7 +83,8 @@ std::optional<double> parse_number(const std::string& text) {
 }
 
 template <typename T>
-T Args::get_parsed(const std::string& name, T fallback, std::optional<T> (*parse)(const std::string&), const char* kind) {
+T Args::get_parsed(const std::string& name, T fallback, std::optional<T> (*parse)(const std::string&),
+                     const char* kind) {
   const auto v = get(name);
   if (!v) return fallback;
   const std::optional<T> out = parse(*v);

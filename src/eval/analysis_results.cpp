@@ -28,9 +28,18 @@ results::AttentionAllocation allocation_results(const AllocationSummary& s) {
 }
 
 results::AttentionMap attention_map_results(const AllocationPrompt& p, int64_t layer, int64_t head,
-                                            const std::vector<double>& weights, const std::vector<std::string>& tokens) {
-  return {layer,         head,           p.query_position, tokens,  weights, p.answer.front().begin,
-          p.answer.front().end, p.context.begin, p.context.end, p.depth};
+                                            const std::vector<double>& weights,
+                                            const std::vector<std::string>& tokens) {
+  return {.layer = layer,
+          .head = head,
+          .query_position = p.query_position,
+          .tokens = tokens,
+          .weights = weights,
+          .answer_begin = p.answer.front().begin,
+          .answer_end = p.answer.front().end,
+          .context_begin = p.context.begin,
+          .context_end = p.context.end,
+          .depth = p.depth};
 }
 
 results::Outliers outlier_results(const OutlierResult& r) {

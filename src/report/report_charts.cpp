@@ -59,8 +59,9 @@ Points moving_average(const Points& points, size_t half_window) {
 }
 
 // A figure of line panels, two to a row, below a heading and the models' legend.
-ReportChart line_figure(const std::string& heading, const std::string& subheading, const std::vector<LegendEntry>& legend,
-                        const std::vector<LinePanel>& panels, std::string file, std::string title, std::string caption) {
+ReportChart line_figure(const std::string& heading, const std::string& subheading,
+                        const std::vector<LegendEntry>& legend, const std::vector<LinePanel>& panels, std::string file,
+                        std::string title, std::string caption) {
   constexpr size_t kPerRow = 2;
   SvgCanvas svg(kWidth, 100);
   double y = draw_figure_header(svg, heading, subheading, legend);
@@ -117,10 +118,10 @@ ReportChart loss_curves_chart(const ExperimentResults& r) {
   return line_figure("Loss curves", setup_line(r),
                      model_legend(r, LegendMark::line, [](const ModelResults&) { return true; }), {train, val},
                      "loss_curves.svg", "Language modelling",
-                  "Cross-entropy of each model on its training batches (left) and on the held-out validation "
-                  "split (right), against the number of training tokens seen. Every model trains on the same "
-                  "token stream in the same order. Lower is better; the paper reports DIFF Transformer reaching "
-                  "a given loss with fewer tokens and parameters than the baseline.");
+                     "Cross-entropy of each model on its training batches (left) and on the held-out validation "
+                     "split (right), against the number of training tokens seen. Every model trains on the same "
+                     "token stream in the same order. Lower is better; the paper reports DIFF Transformer reaching "
+                     "a given loss with fewer tokens and parameters than the baseline.");
 }
 
 namespace {
@@ -320,10 +321,10 @@ ReportChart quantization_chart(const ExperimentResults& r) {
                      "absmax fake-quantization of the attention logits to fewer bits; fp32 = none",
                      model_legend(r, LegendMark::line_with_dot, has), panels, "quantization.svg",
                      "Quantization robustness (paper: Figure 8)",
-                  "Validation loss (left) and NIAH accuracy (right) when the attention logits are rounded to "
-                  "16, 8, 6 or 4 bits with absmax scaling, from unquantized (fp32) to the fewest bits. A flat "
-                  "line is robust. The paper (Figure 8) finds DIFF Transformer losing far less accuracy than the "
-                  "baseline at 6 and 4 bits, which it attributes to fewer activation outliers.");
+                     "Validation loss (left) and NIAH accuracy (right) when the attention logits are rounded to "
+                     "16, 8, 6 or 4 bits with absmax scaling, from unquantized (fp32) to the fewest bits. A flat "
+                     "line is robust. The paper (Figure 8) finds DIFF Transformer losing far less accuracy than the "
+                     "baseline at 6 and 4 bits, which it attributes to fewer activation outliers.");
 }
 
 ReportChart attention_allocation_chart(const ExperimentResults& r) {
@@ -367,10 +368,10 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
   return line_figure("Attention allocation on retrieval prompts", "normalisation: " + normalisation,
                      model_legend(r, LegendMark::line_with_dot, has), panels, "attention_allocation.svg",
                      "Attention allocation (paper: Table 3)",
-                  "Share of attention that the query puts on the answer span (left) and on the rest of the context, "
-                  "the noise (right), averaged over prompts, by the depth of the answer in the context and by "
-                  "layer. The paper (Table 3) finds DIFF Transformer putting more attention on the answer and far "
-                  "less on the noise.");
+                     "Share of attention that the query puts on the answer span (left) and on the rest of the context, "
+                     "the noise (right), averaged over prompts, by the depth of the answer in the context and by "
+                     "layer. The paper (Table 3) finds DIFF Transformer putting more attention on the answer and far "
+                     "less on the noise.");
 }
 
 ReportCharts build_report_charts(const ExperimentResults& results) {

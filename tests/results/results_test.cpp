@@ -73,9 +73,8 @@ TEST(ResultsSchema, AnalysesWriteOnlyWhatTheyHold) {
   EXPECT_FALSE(j["quantization"][0].contains("niah_accuracy"));
   EXPECT_EQ(j["quantization"][1]["niah_accuracy"], 0.5);
   EXPECT_EQ(j["quantization"][1]["tokens"], 100);
-  EXPECT_TRUE(std::isnan(parse_quantization(JsonField(json::parse(R"([{"bits": 0, "val_loss": 1, "niah_accuracy": null}])"), "q"))
-                             .front()
-                             .niah_accuracy_or_nan()));
+  const json null_accuracy = json::parse(R"([{"bits": 0, "val_loss": 1, "niah_accuracy": null}])");
+  EXPECT_TRUE(std::isnan(parse_quantization(JsonField(null_accuracy, "q")).front().niah_accuracy_or_nan()));
 }
 
 TEST(ResultsSchema, NiahMeans) {

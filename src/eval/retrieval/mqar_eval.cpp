@@ -56,8 +56,15 @@ MqarResult evaluate_mqar(const LogitsForward& forward, const MqarVocabulary& voc
 }
 
 results::MqarResults mqar_results(const MqarResult& r) {
-  return {r.accuracy(), r.options.samples,           r.options.spec.pairs, r.options.spec.queries, r.loss,
-          r.answers,    mqar_length(r.options.spec), r.options.seed,       r.seconds};
+  return {.accuracy = r.accuracy(),
+          .samples = r.options.samples,
+          .pairs = r.options.spec.pairs,
+          .queries = r.options.spec.queries,
+          .loss = r.loss,
+          .answers = r.answers,
+          .sequence_tokens = mqar_length(r.options.spec),
+          .seed = r.options.seed,
+          .seconds = r.seconds};
 }
 
 }  // namespace difftx::retrieval
