@@ -5,11 +5,11 @@
 #include "core/timer.h"
 #include "data/loader.h"
 #include "data/split_reader.h"
+#include "data/tasks/mqar.h"
 #include "eval/analysis_results.h"
 #include "eval/attention_allocation.h"
 #include "eval/logits_forward.h"
 #include "eval/quantization.h"
-#include "data/tasks/mqar.h"
 
 namespace difftx::experiment {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "core/error.h"
 #include "data/tasks/mqar.h"
-#include "eval/retrieval/mqar_eval.h"
 #include "data/tasks/retrieval_fixture.h"
+#include "eval/retrieval/mqar_eval.h"
 #include "support/testing.h"
 
 namespace difftx::retrieval {

@@ -10,6 +10,7 @@
 #include "data/loader.h"
 #include "eval/perplexity.h"
 #include "model/decoder.h"
+#include "support/random_model.h"
 #include "support/testing.h"
 #include "support/word_dataset.h"
 
@@ -18,19 +19,8 @@ namespace {
 
 TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   const testing::WordDataset ds;
-  ModelConfig c;
-  c.attention = AttentionKind::diff;
-  c.vocab_size = 300;
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 2;
-  c.num_key_value_heads = 1;
-  c.head_dim = 8;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 64;
-  c.validate();
-  Model model(c);
-  init_parameters(c, model.table, model.weights.data(), 9);
+  const ModelConfig c = testing::small_config(AttentionKind::diff, {.vocab_size = 300, .max_positions = 64});
+  const Model model = testing::random_model(c, 9);
 
   const int64_t T = 16, B = 3, V = c.vocab_size;
   data::TokenLoader windows(ds.data(), "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});

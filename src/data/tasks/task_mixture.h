@@ -28,10 +28,10 @@
 #include <string>
 
 #include "data/split_reader.h"
-#include "data/tokenizer.h"
 #include "data/tasks/mixture_spec.h"
 #include "data/tasks/mqar.h"
 #include "data/tasks/niah.h"
+#include "data/tokenizer.h"
 
 namespace difftx::retrieval {
 

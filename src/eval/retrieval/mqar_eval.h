@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <functional>
 
-#include "eval/logits_forward.h"
 #include "data/tasks/mqar.h"
+#include "eval/logits_forward.h"
 #include "results/results.h"
 
 namespace difftx::retrieval {

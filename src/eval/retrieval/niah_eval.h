@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/logits_forward.h"
 #include "data/tasks/niah.h"
+#include "eval/logits_forward.h"
 #include "results/results.h"
 
 namespace difftx::retrieval {

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "eval/attention_allocation.h"
 #include "data/tasks/niah.h"
+#include "eval/attention_allocation.h"
 
 namespace difftx::retrieval {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "data/tasks/task_mixture.h"
 #include "data/tasks/retrieval_fixture.h"
+#include "data/tasks/task_mixture.h"
 #include "model/decoder.h"
 #include "support/testing.h"
 
