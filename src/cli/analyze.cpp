@@ -1,33 +1,8 @@
 // `difftx analyze TARGET`: the paper's analyses of a trained model (targets in analyze_*.cpp).
-#include <map>
-
 #include "cli/analyze_targets.h"
 #include "cli/command.h"
-#include "core/error.h"
 
 namespace difftx::cli {
-namespace {
-
-const std::map<std::string, int (*)(Args&)>& targets() {
-  static const std::map<std::string, int (*)(Args&)> t = {
-      {"niah", analyze_niah},
-      {"mqar", analyze_mqar},
-      {"attention", analyze_attention},
-      {"outliers", analyze_outliers},
-      {"quant", analyze_quant},
-  };
-  return t;
-}
-
-int run_analyze(Args& args) {
-  const auto target = args.take_positional();
-  DIFFTX_CHECK(target.has_value(), "analyze: name a target (see difftx analyze --help)");
-  auto it = targets().find(*target);
-  DIFFTX_CHECK(it != targets().end(), "analyze: unknown target '", *target, "' (see difftx analyze --help)");
-  return it->second(args);
-}
-
-}  // namespace
 
 DIFFTX_COMMAND("analyze", "the paper's analyses of a trained model: retrieval, attention noise, outliers, quantization",
                "  difftx analyze niah --model DIR --data DIR [--contexts 256,512] [--needles 1,2,4,6] [--queried 1,2]\n"
@@ -49,6 +24,10 @@ DIFFTX_COMMAND("analyze", "the paper's analyses of a trained model: retrieval, a
                "                 [--max-batches N] [--json FILE] [--quiet]\n"
                "      val loss with attention logits absmax fake-quantized to each bit width (Figure 8)\n"
                "  --json FILE writes the results-schema object(s) of the target (docs/EXPERIMENTS.md).",
-               run_analyze);
+               run_targets("analyze", {{"niah", analyze_niah},
+                                       {"mqar", analyze_mqar},
+                                       {"attention", analyze_attention},
+                                       {"outliers", analyze_outliers},
+                                       {"quant", analyze_quant}}));
 
 }  // namespace difftx::cli

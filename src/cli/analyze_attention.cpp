@@ -5,7 +5,7 @@
 #include "cli/analyze_targets.h"
 #include "core/error.h"
 #include "data/split_reader.h"
-#include "eval/analysis_json.h"
+#include "eval/analysis_results.h"
 #include "eval/attention_maps.h"
 #include "eval/retrieval/niah_prompts.h"
 #include "model/model_io.h"
@@ -68,9 +68,9 @@ int analyze_attention(Args& args) {
   std::printf("\nattention map (layer %lld, head %lld; -1 = mean) of prompt %zu (depth %.2f): answer %.4f, noise %.4f\n",
               (long long)map_layer, (long long)map_head, analysis.figure_prompt, p.depth, a.answer, a.noise);
   const std::vector<int32_t> seen(p.tokens.begin(), p.tokens.begin() + p.query_position + 1);
-  write_analysis_json(json_path, {{"attention_allocation", allocation_json(s)},
-                                  {"attention_map", attention_map_json(p, map_layer, map_head, weights,
-                                                                       token_strings(tokenizer, seen))}});
+  write_analysis_json(json_path, {.attention_allocation = allocation_results(s),
+                                  .attention_map = attention_map_results(p, map_layer, map_head, weights,
+                                                                         token_strings(tokenizer, seen))});
   return 0;
 }
 

@@ -11,17 +11,14 @@ namespace difftx::cli {
 
 data::Tokenizer dataset_tokenizer(const std::filesystem::path& data_dir, const std::filesystem::path& model_dir,
                                   const ModelConfig& config) {
-  data::read_dataset(data_dir);  // a clear error for a directory that is not a prepared dataset
-  data::Tokenizer tokenizer = data::load_tokenizer(data_dir.string());
-  DIFFTX_CHECK(tokenizer.vocab_size() <= config.vocab_size, data_dir.string(), ": its tokenizer ", tokenizer.name(),
-               " has ", tokenizer.vocab_size(), " tokens but the model in ", model_dir.string(), " has vocab_size ",
-               config.vocab_size, ": data and model do not belong together");
-  return tokenizer;
+  // read_dataset: a clear error for a directory that is not a prepared dataset.
+  data::check_fits_vocabulary(data::read_dataset(data_dir), config.vocab_size, "the model in " + model_dir.string());
+  return data::load_tokenizer(data_dir.string());
 }
 
-void write_analysis_json(const std::string& path, const nlohmann::json& value) {
+void write_analysis_json(const std::string& path, const results::Analyses& analyses) {
   if (path.empty()) return;
-  write_json_file(path, value);
+  write_json_file(path, results::to_json(analyses));
   std::printf("wrote %s\n", path.c_str());
 }
 

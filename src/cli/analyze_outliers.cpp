@@ -2,7 +2,8 @@
 #include <cstdio>
 
 #include "cli/analyze_targets.h"
-#include "eval/analysis_json.h"
+#include "data/loader.h"
+#include "eval/analysis_results.h"
 #include "model/model_io.h"
 
 namespace difftx::cli {
@@ -19,8 +20,8 @@ int analyze_outliers(Args& args) {
   const std::string data_dir = args.require("data");
   OutlierOptions o;
   o.tokens = args.get_int("tokens", o.tokens);
-  o.seq_len = args.get_int("seq-len", o.seq_len);
-  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
+  const int64_t seq_len = args.get_int("seq-len", 256);
+  const int64_t micro_batch = args.get_int("micro-batch", 8);
   const bool quiet = args.flag("quiet");
   const std::string json_path = args.get("json", "");
   args.finish();
@@ -32,17 +33,18 @@ int analyze_outliers(Args& args) {
       if (pass == 2 && done == total) std::fprintf(stderr, "\n");
       std::fflush(stderr);
     };
-  const OutlierResult r = measure_outliers(model, data_dir, o);
+  data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
+  const OutlierResult r = measure_outliers(model, val, o);
   std::printf("activation outliers: %s, %lld val tokens (%lld sequences of %lld), %.1f s\n",
               attention_kind_name(model.config.attention), (long long)r.tokens, (long long)r.sequences,
-              (long long)o.seq_len, r.seconds);
+              (long long)seq_len, r.seconds);
   std::printf("  %-18s %10s %10s %10s %10s %14s\n", "|value|", "top-1", "top-2", "top-3", "median", "values");
   print_stats("attention logits", r.logits);
   print_stats("hidden states", r.hidden);
   std::printf("\n  %-6s %14s %14s\n", "layer", "logits top-1", "hidden top-1");
   for (size_t l = 0; l < r.layer_logits_top1.size(); ++l)
     std::printf("  %-6zu %14.3f %14.3f\n", l, r.layer_logits_top1[l], r.layer_hidden_top1[l]);
-  write_analysis_json(json_path, {{"outliers", outliers_json(r)}});
+  write_analysis_json(json_path, {.outliers = outlier_results(r)});
   return 0;
 }
 

@@ -3,7 +3,8 @@
 #include <cstdio>
 
 #include "cli/analyze_targets.h"
-#include "eval/analysis_json.h"
+#include "data/loader.h"
+#include "eval/quantization.h"
 #include "kernels/attention/attention_quantized.h"
 #include "model/model_io.h"
 
@@ -15,9 +16,9 @@ int analyze_quant(Args& args) {
   std::vector<int> bits;
   for (int64_t b : args.get_int_list("bits", "0,16,8,6,4"))
     bits.push_back(static_cast<int>(std::clamp<int64_t>(b, -1, 64)));  // out of range stays out of range
+  const int64_t seq_len = args.get_int("seq-len", 256);
+  const int64_t micro_batch = args.get_int("micro-batch", 8);
   PerplexityOptions o;
-  o.seq_len = args.get_int("seq-len", o.seq_len);
-  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
   o.max_batches = args.get_int("max-batches", o.max_batches);
   const bool quiet = args.flag("quiet");
   const std::string json_path = args.get("json", "");
@@ -25,6 +26,7 @@ int analyze_quant(Args& args) {
   for (int b : bits) check_logit_bits(b);  // before loading anything
 
   const Model model = load_model_dir(model_dir);
+  data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
   int current = 0;
   if (!quiet)
     o.progress = [&current](const PerplexityProgress& p) {
@@ -32,26 +34,28 @@ int analyze_quant(Args& args) {
                    (long long)p.batches_total, p.loss);
       std::fflush(stderr);
     };
-  std::vector<QuantizationPoint> points;
+  results::Analyses analyses;
+  std::vector<results::QuantizationPoint>& points = analyses.quantization;
   for (int b : bits) {  // one at a time, so that the progress line can name the bit width
     current = b;
-    auto point = quantization_sweep(model, data_dir, {b}, o);
+    auto point = quantization_sweep(model, val, {b}, o);
     points.push_back(point.front());
   }
   if (!quiet) std::fprintf(stderr, "\n");
 
-  const auto plain = std::find_if(points.begin(), points.end(), [](const QuantizationPoint& p) { return p.bits == 0; });
+  const auto plain =
+      std::find_if(points.begin(), points.end(), [](const results::QuantizationPoint& p) { return p.bits == 0; });
   std::printf("attention logit quantization: %s, %lld val tokens per point, absmax per (sequence, map)\n",
-              attention_kind_name(model.config.attention), (long long)points.front().result.tokens);
+              attention_kind_name(model.config.attention), (long long)points.front().val_tokens);
   std::printf("  %-6s %10s %12s\n", "bits", "val loss", "vs fp32");
-  for (const QuantizationPoint& p : points) {
+  for (const results::QuantizationPoint& p : points) {
     const std::string label = p.bits == 0 ? "fp32" : std::to_string(p.bits);
     if (plain != points.end() && p.bits != 0)
-      std::printf("  %-6s %10.4f %+12.4f\n", label.c_str(), p.result.loss, p.result.loss - plain->result.loss);
+      std::printf("  %-6s %10.4f %+12.4f\n", label.c_str(), p.val_loss, p.val_loss - plain->val_loss);
     else
-      std::printf("  %-6s %10.4f %12s\n", label.c_str(), p.result.loss, "");
+      std::printf("  %-6s %10.4f %12s\n", label.c_str(), p.val_loss, "");
   }
-  write_analysis_json(json_path, {{"quantization", quantization_json(points)}});
+  write_analysis_json(json_path, analyses);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 // `difftx analyze niah` and `difftx analyze mqar`: retrieval accuracy of a model directory on
-// generated tasks (src/eval/retrieval), a table on stdout and the results-schema object in --json.
+// generated tasks (generators in src/data/tasks, evaluators in src/eval/retrieval), a table on
+// stdout and the results-schema object in --json.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -59,14 +60,15 @@ int analyze_niah(Args& args) {
     };
   const retrieval::NiahResult r = retrieval::evaluate_niah(model_forward(model), generator, grid, progress);
 
-  nlohmann::json j = retrieval::niah_to_json(r);
+  const results::NiahResults niah = retrieval::niah_results(r);
   std::printf("NIAH, %s\nhaystacks: split '%s' of %s; %lld tasks per cell; %d-digit values; seed %llu\n"
               "accuracy: queried needles whose value greedy decoding reproduces exactly\n%s"
               "mean accuracy %.3f (%.1f s)\n",
               describe(model_dir, model.config).c_str(), split.c_str(), data_dir.string().c_str(),
               (long long)grid.samples, grid.value_digits, (unsigned long long)grid.seed,
-              retrieval::niah_table(r).c_str(), j["mean_accuracy"].get<double>(), r.seconds);
+              retrieval::niah_table(r).c_str(), niah.mean_accuracy, r.seconds);
   if (json_path) {
+    nlohmann::json j = results::to_json(niah);
     j["model"] = model_dir.string();
     write_json_file(*json_path, j);
   }
@@ -94,7 +96,7 @@ int analyze_mqar(Args& args) {
               (long long)o.spec.queries, (long long)retrieval::mqar_length(o.spec), (unsigned long long)o.seed,
               r.accuracy(), (long long)r.correct, (long long)r.answers, r.loss, (long long)o.spec.pairs, r.seconds);
   if (json_path) {
-    nlohmann::json j = retrieval::mqar_to_json(r);
+    nlohmann::json j = results::to_json(retrieval::mqar_results(r));
     j["model"] = model_dir.string();
     j["data"] = data_dir.string();
     write_json_file(*json_path, j);

@@ -4,11 +4,10 @@
 #include <filesystem>
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "cli/args.h"
 #include "data/tokenizer.h"
 #include "model/config.h"
+#include "results/results.h"
 
 namespace difftx::cli {
 
@@ -23,7 +22,7 @@ int analyze_quant(Args& args);
 data::Tokenizer dataset_tokenizer(const std::filesystem::path& data_dir, const std::filesystem::path& model_dir,
                                   const ModelConfig& config);
 
-// --json FILE: the object written atomically (when the option was given).
-void write_analysis_json(const std::string& path, const nlohmann::json& value);
+// --json FILE: the analyses written atomically as results-schema objects (when the option was given).
+void write_analysis_json(const std::string& path, const results::Analyses& analyses);
 
 }  // namespace difftx::cli

@@ -56,39 +56,53 @@ std::vector<std::string> Args::list(const std::string& name) {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-int64_t Args::get_int(const std::string& name, int64_t fallback) {
-  auto v = get(name);
-  if (!v) return fallback;
+namespace {
+
+// text parsed by parse(text, &used) when it takes all of text, else nullopt.
+template <typename T, typename Parse>
+std::optional<T> parse_whole(const std::string& text, Parse parse) {
   size_t used = 0;
-  int64_t out = 0;
+  T value{};
   try {
-    out = std::stoll(*v, &used);
+    value = parse(text, &used);
   } catch (const std::exception&) {
-    used = 0;
+    return std::nullopt;
   }
-  DIFFTX_CHECK(used == v->size() && !v->empty(), command_, ": --", name,
-               " expects an integer, got '", *v, "'");
-  return out;
+  if (text.empty() || used != text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_integer(const std::string& text) {
+  return parse_whole<int64_t>(text, [](const std::string& s, size_t* used) { return std::stoll(s, used); });
+}
+
+std::optional<double> parse_number(const std::string& text) {
+  return parse_whole<double>(text, [](const std::string& s, size_t* used) { return std::stod(s, used); });
+}
+
+template <typename T>
+T Args::get_parsed(const std::string& name, T fallback, std::optional<T> (*parse)(const std::string&),
+                     const char* kind) {
+  const auto v = get(name);
+  if (!v) return fallback;
+  const std::optional<T> out = parse(*v);
+  DIFFTX_CHECK(out.has_value(), command_, ": --", name, " expects ", kind, ", got '", *v, "'");
+  return *out;
+}
+
+int64_t Args::get_int(const std::string& name, int64_t fallback) {
+  return get_parsed(name, fallback, parse_integer, "an integer");
 }
 
 double Args::get_double(const std::string& name, double fallback) {
-  auto v = get(name);
-  if (!v) return fallback;
-  size_t used = 0;
-  double out = 0;
-  try {
-    out = std::stod(*v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  DIFFTX_CHECK(used == v->size() && !v->empty(), command_, ": --", name,
-               " expects a number, got '", *v, "'");
-  return out;
+  return get_parsed(name, fallback, parse_number, "a number");
 }
 
 namespace {
 
-// Splits "a,b,c" and converts each item with parse(item, &used); errors name the option.
+// Splits "a,b,c" and converts each item with parse(item) (nullopt: not one); errors name the option.
 template <typename T, typename Parse>
 std::vector<T> parse_list(const std::string& command, const std::string& name, const std::string& text, Parse parse,
                           const char* kind) {
@@ -97,16 +111,10 @@ std::vector<T> parse_list(const std::string& command, const std::string& name, c
   while (true) {
     const size_t comma = text.find(',', begin);
     const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-    size_t used = 0;
-    T value{};
-    try {
-      value = parse(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    DIFFTX_CHECK(!item.empty() && used == item.size(), command, ": --", name, " expects a comma-separated list of ",
-                 kind, ", got '", text, "'");
-    out.push_back(value);
+    const std::optional<T> value = parse(item);
+    DIFFTX_CHECK(value.has_value(), command, ": --", name, " expects a comma-separated list of ", kind, ", got '",
+                 text, "'");
+    out.push_back(*value);
     if (comma == std::string::npos) return out;
     begin = comma + 1;
   }
@@ -115,18 +123,17 @@ std::vector<T> parse_list(const std::string& command, const std::string& name, c
 }  // namespace
 
 std::vector<int64_t> Args::get_int_list(const std::string& name, const std::string& fallback) {
-  return parse_list<int64_t>(command_, name, get(name, fallback),
-                             [](const std::string& s, size_t* used) { return std::stoll(s, used); }, "integers");
+  return parse_list<int64_t>(command_, name, get(name, fallback), parse_integer, "integers");
 }
 
 std::vector<double> Args::get_double_list(const std::string& name, const std::string& fallback) {
-  return parse_list<double>(command_, name, get(name, fallback),
-                            [](const std::string& s, size_t* used) { return std::stod(s, used); }, "numbers");
+  return parse_list<double>(command_, name, get(name, fallback), parse_number, "numbers");
 }
 
 std::vector<std::string> Args::get_word_list(const std::string& name, const std::string& fallback) {
   return parse_list<std::string>(command_, name, get(name, fallback),
-                                 [](const std::string& s, size_t* used) { *used = s.size(); return s; }, "names");
+                                 [](const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); },
+                                 "names");
 }
 
 std::optional<std::string> Args::take_positional() {

@@ -10,6 +10,11 @@
 
 namespace difftx::cli {
 
+// The whole of `text` as an integer (a number); nullopt when it is not one: empty, trailing
+// characters, out of range.
+std::optional<int64_t> parse_integer(const std::string& text);
+std::optional<double> parse_number(const std::string& text);
+
 class Args {
  public:
   Args(std::string command, const std::vector<std::string>& argv);
@@ -32,6 +37,10 @@ class Args {
   void finish() const;
 
  private:
+  // get(name) parsed, fallback when absent; an error naming the option and `kind` when it is not one.
+  template <typename T>
+  T get_parsed(const std::string& name, T fallback, std::optional<T> (*parse)(const std::string&), const char* kind);
+
   std::string command_;
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;

@@ -1,35 +1,8 @@
 // `difftx bench TARGET`: operator and end-to-end benchmarks (code in bench/).
-#include <map>
-
 #include "benches.h"
 #include "cli/command.h"
-#include "core/error.h"
 
 namespace difftx::cli {
-namespace {
-
-const std::map<std::string, int (*)(Args&)>& targets() {
-  static const std::map<std::string, int (*)(Args&)> t = {
-      {"gemm", bench::bench_gemm},
-      {"attn", bench::bench_attn},
-      {"tokenizer", bench::bench_tokenizer},
-      {"ops", bench::bench_ops},
-      {"train", bench::bench_train},
-      {"infer", bench::bench_infer},
-      {"analysis", bench::bench_analysis},
-  };
-  return t;
-}
-
-int run_bench(Args& args) {
-  const auto target = args.take_positional();
-  DIFFTX_CHECK(target.has_value(), "bench: name a target (see difftx bench --help)");
-  auto it = targets().find(*target);
-  DIFFTX_CHECK(it != targets().end(), "bench: unknown target '", *target, "'");
-  return it->second(args);
-}
-
-}  // namespace
 
 DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench gemm [--json]                  sgemm GFLOPS and the OpenBLAS kernel in use\n"
@@ -45,6 +18,12 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--repeats N] [--json]\n"
                "                                              prefill and decode tokens/s per variant\n"
                "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates",
-               run_bench);
+               run_targets("bench", {{"gemm", bench::bench_gemm},
+                                     {"attn", bench::bench_attn},
+                                     {"tokenizer", bench::bench_tokenizer},
+                                     {"ops", bench::bench_ops},
+                                     {"train", bench::bench_train},
+                                     {"infer", bench::bench_infer},
+                                     {"analysis", bench::bench_analysis}}));
 
 }  // namespace difftx::cli

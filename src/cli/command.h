@@ -1,6 +1,7 @@
 // Subcommands register themselves: each src/cli/<name>.cpp defines one with DIFFTX_COMMAND.
 #pragma once
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ std::vector<Command>& command_registry();
 struct CommandRegistration {
   explicit CommandRegistration(Command c) { command_registry().push_back(std::move(c)); }
 };
+
+// The run of a command made of targets (`difftx analyze niah ...`): it runs the target its first
+// positional word names. Errors name the command and list its targets.
+using Targets = std::map<std::string, int (*)(Args&)>;
+std::function<int(Args&)> run_targets(const std::string& command, const Targets& targets);
 
 }  // namespace difftx::cli
 

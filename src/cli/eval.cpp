@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "data/loader.h"
 #include "eval/perplexity.h"
 #include "model/model_io.h"
 
@@ -12,9 +13,9 @@ namespace {
 int run_eval(Args& args) {
   const std::string dir = args.require("model");
   const std::string data_dir = args.require("data");
+  const int64_t seq_len = args.get_int("seq-len", 256);
+  const int64_t micro_batch = args.get_int("micro-batch", 8);
   PerplexityOptions o;
-  o.seq_len = args.get_int("seq-len", o.seq_len);
-  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
   o.max_batches = args.get_int("max-batches", o.max_batches);
   const bool quiet = args.flag("quiet");
   args.finish();
@@ -28,7 +29,8 @@ int run_eval(Args& args) {
       if (p.batches_done == p.batches_total) std::fprintf(stderr, "\n");
       std::fflush(stderr);
     };
-  const PerplexityResult r = evaluate_perplexity(model, data_dir, o);
+  data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
+  const PerplexityResult r = evaluate_perplexity(model, val, o);
   std::printf("val loss %.4f | perplexity %.3f | %lld tokens in %lld batches | %.1f s\n", r.loss, r.perplexity,
               (long long)r.tokens, (long long)r.batches, r.seconds);
   return 0;

@@ -1,15 +1,15 @@
 // `difftx experiment compare`: trains baseline, DIFF V1 and DIFF V2 at equal parameters and
 // tokens, runs the paper's analyses on each and writes the report (src/experiment/compare.h).
 #include <cmath>
-#include "source_dir.h"
 #include <cstdio>
 #include <filesystem>
+
+#include "source_dir.h"
 
 #include "cli/experiments.h"
 #include "cli/train_options.h"
 #include "core/error.h"
 #include "experiment/compare.h"
-#include "io/json_file.h"
 
 namespace difftx::cli {
 namespace {
@@ -26,32 +26,29 @@ fs::path default_configs_dir() {
   return fs::path(DIFFTX_SOURCE_DIR) / "configs";
 }
 
-std::string cell(const nlohmann::json& j, const char* key, const char* pattern) {
-  if (!j.contains(key) || !j[key].is_number()) return "-";
+// A number, or "-" where it is missing (NaN).
+std::string cell(double value, const char* pattern) {
+  if (std::isnan(value)) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, pattern, j[key].get<double>());
+  std::snprintf(buf, sizeof buf, pattern, value);
   return buf;
 }
 
 // The comparison table: one line per model.
-void print_table(const nlohmann::json& results) {
+void print_table(const results::ExperimentResults& results) {
   std::printf("\n%-14s %8s %9s %9s %8s %8s %13s %12s\n", "model", "params", "tok/s", "val loss", "NIAH", "MQAR",
               "max |logit|", "4-bit dloss");
-  for (const auto& m : results["models"]) {
-    double dloss = NAN;
-    if (m.contains("quantization")) {
-      double plain = NAN, four = NAN;
-      for (const auto& p : m["quantization"]) {
-        if (p["bits"] == 0) plain = p["val_loss"].get<double>();
-        if (p["bits"] == 4) four = p["val_loss"].get<double>();
-      }
-      dloss = four - plain;
+  for (const results::ModelResults& m : results.models) {
+    double plain = NAN, four = NAN;  // the 4-bit point's val loss over the unquantized one's
+    for (const results::QuantizationPoint& p : m.quantization) {
+      if (p.bits == 0) plain = p.val_loss;
+      if (p.bits == 4) four = p.val_loss;
     }
-    std::printf("%-14s %7.2fM %9s %9s %8s %8s %13s %+12.4f\n", m["name"].get<std::string>().c_str(),
-                m["parameters"].get<double>() / 1e6, cell(m["train"], "tokens_per_second", "%.0f").c_str(),
-                cell(m["train"], "final_val_loss", "%.4f").c_str(), cell(m["niah"], "mean_accuracy", "%.3f").c_str(),
-                cell(m["mqar"], "accuracy", "%.3f").c_str(), cell(m["outliers"]["attention_logits"], "top1", "%.1f").c_str(),
-                dloss);
+    std::printf("%-14s %7.2fM %9s %9s %8s %8s %13s %+12.4f\n", m.name.c_str(), static_cast<double>(m.parameters) / 1e6,
+                cell(m.train.tokens_per_second, "%.0f").c_str(), cell(m.train.final_val_loss, "%.4f").c_str(),
+                cell(m.niah ? m.niah->mean_accuracy : NAN, "%.3f").c_str(),
+                cell(m.mqar ? m.mqar->accuracy : NAN, "%.3f").c_str(),
+                cell(m.outliers ? m.outliers->attention_logits.top1 : NAN, "%.1f").c_str(), four - plain);
   }
 }
 
@@ -116,18 +113,18 @@ int experiment_compare(Args& args) {
   a.prompts.per_depth = args.get_int("attention-prompts", 4);
   a.prompts.seed = o.train.seed;
   a.outliers.tokens = args.get_int("outlier-tokens", 16384);
-  a.outliers.seq_len = o.train.seq_len;
-  a.outliers.micro_batch = o.train.micro_batch;
+  a.val_seq_len = o.train.seq_len;
+  a.val_micro_batch = o.train.micro_batch;
   a.bits.clear();
   for (int64_t b : or_default(args, "bits", {0, 16, 8, 6, 4})) a.bits.push_back(static_cast<int>(b));
   a.quant_val_batches = args.get_int("quant-batches", a.quant_val_batches);
   args.finish();
 
-  const fs::path results = experiment::run_compare(o, [](const std::string& line) {
+  const results::ExperimentResults results = experiment::run_compare(o, [](const std::string& line) {
     std::printf("%s\n", line.c_str());
     std::fflush(stdout);
   });
-  print_table(read_json_file(results));
+  print_table(results);
   std::printf("\nreport: %s (results.json, charts); checkpoints: %s\n", (o.out_dir / "index.html").c_str(),
               (o.out_dir / "runs" / "<model>" / "checkpoints").c_str());
   return 0;

@@ -16,14 +16,9 @@ std::vector<int32_t> parse_token_ids(const std::string& text, int64_t vocab_size
   std::vector<int32_t> ids;
   std::string word;
   while (in >> word) {
-    size_t used = 0;
-    long long id = -1;
-    try {
-      id = std::stoll(word, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    DIFFTX_CHECK(used == word.size(), "--tokens: '", word, "' (position ", ids.size(), ") is not an integer id");
+    const auto parsed = parse_integer(word);
+    DIFFTX_CHECK(parsed.has_value(), "--tokens: '", word, "' (position ", ids.size(), ") is not an integer id");
+    const int64_t id = *parsed;
     DIFFTX_CHECK(id >= 0 && id < vocab_size, "--tokens: id ", id, " at position ", ids.size(),
                  " is outside the vocabulary [0, ", vocab_size, ")");
     ids.push_back(static_cast<int32_t>(id));

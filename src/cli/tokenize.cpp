@@ -22,16 +22,10 @@ int run_tokenize(Args& args) {
     std::vector<int32_t> ids;
     std::string word;
     for (size_t position = 0; std::cin >> word; ++position) {
-      size_t used = 0;
-      long long id = -1;
-      try {
-        id = std::stoll(word, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      DIFFTX_CHECK(used == word.size() && id >= 0 && id <= INT32_MAX, "stdin: '", word,
-                   "' at position ", position, " is not a token id");
-      ids.push_back(static_cast<int32_t>(id));
+      const auto id = parse_integer(word);
+      DIFFTX_CHECK(id && *id >= 0 && *id <= INT32_MAX, "stdin: '", word, "' at position ", position,
+                   " is not a token id");
+      ids.push_back(static_cast<int32_t>(*id));
     }
     const std::string text = tok.decode(ids);
     std::fwrite(text.data(), 1, text.size(), stdout);

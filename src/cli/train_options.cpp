@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "eval/retrieval/mixture_spec.h"
+#include "data/tasks/mixture_spec.h"
 
 namespace difftx::cli {
 

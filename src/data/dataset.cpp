@@ -9,6 +9,11 @@
 namespace difftx::data {
 namespace fs = std::filesystem;
 
+void check_fits_vocabulary(const DatasetInfo& data, int64_t vocab_size, const std::string& model) {
+  DIFFTX_CHECK(data.vocab_size <= vocab_size, data.dir.string(), ": the data's vocabulary has ", data.vocab_size,
+               " tokens but ", model, " has vocab_size ", vocab_size, " (data and model do not belong together)");
+}
+
 DatasetInfo read_dataset(const fs::path& dir) {
   DIFFTX_CHECK(fs::is_directory(dir), dir.string(),
                ": dataset directory does not exist (make one with difftx prepare)");

@@ -34,6 +34,12 @@ struct DatasetInfo {
 // Reads DIR/metadata.json. Errors: missing directory or file, malformed metadata.
 DatasetInfo read_dataset(const std::filesystem::path& dir);
 
+// The one check that data and a model belong together: every id of the dataset must be below
+// the model's vocab_size. `model` names it in the error ("the model in runs/x", a config path):
+// "DIR: the data's vocabulary has N tokens but MODEL has vocab_size M (data and model do not
+// belong together)".
+void check_fits_vocabulary(const DatasetInfo& data, int64_t vocab_size, const std::string& model);
+
 // The tokenizer files of a prepared dataset (for copying into checkpoints).
 std::vector<std::filesystem::path> tokenizer_files(const std::filesystem::path& dir);
 

@@ -27,6 +27,14 @@ LoaderState LoaderState::from_json(const nlohmann::json& j) {
 void to_json(nlohmann::json& j, const LoaderState& state) { j = state.to_json(); }
 void from_json(const nlohmann::json& j, LoaderState& state) { state = LoaderState::from_json(j); }
 
+TokenLoader sequential_loader(const std::filesystem::path& dir, const std::string& split, int64_t batch,
+                              int64_t seq_len) {
+  DIFFTX_CHECK(batch > 0 && seq_len > 0, "--seq-len ", seq_len, " and --micro-batch ", batch, " must be positive");
+  DIFFTX_CHECK(std::filesystem::is_directory(dir), dir.string(),
+               ": data directory does not exist (make one with difftx prepare)");
+  return TokenLoader(dir, split, {.batch = batch, .seq_len = seq_len, .sampling = Sampling::sequential});
+}
+
 TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& split,
                          const LoaderOptions& options)
     : reader_(dir, split),

@@ -82,6 +82,8 @@ class TokenLoader {
   void rewind() { restore(LoaderState{}); }
 
   int64_t vocab_size() const { return reader_.dataset().vocab_size; }
+  int64_t batch() const { return o_.batch; }
+  int64_t seq_len() const { return o_.seq_len; }
   int64_t tokens() const { return reader_.tokens(); }  // in the whole split
   // Sequential: this rank's windows; random: the distinct window starts in the split.
   int64_t windows() const;
@@ -98,5 +100,11 @@ class TokenLoader {
   LoaderState state_;
   int64_t micro_ = 0;  // random: micro-batches drawn of the current step
 };
+
+// A split read in order from its first window, `batch` windows of seq_len + 1 tokens at a time:
+// what evaluation reads. Errors: batch or seq_len not positive (named as the CLI's --micro-batch
+// and --seq-len), a missing directory, and the loader's own.
+TokenLoader sequential_loader(const std::filesystem::path& dir, const std::string& split, int64_t batch,
+                              int64_t seq_len);
 
 }  // namespace difftx::data

@@ -76,6 +76,107 @@ void append(SplitOutput& split, const fs::path& out, int64_t vocab_size, int64_t
   split.tokens += static_cast<int64_t>(ids.size());
 }
 
+// The dataset's tokenizer: trained on the train documents (--vocab-size) or loaded (--tokenizer);
+// `meta` gets where it came from.
+std::unique_ptr<Tokenizer> make_tokenizer(const PrepareOptions& o, const std::vector<std::string_view>& texts,
+                                          const std::vector<bool>& is_val, Progress& progress,
+                                          nlohmann::ordered_json& meta) {
+  if (o.vocab_size <= 0) {
+    meta["source"] = o.tokenizer;
+    return std::make_unique<Tokenizer>(load_tokenizer(o.tokenizer));
+  }
+  std::vector<std::string_view> train_texts;
+  for (size_t i = 0; i < texts.size(); ++i)
+    if (!is_val[i]) train_texts.push_back(texts[i]);
+  BpeTrainingOptions bpe;
+  bpe.vocab_size = o.vocab_size;
+  bpe.progress = [&](int64_t done, int64_t total) {
+    if (o.progress && ::isatty(2))
+      std::fprintf(stderr, "\rprepare: training BPE: %lld/%lld merges   ", (long long)done, (long long)total);
+  };
+  Timer train_timer;
+  auto tok = std::make_unique<Tokenizer>(train_bpe(train_texts, bpe));
+  progress.finish("trained a " + std::to_string(tok->vocab_size()) + "-token BPE vocabulary on " +
+                  std::to_string(train_texts.size()) + " documents in " +
+                  std::to_string(static_cast<int>(std::lround(train_timer.seconds()))) + " s");
+  meta["source"] = "trained";
+  meta["trained_vocab_size"] = o.vocab_size;
+  meta["trained_on"] = "train split";
+  return tok;
+}
+
+// Encodes every document into its split's shards: in blocks of documents (parallel inside a
+// block), written in document order.
+void encode_splits(const PrepareOptions& o, const Corpus& corpus, const std::vector<std::string_view>& texts,
+                   const std::vector<bool>& is_val, const Tokenizer& tok, Progress& progress,
+                   SplitOutput (&splits)[2]) {
+  const double total_mb = static_cast<double>(corpus.text_bytes()) / 1e6;
+  progress.restart();
+  constexpr size_t kBlockBytes = 4 << 20;
+  int64_t done_bytes = 0;
+  for (size_t begin = 0; begin < texts.size();) {
+    size_t end = begin, block_bytes = 0;
+    while (end < texts.size() && (end == begin || block_bytes < kBlockBytes)) block_bytes += texts[end++].size();
+    std::vector<std::vector<int32_t>> ids(end - begin);
+    std::vector<std::string> errors(end - begin);
+#pragma omp parallel for schedule(dynamic, 1)
+    for (size_t i = begin; i < end; ++i) {
+      try {
+        ids[i - begin].push_back(tok.end_of_text());
+        tok.encode_append(texts[i], ids[i - begin]);
+      } catch (const std::exception& e) {
+        errors[i - begin] = corpus.sources[corpus.documents[i].source].path + ": " + e.what();
+      }
+    }
+    for (size_t i = begin; i < end; ++i) {
+      DIFFTX_CHECK(errors[i - begin].empty(), errors[i - begin]);
+      SplitOutput& split = splits[is_val[i] ? 1 : 0];
+      append(split, o.out, tok.vocab_size(), o.shard_tokens, ids[i - begin]);
+      ++split.documents;
+      split.bytes += static_cast<int64_t>(texts[i].size());
+    }
+    done_bytes += static_cast<int64_t>(block_bytes);
+    progress.update("encoded", done_bytes / 1e6, total_mb);
+    begin = end;
+  }
+  for (SplitOutput& split : splits)
+    if (split.writer) {
+      split.writer->commit();
+      split.shards.back().second = split.writer->tokens();
+    }
+  const double seconds = progress.seconds();
+  char line[256];
+  std::snprintf(line, sizeof line, "encoded %.1f MB in %.1f s (%.2f MB/s): %lld train + %lld val tokens", total_mb,
+                seconds, total_mb / std::max(seconds, 1e-9), (long long)splits[0].tokens, (long long)splits[1].tokens);
+  progress.finish(line);
+}
+
+// metadata.json (docs/FORMATS.md).
+nlohmann::ordered_json dataset_metadata(const PrepareOptions& o, const Corpus& corpus, const Tokenizer& tok,
+                                        const SplitOutput (&splits)[2], nlohmann::ordered_json tokenizer_meta) {
+  nlohmann::ordered_json meta;
+  meta["format"] = "difftx-dataset";
+  meta["version"] = 1;
+  tokenizer_meta["name"] = tok.name();
+  tokenizer_meta["vocab_size"] = tok.vocab_size();
+  tokenizer_meta["end_of_text"] = tok.end_of_text();
+  tokenizer_meta["files"] = {kTokenizerRanksFile, kTokenizerSidecarFile};
+  meta["tokenizer"] = tokenizer_meta;
+  meta["dtype"] = shard_token_bytes(tok.vocab_size()) == 2 ? "uint16" : "uint32";
+  meta["document_separator"] = "end_of_text before every document";
+  meta["val_fraction"] = o.val_fraction;
+  meta["sources"] = nlohmann::ordered_json::array();
+  for (const CorpusSource& s : corpus.sources)
+    meta["sources"].push_back({{"path", s.path}, {"sha256", s.sha256}, {"bytes", s.bytes}, {"documents", s.documents}});
+  for (const SplitOutput& split : splits) {
+    nlohmann::ordered_json shards = nlohmann::ordered_json::array();
+    for (const auto& [file, n] : split.shards) shards.push_back({{"file", file}, {"tokens", n}});
+    meta["splits"][split.name] = {
+        {"documents", split.documents}, {"bytes", split.bytes}, {"tokens", split.tokens}, {"shards", shards}};
+  }
+  return meta;
+}
+
 }  // namespace
 
 PrepareOptions default_prepare_options() {
@@ -121,7 +222,6 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
   std::vector<std::string_view> texts;
   for (const Document& d : corpus.documents) texts.push_back(d.text);
   const std::vector<bool> is_val = choose_validation_documents(texts, o.val_fraction);
-  const double total_mb = static_cast<double>(corpus.text_bytes()) / 1e6;
 
   std::error_code ec;
   fs::create_directories(o.out, ec);
@@ -130,99 +230,13 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
   fs::remove(o.out / kMetadataFile, ec);
 
   nlohmann::ordered_json tokenizer_meta;
-  std::unique_ptr<Tokenizer> tok;
-  if (o.vocab_size > 0) {
-    std::vector<std::string_view> train_texts;
-    for (size_t i = 0; i < texts.size(); ++i)
-      if (!is_val[i]) train_texts.push_back(texts[i]);
-    BpeTrainingOptions bpe;
-    bpe.vocab_size = o.vocab_size;
-    bpe.progress = [&](int64_t done, int64_t total) {
-      if (o.progress && ::isatty(2))
-        std::fprintf(stderr, "\rprepare: training BPE: %lld/%lld merges   ", (long long)done,
-                     (long long)total);
-    };
-    Timer train_timer;
-    tok = std::make_unique<Tokenizer>(train_bpe(train_texts, bpe));
-    progress.finish("trained a " + std::to_string(tok->vocab_size()) + "-token BPE vocabulary on " +
-                    std::to_string(train_texts.size()) + " documents in " +
-                    std::to_string(static_cast<int>(std::lround(train_timer.seconds()))) + " s");
-    tokenizer_meta["source"] = "trained";
-    tokenizer_meta["trained_vocab_size"] = o.vocab_size;
-    tokenizer_meta["trained_on"] = "train split";
-  } else {
-    tok = std::make_unique<Tokenizer>(load_tokenizer(o.tokenizer));
-    tokenizer_meta["source"] = o.tokenizer;
-  }
+  const std::unique_ptr<Tokenizer> tok = make_tokenizer(o, texts, is_val, progress, tokenizer_meta);
   save_tokenizer(*tok, o.out);
-
   SplitOutput splits[2];
   splits[0].name = "train";
   splits[1].name = "val";
-  // Encode in blocks of documents (parallel inside a block), writing in document order.
-  progress.restart();
-  constexpr size_t kBlockBytes = 4 << 20;
-  int64_t done_bytes = 0;
-  for (size_t begin = 0; begin < texts.size();) {
-    size_t end = begin, block_bytes = 0;
-    while (end < texts.size() && (end == begin || block_bytes < kBlockBytes))
-      block_bytes += texts[end++].size();
-    std::vector<std::vector<int32_t>> ids(end - begin);
-    std::vector<std::string> errors(end - begin);
-#pragma omp parallel for schedule(dynamic, 1)
-    for (size_t i = begin; i < end; ++i) {
-      try {
-        ids[i - begin].push_back(tok->end_of_text());
-        tok->encode_append(texts[i], ids[i - begin]);
-      } catch (const std::exception& e) {
-        errors[i - begin] = corpus.sources[corpus.documents[i].source].path + ": " + e.what();
-      }
-    }
-    for (size_t i = begin; i < end; ++i) {
-      DIFFTX_CHECK(errors[i - begin].empty(), errors[i - begin]);
-      SplitOutput& split = splits[is_val[i] ? 1 : 0];
-      append(split, o.out, tok->vocab_size(), o.shard_tokens, ids[i - begin]);
-      ++split.documents;
-      split.bytes += static_cast<int64_t>(texts[i].size());
-    }
-    done_bytes += static_cast<int64_t>(block_bytes);
-    progress.update("encoded", done_bytes / 1e6, total_mb);
-    begin = end;
-  }
-  for (SplitOutput& split : splits)
-    if (split.writer) {
-      split.writer->commit();
-      split.shards.back().second = split.writer->tokens();
-    }
-  const double seconds = progress.seconds();
-  char line[256];
-  std::snprintf(line, sizeof line,
-                "encoded %.1f MB in %.1f s (%.2f MB/s): %lld train + %lld val tokens", total_mb,
-                seconds, total_mb / std::max(seconds, 1e-9), (long long)splits[0].tokens,
-                (long long)splits[1].tokens);
-  progress.finish(line);
-
-  nlohmann::ordered_json meta;
-  meta["format"] = "difftx-dataset";
-  meta["version"] = 1;
-  tokenizer_meta["name"] = tok->name();
-  tokenizer_meta["vocab_size"] = tok->vocab_size();
-  tokenizer_meta["end_of_text"] = tok->end_of_text();
-  tokenizer_meta["files"] = {kTokenizerRanksFile, kTokenizerSidecarFile};
-  meta["tokenizer"] = tokenizer_meta;
-  meta["dtype"] = shard_token_bytes(tok->vocab_size()) == 2 ? "uint16" : "uint32";
-  meta["document_separator"] = "end_of_text before every document";
-  meta["val_fraction"] = o.val_fraction;
-  meta["sources"] = nlohmann::ordered_json::array();
-  for (const CorpusSource& s : corpus.sources)
-    meta["sources"].push_back(
-        {{"path", s.path}, {"sha256", s.sha256}, {"bytes", s.bytes}, {"documents", s.documents}});
-  for (const SplitOutput& split : splits) {
-    nlohmann::ordered_json shards = nlohmann::ordered_json::array();
-    for (const auto& [file, n] : split.shards) shards.push_back({{"file", file}, {"tokens", n}});
-    meta["splits"][split.name] = {{"documents", split.documents}, {"bytes", split.bytes},
-                                  {"tokens", split.tokens}, {"shards", shards}};
-  }
+  encode_splits(o, corpus, texts, is_val, *tok, progress, splits);
+  const nlohmann::ordered_json meta = dataset_metadata(o, corpus, *tok, splits, tokenizer_meta);
   write_file_atomic(o.out / kMetadataFile, meta.dump(2) + "\n");
   return nlohmann::json::parse(meta.dump());
 }

@@ -7,36 +7,32 @@
 #include "core/error.h"
 #include "core/threading.h"
 #include "core/timer.h"
-#include "data/loader.h"
+#include "data/dataset.h"
 #include "eval/attention_maps.h"
 #include "kernels/attention/attention_logits.h"
 #include "model/decoder.h"
 
 namespace difftx {
 
-OutlierResult measure_outliers(const Model& model, const std::filesystem::path& data_dir, const OutlierOptions& o) {
+OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const OutlierOptions& o) {
   const ModelConfig& c = model.config;
-  DIFFTX_CHECK(o.tokens > 0 && o.seq_len > 0 && o.micro_batch > 0,
-               "outliers: --tokens, --seq-len and --micro-batch must be positive");
-  DIFFTX_CHECK(o.seq_len <= c.max_position_embeddings, "outliers: --seq-len ", o.seq_len,
+  const int64_t B = val.batch();
+  DIFFTX_CHECK(o.tokens > 0, "outliers: --tokens must be positive");
+  DIFFTX_CHECK(!val.is_random(), "outliers: the loader must read its split in order (data::sequential_loader)");
+  DIFFTX_CHECK(val.seq_len() <= c.max_position_embeddings, "outliers: --seq-len ", val.seq_len(),
                " exceeds the model's max_position_embeddings ", c.max_position_embeddings);
-  DIFFTX_CHECK(std::filesystem::is_directory(data_dir), data_dir.string(),
-               ": data directory does not exist (make one with difftx prepare)");
-  data::TokenLoader val(data_dir, "val",
-                        {.batch = o.micro_batch, .seq_len = o.seq_len, .sampling = data::Sampling::sequential});
-  DIFFTX_CHECK(val.vocab_size() <= c.vocab_size, data_dir.string(), ": the data's vocabulary has ", val.vocab_size(),
-               " tokens but the model's vocab_size is ", c.vocab_size, " (data and model do not belong together)");
+  data::check_fits_vocabulary(val.dataset(), c.vocab_size, "the model");
 
   Timer timer;
-  const int64_t T = o.seq_len, D = c.hidden_size, L = c.num_hidden_layers;
+  const int64_t T = val.seq_len(), D = c.hidden_size, L = c.num_hidden_layers;
   OutlierResult r;
   r.sequences = std::min((o.tokens + T - 1) / T, val.windows());
   r.tokens = r.sequences * T;
   r.layer_logits_top1.assign(L, 0.0);
   r.layer_hidden_top1.assign(L, 0.0);
 
-  Activations acts(c, o.micro_batch, T);
-  std::vector<int32_t> inputs(o.micro_batch * T), targets(inputs.size());
+  Activations acts(c, B, T);
+  std::vector<int32_t> inputs(B * T), targets(inputs.size());
   const int threads = thread_count();
   Buffer<float> scores(threads * T * T);  // one T x T logit map per thread
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
@@ -48,7 +44,7 @@ OutlierResult measure_outliers(const Model& model, const std::filesystem::path& 
     int64_t done = 0;
     while (done < r.sequences) {
       const int64_t filled = val.next(inputs.data(), targets.data());
-      DIFFTX_CHECK(filled > 0, data_dir.string(), ": the val split ended after ", done, " sequences");
+      DIFFTX_CHECK(filled > 0, val.dataset().dir.string(), ": the val split ended after ", done, " sequences");
       const int64_t rows = std::min(filled, r.sequences - done);
       decoder_forward(model, acts, inputs.data());
       for (int64_t l = 0; l < L; ++l) {

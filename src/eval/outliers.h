@@ -9,19 +9,17 @@
 // exact (abs_value_stats.h): the model runs over the sample twice, once per pass.
 #pragma once
 #include <cstdint>
-#include <filesystem>
 #include <functional>
 #include <vector>
 
+#include "data/loader.h"
 #include "eval/abs_value_stats.h"
 #include "model/model.h"
 
 namespace difftx {
 
 struct OutlierOptions {
-  int64_t tokens = 65536;  // sample size; rounded up to whole sequences of seq_len
-  int64_t seq_len = 256;
-  int64_t micro_batch = 8;
+  int64_t tokens = 65536;  // sample size; rounded up to whole sequences of the loader's seq_len
   // After every batch: pass (1 or 2) and sequences done in it.
   std::function<void(int pass, int64_t sequences_done, int64_t sequences_total)> progress;
 };
@@ -33,9 +31,9 @@ struct OutlierResult {
   double seconds = 0;
 };
 
-// Errors: a data directory that is not a prepared dataset, a val split shorter than one
-// sequence, a seq_len past max_position_embeddings, ids past the model's vocab_size, non-finite
-// activations.
-OutlierResult measure_outliers(const Model& model, const std::filesystem::path& data_dir, const OutlierOptions& options);
+// val: a sequential loader (data::sequential_loader over the val split), read from its first
+// window (it is rewound). Errors: a random loader, a seq_len past max_position_embeddings, data
+// whose ids pass the model's vocab_size, non-finite activations.
+OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const OutlierOptions& options);
 
 }  // namespace difftx

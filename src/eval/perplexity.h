@@ -1,11 +1,11 @@
-// Loss and perplexity of a model on the validation split of a prepared dataset: consecutive
-// windows of seq_len + 1 tokens (the loader's sequential sampling), every token but a window's
-// first counted once as a target; perplexity = exp(mean loss).
+// Loss and perplexity of a model on the windows of a sequential loader (data::sequential_loader
+// over the val split of a prepared dataset: consecutive windows of seq_len + 1 tokens), every
+// token but a window's first counted once as a target; perplexity = exp(mean loss).
 #pragma once
 #include <cstdint>
-#include <filesystem>
 #include <functional>
 
+#include "data/loader.h"
 #include "model/decoder.h"
 #include "model/model.h"
 
@@ -19,8 +19,6 @@ struct PerplexityProgress {
 };
 
 struct PerplexityOptions {
-  int64_t seq_len = 256;
-  int64_t micro_batch = 8;
   int64_t max_batches = 0;  // 0: the whole split
   std::function<void(const PerplexityProgress&)> progress;  // after every batch, if set
   ForwardOptions forward;   // e.g. quantized attention logits (default: the model as trained)
@@ -34,9 +32,8 @@ struct PerplexityResult {
   double seconds = 0;
 };
 
-// Errors: a data directory that is not a prepared dataset, a val split shorter than one window,
-// a seq_len past max_position_embeddings, token ids past the model's vocab_size.
-PerplexityResult evaluate_perplexity(const Model& model, const std::filesystem::path& data_dir,
-                                     const PerplexityOptions& options);
+// Reads `val` from its first window (it is rewound). Errors: a random loader, a seq_len past
+// max_position_embeddings, data whose ids pass the model's vocab_size.
+PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val, const PerplexityOptions& options);
 
 }  // namespace difftx

@@ -5,14 +5,15 @@
 
 namespace difftx {
 
-std::vector<QuantizationPoint> quantization_sweep(const Model& model, const std::filesystem::path& data_dir,
-                                                  const std::vector<int>& bits, PerplexityOptions options) {
+std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, data::TokenLoader& val,
+                                                           const std::vector<int>& bits, PerplexityOptions options) {
   DIFFTX_CHECK(!bits.empty(), "quantization sweep: no bit widths given");
   for (int b : bits) check_logit_bits(b);
-  std::vector<QuantizationPoint> points;
+  std::vector<results::QuantizationPoint> points;
   for (int b : bits) {
     options.forward.attention_logit_bits = b;
-    points.push_back({b, evaluate_perplexity(model, data_dir, options)});
+    const PerplexityResult r = evaluate_perplexity(model, val, options);
+    points.push_back({b, r.loss, r.tokens});
   }
   return points;
 }

@@ -2,21 +2,17 @@
 // logits are absmax fake-quantized to a number of bits (attention_quantized.h: one scale per
 // sequence and softmax map), for each of a list of bit widths, on the same val windows.
 #pragma once
-#include <filesystem>
 #include <vector>
 
 #include "eval/perplexity.h"
+#include "results/results.h"
 
 namespace difftx {
 
-struct QuantizationPoint {
-  int bits = 0;  // 0: not quantized
-  PerplexityResult result;
-};
-
-// One evaluate_perplexity per entry of `bits` (each 0 or 2..16, checked before any work);
-// options.forward is replaced per point.
-std::vector<QuantizationPoint> quantization_sweep(const Model& model, const std::filesystem::path& data_dir,
-                                                  const std::vector<int>& bits, PerplexityOptions options);
+// One evaluate_perplexity per entry of `bits` (each 0 or 2..16, checked before any work), as
+// the points of the results schema's "quantization" (bits, val loss, val tokens; NIAH accuracy
+// not measured); options.forward is replaced per point.
+std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, data::TokenLoader& val,
+                                                           const std::vector<int>& bits, PerplexityOptions options);
 
 }  // namespace difftx

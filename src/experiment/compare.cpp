@@ -4,6 +4,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "core/error.h"
@@ -17,14 +18,13 @@
 #include "model/config.h"
 #include "model/model_io.h"
 #include "report/report_writer.h"
-#include "report/results.h"
+#include "results/results.h"
 #include "train/checkpoint.h"
 
 namespace difftx::experiment {
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
 
 std::string utc_now() {
   const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -55,9 +55,8 @@ std::string presets_in(const fs::path& configs_dir) {
   return out.empty() ? "none" : out;
 }
 
-}  // namespace
-
-fs::path run_compare(const CompareOptions& o, const std::function<void(const std::string&)>& log) {
+// The variants' configs, after checking the options that need no data.
+std::vector<ModelConfig> read_configs(const CompareOptions& o) {
   DIFFTX_CHECK(o.tokens >= 1, "compare: --tokens must be positive, got ", o.tokens);
   DIFFTX_CHECK(!o.variants.empty(), "compare: no variants given");
   DIFFTX_CHECK(std::set<std::string>(o.variants.begin(), o.variants.end()).size() == o.variants.size(),
@@ -69,6 +68,59 @@ fs::path run_compare(const CompareOptions& o, const std::function<void(const std
                  ": ", presets_in(o.configs_dir), ")");
     configs.push_back(config_from_file(file.string()));
   }
+  return configs;
+}
+
+results::Setup compare_setup(const CompareOptions& o, int64_t steps, int64_t batch_tokens,
+                             const data::Tokenizer& tokenizer) {
+  results::Setup s;
+  s.preset = o.preset;
+  s.tokens_per_model = steps * batch_tokens;
+  s.steps = steps;
+  s.seed = static_cast<int64_t>(o.train.seed);
+  s.seq_len = o.train.seq_len;
+  s.micro_batch = o.train.micro_batch;
+  s.batch_tokens = batch_tokens;
+  s.lr = o.train.lr;
+  s.warmup_steps = o.train.warmup_steps;
+  s.data = o.data_dir.string();
+  s.tokenizer = tokenizer.name();
+  s.mixture = retrieval::mixture_to_json(o.train.mixture).get<std::map<std::string, double>>();
+  s.machine = machine();
+  return s;
+}
+
+// Trains variant `name` (or resumes its run) for `steps`, then analyses its last checkpoint.
+results::ModelResults train_and_analyse(const CompareOptions& o, const std::string& name, int64_t steps,
+                                        int64_t batch_tokens, const data::Tokenizer& tokenizer,
+                                        const std::function<void(const std::string&)>& log) {
+  TrainOptions t = o.train;
+  t.config_path = (o.configs_dir / o.preset / (name + ".json")).string();
+  t.data_dir = o.data_dir.string();
+  t.out_dir = (o.out_dir / "runs" / name).string();
+  t.steps = steps;
+  t.resume = latest_checkpoint(t.out_dir).has_value();
+  dist::LocalCommunicator one_process;
+  train(t, one_process);
+
+  const fs::path checkpoint = *latest_checkpoint(t.out_dir);
+  const Model model = load_model_dir(checkpoint);
+  log("analysing " + checkpoint.string());
+  results::ModelResults m;
+  m.train = train_record(t.out_dir, batch_tokens);
+  static_cast<results::Analyses&>(m) = analyse_model(model, tokenizer, o.data_dir, o.analysis, log);
+  m.name = name;
+  m.attention = attention_kind_name(model.config.attention);
+  results::set_config(m, config_to_json(model.config));
+  m.parameters = model.config.total_parameters();
+  m.run_dir = t.out_dir;
+  return m;
+}
+
+}  // namespace
+
+results::ExperimentResults run_compare(const CompareOptions& o, const std::function<void(const std::string&)>& log) {
+  const std::vector<ModelConfig> configs = read_configs(o);
   data::read_dataset(o.data_dir);  // a clear error for a directory that is not a prepared dataset
   const data::Tokenizer tokenizer = data::load_tokenizer(o.data_dir.string());
 
@@ -86,54 +138,21 @@ fs::path run_compare(const CompareOptions& o, const std::function<void(const std
                 100.0 * (most - fewest) / fewest);
   log(line);
 
-  json results = {{"schema", report::kResultsSchema}, {"created", utc_now()}};
-  results["setup"] = {{"preset", o.preset},
-                      {"tokens_per_model", steps * batch_tokens},
-                      {"steps", steps},
-                      {"seed", o.train.seed},
-                      {"seq_len", o.train.seq_len},
-                      {"micro_batch", o.train.micro_batch},
-                      {"batch_tokens", batch_tokens},
-                      {"lr", o.train.lr},
-                      {"warmup_steps", o.train.warmup_steps},
-                      {"data", o.data_dir.string()},
-                      {"tokenizer", tokenizer.name()},
-                      {"mixture", retrieval::mixture_to_json(o.train.mixture)},
-                      {"machine", machine()}};
-  results["models"] = json::array();
-  const fs::path report_dir = o.out_dir;
-  const fs::path results_path = report_dir / "results.json";
-  fs::create_directories(report_dir);
-
+  results::ExperimentResults results;
+  results.created = utc_now();
+  results.setup = compare_setup(o, steps, batch_tokens, tokenizer);
+  const fs::path results_path = o.out_dir / "results.json";
+  fs::create_directories(o.out_dir);
   for (size_t i = 0; i < configs.size(); ++i) {
     const std::string& name = o.variants[i];
-    TrainOptions t = o.train;
-    t.config_path = (o.configs_dir / o.preset / (name + ".json")).string();
-    t.data_dir = o.data_dir.string();
-    t.out_dir = (o.out_dir / "runs" / name).string();
-    t.steps = steps;
-    t.resume = latest_checkpoint(t.out_dir).has_value();
     std::snprintf(line, sizeof line, "\n== %s (%zu of %zu): %s, %.2fM parameters", name.c_str(), i + 1, configs.size(),
-                  t.config_path.c_str(), configs[i].total_parameters() / 1e6);
+                  (o.configs_dir / o.preset / (name + ".json")).c_str(), configs[i].total_parameters() / 1e6);
     log(line);
-    dist::LocalCommunicator one_process;
-    train(t, one_process);
-
-    const fs::path checkpoint = *latest_checkpoint(t.out_dir);
-    const Model model = load_model_dir(checkpoint);
-    log("analysing " + checkpoint.string());
-    json m = {{"name", name},
-              {"attention", attention_kind_name(model.config.attention)},
-              {"config", config_to_json(model.config)},
-              {"parameters", model.config.total_parameters()},
-              {"run_dir", t.out_dir},
-              {"train", train_record(t.out_dir, batch_tokens)}};
-    m.update(analyse_model(model, tokenizer, o.data_dir, o.analysis, log));
-    results["models"].push_back(m);
-    write_json_file(results_path, results);  // after every model, so that a stopped compare shows what it has
+    results.models.push_back(train_and_analyse(o, name, steps, batch_tokens, tokenizer, log));
+    write_json_file(results_path, results::to_json(results));  // after every model: a stopped compare shows what it has
   }
-  report::write_report(results_path, report_dir);
-  return results_path;
+  report::write_report(results_path, o.out_dir);
+  return results;
 }
 
 }  // namespace difftx::experiment

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "experiment/model_analyses.h"
+#include "results/results.h"
 #include "train/trainer.h"
 
 namespace difftx::experiment {
@@ -28,9 +29,9 @@ struct CompareOptions {
   AnalysisOptions analysis;
 };
 
-// Returns the path of results.json. `log` gets the lines between the trainer's own. Errors
+// Writes OUT/results.json (after every model) and the report, and returns the results. `log` gets the lines between the trainer's own. Errors
 // (before any training): tokens < 1, no or repeated variants, a missing config (naming the
 // presets there are), a data directory that is not a prepared dataset.
-std::filesystem::path run_compare(const CompareOptions& options, const std::function<void(const std::string&)>& log);
+results::ExperimentResults run_compare(const CompareOptions& options, const std::function<void(const std::string&)>& log);
 
 }  // namespace difftx::experiment

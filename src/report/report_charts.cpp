@@ -58,28 +58,31 @@ Points moving_average(const Points& points, size_t half_window) {
   return out;
 }
 
-// Draws line panels in rows of `per_row` below `y`; returns the y below them.
-double draw_line_grid(SvgCanvas& svg, double y, const std::vector<LinePanel>& panels, size_t per_row) {
-  for (size_t first = 0; first < panels.size(); first += per_row) {
-    const auto areas = split_row({kFigureMargin, y, kWidth - 2 * kFigureMargin, kPanelHeight}, per_row, kPanelGap);
-    for (size_t k = 0; k < per_row && first + k < panels.size(); ++k) draw_line_panel(svg, areas[k], panels[first + k]);
+// A figure of line panels, two to a row, below a heading and the models' legend.
+ReportChart line_figure(const std::string& heading, const std::string& subheading,
+                        const std::vector<LegendEntry>& legend, const std::vector<LinePanel>& panels, std::string file,
+                        std::string title, std::string caption) {
+  constexpr size_t kPerRow = 2;
+  SvgCanvas svg(kWidth, 100);
+  double y = draw_figure_header(svg, heading, subheading, legend);
+  for (size_t first = 0; first < panels.size(); first += kPerRow) {
+    const auto areas = split_row({kFigureMargin, y, kWidth - 2 * kFigureMargin, kPanelHeight}, kPerRow, kPanelGap);
+    for (size_t k = 0; k < kPerRow && first + k < panels.size(); ++k) draw_line_panel(svg, areas[k], panels[first + k]);
     y += kPanelHeight + 8;
   }
-  return y;
+  svg.set_height(y + kFigureMargin);
+  return finished(svg, std::move(file), std::move(title), std::move(caption));
 }
 
 }  // namespace
 
 ReportChart loss_curves_chart(const ExperimentResults& r) {
-  SvgCanvas svg(kWidth, 100);
-  const double y = draw_figure_header(svg, "Loss curves", setup_line(r),
-                                      model_legend(r, LegendMark::line, [](const ModelResults&) { return true; }));
   double last_tokens = 0;
   size_t longest_curve = 0;
   for (const auto& m : r.models) {
     for (const auto* curve : {&m.train.curve, &m.train.val_curve})
       for (const auto& p : *curve)
-        if (std::isfinite(p.tokens)) last_tokens = std::max(last_tokens, p.tokens);
+        last_tokens = std::max(last_tokens, static_cast<double>(p.tokens));
     longest_curve = std::max(longest_curve, m.train.curve.size());
   }
   const size_t half_window = longest_curve / 60;  // about 1/30 of the run
@@ -112,18 +115,59 @@ ReportChart loss_curves_chart(const ExperimentResults& r) {
     for (const auto& p : m.train.val_curve) v.points.emplace_back(p.tokens, p.loss);
     val.series.push_back(std::move(v));
   }
-  svg.set_height(draw_line_grid(svg, y, {train, val}, 2) + kFigureMargin);
-  return finished(svg, "loss_curves.svg", "Language modelling",
-                  "Cross-entropy of each model on its training batches (left) and on the held-out validation "
-                  "split (right), against the number of training tokens seen. Every model trains on the same "
-                  "token stream in the same order. Lower is better; the paper reports DIFF Transformer reaching "
-                  "a given loss with fewer tokens and parameters than the baseline.");
+  return line_figure("Loss curves", setup_line(r),
+                     model_legend(r, LegendMark::line, [](const ModelResults&) { return true; }), {train, val},
+                     "loss_curves.svg", "Language modelling",
+                     "Cross-entropy of each model on its training batches (left) and on the held-out validation "
+                     "split (right), against the number of training tokens seen. Every model trains on the same "
+                     "token stream in the same order. Lower is better; the paper reports DIFF Transformer reaching "
+                     "a given loss with fewer tokens and parameters than the baseline.");
 }
 
+namespace {
+
+// NIAH heatmap rows: (context, needles, queried); columns: depth.
+using NiahRow = std::tuple<int64_t, int64_t, int64_t>;
+
+// One model's NIAH panel; cells measured twice are pooled (weighted by their samples).
+HeatmapPanel niah_panel(const ModelResults& m, const std::vector<NiahRow>& rows, const std::vector<double>& columns) {
+  HeatmapPanel p;
+  p.title = m.name + "  (mean " + format_fixed(results::mean_cell_accuracy(*m.niah), 2) + ")";
+  p.column_title = "depth of the needles in the context";
+  for (const double d : columns) p.column_labels.push_back(percent(d));
+  std::vector<std::vector<double>> correct(rows.size(), std::vector<double>(columns.size(), 0));
+  std::vector<std::vector<double>> samples = correct;
+  for (const auto& c : m.niah->cells) {
+    if (!std::isfinite(c.accuracy)) continue;
+    const size_t ri =
+        static_cast<size_t>(std::find(rows.begin(), rows.end(), NiahRow{c.context, c.needles, c.queried}) - rows.begin());
+    const size_t ci = static_cast<size_t>(std::find(columns.begin(), columns.end(), c.depth) - columns.begin());
+    const double n = static_cast<double>(std::max<int64_t>(c.samples, 1));
+    correct[ri][ci] += c.accuracy * n;
+    samples[ri][ci] += n;
+  }
+  for (size_t ri = 0; ri < rows.size(); ++ri) {
+    const auto [context, needles, queried] = rows[ri];
+    p.row_labels.push_back(format_count(static_cast<double>(context)) + " tokens, N=" + std::to_string(needles) +
+                           " R=" + std::to_string(queried));
+    p.values.emplace_back();
+    p.tooltips.emplace_back();
+    for (size_t ci = 0; ci < columns.size(); ++ci) {
+      const double n = samples[ri][ci];
+      const double acc = n > 0 ? correct[ri][ci] / n : kNan;
+      p.values.back().push_back(acc);
+      p.tooltips.back().push_back(
+          m.name + ", " + p.row_labels.back() + ", depth " + percent(columns[ci]) + ": " +
+          (n > 0 ? format_fixed(acc, 3) + " over " + format_fixed(n, 0) + " samples" : "not measured"));
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
 ReportChart niah_heatmap_chart(const ExperimentResults& r) {
-  // Rows: (context, needles, queried); columns: depth. Cells measured twice are pooled.
-  using RowKey = std::tuple<int64_t, int64_t, int64_t>;
-  std::set<RowKey> row_keys;
+  std::set<NiahRow> row_keys;
   std::set<double> depths;
   for (const auto& m : r.models)
     if (m.niah)
@@ -131,44 +175,11 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
   if (row_keys.empty()) return {};
   const auto first_niah =
       std::find_if(r.models.begin(), r.models.end(), [](const ModelResults& m) { return m.niah.has_value(); });
-  const std::vector<RowKey> rows(row_keys.begin(), row_keys.end());
+  const std::vector<NiahRow> rows(row_keys.begin(), row_keys.end());
   const std::vector<double> columns(depths.begin(), depths.end());
-
   std::vector<HeatmapPanel> panels;
-  for (const auto& m : r.models) {
-    if (!m.niah) continue;
-    HeatmapPanel p;
-    p.title = m.name + "  (mean " + format_fixed(mean_niah_accuracy(*m.niah), 2) + ")";
-    p.column_title = "depth of the needles in the context";
-    for (const double d : columns) p.column_labels.push_back(percent(d));
-    std::vector<std::vector<double>> correct(rows.size(), std::vector<double>(columns.size(), 0));
-    std::vector<std::vector<double>> samples = correct;
-    for (const auto& c : m.niah->cells) {
-      if (!std::isfinite(c.accuracy)) continue;
-      const size_t ri = static_cast<size_t>(
-          std::find(rows.begin(), rows.end(), RowKey{c.context, c.needles, c.queried}) - rows.begin());
-      const size_t ci = static_cast<size_t>(std::find(columns.begin(), columns.end(), c.depth) - columns.begin());
-      const double n = static_cast<double>(std::max<int64_t>(c.samples, 1));
-      correct[ri][ci] += c.accuracy * n;
-      samples[ri][ci] += n;
-    }
-    for (size_t ri = 0; ri < rows.size(); ++ri) {
-      const auto [context, needles, queried] = rows[ri];
-      p.row_labels.push_back(format_count(static_cast<double>(context)) + " tokens, N=" + std::to_string(needles) +
-                             " R=" + std::to_string(queried));
-      p.values.emplace_back();
-      p.tooltips.emplace_back();
-      for (size_t ci = 0; ci < columns.size(); ++ci) {
-        const double n = samples[ri][ci];
-        const double acc = n > 0 ? correct[ri][ci] / n : kNan;
-        p.values.back().push_back(acc);
-        p.tooltips.back().push_back(
-            m.name + ", " + p.row_labels.back() + ", depth " + percent(columns[ci]) + ": " +
-            (n > 0 ? format_fixed(acc, 3) + " over " + format_fixed(n, 0) + " samples" : "not measured"));
-      }
-    }
-    panels.push_back(std::move(p));
-  }
+  for (const auto& m : r.models)
+    if (m.niah) panels.push_back(niah_panel(m, rows, columns));
 
   HeatmapGeometry g;
   for (const auto& p : panels)
@@ -243,7 +254,7 @@ ReportChart outlier_chart(const ExperimentResults& r) {
       p->series_names.push_back(m.name);
       p->series_colours.push_back(category_colour(i));
     }
-    const auto add = [](BarPanel& p, const OutlierStats& s) {
+    const auto add = [](BarPanel& p, const results::OutlierStats& s) {
       const double v[4] = {s.top1, s.top2, s.top3, s.median};
       for (size_t g = 0; g < 4; ++g) p.values[g].push_back(v[g]);
     };
@@ -295,27 +306,25 @@ ReportChart quantization_chart(const ExperimentResults& r) {
     Series a = l;
     for (size_t k = 0; k < bits.size(); ++k) {
       const auto q = std::find_if(m.quantization.begin(), m.quantization.end(),
-                                  [&](const QuantizationPoint& p) { return p.bits == bits[k]; });
+                                  [&](const results::QuantizationPoint& p) { return p.bits == bits[k]; });
       const double x = static_cast<double>(k);
       l.points.emplace_back(x, q == m.quantization.end() ? kNan : q->val_loss);
-      a.points.emplace_back(x, q == m.quantization.end() ? kNan : q->niah_accuracy);
-      any_accuracy |= q != m.quantization.end() && std::isfinite(q->niah_accuracy);
+      a.points.emplace_back(x, q == m.quantization.end() ? kNan : q->niah_accuracy_or_nan());
+      any_accuracy |= q != m.quantization.end() && std::isfinite(q->niah_accuracy_or_nan());
     }
     loss.series.push_back(std::move(l));
     accuracy.series.push_back(std::move(a));
   }
-  SvgCanvas svg(kWidth, 100);
-  const double y = draw_figure_header(svg, "Quality with quantized attention logits",
-                                      "absmax fake-quantization of the attention logits to fewer bits; fp32 = none",
-                                      model_legend(r, LegendMark::line_with_dot, has));
   std::vector<LinePanel> panels = {loss};
   if (any_accuracy) panels.push_back(accuracy);
-  svg.set_height(draw_line_grid(svg, y, panels, 2) + kFigureMargin);
-  return finished(svg, "quantization.svg", "Quantization robustness (paper: Figure 8)",
-                  "Validation loss (left) and NIAH accuracy (right) when the attention logits are rounded to "
-                  "16, 8, 6 or 4 bits with absmax scaling, from unquantized (fp32) to the fewest bits. A flat "
-                  "line is robust. The paper (Figure 8) finds DIFF Transformer losing far less accuracy than the "
-                  "baseline at 6 and 4 bits, which it attributes to fewer activation outliers.");
+  return line_figure("Quality with quantized attention logits",
+                     "absmax fake-quantization of the attention logits to fewer bits; fp32 = none",
+                     model_legend(r, LegendMark::line_with_dot, has), panels, "quantization.svg",
+                     "Quantization robustness (paper: Figure 8)",
+                     "Validation loss (left) and NIAH accuracy (right) when the attention logits are rounded to "
+                     "16, 8, 6 or 4 bits with absmax scaling, from unquantized (fp32) to the fewest bits. A flat "
+                     "line is robust. The paper (Figure 8) finds DIFF Transformer losing far less accuracy than the "
+                     "baseline at 6 and 4 bits, which it attributes to fewer activation outliers.");
 }
 
 ReportChart attention_allocation_chart(const ExperimentResults& r) {
@@ -340,9 +349,9 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
     const Series base{.name = m.name, .colour = category_colour(i), .markers = true};
     Series a = base, n = base, al = base, nl = base;
     for (const auto& p : m.attention_allocation->by_depth)
-      a.points.emplace_back(100 * p.key, p.answer), n.points.emplace_back(100 * p.key, p.noise);
+      a.points.emplace_back(100 * p.key, p.allocation.answer), n.points.emplace_back(100 * p.key, p.allocation.noise);
     for (const auto& p : m.attention_allocation->by_layer)
-      al.points.emplace_back(p.key, p.answer), nl.points.emplace_back(p.key, p.noise);
+      al.points.emplace_back(p.key, p.allocation.answer), nl.points.emplace_back(p.key, p.allocation.noise);
     answer_depth.series.push_back(std::move(a));
     noise_depth.series.push_back(std::move(n));
     answer_layer.series.push_back(std::move(al));
@@ -356,16 +365,13 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
   if (has_points(answer_depth)) panels.insert(panels.end(), {answer_depth, noise_depth});
   if (has_points(answer_layer)) panels.insert(panels.end(), {answer_layer, noise_layer});
   if (panels.empty()) return {};
-  SvgCanvas svg(kWidth, 100);
-  const double y =
-      draw_figure_header(svg, "Attention allocation on retrieval prompts", "normalisation: " + normalisation,
-                         model_legend(r, LegendMark::line_with_dot, has));
-  svg.set_height(draw_line_grid(svg, y, panels, 2) + kFigureMargin);
-  return finished(svg, "attention_allocation.svg", "Attention allocation (paper: Table 3)",
-                  "Share of attention that the query puts on the answer span (left) and on the rest of the context, "
-                  "the noise (right), averaged over prompts, by the depth of the answer in the context and by "
-                  "layer. The paper (Table 3) finds DIFF Transformer putting more attention on the answer and far "
-                  "less on the noise.");
+  return line_figure("Attention allocation on retrieval prompts", "normalisation: " + normalisation,
+                     model_legend(r, LegendMark::line_with_dot, has), panels, "attention_allocation.svg",
+                     "Attention allocation (paper: Table 3)",
+                     "Share of attention that the query puts on the answer span (left) and on the rest of the context, "
+                     "the noise (right), averaged over prompts, by the depth of the answer in the context and by "
+                     "layer. The paper (Table 3) finds DIFF Transformer putting more attention on the answer and far "
+                     "less on the noise.");
 }
 
 ReportCharts build_report_charts(const ExperimentResults& results) {

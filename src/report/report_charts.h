@@ -5,9 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "report/results.h"
+#include "results/results.h"
 
 namespace difftx::report {
+
+// The report draws the results schema (results/results.h).
+using results::ExperimentResults;
+using results::ModelResults;
 
 struct ReportChart {
   std::string file;  // "loss_curves.svg"

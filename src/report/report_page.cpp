@@ -47,7 +47,7 @@ std::string swatch(size_t model_index) {
   return "<span class=\"swatch\" style=\"background:" + category_colour(model_index) + "\"></span>";
 }
 
-std::string mixture_text(const Setup& s) {
+std::string mixture_text(const results::Setup& s) {
   if (s.mixture.empty()) return "language modelling only";
   std::string out;
   double tasks = 0;
@@ -59,7 +59,7 @@ std::string mixture_text(const Setup& s) {
 }
 
 std::string setup_section(const ExperimentResults& r) {
-  const Setup& s = r.setup;
+  const results::Setup& s = r.setup;
   const std::pair<const char*, std::string> rows[] = {
       {"Preset", s.preset},
       {"Tokens per model", format_grouped(static_cast<double>(s.tokens_per_model))},
@@ -114,7 +114,7 @@ size_t best_model(const std::vector<ModelResults>& models, Get get, bool lower_i
 
 std::string results_section(const ExperimentResults& r) {
   const auto val_loss = [](const ModelResults& m) { return m.train.final_val_loss; };
-  const auto niah = [](const ModelResults& m) { return m.niah ? mean_niah_accuracy(*m.niah) : kNan; };
+  const auto niah = [](const ModelResults& m) { return m.niah ? results::mean_cell_accuracy(*m.niah) : kNan; };
   const auto mqar = [](const ModelResults& m) { return m.mqar ? m.mqar->accuracy : kNan; };
   const size_t best_loss = best_model(r.models, val_loss, true), best_niah = best_model(r.models, niah, false),
                best_mqar = best_model(r.models, mqar, false);

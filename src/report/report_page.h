@@ -5,7 +5,7 @@
 #include <string>
 
 #include "report/report_charts.h"
-#include "report/results.h"
+#include "results/results.h"
 
 namespace difftx::report {
 

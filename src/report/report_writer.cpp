@@ -6,14 +6,14 @@
 #include "io/json_file.h"
 #include "report/report_charts.h"
 #include "report/report_page.h"
-#include "report/results.h"
+#include "results/results.h"
 
 namespace difftx::report {
 
 ReportSummary write_report(const std::filesystem::path& results_json, const std::filesystem::path& out_dir) {
   const std::string text = read_whole_file(results_json);
   const ExperimentResults results =
-      parse_experiment_results(parse_json_text(text, results_json.string()), results_json.string());
+      results::parse_experiment_results(parse_json_text(text, results_json.string()), results_json.string());
   const ReportCharts charts = build_report_charts(results);
 
   std::error_code ec;

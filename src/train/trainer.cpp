@@ -19,7 +19,7 @@
 #include "dist/consistency.h"
 #include "dist/text_collectives.h"
 #include "dist/timed_communicator.h"
-#include "eval/retrieval/task_mixture.h"
+#include "data/tasks/task_mixture.h"
 #include "io/atomic_file.h"
 #include "io/input_file.h"
 #include "io/json_file.h"
@@ -183,8 +183,7 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
   data::TokenLoader val_data(o.data_dir, "val",
                              {.batch = o.micro_batch, .seq_len = o.seq_len, .rank = rank, .world_size = ranks,
                               .max_windows = std::max<int64_t>(o.eval_batches, 1) * o.micro_batch * ranks});
-  DIFFTX_CHECK(train_data.vocab_size() <= config.vocab_size, o.data_dir, ": the data's vocabulary has ",
-               train_data.vocab_size(), " tokens but ", o.config_path, " has vocab_size ", config.vocab_size);
+  data::check_fits_vocabulary(train_data.dataset(), config.vocab_size, o.config_path);
   std::optional<retrieval::TaskMixture> mixture;
   if (!o.mixture.empty()) mixture.emplace(o.mixture, o.data_dir, o.seq_len, o.seed);
   // The data's tokenizer travels with every checkpoint, so each is a complete model directory.

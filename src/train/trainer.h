@@ -9,7 +9,7 @@
 #include <string>
 
 #include "dist/communicator.h"
-#include "eval/retrieval/mixture_spec.h"
+#include "data/tasks/mixture_spec.h"
 #include "train/optimizer.h"
 #include "train/schedule.h"
 

@@ -9,6 +9,7 @@
 
 #include "core/rng.h"
 #include "eval/attention_allocation.h"
+#include "support/random_model.h"
 #include "support/testing.h"
 
 namespace difftx {
@@ -61,15 +62,10 @@ TEST(AttentionAllocation, BadPromptsGetClearErrors) {
 }
 
 TEST(AttentionAllocation, RowsOfEveryVariantAreNormalisedAndSummariesAreMeans) {
-  for (const char* attention : {"baseline", "diff", "diff2"}) {
-    SCOPED_TRACE(attention);
-    const nlohmann::json j = {{"model_type", "difftx"}, {"attention", attention}, {"vocab_size", 7},
-                              {"hidden_size", 32},      {"num_hidden_layers", 3}, {"num_attention_heads", 2},
-                              {"num_key_value_heads", 1}, {"head_dim", 8},        {"intermediate_size", 48}};
-    const ModelConfig c = config_from_json(j, "test");
-    Model model(c);
-    init_parameters(c, model.table, model.weights.data(), 3);
-    for (int64_t i = 0; i < model.weights.size(); ++i) model.weights[i] *= 5.0f;  // sharper maps than at init
+  for (AttentionKind attention : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
+    SCOPED_TRACE(attention_kind_name(attention));
+    const ModelConfig c = testing::small_config(attention, {.vocab_size = 7, .layers = 3, .intermediate_size = 48});
+    const Model model = testing::random_model(c, 3, 5.0f);  // sharper maps than at init
 
     // Two depths, two prompts at the first; a question of 3 tokens after the context.
     std::vector<AllocationPrompt> prompts = {prompt_of(20, {0, 17}, {{2, 4}}, 0.1), prompt_of(20, {0, 17}, {{3, 5}}, 0.1),

@@ -8,9 +8,9 @@
 #include <set>
 
 #include "core/error.h"
-#include "eval/retrieval/mqar.h"
+#include "data/tasks/mqar.h"
+#include "data/tasks/retrieval_fixture.h"
 #include "eval/retrieval/mqar_eval.h"
-#include "eval/retrieval_fixture.h"
 #include "support/testing.h"
 
 namespace difftx::retrieval {
@@ -108,7 +108,7 @@ TEST(MqarEval, ScoresAHandBuiltForwardExactly) {
   EXPECT_GT(even, 0);
   EXPECT_LT(even, half.answers);
 
-  const nlohmann::json j = mqar_to_json(half);
+  const nlohmann::json j = results::to_json(mqar_results(half));
   EXPECT_EQ(j["pairs"], 8);
   EXPECT_EQ(j["queries"], 4);
   EXPECT_EQ(j["samples"], 25);

@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "core/rng.h"
+#include "data/tasks/retrieval_fixture.h"
 #include "eval/retrieval/niah_prompts.h"
-#include "eval/retrieval_fixture.h"
 #include "support/testing.h"
 
 namespace difftx::retrieval {

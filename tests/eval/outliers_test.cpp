@@ -79,10 +79,10 @@ void check_variant(const nlohmann::json& j, const std::filesystem::path& data) {
   int calls = 0;
   OutlierOptions o;
   o.tokens = sequences * T - 3;  // rounds up to 5 sequences
-  o.seq_len = T;
-  o.micro_batch = 2;  // batches of 2, 2 and 1 of a filled 2: the unused row must not count
   o.progress = [&](int, int64_t, int64_t) { ++calls; };
-  const OutlierResult r = measure_outliers(model, data, o);
+  // Batches of 2, 2 and 1 of a filled 2: the unused row must not count.
+  data::TokenLoader pairs = data::sequential_loader(data, "val", 2, T);
+  const OutlierResult r = measure_outliers(model, pairs, o);
   EXPECT_EQ(calls, 6);
   EXPECT_EQ(r.sequences, sequences);
   EXPECT_EQ(r.tokens, sequences * T);
@@ -121,15 +121,17 @@ TEST(Outliers, BadInputGetsClearErrors) {
                             {"head_dim", 8},          {"max_position_embeddings", 32}};
   const Model model(config_from_json(j, "test"));
   OutlierOptions o;
-  o.seq_len = 16;
-  EXPECT_NE(testing::error_of([&] { measure_outliers(model, ds.root / "nope", o); }).find("data directory does not exist"),
+  data::TokenLoader too_long = data::sequential_loader(ds.data(), "val", 8, 64);
+  EXPECT_NE(testing::error_of([&] { measure_outliers(model, too_long, o); }).find("exceeds the model's max_position_embeddings 32"),
             std::string::npos);
-  o.seq_len = 64;
-  EXPECT_NE(testing::error_of([&] { measure_outliers(model, ds.data(), o); }).find("exceeds the model's max_position_embeddings 32"),
-            std::string::npos);
-  o.seq_len = 16;
+  data::TokenLoader val = data::sequential_loader(ds.data(), "val", 8, 16);
   o.tokens = 0;
-  EXPECT_NE(testing::error_of([&] { measure_outliers(model, ds.data(), o); }).find("must be positive"), std::string::npos);
+  EXPECT_NE(testing::error_of([&] { measure_outliers(model, val, o); }).find("must be positive"), std::string::npos);
+  o.tokens = 64;
+  ModelConfig small = model.config;
+  small.vocab_size = 100;  // the data's ids go past it
+  EXPECT_NE(testing::error_of([&] { measure_outliers(Model(small), val, o); }).find("data and model do not belong together"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -11,21 +11,17 @@
 #include "core/rng.h"
 #include "eval/logits_forward.h"
 #include "model/decoder.h"
+#include "support/random_model.h"
 #include "support/testing.h"
 
 namespace difftx {
 namespace {
 
 TEST(QuantizedForward, ReachesLogitsAndLossOfEveryVariant) {
-  for (const char* attention : {"baseline", "diff", "diff2"}) {
-    SCOPED_TRACE(attention);
-    const nlohmann::json j = {{"model_type", "difftx"}, {"attention", attention}, {"vocab_size", 29},
-                              {"hidden_size", 32},      {"num_hidden_layers", 2}, {"num_attention_heads", 2},
-                              {"num_key_value_heads", 1}, {"head_dim", 8},        {"intermediate_size", 48}};
-    const ModelConfig c = config_from_json(j, "test");
-    Model model(c);
-    init_parameters(c, model.table, model.weights.data(), 4);
-    for (int64_t i = 0; i < model.weights.size(); ++i) model.weights[i] *= 6.0f;  // logits far from 0
+  for (AttentionKind attention : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
+    SCOPED_TRACE(attention_kind_name(attention));
+    const ModelConfig c = testing::small_config(attention, {.vocab_size = 29, .intermediate_size = 48});
+    const Model model = testing::random_model(c, 4, 6.0f);  // logits far from 0
     const int64_t B = 2, T = 24, V = c.vocab_size;
     Rng rng(1);
     std::vector<int32_t> inputs(B * T), targets(B * T);

@@ -11,13 +11,14 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "data/tasks/retrieval_fixture.h"
 #include "eval/logits_forward.h"
 #include "eval/retrieval/greedy_match.h"
 #include "eval/retrieval/niah_eval.h"
-#include "eval/retrieval_fixture.h"
 #include "infer/generate.h"
 #include "model/decoder.h"
 #include "model/parameters.h"
+#include "support/random_model.h"
 #include "support/testing.h"
 
 namespace difftx::retrieval {
@@ -27,18 +28,7 @@ using difftx::testing::error_of;
 using testing::retrieval_data;
 
 ModelConfig small_config(int64_t vocab) {
-  ModelConfig c;
-  c.attention = AttentionKind::diff2;
-  c.vocab_size = vocab;
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 2;
-  c.num_key_value_heads = 1;
-  c.head_dim = 8;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 512;
-  c.validate();
-  return c;
+  return difftx::testing::small_config(AttentionKind::diff2, {.vocab_size = vocab, .max_positions = 512});
 }
 
 TEST(LogitsForward, ModelRowsEqualTheFullForwardsRows) {
@@ -172,7 +162,7 @@ TEST(NiahEval, CountsExactlyWhatTheForwardGetsRight) {
   }
   EXPECT_GT(missed_somewhere, 0) << "the test needs values with odd digit tokens";
 
-  const nlohmann::json j = niah_to_json(partial);
+  const nlohmann::json j = results::to_json(niah_results(partial));
   EXPECT_EQ(j["samples_per_cell"], 6);
   ASSERT_EQ(j["cells"].size(), partial.cells.size());
   for (size_t i = 0; i < partial.cells.size(); ++i) {

@@ -1,6 +1,8 @@
 // The training record of results.json, read back from metrics.jsonl: curves in tokens, the
 // thinned train curve keeps its last step, val points are kept apart, seconds add up the steps'
 // times, final losses are the last ones; broken files are clear errors that name the line.
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "data/data_fixtures.h"
@@ -18,7 +20,7 @@ TEST(TrainRecord, CurvesTokensTimesAndFinalLosses) {
     if (step % 5 == 0) lines += "{\"step\":" + std::to_string(step) + ",\"val_loss\":" + std::to_string(20 - step) + "}\n";
   }
   dir.write("metrics.jsonl", lines);
-  const nlohmann::json r = train_record(dir.path(), 100, 4);
+  const nlohmann::json r = results::to_json(train_record(dir.path(), 100, 4));
   EXPECT_EQ(r["tokens"].get<double>(), 1000);
   EXPECT_DOUBLE_EQ(r["seconds"].get<double>(), 5.0);
   EXPECT_DOUBLE_EQ(r["tokens_per_second"].get<double>(), 200.0);
@@ -39,9 +41,10 @@ TEST(TrainRecord, CurvesTokensTimesAndFinalLosses) {
 TEST(TrainRecord, WithoutValidationTheFinalValLossIsNull) {
   data::testing::TempDir dir;
   dir.write("metrics.jsonl", "{\"loss\":3,\"ms\":10,\"step\":1}\n");
-  const nlohmann::json r = train_record(dir.path(), 8);
-  EXPECT_TRUE(r["final_val_loss"].is_null());
-  EXPECT_EQ(r["curve"].size(), 1u);
+  const results::TrainResults r = train_record(dir.path(), 8);
+  EXPECT_TRUE(std::isnan(r.final_val_loss));
+  EXPECT_EQ(results::to_json(r)["final_val_loss"].dump(), "null");  // NaN is written as null
+  EXPECT_EQ(r.curve.size(), 1u);
 }
 
 TEST(TrainRecord, BrokenRunsAreClearErrors) {

@@ -10,6 +10,8 @@
 #include "data/loader.h"
 #include "eval/perplexity.h"
 #include "model/decoder.h"
+#include "support/random_model.h"
+#include "support/testing.h"
 #include "support/word_dataset.h"
 
 namespace difftx {
@@ -17,19 +19,8 @@ namespace {
 
 TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   const testing::WordDataset ds;
-  ModelConfig c;
-  c.attention = AttentionKind::diff;
-  c.vocab_size = 300;
-  c.hidden_size = 32;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 2;
-  c.num_key_value_heads = 1;
-  c.head_dim = 8;
-  c.intermediate_size = 64;
-  c.max_position_embeddings = 64;
-  c.validate();
-  Model model(c);
-  init_parameters(c, model.table, model.weights.data(), 9);
+  const ModelConfig c = testing::small_config(AttentionKind::diff, {.vocab_size = 300, .max_positions = 64});
+  const Model model = testing::random_model(c, 9);
 
   const int64_t T = 16, B = 3, V = c.vocab_size;
   data::TokenLoader windows(ds.data(), "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});
@@ -53,24 +44,34 @@ TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   ASSERT_GT(count, 4 * B * T) << "the val split is too small for this test";
 
   int progress_calls = 0;
-  const PerplexityResult r = evaluate_perplexity(
-      model, ds.data(), {T, B, 0, [&](const PerplexityProgress&) { ++progress_calls; }, {}});
+  data::TokenLoader val = data::sequential_loader(ds.data(), "val", B, T);
+  const PerplexityResult r =
+      evaluate_perplexity(model, val, {0, [&](const PerplexityProgress&) { ++progress_calls; }, {}});
   EXPECT_EQ(r.tokens, count);
   EXPECT_NEAR(r.loss, sum / count, 1e-5);
   EXPECT_NEAR(r.perplexity, std::exp(r.loss), 1e-9 * r.perplexity);
   EXPECT_EQ(progress_calls, r.batches);
   EXPECT_EQ(r.batches, (windows.windows() + B - 1) / B);
 
-  const PerplexityResult two = evaluate_perplexity(model, ds.data(), {T, B, 2, nullptr, {}});
+  const PerplexityResult two = evaluate_perplexity(model, val, {2, nullptr, {}});  // rewound: the same first windows
   EXPECT_EQ(two.batches, 2);
   EXPECT_EQ(two.tokens, 2 * B * T);
 
-  EXPECT_THROW(evaluate_perplexity(model, ds.root / "nope", {T, B, 0, nullptr, {}}), Error);
-  EXPECT_THROW(evaluate_perplexity(model, ds.data(), {c.max_position_embeddings + 1, B, 0, nullptr, {}}), Error);
+  EXPECT_NE(testing::error_of([&] { data::sequential_loader(ds.root / "nope", "val", B, T); })
+                .find("data directory does not exist"),
+            std::string::npos);
+  data::TokenLoader too_long = data::sequential_loader(ds.data(), "val", B, c.max_position_embeddings + 1);
+  EXPECT_NE(testing::error_of([&] { evaluate_perplexity(model, too_long, {}); }).find("exceeds the model's max_position_embeddings"),
+            std::string::npos);
+  data::TokenLoader random(ds.data(), "val", {.batch = B, .seq_len = T, .sampling = data::Sampling::random});
+  EXPECT_NE(testing::error_of([&] { evaluate_perplexity(model, random, {}); }).find("must read its split in order"),
+            std::string::npos);
   ModelConfig small = c;
   small.vocab_size = 100;  // the data's ids go past it
   Model too_small(small);
-  EXPECT_THROW(evaluate_perplexity(too_small, ds.data(), {T, B, 0, nullptr, {}}), Error);
+  EXPECT_NE(testing::error_of([&] { evaluate_perplexity(too_small, val, {}); })
+                .find("tokens but the model has vocab_size 100 (data and model do not belong together)"),
+            std::string::npos);
 }
 
 }  // namespace

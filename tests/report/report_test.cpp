@@ -13,7 +13,7 @@
 #include "report/report_charts.h"
 #include "report/report_page.h"
 #include "report/report_writer.h"
-#include "report/results.h"
+#include "results/results.h"
 #include "report/svg_text.h"
 #include "report/svg_checks.h"
 #include "support/testing.h"
@@ -23,6 +23,9 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using results::kResultsSchema;
+using results::parse_experiment_results;
+using results::read_experiment_results;
 using testing::checked_svg;
 using testing::count_class;
 using testing::error_of;

@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-#include "eval/retrieval/niah.h"
+#include "data/tasks/niah.h"
 #include "infer/sampler.h"
 
 namespace difftx::retrieval {

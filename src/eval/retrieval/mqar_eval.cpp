@@ -55,16 +55,16 @@ MqarResult evaluate_mqar(const LogitsForward& forward, const MqarVocabulary& voc
   return r;
 }
 
-nlohmann::json mqar_to_json(const MqarResult& r) {
-  return {{"accuracy", r.accuracy()},
-          {"samples", r.options.samples},
-          {"pairs", r.options.spec.pairs},
-          {"queries", r.options.spec.queries},
-          {"loss", r.loss},
-          {"answers", r.answers},
-          {"sequence_tokens", mqar_length(r.options.spec)},
-          {"seed", r.options.seed},
-          {"seconds", r.seconds}};
+results::MqarResults mqar_results(const MqarResult& r) {
+  return {.accuracy = r.accuracy(),
+          .samples = r.options.samples,
+          .pairs = r.options.spec.pairs,
+          .queries = r.options.spec.queries,
+          .loss = r.loss,
+          .answers = r.answers,
+          .sequence_tokens = mqar_length(r.options.spec),
+          .seed = r.options.seed,
+          .seconds = r.seconds};
 }
 
 }  // namespace difftx::retrieval

@@ -5,10 +5,9 @@
 #include <cstdint>
 #include <functional>
 
-#include <nlohmann/json.hpp>
-
+#include "data/tasks/mqar.h"
 #include "eval/logits_forward.h"
-#include "eval/retrieval/mqar.h"
+#include "results/results.h"
 
 namespace difftx::retrieval {
 
@@ -31,8 +30,8 @@ struct MqarResult {
 MqarResult evaluate_mqar(const LogitsForward& forward, const MqarVocabulary& vocab, int64_t vocab_size,
                          const MqarEvalOptions& options);
 
-// The "mqar" object of the results schema: {"accuracy", "samples", "pairs", "queries"}, plus
-// loss, answers, seed and the sequence length.
-nlohmann::json mqar_to_json(const MqarResult& result);
+// The "mqar" object of the results schema (results/results.h): accuracy, samples, pairs,
+// queries, plus loss, answers, seed and the sequence length.
+results::MqarResults mqar_results(const MqarResult& result);
 
 }  // namespace difftx::retrieval

@@ -65,29 +65,26 @@ NiahResult evaluate_niah(const LogitsForward& forward, const NiahGenerator& gene
   return result;
 }
 
-nlohmann::json niah_to_json(const NiahResult& r) {
-  nlohmann::json cells = nlohmann::json::array();
+results::NiahResults niah_results(const NiahResult& r) {
+  results::NiahResults out;
+  out.samples_per_cell = r.grid.samples;
   int64_t asked = 0, retrieved = 0;
   for (const NiahCell& c : r.cells) {
-    cells.push_back({{"context", c.context}, {"needles", c.needles}, {"queried", c.queried}, {"depth", c.depth},
-                     {"accuracy", c.accuracy()}, {"samples", c.samples}, {"asked", c.asked},
-                     {"retrieved", c.retrieved}});
+    out.cells.push_back({c.context, c.needles, c.queried, c.depth, c.accuracy(), c.samples, c.asked, c.retrieved});
     asked += c.asked;
     retrieved += c.retrieved;
   }
-  return {{"samples_per_cell", r.grid.samples},
-          {"cells", cells},
-          {"mean_accuracy", asked ? static_cast<double>(retrieved) / asked : 0.0},
-          {"accuracy_definition", "queried needles whose value greedy decoding reproduces exactly, over queried needles"},
-          {"value_digits", r.grid.value_digits},
-          {"seed", r.grid.seed},
-          {"data", r.data_dir},
-          {"split", r.split},
-          {"templates",
-           {{"needle", std::string(kNeedleLead) + "KEY" + kNeedleMiddle + "VALUE" + kNeedleEnd},
-            {"query_block", std::string(kQueryIntro) + "then per queried needle: " + kNeedleLead + "KEY" +
-                                kNeedleMiddle + "VALUE" + kNeedleEnd}}},
-          {"seconds", r.seconds}};
+  out.mean_accuracy = asked ? static_cast<double>(retrieved) / asked : 0.0;
+  out.accuracy_definition = "queried needles whose value greedy decoding reproduces exactly, over queried needles";
+  out.needle_template = std::string(kNeedleLead) + "KEY" + kNeedleMiddle + "VALUE" + kNeedleEnd;
+  out.query_template = std::string(kQueryIntro) + "then per queried needle: " + kNeedleLead + "KEY" + kNeedleMiddle +
+                       "VALUE" + kNeedleEnd;
+  out.value_digits = r.grid.value_digits;
+  out.seed = r.grid.seed;
+  out.data = r.data_dir;
+  out.split = r.split;
+  out.seconds = r.seconds;
+  return out;
 }
 
 std::string niah_table(const NiahResult& r) {

@@ -9,10 +9,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "data/tasks/niah.h"
 #include "eval/logits_forward.h"
-#include "eval/retrieval/niah.h"
+#include "results/results.h"
 
 namespace difftx::retrieval {
 
@@ -52,10 +51,10 @@ struct NiahProgress {
 NiahResult evaluate_niah(const LogitsForward& forward, const NiahGenerator& generator, const NiahGrid& grid,
                          const std::function<void(const NiahProgress&)>& progress = {});
 
-// The "niah" object of the results schema: {"samples_per_cell", "cells": [{"context", "needles",
-// "queried", "depth", "accuracy", "samples"}]}, plus what the run used (value_digits, seed, data,
-// split, templates, accuracy definition).
-nlohmann::json niah_to_json(const NiahResult& result);
+// The "niah" object of the results schema (results/results.h): the cells with their accuracy,
+// the pooled mean accuracy (retrieved over queried needles of all cells), and what the run used
+// (value digits, seed, data, split, templates, accuracy definition).
+results::NiahResults niah_results(const NiahResult& result);
 
 // A readable table: one line per (context, N, R), a column per depth, and the mean.
 std::string niah_table(const NiahResult& result);

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "data/tasks/niah.h"
 #include "eval/attention_allocation.h"
-#include "eval/retrieval/niah.h"
 
 namespace difftx::retrieval {
 

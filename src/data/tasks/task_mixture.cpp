@@ -1,4 +1,4 @@
-#include "eval/retrieval/task_mixture.h"
+#include "data/tasks/task_mixture.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "data/loader.h"
 #include "data/tokenizer_files.h"
-#include "model/decoder.h"
 
 namespace difftx::retrieval {
 namespace {
@@ -19,12 +19,12 @@ constexpr uint64_t kGoldenRatio64 = 0x9E3779B97F4A7C15ull;  // 2^64 / phi
 // Mixed into every mixture seed, so task rows draw nothing in step with the loader's windows.
 constexpr uint64_t kMixtureSalt = 0x6d69787475726521ull;
 
-// A task row counts its answers only: inputs the task's first T ids, targets kIgnoreId except
+// A task row counts its answers only: inputs the task's first T ids, targets kIgnoreTarget except
 // at each answer position a (<= T), whose id is the target one step before it.
 void write_task_row(const std::vector<int32_t>& tokens, const std::vector<int64_t>& answers, int64_t T,
                     int32_t* inputs, int32_t* targets) {
   std::copy(tokens.begin(), tokens.begin() + T, inputs);
-  std::fill(targets, targets + T, kIgnoreId);
+  std::fill(targets, targets + T, data::kIgnoreTarget);
   for (int64_t a : answers)
     if (a <= T) targets[a - 1] = tokens[a];
 }

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "eval/retrieval/niah.h"
-#include "eval/retrieval_fixture.h"
+#include "data/tasks/niah.h"
+#include "data/tasks/retrieval_fixture.h"
 #include "support/testing.h"
 
 namespace difftx::retrieval {

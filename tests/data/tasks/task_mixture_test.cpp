@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/error.h"
-#include "eval/retrieval/task_mixture.h"
-#include "eval/retrieval_fixture.h"
+#include "data/tasks/retrieval_fixture.h"
+#include "data/tasks/task_mixture.h"
 #include "model/decoder.h"
 #include "support/testing.h"
 

@@ -13,7 +13,7 @@
 #include "data/split_reader.h"
 #include "data/tokenizer.h"
 #include "data/tokenizer_files.h"
-#include "eval/retrieval/niah.h"
+#include "data/tasks/niah.h"
 
 namespace difftx::retrieval::testing {
 

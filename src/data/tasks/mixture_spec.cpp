@@ -1,4 +1,4 @@
-#include "eval/retrieval/mixture_spec.h"
+#include "data/tasks/mixture_spec.h"
 
 #include <string>
 

@@ -1,7 +1,7 @@
-#include "eval/retrieval/mqar.h"
+#include "data/tasks/mqar.h"
 
 #include "core/error.h"
-#include "eval/retrieval/random_draws.h"
+#include "data/tasks/random_draws.h"
 
 namespace difftx::retrieval {
 namespace {

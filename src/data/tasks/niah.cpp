@@ -1,4 +1,4 @@
-#include "eval/retrieval/niah.h"
+#include "data/tasks/niah.h"
 
 #include <algorithm>
 #include <array>
@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
-#include "eval/retrieval/random_draws.h"
+#include "data/tasks/random_draws.h"
 
 namespace difftx::retrieval {
 namespace {
@@ -74,6 +74,57 @@ void NiahGenerator::validate(const NiahSpec& s) const {
                s.context - task, " tokens a context of ", s.context, " needs");
 }
 
+namespace {
+
+// The ids of one needle: lead ("The KEY is ") | value | end.
+struct NeedleIds {
+  std::vector<int32_t> lead, value, all;
+};
+
+// Offsets in a haystack of H tokens: the queried needles (draw index i < R) together at
+// depth_offset in a random order, the others anywhere. Returns the draw indices in sequence order.
+std::vector<int64_t> place_needles(Rng& rng, std::vector<NiahNeedle>& needles, int64_t R, int64_t depth_offset,
+                                   int64_t H) {
+  const int64_t N = static_cast<int64_t>(needles.size());
+  const std::vector<int64_t> queried_order = shuffled(rng, R);
+  std::vector<std::pair<int64_t, int64_t>> placed;  // (offset, rank among equal offsets), by needle
+  for (int64_t i = 0; i < N; ++i) {
+    needles[i].haystack_offset = i < R ? depth_offset : static_cast<int64_t>(rng.below(H + 1));
+    placed.push_back({needles[i].haystack_offset, i < R ? queried_order[i] : R + i});
+  }
+  std::vector<int64_t> order(N);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return placed[a] < placed[b]; });
+  return order;
+}
+
+// Appends the haystack with the needles at their offsets, in `order`; sets their spans and puts
+// `needles` in sequence order. Returns draw index -> index in sequence order.
+std::vector<int64_t> weave_needles(std::vector<int32_t>& t, const std::vector<int32_t>& hay,
+                                   const std::vector<int64_t>& order, const std::vector<NeedleIds>& ids,
+                                   std::vector<NiahNeedle>& needles) {
+  int64_t hay_done = 0;
+  std::vector<NiahNeedle> in_order;
+  std::vector<int64_t> position_of(needles.size());
+  for (int64_t i : order) {
+    NiahNeedle n = needles[i];
+    t.insert(t.end(), hay.begin() + hay_done, hay.begin() + n.haystack_offset);
+    hay_done = n.haystack_offset;
+    n.needle.begin = static_cast<int64_t>(t.size());
+    n.value_span.begin = n.needle.begin + static_cast<int64_t>(ids[i].lead.size());
+    n.value_span.end = n.value_span.begin + static_cast<int64_t>(ids[i].value.size());
+    t.insert(t.end(), ids[i].all.begin(), ids[i].all.end());
+    n.needle.end = static_cast<int64_t>(t.size());
+    position_of[i] = static_cast<int64_t>(in_order.size());
+    in_order.push_back(std::move(n));
+  }
+  t.insert(t.end(), hay.begin() + hay_done, hay.end());
+  needles = std::move(in_order);
+  return position_of;
+}
+
+}  // namespace
+
 NiahSample NiahGenerator::sample(const NiahSpec& s, uint64_t seed) const {
   validate(s);
   Rng rng(seed);
@@ -83,9 +134,9 @@ NiahSample NiahGenerator::sample(const NiahSpec& s, uint64_t seed) const {
   keys.resize(N);
   const std::vector<int64_t> values = draw_distinct(rng, value_count(s.value_digits), N);
 
-  // Needle i of the draw is queried when i < R; its ids are lead | value | end.
+  // Needle i of the draw is queried when i < R.
   NiahSample out;
-  std::vector<std::vector<int32_t>> value_ids(N), needle_ids(N);
+  std::vector<NeedleIds> ids(N);
   int64_t task = static_cast<int64_t>(intro_.size());
   out.needles.resize(N);
   for (int64_t i = 0; i < N; ++i) {
@@ -93,12 +144,12 @@ NiahSample NiahGenerator::sample(const NiahSpec& s, uint64_t seed) const {
     n.key = kKeys[keys[i]];
     n.value = std::to_string(lowest + values[i]);
     n.queried = i < R;
-    value_ids[i] = tokenizer_.encode(n.value);
-    const auto& lead = lead_[keys[i]];
-    needle_ids[i] = lead;
-    needle_ids[i].insert(needle_ids[i].end(), value_ids[i].begin(), value_ids[i].end());
-    needle_ids[i].insert(needle_ids[i].end(), end_.begin(), end_.end());
-    task += static_cast<int64_t>(needle_ids[i].size()) * (n.queried ? 2 : 1);
+    ids[i].lead = lead_[keys[i]];
+    ids[i].value = tokenizer_.encode(n.value);
+    ids[i].all = ids[i].lead;
+    ids[i].all.insert(ids[i].all.end(), ids[i].value.begin(), ids[i].value.end());
+    ids[i].all.insert(ids[i].all.end(), end_.begin(), end_.end());
+    task += static_cast<int64_t>(ids[i].all.size()) * (n.queried ? 2 : 1);
   }
   const int64_t H = s.context - task;  // >= 1 by validate()
   out.haystack_tokens = H;
@@ -106,51 +157,24 @@ NiahSample NiahGenerator::sample(const NiahSpec& s, uint64_t seed) const {
   std::vector<int32_t> hay(H);
   haystack_.copy(out.haystack_start, H, hay.data());
 
-  // Offsets: the queried needles together at round(depth H) in a random order, the others anywhere.
   const int64_t depth_offset = std::llround(s.depth * static_cast<double>(H));
-  const std::vector<int64_t> queried_order = shuffled(rng, R);
-  std::vector<std::pair<int64_t, int64_t>> placed;  // (offset, rank among equal offsets), by needle
-  for (int64_t i = 0; i < N; ++i) {
-    out.needles[i].haystack_offset = i < R ? depth_offset : static_cast<int64_t>(rng.below(H + 1));
-    placed.push_back({out.needles[i].haystack_offset, i < R ? queried_order[i] : R + i});
-  }
-  std::vector<int64_t> order(N);  // needle indices in sequence order
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return placed[a] < placed[b]; });
-
+  const std::vector<int64_t> order = place_needles(rng, out.needles, R, depth_offset, H);
   std::vector<int32_t>& t = out.tokens;
   t.reserve(s.context);
-  int64_t hay_done = 0;
-  std::vector<NiahNeedle> in_order;
-  std::vector<int64_t> position_of(N);  // draw index -> index in sequence order
-  for (int64_t i : order) {
-    NiahNeedle n = out.needles[i];
-    t.insert(t.end(), hay.begin() + hay_done, hay.begin() + n.haystack_offset);
-    hay_done = n.haystack_offset;
-    n.needle.begin = static_cast<int64_t>(t.size());
-    n.value_span.begin = n.needle.begin + static_cast<int64_t>(lead_[keys[i]].size());
-    n.value_span.end = n.value_span.begin + static_cast<int64_t>(value_ids[i].size());
-    t.insert(t.end(), needle_ids[i].begin(), needle_ids[i].end());
-    n.needle.end = static_cast<int64_t>(t.size());
-    position_of[i] = static_cast<int64_t>(in_order.size());
-    in_order.push_back(std::move(n));
-  }
-  t.insert(t.end(), hay.begin() + hay_done, hay.end());
+  const std::vector<int64_t> position_of = weave_needles(t, hay, order, ids, out.needles);
 
   // The query block asks for the queried needles in a fresh random order.
   t.insert(t.end(), intro_.begin(), intro_.end());
   for (int64_t i : shuffled(rng, R)) {
     NiahQuery q;
     q.needle = position_of[i];
-    const auto& lead = lead_[keys[i]];
-    t.insert(t.end(), lead.begin(), lead.end());
+    t.insert(t.end(), ids[i].lead.begin(), ids[i].lead.end());
     q.answer.begin = static_cast<int64_t>(t.size());
-    t.insert(t.end(), value_ids[i].begin(), value_ids[i].end());
+    t.insert(t.end(), ids[i].value.begin(), ids[i].value.end());
     q.answer.end = static_cast<int64_t>(t.size());
     t.insert(t.end(), end_.begin(), end_.end());
     out.queries.push_back(q);
   }
-  out.needles = std::move(in_order);
   DIFFTX_CHECK(static_cast<int64_t>(t.size()) == s.context, "NIAH: internal error: built ", t.size(),
                " tokens for a context of ", s.context);
   return out;

@@ -14,13 +14,13 @@
 // NIAH rows (niah.h): a task of seq_len + 1 tokens, inputs its first T, targets its last T;
 // haystack from the train split; N uniform in [1, max_needles] (max_needles: the largest N <= 8
 // whose needles and queries take at most half the row), R uniform in [1, min(N, 4)], depth
-// uniform in [0, 1], kDefaultValueDigits-digit values. Targets: the answers' ids only (kIgnoreId
+// uniform in [0, 1], kDefaultValueDigits-digit values. Targets: the answers' ids only (data::kIgnoreTarget
 // elsewhere). The text rows teach language; counting the haystack here too put 1-4 answers among
 // 128+ targets, and no model learnt NIAH from such rows (docs/EXPERIMENTS.md), while with the
 // answers alone a 1.5M-parameter model retrieves within a thousand steps.
 // MQAR rows (mqar.h): episodes back to back, P uniform in [min(2, Pmax), Pmax], Pmax =
 // min(32, T / 4), Q = P, the last episode cut at the row's end. Targets: the answers only
-// (kIgnoreId elsewhere): every other id of an episode is a uniformly random token whose loss is
+// (data::kIgnoreTarget elsewhere): every other id of an episode is a uniformly random token whose loss is
 // a constant (the log of its pool) that would swamp the answers and teach nothing.
 #pragma once
 #include <cstdint>
@@ -28,10 +28,10 @@
 #include <string>
 
 #include "data/split_reader.h"
+#include "data/tasks/mixture_spec.h"
+#include "data/tasks/mqar.h"
+#include "data/tasks/niah.h"
 #include "data/tokenizer.h"
-#include "eval/retrieval/mixture_spec.h"
-#include "eval/retrieval/mqar.h"
-#include "eval/retrieval/niah.h"
 
 namespace difftx::retrieval {
 
