@@ -17,6 +17,7 @@ const std::map<std::string, int (*)(Args&)>& targets() {
       {"train", bench::bench_train},
       {"infer", bench::bench_infer},
       {"analysis", bench::bench_analysis},
+      {"quant", bench::bench_quant},
   };
   return t;
 }
@@ -43,7 +44,9 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              in the best step and its best over the rounds\n"
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
                "                                              prefill and decode tokens/s per variant\n"
-               "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates",
+               "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates\n"
+               "  difftx bench quant [--json] [--quick] [--types f32,bf16,f16,q8_0,q4_0,q4_k] [--prefill-rows 512]\n"
+               "                                              weight types at 1B shapes: decode GEMV GB/s vs copy, prefill GFLOPS",
                run_bench);
 
 }  // namespace difftx::cli

@@ -54,18 +54,23 @@ void gemv_rows(const WeightMatrix& W, const float* x, float* y, bool accumulate,
   }
 }
 
-// Panels of kPanelRows weight rows widened to F32 (rows over the threads), then one sgemm each:
-// y[:, r0 .. r0 + p) (+)= x panel^T.
+// Panels of kPanelRows weight rows, each widened to F32 by one thread and multiplied by a
+// single-threaded sgemm (OpenBLAS runs on one thread inside a parallel region): y[:, panel]
+// (+)= x panel^T. One parallel region for the whole product; a panel's result does not depend
+// on which thread computes it.
 void gemm_panels(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
-  std::vector<float> panel(std::min(kPanelRows, W.rows) * W.cols);
-  for (int64_t r0 = 0; r0 < W.rows; r0 += kPanelRows) {
-    const int64_t p = std::min(kPanelRows, W.rows - r0);
-    const auto* rows = static_cast<const uint8_t*>(W.data) + r0 * row_bytes;
-#pragma omp parallel for schedule(static) if (worth_parallel(p * W.cols))
-    for (int64_t i = 0; i < p; ++i) dequantize_rows(W.type, rows + i * row_bytes, panel.data() + i * W.cols, 1, W.cols);
-    gemm(Trans::N, Trans::T, N, p, W.cols, 1.0f, x, W.cols, panel.data(), W.cols, accumulate ? 1.0f : 0.0f, y + r0,
-         W.rows);
+  const int64_t panels = (W.rows + kPanelRows - 1) / kPanelRows;
+#pragma omp parallel
+  {
+    std::vector<float> panel(std::min(kPanelRows, W.rows) * W.cols);
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < panels; ++i) {
+      const int64_t r0 = i * kPanelRows, p = std::min(kPanelRows, W.rows - r0);
+      dequantize_rows(W.type, static_cast<const uint8_t*>(W.data) + r0 * row_bytes, panel.data(), p, W.cols);
+      gemm(Trans::N, Trans::T, N, p, W.cols, 1.0f, x, W.cols, panel.data(), W.cols, accumulate ? 1.0f : 0.0f,
+           y + r0, W.rows);
+    }
   }
 }
 

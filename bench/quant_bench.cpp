@@ -1,0 +1,109 @@
+// `difftx bench quant`: the inference weight types (src/kernels/quant) at the Llama-3.2-1B
+// shapes. Decode (N = 1) is a GEMV that reads every weight once, so its figure is GB/s of weight
+// bytes, set against two memory rates of the same run: a parallel memcpy (bytes moved, half read
+// and half written, as `bench ops` counts) and a parallel sum (bytes read). Prefill (N rows of
+// x, default 512) is a GEMM: GFLOPS = 2 N rows cols / time, beside the F32 weights' rate (sgemm).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "benches.h"
+#include "core/rng.h"
+#include "kernels/quant/matmul.h"
+#include "kernels/quant/quantize.h"
+#include "measure.h"
+
+namespace difftx::bench {
+namespace {
+
+constexpr int64_t kDistinctRows = 64;  // a big matrix repeats this many quantized random rows
+constexpr int64_t kMemoryBytes = int64_t{1} << 29;
+
+struct MemoryRates {
+  double copy_gbps, read_gbps;
+};
+
+MemoryRates measure_memory() {
+  const int64_t n = kMemoryBytes / 4, chunk = int64_t{16} << 10;
+  std::vector<float> src(n, 1.0f), dst(n);
+  const Timing copy = measure([&] {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < n; i += chunk) std::memcpy(&dst[i], &src[i], std::min(chunk, n - i) * sizeof(float));
+  });
+  float sink = 0;
+  const Timing read = measure([&] {
+    float total = 0;
+#pragma omp parallel for simd schedule(static) reduction(+ : total)
+    for (int64_t i = 0; i < n; ++i) total += src[i];
+    sink += total;
+  });
+  if (sink == 42) std::printf(" ");  // keep the sum alive
+  return {2.0 * kMemoryBytes / (copy.best_ms * 1e-3) / 1e9, kMemoryBytes / (read.best_ms * 1e-3) / 1e9};
+}
+
+// rows x cols weights of `type`: kDistinctRows random rows quantized, then repeated.
+std::vector<uint8_t> make_weights(WeightType type, int64_t rows, int64_t cols) {
+  const int64_t row_bytes = weight_row_bytes(type, cols), distinct = std::min(rows, kDistinctRows);
+  std::vector<float> source(distinct * cols);
+  Rng rng(7);
+  for (auto& v : source) v = static_cast<float>(rng.uniform(-0.05, 0.05));
+  std::vector<uint8_t> bytes(weight_matrix_bytes(type, rows, cols));
+  quantize_rows(type, source.data(), bytes.data(), distinct, cols);
+  for (int64_t r = distinct; r < rows; ++r)
+    std::memcpy(bytes.data() + r * row_bytes, bytes.data() + (r % distinct) * row_bytes, row_bytes);
+  return bytes;
+}
+
+struct Shape {
+  int64_t rows, cols;
+  bool prefill;  // the output head (128256 rows) is timed for decode only
+};
+
+// Enough copies of a matrix that a GEMV over each in turn streams from DRAM, not the 32 MiB L3.
+int64_t copies_for(int64_t bytes) { return std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(bytes, 1)); }
+
+void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const MemoryRates& memory) {
+  const auto bytes = make_weights(type, s.rows, s.cols);
+  const int64_t copies = copies_for(static_cast<int64_t>(bytes.size()));
+  std::vector<std::vector<uint8_t>> matrices(copies, bytes);
+  const std::string shape = std::to_string(s.rows) + "x" + std::to_string(s.cols);
+  std::vector<float> x(N * s.cols), y(N * s.rows);
+  Rng rng(3);
+  for (auto& v : x) v = static_cast<float>(rng.uniform(-1, 1));
+  int64_t next = 0;
+  const Timing gemv = measure([&] {
+    matmul({type, matrices[next].data(), s.rows, s.cols}, x.data(), y.data(), 1);
+    next = (next + 1) % copies;
+  });
+  const double gbps = static_cast<double>(bytes.size()) / (gemv.best_ms * 1e-3) / 1e9;
+  print_row(json, {str("op", "quant_gemv"), str("type", weight_type_name(type)), str("shape", shape),
+                   num("mbytes", bytes.size() / 1e6, 1), num("ms", gemv.best_ms, 3), num("gbps", gbps, 1),
+                   num("of_copy", gbps / memory.copy_gbps, 2), num("of_read", gbps / memory.read_gbps, 2)});
+  if (!s.prefill || N <= 1) return;
+  const WeightMatrix W{type, bytes.data(), s.rows, s.cols};
+  const Timing gemm = measure([&] { matmul(W, x.data(), y.data(), N); }, 0.5, 2);
+  const double gflops = 2.0 * N * s.rows * s.cols / (gemm.best_ms * 1e-3) / 1e9;
+  print_row(json, {str("op", "quant_prefill"), str("type", weight_type_name(type)), str("shape", shape),
+                   num("N", N, 0), num("ms", gemm.best_ms, 1), num("gflops", gflops, 1)});
+}
+
+}  // namespace
+
+int bench_quant(cli::Args& args) {
+  const bool json = args.flag("json"), quick = args.flag("quick");
+  const int64_t N = args.get_int("prefill-rows", 512);
+  const auto types = args.get_word_list("types", "f32,bf16,f16,q8_0,q4_0,q4_k");
+  args.finish();
+  const MemoryRates memory = measure_memory();
+  print_row(json, {str("op", "memory"), num("copy_gbps", memory.copy_gbps, 1), num("read_gbps", memory.read_gbps, 1),
+                   num("mbytes", kMemoryBytes / 1e6, 0)});
+  std::vector<Shape> shapes = {{2048, 2048, true}, {8192, 2048, true}, {2048, 8192, true}, {128256, 2048, false}};
+  if (quick) shapes = {{2048, 2048, true}, {8192, 2048, true}};
+  for (const std::string& name : types) {
+    const WeightType type = parse_weight_type(name);
+    for (const Shape& s : shapes) bench_shape(json, type, s, N, memory);
+  }
+  return 0;
+}
+
+}  // namespace difftx::bench
