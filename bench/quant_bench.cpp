@@ -17,28 +17,38 @@ namespace difftx::bench {
 namespace {
 
 constexpr int64_t kDistinctRows = 64;  // a big matrix repeats this many quantized random rows
-constexpr int64_t kMemoryBytes = int64_t{1} << 29;
+// The memory rates: a buffer of kMemoryBytes walked in pieces of kPieceBytes (past the L3, short
+// enough that the best of many calls is one the shared machine did not interrupt, like the
+// GEMVs they are compared with).
+constexpr int64_t kMemoryBytes = int64_t{1} << 29, kPieceBytes = int64_t{1} << 26;
 
 struct MemoryRates {
   double copy_gbps, read_gbps;
 };
 
 MemoryRates measure_memory() {
-  const int64_t n = kMemoryBytes / 4, chunk = int64_t{16} << 10;
+  const int64_t n = kMemoryBytes / 4, piece = kPieceBytes / 4, chunk = int64_t{16} << 10;
   std::vector<float> src(n, 1.0f), dst(n);
+  int64_t next = 0;
   const Timing copy = measure([&] {
+    const int64_t begin = next * piece;
 #pragma omp parallel for schedule(static)
-    for (int64_t i = 0; i < n; i += chunk) std::memcpy(&dst[i], &src[i], std::min(chunk, n - i) * sizeof(float));
+    for (int64_t i = begin; i < begin + piece; i += chunk) std::memcpy(&dst[i], &src[i], chunk * sizeof(float));
+    next = (next + 1) % (n / piece);
   });
-  float sink = 0;
+  // integer sums vectorise without reassociating floats
+  const auto* words = reinterpret_cast<const uint64_t*>(src.data());
+  uint64_t sink = 0;
   const Timing read = measure([&] {
-    float total = 0;
-#pragma omp parallel for simd schedule(static) reduction(+ : total)
-    for (int64_t i = 0; i < n; ++i) total += src[i];
+    const int64_t begin = next * piece / 2;
+    uint64_t total = 0;
+#pragma omp parallel for schedule(static) reduction(+ : total)
+    for (int64_t i = begin; i < begin + piece / 2; ++i) total += words[i];
     sink += total;
+    next = (next + 1) % (n / piece);
   });
   if (sink == 42) std::printf(" ");  // keep the sum alive
-  return {2.0 * kMemoryBytes / (copy.best_ms * 1e-3) / 1e9, kMemoryBytes / (read.best_ms * 1e-3) / 1e9};
+  return {2.0 * kPieceBytes / (copy.best_ms * 1e-3) / 1e9, kPieceBytes / (read.best_ms * 1e-3) / 1e9};
 }
 
 // rows x cols weights of `type`: kDistinctRows random rows quantized, then repeated.
@@ -70,15 +80,22 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
   std::vector<float> x(N * s.cols), y(N * s.rows);
   Rng rng(3);
   for (auto& v : x) v = static_cast<float>(rng.uniform(-1, 1));
-  int64_t next = 0;
-  const Timing gemv = measure([&] {
-    matmul({type, matrices[next].data(), s.rows, s.cols}, x.data(), y.data(), 1);
-    next = (next + 1) % copies;
-  });
-  const double gbps = static_cast<double>(bytes.size()) / (gemv.best_ms * 1e-3) / 1e9;
-  print_row(json, {str("op", "quant_gemv"), str("type", weight_type_name(type)), str("shape", shape),
-                   num("mbytes", bytes.size() / 1e6, 1), num("ms", gemv.best_ms, 3), num("gbps", gbps, 1),
-                   num("of_copy", gbps / memory.copy_gbps, 2), num("of_read", gbps / memory.read_gbps, 2)});
+  // The block types have two decode kernels: weights widened to F32, and x quantized to int8
+  std::vector<std::pair<MatmulPath, const char*>> paths = {{MatmulPath::best, "f32_fma"}};
+  if (type == WeightType::q8_0 || type == WeightType::q4_0 || type == WeightType::q4_k)
+    paths = {{MatmulPath::avx512, "f32_fma"}, {MatmulPath::avx512_int8, "int8_vnni"}};
+  for (auto [path, path_name] : paths) {
+    int64_t next = 0;
+    const Timing gemv = measure([&] {
+      matmul({type, matrices[next].data(), s.rows, s.cols}, x.data(), y.data(), 1, false, path);
+      next = (next + 1) % copies;
+    });
+    const double gbps = static_cast<double>(bytes.size()) / (gemv.best_ms * 1e-3) / 1e9;
+    print_row(json, {str("op", "quant_gemv"), str("type", weight_type_name(type)), str("path", path_name),
+                     str("shape", shape), num("mbytes", bytes.size() / 1e6, 1), num("ms", gemv.best_ms, 3),
+                     num("gbps", gbps, 1), num("of_copy", gbps / memory.copy_gbps, 2),
+                     num("of_read", gbps / memory.read_gbps, 2)});
+  }
   if (!s.prefill || N <= 1) return;
   const WeightMatrix W{type, bytes.data(), s.rows, s.cols};
   const Timing gemm = measure([&] { matmul(W, x.data(), y.data(), N); }, 0.5, 2);
@@ -96,7 +113,7 @@ int bench_quant(cli::Args& args) {
   args.finish();
   const MemoryRates memory = measure_memory();
   print_row(json, {str("op", "memory"), num("copy_gbps", memory.copy_gbps, 1), num("read_gbps", memory.read_gbps, 1),
-                   num("mbytes", kMemoryBytes / 1e6, 0)});
+                   num("mbytes", kPieceBytes / 1e6, 0)});
   std::vector<Shape> shapes = {{2048, 2048, true}, {8192, 2048, true}, {2048, 8192, true}, {128256, 2048, false}};
   if (quick) shapes = {{2048, 2048, true}, {8192, 2048, true}};
   for (const std::string& name : types) {

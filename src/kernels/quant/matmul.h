@@ -19,9 +19,11 @@ struct WeightMatrix {
   int64_t rows, cols;
 };
 
-// Which code runs: the portable scalar loops, or AVX-512 (when compiled in; falls back to
-// scalar otherwise). `best` is what matmul uses.
-enum class MatmulPath { best, scalar, avx512 };
+// Which decode (N < 8) code runs: the portable scalar loops; AVX-512 with weights widened to
+// F32; or x quantized to int8 per 32-block and AVX-512 VNNI dot products (Q4_0 only; the others
+// fall back to avx512). A path not compiled in falls back to scalar. `best` is the fastest
+// measured (docs/BENCHMARKS.md). Prefill (N >= 8) has one path.
+enum class MatmulPath { best, scalar, avx512, avx512_int8 };
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
             MatmulPath path = MatmulPath::best);

@@ -3,6 +3,10 @@
 #include <cmath>
 #include <cstring>
 
+#ifdef __AVX512F__
+#include <immintrin.h>
+#endif
+
 #include "core/error.h"
 #include "io/float16.h"
 #include "kernels/quant/quantize_blocks.h"
@@ -106,9 +110,15 @@ void dequantize_rows(WeightType type, const void* src, float* dst, int64_t rows,
       case WeightType::bf16:
         for (int64_t i = 0; i < cols; ++i) y[i] = bf16_to_float(static_cast<const uint16_t*>(x)[i]);
         break;
-      case WeightType::f16:
-        for (int64_t i = 0; i < cols; ++i) y[i] = f16_to_float(static_cast<const uint16_t*>(x)[i]);
+      case WeightType::f16: {
+        const auto* h = static_cast<const uint16_t*>(x);
+        int64_t i = 0;
+#ifdef __AVX512F__
+        for (; i + 16 <= cols; i += 16) _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(h + i))));
+#endif
+        for (; i < cols; ++i) y[i] = f16_to_float(h[i]);
         break;
+      }
       case WeightType::q8_0: quant::dequantize_row_q8_0(static_cast<const BlockQ8_0*>(x), y, cols); break;
       case WeightType::q4_0: quant::dequantize_row_q4_0(static_cast<const BlockQ4_0*>(x), y, cols); break;
       case WeightType::q4_k: quant::dequantize_row_q4_k(static_cast<const BlockQ4_K*>(x), y, cols); break;

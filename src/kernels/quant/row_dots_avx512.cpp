@@ -11,24 +11,19 @@
 
 namespace difftx::quant {
 
-bool avx512_row_dots_compiled() {
-#ifdef __AVX512F__
-  return true;
-#else
-  return false;
-#endif
-}
-
 #ifdef __AVX512F__
 namespace {
 
 struct Rows {
   const uint8_t* p[kRowsPerDot];  // unused slots repeat the last row (their sums are dropped)
+  int64_t ahead;                  // bytes to the same place kPrefetchRows rows on (row_dots.h)
+  void prefetch(int r, int64_t offset) const { _mm_prefetch(reinterpret_cast<const char*>(p[r]) + offset + ahead, _MM_HINT_T0); }
 };
 
 Rows row_pointers(const WeightMatrix& W, int64_t r0, int n) {
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
   Rows rows;
+  rows.ahead = kPrefetchRows * row_bytes;
   for (int i = 0; i < kRowsPerDot; ++i)
     rows.p[i] = static_cast<const uint8_t*>(W.data) + (r0 + (i < n ? i : n - 1)) * row_bytes;
   return rows;
@@ -48,14 +43,17 @@ inline __m512 load_bf16_masked(const uint8_t* p, __mmask16 m) {
 inline __m512 load_f16_masked(const uint8_t* p, __mmask16 m) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p)); }
 
 template <bool kBf16>
-void dots_half(const WeightMatrix& W, const float* x, const float*, int64_t r0, int n, float* out) {
+void dots_half(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const float* x = px.x;
   const Rows rows = row_pointers(W, r0, n);
   __m512 acc[kRowsPerDot] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
   int64_t i = 0;
   for (; i + 16 <= W.cols; i += 16) {
     const __m512 xv = _mm512_loadu_ps(x + i);
-    for (int r = 0; r < kRowsPerDot; ++r)
+    for (int r = 0; r < kRowsPerDot; ++r) {
+      if (i % 32 == 0) rows.prefetch(r, 2 * i);  // one cache line per 32 weights
       acc[r] = _mm512_fmadd_ps(kBf16 ? load_bf16(rows.p[r] + 2 * i) : load_f16(rows.p[r] + 2 * i), xv, acc[r]);
+    }
   }
   if (i < W.cols) {
     const __mmask16 m = static_cast<__mmask16>((1u << (W.cols - i)) - 1);
@@ -70,13 +68,15 @@ void dots_half(const WeightMatrix& W, const float* x, const float*, int64_t r0, 
 
 inline __m512 scale_of(uint16_t f16) { return _mm512_set1_ps(_cvtsh_ss(f16)); }
 
-void dots_q8_0(const WeightMatrix& W, const float* x, const float*, int64_t r0, int n, float* out) {
+void dots_q8_0(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const float* x = px.x;
   const Rows rows = row_pointers(W, r0, n);
   __m512 acc[kRowsPerDot] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
   for (int64_t b = 0; b < W.cols / kQ8_0Weights; ++b) {
     const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
     for (int r = 0; r < kRowsPerDot; ++r) {
       const auto* blk = reinterpret_cast<const BlockQ8_0*>(rows.p[r]) + b;
+      rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
       const __m512 q0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)blk->qs)));
       const __m512 q1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(blk->qs + 16))));
       const __m512 t = _mm512_fmadd_ps(q1, x1, _mm512_mul_ps(q0, x0));
@@ -87,7 +87,8 @@ void dots_q8_0(const WeightMatrix& W, const float* x, const float*, int64_t r0, 
   finish(acc, zero, n, out);
 }
 
-void dots_q4_0(const WeightMatrix& W, const float* x, const float*, int64_t r0, int n, float* out) {
+void dots_q4_0(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const float* x = px.x;
   const Rows rows = row_pointers(W, r0, n);
   const __m512i low = _mm512_set1_epi32(0xF), eight = _mm512_set1_epi32(8);
   __m512 acc[kRowsPerDot] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
@@ -95,6 +96,7 @@ void dots_q4_0(const WeightMatrix& W, const float* x, const float*, int64_t r0, 
     const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
     for (int r = 0; r < kRowsPerDot; ++r) {
       const auto* blk = reinterpret_cast<const BlockQ4_0*>(rows.p[r]) + b;
+      rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ4_0)));
       const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)blk->qs));
       const __m512 q0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(v, low), eight));  // weights 0..15
       const __m512 q1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(v, 4), eight));   // weights 16..31
@@ -108,7 +110,8 @@ void dots_q4_0(const WeightMatrix& W, const float* x, const float*, int64_t r0, 
 
 // sum over a 64-weight group: sub-block 2g from the low nibbles, 2g + 1 from the high ones
 // (block_formats.h); the minimums come off once per row, through the sums of x.
-void dots_q4_k(const WeightMatrix& W, const float* x, const float* x_sums, int64_t r0, int n, float* out) {
+void dots_q4_k(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const float* x = px.x;
   const Rows rows = row_pointers(W, r0, n);
   const __m512i low = _mm512_set1_epi32(0xF);
   __m512 acc[kRowsPerDot] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
@@ -120,6 +123,7 @@ void dots_q4_k(const WeightMatrix& W, const float* x, const float* x_sums, int64
       for (int g = 0; g < 4; ++g) {
         const float* xg = x + kQ4_KWeights * b + 64 * g;
         const ScaleMin lo = q4_k_scale_min(blk->scales, 2 * g), hi = q4_k_scale_min(blk->scales, 2 * g + 1);
+        rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ4_K)) + 16 + 32 * g);
         const __m512i v0 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(blk->qs + 32 * g)));
         const __m512i v1 = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(blk->qs + 32 * g + 16)));
         __m512 t_lo = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v0, low)), _mm512_loadu_ps(xg));
@@ -128,7 +132,7 @@ void dots_q4_k(const WeightMatrix& W, const float* x, const float* x_sums, int64
         t_hi = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v1, 4)), _mm512_loadu_ps(xg + 48), t_hi);
         acc[r] = _mm512_fmadd_ps(t_lo, _mm512_set1_ps(d * lo.scale), acc[r]);
         acc[r] = _mm512_fmadd_ps(t_hi, _mm512_set1_ps(d * hi.scale), acc[r]);
-        const float* xs = x_sums + 8 * b + 2 * g;
+        const float* xs = px.sums.data() + 8 * b + 2 * g;
         minimums[r] -= dmin * lo.min * xs[0] + dmin * hi.min * xs[1];
       }
     }

@@ -8,7 +8,8 @@
 namespace difftx::quant {
 namespace {
 
-void dots_scalar(const WeightMatrix& W, const float* x, const float*, int64_t r0, int n, float* out) {
+void dots_scalar(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const float* x = px.x;
   // a chunk is one block (quantized types) or up to 256 weights (float types)
   const int64_t block = weight_type_info(W.type).block_weights;
   const int64_t chunk = block > 1 ? block : 256;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -46,11 +47,20 @@ Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng) {
 // Float32 sums of `cols` terms: at most cols * 2^-24 of the sum of the terms' magnitudes each
 // step; the Q4_K kernel sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <=
 // |w| + m).
-double tolerance(const Quantized& q, const float* x, int64_t r) {
-  double magnitude = 0;
-  for (int64_t i = 0; i < q.cols; ++i)
-    magnitude += (std::fabs(q.dequantized[r * q.cols + i]) + 2 * q.minimums[r * q.cols + i]) * std::fabs(x[i]);
-  return (q.cols + 16) * 0x1p-24 * magnitude + 1e-6;
+// The int8 path also rounds x to d_x * round(x / d_x), d_x = max |x| / 127 over x's 32-block:
+// up to d_x / 2 per element, times |w|.
+double tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8) {
+  double magnitude = 0, x_rounding = 0;
+  for (int64_t i = 0; i < q.cols; ++i) {
+    const double w = std::fabs(q.dequantized[r * q.cols + i]);
+    magnitude += (w + 2 * q.minimums[r * q.cols + i]) * std::fabs(x[i]);
+    if (x_int8 && i % 32 == 0) {
+      float amax = 0;
+      for (int64_t j = i; j < i + 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+      for (int64_t j = i; j < i + 32; ++j) x_rounding += std::fabs(q.dequantized[r * q.cols + j]) * amax / 127 / 2;
+    }
+  }
+  return (q.cols + 16) * 0x1p-24 * magnitude + x_rounding * (1 + 1e-5) + 1e-6;
 }
 
 void expect_matches(const Quantized& q, int64_t N, bool accumulate, MatmulPath path, Rng& rng) {
@@ -62,7 +72,9 @@ void expect_matches(const Quantized& q, int64_t N, bool accumulate, MatmulPath p
   matmul_reference(q.matrix(), x.data(), want.data(), N, accumulate);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t r = 0; r < q.rows; ++r) {
-      const double bound = tolerance(q, x.data() + n * q.cols, r) + (accumulate ? 1e-6 : 0.0);
+      const bool x_int8 = path == MatmulPath::avx512_int8 && N < 8 &&
+                          (q.type == WeightType::q4_0 || q.type == WeightType::q8_0 || q.type == WeightType::q4_k);
+      const double bound = tolerance(q, x.data() + n * q.cols, r, x_int8) + (accumulate ? 1e-6 : 0.0);
       ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]), bound)
           << weight_type_name(q.type) << " rows=" << q.rows << " cols=" << q.cols << " N=" << N
           << " accumulate=" << accumulate << " path=" << static_cast<int>(path) << " n=" << n << " r=" << r;
@@ -86,8 +98,8 @@ TEST(QuantMatmul, MatchesReferenceOnAwkwardShapes) {
         const Quantized q = make_weights(type, rows, cols, rng);
         for (int64_t N : {1, 2, 7, 8, 64})
           for (bool accumulate : {false, true})
-            for (MatmulPath path : {MatmulPath::scalar, MatmulPath::avx512}) {
-              if (N >= 8 && path == MatmulPath::scalar) continue;  // the GEMM has one path
+            for (MatmulPath path : {MatmulPath::scalar, MatmulPath::avx512, MatmulPath::avx512_int8}) {
+              if (N >= 8 && path != MatmulPath::avx512) continue;  // the GEMM has one path
               expect_matches(q, N, accumulate, path, rng);
             }
       }
@@ -98,7 +110,8 @@ TEST(QuantMatmul, MatchesReferenceAtModelWidths) {
   for (WeightType type : kTypes) {
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{33, 4096}, {4096, 256}}) {
       const Quantized q = make_weights(type, rows, cols, rng);
-      expect_matches(q, 1, false, MatmulPath::best, rng);
+      expect_matches(q, 1, false, MatmulPath::avx512, rng);
+      expect_matches(q, 1, false, MatmulPath::avx512_int8, rng);
       expect_matches(q, 9, true, MatmulPath::best, rng);
     }
   }

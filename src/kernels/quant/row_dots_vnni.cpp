@@ -1,0 +1,153 @@
+// Row dots with int8 dot products (AVX-512 VNNI vpdpbusd: unsigned bytes times signed bytes,
+// summed four at a time into int32 lanes), the scheme llama.cpp uses: x quantized per 32-block
+// (prepare_x.cpp), weights as unsigned bytes. Per 64 weights (two 32-blocks, 8 lanes each), the
+// lanes are converted to F32 and scaled by d_w * d_x of their block.
+//   Q4_0: nibbles q in [0, 15]; the lanes start from -8 times the sum of their x, ending as
+//         sum (q - 8) x.
+//   Q8_0: signed weights: |w| is the unsigned operand and x takes w's sign.
+//   Q4_K: nibbles q; the sub-block minimums come off once per row, through exact sums of x.
+#include "kernels/quant/row_dots.h"
+
+#include <algorithm>
+
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+
+#include "kernels/quant/block_formats.h"
+#endif
+
+namespace difftx::quant {
+
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+namespace {
+
+template <class Block>
+struct RowBlocks {
+  const Block* p[kRowsPerDot];  // unused slots repeat the last row (their sums are dropped)
+  int64_t ahead;                // bytes to the same place kPrefetchRows rows on
+  void prefetch(int r, int64_t b) const {
+    _mm_prefetch(reinterpret_cast<const char*>(p[r] + b) + ahead, _MM_HINT_T0);
+  }
+  RowBlocks(const WeightMatrix& W, int64_t r0, int n) {
+    const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+    ahead = kPrefetchRows * row_bytes;
+    for (int i = 0; i < kRowsPerDot; ++i)
+      p[i] = reinterpret_cast<const Block*>(static_cast<const uint8_t*>(W.data) + (r0 + std::min(i, n - 1)) * row_bytes);
+  }
+};
+
+// Two F16 scales as F32 lanes: `first` on the lanes of the first block, `second` on the others.
+// interleaved: lanes 0-3, 8-11 first (Q4_0's order); else lanes 0-7.
+inline __m512 two_scales(float first, float second, bool interleaved) {
+  const __m512i index = interleaved ? _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0)
+                                    : _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_permutexvar_ps(index, _mm512_castps128_ps512(_mm_set_ps(0, 0, second, first)));
+}
+
+inline __m512 two_f16_scales(uint16_t first, uint16_t second, bool interleaved) {
+  const __m128 both = _mm_cvtph_ps(_mm_cvtsi32_si128(first | (static_cast<uint32_t>(second) << 16)));
+  const __m512i index = interleaved ? _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0)
+                                    : _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_permutexvar_ps(index, _mm512_castps128_ps512(both));
+}
+
+// Bytes lo, hi of a 256-bit vector as [lo & 15 | hi >> 4] (nibbles of 32 bytes, low ones first).
+inline __m512i nibbles(__m256i bytes) {
+  const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(bytes), _mm256_srli_epi16(bytes, 4), 1);
+  return _mm512_and_si512(both, _mm512_set1_epi8(0xF));
+}
+
+void finish(const __m512* acc, const float* extra, int n, float* out) {
+  for (int i = 0; i < n; ++i) out[i] = _mm512_reduce_add_ps(acc[i]) + (extra ? extra[i] : 0.0f);
+}
+
+void dots_q4_0_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const RowBlocks<BlockQ4_0> rows(W, r0, n);
+  const int64_t blocks = W.cols / kQ4_0Weights;
+  __m512 acc[kRowsPerDot];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; b += 2) {
+    const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);  // an odd last block pairs with itself (x is 0)
+    const __m512i xq = _mm512_loadu_si512(px.q.data() + 64 * p);
+    const __m512i offset = _mm512_loadu_si512(px.lane_offsets.data() + 16 * p);
+    const __m512 dx = _mm512_loadu_ps(px.lane_scales.data() + 16 * p);
+    for (int r = 0; r < kRowsPerDot; ++r) {
+      const BlockQ4_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
+      rows.prefetch(r, b);
+      const __m256i ab = _mm256_set_m128i(_mm_loadu_si128((const __m128i*)B->qs), _mm_loadu_si128((const __m128i*)A->qs));
+      const __m512i dot = _mm512_dpbusd_epi32(offset, nibbles(ab), xq);  // [A.lo, B.lo, A.hi, B.hi]
+      const __m512 scale = _mm512_mul_ps(two_f16_scales(A->d, B->d, true), dx);
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
+    }
+  }
+  finish(acc, nullptr, n, out);
+}
+
+void dots_q8_0_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const RowBlocks<BlockQ8_0> rows(W, r0, n);
+  const int64_t blocks = W.cols / kQ8_0Weights;
+  __m512 acc[kRowsPerDot];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; b += 2) {
+    const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);
+    const __m512i xq = _mm512_loadu_si512(px.q.data() + 64 * p);
+    const __m512 dx = _mm512_loadu_ps(px.lane_scales.data() + 16 * p);
+    for (int r = 0; r < kRowsPerDot; ++r) {
+      const BlockQ8_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
+      rows.prefetch(r, b);
+      rows.prefetch(r, other);
+      const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)A->qs)),
+                                           _mm256_loadu_si256((const __m256i*)B->qs), 1);
+      const __mmask64 negative = _mm512_movepi8_mask(w);
+      const __m512i signed_x = _mm512_mask_sub_epi8(xq, negative, _mm512_setzero_si512(), xq);
+      const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), signed_x);
+      const __m512 scale = _mm512_mul_ps(two_f16_scales(A->d, B->d, false), dx);
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
+    }
+  }
+  finish(acc, nullptr, n, out);
+}
+
+// A 64-weight group g of a super-block: sub-block 2g in the low nibbles of qs[32g .. 32g + 32),
+// 2g + 1 in the high ones, so the unpacked bytes are in x's own order.
+void dots_q4_k_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const RowBlocks<BlockQ4_K> rows(W, r0, n);
+  __m512 acc[kRowsPerDot];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  float minimums[kRowsPerDot] = {};
+  for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
+    for (int r = 0; r < kRowsPerDot; ++r) {
+      const BlockQ4_K& blk = rows.p[r][b];
+      const float d = _cvtsh_ss(blk.d), dmin = _cvtsh_ss(blk.dmin);
+      for (int g = 0; g < 4; ++g) {
+        const int64_t p = 4 * b + g;  // pair index = sub-blocks 2g, 2g + 1 of super-block b
+        const ScaleMin lo = q4_k_scale_min(blk.scales, 2 * g), hi = q4_k_scale_min(blk.scales, 2 * g + 1);
+        _mm_prefetch(reinterpret_cast<const char*>(blk.qs + 32 * g) + rows.ahead, _MM_HINT_T0);
+        const __m512i q = nibbles(_mm256_loadu_si256((const __m256i*)(blk.qs + 32 * g)));
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_loadu_si512(px.q.data() + 64 * p));
+        const __m512 scale = _mm512_mul_ps(two_scales(d * lo.scale, d * hi.scale, false),
+                                           _mm512_loadu_ps(px.lane_scales.data() + 16 * p));
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
+        const float* xs = px.sums.data() + 2 * p;
+        minimums[r] -= dmin * lo.min * xs[0] + dmin * hi.min * xs[1];
+      }
+    }
+  }
+  finish(acc, minimums, n, out);
+}
+
+}  // namespace
+
+RowDots row_dots_int8(WeightType type) {
+  switch (type) {
+    case WeightType::q4_0: return dots_q4_0_int8;
+    case WeightType::q8_0: return dots_q8_0_int8;
+    case WeightType::q4_k: return dots_q4_k_int8;
+    default: return nullptr;
+  }
+}
+#else
+RowDots row_dots_int8(WeightType) { return nullptr; }
+#endif
+
+}  // namespace difftx::quant
