@@ -9,6 +9,7 @@
 #include "kernels/quant/row_dots.h"
 
 #include <algorithm>
+#include <cstring>
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
@@ -38,12 +39,6 @@ struct RowBlocks {
 
 // Two F16 scales as F32 lanes: `first` on the lanes of the first block, `second` on the others.
 // interleaved: lanes 0-3, 8-11 first (Q4_0's order); else lanes 0-7.
-inline __m512 two_scales(float first, float second, bool interleaved) {
-  const __m512i index = interleaved ? _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0)
-                                    : _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
-  return _mm512_permutexvar_ps(index, _mm512_castps128_ps512(_mm_set_ps(0, 0, second, first)));
-}
-
 inline __m512 two_f16_scales(uint16_t first, uint16_t second, bool interleaved) {
   const __m128 both = _mm_cvtph_ps(_mm_cvtsi32_si128(first | (static_cast<uint32_t>(second) << 16)));
   const __m512i index = interleaved ? _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0)
@@ -108,30 +103,62 @@ void dots_q8_0_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int 
   finish(acc, nullptr, n, out);
 }
 
+// The 8 scales and 8 minimums of a Q4_K super-block (block_formats.h), unpacked from the 12
+// bytes as four 32-bit words at once: bytes 0-3 hold s_0..s_3 (low 6 bits), 4-7 m_0..m_3, 8-11
+// the low nibbles of s_4..s_7 and m_4..m_7, and the top 2 bits of bytes 0-3 / 4-7 the top bits
+// of s_4..s_7 / m_4..m_7. Returns {scales s_0..s_7, minimums m_0..m_7} as 16 bytes.
+inline __m128i q4_k_scales_and_mins(const uint8_t* scales) {
+  uint32_t w[3];
+  std::memcpy(w, scales, 12);
+  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x03030303;
+  const uint32_t s_lo = w[0] & low6, m_lo = w[1] & low6;
+  const uint32_t s_hi = (w[2] & low4) | (((w[0] >> 6) & top2) << 4);
+  const uint32_t m_hi = ((w[2] >> 4) & low4) | (((w[1] >> 6) & top2) << 4);
+  return _mm_set_epi32(static_cast<int>(m_hi), static_cast<int>(m_lo), static_cast<int>(s_hi), static_cast<int>(s_lo));
+}
+
 // A 64-weight group g of a super-block: sub-block 2g in the low nibbles of qs[32g .. 32g + 32),
-// 2g + 1 in the high ones, so the unpacked bytes are in x's own order.
+// 2g + 1 in the high ones, so the unpacked bytes are in x's own order. The minimums come off
+// as sum_j dmin m_j (sum of x over sub-block j), 8 sub-blocks in one vector multiply-add.
 void dots_q4_k_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
   const RowBlocks<BlockQ4_K> rows(W, r0, n);
   __m512 acc[kRowsPerDot];
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  float minimums[kRowsPerDot] = {};
+  __m256 min_acc[kRowsPerDot];
+  for (int r = 0; r < kRowsPerDot; ++r) acc[r] = _mm512_setzero_ps(), min_acc[r] = _mm256_setzero_ps();
+  // lanes 0-7 take sub-block 2g's scale, lanes 8-15 sub-block 2g + 1's
+  const __m512i spread[4] = {_mm512_set_epi64(0x100000001, 0x100000001, 0x100000001, 0x100000001, 0, 0, 0, 0),
+                             _mm512_set_epi64(0x300000003, 0x300000003, 0x300000003, 0x300000003, 0x200000002,
+                                              0x200000002, 0x200000002, 0x200000002),
+                             _mm512_set_epi64(0x500000005, 0x500000005, 0x500000005, 0x500000005, 0x400000004,
+                                              0x400000004, 0x400000004, 0x400000004),
+                             _mm512_set_epi64(0x700000007, 0x700000007, 0x700000007, 0x700000007, 0x600000006,
+                                              0x600000006, 0x600000006, 0x600000006)};
   for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
+    const __m256 x_sums = _mm256_loadu_ps(px.sums.data() + 8 * b);
     for (int r = 0; r < kRowsPerDot; ++r) {
       const BlockQ4_K& blk = rows.p[r][b];
-      const float d = _cvtsh_ss(blk.d), dmin = _cvtsh_ss(blk.dmin);
+      const __m128i sm = q4_k_scales_and_mins(blk.scales);
+      const __m256 scales = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)));
+      const __m256 mins = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.dmin)),
+                                        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sm, sm))));
+      min_acc[r] = _mm256_fmadd_ps(mins, x_sums, min_acc[r]);
+      const __m512 scales16 = _mm512_castps256_ps512(scales);
       for (int g = 0; g < 4; ++g) {
         const int64_t p = 4 * b + g;  // pair index = sub-blocks 2g, 2g + 1 of super-block b
-        const ScaleMin lo = q4_k_scale_min(blk.scales, 2 * g), hi = q4_k_scale_min(blk.scales, 2 * g + 1);
         _mm_prefetch(reinterpret_cast<const char*>(blk.qs + 32 * g) + rows.ahead, _MM_HINT_T0);
         const __m512i q = nibbles(_mm256_loadu_si256((const __m256i*)(blk.qs + 32 * g)));
         const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_loadu_si512(px.q.data() + 64 * p));
-        const __m512 scale = _mm512_mul_ps(two_scales(d * lo.scale, d * hi.scale, false),
+        const __m512 scale = _mm512_mul_ps(_mm512_permutexvar_ps(spread[g], scales16),
                                            _mm512_loadu_ps(px.lane_scales.data() + 16 * p));
         acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
-        const float* xs = px.sums.data() + 2 * p;
-        minimums[r] -= dmin * lo.min * xs[0] + dmin * hi.min * xs[1];
       }
     }
+  }
+  float minimums[kRowsPerDot];
+  for (int r = 0; r < kRowsPerDot; ++r) {
+    const __m128 m = _mm_add_ps(_mm256_castps256_ps128(min_acc[r]), _mm256_extractf128_ps(min_acc[r], 1));
+    minimums[r] = -(_mm_cvtss_f32(m) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 1)) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 2)) +
+                    _mm_cvtss_f32(_mm_shuffle_ps(m, m, 3)));
   }
   finish(acc, minimums, n, out);
 }
