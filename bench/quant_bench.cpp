@@ -97,11 +97,16 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
                      num("of_read", gbps / memory.read_gbps, 2)});
   }
   if (!s.prefill || N <= 1) return;
+  // prefill: the block types have int8 panels beside widening to F32 for sgemm
   const WeightMatrix W{type, bytes.data(), s.rows, s.cols};
-  const Timing gemm = measure([&] { matmul(W, x.data(), y.data(), N); }, 0.5, 2);
-  const double gflops = 2.0 * N * s.rows * s.cols / (gemm.best_ms * 1e-3) / 1e9;
-  print_row(json, {str("op", "quant_prefill"), str("type", weight_type_name(type)), str("shape", shape),
-                   num("N", N, 0), num("ms", gemm.best_ms, 1), num("gflops", gflops, 1)});
+  for (const auto& entry : paths) {
+    const MatmulPath path = entry.first;
+    const char* name = path == MatmulPath::avx512_int8 ? "int8_vnni" : "f32_sgemm";
+    const Timing gemm = measure([&] { matmul(W, x.data(), y.data(), N, false, path); }, 0.5, 2);
+    const double gflops = 2.0 * N * s.rows * s.cols / (gemm.best_ms * 1e-3) / 1e9;
+    print_row(json, {str("op", "quant_prefill"), str("type", weight_type_name(type)), str("path", name),
+                     str("shape", shape), num("N", N, 0), num("ms", gemm.best_ms, 1), num("gflops", gflops, 1)});
+  }
 }
 
 }  // namespace

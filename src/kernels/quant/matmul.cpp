@@ -8,14 +8,16 @@
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
 #include "kernels/op_threading.h"
+#include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/quantize.h"
 #include "kernels/quant/row_dots.h"
 
 namespace difftx {
 namespace {
 
-// From this many rows of x on, a product is a GEMM: panels of weights widened to F32 and
-// multiplied by sgemm, each widened weight reused N times. Below it, N GEMVs.
+// From this many rows of x on, a product is a GEMM (each weight unpacked once, used N times):
+// for the block types int8 x with repacked weight panels (gemm_int8.h), for BF16 and F16
+// panels widened to F32 and multiplied by sgemm. Below it, N GEMVs.
 constexpr int64_t kGemmMinRows = 8;
 constexpr int64_t kPanelRows = 256;  // weight rows widened at a time (a panel of 256 x cols floats)
 
@@ -89,6 +91,8 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   if (N >= kGemmMinRows) {
     if (W.type == WeightType::f32)
       gemm(Trans::N, Trans::T, N, W.rows, W.cols, 1.0f, x, weights, accumulate ? 1.0f : 0.0f, y);
+    else if (path != MatmulPath::avx512 && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
+      quant::gemm_int8(W, x, y, N, accumulate);
     else
       gemm_panels(W, x, y, N, accumulate);
     return;

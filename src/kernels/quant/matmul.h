@@ -19,10 +19,11 @@ struct WeightMatrix {
   int64_t rows, cols;
 };
 
-// Which decode (N < 8) code runs: the portable scalar loops; AVX-512 with weights widened to
-// F32; or x quantized to int8 per 32-block and AVX-512 VNNI dot products (Q4_0 only; the others
-// fall back to avx512). A path not compiled in falls back to scalar. `best` is the fastest
-// measured (docs/BENCHMARKS.md). Prefill (N >= 8) has one path.
+// Which code runs. Decode (N < 8): the portable scalar loops; AVX-512 with weights widened to
+// F32; or x quantized to int8 per 32-block and AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K;
+// other types fall back to avx512). Prefill (N >= 8): avx512 and scalar widen panels to F32
+// for sgemm, avx512_int8 uses int8 x with repacked weight panels (the block types). A path not
+// compiled in falls back. `best` is the fastest measured per type (docs/BENCHMARKS.md).
 enum class MatmulPath { best, scalar, avx512, avx512_int8 };
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
