@@ -56,7 +56,7 @@ struct Panel {
   int32_t offset;
 };
 
-// Weight k of panel row r (unsigned byte u, 32-block scale and minimum) into the panel.
+// Weight k of panel row r, as the unsigned byte u, into its place in the panel.
 inline void put(Panel& p, int r, int64_t k, uint8_t u) { p.w[(k / 4) * 64 + r * 4 + k % 4] = u; }
 
 void pack_row(const WeightMatrix& W, const uint8_t* row, int r, Panel& p) {
