@@ -137,6 +137,20 @@ TEST(QuantMatmul, SameBitsForOneAndTwoThreads) {
   omp_set_num_threads(saved);
 }
 
+TEST(QuantMatmul, Q8_0TakesEveryByteValue) {
+  // The reference quantizer never writes -128, but a file may: every kernel must read it as
+  // -128 (the int8 ones turn weights into unsigned bytes and could wrap).
+  Rng rng(14);
+  Quantized q = make_weights(WeightType::q8_0, 37, 320, rng);
+  auto* blocks = reinterpret_cast<BlockQ8_0*>(q.bytes.data());
+  for (int64_t b = 0; b < 37 * 10; ++b)
+    for (int j = 0; j < 32; j += 3) blocks[b].qs[j] = static_cast<int8_t>(j % 2 ? -128 : 127);
+  dequantize_rows(WeightType::q8_0, q.bytes.data(), q.dequantized.data(), q.rows, q.cols);
+  for (int64_t N : {1, 9})
+    for (MatmulPath path : {MatmulPath::scalar, MatmulPath::avx512, MatmulPath::avx512_int8})
+      expect_matches(q, N, false, path, rng);
+}
+
 TEST(QuantMatmul, RejectsBadOperands) {
   std::vector<float> x(64), y(64);
   std::vector<uint8_t> w(1024);
