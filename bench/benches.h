@@ -13,5 +13,6 @@ int bench_ops(cli::Args& args);
 int bench_train(cli::Args& args);
 int bench_infer(cli::Args& args);
 int bench_analysis(cli::Args& args);
+int bench_quant(cli::Args& args);
 
 }  // namespace difftx::bench

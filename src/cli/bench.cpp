@@ -17,13 +17,16 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
                "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--repeats N] [--json]\n"
                "                                              prefill and decode tokens/s per variant\n"
-               "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates",
+               "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates\n"
+               "  difftx bench quant [--json] [--quick] [--types f32,bf16,f16,q8_0,q4_0,q4_k] [--prefill-rows 512]\n"
+               "                                              weight types at 1B shapes: decode GEMV GB/s vs copy, prefill GFLOPS",
                run_targets("bench", {{"gemm", bench::bench_gemm},
                                      {"attn", bench::bench_attn},
                                      {"tokenizer", bench::bench_tokenizer},
                                      {"ops", bench::bench_ops},
                                      {"train", bench::bench_train},
                                      {"infer", bench::bench_infer},
-                                     {"analysis", bench::bench_analysis}}));
+                                     {"analysis", bench::bench_analysis},
+                                     {"quant", bench::bench_quant}}));
 
 }  // namespace difftx::cli

@@ -1,0 +1,177 @@
+#include "kernels/quant/gemm_int8.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+
+#include "io/float16.h"
+#include "kernels/quant/block_formats.h"
+#define DIFFTX_GEMM_INT8 1
+#endif
+
+namespace difftx::quant {
+
+#ifdef DIFFTX_GEMM_INT8
+namespace {
+
+constexpr int kPanel = 16;  // weight rows per panel: one zmm of int32 lanes
+constexpr int kTile = 8;    // x rows per micro-kernel call
+
+struct QuantizedX {
+  int64_t blocks;
+  std::vector<int8_t> q;          // [N][cols]
+  std::vector<float> scale;       // [N][blocks]: d_x
+  std::vector<int32_t> byte_sum;  // [N][blocks]: sum of the block's q
+  std::vector<float> sum;         // [N][blocks]: exact sum of x over the block (Q4_K minimums)
+};
+
+QuantizedX quantize_x(const float* x, int64_t N, int64_t cols) {
+  QuantizedX qx{cols / 32, std::vector<int8_t>(N * cols), {}, {}, {}};
+  qx.scale.resize(N * qx.blocks), qx.byte_sum.resize(N * qx.blocks), qx.sum.resize(N * qx.blocks);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < N * qx.blocks; ++i) {
+    const float* v = x + i * 32;
+    float amax = 0, total = 0;
+    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j])), total += v[j];
+    const float d = amax / 127, id = d != 0.0f ? 1.0f / d : 0.0f;
+    int32_t bytes = 0;
+    for (int j = 0; j < 32; ++j) {
+      qx.q[i * 32 + j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
+      bytes += qx.q[i * 32 + j];
+    }
+    qx.scale[i] = d, qx.byte_sum[i] = bytes, qx.sum[i] = total;
+  }
+  return qx;
+}
+
+// 16 weight rows repacked: weights [cols / 4][16][4] as unsigned bytes, and per 32-block and
+// row the scale d (and, Q4_K, the minimum dmin * m).
+struct Panel {
+  std::vector<uint8_t> w;
+  std::vector<float> scale, minimum;  // [blocks][16]
+  int32_t offset;
+};
+
+// Weight k of panel row r, as the unsigned byte u, into its place in the panel.
+inline void put(Panel& p, int r, int64_t k, uint8_t u) { p.w[(k / 4) * 64 + r * 4 + k % 4] = u; }
+
+void pack_row(const WeightMatrix& W, const uint8_t* row, int r, Panel& p) {
+  const int64_t blocks = W.cols / 32;
+  if (W.type == WeightType::q4_0) {
+    const auto* b = reinterpret_cast<const BlockQ4_0*>(row);
+    for (int64_t i = 0; i < blocks; ++i) {
+      p.scale[i * kPanel + r] = f16_to_float(b[i].d);
+      for (int j = 0; j < 16; ++j) {
+        put(p, r, 32 * i + j, b[i].qs[j] & 0xF);
+        put(p, r, 32 * i + 16 + j, b[i].qs[j] >> 4);
+      }
+    }
+  } else if (W.type == WeightType::q8_0) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(row);
+    for (int64_t i = 0; i < blocks; ++i) {
+      p.scale[i * kPanel + r] = f16_to_float(b[i].d);
+      for (int j = 0; j < 32; ++j) put(p, r, 32 * i + j, static_cast<uint8_t>(b[i].qs[j] + 128));
+    }
+  } else {  // q4_k
+    const auto* b = reinterpret_cast<const BlockQ4_K*>(row);
+    for (int64_t s = 0; s < W.cols / kQ4_KWeights; ++s) {
+      const float d = f16_to_float(b[s].d), dmin = f16_to_float(b[s].dmin);
+      for (int j = 0; j < kQ4_KSubBlocks; ++j) {
+        const ScaleMin sm = q4_k_scale_min(b[s].scales, j);
+        p.scale[(8 * s + j) * kPanel + r] = d * sm.scale;
+        p.minimum[(8 * s + j) * kPanel + r] = dmin * sm.min;
+        for (int l = 0; l < 32; ++l) {
+          const uint8_t byte = b[s].qs[32 * (j / 2) + l];
+          put(p, r, kQ4_KWeights * s + 32 * j + l, j % 2 ? byte >> 4 : byte & 0xF);
+        }
+      }
+    }
+  }
+}
+
+void pack_panel(const WeightMatrix& W, int64_t r0, int rows, Panel& p) {
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols), blocks = W.cols / 32;
+  p.w.assign(W.cols * kPanel, 0);
+  p.scale.assign(blocks * kPanel, 0.0f);
+  p.minimum.assign(W.type == WeightType::q4_k ? blocks * kPanel : 0, 0.0f);
+  p.offset = W.type == WeightType::q4_0 ? 8 : W.type == WeightType::q8_0 ? 128 : 0;
+  for (int r = 0; r < rows; ++r) pack_row(W, static_cast<const uint8_t*>(W.data) + (r0 + r) * row_bytes, r, p);
+}
+
+// y[n0 + c][r0 .. r0 + rows) for c < T: 16 lanes = 16 weight rows.
+template <int T>
+void tile(const Panel& p, const QuantizedX& qx, int64_t cols, int64_t n0, int64_t r0, int rows, float* y,
+          int64_t ld, bool accumulate) {
+  __m512 acc[T];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  const bool minimums = !p.minimum.empty();
+  for (int64_t b = 0; b < qx.blocks; ++b) {
+    __m512i dot[T];
+    for (int c = 0; c < T; ++c) dot[c] = _mm512_set1_epi32(-p.offset * qx.byte_sum[(n0 + c) * qx.blocks + b]);
+    const uint8_t* w = p.w.data() + b * 32 * kPanel;
+    for (int k = 0; k < 8; ++k) {
+      const __m512i wk = _mm512_loadu_si512(w + 64 * k);
+      for (int c = 0; c < T; ++c) {
+        int32_t four;
+        std::memcpy(&four, qx.q.data() + (n0 + c) * cols + 32 * b + 4 * k, 4);
+        dot[c] = _mm512_dpbusd_epi32(dot[c], wk, _mm512_set1_epi32(four));
+      }
+    }
+    const __m512 dw = _mm512_loadu_ps(p.scale.data() + b * kPanel);
+    const __m512 mw = minimums ? _mm512_loadu_ps(p.minimum.data() + b * kPanel) : _mm512_setzero_ps();
+    for (int c = 0; c < T; ++c) {
+      const int64_t i = (n0 + c) * qx.blocks + b;
+      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[c]), _mm512_mul_ps(dw, _mm512_set1_ps(qx.scale[i])), acc[c]);
+      if (minimums) acc[c] = _mm512_fnmadd_ps(mw, _mm512_set1_ps(qx.sum[i]), acc[c]);
+    }
+  }
+  const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
+  for (int c = 0; c < T; ++c) {
+    float* out = y + (n0 + c) * ld + r0;
+    const __m512 v = accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask, out), acc[c]) : acc[c];
+    _mm512_mask_storeu_ps(out, mask, v);
+  }
+}
+
+template <int T>
+void tail_tile(int t, const Panel& p, const QuantizedX& qx, int64_t cols, int64_t n0, int64_t r0, int rows,
+               float* y, int64_t ld, bool accumulate) {
+  if constexpr (T > 0) {
+    if (t == T) return tile<T>(p, qx, cols, n0, r0, rows, y, ld, accumulate);
+    tail_tile<T - 1>(t, p, qx, cols, n0, r0, rows, y, ld, accumulate);
+  }
+}
+
+}  // namespace
+
+bool gemm_int8_available(WeightType type) {
+  return type == WeightType::q4_0 || type == WeightType::q8_0 || type == WeightType::q4_k;
+}
+
+void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+  const QuantizedX qx = quantize_x(x, N, W.cols);
+  const int64_t panels = (W.rows + kPanel - 1) / kPanel;
+#pragma omp parallel
+  {
+    Panel p;
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < panels; ++i) {
+      const int64_t r0 = i * kPanel;
+      const int rows = static_cast<int>(std::min<int64_t>(kPanel, W.rows - r0));
+      pack_panel(W, r0, rows, p);
+      int64_t n0 = 0;
+      for (; n0 + kTile <= N; n0 += kTile) tile<kTile>(p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);
+      if (n0 < N) tail_tile<kTile - 1>(static_cast<int>(N - n0), p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);
+    }
+  }
+}
+#else
+bool gemm_int8_available(WeightType) { return false; }
+void gemm_int8(const WeightMatrix&, const float*, float*, int64_t, bool) {}
+#endif
+
+}  // namespace difftx::quant

@@ -1,0 +1,125 @@
+#include "kernels/quant/matmul.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/gemm.h"
+#include "kernels/gemv.h"
+#include "kernels/op_threading.h"
+#include "kernels/quant/gemm_int8.h"
+#include "kernels/quant/quantize.h"
+#include "kernels/quant/row_dots.h"
+
+namespace difftx {
+namespace {
+
+// From this many rows of x on, a product is a GEMM (each weight unpacked once, used N times):
+// for the block types int8 x with repacked weight panels (gemm_int8.h), for BF16 and F16
+// panels widened to F32 and multiplied by sgemm. Below it, N GEMVs.
+constexpr int64_t kGemmMinRows = 8;
+constexpr int64_t kPanelRows = 256;  // weight rows widened at a time (a panel of 256 x cols floats)
+
+void check_operands(const WeightMatrix& W, const float* x, const float* y, int64_t N) {
+  DIFFTX_CHECK(W.rows >= 0 && W.cols >= 0 && N >= 0, "matmul: negative size rows=", W.rows, " cols=", W.cols,
+               " N=", N);
+  weight_matrix_bytes(W.type, W.rows, W.cols);  // block multiple and overflow
+  const int64_t most = std::numeric_limits<int64_t>::max();
+  DIFFTX_CHECK(N == 0 || (W.cols <= most / N && W.rows <= most / N), "matmul: N=", N, " x ", W.rows, " x ",
+               W.cols, " overflows 64-bit sizes");
+  DIFFTX_CHECK(N == 0 || W.rows == 0 || (W.data && x && y), "matmul: null weights, x or y");
+}
+
+quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
+  // best: int8 for Q4_0 and Q4_K (5x and 1.15x faster than widening to F32); Q8_0 reads at the
+  // same rate either way and keeps x exact (docs/BENCHMARKS.md)
+  const bool int8 = path == MatmulPath::avx512_int8 || (path == MatmulPath::best && type != WeightType::q8_0);
+  if (int8)
+    if (quant::RowDots dots = quant::row_dots_int8(type)) return dots;
+  if (path != MatmulPath::scalar)
+    if (quant::RowDots dots = quant::row_dots_avx512(type)) return dots;
+  return quant::row_dots_scalar(type);
+}
+
+// y[r] (+)= W[r] . x for every row: groups of kRowsPerDot rows over the threads.
+void gemv_rows(const WeightMatrix& W, const float* x, float* y, bool accumulate, MatmulPath path) {
+  const quant::RowDots dots = pick_row_dots(W.type, path);
+  quant::PreparedX px;
+  quant::prepare_x(W.type, dots == quant::row_dots_int8(W.type), x, W.cols, px);
+  const int64_t groups = (W.rows + quant::kRowsPerDot - 1) / quant::kRowsPerDot;
+#pragma omp parallel for schedule(static) if (worth_parallel(W.rows * W.cols))
+  for (int64_t g = 0; g < groups; ++g) {
+    const int64_t r0 = g * quant::kRowsPerDot;
+    const int n = static_cast<int>(std::min<int64_t>(quant::kRowsPerDot, W.rows - r0));
+    float out[quant::kRowsPerDot];
+    dots(W, px, r0, n, out);
+    for (int i = 0; i < n; ++i) y[r0 + i] = accumulate ? y[r0 + i] + out[i] : out[i];
+  }
+}
+
+// Panels of kPanelRows weight rows, each widened to F32 by one thread and multiplied by a
+// single-threaded sgemm (OpenBLAS runs on one thread inside a parallel region): y[:, panel]
+// (+)= x panel^T. One parallel region for the whole product; a panel's result does not depend
+// on which thread computes it.
+void gemm_panels(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+  const int64_t panels = (W.rows + kPanelRows - 1) / kPanelRows;
+#pragma omp parallel
+  {
+    std::vector<float> panel(std::min(kPanelRows, W.rows) * W.cols);
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < panels; ++i) {
+      const int64_t r0 = i * kPanelRows, p = std::min(kPanelRows, W.rows - r0);
+      dequantize_rows(W.type, static_cast<const uint8_t*>(W.data) + r0 * row_bytes, panel.data(), p, W.cols);
+      gemm(Trans::N, Trans::T, N, p, W.cols, 1.0f, x, W.cols, panel.data(), W.cols, accumulate ? 1.0f : 0.0f,
+           y + r0, W.rows);
+    }
+  }
+}
+
+}  // namespace
+
+void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulPath path) {
+  check_operands(W, x, y, N);
+  if (N == 0 || W.rows == 0) return;
+  if (W.cols == 0) {  // empty sums
+    if (!accumulate) std::fill(y, y + N * W.rows, 0.0f);
+    return;
+  }
+  const auto* weights = static_cast<const float*>(W.data);
+  if (N >= kGemmMinRows) {
+    if (W.type == WeightType::f32)
+      gemm(Trans::N, Trans::T, N, W.rows, W.cols, 1.0f, x, weights, accumulate ? 1.0f : 0.0f, y);
+    else if (path != MatmulPath::avx512 && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
+      quant::gemm_int8(W, x, y, N, accumulate);
+    else
+      gemm_panels(W, x, y, N, accumulate);
+    return;
+  }
+  for (int64_t n = 0; n < N; ++n) {
+    const float* xn = x + n * W.cols;
+    float* yn = y + n * W.rows;
+    if (W.type == WeightType::f32 && path != MatmulPath::scalar)
+      gemv(weights, xn, yn, W.rows, W.cols, accumulate);
+    else
+      gemv_rows(W, xn, yn, accumulate, path);
+  }
+}
+
+void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+  check_operands(W, x, y, N);
+  std::vector<float> row(W.cols);
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+  for (int64_t r = 0; r < W.rows; ++r) {
+    dequantize_rows(W.type, static_cast<const uint8_t*>(W.data) + r * row_bytes, row.data(), 1, W.cols);
+    for (int64_t n = 0; n < N; ++n) {
+      double s = 0;
+      for (int64_t i = 0; i < W.cols; ++i) s += static_cast<double>(row[i]) * x[n * W.cols + i];
+      float& out = y[n * W.rows + r];
+      out = static_cast<float>(accumulate ? out + s : s);
+    }
+  }
+}
+
+}  // namespace difftx

@@ -1,0 +1,35 @@
+// Matrix products with weights in an inference storage type (weight_type.h):
+//   y[N, rows] = x[N, cols] W^T      (accumulate = false)
+//   y[N, rows] += x[N, cols] W^T     (accumulate = true; a residual add for free)
+// W is [rows, cols] = [out, in], x and y are F32 and row-major. N = 1 is a decode step (a GEMV,
+// bound by reading every weight once), N > 1 a prefill (a GEMM). Weights are widened to F32
+// on the fly (no copy of the matrix in F32); x stays F32. Work is split over OpenMP threads by
+// output rows; every output is one reduction in a fixed order, so results do not depend on the
+// thread count. docs/FORMATS.md lists the types; docs/BENCHMARKS.md the speeds.
+#pragma once
+#include <cstdint>
+
+#include "kernels/quant/weight_type.h"
+
+namespace difftx {
+
+struct WeightMatrix {
+  WeightType type;
+  const void* data;  // rows x weight_row_bytes(type, cols) bytes, rows one after another
+  int64_t rows, cols;
+};
+
+// Which code runs. Decode (N < 8): the portable scalar loops; AVX-512 with weights widened to
+// F32; or x quantized to int8 per 32-block and AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K;
+// other types fall back to avx512). Prefill (N >= 8): avx512 and scalar widen panels to F32
+// for sgemm, avx512_int8 uses int8 x with repacked weight panels (the block types). A path not
+// compiled in falls back. `best` is the fastest measured per type (docs/BENCHMARKS.md).
+enum class MatmulPath { best, scalar, avx512, avx512_int8 };
+
+void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
+            MatmulPath path = MatmulPath::best);
+
+// The reference twin (tests): each weight dequantized, products summed in double.
+void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false);
+
+}  // namespace difftx

@@ -1,0 +1,43 @@
+// Dot products of a few weight rows with one F32 vector, per storage type: the inner loop of
+// the decode GEMV (internal to src/kernels/quant).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "kernels/quant/matmul.h"
+
+namespace difftx::quant {
+
+constexpr int kRowsPerDot = 4;  // rows per call: each load of x feeds this many rows
+
+// Rows of a 2048-wide quantized matrix are 1-2 KB: too short for the hardware prefetcher to
+// get going within one, so the kernels prefetch the same place kPrefetchRows rows ahead (the
+// next group of rows, which follows the current one in memory).
+constexpr int kPrefetchRows = 2 * kRowsPerDot;
+
+// x as the row dots read it, prepared once per GEMV.
+struct PreparedX {
+  const float* x = nullptr;
+  std::vector<float> sums;  // sums[b]: the sum of x[32b .. 32b + 32) (types with minimums)
+  // For the int8 dot products (AVX-512 VNNI): x quantized in blocks of 32 as Q8_0 is (d =
+  // max|x| / 127, q = round(x / d)), two blocks A, B per 64 bytes, for Q4_0 in the order A[0:16],
+  // B[0:16], A[16:32], B[16:32] (that of its unpacked nibbles), else A then B; per 16 int32
+  // lanes of such a pair, the block scale of each lane and -8 times the sum of the lane's four q.
+  std::vector<int8_t> q;
+  std::vector<float> lane_scales;
+  std::vector<int32_t> lane_offsets;
+};
+
+// out[i] = W[r0 + i] . x for i < n (1 <= n <= kRowsPerDot).
+using RowDots = void (*)(const WeightMatrix& W, const PreparedX& x, int64_t r0, int n, float* out);
+
+RowDots row_dots_scalar(WeightType type);
+RowDots row_dots_avx512(WeightType type);  // nullptr when AVX-512 is not compiled in
+// x quantized to int8, AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K); nullptr for other types or
+// without VNNI
+RowDots row_dots_int8(WeightType type);
+
+// Fills px for the row dots of `type` (the int8 pairs only where that kernel uses them).
+void prepare_x(WeightType type, bool int8_pairs, const float* x, int64_t cols, PreparedX& px);
+
+}  // namespace difftx::quant

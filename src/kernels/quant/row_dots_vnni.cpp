@@ -1,0 +1,180 @@
+// Row dots with int8 dot products (AVX-512 VNNI vpdpbusd: unsigned bytes times signed bytes,
+// summed four at a time into int32 lanes), the scheme llama.cpp uses: x quantized per 32-block
+// (prepare_x.cpp), weights as unsigned bytes. Per 64 weights (two 32-blocks, 8 lanes each), the
+// lanes are converted to F32 and scaled by d_w * d_x of their block.
+//   Q4_0: nibbles q in [0, 15]; the lanes start from -8 times the sum of their x, ending as
+//         sum (q - 8) x.
+//   Q8_0: signed weights: |w| is the unsigned operand and x takes w's sign.
+//   Q4_K: nibbles q; the sub-block minimums come off once per row, through exact sums of x.
+#include "kernels/quant/row_dots.h"
+
+#include <algorithm>
+#include <cstring>
+
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+#include <immintrin.h>
+
+#include "kernels/quant/block_formats.h"
+#endif
+
+namespace difftx::quant {
+
+#if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
+namespace {
+
+template <class Block>
+struct RowBlocks {
+  const Block* p[kRowsPerDot];  // unused slots repeat the last row (their sums are dropped)
+  int64_t ahead;                // bytes to the same place kPrefetchRows rows on
+  void prefetch(int r, int64_t b) const {
+    _mm_prefetch(reinterpret_cast<const char*>(p[r] + b) + ahead, _MM_HINT_T0);
+  }
+  RowBlocks(const WeightMatrix& W, int64_t r0, int n) {
+    const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+    ahead = kPrefetchRows * row_bytes;
+    for (int i = 0; i < kRowsPerDot; ++i)
+      p[i] = reinterpret_cast<const Block*>(static_cast<const uint8_t*>(W.data) + (r0 + std::min(i, n - 1)) * row_bytes);
+  }
+};
+
+// Two F16 scales as F32 lanes: `first` on the lanes of the first block, `second` on the others.
+// interleaved: lanes 0-3, 8-11 first (Q4_0's order); else lanes 0-7.
+inline __m512 two_f16_scales(uint16_t first, uint16_t second, bool interleaved) {
+  const __m128 both = _mm_cvtph_ps(_mm_cvtsi32_si128(first | (static_cast<uint32_t>(second) << 16)));
+  const __m512i index = interleaved ? _mm512_set_epi32(1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0)
+                                    : _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+  return _mm512_permutexvar_ps(index, _mm512_castps128_ps512(both));
+}
+
+// Bytes lo, hi of a 256-bit vector as [lo & 15 | hi >> 4] (nibbles of 32 bytes, low ones first).
+inline __m512i nibbles(__m256i bytes) {
+  const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(bytes), _mm256_srli_epi16(bytes, 4), 1);
+  return _mm512_and_si512(both, _mm512_set1_epi8(0xF));
+}
+
+void finish(const __m512* acc, const float* extra, int n, float* out) {
+  for (int i = 0; i < n; ++i) out[i] = _mm512_reduce_add_ps(acc[i]) + (extra ? extra[i] : 0.0f);
+}
+
+void dots_q4_0_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const RowBlocks<BlockQ4_0> rows(W, r0, n);
+  const int64_t blocks = W.cols / kQ4_0Weights;
+  __m512 acc[kRowsPerDot];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; b += 2) {
+    const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);  // an odd last block pairs with itself (x is 0)
+    const __m512i xq = _mm512_loadu_si512(px.q.data() + 64 * p);
+    const __m512i offset = _mm512_loadu_si512(px.lane_offsets.data() + 16 * p);
+    const __m512 dx = _mm512_loadu_ps(px.lane_scales.data() + 16 * p);
+    for (int r = 0; r < kRowsPerDot; ++r) {
+      const BlockQ4_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
+      rows.prefetch(r, b);
+      const __m256i ab = _mm256_set_m128i(_mm_loadu_si128((const __m128i*)B->qs), _mm_loadu_si128((const __m128i*)A->qs));
+      const __m512i dot = _mm512_dpbusd_epi32(offset, nibbles(ab), xq);  // [A.lo, B.lo, A.hi, B.hi]
+      const __m512 scale = _mm512_mul_ps(two_f16_scales(A->d, B->d, true), dx);
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
+    }
+  }
+  finish(acc, nullptr, n, out);
+}
+
+void dots_q8_0_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const RowBlocks<BlockQ8_0> rows(W, r0, n);
+  const int64_t blocks = W.cols / kQ8_0Weights;
+  __m512 acc[kRowsPerDot];
+  for (auto& a : acc) a = _mm512_setzero_ps();
+  for (int64_t b = 0; b < blocks; b += 2) {
+    const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);
+    const __m512i xq = _mm512_loadu_si512(px.q.data() + 64 * p);
+    const __m512 dx = _mm512_loadu_ps(px.lane_scales.data() + 16 * p);
+    for (int r = 0; r < kRowsPerDot; ++r) {
+      const BlockQ8_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
+      rows.prefetch(r, b);
+      rows.prefetch(r, other);
+      const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)A->qs)),
+                                           _mm256_loadu_si256((const __m256i*)B->qs), 1);
+      const __mmask64 negative = _mm512_movepi8_mask(w);
+      const __m512i signed_x = _mm512_mask_sub_epi8(xq, negative, _mm512_setzero_si512(), xq);
+      const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), signed_x);
+      const __m512 scale = _mm512_mul_ps(two_f16_scales(A->d, B->d, false), dx);
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
+    }
+  }
+  finish(acc, nullptr, n, out);
+}
+
+// The 8 scales and 8 minimums of a Q4_K super-block (block_formats.h), unpacked from the 12
+// bytes as four 32-bit words at once: bytes 0-3 hold s_0..s_3 (low 6 bits), 4-7 m_0..m_3, 8-11
+// the low nibbles of s_4..s_7 and m_4..m_7, and the top 2 bits of bytes 0-3 / 4-7 the top bits
+// of s_4..s_7 / m_4..m_7. Returns {scales s_0..s_7, minimums m_0..m_7} as 16 bytes.
+inline __m128i q4_k_scales_and_mins(const uint8_t* scales) {
+  uint32_t w[3];
+  std::memcpy(w, scales, 12);
+  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x03030303;
+  const uint32_t s_lo = w[0] & low6, m_lo = w[1] & low6;
+  const uint32_t s_hi = (w[2] & low4) | (((w[0] >> 6) & top2) << 4);
+  const uint32_t m_hi = ((w[2] >> 4) & low4) | (((w[1] >> 6) & top2) << 4);
+  return _mm_set_epi32(static_cast<int>(m_hi), static_cast<int>(m_lo), static_cast<int>(s_hi), static_cast<int>(s_lo));
+}
+
+// A 64-weight group g of a super-block: sub-block 2g in the low nibbles of qs[32g .. 32g + 32),
+// 2g + 1 in the high ones, so the unpacked bytes are in x's own order. The minimums come off
+// as sum_j dmin m_j (sum of x over sub-block j), 8 sub-blocks in one vector multiply-add.
+void dots_q4_k_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const RowBlocks<BlockQ4_K> rows(W, r0, n);
+  __m512 acc[kRowsPerDot];
+  __m256 min_acc[kRowsPerDot];
+  for (int r = 0; r < kRowsPerDot; ++r) acc[r] = _mm512_setzero_ps(), min_acc[r] = _mm256_setzero_ps();
+  // lanes 0-7 take sub-block 2g's scale, lanes 8-15 sub-block 2g + 1's
+  const __m512i spread[4] = {_mm512_set_epi64(0x100000001, 0x100000001, 0x100000001, 0x100000001, 0, 0, 0, 0),
+                             _mm512_set_epi64(0x300000003, 0x300000003, 0x300000003, 0x300000003, 0x200000002,
+                                              0x200000002, 0x200000002, 0x200000002),
+                             _mm512_set_epi64(0x500000005, 0x500000005, 0x500000005, 0x500000005, 0x400000004,
+                                              0x400000004, 0x400000004, 0x400000004),
+                             _mm512_set_epi64(0x700000007, 0x700000007, 0x700000007, 0x700000007, 0x600000006,
+                                              0x600000006, 0x600000006, 0x600000006)};
+  for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
+    const __m256 x_sums = _mm256_loadu_ps(px.sums.data() + 8 * b);
+    for (int r = 0; r < kRowsPerDot; ++r) {
+      const BlockQ4_K& blk = rows.p[r][b];
+      const __m128i sm = q4_k_scales_and_mins(blk.scales);
+      const __m256 scales = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)));
+      const __m256 mins = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.dmin)),
+                                        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sm, sm))));
+      min_acc[r] = _mm256_fmadd_ps(mins, x_sums, min_acc[r]);
+      const __m512 scales16 = _mm512_castps256_ps512(scales);
+      for (int g = 0; g < 4; ++g) {
+        const int64_t p = 4 * b + g;  // pair index = sub-blocks 2g, 2g + 1 of super-block b
+        _mm_prefetch(reinterpret_cast<const char*>(blk.qs + 32 * g) + rows.ahead, _MM_HINT_T0);
+        const __m512i q = nibbles(_mm256_loadu_si256((const __m256i*)(blk.qs + 32 * g)));
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_loadu_si512(px.q.data() + 64 * p));
+        const __m512 scale = _mm512_mul_ps(_mm512_permutexvar_ps(spread[g], scales16),
+                                           _mm512_loadu_ps(px.lane_scales.data() + 16 * p));
+        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
+      }
+    }
+  }
+  float minimums[kRowsPerDot];
+  for (int r = 0; r < kRowsPerDot; ++r) {
+    const __m128 m = _mm_add_ps(_mm256_castps256_ps128(min_acc[r]), _mm256_extractf128_ps(min_acc[r], 1));
+    minimums[r] = -(_mm_cvtss_f32(m) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 1)) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 2)) +
+                    _mm_cvtss_f32(_mm_shuffle_ps(m, m, 3)));
+  }
+  finish(acc, minimums, n, out);
+}
+
+}  // namespace
+
+RowDots row_dots_int8(WeightType type) {
+  switch (type) {
+    case WeightType::q4_0: return dots_q4_0_int8;
+    case WeightType::q8_0: return dots_q8_0_int8;
+    case WeightType::q4_k: return dots_q4_k_int8;
+    default: return nullptr;
+  }
+}
+#else
+RowDots row_dots_int8(WeightType) { return nullptr; }
+#endif
+
+}  // namespace difftx::quant

@@ -1,0 +1,170 @@
+// matmul against its double reference twin for every weight type, on awkward shapes (one row,
+// rows not a multiple of the 4-row step or the 256-row panel, N on both sides of the GEMV/GEMM
+// switch), both code paths, overwrite and accumulate; results equal for 1 and 2 threads.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/error.h"
+#include "io/float16.h"
+#include "kernels/quant/block_formats.h"
+#include "kernels/quant/matmul.h"
+#include "kernels/quant/quantize.h"
+#include "support/testing.h"
+
+namespace difftx {
+namespace {
+
+const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
+                             WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
+
+struct Quantized {
+  std::vector<uint8_t> bytes;
+  std::vector<float> dequantized;
+  std::vector<float> minimums;  // Q4_K: dmin * m of each weight's sub-block, else 0
+  WeightMatrix matrix() const { return {type, bytes.data(), rows, cols}; }
+  WeightType type;
+  int64_t rows, cols;
+};
+
+Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng) {
+  Quantized q{{}, std::vector<float>(rows * cols), std::vector<float>(rows * cols, 0.0f), type, rows, cols};
+  const auto w = testing::random_vector(rows * cols, rng);
+  q.bytes.resize(weight_matrix_bytes(type, rows, cols));
+  quantize_rows(type, w.data(), q.bytes.data(), rows, cols);
+  dequantize_rows(type, q.bytes.data(), q.dequantized.data(), rows, cols);
+  if (type == WeightType::q4_k) {
+    const auto* blocks = reinterpret_cast<const BlockQ4_K*>(q.bytes.data());
+    for (int64_t i = 0; i < rows * cols; ++i)
+      q.minimums[i] = f16_to_float(blocks[i / 256].dmin) * q4_k_scale_min(blocks[i / 256].scales, i % 256 / 32).min;
+  }
+  return q;
+}
+
+// Float32 sums of `cols` terms: at most cols * 2^-24 of the sum of the terms' magnitudes each
+// step; the Q4_K kernel sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <=
+// |w| + m).
+// The int8 path also rounds x to d_x * round(x / d_x), d_x = max |x| / 127 over x's 32-block:
+// up to d_x / 2 per element, times |w|.
+double tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8) {
+  double magnitude = 0, x_rounding = 0;
+  for (int64_t i = 0; i < q.cols; ++i) {
+    const double w = std::fabs(q.dequantized[r * q.cols + i]);
+    magnitude += (w + 2 * q.minimums[r * q.cols + i]) * std::fabs(x[i]);
+    if (x_int8 && i % 32 == 0) {
+      float amax = 0;
+      for (int64_t j = i; j < i + 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+      for (int64_t j = i; j < i + 32; ++j) x_rounding += std::fabs(q.dequantized[r * q.cols + j]) * amax / 127 / 2;
+    }
+  }
+  return (q.cols + 16) * 0x1p-24 * magnitude + x_rounding * (1 + 1e-5) + 1e-6;
+}
+
+void expect_matches(const Quantized& q, int64_t N, bool accumulate, MatmulPath path, Rng& rng) {
+  const auto x = testing::random_vector(N * q.cols, rng);
+  auto got = testing::random_vector(N * q.rows, rng);
+  auto want = got;
+  const auto start = got;
+  matmul(q.matrix(), x.data(), got.data(), N, accumulate, path);
+  matmul_reference(q.matrix(), x.data(), want.data(), N, accumulate);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t r = 0; r < q.rows; ++r) {
+      const bool x_int8 = path == MatmulPath::avx512_int8 &&
+                          (q.type == WeightType::q4_0 || q.type == WeightType::q8_0 || q.type == WeightType::q4_k);
+      const double bound = tolerance(q, x.data() + n * q.cols, r, x_int8) + (accumulate ? 1e-6 : 0.0);
+      ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]), bound)
+          << weight_type_name(q.type) << " rows=" << q.rows << " cols=" << q.cols << " N=" << N
+          << " accumulate=" << accumulate << " path=" << static_cast<int>(path) << " n=" << n << " r=" << r;
+    }
+}
+
+std::vector<int64_t> cols_for(WeightType type) {
+  switch (type) {
+    case WeightType::q4_k: return {256, 768};
+    case WeightType::q8_0:
+    case WeightType::q4_0: return {32, 96, 288};
+    default: return {1, 17, 96, 300};
+  }
+}
+
+TEST(QuantMatmul, MatchesReferenceOnAwkwardShapes) {
+  Rng rng(11);
+  for (WeightType type : kTypes)
+    for (int64_t rows : {1, 7, 33, 261})
+      for (int64_t cols : cols_for(type)) {
+        const Quantized q = make_weights(type, rows, cols, rng);
+        for (int64_t N : {1, 2, 7, 8, 64})
+          for (bool accumulate : {false, true})
+            for (MatmulPath path : {MatmulPath::scalar, MatmulPath::avx512, MatmulPath::avx512_int8}) {
+              if (N >= 8 && path == MatmulPath::scalar) continue;  // the GEMM has no scalar path
+              expect_matches(q, N, accumulate, path, rng);
+            }
+      }
+}
+
+TEST(QuantMatmul, MatchesReferenceAtModelWidths) {
+  Rng rng(12);
+  for (WeightType type : kTypes) {
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{33, 4096}, {4096, 256}}) {
+      const Quantized q = make_weights(type, rows, cols, rng);
+      expect_matches(q, 1, false, MatmulPath::avx512, rng);
+      expect_matches(q, 1, false, MatmulPath::avx512_int8, rng);
+      expect_matches(q, 9, true, MatmulPath::avx512, rng);
+      expect_matches(q, 9, true, MatmulPath::avx512_int8, rng);
+    }
+  }
+}
+
+TEST(QuantMatmul, SameBitsForOneAndTwoThreads) {
+  Rng rng(13);
+  const int saved = omp_get_max_threads();
+  for (WeightType type : kTypes) {
+    const Quantized q = make_weights(type, 600, 512, rng);
+    for (int64_t N : {1, 3, 40}) {
+      const auto x = testing::random_vector(N * q.cols, rng);
+      std::vector<float> runs[2];
+      for (int threads : {1, 2}) {
+        omp_set_num_threads(threads);
+        runs[threads - 1].assign(N * q.rows, 0.0f);
+        matmul(q.matrix(), x.data(), runs[threads - 1].data(), N);
+      }
+      EXPECT_EQ(runs[0], runs[1]) << weight_type_name(type) << " N=" << N;
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+TEST(QuantMatmul, Q8_0TakesEveryByteValue) {
+  // The reference quantizer never writes -128, but a file may: every kernel must read it as
+  // -128 (the int8 ones turn weights into unsigned bytes and could wrap).
+  Rng rng(14);
+  Quantized q = make_weights(WeightType::q8_0, 37, 320, rng);
+  auto* blocks = reinterpret_cast<BlockQ8_0*>(q.bytes.data());
+  for (int64_t b = 0; b < 37 * 10; ++b)
+    for (int j = 0; j < 32; j += 3) blocks[b].qs[j] = static_cast<int8_t>(j % 2 ? -128 : 127);
+  dequantize_rows(WeightType::q8_0, q.bytes.data(), q.dequantized.data(), q.rows, q.cols);
+  for (int64_t N : {1, 9})
+    for (MatmulPath path : {MatmulPath::scalar, MatmulPath::avx512, MatmulPath::avx512_int8})
+      expect_matches(q, N, false, path, rng);
+}
+
+TEST(QuantMatmul, RejectsBadOperands) {
+  std::vector<float> x(64), y(64);
+  std::vector<uint8_t> w(1024);
+  EXPECT_NE(testing::error_of([&] { matmul({WeightType::q4_0, w.data(), 2, 48}, x.data(), y.data(), 1); })
+                .find("32-weight blocks"),
+            std::string::npos);
+  EXPECT_THROW(matmul({WeightType::f16, w.data(), -1, 4}, x.data(), y.data(), 1), Error);
+  EXPECT_THROW(matmul({WeightType::f16, w.data(), 1, 4}, x.data(), y.data(), -2), Error);
+  EXPECT_THROW(matmul({WeightType::f16, nullptr, 1, 4}, x.data(), y.data(), 1), Error);
+  EXPECT_NE(testing::error_of([&] {
+              matmul({WeightType::f32, w.data(), int64_t{1} << 44, 1 << 20}, x.data(), y.data(), 1);
+            }).find("overflow"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace difftx
