@@ -128,10 +128,9 @@ json config_file(const Tokenizer& tokenizer) {
   const TokenizerParts& p = tokenizer.parts();
   json config = {{"tokenizer_class", "PreTrainedTokenizerFast"},
                  {"eos_token", p.end_of_text},
-                 {"add_bos_token", !p.prefix.empty()},
-                 {"add_eos_token", !p.suffix.empty()},
                  {"clean_up_tokenization_spaces", false},
                  {"model_max_length", 1000000000000000019884624838656.0}};
+  // BOS and EOS come from tokenizer.json's template; bos_token names the first for readers.
   if (!p.prefix.empty()) config["bos_token"] = tokenizer.decode({p.prefix.data(), 1});
   json decoder = json::object();
   for (const AddedToken& t : p.added)
@@ -145,8 +144,6 @@ json config_file(const Tokenizer& tokenizer) {
 
 void write_hf_tokenizer(const Tokenizer& tokenizer, const fs::path& dir) {
   const TokenizerParts& p = tokenizer.parts();
-  DIFFTX_CHECK(p.prefix.size() <= 1 && p.suffix.size() <= 1, "tokenizer ", p.name,
-               ": a template of more than one token before or after the text cannot be written");
   std::error_code ec;
   fs::create_directories(dir, ec);
   DIFFTX_CHECK(!ec, dir.string(), ": cannot create directory (", ec.message(), ")");
