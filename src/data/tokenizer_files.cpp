@@ -76,9 +76,9 @@ Tokenizer from_dir(const fs::path& dir) {
   const fs::path ranks = dir / kTokenizerRanksFile;
   if (!fs::is_regular_file(ranks) && fs::is_regular_file(dir / kHfTokenizerFile))
     return read_hf_tokenizer(dir / kHfTokenizerFile);
-  DIFFTX_CHECK(fs::is_regular_file(ranks), dir.string(), ": no ", kTokenizerRanksFile, " or ",
-               kHfTokenizerFile, " in this directory (expected a tokenizer written by difftx prepare, "
-               "or a Hugging Face model directory)");
+  DIFFTX_CHECK(fs::is_regular_file(ranks), dir.string(), ": no ", kTokenizerRanksFile,
+               " in this directory, nor a ", kHfTokenizerFile,
+               " (expected a tokenizer written by difftx prepare, or a Hugging Face model directory)");
   DIFFTX_CHECK(fs::is_regular_file(sidecar_of(ranks)), dir.string(), ": no ",
                kTokenizerSidecarFile, " beside ", kTokenizerRanksFile);
   return from_sidecar(ranks, sidecar_of(ranks));
@@ -159,6 +159,11 @@ Tokenizer load_tokenizer(const std::string& name_or_path) {
   fail("tokenizer '", name_or_path, "': not a file, a directory, or a tokenizer in ",
        dir.string(), " (built-in names: ", known_names(),
        "; run scripts/setup if their files are missing)");
+}
+
+std::vector<std::string> saved_tokenizer_files(const Tokenizer& tokenizer) {
+  if (tokenizer.tiktoken_family()) return {kTokenizerRanksFile, kTokenizerSidecarFile};
+  return {kHfTokenizerFile, kHfTokenizerConfigFile};
 }
 
 void save_tokenizer(const Tokenizer& tokenizer, const fs::path& dir) {

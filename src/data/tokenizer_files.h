@@ -6,6 +6,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "data/token_table.h"
 #include "data/tokenizer.h"
@@ -27,6 +28,8 @@ Tokenizer load_tokenizer(const std::string& name_or_path);
 // tokenizer that those cannot hold (one read from tokenizer.json) DIR/tokenizer.json and
 // DIR/tokenizer_config.json, so that load_tokenizer(DIR) gives back an identical tokenizer.
 void save_tokenizer(const Tokenizer& tokenizer, const std::filesystem::path& dir);
+// The names of the files save_tokenizer writes for this tokenizer.
+std::vector<std::string> saved_tokenizer_files(const Tokenizer& tokenizer);
 
 // The rank file alone. Errors name the file and line: bad base64, a bad rank, a duplicate
 // rank or a duplicate token.
