@@ -11,23 +11,29 @@ namespace {
 
 constexpr size_t kScanMaxLength = 256;  // longer pieces take the heap path
 
-// The two merge rules of bpe.h, as types so that each merge loop is compiled for both.
+// The two merge rules of bpe.h, as types so that each merge loop is compiled for both. A Step
+// is a possible merge: rank(step) its priority (kNoMerge: none), id(step) the token it makes.
+// Under tiktoken's rule both are the token's rank, so a step is one int.
 struct RankRule {
+  using Step = int32_t;
   const TokenTable& table;
   int32_t byte_id(char b) const { return table.byte_rank(static_cast<unsigned char>(b)); }
-  MergeStep merge(int32_t, int32_t, const char* bytes, size_t length) const {
+  Step merge(int32_t, int32_t, const char* bytes, size_t length) const {
     const int32_t r = table.find(bytes, length);
-    return {r < 0 ? kNoMerge : r, r};
+    return r < 0 ? kNoMerge : r;
   }
+  static int32_t rank(Step s) { return s; }
+  static int32_t id(Step s) { return s; }
 };
 
 struct PairRule {
+  using Step = MergeStep;
   const TokenTable& vocab;
   const PairMerges& merges;
   int32_t byte_id(char b) const { return vocab.byte_rank(static_cast<unsigned char>(b)); }
-  MergeStep merge(int32_t left, int32_t right, const char*, size_t) const {
-    return merges.find(left, right);
-  }
+  Step merge(int32_t left, int32_t right, const char*, size_t) const { return merges.find(left, right); }
+  static int32_t rank(Step s) { return s.rank; }
+  static int32_t id(Step s) { return s.id; }
 };
 
 template <typename Fn>
@@ -53,13 +59,14 @@ void scan(const Rule& rule, std::string_view piece, std::vector<int32_t>& out) {
   // the merge of parts i and i+1. Short pieces live on the stack.
   uint32_t start_stack[kScanMaxLength + 1];
   int32_t id_stack[kScanMaxLength];
-  MergeStep pair_stack[kScanMaxLength];
+  using Step = typename Rule::Step;
+  Step pair_stack[kScanMaxLength];
   std::vector<uint32_t> start_heap;
   std::vector<int32_t> id_heap;
-  std::vector<MergeStep> pair_heap;
+  std::vector<Step> pair_heap;
   uint32_t* start = start_stack;
   int32_t* id = id_stack;
-  MergeStep* pair = pair_stack;
+  Step* pair = pair_stack;
   if (n > kScanMaxLength) {
     start_heap.resize(n + 1);
     id_heap.resize(n);
@@ -80,14 +87,14 @@ void scan(const Rule& rule, std::string_view piece, std::vector<int32_t>& out) {
   while (parts > 1) {
     size_t best = 0;
     for (size_t i = 1; i + 1 < parts; ++i)
-      if (pair[i].rank < pair[best].rank) best = i;
-    if (pair[best].rank == kNoMerge) break;
+      if (Rule::rank(pair[i]) < Rule::rank(pair[best])) best = i;
+    if (Rule::rank(pair[best]) == kNoMerge) break;
     // Merge parts best and best+1: drop boundary best+1, one id and one pair slot, then
     // recompute the pairs on either side of the merged part.
-    id[best] = pair[best].id;
+    id[best] = Rule::id(pair[best]);
     std::memmove(start + best + 1, start + best + 2, (parts - best - 1) * sizeof(uint32_t));
     std::memmove(id + best + 1, id + best + 2, (parts - best - 2) * sizeof(int32_t));
-    std::memmove(pair + best, pair + best + 1, (parts - best - 2) * sizeof(MergeStep));
+    std::memmove(pair + best, pair + best + 1, (parts - best - 2) * sizeof(Step));
     --parts;
     if (best + 1 < parts) pair[best] = merge_at(best);
     if (best > 0) pair[best - 1] = merge_at(best - 1);
@@ -111,16 +118,16 @@ void heap(const Rule& rule, std::string_view piece, std::vector<int32_t>& out) {
   // A candidate merge of parts left and right, where right ends at end. It is stale unless both
   // parts still have exactly these bounds.
   struct Candidate {
-    MergeStep step;
+    int32_t rank, id;
     uint32_t left, right, end;
     bool operator>(const Candidate& o) const {  // lowest priority first, then leftmost
-      return step.rank != o.step.rank ? step.rank > o.step.rank : left > o.left;
+      return rank != o.rank ? rank > o.rank : left > o.left;
     }
   };
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> queue;
   auto consider = [&](uint32_t left, uint32_t right, uint32_t end) {
-    const MergeStep s = rule.merge(id[left], id[right], piece.data() + left, end - left);
-    if (s.rank != kNoMerge) queue.push({s, left, right, end});
+    const auto s = rule.merge(id[left], id[right], piece.data() + left, end - left);
+    if (Rule::rank(s) != kNoMerge) queue.push({Rule::rank(s), Rule::id(s), left, right, end});
   };
   for (uint32_t i = 0; i + 1 < n; ++i) consider(i, i + 1, i + 2);
 
@@ -131,7 +138,7 @@ void heap(const Rule& rule, std::string_view piece, std::vector<int32_t>& out) {
     if (!alive[c.left] || next[c.left] != c.right || next[c.right] != c.end) continue;
     alive[c.right] = false;
     next[c.left] = c.end;
-    id[c.left] = c.step.id;
+    id[c.left] = c.id;
     if (c.end < n) prev[c.end] = c.left;
     if (prev[c.left] != kNone) consider(prev[c.left], c.left, c.end);
     if (c.end < n) consider(c.left, c.end, next[c.end]);
@@ -149,17 +156,18 @@ void reference(const Rule& rule, std::string_view piece, std::vector<int32_t>& o
   for (char c : piece) parts.push_back({std::string(1, c), checked_byte_id(rule, c)});
   while (parts.size() > 1) {
     int best = -1;
-    MergeStep best_step{kNoMerge, -1};
+    int32_t best_rank = kNoMerge, best_id = -1;
     for (size_t i = 0; i + 1 < parts.size(); ++i) {
       const std::string joined = parts[i].bytes + parts[i + 1].bytes;
-      const MergeStep s = rule.merge(parts[i].id, parts[i + 1].id, joined.data(), joined.size());
-      if (s.rank != kNoMerge && (best < 0 || s.rank < best_step.rank)) {
+      const auto s = rule.merge(parts[i].id, parts[i + 1].id, joined.data(), joined.size());
+      if (Rule::rank(s) != kNoMerge && (best < 0 || Rule::rank(s) < best_rank)) {
         best = static_cast<int>(i);
-        best_step = s;
+        best_rank = Rule::rank(s);
+        best_id = Rule::id(s);
       }
     }
     if (best < 0) break;
-    parts[best] = {parts[best].bytes + parts[best + 1].bytes, best_step.id};
+    parts[best] = {parts[best].bytes + parts[best + 1].bytes, best_id};
     parts.erase(parts.begin() + best + 1);
   }
   for (const Part& p : parts) out.push_back(p.id);

@@ -92,7 +92,12 @@ void PreTokenizer::split(std::string_view text, OnPiece&& piece, size_t step) co
   if (text.empty()) return;
   if (step == steps_.size()) return piece(text);
   const SplitStep& s = steps_[step];
-  auto next = [&](std::string_view p) { split(p, piece, step + 1); };
+  auto next = [&](std::string_view p) {
+    if (step + 1 == steps_.size())  // the last step hands its pieces straight over
+      piece(p);
+    else
+      split(p, piece, step + 1);
+  };
   if (s.pattern.mode() == SplitPattern::Mode::covering)  // tiktoken's way (split_pattern.h)
     s.pattern.split(text, next);
   else
