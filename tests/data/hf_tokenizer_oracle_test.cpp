@@ -92,27 +92,53 @@ bool run_oracle(const fs::path& dir, const fs::path& corpus, const fs::path& out
   return true;
 }
 
-// difftx's own vocabularies written as tokenizer.json: transformers.js loads them and encodes
-// as difftx's tiktoken path does.
-TEST(HfWriter, TransformersJsEncodesWrittenVocabulariesAsDifftx) {
-  Rng rng(3);
-  std::vector<std::string> docs, texts;
-  for (int i = 0; i < 30; ++i) docs.push_back(testing::random_text(rng, 3000));
-  std::vector<std::string_view> views(docs.begin(), docs.end());
-  std::vector<Tokenizer> tokenizers = {train_bpe(views, {.vocab_size = 900})};
-  if (testing::have_data("tokenizers/cl100k_base.tiktoken")) tokenizers.push_back(load_tokenizer("cl100k_base"));
-  if (testing::have_data("tokenizers/r50k_base.tiktoken")) tokenizers.push_back(load_tokenizer("r50k_base"));
-  for (int i = 0; i < 40; ++i) texts.push_back(testing::random_text(rng, 1 + rng.below(400)));
-  for (const auto& c : read_cases(fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/tokenizer/llama3.json"))
-    texts.push_back(c.text);
+// difftx's own vocabularies (a trained one, cl100k_base, r50k_base) and a varied corpus.
+struct WriterCase {
+  std::vector<Tokenizer> tokenizers;
+  std::vector<std::string> texts;
+};
+
+const WriterCase& writer_case() {
+  static const WriterCase c = [] {
+    WriterCase w;
+    Rng rng(3);
+    std::vector<std::string> docs;
+    for (int i = 0; i < 30; ++i) docs.push_back(testing::random_text(rng, 3000));
+    std::vector<std::string_view> views(docs.begin(), docs.end());
+    w.tokenizers.push_back(train_bpe(views, {.vocab_size = 900}));
+    for (const char* name : {"cl100k_base", "r50k_base"})
+      if (testing::have_data(std::string("tokenizers/") + name + ".tiktoken")) w.tokenizers.push_back(load_tokenizer(name));
+    for (int i = 0; i < 40; ++i) w.texts.push_back(testing::random_text(rng, 1 + rng.below(400)));
+    for (const auto& oc : read_cases(fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/tokenizer/llama3.json"))
+      w.texts.push_back(oc.text);
+    return w;
+  }();
+  return c;
+}
+
+// Written as tokenizer.json and read back (merge-list rule, portable split pattern), each
+// vocabulary encodes as its tiktoken path does.
+TEST(HfWriter, WrittenVocabulariesReadBackToTheSameIds) {
   TempDir tmp;
+  for (const Tokenizer& tok : writer_case().tokenizers) {
+    write_hf_tokenizer(tok, tmp / tok.name());
+    const Tokenizer back = read_hf_tokenizer(tmp / tok.name() / kHfTokenizerFile);
+    EXPECT_FALSE(back.tiktoken_family());
+    for (const std::string& text : writer_case().texts) {
+      ASSERT_EQ(back.encode(text), tok.encode(text)) << tok.name() << ", text: " << show(text);
+      ASSERT_EQ(back.encode(text, Specials::allowed), tok.encode(text, Specials::allowed)) << tok.name();
+    }
+  }
+}
+
+// transformers.js loads the written files and encodes as difftx does.
+TEST(HfWriter, TransformersJsEncodesWrittenVocabulariesAsDifftx) {
+  TempDir tmp;
+  const auto& texts = writer_case().texts;
   tmp.write("corpus.json", nlohmann::json(texts).dump());
-  for (const Tokenizer& tok : tokenizers) {
+  for (const Tokenizer& tok : writer_case().tokenizers) {
     const fs::path dir = tmp / tok.name();
     write_hf_tokenizer(tok, dir);
-    const Tokenizer back = read_hf_tokenizer(dir / kHfTokenizerFile);
-    for (const std::string& text : texts)
-      ASSERT_EQ(back.encode(text), tok.encode(text)) << tok.name() << ", text: " << show(text);
     if (!run_oracle(dir, tmp / "corpus.json", tmp / "out.json")) GTEST_SKIP() << "node or transformers.js missing";
     const auto cases = read_cases(tmp / "out.json");
     ASSERT_EQ(cases.size(), texts.size());
