@@ -2,6 +2,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 
 #include "core/error.h"
 #include "data/byte_level.h"
@@ -23,6 +24,21 @@ struct Where {
   std::string file;
   std::string at(const std::string& key) const { return file + ": " + key; }
 };
+
+// The readers below recurse into Sequence steps: a hostile file must not nest them deeply
+// enough to exhaust the stack. Checked without recursion.
+void check_nesting(const json& root, const std::string& where) {
+  constexpr size_t kMaxDepth = 64;
+  std::vector<std::pair<const json*, size_t>> stack = {{&root, 1}};
+  while (!stack.empty()) {
+    const auto [j, depth] = stack.back();
+    stack.pop_back();
+    DIFFTX_CHECK(depth <= kMaxDepth, where, ": JSON nested deeper than ", kMaxDepth, " levels");
+    if (j->is_structured())
+      for (const json& child : *j)
+        if (child.is_structured()) stack.push_back({&child, depth + 1});
+  }
+}
 
 const json& member(const json& j, const char* key, const std::string& where) {
   DIFFTX_CHECK(j.is_object() && j.contains(key), where, ": missing key \"", key, "\"");
@@ -348,6 +364,7 @@ Tokenizer read_hf_tokenizer(const fs::path& file) {
     fail(where, ": not valid JSON (", e.what(), ")");
   }
   DIFFTX_CHECK(j.is_object(), where, ": expected a JSON object (a Hugging Face tokenizer.json)");
+  check_nesting(j, where);
   const auto section = [&](const char* key) { return j.contains(key) ? j[key] : json(); };
   TokenizerParts parts;
   parts.name = where;

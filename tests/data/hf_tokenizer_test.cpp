@@ -176,6 +176,10 @@ TEST(HfTokenizer, RefusesWhatItDoesNotSupportByName) {
       {[](json& j) { j["added_tokens"][1]["id"] = 260; }, "two added tokens have id 260"},
       {[](json& j) { j["added_tokens"][1]["single_word"] = true; }, "single_word: true is not supported"},
       {[](json& j) { j["added_tokens"][0]["content"] = "x"; }, "no end-of-text token"},
+      {[](json& j) {
+         for (int i = 0; i < 100; ++i) j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {j["pre_tokenizer"]}}};
+       },
+       "JSON nested deeper than 64 levels"},
   };
   for (const auto& [edit, message] : cases) {
     json j = toy();

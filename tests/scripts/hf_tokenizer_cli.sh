@@ -52,4 +52,6 @@ printf '{"version": "1.0", "pre_tokenizer": {"type": "ByteLevel"}, "model": {"ty
 expect_error "model type \"Unigram\" is not supported" "$difftx" tokenize --tokenizer "$work/bad.json"
 head -c 1000 "$root/data/hf/llama3/tokenizer.json" > "$work/cut.json"
 expect_error "cut.json: not valid JSON" "$difftx" tokenize --tokenizer "$work/cut.json"
+python3 -c "n = 200000; print('{\"pre_tokenizer\": ' + '{\"type\": \"Sequence\", \"pretokenizers\": [' * n + '{}' + ']}' * n + '}')" > "$work/deep.json"
+expect_error "nested deeper than 64 levels" "$difftx" tokenize --tokenizer "$work/deep.json"
 echo "PASS"
