@@ -1,6 +1,8 @@
 // `difftx bench tokenizer`: the data pipeline on one core (except where noted).
 //  - encode/decode MB/s per encoding on Moby-Dick (the bar: >= 5 MB/s encoding), and the
-//    split pattern alone, which bounds what BPE could gain;
+//    pre-tokenizer alone, which bounds what BPE could gain: the tiktoken encodings, Llama 3's
+//    and Qwen 3's tokenizer.json (when fetched), and cl100k_base written as a tokenizer.json,
+//    which runs Hugging Face's merge-list rule on the same vocabulary as tiktoken's rule;
 //  - BPE training of the default 8192-token vocabulary on SOTU + Moby-Dick;
 //  - `prepare` end to end (all threads) and the loader's random-batch rate.
 // Needs the default corpus (scripts/setup).
@@ -18,6 +20,7 @@
 #include "data/corpus.h"
 #include "data/data_paths.h"
 #include "data/file_io.h"
+#include "data/hf_tokenizer.h"
 #include "data/loader.h"
 #include "data/prepare.h"
 #include "data/tokenizer_files.h"
@@ -37,10 +40,12 @@ void bench_encodings(bool json, const std::vector<std::string>& names, const std
     const Timing dec = measure([&] { back = tok.decode(ids); }, 0.5);
     DIFFTX_CHECK(back == text, "bench tokenizer: decode(encode(text)) differs from the text for ",
                  name);
-    const data::SplitPattern split(tok.pattern());
+    const data::PreTokenizer split(tok.parts().pre_tokenizer);
     int64_t pieces = 0;
     const Timing spl = measure([&] { split.split(text, [&](std::string_view) { ++pieces; }); }, 1.0);
-    print_row(json, {str("op", "encode"), str("tokenizer", tok.name()), num("text_mb", mb, 2),
+    const std::string label = tok.tiktoken_family() ? tok.name() : fs::path(name).parent_path().filename().string() + "/" +
+                                                                      fs::path(name).filename().string();
+    print_row(json, {str("op", "encode"), str("tokenizer", label), num("text_mb", mb, 2),
                      num("tokens", static_cast<double>(ids.size()), 0),
                      num("encode_mb_s", mb / (enc.best_ms * 1e-3), 1),
                      num("encode_median_mb_s", mb / (enc.median_ms * 1e-3), 1),
@@ -55,7 +60,14 @@ int bench_tokenizer(cli::Args& args) {
   const bool json = args.flag("json");
   std::vector<std::string> names = args.list("tokenizer");
   args.finish();
-  if (names.empty()) names = {"r50k_base", "cl100k_base", "o200k_base"};
+  const fs::path tmp = fs::temp_directory_path() / ("difftx_bench_tokenizer_" + std::to_string(::getpid()));
+  if (names.empty()) {
+    names = {"r50k_base", "cl100k_base", "o200k_base"};
+    data::write_hf_tokenizer(data::load_tokenizer("cl100k_base"), tmp / "cl100k_base");
+    names.push_back((tmp / "cl100k_base" / data::kHfTokenizerFile).string());
+    for (const char* hf : {"llama3", "qwen3"})
+      if (const fs::path f = data::data_root() / "hf" / hf / data::kHfTokenizerFile; fs::exists(f)) names.push_back(f.string());
+  }
   const fs::path text_path = data::data_root() / "moby-dick" / "data.txt";
   DIFFTX_CHECK(fs::exists(text_path), text_path.string(),
                " is missing: run scripts/setup to fetch the default corpus");
@@ -75,7 +87,6 @@ int bench_tokenizer(cli::Args& args) {
   print_row(json, {str("op", "bpe_train"), num("vocab_size", 8192, 0),
                    num("corpus_mb", corpus.text_bytes() / 1e6, 1), num("threads", 1, 0),
                    num("seconds", train_s, 2)});
-  const fs::path tmp = fs::temp_directory_path() / ("difftx_bench_tokenizer_" + std::to_string(::getpid()));
   data::save_tokenizer(trained, tmp / "tokenizer");
   bench_encodings(json, {(tmp / "tokenizer").string()}, moby);
   omp_set_num_threads(threads);

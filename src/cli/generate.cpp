@@ -9,6 +9,8 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "data/generation_defaults.h"
+#include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
 #include "infer/generate.h"
 #include "infer/utf8_stream.h"
@@ -19,14 +21,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The model directory's own tokenizer (difftx train copies it into every checkpoint), or the
-// one --tokenizer names; it must fit the model's vocabulary.
+// The model directory's own tokenizer (difftx train copies it into every checkpoint; a Hugging
+// Face directory holds tokenizer.json), or the one --tokenizer names; it must fit the model's
+// vocabulary.
 data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<std::string>& override_name,
                                      const ModelConfig& config) {
   if (!override_name)
-    DIFFTX_CHECK(fs::exists(dir / data::kTokenizerRanksFile), dir.string(), ": no tokenizer in the model directory (",
-                 data::kTokenizerRanksFile, " and ", data::kTokenizerSidecarFile,
-                 ", which difftx train puts in every checkpoint); name one with --tokenizer");
+    DIFFTX_CHECK(fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile),
+                 dir.string(), ": no tokenizer in the model directory (", data::kTokenizerRanksFile, " and ",
+                 data::kTokenizerSidecarFile, ", which difftx train puts in every checkpoint, or ",
+                 data::kHfTokenizerFile, "); name one with --tokenizer");
   data::Tokenizer tokenizer = data::load_tokenizer(override_name ? *override_name : dir.string());
   DIFFTX_CHECK(tokenizer.vocab_size() <= config.vocab_size, "tokenizer ", tokenizer.name(), " has ",
                tokenizer.vocab_size(), " tokens but the model in ", dir.string(), " has vocab_size ", config.vocab_size,
@@ -38,12 +42,14 @@ int run_generate(Args& args) {
   const fs::path dir = args.require("model");
   const std::string prompt = args.require("prompt");
   const auto tokenizer_name = args.get("tokenizer");
+  // generation_config.json's defaults (Hugging Face directories), then the options.
+  const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
   GenerateOptions o;
-  o.max_new_tokens = args.get_int("max-new-tokens", o.max_new_tokens);
+  o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(o.max_new_tokens));
   o.context = args.get_int("context", 0);
-  o.sampling.temperature = args.get_double("temperature", o.sampling.temperature);
-  o.sampling.top_k = args.get_int("top-k", o.sampling.top_k);
-  o.sampling.top_p = args.get_double("top-p", o.sampling.top_p);
+  o.sampling.temperature = args.get_double("temperature", defaults.temperature.value_or(o.sampling.temperature));
+  o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(o.sampling.top_k));
+  o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(o.sampling.top_p));
   o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed)));
   args.finish();
 
@@ -52,14 +58,19 @@ int run_generate(Args& args) {
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
   DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
-  // Documents in the training shards each follow an end-of-text token (data/dataset.h), so the
-  // prompt does too: the model continues it as the start of a document.
-  std::vector<int32_t> ids = {tokenizer.end_of_text()};
-  tokenizer.encode_append(prompt, ids);
+  // The prompt starts as a training document does (difftx: after an end-of-text token; Hugging
+  // Face: with the tokenizer's BOS), and generation stops at every end-of-sequence id.
+  const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
+  for (int32_t id : frame.stop)
+    DIFFTX_CHECK(id < model.config.vocab_size, dir.string(), ": eos_token_id ", id, " is outside the vocabulary of ",
+                 model.config.vocab_size);
+  std::vector<int32_t> ids = frame.prefix;
+  // A tokenizer.json matches special-token text in the prompt, as transformers does.
+  tokenizer.encode_append(prompt, ids, tokenizer.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
-               " tokens (with the leading end-of-text token), longer than the context of ", context, " tokens");
+               " tokens (with the leading ", frame.prefix.size(), "), longer than the context of ", context, " tokens");
   o.sample_vocab = tokenizer.vocab_size();
-  o.stop_token = tokenizer.end_of_text();
+  o.stop_tokens = frame.stop;
 
   std::fwrite(prompt.data(), 1, prompt.size(), stdout);
   std::fflush(stdout);
@@ -84,9 +95,11 @@ int run_generate(Args& args) {
 }  // namespace
 
 DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decoding)",
-               "  --model DIR           a model directory with its tokenizer (a difftx train checkpoint)\n"
+               "  --model DIR           a model directory with its tokenizer (a difftx train checkpoint; a\n"
+               "                        tokenizer.json with config.json / generation_config.json, whose\n"
+               "                        eos_token_id and sampling defaults apply unless options override them)\n"
                "  --prompt TEXT         the text to continue (echoed, then the continuation streams)\n"
-               "  --max-new-tokens N    tokens to generate at most (default 128); stops early at end of text\n"
+               "  --max-new-tokens N    tokens to generate at most (default 128); stops early at end of text / EOS\n"
                "  --temperature X       0 is greedy and deterministic (default 0.8)\n"
                "  --top-k K             sample from the K most likely tokens (default 0: all)\n"
                "  --top-p P             sample from the most likely tokens holding P of the mass (default 1: all)\n"

@@ -160,7 +160,7 @@ nlohmann::ordered_json dataset_metadata(const PrepareOptions& o, const Corpus& c
   tokenizer_meta["name"] = tok.name();
   tokenizer_meta["vocab_size"] = tok.vocab_size();
   tokenizer_meta["end_of_text"] = tok.end_of_text();
-  tokenizer_meta["files"] = {kTokenizerRanksFile, kTokenizerSidecarFile};
+  tokenizer_meta["files"] = saved_tokenizer_files(tok);
   meta["tokenizer"] = tokenizer_meta;
   meta["dtype"] = shard_token_bytes(tok.vocab_size()) == 2 ? "uint16" : "uint32";
   meta["document_separator"] = "end_of_text before every document";

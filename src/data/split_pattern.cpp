@@ -11,13 +11,14 @@ std::string pcre2_message(int code) {
 
 }  // namespace
 
-SplitPattern::SplitPattern(const std::string& pattern) : pattern_(pattern) {
+SplitPattern::SplitPattern(const std::string& pattern, Mode mode) : pattern_(pattern), mode_(mode) {
   int error = 0;
   PCRE2_SIZE error_offset = 0;
   // DOLLAR_ENDONLY: '$' means the end of the text, as in the Rust regex tiktoken runs on.
-  // ANCHORED: each piece must start where the last one ended (and JIT keeps working, which it
-  // would not with PCRE2_ANCHORED given at match time).
-  const uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY | PCRE2_ANCHORED;
+  // ANCHORED (covering mode): each piece must start where the last one ended (and JIT keeps
+  // working, which it would not with PCRE2_ANCHORED given at match time).
+  const uint32_t options = PCRE2_UTF | PCRE2_UCP | PCRE2_DOLLAR_ENDONLY |
+                           (mode == Mode::covering ? PCRE2_ANCHORED : 0u);
   pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
                                    options, &error,
                                    &error_offset, nullptr);
@@ -27,6 +28,12 @@ SplitPattern::SplitPattern(const std::string& pattern) : pattern_(pattern) {
   const int jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
   DIFFTX_CHECK(jit == 0, "split pattern: JIT compilation failed (", pcre2_message(jit), ") for '",
                pattern, "'");
+}
+
+SplitPattern::MatchData SplitPattern::match_data() const {
+  MatchData match(pcre2_match_data_create_from_pattern(code_.get(), nullptr), &pcre2_match_data_free);
+  DIFFTX_CHECK(match != nullptr, "split pattern: out of memory");
+  return match;
 }
 
 void SplitPattern::match_failed(int rc, size_t offset) const {

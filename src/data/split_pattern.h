@@ -1,5 +1,6 @@
-// The pre-tokenizer: a PCRE2 pattern (UTF + UCP, JIT-compiled) whose successive matches cut text
-// into the pieces that BPE encodes one by one.
+// A PCRE2 pattern (UTF + UCP, JIT-compiled) that cuts text into pieces. Two ways: tiktoken's,
+// where successive matches must cover the text (split), and Hugging Face's Split
+// pre-tokenizer's, where the text between matches is kept too (segments).
 #pragma once
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
@@ -14,8 +15,10 @@ namespace difftx::data {
 
 class SplitPattern {
  public:
-  // Throws difftx::Error naming the pattern and the offset of a syntax error.
-  explicit SplitPattern(const std::string& pattern);
+  enum class Mode { covering, searching };
+  // Throws difftx::Error naming the pattern and the offset of a syntax error. split() needs
+  // Mode::covering (anchored matching), segments() Mode::searching.
+  explicit SplitPattern(const std::string& pattern, Mode mode = Mode::covering);
 
   // Calls piece(std::string_view) for each successive match. The text must be valid UTF-8
   // (checked once by the caller: matching uses PCRE2_NO_UTF_CHECK). Text that no alternative
@@ -23,20 +26,28 @@ class SplitPattern {
   template <typename OnPiece>
   void split(std::string_view text, OnPiece&& piece) const;
 
+  // Calls segment(begin, end, is_match) for the matches and the non-empty gaps between them,
+  // in order, covering the text. Empty matches are skipped. Text as for split().
+  template <typename OnSegment>
+  void segments(std::string_view text, OnSegment&& segment) const;
+
   const std::string& pattern() const { return pattern_; }
+  Mode mode() const { return mode_; }
 
  private:
+  using MatchData = std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)>;
+  MatchData match_data() const;
   [[noreturn]] void match_failed(int rc, size_t offset) const;
 
   std::string pattern_;
+  Mode mode_;
   std::shared_ptr<pcre2_code> code_;
 };
 
 template <typename OnPiece>
 void SplitPattern::split(std::string_view text, OnPiece&& piece) const {
-  std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)> match(
-      pcre2_match_data_create_from_pattern(code_.get(), nullptr), &pcre2_match_data_free);
-  DIFFTX_CHECK(match != nullptr, "split pattern: out of memory");
+  DIFFTX_CHECK(mode_ == Mode::covering, "split pattern: split() needs Mode::covering");
+  const MatchData match = match_data();
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t offset = 0;
   while (offset < text.size()) {
@@ -48,6 +59,25 @@ void SplitPattern::split(std::string_view text, OnPiece&& piece) const {
     piece(text.substr(offset, ovector[1] - offset));
     offset = ovector[1];
   }
+}
+
+template <typename OnSegment>
+void SplitPattern::segments(std::string_view text, OnSegment&& segment) const {
+  DIFFTX_CHECK(mode_ == Mode::searching, "split pattern: segments() needs Mode::searching");
+  const MatchData match = match_data();
+  const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
+  size_t offset = 0;
+  while (offset < text.size()) {
+    const int rc = pcre2_match(code_.get(), subject, text.size(), offset,
+                               PCRE2_NO_UTF_CHECK | PCRE2_NOTEMPTY, match.get(), nullptr);
+    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc < 0) match_failed(rc, offset);
+    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
+    if (ovector[0] > offset) segment(offset, size_t{ovector[0]}, false);
+    segment(size_t{ovector[0]}, size_t{ovector[1]}, true);
+    offset = ovector[1];
+  }
+  if (offset < text.size()) segment(offset, text.size(), false);
 }
 
 }  // namespace difftx::data

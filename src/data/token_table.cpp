@@ -26,6 +26,7 @@ bool TokenTable::insert(std::string_view bytes, int32_t rank) {
   slots_[i] = Slot{static_cast<uint32_t>(h >> 32), rank, offset, length};
   if (static_cast<size_t>(rank) >= by_rank_.size()) by_rank_.resize(rank + 1, {0, 0});
   by_rank_[rank] = {offset, length};
+  if (length == 1) byte_rank_[static_cast<unsigned char>(bytes[0])] = rank;
   ++size_;
   return true;
 }

@@ -2,6 +2,7 @@
 // Lookups by bytes go through an open-addressing hash table over one byte arena, because BPE
 // encoding spends most of its time asking "is this byte string a token, and of what rank?".
 #pragma once
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -36,6 +37,8 @@ class TokenTable {
     const auto& [offset, length] = by_rank_[rank];
     return std::string_view(arena_.data() + offset, length);
   }
+  // The rank of the single byte b, or -1 when it is not a token (a table lookup, no hashing).
+  int32_t byte_rank(unsigned char b) const { return byte_rank_[b]; }
   bool has_rank(int32_t rank) const {
     return rank >= 0 && static_cast<size_t>(rank) < by_rank_.size() && by_rank_[rank].second > 0;
   }
@@ -76,6 +79,12 @@ class TokenTable {
   size_t size_ = 0;
   std::string arena_;
   std::vector<std::pair<uint32_t, uint32_t>> by_rank_;  // (offset, length); length 0: no token
+  std::array<int32_t, 256> byte_rank_ = filled_minus_one();
+  static std::array<int32_t, 256> filled_minus_one() {
+    std::array<int32_t, 256> a;
+    a.fill(-1);
+    return a;
+  }
 };
 
 }  // namespace difftx::data

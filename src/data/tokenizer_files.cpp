@@ -8,6 +8,7 @@
 #include "data/data_paths.h"
 #include "data/encodings.h"
 #include "data/file_io.h"
+#include "data/hf_tokenizer.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -62,6 +63,7 @@ Tokenizer from_builtin(const EncodingSpec& spec, const fs::path& ranks_file) {
 }
 
 Tokenizer from_file(const fs::path& file) {
+  if (file.extension() == ".json") return read_hf_tokenizer(file);
   if (fs::exists(sidecar_of(file))) return from_sidecar(file, sidecar_of(file));
   auto spec = builtin_encoding(file.stem().string());
   DIFFTX_CHECK(spec.has_value(), file.string(), ": no sidecar ", sidecar_of(file).string(),
@@ -72,8 +74,11 @@ Tokenizer from_file(const fs::path& file) {
 
 Tokenizer from_dir(const fs::path& dir) {
   const fs::path ranks = dir / kTokenizerRanksFile;
+  if (!fs::is_regular_file(ranks) && fs::is_regular_file(dir / kHfTokenizerFile))
+    return read_hf_tokenizer(dir / kHfTokenizerFile);
   DIFFTX_CHECK(fs::is_regular_file(ranks), dir.string(), ": no ", kTokenizerRanksFile,
-               " in this directory (expected a tokenizer written by difftx prepare)");
+               " in this directory, nor a ", kHfTokenizerFile,
+               " (expected a tokenizer written by difftx prepare, or a Hugging Face model directory)");
   DIFFTX_CHECK(fs::is_regular_file(sidecar_of(ranks)), dir.string(), ": no ",
                kTokenizerSidecarFile, " beside ", kTokenizerRanksFile);
   return from_sidecar(ranks, sidecar_of(ranks));
@@ -156,7 +161,13 @@ Tokenizer load_tokenizer(const std::string& name_or_path) {
        "; run scripts/setup if their files are missing)");
 }
 
+std::vector<std::string> saved_tokenizer_files(const Tokenizer& tokenizer) {
+  if (tokenizer.tiktoken_family()) return {kTokenizerRanksFile, kTokenizerSidecarFile};
+  return {kHfTokenizerFile, kHfTokenizerConfigFile};
+}
+
 void save_tokenizer(const Tokenizer& tokenizer, const fs::path& dir) {
+  if (!tokenizer.tiktoken_family()) return write_hf_tokenizer(tokenizer, dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
   DIFFTX_CHECK(!ec, dir.string(), ": cannot create directory (", ec.message(), ")");

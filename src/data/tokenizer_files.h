@@ -6,6 +6,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "data/token_table.h"
 #include "data/tokenizer.h"
@@ -13,17 +14,22 @@
 namespace difftx::data {
 
 // name_or_path is, in this order:
-//  - an existing directory: DIR/tokenizer.tiktoken with its sidecar;
-//  - an existing file: FILE with FILE.json, or without a sidecar when FILE's stem is a
-//    built-in encoding name (cl100k_base.tiktoken);
+//  - an existing directory: DIR/tokenizer.tiktoken with its sidecar, else DIR/tokenizer.json
+//    (a Hugging Face model directory: hf_tokenizer.h);
+//  - an existing file: a .json file is a Hugging Face tokenizer.json; another FILE comes with
+//    FILE.json, or without a sidecar when FILE's stem is a built-in encoding name
+//    (cl100k_base.tiktoken);
 //  - a name, looked up in tokenizer_dir() (data_paths.h: $DIFFTX_DATA/tokenizers, else
 //    <repo>/data/tokenizers): a built-in's rank file, NAME/ (a saved tokenizer), or
 //    NAME.tiktoken with a sidecar. A missing file is an error that says to run scripts/setup.
 Tokenizer load_tokenizer(const std::string& name_or_path);
 
-// Writes DIR/tokenizer.tiktoken and DIR/tokenizer.tiktoken.json (creating DIR), so that
-// load_tokenizer(DIR) gives back an identical tokenizer.
+// Writes DIR/tokenizer.tiktoken and DIR/tokenizer.tiktoken.json (creating DIR), or for a
+// tokenizer that those cannot hold (one read from tokenizer.json) DIR/tokenizer.json and
+// DIR/tokenizer_config.json, so that load_tokenizer(DIR) gives back an identical tokenizer.
 void save_tokenizer(const Tokenizer& tokenizer, const std::filesystem::path& dir);
+// The names of the files save_tokenizer writes for this tokenizer.
+std::vector<std::string> saved_tokenizer_files(const Tokenizer& tokenizer);
 
 // The rank file alone. Errors name the file and line: bad base64, a bad rank, a duplicate
 // rank or a duplicate token.

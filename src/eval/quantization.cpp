@@ -13,7 +13,7 @@ std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, d
   for (int b : bits) {
     options.forward.attention_logit_bits = b;
     const PerplexityResult r = evaluate_perplexity(model, val, options);
-    points.push_back({b, r.loss, r.tokens, std::nullopt});
+    points.push_back({b, r.loss, r.tokens});
   }
   return points;
 }

@@ -1,5 +1,7 @@
 #include "infer/generate.h"
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/timer.h"
 #include "infer/session.h"
@@ -22,7 +24,7 @@ GenerateResult generate(const Model& model, std::span<const int32_t> prompt, con
   timer.reset();
   while (r.new_tokens < o.max_new_tokens) {
     const int32_t id = sampler.sample(logits);
-    if (id == o.stop_token) {
+    if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
       r.stopped_at_stop_token = true;
       break;
     }

@@ -1,10 +1,11 @@
 // Text generation over token ids: prefill the prompt, then sample and decode one token at a
-// time until max_new_tokens, the stop token or a full context. Timing of both phases is part
+// time until max_new_tokens, a stop token or a full context. Timing of both phases is part
 // of the result (tokens/s for `difftx generate`).
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <vector>
 
 #include "infer/sampler.h"
 #include "model/model.h"
@@ -16,7 +17,7 @@ struct GenerateOptions {
   int64_t max_new_tokens = 128;
   int64_t context = 0;      // KV cache capacity; 0: max_position_embeddings
   int64_t sample_vocab = 0; // ids that may be drawn, [0, sample_vocab); 0: the model's vocab_size
-  int32_t stop_token = -1;  // generation ends when this id is drawn (not passed on); -1: none
+  std::vector<int32_t> stop_tokens;  // generation ends when one of these is drawn (not passed on)
 };
 
 struct GenerateResult {

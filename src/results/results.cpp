@@ -335,7 +335,7 @@ std::vector<QuantizationPoint> parse_quantization(const JsonField& j) {
   std::vector<QuantizationPoint> out;
   for (size_t i = 0; i < j.size(); ++i) {
     const JsonField p = j[i];
-    QuantizationPoint q{p.at("bits").integer(), p.at("val_loss").number(), optional_integer(p, "tokens"), std::nullopt};
+    QuantizationPoint q{p.at("bits").integer(), p.at("val_loss").number(), optional_integer(p, "tokens")};
     if (p.value().contains("niah_accuracy")) q.niah_accuracy = p.at("niah_accuracy").number();
     out.push_back(q);
   }

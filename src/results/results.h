@@ -131,7 +131,7 @@ struct QuantizationPoint {
   int64_t bits = 0;  // 0: not quantized
   double val_loss = 0;
   int64_t val_tokens = 0;                // "tokens", extra: val targets counted
-  std::optional<double> niah_accuracy;   // absent when not measured (null reads as NaN)
+  std::optional<double> niah_accuracy = std::nullopt;  // absent when not measured (null reads as NaN)
   double niah_accuracy_or_nan() const;
 };
 
@@ -148,12 +148,12 @@ struct AttentionMap {
 
 // What the analyses of one model found (each absent when not run).
 struct Analyses {
-  std::optional<NiahResults> niah;
-  std::optional<MqarResults> mqar;
-  std::optional<AttentionAllocation> attention_allocation;
-  std::optional<AttentionMap> attention_map;
-  std::optional<Outliers> outliers;
-  std::vector<QuantizationPoint> quantization;  // empty when absent
+  std::optional<NiahResults> niah = std::nullopt;
+  std::optional<MqarResults> mqar = std::nullopt;
+  std::optional<AttentionAllocation> attention_allocation = std::nullopt;
+  std::optional<AttentionMap> attention_map = std::nullopt;
+  std::optional<Outliers> outliers = std::nullopt;
+  std::vector<QuantizationPoint> quantization = {};  // empty when absent
 };
 
 // One model of a compare: who it is, how it trained, and its analyses.

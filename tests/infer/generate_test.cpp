@@ -61,13 +61,13 @@ TEST(Generate, StopsAtTheStopTokenTheBudgetOrAFullContext) {
   o.sampling.temperature = 0;
   o.max_new_tokens = 30;
   const auto greedy = run(model, o);
-  o.stop_token = greedy[5];  // the first time it is drawn, generation ends without passing it on
+  o.stop_tokens = {greedy[5]};  // the first time it is drawn, generation ends without passing it on
   GenerateResult r;
   const auto stopped = run(model, o, &r);
   EXPECT_TRUE(r.stopped_at_stop_token);
   const auto first = std::find(greedy.begin(), greedy.end(), greedy[5]) - greedy.begin();
   EXPECT_EQ(stopped, std::vector<int32_t>(greedy.begin(), greedy.begin() + first));
-  o.stop_token = -1;
+  o.stop_tokens.clear();
   o.context = 10;  // 4 prompt tokens: 6 decode steps fill the cache, the 7th token ends it
   const auto full = run(model, o, &r);
   EXPECT_TRUE(r.context_full);

@@ -1,0 +1,30 @@
+// Hugging Face tokenizers' files (tokenizer.json, with tokenizer_config.json beside it) of the
+// byte-level BPE family: Llama 3, Qwen 2/3, GPT-2 style. docs/FORMATS.md lists what is read;
+// anything else (Unigram, WordPiece, byte_fallback, Metaspace, ...) is refused with an error
+// naming the key and what is supported.
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include "data/tokenizer.h"
+
+namespace difftx::data {
+
+inline constexpr const char* kHfTokenizerFile = "tokenizer.json";
+inline constexpr const char* kHfTokenizerConfigFile = "tokenizer_config.json";
+
+// Reads a tokenizer.json file; tokenizer_config.json in the same directory, when present,
+// gives the end-of-text token (eos_token) and whether BOS / EOS are added (add_bos_token,
+// add_eos_token). Ids and sizes are range-checked; errors name the file and the key.
+Tokenizer read_hf_tokenizer(const std::filesystem::path& tokenizer_json);
+
+// Writes DIR/tokenizer.json and DIR/tokenizer_config.json (creating DIR) so that transformers'
+// AutoTokenizer (and read_hf_tokenizer) load a tokenizer that encodes as this one does. A
+// tiktoken-family tokenizer gets a merge list made from its ranks: every split of a token into
+// two tokens, ordered by the token's rank.
+void write_hf_tokenizer(const Tokenizer& tokenizer, const std::filesystem::path& dir);
+
+// GPT-2's split pattern, which a ByteLevel pre-tokenizer with use_regex applies.
+const std::string& gpt2_pattern();
+
+}  // namespace difftx::data
