@@ -5,16 +5,30 @@
 
 #include "cli/command.h"
 #include "cli/model_output.h"
+#include "data/hf_tokenizer.h"
+#include "data/tokenizer_files.h"
 #include "model/model_io.h"
 
 namespace difftx::cli {
 namespace {
 namespace fs = std::filesystem;
 
-// Tokenizer files travel with the weights unchanged; each format's readers find their own.
-constexpr const char* kTokenizerFiles[] = {"tokenizer.tiktoken", "tokenizer.tiktoken.json", "tokenizer.json",
-                                          "tokenizer_config.json", "special_tokens_map.json",
-                                          "generation_config.json"};
+// Files that travel with the weights unchanged.
+constexpr const char* kSidecarFiles[] = {"tokenizer.tiktoken", "tokenizer.tiktoken.json", "tokenizer.json",
+                                         "tokenizer_config.json", "special_tokens_map.json",
+                                         "generation_config.json"};
+
+// The tokenizer goes along: as it is, except that a Hugging Face directory gets tokenizer.json
+// (and tokenizer_config.json) in place of difftx's tiktoken files, which transformers cannot read.
+void copy_tokenizer(const fs::path& in, const ModelOutput& out) {
+  const bool tiktoken = fs::is_regular_file(in / data::kTokenizerRanksFile);
+  if (tiktoken && out.format == "hf") {
+    data::write_hf_tokenizer(data::load_tokenizer(in.string()), out.dir);
+    return;
+  }
+  for (const char* name : kSidecarFiles)
+    if (fs::is_regular_file(in / name)) fs::copy_file(in / name, out.dir / name);
+}
 
 int run_convert(Args& args) {
   const fs::path in = args.require("model");
@@ -22,8 +36,7 @@ int run_convert(Args& args) {
   args.finish();
   const Model model = load_model_dir(in);
   write_model(model, out);
-  for (const char* name : kTokenizerFiles)
-    if (fs::is_regular_file(in / name)) fs::copy_file(in / name, out.dir / name);
+  copy_tokenizer(in, out);
   std::printf("wrote %s (%s, %s, %.3fM parameters)\n", out.dir.string().c_str(), out.format.c_str(),
               stored_float_name(out.stored), model.config.total_parameters() / 1e6);
   return 0;
