@@ -32,7 +32,7 @@ void check_operands(const WeightMatrix& W, const float* x, const float* y, int64
 }
 
 quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
-  // best: int8 for Q4_0 and Q4_K (5x and 1.15x faster than widening to F32); Q8_0 reads at the
+  // best: int8 for Q4_0 and Q4_K (1.9x and 1.8x faster than widening to F32); Q8_0 reads at the
   // same rate either way and keeps x exact (docs/BENCHMARKS.md)
   const bool int8 = path == MatmulPath::avx512_int8 || (path == MatmulPath::best && type != WeightType::q8_0);
   if (int8)
