@@ -16,12 +16,6 @@
 
 namespace difftx {
 
-// The ggml tensor types difftx writes, with ggml's numbering.
-enum class GgmlType : uint32_t { f32 = 0, f16 = 1, q4_0 = 2, q8_0 = 8, q4_k = 12, bf16 = 30 };
-const char* ggml_type_name(GgmlType type);
-// Bytes of one row of `columns` elements (columns must be a whole number of the type's blocks).
-uint64_t ggml_row_bytes(GgmlType type, int64_t columns);
-
 using GgufValue = std::variant<uint32_t, int32_t, uint64_t, float, bool, std::string, std::vector<std::string>,
                                std::vector<int32_t>, std::vector<float>>;
 
@@ -29,10 +23,11 @@ class GgufWriter {
  public:
   void add(const std::string& key, GgufValue value);
   // `shape` row-major as difftx stores tensors ([out, in] for a matrix): written innermost
-  // first as GGUF wants it. `data` is borrowed until write(); its size must equal the rows times
-  // ggml_row_bytes of the last dimension. Names must be unique and at most 64 bytes (llama.cpp's
-  // limit).
-  void add_tensor(const std::string& name, const std::vector<int64_t>& shape, GgmlType type,
+  // first as GGUF wants it. `ggml_type` is ggml's type number (kernels/quant/weight_type.h has
+  // them) and `data` the tensor's bytes in that type's layout, which the caller sizes
+  // (weight_matrix_bytes); borrowed until write(). Names must be unique and at most 64 bytes
+  // (llama.cpp's limit).
+  void add_tensor(const std::string& name, const std::vector<int64_t>& shape, uint32_t ggml_type,
                   std::span<const uint8_t> data);
   // Writes the file atomically (io/atomic_file.h).
   void write(const std::filesystem::path& path) const;
@@ -41,7 +36,7 @@ class GgufWriter {
   struct Tensor {
     std::string name;
     std::vector<int64_t> shape;
-    GgmlType type;
+    uint32_t ggml_type;
     std::span<const uint8_t> data;
   };
   std::vector<std::pair<std::string, GgufValue>> metadata_;
