@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "core/buffer.h"
-#include "infer/decode_attention.h"
+#include "kernels/attention/decode_attention.h"
 #include "infer/kv_cache.h"
 #include "kernels/ops.h"
 #include "model/model.h"

@@ -87,11 +87,7 @@ int64_t ModelConfig::total_parameters() const {
 }
 
 double ModelConfig::forward_flops(int64_t B, int64_t T) const {
-  const double unmasked = static_cast<double>(T) * (T + 1) / 2.0;  // causal scores per map
-  // Maps and value width per map: baseline H maps of d; diff 2H maps of 2d; diff2 2H maps of d.
-  const int64_t maps = attention == AttentionKind::baseline ? num_attention_heads : 2 * num_attention_heads;
-  const int64_t value_width = attention == AttentionKind::diff ? 2 * head_dim : head_dim;
-  const double attention_flops = num_hidden_layers * maps * unmasked * (2.0 * head_dim + 2.0 * value_width);
+  const double attention_flops = num_hidden_layers * attention_variant().forward_flops(T);
   return B * (2.0 * T * non_embedding_parameters() + attention_flops);
 }
 
@@ -144,8 +140,9 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   c.num_attention_heads = get_positive_int(j, "num_attention_heads", where);
   c.num_key_value_heads = j.contains("num_key_value_heads") ? get_positive_int(j, "num_key_value_heads", where)
                                                             : c.num_attention_heads;
-  // Default head width keeps the paper's parameter matching: diff has h = D / 2d (SPEC §2.2).
-  const int64_t per_head = c.attention == AttentionKind::diff ? 2 * c.num_attention_heads : c.num_attention_heads;
+  // Default head width keeps the paper's parameter matching: the output heads fill D
+  // (diff: h = D / 2d, SPEC §2.2), i.e. out_width of a unit head width divides D.
+  const int64_t per_head = AttentionVariant{c.attention, c.num_attention_heads, c.num_key_value_heads, 1}.out_width();
   if (j.contains("head_dim")) {
     c.head_dim = get_positive_int(j, "head_dim", where);
   } else {
