@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/arena_plan.h"
+
 namespace difftx {
 
 Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), T(T_), N(B_ * T_) {
@@ -16,7 +18,7 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
   float* base = nullptr;
   auto take = [&](int64_t n) -> float* {
     float* p = base ? base + used : nullptr;
-    used += (n + 15) / 16 * 16;
+    used += arena_rounded(n);
     return p;
   };
   auto carve = [&] {
@@ -47,19 +49,19 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
     rstd_final = take(N);
     logits = take(logit_rows * c.vocab_size);
     d_resid = take(N * D);
-    d_a = take(N * D);
-    d_b = take(N * D);
-    d_ff1 = take(N * F);
-    d_ff2 = take(N * F);
-    d_ff3 = take(N * F);
+    d_norm_out = take(N * D);
+    d_norm_in = take(N * D);
+    d_act = take(N * F);
+    d_gate = take(N * F);
+    d_up = take(N * F);
     d_q = take(N * a.q_width());
     d_k = take(N * a.k_width());
     d_v = take(N * a.v_width());
+    d_att_final = take(N * a.out_width());
     d_att = take(N * a.out_width());
-    d_att2 = take(N * a.out_width());
     d_lambda = take(std::max<int64_t>(N * H, 1));
-    subln_gain = take(2 * c.head_dim);
-    subln_gain_grad = take(2 * c.head_dim);
+    head_norm_gain = take(2 * c.head_dim);
+    head_norm_gain_grad = take(2 * c.head_dim);
   };
   carve();
   arena_.resize(used);

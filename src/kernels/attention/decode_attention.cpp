@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/arena_plan.h"
 #include "core/error.h"
 #include "core/threading.h"
 #include "kernels/attention/decode_attention.h"
@@ -173,7 +174,7 @@ DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int
   DIFFTX_CHECK(max_chunks_ >= 0, "decode attention: max_chunks ", max_chunks_, " must not be negative");
   max_chunks = max_chunks_ > 0 ? max_chunks_ : std::max<int64_t>(1, (2 * thread_count() + a.Hkv - 1) / a.Hkv);
   const int64_t M = a.maps_per_kv_head();
-  item_floats = (M * a.value_width() + 2 * M + M * kBlock + 15) / 16 * 16;
+  item_floats = arena_rounded(M * a.value_width() + 2 * M + M * kBlock);
   q_scaled.resize(a.attention_dims().q_width());
   items.resize(a.Hkv * max_chunks * item_floats);
 }

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/arena_plan.h"
 #include "kernels/attention/attention.h"
 
 namespace difftx::flash {
@@ -42,19 +43,8 @@ struct MapLayout {
   int64_t key_head(int64_t map) const { return variant.key_head(map); }
 };
 
-// Carves named parts out of one scratch block: reserve() returns float offsets, 64-byte aligned.
-class ScratchLayout {
- public:
-  int64_t reserve(int64_t floats) {
-    const int64_t at = size_;
-    size_ += (floats + 15) / 16 * 16;
-    return at;
-  }
-  int64_t size() const { return size_; }
-
- private:
-  int64_t size_ = 0;
-};
+// Carves named parts out of one scratch block (64-byte aligned offsets).
+using ScratchLayout = ArenaPlan;
 
 // The calling thread's scratch block, grown (never shrunk) to at least `floats`. Contents are
 // not kept between calls.
