@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/json_file.h"
+#include "model/parameters.h"
 
 namespace difftx {
 namespace {
@@ -71,14 +72,12 @@ AttentionDims ModelConfig::attention_dims(int64_t B, int64_t T) const {
 }
 
 int64_t ModelConfig::non_embedding_parameters() const {
-  const AttentionDims a = attention_dims(1, 1);
-  const int64_t D = hidden_size, F = intermediate_size;
-  int64_t per_layer = 2 * D;                                                    // two RMSNorm gains
-  per_layer += D * (a.q_width() + a.k_width() + a.v_width()) + a.out_width() * D;  // Q, K, V, O
-  per_layer += 3 * D * F;                                                       // SwiGLU
-  if (attention == AttentionKind::diff) per_layer += 4 * head_dim + (diff_subln ? 2 * head_dim : 0);
-  if (attention == AttentionKind::diff2) per_layer += num_attention_heads * D;  // lambda_proj
-  return num_hidden_layers * per_layer + D /* final norm */ + vocab_size * D /* LM head */;
+  // Every tensor of the schema (parameters.h) but the token embedding; the LM head counts even
+  // when tied (SPEC §4 counts its FLOPs).
+  int64_t total = 0;
+  for (const ParamInfo& p : ParameterTable(*this).params()) total += p.numel;
+  const int64_t embed = vocab_size * hidden_size;
+  return total - embed + (tie_word_embeddings ? embed : 0);
 }
 
 int64_t ModelConfig::total_parameters() const {
