@@ -68,13 +68,4 @@ AttentionRow attention_row(const AttentionDims& dims, const float* q, const floa
   return r;
 }
 
-LayerAttention layer_attention(const ModelConfig& c, const Activations& acts, int64_t layer) {
-  DIFFTX_CHECK(layer >= 0 && layer < c.num_hidden_layers, "layer ", layer, " outside [0, ", c.num_hidden_layers, ")");
-  const LayerActivations& s = acts.layers[layer];
-  const float* lambda = c.attention == AttentionKind::diff    ? &s.lambda
-                        : c.attention == AttentionKind::diff2 ? s.lambda_logits
-                                                              : nullptr;
-  return {c.attention_dims(acts.B, acts.T), s.q, s.k, lambda};
-}
-
 }  // namespace difftx
