@@ -28,9 +28,9 @@ void bench_quantized_attention(bool json, int64_t T, int64_t d, AttentionKind ki
   const int64_t N = a.B * a.T;
   const auto q = random_floats(N * a.q_width(), 1, -2, 2), k = random_floats(N * a.k_width(), 2, -1, 1);
   const auto v = random_floats(N * a.v_width(), 3, -1, 1);
-  const auto lambda = random_floats(kind == AttentionKind::diff2 ? N * H : 1, 4, 0.2, 0.8);
+  const auto lambda = random_floats(std::max<int64_t>(a.variant().lambda_floats(N), 1), 4, 0.2, 0.8);
   std::vector<float> out(N * a.out_width()), lse(attention_lse_floats(a)), maps_out(attention_maps_out_floats(a));
-  const float* lam = kind == AttentionKind::baseline ? nullptr : lambda.data();
+  const float* lam = a.variant().paired() ? lambda.data() : nullptr;
   double fused = 1e300, quantized = 1e300;
   for (int round = 0; round < 3; ++round) {  // alternate, keep each one's best (bench attn's reasoning)
     fused = std::min(fused, measure([&] {
@@ -41,8 +41,7 @@ void bench_quantized_attention(bool json, int64_t T, int64_t d, AttentionKind ki
                                       attention_forward_quantized(a, q.data(), k.data(), v.data(), lam, out.data(), 8);
                                     }, 0.15, 2).best_ms);
   }
-  const double maps = attention_map_count(a), dv = kind == AttentionKind::diff ? 2 * d : d;
-  const double flops = maps * (T * (T + 1) / 2.0) * (2.0 * d + 2.0 * dv);
+  const double flops = a.variant().forward_flops(T);
   for (int i = 0; i < 2; ++i) {
     const double ms = i == 0 ? fused : quantized;
     print_row(json, {str("op", i == 0 ? "attn_fwd" : "attn_fwd_quantized8"), str("variant", attention_kind_name(kind)),

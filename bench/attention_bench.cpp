@@ -31,7 +31,7 @@ struct Inputs {
     fill(k, N * a.k_width(), -1, 1);
     fill(v, N * a.v_width(), -1, 1);
     fill(dout, N * a.out_width(), -1, 1);
-    fill(lambda, a.kind == AttentionKind::diff ? 1 : a.kind == AttentionKind::diff2 ? N * a.H : 0, 0.2, 0.8);
+    fill(lambda, a.variant().lambda_floats(N), 0.2, 0.8);
     out.resize(N * a.out_width());
     lse.resize(attention_lse_floats(a));
     maps_out.resize(attention_maps_out_floats(a));
@@ -46,11 +46,7 @@ struct Inputs {
 
 constexpr int kRounds = 3;
 
-double forward_flops(const AttentionDims& a) {
-  const double maps = a.kind == AttentionKind::baseline ? a.H : 2 * a.H;
-  const double dv = a.kind == AttentionKind::diff ? 2 * a.d : a.d;
-  return a.B * maps * (a.T * (a.T + 1) / 2.0) * (2.0 * a.d + 2.0 * dv);
-}
+double forward_flops(const AttentionDims& a) { return a.B * a.variant().forward_flops(a.T); }
 
 // One variant at one shape: its inputs and the best forward and backward times seen so far.
 struct Case {

@@ -21,7 +21,7 @@
 #include "core/rng.h"
 #include "core/threading.h"
 #include "core/timer.h"
-#include "infer/decode_attention.h"
+#include "kernels/attention/decode_attention.h"
 #include "infer/session.h"
 #include "measure.h"
 #include "model/model.h"

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "eval/attention_maps.h"
 #include "model/decoder.h"
+#include "model/taps.h"
 
 namespace difftx {
 
@@ -69,7 +70,7 @@ PromptRows prompt_rows(const Model& model, const AllocationPrompt& prompt) {
   r.keys = T;
   r.weights.reserve(r.layers * r.heads * T);
   for (int64_t l = 0; l < r.layers; ++l) {
-    const LayerAttention a = layer_attention(c, acts, l);
+    const LayerTap a = layer_tap(c, acts, l);
     const AttentionRow row = attention_row(a.dims, a.q, a.k, a.lambda, 0, prompt.query_position);
     for (int64_t h = 0; h < r.heads; ++h) {
       const std::vector<double> w = row.normalised(h);

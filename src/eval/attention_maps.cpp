@@ -6,7 +6,6 @@
 
 #include "core/error.h"
 #include "kernels/attention/attention_logits.h"
-#include "kernels/attention/flash_layout.h"
 
 namespace difftx {
 
@@ -22,11 +21,11 @@ AttentionRow attention_row(const AttentionDims& dims, const float* q, const floa
                            int64_t b, int64_t t) {
   dims.validate();
   DIFFTX_CHECK(q && k, "attention_row: tensors q and k must not be null");
-  DIFFTX_CHECK(dims.kind == AttentionKind::baseline || lambda, "attention_row (", attention_kind_name(dims.kind),
+  const AttentionVariant variant = dims.variant();
+  DIFFTX_CHECK(!variant.paired() || lambda, "attention_row (", attention_kind_name(dims.kind),
                "): tensor lambda must not be null");
   DIFFTX_CHECK(b >= 0 && b < dims.B, "attention_row: batch row ", b, " outside [0, ", dims.B, ")");
   DIFFTX_CHECK(t >= 0 && t < dims.T, "attention_row: query position ", t, " outside the sequence [0, ", dims.T, ")");
-  const flash::MapLayout L(dims);
   const int64_t T = dims.T, d = dims.d, n = t + 1, qw = dims.q_width(), kw = dims.k_width();
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
 
@@ -42,7 +41,7 @@ AttentionRow attention_row(const AttentionDims& dims, const float* q, const floa
     double* p = r.softmax.data() + j * n;
     double mx = -INFINITY;
     for (int64_t s = 0; s < n; ++s) {
-      const float* ks = k + (b * T + s) * kw + L.key_head(j) * d;
+      const float* ks = k + (b * T + s) * kw + variant.key_head(j) * d;
       double dot = 0;
       for (int64_t x = 0; x < d; ++x) dot += static_cast<double>(qt[x]) * ks[x];
       logit[s] = dot * scale;
@@ -57,26 +56,16 @@ AttentionRow attention_row(const AttentionDims& dims, const float* q, const floa
   r.head.assign(r.heads * n, 0.0);
   for (int64_t i = 0; i < r.heads; ++i) {
     double* h = r.head.data() + i * n;
-    if (dims.kind == AttentionKind::baseline) {
+    if (!variant.paired()) {
       for (int64_t s = 0; s < n; ++s) h[s] = r.softmax[i * n + s];
       continue;
     }
-    r.weight[i] = dims.kind == AttentionKind::diff ? lambda[0]
-                                                   : 1.0 / (1.0 + std::exp(-static_cast<double>(lambda[(b * T + t) * dims.H + i])));
+    r.weight[i] = variant.pair_weight<double>(lambda, b * T + t, i);
     const double* a0 = r.softmax.data() + 2 * i * n;
     const double* a1 = a0 + n;
     for (int64_t s = 0; s < n; ++s) h[s] = a0[s] - r.weight[i] * a1[s];
   }
   return r;
-}
-
-LayerAttention layer_attention(const ModelConfig& c, const Activations& acts, int64_t layer) {
-  DIFFTX_CHECK(layer >= 0 && layer < c.num_hidden_layers, "layer ", layer, " outside [0, ", c.num_hidden_layers, ")");
-  const LayerActivations& s = acts.layers[layer];
-  const float* lambda = c.attention == AttentionKind::diff    ? &s.lambda
-                        : c.attention == AttentionKind::diff2 ? s.lambda_logits
-                                                              : nullptr;
-  return {c.attention_dims(acts.B, acts.T), s.q, s.k, lambda};
 }
 
 }  // namespace difftx

@@ -1,6 +1,6 @@
 // The attention weights of a trained model, materialised row by row for analysis (paper §3.4
-// Table 3 and Figure 1), from the per-layer queries and keys after RoPE that decoder_forward
-// leaves in Activations.
+// Table 3 and Figure 1), from the per-layer queries and keys after RoPE of a decoder_forward
+// (model/taps.h).
 //
 // For query position t of one sequence:
 //   softmax maps (maps as the kernels number them, attention_logits.h):
@@ -22,7 +22,6 @@
 #include <vector>
 
 #include "kernels/attention/attention.h"
-#include "model/activations.h"
 #include "model/config.h"
 
 namespace difftx {
@@ -48,14 +47,5 @@ struct AttentionRow {
 // for diff2). Double precision throughout.
 AttentionRow attention_row(const AttentionDims& dims, const float* q, const float* k, const float* lambda,
                            int64_t b, int64_t t);
-
-// What attention_row needs from layer `layer` of a decoder_forward.
-struct LayerAttention {
-  AttentionDims dims;
-  const float* q;
-  const float* k;
-  const float* lambda;
-};
-LayerAttention layer_attention(const ModelConfig& config, const Activations& acts, int64_t layer);
 
 }  // namespace difftx

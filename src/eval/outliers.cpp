@@ -11,6 +11,7 @@
 #include "eval/attention_maps.h"
 #include "kernels/attention/attention_logits.h"
 #include "model/decoder.h"
+#include "model/taps.h"
 
 namespace difftx {
 
@@ -49,7 +50,7 @@ OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const
       decoder_forward(model, acts, inputs.data());
       for (int64_t l = 0; l < L; ++l) {
         // Logits: one (sequence, map) per work item, each thread with its own map and accumulator.
-        const LayerAttention a = layer_attention(c, acts, l);
+        const LayerTap a = layer_tap(c, acts, l);
         const int64_t maps = attention_map_count(a.dims);
         float logit_max = 0;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(max : logit_max)
@@ -63,7 +64,7 @@ OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const
           }
         }
         // Hidden states: the output of layer l (its residual stream), rows [0, rows) of the batch.
-        const float* x = l + 1 < L ? acts.layers[l + 1].x : acts.x_final;
+        const float* x = a.residual_out;
         const int64_t n = rows * T * D;
         hidden.add(x, n);
         float hidden_max = 0;

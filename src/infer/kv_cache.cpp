@@ -10,9 +10,9 @@ KVCache::KVCache(const ModelConfig& config, int64_t capacity_)
     : capacity(capacity_),
       layers(config.num_hidden_layers),
       kv_heads(config.num_key_value_heads),
-      key_width(config.attention == AttentionKind::diff ? 2 * config.head_dim : config.head_dim),
-      value_width(config.attention == AttentionKind::diff ? 2 * config.head_dim : config.head_dim),
-      dims{config.attention, config.num_attention_heads, config.num_key_value_heads, config.head_dim, capacity_} {
+      key_width(config.attention_variant().key_width()),
+      value_width(config.attention_variant().value_width()),
+      dims{config.attention_variant(), capacity_} {
   DIFFTX_CHECK(capacity >= 1 && capacity <= config.max_position_embeddings, "KV cache: context ", capacity,
                " must be in [1, max_position_embeddings = ", config.max_position_embeddings, "]");
   storage_.resize(layers * layer_floats());

@@ -1,15 +1,13 @@
 // The key/value cache of incremental decoding: per layer, the post-RoPE keys and the values of
 // every position so far, preallocated for `capacity` tokens, in the layout single-query
 // attention reads (decode_attention.h): keys in transposed tiles of 16 positions, values
-// [Hkv][capacity][width]. Per kv head and token:
-//   baseline, diff2: key width d, value width d (SPEC §2.1, §2.3: V2 stores exactly what a
-//                    baseline with the same kv heads stores);
-//   diff:            key width 2d ([k1 | k2] of the kv head, SPEC §2.2), value width 2d.
+// [Hkv][capacity][width]. Per kv head and token it stores the variant's key_width and
+// value_width (variant.h; V2 stores exactly what a baseline with the same kv heads stores).
 #pragma once
 #include <cstdint>
 
 #include "core/buffer.h"
-#include "infer/decode_attention.h"
+#include "kernels/attention/decode_attention.h"
 #include "model/config.h"
 
 namespace difftx {

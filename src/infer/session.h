@@ -5,12 +5,14 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/buffer.h"
-#include "infer/decode_attention.h"
+#include "kernels/attention/decode_attention.h"
 #include "infer/kv_cache.h"
 #include "kernels/ops.h"
+#include "model/layer.h"
 #include "model/model.h"
 
 namespace difftx {
@@ -34,17 +36,25 @@ class InferenceSession {
   void reset() { cache_.length = 0; }
 
  private:
+  // The decode step's attention: the new token's keys and values into the cache, its query
+  // over every cached position.
+  struct CacheAttention : AttentionCore {
+    CacheAttention(KVCache& c, DecodeAttentionScratch s, int64_t p) : cache(c), scratch(std::move(s)), position(p) {}
+    void attend(int64_t layer, LayerActivations& s, const float* lambda) override;
+    KVCache& cache;
+    DecodeAttentionScratch scratch;
+    int64_t position;
+  };
+
   const Model& model_;
   KVCache cache_;
-  DecodeAttentionDims attention_;
-  DecodeAttentionScratch attention_scratch_;
+  CacheAttention attention_;
   Buffer<float> rope_storage_;
   RopeTable rope_;
-  std::vector<float> diff_lambda_;  // diff: each layer's lambda (Eq. 2), fixed per model
-  // One token's activations.
+  // One token's activations, the layer's tensors for a batch of one.
   Buffer<float> arena_;
-  float *x_, *h_, *q_, *k_, *v_, *lambda_logits_, *att_, *att_final_, *sub_rstd_, *gate_, *up_, *act_, *logits_;
-  float rstd_ = 0;
+  LayerActivations token_{};
+  float *head_norm_gain_, *logits_;
 };
 
 }  // namespace difftx

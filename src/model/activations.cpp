@@ -2,12 +2,15 @@
 
 #include <algorithm>
 
+#include "core/arena_plan.h"
+
 namespace difftx {
 
 Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), T(T_), N(B_ * T_) {
   const AttentionDims a = c.attention_dims(B, T);
   const int64_t D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
-  const bool diff = c.attention == AttentionKind::diff;
+  const AttentionVariant variant = c.attention_variant();
+  const bool head_norm = c.has_head_norm();
   logit_rows = std::clamp<int64_t>((int64_t{8} << 20) / c.vocab_size, 16, N);
 
   // Two passes over the same carving: the first counts floats, the second hands out pointers.
@@ -15,7 +18,7 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
   float* base = nullptr;
   auto take = [&](int64_t n) -> float* {
     float* p = base ? base + used : nullptr;
-    used += (n + 15) / 16 * 16;
+    used += arena_rounded(n);
     return p;
   };
   auto carve = [&] {
@@ -28,12 +31,12 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
       l.q = take(N * a.q_width());
       l.k = take(N * a.k_width());
       l.v = take(N * a.v_width());
-      l.lambda_logits = c.attention == AttentionKind::diff2 ? take(N * H) : nullptr;
+      l.lambda_logits = variant.lambda_source() == LambdaSource::token_logits ? take(variant.lambda_floats(N)) : nullptr;
       l.att = take(N * a.out_width());
       l.saved.lse = take(attention_lse_floats(a));
-      l.saved.maps_out = c.attention == AttentionKind::baseline ? nullptr : take(attention_maps_out_floats(a));
-      l.sub_rstd = diff && c.diff_subln ? take(N * H) : nullptr;
-      l.att_final = diff && c.diff_subln ? take(N * a.out_width()) : l.att;
+      l.saved.maps_out = variant.paired() ? take(attention_maps_out_floats(a)) : nullptr;
+      l.sub_rstd = head_norm ? take(N * H) : nullptr;
+      l.att_final = head_norm ? take(N * a.out_width()) : l.att;
       l.y = take(N * D);
       l.h2 = take(N * D);
       l.rstd2 = take(N);
@@ -46,19 +49,19 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
     rstd_final = take(N);
     logits = take(logit_rows * c.vocab_size);
     d_resid = take(N * D);
-    d_a = take(N * D);
-    d_b = take(N * D);
-    d_ff1 = take(N * F);
-    d_ff2 = take(N * F);
-    d_ff3 = take(N * F);
+    d_norm_out = take(N * D);
+    d_norm_in = take(N * D);
+    d_act = take(N * F);
+    d_gate = take(N * F);
+    d_up = take(N * F);
     d_q = take(N * a.q_width());
     d_k = take(N * a.k_width());
     d_v = take(N * a.v_width());
+    d_att_final = take(N * a.out_width());
     d_att = take(N * a.out_width());
-    d_att2 = take(N * a.out_width());
     d_lambda = take(std::max<int64_t>(N * H, 1));
-    subln_gain = take(2 * c.head_dim);
-    subln_gain_grad = take(2 * c.head_dim);
+    head_norm_gain = take(2 * c.head_dim);
+    head_norm_gain_grad = take(2 * c.head_dim);
   };
   carve();
   arena_.resize(used);

@@ -44,10 +44,17 @@ struct Activations {
   float* logits;      // [logit_rows, V]
   Buffer<float> rope_table_storage;
   RopeTable rope;
-  // Backward scratch, reused by every layer.
-  float *d_resid, *d_a, *d_b, *d_ff1, *d_ff2, *d_ff3, *d_q, *d_k, *d_v, *d_att, *d_att2, *d_lambda;
-  // diff with diff_subln: the layer's headwise gain times (1 - lambda_init), and its gradient [2d].
-  float *subln_gain, *subln_gain_grad;
+  // Backward scratch, reused by every layer: gradients of the loss w.r.t.
+  float* d_resid;     // [N, D] the residual stream, layer by layer
+  float* d_norm_out;  // [N, D] an RMSNorm's output (h1, h2, h_final)
+  float* d_norm_in;   // [N, D] that RMSNorm's input
+  float *d_act, *d_gate, *d_up;          // [N, F] the MLP's silu(gate) * up, gate and up
+  float *d_q, *d_k, *d_v;                // projections' outputs
+  float* d_att_final;                    // [N, out_width] what o_proj sees
+  float* d_att;                          // [N, out_width] the attention output (before the head norm)
+  float* d_lambda;                       // diff: [1], diff2: [N, H]
+  // DIFF V1's head norm gain times (1 - lambda_init), and its gradient [2d].
+  float *head_norm_gain, *head_norm_gain_grad;
   // Opt-in: when set, the decoder adds the wall time of each phase of every call here.
   StepProfile* profile = nullptr;
 

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "io/json_file.h"
+#include "model/parameters.h"
 
 namespace difftx {
 namespace {
@@ -71,14 +72,13 @@ AttentionDims ModelConfig::attention_dims(int64_t B, int64_t T) const {
 }
 
 int64_t ModelConfig::non_embedding_parameters() const {
-  const AttentionDims a = attention_dims(1, 1);
-  const int64_t D = hidden_size, F = intermediate_size;
-  int64_t per_layer = 2 * D;                                                    // two RMSNorm gains
-  per_layer += D * (a.q_width() + a.k_width() + a.v_width()) + a.out_width() * D;  // Q, K, V, O
-  per_layer += 3 * D * F;                                                       // SwiGLU
-  if (attention == AttentionKind::diff) per_layer += 4 * head_dim + (diff_subln ? 2 * head_dim : 0);
-  if (attention == AttentionKind::diff2) per_layer += num_attention_heads * D;  // lambda_proj
-  return num_hidden_layers * per_layer + D /* final norm */ + vocab_size * D /* LM head */;
+  // Every tensor of the schema (parameters.h) but the token embedding; the LM head counts even
+  // when tied (SPEC §4 counts its FLOPs).
+  int64_t total = 0;
+  const ParameterTable table(*this);  // named: a range-for over a temporary's params() would dangle
+  for (const ParamInfo& p : table.params()) total += p.numel;
+  const int64_t embed = vocab_size * hidden_size;
+  return total - embed + (tie_word_embeddings ? embed : 0);
 }
 
 int64_t ModelConfig::total_parameters() const {
@@ -87,11 +87,7 @@ int64_t ModelConfig::total_parameters() const {
 }
 
 double ModelConfig::forward_flops(int64_t B, int64_t T) const {
-  const double unmasked = static_cast<double>(T) * (T + 1) / 2.0;  // causal scores per map
-  // Maps and value width per map: baseline H maps of d; diff 2H maps of 2d; diff2 2H maps of d.
-  const int64_t maps = attention == AttentionKind::baseline ? num_attention_heads : 2 * num_attention_heads;
-  const int64_t value_width = attention == AttentionKind::diff ? 2 * head_dim : head_dim;
-  const double attention_flops = num_hidden_layers * maps * unmasked * (2.0 * head_dim + 2.0 * value_width);
+  const double attention_flops = num_hidden_layers * attention_variant().forward_flops(T);
   return B * (2.0 * T * non_embedding_parameters() + attention_flops);
 }
 
@@ -201,8 +197,9 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   c.num_attention_heads = get_positive_int(j, "num_attention_heads", where);
   c.num_key_value_heads = j.contains("num_key_value_heads") ? get_positive_int(j, "num_key_value_heads", where)
                                                             : c.num_attention_heads;
-  // Default head width keeps the paper's parameter matching: diff has h = D / 2d (SPEC §2.2).
-  const int64_t per_head = c.attention == AttentionKind::diff ? 2 * c.num_attention_heads : c.num_attention_heads;
+  // Default head width keeps the paper's parameter matching: the output heads fill D
+  // (diff: h = D / 2d, SPEC §2.2), i.e. out_width of a unit head width divides D.
+  const int64_t per_head = AttentionVariant{c.attention, c.num_attention_heads, c.num_key_value_heads, 1}.out_width();
   if (j.contains("head_dim")) {
     c.head_dim = get_positive_int(j, "head_dim", where);
   } else {

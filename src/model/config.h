@@ -31,7 +31,10 @@ struct ModelConfig {
 
   // SPEC §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) for l = layer_index + 1, or the constant.
   double lambda_init(int64_t layer_index) const;
+  AttentionVariant attention_variant() const { return {attention, num_attention_heads, num_key_value_heads, head_dim}; }
   AttentionDims attention_dims(int64_t B, int64_t T) const;
+  // DIFF V1's headwise RMSNorm and (1 - lambda_init) factor (SPEC §2.2 Eq. 3), unless ablated.
+  bool has_head_norm() const { return attention == AttentionKind::diff && diff_subln; }
   // Parameters without the token embedding (and without a tied head), as SPEC §4 counts FLOPs.
   int64_t non_embedding_parameters() const;
   int64_t total_parameters() const;

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "model/activations.h"
+#include "model/layer.h"
 #include "model/model.h"
 
 namespace difftx {
@@ -35,12 +36,10 @@ LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* input
                      const ForwardOptions& options = {});
 
 // The forward pass through every layer and the final norm, filling `acts` (per-layer q, k
-// after RoPE, v, ... and h_final); no LM head. Prefill for inference builds on this.
-void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs, const ForwardOptions& options = {});
-
-// SPEC §2.2 Eq. 2 (diff): the layer's lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init.
-// Shared with incremental decoding (src/infer).
-double diff_lambda(const ModelConfig& config, const LayerTensors& layer, int64_t layer_index);
+// after RoPE, v, ... and h_final); no LM head. `core` replaces the attention over the batch
+// (BatchAttention, layer.h): prefill passes one that also fills the KV cache.
+void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs, const ForwardOptions& options = {},
+                     AttentionCore* core = nullptr);
 
 // Logits of every position, out [B * T, V].
 void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out,

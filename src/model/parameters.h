@@ -9,12 +9,26 @@
 
 namespace difftx {
 
+struct LayerTensors;
+struct ModelTensors;
+
+// How a tensor is initialised (docs/MODEL.md): norm gains 1; linear weights and embeddings
+// N(0, 0.02); the residual output projections (o_proj, down_proj) N(0, 0.02 / sqrt(2L)); the
+// lambda vectors N(0, 0.1) (SPEC §2.2).
+enum class ParamInit { ones, normal, residual_normal, lambda_normal };
+
+// One entry of the parameter schema: everything the table, binding, initialisation, weight decay
+// and the parameter count need to know about a tensor.
 struct ParamInfo {
   std::string name;
   std::vector<int64_t> shape;
   int64_t offset;  // in floats, from the arena's start (64-byte aligned)
   int64_t numel;
   bool decay;      // AdamW weight decay: matrices (ndim >= 2) yes; gains and lambda vectors no
+  ParamInit init;
+  int64_t layer;                        // -1 for the model-level tensors
+  float* LayerTensors::*layer_view;     // where bind_tensors puts it (layer tensors)
+  float* ModelTensors::*model_view;     // (model-level tensors)
 };
 
 class ParameterTable {
@@ -25,7 +39,6 @@ class ParameterTable {
   int64_t total_floats() const { return total_; }
 
  private:
-  void add(std::string name, std::vector<int64_t> shape);
   std::vector<ParamInfo> params_;
   int64_t total_ = 0;
 };
@@ -56,9 +69,7 @@ struct ModelTensors {
 };
 ModelTensors bind_tensors(const ModelConfig& config, const ParameterTable& table, float* arena);
 
-// Initialisation (documented in docs/MODEL.md): linear weights N(0, 0.02), the residual
-// output projections (o_proj, down_proj) N(0, 0.02 / sqrt(2L)), embeddings N(0, 0.02),
-// lambda_proj N(0, 0.02), lambda vectors N(0, 0.1) (SPEC §2.2), norm gains 1.
+// Every tensor by its ParamInit, in table order from one random stream.
 void init_parameters(const ModelConfig& config, const ParameterTable& table, float* arena, uint64_t seed);
 
 }  // namespace difftx

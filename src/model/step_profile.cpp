@@ -7,17 +7,12 @@ namespace difftx {
 const char* step_phase_name(StepPhase phase) {
   switch (phase) {
     case StepPhase::embedding: return "embedding";
-    case StepPhase::rmsnorm: return "rmsnorm";
-    case StepPhase::qkv_proj: return "qkv_proj";
-    case StepPhase::rope: return "rope";
-    case StepPhase::attention_fwd: return "attention_fwd";
-    case StepPhase::attention_bwd: return "attention_bwd";
-    case StepPhase::diff_extra: return "diff_extra";
-    case StepPhase::o_proj: return "o_proj";
-    case StepPhase::mlp_gemm: return "mlp_gemm";
-    case StepPhase::swiglu: return "swiglu";
-    case StepPhase::residual: return "residual";
+    case StepPhase::attention_forward: return "attention_forward";
+    case StepPhase::mlp_forward: return "mlp_forward";
+    case StepPhase::final_norm: return "final_norm";
     case StepPhase::lm_head_xent: return "lm_head_xent";
+    case StepPhase::mlp_backward: return "mlp_backward";
+    case StepPhase::attention_backward: return "attention_backward";
     case StepPhase::optimizer: return "optimizer";
     case StepPhase::count: break;
   }

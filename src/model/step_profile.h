@@ -1,5 +1,5 @@
 // Opt-in wall-clock breakdown of a training step by phase (for `difftx bench train --profile`).
-// The decoder laps a PhaseClock after each piece of work; with no profile attached (the
+// The decoder laps a PhaseClock after each block of a layer; with no profile attached (the
 // default) a lap does nothing.
 #pragma once
 #include <array>
@@ -8,19 +8,14 @@
 namespace difftx {
 
 enum class StepPhase {
-  embedding,     // lookup and its gradient
-  rmsnorm,       // the pre-attention, pre-MLP and final norms, forward and backward
-  qkv_proj,      // q/k/v (and diff2's lambda) projections, forward and backward GEMMs
-  rope,          // forward and backward
-  attention_fwd,
-  attention_bwd,
-  diff_extra,    // diff: the headwise norm, its (1 - lambda_init) scale and the lambda gradient
-  o_proj,        // forward and backward GEMMs
-  mlp_gemm,      // gate, up and down projections, forward and backward
-  swiglu,        // the gate, forward and backward
-  residual,      // residual adds and copies
-  lm_head_xent,  // the LM head GEMMs with the fused cross-entropy
-  optimizer,     // gradient zeroing, global norm and AdamW (timed by the caller)
+  embedding,           // lookup and its gradient
+  attention_forward,   // the attention blocks (layer.h): norm, projections, RoPE, attention, head norm, o_proj
+  mlp_forward,         // the MLP blocks: norm, gate, up, SwiGLU, down
+  final_norm,          // the final RMSNorm, forward and backward
+  lm_head_xent,        // the LM head GEMMs with the fused cross-entropy
+  mlp_backward,
+  attention_backward,
+  optimizer,           // gradient zeroing, global norm and AdamW (timed by the caller)
   count
 };
 

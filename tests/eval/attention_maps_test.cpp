@@ -10,6 +10,7 @@
 #include "eval/attention_maps.h"
 #include "kernels/attention/attention_case.h"
 #include "model/decoder.h"
+#include "model/taps.h"
 
 namespace difftx {
 namespace {
@@ -130,7 +131,7 @@ TEST(AttentionMaps, ReproduceTheDecodersAttentionOutput) {
     Activations acts(c, B, T);
     decoder_forward(model, acts, tokens.data());
     for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-      const LayerAttention a = layer_attention(c, acts, l);
+      const LayerTap a = layer_tap(c, acts, l);
       const float* att = acts.layers[l].att;
       expect_close(apply_rows(a.dims, a.q, a.k, acts.layers[l].v, a.lambda),
                    std::vector<float>(att, att + B * T * a.dims.out_width()), "layer " + std::to_string(l));

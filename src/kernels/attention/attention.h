@@ -2,7 +2,7 @@
 //
 // Layouts are token-major, exactly as the projections produce them (row = one token):
 //   q     [B, T, q_width]    k [B, T, k_width]    v [B, T, v_width]    out [B, T, out_width]
-// with the widths of SPEC §2 for each variant (see AttentionDims below).
+// with the widths of SPEC §2 for each variant (AttentionVariant, variant.h).
 //
 // lambda:
 //   baseline: unused (may be null).
@@ -14,15 +14,12 @@
 // The V1 headwise RMSNorm and (1 - lambda_init) factor are NOT part of this op (model layer).
 #pragma once
 #include <cstdint>
-#include <string>
+
+#include "kernels/attention/variant.h"
 
 namespace difftx {
 
-enum class AttentionKind { baseline, diff, diff2 };
-
-AttentionKind attention_kind_from_name(const std::string& name);  // "baseline" | "diff" | "diff2"
-const char* attention_kind_name(AttentionKind kind);
-
+// A batch of sequences for one variant: the variant's shape plus B and T.
 struct AttentionDims {
   AttentionKind kind;
   int64_t B;    // batch
@@ -31,11 +28,12 @@ struct AttentionDims {
   int64_t Hkv;  // key/value heads; H % Hkv == 0
   int64_t d;    // head dimension of one softmax map
 
-  int64_t q_width() const;    // baseline H*d,   diff 2*H*d,   diff2 2*H*d
-  int64_t k_width() const;    // baseline Hkv*d, diff 2*Hkv*d, diff2 Hkv*d
-  int64_t v_width() const;    // baseline Hkv*d, diff Hkv*2d,  diff2 Hkv*d
-  int64_t out_width() const;  // baseline H*d,   diff H*2d,    diff2 H*d
-  void validate() const;      // throws difftx::Error naming the bad field
+  AttentionVariant variant() const { return {kind, H, Hkv, d}; }
+  int64_t q_width() const { return variant().q_width(); }
+  int64_t k_width() const { return variant().k_width(); }
+  int64_t v_width() const { return variant().v_width(); }
+  int64_t out_width() const { return variant().out_width(); }
+  void validate() const;  // throws difftx::Error naming the bad field
 };
 
 // What the forward pass keeps for the backward pass. Sizes from attention_saved_floats().

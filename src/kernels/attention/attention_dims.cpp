@@ -1,4 +1,4 @@
-// AttentionDims: the tensor widths of SPEC §2 per variant, validation, and kind names.
+// Validation of AttentionDims and AttentionVariant, and the variants' names.
 #include "core/error.h"
 #include "kernels/attention/attention.h"
 
@@ -20,10 +20,7 @@ const char* attention_kind_name(AttentionKind kind) {
   fail("attention kind: invalid enum value ", static_cast<int>(kind));
 }
 
-int64_t AttentionDims::q_width() const { return kind == AttentionKind::baseline ? H * d : 2 * H * d; }
-int64_t AttentionDims::k_width() const { return kind == AttentionKind::diff ? 2 * Hkv * d : Hkv * d; }
-int64_t AttentionDims::v_width() const { return kind == AttentionKind::diff ? Hkv * 2 * d : Hkv * d; }
-int64_t AttentionDims::out_width() const { return kind == AttentionKind::diff ? H * 2 * d : H * d; }
+void AttentionVariant::validate() const { AttentionDims{kind, 1, 1, H, Hkv, d}.validate(); }
 
 void AttentionDims::validate() const {
   DIFFTX_CHECK(kind == AttentionKind::baseline || kind == AttentionKind::diff ||
@@ -45,14 +42,11 @@ void AttentionDims::validate() const {
                "): B*T*H*d too large (B=", B, " T=", T, " H=", H, " d=", d, ")");
 }
 
-int64_t attention_lse_floats(const AttentionDims& dims) {
-  const int64_t maps = dims.kind == AttentionKind::baseline ? dims.H : 2 * dims.H;
-  return dims.B * maps * dims.T;
-}
+int64_t attention_lse_floats(const AttentionDims& dims) { return dims.B * dims.variant().maps() * dims.T; }
 
 int64_t attention_maps_out_floats(const AttentionDims& dims) {
-  if (dims.kind == AttentionKind::baseline) return 0;
-  return dims.B * dims.T * 2 * dims.out_width();  // [B, T, 2H, dv]: each output head has two maps
+  const AttentionVariant v = dims.variant();
+  return v.paired() ? dims.B * dims.T * v.maps() * v.value_width() : 0;  // [B, T, maps, dv]
 }
 
 }  // namespace difftx

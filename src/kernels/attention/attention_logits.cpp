@@ -9,7 +9,7 @@
 namespace difftx {
 
 int64_t attention_map_count(const AttentionDims& dims) {
-  return dims.kind == AttentionKind::baseline ? dims.H : 2 * dims.H;
+  return dims.variant().maps();
 }
 
 void attention_map_logits(const AttentionDims& dims, const float* q, const float* k, int64_t b, int64_t map,

@@ -68,7 +68,7 @@ void attention_forward_quantized(const AttentionDims& dims, const float* q, cons
   dims.validate();
   check_logit_bits(bits);
   const char* kind = attention_kind_name(dims.kind);
-  const bool baseline = dims.kind == AttentionKind::baseline;
+  const bool baseline = !dims.variant().paired();
   DIFFTX_CHECK(q && k && v && out, "attention_forward_quantized (", kind, "): tensors q, k, v and out must not be null");
   DIFFTX_CHECK(baseline || lambda, "attention_forward_quantized (", kind, "): tensor lambda must not be null");
   DIFFTX_CHECK(dims.T <= kMaxT, "attention_forward_quantized (", kind, "): materialises T x T maps, so T must be <= ",

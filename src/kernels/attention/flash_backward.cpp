@@ -21,7 +21,7 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
   dims.validate();
   check_path(path, dims);
   const char* kind = attention_kind_name(dims.kind);
-  const bool baseline = dims.kind == AttentionKind::baseline;
+  const bool baseline = !dims.variant().paired();
   DIFFTX_CHECK(q && k && v && dout && dq && dk && dv, "attention_backward (", kind,
                "): tensors q, k, v, dout, dq, dk and dv must not be null");
   DIFFTX_CHECK(saved.lse, "attention_backward (", kind, "): saved.lse (from attention_forward) must not be null");

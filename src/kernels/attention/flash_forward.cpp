@@ -26,7 +26,7 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
   dims.validate();
   check_path(path, dims);
   const char* kind = attention_kind_name(dims.kind);
-  const bool baseline = dims.kind == AttentionKind::baseline;
+  const bool baseline = !dims.variant().paired();
   DIFFTX_CHECK(q && k && v && out, "attention_forward (", kind, "): tensors q, k, v and out must not be null");
   DIFFTX_CHECK(baseline || lambda, "attention_forward (", kind, "): tensor lambda must not be null");
   DIFFTX_CHECK(saved.lse, "attention_forward (", kind, "): saved.lse must not be null (",

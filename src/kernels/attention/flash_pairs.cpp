@@ -3,22 +3,13 @@
 #include <cmath>
 
 namespace difftx::flash {
-namespace {
-
-// w of output head i at token row bt (= b * T + t).
-float pair_weight(const AttentionDims& a, const float* lambda, int64_t bt, int64_t i) {
-  if (a.kind == AttentionKind::diff) return lambda[0];
-  return 1.0f / (1.0f + std::exp(-lambda[bt * a.H + i]));
-}
-
-}  // namespace
 
 void pair_rows(const MapLayout& L, const float* a, const float* lambda, float* out, int64_t b, int64_t t0,
                int64_t rows, int64_t head0, int64_t heads) {
   const int64_t H = L.dims.H, dv = L.dv;
   for (int64_t bt = b * L.dims.T + t0; bt < b * L.dims.T + t0 + rows; ++bt)
     for (int64_t i = head0; i < head0 + heads; ++i) {
-      const float w = pair_weight(L.dims, lambda, bt, i);
+      const float w = L.variant.pair_weight<float>(lambda, bt, i);
       const float* a0 = a + (bt * 2 * H + 2 * i) * dv;
       const float* a1 = a0 + dv;
       float* y = out + (bt * H + i) * dv;
@@ -29,16 +20,15 @@ void pair_rows(const MapLayout& L, const float* a, const float* lambda, float* o
 void output_grads(const MapLayout& L, const float* a, const float* lambda, const float* dout, float* dA,
                   float* D, float* row_dlambda, float* dlambda) {
   const AttentionDims& dims = L.dims;
-  const bool baseline = dims.kind == AttentionKind::baseline;
   const int64_t T = dims.T, H = dims.H, maps = L.maps, dv = L.dv;
 #pragma omp for schedule(static) nowait
   for (int64_t bt = 0; bt < dims.B * T; ++bt) {
     const int64_t b = bt / T, t = bt % T;
     double row_sum = 0;
     for (int64_t j = 0; j < maps; ++j) {
-      const int64_t i = baseline ? j : j / 2;  // output head of map j
-      const bool subtracted = !baseline && j % 2 == 1;
-      const float w = subtracted ? pair_weight(dims, lambda, bt, i) : 0.0f;
+      const int64_t i = L.variant.output_head(j);
+      const bool subtracted = L.variant.subtracted(j);
+      const float w = subtracted ? L.variant.pair_weight<float>(lambda, bt, i) : 0.0f;
       const float coef = subtracted ? -w : 1.0f;
       const float* g = dout + (bt * H + i) * dv;
       const float* aj = a + (bt * maps + j) * dv;
@@ -50,14 +40,14 @@ void output_grads(const MapLayout& L, const float* a, const float* lambda, const
       }
       D[(b * maps + j) * T + t] = static_cast<float>(coef * dot);
       if (subtracted) row_sum -= dot;  // dw = -<dout_i, a_{2i+1}>
-      if (subtracted && dims.kind == AttentionKind::diff2) dlambda[bt * H + i] = static_cast<float>(-dot * w * (1 - w));
+      if (subtracted && L.variant.lambda_source() == LambdaSource::token_logits) dlambda[bt * H + i] = static_cast<float>(-dot * w * (1 - w));
     }
     row_dlambda[bt] = static_cast<float>(row_sum);
   }
 }
 
 void finish_dlambda(const MapLayout& L, const float* row_dlambda, float* dlambda) {
-  if (L.dims.kind != AttentionKind::diff) return;
+  if (L.variant.lambda_source() != LambdaSource::layer_scalar) return;
   double sum = 0;
   for (int64_t bt = 0; bt < L.dims.B * L.dims.T; ++bt) sum += row_dlambda[bt];
   dlambda[0] = static_cast<float>(sum);

@@ -53,18 +53,12 @@ std::vector<Term> terms_of(const AttentionDims& a) {
   return terms;
 }
 
-int64_t value_width(const AttentionDims& a) { return a.kind == AttentionKind::diff ? 2 * a.d : a.d; }
+int64_t value_width(const AttentionDims& a) { return a.variant().value_width(); }
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
-// c[t] of a term for batch row b.
+// c[t] of a term for batch row b: 1, or minus the variant's pair weight.
 double coefficient(const AttentionDims& a, const Term& term, const double* lambda, int64_t b, int64_t t) {
-  switch (term.coef) {
-    case Term::Coef::one: return 1.0;
-    case Term::Coef::minus_lambda: return -lambda[0];
-    case Term::Coef::minus_sigmoid: return -sigmoid(lambda[(b * a.T + t) * a.H + term.lambda_head]);
-  }
-  return 0.0;
+  if (term.coef == Term::Coef::one) return 1.0;
+  return -a.variant().pair_weight<double>(lambda, b * a.T + t, term.lambda_head);
 }
 
 // P[t][s] = softmax over s <= t of q_t . k_s / sqrt(d); zero above the diagonal. With bits > 0
@@ -108,14 +102,7 @@ void check_pointers(const AttentionDims& a, const void* q, const void* k, const 
 
 }  // namespace
 
-int64_t attention_lambda_floats(const AttentionDims& a) {
-  switch (a.kind) {
-    case AttentionKind::baseline: return 0;
-    case AttentionKind::diff: return 1;
-    case AttentionKind::diff2: return a.B * a.T * a.H;
-  }
-  return 0;
-}
+int64_t attention_lambda_floats(const AttentionDims& a) { return a.variant().lambda_floats(a.B * a.T); }
 
 void attention_forward_reference(const AttentionDims& a, const double* q, const double* k, const double* v,
                                  const double* lambda, double* out) {

@@ -6,9 +6,10 @@
 #include <cmath>
 #include <limits>
 
+#include "core/arena_plan.h"
 #include "core/error.h"
 #include "core/threading.h"
-#include "infer/decode_attention.h"
+#include "kernels/attention/decode_attention.h"
 #include "kernels/vector_math.h"
 
 #ifdef __AVX512F__
@@ -85,7 +86,6 @@ ItemState item_state(float* base, int64_t M, int64_t vw) {
 void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, const float* q_scaled,
                   const float* keys, const float* values, ItemState st) {
   const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width();
-  const bool diff = a.kind == AttentionKind::diff;
   const float* qg = q_scaled + g * M * d;
   const float* V = values + g * a.capacity * vw;
   std::fill(st.acc, st.acc + M * vw, 0.0f);
@@ -95,8 +95,10 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
     const int64_t nb = std::min(kBlock, end - t0);
     for (int64_t j = 0; j < nb; j += kKeyTile) {
       const float* tile = keys + key_offset(a, g, t0 + j, 0);
-      for (int64_t m = 0; m < M; ++m)  // diff: odd maps (q2) read the tile's k2 rows
-        score_tile(qg + m * d, tile + (diff ? (m & 1) * d * kKeyTile : 0), d, st.scores + m * kBlock + j);
+      for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
+        const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
+        score_tile(qg + m * d, tile + key * d * kKeyTile, d, st.scores + m * kBlock + j);
+      }
     }
     for (int64_t m = 0; m < M; ++m) {
       float* s = st.scores + m * kBlock;
@@ -147,15 +149,15 @@ void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, 
 #pragma omp simd
     for (int64_t x = 0; x < vw; ++x) acc[x] *= inv;
   }
-  if (a.kind == AttentionKind::baseline) {
+  if (!a.paired()) {
     std::copy(s0.acc, s0.acc + M * vw, out + g * M * vw);
     return;
   }
-  // diff: head (g M + m) / 2 = (A1 - lambda A2) v (Eq. 1); diff2: output head (g M + m) / 2 =
-  // a_2i - sigmoid(logit_i) a_2i+1 (SPEC §2.3). Pairs never straddle kv heads (M is even).
+  // Output head (g M + m) / 2 = a_2i - w a_2i+1 with the variant's pair weight w (variant.h).
+  // Pairs never straddle kv heads (M is even).
   for (int64_t m = 0; m < M; m += 2) {
-    const int64_t head = (g * M + m) / 2;
-    const float c = a.kind == AttentionKind::diff ? lambda[0] : sigmoid_approx(lambda[head]);
+    const int64_t head = a.output_head(g * M + m);
+    const float c = a.pair_weight<float>(lambda, 0, head);
     const float* o1 = s0.acc + m * vw;
     const float* o2 = o1 + vw;
     float* dst = out + head * vw;
@@ -166,19 +168,13 @@ void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, 
 
 }  // namespace
 
-int64_t DecodeAttentionDims::maps_per_kv_head() const {
-  return kind == AttentionKind::baseline ? H / Hkv : 2 * H / Hkv;
-}
-int64_t DecodeAttentionDims::key_width() const { return kind == AttentionKind::diff ? 2 * d : d; }
-int64_t DecodeAttentionDims::value_width() const { return kind == AttentionKind::diff ? 2 * d : d; }
-
 DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int64_t max_chunks_) {
   a.attention_dims().validate();
   DIFFTX_CHECK(a.capacity >= 1, "decode attention: capacity ", a.capacity, " must be positive");
   DIFFTX_CHECK(max_chunks_ >= 0, "decode attention: max_chunks ", max_chunks_, " must not be negative");
   max_chunks = max_chunks_ > 0 ? max_chunks_ : std::max<int64_t>(1, (2 * thread_count() + a.Hkv - 1) / a.Hkv);
   const int64_t M = a.maps_per_kv_head();
-  item_floats = (M * a.value_width() + 2 * M + M * kBlock + 15) / 16 * 16;
+  item_floats = arena_rounded(M * a.value_width() + 2 * M + M * kBlock);
   q_scaled.resize(a.attention_dims().q_width());
   items.resize(a.Hkv * max_chunks * item_floats);
 }
@@ -192,7 +188,7 @@ void decode_attention(const DecodeAttentionDims& a, int64_t length, const float*
   DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention: cache length ", length,
                " must be in [1, capacity = ", a.capacity, "]");
   DIFFTX_CHECK(q && keys && values && out, "decode attention: q, keys, values and out must not be null");
-  DIFFTX_CHECK(a.kind == AttentionKind::baseline || lambda, "decode attention (", attention_kind_name(a.kind),
+  DIFFTX_CHECK(!a.paired() || lambda, "decode attention (", attention_kind_name(a.kind),
                "): lambda must not be null");
   DIFFTX_CHECK(scratch.q_scaled.size() == a.attention_dims().q_width(),
                "decode attention: the scratch was planned for other dims");

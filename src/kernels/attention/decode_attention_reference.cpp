@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "infer/decode_attention.h"
+#include "kernels/attention/decode_attention.h"
 
 namespace difftx {
 namespace {
@@ -51,7 +51,8 @@ std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int
         const int64_t g = i / n_rep;
         const auto o1 = attend(a, length, q + 2 * i * d, keys, g, 0, values);
         const auto o2 = attend(a, length, q + (2 * i + 1) * d, keys, g, d, values);
-        for (int64_t x = 0; x < 2 * d; ++x) out[i * 2 * d + x] = o1[x] - static_cast<double>(lambda[0]) * o2[x];
+        const double c = a.pair_weight<double>(lambda, 0, i);
+        for (int64_t x = 0; x < 2 * d; ++x) out[i * 2 * d + x] = o1[x] - c * o2[x];
       }
       break;
     case AttentionKind::diff2: {  // output head i: a_2i - sigmoid(logit_i) a_2i+1, query head j uses kv head j / (2H/Hkv)
@@ -59,7 +60,7 @@ std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int
       for (int64_t i = 0; i < H; ++i) {
         const auto o1 = attend(a, length, q + 2 * i * d, keys, 2 * i / per_kv, 0, values);
         const auto o2 = attend(a, length, q + (2 * i + 1) * d, keys, (2 * i + 1) / per_kv, 0, values);
-        const double c = 1.0 / (1.0 + std::exp(-static_cast<double>(lambda[i])));
+        const double c = a.pair_weight<double>(lambda, 0, i);
         for (int64_t x = 0; x < d; ++x) out[i * d + x] = o1[x] - c * o2[x];
       }
       break;

@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
-#include "infer/decode_attention.h"
+#include "kernels/attention/decode_attention.h"
 #include "support/testing.h"
 
 namespace difftx {

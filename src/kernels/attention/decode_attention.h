@@ -20,17 +20,14 @@
 
 #include "core/buffer.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/variant.h"
 
 namespace difftx {
 
-struct DecodeAttentionDims {
-  AttentionKind kind;
-  int64_t H, Hkv, d;  // as AttentionDims (SPEC §2)
-  int64_t capacity;   // row stride of the cache, in tokens
+// The variant (its maps, key and value widths per kv head) and the cache's capacity.
+struct DecodeAttentionDims : AttentionVariant {
+  int64_t capacity;  // row stride of the cache, in tokens
 
-  int64_t maps_per_kv_head() const;  // baseline H/Hkv, diff 2H/Hkv, diff2 2H/Hkv
-  int64_t key_width() const;         // d, or 2d for diff
-  int64_t value_width() const;       // d, or 2d for diff
   AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d}; }
 };
 
