@@ -33,7 +33,7 @@ void InferenceSession::CacheAttention::attend(int64_t layer, LayerActivations& s
 InferenceSession::InferenceSession(const Model& model, int64_t context)
     : model_(model),
       cache_(model.config, context > 0 ? context : model.config.max_position_embeddings),
-      attention_{cache_, DecodeAttentionScratch(cache_.dims), 0} {
+      attention_scratch_(cache_.dims) {
   const ModelConfig& c = model.config;
   rope_storage_.resize(rope_table_floats(cache_.capacity, c.head_dim));
   rope_ = rope_table_build(rope_storage_.data(), cache_.capacity, c.head_dim, c.rope_theta, c.rope_scaling);
@@ -77,10 +77,10 @@ const float* InferenceSession::decode(int32_t token) {
                ", or a smaller --context)");
   LayerActivations& s = token_;
   embedding_forward(model_.tensors.embed, &token, s.x, 1, D, c.vocab_size);
-  attention_.position = pos;
+  CacheAttention attention{cache_, attention_scratch_, pos};
   const LayerPass pass{c, 1, 1, pos, rope_, head_norm_gain_};
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    attention_block_forward(pass, model_.tensors.layers[l], l, s, attention_);
+    attention_block_forward(pass, model_.tensors.layers[l], l, s, attention);
     mlp_block_forward(pass, model_.tensors.layers[l], s, s.x);  // the next layer's input
   }
   rmsnorm_forward(s.x, model_.tensors.final_norm, s.h1, s.rstd1, 1, D, static_cast<float>(c.rms_norm_eps));

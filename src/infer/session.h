@@ -37,18 +37,18 @@ class InferenceSession {
 
  private:
   // The decode step's attention: the new token's keys and values into the cache, its query
-  // over every cached position.
+  // over every cached position. Made per step: it refers to the session's members.
   struct CacheAttention : AttentionCore {
-    CacheAttention(KVCache& c, DecodeAttentionScratch s, int64_t p) : cache(c), scratch(std::move(s)), position(p) {}
+    CacheAttention(KVCache& c, DecodeAttentionScratch& s, int64_t p) : cache(c), scratch(s), position(p) {}
     void attend(int64_t layer, LayerActivations& s, const float* lambda) override;
     KVCache& cache;
-    DecodeAttentionScratch scratch;
+    DecodeAttentionScratch& scratch;
     int64_t position;
   };
 
   const Model& model_;
   KVCache cache_;
-  CacheAttention attention_;
+  DecodeAttentionScratch attention_scratch_;
   Buffer<float> rope_storage_;
   RopeTable rope_;
   // One token's activations, the layer's tensors for a batch of one.
