@@ -29,26 +29,26 @@ const std::set<std::string> kModelKeys = {
 int64_t get_positive_int(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number_integer() && v.get<int64_t>() > 0, where, ": key '", key,
-               "' must be a positive integer, got ", v.dump());
+               "' must be a positive integer, got ", json_value_for_message(v));
   return v.get<int64_t>();
 }
 
 double get_positive_number(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number() && v.get<double>() > 0, where, ": key '", key,
-               "' must be a positive number, got ", v.dump());
+               "' must be a positive number, got ", json_value_for_message(v));
   return v.get<double>();
 }
 
 bool get_bool(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
-  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", v.dump());
+  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", json_value_for_message(v));
   return v.get<bool>();
 }
 
 void check_bookkeeping(const json& j, const std::string& where) {
   auto expect = [&](const char* key, bool ok, const char* what) {
-    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", j.at(key).dump());
+    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", json_value_for_message(j.at(key)));
   };
   expect("hidden_act", j.value("hidden_act", json("silu")) == json("silu"), "\"silu\" (SwiGLU)");
   expect("attention_bias", j.value("attention_bias", json(false)) == json(false), "false (no biases)");
@@ -130,7 +130,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
     DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");
 
   DIFFTX_CHECK(j.at("model_type") == json("difftx"), where, ": key 'model_type' must be \"difftx\", got ",
-               j.at("model_type").dump());
+               json_value_for_message(j.at("model_type")));
   DIFFTX_CHECK(j.at("attention").is_string(), where, ": key 'attention' must be a string");
   ModelConfig c;
   try {
@@ -161,7 +161,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   if (j.contains("rope_style")) {
     const json& s = j.at("rope_style");
     DIFFTX_CHECK(s == json("interleaved") || s == json("half"), where,
-                 ": key 'rope_style' must be \"interleaved\" or \"half\", got ", s.dump());
+                 ": key 'rope_style' must be \"interleaved\" or \"half\", got ", json_value_for_message(s));
     c.rope_style = s == json("half") ? RopeStyle::half : RopeStyle::interleaved;
   }
   if (j.contains("rms_norm_eps")) c.rms_norm_eps = get_positive_number(j, "rms_norm_eps", where);
@@ -169,9 +169,9 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   if (j.contains("lambda_init")) {
     const json& l = j.at("lambda_init");
     if (l.is_string()) {
-      DIFFTX_CHECK(l == json("exp"), where, ": key 'lambda_init' must be \"exp\" or a number, got ", l.dump());
+      DIFFTX_CHECK(l == json("exp"), where, ": key 'lambda_init' must be \"exp\" or a number, got ", json_value_for_message(l));
     } else {
-      DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\" or a number, got ", l.dump());
+      DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\" or a number, got ", json_value_for_message(l));
       c.lambda_init_constant = l.get<double>();
     }
   }
