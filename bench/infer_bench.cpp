@@ -80,8 +80,8 @@ int bench_infer(cli::Args& args) {
   const bool json = args.flag("json");
   const bool quick = args.flag("quick");
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");
-  const auto contexts = args.get_int_list("contexts", quick ? "512" : "512,4096");
-  const int repeats = static_cast<int>(args.get_int("repeats", 2));
+  const auto contexts = args.get_int_list("contexts", quick ? "512" : "512,4096", cli::kSequenceLength);
+  const int repeats = static_cast<int>(args.get_int("repeats", 2, cli::IntRange{1, 1000}));
   args.finish();
   DIFFTX_CHECK(repeats >= 1, "--repeats must be positive");
   for (int64_t c : contexts) DIFFTX_CHECK(c > kDecodeSteps, "--contexts: ", c, " must exceed ", kDecodeSteps);

@@ -18,9 +18,9 @@ int analyze_outliers(Args& args) {
   const std::string model_dir = args.require("model");
   const std::string data_dir = args.require("data");
   OutlierOptions o;
-  o.tokens = args.get_int("tokens", o.tokens);
-  o.seq_len = args.get_int("seq-len", o.seq_len);
-  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
+  o.tokens = args.get_int("tokens", o.tokens, kPositive);
+  o.seq_len = args.get_int("seq-len", o.seq_len, kSequenceLength);
+  o.micro_batch = args.get_int("micro-batch", o.micro_batch, kMicroBatch);
   const bool quiet = args.flag("quiet");
   const std::string json_path = args.get("json", "");
   args.finish();

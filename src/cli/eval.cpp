@@ -13,9 +13,9 @@ int run_eval(Args& args) {
   const std::string dir = args.require("model");
   const std::string data_dir = args.require("data");
   PerplexityOptions o;
-  o.seq_len = args.get_int("seq-len", o.seq_len);
-  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
-  o.max_batches = args.get_int("max-batches", o.max_batches);
+  o.seq_len = args.get_int("seq-len", o.seq_len, kSequenceLength);
+  o.micro_batch = args.get_int("micro-batch", o.micro_batch, kMicroBatch);
+  o.max_batches = args.get_int("max-batches", o.max_batches, kNonNegative);
   const bool quiet = args.flag("quiet");
   args.finish();
   const Model model = load_model_dir(dir);

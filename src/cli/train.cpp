@@ -18,15 +18,14 @@ int run_train(Args& args) {
   o.config_path = args.require("config");
   o.data_dir = args.require("data");
   o.out_dir = args.require("out");
-  o.steps = args.get_int("steps", o.steps);
+  o.steps = args.get_int("steps", o.steps, kPositive);
   read_train_options(args, o);
   o.resume = args.flag("resume");
   o.quiet = args.flag("quiet");
-  o.bucket_floats = static_cast<int64_t>(args.get_double("bucket-mb", 16.0) * (1 << 20) / sizeof(float));
+  o.bucket_floats = static_cast<int64_t>(args.get_double("bucket-mb", 16.0, NumberRange{0, 1 << 20, true}) * (1 << 20) / sizeof(float));
   o.check_replicas = args.flag("check-replicas");
   const dist::Launch launch = dist::launch_from_name(args.get("dist", "auto"));
-  const double timeout = args.get_double("collective-timeout", 600.0);
-  DIFFTX_CHECK(timeout > 0, "--collective-timeout must be positive");
+  const double timeout = args.get_double("collective-timeout", 600.0, kPositiveNumber);
   args.finish();
 
   std::unique_ptr<dist::Communicator> comm = dist::open_communicator(launch);

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "io/json_file.h"
 
@@ -95,6 +96,34 @@ double ModelConfig::forward_flops(int64_t B, int64_t T) const {
   return B * (2.0 * T * non_embedding_parameters() + attention_flops);
 }
 
+namespace {
+
+// Upper bounds on the sizes a config may ask for, checked before anything multiplies them:
+// far above any model this CPU engine trains, far below where products overflow int64.
+void check_config_sizes(const ModelConfig& c) {
+  const std::pair<const char*, std::pair<int64_t, int64_t>> sizes[] = {
+      {"vocab_size", {c.vocab_size, int64_t{1} << 24}},
+      {"hidden_size", {c.hidden_size, int64_t{1} << 16}},
+      {"num_hidden_layers", {c.num_hidden_layers, int64_t{1} << 12}},
+      {"num_attention_heads", {c.num_attention_heads, int64_t{1} << 12}},
+      {"num_key_value_heads", {c.num_key_value_heads, int64_t{1} << 12}},
+      {"head_dim", {c.head_dim, int64_t{1} << 12}},
+      {"intermediate_size", {c.intermediate_size, int64_t{1} << 20}},
+      {"max_position_embeddings", {c.max_position_embeddings, int64_t{1} << 24}}};
+  for (const auto& [key, value_and_max] : sizes)
+    DIFFTX_CHECK(value_and_max.first <= value_and_max.second, "config: '", key, "' is ", value_and_max.first,
+                 ", above the largest supported ", value_and_max.second);
+  // The RoPE table holds max_position_embeddings x head_dim / 2 angle pairs.
+  DIFFTX_CHECK(product_at_most({c.max_position_embeddings, c.head_dim}, int64_t{1} << 31).has_value(),
+               "config: 'max_position_embeddings' x 'head_dim' = ", c.max_position_embeddings, " x ", c.head_dim,
+               " is above 2^31 (the RoPE table would not fit in memory)");
+  constexpr int64_t kMaxParameters = int64_t{1} << 36;  // 256 GiB of float32
+  DIFFTX_CHECK(c.total_parameters() <= kMaxParameters, "config: ", c.total_parameters(),
+               " parameters are above the largest supported ", kMaxParameters);
+}
+
+}  // namespace
+
 void ModelConfig::validate() const {
   const std::string w = "config";
   DIFFTX_CHECK(vocab_size > 0, w, ": 'vocab_size' must be positive");
@@ -108,6 +137,7 @@ void ModelConfig::validate() const {
   DIFFTX_CHECK(num_key_value_heads > 0 && num_attention_heads % num_key_value_heads == 0, w,
                ": 'num_key_value_heads' (", num_key_value_heads, ") must divide 'num_attention_heads' (",
                num_attention_heads, ")");
+  check_config_sizes(*this);
   attention_dims(1, 1).validate();
   if (lambda_init_constant)
     DIFFTX_CHECK(*lambda_init_constant >= 0 && *lambda_init_constant < 1, w,

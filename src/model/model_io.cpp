@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "io/json_file.h"
 #include "io/safetensors.h"
+#include "model/finite_weights.h"
 
 namespace difftx {
 
@@ -25,6 +26,7 @@ Model load_model_dir(const std::filesystem::path& dir) {
     DIFFTX_CHECK(model.table.find(name) != nullptr, weights_path.string(), ": tensor '", name,
                  "' does not belong to the model config.json describes",
                  name == "lm_head.weight" ? " (tie_word_embeddings is true)" : "");
+  require_finite_weights(model, weights_path.string());
   return model;
 }
 
