@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -105,8 +106,9 @@ auto parse_list(const std::string& command, const std::string& name, const std::
     const size_t comma = text.find(',', begin);
     const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
     const auto value = parse(item, range);
-    DIFFTX_CHECK(value.has_value(), command, ": --", name, " expects a comma-separated list of ", range_text(range),
-                 "; got '", item, "' in '", text, "'");
+    DIFFTX_CHECK(value.has_value(), command, ": --", name, " expects a comma-separated list of ",
+                 std::is_same_v<Range, IntRange> ? "integers" : "numbers", ", got '", text, "' (each must be ",
+                 range_text(range), ")");
     out.push_back(*value);
     if (comma == std::string::npos) return out;
     begin = comma + 1;

@@ -47,9 +47,12 @@ int run_train(Args& args) {
     std::fprintf(stderr, "difftx train: error: rank %d of %d: %s\n", comm->rank(), comm->size(), e.what());
     comm->abort(1);
   }
-  if (comm->rank() == 0)
-    std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tok/s, MFU %.1f%%\n", (long long)s.steps_done,
-                s.last_train_loss, s.last_val_loss, s.tokens_per_second, 100 * s.mfu);
+  if (comm->rank() == 0) {
+    char val[48] = "not measured (--eval-batches 0)";
+    if (o.eval_batches > 0) std::snprintf(val, sizeof val, "%.4f", s.last_val_loss);
+    std::printf("done: %lld steps, train loss %.4f, val loss %s, %.0f tok/s, MFU %.1f%%\n", (long long)s.steps_done,
+                s.last_train_loss, val, s.tokens_per_second, 100 * s.mfu);
+  }
   return 0;
 }
 

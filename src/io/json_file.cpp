@@ -1,5 +1,6 @@
 #include "io/json_file.h"
 
+#include <algorithm>
 #include <set>
 #include <vector>
 
@@ -17,8 +18,12 @@ std::string json_error_text(const nlohmann::json::exception& e) {
 }
 
 std::string json_value_for_message(const nlohmann::json& value) {
-  if (value.is_array()) return concat("an array of ", value.size(), " elements");
-  if (value.is_object()) return concat("an object with ", value.size(), " keys");
+  // A container is shown whole only when small and flat: dump() recurses per level.
+  const bool flat = value.size() <= 4 && std::none_of(value.begin(), value.end(), [](const nlohmann::json& v) {
+                      return v.is_structured();
+                    });
+  if (value.is_array() && !flat) return concat("an array of ", value.size(), " elements");
+  if (value.is_object() && !flat) return concat("an object with ", value.size(), " keys");
   std::string text = value.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
   if (text.size() > 60) text = text.substr(0, 57) + "...";
   return text;

@@ -227,8 +227,10 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
   int64_t start_step = 0;
   if (!resumed.empty()) {
     start_step = resumed.at("step").get<int64_t>();
-    DIFFTX_CHECK(o.steps > start_step, "--steps ", o.steps, " must exceed the ", start_step,
+    DIFFTX_CHECK(o.steps >= start_step, "--steps ", o.steps, " is below the ", start_step,
                  " steps the resumed checkpoint has done (", run_dir.string(), ")");
+    if (talk && o.steps == start_step)
+      std::printf("note: the run has done its %lld steps already; nothing to train\n", (long long)o.steps);
     train_data.restore(resumed.at("train_data"));
     if (leader) report_dropped_metrics(truncate_metrics_after(metrics_path, start_step), metrics_path, start_step);
     if (talk) note_changes(resumed, o, ranks, batch_rows);
