@@ -1,5 +1,6 @@
 // `difftx train`: train a model from scratch (or resume) on prepared token shards, in one
 // process or data parallel under mpirun (docs/DISTRIBUTED.md).
+#include <cmath>
 #include <cstdio>
 
 #include "cli/command.h"
@@ -48,8 +49,8 @@ int run_train(Args& args) {
     comm->abort(1);
   }
   if (comm->rank() == 0) {
-    char val[48] = "not measured (--eval-batches 0)";
-    if (o.eval_batches > 0) std::snprintf(val, sizeof val, "%.4f", s.last_val_loss);
+    char val[48] = "not measured";
+    if (!std::isnan(s.last_val_loss)) std::snprintf(val, sizeof val, "%.4f", s.last_val_loss);
     std::printf("done: %lld steps, train loss %.4f, val loss %s, %.0f tok/s, MFU %.1f%%\n", (long long)s.steps_done,
                 s.last_train_loss, val, s.tokens_per_second, 100 * s.mfu);
   }

@@ -99,7 +99,8 @@ Corpus read_corpus(const std::vector<std::string>& paths, const std::string& tex
       std::vector<fs::path> files;
       for (const auto& entry : fs::recursive_directory_iterator(path))
         if (entry.is_regular_file() && is_corpus_file(entry.path())) files.push_back(entry.path());
-      DIFFTX_CHECK(!files.empty(), p, ": directory has no corpus files (*.txt, *.md, *.jsonl)");
+      DIFFTX_CHECK(!files.empty(), p, ": directory has no corpus files (*.txt, *.md, *.jsonl); files with other "
+                   "names are read as plain text when named one by one (--corpus DIR/*)");
       std::sort(files.begin(), files.end());
       for (const fs::path& f : files) add_file(f, text_field, corpus);
     } else {
