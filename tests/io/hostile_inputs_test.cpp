@@ -171,6 +171,12 @@ TEST_F(HostileInputs, TokenizerMutantsEndInAnErrorOrATokenizerThatRoundTrips) {
   }
 }
 
+TEST_F(HostileInputs, ValidTextOfAnyShapeTokenizes) {
+  const data::Tokenizer tokenizer = data::load_tokenizer(data().string());
+  const std::string spaces = "a" + std::string(10'000'000, ' ') + "b";  // beyond PCRE2's default match limit
+  EXPECT_EQ(tokenizer.decode(tokenizer.encode(spaces)), spaces);
+}
+
 TEST(HostileJson, DeepNestingAndRepeatedKeysAreRefusedNamingTheSource) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_NE(testing::error_of([&] { parse_json_text(deep, "deep.json"); }).find("deep.json: JSON nested deeper than"),
