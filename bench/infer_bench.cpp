@@ -126,18 +126,16 @@ int bench_infer(cli::Args& args) {
   const bool json = args.flag("json");
   const bool quick = args.flag("quick");
   if (const auto models = args.list("model"); !models.empty()) {
-    const int64_t prompt = args.get_int("prompt", 512);
-    const int repeats = static_cast<int>(args.get_int("repeats", 1));
+    const int64_t prompt = args.get_int("prompt", 512, cli::IntRange{1, int64_t{1} << 20});
+    const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
     args.finish();
-    DIFFTX_CHECK(prompt >= 1 && prompt <= (int64_t{1} << 20), "--prompt must be in [1, 2^20], got ", prompt);
-    DIFFTX_CHECK(repeats >= 1 && repeats <= 100, "--repeats must be in [1, 100], got ", repeats);
     print_row(json, {str("op", "setup"), num("threads", thread_count(), 0)});
     for (const std::string& dir : models) bench_model_dir(dir, prompt, repeats, json);
     return 0;
   }
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");
-  const auto contexts = args.get_int_list("contexts", quick ? "512" : "512,4096");
-  const int repeats = static_cast<int>(args.get_int("repeats", 2));
+  const auto contexts = args.get_int_list("contexts", quick ? "512" : "512,4096", cli::kSequenceLength);
+  const int repeats = static_cast<int>(args.get_int("repeats", 2, cli::IntRange{1, 1000}));
   args.finish();
   DIFFTX_CHECK(repeats >= 1, "--repeats must be positive");
   for (int64_t c : contexts) DIFFTX_CHECK(c > kDecodeSteps, "--contexts: ", c, " must exceed ", kDecodeSteps);

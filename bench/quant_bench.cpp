@@ -136,7 +136,7 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
 
 int bench_quant(cli::Args& args) {
   const bool json = args.flag("json"), quick = args.flag("quick");
-  const int64_t N = args.get_int("prefill-rows", 512);
+  const int64_t N = args.get_int("prefill-rows", 512, cli::IntRange{8, 8192});
   const auto types = args.get_word_list("types", "f32,bf16,f16,q8_0,q4_0,q4_k");
   args.finish();
   const MemoryRates memory = measure_memory();

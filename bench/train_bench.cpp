@@ -145,10 +145,10 @@ int bench_train(cli::Args& args) {
   const bool with_torch = !args.flag("no-torch");
   const std::string torch_threads = args.get("torch-threads", "1,2");
   const std::string preset = args.get("preset", "small");
-  const int64_t T = args.get_int("seq-len", 512);
+  const int64_t T = args.get_int("seq-len", 512, cli::kSequenceLength);
   DIFFTX_CHECK(T > 0, "bench train: --seq-len must be positive, got ", T);
-  const int64_t B = args.get_int("micro-batch", std::max<int64_t>(1, 4096 / T));  // 4096 tokens a step
-  const int64_t rounds = args.get_int("rounds", quick ? 2 : 5);
+  const int64_t B = args.get_int("micro-batch", std::max<int64_t>(1, 4096 / T), cli::kMicroBatch);  // 4096 tokens a step
+  const int64_t rounds = args.get_int("rounds", quick ? 2 : 5, cli::kPositive);
   std::vector<std::string> variants;
   {
     std::stringstream list(args.get("variants", "baseline,diff,diff2"));

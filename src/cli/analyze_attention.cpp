@@ -23,13 +23,13 @@ int analyze_attention(Args& args) {
   const std::string model_dir = args.require("model");
   const std::string data_dir = args.require("data");
   retrieval::NiahPromptOptions o;
-  o.context = args.get_int("context", o.context);
-  o.needles = args.get_int("needles", o.needles);
-  if (args.get("depths")) o.depths = args.get_double_list("depths", "");
-  o.per_depth = args.get_int("per-depth", o.per_depth);
-  o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed)));
-  const int64_t map_layer = args.get_int("map-layer", -1);
-  const int64_t map_head = args.get_int("map-head", -1);
+  o.context = args.get_int("context", o.context, kSequenceLength);
+  o.needles = args.get_int("needles", o.needles, kPositive);
+  if (args.get("depths")) o.depths = args.get_double_list("depths", "", kFraction);
+  o.per_depth = args.get_int("per-depth", o.per_depth, kPositive);
+  o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed), kAnySeed));
+  const int64_t map_layer = args.get_int("map-layer", -1, IntRange{-1, kMaxCount});
+  const int64_t map_head = args.get_int("map-head", -1, IntRange{-1, kMaxCount});
   const std::string json_path = args.get("json", "");
   args.finish();
 

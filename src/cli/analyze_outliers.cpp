@@ -19,9 +19,9 @@ int analyze_outliers(Args& args) {
   const std::string model_dir = args.require("model");
   const std::string data_dir = args.require("data");
   OutlierOptions o;
-  o.tokens = args.get_int("tokens", o.tokens);
-  const int64_t seq_len = args.get_int("seq-len", 256);
-  const int64_t micro_batch = args.get_int("micro-batch", 8);
+  o.tokens = args.get_int("tokens", o.tokens, kPositive);
+  const int64_t seq_len = args.get_int("seq-len", 256, kSequenceLength);
+  const int64_t micro_batch = args.get_int("micro-batch", 8, kMicroBatch);
   const bool quiet = args.flag("quiet");
   const std::string json_path = args.get("json", "");
   args.finish();

@@ -14,12 +14,11 @@ int analyze_quant(Args& args) {
   const std::string model_dir = args.require("model");
   const std::string data_dir = args.require("data");
   std::vector<int> bits;
-  for (int64_t b : args.get_int_list("bits", "0,16,8,6,4"))
-    bits.push_back(static_cast<int>(std::clamp<int64_t>(b, -1, 64)));  // out of range stays out of range
-  const int64_t seq_len = args.get_int("seq-len", 256);
-  const int64_t micro_batch = args.get_int("micro-batch", 8);
+  for (int64_t b : args.get_int_list("bits", "0,16,8,6,4", IntRange{0, 64})) bits.push_back(static_cast<int>(b));
+  const int64_t seq_len = args.get_int("seq-len", 256, kSequenceLength);
+  const int64_t micro_batch = args.get_int("micro-batch", 8, kMicroBatch);
   PerplexityOptions o;
-  o.max_batches = args.get_int("max-batches", o.max_batches);
+  o.max_batches = args.get_int("max-batches", o.max_batches, kNonNegative);
   const bool quiet = args.flag("quiet");
   const std::string json_path = args.get("json", "");
   args.finish();

@@ -33,13 +33,13 @@ int analyze_niah(Args& args) {
   const fs::path model_dir = args.require("model");
   const fs::path data_dir = args.require("data");
   retrieval::NiahGrid grid;
-  grid.contexts = args.get_int_list("contexts", "256");
-  grid.needles = args.get_int_list("needles", "1,2,4,6");
-  grid.queried = args.get_int_list("queried", "1,2");
-  grid.depths = args.get_double_list("depths", "0,0.25,0.5,0.75,1");
-  grid.samples = args.get_int("samples", grid.samples);
-  grid.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(grid.seed)));
-  grid.value_digits = static_cast<int>(args.get_int("value-digits", grid.value_digits));
+  grid.contexts = args.get_int_list("contexts", "256", kSequenceLength);
+  grid.needles = args.get_int_list("needles", "1,2,4,6", kPositive);
+  grid.queried = args.get_int_list("queried", "1,2", kPositive);
+  grid.depths = args.get_double_list("depths", "0,0.25,0.5,0.75,1", kFraction);
+  grid.samples = args.get_int("samples", grid.samples, kPositive);
+  grid.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(grid.seed), kAnySeed));
+  grid.value_digits = static_cast<int>(args.get_int("value-digits", grid.value_digits, IntRange{1, 9}));
   const std::string split = args.get("split", "val");
   const auto json_path = args.get("json");
   const bool quiet = args.flag("quiet");
@@ -79,10 +79,10 @@ int analyze_mqar(Args& args) {
   const fs::path model_dir = args.require("model");
   const fs::path data_dir = args.require("data");
   retrieval::MqarEvalOptions o;
-  o.spec.pairs = args.get_int("pairs", o.spec.pairs);
-  o.spec.queries = args.get_int("queries", o.spec.queries);
-  o.samples = args.get_int("samples", o.samples);
-  o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed)));
+  o.spec.pairs = args.get_int("pairs", o.spec.pairs, kPositive);
+  o.spec.queries = args.get_int("queries", o.spec.queries, kPositive);
+  o.samples = args.get_int("samples", o.samples, kPositive);
+  o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed), kAnySeed));
   const auto json_path = args.get("json");
   args.finish();
 

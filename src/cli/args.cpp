@@ -1,5 +1,12 @@
 #include "cli/args.h"
 
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <type_traits>
+
 #include "core/error.h"
 
 namespace difftx::cli {
@@ -47,6 +54,7 @@ std::string Args::get(const std::string& name, const std::string& fallback) {
 std::string Args::require(const std::string& name) {
   auto v = get(name);
   DIFFTX_CHECK(v.has_value(), command_, ": missing required option --", name);
+  DIFFTX_CHECK(!v->empty(), command_, ": --", name, " needs a non-empty value");
   return *v;
 }
 
@@ -56,64 +64,49 @@ std::vector<std::string> Args::list(const std::string& name) {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
-namespace {
-
-// text parsed by parse(text, &used) when it takes all of text, else nullopt.
-template <typename T, typename Parse>
-std::optional<T> parse_whole(const std::string& text, Parse parse) {
-  size_t used = 0;
-  T value{};
-  try {
-    value = parse(text, &used);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-  if (text.empty() || used != text.size()) return std::nullopt;
+std::optional<int64_t> parse_integer(const std::string& text, IntRange r) {
+  const char* begin = text.data() + (text.size() > 1 && text[0] == '+' ? 1 : 0);
+  const char* end = text.data() + text.size();
+  int64_t value = 0;
+  const auto [stop, ec] = std::from_chars(begin, end, value);
+  if (ec != std::errc() || stop != end || begin == end || value < r.min || value > r.max) return std::nullopt;
   return value;
 }
 
-}  // namespace
-
-std::optional<int64_t> parse_integer(const std::string& text) {
-  return parse_whole<int64_t>(text, [](const std::string& s, size_t* used) { return std::stoll(s, used); });
-}
-
-std::optional<double> parse_number(const std::string& text) {
-  return parse_whole<double>(text, [](const std::string& s, size_t* used) { return std::stod(s, used); });
-}
-
-template <typename T>
-T Args::get_parsed(const std::string& name, T fallback, std::optional<T> (*parse)(const std::string&),
-                     const char* kind) {
-  const auto v = get(name);
-  if (!v) return fallback;
-  const std::optional<T> out = parse(*v);
-  DIFFTX_CHECK(out.has_value(), command_, ": --", name, " expects ", kind, ", got '", *v, "'");
-  return *out;
-}
-
-int64_t Args::get_int(const std::string& name, int64_t fallback) {
-  return get_parsed(name, fallback, parse_integer, "an integer");
-}
-
-double Args::get_double(const std::string& name, double fallback) {
-  return get_parsed(name, fallback, parse_number, "a number");
+std::optional<double> parse_number(const std::string& text, NumberRange r) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  char* stop = nullptr;
+  errno = 0;
+  const double value = std::strtod(text.c_str(), &stop);
+  if (errno == ERANGE || stop != text.c_str() + text.size() || !std::isfinite(value)) return std::nullopt;
+  const bool low = r.min_excluded ? value <= r.min : value < r.min;
+  const bool high = r.max_excluded ? value >= r.max : value > r.max;
+  if (low || high) return std::nullopt;
+  return value;
 }
 
 namespace {
 
-// Splits "a,b,c" and converts each item with parse(item) (nullopt: not one); errors name the option.
-template <typename T, typename Parse>
-std::vector<T> parse_list(const std::string& command, const std::string& name, const std::string& text, Parse parse,
-                          const char* kind) {
-  std::vector<T> out;
+std::string range_text(IntRange r) { return concat("an integer in [", r.min, ", ", r.max, "]"); }
+
+std::string range_text(NumberRange r) {
+  if (r.max >= 1e300) return concat("a finite number ", r.min_excluded ? "> " : ">= ", r.min);
+  return concat("a finite number in ", r.min_excluded ? "(" : "[", r.min, ", ", r.max, r.max_excluded ? ")" : "]");
+}
+
+// Splits "a,b,c" and converts each item; errors name the option, the item and the range.
+template <typename Range, typename Parse>
+auto parse_list(const std::string& command, const std::string& name, const std::string& text, Range range,
+                Parse parse) {
+  std::vector<typename decltype(parse(text, range))::value_type> out;
   size_t begin = 0;
   while (true) {
     const size_t comma = text.find(',', begin);
     const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-    const std::optional<T> value = parse(item);
-    DIFFTX_CHECK(value.has_value(), command, ": --", name, " expects a comma-separated list of ", kind, ", got '",
-                 text, "'");
+    const auto value = parse(item, range);
+    DIFFTX_CHECK(value.has_value(), command, ": --", name, " expects a comma-separated list of ",
+                 std::is_same_v<Range, IntRange> ? "integers" : "numbers", ", got '", text, "' (each must be ",
+                 range_text(range), ")");
     out.push_back(*value);
     if (comma == std::string::npos) return out;
     begin = comma + 1;
@@ -122,18 +115,42 @@ std::vector<T> parse_list(const std::string& command, const std::string& name, c
 
 }  // namespace
 
-std::vector<int64_t> Args::get_int_list(const std::string& name, const std::string& fallback) {
-  return parse_list<int64_t>(command_, name, get(name, fallback), parse_integer, "integers");
+int64_t Args::get_int(const std::string& name, int64_t fallback, IntRange range) {
+  const auto v = get(name);
+  if (!v) return fallback;
+  const auto value = parse_integer(*v, range);
+  DIFFTX_CHECK(value.has_value(), command_, ": --", name, " expects ", range_text(range), ", got '", *v, "'");
+  return *value;
 }
 
-std::vector<double> Args::get_double_list(const std::string& name, const std::string& fallback) {
-  return parse_list<double>(command_, name, get(name, fallback), parse_number, "numbers");
+double Args::get_double(const std::string& name, double fallback, NumberRange range) {
+  const auto v = get(name);
+  if (!v) return fallback;
+  const auto value = parse_number(*v, range);
+  DIFFTX_CHECK(value.has_value(), command_, ": --", name, " expects ", range_text(range), ", got '", *v, "'");
+  return *value;
+}
+
+std::vector<int64_t> Args::get_int_list(const std::string& name, const std::string& fallback, IntRange range) {
+  return parse_list(command_, name, get(name, fallback), range, parse_integer);
+}
+
+std::vector<double> Args::get_double_list(const std::string& name, const std::string& fallback,
+                                          NumberRange range) {
+  return parse_list(command_, name, get(name, fallback), range, parse_number);
 }
 
 std::vector<std::string> Args::get_word_list(const std::string& name, const std::string& fallback) {
-  return parse_list<std::string>(command_, name, get(name, fallback),
-                                 [](const std::string& s) { return s.empty() ? std::nullopt : std::optional(s); },
-                                 "names");
+  const std::string text = get(name, fallback);
+  std::vector<std::string> out;
+  for (size_t begin = 0;;) {
+    const size_t comma = text.find(',', begin);
+    out.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    DIFFTX_CHECK(!out.back().empty(), command_, ": --", name, " expects a comma-separated list of names, got '",
+                 text, "'");
+    if (comma == std::string::npos) return out;
+    begin = comma + 1;
+  }
 }
 
 std::optional<std::string> Args::take_positional() {

@@ -10,10 +10,37 @@
 
 namespace difftx::cli {
 
-// The whole of `text` as an integer (a number); nullopt when it is not one: empty, trailing
-// characters, out of range.
-std::optional<int64_t> parse_integer(const std::string& text);
-std::optional<double> parse_number(const std::string& text);
+// The values an integer option accepts (both ends included).
+struct IntRange {
+  int64_t min;
+  int64_t max;
+};
+// The values a number option accepts; NaN and the infinities are never accepted.
+struct NumberRange {
+  double min;
+  double max;
+  bool min_excluded = false;  // (min, ...] instead of [min, ...]
+  bool max_excluded = false;
+};
+
+// Ranges most options share. Counts and sizes stop far below int64 so that products of a few
+// of them cannot overflow; what a command allocates from them is checked again where it is sized.
+inline constexpr int64_t kMaxCount = int64_t{1} << 40;       // steps, samples, batches, tokens
+inline constexpr int64_t kMaxDimension = int64_t{1} << 24;   // sequence lengths, contexts
+inline constexpr int64_t kMaxBatchRows = int64_t{1} << 20;   // sequences per micro-batch
+inline constexpr IntRange kPositive{1, kMaxCount};
+inline constexpr IntRange kNonNegative{0, kMaxCount};
+inline constexpr IntRange kAnyInteger{INT64_MIN, INT64_MAX};
+inline constexpr IntRange kAnySeed = kAnyInteger;  // taken as its 64 bits
+inline constexpr IntRange kSequenceLength{1, kMaxDimension};
+inline constexpr IntRange kMicroBatch{1, kMaxBatchRows};
+inline constexpr NumberRange kFraction{0, 1};
+inline constexpr NumberRange kPositiveNumber{0, 1e300, true};
+
+// The whole text as an integer within range ("+5" and "-5" read as numbers), or as a finite
+// number within range (not NaN, inf, 1e999 or 1e-999); nullopt otherwise.
+std::optional<int64_t> parse_integer(const std::string& text, IntRange range = kAnyInteger);
+std::optional<double> parse_number(const std::string& text, NumberRange range);
 
 class Args {
  public:
@@ -25,11 +52,13 @@ class Args {
   std::string require(const std::string& name);
   // All values of an option that may repeat or take several values (--corpus a b c).
   std::vector<std::string> list(const std::string& name);
-  int64_t get_int(const std::string& name, int64_t fallback);
-  double get_double(const std::string& name, double fallback);
+  // Numbers: every option declares the values it accepts; a value outside them, a non-number
+  // or one beyond the type is an Error naming the option and the range.
+  int64_t get_int(const std::string& name, int64_t fallback, IntRange range);
+  double get_double(const std::string& name, double fallback, NumberRange range);
   // Comma-separated lists (--contexts 256,512); fallback is a list in the same form.
-  std::vector<int64_t> get_int_list(const std::string& name, const std::string& fallback);
-  std::vector<double> get_double_list(const std::string& name, const std::string& fallback);
+  std::vector<int64_t> get_int_list(const std::string& name, const std::string& fallback, IntRange range);
+  std::vector<double> get_double_list(const std::string& name, const std::string& fallback, NumberRange range);
   std::vector<std::string> get_word_list(const std::string& name, const std::string& fallback);
   // Removes and returns the first bare argument (a sub-target such as `bench gemm`).
   std::optional<std::string> take_positional();
@@ -37,10 +66,6 @@ class Args {
   void finish() const;
 
  private:
-  // get(name) parsed, fallback when absent; an error naming the option and `kind` when it is not one.
-  template <typename T>
-  T get_parsed(const std::string& name, T fallback, std::optional<T> (*parse)(const std::string&), const char* kind);
-
   std::string command_;
   std::map<std::string, std::vector<std::string>> values_;
   std::vector<std::string> positional_;

@@ -13,10 +13,10 @@ namespace {
 int run_eval(Args& args) {
   const std::string dir = args.require("model");
   const std::string data_dir = args.require("data");
-  const int64_t seq_len = args.get_int("seq-len", 256);
-  const int64_t micro_batch = args.get_int("micro-batch", 8);
+  const int64_t seq_len = args.get_int("seq-len", 256, kSequenceLength);
+  const int64_t micro_batch = args.get_int("micro-batch", 8, kMicroBatch);
   PerplexityOptions o;
-  o.max_batches = args.get_int("max-batches", o.max_batches);
+  o.max_batches = args.get_int("max-batches", o.max_batches, kNonNegative);
   const bool quiet = args.flag("quiet");
   args.finish();
   const Model model = load_model_dir(dir);

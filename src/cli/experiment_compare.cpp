@@ -16,8 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<int64_t> or_default(Args& args, const std::string& name, const std::vector<int64_t>& fallback) {
-  return args.get(name) ? args.get_int_list(name, "") : fallback;
+std::vector<int64_t> or_default(Args& args, const std::string& name, const std::vector<int64_t>& fallback,
+                                IntRange range) {
+  return args.get(name) ? args.get_int_list(name, "", range) : fallback;
 }
 
 // configs/ of the working directory, else the source tree's.
@@ -86,7 +87,7 @@ int experiment_compare(Args& args) {
   experiment::CompareOptions o;
   o.train = default_train_options();
   o.preset = args.get("preset", o.preset);
-  o.tokens = args.get_int("tokens", 0);
+  o.tokens = args.get_int("tokens", 0, kNonNegative);
   DIFFTX_CHECK(o.tokens > 0, "experiment compare: --tokens N (training tokens per model) is required and must be positive");
   if (args.get("variants")) o.variants = args.get_word_list("variants", "");
   o.data_dir = args.get("data", "data/default");
@@ -95,29 +96,29 @@ int experiment_compare(Args& args) {
   read_train_options(args, o.train);
 
   experiment::AnalysisOptions& a = o.analysis;
-  a.niah.contexts = or_default(args, "niah-contexts", {256});
-  a.niah.needles = or_default(args, "niah-needles", {1, 2, 4});
-  a.niah.queried = or_default(args, "niah-queried", {1, 2});
-  if (args.get("niah-depths")) a.niah.depths = args.get_double_list("niah-depths", "");
-  a.niah.samples = args.get_int("niah-samples", 10);
+  a.niah.contexts = or_default(args, "niah-contexts", {256}, kSequenceLength);
+  a.niah.needles = or_default(args, "niah-needles", {1, 2, 4}, kPositive);
+  a.niah.queried = or_default(args, "niah-queried", {1, 2}, kPositive);
+  if (args.get("niah-depths")) a.niah.depths = args.get_double_list("niah-depths", "", kFraction);
+  a.niah.samples = args.get_int("niah-samples", 10, kPositive);
   a.niah.seed = o.train.seed;
   a.quant_niah = a.niah;
   a.quant_niah.needles = {a.niah.needles.front()};
   a.quant_niah.queried = {1};
-  a.mqar.spec.pairs = args.get_int("mqar-pairs", 8);
-  a.mqar.spec.queries = args.get_int("mqar-queries", a.mqar.spec.pairs);
-  a.mqar.samples = args.get_int("mqar-samples", 100);
+  a.mqar.spec.pairs = args.get_int("mqar-pairs", 8, kPositive);
+  a.mqar.spec.queries = args.get_int("mqar-queries", a.mqar.spec.pairs, kPositive);
+  a.mqar.samples = args.get_int("mqar-samples", 100, kPositive);
   a.mqar.seed = o.train.seed;
   a.prompts.context = a.niah.contexts.front();
   a.prompts.depths = a.niah.depths;
-  a.prompts.per_depth = args.get_int("attention-prompts", 4);
+  a.prompts.per_depth = args.get_int("attention-prompts", 4, kPositive);
   a.prompts.seed = o.train.seed;
-  a.outliers.tokens = args.get_int("outlier-tokens", 16384);
+  a.outliers.tokens = args.get_int("outlier-tokens", 16384, kPositive);
   a.val_seq_len = o.train.seq_len;
   a.val_micro_batch = o.train.micro_batch;
   a.bits.clear();
-  for (int64_t b : or_default(args, "bits", {0, 16, 8, 6, 4})) a.bits.push_back(static_cast<int>(b));
-  a.quant_val_batches = args.get_int("quant-batches", a.quant_val_batches);
+  for (int64_t b : or_default(args, "bits", {0, 16, 8, 6, 4}, IntRange{0, 64})) a.bits.push_back(static_cast<int>(b));
+  a.quant_val_batches = args.get_int("quant-batches", a.quant_val_batches, kNonNegative);
   args.finish();
 
   const results::ExperimentResults results = experiment::run_compare(o, [](const std::string& line) {

@@ -45,12 +45,14 @@ int run_generate(Args& args) {
   // generation_config.json's defaults (Hugging Face directories), then the options.
   const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
   GenerateOptions o;
-  o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(o.max_new_tokens));
-  o.context = args.get_int("context", 0);
-  o.sampling.temperature = args.get_double("temperature", defaults.temperature.value_or(o.sampling.temperature));
-  o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(o.sampling.top_k));
-  o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(o.sampling.top_p));
-  o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed)));
+  o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(o.max_new_tokens),
+                                  IntRange{0, kMaxDimension});
+  o.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
+  o.sampling.temperature = args.get_double("temperature", defaults.temperature.value_or(o.sampling.temperature),
+                                           NumberRange{0, 1e300});
+  o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(o.sampling.top_k), kNonNegative);
+  o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(o.sampling.top_p), NumberRange{0, 1, true});
+  o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed), kAnySeed));
   args.finish();
 
   const Model model = load_model_dir(dir);

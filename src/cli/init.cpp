@@ -15,9 +15,8 @@ namespace {
 int run_init(Args& args) {
   const std::string config_path = args.require("config");
   const ModelOutput out = model_output_options(args);
-  const int64_t seed = args.get_int("seed", 1);
+  const int64_t seed = args.get_int("seed", 1, kAnySeed);
   args.finish();
-  DIFFTX_CHECK(seed >= 0, "--seed must be >= 0, got ", seed);
   Model model(model_config_from_json(read_json_file(config_path), config_path));
   init_parameters(model.config, model.table, model.weights.data(), static_cast<uint64_t>(seed));
   write_model(model, out);

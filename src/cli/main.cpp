@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <new>
 
 #include "cli/command.h"
 #include "core/error.h"
@@ -52,6 +53,12 @@ int main(int argc, char** argv) {
     return it->run(args);
   } catch (const difftx::Error& e) {
     std::fprintf(stderr, "difftx %s: error: %s\n", name.c_str(), e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "difftx %s: error: out of memory; a size from an option or a file (--micro-batch, --seq-len, "
+                 "--context, config.json) asks for more than this machine has\n",
+                 name.c_str());
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "difftx %s: unexpected error: %s\n", name.c_str(), e.what());

@@ -14,9 +14,9 @@ int run_prepare(Args& args) {
   const auto corpus = args.list("corpus");
   const auto tokenizer = args.get("tokenizer");
   const auto out = args.get("out");
-  o.val_fraction = args.get_double("val-fraction", o.val_fraction);
-  o.vocab_size = args.get_int("vocab-size", tokenizer ? 0 : o.vocab_size);
-  o.shard_tokens = args.get_int("shard-tokens", o.shard_tokens);
+  o.val_fraction = args.get_double("val-fraction", o.val_fraction, NumberRange{0, 1, true, true});
+  o.vocab_size = args.get_int("vocab-size", tokenizer ? 0 : o.vocab_size, IntRange{0, int64_t{1} << 24});
+  o.shard_tokens = args.get_int("shard-tokens", o.shard_tokens, kPositive);
   o.progress = !args.flag("quiet");
   args.finish();
   if (use_default) {

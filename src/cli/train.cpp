@@ -1,5 +1,6 @@
 // `difftx train`: train a model from scratch (or resume) on prepared token shards, in one
 // process or data parallel under mpirun (docs/DISTRIBUTED.md).
+#include <cmath>
 #include <cstdio>
 
 #include "cli/command.h"
@@ -18,15 +19,14 @@ int run_train(Args& args) {
   o.config_path = args.require("config");
   o.data_dir = args.require("data");
   o.out_dir = args.require("out");
-  o.steps = args.get_int("steps", o.steps);
+  o.steps = args.get_int("steps", o.steps, kPositive);
   read_train_options(args, o);
   o.resume = args.flag("resume");
   o.quiet = args.flag("quiet");
-  o.bucket_floats = static_cast<int64_t>(args.get_double("bucket-mb", 16.0) * (1 << 20) / sizeof(float));
+  o.bucket_floats = static_cast<int64_t>(args.get_double("bucket-mb", 16.0, NumberRange{0, 1 << 20, true}) * (1 << 20) / sizeof(float));
   o.check_replicas = args.flag("check-replicas");
   const dist::Launch launch = dist::launch_from_name(args.get("dist", "auto"));
-  const double timeout = args.get_double("collective-timeout", 600.0);
-  DIFFTX_CHECK(timeout > 0, "--collective-timeout must be positive");
+  const double timeout = args.get_double("collective-timeout", 600.0, kPositiveNumber);
   args.finish();
 
   std::unique_ptr<dist::Communicator> comm = dist::open_communicator(launch);
@@ -48,9 +48,12 @@ int run_train(Args& args) {
     std::fprintf(stderr, "difftx train: error: rank %d of %d: %s\n", comm->rank(), comm->size(), e.what());
     comm->abort(1);
   }
-  if (comm->rank() == 0)
-    std::printf("done: %lld steps, train loss %.4f, val loss %.4f, %.0f tok/s, MFU %.1f%%\n", (long long)s.steps_done,
-                s.last_train_loss, s.last_val_loss, s.tokens_per_second, 100 * s.mfu);
+  if (comm->rank() == 0) {
+    char val[48] = "not measured";
+    if (!std::isnan(s.last_val_loss)) std::snprintf(val, sizeof val, "%.4f", s.last_val_loss);
+    std::printf("done: %lld steps, train loss %.4f, val loss %s, %.0f tok/s, MFU %.1f%%\n", (long long)s.steps_done,
+                s.last_train_loss, val, s.tokens_per_second, 100 * s.mfu);
+  }
   return 0;
 }
 

@@ -6,26 +6,34 @@
 #include "data/tasks/mixture_spec.h"
 
 namespace difftx::cli {
+namespace {
+
+
+// AdamW's betas: moment decay rates in [0, 1) (1 would never forget, and divide by zero in the
+// bias correction 1 - beta^t).
+constexpr NumberRange kBeta{0, 1, false, true};
+
+}  // namespace
 
 void read_train_options(Args& args, TrainOptions& o) {
-  o.seq_len = args.get_int("seq-len", o.seq_len);
-  o.micro_batch = args.get_int("micro-batch", o.micro_batch);
-  o.batch_tokens = args.get_int("batch-tokens", o.batch_tokens);
-  o.lr = args.get_double("lr", o.lr);
-  o.min_lr_ratio = args.get_double("min-lr-ratio", o.min_lr_ratio);
-  o.warmup_steps = args.get_int("warmup", o.warmup_steps);
+  o.seq_len = args.get_int("seq-len", o.seq_len, kSequenceLength);
+  o.micro_batch = args.get_int("micro-batch", o.micro_batch, kMicroBatch);
+  o.batch_tokens = args.get_int("batch-tokens", o.batch_tokens, kNonNegative);
+  o.lr = args.get_double("lr", o.lr, kPositiveNumber);
+  o.min_lr_ratio = args.get_double("min-lr-ratio", o.min_lr_ratio, kFraction);
+  o.warmup_steps = args.get_int("warmup", o.warmup_steps, kNonNegative);
   if (const auto schedule = args.get("schedule")) o.schedule = decay_shape_from_name(*schedule);
-  o.adamw.weight_decay = args.get_double("weight-decay", o.adamw.weight_decay);
-  o.adamw.grad_clip = args.get_double("grad-clip", o.adamw.grad_clip);
-  o.adamw.beta1 = args.get_double("beta1", o.adamw.beta1);
-  o.adamw.beta2 = args.get_double("beta2", o.adamw.beta2);
-  o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed)));
+  o.adamw.weight_decay = args.get_double("weight-decay", o.adamw.weight_decay, NumberRange{0, 1e300});
+  o.adamw.grad_clip = args.get_double("grad-clip", o.adamw.grad_clip, NumberRange{0, 1e300});
+  o.adamw.beta1 = args.get_double("beta1", o.adamw.beta1, kBeta);
+  o.adamw.beta2 = args.get_double("beta2", o.adamw.beta2, kBeta);
+  o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed), kAnySeed));
   if (const auto mix = args.get("mix")) o.mixture = retrieval::parse_mixture(*mix);
-  o.eval_every = args.get_int("eval-every", o.eval_every);
-  o.eval_batches = args.get_int("eval-batches", o.eval_batches);
-  o.checkpoint_every = args.get_int("checkpoint-every", o.checkpoint_every);
-  o.keep_checkpoints = static_cast<int>(args.get_int("keep-checkpoints", o.keep_checkpoints));
-  o.log_every = args.get_int("log-every", o.log_every);
+  o.eval_every = args.get_int("eval-every", o.eval_every, kNonNegative);
+  o.eval_batches = args.get_int("eval-batches", o.eval_batches, kNonNegative);
+  o.checkpoint_every = args.get_int("checkpoint-every", o.checkpoint_every, kNonNegative);
+  o.keep_checkpoints = static_cast<int>(args.get_int("keep-checkpoints", o.keep_checkpoints, IntRange{1, 1000}));
+  o.log_every = args.get_int("log-every", o.log_every, kPositive);
 }
 
 std::string train_options_help(const TrainOptions& o) {
@@ -55,9 +63,9 @@ std::string train_options_help(const TrainOptions& o) {
       "                        tasks (needle in a haystack, associative recall; docs/EXPERIMENTS.md)\n"
       "                        (default %s)\n"
       "  --eval-every N        validation loss every N steps (default %lld; 0: only at the end)\n"
-      "  --eval-batches N      validation micro-batches per evaluation and rank (default %lld)\n"
-      "  --checkpoint-every N  checkpoint every N steps and at the end (default %lld)\n"
-      "  --keep-checkpoints N  checkpoints kept (default %d)\n"
+      "  --eval-batches N      validation micro-batches per evaluation and rank (default %lld; 0: none)\n"
+      "  --checkpoint-every N  checkpoint every N steps and at the end (default %lld; 0: only at the end)\n"
+      "  --keep-checkpoints N  checkpoints kept, 1 to 1000 (default %d)\n"
       "  --log-every N         progress line every N steps (default %lld)\n",
       (long long)o.seq_len, (long long)o.micro_batch, o.lr, (long long)o.warmup_steps, shape, o.min_lr_ratio,
       o.adamw.weight_decay, o.adamw.beta1, o.adamw.beta2, o.adamw.grad_clip, (unsigned long long)o.seed, mix.c_str(),

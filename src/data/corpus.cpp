@@ -9,6 +9,7 @@
 #include "data/file_io.h"
 #include "data/sha256.h"
 #include "data/utf8.h"
+#include "io/json_file.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -66,13 +67,8 @@ void add_file(const fs::path& path, const std::string& text_field, Corpus& corpu
       pos = end + 1;
       ++line_no;
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      nlohmann::json j;
-      try {
-        j = nlohmann::json::parse(line);
-      } catch (const nlohmann::json::exception& e) {
-        fail(where, ":", line_no, ": not valid JSON (JSONL expects one object per line): ",
-             e.what());
-      }
+      const nlohmann::json j =
+          parse_json_text(line, concat(where, ":", line_no));  // JSONL: one object per line
       DIFFTX_CHECK(j.is_object() && j.contains(text_field) && j[text_field].is_string(), where,
                    ":", line_no, ": expected a JSON object with a string field \"", text_field,
                    "\"");
@@ -103,7 +99,8 @@ Corpus read_corpus(const std::vector<std::string>& paths, const std::string& tex
       std::vector<fs::path> files;
       for (const auto& entry : fs::recursive_directory_iterator(path))
         if (entry.is_regular_file() && is_corpus_file(entry.path())) files.push_back(entry.path());
-      DIFFTX_CHECK(!files.empty(), p, ": directory has no corpus files (*.txt, *.md, *.jsonl)");
+      DIFFTX_CHECK(!files.empty(), p, ": directory has no corpus files (*.txt, *.md, *.jsonl); files with other "
+                   "names are read as plain text when named one by one (--corpus DIR/*)");
       std::sort(files.begin(), files.end());
       for (const fs::path& f : files) add_file(f, text_field, corpus);
     } else {
@@ -127,12 +124,7 @@ std::vector<std::string> default_corpus_paths() {
   for (const auto& entry : fs::directory_iterator(sotu))
     if (entry.path().extension() == ".txt") paths.push_back(entry.path().string());
   std::sort(paths.begin(), paths.end());
-  nlohmann::json list;
-  try {
-    list = nlohmann::json::parse(read_file(moby / "file_list.json"));
-  } catch (const nlohmann::json::exception& e) {
-    fail((moby / "file_list.json").string(), ": not valid JSON (", e.what(), ")");
-  }
+  const nlohmann::json list = read_json_file(moby / "file_list.json");
   DIFFTX_CHECK(list.is_array(), (moby / "file_list.json").string(), ": expected an array of file names");
   for (const auto& name : list) {
     DIFFTX_CHECK(name.is_string(), (moby / "file_list.json").string(), ": expected file names");

@@ -1,13 +1,28 @@
 #include "data/dataset.h"
 
 #include <cstdio>
+#include <set>
 
 #include "core/error.h"
 #include "data/file_io.h"
 #include "data/tokenizer_files.h"
+#include "io/json_file.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
+namespace {
+
+// A shard must be a plain file name inside the dataset directory, listed once over all the
+// splits (a val shard listed as train too would leak validation data into training).
+void check_shard_name(const std::string& name, std::set<std::string>& seen, const std::string& where) {
+  const bool plain = !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+                     name.find('\0') == std::string::npos;
+  DIFFTX_CHECK(plain, where, ": shard file ", json_value_for_message(nlohmann::json(name)),
+               " must be a file name inside the dataset directory (no '/', '.' or '..')");
+  DIFFTX_CHECK(seen.insert(name).second, where, ": shard file '", name, "' is listed twice");
+}
+
+}  // namespace
 
 void check_fits_vocabulary(const DatasetInfo& data, int64_t vocab_size, const std::string& model) {
   DIFFTX_CHECK(data.vocab_size <= vocab_size, data.dir.string(), ": the data's vocabulary has ", data.vocab_size,
@@ -23,8 +38,9 @@ DatasetInfo read_dataset(const fs::path& dir) {
   const std::string where = meta_path.string();
   DatasetInfo info;
   info.dir = dir;
+  std::set<std::string> shard_names;
   try {
-    info.metadata = nlohmann::json::parse(read_file(meta_path));
+    info.metadata = read_json_file(meta_path);
     const auto& j = info.metadata;
     DIFFTX_CHECK(j.value("format", "") == "difftx-dataset", where,
                  ": expected \"format\": \"difftx-dataset\"");
@@ -36,13 +52,19 @@ DatasetInfo read_dataset(const fs::path& dir) {
       split.documents = s.at("documents").get<int64_t>();
       split.bytes = s.at("bytes").get<int64_t>();
       split.tokens = s.at("tokens").get<int64_t>();
-      for (const auto& shard : s.at("shards")) split.shards.push_back(shard.at("file").get<std::string>());
+      for (const auto& shard : s.at("shards")) {
+        split.shards.push_back(shard.at("file").get<std::string>());
+        check_shard_name(split.shards.back(), shard_names, where);
+      }
       info.splits[name] = std::move(split);
     }
   } catch (const nlohmann::json::exception& e) {
     fail(where, ": malformed metadata (", e.what(), ")");
   }
-  DIFFTX_CHECK(info.vocab_size > 0, where, ": tokenizer.vocab_size must be positive");
+  DIFFTX_CHECK(info.end_of_text >= 0 && info.end_of_text < info.vocab_size, where,
+               ": tokenizer.end_of_text ", info.end_of_text, " is not an id below vocab_size ", info.vocab_size);
+  DIFFTX_CHECK(info.vocab_size > 0 && info.vocab_size <= kMaxVocabSize, where,
+               ": tokenizer.vocab_size must be in [1, ", kMaxVocabSize, "], got ", info.vocab_size);
   return info;
 }
 

@@ -15,6 +15,9 @@
 namespace difftx::data {
 
 inline constexpr const char* kMetadataFile = "metadata.json";
+// Token ids are int32 and tables are indexed by id; a hostile file must not make us allocate
+// gigabytes (the tokenizer readers use the same bound).
+inline constexpr int64_t kMaxVocabSize = int64_t{1} << 24;
 
 struct SplitInfo {
   int64_t documents = 0;

@@ -5,22 +5,13 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace difftx::data {
 
-std::string read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  DIFFTX_CHECK(!std::filesystem::is_directory(path, ec), path.string(),
-               ": is a directory, expected a file");
-  std::ifstream in(path, std::ios::binary);
-  DIFFTX_CHECK(in.good(), path.string(), ": cannot open (", std::strerror(errno), ")");
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  DIFFTX_CHECK(!in.bad(), path.string(), ": read error");
-  return bytes;
-}
+std::string read_file(const std::filesystem::path& path) { return read_whole_file(path); }
 
 void write_file_atomic(const std::filesystem::path& path, std::string_view bytes) {
   AtomicFile file(path);

@@ -10,17 +10,13 @@
 #include <utility>
 
 #include "core/error.h"
+#include "io/input_file.h"
 
 namespace difftx::data {
 
 MappedFile::MappedFile(const std::filesystem::path& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  DIFFTX_CHECK(fd >= 0, path.string(), ": cannot open (", std::strerror(errno), ")");
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    fail(path.string(), ": not a regular file");
-  }
+  const int fd = open_regular_file(path, st);
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);

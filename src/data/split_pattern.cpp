@@ -1,5 +1,7 @@
 #include "data/split_pattern.h"
 
+#include <algorithm>
+
 namespace difftx::data {
 namespace {
 
@@ -28,6 +30,14 @@ SplitPattern::SplitPattern(const std::string& pattern, Mode mode) : pattern_(pat
   const int jit = pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);
   DIFFTX_CHECK(jit == 0, "split pattern: JIT compilation failed (", pcre2_message(jit), ") for '",
                pattern, "'");
+}
+
+SplitPattern::MatchContext SplitPattern::match_context(size_t text_bytes) {
+  MatchContext context(pcre2_match_context_create(nullptr), &pcre2_match_context_free);
+  DIFFTX_CHECK(context != nullptr, "split pattern: out of memory");
+  const uint64_t limit = std::min<uint64_t>(10'000'000 + 64 * static_cast<uint64_t>(text_bytes), UINT32_MAX);
+  pcre2_set_match_limit(context.get(), static_cast<uint32_t>(limit));
+  return context;
 }
 
 SplitPattern::MatchData SplitPattern::match_data() const {

@@ -5,6 +5,8 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +39,11 @@ class SplitPattern {
  private:
   using MatchData = std::unique_ptr<pcre2_match_data, decltype(&pcre2_match_data_free)>;
   MatchData match_data() const;
+  // PCRE2's default match limit (10M steps) refuses valid text such as a run of 10M spaces; a
+  // limit that grows with the text lets text of any shape split while a pathological pattern
+  // still stops (in time linear in the text).
+  using MatchContext = std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)>;
+  static MatchContext match_context(size_t text_bytes);
   [[noreturn]] void match_failed(int rc, size_t offset) const;
 
   std::string pattern_;
@@ -48,11 +55,12 @@ template <typename OnPiece>
 void SplitPattern::split(std::string_view text, OnPiece&& piece) const {
   DIFFTX_CHECK(mode_ == Mode::covering, "split pattern: split() needs Mode::covering");
   const MatchData match = match_data();
+  const MatchContext context = match_context(text.size());
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t offset = 0;
   while (offset < text.size()) {
     const int rc = pcre2_match(code_.get(), subject, text.size(), offset, PCRE2_NO_UTF_CHECK,
-                               match.get(), nullptr);
+                               match.get(), context.get());
     if (rc < 0) match_failed(rc, offset);
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
     if (ovector[0] != offset || ovector[1] <= offset) match_failed(rc, offset);
@@ -65,11 +73,12 @@ template <typename OnSegment>
 void SplitPattern::segments(std::string_view text, OnSegment&& segment) const {
   DIFFTX_CHECK(mode_ == Mode::searching, "split pattern: segments() needs Mode::searching");
   const MatchData match = match_data();
+  const MatchContext context = match_context(text.size());
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t offset = 0;
   while (offset < text.size()) {
     const int rc = pcre2_match(code_.get(), subject, text.size(), offset,
-                               PCRE2_NO_UTF_CHECK | PCRE2_NOTEMPTY, match.get(), nullptr);
+                               PCRE2_NO_UTF_CHECK | PCRE2_NOTEMPTY, match.get(), context.get());
     if (rc == PCRE2_ERROR_NOMATCH) break;
     if (rc < 0) match_failed(rc, offset);
     const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());

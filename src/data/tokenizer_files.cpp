@@ -9,6 +9,7 @@
 #include "data/encodings.h"
 #include "data/file_io.h"
 #include "data/hf_tokenizer.h"
+#include "io/json_file.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -28,12 +29,7 @@ fs::path sidecar_of(const fs::path& ranks_file) { return fs::path(ranks_file.str
 
 Tokenizer from_sidecar(const fs::path& ranks_file, const fs::path& sidecar) {
   const std::string where = sidecar.string();
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(read_file(sidecar));
-  } catch (const nlohmann::json::exception& e) {
-    fail(where, ": not valid JSON (", e.what(), ")");
-  }
+  const nlohmann::json j = read_json_file(sidecar);
   DIFFTX_CHECK(j.is_object(), where, ": expected a JSON object");
   DIFFTX_CHECK(j.value("format", "") == "difftx-tokenizer", where,
                ": expected \"format\": \"difftx-tokenizer\"");
@@ -54,7 +50,7 @@ Tokenizer from_sidecar(const fs::path& ranks_file, const fs::path& sidecar) {
                       std::move(specials), eot);
   if (j.contains("vocab_size"))
     DIFFTX_CHECK(j["vocab_size"] == tokenizer.vocab_size(), where, ": says vocab_size ",
-                 j["vocab_size"].dump(), " but its tokens give ", tokenizer.vocab_size());
+                 json_value_for_message(j["vocab_size"]), " but its tokens give ", tokenizer.vocab_size());
   return tokenizer;
 }
 

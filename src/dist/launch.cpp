@@ -51,8 +51,14 @@ std::string mpi_launcher_variable() {
 }
 
 std::unique_ptr<Communicator> open_communicator(Launch launch) {
-  if (launch == Launch::mpi) return open_mpi_plugin("--dist mpi was given");
   const std::string variable = mpi_launcher_variable();
+  if (launch == Launch::mpi) {
+    auto comm = open_mpi_plugin("--dist mpi was given");
+    // A lone MPI process is a one-rank run the user did not mean: say how to start ranks.
+    DIFFTX_CHECK(!variable.empty(), "--dist mpi was given but difftx was not started by mpirun (none of "
+                 "OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_RANK is set): run mpirun -np N difftx ..., or use --dist local");
+    return comm;
+  }
   if (launch == Launch::automatic && !variable.empty())
     return open_mpi_plugin("difftx was started by an MPI launcher (" + variable + " is set)");
   return std::make_unique<LocalCommunicator>();

@@ -19,19 +19,36 @@ std::string errno_text(int err) { return std::generic_category().message(err); }
 
 }  // namespace
 
-InputFile::InputFile(const std::filesystem::path& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) fail(path.string(), ": cannot open: ", errno_text(errno));
-  struct stat st {};
-  if (::fstat(fd_, &st) != 0) {
+int open_regular_file(const std::filesystem::path& path, struct stat& st) {
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait forever. It is cleared
+  // again below (it means nothing for regular files, but reads should block normally).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) fail(path.string(), ": cannot open: ", errno_text(errno));
+  if (::fstat(fd, &st) != 0) {
     const int err = errno;
-    ::close(fd_);
+    ::close(fd);
     fail(path.string(), ": cannot stat: ", errno_text(err));
   }
   if (!S_ISREG(st.st_mode)) {
-    ::close(fd_);
-    fail(path.string(), ": not a regular file");
+    ::close(fd);
+    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                                              : "a device";
+    fail(path.string(), ": not a regular file (", kind, "); expected a file");
   }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+    const int err = errno;
+    ::close(fd);
+    fail(path.string(), ": cannot set blocking mode: ", errno_text(err));
+  }
+  return fd;
+}
+
+InputFile::InputFile(const std::filesystem::path& path) : path_(path) {
+  struct stat st {};
+  fd_ = open_regular_file(path, st);
   size_ = static_cast<uint64_t>(st.st_size);
 }
 

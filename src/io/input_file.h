@@ -7,7 +7,14 @@
 #include <filesystem>
 #include <string>
 
+struct stat;
+
 namespace difftx {
+
+// Opens a regular file read-only and returns its descriptor, checking the type before the file
+// can block us: a FIFO, a socket or a device is an Error naming the path, never a hang in open().
+// `st` receives the file's status.
+int open_regular_file(const std::filesystem::path& path, struct stat& st);
 
 // The whole file as bytes. Error if it cannot be opened or read, or is not a regular file.
 std::string read_whole_file(const std::filesystem::path& path);

@@ -4,18 +4,9 @@
 #include <limits>
 
 #include "core/error.h"
+#include "io/json_file.h"
 
 namespace difftx {
-namespace {
-
-// The value for a message: short, and never invalid UTF-8.
-std::string shown(const nlohmann::json& v) {
-  std::string text = v.dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  return text;
-}
-
-}  // namespace
 
 JsonField::JsonField(const nlohmann::json& value, std::string source, std::string path)
     : value_(&value), source_(std::move(source)), path_(std::move(path)) {}
@@ -23,7 +14,7 @@ JsonField::JsonField(const nlohmann::json& value, std::string source, std::strin
 std::string JsonField::where() const { return path_.empty() ? source_ : source_ + ": " + path_; }
 
 void JsonField::wrong_type(const char* expected) const {
-  fail(where(), ": expected ", expected, ", got ", shown(*value_));
+  fail(where(), ": expected ", expected, ", got ", json_value_for_message(*value_));
 }
 
 void JsonField::expect_object() const {

@@ -10,10 +10,20 @@
 namespace difftx {
 
 nlohmann::json read_json_file(const std::filesystem::path& path);
+// Arrays and objects nested deeper than this are refused: the parser, the destructor and dump()
+// recurse per level, so a hostile 100,000-deep value would overflow the stack.
+inline constexpr int kMaxJsonDepth = 256;
+
 // Parses JSON text; `source` names it in errors ("SOURCE: invalid JSON: parse error at line L,
 // column C: ..."). A NUL byte is an error too: nlohmann would stop there and ignore the rest.
+// Also refused: nesting deeper than kMaxJsonDepth, and a key repeated within one object
+// (nlohmann would keep the last silently). `callback`, if any, sees every event after these checks.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source,
                                const nlohmann::json::parser_callback_t& callback = nullptr);
+
+// A JSON value for an error message: compact, at most ~60 characters, valid UTF-8, and cheap
+// however large the value (arrays and objects are shown by their size).
+std::string json_value_for_message(const nlohmann::json& value);
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& value);
 
 // nlohmann's message without its "[json.exception.parse_error.101] " tag: for parse errors it

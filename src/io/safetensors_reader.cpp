@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <set>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -65,27 +64,17 @@ struct Header {
   std::map<std::string, std::string> metadata;
 };
 
-// Parses the JSON text; rejects repeated top-level keys (nlohmann would keep only the last)
-// and containers nested deeper than the format allows (a header is at most
-// {name: {key: [number, ...]}}), without building those deep values.
+// Parses the JSON text (parse_json_text rejects repeated keys) and containers nested deeper
+// than the format allows (a header is at most {name: {key: [number, ...]}}), as soon as the
+// parser reaches them.
 json parse_header_json(std::string_view text, const std::string& file) {
-  std::set<std::string> keys;
-  std::string repeated;
-  bool too_deep = false;
-  const auto watch = [&](int depth, json::parse_event_t event, json& parsed) {
-    if (event == json::parse_event_t::key && depth == 1 && !keys.insert(parsed.get<std::string>()).second &&
-        repeated.empty())
-      repeated = parsed.get<std::string>();
-    if (depth >= 3 && (event == json::parse_event_t::object_start || event == json::parse_event_t::array_start)) {
-      too_deep = true;
-      return false;  // do not build it
-    }
+  const auto watch = [&](int depth, json::parse_event_t event, json&) {
+    DIFFTX_CHECK(depth < 3 || (event != json::parse_event_t::object_start && event != json::parse_event_t::array_start),
+                 file, ": header nests arrays or objects deeper than the format allows");
     return true;
   };
   const json root = parse_json_text(text, file + ": header", watch);
   DIFFTX_CHECK(root.is_object(), file, ": header is ", describe(root), ", expected a JSON object");
-  DIFFTX_CHECK(repeated.empty(), file, ": header names '", repeated, "' twice");
-  DIFFTX_CHECK(!too_deep, file, ": header nests arrays or objects deeper than the format allows");
   return root;
 }
 
@@ -180,7 +169,15 @@ void check_coverage(const std::map<std::string, SafetensorsTensorInfo>& tensors,
                " bytes but the tensors cover only ", covered);
 }
 
+// The format's header is JSON starting with '{'; nlohmann would skip a UTF-8 byte-order mark,
+// which other readers refuse, so refuse it here too.
+void check_no_byte_order_mark(std::string_view text, const std::string& file) {
+  DIFFTX_CHECK(text.substr(0, 3) != "\xEF\xBB\xBF", file,
+               ": header starts with a UTF-8 byte-order mark (the format allows none)");
+}
+
 Header parse_header(std::string_view text, uint64_t data_size, const std::string& file) {
+  check_no_byte_order_mark(text, file);
   const json root = parse_header_json(text, file);
   Header header;
   for (const auto& [key, value] : root.items()) {

@@ -15,12 +15,20 @@ namespace {
 constexpr int64_t kChunk = 4096;  // values per OpenMP work item (16 KiB of each array)
 }  // namespace
 
+void check_adamw_params(const AdamWParams& hp) {
+  DIFFTX_CHECK(hp.step >= 1, "adamw_update: step must be >= 1 (1-based), got ", hp.step);
+  DIFFTX_CHECK(hp.beta1 >= 0 && hp.beta1 < 1 && hp.beta2 >= 0 && hp.beta2 < 1,
+               "adamw_update: betas must lie in [0, 1) as floats, got beta1=", hp.beta1, " beta2=", hp.beta2);
+  const auto usable = [](float x) { return std::isfinite(x) && x >= 0; };
+  DIFFTX_CHECK(usable(hp.lr) && usable(hp.eps) && usable(hp.weight_decay),
+               "adamw_update: lr, eps and weight_decay must be finite and not negative, got lr=", hp.lr,
+               " eps=", hp.eps, " weight_decay=", hp.weight_decay);
+}
+
 void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const AdamWParams& hp,
                   float grad_scale) {
   DIFFTX_CHECK(n >= 0, "adamw_update: n must be >= 0, got ", n);
-  DIFFTX_CHECK(hp.step >= 1, "adamw_update: step must be >= 1 (1-based), got ", hp.step);
-  DIFFTX_CHECK(hp.beta1 >= 0 && hp.beta1 < 1 && hp.beta2 >= 0 && hp.beta2 < 1,
-               "adamw_update: betas must lie in [0, 1), got beta1=", hp.beta1, " beta2=", hp.beta2);
+  check_adamw_params(hp);
   // Bias corrections in double: 1 - beta^t loses digits in float for beta near 1.
   const double t = static_cast<double>(hp.step);
   const float inv_bc1 =

@@ -85,6 +85,10 @@ struct AdamWParams {
   float lr, beta1, beta2, eps, weight_decay;
   int64_t step;  // t, 1-based
 };
+// Throws unless t >= 1, the betas (as floats) lie in [0, 1), and lr, eps and weight_decay are
+// finite and not negative. Callers that run adamw_update inside a parallel region call this
+// first: nothing may throw out of an OpenMP region.
+void check_adamw_params(const AdamWParams& hp);
 void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const AdamWParams& hp,
                   float grad_scale /* multiplies g, e.g. a clipping factor */);
 

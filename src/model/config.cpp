@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "io/json_file.h"
 #include "model/parameters.h"
@@ -31,26 +32,26 @@ const std::set<std::string> kModelKeys = {
 int64_t get_positive_int(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number_integer() && v.get<int64_t>() > 0, where, ": key '", key,
-               "' must be a positive integer, got ", v.dump());
+               "' must be a positive integer, got ", json_value_for_message(v));
   return v.get<int64_t>();
 }
 
 double get_positive_number(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number() && v.get<double>() > 0, where, ": key '", key,
-               "' must be a positive number, got ", v.dump());
+               "' must be a positive number, got ", json_value_for_message(v));
   return v.get<double>();
 }
 
 bool get_bool(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
-  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", v.dump());
+  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", json_value_for_message(v));
   return v.get<bool>();
 }
 
 void check_bookkeeping(const json& j, const std::string& where) {
   auto expect = [&](const char* key, bool ok, const char* what) {
-    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", j.at(key).dump());
+    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", json_value_for_message(j.at(key)));
   };
   expect("hidden_act", j.value("hidden_act", json("silu")) == json("silu"), "\"silu\" (SwiGLU)");
   expect("attention_bias", j.value("attention_bias", json(false)) == json(false), "false (no biases)");
@@ -91,6 +92,34 @@ double ModelConfig::forward_flops(int64_t B, int64_t T) const {
   return B * (2.0 * T * non_embedding_parameters() + attention_flops);
 }
 
+namespace {
+
+// Upper bounds on the sizes a config may ask for, checked before anything multiplies them:
+// far above any model this CPU engine trains, far below where products overflow int64.
+void check_config_sizes(const ModelConfig& c) {
+  const std::pair<const char*, std::pair<int64_t, int64_t>> sizes[] = {
+      {"vocab_size", {c.vocab_size, int64_t{1} << 24}},
+      {"hidden_size", {c.hidden_size, int64_t{1} << 16}},
+      {"num_hidden_layers", {c.num_hidden_layers, int64_t{1} << 12}},
+      {"num_attention_heads", {c.num_attention_heads, int64_t{1} << 12}},
+      {"num_key_value_heads", {c.num_key_value_heads, int64_t{1} << 12}},
+      {"head_dim", {c.head_dim, int64_t{1} << 12}},
+      {"intermediate_size", {c.intermediate_size, int64_t{1} << 20}},
+      {"max_position_embeddings", {c.max_position_embeddings, int64_t{1} << 24}}};
+  for (const auto& [key, value_and_max] : sizes)
+    DIFFTX_CHECK(value_and_max.first <= value_and_max.second, "config: '", key, "' is ", value_and_max.first,
+                 ", above the largest supported ", value_and_max.second);
+  // The RoPE table holds max_position_embeddings x head_dim / 2 angle pairs.
+  DIFFTX_CHECK(product_at_most({c.max_position_embeddings, c.head_dim}, int64_t{1} << 31).has_value(),
+               "config: 'max_position_embeddings' x 'head_dim' = ", c.max_position_embeddings, " x ", c.head_dim,
+               " is above 2^31 (the RoPE table would not fit in memory)");
+  constexpr int64_t kMaxParameters = int64_t{1} << 36;  // 256 GiB of float32
+  DIFFTX_CHECK(c.total_parameters() <= kMaxParameters, "config: ", c.total_parameters(),
+               " parameters are above the largest supported ", kMaxParameters);
+}
+
+}  // namespace
+
 void ModelConfig::validate() const {
   const std::string w = "config";
   DIFFTX_CHECK(vocab_size > 0, w, ": 'vocab_size' must be positive");
@@ -104,6 +133,7 @@ void ModelConfig::validate() const {
   DIFFTX_CHECK(num_key_value_heads > 0 && num_attention_heads % num_key_value_heads == 0, w,
                ": 'num_key_value_heads' (", num_key_value_heads, ") must divide 'num_attention_heads' (",
                num_attention_heads, ")");
+  check_config_sizes(*this);
   attention_dims(1, 1).validate();
   if (lambda_init_constant)
     DIFFTX_CHECK(*lambda_init_constant >= 0 && *lambda_init_constant < 1, w,
@@ -183,7 +213,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
     DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");
 
   DIFFTX_CHECK(j.at("model_type") == json("difftx"), where, ": key 'model_type' must be \"difftx\", got ",
-               j.at("model_type").dump());
+               json_value_for_message(j.at("model_type")));
   DIFFTX_CHECK(j.at("attention").is_string(), where, ": key 'attention' must be a string");
   ModelConfig c;
   try {
@@ -215,7 +245,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   if (j.contains("rope_style")) {
     const json& s = j.at("rope_style");
     DIFFTX_CHECK(s == json("interleaved") || s == json("half"), where,
-                 ": key 'rope_style' must be \"interleaved\" or \"half\", got ", s.dump());
+                 ": key 'rope_style' must be \"interleaved\" or \"half\", got ", json_value_for_message(s));
     c.rope_style = s == json("half") ? RopeStyle::half : RopeStyle::interleaved;
   }
   if (j.contains("rope_scaling")) c.rope_scaling = rope_scaling_from_json(j.at("rope_scaling"), where);
@@ -224,9 +254,9 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   if (j.contains("lambda_init")) {
     const json& l = j.at("lambda_init");
     if (l.is_string()) {
-      DIFFTX_CHECK(l == json("exp"), where, ": key 'lambda_init' must be \"exp\" or a number, got ", l.dump());
+      DIFFTX_CHECK(l == json("exp"), where, ": key 'lambda_init' must be \"exp\" or a number, got ", json_value_for_message(l));
     } else {
-      DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\" or a number, got ", l.dump());
+      DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\" or a number, got ", json_value_for_message(l));
       c.lambda_init_constant = l.get<double>();
     }
   }

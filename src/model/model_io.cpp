@@ -7,6 +7,7 @@
 #include "model/formats/difftx_format.h"
 #include "model/formats/hf_config.h"
 #include "model/formats/hf_format.h"
+#include "model/finite_weights.h"
 
 namespace difftx {
 
@@ -35,7 +36,9 @@ Model load_model_dir(const std::filesystem::path& dir) {
   const auto config_path = dir / "config.json";
   DIFFTX_CHECK(std::filesystem::exists(config_path), dir.string(), ": no config.json in the model directory");
   const nlohmann::json config = read_json_file(config_path);
-  return is_hf_format(config, config_path.string()) ? load_hf_model(dir, config) : load_difftx_model(dir, config);
+  Model model = is_hf_format(config, config_path.string()) ? load_hf_model(dir, config) : load_difftx_model(dir, config);
+  require_finite_weights(model, dir.string());
+  return model;
 }
 
 void save_model_dir(const Model& model, const std::filesystem::path& dir) { save_difftx_model(model, dir); }

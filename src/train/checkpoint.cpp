@@ -8,6 +8,7 @@
 #include "io/input_file.h"
 #include "io/json_file.h"
 #include "io/safetensors.h"
+#include "model/finite_weights.h"
 #include "model/model_io.h"
 
 namespace difftx {
@@ -31,16 +32,10 @@ std::vector<fs::path> complete_checkpoints(const fs::path& dir) {
   return out;
 }
 
-}  // namespace
-
-fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& model, const OptimizerMoments& moments,
-                         const json& state, const std::vector<fs::path>& extra_files, int keep) {
-  const fs::path dir = run_dir / "checkpoints";
-  fs::create_directories(dir);
-  const fs::path final_dir = dir / step_name(step);
-  const fs::path temp_dir = dir / (".tmp_" + step_name(step));
-  fs::remove_all(temp_dir);
-
+// Writes the checkpoint's files into temp_dir.
+void write_checkpoint_files(const fs::path& temp_dir, int64_t step, const Model& model,
+                            const OptimizerMoments& moments, const json& state,
+                            const std::vector<fs::path>& extra_files) {
   save_model_dir(model, temp_dir);
   std::vector<SafetensorsEntry> tensors;
   for (const ParamInfo& p : model.table.params()) {
@@ -53,7 +48,48 @@ fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& mod
   full["step"] = step;
   write_json_file(temp_dir / "state.json", full);
   for (const fs::path& f : extra_files) fs::copy_file(f, temp_dir / f.filename(), fs::copy_options::overwrite_existing);
+}
 
+// The step a checkpoint directory's name gives ("step_00000100" -> 100), or -1.
+int64_t step_of_name(const std::string& name) {
+  if (name.size() < 13 || name.size() > 23 || name.rfind("step_", 0) != 0 ||
+      name.find_first_not_of("0123456789", 5) != std::string::npos)
+    return -1;
+  return std::stoll(name.substr(5));
+}
+
+// state.json must agree with its directory: a tampered or foreign state would resume at the
+// wrong step (a negative one gave negative learning rates).
+void check_state(const json& state, const fs::path& checkpoint) {
+  const std::string where = (checkpoint / "state.json").string();
+  DIFFTX_CHECK(state.is_object() && state.contains("step"), where, ": missing key 'step'");
+  const json& step = state.at("step");
+  const int64_t named = step_of_name(checkpoint.filename().string());
+  DIFFTX_CHECK(step.is_number_integer() && step.get<int64_t>() >= 1, where, ": 'step' must be a positive integer, got ",
+               json_value_for_message(step));
+  DIFFTX_CHECK(step.get<int64_t>() == named, where, ": 'step' is ", step.get<int64_t>(), " but the directory is ",
+               checkpoint.filename().string());
+  for (const char* key : {"options", "train_data"})
+    DIFFTX_CHECK(state.contains(key) && state.at(key).is_object(), where, ": missing object '", key, "'");
+}
+
+}  // namespace
+
+fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& model, const OptimizerMoments& moments,
+                         const json& state, const std::vector<fs::path>& extra_files, int keep) {
+  require_finite_weights(model, concat("checkpoint of step ", step, " (not written)"));
+  const fs::path dir = run_dir / "checkpoints";
+  fs::create_directories(dir);
+  const fs::path final_dir = dir / step_name(step);
+  const fs::path temp_dir = dir / (".tmp_" + step_name(step));
+  fs::remove_all(temp_dir);
+  try {
+    write_checkpoint_files(temp_dir, step, model, moments, state, extra_files);
+  } catch (...) {
+    std::error_code ignored;  // the error being thrown is the one to report
+    fs::remove_all(temp_dir, ignored);
+    throw;
+  }
   fs::remove_all(final_dir);  // only when re-saving a step already saved (same contents)
   fs::rename(temp_dir, final_dir);
   // Writing `latest` atomically fsyncs the checkpoints directory, which also makes the
@@ -93,11 +129,14 @@ json load_checkpoint(const fs::path& checkpoint, Model& model, OptimizerMoments&
   const auto& meta = reader.metadata();
   auto it = meta.find("steps_taken");
   DIFFTX_CHECK(it != meta.end(), (checkpoint / "optimizer.safetensors").string(), ": no steps_taken in __metadata__");
-  moments.steps_taken = std::stoll(it->second);
+  const std::string& taken = it->second;
+  DIFFTX_CHECK(!taken.empty() && taken.size() <= 15 && taken.find_first_not_of("0123456789") == std::string::npos,
+               (checkpoint / "optimizer.safetensors").string(), ": steps_taken '", taken.substr(0, 20),
+               "' is not a count of steps");
+  moments.steps_taken = std::stoll(taken);
 
-  const fs::path state_path = checkpoint / "state.json";
-  const json state = read_json_file(state_path);
-  DIFFTX_CHECK(state.is_object() && state.contains("step"), state_path.string(), ": missing key 'step'");
+  const json state = read_json_file(checkpoint / "state.json");
+  check_state(state, checkpoint);
   return state;
 }
 

@@ -47,6 +47,10 @@ void AdamW::step(float* weights, const float* grads, double lr, double norm) {
   float scale = 1.0f;
   if (config_.grad_clip > 0 && norm > config_.grad_clip) scale = static_cast<float>(config_.grad_clip / norm);
   ++step_;
+  // The kernel's checks, once here: nothing may throw inside the parallel region below.
+  check_adamw_params(AdamWParams{static_cast<float>(lr), static_cast<float>(config_.beta1),
+                                 static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
+                                 static_cast<float>(config_.weight_decay), step_});
   // One parallel region over chunks of every owned tensor run (the update is elementwise, so the
   // result is the same as tensor by tensor); adamw_update runs each chunk on its thread.
   const int64_t n = static_cast<int64_t>(chunks_.size());

@@ -3,17 +3,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "core/threading.h"
 #include "core/timer.h"
+#include "data/dataset.h"
 #include "data/loader.h"
 #include "data/sha256.h"
 #include "dist/consistency.h"
@@ -28,6 +28,8 @@
 #include "model/model_io.h"
 #include "train/checkpoint.h"
 #include "train/data_parallel.h"
+#include "train/metrics_log.h"
+#include "train/run_lock.h"
 
 namespace difftx {
 namespace fs = std::filesystem;
@@ -42,20 +44,6 @@ std::string format_duration(double seconds) {
   else if (s >= 60) std::snprintf(buf, sizeof buf, "%lldm%02llds", (long long)(s / 60), (long long)(s % 60));
   else std::snprintf(buf, sizeof buf, "%llds", (long long)s);
   return buf;
-}
-
-// metrics.jsonl without the lines of steps after `last_step` (those of a run that was cut
-// off after its last checkpoint), so a resumed run's log reads as one uninterrupted run.
-void truncate_metrics(const fs::path& path, int64_t last_step) {
-  if (!fs::exists(path)) return;
-  std::istringstream in(read_whole_file(path));
-  std::string line, kept;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    const json j = json::parse(line, nullptr, false);
-    if (!j.is_discarded() && j.contains("step") && j["step"].get<int64_t>() <= last_step) kept += line + "\n";
-  }
-  write_file_atomically(path, kept);
 }
 
 json options_to_json(const TrainOptions& o) {
@@ -95,7 +83,6 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
                            parallel.moment_arena(optimizer.second_moment().data(), v_scratch)};
   std::string state_text;
   if (comm.rank() == 0) {
-    fs::create_directories(run_dir);
     const auto latest = latest_checkpoint(run_dir);
     if (o.resume && latest) {
       json state = load_checkpoint(*latest, model, moments);
@@ -115,7 +102,7 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
   if (state_text.empty()) return json::object();
   parallel.scatter_moments(moments.m, optimizer.first_moment().data(), 0);
   parallel.scatter_moments(moments.v, optimizer.second_moment().data(), 0);
-  json state = json::parse(state_text);
+  json state = parse_json_text(state_text, "the resumed state");
   optimizer.set_steps_taken(state.at("optimizer_steps_taken").get<int64_t>());
   return state;
 }
@@ -145,6 +132,34 @@ uint64_t rows_digest(const int32_t* inputs, const int32_t* targets, int64_t rows
   return sum;
 }
 
+// Options that no single option's range covers (each option's own range is checked where it
+// is read: cli/train_options.cpp); train() is also called from code, so it checks them again.
+void check_train_options(const TrainOptions& o) {
+  DIFFTX_CHECK(o.steps > 0, "--steps must be positive");
+  DIFFTX_CHECK(o.seq_len > 0 && o.micro_batch > 0, "--seq-len and --micro-batch must be positive");
+  DIFFTX_CHECK(product_at_most({o.seq_len, o.micro_batch}, kMaxStepTokens).has_value(), "--micro-batch ",
+               o.micro_batch, " x --seq-len ", o.seq_len, " exceeds the ", kMaxStepTokens,
+               " tokens one micro-batch may hold");
+  DIFFTX_CHECK(o.batch_tokens >= 0, "--batch-tokens must not be negative");
+  DIFFTX_CHECK(o.eval_batches >= 0 && o.eval_every >= 0 && o.checkpoint_every >= 0 && o.warmup_steps >= 0,
+               "--eval-batches, --eval-every, --checkpoint-every and --warmup must not be negative");
+  DIFFTX_CHECK(o.log_every > 0, "--log-every must be positive");
+  DIFFTX_CHECK(o.keep_checkpoints >= 1, "--keep-checkpoints must be at least 1");
+  DIFFTX_CHECK(std::isfinite(o.lr) && o.lr > 0, "--lr must be a positive finite number, got ", o.lr);
+  DIFFTX_CHECK(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1, "--min-lr-ratio must lie in [0, 1], got ", o.min_lr_ratio);
+  DIFFTX_CHECK(o.bucket_floats > 0, "--bucket-mb must be positive");
+}
+
+void report_dropped_metrics(const DroppedMetrics& dropped, const fs::path& path, int64_t step) {
+  if (dropped.lines > 0)
+    std::printf("note: dropped %lld lines of %s after step %lld (written after the checkpoint this run resumes "
+                "from; the resumed run writes them again)\n",
+                (long long)dropped.lines, path.string().c_str(), (long long)step);
+  if (dropped.unreadable > 0)
+    std::printf("note: dropped %lld unreadable lines of %s (a line torn by a crash)\n", (long long)dropped.unreadable,
+                path.string().c_str());
+}
+
 std::string hex64(uint64_t x) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(x));
@@ -157,11 +172,11 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
   dist::TimedCommunicator comm(outer_comm);
   const int ranks = comm.size(), rank = comm.rank();
   const bool leader = rank == 0, talk = leader && !o.quiet;
-  DIFFTX_CHECK(o.steps > 0, "--steps must be positive");
-  DIFFTX_CHECK(o.seq_len > 0 && o.micro_batch > 0, "--seq-len and --micro-batch must be positive");
-  DIFFTX_CHECK(o.eval_batches >= 0, "--eval-batches must not be negative");
-  const int64_t micro_tokens = o.seq_len * o.micro_batch;
+  check_train_options(o);
+  const int64_t micro_tokens = *product_at_most({o.seq_len, o.micro_batch}, kMaxStepTokens);
   const int64_t batch_tokens = o.batch_tokens > 0 ? o.batch_tokens : micro_tokens * ranks;
+  DIFFTX_CHECK(batch_tokens / ranks <= kMaxStepTokens, "--batch-tokens ", batch_tokens, " over ", ranks,
+               " rank(s) exceeds the ", kMaxStepTokens, " tokens a rank can hold for one step");
   DIFFTX_CHECK(batch_tokens % (micro_tokens * ranks) == 0, "--batch-tokens ", batch_tokens,
                " must be a multiple of ranks x --micro-batch x --seq-len = ", ranks, " x ", o.micro_batch, " x ",
                o.seq_len);
@@ -184,14 +199,16 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
                              {.batch = o.micro_batch, .seq_len = o.seq_len, .rank = rank, .world_size = ranks,
                               .max_windows = std::max<int64_t>(o.eval_batches, 1) * o.micro_batch * ranks});
   data::check_fits_vocabulary(train_data.dataset(), config.vocab_size, o.config_path);
+  if (talk && train_data.vocab_size() < config.vocab_size)
+    std::printf("note: %s has vocab_size %lld but the data's tokenizer has %lld tokens: %lld embedding rows will "
+                "never see a token (set vocab_size to %lld to size the model from the data)\n",
+                o.config_path.c_str(), (long long)config.vocab_size, (long long)train_data.vocab_size(),
+                (long long)(config.vocab_size - train_data.vocab_size()), (long long)train_data.vocab_size());
   std::optional<retrieval::TaskMixture> mixture;
   if (!o.mixture.empty()) mixture.emplace(o.mixture, o.data_dir, o.seq_len, o.seed);
-  // The data's tokenizer travels with every checkpoint, so each is a complete model directory.
-  std::vector<fs::path> tokenizer_files;
-  for (const auto& e : fs::directory_iterator(o.data_dir))
-    if (e.is_regular_file() && e.path().filename().string().rfind("tokenizer.", 0) == 0)
-      tokenizer_files.push_back(e.path());
-  std::sort(tokenizer_files.begin(), tokenizer_files.end());
+  // The data's tokenizer travels with every checkpoint, so each is a complete model directory
+  // (generate and eval need it): data without one is refused before anything is trained.
+  const std::vector<fs::path> tokenizer_files = data::tokenizer_files(o.data_dir);
   dist::require_same_inputs(comm, inputs_that_must_match(o, config, tokenizer_files));
 
   init_parameters(config, model.table, model.weights.data(), o.seed);
@@ -200,12 +217,21 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
 
   const fs::path run_dir = o.out_dir;
   const fs::path metrics_path = run_dir / "metrics.jsonl";
+  std::optional<RunDirectoryLock> lock;  // rank 0 alone writes the run directory
+  if (leader) {
+    fs::create_directories(run_dir);
+    lock.emplace(run_dir);
+  }
   const json resumed = start_or_resume(o, comm, parallel, model, optimizer);
   int64_t start_step = 0;
   if (!resumed.empty()) {
     start_step = resumed.at("step").get<int64_t>();
+    DIFFTX_CHECK(o.steps >= start_step, "--steps ", o.steps, " is below the ", start_step,
+                 " steps the resumed checkpoint has done (", run_dir.string(), ")");
+    if (talk && o.steps == start_step)
+      std::printf("note: the run has done its %lld steps already; nothing to train\n", (long long)o.steps);
     train_data.restore(resumed.at("train_data"));
-    if (leader) truncate_metrics(metrics_path, start_step);
+    if (leader) report_dropped_metrics(truncate_metrics_after(metrics_path, start_step), metrics_path, start_step);
     if (talk) note_changes(resumed, o, ranks, batch_rows);
   }
   if (leader)
@@ -220,8 +246,8 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
   // gradient can be weighted by its share of the global batch's counted targets.
   std::vector<int32_t> inputs(accumulation * micro_tokens), targets(inputs.size());
   std::vector<int64_t> counts(accumulation);
-  std::ofstream metrics;
-  if (leader) metrics.open(metrics_path, std::ios::app);
+  std::optional<MetricsLog> metrics;
+  if (leader) metrics.emplace(metrics_path);
 
   const double sgemm_gflops = measure_sgemm_gflops();
   const double step_flops = 3.0 * config.forward_flops(o.micro_batch, o.seq_len) * accumulation;  // per rank
@@ -253,6 +279,7 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
                              optimizer.steps_taken()};
     parallel.gather_moments(optimizer.first_moment().data(), moments.m);
     parallel.gather_moments(optimizer.second_moment().data(), moments.v);
+    if (leader) metrics->sync();  // the log is durable up to the step the checkpoint will say
     if (leader)
       save_checkpoint(run_dir, step, model, moments,
                       json{{"options", options_to_json(o)}, {"train_data", train_data.state()}, {"world_size", ranks},
@@ -295,9 +322,9 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
     comm.all_reduce_sum(sums, 2);
     const double loss = sums[0] / static_cast<double>(batch[0]), norm = std::sqrt(sums[1]);
     if (!std::isfinite(loss) || !std::isfinite(norm))
-      throw dist::CollectiveError(concat("step ", step, ": loss ", loss, ", gradient norm ", norm,
-                                         " is not finite; stopping (the last checkpoint in ",
-                                         (run_dir / "checkpoints").string(), " is intact; try a lower --lr)"));
+      throw TrainingDiverged(concat("step ", step, ": loss ", loss, ", gradient norm ", norm,
+                                    " is not finite; stopping (the last checkpoint in ",
+                                    (run_dir / "checkpoints").string(), " is intact; try a lower --lr)"));
     const double lr = schedule.at(step);
     optimizer.step(model.weights.data(), reduced, lr, norm);
     parallel.all_gather(model.weights.data());
@@ -314,7 +341,7 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
       json line{{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"tok_s", tok_s},
                 {"mfu", mfu}, {"ms", seconds * 1e3}, {"data", hex64(batch[1])}};
       if (ranks > 1) line["comm_ms"] = step_comm * 1e3;
-      metrics << line.dump() << "\n" << std::flush;
+      metrics->append(line);
     }
     if (talk && (step % o.log_every == 0 || step == o.steps)) {
       const double eta = run_timer.seconds() / (step - start_step) * (o.steps - step);
@@ -326,8 +353,8 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
     }
     if ((o.eval_every > 0 && step % o.eval_every == 0) || step == o.steps) {
       summary.last_val_loss = evaluate();
-      if (leader) metrics << json{{"step", step}, {"val_loss", summary.last_val_loss}}.dump() << "\n" << std::flush;
-      if (talk) std::printf("step %5lld | val loss %.4f\n", (long long)step, summary.last_val_loss);
+      if (leader && o.eval_batches > 0) metrics->append(json{{"step", step}, {"val_loss", summary.last_val_loss}});
+      if (talk && o.eval_batches > 0) std::printf("step %5lld | val loss %.4f\n", (long long)step, summary.last_val_loss);
     }
     if ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps) checkpoint(step);
     comm.take_seconds();  // evaluation and checkpoints are not the step's communication

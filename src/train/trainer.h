@@ -41,6 +41,15 @@ struct TrainOptions {
   bool check_replicas = false;  // compare every rank's parameters after every step
 };
 
+// Tokens one rank holds for a micro-batch, or for a whole step: the trainer allocates them.
+inline constexpr int64_t kMaxStepTokens = int64_t{1} << 28;
+
+// A non-finite loss or gradient norm: the run diverged. Every rank raises it at the same step
+// (from all-reduced values), so it is collective; the last checkpoint is intact.
+struct TrainingDiverged : dist::CollectiveError {
+  using dist::CollectiveError::CollectiveError;
+};
+
 struct TrainSummary {
   int64_t steps_done = 0;
   double last_train_loss = 0;

@@ -66,7 +66,7 @@ TEST(Corpus, BadJsonlLinesAreErrorsNamingTheLine) {
   EXPECT_NE(msg.find(a.string() + ":2: expected a JSON object with a string field \"text\""), std::string::npos) << msg;
   const auto b = dir.write("b.jsonl", "{\"text\": \"ok\"}\n{broken\n");
   msg = error_of([&] { read_corpus({b.string()}); });
-  EXPECT_NE(msg.find(b.string() + ":2: not valid JSON"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(b.string() + ":2: invalid JSON"), std::string::npos) << msg;
 }
 
 TEST(Corpus, MissingPathsAndEmptyDirectoriesAreErrors) {

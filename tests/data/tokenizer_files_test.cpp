@@ -80,7 +80,7 @@ TEST(TokenizerFiles, MissingByteIsAnError) {
 
 TEST(TokenizerFiles, BadSidecarsAreErrorsNamingTheSidecar) {
   const std::pair<std::string, std::string> cases[] = {
-      {"{not json", "not valid JSON"},
+      {"{not json", "invalid JSON"},
       {R"({"format": "difftx-tokenizer", "version": 1, "special_tokens": {}})", "missing string \"pattern\""},
       {R"({"format": "other", "version": 1})", "expected \"format\": \"difftx-tokenizer\""},
       {R"({"format": "difftx-tokenizer", "version": 1, "pattern": "(", "special_tokens": {"<|endoftext|>": 300}})",

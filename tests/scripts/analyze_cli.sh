@@ -55,7 +55,7 @@ expect_error "between 2 and 16, got 17" "$difftx" analyze quant --model "$model"
 expect_error "between 2 and 16, got 1" "$difftx" analyze quant --model "$model" --data "$work/data" --bits 1
 expect_error "--bits expects a comma-separated list of integers, got '8,x'" "$difftx" analyze quant --model "$model" --data "$work/data" --bits 8,x
 expect_error "context 12 is too short" "$difftx" analyze attention --model "$model" --data "$work/data" --context 12
-expect_error "depth 2 must be in [0, 1]" "$difftx" analyze attention --model "$model" --data "$work/data" --depths 2
+expect_error "--depths expects a comma-separated list of numbers, got '2' (each must be a finite number in [0, 1])" "$difftx" analyze attention --model "$model" --data "$work/data" --depths 2
 expect_error "--map-layer 5 outside [0, 2)" "$difftx" analyze attention --model "$model" --data "$work/data" --map-layer 5
 expect_error "unknown target 'noise'" "$difftx" analyze noise --model "$model"
 expect_error "unknown option --bitz" "$difftx" analyze quant --model "$model" --data "$work/data" --bitz 4

@@ -1,0 +1,14 @@
+// Weights must be finite: a NaN or Inf in any tensor makes every output NaN, so a model with
+// one is refused when it is loaded and never written as a checkpoint.
+#pragma once
+#include <string>
+
+#include "model/model.h"
+
+namespace difftx {
+
+// Throws an Error naming `where`, the first tensor holding a NaN or Inf, and its first such
+// element's index.
+void require_finite_weights(const Model& model, const std::string& where);
+
+}  // namespace difftx
