@@ -1,6 +1,6 @@
 // `difftx bench analysis`: the analysis kernels against the trained path. The quantized-logit
 // attention (materialises T x T maps; evaluation only) against the fused forward at the same
-// shape, GFLOPS counted as in bench attn (unmasked scores only, SPEC §4); the exact outlier
+// shape, GFLOPS counted as in bench attn (unmasked scores only, docs/SPEC.md §4); the exact outlier
 // statistics in values per second, per pass, and the logit maps they read.
 #include <algorithm>
 #include <vector>

@@ -1,5 +1,5 @@
 // `difftx bench attn`: the fused attention kernels, forward and backward, per variant.
-// FLOPs as SPEC §4: unmasked (causal) scores only, T(T+1)/2 per softmax map, 2d each for QK^T
+// FLOPs as docs/SPEC.md §4: unmasked (causal) scores only, T(T+1)/2 per softmax map, 2d each for QK^T
 // and 2*dv each for PV; the backward pass is counted as 2.5x its forward FLOPs (it recomputes
 // QK^T and does four more products: dP, dV, dK, dQ). Equal parameters: diff with H heads of
 // width d against baseline with 2H heads of width d (and Hkv = H resp. 2H); diff2 with H output

@@ -2,7 +2,7 @@
 """PyTorch CPU peer for `difftx bench train`: the same model, shapes and optimizer, at its best.
 
 Times full training steps (forward, backward, gradient clipping, AdamW) of bench/torch_peer_model.py
-(the SPEC.md decoder written for speed, checked against tools/oracle/model.py before anything is
+(the docs/SPEC.md decoder written for speed, checked against tools/oracle/model.py before anything is
 timed) for each config and thread count, and prints JSON lines: one per (config, threads) and the
 best per config. Best configuration on this machine class (docs/BENCHMARKS.md, "Training (CPU)"):
 - OpenBLAS on its AVX-512 SkylakeX kernels, set explicitly (OpenBLAS 0.3.21's own detection

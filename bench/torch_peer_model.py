@@ -1,4 +1,4 @@
-"""The decoder of SPEC.md written for speed in plain PyTorch 1.13 (CPU), for the training peer.
+"""The decoder of docs/SPEC.md written for speed in plain PyTorch 1.13 (CPU), for the training peer.
 
 Same model and parameter count as tools/oracle/model.py (which is written for clarity and
 writes the golden fixtures); `check_against_oracle` proves that both give the same loss and
@@ -23,14 +23,14 @@ IGNORE_ID = -1
 
 
 def _lambda_init(cfg, layer_index):
-    """SPEC §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) with l = layer_index + 1, or the constant."""
+    """docs/SPEC.md §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) with l = layer_index + 1, or the constant."""
     if cfg.lambda_init == "exp":
         return 0.8 - 0.6 * math.exp(-0.3 * layer_index)
     return float(cfg.lambda_init)
 
 
 def _widths(cfg):
-    """(q, k, v, extra) output widths of the fused input projection (SPEC §2)."""
+    """(q, k, v, extra) output widths of the fused input projection (docs/SPEC.md §2)."""
     D, d, H, Hkv = cfg.hidden_size, cfg.head_dim, cfg.num_attention_heads, cfg.num_key_value_heads
     if cfg.attention == "baseline":
         return H * d, Hkv * d, Hkv * d, 0
@@ -43,7 +43,7 @@ class PeerModel:
     """Parameters (fused layout) and the training forward pass returning the mean loss."""
 
     def __init__(self, cfg, named):
-        """named: SPEC §3 name -> tensor (e.g. from the oracle's init_parameters)."""
+        """named: docs/SPEC.md §3 name -> tensor (e.g. from the oracle's init_parameters)."""
         self.cfg = cfg
         self.params = {}
         for l in range(cfg.num_hidden_layers):
@@ -69,7 +69,7 @@ class PeerModel:
         return list(self.params.values())
 
     def split_grads(self):
-        """Gradients under the SPEC §3 names (the fused ones cut back apart)."""
+        """Gradients under the docs/SPEC.md §3 names (the fused ones cut back apart)."""
         cfg, out = self.cfg, {}
         q, k, v, x = _widths(cfg)
         F_ = cfg.intermediate_size
@@ -103,7 +103,7 @@ class PeerModel:
         return self._rope_cache[key]
 
     def _apply_rope(self, x, T):
-        """x [B, T, heads, d] -> rotated, same shape (SPEC §1)."""
+        """x [B, T, heads, d] -> rotated, same shape (docs/SPEC.md §1)."""
         table = self._rope(T, x.dtype)
         if self.cfg.rope_style == "interleaved":
             c = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
@@ -135,7 +135,7 @@ class PeerModel:
         q, k, v = proj[..., :qw], proj[..., qw:qw + kw], proj[..., qw + kw:qw + kw + vw]
         scale = 1.0 / math.sqrt(d)
         if cfg.attention == "diff":
-            # SPEC §2.2: head i = [q1 | q2] of width d each, group g = i // n_rep with [k1 | k2].
+            # docs/SPEC.md §2.2: head i = [q1 | q2] of width d each, group g = i // n_rep with [k1 | k2].
             n_rep = H // Hkv
             q = self._apply_rope(q.reshape(B, T, 2 * H, d), T) * scale
             k = self._apply_rope(k.reshape(B, T, 2 * Hkv, d), T)
@@ -152,7 +152,7 @@ class PeerModel:
                 rms = torch.rsqrt(heads.pow(2).mean(-1, keepdim=True) + cfg.rms_norm_eps)
                 heads = heads * rms * (p["self_attn.subln.weight"] * (1.0 - _lambda_init(cfg, layer_index)))
             return heads.reshape(B, T, H * 2 * d)
-        # baseline (SPEC §2.1) and diff2 (SPEC §2.3): ordinary maps over Hkv kv heads.
+        # baseline (docs/SPEC.md §2.1) and diff2 (docs/SPEC.md §2.3): ordinary maps over Hkv kv heads.
         maps = qw // d
         n_rep = maps // Hkv
         q = self._apply_rope(q.reshape(B, T, maps, d), T) * scale
@@ -173,7 +173,7 @@ class PeerModel:
         return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.cfg.rms_norm_eps) * gain
 
     def loss(self, ids, targets):
-        """Mean cross-entropy of the next token over targets != IGNORE_ID (SPEC §1)."""
+        """Mean cross-entropy of the next token over targets != IGNORE_ID (docs/SPEC.md §1)."""
         cfg, P = self.cfg, self.params
         x = F.embedding(ids, P["model.embed_tokens.weight"])
         for l in range(cfg.num_hidden_layers):

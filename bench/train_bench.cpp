@@ -2,7 +2,7 @@
 // preset, with the in-run sgemm rate and the PyTorch CPU peer (bench/torch_peer.py) on the same
 // model and shapes. The variants alternate over rounds and each keeps its best step, as does
 // sgemm, so a burst of outside load spoils one round of one variant rather than a ratio.
-// FLOPs as SPEC §4: 3 x forward, the forward being 2 x non-embedding parameters (the LM head
+// FLOPs as docs/SPEC.md §4: 3 x forward, the forward being 2 x non-embedding parameters (the LM head
 // counted, tied or not) plus causal attention over the unmasked scores.
 #include <algorithm>
 #include "source_dir.h"

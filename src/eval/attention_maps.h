@@ -5,9 +5,9 @@
 // For query position t of one sequence:
 //   softmax maps (maps as the kernels number them, attention_logits.h):
 //     baseline: A_i, one per head;  diff: A1 = map 2i, A2 = map 2i+1 of head i;
-//     diff2: A_j for the 2H query heads, head i pairing maps 2i and 2i+1 (SPEC §2.3)
+//     diff2: A_j for the 2H query heads, head i pairing maps 2i and 2i+1 (docs/SPEC.md §2.3)
 //   head rows, the signed weights each output head applies to the values:
-//     baseline A_i;  diff A1 - lambda A2 (SPEC §2.2);  diff2 A_{2i} - sigmoid(lambda_i(x_t)) A_{2i+1}
+//     baseline A_i;  diff A1 - lambda A2 (docs/SPEC.md §2.2);  diff2 A_{2i} - sigmoid(lambda_i(x_t)) A_{2i+1}
 //
 // Normalisation (how differential rows are compared with softmax rows): a softmax row sums to 1,
 // a head row sums to 1 - w, with w = lambda (diff) or sigmoid(lambda_i(x_t)) (diff2). The

@@ -31,7 +31,7 @@ LogitsForward model_forward(const Model& model, const ForwardOptions& options) {
     gathered->resize(n * D);
     for (int64_t i = 0; i < n; ++i)
       std::copy_n(it->second.h_final + rows[i] * D, D, gathered->data() + i * D);
-    // logits = h_final W^T with the LM head W [V, D] (SPEC §1)
+    // logits = h_final W^T with the LM head W [V, D] (docs/SPEC.md §1)
     if (n > 0) gemm(Trans::N, Trans::T, n, c.vocab_size, D, 1.0f, gathered->data(), model.tensors.lm_head, 0.0f, out);
   };
   return f;

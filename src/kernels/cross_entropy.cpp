@@ -1,4 +1,4 @@
-// Fused softmax cross-entropy over rows of logits (SPEC §1), numerically stable: every
+// Fused softmax cross-entropy over rows of logits (docs/SPEC.md §1), numerically stable: every
 // exponential is of (logit - row max), and loss = log-sum-exp - logit[target].
 #include <cmath>
 #include <cstring>

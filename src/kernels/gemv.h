@@ -3,7 +3,7 @@
 // every call in OpenBLAS 0.3.21, several times slower):
 //   y[out] = W[out, in] x[in]        (accumulate = false)
 //   y[out] += W[out, in] x[in]       (accumulate = true; a residual add for free)
-// W row-major as the model stores linear weights (SPEC §1: [out, in], y = x W^T). Rows are
+// W row-major as the model stores linear weights (docs/SPEC.md §1: [out, in], y = x W^T). Rows are
 // split over OpenMP threads; every row is one dot product, so results do not depend on the
 // thread count. No allocation.
 #pragma once

@@ -1,4 +1,4 @@
-// The fused elementwise and row-wise ops of the decoder (SPEC §1), each a forward/backward
+// The fused elementwise and row-wise ops of the decoder (docs/SPEC.md §1), each a forward/backward
 // pair over plain float buffers, row-major. Backward functions ACCUMULATE (+=) into parameter
 // gradients (gains, embedding table) and OVERWRITE input gradients (dx), unless noted.
 // Gradients summed over rows (gains, embedding table) come out bitwise the same for any thread
@@ -9,8 +9,8 @@
 
 namespace difftx {
 
-// ---- RMSNorm (SPEC §1): y = x / sqrt(mean(x^2) + eps) * g, per row of width n.
-// rstd [rows] is saved for the backward pass. The DIFF V1 headwise norm (SPEC §2.2) is this op
+// ---- RMSNorm (docs/SPEC.md §1): y = x / sqrt(mean(x^2) + eps) * g, per row of width n.
+// rstd [rows] is saved for the backward pass. The DIFF V1 headwise norm (docs/SPEC.md §2.2) is this op
 // with rows = B*T*H, n = 2d and the one gain shared by all heads.
 void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int64_t rows,
                      int64_t n, float eps);
@@ -18,7 +18,7 @@ void rmsnorm_forward(const float* x, const float* g, float* y, float* rstd, int6
 void rmsnorm_backward(const float* x, const float* g, const float* rstd, const float* dy,
                       float* dx, float* dg, int64_t rows, int64_t n);
 
-// ---- RoPE (SPEC §1), in place on x [B, T, heads, d] (row stride heads*d per token).
+// ---- RoPE (docs/SPEC.md §1), in place on x [B, T, heads, d] (row stride heads*d per token).
 // Position of token t is pos0 + t. interleaved: pairs (2i, 2i+1); half: pairs (i, i + d/2).
 // Frequencies theta^(-2i/d), i in [0, d/2). Backward = rotation by the negative angle.
 enum class RopeStyle { interleaved, half };
@@ -52,7 +52,7 @@ void rope_forward(const RopeTable& table, RopeStyle style, float* x, int64_t B, 
 void rope_backward(const RopeTable& table, RopeStyle style, float* dx, int64_t B, int64_t T,
                    int64_t heads, int64_t pos0);
 
-// ---- SwiGLU gate (SPEC §1): h = silu(g) * u, elementwise over n values.
+// ---- SwiGLU gate (docs/SPEC.md §1): h = silu(g) * u, elementwise over n values.
 void swiglu_forward(const float* g, const float* u, float* h, int64_t n);
 // dg, du overwritten.
 void swiglu_backward(const float* g, const float* u, const float* dh, float* dg, float* du,

@@ -1,4 +1,4 @@
-// RMSNorm forward and backward (SPEC §1; also the DIFF V1 headwise norm of SPEC §2.2, which is
+// RMSNorm forward and backward (docs/SPEC.md §1; also the DIFF V1 headwise norm of docs/SPEC.md §2.2, which is
 // the same op over rows = B*T*H of width 2d with one shared gain).
 #include <cmath>
 

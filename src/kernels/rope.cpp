@@ -1,4 +1,4 @@
-// Rotary position embedding (SPEC §1): each pair (a, b) of a head is rotated by the angle
+// Rotary position embedding (docs/SPEC.md §1): each pair (a, b) of a head is rotated by the angle
 // pos * theta^(-2i/d) of its pair index i; the backward pass rotates by the negative angle.
 #include <cmath>
 #include <numbers>

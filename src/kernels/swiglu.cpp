@@ -1,4 +1,4 @@
-// The SwiGLU gate (SPEC §1): h = silu(g) * u with silu(g) = g * sigmoid(g).
+// The SwiGLU gate (docs/SPEC.md §1): h = silu(g) * u with silu(g) = g * sigmoid(g).
 #include "core/error.h"
 #include "kernels/op_threading.h"
 #include "kernels/ops.h"

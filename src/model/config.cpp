@@ -16,7 +16,7 @@ namespace {
 using nlohmann::json;
 
 // Keys other tools write into config.json that do not change the model we build. Each is
-// accepted only with a value that agrees with SPEC §1 (checked in config_from_json).
+// accepted only with a value that agrees with docs/SPEC.md §1 (checked in config_from_json).
 const std::set<std::string> kBookkeepingKeys = {
     "architectures", "transformers_version", "torch_dtype",  "bos_token_id", "eos_token_id",
     "pad_token_id",  "initializer_range",    "use_cache",    "hidden_act",   "attention_bias",
@@ -74,7 +74,7 @@ AttentionDims ModelConfig::attention_dims(int64_t B, int64_t T) const {
 
 int64_t ModelConfig::non_embedding_parameters() const {
   // Every tensor of the schema (parameters.h) but the token embedding; the LM head counts even
-  // when tied (SPEC §4 counts its FLOPs).
+  // when tied (docs/SPEC.md §4 counts its FLOPs).
   int64_t total = 0;
   const ParameterTable table(*this);  // named: a range-for over a temporary's params() would dangle
   for (const ParamInfo& p : table.params()) total += p.numel;
@@ -228,7 +228,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   c.num_key_value_heads = j.contains("num_key_value_heads") ? get_positive_int(j, "num_key_value_heads", where)
                                                             : c.num_attention_heads;
   // Default head width keeps the paper's parameter matching: the output heads fill D
-  // (diff: h = D / 2d, SPEC §2.2), i.e. out_width of a unit head width divides D.
+  // (diff: h = D / 2d, docs/SPEC.md §2.2), i.e. out_width of a unit head width divides D.
   const int64_t per_head = AttentionVariant{c.attention, c.num_attention_heads, c.num_key_value_heads, 1}.out_width();
   if (j.contains("head_dim")) {
     c.head_dim = get_positive_int(j, "head_dim", where);

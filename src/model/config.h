@@ -1,4 +1,4 @@
-// Model configuration: the config.json of SPEC §3, validated.
+// Model configuration: the config.json of docs/SPEC.md §3, validated.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -16,7 +16,7 @@ struct ModelConfig {
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;                // D
   int64_t num_hidden_layers = 0;          // L
-  int64_t num_attention_heads = 0;        // H, as SPEC §2 defines it per variant
+  int64_t num_attention_heads = 0;        // H, as docs/SPEC.md §2 defines it per variant
   int64_t num_key_value_heads = 0;        // Hkv
   int64_t head_dim = 0;                   // d, width of one softmax map
   int64_t intermediate_size = 0;          // F
@@ -26,19 +26,19 @@ struct ModelConfig {
   RopeScaling rope_scaling;               // none unless config.json's `rope_scaling` says otherwise
   double rms_norm_eps = 1e-5;
   bool tie_word_embeddings = true;
-  std::optional<double> lambda_init_constant;  // empty: the "exp" schedule of SPEC §2.2
+  std::optional<double> lambda_init_constant;  // empty: the "exp" schedule of docs/SPEC.md §2.2
   bool diff_subln = true;
 
-  // SPEC §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) for l = layer_index + 1, or the constant.
+  // docs/SPEC.md §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) for l = layer_index + 1, or the constant.
   double lambda_init(int64_t layer_index) const;
   AttentionVariant attention_variant() const { return {attention, num_attention_heads, num_key_value_heads, head_dim}; }
   AttentionDims attention_dims(int64_t B, int64_t T) const;
-  // DIFF V1's headwise RMSNorm and (1 - lambda_init) factor (SPEC §2.2 Eq. 3), unless ablated.
+  // DIFF V1's headwise RMSNorm and (1 - lambda_init) factor (docs/SPEC.md §2.2 Eq. 3), unless ablated.
   bool has_head_norm() const { return attention == AttentionKind::diff && diff_subln; }
-  // Parameters without the token embedding (and without a tied head), as SPEC §4 counts FLOPs.
+  // Parameters without the token embedding (and without a tied head), as docs/SPEC.md §4 counts FLOPs.
   int64_t non_embedding_parameters() const;
   int64_t total_parameters() const;
-  // Model FLOPs of one forward over B sequences of T tokens (SPEC §4: 2 x non-embedding
+  // Model FLOPs of one forward over B sequences of T tokens (docs/SPEC.md §4: 2 x non-embedding
   // parameters per token including the LM head, plus causal attention).
   double forward_flops(int64_t B, int64_t T) const;
 
@@ -57,7 +57,7 @@ nlohmann::json config_to_json(const ModelConfig& c);
 RopeScaling rope_scaling_from_json(const nlohmann::json& j, const std::string& where);
 nlohmann::json rope_scaling_to_json(const RopeScaling& scaling);
 
-// The SPEC §1 default for F: 8/3 D rounded up to a multiple of 64.
+// The docs/SPEC.md §1 default for F: 8/3 D rounded up to a multiple of 64.
 int64_t default_intermediate_size(int64_t hidden_size);
 
 }  // namespace difftx

@@ -1,4 +1,4 @@
-// The decoder of SPEC §1 over a Model and planned Activations: training forward+backward,
+// The decoder of docs/SPEC.md §1 over a Model and planned Activations: training forward+backward,
 // evaluation loss and full logits. Inputs and targets are [B, T] int32 (targets may hold the
 // ignore id -1).
 #pragma once

@@ -38,7 +38,7 @@ double dot(const float* a, const float* b, int64_t n) {
 }
 
 // The head norm's gain: (1 - lambda_init) rides on the shared gain, one pass over the heads
-// instead of two (SPEC §2.2 Eq. 3). Returns the factor.
+// instead of two (docs/SPEC.md §2.2 Eq. 3). Returns the factor.
 float scale_head_norm_gain(const ModelConfig& c, const LayerTensors& w, int64_t layer, float* gain) {
   const float factor = static_cast<float>(1.0 - c.lambda_init(layer));
   scale_into(gain, w.subln, factor, 2 * c.head_dim);
@@ -113,7 +113,7 @@ void attention_block_forward(const LayerPass& p, const LayerTensors& w, int64_t 
   rope_forward(p.rope, c.rope_style, s.k, p.B, p.T, a.k_width() / d, p.position);
   core.attend(layer, s, lambda);
   if (c.has_head_norm()) {
-    // (1 - lambda_init) * RMSNorm_2d(head), gain shared by the heads (SPEC §2.2 Eq. 3).
+    // (1 - lambda_init) * RMSNorm_2d(head), gain shared by the heads (docs/SPEC.md §2.2 Eq. 3).
     scale_head_norm_gain(c, w, layer, p.head_norm_gain);
     rmsnorm_forward(s.att, p.head_norm_gain, s.att_final, s.sub_rstd, N * H, 2 * d, eps);
   }

@@ -1,4 +1,4 @@
-// One decoder layer of SPEC §1, written once: an attention block and an MLP block, each with a
+// One decoder layer of docs/SPEC.md §1, written once: an attention block and an MLP block, each with a
 // forward and a backward. Three drivers loop over them: the training forward and its backward
 // (decoder.cpp) and the decode step (infer/session.cpp: a batch of one token whose attention
 // reads keys and values from the KV cache). Blocks read and write the tensors of a
@@ -12,12 +12,12 @@
 
 namespace difftx {
 
-// y[N, out] (= or +=) x[N, in] W^T, W stored [out, in] (SPEC §1). Every projection of the
+// y[N, out] (= or +=) x[N, in] W^T, W stored [out, in] (docs/SPEC.md §1). Every projection of the
 // forward blocks and the LM head goes through this one call: a batch of one row runs the GEMV
 // kernel, larger batches the GEMM.
 void linear(const float* W, const float* x, float* y, int64_t N, int64_t in, int64_t out, bool accumulate = false);
 
-// SPEC §2.2 Eq. 2 (diff): the layer's lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init.
+// docs/SPEC.md §2.2 Eq. 2 (diff): the layer's lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init.
 double diff_lambda(const ModelConfig& config, const LayerTensors& layer, int64_t layer_index);
 
 // The causal attention between the projections and o_proj, the one step the drivers differ in:
@@ -55,7 +55,7 @@ struct LayerPass {
 const float* layer_lambda(const ModelConfig& config, const LayerActivations& s);
 
 // s.y = s.x + o_proj(HeadNorm(Attention(RoPE(q, k), v))) with q, k, v from RMSNorm(s.x)
-// (paper Eq. 4; the head norm only for DIFF V1, SPEC §2.2 Eq. 3). Fills s.h1 to s.att_final.
+// (paper Eq. 4; the head norm only for DIFF V1, docs/SPEC.md §2.2 Eq. 3). Fills s.h1 to s.att_final.
 void attention_block_forward(const LayerPass& pass, const LayerTensors& w, int64_t layer, LayerActivations& s,
                              AttentionCore& core);
 // out = s.y + down(silu(gate(h2)) * up(h2)), h2 = RMSNorm(s.y) (paper Eq. 5). out is the next

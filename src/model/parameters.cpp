@@ -10,7 +10,7 @@ namespace difftx {
 
 namespace {
 
-// The schema of SPEC §3: names, shapes, roles. Table order is the arena's (and the random
+// The schema of docs/SPEC.md §3: names, shapes, roles. Table order is the arena's (and the random
 // stream's) order.
 class SchemaBuilder {
  public:

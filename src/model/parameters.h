@@ -1,4 +1,4 @@
-// The parameter table: every tensor of the model by its SPEC §3 name, with its shape and its
+// The parameter table: every tensor of the model by its docs/SPEC.md §3 name, with its shape and its
 // place in one flat arena. The same layout serves weights, gradients and optimizer moments.
 #pragma once
 #include <cstdint>
@@ -14,7 +14,7 @@ struct ModelTensors;
 
 // How a tensor is initialised (docs/MODEL.md): norm gains 1; linear weights and embeddings
 // N(0, 0.02); the residual output projections (o_proj, down_proj) N(0, 0.02 / sqrt(2L)); the
-// lambda vectors N(0, 0.1) (SPEC §2.2).
+// lambda vectors N(0, 0.1) (docs/SPEC.md §2.2).
 enum class ParamInit { ones, normal, residual_normal, lambda_normal };
 
 // One entry of the parameter schema: everything the table, binding, initialisation, weight decay

@@ -18,7 +18,7 @@ namespace {
 using testing::AttentionCase;
 
 // out[b, t, head i] = sum_s head_row_i[s] * v[b, s, value head of i], value head i / (H / Hkv)
-// (SPEC §2.1-2.3: for diff2 the pair (2i, 2i+1) reads kv head 2i / (2H / Hkv), the same one).
+// (docs/SPEC.md §2.1-2.3: for diff2 the pair (2i, 2i+1) reads kv head 2i / (2H / Hkv), the same one).
 std::vector<float> apply_rows(const AttentionDims& dims, const float* q, const float* k, const float* v,
                               const float* lambda) {
   const int64_t dv = dims.kind == AttentionKind::diff ? 2 * dims.d : dims.d, n_rep = dims.H / dims.Hkv;

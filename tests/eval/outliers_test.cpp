@@ -1,6 +1,6 @@
 // Activation outliers (eval/outliers.h) against a brute-force twin that runs the model on each
 // val sequence alone, computes every unmasked logit in double from the stored queries and keys
-// (map pairing written out from SPEC §2), gathers the layer outputs, and sorts. Counts must be
+// (map pairing written out from docs/SPEC.md §2), gathers the layer outputs, and sorts. Counts must be
 // equal; values agree to float rounding (the fast path's logits come from a float GEMM).
 #include <gtest/gtest.h>
 
@@ -25,7 +25,7 @@ struct Sorted {
   }
 };
 
-// Query and key columns of every softmax map (SPEC §2.1-2.3).
+// Query and key columns of every softmax map (docs/SPEC.md §2.1-2.3).
 std::vector<std::pair<int64_t, int64_t>> map_columns(const ModelConfig& c) {
   const int64_t H = c.num_attention_heads, Hkv = c.num_key_value_heads, d = c.head_dim;
   std::vector<std::pair<int64_t, int64_t>> cols;

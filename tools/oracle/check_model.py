@@ -1,8 +1,8 @@
 """Self-checks of the oracle model, run by make_fixtures.py before it writes anything.
 
-Each check raises AssertionError with a message when the model breaks a SPEC.md rule:
+Each check raises AssertionError with a message when the model breaks a docs/SPEC.md rule:
 RoPE conventions, causality, the ignore id, DIFF V1 GQA pairing (per-head loop written from
-the SPEC §2.2 column layout), DIFF V2 adjacent pairing, whole-model gradients against central
+the docs/SPEC.md §2.2 column layout), DIFF V2 adjacent pairing, whole-model gradients against central
 finite differences in float64, the AdamW update formula the README states, and the
 safetensors round trip. Run alone with `/usr/bin/python3 tools/oracle/check_model.py`.
 """
@@ -80,7 +80,7 @@ def check_lambda_init():
 
 
 def diff_heads_by_loop(cfg, p, x, rope, layer_index):
-    """SPEC §2.2 head by head, slicing the projection columns exactly as the SPEC lays them out."""
+    """docs/SPEC.md §2.2 head by head, slicing the projection columns exactly as the SPEC lays them out."""
     d, n_rep = cfg.head_dim, cfg.n_rep
     Q, K, V = x @ p["q_proj.weight"].T, x @ p["k_proj.weight"].T, x @ p["v_proj.weight"].T
     lambda_init = M.lambda_init_for_layer(cfg, layer_index)
@@ -102,7 +102,7 @@ def diff_heads_by_loop(cfg, p, x, rope, layer_index):
 
 
 def diff2_heads_by_loop(cfg, p, x, rope):
-    """SPEC §2.3 head by head: query heads 2i and 2i+1 over kv head j // (2h / Hkv)."""
+    """docs/SPEC.md §2.3 head by head: query heads 2i and 2i+1 over kv head j // (2h / Hkv)."""
     d, n_rep = cfg.head_dim, cfg.n_rep
     Q, K, V = x @ p["q_proj.weight"].T, x @ p["k_proj.weight"].T, x @ p["v_proj.weight"].T
     lam = torch.sigmoid(x @ p["lambda_proj.weight"].T)

@@ -2,7 +2,7 @@
 
 Two ways per case in tests/fixtures/hf: `mapped` writes the checkpoint as a difftx model
 directory through hf_to_difftx.py (every exact DIFF V1 kv grouping; cases without rope
-scaling only, since SPEC §3 configs have none) and so checks the map and the fixtures against
+scaling only, since docs/SPEC.md §3 configs have none) and so checks the map and the fixtures against
 the C++ engine with difftx's own loader; `direct` gives the HF directory itself to
 `difftx logits`, which needs load_model_dir to read Hugging Face directories. Errors are max
 |logit - oracle| over both rows; tests/model/hf_import_test.cpp allows 2e-5 + 2e-5 max|logit|.

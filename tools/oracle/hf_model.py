@@ -1,6 +1,6 @@
 """Hugging Face LlamaForCausalLM and DiffLlamaForCausalLM forward passes, written from the math.
 
-A second, independent oracle next to model.py (which follows difftx's own SPEC): this one
+A second, independent oracle next to model.py (which follows difftx's own docs/SPEC.md): this one
 follows the semantics of transformers' `llama` and `diffllama` model types, read from
 transformers' modeling_llama.py, modeling_diffllama.py and modeling_rope_utils.py and
 re-derived here (no code taken from them). It shares nothing with model.py, so the

@@ -1,6 +1,6 @@
 """Maps a Hugging Face Llama / DiffLlama checkpoint onto difftx's baseline / DIFF V1 model.
 
-Written from the math of both definitions (hf_model.py's docstring, SPEC §2.1-2.2), for the
+Written from the math of both definitions (hf_model.py's docstring, docs/SPEC.md §2.1-2.2), for the
 cross-check in check_hf_model.py: the difftx oracle (model.py) run on the mapped parameters
 must give the HF oracle's logits.
 
@@ -49,7 +49,7 @@ def default_kv_heads(hf_cfg):
 
 
 def difftx_config(hf_cfg, kv_heads=None):
-    """The SPEC §3 config of the mapped model (kv_heads: the DIFF V1 grouping to use)."""
+    """The docs/SPEC.md §3 config of the mapped model (kv_heads: the DIFF V1 grouping to use)."""
     diff = hf_cfg.model_type == "diffllama"
     kv_heads = kv_heads or default_kv_heads(hf_cfg)
     return M.Config.from_dict({
@@ -71,7 +71,7 @@ def _rows(weight, head, width):
 
 
 def _diff_attention(hf_cfg, p, sources):
-    """One layer's self_attn tensors (no prefix) in the DIFF V1 layout of SPEC §2.2."""
+    """One layer's self_attn tensors (no prefix) in the DIFF V1 layout of docs/SPEC.md §2.2."""
     d, half = hf_cfg.head_dim, hf_cfg.num_attention_heads // 2
     q, k, v = p["q_proj.weight"], p["k_proj.weight"], p["v_proj.weight"]
     out = {
@@ -88,7 +88,7 @@ def _diff_attention(hf_cfg, p, sources):
 
 
 def difftx_parameters(hf_cfg, params, kv_heads=None):
-    """HF-named parameters -> SPEC §3 parameters of difftx_config(hf_cfg, kv_heads)."""
+    """HF-named parameters -> docs/SPEC.md §3 parameters of difftx_config(hf_cfg, kv_heads)."""
     if hf_cfg.model_type == "llama":
         return dict(params)
     kv_heads = kv_heads or default_kv_heads(hf_cfg)

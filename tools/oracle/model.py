@@ -1,7 +1,7 @@
-"""Reference decoder for the three difftx attention variants, written from SPEC.md alone.
+"""Reference decoder for the three difftx attention variants, written from docs/SPEC.md alone.
 
 Plain PyTorch (1.13, CPU), no fused ops: RMSNorm, RoPE, causal softmax attention, SwiGLU
-and cross-entropy are spelled out. Parameters live in a dict keyed by the SPEC §3 names so
+and cross-entropy are spelled out. Parameters live in a dict keyed by the docs/SPEC.md §3 names so
 that the golden fixtures use exactly the names a checkpoint uses. Callers choose the dtype
 (the fixtures are computed in float64).
 """
@@ -24,13 +24,13 @@ CONFIG_KEYS = (
 
 
 def default_intermediate_size(hidden_size):
-    """SPEC §1: 8/3 D rounded up to a multiple of 64."""
+    """docs/SPEC.md §1: 8/3 D rounded up to a multiple of 64."""
     return -(-8 * hidden_size // (3 * 64)) * 64
 
 
 @dataclass(frozen=True)
 class Config:
-    """The SPEC §3 config.json, one field per key."""
+    """The docs/SPEC.md §3 config.json, one field per key."""
     model_type: str
     attention: str
     vocab_size: int
@@ -78,7 +78,7 @@ class Config:
 
     @property
     def query_heads(self):
-        """Softmax maps per kv-sharing unit: H (baseline, diff) or 2h (diff2), SPEC §2."""
+        """Softmax maps per kv-sharing unit: H (baseline, diff) or 2h (diff2), docs/SPEC.md §2."""
         h = self.num_attention_heads
         return 2 * h if self.attention == "diff2" else h
 
@@ -88,14 +88,14 @@ class Config:
 
 
 def lambda_init_for_layer(cfg, layer_index):
-    """SPEC §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) with l = layer_index + 1, or the constant."""
+    """docs/SPEC.md §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) with l = layer_index + 1, or the constant."""
     if cfg.lambda_init == "exp":
         return 0.8 - 0.6 * math.exp(-0.3 * layer_index)
     return float(cfg.lambda_init)
 
 
 def parameter_shapes(cfg):
-    """Every parameter as (SPEC §3 name, shape), in a fixed order."""
+    """Every parameter as (docs/SPEC.md §3 name, shape), in a fixed order."""
     D, d, V, F = cfg.hidden_size, cfg.head_dim, cfg.vocab_size, cfg.intermediate_size
     H, Hkv = cfg.num_attention_heads, cfg.num_key_value_heads
     if cfg.attention == "baseline":
@@ -156,7 +156,7 @@ def init_parameters(cfg, generator, dtype=torch.float64, linear_std=0.2, embed_s
 
 
 def rms_norm(x, gain, eps):
-    """SPEC §1: x / sqrt(mean(x^2) + eps) * g over the last axis."""
+    """docs/SPEC.md §1: x / sqrt(mean(x^2) + eps) * g over the last axis."""
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * gain
 
 
@@ -168,7 +168,7 @@ def rope_tables(seq_len, head_dim, theta, dtype):
 
 
 def apply_rope(x, cos, sin, style):
-    """Rotate x [..., T, d]. interleaved pairs (2i, 2i+1); half pairs (i, i + d/2) (SPEC §1)."""
+    """Rotate x [..., T, d]. interleaved pairs (2i, 2i+1); half pairs (i, i + d/2) (docs/SPEC.md §1)."""
     if style == "interleaved":
         a, b = x[..., 0::2], x[..., 1::2]
         return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
@@ -202,7 +202,7 @@ def share_kv(x, n_rep):
 
 
 def attention_baseline(cfg, p, x, rope):
-    """SPEC §2.1. Returns the per-head outputs [B, H, T, d] before o_proj."""
+    """docs/SPEC.md §2.1. Returns the per-head outputs [B, H, T, d] before o_proj."""
     d = cfg.head_dim
     q = apply_rope(split_heads(x @ p["q_proj.weight"].T, cfg.num_attention_heads), *rope)
     k = apply_rope(split_heads(x @ p["k_proj.weight"].T, cfg.num_key_value_heads), *rope)
@@ -212,13 +212,13 @@ def attention_baseline(cfg, p, x, rope):
 
 
 def diff_lambda(p, lambda_init):
-    """SPEC §2.2 (paper Eq. 2): exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init."""
+    """docs/SPEC.md §2.2 (paper Eq. 2): exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init."""
     return (torch.exp(torch.dot(p["lambda_q1"], p["lambda_k1"]))
             - torch.exp(torch.dot(p["lambda_q2"], p["lambda_k2"])) + lambda_init)
 
 
 def attention_diff(cfg, p, x, rope, layer_index):
-    """SPEC §2.2 (paper Eq. 1-3). Returns the per-head outputs [B, H, T, 2d] before o_proj.
+    """docs/SPEC.md §2.2 (paper Eq. 1-3). Returns the per-head outputs [B, H, T, 2d] before o_proj.
 
     q_proj columns are [q1 | q2] per head and k_proj columns [k1 | k2] per kv head; the split
     happens before the kv heads are shared, so q1 of head i meets k1 of group i // n_rep.
@@ -243,7 +243,7 @@ def attention_diff(cfg, p, x, rope, layer_index):
 
 
 def attention_diff2(cfg, p, x, rope):
-    """SPEC §2.3. Returns the per-head outputs [B, h, T, d] before o_proj.
+    """docs/SPEC.md §2.3. Returns the per-head outputs [B, h, T, d] before o_proj.
 
     2h query heads over Hkv kv heads; output head i is a_{2i} - sigmoid(lambda_proj(x))_i a_{2i+1},
     with x the normalised attention input (the same x that q_proj reads).
@@ -273,7 +273,7 @@ def layer_params(params, prefix):
 
 
 def swiglu(x, p):
-    """SPEC §1: (silu(x Wg^T) * (x Wu^T)) Wd^T."""
+    """docs/SPEC.md §1: (silu(x Wg^T) * (x Wu^T)) Wd^T."""
     gate = x @ p["mlp.gate_proj.weight"].T
     return (gate * torch.sigmoid(gate) * (x @ p["mlp.up_proj.weight"].T)) @ p["mlp.down_proj.weight"].T
 

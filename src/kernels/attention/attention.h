@@ -1,13 +1,13 @@
-// Causal attention for every variant of SPEC §2, forward and backward.
+// Causal attention for every variant of docs/SPEC.md §2, forward and backward.
 //
 // Layouts are token-major, exactly as the projections produce them (row = one token):
 //   q     [B, T, q_width]    k [B, T, k_width]    v [B, T, v_width]    out [B, T, out_width]
-// with the widths of SPEC §2 for each variant (AttentionVariant, variant.h).
+// with the widths of docs/SPEC.md §2 for each variant (AttentionVariant, variant.h).
 //
 // lambda:
 //   baseline: unused (may be null).
 //   diff:     one float, the layer's lambda of Eq. 2 (the model computes it from lq1..lk2).
-//   diff2:    [B, T, H] logits; the kernel applies sigmoid (SPEC §2.3).
+//   diff2:    [B, T, H] logits; the kernel applies sigmoid (docs/SPEC.md §2.3).
 // dlambda (backward) has the same shape: a scalar for diff (d loss / d lambda), [B, T, H] for
 // diff2 (d loss / d logits). Backward OVERWRITES dq, dk, dv and dlambda.
 //
@@ -24,7 +24,7 @@ struct AttentionDims {
   AttentionKind kind;
   int64_t B;    // batch
   int64_t T;    // sequence length
-  int64_t H;    // heads as SPEC defines them per variant (diff: differential heads; diff2: output heads)
+  int64_t H;    // heads as docs/SPEC.md defines them per variant (diff: differential heads; diff2: output heads)
   int64_t Hkv;  // key/value heads; H % Hkv == 0
   int64_t d;    // head dimension of one softmax map
 

@@ -31,7 +31,7 @@ void AttentionDims::validate() const {
   DIFFTX_CHECK(T >= 1, "attention dims (", name, "): field 'T' (sequence length) must be >= 1, got ", T);
   DIFFTX_CHECK(H >= 1, "attention dims (", name, "): field 'H' (heads) must be >= 1, got ", H);
   DIFFTX_CHECK(Hkv >= 1, "attention dims (", name, "): field 'Hkv' (key/value heads) must be >= 1, got ", Hkv);
-  DIFFTX_CHECK(H % Hkv == 0, "attention dims (", name, "): field 'Hkv' must divide H (GQA, SPEC §2), got H=", H,
+  DIFFTX_CHECK(H % Hkv == 0, "attention dims (", name, "): field 'Hkv' must divide H (GQA, docs/SPEC.md §2), got H=", H,
                " Hkv=", Hkv);
   DIFFTX_CHECK(d >= 1, "attention dims (", name, "): field 'd' (head dimension) must be >= 1, got ", d);
   // Buffers are indexed with 64-bit offsets; keep every size far from overflow.

@@ -1,5 +1,5 @@
 // Single-query causal attention over a KV cache (kv_cache.h layout), for every variant of
-// SPEC §2: the decode step's attention, one new token attending to positions [0, length).
+// docs/SPEC.md §2: the decode step's attention, one new token attending to positions [0, length).
 //
 //   q       one token's query row after RoPE, [q_width] as the projection lays it out
 //   keys    one layer's cached keys in tiles of kKeyTile positions, transposed within a tile:
@@ -7,7 +7,7 @@
 //           scores 16 keys with key_width broadcast FMAs and no horizontal sums
 //   values  one layer's cached values, [Hkv][capacity][value_width]
 //   lambda  baseline: unused; diff: the layer's scalar lambda (Eq. 2); diff2: [H] logits of
-//           this token (sigmoid applied here, SPEC §2.3)
+//           this token (sigmoid applied here, docs/SPEC.md §2.3)
 //   out     [out_width], before the V1 headwise norm (applied by the caller, as in prefill)
 //
 // Each kv head's keys and values are read once for all the query maps that share them (for

@@ -1,4 +1,4 @@
-// Reference single-query attention, written out per variant as SPEC §2 states it: every map's
+// Reference single-query attention, written out per variant as docs/SPEC.md §2 states it: every map's
 // scores over the cache materialised, softmax and weighted sums in double.
 #include <cmath>
 

@@ -1,4 +1,4 @@
-// The tutorial's differential attention (SPEC §2.4, seed 004), a reference for analysis and
+// The tutorial's differential attention (docs/SPEC.md §2.4, seed 004), a reference for analysis and
 // teaching only: it is NOT what the DIFF Transformer trains.
 //   A1 = softmax(q1 k1^T / sqrt(d)),  A2 = softmax(q2 k2^T / sqrt(d))
 //   D  = max(A1 - lambda * A2, 0), each row renormalised to sum to 1 (an all-zero row stays zero)

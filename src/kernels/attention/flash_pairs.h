@@ -1,5 +1,5 @@
 // The pair op that turns per-map outputs into output heads (diff, diff2) and its backward:
-//   out_i = a_{2i} - w * a_{2i+1},  w = lambda (diff, SPEC §2.2) or sigmoid(logit[t, i]) (diff2, §2.3)
+//   out_i = a_{2i} - w * a_{2i+1},  w = lambda (diff, docs/SPEC.md §2.2) or sigmoid(logit[t, i]) (diff2, §2.3)
 // Backward: da_{2i} = dout_i, da_{2i+1} = -w dout_i, dw = -<dout_i, a_{2i+1}>.
 // Per-map outputs a are [B, T, maps, dv] (flash_layout.h).
 #pragma once

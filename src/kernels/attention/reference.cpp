@@ -1,4 +1,4 @@
-// Reference attention (SPEC §2): every causal softmax map materialised as a T x T matrix, all
+// Reference attention (docs/SPEC.md §2): every causal softmax map materialised as a T x T matrix, all
 // arithmetic in double. Slow on purpose; the fused kernels are tested against it, and the
 // quantized-logit kernel (attention_quantized.h) against its `bits` variant.
 //
@@ -34,13 +34,13 @@ std::vector<Term> terms_of(const AttentionDims& a) {
         terms.push_back({i * d, g * d, g * d, i * d, Term::Coef::one, 0});
         break;
       }
-      case AttentionKind::diff: {  // SPEC §2.2: q = [q1|q2] per head, k = [k1|k2] per kv head
+      case AttentionKind::diff: {  // docs/SPEC.md §2.2: q = [q1|q2] per head, k = [k1|k2] per kv head
         const int64_t g = i / n_rep;
         terms.push_back({2 * i * d, 2 * g * d, g * 2 * d, i * 2 * d, Term::Coef::one, 0});
         terms.push_back({(2 * i + 1) * d, (2 * g + 1) * d, g * 2 * d, i * 2 * d, Term::Coef::minus_lambda, 0});
         break;
       }
-      case AttentionKind::diff2: {  // SPEC §2.3: adjacent query heads (2i, 2i+1) form output head i
+      case AttentionKind::diff2: {  // docs/SPEC.md §2.3: adjacent query heads (2i, 2i+1) form output head i
         const int64_t per_kv = 2 * a.H / a.Hkv;
         for (int64_t s = 0; s < 2; ++s) {
           const int64_t j = 2 * i + s, g = j / per_kv;

@@ -1,4 +1,4 @@
-// The attention variants of SPEC §2 described in one place. Everything that depends on which
+// The attention variants of docs/SPEC.md §2 described in one place. Everything that depends on which
 // variant a layer runs (tensor widths, softmax maps, KV cache widths, the pair weight and where
 // lambda comes from, FLOPs) is asked of AttentionVariant; kernels, the KV cache, eval and the
 // FLOP counter hold no variant switches of their own. A new variant adds its case here, its
@@ -7,9 +7,9 @@
 // Every variant is a set of causal softmax "maps" of head width d. Output head i is
 //   baseline: map i                                  (H maps; kv head i / (H / Hkv))
 //   diff:     map 2i - w * map 2i+1, w = lambda      (2H maps: q1 / q2 of head i with k1 / k2 of
-//             its kv head; value width 2d, SPEC §2.2)
+//             its kv head; value width 2d, docs/SPEC.md §2.2)
 //   diff2:    map 2i - w * map 2i+1, w = sigmoid(lambda_i(x_t))  (2H query heads; kv head
-//             j / (2H / Hkv); value width d, SPEC §2.3)
+//             j / (2H / Hkv); value width d, docs/SPEC.md §2.3)
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -31,7 +31,7 @@ enum class LambdaSource {
 
 struct AttentionVariant {
   AttentionKind kind;
-  int64_t H;    // heads as SPEC §2 defines them per variant (diff: differential heads; diff2: output heads)
+  int64_t H;    // heads as docs/SPEC.md §2 defines them per variant (diff: differential heads; diff2: output heads)
   int64_t Hkv;  // key/value heads; H % Hkv == 0
   int64_t d;    // head dimension of one softmax map
 
@@ -81,7 +81,7 @@ struct AttentionVariant {
     return Real(1) / (Real(1) + std::exp(-static_cast<Real>(lambda[row * H + head])));
   }
 
-  // FLOPs of one causal attention forward over T tokens of one sequence (SPEC §4): every map
+  // FLOPs of one causal attention forward over T tokens of one sequence (docs/SPEC.md §4): every map
   // scores T (T + 1) / 2 (query, key) pairs at 2d each and sums values at 2 * value width.
   double forward_flops(int64_t T) const {
     const double unmasked = static_cast<double>(T) * (T + 1) / 2.0;

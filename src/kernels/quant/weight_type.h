@@ -1,5 +1,5 @@
 // Storage types of inference weight matrices and their sizes. A matrix is [rows, cols] = [out,
-// in] (SPEC §1: y = x W^T); each row is stored on its own, in blocks along `cols`. The block
+// in] (docs/SPEC.md §1: y = x W^T); each row is stored on its own, in blocks along `cols`. The block
 // types have GGML's layouts byte for byte (docs/FORMATS.md, "Inference weight types"), so the
 // same bytes can be written into a GGUF file.
 #pragma once

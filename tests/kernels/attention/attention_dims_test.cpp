@@ -1,4 +1,4 @@
-// AttentionDims widths per variant (SPEC §2) and the errors bad dims and arguments produce.
+// AttentionDims widths per variant (docs/SPEC.md §2) and the errors bad dims and arguments produce.
 #include <gtest/gtest.h>
 
 #include <functional>

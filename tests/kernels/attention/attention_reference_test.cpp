@@ -1,5 +1,5 @@
 // The double-precision reference itself: its gradients against central finite differences, and
-// its semantics against SPEC §2 built from independent pieces (T = 1 closed forms; diff and
+// its semantics against docs/SPEC.md §2 built from independent pieces (T = 1 closed forms; diff and
 // diff2 rebuilt from baseline maps, which also pins the GQA pairing and V2's adjacent pairs).
 #include <gtest/gtest.h>
 
@@ -110,7 +110,7 @@ std::vector<double> baseline_out(const AttentionDims& dims, const std::vector<do
   return out;
 }
 
-// SPEC §2.2: head i = (softmax(q1_i k1_g^T) - lambda softmax(q2_i k2_g^T)) v_g with g = i / n_rep,
+// docs/SPEC.md §2.2: head i = (softmax(q1_i k1_g^T) - lambda softmax(q2_i k2_g^T)) v_g with g = i / n_rep,
 // q laid out [q1|q2] per head and k [k1|k2] per kv head; rebuilt from baseline maps.
 TEST(AttentionReference, DiffIsTwoBaselineMapsWithGroupPairing) {
   const int64_t B = 2, T = 9, H = 4, Hkv = 2, d = 3;
@@ -136,7 +136,7 @@ TEST(AttentionReference, DiffIsTwoBaselineMapsWithGroupPairing) {
   }
 }
 
-// SPEC §2.3: out_i = a_{2i} - sigmoid(logit_i) a_{2i+1} over ADJACENT query heads. Both the
+// docs/SPEC.md §2.3: out_i = a_{2i} - sigmoid(logit_i) a_{2i+1} over ADJACENT query heads. Both the
 // reference and the fused kernel must match the adjacent pairing of baseline maps, and a
 // half-split pairing (a_i with a_{i+H}) must give a clearly different output.
 TEST(AttentionReference, Diff2PairsAdjacentQueryHeads) {

@@ -1,6 +1,6 @@
 // Single-query attention over the KV cache: the fused split-KV kernel against its double
 // reference twin on awkward shapes, and the reference against the last row of the prefill
-// reference (attention.h), so both decode paths mean what SPEC §2 means.
+// reference (attention.h), so both decode paths mean what docs/SPEC.md §2 means.
 #include <gtest/gtest.h>
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// SPEC §2.4: the tutorial's worked example ("The cat sat on mat", seed 004) reproduced to the
+// docs/SPEC.md §2.4: the tutorial's worked example ("The cat sat on mat", seed 004) reproduced to the
 // 4 decimals the tutorial prints.
 #include <gtest/gtest.h>
 

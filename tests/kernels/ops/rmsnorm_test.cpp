@@ -80,7 +80,7 @@ TEST(RmsNorm, ReferenceGradientsMatchFiniteDifferences) {
   }
 }
 
-// The DIFF V1 headwise norm (SPEC §2.2) is this op over [B*T*H, 2d] with one gain of width 2d:
+// The DIFF V1 headwise norm (docs/SPEC.md §2.2) is this op over [B*T*H, 2d] with one gain of width 2d:
 // each head of each token is normalised on its own.
 TEST(RmsNorm, ServesTheHeadwiseNormWithOneSharedGain) {
   Rng rng(13);
