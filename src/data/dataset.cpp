@@ -69,7 +69,26 @@ DatasetInfo read_dataset(const fs::path& dir) {
 }
 
 std::vector<fs::path> tokenizer_files(const fs::path& dir) {
-  std::vector<fs::path> files = {dir / kTokenizerRanksFile, dir / kTokenizerSidecarFile};
+  // The files metadata.json lists for the tokenizer (tiktoken's pair, or a tokenizer.json);
+  // directories from before that list name tiktoken's pair.
+  const nlohmann::json metadata = read_dataset(dir).metadata;
+  const nlohmann::json* listed = metadata.contains("tokenizer") && metadata["tokenizer"].is_object() &&
+                                         metadata["tokenizer"].contains("files")
+                                     ? &metadata["tokenizer"]["files"]
+                                     : nullptr;
+  std::vector<fs::path> files;
+  if (listed) {
+    DIFFTX_CHECK(listed->is_array() && !listed->empty() && listed->size() <= 8, (dir / kMetadataFile).string(),
+                 ": tokenizer.files must list 1 to 8 file names");
+    for (const nlohmann::json& name : *listed) {
+      DIFFTX_CHECK(name.is_string() && fs::path(name.get<std::string>()).filename() == name.get<std::string>() &&
+                       name.get<std::string>() != ".." && !name.get<std::string>().empty(),
+                   (dir / kMetadataFile).string(), ": tokenizer.files must hold plain file names in the directory");
+      files.push_back(dir / name.get<std::string>());
+    }
+  } else {
+    files = {dir / kTokenizerRanksFile, dir / kTokenizerSidecarFile};
+  }
   for (const auto& f : files)
     DIFFTX_CHECK(fs::is_regular_file(f), dir.string(), ": missing tokenizer file ",
                  f.filename().string(), " (expected a directory written by difftx prepare)");

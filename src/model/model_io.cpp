@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "io/json_file.h"
+#include "io/safetensors_set.h"
 #include "model/formats/difftx_format.h"
 #include "model/formats/hf_config.h"
 #include "model/formats/hf_format.h"
@@ -37,7 +38,9 @@ Model load_model_dir(const std::filesystem::path& dir) {
   DIFFTX_CHECK(std::filesystem::exists(config_path), dir.string(), ": no config.json in the model directory");
   const nlohmann::json config = read_json_file(config_path);
   Model model = is_hf_format(config, config_path.string()) ? load_hf_model(dir, config) : load_difftx_model(dir, config);
-  require_finite_weights(model, dir.string());
+  // Messages name the weights' file (the index, when sharded) beside the tensor.
+  const auto weights = dir / (std::filesystem::exists(dir / kSafetensorsFile) ? kSafetensorsFile : kSafetensorsIndexFile);
+  require_finite_weights(model, weights.string());
   return model;
 }
 
