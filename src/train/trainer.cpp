@@ -46,6 +46,41 @@ std::string format_duration(double seconds) {
   return buf;
 }
 
+// Rank 0's progress lines: the options' callback, or stdout.
+class Reporter {
+ public:
+  Reporter(const TrainOptions& o, bool leader) : report_(o.report), leader_(leader), on_(leader && !o.quiet) {}
+  bool on() const { return on_; }
+  // A progress line: none with --quiet.
+  template <typename... Parts>
+  void line(const Parts&... parts) const {
+    if (on_) emit(concat(parts...));
+  }
+  // What the run did to the user's files (dropped log lines): said even with --quiet.
+  template <typename... Parts>
+  void notice(const Parts&... parts) const {
+    if (leader_) emit(concat(parts...));
+  }
+
+ private:
+  void emit(const std::string& text) const {
+    if (report_) {
+      report_(text);
+    } else {
+      std::printf("%s\n", text.c_str());
+      std::fflush(stdout);
+    }
+  }
+  std::function<void(const std::string&)> report_;
+  bool leader_, on_;
+};
+
+std::string format(const char* f, double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, x);
+  return buf;
+}
+
 json options_to_json(const TrainOptions& o) {
   json j{{"config", o.config_path}, {"data", o.data_dir}, {"steps", o.steps}, {"seq_len", o.seq_len},
          {"micro_batch", o.micro_batch}, {"batch_tokens", o.batch_tokens}, {"lr", o.lr},
@@ -76,7 +111,7 @@ json inputs_that_must_match(const TrainOptions& o, const ModelConfig& config,
 // host's libm could differ in the last bit) and, when resuming, the optimizer's moments.
 // Returns the resumed checkpoint's state.json, or an empty object.
 json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParallel& parallel, Model& model,
-                     AdamW& optimizer) {
+                     AdamW& optimizer, const Reporter& say) {
   const fs::path run_dir = o.out_dir;
   Buffer<float> m_scratch, v_scratch;
   OptimizerMoments moments{parallel.moment_arena(optimizer.first_moment().data(), m_scratch),
@@ -88,9 +123,7 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
       json state = load_checkpoint(*latest, model, moments);
       state["optimizer_steps_taken"] = moments.steps_taken;
       state_text = state.dump();
-      if (!o.quiet)
-        std::printf("resumed from %s (step %lld)\n", latest->string().c_str(),
-                    (long long)state.at("step").get<int64_t>());
+      say.line("resumed from ", latest->string(), " (step ", state.at("step").get<int64_t>(), ")");
     } else {
       DIFFTX_CHECK(!latest, run_dir.string(),
                    " already holds checkpoints: pass --resume to continue that run, or choose another --out");
@@ -109,18 +142,18 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
 
 // Changed options are allowed when resuming (a lower --lr after a divergence, more --steps,
 // another number of ranks), but the run is then no longer the uninterrupted run's twin, so say so.
-void note_changes(const json& state, const TrainOptions& o, int ranks, int64_t batch_rows) {
+void note_changes(const json& state, const TrainOptions& o, int ranks, int64_t batch_rows, const Reporter& say) {
   const json before = state.at("options"), now = options_to_json(o);
   for (const auto& [key, value] : now.items())
     if (before.value(key, json()) != value)
-      std::printf("note: resuming with %s = %s (the checkpoint's run used %s)\n", key.c_str(), value.dump().c_str(),
-                  before.value(key, json()).dump().c_str());
+      say.line("note: resuming with ", key, " = ", value.dump(), " (the checkpoint's run used ",
+               before.value(key, json()).dump(), ")");
   if (state.value("world_size", 1) != ranks)
-    std::printf("note: resuming on %d rank%s (the checkpoint's run used %d)\n", ranks, ranks == 1 ? "" : "s",
-                state.value("world_size", 1));
+    say.line("note: resuming on ", ranks, " rank", ranks == 1 ? "" : "s", " (the checkpoint's run used ",
+             state.value("world_size", 1), ")");
   if (state.value("batch_rows", batch_rows) != batch_rows)
-    std::printf("note: the global batch changes from %lld to %lld rows, so the data order differs from the "
-                "checkpoint's run\n", (long long)state.value("batch_rows", batch_rows), (long long)batch_rows);
+    say.line("note: the global batch changes from ", state.value("batch_rows", batch_rows), " to ", batch_rows,
+             " rows, so the data order differs from the checkpoint's run");
 }
 
 // An order-free digest of a batch's rows: equal for two runs exactly when they trained on the
@@ -150,14 +183,12 @@ void check_train_options(const TrainOptions& o) {
   DIFFTX_CHECK(o.bucket_floats > 0, "--bucket-mb must be positive");
 }
 
-void report_dropped_metrics(const DroppedMetrics& dropped, const fs::path& path, int64_t step) {
+void report_dropped_metrics(const DroppedMetrics& dropped, const fs::path& path, int64_t step, const Reporter& say) {
   if (dropped.lines > 0)
-    std::printf("note: dropped %lld lines of %s after step %lld (written after the checkpoint this run resumes "
-                "from; the resumed run writes them again)\n",
-                (long long)dropped.lines, path.string().c_str(), (long long)step);
+    say.notice("note: dropped ", dropped.lines, " lines of ", path.string(), " after step ", step,
+             " (written after the checkpoint this run resumes from; the resumed run writes them again)");
   if (dropped.unreadable > 0)
-    std::printf("note: dropped %lld unreadable lines of %s (a line torn by a crash)\n", (long long)dropped.unreadable,
-                path.string().c_str());
+    say.notice("note: dropped ", dropped.unreadable, " unreadable lines of ", path.string(), " (a line torn by a crash)");
 }
 
 std::string hex64(uint64_t x) {
@@ -166,206 +197,305 @@ std::string hex64(uint64_t x) {
   return buf;
 }
 
-}  // namespace
 
-TrainSummary train(const TrainOptions& o, dist::Communicator& outer_comm) {
-  dist::TimedCommunicator comm(outer_comm);
-  const int ranks = comm.size(), rank = comm.rank();
-  const bool leader = rank == 0, talk = leader && !o.quiet;
+// What one optimizer step measured.
+struct StepStats {
+  int64_t step = 0;
+  double loss = 0, grad_norm = 0, lr = 0;
+  double seconds = 0, comm_seconds = 0;
+  uint64_t rows_digest = 0;
+};
+
+// A training run in pieces: setup (the constructor: sizes, model, data, resume), one optimizer
+// step, validation, checkpoint, and the record of each (metrics.jsonl and progress lines).
+// train() below drives them.
+class TrainingRun {
+ public:
+  TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm);
+  int64_t start_step() const { return start_step_; }
+  StepStats step(int64_t step);
+  double evaluate();
+  void checkpoint(int64_t step);
+  void record_step(const StepStats& s);
+  void record_validation(int64_t step, double val_loss);
+  TrainSummary summary() const;
+  dist::TimedCommunicator& comm() { return comm_; }
+
+ private:
+  void check_sizes();
+  void announce() const;
+
+  const TrainOptions& o_;
+  dist::TimedCommunicator comm_;
+  const int ranks_, rank_;
+  const bool leader_;
+  const Reporter say_;
+  int64_t micro_tokens_ = 0, batch_tokens_ = 0, accumulation_ = 0, batch_rows_ = 0;
+  const ModelConfig config_;
+  DataParallel parallel_;
+  Model model_;
+  data::TokenLoader train_data_, val_data_;
+  std::optional<retrieval::TaskMixture> mixture_;
+  std::vector<fs::path> tokenizer_files_;
+  AdamW optimizer_;
+  const LrSchedule schedule_;
+  const fs::path run_dir_, metrics_path_;
+  std::optional<RunDirectoryLock> lock_;  // rank 0 alone writes the run directory
+  std::optional<MetricsLog> metrics_;
+  int64_t start_step_ = 0;
+  Activations acts_;
+  Buffer<float> grads_;
+  ModelTensors grad_views_;
+  // The step's micro-batches, drawn before the first backward so that every micro-batch's
+  // gradient can be weighted by its share of the global batch's counted targets.
+  std::vector<int32_t> inputs_, targets_;
+  std::vector<int64_t> counts_;
+  double sgemm_gflops_ = 0, step_flops_ = 0;  // step_flops_: per rank
+  Timer run_timer_;
+  TrainSummary summary_;
+  double train_seconds_ = 0, comm_seconds_ = 0;
+};
+
+// Checks the options and the batch arithmetic before anything is allocated from them.
+int64_t checked_micro_tokens(const TrainOptions& o) {
   check_train_options(o);
-  const int64_t micro_tokens = *product_at_most({o.seq_len, o.micro_batch}, kMaxStepTokens);
+  return *product_at_most({o.seq_len, o.micro_batch}, kMaxStepTokens);
+}
+
+int64_t global_batch_tokens(const TrainOptions& o, int64_t micro_tokens, int ranks) {
   const int64_t batch_tokens = o.batch_tokens > 0 ? o.batch_tokens : micro_tokens * ranks;
   DIFFTX_CHECK(batch_tokens / ranks <= kMaxStepTokens, "--batch-tokens ", batch_tokens, " over ", ranks,
                " rank(s) exceeds the ", kMaxStepTokens, " tokens a rank can hold for one step");
   DIFFTX_CHECK(batch_tokens % (micro_tokens * ranks) == 0, "--batch-tokens ", batch_tokens,
                " must be a multiple of ranks x --micro-batch x --seq-len = ", ranks, " x ", o.micro_batch, " x ",
                o.seq_len);
-  const int64_t accumulation = batch_tokens / (micro_tokens * ranks);
-  const int64_t batch_rows = batch_tokens / o.seq_len;  // of the global batch
+  return batch_tokens;
+}
 
-  const ModelConfig config = config_from_file(o.config_path);
-  DataParallel parallel(comm, ParameterTable(config).total_floats(), o.bucket_floats);
-  Model model(config, parallel.padded_floats());
+data::TokenLoader open_data(const TrainOptions& o, const ModelConfig& config, int rank, int ranks,
+                            int64_t accumulation) {
   DIFFTX_CHECK(o.seq_len <= config.max_position_embeddings, "--seq-len ", o.seq_len,
                " exceeds max_position_embeddings ", config.max_position_embeddings, " of ", o.config_path);
   DIFFTX_CHECK(fs::is_directory(o.data_dir), o.data_dir,
                ": data directory does not exist (make one with difftx prepare)");
-  data::TokenLoader train_data(o.data_dir, "train",
-                               {.batch = o.micro_batch, .seq_len = o.seq_len, .seed = o.seed, .rank = rank,
-                                .world_size = ranks, .micro_batches = accumulation});
-  // Validation reads the split's first eval_batches x micro_batch x ranks windows, shared
-  // among the ranks: the same windows for 2 ranks x B rows as for 1 rank x 2B.
-  data::TokenLoader val_data(o.data_dir, "val",
-                             {.batch = o.micro_batch, .seq_len = o.seq_len, .rank = rank, .world_size = ranks,
-                              .max_windows = std::max<int64_t>(o.eval_batches, 1) * o.micro_batch * ranks});
-  data::check_fits_vocabulary(train_data.dataset(), config.vocab_size, o.config_path);
-  if (talk && train_data.vocab_size() < config.vocab_size)
-    std::printf("note: %s has vocab_size %lld but the data's tokenizer has %lld tokens: %lld embedding rows will "
-                "never see a token (set vocab_size to %lld to size the model from the data)\n",
-                o.config_path.c_str(), (long long)config.vocab_size, (long long)train_data.vocab_size(),
-                (long long)(config.vocab_size - train_data.vocab_size()), (long long)train_data.vocab_size());
-  std::optional<retrieval::TaskMixture> mixture;
-  if (!o.mixture.empty()) mixture.emplace(o.mixture, o.data_dir, o.seq_len, o.seed);
+  return data::TokenLoader(o.data_dir, "train",
+                           {.batch = o.micro_batch, .seq_len = o.seq_len, .seed = o.seed, .rank = rank,
+                            .world_size = ranks, .micro_batches = accumulation});
+}
+
+TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
+    : o_(o),
+      comm_(outer_comm),
+      ranks_(comm_.size()),
+      rank_(comm_.rank()),
+      leader_(rank_ == 0),
+      say_(o, leader_),
+      micro_tokens_(checked_micro_tokens(o)),
+      batch_tokens_(global_batch_tokens(o, micro_tokens_, ranks_)),
+      accumulation_(batch_tokens_ / (micro_tokens_ * ranks_)),
+      batch_rows_(batch_tokens_ / o.seq_len),
+      config_(config_from_file(o.config_path)),
+      parallel_(comm_, ParameterTable(config_).total_floats(), o.bucket_floats),
+      model_(config_, parallel_.padded_floats()),
+      train_data_(open_data(o, config_, rank_, ranks_, accumulation_)),
+      // Validation reads the split's first eval_batches x micro_batch x ranks windows, shared
+      // among the ranks: the same windows for 2 ranks x B rows as for 1 rank x 2B.
+      val_data_(o.data_dir, "val",
+                {.batch = o.micro_batch, .seq_len = o.seq_len, .rank = rank_, .world_size = ranks_,
+                 .max_windows = std::max<int64_t>(o.eval_batches, 1) * o.micro_batch * ranks_}),
+      optimizer_(model_.table, o.adamw, parallel_.owned_pieces()),
+      schedule_{o.lr, o.lr * o.min_lr_ratio, o.warmup_steps, o.steps, o.schedule},
+      run_dir_(o.out_dir),
+      metrics_path_(run_dir_ / "metrics.jsonl"),
+      acts_(config_, o.micro_batch, o.seq_len),
+      grads_(parallel_.padded_floats()),
+      grad_views_(bind_tensors(config_, model_.table, grads_.data())),
+      inputs_(accumulation_ * micro_tokens_),
+      targets_(inputs_.size()),
+      counts_(accumulation_) {
+  check_sizes();
+  if (!o.mixture.empty()) mixture_.emplace(o.mixture, o.data_dir, o.seq_len, o.seed);
   // The data's tokenizer travels with every checkpoint, so each is a complete model directory
   // (generate and eval need it): data without one is refused before anything is trained.
-  const std::vector<fs::path> tokenizer_files = data::tokenizer_files(o.data_dir);
-  dist::require_same_inputs(comm, inputs_that_must_match(o, config, tokenizer_files));
+  tokenizer_files_ = data::tokenizer_files(o.data_dir);
+  dist::require_same_inputs(comm_, inputs_that_must_match(o, config_, tokenizer_files_));
 
-  init_parameters(config, model.table, model.weights.data(), o.seed);
-  AdamW optimizer(model.table, o.adamw, parallel.owned_pieces());
-  const LrSchedule schedule{o.lr, o.lr * o.min_lr_ratio, o.warmup_steps, o.steps, o.schedule};
-
-  const fs::path run_dir = o.out_dir;
-  const fs::path metrics_path = run_dir / "metrics.jsonl";
-  std::optional<RunDirectoryLock> lock;  // rank 0 alone writes the run directory
-  if (leader) {
-    fs::create_directories(run_dir);
-    lock.emplace(run_dir);
+  init_parameters(config_, model_.table, model_.weights.data(), o.seed);
+  if (leader_) {
+    fs::create_directories(run_dir_);
+    lock_.emplace(run_dir_);
   }
-  const json resumed = start_or_resume(o, comm, parallel, model, optimizer);
-  int64_t start_step = 0;
+  const json resumed = start_or_resume(o, comm_, parallel_, model_, optimizer_, say_);
   if (!resumed.empty()) {
-    start_step = resumed.at("step").get<int64_t>();
-    DIFFTX_CHECK(o.steps >= start_step, "--steps ", o.steps, " is below the ", start_step,
-                 " steps the resumed checkpoint has done (", run_dir.string(), ")");
-    if (talk && o.steps == start_step)
-      std::printf("note: the run has done its %lld steps already; nothing to train\n", (long long)o.steps);
-    train_data.restore(resumed.at("train_data"));
-    if (leader) report_dropped_metrics(truncate_metrics_after(metrics_path, start_step), metrics_path, start_step);
-    if (talk) note_changes(resumed, o, ranks, batch_rows);
+    start_step_ = resumed.at("step").get<int64_t>();
+    DIFFTX_CHECK(o.steps >= start_step_, "--steps ", o.steps, " is below the ", start_step_,
+                 " steps the resumed checkpoint has done (", run_dir_.string(), ")");
+    if (o.steps == start_step_) say_.line("note: the run has done its ", o.steps, " steps already; nothing to train");
+    train_data_.restore(resumed.at("train_data"));
+    if (leader_) report_dropped_metrics(truncate_metrics_after(metrics_path_, start_step_), metrics_path_, start_step_, say_);
+    if (say_.on()) note_changes(resumed, o, ranks_, batch_rows_, say_);
   }
-  if (leader)
-    write_json_file(run_dir / "run.json", json{{"options", options_to_json(o)}, {"model", config_to_json(config)},
-                                               {"parameters", config.total_parameters()}, {"world_size", ranks},
-                                               {"communicator", comm.description()}});
-
-  Activations acts(config, o.micro_batch, o.seq_len);
-  Buffer<float> grads(parallel.padded_floats());
-  ModelTensors g = bind_tensors(config, model.table, grads.data());
-  // The step's micro-batches, drawn before the first backward so that every micro-batch's
-  // gradient can be weighted by its share of the global batch's counted targets.
-  std::vector<int32_t> inputs(accumulation * micro_tokens), targets(inputs.size());
-  std::vector<int64_t> counts(accumulation);
-  std::optional<MetricsLog> metrics;
-  if (leader) metrics.emplace(metrics_path);
-
-  const double sgemm_gflops = measure_sgemm_gflops();
-  const double step_flops = 3.0 * config.forward_flops(o.micro_batch, o.seq_len) * accumulation;  // per rank
-  if (talk)
-    std::printf("model %s: %.2fM parameters, %lld tokens/step (%d rank%s x %lld x %lld x %lld), sgemm %.0f GFLOPS, "
-                "%d threads/rank%s%s\n",
-                attention_kind_name(config.attention), config.total_parameters() / 1e6, (long long)batch_tokens, ranks,
-                ranks == 1 ? "" : "s",
-                (long long)accumulation, (long long)o.micro_batch, (long long)o.seq_len, sgemm_gflops, thread_count(),
-                ranks > 1 ? ", " : "", ranks > 1 ? comm.description().c_str() : "");
-  if (talk && mixture) std::printf("%s\n", mixture->describe().c_str());
-
-  auto evaluate = [&] {
-    if (o.eval_batches == 0) return std::numeric_limits<double>::quiet_NaN();
-    val_data.rewind();
-    double total[2] = {0, 0};  // summed loss, counted targets
-    while (val_data.next(inputs.data(), targets.data()) > 0) {
-      const LossSum s = decoder_loss(model, acts, inputs.data(), targets.data());
-      total[0] += s.sum;
-      total[1] += static_cast<double>(s.count);
-    }
-    comm.all_reduce_sum(total, 2);
-    return total[1] > 0 ? total[0] / total[1] : std::numeric_limits<double>::quiet_NaN();
-  };
-  auto checkpoint = [&](int64_t step) {
-    Buffer<float> m_scratch, v_scratch;
-    OptimizerMoments moments{parallel.moment_arena(optimizer.first_moment().data(), m_scratch),
-                             parallel.moment_arena(optimizer.second_moment().data(), v_scratch),
-                             optimizer.steps_taken()};
-    parallel.gather_moments(optimizer.first_moment().data(), moments.m);
-    parallel.gather_moments(optimizer.second_moment().data(), moments.v);
-    if (leader) metrics->sync();  // the log is durable up to the step the checkpoint will say
-    if (leader)
-      save_checkpoint(run_dir, step, model, moments,
-                      json{{"options", options_to_json(o)}, {"train_data", train_data.state()}, {"world_size", ranks},
-                           {"batch_rows", batch_rows}},
-                      tokenizer_files, o.keep_checkpoints);
-  };
-
-  TrainSummary summary;
-  summary.last_val_loss = std::numeric_limits<double>::quiet_NaN();
-  Timer run_timer;
-  double train_seconds = 0, comm_seconds = 0;
-  comm.take_seconds();
-  for (int64_t step = start_step + 1; step <= o.steps; ++step) {
-    Timer step_timer;
-    grads.zero();
-    uint64_t batch[2] = {0, 0};  // counted targets, rows digest (summed over ranks)
-    for (int64_t micro = 0; micro < accumulation; ++micro) {
-      int32_t* in = inputs.data() + micro * micro_tokens;
-      int32_t* tg = targets.data() + micro * micro_tokens;
-      train_data.next(in, tg);
-      // Task rows are chosen by the row's index in the global batch, so that they do not depend
-      // on how the batch is split into ranks and micro-batches (task_mixture.h).
-      if (mixture) mixture->apply(step - 1, train_data.global_row(micro, 0), o.micro_batch, in, tg);
-      counts[micro] = std::count_if(tg, tg + micro_tokens, [](int32_t t) { return t != kIgnoreId; });
-      batch[0] += counts[micro];
-      batch[1] += rows_digest(in, tg, o.micro_batch, o.seq_len);
-    }
-    comm.all_reduce_sum(batch, 2);
-    if (batch[0] == 0) throw dist::CollectiveError(concat("step ", step, ": the batch has no counted targets"));
-    double sums[2] = {0, 0};  // summed token losses, squared gradient norm
-    for (int64_t micro = 0; micro < accumulation; ++micro) {
-      // Weighted by counted targets, the ranks' summed gradients are the global batch's mean.
-      const float share = static_cast<float>(static_cast<double>(counts[micro]) / static_cast<double>(batch[0]));
-      const double mean = decoder_forward_backward(model, acts, inputs.data() + micro * micro_tokens,
-                                                   targets.data() + micro * micro_tokens, g, share);
-      sums[0] += mean * static_cast<double>(counts[micro]);
-    }
-    const float* reduced = parallel.reduce_gradients(grads.data());
-    sums[1] = optimizer.gradient_sum_of_squares(reduced);
-    comm.all_reduce_sum(sums, 2);
-    const double loss = sums[0] / static_cast<double>(batch[0]), norm = std::sqrt(sums[1]);
-    if (!std::isfinite(loss) || !std::isfinite(norm))
-      throw TrainingDiverged(concat("step ", step, ": loss ", loss, ", gradient norm ", norm,
-                                    " is not finite; stopping (the last checkpoint in ",
-                                    (run_dir / "checkpoints").string(), " is intact; try a lower --lr)"));
-    const double lr = schedule.at(step);
-    optimizer.step(model.weights.data(), reduced, lr, norm);
-    parallel.all_gather(model.weights.data());
-    if (o.check_replicas) parallel.verify_replicas(model.weights.data(), step);
-    const double seconds = step_timer.seconds(), step_comm = comm.take_seconds();
-    train_seconds += seconds;
-    comm_seconds += step_comm;
-    summary.steps_done = step;
-    summary.last_train_loss = loss;
-    const double tok_s = batch_tokens / seconds;
-    const double mfu = step_flops / seconds / 1e9 / sgemm_gflops;
-
-    if (leader) {
-      json line{{"step", step}, {"loss", loss}, {"lr", lr}, {"grad_norm", norm}, {"tok_s", tok_s},
-                {"mfu", mfu}, {"ms", seconds * 1e3}, {"data", hex64(batch[1])}};
-      if (ranks > 1) line["comm_ms"] = step_comm * 1e3;
-      metrics->append(line);
-    }
-    if (talk && (step % o.log_every == 0 || step == o.steps)) {
-      const double eta = run_timer.seconds() / (step - start_step) * (o.steps - step);
-      std::printf("step %5lld/%lld | loss %.4f | lr %.2e | gnorm %.3f | %.0f tok/s | MFU %.1f%%", (long long)step,
-                  (long long)o.steps, loss, lr, norm, tok_s, 100 * mfu);
-      if (ranks > 1) std::printf(" | comm %.0f ms", step_comm * 1e3);
-      std::printf(" | ETA %s\n", format_duration(eta).c_str());
-      std::fflush(stdout);
-    }
-    if ((o.eval_every > 0 && step % o.eval_every == 0) || step == o.steps) {
-      summary.last_val_loss = evaluate();
-      if (leader && o.eval_batches > 0) metrics->append(json{{"step", step}, {"val_loss", summary.last_val_loss}});
-      if (talk && o.eval_batches > 0) std::printf("step %5lld | val loss %.4f\n", (long long)step, summary.last_val_loss);
-    }
-    if ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps) checkpoint(step);
-    comm.take_seconds();  // evaluation and checkpoints are not the step's communication
+  if (leader_) {
+    write_json_file(run_dir_ / "run.json", json{{"options", options_to_json(o)}, {"model", config_to_json(config_)},
+                                                {"parameters", config_.total_parameters()}, {"world_size", ranks_},
+                                                {"communicator", comm_.description()}});
+    metrics_.emplace(metrics_path_);
   }
-  const int64_t ran = summary.steps_done - start_step;
+  sgemm_gflops_ = measure_sgemm_gflops();
+  step_flops_ = 3.0 * config_.forward_flops(o.micro_batch, o.seq_len) * accumulation_;
+  announce();
+  summary_.last_val_loss = std::numeric_limits<double>::quiet_NaN();
+  run_timer_.reset();  // the ETA counts training, not setup
+  comm_.take_seconds();
+}
+
+void TrainingRun::check_sizes() {
+  data::check_fits_vocabulary(train_data_.dataset(), config_.vocab_size, o_.config_path);
+  if (train_data_.vocab_size() < config_.vocab_size)
+    say_.line("note: ", o_.config_path, " has vocab_size ", config_.vocab_size, " but the data's tokenizer has ",
+              train_data_.vocab_size(), " tokens: ", config_.vocab_size - train_data_.vocab_size(),
+              " embedding rows will never see a token (set vocab_size to ", train_data_.vocab_size(),
+              " to size the model from the data)");
+}
+
+void TrainingRun::announce() const {
+  say_.line("model ", attention_kind_name(config_.attention), ": ", format("%.2f", config_.total_parameters() / 1e6),
+            "M parameters, ", batch_tokens_, " tokens/step (", ranks_, " rank", ranks_ == 1 ? "" : "s", " x ",
+            accumulation_, " x ", o_.micro_batch, " x ", o_.seq_len, "), sgemm ", format("%.0f", sgemm_gflops_),
+            " GFLOPS, ", thread_count(), " threads/rank", ranks_ > 1 ? ", " : "",
+            ranks_ > 1 ? comm_.description() : "");
+  if (mixture_) say_.line(mixture_->describe());
+}
+
+StepStats TrainingRun::step(int64_t step) {
+  Timer step_timer;
+  StepStats out;
+  out.step = step;
+  grads_.zero();
+  uint64_t batch[2] = {0, 0};  // counted targets, rows digest (summed over ranks)
+  for (int64_t micro = 0; micro < accumulation_; ++micro) {
+    int32_t* in = inputs_.data() + micro * micro_tokens_;
+    int32_t* tg = targets_.data() + micro * micro_tokens_;
+    train_data_.next(in, tg);
+    // Task rows are chosen by the row's index in the global batch, so that they do not depend
+    // on how the batch is split into ranks and micro-batches (task_mixture.h).
+    if (mixture_) mixture_->apply(step - 1, train_data_.global_row(micro, 0), o_.micro_batch, in, tg);
+    counts_[micro] = std::count_if(tg, tg + micro_tokens_, [](int32_t t) { return t != kIgnoreId; });
+    batch[0] += counts_[micro];
+    batch[1] += rows_digest(in, tg, o_.micro_batch, o_.seq_len);
+  }
+  comm_.all_reduce_sum(batch, 2);
+  if (batch[0] == 0) throw dist::CollectiveError(concat("step ", step, ": the batch has no counted targets"));
+  double sums[2] = {0, 0};  // summed token losses, squared gradient norm
+  for (int64_t micro = 0; micro < accumulation_; ++micro) {
+    // Weighted by counted targets, the ranks' summed gradients are the global batch's mean.
+    const float share = static_cast<float>(static_cast<double>(counts_[micro]) / static_cast<double>(batch[0]));
+    const double mean = decoder_forward_backward(model_, acts_, inputs_.data() + micro * micro_tokens_,
+                                                 targets_.data() + micro * micro_tokens_, grad_views_, share);
+    sums[0] += mean * static_cast<double>(counts_[micro]);
+  }
+  const float* reduced = parallel_.reduce_gradients(grads_.data());
+  sums[1] = optimizer_.gradient_sum_of_squares(reduced);
+  comm_.all_reduce_sum(sums, 2);
+  out.loss = sums[0] / static_cast<double>(batch[0]);
+  out.grad_norm = std::sqrt(sums[1]);
+  if (!std::isfinite(out.loss) || !std::isfinite(out.grad_norm))
+    throw TrainingDiverged(concat("step ", step, ": loss ", out.loss, ", gradient norm ", out.grad_norm,
+                                  " is not finite; stopping (the last checkpoint in ",
+                                  (run_dir_ / "checkpoints").string(), " is intact; try a lower --lr)"));
+  out.lr = schedule_.at(step);
+  optimizer_.step(model_.weights.data(), reduced, out.lr, out.grad_norm);
+  parallel_.all_gather(model_.weights.data());
+  if (o_.check_replicas) parallel_.verify_replicas(model_.weights.data(), step);
+  out.seconds = step_timer.seconds();
+  out.comm_seconds = comm_.take_seconds();
+  out.rows_digest = batch[1];
+  return out;
+}
+
+void TrainingRun::record_step(const StepStats& s) {
+  train_seconds_ += s.seconds;
+  comm_seconds_ += s.comm_seconds;
+  summary_.steps_done = s.step;
+  summary_.last_train_loss = s.loss;
+  const double tok_s = batch_tokens_ / s.seconds;
+  const double mfu = step_flops_ / s.seconds / 1e9 / sgemm_gflops_;
+  if (leader_) {
+    json line{{"step", s.step}, {"loss", s.loss}, {"lr", s.lr}, {"grad_norm", s.grad_norm}, {"tok_s", tok_s},
+              {"mfu", mfu}, {"ms", s.seconds * 1e3}, {"data", hex64(s.rows_digest)}};
+    if (ranks_ > 1) line["comm_ms"] = s.comm_seconds * 1e3;
+    metrics_->append(line);
+  }
+  if (s.step % o_.log_every == 0 || s.step == o_.steps) {
+    const double eta = run_timer_.seconds() / (s.step - start_step_) * (o_.steps - s.step);
+    char head[64];
+    std::snprintf(head, sizeof head, "step %5lld/%lld", (long long)s.step, (long long)o_.steps);
+    say_.line(head, " | loss ", format("%.4f", s.loss), " | lr ", format("%.2e", s.lr), " | gnorm ",
+              format("%.3f", s.grad_norm), " | ", format("%.0f", tok_s), " tok/s | MFU ", format("%.1f", 100 * mfu),
+              "%", ranks_ > 1 ? " | comm " + format("%.0f", s.comm_seconds * 1e3) + " ms" : std::string(),
+              " | ETA ", format_duration(eta));
+  }
+}
+
+double TrainingRun::evaluate() {
+  if (o_.eval_batches == 0) return std::numeric_limits<double>::quiet_NaN();
+  val_data_.rewind();
+  double total[2] = {0, 0};  // summed loss, counted targets
+  while (val_data_.next(inputs_.data(), targets_.data()) > 0) {
+    const LossSum s = decoder_loss(model_, acts_, inputs_.data(), targets_.data());
+    total[0] += s.sum;
+    total[1] += static_cast<double>(s.count);
+  }
+  comm_.all_reduce_sum(total, 2);
+  return total[1] > 0 ? total[0] / total[1] : std::numeric_limits<double>::quiet_NaN();
+}
+
+void TrainingRun::record_validation(int64_t step, double val_loss) {
+  summary_.last_val_loss = val_loss;
+  if (o_.eval_batches == 0) return;
+  if (leader_) metrics_->append(json{{"step", step}, {"val_loss", val_loss}});
+  char head[32];
+  std::snprintf(head, sizeof head, "step %5lld", (long long)step);
+  say_.line(head, " | val loss ", format("%.4f", val_loss));
+}
+
+void TrainingRun::checkpoint(int64_t step) {
+  Buffer<float> m_scratch, v_scratch;
+  OptimizerMoments moments{parallel_.moment_arena(optimizer_.first_moment().data(), m_scratch),
+                           parallel_.moment_arena(optimizer_.second_moment().data(), v_scratch),
+                           optimizer_.steps_taken()};
+  parallel_.gather_moments(optimizer_.first_moment().data(), moments.m);
+  parallel_.gather_moments(optimizer_.second_moment().data(), moments.v);
+  if (!leader_) return;
+  metrics_->sync();  // the log is durable up to the step the checkpoint will say
+  save_checkpoint(run_dir_, step, model_, moments,
+                  json{{"options", options_to_json(o_)}, {"train_data", train_data_.state()}, {"world_size", ranks_},
+                       {"batch_rows", batch_rows_}},
+                  tokenizer_files_, o_.keep_checkpoints);
+}
+
+TrainSummary TrainingRun::summary() const {
+  TrainSummary out = summary_;
+  const int64_t ran = out.steps_done - start_step_;
   if (ran > 0) {
-    summary.tokens_per_second = ran * batch_tokens / train_seconds;
-    summary.mfu = ran * step_flops / train_seconds / 1e9 / sgemm_gflops;
-    summary.comm_seconds_per_step = comm_seconds / ran;
+    out.tokens_per_second = ran * batch_tokens_ / train_seconds_;
+    out.mfu = ran * step_flops_ / train_seconds_ / 1e9 / sgemm_gflops_;
+    out.comm_seconds_per_step = comm_seconds_ / ran;
   }
-  return summary;
+  return out;
+}
+
+}  // namespace
+
+TrainSummary train(const TrainOptions& o, dist::Communicator& comm) {
+  TrainingRun run(o, comm);
+  for (int64_t step = run.start_step() + 1; step <= o.steps; ++step) {
+    run.record_step(run.step(step));
+    if ((o.eval_every > 0 && step % o.eval_every == 0) || step == o.steps) run.record_validation(step, run.evaluate());
+    if ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps) run.checkpoint(step);
+    run.comm().take_seconds();  // evaluation and checkpoints are not the step's communication
+  }
+  return run.summary();
 }
 
 }  // namespace difftx

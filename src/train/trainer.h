@@ -6,6 +6,7 @@
 // checkpoints; the run directory need exist only where rank 0 runs.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "dist/communicator.h"
@@ -37,6 +38,8 @@ struct TrainOptions {
   int64_t log_every = 1;
   bool resume = false;
   bool quiet = false;          // no progress lines (metrics are still written)
+  // Where rank 0's progress lines go (one line a call, without its newline); stdout when empty.
+  std::function<void(const std::string&)> report;
   int64_t bucket_floats = int64_t(1) << 22;  // gradient bucket size of data parallelism (16 MiB)
   bool check_replicas = false;  // compare every rank's parameters after every step
 };
