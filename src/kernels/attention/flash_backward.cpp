@@ -15,6 +15,10 @@ namespace {
 constexpr int64_t kZeroBlock = 1 << 14;  // floats zeroed per work item
 }  // namespace
 
+// Longer than our ~80-line rule on purpose, like flash::forward: one OpenMP parallel region
+// for the whole call, whose per-thread scratch and the key-tile step (the key_tile lambda, which
+// captures the layout and the packed tensors) serve both the single-pass and the split-KV
+// schedules; as separate functions they would pass the same twenty locals around.
 void backward(Path path, const AttentionDims& dims, const float* q, const float* k, const float* v,
               const float* lambda, const float* out, AttentionSaved saved, const float* dout, float* dq, float* dk,
               float* dv, float* dlambda) {

@@ -21,6 +21,9 @@ void check_path(Path path, const AttentionDims& dims) {
                "flash attention: the AVX-512 path needs an AVX-512 build and d % 16 == 0, got d=", dims.d);
 }
 
+// Longer than our ~80-line rule on purpose: the whole call is one OpenMP parallel region (packs,
+// a barrier, the work items), and the per-thread scratch carved inside it is used by every
+// phase; cut into functions, each would take the dozen locals of the layout and the scratch.
 void forward(Path path, const AttentionDims& dims, const float* q, const float* k, const float* v,
              const float* lambda, float* out, AttentionSaved saved) {
   dims.validate();
