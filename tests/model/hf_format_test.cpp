@@ -101,6 +101,8 @@ TEST(HfConfig, RefusesWhatChangesTheMathByName) {
   j = hf_config("llama", 4, 2);
   j["sliding_window"] = 4096;
   EXPECT_NE(error_of(j).find("unknown key 'sliding_window'"), std::string::npos);
+  j = hf_config("diffllama", 1 << 30, 1);
+  EXPECT_NE(error_of(j).find("above the largest supported"), std::string::npos);
   j = hf_config("diffllama", 5, 5);
   EXPECT_NE(error_of(j).find("must be even"), std::string::npos);
   j = hf_config("llama", 4, 2);

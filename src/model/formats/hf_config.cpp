@@ -131,6 +131,10 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
   DIFFTX_CHECK(out.hf.heads % out.hf.kv_heads == 0, where, ": num_key_value_heads (", out.hf.kv_heads,
                ") must divide num_attention_heads (", out.hf.heads, ")");
   c.head_dim = out.hf.head_dim;
+  // Bounded before the DiffLlama layout is worked out from them (validate() bounds the rest).
+  DIFFTX_CHECK(out.hf.heads <= (int64_t{1} << 13) && out.hf.head_dim <= (int64_t{1} << 12), where,
+               ": num_attention_heads ", out.hf.heads, " or head_dim ", out.hf.head_dim,
+               " is above the largest supported (8192, 4096)");
   if (diff) {
     try {
       const DiffLlamaImport layout = diffllama_import_layout(out.hf.heads, out.hf.kv_heads, out.hf.head_dim);
