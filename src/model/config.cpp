@@ -142,6 +142,9 @@ void ModelConfig::validate() const {
 }
 
 int64_t default_intermediate_size(int64_t hidden_size) {
+  // The bound of check_config_sizes, checked here because 8 D would overflow first.
+  DIFFTX_CHECK(hidden_size > 0 && hidden_size <= (int64_t{1} << 16), "config: 'hidden_size' is ", hidden_size,
+               ", outside [1, ", int64_t{1} << 16, "]");
   const int64_t f = (8 * hidden_size + 2) / 3;  // ceil(8D/3)
   return (f + 63) / 64 * 64;
 }
