@@ -137,9 +137,9 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
                " is above the largest supported (8192, 4096)");
   if (diff) {
     try {
-      const DiffLlamaImport layout = diffllama_import_layout(out.hf.heads, out.hf.kv_heads, out.hf.head_dim);
-      c.num_attention_heads = layout.heads;
-      c.num_key_value_heads = layout.kv_heads;
+      out.layout = diffllama_import_layout(out.hf.heads, out.hf.kv_heads, out.hf.head_dim);
+      c.num_attention_heads = out.layout.heads;
+      c.num_key_value_heads = out.layout.kv_heads;
     } catch (const Error& e) {
       fail(where, ": ", e.what());
     }

@@ -10,6 +10,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "model/config.h"
+#include "model/formats/hf_layout.h"
 
 namespace difftx {
 
@@ -25,8 +26,9 @@ struct HfHeads {
 
 struct HfConfig {
   HfArchitecture architecture;
-  HfHeads hf;          // as the file states it
-  ModelConfig model;   // difftx's view: for DiffLlama H = heads / 2 and the kv grouping of hf_layout.h
+  HfHeads hf;               // as the file states it
+  ModelConfig model;        // difftx's view: for DiffLlama H = heads / 2 and the kv grouping of hf_layout.h
+  DiffLlamaImport layout;   // DiffLlama: the row maps that give that view (empty for Llama)
 };
 HfConfig config_from_hf(const nlohmann::json& j, const std::string& where);
 

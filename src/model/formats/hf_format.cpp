@@ -50,11 +50,7 @@ Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& conf
   const HfConfig hc = config_from_hf(config, (dir / "config.json").string());
   Model model(hc.model);
   const SafetensorsSet weights(dir);
-  AttentionRowMaps maps;
-  if (hc.architecture == HfArchitecture::diffllama) {
-    const DiffLlamaImport layout = diffllama_import_layout(hc.hf.heads, hc.hf.kv_heads, hc.hf.head_dim);
-    maps = {layout.q, layout.k, layout.v};
-  }
+  const AttentionRowMaps maps{hc.layout.q, hc.layout.k, hc.layout.v};  // empty (rows in order) for Llama
   for (const ParamInfo& p : model.table.params()) {
     float* dst = model.weights.data() + p.offset;
     if (ends_with(p.name, ".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
