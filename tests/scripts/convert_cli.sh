@@ -1,6 +1,7 @@
 # difftx init and convert end to end: a random DIFF V1 model (interleaved RoPE, GQA) written as
 # Hugging Face DiffLlama gives the same logits; HF -> difftx -> HF keeps the weights' bytes; BF16
-# storage is written as such; refusals name what is wrong.
+# storage is written as such; block types (q8_0, q4_0) are written packed and every inference
+# command runs them; refusals name what is wrong.
 source "$(dirname "$0")/lib.bash"
 
 cat > "$work/diff.json" <<'JSON'
@@ -34,6 +35,30 @@ PY
 "$difftx" convert --model "$work/hf" --to hf --dtype bf16 --out "$work/bf16" > /dev/null
 expect_in "$work/bf16/config.json" '"torch_dtype": "bfloat16"'
 expect_in "$work/bf16/model.safetensors" '"dtype":"BF16"'
+
+# Packed matrices: U8 blocks with their type in the metadata; `logits` runs on them as stored,
+# and they stay near the F32 model's (the int8 activations of the
+# block kernels move them a little; a wrong matrix would move them by far more).
+"$difftx" convert --model "$work/difftx" --dtype q8_0 --out "$work/q8" > /dev/null
+expect_in "$work/q8/model.safetensors" '"dtype":"U8"' '"difftx.weight_type.model.layers.0.mlp.up_proj.weight":"q8_0"'
+"$difftx" logits --model "$work/q8" --tokens "$tokens" --out "$work/q8.npy" > /dev/null
+python3 - "$work/a.npy" "$work/q8.npy" <<'PY'
+import struct, sys
+def floats(path):
+    raw = open(path, "rb").read()
+    header = struct.unpack("<H", raw[8:10])[0]
+    data = raw[10 + header:]
+    return struct.unpack("<%df" % (len(data) // 4), data)
+a, b = floats(sys.argv[1]), floats(sys.argv[2])
+scale = max(abs(x) for x in a)
+worst = max(abs(x - y) for x, y in zip(a, b)) / scale
+assert 0 < worst < 0.05, worst
+PY
+"$difftx" convert --model "$work/q8" --dtype q4_0 --out "$work/q4" > /dev/null  # widened, then requantized
+expect_in "$work/q4/model.safetensors" '"difftx.weight_type.model.layers.1.self_attn.q_proj.weight":"q4_0"' \
+  '"difftx.weight_type.lm_head.weight":"q8_0"'
+expect_error "a Hugging Face directory holds f32, bf16 or f16 weights" \
+  "$difftx" convert --model "$work/q8" --to hf --dtype q8_0 --out "$work/x"
 
 expect_error "exists and is not an empty directory" "$difftx" convert --model "$work/hf" --out "$work/difftx"
 expect_error "--dtype: 'q3' is not a storage type" "$difftx" convert --model "$work/hf" --dtype q3 --out "$work/x"
