@@ -40,18 +40,18 @@ struct InferRate {
                                 // other processes share the cores (the wall rate then drops)
 };
 
-// One timed run: prefill C - 64 tokens, then 64 decode steps; keeps the best rates seen.
-void time_inference(InferenceSession& session, const std::vector<int32_t>& tokens, InferRate& best) {
-  const int64_t prompt = session.context() - kDecodeSteps;
+// One timed run: prefill `prompt` tokens, then `steps` decode steps; keeps the best rates seen.
+void time_inference(InferenceSession& session, const std::vector<int32_t>& tokens, int64_t prompt, int64_t steps,
+                    InferRate& best) {
   session.reset();
   Timer timer;
   session.prefill({tokens.data(), static_cast<size_t>(prompt)});
   best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / timer.seconds());
   timer.reset();
   const double cpu0 = process_cpu_seconds();
-  for (int64_t i = 0; i < kDecodeSteps; ++i) session.decode(tokens[prompt + i]);
-  best.decode_tok_s = std::max(best.decode_tok_s, kDecodeSteps / timer.seconds());
-  best.decode_cpu_tok_s = std::max(best.decode_cpu_tok_s, kDecodeSteps / (process_cpu_seconds() - cpu0));
+  for (int64_t i = 0; i < steps; ++i) session.decode(tokens[prompt + i]);
+  best.decode_tok_s = std::max(best.decode_tok_s, steps / timer.seconds());
+  best.decode_cpu_tok_s = std::max(best.decode_cpu_tok_s, steps / (process_cpu_seconds() - cpu0));
 }
 
 void bench_split_kv(bool json) {
@@ -98,37 +98,50 @@ std::string main_weight_type(const Model& model) {
   return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
 }
 
-// A model directory of any format: load time and resident memory, then prefill of `prompt`
-// random tokens and `kDecodeSteps * 2` decode steps after it, best of `repeats`.
-void bench_model_dir(const fs::path& dir, int64_t prompt, int repeats, bool json) {
-  const double rss_before = resident_bytes();
-  Timer timer;
-  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
-  const double load_s = timer.seconds();
-  const int64_t steps = 2 * kDecodeSteps, context = prompt + steps;
-  const ModelConfig& c = model.config;
-  DIFFTX_CHECK(context <= c.max_position_embeddings, dir.string(), ": --prompt ", prompt, " + ", steps,
-               " decode steps exceed max_position_embeddings ", c.max_position_embeddings);
-  InferenceSession session(model, context);
-  Rng rng(4);
-  std::vector<int32_t> tokens(context);
-  for (auto& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab_size));
-  double prefill_tok_s = 0, decode_tok_s = 0;
-  for (int r = 0; r < repeats; ++r) {
-    session.reset();
-    timer.reset();
-    session.prefill({tokens.data(), static_cast<size_t>(prompt)});
-    prefill_tok_s = std::max(prefill_tok_s, prompt / timer.seconds());
-    timer.reset();
-    for (int64_t i = 0; i < steps; ++i) session.decode(tokens[prompt + i]);
-    decode_tok_s = std::max(decode_tok_s, steps / timer.seconds());
+// Model directories of any format, matrices as stored: each one's load time and resident memory,
+// then per repeat a prefill of `prompt` random tokens and `steps` decode steps after it, the
+// models interleaved within each repeat (load from other processes falls on all alike); best of
+// the repeats, and each model's rates over the first's.
+void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int64_t steps, int repeats, bool json) {
+  std::vector<Model> models;
+  std::vector<InferenceSession> sessions;
+  std::vector<double> load_s, rss_gb;
+  models.reserve(dirs.size());
+  sessions.reserve(dirs.size());
+  for (const std::string& dir : dirs) {
+    const double rss_before = resident_bytes();
+    Timer timer;
+    models.push_back(load_model_dir(dir, MatrixPrecision::as_stored));
+    load_s.push_back(timer.seconds());
+    rss_gb.push_back((resident_bytes() - rss_before) / 1e9);
+    const ModelConfig& c = models.back().config;
+    DIFFTX_CHECK(prompt + steps <= c.max_position_embeddings, dir, ": --prompt ", prompt, " + --new ", steps,
+                 " tokens exceed max_position_embeddings ", c.max_position_embeddings);
+    sessions.emplace_back(models.back(), prompt + steps);
   }
-  print_row(json, {str("op", "infer_model"), str("model", dir.string()), str("variant", attention_kind_name(c.attention)),
-                   str("weights", main_weight_type(model)), num("weight_gb", model.weight_bytes() / 1e9, 2),
-                   num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s, 1),
-                   num("rss_gb", (resident_bytes() - rss_before) / 1e9, 2), num("prompt", prompt, 0),
-                   num("prefill_tok_s", prefill_tok_s, 1), num("decode_tok_s", decode_tok_s, 2),
-                   num("decode_gb_s", decode_bytes(model, context) * decode_tok_s / 1e9, 1)});
+  Rng rng(4);
+  std::vector<int32_t> tokens(prompt + steps);
+  for (auto& t : tokens) t = static_cast<int32_t>(rng.below(1 << 30));
+  std::vector<std::vector<int32_t>> inputs;  // the same draw in every model's vocabulary
+  for (const Model& m : models) {
+    inputs.emplace_back(tokens);
+    for (auto& t : inputs.back()) t %= static_cast<int32_t>(m.config.vocab_size);
+  }
+  std::vector<InferRate> rates(models.size());
+  for (int r = 0; r < repeats; ++r)
+    for (size_t i = 0; i < models.size(); ++i) time_inference(sessions[i], inputs[i], prompt, steps, rates[i]);
+  for (size_t i = 0; i < models.size(); ++i) {
+    const Model& model = models[i];
+    const ModelConfig& c = model.config;
+    print_row(json, {str("op", "infer_model"), str("model", dirs[i]), str("variant", attention_kind_name(c.attention)),
+                     str("weights", main_weight_type(model)), num("weight_gb", model.weight_bytes() / 1e9, 2),
+                     num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s[i], 1),
+                     num("rss_gb", rss_gb[i], 2), num("prompt", prompt, 0), num("new", steps, 0),
+                     num("prefill_tok_s", rates[i].prefill_tok_s, 1), num("decode_tok_s", rates[i].decode_tok_s, 2),
+                     num("decode_gb_s", decode_bytes(model, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
+                     num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
+                     num("prefill_over_first", rates[i].prefill_tok_s / rates[0].prefill_tok_s, 3)});
+  }
 }
 
 }  // namespace
@@ -138,10 +151,11 @@ int bench_infer(cli::Args& args) {
   const bool quick = args.flag("quick");
   if (const auto models = args.list("model"); !models.empty()) {
     const int64_t prompt = args.get_int("prompt", 512, cli::IntRange{1, int64_t{1} << 20});
+    const int64_t steps = args.get_int("new", 2 * kDecodeSteps, cli::IntRange{1, int64_t{1} << 20});
     const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
     args.finish();
     print_row(json, {str("op", "setup"), num("threads", thread_count(), 0)});
-    for (const std::string& dir : models) bench_model_dir(dir, prompt, repeats, json);
+    bench_model_dirs(models, prompt, steps, repeats, json);
     return 0;
   }
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");
@@ -182,7 +196,7 @@ int bench_infer(cli::Args& args) {
       // shared machine falls on all of them alike; best of the repeats.
       InferRate rates[3];
       for (int r = 0; r < repeats; ++r)
-        for (int v = 0; v < 3; ++v) time_inference(sessions[v], tokens, rates[v]);
+        for (int v = 0; v < 3; ++v) time_inference(sessions[v], tokens, context - kDecodeSteps, kDecodeSteps, rates[v]);
       for (int v = 0; v < 3; ++v) {
         const ModelConfig& config = models[v].config;
         print_row(json, {str("op", "infer"), str("preset", preset), str("variant", variants[v]), num("context", context, 0),
