@@ -82,13 +82,13 @@ double resident_bytes() {
   return 0;
 }
 
-// Bytes a decode step of a loaded model reads at a cache of `length` tokens: every weight as it is
-// held, except an untied embedding (one row per token), and the cache.
-double decode_bytes(const Model& model, int64_t length) {
+// Bytes a decode step reads at a cache of `length` tokens: every weight as the model holds it,
+// except an untied embedding (one row per token), and the session's cache.
+double decode_bytes(const InferenceSession& session, const Model& model, int64_t length) {
   const ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
   const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.packed() ? embed.bytes() : embed.numel * 4);
-  const KVCache probe(model.config, 1);
-  return static_cast<double>(model.weight_bytes()) - unread + 4.0 * static_cast<double>(probe.floats_per_token()) * length;
+  return static_cast<double>(model.weight_bytes()) - unread +
+         static_cast<double>(session.cache().bytes_per_token()) * static_cast<double>(length);
 }
 
 // The type holding most of a model's weight bytes ("q8_0", ...).
@@ -102,7 +102,8 @@ std::string main_weight_type(const Model& model) {
 // then per repeat a prefill of `prompt` random tokens and `steps` decode steps after it, the
 // models interleaved within each repeat (load from other processes falls on all alike); best of
 // the repeats, and each model's rates over the first's.
-void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int64_t steps, int repeats, bool json) {
+void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int64_t steps, int repeats, KvStorage kv,
+                      bool json) {
   std::vector<Model> models;
   std::vector<InferenceSession> sessions;
   std::vector<double> load_s, rss_gb;
@@ -117,7 +118,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
     const ModelConfig& c = models.back().config;
     DIFFTX_CHECK(prompt + steps <= c.max_position_embeddings, dir, ": --prompt ", prompt, " + --new ", steps,
                  " tokens exceed max_position_embeddings ", c.max_position_embeddings);
-    sessions.emplace_back(models.back(), prompt + steps);
+    sessions.emplace_back(models.back(), prompt + steps, kv);
   }
   Rng rng(4);
   std::vector<int32_t> tokens(prompt + steps);
@@ -138,7 +139,9 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
                      num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s[i], 1),
                      num("rss_gb", rss_gb[i], 2), num("prompt", prompt, 0), num("new", steps, 0),
                      num("prefill_tok_s", rates[i].prefill_tok_s, 1), num("decode_tok_s", rates[i].decode_tok_s, 2),
-                     num("decode_gb_s", decode_bytes(model, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
+                     str("kv", kv_storage_name(kv)),
+                     num("kv_bytes_per_token", sessions[i].cache().bytes_per_token(), 0),
+                     num("decode_gb_s", decode_bytes(sessions[i], model, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
                      num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
                      num("prefill_over_first", rates[i].prefill_tok_s / rates[0].prefill_tok_s, 3)});
   }
@@ -153,9 +156,10 @@ int bench_infer(cli::Args& args) {
     const int64_t prompt = args.get_int("prompt", 512, cli::IntRange{1, int64_t{1} << 20});
     const int64_t steps = args.get_int("new", 2 * kDecodeSteps, cli::IntRange{1, int64_t{1} << 20});
     const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
+    const KvStorage kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
     args.finish();
     print_row(json, {str("op", "setup"), num("threads", thread_count(), 0)});
-    bench_model_dirs(models, prompt, steps, repeats, json);
+    bench_model_dirs(models, prompt, steps, repeats, kv, json);
     return 0;
   }
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");
@@ -203,7 +207,7 @@ int bench_infer(cli::Args& args) {
                          num("params_m", config.total_parameters() / 1e6, 2), num("kv_heads", config.num_key_value_heads, 0),
                          num("prefill_tok_s", rates[v].prefill_tok_s, 0), num("decode_tok_s", rates[v].decode_tok_s, 1),
                          num("decode_cpu_tok_s", rates[v].decode_cpu_tok_s, 1),
-                         num("decode_gb_s", decode_bytes(models[v], context) * rates[v].decode_tok_s / 1e9, 1)});
+                         num("decode_gb_s", decode_bytes(sessions[v], models[v], context) * rates[v].decode_tok_s / 1e9, 1)});
       }
       for (int v : {2, 1})
         print_row(json, {str("op", "ratio"), str("preset", preset), num("context", context, 0),

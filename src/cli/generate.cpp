@@ -48,6 +48,7 @@ int run_generate(Args& args) {
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(o.max_new_tokens),
                                   IntRange{0, kMaxDimension});
   o.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
+  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
   o.sampling.temperature = args.get_double("temperature", defaults.temperature.value_or(o.sampling.temperature),
                                            NumberRange{0, 1e300});
   o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(o.sampling.top_k), kNonNegative);
@@ -107,6 +108,7 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --top-p P             sample from the most likely tokens holding P of the mass (default 1: all)\n"
                "  --seed S              sampling seed (default 1); the same seed gives the same text\n"
                "  --context T           KV cache capacity in tokens (default max_position_embeddings)\n"
+               "  --kv-dtype f32|bf16   how the KV cache stores keys and values (default bf16: half the memory)\n"
                "  --tokenizer NAME      use this tokenizer instead of the model directory's",
                run_generate);
 

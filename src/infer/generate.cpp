@@ -14,7 +14,7 @@ GenerateResult generate(const Model& model, std::span<const int32_t> prompt, con
   const int64_t vocab = o.sample_vocab > 0 ? o.sample_vocab : model.config.vocab_size;
   DIFFTX_CHECK(vocab <= model.config.vocab_size, "generate: sample_vocab ", vocab, " exceeds the model's vocab_size ",
                model.config.vocab_size);
-  InferenceSession session(model, o.context);
+  InferenceSession session(model, o.context, o.kv);
   Sampler sampler(o.sampling, vocab);
   GenerateResult r;
   r.prompt_tokens = static_cast<int64_t>(prompt.size());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "infer/sampler.h"
+#include "kernels/attention/decode_attention.h"
 #include "model/model.h"
 
 namespace difftx {
@@ -16,6 +17,7 @@ struct GenerateOptions {
   SamplingOptions sampling;
   int64_t max_new_tokens = 128;
   int64_t context = 0;      // KV cache capacity; 0: max_position_embeddings
+  KvStorage kv = KvStorage::bf16;  // how the KV cache stores keys and values
   int64_t sample_vocab = 0; // ids that may be drawn, [0, sample_vocab); 0: the model's vocab_size
   std::vector<int32_t> stop_tokens;  // generation ends when one of these is drawn (not passed on)
 };

@@ -1,8 +1,9 @@
 // The key/value cache of incremental decoding: per layer, the post-RoPE keys and the values of
 // every position so far, preallocated for `capacity` tokens, in the layout single-query
 // attention reads (decode_attention.h): keys in transposed tiles of 16 positions, values
-// [Hkv][capacity][width]. Per kv head and token it stores the variant's key_width and
-// value_width (variant.h; V2 stores exactly what a baseline with the same kv heads stores).
+// [Hkv][capacity][width], as F32 or BF16 (KvStorage). Per kv head and token it stores the
+// variant's key_width and value_width (variant.h; V2 stores exactly what a baseline with the
+// same kv heads stores).
 #pragma once
 #include <cstdint>
 
@@ -14,31 +15,32 @@ namespace difftx {
 
 struct KVCache {
   // capacity: tokens, at least 1 and at most config.max_position_embeddings.
-  KVCache(const ModelConfig& config, int64_t capacity);
+  KVCache(const ModelConfig& config, int64_t capacity, KvStorage storage = KvStorage::f32);
 
   int64_t capacity;
   int64_t length = 0;  // positions stored (the same for every layer once a step completes)
   int64_t layers, kv_heads;
   int64_t key_width, value_width;  // per kv head and token
 
-  DecodeAttentionDims dims;  // the layout's shape (capacity included)
+  DecodeAttentionDims dims;  // the layout's shape (capacity and storage included)
 
-  float* keys(int64_t layer) { return storage_.data() + layer * layer_floats(); }
-  float* values(int64_t layer) { return keys(layer) + key_floats(dims); }
-  const float* keys(int64_t layer) const { return storage_.data() + layer * layer_floats(); }
-  const float* values(int64_t layer) const { return keys(layer) + key_floats(dims); }
+  // One layer's keys and values, elements of dims.storage (float or BF16 bits).
+  const void* keys(int64_t layer) const { return storage_.data() + layer * layer_bytes(); }
+  const void* values(int64_t layer) const { return storage_.data() + layer * layer_bytes() + key_bytes(); }
 
   // Stores n tokens of one layer at positions [pos, pos + n), from token-major rows as the
   // projections produce them: k [n, Hkv * key_width] (after RoPE), v [n, Hkv * value_width].
   // Positions past the capacity are an error naming the capacity.
   void store(int64_t layer, int64_t pos, int64_t n, const float* k, const float* v);
 
-  // Cache floats per token over all layers (keys and values).
-  int64_t floats_per_token() const { return layers * kv_heads * (key_width + value_width); }
+  // Cache elements and bytes per token over all layers (keys and values).
+  int64_t elements_per_token() const { return layers * kv_heads * (key_width + value_width); }
+  int64_t bytes_per_token() const { return elements_per_token() * kv_element_bytes(dims.storage); }
 
  private:
-  int64_t layer_floats() const { return key_floats(dims) + kv_heads * capacity * value_width; }
-  Buffer<float> storage_;
+  int64_t key_bytes() const { return key_elements(dims) * kv_element_bytes(dims.storage); }
+  int64_t layer_bytes() const { return key_bytes() + kv_heads * capacity * value_width * kv_element_bytes(dims.storage); }
+  Buffer<unsigned char> storage_;
 };
 
 }  // namespace difftx

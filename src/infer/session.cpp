@@ -29,9 +29,9 @@ void InferenceSession::CacheAttention::attend(int64_t layer, LayerActivations& s
   decode_attention(cache.dims, position + 1, s.q, cache.keys(layer), cache.values(layer), lambda, s.att, scratch);
 }
 
-InferenceSession::InferenceSession(const Model& model, int64_t context)
+InferenceSession::InferenceSession(const Model& model, int64_t context, KvStorage kv)
     : model_(model),
-      cache_(model.config, context > 0 ? context : model.config.max_position_embeddings),
+      cache_(model.config, context > 0 ? context : model.config.max_position_embeddings, kv),
       attention_scratch_(cache_.dims) {
   const ModelConfig& c = model.config;
   rope_storage_.resize(rope_table_floats(cache_.capacity, c.head_dim));

@@ -20,8 +20,10 @@ namespace difftx {
 class InferenceSession {
  public:
   // context: the cache's capacity in tokens, in [1, max_position_embeddings]; 0 picks
-  // max_position_embeddings. The model must outlive the session.
-  explicit InferenceSession(const Model& model, int64_t context = 0);
+  // max_position_embeddings. kv: how the cache stores keys and values (the commands pick BF16;
+  // F32 keeps decode equal to the full forward up to float rounding). The model must outlive
+  // the session.
+  explicit InferenceSession(const Model& model, int64_t context = 0, KvStorage kv = KvStorage::f32);
 
   // Runs the prompt (at least one token, at most context()) through the fused prefill path;
   // the cache must be empty. Returns the next-token logits after the last prompt token [V].

@@ -9,6 +9,7 @@
 #include "core/arena_plan.h"
 #include "core/error.h"
 #include "core/threading.h"
+#include "io/float16.h"
 #include "kernels/attention/decode_attention.h"
 #include "kernels/vector_math.h"
 
@@ -19,26 +20,37 @@
 namespace difftx {
 namespace {
 
+// The cache's elements widened to F32: F32 as it is, BF16 (stored as uint16_t) by a shift.
+inline float widen(float x) { return x; }
+inline float widen(uint16_t x) { return bf16_to_float(x); }
+#ifdef __AVX512F__
+inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+inline __m512 load16(const uint16_t* p) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+}
+#endif
+
 constexpr int64_t kBlock = 4 * kKeyTile;  // keys scored at a time (one online-softmax update)
 constexpr int64_t kMinChunkKeys = 256;   // below this, splitting a kv head costs more than it saves
 
 // scores[lane] = q . key(t0 + lane) over one tile of kKeyTile keys: `width` broadcast FMAs
 // down the tile's columns (tile row x holds column x of the 16 keys), four partial sums.
-inline void score_tile(const float* q, const float* tile, int64_t width, float* scores) {
+template <typename T>
+inline void score_tile(const float* q, const T* tile, int64_t width, float* scores) {
 #ifdef __AVX512F__
   static_assert(kKeyTile == 16);
   __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
   int64_t x = 0;
   for (; x + 4 <= width; x += 4)
     for (int u = 0; u < 4; ++u)
-      acc[u] = _mm512_fmadd_ps(_mm512_set1_ps(q[x + u]), _mm512_loadu_ps(tile + (x + u) * kKeyTile), acc[u]);
-  for (; x < width; ++x) acc[0] = _mm512_fmadd_ps(_mm512_set1_ps(q[x]), _mm512_loadu_ps(tile + x * kKeyTile), acc[0]);
+      acc[u] = _mm512_fmadd_ps(_mm512_set1_ps(q[x + u]), load16(tile + (x + u) * kKeyTile), acc[u]);
+  for (; x < width; ++x) acc[0] = _mm512_fmadd_ps(_mm512_set1_ps(q[x]), load16(tile + x * kKeyTile), acc[0]);
   _mm512_storeu_ps(scores, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
 #else
   float s[kKeyTile] = {};
   for (int64_t x = 0; x < width; ++x)
 #pragma omp simd
-    for (int64_t lane = 0; lane < kKeyTile; ++lane) s[lane] += q[x] * tile[x * kKeyTile + lane];
+    for (int64_t lane = 0; lane < kKeyTile; ++lane) s[lane] += q[x] * widen(tile[x * kKeyTile + lane]);
   for (int64_t lane = 0; lane < kKeyTile; ++lane) scores[lane] = s[lane];
 #endif
 }
@@ -46,7 +58,8 @@ inline void score_tile(const float* q, const float* tile, int64_t width, float* 
 // acc[vw] += sum over j < nb of p[j] v[j], v row-major [nb][vw]. With AVX-512, each 16-wide
 // strip of acc stays in registers across the keys (four independent FMA chains), instead of a
 // load-FMA-store round trip per key.
-inline void accumulate_values(const float* p, const float* v, int64_t nb, int64_t vw, float* acc) {
+template <typename T>
+inline void accumulate_values(const float* p, const T* v, int64_t nb, int64_t vw, float* acc) {
 #ifdef __AVX512F__
   if (vw % 16 == 0) {
     for (int64_t x0 = 0; x0 < vw; x0 += 16) {
@@ -54,12 +67,12 @@ inline void accumulate_values(const float* p, const float* v, int64_t nb, int64_
              a3 = _mm512_setzero_ps();
       int64_t j = 0;
       for (; j + 4 <= nb; j += 4) {
-        a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_loadu_ps(v + j * vw + x0), a0);
-        a1 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 1]), _mm512_loadu_ps(v + (j + 1) * vw + x0), a1);
-        a2 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 2]), _mm512_loadu_ps(v + (j + 2) * vw + x0), a2);
-        a3 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 3]), _mm512_loadu_ps(v + (j + 3) * vw + x0), a3);
+        a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), load16(v + j * vw + x0), a0);
+        a1 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 1]), load16(v + (j + 1) * vw + x0), a1);
+        a2 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 2]), load16(v + (j + 2) * vw + x0), a2);
+        a3 = _mm512_fmadd_ps(_mm512_set1_ps(p[j + 3]), load16(v + (j + 3) * vw + x0), a3);
       }
-      for (; j < nb; ++j) a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), _mm512_loadu_ps(v + j * vw + x0), a0);
+      for (; j < nb; ++j) a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), load16(v + j * vw + x0), a0);
       _mm512_storeu_ps(acc + x0, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
     }
     return;
@@ -67,7 +80,7 @@ inline void accumulate_values(const float* p, const float* v, int64_t nb, int64_
 #endif
   for (int64_t j = 0; j < nb; ++j)
 #pragma omp simd
-    for (int64_t x = 0; x < vw; ++x) acc[x] += p[j] * v[j * vw + x];
+    for (int64_t x = 0; x < vw; ++x) acc[x] += p[j] * widen(v[j * vw + x]);
 }
 
 // One work item's view of its scratch: unnormalised outputs, running max and sum per map.
@@ -82,19 +95,20 @@ ItemState item_state(float* base, int64_t M, int64_t vw) {
 }
 
 // Online softmax over keys [begin, end) of kv head g for all M maps sharing it; begin is a
-// multiple of kKeyTile.
+// multiple of kKeyTile. T: the cache's element type.
+template <typename T>
 void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, const float* q_scaled,
-                  const float* keys, const float* values, ItemState st) {
+                  const T* keys, const T* values, ItemState st) {
   const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width();
   const float* qg = q_scaled + g * M * d;
-  const float* V = values + g * a.capacity * vw;
+  const T* V = values + g * a.capacity * vw;
   std::fill(st.acc, st.acc + M * vw, 0.0f);
   std::fill(st.mx, st.mx + M, -std::numeric_limits<float>::infinity());
   std::fill(st.sum, st.sum + M, 0.0f);
   for (int64_t t0 = begin; t0 < end; t0 += kBlock) {
     const int64_t nb = std::min(kBlock, end - t0);
     for (int64_t j = 0; j < nb; j += kKeyTile) {
-      const float* tile = keys + key_offset(a, g, t0 + j, 0);
+      const T* tile = keys + key_offset(a, g, t0 + j, 0);
       for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
         const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
         score_tile(qg + m * d, tile + key * d * kKeyTile, d, st.scores + m * kBlock + j);
@@ -168,6 +182,14 @@ void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, 
 
 }  // namespace
 
+const char* kv_storage_name(KvStorage storage) { return storage == KvStorage::bf16 ? "bf16" : "f32"; }
+
+KvStorage parse_kv_storage(const std::string& name) {
+  for (KvStorage s : {KvStorage::f32, KvStorage::bf16})
+    if (name == kv_storage_name(s)) return s;
+  fail("KV cache storage '", name.substr(0, 64), "': expected f32 or bf16");
+}
+
 DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int64_t max_chunks_) {
   a.attention_dims().validate();
   DIFFTX_CHECK(a.capacity >= 1, "decode attention: capacity ", a.capacity, " must be positive");
@@ -183,8 +205,8 @@ int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t l
   return std::clamp<int64_t>((length + kMinChunkKeys - 1) / kMinChunkKeys, 1, scratch.max_chunks);
 }
 
-void decode_attention(const DecodeAttentionDims& a, int64_t length, const float* q, const float* keys,
-                      const float* values, const float* lambda, float* out, DecodeAttentionScratch& scratch) {
+void decode_attention(const DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
+                      const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch) {
   DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention: cache length ", length,
                " must be in [1, capacity = ", a.capacity, "]");
   DIFFTX_CHECK(q && keys && values && out, "decode attention: q, keys, values and out must not be null");
@@ -207,8 +229,13 @@ void decode_attention(const DecodeAttentionDims& a, int64_t length, const float*
       const int64_t g = item / chunks, c = item % chunks;
       float* base = scratch.items.data() + (g * scratch.max_chunks + c) * scratch.item_floats;
       const int64_t tiles = (length + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
-      attend_chunk(a, g, c * tiles / chunks * kKeyTile, std::min(length, (c + 1) * tiles / chunks * kKeyTile), qs,
-                   keys, values, item_state(base, M, vw));
+      const int64_t begin = c * tiles / chunks * kKeyTile, end = std::min(length, (c + 1) * tiles / chunks * kKeyTile);
+      if (a.storage == KvStorage::bf16)
+        attend_chunk(a, g, begin, end, qs, static_cast<const uint16_t*>(keys), static_cast<const uint16_t*>(values),
+                     item_state(base, M, vw));
+      else
+        attend_chunk(a, g, begin, end, qs, static_cast<const float*>(keys), static_cast<const float*>(values),
+                     item_state(base, M, vw));
     }
 #pragma omp for schedule(static)
     for (int64_t g = 0; g < a.Hkv; ++g) merge_and_combine(a, g, chunks, lambda, scratch, out);

@@ -2,7 +2,7 @@
 // docs/SPEC.md §2: the decode step's attention, one new token attending to positions [0, length).
 //
 //   q       one token's query row after RoPE, [q_width] as the projection lays it out
-//   keys    one layer's cached keys in tiles of kKeyTile positions, transposed within a tile:
+//   keys    one layer's cached keys (elements of dims.storage) in tiles of kKeyTile positions, transposed within a tile:
 //           element x of position t of kv head g at key_offset(dims, g, t, x), so that a query
 //           scores 16 keys with key_width broadcast FMAs and no horizontal sums
 //   values  one layer's cached values, [Hkv][capacity][value_width]
@@ -16,6 +16,7 @@
 // running max and sum (online softmax), merged by log-sum-exp; items run on OpenMP threads.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/buffer.h"
@@ -24,17 +25,25 @@
 
 namespace difftx {
 
-// The variant (its maps, key and value widths per kv head) and the cache's capacity.
+// How the cache holds keys and values: F32, or BF16 (rounded to nearest even when stored, widened
+// exactly when read: half the memory and half the bytes each decode step reads).
+enum class KvStorage { f32, bf16 };
+const char* kv_storage_name(KvStorage storage);  // "f32", "bf16"
+KvStorage parse_kv_storage(const std::string& name);  // error naming the choices
+inline int64_t kv_element_bytes(KvStorage storage) { return storage == KvStorage::bf16 ? 2 : 4; }
+
+// The variant (its maps, key and value widths per kv head), the cache's capacity and storage.
 struct DecodeAttentionDims : AttentionVariant {
   int64_t capacity;  // row stride of the cache, in tokens
+  KvStorage storage = KvStorage::f32;
 
   AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d}; }
 };
 
 constexpr int64_t kKeyTile = 16;
 inline int64_t key_tiles(const DecodeAttentionDims& a) { return (a.capacity + kKeyTile - 1) / kKeyTile; }
-// Floats of one layer's keys, [Hkv][key_tiles][key_width][kKeyTile].
-inline int64_t key_floats(const DecodeAttentionDims& a) { return a.Hkv * key_tiles(a) * a.key_width() * kKeyTile; }
+// Elements of one layer's keys, [Hkv][key_tiles][key_width][kKeyTile].
+inline int64_t key_elements(const DecodeAttentionDims& a) { return a.Hkv * key_tiles(a) * a.key_width() * kKeyTile; }
 inline int64_t key_offset(const DecodeAttentionDims& a, int64_t g, int64_t t, int64_t x) {
   return ((g * key_tiles(a) + t / kKeyTile) * a.key_width() + x) * kKeyTile + t % kKeyTile;
 }
@@ -54,11 +63,12 @@ struct DecodeAttentionScratch {
 // Chunks the keys of one kv head are cut into for a cache of `length` positions.
 int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length);
 
-void decode_attention(const DecodeAttentionDims& dims, int64_t length, const float* q, const float* keys,
-                      const float* values, const float* lambda, float* out, DecodeAttentionScratch& scratch);
+void decode_attention(const DecodeAttentionDims& dims, int64_t length, const float* q, const void* keys,
+                      const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch);
 
-// The reference twin, for tests: every map's scores materialised, softmax and sums in double.
+// The reference twin, for tests: every map's scores materialised, softmax and sums in double,
+// from the same stored keys and values (widened exactly).
 std::vector<double> decode_attention_reference(const DecodeAttentionDims& dims, int64_t length, const float* q,
-                                               const float* keys, const float* values, const float* lambda);
+                                               const void* keys, const void* values, const float* lambda);
 
 }  // namespace difftx

@@ -3,20 +3,27 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "io/float16.h"
 #include "kernels/attention/decode_attention.h"
 
 namespace difftx {
 namespace {
 
+// Element i of the cache's keys or values, widened.
+double element(const DecodeAttentionDims& a, const void* data, int64_t i) {
+  if (a.storage == KvStorage::bf16) return bf16_to_float(static_cast<const uint16_t*>(data)[i]);
+  return static_cast<const float*>(data)[i];
+}
+
 // softmax(q . k_t / sqrt(d)) over t < length, then sum_t p_t v_t: one map's output, width vw.
-std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const float* q, const float* keys,
-                           int64_t g, int64_t first_column, const float* values) {
+std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
+                           int64_t g, int64_t first_column, const void* values) {
   const int64_t d = a.d, vw = a.value_width();
   std::vector<double> scores(length);
   double mx = -INFINITY;
   for (int64_t t = 0; t < length; ++t) {
     double s = 0;
-    for (int64_t x = 0; x < d; ++x) s += static_cast<double>(q[x]) * keys[difftx::key_offset(a, g, t, first_column + x)];
+    for (int64_t x = 0; x < d; ++x) s += static_cast<double>(q[x]) * element(a, keys, difftx::key_offset(a, g, t, first_column + x));
     scores[t] = s / std::sqrt(static_cast<double>(d));
     mx = std::max(mx, scores[t]);
   }
@@ -24,8 +31,8 @@ std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const f
   for (double& s : scores) sum += (s = std::exp(s - mx));
   std::vector<double> o(vw, 0.0);
   for (int64_t t = 0; t < length; ++t) {
-    const float* v = values + (g * a.capacity + t) * vw;
-    for (int64_t x = 0; x < vw; ++x) o[x] += scores[t] / sum * v[x];
+    const int64_t row = (g * a.capacity + t) * vw;
+    for (int64_t x = 0; x < vw; ++x) o[x] += scores[t] / sum * element(a, values, row + x);
   }
   return o;
 }
@@ -33,7 +40,7 @@ std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const f
 }  // namespace
 
 std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int64_t length, const float* q,
-                                               const float* keys, const float* values, const float* lambda) {
+                                               const void* keys, const void* values, const float* lambda) {
   a.attention_dims().validate();
   DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention reference: length ", length,
                " outside [1, ", a.capacity, "]");

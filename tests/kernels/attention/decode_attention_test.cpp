@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/rng.h"
+#include "io/float16.h"
 #include "kernels/attention/decode_attention.h"
 #include "support/testing.h"
 
@@ -27,7 +28,7 @@ struct DecodeCase {
     DecodeCase c{dims, length, {}, {}, {}, {}};
     Rng rng(seed);
     c.q = testing::random_vector(dims.attention_dims().q_width(), rng, -3, 3);  // sharp maps
-    c.keys.assign(key_floats(dims), std::numeric_limits<float>::quiet_NaN());
+    c.keys.assign(key_elements(dims), std::numeric_limits<float>::quiet_NaN());
     c.values.assign(Hkv * dims.capacity * dims.value_width(), std::numeric_limits<float>::quiet_NaN());
     for (int64_t g = 0; g < Hkv; ++g)
       for (int64_t t = 0; t < length; ++t) {
@@ -74,6 +75,42 @@ TEST(DecodeAttention, FusedMatchesReferenceOnAwkwardShapes) {
   EXPECT_EQ(cases, 81);
 }
 
+// A BF16 cache: the same case's keys and values rounded to BF16 (NaN rows stay NaN), read by the
+// kernel and by the reference from the very same bits.
+TEST(DecodeAttention, Bf16CacheMatchesReferenceOnTheSameBits) {
+  int cases = 0;
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+    for (int64_t Hkv : {4, 1})
+      for (int64_t length : {1, 17, 700})
+        for (int64_t max_chunks : {0, 3}) {
+          DecodeCase c = DecodeCase::random(kind, 4, Hkv, 16 << (cases % 3), length, 500 + cases);
+          ++cases;
+          c.dims.storage = KvStorage::bf16;
+          std::vector<uint16_t> keys(c.keys.size()), values(c.values.size());
+          for (size_t i = 0; i < keys.size(); ++i) keys[i] = float_to_bf16(c.keys[i]);
+          for (size_t i = 0; i < values.size(); ++i) values[i] = float_to_bf16(c.values[i]);
+          DecodeAttentionScratch scratch(c.dims, max_chunks);
+          std::vector<float> out(c.dims.attention_dims().out_width());
+          decode_attention(c.dims, length, c.q.data(), keys.data(), values.data(), c.lambda_ptr(), out.data(), scratch);
+          const auto want = decode_attention_reference(c.dims, length, c.q.data(), keys.data(), values.data(),
+                                                       c.lambda_ptr());
+          double err = 0;
+          for (size_t i = 0; i < out.size(); ++i) err = std::max(err, std::fabs(out[i] - want[i]));
+          EXPECT_LT(err, 2e-6) << describe(c, max_chunks) << " bf16";
+          // The F32 reference of the unrounded cache is further away: the rounding is real.
+          const auto exact = decode_attention_reference(DecodeAttentionDims{static_cast<const AttentionVariant&>(c.dims), c.dims.capacity},
+                                                        length, c.q.data(), c.keys.data(), c.values.data(),
+                                                        c.lambda_ptr());
+          double moved = 0;
+          for (size_t i = 0; i < out.size(); ++i) moved = std::max(moved, std::fabs(exact[i] - want[i]));
+          EXPECT_GT(moved, 1e-5) << describe(c, max_chunks);
+          EXPECT_LT(moved, 3e-2) << describe(c, max_chunks);  // 2^-9 relative per element, |q| <= 3
+        }
+  EXPECT_EQ(cases, 36);
+  EXPECT_EQ(parse_kv_storage("bf16"), KvStorage::bf16);
+  EXPECT_NE(testing::error_of([] { parse_kv_storage("fp8"); }).find("expected f32 or bf16"), std::string::npos);
+}
+
 TEST(DecodeAttention, ReferenceEqualsLastRowOfPrefillReference) {
   // Lay T tokens out token-major as the projections do, run the prefill reference, and read
   // the same tokens through the cache layout: the last query row must agree.
@@ -92,7 +129,7 @@ TEST(DecodeAttention, ReferenceEqualsLastRowOfPrefillReference) {
       std::vector<float> out(T * full.out_width());
       attention_forward_reference(full, q.data(), k.data(), v.data(), lambda.empty() ? nullptr : lambda.data(),
                                   out.data());
-      std::vector<float> keys(key_floats(dims)), values(Hkv * T * dims.value_width());
+      std::vector<float> keys(key_elements(dims)), values(Hkv * T * dims.value_width());
       for (int64_t t = 0; t < T; ++t)
         for (int64_t g = 0; g < Hkv; ++g) {
           for (int64_t x = 0; x < dims.key_width(); ++x)
