@@ -7,6 +7,17 @@
 
 namespace difftx::cli {
 namespace fs = std::filesystem;
+namespace {
+
+WeightType weight_type_option(const char* option, const std::string& value) {
+  try {
+    return parse_weight_type(value);
+  } catch (const Error&) {
+    fail("--", option, ": '", value.substr(0, 64), "' is not a storage type (f32, bf16, f16, q8_0, q4_0, q4_k)");
+  }
+}
+
+}  // namespace
 
 ModelOutput model_output_options(Args& args) {
   ModelOutput o;
@@ -15,11 +26,10 @@ ModelOutput model_output_options(Args& args) {
   const std::string dtype = args.get("dtype", "f32");
   DIFFTX_CHECK(o.format == "difftx" || o.format == "hf", "--to: '", o.format.substr(0, 64),
                "' is not a format (difftx, hf)");
-  try {
-    o.dtype = parse_weight_type(dtype);
-  } catch (const Error&) {
-    fail("--dtype: '", dtype.substr(0, 64), "' is not a storage type (f32, bf16, f16, q8_0, q4_0, q4_k)");
-  }
+  o.dtype = weight_type_option("dtype", dtype);
+  if (const auto head = args.get("head-dtype")) o.head_dtype = weight_type_option("head-dtype", *head);
+  DIFFTX_CHECK(!o.head_dtype || o.format == "difftx", "--head-dtype: only difftx model directories (--to difftx) "
+               "hold the embedding and LM head in their own type");
   if (o.dtype == WeightType::bf16) o.stored = StoredFloat::bf16;
   if (o.dtype == WeightType::f16) o.stored = StoredFloat::f16;
   DIFFTX_CHECK(o.format == "difftx" || weight_type_info(o.dtype).block_weights == 1, "--dtype ", dtype,
@@ -32,8 +42,8 @@ ModelOutput model_output_options(Args& args) {
 
 void write_model(const Model& model, const ModelOutput& out) {
   if (out.format == "hf") save_hf_model(model, out.dir, out.stored);
-  else if (weight_type_info(out.dtype).block_weights == 1) save_difftx_model(model, out.dir, out.stored);
-  else save_difftx_model(convert_matrices(model, storage_plan(model.config, out.dtype)), out.dir, out.stored);
+  else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(model, out.dir, out.stored);
+  else save_difftx_model(convert_matrices(model, storage_plan(model.config, out.dtype, out.head_dtype)), out.dir, out.stored);
 }
 
 }  // namespace difftx::cli

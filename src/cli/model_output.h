@@ -1,6 +1,7 @@
 // The options of commands that write a model directory (convert, init): --out, --to, --dtype.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "cli/args.h"
@@ -14,6 +15,7 @@ struct ModelOutput {
   std::filesystem::path dir;
   std::string format;  // "difftx" or "hf"
   WeightType dtype = WeightType::f32;     // --dtype: the matrices' type (model/storage_plan.h)
+  std::optional<WeightType> head_dtype;   // --head-dtype: the embedding's and LM head's
   StoredFloat stored = StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow --dtype)
 };
 
@@ -28,6 +30,7 @@ inline constexpr const char* kModelOutputUsage =
     "                     (baseline) / DiffLlamaForCausalLM (diff); diff2 has no HF class\n"
     "  --dtype TYPE       how weights are stored (default f32): f32, bf16 or f16 for every\n"
     "                     tensor; q8_0, q4_0 or q4_k (difftx format only) for the matrices,\n"
-    "                     with the embedding and LM head in q8_0 for the 4-bit types\n";
+    "                     with the embedding and LM head in q8_0 for the 4-bit types\n"
+    "  --head-dtype TYPE  the embedding's and LM head's type instead (difftx format)\n";
 
 }  // namespace difftx::cli

@@ -22,17 +22,16 @@ void quantize_parallel(WeightType type, const float* src, unsigned char* dst, in
 
 }  // namespace
 
-MatrixTypes storage_plan(const ModelConfig& config, WeightType type) {
+MatrixTypes storage_plan(const ModelConfig& config, WeightType type, std::optional<WeightType> head_type) {
   MatrixTypes types;
-  if (type == WeightType::f32) return types;
   const bool four_bit = type == WeightType::q4_0 || type == WeightType::q4_k;
   const ParameterTable table(config);
   for (const ParamInfo& p : table.params()) {
     if (!p.is_matrix() || p.name.find("lambda_proj") != std::string::npos) continue;
     const bool head = p.model_matrix != nullptr;  // the embedding or the LM head
-    WeightType t = head && four_bit ? WeightType::q8_0 : type;
+    WeightType t = !head ? type : head_type ? *head_type : four_bit ? WeightType::q8_0 : type;
     if (!whole_blocks(t, p.shape[1])) t = WeightType::bf16;
-    types[p.name] = t;
+    if (t != WeightType::f32) types[p.name] = t;
   }
   return types;
 }

@@ -1,6 +1,8 @@
 // Converting a model's matrices to an inference storage type (docs/FORMATS.md "Weight storage
 // types"): which type each matrix gets, and the conversion itself.
 #pragma once
+#include <optional>
+
 #include "model/model.h"
 
 namespace difftx {
@@ -11,8 +13,9 @@ namespace difftx {
 //     has what this buys);
 //   - a matrix whose rows are not whole blocks of its type in bf16;
 //   - DIFF V2's lambda_proj and every vector stay F32.
-// F32 gives an empty map (everything F32).
-MatrixTypes storage_plan(const ModelConfig& config, WeightType type);
+// `head`, when given, replaces the embedding's and the LM head's type (llama.cpp's
+// --token-embedding-type / --output-tensor-type). F32 everywhere gives an empty map.
+MatrixTypes storage_plan(const ModelConfig& config, WeightType type, std::optional<WeightType> head = std::nullopt);
 
 // A copy of `model` (in any precision) with its matrices held as `types` says: quantized from F32
 // by kernels/quant/quantize.h, or widened first where the source is itself packed.

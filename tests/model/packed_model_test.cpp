@@ -78,6 +78,11 @@ TEST(StoragePlan, TypesFollowTheRules) {
   EXPECT_EQ(q4.count("model.layers.0.input_layernorm.weight"), 0u);
   EXPECT_TRUE(storage_plan(c, WeightType::f32).empty());
   EXPECT_EQ(storage_plan(c, WeightType::q8_0).at("model.embed_tokens.weight"), WeightType::q8_0);
+  // --head-dtype: the embedding and LM head in their own type, even with F32 matrices.
+  EXPECT_EQ(storage_plan(c, WeightType::q4_0, WeightType::q4_0).at("model.embed_tokens.weight"), WeightType::q4_0);
+  const MatrixTypes head_only = storage_plan(c, WeightType::f32, WeightType::bf16);
+  EXPECT_EQ(head_only.size(), 1u);  // tied: the embedding is the head
+  EXPECT_EQ(head_only.at("model.embed_tokens.weight"), WeightType::bf16);
   // D = 32: rows are whole Q8_0 blocks but not Q4_K's 256, which fall back to bf16.
   const ModelConfig small = testing::small_config(AttentionKind::baseline, {});
   const MatrixTypes k = storage_plan(small, WeightType::q4_k);
