@@ -139,7 +139,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
                      num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s[i], 1),
                      num("rss_gb", rss_gb[i], 2), num("prompt", prompt, 0), num("new", steps, 0),
                      num("prefill_tok_s", rates[i].prefill_tok_s, 1), num("decode_tok_s", rates[i].decode_tok_s, 2),
-                     str("kv", kv_storage_name(kv)),
+                     num("decode_cpu_tok_s", rates[i].decode_cpu_tok_s, 2), str("kv", kv_storage_name(kv)),
                      num("kv_bytes_per_token", sessions[i].cache().bytes_per_token(), 0),
                      num("decode_gb_s", decode_bytes(sessions[i], model, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
                      num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
