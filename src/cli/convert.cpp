@@ -1,5 +1,6 @@
 // `difftx convert`: a model directory into another format or storage type (docs/FORMATS.md):
-// difftx's own and Hugging Face's LlamaForCausalLM / DiffLlamaForCausalLM, F32/BF16/F16.
+// difftx's own (any weight type), Hugging Face's LlamaForCausalLM / DiffLlamaForCausalLM
+// (F32/BF16/F16), or llama.cpp's GGUF for baseline models.
 #include <cstdio>
 #include <filesystem>
 
@@ -7,6 +8,7 @@
 #include "cli/model_output.h"
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
+#include "model/formats/gguf_format.h"
 #include "model/model_io.h"
 
 namespace difftx::cli {
@@ -35,8 +37,17 @@ int run_convert(Args& args) {
   const ModelOutput out = model_output_options(args);
   args.finish();
   const Model model = load_model_dir(in);
-  write_model(model, out);
-  copy_tokenizer(in, out);
+  if (out.format == "gguf") {
+    require_gguf_architecture(model.config);
+    DIFFTX_CHECK(fs::exists(in / data::kTokenizerRanksFile) || fs::exists(in / data::kHfTokenizerFile), in.string(),
+                 ": --to gguf needs the model's tokenizer (", data::kHfTokenizerFile, " or ",
+                 data::kTokenizerRanksFile, ") in the directory: GGUF carries the vocabulary");
+    const data::Tokenizer tokenizer = data::load_tokenizer(in.string());
+    write_model(model, out, &tokenizer);
+  } else {
+    write_model(model, out);
+    copy_tokenizer(in, out);
+  }
   std::printf("wrote %s (%s, %s, %.3fM parameters)\n", out.dir.string().c_str(), out.format.c_str(),
               weight_type_name(out.dtype), model.config.total_parameters() / 1e6);
   return 0;

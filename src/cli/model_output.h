@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli/args.h"
+#include "data/tokenizer.h"
 #include "io/safetensors.h"
 #include "kernels/quant/weight_type.h"
 #include "model/model.h"
@@ -13,7 +14,7 @@ namespace difftx::cli {
 
 struct ModelOutput {
   std::filesystem::path dir;
-  std::string format;  // "difftx" or "hf"
+  std::string format;  // "difftx", "hf" or "gguf"
   WeightType dtype = WeightType::f32;     // --dtype: the matrices' type (model/storage_plan.h)
   std::optional<WeightType> head_dtype;   // --head-dtype: the embedding's and LM head's
   StoredFloat stored = StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow --dtype)
@@ -22,12 +23,14 @@ struct ModelOutput {
 // Reads and checks --out (must not exist, or be an empty directory: a model is never
 // overwritten), --to and --dtype.
 ModelOutput model_output_options(Args& args);
-void write_model(const Model& model, const ModelOutput& out);
+// GGUF needs the vocabulary: `tokenizer` (null: an error saying so).
+void write_model(const Model& model, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr);
 
 inline constexpr const char* kModelOutputUsage =
     "  --out DIR          the new model directory (must not exist, or be empty)\n"
-    "  --to difftx|hf     difftx's own format (default), or Hugging Face's LlamaForCausalLM\n"
-    "                     (baseline) / DiffLlamaForCausalLM (diff); diff2 has no HF class\n"
+    "  --to difftx|hf|gguf  difftx's own format (default), Hugging Face's LlamaForCausalLM\n"
+    "                     (baseline) / DiffLlamaForCausalLM (diff; diff2 has no HF class), or\n"
+    "                     llama.cpp's GGUF (baseline only; f32, bf16, f16, q8_0, q4_0, q4_k)\n"
     "  --dtype TYPE       how weights are stored (default f32): f32, bf16 or f16 for every\n"
     "                     tensor; q8_0, q4_0 or q4_k (difftx format only) for the matrices,\n"
     "                     with the embedding and LM head in q8_0 for the 4-bit types\n"

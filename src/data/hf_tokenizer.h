@@ -5,6 +5,8 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "data/tokenizer.h"
 
@@ -23,6 +25,12 @@ Tokenizer read_hf_tokenizer(const std::filesystem::path& tokenizer_json);
 // tiktoken-family tokenizer gets a merge list made from its ranks: every split of a token into
 // two tokens, ordered by the token's rank.
 void write_hf_tokenizer(const Tokenizer& tokenizer, const std::filesystem::path& dir);
+
+// The merge list in rank order, as pairs of token ids: the tokenizer's own, or for tiktoken's rule
+// every split of a token into two tokens, ordered by the token's rank (then by split point), so
+// that the listed merges happen in the order tiktoken's rule would make them. tokenizer.json's
+// "merges" and GGUF's tokenizer.ggml.merges are this list.
+std::vector<std::pair<int32_t, int32_t>> bpe_merge_pairs(const Tokenizer& tokenizer);
 
 // GPT-2's split pattern, which a ByteLevel pre-tokenizer with use_regex applies.
 const std::string& gpt2_pattern();

@@ -30,26 +30,11 @@ std::string portable_pattern(const std::string& pattern) {
   return pattern;
 }
 
-// The merge list: the tokenizer's own, or for tiktoken's rule every split of a token into two
-// tokens, ordered by the token's rank (then by split point), so that the listed merges happen
-// in the order tiktoken's rule would make them.
 json merge_list(const Tokenizer& tokenizer) {
   const TokenTable& vocab = tokenizer.ranks();
   json merges = json::array();
-  auto add = [&](int32_t left, int32_t right) {
+  for (const auto& [left, right] : bpe_merge_pairs(tokenizer))
     merges.push_back(json::array({byte_level_encode(vocab.bytes_of(left)), byte_level_encode(vocab.bytes_of(right))}));
-  };
-  if (tokenizer.parts().merges) {
-    for (const auto& m : tokenizer.parts().merges->in_rank_order()) add(m.left, m.right);
-    return merges;
-  }
-  for (int32_t r = 0; r < vocab.rank_end(); ++r) {
-    const std::string_view bytes = vocab.bytes_of(r);
-    for (size_t k = 1; k < bytes.size(); ++k) {
-      const int32_t left = vocab.find(bytes.substr(0, k)), right = vocab.find(bytes.substr(k));
-      if (left >= 0 && right >= 0) add(left, right);
-    }
-  }
   return merges;
 }
 
@@ -141,6 +126,23 @@ json config_file(const Tokenizer& tokenizer) {
 }
 
 }  // namespace
+
+std::vector<std::pair<int32_t, int32_t>> bpe_merge_pairs(const Tokenizer& tokenizer) {
+  const TokenTable& vocab = tokenizer.ranks();
+  std::vector<std::pair<int32_t, int32_t>> merges;
+  if (tokenizer.parts().merges) {
+    for (const auto& m : tokenizer.parts().merges->in_rank_order()) merges.emplace_back(m.left, m.right);
+    return merges;
+  }
+  for (int32_t r = 0; r < vocab.rank_end(); ++r) {
+    const std::string_view bytes = vocab.bytes_of(r);
+    for (size_t k = 1; k < bytes.size(); ++k) {
+      const int32_t left = vocab.find(bytes.substr(0, k)), right = vocab.find(bytes.substr(k));
+      if (left >= 0 && right >= 0) merges.emplace_back(left, right);
+    }
+  }
+  return merges;
+}
 
 void write_hf_tokenizer(const Tokenizer& tokenizer, const fs::path& dir) {
   const TokenizerParts& p = tokenizer.parts();

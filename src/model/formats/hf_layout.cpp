@@ -81,6 +81,13 @@ RowMap interleaved_to_half_rows(int64_t rows, int64_t d) {
   return map;
 }
 
+RowMap half_to_interleaved_rows(int64_t rows, int64_t d) {
+  const RowMap forward = interleaved_to_half_rows(rows, d);
+  RowMap map(forward.size());
+  for (size_t r = 0; r < forward.size(); ++r) map[forward[r]] = static_cast<int64_t>(r);
+  return map;
+}
+
 RowMap compose(const RowMap& first, const RowMap& then) {
   RowMap out;
   out.reserve(then.size());

@@ -36,6 +36,9 @@ DiffLlamaExport diffllama_export_layout(int64_t heads, int64_t kv_heads, int64_t
 // (i < d/2) <- its row 2i, row d/2 + i <- row 2i + 1. Applied to q and k alike, it leaves every
 // q.k product unchanged and turns interleaved pairs into rotate-half pairs of the same frequency.
 RowMap interleaved_to_half_rows(int64_t rows, int64_t head_dim);
+// The inverse (llama.cpp's GGUF llama layout from Hugging Face's): row 2i <- row i, row 2i + 1 <-
+// row d/2 + i.
+RowMap half_to_interleaved_rows(int64_t rows, int64_t head_dim);
 
 // Composition: the result's row r is `first`'s row then[r] (apply `then` to the output of `first`).
 RowMap compose(const RowMap& first, const RowMap& then);

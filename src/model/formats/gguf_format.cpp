@@ -1,0 +1,170 @@
+#include "model/formats/gguf_format.h"
+
+#include <vector>
+
+#include "core/error.h"
+#include "data/byte_level.h"
+#include "data/encodings.h"
+#include "data/hf_tokenizer.h"
+#include "io/gguf.h"
+#include "kernels/ops.h"
+#include "model/formats/hf_layout.h"
+#include "model/storage_plan.h"
+
+namespace difftx {
+namespace {
+
+// llama.cpp's split patterns (llama-vocab.cpp's pre-tokenizer types) as tokenizer.json and
+// tiktoken spell them. cl100k_base's (difftx's trained vocabularies) differs from Llama 3's only
+// in how a run of whitespace at the very end of a text splits.
+const char* const kLlama3Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+const char* const kQwen2Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// llama.cpp's token types (llama_token_type).
+constexpr int32_t kNormal = 1, kControl = 3, kUnused = 5;
+
+// GGML's file types (llama_ftype) for general.file_type.
+uint32_t file_type(WeightType t) {
+  switch (t) {
+    case WeightType::f32: return 0;
+    case WeightType::f16: return 1;
+    case WeightType::q4_0: return 2;
+    case WeightType::q8_0: return 7;
+    case WeightType::q4_k: return 14;  // Q4_K_S: every matrix Q4_K
+    case WeightType::bf16: return 32;
+  }
+  return 0;
+}
+
+// GGUF tensor name of a difftx parameter (docs/SPEC.md §3 names).
+std::string gguf_name(const ParamInfo& p) {
+  static const std::pair<const char*, const char*> layer_names[] = {
+      {"input_layernorm.weight", "attn_norm.weight"},   {"self_attn.q_proj.weight", "attn_q.weight"},
+      {"self_attn.k_proj.weight", "attn_k.weight"},     {"self_attn.v_proj.weight", "attn_v.weight"},
+      {"self_attn.o_proj.weight", "attn_output.weight"}, {"post_attention_layernorm.weight", "ffn_norm.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},      {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"}};
+  if (p.name == "model.embed_tokens.weight") return "token_embd.weight";
+  if (p.name == "model.norm.weight") return "output_norm.weight";
+  if (p.name == "lm_head.weight") return "output.weight";
+  const std::string prefix = "model.layers." + std::to_string(p.layer) + ".";
+  for (const auto& [from, to] : layer_names)
+    if (p.name == prefix + from) return "blk." + std::to_string(p.layer) + "." + to;
+  fail("GGUF export: tensor '", p.name, "' has no llama.cpp name");
+}
+
+void add_vocabulary(GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_size) {
+  DIFFTX_CHECK(tok.vocab_size() <= vocab_size, "GGUF export: tokenizer ", tok.name(), " has ", tok.vocab_size(),
+               " ids but the model's vocab_size is ", vocab_size);
+  std::vector<std::string> tokens(vocab_size);
+  std::vector<int32_t> types(vocab_size, kUnused);
+  for (int64_t id = 0; id < vocab_size; ++id) tokens[id] = "[PAD" + std::to_string(id) + "]";
+  const data::TokenTable& vocab = tok.ranks();
+  for (int32_t r = 0; r < vocab.rank_end(); ++r)
+    if (vocab.has_rank(r)) {
+      tokens[r] = data::byte_level_encode(vocab.bytes_of(r));
+      types[r] = kNormal;
+    }
+  for (const auto& [content, id] : tok.special_tokens())
+    if (types[id] != kNormal) {
+      tokens[id] = content;
+      types[id] = kControl;
+    }
+  std::vector<std::string> merges;
+  for (const auto& [left, right] : data::bpe_merge_pairs(tok))
+    merges.push_back(data::byte_level_encode(vocab.bytes_of(left)) + " " + data::byte_level_encode(vocab.bytes_of(right)));
+  w.add("tokenizer.ggml.model", std::string("gpt2"));
+  w.add("tokenizer.ggml.pre", gguf_pre_tokenizer(tok));
+  w.add("tokenizer.ggml.tokens", std::move(tokens));
+  w.add("tokenizer.ggml.token_type", std::move(types));
+  w.add("tokenizer.ggml.merges", std::move(merges));
+  const auto& prefix = tok.parts().prefix;
+  if (!prefix.empty()) w.add("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(prefix.front()));
+  w.add("tokenizer.ggml.add_bos_token", !prefix.empty());
+  w.add("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(tok.end_of_text()));
+  w.add("tokenizer.ggml.add_eos_token", false);
+}
+
+void add_hyperparameters(GgufWriter& w, const ModelConfig& c, WeightType dtype) {
+  auto u32 = [](int64_t v, const char* what) {
+    DIFFTX_CHECK(v >= 0 && v <= int64_t{UINT32_MAX}, "GGUF export: ", what, " ", v, " does not fit 32 bits");
+    return static_cast<uint32_t>(v);
+  };
+  w.add("general.architecture", std::string("llama"));
+  w.add("general.name", std::string("difftx baseline"));
+  w.add("general.file_type", file_type(dtype));
+  w.add("general.quantization_version", uint32_t{2});
+  w.add("llama.vocab_size", u32(c.vocab_size, "vocab_size"));
+  w.add("llama.context_length", u32(c.max_position_embeddings, "max_position_embeddings"));
+  w.add("llama.embedding_length", u32(c.hidden_size, "hidden_size"));
+  w.add("llama.block_count", u32(c.num_hidden_layers, "num_hidden_layers"));
+  w.add("llama.feed_forward_length", u32(c.intermediate_size, "intermediate_size"));
+  w.add("llama.attention.head_count", u32(c.num_attention_heads, "num_attention_heads"));
+  w.add("llama.attention.head_count_kv", u32(c.num_key_value_heads, "num_key_value_heads"));
+  w.add("llama.attention.key_length", u32(c.head_dim, "head_dim"));
+  w.add("llama.attention.value_length", u32(c.head_dim, "head_dim"));
+  w.add("llama.attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
+  w.add("llama.rope.freq_base", static_cast<float>(c.rope_theta));
+  w.add("llama.rope.dimension_count", u32(c.head_dim, "head_dim"));
+  if (c.rope_scaling.type == RopeScalingType::linear) {
+    w.add("llama.rope.scaling.type", std::string("linear"));
+    w.add("llama.rope.scaling.factor", static_cast<float>(c.rope_scaling.factor));
+  }
+}
+
+}  // namespace
+
+std::string gguf_pre_tokenizer(const data::Tokenizer& tok) {
+  const std::string& pattern = tok.pattern();
+  if (pattern == kLlama3Pattern || pattern == data::default_training_pattern()) return "llama-bpe";
+  if (pattern == kQwen2Pattern) return "qwen2";
+  if (pattern == data::gpt2_pattern()) return "gpt-2";
+  fail("GGUF export: tokenizer ", tok.name(), " splits text with a pattern llama.cpp has no pre-tokenizer for (",
+       pattern.substr(0, 200), "); known: Llama 3's, cl100k_base's, Qwen 2's and GPT-2's");
+}
+
+void require_gguf_architecture(const ModelConfig& c) {
+  DIFFTX_CHECK(c.attention == AttentionKind::baseline, "GGUF export: llama.cpp has no architecture for ",
+               attention_kind_name(c.attention), " attention (DIFF V1/V2); only baseline models can be written as GGUF");
+}
+
+void save_gguf_model(const Model& source, const data::Tokenizer& tokenizer, WeightType dtype,
+                     const std::filesystem::path& path) {
+  const ModelConfig& c = source.config;
+  require_gguf_architecture(c);
+  const Model model = convert_matrices(source, storage_plan(c, dtype));
+  GgufWriter w;
+  add_hyperparameters(w, c, dtype);
+  add_vocabulary(w, tokenizer, c.vocab_size);
+
+  // llama.cpp's llama rotates adjacent pairs (interleaved RoPE): rotate-half q/k rows are
+  // reordered within every head (docs/FORMATS.md "GGUF export").
+  std::vector<std::vector<uint8_t>> reordered;
+  reordered.reserve(2 * c.num_hidden_layers);
+  for (const ParamInfo& p : model.table.params()) {
+    const uint8_t* data = p.packed() ? model.packed.data() + p.byte_offset
+                                     : reinterpret_cast<const uint8_t*>(model.weights.data() + p.offset);
+    const int64_t bytes = p.packed() ? p.bytes() : p.numel * int64_t{4};
+    const bool rotated = p.name.ends_with("q_proj.weight") || p.name.ends_with("k_proj.weight");
+    if (rotated && c.rope_style == RopeStyle::half) {
+      reordered.emplace_back(bytes);
+      gather_rows(data, p.shape[0], half_to_interleaved_rows(p.shape[0], c.head_dim), bytes / p.shape[0],
+                  reordered.back().data());
+      data = reordered.back().data();
+    }
+    w.add_tensor(gguf_name(p), p.shape, weight_type_info(p.type).ggml_type, {data, static_cast<size_t>(bytes)});
+  }
+  std::vector<float> factors;  // llama3 scaling: per pair, unscaled / scaled inverse frequency
+  if (c.rope_scaling.type == RopeScalingType::llama3) {
+    for (int64_t i = 0; i < c.head_dim / 2; ++i)
+      factors.push_back(static_cast<float>(rope_inverse_frequency(i, c.head_dim, c.rope_theta, {}) /
+                                           rope_inverse_frequency(i, c.head_dim, c.rope_theta, c.rope_scaling)));
+    w.add_tensor("rope_freqs.weight", {c.head_dim / 2}, 0,
+                 {reinterpret_cast<const uint8_t*>(factors.data()), factors.size() * sizeof(float)});
+  }
+  w.write(path);
+}
+
+}  // namespace difftx

@@ -1,0 +1,28 @@
+// llama.cpp's GGUF model file from a baseline model (docs/FORMATS.md "GGUF export"): the
+// architecture "llama", weights in the storage plan's types (model/storage_plan.h: the same bytes
+// `convert --dtype` writes for difftx) with q/k rows in llama.cpp's interleaved RoPE layout, and
+// the vocabulary as tokenizer.ggml.* from the model directory's tokenizer, so that llama.cpp runs
+// the very weights difftx runs. DIFF V1 and V2 have no llama.cpp architecture and are refused.
+#pragma once
+#include <filesystem>
+
+#include "data/tokenizer.h"
+#include "model/model.h"
+
+namespace difftx {
+
+inline constexpr const char* kGgufFile = "model.gguf";
+
+// An error unless llama.cpp has an architecture for the model (baseline attention only).
+void require_gguf_architecture(const ModelConfig& config);
+
+// Writes `path` atomically. `model` may be in any precision (widened, then converted); its
+// vocab_size must cover the tokenizer's ids.
+void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, WeightType dtype,
+                     const std::filesystem::path& path);
+
+// llama.cpp's pre-tokenizer name ("llama-bpe", "qwen2", "gpt-2") for a tokenizer's split pattern;
+// an error naming the pattern when llama.cpp has none that splits the same way.
+std::string gguf_pre_tokenizer(const data::Tokenizer& tokenizer);
+
+}  // namespace difftx
