@@ -16,7 +16,8 @@ namespace {
 
 // llama.cpp's split patterns (llama-vocab.cpp's pre-tokenizer types) as tokenizer.json and
 // tiktoken spell them. cl100k_base's (difftx's trained vocabularies) differs from Llama 3's only
-// in how a run of whitespace at the very end of a text splits.
+// in how a run of whitespace at the very end of a text splits; r50k_base's is GPT-2's with
+// possessive quantifiers.
 const char* const kLlama3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 const char* const kQwen2Pattern =
@@ -120,7 +121,7 @@ std::string gguf_pre_tokenizer(const data::Tokenizer& tok) {
   const std::string& pattern = tok.pattern();
   if (pattern == kLlama3Pattern || pattern == data::default_training_pattern()) return "llama-bpe";
   if (pattern == kQwen2Pattern) return "qwen2";
-  if (pattern == data::gpt2_pattern()) return "gpt-2";
+  if (pattern == data::gpt2_pattern() || pattern == data::builtin_encoding("r50k_base")->pattern) return "gpt-2";
   fail("GGUF export: tokenizer ", tok.name(), " splits text with a pattern llama.cpp has no pre-tokenizer for (",
        pattern.substr(0, 200), "); known: Llama 3's, cl100k_base's, Qwen 2's and GPT-2's");
 }
