@@ -14,5 +14,6 @@ int bench_train(cli::Args& args);
 int bench_infer(cli::Args& args);
 int bench_analysis(cli::Args& args);
 int bench_quant(cli::Args& args);
+int bench_memory(cli::Args& args);  // in quant_bench.cpp: the memory rates its rows are set against
 
 }  // namespace difftx::bench

@@ -134,6 +134,15 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
 
 }  // namespace
 
+int bench_memory(cli::Args& args) {
+  const bool json = args.flag("json");
+  args.finish();
+  const MemoryRates memory = measure_memory();
+  print_row(json, {str("op", "memory"), num("copy_gbps", memory.copy_gbps, 1), num("read_gbps", memory.read_gbps, 1),
+                   num("mbytes", kPieceBytes / 1e6, 0)});
+  return 0;
+}
+
 int bench_quant(cli::Args& args) {
   const bool json = args.flag("json"), quick = args.flag("quick");
   const int64_t N = args.get_int("prefill-rows", 512, cli::IntRange{8, 8192});

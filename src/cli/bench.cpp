@@ -20,7 +20,8 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              prefill and decode tokens/s per variant\n"
                "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates\n"
                "  difftx bench quant [--json] [--quick] [--types f32,bf16,f16,q8_0,q4_0,q4_k] [--prefill-rows 512]\n"
-               "                                              weight types at 1B shapes: decode GEMV GB/s vs copy, prefill GFLOPS",
+               "                                              weight types at 1B shapes: decode GEMV GB/s vs copy, prefill GFLOPS\n"
+               "  difftx bench memory [--json]                parallel memcpy and read GB/s (the bandwidth limit's denominator)",
                run_targets("bench", {{"gemm", bench::bench_gemm},
                                      {"attn", bench::bench_attn},
                                      {"tokenizer", bench::bench_tokenizer},
@@ -28,6 +29,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                                      {"train", bench::bench_train},
                                      {"infer", bench::bench_infer},
                                      {"analysis", bench::bench_analysis},
-                                     {"quant", bench::bench_quant}}));
+                                     {"quant", bench::bench_quant},
+                                     {"memory", bench::bench_memory}}));
 
 }  // namespace difftx::cli
