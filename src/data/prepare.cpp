@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/parallel_errors.h"
 #include "core/timer.h"
 #include "data/bpe_trainer.h"
 #include "data/corpus.h"
@@ -118,18 +119,20 @@ void encode_splits(const PrepareOptions& o, const Corpus& corpus, const std::vec
     size_t end = begin, block_bytes = 0;
     while (end < texts.size() && (end == begin || block_bytes < kBlockBytes)) block_bytes += texts[end++].size();
     std::vector<std::vector<int32_t>> ids(end - begin);
-    std::vector<std::string> errors(end - begin);
+    ParallelErrors errors;  // the first failing document's, with its file named
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t i = begin; i < end; ++i) {
-      try {
-        ids[i - begin].push_back(tok.end_of_text());
-        tok.encode_append(texts[i], ids[i - begin]);
-      } catch (const std::exception& e) {
-        errors[i - begin] = corpus.sources[corpus.documents[i].source].path + ": " + e.what();
-      }
+      errors.run(static_cast<int64_t>(i), [&] {
+        try {
+          ids[i - begin].push_back(tok.end_of_text());
+          tok.encode_append(texts[i], ids[i - begin]);
+        } catch (const std::exception& e) {
+          fail(corpus.sources[corpus.documents[i].source].path, ": ", e.what());
+        }
+      });
     }
+    errors.rethrow();
     for (size_t i = begin; i < end; ++i) {
-      DIFFTX_CHECK(errors[i - begin].empty(), errors[i - begin]);
       SplitOutput& split = splits[is_val[i] ? 1 : 0];
       append(split, o.out, tok.vocab_size(), o.shard_tokens, ids[i - begin]);
       ++split.documents;
