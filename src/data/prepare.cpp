@@ -20,6 +20,7 @@
 #include "data/shard.h"
 #include "data/token_table.h"
 #include "data/tokenizer_files.h"
+#include "data/utf8.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -215,6 +216,18 @@ std::vector<bool> choose_validation_documents(const std::vector<std::string_view
   return val;
 }
 
+// metadata.json records the --tokenizer given and every source's path as JSON strings, which
+// must be UTF-8: a name that is not is refused before anything is written.
+void check_recorded_names(const PrepareOptions& o, const Corpus& corpus) {
+  const char* why = "; metadata.json records it as UTF-8 text: rename it";
+  try {
+    if (o.vocab_size <= 0) check_utf8(o.tokenizer, "--tokenizer '" + o.tokenizer + "'");
+    for (const CorpusSource& s : corpus.sources) check_utf8(s.path, "corpus file name '" + s.path + "'");
+  } catch (const Error& e) {
+    fail(e.what(), why);
+  }
+}
+
 nlohmann::json prepare_dataset(const PrepareOptions& o) {
   DIFFTX_CHECK(!o.out.empty(), "prepare: no output directory");
   DIFFTX_CHECK(o.shard_tokens > 0, "prepare: --shard-tokens must be positive");
@@ -222,6 +235,7 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
                "prepare: give --tokenizer NAME_OR_FILE or --vocab-size N to train one");
   Progress progress(o.progress);
   const Corpus corpus = read_corpus(o.corpus);
+  check_recorded_names(o, corpus);
   std::vector<std::string_view> texts;
   for (const Document& d : corpus.documents) texts.push_back(d.text);
   const std::vector<bool> is_val = choose_validation_documents(texts, o.val_fraction);
