@@ -41,6 +41,38 @@ bad_values "analyze niah --model $none --data $none" samples "0 -1 $ints"
 bad_values "analyze niah --model $none --data $none" value-digits "0 10 $ints"
 bad_values "analyze outliers --model $none --data $none" tokens "0 -1 $ints"
 bad_values "analyze quant --model $none --data $none" max-batches "-1 $ints"
+for opt in micro-batch seq-len; do
+  for target in outliers quant; do bad_values "analyze $target --model $none --data $none" $opt "0 -1 $ints"; done
+done
+bad_values "analyze quant --model $none --data $none" bits "-1 1 17 $ints"
+att="analyze attention --model $none --data $none"
+for opt in context needles per-depth; do bad_values "$att" $opt "0 -1 $ints"; done
+for opt in map-layer map-head; do bad_values "$att" $opt "-2 $ints"; done
+bad_values "$att" depths "-0.5 2 0,2"
+bad_values "$att" seed "$ints"
+niah="analyze niah --model $none --data $none"
+for opt in contexts needles queried; do bad_values "$niah" $opt "0 -1 1,0 $ints"; done
+bad_values "$niah" depths "-0.5 2"
+bad_values "$niah" seed "$ints"
+for opt in pairs queries samples; do bad_values "analyze mqar --model $none --data $none" $opt "0 -1 $ints"; done
+bad_values "analyze mqar --model $none --data $none" seed "$ints"
+bad_values "prepare --corpus $none --out $work/p" vocab-size "-1 16777217 $ints"
+bad_values "init --config $none --out $work/i" seed "$ints"
+exp="experiment compare --data $none --out $work/x"
+bad_values "$exp" tokens "-1 $ints"
+for opt in niah-samples mqar-pairs mqar-queries mqar-samples attention-prompts outlier-tokens; do
+  bad_values "$exp --tokens 1" $opt "0 -1 $ints"
+done
+for opt in niah-contexts niah-needles niah-queried; do bad_values "$exp --tokens 1" $opt "0 -1 $ints"; done
+bad_values "$exp --tokens 1" niah-depths "-0.5 2"
+bad_values "$exp --tokens 1" quant-batches "-1 $ints"
+bad_values "$exp --tokens 1" bits "-1 65 $ints"
+expect_error "between 2 and 16, got 17" "$difftx" $exp --tokens 1 --bits 0,17  # before any model trains
+for opt in micro-batch seq-len rounds; do bad_values "bench train" $opt "0 -1 $ints"; done
+bad_values "bench infer" contexts "0 -1 $ints"
+bad_values "bench infer" repeats "0 -1 1001 $ints"
+for opt in prompt repeats; do bad_values "bench infer --model $none" $opt "0 -1 $ints"; done
+bad_values "bench quant" prefill-rows "0 7 8193 $ints"
 expect_error "--out needs a non-empty value" "$difftx" train --config "$config" --data "$work/data" --out ""
 expect_error "--dist mpi was given" env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK \
   "$difftx" $train --dist mpi --steps 1
