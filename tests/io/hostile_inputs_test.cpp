@@ -146,6 +146,30 @@ TEST_F(HostileInputs, MetadataMutantsEndInAnErrorOrAReadableDataset) {
   EXPECT_EQ(t.tried, 300);
 }
 
+// The shard lists themselves: a name that leaves the directory, a shard listed twice, a val
+// shard listed as train too (validation data leaking into training).
+TEST_F(HostileInputs, ShardListsStayInsideTheDatasetAndNameEachShardOnce) {
+  const fs::path path = data() / data::kMetadataFile;
+  const nlohmann::json original = read_json_file(path);
+  const std::string train0 = original["splits"]["train"]["shards"][0]["file"];
+  const std::string val0 = original["splits"]["val"]["shards"][0]["file"];
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& expected) {
+    nlohmann::json j = original;
+    edit(j["splits"]["train"]["shards"]);
+    write_json_file(path, j);
+    const std::string msg = testing::error_of([&] { data::read_dataset(data()); });
+    EXPECT_NE(msg.find(expected), std::string::npos) << msg;
+  };
+  const std::vector<std::string> outside = {"../" + train0, "/etc/passwd", "..", ".", "", "sub/" + train0};
+  for (const std::string& name : outside)
+    refused([&](nlohmann::json& shards) { shards[0]["file"] = name; },
+            "must be a file name inside the dataset directory (no '/', '.' or '..')");
+  refused([&](nlohmann::json& shards) { shards.push_back(shards[0]); }, "shard file '" + train0 + "' is listed twice");
+  refused([&](nlohmann::json& shards) { shards[0]["file"] = val0; }, "shard file '" + val0 + "' is listed twice");
+  write_json_file(path, original);
+  EXPECT_NO_THROW(data::read_dataset(data()));
+}
+
 TEST_F(HostileInputs, ShardMutantsEndInAnErrorOrIdsInsideTheVocabulary) {
   const fs::path path = data() / data::shard_file_name("train", 0);
   const Tally t = mutate_and_load(path, 200, 19, [&] {
