@@ -102,8 +102,7 @@ Panel empty_panel(const WeightMatrix& W) {
           W.type == WeightType::q4_0 ? 8 : W.type == WeightType::q8_0 ? 128 : 0};
 }
 
-void pack_panel(const WeightMatrix& W, int64_t r0, int rows, Panel& p) {
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+void pack_panel(const WeightMatrix& W, int64_t row_bytes, int64_t r0, int rows, Panel& p) {
   std::fill(p.w.begin(), p.w.end(), 0);  // rows past the matrix's last stay zero
   std::fill(p.scale.begin(), p.scale.end(), 0.0f);
   std::fill(p.minimum.begin(), p.minimum.end(), 0.0f);
@@ -163,6 +162,7 @@ bool gemm_int8_available(WeightType type) {
 void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   const QuantizedX qx = quantize_x(x, N, W.cols);
   const int64_t panels = (W.rows + kPanel - 1) / kPanel;
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
   const int threads = thread_count();
   std::vector<Panel> own(threads, empty_panel(W));  // one per thread
 #pragma omp parallel num_threads(threads)
@@ -172,7 +172,7 @@ void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool 
     for (int64_t i = 0; i < panels; ++i) {
       const int64_t r0 = i * kPanel;
       const int rows = static_cast<int>(std::min<int64_t>(kPanel, W.rows - r0));
-      pack_panel(W, r0, rows, p);
+      pack_panel(W, row_bytes, r0, rows, p);
       int64_t n0 = 0;
       for (; n0 + kTile <= N; n0 += kTile) tile<kTile>(p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);
       if (n0 < N) tail_tile<kTile - 1>(static_cast<int>(N - n0), p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);
