@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <vector>
 
@@ -53,13 +54,6 @@ void time_inference(InferenceSession& session, const std::vector<int32_t>& token
   best.decode_cpu_tok_s = std::max(best.decode_cpu_tok_s, kDecodeSteps / (process_cpu_seconds() - cpu0));
 }
 
-// Bytes one decode step reads at a cache of `length` tokens.
-double decode_bytes(const ModelConfig& c, int64_t length) {
-  const double head = c.tie_word_embeddings ? static_cast<double>(c.vocab_size) * c.hidden_size : 0.0;
-  const KVCache probe(c, 1);
-  return 4.0 * (c.non_embedding_parameters() + head + static_cast<double>(probe.floats_per_token()) * length);
-}
-
 void bench_split_kv(bool json) {
   // One kv head, 16K keys: without splitting, one thread would read the whole cache.
   const DecodeAttentionDims dims{AttentionKind::baseline, 8, 1, 64, 16384};
@@ -88,12 +82,28 @@ double resident_bytes() {
   return 0;
 }
 
+// Bytes a decode step of a loaded model reads at a cache of `length` tokens: every weight as it is
+// held, except an untied embedding (one row per token), and the cache.
+double decode_bytes(const Model& model, int64_t length) {
+  const ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
+  const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.packed() ? embed.bytes() : embed.numel * 4);
+  const KVCache probe(model.config, 1);
+  return static_cast<double>(model.weight_bytes()) - unread + 4.0 * static_cast<double>(probe.floats_per_token()) * length;
+}
+
+// The type holding most of a model's weight bytes ("q8_0", ...).
+std::string main_weight_type(const Model& model) {
+  std::map<std::string, int64_t> bytes;
+  for (const ParamInfo& p : model.table.params()) bytes[weight_type_name(p.type)] += p.packed() ? p.bytes() : p.numel * 4;
+  return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+}
+
 // A model directory of any format: load time and resident memory, then prefill of `prompt`
 // random tokens and `kDecodeSteps * 2` decode steps after it, best of `repeats`.
 void bench_model_dir(const fs::path& dir, int64_t prompt, int repeats, bool json) {
   const double rss_before = resident_bytes();
   Timer timer;
-  const Model model = load_model_dir(dir);
+  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   const double load_s = timer.seconds();
   const int64_t steps = 2 * kDecodeSteps, context = prompt + steps;
   const ModelConfig& c = model.config;
@@ -114,10 +124,11 @@ void bench_model_dir(const fs::path& dir, int64_t prompt, int repeats, bool json
     decode_tok_s = std::max(decode_tok_s, steps / timer.seconds());
   }
   print_row(json, {str("op", "infer_model"), str("model", dir.string()), str("variant", attention_kind_name(c.attention)),
+                   str("weights", main_weight_type(model)), num("weight_gb", model.weight_bytes() / 1e9, 2),
                    num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s, 1),
                    num("rss_gb", (resident_bytes() - rss_before) / 1e9, 2), num("prompt", prompt, 0),
                    num("prefill_tok_s", prefill_tok_s, 1), num("decode_tok_s", decode_tok_s, 2),
-                   num("decode_gb_s", decode_bytes(c, context) * decode_tok_s / 1e9, 1)});
+                   num("decode_gb_s", decode_bytes(model, context) * decode_tok_s / 1e9, 1)});
 }
 
 }  // namespace
@@ -178,7 +189,7 @@ int bench_infer(cli::Args& args) {
                          num("params_m", config.total_parameters() / 1e6, 2), num("kv_heads", config.num_key_value_heads, 0),
                          num("prefill_tok_s", rates[v].prefill_tok_s, 0), num("decode_tok_s", rates[v].decode_tok_s, 1),
                          num("decode_cpu_tok_s", rates[v].decode_cpu_tok_s, 1),
-                         num("decode_gb_s", decode_bytes(config, context) * rates[v].decode_tok_s / 1e9, 1)});
+                         num("decode_gb_s", decode_bytes(models[v], context) * rates[v].decode_tok_s / 1e9, 1)});
       }
       for (int v : {2, 1})
         print_row(json, {str("op", "ratio"), str("preset", preset), num("context", context, 0),

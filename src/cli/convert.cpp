@@ -38,7 +38,7 @@ int run_convert(Args& args) {
   write_model(model, out);
   copy_tokenizer(in, out);
   std::printf("wrote %s (%s, %s, %.3fM parameters)\n", out.dir.string().c_str(), out.format.c_str(),
-              stored_float_name(out.stored), model.config.total_parameters() / 1e6);
+              weight_type_name(out.dtype), model.config.total_parameters() / 1e6);
   return 0;
 }
 

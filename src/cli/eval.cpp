@@ -19,7 +19,7 @@ int run_eval(Args& args) {
   o.max_batches = args.get_int("max-batches", o.max_batches, kNonNegative);
   const bool quiet = args.flag("quiet");
   args.finish();
-  const Model model = load_model_dir(dir);
+  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   if (!quiet)
     o.progress = [](const PerplexityProgress& p) {
       const double rate = p.tokens / std::max(p.seconds, 1e-9);

@@ -21,7 +21,7 @@ int run_init(Args& args) {
   init_parameters(model.config, model.table, model.weights.data(), static_cast<uint64_t>(seed));
   write_model(model, out);
   std::printf("wrote %s (%s, %s, %.3fM parameters, seed %lld)\n", out.dir.string().c_str(), out.format.c_str(),
-              stored_float_name(out.stored), model.config.total_parameters() / 1e6, static_cast<long long>(seed));
+              weight_type_name(out.dtype), model.config.total_parameters() / 1e6, static_cast<long long>(seed));
   return 0;
 }
 

@@ -32,7 +32,7 @@ int run_logits(Args& args) {
   const std::string tokens = args.require("tokens");
   const std::string out = args.require("out");
   args.finish();
-  const Model model = load_model_dir(dir);
+  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   const auto ids = parse_token_ids(tokens, model.config.vocab_size);
   const int64_t T = static_cast<int64_t>(ids.size());
   DIFFTX_CHECK(T <= model.config.max_position_embeddings, "--tokens: ", T, " tokens exceed max_position_embeddings ",

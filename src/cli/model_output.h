@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "io/safetensors.h"
+#include "kernels/quant/weight_type.h"
 #include "model/model.h"
 
 namespace difftx::cli {
@@ -12,7 +13,8 @@ namespace difftx::cli {
 struct ModelOutput {
   std::filesystem::path dir;
   std::string format;  // "difftx" or "hf"
-  StoredFloat stored = StoredFloat::f32;
+  WeightType dtype = WeightType::f32;     // --dtype: the matrices' type (model/storage_plan.h)
+  StoredFloat stored = StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow --dtype)
 };
 
 // Reads and checks --out (must not exist, or be an empty directory: a model is never
@@ -24,6 +26,8 @@ inline constexpr const char* kModelOutputUsage =
     "  --out DIR          the new model directory (must not exist, or be empty)\n"
     "  --to difftx|hf     difftx's own format (default), or Hugging Face's LlamaForCausalLM\n"
     "                     (baseline) / DiffLlamaForCausalLM (diff); diff2 has no HF class\n"
-    "  --dtype f32|bf16|f16  how weights are stored (default f32)\n";
+    "  --dtype TYPE       how weights are stored (default f32): f32, bf16 or f16 for every\n"
+    "                     tensor; q8_0, q4_0 or q4_k (difftx format only) for the matrices,\n"
+    "                     with the embedding and LM head in q8_0 for the 4-bit types\n";
 
 }  // namespace difftx::cli

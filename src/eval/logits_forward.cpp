@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/error.h"
-#include "kernels/gemm.h"
 #include "model/decoder.h"
 
 namespace difftx {
@@ -32,7 +31,7 @@ LogitsForward model_forward(const Model& model, const ForwardOptions& options) {
     for (int64_t i = 0; i < n; ++i)
       std::copy_n(it->second.h_final + rows[i] * D, D, gathered->data() + i * D);
     // logits = h_final W^T with the LM head W [V, D] (docs/SPEC.md §1)
-    if (n > 0) gemm(Trans::N, Trans::T, n, c.vocab_size, D, 1.0f, gathered->data(), model.tensors.lm_head, 0.0f, out);
+    if (n > 0) lm_head(model, gathered->data(), out, n);
   };
   return f;
 }

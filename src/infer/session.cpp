@@ -2,7 +2,6 @@
 
 #include "core/arena_plan.h"
 #include "core/error.h"
-#include "kernels/gemv.h"
 #include "model/activations.h"
 #include "model/decoder.h"
 
@@ -64,7 +63,7 @@ const float* InferenceSession::prefill(std::span<const int32_t> tokens) {
   Activations acts(c, 1, n);
   PrefillAttention attention(c.attention_dims(1, n), cache_);
   decoder_forward(model_, acts, tokens.data(), {}, &attention);
-  gemv(model_.tensors.lm_head, acts.h_final + (n - 1) * D, logits_, c.vocab_size, D);
+  linear(model_.matrices.lm_head, acts.h_final + (n - 1) * D, logits_, 1);
   cache_.length = n;
   return logits_;
 }
@@ -76,15 +75,17 @@ const float* InferenceSession::decode(int32_t token) {
                " positions of the KV cache are used (max_position_embeddings ", c.max_position_embeddings,
                ", or a smaller --context)");
   LayerActivations& s = token_;
-  embedding_forward(model_.tensors.embed, &token, s.x, 1, D, c.vocab_size);
+  embed_tokens(model_.matrices.embed, &token, s.x, 1);
   CacheAttention attention{cache_, attention_scratch_, pos};
   const LayerPass pass{c, 1, 1, pos, rope_, head_norm_gain_};
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    attention_block_forward(pass, model_.tensors.layers[l], l, s, attention);
-    mlp_block_forward(pass, model_.tensors.layers[l], s, s.x);  // the next layer's input
+    const LayerTensors& w = model_.tensors.layers[l];
+    const LayerMatrices& m = model_.matrices.layers[l];
+    attention_block_forward(pass, w, m, l, s, attention);
+    mlp_block_forward(pass, w, m, s, s.x);  // the next layer's input
   }
   rmsnorm_forward(s.x, model_.tensors.final_norm, s.h1, s.rstd1, 1, D, static_cast<float>(c.rms_norm_eps));
-  linear(model_.tensors.lm_head, s.h1, logits_, 1, D, c.vocab_size);
+  linear(model_.matrices.lm_head, s.h1, logits_, 1);
   cache_.length = pos + 1;
   return logits_;
 }

@@ -53,6 +53,8 @@ class SafetensorsReader {
   // The same into a caller's buffer, whose size must equal the tensor's element count.
   void read_f32(const std::string& name, std::span<float> out,
                 const OptionalShape& expected_shape = std::nullopt) const;
+  // Tensor `name`'s bytes as the file stores them; out.size() must equal the tensor's byte count.
+  void read_bytes(const std::string& name, std::span<unsigned char> out) const;
   // Tensor `name` as int32, from I32 or I64 (an I64 value outside int32 range is an Error).
   std::vector<int32_t> read_i32(const std::string& name,
                                 const OptionalShape& expected_shape = std::nullopt) const;
@@ -75,12 +77,18 @@ class SafetensorsReader {
 enum class StoredFloat { f32, bf16, f16 };
 const char* stored_float_name(StoredFloat type);  // "F32", "BF16", "F16" as safetensors spells them
 
-// One tensor to write, borrowing the caller's data: F32 or I32 by the span's element type; float
-// data is stored as `stored` says.
+// Data already in its stored form: "BF16" or "F16" (2 bytes an element) or "U8" (1 byte).
+struct StoredBytes {
+  std::string dtype;
+  std::span<const unsigned char> bytes;
+};
+
+// One tensor to write, borrowing the caller's data: F32 or I32 by the span's element type (float
+// data is stored as `stored` says), or bytes written as they are.
 struct SafetensorsEntry {
   std::string name;
   std::vector<int64_t> shape;
-  std::variant<std::span<const float>, std::span<const int32_t>> data;
+  std::variant<std::span<const float>, std::span<const int32_t>, StoredBytes> data;
   StoredFloat stored = StoredFloat::f32;
 };
 

@@ -293,6 +293,13 @@ void SafetensorsReader::read_f32(const std::string& name, std::span<float> out,
   }
 }
 
+void SafetensorsReader::read_bytes(const std::string& name, std::span<unsigned char> out) const {
+  const SafetensorsTensorInfo& found = info(name);
+  DIFFTX_CHECK(out.size() == found.data_end - found.data_begin, path().string(), ": tensor '", name, "' holds ",
+               found.data_end - found.data_begin, " bytes, but the destination holds ", out.size());
+  file_.read_at(data_start_ + found.data_begin, out.data(), out.size());
+}
+
 std::vector<int32_t> SafetensorsReader::read_i32(const std::string& name,
                                                  const OptionalShape& expected_shape) const {
   const SafetensorsTensorInfo& info = checked_info(name, expected_shape);

@@ -94,4 +94,12 @@ std::vector<float> SafetensorsSet::read_f32(const std::string& name,
   return reader_of(name).read_f32(name, expected_shape);
 }
 
+void SafetensorsSet::read_bytes(const std::string& name, std::span<unsigned char> out) const {
+  reader_of(name).read_bytes(name, out);
+}
+
+const std::map<std::string, std::string>& SafetensorsSet::metadata_of(const std::string& name) const {
+  return reader_of(name).metadata();
+}
+
 }  // namespace difftx

@@ -31,6 +31,9 @@ class SafetensorsSet {
                 const SafetensorsReader::OptionalShape& expected_shape = std::nullopt) const;
   std::vector<float> read_f32(const std::string& name,
                               const SafetensorsReader::OptionalShape& expected_shape = std::nullopt) const;
+  void read_bytes(const std::string& name, std::span<unsigned char> out) const;
+  // The "__metadata__" of the file that holds `name`.
+  const std::map<std::string, std::string>& metadata_of(const std::string& name) const;
 
  private:
   const SafetensorsReader& reader_of(const std::string& name) const;

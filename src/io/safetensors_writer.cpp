@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
-#include <type_traits>
 
 #include <nlohmann/json.hpp>
 
@@ -27,15 +26,20 @@ struct Bytes {
   const char* dtype;
 };
 
-Bytes bytes_of(const SafetensorsEntry& t) {
-  return std::visit(
-      [&](auto span) {
-        const bool is_float = std::is_same_v<typename decltype(span)::element_type, const float>;
-        if (!is_float || t.stored == StoredFloat::f32)
-          return Bytes{span.data(), span.size(), span.size_bytes(), is_float ? "F32" : "I32"};
-        return Bytes{span.data(), span.size(), span.size() * sizeof(uint16_t), stored_float_name(t.stored)};
-      },
-      t.data);
+Bytes bytes_of(const SafetensorsEntry& t, const std::string& where) {
+  if (const auto* stored = std::get_if<StoredBytes>(&t.data)) {
+    const uint64_t element = stored->dtype == "U8" ? 1 : 2;
+    DIFFTX_CHECK(stored->dtype == "U8" || stored->dtype == "BF16" || stored->dtype == "F16", where, ": tensor '",
+                 t.name, "': stored bytes of dtype ", stored->dtype, " (expected U8, BF16 or F16)");
+    DIFFTX_CHECK(stored->bytes.size() % element == 0, where, ": tensor '", t.name, "': ", stored->bytes.size(),
+                 " bytes are not whole ", stored->dtype, " elements");
+    return Bytes{stored->bytes.data(), stored->bytes.size() / element, stored->bytes.size(), stored->dtype.c_str()};
+  }
+  if (const auto* ints = std::get_if<std::span<const int32_t>>(&t.data))
+    return Bytes{ints->data(), ints->size(), ints->size_bytes(), "I32"};
+  const auto& floats = std::get<std::span<const float>>(t.data);
+  if (t.stored == StoredFloat::f32) return Bytes{floats.data(), floats.size(), floats.size_bytes(), "F32"};
+  return Bytes{floats.data(), floats.size(), floats.size() * sizeof(uint16_t), stored_float_name(t.stored)};
 }
 
 // Float data rounded to 16 bits, a bounded chunk at a time.
@@ -75,7 +79,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Safete
     DIFFTX_CHECK(!t.name.empty() && t.name != "__metadata__", where, ": '", t.name,
                  "' is not a usable tensor name");
     DIFFTX_CHECK(i == 0 || sorted[i - 1]->name != t.name, where, ": tensor '", t.name, "' appears twice");
-    const Bytes bytes = bytes_of(t);
+    const Bytes bytes = bytes_of(t, where);
     const auto elements = element_count(t.shape, std::numeric_limits<uint64_t>::max());
     DIFFTX_CHECK(elements == bytes.elements, where, ": tensor '", t.name, "' has shape ",
                  format_shape(t.shape), " but ", bytes.elements, " elements of data");
@@ -102,7 +106,7 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Safete
     if (floats && t->stored != StoredFloat::f32) {
       write_narrowed(out, *floats, t->stored);
     } else {
-      const Bytes bytes = bytes_of(*t);
+      const Bytes bytes = bytes_of(*t, where);
       out.write(bytes.data, bytes.size);
     }
   }

@@ -23,12 +23,6 @@ int64_t count_targets(const int32_t* targets, int64_t n) {
   return count;
 }
 
-// logits[rows, V] = h[rows, D] W^T: the head of the batched paths, always the GEMM (a chunk of
-// one row gives the same bits as the rows around it).
-void lm_head(const float* W, const float* h, float* logits, int64_t rows, int64_t D, int64_t V) {
-  gemm(Trans::N, Trans::T, rows, V, D, 1.0f, h, W, 0.0f, logits);
-}
-
 LayerPass layer_pass(const ModelConfig& c, Activations& acts) {
   return {c, acts.B, acts.T, 0, acts.rope, acts.head_norm_gain};
 }
@@ -51,6 +45,14 @@ void backward_layers(const Model& model, Activations& acts, const int32_t* input
 
 }  // namespace
 
+void lm_head(const Model& model, const float* h, float* logits, int64_t rows) {
+  const WeightMatrix& W = model.matrices.lm_head;
+  if (W.type == WeightType::f32)
+    gemm(Trans::N, Trans::T, rows, W.rows, W.cols, 1.0f, h, static_cast<const float*>(W.data), 0.0f, logits);
+  else
+    matmul(W, h, logits, rows);
+}
+
 void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs, const ForwardOptions& options,
                      AttentionCore* core) {
   check_logit_bits(options.attention_logit_bits);
@@ -61,13 +63,15 @@ void decoder_forward(const Model& model, Activations& acts, const int32_t* input
   const LayerPass pass = layer_pass(c, acts);
   PhaseClock clock(acts.profile);
 
-  embedding_forward(model.tensors.embed, inputs, acts.layers[0].x, N, D, c.vocab_size);
+  embed_tokens(model.matrices.embed, inputs, acts.layers[0].x, N);
   clock.lap(StepPhase::embedding);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     LayerActivations& s = acts.layers[l];
-    attention_block_forward(pass, model.tensors.layers[l], l, s, attention);
+    const LayerTensors& w = model.tensors.layers[l];
+    const LayerMatrices& m = model.matrices.layers[l];
+    attention_block_forward(pass, w, m, l, s, attention);
     clock.lap(StepPhase::attention_forward);
-    mlp_block_forward(pass, model.tensors.layers[l], s, l + 1 < c.num_hidden_layers ? acts.layers[l + 1].x : acts.x_final);
+    mlp_block_forward(pass, w, m, s, l + 1 < c.num_hidden_layers ? acts.layers[l + 1].x : acts.x_final);
     clock.lap(StepPhase::mlp_forward);
   }
   rmsnorm_forward(acts.x_final, model.tensors.final_norm, acts.h_final, acts.rstd_final, N, D,
@@ -79,6 +83,7 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
                                 const int32_t* targets, ModelTensors& grads, float grad_scale) {
   const ModelConfig& c = model.config;
   const int64_t N = acts.N, D = c.hidden_size, V = c.vocab_size;
+  require_f32_weights(model, "training");
   decoder_forward(model, acts, inputs);
 
   // LM head and cross-entropy, fused per chunk of rows so that [N, V] never exists: the
@@ -89,7 +94,7 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
   double loss_sum = 0;
   for (int64_t r0 = 0; r0 < N; r0 += acts.logit_rows) {
     const int64_t rows = std::min(acts.logit_rows, N - r0);
-    lm_head(model.tensors.lm_head, acts.h_final + r0 * D, acts.logits, rows, D, V);
+    lm_head(model, acts.h_final + r0 * D, acts.logits, rows);
     int64_t count = 0;
     const double mean = cross_entropy_forward_backward(acts.logits, targets + r0, acts.logits, rows, V,
                                                        kIgnoreId, &count);
@@ -116,7 +121,7 @@ LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* input
   LossSum out;
   for (int64_t r0 = 0; r0 < N; r0 += acts.logit_rows) {
     const int64_t rows = std::min(acts.logit_rows, N - r0);
-    lm_head(model.tensors.lm_head, acts.h_final + r0 * D, acts.logits, rows, D, V);
+    lm_head(model, acts.h_final + r0 * D, acts.logits, rows);
     int64_t count = 0;
     out.sum += cross_entropy_sum(acts.logits, targets + r0, rows, V, kIgnoreId, &count);
     out.count += count;
@@ -126,9 +131,8 @@ LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* input
 
 void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out,
                     const ForwardOptions& options) {
-  const ModelConfig& c = model.config;
   decoder_forward(model, acts, inputs, options);
-  lm_head(model.tensors.lm_head, acts.h_final, out, acts.N, c.hidden_size, c.vocab_size);
+  lm_head(model, acts.h_final, out, acts.N);
 }
 
 }  // namespace difftx

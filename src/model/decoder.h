@@ -41,6 +41,10 @@ LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* input
 void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs, const ForwardOptions& options = {},
                      AttentionCore* core = nullptr);
 
+// logits[rows, V] = h[rows, D] W^T with the LM head W: the head of the batched paths. F32 weights
+// always take the GEMM (a chunk of one row gives the same bits as the rows around it).
+void lm_head(const Model& model, const float* h, float* logits, int64_t rows);
+
 // Logits of every position, out [B * T, V].
 void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out,
                     const ForwardOptions& options = {});

@@ -7,7 +7,9 @@
 #include "kernels/attention/attention_quantized.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
+#include "core/error.h"
 #include "kernels/ops.h"
+#include "kernels/quant/quantize.h"
 
 namespace difftx {
 namespace {
@@ -46,13 +48,14 @@ float scale_head_norm_gain(const ModelConfig& c, const LayerTensors& w, int64_t 
 }
 
 // Fills the layer's lambda for the attention kernels (variant.h's LambdaSource).
-const float* compute_lambda(const LayerPass& p, const LayerTensors& w, int64_t layer, LayerActivations& s) {
+const float* compute_lambda(const LayerPass& p, const LayerTensors& w, const LayerMatrices& m, int64_t layer,
+                            LayerActivations& s) {
   const ModelConfig& c = p.config;
   switch (c.attention_variant().lambda_source()) {
     case LambdaSource::none: break;
     case LambdaSource::layer_scalar: s.lambda = static_cast<float>(diff_lambda(c, w, layer)); break;
     case LambdaSource::token_logits:
-      linear(w.lambda_proj, s.h1, s.lambda_logits, p.rows(), c.hidden_size, c.num_attention_heads);
+      linear(m.lambda_proj, s.h1, s.lambda_logits, p.rows());
       break;
   }
   return layer_lambda(c, s);
@@ -73,9 +76,22 @@ void diff_lambda_backward(const ModelConfig& c, const LayerTensors& w, double dl
 
 }  // namespace
 
-void linear(const float* W, const float* x, float* y, int64_t N, int64_t in, int64_t out, bool accumulate) {
-  if (N == 1) return gemv(W, x, y, out, in, accumulate);
-  gemm(Trans::N, Trans::T, N, out, in, 1.0f, x, W, accumulate ? 1.0f : 0.0f, y);
+void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+  if (W.type != WeightType::f32) return matmul(W, x, y, N, accumulate);
+  const auto* w = static_cast<const float*>(W.data);
+  if (N == 1) return gemv(w, x, y, W.rows, W.cols, accumulate);
+  gemm(Trans::N, Trans::T, N, W.rows, W.cols, 1.0f, x, w, accumulate ? 1.0f : 0.0f, y);
+}
+
+void embed_tokens(const WeightMatrix& E, const int32_t* tokens, float* out, int64_t N) {
+  if (E.type == WeightType::f32) return embedding_forward(static_cast<const float*>(E.data), tokens, out, N, E.cols, E.rows);
+  for (int64_t i = 0; i < N; ++i)
+    DIFFTX_CHECK(tokens[i] >= 0 && tokens[i] < E.rows, "token id ", tokens[i], " at position ", i,
+                 " is outside the vocabulary [0, ", E.rows, ")");
+  const int64_t row_bytes = weight_row_bytes(E.type, E.cols);
+  for (int64_t i = 0; i < N; ++i)
+    dequantize_rows(E.type, static_cast<const unsigned char*>(E.data) + tokens[i] * row_bytes, out + i * E.cols, 1,
+                    E.cols);
 }
 
 double diff_lambda(const ModelConfig& c, const LayerTensors& w, int64_t layer_index) {
@@ -98,17 +114,17 @@ const float* layer_lambda(const ModelConfig& c, const LayerActivations& s) {
   return nullptr;
 }
 
-void attention_block_forward(const LayerPass& p, const LayerTensors& w, int64_t layer, LayerActivations& s,
-                             AttentionCore& core) {
+void attention_block_forward(const LayerPass& p, const LayerTensors& w, const LayerMatrices& m, int64_t layer,
+                             LayerActivations& s, AttentionCore& core) {
   const ModelConfig& c = p.config;
   const AttentionVariant a = c.attention_variant();
   const int64_t N = p.rows(), D = c.hidden_size, H = c.num_attention_heads, d = c.head_dim;
   const float eps = static_cast<float>(c.rms_norm_eps);
   rmsnorm_forward(s.x, w.input_norm, s.h1, s.rstd1, N, D, eps);
-  linear(w.q_proj, s.h1, s.q, N, D, a.q_width());
-  linear(w.k_proj, s.h1, s.k, N, D, a.k_width());
-  linear(w.v_proj, s.h1, s.v, N, D, a.v_width());
-  const float* lambda = compute_lambda(p, w, layer, s);
+  linear(m.q_proj, s.h1, s.q, N);
+  linear(m.k_proj, s.h1, s.k, N);
+  linear(m.v_proj, s.h1, s.v, N);
+  const float* lambda = compute_lambda(p, w, m, layer, s);
   rope_forward(p.rope, c.rope_style, s.q, p.B, p.T, a.q_width() / d, p.position);
   rope_forward(p.rope, c.rope_style, s.k, p.B, p.T, a.k_width() / d, p.position);
   core.attend(layer, s, lambda);
@@ -117,19 +133,20 @@ void attention_block_forward(const LayerPass& p, const LayerTensors& w, int64_t 
     scale_head_norm_gain(c, w, layer, p.head_norm_gain);
     rmsnorm_forward(s.att, p.head_norm_gain, s.att_final, s.sub_rstd, N * H, 2 * d, eps);
   }
-  linear(w.o_proj, s.att_final, s.y, N, a.out_width(), D);
+  linear(m.o_proj, s.att_final, s.y, N);
   add_into(s.y, s.x, N * D);
 }
 
-void mlp_block_forward(const LayerPass& p, const LayerTensors& w, LayerActivations& s, float* out) {
+void mlp_block_forward(const LayerPass& p, const LayerTensors& w, const LayerMatrices& m, LayerActivations& s,
+                       float* out) {
   const ModelConfig& c = p.config;
   const int64_t N = p.rows(), D = c.hidden_size, F = c.intermediate_size;
   rmsnorm_forward(s.y, w.post_norm, s.h2, s.rstd2, N, D, static_cast<float>(c.rms_norm_eps));
-  linear(w.gate_proj, s.h2, s.gate, N, D, F);
-  linear(w.up_proj, s.h2, s.up, N, D, F);
+  linear(m.gate_proj, s.h2, s.gate, N);
+  linear(m.up_proj, s.h2, s.up, N);
   swiglu_forward(s.gate, s.up, s.act, N * F);
   std::memcpy(out, s.y, sizeof(float) * N * D);
-  linear(w.down_proj, s.act, out, N, F, D, /*accumulate=*/true);
+  linear(m.down_proj, s.act, out, N, /*accumulate=*/true);
 }
 
 void mlp_block_backward(const LayerPass& p, const LayerTensors& w, LayerTensors& gw, LayerActivations& s,

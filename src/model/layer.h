@@ -12,10 +12,15 @@
 
 namespace difftx {
 
-// y[N, out] (= or +=) x[N, in] W^T, W stored [out, in] (docs/SPEC.md §1). Every projection of the
-// forward blocks and the LM head goes through this one call: a batch of one row runs the GEMV
-// kernel, larger batches the GEMM.
-void linear(const float* W, const float* x, float* y, int64_t N, int64_t in, int64_t out, bool accumulate = false);
+// y[N, out] (= or +=) x[N, in] W^T, W stored [out, in] = [W.rows, W.cols] (docs/SPEC.md §1). Every
+// projection of the forward blocks and the LM head goes through this one call. F32 weights: a
+// batch of one row runs the GEMV kernel, larger batches the GEMM (the training path); weights in
+// another storage type run the kernels of kernels/quant/matmul.h.
+void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false);
+
+// out[N, D] = the rows of the embedding E [V, D] that `tokens` name, widened to F32; a token
+// outside [0, V) is an error.
+void embed_tokens(const WeightMatrix& E, const int32_t* tokens, float* out, int64_t N);
 
 // docs/SPEC.md §2.2 Eq. 2 (diff): the layer's lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init.
 double diff_lambda(const ModelConfig& config, const LayerTensors& layer, int64_t layer_index);
@@ -56,13 +61,16 @@ const float* layer_lambda(const ModelConfig& config, const LayerActivations& s);
 
 // s.y = s.x + o_proj(HeadNorm(Attention(RoPE(q, k), v))) with q, k, v from RMSNorm(s.x)
 // (paper Eq. 4; the head norm only for DIFF V1, docs/SPEC.md §2.2 Eq. 3). Fills s.h1 to s.att_final.
-void attention_block_forward(const LayerPass& pass, const LayerTensors& w, int64_t layer, LayerActivations& s,
-                             AttentionCore& core);
+// w gives the vectors (norm gains, lambdas), m the matrices in their storage types.
+void attention_block_forward(const LayerPass& pass, const LayerTensors& w, const LayerMatrices& m, int64_t layer,
+                             LayerActivations& s, AttentionCore& core);
 // out = s.y + down(silu(gate(h2)) * up(h2)), h2 = RMSNorm(s.y) (paper Eq. 5). out is the next
 // layer's input and may not alias s.y.
-void mlp_block_forward(const LayerPass& pass, const LayerTensors& w, LayerActivations& s, float* out);
+void mlp_block_forward(const LayerPass& pass, const LayerTensors& w, const LayerMatrices& m, LayerActivations& s,
+                       float* out);
 
-// Backward of the blocks, accumulating weight gradients into gw and using acts' scratch.
+// Backward of the blocks (F32 weights only), accumulating weight gradients into gw and using
+// acts' scratch.
 // dx holds d loss / d (block output) on entry and d loss / d (block input) on return.
 void mlp_block_backward(const LayerPass& pass, const LayerTensors& w, LayerTensors& gw, LayerActivations& s,
                         Activations& acts, float* dx);

@@ -1,4 +1,4 @@
-// A model in memory: its config, its parameter table and the weights arena.
+// A model in memory: its config, its parameter table and the weights arenas.
 #pragma once
 #include <string>
 
@@ -9,15 +9,27 @@
 namespace difftx {
 
 struct Model {
-  // arena_floats: a larger weights arena than the table needs (zero padding after the last
-  // tensor), for collectives that move the arena in equal shards (train/data_parallel.h).
+  // Every tensor in F32 (trainable). arena_floats: a larger weights arena than the table needs
+  // (zero padding after the last tensor), for collectives that move the arena in equal shards
+  // (train/data_parallel.h).
   explicit Model(const ModelConfig& config, int64_t arena_floats = 0);
+  // For inference: the matrices `types` names stored in those types (parameters.h), the rest F32.
+  Model(const ModelConfig& config, const MatrixTypes& types);
   Model(Model&&) = default;
 
   ModelConfig config;
   ParameterTable table;
-  Buffer<float> weights;  // laid out by `table`
-  ModelTensors tensors;   // views into `weights`
+  Buffer<float> weights;           // the F32 tensors, laid out by `table`
+  Buffer<unsigned char> packed;    // the matrices in other storage types, laid out by `table`
+  ModelTensors tensors;            // F32 views into `weights` (null for packed matrices)
+  ModelMatrices matrices;          // every matrix of the forward pass in its storage type
+
+  // Bytes of every weight as held in memory (the tied head counted once).
+  int64_t weight_bytes() const;
 };
+
+// Training, checkpoints and the analyses that read weights need every tensor in F32; `what`
+// names the operation in the error.
+void require_f32_weights(const Model& model, const std::string& what);
 
 }  // namespace difftx

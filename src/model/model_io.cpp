@@ -32,12 +32,13 @@ ModelConfig model_config_from_json(const nlohmann::json& config, const std::stri
   return is_hf_format(config, where) ? config_from_hf(config, where).model : config_from_json(config, where);
 }
 
-Model load_model_dir(const std::filesystem::path& dir) {
+Model load_model_dir(const std::filesystem::path& dir, MatrixPrecision precision) {
   DIFFTX_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a model directory (it does not exist)");
   const auto config_path = dir / "config.json";
   DIFFTX_CHECK(std::filesystem::exists(config_path), dir.string(), ": no config.json in the model directory");
   const nlohmann::json config = read_json_file(config_path);
-  Model model = is_hf_format(config, config_path.string()) ? load_hf_model(dir, config) : load_difftx_model(dir, config);
+  Model model = is_hf_format(config, config_path.string()) ? load_hf_model(dir, config, precision)
+                                                               : load_difftx_model(dir, config, precision);
   // Messages name the weights' file (the index, when sharded) beside the tensor.
   const auto weights = dir / (std::filesystem::exists(dir / kSafetensorsFile) ? kSafetensorsFile : kSafetensorsIndexFile);
   require_finite_weights(model, weights.string());

@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "io/safetensors.h"
+#include "model/formats/stored_matrices.h"
 #include "model/model.h"
 
 namespace difftx {
@@ -16,10 +17,13 @@ namespace difftx {
 // ModelConfig; `where` names the file in errors.
 ModelConfig model_config_from_json(const nlohmann::json& config, const std::string& where);
 
-// Loads config.json and every tensor, converting F16/BF16 to float. Errors name the directory,
-// the file and the tensor: a missing or misshapen tensor, or a tensor the config does not call for.
-Model load_model_dir(const std::filesystem::path& dir);
-// Writes difftx's own format (config.json and model.safetensors, F32), each atomically.
+// Loads config.json and every tensor: vectors as F32, matrices widened to F32 or kept in the type
+// the file stores them in (precision; stored_matrices.h). Errors name the directory, the file and
+// the tensor: a missing or misshapen tensor, a tensor the config does not call for, a non-finite
+// weight.
+Model load_model_dir(const std::filesystem::path& dir, MatrixPrecision precision = MatrixPrecision::f32);
+// Writes difftx's own format (config.json and model.safetensors; F32 unless matrices are packed),
+// each atomically.
 void save_model_dir(const Model& model, const std::filesystem::path& dir);
 
 }  // namespace difftx

@@ -1,5 +1,6 @@
 #include "model/parameters.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/arena_plan.h"
@@ -14,42 +15,65 @@ namespace {
 // stream's) order.
 class SchemaBuilder {
  public:
+  explicit SchemaBuilder(const MatrixTypes& types) : types_(types) {}
   std::vector<ParamInfo> params;
   int64_t total = 0;
+  int64_t packed = 0;
 
-  void model(std::string name, std::vector<int64_t> shape, ParamInit init, float* ModelTensors::*view) {
-    add(std::move(name), std::move(shape), init, -1, nullptr, view);
+  void model(std::string name, std::vector<int64_t> shape, ParamInit init, float* ModelTensors::*view,
+             WeightMatrix ModelMatrices::*matrix = nullptr) {
+    add({std::move(name), std::move(shape), 0, 0, false, init, -1, nullptr, view, nullptr, matrix});
   }
   void layer(int64_t l, const std::string& name, std::vector<int64_t> shape, ParamInit init,
-             float* LayerTensors::*view) {
-    add("model.layers." + std::to_string(l) + "." + name, std::move(shape), init, l, view, nullptr);
+             float* LayerTensors::*view, WeightMatrix LayerMatrices::*matrix = nullptr) {
+    add({"model.layers." + std::to_string(l) + "." + name, std::move(shape), 0, 0, false, init, l, view, nullptr,
+         matrix, nullptr});
+  }
+  // Every type asked for was used (a name that is not a matrix of this config is an error).
+  void check_types_used() const {
+    for (const auto& [name, type] : types_) {
+      const bool used = std::any_of(params.begin(), params.end(), [&](const ParamInfo& p) { return p.name == name; });
+      DIFFTX_CHECK(used, "tensor '", name, "': no matrix of that name in this model (storage type ",
+                   weight_type_name(type), ")");
+    }
   }
 
  private:
-  void add(std::string name, std::vector<int64_t> shape, ParamInit init, int64_t layer, float* LayerTensors::*lv,
-           float* ModelTensors::*mv) {
-    int64_t numel = 1;
-    for (int64_t s : shape) numel *= s;
-    const bool decay = shape.size() >= 2;
-    params.push_back({std::move(name), std::move(shape), total, numel, decay, init, layer, lv, mv});
-    total += arena_rounded(numel);  // keep every tensor 64-byte aligned
+  void add(ParamInfo p) {
+    p.numel = 1;
+    for (int64_t s : p.shape) p.numel *= s;
+    p.decay = p.shape.size() >= 2;
+    const auto type = types_.find(p.name);
+    if (type != types_.end() && type->second != WeightType::f32) {
+      DIFFTX_CHECK(p.is_matrix() && p.name.find("lambda_proj") == std::string::npos, "tensor '", p.name,
+                   "' is always F32; it cannot be stored as ", weight_type_name(type->second));
+      p.type = type->second;
+      p.byte_offset = packed;
+      packed += (p.bytes() + 63) / 64 * 64;  // weight_row_bytes checks the block multiple
+    } else {
+      p.offset = total;
+      total += arena_rounded(p.numel);  // keep every tensor 64-byte aligned
+    }
+    params.push_back(std::move(p));
   }
+  const MatrixTypes& types_;
 };
 
 }  // namespace
 
-ParameterTable::ParameterTable(const ModelConfig& c) {
+ParameterTable::ParameterTable(const ModelConfig& c, const MatrixTypes& types) {
   const AttentionVariant a = c.attention_variant();
   const int64_t D = c.hidden_size, F = c.intermediate_size, d = c.head_dim;
   using I = ParamInit;
-  SchemaBuilder s;
-  s.model("model.embed_tokens.weight", {c.vocab_size, D}, I::normal, &ModelTensors::embed);
+  using L = LayerMatrices;
+  SchemaBuilder s(types);
+  s.model("model.embed_tokens.weight", {c.vocab_size, D}, I::normal, &ModelTensors::embed, &ModelMatrices::embed);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     s.layer(l, "input_layernorm.weight", {D}, I::ones, &LayerTensors::input_norm);
-    s.layer(l, "self_attn.q_proj.weight", {a.q_width(), D}, I::normal, &LayerTensors::q_proj);
-    s.layer(l, "self_attn.k_proj.weight", {a.k_width(), D}, I::normal, &LayerTensors::k_proj);
-    s.layer(l, "self_attn.v_proj.weight", {a.v_width(), D}, I::normal, &LayerTensors::v_proj);
-    s.layer(l, "self_attn.o_proj.weight", {D, a.out_width()}, I::residual_normal, &LayerTensors::o_proj);
+    s.layer(l, "self_attn.q_proj.weight", {a.q_width(), D}, I::normal, &LayerTensors::q_proj, &L::q_proj);
+    s.layer(l, "self_attn.k_proj.weight", {a.k_width(), D}, I::normal, &LayerTensors::k_proj, &L::k_proj);
+    s.layer(l, "self_attn.v_proj.weight", {a.v_width(), D}, I::normal, &LayerTensors::v_proj, &L::v_proj);
+    s.layer(l, "self_attn.o_proj.weight", {D, a.out_width()}, I::residual_normal, &LayerTensors::o_proj, &L::o_proj);
     if (a.lambda_source() == LambdaSource::layer_scalar) {  // Eq. 2's reparameterisation
       s.layer(l, "self_attn.lambda_q1", {d}, I::lambda_normal, &LayerTensors::lambda_q1);
       s.layer(l, "self_attn.lambda_k1", {d}, I::lambda_normal, &LayerTensors::lambda_k1);
@@ -58,16 +82,19 @@ ParameterTable::ParameterTable(const ModelConfig& c) {
     }
     if (c.has_head_norm()) s.layer(l, "self_attn.subln.weight", {2 * d}, I::ones, &LayerTensors::subln);
     if (a.lambda_source() == LambdaSource::token_logits)
-      s.layer(l, "self_attn.lambda_proj.weight", {c.num_attention_heads, D}, I::normal, &LayerTensors::lambda_proj);
+      s.layer(l, "self_attn.lambda_proj.weight", {c.num_attention_heads, D}, I::normal, &LayerTensors::lambda_proj, &L::lambda_proj);
     s.layer(l, "post_attention_layernorm.weight", {D}, I::ones, &LayerTensors::post_norm);
-    s.layer(l, "mlp.gate_proj.weight", {F, D}, I::normal, &LayerTensors::gate_proj);
-    s.layer(l, "mlp.up_proj.weight", {F, D}, I::normal, &LayerTensors::up_proj);
-    s.layer(l, "mlp.down_proj.weight", {D, F}, I::residual_normal, &LayerTensors::down_proj);
+    s.layer(l, "mlp.gate_proj.weight", {F, D}, I::normal, &LayerTensors::gate_proj, &L::gate_proj);
+    s.layer(l, "mlp.up_proj.weight", {F, D}, I::normal, &LayerTensors::up_proj, &L::up_proj);
+    s.layer(l, "mlp.down_proj.weight", {D, F}, I::residual_normal, &LayerTensors::down_proj, &L::down_proj);
   }
   s.model("model.norm.weight", {D}, I::ones, &ModelTensors::final_norm);
-  if (!c.tie_word_embeddings) s.model("lm_head.weight", {c.vocab_size, D}, I::normal, &ModelTensors::lm_head);
+  if (!c.tie_word_embeddings) s.model("lm_head.weight", {c.vocab_size, D}, I::normal, &ModelTensors::lm_head,
+                                           &ModelMatrices::lm_head);
+  s.check_types_used();
   params_ = std::move(s.params);
   total_ = s.total;
+  packed_ = s.packed;
 }
 
 const ParamInfo* ParameterTable::find(const std::string& name) const {
@@ -80,14 +107,30 @@ ModelTensors bind_tensors(const ModelConfig& c, const ParameterTable& table, flo
   ModelTensors m{};
   m.layers.assign(c.num_hidden_layers, LayerTensors{});
   for (const ParamInfo& p : table.params()) {
-    if (p.layer >= 0) m.layers[p.layer].*p.layer_view = arena + p.offset;
-    else m.*p.model_view = arena + p.offset;
+    float* view = p.packed() ? nullptr : arena + p.offset;
+    if (p.layer >= 0) m.layers[p.layer].*p.layer_view = view;
+    else m.*p.model_view = view;
+  }
+  if (c.tie_word_embeddings) m.lm_head = m.embed;
+  return m;
+}
+
+ModelMatrices bind_matrices(const ModelConfig& c, const ParameterTable& table, float* arena, unsigned char* packed) {
+  ModelMatrices m{};
+  m.layers.assign(c.num_hidden_layers, LayerMatrices{});
+  for (const ParamInfo& p : table.params()) {
+    if (!p.is_matrix()) continue;
+    const void* data = p.packed() ? static_cast<const void*>(packed + p.byte_offset) : arena + p.offset;
+    const WeightMatrix view{p.type, data, p.shape[0], p.shape[1]};
+    if (p.layer >= 0) m.layers[p.layer].*p.layer_matrix = view;
+    else m.*p.model_matrix = view;
   }
   if (c.tie_word_embeddings) m.lm_head = m.embed;
   return m;
 }
 
 void init_parameters(const ModelConfig& c, const ParameterTable& table, float* arena, uint64_t seed) {
+  DIFFTX_CHECK(table.all_f32(), "init_parameters: the table holds packed matrices (initialise in F32, then convert)");
   Rng rng(seed);
   const double residual_std = 0.02 / std::sqrt(2.0 * c.num_hidden_layers);
   for (const ParamInfo& p : table.params()) {

@@ -1,16 +1,25 @@
 // The parameter table: every tensor of the model by its docs/SPEC.md §3 name, with its shape and its
-// place in one flat arena. The same layout serves weights, gradients and optimizer moments.
+// place in one flat F32 arena. The same layout serves weights, gradients and optimizer moments.
+// For inference a table may hold matrices in a narrower storage type (kernels/quant/weight_type.h:
+// BF16, F16, Q8_0, Q4_0, Q4_K): those live in a second, byte arena and have no F32 place.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "kernels/quant/matmul.h"
 #include "model/config.h"
 
 namespace difftx {
 
 struct LayerTensors;
 struct ModelTensors;
+struct LayerMatrices;
+struct ModelMatrices;
+
+// Storage types of matrices by tensor name; a matrix not named is F32.
+using MatrixTypes = std::map<std::string, WeightType>;
 
 // How a tensor is initialised (docs/MODEL.md): norm gains 1; linear weights and embeddings
 // N(0, 0.02); the residual output projections (o_proj, down_proj) N(0, 0.02 / sqrt(2L)); the
@@ -22,25 +31,40 @@ enum class ParamInit { ones, normal, residual_normal, lambda_normal };
 struct ParamInfo {
   std::string name;
   std::vector<int64_t> shape;
-  int64_t offset;  // in floats, from the arena's start (64-byte aligned)
+  int64_t offset;  // in floats, from the F32 arena's start (64-byte aligned); -1 when packed
   int64_t numel;
   bool decay;      // AdamW weight decay: matrices (ndim >= 2) yes; gains and lambda vectors no
   ParamInit init;
   int64_t layer;                        // -1 for the model-level tensors
   float* LayerTensors::*layer_view;     // where bind_tensors puts it (layer tensors)
   float* ModelTensors::*model_view;     // (model-level tensors)
+  // The matrices the forward pass multiplies by (projections, embedding, LM head): where
+  // bind_matrices puts them; both null for the vectors, which are always F32.
+  WeightMatrix LayerMatrices::*layer_matrix = nullptr;
+  WeightMatrix ModelMatrices::*model_matrix = nullptr;
+  WeightType type = WeightType::f32;
+  int64_t byte_offset = -1;  // in the packed arena (64-byte aligned) when type is not F32
+
+  bool is_matrix() const { return layer_matrix || model_matrix; }
+  bool packed() const { return type != WeightType::f32; }
+  int64_t bytes() const { return weight_matrix_bytes(type, shape[0], numel / shape[0]); }
 };
 
 class ParameterTable {
  public:
-  explicit ParameterTable(const ModelConfig& config);
+  // types: matrices stored in another type than F32 (by name); naming a tensor that is not one of
+  // the config's matrices, or a type whose blocks do not divide a row, is an error.
+  explicit ParameterTable(const ModelConfig& config, const MatrixTypes& types = {});
   const std::vector<ParamInfo>& params() const { return params_; }
   const ParamInfo* find(const std::string& name) const;  // null if absent
   int64_t total_floats() const { return total_; }
+  int64_t packed_bytes() const { return packed_; }
+  bool all_f32() const { return packed_ == 0; }  // trainable: every tensor in the F32 arena
 
  private:
   std::vector<ParamInfo> params_;
   int64_t total_ = 0;
+  int64_t packed_ = 0;
 };
 
 // Typed pointers into an arena laid out by a ParameterTable (weights or gradients alike).
@@ -68,6 +92,20 @@ struct ModelTensors {
   std::vector<LayerTensors> layers;
 };
 ModelTensors bind_tensors(const ModelConfig& config, const ParameterTable& table, float* arena);
+
+// Every matrix of the forward pass in its storage type (views into the F32 arena or the packed
+// one). The forward blocks (layer.h) multiply by these; the backward uses LayerTensors (F32).
+struct LayerMatrices {
+  WeightMatrix q_proj, k_proj, v_proj, o_proj;
+  WeightMatrix lambda_proj;  // diff2 (always F32: [H, D] is tiny)
+  WeightMatrix gate_proj, up_proj, down_proj;
+};
+struct ModelMatrices {
+  WeightMatrix embed, lm_head;  // lm_head is embed when tied
+  std::vector<LayerMatrices> layers;
+};
+ModelMatrices bind_matrices(const ModelConfig& config, const ParameterTable& table, float* arena,
+                            unsigned char* packed);
 
 // Every tensor by its ParamInit, in table order from one random stream.
 void init_parameters(const ModelConfig& config, const ParameterTable& table, float* arena, uint64_t seed);

@@ -8,12 +8,13 @@
 
 namespace difftx {
 
-Model load_difftx_model(const std::filesystem::path& dir, const nlohmann::json& config) {
-  Model model(config_from_json(config, (dir / "config.json").string()));
+Model load_difftx_model(const std::filesystem::path& dir, const nlohmann::json& config, MatrixPrecision precision) {
+  const ModelConfig c = config_from_json(config, (dir / "config.json").string());
   const SafetensorsSet weights(dir);
+  Model model(c, matrix_types_of(ParameterTable(c), weights, precision));
   for (const ParamInfo& p : model.table.params()) {
     DIFFTX_CHECK(weights.contains(p.name), dir.string(), ": missing tensor '", p.name, "' that config.json calls for");
-    weights.read_f32(p.name, std::span<float>(model.weights.data() + p.offset, p.numel), p.shape);
+    read_weight(weights, p.name, p, model);
   }
   for (const std::string& name : weights.names())
     DIFFTX_CHECK(model.table.find(name) != nullptr, weights.file_of(name).string(), ": tensor '", name,
@@ -24,10 +25,13 @@ Model load_difftx_model(const std::filesystem::path& dir, const nlohmann::json& 
 
 void save_difftx_model(const Model& model, const std::filesystem::path& dir, StoredFloat stored) {
   std::filesystem::create_directories(dir);
+  std::map<std::string, std::string> metadata{{"format", "pt"}, {"producer", "difftx"}};
   std::vector<SafetensorsEntry> entries;
-  for (const ParamInfo& p : model.table.params())
-    entries.push_back({p.name, p.shape, std::span<const float>(model.weights.data() + p.offset, p.numel), stored});
-  write_safetensors(dir / "model.safetensors", entries, {{"format", "pt"}, {"producer", "difftx"}});
+  for (const ParamInfo& p : model.table.params()) {
+    if (p.packed()) entries.push_back(packed_entry(model, p, metadata));
+    else entries.push_back({p.name, p.shape, std::span<const float>(model.weights.data() + p.offset, p.numel), stored});
+  }
+  write_safetensors(dir / "model.safetensors", entries, metadata);
   write_json_file(dir / "config.json", config_to_json(model.config));
 }
 

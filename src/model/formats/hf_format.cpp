@@ -33,46 +33,33 @@ struct AttentionRowMaps {
 // recomputed from the config).
 bool is_buffer(const std::string& name) { return ends_with(name, ".rotary_emb.inv_freq"); }
 
-void read_rows(const SafetensorsSet& weights, const std::string& name, const RowMap& map, const ParamInfo& p,
-               float* dst) {
-  const int64_t cols = p.shape[1];
-  const SafetensorsTensorInfo& info = weights.info(name);
-  DIFFTX_CHECK(info.shape.size() == 2 && info.shape[1] == cols, weights.file_of(name).string(), ": tensor '", name,
-               "' must have ", cols, " columns");
-  const int64_t rows = info.shape[0];
-  const std::vector<float> source = weights.read_f32(name);
-  gather_rows(source.data(), rows, map, cols, dst);
-}
-
 }  // namespace
 
-Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& config) {
+Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& config, MatrixPrecision precision) {
   const HfConfig hc = config_from_hf(config, (dir / "config.json").string());
-  Model model(hc.model);
   const SafetensorsSet weights(dir);
+  Model model(hc.model, matrix_types_of(ParameterTable(hc.model), weights, precision));
   const AttentionRowMaps maps{hc.layout.q, hc.layout.k, hc.layout.v};  // empty (rows in order) for Llama
   for (const ParamInfo& p : model.table.params()) {
-    float* dst = model.weights.data() + p.offset;
     if (ends_with(p.name, ".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
       DIFFTX_CHECK(!weights.contains(p.name), weights.file_of(p.name).string(), ": DiffLlama has no tensor '",
                    p.name, "'");
+      float* dst = model.weights.data() + p.offset;
       std::fill(dst, dst + p.numel, 1.0f);
       continue;
     }
     DIFFTX_CHECK(weights.contains(p.name), dir.string(), ": missing tensor '", p.name, "' that config.json calls for");
-    if (const RowMap* map = maps.of(p.name)) {
-      DIFFTX_CHECK(static_cast<int64_t>(map->size()) == p.shape[0], "internal: row map of ", p.name);
-      read_rows(weights, p.name, *map, p, dst);
-    } else {
-      weights.read_f32(p.name, std::span<float>(dst, p.numel), p.shape);
-    }
+    const RowMap* map = maps.of(p.name);
+    DIFFTX_CHECK(!map || static_cast<int64_t>(map->size()) == p.shape[0], "internal: row map of ", p.name);
+    read_weight(weights, p.name, p, model, map);
   }
   for (const std::string& name : weights.names()) {
     if (model.table.find(name) || is_buffer(name)) continue;
     if (name == "lm_head.weight" && hc.model.tie_word_embeddings) {
       // Some tied checkpoints store the head anyway: accepted when it is the embedding.
       const std::vector<float> head = weights.read_f32(name, std::vector<int64_t>{hc.model.vocab_size, hc.model.hidden_size});
-      DIFFTX_CHECK(std::equal(head.begin(), head.end(), model.tensors.embed), weights.file_of(name).string(),
+      const std::vector<float> embed = widened_weight(model, *model.table.find("model.embed_tokens.weight"));
+      DIFFTX_CHECK(head == embed, weights.file_of(name).string(),
                    ": 'lm_head.weight' differs from the embedding, but config.json ties them (tie_word_embeddings)");
       continue;
     }
@@ -84,6 +71,7 @@ Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& conf
 
 void save_hf_model(const Model& model, const std::filesystem::path& dir, StoredFloat stored) {
   const ModelConfig& c = model.config;
+  require_f32_weights(model, "writing a Hugging Face directory");
   const char* torch_dtype = stored == StoredFloat::bf16 ? "bfloat16" : stored == StoredFloat::f16 ? "float16" : "float32";
   const nlohmann::json config = config_to_hf(c, torch_dtype);  // refuses what HF cannot hold
 
@@ -110,7 +98,7 @@ void save_hf_model(const Model& model, const std::filesystem::path& dir, StoredF
     std::vector<int64_t> shape = p.shape;
     if (const RowMap* map = maps.of(p.name)) {
       rewritten.emplace_back(map->size() * p.shape[1]);
-      gather_rows(src, p.shape[0], *map, p.shape[1], rewritten.back().data());
+      gather_rows(src, p.shape[0], *map, p.shape[1] * int64_t{sizeof(float)}, rewritten.back().data());
       data = rewritten.back();
       shape[0] = static_cast<int64_t>(map->size());
     } else if (c.attention == AttentionKind::diff && ends_with(p.name, ".self_attn.o_proj.weight")) {

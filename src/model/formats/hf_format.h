@@ -9,12 +9,13 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "io/safetensors.h"
+#include "model/formats/stored_matrices.h"
 #include "model/model.h"
 
 namespace difftx {
 
 // `config` is the directory's parsed config.json (model_type "llama" or "diffllama").
-Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& config);
+Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& config, MatrixPrecision precision);
 
 // Writes config.json and model.safetensors (floats stored as `stored`). Error for a model that
 // has no Hugging Face class (DIFF V2, the DIFF V1 ablations).

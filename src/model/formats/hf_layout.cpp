@@ -91,10 +91,11 @@ RowMap compose(const RowMap& first, const RowMap& then) {
   return out;
 }
 
-void gather_rows(const float* src, int64_t src_rows, const RowMap& map, int64_t cols, float* dst) {
+void gather_rows(const void* src, int64_t src_rows, const RowMap& map, int64_t row_bytes, void* dst) {
   for (size_t r = 0; r < map.size(); ++r) {
     DIFFTX_CHECK(map[r] >= 0 && map[r] < src_rows, "gather_rows: source row ", map[r], " of ", src_rows);
-    std::memcpy(dst + r * cols, src + map[r] * cols, sizeof(float) * cols);
+    std::memcpy(static_cast<unsigned char*>(dst) + r * row_bytes,
+                static_cast<const unsigned char*>(src) + map[r] * row_bytes, row_bytes);
   }
 }
 

@@ -40,7 +40,8 @@ RowMap interleaved_to_half_rows(int64_t rows, int64_t head_dim);
 // Composition: the result's row r is `first`'s row then[r] (apply `then` to the output of `first`).
 RowMap compose(const RowMap& first, const RowMap& then);
 
-// dst[r, :] = src[map[r], :] for a row-major matrix of `cols` columns.
-void gather_rows(const float* src, int64_t src_rows, const RowMap& map, int64_t cols, float* dst);
+// dst row r = src row map[r], for a matrix of rows `row_bytes` long in any storage type (rows of a
+// block-quantized matrix are independent too).
+void gather_rows(const void* src, int64_t src_rows, const RowMap& map, int64_t row_bytes, void* dst);
 
 }  // namespace difftx

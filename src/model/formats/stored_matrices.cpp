@@ -1,0 +1,119 @@
+#include "model/formats/stored_matrices.h"
+
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/quant/quantize.h"
+
+namespace difftx {
+namespace {
+
+bool is_block_type(WeightType t) { return weight_type_info(t).block_weights > 1; }
+
+const char* safetensors_dtype(WeightType t) {
+  switch (t) {
+    case WeightType::f32: return "F32";
+    case WeightType::bf16: return "BF16";
+    case WeightType::f16: return "F16";
+    default: return "U8";
+  }
+}
+
+// The matrix's [rows, cols] as the file stores it, checked against its dtype's rules.
+void stored_shape(const SafetensorsSet& weights, const std::string& name, WeightType type, int64_t& rows,
+                  int64_t& cols) {
+  const SafetensorsTensorInfo& info = weights.info(name);
+  const std::string where = weights.file_of(name).string() + ": tensor '" + name + "'";
+  DIFFTX_CHECK(info.shape.size() == 2, where, " is a matrix, but has ", info.shape.size(), " dimensions");
+  rows = info.shape[0];
+  cols = info.shape[1];
+  if (!is_block_type(type)) return;
+  const WeightTypeInfo& t = weight_type_info(type);
+  DIFFTX_CHECK(cols % t.block_bytes == 0, where, " (", t.name, ") has rows of ", cols, " bytes, not a whole number of ",
+               t.block_bytes, "-byte blocks");
+  cols = cols / t.block_bytes * t.block_weights;
+}
+
+}  // namespace
+
+WeightType stored_weight_type(const SafetensorsSet& weights, const std::string& name) {
+  const std::string& dtype = weights.info(name).dtype;
+  if (dtype == "F32" || dtype == "F64") return WeightType::f32;
+  if (dtype == "BF16") return WeightType::bf16;
+  if (dtype == "F16") return WeightType::f16;
+  const auto& metadata = weights.metadata_of(name);
+  const auto entry = metadata.find(kWeightTypeKeyPrefix + name);
+  DIFFTX_CHECK(dtype == "U8" && entry != metadata.end(), weights.file_of(name).string(), ": tensor '", name,
+               "' has dtype ", dtype, dtype == "U8" ? " but no \"" + (kWeightTypeKeyPrefix + name) + "\" entry in the "
+               "header's __metadata__ naming its weight type" : std::string(", expected F32, BF16, F16 or U8 blocks"));
+  const WeightType type = parse_weight_type(entry->second);
+  DIFFTX_CHECK(is_block_type(type), weights.file_of(name).string(), ": tensor '", name, "' is stored as U8 bytes "
+               "of weight type ", entry->second, ", which is not a block type (q8_0, q4_0, q4_k)");
+  return type;
+}
+
+MatrixTypes matrix_types_of(const ParameterTable& table, const SafetensorsSet& weights, MatrixPrecision precision) {
+  MatrixTypes types;
+  if (precision == MatrixPrecision::f32) return types;
+  for (const ParamInfo& p : table.params()) {
+    if (!p.is_matrix() || p.name.find("lambda_proj") != std::string::npos || !weights.contains(p.name)) continue;
+    const WeightType type = stored_weight_type(weights, p.name);
+    if (type != WeightType::f32) types[p.name] = type;
+  }
+  return types;
+}
+
+void read_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, Model& model,
+                 const RowMap* row_map) {
+  const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
+  if (!p.is_matrix() || (!row_map && p.type == WeightType::f32 && !is_block_type(stored))) {
+    weights.read_f32(name, std::span<float>(model.weights.data() + p.offset, p.numel), p.shape);
+    return;
+  }
+  int64_t rows = 0, cols = 0;
+  stored_shape(weights, name, stored, rows, cols);
+  DIFFTX_CHECK(cols == p.shape[1] && (row_map || rows == p.shape[0]), weights.file_of(name).string(), ": tensor '",
+               name, "' holds a ", rows, " x ", cols, " matrix, expected ", row_map ? "" : std::to_string(p.shape[0]),
+               row_map ? "rows of " : " x ", p.shape[1], row_map ? " columns" : "");
+  DIFFTX_CHECK(stored == p.type || p.type == WeightType::f32, "internal: ", name, " is stored as ",
+               weight_type_name(stored), " but placed as ", weight_type_name(p.type));
+  void* dst = p.packed() ? static_cast<void*>(model.packed.data() + p.byte_offset) : model.weights.data() + p.offset;
+  if (!row_map && stored == p.type) {
+    weights.read_bytes(name, std::span<unsigned char>(static_cast<unsigned char*>(dst), p.bytes()));
+    return;
+  }
+  // The whole matrix in p's type, rows as the file orders them.
+  std::vector<unsigned char> source(weight_matrix_bytes(p.type, rows, cols));
+  if (stored == p.type) {
+    weights.read_bytes(name, source);
+  } else if (is_block_type(stored)) {
+    std::vector<unsigned char> blocks(weight_matrix_bytes(stored, rows, cols));
+    weights.read_bytes(name, blocks);
+    dequantize_rows(stored, blocks.data(), reinterpret_cast<float*>(source.data()), rows, cols);
+  } else {
+    weights.read_f32(name, std::span<float>(reinterpret_cast<float*>(source.data()), rows * cols));
+  }
+  const int64_t row_bytes = weight_row_bytes(p.type, cols);
+  if (row_map) gather_rows(source.data(), rows, *row_map, row_bytes, dst);
+  else std::memcpy(dst, source.data(), source.size());
+}
+
+std::vector<float> widened_weight(const Model& model, const ParamInfo& p) {
+  if (!p.packed()) return std::vector<float>(model.weights.data() + p.offset, model.weights.data() + p.offset + p.numel);
+  std::vector<float> out(p.numel);
+  dequantize_rows(p.type, model.packed.data() + p.byte_offset, out.data(), p.shape[0], p.shape[1]);
+  return out;
+}
+
+SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata) {
+  const std::span<const unsigned char> bytes(model.packed.data() + p.byte_offset, p.bytes());
+  std::vector<int64_t> shape = p.shape;
+  if (is_block_type(p.type)) {
+    shape[1] = p.bytes() / p.shape[0];
+    metadata[kWeightTypeKeyPrefix + p.name] = weight_type_name(p.type);
+  }
+  return {p.name, shape, StoredBytes{safetensors_dtype(p.type), bytes}};
+}
+
+}  // namespace difftx

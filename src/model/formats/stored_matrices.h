@@ -1,0 +1,47 @@
+// Matrices in a storage type inside safetensors files (docs/FORMATS.md "Weight storage types"):
+//   F32, BF16, F16   the safetensors dtype of that name, shape [rows, cols];
+//   Q8_0, Q4_0, Q4_K dtype U8, shape [rows, bytes per row] (GGML's block layout, row by row), and
+//                    the type in the file's "__metadata__" under "difftx.weight_type.<tensor name>".
+// Shared by the format adapters: they read a matrix into the place a ParamInfo gives it (the F32
+// arena, widened, or the packed arena as stored) and write packed matrices back.
+#pragma once
+#include <map>
+#include <string>
+
+#include "io/safetensors.h"
+#include "io/safetensors_set.h"
+#include "model/formats/hf_layout.h"
+#include "model/model.h"
+
+namespace difftx {
+
+inline constexpr const char* kWeightTypeKeyPrefix = "difftx.weight_type.";
+
+// How a model's matrices are held once loaded.
+enum class MatrixPrecision {
+  f32,        // widened to F32 (training, checkpoints, the analyses that read weights)
+  as_stored,  // in the type the file stores them in (inference); vectors are always F32
+};
+
+// The storage type of tensor `name` in the file; error for a U8 tensor without its metadata entry
+// or a dtype that no weight type has.
+WeightType stored_weight_type(const SafetensorsSet& weights, const std::string& name);
+
+// MatrixPrecision::as_stored: the matrices of `table` (an all-F32 schema) that the file holds in
+// another type than F32, with that type; empty for MatrixPrecision::f32.
+MatrixTypes matrix_types_of(const ParameterTable& table, const SafetensorsSet& weights, MatrixPrecision precision);
+
+// Reads tensor `name` into p's place in `model` (widened to F32 or as stored), its rows taken in
+// the order of `rows` when given (the file may then hold a different number of rows). Errors name
+// the file, the tensor and the shape expected.
+void read_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, Model& model,
+                 const RowMap* rows = nullptr);
+
+// p's weights widened to F32, wherever the model holds them.
+std::vector<float> widened_weight(const Model& model, const ParamInfo& p);
+
+// The safetensors entry of a packed matrix (borrowing the model's bytes); block types add their
+// type to `metadata`.
+SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata);
+
+}  // namespace difftx

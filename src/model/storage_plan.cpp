@@ -1,0 +1,55 @@
+#include "model/storage_plan.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/quant/quantize.h"
+#include "model/formats/stored_matrices.h"
+
+namespace difftx {
+namespace {
+
+bool whole_blocks(WeightType type, int64_t cols) { return cols % weight_type_info(type).block_weights == 0; }
+
+// Rows quantized in chunks on the threads (rows are independent; quantize_rows only throws for a
+// row that is not whole blocks, which the plan has ruled out).
+void quantize_parallel(WeightType type, const float* src, unsigned char* dst, int64_t rows, int64_t cols) {
+  const int64_t row_bytes = weight_row_bytes(type, cols), chunk = 16;
+#pragma omp parallel for schedule(dynamic)
+  for (int64_t r = 0; r < rows; r += chunk)
+    quantize_rows(type, src + r * cols, dst + r * row_bytes, std::min(chunk, rows - r), cols);
+}
+
+}  // namespace
+
+MatrixTypes storage_plan(const ModelConfig& config, WeightType type) {
+  MatrixTypes types;
+  if (type == WeightType::f32) return types;
+  const bool four_bit = type == WeightType::q4_0 || type == WeightType::q4_k;
+  const ParameterTable table(config);
+  for (const ParamInfo& p : table.params()) {
+    if (!p.is_matrix() || p.name.find("lambda_proj") != std::string::npos) continue;
+    const bool head = p.model_matrix != nullptr;  // the embedding or the LM head
+    WeightType t = head && four_bit ? WeightType::q8_0 : type;
+    if (!whole_blocks(t, p.shape[1])) t = WeightType::bf16;
+    types[p.name] = t;
+  }
+  return types;
+}
+
+Model convert_matrices(const Model& model, const MatrixTypes& types) {
+  Model out(model.config, types);
+  for (const ParamInfo& p : out.table.params()) {
+    const ParamInfo& source = *model.table.find(p.name);
+    if (!p.packed() && !source.packed()) {
+      std::memcpy(out.weights.data() + p.offset, model.weights.data() + source.offset, sizeof(float) * p.numel);
+      continue;
+    }
+    const std::vector<float> widened = widened_weight(model, source);
+    if (p.packed()) quantize_parallel(p.type, widened.data(), out.packed.data() + p.byte_offset, p.shape[0], p.shape[1]);
+    else std::copy(widened.begin(), widened.end(), out.weights.data() + p.offset);
+  }
+  return out;
+}
+
+}  // namespace difftx
