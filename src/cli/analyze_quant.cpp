@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/analyze_targets.h"
+#include "core/error.h"
 #include "data/loader.h"
 #include "eval/quantization.h"
 #include "kernels/attention/attention_quantized.h"
@@ -10,11 +11,23 @@
 
 namespace difftx::cli {
 
+std::vector<int> logit_bits_option(Args& args, const std::string& name, const std::string& fallback) {
+  std::vector<int> bits;
+  for (int64_t b : args.get_int_list(name, fallback, IntRange{0, 64})) {
+    try {
+      check_logit_bits(static_cast<int>(b));
+    } catch (const Error& e) {
+      fail("--", name, " expects bit widths the quantizer takes: ", e.what());
+    }
+    bits.push_back(static_cast<int>(b));
+  }
+  return bits;
+}
+
 int analyze_quant(Args& args) {
   const std::string model_dir = args.require("model");
   const std::string data_dir = args.require("data");
-  std::vector<int> bits;
-  for (int64_t b : args.get_int_list("bits", "0,16,8,6,4", IntRange{0, 64})) bits.push_back(static_cast<int>(b));
+  const std::vector<int> bits = logit_bits_option(args, "bits", "0,16,8,6,4");
   const int64_t seq_len = args.get_int("seq-len", 256, kSequenceLength);
   const int64_t micro_batch = args.get_int("micro-batch", 8, kMicroBatch);
   PerplexityOptions o;
@@ -22,7 +35,6 @@ int analyze_quant(Args& args) {
   const bool quiet = args.flag("quiet");
   const std::string json_path = args.get("json", "");
   args.finish();
-  for (int b : bits) check_logit_bits(b);  // before loading anything
 
   const Model model = load_model_dir(model_dir);
   data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);

@@ -3,6 +3,7 @@
 #pragma once
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "cli/args.h"
 #include "data/tokenizer.h"
@@ -21,6 +22,10 @@ int analyze_quant(Args& args);
 // directories; a directory that is not a prepared dataset is an error too).
 data::Tokenizer dataset_tokenizer(const std::filesystem::path& data_dir, const std::filesystem::path& model_dir,
                                   const ModelConfig& config);
+
+// --NAME B,B,...: attention logit bit widths, each 0 (none) or 2 to 16 (check_logit_bits), checked
+// before anything is loaded or trained; errors name the option.
+std::vector<int> logit_bits_option(Args& args, const std::string& name, const std::string& fallback);
 
 // --json FILE: the analyses written atomically as results-schema objects (when the option was given).
 void write_analysis_json(const std::string& path, const results::Analyses& analyses);

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "core/error.h"
+#include "data/utf8.h"
 
 namespace difftx::cli {
 
@@ -28,6 +29,17 @@ Args::Args(std::string command, const std::vector<std::string>& argv) : command_
       positional_.push_back(a);
     }
   }
+  // Options and file names end up in JSON files (run.json, metadata.json), which hold UTF-8.
+  const auto check_utf8 = [&](const std::string& text, const std::string& what) {
+    const size_t bad = data::valid_utf8_prefix(text);
+    DIFFTX_CHECK(bad == text.size(), command_, ": ", what, " is not valid UTF-8 (byte ", bad,
+                 "); difftx records options and file names as UTF-8 text: rename the file or use another path");
+  };
+  for (const auto& [name, values] : values_) {
+    check_utf8(name, "option --" + name);
+    for (const std::string& v : values) check_utf8(v, "the value of --" + name);
+  }
+  for (const std::string& p : positional_) check_utf8(p, "argument '" + p + "'");
 }
 
 bool Args::flag(const std::string& name) {

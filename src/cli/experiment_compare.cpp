@@ -6,6 +6,7 @@
 
 #include "source_dir.h"
 
+#include "cli/analyze_targets.h"
 #include "cli/experiments.h"
 #include "cli/train_options.h"
 #include "core/error.h"
@@ -117,7 +118,7 @@ int experiment_compare(Args& args) {
   a.val_seq_len = o.train.seq_len;
   a.val_micro_batch = o.train.micro_batch;
   a.bits.clear();
-  for (int64_t b : or_default(args, "bits", {0, 16, 8, 6, 4}, IntRange{0, 64})) a.bits.push_back(static_cast<int>(b));
+  a.bits = logit_bits_option(args, "bits", "0,16,8,6,4");  // checked now, not after the models have trained
   a.quant_val_batches = args.get_int("quant-batches", a.quant_val_batches, kNonNegative);
   args.finish();
 

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "core/error.h"
+#include "core/parallel_errors.h"
 #include "data/encodings.h"
 #include "data/split_pattern.h"
 #include "data/utf8.h"
@@ -47,17 +48,16 @@ std::vector<PieceCount> count_pieces(std::span<const std::string_view> documents
 
   const int threads = omp_get_max_threads();
   std::vector<std::unordered_map<std::string_view, int64_t>> local(threads);
-  std::vector<std::string> errors(threads);
+  ParallelErrors errors;  // the split's errors (match limits) and the maps' growth
+  const int64_t n = static_cast<int64_t>(documents.size());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (size_t d = 0; d < documents.size(); ++d) {
-    auto& counts = local[omp_get_thread_num()];
-    try {
+  for (int64_t d = 0; d < n; ++d) {
+    errors.run(d, [&] {
+      auto& counts = local[omp_get_thread_num()];
       split.split(documents[d], [&](std::string_view piece) { ++counts[piece]; });
-    } catch (const std::exception& e) {
-      errors[omp_get_thread_num()] = e.what();
-    }
+    });
   }
-  for (const auto& e : errors) DIFFTX_CHECK(e.empty(), e);
+  errors.rethrow();
   std::unordered_map<std::string_view, int64_t> total = std::move(local[0]);
   for (int t = 1; t < threads; ++t)
     for (const auto& [piece, n] : local[t]) total[piece] += n;

@@ -4,7 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "data/file_io.h"
+#include "io/json_file.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -16,13 +16,9 @@ constexpr int64_t kMaxId = (1 << 24) - 1;
 
 std::optional<json> read_json(const fs::path& file) {
   if (!fs::is_regular_file(file)) return std::nullopt;
-  try {
-    json j = json::parse(read_file(file));
-    DIFFTX_CHECK(j.is_object(), file.string(), ": expected a JSON object");
-    return j;
-  } catch (const json::exception& e) {
-    fail(file.string(), ": not valid JSON (", e.what(), ")");
-  }
+  json j = read_json_file(file);
+  DIFFTX_CHECK(j.is_object(), file.string(), ": expected a JSON object");
+  return j;
 }
 
 void add_eos_ids(const json& j, const fs::path& file, std::vector<int32_t>& ids) {

@@ -6,8 +6,8 @@
 
 #include "core/error.h"
 #include "data/byte_level.h"
-#include "data/file_io.h"
 #include "data/hf_tokenizer.h"
+#include "io/json_file.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -135,7 +135,7 @@ void read_pre_tokenizer(const json& j, const std::string& where, std::vector<Spl
 
 bool has_byte_level(const json& j) {
   if (j.is_null() || !j.is_object()) return false;
-  if (j.value("type", "") == "ByteLevel") return true;
+  if (j.value("type", json()) == "ByteLevel") return true;
   for (const char* list : {"pretokenizers", "decoders"})
     if (j.contains(list) && j[list].is_array())
       for (const json& e : j[list])
@@ -276,7 +276,7 @@ void read_post_processor(const json& j, const std::string& where, TokenizerParts
     const std::string at = where + ".single[" + std::to_string(i) + "]";
     const json& piece = single[i];
     if (piece.contains("Sequence")) {
-      DIFFTX_CHECK(piece["Sequence"].value("id", "") == "A" && !after_text, at, ": expected one sequence $A");
+      DIFFTX_CHECK(piece["Sequence"].is_object() && piece["Sequence"].value("id", json()) == "A" && !after_text, at, ": expected one sequence $A");
       after_text = true;
       continue;
     }
@@ -309,12 +309,7 @@ std::optional<std::string> token_name(const json& config, const char* key, const
 std::optional<std::string> apply_config(const fs::path& file, TokenizerParts& parts) {
   if (!fs::is_regular_file(file)) return std::nullopt;
   const std::string where = file.string();
-  json config;
-  try {
-    config = json::parse(read_file(file));
-  } catch (const json::exception& e) {
-    fail(where, ": not valid JSON (", e.what(), ")");
-  }
+  const json config = read_json_file(file);
   DIFFTX_CHECK(config.is_object(), where, ": expected a JSON object");
   const auto set_end = [&](const char* add_key, const char* token_key, std::vector<int32_t>& ids, bool front) {
     if (!config.contains(add_key) || config[add_key].is_null()) return;
@@ -355,16 +350,11 @@ const std::string& gpt2_pattern() {
   return pattern;
 }
 
-Tokenizer read_hf_tokenizer(const fs::path& file) {
+namespace {
+
+// tokenizer.json's sections into a tokenizer (and tokenizer_config.json beside it).
+Tokenizer read_parts(const json& j, const fs::path& file) {
   const std::string where = file.string();
-  json j;
-  try {
-    j = json::parse(read_file(file));
-  } catch (const json::exception& e) {
-    fail(where, ": not valid JSON (", e.what(), ")");
-  }
-  DIFFTX_CHECK(j.is_object(), where, ": expected a JSON object (a Hugging Face tokenizer.json)");
-  check_nesting(j, where);
   const auto section = [&](const char* key) { return j.contains(key) ? j[key] : json(); };
   TokenizerParts parts;
   parts.name = where;
@@ -379,6 +369,20 @@ Tokenizer read_hf_tokenizer(const fs::path& file) {
   const auto eos = apply_config(file.parent_path() / kHfTokenizerConfigFile, parts);
   parts.end_of_text = document_end(parts, eos, where);
   return Tokenizer(std::move(parts));  // its errors start with "tokenizer FILE"
+}
+
+}  // namespace
+
+Tokenizer read_hf_tokenizer(const fs::path& file) {
+  const std::string where = file.string();
+  const json j = read_json_file(file);
+  DIFFTX_CHECK(j.is_object(), where, ": expected a JSON object (a Hugging Face tokenizer.json)");
+  check_nesting(j, where);
+  try {
+    return read_parts(j, file);
+  } catch (const json::exception& e) {  // a value of another type than the readers above expect
+    fail(where, ": malformed tokenizer.json (", json_error_text(e), ")");
+  }
 }
 
 }  // namespace difftx::data

@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/parallel_errors.h"
 #include "core/timer.h"
 #include "data/bpe_trainer.h"
 #include "data/corpus.h"
@@ -19,6 +20,7 @@
 #include "data/shard.h"
 #include "data/token_table.h"
 #include "data/tokenizer_files.h"
+#include "data/utf8.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -118,18 +120,20 @@ void encode_splits(const PrepareOptions& o, const Corpus& corpus, const std::vec
     size_t end = begin, block_bytes = 0;
     while (end < texts.size() && (end == begin || block_bytes < kBlockBytes)) block_bytes += texts[end++].size();
     std::vector<std::vector<int32_t>> ids(end - begin);
-    std::vector<std::string> errors(end - begin);
+    ParallelErrors errors;  // the first failing document's, with its file named
 #pragma omp parallel for schedule(dynamic, 1)
     for (size_t i = begin; i < end; ++i) {
-      try {
-        ids[i - begin].push_back(tok.end_of_text());
-        tok.encode_append(texts[i], ids[i - begin]);
-      } catch (const std::exception& e) {
-        errors[i - begin] = corpus.sources[corpus.documents[i].source].path + ": " + e.what();
-      }
+      errors.run(static_cast<int64_t>(i), [&] {
+        try {
+          ids[i - begin].push_back(tok.end_of_text());
+          tok.encode_append(texts[i], ids[i - begin]);
+        } catch (const std::exception& e) {
+          fail(corpus.sources[corpus.documents[i].source].path, ": ", e.what());
+        }
+      });
     }
+    errors.rethrow();
     for (size_t i = begin; i < end; ++i) {
-      DIFFTX_CHECK(errors[i - begin].empty(), errors[i - begin]);
       SplitOutput& split = splits[is_val[i] ? 1 : 0];
       append(split, o.out, tok.vocab_size(), o.shard_tokens, ids[i - begin]);
       ++split.documents;
@@ -212,6 +216,18 @@ std::vector<bool> choose_validation_documents(const std::vector<std::string_view
   return val;
 }
 
+// metadata.json records the --tokenizer given and every source's path as JSON strings, which
+// must be UTF-8: a name that is not is refused before anything is written.
+void check_recorded_names(const PrepareOptions& o, const Corpus& corpus) {
+  const char* why = "; metadata.json records it as UTF-8 text: rename it";
+  try {
+    if (o.vocab_size <= 0) check_utf8(o.tokenizer, "--tokenizer '" + o.tokenizer + "'");
+    for (const CorpusSource& s : corpus.sources) check_utf8(s.path, "corpus file name '" + s.path + "'");
+  } catch (const Error& e) {
+    fail(e.what(), why);
+  }
+}
+
 nlohmann::json prepare_dataset(const PrepareOptions& o) {
   DIFFTX_CHECK(!o.out.empty(), "prepare: no output directory");
   DIFFTX_CHECK(o.shard_tokens > 0, "prepare: --shard-tokens must be positive");
@@ -219,6 +235,7 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
                "prepare: give --tokenizer NAME_OR_FILE or --vocab-size N to train one");
   Progress progress(o.progress);
   const Corpus corpus = read_corpus(o.corpus);
+  check_recorded_names(o, corpus);
   std::vector<std::string_view> texts;
   for (const Document& d : corpus.documents) texts.push_back(d.text);
   const std::vector<bool> is_val = choose_validation_documents(texts, o.val_fraction);

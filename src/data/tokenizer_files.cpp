@@ -31,9 +31,15 @@ Tokenizer from_sidecar(const fs::path& ranks_file, const fs::path& sidecar) {
   const std::string where = sidecar.string();
   const nlohmann::json j = read_json_file(sidecar);
   DIFFTX_CHECK(j.is_object(), where, ": expected a JSON object");
-  DIFFTX_CHECK(j.value("format", "") == "difftx-tokenizer", where,
+  // (json defaults: a value of another type compares unequal instead of throwing)
+  DIFFTX_CHECK(j.value("format", nlohmann::json()) == "difftx-tokenizer", where,
                ": expected \"format\": \"difftx-tokenizer\"");
-  DIFFTX_CHECK(j.value("version", 0) == 1, where, ": unsupported version (expected 1)");
+  DIFFTX_CHECK(j.value("version", nlohmann::json()) == 1, where, ": unsupported version (expected 1)");
+  const auto text_or = [&](const char* key, const std::string& fallback) {
+    if (!j.contains(key)) return fallback;
+    DIFFTX_CHECK(j[key].is_string(), where, ": \"", key, "\" must be a string");
+    return j[key].get<std::string>();
+  };
   DIFFTX_CHECK(j.contains("pattern") && j["pattern"].is_string(), where,
                ": missing string \"pattern\" (the split pattern)");
   DIFFTX_CHECK(j.contains("special_tokens") && j["special_tokens"].is_object(), where,
@@ -44,8 +50,8 @@ Tokenizer from_sidecar(const fs::path& ranks_file, const fs::path& sidecar) {
                  where, ": special token ", text, " needs an integer id in [0, ", kMaxId, "]");
     specials[text] = id.get<int32_t>();
   }
-  const std::string name = j.value("name", ranks_file.stem().string());
-  const std::string eot = j.value("end_of_text", std::string(kEndOfText));
+  const std::string name = text_or("name", ranks_file.stem().string());
+  const std::string eot = text_or("end_of_text", kEndOfText);
   Tokenizer tokenizer(name, read_tiktoken_file(ranks_file), j["pattern"].get<std::string>(),
                       std::move(specials), eot);
   if (j.contains("vocab_size"))

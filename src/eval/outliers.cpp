@@ -5,6 +5,7 @@
 
 #include "core/buffer.h"
 #include "core/error.h"
+#include "core/parallel_errors.h"
 #include "core/threading.h"
 #include "core/timer.h"
 #include "data/dataset.h"
@@ -53,8 +54,9 @@ OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const
         const LayerTap a = layer_tap(c, acts, l);
         const int64_t maps = attention_map_count(a.dims);
         float logit_max = 0;
+        ParallelErrors errors;  // attention_map_logits checks its arguments
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(max : logit_max)
-        for (int64_t item = 0; item < rows * maps; ++item) {
+        for (int64_t item = 0; item < rows * maps; ++item) errors.run(item, [&] {
           float* S = scores.data() + thread_index() * T * T;
           attention_map_logits(a.dims, a.q, a.k, item / maps, item % maps, scale, S);
           for (int64_t t = 0; t < T; ++t) {
@@ -62,7 +64,8 @@ OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const
             parts[thread_index()].add(row, t + 1);
             for (int64_t s = 0; s <= t; ++s) logit_max = std::max(logit_max, std::fabs(row[s]));
           }
-        }
+        });
+        errors.rethrow();
         // Hidden states: the output of layer l (its residual stream), rows [0, rows) of the batch.
         const float* x = a.residual_out;
         const int64_t n = rows * T * D;

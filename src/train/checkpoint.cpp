@@ -47,7 +47,8 @@ void write_checkpoint_files(const fs::path& temp_dir, int64_t step, const Model&
   json full = state;
   full["step"] = step;
   write_json_file(temp_dir / "state.json", full);
-  for (const fs::path& f : extra_files) fs::copy_file(f, temp_dir / f.filename(), fs::copy_options::overwrite_existing);
+  // Copied as every other file is written: fsync'd, and a missing or unreadable one is an Error naming it.
+  for (const fs::path& f : extra_files) write_file_atomically(temp_dir / f.filename(), read_whole_file(f));
 }
 
 // The step a checkpoint directory's name gives ("step_00000100" -> 100), or -1.

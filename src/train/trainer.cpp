@@ -148,11 +148,13 @@ void note_changes(const json& state, const TrainOptions& o, int ranks, int64_t b
     if (before.value(key, json()) != value)
       say.line("note: resuming with ", key, " = ", value.dump(), " (the checkpoint's run used ",
                before.value(key, json()).dump(), ")");
-  if (state.value("world_size", 1) != ranks)
+  // (json defaults: a tampered value of another type is a change, not an exception)
+  const json world_size = state.value("world_size", json(1)), rows = state.value("batch_rows", json(batch_rows));
+  if (world_size != ranks)
     say.line("note: resuming on ", ranks, " rank", ranks == 1 ? "" : "s", " (the checkpoint's run used ",
-             state.value("world_size", 1), ")");
-  if (state.value("batch_rows", batch_rows) != batch_rows)
-    say.line("note: the global batch changes from ", state.value("batch_rows", batch_rows), " to ", batch_rows,
+             json_value_for_message(world_size), ")");
+  if (rows != batch_rows)
+    say.line("note: the global batch changes from ", json_value_for_message(rows), " to ", batch_rows,
              " rows, so the data order differs from the checkpoint's run");
 }
 

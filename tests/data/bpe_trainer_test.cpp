@@ -128,5 +128,23 @@ TEST(BpeTrainer, RejectsBadOptionsAndInvalidUtf8) {
   }
 }
 
+// The pieces are counted in an OpenMP region: a split error there (documents the pattern does
+// not cover) comes out of count_pieces as the first failing document's Error, never a terminate.
+TEST(BpeTrainer, SplitErrorsInsideTheParallelCountAreErrors) {
+  std::vector<std::string> docs(256, "aaaa");
+  docs[97] = "aa b";   // offset 2 cannot start a piece of "a+"
+  docs[200] = "b";     // offset 0: a later document, not the one reported
+  const std::vector<std::string_view> views(docs.begin(), docs.end());
+  for (int repeat = 0; repeat < 5; ++repeat) {
+    try {
+      count_pieces(views, "a+");
+      FAIL() << "an uncovered character was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("matches nothing at byte offset 2"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(train_bpe(views, {.vocab_size = 300, .pattern = "a+"}), Error);
+}
+
 }  // namespace
 }  // namespace difftx::data

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "data/dataset.h"
+#include "data/hf_tokenizer.h"
 #include "data/file_io.h"
 #include "data/loader.h"
 #include "data/tokenizer_files.h"
@@ -146,6 +147,30 @@ TEST_F(HostileInputs, MetadataMutantsEndInAnErrorOrAReadableDataset) {
   EXPECT_EQ(t.tried, 300);
 }
 
+// The shard lists themselves: a name that leaves the directory, a shard listed twice, a val
+// shard listed as train too (validation data leaking into training).
+TEST_F(HostileInputs, ShardListsStayInsideTheDatasetAndNameEachShardOnce) {
+  const fs::path path = data() / data::kMetadataFile;
+  const nlohmann::json original = read_json_file(path);
+  const std::string train0 = original["splits"]["train"]["shards"][0]["file"];
+  const std::string val0 = original["splits"]["val"]["shards"][0]["file"];
+  const auto refused = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& expected) {
+    nlohmann::json j = original;
+    edit(j["splits"]["train"]["shards"]);
+    write_json_file(path, j);
+    const std::string msg = testing::error_of([&] { data::read_dataset(data()); });
+    EXPECT_NE(msg.find(expected), std::string::npos) << msg;
+  };
+  const std::vector<std::string> outside = {"../" + train0, "/etc/passwd", "..", ".", "", "sub/" + train0};
+  for (const std::string& name : outside)
+    refused([&](nlohmann::json& shards) { shards[0]["file"] = name; },
+            "must be a file name inside the dataset directory (no '/', '.' or '..')");
+  refused([&](nlohmann::json& shards) { shards.push_back(shards[0]); }, "shard file '" + train0 + "' is listed twice");
+  refused([&](nlohmann::json& shards) { shards[0]["file"] = val0; }, "shard file '" + val0 + "' is listed twice");
+  write_json_file(path, original);
+  EXPECT_NO_THROW(data::read_dataset(data()));
+}
+
 TEST_F(HostileInputs, ShardMutantsEndInAnErrorOrIdsInsideTheVocabulary) {
   const fs::path path = data() / data::shard_file_name("train", 0);
   const Tally t = mutate_and_load(path, 200, 19, [&] {
@@ -187,6 +212,30 @@ TEST(HostileJson, DeepNestingAndRepeatedKeysAreRefusedNamingTheSource) {
                 .find("d.json names 'b' twice"),
             std::string::npos);
   EXPECT_EQ(parse_json_text(std::string(200, '[') + std::string(200, ']'), "ok.json").size(), 1u);
+}
+
+// Values of another type than a reader expects (what tokenizer_fuzz found first: a sidecar's
+// "version": "1" escaped as nlohmann's type_error, "unexpected error" on the command line).
+TEST_F(HostileInputs, ValuesOfTheWrongTypeAreErrorsNamingTheFile) {
+  const fs::path sidecar = data() / data::kTokenizerSidecarFile;
+  const nlohmann::json original = read_json_file(sidecar);
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"version", "1"}, {"format", 1}, {"name", 5}, {"end_of_text", nlohmann::json::array()}}) {
+    nlohmann::json j = original;
+    j[key] = value;
+    write_json_file(sidecar, j);
+    EXPECT_NE(testing::error_of([&] { data::load_tokenizer(data().string()); }).find(sidecar.string()),
+              std::string::npos)
+        << key;
+  }
+  write_json_file(sidecar, original);
+  const fs::path hf = dataset.root / "tokenizer.json";
+  for (const char* text : {R"({"pre_tokenizer": {"type": 5}, "model": {}})",
+                           R"({"pre_tokenizer": {"type": "Sequence", "pretokenizers": [7]}, "model": {}})",
+                           R"({"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": [1]}})"}) {
+    write_text(hf, text);
+    EXPECT_NE(testing::error_of([&] { data::read_hf_tokenizer(hf); }).find(hf.string()), std::string::npos) << text;
+  }
 }
 
 TEST(HostileJson, MessagesShowLargeValuesBySize) {

@@ -16,17 +16,23 @@ val_loss() {  # val_loss JSON BITS: the val_loss of that bit width
 
 model="$(train "$root/tests/fixtures/train/diff.json" "$work/diff" 300)"
 
-# Figure 8: the loss at 16 bits is within 1e-4 of fp32's; at 4 bits it is at least 1e-3 higher
-# and 100 times further off than at 16 bits (measured: +7e-7 and +0.006 to +0.026 for this
-# model, as its training's data order and rounding changed)
+# Figure 8: the loss at 16 bits is within 1e-4 of fp32's; at 4 bits it is higher, by at least
+# 1e-5 (far above rounding: the 16-bit shift is 2e-7 to 7e-7) and 100 times the 16-bit shift. How much higher
+# depends on the trained model, and the model depends on the build: step 1's loss agrees to 1e-9
+# between the release (-O3) and asan (-O2, instrumented) builds, but rounding differences grow
+# over 300 steps at lr 1e-2 into different models (val loss 5.07 vs 5.21). The analysis itself
+# gives the same bits in both builds on one model. Measured: release +6.0e-3 (16 bits 7e-7),
+# asan +2.4e-4 (16 bits 2e-7). The logits' rounding error grows as 2^-bits, so 12 bits fewer
+# move the loss some 4096 times more (or the square of that): 100x leaves a wide margin for any
+# trained model, and fails when --bits does not reach the kernel (one loss at every width).
 "$difftx" analyze quant --model "$model" --data "$work/data" --bits 0,16,4 --seq-len 64 --max-batches 8 --quiet \
   --json "$work/quant.json" | tee "$work/quant.txt"
 expect_in "$work/quant.json" '"quantization"'
 fp32="$(val_loss "$work/quant.json" 0)"; q16="$(val_loss "$work/quant.json" 16)"; q4="$(val_loss "$work/quant.json" 4)"
 awk -v a="$fp32" -v b="$q16" 'BEGIN { d = b - a; exit !(a > 0 && d < 1e-4 && d > -1e-4) }' ||
   { echo "FAIL: 16-bit loss $q16 is not within 1e-4 of the fp32 loss $fp32"; exit 1; }
-awk -v a="$fp32" -v b="$q4" -v c="$q16" 'BEGIN { d16 = c - a; if (d16 < 0) d16 = -d16; exit !(b - a > 1e-3 && b - a > 100 * d16) }' ||
-  { echo "FAIL: 4-bit loss $q4 is not measurably above the fp32 loss $fp32"; exit 1; }
+awk -v a="$fp32" -v b="$q4" -v c="$q16" 'BEGIN { d16 = c - a; if (d16 < 0) d16 = -d16; exit !(b - a > 1e-5 && b - a > 100 * d16) }' ||
+  { echo "FAIL: 4-bit loss $q4 is not measurably above the fp32 loss $fp32 (16 bits: $q16)"; exit 1; }
 
 # Table 5 and Table 3 / Figure 1: the schema objects.
 "$difftx" analyze outliers --model "$model" --data "$work/data" --tokens 1024 --seq-len 64 --quiet \

@@ -51,7 +51,12 @@ expect_error "pre_tokenizer: missing" "$difftx" tokenize --tokenizer "$work/bad.
 printf '{"version": "1.0", "pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "Unigram"}}' > "$work/bad.json"
 expect_error "model type \"Unigram\" is not supported" "$difftx" tokenize --tokenizer "$work/bad.json"
 head -c 1000 "$root/data/hf/llama3/tokenizer.json" > "$work/cut.json"
-expect_error "cut.json: not valid JSON" "$difftx" tokenize --tokenizer "$work/cut.json"
-python3 -c "n = 200000; print('{\"pre_tokenizer\": ' + '{\"type\": \"Sequence\", \"pretokenizers\": [' * n + '{}' + ']}' * n + '}')" > "$work/deep.json"
+expect_error "cut.json: invalid JSON: parse error" "$difftx" tokenize --tokenizer "$work/cut.json"
+deep() {  # deep N: pre-tokenizer Sequences nested N deep (2 JSON levels each)
+  python3 -c "n = $1; print('{\"pre_tokenizer\": ' + '{\"type\": \"Sequence\", \"pretokenizers\": [' * n + '{}' + ']}' * n + '}')"
+}
+deep 100 > "$work/deep.json"  # parses (201 levels), then too deep for the pre-tokenizer readers
 expect_error "nested deeper than 64 levels" "$difftx" tokenize --tokenizer "$work/deep.json"
+deep 200000 > "$work/deep.json"  # refused while parsing, as every JSON input
+expect_error "deep.json: JSON nested deeper than 256 levels" "$difftx" tokenize --tokenizer "$work/deep.json"
 echo "PASS"

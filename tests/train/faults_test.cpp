@@ -95,13 +95,19 @@ struct CheckpointFixture {
   CheckpointFixture() : model(tiny_config()), m(model.weights.size(), 0.0f), v(model.weights.size(), 0.0f) {
     init_parameters(model.config, model.table, model.weights.data(), 1);
   }
-  fs::path save(const fs::path& run_dir, int64_t step) {
+  fs::path save(const fs::path& run_dir, int64_t step, const std::vector<fs::path>& extra_files = {}) {
     return save_checkpoint(run_dir, step, model, OptimizerMoments{m.data(), v.data(), step},
-                           nlohmann::json{{"options", nlohmann::json::object()}, {"train_data", {{"step", 0}}}}, {}, 2);
+                           nlohmann::json{{"options", nlohmann::json::object()}, {"train_data", {{"step", 0}}}},
+                           extra_files, 2);
   }
   Model model;
   std::vector<float> m, v;
 };
+
+void expect_no_temporary_directory(const fs::path& run_dir) {
+  for (const auto& e : fs::directory_iterator(run_dir / "checkpoints"))
+    EXPECT_EQ(e.path().filename().string().rfind(".tmp_", 0), std::string::npos) << e.path();
+}
 
 TEST(Faults, NonFiniteWeightsAreNeverCheckpointedAndLeaveNoTemporaryDirectory) {
   RunDir run;
@@ -112,8 +118,24 @@ TEST(Faults, NonFiniteWeightsAreNeverCheckpointedAndLeaveNoTemporaryDirectory) {
   const std::string msg = error_of([&] { f.save(run.path, 2); });
   EXPECT_NE(msg.find("tensor '" + p.name + "' holds a non-finite value"), std::string::npos) << msg;
   EXPECT_EQ(*latest_checkpoint(run.path), good);
-  for (const auto& e : fs::directory_iterator(run.path / "checkpoints"))
-    EXPECT_EQ(e.path().filename().string().rfind(".tmp_", 0), std::string::npos) << e.path();
+  expect_no_temporary_directory(run.path);
+}
+
+// The weights, moments and state are written into .tmp_step_N before the extra files fail: the
+// partial directory is removed and `latest` still names the previous checkpoint.
+TEST(Faults, ACheckpointWhoseWritingFailsLeavesNoTemporaryDirectory) {
+  RunDir run;
+  CheckpointFixture f;
+  const fs::path good = f.save(run.path, 1);
+  const fs::path missing = run.path / "tokenizer.tiktoken";
+  std::string msg = error_of([&] { f.save(run.path, 2, {missing}); });
+  EXPECT_NE(msg.find(missing.string()), std::string::npos) << msg;
+  fs::create_directories(run.path / "not_a_file.json");
+  msg = error_of([&] { f.save(run.path, 2, {run.path / "not_a_file.json"}); });
+  EXPECT_NE(msg.find("not_a_file.json"), std::string::npos) << msg;
+  EXPECT_EQ(*latest_checkpoint(run.path), good);
+  EXPECT_FALSE(fs::exists(run.path / "checkpoints" / "step_00000002"));
+  expect_no_temporary_directory(run.path);
 }
 
 TEST(Faults, NonFiniteWeightsAreRefusedOnLoadNamingTheTensor) {

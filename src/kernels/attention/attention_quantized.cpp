@@ -7,6 +7,7 @@
 
 #include "core/buffer.h"
 #include "core/error.h"
+#include "core/parallel_errors.h"
 #include "core/threading.h"
 #include "kernels/attention/attention_logits.h"
 #include "kernels/attention/flash_pairs.h"
@@ -81,9 +82,11 @@ void attention_forward_quantized(const AttentionDims& dims, const float* q, cons
   Buffer<float> scores(threads * T * T);  // one T x T map per thread
   std::vector<float> per_map(baseline ? 0 : dims.B * T * maps * dv);
   float* a_out = baseline ? out : per_map.data();  // per-map outputs [B, T, maps, dv], as flash_layout.h
-  // One (batch row, map) per work item; the GEMMs inside run on the calling thread.
+  // One (batch row, map) per work item; the GEMMs inside run on the calling thread. The checks
+  // of attention_map_logits and gemm run inside: their errors leave through `errors`.
+  ParallelErrors errors;
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
-  for (int64_t item = 0; item < dims.B * maps; ++item) {
+  for (int64_t item = 0; item < dims.B * maps; ++item) errors.run(item, [&] {
     const int64_t b = item / maps, j = item % maps;
     float* S = scores.data() + thread_index() * T * T;
     attention_map_logits(dims, q, k, b, j, 1.0f, S);  // raw products q . k
@@ -103,7 +106,8 @@ void attention_forward_quantized(const AttentionDims& dims, const float* q, cons
       gemm(Trans::N, Trans::N, r1 - r0, dv, r1, 1.0f, S + r0 * T, T, v_group, vw, 0.0f,
            a_out + ((b * T + r0) * maps + j) * dv, maps * dv);
     }
-  }
+  });
+  errors.rethrow();
   if (baseline) return;
   // Output heads from the map pairs, by blocks of token rows.
   const int64_t blocks = (T + kLogitRows - 1) / kLogitRows;

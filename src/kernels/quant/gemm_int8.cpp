@@ -8,6 +8,7 @@
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
 
+#include "core/threading.h"
 #include "io/float16.h"
 #include "kernels/quant/block_formats.h"
 #define DIFFTX_GEMM_INT8 1
@@ -93,12 +94,18 @@ void pack_row(const WeightMatrix& W, const uint8_t* row, int r, Panel& p) {
   }
 }
 
-void pack_panel(const WeightMatrix& W, int64_t r0, int rows, Panel& p) {
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols), blocks = W.cols / 32;
-  p.w.assign(W.cols * kPanel, 0);
-  p.scale.assign(blocks * kPanel, 0.0f);
-  p.minimum.assign(W.type == WeightType::q4_k ? blocks * kPanel : 0, 0.0f);
-  p.offset = W.type == WeightType::q4_0 ? 8 : W.type == WeightType::q8_0 ? 128 : 0;
+// A panel's arrays for W, allocated before the parallel region (nothing allocates inside it).
+Panel empty_panel(const WeightMatrix& W) {
+  const int64_t blocks = W.cols / 32;
+  return {std::vector<uint8_t>(W.cols * kPanel), std::vector<float>(blocks * kPanel),
+          std::vector<float>(W.type == WeightType::q4_k ? blocks * kPanel : 0),
+          W.type == WeightType::q4_0 ? 8 : W.type == WeightType::q8_0 ? 128 : 0};
+}
+
+void pack_panel(const WeightMatrix& W, int64_t row_bytes, int64_t r0, int rows, Panel& p) {
+  std::fill(p.w.begin(), p.w.end(), 0);  // rows past the matrix's last stay zero
+  std::fill(p.scale.begin(), p.scale.end(), 0.0f);
+  std::fill(p.minimum.begin(), p.minimum.end(), 0.0f);
   for (int r = 0; r < rows; ++r) pack_row(W, static_cast<const uint8_t*>(W.data) + (r0 + r) * row_bytes, r, p);
 }
 
@@ -155,14 +162,17 @@ bool gemm_int8_available(WeightType type) {
 void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   const QuantizedX qx = quantize_x(x, N, W.cols);
   const int64_t panels = (W.rows + kPanel - 1) / kPanel;
-#pragma omp parallel
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
+  const int threads = thread_count();
+  std::vector<Panel> own(threads, empty_panel(W));  // one per thread
+#pragma omp parallel num_threads(threads)
   {
-    Panel p;
+    Panel& p = own[thread_index()];
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < panels; ++i) {
       const int64_t r0 = i * kPanel;
       const int rows = static_cast<int>(std::min<int64_t>(kPanel, W.rows - r0));
-      pack_panel(W, r0, rows, p);
+      pack_panel(W, row_bytes, r0, rows, p);
       int64_t n0 = 0;
       for (; n0 + kTile <= N; n0 += kTile) tile<kTile>(p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);
       if (n0 < N) tail_tile<kTile - 1>(static_cast<int>(N - n0), p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);

@@ -4,7 +4,9 @@
 #include <limits>
 #include <vector>
 
+#include "core/buffer.h"
 #include "core/error.h"
+#include "core/threading.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
 #include "kernels/op_threading.h"
@@ -65,15 +67,18 @@ void gemv_rows(const WeightMatrix& W, const float* x, float* y, bool accumulate,
 void gemm_panels(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
   const int64_t panels = (W.rows + kPanelRows - 1) / kPanelRows;
-#pragma omp parallel
+  const int64_t panel_floats = std::min(kPanelRows, W.rows) * W.cols;
+  const int threads = thread_count();
+  Buffer<float> own(threads * panel_floats);  // one panel per thread, allocated outside the region
+#pragma omp parallel num_threads(threads)
   {
-    std::vector<float> panel(std::min(kPanelRows, W.rows) * W.cols);
+    float* panel = own.data() + thread_index() * panel_floats;
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < panels; ++i) {
       const int64_t r0 = i * kPanelRows, p = std::min(kPanelRows, W.rows - r0);
-      dequantize_rows(W.type, static_cast<const uint8_t*>(W.data) + r0 * row_bytes, panel.data(), p, W.cols);
-      gemm(Trans::N, Trans::T, N, p, W.cols, 1.0f, x, W.cols, panel.data(), W.cols, accumulate ? 1.0f : 0.0f,
-           y + r0, W.rows);
+      dequantize_rows(W.type, static_cast<const uint8_t*>(W.data) + r0 * row_bytes, panel, p, W.cols);
+      gemm(Trans::N, Trans::T, N, p, W.cols, 1.0f, x, W.cols, panel, W.cols, accumulate ? 1.0f : 0.0f, y + r0,
+           W.rows);
     }
   }
 }
