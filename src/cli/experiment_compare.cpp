@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <set>
 
 #include "source_dir.h"
 
@@ -11,6 +12,7 @@
 #include "cli/train_options.h"
 #include "core/error.h"
 #include "experiment/compare.h"
+#include "results/statistics.h"
 
 namespace difftx::cli {
 namespace {
@@ -36,6 +38,36 @@ std::string cell(double value, const char* pattern) {
   return buf;
 }
 
+// mean +- half of the 95% interval (or the single value) of a metric over a variant's seeds.
+std::string mean_cell(const nlohmann::json& summary, const char* pattern, const char* half_pattern) {
+  if (summary["mean"].is_null()) return "-";
+  std::string out = cell(summary["mean"].get<double>(), pattern);
+  if (!summary["ci95"].is_null())
+    out += " +- " + cell((summary["ci95"][1].get<double>() - summary["ci95"][0].get<double>()) / 2, half_pattern);
+  return out;
+}
+
+// With several seeds: per variant the mean and interval of each metric, then each variant's
+// paired difference to the baseline and whether it is outside the seed noise.
+void print_seed_table(const results::ExperimentResults& results) {
+  const nlohmann::json stats = results::seed_statistics(results);
+  std::printf("\nover %zu seeds (mean +- half of the 95%% interval):\n%-14s %20s %18s %18s %16s\n",
+              results.setup.seeds.size(), "model", "val loss", "NIAH", "MQAR", "max |logit|");
+  const nlohmann::json& m = stats["metrics"];
+  for (const auto& [variant, summary] : m["val_loss"].items())
+    std::printf("%-14s %20s %18s %18s %16s\n", variant.c_str(), mean_cell(summary, "%.4f", "%.4f").c_str(),
+                mean_cell(m["niah_accuracy"][variant], "%.3f", "%.3f").c_str(),
+                mean_cell(m["mqar_accuracy"][variant], "%.3f", "%.3f").c_str(),
+                mean_cell(m["max_attention_logit"][variant], "%.1f", "%.1f").c_str());
+  for (const auto& [metric, variants] : stats["paired_to_baseline"].items())
+    for (const auto& [variant, d] : variants.items()) {
+      if (d["mean"].is_null()) continue;
+      std::printf("%s - baseline, %s: %s (%s)\n", variant.c_str(), metric.c_str(), mean_cell(d, "%+.4f", "%.4f").c_str(),
+                  d["ci95"].is_null() ? "one seed: no interval"
+                  : d["outside_seed_noise"].get<bool>() ? "outside the seed noise" : "within the seed noise");
+    }
+}
+
 // The comparison table: one line per model.
 void print_table(const results::ExperimentResults& results) {
   std::printf("\n%-14s %8s %9s %9s %8s %8s %13s %12s\n", "model", "params", "tok/s", "val loss", "NIAH", "MQAR",
@@ -46,7 +78,8 @@ void print_table(const results::ExperimentResults& results) {
       if (p.bits == 0) plain = p.val_loss;
       if (p.bits == 4) four = p.val_loss;
     }
-    std::printf("%-14s %7.2fM %9s %9s %8s %8s %13s %+12.4f\n", m.name.c_str(), static_cast<double>(m.parameters) / 1e6,
+    const std::string name = results.setup.seeds.size() > 1 ? m.name + "/" + std::to_string(m.seed) : m.name;
+    std::printf("%-14s %7.2fM %9s %9s %8s %8s %13s %+12.4f\n", name.c_str(), static_cast<double>(m.parameters) / 1e6,
                 cell(m.train.tokens_per_second, "%.0f").c_str(), cell(m.train.final_val_loss, "%.4f").c_str(),
                 cell(m.niah ? m.niah->mean_accuracy : NAN, "%.3f").c_str(),
                 cell(m.mqar ? m.mqar->accuracy : NAN, "%.3f").c_str(),
@@ -95,6 +128,9 @@ int experiment_compare(Args& args) {
   o.out_dir = args.get("out", "runs/compare-" + o.preset);
   o.configs_dir = args.get("configs", default_configs_dir().string());
   read_train_options(args, o.train);
+  if (args.get("seeds")) o.seeds = args.get_int_list("seeds", "", kAnySeed);
+  DIFFTX_CHECK(std::set<int64_t>(o.seeds.begin(), o.seeds.end()).size() == o.seeds.size(),
+               "experiment compare: a seed is named twice in --seeds");
 
   experiment::AnalysisOptions& a = o.analysis;
   a.niah.contexts = or_default(args, "niah-contexts", {256}, kSequenceLength);
@@ -127,6 +163,7 @@ int experiment_compare(Args& args) {
     std::fflush(stdout);
   });
   print_table(results);
+  if (results.setup.seeds.size() > 1) print_seed_table(results);
   std::printf("\nreport: %s (results.json, charts); checkpoints: %s\n", (o.out_dir / "index.html").c_str(),
               (o.out_dir / "runs" / "<model>" / "checkpoints").c_str());
   return 0;
@@ -135,7 +172,9 @@ int experiment_compare(Args& args) {
 std::string experiment_compare_help() {
   return "  difftx experiment compare --tokens N [--preset small] [--variants baseline,diff,diff2]\n"
          "                            [--data data/default] [--out runs/compare-PRESET] [--configs DIR]\n"
-         "      trains each variant of configs/PRESET for N tokens on the same data with the same seed,\n"
+         "                            [--seeds 1,2,3]\n"
+         "      trains each variant of configs/PRESET for N tokens on the same data with the same seed\n"
+         "      (--seeds: once per seed, with means, 95% intervals and paired differences to the baseline),\n"
          "      runs NIAH, MQAR, attention allocation, outliers and the quantization sweep on each, and\n"
          "      writes OUT/results.json, the charts and OUT/index.html; run again to resume\n"
          "    analysis options: --niah-contexts 256 --niah-needles 1,2,4 --niah-queried 1,2\n"

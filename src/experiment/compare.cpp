@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/error.h"
@@ -77,7 +79,7 @@ results::Setup compare_setup(const CompareOptions& o, int64_t steps, int64_t bat
   s.preset = o.preset;
   s.tokens_per_model = steps * batch_tokens;
   s.steps = steps;
-  s.seed = static_cast<int64_t>(o.train.seed);
+  s.seed = o.seeds.empty() ? static_cast<int64_t>(o.train.seed) : o.seeds.front();
   s.seq_len = o.train.seq_len;
   s.micro_batch = o.train.micro_batch;
   s.batch_tokens = batch_tokens;
@@ -90,15 +92,51 @@ results::Setup compare_setup(const CompareOptions& o, int64_t steps, int64_t bat
   return s;
 }
 
-// Trains variant `name` (or resumes its run) for `steps`, then analyses its last checkpoint.
-results::ModelResults train_and_analyse(const CompareOptions& o, const std::string& name, int64_t steps,
+// The run directory of variant `name` with `seed`.
+fs::path run_dir(const CompareOptions& o, const std::string& name, int64_t seed) {
+  const fs::path dir = o.out_dir / "runs" / name;
+  return o.seeds.empty() ? dir : dir / ("seed_" + std::to_string(seed));
+}
+
+// The step of a run's latest checkpoint (0 without one).
+int64_t checkpoint_step(const fs::path& dir) {
+  const auto latest = latest_checkpoint(dir);
+  if (!latest) return 0;
+  const std::string name = latest->filename().string();  // step_00000400
+  return name.rfind("step_", 0) == 0 ? std::strtoll(name.c_str() + 5, nullptr, 10) : 0;
+}
+
+// What an earlier pass over the same OUT wrote (nothing when there is no readable results.json).
+std::vector<results::ModelResults> earlier_results(const fs::path& results_path) {
+  if (!fs::exists(results_path)) return {};
+  try {
+    return results::read_experiment_results(results_path).models;
+  } catch (const Error&) {  // unreadable: every finished run is analysed again
+    return {};
+  }
+}
+
+// The earlier results of run `dir` when it has finished its `steps`.
+std::optional<results::ModelResults> finished_before(const std::vector<results::ModelResults>& earlier,
+                                                     const std::string& name, int64_t seed, const fs::path& dir,
+                                                     int64_t steps) {
+  if (checkpoint_step(dir) < steps) return std::nullopt;
+  for (const results::ModelResults& m : earlier)
+    if (m.name == name && m.seed == seed && m.run_dir == dir.string()) return m;
+  return std::nullopt;
+}
+
+// Trains variant `name` with `seed` (or resumes its run) for `steps`, then analyses its last
+// checkpoint.
+results::ModelResults train_and_analyse(const CompareOptions& o, const std::string& name, int64_t seed, int64_t steps,
                                         int64_t batch_tokens, const data::Tokenizer& tokenizer,
                                         const std::function<void(const std::string&)>& log) {
   TrainOptions t = o.train;
   t.config_path = (o.configs_dir / o.preset / (name + ".json")).string();
   t.data_dir = o.data_dir.string();
-  t.out_dir = (o.out_dir / "runs" / name).string();
+  t.out_dir = run_dir(o, name, seed).string();
   t.steps = steps;
+  t.seed = static_cast<uint64_t>(seed);
   t.resume = latest_checkpoint(t.out_dir).has_value();
   dist::LocalCommunicator one_process;
   train(t, one_process);
@@ -110,6 +148,7 @@ results::ModelResults train_and_analyse(const CompareOptions& o, const std::stri
   m.train = train_record(t.out_dir, batch_tokens);
   static_cast<results::Analyses&>(m) = analyse_model(model, tokenizer, o.data_dir, o.analysis, log);
   m.name = name;
+  m.seed = seed;
   m.attention = attention_kind_name(model.config.attention);
   results::set_config(m, config_to_json(model.config));
   m.parameters = model.config.total_parameters();
@@ -141,16 +180,29 @@ results::ExperimentResults run_compare(const CompareOptions& o, const std::funct
   results::ExperimentResults results;
   results.created = utc_now();
   results.setup = compare_setup(o, steps, batch_tokens, tokenizer);
+  results.setup.seeds = o.seeds;
   const fs::path results_path = o.out_dir / "results.json";
   fs::create_directories(o.out_dir);
-  for (size_t i = 0; i < configs.size(); ++i) {
-    const std::string& name = o.variants[i];
-    std::snprintf(line, sizeof line, "\n== %s (%zu of %zu): %s, %.2fM parameters", name.c_str(), i + 1, configs.size(),
-                  (o.configs_dir / o.preset / (name + ".json")).c_str(), configs[i].total_parameters() / 1e6);
-    log(line);
-    results.models.push_back(train_and_analyse(o, name, steps, batch_tokens, tokenizer, log));
-    write_json_file(results_path, results::to_json(results));  // after every model: a stopped compare shows what it has
-  }
+  const std::vector<int64_t> seeds = o.seeds.empty() ? std::vector<int64_t>{static_cast<int64_t>(o.train.seed)} : o.seeds;
+  const size_t total = seeds.size() * configs.size();
+  const std::vector<results::ModelResults> earlier = earlier_results(results_path);
+  for (int64_t seed : seeds)
+    for (size_t i = 0; i < configs.size(); ++i) {
+      const std::string& name = o.variants[i];
+      const std::string which = o.seeds.empty() ? name : name + ", seed " + std::to_string(seed);
+      std::snprintf(line, sizeof line, "\n== %s (%zu of %zu): %s, %.2fM parameters", which.c_str(),
+                    results.models.size() + 1, total, (o.configs_dir / o.preset / (name + ".json")).c_str(),
+                    configs[i].total_parameters() / 1e6);
+      log(line);
+      if (auto done = finished_before(earlier, name, seed, run_dir(o, name, seed), steps)) {
+        log("finished in an earlier pass: its results are kept");
+        results.models.push_back(std::move(*done));
+        continue;
+      }
+      results.models.push_back(train_and_analyse(o, name, seed, steps, batch_tokens, tokenizer, log));
+      write_json_file(results_path, results::to_json(results));  // after every model: a stopped compare shows what it has
+    }
+  write_json_file(results_path, results::to_json(results));
   report::write_report(results_path, o.out_dir);
   return results;
 }

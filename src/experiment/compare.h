@@ -3,9 +3,15 @@
 // same tokens on the same data with the same seed, so that the only difference is the model;
 // runs every analysis (model_analyses.h) on each; writes results.json and the report.
 //
-// OUT holds runs/<variant>/ (a `difftx train` run directory each) and the report (results.json,
-// the charts, index.html). A compare that is stopped can be started again with the same
-// arguments: each run resumes from its latest checkpoint, a finished run is not trained again.
+// OUT holds runs/<variant>/ (a `difftx train` run directory each; with several seeds
+// runs/<variant>/seed_<s>/) and the report (results.json, the charts, index.html). A compare that
+// is stopped can be started again with the same arguments: each run resumes from its latest
+// checkpoint, a finished run is not trained again, and a finished run whose results results.json
+// already holds is not analysed again either.
+//
+// Several seeds (docs/EXPERIMENTS.md "Several seeds"): each variant is trained once per seed (the
+// seed sets initialisation and data order, the same for every variant), the analyses use the same
+// evaluation sets for every run, and results.json adds the statistics of results/statistics.h.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -25,6 +31,7 @@ struct CompareOptions {
   std::vector<std::string> variants = {"baseline", "diff", "diff2"};
   std::filesystem::path data_dir, out_dir;
   int64_t tokens = 0;  // training tokens per model, rounded up to whole optimizer steps
+  std::vector<int64_t> seeds;  // empty: one run per variant with train.seed
   TrainOptions train;  // shared by every model; config, data, run directory and steps are set per model
   AnalysisOptions analysis;
 };

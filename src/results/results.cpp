@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "io/json_file.h"
+#include "results/statistics.h"
 
 namespace difftx::results {
 namespace {
@@ -107,8 +108,18 @@ json to_json(const Setup& s) {
           {"batch_tokens", s.batch_tokens}, {"lr", s.lr},
           {"warmup_steps", s.warmup_steps}, {"data", s.data},
           {"tokenizer", s.tokenizer},       {"mixture", json(s.mixture)},
-          {"machine", s.machine}};
+          {"machine", s.machine},           {"seeds", s.seeds}};
 }
+
+namespace {
+
+// The Wilson interval of an accuracy as [low, high], or null without trials.
+json wilson_json(int64_t successes, int64_t trials) {
+  const std::optional<Interval> ci = wilson_95(successes, trials);
+  return ci ? json{ci->low, ci->high} : json(nullptr);
+}
+
+}  // namespace
 
 json to_json(const TrainResults& t) {
   return {{"tokens", t.tokens},
@@ -125,10 +136,13 @@ json to_json(const NiahResults& n) {
   for (const NiahCell& c : n.cells)
     cells.push_back({{"context", c.context}, {"needles", c.needles}, {"queried", c.queried}, {"depth", c.depth},
                      {"accuracy", c.accuracy}, {"samples", c.samples}, {"asked", c.asked},
-                     {"retrieved", c.retrieved}});
+                     {"retrieved", c.retrieved}, {"ci95", wilson_json(c.retrieved, c.asked)}});
+  int64_t asked = 0, retrieved = 0;
+  for (const NiahCell& c : n.cells) asked += c.asked, retrieved += c.retrieved;
   return {{"samples_per_cell", n.samples_per_cell},
           {"cells", cells},
           {"mean_accuracy", n.mean_accuracy},
+          {"mean_accuracy_ci95", wilson_json(retrieved, asked)},
           {"accuracy_definition", n.accuracy_definition},
           {"value_digits", n.value_digits},
           {"seed", n.seed},
@@ -139,7 +153,9 @@ json to_json(const NiahResults& n) {
 }
 
 json to_json(const MqarResults& m) {
-  return {{"accuracy", m.accuracy}, {"samples", m.samples},         {"pairs", m.pairs},
+  const int64_t correct = std::isfinite(m.accuracy) ? std::llround(m.accuracy * static_cast<double>(m.answers)) : 0;
+  return {{"accuracy", m.accuracy}, {"ci95", wilson_json(correct, m.answers)},
+          {"samples", m.samples},   {"pairs", m.pairs},
           {"queries", m.queries},   {"loss", m.loss},               {"answers", m.answers},
           {"sequence_tokens", m.sequence_tokens}, {"seed", m.seed}, {"seconds", m.seconds}};
 }
@@ -219,7 +235,8 @@ json to_json(const Analyses& a) {
 }
 
 json to_json(const ModelResults& m) {
-  json j = {{"name", m.name}, {"attention", m.attention}, {"parameters", m.parameters}, {"train", to_json(m.train)}};
+  json j = {{"name", m.name},             {"attention", m.attention}, {"seed", m.seed},
+            {"parameters", m.parameters}, {"train", to_json(m.train)}};
   if (!m.config.is_null()) j["config"] = m.config;
   if (!m.run_dir.empty()) j["run_dir"] = m.run_dir;
   j.update(to_json(static_cast<const Analyses&>(m)));
@@ -229,7 +246,9 @@ json to_json(const ModelResults& m) {
 json to_json(const ExperimentResults& r) {
   json models = json::array();
   for (const ModelResults& m : r.models) models.push_back(to_json(m));
-  return {{"schema", r.schema}, {"created", r.created}, {"setup", to_json(r.setup)}, {"models", models}};
+  json j = {{"schema", r.schema}, {"created", r.created}, {"setup", to_json(r.setup)}, {"models", models}};
+  if (r.setup.seeds.size() >= 2) j["statistics"] = seed_statistics(r);
+  return j;
 }
 
 // ---- reading ----
@@ -251,6 +270,8 @@ Setup parse_setup(const JsonField& j) {
   const JsonField mixture = j.at("mixture");
   mixture.expect_object();
   for (const auto& [task, fraction] : mixture.value().items()) s.mixture[task] = mixture.at(task).number();
+  if (const auto seeds = j.find("seeds"))
+    for (size_t i = 0; i < seeds->size(); ++i) s.seeds.push_back((*seeds)[i].integer());
   return s;
 }
 
@@ -373,6 +394,7 @@ ModelResults parse_model(const JsonField& j) {
   m.name = j.at("name").string();
   m.attention = j.at("attention").string();
   m.parameters = j.at("parameters").integer();
+  m.seed = optional_integer(j, "seed");
   if (const auto dir = j.find("run_dir")) m.run_dir = dir->string();
   if (const auto config = j.find("config")) {
     config->expect_object();
@@ -400,11 +422,11 @@ ExperimentResults parse_experiment_results(const nlohmann::json& document, const
   r.setup = parse_setup(root.at("setup"));
   const JsonField models = root.at("models");
   DIFFTX_CHECK(models.size() > 0, models.where(), ": no models");
-  std::set<std::string> names;
+  std::set<std::pair<std::string, int64_t>> runs;  // a name once per seed
   for (size_t i = 0; i < models.size(); ++i) {
     r.models.push_back(parse_model(models[i]));
-    DIFFTX_CHECK(names.insert(r.models.back().name).second, models[i].at("name").where(), ": model name \"",
-                 r.models.back().name, "\" is used twice");
+    DIFFTX_CHECK(runs.insert({r.models.back().name, r.models.back().seed}).second, models[i].at("name").where(),
+                 ": model name \"", r.models.back().name, "\" is used twice with seed ", r.models.back().seed);
   }
   return r;
 }

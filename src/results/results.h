@@ -31,6 +31,7 @@ struct Setup {
   int64_t warmup_steps = 0;
   std::string data, tokenizer, machine;
   std::map<std::string, double> mixture;  // task -> fraction of training rows
+  std::vector<int64_t> seeds;             // extra: a multi-seed compare's seeds (empty: `seed` alone)
 };
 
 struct LossPoint {
@@ -159,6 +160,7 @@ struct Analyses {
 // One model of a compare: who it is, how it trained, and its analyses.
 struct ModelResults : Analyses {
   std::string name, attention;
+  int64_t seed = 0;        // extra: the training seed (init and data order)
   int64_t parameters = 0;
   std::string run_dir;     // "" when absent
   nlohmann::json config;   // the model's config.json (null when absent); see set_config
@@ -170,6 +172,7 @@ struct ModelResults : Analyses {
 // Sets config and the keys read from it.
 void set_config(ModelResults& model, const nlohmann::json& config);
 
+// Written with "statistics" (results/statistics.h) when setup.seeds holds two or more seeds.
 struct ExperimentResults {
   std::string schema = kResultsSchema, created;
   Setup setup;

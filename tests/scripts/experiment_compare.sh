@@ -1,7 +1,8 @@
 # difftx experiment compare end to end on a tiny preset: every model is trained for the same
 # tokens and analysed, results.json holds every object of the schema for each, the report is
-# written; a second run with the same arguments trains nothing again (the runs resume at their
-# last step) and writes the same training record; bad input gets clear errors.
+# written; a second run with the same arguments trains and analyses nothing again and keeps the
+# training record; with --seeds every variant is trained per seed and results.json holds the
+# statistics over the seeds; bad input gets clear errors.
 source "$(dirname "$0")/lib.bash"
 prepare_small_corpus
 
@@ -9,7 +10,7 @@ mkdir -p "$work/configs/mini"
 cp "$root"/tests/fixtures/train/{baseline,diff,diff2}.json "$work/configs/mini/"
 compare() {  # compare OUT [extra options]
   local out="$1"; shift
-  "$difftx" experiment compare --configs "$work/configs" --preset "${preset:-mini}" --tokens 16384 --data "$work/data" \
+  "$difftx" experiment compare --configs "$work/configs" --preset "${preset:-mini}" --tokens "${tokens:-16384}" --data "$work/data" \
     --out "$out" --seq-len 128 --micro-batch 8 --lr 1e-2 --warmup 5 --mix niah=0.25,mqar=0.25 \
     --eval-every 8 --eval-batches 2 --log-every 8 --niah-contexts 128 --niah-needles 1,2 --niah-queried 1 \
     --niah-depths 0,1 --niah-samples 2 --mqar-pairs 4 --mqar-samples 10 --attention-prompts 1 \
@@ -32,12 +33,29 @@ for m in baseline diff diff2; do
   [ "$(train_lines "$work/report/runs/$m/metrics.jsonl")" = 16 ] || { echo "FAIL: $m did not train 16 steps"; exit 1; }
 done
 
-# Again with the same arguments: nothing is trained again and the training record is the same.
+# Again with the same arguments: nothing is trained or analysed again and the record is the same.
 cp "$work/report/runs/diff/metrics.jsonl" "$work/diff_metrics.jsonl"
 compare "$work/report" > "$work/second.txt"
-expect_in "$work/second.txt" "resumed from $work/report/runs/diff/checkpoints/step_00000016 (step 16)"
+expect_in "$work/second.txt" "== diff (2 of 3)" "finished in an earlier pass: its results are kept"
+if grep -q "^analysing" "$work/second.txt"; then echo "FAIL: the second compare analysed again"; exit 1; fi
 if grep -q "^step " "$work/second.txt"; then echo "FAIL: the second compare trained again:"; grep "^step " "$work/second.txt"; exit 1; fi
 cmp "$work/report/runs/diff/metrics.jsonl" "$work/diff_metrics.jsonl" || { echo "FAIL: metrics changed on the second run"; exit 1; }
+
+# Two seeds: each variant once per seed in runs/VARIANT/seed_S, the statistics in results.json and
+# the table; a run stopped after the first model keeps it and trains the rest.
+tokens=8192 compare "$work/seeds" --variants baseline,diff --seeds 3,4 > "$work/seeds.txt"
+expect_in "$work/seeds.txt" "== baseline, seed 3 (1 of 4)" "== diff, seed 4 (4 of 4)" "over 2 seeds" \
+  "diff - baseline, val_loss:"
+for m in baseline diff; do for s in 3 4; do
+  [ "$(train_lines "$work/seeds/runs/$m/seed_$s/metrics.jsonl")" = 8 ] || { echo "FAIL: $m seed $s did not train 8 steps"; exit 1; }
+done; done
+expect_in "$work/seeds/results.json" '"statistics"' '"paired_to_baseline"' '"outside_seed_noise"' '"seeds": [' \
+  '"seed": 4' '"ci95"' '"mean_accuracy_ci95"'
+cmp -s "$work/seeds/runs/baseline/seed_3/metrics.jsonl" "$work/seeds/runs/baseline/seed_4/metrics.jsonl" \
+  && { echo "FAIL: seeds 3 and 4 trained the same"; exit 1; }
+tokens=8192 compare "$work/seeds" --variants baseline,diff --seeds 3,4 > "$work/seeds2.txt"
+[ "$(grep -c "finished in an earlier pass" "$work/seeds2.txt")" = 4 ] || { echo "FAIL: seeds rerun"; cat "$work/seeds2.txt"; exit 1; }
+expect_error "a seed is named twice" compare "$work/bad" --seeds 1,1
 
 expect_error "--tokens N (training tokens per model) is required" "$difftx" experiment compare --preset mini
 preset=nosuch expect_error "presets in $work/configs: mini" compare "$work/bad"

@@ -1,0 +1,50 @@
+// Uncertainty of compare's numbers across seeds (docs/EXPERIMENTS.md "Several seeds"): the mean,
+// sample standard deviation and a 95% confidence interval of a metric over the seeds (Student t
+// with n - 1 degrees of freedom), the same for the paired difference to the baseline (same seed,
+// so the seed's shared part cancels), and the Wilson score interval of an accuracy from its
+// trial count (the sampling error of one evaluation).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "results/results.h"
+
+namespace difftx::results {
+
+struct Interval {
+  double low = 0, high = 0;
+};
+
+// The 0.975 quantile of Student's t with `dof` >= 1 degrees of freedom: tabulated to 30, then
+// the Cornish-Fisher expansion around the normal quantile (error below 1e-5 there).
+double student_t_975(int64_t dof);
+
+struct Summary {
+  int64_t n = 0;
+  double mean = 0, sd = 0;             // sd: sample standard deviation (n - 1); 0 for n = 1
+  std::optional<Interval> ci95;        // mean +- t sd / sqrt(n); none for n < 2
+};
+// Over the finite values (NaN, a metric a run did not measure, is left out).
+Summary summarize(const std::vector<double>& values);
+
+// Wilson's score interval of `successes` out of `trials` at 95% (z = 1.959964); none for 0 trials.
+std::optional<Interval> wilson_95(int64_t successes, int64_t trials);
+
+// The metrics compared across seeds, each read from a model's results (NaN when not measured):
+// final val loss, NIAH (pooled) and MQAR accuracy, attention noise, the largest attention logit
+// and hidden state.
+struct Metric {
+  const char* name;
+  double (*of)(const ModelResults&);
+};
+const std::vector<Metric>& seed_metrics();
+
+// results.json's "statistics" (written when the compare ran several seeds): per metric and
+// variant the Summary over its seeds, and per non-baseline variant the Summary of the paired
+// differences to the baseline with "outside_seed_noise" (its interval excludes 0).
+nlohmann::json seed_statistics(const ExperimentResults& results);
+
+}  // namespace difftx::results
