@@ -20,7 +20,7 @@ namespace difftx::quant {
 namespace {
 
 constexpr int kPanel = 16;  // weight rows per panel: one zmm of int32 lanes
-constexpr int kTile = 8;    // x rows per micro-kernel call
+constexpr int kTile = 4;    // x rows per micro-kernel call (3 x 4 accumulators and dot products in registers)
 
 struct QuantizedX {
   int64_t blocks;
@@ -109,44 +109,61 @@ void pack_panel(const WeightMatrix& W, int64_t row_bytes, int64_t r0, int rows, 
   for (int r = 0; r < rows; ++r) pack_row(W, static_cast<const uint8_t*>(W.data) + (r0 + r) * row_bytes, r, p);
 }
 
-// y[n0 + c][r0 .. r0 + rows) for c < T: 16 lanes = 16 weight rows.
+// Three panels side by side: 48 weight rows per micro-kernel, so that each broadcast x word
+// feeds three dot products (the kernel is bound by loads: one weight vector per panel and one x
+// broadcast per row of x for every four columns). Measured against one panel of 16 rows and 8
+// x rows (docs/BENCHMARKS.md): 2 x 6 +16%, 3 x 4 +24%, 4 x 3 +15%, 2 x 7 spills registers.
+constexpr int kPanels = 3;
+
+// y[n0 + c][r0 + 16 q + lane] for c < T, q < kPanels: 16 lanes = 16 weight rows of panel q
+// (rows[q] of them real).
 template <int T>
-void tile(const Panel& p, const QuantizedX& qx, int64_t cols, int64_t n0, int64_t r0, int rows, float* y,
-          int64_t ld, bool accumulate) {
-  __m512 acc[T];
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  const bool minimums = !p.minimum.empty();
+void tile(const Panel* const* p, const QuantizedX& qx, int64_t cols, int64_t n0, int64_t r0, const int* rows,
+          float* y, int64_t ld, bool accumulate) {
+  __m512 acc[kPanels][T];
+  for (auto& panel : acc)
+    for (auto& a : panel) a = _mm512_setzero_ps();
+  const bool minimums = !p[0]->minimum.empty();
   for (int64_t b = 0; b < qx.blocks; ++b) {
-    __m512i dot[T];
-    for (int c = 0; c < T; ++c) dot[c] = _mm512_set1_epi32(-p.offset * qx.byte_sum[(n0 + c) * qx.blocks + b]);
-    const uint8_t* w = p.w.data() + b * 32 * kPanel;
+    __m512i dot[kPanels][T];
+    for (int c = 0; c < T; ++c) {
+      const int32_t bytes = qx.byte_sum[(n0 + c) * qx.blocks + b];
+      for (int q = 0; q < kPanels; ++q) dot[q][c] = _mm512_set1_epi32(-p[q]->offset * bytes);
+    }
     for (int k = 0; k < 8; ++k) {
-      const __m512i wk = _mm512_loadu_si512(w + 64 * k);
+      __m512i wk[kPanels];
+      for (int q = 0; q < kPanels; ++q) wk[q] = _mm512_loadu_si512(p[q]->w.data() + b * 32 * kPanel + 64 * k);
       for (int c = 0; c < T; ++c) {
         int32_t four;
         std::memcpy(&four, qx.q.data() + (n0 + c) * cols + 32 * b + 4 * k, 4);
-        dot[c] = _mm512_dpbusd_epi32(dot[c], wk, _mm512_set1_epi32(four));
+        const __m512i xk = _mm512_set1_epi32(four);
+        for (int q = 0; q < kPanels; ++q) dot[q][c] = _mm512_dpbusd_epi32(dot[q][c], wk[q], xk);
       }
     }
-    const __m512 dw = _mm512_loadu_ps(p.scale.data() + b * kPanel);
-    const __m512 mw = minimums ? _mm512_loadu_ps(p.minimum.data() + b * kPanel) : _mm512_setzero_ps();
-    for (int c = 0; c < T; ++c) {
-      const int64_t i = (n0 + c) * qx.blocks + b;
-      acc[c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[c]), _mm512_mul_ps(dw, _mm512_set1_ps(qx.scale[i])), acc[c]);
-      if (minimums) acc[c] = _mm512_fnmadd_ps(mw, _mm512_set1_ps(qx.sum[i]), acc[c]);
+    for (int q = 0; q < kPanels; ++q) {
+      const __m512 dw = _mm512_loadu_ps(p[q]->scale.data() + b * kPanel);
+      const __m512 mw = minimums ? _mm512_loadu_ps(p[q]->minimum.data() + b * kPanel) : _mm512_setzero_ps();
+      for (int c = 0; c < T; ++c) {
+        const int64_t i = (n0 + c) * qx.blocks + b;
+        acc[q][c] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[q][c]), _mm512_mul_ps(dw, _mm512_set1_ps(qx.scale[i])), acc[q][c]);
+        if (minimums) acc[q][c] = _mm512_fnmadd_ps(mw, _mm512_set1_ps(qx.sum[i]), acc[q][c]);
+      }
     }
   }
-  const __mmask16 mask = static_cast<__mmask16>((1u << rows) - 1);
-  for (int c = 0; c < T; ++c) {
-    float* out = y + (n0 + c) * ld + r0;
-    const __m512 v = accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask, out), acc[c]) : acc[c];
-    _mm512_mask_storeu_ps(out, mask, v);
+  for (int q = 0; q < kPanels; ++q) {
+    if (rows[q] == 0) continue;
+    const __mmask16 mask = static_cast<__mmask16>((1u << rows[q]) - 1);
+    for (int c = 0; c < T; ++c) {
+      float* out = y + (n0 + c) * ld + r0 + q * kPanel;
+      const __m512 v = accumulate ? _mm512_add_ps(_mm512_maskz_loadu_ps(mask, out), acc[q][c]) : acc[q][c];
+      _mm512_mask_storeu_ps(out, mask, v);
+    }
   }
 }
 
 template <int T>
-void tail_tile(int t, const Panel& p, const QuantizedX& qx, int64_t cols, int64_t n0, int64_t r0, int rows,
-               float* y, int64_t ld, bool accumulate) {
+void tail_tile(int t, const Panel* const* p, const QuantizedX& qx, int64_t cols, int64_t n0, int64_t r0,
+               const int* rows, float* y, int64_t ld, bool accumulate) {
   if constexpr (T > 0) {
     if (t == T) return tile<T>(p, qx, cols, n0, r0, rows, y, ld, accumulate);
     tail_tile<T - 1>(t, p, qx, cols, n0, r0, rows, y, ld, accumulate);
@@ -161,18 +178,22 @@ bool gemm_int8_available(WeightType type) {
 
 void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   const QuantizedX qx = quantize_x(x, N, W.cols);
-  const int64_t panels = (W.rows + kPanel - 1) / kPanel;
+  const int64_t span = kPanels * kPanel, spans = (W.rows + span - 1) / span;
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
   const int threads = thread_count();
-  std::vector<Panel> own(threads, empty_panel(W));  // one per thread
+  std::vector<Panel> own(threads * kPanels, empty_panel(W));  // kPanels per thread
 #pragma omp parallel num_threads(threads)
   {
-    Panel& p = own[thread_index()];
+    const Panel* p[kPanels];
+    for (int q = 0; q < kPanels; ++q) p[q] = &own[thread_index() * kPanels + q];
 #pragma omp for schedule(static)
-    for (int64_t i = 0; i < panels; ++i) {
-      const int64_t r0 = i * kPanel;
-      const int rows = static_cast<int>(std::min<int64_t>(kPanel, W.rows - r0));
-      pack_panel(W, row_bytes, r0, rows, p);
+    for (int64_t i = 0; i < spans; ++i) {
+      const int64_t r0 = i * span;
+      int rows[kPanels];
+      for (int q = 0; q < kPanels; ++q) {
+        rows[q] = static_cast<int>(std::clamp<int64_t>(W.rows - r0 - q * kPanel, 0, kPanel));
+        pack_panel(W, row_bytes, r0 + q * kPanel, rows[q], own[thread_index() * kPanels + q]);
+      }
       int64_t n0 = 0;
       for (; n0 + kTile <= N; n0 += kTile) tile<kTile>(p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);
       if (n0 < N) tail_tile<kTile - 1>(static_cast<int>(N - n0), p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);
