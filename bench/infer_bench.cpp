@@ -99,7 +99,8 @@ std::string main_weight_type(const Model& model) {
 }
 
 // Model directories of any format, matrices as stored: each one's load time and resident memory,
-// then per repeat a prefill of `prompt` random tokens and `steps` decode steps after it, the
+// a warm-up (16 tokens and 4 steps), then per repeat a prefill of `prompt` random tokens and
+// `steps` decode steps after it, the
 // models interleaved within each repeat (load from other processes falls on all alike); best of
 // the repeats, and each model's rates over the first's.
 void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int64_t steps, int repeats, KvStorage kv,
@@ -127,6 +128,11 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
   for (const Model& m : models) {
     inputs.emplace_back(tokens);
     for (auto& t : inputs.back()) t %= static_cast<int32_t>(m.config.vocab_size);
+  }
+  for (size_t i = 0; i < models.size(); ++i) {  // warm-up, as llama.cpp's peer does: thread pools, page faults
+    sessions[i].prefill({inputs[i].data(), static_cast<size_t>(std::min<int64_t>(prompt, 16))});
+    for (int64_t t = 0; t < std::min<int64_t>(steps, 4); ++t) sessions[i].decode(inputs[i][prompt + t]);
+    sessions[i].reset();
   }
   std::vector<InferRate> rates(models.size());
   for (int r = 0; r < repeats; ++r)

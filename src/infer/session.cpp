@@ -60,7 +60,7 @@ const float* InferenceSession::prefill(std::span<const int32_t> tokens) {
   DIFFTX_CHECK(n >= 1, "prefill: the prompt has no tokens");
   DIFFTX_CHECK(n <= cache_.capacity, "prompt of ", n, " tokens is longer than the context of ", cache_.capacity,
                " tokens");
-  Activations acts(c, 1, n);
+  Activations acts(c, 1, n, ActivationUse::forward_only);
   PrefillAttention attention(c.attention_dims(1, n), cache_);
   decoder_forward(model_, acts, tokens.data(), {}, &attention);
   linear(model_.matrices.lm_head, acts.h_final + (n - 1) * D, logits_, 1);

@@ -6,7 +6,7 @@
 
 namespace difftx {
 
-Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), T(T_), N(B_ * T_) {
+Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, ActivationUse use) : B(B_), T(T_), N(B_ * T_) {
   const AttentionDims a = c.attention_dims(B, T);
   const int64_t D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
   const AttentionVariant variant = c.attention_variant();
@@ -23,7 +23,8 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
   };
   auto carve = [&] {
     used = 0;
-    layers.assign(c.num_hidden_layers, LayerActivations{});
+    const bool training = use == ActivationUse::training;
+    layers.assign(training ? c.num_hidden_layers : 1, LayerActivations{});
     for (auto& l : layers) {
       l.x = take(N * D);
       l.h1 = take(N * D);
@@ -44,10 +45,13 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
       l.up = take(N * F);
       l.act = take(N * F);
     }
+    layers.resize(c.num_hidden_layers, layers.front());  // forward_only: every layer the same
     x_final = take(N * D);
     h_final = take(N * D);
     rstd_final = take(N);
     logits = take(logit_rows * c.vocab_size);
+    head_norm_gain = take(2 * c.head_dim);
+    if (!training) return;
     d_resid = take(N * D);
     d_norm_out = take(N * D);
     d_norm_in = take(N * D);
@@ -60,7 +64,6 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_) : B(B_), 
     d_att_final = take(N * a.out_width());
     d_att = take(N * a.out_width());
     d_lambda = take(std::max<int64_t>(N * H, 1));
-    head_norm_gain = take(2 * c.head_dim);
     head_norm_gain_grad = take(2 * c.head_dim);
   };
   carve();

@@ -84,6 +84,7 @@ double decoder_forward_backward(const Model& model, Activations& acts, const int
   const ModelConfig& c = model.config;
   const int64_t N = acts.N, D = c.hidden_size, V = c.vocab_size;
   require_f32_weights(model, "training");
+  DIFFTX_CHECK(acts.d_resid != nullptr, "decoder_forward_backward: the activations were planned forward_only");
   decoder_forward(model, acts, inputs);
 
   // LM head and cross-entropy, fused per chunk of rows so that [N, V] never exists: the
