@@ -86,7 +86,7 @@ double resident_bytes() {
 // except an untied embedding (one row per token), and the session's cache.
 double decode_bytes(const InferenceSession& session, const Model& model, int64_t length) {
   const ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
-  const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.packed() ? embed.bytes() : embed.numel * 4);
+  const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.bytes());
   return static_cast<double>(model.weight_bytes()) - unread +
          static_cast<double>(session.cache().bytes_per_token()) * static_cast<double>(length);
 }
@@ -94,7 +94,7 @@ double decode_bytes(const InferenceSession& session, const Model& model, int64_t
 // The type holding most of a model's weight bytes ("q8_0", ...).
 std::string main_weight_type(const Model& model) {
   std::map<std::string, int64_t> bytes;
-  for (const ParamInfo& p : model.table.params()) bytes[weight_type_name(p.type)] += p.packed() ? p.bytes() : p.numel * 4;
+  for (const ParamInfo& p : model.table.params()) bytes[weight_type_name(p.type)] += p.bytes();
   return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -98,14 +97,6 @@ fs::path run_dir(const CompareOptions& o, const std::string& name, int64_t seed)
   return o.seeds.empty() ? dir : dir / ("seed_" + std::to_string(seed));
 }
 
-// The step of a run's latest checkpoint (0 without one).
-int64_t checkpoint_step(const fs::path& dir) {
-  const auto latest = latest_checkpoint(dir);
-  if (!latest) return 0;
-  const std::string name = latest->filename().string();  // step_00000400
-  return name.rfind("step_", 0) == 0 ? std::strtoll(name.c_str() + 5, nullptr, 10) : 0;
-}
-
 // What an earlier pass over the same OUT wrote (nothing when there is no readable results.json).
 std::vector<results::ModelResults> earlier_results(const fs::path& results_path) {
   if (!fs::exists(results_path)) return {};
@@ -120,7 +111,8 @@ std::vector<results::ModelResults> earlier_results(const fs::path& results_path)
 std::optional<results::ModelResults> finished_before(const std::vector<results::ModelResults>& earlier,
                                                      const std::string& name, int64_t seed, const fs::path& dir,
                                                      int64_t steps) {
-  if (checkpoint_step(dir) < steps) return std::nullopt;
+  const auto latest = latest_checkpoint(dir);
+  if (!latest || step_of_name(latest->filename().string()) < steps) return std::nullopt;
   for (const results::ModelResults& m : earlier)
     if (m.name == name && m.seed == seed && m.run_dir == dir.string()) return m;
   return std::nullopt;

@@ -23,7 +23,7 @@ Model::Model(const ModelConfig& c, const MatrixTypes& types)
 
 int64_t Model::weight_bytes() const {
   int64_t bytes = 0;
-  for (const ParamInfo& p : table.params()) bytes += p.packed() ? p.bytes() : p.numel * int64_t{4};
+  for (const ParamInfo& p : table.params()) bytes += p.bytes();
   return bytes;
 }
 

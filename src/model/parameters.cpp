@@ -45,7 +45,7 @@ class SchemaBuilder {
     p.decay = p.shape.size() >= 2;
     const auto type = types_.find(p.name);
     if (type != types_.end() && type->second != WeightType::f32) {
-      DIFFTX_CHECK(p.is_matrix() && p.name.find("lambda_proj") == std::string::npos, "tensor '", p.name,
+      DIFFTX_CHECK(p.packable(), "tensor '", p.name,
                    "' is always F32; it cannot be stored as ", weight_type_name(type->second));
       p.type = type->second;
       p.byte_offset = packed;
@@ -96,6 +96,8 @@ ParameterTable::ParameterTable(const ModelConfig& c, const MatrixTypes& types) {
   total_ = s.total;
   packed_ = s.packed;
 }
+
+bool ParamInfo::packable() const { return is_matrix() && layer_matrix != &LayerMatrices::lambda_proj; }
 
 const ParamInfo* ParameterTable::find(const std::string& name) const {
   for (const auto& p : params_)

@@ -47,7 +47,10 @@ struct ParamInfo {
 
   bool is_matrix() const { return layer_matrix || model_matrix; }
   bool packed() const { return type != WeightType::f32; }
+  // Bytes as held (F32 tensors: 4 per element), wherever the tensor lives.
   int64_t bytes() const { return weight_matrix_bytes(type, shape[0], numel / shape[0]); }
+  // A matrix that may be held in a narrower type (DIFF V2's lambda_proj [H, D] stays F32).
+  bool packable() const;
 };
 
 class ParameterTable {

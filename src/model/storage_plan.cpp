@@ -27,7 +27,7 @@ MatrixTypes storage_plan(const ModelConfig& config, WeightType type, std::option
   const bool four_bit = type == WeightType::q4_0 || type == WeightType::q4_k;
   const ParameterTable table(config);
   for (const ParamInfo& p : table.params()) {
-    if (!p.is_matrix() || p.name.find("lambda_proj") != std::string::npos) continue;
+    if (!p.packable()) continue;
     const bool head = p.model_matrix != nullptr;  // the embedding or the LM head
     WeightType t = !head ? type : head_type ? *head_type : four_bit ? WeightType::q8_0 : type;
     if (!whole_blocks(t, p.shape[1])) t = WeightType::bf16;

@@ -51,14 +51,6 @@ void write_checkpoint_files(const fs::path& temp_dir, int64_t step, const Model&
   for (const fs::path& f : extra_files) write_file_atomically(temp_dir / f.filename(), read_whole_file(f));
 }
 
-// The step a checkpoint directory's name gives ("step_00000100" -> 100), or -1.
-int64_t step_of_name(const std::string& name) {
-  if (name.size() < 13 || name.size() > 23 || name.rfind("step_", 0) != 0 ||
-      name.find_first_not_of("0123456789", 5) != std::string::npos)
-    return -1;
-  return std::stoll(name.substr(5));
-}
-
 // state.json must agree with its directory: a tampered or foreign state would resume at the
 // wrong step (a negative one gave negative learning rates).
 void check_state(const json& state, const fs::path& checkpoint) {
@@ -75,6 +67,13 @@ void check_state(const json& state, const fs::path& checkpoint) {
 }
 
 }  // namespace
+
+int64_t step_of_name(const std::string& name) {
+  if (name.size() < 13 || name.size() > 23 || name.rfind("step_", 0) != 0 ||
+      name.find_first_not_of("0123456789", 5) != std::string::npos)
+    return -1;
+  return std::stoll(name.substr(5));
+}
 
 fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& model, const OptimizerMoments& moments,
                          const json& state, const std::vector<fs::path>& extra_files, int keep) {

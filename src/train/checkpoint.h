@@ -28,6 +28,9 @@ std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, int6
                                       const OptimizerMoments& moments, const nlohmann::json& state,
                                       const std::vector<std::filesystem::path>& extra_files, int keep);
 
+// The step a checkpoint directory's name gives ("step_00000100" -> 100), or -1.
+int64_t step_of_name(const std::string& name);
+
 // The newest complete checkpoint of a run, if any.
 std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::path& run_dir);
 

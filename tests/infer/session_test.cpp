@@ -35,33 +35,43 @@ std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
 // |decode - full| <= 1e-5 + 1e-5 * max|full logit| at every position (observed: about 1e-6 relative).
 constexpr double kAtol = 1e-5, kRtol = 1e-5;
 
+// An oracle fixture's logits at every position of 48 random tokens, from the full forward.
+struct FullForward {
+  explicit FullForward(const std::string& name)
+      : model(load_model_dir(kOracle / name)),
+        T(std::min<int64_t>(48, model.config.max_position_embeddings)),
+        V(model.config.vocab_size),
+        tokens(random_tokens(T, V, 11)),
+        full(T * V) {
+    Activations acts(model.config, 1, T);
+    decoder_logits(model, acts, tokens.data(), full.data());
+    for (float v : full) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  }
+  const Model model;
+  const int64_t T, V;
+  const std::vector<int32_t> tokens;
+  std::vector<float> full;
+  double scale = 0;  // the largest |logit|
+};
+
 class DecodeMatchesForward : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(DecodeMatchesForward, LogitsOfEveryPositionForSeveralPrefillLengths) {
-  const Model model = load_model_dir(kOracle / GetParam());
-  const ModelConfig& c = model.config;
-  const int64_t T = std::min<int64_t>(48, c.max_position_embeddings), V = c.vocab_size;
-  const auto tokens = random_tokens(T, V, 11);
-  Activations acts(c, 1, T);
-  std::vector<float> full(T * V);
-  decoder_logits(model, acts, tokens.data(), full.data());
-  double scale = 0;
-  for (float v : full) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-
-  InferenceSession session(model);
-  for (int64_t prefill : {int64_t{0}, int64_t{1}, int64_t{17}, T}) {
+  const FullForward f(GetParam());
+  InferenceSession session(f.model);
+  for (int64_t prefill : {int64_t{0}, int64_t{1}, int64_t{17}, f.T}) {
     session.reset();
     double worst = 0;
     auto check = [&](const float* logits, int64_t pos) {
-      const double err = testing::max_abs_diff(logits, full.data() + pos * V, V);
+      const double err = testing::max_abs_diff(logits, f.full.data() + pos * f.V, f.V);
       worst = std::max(worst, err);
-      EXPECT_LE(err, kAtol + kRtol * scale) << GetParam() << " prefill " << prefill << " position " << pos;
+      EXPECT_LE(err, kAtol + kRtol * f.scale) << GetParam() << " prefill " << prefill << " position " << pos;
     };
-    if (prefill > 0) check(session.prefill({tokens.data(), static_cast<size_t>(prefill)}), prefill - 1);
-    for (int64_t t = prefill; t < T; ++t) check(session.decode(tokens[t]), t);
-    EXPECT_EQ(session.length(), T);
+    if (prefill > 0) check(session.prefill({f.tokens.data(), static_cast<size_t>(prefill)}), prefill - 1);
+    for (int64_t t = prefill; t < f.T; ++t) check(session.decode(f.tokens[t]), t);
+    EXPECT_EQ(session.length(), f.T);
     std::printf("  %-22s prefill %2lld + decode %2lld: max|err| %.3g (logit scale %.3g)\n", GetParam().c_str(),
-                (long long)prefill, (long long)(T - prefill), worst, scale);
+                (long long)prefill, (long long)(f.T - prefill), worst, f.scale);
   }
 }
 
@@ -70,24 +80,16 @@ TEST_P(DecodeMatchesForward, LogitsOfEveryPositionForSeveralPrefillLengths) {
 // amplifies a score's rounding: the logits moved by 0.6-1.0% of their largest magnitude (seen
 // 0.0383-0.0584 at scales 5.5-6.6); the kernel reads exactly what was stored (tests/kernels).
 TEST_P(DecodeMatchesForward, Bf16CacheStaysCloseToTheFullForward) {
-  const Model model = load_model_dir(kOracle / GetParam());
-  const ModelConfig& c = model.config;
-  const int64_t T = std::min<int64_t>(48, c.max_position_embeddings), V = c.vocab_size;
-  const auto tokens = random_tokens(T, V, 11);
-  Activations acts(c, 1, T);
-  std::vector<float> full(T * V);
-  decoder_logits(model, acts, tokens.data(), full.data());
-  double scale = 0;
-  for (float v : full) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-  InferenceSession session(model, 0, KvStorage::bf16);
+  const FullForward f(GetParam());
+  InferenceSession session(f.model, 0, KvStorage::bf16);
   EXPECT_EQ(session.cache().bytes_per_token(), 2 * session.cache().elements_per_token());
-  session.prefill({tokens.data(), 8});
+  session.prefill({f.tokens.data(), 8});
   double worst = 0;
-  for (int64_t t = 8; t < T; ++t)
-    worst = std::max(worst, testing::max_abs_diff(session.decode(tokens[t]), full.data() + t * V, V));
-  std::printf("  %-22s bf16 cache: max|err| %.3g (logit scale %.3g)\n", GetParam().c_str(), worst, scale);
-  EXPECT_LE(worst, 2e-2 * scale) << GetParam();
-  EXPECT_GT(worst, kAtol + kRtol * scale) << GetParam() << ": the BF16 cache changed nothing";
+  for (int64_t t = 8; t < f.T; ++t)
+    worst = std::max(worst, testing::max_abs_diff(session.decode(f.tokens[t]), f.full.data() + t * f.V, f.V));
+  std::printf("  %-22s bf16 cache: max|err| %.3g (logit scale %.3g)\n", GetParam().c_str(), worst, f.scale);
+  EXPECT_LE(worst, 2e-2 * f.scale) << GetParam();
+  EXPECT_GT(worst, kAtol + kRtol * f.scale) << GetParam() << ": the BF16 cache changed nothing";
 }
 
 INSTANTIATE_TEST_SUITE_P(Oracle, DecodeMatchesForward,

@@ -4,6 +4,20 @@
 # command runs them; refusals name what is wrong.
 source "$(dirname "$0")/lib.bash"
 
+# Runs Python statements on the float32 logits of two .npy files, as the tuples a and b.
+check_logits() {  # check_logits A.npy B.npy 'statements'
+  python3 - "$1" "$2" "$3" <<'PY'
+import struct, sys
+def floats(path):
+    raw = open(path, "rb").read()
+    header = struct.unpack("<H", raw[8:10])[0]
+    data = raw[10 + header:]
+    return struct.unpack("<%df" % (len(data) // 4), data)
+a, b = floats(sys.argv[1]), floats(sys.argv[2])
+exec(sys.argv[3])
+PY
+}
+
 cat > "$work/diff.json" <<'JSON'
 {"model_type": "difftx", "attention": "diff", "vocab_size": 50, "hidden_size": 32, "num_hidden_layers": 2,
  "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 64,
@@ -19,18 +33,11 @@ cmp "$work/hf/model.safetensors" "$work/hf2/model.safetensors" || { echo "FAIL: 
 tokens="1 7 3 9 4 2 8 5 6 0 11 12"
 "$difftx" logits --model "$work/difftx" --tokens "$tokens" --out "$work/a.npy" > /dev/null
 "$difftx" logits --model "$work/hf" --tokens "$tokens" --out "$work/b.npy" > /dev/null
-python3 - "$work/a.npy" "$work/b.npy" <<'PY'
-import struct, sys
-def floats(path):
-    raw = open(path, "rb").read()
-    header = struct.unpack("<H", raw[8:10])[0]
-    data = raw[10 + header:]
-    return struct.unpack("<%df" % (len(data) // 4), data)
-a, b = floats(sys.argv[1]), floats(sys.argv[2])
+check_logits "$work/a.npy" "$work/b.npy" '
 worst = max(abs(x - y) / (1e-3 + abs(x)) for x, y in zip(a, b))
 assert len(a) == len(b) == 12 * 50, (len(a), len(b))
-assert worst < 1e-4, worst
-PY
+assert worst < 1e-4, worst'
+
 
 "$difftx" convert --model "$work/hf" --to hf --dtype bf16 --out "$work/bf16" > /dev/null
 expect_in "$work/bf16/config.json" '"torch_dtype": "bfloat16"'
@@ -42,18 +49,11 @@ expect_in "$work/bf16/model.safetensors" '"dtype":"BF16"'
 "$difftx" convert --model "$work/difftx" --dtype q8_0 --out "$work/q8" > /dev/null
 expect_in "$work/q8/model.safetensors" '"dtype":"U8"' '"difftx.weight_type.model.layers.0.mlp.up_proj.weight":"q8_0"'
 "$difftx" logits --model "$work/q8" --tokens "$tokens" --out "$work/q8.npy" > /dev/null
-python3 - "$work/a.npy" "$work/q8.npy" <<'PY'
-import struct, sys
-def floats(path):
-    raw = open(path, "rb").read()
-    header = struct.unpack("<H", raw[8:10])[0]
-    data = raw[10 + header:]
-    return struct.unpack("<%df" % (len(data) // 4), data)
-a, b = floats(sys.argv[1]), floats(sys.argv[2])
+check_logits "$work/a.npy" "$work/q8.npy" '
 scale = max(abs(x) for x in a)
 worst = max(abs(x - y) for x, y in zip(a, b)) / scale
-assert 0 < worst < 0.05, worst
-PY
+assert 0 < worst < 0.05, worst'
+
 "$difftx" convert --model "$work/q8" --dtype q4_0 --out "$work/q4" > /dev/null  # widened, then requantized
 expect_in "$work/q4/model.safetensors" '"difftx.weight_type.model.layers.1.self_attn.q_proj.weight":"q4_0"' \
   '"difftx.weight_type.lm_head.weight":"q8_0"'

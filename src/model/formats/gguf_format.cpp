@@ -147,7 +147,7 @@ void save_gguf_model(const Model& source, const data::Tokenizer& tokenizer, Weig
   for (const ParamInfo& p : model.table.params()) {
     const uint8_t* data = p.packed() ? model.packed.data() + p.byte_offset
                                      : reinterpret_cast<const uint8_t*>(model.weights.data() + p.offset);
-    const int64_t bytes = p.packed() ? p.bytes() : p.numel * int64_t{4};
+    const int64_t bytes = p.bytes();
     const bool rotated = p.name.ends_with("q_proj.weight") || p.name.ends_with("k_proj.weight");
     if (rotated && c.rope_style == RopeStyle::half) {
       reordered.emplace_back(bytes);

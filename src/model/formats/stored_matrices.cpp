@@ -57,7 +57,7 @@ MatrixTypes matrix_types_of(const ParameterTable& table, const SafetensorsSet& w
   MatrixTypes types;
   if (precision == MatrixPrecision::f32) return types;
   for (const ParamInfo& p : table.params()) {
-    if (!p.is_matrix() || p.name.find("lambda_proj") != std::string::npos || !weights.contains(p.name)) continue;
+    if (!p.packable() || !weights.contains(p.name)) continue;
     const WeightType type = stored_weight_type(weights, p.name);
     if (type != WeightType::f32) types[p.name] = type;
   }
