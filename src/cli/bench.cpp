@@ -16,7 +16,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              in the best step and its best over the rounds\n"
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
                "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--new 128] [--repeats N]\n"
-               "                    [--kv-dtype f32|bf16] [--json]\n"
+               "                    [--kv-dtype f32|bf16|int8] [--json]\n"
                "                                              prefill and decode tokens/s per variant\n"
                "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates\n"
                "  difftx bench quant [--json] [--quick] [--types f32,bf16,f16,q8_0,q4_0,q4_k] [--prefill-rows 512]\n"

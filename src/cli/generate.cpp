@@ -108,7 +108,8 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --top-p P             sample from the most likely tokens holding P of the mass (default 1: all)\n"
                "  --seed S              sampling seed (default 1); the same seed gives the same text\n"
                "  --context T           KV cache capacity in tokens (default max_position_embeddings)\n"
-               "  --kv-dtype f32|bf16   how the KV cache stores keys and values (default bf16: half the memory)\n"
+               "  --kv-dtype f32|bf16|int8  how the KV cache stores keys and values (default bf16: half of F32;\n"
+               "                        int8: a quarter, plus a scale per head row)\n"
                "  --tokenizer NAME      use this tokenizer instead of the model directory's",
                run_generate);
 

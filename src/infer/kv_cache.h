@@ -1,7 +1,7 @@
 // The key/value cache of incremental decoding: per layer, the post-RoPE keys and the values of
 // every position so far, preallocated for `capacity` tokens, in the layout single-query
 // attention reads (decode_attention.h): keys in transposed tiles of 16 positions, values
-// [Hkv][capacity][width], as F32 or BF16 (KvStorage). Per kv head and token it stores the
+// [Hkv][capacity][width], as F32, BF16 or INT8 with scales (KvStorage). Per kv head and token it stores the
 // variant's key_width and value_width (variant.h; V2 stores exactly what a baseline with the
 // same kv heads stores).
 #pragma once
@@ -24,7 +24,7 @@ struct KVCache {
 
   DecodeAttentionDims dims;  // the layout's shape (capacity and storage included)
 
-  // One layer's keys and values, elements of dims.storage (float or BF16 bits).
+  // One layer's keys and values in the layout of decode_attention.h (key_region_bytes).
   const void* keys(int64_t layer) const { return storage_.data() + layer * layer_bytes(); }
   const void* values(int64_t layer) const { return storage_.data() + layer * layer_bytes() + key_bytes(); }
 
@@ -33,13 +33,14 @@ struct KVCache {
   // Positions past the capacity are an error naming the capacity.
   void store(int64_t layer, int64_t pos, int64_t n, const float* k, const float* v);
 
-  // Cache elements and bytes per token over all layers (keys and values).
+  // Cache elements per token over all layers (keys and values), and the bytes the whole cache
+  // holds per token of its capacity (INT8's scales included).
   int64_t elements_per_token() const { return layers * kv_heads * (key_width + value_width); }
-  int64_t bytes_per_token() const { return elements_per_token() * kv_element_bytes(dims.storage); }
+  double bytes_per_token() const { return static_cast<double>(layers * layer_bytes()) / capacity; }
 
  private:
-  int64_t key_bytes() const { return key_elements(dims) * kv_element_bytes(dims.storage); }
-  int64_t layer_bytes() const { return key_bytes() + kv_heads * capacity * value_width * kv_element_bytes(dims.storage); }
+  int64_t key_bytes() const { return key_region_bytes(dims); }
+  int64_t layer_bytes() const { return key_bytes() + value_region_bytes(dims); }
   Buffer<unsigned char> storage_;
 };
 

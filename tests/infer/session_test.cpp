@@ -75,21 +75,37 @@ TEST_P(DecodeMatchesForward, LogitsOfEveryPositionForSeveralPrefillLengths) {
   }
 }
 
-// A BF16 cache: prefill attends in F32 over its own keys, decode over keys and values rounded
-// to BF16 (relative error up to 2^-9 each). These fixtures' attention maps are sharp, which
-// amplifies a score's rounding: the logits moved by 0.6-1.0% of their largest magnitude (seen
-// 0.0383-0.0584 at scales 5.5-6.6); the kernel reads exactly what was stored (tests/kernels).
-TEST_P(DecodeMatchesForward, Bf16CacheStaysCloseToTheFullForward) {
-  const FullForward f(GetParam());
-  InferenceSession session(f.model, 0, KvStorage::bf16);
-  EXPECT_EQ(session.cache().bytes_per_token(), 2 * session.cache().elements_per_token());
+// A BF16 or INT8 cache: prefill attends in F32 over its own keys, decode over keys and values
+// rounded to BF16 (relative error up to 2^-9 each) or to INT8 (up to 1/254 of the row's largest
+// magnitude). These fixtures' attention maps are sharp, which amplifies a score's rounding: with
+// BF16 the logits moved by 0.6-1.0% of their largest magnitude (seen 0.0383-0.0584 at scales
+// 5.5-6.6); the kernel reads exactly what was stored (tests/kernels).
+void expect_cache_close(const std::string& name, KvStorage kv, double bytes_per_element, double tolerance) {
+  const FullForward f(name);
+  InferenceSession session(f.model, 0, kv);
+  // The elements, INT8's F32 scale per key head row and value row, and each part rounded to 64
+  // bytes (four parts per layer).
+  const KVCache& cache = session.cache();
+  const int64_t scales = kv == KvStorage::int8 ? cache.layers * cache.kv_heads * (cache.key_width / cache.dims.d + 1) : 0;
+  const double want = bytes_per_element * cache.elements_per_token() + 4.0 * scales;
+  EXPECT_GE(cache.bytes_per_token(), want);
+  EXPECT_LE(cache.bytes_per_token(), want + 4.0 * 64 * cache.layers / cache.capacity);
   session.prefill({f.tokens.data(), 8});
   double worst = 0;
   for (int64_t t = 8; t < f.T; ++t)
     worst = std::max(worst, testing::max_abs_diff(session.decode(f.tokens[t]), f.full.data() + t * f.V, f.V));
-  std::printf("  %-22s bf16 cache: max|err| %.3g (logit scale %.3g)\n", GetParam().c_str(), worst, f.scale);
-  EXPECT_LE(worst, 2e-2 * f.scale) << GetParam();
-  EXPECT_GT(worst, kAtol + kRtol * f.scale) << GetParam() << ": the BF16 cache changed nothing";
+  std::printf("  %-22s %s cache: max|err| %.3g (logit scale %.3g)\n", name.c_str(), kv_storage_name(kv), worst,
+              f.scale);
+  EXPECT_LE(worst, tolerance * f.scale) << name;
+  EXPECT_GT(worst, kAtol + kRtol * f.scale) << name << ": the " << kv_storage_name(kv) << " cache changed nothing";
+}
+
+TEST_P(DecodeMatchesForward, Bf16CacheStaysCloseToTheFullForward) {
+  expect_cache_close(GetParam(), KvStorage::bf16, 2, 2e-2);
+}
+
+TEST_P(DecodeMatchesForward, Int8CacheStaysCloseToTheFullForward) {
+  expect_cache_close(GetParam(), KvStorage::int8, 1, 4e-2);  // seen 1.3-2.1% of the scale
 }
 
 INSTANTIATE_TEST_SUITE_P(Oracle, DecodeMatchesForward,

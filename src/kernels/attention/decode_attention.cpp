@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "core/arena_plan.h"
 #include "core/error.h"
@@ -20,13 +21,18 @@
 namespace difftx {
 namespace {
 
-// The cache's elements widened to F32: F32 as it is, BF16 (stored as uint16_t) by a shift.
+// The cache's elements widened to F32: F32 as it is, BF16 (stored as uint16_t) by a shift, INT8
+// to its integer value (the row's scale is applied to the scores and the probabilities).
 inline float widen(float x) { return x; }
 inline float widen(uint16_t x) { return bf16_to_float(x); }
+inline float widen(int8_t x) { return x; }
 #ifdef __AVX512F__
 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
 inline __m512 load16(const uint16_t* p) {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+}
+inline __m512 load16(const int8_t* p) {
+  return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 #endif
 
@@ -95,10 +101,13 @@ ItemState item_state(float* base, int64_t M, int64_t vw) {
 }
 
 // Online softmax over keys [begin, end) of kv head g for all M maps sharing it; begin is a
-// multiple of kKeyTile. T: the cache's element type.
+// multiple of kKeyTile. T: the cache's element type; for INT8, key_scale and value_scale are
+// the layer's scale rows (decode_attention.h): a key's scale multiplies its scores, a value's
+// its probability (after the sum), so the inner loops stay those of the other types.
 template <typename T>
 void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, const float* q_scaled,
-                  const T* keys, const T* values, ItemState st) {
+                  const T* keys, const T* values, const float* key_scale, const float* value_scale, ItemState st) {
+  constexpr bool scaled = std::is_same_v<T, int8_t>;
   const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width();
   const float* qg = q_scaled + g * M * d;
   const T* V = values + g * a.capacity * vw;
@@ -111,7 +120,13 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
       const T* tile = keys + key_offset(a, g, t0 + j, 0);
       for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
         const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
-        score_tile(qg + m * d, tile + key * d * kKeyTile, d, st.scores + m * kBlock + j);
+        float* scores = st.scores + m * kBlock + j;
+        score_tile(qg + m * d, tile + key * d * kKeyTile, d, scores);
+        if constexpr (scaled) {
+          const float* ks = key_scale + a.key_head(g * M + m) * scale_stride(a) + t0 + j;
+#pragma omp simd
+          for (int64_t lane = 0; lane < kKeyTile; ++lane) scores[lane] *= ks[lane];
+        }
       }
     }
     for (int64_t m = 0; m < M; ++m) {
@@ -129,6 +144,14 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
         float* acc = st.acc + m * vw;
 #pragma omp simd
         for (int64_t x = 0; x < vw; ++x) acc[x] *= correction;
+      }
+    }
+    if constexpr (scaled) {
+      const float* vs = value_scale + g * scale_stride(a) + t0;
+      for (int64_t m = 0; m < M; ++m) {
+        float* p = st.scores + m * kBlock;
+#pragma omp simd
+        for (int64_t j = 0; j < nb; ++j) p[j] *= vs[j];
       }
     }
     for (int64_t m = 0; m < M; ++m) accumulate_values(st.scores + m * kBlock, V + t0 * vw, nb, vw, st.acc + m * vw);
@@ -182,14 +205,6 @@ void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, 
 
 }  // namespace
 
-const char* kv_storage_name(KvStorage storage) { return storage == KvStorage::bf16 ? "bf16" : "f32"; }
-
-KvStorage parse_kv_storage(const std::string& name) {
-  for (KvStorage s : {KvStorage::f32, KvStorage::bf16})
-    if (name == kv_storage_name(s)) return s;
-  fail("KV cache storage '", name.substr(0, 64), "': expected f32 or bf16");
-}
-
 DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int64_t max_chunks_) {
   a.attention_dims().validate();
   DIFFTX_CHECK(a.capacity >= 1, "decode attention: capacity ", a.capacity, " must be positive");
@@ -221,6 +236,9 @@ void decode_attention(const DecodeAttentionDims& a, int64_t length, const float*
 
   const int64_t chunks = decode_attention_chunks(scratch, length);
   const int64_t items = a.Hkv * chunks;
+  const bool scaled = a.storage == KvStorage::int8;
+  const float* key_scale = scaled ? key_scales(a, keys) : nullptr;
+  const float* value_scale = scaled ? value_scales(a, values) : nullptr;
   const bool parallel = items > 1 && length * a.Hkv * (a.key_width() + vw) >= (int64_t{1} << 15);
 #pragma omp parallel if (parallel)
   {
@@ -230,12 +248,21 @@ void decode_attention(const DecodeAttentionDims& a, int64_t length, const float*
       float* base = scratch.items.data() + (g * scratch.max_chunks + c) * scratch.item_floats;
       const int64_t tiles = (length + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
       const int64_t begin = c * tiles / chunks * kKeyTile, end = std::min(length, (c + 1) * tiles / chunks * kKeyTile);
-      if (a.storage == KvStorage::bf16)
-        attend_chunk(a, g, begin, end, qs, static_cast<const uint16_t*>(keys), static_cast<const uint16_t*>(values),
-                     item_state(base, M, vw));
-      else
-        attend_chunk(a, g, begin, end, qs, static_cast<const float*>(keys), static_cast<const float*>(values),
-                     item_state(base, M, vw));
+      const ItemState st = item_state(base, M, vw);
+      switch (a.storage) {
+        case KvStorage::f32:
+          attend_chunk(a, g, begin, end, qs, static_cast<const float*>(keys), static_cast<const float*>(values),
+                       nullptr, nullptr, st);
+          break;
+        case KvStorage::bf16:
+          attend_chunk(a, g, begin, end, qs, static_cast<const uint16_t*>(keys),
+                       static_cast<const uint16_t*>(values), nullptr, nullptr, st);
+          break;
+        case KvStorage::int8:
+          attend_chunk(a, g, begin, end, qs, static_cast<const int8_t*>(keys), static_cast<const int8_t*>(values),
+                       key_scale, value_scale, st);
+          break;
+      }
     }
 #pragma omp for schedule(static)
     for (int64_t g = 0; g < a.Hkv; ++g) merge_and_combine(a, g, chunks, lambda, scratch, out);

@@ -2,7 +2,7 @@
 // docs/SPEC.md §2: the decode step's attention, one new token attending to positions [0, length).
 //
 //   q       one token's query row after RoPE, [q_width] as the projection lays it out
-//   keys    one layer's cached keys (elements of dims.storage) in tiles of kKeyTile positions, transposed within a tile:
+//   keys    one layer's cached keys (key_region_bytes: elements of dims.storage) in tiles of kKeyTile positions, transposed within a tile:
 //           element x of position t of kv head g at key_offset(dims, g, t, x), so that a query
 //           scores 16 keys with key_width broadcast FMAs and no horizontal sums
 //   values  one layer's cached values, [Hkv][capacity][value_width]
@@ -25,12 +25,16 @@
 
 namespace difftx {
 
-// How the cache holds keys and values: F32, or BF16 (rounded to nearest even when stored, widened
-// exactly when read: half the memory and half the bytes each decode step reads).
-enum class KvStorage { f32, bf16 };
-const char* kv_storage_name(KvStorage storage);  // "f32", "bf16"
+// How the cache holds keys and values: F32; BF16 (rounded to nearest even when stored, widened
+// exactly when read: half the memory and half the bytes each decode step reads); or INT8,
+// symmetric with one F32 scale (absmax / 127) per key head row of d elements and per value row
+// (a quarter of F32's bytes plus the scales). The layout below is the same for all three.
+enum class KvStorage { f32, bf16, int8 };
+const char* kv_storage_name(KvStorage storage);  // "f32", "bf16", "int8"
 KvStorage parse_kv_storage(const std::string& name);  // error naming the choices
-inline int64_t kv_element_bytes(KvStorage storage) { return storage == KvStorage::bf16 ? 2 : 4; }
+inline int64_t kv_element_bytes(KvStorage storage) {
+  return storage == KvStorage::f32 ? 4 : storage == KvStorage::bf16 ? 2 : 1;
+}
 
 // The variant (its maps, key and value widths per kv head), the cache's capacity and storage.
 struct DecodeAttentionDims : AttentionVariant {
@@ -47,6 +51,21 @@ inline int64_t key_elements(const DecodeAttentionDims& a) { return a.Hkv * key_t
 inline int64_t key_offset(const DecodeAttentionDims& a, int64_t g, int64_t t, int64_t x) {
   return ((g * key_tiles(a) + t / kKeyTile) * a.key_width() + x) * kKeyTile + t % kKeyTile;
 }
+
+// The bytes of one layer's keys and of its values: the elements, then (INT8) the scales, F32
+// [rows][key_tiles * kKeyTile] so that a tile's 16 scales are contiguous; key rows are the
+// layer's Hkv * key_heads_per_kv_head key heads, value rows its Hkv kv heads.
+int64_t key_region_bytes(const DecodeAttentionDims& a);
+int64_t value_region_bytes(const DecodeAttentionDims& a);
+const float* key_scales(const DecodeAttentionDims& a, const void* keys);      // INT8 only
+const float* value_scales(const DecodeAttentionDims& a, const void* values);  // INT8 only
+inline int64_t scale_stride(const DecodeAttentionDims& a) { return key_tiles(a) * kKeyTile; }
+
+// Stores n tokens at positions [pos, pos + n) into one layer's regions, converting to
+// a.storage, from token-major rows as the projections produce them: k [n, Hkv * key_width]
+// (after RoPE), v [n, Hkv * value_width]. The caller checks that the positions fit.
+void store_kv(const DecodeAttentionDims& a, void* keys, void* values, int64_t pos, int64_t n, const float* k,
+              const float* v);
 
 // Scratch planned once per shape: per work item, the partial outputs and statistics of every
 // map, and a block of scores. No allocation happens per call.

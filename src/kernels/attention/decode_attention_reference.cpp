@@ -9,10 +9,23 @@
 namespace difftx {
 namespace {
 
-// Element i of the cache's keys or values, widened.
-double element(const DecodeAttentionDims& a, const void* data, int64_t i) {
-  if (a.storage == KvStorage::bf16) return bf16_to_float(static_cast<const uint16_t*>(data)[i]);
-  return static_cast<const float*>(data)[i];
+// Element i of the cache's keys or values, widened (INT8: times its row's scale).
+double element(const DecodeAttentionDims& a, const void* data, int64_t i, const float* scale) {
+  switch (a.storage) {
+    case KvStorage::f32: return static_cast<const float*>(data)[i];
+    case KvStorage::bf16: return bf16_to_float(static_cast<const uint16_t*>(data)[i]);
+    case KvStorage::int8: return static_cast<double>(static_cast<const int8_t*>(data)[i]) * *scale;
+  }
+  return 0;
+}
+double key(const DecodeAttentionDims& a, const void* keys, int64_t g, int64_t t, int64_t column) {
+  const int64_t row = g * a.key_heads_per_kv_head() + column / a.d;  // the key head holding the column
+  const float* scale = a.storage == KvStorage::int8 ? key_scales(a, keys) + row * scale_stride(a) + t : nullptr;
+  return element(a, keys, key_offset(a, g, t, column), scale);
+}
+double value(const DecodeAttentionDims& a, const void* values, int64_t g, int64_t t, int64_t x) {
+  const float* scale = a.storage == KvStorage::int8 ? value_scales(a, values) + g * scale_stride(a) + t : nullptr;
+  return element(a, values, (g * a.capacity + t) * a.value_width() + x, scale);
 }
 
 // softmax(q . k_t / sqrt(d)) over t < length, then sum_t p_t v_t: one map's output, width vw.
@@ -23,17 +36,15 @@ std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const f
   double mx = -INFINITY;
   for (int64_t t = 0; t < length; ++t) {
     double s = 0;
-    for (int64_t x = 0; x < d; ++x) s += static_cast<double>(q[x]) * element(a, keys, difftx::key_offset(a, g, t, first_column + x));
+    for (int64_t x = 0; x < d; ++x) s += static_cast<double>(q[x]) * key(a, keys, g, t, first_column + x);
     scores[t] = s / std::sqrt(static_cast<double>(d));
     mx = std::max(mx, scores[t]);
   }
   double sum = 0;
   for (double& s : scores) sum += (s = std::exp(s - mx));
   std::vector<double> o(vw, 0.0);
-  for (int64_t t = 0; t < length; ++t) {
-    const int64_t row = (g * a.capacity + t) * vw;
-    for (int64_t x = 0; x < vw; ++x) o[x] += scores[t] / sum * element(a, values, row + x);
-  }
+  for (int64_t t = 0; t < length; ++t)
+    for (int64_t x = 0; x < vw; ++x) o[x] += scores[t] / sum * value(a, values, g, t, x);
   return o;
 }
 

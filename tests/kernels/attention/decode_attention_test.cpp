@@ -108,7 +108,51 @@ TEST(DecodeAttention, Bf16CacheMatchesReferenceOnTheSameBits) {
         }
   EXPECT_EQ(cases, 36);
   EXPECT_EQ(parse_kv_storage("bf16"), KvStorage::bf16);
-  EXPECT_NE(testing::error_of([] { parse_kv_storage("fp8"); }).find("expected f32 or bf16"), std::string::npos);
+  EXPECT_EQ(parse_kv_storage("int8"), KvStorage::int8);
+  EXPECT_NE(testing::error_of([] { parse_kv_storage("fp8"); }).find("expected f32, bf16 or int8"), std::string::npos);
+}
+
+// An INT8 cache written by store_kv (the KV cache's one writer) from the case's token-major rows:
+// the kernel and the reference read the very same integers and scales; both are within INT8's
+// rounding of the F32 cache, and the rounding is real. Rows past `length` stay unwritten.
+TEST(DecodeAttention, Int8CacheMatchesReferenceOnTheSameBits) {
+  int cases = 0;
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+    for (int64_t Hkv : {4, 1})
+      for (int64_t length : {1, 17, 700})
+        for (int64_t max_chunks : {0, 3}) {
+          const DecodeCase c = DecodeCase::random(kind, 4, Hkv, 16 << (cases % 3), length, 900 + cases);
+          ++cases;
+          DecodeAttentionDims dims = c.dims;
+          dims.storage = KvStorage::int8;
+          const int64_t kw = dims.key_width(), vw = dims.value_width();
+          std::vector<float> k(length * Hkv * kw), v(length * Hkv * vw);
+          for (int64_t t = 0; t < length; ++t)
+            for (int64_t g = 0; g < Hkv; ++g) {
+              for (int64_t x = 0; x < kw; ++x) k[(t * Hkv + g) * kw + x] = c.keys[key_offset(dims, g, t, x)];
+              for (int64_t x = 0; x < vw; ++x) v[(t * Hkv + g) * vw + x] = c.values[(g * dims.capacity + t) * vw + x];
+            }
+          std::vector<unsigned char> keys(key_region_bytes(dims)), values(value_region_bytes(dims));
+          EXPECT_EQ(keys.size() % 64, 0u);
+          EXPECT_GE(keys.size(), static_cast<size_t>(key_elements(dims) + 4 * Hkv * dims.key_heads_per_kv_head() * length));
+          store_kv(dims, keys.data(), values.data(), 0, length, k.data(), v.data());
+          DecodeAttentionScratch scratch(dims, max_chunks);
+          std::vector<float> out(dims.attention_dims().out_width());
+          decode_attention(dims, length, c.q.data(), keys.data(), values.data(), c.lambda_ptr(), out.data(), scratch);
+          const auto want =
+              decode_attention_reference(dims, length, c.q.data(), keys.data(), values.data(), c.lambda_ptr());
+          const auto exact = decode_attention_reference(c.dims, length, c.q.data(), c.keys.data(), c.values.data(),
+                                                        c.lambda_ptr());
+          double err = 0, moved = 0;
+          for (size_t i = 0; i < out.size(); ++i) {
+            err = std::max(err, std::fabs(out[i] - want[i]));
+            moved = std::max(moved, std::fabs(exact[i] - want[i]));
+          }
+          EXPECT_LT(err, 2e-6) << describe(c, max_chunks) << " int8";
+          EXPECT_GT(moved, 1e-5) << describe(c, max_chunks);
+          EXPECT_LT(moved, 6e-2) << describe(c, max_chunks);  // 1/254 of a row's largest |x| per element
+        }
+  EXPECT_EQ(cases, 36);
 }
 
 TEST(DecodeAttention, ReferenceEqualsLastRowOfPrefillReference) {
