@@ -24,12 +24,6 @@ std::vector<int64_t> or_default(Args& args, const std::string& name, const std::
   return args.get(name) ? args.get_int_list(name, "", range) : fallback;
 }
 
-// configs/ of the working directory, else the source tree's.
-fs::path default_configs_dir() {
-  if (fs::is_directory("configs")) return "configs";
-  return fs::path(DIFFTX_SOURCE_DIR) / "configs";
-}
-
 // A number, or "-" where it is missing (NaN).
 std::string cell(double value, const char* pattern) {
   if (std::isnan(value)) return "-";
@@ -99,9 +93,17 @@ std::string indented(const std::string& lines, const std::string& margin) {
   return out;
 }
 
+}  // namespace
+
+// configs/ of the working directory, else the source tree's.
+fs::path default_configs_dir() {
+  if (fs::is_directory("configs")) return "configs";
+  return fs::path(DIFFTX_SOURCE_DIR) / "configs";
+}
+
 // compare's training defaults: sequences of 256 in micro-batches of 8, a retrieval mixture,
 // validation and checkpoints often enough for curves and resuming.
-TrainOptions default_train_options() {
+TrainOptions experiment_train_defaults() {
   TrainOptions o;
   o.seq_len = 256;
   o.micro_batch = 8;
@@ -115,11 +117,9 @@ TrainOptions default_train_options() {
   return o;
 }
 
-}  // namespace
-
 int experiment_compare(Args& args) {
   experiment::CompareOptions o;
-  o.train = default_train_options();
+  o.train = experiment_train_defaults();
   o.preset = args.get("preset", o.preset);
   o.tokens = args.get_int("tokens", 0, kNonNegative);
   DIFFTX_CHECK(o.tokens > 0, "experiment compare: --tokens N (training tokens per model) is required and must be positive");
@@ -182,7 +182,7 @@ std::string experiment_compare_help() {
          "      --mqar-samples 100 --attention-prompts 4 (per depth) --outlier-tokens 16384\n"
          "      --bits 0,16,8,6,4 --quant-batches 8 (val micro-batches per width)\n"
          "    training options (shared by every model):\n" +
-         indented(train_options_help(default_train_options()), "    ");
+         indented(train_options_help(experiment_train_defaults()), "    ");
 }
 
 }  // namespace difftx::cli

@@ -135,10 +135,10 @@ results::ModelResults train_and_analyse(const CompareOptions& o, const std::stri
 
   const fs::path checkpoint = *latest_checkpoint(t.out_dir);
   const Model model = load_model_dir(checkpoint);
-  log("analysing " + checkpoint.string());
+  if (o.analyse) log("analysing " + checkpoint.string());
   results::ModelResults m;
   m.train = train_record(t.out_dir, batch_tokens);
-  static_cast<results::Analyses&>(m) = analyse_model(model, tokenizer, o.data_dir, o.analysis, log);
+  if (o.analyse) static_cast<results::Analyses&>(m) = analyse_model(model, tokenizer, o.data_dir, o.analysis, log);
   m.name = name;
   m.seed = seed;
   m.attention = attention_kind_name(model.config.attention);

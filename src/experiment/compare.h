@@ -34,6 +34,7 @@ struct CompareOptions {
   std::vector<int64_t> seeds;  // empty: one run per variant with train.seed
   TrainOptions train;  // shared by every model; config, data, run directory and steps are set per model
   AnalysisOptions analysis;
+  bool analyse = true;  // false: train only, the results hold each run's training record (the sweep)
 };
 
 // Writes OUT/results.json (after every model) and the report, and returns the results. `log` gets the lines between the trainer's own. Errors

@@ -13,7 +13,9 @@
 #include "report/heatmap_chart.h"
 #include "report/line_chart.h"
 #include "report/palette.h"
+#include "report/seed_chart.h"
 #include "report/svg_text.h"
+#include "results/statistics.h"
 
 namespace difftx::report {
 namespace {
@@ -33,14 +35,18 @@ std::string percent(double fraction) { return format_fixed(100 * fraction, 0) + 
 std::vector<LegendEntry> model_legend(const ExperimentResults& r, LegendMark mark, bool (*has)(const ModelResults&)) {
   std::vector<LegendEntry> out;
   for (size_t i = 0; i < r.models.size(); ++i)
-    if (has(r.models[i])) out.push_back({r.models[i].name, category_colour(i), mark});
+    if (has(r.models[i]) && std::none_of(out.begin(), out.end(), [&](const LegendEntry& e) { return e.label == r.models[i].name; }))
+      out.push_back({r.models[i].name, model_colour(r, i), mark});
   return out;
 }
 
 std::string setup_line(const ExperimentResults& r) {
+  std::string seeds;
+  for (const int64_t s : r.setup.seeds) seeds += (seeds.empty() ? "" : ",") + std::to_string(s);
   return "preset " + r.setup.preset + " | " + format_count(static_cast<double>(r.setup.tokens_per_model)) +
-         " tokens per model | sequence length " + std::to_string(r.setup.seq_len) + " | seed " +
-         std::to_string(r.setup.seed) + " | same data and order for every model";
+         " tokens per model | sequence length " + std::to_string(r.setup.seq_len) +
+         (r.setup.seeds.size() > 1 ? " | seeds " + seeds + " | same data and order per seed"
+                                   : " | seed " + std::to_string(r.setup.seed) + " | same data and order for every model");
 }
 
 // Each y replaced by the mean of the finite y within `half_window` points on either side (NaN
@@ -76,6 +82,19 @@ ReportChart line_figure(const std::string& heading, const std::string& subheadin
 
 }  // namespace
 
+std::string model_colour(const ExperimentResults& r, size_t i) {
+  std::vector<std::string> variants;  // in the order they first appear, up to model i's
+  for (size_t k = 0; k <= i; ++k)
+    if (std::find(variants.begin(), variants.end(), r.models[k].name) == variants.end())
+      variants.push_back(r.models[k].name);
+  return category_colour(std::find(variants.begin(), variants.end(), r.models[i].name) - variants.begin());
+}
+
+std::string model_label(const ExperimentResults& r, size_t i) {
+  const ModelResults& m = r.models[i];
+  return r.setup.seeds.size() > 1 ? m.name + ", seed " + std::to_string(m.seed) : m.name;
+}
+
 ReportChart loss_curves_chart(const ExperimentResults& r) {
   double last_tokens = 0;
   size_t longest_curve = 0;
@@ -99,19 +118,19 @@ ReportChart loss_curves_chart(const ExperimentResults& r) {
                 .x_range = x_range};
   for (size_t i = 0; i < r.models.size(); ++i) {
     const auto& m = r.models[i];
-    Series raw{.name = m.name,
-               .colour = category_colour(i),
+    Series raw{.name = model_label(r, i),
+               .colour = model_colour(r, i),
                .width = half_window > 0 ? 1 : 1.6,
                .opacity = half_window > 0 ? 0.3 : 1};
     for (const auto& p : m.train.curve) raw.points.emplace_back(p.tokens, p.loss);
     if (half_window > 0) {
-      Series smooth{.name = m.name, .colour = category_colour(i), .points = moving_average(raw.points, half_window)};
+      Series smooth{.name = model_label(r, i), .colour = model_colour(r, i), .points = moving_average(raw.points, half_window)};
       train.series.push_back(std::move(raw));
       train.series.push_back(std::move(smooth));
     } else {
       train.series.push_back(std::move(raw));
     }
-    Series v{.name = m.name, .colour = category_colour(i), .markers = true, .width = 2};
+    Series v{.name = model_label(r, i), .colour = model_colour(r, i), .markers = true, .width = 2};
     for (const auto& p : m.train.val_curve) v.points.emplace_back(p.tokens, p.loss);
     val.series.push_back(std::move(v));
   }
@@ -130,9 +149,10 @@ namespace {
 using NiahRow = std::tuple<int64_t, int64_t, int64_t>;
 
 // One model's NIAH panel; cells measured twice are pooled (weighted by their samples).
-HeatmapPanel niah_panel(const ModelResults& m, const std::vector<NiahRow>& rows, const std::vector<double>& columns) {
+HeatmapPanel niah_panel(const ModelResults& m, const std::string& label, const std::vector<NiahRow>& rows,
+                        const std::vector<double>& columns) {
   HeatmapPanel p;
-  p.title = m.name + "  (mean " + format_fixed(results::mean_cell_accuracy(*m.niah), 2) + ")";
+  p.title = label + "  (mean " + format_fixed(results::mean_cell_accuracy(*m.niah), 2) + ")";
   p.column_title = "depth of the needles in the context";
   for (const double d : columns) p.column_labels.push_back(percent(d));
   std::vector<std::vector<double>> correct(rows.size(), std::vector<double>(columns.size(), 0));
@@ -178,8 +198,8 @@ ReportChart niah_heatmap_chart(const ExperimentResults& r) {
   const std::vector<NiahRow> rows(row_keys.begin(), row_keys.end());
   const std::vector<double> columns(depths.begin(), depths.end());
   std::vector<HeatmapPanel> panels;
-  for (const auto& m : r.models)
-    if (m.niah) panels.push_back(niah_panel(m, rows, columns));
+  for (size_t i = 0; i < r.models.size(); ++i)
+    if (r.models[i].niah) panels.push_back(niah_panel(r.models[i], model_label(r, i), rows, columns));
 
   HeatmapGeometry g;
   for (const auto& p : panels)
@@ -221,10 +241,11 @@ ReportChart attention_map_chart(const ExperimentResults& r) {
   AttentionFigure f;
   f.title = "Attention over the context for one retrieval prompt";
   f.subtitle = "normalised attention of the query row over all context tokens; the outline marks the answer";
-  for (const auto& m : r.models) {
+  for (size_t i = 0; i < r.models.size(); ++i) {
+    const ModelResults& m = r.models[i];
     if (!m.attention_map) continue;
     const auto& a = *m.attention_map;
-    f.rows.push_back({m.name,
+    f.rows.push_back({model_label(r, i),
                       "layer " + std::to_string(a.layer) + ", head " + std::to_string(a.head) + ", query at " +
                           std::to_string(a.query_position),
                       a.tokens, a.weights, static_cast<size_t>(a.answer_begin), static_cast<size_t>(a.answer_end)});
@@ -251,8 +272,8 @@ ReportChart outlier_chart(const ExperimentResults& r) {
     if (!has(m)) continue;
     tokens = std::max(tokens, m.outliers->tokens);
     for (BarPanel* p : {&logits, &hidden}) {
-      p->series_names.push_back(m.name);
-      p->series_colours.push_back(category_colour(i));
+      p->series_names.push_back(model_label(r, i));
+      p->series_colours.push_back(model_colour(r, i));
     }
     const auto add = [](BarPanel& p, const results::OutlierStats& s) {
       const double v[4] = {s.top1, s.top2, s.top3, s.median};
@@ -302,7 +323,7 @@ ReportChart quantization_chart(const ExperimentResults& r) {
   for (size_t i = 0; i < r.models.size(); ++i) {
     const auto& m = r.models[i];
     if (!has(m)) continue;
-    Series l{.name = m.name, .colour = category_colour(i), .markers = true};
+    Series l{.name = model_label(r, i), .colour = model_colour(r, i), .markers = true};
     Series a = l;
     for (size_t k = 0; k < bits.size(); ++k) {
       const auto q = std::find_if(m.quantization.begin(), m.quantization.end(),
@@ -346,7 +367,7 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
     const auto& m = r.models[i];
     if (!has(m)) continue;
     normalisation = m.attention_allocation->normalisation;
-    const Series base{.name = m.name, .colour = category_colour(i), .markers = true};
+    const Series base{.name = model_label(r, i), .colour = model_colour(r, i), .markers = true};
     Series a = base, n = base, al = base, nl = base;
     for (const auto& p : m.attention_allocation->by_depth)
       a.points.emplace_back(100 * p.key, p.allocation.answer), n.points.emplace_back(100 * p.key, p.allocation.noise);
@@ -374,6 +395,41 @@ ReportChart attention_allocation_chart(const ExperimentResults& r) {
                      "less on the noise.");
 }
 
+ReportChart seed_spread_chart(const ExperimentResults& r) {
+  if (r.setup.seeds.size() < 2) return {};
+  std::vector<SeedPanel> panels;
+  for (const results::Metric& metric : results::seed_metrics()) {
+    const std::string name = metric.name;
+    if (name != "val_loss" && name != "niah_accuracy" && name != "mqar_accuracy") continue;
+    SeedPanel panel{.title = metric.label, .axes = {"", name == "val_loss" ? "nats / token" : "accuracy"}};
+    bool any = false;
+    for (const auto& row : results::seed_comparison(r, metric)) {
+      const size_t first = static_cast<size_t>(
+          std::find_if(r.models.begin(), r.models.end(), [&](const ModelResults& m) { return m.name == row.variant; }) -
+          r.models.begin());
+      SeedColumn c{.label = row.variant, .colour = model_colour(r, first), .mean = row.summary.n ? row.summary.mean : kNan};
+      for (size_t k = 0; k < row.seeds.size(); ++k) c.points.emplace_back(row.seeds[k], row.values[k]);
+      if (row.summary.ci95) c.interval = std::pair{row.summary.ci95->low, row.summary.ci95->high};
+      any = any || row.summary.n > 0;
+      panel.columns.push_back(std::move(c));
+    }
+    if (any) panels.push_back(std::move(panel));
+  }
+  if (panels.empty()) return {};
+  std::string seeds;
+  for (const int64_t s : r.setup.seeds) seeds += (seeds.empty() ? "" : ", ") + std::to_string(s);
+  SvgCanvas svg(kWidth, 100);
+  const double y = draw_figure_header(svg, "Spread over seeds", "seeds " + seeds + "; dots: one run each", {});
+  const auto areas = split_row({kFigureMargin, y, kWidth - 2 * kFigureMargin, kPanelHeight}, panels.size(), kPanelGap);
+  for (size_t i = 0; i < panels.size(); ++i) draw_seed_panel(svg, areas[i], panels[i]);
+  svg.set_height(y + kPanelHeight + kFigureMargin);
+  return finished(svg, "seed_spread.svg", "Spread over seeds",
+                  "Each dot is one training run (one seed); the bar across a column is the variant's mean and the "
+                  "whisker the 95% confidence interval of that mean (Student t). Where two variants' dots overlap, "
+                  "one seed cannot tell them apart; the table above says which paired differences to the baseline "
+                  "are outside the seed noise.");
+}
+
 ReportCharts build_report_charts(const ExperimentResults& results) {
   ReportCharts out;
   const auto add = [&](ReportChart c, const char* name, const char* needs) {
@@ -386,6 +442,7 @@ ReportCharts build_report_charts(const ExperimentResults& results) {
   add(attention_allocation_chart(results), "attention allocation", "attention_allocation");
   add(outlier_chart(results), "activation outliers", "outliers");
   add(quantization_chart(results), "quantization curve", "quantization");
+  if (results.setup.seeds.size() > 1) add(seed_spread_chart(results), "spread over seeds", "train");
   return out;
 }
 

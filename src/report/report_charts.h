@@ -28,6 +28,11 @@ struct ReportCharts {
 
 ReportCharts build_report_charts(const ExperimentResults& results);
 
+// Model i's colour: its variant's (the first model of that name), so a variant keeps one colour
+// over its seeds. Its label: the name, with ", seed S" when the results hold several seeds.
+std::string model_colour(const ExperimentResults& results, size_t i);
+std::string model_label(const ExperimentResults& results, size_t i);
+
 // One chart per figure; exposed for tests. Each returns nothing (empty svg) when no model has
 // the data it draws.
 ReportChart loss_curves_chart(const ExperimentResults& results);
@@ -36,5 +41,6 @@ ReportChart attention_map_chart(const ExperimentResults& results);
 ReportChart outlier_chart(const ExperimentResults& results);
 ReportChart quantization_chart(const ExperimentResults& results);
 ReportChart attention_allocation_chart(const ExperimentResults& results);
+ReportChart seed_spread_chart(const ExperimentResults& results);
 
 }  // namespace difftx::report

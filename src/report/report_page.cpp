@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "report/palette.h"
+#include "results/statistics.h"
 #include "report/svg_text.h"
 
 namespace difftx::report {
@@ -43,8 +44,16 @@ std::string cell(const std::string& text, bool best = false) {
   return std::string(best ? "<td class=\"best\">" : "<td>") + esc(text) + "</td>";
 }
 
-std::string swatch(size_t model_index) {
-  return "<span class=\"swatch\" style=\"background:" + category_colour(model_index) + "\"></span>";
+std::string swatch(const ExperimentResults& r, size_t model_index) {
+  return "<span class=\"swatch\" style=\"background:" + model_colour(r, model_index) + "\"></span>";
+}
+
+bool several_seeds(const ExperimentResults& r) { return r.setup.seeds.size() > 1; }
+
+std::string seed_list(const ExperimentResults& r) {
+  std::string out;
+  for (size_t i = 0; i < r.setup.seeds.size(); ++i) out += (i ? ", " : "") + std::to_string(r.setup.seeds[i]);
+  return out;
 }
 
 std::string mixture_text(const results::Setup& s) {
@@ -66,7 +75,7 @@ std::string setup_section(const ExperimentResults& r) {
       {"Sequence length, micro-batch",
        std::to_string(s.seq_len) + " tokens, " + std::to_string(s.micro_batch) + " sequences"},
       {"Peak learning rate", format_significant(s.lr, 3)},
-      {"Seed", std::to_string(s.seed)},
+      {several_seeds(r) ? "Seeds" : "Seed", several_seeds(r) ? seed_list(r) : std::to_string(s.seed)},
       {"Data, tokenizer", s.data + ", " + s.tokenizer},
       {"Training mixture", mixture_text(s)},
       {"Machine", s.machine},
@@ -95,8 +104,13 @@ std::string setup_section(const ExperimentResults& r) {
           "Parameters: " + esc(format_grouped(params_lo)) + " to " + esc(format_grouped(params_hi)) + " (largest " +
           esc(format_fixed(100 * spread, 1)) + "% above the smallest" + (close_params ? "" : "; more than 2%") +
           ").</li>";
-  html += "<li>Every model saw the same training data in the same order, from the same seed (" +
-          std::to_string(s.seed) + ").</li></ul></section>\n";
+  if (several_seeds(r))
+    html += "<li>Every variant trained once per seed (" + seed_list(r) +
+            "); the seed sets the initialisation and the data order, so the runs of one seed saw the same data in "
+            "the same order.</li></ul></section>\n";
+  else
+    html += "<li>Every model saw the same training data in the same order, from the same seed (" +
+            std::to_string(s.seed) + ").</li></ul></section>\n";
   return html;
 }
 
@@ -133,7 +147,7 @@ std::string results_section(const ExperimentResults& r) {
     const std::string shape = m.layers > 0 ? std::to_string(m.layers) + "L \u00d7 " + std::to_string(m.hidden_size) +
                                                  "d, " + std::to_string(m.heads) + "h"
                                            : "n/a";
-    html += "<tr><td>" + swatch(i) + esc(m.name) + "</td>" + (show_attention ? cell(m.attention) : "") +
+    html += "<tr><td>" + swatch(r, i) + esc(model_label(r, i)) + "</td>" + (show_attention ? cell(m.attention) : "") +
             cell(format_grouped(static_cast<double>(m.parameters))) + cell(shape) + cell(format_count(m.train.tokens)) +
             cell(format_fixed(m.train.seconds, 0) + " s") + cell(format_grouped(m.train.tokens_per_second)) +
             cell(format_fixed(m.train.final_train_loss, 3)) + cell(format_fixed(val_loss(m), 3), i == best_loss) +
@@ -149,14 +163,60 @@ std::string results_section(const ExperimentResults& r) {
   return html;
 }
 
+std::string interval_text(const std::optional<results::Interval>& i) {
+  if (!i) return "n/a (one seed)";
+  return std::string("[").append(format_significant(i->low, 3)).append(", ").append(format_significant(i->high, 3)).append("]");
+}
+
+// With several seeds: per metric, each variant's value per seed, its mean and 95% interval, the
+// paired difference to the baseline (same seed) with its interval, and in words which
+// differences are outside the seed noise (their interval excludes 0).
+std::string seeds_section(const ExperimentResults& r) {
+  if (!several_seeds(r)) return "";
+  std::string table =
+      "<div class=\"table-wrap\"><table class=\"seeds\"><tr><th>metric</th><th>model</th><th>per seed</th>"
+      "<th>mean</th><th>95% interval</th><th>minus baseline (same seed)</th><th>95% interval</th><th>seed noise</th></tr>";
+  std::string outside, within;
+  for (const results::Metric& metric : results::seed_metrics()) {
+    const auto rows = results::seed_comparison(r, metric);
+    if (std::all_of(rows.begin(), rows.end(), [](const auto& row) { return row.summary.n == 0; })) continue;
+    for (const auto& row : rows) {
+      std::string points;
+      for (size_t k = 0; k < row.seeds.size(); ++k)
+        points += (k ? ", " : "") + std::to_string(row.seeds[k]) + ": " + format_significant(row.values[k], 4);
+      const bool paired = row.paired && row.paired->n > 0;
+      const std::string verdict = !paired ? "" : !row.paired->ci95 ? "one pair: no interval"
+                                  : row.outside_seed_noise()        ? "outside"
+                                                                    : "within";
+      table += "<tr>" + cell(metric.label) + cell(row.variant) + cell(points) +
+               cell(row.summary.n ? format_significant(row.summary.mean, 4) : "n/a") +
+               cell(interval_text(row.summary.ci95)) + cell(paired ? format_significant(row.paired->mean, 3) : "") +
+               cell(paired ? interval_text(row.paired->ci95) : "") + cell(verdict) + "</tr>";
+      if (!paired || !row.paired->ci95) continue;
+      const std::string numbers = format_significant(std::fabs(row.paired->mean), 3) + " (95% interval of " +
+                                  row.variant + " minus baseline: " + interval_text(row.paired->ci95) + ", " +
+                                  std::to_string(row.paired->n) + " seeds)";
+      if (row.outside_seed_noise())
+        outside += "<li>" + esc(row.variant) + "'s " + esc(metric.label) + " is " +
+                   (row.paired->mean < 0 ? "lower" : "higher") + " than the baseline's by " + esc(numbers) + ".</li>";
+      else
+        within += "<li>" + esc(row.variant) + " against the baseline on " + esc(metric.label) + ": " +
+                  (row.paired->mean < 0 ? "lower by " : "higher by ") + esc(numbers) + "; the interval holds 0.</li>";
+    }
+  }
+  std::string html =
+      "<section id=\"seeds\"><h2>Across seeds</h2><p>Each variant trained once per seed (" + seed_list(r) +
+      "). A difference to the baseline is taken seed by seed (both runs saw the same data in the same order) and "
+      "counts as outside the seed noise when the 95% interval of those paired differences (Student t) excludes "
+      "0.</p>";
+  html += "<p><b>Outside the seed noise:</b></p><ul>" + (outside.empty() ? "<li>nothing</li>" : outside) + "</ul>";
+  html += "<p><b>Within the seed noise:</b></p><ul>" + (within.empty() ? "<li>nothing</li>" : within) + "</ul>";
+  return html + table + "</table></div></section>\n";
+}
+
 std::string charts_section(const ReportCharts& charts) {
   std::string html;
-  for (const auto& c : charts.charts) {
-    const std::string id = c.file.substr(0, c.file.find('.'));
-    html += "<figure id=\"" + esc(id) + "\"><h2>" + esc(c.title) + "</h2><a href=\"" + esc(c.file) + "\"><img src=\"" +
-            esc(c.file) + "\" width=\"" + svg_number(c.width) + "\" height=\"" + svg_number(c.height) + "\" alt=\"" +
-            esc(c.title) + "\"></a><figcaption>" + esc(c.caption) + "</figcaption></figure>\n";
-  }
+  for (const auto& c : charts.charts) html += chart_figure(c);
   if (!charts.omitted.empty()) {
     html += "<p class=\"meta\">Not drawn: ";
     for (size_t i = 0; i < charts.omitted.size(); ++i) html += (i ? "; " : "") + esc(charts.omitted[i]);
@@ -167,21 +227,33 @@ std::string charts_section(const ReportCharts& charts) {
 
 }  // namespace
 
+std::string page_head(const std::string& title) {
+  return "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>" +
+         esc(title) + "</title><style>" + kStyle + "</style></head>\n<body><main>\n";
+}
+
+std::string chart_figure(const ReportChart& c) {
+  const std::string id = c.file.substr(0, c.file.find('.'));
+  return "<figure id=\"" + esc(id) + "\"><h2>" + esc(c.title) + "</h2><a href=\"" + esc(c.file) + "\"><img src=\"" +
+         esc(c.file) + "\" width=\"" + svg_number(c.width) + "\" height=\"" + svg_number(c.height) + "\" alt=\"" +
+         esc(c.title) + "\"></a><figcaption>" + esc(c.caption) + "</figcaption></figure>\n";
+}
+
 std::string report_page_html(const ExperimentResults& r, const ReportCharts& charts, const std::string& results_link) {
   std::string names;
   for (size_t i = 0; i < r.models.size(); ++i) names += (i ? " vs " : "") + r.models[i].name;
-  std::string html = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">";
-  html += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">";
-  html += "<title>difftx report: " + esc(names) + "</title><style>" + kStyle + "</style></head>\n<body><main>\n";
+  std::string html = page_head("difftx report: " + names);
   html += "<header><h1>Differential Transformer experiment: " + esc(names) + "</h1><p class=\"meta\">Created " +
           esc(r.created) + " by <code>difftx experiment compare</code> | raw numbers: <a href=\"" + esc(results_link) +
           "\">results.json</a></p>";
   html +=
-      "<p>Each model was trained from scratch on the same data with the same seed and token budget, then "
+      "<p>Each model was trained from scratch on the same data with the same seed (per seed, when there are "
+      "several) and token budget, then "
       "measured with the analyses below (retrieval, attention noise, activation outliers, quantization), as in "
       "the DIFF Transformer paper but at CPU scale. Small models and few samples make small differences "
       "uncertain: read them with the sample counts in mind.</p></header>\n";
-  html += setup_section(r) + results_section(r) + charts_section(charts);
+  html += setup_section(r) + results_section(r) + seeds_section(r) + charts_section(charts);
   html += "<footer>Rendered by <code>difftx experiment report</code> from " + esc(results_link) + " (schema " +
           esc(r.schema) +
           "). Each chart is a standalone SVG file: open it to see values on hover.</footer>\n"

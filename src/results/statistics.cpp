@@ -7,7 +7,6 @@
 #include "core/error.h"
 
 namespace difftx::results {
-namespace {
 
 constexpr double kZ975 = 1.959963984540054;
 
@@ -17,8 +16,6 @@ nlohmann::json to_json(const Summary& s) {
   else j["ci95"] = nullptr, j["ci95_note"] = "fewer than 2 seeds: no interval";
   return j;
 }
-
-}  // namespace
 
 double student_t_975(int64_t dof) {
   DIFFTX_CHECK(dof >= 1, "student_t_975: degrees of freedom ", dof, " must be at least 1");
@@ -62,44 +59,54 @@ std::optional<Interval> wilson_95(int64_t successes, int64_t trials) {
 
 const std::vector<Metric>& seed_metrics() {
   static const std::vector<Metric> metrics = {
-      {"val_loss", [](const ModelResults& m) { return m.train.final_val_loss; }},
-      {"niah_accuracy", [](const ModelResults& m) { return m.niah ? m.niah->mean_accuracy : NAN; }},
-      {"mqar_accuracy", [](const ModelResults& m) { return m.mqar ? m.mqar->accuracy : NAN; }},
-      {"attention_noise", [](const ModelResults& m) { return m.attention_allocation ? m.attention_allocation->mean.noise : NAN; }},
-      {"max_attention_logit", [](const ModelResults& m) { return m.outliers ? m.outliers->attention_logits.top1 : NAN; }},
-      {"max_hidden_state", [](const ModelResults& m) { return m.outliers ? m.outliers->hidden_states.top1 : NAN; }},
+      {"val_loss", "val loss", [](const ModelResults& m) { return m.train.final_val_loss; }},
+      {"niah_accuracy", "NIAH accuracy", [](const ModelResults& m) { return m.niah ? m.niah->mean_accuracy : NAN; }},
+      {"mqar_accuracy", "MQAR accuracy", [](const ModelResults& m) { return m.mqar ? m.mqar->accuracy : NAN; }},
+      {"attention_noise", "attention noise", [](const ModelResults& m) { return m.attention_allocation ? m.attention_allocation->mean.noise : NAN; }},
+      {"max_attention_logit", "largest |attention logit|", [](const ModelResults& m) { return m.outliers ? m.outliers->attention_logits.top1 : NAN; }},
+      {"max_hidden_state", "largest |hidden state|", [](const ModelResults& m) { return m.outliers ? m.outliers->hidden_states.top1 : NAN; }},
   };
   return metrics;
 }
 
-nlohmann::json seed_statistics(const ExperimentResults& results) {
+std::vector<VariantSeeds> seed_comparison(const ExperimentResults& results, const Metric& metric) {
   std::vector<std::string> variants;  // in the order they first appear
   std::map<std::string, std::map<int64_t, const ModelResults*>> runs;  // variant -> seed -> run
   for (const ModelResults& m : results.models) {
     if (!runs.count(m.name)) variants.push_back(m.name);
     runs[m.name][m.seed] = &m;
   }
+  const auto baseline = runs.find("baseline");
+  std::vector<VariantSeeds> out;
+  for (const std::string& v : variants) {
+    VariantSeeds row;
+    row.variant = v;
+    std::vector<double> differences;  // same seed on both sides
+    for (const auto& [seed, m] : runs[v]) {
+      row.seeds.push_back(seed);
+      row.values.push_back(metric.of(*m));
+      if (v == "baseline" || baseline == runs.end()) continue;
+      if (const auto base = baseline->second.find(seed); base != baseline->second.end())
+        differences.push_back(metric.of(*m) - metric.of(*base->second));
+    }
+    row.summary = summarize(row.values);
+    if (v != "baseline" && baseline != runs.end()) row.paired = summarize(differences);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+nlohmann::json seed_statistics(const ExperimentResults& results) {
   nlohmann::json out = {{"seeds", results.setup.seeds}, {"metrics", nlohmann::json::object()},
                         {"paired_to_baseline", nlohmann::json::object()}};
-  for (const Metric& metric : seed_metrics()) {
-    for (const std::string& v : variants) {
-      std::vector<double> values;
-      for (const auto& [seed, m] : runs[v]) values.push_back(metric.of(*m));
-      out["metrics"][metric.name][v] = to_json(summarize(values));
+  for (const Metric& metric : seed_metrics())
+    for (const VariantSeeds& row : seed_comparison(results, metric)) {
+      out["metrics"][metric.name][row.variant] = to_json(row.summary);
+      if (!row.paired) continue;
+      nlohmann::json j = to_json(*row.paired);
+      j["outside_seed_noise"] = row.outside_seed_noise();
+      out["paired_to_baseline"][metric.name][row.variant] = j;
     }
-    if (!runs.count("baseline")) continue;
-    for (const std::string& v : variants) {
-      if (v == "baseline") continue;
-      std::vector<double> differences;  // same seed on both sides
-      for (const auto& [seed, m] : runs[v])
-        if (const auto base = runs["baseline"].find(seed); base != runs["baseline"].end())
-          differences.push_back(metric.of(*m) - metric.of(*base->second));
-      const Summary d = summarize(differences);
-      nlohmann::json j = to_json(d);
-      j["outside_seed_noise"] = d.ci95 && (d.ci95->low > 0 || d.ci95->high < 0);
-      out["paired_to_baseline"][metric.name][v] = j;
-    }
-  }
   return out;
 }
 

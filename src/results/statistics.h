@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +30,8 @@ struct Summary {
 };
 // Over the finite values (NaN, a metric a run did not measure, is left out).
 Summary summarize(const std::vector<double>& values);
+// {"n", "mean" (null for n = 0), "sd", "ci95": [low, high] or null with "ci95_note"}.
+nlohmann::json to_json(const Summary& summary);
 
 // Wilson's score interval of `successes` out of `trials` at 95% (z = 1.959964); none for 0 trials.
 std::optional<Interval> wilson_95(int64_t successes, int64_t trials);
@@ -37,14 +40,30 @@ std::optional<Interval> wilson_95(int64_t successes, int64_t trials);
 // final val loss, NIAH (pooled) and MQAR accuracy, attention noise, the largest attention logit
 // and hidden state.
 struct Metric {
-  const char* name;
+  const char* name;   // results.json's key
+  const char* label;  // in reports: "val loss"
   double (*of)(const ModelResults&);
 };
 const std::vector<Metric>& seed_metrics();
 
+// One variant's values of a metric over its seeds, their Summary, and (for a variant other than
+// the baseline, when a baseline ran) the Summary of the paired differences variant - baseline
+// over the seeds both ran.
+struct VariantSeeds {
+  std::string variant;
+  std::vector<int64_t> seeds;  // ascending
+  std::vector<double> values;  // per seed (NaN: not measured)
+  Summary summary;
+  std::optional<Summary> paired;
+  // The paired difference's interval excludes 0.
+  bool outside_seed_noise() const { return paired && paired->ci95 && (paired->ci95->low > 0 || paired->ci95->high < 0); }
+};
+// Per variant, in the order the variants first appear in results.models.
+std::vector<VariantSeeds> seed_comparison(const ExperimentResults& results, const Metric& metric);
+
 // results.json's "statistics" (written when the compare ran several seeds): per metric and
 // variant the Summary over its seeds, and per non-baseline variant the Summary of the paired
-// differences to the baseline with "outside_seed_noise" (its interval excludes 0).
+// differences to the baseline with "outside_seed_noise".
 nlohmann::json seed_statistics(const ExperimentResults& results);
 
 }  // namespace difftx::results

@@ -180,6 +180,55 @@ TEST(ReportPage, WarnsWhenModelsDidNotTrainOnEqualTerms) {
   expect_contains(html, "more than 2%");
 }
 
+// Three seeds of the fixture's models: diff 0.1 below the baseline on every seed while the
+// seeds spread by 0.3 (outside the seed noise, paired), diff2 above on one seed and below on two
+// (within it).
+TEST(ReportPage, SeveralSeedsGetPointsErrorBarsAndWords) {
+  json d = full_fixture();
+  json models = json::array();
+  for (int seed : {1, 2, 3})
+    for (json m : d["models"]) {
+      const double base = 4.0 + 0.3 * seed;
+      const std::string name = m["name"];
+      m["seed"] = seed;
+      m["niah"]["mean_accuracy"] = 0.5 + 0.1 * seed;  // pooled: the fixture holds cells only
+      m["train"]["final_val_loss"] = name == "baseline" ? base : name == "diff" ? base - 0.1 + 0.01 * seed
+                                                                                 : base + (seed == 2 ? 0.2 : -0.1);
+      models.push_back(m);
+    }
+  d["models"] = models;
+  d["setup"]["seeds"] = {1, 2, 3};
+  const ExperimentResults r = parse_experiment_results(d, "results.json");
+  EXPECT_EQ(model_colour(r, 0), model_colour(r, 3));  // a variant keeps its colour over seeds
+  EXPECT_NE(model_colour(r, 0), model_colour(r, 1));
+  EXPECT_EQ(model_label(r, 4), "diff, seed 2");
+
+  const ReportCharts charts = build_report_charts(r);
+  ASSERT_EQ(charts.charts.back().file, "seed_spread.svg");
+  const auto root = checked_svg(charts.charts.back().svg);
+  EXPECT_EQ(count_class(root, "seed"), 3u * 9u);  // val loss, NIAH and MQAR panels, one dot per run
+  EXPECT_EQ(count_class(root, "mean"), 3u * 3u);
+  EXPECT_EQ(count_class(root, "interval"), 3u * 3u * 3u);  // whisker and two caps
+
+  const std::string html = report_page_html(r, charts, "results.json");
+  expect_contains(html, "<h2>Across seeds</h2>");
+  expect_contains(html, "Every variant trained once per seed (1, 2, 3)");
+  expect_contains(html, "diff, seed 3");
+  const size_t outside = html.find("Outside the seed noise:"), within = html.find("Within the seed noise:");
+  ASSERT_NE(outside, std::string::npos);
+  ASSERT_NE(within, std::string::npos);
+  const size_t diff_lower = html.find("diff's val loss is lower than the baseline's by 0.08");
+  const size_t diff2 = html.find("diff2 against the baseline on val loss");
+  EXPECT_TRUE(outside < diff_lower && diff_lower < within) << html.substr(outside, 2000);
+  EXPECT_GT(diff2, within);
+
+  // One seed: no section, no chart, and the page names the one seed.
+  const ExperimentResults one = read_experiment_results(kFixtures / "results.json");
+  const std::string single = report_page_html(one, build_report_charts(one), "results.json");
+  EXPECT_EQ(single.find("Across seeds"), std::string::npos);
+  expect_contains(single, "from the same seed (");
+}
+
 TEST(ReportWriter, WritesTheDirectoryAndCopiesResultsWhenElsewhere) {
   testing::TempDir dir;
   const ReportSummary s = write_report(kFixtures / "results_minimal.json", dir / "out");

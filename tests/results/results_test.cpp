@@ -64,6 +64,34 @@ TEST(ResultsSchema, WritesBackWhatItReads) {
   }
 }
 
+// A multi-seed compare's results: the seeds, every run's seed and the statistics survive a
+// write and a read, and writing what was read is a fixed point (the statistics are derived from
+// the runs, so they come back equal).
+TEST(ResultsSchema, SeveralSeedsRoundTrip) {
+  const json fixture = read_json_file(kFixtures / "results.json");
+  json d = fixture;
+  d["models"] = json::array();
+  for (int seed : {2, 5, 9})
+    for (json m : fixture["models"]) {
+      m["seed"] = seed;
+      m["train"]["final_val_loss"] = m["train"]["final_val_loss"].get<double>() + 0.01 * seed;
+      d["models"].push_back(m);
+    }
+  d["setup"]["seeds"] = {2, 5, 9};
+  const ExperimentResults r = parse_experiment_results(d, "seeds.json");
+  ASSERT_EQ(r.models.size(), 9u);
+  EXPECT_EQ(r.setup.seeds, (std::vector<int64_t>{2, 5, 9}));
+  EXPECT_EQ(r.models[4].seed, 5);
+  const json written = to_json(r);
+  ASSERT_TRUE(written.contains("statistics"));
+  EXPECT_EQ(written["statistics"]["metrics"]["val_loss"]["baseline"]["n"], 3);
+  EXPECT_EQ(written["models"][8]["seed"], 9);
+  std::vector<std::string> differences;
+  compare(d, written, "seeds.json", {}, differences);
+  EXPECT_TRUE(differences.empty()) << differences.size() << " differences, first " << differences.front();
+  EXPECT_EQ(to_json(parse_experiment_results(written, "seeds.json")).dump(), written.dump());
+}
+
 TEST(ResultsSchema, AnalysesWriteOnlyWhatTheyHold) {
   Analyses a;
   EXPECT_EQ(to_json(a), json::object());

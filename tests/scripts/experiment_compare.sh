@@ -55,6 +55,13 @@ cmp -s "$work/seeds/runs/baseline/seed_3/metrics.jsonl" "$work/seeds/runs/baseli
   && { echo "FAIL: seeds 3 and 4 trained the same"; exit 1; }
 tokens=8192 compare "$work/seeds" --variants baseline,diff --seeds 3,4 > "$work/seeds2.txt"
 [ "$(grep -c "finished in an earlier pass" "$work/seeds2.txt")" = 4 ] || { echo "FAIL: seeds rerun"; cat "$work/seeds2.txt"; exit 1; }
+# A seed added later: the finished seeds are kept, only the new one trains.
+tokens=8192 compare "$work/seeds" --variants baseline,diff --seeds 3,4,5 > "$work/seeds3.txt"
+[ "$(grep -c "finished in an earlier pass" "$work/seeds3.txt")" = 4 ] || { echo "FAIL: seeds rerun"; cat "$work/seeds3.txt"; exit 1; }
+expect_in "$work/seeds3.txt" "== diff, seed 5 (6 of 6)" "over 3 seeds"
+expect_in "$work/seeds/results.json" '"seeds": [' '"seed": 5'
+[ -s "$work/seeds/seed_spread.svg" ] || { echo "FAIL: the multi-seed report lacks seed_spread.svg"; ls "$work/seeds"; exit 1; }
+expect_in "$work/seeds/index.html" "Across seeds" "diff, seed 5" "Every variant trained once per seed (3, 4, 5)"
 expect_error "a seed is named twice" compare "$work/bad" --seeds 1,1
 
 expect_error "--tokens N (training tokens per model) is required" "$difftx" experiment compare --preset mini
