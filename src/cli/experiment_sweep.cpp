@@ -35,6 +35,8 @@ int experiment_sweep(Args& args) {
   experiment::CompareOptions& c = o.compare;
   c.train = experiment_train_defaults();
   c.train.mixture = {};  // language modelling only: the sweep measures val loss
+  c.train.eval_every = 100;
+  c.train.eval_batches = 32;  // the final val loss over 64K tokens: its sampling error well below the differences
   c.preset = args.get("preset", "tiny");
   if (args.get("variants")) c.variants = args.get_word_list("variants", "");
   c.seeds = args.get_int_list("seeds", "1,2,3", kAnySeed);
@@ -43,10 +45,10 @@ int experiment_sweep(Args& args) {
   c.data_dir = args.get("data", "data/default");
   c.out_dir = args.get("out", "runs/sweep-" + c.preset);
   c.configs_dir = args.get("configs", default_configs_dir().string());
-  o.widths = args.get_int_list("widths", "64,96,128,192", kPositive);
-  o.size_tokens = args.get_int("tokens", 1000000, kPositive);
+  o.widths = args.get_int_list("widths", "32,64,128", kPositive);
+  o.size_tokens = args.get_int("tokens", 500000, kPositive);
   o.budget_width = args.get_int("budget-width", o.widths.front(), kPositive);
-  o.budgets = args.get_int_list("budgets", "250000,500000,1000000,2000000", kPositive);
+  o.budgets = args.get_int_list("budgets", "125000,250000,500000,1000000", kPositive);
   read_train_options(args, c.train);
   args.finish();
 
@@ -63,8 +65,8 @@ int experiment_sweep(Args& args) {
 }
 
 std::string experiment_sweep_help() {
-  return "  difftx experiment sweep [--preset tiny] [--widths 64,96,128,192] [--tokens 1000000]\n"
-         "                          [--budget-width W] [--budgets 250000,500000,1000000,2000000]\n"
+  return "  difftx experiment sweep [--preset tiny] [--widths 32,64,128] [--tokens 500000]\n"
+         "                          [--budget-width W] [--budgets 125000,250000,500000,1000000]\n"
          "                          [--variants baseline,diff,diff2] [--seeds 1,2,3] [--data data/default]\n"
          "                          [--out runs/sweep-PRESET] [--configs DIR] [training options]\n"
          "      val loss against size (each width of PRESET's shape for --tokens) and against tokens\n"

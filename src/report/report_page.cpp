@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "report/palette.h"
-#include "results/statistics.h"
 #include "report/svg_text.h"
+#include "results/statistics.h"
 
 namespace difftx::report {
 namespace {

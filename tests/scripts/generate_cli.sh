@@ -20,6 +20,13 @@ grep -q "tok/s" "$work/a.txt" && { echo "FAIL: rates leaked into stdout"; exit 1
 gen --temperature 0 --seed 1 > "$work/g1.txt" 2> /dev/null
 gen --temperature 0 --seed 2 > "$work/g2.txt" 2> /dev/null
 cmp -s "$work/g1.txt" "$work/g2.txt" || { echo "FAIL: greedy decoding depends on the seed"; exit 1; }
+# Every KV cache storage generates; an INT8 cache is deterministic too.
+for kv in f32 int8; do
+  gen --temperature 0 --kv-dtype $kv > "$work/kv_$kv.txt" 2> /dev/null
+  grep -q "^The Congress" "$work/kv_$kv.txt" || { echo "FAIL: --kv-dtype $kv"; cat "$work/kv_$kv.txt"; exit 1; }
+done
+gen --temperature 0 --kv-dtype int8 2> /dev/null | cmp -s - "$work/kv_int8.txt" || { echo "FAIL: an int8 cache is not deterministic"; exit 1; }
+expect_error "expected f32, bf16 or int8" gen --kv-dtype fp8
 echo "generated: $(head -c 200 "$work/a.txt")"
 
 # eval over the trainer's validation windows (4 batches of 8 x 64) gives the trainer's val loss.
