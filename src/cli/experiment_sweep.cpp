@@ -24,6 +24,10 @@ void print_matching(const nlohmann::json& sweep) {
       if (r["ci95"].is_null()) std::printf(" (one seed: no interval)\n");
       else std::printf(" (95%% interval %.1f-%.1f%%, %lld seeds)\n", 100 * r["ci95"][0].get<double>(),
                        100 * r["ci95"][1].get<double>(), static_cast<long long>(r["n"].get<int64_t>()));
+      if (const int64_t outside = m.value("extrapolated_seeds", int64_t{0}); outside > 0)
+        std::printf("         %lld of %zu seeds match outside the measured %s (%.4g to %.4g): extrapolated\n",
+                    static_cast<long long>(outside), m["per_seed"].size(), axis, fit["measured"][0].get<double>(),
+                    fit["measured"][1].get<double>());
     }
   }
 }

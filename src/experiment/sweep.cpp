@@ -80,6 +80,22 @@ json scaled_config(const json& preset_config, int64_t width, const std::string& 
   return c;
 }
 
+namespace {
+
+// Ratios average on the log scale (2 and 1/2 average to 1, and an interval cannot go below 0):
+// "mean" is the geometric mean and "ci95" the t interval of the mean log, both exponentiated.
+json ratio_summary(const std::vector<double>& ratios) {
+  std::vector<double> logs;
+  for (double r : ratios) logs.push_back(r > 0 ? std::log(r) : std::nan(""));
+  const results::Summary s = results::summarize(logs);
+  json out = {{"n", s.n}, {"scale", "geometric"}, {"log_sd", s.sd}, {"mean", nullptr}, {"ci95", nullptr}};
+  if (s.n > 0) out["mean"] = std::exp(s.mean);
+  if (s.ci95) out["ci95"] = {std::exp(s.ci95->low), std::exp(s.ci95->high)};
+  return out;
+}
+
+}  // namespace
+
 json sweep_fits(const json& sweep) {
   const std::vector<std::string> variants = sweep.at("setup").at("variants");
   json fits = json::object();
@@ -87,6 +103,7 @@ json sweep_fits(const json& sweep) {
     // variant -> seed -> points (x, loss)
     std::map<std::string, std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>>> runs;
     double x0 = 0;  // the largest baseline x on the axis
+    double x_low = INFINITY, x_high = 0;  // the sizes measured on the axis, any variant
     for (const json& p : sweep.at("points")) {
       const json& on = p.at("axes");
       if (std::find(on.begin(), on.end(), axis) == on.end() || p["val_loss"].is_null()) continue;
@@ -95,8 +112,10 @@ json sweep_fits(const json& sweep) {
       xs.push_back(x);
       losses.push_back(p["val_loss"].get<double>());
       if (p["variant"] == "baseline") x0 = std::max(x0, x);
+      x_low = std::min(x_low, x), x_high = std::max(x_high, x);
     }
     json out = {{"x", x_key}, {"at", x0}, {"variants", json::object()}, {"matching", json::object()}};
+    if (x_high > 0) out["measured"] = {x_low, x_high};
     std::map<std::string, std::map<int64_t, results::PowerLaw>> laws;
     for (const std::string& v : variants) {
       json per_seed = json::array();
@@ -114,14 +133,17 @@ json sweep_fits(const json& sweep) {
       if (v == "baseline") continue;
       json per_seed = json::array();
       std::vector<double> ratios;
+      int64_t extrapolated = 0;  // seeds whose matching size lies outside the measured sizes
       if (x0 > 0)
         for (const auto& [seed, law] : laws[v])
           if (const auto base = laws["baseline"].find(seed); base != laws["baseline"].end()) {
             const double ratio = results::matching_ratio(law, base->second, x0);
-            per_seed.push_back({{"seed", seed}, {"ratio", ratio}});
+            const bool outside = !(ratio * x0 >= x_low && ratio * x0 <= x_high);
+            per_seed.push_back({{"seed", seed}, {"ratio", ratio}, {"extrapolated", outside}});
             ratios.push_back(ratio);
+            extrapolated += outside;
           }
-      out["matching"][v] = {{"per_seed", per_seed}, {"ratio", results::to_json(results::summarize(ratios))}};
+      out["matching"][v] = {{"per_seed", per_seed}, {"ratio", ratio_summary(ratios)}, {"extrapolated_seeds", extrapolated}};
     }
     fits[axis] = out;
   }

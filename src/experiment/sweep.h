@@ -42,7 +42,8 @@ nlohmann::json run_sweep(const SweepOptions& options, const std::function<void(c
 
 // sweep.json's "fits" from its "setup" and "points" (exposed for tests): per axis and variant the
 // power law of each seed and their exponents' Summary, and per variant but the baseline the
-// matching ratio at the axis's largest baseline point per seed and its Summary.
+// matching ratio at the axis's largest baseline point per seed (flagged "extrapolated" when the
+// matching size lies outside the measured ones) and their geometric mean with a 95% interval.
 nlohmann::json sweep_fits(const nlohmann::json& sweep);
 
 }  // namespace difftx::experiment

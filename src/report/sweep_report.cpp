@@ -37,6 +37,17 @@ std::string interval(const json& summary) {
          format_fixed(100 * summary["ci95"][1].get<double>(), 0) + "%";
 }
 
+// Said when a seed's matching size lies outside the sizes the sweep measured: the fit is then
+// extended past its data, and the ratio says more about the fit's slope than about the models.
+std::string extrapolation_note(const json& fit, const json& matching, const char* noun) {
+  const int64_t outside = matching.value("extrapolated_seeds", int64_t{0});
+  if (outside == 0) return "";
+  return "; in " + std::to_string(outside) + " of " + std::to_string(matching["per_seed"].size()) +
+         " seeds that size lies outside the measured " + noun + " (" +
+         format_grouped(fit["measured"][0].get<double>()) + " to " + format_grouped(fit["measured"][1].get<double>()) +
+         "), an extrapolation of the fitted law rather than a measurement";
+}
+
 }  // namespace
 
 ReportChart sweep_chart(const json& sweep) {
@@ -106,12 +117,12 @@ std::string sweep_page_html(const json& sweep, const ReportChart& chart) {
       if (r["mean"].is_null()) continue;
       html += "<li>" + xml_escape(variant) + " reaches the baseline's loss at " +
               xml_escape(format_grouped(fit["at"].get<double>())) + " " + axis.noun + " with " +
-              format_fixed(100 * r["mean"].get<double>(), 0) + "% of them (" + interval(r) + ", " +
+              format_fixed(100 * r["mean"].get<double>(), 0) + "% of them (geometric mean over seeds, " + interval(r) + ", " +
               std::to_string(r["n"].get<int64_t>()) + " seeds)" +
               (r["ci95"].is_null() ? "" : r["ci95"][1].get<double>() < 1   ? ": fewer, outside the seed noise"
                                           : r["ci95"][0].get<double>() > 1 ? ": more, outside the seed noise"
                                                                            : ": the interval holds 100%, within the seed noise") +
-              ".</li>";
+              extrapolation_note(fit, m, axis.noun) + ".</li>";
     }
   }
   html += "</ul><p>Per seed, a power law L = a x<sup>b</sup> is fitted to each variant's runs (least squares on the "

@@ -70,8 +70,32 @@ TEST(Sweep, FitsRecoverTheMatchingRatio) {
   EXPECT_NEAR(ratio["mean"].get<double>(), 0.625, 1e-9);
   EXPECT_NEAR(ratio["ci95"][0].get<double>(), 0.625, 1e-6);
   EXPECT_NEAR(ratio["ci95"][1].get<double>(), 0.625, 1e-6);
+  EXPECT_EQ(p["matching"]["diff"]["extrapolated_seeds"], 0);  // 62.5% of the largest size was measured
   // No point on the token axis: empty fits, no ratio.
   EXPECT_TRUE(fits["tokens"]["matching"]["diff"]["ratio"]["mean"].is_null());
+}
+
+// One seed needs twice the baseline's size, the other half: ratios average on the log scale (to
+// 1, not 1.25), and the seed whose matching size (2 x0) lies past the measured sizes is flagged.
+TEST(Sweep, RatiosAverageGeometricallyAndExtrapolationIsFlagged) {
+  json sweep = {{"setup", {{"variants", {"baseline", "diff"}}}}, {"points", json::array()}};
+  for (int64_t seed : {1, 2})
+    for (double x : {1e4, 1e5, 1e6})
+      for (const char* variant : {"baseline", "diff"}) {
+        const double need = seed == 1 ? 2.0 : 0.5;
+        const double loss = 8.0 * std::pow(variant == std::string("diff") ? x / need : x, -0.1);
+        sweep["points"].push_back({{"width", 64}, {"tokens", x}, {"axes", {"tokens"}}, {"variant", variant},
+                                   {"seed", seed}, {"non_embedding_parameters", 1000}, {"trained_tokens", x},
+                                   {"val_loss", loss}});
+      }
+  const json t = sweep_fits(sweep)["tokens"];
+  const json& m = t["matching"]["diff"];
+  EXPECT_NEAR(m["ratio"]["mean"].get<double>(), 1.0, 1e-9);
+  EXPECT_GT(m["ratio"]["ci95"][0].get<double>(), 0.0);
+  EXPECT_EQ(m["extrapolated_seeds"], 1);
+  EXPECT_TRUE(m["per_seed"][0]["extrapolated"].get<bool>());   // seed 1: 2e6 tokens, past 1e6
+  EXPECT_FALSE(m["per_seed"][1]["extrapolated"].get<bool>());  // seed 2: 5e5 tokens, measured range
+  EXPECT_DOUBLE_EQ(t["measured"][1].get<double>(), 1e6);
 }
 
 }  // namespace
