@@ -117,11 +117,47 @@ TrainOptions experiment_train_defaults() {
   return o;
 }
 
+// --recipe niah: the answer-only NIAH recipe of docs/EXPERIMENTS.md ("Recipe and results: NIAH
+// learnt from the mixture") at the context --seq-len names (default 128): the retrieval preset,
+// half of the rows NIAH and a fifth MQAR, a constant learning rate, 2048 tokens a step, 3000
+// steps, NIAH graded at the training context with one or two needles. Only defaults: every
+// flag still overrides its value.
+void apply_niah_recipe(Args& args, experiment::CompareOptions& o, int64_t& default_tokens) {
+  TrainOptions& t = o.train;
+  t.seq_len = args.get_int("seq-len", 128, kSequenceLength);
+  t.micro_batch = std::max<int64_t>(1, 2048 / t.seq_len);
+  t.lr = 2e-3;
+  t.warmup_steps = 50;
+  t.schedule = DecayShape::constant;
+  t.mixture = {0.5, 0.2};
+  t.eval_every = t.log_every = 250;
+  t.checkpoint_every = 500;
+  o.preset = "retrieval";
+  default_tokens = 3000 * t.seq_len * t.micro_batch;
+  experiment::AnalysisOptions& a = o.analysis;
+  a.niah.contexts = {t.seq_len};
+  a.niah.needles = {1, 2};
+  a.niah.queried = {1};
+  a.niah.depths = {0, 0.5, 1};
+  a.niah.samples = 20;
+  a.quant_val_batches = 16;
+}
+
 int experiment_compare(Args& args) {
   experiment::CompareOptions o;
   o.train = experiment_train_defaults();
+  experiment::AnalysisOptions& a = o.analysis;
+  a.niah.contexts = {256};
+  a.niah.needles = {1, 2, 4};
+  a.niah.queried = {1, 2};
+  a.niah.samples = 10;
+  int64_t default_tokens = 0;  // none: --tokens is required
+  if (const auto recipe = args.get("recipe")) {
+    DIFFTX_CHECK(*recipe == "niah", "experiment compare: unknown --recipe '", *recipe, "' (known: niah)");
+    apply_niah_recipe(args, o, default_tokens);
+  }
   o.preset = args.get("preset", o.preset);
-  o.tokens = args.get_int("tokens", 0, kNonNegative);
+  o.tokens = args.get_int("tokens", default_tokens, kNonNegative);
   DIFFTX_CHECK(o.tokens > 0, "experiment compare: --tokens N (training tokens per model) is required and must be positive");
   if (args.get("variants")) o.variants = args.get_word_list("variants", "");
   o.data_dir = args.get("data", "data/default");
@@ -132,12 +168,11 @@ int experiment_compare(Args& args) {
   DIFFTX_CHECK(std::set<int64_t>(o.seeds.begin(), o.seeds.end()).size() == o.seeds.size(),
                "experiment compare: a seed is named twice in --seeds");
 
-  experiment::AnalysisOptions& a = o.analysis;
-  a.niah.contexts = or_default(args, "niah-contexts", {256}, kSequenceLength);
-  a.niah.needles = or_default(args, "niah-needles", {1, 2, 4}, kPositive);
-  a.niah.queried = or_default(args, "niah-queried", {1, 2}, kPositive);
+  a.niah.contexts = or_default(args, "niah-contexts", a.niah.contexts, kSequenceLength);
+  a.niah.needles = or_default(args, "niah-needles", a.niah.needles, kPositive);
+  a.niah.queried = or_default(args, "niah-queried", a.niah.queried, kPositive);
   if (args.get("niah-depths")) a.niah.depths = args.get_double_list("niah-depths", "", kFraction);
-  a.niah.samples = args.get_int("niah-samples", 10, kPositive);
+  a.niah.samples = args.get_int("niah-samples", a.niah.samples, kPositive);
   a.niah.seed = o.train.seed;
   a.quant_niah = a.niah;
   a.quant_niah.needles = {a.niah.needles.front()};
@@ -172,11 +207,16 @@ int experiment_compare(Args& args) {
 std::string experiment_compare_help() {
   return "  difftx experiment compare --tokens N [--preset small] [--variants baseline,diff,diff2]\n"
          "                            [--data data/default] [--out runs/compare-PRESET] [--configs DIR]\n"
-         "                            [--seeds 1,2,3]\n"
+         "                            [--seeds 1,2,3] [--recipe niah]\n"
          "      trains each variant of configs/PRESET for N tokens on the same data with the same seed\n"
          "      (--seeds: once per seed, with means, 95% intervals and paired differences to the baseline),\n"
          "      runs NIAH, MQAR, attention allocation, outliers and the quantization sweep on each, and\n"
          "      writes OUT/results.json, the charts and OUT/index.html; run again to resume\n"
+         "    --recipe niah: defaults of the answer-only NIAH recipe (docs/EXPERIMENTS.md) at the context\n"
+         "      --seq-len names (default 128): preset retrieval, --mix niah=0.5,mqar=0.2, --lr 2e-3\n"
+         "      --warmup 50 --schedule constant, 2048 tokens a step, 3000 steps, --niah-contexts SEQ_LEN\n"
+         "      --niah-needles 1,2 --niah-queried 1 --niah-depths 0,0.5,1 --niah-samples 20\n"
+         "      --quant-batches 16; any flag given overrides its value\n"
          "    analysis options: --niah-contexts 256 --niah-needles 1,2,4 --niah-queried 1,2\n"
          "      --niah-depths 0,0.25,0.5,0.75,1 --niah-samples 10 --mqar-pairs 8 --mqar-queries P\n"
          "      --mqar-samples 100 --attention-prompts 4 (per depth) --outlier-tokens 16384\n"

@@ -69,4 +69,14 @@ preset=nosuch expect_error "presets in $work/configs: mini" compare "$work/bad"
 expect_error "no config $work/configs/mini/nosuch.json" compare "$work/bad" --variants baseline,nosuch
 expect_error "a variant is named twice" compare "$work/bad" --variants diff,diff
 expect_error "unknown target 'nosuch'" "$difftx" experiment nosuch
+
+# --recipe niah: the retrieval preset, the recipe's mixture and step size (2048 tokens: 8 rows at
+# --seq-len 256) and NIAH graded at the training context; a flag given still overrides.
+"$difftx" experiment compare --recipe niah --variants baseline --tokens 4096 --seq-len 256 --data "$work/data" \
+  --out "$work/recipe" --niah-samples 1 --mqar-samples 5 --attention-prompts 1 --outlier-tokens 256 --bits 0,4 \
+  --quant-batches 1 --lr 3e-3 > "$work/recipe.txt"
+expect_in "$work/recipe.txt" "compare: 1 models of preset retrieval, 2 steps of 2048 tokens each" \
+  "2048 tokens/step (1 rank x 1 x 8 x 256)" "NIAH 50% of rows" "MQAR 20% of rows" "NIAH: mean accuracy" "over 6 cells"
+expect_in "$work/recipe/results.json" '"lr": 0.003' '"warmup_steps": 50' '"context": 256' '"needles": 2'
+expect_error "unknown --recipe 'nosuch' (known: niah)" "$difftx" experiment compare --recipe nosuch
 echo "experiment compare: 3 models trained, analysed and reported; a second run resumed without training"
