@@ -191,7 +191,7 @@ json run_sweep(const SweepOptions& o, const std::function<void(const std::string
                                  {"parameters", m.parameters}, {"non_embedding_parameters", non_embedding_parameters(m)},
                                  {"trained_tokens", m.train.tokens},
                                  {"val_loss", std::isfinite(m.train.final_val_loss) ? json(m.train.final_val_loss) : json(nullptr)},
-                                 {"run_dir", m.run_dir}});
+                                 {"run_dir", fs::path(m.run_dir).lexically_relative(o.compare.out_dir).string()}});
   }
   sweep["fits"] = sweep_fits(sweep);
   write_json_file(o.compare.out_dir / "sweep.json", sweep);

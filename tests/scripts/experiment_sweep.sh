@@ -23,7 +23,7 @@ for f in sweep.json sweep.svg index.html configs/w128/diff.json points/w128_t409
 done
 [ "$(grep -c '"hidden_size": 128' "$work/sweep/configs/w128/baseline.json")" = 1 ] || { echo "FAIL: width 128 config"; exit 1; }
 python3 - "$work/sweep/sweep.json" <<'PY'
-import json, sys
+import json, os, sys
 s = json.load(open(sys.argv[1]))
 assert len(s["points"]) == 12, len(s["points"])
 both = [p for p in s["points"] if p["width"] == 64 and p["tokens"] == 4096]
@@ -36,6 +36,10 @@ for axis in ("parameters", "tokens"):
 big = [p for p in s["points"] if p["width"] == 128][0]
 small = [p for p in s["points"] if p["width"] == 64][0]
 assert big["non_embedding_parameters"] > 3 * small["non_embedding_parameters"], (big, small)
+# Run directories relative to the sweep's own, so a copied sweep keeps its links.
+base = os.path.dirname(sys.argv[1])
+assert all(not p["run_dir"].startswith("/") and os.path.isfile(os.path.join(base, p["run_dir"], "metrics.jsonl"))
+           for p in s["points"]), [p["run_dir"] for p in s["points"]]
 PY
 grep -q "Scaling sweep" "$work/sweep/index.html" || { echo "FAIL: the sweep page"; exit 1; }
 
