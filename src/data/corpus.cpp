@@ -82,6 +82,20 @@ void add_file(const fs::path& path, const std::string& text_field, Corpus& corpu
   corpus.sources.push_back(std::move(source));
 }
 
+// Where the first passage of `text` ends (split_long_documents).
+size_t passage_end(std::string_view text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return text.size();
+  const std::string_view window = text.substr(0, max_bytes);
+  const size_t half = max_bytes / 2;
+  if (const size_t blank = window.rfind("\n\n"); blank != std::string_view::npos && blank + 2 > half)
+    return blank + 2;
+  if (const size_t newline = window.rfind('\n'); newline != std::string_view::npos && newline + 1 > half)
+    return newline + 1;
+  size_t end = max_bytes;  // the byte after the cut starts a character
+  while ((static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return end;
+}
+
 }  // namespace
 
 int64_t Corpus::text_bytes() const {
@@ -114,6 +128,23 @@ Corpus read_corpus(const std::vector<std::string>& paths, const std::string& tex
   return corpus;
 }
 
+void split_long_documents(Corpus& corpus, int64_t max_bytes) {
+  if (max_bytes == 0) return;
+  DIFFTX_CHECK(max_bytes >= 4, "--max-document-bytes must be 0 or at least 4 (one UTF-8 character), got ",
+               max_bytes);
+  std::vector<Document> passages;
+  for (CorpusSource& s : corpus.sources) s.documents = 0;
+  for (const Document& d : corpus.documents) {
+    for (std::string_view rest = d.text; !rest.empty();) {
+      const size_t n = passage_end(rest, static_cast<size_t>(max_bytes));
+      passages.push_back({std::string(rest.substr(0, n)), d.source});
+      ++corpus.sources[static_cast<size_t>(d.source)].documents;
+      rest.remove_prefix(n);
+    }
+  }
+  corpus.documents = std::move(passages);
+}
+
 std::vector<std::string> default_corpus_paths() {
   const fs::path root = data_root();
   const fs::path sotu = root / "sotu", moby = root / "moby-dick";
@@ -130,6 +161,20 @@ std::vector<std::string> default_corpus_paths() {
     DIFFTX_CHECK(name.is_string(), (moby / "file_list.json").string(), ": expected file names");
     paths.push_back((moby / name.get<std::string>()).string());
   }
+  return paths;
+}
+
+std::vector<std::string> books_corpus_paths() {
+  const fs::path books = data_root() / "gutenberg";
+  DIFFTX_CHECK(fs::is_directory(books), "the books corpus is missing from ", data_root().string(),
+               " (expected gutenberg/): run scripts/setup to fetch it");
+  std::vector<std::string> paths = default_corpus_paths();
+  const size_t first_book = paths.size();
+  for (const auto& entry : fs::directory_iterator(books))
+    if (entry.path().extension() == ".txt" && entry.path().filename() != "melville-moby_dick.txt")
+      paths.push_back(entry.path().string());
+  DIFFTX_CHECK(paths.size() > first_book, books.string(), ": no books (*.txt): run scripts/setup to fetch them");
+  std::sort(paths.begin() + static_cast<std::ptrdiff_t>(first_book), paths.end());
   return paths;
 }
 

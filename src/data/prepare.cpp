@@ -169,6 +169,7 @@ nlohmann::ordered_json dataset_metadata(const PrepareOptions& o, const Corpus& c
   meta["dtype"] = shard_token_bytes(tok.vocab_size()) == 2 ? "uint16" : "uint32";
   meta["document_separator"] = "end_of_text before every document";
   meta["val_fraction"] = o.val_fraction;
+  if (o.max_document_bytes > 0) meta["max_document_bytes"] = o.max_document_bytes;
   meta["sources"] = nlohmann::ordered_json::array();
   for (const CorpusSource& s : corpus.sources)
     meta["sources"].push_back({{"path", s.path}, {"sha256", s.sha256}, {"bytes", s.bytes}, {"documents", s.documents}});
@@ -191,6 +192,15 @@ PrepareOptions default_prepare_options() {
   return o;
 }
 
+PrepareOptions books_prepare_options() {
+  PrepareOptions o;
+  o.corpus = books_corpus_paths();
+  o.vocab_size = 8192;
+  o.max_document_bytes = 32768;
+  o.out = data_root() / "books";
+  return o;
+}
+
 std::vector<bool> choose_validation_documents(const std::vector<std::string_view>& documents,
                                               double val_fraction) {
   DIFFTX_CHECK(val_fraction >= 0 && val_fraction < 1, "--val-fraction ", val_fraction,
@@ -199,7 +209,8 @@ std::vector<bool> choose_validation_documents(const std::vector<std::string_view
   if (val_fraction == 0) return val;
   DIFFTX_CHECK(documents.size() >= 2, "--val-fraction ", val_fraction,
                " needs at least 2 documents (whole documents go to validation), got ",
-               documents.size(), ": give several files or a JSONL file, or --val-fraction 0");
+               documents.size(), ": give several files or a JSONL file, cut long ones with --max-document-bytes, or "
+               "--val-fraction 0");
   std::vector<std::pair<uint64_t, size_t>> order;
   int64_t total = 0;
   for (size_t i = 0; i < documents.size(); ++i) {
@@ -234,7 +245,8 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
   DIFFTX_CHECK(o.vocab_size > 0 || !o.tokenizer.empty(),
                "prepare: give --tokenizer NAME_OR_FILE or --vocab-size N to train one");
   Progress progress(o.progress);
-  const Corpus corpus = read_corpus(o.corpus);
+  Corpus corpus = read_corpus(o.corpus);
+  split_long_documents(corpus, o.max_document_bytes);
   check_recorded_names(o, corpus);
   std::vector<std::string_view> texts;
   for (const Document& d : corpus.documents) texts.push_back(d.text);

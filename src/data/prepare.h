@@ -20,6 +20,9 @@ struct PrepareOptions {
   std::filesystem::path out;
   // The share of the corpus's text bytes that goes to validation, taken as whole documents.
   double val_fraction = 0.05;
+  // > 0: documents longer than this are cut into passages at paragraph ends first
+  // (split_long_documents in corpus.h).
+  int64_t max_document_bytes = 0;
   int64_t shard_tokens = 100'000'000;  // tokens per shard file at most
   bool progress = true;                // progress lines on stderr
 };
@@ -27,6 +30,10 @@ struct PrepareOptions {
 // The --default dataset: SOTU + Moby-Dick with a trained 8192-token vocabulary, written to
 // data_root()/default.
 PrepareOptions default_prepare_options();
+
+// The --books dataset: the books corpus (corpus.h) in passages of at most 32 KiB with a trained
+// 8192-token vocabulary, written to data_root()/books.
+PrepareOptions books_prepare_options();
 
 // Which documents go to validation: sort the documents by a hash of their text (index breaks
 // ties) and take them in that order until they hold val_fraction of the text bytes, always

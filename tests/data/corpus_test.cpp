@@ -2,6 +2,8 @@
 // that must be clear errors naming the file and position.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "data/corpus.h"
 #include "data/sha256.h"
@@ -85,6 +87,80 @@ TEST(Corpus, DefaultCorpusIsSotuAndMobyDick) {
   ASSERT_EQ(paths.size(), 233u + 139u);
   EXPECT_NE(paths.front().find("sotu/1790_george_washington"), std::string::npos);
   EXPECT_NE(paths.back().find("moby-dick/epilogue.txt"), std::string::npos);
+}
+
+Corpus corpus_of(std::vector<std::string> texts) {
+  Corpus c;
+  c.sources.push_back({"a.txt", "", 0, static_cast<int64_t>(texts.size())});
+  for (std::string& t : texts) c.documents.push_back({std::move(t), 0});
+  return c;
+}
+
+std::vector<std::string> texts_of(const Corpus& c) {
+  std::vector<std::string> texts;
+  for (const Document& d : c.documents) texts.push_back(d.text);
+  return texts;
+}
+
+TEST(Corpus, LongDocumentsAreCutAtParagraphEndsThenLinesThenCharacters) {
+  // A paragraph end in the passage's second half wins over a later newline.
+  Corpus c = corpus_of({"aaaaaa\n\nbbbb\ncc", "short"});
+  split_long_documents(c, 14);
+  EXPECT_EQ(texts_of(c), (std::vector<std::string>{"aaaaaa\n\n", "bbbb\ncc", "short"}));
+  EXPECT_EQ(c.sources[0].documents, 3);
+  // A paragraph end in the first half is too early: the last newline is taken instead.
+  c = corpus_of({"a\n\nbbbbbbbbb\ncccc"});
+  split_long_documents(c, 16);
+  EXPECT_EQ(texts_of(c), (std::vector<std::string>{"a\n\nbbbbbbbbb\n", "cccc"}));
+  // No newline: a hard cut that never splits a character ("\xC3\xA9" is one).
+  c = corpus_of({"abc\xC3\xA9" "defgh"});
+  split_long_documents(c, 4);
+  EXPECT_EQ(texts_of(c), (std::vector<std::string>{"abc", "\xC3\xA9" "de", "fgh"}));
+  // 0 leaves the corpus alone; 1-3 cannot hold every character.
+  c = corpus_of({"abcdef"});
+  split_long_documents(c, 0);
+  EXPECT_EQ(texts_of(c), std::vector<std::string>{"abcdef"});
+  const std::string msg = error_of([&] { split_long_documents(c, 3); });
+  EXPECT_NE(msg.find("--max-document-bytes must be 0 or at least 4"), std::string::npos) << msg;
+}
+
+TEST(Corpus, PassagesConcatenateToTheDocumentAndRespectTheLimit) {
+  std::string text;
+  uint64_t x = 12345;
+  for (int i = 0; i < 20000; ++i) {  // words, newlines, blank lines and two-byte characters
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int r = static_cast<int>(x >> 60);
+    text += r == 0 ? "\n\n" : r == 1 ? "\n" : r == 2 ? "\xC3\xA9" : "word ";
+  }
+  for (const int64_t limit : {4, 7, 64, 1000, 65536}) {
+    Corpus c = corpus_of({text});
+    split_long_documents(c, limit);
+    std::string joined;
+    for (const Document& d : c.documents) {
+      EXPECT_LE(static_cast<int64_t>(d.text.size()), limit);
+      EXPECT_FALSE(d.text.empty());
+      EXPECT_NE(static_cast<unsigned char>(d.text[0]) & 0xC0, 0x80) << "a passage starts inside a character";
+      joined += d.text;
+    }
+    EXPECT_EQ(joined, text) << limit;
+    EXPECT_EQ(c.sources[0].documents, static_cast<int64_t>(c.documents.size()));
+  }
+}
+
+TEST(Corpus, BooksCorpusIsTheDefaultAndTheGutenbergBooks) {
+  DIFFTX_REQUIRE_DATA("sotu");
+  DIFFTX_REQUIRE_DATA("moby-dick/file_list.json");
+  DIFFTX_REQUIRE_DATA("gutenberg/austen-emma.txt");
+  const auto defaults = default_corpus_paths();
+  const auto books = books_corpus_paths();
+  ASSERT_EQ(books.size(), defaults.size() + 17);  // NLTK's 18 books but its Moby-Dick
+  EXPECT_TRUE(std::equal(defaults.begin(), defaults.end(), books.begin()));
+  EXPECT_NE(books[defaults.size()].find("gutenberg/austen-emma.txt"), std::string::npos);
+  EXPECT_NE(books.back().find("gutenberg/whitman-leaves.txt"), std::string::npos);
+  for (const std::string& p : books) EXPECT_EQ(p.find("melville-moby_dick"), std::string::npos) << p;
+  // Every book reads as UTF-8 (setup converted the one Latin-1 file).
+  const Corpus c = read_corpus(std::vector<std::string>(books.begin() + static_cast<std::ptrdiff_t>(defaults.size()), books.end()));
+  EXPECT_GT(c.text_bytes(), 10'000'000);
 }
 
 }  // namespace

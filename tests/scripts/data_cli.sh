@@ -65,4 +65,19 @@ if [ -f "$data/tokenizers/cl100k_base.tiktoken" ]; then
 else
   echo "SKIPPED the cl100k_base checks: $data/tokenizers is missing (run scripts/setup)"
 fi
+# Whole books as documents: --max-document-bytes cuts them into passages at paragraph ends, so
+# that validation (whole documents) takes a share of a single long file too.
+for i in $(seq 1 200); do printf 'Paragraph %s of the one long book, with a few words in it.\n\n' "$i"; done > "$tmp/book.txt"
+expect_error "needs at least 2 documents" "$difftx" prepare --corpus "$tmp/book.txt" --tokenizer "$tmp/ds" \
+  --out "$tmp/book1" --quiet
+"$difftx" prepare --corpus "$tmp/book.txt" --tokenizer "$tmp/ds" --max-document-bytes 1000 --out "$tmp/book2" --quiet \
+  >/dev/null
+grep -q '"max_document_bytes": 1000' "$tmp/book2/metadata.json" || fail "metadata lacks max_document_bytes"
+grep -q '"documents": 13$' "$tmp/book2/metadata.json" || fail "12,000 bytes in passages of 1000 should be 13 documents"
+expect_error "--max-document-bytes must be 0 or at least 4" "$difftx" prepare --corpus "$tmp/book.txt" \
+  --tokenizer "$tmp/ds" --max-document-bytes 3 --out "$tmp/book3"
+expect_error "--max-document-bytes" "$difftx" prepare --corpus "$tmp/book.txt" --tokenizer "$tmp/ds" \
+  --max-document-bytes -5 --out "$tmp/book3"
+expect_error "--default and --books exclude each other" "$difftx" prepare --default --books
+expect_error "--books brings its own corpus" "$difftx" prepare --books --corpus "$tmp/book.txt"
 echo "data_cli: all checks passed"
