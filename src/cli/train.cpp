@@ -2,6 +2,7 @@
 // process or data parallel under mpirun (docs/DISTRIBUTED.md).
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 
 #include "cli/command.h"
 #include "cli/train_options.h"
@@ -16,7 +17,10 @@ namespace {
 
 int run_train(Args& args) {
   TrainOptions o;
-  o.config_path = args.require("config");
+  if (const auto init = args.get("init")) o.init_dir = *init;
+  // With --init the config is the model's own unless --config names one (which must match it).
+  o.config_path = o.init_dir.empty() ? args.require("config")
+                                     : args.get("config", (std::filesystem::path(o.init_dir) / "config.json").string());
   o.data_dir = args.require("data");
   o.out_dir = args.require("out");
   o.steps = args.get_int("steps", o.steps, kPositive);
@@ -61,6 +65,9 @@ int run_train(Args& args) {
 
 DIFFTX_COMMAND("train", "train a baseline, DIFF V1 or DIFF V2 model on prepared shards",
                "  --config FILE         model config.json (see configs/)\n"
+               "  --init MODEL_DIR      start from this model's weights (a checkpoint, a Hugging Face\n"
+               "                        directory) with a fresh optimizer: fine-tuning, or a second stage\n"
+               "                        at a longer --seq-len; --config defaults to its config.json\n"
                "  --data DIR            prepared data (difftx prepare)\n"
                "  --out RUN_DIR         checkpoints/, metrics.jsonl, run.json\n"
                "  --steps N             optimizer steps (default 1000)\n" +

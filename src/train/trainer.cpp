@@ -88,6 +88,7 @@ json options_to_json(const TrainOptions& o) {
          {"beta1", o.adamw.beta1}, {"beta2", o.adamw.beta2}, {"eps", o.adamw.eps},
          {"weight_decay", o.adamw.weight_decay}, {"grad_clip", o.adamw.grad_clip}, {"seed", o.seed}};
   if (!o.mixture.empty()) j["mix"] = retrieval::mixture_to_json(o.mixture);  // absent without one, as before
+  if (!o.init_dir.empty()) j["init"] = o.init_dir;
   return j;
 }
 
@@ -104,6 +105,16 @@ json inputs_that_must_match(const TrainOptions& o, const ModelConfig& config,
   json data = {{"metadata.json", data::sha256_hex(read_whole_file(fs::path(o.data_dir) / data::kMetadataFile))}};
   for (const fs::path& f : tokenizer_files) data[f.filename().string()] = data::sha256_hex(read_whole_file(f));
   return json{{"model config", config_to_json(config)}, {"options", options}, {"data", data}};
+}
+
+// --init: the run's weights become the model directory's (rank 0; start_or_resume shares them).
+void start_from_model(const TrainOptions& o, Model& model, const Reporter& say) {
+  const Model init = load_model_dir(o.init_dir);
+  DIFFTX_CHECK(config_to_json(init.config) == config_to_json(model.config), "--init ", o.init_dir,
+               ": its model config differs from ", o.config_path, " (", config_to_json(init.config).dump(),
+               " against ", config_to_json(model.config).dump(), ")");
+  std::copy_n(init.weights.data(), init.table.total_floats(), model.weights.data());
+  say.line("starting from the weights of ", o.init_dir);
 }
 
 // Starts or resumes a run: rank 0 alone reads the run directory (and checks it), and the
@@ -127,6 +138,7 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
     } else {
       DIFFTX_CHECK(!latest, run_dir.string(),
                    " already holds checkpoints: pass --resume to continue that run, or choose another --out");
+      if (!o.init_dir.empty()) start_from_model(o, model, say);
       write_file_atomically(run_dir / "metrics.jsonl", "");
     }
   }
@@ -296,7 +308,7 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
       batch_tokens_(global_batch_tokens(o, micro_tokens_, ranks_)),
       accumulation_(batch_tokens_ / (micro_tokens_ * ranks_)),
       batch_rows_(batch_tokens_ / o.seq_len),
-      config_(config_from_file(o.config_path)),
+      config_(model_config_from_json(read_json_file(o.config_path), o.config_path)),
       parallel_(comm_, ParameterTable(config_).total_floats(), o.bucket_floats),
       model_(config_, parallel_.padded_floats()),
       train_data_(open_data(o, config_, rank_, ranks_, accumulation_)),
