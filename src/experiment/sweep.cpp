@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <numeric>
 #include <set>
 
 #include "core/error.h"
+#include "data/dataset.h"
 #include "io/json_file.h"
 #include "model/config.h"
 #include "results/power_law.h"
@@ -167,12 +169,27 @@ json run_sweep(const SweepOptions& o, const std::function<void(const std::string
   std::set<int64_t> widths;
   for (const auto& [w, t] : points) widths.insert(w);
   for (int64_t w : widths) write_width_configs(o, w);  // every config checked before any training
+  // A point that reads its data more than twice measures memorisation as much as scaling.
+  const auto& splits = data::read_dataset(o.compare.data_dir).splits;
+  const auto train_split = splits.find("train");
+  DIFFTX_CHECK(train_split != splits.end() && train_split->second.tokens > 0, o.compare.data_dir.string(),
+               ": the data has no training tokens");
+  const int64_t train_tokens = train_split->second.tokens;
+  const int64_t most_tokens = std::max(o.size_tokens, *std::max_element(o.budgets.begin(), o.budgets.end()));
+  const double most_passes = static_cast<double>(most_tokens) / static_cast<double>(train_tokens);
+  char passes_text[160];
+  std::snprintf(passes_text, sizeof passes_text, "data: %lld training tokens; the longest point reads them %.2f times",
+                (long long)train_tokens, most_passes);
+  log(passes_text);
+  if (most_passes > 2)
+    log("note: more than two passes over the data; a larger corpus keeps the points comparable "
+        "(difftx prepare --books has about twice the default's text)");
 
   json setup = {{"preset", o.compare.preset}, {"variants", o.compare.variants}, {"seeds", o.compare.seeds},
                 {"widths", o.widths}, {"size_tokens", o.size_tokens}, {"budget_width", o.budget_width},
                 {"budgets", o.budgets}, {"seq_len", o.compare.train.seq_len},
                 {"micro_batch", o.compare.train.micro_batch}, {"lr", o.compare.train.lr},
-                {"data", o.compare.data_dir.string()}};
+                {"data", o.compare.data_dir.string()}, {"data_train_tokens", train_tokens}};
   json sweep = {{"schema", "difftx.sweep/1"}, {"setup", setup}, {"points", json::array()}};
   for (size_t i = 0; i < points.size(); ++i) {
     const auto [width, tokens] = points[i];
@@ -190,6 +207,7 @@ json run_sweep(const SweepOptions& o, const std::function<void(const std::string
                                  {"variant", m.name}, {"seed", m.seed},
                                  {"parameters", m.parameters}, {"non_embedding_parameters", non_embedding_parameters(m)},
                                  {"trained_tokens", m.train.tokens},
+                                 {"passes", static_cast<double>(m.train.tokens) / static_cast<double>(train_tokens)},
                                  {"val_loss", std::isfinite(m.train.final_val_loss) ? json(m.train.final_val_loss) : json(nullptr)},
                                  {"run_dir", fs::path(m.run_dir).lexically_relative(o.compare.out_dir).string()}});
   }

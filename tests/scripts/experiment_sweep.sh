@@ -17,7 +17,7 @@ sweep() {  # sweep OUT [extra options]
 sweep "$work/sweep" --seeds 1,2 > "$work/first.txt"
 # Points: (64, 4096) on both axes, (128, 4096), (64, 2048): 3 points x 2 variants x 2 seeds.
 expect_in "$work/first.txt" "=== sweep point 1 of 3: width 64, 4096 tokens" "=== sweep point 3 of 3: width 64, 2048 tokens" \
-  "diff     needs" "of the baseline's parameters" "of the baseline's tokens" "report: $work/sweep/index.html"
+  "training tokens; the longest point reads them 0.0" "diff     needs" "of the baseline's parameters" "of the baseline's tokens" "report: $work/sweep/index.html"
 for f in sweep.json sweep.svg index.html configs/w128/diff.json points/w128_t4096/runs/diff/seed_2/metrics.jsonl; do
   [ -s "$work/sweep/$f" ] || { echo "FAIL: the sweep lacks $f"; ls -R "$work/sweep" | head -40; exit 1; }
 done
@@ -33,6 +33,9 @@ for axis in ("parameters", "tokens"):
     assert len(f["variants"]["baseline"]["per_seed"]) == 2, f
     r = f["matching"]["diff"]["ratio"]
     assert r["n"] == 2 and r["ci95"] is not None and r["mean"] > 0, r
+# Passes over the training data: the corpus holds far more than 4096 tokens.
+n = s["setup"]["data_train_tokens"]
+assert n > 100000 and all(abs(p["passes"] - p["trained_tokens"] / n) < 1e-12 for p in s["points"]), n
 big = [p for p in s["points"] if p["width"] == 128][0]
 small = [p for p in s["points"] if p["width"] == 64][0]
 assert big["non_embedding_parameters"] > 3 * small["non_embedding_parameters"], (big, small)
