@@ -165,6 +165,7 @@ int experiment_compare(Args& args) {
   o.configs_dir = args.get("configs", default_configs_dir().string());
   read_train_options(args, o.train);
   if (args.get("seeds")) o.seeds = args.get_int_list("seeds", "", kAnySeed);
+  if (const auto init_from = args.get("init-from")) o.init_from = *init_from;
   DIFFTX_CHECK(std::set<int64_t>(o.seeds.begin(), o.seeds.end()).size() == o.seeds.size(),
                "experiment compare: a seed is named twice in --seeds");
 
@@ -207,7 +208,7 @@ int experiment_compare(Args& args) {
 std::string experiment_compare_help() {
   return "  difftx experiment compare --tokens N [--preset small] [--variants baseline,diff,diff2]\n"
          "                            [--data data/default] [--out runs/compare-PRESET] [--configs DIR]\n"
-         "                            [--seeds 1,2,3] [--recipe niah]\n"
+         "                            [--seeds 1,2,3] [--recipe niah] [--init-from COMPARE_DIR]\n"
          "      trains each variant of configs/PRESET for N tokens on the same data with the same seed\n"
          "      (--seeds: once per seed, with means, 95% intervals and paired differences to the baseline),\n"
          "      runs NIAH, MQAR, attention allocation, outliers and the quantization sweep on each, and\n"
@@ -217,6 +218,8 @@ std::string experiment_compare_help() {
          "      --warmup 50 --schedule constant, 2048 tokens a step, 3000 steps, --niah-contexts SEQ_LEN\n"
          "      --niah-needles 1,2 --niah-queried 1 --niah-depths 0,0.5,1 --niah-samples 20\n"
          "      --quant-batches 16; any flag given overrides its value\n"
+         "    --init-from COMPARE_DIR: each run starts from the last checkpoint of the same variant and\n"
+         "      seed in that earlier compare (a second stage, e.g. at a longer --seq-len), fresh optimizer\n"
          "    analysis options: --niah-contexts 256 --niah-needles 1,2,4 --niah-queried 1,2\n"
          "      --niah-depths 0,0.25,0.5,0.75,1 --niah-samples 10 --mqar-pairs 8 --mqar-queries P\n"
          "      --mqar-samples 100 --attention-prompts 4 (per depth) --outlier-tokens 16384\n"

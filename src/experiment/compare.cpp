@@ -88,6 +88,7 @@ results::Setup compare_setup(const CompareOptions& o, int64_t steps, int64_t bat
   s.tokenizer = tokenizer.name();
   s.mixture = retrieval::mixture_to_json(o.train.mixture).get<std::map<std::string, double>>();
   s.machine = machine();
+  s.init_from = o.init_from.string();
   return s;
 }
 
@@ -95,6 +96,24 @@ results::Setup compare_setup(const CompareOptions& o, int64_t steps, int64_t bat
 fs::path run_dir(const CompareOptions& o, const std::string& name, int64_t seed) {
   const fs::path dir = o.out_dir / "runs" / name;
   return o.seeds.empty() ? dir : dir / ("seed_" + std::to_string(seed));
+}
+
+// --init-from: the checkpoint the run of variant `name` with `seed` starts from, the latest of
+// the same variant and seed in the earlier compare (its runs/<name>/seed_<s>, or runs/<name> when
+// both compares are single-seed runs, whose seed then must be this one's).
+fs::path init_checkpoint(const CompareOptions& o, const std::string& name, int64_t seed) {
+  const fs::path runs = o.init_from / "runs" / name;
+  const fs::path dir = o.seeds.empty() && !fs::exists(runs / ("seed_" + std::to_string(seed)))
+                           ? runs : runs / ("seed_" + std::to_string(seed));
+  const auto latest = latest_checkpoint(dir);
+  DIFFTX_CHECK(latest.has_value(), "compare: --init-from ", o.init_from.string(), " has no checkpoint of ", name,
+               " with seed ", seed, " (expected ", dir.string(), "/checkpoints)");
+  if (dir == runs) {  // a single-seed run: its seed must be this one
+    const nlohmann::json run = read_json_file(dir / "run.json");
+    DIFFTX_CHECK(run.contains("options") && run["options"].value("seed", nlohmann::json()) == nlohmann::json(seed),
+                 "compare: --init-from ", dir.string(), " was not trained with seed ", seed, " (see its run.json)");
+  }
+  return *latest;
 }
 
 // What an earlier pass over the same OUT wrote (nothing when there is no readable results.json).
@@ -122,8 +141,9 @@ std::optional<results::ModelResults> finished_before(const std::vector<results::
 // checkpoint.
 results::ModelResults train_and_analyse(const CompareOptions& o, const std::string& name, int64_t seed, int64_t steps,
                                         int64_t batch_tokens, const data::Tokenizer& tokenizer,
-                                        const std::function<void(const std::string&)>& log) {
+                                        const fs::path& init, const std::function<void(const std::string&)>& log) {
   TrainOptions t = o.train;
+  t.init_dir = init.string();
   t.config_path = (o.configs_dir / o.preset / (name + ".json")).string();
   t.data_dir = o.data_dir.string();
   t.out_dir = run_dir(o, name, seed).string();
@@ -178,6 +198,12 @@ results::ExperimentResults run_compare(const CompareOptions& o, const std::funct
   const std::vector<int64_t> seeds = o.seeds.empty() ? std::vector<int64_t>{static_cast<int64_t>(o.train.seed)} : o.seeds;
   const size_t total = seeds.size() * configs.size();
   const std::vector<results::ModelResults> earlier = earlier_results(results_path);
+  std::map<std::pair<std::string, int64_t>, fs::path> inits;  // every one found before any training
+  if (!o.init_from.empty()) {
+    for (int64_t seed : seeds)
+      for (const std::string& name : o.variants) inits[{name, seed}] = init_checkpoint(o, name, seed);
+    log("each run starts from the same variant and seed's last checkpoint in " + o.init_from.string());
+  }
   for (int64_t seed : seeds)
     for (size_t i = 0; i < configs.size(); ++i) {
       const std::string& name = o.variants[i];
@@ -191,7 +217,7 @@ results::ExperimentResults run_compare(const CompareOptions& o, const std::funct
         results.models.push_back(std::move(*done));
         continue;
       }
-      results.models.push_back(train_and_analyse(o, name, seed, steps, batch_tokens, tokenizer, log));
+      results.models.push_back(train_and_analyse(o, name, seed, steps, batch_tokens, tokenizer, inits[{name, seed}], log));
       write_json_file(results_path, results::to_json(results));  // after every model: a stopped compare shows what it has
     }
   write_json_file(results_path, results::to_json(results));

@@ -35,6 +35,9 @@ struct CompareOptions {
   TrainOptions train;  // shared by every model; config, data, run directory and steps are set per model
   AnalysisOptions analysis;
   bool analyse = true;  // false: train only, the results hold each run's training record (the sweep)
+  // An earlier compare's OUT: each run starts from the last checkpoint of the same variant and
+  // seed there (train --init; a context curriculum's second stage). Empty: random initialisation.
+  std::filesystem::path init_from;
 };
 
 // Writes OUT/results.json (after every model) and the report, and returns the results. `log` gets the lines between the trainer's own. Errors

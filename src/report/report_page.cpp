@@ -83,6 +83,9 @@ std::string setup_section(const ExperimentResults& r) {
   };
   std::string html = "<section id=\"setup\"><h2>Setup</h2><div class=\"table-wrap\"><table class=\"setup\">";
   for (const auto& [key, value] : rows) html += "<tr><td>" + std::string(key) + "</td>" + cell(value) + "</tr>";
+  if (!s.init_from.empty())
+    html.insert(html.size() - std::string("</table></div>").size(),
+                "<tr><td>Started from</td>" + cell("the same variant and seed's last checkpoint in " + s.init_from) + "</tr>");
   html += "</table></div>";
 
   // What makes the comparison fair, checked on the results themselves.

@@ -102,13 +102,15 @@ void set_config(ModelResults& m, const nlohmann::json& config) {
 // ---- writing ----
 
 json to_json(const Setup& s) {
-  return {{"preset", s.preset},   {"tokens_per_model", s.tokens_per_model},
+  json j = {{"preset", s.preset},   {"tokens_per_model", s.tokens_per_model},
           {"steps", s.steps},     {"seed", s.seed},
           {"seq_len", s.seq_len}, {"micro_batch", s.micro_batch},
           {"batch_tokens", s.batch_tokens}, {"lr", s.lr},
           {"warmup_steps", s.warmup_steps}, {"data", s.data},
           {"tokenizer", s.tokenizer},       {"mixture", json(s.mixture)},
           {"machine", s.machine},           {"seeds", s.seeds}};
+  if (!s.init_from.empty()) j["init_from"] = s.init_from;
+  return j;
 }
 
 namespace {
@@ -272,6 +274,7 @@ Setup parse_setup(const JsonField& j) {
   for (const auto& [task, fraction] : mixture.value().items()) s.mixture[task] = mixture.at(task).number();
   if (const auto seeds = j.find("seeds"))
     for (size_t i = 0; i < seeds->size(); ++i) s.seeds.push_back((*seeds)[i].integer());
+  if (const auto init_from = j.find("init_from")) s.init_from = init_from->string();
   return s;
 }
 

@@ -32,6 +32,7 @@ struct Setup {
   std::string data, tokenizer, machine;
   std::map<std::string, double> mixture;  // task -> fraction of training rows
   std::vector<int64_t> seeds;             // extra: a multi-seed compare's seeds (empty: `seed` alone)
+  std::string init_from;                  // extra: the compare whose runs each run started from (empty: none)
 };
 
 struct LossPoint {

@@ -64,6 +64,22 @@ expect_in "$work/seeds/results.json" '"seeds": [' '"seed": 5'
 expect_in "$work/seeds/index.html" "Across seeds" "diff, seed 5" "Every variant trained once per seed (3, 4, 5)"
 expect_error "a seed is named twice" compare "$work/bad" --seeds 1,1
 
+# --init-from: a second stage starts each run from the last checkpoint of the same variant and seed
+# in an earlier compare (train --init), and says so in run.json, results.json and the page.
+tokens=4096 compare "$work/stage2" --variants baseline,diff --seeds 3,4 --init-from "$work/seeds" > "$work/stage2.txt"
+expect_in "$work/stage2.txt" "each run starts from the same variant and seed's last checkpoint in $work/seeds" \
+  "starting from the weights of $work/seeds/runs/diff/seed_4/checkpoints/step_"
+expect_in "$work/stage2/runs/baseline/seed_3/run.json" "\"init\": \"$work/seeds/runs/baseline/seed_3/checkpoints/step_"
+expect_in "$work/stage2/results.json" "\"init_from\": \"$work/seeds\""
+expect_in "$work/stage2/index.html" "Started from"
+# It starts where the first stage ended: its first training loss is far below a fresh start's.
+first_loss() { sed -n '1s/.*"loss":\([0-9.]*\),.*/\1/p' "$1"; }
+awk -v a="$(first_loss "$work/stage2/runs/diff/seed_4/metrics.jsonl")" \
+    -v b="$(first_loss "$work/seeds/runs/diff/seed_4/metrics.jsonl")" 'BEGIN { exit !(a + 0 < b - 0.5) }' ||
+  { echo "FAIL: the second stage did not start from the first stage's weights"; exit 1; }
+expect_error "has no checkpoint of baseline with seed 9" compare "$work/bad" --seeds 9 --init-from "$work/seeds"
+expect_error "was not trained with seed 2" compare "$work/bad" --seed 2 --init-from "$work/report"
+
 expect_error "--tokens N (training tokens per model) is required" "$difftx" experiment compare --preset mini
 preset=nosuch expect_error "presets in $work/configs: mini" compare "$work/bad"
 expect_error "no config $work/configs/mini/nosuch.json" compare "$work/bad" --variants baseline,nosuch
