@@ -110,9 +110,12 @@ json inputs_that_must_match(const TrainOptions& o, const ModelConfig& config,
 // --init: the run's weights become the model directory's (rank 0; start_or_resume shares them).
 void start_from_model(const TrainOptions& o, Model& model, const Reporter& say) {
   const Model init = load_model_dir(o.init_dir);
-  DIFFTX_CHECK(config_to_json(init.config) == config_to_json(model.config), "--init ", o.init_dir,
-               ": its model config differs from ", o.config_path, " (", config_to_json(init.config).dump(),
-               " against ", config_to_json(model.config).dump(), ")");
+  // The context limit may differ (a second stage at a longer --seq-len); nothing else may.
+  json from = config_to_json(init.config), to = config_to_json(model.config);
+  from.erase("max_position_embeddings");
+  to.erase("max_position_embeddings");
+  DIFFTX_CHECK(from == to, "--init ", o.init_dir, ": its model config differs from ", o.config_path, " (",
+               from.dump(), " against ", to.dump(), ")");
   std::copy_n(init.weights.data(), init.table.total_floats(), model.weights.data());
   say.line("starting from the weights of ", o.init_dir);
 }

@@ -20,7 +20,8 @@ struct TrainOptions {
   std::string config_path;  // model config.json (configs/<size>/<variant>.json)
   // A model directory (any format load_model_dir reads) whose weights a new run starts from
   // instead of random ones: fine-tuning, or a second stage at a longer context. Its config must
-  // be config_path's. The optimizer starts fresh at step 0; a resumed run ignores it.
+  // be config_path's but for max_position_embeddings. The optimizer starts fresh at step 0; a
+  // resumed run ignores it.
   std::string init_dir;
   std::string data_dir;     // a directory made by `difftx prepare`
   std::string out_dir;      // RUN_DIR: checkpoints/, metrics.jsonl

@@ -23,6 +23,12 @@ cmp "$work/init.npy" "$work/stage2.npy" || { echo "FAIL: the --init run did not 
   --out "$work/random.npy" > /dev/null
 if cmp -s "$work/init.npy" "$work/random.npy"; then echo "FAIL: a random start gave the trained model's logits"; exit 1; fi
 
+# A config that differs only in its context limit is the same model: a longer second stage.
+sed 's/"max_position_embeddings": [0-9]*/"max_position_embeddings": 4096/' "$init/config.json" > "$work/longer.json"
+grep -q '"max_position_embeddings": 4096' "$work/longer.json" || { echo "FAIL: no max_position_embeddings to change"; exit 1; }
+"$difftx" train --init "$init" --config "$work/longer.json" --data "$work/data" --out "$work/longer" --steps 1 \
+  --seq-len 32 --micro-batch 2 --lr 1e-30 --warmup 0 --eval-every 0 --quiet
+expect_in "$work/longer/checkpoints/$(cat "$work/longer/checkpoints/latest")/config.json" '"max_position_embeddings": 4096'
 expect_error "its model config differs from" "$difftx" train --init "$init" \
   --config "$root/tests/fixtures/train/baseline.json" --data "$work/data" --out "$work/r1" --steps 1
 expect_error "not a model directory" "$difftx" train --init "$work/nope" --config "$init/config.json" \
