@@ -170,9 +170,9 @@ json run_sweep(const SweepOptions& o, const std::function<void(const std::string
   for (const auto& [w, t] : points) widths.insert(w);
   for (int64_t w : widths) write_width_configs(o, w);  // every config checked before any training
   // A point that reads its data more than twice measures memorisation as much as scaling.
-  const auto& splits = data::read_dataset(o.compare.data_dir).splits;
-  const auto train_split = splits.find("train");
-  DIFFTX_CHECK(train_split != splits.end() && train_split->second.tokens > 0, o.compare.data_dir.string(),
+  const data::DatasetInfo data_info = data::read_dataset(o.compare.data_dir);
+  const auto train_split = data_info.splits.find("train");
+  DIFFTX_CHECK(train_split != data_info.splits.end() && train_split->second.tokens > 0, o.compare.data_dir.string(),
                ": the data has no training tokens");
   const int64_t train_tokens = train_split->second.tokens;
   const int64_t most_tokens = std::max(o.size_tokens, *std::max_element(o.budgets.begin(), o.budgets.end()));
