@@ -165,7 +165,7 @@ int experiment_compare(Args& args) {
   o.configs_dir = args.get("configs", default_configs_dir().string());
   read_train_options(args, o.train);
   if (args.get("seeds")) o.seeds = args.get_int_list("seeds", "", kAnySeed);
-  if (const auto init_from = args.get("init-from")) o.init_from = *init_from;
+  if (args.get("init-from")) o.init_from = args.require("init-from");  // given: a non-empty path
   DIFFTX_CHECK(std::set<int64_t>(o.seeds.begin(), o.seeds.end()).size() == o.seeds.size(),
                "experiment compare: a seed is named twice in --seeds");
 

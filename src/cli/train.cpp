@@ -17,7 +17,7 @@ namespace {
 
 int run_train(Args& args) {
   TrainOptions o;
-  if (const auto init = args.get("init")) o.init_dir = *init;
+  if (args.get("init")) o.init_dir = args.require("init");  // given: a non-empty path
   // With --init the config is the model's own unless --config names one (which must match it).
   o.config_path = o.init_dir.empty() ? args.require("config")
                                      : args.get("config", (std::filesystem::path(o.init_dir) / "config.json").string());

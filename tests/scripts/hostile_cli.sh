@@ -37,6 +37,7 @@ for opt in seq-len micro-batch; do bad_values "eval --model $none --data $none" 
 bad_values "eval --model $none --data $none" max-batches "-1 $ints"
 bad_values "prepare --corpus $none --out $work/p" val-fraction "0 1 -1"
 bad_values "prepare --corpus $none --out $work/p" shard-tokens "0 -1 $ints"
+bad_values "prepare --corpus $none --out $work/p" max-document-bytes "-1 $ints"
 bad_values "analyze niah --model $none --data $none" samples "0 -1 $ints"
 bad_values "analyze niah --model $none --data $none" value-digits "0 10 $ints"
 bad_values "analyze outliers --model $none --data $none" tokens "0 -1 $ints"
@@ -74,6 +75,8 @@ bad_values "bench infer" repeats "0 -1 1001 $ints"
 for opt in prompt repeats; do bad_values "bench infer --model $none" $opt "0 -1 $ints"; done
 bad_values "bench quant" prefill-rows "0 7 8193 $ints"
 expect_error "--out needs a non-empty value" "$difftx" train --config "$config" --data "$work/data" --out ""
+expect_error "--init needs a non-empty value" "$difftx" train --init "" --data "$work/data" --out "$work/i0"
+expect_error "--init-from needs a non-empty value" "$difftx" $exp --tokens 1 --init-from ""
 expect_error "--dist mpi was given" env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK \
   "$difftx" $train --dist mpi --steps 1
 
