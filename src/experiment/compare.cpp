@@ -102,9 +102,8 @@ fs::path run_dir(const CompareOptions& o, const std::string& name, int64_t seed)
 // the same variant and seed in the earlier compare (its runs/<name>/seed_<s>, or runs/<name> when
 // both compares are single-seed runs, whose seed then must be this one's).
 fs::path init_checkpoint(const CompareOptions& o, const std::string& name, int64_t seed) {
-  const fs::path runs = o.init_from / "runs" / name;
-  const fs::path dir = o.seeds.empty() && !fs::exists(runs / ("seed_" + std::to_string(seed)))
-                           ? runs : runs / ("seed_" + std::to_string(seed));
+  const fs::path runs = o.init_from / "runs" / name, seed_dir = runs / ("seed_" + std::to_string(seed));
+  const fs::path dir = o.seeds.empty() && !fs::exists(seed_dir) ? runs : seed_dir;
   const auto latest = latest_checkpoint(dir);
   DIFFTX_CHECK(latest.has_value(), "compare: --init-from ", o.init_from.string(), " has no checkpoint of ", name,
                " with seed ", seed, " (expected ", dir.string(), "/checkpoints)");

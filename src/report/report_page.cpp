@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "report/palette.h"
 #include "report/svg_text.h"
@@ -69,7 +70,7 @@ std::string mixture_text(const results::Setup& s) {
 
 std::string setup_section(const ExperimentResults& r) {
   const results::Setup& s = r.setup;
-  const std::pair<const char*, std::string> rows[] = {
+  std::vector<std::pair<const char*, std::string>> rows = {
       {"Preset", s.preset},
       {"Tokens per model", format_grouped(static_cast<double>(s.tokens_per_model))},
       {"Sequence length, micro-batch",
@@ -81,11 +82,10 @@ std::string setup_section(const ExperimentResults& r) {
       {"Machine", s.machine},
       {"Created", r.created},
   };
+  if (!s.init_from.empty())
+    rows.emplace_back("Started from", "the same variant and seed's last checkpoint in " + s.init_from);
   std::string html = "<section id=\"setup\"><h2>Setup</h2><div class=\"table-wrap\"><table class=\"setup\">";
   for (const auto& [key, value] : rows) html += "<tr><td>" + std::string(key) + "</td>" + cell(value) + "</tr>";
-  if (!s.init_from.empty())
-    html.insert(html.size() - std::string("</table></div>").size(),
-                "<tr><td>Started from</td>" + cell("the same variant and seed's last checkpoint in " + s.init_from) + "</tr>");
   html += "</table></div>";
 
   // What makes the comparison fair, checked on the results themselves.

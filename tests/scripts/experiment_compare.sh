@@ -71,7 +71,7 @@ expect_in "$work/stage2.txt" "each run starts from the same variant and seed's l
   "starting from the weights of $work/seeds/runs/diff/seed_4/checkpoints/step_"
 expect_in "$work/stage2/runs/baseline/seed_3/run.json" "\"init\": \"$work/seeds/runs/baseline/seed_3/checkpoints/step_"
 expect_in "$work/stage2/results.json" "\"init_from\": \"$work/seeds\""
-expect_in "$work/stage2/index.html" "Started from"
+expect_in "$work/stage2/index.html" "<tr><td>Started from</td><td>the same variant and seed&#39;s last checkpoint in $work/seeds</td></tr></table></div>"
 # It starts where the first stage ended: its first training loss is far below a fresh start's.
 first_loss() { sed -n '1s/.*"loss":\([0-9.]*\),.*/\1/p' "$1"; }
 awk -v a="$(first_loss "$work/stage2/runs/diff/seed_4/metrics.jsonl")" \
