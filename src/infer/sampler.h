@@ -1,5 +1,6 @@
-// Next-token sampling from logits: temperature, top-k and top-p (nucleus), seeded so that the
-// same seed and logits give the same tokens on every machine (core/rng.h).
+// Next-token sampling from logits: presence and frequency penalties over the tokens drawn so far,
+// temperature, top-k, top-p (nucleus) and min-p, seeded so that the same seed and logits give the
+// same tokens on every machine (core/rng.h).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -12,6 +13,11 @@ struct SamplingOptions {
   double temperature = 0.8;  // 0: greedy (the largest logit; the lowest id among equals)
   int64_t top_k = 0;         // keep the k most likely tokens; 0 keeps all
   double top_p = 1.0;        // keep the most likely tokens whose probability sums to >= p; 1 keeps all
+  double min_p = 0.0;        // keep tokens with probability >= min_p times the largest; 0 keeps all
+  // OpenAI's penalties: logit - presence * [count > 0] - frequency * count, count = how often
+  // the token was drawn so far; each in [-2, 2], 0 = off.
+  double presence_penalty = 0.0;
+  double frequency_penalty = 0.0;
   uint64_t seed = 1;
 };
 
@@ -21,8 +27,8 @@ class Sampler {
   // tokens: those are never drawn). Bad options are errors naming the option.
   Sampler(const SamplingOptions& options, int64_t vocab);
 
-  // One id from logits [>= vocab]. A non-finite logit is an error naming the token. No
-  // allocation.
+  // One id from logits [>= vocab], which are not modified. A non-finite logit is an error naming
+  // the token. The drawn id counts towards the penalties. No allocation.
   int32_t sample(const float* logits);
 
  private:
@@ -31,6 +37,8 @@ class Sampler {
   Rng rng_;
   std::vector<int32_t> order_;   // candidate ids, most likely first once sorted
   std::vector<double> weights_;  // unnormalised probabilities of order_
+  std::vector<int32_t> counts_;  // times each id was drawn (penalties only)
+  std::vector<float> penalized_; // the logits after the penalties (penalties only)
 };
 
 }  // namespace difftx

@@ -1,0 +1,146 @@
+// The continuous-batching inference engine: one loaded model, one paged KV block pool
+// (kv_pool.h) and a scheduler. Requests are submitted from any thread; each step runs every
+// layer once over a batch of rows - the next token of every running sequence plus chunks of
+// waiting prompts under a token budget - with the projections and the MLP as one product over
+// all rows and attention per row against its sequence's cached keys and values.
+//
+// Batch invariance (docs/ARCHITECTURE.md, "The engine"): a request's tokens and logprobs are
+// bit-identical whether it runs alone or beside others, with or without a cached prefix, however
+// its prompt is chunked. Every kernel's reduction order for a row is fixed by the row alone:
+// rows of prompt tokens follow the prefill GEMM's order, rows of generated tokens the decode
+// GEMV's (MatmulOrder, matmul.h), attention is the single-query kernel for every row, and a
+// preempted sequence's generated tokens are recomputed in the order they were made with.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.h"
+#include "infer/sampler.h"
+#include "kernels/attention/decode_attention.h"
+#include "model/model.h"
+
+namespace difftx {
+
+namespace data {
+class Tokenizer;
+}
+
+enum class FinishReason { none, stop, length, cancelled, error };
+const char* finish_reason_name(FinishReason reason);  // "stop", "length", "cancelled", "error"
+
+struct TokenLogprob {
+  int32_t id;
+  float logprob;
+};
+
+// What a request streams: one event per generated token; the last event has finish set (and
+// may carry no token: id -1, e.g. after a stop token or a cancel).
+struct TokenEvent {
+  int32_t id = -1;
+  std::string text;      // text this token completes (a multi-byte character or a possible stop
+                         // string is held back until it is settled; a stop string never appears)
+  float logprob = 0;     // log p(id) under the model's distribution (raw logits, before sampling)
+  std::vector<TokenLogprob> top;  // the top_logprobs most likely tokens, most likely first
+  FinishReason finish = FinishReason::none;
+  std::string error;     // the message, for FinishReason::error
+  int64_t prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;  // on the last event
+};
+
+struct RequestOptions {
+  SamplingOptions sampling;  // temperature, top-k, top-p, min-p, seed, penalties
+  int64_t max_new_tokens = 128;
+  std::vector<int32_t> stop_tokens;      // ends with `stop` when drawn (not streamed)
+  std::vector<std::string> stop_strings; // ends with `stop` when the text contains one (cut before it)
+  int top_logprobs = 0;                  // alternatives per token, [0, kMaxTopLogprobs]
+};
+constexpr int kMaxTopLogprobs = 20;
+
+struct Request {
+  std::vector<int32_t> prompt;  // at least one token, each in [0, vocab_size)
+  RequestOptions options;
+  // Called on the engine's thread, in order, never after the event with finish set. Keep it short.
+  std::function<void(const TokenEvent&)> on_event;
+};
+
+struct EngineOptions {
+  KvStorage kv = KvStorage::bf16;
+  int64_t kv_block_tokens = 32;   // tokens per KV block, a multiple of 16
+  int64_t kv_tokens = 0;          // pool capacity in tokens; 0: from kv_bytes
+  int64_t kv_bytes = 0;           // pool capacity in bytes; 0 (and kv_tokens 0): max_position_embeddings tokens, at most 1 GiB
+  int64_t max_batch_tokens = 512; // rows per step (decode rows + prompt chunks)
+  int64_t max_running = 64;       // sequences decoding at once
+  int64_t max_queue = 1024;       // requests waiting beyond that; more are refused (EngineFull)
+  bool prefix_cache = true;       // reuse full KV blocks of matching prompt prefixes
+  int64_t sample_vocab = 0;       // ids that may be drawn, [0, sample_vocab); 0: vocab_size
+};
+
+struct EngineStats {
+  int64_t waiting = 0, running = 0;
+  int64_t kv_blocks = 0, kv_blocks_used = 0, kv_blocks_cached = 0;  // used: referenced by a sequence
+  int64_t kv_block_tokens = 0;
+  int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prompt tokens looked up / found cached
+  int64_t prompt_tokens = 0, generated_tokens = 0;          // computed so far (re-prefill included)
+  int64_t preemptions = 0, steps = 0;
+  int64_t finished[5] = {};  // by FinishReason
+  double prefix_hit_rate() const {
+    return prefix_lookup_tokens ? static_cast<double>(prefix_hit_tokens) / prefix_lookup_tokens : 0.0;
+  }
+};
+
+// The queue is full: the request was not taken (a server answers 503).
+struct EngineFull : Error {
+  using Error::Error;
+};
+
+class Engine {
+ public:
+  using RequestId = uint64_t;
+  // The model (and tokenizer, which may be null: then events carry no text and stop strings are
+  // an error) must outlive the engine. Bad options are errors naming the option.
+  Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options = {});
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Queues a request. Bad requests (empty prompt, an id outside the vocabulary, a prompt longer
+  // than the context - naming both lengths -, bad sampling options) are Error; a full queue is
+  // EngineFull. Thread-safe.
+  RequestId submit(Request request);
+  // Ends a request at the next step with FinishReason::cancelled (its blocks freed); an unknown
+  // or finished id is ignored. Thread-safe.
+  void cancel(RequestId id);
+
+  // Runs steps on the calling thread until no request is waiting or running.
+  void run_until_idle();
+  // Or a background thread that runs steps whenever there is work (for a server); stop() ends
+  // every request still there with `cancelled` and joins it.
+  void start();
+  void stop();
+
+  EngineStats stats() const;
+  const Model& model() const { return model_; }
+  const EngineOptions& options() const { return options_; }
+  int64_t context() const;  // most tokens a sequence may hold (prompt + generated)
+
+ private:
+  struct State;
+  bool step();  // one scheduling step and one batched forward; false when idle
+  void loop();
+
+  const Model& model_;
+  const data::Tokenizer* tokenizer_;
+  EngineOptions options_;
+  std::unique_ptr<State> state_;
+  mutable std::mutex mutex_;
+  std::condition_variable work_;
+  std::thread thread_;
+  bool stopping_ = false;
+};
+
+}  // namespace difftx
