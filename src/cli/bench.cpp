@@ -16,6 +16,8 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              in the best step and its best over the rounds\n"
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
                "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--new 128] [--repeats N]\n"
+               "  difftx bench serve --model DIR [--concurrency 1,4,16,64] [--prompt 128] [--new 64]\n"
+               "                     [--shared-prefix N] [--kv-dtype bf16] [--max-batch-tokens 512] [--json]\n"
                "                    [--kv-dtype f32|bf16|int8] [--json]\n"
                "                                              prefill and decode tokens/s per variant\n"
                "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates\n"
@@ -28,6 +30,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                                      {"ops", bench::bench_ops},
                                      {"train", bench::bench_train},
                                      {"infer", bench::bench_infer},
+                                     {"serve", bench::bench_serve},
                                      {"analysis", bench::bench_analysis},
                                      {"quant", bench::bench_quant},
                                      {"memory", bench::bench_memory}}));
