@@ -10,8 +10,8 @@ that `difftx template` is compared with (tests/scripts/chat_templates.sh).
 
 transformers' settings: ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
 extensions=[loopcontrols]), a tojson filter that is json.dumps(ensure_ascii=False), the globals
-raise_exception(msg) and strftime_now(fmt), the special tokens of tokenizer_config.json and
-tools=None, documents=None unless the messages file gives them. The prompt goes to stdout byte
+raise_exception(msg) and strftime_now(fmt), the {% generation %} block, the special tokens of
+tokenizer_config.json and tools=None, documents=None unless the messages file gives them. The prompt goes to stdout byte
 for byte; raise_exception exits 3 with "TemplateError: <message>" on stderr, other render errors
 exit 4. Needs only Debian's python3-jinja2 (not transformers itself).
 """
@@ -30,6 +30,20 @@ SPECIAL_TOKENS = ["bos_token", "eos_token", "unk_token", "sep_token", "pad_token
 
 class RaisedError(Exception):
     pass
+
+
+class Generation(jinja2.ext.Extension):
+    """transformers' {% generation %} block: its body rendered as a call block."""
+
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return jinja2.nodes.CallBlock(self.call_method("_render"), [], [], body).set_lineno(lineno)
+
+    def _render(self, caller):
+        return caller()
 
 
 def load_template(args):
@@ -93,7 +107,7 @@ def main():
         now = datetime.datetime.strptime(args.date, "%Y-%m-%d") if args.date else datetime.datetime.now()
         return now.strftime(fmt)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[Generation, jinja2.ext.loopcontrols])
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now

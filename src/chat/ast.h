@@ -47,16 +47,18 @@ struct Stmt;
 using Body = std::vector<std::shared_ptr<const Stmt>>;
 
 struct Stmt {
-  enum class Kind { text, output, if_, for_, set, set_block, break_, continue_ };
+  enum class Kind { text, output, if_, for_, set, set_block, break_, continue_, macro, scope };
   Kind kind;
   int line = 0;
   std::string text;                  // text
   ExprPtr expr;                      // output, set's value, for's iterable
   std::vector<std::pair<ExprPtr, Body>> branches;  // if / elif: condition and body
-  Body body, else_body;              // for's body and else; if's else; set_block's body
-  std::vector<std::string> targets;  // for's loop variables; set's name (and attribute: ns.attr)
-  ExprPtr filter;                    // for ... if filter; set_block's filters (applied to a name)
-  std::vector<ExprPtr> block_filters;  // set_block: {% set x | f %}
+  Body body, else_body;  // for's body and else; if's else; the body of set_block, macro, scope
+  // for's loop variables; set's name (and attribute: ns.attr); macro's name, then its parameters
+  std::vector<std::string> targets;
+  ExprPtr filter;                      // for ... if filter
+  std::vector<ExprPtr> block_filters;  // set_block: {% set x | f %} (filter nodes without input)
+  std::vector<ExprPtr> defaults;       // macro: each parameter's default (null: none)
 };
 
 }  // namespace difftx::chat

@@ -20,6 +20,9 @@ int64_t int_of(const Value& v) { return v.kind == K::boolean ? v.boolean : v.int
 }
 
 Value repeat(const Value& seq, int64_t n) {
+  const size_t size = seq.is_string() ? seq.text.size() : seq.list->size();
+  if (n > 0 && size > 0 && static_cast<uint64_t>(n) > (uint64_t{1} << 27) / size)
+    template_fail("a repetition of ", n, " copies is too big (difftx stops at 128M items or bytes)");
   if (seq.is_string()) {
     std::string out;
     for (int64_t i = 0; i < n; ++i) out += seq.text;

@@ -167,6 +167,39 @@ class Parser {
       expect_block_end();
       return s;
     }
+    if (tag == "macro") {
+      s->kind = Stmt::Kind::macro;
+      s->targets.push_back(expect_name());
+      expect_op("(");
+      while (!is_op(")")) {
+        s->targets.push_back(expect_name());
+        ExprPtr fallback;
+        if (is_op("=")) {
+          ++i_;
+          fallback = expression();
+        } else if (!s->defaults.empty() && s->defaults.back()) {
+          error("a macro parameter without a default after one with a default");
+        }
+        s->defaults.push_back(fallback);
+        if (!is_op(")")) expect_op(",");
+      }
+      ++i_;
+      expect_block_end();
+      const int saved_loops = loops_;
+      loops_ = 0;
+      s->body = parse_body({"endmacro"}, end);
+      loops_ = saved_loops;
+      if (cur().type == T::name) ++i_;  // {% endmacro name %}
+      expect_block_end();
+      return s;
+    }
+    if (tag == "generation") {  // transformers' AssistantTracker: renders its body as a call block
+      s->kind = Stmt::Kind::scope;
+      expect_block_end();
+      s->body = parse_body({"endgeneration"}, end);
+      expect_block_end();
+      return s;
+    }
     if (tag == "break" || tag == "continue") {
       if (loops_ == 0) error("'", tag, "' outside a for loop");
       s->kind = tag == "break" ? Stmt::Kind::break_ : Stmt::Kind::continue_;
@@ -174,8 +207,8 @@ class Parser {
       return s;
     }
     static const std::set<std::string> known_unsupported = {
-        "macro", "call", "filter", "with", "include", "import", "from", "extends", "block", "raw",
-        "do", "autoescape", "generation", "trans", "endmacro", "print"};
+        "call", "filter", "with", "include", "import", "from", "extends", "block", "raw",
+        "do", "autoescape", "trans", "print"};
     if (known_unsupported.count(tag)) error("unsupported construct: the '", tag, "' tag");
     error("unknown tag '", tag, "'");
   }

@@ -63,10 +63,66 @@ class Renderer {
         assign(s, v);
         return Flow::normal;
       }
+      case Stmt::Kind::macro: frames_.back()[s.targets[0]] = macro(s); return Flow::normal;
+      case Stmt::Kind::scope: {
+        frames_.emplace_back();
+        exec(s.body);
+        frames_.pop_back();
+        return Flow::normal;
+      }
       case Stmt::Kind::break_: return Flow::break_;
       case Stmt::Kind::continue_: return Flow::continue_;
     }
     return Flow::normal;
+  }
+
+  // A macro sees the scopes around its definition (not its caller's) and its parameters; it
+  // returns what its body printed.
+  Value macro(const Stmt& s) {
+    const size_t depth = frames_.size();
+    return Value::from(Function([this, &s, depth](const CallArgs& a) {
+      const size_t n_params = s.targets.size() - 1;
+      if (a.positional.size() > n_params)
+        template_fail("macro '", s.targets[0], "' takes not more than ", n_params, " argument(s)");
+      if (macro_depth_ >= kMaxMacroDepth)
+        template_fail("macro '", s.targets[0], "': recursion deeper than ", kMaxMacroDepth, " calls");
+      std::unordered_map<std::string, Value> frame;
+      for (size_t i = 0; i < n_params; ++i) {
+        const std::string& name = s.targets[i + 1];
+        const Value* given = argument(a, i, name.c_str());
+        if (given) frame[name] = *given;
+        else if (s.defaults[i]) frame[name] = eval(*s.defaults[i]);
+        else frame[name] = Value::undefined("parameter '" + name + "' was not provided");
+      }
+      for (const auto& [k, v] : a.named) {
+        bool known = false;
+        for (size_t i = 1; i < s.targets.size(); ++i) known = known || s.targets[i] == k;
+        if (!known) template_fail("macro '", s.targets[0], "' takes no keyword argument '", k, "'");
+      }
+      std::vector<std::unordered_map<std::string, Value>> hidden(
+          std::make_move_iterator(frames_.begin() + static_cast<std::ptrdiff_t>(std::min(depth, frames_.size()))),
+          std::make_move_iterator(frames_.end()));
+      frames_.resize(std::min(depth, frames_.size()));
+      frames_.push_back(std::move(frame));
+      std::string saved = std::move(out_);
+      out_.clear();
+      ++macro_depth_;
+      try {
+        exec(s.body);
+      } catch (...) {
+        --macro_depth_;
+        out_ = std::move(saved);
+        frames_.pop_back();
+        for (auto& f : hidden) frames_.push_back(std::move(f));
+        throw;
+      }
+      --macro_depth_;
+      std::string result = std::move(out_);
+      out_ = std::move(saved);
+      frames_.pop_back();
+      for (auto& f : hidden) frames_.push_back(std::move(f));
+      return Value::from(std::move(result));
+    }));
   }
 
   void assign(const Stmt& s, Value v) {
@@ -228,8 +284,10 @@ class Renderer {
     return Value::undefined();
   }
 
+  static constexpr int kMaxMacroDepth = 200;  // a recursive macro stops here, not at a stack overflow
   std::vector<std::unordered_map<std::string, Value>> frames_;
   std::string out_;
+  int macro_depth_ = 0;
 };
 
 }  // namespace

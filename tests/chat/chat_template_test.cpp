@@ -91,6 +91,13 @@ y' | indent(3, true) }})~", R"~({})~", R"~(a
     {R"~({% for a in [1, 2] %}{% for b in [3, 4] %}{{ loop.index }}{{ a }}{{ b }} {% endfor %}{{ loop.last }}{% endfor %})~", R"~({})~", R"~(113 214 False123 224 True)~"},
     {R"~({{ (1, 2) | list }} {{ xs | sum }} {{ xs | min }} {{ xs | max }})~", R"~({"xs": [4, 2, 9]})~", R"~([1, 2] 15 2 9)~"},
     {R"~({{ 'abc' | list }} {{ 'xyz' | reverse }} {{ d | list }} {{ d | length }} {{ 'héllo' | length }})~", R"~({"d": {"q": 1, "p": 2}})~", R"~(['a', 'b', 'c'] zyx ['q', 'p'] 2 5)~"},
+    {R"~({% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}{{ greet('a') }} {{ greet('b', '?') }} {{ greet(punct='.', name='c') }} [{{ greet() }}])~", R"~({})~", R"~(Hi a! Hi b? Hi c. [Hi !])~"},
+    {R"~({% set top = 'T' %}{% macro m(x) %}{{ top }}{{ x }}{{ item is defined }}{% set top = 'inner' %}{% endmacro %}{% for item in [1] %}{{ m(item) }}{% endfor %}{{ top }})~", R"~({})~", R"~(T1FalseT)~"},
+    {R"~({%- macro render(c) -%}
+  {%- if c is string -%}{{ c }}{%- else -%}{%- for p in c -%}{{ p.text }}{%- endfor -%}{%- endif -%}
+{%- endmacro -%}
+{{ render('s') }}|{{ render([{'text': 'a'}, {'text': 'b'}]) }})~", R"~({})~", R"~(s|ab)~"},
+    {R"~({% generation %}{% set g = 1 %}gen{% endgeneration %}[{{ g }}])~", R"~({})~", R"~(gen[])~"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.source);
@@ -128,8 +135,8 @@ TEST(ChatTemplate, RaiseExceptionCarriesTheTemplatesMessage) {
 }
 
 TEST(ChatTemplate, UnsupportedConstructsFailAtParseNamingThemAndTheLine) {
-  EXPECT_EQ(error_of([] { ChatTemplate::parse("a\n{% macro m() %}x{% endmacro %}"); }),
-            "chat template line 2: unsupported construct: the 'macro' tag");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("a\n{% call m() %}x{% endcall %}"); }),
+            "chat template line 2: unsupported construct: the 'call' tag");
   EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ x | frobnicate }}"); }),
             "chat template line 1: unsupported construct: no filter named 'frobnicate'");
   EXPECT_EQ(error_of([] { ChatTemplate::parse("\n\n{% if x is frob %}{% endif %}"); }),
@@ -147,6 +154,12 @@ TEST(ChatTemplate, UnsupportedConstructsFailAtParseNamingThemAndTheLine) {
 TEST(ChatTemplate, ListsAreImmutableAsInTheSandbox) {
   EXPECT_EQ(error_of([] { render("{% set xs = [] %}{{ xs.append(1) }}"); }),
             "access to attribute 'append' of 'list' object is unsafe.");
+}
+
+TEST(ChatTemplate, RunawayTemplatesStopWithAnError) {
+  EXPECT_EQ(error_of([] { render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"); }),
+            "macro 'f': recursion deeper than 200 calls");
+  EXPECT_NE(error_of([] { render("{{ 'ab' * 10000000000 }}"); }).find("too big"), std::string::npos);
 }
 
 TEST(ChatTemplate, StrftimeNowUsesTheGivenDate) {
