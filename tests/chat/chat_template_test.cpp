@@ -98,6 +98,8 @@ y' | indent(3, true) }})~", R"~({})~", R"~(a
 {%- endmacro -%}
 {{ render('s') }}|{{ render([{'text': 'a'}, {'text': 'b'}]) }})~", R"~({})~", R"~(s|ab)~"},
     {R"~({% generation %}{% set g = 1 %}gen{% endgeneration %}[{{ g }}])~", R"~({})~", R"~(gen[])~"},
+    {R"~({{ 'straße'.upper() }} {{ 'ÉCOLE Ωμέγα' | lower }} {{ 'élan vital' | title }} {{ 'émile ZOLA' | capitalize }} {{ '　wide　' | trim }}|)~", R"~({})~", R"~(STRASSE école ωμέγα Élan Vital Émile zola wide|)~"},
+    {R"~({{ 2.5 | round }} {{ 3.5 | round }} {{ 2.567 | round(1, 'floor') }} {{ -2.5 is even }} {{ 4.0 is even }} {{ 7 is divisibleby 3 }})~", R"~({})~", R"~(2.0 4.0 2.5 False True False)~"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.source);
