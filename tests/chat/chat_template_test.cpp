@@ -119,13 +119,15 @@ TEST(ChatTemplate, NormalizesNewlinesAndDropsOneTrailingNewline) {
 
 TEST(ChatTemplate, PrintsUndefinedAsEmptyButFailsOnItsAttributes) {
   EXPECT_EQ(render("[{{ nothing }}]{% for x in nothing %}x{% endfor %}{{ nothing | length }}"), "[]0");
-  EXPECT_EQ(error_of([] { render("{{ nothing.field }}"); }), "'nothing' is undefined");
-  EXPECT_EQ(error_of([] { render("{{ nothing() }}"); }), "'nothing' is undefined");
-  EXPECT_EQ(error_of([] { render("{{ nothing + 1 }}"); }), "'nothing' is undefined");
+  EXPECT_EQ(error_of([] { render("{{ nothing.field }}"); }), "chat template line 1: 'nothing' is undefined");
+  EXPECT_EQ(error_of([] { render("\n{{ nothing() }}"); }), "chat template line 2: 'nothing' is undefined");
+  EXPECT_EQ(error_of([] { render("{% if nothing + 1 %}{% endif %}"); }), "chat template line 1: 'nothing' is undefined");
 }
 
 TEST(ChatTemplate, RaiseExceptionCarriesTheTemplatesMessage) {
-  const auto t = ChatTemplate::parse("{% if messages[0].role != 'user' %}{{ raise_exception('roles must alternate') }}{% endif %}ok");
+  const auto t = ChatTemplate::parse(
+      "{% for m in messages %}{% if m.role != 'user' %}{{ raise_exception('roles must alternate') }}{% endif %}"
+      "{% endfor %}ok");
   const auto messages = nlohmann::json::parse(R"([{"role": "assistant", "content": "x"}])");
   try {
     t.render(messages, true);
@@ -155,12 +157,12 @@ TEST(ChatTemplate, UnsupportedConstructsFailAtParseNamingThemAndTheLine) {
 
 TEST(ChatTemplate, ListsAreImmutableAsInTheSandbox) {
   EXPECT_EQ(error_of([] { render("{% set xs = [] %}{{ xs.append(1) }}"); }),
-            "access to attribute 'append' of 'list' object is unsafe.");
+            "chat template line 1: access to attribute 'append' of 'list' object is unsafe.");
 }
 
 TEST(ChatTemplate, RunawayTemplatesStopWithAnError) {
   EXPECT_EQ(error_of([] { render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"); }),
-            "macro 'f': recursion deeper than 200 calls");
+            "chat template line 1: macro 'f': recursion deeper than 200 calls");
   EXPECT_NE(error_of([] { render("{{ 'ab' * 10000000000 }}"); }).find("too big"), std::string::npos);
 }
 
