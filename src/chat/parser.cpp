@@ -400,24 +400,23 @@ class Parser {
     }
     if (is_op("(")) {
       ++i_;
+      auto tuple = std::make_shared<Expr>();  // () or (a, b, ...): a tuple literal
+      tuple->kind = Expr::Kind::list;
+      tuple->line = line;
+      tuple->name = "tuple";
       if (is_op(")")) {
         ++i_;
-        auto empty = std::make_shared<Expr>();
-        empty->kind = Expr::Kind::list;
-        empty->line = line;
-        empty->name = "tuple";
-        return empty;
+        return tuple;
       }
       ExprPtr e = expression();
-      if (is_op(",")) {  // a tuple, kept as a list
-        std::vector<ExprPtr> items = {e};
+      if (is_op(",")) {
+        tuple->args.push_back(e);
         while (is_op(",")) {
           ++i_;
           if (is_op(")")) break;
-          items.push_back(expression());
+          tuple->args.push_back(expression());
         }
-        e = make(Expr::Kind::list, line, std::move(items));
-        std::const_pointer_cast<Expr>(e)->name = "tuple";
+        e = tuple;
       }
       expect_op(")");
       return e;
