@@ -155,6 +155,17 @@ TEST(ChatTemplate, UnsupportedConstructsFailAtParseNamingThemAndTheLine) {
   EXPECT_EQ(error_of([] { ChatTemplate::parse("{% break %}"); }), "chat template line 1: 'break' outside a for loop");
 }
 
+TEST(ChatTemplate, RefusesNestingDeepEnoughToExhaustTheStack) {
+  const std::string deep = "{{ " + std::string(100000, '(') + "1" + std::string(100000, ')') + " }}";
+  EXPECT_EQ(error_of([&] { ChatTemplate::parse(deep); }),
+            "chat template line 1: tags and expressions nested too deeply (a limit of 600 levels)");
+  std::string ifs;
+  for (int i = 0; i < 5000; ++i) ifs += "{% if true %}";
+  EXPECT_NE(error_of([&] { ChatTemplate::parse(ifs); }).find("nested too deeply"), std::string::npos);
+  EXPECT_NE(error_of([&] { ChatTemplate::parse("{{ " + std::string(5000, '-') + "1 }}"); }).find("nested too deeply"),
+            std::string::npos);
+}
+
 TEST(ChatTemplate, ListsAreImmutableAsInTheSandbox) {
   EXPECT_EQ(error_of([] { render("{% set xs = [] %}{{ xs.append(1) }}"); }),
             "chat template line 1: access to attribute 'append' of 'list' object is unsafe.");
