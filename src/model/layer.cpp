@@ -76,7 +76,8 @@ void diff_lambda_backward(const ModelConfig& c, const LayerTensors& w, double dl
 
 }  // namespace
 
-void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order) {
+  if (order != MatmulOrder::by_size) return matmul(W, x, y, N, accumulate, order);
   if (W.type != WeightType::f32) return matmul(W, x, y, N, accumulate);
   const auto* w = static_cast<const float*>(W.data);
   if (N == 1) return gemv(w, x, y, W.rows, W.cols, accumulate);

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/quant/matmul.h"
 #include "model/activations.h"
 #include "model/config.h"
 #include "model/parameters.h"
@@ -15,8 +16,11 @@ namespace difftx {
 // y[N, out] (= or +=) x[N, in] W^T, W stored [out, in] = [W.rows, W.cols] (docs/SPEC.md §1). Every
 // projection of the forward blocks and the LM head goes through this one call. F32 weights: a
 // batch of one row runs the GEMV kernel, larger batches the GEMM (the training path); weights in
-// another storage type run the kernels of kernels/quant/matmul.h.
-void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false);
+// another storage type run the kernels of kernels/quant/matmul.h. order: by_size is that choice;
+// gemv and gemm give each row the same bits whatever the other rows are (MatmulOrder, the
+// batched engine), for every type.
+void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
+            MatmulOrder order = MatmulOrder::by_size);
 
 // out[N, D] = the rows of the embedding E [V, D] that `tokens` name, widened to F32; a token
 // outside [0, V) is an error.
