@@ -31,6 +31,6 @@ void dots_scalar(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, 
 
 }  // namespace
 
-RowDots row_dots_scalar(WeightType) { return dots_scalar; }
+RowDots row_dots_scalar(WeightType) { return each_x_row<dots_scalar>; }
 
 }  // namespace difftx::quant
