@@ -1,7 +1,9 @@
 // Batch invariance of matmul's gemv and gemm orders (MatmulOrder), every weight type: each row of
 // an N-row product has the same bits as the row alone, as the row at another place in another
-// batch, and at 1 and 2 threads; the gemv order at N = 1 is the decode GEMV, the gemm order at
-// N >= 8 the prefill GEMM of the block types; all close to the double reference.
+// batch, and at 1 and 2 threads; the gemv order is the decode GEMV (gemv() for F32) and by_size
+// below 8 rows, the gemm order at N >= 8 the prefill GEMM of the block types; all close to the
+// double reference. (That the row dots kept the bits of the single-row kernels they replaced
+// was checked once against the previous build's kernels, not here.)
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/gemv.h"
 #include "kernels/quant/matmul.h"
 #include "support/quant_weights.h"
 #include "support/testing.h"
@@ -112,6 +115,12 @@ TEST(QuantMatmulOrder, OrdersAreTheGemvAndTheGemm) {
         matmul(q.matrix(), x.data(), by_size.data(), N, accumulate);
         matmul(q.matrix(), x.data(), gemv.data(), N, accumulate, MatmulOrder::gemv);
         EXPECT_EQ(by_size, gemv) << weight_type_name(type) << " N=" << N;
+        if (type != WeightType::f32) continue;
+        auto single = start;  // F32: the plain GEMV, a row at a time
+        for (int64_t n = 0; n < N; ++n)
+          difftx::gemv(reinterpret_cast<const float*>(q.bytes.data()), x.data() + n * q.cols,
+                       single.data() + n * q.rows, q.rows, q.cols, accumulate);
+        EXPECT_EQ(single, gemv) << "f32 N=" << N;
       }
       if (!is_block(type)) continue;
       for (int64_t N : {8, 16}) {
