@@ -87,6 +87,7 @@ Engine::RequestId Engine::submit(Request r) {
   for (int32_t id : o.forced)
     DIFFTX_CHECK(id >= 0 && id < state_->vocab, "forced token ", id, " is outside the vocabulary [0, ", state_->vocab, ")");
   std::lock_guard lock(mutex_);
+  DIFFTX_CHECK(!stopping_, "the engine is stopping: no new requests");
   if (state_->stats.waiting >= options_.max_queue)  // waiting counts the incoming too
     throw EngineFull(concat("the queue is full (", options_.max_queue, " requests waiting)"));
   const RequestId id = state_->next_id++;

@@ -32,7 +32,7 @@ struct Sequence {
   uint64_t chain = 0;           // the prefix cache key of block registered - 1
   int64_t cached_tokens = 0;    // prompt tokens found in the prefix cache on first admission
   bool admitted = false;
-  bool cancelled = false;
+  bool scheduled = false;       // has rows in the step being scheduled
   Sampler sampler;
   StopText text;
 

@@ -93,34 +93,52 @@ class Stepper {
     }
   }
 
+  // Preempts the newest running sequence after `index` that has no rows in this step; false
+  // when there is none.
+  bool preempt_newer_than(size_t index) {
+    for (size_t j = st_.running.size(); j-- > index + 1;)
+      if (!st_.running[j]->scheduled) {
+        preempt(j);
+        return true;
+      }
+    return false;
+  }
+
   std::vector<Slice> schedule() {
     std::vector<Slice> slices;
     int64_t budget = o_.max_batch_tokens;
-    // Running sequences' next tokens. One that cannot grow preempts the newest sequence not yet
-    // scheduled in this step, itself when it is the newest (the pool holds a whole context, so
-    // the oldest always can).
+    for (auto& s : st_.running) s->scheduled = false;
+    // Running sequences' next tokens. One that cannot grow preempts the newest sequence without
+    // rows in this step, itself when there is none (the pool holds a whole context, so the
+    // oldest always can).
     for (size_t i = 0; i < st_.running.size() && budget > 0;) {
       Sequence& s = *st_.running[i];
       if (s.pending() != 1) {
         ++i;
         continue;
       }
-      while (!grow(s, s.computed + 1) && st_.running.size() - 1 > i) preempt(st_.running.size() - 1);
+      while (!grow(s, s.computed + 1) && preempt_newer_than(i)) {
+      }
       if (static_cast<int64_t>(s.blocks.size()) * P_ <= s.computed) {
         preempt(i);
         continue;
       }
       slices.push_back({&s, s.computed, 1});
+      s.scheduled = true;
       --budget;
       ++i;
     }
-    // Prompt chunks of sequences being prefilled, as far as the budget and the pool allow.
+    // Prompt chunks of sequences being prefilled, as far as the budget and the pool allow; one
+    // that gets no block preempts newer ones without rows in this step (so the oldest always
+    // moves on: two prompts that each hold half the pool cannot wait on each other).
     for (size_t i = 0; i < st_.running.size() && budget > 0; ++i) {
       Sequence& s = *st_.running[i];
       if (s.pending() <= 1) continue;
-      const int64_t n = chunk(s, budget);
+      int64_t n = chunk(s, budget);
+      while (n == 0 && preempt_newer_than(i)) n = chunk(s, budget);
       if (n == 0) break;
       slices.push_back({&s, s.computed, n});
+      s.scheduled = true;
       budget -= n;
     }
     // New requests, first come first, while there is room.
@@ -139,6 +157,7 @@ class Stepper {
         st_.counters.prefix_hit_tokens += s.computed;
       }
       slices.push_back({&s, s.computed, n});
+      s.scheduled = true;
       budget -= n;
       st_.running.push_back(std::move(st_.waiting.front()));
       st_.waiting.pop_front();

@@ -259,6 +259,28 @@ TEST(Engine, CancelFromACallbackMidPrefill) {
   EXPECT_EQ(engine.stats().kv_blocks_used, 0);
 }
 
+// Two long prompts in a pool that holds one whole context but not both: the engine keeps moving
+// (the newer one is preempted), and both end as they do alone.
+TEST(Engine, TwoLongPromptsInATightPoolPreemptAndMatchAlone) {
+  const Model model = testing::random_model(tiny_config(AttentionKind::diff), 8);
+  EngineOptions o;
+  o.kv_block_tokens = 16;
+  o.kv_tokens = 320;
+  o.max_batch_tokens = 33;
+  Engine engine(model, nullptr, o);
+  Rng rng(2);
+  const Request a = sampled_request(random_tokens(rng, 300, 96), 8, 1), b = sampled_request(random_tokens(rng, 290, 96), 8, 2);
+  Stream sa, sb;
+  testing::submit_recorded(engine, a, sa);
+  testing::submit_recorded(engine, b, sb);
+  for (int steps = 0; engine.step(); ++steps) ASSERT_LT(steps, 1000) << "no progress";
+  EXPECT_GT(engine.stats().preemptions, 0);
+  EngineOptions alone_options = o;
+  alone_options.kv_tokens = 0;
+  expect_same_stream(sa, alone(model, a, alone_options), "first prompt");
+  expect_same_stream(sb, alone(model, b, alone_options), "second prompt");
+}
+
 TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
   const ModelConfig c = tiny_config(AttentionKind::baseline);
   KvPool pool(c, KvStorage::bf16, 16, 3);
