@@ -10,7 +10,8 @@ start_server --model-name tiny --log-format json
 [ "$(curl -s "$base/health")" = '{"status":"ok"}' ] || { echo "FAIL: /health"; exit 1; }
 curl -s "$base/v1/models" > "$work/models.json"
 [ "$(json_get "$work/models.json" "['data'][0]['id']")" = tiny ] || { echo "FAIL: /v1/models"; cat "$work/models.json"; exit 1; }
-curl -s "$base/" | grep -q "<title>difftx</title>" || { echo "FAIL: GET / is not the chat page"; exit 1; }
+curl -s "$base/" > "$work/page.html"
+grep -q "<title>difftx</title>" "$work/page.html" || { echo "FAIL: GET / is not the chat page"; exit 1; }
 
 # Tokenize and detokenize round trip; add_special puts the prompt prefix (end of text) first.
 [ "$(post /tokenize '{"content": "The Congress"}')" = 200 ] || { echo "FAIL: /tokenize"; cat "$work/body.json"; exit 1; }

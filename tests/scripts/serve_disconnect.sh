@@ -17,8 +17,8 @@ model="$work/long"
 start_server --grace 1
 
 stream() {  # stream N: a streamed request for N choices of up to 8000 tokens, its events to stdout
-  curl -s -N -X POST -H 'Content-Type: application/json' "$base/v1/completions" \
-    --data "{\"prompt\": \"The Congress\", \"max_tokens\": 8000, \"n\": $1, \"temperature\": 0}"
+  exec curl -s -N -X POST -H "Content-Type: application/json" "$base/v1/completions" \
+    --data "{\"prompt\": \"The Congress\", \"max_tokens\": 8000, \"n\": $1, \"temperature\": 0, \"stream\": true}"
 }
 wait_metric() {  # wait_metric NAME VALUE: within 10 s
   local i

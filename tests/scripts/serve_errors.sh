@@ -89,7 +89,7 @@ case "$status" in 4*|closed) ;; *) echo "FAIL: a truncated body gave '$status'";
 [ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" "$base/v2/nothing")" = 404 ] || { echo "FAIL: unknown route"; exit 1; }
 grep -q '"error"' "$work/body.json" || { echo "FAIL: 404 body"; cat "$work/body.json"; exit 1; }
 [ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" "$base$C")" = 405 ] || { echo "FAIL: GET $C is not 405"; cat "$work/body.json"; exit 1; }
-[ "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -X POST "$base/health")" = 405 ] || { echo "FAIL: POST /health"; exit 1; }
+[ "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -X POST -d '{}' "$base/health")" = 405 ] || { echo "FAIL: POST /health"; exit 1; }
 
 # Authentication: /health is open, everything else needs the key.
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/health")" = 200 ] || { echo "FAIL: /health needs no key"; exit 1; }
@@ -105,7 +105,8 @@ done
 # Still healthy and serving.
 [ "$(post $C '{"prompt": "The Congress", "max_tokens": 4}' "${auth[@]}")" = 200 ] || { echo "FAIL: not serving after the errors"; cat "$work/body.json"; exit 1; }
 [ "$(curl -s -o /dev/null -w '%{http_code}' "$base/health")" = 200 ] || { echo "FAIL: unhealthy"; exit 1; }
-curl -s "${auth[@]}" "$base/metrics" | grep -q '^difftx_kv_blocks_used 0$' || { echo "FAIL: KV blocks held after the errors"; exit 1; }
+curl -s "${auth[@]}" "$base/metrics" > "$work/metrics.txt"
+grep -q '^difftx_kv_blocks_used 0$' "$work/metrics.txt" || { echo "FAIL: KV blocks held after the errors"; exit 1; }
 if grep -qE '^[A-Z]+ [^ ]+ 5[0-9]{2} [|]' "$work/server.log"; then echo "FAIL: a 5xx in the log"; grep -E ' 5[0-9]{2} [|]' "$work/server.log"; exit 1; fi
 stop_server
 echo "PASS"
