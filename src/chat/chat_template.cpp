@@ -1,0 +1,119 @@
+#include "chat/chat_template.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "chat/globals.h"
+#include "chat/parser.h"
+#include "chat/renderer.h"
+#include "data/file_io.h"
+
+namespace difftx::chat {
+namespace {
+
+// A special token as tokenizer_config.json writes it: a string or an AddedToken object.
+std::optional<std::string> token_text(const nlohmann::json& j) {
+  if (j.is_string()) return j.get<std::string>();
+  if (j.is_object() && j.contains("content") && j["content"].is_string()) return j["content"].get<std::string>();
+  return std::nullopt;
+}
+
+}  // namespace
+
+ChatTemplate ChatTemplate::parse(const std::string& source) {
+  ChatTemplate t;
+  t.body_ = std::make_shared<const Body>(parse_template(source));
+  return t;
+}
+
+std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
+  const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
+  nlohmann::json config = nlohmann::json::object();
+  if (fs::exists(config_path)) {
+    try {
+      config = nlohmann::json::parse(data::read_file(config_path));
+    } catch (const nlohmann::json::exception& e) {
+      fail(config_path.string(), ": not valid JSON (", e.what(), ")");
+    }
+    DIFFTX_CHECK(config.is_object(), config_path.string(), ": expected a JSON object");
+  }
+  std::optional<std::string> source;
+  if (fs::exists(jinja_path)) {
+    source = data::read_file(jinja_path);
+  } else if (config.contains("chat_template") && !config["chat_template"].is_null()) {
+    const nlohmann::json& ct = config["chat_template"];
+    if (ct.is_string()) {
+      source = ct.get<std::string>();
+    } else {
+      DIFFTX_CHECK(ct.is_array(), config_path.string(), ": chat_template must be a string or a list of {name, template}");
+      for (const auto& entry : ct)
+        if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
+            entry["template"].is_string())
+          source = entry["template"].get<std::string>();
+      DIFFTX_CHECK(source.has_value(), config_path.string(), ": chat_template is a list without a \"default\" entry");
+    }
+  }
+  if (!source) return std::nullopt;
+  ChatTemplate t;
+  try {
+    t = parse(*source);
+  } catch (const Error& e) {
+    fail(fs::exists(jinja_path) ? jinja_path.string() : config_path.string(), ": ", e.what());
+  }
+  for (const char* name : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
+    if (!config.contains(name)) continue;
+    const auto text = token_text(config[name]);
+    if (!text) continue;
+    if (std::string(name) == "bos_token") t.bos_token = *text;
+    else if (std::string(name) == "eos_token") t.eos_token = *text;
+    else t.special_tokens[name] = *text;
+  }
+  if (config.contains("additional_special_tokens") && config["additional_special_tokens"].is_array()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& tok : config["additional_special_tokens"])
+      if (const auto text = token_text(tok)) list.push_back(*text);
+    t.special_tokens["additional_special_tokens"] = list;
+  }
+  return t;
+}
+
+namespace {
+
+template <typename Json>
+std::string render_with(const Body& body, const ChatTemplate& t, const Json& messages, bool add_generation_prompt,
+                        const Json& extra) {
+  DIFFTX_CHECK(messages.is_array(), "chat template: messages must be a JSON array");
+  DIFFTX_CHECK(extra.is_object(), "chat template: the extra variables must be a JSON object");
+  Dict vars;
+  std::string date = t.date;
+  if (date.empty())
+    if (const char* env = std::getenv("DIFFTX_TEMPLATE_DATE")) date = env;
+  add_globals(vars, date);
+  for (auto it = t.special_tokens.begin(); it != t.special_tokens.end(); ++it) vars.set(it.key(), from_json(it.value()));
+  if (!t.bos_token.empty()) vars.set("bos_token", Value::from(t.bos_token));
+  if (!t.eos_token.empty()) vars.set("eos_token", Value::from(t.eos_token));
+  vars.set("messages", from_json(messages));
+  vars.set("tools", Value::none());
+  vars.set("documents", Value::none());
+  vars.set("add_generation_prompt", Value::from(add_generation_prompt));
+  for (auto it = extra.begin(); it != extra.end(); ++it) vars.set(it.key(), from_json(it.value()));
+  return render_body(body, vars);
+}
+
+}  // namespace
+
+std::string ChatTemplate::render(const nlohmann::json& messages, bool add_generation_prompt,
+                                 const nlohmann::json& extra) const {
+  DIFFTX_CHECK(body_ != nullptr, "chat template: render() before parse()");
+  return render_with(*body_, *this, messages, add_generation_prompt, extra);
+}
+
+std::string ChatTemplate::render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                                 const nlohmann::ordered_json& extra) const {
+  DIFFTX_CHECK(body_ != nullptr, "chat template: render() before parse()");
+  return render_with(*body_, *this, messages, add_generation_prompt, extra);
+}
+
+}  // namespace difftx::chat

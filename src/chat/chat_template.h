@@ -1,0 +1,50 @@
+// Chat templates: the Jinja template a Hugging Face model ships in tokenizer_config.json, which
+// turns a list of messages into the prompt text. difftx renders the subset of Jinja that real
+// chat templates use, with jinja2's semantics under transformers' settings (trim_blocks,
+// lstrip_blocks, loop controls, raise_exception, strftime_now, an unescaped tojson).
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/template_error.h"
+#include "core/error.h"
+
+namespace difftx::chat {
+
+struct Stmt;
+
+struct ChatTemplate {
+  // Parses the template; an unsupported construct is a difftx::Error naming it and its line.
+  static ChatTemplate parse(const std::string& source);
+  // Reads the model directory's chat_template.jinja, else tokenizer_config.json's chat_template
+  // (a string, or the "default" entry of a list of {name, template}), and the special tokens
+  // (strings or {"content": ...} objects); std::nullopt when the model has no template.
+  static std::optional<ChatTemplate> from_model_dir(const std::string& dir);
+
+  // messages: a JSON array of {role, content, ...} objects, passed through as they are (content
+  // may be a string or a list of parts; extra keys such as tool_calls/reasoning_content are
+  // visible to the template). extra: additional top-level variables (e.g. tools,
+  // enable_thinking) as a JSON object; they override the special tokens. As transformers does,
+  // `tools` and `documents` are None unless extra gives them. raise_exception() and every other
+  // render-time failure throw TemplateError (raise_exception's message as the template wrote it).
+  // nlohmann::json keeps object keys sorted; the ordered_json overload keeps them as written
+  // (what tojson of a tool definition prints).
+  std::string render(const nlohmann::json& messages, bool add_generation_prompt,
+                     const nlohmann::json& extra = nlohmann::json::object()) const;
+  std::string render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                     const nlohmann::ordered_json& extra) const;
+
+  std::string bos_token, eos_token;  // from tokenizer_config.json, "" when absent (then undefined)
+  // The other special tokens (unk_token, pad_token, additional_special_tokens, ...) by name.
+  nlohmann::ordered_json special_tokens = nlohmann::ordered_json::object();
+  // "YYYY-MM-DD" for strftime_now; empty: $DIFFTX_TEMPLATE_DATE when set, else today.
+  std::string date;
+
+ private:
+  std::shared_ptr<const std::vector<std::shared_ptr<const Stmt>>> body_;
+};
+
+}  // namespace difftx::chat

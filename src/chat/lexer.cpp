@@ -1,0 +1,292 @@
+#include "chat/lexer.h"
+
+#include <array>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace difftx::chat {
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
+
+// jinja2 turns \r\n and \r into \n and drops one trailing newline (keep_trailing_newline off).
+std::string normalize_newlines(const std::string& source) {
+  std::string out;
+  out.reserve(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    if (source[i] == '\r') {
+      out += '\n';
+      if (i + 1 < source.size() && source[i + 1] == '\n') ++i;
+    } else {
+      out += source[i];
+    }
+  }
+  if (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+void append_utf8(uint32_t cp, std::string& out) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+int hex_value(char c) {
+  if (is_digit(c)) return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Python's unicode-escape decoding of a string literal's body (what jinja2 applies).
+std::string unescape(const std::string& body, int line) {
+  std::string out;
+  for (size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '\\' || i + 1 == body.size()) {
+      out += body[i];
+      continue;
+    }
+    const char c = body[++i];
+    switch (c) {
+      case '\n': break;  // line continuation
+      case '\\': out += '\\'; break;
+      case '\'': out += '\''; break;
+      case '"': out += '"'; break;
+      case 'a': out += '\a'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'v': out += '\v'; break;
+      case 'x':
+      case 'u':
+      case 'U': {
+        const size_t n = c == 'x' ? 2 : c == 'u' ? 4 : 8;
+        uint32_t cp = 0;
+        for (size_t k = 1; k <= n; ++k) {
+          const int h = i + k < body.size() ? hex_value(body[i + k]) : -1;
+          DIFFTX_CHECK(h >= 0, "chat template line ", line, ": truncated \\", c, " escape in a string");
+          cp = cp * 16 + static_cast<uint32_t>(h);
+        }
+        DIFFTX_CHECK(cp <= 0x10ffff, "chat template line ", line, ": escape beyond Unicode in a string");
+        append_utf8(cp, out);
+        i += n;
+        break;
+      }
+      default:
+        if (c >= '0' && c <= '7') {
+          uint32_t cp = 0;
+          size_t k = 0;
+          for (; k < 3 && i + k < body.size() && body[i + k] >= '0' && body[i + k] <= '7'; ++k)
+            cp = cp * 8 + static_cast<uint32_t>(body[i + k] - '0');
+          append_utf8(cp, out);
+          i += k - 1;
+        } else {
+          DIFFTX_CHECK(c != 'N', "chat template line ", line, ": \\N{...} escapes are not supported");
+          out += '\\';
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+class Lexer {
+ public:
+  explicit Lexer(std::string source) : s_(normalize_newlines(source)) {}
+
+  std::vector<Token> run() {
+    while (pos_ < s_.size()) root();
+    tokens_.push_back({Token::Type::end, "", line_});
+    return std::move(tokens_);
+  }
+
+ private:
+  bool at(const char* text) const { return s_.compare(pos_, std::strlen(text), text) == 0; }
+
+  void advance(size_t n) {
+    for (size_t i = 0; i < n && pos_ < s_.size(); ++i, ++pos_)
+      if (s_[pos_] == '\n') ++line_;
+  }
+
+  void emit(Token::Type type, std::string value, int line) { tokens_.push_back({type, std::move(value), line}); }
+
+  // Text up to the next tag, then the tag.
+  void root() {
+    size_t open = pos_;
+    while (true) {
+      open = s_.find('{', open);
+      if (open == std::string::npos || open + 1 >= s_.size()) {
+        emit(Token::Type::text, s_.substr(pos_), line_);
+        advance(s_.size() - pos_);
+        return;
+      }
+      const char kind = s_[open + 1];
+      if (kind == '{' || kind == '%' || kind == '#') break;
+      ++open;
+    }
+    const char kind = s_[open + 1];
+    const char sign = open + 2 < s_.size() && (s_[open + 2] == '-' || s_[open + 2] == '+') ? s_[open + 2] : 0;
+    std::string text = s_.substr(pos_, open - pos_);
+    if (sign == '-') {
+      while (!text.empty() && is_space(text.back())) text.pop_back();
+    } else if (sign != '+' && kind != '{') {  // lstrip_blocks
+      const size_t l_pos = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+      if ((l_pos > 0 || line_starting_) && l_pos < text.size()) {
+        bool blank = true;
+        for (size_t i = l_pos; i < text.size(); ++i) blank = blank && is_space(text[i]);
+        if (blank) text.resize(l_pos);
+      }
+    }
+    if (!text.empty()) emit(Token::Type::text, text, line_);
+    advance(open - pos_);
+    const int tag_line = line_;
+    advance(sign ? 3 : 2);
+    if (kind == '#') return comment(tag_line);
+    emit(kind == '{' ? Token::Type::variable_begin : Token::Type::block_begin, "", tag_line);
+    inside_tag(kind == '{', tag_line);
+  }
+
+  void comment(int tag_line) {
+    const size_t close = s_.find("#}", pos_);
+    DIFFTX_CHECK(close != std::string::npos, "chat template line ", tag_line, ": a comment {# is never closed");
+    const char sign = close > pos_ ? s_[close - 1] : 0;
+    advance(close + 2 - pos_);
+    end_of_tag(sign == '-' ? '-' : sign == '+' ? '+' : 0, true);
+  }
+
+  // After a tag's closing delimiter: `-` strips all whitespace, trim_blocks one newline.
+  void end_of_tag(char sign, bool block) {
+    bool newline = false;
+    if (sign == '-') {
+      while (pos_ < s_.size() && is_space(s_[pos_])) {
+        newline = s_[pos_] == '\n';
+        advance(1);
+      }
+    } else if (sign != '+' && block && pos_ < s_.size() && s_[pos_] == '\n') {
+      advance(1);
+      newline = true;
+    }
+    line_starting_ = newline;
+  }
+
+  void inside_tag(bool variable, int tag_line) {
+    std::vector<char> balance;
+    const char* close = variable ? "}}" : "%}";
+    while (true) {
+      DIFFTX_CHECK(pos_ < s_.size(), "chat template line ", tag_line, ": a tag ", variable ? "{{" : "{%",
+                   " is never closed");
+      if (balance.empty()) {
+        const bool plus = !variable && s_[pos_] == '+' && s_.compare(pos_ + 1, 2, close) == 0;
+        const bool minus = s_[pos_] == '-' && s_.compare(pos_ + 1, 2, close) == 0;
+        if (plus || minus || at(close)) {
+          emit(variable ? Token::Type::variable_end : Token::Type::block_end, "", line_);
+          advance(plus || minus ? 3 : 2);
+          end_of_tag(plus ? '+' : minus ? '-' : 0, !variable);
+          return;
+        }
+      }
+      const char c = s_[pos_];
+      const int line = line_;
+      if (is_space(c)) {
+        advance(1);
+      } else if (is_digit(c)) {
+        number(line);
+      } else if (is_name_start(c)) {
+        size_t end = pos_;
+        while (end < s_.size() && is_name_char(s_[end])) ++end;
+        emit(Token::Type::name, s_.substr(pos_, end - pos_), line);
+        advance(end - pos_);
+      } else if (c == '\'' || c == '"') {
+        string_literal(c, line);
+      } else {
+        op(balance, line);
+      }
+    }
+  }
+
+  void number(int line) {
+    size_t end = pos_;
+    auto digits = [&] {
+      while (end < s_.size() && (is_digit(s_[end]) || (s_[end] == '_' && end + 1 < s_.size() && is_digit(s_[end + 1]))))
+        ++end;
+    };
+    digits();
+    bool is_float = false;
+    if (end + 1 < s_.size() && s_[end] == '.' && is_digit(s_[end + 1])) {
+      ++end;
+      digits();
+      is_float = true;
+    }
+    if (end < s_.size() && (s_[end] == 'e' || s_[end] == 'E')) {
+      size_t e = end + 1;
+      if (e < s_.size() && (s_[e] == '+' || s_[e] == '-')) ++e;
+      if (e < s_.size() && is_digit(s_[e])) {
+        end = e;
+        digits();
+        is_float = true;
+      }
+    }
+    std::string text;
+    for (size_t i = pos_; i < end; ++i)
+      if (s_[i] != '_') text += s_[i];
+    emit(is_float ? Token::Type::number : Token::Type::integer, text, line);
+    advance(end - pos_);
+  }
+
+  void string_literal(char quote, int line) {
+    size_t end = pos_ + 1;
+    while (end < s_.size() && s_[end] != quote) end += s_[end] == '\\' ? 2 : 1;
+    DIFFTX_CHECK(end < s_.size(), "chat template line ", line, ": a string literal is never closed");
+    emit(Token::Type::string, unescape(s_.substr(pos_ + 1, end - pos_ - 1), line), line);
+    advance(end + 1 - pos_);
+  }
+
+  void op(std::vector<char>& balance, int line) {
+    static const std::array<const char*, 26> ops = {"//", "**", "==", "!=", "<=", ">=", "+", "-", "/", "*", "%",
+                                                    "~",  "[",  "]",  "(",  ")",  "{",  "}", "<", ">", "=", ".",
+                                                    ":",  "|",  ",",  ";"};
+    for (const char* o : ops) {
+      if (!at(o)) continue;
+      const char c = o[0];
+      if (o[1] == 0 && (c == '(' || c == '[' || c == '{')) balance.push_back(c == '(' ? ')' : c == '[' ? ']' : '}');
+      if (o[1] == 0 && (c == ')' || c == ']' || c == '}')) {
+        DIFFTX_CHECK(!balance.empty() && balance.back() == c, "chat template line ", line, ": unexpected '", c, "'");
+        balance.pop_back();
+      }
+      emit(Token::Type::op, o, line);
+      advance(std::strlen(o));
+      return;
+    }
+    fail("chat template line ", line, ": unexpected character '", s_[pos_], "'");
+  }
+
+  std::string s_;
+  size_t pos_ = 0;
+  int line_ = 1;
+  bool line_starting_ = true;
+  std::vector<Token> tokens_;
+};
+
+}  // namespace
+
+std::vector<Token> lex(const std::string& source) { return Lexer(source).run(); }
+
+}  // namespace difftx::chat

@@ -1,0 +1,120 @@
+#include "chat/operators.h"
+
+#include <cmath>
+
+#include "chat/access.h"
+#include "chat/template_error.h"
+
+namespace difftx::chat {
+namespace {
+
+using K = Value::Kind;
+
+bool integral(const Value& v) { return v.kind == K::integer || v.kind == K::boolean; }
+int64_t int_of(const Value& v) { return v.kind == K::boolean ? v.boolean : v.integer; }
+
+[[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
+  if (a.is_undefined()) fail_undefined(a);
+  if (b.is_undefined()) fail_undefined(b);
+  template_fail("unsupported operand type(s) for ", op, ": '", type_name(a), "' and '", type_name(b), "'");
+}
+
+Value repeat(const Value& seq, int64_t n) {
+  const size_t size = seq.is_string() ? seq.text.size() : seq.list->size();
+  if (n > 0 && size > 0 && static_cast<uint64_t>(n) > (uint64_t{1} << 27) / size)
+    template_fail("a repetition of ", n, " copies is too big (difftx stops at 128M items or bytes)");
+  if (seq.is_string()) {
+    std::string out;
+    for (int64_t i = 0; i < n; ++i) out += seq.text;
+    return Value::from(out);
+  }
+  List out;
+  for (int64_t i = 0; i < n; ++i) out.insert(out.end(), seq.list->begin(), seq.list->end());
+  return Value::from(std::move(out));
+}
+
+Value integer_op(const std::string& op, int64_t x, int64_t y) {
+  int64_t r = 0;
+  bool overflow = false;
+  if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
+  else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
+  else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
+  else if (op == "//" || op == "%") {
+    if (y == 0) template_fail("integer division or modulo by zero");
+    if (x == INT64_MIN && y == -1) overflow = true;
+    else {
+      int64_t q = x / y, m = x % y;
+      if (m != 0 && ((m < 0) != (y < 0))) {
+        --q;
+        m += y;
+      }
+      r = op == "//" ? q : m;
+    }
+  } else if (op == "**") {
+    if (y < 0) return Value::from(std::pow(static_cast<double>(x), static_cast<double>(y)));
+    r = 1;
+    for (int64_t i = 0; i < y && !overflow; ++i) overflow = __builtin_mul_overflow(r, x, &r);
+  }
+  if (overflow) template_fail("integer overflow in ", x, " ", op, " ", y, " (difftx's integers are 64-bit)");
+  return Value::from(r);
+}
+
+Value float_op(const std::string& op, double x, double y) {
+  if (op == "+") return Value::from(x + y);
+  if (op == "-") return Value::from(x - y);
+  if (op == "*") return Value::from(x * y);
+  if (op == "**") return Value::from(std::pow(x, y));
+  if (y == 0) template_fail("float division by zero");
+  if (op == "/") return Value::from(x / y);
+  if (op == "//") return Value::from(std::floor(x / y));
+  double m = std::fmod(x, y);
+  if (m != 0 && ((m < 0) != (y < 0))) m += y;
+  return Value::from(m);
+}
+
+}  // namespace
+
+Value binary_op(const std::string& op, const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (op == "/") {
+      if (as_double(b) == 0) template_fail("division by zero");
+      return Value::from(as_double(a) / as_double(b));
+    }
+    if (integral(a) && integral(b)) return integer_op(op, int_of(a), int_of(b));
+    return float_op(op, as_double(a), as_double(b));
+  }
+  if (op == "+" && a.is_string() && b.is_string()) return Value::from(a.text + b.text);
+  if (op == "+" && a.is_list() && b.is_list()) {
+    List out = *a.list;
+    out.insert(out.end(), b.list->begin(), b.list->end());
+    return Value::from(std::move(out));
+  }
+  if (op == "*" && (a.is_string() || a.is_list()) && integral(b)) return repeat(a, int_of(b));
+  if (op == "*" && (b.is_string() || b.is_list()) && integral(a)) return repeat(b, int_of(a));
+  if (op == "%" && a.is_string()) template_fail("unsupported construct: printf-style string formatting with %");
+  unsupported(op, a, b);
+}
+
+Value negate(const Value& v) {
+  if (v.kind == K::number) return Value::from(-v.number);
+  if (integral(v)) return integer_op("-", 0, int_of(v));
+  if (v.is_undefined()) fail_undefined(v);
+  template_fail("bad operand type for unary -: '", type_name(v), "'");
+}
+
+bool contains(const Value& container, const Value& item) {
+  switch (container.kind) {
+    case K::string:
+      if (!item.is_string()) template_fail("'in <string>' requires string as left operand, not ", type_name(item));
+      return container.text.find(item.text) != std::string::npos;
+    case K::list:
+      for (const Value& v : *container.list)
+        if (equal(v, item)) return true;
+      return false;
+    case K::dict: return item.is_string() && container.dict->find(item.text) != nullptr;
+    case K::undefined: return false;
+    default: template_fail("argument of type '", type_name(container), "' is not iterable");
+  }
+}
+
+}  // namespace difftx::chat

@@ -1,0 +1,584 @@
+#include "chat/parser.h"
+
+#include <set>
+
+#include "chat/filters.h"
+#include "chat/lexer.h"
+#include "core/error.h"
+
+namespace difftx::chat {
+namespace {
+
+using T = Token::Type;
+
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : t_(std::move(tokens)) {}
+
+  Body parse_all() {
+    std::string end_tag;
+    Body body = parse_body({}, end_tag);
+    return body;
+  }
+
+ private:
+  const Token& cur() const { return t_[i_]; }
+  const Token& peek(size_t k = 1) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
+  bool is_op(const char* op) const { return cur().type == T::op && cur().value == op; }
+  bool is_name(const char* name) const { return cur().type == T::name && cur().value == name; }
+
+  template <typename... Parts>
+  [[noreturn]] void error(const Parts&... parts) const {
+    fail("chat template line ", cur().line, ": ", parts...);
+  }
+  std::string describe(const Token& tok) const {
+    switch (tok.type) {
+      case T::end: return "the end of the template";
+      case T::block_end: return "'%}'";
+      case T::variable_end: return "'}}'";
+      case T::text: return "text";
+      default: return "'" + tok.value + "'";
+    }
+  }
+  void expect_op(const char* op) {
+    if (!is_op(op)) error("expected '", op, "', found ", describe(cur()));
+    ++i_;
+  }
+  std::string expect_name() {
+    if (cur().type != T::name) error("expected a name, found ", describe(cur()));
+    return t_[i_++].value;
+  }
+  void expect_block_end() {
+    if (cur().type != T::block_end) error("expected '%}', found ", describe(cur()));
+    ++i_;
+  }
+
+  // Statements up to one of the tags in `stop` (returned in end_tag, its name consumed).
+  Body parse_body(const std::set<std::string>& stop, std::string& end_tag) {
+    Body body;
+    while (true) {
+      const Token& tok = cur();
+      if (tok.type == T::end) {
+        if (!stop.empty()) error("missing {% ", *stop.rbegin(), " %} (the template ended)");
+        return body;
+      }
+      if (tok.type == T::text) {
+        auto s = std::make_shared<Stmt>();
+        s->kind = Stmt::Kind::text;
+        s->text = tok.value;
+        ++i_;
+        body.push_back(s);
+      } else if (tok.type == T::variable_begin) {
+        auto s = std::make_shared<Stmt>();
+        s->kind = Stmt::Kind::output;
+        s->line = tok.line;
+        ++i_;
+        s->expr = expression();
+        if (cur().type != T::variable_end) error("expected '}}', found ", describe(cur()));
+        ++i_;
+        body.push_back(s);
+      } else {
+        ++i_;  // block_begin
+        if (cur().type != T::name) error("expected a tag name after '{%', found ", describe(cur()));
+        if (stop.count(cur().value)) {
+          end_tag = t_[i_++].value;
+          return body;
+        }
+        body.push_back(statement());
+      }
+    }
+  }
+
+  std::shared_ptr<Stmt> statement() {
+    const std::string tag = cur().value;
+    auto s = std::make_shared<Stmt>();
+    s->line = cur().line;
+    ++i_;
+    std::string end;
+    if (tag == "if") {
+      s->kind = Stmt::Kind::if_;
+      ExprPtr cond = expression();
+      expect_block_end();
+      while (true) {
+        Body body = parse_body({"elif", "else", "endif"}, end);
+        s->branches.emplace_back(cond, std::move(body));
+        if (end == "elif") {
+          cond = expression();
+          expect_block_end();
+          continue;
+        }
+        if (end == "else") {
+          expect_block_end();
+          s->else_body = parse_body({"endif"}, end);
+        }
+        expect_block_end();
+        return s;
+      }
+    }
+    if (tag == "for") {
+      s->kind = Stmt::Kind::for_;
+      s->targets.push_back(expect_name());
+      while (is_op(",")) {
+        ++i_;
+        s->targets.push_back(expect_name());
+      }
+      if (!is_name("in")) error("expected 'in' in a for tag, found ", describe(cur()));
+      ++i_;
+      s->expr = or_expr();
+      if (is_name("if")) {
+        ++i_;
+        s->filter = expression();
+      }
+      if (is_name("recursive")) error("unsupported construct: recursive for loops");
+      expect_block_end();
+      ++loops_;
+      s->body = parse_body({"else", "endfor"}, end);
+      --loops_;
+      if (end == "else") {
+        expect_block_end();
+        s->else_body = parse_body({"endfor"}, end);
+      }
+      expect_block_end();
+      return s;
+    }
+    if (tag == "set") {
+      s->targets.push_back(expect_name());
+      if (is_op(".")) {
+        ++i_;
+        s->targets.push_back(expect_name());
+      }
+      if (is_op(",")) error("unsupported construct: tuple assignment in set");
+      if (is_op("=")) {
+        ++i_;
+        s->kind = Stmt::Kind::set;
+        s->expr = expression();
+        if (is_op(",")) error("unsupported construct: a tuple value in set");
+        expect_block_end();
+        return s;
+      }
+      if (s->targets.size() > 1) error("unsupported construct: block set of an attribute");
+      s->kind = Stmt::Kind::set_block;
+      while (is_op("|")) {
+        ++i_;
+        s->block_filters.push_back(filter(nullptr));
+      }
+      expect_block_end();
+      s->body = parse_body({"endset"}, end);
+      expect_block_end();
+      return s;
+    }
+    if (tag == "macro") {
+      s->kind = Stmt::Kind::macro;
+      s->targets.push_back(expect_name());
+      expect_op("(");
+      while (!is_op(")")) {
+        s->targets.push_back(expect_name());
+        ExprPtr fallback;
+        if (is_op("=")) {
+          ++i_;
+          fallback = expression();
+        } else if (!s->defaults.empty() && s->defaults.back()) {
+          error("a macro parameter without a default after one with a default");
+        }
+        s->defaults.push_back(fallback);
+        if (!is_op(")")) expect_op(",");
+      }
+      ++i_;
+      expect_block_end();
+      const int saved_loops = loops_;
+      loops_ = 0;
+      s->body = parse_body({"endmacro"}, end);
+      loops_ = saved_loops;
+      if (cur().type == T::name) ++i_;  // {% endmacro name %}
+      expect_block_end();
+      return s;
+    }
+    if (tag == "generation") {  // transformers' AssistantTracker: renders its body as a call block
+      s->kind = Stmt::Kind::scope;
+      expect_block_end();
+      s->body = parse_body({"endgeneration"}, end);
+      expect_block_end();
+      return s;
+    }
+    if (tag == "break" || tag == "continue") {
+      if (loops_ == 0) error("'", tag, "' outside a for loop");
+      s->kind = tag == "break" ? Stmt::Kind::break_ : Stmt::Kind::continue_;
+      expect_block_end();
+      return s;
+    }
+    static const std::set<std::string> known_unsupported = {
+        "call", "filter", "with", "include", "import", "from", "extends", "block", "raw",
+        "do", "autoescape", "trans", "print"};
+    if (known_unsupported.count(tag)) error("unsupported construct: the '", tag, "' tag");
+    error("unknown tag '", tag, "'");
+  }
+
+  ExprPtr make(Expr::Kind kind, int line, std::vector<ExprPtr> args = {}) {
+    auto e = std::make_shared<Expr>();
+    e->kind = kind;
+    e->line = line;
+    e->args = std::move(args);
+    return e;
+  }
+
+  ExprPtr expression() {
+    ExprPtr e = or_expr();
+    while (is_name("if")) {
+      const int line = cur().line;
+      ++i_;
+      ExprPtr cond = or_expr();
+      ExprPtr other;
+      if (is_name("else")) {
+        ++i_;
+        other = expression();
+      }
+      e = make(Expr::Kind::conditional, line, {cond, e, other});
+    }
+    return e;
+  }
+
+  ExprPtr or_expr() {
+    ExprPtr e = and_expr();
+    while (is_name("or")) {
+      const int line = cur().line;
+      ++i_;
+      e = make(Expr::Kind::or_, line, {e, and_expr()});
+    }
+    return e;
+  }
+
+  ExprPtr and_expr() {
+    ExprPtr e = not_expr();
+    while (is_name("and")) {
+      const int line = cur().line;
+      ++i_;
+      e = make(Expr::Kind::and_, line, {e, not_expr()});
+    }
+    return e;
+  }
+
+  ExprPtr not_expr() {
+    if (is_name("not")) {
+      const int line = cur().line;
+      ++i_;
+      return make(Expr::Kind::not_, line, {not_expr()});
+    }
+    return compare();
+  }
+
+  ExprPtr compare() {
+    const int line = cur().line;
+    ExprPtr first = math1();
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::compare;
+    e->line = line;
+    e->args.push_back(first);
+    while (true) {
+      if (cur().type == T::op && (cur().value == "==" || cur().value == "!=" || cur().value == "<" ||
+                                  cur().value == ">" || cur().value == "<=" || cur().value == ">=")) {
+        e->ops.push_back(t_[i_++].value);
+      } else if (is_name("in")) {
+        ++i_;
+        e->ops.push_back("in");
+      } else if (is_name("not") && peek().type == T::name && peek().value == "in") {
+        i_ += 2;
+        e->ops.push_back("notin");
+      } else {
+        break;
+      }
+      e->args.push_back(math1());
+    }
+    if (e->ops.empty()) return first;
+    return e;
+  }
+
+  ExprPtr binary_of(ExprPtr left, const std::string& op, ExprPtr right, int line) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::binary;
+    e->line = line;
+    e->name = op;
+    e->args = {std::move(left), std::move(right)};
+    return e;
+  }
+
+  ExprPtr math1() {
+    ExprPtr e = concat();
+    while (is_op("+") || is_op("-")) {
+      const int line = cur().line;
+      const std::string op = t_[i_++].value;
+      e = binary_of(e, op, concat(), line);
+    }
+    return e;
+  }
+
+  ExprPtr concat() {
+    const int line = cur().line;
+    std::vector<ExprPtr> parts = {math2()};
+    while (is_op("~")) {
+      ++i_;
+      parts.push_back(math2());
+    }
+    if (parts.size() == 1) return parts[0];
+    return make(Expr::Kind::concat, line, std::move(parts));
+  }
+
+  ExprPtr math2() {
+    ExprPtr e = power();
+    while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+      const int line = cur().line;
+      const std::string op = t_[i_++].value;
+      e = binary_of(e, op, power(), line);
+    }
+    return e;
+  }
+
+  ExprPtr power() {
+    ExprPtr e = unary(true);
+    while (is_op("**")) {
+      const int line = cur().line;
+      ++i_;
+      e = binary_of(e, "**", unary(true), line);
+    }
+    return e;
+  }
+
+  ExprPtr unary(bool with_filter) {
+    const int line = cur().line;
+    ExprPtr e;
+    if (is_op("-")) {
+      ++i_;
+      e = make(Expr::Kind::negate, line, {unary(false)});
+    } else if (is_op("+")) {
+      ++i_;
+      e = make(Expr::Kind::plus, line, {unary(false)});
+    } else {
+      e = primary();
+    }
+    e = postfix(e);
+    if (with_filter) e = filter_expr(e);
+    return e;
+  }
+
+  ExprPtr literal(Value v, int line) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::literal;
+    e->line = line;
+    e->value = std::move(v);
+    return e;
+  }
+
+  ExprPtr primary() {
+    const Token& tok = cur();
+    const int line = tok.line;
+    if (tok.type == T::name) {
+      ++i_;
+      if (tok.value == "true" || tok.value == "True") return literal(Value::from(true), line);
+      if (tok.value == "false" || tok.value == "False") return literal(Value::from(false), line);
+      if (tok.value == "none" || tok.value == "None") return literal(Value::none(), line);
+      auto e = std::make_shared<Expr>();
+      e->kind = Expr::Kind::name;
+      e->line = line;
+      e->name = tok.value;
+      return e;
+    }
+    if (tok.type == T::string) {
+      std::string s;
+      while (cur().type == T::string) s += t_[i_++].value;
+      return literal(Value::from(s), line);
+    }
+    if (tok.type == T::integer) {
+      ++i_;
+      try {
+        return literal(Value::from(static_cast<int64_t>(std::stoll(tok.value))), line);
+      } catch (const std::out_of_range&) {
+        error("integer literal ", tok.value, " is beyond 64 bits");
+      }
+    }
+    if (tok.type == T::number) {
+      ++i_;
+      return literal(Value::from(std::stod(tok.value)), line);
+    }
+    if (is_op("(")) {
+      ++i_;
+      if (is_op(")")) {
+        ++i_;
+        auto empty = std::make_shared<Expr>();
+        empty->kind = Expr::Kind::list;
+        empty->line = line;
+        empty->name = "tuple";
+        return empty;
+      }
+      ExprPtr e = expression();
+      if (is_op(",")) {  // a tuple, kept as a list
+        std::vector<ExprPtr> items = {e};
+        while (is_op(",")) {
+          ++i_;
+          if (is_op(")")) break;
+          items.push_back(expression());
+        }
+        e = make(Expr::Kind::list, line, std::move(items));
+        std::const_pointer_cast<Expr>(e)->name = "tuple";
+      }
+      expect_op(")");
+      return e;
+    }
+    if (is_op("[")) {
+      ++i_;
+      std::vector<ExprPtr> items;
+      while (!is_op("]")) {
+        if (!items.empty()) expect_op(",");
+        if (is_op("]")) break;
+        items.push_back(expression());
+      }
+      ++i_;
+      return make(Expr::Kind::list, line, std::move(items));
+    }
+    if (is_op("{")) {
+      ++i_;
+      std::vector<ExprPtr> items;
+      while (!is_op("}")) {
+        if (!items.empty()) expect_op(",");
+        if (is_op("}")) break;
+        items.push_back(expression());
+        expect_op(":");
+        items.push_back(expression());
+      }
+      ++i_;
+      return make(Expr::Kind::dict, line, std::move(items));
+    }
+    error("unexpected ", describe(tok));
+  }
+
+  ExprPtr postfix(ExprPtr e) {
+    while (true) {
+      const int line = cur().line;
+      if (is_op(".")) {
+        ++i_;
+        if (cur().type == T::integer) {
+          e = make(Expr::Kind::item, line, {e, literal(Value::from(static_cast<int64_t>(std::stoll(cur().value))), line)});
+          ++i_;
+          continue;
+        }
+        auto a = std::make_shared<Expr>();
+        a->kind = Expr::Kind::attribute;
+        a->line = line;
+        a->name = expect_name();
+        a->args = {e};
+        e = a;
+      } else if (is_op("[")) {
+        ++i_;
+        e = subscript(e, line);
+      } else if (is_op("(")) {
+        e = call(e);
+      } else {
+        return e;
+      }
+    }
+  }
+
+  ExprPtr subscript(ExprPtr target, int line) {
+    ExprPtr parts[3];
+    bool is_slice = false;
+    if (!is_op(":")) parts[0] = expression();
+    if (is_op(":")) {
+      is_slice = true;
+      ++i_;
+      if (!is_op("]") && !is_op(":")) parts[1] = expression();
+      if (is_op(":")) {
+        ++i_;
+        if (!is_op("]")) parts[2] = expression();
+      }
+    }
+    if (is_op(",")) error("unsupported construct: a tuple subscript");
+    expect_op("]");
+    if (!is_slice) return make(Expr::Kind::item, line, {target, parts[0]});
+    return make(Expr::Kind::slice, line, {target, parts[0], parts[1], parts[2]});
+  }
+
+  // Arguments in parentheses, appended to e's args and named.
+  void call_args(Expr& e) {
+    expect_op("(");
+    while (!is_op(")")) {
+      if (is_op("*") || is_op("**")) error("unsupported construct: *args and **kwargs in a call");
+      if (cur().type == T::name && peek().type == T::op && peek().value == "=") {
+        const std::string key = t_[i_].value;
+        i_ += 2;
+        e.named.emplace_back(key, expression());
+      } else {
+        if (!e.named.empty()) error("a positional argument after a keyword argument");
+        e.args.push_back(expression());
+      }
+      if (!is_op(")")) expect_op(",");
+    }
+    ++i_;
+  }
+
+  ExprPtr call(ExprPtr callee) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::call;
+    e->line = cur().line;
+    e->args = {std::move(callee)};
+    call_args(*e);
+    return e;
+  }
+
+  // `| name(args)` with the `|` consumed; input may be null (a block set's filters).
+  ExprPtr filter(ExprPtr input) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::filter;
+    e->line = cur().line;
+    e->name = expect_name();
+    if (!has_filter(e->name)) error("unsupported construct: no filter named '", e->name, "'");
+    e->args = {std::move(input)};
+    if (is_op("(")) call_args(*e);
+    return e;
+  }
+
+  ExprPtr filter_expr(ExprPtr e) {
+    while (true) {
+      if (is_op("|")) {
+        ++i_;
+        e = filter(e);
+      } else if (is_name("is")) {
+        const int line = cur().line;
+        ++i_;
+        bool negated = false;
+        if (is_name("not")) {
+          ++i_;
+          negated = true;
+        }
+        auto t = std::make_shared<Expr>();
+        t->kind = Expr::Kind::test;
+        t->line = line;
+        t->name = expect_name();
+        if (!has_test(t->name)) error("unsupported construct: no test named '", t->name, "'");
+        t->args = {e};
+        const Token& c = cur();
+        if (is_op("(")) {
+          call_args(*t);
+        } else if ((c.type == T::name && c.value != "else" && c.value != "or" && c.value != "and") ||
+                   c.type == T::string || c.type == T::integer || c.type == T::number || is_op("[") ||
+                   is_op("{")) {
+          if (is_name("is")) error("tests cannot be chained with 'is'");
+          t->args.push_back(postfix(primary()));
+        }
+        e = t;
+        if (negated) e = make(Expr::Kind::not_, line, {e});
+      } else if (is_op("(")) {
+        e = call(e);
+      } else {
+        return e;
+      }
+    }
+  }
+
+  std::vector<Token> t_;
+  size_t i_ = 0;
+  int loops_ = 0;
+};
+
+}  // namespace
+
+Body parse_template(const std::string& source) { return Parser(lex(source)).parse_all(); }
+
+}  // namespace difftx::chat

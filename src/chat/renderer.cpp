@@ -1,0 +1,297 @@
+#include "chat/renderer.h"
+
+#include <unordered_map>
+
+#include "chat/access.h"
+#include "chat/filters.h"
+#include "chat/operators.h"
+#include "chat/template_error.h"
+
+namespace difftx::chat {
+namespace {
+
+using K = Expr::Kind;
+
+class Renderer {
+ public:
+  explicit Renderer(const Dict& variables) {
+    frames_.emplace_back();
+    for (const auto& [k, v] : variables.items) frames_[0][k] = v;
+  }
+
+  std::string run(const Body& body) {
+    exec(body);
+    return std::move(out_);
+  }
+
+ private:
+  enum class Flow { normal, break_, continue_ };
+
+  Value lookup(const std::string& name) const {
+    for (auto it = frames_.rbegin(); it != frames_.rend(); ++it) {
+      const auto found = it->find(name);
+      if (found != it->end()) return found->second;
+    }
+    return Value::undefined("'" + name + "' is undefined");
+  }
+
+  Flow exec(const Body& body) {
+    for (const auto& s : body) {
+      const Flow flow = exec(*s);
+      if (flow != Flow::normal) return flow;
+    }
+    return Flow::normal;
+  }
+
+  Flow exec(const Stmt& s) {
+    switch (s.kind) {
+      case Stmt::Kind::text: out_ += s.text; return Flow::normal;
+      case Stmt::Kind::output: out_ += str(eval(*s.expr)); return Flow::normal;
+      case Stmt::Kind::if_:
+        for (const auto& [cond, body] : s.branches)
+          if (truthy(eval(*cond))) return exec(body);
+        return exec(s.else_body);
+      case Stmt::Kind::for_: exec_for(s); return Flow::normal;
+      case Stmt::Kind::set: assign(s, eval(*s.expr)); return Flow::normal;
+      case Stmt::Kind::set_block: {
+        std::string saved = std::move(out_);
+        out_.clear();
+        exec(s.body);
+        Value v = Value::from(std::move(out_));
+        out_ = std::move(saved);
+        for (const auto& f : s.block_filters) v = apply_filter(f->name, v, call_args(*f, 1));
+        assign(s, v);
+        return Flow::normal;
+      }
+      case Stmt::Kind::macro: frames_.back()[s.targets[0]] = macro(s); return Flow::normal;
+      case Stmt::Kind::scope: {
+        frames_.emplace_back();
+        exec(s.body);
+        frames_.pop_back();
+        return Flow::normal;
+      }
+      case Stmt::Kind::break_: return Flow::break_;
+      case Stmt::Kind::continue_: return Flow::continue_;
+    }
+    return Flow::normal;
+  }
+
+  // A macro sees the scopes around its definition (not its caller's) and its parameters; it
+  // returns what its body printed.
+  Value macro(const Stmt& s) {
+    const size_t depth = frames_.size();
+    return Value::from(Function([this, &s, depth](const CallArgs& a) {
+      const size_t n_params = s.targets.size() - 1;
+      if (a.positional.size() > n_params)
+        template_fail("macro '", s.targets[0], "' takes not more than ", n_params, " argument(s)");
+      if (macro_depth_ >= kMaxMacroDepth)
+        template_fail("macro '", s.targets[0], "': recursion deeper than ", kMaxMacroDepth, " calls");
+      std::unordered_map<std::string, Value> frame;
+      for (size_t i = 0; i < n_params; ++i) {
+        const std::string& name = s.targets[i + 1];
+        const Value* given = argument(a, i, name.c_str());
+        if (given) frame[name] = *given;
+        else if (s.defaults[i]) frame[name] = eval(*s.defaults[i]);
+        else frame[name] = Value::undefined("parameter '" + name + "' was not provided");
+      }
+      for (const auto& [k, v] : a.named) {
+        bool known = false;
+        for (size_t i = 1; i < s.targets.size(); ++i) known = known || s.targets[i] == k;
+        if (!known) template_fail("macro '", s.targets[0], "' takes no keyword argument '", k, "'");
+      }
+      std::vector<std::unordered_map<std::string, Value>> hidden(
+          std::make_move_iterator(frames_.begin() + static_cast<std::ptrdiff_t>(std::min(depth, frames_.size()))),
+          std::make_move_iterator(frames_.end()));
+      frames_.resize(std::min(depth, frames_.size()));
+      frames_.push_back(std::move(frame));
+      std::string saved = std::move(out_);
+      out_.clear();
+      ++macro_depth_;
+      try {
+        exec(s.body);
+      } catch (...) {
+        --macro_depth_;
+        out_ = std::move(saved);
+        frames_.pop_back();
+        for (auto& f : hidden) frames_.push_back(std::move(f));
+        throw;
+      }
+      --macro_depth_;
+      std::string result = std::move(out_);
+      out_ = std::move(saved);
+      frames_.pop_back();
+      for (auto& f : hidden) frames_.push_back(std::move(f));
+      return Value::from(std::move(result));
+    }));
+  }
+
+  void assign(const Stmt& s, Value v) {
+    if (s.targets.size() == 1) {
+      frames_.back()[s.targets[0]] = std::move(v);
+      return;
+    }
+    const Value ns = lookup(s.targets[0]);
+    if (!ns.is_dict() || !ns.is_namespace)
+      template_fail("line ", s.line, ": cannot assign attribute on non-namespace object '", s.targets[0], "'");
+    ns.dict->set(s.targets[1], std::move(v));
+  }
+
+  void bind(const std::vector<std::string>& targets, const Value& item) {
+    auto& frame = frames_.back();
+    if (targets.size() == 1) {
+      frame[targets[0]] = item;
+      return;
+    }
+    const List parts = iterate(item);
+    if (parts.size() != targets.size())
+      template_fail(parts.size() < targets.size() ? "not enough" : "too many", " values to unpack (expected ",
+                    targets.size(), ", got ", parts.size(), ")");
+    for (size_t i = 0; i < targets.size(); ++i) frame[targets[i]] = parts[i];
+  }
+
+  void exec_for(const Stmt& s) {
+    const Value iterable = eval(*s.expr);
+    List items;
+    for (const Value& item : iterate(iterable)) {
+      if (s.filter) {
+        frames_.emplace_back();
+        bind(s.targets, item);
+        const bool keep = truthy(eval(*s.filter));
+        frames_.pop_back();
+        if (!keep) continue;
+      }
+      items.push_back(item);
+    }
+    if (items.empty()) {
+      frames_.emplace_back();
+      exec(s.else_body);
+      frames_.pop_back();
+      return;
+    }
+    const int64_t n = static_cast<int64_t>(items.size());
+    for (int64_t i = 0; i < n; ++i) {
+      frames_.emplace_back();
+      bind(s.targets, items[static_cast<size_t>(i)]);
+      Dict loop;
+      loop.set("index", Value::from(i + 1));
+      loop.set("index0", Value::from(i));
+      loop.set("revindex", Value::from(n - i));
+      loop.set("revindex0", Value::from(n - i - 1));
+      loop.set("first", Value::from(i == 0));
+      loop.set("last", Value::from(i == n - 1));
+      loop.set("length", Value::from(n));
+      loop.set("depth", Value::from(int64_t{1}));
+      loop.set("depth0", Value::from(int64_t{0}));
+      loop.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
+      loop.set("nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
+      loop.set("cycle", Value::from(Function([i](const CallArgs& a) {
+                 if (a.positional.empty()) template_fail("no items for cycling given");
+                 return a.positional[static_cast<size_t>(i) % a.positional.size()];
+               })));
+      frames_.back()["loop"] = Value::from(std::move(loop));
+      const Flow flow = exec(s.body);
+      frames_.pop_back();
+      if (flow == Flow::break_) break;
+    }
+  }
+
+  // The call arguments of a call/filter/test node, from args[skip] on.
+  CallArgs call_args(const Expr& e, size_t skip) {
+    CallArgs a;
+    for (size_t i = skip; i < e.args.size(); ++i) a.positional.push_back(eval(*e.args[i]));
+    for (const auto& [k, v] : e.named) a.named.emplace_back(k, eval(*v));
+    return a;
+  }
+
+  bool compare(const std::string& op, const Value& a, const Value& b) {
+    if (op == "==") return equal(a, b);
+    if (op == "!=") return !equal(a, b);
+    if (op == "<") return less(a, b);
+    if (op == ">") return less(b, a);
+    if (op == "<=") return equal(a, b) || less(a, b);
+    if (op == ">=") return equal(a, b) || less(b, a);
+    if (op == "in") return contains(b, a);
+    return !contains(b, a);  // notin
+  }
+
+  Value eval(const Expr& e) {
+    switch (e.kind) {
+      case K::literal: return e.value;
+      case K::name: return lookup(e.name);
+      case K::list: {
+        List items;
+        for (const auto& x : e.args) items.push_back(eval(*x));
+        return e.name == "tuple" ? Value::tuple(std::move(items)) : Value::from(std::move(items));
+      }
+      case K::dict: {
+        Dict d;
+        for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
+          const Value key = eval(*e.args[i]);
+          if (!key.is_string()) template_fail("line ", e.line, ": unsupported construct: a dict key of type ", type_name(key));
+          d.set(key.text, eval(*e.args[i + 1]));
+        }
+        return Value::from(std::move(d));
+      }
+      case K::attribute: return get_attribute(eval(*e.args[0]), e.name);
+      case K::item: return get_item(eval(*e.args[0]), eval(*e.args[1]));
+      case K::slice: {
+        auto part = [&](size_t i) { return e.args[i] ? eval(*e.args[i]) : Value::undefined(); };
+        return get_slice(eval(*e.args[0]), part(1), part(2), part(3));
+      }
+      case K::call: {
+        const Value callee = eval(*e.args[0]);
+        const CallArgs a = call_args(e, 1);
+        if (callee.kind == Value::Kind::function) return (*callee.function)(a);
+        if (callee.is_undefined()) fail_undefined(callee);
+        template_fail("line ", e.line, ": '", type_name(callee), "' object is not callable");
+      }
+      case K::filter: return apply_filter(e.name, eval(*e.args[0]), call_args(e, 1));
+      case K::test: return Value::from(apply_test(e.name, eval(*e.args[0]), call_args(e, 1)));
+      case K::not_: return Value::from(!truthy(eval(*e.args[0])));
+      case K::negate: return negate(eval(*e.args[0]));
+      case K::plus: {
+        Value v = eval(*e.args[0]);
+        if (!v.is_number()) template_fail("bad operand type for unary +: '", type_name(v), "'");
+        return v.kind == Value::Kind::boolean ? Value::from(static_cast<int64_t>(v.boolean)) : v;
+      }
+      case K::binary: return binary_op(e.name, eval(*e.args[0]), eval(*e.args[1]));
+      case K::concat: {
+        std::string s;
+        for (const auto& x : e.args) s += str(eval(*x));
+        return Value::from(s);
+      }
+      case K::compare: {
+        Value left = eval(*e.args[0]);
+        for (size_t i = 0; i < e.ops.size(); ++i) {
+          Value right = eval(*e.args[i + 1]);
+          if (!compare(e.ops[i], left, right)) return Value::from(false);
+          left = std::move(right);
+        }
+        return Value::from(true);
+      }
+      case K::and_: {
+        Value left = eval(*e.args[0]);
+        return truthy(left) ? eval(*e.args[1]) : left;
+      }
+      case K::or_: {
+        Value left = eval(*e.args[0]);
+        return truthy(left) ? left : eval(*e.args[1]);
+      }
+      case K::conditional:
+        if (truthy(eval(*e.args[0]))) return eval(*e.args[1]);
+        return e.args[2] ? eval(*e.args[2]) : Value::undefined("the conditional expression had no else");
+    }
+    return Value::undefined();
+  }
+
+  static constexpr int kMaxMacroDepth = 200;  // a recursive macro stops here, not at a stack overflow
+  std::vector<std::unordered_map<std::string, Value>> frames_;
+  std::string out_;
+  int macro_depth_ = 0;
+};
+
+}  // namespace
+
+std::string render_body(const Body& body, const Dict& variables) { return Renderer(variables).run(body); }
+
+}  // namespace difftx::chat

@@ -1,0 +1,94 @@
+// jinja2's tests: `x is defined`, `x is string`, `n is divisibleby 3`, ...
+#include <cmath>
+#include <map>
+
+#include "chat/access.h"
+#include "chat/filters.h"
+#include "chat/operators.h"
+#include "chat/template_error.h"
+
+namespace difftx::chat {
+namespace {
+
+using K = Value::Kind;
+using Test = bool (*)(const Value&, const CallArgs&);
+
+const Value& other(const CallArgs& a, const char* test) {
+  const Value* v = argument(a, 0, "other");
+  if (!v) template_fail("test '", test, "' needs an argument");
+  return *v;
+}
+
+int64_t whole(const Value& v, const char* test) {
+  if (v.kind == K::integer) return v.integer;
+  if (v.kind == K::boolean) return v.boolean;
+  if (v.kind == K::number && std::floor(v.number) == v.number) return static_cast<int64_t>(v.number);
+  template_fail("test '", test, "' needs an integer, not ", type_name(v));
+}
+
+const std::map<std::string, Test>& tests() {
+  static const std::map<std::string, Test> table = {
+      {"defined", [](const Value& v, const CallArgs&) { return !v.is_undefined(); }},
+      {"undefined", [](const Value& v, const CallArgs&) { return v.is_undefined(); }},
+      {"none", [](const Value& v, const CallArgs&) { return v.kind == K::none; }},
+      {"string", [](const Value& v, const CallArgs&) { return v.is_string(); }},
+      {"number", [](const Value& v, const CallArgs&) { return v.is_number(); }},
+      {"integer", [](const Value& v, const CallArgs&) { return v.kind == K::integer; }},
+      {"float", [](const Value& v, const CallArgs&) { return v.kind == K::number; }},
+      {"boolean", [](const Value& v, const CallArgs&) { return v.kind == K::boolean; }},
+      {"true", [](const Value& v, const CallArgs&) { return v.kind == K::boolean && v.boolean; }},
+      {"false", [](const Value& v, const CallArgs&) { return v.kind == K::boolean && !v.boolean; }},
+      {"mapping", [](const Value& v, const CallArgs&) { return v.is_dict() && !v.is_namespace; }},
+      {"iterable", [](const Value& v, const CallArgs&) {
+         return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.is_namespace);
+       }},
+      {"sequence", [](const Value& v, const CallArgs&) {
+         return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.is_namespace);
+       }},
+      {"callable", [](const Value& v, const CallArgs&) { return v.kind == K::function; }},
+      {"even", [](const Value& v, const CallArgs&) { return whole(v, "even") % 2 == 0; }},
+      {"odd", [](const Value& v, const CallArgs&) { return whole(v, "odd") % 2 != 0; }},
+      {"divisibleby", [](const Value& v, const CallArgs& a) {
+         const int64_t d = whole(other(a, "divisibleby"), "divisibleby");
+         if (d == 0) template_fail("integer division or modulo by zero");
+         return whole(v, "divisibleby") % d == 0;
+       }},
+      {"lower", [](const Value& v, const CallArgs&) { return v.is_string() && str(apply_filter("lower", v, {})) == v.text; }},
+      {"upper", [](const Value& v, const CallArgs&) { return v.is_string() && str(apply_filter("upper", v, {})) == v.text; }},
+      {"eq", [](const Value& v, const CallArgs& a) { return equal(v, other(a, "eq")); }},
+      {"ne", [](const Value& v, const CallArgs& a) { return !equal(v, other(a, "ne")); }},
+      {"lt", [](const Value& v, const CallArgs& a) { return less(v, other(a, "lt")); }},
+      {"gt", [](const Value& v, const CallArgs& a) { return less(other(a, "gt"), v); }},
+      {"le", [](const Value& v, const CallArgs& a) { return !less(other(a, "le"), v); }},
+      {"ge", [](const Value& v, const CallArgs& a) { return !less(v, other(a, "ge")); }},
+      {"in", [](const Value& v, const CallArgs& a) { return contains(other(a, "in"), v); }},
+      {"sameas", [](const Value& v, const CallArgs& a) {
+         const Value& o = other(a, "sameas");
+         if (v.kind != o.kind) return false;
+         if (v.is_list()) return v.list == o.list;
+         if (v.is_dict()) return v.dict == o.dict;
+         return v.kind == K::none || v.kind == K::boolean ? equal(v, o) : false;
+       }},
+  };
+  return table;
+}
+
+const std::map<std::string, std::string>& aliases() {
+  static const std::map<std::string, std::string> table = {
+      {"equalto", "eq"}, {"==", "eq"}, {"!=", "ne"}, {"<", "lt"}, {">", "gt"}, {"<=", "le"}, {">=", "ge"},
+      {"lessthan", "lt"}, {"greaterthan", "gt"}};
+  return table;
+}
+
+}  // namespace
+
+bool has_test(const std::string& name) { return tests().count(name) || aliases().count(name); }
+
+bool apply_test(const std::string& name, const Value& input, const CallArgs& args) {
+  const auto alias = aliases().find(name);
+  const auto it = tests().find(alias == aliases().end() ? name : alias->second);
+  if (it == tests().end()) template_fail("no test named '", name, "'");
+  return it->second(input, args);
+}
+
+}  // namespace difftx::chat

@@ -1,0 +1,184 @@
+// Chat template engine semantics, each expected output produced by jinja2 3.1 under
+// transformers' settings (tools/chat_template_oracle.py's environment): whitespace control,
+// trim_blocks/lstrip_blocks, loops, scoping, filters, tests, operators, Python printing, and
+// the errors (unsupported constructs at parse time, raise_exception at render time).
+#include <gtest/gtest.h>
+
+#include "chat/chat_template.h"
+#include "support/testing.h"
+
+namespace difftx::chat {
+namespace {
+
+using difftx::testing::error_of;
+
+std::string render(const std::string& source, const std::string& variables = "{}") {
+  return ChatTemplate::parse(source).render(nlohmann::ordered_json::array(), true, nlohmann::ordered_json::parse(variables));
+}
+
+struct Case {
+  const char* source;
+  const char* variables;
+  const char* expected;
+};
+
+TEST(ChatTemplate, MatchesJinja2) {
+  const Case cases[] = {
+    {R"~(a  {%- if true -%}  b  {%- endif -%}  c)~", R"~({})~", R"~(abc)~"},
+    {R"~(a
+  {% if true %}
+  b
+  {% endif %}
+c
+)~", R"~({})~", R"~(a
+  b
+c)~"},
+    {R"~(x {% if true %}y{% endif %}
+z)~", R"~({})~", R"~(x yz)~"},
+    {R"~(  {%+ if true %}k{% endif %})~", R"~({})~", R"~(  k)~"},
+    {R"~({% if true +%}
+k{% endif %})~", R"~({})~", R"~(
+k)~"},
+    {R"~({{ 'a' }}
+{{ 'b' -}}
+  c)~", R"~({})~", R"~(a
+bc)~"},
+    {R"~(  {# note #}
+x{#- c -#}  y)~", R"~({})~", R"~(xy)~"},
+    {R"~({% for x in xs %}{{ loop.index }}/{{ loop.index0 }}/{{ loop.revindex }}/{{ loop.first }}/{{ loop.last }}/{{ loop.length }} {% endfor %})~", R"~({"xs": ["a", "b", "c"]})~", R"~(1/0/3/True/False/3 2/1/2/False/False/3 3/2/1/False/True/3 )~"},
+    {R"~({% for x in xs if x != 'b' %}{{ loop.index }}{{ x }}{% else %}none{% endfor %})~", R"~({"xs": ["a", "b", "c"]})~", R"~(1a2c)~"},
+    {R"~({% for x in [] %}y{% else %}empty{% endfor %})~", R"~({})~", R"~(empty)~"},
+    {R"~({% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %})~", R"~({"d": {"z": 1, "a": [1, "x"]}})~", R"~(z=1;a=[1, 'x'];)~"},
+    {R"~({% for x in xs %}{% if x == 2 %}{% continue %}{% endif %}{% if x == 4 %}{% break %}{% endif %}{{ x }}{% endfor %})~", R"~({"xs": [1, 2, 3, 4, 5]})~", R"~(13)~"},
+    {R"~({% set ns = namespace(n=0) %}{% for x in xs %}{% set ns.n = ns.n + x %}{% set local = x %}{% endfor %}{{ ns.n }}{{ local }})~", R"~({"xs": [1, 2, 3]})~", R"~(6)~"},
+    {R"~({% set x %}a{{ 1 + 1 }}b{% endset %}[{{ x }}])~", R"~({})~", R"~([a2b])~"},
+    {R"~({% set x | upper %}abc{% endset %}{{ x }})~", R"~({})~", R"~(ABC)~"},
+    {R"~({{ '  hi  ' | trim }}|{{ 'abc' | upper }}|{{ 'hello world' | title }}|{{ 'hELLO' | capitalize }}|{{ 'aXa' | replace('a','b') }})~", R"~({})~", R"~(hi|ABC|Hello World|Hello|bXb)~"},
+    {R"~({{ xs | length }} {{ xs | first }} {{ xs | last }} {{ xs | join(', ') }} {{ xs | reverse | list }} {{ xs | sort }} {{ xs | unique | list }})~", R"~({"xs": [3, 1, 2, 1]})~", R"~(4 3 1 3, 1, 2, 1 [1, 2, 1, 3] [1, 1, 2, 3] [3, 1, 2])~"},
+    {R"~({{ undefined_var | default('dflt') }} {{ '' | d('e', true) }} {{ none | string }})~", R"~({})~", R"~(dflt e None)~"},
+    {R"~({{ d | tojson }} {{ d | tojson(indent=2) }} {{ 'é"\n' | tojson }} {{ [] | tojson(indent=4) }})~", R"~({"d": {"b": [1, 2.5, null, true], "a": {}}})~", R"~({"b": [1, 2.5, null, true], "a": {}} {
+  "b": [
+    1,
+    2.5,
+    null,
+    true
+  ],
+  "a": {}
+} "é\"\n" [])~"},
+    {R"~({{ ms | selectattr('role', 'equalto', 'user') | map(attribute='content') | list }} {{ ms | rejectattr('role', 'equalto', 'user') | list | length }})~", R"~({"ms": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]})~", R"~(['a', 'c'] 1)~"},
+    {R"~({{ xs | select('odd') | list }} {{ xs | reject('divisibleby', 3) | list }} {{ xs | map('string') | join }})~", R"~({"xs": [1, 2, 3, 4, 5, 6]})~", R"~([1, 3, 5] [1, 2, 4, 5] 123456)~"},
+    {R"~({{ '3' | int + 1 }} {{ '2.5' | float }} {{ -3 | abs }} {{ 2.567 | round(2) }} {{ 'one two  three' | wordcount }})~", R"~({})~", R"~(4 2.5 3 2.57 3)~"},
+    {R"~({{ 'a
+b
+
+c' | indent(2) }}|{{ 'x
+y' | indent(3, true) }})~", R"~({})~", R"~(a
+  b
+
+  c|   x
+   y)~"},
+    {R"~({{ d | dictsort }} {{ d | items | list }})~", R"~({"d": {"b": 2, "a": 1}})~", R"~([('a', 1), ('b', 2)] [('b', 2), ('a', 1)])~"},
+    {R"~({{ x is defined }} {{ y is undefined }} {{ none is none }} {{ 'a' is string }} {{ 1 is number }} {{ 1 is integer }} {{ 1.0 is float }} {{ [] is iterable }} {{ {} is mapping }} {{ 'a' is sequence }} {{ true is boolean }} {{ true is true }} {{ 0 is false }} {{ 4 is even }} {{ 3 is odd }} {{ 9 is divisibleby 3 }} {{ 'a' is in 'cat' }} {{ x is not none }})~", R"~({"x": 1})~", R"~(True True True True True True True True True True True True False True True True True True)~"},
+    {R"~({{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 7 / 2 }} {{ 2 ** 10 }} {{ 1 + 2.0 }} {{ 'a' ~ 1 ~ none ~ true }} {{ 'ab' * 3 }} {{ [1] + [2] }} {{ -(3) }})~", R"~({})~", R"~(3 -4 1 2 3.5 1024 3.0 a1NoneTrue ababab [1, 2] -3)~"},
+    {R"~({{ 1 < 2 < 3 }} {{ 'a' in ['a'] }} {{ 'z' not in 'abc' }} {{ 1 == 1.0 }} {{ 'x' if false else 'y' }} [{{ 'x' if false }}] {{ not 1 is defined }} {{ 0 or 'b' }} {{ 1 and 'c' }})~", R"~({})~", R"~(True True True True y [] False b c)~"},
+    {R"~({{ s[1] }} {{ s[-1] }} {{ s[1:3] }} {{ s[::-1] }} {{ s[::2] }} {{ xs[1:] }} {{ xs[:-1] }} {{ xs[-2:] }})~", R"~({"s": "h€llo😀", "xs": [1, 2, 3]})~", R"~(€ 😀 €l 😀oll€h hlo [2, 3] [1, 2] [2, 3])~"},
+    {R"~({{ m.content }} {{ m['role'] }} {{ m.missing }}|{{ m.get('role') }} {{ m.get('x', 'dflt') }} {{ m.keys() | list }} {{ m.values() | list | length }})~", R"~({"m": {"role": "user", "content": "hi"}})~", R"~(hi user |user dflt ['role', 'content'] 2)~"},
+    {R"~({{ s.strip() }}|{{ s.lstrip() }}|{{ s.rstrip() }}|{{ s.split() }}|{{ 'a,b,,c'.split(',') }}|{{ 'a,b,c'.split(',', 1) }}|{{ s.startswith('  x') }}|{{ s.endswith(('q', 'y ')) }}|{{ 'xax'.strip('x') }}|{{ 'Ab'.lower() }}{{ 'Ab'.upper() }}|{{ 'a-b'.replace('-', '+') }})~", R"~({"s": "  x y "})~", R"~(x y|x y |  x y|['x', 'y']|['a', 'b', '', 'c']|['a', 'b,c']|True|True|a|abAB|a+b)~"},
+    {R"~({{ [1, 'a', none, true, 2.5, {'k': 'v'}] }} {{ {'a': [1]} }} {{ "it's" }} {{ ["it's"] }} {{ 1e16 }} {{ 0.1 + 0.2 }} {{ 1e-5 }} {{ 100.0 }})~", R"~({})~", R"~([1, 'a', None, True, 2.5, {'k': 'v'}] {'a': [1]} it's ["it's"] 1e+16 0.30000000000000004 1e-05 100.0)~"},
+    {R"~({{ '\u00e9\x41\t|' }} {{ "a" 'b' }})~", R"~({})~", R"~(éA	| ab)~"},
+    {R"~({% if x %}a{% elif y %}b{% else %}c{% endif %}{% if not x and not y %}d{% endif %})~", R"~({"y": 1})~", R"~(b)~"},
+    {R"~({{ range(3) | list }} {{ range(1, 7, 2) | list }} {{ dict(a=1) }})~", R"~({})~", R"~([0, 1, 2] [1, 3, 5] {'a': 1})~"},
+    {R"~({% for a in [1, 2] %}{% for b in [3, 4] %}{{ loop.index }}{{ a }}{{ b }} {% endfor %}{{ loop.last }}{% endfor %})~", R"~({})~", R"~(113 214 False123 224 True)~"},
+    {R"~({{ (1, 2) | list }} {{ xs | sum }} {{ xs | min }} {{ xs | max }})~", R"~({"xs": [4, 2, 9]})~", R"~([1, 2] 15 2 9)~"},
+    {R"~({{ 'abc' | list }} {{ 'xyz' | reverse }} {{ d | list }} {{ d | length }} {{ 'héllo' | length }})~", R"~({"d": {"q": 1, "p": 2}})~", R"~(['a', 'b', 'c'] zyx ['q', 'p'] 2 5)~"},
+    {R"~({% macro greet(name, punct='!') %}Hi {{ name }}{{ punct }}{% endmacro %}{{ greet('a') }} {{ greet('b', '?') }} {{ greet(punct='.', name='c') }} [{{ greet() }}])~", R"~({})~", R"~(Hi a! Hi b? Hi c. [Hi !])~"},
+    {R"~({% set top = 'T' %}{% macro m(x) %}{{ top }}{{ x }}{{ item is defined }}{% set top = 'inner' %}{% endmacro %}{% for item in [1] %}{{ m(item) }}{% endfor %}{{ top }})~", R"~({})~", R"~(T1FalseT)~"},
+    {R"~({%- macro render(c) -%}
+  {%- if c is string -%}{{ c }}{%- else -%}{%- for p in c -%}{{ p.text }}{%- endfor -%}{%- endif -%}
+{%- endmacro -%}
+{{ render('s') }}|{{ render([{'text': 'a'}, {'text': 'b'}]) }})~", R"~({})~", R"~(s|ab)~"},
+    {R"~({% generation %}{% set g = 1 %}gen{% endgeneration %}[{{ g }}])~", R"~({})~", R"~(gen[])~"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.source);
+    std::string got;
+    try {
+      got = render(c.source, c.variables);
+    } catch (const Error& e) {
+      got = std::string("ERR ") + e.what();
+    }
+    EXPECT_EQ(got, c.expected);
+  }
+}
+
+TEST(ChatTemplate, NormalizesNewlinesAndDropsOneTrailingNewline) {
+  EXPECT_EQ(render("line1\r\nline2\rline3\n\n"), "line1\nline2\nline3\n");
+}
+
+TEST(ChatTemplate, PrintsUndefinedAsEmptyButFailsOnItsAttributes) {
+  EXPECT_EQ(render("[{{ nothing }}]{% for x in nothing %}x{% endfor %}{{ nothing | length }}"), "[]0");
+  EXPECT_EQ(error_of([] { render("{{ nothing.field }}"); }), "'nothing' is undefined");
+  EXPECT_EQ(error_of([] { render("{{ nothing() }}"); }), "'nothing' is undefined");
+  EXPECT_EQ(error_of([] { render("{{ nothing + 1 }}"); }), "'nothing' is undefined");
+}
+
+TEST(ChatTemplate, RaiseExceptionCarriesTheTemplatesMessage) {
+  const auto t = ChatTemplate::parse("{% if messages[0].role != 'user' %}{{ raise_exception('roles must alternate') }}{% endif %}ok");
+  const auto messages = nlohmann::json::parse(R"([{"role": "assistant", "content": "x"}])");
+  try {
+    t.render(messages, true);
+    FAIL() << "no exception";
+  } catch (const TemplateError& e) {
+    EXPECT_STREQ(e.what(), "roles must alternate");
+  }
+  EXPECT_EQ(t.render(nlohmann::json::parse(R"([{"role": "user", "content": "x"}])"), true), "ok");
+}
+
+TEST(ChatTemplate, UnsupportedConstructsFailAtParseNamingThemAndTheLine) {
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("a\n{% call m() %}x{% endcall %}"); }),
+            "chat template line 2: unsupported construct: the 'call' tag");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ x | frobnicate }}"); }),
+            "chat template line 1: unsupported construct: no filter named 'frobnicate'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("\n\n{% if x is frob %}{% endif %}"); }),
+            "chat template line 3: unsupported construct: no test named 'frob'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% include 'x' %}"); }),
+            "chat template line 1: unsupported construct: the 'include' tag");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ f(*args) }}"); }),
+            "chat template line 1: unsupported construct: *args and **kwargs in a call");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% if x %}"); }),
+            "chat template line 1: missing {% endif %} (the template ended)");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ 'abc }}"); }), "chat template line 1: a string literal is never closed");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% break %}"); }), "chat template line 1: 'break' outside a for loop");
+}
+
+TEST(ChatTemplate, ListsAreImmutableAsInTheSandbox) {
+  EXPECT_EQ(error_of([] { render("{% set xs = [] %}{{ xs.append(1) }}"); }),
+            "access to attribute 'append' of 'list' object is unsafe.");
+}
+
+TEST(ChatTemplate, RunawayTemplatesStopWithAnError) {
+  EXPECT_EQ(error_of([] { render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"); }),
+            "macro 'f': recursion deeper than 200 calls");
+  EXPECT_NE(error_of([] { render("{{ 'ab' * 10000000000 }}"); }).find("too big"), std::string::npos);
+}
+
+TEST(ChatTemplate, StrftimeNowUsesTheGivenDate) {
+  auto t = ChatTemplate::parse("{{ strftime_now('%d %b %Y') }}");
+  t.date = "2024-07-26";
+  EXPECT_EQ(t.render(nlohmann::json::array(), true), "26 Jul 2024");
+}
+
+TEST(ChatTemplate, KeepsKeyOrderWithOrderedJson) {
+  const auto t = ChatTemplate::parse("{{ messages[0] | tojson }}");
+  const auto messages = nlohmann::ordered_json::parse(R"([{"role": "user", "content": "x"}])");
+  EXPECT_EQ(t.render(messages, true, nlohmann::ordered_json::object()), R"({"role": "user", "content": "x"})");
+}
+
+TEST(ChatTemplate, SpecialTokensAreUndefinedWhenAbsent) {
+  auto t = ChatTemplate::parse("{{ bos_token is defined }}{{ eos_token }}");
+  t.eos_token = "</s>";
+  EXPECT_EQ(t.render(nlohmann::json::array(), false), "False</s>");
+}
+
+}  // namespace
+}  // namespace difftx::chat
