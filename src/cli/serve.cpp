@@ -5,7 +5,9 @@
 #include <optional>
 #include <string>
 
+#include "chat/chat_prompt.h"
 #include "cli/command.h"
+#include "cli/model_chat_template.h"
 #include "cli/model_tokenizer.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
@@ -40,6 +42,7 @@ int run_serve(Args& args) {
   e.max_queue = args.get_int("max-queue", e.max_queue, IntRange{0, kMaxBatchRows});
   e.prefix_cache = !args.flag("no-prefix-cache");
   const std::string model_name = args.get("model-name", fs::absolute(dir).lexically_normal().filename().string());
+  const auto template_file = args.get("chat-template");
   const int64_t max_choices = args.get_int("max-choices", 16, IntRange{1, 1024});
   args.finish();
   DIFFTX_CHECK(!model_name.empty(), "--model-name must not be empty");
@@ -63,6 +66,10 @@ int run_serve(Args& args) {
     m->limits.default_top_p = defaults.top_p;
     m->limits.default_top_k = defaults.top_k;
     m->limits.max_choices = max_choices;
+    if (auto tmpl = load_chat_template(dir, template_file)) {
+      m->chat_stop = chat::chat_stop_ids(*tmpl, *m->tokenizer);
+      m->render_chat = serve::chat_renderer(std::move(*tmpl));
+    }
     return m;
   });
 }
@@ -74,6 +81,8 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "  --host ADDR            address to listen on (default 127.0.0.1)\n"
                "  --port N               port (default 8080; 0: any free port, printed)\n"
                "  --model-name NAME      the model's id in /v1/models and responses (default: the directory's name)\n"
+               "  --chat-template FILE   the Jinja chat template for /v1/chat/completions (default: the model's own,\n"
+               "                         from tokenizer_config.json or chat_template.jinja; without one, chat is a 400)\n"
                "  --api-key KEY          require 'Authorization: Bearer KEY' on every endpoint but /health and /\n"
                "                         (default: the DIFFTX_API_KEY environment variable; none: no key)\n"
                "  --kv-dtype f32|bf16|int8  KV pool storage (default bf16)\n"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <random>
 
+#include "chat/chat_prompt.h"
 #include "serve/api_error.h"
 
 namespace difftx::serve {
@@ -18,16 +19,22 @@ std::vector<int32_t> encode_text_prompt(const ServedModel& m, const std::string&
 }
 
 std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string& rendered) {
-  std::vector<int32_t> ids;
   try {
-    ids = m.tokenizer->encode(rendered, data::Specials::allowed);
+    return chat::encode_chat_prompt(*m.tokenizer, m.frame.prefix, rendered);
   } catch (const Error& e) {
     bad_param("messages", e.what());
   }
-  const auto& prefix = m.frame.prefix;
-  if (ids.size() < prefix.size() || !std::equal(prefix.begin(), prefix.end(), ids.begin()))
-    ids.insert(ids.begin(), prefix.begin(), prefix.end());
-  return ids;
+}
+
+ChatRenderer chat_renderer(chat::ChatTemplate tmpl) {
+  return [tmpl = std::move(tmpl)](const nlohmann::json& messages, bool add_generation_prompt, const nlohmann::json& extra) {
+    try {
+      return tmpl.render(messages, add_generation_prompt, extra);
+    } catch (const chat::TemplateError& e) {
+      throw ApiError(400, std::string("the chat template refused the messages: ") + e.what(), "messages",
+                     "template_error");
+    }
+  };
 }
 
 std::vector<Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/chat_template.h"
 #include "data/generation_defaults.h"
 #include "data/tokenizer.h"
 #include "infer/engine.h"
@@ -35,9 +36,10 @@ struct ServedModel {
 // A text prompt as `difftx generate` encodes it: the frame's prefix, then the text (special-token
 // text matched for tokenizer.json, literal for tiktoken files).
 std::vector<int32_t> encode_text_prompt(const ServedModel& m, const std::string& text);
-// A rendered chat prompt: special tokens matched (the template writes them); the frame's
-// prefix only where the rendering does not already start with it.
+// A rendered chat prompt (chat/chat_prompt.h); text the tokenizer refuses is a 400.
 std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string& rendered);
+// Renders with the template; what the template refuses (raise_exception) is a 400 with its message.
+ChatRenderer chat_renderer(chat::ChatTemplate tmpl);
 
 // n Requests per prompt (prompt-major), choice i of a prompt seeded seed + i. A prompt that
 // leaves no room in the context, or max_tokens beyond it, is a 400 naming the lengths.

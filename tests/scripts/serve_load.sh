@@ -10,7 +10,7 @@ seconds="${DIFFTX_LOAD_SECONDS:-10}"
 install_serve_client
 make_serve_model
 start_server --max-running "$(( clients / 2 > 0 ? clients / 2 : 1 ))" --max-queue "$(( clients / 4 ))" --max-connections $(( clients * 2 + 8 ))
-node "$client_dir/load.mjs" "$base/v1" "$clients" "$seconds" > "$work/summary.json" ||
+node "$client_dir/load.mjs" "$base/v1" "$clients" "$seconds" > "$work/summary.json" 2>&1 ||
   { echo "FAIL: the load test"; cat "$work/summary.json"; tail -20 "$work/server.log"; exit 1; }
 echo "load: $(cat "$work/summary.json")"
 for i in $(seq 1 100); do [ "$(metric difftx_running_sequences)" = 0 ] && [ "$(metric difftx_kv_blocks_used)" = 0 ] && break; sleep 0.1; done

@@ -72,8 +72,10 @@ async function one() {
     counts.ok++;
   } catch (e) {
     if (controller.signal.aborted) counts.aborted++;
-    else if (e.status === 503) counts.busy_503++;
-    else { counts.unexpected++; failures.push(`${e.status ?? e.name}: ${e.message}`); }
+    else if (e.status === 503) {
+      counts.busy_503++;
+      await new Promise((resolve) => setTimeout(resolve, 50 + random() * 200));  // back off, as Retry-After asks
+    } else { counts.unexpected++; failures.push(`${e.status ?? e.name}: ${e.message}`); }
   }
 }
 
