@@ -5,8 +5,9 @@
 // `--model DIR ...` instead times model directories of any format (e.g. a Hugging Face
 // checkpoint): load time, resident memory, prefill of --prompt tokens and 128 decode steps.
 //
-// Per (preset, variant, context C): prefill C - 64 tokens (the fused kernels), then 64 decode
-// steps, so decoding runs at a cache of about C tokens; best of --repeats after a warm-up. Decode GB/s counts
+// Per (preset, variant, context C): prefill C - 64 tokens, then 64 decode steps (greedy, through
+// the engine as `difftx generate` runs), so decoding runs at a cache of about C tokens; best of
+// --repeats after a warm-up. Decode GB/s counts
 // the bytes one step must read: every weight matrix once (the LM head included) and the cache.
 #include <algorithm>
 #include "source_dir.h"
@@ -23,7 +24,8 @@
 #include "core/threading.h"
 #include "core/timer.h"
 #include "kernels/attention/decode_attention.h"
-#include "infer/session.h"
+#include "infer/generate.h"
+#include "infer/kv_pool.h"
 #include "measure.h"
 #include "model/model.h"
 #include "model/model_io.h"
@@ -41,17 +43,20 @@ struct InferRate {
 };
 
 // One timed run: prefill `prompt` tokens, then `steps` decode steps; keeps the best rates seen.
-void time_inference(InferenceSession& session, const std::vector<int32_t>& tokens, int64_t prompt, int64_t steps,
+void time_inference(const Model& model, const std::vector<int32_t>& tokens, int64_t prompt, int64_t steps, KvStorage kv,
                     InferRate& best) {
-  session.reset();
-  Timer timer;
-  session.prefill({tokens.data(), static_cast<size_t>(prompt)});
-  best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / timer.seconds());
-  timer.reset();
-  const double cpu0 = process_cpu_seconds();
-  for (int64_t i = 0; i < steps; ++i) session.decode(tokens[prompt + i]);
-  best.decode_tok_s = std::max(best.decode_tok_s, steps / timer.seconds());
-  best.decode_cpu_tok_s = std::max(best.decode_cpu_tok_s, steps / (process_cpu_seconds() - cpu0));
+  GenerateOptions o;
+  o.sampling.temperature = 0;
+  o.max_new_tokens = steps + 1;  // the first token comes from the prefill
+  o.kv = kv;
+  double prefill_cpu = 0;
+  const GenerateResult r = generate(model, {tokens.data(), static_cast<size_t>(prompt)}, o, [&](int32_t) {
+    if (prefill_cpu == 0) prefill_cpu = process_cpu_seconds();
+  });
+  best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / r.prefill_seconds);
+  if (r.decode_steps == 0) return;
+  best.decode_tok_s = std::max(best.decode_tok_s, r.decode_steps / r.decode_seconds);
+  best.decode_cpu_tok_s = std::max(best.decode_cpu_tok_s, r.decode_steps / (process_cpu_seconds() - prefill_cpu));
 }
 
 void bench_split_kv(bool json) {
@@ -82,13 +87,17 @@ double resident_bytes() {
   return 0;
 }
 
+// KV cache bytes per token (the engine's blocks of 32 tokens).
+double kv_bytes_per_token(const Model& model, KvStorage kv) {
+  return static_cast<double>(KvPool::block_bytes(model.config, kv, 32)) / 32;
+}
+
 // Bytes a decode step reads at a cache of `length` tokens: every weight as the model holds it,
-// except an untied embedding (one row per token), and the session's cache.
-double decode_bytes(const InferenceSession& session, const Model& model, int64_t length) {
+// except an untied embedding (one row per token), and the cache.
+double decode_bytes(const Model& model, KvStorage kv, int64_t length) {
   const ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
   const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.bytes());
-  return static_cast<double>(model.weight_bytes()) - unread +
-         static_cast<double>(session.cache().bytes_per_token()) * static_cast<double>(length);
+  return static_cast<double>(model.weight_bytes()) - unread + kv_bytes_per_token(model, kv) * static_cast<double>(length);
 }
 
 // The type holding most of a model's weight bytes ("q8_0", ...).
@@ -106,10 +115,8 @@ std::string main_weight_type(const Model& model) {
 void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int64_t steps, int repeats, KvStorage kv,
                       bool json) {
   std::vector<Model> models;
-  std::vector<InferenceSession> sessions;
   std::vector<double> load_s, rss_gb;
   models.reserve(dirs.size());
-  sessions.reserve(dirs.size());
   for (const std::string& dir : dirs) {
     const double rss_before = resident_bytes();
     Timer timer;
@@ -119,7 +126,6 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
     const ModelConfig& c = models.back().config;
     DIFFTX_CHECK(prompt + steps <= c.max_position_embeddings, dir, ": --prompt ", prompt, " + --new ", steps,
                  " tokens exceed max_position_embeddings ", c.max_position_embeddings);
-    sessions.emplace_back(models.back(), prompt + steps, kv);
   }
   Rng rng(4);
   std::vector<int32_t> tokens(prompt + steps);
@@ -129,14 +135,11 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
     inputs.emplace_back(tokens);
     for (auto& t : inputs.back()) t %= static_cast<int32_t>(m.config.vocab_size);
   }
-  for (size_t i = 0; i < models.size(); ++i) {  // warm-up, as llama.cpp's peer does: thread pools, page faults
-    sessions[i].prefill({inputs[i].data(), static_cast<size_t>(std::min<int64_t>(prompt, 16))});
-    for (int64_t t = 0; t < std::min<int64_t>(steps, 4); ++t) sessions[i].decode(inputs[i][prompt + t]);
-    sessions[i].reset();
-  }
-  std::vector<InferRate> rates(models.size());
+  std::vector<InferRate> rates(models.size()), warm_up(models.size());
+  for (size_t i = 0; i < models.size(); ++i)  // warm-up, as llama.cpp's peer does: thread pools, page faults
+    time_inference(models[i], inputs[i], std::min<int64_t>(prompt, 16), std::min<int64_t>(steps, 4), kv, warm_up[i]);
   for (int r = 0; r < repeats; ++r)
-    for (size_t i = 0; i < models.size(); ++i) time_inference(sessions[i], inputs[i], prompt, steps, rates[i]);
+    for (size_t i = 0; i < models.size(); ++i) time_inference(models[i], inputs[i], prompt, steps, kv, rates[i]);
   for (size_t i = 0; i < models.size(); ++i) {
     const Model& model = models[i];
     const ModelConfig& c = model.config;
@@ -146,8 +149,8 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
                      num("rss_gb", rss_gb[i], 2), num("prompt", prompt, 0), num("new", steps, 0),
                      num("prefill_tok_s", rates[i].prefill_tok_s, 1), num("decode_tok_s", rates[i].decode_tok_s, 2),
                      num("decode_cpu_tok_s", rates[i].decode_cpu_tok_s, 2), str("kv", kv_storage_name(kv)),
-                     num("kv_bytes_per_token", sessions[i].cache().bytes_per_token(), 0),
-                     num("decode_gb_s", decode_bytes(sessions[i], model, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
+                     num("kv_bytes_per_token", kv_bytes_per_token(model, kv), 0),
+                     num("decode_gb_s", decode_bytes(model, kv, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
                      num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
                      num("prefill_over_first", rates[i].prefill_tok_s / rates[0].prefill_tok_s, 3)});
   }
@@ -196,24 +199,21 @@ int bench_infer(cli::Args& args) {
       Rng rng(4);
       std::vector<int32_t> tokens(context);
       for (auto& t : tokens) t = static_cast<int32_t>(rng.below(models[0].config.vocab_size));
-      std::vector<InferenceSession> sessions;
-      for (const Model& m : models) {
-        sessions.emplace_back(m, context);
-        sessions.back().prefill({tokens.data(), 64});  // warm-up: thread pools, page faults
-        for (int64_t i = 0; i < 4; ++i) sessions.back().decode(tokens[64 + i]);
-      }
+      InferRate rates[3], warm_up[3];
+      for (int v = 0; v < 3; ++v)  // warm-up: thread pools, page faults
+        time_inference(models[v], tokens, 64, 4, KvStorage::f32, warm_up[v]);
       // Variants interleaved within each repeat, so that load from other processes on this
       // shared machine falls on all of them alike; best of the repeats.
-      InferRate rates[3];
       for (int r = 0; r < repeats; ++r)
-        for (int v = 0; v < 3; ++v) time_inference(sessions[v], tokens, context - kDecodeSteps, kDecodeSteps, rates[v]);
+        for (int v = 0; v < 3; ++v)
+          time_inference(models[v], tokens, context - kDecodeSteps, kDecodeSteps, KvStorage::f32, rates[v]);
       for (int v = 0; v < 3; ++v) {
         const ModelConfig& config = models[v].config;
         print_row(json, {str("op", "infer"), str("preset", preset), str("variant", variants[v]), num("context", context, 0),
                          num("params_m", config.total_parameters() / 1e6, 2), num("kv_heads", config.num_key_value_heads, 0),
                          num("prefill_tok_s", rates[v].prefill_tok_s, 0), num("decode_tok_s", rates[v].decode_tok_s, 1),
                          num("decode_cpu_tok_s", rates[v].decode_cpu_tok_s, 1),
-                         num("decode_gb_s", decode_bytes(sessions[v], models[v], context) * rates[v].decode_tok_s / 1e9, 1)});
+                         num("decode_gb_s", decode_bytes(models[v], KvStorage::f32, context) * rates[v].decode_tok_s / 1e9, 1)});
       }
       for (int v : {2, 1})
         print_row(json, {str("op", "ratio"), str("preset", preset), num("context", context, 0),

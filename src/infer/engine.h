@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,7 +46,8 @@ struct TokenEvent {
   int32_t id = -1;
   std::string text;      // text this token completes (a multi-byte character or a possible stop
                          // string is held back until it is settled; a stop string never appears)
-  float logprob = 0;     // log p(id) under the model's distribution (raw logits, before sampling)
+  float logprob = 0;     // log p(id) under the model's distribution (raw logits, before sampling);
+                         // with RequestOptions::logprobs
   std::vector<TokenLogprob> top;  // the top_logprobs most likely tokens, most likely first
   FinishReason finish = FinishReason::none;
   std::string error;     // the message, for FinishReason::error
@@ -57,6 +59,10 @@ struct RequestOptions {
   int64_t max_new_tokens = 128;
   std::vector<int32_t> stop_tokens;      // ends with `stop` when drawn (not streamed)
   std::vector<std::string> stop_strings; // ends with `stop` when the text contains one (cut before it)
+  // Tokens taken in turn instead of drawn (the sampler still counts them for its penalties):
+  // scoring a given continuation through the decode path, with each token's logprob.
+  std::vector<int32_t> forced;
+  bool logprobs = false;                 // fill TokenEvent::logprob (top_logprobs > 0 implies it)
   int top_logprobs = 0;                  // alternatives per token, [0, kMaxTopLogprobs]
 };
 constexpr int kMaxTopLogprobs = 20;
@@ -66,6 +72,9 @@ struct Request {
   RequestOptions options;
   // Called on the engine's thread, in order, never after the event with finish set. Keep it short.
   std::function<void(const TokenEvent&)> on_event;
+  // Optional: the raw next-token logits [vocab_size] each time the request draws a token (before
+  // on_event), on the engine's thread; valid during the call.
+  std::function<void(std::span<const float>)> on_logits;
 };
 
 struct EngineOptions {
@@ -76,6 +85,7 @@ struct EngineOptions {
   int64_t max_batch_tokens = 512; // rows per step (decode rows + prompt chunks)
   int64_t max_running = 64;       // sequences decoding at once
   int64_t max_queue = 1024;       // requests waiting beyond that; more are refused (EngineFull)
+  int64_t context = 0;            // most tokens of a sequence (prompt + generated); 0: max_position_embeddings
   bool prefix_cache = true;       // reuse full KV blocks of matching prompt prefixes
   int64_t sample_vocab = 0;       // ids that may be drawn, [0, sample_vocab); 0: vocab_size
 };
@@ -116,6 +126,8 @@ class Engine {
   // or finished id is ignored. Thread-safe.
   void cancel(RequestId id);
 
+  // Runs one step on the calling thread: false when no request is waiting or running.
+  bool step();
   // Runs steps on the calling thread until no request is waiting or running.
   void run_until_idle();
   // Or a background thread that runs steps whenever there is work (for a server); stop() ends
@@ -128,9 +140,9 @@ class Engine {
   const EngineOptions& options() const { return options_; }
   int64_t context() const;  // most tokens a sequence may hold (prompt + generated)
 
+  struct State;  // internal: infer/engine_state.h
+
  private:
-  struct State;
-  bool step();  // one scheduling step and one batched forward; false when idle
   void loop();
 
   const Model& model_;

@@ -4,41 +4,51 @@
 
 #include "core/error.h"
 #include "core/timer.h"
-#include "infer/session.h"
+#include "infer/engine.h"
 
 namespace difftx {
 
 GenerateResult generate(const Model& model, std::span<const int32_t> prompt, const GenerateOptions& o,
                         const std::function<void(int32_t)>& on_token) {
   DIFFTX_CHECK(o.max_new_tokens >= 0, "--max-new-tokens ", o.max_new_tokens, " must not be negative");
-  const int64_t vocab = o.sample_vocab > 0 ? o.sample_vocab : model.config.vocab_size;
-  DIFFTX_CHECK(vocab <= model.config.vocab_size, "generate: sample_vocab ", vocab, " exceeds the model's vocab_size ",
-               model.config.vocab_size);
-  InferenceSession session(model, o.context, o.kv);
-  Sampler sampler(o.sampling, vocab);
+  const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
+  DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,
+               " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
+  // One request on its own engine, whose KV pool holds what this request can use.
+  EngineOptions eo;
+  eo.kv = o.kv;
+  eo.context = context;
+  eo.kv_tokens = std::min(context, static_cast<int64_t>(prompt.size()) + o.max_new_tokens);
+  eo.max_running = 1;
+  eo.prefix_cache = false;
+  eo.sample_vocab = o.sample_vocab;
+  Engine engine(model, nullptr, eo);
+
   GenerateResult r;
   r.prompt_tokens = static_cast<int64_t>(prompt.size());
+  Request request{std::vector<int32_t>(prompt.begin(), prompt.end()), {}, {}, {}};
+  request.options.sampling = o.sampling;
+  request.options.max_new_tokens = o.max_new_tokens;
+  request.options.stop_tokens = o.stop_tokens;
   Timer timer;
-  const float* logits = session.prefill(prompt);
-  r.prefill_seconds = timer.seconds();
-  timer.reset();
-  while (r.new_tokens < o.max_new_tokens) {
-    const int32_t id = sampler.sample(logits);
-    if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
-      r.stopped_at_stop_token = true;
-      break;
+  bool first = true;
+  FinishReason finish = FinishReason::none;
+  request.on_event = [&](const TokenEvent& e) {
+    if (first) r.prefill_seconds = timer.seconds(), timer.reset(), first = false;
+    if (e.id >= 0) {
+      on_token(e.id);
+      ++r.new_tokens;
     }
-    on_token(id);
-    ++r.new_tokens;
-    if (r.new_tokens == o.max_new_tokens) break;
-    if (session.length() == session.context()) {
-      r.context_full = true;
-      break;
-    }
-    logits = session.decode(id);
-    ++r.decode_steps;
-  }
+    finish = e.finish;
+  };
+  engine.submit(std::move(request));
+  engine.run_until_idle();
+  if (first) r.prefill_seconds = timer.seconds(), timer.reset();
   r.decode_seconds = timer.seconds();
+  r.stopped_at_stop_token = finish == FinishReason::stop;
+  r.context_full = finish == FinishReason::length && r.new_tokens < o.max_new_tokens;
+  // Every drawn token but the last went back through the model (a stop token ends after its own).
+  r.decode_steps = r.stopped_at_stop_token ? r.new_tokens : std::max<int64_t>(0, r.new_tokens - 1);
   return r;
 }
 

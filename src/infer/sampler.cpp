@@ -8,6 +8,10 @@
 
 namespace difftx {
 
+namespace {
+bool penalized(const SamplingOptions& o) { return o.presence_penalty != 0 || o.frequency_penalty != 0; }
+}  // namespace
+
 Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
     : options_(o), vocab_(vocab), rng_(o.seed), order_(vocab), weights_(vocab) {
   DIFFTX_CHECK(vocab >= 1, "sampler: vocabulary size ", vocab, " must be positive");
@@ -15,11 +19,35 @@ Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
                " must be >= 0 (0 is greedy)");
   DIFFTX_CHECK(o.top_k >= 0, "--top-k ", o.top_k, " must be >= 0 (0 keeps every token)");
   DIFFTX_CHECK(o.top_p > 0 && o.top_p <= 1, "--top-p ", o.top_p, " must be in (0, 1] (1 keeps every token)");
+  DIFFTX_CHECK(o.min_p >= 0 && o.min_p <= 1, "--min-p ", o.min_p, " must be in [0, 1] (0 keeps every token)");
+  DIFFTX_CHECK(o.presence_penalty >= -2 && o.presence_penalty <= 2, "presence_penalty ", o.presence_penalty,
+               " must be in [-2, 2]");
+  DIFFTX_CHECK(o.frequency_penalty >= -2 && o.frequency_penalty <= 2, "frequency_penalty ", o.frequency_penalty,
+               " must be in [-2, 2]");
+  if (penalized(o)) counts_.assign(vocab, 0), penalized_.resize(vocab);
 }
 
 int32_t Sampler::sample(const float* logits) {
   for (int64_t i = 0; i < vocab_; ++i)
     DIFFTX_CHECK(std::isfinite(logits[i]), "sampler: the logit of token ", i, " is ", logits[i], ", not finite");
+  if (counts_.empty()) return draw(logits);
+  for (int64_t i = 0; i < vocab_; ++i)
+    penalized_[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
+                                       (counts_[i] > 0 ? options_.presence_penalty : 0.0));
+  const int32_t id = draw(penalized_.data());
+  ++counts_[id];
+  return id;
+}
+
+int32_t Sampler::take(const float* logits, int32_t id) {
+  for (int64_t i = 0; i < vocab_; ++i)
+    DIFFTX_CHECK(std::isfinite(logits[i]), "sampler: the logit of token ", i, " is ", logits[i], ", not finite");
+  DIFFTX_CHECK(id >= 0 && id < vocab_, "token ", id, " is outside the vocabulary [0, ", vocab_, ")");
+  if (!counts_.empty()) ++counts_[id];
+  return id;
+}
+
+int32_t Sampler::draw(const float* logits) {
   // Most likely first; equal logits by ascending id, so the order is total and deterministic.
   const auto more_likely = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
   if (options_.temperature == 0) {
@@ -42,6 +70,14 @@ int32_t Sampler::sample(const float* logits) {
   double total = 0;
   for (int64_t i = 0; i < kept; ++i)
     total += (weights_[i] = std::exp((static_cast<double>(logits[order_[i]]) - max_logit) / options_.temperature));
+  if (options_.min_p > 0) {  // weights are relative to the most likely token's (whose weight is 1)
+    int64_t n = 0;
+    for (int64_t i = 0; i < kept; ++i)
+      if (weights_[i] >= options_.min_p) order_[n] = order_[i], weights_[n++] = weights_[i];
+    kept = n;
+    total = 0;
+    for (int64_t i = 0; i < kept; ++i) total += weights_[i];
+  }
   if (options_.top_p < 1) {  // the shortest most-likely prefix holding top_p of the mass
     double mass = 0;
     int64_t n = 0;

@@ -13,12 +13,12 @@ struct SamplingOptions {
   double temperature = 0.8;  // 0: greedy (the largest logit; the lowest id among equals)
   int64_t top_k = 0;         // keep the k most likely tokens; 0 keeps all
   double top_p = 1.0;        // keep the most likely tokens whose probability sums to >= p; 1 keeps all
+  uint64_t seed = 1;
   double min_p = 0.0;        // keep tokens with probability >= min_p times the largest; 0 keeps all
   // OpenAI's penalties: logit - presence * [count > 0] - frequency * count, count = how often
   // the token was drawn so far; each in [-2, 2], 0 = off.
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
-  uint64_t seed = 1;
 };
 
 class Sampler {
@@ -30,8 +30,12 @@ class Sampler {
   // One id from logits [>= vocab], which are not modified. A non-finite logit is an error naming
   // the token. The drawn id counts towards the penalties. No allocation.
   int32_t sample(const float* logits);
+  // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
+  int32_t take(const float* logits, int32_t id);
 
  private:
+  int32_t draw(const float* logits);  // temperature, top-k, min-p, top-p and the draw
+
   SamplingOptions options_;
   int64_t vocab_;
   Rng rng_;

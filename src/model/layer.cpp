@@ -47,6 +47,14 @@ float scale_head_norm_gain(const ModelConfig& c, const LayerTensors& w, int64_t 
   return factor;
 }
 
+// RoPE over the pass's rows of x [N, heads * d]: one position per row, or consecutive ones.
+void rope_rows(const LayerPass& p, float* x, int64_t heads) {
+  const ModelConfig& c = p.config;
+  if (!p.positions) return rope_forward(p.rope, c.rope_style, x, p.B, p.T, heads, p.position);
+  const int64_t width = heads * c.head_dim;
+  for (int64_t i = 0; i < p.rows(); ++i) rope_forward(p.rope, c.rope_style, x + i * width, 1, 1, heads, p.positions[i]);
+}
+
 // Fills the layer's lambda for the attention kernels (variant.h's LambdaSource).
 const float* compute_lambda(const LayerPass& p, const LayerTensors& w, const LayerMatrices& m, int64_t layer,
                             LayerActivations& s) {
@@ -55,7 +63,7 @@ const float* compute_lambda(const LayerPass& p, const LayerTensors& w, const Lay
     case LambdaSource::none: break;
     case LambdaSource::layer_scalar: s.lambda = static_cast<float>(diff_lambda(c, w, layer)); break;
     case LambdaSource::token_logits:
-      linear(m.lambda_proj, s.h1, s.lambda_logits, p.rows());
+      project(p, m.lambda_proj, s.h1, s.lambda_logits);
       break;
   }
   return layer_lambda(c, s);
@@ -76,11 +84,20 @@ void diff_lambda_backward(const ModelConfig& c, const LayerTensors& w, double dl
 
 }  // namespace
 
-void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order) {
+  if (order != MatmulOrder::by_size) return matmul(W, x, y, N, accumulate, order);
   if (W.type != WeightType::f32) return matmul(W, x, y, N, accumulate);
   const auto* w = static_cast<const float*>(W.data);
   if (N == 1) return gemv(w, x, y, W.rows, W.cols, accumulate);
   gemm(Trans::N, Trans::T, N, W.rows, W.cols, 1.0f, x, w, accumulate ? 1.0f : 0.0f, y);
+}
+
+void project(const LayerPass& p, const WeightMatrix& W, const float* x, float* y, bool accumulate) {
+  const int64_t N = p.rows();
+  if (p.gemv_rows < 0) return linear(W, x, y, N, accumulate);
+  const int64_t n = std::min(p.gemv_rows, N);
+  if (n > 0) linear(W, x, y, n, accumulate, MatmulOrder::gemv);
+  if (N > n) linear(W, x + n * W.cols, y + n * W.rows, N - n, accumulate, MatmulOrder::gemm);
 }
 
 void embed_tokens(const WeightMatrix& E, const int32_t* tokens, float* out, int64_t N) {
@@ -121,19 +138,19 @@ void attention_block_forward(const LayerPass& p, const LayerTensors& w, const La
   const int64_t N = p.rows(), D = c.hidden_size, H = c.num_attention_heads, d = c.head_dim;
   const float eps = static_cast<float>(c.rms_norm_eps);
   rmsnorm_forward(s.x, w.input_norm, s.h1, s.rstd1, N, D, eps);
-  linear(m.q_proj, s.h1, s.q, N);
-  linear(m.k_proj, s.h1, s.k, N);
-  linear(m.v_proj, s.h1, s.v, N);
+  project(p, m.q_proj, s.h1, s.q);
+  project(p, m.k_proj, s.h1, s.k);
+  project(p, m.v_proj, s.h1, s.v);
   const float* lambda = compute_lambda(p, w, m, layer, s);
-  rope_forward(p.rope, c.rope_style, s.q, p.B, p.T, a.q_width() / d, p.position);
-  rope_forward(p.rope, c.rope_style, s.k, p.B, p.T, a.k_width() / d, p.position);
+  rope_rows(p, s.q, a.q_width() / d);
+  rope_rows(p, s.k, a.k_width() / d);
   core.attend(layer, s, lambda);
   if (c.has_head_norm()) {
     // (1 - lambda_init) * RMSNorm_2d(head), gain shared by the heads (docs/SPEC.md §2.2 Eq. 3).
     scale_head_norm_gain(c, w, layer, p.head_norm_gain);
     rmsnorm_forward(s.att, p.head_norm_gain, s.att_final, s.sub_rstd, N * H, 2 * d, eps);
   }
-  linear(m.o_proj, s.att_final, s.y, N);
+  project(p, m.o_proj, s.att_final, s.y);
   add_into(s.y, s.x, N * D);
 }
 
@@ -142,11 +159,11 @@ void mlp_block_forward(const LayerPass& p, const LayerTensors& w, const LayerMat
   const ModelConfig& c = p.config;
   const int64_t N = p.rows(), D = c.hidden_size, F = c.intermediate_size;
   rmsnorm_forward(s.y, w.post_norm, s.h2, s.rstd2, N, D, static_cast<float>(c.rms_norm_eps));
-  linear(m.gate_proj, s.h2, s.gate, N);
-  linear(m.up_proj, s.h2, s.up, N);
+  project(p, m.gate_proj, s.h2, s.gate);
+  project(p, m.up_proj, s.h2, s.up);
   swiglu_forward(s.gate, s.up, s.act, N * F);
   std::memcpy(out, s.y, sizeof(float) * N * D);
-  linear(m.down_proj, s.act, out, N, /*accumulate=*/true);
+  project(p, m.down_proj, s.act, out, /*accumulate=*/true);
 }
 
 void mlp_block_backward(const LayerPass& p, const LayerTensors& w, LayerTensors& gw, LayerActivations& s,

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/quant/matmul.h"
 #include "model/activations.h"
 #include "model/config.h"
 #include "model/parameters.h"
@@ -15,8 +16,11 @@ namespace difftx {
 // y[N, out] (= or +=) x[N, in] W^T, W stored [out, in] = [W.rows, W.cols] (docs/SPEC.md §1). Every
 // projection of the forward blocks and the LM head goes through this one call. F32 weights: a
 // batch of one row runs the GEMV kernel, larger batches the GEMM (the training path); weights in
-// another storage type run the kernels of kernels/quant/matmul.h.
-void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false);
+// another storage type run the kernels of kernels/quant/matmul.h. order: by_size is that choice;
+// gemv and gemm give each row the same bits whatever the other rows are (MatmulOrder, the
+// batched engine), for every type.
+void linear(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
+            MatmulOrder order = MatmulOrder::by_size);
 
 // out[N, D] = the rows of the embedding E [V, D] that `tokens` name, widened to F32; a token
 // outside [0, V) is an error.
@@ -46,15 +50,23 @@ class BatchAttention : public AttentionCore {
   int logit_bits_;
 };
 
-// What a pass over the layers shares: the shape, the RoPE table and the first position.
+// What a pass over the layers shares: the shape, the RoPE table and the positions.
 struct LayerPass {
   const ModelConfig& config;
   int64_t B, T;            // rows N = B * T, token-major
-  int64_t position;        // position of every sequence's first row (decode: the cache length)
+  int64_t position;        // position of every sequence's first row (unless positions is set)
   const RopeTable& rope;
   float* head_norm_gain;   // [2d] scratch: DIFF V1's gain times (1 - lambda_init)
+  // The engine's batches (infer/engine.h): each row's own position [N], and the reduction order
+  // of the projections: rows [0, gemv_rows) in the decode GEMV's, the rest in the prefill GEMM's
+  // (MatmulOrder). Null and -1: positions from `position`, the order by size.
+  const int64_t* positions = nullptr;
+  int64_t gemv_rows = -1;
   int64_t rows() const { return B * T; }
 };
+
+// y[N, out] (= or +=) x[N, in] W^T for the pass's rows, in the pass's reduction orders.
+void project(const LayerPass& pass, const WeightMatrix& W, const float* x, float* y, bool accumulate = false);
 
 // The lambda the attention kernels take (variant.h): null, &s.lambda or s.lambda_logits.
 const float* layer_lambda(const ModelConfig& config, const LayerActivations& s);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "infer/generate.h"
-#include "infer/session.h"
+#include "support/engine_runs.h"
 #include "model/model_io.h"
 
 namespace difftx {
@@ -45,13 +45,12 @@ TEST(Generate, GreedyFollowsTheArgmaxOfTheDecodeLogits) {
   o.sampling.temperature = 0;
   o.max_new_tokens = 20;
   const auto got = run(model, o);
-  InferenceSession session(model);
   const std::vector<int32_t> prompt = {3, 14, 15, 9};
-  const float* logits = session.prefill(prompt);
-  for (int32_t id : got) {
-    const float* best = std::max_element(logits, logits + model.config.vocab_size);
-    ASSERT_EQ(id, best - logits);
-    logits = session.decode(id);
+  const std::vector<float> logits = testing::engine_logits(model, prompt, got, o.kv);
+  const int64_t V = model.config.vocab_size;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const float* row = logits.data() + i * V;
+    ASSERT_EQ(got[i], std::max_element(row, row + V) - row);
   }
 }
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/rng.h"
-#include "infer/session.h"
+#include "support/engine_runs.h"
 #include "model/model.h"
 #include "support/peak_memory.h"
 
@@ -32,7 +32,7 @@ ModelConfig tiny_config(AttentionKind kind) {
   return c;
 }
 
-// Peak growth in KiB of a fresh session's prefill of T tokens and 32 decode steps.
+// Peak growth in KiB of a fresh engine's prefill of T tokens and 32 decode steps.
 int64_t peak_growth_kib(AttentionKind kind, int64_t T) {
   return testing::peak_growth_kib_in_child([&](const std::function<void()>& mark) {
     const ModelConfig c = tiny_config(kind);
@@ -42,10 +42,11 @@ int64_t peak_growth_kib(AttentionKind kind, int64_t T) {
     std::vector<int32_t> tokens(T + 32);
     for (auto& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab_size));
     mark();
-    InferenceSession session(model, T + 32);
-    session.prefill({tokens.data(), static_cast<size_t>(T)});
-    for (int64_t i = 0; i < 32; ++i) session.decode(tokens[T + i]);
-    if (session.length() != T + 32) throw std::runtime_error("session length is not prompt + 32");
+    EngineOptions o;
+    o.kv_tokens = T + 33;
+    const std::vector<float> logits = testing::engine_logits(model, {tokens.data(), static_cast<size_t>(T)},
+                                                             {tokens.data() + T, 32}, KvStorage::f32, o);
+    if (static_cast<int64_t>(logits.size()) != 33 * c.vocab_size) throw std::runtime_error("not prompt + 32 decode steps");
   });
 }
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "infer/session.h"
+#include "support/engine_runs.h"
 #include "io/npy.h"
 #include "model/decoder.h"
 #include "model/model_io.h"
@@ -33,7 +33,7 @@ const fs::path kFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf";
 // scaling moves the logits by 9 to 12.
 constexpr double kOracleAtol = 2e-5, kOracleRtol = 2e-5;
 // Decode vs full forward, both difftx float32 with different summation orders: the bound of
-// tests/infer/session_test.cpp.
+// tests/infer/engine_decode_test.cpp.
 constexpr double kDecodeAtol = 1e-5, kDecodeRtol = 1e-5;
 
 struct Fixture {
@@ -104,7 +104,6 @@ TEST_P(HfFixture, DecodeMatchesFullForward) {
   const Fixture f = read_fixture(dir);
   const int64_t T = f.length, V = model.config.vocab_size;
   ASSERT_EQ(f.vocab, V);
-  InferenceSession session(model, T);
   for (int64_t row = 0; row < f.batch; ++row) {
     const int32_t* tokens = f.tokens.data() + row * T;
     Activations acts(model.config, 1, T);
@@ -112,16 +111,15 @@ TEST_P(HfFixture, DecodeMatchesFullForward) {
     decoder_logits(model, acts, tokens, full.data());
     const double scale = max_abs(full.data(), T * V);
     for (int64_t prefill : {int64_t{1}, int64_t{2}, T / 2}) {
-      session.reset();
       double worst = 0;
-      auto check = [&](const float* got, int64_t pos) {
-        const double err = testing::max_abs_diff(got, full.data() + pos * V, V);
+      const std::vector<float> got = testing::engine_logits(model, {tokens, static_cast<size_t>(prefill)},
+                                                            {tokens + prefill, static_cast<size_t>(T - prefill)});
+      for (int64_t pos = prefill - 1; pos < T; ++pos) {
+        const double err = testing::max_abs_diff(got.data() + (pos - prefill + 1) * V, full.data() + pos * V, V);
         worst = std::max(worst, err);
         EXPECT_LE(err, kDecodeAtol + kDecodeRtol * scale)
             << GetParam() << " row " << row << " prefill " << prefill << " position " << pos;
-      };
-      check(session.prefill({tokens, static_cast<size_t>(prefill)}), prefill - 1);
-      for (int64_t t = prefill; t < T; ++t) check(session.decode(tokens[t]), t);
+      }
       std::printf("  %-45s row %lld prefill %2lld + decode %2lld: max|err| %.3g\n", GetParam().c_str(),
                   (long long)row, (long long)prefill, (long long)(T - prefill), worst);
     }

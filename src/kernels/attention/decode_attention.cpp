@@ -101,29 +101,32 @@ ItemState item_state(float* base, int64_t M, int64_t vw) {
 }
 
 // Online softmax over keys [begin, end) of kv head g for all M maps sharing it; begin is a
-// multiple of kKeyTile. T: the cache's element type; for INT8, key_scale and value_scale are
-// the layer's scale rows (decode_attention.h): a key's scale multiplies its scores, a value's
-// its probability (after the sum), so the inner loops stay those of the other types.
+// multiple of kKeyTile. Keys are scored kBlock at a time, never across a page's end. T: the
+// cache's element type; for INT8 a key's scale (decode_attention.h) multiplies its scores and a
+// value's its probability (after the sum), so the inner loops stay those of the other types.
 template <typename T>
 void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, const float* q_scaled,
-                  const T* keys, const T* values, const float* key_scale, const float* value_scale, ItemState st) {
+                  KvPages pages, ItemState st) {
   constexpr bool scaled = std::is_same_v<T, int8_t>;
-  const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width();
+  const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width(), P = a.capacity;
   const float* qg = q_scaled + g * M * d;
-  const T* V = values + g * a.capacity * vw;
   std::fill(st.acc, st.acc + M * vw, 0.0f);
   std::fill(st.mx, st.mx + M, -std::numeric_limits<float>::infinity());
   std::fill(st.sum, st.sum + M, 0.0f);
-  for (int64_t t0 = begin; t0 < end; t0 += kBlock) {
-    const int64_t nb = std::min(kBlock, end - t0);
+  int64_t nb = 0;
+  for (int64_t t0 = begin; t0 < end; t0 += nb) {
+    const int64_t page = t0 / P, at = t0 % P;  // at: the position within the page
+    nb = std::min({kBlock, end - t0, P - at});
+    const T* keys = static_cast<const T*>(pages.keys[page]);
+    const T* V = static_cast<const T*>(pages.values[page]) + g * P * vw;
     for (int64_t j = 0; j < nb; j += kKeyTile) {
-      const T* tile = keys + key_offset(a, g, t0 + j, 0);
+      const T* tile = keys + key_offset(a, g, at + j, 0);
       for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
         const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
         float* scores = st.scores + m * kBlock + j;
         score_tile(qg + m * d, tile + key * d * kKeyTile, d, scores);
         if constexpr (scaled) {
-          const float* ks = key_scale + a.key_head(g * M + m) * scale_stride(a) + t0 + j;
+          const float* ks = key_scales(a, pages.keys[page]) + a.key_head(g * M + m) * scale_stride(a) + at + j;
 #pragma omp simd
           for (int64_t lane = 0; lane < kKeyTile; ++lane) scores[lane] *= ks[lane];
         }
@@ -147,23 +150,23 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
       }
     }
     if constexpr (scaled) {
-      const float* vs = value_scale + g * scale_stride(a) + t0;
+      const float* vs = value_scales(a, pages.values[page]) + g * scale_stride(a) + at;
       for (int64_t m = 0; m < M; ++m) {
         float* p = st.scores + m * kBlock;
 #pragma omp simd
         for (int64_t j = 0; j < nb; ++j) p[j] *= vs[j];
       }
     }
-    for (int64_t m = 0; m < M; ++m) accumulate_values(st.scores + m * kBlock, V + t0 * vw, nb, vw, st.acc + m * vw);
+    for (int64_t m = 0; m < M; ++m) accumulate_values(st.scores + m * kBlock, V + at * vw, nb, vw, st.acc + m * vw);
   }
 }
 
 // Merges the chunks of kv head g by log-sum-exp into normalised per-map outputs (written over
 // chunk 0's accumulators), then forms the variant's output heads.
 void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, const float* lambda,
-                       DecodeAttentionScratch& scratch, float* out) {
+                       const DecodeAttentionScratch& scratch, float* row_items, float* out) {
   const int64_t M = a.maps_per_kv_head(), vw = a.value_width();
-  float* first = scratch.items.data() + g * scratch.max_chunks * scratch.item_floats;
+  float* first = row_items + g * scratch.max_chunks * scratch.item_floats;
   const ItemState s0 = item_state(first, M, vw);
   for (int64_t m = 0; m < M; ++m) {
     float global_max = s0.mx[m];
@@ -205,68 +208,92 @@ void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, 
 
 }  // namespace
 
-DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int64_t max_chunks_) {
+DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int64_t max_chunks_, int64_t rows_) {
   a.attention_dims().validate();
   DIFFTX_CHECK(a.capacity >= 1, "decode attention: capacity ", a.capacity, " must be positive");
   DIFFTX_CHECK(max_chunks_ >= 0, "decode attention: max_chunks ", max_chunks_, " must not be negative");
   max_chunks = max_chunks_ > 0 ? max_chunks_ : std::max<int64_t>(1, (2 * thread_count() + a.Hkv - 1) / a.Hkv);
   const int64_t M = a.maps_per_kv_head();
+  // A row's items: the kv heads' chunks, rounded to whole lines.
   item_floats = arena_rounded(M * a.value_width() + 2 * M + M * kBlock);
-  q_scaled.resize(a.attention_dims().q_width());
-  items.resize(a.Hkv * max_chunks * item_floats);
+  q_width = arena_rounded(a.attention_dims().q_width());
+  hkv = a.Hkv;
+  reserve_rows(std::max<int64_t>(rows_, 1));
+}
+
+void DecodeAttentionScratch::reserve_rows(int64_t n) {
+  if (n <= rows) return;
+  rows = n;
+  q_scaled.resize(rows * q_width);
+  items.resize(rows * hkv * max_chunks * item_floats);
 }
 
 int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length) {
   return std::clamp<int64_t>((length + kMinChunkKeys - 1) / kMinChunkKeys, 1, scratch.max_chunks);
 }
 
-void decode_attention(const DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
-                      const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch) {
-  DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention: cache length ", length,
-               " must be in [1, capacity = ", a.capacity, "]");
-  DIFFTX_CHECK(q && keys && values && out, "decode attention: q, keys, values and out must not be null");
-  DIFFTX_CHECK(!a.paired() || lambda, "decode attention (", attention_kind_name(a.kind),
-               "): lambda must not be null");
-  DIFFTX_CHECK(scratch.q_scaled.size() == a.attention_dims().q_width(),
+void decode_attention_rows(const DecodeAttentionDims& a, std::span<const AttentionRow> rows,
+                           DecodeAttentionScratch& scratch) {
+  const int64_t R = static_cast<int64_t>(rows.size());
+  DIFFTX_CHECK(scratch.q_width == arena_rounded(a.attention_dims().q_width()) && scratch.hkv == a.Hkv,
                "decode attention: the scratch was planned for other dims");
-  const int64_t M = a.maps_per_kv_head(), vw = a.value_width(), qw = scratch.q_scaled.size();
+  scratch.reserve_rows(R);
+  const int64_t qw = a.attention_dims().q_width(), vw = a.value_width(), M = a.maps_per_kv_head();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)));
-  float* qs = scratch.q_scaled.data();
-  for (int64_t i = 0; i < qw; ++i) qs[i] = q[i] * scale;
-
-  const int64_t chunks = decode_attention_chunks(scratch, length);
-  const int64_t items = a.Hkv * chunks;
-  const bool scaled = a.storage == KvStorage::int8;
-  const float* key_scale = scaled ? key_scales(a, keys) : nullptr;
-  const float* value_scale = scaled ? value_scales(a, values) : nullptr;
-  const bool parallel = items > 1 && length * a.Hkv * (a.key_width() + vw) >= (int64_t{1} << 15);
+  // first_item[r]: row r's first work item; a row has Hkv * chunks items.
+  std::vector<int64_t> first_item(R + 1, 0);
+  int64_t work = 0;
+  for (int64_t r = 0; r < R; ++r) {
+    const AttentionRow& row = rows[r];
+    DIFFTX_CHECK(row.length >= 1, "decode attention: cache length ", row.length, " must be positive");
+    DIFFTX_CHECK(row.q && row.pages.keys && row.pages.values && row.out,
+                 "decode attention: q, keys, values and out must not be null");
+    DIFFTX_CHECK(!a.paired() || row.lambda, "decode attention (", attention_kind_name(a.kind),
+                 "): lambda must not be null");
+    float* qs = scratch.q_scaled.data() + r * scratch.q_width;
+    for (int64_t i = 0; i < qw; ++i) qs[i] = row.q[i] * scale;
+    first_item[r + 1] = first_item[r] + a.Hkv * decode_attention_chunks(scratch, row.length);
+    work += row.length * a.Hkv * (a.key_width() + vw);
+  }
+  const int64_t items = first_item[R];
+  const int64_t row_floats = a.Hkv * scratch.max_chunks * scratch.item_floats;
+  const bool parallel = items > 1 && work >= (int64_t{1} << 15);
 #pragma omp parallel if (parallel)
   {
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < items; ++item) {
-      const int64_t g = item / chunks, c = item % chunks;
-      float* base = scratch.items.data() + (g * scratch.max_chunks + c) * scratch.item_floats;
-      const int64_t tiles = (length + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
-      const int64_t begin = c * tiles / chunks * kKeyTile, end = std::min(length, (c + 1) * tiles / chunks * kKeyTile);
+      const int64_t r = std::upper_bound(first_item.begin(), first_item.end(), item) - first_item.begin() - 1;
+      const AttentionRow& row = rows[r];
+      const int64_t chunks = (first_item[r + 1] - first_item[r]) / a.Hkv;
+      const int64_t g = (item - first_item[r]) / chunks, c = (item - first_item[r]) % chunks;
+      float* base = scratch.items.data() + r * row_floats + (g * scratch.max_chunks + c) * scratch.item_floats;
+      const int64_t tiles = (row.length + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
+      const int64_t begin = c * tiles / chunks * kKeyTile;
+      const int64_t end = std::min(row.length, (c + 1) * tiles / chunks * kKeyTile);
       const ItemState st = item_state(base, M, vw);
+      const float* qs = scratch.q_scaled.data() + r * scratch.q_width;
       switch (a.storage) {
-        case KvStorage::f32:
-          attend_chunk(a, g, begin, end, qs, static_cast<const float*>(keys), static_cast<const float*>(values),
-                       nullptr, nullptr, st);
-          break;
-        case KvStorage::bf16:
-          attend_chunk(a, g, begin, end, qs, static_cast<const uint16_t*>(keys),
-                       static_cast<const uint16_t*>(values), nullptr, nullptr, st);
-          break;
-        case KvStorage::int8:
-          attend_chunk(a, g, begin, end, qs, static_cast<const int8_t*>(keys), static_cast<const int8_t*>(values),
-                       key_scale, value_scale, st);
-          break;
+        case KvStorage::f32: attend_chunk<float>(a, g, begin, end, qs, row.pages, st); break;
+        case KvStorage::bf16: attend_chunk<uint16_t>(a, g, begin, end, qs, row.pages, st); break;
+        case KvStorage::int8: attend_chunk<int8_t>(a, g, begin, end, qs, row.pages, st); break;
       }
     }
 #pragma omp for schedule(static)
-    for (int64_t g = 0; g < a.Hkv; ++g) merge_and_combine(a, g, chunks, lambda, scratch, out);
+    for (int64_t rg = 0; rg < R * a.Hkv; ++rg) {
+      const int64_t r = rg / a.Hkv, g = rg % a.Hkv;
+      const AttentionRow& row = rows[r];
+      merge_and_combine(a, g, (first_item[r + 1] - first_item[r]) / a.Hkv, row.lambda, scratch,
+                        scratch.items.data() + r * row_floats, row.out);
+    }
   }
+}
+
+void decode_attention(const DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
+                      const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch) {
+  DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention: cache length ", length,
+               " must be in [1, capacity = ", a.capacity, "]");
+  const AttentionRow row{q, length, KvPages{&keys, &values}, lambda, out};
+  decode_attention_rows(a, {&row, 1}, scratch);
 }
 
 }  // namespace difftx

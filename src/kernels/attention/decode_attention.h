@@ -1,4 +1,4 @@
-// Single-query causal attention over a KV cache (kv_cache.h layout), for every variant of
+// Single-query causal attention over a KV cache (a contiguous one, or the engine's paged blocks: infer/kv_pool.h), for every variant of
 // docs/SPEC.md §2: the decode step's attention, one new token attending to positions [0, length).
 //
 //   q       one token's query row after RoPE, [q_width] as the projection lays it out
@@ -16,6 +16,7 @@
 // running max and sum (online softmax), merged by log-sum-exp; items run on OpenMP threads.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,21 +68,51 @@ inline int64_t scale_stride(const DecodeAttentionDims& a) { return key_tiles(a) 
 void store_kv(const DecodeAttentionDims& a, void* keys, void* values, int64_t pos, int64_t n, const float* k,
               const float* v);
 
+// Where one sequence's cached keys and values are: page i holds positions [i P, (i + 1) P) in
+// the layout above with capacity P = dims.capacity (a contiguous cache is one page; the engine's
+// paged pool, infer/kv_pool.h, gives a page per block).
+struct KvPages {
+  const void* const* keys;
+  const void* const* values;
+};
+
+// One query row: its query after RoPE [q_width], the cache it reads (positions [0, length)), its
+// lambda (variant.h: null for baseline, the layer's scalar for diff, this row's [H] logits for
+// diff2) and its output [out_width].
+struct AttentionRow {
+  const float* q;
+  int64_t length;
+  KvPages pages;
+  const float* lambda;
+  float* out;
+};
+
 // Scratch planned once per shape: per work item, the partial outputs and statistics of every
-// map, and a block of scores. No allocation happens per call.
+// map, and a block of scores. No allocation happens per call with at most `rows` rows.
 struct DecodeAttentionScratch {
   // max_chunks: most chunks a kv head's keys are cut into; 0 picks enough for the threads
   // (at least two work items per thread). Tests pass other values to exercise the merge.
-  explicit DecodeAttentionScratch(const DecodeAttentionDims& dims, int64_t max_chunks = 0);
+  explicit DecodeAttentionScratch(const DecodeAttentionDims& dims, int64_t max_chunks = 0, int64_t rows = 1);
+  void reserve_rows(int64_t rows);  // room for a batch of this many rows (allocates when it grows)
   int64_t max_chunks;
   int64_t item_floats;
-  Buffer<float> q_scaled;  // [q_width], q / sqrt(d)
-  Buffer<float> items;     // [Hkv * max_chunks][item_floats]
+  int64_t q_width;  // floats of a row's q_scaled (q_width rounded to whole lines)
+  int64_t hkv;
+  int64_t rows = 0;
+  Buffer<float> q_scaled;  // [rows][q_width], q / sqrt(d)
+  Buffer<float> items;     // [rows][Hkv * max_chunks][item_floats]
 };
 
-// Chunks the keys of one kv head are cut into for a cache of `length` positions.
+// Chunks the keys of one kv head are cut into for a cache of `length` positions: a function of
+// the length and the scratch's max_chunks only, so a row's result never depends on the other rows.
 int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length);
 
+// Every row's attention, work items of all rows on the OpenMP threads at once; each row's
+// output is bit-identical to that row attended alone.
+void decode_attention_rows(const DecodeAttentionDims& dims, std::span<const AttentionRow> rows,
+                           DecodeAttentionScratch& scratch);
+
+// One row over a contiguous cache of dims.capacity positions (one page).
 void decode_attention(const DecodeAttentionDims& dims, int64_t length, const float* q, const void* keys,
                       const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch);
 

@@ -112,6 +112,25 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   }
 }
 
+void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order) {
+  if (order == MatmulOrder::by_size) return matmul(W, x, y, N, accumulate, MatmulPath::best);
+  check_operands(W, x, y, N);
+  if (N == 0 || W.rows == 0) return;
+  if (W.cols == 0) {
+    if (!accumulate) std::fill(y, y + N * W.rows, 0.0f);
+    return;
+  }
+  if (order == MatmulOrder::gemm && quant::gemm_int8_available(W.type)) return quant::gemm_int8(W, x, y, N, accumulate);
+  for (int64_t n = 0; n < N; ++n) {
+    const float* xn = x + n * W.cols;
+    float* yn = y + n * W.rows;
+    if (W.type == WeightType::f32)
+      gemv(static_cast<const float*>(W.data), xn, yn, W.rows, W.cols, accumulate);
+    else
+      gemv_rows(W, xn, yn, accumulate, MatmulPath::best);
+  }
+}
+
 void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   check_operands(W, x, y, N);
   std::vector<float> row(W.cols);

@@ -29,6 +29,17 @@ enum class MatmulPath { best, scalar, avx512, avx512_int8 };
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
             MatmulPath path = MatmulPath::best);
 
+// The reduction order every row of a product follows. by_size: the GEMV below kGemmMinRows (8)
+// rows of x, the GEMM from there (training, eval, analyses): a row's bits depend on N.
+// gemv / gemm: each row of x gives the same bits whatever N is and whatever the other rows hold
+// (the engine's batch invariance, infer/engine.h). gemv is the decode GEMV's order for any N (the
+// weights read once per group of weight rows for all N rows of x); gemm the prefill GEMM's
+// order for any N >= 1 (gemm_int8 for the block types; the float types, whose sgemm is not
+// invariant in N, and builds without the int8 GEMM take the gemv order).
+enum class MatmulOrder { by_size, gemv, gemm };
+
+void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order);
+
 // The reference twin (tests): each weight dequantized, products summed in double.
 void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false);
 

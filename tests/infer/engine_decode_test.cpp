@@ -1,7 +1,8 @@
-// Incremental decoding equals the full-sequence forward: for every oracle fixture (baseline,
-// diff, diff2, GQA, untied head, half RoPE, the V1 ablation without the headwise norm), the
-// logits of each position from prefill + token-by-token decode against decoder_logits over
-// the whole sequence. Plus the cache's size per variant and the context errors.
+// The engine's incremental decoding equals the full-sequence forward: for every oracle fixture
+// (baseline, diff, diff2, GQA, untied head, half RoPE, the V1 ablation without the headwise
+// norm), the logits of each position from a prefill and then token-by-token decode steps
+// against decoder_logits over the whole sequence. Plus the KV cache's size per variant and the
+// context errors.
 #include <gtest/gtest.h>
 #include "source_dir.h"
 
@@ -13,9 +14,11 @@
 
 #include "core/error.h"
 #include "core/rng.h"
-#include "infer/session.h"
+#include "infer/engine.h"
+#include "infer/kv_pool.h"
 #include "model/decoder.h"
 #include "model/model_io.h"
+#include "support/engine_runs.h"
 #include "support/testing.h"
 
 namespace difftx {
@@ -56,23 +59,34 @@ struct FullForward {
 
 class DecodeMatchesForward : public ::testing::TestWithParam<std::string> {};
 
+// The engine's logits for tokens[0, prefill) prefilled and the rest decoded: row i is position
+// prefill - 1 + i.
+std::vector<float> decoded(const Model& model, const std::vector<int32_t>& tokens, int64_t prefill,
+                           KvStorage kv = KvStorage::f32) {
+  return testing::engine_logits(model, {tokens.data(), static_cast<size_t>(prefill)},
+                                {tokens.data() + prefill, tokens.size() - prefill}, kv);
+}
+
 TEST_P(DecodeMatchesForward, LogitsOfEveryPositionForSeveralPrefillLengths) {
   const FullForward f(GetParam());
-  InferenceSession session(f.model);
-  for (int64_t prefill : {int64_t{0}, int64_t{1}, int64_t{17}, f.T}) {
-    session.reset();
+  for (int64_t prefill : {int64_t{1}, int64_t{17}, f.T}) {
+    const std::vector<float> logits = decoded(f.model, f.tokens, prefill);
+    ASSERT_EQ(static_cast<int64_t>(logits.size()), (f.T - prefill + 1) * f.V);
     double worst = 0;
-    auto check = [&](const float* logits, int64_t pos) {
-      const double err = testing::max_abs_diff(logits, f.full.data() + pos * f.V, f.V);
+    for (int64_t pos = prefill - 1; pos < f.T; ++pos) {
+      const double err = testing::max_abs_diff(logits.data() + (pos - prefill + 1) * f.V, f.full.data() + pos * f.V, f.V);
       worst = std::max(worst, err);
       EXPECT_LE(err, kAtol + kRtol * f.scale) << GetParam() << " prefill " << prefill << " position " << pos;
-    };
-    if (prefill > 0) check(session.prefill({f.tokens.data(), static_cast<size_t>(prefill)}), prefill - 1);
-    for (int64_t t = prefill; t < f.T; ++t) check(session.decode(f.tokens[t]), t);
-    EXPECT_EQ(session.length(), f.T);
+    }
     std::printf("  %-22s prefill %2lld + decode %2lld: max|err| %.3g (logit scale %.3g)\n", GetParam().c_str(),
                 (long long)prefill, (long long)(f.T - prefill), worst, f.scale);
   }
+}
+
+// Cache elements per token over all layers (keys and values) of a model.
+int64_t elements_per_token(const ModelConfig& c) {
+  const AttentionVariant a = c.attention_variant();
+  return c.num_hidden_layers * c.num_key_value_heads * (a.key_width() + a.value_width());
 }
 
 // A BF16 or INT8 cache: prefill attends in F32 over its own keys, decode over keys and values
@@ -82,18 +96,20 @@ TEST_P(DecodeMatchesForward, LogitsOfEveryPositionForSeveralPrefillLengths) {
 // 5.5-6.6); the kernel reads exactly what was stored (tests/kernels).
 void expect_cache_close(const std::string& name, KvStorage kv, double bytes_per_element, double tolerance) {
   const FullForward f(name);
-  InferenceSession session(f.model, 0, kv);
-  // The elements, INT8's F32 scale per key head row and value row, and each part rounded to 64
-  // bytes (four parts per layer).
-  const KVCache& cache = session.cache();
-  const int64_t scales = kv == KvStorage::int8 ? cache.layers * cache.kv_heads * (cache.key_width / cache.dims.d + 1) : 0;
-  const double want = bytes_per_element * cache.elements_per_token() + 4.0 * scales;
-  EXPECT_GE(cache.bytes_per_token(), want);
-  EXPECT_LE(cache.bytes_per_token(), want + 4.0 * 64 * cache.layers / cache.capacity);
-  session.prefill({f.tokens.data(), 8});
+  // The elements, INT8's F32 scale per key head row and value row, and each part of a block
+  // rounded to 64 bytes (four parts per layer).
+  const ModelConfig& c = f.model.config;
+  const int64_t P = 32, L = c.num_hidden_layers;
+  const double bytes_per_token = static_cast<double>(KvPool::block_bytes(c, kv, P)) / P;
+  const AttentionVariant a = c.attention_variant();
+  const int64_t scales = kv == KvStorage::int8 ? L * c.num_key_value_heads * (a.key_width() / a.d + 1) : 0;
+  const double want = bytes_per_element * elements_per_token(c) + 4.0 * scales;
+  EXPECT_GE(bytes_per_token, want);
+  EXPECT_LE(bytes_per_token, want + 4.0 * 64 * L / P);
+  const std::vector<float> logits = decoded(f.model, f.tokens, 8, kv);
   double worst = 0;
   for (int64_t t = 8; t < f.T; ++t)
-    worst = std::max(worst, testing::max_abs_diff(session.decode(f.tokens[t]), f.full.data() + t * f.V, f.V));
+    worst = std::max(worst, testing::max_abs_diff(logits.data() + (t - 7) * f.V, f.full.data() + t * f.V, f.V));
   std::printf("  %-22s %s cache: max|err| %.3g (logit scale %.3g)\n", name.c_str(), kv_storage_name(kv), worst,
               f.scale);
   EXPECT_LE(worst, tolerance * f.scale) << name;
@@ -136,34 +152,32 @@ TEST(DecodeMatchesForwardLong, GqaRatioFourOverSixHundredTokens) {
     decoder_logits(model, acts, tokens.data(), full.data());
     double scale = 0;
     for (float v : full) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-    InferenceSession session(model);
-    const float* logits = session.prefill({tokens.data(), 300});
-    double worst = testing::max_abs_diff(logits, full.data() + 299 * V, V);
-    for (int64_t t = 300; t < T; ++t)
-      worst = std::max(worst, testing::max_abs_diff(session.decode(tokens[t]), full.data() + t * V, V));
+    const std::vector<float> logits = decoded(model, tokens, 300);
+    double worst = 0;
+    for (int64_t t = 299; t < T; ++t)
+      worst = std::max(worst, testing::max_abs_diff(logits.data() + (t - 299) * V, full.data() + t * V, V));
     std::printf("  %-8s max|err| %.3g (logit scale %.3g)\n", attention_kind_name(kind), worst, scale);
     EXPECT_LE(worst, kAtol + kRtol * scale) << attention_kind_name(kind);
   }
 }
 
-TEST(KVCache, StoresPerKvHeadKeysAndValuesAndV2NoMoreThanBaseline) {
+TEST(KvPool, StoresPerKvHeadKeysAndValuesAndV2NoMoreThanBaseline) {
   const Model baseline = load_model_dir(kOracle / "baseline_gqa2_untied");
   const Model diff = load_model_dir(kOracle / "diff_gqa2");
   const Model diff2 = load_model_dir(kOracle / "diff2_gqa2_half_rope");
   for (const Model* m : {&baseline, &diff, &diff2}) {
     const ModelConfig& c = m->config;
-    const KVCache cache(c, 10);
     const int64_t d = c.head_dim, Hkv = c.num_key_value_heads, L = c.num_hidden_layers;
     const int64_t width = c.attention == AttentionKind::diff ? 2 * d : d;  // V1: [k1|k2] and a 2d value
-    EXPECT_EQ(cache.key_width, width) << attention_kind_name(c.attention);
-    EXPECT_EQ(cache.value_width, width) << attention_kind_name(c.attention);
-    EXPECT_EQ(cache.elements_per_token(), L * Hkv * 2 * width) << attention_kind_name(c.attention);
+    EXPECT_EQ(elements_per_token(c), L * Hkv * 2 * width) << attention_kind_name(c.attention);
+    // F32 blocks of 16 tokens: exactly the elements (each part a whole number of 64-byte lines).
+    EXPECT_EQ(KvPool::block_bytes(c, KvStorage::f32, 16), 16 * 4 * elements_per_token(c));
   }
   // V2 with the same kv heads, head width and depth as a baseline stores exactly as much.
   ModelConfig b = diff2.config;
   b.attention = AttentionKind::baseline;
   b.num_attention_heads = 2 * diff2.config.num_attention_heads;
-  EXPECT_EQ(KVCache(diff2.config, 10).elements_per_token(), KVCache(b, 10).elements_per_token());
+  EXPECT_EQ(KvPool::block_bytes(diff2.config, KvStorage::bf16, 32), KvPool::block_bytes(b, KvStorage::bf16, 32));
 }
 
 // Runs fn, expecting a difftx::Error whose message contains `part`.
@@ -176,17 +190,26 @@ void expect_error(const std::function<void()>& fn, const std::string& part) {
   }
 }
 
-TEST(InferenceSession, ContextErrorsAreClear) {
+TEST(Engine, ContextErrorsAreClear) {
   const Model model = load_model_dir(kOracle / "diff2");
   const auto tokens = random_tokens(9, model.config.vocab_size, 1);
-  InferenceSession session(model, 8);
-  expect_error([&] { session.prefill(tokens); }, "prompt of 9 tokens is longer than the context of 8 tokens");
-  session.prefill({tokens.data(), 8});
-  expect_error([&] { session.decode(tokens[8]); }, "context full");
-  expect_error([&] { session.prefill({tokens.data(), 2}); }, "already holds 8 tokens");
-  session.reset();
-  expect_error([&] { session.decode(static_cast<int32_t>(model.config.vocab_size)); }, "outside");
-  expect_error([&] { InferenceSession(model, model.config.max_position_embeddings + 1); }, "max_position_embeddings");
+  EngineOptions o;
+  o.context = 8;
+  Engine engine(model, nullptr, o);
+  expect_error([&] { engine.submit({tokens, {}, {}, {}}); }, "the prompt is 9 tokens, longer than the context of 8 tokens");
+  std::vector<int32_t> bad = {1, static_cast<int32_t>(model.config.vocab_size)};
+  expect_error([&] { engine.submit({bad, {}, {}, {}}); }, "outside the vocabulary");
+  expect_error([&] { engine.submit({{}, {}, {}, {}}); }, "no tokens");
+  // A full context ends generation with `length` after the token the last position gave.
+  testing::Stream out;
+  Request r{{tokens.begin(), tokens.begin() + 7}, {}, {}, {}};
+  r.options.max_new_tokens = 5;
+  testing::submit_recorded(engine, r, out);
+  engine.run_until_idle();
+  EXPECT_EQ(out.ids().size(), 2u);
+  EXPECT_EQ(out.finish(), FinishReason::length);
+  o.context = model.config.max_position_embeddings + 1;
+  expect_error([&] { Engine(model, nullptr, o); }, "max_position_embeddings");
 }
 
 }  // namespace

@@ -1,0 +1,153 @@
+#include "infer/engine.h"
+
+#include <algorithm>
+#include <deque>
+
+#include "data/tokenizer.h"
+#include "infer/engine_state.h"
+
+namespace difftx {
+
+const char* finish_reason_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::none: return "none";
+    case FinishReason::stop: return "stop";
+    case FinishReason::length: return "length";
+    case FinishReason::cancelled: return "cancelled";
+    case FinishReason::error: return "error";
+  }
+  return "none";
+}
+
+namespace {
+
+constexpr int64_t kDefaultPoolBytes = int64_t{1} << 30;
+
+int64_t pool_blocks(const ModelConfig& c, const EngineOptions& o) {
+  const int64_t block_bytes = KvPool::block_bytes(c, o.kv, o.kv_block_tokens);
+  if (o.kv_tokens > 0) return (o.kv_tokens + o.kv_block_tokens - 1) / o.kv_block_tokens;
+  if (o.kv_bytes > 0) {
+    const int64_t blocks = o.kv_bytes / block_bytes;
+    DIFFTX_CHECK(blocks >= 1, "--kv-bytes ", o.kv_bytes, " holds no KV block (one is ", block_bytes, " bytes)");
+    return blocks;
+  }
+  const int64_t for_context = (c.max_position_embeddings + o.kv_block_tokens - 1) / o.kv_block_tokens;
+  return std::max<int64_t>(1, std::min(for_context, kDefaultPoolBytes / block_bytes));
+}
+
+void check_options(const EngineOptions& o) {
+  DIFFTX_CHECK(o.kv_tokens >= 0 && o.kv_bytes >= 0, "--kv-tokens and --kv-bytes must not be negative");
+  DIFFTX_CHECK(o.max_batch_tokens >= 1 && o.max_batch_tokens <= (1 << 20), "--max-batch-tokens ", o.max_batch_tokens,
+               " must be in [1, 1048576]");
+  DIFFTX_CHECK(o.max_running >= 1 && o.max_running <= (1 << 16), "--max-running ", o.max_running,
+               " must be in [1, 65536]");
+  DIFFTX_CHECK(o.max_queue >= 0 && o.max_queue <= (1 << 24), "--max-queue ", o.max_queue, " must be in [0, 2^24]");
+  DIFFTX_CHECK(o.sample_vocab >= 0, "sample_vocab ", o.sample_vocab, " must not be negative");
+}
+
+}  // namespace
+
+Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options)
+    : model_(model), tokenizer_(tokenizer), options_(options) {
+  check_options(options_);
+  const ModelConfig& c = model.config;
+  DIFFTX_CHECK(options_.context >= 0 && options_.context <= c.max_position_embeddings, "--context ",
+               options_.context, " must be in [1, max_position_embeddings = ", c.max_position_embeddings, "]");
+  const int64_t blocks = pool_blocks(c, options_);
+  const int64_t limit = options_.context > 0 ? options_.context : c.max_position_embeddings;
+  state_ = std::make_unique<State>(model, options_, blocks, std::min(limit, blocks * options_.kv_block_tokens));
+  state_->vocab = options_.sample_vocab > 0 ? options_.sample_vocab : c.vocab_size;
+  DIFFTX_CHECK(state_->vocab <= c.vocab_size, "sample_vocab ", state_->vocab, " exceeds the model's vocab_size ",
+               c.vocab_size);
+  state_->counters.kv_blocks = state_->pool.blocks();
+  state_->counters.kv_block_tokens = options_.kv_block_tokens;
+  state_->stats = state_->counters;
+}
+
+Engine::~Engine() { stop(); }
+
+int64_t Engine::context() const { return state_->context; }
+
+Engine::RequestId Engine::submit(Request r) {
+  const int64_t n = static_cast<int64_t>(r.prompt.size()), V = model_.config.vocab_size;
+  DIFFTX_CHECK(n >= 1, "the prompt has no tokens");
+  DIFFTX_CHECK(n <= state_->context, "the prompt is ", n, " tokens, longer than the context of ", state_->context,
+               " tokens");
+  for (int64_t i = 0; i < n; ++i)
+    DIFFTX_CHECK(r.prompt[i] >= 0 && r.prompt[i] < V, "prompt token ", r.prompt[i], " at position ", i,
+                 " is outside the vocabulary [0, ", V, ")");
+  const RequestOptions& o = r.options;
+  DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
+  DIFFTX_CHECK(o.top_logprobs >= 0 && o.top_logprobs <= kMaxTopLogprobs, "top_logprobs ", o.top_logprobs,
+               " must be in [0, ", kMaxTopLogprobs, "]");
+  DIFFTX_CHECK(o.stop_strings.empty() || tokenizer_, "stop strings need the model's tokenizer");
+  for (const std::string& s : o.stop_strings) DIFFTX_CHECK(!s.empty(), "a stop string must not be empty");
+  for (int32_t id : o.stop_tokens)
+    DIFFTX_CHECK(id >= 0 && id < V, "stop token ", id, " is outside the vocabulary [0, ", V, ")");
+  for (int32_t id : o.forced)
+    DIFFTX_CHECK(id >= 0 && id < state_->vocab, "forced token ", id, " is outside the vocabulary [0, ", state_->vocab, ")");
+  std::lock_guard lock(mutex_);
+  if (state_->stats.waiting >= options_.max_queue)  // waiting counts the incoming too
+    throw EngineFull(concat("the queue is full (", options_.max_queue, " requests waiting)"));
+  const RequestId id = state_->next_id++;
+  state_->incoming.push_back(std::make_unique<Sequence>(id, std::move(r), state_->vocab));  // the sampler checks its options
+  ++state_->stats.waiting;
+  work_.notify_one();
+  return id;
+}
+
+void Engine::cancel(RequestId id) {
+  std::lock_guard lock(mutex_);
+  state_->cancels.push_back(id);
+  work_.notify_one();
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lock(mutex_);
+  return state_->stats;
+}
+
+void Engine::run_until_idle() {
+  while (step()) {
+  }
+}
+
+void Engine::start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Engine::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    work_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void Engine::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      work_.wait(lock, [&] {
+        return stopping_ || !state_->incoming.empty() || !state_->cancels.empty() || state_->stats.running > 0 ||
+               state_->stats.waiting > 0;
+      });
+      if (stopping_) break;
+    }
+    step();
+  }
+  // Every request still there ends as cancelled.
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& s : state_->incoming) state_->cancels.push_back(s->id);
+    for (const auto& s : state_->waiting) state_->cancels.push_back(s->id);
+    for (const auto& s : state_->running) state_->cancels.push_back(s->id);
+  }
+  step();
+}
+
+}  // namespace difftx

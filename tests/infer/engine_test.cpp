@@ -1,0 +1,340 @@
+// The continuous-batching engine (infer/engine.h): batch invariance (a request's tokens and
+// logprobs are bit-identical alone, beside others, with a cached prefix, under any chunking and
+// after preemption) for every variant, weight type and KV type; equality with generate();
+// the scheduler's queue limit, cancellation at every stage, prefix-cache reuse and eviction; a
+// seeded random workload checked step by step; and the pool back to empty after every test.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+
+#include "core/rng.h"
+#include "infer/generate.h"
+#include "infer/kv_pool.h"
+#include "model/storage_plan.h"
+#include "support/engine_runs.h"
+#include "support/random_model.h"
+
+namespace difftx {
+namespace {
+
+using testing::Stream;
+
+ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
+  ModelConfig c;
+  c.attention = kind;
+  c.vocab_size = 96;
+  c.hidden_size = hidden;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 16;
+  c.intermediate_size = 128;
+  c.max_position_embeddings = 512;
+  c.tie_word_embeddings = kind == AttentionKind::diff;
+  c.validate();
+  return c;
+}
+
+std::vector<int32_t> random_tokens(Rng& rng, int64_t n, int64_t vocab) {
+  std::vector<int32_t> t(n);
+  for (auto& id : t) id = static_cast<int32_t>(rng.below(vocab));
+  return t;
+}
+
+Request sampled_request(std::vector<int32_t> prompt, int64_t new_tokens, uint64_t seed) {
+  Request r{std::move(prompt), {}, {}, {}};
+  r.options.max_new_tokens = new_tokens;
+  r.options.sampling.temperature = 0.9;
+  r.options.sampling.top_k = 40;
+  r.options.sampling.seed = seed;
+  r.options.logprobs = true;
+  r.options.top_logprobs = 3;
+  return r;
+}
+
+// The request alone on a fresh engine.
+Stream alone(const Model& model, const Request& r, EngineOptions o = {}) {
+  Engine engine(model, nullptr, o);
+  Stream out;
+  testing::submit_recorded(engine, r, out);
+  engine.run_until_idle();
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+  return out;
+}
+
+void expect_same_stream(const Stream& got, const Stream& want, const std::string& what) {
+  ASSERT_EQ(got.ids(), want.ids()) << what;
+  const std::vector<float> a = got.logprobs(), b = want.logprobs();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << ": logprob " << i << " differs";
+  for (size_t i = 0; i < got.events.size(); ++i)
+    for (size_t k = 0; k < got.events[i].top.size(); ++k) {
+      ASSERT_EQ(got.events[i].top[k].id, want.events[i].top[k].id) << what;
+      ASSERT_EQ(got.events[i].top[k].logprob, want.events[i].top[k].logprob) << what;
+    }
+  EXPECT_EQ(got.finish(), want.finish()) << what;
+}
+
+struct InvarianceCase {
+  AttentionKind kind;
+  WeightType weights;
+  KvStorage kv;
+};
+
+std::string describe(const InvarianceCase& c) {
+  return std::string(attention_kind_name(c.kind)) + "_" + weight_type_name(c.weights) + "_kv_" + kv_storage_name(c.kv);
+}
+
+Model case_model(const InvarianceCase& c) {
+  // Hidden 256 so that every block type's rows are whole blocks (Q4_K: 256 weights).
+  const ModelConfig config = tiny_config(c.kind, c.weights == WeightType::f32 ? 64 : 256);
+  Model model = testing::random_model(config, 7);
+  if (c.weights == WeightType::f32) return model;
+  return convert_matrices(model, storage_plan(config, c.weights));
+}
+
+class BatchInvariance : public ::testing::TestWithParam<InvarianceCase> {};
+
+// One request (a 70-token prompt, 24 new tokens) against the same request among 12 others with
+// other prompts, half of them sharing its first 40 tokens, under small budgets that chunk every
+// prompt differently, with and without the prefix cache, and in a pool small enough to preempt.
+TEST_P(BatchInvariance, TokensAndLogprobsDoNotDependOnTheBatch) {
+  const InvarianceCase c = GetParam();
+  const Model model = case_model(c);
+  Rng rng(3);
+  const std::vector<int32_t> prompt = random_tokens(rng, 70, model.config.vocab_size);
+  const Request target = sampled_request(prompt, 24, 11);
+  EngineOptions base;
+  base.kv = c.kv;
+  base.kv_block_tokens = 16;
+  const Stream want = alone(model, target, base);
+  ASSERT_EQ(want.ids().size(), 24u);
+
+  struct Setting {
+    const char* name;
+    int64_t budget, pool_tokens;
+    bool prefix_cache;
+  };
+  for (const Setting& s : {Setting{"budget 7", 7, 0, true}, Setting{"budget 64, no prefix cache", 64, 0, false},
+                           Setting{"budget 33, small pool", 33, 320, true}}) {
+    EngineOptions o = base;
+    o.max_batch_tokens = s.budget;
+    o.kv_tokens = s.pool_tokens;
+    o.prefix_cache = s.prefix_cache;
+    Engine engine(model, nullptr, o);
+    std::vector<Stream> others(12);
+    Stream got;
+    for (int i = 0; i < 12; ++i) {
+      std::vector<int32_t> p = random_tokens(rng, 20 + 9 * i, model.config.vocab_size);
+      if (i % 2 == 0) {  // the target's first 40 tokens, then its own
+        p.resize(std::max<size_t>(p.size(), 41));
+        std::copy(prompt.begin(), prompt.begin() + 40, p.begin());
+      }
+      testing::submit_recorded(engine, sampled_request(p, 10 + i, 100 + i), others[i]);
+      if (i == 5) testing::submit_recorded(engine, target, got);  // arrives while others run
+    }
+    engine.run_until_idle();
+    expect_same_stream(got, want, describe(c) + ", " + s.name);
+    const EngineStats st = engine.stats();
+    EXPECT_EQ(st.kv_blocks_used, 0) << s.name;
+    if (s.prefix_cache) {
+      EXPECT_GT(st.prefix_hit_tokens, 0) << s.name;
+    }
+    if (s.pool_tokens > 0) {
+      EXPECT_GT(st.preemptions, 0) << s.name << ": the small pool never preempted";
+    }
+  }
+  // A second time on one engine: the prompt's blocks now come from the prefix cache.
+  EngineOptions o = base;
+  Engine engine(model, nullptr, o);
+  Stream first, second;
+  testing::submit_recorded(engine, target, first);
+  engine.run_until_idle();
+  testing::submit_recorded(engine, target, second);
+  engine.run_until_idle();
+  EXPECT_EQ(second.events.back().cached_tokens, 64);  // 4 full blocks of 16, the last token recomputed
+  expect_same_stream(second, want, describe(c) + ", cached prefix");
+}
+
+std::vector<InvarianceCase> invariance_cases() {
+  std::vector<InvarianceCase> out;
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+    for (KvStorage kv : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) out.push_back({kind, WeightType::f32, kv});
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+    for (WeightType w : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
+      out.push_back({kind, w, KvStorage::bf16});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Engine, BatchInvariance, ::testing::ValuesIn(invariance_cases()),
+                         [](const auto& info) { return describe(info.param); });
+
+// generate() is the engine with one request: the same tokens as a request among others.
+TEST(Engine, GenerateEqualsARequestAmongOthers) {
+  const Model model = testing::random_model(tiny_config(AttentionKind::diff2), 5);
+  Rng rng(9);
+  const std::vector<int32_t> prompt = random_tokens(rng, 30, 96);
+  GenerateOptions g;
+  g.max_new_tokens = 20;
+  g.sampling.seed = 4;
+  std::vector<int32_t> generated;
+  generate(model, prompt, g, [&](int32_t id) { generated.push_back(id); });
+  EngineOptions o;
+  o.max_batch_tokens = 5;
+  Engine engine(model, nullptr, o);
+  Stream got, other;
+  testing::submit_recorded(engine, sampled_request(random_tokens(rng, 50, 96), 30, 1), other);
+  Request r{prompt, {}, {}, {}};
+  r.options.max_new_tokens = 20;
+  r.options.sampling = g.sampling;
+  testing::submit_recorded(engine, r, got);
+  engine.run_until_idle();
+  EXPECT_EQ(got.ids(), generated);
+}
+
+TEST(Engine, FullQueueRefusesWithEngineFull) {
+  const Model model = testing::random_model(tiny_config(AttentionKind::baseline), 1);
+  EngineOptions o;
+  o.max_queue = 2;
+  Engine engine(model, nullptr, o);
+  std::vector<Stream> s(3);
+  testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 1), s[0]);
+  testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 2), s[1]);
+  EXPECT_THROW(testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 3), s[2]), EngineFull);
+  engine.run_until_idle();
+  EXPECT_EQ(s[0].finish(), FinishReason::length);
+  EXPECT_EQ(s[1].finish(), FinishReason::length);
+  EXPECT_TRUE(s[2].events.empty());
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+}
+
+// Cancelled while waiting and while decoding (from its own callback, after 3 tokens): each ends
+// with `cancelled` and nothing after it, and every block goes back.
+TEST(Engine, CancelWhileWaitingAndWhileDecoding) {
+  const Model model = testing::random_model(tiny_config(AttentionKind::diff), 2);
+  EngineOptions o;
+  o.max_running = 1;
+  Engine engine(model, nullptr, o);
+  Rng rng(1);
+  Stream decoding, waiting, after;
+  Request a = sampled_request(random_tokens(rng, 4, 96), 100, 1);
+  Engine::RequestId a_id = 0;
+  a.on_event = [&](const TokenEvent& e) {
+    decoding.events.push_back(e);
+    if (decoding.events.size() == 3) engine.cancel(a_id);
+  };
+  a_id = engine.submit(a);
+  const auto c = testing::submit_recorded(engine, sampled_request(random_tokens(rng, 10, 96), 10, 3), waiting);
+  testing::submit_recorded(engine, sampled_request(random_tokens(rng, 10, 96), 10, 4), after);
+  engine.cancel(c);  // still waiting (max_running 1)
+  engine.run_until_idle();
+  EXPECT_EQ(decoding.finish(), FinishReason::cancelled);
+  EXPECT_EQ(decoding.ids().size(), 3u);
+  EXPECT_EQ(waiting.finish(), FinishReason::cancelled);
+  EXPECT_TRUE(waiting.ids().empty());
+  EXPECT_EQ(after.finish(), FinishReason::length);
+  engine.cancel(a_id);  // finished already: ignored
+  engine.run_until_idle();
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+  EXPECT_EQ(engine.stats().finished[static_cast<int>(FinishReason::cancelled)], 2);
+}
+
+// A cancel that lands while a prompt is halfway through its chunks, from the callback of another
+// request (the engine's own thread).
+TEST(Engine, CancelFromACallbackMidPrefill) {
+  const Model model = testing::random_model(tiny_config(AttentionKind::diff2), 2);
+  EngineOptions o;
+  o.max_batch_tokens = 16;
+  Engine engine(model, nullptr, o);
+  Rng rng(4);
+  Stream long_prompt;
+  Engine::RequestId victim = 0;
+  Request trigger = sampled_request(random_tokens(rng, 3, 96), 3, 2);
+  trigger.on_event = [&](const TokenEvent&) { engine.cancel(victim); };
+  engine.submit(trigger);  // first: its 3 rows and 13 of the victim's share the first step
+  victim = testing::submit_recorded(engine, sampled_request(random_tokens(rng, 200, 96), 5, 1), long_prompt);
+  engine.run_until_idle();
+  EXPECT_EQ(long_prompt.finish(), FinishReason::cancelled);
+  EXPECT_TRUE(long_prompt.ids().empty());
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+}
+
+TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
+  const ModelConfig c = tiny_config(AttentionKind::baseline);
+  KvPool pool(c, KvStorage::bf16, 16, 3);
+  std::vector<int32_t> t1(16, 1), t2(16, 2);
+  const int32_t a = pool.allocate(), b = pool.allocate();
+  EXPECT_EQ(a, 0);
+  EXPECT_EQ(b, 1);
+  const uint64_t ka = KvPool::chain_key(0, t1), kb = KvPool::chain_key(ka, t2);
+  pool.register_block(a, ka, -1, t1);
+  pool.register_block(b, kb, a, t2);
+  EXPECT_EQ(pool.lookup(ka, -1, t2), -1);  // other tokens under the key: no match
+  pool.release(b);
+  pool.release(a);
+  EXPECT_EQ(pool.used(), 0);
+  EXPECT_EQ(pool.cached(), 2);
+  EXPECT_EQ(pool.lookup(ka, -1, t1), a);  // back from the evictable list
+  EXPECT_EQ(pool.used(), 1);
+  EXPECT_EQ(pool.allocate(), 2);  // the free block first
+  EXPECT_EQ(pool.allocate(), b);  // then the least recently used cached one, dropped from the cache
+  EXPECT_EQ(pool.cached(), 1);
+  EXPECT_EQ(pool.allocate(), -1);
+  EXPECT_EQ(pool.lookup(kb, a, t2), -1);
+  for (int32_t x : {0, 1, 2}) pool.release(x);
+  EXPECT_EQ(pool.used(), 0);
+  EXPECT_THROW(pool.release(0), Error);
+}
+
+// Arrivals over time, random prompt and output lengths, shared prefixes, cancellations, in a pool
+// that must preempt: every step keeps the pool's invariants, and every finished request equals
+// the same request alone.
+TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
+    const Model model = testing::random_model(tiny_config(kind), 21);
+    EngineOptions o;
+    o.kv_block_tokens = 16;
+    o.kv_tokens = 256;
+    o.max_batch_tokens = 24;
+    o.max_running = 6;
+    Engine engine(model, nullptr, o);
+    Rng rng(static_cast<uint64_t>(kind) + 17);
+    const std::vector<int32_t> preamble = random_tokens(rng, 48, 96);
+    std::vector<Request> requests;
+    std::vector<std::unique_ptr<Stream>> streams;
+    std::vector<Engine::RequestId> ids;
+    std::vector<bool> cancelled;
+    int64_t steps = 0;
+    for (int arrival = 0; arrival < 40 || engine.step(); ++arrival) {
+      if (arrival < 40) {
+        std::vector<int32_t> p = random_tokens(rng, 1 + rng.below(90), 96);
+        if (rng.below(2)) p.insert(p.begin(), preamble.begin(), preamble.end());
+        requests.push_back(sampled_request(p, 1 + rng.below(40), arrival));
+        streams.push_back(std::make_unique<Stream>());
+        ids.push_back(testing::submit_recorded(engine, requests.back(), *streams.back()));
+        cancelled.push_back(rng.below(8) == 0);
+      }
+      // A few steps between arrivals; a cancel lands some steps after its request arrived.
+      for (uint64_t k = rng.below(4); k > 0; --k, ++steps) engine.step();
+      if (arrival >= 3 && arrival < 43 && cancelled[arrival - 3]) engine.cancel(ids[arrival - 3]);
+      const EngineStats st = engine.stats();
+      ASSERT_LE(st.kv_blocks_used, st.kv_blocks);
+      ASSERT_LE(st.running, o.max_running);
+    }
+    const EngineStats st = engine.stats();
+    EXPECT_EQ(st.kv_blocks_used, 0);
+    EXPECT_GT(st.prefix_hit_tokens, 0);
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (cancelled[i]) continue;
+      EngineOptions single = o;
+      single.kv_tokens = 0;
+      expect_same_stream(*streams[i], alone(model, requests[i], single),
+                         std::string(attention_kind_name(kind)) + " request " + std::to_string(i));
+    }
+    EXPECT_GT(st.preemptions, 0) << attention_kind_name(kind);
+    EXPECT_GT(steps, 40);
+  }
+}
+
+}  // namespace
+}  // namespace difftx

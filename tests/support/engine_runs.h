@@ -1,0 +1,29 @@
+// Running the engine from tests: the logits of a prompt and a forced continuation through the
+// decode path, and a request's whole stream.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "infer/engine.h"
+
+namespace difftx::testing {
+
+// Row i (of forced.size() + 1, each [vocab_size]) holds the next-token logits after prompt and
+// forced[0, i): the prompt prefilled, each forced token then fed back as a generated token.
+std::vector<float> engine_logits(const Model& model, std::span<const int32_t> prompt, std::span<const int32_t> forced,
+                                 KvStorage kv = KvStorage::f32, EngineOptions options = {});
+
+// Everything a request streamed.
+struct Stream {
+  std::vector<TokenEvent> events;
+  std::vector<int32_t> ids() const;
+  std::vector<float> logprobs() const;
+  std::string text() const;
+  FinishReason finish() const { return events.empty() ? FinishReason::none : events.back().finish; }
+};
+
+// Submits the request with a callback that records into `out` (kept alive by the caller).
+Engine::RequestId submit_recorded(Engine& engine, Request request, Stream& out);
+
+}  // namespace difftx::testing
