@@ -41,6 +41,7 @@ int run_serve(Args& args) {
   e.max_running = args.get_int("max-running", e.max_running, IntRange{1, kMaxBatchRows});
   e.max_queue = args.get_int("max-queue", e.max_queue, IntRange{0, kMaxBatchRows});
   e.prefix_cache = !args.flag("no-prefix-cache");
+  e.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
   const std::string model_name = args.get("model-name", fs::absolute(dir).lexically_normal().filename().string());
   const auto template_file = args.get("chat-template");
   const int64_t max_choices = args.get_int("max-choices", 16, IntRange{1, 1024});
@@ -91,6 +92,7 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "  --max-batch-tokens N   rows per engine step: decode rows plus prompt chunks (default 512)\n"
                "  --max-running N        sequences decoding at once (default 64)\n"
                "  --max-queue N          requests waiting beyond those; more get 503 (default 1024)\n"
+               "  --context T            most tokens of a sequence, prompt and reply (default max_position_embeddings)\n"
                "  --no-prefix-cache      do not reuse the KV blocks of matching prompt prefixes\n"
                "  --max-choices N        n times prompts a request may ask for (default 16)\n"
                "  --max-body-bytes N     larger request bodies get 413 (default 8 MiB)\n"

@@ -59,6 +59,7 @@ std::vector<Request> make_requests(const ServedModel& m, const std::vector<std::
       r.prompt = prompt;
       r.options = params.options;
       r.options.max_new_tokens = params.max_tokens.value_or(context - length);
+      r.options.logprobs = params.logprobs;
       r.options.sampling.seed = base_seed + static_cast<uint64_t>(i);
       r.options.stop_tokens = m.frame.stop;
       r.options.stop_tokens.insert(r.options.stop_tokens.end(), extra_stop.begin(), extra_stop.end());

@@ -93,6 +93,7 @@ void configure(httplib::Server& http, ServerState& state) {
   http.set_payload_max_length(o.max_body_bytes);
   http.set_read_timeout(o.read_timeout_s, 0);
   http.set_write_timeout(o.write_timeout_s, 0);
+  http.set_tcp_nodelay(true);  // stream chunks are small: send each at once
   http.set_keep_alive_timeout(3);
   http.set_keep_alive_max_count(1000);
   for (const Route& route : kRoutes) {

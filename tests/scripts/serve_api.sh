@@ -1,5 +1,5 @@
-# difftx serve end to end over curl: /health, /v1/models, tokenize and detokenize, greedy
-# completions equal to `difftx generate` with the same prompt and length, raw SSE framing of
+# difftx serve end to end over curl: /health, /v1/models, tokenize and detokenize, greedy and
+# seeded completions equal to `difftx generate` with the same prompt, length and seed, raw SSE framing of
 # completion streams, n choices and stop strings, the request log, /metrics, and SIGTERM exiting 0.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
@@ -31,6 +31,15 @@ for prompt in "The Congress" "It is" "We"; do
   [ "$got" = "$want" ] || { echo "FAIL: '$prompt': server '$got' vs generate '$want'"; exit 1; }
 done
 echo "greedy: $(json_get "$work/body.json" "['choices'][0]")"
+# Seeded sampling too: the same seed draws the same tokens in both.
+for seed in 7 8; do
+  "$difftx" generate --model "$model" --prompt "The Congress" --max-new-tokens 24 --temperature 1 --seed $seed > "$work/gen.txt" 2> /dev/null
+  want="$(python3 -c "import sys; t=open(sys.argv[1]).read(); print(t[len('The Congress'):-1], end='')" "$work/gen.txt")"
+  post /v1/completions "{\"prompt\": \"The Congress\", \"max_tokens\": 24, \"temperature\": 1, \"seed\": $seed}" > /dev/null
+  got="$(json_get "$work/body.json" "['choices'][0]['text']")"
+  [ "$got" = "$want" ] || { echo "FAIL: seed $seed: server '$got' vs generate '$want'"; exit 1; }
+done
+echo "seeded: $got"
 
 # Raw SSE framing: every event is 'data: <json>' and a blank line, the last is [DONE]; the
 # usage chunk has empty choices; the streamed text is the whole response's.
