@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "chat/chat_prompt.h"
+#include "serve/chat_prompt.h"
 #include "cli/command.h"
 #include "cli/model_chat_template.h"
 #include "cli/model_tokenizer.h"
@@ -63,8 +63,8 @@ int run_generate(Args& args) {
                  " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); "
                  "give one with --chat-template FILE");
     const std::string rendered = tmpl->render(nlohmann::json::array({{{"role", "user"}, {"content", prompt}}}), true);
-    ids = chat::encode_chat_prompt(tokenizer, frame.prefix, rendered);
-    for (int32_t id : chat::chat_stop_ids(*tmpl, tokenizer)) o.stop_tokens.push_back(id);
+    ids = serve::encode_chat_prompt(tokenizer, frame.prefix, rendered);
+    for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) o.stop_tokens.push_back(id);
   } else {
     DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
     // A tokenizer.json matches special-token text in the prompt, as transformers does.

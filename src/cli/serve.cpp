@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "chat/chat_prompt.h"
+#include "serve/chat_prompt.h"
 #include "cli/command.h"
 #include "cli/model_chat_template.h"
 #include "cli/model_tokenizer.h"
@@ -68,7 +68,7 @@ int run_serve(Args& args) {
     m->limits.default_top_k = defaults.top_k;
     m->limits.max_choices = max_choices;
     if (auto tmpl = load_chat_template(dir, template_file)) {
-      m->chat_stop = chat::chat_stop_ids(*tmpl, *m->tokenizer);
+      m->chat_stop = serve::chat_stop_ids(*tmpl, *m->tokenizer);
       m->render_chat = serve::chat_renderer(std::move(*tmpl));
     }
     return m;

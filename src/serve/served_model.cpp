@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <random>
 
-#include "chat/chat_prompt.h"
+#include "serve/chat_prompt.h"
 #include "serve/api_error.h"
 
 namespace difftx::serve {
@@ -20,7 +20,7 @@ std::vector<int32_t> encode_text_prompt(const ServedModel& m, const std::string&
 
 std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string& rendered) {
   try {
-    return chat::encode_chat_prompt(*m.tokenizer, m.frame.prefix, rendered);
+    return serve::encode_chat_prompt(*m.tokenizer, m.frame.prefix, rendered);
   } catch (const Error& e) {
     bad_param("messages", e.what());
   }

@@ -36,7 +36,7 @@ struct ServedModel {
 // A text prompt as `difftx generate` encodes it: the frame's prefix, then the text (special-token
 // text matched for tokenizer.json, literal for tiktoken files).
 std::vector<int32_t> encode_text_prompt(const ServedModel& m, const std::string& text);
-// A rendered chat prompt (chat/chat_prompt.h); text the tokenizer refuses is a 400.
+// A rendered chat prompt (serve/chat_prompt.h); text the tokenizer refuses is a 400.
 std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string& rendered);
 // Renders with the template; what the template refuses (raise_exception) is a 400 with its message.
 ChatRenderer chat_renderer(chat::ChatTemplate tmpl);

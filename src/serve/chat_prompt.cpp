@@ -1,8 +1,8 @@
-#include "chat/chat_prompt.h"
+#include "serve/chat_prompt.h"
 
 #include <algorithm>
 
-namespace difftx::chat {
+namespace difftx::serve {
 
 std::vector<int32_t> encode_chat_prompt(const data::Tokenizer& tokenizer, const std::vector<int32_t>& prefix,
                                         const std::string& rendered) {
@@ -12,10 +12,10 @@ std::vector<int32_t> encode_chat_prompt(const data::Tokenizer& tokenizer, const 
   return ids;
 }
 
-std::vector<int32_t> chat_stop_ids(const ChatTemplate& tmpl, const data::Tokenizer& tokenizer) {
+std::vector<int32_t> chat_stop_ids(const chat::ChatTemplate& tmpl, const data::Tokenizer& tokenizer) {
   const auto it = tokenizer.special_tokens().find(tmpl.eos_token);
   if (tmpl.eos_token.empty() || it == tokenizer.special_tokens().end()) return {};
   return {it->second};
 }
 
-}  // namespace difftx::chat
+}  // namespace difftx::serve

@@ -11,10 +11,10 @@
 #include "chat/chat_template.h"
 #include "data/tokenizer.h"
 
-namespace difftx::chat {
+namespace difftx::serve {
 
 std::vector<int32_t> encode_chat_prompt(const data::Tokenizer& tokenizer, const std::vector<int32_t>& prefix,
                                         const std::string& rendered);
-std::vector<int32_t> chat_stop_ids(const ChatTemplate& tmpl, const data::Tokenizer& tokenizer);
+std::vector<int32_t> chat_stop_ids(const chat::ChatTemplate& tmpl, const data::Tokenizer& tokenizer);
 
-}  // namespace difftx::chat
+}  // namespace difftx::serve
