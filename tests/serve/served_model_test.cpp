@@ -91,5 +91,19 @@ TEST(ServeRequests, ChatPromptsHaveOnePrefix) {
   EXPECT_TRUE(chat_stop_ids(tmpl, tokenizer).empty());
 }
 
+TEST(ServeRequests, TemplateRefusalsAre400sWithTheirMessage) {
+  const ChatRenderer render = chat_renderer(chat::ChatTemplate::parse(
+      "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}ok"));
+  EXPECT_EQ(render(nlohmann::json::parse(R"([{"role": "user", "content": "x"}])"), true, nlohmann::json::object()), "ok");
+  try {
+    render(nlohmann::json::parse(R"([{"role": "system", "content": "x"}])"), true, nlohmann::json::object());
+    ADD_FAILURE() << "the template's exception did not come out";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "messages");
+    EXPECT_NE(std::string(e.what()).find("System role not supported"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace difftx::serve
