@@ -129,7 +129,12 @@ void configure(httplib::Server& http, ServerState& state) {
     } else if (res.status == 404) {
       send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"));
     } else if (res.status == 413) {
-      send_error(res, ApiError(413, "the request body is larger than the server's limit", "", "request_too_large"));
+      // httplib caps form-encoded bodies (curl's default type) at 8 KiB, whatever the limit.
+      const bool form = req.get_header_value("Content-Type").find("x-www-form-urlencoded") != std::string::npos;
+      send_error(res, ApiError(413, form ? "the request body is larger than the 8 KiB allowed for form-encoded bodies: "
+                                           "send it as Content-Type: application/json"
+                                         : "the request body is larger than the server's limit (--max-body-bytes)",
+                               "", "request_too_large"));
     } else {
       send_error(res, ApiError(res.status, concat("the request could not be read (HTTP ", res.status, ")")));
     }
