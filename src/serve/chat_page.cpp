@@ -116,7 +116,8 @@ async function send(text) {
       reply += piece;
       out.textContent = (chat ? "" : text) + reply;
       const seconds = (performance.now() - first) / 1000;
-      if (++pieces > 1 && seconds > 0) $("rate").textContent = (pieces / seconds).toFixed(1) + " tok/s";
+      out.dataset.chunks = ++pieces;
+      if (pieces > 1 && seconds > 0) $("rate").textContent = (pieces / seconds).toFixed(1) + " tok/s";
     });
     const seconds = (performance.now() - (first || start)) / 1000;
     tokens = tokens || pieces;
