@@ -22,7 +22,6 @@ class Fields {
   std::optional<double> number(const std::string& key, Range range) const;
   std::optional<bool> boolean(const std::string& key) const;
   std::optional<std::string> string(const std::string& key) const;
-  const nlohmann::json& body() const { return body_; }
 
  private:
   const nlohmann::json& body_;
