@@ -47,7 +47,7 @@ let model = null;
 let controller = null;
 
 $("key").value = localStorage.getItem("difftx-key") || "";
-$("key").onchange = () => localStorage.setItem("difftx-key", $("key").value);
+$("key").onchange = () => { localStorage.setItem("difftx-key", $("key").value); loadModel(); };
 
 function headers() {
   const h = { "Content-Type": "application/json" };
@@ -139,11 +139,13 @@ $("input").onkeydown = (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preven
 $("stop").onclick = () => controller && controller.abort();
 for (const id of ["mode-chat", "mode-completion"]) $(id).onchange = () => { history = []; };
 
-(async () => {
+// The model's name, context and whether it has a chat template (chat mode needs one).
+async function loadModel() {
   try {
     const response = await fetch("/v1/models", { headers: headers() });
     const list = await response.json();
-    if (!response.ok) throw new Error(list.error ? list.error.message : "HTTP " + response.status);
+    if (!response.ok) throw Object.assign(new Error(list.error ? list.error.message : "HTTP " + response.status),
+                                          { status: response.status });
     const info = list.data[0];
     model = info.id;
     $("model").textContent = info.id + " (context " + info.meta.context + ")";
@@ -154,7 +156,12 @@ for (const id of ["mode-chat", "mode-completion"]) $(id).onchange = () => { hist
   } catch (e) {
     $("model").textContent = "not ready: " + e.message;
     $("mode-completion").checked = true;
+    if (e.status === 503) setTimeout(loadModel, 2000);  // still loading
   }
+}
+
+(async () => {
+  await loadModel();
   if (params.get("max_tokens")) $("max-tokens").value = params.get("max_tokens");
   if (params.get("send")) await send(params.get("send"));
 })();
