@@ -10,8 +10,9 @@ const char* const kChatPage = R"PAGE(<!doctype html>
 <title>difftx</title>
 <style>
   body { font: 15px/1.45 system-ui, sans-serif; margin: 0; background: #f6f6f4; color: #222; }
-  header { display: flex; gap: 1em; align-items: center; padding: .6em 1em; background: #fff; border-bottom: 1px solid #ddd; }
+  header { display: flex; flex-wrap: wrap; gap: .6em 1em; align-items: center; padding: .6em 1em; background: #fff; border-bottom: 1px solid #ddd; }
   header h1 { font-size: 1.05em; margin: 0; }
+  header label, header span { white-space: nowrap; }
   header .grow { flex: 1; }
   #log { max-width: 52em; margin: 0 auto; padding: 1em; }
   .msg { white-space: pre-wrap; padding: .6em .8em; margin: .5em 0; border-radius: 6px; background: #fff; border: 1px solid #e2e2e2; }
