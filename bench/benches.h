@@ -2,7 +2,10 @@
 #pragma once
 #include <cstdint>
 
+#include <vector>
+
 #include "cli/args.h"
+#include "kernels/quant/weight_type.h"
 
 namespace difftx::bench {
 
@@ -12,8 +15,15 @@ int bench_tokenizer(cli::Args& args);
 int bench_ops(cli::Args& args);
 int bench_train(cli::Args& args);
 int bench_infer(cli::Args& args);
+int bench_serve(cli::Args& args);  // many streams on one engine
 int bench_analysis(cli::Args& args);
 int bench_quant(cli::Args& args);
 int bench_memory(cli::Args& args);  // in quant_bench.cpp: the memory rates its rows are set against
+int bench_matmul(cli::Args& args);
+
+// In quant_bench.cpp: rows x cols weights of `type` (a few random rows quantized, then repeated),
+// and how many copies of `bytes` a GEMV must walk in turn to stream from DRAM, not the L3.
+std::vector<uint8_t> make_bench_weights(WeightType type, int64_t rows, int64_t cols);
+int64_t copies_for(int64_t bytes);
 
 }  // namespace difftx::bench

@@ -72,29 +72,13 @@ Timed measure_with_cpu(const std::function<void()>& fn, double seconds = 0.5, in
   return {wall, least};
 }
 
-// rows x cols weights of `type`: kDistinctRows random rows quantized, then repeated.
-std::vector<uint8_t> make_weights(WeightType type, int64_t rows, int64_t cols) {
-  const int64_t row_bytes = weight_row_bytes(type, cols), distinct = std::min(rows, kDistinctRows);
-  std::vector<float> source(distinct * cols);
-  Rng rng(7);
-  for (auto& v : source) v = static_cast<float>(rng.uniform(-0.05, 0.05));
-  std::vector<uint8_t> bytes(weight_matrix_bytes(type, rows, cols));
-  quantize_rows(type, source.data(), bytes.data(), distinct, cols);
-  for (int64_t r = distinct; r < rows; ++r)
-    std::memcpy(bytes.data() + r * row_bytes, bytes.data() + (r % distinct) * row_bytes, row_bytes);
-  return bytes;
-}
-
 struct Shape {
   int64_t rows, cols;
   bool prefill;  // the output head (128256 rows) is timed for decode only
 };
 
-// Enough copies of a matrix that a GEMV over each in turn streams from DRAM, not the 32 MiB L3.
-int64_t copies_for(int64_t bytes) { return std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(bytes, 1)); }
-
 void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const MemoryRates& memory) {
-  const auto bytes = make_weights(type, s.rows, s.cols);
+  const auto bytes = make_bench_weights(type, s.rows, s.cols);
   const int64_t copies = copies_for(static_cast<int64_t>(bytes.size()));
   std::vector<std::vector<uint8_t>> matrices(copies, bytes);
   const std::string shape = std::to_string(s.rows) + "x" + std::to_string(s.cols);
@@ -133,6 +117,22 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
 }
 
 }  // namespace
+
+// rows x cols weights of `type`: kDistinctRows random rows quantized, then repeated.
+std::vector<uint8_t> make_bench_weights(WeightType type, int64_t rows, int64_t cols) {
+  const int64_t row_bytes = weight_row_bytes(type, cols), distinct = std::min(rows, kDistinctRows);
+  std::vector<float> source(distinct * cols);
+  Rng rng(7);
+  for (auto& v : source) v = static_cast<float>(rng.uniform(-0.05, 0.05));
+  std::vector<uint8_t> bytes(weight_matrix_bytes(type, rows, cols));
+  quantize_rows(type, source.data(), bytes.data(), distinct, cols);
+  for (int64_t r = distinct; r < rows; ++r)
+    std::memcpy(bytes.data() + r * row_bytes, bytes.data() + (r % distinct) * row_bytes, row_bytes);
+  return bytes;
+}
+
+// Enough copies of a matrix that a GEMV over each in turn streams from DRAM, not the 32 MiB L3.
+int64_t copies_for(int64_t bytes) { return std::max<int64_t>(1, (int64_t{256} << 20) / std::max<int64_t>(bytes, 1)); }
 
 int bench_memory(cli::Args& args) {
   const bool json = args.flag("json");

@@ -9,6 +9,11 @@
 //        [[id, p], ...] for every id with p > 0
 //   node peer.mjs tokenize --model F.gguf --text FILE
 //        the ids llama.cpp's tokenizer gives the text of FILE (no BOS, special tokens as text)
+//   node peer.mjs serve  --model F.gguf --tokens FILE --prompt N --decode M --sequences S [--shared K] [--threads T]
+//        S sequences of one context evaluating at once (llama.cpp batches their pending tokens
+//        into one decode per step), each an N-token prompt (the first K ids of FILE shared, the
+//        rest per sequence from FILE) and M greedy tokens; aggregate and decode-phase tokens/s,
+//        time to first token and inter-token latency percentiles, as `difftx bench serve` reports
 import {readFileSync} from "node:fs";
 import {pathToFileURL} from "node:url";
 
@@ -22,13 +27,18 @@ const opts = {};
 for (let i = 0; i < rest.length; i += 2) opts[rest[i].replace(/^--/, "")] = rest[i + 1];
 const threads = Number(opts.threads ?? 2);
 const ids = mode === "tokenize" ? [] : readFileSync(opts.tokens, "utf8").trim().split(/\s+/).map(Number);
-if (!["time", "greedy", "probs", "tokenize"].includes(mode) || !opts.model || ids.some(x => !Number.isInteger(x) || x < 0))
+if (!["time", "greedy", "probs", "tokenize", "serve"].includes(mode) || !opts.model || ids.some(x => !Number.isInteger(x) || x < 0))
   throw new Error("usage: peer.mjs time|greedy|probs|tokenize --model F.gguf --tokens FILE [...]; see the header");
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
 const model = await llama.loadModel({modelPath: opts.model, gpuLayers: 0, useMmap: true});
 if (mode === "tokenize") {
   console.log(JSON.stringify({engine: "llama.cpp", tokens: [...model.tokenize(readFileSync(opts.text, "utf8"), false)]}));
+  await model.dispose();
+  process.exit(0);
+}
+if (mode === "serve") {
+  await serve();
   await model.dispose();
   process.exit(0);
 }
@@ -72,3 +82,51 @@ if (mode === "time") {
 }
 await context.dispose();
 await model.dispose();
+
+function percentile(values, p) {
+  if (values.length === 0) return 0;
+  const v = [...values].sort((a, b) => a - b), at = p * (v.length - 1), lo = Math.floor(at);
+  const hi = Math.min(lo + 1, v.length - 1);
+  return v[lo] + (at - lo) * (v[hi] - v[lo]);
+}
+
+async function serve() {
+  const S = Number(opts.sequences), N = Number(opts.prompt), M = Number(opts.decode), K = Number(opts.shared ?? 0);
+  const context = await model.createContext({contextSize: S * (N + M + 8), threads, sequences: S,
+                                             batchSize: Math.min(512, S * N)});
+  const prompts = [];
+  for (let s = 0; s < S; ++s) {
+    const own = [];
+    for (let i = 0; own.length < N - K; ++i) own.push(ids[(K + s * (N - K) + i) % ids.length]);
+    prompts.push([...ids.slice(0, K), ...own]);
+  }
+  const warm = context.getSequence();  // warm-up: thread pool, page faults
+  for await (const _ of warm.evaluate(prompts[0].slice(0, 16), {temperature: 0})) break;
+  await warm.clearHistory();
+  warm.dispose();
+  const sequences = prompts.map(() => context.getSequence());
+  const times = prompts.map(() => []);
+  const t0 = performance.now();
+  await Promise.all(sequences.map(async (seq, s) => {
+    for await (const _ of seq.evaluate(prompts[s], {temperature: 0})) {
+      times[s].push(performance.now());
+      if (times[s].length >= M) break;
+    }
+  }));
+  const t1 = performance.now();
+  const allStarted = Math.max(...times.map(t => t[0])), firstDone = Math.min(...times.map(t => t[t.length - 1]));
+  let total = 0, inWindow = 0;
+  const ttft = [], itl = [];
+  for (const t of times) {
+    total += t.length;
+    ttft.push((t[0] - t0) / 1e3);
+    for (let k = 1; k < t.length; ++k) itl.push((t[k] - t[k - 1]) / 1e3);
+    for (const when of t) inWindow += when > allStarted && when <= firstDone;
+  }
+  const window = (firstDone - allStarted) / 1e3;
+  console.log(JSON.stringify({engine: "llama.cpp", op: "serve_bench", threads, concurrency: S, prompt: N, new: M,
+                              aggregate_tok_s: total / ((t1 - t0) / 1e3), decode_tok_s: window > 0 ? inWindow / window : 0,
+                              ttft_p50_s: percentile(ttft, 0.5), ttft_p99_s: percentile(ttft, 0.99),
+                              itl_p50_s: percentile(itl, 0.5), itl_p99_s: percentile(itl, 0.99)}));
+  await context.dispose();
+}

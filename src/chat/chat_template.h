@@ -29,13 +29,14 @@ struct ChatTemplate {
   // visible to the template). extra: additional top-level variables (e.g. tools,
   // enable_thinking) as a JSON object; they override the special tokens. As transformers does,
   // `tools` and `documents` are None unless extra gives them. raise_exception() and every other
-  // render-time failure throw TemplateError (raise_exception's message as the template wrote it).
+  // render-time failure throw TemplateError: raise_exception's message as the template wrote
+  // it, the others prefixed with "chat template line N: ".
   // nlohmann::json keeps object keys sorted; the ordered_json overload keeps them as written
   // (what tojson of a tool definition prints).
   std::string render(const nlohmann::json& messages, bool add_generation_prompt,
                      const nlohmann::json& extra = nlohmann::json::object()) const;
   std::string render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
-                     const nlohmann::ordered_json& extra) const;
+                     const nlohmann::ordered_json& extra = nlohmann::ordered_json::object()) const;
 
   std::string bos_token, eos_token;  // from tokenizer_config.json, "" when absent (then undefined)
   // The other special tokens (unk_token, pad_token, additional_special_tokens, ...) by name.

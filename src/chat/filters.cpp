@@ -80,9 +80,10 @@ Value sort_key(const Value& v, bool case_sensitive) {
 Value round_filter(const Value& v, const CallArgs& a) {
   const int64_t precision = int_argument(a, 0, "precision", 0);
   const auto method = string_argument(a, 1, "method").value_or("common");
+  if (!v.is_number()) template_fail("round needs a number, not ", type_name(v));
   const double x = as_double(v), scale = std::pow(10.0, static_cast<double>(precision));
   double r;
-  if (method == "common") r = std::round(x * scale) / scale;
+  if (method == "common") r = std::nearbyint(x * scale) / scale;  // Python rounds halves to even
   else if (method == "ceil") r = std::ceil(x * scale) / scale;
   else if (method == "floor") r = std::floor(x * scale) / scale;
   else template_fail("method must be common, ceil or floor");
@@ -93,6 +94,7 @@ Value indent(const Value& v, const CallArgs& a) {
   const Value* w = argument(a, 0, "width");
   const std::string pad = w && w->is_string() ? w->text : std::string(static_cast<size_t>(int_argument(a, 0, "width", 4)), ' ');
   const bool first = bool_argument(a, 1, "first", false), blank = bool_argument(a, 2, "blank", false);
+  if (!v.is_string()) template_fail("indent needs a string, not ", type_name(v));
   std::vector<std::string> lines = py_splitlines(str(v) + "\n");
   std::string out;
   for (size_t i = 0; i < lines.size(); ++i) {

@@ -32,7 +32,7 @@ std::tm the_time(const std::string& date) {
 void add_globals(Dict& variables, const std::string& date) {
   variables.set("raise_exception", Value::from(Function([](const CallArgs& a) -> Value {
                   const Value* message = argument(a, 0, "message");
-                  throw TemplateError(message ? str(*message) : "");
+                  throw RaisedError(message ? str(*message) : "");
                 })));
   variables.set("strftime_now", Value::from(Function([date](const CallArgs& a) {
                   const auto format = string_argument(a, 0, "format");

@@ -1,5 +1,6 @@
 #include "chat/parser.h"
 
+#include <algorithm>
 #include <set>
 
 #include "chat/filters.h"
@@ -90,6 +91,7 @@ class Parser {
   }
 
   std::shared_ptr<Stmt> statement() {
+    const Nest nest(*this);
     const std::string tag = cur().value;
     auto s = std::make_shared<Stmt>();
     s->line = cur().line;
@@ -221,7 +223,18 @@ class Parser {
     return e;
   }
 
+  // Nesting deeper than this is refused rather than risking the stack on a hostile template.
+  static constexpr int kMaxNesting = 600;  // counted per tag and per operator level
+  struct Nest {
+    Parser& p;
+    explicit Nest(Parser& parser) : p(parser) {
+      if (++p.nesting_ > kMaxNesting) p.error("tags and expressions nested too deeply (a limit of ", kMaxNesting, " levels)");
+    }
+    ~Nest() { --p.nesting_; }
+  };
+
   ExprPtr expression() {
+    const Nest nest(*this);
     ExprPtr e = or_expr();
     while (is_name("if")) {
       const int line = cur().line;
@@ -258,6 +271,7 @@ class Parser {
   }
 
   ExprPtr not_expr() {
+    const Nest nest(*this);
     if (is_name("not")) {
       const int line = cur().line;
       ++i_;
@@ -343,6 +357,7 @@ class Parser {
   }
 
   ExprPtr unary(bool with_filter) {
+    const Nest nest(*this);
     const int line = cur().line;
     ExprPtr e;
     if (is_op("-")) {
@@ -400,24 +415,23 @@ class Parser {
     }
     if (is_op("(")) {
       ++i_;
+      auto tuple = std::make_shared<Expr>();  // () or (a, b, ...): a tuple literal
+      tuple->kind = Expr::Kind::list;
+      tuple->line = line;
+      tuple->name = "tuple";
       if (is_op(")")) {
         ++i_;
-        auto empty = std::make_shared<Expr>();
-        empty->kind = Expr::Kind::list;
-        empty->line = line;
-        empty->name = "tuple";
-        return empty;
+        return tuple;
       }
       ExprPtr e = expression();
-      if (is_op(",")) {  // a tuple, kept as a list
-        std::vector<ExprPtr> items = {e};
+      if (is_op(",")) {
+        tuple->args.push_back(e);
         while (is_op(",")) {
           ++i_;
           if (is_op(")")) break;
-          items.push_back(expression());
+          tuple->args.push_back(expression());
         }
-        e = make(Expr::Kind::list, line, std::move(items));
-        std::const_pointer_cast<Expr>(e)->name = "tuple";
+        e = tuple;
       }
       expect_op(")");
       return e;
@@ -575,6 +589,7 @@ class Parser {
   std::vector<Token> t_;
   size_t i_ = 0;
   int loops_ = 0;
+  int nesting_ = 0;
 };
 
 }  // namespace

@@ -43,7 +43,21 @@ class Renderer {
     return Flow::normal;
   }
 
+  // Render-time failures get the line of the statement they happened in (raise_exception's
+  // message stays as the template wrote it).
   Flow exec(const Stmt& s) {
+    try {
+      return exec_statement(s);
+    } catch (const RaisedError&) {
+      throw;
+    } catch (const LocatedError&) {
+      throw;
+    } catch (const TemplateError& e) {
+      throw LocatedError(concat("chat template line ", s.line, ": ", e.what()));
+    }
+  }
+
+  Flow exec_statement(const Stmt& s) {
     switch (s.kind) {
       case Stmt::Kind::text: out_ += s.text; return Flow::normal;
       case Stmt::Kind::output: out_ += str(eval(*s.expr)); return Flow::normal;

@@ -1,6 +1,9 @@
 #include "chat/strings.h"
 
+#include <algorithm>
 #include <set>
+
+#include <unicode/ustring.h>
 
 #include "chat/value.h"
 
@@ -114,24 +117,48 @@ std::string py_replace(const std::string& s, const std::string& old, const std::
   return out + s.substr(start);
 }
 
-std::string py_upper(const std::string& s) {
-  std::string out = s;
-  for (char& c : out)
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+namespace {
+
+// Full Unicode case mapping (ICU's root locale, as Python's str.upper/lower: "ß" -> "SS").
+std::string change_case(const std::string& s, bool upper) {
+  const bool ascii = std::all_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  if (ascii) {
+    std::string out = s;
+    for (char& c : out) {
+      if (upper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 32);
+      if (!upper && c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
+    }
+    return out;
+  }
+  UErrorCode err = U_ZERO_ERROR;
+  std::vector<UChar> wide(s.size() + 1);
+  int32_t wide_len = 0;
+  u_strFromUTF8WithSub(wide.data(), static_cast<int32_t>(wide.size()), &wide_len, s.data(),
+                       static_cast<int32_t>(s.size()), 0xfffd, nullptr, &err);
+  if (U_FAILURE(err)) return s;
+  std::vector<UChar> mapped(static_cast<size_t>(wide_len) * 3 + 1);
+  const int32_t mapped_len = upper ? u_strToUpper(mapped.data(), static_cast<int32_t>(mapped.size()), wide.data(),
+                                                  wide_len, "", &err)
+                                   : u_strToLower(mapped.data(), static_cast<int32_t>(mapped.size()), wide.data(),
+                                                  wide_len, "", &err);
+  if (U_FAILURE(err)) return s;
+  std::string out(static_cast<size_t>(mapped_len) * 3 + 1, '\0');
+  int32_t out_len = 0;
+  u_strToUTF8(out.data(), static_cast<int32_t>(out.size()), &out_len, mapped.data(), mapped_len, &err);
+  if (U_FAILURE(err)) return s;
+  out.resize(static_cast<size_t>(out_len));
   return out;
 }
 
-std::string py_lower(const std::string& s) {
-  std::string out = s;
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c + 32);
-  return out;
-}
+}  // namespace
+
+std::string py_upper(const std::string& s) { return change_case(s, true); }
+std::string py_lower(const std::string& s) { return change_case(s, false); }
 
 std::string py_capitalize(const std::string& s) {
-  std::string out = py_lower(s);
-  if (!out.empty() && out[0] >= 'a' && out[0] <= 'z') out[0] = static_cast<char>(out[0] - 32);
-  return out;
+  const std::vector<std::string> cps = code_points(s);
+  if (cps.empty()) return s;
+  return py_upper(cps[0]) + py_lower(s.substr(cps[0].size()));
 }
 
 std::string jinja_title(const std::string& s) {

@@ -1,5 +1,6 @@
 // Python's str methods on UTF-8 strings, by Unicode code point (what templates call on
-// message contents: strip, split, startswith, upper, title, ...). Case mapping is ASCII only.
+// message contents: strip, split, startswith, upper, title, ...). Case mapping is ICU's full
+// Unicode mapping, as Python's (title case of a first letter is taken as its upper case).
 #pragma once
 #include <optional>
 #include <string>

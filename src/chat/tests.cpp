@@ -1,5 +1,4 @@
 // jinja2's tests: `x is defined`, `x is string`, `n is divisibleby 3`, ...
-#include <cmath>
 #include <map>
 
 #include "chat/access.h"
@@ -19,11 +18,9 @@ const Value& other(const CallArgs& a, const char* test) {
   return *v;
 }
 
-int64_t whole(const Value& v, const char* test) {
-  if (v.kind == K::integer) return v.integer;
-  if (v.kind == K::boolean) return v.boolean;
-  if (v.kind == K::number && std::floor(v.number) == v.number) return static_cast<int64_t>(v.number);
-  template_fail("test '", test, "' needs an integer, not ", type_name(v));
+// jinja2's even/odd/divisibleby: value % n compared with 0 or 1, Python's modulo.
+bool remainder_is(const Value& v, const Value& n, int64_t want) {
+  return equal(binary_op("%", v, n), Value::from(want));
 }
 
 const std::map<std::string, Test>& tests() {
@@ -46,13 +43,9 @@ const std::map<std::string, Test>& tests() {
          return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.is_namespace);
        }},
       {"callable", [](const Value& v, const CallArgs&) { return v.kind == K::function; }},
-      {"even", [](const Value& v, const CallArgs&) { return whole(v, "even") % 2 == 0; }},
-      {"odd", [](const Value& v, const CallArgs&) { return whole(v, "odd") % 2 != 0; }},
-      {"divisibleby", [](const Value& v, const CallArgs& a) {
-         const int64_t d = whole(other(a, "divisibleby"), "divisibleby");
-         if (d == 0) template_fail("integer division or modulo by zero");
-         return whole(v, "divisibleby") % d == 0;
-       }},
+      {"even", [](const Value& v, const CallArgs&) { return remainder_is(v, Value::from(int64_t{2}), 0); }},
+      {"odd", [](const Value& v, const CallArgs&) { return remainder_is(v, Value::from(int64_t{2}), 1); }},
+      {"divisibleby", [](const Value& v, const CallArgs& a) { return remainder_is(v, other(a, "divisibleby"), 0); }},
       {"lower", [](const Value& v, const CallArgs&) { return v.is_string() && str(apply_filter("lower", v, {})) == v.text; }},
       {"upper", [](const Value& v, const CallArgs&) { return v.is_string() && str(apply_filter("upper", v, {})) == v.text; }},
       {"eq", [](const Value& v, const CallArgs& a) { return equal(v, other(a, "eq")); }},

@@ -16,20 +16,27 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              in the best step and its best over the rounds\n"
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
                "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--new 128] [--repeats N]\n"
+               "  difftx bench serve --model DIR [--concurrency 1,4,16,64] [--prompt 128] [--new 64]\n"
+               "                     [--shared-prefix N] [--kv-dtype bf16] [--max-batch-tokens 512] [--json]\n"
                "                    [--kv-dtype f32|bf16|int8] [--json]\n"
                "                                              prefill and decode tokens/s per variant\n"
                "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates\n"
                "  difftx bench quant [--json] [--quick] [--types f32,bf16,f16,q8_0,q4_0,q4_k] [--prefill-rows 512]\n"
                "                                              weight types at 1B shapes: decode GEMV GB/s vs copy, prefill GFLOPS\n"
-               "  difftx bench memory [--json]                parallel memcpy and read GB/s (the bandwidth limit's denominator)",
+               "  difftx bench memory [--json]                parallel memcpy and read GB/s (the bandwidth limit's denominator)\n"
+               "  difftx bench matmul [--json] [--order gemv|gemm|by_size] [--rows 1,4,16,64] [--types q4_0,q8_0,bf16]\n"
+               "                      [--shapes 2048x2048,8192x2048] [--rounds 5]\n"
+               "                                              one matmul order at N rows of x: rows/s and its ratio to the first N",
                run_targets("bench", {{"gemm", bench::bench_gemm},
                                      {"attn", bench::bench_attn},
                                      {"tokenizer", bench::bench_tokenizer},
                                      {"ops", bench::bench_ops},
                                      {"train", bench::bench_train},
                                      {"infer", bench::bench_infer},
+                                     {"serve", bench::bench_serve},
                                      {"analysis", bench::bench_analysis},
                                      {"quant", bench::bench_quant},
-                                     {"memory", bench::bench_memory}}));
+                                     {"memory", bench::bench_memory},
+                                     {"matmul", bench::bench_matmul}}));
 
 }  // namespace difftx::cli

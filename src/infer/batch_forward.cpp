@@ -105,8 +105,10 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
     attention_block_forward(pass, w, m, l, s, attention);
     mlp_block_forward(pass, w, m, s, s.x);  // the next layer's input
   }
-  // The final norm and the LM head over the rows that want logits, in the same orders.
-  int64_t L = 0, gemv_logits = 0;
+  // The final norm and the LM head over the rows that want logits. The head takes the GEMV order
+  // for every such row (at most one per sequence and step, where the GEMM would repack the
+  // whole head for a few rows): a row's logits still depend on that row alone.
+  int64_t L = 0;
   for (const BatchRow& r : rows) L += r.logits;
   if (L == 0) return nullptr;
   if (hidden_.size() < 2 * L * D) hidden_.resize(2 * max_rows_ * D);
@@ -114,13 +116,10 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   float* gathered = hidden_.data();
   float* normed = gathered + L * D;
   for (int64_t i = 0, j = 0; i < R; ++i)
-    if (rows[i].logits) {
-      std::memcpy(gathered + j++ * D, s.x + i * D, sizeof(float) * D);
-      if (i < gemv_rows) ++gemv_logits;
-    }
+    if (rows[i].logits) std::memcpy(gathered + j++ * D, s.x + i * D, sizeof(float) * D);
   rmsnorm_forward(gathered, model_.tensors.final_norm, normed, s.rstd1, L, D, static_cast<float>(c.rms_norm_eps));
   LayerPass head{c, 1, L, 0, rope_, head_norm_gain_};
-  head.gemv_rows = gemv_logits;
+  head.gemv_rows = L;
   project(head, model_.matrices.lm_head, normed, logits_.data());
   return logits_.data();
 }

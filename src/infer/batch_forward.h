@@ -2,9 +2,10 @@
 // sequences, each row at its own position. The projections and the MLP are one product over all
 // rows (the weights read once per step); each row's keys and values go to its sequence's KV
 // blocks, then each row attends to its sequence's cached positions [0, position] with the
-// single-query kernel (decode_attention.h), whatever the row's role. Rows [0, gemv_rows) take
-// the decode GEMV's reduction order, the others the prefill GEMM's (MatmulOrder): so a row's
-// result depends on its sequence alone (infer/engine.h, batch invariance).
+// single-query kernel (decode_attention.h), whatever the row's role. In the layers, rows
+// [0, gemv_rows) take the decode GEMV's reduction order and the others the prefill GEMM's
+// (MatmulOrder); the LM head takes the GEMV's for every row. So a row's result depends on its
+// sequence alone (infer/engine.h, batch invariance).
 #pragma once
 #include <cstdint>
 #include <span>

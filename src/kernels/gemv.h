@@ -5,7 +5,8 @@
 //   y[out] += W[out, in] x[in]       (accumulate = true; a residual add for free)
 // W row-major as the model stores linear weights (docs/SPEC.md §1: [out, in], y = x W^T). Rows are
 // split over OpenMP threads; every row is one dot product, so results do not depend on the
-// thread count. No allocation.
+// thread count. It is matmul's gemv order at one row of x (kernels/quant/matmul.h): each row of
+// a batched product there has the bits gemv gives that row alone.
 #pragma once
 #include <cstdint>
 

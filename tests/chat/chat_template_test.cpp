@@ -98,6 +98,8 @@ y' | indent(3, true) }})~", R"~({})~", R"~(a
 {%- endmacro -%}
 {{ render('s') }}|{{ render([{'text': 'a'}, {'text': 'b'}]) }})~", R"~({})~", R"~(s|ab)~"},
     {R"~({% generation %}{% set g = 1 %}gen{% endgeneration %}[{{ g }}])~", R"~({})~", R"~(gen[])~"},
+    {R"~({{ 'straße'.upper() }} {{ 'ÉCOLE Ωμέγα' | lower }} {{ 'élan vital' | title }} {{ 'émile ZOLA' | capitalize }} {{ '　wide　' | trim }}|)~", R"~({})~", R"~(STRASSE école ωμέγα Élan Vital Émile zola wide|)~"},
+    {R"~({{ 2.5 | round }} {{ 3.5 | round }} {{ 2.567 | round(1, 'floor') }} {{ -2.5 is even }} {{ 4.0 is even }} {{ 7 is divisibleby 3 }})~", R"~({})~", R"~(2.0 4.0 2.5 False True False)~"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.source);
@@ -117,13 +119,15 @@ TEST(ChatTemplate, NormalizesNewlinesAndDropsOneTrailingNewline) {
 
 TEST(ChatTemplate, PrintsUndefinedAsEmptyButFailsOnItsAttributes) {
   EXPECT_EQ(render("[{{ nothing }}]{% for x in nothing %}x{% endfor %}{{ nothing | length }}"), "[]0");
-  EXPECT_EQ(error_of([] { render("{{ nothing.field }}"); }), "'nothing' is undefined");
-  EXPECT_EQ(error_of([] { render("{{ nothing() }}"); }), "'nothing' is undefined");
-  EXPECT_EQ(error_of([] { render("{{ nothing + 1 }}"); }), "'nothing' is undefined");
+  EXPECT_EQ(error_of([] { render("{{ nothing.field }}"); }), "chat template line 1: 'nothing' is undefined");
+  EXPECT_EQ(error_of([] { render("\n{{ nothing() }}"); }), "chat template line 2: 'nothing' is undefined");
+  EXPECT_EQ(error_of([] { render("{% if nothing + 1 %}{% endif %}"); }), "chat template line 1: 'nothing' is undefined");
 }
 
 TEST(ChatTemplate, RaiseExceptionCarriesTheTemplatesMessage) {
-  const auto t = ChatTemplate::parse("{% if messages[0].role != 'user' %}{{ raise_exception('roles must alternate') }}{% endif %}ok");
+  const auto t = ChatTemplate::parse(
+      "{% for m in messages %}{% if m.role != 'user' %}{{ raise_exception('roles must alternate') }}{% endif %}"
+      "{% endfor %}ok");
   const auto messages = nlohmann::json::parse(R"([{"role": "assistant", "content": "x"}])");
   try {
     t.render(messages, true);
@@ -151,14 +155,25 @@ TEST(ChatTemplate, UnsupportedConstructsFailAtParseNamingThemAndTheLine) {
   EXPECT_EQ(error_of([] { ChatTemplate::parse("{% break %}"); }), "chat template line 1: 'break' outside a for loop");
 }
 
+TEST(ChatTemplate, RefusesNestingDeepEnoughToExhaustTheStack) {
+  const std::string deep = "{{ " + std::string(100000, '(') + "1" + std::string(100000, ')') + " }}";
+  EXPECT_EQ(error_of([&] { ChatTemplate::parse(deep); }),
+            "chat template line 1: tags and expressions nested too deeply (a limit of 600 levels)");
+  std::string ifs;
+  for (int i = 0; i < 5000; ++i) ifs += "{% if true %}";
+  EXPECT_NE(error_of([&] { ChatTemplate::parse(ifs); }).find("nested too deeply"), std::string::npos);
+  EXPECT_NE(error_of([&] { ChatTemplate::parse("{{ " + std::string(5000, '-') + "1 }}"); }).find("nested too deeply"),
+            std::string::npos);
+}
+
 TEST(ChatTemplate, ListsAreImmutableAsInTheSandbox) {
   EXPECT_EQ(error_of([] { render("{% set xs = [] %}{{ xs.append(1) }}"); }),
-            "access to attribute 'append' of 'list' object is unsafe.");
+            "chat template line 1: access to attribute 'append' of 'list' object is unsafe.");
 }
 
 TEST(ChatTemplate, RunawayTemplatesStopWithAnError) {
   EXPECT_EQ(error_of([] { render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"); }),
-            "macro 'f': recursion deeper than 200 calls");
+            "chat template line 1: macro 'f': recursion deeper than 200 calls");
   EXPECT_NE(error_of([] { render("{{ 'ab' * 10000000000 }}"); }).find("too big"), std::string::npos);
 }
 

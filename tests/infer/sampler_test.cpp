@@ -1,5 +1,6 @@
-// Sampling: greedy is the argmax whatever the seed; a seed fixes the draws; temperature, top-k
-// and top-p give the distributions they promise (frequencies over many seeded draws against
+// Sampling: greedy is the argmax whatever the seed; a seed fixes the draws; temperature, top-k,
+// top-p and min-p give the distributions they promise; the presence and frequency penalties
+// lower the logits of drawn tokens as OpenAI defines them (frequencies over many seeded draws against
 // the renormalised probabilities computed here in double).
 #include <gtest/gtest.h>
 
@@ -99,6 +100,46 @@ TEST(Sampler, BadOptionsAndLogitsAreClearErrors) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("token 5"), std::string::npos) << e.what();
   }
+}
+
+TEST(Sampler, MinPKeepsTokensWithinAFactorOfTheMostLikely) {
+  SamplingOptions o;
+  o.temperature = 1.0;
+  o.min_p = 0.5;  // p >= 0.5 p_max: logit >= 2.0 + ln 0.5 = 1.31 keeps ids 1, 3, 4
+  o.seed = 5;
+  Sampler s(o, 8);
+  expect_distribution(frequencies(s, kLogits, 20000), expected(kLogits, 1.0, {1, 3, 4}));
+}
+
+TEST(Sampler, PenaltiesLowerTheLogitsOfDrawnTokens) {
+  // Greedy: without penalties id 1 forever; a frequency penalty of 0.3 per draw moves the argmax
+  // to id 3 after two draws of id 1 (2.0 - 0.6 < 1.5), then to id 4 (ids 3 and 4 tie at 1.5,
+  // the lower id first), and so on.
+  SamplingOptions o;
+  o.temperature = 0;
+  o.frequency_penalty = 0.3;
+  Sampler s(o, 8);
+  std::vector<int32_t> drawn;
+  for (int i = 0; i < 4; ++i) drawn.push_back(s.sample(kLogits.data()));
+  EXPECT_EQ(drawn, (std::vector<int32_t>{1, 1, 3, 4}));
+  // A presence penalty counts once: after id 1, 2.0 - 0.6 < 1.5 picks 3, then 4, then 7 (1.0)
+  // loses to 1 again (1.4).
+  o.frequency_penalty = 0;
+  o.presence_penalty = 0.6;
+  Sampler p(o, 8);
+  drawn.clear();
+  for (int i = 0; i < 4; ++i) drawn.push_back(p.sample(kLogits.data()));
+  EXPECT_EQ(drawn, (std::vector<int32_t>{1, 3, 4, 1}));
+  // A taken token counts like a drawn one.
+  Sampler t(o, 8);
+  EXPECT_EQ(t.take(kLogits.data(), 1), 1);
+  EXPECT_EQ(t.sample(kLogits.data()), 3);
+  EXPECT_THROW(t.take(kLogits.data(), 8), Error);
+  o.presence_penalty = 2.5;
+  EXPECT_THROW(Sampler(o, 8), Error);
+  o.presence_penalty = 0;
+  o.min_p = 1.5;
+  EXPECT_THROW(Sampler(o, 8), Error);
 }
 
 }  // namespace

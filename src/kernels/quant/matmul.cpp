@@ -8,7 +8,6 @@
 #include "core/error.h"
 #include "core/threading.h"
 #include "kernels/gemm.h"
-#include "kernels/gemv.h"
 #include "kernels/op_threading.h"
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/quantize.h"
@@ -44,19 +43,32 @@ quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
   return quant::row_dots_scalar(type);
 }
 
-// y[r] (+)= W[r] . x for every row: groups of kRowsPerDot rows over the threads.
-void gemv_rows(const WeightMatrix& W, const float* x, float* y, bool accumulate, MatmulPath path) {
+// y[n][r] (+)= W[r] . x[n] for every row of W and of x: groups of kRowsPerDot weight rows over
+// the threads; within a group, the rows of x kXRowsPerDot at a time, so that the group's weights
+// come from memory once for all N and are unpacked once per kXRowsPerDot rows of x. Every output
+// is the row dots' sum of its weight row and x row alone: the same bits for any N and any
+// other rows, N = 1 being the decode GEMV.
+void gemv_rows(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulPath path) {
   const quant::RowDots dots = pick_row_dots(W.type, path);
-  quant::PreparedX px;
-  quant::prepare_x(W.type, dots == quant::row_dots_int8(W.type), x, W.cols, px);
+  const bool int8 = dots == quant::row_dots_int8(W.type);
+  std::vector<quant::PreparedX> px(N);
+#pragma omp parallel for schedule(static) if (N > 1 && worth_parallel(N * W.cols))
+  for (int64_t n = 0; n < N; ++n) quant::prepare_x(W.type, int8, x + n * W.cols, W.cols, px[n]);
   const int64_t groups = (W.rows + quant::kRowsPerDot - 1) / quant::kRowsPerDot;
-#pragma omp parallel for schedule(static) if (worth_parallel(W.rows * W.cols))
+#pragma omp parallel for schedule(static) if (worth_parallel(N * W.rows * W.cols))
   for (int64_t g = 0; g < groups; ++g) {
     const int64_t r0 = g * quant::kRowsPerDot;
     const int n = static_cast<int>(std::min<int64_t>(quant::kRowsPerDot, W.rows - r0));
-    float out[quant::kRowsPerDot];
-    dots(W, px, r0, n, out);
-    for (int i = 0; i < n; ++i) y[r0 + i] = accumulate ? y[r0 + i] + out[i] : out[i];
+    for (int64_t j0 = 0; j0 < N; j0 += quant::kXRowsPerDot) {
+      const int m = static_cast<int>(std::min<int64_t>(quant::kXRowsPerDot, N - j0));
+      float out[quant::kXRowsPerDot * quant::kRowsPerDot];
+      dots(W, px.data() + j0, m, r0, n, out);
+      for (int j = 0; j < m; ++j) {
+        float* yj = y + (j0 + j) * W.rows + r0;
+        const float* oj = out + j * quant::kRowsPerDot;
+        for (int i = 0; i < n; ++i) yj[i] = accumulate ? yj[i] + oj[i] : oj[i];
+      }
+    }
   }
 }
 
@@ -102,14 +114,7 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
       gemm_panels(W, x, y, N, accumulate);
     return;
   }
-  for (int64_t n = 0; n < N; ++n) {
-    const float* xn = x + n * W.cols;
-    float* yn = y + n * W.rows;
-    if (W.type == WeightType::f32 && path != MatmulPath::scalar)
-      gemv(weights, xn, yn, W.rows, W.cols, accumulate);
-    else
-      gemv_rows(W, xn, yn, accumulate, path);
-  }
+  gemv_rows(W, x, y, N, accumulate, path);
 }
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order) {
@@ -121,14 +126,7 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
     return;
   }
   if (order == MatmulOrder::gemm && quant::gemm_int8_available(W.type)) return quant::gemm_int8(W, x, y, N, accumulate);
-  for (int64_t n = 0; n < N; ++n) {
-    const float* xn = x + n * W.cols;
-    float* yn = y + n * W.rows;
-    if (W.type == WeightType::f32)
-      gemv(static_cast<const float*>(W.data), xn, yn, W.rows, W.cols, accumulate);
-    else
-      gemv_rows(W, xn, yn, accumulate, MatmulPath::best);
-  }
+  gemv_rows(W, x, y, N, accumulate, MatmulPath::best);
 }
 
 void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {

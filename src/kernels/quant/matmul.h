@@ -1,8 +1,9 @@
 // Matrix products with weights in an inference storage type (weight_type.h):
 //   y[N, rows] = x[N, cols] W^T      (accumulate = false)
 //   y[N, rows] += x[N, cols] W^T     (accumulate = true; a residual add for free)
-// W is [rows, cols] = [out, in], x and y are F32 and row-major. N = 1 is a decode step (a GEMV,
-// bound by reading every weight once), N > 1 a prefill (a GEMM). Weights are widened to F32
+// W is [rows, cols] = [out, in], x and y are F32 and row-major. Few rows of x are decode steps
+// (a GEMV, bound by reading every weight once; N rows read the weights once for all), many a
+// prefill (a GEMM). Weights are widened to F32
 // on the fly (no copy of the matrix in F32); x stays F32. Work is split over OpenMP threads by
 // output rows; every output is one reduction in a fixed order, so results do not depend on the
 // thread count. docs/FORMATS.md lists the types; docs/BENCHMARKS.md the speeds.
@@ -20,7 +21,7 @@ struct WeightMatrix {
 };
 
 // Which code runs. Decode (N < 8): the portable scalar loops; AVX-512 with weights widened to
-// F32; or x quantized to int8 per 32-block and AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K;
+// F32 (and F32 weights as they are: gemv.h); or x quantized to int8 per 32-block and AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K;
 // other types fall back to avx512). Prefill (N >= 8): avx512 and scalar widen panels to F32
 // for sgemm, avx512_int8 uses int8 x with repacked weight panels (the block types). A path not
 // compiled in falls back. `best` is the fastest measured per type (docs/BENCHMARKS.md).
@@ -32,10 +33,14 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 // The reduction order every row of a product follows. by_size: the GEMV below kGemmMinRows (8)
 // rows of x, the GEMM from there (training, eval, analyses): a row's bits depend on N.
 // gemv / gemm: each row of x gives the same bits whatever N is and whatever the other rows hold
-// (the engine's batch invariance, infer/engine.h). gemv is the decode GEMV's order for any N (the
-// weights read once per group of weight rows for all N rows of x); gemm the prefill GEMM's
-// order for any N >= 1 (gemm_int8 for the block types; the float types, whose sgemm is not
-// invariant in N, and builds without the int8 GEMM take the gemv order).
+// (the engine's batch invariance, infer/engine.h), at any thread count. gemv is the decode
+// GEMV's order for any N: row r of y[n] has the bits of the single-row GEMV of x[n] (gemv() for
+// F32); the weights are read once per group of weight rows for all N rows of x. gemm is the
+// prefill GEMM's order for any N >= 1: the int8 GEMM (gemm_int8.h) for Q8_0, Q4_0, Q4_K. For
+// F32, BF16 and F16 it is the gemv order: OpenBLAS sgemm is not invariant (0.3.21: at small
+// M * N * K, as for M = 1 against a 256-row panel, it takes other kernels than at large M; see
+// docs/BENCHMARKS.md), nor is the by_size GEMM; likewise for builds without the int8 GEMM.
+// The `best` path (MatmulPath) runs in both.
 enum class MatmulOrder { by_size, gemv, gemm };
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order);

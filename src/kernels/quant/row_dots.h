@@ -1,5 +1,5 @@
-// Dot products of a few weight rows with one F32 vector, per storage type: the inner loop of
-// the decode GEMV (internal to src/kernels/quant).
+// Dot products of a few weight rows with a few F32 vectors, per storage type: the inner loop of
+// the decode GEMV and of its batched form, matmul's gemv order (internal to src/kernels/quant).
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -8,7 +8,8 @@
 
 namespace difftx::quant {
 
-constexpr int kRowsPerDot = 4;  // rows per call: each load of x feeds this many rows
+constexpr int kRowsPerDot = 4;  // weight rows per call: each load of x feeds this many rows
+constexpr int kXRowsPerDot = 4;  // rows of x per call at most: each weight unpacked feeds this many
 
 // Rows of a 2048-wide quantized matrix are 1-2 KB: too short for the hardware prefetcher to
 // get going within one, so the kernels prefetch the same place kPrefetchRows rows ahead (the
@@ -28,8 +29,17 @@ struct PreparedX {
   std::vector<int32_t> lane_offsets;
 };
 
-// out[i] = W[r0 + i] . x for i < n (1 <= n <= kRowsPerDot).
-using RowDots = void (*)(const WeightMatrix& W, const PreparedX& x, int64_t r0, int n, float* out);
+// out[j * kRowsPerDot + i] = W[r0 + i] . x[j] for i < n, j < m (1 <= n <= kRowsPerDot, 1 <= m <=
+// kXRowsPerDot). Each (weight row, x row) sum takes the same floating-point steps whatever m and
+// the other rows of x are, so its bits depend on its two rows only (batch invariance).
+using RowDots = void (*)(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, int n, float* out);
+
+// A row dot of one x row at a time, as a RowDots: the x rows one after another.
+using OneRowDots = void (*)(const WeightMatrix& W, const PreparedX& x, int64_t r0, int n, float* out);
+template <OneRowDots kDots>
+void each_x_row(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, int n, float* out) {
+  for (int j = 0; j < m; ++j) kDots(W, x[j], r0, n, out + j * kRowsPerDot);
+}
 
 RowDots row_dots_scalar(WeightType type);
 RowDots row_dots_avx512(WeightType type);  // nullptr when AVX-512 is not compiled in

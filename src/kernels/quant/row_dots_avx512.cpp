@@ -1,6 +1,9 @@
 // AVX-512 row dots: weights widened to F32 in registers (BF16 by a 16-bit shift, F16 by
 // vcvtph2ps, 8- and 4-bit integers by vpmovsx/zx + vcvtdq2ps) and multiplied into F32
-// accumulators, one per row; a block's scale multiplies the block's partial sum once.
+// accumulators, one per (weight row, x row); a block's scale multiplies the block's partial sum
+// once. The kernels of the float types and Q8_0 (the ones matmul picks) take up to
+// kXRowsPerDot rows of x per call, each weight widened once for all of them; Q4_0 and Q4_K,
+// which matmul runs through the int8 kernels, one x row at a time.
 #include "kernels/quant/row_dots.h"
 
 #ifdef __AVX512F__
@@ -29,69 +32,109 @@ Rows row_pointers(const WeightMatrix& W, int64_t r0, int n) {
   return rows;
 }
 
-void finish(const __m512* acc, const float* extra, int n, float* out) {
-  for (int i = 0; i < n; ++i) out[i] = _mm512_reduce_add_ps(acc[i]) + extra[i];
+template <int M>
+void finish(const __m512 (&acc)[M][kRowsPerDot], const float (&extra)[M][kRowsPerDot], int n, float* out) {
+  for (int j = 0; j < M; ++j)
+    for (int i = 0; i < n; ++i) out[j * kRowsPerDot + i] = _mm512_reduce_add_ps(acc[j][i]) + extra[j][i];
 }
 
-inline __m512 load_bf16(const uint8_t* p) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16));
+// Runs K::run<m> for the call's m rows of x (the RowDots signature).
+template <class K>
+void by_x_rows(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, int n, float* out) {
+  switch (m) {
+    case 1: return K::template run<1>(W, x, r0, n, out);
+    case 2: return K::template run<2>(W, x, r0, n, out);
+    case 3: return K::template run<3>(W, x, r0, n, out);
+    default: return K::template run<4>(W, x, r0, n, out);
+  }
 }
-inline __m512 load_f16(const uint8_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p)); }
-inline __m512 load_bf16_masked(const uint8_t* p, __mmask16 m) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
-}
-inline __m512 load_f16_masked(const uint8_t* p, __mmask16 m) { return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p)); }
+static_assert(kXRowsPerDot == 4, "by_x_rows covers 1 to 4 rows of x");
 
-template <bool kBf16>
-void dots_half(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
-  const float* x = px.x;
-  const Rows rows = row_pointers(W, r0, n);
-  __m512 acc[kRowsPerDot] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  int64_t i = 0;
-  for (; i + 16 <= W.cols; i += 16) {
-    const __m512 xv = _mm512_loadu_ps(x + i);
-    for (int r = 0; r < kRowsPerDot; ++r) {
-      if (i % 32 == 0) rows.prefetch(r, 2 * i);  // one cache line per 32 weights
-      acc[r] = _mm512_fmadd_ps(kBf16 ? load_bf16(rows.p[r] + 2 * i) : load_f16(rows.p[r] + 2 * i), xv, acc[r]);
+enum class Float { f32, bf16, f16 };
+
+template <Float kType>
+inline __m512 load_weights(const uint8_t* p) {
+  if constexpr (kType == Float::f32) return _mm512_loadu_ps(p);
+  if constexpr (kType == Float::bf16)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16));
+  if constexpr (kType == Float::f16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+}
+template <Float kType>
+inline __m512 load_weights_masked(const uint8_t* p, __mmask16 m) {
+  if constexpr (kType == Float::f32) return _mm512_maskz_loadu_ps(m, p);
+  if constexpr (kType == Float::bf16)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+  if constexpr (kType == Float::f16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+}
+
+// F32, BF16, F16: 16 weights at a time, the last up to 15 through a mask.
+template <Float kType>
+struct FloatDots {
+  template <int M>
+  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
+    constexpr int64_t kBytes = kType == Float::f32 ? 4 : 2;  // per weight
+    const Rows rows = row_pointers(W, r0, n);
+    __m512 acc[M][kRowsPerDot];
+    for (auto& row : acc)
+      for (auto& a : row) a = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= W.cols; i += 16) {
+      __m512 xv[M];
+      for (int j = 0; j < M; ++j) xv[j] = _mm512_loadu_ps(px[j].x + i);
+      for (int r = 0; r < kRowsPerDot; ++r) {
+        if (kBytes * i % 64 == 0) rows.prefetch(r, kBytes * i);  // one cache line per 64 bytes of weights
+        const __m512 w = load_weights<kType>(rows.p[r] + kBytes * i);
+        for (int j = 0; j < M; ++j) acc[j][r] = _mm512_fmadd_ps(w, xv[j], acc[j][r]);
+      }
     }
+    if (i < W.cols) {
+      const __mmask16 mask = static_cast<__mmask16>((1u << (W.cols - i)) - 1);
+      __m512 xv[M];
+      for (int j = 0; j < M; ++j) xv[j] = _mm512_maskz_loadu_ps(mask, px[j].x + i);
+      for (int r = 0; r < kRowsPerDot; ++r) {
+        const __m512 w = load_weights_masked<kType>(rows.p[r] + kBytes * i, mask);
+        for (int j = 0; j < M; ++j) acc[j][r] = _mm512_fmadd_ps(w, xv[j], acc[j][r]);
+      }
+    }
+    const float zero[M][kRowsPerDot] = {};
+    finish<M>(acc, zero, n, out);
   }
-  if (i < W.cols) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (W.cols - i)) - 1);
-    const __m512 xv = _mm512_maskz_loadu_ps(m, x + i);
-    for (int r = 0; r < kRowsPerDot; ++r)
-      acc[r] = _mm512_fmadd_ps(kBf16 ? load_bf16_masked(rows.p[r] + 2 * i, m) : load_f16_masked(rows.p[r] + 2 * i, m),
-                               xv, acc[r]);
-  }
-  const float zero[kRowsPerDot] = {};
-  finish(acc, zero, n, out);
-}
+};
 
 inline __m512 scale_of(uint16_t f16) { return _mm512_set1_ps(_cvtsh_ss(f16)); }
 
-void dots_q8_0(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
-  const float* x = px.x;
-  const Rows rows = row_pointers(W, r0, n);
-  __m512 acc[kRowsPerDot] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  for (int64_t b = 0; b < W.cols / kQ8_0Weights; ++b) {
-    const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
-    for (int r = 0; r < kRowsPerDot; ++r) {
-      const auto* blk = reinterpret_cast<const BlockQ8_0*>(rows.p[r]) + b;
-      rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
-      const __m512 q0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)blk->qs)));
-      const __m512 q1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(blk->qs + 16))));
-      const __m512 t = _mm512_fmadd_ps(q1, x1, _mm512_mul_ps(q0, x0));
-      acc[r] = _mm512_fmadd_ps(t, scale_of(blk->d), acc[r]);
+struct Q8_0Dots {
+  template <int M>
+  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
+    const Rows rows = row_pointers(W, r0, n);
+    __m512 acc[M][kRowsPerDot];
+    for (auto& row : acc)
+      for (auto& a : row) a = _mm512_setzero_ps();
+    for (int64_t b = 0; b < W.cols / kQ8_0Weights; ++b) {
+      __m512 x0[M], x1[M];
+      for (int j = 0; j < M; ++j) x0[j] = _mm512_loadu_ps(px[j].x + 32 * b), x1[j] = _mm512_loadu_ps(px[j].x + 32 * b + 16);
+      for (int r = 0; r < kRowsPerDot; ++r) {
+        const auto* blk = reinterpret_cast<const BlockQ8_0*>(rows.p[r]) + b;
+        rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
+        const __m512 q0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)blk->qs)));
+        const __m512 q1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(blk->qs + 16))));
+        const __m512 d = scale_of(blk->d);
+        for (int j = 0; j < M; ++j) {
+          const __m512 t = _mm512_fmadd_ps(q1, x1[j], _mm512_mul_ps(q0, x0[j]));
+          acc[j][r] = _mm512_fmadd_ps(t, d, acc[j][r]);
+        }
+      }
     }
+    const float zero[M][kRowsPerDot] = {};
+    finish<M>(acc, zero, n, out);
   }
-  const float zero[kRowsPerDot] = {};
-  finish(acc, zero, n, out);
-}
+};
 
 void dots_q4_0(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
   const float* x = px.x;
   const Rows rows = row_pointers(W, r0, n);
   const __m512i low = _mm512_set1_epi32(0xF), eight = _mm512_set1_epi32(8);
-  __m512 acc[kRowsPerDot] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+  __m512 acc[1][kRowsPerDot] = {{_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}};
   for (int64_t b = 0; b < W.cols / kQ4_0Weights; ++b) {
     const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
     for (int r = 0; r < kRowsPerDot; ++r) {
@@ -101,11 +144,11 @@ void dots_q4_0(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, fl
       const __m512 q0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(v, low), eight));  // weights 0..15
       const __m512 q1 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_srli_epi32(v, 4), eight));   // weights 16..31
       const __m512 t = _mm512_fmadd_ps(q1, x1, _mm512_mul_ps(q0, x0));
-      acc[r] = _mm512_fmadd_ps(t, scale_of(blk->d), acc[r]);
+      acc[0][r] = _mm512_fmadd_ps(t, scale_of(blk->d), acc[0][r]);
     }
   }
-  const float zero[kRowsPerDot] = {};
-  finish(acc, zero, n, out);
+  const float zero[1][kRowsPerDot] = {};
+  finish<1>(acc, zero, n, out);
 }
 
 // sum over a 64-weight group: sub-block 2g from the low nibbles, 2g + 1 from the high ones
@@ -114,8 +157,8 @@ void dots_q4_k(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, fl
   const float* x = px.x;
   const Rows rows = row_pointers(W, r0, n);
   const __m512i low = _mm512_set1_epi32(0xF);
-  __m512 acc[kRowsPerDot] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-  float minimums[kRowsPerDot] = {};
+  __m512 acc[1][kRowsPerDot] = {{_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}};
+  float minimums[1][kRowsPerDot] = {};
   for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
     for (int r = 0; r < kRowsPerDot; ++r) {
       const auto* blk = reinterpret_cast<const BlockQ4_K*>(rows.p[r]) + b;
@@ -130,26 +173,26 @@ void dots_q4_k(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, fl
         t_lo = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_and_si512(v1, low)), _mm512_loadu_ps(xg + 16), t_lo);
         __m512 t_hi = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v0, 4)), _mm512_loadu_ps(xg + 32));
         t_hi = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_srli_epi32(v1, 4)), _mm512_loadu_ps(xg + 48), t_hi);
-        acc[r] = _mm512_fmadd_ps(t_lo, _mm512_set1_ps(d * lo.scale), acc[r]);
-        acc[r] = _mm512_fmadd_ps(t_hi, _mm512_set1_ps(d * hi.scale), acc[r]);
+        acc[0][r] = _mm512_fmadd_ps(t_lo, _mm512_set1_ps(d * lo.scale), acc[0][r]);
+        acc[0][r] = _mm512_fmadd_ps(t_hi, _mm512_set1_ps(d * hi.scale), acc[0][r]);
         const float* xs = px.sums.data() + 8 * b + 2 * g;
-        minimums[r] -= dmin * lo.min * xs[0] + dmin * hi.min * xs[1];
+        minimums[0][r] -= dmin * lo.min * xs[0] + dmin * hi.min * xs[1];
       }
     }
   }
-  finish(acc, minimums, n, out);
+  finish<1>(acc, minimums, n, out);
 }
 
 }  // namespace
 
 RowDots row_dots_avx512(WeightType type) {
   switch (type) {
-    case WeightType::bf16: return dots_half<true>;
-    case WeightType::f16: return dots_half<false>;
-    case WeightType::q8_0: return dots_q8_0;
-    case WeightType::q4_0: return dots_q4_0;
-    case WeightType::q4_k: return dots_q4_k;
-    case WeightType::f32: return nullptr;  // matmul uses the F32 gemv
+    case WeightType::f32: return by_x_rows<FloatDots<Float::f32>>;
+    case WeightType::bf16: return by_x_rows<FloatDots<Float::bf16>>;
+    case WeightType::f16: return by_x_rows<FloatDots<Float::f16>>;
+    case WeightType::q8_0: return by_x_rows<Q8_0Dots>;
+    case WeightType::q4_0: return each_x_row<dots_q4_0>;
+    case WeightType::q4_k: return each_x_row<dots_q4_k>;
   }
   return nullptr;
 }

@@ -29,8 +29,28 @@ void dots_scalar(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, 
   }
 }
 
+// F32 weights as they are (the F32 GEMV of builds without AVX-512): 16 partial sums the
+// compiler can keep in vector lanes without reordering anything, so the order is the source's
+// whatever the alignment of x, and the bits the same for any batch.
+void dots_f32(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
+  const float* x = px.x;
+  for (int i = 0; i < n; ++i) {
+    const float* w = static_cast<const float*>(W.data) + (r0 + i) * W.cols;
+    float part[16] = {};
+    int64_t j = 0;
+    for (; j + 16 <= W.cols; j += 16)
+      for (int k = 0; k < 16; ++k) part[k] += w[j + k] * x[j + k];
+    float sum = 0;
+    for (float p : part) sum += p;
+    for (; j < W.cols; ++j) sum += w[j] * x[j];
+    out[i] = sum;
+  }
+}
+
 }  // namespace
 
-RowDots row_dots_scalar(WeightType) { return dots_scalar; }
+RowDots row_dots_scalar(WeightType type) {
+  return type == WeightType::f32 ? each_x_row<dots_f32> : each_x_row<dots_scalar>;
+}
 
 }  // namespace difftx::quant

@@ -1,7 +1,8 @@
 // Row dots with int8 dot products (AVX-512 VNNI vpdpbusd: unsigned bytes times signed bytes,
 // summed four at a time into int32 lanes), the scheme llama.cpp uses: x quantized per 32-block
 // (prepare_x.cpp), weights as unsigned bytes. Per 64 weights (two 32-blocks, 8 lanes each), the
-// lanes are converted to F32 and scaled by d_w * d_x of their block.
+// lanes are converted to F32 and scaled by d_w * d_x of their block. Each weight is unpacked
+// (nibbles, F16 scales) once for the call's M rows of x.
 //   Q4_0: nibbles q in [0, 15]; the lanes start from -8 times the sum of their x, ending as
 //         sum (q - 8) x.
 //   Q8_0: signed weights: |w| is the unsigned operand and x takes w's sign.
@@ -52,56 +53,95 @@ inline __m512i nibbles(__m256i bytes) {
   return _mm512_and_si512(both, _mm512_set1_epi8(0xF));
 }
 
-void finish(const __m512* acc, const float* extra, int n, float* out) {
-  for (int i = 0; i < n; ++i) out[i] = _mm512_reduce_add_ps(acc[i]) + (extra ? extra[i] : 0.0f);
+template <int M>
+void finish(const __m512 (&acc)[M][kRowsPerDot], const float (*extra)[kRowsPerDot], int n, float* out) {
+  for (int j = 0; j < M; ++j)
+    for (int i = 0; i < n; ++i) out[j * kRowsPerDot + i] = _mm512_reduce_add_ps(acc[j][i]) + (extra ? extra[j][i] : 0.0f);
 }
 
-void dots_q4_0_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
-  const RowBlocks<BlockQ4_0> rows(W, r0, n);
-  const int64_t blocks = W.cols / kQ4_0Weights;
-  __m512 acc[kRowsPerDot];
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  for (int64_t b = 0; b < blocks; b += 2) {
-    const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);  // an odd last block pairs with itself (x is 0)
-    const __m512i xq = _mm512_loadu_si512(px.q.data() + 64 * p);
-    const __m512i offset = _mm512_loadu_si512(px.lane_offsets.data() + 16 * p);
-    const __m512 dx = _mm512_loadu_ps(px.lane_scales.data() + 16 * p);
-    for (int r = 0; r < kRowsPerDot; ++r) {
-      const BlockQ4_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
-      rows.prefetch(r, b);
-      const __m256i ab = _mm256_set_m128i(_mm_loadu_si128((const __m128i*)B->qs), _mm_loadu_si128((const __m128i*)A->qs));
-      const __m512i dot = _mm512_dpbusd_epi32(offset, nibbles(ab), xq);  // [A.lo, B.lo, A.hi, B.hi]
-      const __m512 scale = _mm512_mul_ps(two_f16_scales(A->d, B->d, true), dx);
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
-    }
+// Runs K::run<m> for the call's m rows of x (the RowDots signature).
+template <class K>
+void by_x_rows(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, int n, float* out) {
+  switch (m) {
+    case 1: return K::template run<1>(W, x, r0, n, out);
+    case 2: return K::template run<2>(W, x, r0, n, out);
+    case 3: return K::template run<3>(W, x, r0, n, out);
+    default: return K::template run<4>(W, x, r0, n, out);
   }
-  finish(acc, nullptr, n, out);
 }
+static_assert(kXRowsPerDot == 4, "by_x_rows covers 1 to 4 rows of x");
 
-void dots_q8_0_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
-  const RowBlocks<BlockQ8_0> rows(W, r0, n);
-  const int64_t blocks = W.cols / kQ8_0Weights;
-  __m512 acc[kRowsPerDot];
-  for (auto& a : acc) a = _mm512_setzero_ps();
-  for (int64_t b = 0; b < blocks; b += 2) {
-    const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);
-    const __m512i xq = _mm512_loadu_si512(px.q.data() + 64 * p);
-    const __m512 dx = _mm512_loadu_ps(px.lane_scales.data() + 16 * p);
-    for (int r = 0; r < kRowsPerDot; ++r) {
-      const BlockQ8_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
-      rows.prefetch(r, b);
-      rows.prefetch(r, other);
-      const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)A->qs)),
-                                           _mm256_loadu_si256((const __m256i*)B->qs), 1);
-      const __mmask64 negative = _mm512_movepi8_mask(w);
-      const __m512i signed_x = _mm512_mask_sub_epi8(xq, negative, _mm512_setzero_si512(), xq);
-      const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(w), signed_x);
-      const __m512 scale = _mm512_mul_ps(two_f16_scales(A->d, B->d, false), dx);
-      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
+template <int M>
+using Acc = __m512[M][kRowsPerDot];
+
+struct Q4_0Dots {
+  template <int M>
+  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
+    const RowBlocks<BlockQ4_0> rows(W, r0, n);
+    const int64_t blocks = W.cols / kQ4_0Weights;
+    Acc<M> acc;
+    for (auto& row : acc)
+      for (auto& a : row) a = _mm512_setzero_ps();
+    for (int64_t b = 0; b < blocks; b += 2) {
+      const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);  // an odd last block pairs with itself (x is 0)
+      __m512i xq[M], offset[M];
+      __m512 dx[M];
+      for (int j = 0; j < M; ++j) {
+        xq[j] = _mm512_loadu_si512(px[j].q.data() + 64 * p);
+        offset[j] = _mm512_loadu_si512(px[j].lane_offsets.data() + 16 * p);
+        dx[j] = _mm512_loadu_ps(px[j].lane_scales.data() + 16 * p);
+      }
+      for (int r = 0; r < kRowsPerDot; ++r) {
+        const BlockQ4_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
+        rows.prefetch(r, b);
+        const __m256i ab = _mm256_set_m128i(_mm_loadu_si128((const __m128i*)B->qs), _mm_loadu_si128((const __m128i*)A->qs));
+        const __m512i q = nibbles(ab);  // [A.lo, B.lo, A.hi, B.hi]
+        const __m512 dw = two_f16_scales(A->d, B->d, true);
+        for (int j = 0; j < M; ++j) {
+          const __m512i dot = _mm512_dpbusd_epi32(offset[j], q, xq[j]);
+          acc[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, dx[j]), acc[j][r]);
+        }
+      }
     }
+    finish<M>(acc, nullptr, n, out);
   }
-  finish(acc, nullptr, n, out);
-}
+};
+
+struct Q8_0Dots {
+  template <int M>
+  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
+    const RowBlocks<BlockQ8_0> rows(W, r0, n);
+    const int64_t blocks = W.cols / kQ8_0Weights;
+    Acc<M> acc;
+    for (auto& row : acc)
+      for (auto& a : row) a = _mm512_setzero_ps();
+    for (int64_t b = 0; b < blocks; b += 2) {
+      const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);
+      __m512i xq[M];
+      __m512 dx[M];
+      for (int j = 0; j < M; ++j) {
+        xq[j] = _mm512_loadu_si512(px[j].q.data() + 64 * p);
+        dx[j] = _mm512_loadu_ps(px[j].lane_scales.data() + 16 * p);
+      }
+      for (int r = 0; r < kRowsPerDot; ++r) {
+        const BlockQ8_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
+        rows.prefetch(r, b);
+        rows.prefetch(r, other);
+        const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)A->qs)),
+                                             _mm256_loadu_si256((const __m256i*)B->qs), 1);
+        const __mmask64 negative = _mm512_movepi8_mask(w);
+        const __m512i magnitude = _mm512_abs_epi8(w);
+        const __m512 dw = two_f16_scales(A->d, B->d, false);
+        for (int j = 0; j < M; ++j) {
+          const __m512i signed_x = _mm512_mask_sub_epi8(xq[j], negative, _mm512_setzero_si512(), xq[j]);
+          const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), magnitude, signed_x);
+          acc[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(dw, dx[j]), acc[j][r]);
+        }
+      }
+    }
+    finish<M>(acc, nullptr, n, out);
+  }
+};
 
 // The 8 scales and 8 minimums of a Q4_K super-block (block_formats.h), unpacked from the 12
 // bytes as four 32-bit words at once: bytes 0-3 hold s_0..s_3 (low 6 bits), 4-7 m_0..m_3, 8-11
@@ -120,56 +160,64 @@ inline __m128i q4_k_scales_and_mins(const uint8_t* scales) {
 // A 64-weight group g of a super-block: sub-block 2g in the low nibbles of qs[32g .. 32g + 32),
 // 2g + 1 in the high ones, so the unpacked bytes are in x's own order. The minimums come off
 // as sum_j dmin m_j (sum of x over sub-block j), 8 sub-blocks in one vector multiply-add.
-void dots_q4_k_int8(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
-  const RowBlocks<BlockQ4_K> rows(W, r0, n);
-  __m512 acc[kRowsPerDot];
-  __m256 min_acc[kRowsPerDot];
-  for (int r = 0; r < kRowsPerDot; ++r) acc[r] = _mm512_setzero_ps(), min_acc[r] = _mm256_setzero_ps();
-  // lanes 0-7 take sub-block 2g's scale, lanes 8-15 sub-block 2g + 1's
-  const __m512i spread[4] = {_mm512_set_epi64(0x100000001, 0x100000001, 0x100000001, 0x100000001, 0, 0, 0, 0),
-                             _mm512_set_epi64(0x300000003, 0x300000003, 0x300000003, 0x300000003, 0x200000002,
-                                              0x200000002, 0x200000002, 0x200000002),
-                             _mm512_set_epi64(0x500000005, 0x500000005, 0x500000005, 0x500000005, 0x400000004,
-                                              0x400000004, 0x400000004, 0x400000004),
-                             _mm512_set_epi64(0x700000007, 0x700000007, 0x700000007, 0x700000007, 0x600000006,
-                                              0x600000006, 0x600000006, 0x600000006)};
-  for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
-    const __m256 x_sums = _mm256_loadu_ps(px.sums.data() + 8 * b);
-    for (int r = 0; r < kRowsPerDot; ++r) {
-      const BlockQ4_K& blk = rows.p[r][b];
-      const __m128i sm = q4_k_scales_and_mins(blk.scales);
-      const __m256 scales = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)));
-      const __m256 mins = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.dmin)),
-                                        _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sm, sm))));
-      min_acc[r] = _mm256_fmadd_ps(mins, x_sums, min_acc[r]);
-      const __m512 scales16 = _mm512_castps256_ps512(scales);
-      for (int g = 0; g < 4; ++g) {
-        const int64_t p = 4 * b + g;  // pair index = sub-blocks 2g, 2g + 1 of super-block b
-        _mm_prefetch(reinterpret_cast<const char*>(blk.qs + 32 * g) + rows.ahead, _MM_HINT_T0);
-        const __m512i q = nibbles(_mm256_loadu_si256((const __m256i*)(blk.qs + 32 * g)));
-        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_loadu_si512(px.q.data() + 64 * p));
-        const __m512 scale = _mm512_mul_ps(_mm512_permutexvar_ps(spread[g], scales16),
-                                           _mm512_loadu_ps(px.lane_scales.data() + 16 * p));
-        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[r]);
+struct Q4_KDots {
+  template <int M>
+  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
+    const RowBlocks<BlockQ4_K> rows(W, r0, n);
+    Acc<M> acc;
+    __m256 min_acc[M][kRowsPerDot];
+    for (int j = 0; j < M; ++j)
+      for (int r = 0; r < kRowsPerDot; ++r) acc[j][r] = _mm512_setzero_ps(), min_acc[j][r] = _mm256_setzero_ps();
+    // lanes 0-7 take sub-block 2g's scale, lanes 8-15 sub-block 2g + 1's
+    const __m512i spread[4] = {_mm512_set_epi64(0x100000001, 0x100000001, 0x100000001, 0x100000001, 0, 0, 0, 0),
+                               _mm512_set_epi64(0x300000003, 0x300000003, 0x300000003, 0x300000003, 0x200000002,
+                                                0x200000002, 0x200000002, 0x200000002),
+                               _mm512_set_epi64(0x500000005, 0x500000005, 0x500000005, 0x500000005, 0x400000004,
+                                                0x400000004, 0x400000004, 0x400000004),
+                               _mm512_set_epi64(0x700000007, 0x700000007, 0x700000007, 0x700000007, 0x600000006,
+                                                0x600000006, 0x600000006, 0x600000006)};
+    for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
+      for (int r = 0; r < kRowsPerDot; ++r) {
+        const BlockQ4_K& blk = rows.p[r][b];
+        const __m128i sm = q4_k_scales_and_mins(blk.scales);
+        const __m256 scales = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)));
+        const __m256 mins = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.dmin)),
+                                          _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sm, sm))));
+        for (int j = 0; j < M; ++j)
+          min_acc[j][r] = _mm256_fmadd_ps(mins, _mm256_loadu_ps(px[j].sums.data() + 8 * b), min_acc[j][r]);
+        const __m512 scales16 = _mm512_castps256_ps512(scales);
+        for (int g = 0; g < 4; ++g) {
+          const int64_t p = 4 * b + g;  // pair index = sub-blocks 2g, 2g + 1 of super-block b
+          _mm_prefetch(reinterpret_cast<const char*>(blk.qs + 32 * g) + rows.ahead, _MM_HINT_T0);
+          const __m512i q = nibbles(_mm256_loadu_si256((const __m256i*)(blk.qs + 32 * g)));
+          const __m512 dw = _mm512_permutexvar_ps(spread[g], scales16);
+          for (int j = 0; j < M; ++j) {
+            const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, _mm512_loadu_si512(px[j].q.data() + 64 * p));
+            const __m512 scale = _mm512_mul_ps(dw, _mm512_loadu_ps(px[j].lane_scales.data() + 16 * p));
+            acc[j][r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[j][r]);
+          }
+        }
       }
     }
+    float minimums[M][kRowsPerDot];
+    for (int j = 0; j < M; ++j)
+      for (int r = 0; r < kRowsPerDot; ++r) {
+        const __m256 v = min_acc[j][r];
+        const __m128 m = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+        minimums[j][r] = -(_mm_cvtss_f32(m) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 1)) +
+                           _mm_cvtss_f32(_mm_shuffle_ps(m, m, 2)) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 3)));
+      }
+    finish<M>(acc, minimums, n, out);
   }
-  float minimums[kRowsPerDot];
-  for (int r = 0; r < kRowsPerDot; ++r) {
-    const __m128 m = _mm_add_ps(_mm256_castps256_ps128(min_acc[r]), _mm256_extractf128_ps(min_acc[r], 1));
-    minimums[r] = -(_mm_cvtss_f32(m) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 1)) + _mm_cvtss_f32(_mm_shuffle_ps(m, m, 2)) +
-                    _mm_cvtss_f32(_mm_shuffle_ps(m, m, 3)));
-  }
-  finish(acc, minimums, n, out);
-}
+};
 
 }  // namespace
 
 RowDots row_dots_int8(WeightType type) {
   switch (type) {
-    case WeightType::q4_0: return dots_q4_0_int8;
-    case WeightType::q8_0: return dots_q8_0_int8;
-    case WeightType::q4_k: return dots_q4_k_int8;
+    case WeightType::q4_0: return by_x_rows<Q4_0Dots>;
+    case WeightType::q8_0: return by_x_rows<Q8_0Dots>;
+    case WeightType::q4_k: return by_x_rows<Q4_KDots>;
     default: return nullptr;
   }
 }

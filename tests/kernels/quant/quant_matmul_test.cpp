@@ -13,6 +13,7 @@
 #include "kernels/quant/block_formats.h"
 #include "kernels/quant/matmul.h"
 #include "kernels/quant/quantize.h"
+#include "support/quant_weights.h"
 #include "support/testing.h"
 
 namespace difftx {
@@ -21,47 +22,8 @@ namespace {
 const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
                              WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
 
-struct Quantized {
-  std::vector<uint8_t> bytes;
-  std::vector<float> dequantized;
-  std::vector<float> minimums;  // Q4_K: dmin * m of each weight's sub-block, else 0
-  WeightMatrix matrix() const { return {type, bytes.data(), rows, cols}; }
-  WeightType type;
-  int64_t rows, cols;
-};
-
-Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng) {
-  Quantized q{{}, std::vector<float>(rows * cols), std::vector<float>(rows * cols, 0.0f), type, rows, cols};
-  const auto w = testing::random_vector(rows * cols, rng);
-  q.bytes.resize(weight_matrix_bytes(type, rows, cols));
-  quantize_rows(type, w.data(), q.bytes.data(), rows, cols);
-  dequantize_rows(type, q.bytes.data(), q.dequantized.data(), rows, cols);
-  if (type == WeightType::q4_k) {
-    const auto* blocks = reinterpret_cast<const BlockQ4_K*>(q.bytes.data());
-    for (int64_t i = 0; i < rows * cols; ++i)
-      q.minimums[i] = f16_to_float(blocks[i / 256].dmin) * q4_k_scale_min(blocks[i / 256].scales, i % 256 / 32).min;
-  }
-  return q;
-}
-
-// Float32 sums of `cols` terms: at most cols * 2^-24 of the sum of the terms' magnitudes each
-// step; the Q4_K kernel sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <=
-// |w| + m).
-// The int8 path also rounds x to d_x * round(x / d_x), d_x = max |x| / 127 over x's 32-block:
-// up to d_x / 2 per element, times |w|.
-double tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8) {
-  double magnitude = 0, x_rounding = 0;
-  for (int64_t i = 0; i < q.cols; ++i) {
-    const double w = std::fabs(q.dequantized[r * q.cols + i]);
-    magnitude += (w + 2 * q.minimums[r * q.cols + i]) * std::fabs(x[i]);
-    if (x_int8 && i % 32 == 0) {
-      float amax = 0;
-      for (int64_t j = i; j < i + 32; ++j) amax = std::max(amax, std::fabs(x[j]));
-      for (int64_t j = i; j < i + 32; ++j) x_rounding += std::fabs(q.dequantized[r * q.cols + j]) * amax / 127 / 2;
-    }
-  }
-  return (q.cols + 16) * 0x1p-24 * magnitude + x_rounding * (1 + 1e-5) + 1e-6;
-}
+using testing::make_weights;
+using testing::Quantized;
 
 void expect_matches(const Quantized& q, int64_t N, bool accumulate, MatmulPath path, Rng& rng) {
   const auto x = testing::random_vector(N * q.cols, rng);
@@ -74,7 +36,7 @@ void expect_matches(const Quantized& q, int64_t N, bool accumulate, MatmulPath p
     for (int64_t r = 0; r < q.rows; ++r) {
       const bool x_int8 = path == MatmulPath::avx512_int8 &&
                           (q.type == WeightType::q4_0 || q.type == WeightType::q8_0 || q.type == WeightType::q4_k);
-      const double bound = tolerance(q, x.data() + n * q.cols, r, x_int8) + (accumulate ? 1e-6 : 0.0);
+      const double bound = testing::matmul_tolerance(q, x.data() + n * q.cols, r, x_int8) + (accumulate ? 1e-6 : 0.0);
       ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]), bound)
           << weight_type_name(q.type) << " rows=" << q.rows << " cols=" << q.cols << " N=" << N
           << " accumulate=" << accumulate << " path=" << static_cast<int>(path) << " n=" << n << " r=" << r;

@@ -1,0 +1,122 @@
+// `difftx bench serve --model DIR --concurrency 1,4,16,64 --prompt P --new G [--shared-prefix N]`:
+// N streams at once on one engine (infer/engine.h), each a P-token prompt (random tokens, the
+// first N shared by all streams) and G greedy new tokens. Per concurrency: aggregate generated
+// tokens/s over the whole run, the decode-phase rate (tokens generated while every stream was
+// past its first token and none had finished, over that window), time to first token and
+// inter-token latency p50/p99, the KV pool's peak use and the prefix-cache hit rate. A warm-up
+// run (1 stream, 16 tokens) comes first.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "benches.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "core/threading.h"
+#include "infer/engine.h"
+#include "measure.h"
+#include "model/model_io.h"
+
+namespace difftx::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+double percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double at = p * (static_cast<double>(v.size()) - 1);
+  const size_t lo = static_cast<size_t>(std::floor(at)), hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+struct ServeResult {
+  double aggregate_tok_s = 0, decode_tok_s = 0;
+  double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;
+  int64_t peak_blocks = 0, blocks = 0;
+  double prefix_hit_rate = 0;
+};
+
+ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t streams, int64_t prompt, int64_t shared,
+                        int64_t new_tokens, uint64_t seed) {
+  Engine engine(model, nullptr, o);
+  Rng rng(seed);
+  std::vector<int32_t> prefix(shared);
+  for (auto& t : prefix) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
+  std::vector<std::vector<Clock::time_point>> times(streams);
+  for (int64_t i = 0; i < streams; ++i) {
+    Request r{prefix, {}, {}, {}};
+    while (static_cast<int64_t>(r.prompt.size()) < prompt)
+      r.prompt.push_back(static_cast<int32_t>(rng.below(model.config.vocab_size)));
+    r.options.sampling.temperature = 0;
+    r.options.max_new_tokens = new_tokens;
+    r.on_event = [&times, i](const TokenEvent& e) {
+      if (e.id >= 0) times[i].push_back(Clock::now());
+    };
+    engine.submit(std::move(r));
+  }
+  const Clock::time_point start = Clock::now();
+  ServeResult out;
+  while (engine.step()) out.peak_blocks = std::max(out.peak_blocks, engine.stats().kv_blocks_used);
+  const Clock::time_point end = Clock::now();
+  const EngineStats st = engine.stats();
+  out.blocks = st.kv_blocks;
+  out.prefix_hit_rate = st.prefix_hit_rate();
+  std::vector<double> ttft, itl;
+  Clock::time_point all_started = start, first_done = end;
+  int64_t total = 0;
+  for (const auto& t : times) {
+    if (t.empty()) continue;
+    total += static_cast<int64_t>(t.size());
+    ttft.push_back(seconds_between(start, t.front()));
+    for (size_t k = 1; k < t.size(); ++k) itl.push_back(seconds_between(t[k - 1], t[k]));
+    all_started = std::max(all_started, t.front());
+    first_done = std::min(first_done, t.back());
+  }
+  int64_t in_window = 0;
+  for (const auto& t : times)
+    for (const auto& when : t) in_window += when > all_started && when <= first_done;
+  out.aggregate_tok_s = total / seconds_between(start, end);
+  const double window = seconds_between(all_started, first_done);
+  out.decode_tok_s = window > 0 ? in_window / window : 0;
+  out.ttft_p50 = percentile(ttft, 0.5), out.ttft_p99 = percentile(ttft, 0.99);
+  out.itl_p50 = percentile(itl, 0.5), out.itl_p99 = percentile(itl, 0.99);
+  return out;
+}
+
+}  // namespace
+
+int bench_serve(cli::Args& args) {
+  const bool json = args.flag("json");
+  const std::string dir = args.require("model");
+  const auto concurrency = args.get_int_list("concurrency", "1,4,16,64", cli::IntRange{1, 4096});
+  const int64_t prompt = args.get_int("prompt", 128, cli::IntRange{1, int64_t{1} << 20});
+  const int64_t new_tokens = args.get_int("new", 64, cli::IntRange{1, int64_t{1} << 20});
+  const int64_t shared = args.get_int("shared-prefix", 0, cli::IntRange{0, int64_t{1} << 20});
+  EngineOptions o;
+  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  o.max_batch_tokens = args.get_int("max-batch-tokens", o.max_batch_tokens, cli::IntRange{1, 1 << 20});
+  args.finish();
+  DIFFTX_CHECK(shared <= prompt, "--shared-prefix ", shared, " exceeds --prompt ", prompt);
+  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  DIFFTX_CHECK(prompt + new_tokens <= model.config.max_position_embeddings, "--prompt + --new exceed the context");
+  const int64_t most = *std::max_element(concurrency.begin(), concurrency.end());
+  o.max_running = std::max<int64_t>(most, 1);
+  o.kv_tokens = most * (prompt + new_tokens + o.kv_block_tokens);
+  print_row(json, {str("op", "setup"), num("threads", thread_count(), 0), str("model", dir), num("prompt", prompt, 0),
+                   num("new", new_tokens, 0), num("shared_prefix", shared, 0), str("kv", kv_storage_name(o.kv))});
+  run_streams(model, o, 1, std::min<int64_t>(prompt, 16), 0, std::min<int64_t>(new_tokens, 16), 99);  // warm-up
+  for (int64_t n : concurrency) {
+    const ServeResult r = run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n));
+    print_row(json, {str("op", "serve_bench"), num("concurrency", n, 0), num("aggregate_tok_s", r.aggregate_tok_s, 2),
+                     num("decode_tok_s", r.decode_tok_s, 2), num("ttft_p50_s", r.ttft_p50, 4),
+                     num("ttft_p99_s", r.ttft_p99, 4), num("itl_p50_s", r.itl_p50, 4), num("itl_p99_s", r.itl_p99, 4),
+                     num("kv_peak_blocks", r.peak_blocks, 0), num("kv_blocks", r.blocks, 0),
+                     num("prefix_hit_rate", r.prefix_hit_rate, 3)});
+  }
+  return 0;
+}
+
+}  // namespace difftx::bench

@@ -1,0 +1,157 @@
+// Batch invariance of matmul's gemv and gemm orders (MatmulOrder), every weight type: each row of
+// an N-row product has the same bits as the row alone, as the row at another place in another
+// batch, and at 1 and 2 threads; the gemv order is the decode GEMV (gemv() for F32) and by_size
+// below 8 rows, the gemm order at N >= 8 the prefill GEMM of the block types; all close to the
+// double reference. (That the row dots kept the bits of the single-row kernels they replaced
+// was checked once against the previous build's kernels, not here.)
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "kernels/gemv.h"
+#include "kernels/quant/matmul.h"
+#include "support/quant_weights.h"
+#include "support/testing.h"
+
+namespace difftx {
+namespace {
+
+using testing::Quantized;
+
+const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
+                             WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
+const MatmulOrder kOrders[] = {MatmulOrder::gemv, MatmulOrder::gemm};
+const int64_t kBatches[] = {1, 2, 3, 5, 8, 13, 64};
+
+bool is_block(WeightType t) { return t == WeightType::q8_0 || t == WeightType::q4_0 || t == WeightType::q4_k; }
+
+const char* order_name(MatmulOrder o) { return o == MatmulOrder::gemv ? "gemv" : "gemm"; }
+
+bool same_bits(const float* a, const float* b, int64_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
+
+// y for the rows of x listed in `pick` (indices into x's rows), each output row starting from
+// start's row of the same index (accumulate).
+std::vector<float> product(const Quantized& q, const std::vector<float>& x, const std::vector<float>& start,
+                           const std::vector<int64_t>& pick, bool accumulate, MatmulOrder order) {
+  const int64_t N = static_cast<int64_t>(pick.size());
+  std::vector<float> xs(N * q.cols), y(N * q.rows);
+  for (int64_t n = 0; n < N; ++n) {
+    std::copy_n(x.data() + pick[n] * q.cols, q.cols, xs.data() + n * q.cols);
+    std::copy_n(start.data() + pick[n] * q.rows, q.rows, y.data() + n * q.rows);
+  }
+  matmul(q.matrix(), xs.data(), y.data(), N, accumulate, order);
+  return y;
+}
+
+void expect_invariant(const Quantized& q, Rng& rng) {
+  const int64_t pool = 2 * 64;
+  const auto x = testing::random_vector(pool * q.cols, rng);
+  const auto start = testing::random_vector(pool * q.rows, rng);
+  std::vector<float> want(pool * q.rows);
+  for (MatmulOrder order : kOrders)
+    for (bool accumulate : {false, true}) {
+      want = start;
+      matmul_reference(q.matrix(), x.data(), want.data(), pool, accumulate);
+      // each row alone: the bits every batch must give
+      std::vector<std::vector<float>> alone(pool);
+      for (int64_t n = 0; n < 64; ++n) alone[n] = product(q, x, start, {n}, accumulate, order);
+      for (int64_t N : kBatches) {
+        std::vector<int64_t> batch(N), other;  // other: the batch reversed, between rows from the pool's second half
+        for (int64_t n = 0; n < N; ++n) batch[n] = n;
+        for (int64_t n = N - 1; n >= 0; --n) other.push_back(n), other.push_back(64 + (n * 7) % 64);
+        const auto y = product(q, x, start, batch, accumulate, order);
+        const auto y_other = product(q, x, start, other, accumulate, order);
+        for (int64_t n = 0; n < N; ++n) {
+          const std::string where = std::string(weight_type_name(q.type)) + " " + order_name(order) +
+                                    " rows=" + std::to_string(q.rows) + " cols=" + std::to_string(q.cols) +
+                                    " N=" + std::to_string(N) + " n=" + std::to_string(n) +
+                                    " accumulate=" + std::to_string(accumulate);
+          const float* row = y.data() + n * q.rows;
+          ASSERT_TRUE(same_bits(row, alone[n].data(), q.rows)) << where << ": not the row alone";
+          ASSERT_TRUE(same_bits(row, y_other.data() + 2 * (N - 1 - n) * q.rows, q.rows)) << where << ": not the row in another batch";
+          for (int64_t r = 0; r < q.rows; ++r) {
+            const double bound = testing::matmul_tolerance(q, x.data() + n * q.cols, r, is_block(q.type)) + 1e-6;
+            ASSERT_LE(std::fabs(row[r] - want[n * q.rows + r]), bound) << where << " r=" << r;
+          }
+        }
+      }
+    }
+}
+
+std::vector<std::pair<int64_t, int64_t>> shapes_for(WeightType type) {
+  switch (type) {
+    case WeightType::q4_k: return {{37, 512}, {5, 256}};
+    case WeightType::q8_0:
+    case WeightType::q4_0: return {{37, 288}, {5, 96}, {50, 32}};
+    default: return {{37, 300}, {5, 17}, {50, 96}};
+  }
+}
+
+TEST(QuantMatmulOrder, EachRowHasItsOwnBitsWhateverTheBatch) {
+  Rng rng(21);
+  for (WeightType type : kTypes)
+    for (auto [rows, cols] : shapes_for(type)) expect_invariant(testing::make_weights(type, rows, cols, rng), rng);
+}
+
+TEST(QuantMatmulOrder, EachRowHasItsOwnBitsAtModelWidth) {
+  Rng rng(22);
+  for (WeightType type : kTypes) expect_invariant(testing::make_weights(type, 67, 2048, rng), rng);
+}
+
+// The gemv order is the decode GEMV (by_size at N < 8); the gemm order of the block types is the
+// prefill GEMM (by_size at N >= 8).
+TEST(QuantMatmulOrder, OrdersAreTheGemvAndTheGemm) {
+  Rng rng(23);
+  for (WeightType type : kTypes) {
+    const Quantized q = testing::make_weights(type, 37, type == WeightType::q4_k ? 512 : 288, rng);
+    for (bool accumulate : {false, true}) {
+      const auto x = testing::random_vector(16 * q.cols, rng);
+      const auto start = testing::random_vector(16 * q.rows, rng);
+      for (int64_t N : {1, 3, 7}) {
+        auto by_size = start, gemv = start;
+        matmul(q.matrix(), x.data(), by_size.data(), N, accumulate);
+        matmul(q.matrix(), x.data(), gemv.data(), N, accumulate, MatmulOrder::gemv);
+        EXPECT_EQ(by_size, gemv) << weight_type_name(type) << " N=" << N;
+        if (type != WeightType::f32) continue;
+        auto single = start;  // F32: the plain GEMV, a row at a time
+        for (int64_t n = 0; n < N; ++n)
+          difftx::gemv(reinterpret_cast<const float*>(q.bytes.data()), x.data() + n * q.cols,
+                       single.data() + n * q.rows, q.rows, q.cols, accumulate);
+        EXPECT_EQ(single, gemv) << "f32 N=" << N;
+      }
+      if (!is_block(type)) continue;
+      for (int64_t N : {8, 16}) {
+        auto by_size = start, gemm = start;
+        matmul(q.matrix(), x.data(), by_size.data(), N, accumulate);
+        matmul(q.matrix(), x.data(), gemm.data(), N, accumulate, MatmulOrder::gemm);
+        EXPECT_EQ(by_size, gemm) << weight_type_name(type) << " N=" << N;
+      }
+    }
+  }
+}
+
+TEST(QuantMatmulOrder, SameBitsForOneAndTwoThreads) {
+  Rng rng(24);
+  const int saved = omp_get_max_threads();
+  for (WeightType type : kTypes) {
+    const Quantized q = testing::make_weights(type, 600, 512, rng);
+    for (MatmulOrder order : kOrders)
+      for (int64_t N : {1, 5, 40}) {
+        const auto x = testing::random_vector(N * q.cols, rng);
+        std::vector<float> runs[2];
+        for (int threads : {1, 2}) {
+          omp_set_num_threads(threads);
+          runs[threads - 1].assign(N * q.rows, 0.0f);
+          matmul(q.matrix(), x.data(), runs[threads - 1].data(), N, false, order);
+        }
+        EXPECT_EQ(runs[0], runs[1]) << weight_type_name(type) << " " << order_name(order) << " N=" << N;
+      }
+  }
+  omp_set_num_threads(saved);
+}
+
+}  // namespace
+}  // namespace difftx

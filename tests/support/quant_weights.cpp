@@ -1,0 +1,41 @@
+#include "support/quant_weights.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "io/float16.h"
+#include "kernels/quant/block_formats.h"
+#include "kernels/quant/quantize.h"
+#include "support/testing.h"
+
+namespace difftx::testing {
+
+Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng) {
+  Quantized q{{}, std::vector<float>(rows * cols), std::vector<float>(rows * cols, 0.0f), type, rows, cols};
+  const auto w = random_vector(rows * cols, rng);
+  q.bytes.resize(weight_matrix_bytes(type, rows, cols));
+  quantize_rows(type, w.data(), q.bytes.data(), rows, cols);
+  dequantize_rows(type, q.bytes.data(), q.dequantized.data(), rows, cols);
+  if (type == WeightType::q4_k) {
+    const auto* blocks = reinterpret_cast<const BlockQ4_K*>(q.bytes.data());
+    for (int64_t i = 0; i < rows * cols; ++i)
+      q.minimums[i] = f16_to_float(blocks[i / 256].dmin) * q4_k_scale_min(blocks[i / 256].scales, i % 256 / 32).min;
+  }
+  return q;
+}
+
+double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8) {
+  double magnitude = 0, x_rounding = 0;
+  for (int64_t i = 0; i < q.cols; ++i) {
+    const double w = std::fabs(q.dequantized[r * q.cols + i]);
+    magnitude += (w + 2 * q.minimums[r * q.cols + i]) * std::fabs(x[i]);
+    if (x_int8 && i % 32 == 0) {
+      float amax = 0;
+      for (int64_t j = i; j < i + 32; ++j) amax = std::max(amax, std::fabs(x[j]));
+      for (int64_t j = i; j < i + 32; ++j) x_rounding += std::fabs(q.dequantized[r * q.cols + j]) * amax / 127 / 2;
+    }
+  }
+  return (q.cols + 16) * 0x1p-24 * magnitude + x_rounding * (1 + 1e-5) + 1e-6;
+}
+
+}  // namespace difftx::testing

@@ -1,0 +1,29 @@
+// Shared by the matmul tests: quantized random weights with their dequantized values, and the
+// bound on a kernel's distance from the double reference.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/quant/matmul.h"
+
+namespace difftx::testing {
+
+struct Quantized {
+  std::vector<uint8_t> bytes;
+  std::vector<float> dequantized;
+  std::vector<float> minimums;  // Q4_K: dmin * m of each weight's sub-block, else 0
+  WeightMatrix matrix() const { return {type, bytes.data(), rows, cols}; }
+  WeightType type;
+  int64_t rows, cols;
+};
+
+Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng);
+
+// Float32 sums of `cols` terms: at most cols * 2^-24 of the sum of the terms' magnitudes each
+// step; the Q4_K kernel sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <=
+// |w| + m). x_int8: x rounded to d_x * round(x / d_x), d_x = max |x| / 127 over x's 32-block:
+// up to d_x / 2 per element, times |w|.
+double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8);
+
+}  // namespace difftx::testing
