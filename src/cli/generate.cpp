@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "serve/chat_prompt.h"
 #include "cli/command.h"
+#include "cli/model_chat_template.h"
+#include "cli/model_tokenizer.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "data/hf_tokenizer.h"
@@ -21,26 +24,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The model directory's own tokenizer (difftx train copies it into every checkpoint; a Hugging
-// Face directory holds tokenizer.json), or the one --tokenizer names; it must fit the model's
-// vocabulary.
-data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<std::string>& override_name,
-                                     const ModelConfig& config) {
-  if (!override_name)
-    DIFFTX_CHECK(fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile),
-                 dir.string(), ": no tokenizer in the model directory (", data::kTokenizerRanksFile, " and ",
-                 data::kTokenizerSidecarFile, ", which difftx train puts in every checkpoint, or ",
-                 data::kHfTokenizerFile, "); name one with --tokenizer");
-  data::Tokenizer tokenizer = data::load_tokenizer(override_name ? *override_name : dir.string());
-  DIFFTX_CHECK(tokenizer.vocab_size() <= config.vocab_size, "tokenizer ", tokenizer.name(), " has ",
-               tokenizer.vocab_size(), " tokens but the model in ", dir.string(), " has vocab_size ", config.vocab_size,
-               ": the tokenizer does not belong to this model");
-  return tokenizer;
-}
-
 int run_generate(Args& args) {
   const fs::path dir = args.require("model");
   const std::string prompt = args.require("prompt");
+  const bool as_chat = args.flag("chat");
+  const auto template_file = args.get("chat-template");
   const auto tokenizer_name = args.get("tokenizer");
   // generation_config.json's defaults (Hugging Face directories), then the options.
   const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
@@ -68,15 +56,28 @@ int run_generate(Args& args) {
     DIFFTX_CHECK(id < model.config.vocab_size, dir.string(), ": eos_token_id ", id, " is outside the vocabulary of ",
                  model.config.vocab_size);
   std::vector<int32_t> ids = frame.prefix;
-  // A tokenizer.json matches special-token text in the prompt, as transformers does.
-  tokenizer.encode_append(prompt, ids, tokenizer.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
+  o.stop_tokens = frame.stop;
+  if (as_chat) {  // the prompt as one user message through the chat template
+    const auto tmpl = load_chat_template(dir, template_file);
+    DIFFTX_CHECK(tmpl.has_value(), dir.string(),
+                 " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); "
+                 "give one with --chat-template FILE");
+    const std::string rendered = tmpl->render(nlohmann::json::array({{{"role", "user"}, {"content", prompt}}}), true);
+    ids = serve::encode_chat_prompt(tokenizer, frame.prefix, rendered);
+    for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) o.stop_tokens.push_back(id);
+  } else {
+    DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
+    // A tokenizer.json matches special-token text in the prompt, as transformers does.
+    tokenizer.encode_append(prompt, ids, tokenizer.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
+  }
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
                " tokens (with the leading ", frame.prefix.size(), "), longer than the context of ", context, " tokens");
   o.sample_vocab = tokenizer.vocab_size();
-  o.stop_tokens = frame.stop;
 
-  std::fwrite(prompt.data(), 1, prompt.size(), stdout);
-  std::fflush(stdout);
+  if (!as_chat) {  // a continuation follows its prompt; a chat reply stands alone
+    std::fwrite(prompt.data(), 1, prompt.size(), stdout);
+    std::fflush(stdout);
+  }
   Utf8Stream text;
   const GenerateResult r = generate(model, ids, o, [&](int32_t id) {
     const std::string piece = text.push(tokenizer.decode({&id, 1}));
@@ -102,6 +103,9 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "                        tokenizer.json with config.json / generation_config.json, whose\n"
                "                        eos_token_id and sampling defaults apply unless options override them)\n"
                "  --prompt TEXT         the text to continue (echoed, then the continuation streams)\n"
+               "  --chat                the prompt is one user message, rendered through the model's chat template\n"
+               "                        (tokenizer_config.json); the reply streams, ending at the template's EOS\n"
+               "  --chat-template FILE  with --chat: this Jinja template instead of the model's\n"
                "  --max-new-tokens N    tokens to generate at most (default 128); stops early at end of text / EOS\n"
                "  --temperature X       0 is greedy and deterministic (default 0.8)\n"
                "  --top-k K             sample from the K most likely tokens (default 0: all)\n"

@@ -1,0 +1,94 @@
+// `difftx chat`: an interactive conversation with a model on the terminal. Each line on stdin is
+// a user message; the whole conversation goes through the model's chat template and the reply
+// streams to stdout. An empty line or the end of input ends it.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command.h"
+#include "cli/model_chat_template.h"
+#include "cli/model_tokenizer.h"
+#include "core/error.h"
+#include "data/generation_defaults.h"
+#include "infer/generate.h"
+#include "infer/utf8_stream.h"
+#include "model/model_io.h"
+#include "serve/chat_prompt.h"
+
+namespace difftx::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int run_chat(Args& args) {
+  const fs::path dir = args.require("model");
+  const auto template_file = args.get("chat-template");
+  const auto system = args.get("system");
+  const auto tokenizer_name = args.get("tokenizer");
+  const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
+  GenerateOptions o;
+  o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(512), IntRange{1, kMaxDimension});
+  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  o.sampling.temperature = args.get_double("temperature", defaults.temperature.value_or(0.7), NumberRange{0, 1e300});
+  o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(0), kNonNegative);
+  o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(1.0), NumberRange{0, 1, true});
+  o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", 1, kAnySeed));
+  args.finish();
+
+  const auto tmpl = load_chat_template(dir, template_file);
+  DIFFTX_CHECK(tmpl.has_value(), dir.string(),
+               " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); give one with "
+               "--chat-template FILE");
+  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
+  const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
+  o.sample_vocab = tokenizer.vocab_size();
+  o.stop_tokens = frame.stop;
+  for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) o.stop_tokens.push_back(id);
+
+  nlohmann::json messages = nlohmann::json::array();
+  if (system) messages.push_back({{"role", "system"}, {"content", *system}});
+  std::string line;
+  for (;;) {
+    std::fputs("> ", stderr);
+    if (!std::getline(std::cin, line) || line.empty()) break;
+    messages.push_back({{"role", "user"}, {"content", line}});
+    const std::vector<int32_t> ids =
+        serve::encode_chat_prompt(tokenizer, frame.prefix, tmpl->render(messages, true));
+    DIFFTX_CHECK(static_cast<int64_t>(ids.size()) < model.config.max_position_embeddings, "the conversation is ",
+                 ids.size(), " tokens, at the end of the context of ", model.config.max_position_embeddings);
+    std::string reply;
+    Utf8Stream text;
+    const auto print = [&](const std::string& piece) {
+      reply += piece;
+      std::fwrite(piece.data(), 1, piece.size(), stdout);
+      std::fflush(stdout);
+    };
+    generate(model, ids, o, [&](int32_t id) { print(text.push(tokenizer.decode({&id, 1}))); });
+    print(text.finish());
+    std::fputs("\n", stdout);
+    messages.push_back({{"role", "assistant"}, {"content", reply}});
+    ++o.sampling.seed;  // a new draw each turn, still reproducible
+  }
+  return 0;
+}
+
+}  // namespace
+
+DIFFTX_COMMAND("chat", "talk to a model on the terminal through its chat template",
+               "  --model DIR            a model directory with its tokenizer and a chat template\n"
+               "  --chat-template FILE   this Jinja template instead of the model's (tokenizer_config.json)\n"
+               "  --system TEXT          a system message first\n"
+               "  --max-new-tokens N     most tokens of a reply (default 512); it ends earlier at the EOS\n"
+               "  --temperature X        0 is greedy (default 0.7)\n"
+               "  --top-k K, --top-p P   sampling as in generate (defaults 0 and 1: off)\n"
+               "  --seed S               seed of the first reply (each reply uses the next; default 1)\n"
+               "  --kv-dtype f32|bf16|int8  KV cache storage (default bf16)\n"
+               "  --tokenizer NAME       use this tokenizer instead of the model directory's\n"
+               "Each line on stdin is a message; the reply streams to stdout. An empty line ends.",
+               run_chat);
+
+}  // namespace difftx::cli

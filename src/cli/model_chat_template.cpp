@@ -1,0 +1,26 @@
+#include "cli/model_chat_template.h"
+
+#include "core/error.h"
+#include "data/file_io.h"
+
+namespace difftx::cli {
+
+std::optional<chat::ChatTemplate> load_chat_template(const std::filesystem::path& dir,
+                                                     const std::optional<std::string>& file) {
+  std::optional<chat::ChatTemplate> tmpl = chat::ChatTemplate::from_model_dir(dir.string());
+  if (!file) return tmpl;
+  chat::ChatTemplate own;
+  try {
+    own = chat::ChatTemplate::parse(data::read_file(*file));
+  } catch (const Error& e) {
+    fail("--chat-template ", *file, ": ", e.what());
+  }
+  if (tmpl) {
+    own.bos_token = tmpl->bos_token;
+    own.eos_token = tmpl->eos_token;
+    own.special_tokens = tmpl->special_tokens;
+  }
+  return own;
+}
+
+}  // namespace difftx::cli

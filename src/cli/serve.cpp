@@ -1,0 +1,106 @@
+// `difftx serve`: an OpenAI-compatible HTTP server over the continuous-batching engine
+// (src/serve/): completions, chat completions, tokenize, metrics and a chat page.
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "serve/chat_prompt.h"
+#include "cli/command.h"
+#include "cli/model_chat_template.h"
+#include "cli/model_tokenizer.h"
+#include "core/error.h"
+#include "data/generation_defaults.h"
+#include "model/model_io.h"
+#include "serve/server.h"
+
+namespace difftx::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+int run_serve(Args& args) {
+  const fs::path dir = args.require("model");
+  const auto tokenizer_name = args.get("tokenizer");
+  serve::ServerOptions o;
+  o.host = args.get("host", o.host);
+  o.port = static_cast<int>(args.get_int("port", o.port, IntRange{0, 65535}));
+  o.api_key = args.get("api-key", std::getenv("DIFFTX_API_KEY") ? std::getenv("DIFFTX_API_KEY") : "");
+  o.max_body_bytes = static_cast<size_t>(args.get_int("max-body-bytes", static_cast<int64_t>(o.max_body_bytes),
+                                                      IntRange{1024, int64_t{1} << 32}));
+  o.max_connections = static_cast<int>(args.get_int("max-connections", o.max_connections, IntRange{1, 4096}));
+  o.read_timeout_s = static_cast<int>(args.get_int("read-timeout", o.read_timeout_s, IntRange{1, 3600}));
+  o.write_timeout_s = o.read_timeout_s;
+  o.grace_seconds = args.get_double("grace", o.grace_seconds, NumberRange{0, 3600});
+  o.log_format = serve::parse_log_format(args.get("log-format", "text"));
+  EngineOptions e;
+  e.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  e.kv_tokens = args.get_int("kv-tokens", 0, kNonNegative);
+  e.kv_bytes = args.get_int("kv-bytes", 0, kNonNegative);
+  e.max_batch_tokens = args.get_int("max-batch-tokens", e.max_batch_tokens, IntRange{1, kMaxDimension});
+  e.max_running = args.get_int("max-running", e.max_running, IntRange{1, kMaxBatchRows});
+  e.max_queue = args.get_int("max-queue", e.max_queue, IntRange{0, kMaxBatchRows});
+  e.prefix_cache = !args.flag("no-prefix-cache");
+  e.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
+  const std::string model_name = args.get("model-name", fs::absolute(dir).lexically_normal().filename().string());
+  const auto template_file = args.get("chat-template");
+  const int64_t max_choices = args.get_int("max-choices", 16, IntRange{1, 1024});
+  args.finish();
+  DIFFTX_CHECK(!model_name.empty(), "--model-name must not be empty");
+
+  return serve::run_server(o, [&]() {
+    auto m = std::make_unique<serve::ServedModel>();
+    m->model = std::make_unique<Model>(load_model_dir(dir, MatrixPrecision::as_stored));
+    m->tokenizer = std::make_unique<data::Tokenizer>(load_model_tokenizer(dir, tokenizer_name, m->model->config));
+    const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
+    m->frame = data::prompt_frame(*m->tokenizer, defaults);
+    for (int32_t id : m->frame.stop)
+      DIFFTX_CHECK(id < m->model->config.vocab_size, dir.string(), ": eos_token_id ", id,
+                   " is outside the vocabulary of ", m->model->config.vocab_size);
+    EngineOptions engine_options = e;
+    engine_options.sample_vocab = m->tokenizer->vocab_size();
+    m->engine = std::make_unique<Engine>(*m->model, m->tokenizer.get(), engine_options);
+    m->limits.model_name = model_name;
+    m->limits.vocab_size = m->tokenizer->vocab_size();
+    m->limits.context = m->engine->context();
+    m->limits.default_temperature = defaults.temperature;
+    m->limits.default_top_p = defaults.top_p;
+    m->limits.default_top_k = defaults.top_k;
+    m->limits.max_choices = max_choices;
+    if (auto tmpl = load_chat_template(dir, template_file)) {
+      m->chat_stop = serve::chat_stop_ids(*tmpl, *m->tokenizer);
+      m->render_chat = serve::chat_renderer(std::move(*tmpl));
+    }
+    return m;
+  });
+}
+
+}  // namespace
+
+DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batching and a chat page",
+               "  --model DIR            a model directory with its tokenizer (as for generate)\n"
+               "  --host ADDR            address to listen on (default 127.0.0.1)\n"
+               "  --port N               port (default 8080; 0: any free port, printed)\n"
+               "  --model-name NAME      the model's id in /v1/models and responses (default: the directory's name)\n"
+               "  --chat-template FILE   the Jinja chat template for /v1/chat/completions (default: the model's own,\n"
+               "                         from tokenizer_config.json or chat_template.jinja; without one, chat is a 400)\n"
+               "  --api-key KEY          require 'Authorization: Bearer KEY' on every endpoint but /health and /\n"
+               "                         (default: the DIFFTX_API_KEY environment variable; none: no key)\n"
+               "  --kv-dtype f32|bf16|int8  KV pool storage (default bf16)\n"
+               "  --kv-tokens N          KV pool capacity in tokens (default: from --kv-bytes)\n"
+               "  --kv-bytes N           KV pool capacity in bytes (default: max_position_embeddings tokens, <= 1 GiB)\n"
+               "  --max-batch-tokens N   rows per engine step: decode rows plus prompt chunks (default 512)\n"
+               "  --max-running N        sequences decoding at once (default 64)\n"
+               "  --max-queue N          requests waiting beyond those; more get 503 (default 1024)\n"
+               "  --context T            most tokens of a sequence, prompt and reply (default max_position_embeddings)\n"
+               "  --no-prefix-cache      do not reuse the KV blocks of matching prompt prefixes\n"
+               "  --max-choices N        n times prompts a request may ask for (default 16)\n"
+               "  --max-body-bytes N     larger request bodies get 413 (default 8 MiB)\n"
+               "  --max-connections N    connections served at once; more wait (default 128)\n"
+               "  --read-timeout S       seconds to wait for a request's header and body (default 30)\n"
+               "  --grace S              on SIGINT/SIGTERM, seconds in-flight requests may finish (default 10)\n"
+               "  --log-format text|json one line per request on stderr (default text)\n"
+               "  --tokenizer NAME       use this tokenizer instead of the model directory's",
+               run_serve);
+
+}  // namespace difftx::cli

@@ -1,0 +1,34 @@
+#include "serve/api_error.h"
+
+namespace difftx::serve {
+
+ApiError::ApiError(int status_, std::string message, std::string param_, std::string code_)
+    : Error(std::move(message)), status(status_), param(std::move(param_)), code(std::move(code_)) {}
+
+void bad_param(const std::string& param, const std::string& message) {
+  throw ApiError(400, message, param, "invalid_value");
+}
+
+const char* error_type(int status) {
+  switch (status) {
+    case 401: return "authentication_error";
+    case 403: return "permission_error";
+    case 404: return "not_found_error";
+    case 413: return "request_too_large";
+    case 429: return "rate_limit_error";
+    case 503: return "service_unavailable_error";
+    default: return status >= 500 ? "server_error" : "invalid_request_error";
+  }
+}
+
+nlohmann::json error_body(int status, const std::string& message, const std::string& param, const std::string& code) {
+  return {{"error",
+           {{"message", message},
+            {"type", error_type(status)},
+            {"param", param.empty() ? nlohmann::json(nullptr) : nlohmann::json(param)},
+            {"code", code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code)}}}};
+}
+
+nlohmann::json error_body(const ApiError& e) { return error_body(e.status, e.what(), e.param, e.code); }
+
+}  // namespace difftx::serve

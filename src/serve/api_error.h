@@ -1,0 +1,28 @@
+// Errors a client caused (or a state it must wait out), in OpenAI's shape:
+// {"error": {"message", "type", "param", "code"}} with an HTTP status.
+#pragma once
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace difftx::serve {
+
+struct ApiError : Error {
+  ApiError(int status, std::string message, std::string param = "", std::string code = "");
+  int status;         // 400, 401, 404, 405, 413, 503, ...
+  std::string param;  // the request field at fault; empty: none
+  std::string code;   // a machine-readable reason; empty: none
+};
+
+// A 400 naming the field.
+[[noreturn]] void bad_param(const std::string& param, const std::string& message);
+
+// OpenAI's "type" for a status: invalid_request_error, authentication_error, not_found_error, ...
+const char* error_type(int status);
+nlohmann::json error_body(int status, const std::string& message, const std::string& param = "",
+                          const std::string& code = "");
+nlohmann::json error_body(const ApiError& e);
+
+}  // namespace difftx::serve

@@ -1,0 +1,251 @@
+#include "serve/generation_route.h"
+
+#include <atomic>
+#include <chrono>
+#include <random>
+
+#include "serve/choice_run.h"
+#include "serve/route_util.h"
+#include "serve/sse.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+enum class Api { completion, chat };
+
+// What one HTTP request asks the engine for.
+struct Job {
+  Api api = Api::completion;
+  GenerationParams params;
+  std::vector<std::vector<int32_t>> prompts;
+  std::vector<int64_t> prompt_bytes;  // per prompt: its text's length (completions' text_offset)
+  std::vector<int32_t> extra_stop;
+  ResponseHeader header;
+};
+
+// One choice's progress.
+struct ChoiceProgress {
+  std::string text;
+  std::vector<TokenInfo> tokens;
+  FinishReason finish = FinishReason::none;
+  std::string error;
+  int64_t prompt_tokens = 0, generated_tokens = 0;
+  int64_t offset = 0;  // text_offset of the next token
+  bool any_token = false;
+  Clock::time_point last_token;
+};
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+std::string response_id(const char* prefix) {
+  static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  char id[40];
+  std::snprintf(id, sizeof id, "%s-%012llx%04llx", prefix, static_cast<unsigned long long>(rng() & 0xffffffffffffull),
+                static_cast<unsigned long long>(counter++ & 0xffff));
+  return id;
+}
+
+TokenInfo token_info(const data::Tokenizer& tokenizer, const TokenEvent& e) {
+  TokenInfo t;
+  t.token = tokenizer.decode({&e.id, 1});
+  t.logprob = e.logprob;
+  for (const TokenLogprob& alt : e.top) t.top.emplace_back(tokenizer.decode({&alt.id, 1}), alt.logprob);
+  return t;
+}
+
+const char* finish_name(FinishReason r) { return r == FinishReason::length ? "length" : "stop"; }
+
+// Folds an event into its choice: text, timings (metrics and the log line), final counts.
+void apply(ServerState& state, const Job& job, const ChoiceRun& run, ChoiceProgress& p, const ChoiceEvent& ce) {
+  const TokenEvent& e = ce.event;
+  if (e.id >= 0) {
+    if (!p.any_token) {
+      const double ttft = seconds(ce.at - run.submitted());
+      state.metrics.observe_time_to_first_token(ttft);
+      RequestRecord& record = current_record();
+      if (record.first_token_seconds < 0) record.first_token_seconds = ttft;
+    } else {
+      state.metrics.observe_inter_token_latency(seconds(ce.at - p.last_token));
+    }
+    p.any_token = true;
+    p.last_token = ce.at;
+  }
+  p.text += e.text;
+  if (e.finish == FinishReason::none) return;
+  p.finish = e.finish;
+  p.error = e.error;
+  p.prompt_tokens = e.prompt_tokens;
+  p.generated_tokens = e.generated_tokens;
+  const int64_t prompt = ce.choice % job.params.n == 0 ? e.prompt_tokens : 0;  // a prompt counts once
+  state.metrics.count_tokens(prompt, e.generated_tokens);
+  current_record().prompt_tokens += prompt;
+  current_record().generated_tokens += e.generated_tokens;
+}
+
+Usage total_usage(const Job& job, const std::vector<ChoiceProgress>& progress) {
+  Usage u;
+  for (size_t i = 0; i < progress.size(); ++i) {
+    if (i % job.params.n == 0) u.prompt_tokens += progress[i].prompt_tokens;
+    u.completion_tokens += progress[i].generated_tokens;
+  }
+  return u;
+}
+
+void check_outcome(const ChoiceProgress& p) {
+  if (p.finish == FinishReason::error) throw ApiError(500, "generation failed: " + p.error, "", "generation_error");
+  if (p.finish == FinishReason::cancelled)
+    throw ApiError(503, "the request was cancelled: the server is shutting down", "", "cancelled");
+}
+
+void respond_once(ServerState& state, const Job& job, ChoiceRun& run, httplib::Response& res) {
+  const data::Tokenizer& tokenizer = *state.model->tokenizer;
+  std::vector<ChoiceProgress> progress(run.size());
+  while (!run.finished())
+    for (const ChoiceEvent& ce : run.take(1000ms)) {
+      ChoiceProgress& p = progress[ce.choice];
+      if (job.params.logprobs && ce.event.id >= 0) p.tokens.push_back(token_info(tokenizer, ce.event));
+      apply(state, job, run, p, ce);
+    }
+  std::vector<ChoiceResult> choices;
+  std::vector<int64_t> offsets;
+  for (size_t i = 0; i < progress.size(); ++i) {
+    check_outcome(progress[i]);
+    choices.push_back({progress[i].text, finish_name(progress[i].finish), std::move(progress[i].tokens)});
+    offsets.push_back(job.prompt_bytes.empty() ? 0 : job.prompt_bytes[i / job.params.n]);
+  }
+  const Usage usage = total_usage(job, progress);
+  send_json(res, job.api == Api::chat ? chat_response(job.header, choices, usage, job.params.logprobs)
+                                      : completion_response(job.header, choices, usage, job.params.logprobs, offsets));
+}
+
+// An event stream: the engine's events turned into chunks as they come, pings while waiting.
+class Stream {
+ public:
+  Stream(ServerState& state, Job job, std::unique_ptr<ChoiceRun> run)
+      : state_(state), job_(std::move(job)), run_(std::move(run)), progress_(run_->size()) {
+    for (size_t i = 0; i < progress_.size(); ++i)
+      progress_[i].offset = job_.prompt_bytes.empty() ? 0 : job_.prompt_bytes[i / job_.params.n];
+  }
+
+  // One round of httplib's content provider: false ends the connection (the client is gone).
+  bool pump(httplib::DataSink& sink) {
+    std::string out;
+    if (!opened_ && job_.api == Api::chat)
+      for (size_t i = 0; i < progress_.size(); ++i)
+        out += sse_event(chat_chunk(job_.header, i, {{"role", "assistant"}, {"content", ""}}, "", nullptr));
+    opened_ = true;
+    for (const ChoiceEvent& ce : run_->take(250ms)) out += chunks(ce);
+    if (run_->finished()) out += ending();
+    const auto now = Clock::now();
+    if (out.empty() && now - last_write_ > 1s) out = kSsePing;
+    if (!out.empty()) {
+      if (!sink.write(out.data(), out.size())) return false;
+      last_write_ = now;
+    }
+    if (run_->finished()) sink.done();
+    return true;
+  }
+  void cancel() { run_->cancel(); }
+
+ private:
+  std::string chunks(const ChoiceEvent& ce) {
+    ChoiceProgress& p = progress_[ce.choice];
+    const TokenEvent& e = ce.event;
+    const size_t before = p.text.size();
+    apply(state_, job_, *run_, p, ce);
+    std::string out;
+    const std::string text = p.text.substr(before);
+    const bool token = job_.params.logprobs && e.id >= 0;
+    if (!text.empty() || token) {
+      json logprobs = nullptr;
+      if (token) {
+        const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e)};
+        logprobs = job_.api == Api::chat ? chat_logprobs(info) : completion_logprobs(info, p.offset);
+        p.offset += static_cast<int64_t>(info[0].token.size());
+      }
+      out += sse_event(job_.api == Api::chat ? chat_chunk(job_.header, ce.choice, {{"content", text}}, "", logprobs)
+                                             : completion_chunk(job_.header, ce.choice, text, "", logprobs));
+    }
+    if (e.finish == FinishReason::stop || e.finish == FinishReason::length)
+      out += sse_event(job_.api == Api::chat ? chat_chunk(job_.header, ce.choice, json::object(), finish_name(e.finish), nullptr)
+                                             : completion_chunk(job_.header, ce.choice, "", finish_name(e.finish), nullptr));
+    return out;
+  }
+
+  std::string ending() {
+    std::string out;
+    for (const ChoiceProgress& p : progress_) try {
+        check_outcome(p);
+      } catch (const ApiError& e) {
+        current_record().status = e.status;
+        return sse_event(error_body(e)) + kSseDone;
+      }
+    if (job_.params.include_usage)
+      out += sse_event(usage_chunk(job_.header, job_.api == Api::chat ? "chat.completion.chunk" : "text_completion",
+                                   total_usage(job_, progress_)));
+    return out + kSseDone;
+  }
+
+  ServerState& state_;
+  Job job_;
+  std::unique_ptr<ChoiceRun> run_;
+  std::vector<ChoiceProgress> progress_;
+  bool opened_ = false;
+  Clock::time_point last_write_ = Clock::now();
+};
+
+void run_job(ServerState& state, Job job, httplib::Response& res) {
+  ServedModel& m = *state.model;
+  auto run = std::make_unique<ChoiceRun>(*m.engine);
+  run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
+  if (!job.params.stream) return respond_once(state, job, *run, res);
+  auto stream = std::make_shared<Stream>(state, std::move(job), std::move(run));
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
+  res.set_chunked_content_provider(
+      "text/event-stream", [stream](size_t, httplib::DataSink& sink) { return stream->pump(sink); },
+      [stream](bool) { stream->cancel(); });
+}
+
+}  // namespace
+
+void handle_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(res, [&] {
+    ServedModel& m = require_model(state);
+    CompletionRequest r = parse_completion_request(parse_body(req.body), m.limits);
+    Job job;
+    job.api = Api::completion;
+    job.params = std::move(r.params);
+    for (const Prompt& p : r.prompts) {
+      job.prompts.push_back(p.text ? encode_text_prompt(m, *p.text) : p.ids);
+      job.prompt_bytes.push_back(static_cast<int64_t>(p.text ? p.text->size() : m.tokenizer->decode(p.ids).size()));
+    }
+    job.header = {response_id("cmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
+    run_job(state, std::move(job), res);
+  });
+}
+
+void handle_chat_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(res, [&] {
+    ServedModel& m = require_model(state);
+    ChatRequest r = parse_chat_request(parse_body(req.body), m.limits);
+    if (!m.render_chat)
+      throw ApiError(400,
+                     "this model has no chat template (no chat_template in its tokenizer_config.json): start the "
+                     "server with --chat-template FILE, or use /v1/completions",
+                     "messages", "no_chat_template");
+    Job job;
+    job.api = Api::chat;
+    job.params = std::move(r.params);
+    job.prompts.push_back(encode_chat_prompt(m, m.render_chat(r.messages, true, r.template_kwargs)));
+    job.extra_stop = m.chat_stop;
+    job.header = {response_id("chatcmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
+    run_job(state, std::move(job), res);
+  });
+}
+
+}  // namespace difftx::serve

@@ -1,0 +1,13 @@
+// POST /v1/completions and /v1/chat/completions: parse, tokenize, run the choices on the
+// engine, answer with one response or an event stream.
+#pragma once
+#include <httplib.h>
+
+#include "serve/server_state.h"
+
+namespace difftx::serve {
+
+void handle_completions(ServerState& state, const httplib::Request& req, httplib::Response& res);
+void handle_chat_completions(ServerState& state, const httplib::Request& req, httplib::Response& res);
+
+}  // namespace difftx::serve

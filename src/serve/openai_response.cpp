@@ -1,0 +1,116 @@
+#include "serve/openai_response.h"
+
+namespace difftx::serve {
+
+using nlohmann::json;
+
+namespace {
+
+json nullable(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json bytes_of(const std::string& s) {
+  json bytes = json::array();
+  for (unsigned char c : s) bytes.push_back(static_cast<int>(c));
+  return bytes;
+}
+
+}  // namespace
+
+std::string dump_json(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+json usage_json(const Usage& u) {
+  return {{"prompt_tokens", u.prompt_tokens},
+          {"completion_tokens", u.completion_tokens},
+          {"total_tokens", u.prompt_tokens + u.completion_tokens}};
+}
+
+json completion_logprobs(const std::vector<TokenInfo>& tokens, int64_t offset) {
+  json out = {{"tokens", json::array()}, {"token_logprobs", json::array()}, {"top_logprobs", json::array()},
+              {"text_offset", json::array()}};
+  for (const TokenInfo& t : tokens) {
+    out["tokens"].push_back(t.token);
+    out["token_logprobs"].push_back(t.logprob);
+    json top = json::object();
+    for (const auto& [token, logprob] : t.top)
+      if (!top.contains(token)) top[token] = logprob;  // two ids may read the same: keep the likelier
+    out["top_logprobs"].push_back(std::move(top));
+    out["text_offset"].push_back(offset);
+    offset += static_cast<int64_t>(t.token.size());
+  }
+  return out;
+}
+
+json chat_logprobs(const std::vector<TokenInfo>& tokens) {
+  json content = json::array();
+  for (const TokenInfo& t : tokens) {
+    json top = json::array();
+    for (const auto& [token, logprob] : t.top)
+      top.push_back({{"token", token}, {"logprob", logprob}, {"bytes", bytes_of(token)}});
+    content.push_back({{"token", t.token}, {"logprob", t.logprob}, {"bytes", bytes_of(t.token)}, {"top_logprobs", top}});
+  }
+  return {{"content", content}, {"refusal", nullptr}};
+}
+
+json completion_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const Usage& usage,
+                         bool logprobs, const std::vector<int64_t>& text_offsets) {
+  json list = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceResult& c = choices[i];
+    list.push_back({{"index", i},
+                    {"text", c.text},
+                    {"logprobs", logprobs ? completion_logprobs(c.tokens, text_offsets.at(i)) : json(nullptr)},
+                    {"finish_reason", nullable(c.finish_reason)}});
+  }
+  return {{"id", h.id},       {"object", "text_completion"}, {"created", h.created},
+          {"model", h.model}, {"choices", list},             {"usage", usage_json(usage)}};
+}
+
+json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const Usage& usage,
+                   bool logprobs) {
+  json list = json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceResult& c = choices[i];
+    list.push_back({{"index", i},
+                    {"message", {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}}},
+                    {"logprobs", logprobs ? chat_logprobs(c.tokens) : json(nullptr)},
+                    {"finish_reason", nullable(c.finish_reason)}});
+  }
+  return {{"id", h.id},       {"object", "chat.completion"}, {"created", h.created},
+          {"model", h.model}, {"choices", list},             {"usage", usage_json(usage)}};
+}
+
+json completion_chunk(const ResponseHeader& h, int64_t index, const std::string& text, const std::string& finish_reason,
+                      const json& logprobs) {
+  return {{"id", h.id},
+          {"object", "text_completion"},
+          {"created", h.created},
+          {"model", h.model},
+          {"choices", json::array({{{"index", index},
+                                    {"text", text},
+                                    {"logprobs", logprobs},
+                                    {"finish_reason", nullable(finish_reason)}}})}};
+}
+
+json chat_chunk(const ResponseHeader& h, int64_t index, const json& delta, const std::string& finish_reason,
+                const json& logprobs) {
+  return {{"id", h.id},
+          {"object", "chat.completion.chunk"},
+          {"created", h.created},
+          {"model", h.model},
+          {"choices", json::array({{{"index", index},
+                                    {"delta", delta},
+                                    {"logprobs", logprobs},
+                                    {"finish_reason", nullable(finish_reason)}}})}};
+}
+
+json usage_chunk(const ResponseHeader& h, const char* object, const Usage& usage) {
+  return {{"id", h.id},       {"object", object},           {"created", h.created},
+          {"model", h.model}, {"choices", json::array()}, {"usage", usage_json(usage)}};
+}
+
+json models_list(const std::string& model, int64_t created) {
+  return {{"object", "list"},
+          {"data", json::array({{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "difftx"}}})}};
+}
+
+}  // namespace difftx::serve

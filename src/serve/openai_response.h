@@ -1,0 +1,61 @@
+// OpenAI's response and stream chunk shapes for completions and chat completions, built from
+// what the engine produced (token strings already decoded). Pure functions.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace difftx::serve {
+
+struct TokenInfo {
+  std::string token;  // the token's bytes (may be part of a UTF-8 character)
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;  // alternatives, most likely first
+};
+
+struct ChoiceResult {
+  std::string text;
+  std::string finish_reason;     // "stop" or "length"
+  std::vector<TokenInfo> tokens; // with logprobs only
+};
+
+struct Usage {
+  int64_t prompt_tokens = 0, completion_tokens = 0;
+};
+
+// Identity of one response: "cmpl-..." / "chatcmpl-..." id, unix time, the model's name.
+struct ResponseHeader {
+  std::string id;
+  int64_t created = 0;
+  std::string model;
+};
+
+nlohmann::json usage_json(const Usage& usage);
+// The legacy completions logprobs: tokens, token_logprobs, top_logprobs, text_offset (byte
+// offsets from `offset`, where the choice's text starts).
+nlohmann::json completion_logprobs(const std::vector<TokenInfo>& tokens, int64_t offset);
+// Chat logprobs: {"content": [{token, logprob, bytes, top_logprobs}], "refusal": null}.
+nlohmann::json chat_logprobs(const std::vector<TokenInfo>& tokens);
+
+nlohmann::json completion_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices,
+                                   const Usage& usage, bool logprobs, const std::vector<int64_t>& text_offsets);
+nlohmann::json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const Usage& usage,
+                             bool logprobs);
+
+// Stream chunks. finish_reason empty: null. logprobs: null when not asked for.
+nlohmann::json completion_chunk(const ResponseHeader& h, int64_t index, const std::string& text,
+                                const std::string& finish_reason, const nlohmann::json& logprobs);
+nlohmann::json chat_chunk(const ResponseHeader& h, int64_t index, const nlohmann::json& delta,
+                          const std::string& finish_reason, const nlohmann::json& logprobs);
+// The last chunk of stream_options.include_usage: empty choices and the usage.
+nlohmann::json usage_chunk(const ResponseHeader& h, const char* object, const Usage& usage);
+
+nlohmann::json models_list(const std::string& model, int64_t created);
+
+// Compact JSON whose strings' invalid UTF-8 (partial characters in token strings) becomes U+FFFD.
+std::string dump_json(const nlohmann::json& value);
+
+}  // namespace difftx::serve

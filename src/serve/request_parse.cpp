@@ -1,0 +1,262 @@
+#include "serve/request_parse.h"
+
+#include <set>
+
+#include "io/json_file.h"
+#include "serve/api_error.h"
+#include "serve/json_fields.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::json;
+
+// Fields accepted and ignored: they do not change what is generated.
+const std::set<std::string> kHarmless = {"user", "metadata", "store", "parallel_tool_calls", "service_tier",
+                                         "cache_prompt"};
+
+void check_keys(const json& body, const std::set<std::string>& known) {
+  for (const auto& [key, value] : body.items())
+    if (!known.count(key) && !kHarmless.count(key))
+      throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
+}
+
+[[noreturn]] void unsupported(const std::string& param, const std::string& what) {
+  throw ApiError(400, what + " is not supported by this server", param, "unsupported_parameter");
+}
+
+void check_model(const Fields& f, const ServeLimits& limits) {
+  const auto model = f.string("model");
+  if (model && *model != limits.model_name)
+    throw ApiError(404, "the model '" + *model + "' does not exist; this server serves '" + limits.model_name + "'",
+                   "model", "model_not_found");
+}
+
+void check_empty_object(const Fields& f, const std::string& key) {
+  const json* v = f.find(key);
+  if (!v) return;
+  if (!v->is_object()) bad_param(key, "'" + key + "' must be an object, not " + json_type_name(*v));
+  if (!v->empty()) unsupported(key, "a non-empty '" + key + "'");
+}
+
+std::vector<std::string> parse_stop(const Fields& f) {
+  const json* v = f.find("stop");
+  if (!v) return {};
+  std::vector<std::string> stops;
+  if (v->is_string()) {
+    stops.push_back(v->get<std::string>());
+  } else if (v->is_array()) {
+    if (v->size() > 4) bad_param("stop", concat("'stop' holds at most 4 strings, not ", v->size()));
+    for (const json& s : *v) {
+      if (!s.is_string()) bad_param("stop", "'stop' must be a string or a list of strings, not a list holding " + json_type_name(s));
+      stops.push_back(s.get<std::string>());
+    }
+  } else {
+    bad_param("stop", "'stop' must be a string or a list of strings, not " + json_type_name(*v));
+  }
+  for (const std::string& s : stops)
+    if (s.empty()) bad_param("stop", "a 'stop' string must not be empty");
+  return stops;
+}
+
+std::optional<uint64_t> parse_seed(const Fields& f) {
+  const json* v = f.find("seed");
+  if (!v) return std::nullopt;
+  if (v->is_number_unsigned()) return v->get<uint64_t>();
+  const auto i = json_integer(*v, INT64_MIN, INT64_MAX);
+  if (!i) bad_param("seed", "'seed' must be an integer, not " + v->dump());
+  return static_cast<uint64_t>(*i);
+}
+
+// The fields completions and chat share; `max_tokens_keys` are the names max_tokens goes by.
+GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const std::vector<std::string>& max_tokens_keys) {
+  check_model(f, limits);
+  GenerationParams p;
+  SamplingOptions& s = p.options.sampling;
+  s.temperature = f.number("temperature", {0, 2}).value_or(limits.default_temperature.value_or(1.0));
+  s.top_p = f.number("top_p", {0, 1, true}).value_or(limits.default_top_p.value_or(1.0));
+  s.top_k = f.integer("top_k", 0, INT32_MAX).value_or(limits.default_top_k.value_or(0));
+  s.min_p = f.number("min_p", {0, 1}).value_or(0.0);
+  s.presence_penalty = f.number("presence_penalty", {-2, 2}).value_or(0.0);
+  s.frequency_penalty = f.number("frequency_penalty", {-2, 2}).value_or(0.0);
+  p.seed = parse_seed(f);
+  for (const std::string& key : max_tokens_keys)
+    if (const auto m = f.integer(key, 1, std::max<int64_t>(1, limits.context)); m && !p.max_tokens) p.max_tokens = m;
+  p.n = f.integer("n", 1, limits.max_choices).value_or(1);
+  p.options.stop_strings = parse_stop(f);
+  p.stream = f.boolean("stream").value_or(false);
+  if (const json* so = f.find("stream_options")) {
+    const Fields options(*so);
+    check_keys(*so, {"include_usage"});
+    p.include_usage = options.boolean("include_usage").value_or(false);
+    if (!p.stream) bad_param("stream_options", "'stream_options' is only allowed when 'stream' is true");
+  }
+  check_empty_object(f, "logit_bias");
+  return p;
+}
+
+// A list of ids, each in [0, vocab_size).
+std::vector<int32_t> parse_ids(const json& list, int64_t vocab_size, const std::string& param) {
+  std::vector<int32_t> ids;
+  ids.reserve(list.size());
+  for (const json& v : list) {
+    const auto id = json_integer(v, 0, vocab_size - 1);
+    if (!id) bad_param(param, concat("token ids must be integers in [0, ", vocab_size, "), not ", v.dump()));
+    ids.push_back(static_cast<int32_t>(*id));
+  }
+  return ids;
+}
+
+std::vector<Prompt> parse_prompts(const Fields& f, int64_t vocab_size) {
+  const json* v = f.find("prompt");
+  if (!v) throw ApiError(400, "'prompt' is required", "prompt", "missing_required_parameter");
+  const std::string shape = "'prompt' must be a string, a list of strings, a list of token ids or a list of lists of them";
+  if (v->is_string()) return {Prompt{v->get<std::string>(), {}}};
+  if (!v->is_array()) bad_param("prompt", shape + ", not " + json_type_name(*v));
+  if (v->empty()) bad_param("prompt", "'prompt' must not be an empty list");
+  if (v->front().is_number()) return {Prompt{std::nullopt, parse_ids(*v, vocab_size, "prompt")}};
+  std::vector<Prompt> prompts;
+  for (const json& item : *v) {
+    if (item.is_string()) {
+      prompts.push_back({item.get<std::string>(), {}});
+    } else if (item.is_array() && !item.empty()) {
+      prompts.push_back({std::nullopt, parse_ids(item, vocab_size, "prompt")});
+    } else {
+      bad_param("prompt", shape + "; it holds " + (item.is_array() ? "an empty list" : json_type_name(item)));
+    }
+  }
+  return prompts;
+}
+
+// A message's content: a string, or a list of text parts (joined).
+std::string message_content(const json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) bad_param("messages", "a message's 'content' must be a string or a list of parts, not " + json_type_name(content));
+  std::string text;
+  for (const json& part : content) {
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
+      bad_param("messages", "a content part must be an object with a 'type'");
+    if (part["type"] != "text") unsupported("messages", "content of type '" + part["type"].get<std::string>() + "'");
+    if (!part.contains("text") || !part["text"].is_string()) bad_param("messages", "a text part needs a string 'text'");
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+json parse_messages(const json& body) {
+  const auto it = body.find("messages");
+  if (it == body.end() || it->is_null()) throw ApiError(400, "'messages' is required", "messages", "missing_required_parameter");
+  if (!it->is_array() || it->empty()) bad_param("messages", "'messages' must be a non-empty list of messages");
+  static const std::set<std::string> roles = {"system", "developer", "user", "assistant", "tool"};
+  json messages = json::array();
+  for (const json& m : *it) {
+    if (!m.is_object()) bad_param("messages", "each message must be an object, not " + json_type_name(m));
+    const auto role = m.find("role");
+    if (role == m.end() || !role->is_string() || !roles.count(role->get<std::string>()))
+      bad_param("messages", "each message needs a 'role': system, developer, user, assistant or tool");
+    for (const char* key : {"tool_calls", "function_call", "audio"})
+      if (m.contains(key) && !m[key].is_null()) unsupported("messages", std::string("a message with '") + key + "'");
+    json out = m;
+    const auto content = m.find("content");
+    out["content"] = content == m.end() || content->is_null() ? std::string() : message_content(*content);
+    messages.push_back(std::move(out));
+  }
+  return messages;
+}
+
+}  // namespace
+
+json parse_body(std::string_view body) {
+  try {
+    return parse_json_text(body, "request body");
+  } catch (const Error& e) {
+    throw ApiError(400, std::string("invalid JSON: ") + e.what(), "", "invalid_json");
+  }
+}
+
+CompletionRequest parse_completion_request(const json& body, const ServeLimits& limits) {
+  const Fields f(body);
+  check_keys(body, {"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "n", "stream",
+                    "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty", "best_of",
+                    "logit_bias", "seed", "suffix"});
+  CompletionRequest r;
+  r.params = parse_common(f, limits, {"max_tokens"});
+  if (const auto logprobs = f.integer("logprobs", 0, 5)) {
+    r.params.logprobs = true;
+    r.params.options.top_logprobs = static_cast<int>(*logprobs);
+  }
+  if (f.boolean("echo").value_or(false)) unsupported("echo", "'echo'");
+  if (const auto best_of = f.integer("best_of", 1, limits.max_choices); best_of && *best_of > r.params.n)
+    unsupported("best_of", "'best_of' greater than 'n'");
+  if (const auto suffix = f.string("suffix"); suffix && !suffix->empty()) unsupported("suffix", "'suffix'");
+  r.prompts = parse_prompts(f, limits.vocab_size);
+  if (static_cast<int64_t>(r.prompts.size()) * r.params.n > limits.max_choices)
+    bad_param("n", concat(r.prompts.size(), " prompts times n = ", r.params.n, " choices is more than the ",
+                          limits.max_choices, " a request may ask for"));
+  return r;
+}
+
+ChatRequest parse_chat_request(const json& body, const ServeLimits& limits) {
+  const Fields f(body);
+  check_keys(body, {"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
+                    "min_p", "n", "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
+                    "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "functions", "function_call",
+                    "response_format", "modalities", "chat_template_kwargs"});
+  ChatRequest r;
+  r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});
+  r.params.logprobs = f.boolean("logprobs").value_or(false);
+  if (const auto top = f.integer("top_logprobs", 0, kMaxTopLogprobs)) {
+    if (!r.params.logprobs) bad_param("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+    r.params.options.top_logprobs = static_cast<int>(*top);
+  }
+  for (const char* key : {"tools", "functions"})
+    if (const json* v = f.find(key)) {
+      if (!v->is_array()) bad_param(key, std::string("'") + key + "' must be a list");
+      if (!v->empty()) unsupported(key, std::string("'") + key + "' (tool calling)");
+    }
+  for (const char* key : {"tool_choice", "function_call"})
+    if (const json* v = f.find(key); v && !(v->is_string() && (*v == "none" || *v == "auto")))
+      unsupported(key, std::string("'") + key + "' other than \"none\" or \"auto\"");
+  if (const json* v = f.find("response_format")) {
+    if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
+      bad_param("response_format", "'response_format' must be an object with a 'type'");
+    if ((*v)["type"] != "text") unsupported("response_format", "'response_format' other than {\"type\": \"text\"}");
+  }
+  if (const json* v = f.find("modalities"); v && *v != json::array({"text"}))
+    unsupported("modalities", "'modalities' other than [\"text\"]");
+  if (const json* v = f.find("chat_template_kwargs")) {
+    if (!v->is_object()) bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    r.template_kwargs = *v;
+  }
+  r.messages = parse_messages(body);
+  return r;
+}
+
+TokenizeRequest parse_tokenize_request(const json& body) {
+  const Fields f(body);
+  check_keys(body, {"content", "prompt", "add_special", "model"});
+  TokenizeRequest r;
+  auto text = f.string("content");
+  if (!text) text = f.string("prompt");
+  if (!text) throw ApiError(400, "'content' (or 'prompt') is required", "content", "missing_required_parameter");
+  r.text = *text;
+  r.add_special = f.boolean("add_special").value_or(false);
+  return r;
+}
+
+std::vector<int32_t> parse_detokenize_request(const json& body, int64_t vocab_size) {
+  const Fields f(body);
+  check_keys(body, {"tokens", "model"});
+  const json* v = f.find("tokens");
+  if (!v) throw ApiError(400, "'tokens' is required", "tokens", "missing_required_parameter");
+  if (!v->is_array()) bad_param("tokens", "'tokens' must be a list of token ids, not " + json_type_name(*v));
+  return parse_ids(*v, vocab_size, "tokens");
+}
+
+json parse_apply_template_request(const json& body) {
+  const Fields f(body);
+  check_keys(body, {"messages", "model"});
+  return parse_messages(body);
+}
+
+}  // namespace difftx::serve

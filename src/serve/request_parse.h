@@ -1,0 +1,67 @@
+// OpenAI-style request bodies -> what the engine runs, as pure functions: every field is checked
+// (type, range, whether it is supported) and a bad one is an ApiError naming it. Tokenizing
+// and templating happen later (generation.h); these need no model.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "infer/engine.h"
+
+namespace difftx::serve {
+
+// What the parser checks against: the served model's name and sizes, and its sampling defaults.
+struct ServeLimits {
+  std::string model_name;
+  int64_t vocab_size = 0;
+  int64_t context = 0;
+  std::optional<double> default_temperature, default_top_p;
+  std::optional<int64_t> default_top_k;
+  int64_t max_choices = 16;  // n times the number of prompts
+};
+
+// Fields that completions and chat share.
+struct GenerationParams {
+  RequestOptions options;              // max_new_tokens unset here: see max_tokens
+  std::optional<int64_t> max_tokens;   // none: until the context ends
+  std::optional<uint64_t> seed;        // choice i samples with seed + i; none: a random seed per choice
+  int64_t n = 1;
+  bool stream = false, include_usage = false;
+  bool logprobs = false;               // report the logprob of each token (and top_logprobs alternatives)
+};
+
+struct Prompt {
+  std::optional<std::string> text;  // a text prompt, or
+  std::vector<int32_t> ids;         // token ids as given
+};
+
+struct CompletionRequest {
+  GenerationParams params;
+  std::vector<Prompt> prompts;  // one per prompt of a batch; choices are prompt-major
+};
+
+struct ChatRequest {
+  GenerationParams params;
+  nlohmann::json messages;        // [{role, content: string, ...}], content parts joined
+  nlohmann::json template_kwargs = nlohmann::json::object();  // extra variables for the template
+};
+
+struct TokenizeRequest {
+  std::string text;
+  bool add_special = false;  // put the model's prompt prefix (BOS) first
+};
+
+// The body as JSON (depth-bounded, no repeated keys); malformed -> 400.
+nlohmann::json parse_body(std::string_view body);
+
+CompletionRequest parse_completion_request(const nlohmann::json& body, const ServeLimits& limits);
+ChatRequest parse_chat_request(const nlohmann::json& body, const ServeLimits& limits);
+TokenizeRequest parse_tokenize_request(const nlohmann::json& body);
+std::vector<int32_t> parse_detokenize_request(const nlohmann::json& body, int64_t vocab_size);
+nlohmann::json parse_apply_template_request(const nlohmann::json& body);  // the checked messages
+
+}  // namespace difftx::serve

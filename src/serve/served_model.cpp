@@ -1,0 +1,72 @@
+#include "serve/served_model.h"
+
+#include <algorithm>
+#include <random>
+
+#include "serve/chat_prompt.h"
+#include "serve/api_error.h"
+
+namespace difftx::serve {
+
+std::vector<int32_t> encode_text_prompt(const ServedModel& m, const std::string& text) {
+  std::vector<int32_t> ids = m.frame.prefix;
+  try {
+    m.tokenizer->encode_append(text, ids, m.tokenizer->tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
+  } catch (const Error& e) {
+    bad_param("prompt", e.what());
+  }
+  return ids;
+}
+
+std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string& rendered) {
+  try {
+    return serve::encode_chat_prompt(*m.tokenizer, m.frame.prefix, rendered);
+  } catch (const Error& e) {
+    bad_param("messages", e.what());
+  }
+}
+
+ChatRenderer chat_renderer(chat::ChatTemplate tmpl) {
+  return [tmpl = std::move(tmpl)](const nlohmann::json& messages, bool add_generation_prompt, const nlohmann::json& extra) {
+    try {
+      return tmpl.render(messages, add_generation_prompt, extra);
+    } catch (const chat::TemplateError& e) {
+      throw ApiError(400, std::string("the chat template refused the messages: ") + e.what(), "messages",
+                     "template_error");
+    }
+  };
+}
+
+std::vector<Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,
+                                   const GenerationParams& params, const std::vector<int32_t>& extra_stop) {
+  const int64_t context = m.limits.context;
+  const uint64_t base_seed = params.seed ? *params.seed : std::random_device{}() * 0x100000000ull + std::random_device{}();
+  std::vector<Request> requests;
+  for (const auto& prompt : prompts) {
+    const auto length = static_cast<int64_t>(prompt.size());
+    if (length == 0) bad_param("prompt", "the prompt is empty (0 tokens)");
+    if (length >= context)
+      throw ApiError(400, concat("the prompt is ", length, " tokens, but the model's context is ", context,
+                                 " tokens (at least one must be left to generate)"),
+                     "prompt", "context_length_exceeded");
+    if (params.max_tokens && length + *params.max_tokens > context)
+      throw ApiError(400, concat("the context is ", context, " tokens, but ", length + *params.max_tokens,
+                                 " were asked for (", length, " in the prompt, ", *params.max_tokens,
+                                 " to generate)"),
+                     "max_tokens", "context_length_exceeded");
+    for (int64_t i = 0; i < params.n; ++i) {
+      Request r;
+      r.prompt = prompt;
+      r.options = params.options;
+      r.options.max_new_tokens = params.max_tokens.value_or(context - length);
+      r.options.logprobs = params.logprobs;
+      r.options.sampling.seed = base_seed + static_cast<uint64_t>(i);
+      r.options.stop_tokens = m.frame.stop;
+      r.options.stop_tokens.insert(r.options.stop_tokens.end(), extra_stop.begin(), extra_stop.end());
+      requests.push_back(std::move(r));
+    }
+  }
+  return requests;
+}
+
+}  // namespace difftx::serve

@@ -1,0 +1,49 @@
+// The model a server serves (weights, tokenizer, engine, chat template) and how requests'
+// prompts become engine Requests: tokenizing, the prompt frame, n choices with their seeds and
+// the token budget left by the context.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "chat/chat_template.h"
+#include "data/generation_defaults.h"
+#include "data/tokenizer.h"
+#include "infer/engine.h"
+#include "model/model.h"
+#include "serve/request_parse.h"
+
+namespace difftx::serve {
+
+// Renders chat messages into a prompt (add_generation_prompt, extra template variables);
+// errors the client caused are ApiError.
+using ChatRenderer = std::function<std::string(const nlohmann::json& messages, bool add_generation_prompt,
+                                               const nlohmann::json& extra)>;
+
+struct ServedModel {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<data::Tokenizer> tokenizer;
+  std::unique_ptr<Engine> engine;
+  data::PromptFrame frame;       // what prompts start with; the end-of-sequence ids
+  ServeLimits limits;
+  ChatRenderer render_chat;      // empty: the model has no chat template
+  std::vector<int32_t> chat_stop;  // extra stop ids for chat (the template's end-of-turn token)
+};
+
+// A text prompt as `difftx generate` encodes it: the frame's prefix, then the text (special-token
+// text matched for tokenizer.json, literal for tiktoken files).
+std::vector<int32_t> encode_text_prompt(const ServedModel& m, const std::string& text);
+// A rendered chat prompt (serve/chat_prompt.h); text the tokenizer refuses is a 400.
+std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string& rendered);
+// Renders with the template; what the template refuses (raise_exception) is a 400 with its message.
+ChatRenderer chat_renderer(chat::ChatTemplate tmpl);
+
+// n Requests per prompt (prompt-major), choice i of a prompt seeded seed + i. A prompt that
+// leaves no room in the context, or max_tokens beyond it, is a 400 naming the lengths.
+std::vector<Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,
+                                   const GenerationParams& params, const std::vector<int32_t>& extra_stop = {});
+
+}  // namespace difftx::serve

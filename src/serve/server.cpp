@@ -1,0 +1,218 @@
+#include "serve/server.h"
+
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <set>
+#include <thread>
+
+#include "serve/auth.h"
+#include "serve/choice_run.h"
+#include "serve/generation_route.h"
+#include "serve/route_util.h"
+#include "serve/routes.h"
+
+namespace difftx::serve {
+
+RequestRecord& current_record() {
+  thread_local RequestRecord record;
+  return record;
+}
+
+namespace {
+
+using Handler = void (*)(ServerState&, const httplib::Request&, httplib::Response&);
+
+struct Route {
+  const char* method;
+  const char* path;
+  Handler handler;
+};
+
+const Route kRoutes[] = {
+    {"GET", "/", handle_page},
+    {"GET", "/health", handle_health},
+    {"GET", "/v1/models", handle_models},
+    {"POST", "/v1/completions", handle_completions},
+    {"POST", "/v1/chat/completions", handle_chat_completions},
+    {"POST", "/tokenize", handle_tokenize},
+    {"POST", "/detokenize", handle_detokenize},
+    {"POST", "/apply-template", handle_apply_template},
+    {"GET", "/metrics", handle_metrics},
+};
+
+bool known_path(const std::string& path) {
+  for (const Route& r : kRoutes)
+    if (path == r.path) return true;
+  return false;
+}
+
+std::string allowed_methods(const std::string& path) {
+  std::string allow;
+  for (const Route& r : kRoutes)
+    if (path == r.path) allow += (allow.empty() ? "" : ", ") + std::string(r.method);
+  return allow;
+}
+
+// Request-scoped bookkeeping on the worker thread: set as a request arrives, logged as it ends.
+thread_local bool request_open = false;
+thread_local Clock::time_point request_start;
+
+void open_request(ServerState& state, const httplib::Request& req) {
+  RequestRecord& r = current_record();
+  r = RequestRecord{};
+  r.method = req.method;
+  r.path = req.path;
+  r.remote = req.remote_addr;
+  request_start = Clock::now();
+  request_open = true;
+  ++state.in_flight;
+}
+
+void close_request(ServerState& state, const httplib::Request& req, const httplib::Response& res) {
+  RequestRecord& r = current_record();
+  if (!request_open) {  // refused before routing (a malformed request line)
+    r = RequestRecord{};
+    r.method = req.method;
+    r.path = req.path;
+    r.remote = req.remote_addr;
+  }
+  if (r.status == 0) r.status = res.status;
+  r.seconds = request_open ? std::chrono::duration<double>(Clock::now() - request_start).count() : 0;
+  state.metrics.count_request(known_path(req.path) ? req.path : "other", r.status);
+  const std::string line = format_request_log(r, state.options.log_format) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  if (request_open) --state.in_flight;
+  request_open = false;
+}
+
+void configure(httplib::Server& http, ServerState& state) {
+  const ServerOptions& o = state.options;
+  const int threads = o.max_connections;
+  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  http.set_payload_max_length(o.max_body_bytes);
+  http.set_read_timeout(o.read_timeout_s, 0);
+  http.set_write_timeout(o.write_timeout_s, 0);
+  http.set_tcp_nodelay(true);  // stream chunks are small: send each at once
+  http.set_keep_alive_timeout(3);
+  http.set_keep_alive_max_count(1000);
+  for (const Route& route : kRoutes) {
+    const Handler handler = route.handler;
+    auto wrapped = [&state, handler](const httplib::Request& req, httplib::Response& res) { handler(state, req, res); };
+    if (std::string(route.method) == "GET") http.Get(route.path, wrapped);
+    else http.Post(route.path, wrapped);
+  }
+  // Before routing: the log record, shutting down, authentication.
+  http.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
+    open_request(state, req);
+    if (state.draining && req.path != "/health") {
+      send_error(res, ApiError(503, "the server is shutting down", "", "shutting_down"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    const std::string& key = state.options.api_key;
+    if (!key.empty() && req.path != "/health" && req.path != "/" &&
+        !bearer_matches(req.get_header_value("Authorization"), key)) {
+      res.set_header("WWW-Authenticate", "Bearer");
+      send_error(res, ApiError(401, "a valid API key is required: send 'Authorization: Bearer KEY'", "",
+                               "invalid_api_key"));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+  // Statuses httplib sets itself (no route, body too large, unreadable request) get a JSON body.
+  const httplib::Server::HandlerWithResponse on_error = [](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+    if (res.status == 404 && known_path(req.path)) {
+      res.set_header("Allow", allowed_methods(req.path));
+      send_error(res, ApiError(405, req.method + " is not allowed on " + req.path + " (allowed: " +
+                                        allowed_methods(req.path) + ")", "", "method_not_allowed"));
+    } else if (res.status == 404) {
+      send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"));
+    } else if (res.status == 413) {
+      // httplib caps form-encoded bodies (curl's default type) at 8 KiB, whatever the limit.
+      const bool form = req.get_header_value("Content-Type").find("x-www-form-urlencoded") != std::string::npos;
+      send_error(res, ApiError(413, form ? "the request body is larger than the 8 KiB allowed for form-encoded bodies: "
+                                           "send it as Content-Type: application/json"
+                                         : "the request body is larger than the server's limit (--max-body-bytes)",
+                               "", "request_too_large"));
+    } else {
+      send_error(res, ApiError(res.status, concat("the request could not be read (HTTP ", res.status, ")")));
+    }
+    return httplib::Server::HandlerResponse::Handled;
+  };
+  http.set_error_handler(on_error);
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr e) {
+    std::string what = "unknown";
+    try {
+      std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+      what = ex.what();
+    } catch (...) {
+    }
+    send_error(res, ApiError(500, "internal error: " + what, "", "internal_error"));
+  });
+  http.set_logger([&state](const httplib::Request& req, const httplib::Response& res) { close_request(state, req, res); });
+}
+
+// Waits (up to the grace period) for in-flight requests other than the caller's to end.
+void drain(ServerState& state) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(state.options.grace_seconds);
+  while (state.in_flight.load() > 0 && Clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+}  // namespace
+
+int run_server(const ServerOptions& options, const ModelLoader& load) {
+  // Signals are taken by sigwait below, so every thread starts with them blocked.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  ServerState state;
+  state.options = options;
+  state.created = static_cast<int64_t>(std::time(nullptr));
+  httplib::Server http;
+  configure(http, state);
+  int port = options.port;
+  if (port == 0) port = http.bind_to_any_port(options.host);
+  else if (!http.bind_to_port(options.host, port)) port = -1;
+  if (port <= 0) {
+    std::fprintf(stderr, "difftx serve: cannot listen on %s:%d\n", options.host.c_str(), options.port);
+    return 1;
+  }
+  std::fprintf(stderr, "difftx serve: listening on http://%s:%d\n", options.host.c_str(), port);
+  std::thread listener([&] { http.listen_after_bind(); });
+
+  bool load_failed = false;
+  std::thread loader([&] {
+    try {
+      state.model = load();
+      state.model->engine->start();
+      state.ready.store(true, std::memory_order_release);
+      std::fprintf(stderr, "difftx serve: model '%s' ready (context %lld tokens)\n",
+                   state.model->limits.model_name.c_str(), static_cast<long long>(state.model->limits.context));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "difftx serve: error: %s\n", e.what());
+      load_failed = true;
+      kill(getpid(), SIGTERM);
+    }
+  });
+
+  int signal = 0;
+  sigwait(&signals, &signal);
+  loader.join();
+  if (!load_failed) std::fprintf(stderr, "difftx serve: %s: finishing in-flight requests\n", strsignal(signal));
+  state.draining = true;
+  drain(state);
+  if (state.ready) state.model->engine->stop();  // cancels what is left; their streams end
+  drain(state);
+  http.stop();
+  listener.join();
+  return load_failed ? 1 : 0;
+}
+
+}  // namespace difftx::serve

@@ -1,0 +1,38 @@
+// What every route shares: the options, the model once loaded, metrics, and the request being
+// served on this thread (for its log line).
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "serve/metrics.h"
+#include "serve/request_log.h"
+#include "serve/served_model.h"
+
+namespace difftx::serve {
+
+struct ServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;                   // 0: any free port (the one taken is printed)
+  std::string api_key;               // empty: no authentication
+  size_t max_body_bytes = 8 << 20;   // larger bodies: 413
+  int max_connections = 128;         // connections served at once (threads); more wait
+  int read_timeout_s = 30, write_timeout_s = 30;
+  double grace_seconds = 10;         // SIGINT/SIGTERM: how long in-flight requests may finish
+  LogFormat log_format = LogFormat::text;
+};
+
+struct ServerState {
+  ServerOptions options;
+  Metrics metrics;
+  std::unique_ptr<ServedModel> model;  // set before `ready`
+  std::atomic<bool> ready{false}, draining{false};
+  std::atomic<int64_t> in_flight{0};
+  int64_t created = 0;  // unix time the server started: the model's "created"
+};
+
+// The request this thread is serving (reset as each request arrives; logged as it ends).
+RequestRecord& current_record();
+
+}  // namespace difftx::serve

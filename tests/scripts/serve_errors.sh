@@ -1,0 +1,117 @@
+# Hostile and malformed requests to difftx serve: bad JSON, wrong types, out-of-range and huge
+# numbers, unsupported parameters, an unknown model, a prompt longer than the context, bodies over
+# the limit (413) or cut short, unknown routes (404) and methods (405), missing or wrong API keys
+# (401). Every one is a 4xx with an OpenAI-shaped error, and the server stays healthy.
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/serve_lib.bash"
+make_serve_model
+start_server --api-key sekrit --max-body-bytes 65536 --read-timeout 2
+auth=(-H "Authorization: Bearer sekrit")
+
+# expect STATUS PARAM PATH BODY: the status, and an error object naming PARAM ("" for none).
+expect() {
+  local want="$1" param="$2" path="$3" data="$4" got
+  got="$(post "$path" "$data" "${auth[@]}")"
+  [ "$got" = "$want" ] || { echo "FAIL: $path $data: status $got, expected $want"; cat "$work/body.json"; exit 1; }
+  python3 - "$work/body.json" "$param" <<'PY' || { echo "FAIL: $path $data: not an OpenAI error"; cat "$work/body.json"; exit 1; }
+import json, sys
+e = json.load(open(sys.argv[1]))["error"]
+assert set(e) == {"message", "type", "param", "code"} and e["message"] and e["type"], e
+assert (e["param"] or "") == sys.argv[2], (e["param"], sys.argv[2])
+PY
+}
+
+C=/v1/completions
+# Malformed JSON and wrong shapes.
+expect 400 "" $C '{"prompt": "a"'
+expect 400 "" $C 'not json'
+expect 400 "" $C ''
+expect 400 "" $C '[1, 2]'
+expect 400 "" $C '{"prompt": "a", "prompt": "b"}'
+expect 400 "" $C '{"prompt": "\ud800"}'
+expect 400 "" $C "$(python3 -c 'print("[" * 5000 + "]" * 5000)')"
+expect 400 "" $C '{"prompt": "a", "max_tokens": NaN}'
+# Wrong types.
+expect 400 prompt $C '{"prompt": 5}'
+expect 400 prompt $C '{"prompt": [1, "a"]}'
+expect 400 max_tokens $C '{"prompt": "a", "max_tokens": "5"}'
+expect 400 temperature $C '{"prompt": "a", "temperature": "hot"}'
+expect 400 stream $C '{"prompt": "a", "stream": "yes"}'
+expect 400 stop $C '{"prompt": "a", "stop": 7}'
+# Out of range, negative and huge numbers.
+expect 400 max_tokens $C '{"prompt": "a", "max_tokens": -1}'
+expect 400 max_tokens $C '{"prompt": "a", "max_tokens": 1e300}'
+expect 400 max_tokens $C '{"prompt": "a", "max_tokens": 123456789012345678901234567890}'
+expect 400 temperature $C '{"prompt": "a", "temperature": -0.5}'
+expect 400 top_p $C '{"prompt": "a", "top_p": 0}'
+expect 400 presence_penalty $C '{"prompt": "a", "presence_penalty": 2.5}'
+expect 400 n $C '{"prompt": "a", "n": 100000}'
+expect 400 logprobs $C '{"prompt": "a", "logprobs": 6}'
+expect 400 prompt $C '{"prompt": [999999]}'
+expect 400 stop $C '{"prompt": "a", "stop": ["1", "2", "3", "4", "5"]}'
+# Unsupported and unknown parameters; an unknown model.
+expect 400 echo $C '{"prompt": "a", "echo": true}'
+expect 400 best_of $C '{"prompt": "a", "best_of": 3}'
+expect 400 suffix $C '{"prompt": "a", "suffix": "b"}'
+expect 400 logit_bias $C '{"prompt": "a", "logit_bias": {"1": 100}}'
+expect 400 frobnicate $C '{"prompt": "a", "frobnicate": true}'
+expect 400 tools /v1/chat/completions '{"messages": [{"role": "user", "content": "a"}], "tools": [{"type": "function"}]}'
+expect 400 response_format /v1/chat/completions '{"messages": [{"role": "user", "content": "a"}], "response_format": {"type": "json_object"}}'
+expect 404 model $C '{"model": "gpt-5", "prompt": "a"}'
+# The context: a prompt longer than it (both lengths named), or max_tokens beyond it.
+long="$(python3 -c 'print(" ".join(["word"] * 400))')"
+expect 400 prompt $C "{\"prompt\": \"$long\"}"
+grep -q "context is 256 tokens" "$work/body.json" || { echo "FAIL: lengths not named"; cat "$work/body.json"; exit 1; }
+expect 400 max_tokens $C '{"prompt": "The Congress", "max_tokens": 256}'
+# Other endpoints.
+expect 400 tokens /detokenize '{"tokens": [-1]}'
+expect 400 content /tokenize '{}'
+expect 400 messages /apply-template '{"messages": []}'
+
+# A body over --max-body-bytes: 413.
+python3 -c 'import json; print(json.dumps({"prompt": "x" * 100000}))' > "$work/big.json"
+[ "$(post $C @"$work/big.json" "${auth[@]}")" = 413 ] || { echo "FAIL: a 100 kB body is not 413"; cat "$work/body.json"; exit 1; }
+grep -q '"type":"request_too_large"' "$work/body.json" || { echo "FAIL: 413 body"; cat "$work/body.json"; exit 1; }
+python3 -c 'import json; print(json.dumps({"prompt": "x" * 30000}))' > "$work/mid.json"  # under the limit
+[ "$(post $C @"$work/mid.json" "${auth[@]}")" = 400 ] || { echo "FAIL: a 30 kB body"; cat "$work/body.json"; exit 1; }
+# curl's default form encoding: httplib caps it at 8 KiB, and the 413 says to send JSON.
+[ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" -X POST --data-binary @"$work/mid.json" "$base$C")" = 413 ] ||
+  { echo "FAIL: a 30 kB form body"; cat "$work/body.json"; exit 1; }
+grep -q "application/json" "$work/body.json" || { echo "FAIL: the form 413 does not say to send JSON"; cat "$work/body.json"; exit 1; }
+# A body shorter than its Content-Length: the read times out (--read-timeout 2) and the
+# connection is closed without a 5xx.
+status="$( (printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\nContent-Length: 100\r\n\r\n{"prompt": ' ; sleep 4) |
+  timeout 10 python3 -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(sys.stdin.buffer.read())
+s.settimeout(8)
+data = s.recv(4096).decode(errors="replace")
+print(data.split(" ")[1] if data else "closed")' "$port")"
+case "$status" in 4*|closed) ;; *) echo "FAIL: a truncated body gave '$status'"; exit 1 ;; esac
+
+# Routes and methods.
+[ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" "$base/v2/nothing")" = 404 ] || { echo "FAIL: unknown route"; exit 1; }
+grep -q '"error"' "$work/body.json" || { echo "FAIL: 404 body"; cat "$work/body.json"; exit 1; }
+[ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" "$base$C")" = 405 ] || { echo "FAIL: GET $C is not 405"; cat "$work/body.json"; exit 1; }
+[ "$(curl -s -o /dev/null -w '%{http_code}' "${auth[@]}" -X POST -d '{}' "$base/health")" = 405 ] || { echo "FAIL: POST /health"; exit 1; }
+
+# Authentication: /health is open, everything else needs the key.
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/health")" = 200 ] || { echo "FAIL: /health needs no key"; exit 1; }
+for h in "" "Authorization: Bearer wrong" "Authorization: Bearer sekrit2" "Authorization: Basic sekrit"; do
+  for path in /v1/models /metrics; do
+    status="$(curl -s -o "$work/body.json" -w '%{http_code}' ${h:+-H "$h"} "$base$path")"
+    [ "$status" = 401 ] || { echo "FAIL: '$h' on $path gave $status"; exit 1; }
+  done
+  [ "$(post $C '{"prompt": "a", "max_tokens": 2}' ${h:+-H "$h"})" = 401 ] || { echo "FAIL: '$h' completion"; exit 1; }
+  grep -q '"authentication_error"' "$work/body.json" || { echo "FAIL: 401 body"; cat "$work/body.json"; exit 1; }
+done
+
+# Still healthy and serving.
+[ "$(post $C '{"prompt": "The Congress", "max_tokens": 4}' "${auth[@]}")" = 200 ] || { echo "FAIL: not serving after the errors"; cat "$work/body.json"; exit 1; }
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/health")" = 200 ] || { echo "FAIL: unhealthy"; exit 1; }
+curl -s "${auth[@]}" "$base/metrics" > "$work/metrics.txt"
+grep -q '^difftx_kv_blocks_used 0$' "$work/metrics.txt" || { echo "FAIL: KV blocks held after the errors"; exit 1; }
+if grep -qE '^[A-Z]+ [^ ]+ 5[0-9]{2} [|]' "$work/server.log"; then echo "FAIL: a 5xx in the log"; grep -E ' 5[0-9]{2} [|]' "$work/server.log"; exit 1; fi
+stop_server
+echo "PASS"

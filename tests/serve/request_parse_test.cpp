@@ -1,0 +1,240 @@
+// Request parsing: every field family is read with its type and range, OpenAI's defaults and
+// aliases hold, and each kind of bad request is the right status naming the right field.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "serve/api_error.h"
+#include "serve/request_parse.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::json;
+
+ServeLimits limits() {
+  ServeLimits l;
+  l.model_name = "tiny";
+  l.vocab_size = 512;
+  l.context = 256;
+  return l;
+}
+
+// The ApiError a completion body raises (status, param, message part), or a failure.
+void expect_completion_error(const std::string& body, int status, const std::string& param, const std::string& part) {
+  try {
+    parse_completion_request(parse_body(body), limits());
+    ADD_FAILURE() << "accepted: " << body;
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, status) << body << ": " << e.what();
+    EXPECT_EQ(e.param, param) << body << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << body << ": " << e.what();
+  }
+}
+
+void expect_chat_error(const std::string& body, int status, const std::string& param, const std::string& part) {
+  try {
+    parse_chat_request(parse_body(body), limits());
+    ADD_FAILURE() << "accepted: " << body;
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, status) << body << ": " << e.what();
+    EXPECT_EQ(e.param, param) << body << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << body << ": " << e.what();
+  }
+}
+
+TEST(ServeRequestParse, CompletionDefaultsAndFields) {
+  const CompletionRequest r = parse_completion_request(parse_body(R"({"model": "tiny", "prompt": "Hello"})"), limits());
+  ASSERT_EQ(r.prompts.size(), 1u);
+  EXPECT_EQ(*r.prompts[0].text, "Hello");
+  EXPECT_EQ(r.params.n, 1);
+  EXPECT_FALSE(r.params.max_tokens);
+  EXPECT_FALSE(r.params.seed);
+  EXPECT_FALSE(r.params.stream);
+  EXPECT_FALSE(r.params.logprobs);
+  EXPECT_EQ(r.params.options.sampling.temperature, 1.0);
+  EXPECT_EQ(r.params.options.sampling.top_p, 1.0);
+
+  const CompletionRequest f = parse_completion_request(
+      parse_body(R"({"prompt": [1, 2, 3], "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 40,
+                    "min_p": 0.1, "seed": 42, "n": 3, "stop": ["\n", "END"], "presence_penalty": -2,
+                    "frequency_penalty": 2.0, "logprobs": 3, "stream": true,
+                    "stream_options": {"include_usage": true}, "echo": false, "best_of": 3, "logit_bias": {},
+                    "suffix": null, "user": "u", "metadata": {"a": 1}})"),
+      limits());
+  ASSERT_EQ(f.prompts.size(), 1u);
+  EXPECT_FALSE(f.prompts[0].text);
+  EXPECT_EQ(f.prompts[0].ids, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(*f.params.max_tokens, 7);
+  EXPECT_EQ(f.params.options.sampling.temperature, 0.0);
+  EXPECT_EQ(f.params.options.sampling.top_p, 0.5);
+  EXPECT_EQ(f.params.options.sampling.top_k, 40);
+  EXPECT_DOUBLE_EQ(f.params.options.sampling.min_p, 0.1);
+  EXPECT_EQ(f.params.options.sampling.presence_penalty, -2.0);
+  EXPECT_EQ(f.params.options.sampling.frequency_penalty, 2.0);
+  EXPECT_EQ(*f.params.seed, 42u);
+  EXPECT_EQ(f.params.n, 3);
+  EXPECT_EQ(f.params.options.stop_strings, (std::vector<std::string>{"\n", "END"}));
+  EXPECT_TRUE(f.params.logprobs);
+  EXPECT_EQ(f.params.options.top_logprobs, 3);
+  EXPECT_TRUE(f.params.stream);
+  EXPECT_TRUE(f.params.include_usage);
+}
+
+TEST(ServeRequestParse, PromptShapes) {
+  const auto prompts = [](const std::string& body) { return parse_completion_request(parse_body(body), limits()).prompts; };
+  EXPECT_EQ(prompts(R"({"prompt": ["a", "b"]})").size(), 2u);
+  const auto lists = prompts(R"({"prompt": [[1, 2], [3]]})");
+  ASSERT_EQ(lists.size(), 2u);
+  EXPECT_EQ(lists[1].ids, (std::vector<int32_t>{3}));
+  EXPECT_EQ(prompts(R"({"prompt": [5.0]})")[0].ids, (std::vector<int32_t>{5}));  // an integral float is an integer
+  EXPECT_EQ(prompts(R"({"prompt": "x", "stop": "y"})").size(), 1u);
+  EXPECT_EQ(parse_completion_request(parse_body(R"({"prompt": "x", "seed": -1})"), limits()).params.seed,
+            ~uint64_t{0});
+}
+
+TEST(ServeRequestParse, MalformedBodies) {
+  expect_completion_error("{", 400, "", "invalid JSON");
+  expect_completion_error("", 400, "", "invalid JSON");
+  expect_completion_error(R"({"prompt": "a"} trailing)", 400, "", "invalid JSON");
+  expect_completion_error(R"({"prompt": "a", "prompt": "b"})", 400, "", "invalid JSON");  // a repeated key
+  expect_completion_error(std::string(100000, '[') + std::string(100000, ']'), 400, "", "invalid JSON");  // depth
+  expect_completion_error("[1, 2]", 400, "", "must be a JSON object");
+  expect_completion_error("\"text\"", 400, "", "must be a JSON object");
+  expect_completion_error(R"({"prompt": NaN})", 400, "", "invalid JSON");
+  expect_completion_error(R"({"prompt": "a", "max_tokens": 1e999})", 400, "", "invalid JSON");
+}
+
+TEST(ServeRequestParse, WrongTypes) {
+  expect_completion_error(R"({"prompt": 5})", 400, "prompt", "must be a string");
+  expect_completion_error(R"({"prompt": {}})", 400, "prompt", "must be a string");
+  expect_completion_error(R"({"prompt": []})", 400, "prompt", "empty list");
+  expect_completion_error(R"({"prompt": [[]]})", 400, "prompt", "empty list");
+  expect_completion_error(R"({"prompt": [1, "a"]})", 400, "prompt", "integers");
+  expect_completion_error(R"({"prompt": ["a", 1]})", 400, "prompt", "a number");
+  expect_completion_error(R"({"prompt": "a", "max_tokens": "5"})", 400, "max_tokens", "must be an integer");
+  expect_completion_error(R"({"prompt": "a", "max_tokens": 2.5})", 400, "max_tokens", "must be an integer in");
+  expect_completion_error(R"({"prompt": "a", "temperature": "hot"})", 400, "temperature", "must be a number");
+  expect_completion_error(R"({"prompt": "a", "temperature": true})", 400, "temperature", "must be a number");
+  expect_completion_error(R"({"prompt": "a", "stream": 1})", 400, "stream", "must be a boolean");
+  expect_completion_error(R"({"prompt": "a", "stop": 3})", 400, "stop", "string or a list");
+  expect_completion_error(R"({"prompt": "a", "stop": ["x", 3]})", 400, "stop", "string or a list");
+  expect_completion_error(R"({"prompt": "a", "seed": "1"})", 400, "seed", "must be an integer");
+  expect_completion_error(R"({"prompt": "a", "seed": 1.5})", 400, "seed", "must be an integer");
+  expect_completion_error(R"({"prompt": "a", "model": 3})", 400, "model", "must be a string");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": []})", 400, "logit_bias", "must be an object");
+  expect_completion_error(R"({"prompt": "a", "stream": true, "stream_options": 1})", 400, "", "must be a JSON object");
+}
+
+TEST(ServeRequestParse, OutOfRange) {
+  expect_completion_error(R"({"prompt": "a", "max_tokens": 0})", 400, "max_tokens", "[1, 256]");
+  expect_completion_error(R"({"prompt": "a", "max_tokens": -5})", 400, "max_tokens", "[1, 256]");
+  expect_completion_error(R"({"prompt": "a", "max_tokens": 257})", 400, "max_tokens", "[1, 256]");
+  expect_completion_error(R"({"prompt": "a", "max_tokens": 99999999999999999999})", 400, "max_tokens", "[1, 256]");
+  expect_completion_error(R"({"prompt": "a", "temperature": -0.1})", 400, "temperature", "[0, 2]");
+  expect_completion_error(R"({"prompt": "a", "temperature": 2.5})", 400, "temperature", "[0, 2]");
+  expect_completion_error(R"({"prompt": "a", "temperature": 1e308})", 400, "temperature", "[0, 2]");
+  expect_completion_error(R"({"prompt": "a", "top_p": 0})", 400, "top_p", "(0, 1]");
+  expect_completion_error(R"({"prompt": "a", "top_p": 1.01})", 400, "top_p", "(0, 1]");
+  expect_completion_error(R"({"prompt": "a", "top_k": -1})", 400, "top_k", "must be an integer in");
+  expect_completion_error(R"({"prompt": "a", "min_p": 2})", 400, "min_p", "[0, 1]");
+  expect_completion_error(R"({"prompt": "a", "presence_penalty": 2.5})", 400, "presence_penalty", "[-2, 2]");
+  expect_completion_error(R"({"prompt": "a", "frequency_penalty": -3})", 400, "frequency_penalty", "[-2, 2]");
+  expect_completion_error(R"({"prompt": "a", "n": 0})", 400, "n", "[1, 16]");
+  expect_completion_error(R"({"prompt": "a", "n": 17})", 400, "n", "[1, 16]");
+  expect_completion_error(R"({"prompt": ["a", "b", "c"], "n": 6})", 400, "n", "n = 6 choices is more than the 16");
+  expect_completion_error(R"({"prompt": "a", "logprobs": 6})", 400, "logprobs", "[0, 5]");
+  expect_completion_error(R"({"prompt": [512]})", 400, "prompt", "[0, 512)");
+  expect_completion_error(R"({"prompt": [-1]})", 400, "prompt", "[0, 512)");
+  expect_completion_error(R"({"prompt": "a", "stop": ["a", "b", "c", "d", "e"]})", 400, "stop", "at most 4");
+  expect_completion_error(R"({"prompt": "a", "stop": ""})", 400, "stop", "must not be empty");
+  expect_completion_error(R"({"prompt": "a", "seed": 18446744073709551616})", 400, "seed", "must be an integer");
+}
+
+TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
+  expect_completion_error(R"({"prompt": "a", "echo": true})", 400, "echo", "not supported");
+  expect_completion_error(R"({"prompt": "a", "best_of": 2})", 400, "best_of", "not supported");
+  expect_completion_error(R"({"prompt": "a", "suffix": "z"})", 400, "suffix", "not supported");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 10}})", 400, "logit_bias", "not supported");
+  expect_completion_error(R"({"prompt": "a", "frobnicate": 1})", 400, "frobnicate", "unrecognized");
+  expect_completion_error(R"({"prompt": "a", "stream_options": {"include_usage": true}})", 400, "stream_options",
+                          "only allowed when 'stream' is true");
+  expect_completion_error(R"({"prompt": "a", "stream": true, "stream_options": {"x": 1}})", 400, "x", "unrecognized");
+  expect_completion_error(R"({"prompt": "a", "model": "gpt-4"})", 404, "model", "does not exist");
+  expect_completion_error(R"({"max_tokens": 5})", 400, "prompt", "required");
+
+  const std::string m = R"("messages": [{"role": "user", "content": "hi"}])";
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function"}]})", 400, "tools", "not supported");
+  expect_chat_error("{" + m + R"(, "tool_choice": "required"})", 400, "tool_choice", "not supported");
+  expect_chat_error("{" + m + R"(, "functions": [{}]})", 400, "functions", "not supported");
+  expect_chat_error("{" + m + R"(, "response_format": {"type": "json_object"}})", 400, "response_format", "not supported");
+  expect_chat_error("{" + m + R"(, "modalities": ["audio"]})", 400, "modalities", "not supported");
+  expect_chat_error("{" + m + R"(, "logit_bias": {"1": 1}})", 400, "logit_bias", "not supported");
+  expect_chat_error("{" + m + R"(, "audio": {}})", 400, "audio", "unrecognized");
+  expect_chat_error("{" + m + R"(, "top_logprobs": 3})", 400, "top_logprobs", "needs 'logprobs': true");
+  expect_chat_error("{" + m + R"(, "logprobs": true, "top_logprobs": 21})", 400, "top_logprobs", "[0, 20]");
+  expect_chat_error("{" + m + R"(, "logprobs": 1})", 400, "logprobs", "must be a boolean");
+  // Harmless fields and the neutral values of unsupported ones pass.
+  const ChatRequest ok = parse_chat_request(
+      parse_body("{" + m + R"(, "user": "u", "store": false, "parallel_tool_calls": true, "tools": [],
+                 "tool_choice": "none", "response_format": {"type": "text"}, "modalities": ["text"],
+                 "max_completion_tokens": 9, "max_tokens": 3, "logprobs": true, "top_logprobs": 20})"),
+      limits());
+  EXPECT_EQ(*ok.params.max_tokens, 9);  // max_completion_tokens wins
+  EXPECT_TRUE(ok.params.logprobs);
+  EXPECT_EQ(ok.params.options.top_logprobs, 20);
+}
+
+TEST(ServeRequestParse, ChatMessages) {
+  const ChatRequest r = parse_chat_request(
+      parse_body(R"({"messages": [{"role": "system", "content": "be brief"},
+                                  {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                                  {"role": "assistant", "content": null}],
+                    "chat_template_kwargs": {"enable_thinking": false}})"),
+      limits());
+  ASSERT_EQ(r.messages.size(), 3u);
+  EXPECT_EQ(r.messages[1]["content"], "ab");
+  EXPECT_EQ(r.messages[2]["content"], "");
+  EXPECT_EQ(r.template_kwargs["enable_thinking"], false);
+  expect_chat_error(R"({})", 400, "messages", "required");
+  expect_chat_error(R"({"messages": []})", 400, "messages", "non-empty");
+  expect_chat_error(R"({"messages": "hi"})", 400, "messages", "non-empty");
+  expect_chat_error(R"({"messages": [1]})", 400, "messages", "must be an object");
+  expect_chat_error(R"({"messages": [{"content": "x"}]})", 400, "messages", "'role'");
+  expect_chat_error(R"({"messages": [{"role": "wizard", "content": "x"}]})", 400, "messages", "'role'");
+  expect_chat_error(R"({"messages": [{"role": "user", "content": 5}]})", 400, "messages", "'content'");
+  expect_chat_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})", 400, "messages",
+                    "not supported");
+  expect_chat_error(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [{}]}]})", 400, "messages",
+                    "not supported");
+}
+
+TEST(ServeRequestParse, TokenizeDetokenizeTemplate) {
+  const TokenizeRequest t = parse_tokenize_request(parse_body(R"({"content": "hi", "add_special": true})"));
+  EXPECT_EQ(t.text, "hi");
+  EXPECT_TRUE(t.add_special);
+  EXPECT_EQ(parse_tokenize_request(parse_body(R"({"prompt": "yo"})")).text, "yo");
+  EXPECT_THROW(parse_tokenize_request(parse_body(R"({})")), ApiError);
+  EXPECT_THROW(parse_tokenize_request(parse_body(R"({"content": 1})")), ApiError);
+  EXPECT_EQ(parse_detokenize_request(parse_body(R"({"tokens": [0, 511]})"), 512), (std::vector<int32_t>{0, 511}));
+  EXPECT_THROW(parse_detokenize_request(parse_body(R"({"tokens": [512]})"), 512), ApiError);
+  EXPECT_THROW(parse_detokenize_request(parse_body(R"({"tokens": "1 2"})"), 512), ApiError);
+  EXPECT_EQ(parse_apply_template_request(parse_body(R"({"messages": [{"role": "user", "content": "x"}]})")).size(), 1u);
+  EXPECT_THROW(parse_apply_template_request(parse_body(R"({"messages": {}})")), ApiError);
+}
+
+TEST(ServeRequestParse, ErrorBodyShape) {
+  const json body = error_body(ApiError(400, "bad", "temperature", "invalid_value"));
+  EXPECT_EQ(body["error"]["message"], "bad");
+  EXPECT_EQ(body["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(body["error"]["param"], "temperature");
+  EXPECT_EQ(body["error"]["code"], "invalid_value");
+  const json none = error_body(503, "busy");
+  EXPECT_TRUE(none["error"]["param"].is_null());
+  EXPECT_TRUE(none["error"]["code"].is_null());
+  EXPECT_EQ(none["error"]["type"], "service_unavailable_error");
+  EXPECT_EQ(error_body(401, "x")["error"]["type"], "authentication_error");
+}
+
+}  // namespace
+}  // namespace difftx::serve

@@ -1,0 +1,109 @@
+// From parsed requests to engine Requests: n choices seeded seed + i, the context budget (a
+// 400 naming both lengths), stop ids; chat prompts tokenized with specials and one prefix.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string_view>
+#include <vector>
+
+#include "data/bpe_trainer.h"
+#include "serve/api_error.h"
+#include "serve/chat_prompt.h"
+#include "serve/served_model.h"
+
+namespace difftx::serve {
+namespace {
+
+ServedModel model_with_context(int64_t context) {
+  ServedModel m;
+  m.limits.context = context;
+  m.limits.vocab_size = 300;
+  m.frame.prefix = {0};
+  m.frame.stop = {0};
+  return m;
+}
+
+TEST(ServeRequests, ChoicesSeedsAndBudget) {
+  const ServedModel m = model_with_context(16);
+  GenerationParams p;
+  p.n = 3;
+  p.seed = 40;
+  p.options.stop_strings = {"END"};
+  p.logprobs = true;
+  const std::vector<Request> r = make_requests(m, {{0, 5, 6}, {0, 7}}, p, {9});
+  ASSERT_EQ(r.size(), 6u);  // prompt-major
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(r[i].options.sampling.seed, 40u + i % 3);
+    EXPECT_EQ(r[i].options.stop_tokens, (std::vector<int32_t>{0, 9}));
+    EXPECT_EQ(r[i].options.stop_strings, std::vector<std::string>{"END"});
+    EXPECT_TRUE(r[i].options.logprobs);
+  }
+  EXPECT_EQ(r[0].prompt, (std::vector<int32_t>{0, 5, 6}));
+  EXPECT_EQ(r[3].prompt, (std::vector<int32_t>{0, 7}));
+  EXPECT_EQ(r[0].options.max_new_tokens, 13);  // until the context ends
+  EXPECT_EQ(r[3].options.max_new_tokens, 14);
+  p.max_tokens = 13;
+  EXPECT_EQ(make_requests(m, {{0, 5, 6}}, p)[0].options.max_new_tokens, 13);
+}
+
+TEST(ServeRequests, ContextErrorsNameTheLengths) {
+  const ServedModel m = model_with_context(8);
+  GenerationParams p;
+  try {
+    make_requests(m, {std::vector<int32_t>(8, 1)}, p);
+    ADD_FAILURE() << "a prompt filling the context was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "prompt");
+    EXPECT_NE(std::string(e.what()).find("8 tokens, but the model's context is 8"), std::string::npos) << e.what();
+  }
+  p.max_tokens = 6;
+  try {
+    make_requests(m, {{0, 1, 2}}, p);
+    ADD_FAILURE() << "max_tokens beyond the context was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.param, "max_tokens");
+    EXPECT_NE(std::string(e.what()).find("3 in the prompt, 6 to generate"), std::string::npos) << e.what();
+  }
+  p.max_tokens = 5;
+  EXPECT_EQ(make_requests(m, {{0, 1, 2}}, p).size(), 1u);
+  EXPECT_THROW(make_requests(m, {{}}, p), ApiError);
+}
+
+TEST(ServeRequests, ChatPromptsHaveOnePrefix) {
+  const std::vector<std::string_view> docs = {"the whale the whale the sea the sea"};
+  const data::Tokenizer tokenizer = data::train_bpe(docs, {.vocab_size = 260, .name = "tiny"});
+  const int32_t eot = tokenizer.end_of_text();
+  const std::vector<int32_t> prefix = {eot};
+  // The template's own leading special token is matched, not added twice; without it, the prefix comes first.
+  const auto with = encode_chat_prompt(tokenizer, prefix, "<|endoftext|>the sea");
+  const auto without = encode_chat_prompt(tokenizer, prefix, "the sea");
+  EXPECT_EQ(with, without);
+  EXPECT_EQ(with.front(), eot);
+  EXPECT_EQ(std::count(with.begin(), with.end(), eot), 1);
+  // Special-token text inside the rendering is the special token.
+  const auto inner = encode_chat_prompt(tokenizer, prefix, "the<|endoftext|>sea");
+  EXPECT_EQ(std::count(inner.begin(), inner.end(), eot), 2);
+  chat::ChatTemplate tmpl = chat::ChatTemplate::parse("{{ messages[0]['content'] }}");
+  tmpl.eos_token = "<|endoftext|>";
+  EXPECT_EQ(chat_stop_ids(tmpl, tokenizer), std::vector<int32_t>{eot});
+  tmpl.eos_token = "</s>";
+  EXPECT_TRUE(chat_stop_ids(tmpl, tokenizer).empty());
+}
+
+TEST(ServeRequests, TemplateRefusalsAre400sWithTheirMessage) {
+  const ChatRenderer render = chat_renderer(chat::ChatTemplate::parse(
+      "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}ok"));
+  EXPECT_EQ(render(nlohmann::json::parse(R"([{"role": "user", "content": "x"}])"), true, nlohmann::json::object()), "ok");
+  try {
+    render(nlohmann::json::parse(R"([{"role": "system", "content": "x"}])"), true, nlohmann::json::object());
+    ADD_FAILURE() << "the template's exception did not come out";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "messages");
+    EXPECT_NE(std::string(e.what()).find("System role not supported"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace difftx::serve

@@ -1,0 +1,100 @@
+// The official openai client against `difftx serve`: completions and chat completions, whole and
+// streamed, n choices with seeds, logprobs, usage, and errors as the client's typed exceptions.
+// Greedy requests must give the same text streamed and whole.
+//
+//   node tools/serve_client/api_check.mjs BASE_URL [API_KEY]     (BASE_URL: http://HOST:PORT/v1)
+import assert from "node:assert/strict";
+import OpenAI from "openai";
+
+const [baseURL, apiKey] = process.argv.slice(2);
+const client = new OpenAI({ baseURL, apiKey: apiKey || "none", maxRetries: 0 });
+
+const models = await client.models.list();
+const model = models.data[0].id;
+console.log(`model: ${model}`);
+
+async function collect(stream, pick) {
+  const texts = [];
+  let usage = null, finish = [], first = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      first ??= chunk;
+      texts[choice.index] = (texts[choice.index] ?? "") + (pick(choice) ?? "");
+      if (choice.finish_reason) finish[choice.index] = choice.finish_reason;
+    }
+  }
+  return { texts, usage, finish, first };
+}
+
+// Completions.
+const prompt = "The Congress";
+const whole = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 0 });
+assert.equal(whole.object, "text_completion");
+assert.equal(whole.choices.length, 1);
+assert.ok(["stop", "length"].includes(whole.choices[0].finish_reason));
+assert.equal(whole.usage.total_tokens, whole.usage.prompt_tokens + whole.usage.completion_tokens);
+assert.ok(whole.usage.completion_tokens >= 1 && whole.usage.completion_tokens <= 16);
+const streamed = await collect(
+  await client.completions.create({ model, prompt, max_tokens: 16, temperature: 0, stream: true,
+                                    stream_options: { include_usage: true } }),
+  (c) => c.text);
+assert.equal(streamed.texts[0], whole.choices[0].text, "greedy: streamed text differs from the whole response");
+assert.deepEqual(streamed.usage, whole.usage);
+assert.equal(streamed.finish[0], whole.choices[0].finish_reason);
+console.log(`completion: ${JSON.stringify(whole.choices[0].text)} (${whole.usage.completion_tokens} tokens)`);
+
+// n choices with a seed: reproducible, and choice i is seeded seed + i (so they differ).
+const seeded = (seed) => client.completions.create({ model, prompt, max_tokens: 12, temperature: 1, seed, n: 3 });
+const a = await seeded(5), b = await seeded(5);
+assert.equal(a.choices.length, 3);
+assert.deepEqual(a.choices.map((c) => c.text), b.choices.map((c) => c.text));
+assert.ok(new Set(a.choices.map((c) => c.text)).size > 1, "three seeded choices are all the same");
+const shifted = await client.completions.create({ model, prompt, max_tokens: 12, temperature: 1, seed: 6 });
+assert.equal(shifted.choices[0].text, a.choices[1].text, "choice 1 of seed 5 is not seed 6's");
+
+// Legacy logprobs.
+const lp = await client.completions.create({ model, prompt, max_tokens: 6, temperature: 0, logprobs: 3 });
+const logprobs = lp.choices[0].logprobs;
+assert.ok(logprobs.tokens.length >= 1 && logprobs.tokens.length <= lp.usage.completion_tokens);
+assert.equal(logprobs.token_logprobs.length, logprobs.tokens.length);
+assert.equal(logprobs.text_offset[0], prompt.length);
+for (let i = 0; i < logprobs.tokens.length; i++) {
+  assert.ok(logprobs.token_logprobs[i] <= 0);
+  const top = Object.values(logprobs.top_logprobs[i]);
+  assert.ok(top.length >= 1 && top.length <= 3);
+  assert.ok(Math.abs(Math.max(...top) - logprobs.token_logprobs[i]) < 1e-4, "greedy token is not the likeliest");
+}
+
+// Chat completions (the server has a chat template for this check).
+const messages = [{ role: "system", content: "You are brief." }, { role: "user", content: "Tell me about the Union." }];
+const chat = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 0, logprobs: true, top_logprobs: 2 });
+assert.equal(chat.object, "chat.completion");
+assert.equal(chat.choices[0].message.role, "assistant");
+assert.equal(chat.choices[0].logprobs.content[0].top_logprobs.length, 2);
+const chatStream = await collect(
+  await client.chat.completions.create({ model, messages, max_completion_tokens: 16, temperature: 0, stream: true,
+                                         stream_options: { include_usage: true } }),
+  (c) => c.delta.content);
+assert.equal(chatStream.first.choices[0].delta.role, "assistant");
+assert.equal(chatStream.texts[0], chat.choices[0].message.content);
+assert.deepEqual(chatStream.usage, chat.usage);
+console.log(`chat: ${JSON.stringify(chat.choices[0].message.content)}`);
+
+// Errors come back as the client's typed errors with OpenAI's fields.
+async function expectError(request, status, param) {
+  try {
+    await request();
+  } catch (e) {
+    assert.ok(e instanceof OpenAI.APIError, `not an APIError: ${e}`);
+    assert.equal(e.status, status, e.message);
+    if (param) assert.equal(e.param, param, e.message);
+    return;
+  }
+  assert.fail(`no error (expected ${status})`);
+}
+await expectError(() => client.completions.create({ model: "no-such-model", prompt, max_tokens: 4 }), 404, "model");
+await expectError(() => client.completions.create({ model, prompt, temperature: 5 }), 400, "temperature");
+await expectError(() => client.completions.create({ model, prompt, echo: true }), 400, "echo");
+await expectError(() => client.chat.completions.create({ model, messages, tools: [{ type: "function", function: { name: "f" } }] }), 400, "tools");
+console.log("openai client: ok");
