@@ -10,9 +10,8 @@
 #include "cli/command.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
-#include "data/hf_tokenizer.h"
-#include "data/tokenizer_files.h"
 #include "infer/generate.h"
+#include "infer/model_prompt.h"
 #include "infer/utf8_stream.h"
 #include "model/model_io.h"
 
@@ -20,23 +19,6 @@ namespace difftx::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-// The model directory's own tokenizer (difftx train copies it into every checkpoint; a Hugging
-// Face directory holds tokenizer.json), or the one --tokenizer names; it must fit the model's
-// vocabulary.
-data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<std::string>& override_name,
-                                     const ModelConfig& config) {
-  if (!override_name)
-    DIFFTX_CHECK(fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile),
-                 dir.string(), ": no tokenizer in the model directory (", data::kTokenizerRanksFile, " and ",
-                 data::kTokenizerSidecarFile, ", which difftx train puts in every checkpoint, or ",
-                 data::kHfTokenizerFile, "); name one with --tokenizer");
-  data::Tokenizer tokenizer = data::load_tokenizer(override_name ? *override_name : dir.string());
-  DIFFTX_CHECK(tokenizer.vocab_size() <= config.vocab_size, "tokenizer ", tokenizer.name(), " has ",
-               tokenizer.vocab_size(), " tokens but the model in ", dir.string(), " has vocab_size ", config.vocab_size,
-               ": the tokenizer does not belong to this model");
-  return tokenizer;
-}
 
 int run_generate(Args& args) {
   const fs::path dir = args.require("model");
@@ -61,19 +43,13 @@ int run_generate(Args& args) {
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
   DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
-  // The prompt starts as a training document does (difftx: after an end-of-text token; Hugging
-  // Face: with the tokenizer's BOS), and generation stops at every end-of-sequence id.
-  const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
-  for (int32_t id : frame.stop)
-    DIFFTX_CHECK(id < model.config.vocab_size, dir.string(), ": eos_token_id ", id, " is outside the vocabulary of ",
-                 model.config.vocab_size);
-  std::vector<int32_t> ids = frame.prefix;
-  // A tokenizer.json matches special-token text in the prompt, as transformers does.
-  tokenizer.encode_append(prompt, ids, tokenizer.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
+  // The prompt starts as a training document does, and generation stops at every end-of-sequence id.
+  const FramedPrompt framed = frame_prompt(tokenizer, defaults, prompt, model.config, dir.string());
+  const std::vector<int32_t>& ids = framed.ids;
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
-               " tokens (with the leading ", frame.prefix.size(), "), longer than the context of ", context, " tokens");
+               " tokens (with the leading ", framed.prefix, "), longer than the context of ", context, " tokens");
   o.sample_vocab = tokenizer.vocab_size();
-  o.stop_tokens = frame.stop;
+  o.stop_tokens = framed.stop;
 
   std::fwrite(prompt.data(), 1, prompt.size(), stdout);
   std::fflush(stdout);
