@@ -10,7 +10,7 @@
 
 #include "cli/command.h"
 #include "cli/model_chat_template.h"
-#include "cli/model_tokenizer.h"
+#include "infer/model_prompt.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "infer/generate.h"

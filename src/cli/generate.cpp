@@ -10,12 +10,10 @@
 #include "serve/chat_prompt.h"
 #include "cli/command.h"
 #include "cli/model_chat_template.h"
-#include "cli/model_tokenizer.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
-#include "data/hf_tokenizer.h"
-#include "data/tokenizer_files.h"
 #include "infer/generate.h"
+#include "infer/model_prompt.h"
 #include "infer/utf8_stream.h"
 #include "model/model_io.h"
 
@@ -51,28 +49,24 @@ int run_generate(Args& args) {
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
   // The prompt starts as a training document does (difftx: after an end-of-text token; Hugging
   // Face: with the tokenizer's BOS), and generation stops at every end-of-sequence id.
-  const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
-  for (int32_t id : frame.stop)
-    DIFFTX_CHECK(id < model.config.vocab_size, dir.string(), ": eos_token_id ", id, " is outside the vocabulary of ",
-                 model.config.vocab_size);
-  std::vector<int32_t> ids = frame.prefix;
-  o.stop_tokens = frame.stop;
+  FramedPrompt framed = frame_prompt(tokenizer, defaults, as_chat ? std::string() : prompt, model.config, dir.string());
   if (as_chat) {  // the prompt as one user message through the chat template
     const auto tmpl = load_chat_template(dir, template_file);
     DIFFTX_CHECK(tmpl.has_value(), dir.string(),
                  " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); "
                  "give one with --chat-template FILE");
     const std::string rendered = tmpl->render(nlohmann::json::array({{{"role", "user"}, {"content", prompt}}}), true);
-    ids = serve::encode_chat_prompt(tokenizer, frame.prefix, rendered);
-    for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) o.stop_tokens.push_back(id);
+    const std::vector<int32_t> prefix(framed.ids.begin(), framed.ids.begin() + framed.prefix);
+    framed.ids = serve::encode_chat_prompt(tokenizer, prefix, rendered);
+    for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) framed.stop.push_back(id);
   } else {
     DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
-    // A tokenizer.json matches special-token text in the prompt, as transformers does.
-    tokenizer.encode_append(prompt, ids, tokenizer.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
   }
+  const std::vector<int32_t>& ids = framed.ids;
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
-               " tokens (with the leading ", frame.prefix.size(), "), longer than the context of ", context, " tokens");
+               " tokens (with the leading ", framed.prefix, "), longer than the context of ", context, " tokens");
   o.sample_vocab = tokenizer.vocab_size();
+  o.stop_tokens = framed.stop;
 
   if (!as_chat) {  // a continuation follows its prompt; a chat reply stands alone
     std::fwrite(prompt.data(), 1, prompt.size(), stdout);

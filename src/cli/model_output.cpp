@@ -1,9 +1,12 @@
 #include "cli/model_output.h"
 
 #include "core/error.h"
+#include "data/hf_tokenizer.h"
+#include "data/tokenizer_files.h"
 #include "model/formats/difftx_format.h"
 #include "model/formats/gguf_format.h"
 #include "model/formats/hf_format.h"
+#include "model/model_io.h"
 #include "model/storage_plan.h"
 
 namespace difftx::cli {
@@ -16,6 +19,23 @@ WeightType weight_type_option(const char* option, const std::string& value) {
   } catch (const Error&) {
     fail("--", option, ": '", value.substr(0, 64), "' is not a storage type (f32, bf16, f16, q8_0, q4_0, q4_k)");
   }
+}
+
+// Files that travel with the weights unchanged.
+constexpr const char* kSidecarFiles[] = {"tokenizer.tiktoken", "tokenizer.tiktoken.json", "tokenizer.json",
+                                         "tokenizer_config.json", "special_tokens_map.json",
+                                         "generation_config.json"};
+
+// The tokenizer goes along: as it is, except that a Hugging Face directory gets tokenizer.json
+// (and tokenizer_config.json) in place of difftx's tiktoken files, which transformers cannot read.
+void copy_tokenizer(const fs::path& in, const ModelOutput& out) {
+  const bool tiktoken = fs::is_regular_file(in / data::kTokenizerRanksFile);
+  if (tiktoken && out.format == "hf") {
+    data::write_hf_tokenizer(data::load_tokenizer(in.string()), out.dir);
+    return;
+  }
+  for (const char* name : kSidecarFiles)
+    if (fs::is_regular_file(in / name)) fs::copy_file(in / name, out.dir / name);
 }
 
 }  // namespace
@@ -50,6 +70,26 @@ void write_model(const Model& model, const ModelOutput& out, const data::Tokeniz
   } else if (out.format == "hf") save_hf_model(model, out.dir, out.stored);
   else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(model, out.dir, out.stored);
   else save_difftx_model(convert_matrices(model, storage_plan(model.config, out.dtype, out.head_dtype)), out.dir, out.stored);
+}
+
+}  // namespace difftx::cli
+
+namespace difftx::cli {
+
+Model convert_model(const fs::path& in, const ModelOutput& out) {
+  Model model = load_model_dir(in);
+  if (out.format == "gguf") {
+    require_gguf_architecture(model.config);
+    DIFFTX_CHECK(fs::exists(in / data::kTokenizerRanksFile) || fs::exists(in / data::kHfTokenizerFile), in.string(),
+                 ": --to gguf needs the model's tokenizer (", data::kHfTokenizerFile, " or ",
+                 data::kTokenizerRanksFile, ") in the directory: GGUF carries the vocabulary");
+    const data::Tokenizer tokenizer = data::load_tokenizer(in.string());
+    write_model(model, out, &tokenizer);
+  } else {
+    write_model(model, out);
+    copy_tokenizer(in, out);
+  }
+  return model;
 }
 
 }  // namespace difftx::cli

@@ -26,6 +26,11 @@ ModelOutput model_output_options(Args& args);
 // GGUF needs the vocabulary: `tokenizer` (null: an error saying so).
 void write_model(const Model& model, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr);
 
+// `difftx convert`: the model directory `in` written as `out` says, its tokenizer beside it (a
+// Hugging Face directory gets tokenizer.json in place of difftx's tiktoken files); returns the
+// model read.
+Model convert_model(const std::filesystem::path& in, const ModelOutput& out);
+
 inline constexpr const char* kModelOutputUsage =
     "  --out DIR          the new model directory (must not exist, or be empty)\n"
     "  --to difftx|hf|gguf  difftx's own format (default), Hugging Face's LlamaForCausalLM\n"

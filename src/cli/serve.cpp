@@ -8,7 +8,7 @@
 #include "serve/chat_prompt.h"
 #include "cli/command.h"
 #include "cli/model_chat_template.h"
-#include "cli/model_tokenizer.h"
+#include "infer/model_prompt.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "model/model_io.h"

@@ -237,6 +237,7 @@ class TrainingRun {
   void record_validation(int64_t step, double val_loss);
   TrainSummary summary() const;
   dist::TimedCommunicator& comm() { return comm_; }
+  int64_t batch_tokens() const { return batch_tokens_; }
 
  private:
   void check_sizes();
@@ -505,12 +506,22 @@ TrainSummary TrainingRun::summary() const {
 }  // namespace
 
 TrainSummary train(const TrainOptions& o, dist::Communicator& comm) {
+  DIFFTX_CHECK(!o.on_step || comm.size() == 1, "a per-step callback needs a single-rank run (", comm.size(), " ranks)");
   TrainingRun run(o, comm);
   for (int64_t step = run.start_step() + 1; step <= o.steps; ++step) {
-    run.record_step(run.step(step));
-    if ((o.eval_every > 0 && step % o.eval_every == 0) || step == o.steps) run.record_validation(step, run.evaluate());
-    if ((o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps) run.checkpoint(step);
+    const StepStats stats = run.step(step);
+    run.record_step(stats);
+    StepReport report{step, o.steps, stats.loss, stats.lr, stats.grad_norm, 0, std::numeric_limits<double>::quiet_NaN(),
+                      step % o.log_every == 0 || step == o.steps};
+    report.tokens_per_second = run.batch_tokens() / stats.seconds;
+    if ((o.eval_every > 0 && step % o.eval_every == 0) || step == o.steps) {
+      report.val_loss = run.evaluate();
+      run.record_validation(step, report.val_loss);
+    }
+    const bool go_on = !o.on_step || o.on_step(report);
+    if (!go_on || (o.checkpoint_every > 0 && step % o.checkpoint_every == 0) || step == o.steps) run.checkpoint(step);
     run.comm().take_seconds();  // evaluation and checkpoints are not the step's communication
+    if (!go_on) break;
   }
   return run.summary();
 }

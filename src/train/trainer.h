@@ -16,6 +16,14 @@
 
 namespace difftx {
 
+// One optimizer step as the trainer's optional on_step hook sees it.
+struct StepReport {
+  int64_t step = 0, steps = 0;  // this step, of the run's total
+  double loss = 0, lr = 0, grad_norm = 0, tokens_per_second = 0;
+  double val_loss = 0;          // NaN unless validation ran after this step
+  bool logged = false;          // a progress-line step (log_every, or the last)
+};
+
 struct TrainOptions {
   std::string config_path;  // model config.json (configs/<size>/<variant>.json)
   // A model directory (any format load_model_dir reads) whose weights a new run starts from
@@ -45,6 +53,9 @@ struct TrainOptions {
   bool quiet = false;          // no progress lines (metrics are still written)
   // Where rank 0's progress lines go (one line a call, without its newline); stdout when empty.
   std::function<void(const std::string&)> report;
+  // Called after every step (and its validation) in a single-rank run; returning false ends the
+  // run there, after a checkpoint of that step (an embedding program's stop: the Python module).
+  std::function<bool(const StepReport&)> on_step;
   int64_t bucket_floats = int64_t(1) << 22;  // gradient bucket size of data parallelism (16 MiB)
   bool check_replicas = false;  // compare every rank's parameters after every step
 };

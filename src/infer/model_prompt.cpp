@@ -1,11 +1,10 @@
-#include "cli/model_tokenizer.h"
+#include "infer/model_prompt.h"
 
 #include "core/error.h"
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
 
-namespace difftx::cli {
-
+namespace difftx {
 namespace fs = std::filesystem;
 
 data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<std::string>& override_name,
@@ -22,4 +21,16 @@ data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<st
   return tokenizer;
 }
 
-}  // namespace difftx::cli
+FramedPrompt frame_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
+                          const std::string& prompt, const ModelConfig& config, const std::string& dir) {
+  const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
+  for (int32_t id : frame.stop)
+    DIFFTX_CHECK(id < config.vocab_size, dir, ": eos_token_id ", id, " is outside the vocabulary of ",
+                 config.vocab_size);
+  FramedPrompt out{frame.prefix, frame.prefix.size(), frame.stop};
+  tokenizer.encode_append(prompt, out.ids,
+                          tokenizer.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
+  return out;
+}
+
+}  // namespace difftx

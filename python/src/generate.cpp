@@ -1,0 +1,198 @@
+// Model.generate, Model.stream and Model.generate_many: requests on the continuous-batching
+// engine (infer/engine.h), the prompt framed as `difftx generate` frames it, text taken from the
+// engine's events. The engine steps on the calling thread with the GIL released; Ctrl-C is
+// checked between steps.
+#include <deque>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "core/error.h"
+#include "infer/engine.h"
+#include "infer/model_prompt.h"
+
+namespace difftx::python {
+namespace {
+
+struct GenerateArgs {
+  std::optional<int64_t> max_new_tokens, top_k;
+  std::optional<double> temperature, top_p;
+  double min_p = 0;
+  uint64_t seed = 1;
+  std::vector<std::string> stop;
+};
+
+// The request for `prompt`: the directory's generation defaults where an argument is None (as
+// the CLI's options), its end-of-sequence ids as stop tokens.
+Request make_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a) {
+  const data::Tokenizer& tokenizer = m.require_tokenizer();
+  const FramedPrompt framed = frame_prompt(tokenizer, m.defaults, prompt, m.model.config, m.dir.string());
+  Request r;
+  r.prompt = framed.ids;
+  RequestOptions& o = r.options;
+  o.max_new_tokens = a.max_new_tokens.value_or(m.defaults.max_new_tokens.value_or(o.max_new_tokens));
+  DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
+  o.sampling.temperature = a.temperature.value_or(m.defaults.temperature.value_or(o.sampling.temperature));
+  o.sampling.top_k = a.top_k.value_or(m.defaults.top_k.value_or(o.sampling.top_k));
+  o.sampling.top_p = a.top_p.value_or(m.defaults.top_p.value_or(o.sampling.top_p));
+  o.sampling.min_p = a.min_p;
+  o.sampling.seed = a.seed;
+  o.stop_tokens = framed.stop;
+  o.stop_strings = a.stop;
+  return r;
+}
+
+std::unique_ptr<Engine> make_engine(const LoadedModel& m) {
+  EngineOptions o;
+  o.kv = m.kv;
+  o.sample_vocab = m.require_tokenizer().vocab_size();
+  return std::make_unique<Engine>(m.model, m.tokenizer.get(), o);
+}
+
+// Runs engine steps until done() (or the engine is idle), checking for Ctrl-C between steps:
+// then every request is cancelled and KeyboardInterrupt raised.
+template <typename Done>
+void run_steps(const LoadedModel& m, Engine& engine, const std::vector<Engine::RequestId>& ids, Done done) {
+  py::gil_scoped_release release;
+  ThreadScope scope(m.threads);
+  while (!done() && engine.step()) {
+    try {
+      check_signals();
+    } catch (...) {
+      for (Engine::RequestId id : ids) engine.cancel(id);
+      engine.run_until_idle();
+      throw;
+    }
+  }
+}
+
+// One request's text as the engine makes it: Python's iterator over text pieces.
+class Stream {
+ public:
+  Stream(ModelHandle model, const std::string& prompt, const GenerateArgs& args)
+      : model_(std::move(model)), engine_(make_engine(*model_)) {
+    Request r = make_request(*model_, prompt, args);
+    r.on_event = [this](const TokenEvent& e) {
+      if (!e.text.empty()) pieces_.push_back(e.text);
+      if (e.finish != FinishReason::none) finished_ = true, error_ = e.error, reason_ = e.finish;
+    };
+    id_ = engine_->submit(std::move(r));
+  }
+
+  std::optional<std::string> next() {
+    if (pieces_.empty() && !finished_) run_steps(*model_, *engine_, {id_}, [this] { return !pieces_.empty() || finished_; });
+    if (!pieces_.empty()) {
+      std::string piece = std::move(pieces_.front());
+      pieces_.pop_front();
+      return piece;
+    }
+    DIFFTX_CHECK(reason_ != FinishReason::error, error_);
+    return std::nullopt;
+  }
+
+  const char* finish_reason() const { return finished_ ? finish_reason_name(reason_) : nullptr; }
+
+ private:
+  ModelHandle model_;
+  std::unique_ptr<Engine> engine_;
+  Engine::RequestId id_ = 0;
+  std::deque<std::string> pieces_;
+  bool finished_ = false;
+  FinishReason reason_ = FinishReason::none;
+  std::string error_;
+};
+
+GenerateArgs generate_args(std::optional<int64_t> max_new_tokens, std::optional<double> temperature,
+                           std::optional<int64_t> top_k, std::optional<double> top_p, double min_p, uint64_t seed,
+                           const py::object& stop) {
+  GenerateArgs a{max_new_tokens, top_k, temperature, top_p, min_p, seed, {}};
+  if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
+  else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
+  return a;
+}
+
+std::string generate(const ModelHandle& m, const std::string& prompt, const GenerateArgs& a) {
+  Stream stream(m, prompt, a);
+  std::string text;
+  while (auto piece = stream.next()) text += *piece;
+  return text;
+}
+
+std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<std::string>& prompts,
+                                       const GenerateArgs& a) {
+  std::unique_ptr<Engine> engine = make_engine(*m);
+  std::vector<std::string> texts(prompts.size()), errors(prompts.size());
+  std::vector<Engine::RequestId> ids;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    Request r = make_request(*m, prompts[i], a);
+    r.on_event = [&texts, &errors, i](const TokenEvent& e) {
+      texts[i] += e.text;
+      if (e.finish == FinishReason::error) errors[i] = e.error;
+    };
+    ids.push_back(engine->submit(std::move(r)));
+  }
+  run_steps(*m, *engine, ids, [] { return false; });
+  for (size_t i = 0; i < prompts.size(); ++i) DIFFTX_CHECK(errors[i].empty(), "prompt ", i, ": ", errors[i]);
+  return texts;
+}
+
+// The keyword arguments every generating method takes.
+#define DIFFTX_GENERATE_ARGS                                                                                     \
+  py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(),                  \
+      py::arg("top_k") = py::none(), py::arg("top_p") = py::none(), py::arg("min_p") = 0.0, py::arg("seed") = 1, \
+      py::arg("stop") = py::none()
+
+constexpr const char* kSamplingDoc =
+    "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all):\n"
+    "None takes the directory's generation_config.json, else difftx generate's default; min_p keeps\n"
+    "tokens at least that fraction as likely as the most likely; seed: the same seed gives the same\n"
+    "text; stop: a string or list of strings that end the text (not included). The prompt is framed\n"
+    "as `difftx generate` frames it, so greedy and seeded text equals the CLI's.";
+
+}  // namespace
+
+void bind_generate(py::module_& m, ModelClass& model) {
+  py::class_<Stream>(m, "Stream", "Text pieces of one generation as the engine makes them (Model.stream).")
+      .def("__iter__", [](Stream& s) -> Stream& { return s; })
+      .def("__next__",
+           [](Stream& s) {
+             auto piece = s.next();
+             if (!piece) throw py::stop_iteration();
+             return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(piece->data(), piece->size(), "replace"));
+           })
+      .def_property_readonly("finish_reason", &Stream::finish_reason,
+                             "'stop', 'length', 'cancelled' or 'error' once finished, else None.");
+
+  model.def(
+      "generate",
+      [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
+         std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
+         uint64_t seed, const py::object& stop) {
+        return generate(l, prompt, generate_args(max_new_tokens, temperature, top_k, top_p, min_p, seed, stop));
+      },
+      py::arg("prompt"), DIFFTX_GENERATE_ARGS,
+      (std::string("The continuation of prompt (without the prompt).\n") + kSamplingDoc).c_str());
+  model.def(
+      "stream",
+      [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
+         std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
+         uint64_t seed, const py::object& stop) {
+        return std::make_unique<Stream>(l, prompt,
+                                        generate_args(max_new_tokens, temperature, top_k, top_p, min_p, seed, stop));
+      },
+      py::arg("prompt"), DIFFTX_GENERATE_ARGS,
+      (std::string("An iterator over the continuation's text pieces as they are made; joined, they are\n"
+                   "generate()'s text.\n") + kSamplingDoc).c_str());
+  model.def(
+      "generate_many",
+      [](const ModelHandle& l, const std::vector<std::string>& prompts, std::optional<int64_t> max_new_tokens,
+         std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
+         uint64_t seed, const py::object& stop) {
+        return generate_many(l, prompts, generate_args(max_new_tokens, temperature, top_k, top_p, min_p, seed, stop));
+      },
+      py::arg("prompts"), DIFFTX_GENERATE_ARGS,
+      (std::string("The continuations of all prompts, run together on one engine; each equals generate()\n"
+                   "of that prompt alone (the engine is batch-invariant).\n") + kSamplingDoc).c_str());
+}
+
+}  // namespace difftx::python

@@ -1,0 +1,206 @@
+// difftx.load, Model (its config, logits, taps) and Tokenizer.
+#include <nlohmann/json.hpp>
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include "bindings.h"
+#include "core/error.h"
+#include "data/hf_tokenizer.h"
+#include "data/tokenizer_files.h"
+#include "infer/model_prompt.h"
+#include "kernels/attention/decode_attention.h"
+#include "model/decoder.h"
+#include "model/model_io.h"
+#include "model/taps.h"
+
+namespace difftx::python {
+namespace {
+
+namespace fs = std::filesystem;
+
+MatrixPrecision precision_from_name(const std::string& name) {
+  if (name == "as_stored") return MatrixPrecision::as_stored;
+  if (name == "f32") return MatrixPrecision::f32;
+  fail("weights: '", name, "' is not a precision (as_stored: matrices in the type the files hold; f32: widened)");
+}
+
+ModelHandle load(const fs::path& dir, const std::string& weights, const std::string& kv_dtype,
+                 std::optional<int> threads) {
+  DIFFTX_CHECK(!threads || *threads > 0, "threads: ", *threads, " must be positive (or None: OMP_NUM_THREADS)");
+  const MatrixPrecision precision = precision_from_name(weights);
+  const KvStorage kv = parse_kv_storage(kv_dtype);
+  py::gil_scoped_release release;
+  ThreadScope scope(threads.value_or(0));
+  auto loaded = std::make_shared<LoadedModel>(dir, load_model_dir(dir, precision));
+  loaded->kv = kv;
+  loaded->threads = threads.value_or(0);
+  loaded->defaults = data::read_generation_defaults(dir);
+  if (fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile))
+    loaded->tokenizer = std::make_shared<data::Tokenizer>(load_model_tokenizer(dir, std::nullopt, loaded->model.config));
+  return loaded;
+}
+
+// `difftx logits` of one sequence: the same forward into a new float32 [T, V] array.
+py::array_t<float> sequence_logits(const LoadedModel& m, const std::vector<int32_t>& ids) {
+  const int64_t T = static_cast<int64_t>(ids.size()), V = m.model.config.vocab_size;
+  py::array_t<float> out({T, V});
+  float* data = out.mutable_data();
+  py::gil_scoped_release release;
+  ThreadScope scope(m.threads);
+  Activations acts(m.model.config, 1, T);
+  decoder_logits(m.model, acts, ids.data(), data);
+  return out;
+}
+
+// A batch: a list (or tuple) of sequences, or a 2-D array of rows.
+bool is_batch(const py::handle& ids) {
+  if (py::isinstance<py::array>(ids)) return py::reinterpret_borrow<py::array>(ids).ndim() == 2;
+  if (!py::isinstance<py::list>(ids) && !py::isinstance<py::tuple>(ids)) return false;
+  const py::sequence s = py::reinterpret_borrow<py::sequence>(ids);
+  return s.size() > 0 && (py::isinstance<py::sequence>(s[0]) || py::isinstance<py::array>(s[0]));
+}
+
+py::object logits(const LoadedModel& m, const py::handle& ids) {
+  if (!is_batch(ids)) return sequence_logits(m, sequence_ids(ids, m.model.config));
+  py::list out;
+  for (const py::handle& row : ids) out.append(sequence_logits(m, sequence_ids(row, m.model.config)));
+  return out;
+}
+
+// Layer by layer, stacked: name -> [L, T, width] (lambda: [L] for diff, [L, T, H] for diff2).
+py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
+  const std::vector<int32_t> ids = sequence_ids(ids_in, m.model.config);
+  const ModelConfig& c = m.model.config;
+  const int64_t L = c.num_hidden_layers, T = static_cast<int64_t>(ids.size());
+  const AttentionDims dims = c.attention_dims(1, T);
+  struct Tap {
+    const char* name;
+    int64_t width;
+    const float* LayerTap::*field;
+  };
+  std::vector<Tap> wanted = {{"q", dims.q_width(), &LayerTap::q},
+                             {"k", dims.k_width(), &LayerTap::k},
+                             {"attention_output", dims.out_width(), &LayerTap::attention_output},
+                             {"residual", c.hidden_size, &LayerTap::residual_out}};
+  if (c.attention == AttentionKind::diff2) wanted.push_back({"lambda", dims.H, &LayerTap::lambda});
+  std::vector<py::array_t<float>> arrays;
+  for (const Tap& t : wanted) arrays.emplace_back(std::vector<int64_t>{L, T, t.width});
+  py::array_t<float> lambdas(L);
+  std::vector<float*> outs;
+  for (auto& a : arrays) outs.push_back(a.mutable_data());
+  float* lambda_out = lambdas.mutable_data();
+  {
+    py::gil_scoped_release release;
+    ThreadScope scope(m.threads);
+    Activations acts(c, 1, T);
+    decoder_forward(m.model, acts, ids.data());
+    for (int64_t l = 0; l < L; ++l) {
+      const LayerTap tap = layer_tap(c, acts, l);
+      for (size_t i = 0; i < wanted.size(); ++i)
+        std::copy_n(tap.*wanted[i].field, T * wanted[i].width, outs[i] + l * T * wanted[i].width);
+      if (c.attention == AttentionKind::diff) lambda_out[l] = *tap.lambda;
+    }
+  }
+  py::dict out;
+  for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i].name] = arrays[i];
+  if (c.attention == AttentionKind::diff) out["lambda"] = lambdas;
+  return out;
+}
+
+py::str utf8(const std::string& bytes) {  // bytes that are not UTF-8 (half a character) as U+FFFD
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(bytes.data(), bytes.size(), "replace"));
+}
+
+}  // namespace
+
+// One sequence of ids (a list of ints or a 1-D integer array) checked against the model.
+std::vector<int32_t> sequence_ids(const py::handle& ids, const ModelConfig& c) {
+  using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
+  const IdArray a = IdArray::ensure(ids);
+  if (!a) PyErr_Clear();  // the message below says what was expected
+  DIFFTX_CHECK(a && a.ndim() == 1, "ids: expected a sequence of token ids (a list of ints or a 1-D array)");
+  std::vector<int32_t> out(a.size());
+  for (py::ssize_t i = 0; i < a.size(); ++i) {
+    const int64_t id = a.at(i);
+    DIFFTX_CHECK(id >= 0 && id < c.vocab_size, "ids: id ", id, " at position ", i, " is outside the vocabulary [0, ",
+                 c.vocab_size, ")");
+    out[i] = static_cast<int32_t>(id);
+  }
+  DIFFTX_CHECK(!out.empty(), "ids: no token ids given");
+  DIFFTX_CHECK(static_cast<int64_t>(out.size()) <= c.max_position_embeddings, "ids: ", out.size(),
+               " tokens exceed max_position_embeddings ", c.max_position_embeddings);
+  return out;
+}
+
+const data::Tokenizer& LoadedModel::require_tokenizer() const {
+  if (!tokenizer) (void)load_model_tokenizer(dir, std::nullopt, model.config);  // raises the CLI's error
+  return *tokenizer;
+}
+
+ModelClass bind_model(py::module_& m) {
+  py::class_<data::Tokenizer, std::shared_ptr<data::Tokenizer>>(m, "Tokenizer",
+                                                                  "A model directory's tokenizer.")
+      .def(
+          "encode",
+          [](const data::Tokenizer& t, const std::string& text, bool add_special_tokens) {
+            py::gil_scoped_release release;
+            // A tokenizer.json matches special-token text, as transformers does; tiktoken vocabularies
+            // encode it as plain text (difftx tokenize's defaults).
+            auto ids = t.encode(text, t.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
+            return add_special_tokens ? t.add_template(ids) : ids;
+          },
+          py::arg("text"), py::arg("add_special_tokens") = false,
+          "Token ids of text; add_special_tokens adds the tokenizer's template (Llama 3: BOS).")
+      .def(
+          "decode",
+          [](const data::Tokenizer& t, const std::vector<int32_t>& ids) {
+            for (int32_t id : ids)
+              DIFFTX_CHECK(id >= 0 && id < t.vocab_size(), "ids: id ", id, " is outside the vocabulary [0, ",
+                           t.vocab_size(), ")");
+            return utf8(t.decode(ids));
+          },
+          py::arg("ids"), "The text of ids (bytes that are not valid UTF-8 become U+FFFD).")
+      .def_property_readonly("vocab_size", &data::Tokenizer::vocab_size, "Tokens in the vocabulary.")
+      .def_property_readonly("name", &data::Tokenizer::name)
+      .def("__repr__", [](const data::Tokenizer& t) {
+        return "<difftx.Tokenizer " + t.name() + ", " + std::to_string(t.vocab_size()) + " tokens>";
+      });
+
+  ModelClass model(m, "Model", "A model directory loaded by difftx.load().");
+  model
+      .def_property_readonly(
+          "config", [](const LoadedModel& l) { return to_python(config_to_json(l.model.config)); },
+          "The model's config as difftx's config.json holds it (a dict).")
+      .def_property_readonly(
+          "variant", [](const LoadedModel& l) { return std::string(attention_kind_name(l.model.config.attention)); },
+          "'baseline', 'diff' (DIFF V1) or 'diff2' (DIFF V2).")
+      .def_property_readonly(
+          "num_parameters", [](const LoadedModel& l) { return l.model.config.total_parameters(); })
+      .def_property_readonly("path", [](const LoadedModel& l) { return l.dir; }, "The model directory.")
+      .def_property_readonly(
+          "tokenizer", [](const LoadedModel& l) { return l.tokenizer; },
+          "The directory's tokenizer, or None when it holds none.")
+      .def("logits", &logits, py::arg("ids"),
+           "float32 [T, vocab] logits of a full forward over ids (bit for bit those of `difftx logits`);\n"
+           "a list of sequences (or a 2-D array) gives a list of arrays.")
+      .def("taps", &taps, py::arg("ids"),
+           "Per-layer activations of a forward over ids, stacked over layers: 'q' and 'k' after RoPE\n"
+           "[L, T, width], 'attention_output' (before DIFF V1's head norm) [L, T, width], 'residual' (each\n"
+           "layer's output) [L, T, hidden_size], and 'lambda' ([L] for diff, per-token logits [L, T, H] for\n"
+           "diff2; absent for baseline).")
+      .def("__repr__", [](const LoadedModel& l) {
+        return "<difftx.Model " + l.dir.string() + ": " + attention_kind_name(l.model.config.attention) + ", " +
+               std::to_string(l.model.config.total_parameters()) + " parameters>";
+      });
+
+  m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("weights") = "as_stored", py::arg("kv_dtype") = "bf16",
+        py::arg("threads") = py::none(),
+        "Loads a model directory difftx reads (its own, Hugging Face Llama / DiffLlama, quantized).\n"
+        "weights: 'as_stored' keeps matrices in the type the files hold (as generate/logits do) or 'f32'\n"
+        "widens them (as the analyses do); kv_dtype: 'bf16', 'f32' or 'int8' for the KV cache of\n"
+        "generation; threads: threads of its calls (None: OMP_NUM_THREADS, else every core).");
+  return model;
+}
+
+}  // namespace difftx::python

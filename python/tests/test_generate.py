@@ -1,0 +1,54 @@
+"""generate, stream and generate_many against `difftx generate`."""
+import pytest
+
+import difftx
+from conftest import run
+
+PROMPT = "The Congress"
+
+
+def cli_text(binary, model_dir, *args):
+    out = run(binary, "generate", "--model", model_dir, "--prompt", PROMPT, "--max-new-tokens", 40, *args)
+    assert out.startswith(PROMPT) and out.endswith("\n")
+    return out[len(PROMPT):-1]
+
+
+@pytest.mark.parametrize("sampling", [
+    dict(temperature=0),
+    dict(temperature=1.0, top_k=50, top_p=0.95, seed=7),
+    dict(temperature=0.8, seed=3),
+])
+def test_generate_equals_the_cli(binary, diff_dir, diff_model, sampling):
+    args = []
+    for key, value in sampling.items():
+        args += ["--" + key.replace("_", "-"), value]
+    expected = cli_text(binary, diff_dir, *args)
+    assert diff_model.generate(PROMPT, max_new_tokens=40, **sampling) == expected
+
+
+def test_stream_pieces_join_to_generate(diff_model):
+    stream = diff_model.stream(PROMPT, max_new_tokens=30, temperature=1.0, seed=5)
+    pieces = list(stream)
+    assert len(pieces) > 1 and all(isinstance(p, str) and p for p in pieces)
+    assert stream.finish_reason in ("length", "stop")
+    assert "".join(pieces) == diff_model.generate(PROMPT, max_new_tokens=30, temperature=1.0, seed=5)
+
+
+def test_generate_many_is_batch_invariant(diff_model):
+    prompts = [PROMPT, "The people", "In the year", PROMPT]
+    many = diff_model.generate_many(prompts, max_new_tokens=25, temperature=0.9, seed=11)
+    assert many == [diff_model.generate(p, max_new_tokens=25, temperature=0.9, seed=11) for p in prompts]
+
+
+def test_stop_strings(diff_model):
+    full = diff_model.generate(PROMPT, max_new_tokens=40, temperature=0)
+    stop = full[len(full) // 2:len(full) // 2 + 3]
+    assert stop and diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=stop) == full[:full.index(stop)]
+    assert diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=[stop, "zzzz"]) == full[:full.index(stop)]
+
+
+def test_bad_options_are_errors(diff_model):
+    with pytest.raises(difftx.Error, match="top-p|top_p"):
+        diff_model.generate(PROMPT, top_p=0)
+    with pytest.raises(difftx.Error, match="longer than the context"):
+        diff_model.generate("word " * 400)

@@ -1,0 +1,83 @@
+"""Interrupts (Ctrl-C during a long call), reference counts and memory."""
+import gc
+import os
+import subprocess
+import sys
+import textwrap
+import weakref
+
+import numpy as np
+
+import difftx
+from conftest import FIXTURES
+
+
+def rss_kib():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+
+
+def test_sigint_during_training_raises_keyboardinterrupt_at_a_checkpoint(data_dir, tmp_path):
+    # A run far longer than the test; SIGINT arrives a second in, from outside the process.
+    script = textwrap.dedent(f"""
+        import difftx, sys
+        try:
+            difftx.train({str(FIXTURES / "train" / "diff.json")!r}, {str(data_dir)!r}, {str(tmp_path / "run")!r},
+                         steps=1000000, seq_len=64, micro_batch=4, eval_every=0, eval_batches=0,
+                         checkpoint_every=0, quiet=True, on_step=lambda s: s["step"] != 2 or print("running", flush=True))
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(3)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "running"
+    proc.send_signal(2)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 3 and out.strip() == "interrupted"
+    checkpoints = sorted((tmp_path / "run" / "checkpoints").glob("step_*"))
+    assert len(checkpoints) == 1 and difftx.load(checkpoints[0]).variant == "diff"
+
+
+def test_sigint_during_generation(diff_dir):
+    script = textwrap.dedent(f"""
+        import difftx, os, signal, sys, threading
+        model = difftx.load({str(diff_dir)!r})
+        threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+        try:
+            while True:  # many short generations: the signal lands inside one
+                model.generate_many(["The Congress"] * 8, max_new_tokens=200)
+        except KeyboardInterrupt:
+            print(model.generate("The Congress", max_new_tokens=5, temperature=0) != "", flush=True)
+            sys.exit(3)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3 and done.stdout.strip() == "True", done.stderr
+
+
+def test_a_model_is_freed_with_its_last_reference(diff_dir):
+    model = difftx.load(diff_dir)
+    ref = weakref.ref(model)
+    stream = model.stream("The Congress", max_new_tokens=5)
+    del model
+    gc.collect()
+    assert ref() is None
+    assert "".join(stream)  # the stream keeps the weights it reads alive
+    before = rss_kib()
+    for _ in range(30):
+        m = difftx.load(FIXTURES / "hf" / "diffllama_mha_f32")
+        m.logits([1, 2, 3])
+        del m
+    assert rss_kib() - before < 20 * 1024
+
+
+def test_no_memory_growth_over_many_calls():
+    model = difftx.load(FIXTURES / "oracle" / "diff")
+    ids = np.arange(40) % 61
+    for _ in range(100):  # warm up allocators
+        model.logits(ids)
+    before = rss_kib()
+    for _ in range(1000):
+        model.logits(ids)
+        model.taps(ids)
+    assert rss_kib() - before < 4 * 1024
