@@ -41,15 +41,15 @@ ModelOutput model_output_options(Args& args) {
   return o;
 }
 
-void write_model(const Model& model, const ModelOutput& out, const data::Tokenizer* tokenizer) {
+void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer) {
   if (out.format == "gguf") {
     DIFFTX_CHECK(tokenizer, "--to gguf: a GGUF file carries the vocabulary, and there is no tokenizer to take it "
                  "from (write the model --to difftx, put tokenizer.json beside it, then convert --to gguf)");
     fs::create_directories(out.dir);
-    save_gguf_model(model, *tokenizer, out.dtype, out.dir / kGgufFile);
-  } else if (out.format == "hf") save_hf_model(model, out.dir, out.stored);
-  else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(model, out.dir, out.stored);
-  else save_difftx_model(convert_matrices(model, storage_plan(model.config, out.dtype, out.head_dtype)), out.dir, out.stored);
+    save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile);
+  } else if (out.format == "hf") save_hf_model(source, out.dir, out.stored);
+  else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(source, {}, out.dir, out.stored);
+  else save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, out.stored);
 }
 
 }  // namespace difftx::cli
