@@ -19,7 +19,7 @@ int run_init(Args& args) {
   args.finish();
   Model model(model_config_from_json(read_json_file(config_path), config_path));
   init_parameters(model.config, model.table, model.weights.data(), static_cast<uint64_t>(seed));
-  write_model(model, out);
+  write_model(ModelWeights(model), out);
   std::printf("wrote %s (%s, %s, %.3fM parameters, seed %lld)\n", out.dir.string().c_str(), out.format.c_str(),
               weight_type_name(out.dtype), model.config.total_parameters() / 1e6, static_cast<long long>(seed));
   return 0;

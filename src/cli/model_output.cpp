@@ -1,11 +1,15 @@
 #include "cli/model_output.h"
 
+#include <memory>
+#include <system_error>
+
 #include "core/error.h"
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
 #include "model/formats/difftx_format.h"
 #include "model/formats/gguf_format.h"
 #include "model/formats/hf_format.h"
+#include "model/formats/stored_model.h"
 #include "model/model_io.h"
 #include "model/storage_plan.h"
 
@@ -38,6 +42,22 @@ void copy_tokenizer(const fs::path& in, const ModelOutput& out) {
     if (fs::is_regular_file(in / name)) fs::copy_file(in / name, out.dir / name);
 }
 
+// Removes --out when this conversion created it and failed before anything was written into it
+// (a weight found non-finite while streaming), so that nothing looks like a model.
+class OutputDirGuard {
+ public:
+  explicit OutputDirGuard(fs::path dir) : dir_(std::move(dir)), created_(!fs::exists(dir_)) {}
+  ~OutputDirGuard() {
+    std::error_code ignored;
+    if (created_ && !done_ && fs::is_directory(dir_, ignored) && fs::is_empty(dir_, ignored)) fs::remove(dir_, ignored);
+  }
+  void done() { done_ = true; }
+
+ private:
+  fs::path dir_;
+  bool created_, done_ = false;
+};
+
 }  // namespace
 
 ModelOutput model_output_options(Args& args) {
@@ -61,35 +81,36 @@ ModelOutput model_output_options(Args& args) {
   return o;
 }
 
-void write_model(const Model& model, const ModelOutput& out, const data::Tokenizer* tokenizer) {
+void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer) {
   if (out.format == "gguf") {
     DIFFTX_CHECK(tokenizer, "--to gguf: a GGUF file carries the vocabulary, and there is no tokenizer to take it "
                  "from (write the model --to difftx, put tokenizer.json beside it, then convert --to gguf)");
     fs::create_directories(out.dir);
-    save_gguf_model(model, *tokenizer, out.dtype, out.dir / kGgufFile);
-  } else if (out.format == "hf") save_hf_model(model, out.dir, out.stored);
-  else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(model, out.dir, out.stored);
-  else save_difftx_model(convert_matrices(model, storage_plan(model.config, out.dtype, out.head_dtype)), out.dir, out.stored);
+    save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile);
+  } else if (out.format == "hf") save_hf_model(source, out.dir, out.stored);
+  else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(source, {}, out.dir, out.stored);
+  else save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, out.stored);
 }
 
-}  // namespace difftx::cli
-
-namespace difftx::cli {
-
-Model convert_model(const fs::path& in, const ModelOutput& out) {
-  Model model = load_model_dir(in);
+// The weights stream: config.json and every safetensors header are checked first, then each
+// tensor is read, widened, converted and written before the next (docs/FORMATS.md "Streaming
+// conversion"), so the memory used is a few tensors' whatever the model's size.
+ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
+  const std::unique_ptr<StoredModel> model = open_model_dir(in);
+  OutputDirGuard guard(out.dir);
   if (out.format == "gguf") {
-    require_gguf_architecture(model.config);
+    require_gguf_architecture(model->config());
     DIFFTX_CHECK(fs::exists(in / data::kTokenizerRanksFile) || fs::exists(in / data::kHfTokenizerFile), in.string(),
                  ": --to gguf needs the model's tokenizer (", data::kHfTokenizerFile, " or ",
                  data::kTokenizerRanksFile, ") in the directory: GGUF carries the vocabulary");
     const data::Tokenizer tokenizer = data::load_tokenizer(in.string());
-    write_model(model, out, &tokenizer);
+    write_model(*model, out, &tokenizer);
   } else {
-    write_model(model, out);
+    write_model(*model, out);
     copy_tokenizer(in, out);
   }
-  return model;
+  guard.done();
+  return model->config();
 }
 
 }  // namespace difftx::cli

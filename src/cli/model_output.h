@@ -9,6 +9,7 @@
 #include "io/safetensors.h"
 #include "kernels/quant/weight_type.h"
 #include "model/model.h"
+#include "model/weight_source.h"
 
 namespace difftx::cli {
 
@@ -23,13 +24,15 @@ struct ModelOutput {
 // Reads and checks --out (must not exist, or be an empty directory: a model is never
 // overwritten), --to and --dtype.
 ModelOutput model_output_options(Args& args);
-// GGUF needs the vocabulary: `tokenizer` (null: an error saying so).
-void write_model(const Model& model, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr);
+// Writes the weights `source` gives one tensor at a time, converted as `out` says (a few tensors
+// in memory at once, whatever the model's size). GGUF needs the vocabulary: `tokenizer` (null: an
+// error saying so).
+void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr);
 
-// `difftx convert`: the model directory `in` written as `out` says, its tokenizer beside it (a
-// Hugging Face directory gets tokenizer.json in place of difftx's tiktoken files); returns the
-// model read.
-Model convert_model(const std::filesystem::path& in, const ModelOutput& out);
+// `difftx convert`: the model directory `in` written as `out` says, streamed tensor by tensor,
+// its tokenizer beside it (a Hugging Face directory gets tokenizer.json in place of difftx's
+// tiktoken files); returns the model's config. A failure leaves no --out directory it made.
+ModelConfig convert_model(const std::filesystem::path& in, const ModelOutput& out);
 
 inline constexpr const char* kModelOutputUsage =
     "  --out DIR          the new model directory (must not exist, or be empty)\n"

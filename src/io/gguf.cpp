@@ -65,16 +65,23 @@ void GgufWriter::add(const std::string& key, GgufValue value) {
 
 void GgufWriter::add_tensor(const std::string& name, const std::vector<int64_t>& shape, uint32_t ggml_type,
                             std::span<const uint8_t> data) {
+  add_tensor(name, shape, ggml_type, uint64_t{data.size()});
+  tensors_.back().data = data;
+  tensors_.back().deferred = false;
+}
+
+void GgufWriter::add_tensor(const std::string& name, const std::vector<int64_t>& shape, uint32_t ggml_type,
+                            uint64_t bytes) {
   DIFFTX_CHECK(!name.empty() && name.size() <= 64, "GGUF: tensor name '", name.substr(0, 80),
                "' must have 1 to 64 bytes");
   for (const Tensor& t : tensors_) DIFFTX_CHECK(t.name != name, "GGUF: tensor '", name, "' added twice");
   DIFFTX_CHECK(!shape.empty() && shape.size() <= 4, "GGUF: tensor '", name, "' must have 1 to 4 dimensions");
   for (int64_t d : shape) DIFFTX_CHECK(d > 0, "GGUF: tensor '", name, "' has a dimension ", d);
-  DIFFTX_CHECK(!data.empty(), "GGUF: tensor '", name, "' has no data");
-  tensors_.push_back({name, shape, ggml_type, data});
+  DIFFTX_CHECK(bytes > 0, "GGUF: tensor '", name, "' has no data");
+  tensors_.push_back({name, shape, ggml_type, {}, bytes, true});
 }
 
-void GgufWriter::write(const std::filesystem::path& path) const {
+void GgufWriter::write(const std::filesystem::path& path, const TensorData& data) const {
   ByteSink head;
   head.put<uint32_t>(0x46554747);  // "GGUF"
   head.put<uint32_t>(3);
@@ -86,21 +93,26 @@ void GgufWriter::write(const std::filesystem::path& path) const {
   }
   uint64_t offset = 0;
   for (const Tensor& t : tensors_) {
+    DIFFTX_CHECK(!t.deferred || data, "GGUF: tensor '", t.name, "' was added by size, and write() has no data for it");
     head.put_string(t.name);
     head.put<uint32_t>(static_cast<uint32_t>(t.shape.size()));
     for (auto d = t.shape.rbegin(); d != t.shape.rend(); ++d) head.put<uint64_t>(static_cast<uint64_t>(*d));
     head.put<uint32_t>(t.ggml_type);
     head.put<uint64_t>(offset);
-    offset += (t.data.size() + kGgufAlignment - 1) / kGgufAlignment * kGgufAlignment;
+    offset += (t.bytes + kGgufAlignment - 1) / kGgufAlignment * kGgufAlignment;
   }
   head.pad_to(kGgufAlignment);
 
   AtomicFileWriter out(path);
   out.write(head.bytes());
   static const char zeros[kGgufAlignment] = {};
-  for (const Tensor& t : tensors_) {
-    out.write(t.data.data(), t.data.size());
-    out.write(zeros, (kGgufAlignment - t.data.size() % kGgufAlignment) % kGgufAlignment);
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const Tensor& t = tensors_[i];
+    const std::span<const uint8_t> bytes = t.deferred ? data(i) : t.data;
+    DIFFTX_CHECK(bytes.size() == t.bytes, "GGUF: tensor '", t.name, "' declared ", t.bytes, " bytes, but ",
+                 bytes.size(), " came");
+    out.write(bytes.data(), bytes.size());
+    out.write(zeros, (kGgufAlignment - bytes.size() % kGgufAlignment) % kGgufAlignment);
   }
   out.commit();
 }

@@ -9,6 +9,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <span>
 #include <string>
 #include <variant>
@@ -29,8 +30,15 @@ class GgufWriter {
   // (llama.cpp's limit).
   void add_tensor(const std::string& name, const std::vector<int64_t>& shape, uint32_t ggml_type,
                   std::span<const uint8_t> data);
-  // Writes the file atomically (io/atomic_file.h).
-  void write(const std::filesystem::path& path) const;
+  // A tensor whose `bytes` bytes are not in memory yet: write() asks its `data` for them, so that
+  // a file larger than memory is written one tensor at a time.
+  void add_tensor(const std::string& name, const std::vector<int64_t>& shape, uint32_t ggml_type, uint64_t bytes);
+  // Called once for each tensor added by size, in the order added (`index` counts every tensor
+  // added); the bytes it returns must stay valid until the next call.
+  using TensorData = std::function<std::span<const uint8_t>(size_t index)>;
+  // Writes the file atomically (io/atomic_file.h): the header, then every tensor's data in the
+  // order added.
+  void write(const std::filesystem::path& path, const TensorData& data = {}) const;
 
  private:
   struct Tensor {
@@ -38,6 +46,8 @@ class GgufWriter {
     std::vector<int64_t> shape;
     uint32_t ggml_type;
     std::span<const uint8_t> data;
+    uint64_t bytes;  // data.size(), or the size of the data write() asks for
+    bool deferred;
   };
   std::vector<std::pair<std::string, GgufValue>> metadata_;
   std::vector<Tensor> tensors_;

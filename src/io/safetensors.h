@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -53,6 +54,10 @@ class SafetensorsReader {
   // The same into a caller's buffer, whose size must equal the tensor's element count.
   void read_f32(const std::string& name, std::span<float> out,
                 const OptionalShape& expected_shape = std::nullopt) const;
+  // The checks read_f32 makes before it reads: Error unless tensor `name` exists, has
+  // `expected_shape` (when given) and a float dtype.
+  const SafetensorsTensorInfo& check_f32(const std::string& name,
+                                         const OptionalShape& expected_shape = std::nullopt) const;
   // Tensor `name`'s bytes as the file stores them; out.size() must equal the tensor's byte count.
   void read_bytes(const std::string& name, std::span<unsigned char> out) const;
   // Tensor `name` as int32, from I32 or I64 (an I64 value outside int32 range is an Error).
@@ -98,5 +103,22 @@ struct SafetensorsEntry {
 // size differs from the shape's element count.
 void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsEntry> tensors,
                        const std::map<std::string, std::string>& metadata = {});
+
+// A tensor declared before its data exists, so that a file larger than memory can be written one
+// tensor at a time: the header needs only names, shapes and dtypes.
+struct SafetensorsTensorSpec {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::string dtype;  // as written: "F32", "BF16", "F16", "I32" or "U8"
+};
+
+// The streaming form: writes the header from `specs` (the same bytes write_safetensors writes for
+// entries of those names, shapes and dtypes), then asks `data` for each tensor in the file's
+// order (names sorted) and appends it. The entry `data` returns borrows the caller's memory until
+// the next call; an entry whose name, shape or written dtype differs from its spec is an Error,
+// and so is any failure: the target is then left as it was (io/atomic_file.h).
+using SafetensorsData = std::function<SafetensorsEntry(const SafetensorsTensorSpec& spec)>;
+void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsTensorSpec> specs,
+                       const std::map<std::string, std::string>& metadata, const SafetensorsData& data);
 
 }  // namespace difftx

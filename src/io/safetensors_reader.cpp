@@ -267,9 +267,18 @@ std::vector<float> SafetensorsReader::read_f32(const std::string& name,
   return out;
 }
 
+const SafetensorsTensorInfo& SafetensorsReader::check_f32(const std::string& name,
+                                                          const OptionalShape& expected_shape) const {
+  const SafetensorsTensorInfo& info = checked_info(name, expected_shape);
+  DIFFTX_CHECK(info.dtype == "F32" || info.dtype == "F16" || info.dtype == "BF16" || info.dtype == "F64",
+               path().string(), ": tensor '", name, "' has dtype ", info.dtype,
+               ", expected a float dtype (F32, F16, BF16 or F64)");
+  return info;
+}
+
 void SafetensorsReader::read_f32(const std::string& name, std::span<float> out,
                                  const OptionalShape& expected_shape) const {
-  const SafetensorsTensorInfo& info = checked_info(name, expected_shape);
+  const SafetensorsTensorInfo& info = check_f32(name, expected_shape);
   DIFFTX_CHECK(out.size() == info.elements, path().string(), ": tensor '", name, "' has ", info.elements,
                " elements, but the destination holds ", out.size());
   float* dst = out.data();
@@ -288,8 +297,7 @@ void SafetensorsReader::read_f32(const std::string& name, std::span<float> out,
       for (uint64_t i = 0; i < n; ++i) dst[first + i] = double_to_float(load<double>(raw + 8 * i));
     });
   } else {
-    fail(path().string(), ": tensor '", name, "' has dtype ", info.dtype,
-         ", expected a float dtype (F32, F16, BF16 or F64)");
+    fail("internal: ", path().string(), ": tensor '", name, "' passed check_f32 with dtype ", info.dtype);
   }
 }
 

@@ -32,6 +32,11 @@ class SafetensorsSet {
   std::vector<float> read_f32(const std::string& name,
                               const SafetensorsReader::OptionalShape& expected_shape = std::nullopt) const;
   void read_bytes(const std::string& name, std::span<unsigned char> out) const;
+  // SafetensorsReader::check_f32 of the shard holding `name`.
+  const SafetensorsTensorInfo& check_f32(const std::string& name,
+                                         const SafetensorsReader::OptionalShape& expected_shape) const {
+    return reader_of(name).check_f32(name, expected_shape);
+  }
   // The "__metadata__" of the file that holds `name`.
   const std::map<std::string, std::string>& metadata_of(const std::string& name) const;
 

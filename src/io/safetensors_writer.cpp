@@ -53,6 +53,14 @@ void write_narrowed(AtomicFileWriter& out, std::span<const float> data, StoredFl
   }
 }
 
+// Bytes per element of the dtypes difftx writes; 0 for any other.
+uint64_t written_element_bytes(const std::string& dtype) {
+  if (dtype == "F32" || dtype == "I32") return 4;
+  if (dtype == "BF16" || dtype == "F16") return 2;
+  if (dtype == "U8") return 1;
+  return 0;
+}
+
 }  // namespace
 
 const char* stored_float_name(StoredFloat type) {
@@ -64,27 +72,30 @@ const char* stored_float_name(StoredFloat type) {
   return "F32";
 }
 
-void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsEntry> tensors,
-                       const std::map<std::string, std::string>& metadata) {
+void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsTensorSpec> specs,
+                       const std::map<std::string, std::string>& metadata, const SafetensorsData& data) {
   const std::string where = "cannot write '" + path.string() + "'";
-  std::vector<const SafetensorsEntry*> sorted;
-  for (const auto& t : tensors) sorted.push_back(&t);
+  std::vector<const SafetensorsTensorSpec*> sorted;
+  for (const auto& t : specs) sorted.push_back(&t);
   std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->name < b->name; });
 
   nlohmann::json header = nlohmann::json::object();
   if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::vector<uint64_t> sizes;
   uint64_t offset = 0;
   for (size_t i = 0; i < sorted.size(); ++i) {
-    const SafetensorsEntry& t = *sorted[i];
+    const SafetensorsTensorSpec& t = *sorted[i];
     DIFFTX_CHECK(!t.name.empty() && t.name != "__metadata__", where, ": '", t.name,
                  "' is not a usable tensor name");
     DIFFTX_CHECK(i == 0 || sorted[i - 1]->name != t.name, where, ": tensor '", t.name, "' appears twice");
-    const Bytes bytes = bytes_of(t, where);
-    const auto elements = element_count(t.shape, std::numeric_limits<uint64_t>::max());
-    DIFFTX_CHECK(elements == bytes.elements, where, ": tensor '", t.name, "' has shape ",
-                 format_shape(t.shape), " but ", bytes.elements, " elements of data");
-    header[t.name] = {{"dtype", bytes.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes.size}}};
-    offset += bytes.size;
+    const uint64_t element = written_element_bytes(t.dtype);
+    DIFFTX_CHECK(element != 0, where, ": tensor '", t.name, "': dtype ", t.dtype, " is not one difftx writes");
+    const auto elements = element_count(t.shape, std::numeric_limits<uint64_t>::max() / element);
+    DIFFTX_CHECK(elements.has_value(), where, ": tensor '", t.name, "' has shape ", format_shape(t.shape),
+                 ", which no file can hold");
+    sizes.push_back(*elements * element);
+    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + sizes.back()}}};
+    offset += sizes.back();
   }
 
   std::string text;
@@ -101,16 +112,37 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Safete
   const uint64_t length = text.size();  // little-endian u64, as the host stores it
   out.write(&length, sizeof length);
   out.write(text);
-  for (const SafetensorsEntry* t : sorted) {
-    const auto* floats = std::get_if<std::span<const float>>(&t->data);
-    if (floats && t->stored != StoredFloat::f32) {
-      write_narrowed(out, *floats, t->stored);
-    } else {
-      const Bytes bytes = bytes_of(*t, where);
-      out.write(bytes.data, bytes.size);
-    }
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const SafetensorsTensorSpec& spec = *sorted[i];
+    const SafetensorsEntry t = data(spec);
+    const Bytes bytes = bytes_of(t, where);
+    DIFFTX_CHECK(t.name == spec.name && t.shape == spec.shape && bytes.dtype == spec.dtype && bytes.size == sizes[i],
+                 where, ": tensor '", t.name, "' ", format_shape(t.shape), " ", bytes.dtype, " of ", bytes.size,
+                 " bytes arrived where the header declares '", spec.name, "' ", format_shape(spec.shape), " ",
+                 spec.dtype, " of ", sizes[i]);
+    const auto* floats = std::get_if<std::span<const float>>(&t.data);
+    if (floats && t.stored != StoredFloat::f32) write_narrowed(out, *floats, t.stored);
+    else out.write(bytes.data, bytes.size);
   }
   out.commit();
+}
+
+void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsEntry> tensors,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string where = "cannot write '" + path.string() + "'";
+  std::vector<SafetensorsTensorSpec> specs;
+  std::map<std::string, const SafetensorsEntry*> by_name;
+  for (const SafetensorsEntry& t : tensors) {
+    DIFFTX_CHECK(!t.name.empty() && t.name != "__metadata__", where, ": '", t.name,
+                 "' is not a usable tensor name");
+    DIFFTX_CHECK(by_name.emplace(t.name, &t).second, where, ": tensor '", t.name, "' appears twice");
+    const Bytes bytes = bytes_of(t, where);
+    const auto elements = element_count(t.shape, std::numeric_limits<uint64_t>::max());
+    DIFFTX_CHECK(elements == bytes.elements, where, ": tensor '", t.name, "' has shape ",
+                 format_shape(t.shape), " but ", bytes.elements, " elements of data");
+    specs.push_back({t.name, t.shape, bytes.dtype});
+  }
+  write_safetensors(path, specs, metadata, [&](const SafetensorsTensorSpec& spec) { return *by_name.at(spec.name); });
 }
 
 }  // namespace difftx

@@ -32,16 +32,22 @@ ModelConfig model_config_from_json(const nlohmann::json& config, const std::stri
   return is_hf_format(config, where) ? config_from_hf(config, where).model : config_from_json(config, where);
 }
 
-Model load_model_dir(const std::filesystem::path& dir, MatrixPrecision precision) {
+std::unique_ptr<StoredModel> open_model_dir(const std::filesystem::path& dir) {
   DIFFTX_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a model directory (it does not exist)");
   const auto config_path = dir / "config.json";
   DIFFTX_CHECK(std::filesystem::exists(config_path), dir.string(), ": no config.json in the model directory");
   const nlohmann::json config = read_json_file(config_path);
-  Model model = is_hf_format(config, config_path.string()) ? load_hf_model(dir, config, precision)
-                                                               : load_difftx_model(dir, config, precision);
+  return is_hf_format(config, config_path.string()) ? open_hf_model(dir, config) : open_difftx_model(dir, config);
+}
+
+Model load_model_dir(const std::filesystem::path& dir, MatrixPrecision precision) {
+  const std::unique_ptr<StoredModel> stored = open_model_dir(dir);
+  Model model(stored->config(), precision == MatrixPrecision::as_stored ? stored->stored_types() : MatrixTypes{});
+  for (const ParamInfo& p : model.table.params())
+    stored->read_into(p, p.packed() ? static_cast<void*>(model.packed.data() + p.byte_offset)
+                                    : static_cast<void*>(model.weights.data() + p.offset));
   // Messages name the weights' file (the index, when sharded) beside the tensor.
-  const auto weights = dir / (std::filesystem::exists(dir / kSafetensorsFile) ? kSafetensorsFile : kSafetensorsIndexFile);
-  require_finite_weights(model, weights.string());
+  require_finite_weights(model, stored->weights_file().string());
   return model;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/error.h"
 #include "kernels/quant/quantize.h"
 #include "model/formats/stored_matrices.h"
 
@@ -36,6 +37,13 @@ MatrixTypes storage_plan(const ModelConfig& config, WeightType type, std::option
   return types;
 }
 
+void convert_tensor(const ParamInfo& p, std::span<const float> widened, unsigned char* dst) {
+  DIFFTX_CHECK(static_cast<int64_t>(widened.size()) == p.numel, "internal: ", p.name, " has ", p.numel,
+               " weights, ", widened.size(), " given");
+  if (!p.packed()) std::memcpy(dst, widened.data(), sizeof(float) * p.numel);
+  else quantize_parallel(p.type, widened.data(), dst, p.shape[0], p.shape[1]);
+}
+
 Model convert_matrices(const Model& model, const MatrixTypes& types) {
   Model out(model.config, types);
   for (const ParamInfo& p : out.table.params()) {
@@ -45,7 +53,7 @@ Model convert_matrices(const Model& model, const MatrixTypes& types) {
       continue;
     }
     const std::vector<float> widened = widened_weight(model, source);
-    if (p.packed()) quantize_parallel(p.type, widened.data(), out.packed.data() + p.byte_offset, p.shape[0], p.shape[1]);
+    if (p.packed()) convert_tensor(p, widened, out.packed.data() + p.byte_offset);
     else std::copy(widened.begin(), widened.end(), out.weights.data() + p.offset);
   }
   return out;

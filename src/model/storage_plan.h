@@ -2,6 +2,7 @@
 // types"): which type each matrix gets, and the conversion itself.
 #pragma once
 #include <optional>
+#include <span>
 
 #include "model/model.h"
 
@@ -20,5 +21,9 @@ MatrixTypes storage_plan(const ModelConfig& config, WeightType type, std::option
 // A copy of `model` (in any precision) with its matrices held as `types` says: quantized from F32
 // by kernels/quant/quantize.h, or widened first where the source is itself packed.
 Model convert_matrices(const Model& model, const MatrixTypes& types);
+
+// One tensor of that conversion: p's F32 weights `widened` into `dst` (p.bytes() bytes), in
+// p.type: quantized (rows on the OpenMP threads), or copied when p is F32.
+void convert_tensor(const ParamInfo& p, std::span<const float> widened, unsigned char* dst);
 
 }  // namespace difftx

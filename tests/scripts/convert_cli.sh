@@ -63,6 +63,20 @@ expect_error "a Hugging Face directory holds f32, bf16 or f16 weights" \
 expect_error "exists and is not an empty directory" "$difftx" convert --model "$work/hf" --out "$work/difftx"
 expect_error "--dtype: 'q3' is not a storage type" "$difftx" convert --model "$work/hf" --dtype q3 --out "$work/x"
 expect_error "--to: 'onnx' is not a format" "$difftx" convert --model "$work/hf" --to onnx --out "$work/x"
+# A NaN met while streaming (after the output's header is written) fails the conversion and
+# leaves neither a model file nor the --out directory it created.
+cp -r "$work/difftx" "$work/nan"
+python3 - "$work/nan/model.safetensors" <<'PY'
+import json, struct, sys
+f = open(sys.argv[1], "r+b"); n = struct.unpack("<Q", f.read(8))[0]; h = json.loads(f.read(n))
+f.seek(8 + n + h["model.layers.1.mlp.up_proj.weight"]["data_offsets"][0] + 4 * 5); f.write(struct.pack("<f", float("nan")))
+PY
+for options in "--dtype q8_0" "--to hf --dtype bf16"; do
+  # shellcheck disable=SC2086
+  expect_error "tensor 'model.layers.1.mlp.up_proj.weight' holds a non-finite value (nan at element 5)" \
+    "$difftx" convert --model "$work/nan" $options --out "$work/nan_out"
+  [ ! -e "$work/nan_out" ] || { echo "FAIL: a failed conversion left $work/nan_out"; exit 1; }
+done
 sed -e 's/"attention": "diff"/"attention": "diff2"/' "$work/diff.json" > "$work/diff2.json"
 expect_error "DIFF V2 (attention \"diff2\") has no Hugging Face model class" \
   "$difftx" init --config "$work/diff2.json" --to hf --out "$work/v2"

@@ -1,23 +1,23 @@
 #include "model/formats/difftx_format.h"
 
+#include <vector>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "io/json_file.h"
 #include "io/safetensors_set.h"
+#include "model/storage_plan.h"
 
 namespace difftx {
 
-Model load_difftx_model(const std::filesystem::path& dir, const nlohmann::json& config, MatrixPrecision precision) {
+std::unique_ptr<StoredModel> open_difftx_model(const std::filesystem::path& dir, const nlohmann::json& config) {
   const ModelConfig c = config_from_json(config, (dir / "config.json").string());
-  const SafetensorsSet weights(dir);
-  Model model(c, matrix_types_of(ParameterTable(c), weights, precision));
-  for (const ParamInfo& p : model.table.params()) {
-    DIFFTX_CHECK(weights.contains(p.name), dir.string(), ": missing tensor '", p.name, "' that config.json calls for");
-    read_weight(weights, p.name, p, model);
-  }
+  auto model = std::make_unique<StoredModel>(dir, c);
+  for (const ParamInfo& p : model->table().params()) model->check_tensor(p);
+  const SafetensorsSet& weights = model->weights();
   for (const std::string& name : weights.names())
-    DIFFTX_CHECK(model.table.find(name) != nullptr, weights.file_of(name).string(), ": tensor '", name,
+    DIFFTX_CHECK(model->table().find(name) != nullptr, weights.file_of(name).string(), ": tensor '", name,
                  "' does not belong to the model config.json describes",
                  name == "lm_head.weight" ? " (tie_word_embeddings is true)" : "");
   return model;
@@ -33,6 +33,28 @@ void save_difftx_model(const Model& model, const std::filesystem::path& dir, Sto
   }
   write_safetensors(dir / "model.safetensors", entries, metadata);
   write_json_file(dir / "config.json", config_to_json(model.config));
+}
+
+void save_difftx_model(const WeightSource& source, const MatrixTypes& types, const std::filesystem::path& dir,
+                       StoredFloat stored) {
+  const ParameterTable table(source.config(), types);
+  std::map<std::string, std::string> metadata{{"format", "pt"}, {"producer", "difftx"}};
+  std::vector<SafetensorsTensorSpec> specs;
+  for (const ParamInfo& p : table.params())
+    specs.push_back(p.packed() ? packed_spec(p, metadata) : SafetensorsTensorSpec{p.name, p.shape, stored_float_name(stored)});
+  std::filesystem::create_directories(dir);
+  std::vector<float> widened;  // one tensor at a time: the buffers grow to the largest
+  std::vector<unsigned char> converted;
+  write_safetensors(dir / "model.safetensors", specs, metadata, [&](const SafetensorsTensorSpec& spec) {
+    const ParamInfo& p = *table.find(spec.name);
+    widened.resize(p.numel);
+    source.read(p.name, widened);
+    if (!p.packed()) return SafetensorsEntry{p.name, p.shape, std::span<const float>(widened), stored};
+    converted.resize(p.bytes());
+    convert_tensor(p, widened, converted.data());
+    return SafetensorsEntry{p.name, spec.shape, StoredBytes{spec.dtype, converted}};
+  });
+  write_json_file(dir / "config.json", config_to_json(source.config()));
 }
 
 }  // namespace difftx

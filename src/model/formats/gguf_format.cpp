@@ -131,32 +131,21 @@ void require_gguf_architecture(const ModelConfig& c) {
                attention_kind_name(c.attention), " attention (DIFF V1/V2); only baseline models can be written as GGUF");
 }
 
-void save_gguf_model(const Model& source, const data::Tokenizer& tokenizer, WeightType dtype,
+void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, WeightType dtype,
                      const std::filesystem::path& path) {
-  const ModelConfig& c = source.config;
+  save_gguf_model(ModelWeights(model), tokenizer, dtype, path);
+}
+
+void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenizer, WeightType dtype,
+                     const std::filesystem::path& path) {
+  const ModelConfig& c = source.config();
   require_gguf_architecture(c);
-  const Model model = convert_matrices(source, storage_plan(c, dtype));
+  const ParameterTable table(c, storage_plan(c, dtype));
   GgufWriter w;
   add_hyperparameters(w, c, dtype);
   add_vocabulary(w, tokenizer, c.vocab_size);
-
-  // llama.cpp's llama rotates adjacent pairs (interleaved RoPE): rotate-half q/k rows are
-  // reordered within every head (docs/FORMATS.md "GGUF export").
-  std::vector<std::vector<uint8_t>> reordered;
-  reordered.reserve(2 * c.num_hidden_layers);
-  for (const ParamInfo& p : model.table.params()) {
-    const uint8_t* data = p.packed() ? model.packed.data() + p.byte_offset
-                                     : reinterpret_cast<const uint8_t*>(model.weights.data() + p.offset);
-    const int64_t bytes = p.bytes();
-    const bool rotated = p.name.ends_with("q_proj.weight") || p.name.ends_with("k_proj.weight");
-    if (rotated && c.rope_style == RopeStyle::half) {
-      reordered.emplace_back(bytes);
-      gather_rows(data, p.shape[0], half_to_interleaved_rows(p.shape[0], c.head_dim), bytes / p.shape[0],
-                  reordered.back().data());
-      data = reordered.back().data();
-    }
-    w.add_tensor(gguf_name(p), p.shape, weight_type_info(p.type).ggml_type, {data, static_cast<size_t>(bytes)});
-  }
+  for (const ParamInfo& p : table.params())
+    w.add_tensor(gguf_name(p), p.shape, weight_type_info(p.type).ggml_type, static_cast<uint64_t>(p.bytes()));
   std::vector<float> factors;  // llama3 scaling: per pair, unscaled / scaled inverse frequency
   if (c.rope_scaling.type == RopeScalingType::llama3) {
     for (int64_t i = 0; i < c.head_dim / 2; ++i)
@@ -165,7 +154,32 @@ void save_gguf_model(const Model& source, const data::Tokenizer& tokenizer, Weig
     w.add_tensor("rope_freqs.weight", {c.head_dim / 2}, 0,
                  {reinterpret_cast<const uint8_t*>(factors.data()), factors.size() * sizeof(float)});
   }
-  w.write(path);
+
+  // One tensor at a time: widened, converted to its type in the storage plan, and (q and k)
+  // its rows reordered: llama.cpp's llama rotates adjacent pairs (interleaved RoPE), so
+  // rotate-half rows are reordered within every head (docs/FORMATS.md "GGUF export").
+  std::vector<float> widened;
+  std::vector<uint8_t> converted, reordered;
+  w.write(path, [&](size_t index) {
+    const ParamInfo& p = table.params().at(index);
+    widened.resize(p.numel);
+    source.read(p.name, widened);
+    const int64_t bytes = p.bytes();
+    const uint8_t* data = reinterpret_cast<const uint8_t*>(widened.data());
+    if (p.packed()) {
+      converted.resize(bytes);
+      convert_tensor(p, widened, converted.data());
+      data = converted.data();
+    }
+    const bool rotated = p.name.ends_with("q_proj.weight") || p.name.ends_with("k_proj.weight");
+    if (rotated && c.rope_style == RopeStyle::half) {
+      reordered.resize(bytes);
+      gather_rows(data, p.shape[0], half_to_interleaved_rows(p.shape[0], c.head_dim), bytes / p.shape[0],
+                  reordered.data());
+      data = reordered.data();
+    }
+    return std::span<const uint8_t>(data, static_cast<size_t>(bytes));
+  });
 }
 
 }  // namespace difftx

@@ -8,6 +8,7 @@
 
 #include "data/tokenizer.h"
 #include "model/model.h"
+#include "model/weight_source.h"
 
 namespace difftx {
 
@@ -19,6 +20,10 @@ void require_gguf_architecture(const ModelConfig& config);
 // Writes `path` atomically. `model` may be in any precision (widened, then converted); its
 // vocab_size must cover the tokenizer's ids.
 void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, WeightType dtype,
+                     const std::filesystem::path& path);
+// The same from a source read one tensor at a time: the header first (every size follows from
+// the storage plan), then each tensor converted and appended before the next is read.
+void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenizer, WeightType dtype,
                      const std::filesystem::path& path);
 
 // llama.cpp's pre-tokenizer name ("llama-bpe", "qwen2", "gpt-2") for a tokenizer's split pattern;

@@ -35,31 +35,30 @@ bool is_buffer(const std::string& name) { return ends_with(name, ".rotary_emb.in
 
 }  // namespace
 
-Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& config, MatrixPrecision precision) {
+std::unique_ptr<StoredModel> open_hf_model(const std::filesystem::path& dir, const nlohmann::json& config) {
   const HfConfig hc = config_from_hf(config, (dir / "config.json").string());
-  const SafetensorsSet weights(dir);
-  Model model(hc.model, matrix_types_of(ParameterTable(hc.model), weights, precision));
+  auto model = std::make_unique<StoredModel>(dir, hc.model);
+  const SafetensorsSet& weights = model->weights();
   const AttentionRowMaps maps{hc.layout.q, hc.layout.k, hc.layout.v};  // empty (rows in order) for Llama
-  for (const ParamInfo& p : model.table.params()) {
+  for (const ParamInfo& p : model->table().params()) {
     if (ends_with(p.name, ".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
       DIFFTX_CHECK(!weights.contains(p.name), weights.file_of(p.name).string(), ": DiffLlama has no tensor '",
                    p.name, "'");
-      float* dst = model.weights.data() + p.offset;
-      std::fill(dst, dst + p.numel, 1.0f);
+      model->set_ones(p.name);
       continue;
     }
-    DIFFTX_CHECK(weights.contains(p.name), dir.string(), ": missing tensor '", p.name, "' that config.json calls for");
-    const RowMap* map = maps.of(p.name);
-    DIFFTX_CHECK(!map || static_cast<int64_t>(map->size()) == p.shape[0], "internal: row map of ", p.name);
-    read_weight(weights, p.name, p, model, map);
+    if (const RowMap* map = maps.of(p.name)) model->set_rows(p.name, *map);
+    model->check_tensor(p);
   }
   for (const std::string& name : weights.names()) {
-    if (model.table.find(name) || is_buffer(name)) continue;
+    if (model->table().find(name) || is_buffer(name)) continue;
     if (name == "lm_head.weight" && hc.model.tie_word_embeddings) {
       // Some tied checkpoints store the head anyway: accepted when it is the embedding.
       const std::vector<float> head = weights.read_f32(name, std::vector<int64_t>{hc.model.vocab_size, hc.model.hidden_size});
-      const std::vector<float> embed = widened_weight(model, *model.table.find("model.embed_tokens.weight"));
-      DIFFTX_CHECK(head == embed, weights.file_of(name).string(),
+      const ParamInfo& embed = *model->table().find("model.embed_tokens.weight");
+      std::vector<float> embedding(embed.numel);
+      model->read_into(embed, embedding.data());
+      DIFFTX_CHECK(head == embedding, weights.file_of(name).string(),
                    ": 'lm_head.weight' differs from the embedding, but config.json ties them (tie_word_embeddings)");
       continue;
     }
@@ -70,8 +69,12 @@ Model load_hf_model(const std::filesystem::path& dir, const nlohmann::json& conf
 }
 
 void save_hf_model(const Model& model, const std::filesystem::path& dir, StoredFloat stored) {
-  const ModelConfig& c = model.config;
   require_f32_weights(model, "writing a Hugging Face directory");
+  save_hf_model(ModelWeights(model), dir, stored);
+}
+
+void save_hf_model(const WeightSource& source, const std::filesystem::path& dir, StoredFloat stored) {
+  const ModelConfig& c = source.config();
   const char* torch_dtype = stored == StoredFloat::bf16 ? "bfloat16" : stored == StoredFloat::f16 ? "float16" : "float32";
   const nlohmann::json config = config_to_hf(c, torch_dtype);  // refuses what HF cannot hold
 
@@ -88,37 +91,40 @@ void save_hf_model(const Model& model, const std::filesystem::path& dir, StoredF
     maps.k = maps.k.empty() ? k_half : compose(maps.k, k_half);
   }
 
-  std::vector<std::vector<float>> rewritten;  // tensors whose bytes differ from the arena's
-  rewritten.reserve(4 * c.num_hidden_layers);
-  std::vector<SafetensorsEntry> entries;
-  for (const ParamInfo& p : model.table.params()) {
-    const float* src = model.weights.data() + p.offset;
+  const ParameterTable table(c);
+  std::vector<SafetensorsTensorSpec> specs;
+  for (const ParamInfo& p : table.params()) {
     if (ends_with(p.name, ".self_attn.subln.weight")) continue;  // folded into o_proj below
-    std::span<const float> data(src, p.numel);
     std::vector<int64_t> shape = p.shape;
+    if (const RowMap* map = maps.of(p.name)) shape[0] = static_cast<int64_t>(map->size());
+    specs.push_back({p.name, shape, stored_float_name(stored)});
+  }
+  std::vector<float> weights, rewritten, gain;  // one tensor at a time
+  std::filesystem::create_directories(dir);
+  write_safetensors(dir / "model.safetensors", specs, {{"format", "pt"}}, [&](const SafetensorsTensorSpec& spec) {
+    const ParamInfo& p = *table.find(spec.name);
+    weights.resize(p.numel);
+    source.read(p.name, weights);
+    std::span<const float> data(weights);
     if (const RowMap* map = maps.of(p.name)) {
-      rewritten.emplace_back(map->size() * p.shape[1]);
-      gather_rows(src, p.shape[0], *map, p.shape[1] * int64_t{sizeof(float)}, rewritten.back().data());
-      data = rewritten.back();
-      shape[0] = static_cast<int64_t>(map->size());
+      rewritten.resize(map->size() * p.shape[1]);
+      gather_rows(weights.data(), p.shape[0], *map, p.shape[1] * int64_t{sizeof(float)}, rewritten.data());
+      data = rewritten;
     } else if (c.attention == AttentionKind::diff && ends_with(p.name, ".self_attn.o_proj.weight")) {
       // y = o_proj (g * n) = (o_proj diag(g)) n: the shared gain g of every head scales the
       // columns it multiplies (docs/MODEL.md §2.2).
       const std::string layer = p.name.substr(0, p.name.size() - std::string("o_proj.weight").size());
-      const ParamInfo* gain = model.table.find(layer + "subln.weight");
-      DIFFTX_CHECK(gain != nullptr, "internal: no head-norm gain for ", p.name);
-      const float* g = model.weights.data() + gain->offset;
-      rewritten.emplace_back(src, src + p.numel);
-      float* o = rewritten.back().data();
+      const ParamInfo* g = table.find(layer + "subln.weight");
+      DIFFTX_CHECK(g != nullptr, "internal: no head-norm gain for ", p.name);
+      gain.resize(g->numel);
+      source.read(g->name, gain);
+      float* o = weights.data();
       const int64_t cols = p.shape[1], width = 2 * c.head_dim;
       for (int64_t r = 0; r < p.shape[0]; ++r)
-        for (int64_t col = 0; col < cols; ++col) o[r * cols + col] *= g[col % width];
-      data = rewritten.back();
+        for (int64_t col = 0; col < cols; ++col) o[r * cols + col] *= gain[col % width];
     }
-    entries.push_back({p.name, shape, data, stored});
-  }
-  std::filesystem::create_directories(dir);
-  write_safetensors(dir / "model.safetensors", entries, {{"format", "pt"}});
+    return SafetensorsEntry{p.name, spec.shape, data, stored};
+  });
   write_json_file(dir / "config.json", config);
 }
 

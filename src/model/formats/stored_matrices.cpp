@@ -53,22 +53,10 @@ WeightType stored_weight_type(const SafetensorsSet& weights, const std::string& 
   return type;
 }
 
-MatrixTypes matrix_types_of(const ParameterTable& table, const SafetensorsSet& weights, MatrixPrecision precision) {
-  MatrixTypes types;
-  if (precision == MatrixPrecision::f32) return types;
-  for (const ParamInfo& p : table.params()) {
-    if (!p.packable() || !weights.contains(p.name)) continue;
-    const WeightType type = stored_weight_type(weights, p.name);
-    if (type != WeightType::f32) types[p.name] = type;
-  }
-  return types;
-}
-
-void read_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, Model& model,
-                 const RowMap* row_map) {
+void check_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, const RowMap* row_map) {
   const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
   if (!p.is_matrix() || (!row_map && p.type == WeightType::f32 && !is_block_type(stored))) {
-    weights.read_f32(name, std::span<float>(model.weights.data() + p.offset, p.numel), p.shape);
+    weights.check_f32(name, p.shape);
     return;
   }
   int64_t rows = 0, cols = 0;
@@ -78,7 +66,19 @@ void read_weight(const SafetensorsSet& weights, const std::string& name, const P
                row_map ? "rows of " : " x ", p.shape[1], row_map ? " columns" : "");
   DIFFTX_CHECK(stored == p.type || p.type == WeightType::f32, "internal: ", name, " is stored as ",
                weight_type_name(stored), " but placed as ", weight_type_name(p.type));
-  void* dst = p.packed() ? static_cast<void*>(model.packed.data() + p.byte_offset) : model.weights.data() + p.offset;
+  if (!is_block_type(stored) && (row_map || stored != p.type)) weights.check_f32(name, std::nullopt);
+}
+
+void read_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
+                 const RowMap* row_map) {
+  check_weight(weights, name, p, row_map);
+  const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
+  if (!p.is_matrix() || (!row_map && p.type == WeightType::f32 && !is_block_type(stored))) {
+    weights.read_f32(name, std::span<float>(static_cast<float*>(dst), p.numel), p.shape);
+    return;
+  }
+  int64_t rows = 0, cols = 0;
+  stored_shape(weights, name, stored, rows, cols);
   if (!row_map && stored == p.type) {
     weights.read_bytes(name, std::span<unsigned char>(static_cast<unsigned char*>(dst), p.bytes()));
     return;
@@ -106,14 +106,19 @@ std::vector<float> widened_weight(const Model& model, const ParamInfo& p) {
   return out;
 }
 
-SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata) {
-  const std::span<const unsigned char> bytes(model.packed.data() + p.byte_offset, p.bytes());
+SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std::string>& metadata) {
   std::vector<int64_t> shape = p.shape;
   if (is_block_type(p.type)) {
     shape[1] = p.bytes() / p.shape[0];
     metadata[kWeightTypeKeyPrefix + p.name] = weight_type_name(p.type);
   }
-  return {p.name, shape, StoredBytes{safetensors_dtype(p.type), bytes}};
+  return {p.name, shape, safetensors_dtype(p.type)};
+}
+
+SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata) {
+  const std::span<const unsigned char> bytes(model.packed.data() + p.byte_offset, p.bytes());
+  SafetensorsTensorSpec spec = packed_spec(p, metadata);
+  return {p.name, std::move(spec.shape), StoredBytes{std::move(spec.dtype), bytes}};
 }
 
 }  // namespace difftx
