@@ -9,6 +9,7 @@
 #include "core/threading.h"
 #include "kernels/gemm.h"
 #include "kernels/op_threading.h"
+#include "kernels/quant/gemm_float.h"
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/quantize.h"
 #include "kernels/quant/row_dots.h"
@@ -126,6 +127,7 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
     return;
   }
   if (order == MatmulOrder::gemm && quant::gemm_int8_available(W.type)) return quant::gemm_int8(W, x, y, N, accumulate);
+  if (order == MatmulOrder::gemm && quant::gemm_float_available(W.type)) return quant::gemm_float(W, x, y, N, accumulate);
   gemv_rows(W, x, y, N, accumulate, MatmulPath::best);
 }
 

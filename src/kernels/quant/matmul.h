@@ -36,10 +36,12 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 // (the engine's batch invariance, infer/engine.h), at any thread count. gemv is the decode
 // GEMV's order for any N: row r of y[n] has the bits of the single-row GEMV of x[n] (gemv() for
 // F32); the weights are read once per group of weight rows for all N rows of x. gemm is the
-// prefill GEMM's order for any N >= 1: the int8 GEMM (gemm_int8.h) for Q8_0, Q4_0, Q4_K. For
-// F32, BF16 and F16 it is the gemv order: OpenBLAS sgemm is not invariant (0.3.21: at small
-// M * N * K, as for M = 1 against a 256-row panel, it takes other kernels than at large M; see
-// docs/BENCHMARKS.md), nor is the by_size GEMM; likewise for builds without the int8 GEMM.
+// prefill GEMM's order for any N >= 1: the int8 GEMM (gemm_int8.h) for Q8_0, Q4_0, Q4_K, and
+// for F32, BF16 and F16 an AVX-512 GEMM with one F32 FMA chain per output (gemm_float.h; OpenBLAS
+// sgemm is not invariant: 0.3.21 takes other kernels at small M * N * K, as for M = 1 against a
+// 256-row panel, than at large M, see docs/BENCHMARKS.md; nor is the by_size GEMM). Builds
+// without those kernels (no AVX-512 / VNNI) run the gemv order instead. Both GEMMs repack the
+// weights on every call, so the gemm order costs a pass over them even at N = 1.
 // The `best` path (MatmulPath) runs in both.
 enum class MatmulOrder { by_size, gemv, gemm };
 

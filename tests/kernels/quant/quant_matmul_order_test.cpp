@@ -1,17 +1,22 @@
 // Batch invariance of matmul's gemv and gemm orders (MatmulOrder), every weight type: each row of
 // an N-row product has the same bits as the row alone, as the row at another place in another
 // batch, and at 1 and 2 threads; the gemv order is the decode GEMV (gemv() for F32) and by_size
-// below 8 rows, the gemm order at N >= 8 the prefill GEMM of the block types; all close to the
-// double reference. (That the row dots kept the bits of the single-row kernels they replaced
-// was checked once against the previous build's kernels, not here.)
+// below 8 rows, the gemm order at N >= 8 the prefill GEMM of the block types; the gemm order of
+// the float types (AVX-512 builds) is one F32 FMA chain per output, checked bit for bit against
+// its scalar twin; all close to the double reference. (That the row dots kept the bits of the
+// single-row kernels they replaced was checked once against the previous build's kernels, not
+// here.)
 #include <gtest/gtest.h>
 #include <omp.h>
 
 #include <cmath>
 #include <cstring>
+#include <numeric>
+#include <random>
 #include <vector>
 
 #include "kernels/gemv.h"
+#include "kernels/quant/gemm_float.h"
 #include "kernels/quant/matmul.h"
 #include "support/quant_weights.h"
 #include "support/testing.h"
@@ -24,7 +29,8 @@ using testing::Quantized;
 const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
                              WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
 const MatmulOrder kOrders[] = {MatmulOrder::gemv, MatmulOrder::gemm};
-const int64_t kBatches[] = {1, 2, 3, 5, 8, 13, 64};
+const int64_t kBatches[] = {1, 2, 3, 5, 8, 13, 64, 100};
+constexpr int64_t kMostRows = 100;  // the largest batch
 
 bool is_block(WeightType t) { return t == WeightType::q8_0 || t == WeightType::q4_0 || t == WeightType::q4_k; }
 
@@ -47,7 +53,7 @@ std::vector<float> product(const Quantized& q, const std::vector<float>& x, cons
 }
 
 void expect_invariant(const Quantized& q, Rng& rng) {
-  const int64_t pool = 2 * 64;
+  const int64_t pool = 2 * kMostRows;
   const auto x = testing::random_vector(pool * q.cols, rng);
   const auto start = testing::random_vector(pool * q.rows, rng);
   std::vector<float> want(pool * q.rows);
@@ -57,13 +63,30 @@ void expect_invariant(const Quantized& q, Rng& rng) {
       matmul_reference(q.matrix(), x.data(), want.data(), pool, accumulate);
       // each row alone: the bits every batch must give
       std::vector<std::vector<float>> alone(pool);
-      for (int64_t n = 0; n < 64; ++n) alone[n] = product(q, x, start, {n}, accumulate, order);
+      for (int64_t n = 0; n < kMostRows; ++n) {
+        alone[n] = product(q, x, start, {n}, accumulate, order);
+        for (int64_t r = 0; r < q.rows; ++r) {  // close to the reference (so is every batch's row: the same bits)
+          const double bound = testing::matmul_tolerance(q, x.data() + n * q.cols, r, is_block(q.type)) + 1e-6;
+          ASSERT_LE(std::fabs(alone[n][r] - want[n * q.rows + r]), bound)
+              << weight_type_name(q.type) << " " << order_name(order) << " rows=" << q.rows << " cols=" << q.cols
+              << " n=" << n << " accumulate=" << accumulate << " r=" << r;
+        }
+      }
+      std::mt19937 shuffler(static_cast<uint32_t>(q.rows * 131 + q.cols));
       for (int64_t N : kBatches) {
         std::vector<int64_t> batch(N), other;  // other: the batch reversed, between rows from the pool's second half
         for (int64_t n = 0; n < N; ++n) batch[n] = n;
-        for (int64_t n = N - 1; n >= 0; --n) other.push_back(n), other.push_back(64 + (n * 7) % 64);
+        for (int64_t n = N - 1; n >= 0; --n) other.push_back(n), other.push_back(kMostRows + (n * 7) % kMostRows);
+        // shuffled: the batch and as many rows of the second half, in a random order; at[n]: where row n went
+        std::vector<int64_t> shuffled(2 * N), at(N);
+        std::iota(shuffled.begin(), shuffled.begin() + N, 0);
+        for (int64_t n = 0; n < N; ++n) shuffled[N + n] = kMostRows + (n * 13 + 5) % kMostRows;
+        std::shuffle(shuffled.begin(), shuffled.end(), shuffler);
+        for (int64_t i = 0; i < 2 * N; ++i)
+          if (shuffled[i] < N) at[shuffled[i]] = i;
         const auto y = product(q, x, start, batch, accumulate, order);
         const auto y_other = product(q, x, start, other, accumulate, order);
+        const auto y_shuffled = product(q, x, start, shuffled, accumulate, order);
         for (int64_t n = 0; n < N; ++n) {
           const std::string where = std::string(weight_type_name(q.type)) + " " + order_name(order) +
                                     " rows=" + std::to_string(q.rows) + " cols=" + std::to_string(q.cols) +
@@ -72,10 +95,7 @@ void expect_invariant(const Quantized& q, Rng& rng) {
           const float* row = y.data() + n * q.rows;
           ASSERT_TRUE(same_bits(row, alone[n].data(), q.rows)) << where << ": not the row alone";
           ASSERT_TRUE(same_bits(row, y_other.data() + 2 * (N - 1 - n) * q.rows, q.rows)) << where << ": not the row in another batch";
-          for (int64_t r = 0; r < q.rows; ++r) {
-            const double bound = testing::matmul_tolerance(q, x.data() + n * q.cols, r, is_block(q.type)) + 1e-6;
-            ASSERT_LE(std::fabs(row[r] - want[n * q.rows + r]), bound) << where << " r=" << r;
-          }
+          ASSERT_TRUE(same_bits(row, y_shuffled.data() + at[n] * q.rows, q.rows)) << where << ": not the row in a shuffled batch";
         }
       }
     }
@@ -139,7 +159,7 @@ TEST(QuantMatmulOrder, SameBitsForOneAndTwoThreads) {
   for (WeightType type : kTypes) {
     const Quantized q = testing::make_weights(type, 600, 512, rng);
     for (MatmulOrder order : kOrders)
-      for (int64_t N : {1, 5, 40}) {
+      for (int64_t N : {1, 5, 40, 100}) {
         const auto x = testing::random_vector(N * q.cols, rng);
         std::vector<float> runs[2];
         for (int threads : {1, 2}) {
@@ -150,6 +170,45 @@ TEST(QuantMatmulOrder, SameBitsForOneAndTwoThreads) {
         EXPECT_EQ(runs[0], runs[1]) << weight_type_name(type) << " " << order_name(order) << " N=" << N;
       }
   }
+  omp_set_num_threads(saved);
+}
+
+// The float types' gemm order where the AVX-512 GEMM is built (gemm_float.h): each output is
+// acc = fma(x[k], w[k], acc) in F32 for k = 0 .. cols - 1 from zero, then acc or y + acc. The
+// scalar twin below states that chain; the kernel must give its bits for every row of every
+// batch (any N, any tile and tail tile, 1, 2 or 3 panels per span, columns past a multiple of 16).
+std::vector<float> float_gemm_twin(const Quantized& q, const float* x, const float* start, int64_t N, bool accumulate) {
+  std::vector<float> y(start, start + N * q.rows);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t r = 0; r < q.rows; ++r) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < q.cols; ++k) acc = std::fma(x[n * q.cols + k], q.dequantized[r * q.cols + k], acc);
+      float& out = y[n * q.rows + r];
+      out = accumulate ? out + acc : acc;
+    }
+  return y;
+}
+
+TEST(QuantMatmulOrder, FloatGemmIsOneFmaChainPerOutput) {
+  if (!quant::gemm_float_available(WeightType::f32)) GTEST_SKIP() << "no AVX-512 float GEMM in this build (gemv order)";
+  Rng rng(25);
+  const int saved = omp_get_max_threads();
+  for (WeightType type : {WeightType::f32, WeightType::bf16, WeightType::f16})
+    for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{37, 300}, {5, 17}, {50, 96}, {67, 2048}, {100, 33}}) {
+      const Quantized q = testing::make_weights(type, rows, cols, rng);
+      for (int64_t N : {1, 3, 8, 13, 100})
+        for (bool accumulate : {false, true})
+          for (int threads : {1, 2}) {
+            omp_set_num_threads(threads);
+            const auto x = testing::random_vector(N * cols, rng);
+            const auto start = testing::random_vector(N * rows, rng);
+            auto y = start;
+            matmul(q.matrix(), x.data(), y.data(), N, accumulate, MatmulOrder::gemm);
+            EXPECT_EQ(y, float_gemm_twin(q, x.data(), start.data(), N, accumulate))
+                << weight_type_name(type) << " rows=" << rows << " cols=" << cols << " N=" << N
+                << " accumulate=" << accumulate << " threads=" << threads;
+          }
+    }
   omp_set_num_threads(saved);
 }
 

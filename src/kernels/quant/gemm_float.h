@@ -1,0 +1,26 @@
+// Prefill GEMM for the float weight types, invariant in N (internal to src/kernels/quant):
+//   y[N, rows] (+)= x[N, cols] W^T
+// Weights are widened to F32 and packed, 16 rows at a time, as [cols][16 rows] (a panel; BF16 by
+// a 16-bit shift, F16 by vcvtph2ps, F32 as it is; a 16 x 16 transpose per 16 columns), once per
+// call for all N rows of x. The micro-kernel takes 3 panels (48 weight rows) against up to 8 rows
+// of x: for k = 0 .. cols - 1 it broadcasts x[n][k] and does acc = fma(x[n][k], w[k][lane],
+// acc), one zmm of 16 outputs per (panel, x row). So every output is one chain of cols FMAs in
+// the order of k, from zero, then (accumulate) added to y: its bits do not depend on N, on which
+// tile or tail tile holds the row, on the other rows, nor on the thread count.
+//
+// Packing costs one pass over the weights per call whatever N is: for a 2048 x 2048 BF16 matrix,
+// docs/BENCHMARKS.md ("Prefill GEMM for the float types") has the time per call at N = 1, 16
+// and 64 against the gemv order.
+#pragma once
+#include <cstdint>
+
+#include "kernels/quant/matmul.h"
+
+namespace difftx::quant {
+
+// Whether this build has the kernel for W.type (F32, BF16, F16 with AVX-512F).
+bool gemm_float_available(WeightType type);
+
+void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate);
+
+}  // namespace difftx::quant
