@@ -134,7 +134,7 @@ void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool
   const PackPanel pack = pack_for(W.type);
   const int64_t span = kPanels * kPanel, spans = (W.rows + span - 1) / span;
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
-  const int64_t panel_floats = (W.cols * kPanel + 15) / 16 * 16;  // whole cache lines
+  const int64_t panel_floats = W.cols * kPanel;  // 64 bytes a column: panels stay 64-byte aligned
   // one thread for small products (a team costs more than it saves); the bits are the same
   const int threads = spans > 1 && worth_parallel(N * W.rows * W.cols) ? thread_count() : 1;
   Buffer<float> own(threads * kPanels * panel_floats);  // kPanels per thread, allocated before the region
