@@ -34,6 +34,18 @@ struct PreparedX {
 // the other rows of x are, so its bits depend on its two rows only (batch invariance).
 using RowDots = void (*)(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, int n, float* out);
 
+// Runs K::run<m> for the call's m rows of x (the RowDots signature).
+template <class K>
+void by_x_rows(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, int n, float* out) {
+  switch (m) {
+    case 1: return K::template run<1>(W, x, r0, n, out);
+    case 2: return K::template run<2>(W, x, r0, n, out);
+    case 3: return K::template run<3>(W, x, r0, n, out);
+    default: return K::template run<4>(W, x, r0, n, out);
+  }
+}
+static_assert(kXRowsPerDot == 4, "by_x_rows covers 1 to 4 rows of x");
+
 // A row dot of one x row at a time, as a RowDots: the x rows one after another.
 using OneRowDots = void (*)(const WeightMatrix& W, const PreparedX& x, int64_t r0, int n, float* out);
 template <OneRowDots kDots>

@@ -38,18 +38,6 @@ void finish(const __m512 (&acc)[M][kRowsPerDot], const float (&extra)[M][kRowsPe
     for (int i = 0; i < n; ++i) out[j * kRowsPerDot + i] = _mm512_reduce_add_ps(acc[j][i]) + extra[j][i];
 }
 
-// Runs K::run<m> for the call's m rows of x (the RowDots signature).
-template <class K>
-void by_x_rows(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, int n, float* out) {
-  switch (m) {
-    case 1: return K::template run<1>(W, x, r0, n, out);
-    case 2: return K::template run<2>(W, x, r0, n, out);
-    case 3: return K::template run<3>(W, x, r0, n, out);
-    default: return K::template run<4>(W, x, r0, n, out);
-  }
-}
-static_assert(kXRowsPerDot == 4, "by_x_rows covers 1 to 4 rows of x");
-
 enum class Float { f32, bf16, f16 };
 
 template <Float kType>
