@@ -1,6 +1,7 @@
 #include "infer/engine.h"
 
 #include <algorithm>
+#include <exception>
 #include <deque>
 
 #include "data/tokenizer.h"
@@ -139,7 +140,11 @@ void Engine::loop() {
       });
       if (stopping_) break;
     }
-    step();
+    try {
+      step();
+    } catch (const std::exception& e) {  // the thread stays up: the requests end with the error
+      fail_all(e.what());
+    }
   }
   // Every request still there ends as cancelled.
   {

@@ -70,7 +70,8 @@ constexpr int kMaxTopLogprobs = 20;
 struct Request {
   std::vector<int32_t> prompt;  // at least one token, each in [0, vocab_size)
   RequestOptions options;
-  // Called on the engine's thread, in order, never after the event with finish set. Keep it short.
+  // Called on the engine's thread, in order, never after the event with finish set. Keep it
+  // short, and do not throw (cancel() from inside it is fine).
   std::function<void(const TokenEvent&)> on_event;
   // Optional: the raw next-token logits [vocab_size] each time the request draws a token (before
   // on_event), on the engine's thread; valid during the call.
@@ -144,6 +145,8 @@ class Engine {
 
  private:
   void loop();
+  // Ends every request with FinishReason::error and this message (a step that threw).
+  void fail_all(const std::string& why);
 
   const Model& model_;
   const data::Tokenizer* tokenizer_;

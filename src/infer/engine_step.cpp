@@ -240,6 +240,20 @@ class Stepper {
 
 }  // namespace
 
+void Engine::fail_all(const std::string& why) {
+  State& st = *state_;
+  Stepper stepper(st, options_, tokenizer_, model_.config.vocab_size);
+  for (auto& s : st.running) stepper.finish(*s, FinishReason::error, {}, why);
+  for (auto& s : st.waiting) stepper.finish(*s, FinishReason::error, {}, why);
+  st.running.clear();
+  st.waiting.clear();
+  std::lock_guard lock(mutex_);
+  st.stats = st.counters;
+  st.stats.waiting = static_cast<int64_t>(st.incoming.size());
+  st.stats.kv_blocks_used = st.pool.used();
+  st.stats.kv_blocks_cached = st.pool.cached();
+}
+
 bool Engine::step() {
   State& st = *state_;
   Stepper stepper(st, options_, tokenizer_, model_.config.vocab_size);
