@@ -147,6 +147,9 @@ class Engine {
   void loop();
   // Ends every request with FinishReason::error and this message (a step that threw).
   void fail_all(const std::string& why);
+  // Under the mutex: the snapshot stats() returns, from the engine thread's state; whether any
+  // request is still waiting or running (or a cancel pending).
+  bool publish_stats();
 
   const Model& model_;
   const data::Tokenizer* tokenizer_;

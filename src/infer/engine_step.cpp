@@ -248,10 +248,18 @@ void Engine::fail_all(const std::string& why) {
   st.running.clear();
   st.waiting.clear();
   std::lock_guard lock(mutex_);
-  st.stats = st.counters;
-  st.stats.waiting = static_cast<int64_t>(st.incoming.size());
-  st.stats.kv_blocks_used = st.pool.used();
-  st.stats.kv_blocks_cached = st.pool.cached();
+  publish_stats();
+}
+
+bool Engine::publish_stats() {
+  State& st = *state_;
+  EngineStats& out = st.stats;
+  out = st.counters;
+  out.waiting = static_cast<int64_t>(st.waiting.size() + st.incoming.size());
+  out.running = static_cast<int64_t>(st.running.size());
+  out.kv_blocks_used = st.pool.used();
+  out.kv_blocks_cached = st.pool.cached();
+  return out.waiting > 0 || out.running > 0 || !st.cancels.empty();
 }
 
 bool Engine::step() {
@@ -309,14 +317,7 @@ bool Engine::step() {
   }
 
   std::lock_guard lock(mutex_);
-  EngineStats& out = st.stats;
-  const int64_t incoming = static_cast<int64_t>(st.incoming.size());
-  out = st.counters;
-  out.waiting = static_cast<int64_t>(st.waiting.size()) + incoming;
-  out.running = static_cast<int64_t>(st.running.size());
-  out.kv_blocks_used = st.pool.used();
-  out.kv_blocks_cached = st.pool.cached();
-  return out.waiting > 0 || out.running > 0 || !st.cancels.empty();
+  return publish_stats();
 }
 
 }  // namespace difftx

@@ -224,6 +224,7 @@ DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int
 void DecodeAttentionScratch::reserve_rows(int64_t n) {
   if (n <= rows) return;
   rows = n;
+  first_item.resize(rows + 1);
   q_scaled.resize(rows * q_width);
   items.resize(rows * hkv * max_chunks * item_floats);
 }
@@ -241,7 +242,8 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const Attenti
   const int64_t qw = a.attention_dims().q_width(), vw = a.value_width(), M = a.maps_per_kv_head();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)));
   // first_item[r]: row r's first work item; a row has Hkv * chunks items.
-  std::vector<int64_t> first_item(R + 1, 0);
+  std::vector<int64_t>& first_item = scratch.first_item;
+  first_item[0] = 0;
   int64_t work = 0;
   for (int64_t r = 0; r < R; ++r) {
     const AttentionRow& row = rows[r];
@@ -262,7 +264,7 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const Attenti
   {
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < items; ++item) {
-      const int64_t r = std::upper_bound(first_item.begin(), first_item.end(), item) - first_item.begin() - 1;
+      const int64_t r = std::upper_bound(first_item.begin(), first_item.begin() + R + 1, item) - first_item.begin() - 1;
       const AttentionRow& row = rows[r];
       const int64_t chunks = (first_item[r + 1] - first_item[r]) / a.Hkv;
       const int64_t g = (item - first_item[r]) / chunks, c = (item - first_item[r]) % chunks;

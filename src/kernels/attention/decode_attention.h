@@ -101,6 +101,7 @@ struct DecodeAttentionScratch {
   int64_t rows = 0;
   Buffer<float> q_scaled;  // [rows][q_width], q / sqrt(d)
   Buffer<float> items;     // [rows][Hkv * max_chunks][item_floats]
+  std::vector<int64_t> first_item;  // [rows + 1]: each row's first work item
 };
 
 // Chunks the keys of one kv head are cut into for a cache of `length` positions: a function of
