@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/isa.h"
+
 #ifdef __AVX512F__
 #include <immintrin.h>
 
@@ -11,7 +13,7 @@
 #define DIFFTX_GEMM_FLOAT 1
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_GEMM_FLOAT
 namespace {
@@ -165,4 +167,4 @@ bool gemm_float_available(WeightType) { return false; }
 void gemm_float(const WeightMatrix&, const float*, float*, int64_t, bool) {}
 #endif
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

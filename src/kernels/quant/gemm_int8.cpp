@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/isa.h"
+
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
 
@@ -14,7 +16,7 @@
 #define DIFFTX_GEMM_INT8 1
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_GEMM_INT8
 namespace {
@@ -205,4 +207,4 @@ bool gemm_int8_available(WeightType) { return false; }
 void gemm_int8(const WeightMatrix&, const float*, float*, int64_t, bool) {}
 #endif
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant
