@@ -10,6 +10,8 @@
 
 #ifdef __AVX512F__
 #include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
 #endif
 
 namespace difftx::DIFFTX_ISA {
@@ -70,6 +72,30 @@ inline __m512 exp_avx512(__m512 x) {
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
   return _mm512_maskz_scalef_ps(0xFFFF, p, k);
+}
+#elif defined(__ARM_NEON)
+// 4 lanes of e^x by exp_approx's own steps (the same bits lane for lane): GCC vectorises the
+// scalar form only 2 lanes wide for AArch64.
+inline float32x4_t exp_neon(float32x4_t x) {
+  const float32x4_t low = vdupq_n_f32(-86.5f), magic = vdupq_n_f32(12582912.0f);
+  const uint32x4_t below = vcltq_f32(x, low);
+  const float32x4_t xc = vbslq_f32(below, low, vbslq_f32(vcgtq_f32(x, vdupq_n_f32(88.8f)), vdupq_n_f32(88.8f), x));
+  const float32x4_t shifted = vfmaq_f32(magic, xc, vdupq_n_f32(1.44269504088896341f));
+  const int32x4_t k = vsubq_s32(vreinterpretq_s32_f32(shifted), vreinterpretq_s32_f32(magic));
+  const float32x4_t kf = vsubq_f32(shifted, magic);
+  float32x4_t r = vfmsq_f32(xc, kf, vdupq_n_f32(0.693145751953125f));
+  r = vfmsq_f32(r, kf, vdupq_n_f32(1.42860676533018738e-06f));
+  float32x4_t p = vdupq_n_f32(1.0f / 5040);
+  p = vfmaq_f32(vdupq_n_f32(1.0f / 720), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f / 120), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f / 24), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f / 6), p, r);
+  p = vfmaq_f32(vdupq_n_f32(0.5f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  p = vfmaq_f32(vdupq_n_f32(1.0f), p, r);
+  const float32x4_t half_scale = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(k, vdupq_n_s32(126)), 23));
+  const float32x4_t y = vmulq_n_f32(vmulq_f32(p, half_scale), 2.0f);
+  return vbslq_f32(below, vdupq_n_f32(0.0f), y);
 }
 #endif
 

@@ -17,6 +17,8 @@
 
 #ifdef __AVX512F__
 #include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
 #endif
 
 namespace difftx::DIFFTX_ISA {
@@ -35,6 +37,29 @@ inline __m512 load16(const uint16_t* p) {
 inline __m512 load16(const int8_t* p) {
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
+#elif defined(__ARM_NEON)
+// 16 elements widened to F32 as four 4-lane vectors.
+inline void load16(const float* p, float32x4_t (&v)[4]) {
+  for (int k = 0; k < 4; ++k) v[k] = vld1q_f32(p + 4 * k);
+}
+inline void load16(const uint16_t* p, float32x4_t (&v)[4]) {
+  for (int k = 0; k < 4; ++k) v[k] = vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p + 4 * k), 16));
+}
+inline void load16(const int8_t* p, float32x4_t (&v)[4]) {
+  const int8x16_t b = vld1q_s8(p);
+  const int16x8_t lo = vmovl_s8(vget_low_s8(b)), hi = vmovl_high_s8(b);
+  v[0] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo)));
+  v[1] = vcvtq_f32_s32(vmovl_high_s16(lo));
+  v[2] = vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi)));
+  v[3] = vcvtq_f32_s32(vmovl_high_s16(hi));
+}
+// acc[k] += s * v[k] for the four vectors of 16 elements.
+template <typename T>
+inline void fma16(float32x4_t (&acc)[4], float s, const T* p) {
+  float32x4_t v[4];
+  load16(p, v);
+  for (int k = 0; k < 4; ++k) acc[k] = vfmaq_n_f32(acc[k], v[k], s);
+}
 #endif
 
 // scores[lane] = q . key(t0 + lane) over one tile of kKeyTile keys: `width` broadcast FMAs
@@ -50,6 +75,17 @@ inline void score_tile(const float* q, const T* tile, int64_t width, float* scor
       acc[u] = _mm512_fmadd_ps(_mm512_set1_ps(q[x + u]), load16(tile + (x + u) * kKeyTile), acc[u]);
   for (; x < width; ++x) acc[0] = _mm512_fmadd_ps(_mm512_set1_ps(q[x]), load16(tile + x * kKeyTile), acc[0]);
   _mm512_storeu_ps(scores, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+#elif defined(__ARM_NEON)
+  static_assert(kKeyTile == 16);
+  float32x4_t acc[4][4];  // [partial sum][4 lanes of the tile's 16]
+  for (auto& a : acc)
+    for (auto& v : a) v = vdupq_n_f32(0.0f);
+  int64_t x = 0;
+  for (; x + 4 <= width; x += 4)
+    for (int u = 0; u < 4; ++u) fma16(acc[u], q[x + u], tile + (x + u) * kKeyTile);
+  for (; x < width; ++x) fma16(acc[0], q[x], tile + x * kKeyTile);
+  for (int k = 0; k < 4; ++k)
+    vst1q_f32(scores + 4 * k, vaddq_f32(vaddq_f32(acc[0][k], acc[1][k]), vaddq_f32(acc[2][k], acc[3][k])));
 #else
   float s[kKeyTile] = {};
   for (int64_t x = 0; x < width; ++x)
@@ -59,9 +95,9 @@ inline void score_tile(const float* q, const T* tile, int64_t width, float* scor
 #endif
 }
 
-// acc[vw] += sum over j < nb of p[j] v[j], v row-major [nb][vw]. With AVX-512, each 16-wide
-// strip of acc stays in registers across the keys (four independent FMA chains), instead of a
-// load-FMA-store round trip per key.
+// acc[vw] += sum over j < nb of p[j] v[j], v row-major [nb][vw]. With AVX-512 (or NEON), each
+// 16-wide strip of acc stays in registers across the keys (four independent FMA chains), instead
+// of a load-FMA-store round trip per key.
 template <typename T>
 inline void accumulate_values(const float* p, const T* v, int64_t nb, int64_t vw, float* acc) {
 #ifdef __AVX512F__
@@ -81,10 +117,47 @@ inline void accumulate_values(const float* p, const T* v, int64_t nb, int64_t vw
     }
     return;
   }
+#elif defined(__ARM_NEON)
+  if (vw % 16 == 0) {
+    for (int64_t x0 = 0; x0 < vw; x0 += 16) {
+      float32x4_t a[4][4];  // [chain][4 lanes of the strip's 16]; chain 0 starts from acc
+      for (int k = 0; k < 4; ++k) {
+        a[0][k] = vld1q_f32(acc + x0 + 4 * k);
+        a[1][k] = a[2][k] = a[3][k] = vdupq_n_f32(0.0f);
+      }
+      int64_t j = 0;
+      for (; j + 4 <= nb; j += 4)
+        for (int u = 0; u < 4; ++u) fma16(a[u], p[j + u], v + (j + u) * vw + x0);
+      for (; j < nb; ++j) fma16(a[0], p[j], v + j * vw + x0);
+      for (int k = 0; k < 4; ++k)
+        vst1q_f32(acc + x0 + 4 * k, vaddq_f32(vaddq_f32(a[0][k], a[1][k]), vaddq_f32(a[2][k], a[3][k])));
+    }
+    return;
+  }
 #endif
   for (int64_t j = 0; j < nb; ++j)
 #pragma omp simd
     for (int64_t x = 0; x < vw; ++x) acc[x] += p[j] * widen(v[j * vw + x]);
+}
+
+// s[j] = e^(s[j] - max) for j < n; returns their sum.
+inline float exp_and_sum(float* s, int64_t n, float max) {
+  float sum = 0;
+#ifdef __ARM_NEON
+  float32x4_t acc = vdupq_n_f32(0.0f);
+  int64_t j = 0;
+  for (; j + 4 <= n; j += 4) {
+    const float32x4_t e = exp_neon(vsubq_f32(vld1q_f32(s + j), vdupq_n_f32(max)));
+    vst1q_f32(s + j, e);
+    acc = vaddq_f32(acc, e);
+  }
+  sum = vaddvq_f32(acc);
+  for (; j < n; ++j) sum += (s[j] = exp_approx(s[j] - max));
+#else
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) sum += (s[j] = exp_approx(s[j] - max));
+#endif
+  return sum;
 }
 
 // One work item's view of its scratch: unnormalised outputs, running max and sum per map.
@@ -137,9 +210,7 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
       const float new_max = std::max(st.mx[m], block_max);
       const float correction = exp_approx(st.mx[m] - new_max);  // 0 on the first block (mx = -inf)
       st.mx[m] = new_max;
-      float block_sum = 0;
-#pragma omp simd reduction(+ : block_sum)
-      for (int64_t j = 0; j < nb; ++j) block_sum += (s[j] = exp_approx(s[j] - new_max));
+      const float block_sum = exp_and_sum(s, nb, new_max);
       st.sum[m] = st.sum[m] * correction + block_sum;
       if (correction != 1.0f) {
         float* acc = st.acc + m * vw;

@@ -202,7 +202,7 @@ void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool 
     }
   }
 }
-#else
+#elif !defined(__ARM_FEATURE_DOTPROD)  // ARM with dotprod: gemm_int8_neon.cpp
 bool gemm_int8_available(WeightType) { return false; }
 void gemm_int8(const WeightMatrix&, const float*, float*, int64_t, bool) {}
 #endif

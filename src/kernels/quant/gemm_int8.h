@@ -13,7 +13,8 @@
 
 namespace difftx::quant {
 
-// Whether this build has the kernel for W.type (Q8_0, Q4_0, Q4_K with AVX-512 VNNI).
+// Whether this build has the kernel for W.type (Q8_0, Q4_0, Q4_K with AVX-512 VNNI, or on ARM
+// with the dotprod extension: gemm_int8_neon.cpp).
 bool gemm_int8_available(WeightType type);
 
 void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate);

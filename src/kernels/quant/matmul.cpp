@@ -39,10 +39,16 @@ quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
   // same rate either way and keeps x exact (docs/BENCHMARKS.md)
   const bool int8 = path == MatmulPath::avx512_int8 || (path == MatmulPath::best && type != WeightType::q8_0);
   if (int8)
-    if (quant::RowDots dots = quant::row_dots_int8(type)) return dots;
+    for (quant::RowDots dots : {quant::row_dots_int8(type), quant::row_dots_int8_neon(type)})
+      if (dots) return dots;
   if (path != MatmulPath::scalar)
-    if (quant::RowDots dots = quant::row_dots_avx512(type)) return dots;
+    for (quant::RowDots dots : {quant::row_dots_avx512(type), quant::row_dots_neon(type)})
+      if (dots) return dots;
   return quant::row_dots_scalar(type);
+}
+
+bool takes_int8_x(quant::RowDots dots, WeightType type) {
+  return dots == quant::row_dots_int8(type) || dots == quant::row_dots_int8_neon(type);
 }
 
 // y[n][r] (+)= W[r] . x[n] for every row of W and of x: groups of kRowsPerDot weight rows over
@@ -52,7 +58,7 @@ quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
 // other rows, N = 1 being the decode GEMV.
 void gemv_rows(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulPath path) {
   const quant::RowDots dots = pick_row_dots(W.type, path);
-  const bool int8 = dots == quant::row_dots_int8(W.type);
+  const bool int8 = takes_int8_x(dots, W.type);
   std::vector<quant::PreparedX> px(N);
 #pragma omp parallel for schedule(static) if (N > 1 && worth_parallel(N * W.cols))
   for (int64_t n = 0; n < N; ++n) quant::prepare_x(W.type, int8, x + n * W.cols, W.cols, px[n]);

@@ -24,7 +24,8 @@ struct WeightMatrix {
 // F32 (and F32 weights as they are: gemv.h); or x quantized to int8 per 32-block and AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K;
 // other types fall back to avx512). Prefill (N >= 8): avx512 and scalar widen panels to F32
 // for sgemm, avx512_int8 uses int8 x with repacked weight panels (the block types). A path not
-// compiled in falls back. `best` is the fastest measured per type (docs/BENCHMARKS.md).
+// compiled in falls back. `best` is the fastest measured per type (docs/BENCHMARKS.md). On ARM,
+// avx512 and avx512_int8 select the NEON kernels of the same two kinds (row_dots.h).
 enum class MatmulPath { best, scalar, avx512, avx512_int8 };
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,

@@ -61,6 +61,11 @@ RowDots row_dots_avx512(WeightType type);  // nullptr when AVX-512 is not compil
 // x quantized to int8, AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K); nullptr for other types or
 // without VNNI
 RowDots row_dots_int8(WeightType type);
+// ARM NEON (row_dots_neon.cpp), nullptr when NEON is not compiled in or for other types: weights
+// widened to F32 (F32, BF16, F16, Q8_0), and x quantized to int8 with sdot where the dotprod
+// extension is compiled in (Q8_0, Q4_0, Q4_K; prepare_x's int8 pairs).
+RowDots row_dots_neon(WeightType type);
+RowDots row_dots_int8_neon(WeightType type);
 
 // Fills px for the row dots of `type` (the int8 pairs only where that kernel uses them).
 void prepare_x(WeightType type, bool int8_pairs, const float* x, int64_t cols, PreparedX& px);

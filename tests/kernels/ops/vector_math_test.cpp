@@ -38,12 +38,22 @@ std::vector<float> exp_512(const std::vector<float>& x) {
   y.resize(x.size());
   return y;
 }
+#elif defined(__ARM_NEON)
+std::vector<float> exp_4(const std::vector<float>& x) {
+  std::vector<float> padded = x, y(x.size() + 4);
+  padded.resize(x.size() + 4);
+  for (size_t i = 0; i < x.size(); i += 4) vst1q_f32(&y[i], exp_neon(vld1q_f32(&padded[i])));
+  y.resize(x.size());
+  return y;
+}
 #endif
 
 std::vector<ExpImpl> implementations() {
   std::vector<ExpImpl> impls = {{"exp_approx", exp_portable}};
 #ifdef __AVX512F__
   impls.push_back({"exp_avx512", exp_512});
+#elif defined(__ARM_NEON)
+  impls.push_back({"exp_neon", exp_4});
 #endif
   return impls;
 }
@@ -76,6 +86,19 @@ TEST(VectorMath, ExpUnderflowsToZeroOverflowsToInfinityAndKeepsNaN) {
     EXPECT_TRUE(std::isnan(y[7])) << impl.name;
   }
 }
+
+#ifdef __ARM_NEON
+TEST(VectorMath, ExpNeonHasTheBitsOfExpApprox) {
+  std::vector<float> x = {-1000.0f, -86.6f, -86.5f, -3.25f, 0.0f, 1e-8f, 88.7f, 88.8f, 100.0f, std::nanf("")};
+  for (float v = -90.0f; v < 90.0f; v += 0.0917f) x.push_back(v);
+  const auto y = exp_4(x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float want = exp_approx(x[i]);
+    EXPECT_TRUE(std::bit_cast<uint32_t>(y[i]) == std::bit_cast<uint32_t>(want) || (std::isnan(y[i]) && std::isnan(want)))
+        << "x=" << x[i] << " got " << y[i] << " want " << want;
+  }
+}
+#endif
 
 TEST(VectorMath, SigmoidApproxSaturatesToExactlyZeroAndOne) {
   EXPECT_EQ(sigmoid_approx(-1000.0f), 0.0f);
