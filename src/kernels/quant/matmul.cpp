@@ -34,13 +34,18 @@ void check_operands(const WeightMatrix& W, const float* x, const float* y, int64
 }
 
 quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
+#if defined(__AVX512F__)
   // best: int8 for Q4_0 and Q4_K (1.9x and 1.8x faster than widening to F32); Q8_0 reads at the
   // same rate either way and keeps x exact (docs/BENCHMARKS.md)
-  const bool int8 = path == MatmulPath::avx512_int8 || (path == MatmulPath::best && type != WeightType::q8_0);
-  if (int8)
+  const bool int8_best = type != WeightType::q8_0;
+#else
+  // AVX2: int8 for every block type (Q8_0 int8 1.x faster than widened, docs/BENCHMARKS.md)
+  const bool int8_best = true;
+#endif
+  if (path == MatmulPath::simd_int8 || (path == MatmulPath::best && int8_best))
     if (quant::RowDots dots = quant::row_dots_int8(type)) return dots;
   if (path != MatmulPath::scalar)
-    if (quant::RowDots dots = quant::row_dots_avx512(type)) return dots;
+    if (quant::RowDots dots = quant::row_dots_widened(type)) return dots;
   return quant::row_dots_scalar(type);
 }
 
@@ -109,7 +114,7 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   if (N >= kGemmMinRows) {
     if (W.type == WeightType::f32)
       gemm(Trans::N, Trans::T, N, W.rows, W.cols, 1.0f, x, weights, accumulate ? 1.0f : 0.0f, y);
-    else if (path != MatmulPath::avx512 && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
+    else if (path != MatmulPath::simd && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
       quant::gemm_int8(W, x, y, N, accumulate);
     else
       gemm_panels(W, x, y, N, accumulate);
