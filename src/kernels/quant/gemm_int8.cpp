@@ -183,8 +183,8 @@ void tile(const Panel* const* p, const QuantizedX& qx, int64_t cols, int64_t n0,
 // in int16 over a 32-block (8 steps of at most 2 * 15 * 127: 30480, no saturation), then
 // vpmaddwd by ones gives the int32 lanes; Q8_0 (|w| times x with w's sign, pairs up to
 // 2 * 128 * 127) goes to int32 at every step.
-constexpr int kTile = 4;    // x rows per micro-kernel call
-constexpr int kPanels = 1;  // 16 weight rows: 2 x 4 dot products and 2 weight vectors in registers
+constexpr int kTile = 6;    // x rows per micro-kernel call
+constexpr int kPanels = 1;  // 16 weight rows: 2 x 6 dot products and 2 weight vectors in registers
 
 template <int T>
 void tile(const Panel* const* p, const QuantizedX& qx, int64_t cols, int64_t n0, int64_t r0, const int* rows,

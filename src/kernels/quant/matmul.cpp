@@ -34,14 +34,10 @@ void check_operands(const WeightMatrix& W, const float* x, const float* y, int64
 }
 
 quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
-#if defined(__AVX512F__)
-  // best: int8 for Q4_0 and Q4_K (1.9x and 1.8x faster than widening to F32); Q8_0 reads at the
-  // same rate either way and keeps x exact (docs/BENCHMARKS.md)
+  // best: int8 for Q4_0 and Q4_K (1.9x and 1.8x faster than widening to F32 with AVX-512);
+  // Q8_0 reads at the same rate either way (AVX-512 and AVX2) and keeps x exact
+  // (docs/BENCHMARKS.md)
   const bool int8_best = type != WeightType::q8_0;
-#else
-  // AVX2: int8 for every block type (Q8_0 int8 1.x faster than widened, docs/BENCHMARKS.md)
-  const bool int8_best = true;
-#endif
   if (path == MatmulPath::simd_int8 || (path == MatmulPath::best && int8_best))
     if (quant::RowDots dots = quant::row_dots_int8(type)) return dots;
   if (path != MatmulPath::scalar)
