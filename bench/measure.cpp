@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "core/timer.h"
+#include "kernels/cpu_level.h"
 
 namespace difftx::bench {
 
@@ -31,7 +32,9 @@ Field num(const std::string& key, double value, int decimals) {
   return {key, buf, false};
 }
 
-void print_row(bool json, const std::vector<Field>& fields) {
+void print_row(bool json, const std::vector<Field>& given) {
+  std::vector<Field> fields = given;
+  fields.push_back(str("cpu", cpu_level_name(cpu_level())));  // the kernels' level (kernels/cpu_level.h)
   std::string line;
   for (size_t i = 0; i < fields.size(); ++i) {
     const Field& f = fields[i];

@@ -6,6 +6,8 @@
 
 #include "cli/command.h"
 #include "core/error.h"
+#include "kernels/cpu_level.h"
+#include "kernels/gemm.h"
 
 namespace difftx::cli {
 
@@ -21,8 +23,25 @@ void print_help() {
   std::sort(commands.begin(), commands.end(),
             [](const Command& a, const Command& b) { return a.name < b.name; });
   std::printf("difftx: train, run and measure Differential Transformer language models\n\n"
-              "usage: difftx COMMAND [options]   (difftx COMMAND --help for its options)\n\n");
+              "usage: difftx COMMAND [options]   (difftx COMMAND --help for its options)\n"
+              "       difftx --version           (the build's CPU levels and the one in use)\n\n");
   for (const auto& c : commands) std::printf("  %-12s %s\n", c.name.c_str(), c.summary.c_str());
+}
+
+// The build and the CPU level its kernels run at (kernels/cpu_level.h; DIFFTX_CPU chooses one).
+int print_version() {
+  std::string built, runs;
+  for (difftx::CpuLevel level : difftx::cpu_levels_built()) built += std::string(built.empty() ? "" : " ") + cpu_level_name(level);
+  for (difftx::CpuLevel level : difftx::cpu_levels_runnable()) runs += std::string(runs.empty() ? "" : " ") + cpu_level_name(level);
+  std::printf("difftx\nlevels built: %s\nthis CPU runs: %s\n", built.c_str(), runs.c_str());
+  try {
+    std::printf("cpu level: %s\n", difftx::cpu_level_description().c_str());
+  } catch (const difftx::Error& e) {
+    std::fprintf(stderr, "difftx --version: error: %s\n", e.what());
+    return 1;
+  }
+  std::printf("OpenBLAS kernels: %s\n", difftx::gemm_kernel_name().c_str());
+  return 0;
 }
 
 }  // namespace
@@ -35,6 +54,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string name = argv[1];
+  if (name == "--version") return print_version();
   const auto& commands = command_registry();
   auto it = std::find_if(commands.begin(), commands.end(),
                          [&](const Command& c) { return c.name == name; });

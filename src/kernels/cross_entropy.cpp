@@ -8,8 +8,9 @@
 #include "kernels/op_threading.h"
 #include "kernels/ops.h"
 #include "kernels/vector_math.h"
+#include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace {
 
 // Checks every target before any work (so a bad one leaves the outputs untouched) and returns
@@ -114,4 +115,4 @@ double cross_entropy_sum(const float* logits, const int32_t* targets, int64_t ro
   return loss;
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

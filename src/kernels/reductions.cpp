@@ -2,8 +2,9 @@
 #include "core/error.h"
 #include "kernels/op_threading.h"
 #include "kernels/ops.h"
+#include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 
 double sum_of_squares(const float* x, int64_t n) {
   DIFFTX_CHECK(n >= 0, "sum_of_squares: n must be >= 0, got ", n);
@@ -13,4 +14,4 @@ double sum_of_squares(const float* x, int64_t n) {
   return sum;
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

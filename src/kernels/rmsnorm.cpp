@@ -6,8 +6,9 @@
 #include "core/threading.h"
 #include "kernels/op_threading.h"
 #include "kernels/ops.h"
+#include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace {
 
 void check_shape(const char* op, int64_t rows, int64_t n) {
@@ -79,4 +80,4 @@ void rmsnorm_backward(const float* x, const float* g, const float* rstd, const f
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

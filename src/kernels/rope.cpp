@@ -6,12 +6,13 @@
 #include "core/error.h"
 #include "kernels/op_threading.h"
 #include "kernels/ops.h"
+#include "kernels/isa.h"
 
 #ifdef __AVX512F__
 #include <immintrin.h>
 #endif
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace {
 
 // Rotates the pairs (x[2i], x[2i+1]) for i in [0, half) by the angles whose cosines and
@@ -108,7 +109,7 @@ RopeTable rope_table_build(float* storage, int64_t max_T, int64_t d, double thet
   const int64_t half = d / 2;
   RopeTable table{max_T, d, storage, storage + max_T * half};
   for (int64_t i = 0; i < half; ++i) {
-    const double inv_freq = rope_inverse_frequency(i, d, theta, scaling);
+    const double inv_freq = DIFFTX_ISA::rope_inverse_frequency(i, d, theta, scaling);
     for (int64_t t = 0; t < max_T; ++t) {
       table.cos[t * half + i] = static_cast<float>(std::cos(t * inv_freq));
       table.sin[t * half + i] = static_cast<float>(std::sin(t * inv_freq));
@@ -127,4 +128,4 @@ void rope_backward(const RopeTable& table, RopeStyle style, float* dx, int64_t B
   rope_apply("rope_backward", table, style, dx, B, T, heads, pos0, -1.0f);
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -3,8 +3,9 @@
 #include "kernels/op_threading.h"
 #include "kernels/ops.h"
 #include "kernels/vector_math.h"
+#include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 
 void swiglu_forward(const float* g, const float* u, float* h, int64_t n) {
   DIFFTX_CHECK(n >= 0, "swiglu_forward: n must be >= 0, got ", n);
@@ -24,4 +25,4 @@ void swiglu_backward(const float* g, const float* u, const float* dh, float* dg,
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/isa.h"
+
 #ifdef __AVX512F__
 #include <immintrin.h>
 #endif
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 
 // e^x for float x with a relative error below 1.5e-7 (measured 7.7e-8) wherever the result is a
 // normal float. e^x = 2^k * e^r with k = round(x / ln2) and |r| <= ln2 / 2 (Cody-Waite reduction:
@@ -71,4 +73,4 @@ inline __m512 exp_avx512(__m512 x) {
 }
 #endif
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

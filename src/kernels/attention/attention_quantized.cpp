@@ -17,6 +17,8 @@
 namespace difftx {
 namespace {
 
+using DIFFTX_ISA::exp_approx;  // the baseline level's (vector_math.h)
+
 constexpr int64_t kMaxT = 8192;  // one T x T map per thread: 256 MB each at this length
 
 // Row t of a map: quantize the raw products s <= t, scale to logits, softmax in place, and zero

@@ -13,12 +13,13 @@
 #include "io/float16.h"
 #include "kernels/attention/decode_attention.h"
 #include "kernels/vector_math.h"
+#include "kernels/isa.h"
 
 #ifdef __AVX512F__
 #include <immintrin.h>
 #endif
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace {
 
 // The cache's elements widened to F32: F32 as it is, BF16 (stored as uint16_t) by a shift, INT8
@@ -35,9 +36,6 @@ inline __m512 load16(const int8_t* p) {
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 #endif
-
-constexpr int64_t kBlock = 4 * kKeyTile;  // keys scored at a time (one online-softmax update)
-constexpr int64_t kMinChunkKeys = 256;   // below this, splitting a kv head costs more than it saves
 
 // scores[lane] = q . key(t0 + lane) over one tile of kKeyTile keys: `width` broadcast FMAs
 // down the tile's columns (tile row x holds column x of the 16 keys), four partial sums.
@@ -94,14 +92,14 @@ struct ItemState {
   float* acc;     // [M][vw]
   float* mx;      // [M]
   float* sum;     // [M]
-  float* scores;  // [M][kBlock]
+  float* scores;  // [M][kDecodeScoreBlock]
 };
 ItemState item_state(float* base, int64_t M, int64_t vw) {
   return {base, base + M * vw, base + M * vw + M, base + M * vw + 2 * M};
 }
 
 // Online softmax over keys [begin, end) of kv head g for all M maps sharing it; begin is a
-// multiple of kKeyTile. Keys are scored kBlock at a time, never across a page's end. T: the
+// multiple of kKeyTile. Keys are scored kDecodeScoreBlock at a time, never across a page's end. T: the
 // cache's element type; for INT8 a key's scale (decode_attention.h) multiplies its scores and a
 // value's its probability (after the sum), so the inner loops stay those of the other types.
 template <typename T>
@@ -116,14 +114,14 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
   int64_t nb = 0;
   for (int64_t t0 = begin; t0 < end; t0 += nb) {
     const int64_t page = t0 / P, at = t0 % P;  // at: the position within the page
-    nb = std::min({kBlock, end - t0, P - at});
+    nb = std::min({kDecodeScoreBlock, end - t0, P - at});
     const T* keys = static_cast<const T*>(pages.keys[page]);
     const T* V = static_cast<const T*>(pages.values[page]) + g * P * vw;
     for (int64_t j = 0; j < nb; j += kKeyTile) {
       const T* tile = keys + key_offset(a, g, at + j, 0);
       for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
         const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
-        float* scores = st.scores + m * kBlock + j;
+        float* scores = st.scores + m * kDecodeScoreBlock + j;
         score_tile(qg + m * d, tile + key * d * kKeyTile, d, scores);
         if constexpr (scaled) {
           const float* ks = key_scales(a, pages.keys[page]) + a.key_head(g * M + m) * scale_stride(a) + at + j;
@@ -133,7 +131,7 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
       }
     }
     for (int64_t m = 0; m < M; ++m) {
-      float* s = st.scores + m * kBlock;
+      float* s = st.scores + m * kDecodeScoreBlock;
       float block_max = s[0];
       for (int64_t j = 1; j < nb; ++j) block_max = std::max(block_max, s[j]);
       const float new_max = std::max(st.mx[m], block_max);
@@ -152,12 +150,12 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
     if constexpr (scaled) {
       const float* vs = value_scales(a, pages.values[page]) + g * scale_stride(a) + at;
       for (int64_t m = 0; m < M; ++m) {
-        float* p = st.scores + m * kBlock;
+        float* p = st.scores + m * kDecodeScoreBlock;
 #pragma omp simd
         for (int64_t j = 0; j < nb; ++j) p[j] *= vs[j];
       }
     }
-    for (int64_t m = 0; m < M; ++m) accumulate_values(st.scores + m * kBlock, V + at * vw, nb, vw, st.acc + m * vw);
+    for (int64_t m = 0; m < M; ++m) accumulate_values(st.scores + m * kDecodeScoreBlock, V + at * vw, nb, vw, st.acc + m * vw);
   }
 }
 
@@ -207,31 +205,6 @@ void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, 
 }
 
 }  // namespace
-
-DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int64_t max_chunks_, int64_t rows_) {
-  a.attention_dims().validate();
-  DIFFTX_CHECK(a.capacity >= 1, "decode attention: capacity ", a.capacity, " must be positive");
-  DIFFTX_CHECK(max_chunks_ >= 0, "decode attention: max_chunks ", max_chunks_, " must not be negative");
-  max_chunks = max_chunks_ > 0 ? max_chunks_ : std::max<int64_t>(1, (2 * thread_count() + a.Hkv - 1) / a.Hkv);
-  const int64_t M = a.maps_per_kv_head();
-  // A row's items: the kv heads' chunks, rounded to whole lines.
-  item_floats = arena_rounded(M * a.value_width() + 2 * M + M * kBlock);
-  q_width = arena_rounded(a.attention_dims().q_width());
-  hkv = a.Hkv;
-  reserve_rows(std::max<int64_t>(rows_, 1));
-}
-
-void DecodeAttentionScratch::reserve_rows(int64_t n) {
-  if (n <= rows) return;
-  rows = n;
-  first_item.resize(rows + 1);
-  q_scaled.resize(rows * q_width);
-  items.resize(rows * hkv * max_chunks * item_floats);
-}
-
-int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length) {
-  return std::clamp<int64_t>((length + kMinChunkKeys - 1) / kMinChunkKeys, 1, scratch.max_chunks);
-}
 
 void decode_attention_rows(const DecodeAttentionDims& a, std::span<const AttentionRow> rows,
                            DecodeAttentionScratch& scratch) {
@@ -290,12 +263,4 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const Attenti
   }
 }
 
-void decode_attention(const DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
-                      const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch) {
-  DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention: cache length ", length,
-               " must be in [1, capacity = ", a.capacity, "]");
-  const AttentionRow row{q, length, KvPages{&keys, &values}, lambda, out};
-  decode_attention_rows(a, {&row, 1}, scratch);
-}
-
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -87,6 +87,9 @@ struct AttentionRow {
   float* out;
 };
 
+constexpr int64_t kDecodeScoreBlock = 4 * kKeyTile;  // keys scored at a time (one online-softmax update)
+constexpr int64_t kDecodeMinChunkKeys = 256;  // below this, splitting a kv head costs more than it saves
+
 // Scratch planned once per shape: per work item, the partial outputs and statistics of every
 // map, and a block of scores. No allocation happens per call with at most `rows` rows.
 struct DecodeAttentionScratch {

@@ -9,11 +9,14 @@
 // No buffer is ever T x T: all scratch is O(T) (flash_layout.h).
 #pragma once
 #include "kernels/attention/attention.h"
-#include "kernels/attention/flash_tile.h"
 
 namespace difftx::flash {
 
-// AVX-512 when compiled in and d % 16 == 0, else scalar.
+// The tile primitives' implementation (flash_tile.h): register-tiled SIMD for the CPU level in
+// use, or the portable scalar code that the tests also run.
+enum class Path { scalar, avx512 };
+
+// The SIMD path when the CPU level has one and d % 16 == 0, else scalar.
 Path default_path(const AttentionDims& dims);
 // Throws unless `path` can run these dims.
 void check_path(Path path, const AttentionDims& dims);

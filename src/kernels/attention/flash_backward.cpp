@@ -8,8 +8,10 @@
 #include "kernels/attention/flash.h"
 #include "kernels/attention/flash_pack.h"
 #include "kernels/attention/flash_pairs.h"
+#include "kernels/attention/flash_tile.h"
+#include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace flash {
 namespace {
 constexpr int64_t kZeroBlock = 1 << 14;  // floats zeroed per work item
@@ -166,4 +168,4 @@ void attention_backward(const AttentionDims& dims, const float* q, const float* 
   flash::backward(flash::default_path(dims), dims, q, k, v, lambda, out, saved, dout, dq, dk, dv, dlambda);
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -8,8 +8,10 @@
 #include "kernels/attention/flash.h"
 #include "kernels/attention/flash_pack.h"
 #include "kernels/attention/flash_pairs.h"
+#include "kernels/attention/flash_tile.h"
+#include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace flash {
 
 Path default_path(const AttentionDims& dims) {
@@ -27,7 +29,7 @@ void check_path(Path path, const AttentionDims& dims) {
 void forward(Path path, const AttentionDims& dims, const float* q, const float* k, const float* v,
              const float* lambda, float* out, AttentionSaved saved) {
   dims.validate();
-  check_path(path, dims);
+  flash::check_path(path, dims);  // qualified: argument-dependent lookup also finds the dispatcher
   const char* kind = attention_kind_name(dims.kind);
   const bool baseline = !dims.variant().paired();
   DIFFTX_CHECK(q && k && v && out, "attention_forward (", kind, "): tensors q, k, v and out must not be null");
@@ -124,4 +126,4 @@ void attention_forward(const AttentionDims& dims, const float* q, const float* k
   flash::forward(flash::default_path(dims), dims, q, k, v, lambda, out, saved);
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -1,4 +1,5 @@
 #include "kernels/attention/flash_pack.h"
+#include "kernels/isa.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +9,7 @@
 #include <immintrin.h>
 #endif
 
-namespace difftx::flash {
+namespace difftx::DIFFTX_ISA::flash {
 namespace {
 
 #ifdef __AVX512F__
@@ -97,4 +98,4 @@ void pack_row_tiles(const MapLayout& L, const float* x, int64_t heads, int64_t w
   }
 }
 
-}  // namespace difftx::flash
+}  // namespace difftx::DIFFTX_ISA::flash

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "kernels/attention/flash_layout.h"
+#include "kernels/isa.h"
 
 #ifdef __AVX512F__
 // GCC 12's AVX-512 intrinsics pass _mm512_undefined_ps() as the unused merge operand, which
@@ -14,7 +15,7 @@
 #include <immintrin.h>
 #endif
 
-namespace difftx::flash {
+namespace difftx::DIFFTX_ISA::flash {
 namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -271,4 +272,4 @@ void softmax_grad(Path path, int64_t rows, const float* P, float* dP, bool diag,
 
 #undef DIFFTX_FLASH_DISPATCH
 
-}  // namespace difftx::flash
+}  // namespace difftx::DIFFTX_ISA::flash

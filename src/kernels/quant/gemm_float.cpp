@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/isa.h"
+
 #if defined(__AVX512F__)
 #define DIFFTX_GEMM_FLOAT 1
 #define DIFFTX_GEMM_FLOAT_AVX512 1
@@ -19,7 +21,7 @@
 #include "kernels/op_threading.h"
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_GEMM_FLOAT
 namespace {
@@ -263,4 +265,4 @@ bool gemm_float_available(WeightType) { return false; }
 void gemm_float(const WeightMatrix&, const float*, float*, int64_t, bool) {}
 #endif
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -5,6 +5,8 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/isa.h"
+
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #define DIFFTX_GEMM_INT8 1
 #define DIFFTX_GEMM_INT8_VNNI 1
@@ -20,7 +22,7 @@
 #include "kernels/quant/block_formats.h"
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_GEMM_INT8
 namespace {
@@ -297,4 +299,4 @@ bool gemm_int8_available(WeightType) { return false; }
 void gemm_int8(const WeightMatrix&, const float*, float*, int64_t, bool) {}
 #endif
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -13,8 +13,9 @@
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/quantize.h"
 #include "kernels/quant/row_dots.h"
+#include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace {
 
 // From this many rows of x on, a product is a GEMM (each weight unpacked once, used N times):
@@ -120,7 +121,7 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 }
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order) {
-  if (order == MatmulOrder::by_size) return matmul(W, x, y, N, accumulate, MatmulPath::best);
+  if (order == MatmulOrder::by_size) return DIFFTX_ISA::matmul(W, x, y, N, accumulate, MatmulPath::best);
   check_operands(W, x, y, N);
   if (N == 0 || W.rows == 0) return;
   if (W.cols == 0) {
@@ -147,4 +148,4 @@ void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -4,8 +4,9 @@
 #include <cmath>
 
 #include "kernels/quant/row_dots.h"
+#include "kernels/isa.h"
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 namespace {
 
 // Block b of x as int8 (Q8_0's rule: d = max|x| / 127, q = round(x / d)); returns d.
@@ -57,4 +58,4 @@ void prepare_x(WeightType type, bool int8_pairs, const float* x, int64_t cols, P
   if (int8_pairs) fill_int8_pairs(x, cols, type == WeightType::q4_0, px);
 }
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "io/float16.h"
 #include "kernels/quant/quantize_blocks.h"
+#include "kernels/isa.h"
 
 // The reference quantizers are defined by single-precision operations each rounded on its own:
 // a fused multiply-add would change some bytes (GGML compiles them as ISO C, without fusing).
@@ -19,7 +20,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace quant {
 
 int nearest_int(float value) { return static_cast<int>(std::nearbyint(value)); }
@@ -128,4 +129,4 @@ void dequantize_rows(WeightType type, const void* src, float* dst, int64_t rows,
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

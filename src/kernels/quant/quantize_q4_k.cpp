@@ -9,6 +9,7 @@
 
 #include "io/float16.h"
 #include "kernels/quant/quantize_blocks.h"
+#include "kernels/isa.h"
 
 // Strict single precision, as in quantize.cpp.
 #if defined(__clang__)
@@ -17,7 +18,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 namespace {
 
 constexpr int kSub = 32;    // weights per sub-block
@@ -139,4 +140,4 @@ void dequantize_row_q4_k(const BlockQ4_K* x, float* y, int64_t cols) {
   }
 }
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

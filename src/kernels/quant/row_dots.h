@@ -5,8 +5,11 @@
 #include <vector>
 
 #include "kernels/quant/matmul.h"
+#include "kernels/isa.h"
 
-namespace difftx::quant {
+namespace difftx::quant {}  // the GEMMs (gemm_int8.h, gemm_float.h), called through their dispatch
+namespace difftx::DIFFTX_ISA::quant {
+using namespace ::difftx::quant;
 
 constexpr int kRowsPerDot = 4;  // weight rows per call: each load of x feeds this many rows
 constexpr int kXRowsPerDot = 4;  // rows of x per call at most: each weight unpacked feeds this many
@@ -77,4 +80,4 @@ inline RowDots row_dots_int8(WeightType type) {
 // Fills px for the row dots of `type` (the int8 pairs only where that kernel uses them).
 void prepare_x(WeightType type, bool int8_pairs, const float* x, int64_t cols, PreparedX& px);
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -9,6 +9,8 @@
 // shape, so an output's bits depend on its weight row and x row only.
 #include "kernels/quant/row_dots.h"
 
+#include "kernels/isa.h"
+
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && !defined(__AVX512F__)
 #include <immintrin.h>
 
@@ -19,7 +21,7 @@
 #define DIFFTX_ROW_DOTS_AVX2 1
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_ROW_DOTS_AVX2
 namespace {
@@ -122,4 +124,4 @@ RowDots row_dots_avx2(WeightType type) {
 RowDots row_dots_avx2(WeightType) { return nullptr; }
 #endif
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

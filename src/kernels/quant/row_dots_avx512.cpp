@@ -12,7 +12,7 @@
 #include "kernels/quant/block_formats.h"
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 #ifdef __AVX512F__
 namespace {
@@ -188,4 +188,4 @@ RowDots row_dots_avx512(WeightType type) {
 RowDots row_dots_avx512(WeightType) { return nullptr; }
 #endif
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

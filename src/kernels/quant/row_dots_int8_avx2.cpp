@@ -15,6 +15,8 @@
 // its weight row and x row only.
 #include "kernels/quant/row_dots.h"
 
+#include "kernels/isa.h"
+
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__) && \
     !(defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__))
 #include <immintrin.h>
@@ -24,7 +26,7 @@
 #define DIFFTX_ROW_DOTS_INT8_AVX2 1
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_ROW_DOTS_INT8_AVX2
 namespace {
@@ -176,4 +178,4 @@ RowDots row_dots_int8_avx2(WeightType type) {
 RowDots row_dots_int8_avx2(WeightType) { return nullptr; }
 #endif
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -4,8 +4,9 @@
 #include <algorithm>
 
 #include "kernels/quant/quantize.h"
+#include "kernels/isa.h"
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 namespace {
 
 void dots_scalar(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
@@ -53,4 +54,4 @@ RowDots row_dots_scalar(WeightType type) {
   return type == WeightType::f32 ? each_x_row<dots_f32> : each_x_row<dots_scalar>;
 }
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -17,7 +17,7 @@
 #include "kernels/quant/block_formats.h"
 #endif
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 namespace {
@@ -200,4 +200,4 @@ RowDots row_dots_vnni(WeightType type) {
 RowDots row_dots_vnni(WeightType) { return nullptr; }
 #endif
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -7,9 +7,10 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/isa.h"
 #include "kernels/quant/row_dots.h"
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 namespace {
 
 // The kRowsPerDot weight rows of a call.
@@ -54,4 +55,4 @@ inline float sum8(__m256 v) {
 }
 
 }  // namespace
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -10,6 +10,12 @@
 namespace difftx {
 namespace {
 
+// The copies compiled at the test's own flags: the baseline level's exp_approx, and in a
+// DIFFTX_NATIVE=ON build on an AVX-512 machine exp_avx512 too. The other levels' vector exp runs
+// inside their kernels (cross-entropy, SwiGLU, attention), which the per-level runs of the
+// kernel tests compare with their references (the cpu_level.* ctests).
+using namespace DIFFTX_ISA;
+
 // Each implementation of e^x, applied to a whole vector the way the kernels apply it.
 struct ExpImpl {
   std::string name;

@@ -1,0 +1,49 @@
+// The CPU levels difftx's kernels are compiled for, and the one in use (docs/ARCHITECTURE.md
+// "CPU levels"). Every source listed as per-level in CMakeLists.txt is compiled once per level
+// of the build, into namespace difftx::isa_<level>; the public kernel functions (kernels/dispatch)
+// call the active level's copy. The level is chosen once, at the first kernel call, from CPUID
+// (the highest level this CPU runs), unless DIFFTX_CPU names one.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace difftx {
+
+// x86-64: scalar (x86-64-v2), avx2 (x86-64-v3: AVX2, FMA, F16C, BMI2), avx512 (x86-64-v4 with
+// VNNI and BF16); arm64: neon (armv8-a), dotprod (armv8.2-a with the int8 dot product). A
+// -DDIFFTX_NATIVE=ON build has the single level native (-march=native).
+enum class CpuLevel { scalar, avx2, avx512, neon, dotprod, native };
+
+const char* cpu_level_name(CpuLevel level);
+// Levels compiled into this binary, lowest first.
+const std::vector<CpuLevel>& cpu_levels_built();
+// Whether this CPU can execute the level's code.
+bool cpu_runs(CpuLevel level);
+// The built levels this CPU runs, lowest first.
+std::vector<CpuLevel> cpu_levels_runnable();
+// The level in use. The first call reads DIFFTX_CPU (a level name); one this binary lacks or
+// this CPU cannot run throws difftx::Error naming the choices.
+CpuLevel cpu_level();
+// Index of cpu_level() in cpu_levels_built() (what the dispatch tables are indexed by).
+int cpu_level_index();
+// Switches the level for the calls that follow (tests, benchmarks); throws like DIFFTX_CPU.
+// Not for use while kernels run on other threads.
+void set_cpu_level(CpuLevel level);
+CpuLevel parse_cpu_level(const std::string& name);
+// "avx512 (avx512f avx512bw avx512vl avx512dq avx512vnni avx512bf16)": the level in use and the
+// CPU features it relies on.
+std::string cpu_level_description();
+
+// Runs a scope at a level and restores the previous one.
+class ScopedCpuLevel {
+ public:
+  explicit ScopedCpuLevel(CpuLevel level) : previous_(cpu_level()) { set_cpu_level(level); }
+  ~ScopedCpuLevel() { set_cpu_level(previous_); }
+  ScopedCpuLevel(const ScopedCpuLevel&) = delete;
+  ScopedCpuLevel& operator=(const ScopedCpuLevel&) = delete;
+
+ private:
+  CpuLevel previous_;
+};
+
+}  // namespace difftx
