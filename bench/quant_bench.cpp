@@ -88,7 +88,7 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
   // The block types have two decode kernels: weights widened to F32, and x quantized to int8
   std::vector<std::pair<MatmulPath, const char*>> paths = {{MatmulPath::best, "f32_fma"}};
   if (type == WeightType::q8_0 || type == WeightType::q4_0 || type == WeightType::q4_k)
-    paths = {{MatmulPath::avx512, "f32_fma"}, {MatmulPath::avx512_int8, "int8_vnni"}};
+    paths = {{MatmulPath::simd, "f32_fma"}, {MatmulPath::simd_int8, "int8"}};
   for (auto [path, path_name] : paths) {
     int64_t next = 0;
     const Timed gemv = measure_with_cpu([&] {
@@ -106,7 +106,7 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
   const WeightMatrix W{type, bytes.data(), s.rows, s.cols};
   for (const auto& entry : paths) {
     const MatmulPath path = entry.first;
-    const char* name = path == MatmulPath::avx512_int8 ? "int8_vnni" : "f32_sgemm";
+    const char* name = path == MatmulPath::simd_int8 ? "int8" : "f32_sgemm";
     const Timed gemm = measure_with_cpu([&] { matmul(W, x.data(), y.data(), N, false, path); }, 0.5, 2);
     const double flops = 2.0 * N * s.rows * s.cols;
     print_row(json, {str("op", "quant_prefill"), str("type", weight_type_name(type)), str("path", name),

@@ -7,11 +7,17 @@
 # (weight bytes read per token / the copy rate `difftx bench memory` measures in the same run):
 #   bench/llama_cpp/run.sh [--config FILE] [--dtypes f16,q8_0,q4_0] [--prompt 512] [--new 128]
 #                          [--repeats 2] [--threads N] [--work DIR] [--json]
+#                          [--difftx BIN] [--cpu-variant NAME]
 # Installs the peer on first use (bench/llama_cpp/setup: npm node-llama-cpp into .cache/).
+# --difftx: the binary to time (default build/release/difftx), e.g. an AVX2 build's.
+# --cpu-variant: llama.cpp with one CPU library only. node-llama-cpp ships a libggml-cpu-NAME.so
+# per x86-64 family and loads the best this CPU runs; a copy of the package in
+# .cache/llama_cpp-NAME keeps NAME's alone, so that e.g. `--cpu-variant haswell` (AVX2 + FMA +
+# F16C + BMI2) runs llama.cpp's AVX2 code on any newer CPU, the peer of an AVX2 difftx build.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 config=configs/hf/llama-1b.json dtypes=f16,q8_0,q4_0 prompt=512 new=128 repeats=2 threads="$(nproc)"
-work=.cache/bench-llama-cpp json=0
+work=.cache/bench-llama-cpp json=0 difftx=build/release/difftx variant=
 while [ $# -gt 0 ]; do
   case "$1" in
     --config) config="$2"; shift 2 ;;
@@ -22,13 +28,31 @@ while [ $# -gt 0 ]; do
     --threads) threads="$2"; shift 2 ;;
     --work) work="$2"; shift 2 ;;
     --json) json=1; shift ;;
+    --difftx) difftx="$2"; shift 2 ;;
+    --cpu-variant) variant="$2"; shift 2 ;;
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-difftx=build/release/difftx
 mkdir -p "$work"
 [ -x "$difftx" ] || { echo "run.sh: build difftx first (scripts/build release)" >&2; exit 1; }
 [ -d .cache/llama_cpp/node_modules/node-llama-cpp ] || bench/llama_cpp/setup
+if [ -n "$variant" ]; then
+  peer=".cache/llama_cpp-$variant"
+  if [ ! -f "$peer/ready" ]; then  # the package without its GPU builds, one CPU library left
+    installed=.cache/llama_cpp/node_modules
+    [ -f "$installed/@node-llama-cpp/linux-x64/bins/linux-x64/libggml-cpu-$variant.so" ] \
+      || { echo "run.sh: node-llama-cpp has no CPU variant '$variant'" >&2; exit 1; }
+    rm -rf "$peer" && mkdir -p "$peer/node_modules/@node-llama-cpp"
+    for entry in "$installed"/*; do
+      [ "$(basename "$entry")" = @node-llama-cpp ] || cp -a "$entry" "$peer/node_modules/"
+    done
+    cp -a "$installed/@node-llama-cpp/linux-x64" "$peer/node_modules/@node-llama-cpp/"
+    find "$peer/node_modules/@node-llama-cpp/linux-x64/bins" -name 'libggml-cpu-*.so' \
+      ! -name "libggml-cpu-$variant.so" -delete
+    touch "$peer/ready"
+  fi
+  export DIFFTX_NODE_LLAMA_CPP="$PWD/$peer/node_modules/node-llama-cpp/dist/index.js"
+fi
 [ -f data/hf/llama3/tokenizer.json ] || { echo "run.sh: data/hf/llama3 is missing (scripts/fetch-data)" >&2; exit 1; }
 
 src="$work/src-$(basename "$config" .json)"

@@ -3,6 +3,7 @@
 // of blocks is the exact byte sequence of a GGUF tensor row. docs/FORMATS.md has the tables.
 #pragma once
 #include <cstdint>
+#include <cstring>
 
 namespace difftx {
 
@@ -58,6 +59,19 @@ inline void q4_k_set_scale_min(uint8_t* scales, int j, uint8_t scale, uint8_t mi
     scales[j - 4] = static_cast<uint8_t>((scales[j - 4] & 63) | ((scale >> 4) << 6));
     scales[j] = static_cast<uint8_t>((scales[j] & 63) | ((min >> 4) << 6));
   }
+}
+
+// All 8 scales and 8 minimums of a super-block at once, four bytes per 32-bit word (the SIMD
+// kernels load them as one vector): bytes 0-3 hold s_0..s_3 (low 6 bits), 4-7 m_0..m_3, 8-11
+// the low nibbles of s_4..s_7 and m_4..m_7, and the top 2 bits of bytes 0-3 / 4-7 the top bits
+// of s_4..s_7 / m_4..m_7. out = s_0..s_7, m_0..m_7.
+inline void q4_k_scales_and_mins(const uint8_t* scales, uint8_t (&out)[16]) {
+  uint32_t w[3];
+  std::memcpy(w, scales, 12);  // little-endian words (x86-64, ARM64)
+  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x03030303;
+  const uint32_t words[4] = {w[0] & low6, (w[2] & low4) | (((w[0] >> 6) & top2) << 4), w[1] & low6,
+                             ((w[2] >> 4) & low4) | (((w[1] >> 6) & top2) << 4)};
+  std::memcpy(out, words, 16);
 }
 
 }  // namespace difftx

@@ -4,13 +4,21 @@
 
 #include "kernels/isa.h"
 
-#ifdef __AVX512F__
+#if defined(__AVX512F__)
+#define DIFFTX_GEMM_FLOAT 1
+#define DIFFTX_GEMM_FLOAT_AVX512 1
+#elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#define DIFFTX_GEMM_FLOAT 1
+#endif
+
+#ifdef DIFFTX_GEMM_FLOAT
 #include <immintrin.h>
+
+#include <cstring>
 
 #include "core/buffer.h"
 #include "core/threading.h"
 #include "kernels/op_threading.h"
-#define DIFFTX_GEMM_FLOAT 1
 #endif
 
 namespace difftx::DIFFTX_ISA::quant {
@@ -18,6 +26,7 @@ namespace difftx::DIFFTX_ISA::quant {
 #ifdef DIFFTX_GEMM_FLOAT
 namespace {
 
+#ifdef DIFFTX_GEMM_FLOAT_AVX512
 constexpr int kPanel = 16;   // weight rows per panel: one zmm of outputs
 constexpr int kPanels = 3;   // panels per micro-kernel call: each broadcast x feeds 3 FMAs
 constexpr int kTile = 8;     // x rows per micro-kernel call: 3 x 8 accumulators in registers
@@ -69,16 +78,6 @@ void pack_panel(const uint8_t* first, int64_t row_bytes, int rows, int64_t cols,
   }
 }
 
-using PackPanel = void (*)(const uint8_t*, int64_t, int, int64_t, float*);
-
-PackPanel pack_for(WeightType type) {
-  switch (type) {
-    case WeightType::f32: return pack_panel<WeightType::f32>;
-    case WeightType::bf16: return pack_panel<WeightType::bf16>;
-    default: return pack_panel<WeightType::f16>;
-  }
-}
-
 // y[n0 + c][r0 + 16 q + lane] for c < T, q < P: panel q (rows[q] real rows) against x row n0 + c,
 // acc = fma(x[k], w[k], acc) for k = 0 .. cols - 1.
 template <int P, int T>
@@ -106,25 +105,126 @@ void tile(const float* panels, int64_t panel_floats, const float* x, int64_t col
   }
 }
 
-// All N rows of x against P packed panels: tiles of kTile rows, then one tail tile.
-template <int P>
-void rows_of_x(const float* panels, int64_t panel_floats, const float* x, int64_t cols, int64_t N, int64_t r0,
-               const int* rows, float* y, int64_t ld, bool accumulate) {
-  int64_t n0 = 0;
-  for (; n0 + kTile <= N; n0 += kTile) tile<P, kTile>(panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
-  const auto tail = [&]<int T>() { tile<P, T>(panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate); };
-  switch (N - n0) {
-    case 0: return;
-    case 1: return tail.template operator()<1>();
-    case 2: return tail.template operator()<2>();
-    case 3: return tail.template operator()<3>();
-    case 4: return tail.template operator()<4>();
-    case 5: return tail.template operator()<5>();
-    case 6: return tail.template operator()<6>();
-    default: return tail.template operator()<7>();
+#else
+// AVX2: panels of 8 rows (one ymm of outputs), 2 panels against up to 6 rows of x (12
+// accumulators, 2 weight vectors and the broadcast x in the 16 registers); the same chain per
+// output as the AVX-512 kernel.
+constexpr int kPanel = 8;   // weight rows per panel: one ymm of outputs
+constexpr int kPanels = 2;  // panels per micro-kernel call: each broadcast x feeds 2 FMAs
+constexpr int kTile = 6;    // x rows per micro-kernel call: 2 x 6 accumulators in registers
+
+// 8 weights of one row from column k on, widened to F32.
+template <WeightType kType>
+inline __m256 load8(const uint8_t* row, int64_t k) {
+  if constexpr (kType == WeightType::f32) return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + k);
+  const __m128i h = _mm_loadu_si128((const __m128i*)(row + 2 * k));
+  if constexpr (kType == WeightType::bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  return _mm256_cvtph_ps(h);  // f16
+}
+
+// v[i][j] becomes v[j][i]: 8 x 8 floats, in three rounds of shuffles.
+inline void transpose8(__m256 (&v)[8]) {
+  __m256 t[8], s[8];
+  for (int i = 0; i < 8; i += 2) {  // per 128-bit lane: (v_i[c], v_i+1[c], v_i[c + 1], v_i+1[c + 1])
+    t[i] = _mm256_unpacklo_ps(v[i], v[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(v[i], v[i + 1]);
+  }
+  for (int g = 0; g < 8; g += 4) {  // s[g + c]: rows g .. g + 3 at column c (low lane), c + 4 (high lane)
+    s[g] = _mm256_shuffle_ps(t[g], t[g + 2], 0x44);
+    s[g + 1] = _mm256_shuffle_ps(t[g], t[g + 2], 0xEE);
+    s[g + 2] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0x44);
+    s[g + 3] = _mm256_shuffle_ps(t[g + 1], t[g + 3], 0xEE);
+  }
+  for (int c = 0; c < 4; ++c) {
+    v[c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x20);
+    v[4 + c] = _mm256_permute2f128_ps(s[c], s[4 + c], 0x31);
   }
 }
-static_assert(kTile == 8, "rows_of_x's tail covers 1 to 7 rows of x");
+
+// panel[k * 8 + i] = W[first + i][k] for i < rows, zero for rows <= i < 8.
+template <WeightType kType>
+void pack_panel(const uint8_t* first, int64_t row_bytes, int rows, int64_t cols, float* panel) {
+  constexpr int64_t kBytes = kType == WeightType::f32 ? 4 : 2;  // per weight
+  __m256 v[8];
+  for (int64_t k = 0; k < cols; k += 8) {
+    const int width = static_cast<int>(std::min<int64_t>(8, cols - k));
+    for (int i = 0; i < 8; ++i) {
+      if (i >= rows) {
+        v[i] = _mm256_setzero_ps();
+      } else if (width == 8) {
+        v[i] = load8<kType>(first + i * row_bytes, k);
+      } else {  // the last up to 7 columns, through a zeroed copy
+        alignas(32) uint8_t part[32] = {};
+        std::memcpy(part, first + i * row_bytes + kBytes * k, width * kBytes);
+        v[i] = load8<kType>(part, 0);
+      }
+    }
+    transpose8(v);
+    for (int j = 0; j < width; ++j) _mm256_store_ps(panel + (k + j) * kPanel, v[j]);
+  }
+}
+
+// y[n0 + c][r0 + 8 q + lane] for c < T, q < P: panel q (rows[q] real rows) against x row n0 + c,
+// acc = fma(x[k], w[k], acc) for k = 0 .. cols - 1.
+template <int P, int T>
+void tile(const float* panels, int64_t panel_floats, const float* x, int64_t cols, int64_t n0, int64_t r0,
+          const int* rows, float* y, int64_t ld, bool accumulate) {
+  __m256 acc[P][T];
+  for (auto& panel : acc)
+    for (auto& a : panel) a = _mm256_setzero_ps();
+  const float* xc = x + n0 * cols;
+  for (int64_t k = 0; k < cols; ++k) {
+    __m256 w[P];
+    for (int q = 0; q < P; ++q) w[q] = _mm256_load_ps(panels + q * panel_floats + k * kPanel);
+    for (int c = 0; c < T; ++c) {
+      const __m256 xk = _mm256_set1_ps(xc[c * cols + k]);
+      for (int q = 0; q < P; ++q) acc[q][c] = _mm256_fmadd_ps(xk, w[q], acc[q][c]);
+    }
+  }
+  const __m256i lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
+  for (int q = 0; q < P; ++q) {
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(rows[q]), lane);
+    for (int c = 0; c < T; ++c) {
+      float* out = y + (n0 + c) * ld + r0 + q * kPanel;
+      const __m256 v = accumulate ? _mm256_add_ps(_mm256_maskload_ps(out, mask), acc[q][c]) : acc[q][c];
+      _mm256_maskstore_ps(out, mask, v);
+    }
+  }
+}
+#endif
+
+using PackPanel = void (*)(const uint8_t*, int64_t, int, int64_t, float*);
+
+PackPanel pack_for(WeightType type) {
+  switch (type) {
+    case WeightType::f32: return pack_panel<WeightType::f32>;
+    case WeightType::bf16: return pack_panel<WeightType::bf16>;
+    default: return pack_panel<WeightType::f16>;
+  }
+}
+
+// The last t (< T) rows of x: the tile of t rows.
+template <int P, int T>
+void tail_tile(int t, const float* panels, int64_t panel_floats, const float* x, int64_t cols, int64_t n0,
+               int64_t r0, const int* rows, float* y, int64_t ld, bool accumulate) {
+  if constexpr (T > 0) {
+    if (t == T) return tile<P, T>(panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
+    tail_tile<P, T - 1>(t, panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
+  }
+}
+
+// All N rows of x against the first `used` (1 .. P) packed panels: tiles of kTile rows, then one
+// tail tile.
+template <int P>
+void rows_of_x(int used, const float* panels, int64_t panel_floats, const float* x, int64_t cols, int64_t N,
+               int64_t r0, const int* rows, float* y, int64_t ld, bool accumulate) {
+  if constexpr (P > 1)
+    if (used < P) return rows_of_x<P - 1>(used, panels, panel_floats, x, cols, N, r0, rows, y, ld, accumulate);
+  int64_t n0 = 0;
+  for (; n0 + kTile <= N; n0 += kTile) tile<P, kTile>(panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
+  if (n0 < N)
+    tail_tile<P, kTile - 1>(static_cast<int>(N - n0), panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
+}
 
 }  // namespace
 
@@ -136,7 +236,7 @@ void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool
   const PackPanel pack = pack_for(W.type);
   const int64_t span = kPanels * kPanel, spans = (W.rows + span - 1) / span;
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
-  const int64_t panel_floats = W.cols * kPanel;  // 64 bytes a column: panels stay 64-byte aligned
+  const int64_t panel_floats = W.cols * kPanel;  // a vector a column: panels stay aligned to it
   // one thread for small products (a team costs more than it saves); the bits are the same
   const int threads = spans > 1 && worth_parallel(N * W.rows * W.cols) ? thread_count() : 1;
   Buffer<float> own(threads * kPanels * panel_floats);  // kPanels per thread, allocated before the region
@@ -156,9 +256,7 @@ void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool
              panels + q * panel_floats);
         ++used;
       }
-      if (used == 3) rows_of_x<3>(panels, panel_floats, x, W.cols, N, r0, rows, y, W.rows, accumulate);
-      else if (used == 2) rows_of_x<2>(panels, panel_floats, x, W.cols, N, r0, rows, y, W.rows, accumulate);
-      else rows_of_x<1>(panels, panel_floats, x, W.cols, N, r0, rows, y, W.rows, accumulate);
+      rows_of_x<kPanels>(used, panels, panel_floats, x, W.cols, N, r0, rows, y, W.rows, accumulate);
     }
   }
 }

@@ -35,21 +35,18 @@ void check_operands(const WeightMatrix& W, const float* x, const float* y, int64
 }
 
 quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
-  // best: int8 for Q4_0 and Q4_K (1.9x and 1.8x faster than widening to F32); Q8_0 reads at the
-  // same rate either way and keeps x exact (docs/BENCHMARKS.md)
-  const bool int8 = path == MatmulPath::avx512_int8 || (path == MatmulPath::best && type != WeightType::q8_0);
-  if (int8)
-    for (quant::RowDots dots : {quant::row_dots_int8(type), quant::row_dots_int8_neon(type)})
-      if (dots) return dots;
+  // best: int8 for Q4_0 and Q4_K (1.9x and 1.8x faster than widening to F32 with AVX-512);
+  // Q8_0 reads at the same rate either way (AVX-512 and AVX2) and keeps x exact
+  // (docs/BENCHMARKS.md)
+  const bool int8_best = type != WeightType::q8_0;
+  if (path == MatmulPath::simd_int8 || (path == MatmulPath::best && int8_best))
+    if (quant::RowDots dots = quant::row_dots_int8(type)) return dots;
   if (path != MatmulPath::scalar)
-    for (quant::RowDots dots : {quant::row_dots_avx512(type), quant::row_dots_neon(type)})
-      if (dots) return dots;
+    if (quant::RowDots dots = quant::row_dots_widened(type)) return dots;
   return quant::row_dots_scalar(type);
 }
 
-bool takes_int8_x(quant::RowDots dots, WeightType type) {
-  return dots == quant::row_dots_int8(type) || dots == quant::row_dots_int8_neon(type);
-}
+bool takes_int8_x(quant::RowDots dots, WeightType type) { return dots == quant::row_dots_int8(type); }
 
 // y[n][r] (+)= W[r] . x[n] for every row of W and of x: groups of kRowsPerDot weight rows over
 // the threads; within a group, the rows of x kXRowsPerDot at a time, so that the group's weights
@@ -116,7 +113,7 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   if (N >= kGemmMinRows) {
     if (W.type == WeightType::f32)
       gemm(Trans::N, Trans::T, N, W.rows, W.cols, 1.0f, x, weights, accumulate ? 1.0f : 0.0f, y);
-    else if (path != MatmulPath::avx512 && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
+    else if (path != MatmulPath::simd && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
       quant::gemm_int8(W, x, y, N, accumulate);
     else
       gemm_panels(W, x, y, N, accumulate);

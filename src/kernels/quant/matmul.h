@@ -20,13 +20,14 @@ struct WeightMatrix {
   int64_t rows, cols;
 };
 
-// Which code runs. Decode (N < 8): the portable scalar loops; AVX-512 with weights widened to
-// F32 (and F32 weights as they are: gemv.h); or x quantized to int8 per 32-block and AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K;
-// other types fall back to avx512). Prefill (N >= 8): avx512 and scalar widen panels to F32
-// for sgemm, avx512_int8 uses int8 x with repacked weight panels (the block types). A path not
-// compiled in falls back. `best` is the fastest measured per type (docs/BENCHMARKS.md). On ARM,
-// avx512 and avx512_int8 select the NEON kernels of the same two kinds (row_dots.h).
-enum class MatmulPath { best, scalar, avx512, avx512_int8 };
+// Which code runs. Decode (N < 8): the portable scalar loops; `simd`, weights widened to F32 in
+// vector registers (AVX-512: every type; AVX2 + FMA + F16C and NEON: the float types and Q8_0;
+// F32 weights as they are: gemv.h); or `simd_int8`, x quantized to int8 per 32-block and integer
+// dot products (Q8_0, Q4_0, Q4_K: AVX-512 VNNI, AVX2 vpmaddubsw, NEON sdot or widening
+// multiplies; other types fall back to simd). Prefill (N >= 8): simd and scalar widen panels to
+// F32 for sgemm, simd_int8 uses int8 x with repacked weight panels (the block types). A path the
+// CPU level lacks falls back. `best` is the fastest measured per type and level (docs/BENCHMARKS.md).
+enum class MatmulPath { best, scalar, simd, simd_int8 };
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
             MatmulPath path = MatmulPath::best);
@@ -38,11 +39,11 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 // GEMV's order for any N: row r of y[n] has the bits of the single-row GEMV of x[n] (gemv() for
 // F32); the weights are read once per group of weight rows for all N rows of x. gemm is the
 // prefill GEMM's order for any N >= 1: the int8 GEMM (gemm_int8.h) for Q8_0, Q4_0, Q4_K, and
-// for F32, BF16 and F16 an AVX-512 GEMM with one F32 FMA chain per output (gemm_float.h; OpenBLAS
+// for F32, BF16 and F16 a GEMM with one F32 FMA chain per output (gemm_float.h; OpenBLAS
 // sgemm is not invariant: 0.3.21 takes other kernels at small M * N * K, as for M = 1 against a
-// 256-row panel, than at large M, see docs/BENCHMARKS.md; nor is the by_size GEMM). Builds
-// without those kernels (no AVX-512 / VNNI) run the gemv order instead. Both GEMMs repack the
-// weights on every call, so the gemm order costs a pass over them even at N = 1.
+// 256-row panel, than at large M, see docs/BENCHMARKS.md; nor is the by_size GEMM). Both exist
+// for AVX-512 and AVX2; builds without either (scalar) run the gemv order instead. Both GEMMs
+// repack the weights on every call, so the gemm order costs a pass over them even at N = 1.
 // The `best` path (MatmulPath) runs in both.
 enum class MatmulOrder { by_size, gemv, gemm };
 

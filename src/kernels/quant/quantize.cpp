@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#ifdef __AVX512F__
+#if defined(__AVX512F__) || defined(__F16C__)
 #include <immintrin.h>
 #endif
 
@@ -114,8 +114,10 @@ void dequantize_rows(WeightType type, const void* src, float* dst, int64_t rows,
       case WeightType::f16: {
         const auto* h = static_cast<const uint16_t*>(x);
         int64_t i = 0;
-#ifdef __AVX512F__
+#if defined(__AVX512F__)
         for (; i + 16 <= cols; i += 16) _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(h + i))));
+#elif defined(__F16C__)
+        for (; i + 8 <= cols; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + i))));
 #endif
         for (; i < cols; ++i) y[i] = f16_to_float(h[i]);
         break;

@@ -23,7 +23,7 @@ constexpr int kPrefetchRows = 2 * kRowsPerDot;
 struct PreparedX {
   const float* x = nullptr;
   std::vector<float> sums;  // sums[b]: the sum of x[32b .. 32b + 32) (types with minimums)
-  // For the int8 dot products (AVX-512 VNNI): x quantized in blocks of 32 as Q8_0 is (d =
+  // For the int8 dot products (VNNI, AVX2): x quantized in blocks of 32 as Q8_0 is (d =
   // max|x| / 127, q = round(x / d)), two blocks A, B per 64 bytes, for Q4_0 in the order A[0:16],
   // B[0:16], A[16:32], B[16:32] (that of its unpacked nibbles), else A then B; per 16 int32
   // lanes of such a pair, the block scale of each lane and -8 times the sum of the lane's four q.
@@ -57,15 +57,30 @@ void each_x_row(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, in
 }
 
 RowDots row_dots_scalar(WeightType type);
-RowDots row_dots_avx512(WeightType type);  // nullptr when AVX-512 is not compiled in
-// x quantized to int8, AVX-512 VNNI dot products (Q8_0, Q4_0, Q4_K); nullptr for other types or
-// without VNNI
-RowDots row_dots_int8(WeightType type);
-// ARM NEON (row_dots_neon.cpp), nullptr when NEON is not compiled in or for other types: weights
-// widened to F32 (F32, BF16, F16, Q8_0), and x quantized to int8 with sdot where the dotprod
-// extension is compiled in (Q8_0, Q4_0, Q4_K; prepare_x's int8 pairs).
+// Weights widened to F32 in vector registers: AVX-512 (every type), AVX2 + FMA + F16C where
+// AVX-512 is not compiled in, NEON on ARM (the float types and Q8_0). nullptr where not compiled
+// in or for other types.
+RowDots row_dots_avx512(WeightType type);
+RowDots row_dots_avx2(WeightType type);
 RowDots row_dots_neon(WeightType type);
+// x quantized to int8 (Q8_0, Q4_0, Q4_K; prepare_x's int8 pairs): AVX-512 VNNI dot products,
+// AVX2 vpmaddubsw where VNNI is not compiled in, NEON (sdot where the dotprod extension is
+// compiled in, row_dots_neon.cpp). nullptr where not compiled in or for other types.
+RowDots row_dots_vnni(WeightType type);
+RowDots row_dots_int8_avx2(WeightType type);
 RowDots row_dots_int8_neon(WeightType type);
+
+// The level's kernel of each kind (nullptr if none).
+inline RowDots row_dots_widened(WeightType type) {
+  for (RowDots dots : {row_dots_avx512(type), row_dots_avx2(type), row_dots_neon(type)})
+    if (dots) return dots;
+  return nullptr;
+}
+inline RowDots row_dots_int8(WeightType type) {
+  for (RowDots dots : {row_dots_vnni(type), row_dots_int8_avx2(type), row_dots_int8_neon(type)})
+    if (dots) return dots;
+  return nullptr;
+}
 
 // Fills px for the row dots of `type` (the int8 pairs only where that kernel uses them).
 void prepare_x(WeightType type, bool int8_pairs, const float* x, int64_t cols, PreparedX& px);

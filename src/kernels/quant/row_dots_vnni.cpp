@@ -10,7 +10,6 @@
 #include "kernels/quant/row_dots.h"
 
 #include <algorithm>
-#include <cstring>
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #include <immintrin.h>
@@ -131,20 +130,6 @@ struct Q8_0Dots {
   }
 };
 
-// The 8 scales and 8 minimums of a Q4_K super-block (block_formats.h), unpacked from the 12
-// bytes as four 32-bit words at once: bytes 0-3 hold s_0..s_3 (low 6 bits), 4-7 m_0..m_3, 8-11
-// the low nibbles of s_4..s_7 and m_4..m_7, and the top 2 bits of bytes 0-3 / 4-7 the top bits
-// of s_4..s_7 / m_4..m_7. Returns {scales s_0..s_7, minimums m_0..m_7} as 16 bytes.
-inline __m128i q4_k_scales_and_mins(const uint8_t* scales) {
-  uint32_t w[3];
-  std::memcpy(w, scales, 12);
-  const uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, top2 = 0x03030303;
-  const uint32_t s_lo = w[0] & low6, m_lo = w[1] & low6;
-  const uint32_t s_hi = (w[2] & low4) | (((w[0] >> 6) & top2) << 4);
-  const uint32_t m_hi = ((w[2] >> 4) & low4) | (((w[1] >> 6) & top2) << 4);
-  return _mm_set_epi32(static_cast<int>(m_hi), static_cast<int>(m_lo), static_cast<int>(s_hi), static_cast<int>(s_lo));
-}
-
 // A 64-weight group g of a super-block: sub-block 2g in the low nibbles of qs[32g .. 32g + 32),
 // 2g + 1 in the high ones, so the unpacked bytes are in x's own order. The minimums come off
 // as sum_j dmin m_j (sum of x over sub-block j), 8 sub-blocks in one vector multiply-add.
@@ -167,7 +152,9 @@ struct Q4_KDots {
     for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
       for (int r = 0; r < kRowsPerDot; ++r) {
         const BlockQ4_K& blk = rows.p[r][b];
-        const __m128i sm = q4_k_scales_and_mins(blk.scales);
+        uint8_t unpacked[16];
+        q4_k_scales_and_mins(blk.scales, unpacked);
+        const __m128i sm = _mm_loadu_si128((const __m128i*)unpacked);
         const __m256 scales = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)));
         const __m256 mins = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.dmin)),
                                           _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sm, sm))));
@@ -201,7 +188,7 @@ struct Q4_KDots {
 
 }  // namespace
 
-RowDots row_dots_int8(WeightType type) {
+RowDots row_dots_vnni(WeightType type) {
   switch (type) {
     case WeightType::q4_0: return by_x_rows<Q4_0Dots>;
     case WeightType::q8_0: return by_x_rows<Q8_0Dots>;
@@ -210,7 +197,7 @@ RowDots row_dots_int8(WeightType type) {
   }
 }
 #else
-RowDots row_dots_int8(WeightType) { return nullptr; }
+RowDots row_dots_vnni(WeightType) { return nullptr; }
 #endif
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -2,8 +2,8 @@
 // an N-row product has the same bits as the row alone, as the row at another place in another
 // batch, and at 1 and 2 threads; the gemv order is the decode GEMV (gemv() for F32) and by_size
 // below 8 rows, the gemm order at N >= 8 the prefill GEMM of the block types; the gemm order of
-// the float types (AVX-512 builds) is one F32 FMA chain per output, checked bit for bit against
-// its scalar twin; all close to the double reference. (That the row dots kept the bits of the
+// the float types (AVX-512 and AVX2 builds) is one F32 FMA chain per output, checked bit for bit
+// against its scalar twin; all close to the double reference. (That the row dots kept the bits of the
 // single-row kernels they replaced was checked once against the previous build's kernels, not
 // here.)
 #include <gtest/gtest.h>
@@ -175,10 +175,11 @@ TEST(QuantMatmulOrder, SameBitsForOneAndTwoThreads) {
   omp_set_num_threads(saved);
 }
 
-// The float types' gemm order where the AVX-512 GEMM is built (gemm_float.h): each output is
-// acc = fma(x[k], w[k], acc) in F32 for k = 0 .. cols - 1 from zero, then acc or y + acc. The
-// scalar twin below states that chain; the kernel must give its bits for every row of every
-// batch (any N, any tile and tail tile, 1, 2 or 3 panels per span, columns past a multiple of 16).
+// The float types' gemm order where the float GEMM is built (gemm_float.h: AVX-512 or AVX2):
+// each output is acc = fma(x[k], w[k], acc) in F32 for k = 0 .. cols - 1 from zero, then acc or
+// y + acc. The scalar twin below states that chain; the kernel must give its bits for every row
+// of every batch (any N, any tile and tail tile, 1 to 3 panels per span, columns past a multiple
+// of 8 and 16).
 std::vector<float> float_gemm_twin(const Quantized& q, const float* x, const float* start, int64_t N, bool accumulate) {
   std::vector<float> y(start, start + N * q.rows);
   for (int64_t n = 0; n < N; ++n)
@@ -192,7 +193,7 @@ std::vector<float> float_gemm_twin(const Quantized& q, const float* x, const flo
 }
 
 TEST(QuantMatmulOrder, FloatGemmIsOneFmaChainPerOutput) {
-  if (!quant::gemm_float_available(WeightType::f32)) GTEST_SKIP() << "no AVX-512 float GEMM in this build (gemv order)";
+  if (!quant::gemm_float_available(WeightType::f32)) GTEST_SKIP() << "no float GEMM in this build (gemv order)";
   Rng rng(25);
   const int saved = omp_get_max_threads();
   for (WeightType type : {WeightType::f32, WeightType::bf16, WeightType::f16})

@@ -34,7 +34,7 @@ void expect_matches(const Quantized& q, int64_t N, bool accumulate, MatmulPath p
   matmul_reference(q.matrix(), x.data(), want.data(), N, accumulate);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t r = 0; r < q.rows; ++r) {
-      const bool x_int8 = path == MatmulPath::avx512_int8 &&
+      const bool x_int8 = path == MatmulPath::simd_int8 &&
                           (q.type == WeightType::q4_0 || q.type == WeightType::q8_0 || q.type == WeightType::q4_k);
       const double bound = testing::matmul_tolerance(q, x.data() + n * q.cols, r, x_int8) + (accumulate ? 1e-6 : 0.0);
       ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]), bound)
@@ -60,7 +60,7 @@ TEST(QuantMatmul, MatchesReferenceOnAwkwardShapes) {
         const Quantized q = make_weights(type, rows, cols, rng);
         for (int64_t N : {1, 2, 7, 8, 64})
           for (bool accumulate : {false, true})
-            for (MatmulPath path : {MatmulPath::scalar, MatmulPath::avx512, MatmulPath::avx512_int8}) {
+            for (MatmulPath path : {MatmulPath::scalar, MatmulPath::simd, MatmulPath::simd_int8}) {
               if (N >= 8 && path == MatmulPath::scalar) continue;  // the GEMM has no scalar path
               expect_matches(q, N, accumulate, path, rng);
             }
@@ -72,10 +72,10 @@ TEST(QuantMatmul, MatchesReferenceAtModelWidths) {
   for (WeightType type : kTypes) {
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{33, 4096}, {4096, 256}}) {
       const Quantized q = make_weights(type, rows, cols, rng);
-      expect_matches(q, 1, false, MatmulPath::avx512, rng);
-      expect_matches(q, 1, false, MatmulPath::avx512_int8, rng);
-      expect_matches(q, 9, true, MatmulPath::avx512, rng);
-      expect_matches(q, 9, true, MatmulPath::avx512_int8, rng);
+      expect_matches(q, 1, false, MatmulPath::simd, rng);
+      expect_matches(q, 1, false, MatmulPath::simd_int8, rng);
+      expect_matches(q, 9, true, MatmulPath::simd, rng);
+      expect_matches(q, 9, true, MatmulPath::simd_int8, rng);
     }
   }
 }
@@ -109,7 +109,7 @@ TEST(QuantMatmul, Q8_0TakesEveryByteValue) {
     for (int j = 0; j < 32; j += 3) blocks[b].qs[j] = static_cast<int8_t>(j % 2 ? -128 : 127);
   dequantize_rows(WeightType::q8_0, q.bytes.data(), q.dequantized.data(), q.rows, q.cols);
   for (int64_t N : {1, 9})
-    for (MatmulPath path : {MatmulPath::scalar, MatmulPath::avx512, MatmulPath::avx512_int8})
+    for (MatmulPath path : {MatmulPath::scalar, MatmulPath::simd, MatmulPath::simd_int8})
       expect_matches(q, N, false, path, rng);
 }
 
