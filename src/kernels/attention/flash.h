@@ -13,7 +13,7 @@
 
 namespace difftx::flash {
 
-// AVX-512 when compiled in and d % 16 == 0, else scalar.
+// SIMD (AVX-512 or AVX2) when compiled in and d % 16 == 0, else scalar.
 Path default_path(const AttentionDims& dims);
 // Throws unless `path` can run these dims.
 void check_path(Path path, const AttentionDims& dims);
