@@ -12,6 +12,7 @@
 #include "core/rng.h"
 #include "kernels/attention/attention.h"
 #include "kernels/attention/flash.h"
+#include "kernels/cpu_level.h"
 #include "kernels/gemm.h"
 #include "measure.h"
 
@@ -74,7 +75,7 @@ struct Case {
 
   void print(bool json) const {
     const double flops = forward_flops(dims);
-    const char* path = flash::default_path(dims) == flash::Path::avx512 ? "avx512" : "scalar";
+    const char* path = flash::default_path(dims) == flash::Path::simd ? cpu_level_name(cpu_level()) : "scalar";
     for (int pass = 0; pass < 2; ++pass) {
       const double ms = pass == 0 ? fwd_ms : bwd_ms;
       const double f = pass == 0 ? flops : 2.5 * flops;

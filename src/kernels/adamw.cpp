@@ -7,7 +7,7 @@
 #include "kernels/ops.h"
 #include "kernels/isa.h"
 
-#ifdef __AVX512F__
+#ifdef __AVX2__
 #include <immintrin.h>
 #endif
 
@@ -29,7 +29,7 @@ void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const
   const float b1 = hp.beta1, b2 = hp.beta2, a1 = 1.0f - b1, a2 = 1.0f - b2;
   const float lr = hp.lr, eps = hp.eps, wd = hp.weight_decay;
   // GCC does not vectorise std::sqrt without -fno-math-errno, hence the intrinsics; the
-  // scalar loop (the tail, and the whole tensor without AVX-512) computes the same formula.
+  // scalar loop (the tail, and the whole tensor without AVX-512 or AVX2) computes the same formula.
 #pragma omp parallel for schedule(static) if (worth_parallel(n))
   for (int64_t begin = 0; begin < n; begin += kChunk) {
     const int64_t end = std::min(n, begin + kChunk);
@@ -53,6 +53,25 @@ void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const
       const __m512 step =
           _mm512_add_ps(_mm512_div_ps(_mm512_mul_ps(mi, vbc1), denom), _mm512_mul_ps(vwd, pi));
       _mm512_storeu_ps(p + i, _mm512_sub_ps(pi, _mm512_mul_ps(vlr, step)));
+    }
+#elif defined(__AVX2__)
+    const __m256 vb1 = _mm256_set1_ps(b1), vb2 = _mm256_set1_ps(b2), va1 = _mm256_set1_ps(a1),
+                 va2 = _mm256_set1_ps(a2), vscale = _mm256_set1_ps(grad_scale),
+                 vbc1 = _mm256_set1_ps(inv_bc1), vbc2 = _mm256_set1_ps(inv_sqrt_bc2),
+                 vlr = _mm256_set1_ps(lr), veps = _mm256_set1_ps(eps), vwd = _mm256_set1_ps(wd);
+    for (; i + 8 <= end; i += 8) {
+      const __m256 gi = _mm256_mul_ps(_mm256_loadu_ps(g + i), vscale);
+      const __m256 mi =
+          _mm256_add_ps(_mm256_mul_ps(vb1, _mm256_loadu_ps(m + i)), _mm256_mul_ps(va1, gi));
+      const __m256 vi = _mm256_add_ps(_mm256_mul_ps(vb2, _mm256_loadu_ps(v + i)),
+                                      _mm256_mul_ps(_mm256_mul_ps(va2, gi), gi));
+      _mm256_storeu_ps(m + i, mi);
+      _mm256_storeu_ps(v + i, vi);
+      const __m256 denom = _mm256_add_ps(_mm256_mul_ps(_mm256_sqrt_ps(vi), vbc2), veps);
+      const __m256 pi = _mm256_loadu_ps(p + i);
+      const __m256 step =
+          _mm256_add_ps(_mm256_div_ps(_mm256_mul_ps(mi, vbc1), denom), _mm256_mul_ps(vwd, pi));
+      _mm256_storeu_ps(p + i, _mm256_sub_ps(pi, _mm256_mul_ps(vlr, step)));
     }
 #endif
     for (; i < end; ++i) {

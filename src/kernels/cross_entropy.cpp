@@ -51,6 +51,22 @@ float row_exp_sum(const float* x, float m, float* out, int64_t V) {
   alignas(64) float lanes[16];  // (not _mm512_reduce_add_ps: GCC 12 warns inside it)
   _mm512_store_ps(lanes, _mm512_add_ps(sum0, sum1));
   for (float lane : lanes) sum += lane;
+#elif defined(__AVX2__) && defined(__FMA__)
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();  // two chains hide add latency
+  for (; j + 16 <= V; j += 16) {
+    const __m256 e0 = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm));
+    const __m256 e1 = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + j + 8), vm));
+    if constexpr (kStore) {
+      _mm256_storeu_ps(out + j, e0);
+      _mm256_storeu_ps(out + j + 8, e1);
+    }
+    sum0 = _mm256_add_ps(sum0, e0);
+    sum1 = _mm256_add_ps(sum1, e1);
+  }
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, _mm256_add_ps(sum0, sum1));
+  for (float lane : lanes) sum += lane;
 #endif
 #pragma omp simd reduction(+ : sum)
   for (int64_t i = j; i < V; ++i) {

@@ -8,7 +8,7 @@
 #include "kernels/ops.h"
 #include "kernels/isa.h"
 
-#ifdef __AVX512F__
+#ifdef __AVX2__
 #include <immintrin.h>
 #endif
 
@@ -32,6 +32,17 @@ inline void rotate_interleaved(float* x, const float* c, const float* s, float s
     const __m512 v = _mm512_loadu_ps(x + 2 * i);
     const __m512 swapped = _mm512_maskz_shuffle_ps(0xFFFF, v, v, 0xB1);  // (b, a) in each pair
     _mm512_storeu_ps(x + 2 * i, _mm512_fmaddsub_ps(v, cc, _mm512_mul_ps(swapped, ss)));
+  }
+#elif defined(__AVX2__) && defined(__FMA__)
+  // 4 pairs per step, as above.
+  const __m256i dup = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+  const __m256 sgn = _mm256_set1_ps(sign);
+  for (; i + 4 <= half; i += 4) {
+    const __m256 cc = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(c + i)), dup);
+    const __m256 ss = _mm256_mul_ps(sgn, _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(s + i)), dup));
+    const __m256 v = _mm256_loadu_ps(x + 2 * i);
+    const __m256 swapped = _mm256_permute_ps(v, 0xB1);  // (b, a) in each pair
+    _mm256_storeu_ps(x + 2 * i, _mm256_fmaddsub_ps(v, cc, _mm256_mul_ps(swapped, ss)));
   }
 #endif
   for (; i < half; ++i) {

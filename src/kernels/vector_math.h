@@ -8,7 +8,7 @@
 
 #include "kernels/isa.h"
 
-#ifdef __AVX512F__
+#ifdef __AVX2__
 #include <immintrin.h>
 #elif defined(__ARM_NEON)
 #include <arm_neon.h>
@@ -46,7 +46,10 @@ inline float exp_approx(float x) {
   // exponent field; k >= -125 here, so 2^(k-1) is a normal float.
   const float half_scale = std::bit_cast<float>((k + 126) << 23);
   const float y = p * half_scale * 2.0f;
-  return x < kLow ? 0.0f : y;
+  // y, or +0 for x < kLow, selected by an integer mask: GCC 12 does not if-convert a float
+  // select on a comparison (which may trap) without AVX-512's masks, and at -march=x86-64-v3
+  // the whole loop would stay scalar. A NaN x compares false and keeps y (NaN).
+  return std::bit_cast<float>(std::bit_cast<int32_t>(y) & -static_cast<int32_t>(!(x < kLow)));
 }
 
 // The logistic function 1 / (1 + e^-x), saturating cleanly to 0 and 1.
@@ -96,6 +99,32 @@ inline float32x4_t exp_neon(float32x4_t x) {
   const float32x4_t half_scale = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(k, vdupq_n_s32(126)), 23));
   const float32x4_t y = vmulq_n_f32(vmulq_f32(p, half_scale), 2.0f);
   return vbslq_f32(below, vdupq_n_f32(0.0f), y);
+}
+#endif
+
+#if defined(__AVX2__) && defined(__FMA__)
+// 8 lanes of e^x, exp_approx step for step (AVX2 has no vscalefps): the clamp keeps k in
+// [-125, 128] so that 2^(k-1) is a normal float built in the exponent field, and lanes below
+// the clamp are zeroed. Compiled into the AVX-512 build too, so that its tests check it.
+inline __m256 exp_avx2(__m256 x) {
+  // max(low, x) and min(high, .) return their second operand for a NaN: NaN passes through.
+  const __m256 xc = _mm256_min_ps(_mm256_set1_ps(88.8f), _mm256_max_ps(_mm256_set1_ps(-86.5f), x));
+  const __m256 k = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
+                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), xc);
+  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860676533018738e-06f), r);
+  __m256 p = _mm256_set1_ps(1.0f / 5040);
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+  const __m256i biased = _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(126));
+  const __m256 half_scale = _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23));
+  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, half_scale), _mm256_set1_ps(2.0f));
+  return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(-86.5f), _CMP_LT_OQ), y);
 }
 #endif
 

@@ -15,7 +15,7 @@
 #include "kernels/vector_math.h"
 #include "kernels/isa.h"
 
-#ifdef __AVX512F__
+#ifdef __AVX2__
 #include <immintrin.h>
 #elif defined(__ARM_NEON)
 #include <arm_neon.h>
@@ -36,6 +36,14 @@ inline __m512 load16(const uint16_t* p) {
 }
 inline __m512 load16(const int8_t* p) {
   return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+#elif defined(__AVX2__) && defined(__FMA__)
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline __m256 load8(const uint16_t* p) {
+  return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+}
+inline __m256 load8(const int8_t* p) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
 #elif defined(__ARM_NEON)
 // 16 elements widened to F32 as four 4-lane vectors.
@@ -75,6 +83,24 @@ inline void score_tile(const float* q, const T* tile, int64_t width, float* scor
       acc[u] = _mm512_fmadd_ps(_mm512_set1_ps(q[x + u]), load16(tile + (x + u) * kKeyTile), acc[u]);
   for (; x < width; ++x) acc[0] = _mm512_fmadd_ps(_mm512_set1_ps(q[x]), load16(tile + x * kKeyTile), acc[0]);
   _mm512_storeu_ps(scores, _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+#elif defined(__AVX2__) && defined(__FMA__)
+  static_assert(kKeyTile == 16);  // two vectors per tile row: acc[u][0] keys 0-7, acc[u][1] keys 8-15
+  __m256 acc[4][2];
+  for (auto& a : acc) a[0] = a[1] = _mm256_setzero_ps();
+  int64_t x = 0;
+  for (; x + 4 <= width; x += 4)
+    for (int u = 0; u < 4; ++u) {
+      const __m256 qx = _mm256_broadcast_ss(q + x + u);
+      acc[u][0] = _mm256_fmadd_ps(qx, load8(tile + (x + u) * kKeyTile), acc[u][0]);
+      acc[u][1] = _mm256_fmadd_ps(qx, load8(tile + (x + u) * kKeyTile + 8), acc[u][1]);
+    }
+  for (; x < width; ++x) {
+    const __m256 qx = _mm256_broadcast_ss(q + x);
+    acc[0][0] = _mm256_fmadd_ps(qx, load8(tile + x * kKeyTile), acc[0][0]);
+    acc[0][1] = _mm256_fmadd_ps(qx, load8(tile + x * kKeyTile + 8), acc[0][1]);
+  }
+  for (int h = 0; h < 2; ++h)
+    _mm256_storeu_ps(scores + 8 * h, _mm256_add_ps(_mm256_add_ps(acc[0][h], acc[1][h]), _mm256_add_ps(acc[2][h], acc[3][h])));
 #elif defined(__ARM_NEON)
   static_assert(kKeyTile == 16);
   float32x4_t acc[4][4];  // [partial sum][4 lanes of the tile's 16]
@@ -95,9 +121,9 @@ inline void score_tile(const float* q, const T* tile, int64_t width, float* scor
 #endif
 }
 
-// acc[vw] += sum over j < nb of p[j] v[j], v row-major [nb][vw]. With AVX-512 (or NEON), each
-// 16-wide strip of acc stays in registers across the keys (four independent FMA chains), instead
-// of a load-FMA-store round trip per key.
+// acc[vw] += sum over j < nb of p[j] v[j], v row-major [nb][vw]. With AVX-512, AVX2 or NEON,
+// each 16- (8-, 16-) wide strip of acc stays in registers across the keys (four independent FMA
+// chains), instead of a load-FMA-store round trip per key.
 template <typename T>
 inline void accumulate_values(const float* p, const T* v, int64_t nb, int64_t vw, float* acc) {
 #ifdef __AVX512F__
@@ -114,6 +140,23 @@ inline void accumulate_values(const float* p, const T* v, int64_t nb, int64_t vw
       }
       for (; j < nb; ++j) a0 = _mm512_fmadd_ps(_mm512_set1_ps(p[j]), load16(v + j * vw + x0), a0);
       _mm512_storeu_ps(acc + x0, _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+    }
+    return;
+  }
+#elif defined(__AVX2__) && defined(__FMA__)
+  if (vw % 8 == 0) {
+    for (int64_t x0 = 0; x0 < vw; x0 += 8) {
+      __m256 a0 = _mm256_loadu_ps(acc + x0), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(),
+             a3 = _mm256_setzero_ps();
+      int64_t j = 0;
+      for (; j + 4 <= nb; j += 4) {
+        a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j), load8(v + j * vw + x0), a0);
+        a1 = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j + 1), load8(v + (j + 1) * vw + x0), a1);
+        a2 = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j + 2), load8(v + (j + 2) * vw + x0), a2);
+        a3 = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j + 3), load8(v + (j + 3) * vw + x0), a3);
+      }
+      for (; j < nb; ++j) a0 = _mm256_fmadd_ps(_mm256_broadcast_ss(p + j), load8(v + j * vw + x0), a0);
+      _mm256_storeu_ps(acc + x0, _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
     }
     return;
   }

@@ -12,11 +12,11 @@
 
 namespace difftx::flash {
 
-// The tile primitives' implementation (flash_tile.h): register-tiled SIMD for the CPU level in
-// use, or the portable scalar code that the tests also run.
-enum class Path { scalar, avx512 };
+// The tile primitives' implementation (flash_tile.h): register-tiled SIMD (AVX-512 or AVX2) for
+// the CPU level in use, or the portable scalar code that the tests also run.
+enum class Path { scalar, simd };
 
-// The SIMD path when the CPU level has one and d % 16 == 0, else scalar.
+// SIMD when the CPU level has it and d % 16 == 0, else scalar.
 Path default_path(const AttentionDims& dims);
 // Throws unless `path` can run these dims.
 void check_path(Path path, const AttentionDims& dims);

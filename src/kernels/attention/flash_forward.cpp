@@ -15,12 +15,12 @@ namespace difftx::DIFFTX_ISA {
 namespace flash {
 
 Path default_path(const AttentionDims& dims) {
-  return avx512_compiled() && dims.d % 16 == 0 ? Path::avx512 : Path::scalar;
+  return simd_compiled() && dims.d % 16 == 0 ? Path::simd : Path::scalar;
 }
 
 void check_path(Path path, const AttentionDims& dims) {
-  DIFFTX_CHECK(path == Path::scalar || (avx512_compiled() && dims.d % 16 == 0),
-               "flash attention: the AVX-512 path needs an AVX-512 build and d % 16 == 0, got d=", dims.d);
+  DIFFTX_CHECK(path == Path::scalar || (simd_compiled() && dims.d % 16 == 0),
+               "flash attention: the SIMD path needs an AVX-512 or AVX2 build and d % 16 == 0, got d=", dims.d);
 }
 
 // Longer than our ~80-line rule on purpose: the whole call is one OpenMP parallel region (packs,

@@ -7,6 +7,8 @@
 #ifdef __AVX512F__
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC PR 105593, see flash_tile.cpp
 #include <immintrin.h>
+#elif defined(__AVX2__)
+#include <immintrin.h>
 #endif
 
 namespace difftx::DIFFTX_ISA::flash {
@@ -37,6 +39,27 @@ inline void transpose16(const __m512 (&rows)[16], float* out, int64_t out_stride
     _mm512_storeu_ps(out + (12 + q) * out_stride, _mm512_shuffle_f32x4(v2, v3, 0xDD));
   }
 }
+#elif defined(__AVX2__)
+// Transposes an 8 x 8 block in registers: rows[k][n] -> column n written to out + n * out_stride.
+// Pairs of rows (unpack), quads within 128-bit lanes (shuffle_ps), then the two 128-bit lanes
+// (permute2f128).
+inline void transpose8(const __m256 (&rows)[8], float* out, int64_t out_stride) {
+  __m256 t[8], u[8];
+  for (int m = 0; m < 4; ++m) {
+    t[2 * m] = _mm256_unpacklo_ps(rows[2 * m], rows[2 * m + 1]);
+    t[2 * m + 1] = _mm256_unpackhi_ps(rows[2 * m], rows[2 * m + 1]);
+  }
+  for (int p = 0; p < 2; ++p) {  // u[4p + q], lane l: column 4l + q of rows 4p .. 4p+3
+    u[4 * p + 0] = _mm256_shuffle_ps(t[4 * p], t[4 * p + 2], 0x44);
+    u[4 * p + 1] = _mm256_shuffle_ps(t[4 * p], t[4 * p + 2], 0xEE);
+    u[4 * p + 2] = _mm256_shuffle_ps(t[4 * p + 1], t[4 * p + 3], 0x44);
+    u[4 * p + 3] = _mm256_shuffle_ps(t[4 * p + 1], t[4 * p + 3], 0xEE);
+  }
+  for (int q = 0; q < 4; ++q) {
+    _mm256_storeu_ps(out + q * out_stride, _mm256_permute2f128_ps(u[q], u[4 + q], 0x20));
+    _mm256_storeu_ps(out + (4 + q) * out_stride, _mm256_permute2f128_ps(u[q], u[4 + q], 0x31));
+  }
+}
 #endif
 
 // One tile: dst[i][c] = src row c, element i (c < n; zero for n <= c < kTile).
@@ -49,6 +72,17 @@ void transpose_tile(const float* src, int64_t src_stride, int64_t n, int64_t wid
         for (int k = 0; k < 16; ++k)
           rows[k] = c0 + k < n ? _mm512_loadu_ps(src + (c0 + k) * src_stride + i0) : _mm512_setzero_ps();
         transpose16(rows, dst + i0 * kTile + c0, kTile);
+      }
+    return;
+  }
+#elif defined(__AVX2__)
+  if (width % 8 == 0) {
+    for (int64_t c0 = 0; c0 < kTile; c0 += 8)
+      for (int64_t i0 = 0; i0 < width; i0 += 8) {
+        __m256 rows[8];
+        for (int k = 0; k < 8; ++k)
+          rows[k] = c0 + k < n ? _mm256_loadu_ps(src + (c0 + k) * src_stride + i0) : _mm256_setzero_ps();
+        transpose8(rows, dst + i0 * kTile + c0, kTile);
       }
     return;
   }

@@ -13,6 +13,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+#elif defined(__AVX2__) && defined(__FMA__)
+#include <immintrin.h>
 #endif
 
 namespace difftx::DIFFTX_ISA::flash {
@@ -125,9 +127,9 @@ void gemm_columns(int64_t rows, int64_t K, const float* a, int64_t a_rs, int64_t
   }
 }
 
-void tile_gemm_avx512(int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
-                      const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate,
-                      const float* row_scale) {
+void tile_gemm_simd(int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
+                    const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate,
+                    const float* row_scale) {
   int64_t col = 0;
   for (; col + 64 <= n; col += 64)
     gemm_columns<4>(rows, K, a, a_rs, a_ks, b + col, b_rs, c + col, c_rs, accumulate, row_scale);
@@ -203,13 +205,13 @@ inline void softmax_online_rows(int64_t r0, float* S, bool diag, float* m, float
   }
 }
 
-void softmax_online_step_avx512(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
+void softmax_online_step_simd(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
   int64_t r = 0;
   for (; r + 4 <= rows; r += 4) softmax_online_rows<4>(r, S, diag, m, l, alpha);
   for (; r < rows; ++r) softmax_online_rows<1>(r, S, diag, m, l, alpha);
 }
 
-void softmax_recompute_avx512(int64_t rows, float* S, bool diag, const float* lse) {
+void softmax_recompute_simd(int64_t rows, float* S, bool diag, const float* lse) {
   for (int64_t r = 0; r < rows; ++r) {
     float* s = S + r * kTile;
     const __m512 base = _mm512_set1_ps(lse[r] * kLog2e);
@@ -221,7 +223,7 @@ void softmax_recompute_avx512(int64_t rows, float* S, bool diag, const float* ls
   }
 }
 
-void softmax_grad_avx512(int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale) {
+void softmax_grad_simd(int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale) {
   const __m512 vscale = _mm512_set1_ps(scale);
   for (int64_t r = 0; r < rows; ++r) {
     const __m512 d = _mm512_set1_ps(D[r]);
@@ -234,21 +236,180 @@ void softmax_grad_avx512(int64_t rows, const float* P, float* dP, bool diag, con
     }
   }
 }
-#endif  // __AVX512F__
+#elif defined(__AVX2__) && defined(__FMA__)
+// ---------------------------------------------------------------- AVX2 versions
+
+// A register block of C: R rows x NV vectors of 8 floats, accumulated over K in registers.
+// Per kk: NV loads of B, R broadcasts of A, R*NV FMAs.
+template <int R, int NV>
+inline void gemm_block(int64_t K, const float* a, int64_t a_rs, int64_t a_ks, const float* b, int64_t b_rs,
+                       float* c, int64_t c_rs, bool accumulate, const float* row_scale) {
+  __m256 acc[R][NV];
+  for (int r = 0; r < R; ++r) {
+    const __m256 s = _mm256_set1_ps(row_scale ? row_scale[r] : 1.0f);
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = accumulate ? _mm256_mul_ps(_mm256_loadu_ps(c + r * c_rs + 8 * v), s) : _mm256_setzero_ps();
+  }
+  for (int64_t kk = 0; kk < K; ++kk) {
+    const float* bk = b + kk * b_rs;
+    const float* ak = a + kk * a_ks;
+    __m256 bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = _mm256_loadu_ps(bk + 8 * v);
+    for (int r = 0; r < R; ++r) {
+      const __m256 ar = _mm256_broadcast_ss(ak + r * a_rs);
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(ar, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(c + r * c_rs + 8 * v, acc[r][v]);
+}
+
+// 16 columns at a time in blocks of 6 rows: 12 accumulators, 2 vectors of B and a broadcast
+// fill the 16 ymm registers.
+void tile_gemm_simd(int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
+                    const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate,
+                    const float* row_scale) {
+  constexpr int kRows = 6;
+  for (int64_t col = 0; col < n; col += 16) {
+    int64_t r = 0;
+    auto block = [&]<int R>() {
+      gemm_block<R, 2>(K, a + r * a_rs, a_rs, a_ks, b + col, b_rs, c + r * c_rs + col, c_rs, accumulate,
+                       row_scale ? row_scale + r : nullptr);
+    };
+    for (; r + kRows <= rows; r += kRows) block.template operator()<kRows>();
+    switch (rows - r) {
+      case 0: break;
+      case 1: block.template operator()<1>(); break;
+      case 2: block.template operator()<2>(); break;
+      case 3: block.template operator()<3>(); break;
+      case 4: block.template operator()<4>(); break;
+      default: block.template operator()<5>(); break;
+    }
+  }
+}
+
+// 2^x for x <= 0, as the AVX-512 exp2_ps: n = round(x) in [-126, 0], so 2^n is a normal float
+// built in the exponent field.
+inline __m256 exp2_ps(__m256 x) {
+  x = _mm256_max_ps(_mm256_set1_ps(-126.0f), x);  // NaN propagates (max returns its 2nd operand)
+  const __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  const __m256 f = _mm256_sub_ps(x, n);
+  __m256 p = _mm256_set1_ps(1.5403530393381606e-4f);
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.3333558146428443e-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(9.6181291076284772e-3f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(5.5504108664821580e-2f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(2.4022650695910071e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(6.9314718055994531e-1f));
+  p = _mm256_fmadd_ps(p, f, _mm256_set1_ps(1.0f));
+  const __m256i biased = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+  return _mm256_mul_ps(p, _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23)));
+}
+
+// All-ones lanes of vector v (keys 8v .. 8v+7) that are causally visible from row r of a
+// diagonal tile (every lane when !diag).
+inline __m256 visible(int64_t r, int v, bool diag) {
+  if (!diag) return _mm256_castsi256_ps(_mm256_set1_epi32(-1));
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const int count = static_cast<int>(std::clamp<int64_t>(r + 1 - 8 * v, 0, 8));
+  return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count), lane));
+}
+
+inline float hmax(__m256 x) {
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
+}
+
+inline float hsum(__m256 x) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+}
+
+constexpr int kVecs = kTile / 8;
+
+// R rows of softmax_online_step at once, as the AVX-512 version; the tile rows are read from
+// L1 twice (max, then exponentials) rather than held in the 16 registers.
+template <int R>
+inline void softmax_online_rows(int64_t r0, float* S, bool diag, float* m, float* l, float* alpha) {
+  const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
+  float base[R];
+  alignas(32) float shift[8] = {};  // m_old - base of each row, for one vector 2^x
+  for (int i = 0; i < R; ++i) {
+    const int64_t r = r0 + i;
+    __m256 mx = neg_inf;
+    for (int v = 0; v < kVecs; ++v)
+      mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(S + r * kTile + 8 * v), visible(r, v, diag)));
+    const float m_new = std::max(m[r], hmax(mx));
+    base[i] = m_new == -INFINITY ? 0.0f : m_new;
+    shift[i] = m[r] - base[i];  // -inf on a row's first tile: alpha ~ 2^-126, times l = O = 0
+    m[r] = m_new;
+  }
+  alignas(32) float scale[8];
+  _mm256_store_ps(scale, exp2_ps(_mm256_load_ps(shift)));
+  for (int i = 0; i < R; ++i) alpha[r0 + i] = scale[i];
+  for (int i = 0; i < R; ++i) {
+    const int64_t r = r0 + i;
+    const __m256 vbase = _mm256_set1_ps(base[i]);
+    __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
+    for (int v = 0; v < kVecs; v += 2) {
+      float* s = S + r * kTile + 8 * v;
+      const __m256 p0 = _mm256_and_ps(visible(r, v, diag), exp2_ps(_mm256_sub_ps(_mm256_loadu_ps(s), vbase)));
+      const __m256 p1 = _mm256_and_ps(visible(r, v + 1, diag), exp2_ps(_mm256_sub_ps(_mm256_loadu_ps(s + 8), vbase)));
+      _mm256_storeu_ps(s, p0);
+      _mm256_storeu_ps(s + 8, p1);
+      sum0 = _mm256_add_ps(sum0, p0);
+      sum1 = _mm256_add_ps(sum1, p1);
+    }
+    l[r] = l[r] * alpha[r] + hsum(_mm256_add_ps(sum0, sum1));
+  }
+}
+
+void softmax_online_step_simd(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) softmax_online_rows<4>(r, S, diag, m, l, alpha);
+  for (; r < rows; ++r) softmax_online_rows<1>(r, S, diag, m, l, alpha);
+}
+
+void softmax_recompute_simd(int64_t rows, float* S, bool diag, const float* lse) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* s = S + r * kTile;
+    const __m256 base = _mm256_set1_ps(lse[r] * kLog2e);
+    for (int v = 0; v < kVecs; ++v) {
+      const __m256 p = exp2_ps(_mm256_sub_ps(_mm256_loadu_ps(s + 8 * v), base));
+      _mm256_storeu_ps(s + 8 * v, _mm256_and_ps(visible(r, v, diag), p));
+    }
+  }
+}
+
+void softmax_grad_simd(int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale) {
+  const __m256 vscale = _mm256_set1_ps(scale);
+  for (int64_t r = 0; r < rows; ++r) {
+    const __m256 d = _mm256_set1_ps(D[r]);
+    for (int v = 0; v < kVecs; ++v) {
+      float* g = dP + r * kTile + 8 * v;
+      const __m256 p = _mm256_loadu_ps(P + r * kTile + 8 * v);
+      const __m256 ds = _mm256_mul_ps(_mm256_mul_ps(p, _mm256_sub_ps(_mm256_loadu_ps(g), d)), vscale);
+      _mm256_storeu_ps(g, _mm256_and_ps(visible(r, v, diag), ds));
+    }
+  }
+}
+#endif  // __AVX512F__ / __AVX2__
 
 }  // namespace
 
-bool avx512_compiled() {
-#ifdef __AVX512F__
+bool simd_compiled() {
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
   return true;
 #else
   return false;
 #endif
 }
 
-#ifdef __AVX512F__
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
 #define DIFFTX_FLASH_DISPATCH(name, ...) \
-  return path == Path::avx512 ? name##_avx512(__VA_ARGS__) : name##_scalar(__VA_ARGS__)
+  return path == Path::simd ? name##_simd(__VA_ARGS__) : name##_scalar(__VA_ARGS__)
 #else
 #define DIFFTX_FLASH_DISPATCH(name, ...) return name##_scalar(__VA_ARGS__)
 #endif

@@ -1,5 +1,6 @@
-// Tile primitives of the flash kernels, each with an AVX-512 version (register-tiled, compiled
-// when __AVX512F__ is available) and a portable scalar version that the tests also run.
+// Tile primitives of the flash kernels, each with a SIMD version (register-tiled; AVX-512 when
+// __AVX512F__ is defined, else AVX2 + FMA when those are) and a portable scalar version that the
+// tests also run.
 // Score tiles are kTile (64) columns wide and hold scores in log2 units (the queries are
 // pre-scaled by log2(e) / sqrt(d)), so that every exponential is a 2^x.
 #pragma once
@@ -11,16 +12,16 @@
 namespace difftx::DIFFTX_ISA::flash {
 using namespace ::difftx::flash;  // Path, the layout (flash_layout.h) and the pair steps (flash_pairs.h)
 
-// Whether the AVX-512 path was compiled in; it needs every tile width (d, dv, 64) to be a
+// Whether the SIMD path was compiled in; it needs every tile width (d, dv, 64) to be a
 // multiple of 16.
-bool avx512_compiled();
+bool simd_compiled();
 
 // C[r][0:n] = start(r) + sum_{kk < K} A(r, kk) * B[kk][0:n] for r < rows, where
 //   A(r, kk) = a[r * a_rs + kk * a_ks]   (any strides: A may be read transposed),
 //   B row kk = b + kk * b_rs             (n contiguous floats),
 //   C row r  = c + r * c_rs,
 //   start(r) = 0 when !accumulate, else C[r] * row_scale[r] (row_scale null: C[r]).
-// Path::avx512 needs n % 16 == 0.
+// Path::simd needs n % 16 == 0.
 void tile_gemm(Path path, int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
                const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate,
                const float* row_scale = nullptr);

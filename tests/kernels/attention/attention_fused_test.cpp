@@ -15,6 +15,7 @@
 
 #include "kernels/attention/attention_case.h"
 #include "kernels/attention/flash.h"
+#include "kernels/cpu_level.h"
 
 namespace difftx {
 namespace {
@@ -32,11 +33,11 @@ struct Shape {
 
 std::vector<flash::Path> paths_for(const AttentionDims& dims) {
   std::vector<flash::Path> paths = {flash::Path::scalar};
-  if (flash::default_path(dims) == flash::Path::avx512) paths.push_back(flash::Path::avx512);
+  if (flash::default_path(dims) == flash::Path::simd) paths.push_back(flash::Path::simd);
   return paths;
 }
 
-const char* path_name(flash::Path p) { return p == flash::Path::avx512 ? "avx512" : "scalar"; }
+const char* path_name(flash::Path p) { return p == flash::Path::simd ? cpu_level_name(cpu_level()) : "scalar"; }
 
 class FusedAttention : public ::testing::TestWithParam<Shape> {};
 

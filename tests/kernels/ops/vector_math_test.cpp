@@ -48,12 +48,26 @@ std::vector<float> exp_4(const std::vector<float>& x) {
 }
 #endif
 
+#if defined(__AVX2__) && defined(__FMA__)
+std::vector<float> exp_256(const std::vector<float>& x) {
+  std::vector<float> padded = x, y(x.size() + 8);
+  padded.resize(x.size() + 8);
+  for (size_t i = 0; i < x.size(); i += 8)
+    _mm256_storeu_ps(&y[i], exp_avx2(_mm256_loadu_ps(&padded[i])));
+  y.resize(x.size());
+  return y;
+}
+#endif
+
 std::vector<ExpImpl> implementations() {
   std::vector<ExpImpl> impls = {{"exp_approx", exp_portable}};
 #ifdef __AVX512F__
   impls.push_back({"exp_avx512", exp_512});
 #elif defined(__ARM_NEON)
   impls.push_back({"exp_neon", exp_4});
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+  impls.push_back({"exp_avx2", exp_256});
 #endif
   return impls;
 }
