@@ -10,7 +10,6 @@ Usage: /usr/bin/python3 tools/oracle/make_motif_fixtures.py [--out DIR]. See REA
 """
 
 import argparse
-import dataclasses
 import os
 from dataclasses import dataclass
 
