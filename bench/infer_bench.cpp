@@ -61,7 +61,7 @@ void time_inference(const Model& model, const std::vector<int32_t>& tokens, int6
 
 void bench_split_kv(bool json) {
   // One kv head, 16K keys: without splitting, one thread would read the whole cache.
-  const DecodeAttentionDims dims{AttentionKind::baseline, 8, 1, 64, 16384};
+  const DecodeAttentionDims dims{{AttentionKind::baseline, 8, 1, 64}, 16384};
   Rng rng(5);
   std::vector<float> q(8 * 64), keys(dims.capacity * 64), values(dims.capacity * 64), out(8 * 64);
   for (auto* v : {&q, &keys, &values})

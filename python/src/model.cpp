@@ -83,7 +83,8 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
                              {"k", dims.k_width(), &LayerTap::k},
                              {"attention_output", dims.out_width(), &LayerTap::attention_output},
                              {"residual", c.hidden_size, &LayerTap::residual_out}};
-  if (c.attention == AttentionKind::diff2) wanted.push_back({"lambda", dims.H, &LayerTap::lambda});
+  const LambdaSource lambda_source = c.attention_variant().lambda_source();
+  if (lambda_source == LambdaSource::token_logits) wanted.push_back({"lambda", dims.H, &LayerTap::lambda});
   std::vector<py::array_t<float>> arrays;
   for (const Tap& t : wanted) arrays.emplace_back(std::vector<int64_t>{L, T, t.width});
   py::array_t<float> lambdas(L);
@@ -99,12 +100,12 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
       const LayerTap tap = layer_tap(c, acts, l);
       for (size_t i = 0; i < wanted.size(); ++i)
         std::copy_n(tap.*wanted[i].field, T * wanted[i].width, outs[i] + l * T * wanted[i].width);
-      if (c.attention == AttentionKind::diff) lambda_out[l] = *tap.lambda;
+      if (lambda_source == LambdaSource::layer_scalar) lambda_out[l] = *tap.lambda;
     }
   }
   py::dict out;
   for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i].name] = arrays[i];
-  if (c.attention == AttentionKind::diff) out["lambda"] = lambdas;
+  if (lambda_source == LambdaSource::layer_scalar) out["lambda"] = lambdas;
   return out;
 }
 

@@ -61,8 +61,8 @@ AttentionRow attention_row(const AttentionDims& dims, const float* q, const floa
       continue;
     }
     r.weight[i] = variant.pair_weight<double>(lambda, b * T + t, i);
-    const double* a0 = r.softmax.data() + 2 * i * n;
-    const double* a1 = a0 + n;
+    const double* a0 = r.softmax.data() + variant.signal_map(i) * n;
+    const double* a1 = r.softmax.data() + variant.noise_map(i) * n;
     for (int64_t s = 0; s < n; ++s) h[s] = a0[s] - r.weight[i] * a1[s];
   }
   return r;

@@ -5,12 +5,14 @@
 // For query position t of one sequence:
 //   softmax maps (maps as the kernels number them, attention_logits.h):
 //     baseline: A_i, one per head;  diff: A1 = map 2i, A2 = map 2i+1 of head i;
-//     diff2: A_j for the 2H query heads, head i pairing maps 2i and 2i+1 (docs/SPEC.md §2.3)
+//     diff2: A_j for the 2H query heads, head i pairing maps 2i and 2i+1 (docs/SPEC.md §2.3);
+//     diff_grouped: groups of r signal maps and their noise map (docs/SPEC.md §2.5)
 //   head rows, the signed weights each output head applies to the values:
-//     baseline A_i;  diff A1 - lambda A2 (docs/SPEC.md §2.2);  diff2 A_{2i} - sigmoid(lambda_i(x_t)) A_{2i+1}
+//     baseline A_i;  diff A1 - lambda A2 (docs/SPEC.md §2.2);  diff2 A_{2i} - sigmoid(lambda_i(x_t)) A_{2i+1};
+//     diff_grouped A_signal(i) - lambda A_noise(i) (variant.h)
 //
 // Normalisation (how differential rows are compared with softmax rows): a softmax row sums to 1,
-// a head row sums to 1 - w, with w = lambda (diff) or sigmoid(lambda_i(x_t)) (diff2). The
+// a head row sums to 1 - w, with w = lambda (diff, diff_grouped) or sigmoid(lambda_i(x_t)) (diff2). The
 // normalised row divides the head row by that sum, keeping signs, so that it sums to 1 like a
 // softmax row: "the share of the head's attention" means the same for every variant, and the
 // scale that the V1 headwise RMSNorm (Eq. 3) removes anyway does not count. Negative weights
@@ -43,7 +45,7 @@ struct AttentionRow {
 };
 
 // Row t of batch row b. q and k are [B, T, q_width] and [B, T, k_width] after RoPE; lambda as
-// attention_forward takes it (null for baseline, the layer's scalar for diff, [B, T, H] logits
+// attention_forward takes it (null for baseline, the layer's scalar for diff and diff_grouped, [B, T, H] logits
 // for diff2). Double precision throughout.
 AttentionRow attention_row(const AttentionDims& dims, const float* q, const float* k, const float* lambda,
                            int64_t b, int64_t t);

@@ -19,7 +19,7 @@ using nlohmann::json;
 // accepted only with a value that agrees with docs/SPEC.md §1 (checked in config_from_json).
 const std::set<std::string> kBookkeepingKeys = {
     "architectures", "transformers_version", "torch_dtype",  "bos_token_id", "eos_token_id",
-    "pad_token_id",  "initializer_range",    "use_cache",    "hidden_act",   "attention_bias",
+    "pad_token_id",  "initializer_range",    "use_cache",    "attention_bias",
     "mlp_bias",      "attention_dropout", "pretraining_tp", "_name_or_path"};
 
 const std::set<std::string> kModelKeys = {
@@ -27,7 +27,7 @@ const std::set<std::string> kModelKeys = {
     "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
     "intermediate_size", "max_position_embeddings", "rope_theta",    "rope_style",
     "rms_norm_eps",   "tie_word_embeddings", "lambda_init",        "diff_subln",
-    "rope_scaling"};
+    "rope_scaling",   "grouped_ratio",       "head_norm_eps",      "hidden_act"};
 
 int64_t get_positive_int(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
@@ -53,7 +53,6 @@ void check_bookkeeping(const json& j, const std::string& where) {
   auto expect = [&](const char* key, bool ok, const char* what) {
     if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", json_value_for_message(j.at(key)));
   };
-  expect("hidden_act", j.value("hidden_act", json("silu")) == json("silu"), "\"silu\" (SwiGLU)");
   expect("attention_bias", j.value("attention_bias", json(false)) == json(false), "false (no biases)");
   expect("mlp_bias", j.value("mlp_bias", json(false)) == json(false), "false (no biases)");
   const json dropout = j.value("attention_dropout", json(0));
@@ -65,11 +64,12 @@ void check_bookkeeping(const json& j, const std::string& where) {
 
 double ModelConfig::lambda_init(int64_t layer_index) const {
   if (lambda_init_constant) return *lambda_init_constant;
-  return 0.8 - 0.6 * std::exp(-0.3 * static_cast<double>(layer_index));  // l - 1 = layer_index
+  const int64_t l_minus_1 = lambda_init_shifted ? layer_index - 1 : layer_index;
+  return 0.8 - 0.6 * std::exp(-0.3 * static_cast<double>(l_minus_1));
 }
 
 AttentionDims ModelConfig::attention_dims(int64_t B, int64_t T) const {
-  return AttentionDims{attention, B, T, num_attention_heads, num_key_value_heads, head_dim};
+  return AttentionDims{attention, B, T, num_attention_heads, num_key_value_heads, head_dim, grouped_ratio};
 }
 
 int64_t ModelConfig::non_embedding_parameters() const {
@@ -129,6 +129,11 @@ void ModelConfig::validate() const {
   DIFFTX_CHECK(max_position_embeddings > 0, w, ": 'max_position_embeddings' must be positive");
   DIFFTX_CHECK(head_dim > 0 && head_dim % 2 == 0, w, ": 'head_dim' must be a positive even number (RoPE pairs), got ", head_dim);
   DIFFTX_CHECK(rms_norm_eps > 0, w, ": 'rms_norm_eps' must be positive");
+  DIFFTX_CHECK(head_norm_epsilon() > 0, w, ": 'head_norm_eps' must be positive");
+  DIFFTX_CHECK(grouped_ratio == 1 || attention == AttentionKind::diff_grouped, w,
+               ": 'grouped_ratio' must be 1 unless 'attention' is \"diff_grouped\", got ", grouped_ratio);
+  DIFFTX_CHECK(grouped_ratio >= 1 && grouped_ratio <= num_attention_heads && num_attention_heads % grouped_ratio == 0, w,
+               ": 'grouped_ratio' (", grouped_ratio, ") must divide 'num_attention_heads' (", num_attention_heads, ")");
   DIFFTX_CHECK(rope_theta > 0, w, ": 'rope_theta' must be positive");
   DIFFTX_CHECK(num_key_value_heads > 0 && num_attention_heads % num_key_value_heads == 0, w,
                ": 'num_key_value_heads' (", num_key_value_heads, ") must divide 'num_attention_heads' (",
@@ -232,7 +237,8 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
                                                             : c.num_attention_heads;
   // Default head width keeps the paper's parameter matching: the output heads fill D
   // (diff: h = D / 2d, docs/SPEC.md §2.2), i.e. out_width of a unit head width divides D.
-  const int64_t per_head = AttentionVariant{c.attention, c.num_attention_heads, c.num_key_value_heads, 1}.out_width();
+  if (j.contains("grouped_ratio")) c.grouped_ratio = get_positive_int(j, "grouped_ratio", where);
+  const int64_t per_head = AttentionVariant{c.attention, c.num_attention_heads, c.num_key_value_heads, 1, c.grouped_ratio}.out_width();
   if (j.contains("head_dim")) {
     c.head_dim = get_positive_int(j, "head_dim", where);
   } else {
@@ -257,13 +263,23 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   if (j.contains("lambda_init")) {
     const json& l = j.at("lambda_init");
     if (l.is_string()) {
-      DIFFTX_CHECK(l == json("exp"), where, ": key 'lambda_init' must be \"exp\" or a number, got ", json_value_for_message(l));
+      DIFFTX_CHECK(l == json("exp") || l == json("exp_shifted"), where,
+                   ": key 'lambda_init' must be \"exp\", \"exp_shifted\" or a number, got ", json_value_for_message(l));
+      c.lambda_init_shifted = l == json("exp_shifted");
     } else {
-      DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\" or a number, got ", json_value_for_message(l));
+      DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\", \"exp_shifted\" or a number, got ",
+                   json_value_for_message(l));
       c.lambda_init_constant = l.get<double>();
     }
   }
   if (j.contains("diff_subln")) c.diff_subln = get_bool(j, "diff_subln", where);
+  if (j.contains("head_norm_eps")) c.head_norm_eps = get_positive_number(j, "head_norm_eps", where);
+  if (j.contains("hidden_act")) {
+    const json& act = j.at("hidden_act");
+    DIFFTX_CHECK(act == json("silu") || act == json("poly_norm"), where,
+                 ": key 'hidden_act' must be \"silu\" (SwiGLU) or \"poly_norm\" (PolyNorm), got ", json_value_for_message(act));
+    c.hidden_act = act == json("poly_norm") ? MlpActivation::poly_norm : MlpActivation::silu;
+  }
   try {
     c.validate();
   } catch (const Error& e) {
@@ -292,8 +308,11 @@ json config_to_json(const ModelConfig& c) {
   j["rms_norm_eps"] = c.rms_norm_eps;
   j["tie_word_embeddings"] = c.tie_word_embeddings;
   if (c.lambda_init_constant) j["lambda_init"] = *c.lambda_init_constant;
-  else j["lambda_init"] = "exp";
+  else j["lambda_init"] = c.lambda_init_shifted ? "exp_shifted" : "exp";
   j["diff_subln"] = c.diff_subln;
+  if (c.head_norm_eps) j["head_norm_eps"] = *c.head_norm_eps;
+  if (c.attention == AttentionKind::diff_grouped) j["grouped_ratio"] = c.grouped_ratio;
+  if (c.hidden_act == MlpActivation::poly_norm) j["hidden_act"] = "poly_norm";
   return j;
 }
 

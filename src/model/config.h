@@ -11,6 +11,9 @@
 
 namespace difftx {
 
+// The MLP's gate (docs/SPEC.md §1): SwiGLU's silu, or Motif's PolyNorm (§1.1).
+enum class MlpActivation { silu, poly_norm };
+
 struct ModelConfig {
   AttentionKind attention = AttentionKind::baseline;
   int64_t vocab_size = 0;
@@ -27,14 +30,22 @@ struct ModelConfig {
   double rms_norm_eps = 1e-5;
   bool tie_word_embeddings = true;
   std::optional<double> lambda_init_constant;  // empty: the "exp" schedule of docs/SPEC.md §2.2
+  bool lambda_init_shifted = false;            // "exp_shifted": the schedule one layer later (Motif)
   bool diff_subln = true;
+  std::optional<double> head_norm_eps;         // the head norm's eps; empty: rms_norm_eps
+  int64_t grouped_ratio = 1;                   // diff_grouped: signal heads per noise head (r, §2.5)
+  MlpActivation hidden_act = MlpActivation::silu;
 
-  // docs/SPEC.md §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) for l = layer_index + 1, or the constant.
+  // docs/SPEC.md §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) for l = layer_index + 1 (l = layer_index when
+  // shifted), or the constant.
   double lambda_init(int64_t layer_index) const;
-  AttentionVariant attention_variant() const { return {attention, num_attention_heads, num_key_value_heads, head_dim}; }
+  double head_norm_epsilon() const { return head_norm_eps.value_or(rms_norm_eps); }
+  AttentionVariant attention_variant() const {
+    return {attention, num_attention_heads, num_key_value_heads, head_dim, grouped_ratio};
+  }
   AttentionDims attention_dims(int64_t B, int64_t T) const;
   // DIFF V1's headwise RMSNorm and (1 - lambda_init) factor (docs/SPEC.md §2.2 Eq. 3), unless ablated.
-  bool has_head_norm() const { return attention == AttentionKind::diff && diff_subln; }
+  bool has_head_norm() const { return attention_variant().v1_layout() && diff_subln; }
   // Parameters without the token embedding (and without a tied head), as docs/SPEC.md §4 counts FLOPs.
   int64_t non_embedding_parameters() const;
   int64_t total_parameters() const;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/attention/attention_quantized.h"
+#include "kernels/polynorm.h"
 #include "kernels/gemm.h"
 #include "kernels/gemv.h"
 #include "core/error.h"
@@ -148,7 +149,8 @@ void attention_block_forward(const LayerPass& p, const LayerTensors& w, const La
   if (c.has_head_norm()) {
     // (1 - lambda_init) * RMSNorm_2d(head), gain shared by the heads (docs/SPEC.md §2.2 Eq. 3).
     scale_head_norm_gain(c, w, layer, p.head_norm_gain);
-    rmsnorm_forward(s.att, p.head_norm_gain, s.att_final, s.sub_rstd, N * H, 2 * d, eps);
+    rmsnorm_forward(s.att, p.head_norm_gain, s.att_final, s.sub_rstd, N * H, 2 * d,
+                    static_cast<float>(c.head_norm_epsilon()));
   }
   project(p, m.o_proj, s.att_final, s.y);
   add_into(s.y, s.x, N * D);
@@ -161,7 +163,8 @@ void mlp_block_forward(const LayerPass& p, const LayerTensors& w, const LayerMat
   rmsnorm_forward(s.y, w.post_norm, s.h2, s.rstd2, N, D, static_cast<float>(c.rms_norm_eps));
   project(p, m.gate_proj, s.h2, s.gate);
   project(p, m.up_proj, s.h2, s.up);
-  swiglu_forward(s.gate, s.up, s.act, N * F);
+  if (c.hidden_act == MlpActivation::poly_norm) polynorm_glu_forward(s.gate, s.up, w.act_weight, w.act_bias, s.act, N, F);
+  else swiglu_forward(s.gate, s.up, s.act, N * F);
   std::memcpy(out, s.y, sizeof(float) * N * D);
   project(p, m.down_proj, s.act, out, /*accumulate=*/true);
 }
@@ -170,10 +173,13 @@ void mlp_block_backward(const LayerPass& p, const LayerTensors& w, LayerTensors&
                         Activations& acts, float* dx) {
   const ModelConfig& c = p.config;
   const int64_t N = p.rows(), D = c.hidden_size, F = c.intermediate_size;
-  // x_{l+1} = y + (silu(h2 Wg^T) * h2 Wu^T) Wd^T
+  // x_{l+1} = y + (act(h2 Wg^T) * h2 Wu^T) Wd^T, act = silu or PolyNorm
   linear_dx(dx, w.down_proj, acts.d_act, N, F, D, false);
   linear_dw(dx, s.act, gw.down_proj, N, F, D);
-  swiglu_backward(s.gate, s.up, acts.d_act, acts.d_gate, acts.d_up, N * F);
+  if (c.hidden_act == MlpActivation::poly_norm)
+    polynorm_glu_backward(s.gate, s.up, w.act_weight, w.act_bias, acts.d_act, acts.d_gate, acts.d_up, gw.act_weight,
+                          gw.act_bias, N, F);
+  else swiglu_backward(s.gate, s.up, acts.d_act, acts.d_gate, acts.d_up, N * F);
   linear_dx(acts.d_gate, w.gate_proj, acts.d_norm_out, N, D, F, false);
   linear_dx(acts.d_up, w.up_proj, acts.d_norm_out, N, D, F, true);
   linear_dw(acts.d_gate, s.h2, gw.gate_proj, N, D, F);

@@ -87,6 +87,10 @@ ParameterTable::ParameterTable(const ModelConfig& c, const MatrixTypes& types) {
     s.layer(l, "mlp.gate_proj.weight", {F, D}, I::normal, &LayerTensors::gate_proj, &L::gate_proj);
     s.layer(l, "mlp.up_proj.weight", {F, D}, I::normal, &LayerTensors::up_proj, &L::up_proj);
     s.layer(l, "mlp.down_proj.weight", {D, F}, I::residual_normal, &LayerTensors::down_proj, &L::down_proj);
+    if (c.hidden_act == MlpActivation::poly_norm) {  // docs/SPEC.md §1.1
+      s.layer(l, "mlp.act_fn.weight", {3}, I::thirds, &LayerTensors::act_weight);
+      s.layer(l, "mlp.act_fn.bias", {1}, I::zeros, &LayerTensors::act_bias);
+    }
   }
   s.model("model.norm.weight", {D}, I::ones, &ModelTensors::final_norm);
   if (!c.tie_word_embeddings) s.model("lm_head.weight", {c.vocab_size, D}, I::normal, &ModelTensors::lm_head,
@@ -137,8 +141,9 @@ void init_parameters(const ModelConfig& c, const ParameterTable& table, float* a
   const double residual_std = 0.02 / std::sqrt(2.0 * c.num_hidden_layers);
   for (const ParamInfo& p : table.params()) {
     float* w = arena + p.offset;
-    if (p.init == ParamInit::ones) {
-      for (int64_t i = 0; i < p.numel; ++i) w[i] = 1.0f;
+    if (p.init == ParamInit::ones || p.init == ParamInit::thirds || p.init == ParamInit::zeros) {
+      const float value = p.init == ParamInit::ones ? 1.0f : p.init == ParamInit::thirds ? 1.0f / 3.0f : 0.0f;
+      for (int64_t i = 0; i < p.numel; ++i) w[i] = value;
       continue;
     }
     const double std = p.init == ParamInit::lambda_normal ? 0.1 : p.init == ParamInit::residual_normal ? residual_std : 0.02;

@@ -23,8 +23,8 @@ using MatrixTypes = std::map<std::string, WeightType>;
 
 // How a tensor is initialised (docs/MODEL.md): norm gains 1; linear weights and embeddings
 // N(0, 0.02); the residual output projections (o_proj, down_proj) N(0, 0.02 / sqrt(2L)); the
-// lambda vectors N(0, 0.1) (docs/SPEC.md §2.2).
-enum class ParamInit { ones, normal, residual_normal, lambda_normal };
+// lambda vectors N(0, 0.1) (docs/SPEC.md §2.2); PolyNorm's weights 1/3 and bias 0 (docs/MODEL.md).
+enum class ParamInit { ones, normal, residual_normal, lambda_normal, thirds, zeros };
 
 // One entry of the parameter schema: everything the table, binding, initialisation, weight decay
 // and the parameter count need to know about a tensor.
@@ -87,6 +87,8 @@ struct LayerTensors {
   float* gate_proj;         // [F, D]
   float* up_proj;           // [F, D]
   float* down_proj;         // [D, F]
+  float* act_weight = nullptr;  // PolyNorm: [3]
+  float* act_bias = nullptr;    // PolyNorm: [1]
 };
 struct ModelTensors {
   float* embed;       // [V, D]

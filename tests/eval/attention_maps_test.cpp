@@ -18,10 +18,11 @@ namespace {
 using testing::AttentionCase;
 
 // out[b, t, head i] = sum_s head_row_i[s] * v[b, s, value head of i], value head i / (H / Hkv)
-// (docs/SPEC.md §2.1-2.3: for diff2 the pair (2i, 2i+1) reads kv head 2i / (2H / Hkv), the same one).
+// (docs/SPEC.md §2.1-2.3, 2.5: for diff2 the pair (2i, 2i+1) reads kv head 2i / (2H / Hkv), the same
+// one; for diff_grouped head i and its noise head read kv head (i / r) / (N / Hkv) = i / (H / Hkv)).
 std::vector<float> apply_rows(const AttentionDims& dims, const float* q, const float* k, const float* v,
                               const float* lambda) {
-  const int64_t dv = dims.kind == AttentionKind::diff ? 2 * dims.d : dims.d, n_rep = dims.H / dims.Hkv;
+  const int64_t dv = dims.variant().v1_layout() ? 2 * dims.d : dims.d, n_rep = dims.H / dims.Hkv;
   std::vector<float> out(dims.B * dims.T * dims.out_width());
   for (int64_t b = 0; b < dims.B; ++b)
     for (int64_t t = 0; t < dims.T; ++t) {
@@ -49,7 +50,8 @@ TEST(AttentionMaps, HeadRowsTimesValuesGiveTheReferenceOutput) {
   const AttentionDims shapes[] = {
       {AttentionKind::baseline, 2, 1, 2, 1, 16}, {AttentionKind::baseline, 1, 37, 4, 2, 24},
       {AttentionKind::diff, 1, 33, 2, 2, 16},    {AttentionKind::diff, 2, 20, 4, 1, 8},
-      {AttentionKind::diff2, 1, 41, 4, 2, 16},   {AttentionKind::diff2, 2, 17, 2, 1, 32}};
+      {AttentionKind::diff2, 1, 41, 4, 2, 16},   {AttentionKind::diff2, 2, 17, 2, 1, 32},
+      {AttentionKind::diff_grouped, 1, 29, 6, 2, 16, 3}, {AttentionKind::diff_grouped, 2, 15, 4, 1, 8, 2}};
   for (const AttentionDims& dims : shapes) {
     SCOPED_TRACE(testing::describe(dims));
     const AttentionCase c = AttentionCase::random(dims, 11 + dims.T);

@@ -20,6 +20,10 @@ namespace {
 
 using testing::Stream;
 
+// Every attention variant the engine serves.
+constexpr AttentionKind kKinds[] = {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2,
+                                    AttentionKind::diff_grouped};
+
 ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
   ModelConfig c;
   c.attention = kind;
@@ -32,6 +36,7 @@ ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
   c.intermediate_size = 128;
   c.max_position_embeddings = 512;
   c.tie_word_embeddings = kind == AttentionKind::diff;
+  if (kind == AttentionKind::diff_grouped) c.grouped_ratio = 2;  // 2 noise heads, one per kv head
   c.validate();
   return c;
 }
@@ -158,9 +163,9 @@ TEST_P(BatchInvariance, TokensAndLogprobsDoNotDependOnTheBatch) {
 
 std::vector<InvarianceCase> invariance_cases() {
   std::vector<InvarianceCase> out;
-  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+  for (AttentionKind kind : kKinds)
     for (KvStorage kv : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) out.push_back({kind, WeightType::f32, kv});
-  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+  for (AttentionKind kind : kKinds)
     for (WeightType w : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
       out.push_back({kind, w, KvStorage::bf16});
   return out;
@@ -312,7 +317,7 @@ TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
 // that must preempt: every step keeps the pool's invariants, and every finished request equals
 // the same request alone.
 TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
-  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
+  for (AttentionKind kind : kKinds) {
     const Model model = testing::random_model(tiny_config(kind), 21);
     EngineOptions o;
     o.kv_block_tokens = 16;

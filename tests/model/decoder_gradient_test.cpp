@@ -13,11 +13,14 @@
 namespace difftx {
 namespace {
 
-ModelConfig tiny_config(const std::string& attention, int64_t heads, int64_t kv_heads) {
+ModelConfig tiny_config(const std::string& attention, int64_t heads, int64_t kv_heads, int64_t grouped_ratio = 0,
+                        const char* hidden_act = "silu") {
   nlohmann::json j = {{"model_type", "difftx"}, {"attention", attention}, {"vocab_size", 23},
                       {"hidden_size", 16}, {"num_hidden_layers", 2}, {"num_attention_heads", heads},
                       {"num_key_value_heads", kv_heads}, {"head_dim", 4}, {"intermediate_size", 24},
                       {"tie_word_embeddings", attention != "diff2"}};
+  if (grouped_ratio > 0) j["grouped_ratio"] = grouped_ratio;
+  j["hidden_act"] = hidden_act;
   return config_from_json(j, "tiny");
 }
 
@@ -74,6 +77,11 @@ void check_gradients(const ModelConfig& config) {
 TEST(DecoderGradient, BaselineMatchesFiniteDifferences) { check_gradients(tiny_config("baseline", 4, 2)); }
 TEST(DecoderGradient, DiffMatchesFiniteDifferences) { check_gradients(tiny_config("diff", 2, 1)); }
 TEST(DecoderGradient, Diff2MatchesFiniteDifferences) { check_gradients(tiny_config("diff2", 2, 1)); }
+TEST(DecoderGradient, DiffGroupedMatchesFiniteDifferences) { check_gradients(tiny_config("diff_grouped", 4, 1, 2)); }
+// Motif's layer: grouped attention and the PolyNorm MLP.
+TEST(DecoderGradient, PolyNormMatchesFiniteDifferences) {
+  check_gradients(tiny_config("diff_grouped", 4, 2, 2, "poly_norm"));
+}
 
 }  // namespace
 }  // namespace difftx

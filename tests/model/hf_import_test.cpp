@@ -1,5 +1,6 @@
-// Hugging Face checkpoints (LlamaForCausalLM, DiffLlamaForCausalLM) through load_model_dir,
-// against the independent float64 oracle tools/oracle/hf_model.py: the logits of every
+// Hugging Face checkpoints (LlamaForCausalLM, DiffLlamaForCausalLM, MotifForCausalLM) through
+// load_model_dir, against the independent float64 oracles tools/oracle/hf_model.py and
+// motif_model.py (Motif: r = 1, 2, 4, GQA, tied and untied, F32 / BF16, sharded): the logits of every
 // fixture under tests/fixtures/hf (MHA, GQA 2 and 4, odd Hkv, rope scaling none / linear /
 // llama3, F32 / BF16 / F16, tied and untied, one file and sharded), incremental decoding of
 // the imported models against their full forward, and the broken shard indexes (bad_*), whose
@@ -65,11 +66,14 @@ double max_abs(const float* x, int64_t n) {
   return m;
 }
 
+// The Llama, DiffLlama and Motif cases (motif_*: tools/oracle/make_motif_fixtures.py, checked
+// against tools/oracle/motif_model.py).
 std::vector<std::string> case_names(bool valid) {
   std::vector<std::string> names;
   if (fs::is_directory(kFixtures))
     for (const auto& e : fs::directory_iterator(kFixtures))
-      if (e.is_directory() && fs::exists(e.path() / "logits.npy") == valid) names.push_back(e.path().filename());
+      if (e.is_directory() && fs::exists(e.path() / "logits.npy") == valid)
+        names.push_back(e.path().filename());
   std::sort(names.begin(), names.end());
   return names;
 }
@@ -78,9 +82,18 @@ class HfFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HfFixture, LoadsAsTheMatchingDifftxVariant) {
   const Model model = load_model_dir(kFixtures / GetParam());
-  const bool diff = GetParam().rfind("diffllama", 0) == 0;
-  // DiffLlama maps onto DIFF V1 (two maps per difftx head), Llama onto the baseline.
-  EXPECT_EQ(model.config.attention, diff ? AttentionKind::diff : AttentionKind::baseline);
+  const std::string& name = GetParam();
+  // DiffLlama and Motif r = 1 map onto DIFF V1 (two maps per difftx head), Motif r > 1 onto
+  // diff_grouped with that r, Llama onto the baseline.
+  const bool motif = name.rfind("motif_", 0) == 0, motif_r1 = name.rfind("motif_r1_", 0) == 0;
+  const AttentionKind want = name.rfind("diffllama", 0) == 0 || motif_r1 ? AttentionKind::diff
+                             : motif                                     ? AttentionKind::diff_grouped
+                                                                         : AttentionKind::baseline;
+  EXPECT_EQ(model.config.attention, want);
+  if (motif) {
+    EXPECT_EQ(model.config.grouped_ratio, motif_r1 ? 1 : name[7] - '0');  // motif_rN_...
+    EXPECT_EQ(model.config.hidden_act, MlpActivation::poly_norm);
+  }
   EXPECT_EQ(model.config.num_hidden_layers, 2);
 }
 

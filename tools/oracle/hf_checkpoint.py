@@ -1,7 +1,9 @@
 """Writing Hugging Face checkpoint directories: config.json, model.safetensors or shards with
-model.safetensors.index.json, laid out as transformers' save_pretrained does."""
+model.safetensors.index.json, laid out as transformers' save_pretrained does (tensors: torch or
+numpy)."""
 
 import json
+import math
 import os
 import shutil
 
@@ -47,7 +49,7 @@ def write_weights(case_dir, stored, tag, shard_count):
         write_safetensors(os.path.join(case_dir, "model.safetensors"), tensors, metadata)
         return {}
     itemsize = 4 if tag == "F32" else 2
-    sizes = [t.numel() * itemsize for t in stored.values()]
+    sizes = [math.prod(t.shape) * itemsize for t in stored.values()]  # torch or numpy
     groups = split_into_shards(list(stored), sizes, shard_count)
     weight_map = {}
     for file_name, group in zip(shard_names(shard_count), groups):

@@ -6,18 +6,17 @@ padded with spaces to a multiple of 8, then the raw little-endian tensor bytes. 
 relative to the first byte after the header; tensors are stored back to back in the order given.
 F32/F64/I32/I64 go through numpy; F16 is IEEE binary16 (numpy float16); BF16 is the top 16
 bits of a float32 (1 sign, 8 exponent, 7 mantissa bits), rounded to nearest, ties to even.
+Tensors may be torch tensors or numpy arrays; torch is imported only by the functions that
+return torch tensors, so the numpy-only Motif oracle (motif_model.py) runs without it.
 """
 
 import json
 import struct
 
 import numpy as np
-import torch
 
 DTYPES = {"F32": np.dtype("<f4"), "F64": np.dtype("<f8"), "I32": np.dtype("<i4"),
           "I64": np.dtype("<i8"), "F16": np.dtype("<f2"), "BF16": np.dtype("<u2")}
-TORCH_TO_DTYPE = {torch.float32: "F32", torch.float64: "F64", torch.int32: "I32",
-                  torch.int64: "I64"}
 
 
 def float32_to_bf16_bits(values):
@@ -31,9 +30,13 @@ def bf16_bits_to_float32(bits):
     return (bits.astype("<u4") << 16).view("<f4")
 
 
-def round_to_storage(tag, tensor):
-    """The float64 values a tensor has once stored as F32, F16 or BF16 (what a reader gets)."""
-    array = tensor.detach().cpu().numpy().astype(np.float64)
+def _as_array(tensor):
+    return tensor if isinstance(tensor, np.ndarray) else tensor.detach().cpu().numpy()
+
+
+def round_array_to_storage(tag, values):
+    """The float64 values an array has once stored as F32, F16 or BF16 (what a reader gets)."""
+    array = np.asarray(values, dtype=np.float64)
     if tag == "F32":
         stored = array.astype("<f4")
     elif tag == "F16":
@@ -42,11 +45,17 @@ def round_to_storage(tag, tensor):
         stored = bf16_bits_to_float32(float32_to_bf16_bits(array.astype("<f4")))
     else:
         raise ValueError(f"round_to_storage: {tag} is not a float storage type")
-    return torch.from_numpy(stored.astype(np.float64))
+    return stored.astype(np.float64)
+
+
+def round_to_storage(tag, tensor):
+    """round_array_to_storage for a torch tensor: a float64 torch tensor."""
+    import torch
+    return torch.from_numpy(round_array_to_storage(tag, _as_array(tensor)))
 
 
 def _encode(tag, tensor):
-    array = tensor.detach().cpu().numpy()
+    array = _as_array(tensor)
     if tag == "BF16":
         return float32_to_bf16_bits(array.astype("<f4")), list(array.shape)
     return array.astype(DTYPES[tag], copy=False), list(array.shape)
@@ -58,7 +67,7 @@ def _decode(tag, data, shape):
         array = bf16_bits_to_float32(array)
     elif tag == "F16":
         array = array.astype("<f4")
-    return torch.from_numpy(array.copy())
+    return array.copy()
 
 
 def write_safetensors(path, tensors, metadata=None):
@@ -84,9 +93,9 @@ def write_safetensors(path, tensors, metadata=None):
             f.write(data)
 
 
-def read_safetensors(path):
-    """Read a file written in this format; returns ({name: tensor}, metadata). F16 and BF16
-    tensors come back as float32 (exactly)."""
+def read_safetensors_arrays(path):
+    """Read a file written in this format; returns ({name: numpy array}, metadata). F16 and
+    BF16 tensors come back as float32 (exactly)."""
     with open(path, "rb") as f:
         blob = f.read()
     if len(blob) < 8:
@@ -106,3 +115,10 @@ def read_safetensors(path):
             raise ValueError(f"{path}: tensor {name} has bad data_offsets {entry['data_offsets']}")
         tensors[name] = _decode(entry["dtype"], data[begin:end], entry["shape"])
     return tensors, metadata
+
+
+def read_safetensors(path):
+    """read_safetensors_arrays with torch tensors."""
+    import torch
+    arrays, metadata = read_safetensors_arrays(path)
+    return {name: torch.from_numpy(array) for name, array in arrays.items()}, metadata

@@ -6,9 +6,9 @@
 //
 // lambda:
 //   baseline: unused (may be null).
-//   diff:     one float, the layer's lambda of Eq. 2 (the model computes it from lq1..lk2).
+//   diff, diff_grouped: one float, the layer's lambda of Eq. 2 (the model computes it from lq1..lk2).
 //   diff2:    [B, T, H] logits; the kernel applies sigmoid (docs/SPEC.md §2.3).
-// dlambda (backward) has the same shape: a scalar for diff (d loss / d lambda), [B, T, H] for
+// dlambda (backward) has the same shape: a scalar for diff and diff_grouped (d loss / d lambda), [B, T, H] for
 // diff2 (d loss / d logits). Backward OVERWRITES dq, dk, dv and dlambda.
 //
 // The V1 headwise RMSNorm and (1 - lambda_init) factor are NOT part of this op (model layer).
@@ -27,8 +27,9 @@ struct AttentionDims {
   int64_t H;    // heads as docs/SPEC.md defines them per variant (diff: differential heads; diff2: output heads)
   int64_t Hkv;  // key/value heads; H % Hkv == 0
   int64_t d;    // head dimension of one softmax map
+  int64_t r = 1;  // diff_grouped: signal maps per noise map (AttentionVariant::r)
 
-  AttentionVariant variant() const { return {kind, H, Hkv, d}; }
+  AttentionVariant variant() const { return {kind, H, Hkv, d, r}; }
   int64_t q_width() const { return variant().q_width(); }
   int64_t k_width() const { return variant().k_width(); }
   int64_t v_width() const { return variant().v_width(); }
@@ -40,8 +41,8 @@ struct AttentionDims {
 // The caller owns the memory (plan it once per (B, T)); the kernels fill it.
 struct AttentionSaved {
   float* lse;       // per-row log-sum-exp of every softmax map, [B, maps, T]
-  float* maps_out;  // per-map outputs before the pair subtraction (diff, diff2), [B, T, 2H, dv]
-                    // (dv = 2d for diff, d for diff2; map 2i+s is q_s of head i); null for baseline
+  float* maps_out;  // per-map outputs before the pair subtraction (paired variants), [B, T, maps, dv]
+                    // (dv = 2d for diff and diff_grouped, d for diff2); null for baseline
 };
 int64_t attention_lse_floats(const AttentionDims& dims);
 int64_t attention_maps_out_floats(const AttentionDims& dims);  // 0 for baseline

@@ -8,7 +8,8 @@ AttentionKind attention_kind_from_name(const std::string& name) {
   if (name == "baseline") return AttentionKind::baseline;
   if (name == "diff") return AttentionKind::diff;
   if (name == "diff2") return AttentionKind::diff2;
-  fail("attention kind '", name, "': expected \"baseline\", \"diff\" or \"diff2\"");
+  if (name == "diff_grouped") return AttentionKind::diff_grouped;
+  fail("attention kind '", name, "': expected \"baseline\", \"diff\", \"diff2\" or \"diff_grouped\"");
 }
 
 const char* attention_kind_name(AttentionKind kind) {
@@ -16,15 +17,16 @@ const char* attention_kind_name(AttentionKind kind) {
     case AttentionKind::baseline: return "baseline";
     case AttentionKind::diff: return "diff";
     case AttentionKind::diff2: return "diff2";
+    case AttentionKind::diff_grouped: return "diff_grouped";
   }
   fail("attention kind: invalid enum value ", static_cast<int>(kind));
 }
 
-void AttentionVariant::validate() const { AttentionDims{kind, 1, 1, H, Hkv, d}.validate(); }
+void AttentionVariant::validate() const { AttentionDims{kind, 1, 1, H, Hkv, d, r}.validate(); }
 
 void AttentionDims::validate() const {
   DIFFTX_CHECK(kind == AttentionKind::baseline || kind == AttentionKind::diff ||
-                   kind == AttentionKind::diff2,
+                   kind == AttentionKind::diff2 || kind == AttentionKind::diff_grouped,
                "attention dims: field 'kind' is not a valid AttentionKind (", static_cast<int>(kind), ")");
   const char* name = attention_kind_name(kind);
   DIFFTX_CHECK(B >= 1, "attention dims (", name, "): field 'B' (batch) must be >= 1, got ", B);
@@ -34,6 +36,13 @@ void AttentionDims::validate() const {
   DIFFTX_CHECK(H % Hkv == 0, "attention dims (", name, "): field 'Hkv' must divide H (GQA, docs/SPEC.md §2), got H=", H,
                " Hkv=", Hkv);
   DIFFTX_CHECK(d >= 1, "attention dims (", name, "): field 'd' (head dimension) must be >= 1, got ", d);
+  DIFFTX_CHECK(r == 1 || kind == AttentionKind::diff_grouped, "attention dims (", name,
+               "): field 'r' (signal maps per noise map) must be 1 unless the variant is diff_grouped, got ", r);
+  DIFFTX_CHECK(r >= 1 && r <= H && H % r == 0, "attention dims (", name, "): field 'r' (signal maps per noise map) must divide H=",
+               H, ", got ", r);
+  // docs/SPEC.md §2.5: every kv head serves whole groups of r signal heads and their noise head.
+  DIFFTX_CHECK(H / r % Hkv == 0, "attention dims (", name, "): field 'Hkv' must divide the noise heads H / r = ", H / r,
+               " (every kv head serves whole groups), got Hkv=", Hkv);
   // Buffers are indexed with 64-bit offsets; keep every size far from overflow.
   const int64_t field_limit = int64_t{1} << 20, total_limit = int64_t{1} << 40;
   DIFFTX_CHECK(H <= field_limit && d <= field_limit, "attention dims (", name,

@@ -305,13 +305,13 @@ void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, 
     std::copy(s0.acc, s0.acc + M * vw, out + g * M * vw);
     return;
   }
-  // Output head (g M + m) / 2 = a_2i - w a_2i+1 with the variant's pair weight w (variant.h).
-  // Pairs never straddle kv heads (M is even).
-  for (int64_t m = 0; m < M; m += 2) {
-    const int64_t head = a.output_head(g * M + m);
+  // Output head i = its signal map - w its noise map, with the variant's pair weight w (variant.h).
+  // A head's maps never straddle kv heads: kv head g serves heads [g H / Hkv, (g + 1) H / Hkv).
+  const int64_t heads = a.H / a.Hkv;
+  for (int64_t head = g * heads; head < (g + 1) * heads; ++head) {
     const float c = a.pair_weight<float>(lambda, 0, head);
-    const float* o1 = s0.acc + m * vw;
-    const float* o2 = o1 + vw;
+    const float* o1 = s0.acc + (a.signal_map(head) - g * M) * vw;
+    const float* o2 = s0.acc + (a.noise_map(head) - g * M) * vw;
     float* dst = out + head * vw;
 #pragma omp simd
     for (int64_t x = 0; x < vw; ++x) dst[x] = o1[x] - c * o2[x];

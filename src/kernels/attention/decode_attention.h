@@ -6,7 +6,7 @@
 //           element x of position t of kv head g at key_offset(dims, g, t, x), so that a query
 //           scores 16 keys with key_width broadcast FMAs and no horizontal sums
 //   values  one layer's cached values, [Hkv][capacity][value_width]
-//   lambda  baseline: unused; diff: the layer's scalar lambda (Eq. 2); diff2: [H] logits of
+//   lambda  baseline: unused; diff, diff_grouped: the layer's scalar lambda (Eq. 2); diff2: [H] logits of
 //           this token (sigmoid applied here, docs/SPEC.md §2.3)
 //   out     [out_width], before the V1 headwise norm (applied by the caller, as in prefill)
 //
@@ -42,7 +42,7 @@ struct DecodeAttentionDims : AttentionVariant {
   int64_t capacity;  // row stride of the cache, in tokens
   KvStorage storage = KvStorage::f32;
 
-  AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d}; }
+  AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d, r}; }
 };
 
 constexpr int64_t kKeyTile = 16;

@@ -73,6 +73,17 @@ std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int
         for (int64_t x = 0; x < 2 * d; ++x) out[i * 2 * d + x] = o1[x] - c * o2[x];
       }
       break;
+    case AttentionKind::diff_grouped: {  // head i: signal query n (r + 1) + i % r with k1, noise n (r + 1) + r with k2
+      const int64_t r = a.r, per_kv = H / r / a.Hkv;
+      for (int64_t i = 0; i < H; ++i) {
+        const int64_t n = i / r, g = n / per_kv;
+        const auto o1 = attend(a, length, q + (n * (r + 1) + i % r) * d, keys, g, 0, values);
+        const auto o2 = attend(a, length, q + (n * (r + 1) + r) * d, keys, g, d, values);
+        const double c = a.pair_weight<double>(lambda, 0, i);
+        for (int64_t x = 0; x < 2 * d; ++x) out[i * 2 * d + x] = o1[x] - c * o2[x];
+      }
+      break;
+    }
     case AttentionKind::diff2: {  // output head i: a_2i - sigmoid(logit_i) a_2i+1, query head j uses kv head j / (2H/Hkv)
       const int64_t per_kv = 2 * H / a.Hkv;
       for (int64_t i = 0; i < H; ++i) {

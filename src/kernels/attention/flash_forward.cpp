@@ -114,7 +114,7 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
               static_cast<float>((row_max[jj * kTile + r] + std::log2(l)) * std::numbers::ln2);
         }
       }
-      if (!baseline) pair_rows(L, a_out, lambda, out, b, q0, nq, g * m / 2, m / 2);  // this group's heads
+      if (!baseline) pair_rows(L, a_out, lambda, out, b, q0, nq, g * dims.H / G, dims.H / G);  // this group's heads
     }
   }
 }

@@ -7,6 +7,10 @@
 //   diff      head i:     q1_i with k1_g (c = 1) and q2_i with k2_g (c = -lambda), value v_g of width 2d
 //   diff2     out head i: query heads 2i (c = 1) and 2i+1 (c = -sigmoid(logit[t, i])), each with kv
 //                         head j / (2H / Hkv) for query head j
+//   diff_grouped head i:  query heads in groups of r + 1 (r signal, then noise); signal query
+//                         head n (r + 1) + i % r (n = i / r) with k1_g (c = 1), noise query head
+//                         n (r + 1) + r with k2_g (c = -lambda), g = n / (N / Hkv), N = H / r noise
+//                         heads; value v_g of width 2d (docs/SPEC.md §2.5)
 #include <cmath>
 #include <vector>
 
@@ -38,6 +42,12 @@ std::vector<Term> terms_of(const AttentionDims& a) {
         const int64_t g = i / n_rep;
         terms.push_back({2 * i * d, 2 * g * d, g * 2 * d, i * 2 * d, Term::Coef::one, 0});
         terms.push_back({(2 * i + 1) * d, (2 * g + 1) * d, g * 2 * d, i * 2 * d, Term::Coef::minus_lambda, 0});
+        break;
+      }
+      case AttentionKind::diff_grouped: {  // docs/SPEC.md §2.5
+        const int64_t r = a.r, n = i / r, g = n / (a.H / r / a.Hkv);
+        terms.push_back({(n * (r + 1) + i % r) * d, 2 * g * d, g * 2 * d, i * 2 * d, Term::Coef::one, 0});
+        terms.push_back({(n * (r + 1) + r) * d, (2 * g + 1) * d, g * 2 * d, i * 2 * d, Term::Coef::minus_lambda, 0});
         break;
       }
       case AttentionKind::diff2: {  // docs/SPEC.md §2.3: adjacent query heads (2i, 2i+1) form output head i

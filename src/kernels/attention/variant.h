@@ -10,6 +10,9 @@
 //             its kv head; value width 2d, docs/SPEC.md §2.2)
 //   diff2:    map 2i - w * map 2i+1, w = sigmoid(lambda_i(x_t))  (2H query heads; kv head
 //             j / (2H / Hkv); value width d, docs/SPEC.md §2.3)
+//   diff_grouped: maps in groups of r + 1 (r signal maps, then one noise map); output head i is
+//             its signal map minus w * its group's noise map, w = lambda (DIFF V1's k1/k2, value
+//             width 2d and lambda; r = 1 is `diff`, docs/SPEC.md §2.5)
 #pragma once
 #include <cmath>
 #include <cstdint>
@@ -17,49 +20,56 @@
 
 namespace difftx {
 
-enum class AttentionKind { baseline, diff, diff2 };
+enum class AttentionKind { baseline, diff, diff2, diff_grouped };
 
-AttentionKind attention_kind_from_name(const std::string& name);  // "baseline" | "diff" | "diff2"
+AttentionKind attention_kind_from_name(const std::string& name);  // "baseline" | "diff" | "diff2" | "diff_grouped"
 const char* attention_kind_name(AttentionKind kind);
 
 // Where the pair weight's lambda comes from.
 enum class LambdaSource {
   none,          // baseline: no pairs
-  layer_scalar,  // diff: one float per layer, exp(lq1.lk1) - exp(lq2.lk2) + lambda_init (Eq. 2)
+  layer_scalar,  // diff, diff_grouped: one float per layer, exp(lq1.lk1) - exp(lq2.lk2) + lambda_init (Eq. 2)
   token_logits,  // diff2: [rows, H] logits lambda_proj(x), sigmoid applied by the kernels
 };
 
 struct AttentionVariant {
   AttentionKind kind;
-  int64_t H;    // heads as docs/SPEC.md §2 defines them per variant (diff: differential heads; diff2: output heads)
-  int64_t Hkv;  // key/value heads; H % Hkv == 0
+  int64_t H;    // heads as docs/SPEC.md §2 defines them per variant (diff: differential heads; diff2: output
+                // heads; diff_grouped: signal heads, which are its output heads)
+  int64_t Hkv;  // key/value heads; H % Hkv == 0 (diff_grouped: noise heads H / r % Hkv == 0)
   int64_t d;    // head dimension of one softmax map
+  int64_t r = 1;  // signal maps per noise map: 1 except for diff_grouped (docs/SPEC.md §2.5)
 
-  bool paired() const { return kind != AttentionKind::baseline; }  // output = map 2i - w map 2i+1
+  bool paired() const { return kind != AttentionKind::baseline; }  // output = signal map - w noise map
+  // DIFF V1's kv layout: key [k1 | k2] and value 2d per kv head, one lambda per layer (diff, diff_grouped).
+  bool v1_layout() const { return kind == AttentionKind::diff || kind == AttentionKind::diff_grouped; }
   // Projection widths (row = one token).
-  int64_t q_width() const { return paired() ? 2 * H * d : H * d; }        // baseline H d, else 2 H d
-  int64_t k_width() const { return Hkv * key_width(); }                   // diff 2 Hkv d, else Hkv d
-  int64_t v_width() const { return Hkv * value_width(); }                 // diff 2 Hkv d, else Hkv d
-  int64_t out_width() const { return H * value_width(); }                 // diff 2 H d, else H d
+  int64_t q_width() const { return maps() * d; }                          // one d-wide query per map
+  int64_t k_width() const { return Hkv * key_width(); }                   // V1 layout 2 Hkv d, else Hkv d
+  int64_t v_width() const { return Hkv * value_width(); }                 // V1 layout 2 Hkv d, else Hkv d
+  int64_t out_width() const { return H * value_width(); }                 // V1 layout 2 H d, else H d
   // Per kv head and token: the key and value widths (what the KV cache stores).
-  int64_t key_width() const { return kind == AttentionKind::diff ? 2 * d : d; }    // [k1 | k2] for diff
-  int64_t value_width() const { return kind == AttentionKind::diff ? 2 * d : d; }  // = value width of one map
+  int64_t key_width() const { return v1_layout() ? 2 * d : d; }    // [k1 | k2] for the V1 layout
+  int64_t value_width() const { return v1_layout() ? 2 * d : d; }  // = value width of one map
   // Softmax maps and how they share kv heads: the maps of kv head g are
   // [g * maps_per_kv_head, (g + 1) * maps_per_kv_head); map j reads q columns [j d, (j + 1) d).
-  int64_t maps() const { return paired() ? 2 * H : H; }
+  // Paired maps come in groups of r + 1: r signal maps, then the noise map they share.
+  int64_t noise_maps() const { return paired() ? H / r : 0; }
+  int64_t maps() const { return H + noise_maps(); }
   int64_t maps_per_kv_head() const { return maps() / Hkv; }
-  int64_t key_heads_per_kv_head() const { return kind == AttentionKind::diff ? 2 : 1; }  // k1, k2
+  int64_t key_heads_per_kv_head() const { return v1_layout() ? 2 : 1; }  // k1, k2
   // The key head (of width d, in a k row) that map j scores against.
   int64_t key_head(int64_t map) const {
     const int64_t g = map / maps_per_kv_head();
-    return kind == AttentionKind::diff ? 2 * g + map % 2 : g;  // diff: map 2i+s uses k_s of its group
+    return v1_layout() ? 2 * g + subtracted(map) : g;  // V1 layout: signal maps use k1, noise maps k2
   }
-  // The output head of map j, and whether the map is subtracted (the second of a pair).
-  int64_t output_head(int64_t map) const { return paired() ? map / 2 : map; }
-  bool subtracted(int64_t map) const { return paired() && map % 2 == 1; }
+  // Whether map j is a noise map (subtracted), and the maps output head i is made of.
+  bool subtracted(int64_t map) const { return paired() && map % (r + 1) == r; }
+  int64_t signal_map(int64_t head) const { return paired() ? head / r * (r + 1) + head % r : head; }
+  int64_t noise_map(int64_t head) const { return head / r * (r + 1) + r; }  // paired variants only
 
   LambdaSource lambda_source() const {
-    return kind == AttentionKind::diff ? LambdaSource::layer_scalar
+    return v1_layout() ? LambdaSource::layer_scalar
            : kind == AttentionKind::diff2 ? LambdaSource::token_logits
                                           : LambdaSource::none;
   }
@@ -77,7 +87,7 @@ struct AttentionVariant {
   // reference. Computed in Real from lambda's stored type In.
   template <typename Real, typename In>
   Real pair_weight(const In* lambda, int64_t row, int64_t head) const {
-    if (kind == AttentionKind::diff) return static_cast<Real>(lambda[0]);
+    if (v1_layout()) return static_cast<Real>(lambda[0]);
     return Real(1) / (Real(1) + std::exp(-static_cast<Real>(lambda[row * H + head])));
   }
 

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "model/formats/hf_layout.h"
+#include "model/formats/motif_config.h"
 
 namespace difftx {
 namespace {
@@ -88,19 +89,26 @@ void read_rope(const json& j, ModelConfig& c, const std::string& where) {
 bool hf_architecture_of(const std::string& model_type, HfArchitecture* out) {
   if (model_type == "llama") *out = HfArchitecture::llama;
   else if (model_type == "diffllama") *out = HfArchitecture::diffllama;
+  else if (is_motif_model_type(model_type)) *out = HfArchitecture::motif;
   else return false;
   return true;
 }
 
 HfConfig config_from_hf(const json& j, const std::string& where) {
   DIFFTX_CHECK(j.is_object(), where, ": config must be a JSON object");
+  if (j.contains("model_type") && j.at("model_type").is_string() &&
+      is_motif_model_type(j.at("model_type").get<std::string>())) {
+    HfConfig out{HfArchitecture::motif, {}, config_from_motif(j, where), {}};
+    out.hf = {out.model.attention_variant().maps(), 2 * out.model.num_key_value_heads, out.model.head_dim};
+    return out;  // Motif's rows are difftx's (motif_config.h): no row maps
+  }
   for (const auto& [key, value] : j.items())
     DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key), where, ": unknown key '", key.substr(0, 64),
                  "' (difftx runs a model only when it knows what every key means; docs/FORMATS.md lists them)");
   HfConfig out;
   DIFFTX_CHECK(j.contains("model_type") && j.at("model_type").is_string() &&
                    hf_architecture_of(j.at("model_type").get<std::string>(), &out.architecture),
-               where, ": key 'model_type' must be \"llama\" or \"diffllama\"");
+               where, ": key 'model_type' must be \"llama\", \"diffllama\", \"Motif\" or \"motif\"");
   const bool diff = out.architecture == HfArchitecture::diffllama;
   require_value(j, "hidden_act", "silu", "SwiGLU with silu", where);
   require_value(j, "attention_bias", false, "no biases", where);
@@ -168,10 +176,16 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
 }
 
 json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
+  if (is_motif_config(c)) return config_to_motif(c, torch_dtype);
   DIFFTX_CHECK(c.attention != AttentionKind::diff2, "DIFF V2 (attention \"diff2\") has no Hugging Face model class; ",
                "convert it to difftx's own format instead");
+  DIFFTX_CHECK(c.attention != AttentionKind::diff_grouped, "grouped differential attention (attention \"diff_grouped\") ",
+               "without Motif's PolyNorm MLP has no Hugging Face class; convert it to difftx's own format instead");
   const bool diff = c.attention == AttentionKind::diff;
   if (diff) {
+    DIFFTX_CHECK(!c.lambda_init_shifted && !c.head_norm_eps, "DiffLlama fixes lambda_init to 0.8 - 0.6 exp(-0.3 l) ",
+                 "and the head norm's eps to rms_norm_eps; this model differs (lambda_init \"exp_shifted\" or ",
+                 "head_norm_eps), so it cannot be written as DiffLlama");
     DIFFTX_CHECK(!c.lambda_init_constant, "DiffLlama fixes lambda_init to 0.8 - 0.6 exp(-0.3 l); a model trained with ",
                  "the constant lambda_init ", c.lambda_init_constant.value_or(0), " cannot be written as DiffLlama");
     DIFFTX_CHECK(c.diff_subln, "DiffLlama always applies the head norm; a model trained without it (diff_subln false) ",

@@ -1,5 +1,6 @@
-// config.json of Hugging Face's LlamaForCausalLM (model_type "llama") and DiffLlamaForCausalLM
-// ("diffllama") <-> difftx's ModelConfig (docs/FORMATS.md "Hugging Face model directories").
+// config.json of Hugging Face's LlamaForCausalLM (model_type "llama"), DiffLlamaForCausalLM
+// ("diffllama") and MotifForCausalLM ("Motif" or "motif", motif_config.h) <-> difftx's ModelConfig
+// (docs/FORMATS.md "Hugging Face model directories").
 //
 // Keys that change the math are honoured or refused by name; the keys that do not (bookkeeping,
 // generation and initialisation settings) are an explicit list; any other key is an error, so a
@@ -14,7 +15,7 @@
 
 namespace difftx {
 
-enum class HfArchitecture { llama, diffllama };
+enum class HfArchitecture { llama, diffllama, motif };
 
 // Names the architecture config.json's model_type asks for; false for any other model_type.
 bool hf_architecture_of(const std::string& model_type, HfArchitecture* out);
@@ -32,8 +33,9 @@ struct HfConfig {
 };
 HfConfig config_from_hf(const nlohmann::json& j, const std::string& where);
 
-// The config.json transformers would write for `c` (baseline -> llama, diff -> diffllama; diff2
-// and the DIFF V1 ablations have no Hugging Face class: Error saying so). `torch_dtype` names the
+// The config.json transformers would write for `c` (baseline -> llama, diff -> diffllama, Motif's
+// form (is_motif_config) -> Motif; diff2 and the DIFF V1 ablations have no Hugging Face class:
+// Error saying so). `torch_dtype` names the
 // stored weight type ("float32", "bfloat16", "float16").
 nlohmann::json config_to_hf(const ModelConfig& c, const std::string& torch_dtype);
 

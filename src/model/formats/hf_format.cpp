@@ -10,6 +10,7 @@
 #include "io/safetensors_set.h"
 #include "model/formats/hf_config.h"
 #include "model/formats/hf_layout.h"
+#include "model/formats/motif_config.h"
 
 namespace difftx {
 namespace {
@@ -39,9 +40,9 @@ std::unique_ptr<StoredModel> open_hf_model(const std::filesystem::path& dir, con
   const HfConfig hc = config_from_hf(config, (dir / "config.json").string());
   auto model = std::make_unique<StoredModel>(dir, hc.model);
   const SafetensorsSet& weights = model->weights();
-  const AttentionRowMaps maps{hc.layout.q, hc.layout.k, hc.layout.v};  // empty (rows in order) for Llama
+  const AttentionRowMaps maps{hc.layout.q, hc.layout.k, hc.layout.v};  // empty (rows in order) for Llama, Motif
   for (const ParamInfo& p : model->table().params()) {
-    if (ends_with(p.name, ".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
+    if (hc.architecture == HfArchitecture::diffllama && ends_with(p.name, ".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
       DIFFTX_CHECK(!weights.contains(p.name), weights.file_of(p.name).string(), ": DiffLlama has no tensor '",
                    p.name, "'");
       model->set_ones(p.name);
@@ -79,7 +80,8 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
   const nlohmann::json config = config_to_hf(c, torch_dtype);  // refuses what HF cannot hold
 
   AttentionRowMaps maps;
-  if (c.attention == AttentionKind::diff) {
+  const bool diffllama = c.attention == AttentionKind::diff && !is_motif_config(c);  // Motif keeps difftx's rows
+  if (diffllama) {
     const DiffLlamaExport layout = diffllama_export_layout(c.num_attention_heads, c.num_key_value_heads, c.head_dim);
     maps = {layout.q, layout.k, layout.v};
   }
@@ -94,7 +96,7 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
   const ParameterTable table(c);
   std::vector<SafetensorsTensorSpec> specs;
   for (const ParamInfo& p : table.params()) {
-    if (ends_with(p.name, ".self_attn.subln.weight")) continue;  // folded into o_proj below
+    if (diffllama && ends_with(p.name, ".self_attn.subln.weight")) continue;  // folded into o_proj below
     std::vector<int64_t> shape = p.shape;
     if (const RowMap* map = maps.of(p.name)) shape[0] = static_cast<int64_t>(map->size());
     specs.push_back({p.name, shape, stored_float_name(stored)});
@@ -110,7 +112,7 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
       rewritten.resize(map->size() * p.shape[1]);
       gather_rows(weights.data(), p.shape[0], *map, p.shape[1] * int64_t{sizeof(float)}, rewritten.data());
       data = rewritten;
-    } else if (c.attention == AttentionKind::diff && ends_with(p.name, ".self_attn.o_proj.weight")) {
+    } else if (diffllama && ends_with(p.name, ".self_attn.o_proj.weight")) {
       // y = o_proj (g * n) = (o_proj diag(g)) n: the shared gain g of every head scales the
       // columns it multiplies (docs/MODEL.md §2.2).
       const std::string layer = p.name.substr(0, p.name.size() - std::string("o_proj.weight").size());

@@ -6,7 +6,7 @@
 // largest errors seen are ~5e-7 for out and ~4e-6 for the gradients, |values| up to ~35):
 //   out:              |fused - ref| <= 5e-6 + 1e-5 |ref|
 //   dq, dk, dv:       |fused - ref| <= 2e-5 + 1e-4 |ref|
-//   dlambda (diff2):  as dq; dlambda (diff, a sum over all B*T*H*2d terms): 1e-4 + 1e-5 |ref|
+//   dlambda (diff2):  as dq; dlambda (diff, diff_grouped: a sum over all B*T*H*2d terms): 1e-4 + 1e-5 |ref|
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,9 +25,9 @@ using testing::expect_close;
 
 struct Shape {
   AttentionKind kind;
-  int64_t B, T, H, Hkv, d;
+  int64_t B, T, H, Hkv, d, r = 1;
   friend void PrintTo(const Shape& s, std::ostream* os) {
-    *os << testing::describe({s.kind, s.B, s.T, s.H, s.Hkv, s.d});
+    *os << testing::describe({s.kind, s.B, s.T, s.H, s.Hkv, s.d, s.r});
   }
 };
 
@@ -43,7 +43,7 @@ class FusedAttention : public ::testing::TestWithParam<Shape> {};
 
 TEST_P(FusedAttention, MatchesReferenceForwardAndBackward) {
   const Shape s = GetParam();
-  const AttentionDims dims{s.kind, s.B, s.T, s.H, s.Hkv, s.d};
+  const AttentionDims dims{s.kind, s.B, s.T, s.H, s.Hkv, s.d, s.r};
   const AttentionCase c = AttentionCase::random(dims, 1000 + s.T * 7 + s.d);
   const int64_t N = c.rows();
   const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -69,8 +69,9 @@ TEST_P(FusedAttention, MatchesReferenceForwardAndBackward) {
     expect_close(dq, ref_dq, 2e-5, 1e-4, "dq");
     expect_close(dk, ref_dk, 2e-5, 1e-4, "dk");
     expect_close(dv, ref_dv, 2e-5, 1e-4, "dv");
-    if (dims.kind == AttentionKind::diff) expect_close(dl, ref_dl, 1e-4, 1e-5, "dlambda");
-    if (dims.kind == AttentionKind::diff2) expect_close(dl, ref_dl, 2e-5, 1e-4, "dlambda (logits)");
+    const LambdaSource source = dims.variant().lambda_source();
+    if (source == LambdaSource::layer_scalar) expect_close(dl, ref_dl, 1e-4, 1e-5, "dlambda");
+    if (source == LambdaSource::token_logits) expect_close(dl, ref_dl, 2e-5, 1e-4, "dlambda (logits)");
   }
 }
 
@@ -89,11 +90,17 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{AttentionKind::diff, 16, 64, 2, 1, 16}, Shape{AttentionKind::baseline, 16, 64, 4, 2, 16},
                       Shape{AttentionKind::diff2, 1, 1, 1, 1, 64}, Shape{AttentionKind::diff2, 2, 63, 2, 2, 128},
                       Shape{AttentionKind::diff2, 1, 127, 4, 2, 32}, Shape{AttentionKind::diff2, 1, 65, 4, 1, 64},
-                      Shape{AttentionKind::diff2, 1, 1000, 1, 1, 32}, Shape{AttentionKind::diff2, 3, 90, 2, 1, 48}),
+                      Shape{AttentionKind::diff2, 1, 1000, 1, 1, 32}, Shape{AttentionKind::diff2, 3, 90, 2, 1, 48},
+                      // diff_grouped: r = 1 (DIFF V1), 2, 4 (Motif-2-12.7B); a kv head per noise head or shared.
+                      Shape{AttentionKind::diff_grouped, 2, 1, 4, 2, 32, 2}, Shape{AttentionKind::diff_grouped, 1, 65, 8, 2, 64, 4},
+                      Shape{AttentionKind::diff_grouped, 2, 127, 4, 1, 32, 2}, Shape{AttentionKind::diff_grouped, 1, 63, 2, 2, 128, 1},
+                      Shape{AttentionKind::diff_grouped, 1, 1000, 4, 1, 32, 4}, Shape{AttentionKind::diff_grouped, 4, 80, 6, 1, 16, 3},
+                      Shape{AttentionKind::diff_grouped, 16, 64, 4, 2, 16, 2}, Shape{AttentionKind::diff_grouped, 1, 70, 4, 2, 24, 2}),
     [](const ::testing::TestParamInfo<Shape>& info) {
       const Shape& s = info.param;
       return std::string(attention_kind_name(s.kind)) + "_B" + std::to_string(s.B) + "_T" + std::to_string(s.T) +
-             "_H" + std::to_string(s.H) + "_Hkv" + std::to_string(s.Hkv) + "_d" + std::to_string(s.d);
+             "_H" + std::to_string(s.H) + "_Hkv" + std::to_string(s.Hkv) + "_d" + std::to_string(s.d) +
+             (s.r == 1 && s.kind != AttentionKind::diff_grouped ? "" : "_r" + std::to_string(s.r));
     });
 
 // The scratch memory is reused across calls of different sizes; a large call followed by a small

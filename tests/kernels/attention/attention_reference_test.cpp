@@ -49,14 +49,17 @@ void expect_gradient(const std::vector<double>& analytic, std::vector<double>& x
 
 struct Variant {
   AttentionKind kind;
-  friend void PrintTo(const Variant& v, std::ostream* os) { *os << attention_kind_name(v.kind); }
+  int64_t H = 2, Hkv = 1, r = 1;
+  friend void PrintTo(const Variant& v, std::ostream* os) { *os << attention_kind_name(v.kind) << " r=" << v.r; }
 };
 
 class ReferenceGradients : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(ReferenceGradients, MatchFiniteDifferencesInDouble) {
-  // B = 2, T = 5, n_rep = 2, d = 4: small enough for an FD of every input element.
-  const AttentionDims dims{GetParam().kind, 2, 5, 2, 1, 4};
+  // B = 2, T = 5, n_rep = 2 (diff_grouped: noise heads per kv head 2 or 1), d = 4: small enough for
+  // an FD of every input element.
+  const Variant p = GetParam();
+  const AttentionDims dims{p.kind, 2, 5, p.H, p.Hkv, 4, p.r};
   DoubleCase c(AttentionCase::random(dims, 11, 1.5));
   std::vector<double> dq(c.q.size()), dk(c.k.size()), dv(c.v.size()), dl(c.lambda.size());
   attention_backward_reference(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda.data(), c.dout.data(), dq.data(),
@@ -69,8 +72,11 @@ TEST_P(ReferenceGradients, MatchFiniteDifferencesInDouble) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, ReferenceGradients,
                          ::testing::Values(Variant{AttentionKind::baseline}, Variant{AttentionKind::diff},
-                                           Variant{AttentionKind::diff2}),
-                         [](const auto& info) { return std::string(attention_kind_name(info.param.kind)); });
+                                           Variant{AttentionKind::diff2}, Variant{AttentionKind::diff_grouped, 4, 1, 2},
+                                           Variant{AttentionKind::diff_grouped, 6, 2, 3}),
+                         [](const auto& info) {
+                           return std::string(attention_kind_name(info.param.kind)) + "_r" + std::to_string(info.param.r);
+                         });
 
 // With one token every softmax is 1: baseline gives v_g, diff (1 - lambda) v_g, diff2
 // (1 - sigmoid(logit)) v_g, for head i in kv group g = i / n_rep.
@@ -167,6 +173,47 @@ TEST(AttentionReference, Diff2PairsAdjacentQueryHeads) {
   EXPECT_LT(adjacent_err, 1e-12);
   EXPECT_LT(fused_err, 1e-5);
   EXPECT_GT(half_split_gap, 0.05) << "a half-split pairing would give the same output: the test cannot tell them apart";
+}
+
+// docs/SPEC.md §2.5: grouped head i = (softmax(qs_i k1_g^T) - lambda softmax(qn_{i/r} k2_g^T)) v_g, with
+// query heads in groups of r + 1 (r signal, then noise) and g = (i / r) / (N / Hkv). That is DIFF V1
+// whose head i has q1 = the signal query of head i and q2 = a copy of its group's noise query: the
+// reference and the fused kernel both must give that, and r = 1 must be DIFF V1 bit for bit.
+TEST(AttentionReference, GroupedIsDiffWithTheNoiseQueryShared) {
+  const int64_t B = 2, T = 70, H = 6, Hkv = 2, d = 16, r = 3;
+  const AttentionDims dims{AttentionKind::diff_grouped, B, T, H, Hkv, d, r};
+  const AttentionCase fc = AttentionCase::random(dims, 41);
+  AttentionCase as_diff = fc;
+  as_diff.dims = {AttentionKind::diff, B, T, H, Hkv, d};
+  as_diff.q.clear();
+  for (int64_t row = 0; row < B * T; ++row)
+    for (int64_t i = 0; i < H; ++i)
+      for (int64_t part : {i / r * (r + 1) + i % r, i / r * (r + 1) + r}) {  // [q_signal | q_noise]
+        const auto first = fc.q.begin() + row * dims.q_width() + part * d;
+        as_diff.q.insert(as_diff.q.end(), first, first + d);
+      }
+  const auto want = DoubleCase(as_diff).forward();
+  const auto got = DoubleCase(fc).forward();
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12) << "reference, element " << i;
+
+  std::vector<float> fused(want.size()), lse(attention_lse_floats(dims)), maps_out(attention_maps_out_floats(dims));
+  attention_forward(dims, fc.q.data(), fc.k.data(), fc.v.data(), fc.lambda.data(), fused.data(),
+                    {lse.data(), maps_out.data()});
+  testing::expect_close(fused, std::vector<float>(want.begin(), want.end()), 5e-6, 1e-5, "fused grouped vs diff");
+
+  // r = 1: the same tensors through diff and diff_grouped give identical bits.
+  const AttentionDims v1{AttentionKind::diff, B, T, H, Hkv, d}, g1{AttentionKind::diff_grouped, B, T, H, Hkv, d, 1};
+  const AttentionCase c1 = AttentionCase::random(v1, 43);
+  auto run = [&](const AttentionDims& a) {
+    std::vector<float> out(B * T * a.out_width()), l(attention_lse_floats(a)), m(attention_maps_out_floats(a));
+    attention_forward(a, c1.q.data(), c1.k.data(), c1.v.data(), c1.lambda.data(), out.data(), {l.data(), m.data()});
+    std::vector<float> dq(c1.q.size()), dk(c1.k.size()), dv(c1.v.size()), dl(1);
+    attention_backward(a, c1.q.data(), c1.k.data(), c1.v.data(), c1.lambda.data(), out.data(), {l.data(), m.data()},
+                       c1.dout.data(), dq.data(), dk.data(), dv.data(), dl.data());
+    for (const auto* x : {&dq, &dk, &dv, &dl}) out.insert(out.end(), x->begin(), x->end());
+    return out;
+  };
+  EXPECT_EQ(run(g1), run(v1));
 }
 
 }  // namespace

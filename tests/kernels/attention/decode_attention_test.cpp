@@ -17,14 +17,26 @@
 namespace difftx {
 namespace {
 
+// The variants the tests run, each with its query heads (diff_grouped: r = 2, so that kv heads
+// 4, 2 and 1 each serve whole groups of its 4 noise heads).
+struct Variant {
+  AttentionKind kind;
+  int64_t H, r;
+};
+const Variant kVariants[] = {{AttentionKind::baseline, 4, 1},
+                             {AttentionKind::diff, 4, 1},
+                             {AttentionKind::diff2, 4, 1},
+                             {AttentionKind::diff_grouped, 8, 2}};
+
 struct DecodeCase {
   DecodeAttentionDims dims;
   int64_t length;
   std::vector<float> q, keys, values, lambda;
 
   // Cache rows at and past `length` hold NaN: reading one would poison the output.
-  static DecodeCase random(AttentionKind kind, int64_t H, int64_t Hkv, int64_t d, int64_t length, uint64_t seed) {
-    const DecodeAttentionDims dims{kind, H, Hkv, d, length + 5};
+  static DecodeCase random(AttentionKind kind, int64_t H, int64_t Hkv, int64_t d, int64_t length, uint64_t seed,
+                           int64_t r = 1) {
+    const DecodeAttentionDims dims{{kind, H, Hkv, d, r}, length + 5};
     DecodeCase c{dims, length, {}, {}, {}, {}};
     Rng rng(seed);
     c.q = testing::random_vector(dims.attention_dims().q_width(), rng, -3, 3);  // sharp maps
@@ -37,8 +49,8 @@ struct DecodeCase {
         for (int64_t x = 0; x < dims.value_width(); ++x)
           c.values[(g * dims.capacity + t) * dims.value_width() + x] = static_cast<float>(rng.uniform(-1, 1));
       }
-    if (kind == AttentionKind::diff) c.lambda = testing::random_vector(1, rng, 0.2, 0.8);
-    if (kind == AttentionKind::diff2) c.lambda = testing::random_vector(H, rng, -2, 2);
+    if (dims.lambda_source() == LambdaSource::layer_scalar) c.lambda = testing::random_vector(1, rng, 0.2, 0.8);
+    if (dims.lambda_source() == LambdaSource::token_logits) c.lambda = testing::random_vector(H, rng, -2, 2);
     return c;
   }
   const float* lambda_ptr() const { return lambda.empty() ? nullptr : lambda.data(); }
@@ -51,14 +63,15 @@ std::string describe(const DecodeCase& c, int64_t max_chunks) {
 }
 
 TEST(DecodeAttention, FusedMatchesReferenceOnAwkwardShapes) {
-  const int64_t H = 4, widths[] = {32, 64, 128};
+  const int64_t widths[] = {32, 64, 128};
   int cases = 0;
-  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
-    for (int64_t ratio : {1, 2, 4})
+  for (const Variant& variant : kVariants)
+    for (int64_t Hkv : {4, 2, 1})
       for (int64_t length : {1, 63, 1000})
         for (int64_t max_chunks : {0, 1, 7}) {  // 0: the thread-based default
           const int64_t d = widths[cases % 3];
-          const DecodeCase c = DecodeCase::random(kind, H, H / ratio, d, length, 100 + cases++);
+          const DecodeCase c =
+              DecodeCase::random(variant.kind, variant.H, Hkv, d, length, 100 + cases++, variant.r);
           DecodeAttentionScratch scratch(c.dims, max_chunks);
           std::vector<float> out(c.dims.attention_dims().out_width());
           decode_attention(c.dims, c.length, c.q.data(), c.keys.data(), c.values.data(), c.lambda_ptr(), out.data(),
@@ -72,18 +85,19 @@ TEST(DecodeAttention, FusedMatchesReferenceOnAwkwardShapes) {
             EXPECT_GT(decode_attention_chunks(scratch, length), 1);
           }
         }
-  EXPECT_EQ(cases, 81);
+  EXPECT_EQ(cases, 108);
 }
 
 // A BF16 cache: the same case's keys and values rounded to BF16 (NaN rows stay NaN), read by the
 // kernel and by the reference from the very same bits.
 TEST(DecodeAttention, Bf16CacheMatchesReferenceOnTheSameBits) {
   int cases = 0;
-  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+  for (const Variant& variant : kVariants)
     for (int64_t Hkv : {4, 1})
       for (int64_t length : {1, 17, 700})
         for (int64_t max_chunks : {0, 3}) {
-          DecodeCase c = DecodeCase::random(kind, 4, Hkv, 16 << (cases % 3), length, 500 + cases);
+          DecodeCase c =
+              DecodeCase::random(variant.kind, variant.H, Hkv, 16 << (cases % 3), length, 500 + cases, variant.r);
           ++cases;
           c.dims.storage = KvStorage::bf16;
           std::vector<uint16_t> keys(c.keys.size()), values(c.values.size());
@@ -106,7 +120,7 @@ TEST(DecodeAttention, Bf16CacheMatchesReferenceOnTheSameBits) {
           EXPECT_GT(moved, 1e-5) << describe(c, max_chunks);
           EXPECT_LT(moved, 3e-2) << describe(c, max_chunks);  // 2^-9 relative per element, |q| <= 3
         }
-  EXPECT_EQ(cases, 36);
+  EXPECT_EQ(cases, 48);
   EXPECT_EQ(parse_kv_storage("bf16"), KvStorage::bf16);
   EXPECT_EQ(parse_kv_storage("int8"), KvStorage::int8);
   EXPECT_NE(testing::error_of([] { parse_kv_storage("fp8"); }).find("expected f32, bf16 or int8"), std::string::npos);
@@ -117,11 +131,12 @@ TEST(DecodeAttention, Bf16CacheMatchesReferenceOnTheSameBits) {
 // rounding of the F32 cache, and the rounding is real. Rows past `length` stay unwritten.
 TEST(DecodeAttention, Int8CacheMatchesReferenceOnTheSameBits) {
   int cases = 0;
-  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+  for (const Variant& variant : kVariants)
     for (int64_t Hkv : {4, 1})
       for (int64_t length : {1, 17, 700})
         for (int64_t max_chunks : {0, 3}) {
-          const DecodeCase c = DecodeCase::random(kind, 4, Hkv, 16 << (cases % 3), length, 900 + cases);
+          const DecodeCase c =
+              DecodeCase::random(variant.kind, variant.H, Hkv, 16 << (cases % 3), length, 900 + cases, variant.r);
           ++cases;
           DecodeAttentionDims dims = c.dims;
           dims.storage = KvStorage::int8;
@@ -152,24 +167,25 @@ TEST(DecodeAttention, Int8CacheMatchesReferenceOnTheSameBits) {
           EXPECT_GT(moved, 1e-5) << describe(c, max_chunks);
           EXPECT_LT(moved, 6e-2) << describe(c, max_chunks);  // 1/254 of a row's largest |x| per element
         }
-  EXPECT_EQ(cases, 36);
+  EXPECT_EQ(cases, 48);
 }
 
 TEST(DecodeAttention, ReferenceEqualsLastRowOfPrefillReference) {
   // Lay T tokens out token-major as the projections do, run the prefill reference, and read
   // the same tokens through the cache layout: the last query row must agree.
-  const int64_t T = 37, H = 4, d = 16;
-  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2})
+  const int64_t T = 37, d = 16;
+  for (const auto& [kind, H, r] : kVariants)
     for (int64_t Hkv : {4, 2, 1}) {
-      const AttentionDims full{kind, 1, T, H, Hkv, d};
-      const DecodeAttentionDims dims{kind, H, Hkv, d, T};
+      const AttentionDims full{kind, 1, T, H, Hkv, d, r};
+      const DecodeAttentionDims dims{{kind, H, Hkv, d, r}, T};
       Rng rng(7 + Hkv);
       const auto q = testing::random_vector(T * full.q_width(), rng, -3, 3);
       const auto k = testing::random_vector(T * full.k_width(), rng);
       const auto v = testing::random_vector(T * full.v_width(), rng);
       std::vector<float> lambda;
-      if (kind == AttentionKind::diff) lambda = {0.37f};
-      if (kind == AttentionKind::diff2) lambda = testing::random_vector(T * H, rng, -2, 2);
+      const LambdaSource source = dims.lambda_source();
+      if (source == LambdaSource::layer_scalar) lambda = {0.37f};
+      if (source == LambdaSource::token_logits) lambda = testing::random_vector(T * H, rng, -2, 2);
       std::vector<float> out(T * full.out_width());
       attention_forward_reference(full, q.data(), k.data(), v.data(), lambda.empty() ? nullptr : lambda.data(),
                                   out.data());
@@ -181,8 +197,8 @@ TEST(DecodeAttention, ReferenceEqualsLastRowOfPrefillReference) {
           for (int64_t x = 0; x < dims.value_width(); ++x)
             values[(g * T + t) * dims.value_width() + x] = v[t * full.v_width() + g * dims.value_width() + x];
         }
-      const float* last_lambda = kind == AttentionKind::diff2 ? lambda.data() + (T - 1) * H
-                                 : kind == AttentionKind::diff ? lambda.data() : nullptr;
+      const float* last_lambda = source == LambdaSource::token_logits ? lambda.data() + (T - 1) * H
+                                 : source == LambdaSource::layer_scalar ? lambda.data() : nullptr;
       const auto got = decode_attention_reference(dims, T, q.data() + (T - 1) * full.q_width(), keys.data(),
                                                   values.data(), last_lambda);
       for (int64_t x = 0; x < full.out_width(); ++x)
@@ -206,7 +222,8 @@ TEST(DecodeAttention, BadArgumentsAreClearErrors) {
     EXPECT_NE(std::string(e.what()).find("capacity"), std::string::npos) << e.what();
   }
   EXPECT_THROW(run(10, nullptr), Error);  // diff needs lambda
-  EXPECT_THROW(DecodeAttentionScratch({AttentionKind::diff2, 3, 2, 16, 8}), Error);  // H % Hkv != 0
+  EXPECT_THROW(DecodeAttentionScratch(DecodeAttentionDims{{AttentionKind::diff2, 3, 2, 16}, 8}), Error);  // H % Hkv != 0
+  EXPECT_THROW(DecodeAttentionScratch(DecodeAttentionDims{{AttentionKind::diff_grouped, 4, 4, 16, 2}, 8}), Error);  // 2 noise heads, 4 kv heads
 }
 
 }  // namespace
