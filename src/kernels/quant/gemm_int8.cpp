@@ -20,6 +20,7 @@
 #include "core/threading.h"
 #include "io/float16.h"
 #include "kernels/quant/block_formats.h"
+#include "kernels/quant/int8_x.h"
 #endif
 
 namespace difftx::DIFFTX_ISA::quant {
@@ -36,33 +37,6 @@ constexpr bool kSignedQ8_0 = false;
 // multiplies |w| by x with w's sign instead
 constexpr bool kSignedQ8_0 = true;
 #endif
-
-struct QuantizedX {
-  int64_t blocks;
-  std::vector<int8_t> q;          // [N][cols]
-  std::vector<float> scale;       // [N][blocks]: d_x
-  std::vector<int32_t> byte_sum;  // [N][blocks]: sum of the block's q
-  std::vector<float> sum;         // [N][blocks]: exact sum of x over the block (Q4_K minimums)
-};
-
-QuantizedX quantize_x(const float* x, int64_t N, int64_t cols) {
-  QuantizedX qx{cols / 32, std::vector<int8_t>(N * cols), {}, {}, {}};
-  qx.scale.resize(N * qx.blocks), qx.byte_sum.resize(N * qx.blocks), qx.sum.resize(N * qx.blocks);
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < N * qx.blocks; ++i) {
-    const float* v = x + i * 32;
-    float amax = 0, total = 0;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j])), total += v[j];
-    const float d = amax / 127, id = d != 0.0f ? 1.0f / d : 0.0f;
-    int32_t bytes = 0;
-    for (int j = 0; j < 32; ++j) {
-      qx.q[i * 32 + j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
-      bytes += qx.q[i * 32 + j];
-    }
-    qx.scale[i] = d, qx.byte_sum[i] = bytes, qx.sum[i] = total;
-  }
-  return qx;
-}
 
 // 16 weight rows repacked: weights [cols / 4][16][4] as unsigned bytes, and per 32-block and
 // row the scale d (and, Q4_K, the minimum dmin * m).

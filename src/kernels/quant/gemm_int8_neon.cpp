@@ -20,34 +20,13 @@
 #include "core/threading.h"
 #include "io/float16.h"
 #include "kernels/quant/block_formats.h"
+#include "kernels/quant/int8_x.h"
 
 namespace difftx::DIFFTX_ISA::quant {
 namespace {
 
 constexpr int kPanel = 8;  // weight rows per panel: two vectors of int32 lanes
 constexpr int kTile = 4;   // x rows per micro-kernel call (2 x 4 accumulators and dot products in registers)
-
-struct QuantizedX {
-  int64_t blocks;
-  std::vector<int8_t> q;     // [N][cols]
-  std::vector<float> scale;  // [N][blocks]: d_x
-  std::vector<float> sum;    // [N][blocks]: exact sum of x over the block (Q4_K minimums)
-};
-
-QuantizedX quantize_x(const float* x, int64_t N, int64_t cols) {
-  QuantizedX qx{cols / 32, std::vector<int8_t>(N * cols), {}, {}};
-  qx.scale.resize(N * qx.blocks), qx.sum.resize(N * qx.blocks);
-#pragma omp parallel for schedule(static)
-  for (int64_t i = 0; i < N * qx.blocks; ++i) {
-    const float* v = x + i * 32;
-    float amax = 0, total = 0;
-    for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(v[j])), total += v[j];
-    const float d = amax / 127, id = d != 0.0f ? 1.0f / d : 0.0f;
-    for (int j = 0; j < 32; ++j) qx.q[i * 32 + j] = static_cast<int8_t>(std::nearbyint(v[j] * id));
-    qx.scale[i] = d, qx.sum[i] = total;
-  }
-  return qx;
-}
 
 struct Panel {
   std::vector<int8_t> w;              // [cols / 4][kPanel][4]

@@ -1,15 +1,14 @@
 // The x side of the decode row dots (row_dots.h): block sums, and for the int8 kernels x
-// quantized per 32-block and laid out in block pairs.
+// quantized per 32-block and laid out in block pairs; and the int8 GEMMs' quantized x (int8_x.h).
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/quant/int8_x.h"
 #include "kernels/quant/row_dots.h"
 #include "kernels/isa.h"
 
 namespace difftx::DIFFTX_ISA::quant {
-namespace {
 
-// Block b of x as int8 (Q8_0's rule: d = max|x| / 127, q = round(x / d)); returns d.
 float quantize_x_block(const float* x, int8_t* q) {
   float amax = 0;
   for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
@@ -17,6 +16,24 @@ float quantize_x_block(const float* x, int8_t* q) {
   for (int j = 0; j < 32; ++j) q[j] = static_cast<int8_t>(std::nearbyint(x[j] * id));
   return d;
 }
+
+QuantizedX quantize_x(const float* x, int64_t N, int64_t cols) {
+  QuantizedX qx{cols / 32, std::vector<int8_t>(N * cols), {}, {}, {}};
+  qx.scale.resize(N * qx.blocks), qx.byte_sum.resize(N * qx.blocks), qx.sum.resize(N * qx.blocks);
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < N * qx.blocks; ++i) {
+    const float* v = x + i * 32;
+    int8_t* q = qx.q.data() + i * 32;
+    qx.scale[i] = quantize_x_block(v, q);
+    float total = 0;
+    int32_t bytes = 0;
+    for (int j = 0; j < 32; ++j) total += v[j], bytes += q[j];
+    qx.sum[i] = total, qx.byte_sum[i] = bytes;
+  }
+  return qx;
+}
+
+namespace {
 
 // Pair p holds blocks A = 2p and B = 2p + 1 (B zero past the end). Interleaved (Q4_0): A[0:16],
 // B[0:16], A[16:32], B[16:32], so that int32 lanes 0-3 and 8-11 are A's; else A then B, lanes
