@@ -6,7 +6,9 @@
 // with F32 weights is timed in the same rounds, interleaved, and each row gets its GFLOPS and
 // the ratio (the yardstick of the float types' gemm order). Each N is timed --rounds times,
 // interleaved with the others, and its best kept; so is the least CPU time of a call (cpu_ms,
-// cpu_gflops; at one thread the work itself, which a busy shared host does not stretch).
+// cpu_gflops; at one thread the work itself, which a busy shared host does not stretch). With
+// --panels, each copy of a block-type matrix has its GEMM panels built first (weight_panels.h,
+// as the engine's do), where the CPU level's int8 GEMM reads them.
 #include <algorithm>
 #include <cstring>
 #include <functional>
@@ -18,7 +20,9 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "kernels/gemm.h"
+#include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/matmul.h"
+#include "kernels/quant/weight_panels.h"
 #include "measure.h"
 
 namespace difftx::bench {
@@ -68,7 +72,7 @@ int bench_matmul(cli::Args& args) {
   const auto types = args.get_word_list("types", "q4_0,q8_0,bf16");
   const auto shapes = args.get_word_list("shapes", "2048x2048,8192x2048");
   const int64_t rounds = args.get_int("rounds", 5, cli::IntRange{1, 1000});
-  const bool with_sgemm = args.flag("sgemm");
+  const bool with_sgemm = args.flag("sgemm"), with_panels = args.flag("panels");
   args.finish();
   for (const std::string& type_name : types) {
     const WeightType type = parse_weight_type(type_name);
@@ -77,6 +81,13 @@ int bench_matmul(cli::Args& args) {
       const auto bytes = make_bench_weights(type, s.rows, s.cols);
       const int64_t copies = copies_for(static_cast<int64_t>(bytes.size()));
       const std::vector<std::vector<uint8_t>> matrices(copies, bytes);
+      std::vector<std::vector<uint8_t>> panels;
+      if (with_panels && quant::gemm_int8_reads_panels(type))
+        for (const auto& m : matrices) {
+          panels.emplace_back(quant::weight_panels_bytes(type, s.rows, s.cols));
+          quant::pack_panels({type, m.data(), s.rows, s.cols}, 0, (s.rows + quant::kPanelHeight - 1) / quant::kPanelHeight,
+                             panels.back().data());
+        }
       // sgemm's F32 weights, as many copies as the same bytes in F32 take
       std::vector<std::vector<float>> f32;
       if (with_sgemm) {
@@ -97,7 +108,8 @@ int bench_matmul(cli::Args& args) {
           for (auto& v : x) v = static_cast<float>(rng.uniform(-1, 1));
           int64_t next = 0;
           const auto [ms, cpu_ms] = timed([&] {
-            matmul({type, matrices[next].data(), s.rows, s.cols}, x.data(), y.data(), N, false, order);
+            const void* p = panels.empty() ? nullptr : panels[next].data();
+            matmul({type, matrices[next].data(), s.rows, s.cols, p}, x.data(), y.data(), N, false, order);
             next = (next + 1) % copies;
           });
           best[k] = std::min(best[k], ms), cpu[k] = std::min(cpu[k], cpu_ms);

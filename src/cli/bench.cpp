@@ -25,7 +25,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              weight types at 1B shapes: decode GEMV GB/s vs copy, prefill GFLOPS\n"
                "  difftx bench memory [--json]                parallel memcpy and read GB/s (the bandwidth limit's denominator)\n"
                "  difftx bench matmul [--json] [--order gemv|gemm|by_size] [--rows 1,4,16,64] [--types q4_0,q8_0,bf16] [--sgemm]\n"
-               "                      [--shapes 2048x2048,8192x2048] [--rounds 5]\n"
+               "                      [--shapes 2048x2048,8192x2048] [--rounds 5] [--panels]\n"
                "                                              one matmul order at N rows of x: rows/s and its ratio to the first N",
                run_targets("bench", {{"gemm", bench::bench_gemm},
                                      {"attn", bench::bench_attn},

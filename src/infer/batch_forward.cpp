@@ -60,7 +60,7 @@ class PagedAttention : public AttentionCore {
 }  // namespace
 
 BatchForward::BatchForward(const Model& model, KvPool& pool, int64_t max_rows, int64_t context)
-    : model_(model), pool_(pool), max_rows_(max_rows), scratch_(pool.dims(), 0, 1) {
+    : model_(model), matrices_(model.panel_matrices()), pool_(pool), max_rows_(max_rows), scratch_(pool.dims(), 0, 1) {
   const ModelConfig& c = model.config;
   rope_storage_.resize(rope_table_floats(context, c.head_dim));
   rope_ = rope_table_build(rope_storage_.data(), context, c.head_dim, c.rope_theta, c.rope_scaling);
@@ -94,14 +94,14 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
                  " is outside the context of ", rope_.max_T);
   }
   LayerActivations& s = s_;
-  embed_tokens(model_.matrices.embed, tokens_.data(), s.x, R);
+  embed_tokens(matrices_.embed, tokens_.data(), s.x, R);
   PagedAttention attention(pool_, rows, tables, pages_, page_at_, attention_rows_, scratch_);
   LayerPass pass{c, 1, R, 0, rope_, head_norm_gain_};
   pass.positions = positions_.data();
   pass.gemv_rows = gemv_rows;
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerTensors& w = model_.tensors.layers[l];
-    const LayerMatrices& m = model_.matrices.layers[l];
+    const LayerMatrices& m = matrices_.layers[l];
     attention_block_forward(pass, w, m, l, s, attention);
     mlp_block_forward(pass, w, m, s, s.x);  // the next layer's input
   }
@@ -120,7 +120,7 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   rmsnorm_forward(gathered, model_.tensors.final_norm, normed, s.rstd1, L, D, static_cast<float>(c.rms_norm_eps));
   LayerPass head{c, 1, L, 0, rope_, head_norm_gain_};
   head.gemv_rows = L;
-  project(head, model_.matrices.lm_head, normed, logits_.data());
+  project(head, matrices_.lm_head, normed, logits_.data());
   return logits_.data();
 }
 

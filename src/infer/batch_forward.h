@@ -39,6 +39,7 @@ class BatchForward {
 
  private:
   const Model& model_;
+  const ModelMatrices& matrices_;  // model_.panel_matrices()
   KvPool& pool_;
   int64_t max_rows_;
   Buffer<float> rope_storage_;

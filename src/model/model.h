@@ -1,5 +1,7 @@
 // A model in memory: its config, its parameter table and the weights arenas.
 #pragma once
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/buffer.h"
@@ -7,6 +9,13 @@
 #include "model/parameters.h"
 
 namespace difftx {
+
+// Model::panel_matrices's copy, built once.
+struct PanelMatrices {
+  std::once_flag built;
+  Buffer<unsigned char> bytes;
+  ModelMatrices matrices;
+};
 
 struct Model {
   // Every tensor in F32 (trainable). arena_floats: a larger weights arena than the table needs
@@ -26,6 +35,15 @@ struct Model {
 
   // Bytes of every weight as held in memory (the tied head counted once).
   int64_t weight_bytes() const;
+
+  // `matrices` with GEMM panels (kernels/quant/weight_panels.h) for the block-type matrices the
+  // CPU level's int8 GEMM reads them for: the engine's products (infer/batch_forward.h). Built on
+  // the first call (once, from any thread) and kept, so they hold those matrices' bytes a second
+  // time.
+  const ModelMatrices& panel_matrices() const;
+
+ private:
+  std::unique_ptr<PanelMatrices> panels_ = std::make_unique<PanelMatrices>();
 };
 
 // Training, checkpoints and the analyses that read weights need every tensor in F32; `what`

@@ -18,6 +18,7 @@ DIFFTX_LEVELS_DECLARE(quantize_rows)
 DIFFTX_LEVELS_DECLARE(dequantize_rows)
 DIFFTX_LEVELS_DECLARE_IN(quant, gemm_int8_available)
 DIFFTX_LEVELS_DECLARE_IN(quant, gemm_int8)
+DIFFTX_LEVELS_DECLARE_IN(quant, gemm_int8_reads_panels)
 DIFFTX_LEVELS_DECLARE_IN(quant, gemm_float_available)
 DIFFTX_LEVELS_DECLARE_IN(quant, gemm_float)
 
@@ -40,6 +41,7 @@ void dequantize_rows(WeightType type, const void* src, float* dst, int64_t rows,
 namespace quant {
 
 bool gemm_int8_available(WeightType type) { return DIFFTX_LEVEL_CALL_IN(quant, gemm_int8_available)(type); }
+bool gemm_int8_reads_panels(WeightType type) { return DIFFTX_LEVEL_CALL_IN(quant, gemm_int8_reads_panels)(type); }
 void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   DIFFTX_LEVEL_CALL_IN(quant, gemm_int8)(W, x, y, N, accumulate);
 }

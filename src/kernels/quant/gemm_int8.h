@@ -1,12 +1,14 @@
 // Prefill GEMM for the block types with int8 dot products (internal to src/kernels/quant):
 //   y[N, rows] (+)= x[N, cols] W^T
-// x is quantized per 32-block (Q8_0's rule, as for the int8 decode). Weights are repacked,
-// 16 rows at a time, to bytes in the order [cols / 4][16 rows][4], so that one vpdpbusd
-// (AVX-512 VNNI; two vpmaddubsw on AVX2) multiplies 4 weights of each of 16 rows by the same 4
-// bytes of one x row (broadcast): each int32 lane is one output, no horizontal sums. Per
-// 32-block, a lane starts from -offset * (sum of the x block's bytes) (offset 8 for Q4_0; for
-// Q8_0 128 where it is stored as w + 128 (VNNI), 0 where stored as w (AVX2); 0 for Q4_K) and
-// ends scaled by d_w * d_x; Q4_K's minimums come off with exact x sums.
+// x is quantized per 32-block (Q8_0's rule, as for the int8 decode). The x86 levels multiply
+// weight panels (weight_panels.h: 4 weights of each of 16 rows per 64 bytes), the matrix's own
+// (WeightMatrix::panels) or repacked per call, so that one vpdpbusd (AVX-512 VNNI; two
+// vpmaddubsw on AVX2) multiplies 4 weights of each of 16 rows by the same 4 bytes of one x row
+// (broadcast): each int32 lane is one output, no horizontal sums. Per 32-block, a lane starts
+// from -offset * (sum of the x block's bytes) (offset 8 for Q4_0; for Q8_0 128 where VNNI takes
+// w + 128 as its unsigned operand, 0 where AVX2 takes |w|; 0 for Q4_K) and ends scaled by
+// d_w * d_x; Q4_K's minimums come off with exact x sums. Each output is one F32 chain over its
+// blocks, whatever N and the other rows of x are (batch invariance, matmul.h).
 #pragma once
 #include <cstdint>
 
@@ -17,6 +19,10 @@ namespace difftx::quant {
 // Whether this build has the kernel for W.type (Q8_0, Q4_0, Q4_K with AVX-512 VNNI or AVX2, or
 // on ARM with the dotprod extension: gemm_int8_neon.cpp).
 bool gemm_int8_available(WeightType type);
+
+// Whether this build's kernel for W.type multiplies weight panels (weight_panels.h): then a
+// matrix's prebuilt panels (WeightMatrix::panels) are read as they are (the x86 levels).
+bool gemm_int8_reads_panels(WeightType type);
 
 void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate);
 

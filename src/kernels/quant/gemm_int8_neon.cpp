@@ -143,6 +143,8 @@ bool gemm_int8_available(WeightType type) {
   return type == WeightType::q4_0 || type == WeightType::q8_0 || type == WeightType::q4_k;
 }
 
+bool gemm_int8_reads_panels(WeightType) { return false; }  // its own layout, repacked per call
+
 void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   const QuantizedX qx = quantize_x(x, N, W.cols);
   const int64_t panels = (W.rows + kPanel - 1) / kPanel;

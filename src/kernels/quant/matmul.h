@@ -18,6 +18,7 @@ struct WeightMatrix {
   WeightType type;
   const void* data;  // rows x weight_row_bytes(type, cols) bytes, rows one after another
   int64_t rows, cols;
+  const void* panels = nullptr;  // the same weights repacked for the int8 GEMM (weight_panels.h), or null
 };
 
 // Which code runs. Decode (N < 8): the portable scalar loops; `simd`, weights widened to F32 in
@@ -43,8 +44,10 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 // sgemm is not invariant: 0.3.21 takes other kernels at small M * N * K, as for M = 1 against a
 // 256-row panel, than at large M, see docs/BENCHMARKS.md; nor is the by_size GEMM). Both exist
 // for AVX-512 and AVX2; builds without either (scalar) run the gemv order instead. Both GEMMs
-// repack the weights on every call, so the gemm order costs a pass over them even at N = 1.
-// The `best` path (MatmulPath) runs in both.
+// repack the weights on every call, so the gemm order costs a pass over them even at N = 1,
+// except for a block-type matrix with prebuilt panels (WeightMatrix::panels, weight_panels.h):
+// that one takes the int8 GEMM's order for gemv and gemm alike, read without repacking (the
+// engine's matrices: Model::panel_matrices). The `best` path (MatmulPath) runs in both.
 enum class MatmulOrder { by_size, gemv, gemm };
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order);

@@ -1,0 +1,85 @@
+#include "kernels/quant/weight_panels.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "io/float16.h"
+#include "kernels/quant/block_formats.h"
+
+namespace difftx::quant {
+namespace {
+
+// The 32 weights q[0..32) of one row and block into the record's nibbles (row r).
+void put_nibbles(const uint8_t* q, int r, uint8_t* record) {
+  for (int v = 0; v < 4; ++v)
+    for (int t = 0; t < 4; ++t)
+      record[64 * v + 4 * r + t] = static_cast<uint8_t>(q[4 * v + t] | (q[16 + 4 * v + t] << 4));
+}
+
+void pack_row(const WeightMatrix& W, const uint8_t* row, int r, uint8_t* records, int64_t record_bytes) {
+  const int64_t blocks = W.cols / kPanelBlock;
+  const int64_t scales = panel_weight_bytes(W.type);
+  if (W.type == WeightType::q4_0) {
+    // Q4_0's byte j holds weights j and j + 16: bytes 4v .. 4v + 3 are the record's word v
+    const auto* b = reinterpret_cast<const BlockQ4_0*>(row);
+    for (int64_t i = 0; i < blocks; ++i) {
+      uint8_t* record = records + i * record_bytes;
+      for (int v = 0; v < 4; ++v) std::memcpy(record + 64 * v + 4 * r, b[i].qs + 4 * v, 4);
+      std::memcpy(record + scales + 2 * r, &b[i].d, 2);
+    }
+  } else if (W.type == WeightType::q8_0) {
+    const auto* b = reinterpret_cast<const BlockQ8_0*>(row);
+    for (int64_t i = 0; i < blocks; ++i) {
+      uint8_t* record = records + i * record_bytes;
+      for (int k = 0; k < 8; ++k) std::memcpy(record + 64 * k + 4 * r, b[i].qs + 4 * k, 4);
+      std::memcpy(record + scales + 2 * r, &b[i].d, 2);
+    }
+  } else {  // q4_k: sub-block j of a super-block is record 8 s + j
+    const auto* b = reinterpret_cast<const BlockQ4_K*>(row);
+    for (int64_t s = 0; s < W.cols / kQ4_KWeights; ++s) {
+      const float d = f16_to_float(b[s].d), dmin = f16_to_float(b[s].dmin);
+      for (int j = 0; j < kQ4_KSubBlocks; ++j) {
+        uint8_t* record = records + (kQ4_KSubBlocks * s + j) * record_bytes;
+        const ScaleMin sm = q4_k_scale_min(b[s].scales, j);
+        const float scale = d * sm.scale, minimum = dmin * sm.min;
+        std::memcpy(record + scales + 4 * r, &scale, 4);
+        std::memcpy(record + scales + 4 * kPanelHeight + 4 * r, &minimum, 4);
+        uint8_t q[kPanelBlock];
+        for (int l = 0; l < kPanelBlock; ++l) {
+          const uint8_t byte = b[s].qs[32 * (j / 2) + l];
+          q[l] = j % 2 ? byte >> 4 : byte & 0xF;
+        }
+        put_nibbles(q, r, record);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+int64_t weight_panels_bytes(WeightType type, int64_t rows, int64_t cols) {
+  DIFFTX_CHECK(panel_record_bytes(type) > 0, "weight panels: no panel layout for ", weight_type_name(type));
+  weight_matrix_bytes(type, rows, cols);  // block multiple and negative sizes
+  const int64_t panels = (rows + kPanelHeight - 1) / kPanelHeight;
+  int64_t records = 0, bytes = 0;
+  DIFFTX_CHECK(!__builtin_mul_overflow(panels, cols / kPanelBlock, &records) &&
+                   !__builtin_mul_overflow(records, panel_record_bytes(type), &bytes),
+               "weight panels of ", rows, " x ", cols, " overflow 64-bit sizes");
+  return bytes;
+}
+
+void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* out) {
+  const int64_t record_bytes = panel_record_bytes(W.type), blocks = W.cols / kPanelBlock;
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols), panel_bytes = blocks * record_bytes;
+  for (int64_t i = 0; i < count; ++i) {
+    uint8_t* records = out + i * panel_bytes;
+    const int64_t r0 = (first + i) * kPanelHeight;
+    const int rows = static_cast<int>(std::clamp<int64_t>(W.rows - r0, 0, kPanelHeight));
+    if (rows < kPanelHeight) std::memset(records, 0, panel_bytes);  // rows past the end stay zero
+    for (int r = 0; r < rows; ++r)
+      pack_row(W, static_cast<const uint8_t*>(W.data) + (r0 + r) * row_bytes, r, records, record_bytes);
+  }
+}
+
+}  // namespace difftx::quant

@@ -1,0 +1,49 @@
+// Weight panels: a block-type matrix (Q8_0, Q4_0, Q4_K) repacked into the layout the x86 int8
+// GEMM multiplies (gemm_int8.h), so that a product reads it as it is instead of repacking the
+// weights on every call. The engine builds them once per model (Model::panel_matrices); the GEMM
+// repacks into the same layout when a matrix has none, so its bits do not depend on where the
+// panels came from.
+//
+// A panel is 16 consecutive weight rows (rows past the matrix's end are zero). Its columns go in
+// 32-blocks, and each (panel, block) is one record:
+//   Q4_0, Q4_K: 256 bytes of nibbles, byte 64 v + 4 r + t (v, t < 4; r < 16 the panel's row)
+//               holding weight 4 v + t of the block in its low nibble and weight 16 + 4 v + t in
+//               its high one (q in [0, 15]: for Q4_0 the 16 bytes of row r are its own qs
+//               reordered four at a time); then Q4_0: 16 F16 scales d; Q4_K: 16 F32 scales
+//               d * s_j and 16 F32 minimums dmin * m_j of the block's sub-block j.
+//   Q8_0:       512 bytes, byte 64 k + 4 r + t holding weight 4 k + t (k < 8) as a signed byte;
+//               then 16 F16 scales d.
+// So a 64-byte vector holds 4 weights of each of the 16 rows, all multiplying the same 4 bytes of
+// x. Records go panel by panel, block by block within a panel. Same bytes as the matrix (Q4_K:
+// 0.75 bytes per weight against 0.5625). docs/FORMATS.md "Weight panels".
+#pragma once
+#include <cstdint>
+
+#include "kernels/quant/matmul.h"
+
+namespace difftx::quant {
+
+constexpr int kPanelHeight = 16;  // weight rows per panel
+constexpr int64_t kPanelBlock = 32;  // columns per record
+
+// Offset of the scales within a record (the weights' bytes before them); 0 for the types
+// without panels.
+constexpr int64_t panel_weight_bytes(WeightType type) {
+  return type == WeightType::q4_0 || type == WeightType::q4_k ? kPanelHeight * kPanelBlock / 2
+         : type == WeightType::q8_0                           ? kPanelHeight * kPanelBlock
+                                                              : 0;
+}
+// Bytes of one record of `type` (the weights, then F16 scales or F32 scales and minimums); 0
+// for the types without panels.
+constexpr int64_t panel_record_bytes(WeightType type) {
+  return type == WeightType::q4_k ? panel_weight_bytes(type) + 8 * kPanelHeight
+         : panel_weight_bytes(type) ? panel_weight_bytes(type) + 2 * kPanelHeight
+                                    : 0;
+}
+// Bytes of the panels of a rows x cols matrix (whole panels: rows rounded up to 16).
+int64_t weight_panels_bytes(WeightType type, int64_t rows, int64_t cols);
+
+// Panels [first, first + count) of W into out (count * cols / 32 records).
+void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* out);
+
+}  // namespace difftx::quant

@@ -1,0 +1,132 @@
+// Weight panels (weight_panels.h): every weight and scale of a packed matrix sits where the
+// layout says (read back here from the layout's definition, not through the packer's code), rows
+// past the end are zero, and the int8 GEMM gives the same bits from prebuilt panels as from
+// repacking per call; with panels, the gemv order is that GEMM's, batch-invariant at any N and
+// thread count.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "io/float16.h"
+#include "kernels/quant/gemm_int8.h"
+#include "kernels/quant/matmul.h"
+#include "kernels/quant/weight_panels.h"
+#include "support/quant_weights.h"
+#include "support/testing.h"
+
+namespace difftx {
+namespace {
+
+using testing::Quantized;
+
+const WeightType kBlockTypes[] = {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
+
+int64_t panel_count(int64_t rows) { return (rows + quant::kPanelHeight - 1) / quant::kPanelHeight; }
+
+std::vector<uint8_t> packed(const Quantized& q) {
+  std::vector<uint8_t> out(quant::weight_panels_bytes(q.type, q.rows, q.cols));
+  quant::pack_panels(q.matrix(), 0, panel_count(q.rows), out.data());
+  return out;
+}
+
+// Weight k of row r (0 past the matrix's end) read back from the panels by the header's layout.
+double weight_at(const std::vector<uint8_t>& panels, WeightType type, int64_t cols, int64_t r, int64_t k) {
+  const int64_t record_bytes = type == WeightType::q8_0 ? 512 + 32 : type == WeightType::q4_0 ? 256 + 32 : 256 + 128;
+  const int64_t blocks = cols / 32, b = k / 32, j = k % 32, lane = r % 16;
+  const uint8_t* record = panels.data() + ((r / 16) * blocks + b) * record_bytes;
+  if (type == WeightType::q8_0) {
+    const auto q = static_cast<int8_t>(record[64 * (j / 4) + 4 * lane + j % 4]);
+    uint16_t d;
+    std::memcpy(&d, record + 512 + 2 * lane, 2);
+    return static_cast<double>(f16_to_float(d)) * q;
+  }
+  const int i = j % 16;
+  const uint8_t byte = record[64 * (i / 4) + 4 * lane + i % 4];
+  const int q = j < 16 ? byte & 0xF : byte >> 4;
+  if (type == WeightType::q4_0) {
+    uint16_t d;
+    std::memcpy(&d, record + 256 + 2 * lane, 2);
+    return static_cast<double>(f16_to_float(d)) * (q - 8);
+  }
+  float scale, minimum;
+  std::memcpy(&scale, record + 256 + 4 * lane, 4);
+  std::memcpy(&minimum, record + 256 + 64 + 4 * lane, 4);
+  return static_cast<double>(scale) * q - minimum;
+}
+
+TEST(WeightPanels, EveryWeightIsWhereTheLayoutSays) {
+  Rng rng(31);
+  for (WeightType type : kBlockTypes)
+    for (int64_t rows : {1, 16, 37}) {
+      const int64_t cols = type == WeightType::q4_k ? 512 : 96;
+      const Quantized q = testing::make_weights(type, rows, cols, rng);
+      const auto panels = packed(q);
+      for (int64_t r = 0; r < panel_count(rows) * 16; ++r)
+        for (int64_t k = 0; k < cols; ++k) {
+          const double got = weight_at(panels, type, cols, r, k);
+          const double want = r < rows ? q.dequantized[r * cols + k] : 0.0;
+          ASSERT_NEAR(got, want, 1e-6 * (std::fabs(want) + 1e-3))
+              << weight_type_name(type) << " rows=" << rows << " r=" << r << " k=" << k;
+        }
+    }
+}
+
+TEST(WeightPanels, SizesAreCheckedAndNamed) {
+  EXPECT_EQ(quant::weight_panels_bytes(WeightType::q4_0, 17, 64), 2 * 2 * (256 + 32));
+  EXPECT_EQ(quant::weight_panels_bytes(WeightType::q8_0, 16, 32), 512 + 32);
+  EXPECT_NE(testing::error_of([] { quant::weight_panels_bytes(WeightType::f16, 16, 32); }).find("no panel layout for f16"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([] { quant::weight_panels_bytes(WeightType::q4_0, 16, 33); }).find("33"), std::string::npos);
+  EXPECT_NE(testing::error_of([] { quant::weight_panels_bytes(WeightType::q4_0, int64_t{1} << 40, int64_t{1} << 30); })
+                .find("overflow"),
+            std::string::npos);
+}
+
+// The product of every row of x alone, and of the rows in one batch, with and without panels.
+TEST(WeightPanels, GemmGivesTheBitsOfRepackingAndEachRowItsOwn) {
+  Rng rng(32);
+  const int saved = omp_get_max_threads();
+  for (WeightType type : kBlockTypes) {
+    if (!quant::gemm_int8_reads_panels(type)) GTEST_SKIP() << "this CPU level's int8 GEMM has its own layout";
+    for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{37, 256}, {100, 512}, {5, 2048}}) {
+      const Quantized q = testing::make_weights(type, rows, cols, rng);
+      const auto panels = packed(q);
+      WeightMatrix with = q.matrix();
+      with.panels = panels.data();
+      const int64_t most = 13;
+      const auto x = testing::random_vector(most * cols, rng);
+      const auto start = testing::random_vector(most * rows, rng);
+      for (bool accumulate : {false, true}) {
+        std::vector<float> alone(most * rows);
+        for (int64_t n = 0; n < most; ++n) {
+          std::copy_n(start.data() + n * rows, rows, alone.data() + n * rows);
+          matmul(with, x.data() + n * cols, alone.data() + n * rows, 1, accumulate, MatmulOrder::gemv);
+        }
+        for (int threads : {1, 2}) {
+          omp_set_num_threads(threads);
+          for (int64_t N : {1, 3, 8, 13}) {
+            const std::string where = std::string(weight_type_name(type)) + " " + std::to_string(rows) + "x" +
+                                      std::to_string(cols) + " N=" + std::to_string(N) + " threads=" +
+                                      std::to_string(threads) + " accumulate=" + std::to_string(accumulate);
+            auto repacked = start, gemv = start, gemm = start;
+            matmul(q.matrix(), x.data(), repacked.data(), N, accumulate, MatmulOrder::gemm);
+            matmul(with, x.data(), gemv.data(), N, accumulate, MatmulOrder::gemv);
+            matmul(with, x.data(), gemm.data(), N, accumulate, MatmulOrder::gemm);
+            repacked.resize(N * rows), gemv.resize(N * rows), gemm.resize(N * rows);
+            EXPECT_EQ(gemm, repacked) << where;
+            EXPECT_EQ(gemv, repacked) << where;
+            EXPECT_TRUE(std::equal(gemv.begin(), gemv.end(), alone.begin())) << where << ": not each row alone";
+          }
+        }
+      }
+    }
+  }
+  omp_set_num_threads(saved);
+}
+
+}  // namespace
+}  // namespace difftx
