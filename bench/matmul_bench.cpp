@@ -20,7 +20,6 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "kernels/gemm.h"
-#include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/matmul.h"
 #include "kernels/quant/weight_panels.h"
 #include "measure.h"
@@ -82,7 +81,7 @@ int bench_matmul(cli::Args& args) {
       const int64_t copies = copies_for(static_cast<int64_t>(bytes.size()));
       const std::vector<std::vector<uint8_t>> matrices(copies, bytes);
       std::vector<std::vector<uint8_t>> panels;
-      if (with_panels && quant::gemm_int8_reads_panels(type))
+      if (with_panels && quant::reads_panels(type))
         for (const auto& m : matrices) {
           panels.emplace_back(quant::weight_panels_bytes(type, s.rows, s.cols));
           quant::pack_panels({type, m.data(), s.rows, s.cols}, 0, (s.rows + quant::kPanelHeight - 1) / quant::kPanelHeight,

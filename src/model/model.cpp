@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/weight_panels.h"
 
 namespace difftx {
@@ -41,7 +40,7 @@ const ModelMatrices& Model::panel_matrices() const {
     std::vector<int64_t> offsets;
     int64_t total = 0;
     for (WeightMatrix* w : targets) {
-      const bool packs = w->data && quant::gemm_int8_reads_panels(w->type);
+      const bool packs = w->data && quant::reads_panels(w->type);
       offsets.push_back(packs ? total : -1);
       if (packs) total += (quant::weight_panels_bytes(w->type, w->rows, w->cols) + 63) / 64 * 64;
     }
@@ -52,7 +51,7 @@ const ModelMatrices& Model::panel_matrices() const {
       WeightMatrix& w = *targets[i];
       unsigned char* out = panels_->bytes.data() + offsets[i];
       const int64_t panels = (w.rows + quant::kPanelHeight - 1) / quant::kPanelHeight;
-      const int64_t panel_bytes = w.cols / quant::kPanelBlock * quant::panel_record_bytes(w.type);
+      const int64_t panel_bytes = quant::panel_bytes(w.type, w.cols);
 #pragma omp parallel for schedule(static)
       for (int64_t p = 0; p < panels; ++p) quant::pack_panels(w, p, 1, out + p * panel_bytes);
       w.panels = out;

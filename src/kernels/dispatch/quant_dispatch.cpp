@@ -21,6 +21,7 @@ DIFFTX_LEVELS_DECLARE_IN(quant, gemm_int8)
 DIFFTX_LEVELS_DECLARE_IN(quant, gemm_int8_reads_panels)
 DIFFTX_LEVELS_DECLARE_IN(quant, gemm_float_available)
 DIFFTX_LEVELS_DECLARE_IN(quant, gemm_float)
+DIFFTX_LEVELS_DECLARE_IN(quant, gemm_float_reads_panels)
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulPath path) {
   DIFFTX_LEVEL_CALL_AS(MatmulByPath, matmul)(W, x, y, N, accumulate, path);
@@ -46,6 +47,7 @@ void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool 
   DIFFTX_LEVEL_CALL_IN(quant, gemm_int8)(W, x, y, N, accumulate);
 }
 bool gemm_float_available(WeightType type) { return DIFFTX_LEVEL_CALL_IN(quant, gemm_float_available)(type); }
+bool gemm_float_reads_panels(WeightType type) { return DIFFTX_LEVEL_CALL_IN(quant, gemm_float_reads_panels)(type); }
 void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   DIFFTX_LEVEL_CALL_IN(quant, gemm_float)(W, x, y, N, accumulate);
 }

@@ -19,12 +19,16 @@
 #include "core/buffer.h"
 #include "core/threading.h"
 #include "kernels/op_threading.h"
+#include "kernels/quant/weight_panels.h"
 #endif
 
 namespace difftx::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_GEMM_FLOAT
 namespace {
+
+using ::difftx::quant::kPanelHeight;
+using ::difftx::quant::panel_bytes;
 
 #ifdef DIFFTX_GEMM_FLOAT_AVX512
 constexpr int kPanel = 16;   // weight rows per panel: one zmm of outputs
@@ -78,18 +82,28 @@ void pack_panel(const uint8_t* first, int64_t row_bytes, int rows, int64_t cols,
   }
 }
 
-// y[n0 + c][r0 + 16 q + lane] for c < T, q < P: panel q (rows[q] real rows) against x row n0 + c,
-// acc = fma(x[k], w[k], acc) for k = 0 .. cols - 1.
-template <int P, int T>
-void tile(const float* panels, int64_t panel_floats, const float* x, int64_t cols, int64_t n0, int64_t r0,
+// 16 weights of column k of a panel (16 rows), widened to F32: F32 panels packed per call, or
+// prebuilt BF16 / F16 ones (weight_panels.h), from `at` on.
+template <WeightType kType>
+inline __m512 column16(const uint8_t* at) {
+  if constexpr (kType == WeightType::f32) return _mm512_loadu_ps(at);
+  const __m256i h = _mm256_loadu_si256((const __m256i*)at);
+  if constexpr (kType == WeightType::bf16) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+  return _mm512_cvtph_ps(h);  // f16
+}
+
+// y[n0 + c][r0 + 16 q + lane] for c < T, q < P: panel q (rows[q] real rows; column k at
+// panel[q] + k * stride) against x row n0 + c, acc = fma(x[k], w[k], acc) for k = 0 .. cols - 1.
+template <WeightType kType, int P, int T>
+void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t cols, int64_t n0, int64_t r0,
           const int* rows, float* y, int64_t ld, bool accumulate) {
   __m512 acc[P][T];
-  for (auto& panel : acc)
-    for (auto& a : panel) a = _mm512_setzero_ps();
+  for (auto& p : acc)
+    for (auto& a : p) a = _mm512_setzero_ps();
   const float* xc = x + n0 * cols;
   for (int64_t k = 0; k < cols; ++k) {
     __m512 w[P];
-    for (int q = 0; q < P; ++q) w[q] = _mm512_load_ps(panels + q * panel_floats + k * kPanel);
+    for (int q = 0; q < P; ++q) w[q] = column16<kType>(panel[q] + k * stride);
     for (int c = 0; c < T; ++c) {
       const __m512 xk = _mm512_set1_ps(xc[c * cols + k]);
       for (int q = 0; q < P; ++q) acc[q][c] = _mm512_fmadd_ps(xk, w[q], acc[q][c]);
@@ -164,18 +178,28 @@ void pack_panel(const uint8_t* first, int64_t row_bytes, int rows, int64_t cols,
   }
 }
 
-// y[n0 + c][r0 + 8 q + lane] for c < T, q < P: panel q (rows[q] real rows) against x row n0 + c,
-// acc = fma(x[k], w[k], acc) for k = 0 .. cols - 1.
-template <int P, int T>
-void tile(const float* panels, int64_t panel_floats, const float* x, int64_t cols, int64_t n0, int64_t r0,
+// 8 weights of column k of a panel (8 rows), widened to F32: F32 panels packed per call, or
+// half of a prebuilt BF16 / F16 one (weight_panels.h), from `at` on.
+template <WeightType kType>
+inline __m256 column8(const uint8_t* at) {
+  if constexpr (kType == WeightType::f32) return _mm256_loadu_ps(reinterpret_cast<const float*>(at));
+  const __m128i h = _mm_loadu_si128((const __m128i*)at);
+  if constexpr (kType == WeightType::bf16) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  return _mm256_cvtph_ps(h);  // f16
+}
+
+// y[n0 + c][r0 + 8 q + lane] for c < T, q < P: panel q (rows[q] real rows; column k at panel[q]
+// + k * stride) against x row n0 + c, acc = fma(x[k], w[k], acc) for k = 0 .. cols - 1.
+template <WeightType kType, int P, int T>
+void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t cols, int64_t n0, int64_t r0,
           const int* rows, float* y, int64_t ld, bool accumulate) {
   __m256 acc[P][T];
-  for (auto& panel : acc)
-    for (auto& a : panel) a = _mm256_setzero_ps();
+  for (auto& p : acc)
+    for (auto& a : p) a = _mm256_setzero_ps();
   const float* xc = x + n0 * cols;
   for (int64_t k = 0; k < cols; ++k) {
     __m256 w[P];
-    for (int q = 0; q < P; ++q) w[q] = _mm256_load_ps(panels + q * panel_floats + k * kPanel);
+    for (int q = 0; q < P; ++q) w[q] = column8<kType>(panel[q] + k * stride);
     for (int c = 0; c < T; ++c) {
       const __m256 xk = _mm256_set1_ps(xc[c * cols + k]);
       for (int q = 0; q < P; ++q) acc[q][c] = _mm256_fmadd_ps(xk, w[q], acc[q][c]);
@@ -204,26 +228,73 @@ PackPanel pack_for(WeightType type) {
 }
 
 // The last t (< T) rows of x: the tile of t rows.
-template <int P, int T>
-void tail_tile(int t, const float* panels, int64_t panel_floats, const float* x, int64_t cols, int64_t n0,
+template <WeightType kType, int P, int T>
+void tail_tile(int t, const uint8_t* const* panel, int64_t stride, const float* x, int64_t cols, int64_t n0,
                int64_t r0, const int* rows, float* y, int64_t ld, bool accumulate) {
   if constexpr (T > 0) {
-    if (t == T) return tile<P, T>(panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
-    tail_tile<P, T - 1>(t, panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
+    if (t == T) return tile<kType, P, T>(panel, stride, x, cols, n0, r0, rows, y, ld, accumulate);
+    tail_tile<kType, P, T - 1>(t, panel, stride, x, cols, n0, r0, rows, y, ld, accumulate);
   }
 }
 
-// All N rows of x against the first `used` (1 .. P) packed panels: tiles of kTile rows, then one
-// tail tile.
-template <int P>
-void rows_of_x(int used, const float* panels, int64_t panel_floats, const float* x, int64_t cols, int64_t N,
+// All N rows of x against the first `used` (1 .. P) panels: tiles of kTile rows, then one tail
+// tile.
+template <WeightType kType, int P>
+void rows_of_x(int used, const uint8_t* const* panel, int64_t stride, const float* x, int64_t cols, int64_t N,
                int64_t r0, const int* rows, float* y, int64_t ld, bool accumulate) {
   if constexpr (P > 1)
-    if (used < P) return rows_of_x<P - 1>(used, panels, panel_floats, x, cols, N, r0, rows, y, ld, accumulate);
+    if (used < P) return rows_of_x<kType, P - 1>(used, panel, stride, x, cols, N, r0, rows, y, ld, accumulate);
   int64_t n0 = 0;
-  for (; n0 + kTile <= N; n0 += kTile) tile<P, kTile>(panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
+  for (; n0 + kTile <= N; n0 += kTile) tile<kType, P, kTile>(panel, stride, x, cols, n0, r0, rows, y, ld, accumulate);
   if (n0 < N)
-    tail_tile<P, kTile - 1>(static_cast<int>(N - n0), panels, panel_floats, x, cols, n0, r0, rows, y, ld, accumulate);
+    tail_tile<kType, P, kTile - 1>(static_cast<int>(N - n0), panel, stride, x, cols, n0, r0, rows, y, ld, accumulate);
+}
+
+// Spans of kPanels kernel panels over the threads, each against every row of x. The weights are
+// either W's prebuilt panels of 16 rows (weight_panels.h: AVX-512 takes one per kernel panel,
+// AVX2 one per span, its two halves the kernel's panels of 8) or widened to F32 panels per call.
+template <WeightType kType>
+void gemm_spans(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+  constexpr int64_t kSpan = kPanels * kPanel;
+  static_assert(kSpan % kPanelHeight == 0 && (kPanel == kPanelHeight || kPanel * kPanels == kPanelHeight));
+  const int64_t spans = (W.rows + kSpan - 1) / kSpan;
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
+  const bool prebuilt = W.panels && W.type != WeightType::f32;
+  const int64_t stored_bytes = prebuilt ? panel_bytes(W.type, W.cols) : 0;  // one prebuilt panel
+  const int64_t panel_floats = W.cols * kPanel;  // a vector a column: packed panels stay aligned to it
+  // one thread for small products (a team costs more than it saves); the bits are the same
+  const int threads = spans > 1 && worth_parallel(N * W.rows * W.cols) ? thread_count() : 1;
+  Buffer<float> own(prebuilt ? 0 : threads * kPanels * panel_floats);  // kPanels per thread, before the region
+#pragma omp parallel num_threads(threads)
+  {
+    float* packed = own.data() + thread_index() * kPanels * panel_floats;
+    // dynamic: spans differ (the last one) and so do the two cores' loads; a span's result does
+    // not depend on the thread that computes it
+#pragma omp for schedule(dynamic, 1)
+    for (int64_t i = 0; i < spans; ++i) {
+      const int64_t r0 = i * kSpan;
+      int rows[kPanels], used = 0;
+      const uint8_t* panel[kPanels];
+      for (int q = 0; q < kPanels; ++q) {
+        rows[q] = static_cast<int>(std::clamp<int64_t>(W.rows - r0 - q * kPanel, 0, kPanel));
+        if (rows[q] == 0) continue;
+        const int64_t first = r0 + q * kPanel;
+        if (prebuilt) {
+          panel[q] = static_cast<const uint8_t*>(W.panels) + first / kPanelHeight * stored_bytes +
+                     2 * (first % kPanelHeight);
+        } else {
+          pack_for(W.type)(static_cast<const uint8_t*>(W.data) + first * row_bytes, row_bytes, rows[q], W.cols,
+                           packed + q * panel_floats);
+          panel[q] = reinterpret_cast<const uint8_t*>(packed + q * panel_floats);
+        }
+        ++used;
+      }
+      if (prebuilt)
+        rows_of_x<kType, kPanels>(used, panel, 2 * kPanelHeight, x, W.cols, N, r0, rows, y, W.rows, accumulate);
+      else
+        rows_of_x<WeightType::f32, kPanels>(used, panel, 4 * kPanel, x, W.cols, N, r0, rows, y, W.rows, accumulate);
+    }
+  }
 }
 
 }  // namespace
@@ -232,36 +303,18 @@ bool gemm_float_available(WeightType type) {
   return type == WeightType::f32 || type == WeightType::bf16 || type == WeightType::f16;
 }
 
+bool gemm_float_reads_panels(WeightType type) { return type == WeightType::bf16 || type == WeightType::f16; }
+
 void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
-  const PackPanel pack = pack_for(W.type);
-  const int64_t span = kPanels * kPanel, spans = (W.rows + span - 1) / span;
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
-  const int64_t panel_floats = W.cols * kPanel;  // a vector a column: panels stay aligned to it
-  // one thread for small products (a team costs more than it saves); the bits are the same
-  const int threads = spans > 1 && worth_parallel(N * W.rows * W.cols) ? thread_count() : 1;
-  Buffer<float> own(threads * kPanels * panel_floats);  // kPanels per thread, allocated before the region
-#pragma omp parallel num_threads(threads)
-  {
-    float* panels = own.data() + thread_index() * kPanels * panel_floats;
-    // dynamic: spans differ (the last one) and so do the two cores' loads; a span's result does
-    // not depend on the thread that computes it
-#pragma omp for schedule(dynamic, 1)
-    for (int64_t i = 0; i < spans; ++i) {
-      const int64_t r0 = i * span;
-      int rows[kPanels], used = 0;
-      for (int q = 0; q < kPanels; ++q) {
-        rows[q] = static_cast<int>(std::clamp<int64_t>(W.rows - r0 - q * kPanel, 0, kPanel));
-        if (rows[q] == 0) continue;
-        pack(static_cast<const uint8_t*>(W.data) + (r0 + q * kPanel) * row_bytes, row_bytes, rows[q], W.cols,
-             panels + q * panel_floats);
-        ++used;
-      }
-      rows_of_x<kPanels>(used, panels, panel_floats, x, W.cols, N, r0, rows, y, W.rows, accumulate);
-    }
+  switch (W.type) {
+    case WeightType::bf16: return gemm_spans<WeightType::bf16>(W, x, y, N, accumulate);
+    case WeightType::f16: return gemm_spans<WeightType::f16>(W, x, y, N, accumulate);
+    default: return gemm_spans<WeightType::f32>(W, x, y, N, accumulate);
   }
 }
 #else
 bool gemm_float_available(WeightType) { return false; }
+bool gemm_float_reads_panels(WeightType) { return false; }
 void gemm_float(const WeightMatrix&, const float*, float*, int64_t, bool) {}
 #endif
 

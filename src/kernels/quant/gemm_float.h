@@ -9,7 +9,10 @@
 // the order of k, from zero, then (accumulate) added to y: its bits do not depend on N, on which
 // tile or tail tile holds the row, on the other rows, nor on the thread count.
 //
-// Packing costs a pass over the weights per call whatever N is, so small N pay for it: a 2048 x
+// A BF16 or F16 matrix with prebuilt panels (WeightMatrix::panels, weight_panels.h: the same
+// [cols][16 rows] order in the stored type) is widened in registers instead, to the same F32
+// values, so the bits are the same. Packing per call costs a pass over the weights whatever N
+// is, so small N pay for it: a 2048 x
 // 2048 BF16 matrix at one thread took 1.17, 2.17 and 5.7 ms at N = 1, 16 and 64 against 0.48,
 // 1.50 and 5.6 ms in the gemv order (2.4x, 1.4x, even); at N >= 128 it runs at 100-112 GFLOPS,
 // 1.1-1.27x OpenBLAS sgemm (docs/BENCHMARKS.md, "Prefill GEMM for the float types").
@@ -22,6 +25,9 @@ namespace difftx::quant {
 
 // Whether this build has the kernel for W.type (F32, BF16, F16 with AVX-512F or AVX2 + FMA + F16C).
 bool gemm_float_available(WeightType type);
+
+// Whether this build's kernel for W.type reads prebuilt panels (BF16, F16 where it is built).
+bool gemm_float_reads_panels(WeightType type);
 
 void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate);
 

@@ -13,6 +13,7 @@
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/quantize.h"
 #include "kernels/quant/row_dots.h"
+#include "kernels/quant/weight_panels.h"
 #include "kernels/isa.h"
 
 namespace difftx::DIFFTX_ISA {
@@ -130,12 +131,11 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
     if (!accumulate) std::fill(y, y + N * W.rows, 0.0f);
     return;
   }
-  // a matrix with prebuilt panels takes the GEMM's order for both: no repacking, and fewer
-  // instructions per weight than the row dots at any N
-  const bool panels = W.panels && quant::gemm_int8_reads_panels(W.type);
-  if ((order == MatmulOrder::gemm || panels) && quant::gemm_int8_available(W.type))
-    return quant::gemm_int8(W, x, y, N, accumulate);
-  if (order == MatmulOrder::gemm && quant::gemm_float_available(W.type)) return quant::gemm_float(W, x, y, N, accumulate);
+  // a matrix with prebuilt panels takes the GEMM's order for both: no repacking, and (block
+  // types) fewer instructions per weight than the row dots at any N
+  const bool gemm = order == MatmulOrder::gemm || (W.panels && quant::reads_panels(W.type));
+  if (gemm && quant::gemm_int8_available(W.type)) return quant::gemm_int8(W, x, y, N, accumulate);
+  if (gemm && quant::gemm_float_available(W.type)) return quant::gemm_float(W, x, y, N, accumulate);
   gemv_rows(W, x, y, N, accumulate, MatmulPath::best);
 }
 

@@ -6,6 +6,8 @@
 #include "core/error.h"
 #include "io/float16.h"
 #include "kernels/quant/block_formats.h"
+#include "kernels/quant/gemm_float.h"
+#include "kernels/quant/gemm_int8.h"
 
 namespace difftx::quant {
 namespace {
@@ -58,27 +60,48 @@ void pack_row(const WeightMatrix& W, const uint8_t* row, int r, uint8_t* records
 
 }  // namespace
 
+bool has_panels(WeightType type) {
+  return panel_record_bytes(type) > 0 || type == WeightType::bf16 || type == WeightType::f16;
+}
+
+bool reads_panels(WeightType type) { return gemm_int8_reads_panels(type) || gemm_float_reads_panels(type); }
+
+int64_t panel_bytes(WeightType type, int64_t cols) {
+  DIFFTX_CHECK(has_panels(type), "weight panels: no panel layout for ", weight_type_name(type));
+  weight_row_bytes(type, cols);  // block multiple and negative sizes
+  const int64_t per_column = panel_record_bytes(type) > 0 ? panel_record_bytes(type) : 2 * kPanelHeight;
+  const int64_t columns = panel_record_bytes(type) > 0 ? cols / kPanelBlock : cols;
+  int64_t bytes = 0;
+  DIFFTX_CHECK(!__builtin_mul_overflow(columns, per_column, &bytes), "weight panels of ", cols,
+               " columns overflow 64-bit sizes");
+  return bytes;
+}
+
 int64_t weight_panels_bytes(WeightType type, int64_t rows, int64_t cols) {
-  DIFFTX_CHECK(panel_record_bytes(type) > 0, "weight panels: no panel layout for ", weight_type_name(type));
-  weight_matrix_bytes(type, rows, cols);  // block multiple and negative sizes
-  const int64_t panels = (rows + kPanelHeight - 1) / kPanelHeight;
-  int64_t records = 0, bytes = 0;
-  DIFFTX_CHECK(!__builtin_mul_overflow(panels, cols / kPanelBlock, &records) &&
-                   !__builtin_mul_overflow(records, panel_record_bytes(type), &bytes),
-               "weight panels of ", rows, " x ", cols, " overflow 64-bit sizes");
+  const int64_t one = panel_bytes(type, cols);
+  DIFFTX_CHECK(rows >= 0, "weight panels: negative rows ", rows);
+  int64_t bytes = 0;
+  DIFFTX_CHECK(!__builtin_mul_overflow((rows + kPanelHeight - 1) / kPanelHeight, one, &bytes), "weight panels of ",
+               rows, " x ", cols, " overflow 64-bit sizes");
   return bytes;
 }
 
 void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* out) {
-  const int64_t record_bytes = panel_record_bytes(W.type), blocks = W.cols / kPanelBlock;
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols), panel_bytes = blocks * record_bytes;
+  const int64_t record_bytes = panel_record_bytes(W.type), bytes = panel_bytes(W.type, W.cols);
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
   for (int64_t i = 0; i < count; ++i) {
-    uint8_t* records = out + i * panel_bytes;
+    uint8_t* panel = out + i * bytes;
     const int64_t r0 = (first + i) * kPanelHeight;
     const int rows = static_cast<int>(std::clamp<int64_t>(W.rows - r0, 0, kPanelHeight));
-    if (rows < kPanelHeight) std::memset(records, 0, panel_bytes);  // rows past the end stay zero
-    for (int r = 0; r < rows; ++r)
-      pack_row(W, static_cast<const uint8_t*>(W.data) + (r0 + r) * row_bytes, r, records, record_bytes);
+    if (rows < kPanelHeight) std::memset(panel, 0, bytes);  // rows past the end stay zero
+    for (int r = 0; r < rows; ++r) {
+      const uint8_t* row = static_cast<const uint8_t*>(W.data) + (r0 + r) * row_bytes;
+      if (record_bytes > 0) {
+        pack_row(W, row, r, panel, record_bytes);
+      } else {  // bf16, f16: column k's 16 values together
+        for (int64_t k = 0; k < W.cols; ++k) std::memcpy(panel + 2 * (kPanelHeight * k + r), row + 2 * k, 2);
+      }
+    }
   }
 }
 

@@ -1,11 +1,15 @@
-// Weight panels: a block-type matrix (Q8_0, Q4_0, Q4_K) repacked into the layout the x86 int8
-// GEMM multiplies (gemm_int8.h), so that a product reads it as it is instead of repacking the
-// weights on every call. The engine builds them once per model (Model::panel_matrices); the GEMM
-// repacks into the same layout when a matrix has none, so its bits do not depend on where the
-// panels came from.
+// Weight panels: a matrix repacked into the layout the x86 GEMMs multiply (gemm_int8.h for
+// Q8_0, Q4_0, Q4_K; gemm_float.h for BF16, F16), so that a product reads it as it is instead of
+// repacking the weights on every call. The engine builds them once per model
+// (Model::panel_matrices); without them the GEMMs repack per call into a layout holding the same
+// values, so their bits do not depend on where the panels came from.
 //
-// A panel is 16 consecutive weight rows (rows past the matrix's end are zero). Its columns go in
-// 32-blocks, and each (panel, block) is one record:
+// A panel is 16 consecutive weight rows (rows past the matrix's end are zero), panels one after
+// another.
+//   BF16, F16:  the panel's weights as stored, column by column: 2-byte value 16 k + r is weight
+//               k of row r.
+// The block types' columns go in 32-blocks, and each (panel, block) is one record, in block
+// order within a panel:
 //   Q4_0, Q4_K: 256 bytes of nibbles, byte 64 v + 4 r + t (v, t < 4; r < 16 the panel's row)
 //               holding weight 4 v + t of the block in its low nibble and weight 16 + 4 v + t in
 //               its high one (q in [0, 15]: for Q4_0 the 16 bytes of row r are its own qs
@@ -14,8 +18,8 @@
 //   Q8_0:       512 bytes, byte 64 k + 4 r + t holding weight 4 k + t (k < 8) as a signed byte;
 //               then 16 F16 scales d.
 // So a 64-byte vector holds 4 weights of each of the 16 rows, all multiplying the same 4 bytes of
-// x. Records go panel by panel, block by block within a panel. Same bytes as the matrix (Q4_K:
-// 0.75 bytes per weight against 0.5625). docs/FORMATS.md "Weight panels".
+// x. Same bytes as the matrix, but for Q4_K (0.75 bytes per weight against 0.5625).
+// docs/FORMATS.md "Weight panels".
 #pragma once
 #include <cstdint>
 
@@ -40,10 +44,17 @@ constexpr int64_t panel_record_bytes(WeightType type) {
          : panel_weight_bytes(type) ? panel_weight_bytes(type) + 2 * kPanelHeight
                                     : 0;
 }
+// Whether `type` has a panel layout (the block types, BF16, F16).
+bool has_panels(WeightType type);
+// Whether the CPU level's GEMM for `type` reads prebuilt panels (the x86 levels; ARM's GEMMs
+// have layouts of their own): only then are they worth building.
+bool reads_panels(WeightType type);
+// Bytes of one panel of a matrix of `cols` columns (checked: the type has panels, cols fits).
+int64_t panel_bytes(WeightType type, int64_t cols);
 // Bytes of the panels of a rows x cols matrix (whole panels: rows rounded up to 16).
 int64_t weight_panels_bytes(WeightType type, int64_t rows, int64_t cols);
 
-// Panels [first, first + count) of W into out (count * cols / 32 records).
+// Panels [first, first + count) of W into out (count * panel_bytes(W.type, W.cols) bytes).
 void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* out);
 
 }  // namespace difftx::quant

@@ -1,8 +1,8 @@
 // Weight panels (weight_panels.h): every weight and scale of a packed matrix sits where the
 // layout says (read back here from the layout's definition, not through the packer's code), rows
-// past the end are zero, and the int8 GEMM gives the same bits from prebuilt panels as from
-// repacking per call; with panels, the gemv order is that GEMM's, batch-invariant at any N and
-// thread count.
+// past the end are zero, and the GEMMs (int8 for the block types, float for BF16 and F16) give
+// the same bits from prebuilt panels as from repacking per call; with panels, the gemv order is
+// that GEMM's, batch-invariant at any N and thread count.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -12,7 +12,6 @@
 
 #include "core/error.h"
 #include "io/float16.h"
-#include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/matmul.h"
 #include "kernels/quant/weight_panels.h"
 #include "support/quant_weights.h"
@@ -23,7 +22,8 @@ namespace {
 
 using testing::Quantized;
 
-const WeightType kBlockTypes[] = {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
+const WeightType kPanelTypes[] = {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k, WeightType::bf16,
+                                  WeightType::f16};
 
 int64_t panel_count(int64_t rows) { return (rows + quant::kPanelHeight - 1) / quant::kPanelHeight; }
 
@@ -35,6 +35,11 @@ std::vector<uint8_t> packed(const Quantized& q) {
 
 // Weight k of row r (0 past the matrix's end) read back from the panels by the header's layout.
 double weight_at(const std::vector<uint8_t>& panels, WeightType type, int64_t cols, int64_t r, int64_t k) {
+  if (type == WeightType::bf16 || type == WeightType::f16) {
+    uint16_t v;
+    std::memcpy(&v, panels.data() + (r / 16) * cols * 32 + 2 * (16 * k + r % 16), 2);
+    return type == WeightType::bf16 ? bf16_to_float(v) : f16_to_float(v);
+  }
   const int64_t record_bytes = type == WeightType::q8_0 ? 512 + 32 : type == WeightType::q4_0 ? 256 + 32 : 256 + 128;
   const int64_t blocks = cols / 32, b = k / 32, j = k % 32, lane = r % 16;
   const uint8_t* record = panels.data() + ((r / 16) * blocks + b) * record_bytes;
@@ -60,9 +65,9 @@ double weight_at(const std::vector<uint8_t>& panels, WeightType type, int64_t co
 
 TEST(WeightPanels, EveryWeightIsWhereTheLayoutSays) {
   Rng rng(31);
-  for (WeightType type : kBlockTypes)
+  for (WeightType type : kPanelTypes)
     for (int64_t rows : {1, 16, 37}) {
-      const int64_t cols = type == WeightType::q4_k ? 512 : 96;
+      const int64_t cols = type == WeightType::q4_k ? 512 : type == WeightType::f16 ? 17 : 96;
       const Quantized q = testing::make_weights(type, rows, cols, rng);
       const auto panels = packed(q);
       for (int64_t r = 0; r < panel_count(rows) * 16; ++r)
@@ -78,7 +83,8 @@ TEST(WeightPanels, EveryWeightIsWhereTheLayoutSays) {
 TEST(WeightPanels, SizesAreCheckedAndNamed) {
   EXPECT_EQ(quant::weight_panels_bytes(WeightType::q4_0, 17, 64), 2 * 2 * (256 + 32));
   EXPECT_EQ(quant::weight_panels_bytes(WeightType::q8_0, 16, 32), 512 + 32);
-  EXPECT_NE(testing::error_of([] { quant::weight_panels_bytes(WeightType::f16, 16, 32); }).find("no panel layout for f16"),
+  EXPECT_EQ(quant::weight_panels_bytes(WeightType::bf16, 20, 5), 2 * 5 * 16 * 2);
+  EXPECT_NE(testing::error_of([] { quant::weight_panels_bytes(WeightType::f32, 16, 32); }).find("no panel layout for f32"),
             std::string::npos);
   EXPECT_NE(testing::error_of([] { quant::weight_panels_bytes(WeightType::q4_0, 16, 33); }).find("33"), std::string::npos);
   EXPECT_NE(testing::error_of([] { quant::weight_panels_bytes(WeightType::q4_0, int64_t{1} << 40, int64_t{1} << 30); })
@@ -90,9 +96,10 @@ TEST(WeightPanels, SizesAreCheckedAndNamed) {
 TEST(WeightPanels, GemmGivesTheBitsOfRepackingAndEachRowItsOwn) {
   Rng rng(32);
   const int saved = omp_get_max_threads();
-  for (WeightType type : kBlockTypes) {
-    if (!quant::gemm_int8_reads_panels(type)) GTEST_SKIP() << "this CPU level's int8 GEMM has its own layout";
-    for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{37, 256}, {100, 512}, {5, 2048}}) {
+  for (WeightType type : kPanelTypes) {
+    if (!quant::reads_panels(type)) GTEST_SKIP() << "this CPU level's GEMMs have layouts of their own";
+    const bool floats = type == WeightType::bf16 || type == WeightType::f16;
+    for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{37, 256}, {100, 512}, {5, 2048}, {40, floats ? 33 : 256}}) {
       const Quantized q = testing::make_weights(type, rows, cols, rng);
       const auto panels = packed(q);
       WeightMatrix with = q.matrix();
