@@ -107,7 +107,8 @@ std::string main_weight_type(const Model& model) {
   return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
 }
 
-// Model directories of any format, matrices as stored: each one's load time and resident memory,
+// Model directories of any format, matrices as stored: each one's load time and resident memory
+// (weight panels built, as `difftx generate` holds it),
 // a warm-up (16 tokens and 4 steps), then per repeat a prefill of `prompt` random tokens and
 // `steps` decode steps after it, the
 // models interleaved within each repeat (load from other processes falls on all alike); best of
@@ -121,6 +122,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
     const double rss_before = resident_bytes();
     Timer timer;
     models.push_back(load_model_dir(dir, MatrixPrecision::as_stored));
+    models.back().panel_matrices_only();  // as `difftx generate` holds it
     load_s.push_back(timer.seconds());
     rss_gb.push_back((resident_bytes() - rss_before) / 1e9);
     const ModelConfig& c = models.back().config;

@@ -100,7 +100,8 @@ int bench_serve(cli::Args& args) {
   o.max_batch_tokens = args.get_int("max-batch-tokens", o.max_batch_tokens, cli::IntRange{1, 1 << 20});
   args.finish();
   DIFFTX_CHECK(shared <= prompt, "--shared-prefix ", shared, " exceeds --prompt ", prompt);
-  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model.panel_matrices_only();  // as `difftx serve` holds it
   DIFFTX_CHECK(prompt + new_tokens <= model.config.max_position_embeddings, "--prompt + --new exceed the context");
   const int64_t most = *std::max_element(concurrency.begin(), concurrency.end());
   o.max_running = std::max<int64_t>(most, 1);

@@ -42,7 +42,8 @@ int run_chat(Args& args) {
   DIFFTX_CHECK(tmpl.has_value(), dir.string(),
                " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); give one with "
                "--chat-template FILE");
-  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model.panel_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
   o.sample_vocab = tokenizer.vocab_size();

@@ -42,7 +42,8 @@ int run_generate(Args& args) {
   o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed), kAnySeed));
   args.finish();
 
-  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model.panel_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
   DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,

@@ -10,6 +10,7 @@
 #include "kernels/gemv.h"
 #include "core/error.h"
 #include "kernels/ops.h"
+#include "kernels/quant/weight_panels.h"
 #include "kernels/quant/quantize.h"
 
 namespace difftx {
@@ -107,9 +108,12 @@ void embed_tokens(const WeightMatrix& E, const int32_t* tokens, float* out, int6
     DIFFTX_CHECK(tokens[i] >= 0 && tokens[i] < E.rows, "token id ", tokens[i], " at position ", i,
                  " is outside the vocabulary [0, ", E.rows, ")");
   const int64_t row_bytes = weight_row_bytes(E.type, E.cols);
-  for (int64_t i = 0; i < N; ++i)
-    dequantize_rows(E.type, static_cast<const unsigned char*>(E.data) + tokens[i] * row_bytes, out + i * E.cols, 1,
-                    E.cols);
+  std::vector<uint8_t> row(E.data ? 0 : row_bytes);  // a tied head held as panels only (Model::panel_matrices_only)
+  for (int64_t i = 0; i < N; ++i) {
+    const auto* bytes = static_cast<const unsigned char*>(E.data) + tokens[i] * row_bytes;
+    if (!E.data) quant::panel_row_bytes(E, tokens[i], row.data()), bytes = row.data();
+    dequantize_rows(E.type, bytes, out + i * E.cols, 1, E.cols);
+  }
 }
 
 double diff_lambda(const ModelConfig& c, const LayerTensors& w, int64_t layer_index) {

@@ -1,6 +1,10 @@
 #include "model/model.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdint>
 
 #include "core/error.h"
 #include "kernels/quant/weight_panels.h"
@@ -28,36 +32,69 @@ int64_t Model::weight_bytes() const {
   return bytes;
 }
 
-const ModelMatrices& Model::panel_matrices() const {
-  std::call_once(panels_->built, [this] {
-    ModelMatrices& m = panels_->matrices;
-    m = matrices;
-    std::vector<WeightMatrix*> targets;  // the head once when tied (it is the embedding)
-    for (LayerMatrices& l : m.layers)
-      for (WeightMatrix* w : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
-        targets.push_back(w);
-    targets.push_back(&m.lm_head);
-    std::vector<int64_t> offsets;
-    int64_t total = 0;
-    for (WeightMatrix* w : targets) {
-      const bool packs = w->data && quant::reads_panels(w->type);
-      offsets.push_back(packs ? total : -1);
-      if (packs) total += (quant::weight_panels_bytes(w->type, w->rows, w->cols) + 63) / 64 * 64;
-    }
-    if (total == 0) return;
-    panels_->bytes.resize(total);
-    for (size_t i = 0; i < targets.size(); ++i) {
-      if (offsets[i] < 0) continue;
-      WeightMatrix& w = *targets[i];
-      unsigned char* out = panels_->bytes.data() + offsets[i];
-      const int64_t panels = (w.rows + quant::kPanelHeight - 1) / quant::kPanelHeight;
-      const int64_t panel_bytes = quant::panel_bytes(w.type, w.cols);
+namespace {
+
+// The matrices the engine multiplies by: every layer's projections and the head (once: when tied
+// it is the embedding).
+std::vector<WeightMatrix*> engine_matrices(ModelMatrices& m) {
+  std::vector<WeightMatrix*> all;
+  for (LayerMatrices& l : m.layers)
+    for (WeightMatrix* w : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+      all.push_back(w);
+  all.push_back(&m.lm_head);
+  return all;
+}
+
+// Gives the whole pages inside [data, data + bytes) back to the system (they read as zeros after).
+void release_pages(const void* data, int64_t bytes) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t first = (start + page - 1) / page * page, last = (start + bytes) / page * page;
+  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
+
+}  // namespace
+
+void Model::build_panels(bool release) const {
+  ModelMatrices& m = panels_->matrices;
+  m = matrices;
+  const void* embedding = matrices.embed.data;
+  for (WeightMatrix* w : engine_matrices(m)) {
+    if (!w->data || !quant::reads_panels(w->type)) continue;
+    // one buffer a matrix, zeroed and filled before the next one is allocated: with `release`,
+    // memory holds the stored bytes of the matrices not yet packed and the panels of the others
+    Buffer<unsigned char>& out = panels_->bytes.emplace_back(quant::weight_panels_bytes(w->type, w->rows, w->cols));
+    const int64_t panels = (w->rows + quant::kPanelHeight - 1) / quant::kPanelHeight;
+    const int64_t panel_bytes = quant::panel_bytes(w->type, w->cols);
 #pragma omp parallel for schedule(static)
-      for (int64_t p = 0; p < panels; ++p) quant::pack_panels(w, p, 1, out + p * panel_bytes);
-      w.panels = out;
+    for (int64_t p = 0; p < panels; ++p) quant::pack_panels(*w, p, 1, out.data() + p * panel_bytes);
+    w->panels = out.data();
+    // the tied head is the embedding, whose lookup reads rows back from the panels where it can
+    if (release && (w->data != embedding || quant::panels_keep_rows(w->type))) {
+      release_pages(w->data, weight_matrix_bytes(w->type, w->rows, w->cols));
+      w->data = nullptr;
     }
-    if (config.tie_word_embeddings) m.embed = m.lm_head;
+  }
+  if (config.tie_word_embeddings) m.embed = m.lm_head;
+}
+
+const ModelMatrices& Model::panel_matrices() const {
+  std::call_once(panels_->built, [this] { build_panels(false); });
+  return panels_->matrices;
+}
+
+const ModelMatrices& Model::panel_matrices_only() {
+  bool built_here = false;
+  std::call_once(panels_->built, [&] {
+    build_panels(true);
+    built_here = true;
   });
+  DIFFTX_CHECK(built_here, "panel_matrices_only: the panels were built already, beside the stored matrices");
+  // `matrices` no longer holds what was released: null there too, so that nothing multiplies by it
+  std::vector<WeightMatrix*> stored = engine_matrices(matrices), panelled = engine_matrices(panels_->matrices);
+  for (size_t i = 0; i < stored.size(); ++i)
+    if (!panelled[i]->data) stored[i]->data = nullptr;
+  if (config.tie_word_embeddings) matrices.embed = matrices.lm_head;
   return panels_->matrices;
 }
 

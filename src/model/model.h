@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "core/buffer.h"
 #include "model/config.h"
@@ -13,7 +14,7 @@ namespace difftx {
 // Model::panel_matrices's copy, built once.
 struct PanelMatrices {
   std::once_flag built;
-  Buffer<unsigned char> bytes;
+  std::vector<Buffer<unsigned char>> bytes;  // a matrix's panels each
   ModelMatrices matrices;
 };
 
@@ -41,8 +42,17 @@ struct Model {
   // the first call (once, from any thread) and kept, so they hold those matrices' bytes a second
   // time.
   const ModelMatrices& panel_matrices() const;
+  // The same, built now with each matrix's stored bytes given back to the system as soon as its
+  // panels are written, so that memory holds those weights once (a tied Q4_K head keeps them: the
+  // token lookup cannot read its rows back from the panels). For processes that only run the
+  // engine: afterwards `matrices` has null data for them (a product by them is an error; saving
+  // the model would write zeros), and only panel_matrices() multiplies by them. An error once
+  // panel_matrices() was called.
+  const ModelMatrices& panel_matrices_only();
 
  private:
+  void build_panels(bool release) const;
+
   std::unique_ptr<PanelMatrices> panels_ = std::make_unique<PanelMatrices>();
 };
 

@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "infer/generate.h"
 #include "infer/kv_pool.h"
+#include "kernels/quant/weight_panels.h"
 #include "model/storage_plan.h"
 #include "support/engine_runs.h"
 #include "support/random_model.h"
@@ -99,6 +100,29 @@ Model case_model(const InvarianceCase& c) {
 }
 
 class BatchInvariance : public ::testing::TestWithParam<InvarianceCase> {};
+
+// A model whose panelled matrices gave their stored bytes back (Model::panel_matrices_only, as
+// `difftx generate` and `serve` hold it) streams what the same model with both copies does, tied
+// head included (its token lookup reads rows back from the panels; Q4_K's keeps its bytes); its
+// `matrices` can no longer multiply by the released matrices, and says so.
+TEST(Engine, PanelsOnlyModelStreamsTheSame) {
+  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff})  // untied, tied
+    for (WeightType w : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
+      const std::string what = std::string(attention_kind_name(kind)) + " " + weight_type_name(w);
+      const Model both = case_model({kind, w, KvStorage::bf16});
+      Model only = case_model({kind, w, KvStorage::bf16});
+      only.panel_matrices_only();
+      Rng rng(9);
+      const Request r = sampled_request(random_tokens(rng, 30, both.config.vocab_size), 12, 4);
+      expect_same_stream(alone(only, r), alone(both, r), what);
+      if (!quant::reads_panels(w)) continue;  // no panels at this CPU level: nothing was released
+      const WeightMatrix& q = only.matrices.layers[0].q_proj;
+      EXPECT_EQ(q.data, nullptr) << what;
+      std::vector<float> x(q.cols), y(q.rows);
+      EXPECT_THROW(matmul(q, x.data(), y.data(), 1), Error) << what;
+      EXPECT_THROW(only.panel_matrices_only(), Error) << what;  // once only
+    }
+}
 
 // One request (a 70-token prompt, 24 new tokens) against the same request among 12 others with
 // other prompts, half of them sharing its first 40 tokens, under small budgets that chunk every

@@ -14,6 +14,7 @@
 #include "kernels/quant/quantize.h"
 #include "kernels/quant/row_dots.h"
 #include "kernels/quant/weight_panels.h"
+#include "kernels/cpu_level.h"
 #include "kernels/isa.h"
 
 namespace difftx::DIFFTX_ISA {
@@ -32,7 +33,7 @@ void check_operands(const WeightMatrix& W, const float* x, const float* y, int64
   const int64_t most = std::numeric_limits<int64_t>::max();
   DIFFTX_CHECK(N == 0 || (W.cols <= most / N && W.rows <= most / N), "matmul: N=", N, " x ", W.rows, " x ",
                W.cols, " overflows 64-bit sizes");
-  DIFFTX_CHECK(N == 0 || W.rows == 0 || (W.data && x && y), "matmul: null weights, x or y");
+  DIFFTX_CHECK(N == 0 || W.rows == 0 || ((W.data || W.panels) && x && y), "matmul: null weights, x or y");
 }
 
 quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
@@ -103,7 +104,10 @@ void gemm_panels(const WeightMatrix& W, const float* x, float* y, int64_t N, boo
 
 }  // namespace
 
+void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order);
+
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulPath path) {
+  if (!W.data) return DIFFTX_ISA::matmul(W, x, y, N, accumulate, MatmulOrder::gemm);  // held as panels only
   check_operands(W, x, y, N);
   if (N == 0 || W.rows == 0) return;
   if (W.cols == 0) {  // empty sums
@@ -133,7 +137,10 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   }
   // a matrix with prebuilt panels takes the GEMM's order for both: no repacking, and (block
   // types) fewer instructions per weight than the row dots at any N
-  const bool gemm = order == MatmulOrder::gemm || (W.panels && quant::reads_panels(W.type));
+  const bool panels = W.panels && quant::reads_panels(W.type);
+  DIFFTX_CHECK(W.data || panels, "matmul: a ", weight_type_name(W.type),
+               " matrix held only as weight panels, which CPU level ", cpu_level_name(cpu_level()), " cannot read");
+  const bool gemm = order == MatmulOrder::gemm || panels;
   if (gemm && quant::gemm_int8_available(W.type)) return quant::gemm_int8(W, x, y, N, accumulate);
   if (gemm && quant::gemm_float_available(W.type)) return quant::gemm_float(W, x, y, N, accumulate);
   gemv_rows(W, x, y, N, accumulate, MatmulPath::best);
@@ -141,6 +148,7 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 
 void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   check_operands(W, x, y, N);
+  DIFFTX_CHECK(W.data || N == 0 || W.rows == 0, "matmul_reference: the matrix is held only as weight panels");
   std::vector<float> row(W.cols);
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
   for (int64_t r = 0; r < W.rows; ++r) {

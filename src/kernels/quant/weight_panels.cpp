@@ -86,6 +86,29 @@ int64_t weight_panels_bytes(WeightType type, int64_t rows, int64_t cols) {
   return bytes;
 }
 
+bool panels_keep_rows(WeightType type) { return has_panels(type) && type != WeightType::q4_k; }
+
+void panel_row_bytes(const WeightMatrix& W, int64_t r, uint8_t* out) {
+  DIFFTX_CHECK(W.panels && panels_keep_rows(W.type) && r >= 0 && r < W.rows, "panel_row_bytes: row ", r, " of a ",
+               weight_type_name(W.type), " matrix of ", W.rows, " rows ", W.panels ? "" : "without panels");
+  const uint8_t* panel = static_cast<const uint8_t*>(W.panels) + r / kPanelHeight * panel_bytes(W.type, W.cols);
+  const int lane = static_cast<int>(r % kPanelHeight);
+  if (W.type == WeightType::bf16 || W.type == WeightType::f16) {
+    for (int64_t k = 0; k < W.cols; ++k) std::memcpy(out + 2 * k, panel + 2 * (kPanelHeight * k + lane), 2);
+    return;
+  }
+  // Q4_0, Q8_0: the inverse of pack_row's word copies
+  const int64_t record_bytes = panel_record_bytes(W.type), scales = panel_weight_bytes(W.type);
+  const int words = W.type == WeightType::q4_0 ? 4 : 8;
+  const int64_t block_bytes = W.type == WeightType::q4_0 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  for (int64_t i = 0; i < W.cols / kPanelBlock; ++i) {
+    const uint8_t* record = panel + i * record_bytes;
+    uint8_t* block = out + i * block_bytes;
+    std::memcpy(block, record + scales + 2 * lane, 2);  // d
+    for (int v = 0; v < words; ++v) std::memcpy(block + 2 + 4 * v, record + 64 * v + 4 * lane, 4);
+  }
+}
+
 void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* out) {
   const int64_t record_bytes = panel_record_bytes(W.type), bytes = panel_bytes(W.type, W.cols);
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);

@@ -54,6 +54,12 @@ int64_t panel_bytes(WeightType type, int64_t cols);
 // Bytes of the panels of a rows x cols matrix (whole panels: rows rounded up to 16).
 int64_t weight_panels_bytes(WeightType type, int64_t rows, int64_t cols);
 
+// Whether a row's stored bytes can be read back from the panels: every type but Q4_K, whose
+// records hold its scales multiplied out.
+bool panels_keep_rows(WeightType type);
+// Row r of W as stored (weight_row_bytes(W.type, W.cols) bytes), read back from W.panels.
+void panel_row_bytes(const WeightMatrix& W, int64_t r, uint8_t* out);
+
 // Panels [first, first + count) of W into out (count * panel_bytes(W.type, W.cols) bytes).
 void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* out);
 

@@ -92,6 +92,28 @@ TEST(WeightPanels, SizesAreCheckedAndNamed) {
             std::string::npos);
 }
 
+TEST(WeightPanels, RowsReadBackAsStored) {
+  Rng rng(33);
+  for (WeightType type : kPanelTypes) {
+    const Quantized q = testing::make_weights(type, 37, type == WeightType::q4_k ? 256 : 64, rng);
+    const auto panels = packed(q);
+    WeightMatrix with = q.matrix();
+    with.panels = panels.data();
+    if (!quant::panels_keep_rows(type)) {
+      EXPECT_NE(testing::error_of([&] { std::vector<uint8_t> row(1); quant::panel_row_bytes(with, 0, row.data()); }),
+                "(no error)");
+      continue;
+    }
+    const int64_t row_bytes = weight_row_bytes(type, q.cols);
+    std::vector<uint8_t> row(row_bytes);
+    for (int64_t r = 0; r < q.rows; ++r) {
+      quant::panel_row_bytes(with, r, row.data());
+      ASSERT_EQ(std::memcmp(row.data(), q.bytes.data() + r * row_bytes, row_bytes), 0) << weight_type_name(type) << " r=" << r;
+    }
+    EXPECT_NE(testing::error_of([&] { quant::panel_row_bytes(with, q.rows, row.data()); }), "(no error)");
+  }
+}
+
 // The product of every row of x alone, and of the rows in one batch, with and without panels.
 TEST(WeightPanels, GemmGivesTheBitsOfRepackingAndEachRowItsOwn) {
   Rng rng(32);
