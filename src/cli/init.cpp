@@ -6,8 +6,8 @@
 #include "cli/model_output.h"
 #include "core/error.h"
 #include "io/json_file.h"
+#include "model/initial_weights.h"
 #include "model/model_io.h"
-#include "model/parameters.h"
 
 namespace difftx::cli {
 namespace {
@@ -17,11 +17,11 @@ int run_init(Args& args) {
   const ModelOutput out = model_output_options(args);
   const int64_t seed = args.get_int("seed", 1, kAnySeed);
   args.finish();
-  Model model(model_config_from_json(read_json_file(config_path), config_path));
-  init_parameters(model.config, model.table, model.weights.data(), static_cast<uint64_t>(seed));
-  write_model(ModelWeights(model), out);
+  const InitialWeights weights(model_config_from_json(read_json_file(config_path), config_path),
+                              static_cast<uint64_t>(seed));
+  write_model(weights, out);  // a tensor at a time: never the whole model in memory
   std::printf("wrote %s (%s, %s, %.3fM parameters, seed %lld)\n", out.dir.string().c_str(), out.format.c_str(),
-              weight_type_name(out.dtype), model.config.total_parameters() / 1e6, static_cast<long long>(seed));
+              weight_type_name(out.dtype), weights.config().total_parameters() / 1e6, static_cast<long long>(seed));
   return 0;
 }
 

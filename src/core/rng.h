@@ -27,6 +27,9 @@ class Rng {
     return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
   }
   uint64_t state() const { return state_; }
+  // As if next_u64 had been called `draws` times (splitmix64's state is a counter), so that a
+  // stream can be cut into pieces drawn in parallel; normal() takes 2 draws, uniform() 1.
+  void skip(uint64_t draws) { state_ += draws * 0x9E3779B97F4A7C15ull; }
 
  private:
   uint64_t state_;

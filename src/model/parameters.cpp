@@ -135,20 +135,38 @@ ModelMatrices bind_matrices(const ModelConfig& c, const ParameterTable& table, f
   return m;
 }
 
+namespace {
+bool constant_init(const ParamInfo& p) {
+  return p.init == ParamInit::ones || p.init == ParamInit::thirds || p.init == ParamInit::zeros;
+}
+}  // namespace
+
+uint64_t init_draws(const ParamInfo& p) { return constant_init(p) ? 0 : 2 * static_cast<uint64_t>(p.numel); }
+
+void init_tensor(const ModelConfig& c, const ParamInfo& p, Rng& rng, float* out) {
+  if (constant_init(p)) {
+    const float value = p.init == ParamInit::ones ? 1.0f : p.init == ParamInit::thirds ? 1.0f / 3.0f : 0.0f;
+    std::fill(out, out + p.numel, value);
+    return;
+  }
+  const double residual_std = 0.02 / std::sqrt(2.0 * c.num_hidden_layers);
+  const double std = p.init == ParamInit::lambda_normal ? 0.1 : p.init == ParamInit::residual_normal ? residual_std : 0.02;
+  // the values of one sequential stream (normal() draws twice), in pieces over the threads
+  constexpr int64_t kPiece = 1 << 16;
+  const uint64_t start = rng.state();
+#pragma omp parallel for schedule(static) if (p.numel > kPiece)
+  for (int64_t i0 = 0; i0 < p.numel; i0 += kPiece) {
+    Rng piece(start);
+    piece.skip(2 * static_cast<uint64_t>(i0));
+    for (int64_t i = i0; i < std::min(p.numel, i0 + kPiece); ++i) out[i] = static_cast<float>(std * piece.normal());
+  }
+  rng.skip(init_draws(p));
+}
+
 void init_parameters(const ModelConfig& c, const ParameterTable& table, float* arena, uint64_t seed) {
   DIFFTX_CHECK(table.all_f32(), "init_parameters: the table holds packed matrices (initialise in F32, then convert)");
   Rng rng(seed);
-  const double residual_std = 0.02 / std::sqrt(2.0 * c.num_hidden_layers);
-  for (const ParamInfo& p : table.params()) {
-    float* w = arena + p.offset;
-    if (p.init == ParamInit::ones || p.init == ParamInit::thirds || p.init == ParamInit::zeros) {
-      const float value = p.init == ParamInit::ones ? 1.0f : p.init == ParamInit::thirds ? 1.0f / 3.0f : 0.0f;
-      for (int64_t i = 0; i < p.numel; ++i) w[i] = value;
-      continue;
-    }
-    const double std = p.init == ParamInit::lambda_normal ? 0.1 : p.init == ParamInit::residual_normal ? residual_std : 0.02;
-    for (int64_t i = 0; i < p.numel; ++i) w[i] = static_cast<float>(std * rng.normal());
-  }
+  for (const ParamInfo& p : table.params()) init_tensor(c, p, rng, arena + p.offset);
 }
 
 }  // namespace difftx

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/rng.h"
 #include "kernels/quant/matmul.h"
 #include "model/config.h"
 
@@ -114,5 +115,10 @@ ModelMatrices bind_matrices(const ModelConfig& config, const ParameterTable& tab
 
 // Every tensor by its ParamInit, in table order from one random stream.
 void init_parameters(const ModelConfig& config, const ParameterTable& table, float* arena, uint64_t seed);
+// One tensor by its ParamInit into out (p.numel floats), drawing from rng: init_parameters does
+// this for each tensor in table order (model/initial_weights.h: the same, a tensor at a time).
+void init_tensor(const ModelConfig& config, const ParamInfo& p, Rng& rng, float* out);
+// How many draws init_tensor takes from the stream for p (0 for the constant ones).
+uint64_t init_draws(const ParamInfo& p);
 
 }  // namespace difftx
