@@ -18,8 +18,6 @@
 #include <immintrin.h>
 
 #include "core/threading.h"
-#include "io/float16.h"
-#include "kernels/quant/block_formats.h"
 #include "kernels/quant/int8_x.h"
 #include "kernels/quant/weight_panels.h"
 #endif
