@@ -84,8 +84,7 @@ int bench_matmul(cli::Args& args) {
       if (with_panels && quant::reads_panels(type))
         for (const auto& m : matrices) {
           panels.emplace_back(quant::weight_panels_bytes(type, s.rows, s.cols));
-          quant::pack_panels({type, m.data(), s.rows, s.cols}, 0, (s.rows + quant::kPanelHeight - 1) / quant::kPanelHeight,
-                             panels.back().data());
+          quant::pack_panels({type, m.data(), s.rows, s.cols}, 0, quant::panel_count(s.rows), panels.back().data());
         }
       // sgemm's F32 weights, as many copies as the same bytes in F32 take
       std::vector<std::vector<float>> f32;

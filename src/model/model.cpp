@@ -64,8 +64,7 @@ void Model::build_panels(bool release) const {
     // one buffer a matrix, zeroed and filled before the next one is allocated: with `release`,
     // memory holds the stored bytes of the matrices not yet packed and the panels of the others
     Buffer<unsigned char>& out = panels_->bytes.emplace_back(quant::weight_panels_bytes(w->type, w->rows, w->cols));
-    const int64_t panels = (w->rows + quant::kPanelHeight - 1) / quant::kPanelHeight;
-    const int64_t panel_bytes = quant::panel_bytes(w->type, w->cols);
+    const int64_t panels = quant::panel_count(w->rows), panel_bytes = quant::panel_bytes(w->type, w->cols);
 #pragma omp parallel for schedule(static)
     for (int64_t p = 0; p < panels; ++p) quant::pack_panels(*w, p, 1, out.data() + p * panel_bytes);
     w->panels = out.data();

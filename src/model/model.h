@@ -37,10 +37,10 @@ struct Model {
   // Bytes of every weight as held in memory (the tied head counted once).
   int64_t weight_bytes() const;
 
-  // `matrices` with GEMM panels (kernels/quant/weight_panels.h) for the block-type matrices the
-  // CPU level's int8 GEMM reads them for: the engine's products (infer/batch_forward.h). Built on
-  // the first call (once, from any thread) and kept, so they hold those matrices' bytes a second
-  // time.
+  // `matrices` with GEMM panels (kernels/quant/weight_panels.h) for the BF16, F16 and block-type
+  // matrices whose GEMM at this CPU level reads them: the engine's products
+  // (infer/batch_forward.h). Built on the first call (once, from any thread) and kept, so they
+  // hold those matrices' bytes a second time.
   const ModelMatrices& panel_matrices() const;
   // The same, built now with each matrix's stored bytes given back to the system as soon as its
   // panels are written, so that memory holds those weights once (a tied Q4_K head keeps them: the

@@ -27,9 +27,10 @@ namespace difftx::DIFFTX_ISA::quant {
 #ifdef DIFFTX_GEMM_INT8
 namespace {
 
-using ::difftx::quant::kPanelBlock;
 using ::difftx::quant::kPanelHeight;
 using ::difftx::quant::pack_panels;
+using ::difftx::quant::panel_bytes;
+using ::difftx::quant::panel_count;
 using ::difftx::quant::panel_record_bytes;
 using ::difftx::quant::panel_weight_bytes;
 
@@ -224,25 +225,25 @@ void tail_tile(int t, const PanelRecords* p, const QuantizedX& qx, int64_t cols,
 // has each span's packed into the thread's own scratch first.
 template <WeightType kType>
 void gemm_spans(const WeightMatrix& W, const QuantizedX& qx, float* y, int64_t N, bool accumulate) {
-  const int64_t panel_bytes = W.cols / kPanelBlock * panel_record_bytes(kType);
-  const int64_t panels = (W.rows + kPanel - 1) / kPanel, spans = (panels + kPanels - 1) / kPanels;
+  const int64_t bytes = panel_bytes(W.type, W.cols);  // one panel's
+  const int64_t panels = panel_count(W.rows), spans = (panels + kPanels - 1) / kPanels;
   const int threads = thread_count();
-  std::vector<uint8_t> own(W.panels ? 0 : threads * kPanels * panel_bytes);  // allocated outside the region
+  std::vector<uint8_t> own(W.panels ? 0 : threads * kPanels * bytes);  // allocated outside the region
 #pragma omp parallel num_threads(threads)
   {
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < spans; ++i) {
       const int64_t first = i * kPanels, count = std::min<int64_t>(kPanels, panels - first);
-      const uint8_t* records = static_cast<const uint8_t*>(W.panels) + first * panel_bytes;
+      const uint8_t* records = static_cast<const uint8_t*>(W.panels) + first * bytes;
       if (!W.panels) {
-        uint8_t* scratch = own.data() + thread_index() * kPanels * panel_bytes;
+        uint8_t* scratch = own.data() + thread_index() * kPanels * bytes;
         pack_panels(W, first, count, scratch);
         records = scratch;
       }
       PanelRecords p[kPanels];
       int rows[kPanels];
       for (int q = 0; q < kPanels; ++q) {
-        p[q] = records + std::min<int64_t>(q, count - 1) * panel_bytes;  // past the last panel: computed, not stored
+        p[q] = records + std::min<int64_t>(q, count - 1) * bytes;  // past the last panel: computed, not stored
         rows[q] = static_cast<int>(std::clamp<int64_t>(W.rows - (first + q) * kPanel, 0, kPanel));
       }
       const int64_t r0 = first * kPanel;

@@ -12,6 +12,17 @@
 namespace difftx::quant {
 namespace {
 
+// Q4_0 and Q8_0 records are word copies of their blocks: the block's F16 d at the scales, then
+// word v of its qs (4 bytes: Q4_0's byte j holds weights j and j + 16, so both are in the
+// record's order) at record byte 64 v + 4 r.
+struct WordBlocks {
+  int words;            // 4-byte words of qs per block
+  int64_t block_bytes;  // the stored block
+};
+WordBlocks word_blocks(WeightType type) {
+  return {type == WeightType::q4_0 ? 4 : 8, weight_row_bytes(type, kPanelBlock)};
+}
+
 // The 32 weights q[0..32) of one row and block into the record's nibbles (row r).
 void put_nibbles(const uint8_t* q, int r, uint8_t* record) {
   for (int v = 0; v < 4; ++v)
@@ -22,20 +33,13 @@ void put_nibbles(const uint8_t* q, int r, uint8_t* record) {
 void pack_row(const WeightMatrix& W, const uint8_t* row, int r, uint8_t* records, int64_t record_bytes) {
   const int64_t blocks = W.cols / kPanelBlock;
   const int64_t scales = panel_weight_bytes(W.type);
-  if (W.type == WeightType::q4_0) {
-    // Q4_0's byte j holds weights j and j + 16: bytes 4v .. 4v + 3 are the record's word v
-    const auto* b = reinterpret_cast<const BlockQ4_0*>(row);
+  if (W.type != WeightType::q4_k) {  // q4_0, q8_0
+    const WordBlocks wb = word_blocks(W.type);
     for (int64_t i = 0; i < blocks; ++i) {
+      const uint8_t* block = row + i * wb.block_bytes;
       uint8_t* record = records + i * record_bytes;
-      for (int v = 0; v < 4; ++v) std::memcpy(record + 64 * v + 4 * r, b[i].qs + 4 * v, 4);
-      std::memcpy(record + scales + 2 * r, &b[i].d, 2);
-    }
-  } else if (W.type == WeightType::q8_0) {
-    const auto* b = reinterpret_cast<const BlockQ8_0*>(row);
-    for (int64_t i = 0; i < blocks; ++i) {
-      uint8_t* record = records + i * record_bytes;
-      for (int k = 0; k < 8; ++k) std::memcpy(record + 64 * k + 4 * r, b[i].qs + 4 * k, 4);
-      std::memcpy(record + scales + 2 * r, &b[i].d, 2);
+      std::memcpy(record + scales + 2 * r, block, 2);  // d
+      for (int v = 0; v < wb.words; ++v) std::memcpy(record + 64 * v + 4 * r, block + 2 + 4 * v, 4);
     }
   } else {  // q4_k: sub-block j of a super-block is record 8 s + j
     const auto* b = reinterpret_cast<const BlockQ4_K*>(row);
@@ -81,7 +85,7 @@ int64_t weight_panels_bytes(WeightType type, int64_t rows, int64_t cols) {
   const int64_t one = panel_bytes(type, cols);
   DIFFTX_CHECK(rows >= 0, "weight panels: negative rows ", rows);
   int64_t bytes = 0;
-  DIFFTX_CHECK(!__builtin_mul_overflow((rows + kPanelHeight - 1) / kPanelHeight, one, &bytes), "weight panels of ",
+  DIFFTX_CHECK(!__builtin_mul_overflow(panel_count(rows), one, &bytes), "weight panels of ",
                rows, " x ", cols, " overflow 64-bit sizes");
   return bytes;
 }
@@ -99,13 +103,12 @@ void panel_row_bytes(const WeightMatrix& W, int64_t r, uint8_t* out) {
   }
   // Q4_0, Q8_0: the inverse of pack_row's word copies
   const int64_t record_bytes = panel_record_bytes(W.type), scales = panel_weight_bytes(W.type);
-  const int words = W.type == WeightType::q4_0 ? 4 : 8;
-  const int64_t block_bytes = W.type == WeightType::q4_0 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  const WordBlocks wb = word_blocks(W.type);
   for (int64_t i = 0; i < W.cols / kPanelBlock; ++i) {
     const uint8_t* record = panel + i * record_bytes;
-    uint8_t* block = out + i * block_bytes;
+    uint8_t* block = out + i * wb.block_bytes;
     std::memcpy(block, record + scales + 2 * lane, 2);  // d
-    for (int v = 0; v < words; ++v) std::memcpy(block + 2 + 4 * v, record + 64 * v + 4 * lane, 4);
+    for (int v = 0; v < wb.words; ++v) std::memcpy(block + 2 + 4 * v, record + 64 * v + 4 * lane, 4);
   }
 }
 

@@ -30,6 +30,9 @@ namespace difftx::quant {
 constexpr int kPanelHeight = 16;  // weight rows per panel
 constexpr int64_t kPanelBlock = 32;  // columns per record
 
+// Panels of a matrix of `rows` rows (rows rounded up to 16).
+constexpr int64_t panel_count(int64_t rows) { return (rows + kPanelHeight - 1) / kPanelHeight; }
+
 // Offset of the scales within a record (the weights' bytes before them); 0 for the types
 // without panels.
 constexpr int64_t panel_weight_bytes(WeightType type) {

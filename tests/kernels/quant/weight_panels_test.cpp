@@ -25,11 +25,9 @@ using testing::Quantized;
 const WeightType kPanelTypes[] = {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k, WeightType::bf16,
                                   WeightType::f16};
 
-int64_t panel_count(int64_t rows) { return (rows + quant::kPanelHeight - 1) / quant::kPanelHeight; }
-
 std::vector<uint8_t> packed(const Quantized& q) {
   std::vector<uint8_t> out(quant::weight_panels_bytes(q.type, q.rows, q.cols));
-  quant::pack_panels(q.matrix(), 0, panel_count(q.rows), out.data());
+  quant::pack_panels(q.matrix(), 0, quant::panel_count(q.rows), out.data());
   return out;
 }
 
@@ -70,7 +68,7 @@ TEST(WeightPanels, EveryWeightIsWhereTheLayoutSays) {
       const int64_t cols = type == WeightType::q4_k ? 512 : type == WeightType::f16 ? 17 : 96;
       const Quantized q = testing::make_weights(type, rows, cols, rng);
       const auto panels = packed(q);
-      for (int64_t r = 0; r < panel_count(rows) * 16; ++r)
+      for (int64_t r = 0; r < quant::panel_count(rows) * 16; ++r)
         for (int64_t k = 0; k < cols; ++k) {
           const double got = weight_at(panels, type, cols, r, k);
           const double want = r < rows ? q.dequantized[r * cols + k] : 0.0;
