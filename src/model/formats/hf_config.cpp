@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/formats/config_keys.h"
 #include "model/formats/hf_layout.h"
 #include "model/formats/motif_config.h"
 
@@ -31,31 +32,6 @@ const std::set<std::string> kModelKeys = {
     "num_key_value_heads", "head_dim", "num_hidden_layers", "rms_norm_eps", "rope_theta", "rope_scaling",
     "rope_parameters", "tie_word_embeddings", "max_position_embeddings", "hidden_act", "attention_bias",
     "mlp_bias", "attention_dropout", "mlp_dropout"};
-
-int64_t positive_int(const json& j, const char* key, const std::string& where) {
-  DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");
-  const json& v = j.at(key);
-  DIFFTX_CHECK(v.is_number_integer() && v.get<int64_t>() > 0, where, ": key '", key,
-               "' must be a positive integer, got ", v.dump().substr(0, 64));
-  return v.get<int64_t>();
-}
-
-double positive_number(const json& j, const char* key, double fallback, const std::string& where) {
-  if (!j.contains(key) || j.at(key).is_null()) return fallback;
-  const json& v = j.at(key);
-  DIFFTX_CHECK(v.is_number() && v.get<double>() > 0 && std::isfinite(v.get<double>()), where, ": key '", key,
-               "' must be a positive number, got ", v.dump().substr(0, 64));
-  return v.get<double>();
-}
-
-// A key whose only supported value is `expected` (or absent / null).
-void require_value(const json& j, const char* key, const json& expected, const char* why, const std::string& where) {
-  if (!j.contains(key) || j.at(key).is_null()) return;
-  DIFFTX_CHECK(j.at(key) == expected || (expected.is_number() && j.at(key).is_number() &&
-                                         j.at(key).get<double>() == expected.get<double>()),
-               where, ": key '", key, "' is ", j.at(key).dump().substr(0, 64), "; difftx supports only ",
-               expected.dump(), " (", why, ")");
-}
 
 void check_token_ids(const json& j, const char* key, const std::string& where) {
   if (!j.contains(key) || j.at(key).is_null()) return;

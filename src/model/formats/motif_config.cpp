@@ -1,12 +1,11 @@
 #include "model/formats/motif_config.h"
 
-#include <algorithm>
-#include <cmath>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/formats/config_keys.h"
 
 namespace difftx {
 namespace {
@@ -29,30 +28,8 @@ const std::set<std::string> kModelKeys = {
     "max_position_embeddings", "use_bias", "attention_bias", "mlp_bias", "qkv_bias", "attention_dropout", "sliding_window",
     "use_sliding_window", "expanded"};
 
-int64_t positive_int(const json& j, const char* key, const std::string& where) {
-  DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");
-  const json& v = j.at(key);
-  DIFFTX_CHECK(v.is_number_integer() && v.get<int64_t>() > 0 && v.get<int64_t>() <= (int64_t{1} << 24), where,
-               ": key '", key, "' must be a positive integer (at most 2^24), got ", v.dump().substr(0, 64));
-  return v.get<int64_t>();
-}
-
-double positive_number(const json& j, const char* key, double fallback, const std::string& where) {
-  if (!j.contains(key) || j.at(key).is_null()) return fallback;
-  const json& v = j.at(key);
-  DIFFTX_CHECK(v.is_number() && v.get<double>() > 0 && std::isfinite(v.get<double>()), where, ": key '", key,
-               "' must be a positive number, got ", v.dump().substr(0, 64));
-  return v.get<double>();
-}
-
-// A key whose only supported value is `expected` (or absent / null).
-void require_value(const json& j, const char* key, const json& expected, const char* why, const std::string& where) {
-  if (!j.contains(key) || j.at(key).is_null()) return;
-  const json& v = j.at(key);
-  const bool same = v == expected || (expected.is_number() && v.is_number() && v.get<double>() == expected.get<double>());
-  DIFFTX_CHECK(same, where, ": key '", key, "' is ", v.dump().substr(0, 64), "; difftx supports only ", expected.dump(),
-               " (", why, ")");
-}
+// Sizes are bounded, so that products of them stay far from 64 bits.
+constexpr int64_t kMostSize = int64_t{1} << 24;
 
 }  // namespace
 
@@ -81,15 +58,15 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
   c.rope_style = RopeStyle::half;  // rotate-half over the whole head
   c.lambda_init_shifted = true;    // 0.8 - 0.6 exp(-0.3 (l - 1)), 0-based l
   c.diff_subln = true;
-  c.vocab_size = positive_int(j, "vocab_size", where);
-  c.hidden_size = positive_int(j, "hidden_size", where);
-  c.intermediate_size = positive_int(j, "intermediate_size", where);
-  c.num_hidden_layers = positive_int(j, "num_hidden_layers", where);
-  const int64_t heads = positive_int(j, "num_attention_heads", where);
+  c.vocab_size = positive_int(j, "vocab_size", where, kMostSize);
+  c.hidden_size = positive_int(j, "hidden_size", where, kMostSize);
+  c.intermediate_size = positive_int(j, "intermediate_size", where, kMostSize);
+  c.num_hidden_layers = positive_int(j, "num_hidden_layers", where, kMostSize);
+  const int64_t heads = positive_int(j, "num_attention_heads", where, kMostSize);
   const int64_t kv_heads = j.contains("num_key_value_heads") && !j.at("num_key_value_heads").is_null()
-                               ? positive_int(j, "num_key_value_heads", where) : heads;
+                               ? positive_int(j, "num_key_value_heads", where, kMostSize) : heads;
   if (j.contains("head_dim") && !j.at("head_dim").is_null()) {
-    c.head_dim = positive_int(j, "head_dim", where);
+    c.head_dim = positive_int(j, "head_dim", where, kMostSize);
   } else {
     DIFFTX_CHECK(c.hidden_size % heads == 0, where, ": no 'head_dim', and hidden_size ", c.hidden_size,
                  " is not a multiple of num_attention_heads ", heads);
@@ -99,7 +76,7 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
                " must be even (Motif pairs kv heads 2m, 2m+1 as k1/v1 and k2/v2)");
   c.num_key_value_heads = kv_heads / 2;
   if (j.contains("num_noise_heads") && !j.at("num_noise_heads").is_null()) {  // grouped (GDA)
-    const int64_t noise = positive_int(j, "num_noise_heads", where);
+    const int64_t noise = positive_int(j, "num_noise_heads", where, kMostSize);
     DIFFTX_CHECK(heads % noise == 0 && heads / noise >= 2, where, ": num_attention_heads ", heads,
                  " must be a multiple (at least 2) of num_noise_heads ", noise, " (groups of r signal heads and a noise head)");
     const int64_t r = heads / noise - 1;
@@ -117,7 +94,7 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
     c.num_attention_heads = heads / 2;
   }
   c.max_position_embeddings = j.contains("max_position_embeddings")
-                                  ? positive_int(j, "max_position_embeddings", where) : 2048;
+                                  ? positive_int(j, "max_position_embeddings", where, kMostSize) : 2048;
   c.rms_norm_eps = positive_number(j, "rms_norm_eps", 1e-6, where);
   c.head_norm_eps = positive_number(j, "attn_rms_norm_eps", 1e-5, where);
   c.rope_theta = positive_number(j, "rope_theta", 10000.0, where);

@@ -1,0 +1,21 @@
+// Checked reads of a Hugging Face config.json's keys, shared by the adapters (hf_config.cpp,
+// motif_config.cpp): every error names the key, the file (`where`) and the value found.
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace difftx {
+
+// A required integer in [1, most].
+int64_t positive_int(const nlohmann::json& j, const char* key, const std::string& where,
+                     int64_t most = std::numeric_limits<int64_t>::max());
+// A finite number > 0, or `fallback` when the key is absent or null.
+double positive_number(const nlohmann::json& j, const char* key, double fallback, const std::string& where);
+// A key whose only supported value is `expected` (or absent / null); `why` says what else would mean.
+void require_value(const nlohmann::json& j, const char* key, const nlohmann::json& expected, const char* why,
+                   const std::string& where);
+
+}  // namespace difftx
