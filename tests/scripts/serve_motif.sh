@@ -1,0 +1,48 @@
+# A Motif checkpoint (MotifForCausalLM, tests/fixtures/hf/motif_r1_mha_tied_f32_tokenizer) served
+# straight from its Hugging Face directory, with the chat template of its tokenizer_config.json:
+# /apply-template renders what jinja2 renders (tools/chat_template_oracle.py, transformers'
+# settings), and a greedy chat completion is what `difftx generate --chat` prints. Motif's own
+# template could not be read here (docs/FORMATS.md "Motif"); this one is ChatML with a reasoning
+# model's habits (a default system turn, earlier answers' <think> parts dropped, the answer opened
+# with <think>), in the tokens the fixture's tokenizer.json has.
+source "$(dirname "$0")/lib.bash"
+source "$(dirname "$0")/serve_lib.bash"
+model="$work/motif"
+cp -r "$root/tests/fixtures/hf/motif_r1_mha_tied_f32_tokenizer" "$model"
+python3 - "$model/tokenizer_config.json" <<'PY'
+import json, sys
+template = (
+    "{%- if messages[0]['role'] != 'system' -%}<|im_start|>system\nBe brief.<|im_end|>\n{% endif -%}"
+    "{%- for message in messages -%}"
+    "{%- set content = message['content'] -%}"
+    "{%- if message['role'] == 'assistant' and '</think>' in content -%}"
+    "{%- set content = content.split('</think>')[-1].lstrip('\\n') -%}{%- endif -%}"
+    "<|im_start|>{{ message['role'] }}\n{{ content }}<|im_end|>\n"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}<|im_start|>assistant\n<think>\n{%- endif -%}")
+json.dump({"eos_token": "<|im_end|>", "bos_token": None, "chat_template": template}, open(sys.argv[1], "w"))
+PY
+start_server --model-name motif
+
+cat > "$work/messages.json" <<'JSON'
+[{"role": "user", "content": "Hi"},
+ {"role": "assistant", "content": "<think>\nTwo is even.\n</think>\n\nTwo."},
+ {"role": "user", "content": "Another?"}]
+JSON
+[ "$(post /apply-template "{\"messages\": $(cat "$work/messages.json")}")" = 200 ] ||
+  { echo "FAIL: /apply-template"; cat "$work/body.json"; exit 1; }
+/usr/bin/python3 "$root/tools/chat_template_oracle.py" --model "$model" --messages "$work/messages.json" > "$work/want.txt"
+[ "$(json_get "$work/body.json" "['prompt']")" = "$(cat "$work/want.txt")" ] ||
+  { echo "FAIL: /apply-template differs from jinja2"; cat "$work/body.json"; cat "$work/want.txt"; exit 1; }
+grep -q "Two is even" "$work/want.txt" && { echo "FAIL: the earlier answer's <think> part was kept"; exit 1; }
+
+post /v1/chat/completions '{"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 12, "temperature": 0}' > /dev/null
+"$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 12 --temperature 0 \
+  > "$work/chat.txt" 2> /dev/null
+want="$(python3 -c "import sys; print(open(sys.argv[1]).read()[:-1], end='')" "$work/chat.txt")"
+[ "$(json_get "$work/body.json" "['choices'][0]['message']['content']")" = "$want" ] ||
+  { echo "FAIL: chat completion vs generate --chat"; cat "$work/body.json"; cat "$work/chat.txt"; exit 1; }
+[ "$(json_get "$work/body.json" "['usage']['completion_tokens']")" -ge 1 ] || { echo "FAIL: no tokens"; exit 1; }
+echo "motif chat: $(json_get "$work/body.json" "['choices'][0]")"
+stop_server
+echo "PASS"
