@@ -7,17 +7,19 @@
 # (weight bytes read per token / the copy rate `difftx bench memory` measures in the same run):
 #   bench/llama_cpp/run.sh [--config FILE] [--dtypes f16,q8_0,q4_0] [--prompt 512] [--new 128]
 #                          [--repeats 2] [--threads N] [--work DIR] [--json]
-#                          [--difftx BIN] [--cpu-variant NAME]
+#                          [--difftx BIN] [--cpu-variant NAME] [--head-dtype TYPE]
 # Installs the peer on first use (bench/llama_cpp/setup: npm node-llama-cpp into .cache/).
 # --difftx: the binary to time (default build/release/difftx), e.g. an AVX2 build's.
 # --cpu-variant: llama.cpp with one CPU library only. node-llama-cpp ships a libggml-cpu-NAME.so
 # per x86-64 family and loads the best this CPU runs; a copy of the package in
 # .cache/llama_cpp-NAME keeps NAME's alone, so that e.g. `--cpu-variant haswell` (AVX2 + FMA +
 # F16C + BMI2) runs llama.cpp's AVX2 code on any newer CPU, the peer of an AVX2 difftx build.
+# --head-dtype: the embedding and output matrix in TYPE in both engines' files (`convert
+# --head-dtype`), e.g. q4_0 for llama.cpp's pure Q4_0 layout instead of the Q8_0 head.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 config=configs/hf/llama-1b.json dtypes=f16,q8_0,q4_0 prompt=512 new=128 repeats=2 threads="$(nproc)"
-work=.cache/bench-llama-cpp json=0 difftx=build/release/difftx variant=
+work=.cache/bench-llama-cpp json=0 difftx=build/release/difftx variant= head=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --config) config="$2"; shift 2 ;;
@@ -30,6 +32,7 @@ while [ $# -gt 0 ]; do
     --json) json=1; shift ;;
     --difftx) difftx="$2"; shift 2 ;;
     --cpu-variant) variant="$2"; shift 2 ;;
+    --head-dtype) head=(--head-dtype "$2"); shift 2 ;;
     *) echo "run.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -65,9 +68,10 @@ python3 -c "import random; random.seed(4); print(' '.join(str(random.randrange(1
 copy_gbps="$("$difftx" bench memory --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["copy_gbps"])')"
 
 for dtype in ${dtypes//,/ }; do
-  gguf="$work/gguf-$(basename "$config" .json)-$dtype" dir="$work/difftx-$(basename "$config" .json)-$dtype"
-  [ -f "$gguf/model.gguf" ] || "$difftx" convert --model "$src" --to gguf --dtype "$dtype" --out "$gguf" > /dev/null
-  [ -f "$dir/config.json" ] || "$difftx" convert --model "$src" --dtype "$dtype" --out "$dir" > /dev/null
+  name="$(basename "$config" .json)-$dtype${head[1]:+-head-${head[1]}}"
+  gguf="$work/gguf-$name" dir="$work/difftx-$name"
+  [ -f "$gguf/model.gguf" ] || "$difftx" convert --model "$src" --to gguf --dtype "$dtype" "${head[@]}" --out "$gguf" > /dev/null
+  [ -f "$dir/config.json" ] || "$difftx" convert --model "$src" --dtype "$dtype" "${head[@]}" --out "$dir" > /dev/null
   : > "$work/runs.jsonl"
   for _ in $(seq "$repeats"); do
     OMP_NUM_THREADS="$threads" "$difftx" bench infer --model "$dir" --prompt "$prompt" --new "$new" --json \

@@ -69,8 +69,8 @@ ModelOutput model_output_options(Args& args) {
                "' is not a format (difftx, hf, gguf)");
   o.dtype = weight_type_option("dtype", dtype);
   if (const auto head = args.get("head-dtype")) o.head_dtype = weight_type_option("head-dtype", *head);
-  DIFFTX_CHECK(!o.head_dtype || o.format == "difftx", "--head-dtype: only difftx model directories (--to difftx) "
-               "hold the embedding and LM head in their own type");
+  DIFFTX_CHECK(!o.head_dtype || o.format != "hf", "--head-dtype: a Hugging Face directory holds every matrix "
+               "in one type; difftx directories and GGUF files hold the embedding and LM head in their own");
   if (o.dtype == WeightType::bf16) o.stored = StoredFloat::bf16;
   if (o.dtype == WeightType::f16) o.stored = StoredFloat::f16;
   DIFFTX_CHECK(o.format != "hf" || weight_type_info(o.dtype).block_weights == 1, "--dtype ", dtype,
@@ -86,7 +86,7 @@ void write_model(const WeightSource& source, const ModelOutput& out, const data:
     DIFFTX_CHECK(tokenizer, "--to gguf: a GGUF file carries the vocabulary, and there is no tokenizer to take it "
                  "from (write the model --to difftx, put tokenizer.json beside it, then convert --to gguf)");
     fs::create_directories(out.dir);
-    save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile);
+    save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile, out.head_dtype);
   } else if (out.format == "hf") save_hf_model(source, out.dir, out.stored);
   else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(source, {}, out.dir, out.stored);
   else save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, out.stored);

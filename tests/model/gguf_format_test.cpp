@@ -193,6 +193,28 @@ TEST(GgufExport, LlamaFileHoldsTheModelItsVocabularyAndInterleavedRows) {
                                                    rope_inverse_frequency(i, 16, 500000.0, c.rope_scaling)));
 }
 
+// --head-dtype q4_0: llama.cpp's pure Q4_0 layout, the embedding and output in Q4_0 too (GGML type
+// 2), holding the bytes difftx's own quantizer gives; the other matrices keep the plan's type.
+TEST(GgufExport, HeadTypeAppliesToTheEmbeddingAndOutput) {
+  DIFFTX_REQUIRE_DATA("hf/llama3/tokenizer.json");
+  const data::Tokenizer tok = data::load_tokenizer((data::data_root() / "hf/llama3").string());
+  const ModelConfig c = llama_like();
+  const Model model = testing::random_model(c, 10);
+  testing::TempDir dir;
+  save_gguf_model(model, tok, WeightType::q8_0, dir / "m.gguf", WeightType::q4_0);
+  const GgufFile f(dir / "m.gguf");
+  EXPECT_EQ(f.metadata.at("general.file_type"), 7);  // named by the matrices' type
+  EXPECT_EQ(f.tensors.at("blk.0.ffn_up.weight").type, 8u);
+  for (const char* name : {"token_embd.weight", "output.weight"}) {
+    EXPECT_EQ(f.tensors.at(name).type, 2u) << name;
+    const ParamInfo& p = *model.table.find(name == std::string("output.weight") ? "lm_head.weight"
+                                                                               : "model.embed_tokens.weight");
+    std::vector<unsigned char> want(weight_matrix_bytes(WeightType::q4_0, p.shape[0], p.shape[1]));
+    quantize_rows(WeightType::q4_0, model.weights.data() + p.offset, want.data(), p.shape[0], p.shape[1]);
+    EXPECT_EQ(std::memcmp(f.data(name), want.data(), want.size()), 0) << name;
+  }
+}
+
 TEST(GgufExport, DiffModelsAndUnknownSplitPatternsAreRefused) {
   const ModelConfig diff = testing::small_config(AttentionKind::diff, {});
   EXPECT_NE(testing::error_of([&] { require_gguf_architecture(diff); }).find("no architecture for diff attention"),

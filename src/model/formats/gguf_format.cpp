@@ -132,15 +132,15 @@ void require_gguf_architecture(const ModelConfig& c) {
 }
 
 void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, WeightType dtype,
-                     const std::filesystem::path& path) {
-  save_gguf_model(ModelWeights(model), tokenizer, dtype, path);
+                     const std::filesystem::path& path, std::optional<WeightType> head) {
+  save_gguf_model(ModelWeights(model), tokenizer, dtype, path, head);
 }
 
 void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenizer, WeightType dtype,
-                     const std::filesystem::path& path) {
+                     const std::filesystem::path& path, std::optional<WeightType> head) {
   const ModelConfig& c = source.config();
   require_gguf_architecture(c);
-  const ParameterTable table(c, storage_plan(c, dtype));
+  const ParameterTable table(c, storage_plan(c, dtype, head));
   GgufWriter w;
   add_hyperparameters(w, c, dtype);
   add_vocabulary(w, tokenizer, c.vocab_size);
