@@ -120,12 +120,13 @@ void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t c
 }
 
 #else
-// AVX2: panels of 8 rows (one ymm of outputs), 2 panels against up to 6 rows of x (12
-// accumulators, 2 weight vectors and the broadcast x in the 16 registers); the same chain per
-// output as the AVX-512 kernel.
+// AVX2: panels of 8 rows (one ymm of outputs), 4 panels against up to 3 rows of x (12
+// accumulators, 3 broadcast x and a weight vector in the 16 registers); the same chain per
+// output as the AVX-512 kernel. 4 panels keep 4 FMA chains in flight for a decode row, where 2
+// left the FMA latency exposed (F16 decode 0.95x llama.cpp's AVX2 library, docs/BENCHMARKS.md).
 constexpr int kPanel = 8;   // weight rows per panel: one ymm of outputs
-constexpr int kPanels = 2;  // panels per micro-kernel call: each broadcast x feeds 2 FMAs
-constexpr int kTile = 6;    // x rows per micro-kernel call: 2 x 6 accumulators in registers
+constexpr int kPanels = 4;  // panels per micro-kernel call: each broadcast x feeds 4 FMAs
+constexpr int kTile = 3;    // x rows per micro-kernel call: 4 x 3 accumulators in registers
 
 // 8 weights of one row from column k on, widened to F32.
 template <WeightType kType>
@@ -198,11 +199,11 @@ void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t c
     for (auto& a : p) a = _mm256_setzero_ps();
   const float* xc = x + n0 * cols;
   for (int64_t k = 0; k < cols; ++k) {
-    __m256 w[P];
-    for (int q = 0; q < P; ++q) w[q] = column8<kType>(panel[q] + k * stride);
-    for (int c = 0; c < T; ++c) {
-      const __m256 xk = _mm256_set1_ps(xc[c * cols + k]);
-      for (int q = 0; q < P; ++q) acc[q][c] = _mm256_fmadd_ps(xk, w[q], acc[q][c]);
+    __m256 xk[T];
+    for (int c = 0; c < T; ++c) xk[c] = _mm256_set1_ps(xc[c * cols + k]);
+    for (int q = 0; q < P; ++q) {
+      const __m256 w = column8<kType>(panel[q] + k * stride);
+      for (int c = 0; c < T; ++c) acc[q][c] = _mm256_fmadd_ps(xk[c], w, acc[q][c]);
     }
   }
   const __m256i lane = _mm256_set_epi32(7, 6, 5, 4, 3, 2, 1, 0);
@@ -252,11 +253,11 @@ void rows_of_x(int used, const uint8_t* const* panel, int64_t stride, const floa
 
 // Spans of kPanels kernel panels over the threads, each against every row of x. The weights are
 // either W's prebuilt panels of 16 rows (weight_panels.h: AVX-512 takes one per kernel panel,
-// AVX2 one per span, its two halves the kernel's panels of 8) or widened to F32 panels per call.
+// AVX2 two per span, their halves the kernel's panels of 8) or widened to F32 panels per call.
 template <WeightType kType>
 void gemm_spans(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   constexpr int64_t kSpan = kPanels * kPanel;
-  static_assert(kSpan % kPanelHeight == 0 && (kPanel == kPanelHeight || kPanel * kPanels == kPanelHeight));
+  static_assert(kSpan % kPanelHeight == 0 && kPanelHeight % kPanel == 0);
   const int64_t spans = (W.rows + kSpan - 1) / kSpan;
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
   const bool prebuilt = W.panels && W.type != WeightType::f32;
