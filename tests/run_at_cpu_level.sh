@@ -5,8 +5,8 @@
 # Usage: bash tests/run_at_cpu_level.sh LEVEL DIFFTX DIFFTX_TESTS
 set -euo pipefail
 level="$1" difftx="$2" tests="$3"
-if ! DIFFTX_CPU="$level" "$difftx" --version > /dev/null 2>&1; then
-  echo "SKIP: this CPU cannot run level $level"; exit 77
+if ! why="$(DIFFTX_CPU="$level" "$difftx" --version 2>&1 > /dev/null)"; then
+  echo "SKIP: level $level does not run here: $why"; exit 77
 fi
 if [ "$("$difftx" --version | sed -n 's/^cpu level: \([a-z0-9]*\).*/\1/p')" = "$level" ]; then
   echo "SKIP: level $level is the default here: the whole suite runs at it"; exit 77

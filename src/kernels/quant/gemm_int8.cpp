@@ -12,6 +12,7 @@
 #define DIFFTX_GEMM_INT8_VNNI 1
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define DIFFTX_GEMM_INT8 1
+#define DIFFTX_GEMM_INT8_AVX2 1
 #endif
 
 #ifdef DIFFTX_GEMM_INT8
@@ -20,6 +21,9 @@
 #include "core/threading.h"
 #include "kernels/quant/int8_x.h"
 #include "kernels/quant/weight_panels.h"
+#endif
+#ifdef DIFFTX_GEMM_INT8_AVX2
+#include "kernels/quant/simd_avx2.h"
 #endif
 
 namespace difftx::DIFFTX_ISA::quant {
@@ -125,11 +129,11 @@ void tile(const PanelRecords* p, const QuantizedX& qx, int64_t cols, int64_t n0,
 }
 
 #else
-// AVX2 (no VNNI): vpmaddubsw multiplies 4 unsigned weight bytes of each of 8 rows (one ymm, half
-// a panel) by the same 4 broadcast x bytes into int16 pairs. Nibbles (Q4_0, Q4_K) keep adding
-// in int16 over a 32-block (8 steps of at most 2 * 15 * 127: 30480, no saturation), then
-// vpmaddwd by ones gives the int32 lanes; Q8_0 (|w| times x with w's sign, pairs up to
-// 2 * 128 * 127) goes to int32 at every step.
+// AVX2 (no AVX-512 VNNI): simd_avx2.h's dot4 multiplies 4 unsigned weight bytes of each of 8
+// rows (one ymm, half a panel) by the same 4 broadcast x bytes (vpmaddubsw, or vpdpbusd at the
+// avxvnni level). Nibbles (Q4_0, Q4_K) make one dot4_partial run over a 32-block (8 steps of at
+// most 2 * 15 * 127: 30480, inside int16); Q8_0 (|w| times x with w's sign, pairs up to
+// 2 * 128 * 127) goes to int32 lanes at every step.
 constexpr int kTile = 6;    // x rows per micro-kernel call
 constexpr int kPanels = 1;  // 16 weight rows: 2 x 6 dot products and 2 weight vectors in registers
 
@@ -142,7 +146,7 @@ void tile(const PanelRecords* p, const QuantizedX& qx, int64_t cols, int64_t n0,
   __m256 acc[H][T];
   for (auto& half : acc)
     for (auto& a : half) a = _mm256_setzero_ps();
-  const __m256i ones = _mm256_set1_epi16(1), low = _mm256_set1_epi8(0xF);
+  const __m256i low = _mm256_set1_epi8(0xF);
   for (int64_t b = 0; b < qx.blocks; ++b) {
     __m256i dot[H][T];
     for (auto& half : dot)
@@ -151,11 +155,11 @@ void tile(const PanelRecords* p, const QuantizedX& qx, int64_t cols, int64_t n0,
     for (int c = 0; c < T; ++c) std::memcpy(four[c], qx.q.data() + (n0 + c) * cols + 32 * b, 32);
     auto weights = [&](int h, int64_t at) { return _mm256_loadu_si256((const __m256i*)(p[h / 2] + b * record + at + 32 * (h % 2))); };
     if constexpr (nibbles) {
-      // k-step k: int16 pairs of 4 weights times x bytes 4k .. 4k + 3, k = v (low nibbles), v + 4 (high)
+      // k-step k: 4 weights times x bytes 4k .. 4k + 3, k = v (low nibbles), v + 4 (high)
       auto step = [&](int k, const __m256i (&wk)[H]) {
         for (int c = 0; c < T; ++c) {
           const __m256i xk = _mm256_set1_epi32(four[c][k]);
-          for (int h = 0; h < H; ++h) dot[h][c] = _mm256_add_epi16(dot[h][c], _mm256_maddubs_epi16(wk[h], xk));
+          for (int h = 0; h < H; ++h) dot[h][c] = dot4_partial(dot[h][c], wk[h], xk);
         }
       };
       for (int v = 0; v < 4; ++v) {
@@ -169,7 +173,7 @@ void tile(const PanelRecords* p, const QuantizedX& qx, int64_t cols, int64_t n0,
         step(v + 4, hi);
       }
       for (auto& half : dot)
-        for (auto& d : half) d = _mm256_madd_epi16(d, ones);
+        for (auto& d : half) d = dot4_lanes(d);
     } else {
       for (int k = 0; k < 8; ++k) {
         __m256i wk[H], magnitude[H];
@@ -180,7 +184,7 @@ void tile(const PanelRecords* p, const QuantizedX& qx, int64_t cols, int64_t n0,
         for (int c = 0; c < T; ++c) {
           const __m256i xk = _mm256_set1_epi32(four[c][k]);
           for (int h = 0; h < H; ++h)
-            dot[h][c] = _mm256_add_epi32(dot[h][c], _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude[h], _mm256_sign_epi8(xk, wk[h])), ones));
+            dot[h][c] = dot4_add(dot[h][c], magnitude[h], _mm256_sign_epi8(xk, wk[h]));
         }
       }
     }

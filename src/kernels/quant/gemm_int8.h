@@ -3,12 +3,13 @@
 // x is quantized per 32-block (Q8_0's rule, as for the int8 decode). The x86 levels multiply
 // weight panels (weight_panels.h: 4 weights of each of 16 rows per 64 bytes), the matrix's own
 // (WeightMatrix::panels) or repacked per call, so that one vpdpbusd (AVX-512 VNNI; two
-// vpmaddubsw on AVX2) multiplies 4 weights of each of 16 rows by the same 4 bytes of one x row
-// (broadcast): each int32 lane is one output, no horizontal sums. Per 32-block, a lane starts
-// from -offset * (sum of the x block's bytes) (offset 8 for Q4_0; for Q8_0 128 where VNNI takes
-// w + 128 as its unsigned operand, 0 where AVX2 takes |w|; 0 for Q4_K) and ends scaled by
-// d_w * d_x; Q4_K's minimums come off with exact x sums. Each output is one F32 chain over its
-// blocks, whatever N and the other rows of x are (batch invariance, matmul.h).
+// vpmaddubsw on AVX2, two AVX-VNNI vpdpbusd at the avxvnni level) multiplies 4 weights of each
+// of 16 rows by the same 4 bytes of one x row (broadcast): each int32 lane is one output, no
+// horizontal sums. Per 32-block, a lane starts from -offset * (sum of the x block's bytes)
+// (offset 8 for Q4_0; for Q8_0 128 where AVX-512 VNNI takes w + 128 as its unsigned operand, 0
+// where AVX2 takes |w|; 0 for Q4_K) and ends scaled by d_w * d_x; Q4_K's minimums come off with
+// exact x sums. Each output is one F32 chain over its blocks, whatever N and the other rows of x
+// are (batch invariance, matmul.h).
 #pragma once
 #include <cstdint>
 

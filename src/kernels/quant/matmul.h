@@ -24,10 +24,10 @@ struct WeightMatrix {
 // Which code runs. Decode (N < 8): the portable scalar loops; `simd`, weights widened to F32 in
 // vector registers (AVX-512: every type; AVX2 + FMA + F16C and NEON: the float types and Q8_0;
 // F32 weights as they are: gemv.h); or `simd_int8`, x quantized to int8 per 32-block and integer
-// dot products (Q8_0, Q4_0, Q4_K: AVX-512 VNNI, AVX2 vpmaddubsw, NEON sdot or widening
-// multiplies; other types fall back to simd). Prefill (N >= 8): simd and scalar widen panels to
-// F32 for sgemm, simd_int8 uses int8 x with repacked weight panels (the block types). A path the
-// CPU level lacks falls back. `best` is the fastest measured per type and level (docs/BENCHMARKS.md).
+// dot products (Q8_0, Q4_0, Q4_K: AVX-512 VNNI, AVX2 vpmaddubsw or AVX-VNNI, NEON sdot or
+// widening multiplies; other types fall back to simd). Prefill (N >= 8): simd and scalar widen
+// panels to F32 for sgemm, simd_int8 uses int8 x with repacked weight panels (the block types). A
+// path the CPU level lacks falls back. `best` is the fastest measured per type and level (docs/BENCHMARKS.md).
 enum class MatmulPath { best, scalar, simd, simd_int8 };
 
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,

@@ -64,8 +64,9 @@ RowDots row_dots_avx512(WeightType type);
 RowDots row_dots_avx2(WeightType type);
 RowDots row_dots_neon(WeightType type);
 // x quantized to int8 (Q8_0, Q4_0, Q4_K; prepare_x's int8 pairs): AVX-512 VNNI dot products,
-// AVX2 vpmaddubsw where VNNI is not compiled in, NEON (sdot where the dotprod extension is
-// compiled in, row_dots_neon.cpp). nullptr where not compiled in or for other types.
+// AVX2 vpmaddubsw (AVX-VNNI's vpdpbusd where compiled in) where AVX-512 VNNI is not, NEON (sdot
+// where the dotprod extension is compiled in, row_dots_neon.cpp). nullptr where not compiled in
+// or for other types.
 RowDots row_dots_vnni(WeightType type);
 RowDots row_dots_int8_avx2(WeightType type);
 RowDots row_dots_int8_neon(WeightType type);

@@ -1,12 +1,12 @@
 // AVX2 row dots with int8 dot products, for CPUs without AVX-512 VNNI (row_dots_vnni.cpp is the
-// twin): x quantized per 32-block (prepare_x.cpp), weights as unsigned bytes; vpmaddubsw
-// multiplies unsigned weight bytes by signed x bytes and adds adjacent pairs into int16, vpmaddwd
-// by ones adds those pairs into int32 lanes (4 bytes each); the lanes are converted to F32 and
-// scaled by d_w * d_x of their block. Each weight is unpacked once for the pass's rows of x.
+// twin): x quantized per 32-block (prepare_x.cpp), weights as unsigned bytes; simd_avx2.h's dot4
+// multiplies unsigned weight bytes by signed x bytes into int32 lanes (4 bytes each: vpmaddubsw
+// and vpmaddwd, or vpdpbusd at the avxvnni level, the same sums); the lanes are converted to F32
+// and scaled by d_w * d_x of their block. Each weight is unpacked once for the pass's rows of x.
 //   Q4_0: nibbles q in [0, 15], x in the pair layout A[0:16], B[0:16], A[16:32], B[16:32]: the
 //         low nibbles of A and B meet x's first 32 bytes and the high ones its last 32 in the
-//         same lanes, so the two add up in int16 (|sum| <= 4 * 15 * 127) and take one scale;
-//         the lanes start from -8 times the sum of their x, ending as sum (q - 8) x.
+//         same lanes, so the two add up in one dot4_partial run (|sum| <= 4 * 15 * 127) and take
+//         one scale; the lanes start from -8 times the sum of their x, ending as sum (q - 8) x.
 //   Q8_0: signed weights: |w| is the unsigned operand and x takes w's sign (a pair of products
 //         is at most 2 * 128 * 127, inside int16).
 //   Q4_K: nibbles q per 32-weight sub-block; the sub-block minimums come off through exact sums
@@ -35,9 +35,6 @@ template <class Block>
 inline const Block* blocks_of(const Rows& rows, int r) {
   return reinterpret_cast<const Block*>(rows.p[r]);
 }
-
-// The int32 lanes of u (unsigned bytes) times s (signed bytes), four bytes a lane.
-inline __m256i dot4(__m256i u, __m256i s) { return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)); }
 
 template <int M, int R>
 using Acc = __m256[M][R];
@@ -69,11 +66,11 @@ struct Q4_0Dots {
         for (int j = 0; j < M; ++j) {
           const int8_t* xq = px[j].q.data() + 64 * p;
           const int32_t* offset = px[j].lane_offsets.data() + 16 * p;
-          const __m256i sum16 = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i*)xq)),
-                                                 _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i*)(xq + 32))));
+          const __m256i both = dot4_partial(dot4_partial(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i*)xq)),
+                                            hi, _mm256_loadu_si256((const __m256i*)(xq + 32)));
           const __m256i start = _mm256_add_epi32(_mm256_loadu_si256((const __m256i*)offset),
                                                  _mm256_loadu_si256((const __m256i*)(offset + 8)));
-          const __m256i dot = _mm256_add_epi32(_mm256_madd_epi16(sum16, _mm256_set1_epi16(1)), start);
+          const __m256i dot = _mm256_add_epi32(dot4_lanes(both), start);
           const __m256 scale = _mm256_mul_ps(dw, _mm256_loadu_ps(px[j].lane_scales.data() + 16 * p));
           acc[j][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[j][r]);
         }
@@ -104,7 +101,7 @@ struct Q8_0Dots {
         const __m256 dw = _mm256_set1_ps(_cvtsh_ss(blk->d));
         for (int j = 0; j < M; ++j) {
           const __m256i x = _mm256_loadu_si256((const __m256i*)(px[j].q.data() + 32 * b));
-          const __m256i dot = dot4(magnitude, _mm256_sign_epi8(x, w));
+          const __m256i dot = dot4_add(_mm256_setzero_si256(), magnitude, _mm256_sign_epi8(x, w));
           const __m256 scale = _mm256_mul_ps(dw, _mm256_loadu_ps(px[j].lane_scales.data() + 8 * b));
           acc[j][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[j][r]);
         }
@@ -148,8 +145,8 @@ struct Q4_KDots {
           for (int j = 0; j < M; ++j) {
             const int8_t* xq = px[j].q.data() + 64 * p;
             const float* dx = px[j].lane_scales.data() + 16 * p;
-            const __m256i dot_lo = dot4(lo, _mm256_loadu_si256((const __m256i*)xq));
-            const __m256i dot_hi = dot4(hi, _mm256_loadu_si256((const __m256i*)(xq + 32)));
+            const __m256i dot_lo = dot4_add(_mm256_setzero_si256(), lo, _mm256_loadu_si256((const __m256i*)xq));
+            const __m256i dot_hi = dot4_add(_mm256_setzero_si256(), hi, _mm256_loadu_si256((const __m256i*)(xq + 32)));
             acc[j][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_lo), _mm256_mul_ps(dw_lo, _mm256_loadu_ps(dx)), acc[j][r]);
             acc[j][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot_hi), _mm256_mul_ps(dw_hi, _mm256_loadu_ps(dx + 8)), acc[j][r]);
           }

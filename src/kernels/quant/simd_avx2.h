@@ -1,6 +1,7 @@
-// Helpers of the AVX2 row dots (row_dots_avx2.cpp, row_dots_int8_avx2.cpp); included only where
-// those are compiled (AVX2 + FMA + F16C), in an unnamed namespace so that each translation unit
-// has its own copy whatever the compiler flags of the others.
+// Helpers of the AVX2 row dots (row_dots_avx2.cpp, row_dots_int8_avx2.cpp) and int8 GEMM
+// (gemm_int8.cpp); included only where those are compiled (AVX2 + FMA + F16C), in an unnamed
+// namespace so that each translation unit has its own copy whatever the compiler flags of the
+// others.
 #pragma once
 #include <immintrin.h>
 
@@ -53,6 +54,26 @@ inline float sum8(__m256 v) {
   const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
 }
+
+// The int8 dot products, unsigned bytes u times signed bytes s, four a lane: lane i of
+// dot4_add(acc, u, s) is acc[i] + u[4i] s[4i] + ... + u[4i + 3] s[4i + 3]. A run of steps from
+// zero may go through dot4_partial and end in dot4_lanes (AVX2 keeps it in int16 pairs and widens
+// once). With AVX-VNNI (the avxvnni level) a step is one vpdpbusd, exact in int32; else vpmaddubsw,
+// whose int16 pair sums saturate, and vpmaddwd. Contract: each pair sum u[2k] s[2k] + u[2k + 1]
+// s[2k + 1], and a dot4_partial run's total of them, stays inside int16, so that both are exact
+// and the two levels give the same bits. The kernels' operands: x in [-127, 127] (int8_x.h) times
+// |w| <= 128 (a pair <= 32512) or nibbles <= 15 (8 steps <= 30480).
+#ifdef __AVXVNNI__
+inline __m256i dot4_add(__m256i acc, __m256i u, __m256i s) { return _mm256_dpbusd_avx_epi32(acc, u, s); }
+inline __m256i dot4_partial(__m256i partial, __m256i u, __m256i s) { return dot4_add(partial, u, s); }
+inline __m256i dot4_lanes(__m256i partial) { return partial; }
+#else
+inline __m256i dot4_add(__m256i acc, __m256i u, __m256i s) {
+  return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+}
+inline __m256i dot4_partial(__m256i partial, __m256i u, __m256i s) { return _mm256_add_epi16(partial, _mm256_maddubs_epi16(u, s)); }
+inline __m256i dot4_lanes(__m256i partial) { return _mm256_madd_epi16(partial, _mm256_set1_epi16(1)); }
+#endif
 
 }  // namespace
 }  // namespace difftx::DIFFTX_ISA::quant
