@@ -3,18 +3,21 @@
 // batch, and at 1 and 2 threads; the gemv order is the decode GEMV (gemv() for F32) and by_size
 // below 8 rows, the gemm order at N >= 8 the prefill GEMM of the block types; the gemm order of
 // the float types (AVX-512, AVX2 and NEON builds) is one F32 FMA chain per output, checked bit for bit
-// against its scalar twin; all close to the double reference. (That the row dots kept the bits of the
+// against its scalar twin; ARM's i8mm int8 GEMM gives the dotprod level's bits; all close to the
+// double reference. (That the row dots kept the bits of the
 // single-row kernels they replaced was checked once against the previous build's kernels, not
 // here.)
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu_level.h"
 #include "kernels/gemv.h"
 #include "kernels/quant/gemm_float.h"
 #include "kernels/quant/gemm_int8.h"
@@ -214,6 +217,30 @@ TEST(QuantMatmulOrder, FloatGemmIsOneFmaChainPerOutput) {
           }
     }
   omp_set_num_threads(saved);
+}
+
+// ARM's int8 GEMM multiplies with smmla at the i8mm level and with sdot at dotprod: the same
+// integer block sums before the same F32 steps, so the same bits, for tail panels and every tail
+// tile (odd ones pair an x row with a zero row). Skips unless this CPU runs both levels.
+TEST(QuantMatmulOrder, I8mmGemmGivesTheDotprodBits) {
+  const auto runs = [](CpuLevel level) { return std::ranges::count(cpu_levels_runnable(), level) > 0; };
+  if (!runs(CpuLevel::i8mm) || !runs(CpuLevel::dotprod))
+    GTEST_SKIP() << "this CPU does not run levels i8mm and dotprod";
+  Rng rng(26);
+  for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
+    const Quantized q = testing::make_weights(type, 37, 512, rng);
+    for (int64_t N : {1, 2, 3, 4, 5, 7, 13})
+      for (bool accumulate : {false, true}) {
+        const auto x = testing::random_vector(N * q.cols, rng);
+        const auto start = testing::random_vector(N * q.rows, rng);
+        std::vector<float> y[2] = {start, start};
+        for (int i = 0; i < 2; ++i) {
+          ScopedCpuLevel level(i == 0 ? CpuLevel::dotprod : CpuLevel::i8mm);
+          matmul(q.matrix(), x.data(), y[i].data(), N, accumulate, MatmulOrder::gemm);
+        }
+        EXPECT_EQ(y[0], y[1]) << weight_type_name(type) << " N=" << N << " accumulate=" << accumulate;
+      }
+  }
 }
 
 }  // namespace
