@@ -15,6 +15,9 @@
 #ifndef HWCAP_ASIMDDP
 #define HWCAP_ASIMDDP (1 << 20)
 #endif
+#ifndef HWCAP2_I8MM
+#define HWCAP2_I8MM (1 << 13)
+#endif
 #endif
 
 namespace difftx {
@@ -33,6 +36,7 @@ constexpr LevelInfo kLevels[] = {
     {CpuLevel::avx512, "avx512", "avx512f avx512bw avx512vl avx512dq avx512vnni avx512bf16"},
     {CpuLevel::neon, "neon", "asimd"},
     {CpuLevel::dotprod, "dotprod", "asimd asimddp"},
+    {CpuLevel::i8mm, "i8mm", "asimd asimddp i8mm"},
     {CpuLevel::native, "native", "those of the build machine (-march=native)"},
 };
 
@@ -117,6 +121,12 @@ bool cpu_runs(CpuLevel level) {
     case CpuLevel::dotprod:
 #if defined(__linux__)
       return (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) != 0;
+#else
+      return false;
+#endif
+    case CpuLevel::i8mm:
+#if defined(__linux__)
+      return cpu_runs(CpuLevel::dotprod) && (getauxval(AT_HWCAP2) & HWCAP2_I8MM) != 0;
 #else
       return false;
 #endif

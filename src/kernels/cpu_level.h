@@ -11,9 +11,9 @@ namespace difftx {
 
 // x86-64: scalar (x86-64-v2), avx2 (x86-64-v3: AVX2, FMA, F16C, BMI2), avxvnni (x86-64-v3 with
 // AVX-VNNI), avx512 (x86-64-v4 with VNNI and BF16); arm64: neon (armv8-a), dotprod (armv8.2-a
-// with the int8 dot product). A -DDIFFTX_NATIVE=ON build has the single level native
-// (-march=native).
-enum class CpuLevel { scalar, avx2, avxvnni, avx512, neon, dotprod, native };
+// with the int8 dot product), i8mm (dotprod and the int8 matrix multiply). A -DDIFFTX_NATIVE=ON
+// build has the single level native (-march=native).
+enum class CpuLevel { scalar, avx2, avxvnni, avx512, neon, dotprod, i8mm, native };
 
 const char* cpu_level_name(CpuLevel level);
 // Levels compiled into this binary, lowest first.

@@ -12,7 +12,7 @@
 
 namespace difftx::flash {
 
-// The tile primitives' implementation (flash_tile.h): register-tiled SIMD (AVX-512 or AVX2) for
+// The tile primitives' implementation (flash_tile.h): register-tiled SIMD (AVX-512, AVX2, NEON) for
 // the CPU level in use, or the portable scalar code that the tests also run.
 enum class Path { scalar, simd };
 

@@ -20,7 +20,7 @@ Path default_path(const AttentionDims& dims) {
 
 void check_path(Path path, const AttentionDims& dims) {
   DIFFTX_CHECK(path == Path::scalar || (simd_compiled() && dims.d % 16 == 0),
-               "flash attention: the SIMD path needs an AVX-512 or AVX2 build and d % 16 == 0, got d=", dims.d);
+               "flash attention: the SIMD path needs an AVX-512, AVX2 or NEON build and d % 16 == 0, got d=", dims.d);
 }
 
 // Longer than our ~80-line rule on purpose: the whole call is one OpenMP parallel region (packs,

@@ -1,5 +1,6 @@
 #include "kernels/attention/flash_pack.h"
 #include "kernels/isa.h"
+#include "kernels/transpose_neon.h"
 
 #include <algorithm>
 #include <cstring>
@@ -83,6 +84,18 @@ void transpose_tile(const float* src, int64_t src_stride, int64_t n, int64_t wid
         for (int k = 0; k < 8; ++k)
           rows[k] = c0 + k < n ? _mm256_loadu_ps(src + (c0 + k) * src_stride + i0) : _mm256_setzero_ps();
         transpose8(rows, dst + i0 * kTile + c0, kTile);
+      }
+    return;
+  }
+#elif defined(__ARM_NEON)
+  if (width % 4 == 0) {
+    for (int64_t c0 = 0; c0 < kTile; c0 += 4)
+      for (int64_t i0 = 0; i0 < width; i0 += 4) {
+        float32x4_t rows[4];
+        for (int k = 0; k < 4; ++k)
+          rows[k] = c0 + k < n ? vld1q_f32(src + (c0 + k) * src_stride + i0) : vdupq_n_f32(0.0f);
+        transpose4(rows);
+        for (int k = 0; k < 4; ++k) vst1q_f32(dst + (i0 + k) * kTile + c0, rows[k]);
       }
     return;
   }

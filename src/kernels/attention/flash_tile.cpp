@@ -15,6 +15,14 @@
 #include <immintrin.h>
 #elif defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+
+#include "kernels/vector_math.h"
+#endif
+
+#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__)) || defined(__ARM_NEON)
+#define DIFFTX_FLASH_SIMD 1
 #endif
 
 namespace difftx::DIFFTX_ISA::flash {
@@ -205,12 +213,6 @@ inline void softmax_online_rows(int64_t r0, float* S, bool diag, float* m, float
   }
 }
 
-void softmax_online_step_simd(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
-  int64_t r = 0;
-  for (; r + 4 <= rows; r += 4) softmax_online_rows<4>(r, S, diag, m, l, alpha);
-  for (; r < rows; ++r) softmax_online_rows<1>(r, S, diag, m, l, alpha);
-}
-
 void softmax_recompute_simd(int64_t rows, float* S, bool diag, const float* lse) {
   for (int64_t r = 0; r < rows; ++r) {
     float* s = S + r * kTile;
@@ -237,60 +239,38 @@ void softmax_grad_simd(int64_t rows, const float* P, float* dP, bool diag, const
   }
 }
 #elif defined(__AVX2__) && defined(__FMA__)
-// ---------------------------------------------------------------- AVX2 versions
+// ---------------------------------------------------------------- AVX2 primitives (8 lanes)
 
-// A register block of C: R rows x NV vectors of 8 floats, accumulated over K in registers.
-// Per kk: NV loads of B, R broadcasts of A, R*NV FMAs.
-template <int R, int NV>
-inline void gemm_block(int64_t K, const float* a, int64_t a_rs, int64_t a_ks, const float* b, int64_t b_rs,
-                       float* c, int64_t c_rs, bool accumulate, const float* row_scale) {
-  __m256 acc[R][NV];
-  for (int r = 0; r < R; ++r) {
-    const __m256 s = _mm256_set1_ps(row_scale ? row_scale[r] : 1.0f);
-    for (int v = 0; v < NV; ++v)
-      acc[r][v] = accumulate ? _mm256_mul_ps(_mm256_loadu_ps(c + r * c_rs + 8 * v), s) : _mm256_setzero_ps();
-  }
-  for (int64_t kk = 0; kk < K; ++kk) {
-    const float* bk = b + kk * b_rs;
-    const float* ak = a + kk * a_ks;
-    __m256 bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = _mm256_loadu_ps(bk + 8 * v);
-    for (int r = 0; r < R; ++r) {
-      const __m256 ar = _mm256_broadcast_ss(ak + r * a_rs);
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm256_fmadd_ps(ar, bv[v], acc[r][v]);
-    }
-  }
-  for (int r = 0; r < R; ++r)
-    for (int v = 0; v < NV; ++v) _mm256_storeu_ps(c + r * c_rs + 8 * v, acc[r][v]);
+using Vec = __m256;
+using Mask = __m256;  // all-ones lanes
+constexpr int kLanes = 8;
+
+inline Vec vload(const float* p) { return _mm256_loadu_ps(p); }
+inline void vstore(float* p, Vec v) { _mm256_storeu_ps(p, v); }
+inline Vec vset(float x) { return _mm256_set1_ps(x); }
+inline Vec vadd(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+inline Vec vsub(Vec a, Vec b) { return _mm256_sub_ps(a, b); }
+inline Vec vmul(Vec a, Vec b) { return _mm256_mul_ps(a, b); }
+inline Vec vfma(Vec a, Vec b, Vec c) { return _mm256_fmadd_ps(a, b, c); }  // a * b + c
+inline Vec vmax(Vec a, Vec b) { return _mm256_max_ps(a, b); }
+inline Vec vkeep(Mask m, Vec x) { return _mm256_and_ps(m, x); }  // 0 outside m
+inline Vec vselect(Mask m, Vec x, Vec other) { return _mm256_blendv_ps(other, x, m); }
+
+inline float hmax(Vec x) {
+  __m128 h = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
 }
 
-// 16 columns at a time in blocks of 6 rows: 12 accumulators, 2 vectors of B and a broadcast
-// fill the 16 ymm registers.
-void tile_gemm_simd(int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
-                    const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate,
-                    const float* row_scale) {
-  constexpr int kRows = 6;
-  for (int64_t col = 0; col < n; col += 16) {
-    int64_t r = 0;
-    auto block = [&]<int R>() {
-      gemm_block<R, 2>(K, a + r * a_rs, a_rs, a_ks, b + col, b_rs, c + r * c_rs + col, c_rs, accumulate,
-                       row_scale ? row_scale + r : nullptr);
-    };
-    for (; r + kRows <= rows; r += kRows) block.template operator()<kRows>();
-    switch (rows - r) {
-      case 0: break;
-      case 1: block.template operator()<1>(); break;
-      case 2: block.template operator()<2>(); break;
-      case 3: block.template operator()<3>(); break;
-      case 4: block.template operator()<4>(); break;
-      default: block.template operator()<5>(); break;
-    }
-  }
+inline float hsum(Vec x) {
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
 }
 
 // 2^x for x <= 0, as the AVX-512 exp2_ps: n = round(x) in [-126, 0], so 2^n is a normal float
 // built in the exponent field.
-inline __m256 exp2_ps(__m256 x) {
+inline Vec exp2_ps(Vec x) {
   x = _mm256_max_ps(_mm256_set1_ps(-126.0f), x);  // NaN propagates (max returns its 2nd operand)
   const __m256 n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   const __m256 f = _mm256_sub_ps(x, n);
@@ -307,107 +287,181 @@ inline __m256 exp2_ps(__m256 x) {
 
 // All-ones lanes of vector v (keys 8v .. 8v+7) that are causally visible from row r of a
 // diagonal tile (every lane when !diag).
-inline __m256 visible(int64_t r, int v, bool diag) {
+inline Mask visible(int64_t r, int v, bool diag) {
   if (!diag) return _mm256_castsi256_ps(_mm256_set1_epi32(-1));
   const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   const int count = static_cast<int>(std::clamp<int64_t>(r + 1 - 8 * v, 0, 8));
   return _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(count), lane));
 }
+#elif defined(__ARM_NEON)
+// ---------------------------------------------------------------- NEON primitives (4 lanes)
 
-inline float hmax(__m256 x) {
-  __m128 h = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-  return _mm_cvtss_f32(_mm_max_ss(h, _mm_movehdup_ps(h)));
+using Vec = float32x4_t;
+using Mask = uint32x4_t;
+constexpr int kLanes = 4;
+
+inline Vec vload(const float* p) { return vld1q_f32(p); }
+inline void vstore(float* p, Vec v) { vst1q_f32(p, v); }
+inline Vec vset(float x) { return vdupq_n_f32(x); }
+inline Vec vadd(Vec a, Vec b) { return vaddq_f32(a, b); }
+inline Vec vsub(Vec a, Vec b) { return vsubq_f32(a, b); }
+inline Vec vmul(Vec a, Vec b) { return vmulq_f32(a, b); }
+inline Vec vfma(Vec a, Vec b, Vec c) { return vfmaq_f32(c, a, b); }  // a * b + c
+inline Vec vmax(Vec a, Vec b) { return vmaxq_f32(a, b); }
+inline Vec vkeep(Mask m, Vec x) { return vreinterpretq_f32_u32(vandq_u32(m, vreinterpretq_u32_f32(x))); }
+inline Vec vselect(Mask m, Vec x, Vec other) { return vbslq_f32(m, x, other); }
+inline float hmax(Vec x) { return vmaxvq_f32(x); }
+inline float hsum(Vec x) { return vaddvq_f32(x); }
+
+// 2^x as e^(x ln2) by vector_math.h's exp_neon: the product x ln2 rounds, so a result may be
+// off by up to |x| * 6e-8 relatively more than the x86 exp2_ps (2e-6 at x = -30, where 2^x is
+// below 1e-9); below x = -124.8 it is 0 rather than 2^-126. NaN propagates.
+inline Vec exp2_ps(Vec x) { return exp_neon(vmulq_n_f32(x, 0.6931471805599453f)); }
+
+// All-ones lanes of vector v (keys 4v .. 4v+3) that are causally visible from row r of a
+// diagonal tile (every lane when !diag).
+inline Mask visible(int64_t r, int v, bool diag) {
+  if (!diag) return vdupq_n_u32(~0u);
+  const int32x4_t key = vaddq_s32(int32x4_t{0, 1, 2, 3}, vdupq_n_s32(4 * v));
+  return vcleq_s32(key, vdupq_n_s32(static_cast<int32_t>(r)));
+}
+#endif  // __AVX512F__ / __AVX2__ / __ARM_NEON
+
+#if defined(DIFFTX_FLASH_SIMD) && !defined(__AVX512F__)
+// ---------------------------------------------------------------- AVX2 and NEON versions, on those primitives
+
+// A register block of C: R rows x NV vectors, accumulated over K in registers.
+// Per kk: NV loads of B, R broadcasts of A, R*NV FMAs.
+template <int R, int NV>
+inline void gemm_block(int64_t K, const float* a, int64_t a_rs, int64_t a_ks, const float* b, int64_t b_rs,
+                       float* c, int64_t c_rs, bool accumulate, const float* row_scale) {
+  Vec acc[R][NV];
+  for (int r = 0; r < R; ++r) {
+    const Vec s = vset(row_scale ? row_scale[r] : 1.0f);
+    for (int v = 0; v < NV; ++v) acc[r][v] = accumulate ? vmul(vload(c + r * c_rs + kLanes * v), s) : vset(0.0f);
+  }
+  for (int64_t kk = 0; kk < K; ++kk) {
+    const float* bk = b + kk * b_rs;
+    const float* ak = a + kk * a_ks;
+    Vec bv[NV];
+    for (int v = 0; v < NV; ++v) bv[v] = vload(bk + kLanes * v);
+    for (int r = 0; r < R; ++r) {
+      const Vec ar = vset(ak[r * a_rs]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = vfma(ar, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < NV; ++v) vstore(c + r * c_rs + kLanes * v, acc[r][v]);
 }
 
-inline float hsum(__m256 x) {
-  __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehdup_ps(h)));
+// 16 columns at a time in blocks of 6 rows: AVX2 12 accumulators, 2 vectors of B and a
+// broadcast in its 16 ymm registers; NEON 24 accumulators and 4 vectors of B in its 32.
+void tile_gemm_simd(int64_t rows, int64_t n, int64_t K, const float* a, int64_t a_rs, int64_t a_ks,
+                    const float* b, int64_t b_rs, float* c, int64_t c_rs, bool accumulate,
+                    const float* row_scale) {
+  constexpr int kRows = 6;
+  for (int64_t col = 0; col < n; col += 16) {
+    int64_t r = 0;
+    auto block = [&]<int R>() {
+      gemm_block<R, 16 / kLanes>(K, a + r * a_rs, a_rs, a_ks, b + col, b_rs, c + r * c_rs + col, c_rs, accumulate,
+                                 row_scale ? row_scale + r : nullptr);
+    };
+    for (; r + kRows <= rows; r += kRows) block.template operator()<kRows>();
+    switch (rows - r) {
+      case 0: break;
+      case 1: block.template operator()<1>(); break;
+      case 2: block.template operator()<2>(); break;
+      case 3: block.template operator()<3>(); break;
+      case 4: block.template operator()<4>(); break;
+      default: block.template operator()<5>(); break;
+    }
+  }
 }
 
-constexpr int kVecs = kTile / 8;
+constexpr int kVecs = kTile / kLanes;
 
 // R rows of softmax_online_step at once, as the AVX-512 version; the tile rows are read from
-// L1 twice (max, then exponentials) rather than held in the 16 registers.
+// L1 twice (max, then exponentials) rather than held in registers.
 template <int R>
 inline void softmax_online_rows(int64_t r0, float* S, bool diag, float* m, float* l, float* alpha) {
-  const __m256 neg_inf = _mm256_set1_ps(-INFINITY);
+  static_assert(R <= kLanes, "one vector 2^x for the rows' alphas");
+  const Vec neg_inf = vset(-INFINITY);
   float base[R];
-  alignas(32) float shift[8] = {};  // m_old - base of each row, for one vector 2^x
+  alignas(32) float shift[kLanes] = {};  // m_old - base of each row, for one vector 2^x
   for (int i = 0; i < R; ++i) {
     const int64_t r = r0 + i;
-    __m256 mx = neg_inf;
+    Vec mx = neg_inf;
     for (int v = 0; v < kVecs; ++v)
-      mx = _mm256_max_ps(mx, _mm256_blendv_ps(neg_inf, _mm256_loadu_ps(S + r * kTile + 8 * v), visible(r, v, diag)));
+      mx = vmax(mx, vselect(visible(r, v, diag), vload(S + r * kTile + kLanes * v), neg_inf));
     const float m_new = std::max(m[r], hmax(mx));
     base[i] = m_new == -INFINITY ? 0.0f : m_new;
-    shift[i] = m[r] - base[i];  // -inf on a row's first tile: alpha ~ 2^-126, times l = O = 0
+    shift[i] = m[r] - base[i];  // -inf on a row's first tile: alpha ~ 2^-126 (NEON 0), times l = O = 0
     m[r] = m_new;
   }
-  alignas(32) float scale[8];
-  _mm256_store_ps(scale, exp2_ps(_mm256_load_ps(shift)));
+  alignas(32) float scale[kLanes];
+  vstore(scale, exp2_ps(vload(shift)));
   for (int i = 0; i < R; ++i) alpha[r0 + i] = scale[i];
   for (int i = 0; i < R; ++i) {
     const int64_t r = r0 + i;
-    const __m256 vbase = _mm256_set1_ps(base[i]);
-    __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
+    const Vec vbase = vset(base[i]);
+    Vec sum0 = vset(0.0f), sum1 = vset(0.0f);
     for (int v = 0; v < kVecs; v += 2) {
-      float* s = S + r * kTile + 8 * v;
-      const __m256 p0 = _mm256_and_ps(visible(r, v, diag), exp2_ps(_mm256_sub_ps(_mm256_loadu_ps(s), vbase)));
-      const __m256 p1 = _mm256_and_ps(visible(r, v + 1, diag), exp2_ps(_mm256_sub_ps(_mm256_loadu_ps(s + 8), vbase)));
-      _mm256_storeu_ps(s, p0);
-      _mm256_storeu_ps(s + 8, p1);
-      sum0 = _mm256_add_ps(sum0, p0);
-      sum1 = _mm256_add_ps(sum1, p1);
+      float* s = S + r * kTile + kLanes * v;
+      const Vec p0 = vkeep(visible(r, v, diag), exp2_ps(vsub(vload(s), vbase)));
+      const Vec p1 = vkeep(visible(r, v + 1, diag), exp2_ps(vsub(vload(s + kLanes), vbase)));
+      vstore(s, p0);
+      vstore(s + kLanes, p1);
+      sum0 = vadd(sum0, p0);
+      sum1 = vadd(sum1, p1);
     }
-    l[r] = l[r] * alpha[r] + hsum(_mm256_add_ps(sum0, sum1));
+    l[r] = l[r] * alpha[r] + hsum(vadd(sum0, sum1));
   }
-}
-
-void softmax_online_step_simd(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
-  int64_t r = 0;
-  for (; r + 4 <= rows; r += 4) softmax_online_rows<4>(r, S, diag, m, l, alpha);
-  for (; r < rows; ++r) softmax_online_rows<1>(r, S, diag, m, l, alpha);
 }
 
 void softmax_recompute_simd(int64_t rows, float* S, bool diag, const float* lse) {
   for (int64_t r = 0; r < rows; ++r) {
     float* s = S + r * kTile;
-    const __m256 base = _mm256_set1_ps(lse[r] * kLog2e);
+    const Vec base = vset(lse[r] * kLog2e);
     for (int v = 0; v < kVecs; ++v) {
-      const __m256 p = exp2_ps(_mm256_sub_ps(_mm256_loadu_ps(s + 8 * v), base));
-      _mm256_storeu_ps(s + 8 * v, _mm256_and_ps(visible(r, v, diag), p));
+      const Vec p = exp2_ps(vsub(vload(s + kLanes * v), base));
+      vstore(s + kLanes * v, vkeep(visible(r, v, diag), p));
     }
   }
 }
 
 void softmax_grad_simd(int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale) {
-  const __m256 vscale = _mm256_set1_ps(scale);
+  const Vec vscale = vset(scale);
   for (int64_t r = 0; r < rows; ++r) {
-    const __m256 d = _mm256_set1_ps(D[r]);
+    const Vec d = vset(D[r]);
     for (int v = 0; v < kVecs; ++v) {
-      float* g = dP + r * kTile + 8 * v;
-      const __m256 p = _mm256_loadu_ps(P + r * kTile + 8 * v);
-      const __m256 ds = _mm256_mul_ps(_mm256_mul_ps(p, _mm256_sub_ps(_mm256_loadu_ps(g), d)), vscale);
-      _mm256_storeu_ps(g, _mm256_and_ps(visible(r, v, diag), ds));
+      float* g = dP + r * kTile + kLanes * v;
+      const Vec p = vload(P + r * kTile + kLanes * v);
+      const Vec ds = vmul(vmul(p, vsub(vload(g), d)), vscale);
+      vstore(g, vkeep(visible(r, v, diag), ds));
     }
   }
 }
-#endif  // __AVX512F__ / __AVX2__
+#endif  // AVX2 and NEON
+
+#ifdef DIFFTX_FLASH_SIMD
+void softmax_online_step_simd(int64_t rows, float* S, bool diag, float* m, float* l, float* alpha) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) softmax_online_rows<4>(r, S, diag, m, l, alpha);
+  for (; r < rows; ++r) softmax_online_rows<1>(r, S, diag, m, l, alpha);
+}
+#endif
 
 }  // namespace
 
 bool simd_compiled() {
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#ifdef DIFFTX_FLASH_SIMD
   return true;
 #else
   return false;
 #endif
 }
 
-
-#if defined(__AVX512F__) || (defined(__AVX2__) && defined(__FMA__))
+#ifdef DIFFTX_FLASH_SIMD
 #define DIFFTX_FLASH_DISPATCH(name, ...) \
   return path == Path::simd ? name##_simd(__VA_ARGS__) : name##_scalar(__VA_ARGS__)
 #else

@@ -1,6 +1,6 @@
 // Tile primitives of the flash kernels, each with a SIMD version (register-tiled; AVX-512 when
-// __AVX512F__ is defined, else AVX2 + FMA when those are) and a portable scalar version that the
-// tests also run.
+// __AVX512F__ is defined, else AVX2 + FMA when those are, NEON on ARM) and a portable scalar
+// version that the tests also run.
 // Score tiles are kTile (64) columns wide and hold scores in log2 units (the queries are
 // pre-scaled by log2(e) / sqrt(d)), so that every exponential is a 2^x.
 #pragma once

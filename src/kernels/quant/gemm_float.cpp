@@ -9,10 +9,19 @@
 #define DIFFTX_GEMM_FLOAT_AVX512 1
 #elif defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #define DIFFTX_GEMM_FLOAT 1
+#define DIFFTX_GEMM_FLOAT_AVX2 1
+#elif defined(__ARM_NEON)
+#define DIFFTX_GEMM_FLOAT 1
 #endif
 
 #ifdef DIFFTX_GEMM_FLOAT
+#if defined(__ARM_NEON)
+#include <arm_neon.h>
+
+#include "kernels/transpose_neon.h"
+#else
 #include <immintrin.h>
+#endif
 
 #include <cstring>
 
@@ -119,7 +128,7 @@ void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t c
   }
 }
 
-#else
+#elif defined(DIFFTX_GEMM_FLOAT_AVX2)
 // AVX2: panels of 8 rows (one ymm of outputs), 4 panels against up to 3 rows of x (12
 // accumulators, 3 broadcast x and a weight vector in the 16 registers); the same chain per
 // output as the AVX-512 kernel. 4 panels keep 4 FMA chains in flight for a decode row, where 2
@@ -216,6 +225,80 @@ void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t c
     }
   }
 }
+#else
+// NEON: panels of 16 rows (4 vectors of outputs, the height of the prebuilt panels), one against
+// up to 6 rows of x (24 accumulators, 4 weight vectors and x in the 32 registers); the same
+// chain per output as the x86 kernels.
+constexpr int kPanel = 16;  // weight rows per panel
+constexpr int kPanels = 1;  // panels per micro-kernel call
+constexpr int kTile = 6;    // x rows per micro-kernel call: 4 x 6 accumulators in registers
+
+// 4 weights from `at` on, widened to F32.
+template <WeightType kType>
+inline float32x4_t load4(const uint8_t* at) {
+  if constexpr (kType == WeightType::f32) return vld1q_f32(reinterpret_cast<const float*>(at));
+  const uint16x4_t h = vld1_u16(reinterpret_cast<const uint16_t*>(at));
+  if constexpr (kType == WeightType::bf16) return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
+  return vcvt_f32_f16(vreinterpret_f16_u16(h));  // f16
+}
+
+// panel[k * 16 + i] = W[first + i][k] for i < rows, zero for rows <= i < 16: 4 x 4 blocks.
+template <WeightType kType>
+void pack_panel(const uint8_t* first, int64_t row_bytes, int rows, int64_t cols, float* panel) {
+  constexpr int64_t kBytes = kType == WeightType::f32 ? 4 : 2;  // per weight
+  float32x4_t v[4];
+  for (int64_t k = 0; k < cols; k += 4) {
+    const int width = static_cast<int>(std::min<int64_t>(4, cols - k));
+    for (int g = 0; g < kPanel; g += 4) {
+      for (int i = 0; i < 4; ++i) {
+        const uint8_t* at = first + (g + i) * row_bytes + kBytes * k;
+        if (g + i >= rows) {
+          v[i] = vdupq_n_f32(0.0f);
+        } else if (width == 4) {
+          v[i] = load4<kType>(at);
+        } else {  // the last up to 3 columns, through a zeroed copy
+          alignas(16) uint8_t part[16] = {};
+          std::memcpy(part, at, width * kBytes);
+          v[i] = load4<kType>(part);
+        }
+      }
+      transpose4(v);
+      for (int j = 0; j < width; ++j) vst1q_f32(panel + (k + j) * kPanel + g, v[j]);
+    }
+  }
+}
+
+// y[n0 + c][r0 + 16 q + i] for c < T, q < P: panel q (rows[q] real rows; column k at panel[q] +
+// k * stride, F32 panels packed per call or prebuilt BF16 / F16 ones) against x row n0 + c,
+// acc = fma(x[k], w[k], acc) for k = 0 .. cols - 1.
+template <WeightType kType, int P, int T>
+void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t cols, int64_t n0, int64_t r0,
+          const int* rows, float* y, int64_t ld, bool accumulate) {
+  constexpr int64_t kBytes = kType == WeightType::f32 ? 4 : 2;
+  constexpr int kVecs = kPanel / 4;
+  float32x4_t acc[P][T][kVecs];
+  for (auto& p : acc)
+    for (auto& t : p)
+      for (auto& a : t) a = vdupq_n_f32(0.0f);
+  const float* xc = x + n0 * cols;
+  for (int64_t k = 0; k < cols; ++k) {
+    float32x4_t w[P][kVecs];
+    for (int q = 0; q < P; ++q)
+      for (int v = 0; v < kVecs; ++v) w[q][v] = load4<kType>(panel[q] + k * stride + 4 * kBytes * v);
+    for (int c = 0; c < T; ++c) {
+      const float xk = xc[c * cols + k];
+      for (int q = 0; q < P; ++q)
+        for (int v = 0; v < kVecs; ++v) acc[q][c][v] = vfmaq_n_f32(acc[q][c][v], w[q][v], xk);
+    }
+  }
+  for (int q = 0; q < P; ++q)
+    for (int c = 0; c < T; ++c) {
+      float* out = y + (n0 + c) * ld + r0 + q * kPanel;
+      alignas(16) float sum[kPanel];
+      for (int v = 0; v < kVecs; ++v) vst1q_f32(sum + 4 * v, acc[q][c][v]);
+      for (int i = 0; i < rows[q]; ++i) out[i] = accumulate ? out[i] + sum[i] : sum[i];
+    }
+}
 #endif
 
 using PackPanel = void (*)(const uint8_t*, int64_t, int, int64_t, float*);
@@ -252,8 +335,9 @@ void rows_of_x(int used, const uint8_t* const* panel, int64_t stride, const floa
 }
 
 // Spans of kPanels kernel panels over the threads, each against every row of x. The weights are
-// either W's prebuilt panels of 16 rows (weight_panels.h: AVX-512 takes one per kernel panel,
-// AVX2 two per span, their halves the kernel's panels of 8) or widened to F32 panels per call.
+// either W's prebuilt panels of 16 rows (weight_panels.h: AVX-512 and NEON take one per kernel
+// panel, AVX2 two per span, their halves the kernel's panels of 8) or widened to F32 panels per
+// call.
 template <WeightType kType>
 void gemm_spans(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   constexpr int64_t kSpan = kPanels * kPanel;

@@ -1,11 +1,12 @@
 // Prefill GEMM for the float weight types, invariant in N (internal to src/kernels/quant):
 //   y[N, rows] (+)= x[N, cols] W^T
 // Weights are widened to F32 and packed, 16 rows at a time, as [cols][16 rows] (a panel; BF16 by
-// a 16-bit shift, F16 by vcvtph2ps, F32 as it is; a 16 x 16 transpose per 16 columns), once per
+// a 16-bit shift, F16 by vcvtph2ps or fcvtl, F32 as it is; a 16 x 16 transpose per 16 columns), once per
 // call for all N rows of x. The micro-kernel takes 3 panels (48 weight rows) against up to 8 rows
 // of x: for k = 0 .. cols - 1 it broadcasts x[n][k] and does acc = fma(x[n][k], w[k][lane],
 // acc), one zmm of 16 outputs per (panel, x row). AVX2 (without AVX-512): panels of 8 rows, 2
-// of them against up to 6 rows of x, the same chain per output. So every output is one chain of cols FMAs in
+// of them against up to 6 rows of x; NEON (ARM): one panel of 16 rows (4 vectors, 4 x 4
+// transposes) against up to 6 rows of x; the same chain per output. So every output is one chain of cols FMAs in
 // the order of k, from zero, then (accumulate) added to y: its bits do not depend on N, on which
 // tile or tail tile holds the row, on the other rows, nor on the thread count.
 //
@@ -23,7 +24,8 @@
 
 namespace difftx::quant {
 
-// Whether this build has the kernel for W.type (F32, BF16, F16 with AVX-512F or AVX2 + FMA + F16C).
+// Whether this build has the kernel for W.type (F32, BF16, F16 with AVX-512F, AVX2 + FMA + F16C
+// or NEON).
 bool gemm_float_available(WeightType type);
 
 // Whether this build's kernel for W.type reads prebuilt panels (BF16, F16 where it is built).

@@ -18,7 +18,7 @@
 namespace difftx::quant {
 
 // Whether this build has the kernel for W.type (Q8_0, Q4_0, Q4_K with AVX-512 VNNI or AVX2, or
-// on ARM with the dotprod extension: gemm_int8_neon.cpp).
+// on ARM with the dotprod extension, smmla with i8mm: gemm_int8_neon.cpp).
 bool gemm_int8_available(WeightType type);
 
 // Whether this build's kernel for W.type multiplies weight panels (weight_panels.h): then a

@@ -5,8 +5,12 @@
 // bytes of one x row (a lane of an x vector): each int32 lane is one output, no horizontal
 // sums. Per 32-block a lane ends scaled by d_w * d_x; Q4_K's minimums come off with exact x
 // sums. Each output has accumulators of its own, so its bits do not depend on N or on the other
-// rows of x. Plain ARMv8.0 builds have no by-element int8 product: there gemm_int8_available is
-// false and matmul widens panels to F32 for sgemm.
+// rows of x. With the int8 matrix multiply (the i8mm level, FEAT_I8MM) the panel holds pairs of
+// rows 8 bytes at a time instead, [cols / 8][4 row pairs][2][8], and one smmla multiplies 8
+// weights of 2 rows by 8 bytes of 2 x rows (a 2 x 2 block of outputs); the block sums are the
+// same integers, regrouped into the sdot lanes before the same F32 steps, so the bits are those
+// of the dotprod level. Plain ARMv8.0 builds have no by-element int8 product: there
+// gemm_int8_available is false and matmul widens panels to F32 for sgemm.
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/isa.h"
 
@@ -29,12 +33,16 @@ constexpr int kPanel = 8;  // weight rows per panel: two vectors of int32 lanes
 constexpr int kTile = 4;   // x rows per micro-kernel call (2 x 4 accumulators and dot products in registers)
 
 struct Panel {
-  std::vector<int8_t> w;              // [cols / 4][kPanel][4]
+  std::vector<int8_t> w;              // [cols / 4][kPanel][4] (sdot) or [cols / 8][kPanel / 2][2][8] (smmla)
   std::vector<float> scale, minimum;  // [blocks][kPanel]
 };
 
 // Weight k of panel row r into its place in the panel.
+#ifdef __ARM_FEATURE_MATMUL_INT8
+inline void put(Panel& p, int r, int64_t k, int8_t v) { p.w[(k / 8) * 8 * kPanel + r * 8 + k % 8] = v; }
+#else
 inline void put(Panel& p, int r, int64_t k, int8_t v) { p.w[(k / 4) * 4 * kPanel + r * 4 + k % 4] = v; }
+#endif
 
 void pack_row(const WeightMatrix& W, const uint8_t* row, int r, Panel& p) {
   const int64_t blocks = W.cols / 32;
@@ -77,6 +85,37 @@ void pack_panel(const WeightMatrix& W, int64_t row_bytes, int64_t r0, int rows, 
   for (int r = 0; r < rows; ++r) pack_row(W, static_cast<const uint8_t*>(W.data) + (r0 + r) * row_bytes, r, p);
 }
 
+#ifdef __ARM_FEATURE_MATMUL_INT8
+// dot[half][c] lane i = sum over block b of W row 4 half + i times x row n0 + c: per 8 columns,
+// one smmla per (row pair, x row pair), giving lanes (c, r), (c, r + 1), (c + 1, r), (c + 1, r +
+// 1); an odd T's last pair takes a zero row. Then the lanes regrouped as sdot leaves them.
+template <int T>
+inline void block_dots(int32x4_t (&dot)[2][T], const Panel& p, const QuantizedX& qx, int64_t cols, int64_t n0,
+                       int64_t b) {
+  constexpr int kPairs = (T + 1) / 2;
+  int32x4_t mm[kPanel / 2][kPairs];
+  for (auto& pair : mm)
+    for (auto& m : pair) m = vdupq_n_s32(0);
+  const int8_t* w = p.w.data() + b * 32 * kPanel;
+  for (int g = 0; g < 4; ++g) {  // columns 8g .. 8g + 7 of the block
+    int8x16_t xv[kPairs];
+    for (int j = 0; j < kPairs; ++j) {
+      const int8_t* x0 = qx.q.data() + (n0 + 2 * j) * cols + 32 * b + 8 * g;
+      xv[j] = vcombine_s8(vld1_s8(x0), 2 * j + 1 < T ? vld1_s8(x0 + cols) : vdup_n_s8(0));
+    }
+    for (int q = 0; q < kPanel / 2; ++q) {
+      const int8x16_t wq = vld1q_s8(w + 8 * g * kPanel + 16 * q);
+      for (int j = 0; j < kPairs; ++j) mm[q][j] = vmmlaq_s32(mm[q][j], xv[j], wq);
+    }
+  }
+  for (int half = 0; half < 2; ++half)
+    for (int j = 0; j < kPairs; ++j) {
+      const int64x2_t lo = vreinterpretq_s64_s32(mm[2 * half][j]), hi = vreinterpretq_s64_s32(mm[2 * half + 1][j]);
+      dot[half][2 * j] = vreinterpretq_s32_s64(vzip1q_s64(lo, hi));
+      if (2 * j + 1 < T) dot[half][2 * j + 1] = vreinterpretq_s32_s64(vzip2q_s64(lo, hi));
+    }
+}
+#else
 // The 4-column groups k0 .. k0 + 3 of a block against 16 bytes of x per row: sdot by lane.
 template <int T, int kLane>
 inline void dot_group(int32x4_t (&dot)[2][T], const int8_t* w, const int8x16_t (&xv)[T]) {
@@ -86,6 +125,25 @@ inline void dot_group(int32x4_t (&dot)[2][T], const int8_t* w, const int8x16_t (
     dot[1][c] = vdotq_laneq_s32(dot[1][c], w1, xv[c], kLane);
   }
 }
+
+// dot[half][c] lane i = sum over block b of W row 4 half + i times x row n0 + c.
+template <int T>
+inline void block_dots(int32x4_t (&dot)[2][T], const Panel& p, const QuantizedX& qx, int64_t cols, int64_t n0,
+                       int64_t b) {
+  for (auto& half : dot)
+    for (auto& d : half) d = vdupq_n_s32(0);
+  const int8_t* w = p.w.data() + b * 32 * kPanel;
+  for (int h = 0; h < 2; ++h) {  // columns 16h .. 16h + 15 of the block
+    int8x16_t xv[T];
+    for (int c = 0; c < T; ++c) xv[c] = vld1q_s8(qx.q.data() + (n0 + c) * cols + 32 * b + 16 * h);
+    const int8_t* wh = w + 16 * h * kPanel;
+    dot_group<T, 0>(dot, wh, xv);
+    dot_group<T, 1>(dot, wh, xv);
+    dot_group<T, 2>(dot, wh, xv);
+    dot_group<T, 3>(dot, wh, xv);
+  }
+}
+#endif
 
 // y[n0 + c][r0 + lane] for c < T and the panel's `rows` real rows.
 template <int T>
@@ -97,18 +155,7 @@ void tile(const Panel& p, const QuantizedX& qx, int64_t cols, int64_t n0, int64_
   const bool minimums = !p.minimum.empty();
   for (int64_t b = 0; b < qx.blocks; ++b) {
     int32x4_t dot[2][T];
-    for (auto& half : dot)
-      for (auto& d : half) d = vdupq_n_s32(0);
-    const int8_t* w = p.w.data() + b * 32 * kPanel;
-    for (int h = 0; h < 2; ++h) {  // columns 16h .. 16h + 15 of the block
-      int8x16_t xv[T];
-      for (int c = 0; c < T; ++c) xv[c] = vld1q_s8(qx.q.data() + (n0 + c) * cols + 32 * b + 16 * h);
-      const int8_t* wh = w + 16 * h * kPanel;
-      dot_group<T, 0>(dot, wh, xv);
-      dot_group<T, 1>(dot, wh, xv);
-      dot_group<T, 2>(dot, wh, xv);
-      dot_group<T, 3>(dot, wh, xv);
-    }
+    block_dots<T>(dot, p, qx, cols, n0, b);
     for (int half = 0; half < 2; ++half) {
       const float32x4_t dw = vld1q_f32(p.scale.data() + b * kPanel + 4 * half);
       const float32x4_t mw = minimums ? vld1q_f32(p.minimum.data() + b * kPanel + 4 * half) : vdupq_n_f32(0.0f);

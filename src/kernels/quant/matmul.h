@@ -42,8 +42,9 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 // prefill GEMM's order for any N >= 1: the int8 GEMM (gemm_int8.h) for Q8_0, Q4_0, Q4_K, and
 // for F32, BF16 and F16 a GEMM with one F32 FMA chain per output (gemm_float.h; OpenBLAS
 // sgemm is not invariant: 0.3.21 takes other kernels at small M * N * K, as for M = 1 against a
-// 256-row panel, than at large M, see docs/BENCHMARKS.md; nor is the by_size GEMM). Both exist
-// for AVX-512 and AVX2; builds without either (scalar) run the gemv order instead. Both GEMMs
+// 256-row panel, than at large M, see docs/BENCHMARKS.md; nor is the by_size GEMM). The int8
+// GEMM exists for AVX-512, AVX2 and ARM dotprod, the float GEMM for AVX-512, AVX2 and NEON; a
+// level without one (scalar; neon for the block types) runs the gemv order instead. Both GEMMs
 // repack the weights on every call, so the gemm order costs a pass over them even at N = 1,
 // except for a block-type matrix with prebuilt panels (WeightMatrix::panels, weight_panels.h):
 // that one takes the int8 GEMM's order for gemv and gemm alike, read without repacking (the

@@ -1,5 +1,6 @@
-// Weight panels: a matrix repacked into the layout the x86 GEMMs multiply (gemm_int8.h for
-// Q8_0, Q4_0, Q4_K; gemm_float.h for BF16, F16), so that a product reads it as it is instead of
+// Weight panels: a matrix repacked into the layout the GEMMs multiply (the x86 int8 GEMM,
+// gemm_int8.h, for Q8_0, Q4_0, Q4_K; the float GEMM of every level that has one, gemm_float.h,
+// for BF16, F16), so that a product reads it as it is instead of
 // repacking the weights on every call. The engine builds them once per model
 // (Model::panel_matrices); without them the GEMMs repack per call into a layout holding the same
 // values, so their bits do not depend on where the panels came from.
@@ -49,8 +50,8 @@ constexpr int64_t panel_record_bytes(WeightType type) {
 }
 // Whether `type` has a panel layout (the block types, BF16, F16).
 bool has_panels(WeightType type);
-// Whether the CPU level's GEMM for `type` reads prebuilt panels (the x86 levels; ARM's GEMMs
-// have layouts of their own): only then are they worth building.
+// Whether the CPU level's GEMM for `type` reads prebuilt panels (the x86 levels; on ARM the
+// float GEMM, while the int8 GEMM has a layout of its own): only then are they worth building.
 bool reads_panels(WeightType type);
 // Bytes of one panel of a matrix of `cols` columns (checked: the type has panels, cols fits).
 int64_t panel_bytes(WeightType type, int64_t cols);

@@ -2,19 +2,22 @@
 // an N-row product has the same bits as the row alone, as the row at another place in another
 // batch, and at 1 and 2 threads; the gemv order is the decode GEMV (gemv() for F32) and by_size
 // below 8 rows, the gemm order at N >= 8 the prefill GEMM of the block types; the gemm order of
-// the float types (AVX-512 and AVX2 builds) is one F32 FMA chain per output, checked bit for bit
-// against its scalar twin; all close to the double reference. (That the row dots kept the bits of the
+// the float types (AVX-512, AVX2 and NEON builds) is one F32 FMA chain per output, checked bit for bit
+// against its scalar twin; ARM's i8mm int8 GEMM gives the dotprod level's bits; all close to the
+// double reference. (That the row dots kept the bits of the
 // single-row kernels they replaced was checked once against the previous build's kernels, not
 // here.)
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
 
+#include "kernels/cpu_level.h"
 #include "kernels/gemv.h"
 #include "kernels/quant/gemm_float.h"
 #include "kernels/quant/gemm_int8.h"
@@ -175,11 +178,11 @@ TEST(QuantMatmulOrder, SameBitsForOneAndTwoThreads) {
   omp_set_num_threads(saved);
 }
 
-// The float types' gemm order where the float GEMM is built (gemm_float.h: AVX-512 or AVX2):
+// The float types' gemm order where the float GEMM is built (gemm_float.h: AVX-512, AVX2, NEON):
 // each output is acc = fma(x[k], w[k], acc) in F32 for k = 0 .. cols - 1 from zero, then acc or
 // y + acc. The scalar twin below states that chain; the kernel must give its bits for every row
 // of every batch (any N, any tile and tail tile, 1 to 3 panels per span, columns past a multiple
-// of 8 and 16).
+// of 4, 8 and 16), at 1 and 2 threads (1 only under OMP_NUM_THREADS=1: scripts/test-arm64).
 std::vector<float> float_gemm_twin(const Quantized& q, const float* x, const float* start, int64_t N, bool accumulate) {
   std::vector<float> y(start, start + N * q.rows);
   for (int64_t n = 0; n < N; ++n)
@@ -202,6 +205,7 @@ TEST(QuantMatmulOrder, FloatGemmIsOneFmaChainPerOutput) {
       for (int64_t N : {1, 3, 8, 13, 100})
         for (bool accumulate : {false, true})
           for (int threads : {1, 2}) {
+            if (threads > saved) continue;
             omp_set_num_threads(threads);
             const auto x = testing::random_vector(N * cols, rng);
             const auto start = testing::random_vector(N * rows, rng);
@@ -213,6 +217,30 @@ TEST(QuantMatmulOrder, FloatGemmIsOneFmaChainPerOutput) {
           }
     }
   omp_set_num_threads(saved);
+}
+
+// ARM's int8 GEMM multiplies with smmla at the i8mm level and with sdot at dotprod: the same
+// integer block sums before the same F32 steps, so the same bits, for tail panels and every tail
+// tile (odd ones pair an x row with a zero row). Skips unless this CPU runs both levels.
+TEST(QuantMatmulOrder, I8mmGemmGivesTheDotprodBits) {
+  const auto runs = [](CpuLevel level) { return std::ranges::count(cpu_levels_runnable(), level) > 0; };
+  if (!runs(CpuLevel::i8mm) || !runs(CpuLevel::dotprod))
+    GTEST_SKIP() << "this CPU does not run levels i8mm and dotprod";
+  Rng rng(26);
+  for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
+    const Quantized q = testing::make_weights(type, 37, 512, rng);
+    for (int64_t N : {1, 2, 3, 4, 5, 7, 13})
+      for (bool accumulate : {false, true}) {
+        const auto x = testing::random_vector(N * q.cols, rng);
+        const auto start = testing::random_vector(N * q.rows, rng);
+        std::vector<float> y[2] = {start, start};
+        for (int i = 0; i < 2; ++i) {
+          ScopedCpuLevel level(i == 0 ? CpuLevel::dotprod : CpuLevel::i8mm);
+          matmul(q.matrix(), x.data(), y[i].data(), N, accumulate, MatmulOrder::gemm);
+        }
+        EXPECT_EQ(y[0], y[1]) << weight_type_name(type) << " N=" << N << " accumulate=" << accumulate;
+      }
+  }
 }
 
 }  // namespace
