@@ -40,7 +40,7 @@ inline constexpr const char* kModelOutputUsage =
     "                     (baseline) / DiffLlamaForCausalLM (diff; diff2 has no HF class), or\n"
     "                     llama.cpp's GGUF (baseline only; f32, bf16, f16, q8_0, q4_0, q4_k)\n"
     "  --dtype TYPE       how weights are stored (default f32): f32, bf16 or f16 for every\n"
-    "                     tensor; q8_0, q4_0 or q4_k (difftx format only) for the matrices,\n"
+    "                     tensor; q8_0, q4_0 or q4_k (difftx and gguf formats) for the matrices,\n"
     "                     with the embedding and LM head in q8_0 for the 4-bit types\n"
     "  --head-dtype TYPE  the embedding's and LM head's type instead (difftx and gguf formats)\n";
 

@@ -4,8 +4,8 @@
 // a 16-bit shift, F16 by vcvtph2ps or fcvtl, F32 as it is; a 16 x 16 transpose per 16 columns), once per
 // call for all N rows of x. The micro-kernel takes 3 panels (48 weight rows) against up to 8 rows
 // of x: for k = 0 .. cols - 1 it broadcasts x[n][k] and does acc = fma(x[n][k], w[k][lane],
-// acc), one zmm of 16 outputs per (panel, x row). AVX2 (without AVX-512): panels of 8 rows, 2
-// of them against up to 6 rows of x; NEON (ARM): one panel of 16 rows (4 vectors, 4 x 4
+// acc), one zmm of 16 outputs per (panel, x row). AVX2 (without AVX-512): panels of 8 rows, 4
+// of them against up to 3 rows of x; NEON (ARM): one panel of 16 rows (4 vectors, 4 x 4
 // transposes) against up to 6 rows of x; the same chain per output. So every output is one chain of cols FMAs in
 // the order of k, from zero, then (accumulate) added to y: its bits do not depend on N, on which
 // tile or tail tile holds the row, on the other rows, nor on the thread count.
