@@ -35,6 +35,12 @@ start_server() {
   echo "FAIL: /health never became 200"; cat "$work/server.log"; exit 1
 }
 
+# server_errors: the log's 5xx request lines, less /health's 503s (its documented answer while the
+# model loads, which start_server's polls get; the tests check /health's status themselves).
+server_errors() {
+  grep -E '^[A-Z]+ [^ ]+ 5[0-9]{2} [|]' "$work/server.log" | grep -vE '^GET /health 503 [|]' || true
+}
+
 # stop_server: SIGTERM, which must end the server with status 0.
 stop_server() {
   kill -TERM "$server_pid"
