@@ -22,7 +22,7 @@ namespace {
 
 // From this many rows of x on, a product is a GEMM (each weight unpacked once, used N times):
 // for the block types int8 x with repacked weight panels (gemm_int8.h), for BF16 and F16
-// panels widened to F32 and multiplied by sgemm. Below it, N GEMVs.
+// panels widened to F32 and multiplied by sgemm (F32 panels taken as they are). Below it, N GEMVs.
 constexpr int64_t kGemmMinRows = 8;
 constexpr int64_t kPanelRows = 256;  // weight rows widened at a time (a panel of 256 x cols floats)
 
@@ -79,23 +79,31 @@ void gemv_rows(const WeightMatrix& W, const float* x, float* y, int64_t N, bool 
   }
 }
 
-// Panels of kPanelRows weight rows, each widened to F32 by one thread and multiplied by a
-// single-threaded sgemm (OpenBLAS runs on one thread inside a parallel region): y[:, panel]
-// (+)= x panel^T. One parallel region for the whole product; a panel's result does not depend
-// on which thread computes it.
+// Panels of kPanelRows weight rows, each widened to F32 by one thread (F32 weights are read in
+// place) and multiplied by a single-threaded sgemm (OpenBLAS runs on one thread inside a
+// parallel region): y[:, panel] (+)= x panel^T. One parallel region for the whole product; a
+// panel's result does not depend on which thread computes it, so the bits do not depend on the
+// thread count (OpenBLAS's own threading of one large sgemm does change them with its AVX2
+// kernels).
 void gemm_panels(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
   const int64_t panels = (W.rows + kPanelRows - 1) / kPanelRows;
-  const int64_t panel_floats = std::min(kPanelRows, W.rows) * W.cols;
+  const bool widen = W.type != WeightType::f32;
+  const int64_t panel_floats = widen ? std::min(kPanelRows, W.rows) * W.cols : 0;
   const int threads = thread_count();
   Buffer<float> own(threads * panel_floats);  // one panel per thread, allocated outside the region
 #pragma omp parallel num_threads(threads)
   {
-    float* panel = own.data() + thread_index() * panel_floats;
+    float* own_panel = own.data() + thread_index() * panel_floats;
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < panels; ++i) {
       const int64_t r0 = i * kPanelRows, p = std::min(kPanelRows, W.rows - r0);
-      dequantize_rows(W.type, static_cast<const uint8_t*>(W.data) + r0 * row_bytes, panel, p, W.cols);
+      const uint8_t* rows = static_cast<const uint8_t*>(W.data) + r0 * row_bytes;
+      const float* panel = reinterpret_cast<const float*>(rows);
+      if (widen) {
+        dequantize_rows(W.type, rows, own_panel, p, W.cols);
+        panel = own_panel;
+      }
       gemm(Trans::N, Trans::T, N, p, W.cols, 1.0f, x, W.cols, panel, W.cols, accumulate ? 1.0f : 0.0f, y + r0,
            W.rows);
     }
@@ -114,11 +122,8 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
     if (!accumulate) std::fill(y, y + N * W.rows, 0.0f);
     return;
   }
-  const auto* weights = static_cast<const float*>(W.data);
   if (N >= kGemmMinRows) {
-    if (W.type == WeightType::f32)
-      gemm(Trans::N, Trans::T, N, W.rows, W.cols, 1.0f, x, weights, accumulate ? 1.0f : 0.0f, y);
-    else if (path != MatmulPath::simd && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
+    if (path != MatmulPath::simd && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
       quant::gemm_int8(W, x, y, N, accumulate);
     else
       gemm_panels(W, x, y, N, accumulate);
