@@ -11,7 +11,7 @@ fi
 if [ "$("$difftx" --version | sed -n 's/^cpu level: \([a-z0-9]*\).*/\1/p')" = "$level" ]; then
   echo "SKIP: level $level is the default here: the whole suite runs at it"; exit 77
 fi
-kernels='AttentionReference.*:DecodeAttention.*:DiffClampAttention.*'
+kernels='Gemm.SelectsTheKernelsOfTheLevel:AttentionReference.*:DecodeAttention.*:DiffClampAttention.*'
 kernels+=':AbsmaxQuantizer.*:QuantizedAttentionErrors.*:Shapes/*:Variants/*:AdamW.*:CrossEntropy.*:RmsNorm.*'
 kernels+=':Rope.*:SumOfSquares.*:Swiglu.*:QuantFormat.*:QuantMatmulOrder.*:QuantMatmul.*:QuantRoundTrip.*'
 models='HfFixtures.*:OracleFixtures.*:Hf/*:Oracle/*'

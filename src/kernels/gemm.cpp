@@ -25,7 +25,9 @@ namespace {
 // falls back to the AVX2 Haswell kernels, at well under the sgemm rate of its AVX-512
 // SkylakeX kernels, and machine images often pin OPENBLAS_CORETYPE=Haswell for the same
 // reason. So at start-up, on an AVX-512 CPU, we ask OpenBLAS to choose again (its exported
-// gotoblas_dynamic_quit/init) with SkylakeX. DIFFTX_BLAS_CORETYPE=NAME overrides the choice.
+// gotoblas_dynamic_quit/init) with SkylakeX. A DIFFTX_CPU of avx2 or avxvnni takes the Haswell
+// kernels instead, so that a forced level runs as on a CPU without AVX-512, the BLAS included.
+// DIFFTX_BLAS_CORETYPE=NAME overrides the choice.
 // A build without dynamic dispatch lacks the two functions (weak symbols) and keeps its kernels.
 std::string g_kernel_reason = "OpenBLAS's own choice";
 
@@ -39,11 +41,30 @@ bool cpu_has_avx512() {
 #endif
 }
 
+bool cpu_has_avx2() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+// DIFFTX_CPU names one of the 256-bit x86 levels (read here at load, before the kernels'
+// dispatch reads it; a bad name is left for cpu_level() to report).
+bool forced_to_256_bit_level() {
+  const char* forced = std::getenv("DIFFTX_CPU");
+  return forced && (std::strcmp(forced, "avx2") == 0 || std::strcmp(forced, "avxvnni") == 0);
+}
+
 void select_openblas_kernels() {
   std::string want;
   if (const char* forced = std::getenv("DIFFTX_BLAS_CORETYPE")) {
     want = forced;
     g_kernel_reason = "DIFFTX_BLAS_CORETYPE set by the user";
+  } else if (forced_to_256_bit_level() && cpu_has_avx2()) {
+    want = "Haswell";
+    g_kernel_reason = "DIFFTX_CPU forces a 256-bit level: difftx selected OpenBLAS's Haswell kernels";
   } else if (cpu_has_avx512()) {
     want = "SkylakeX";
     g_kernel_reason = "AVX-512 CPU: difftx selected OpenBLAS's SkylakeX kernels";
