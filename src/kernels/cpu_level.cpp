@@ -33,7 +33,8 @@ constexpr LevelInfo kLevels[] = {
     {CpuLevel::scalar, "scalar", "sse4.2 popcnt"},
     {CpuLevel::avx2, "avx2", "avx2 fma f16c bmi2"},
     {CpuLevel::avxvnni, "avxvnni", "avx2 fma f16c bmi2 avx_vnni"},
-    {CpuLevel::avx512, "avx512", "avx512f avx512bw avx512vl avx512dq avx512vnni avx512bf16"},
+    {CpuLevel::avx512f, "avx512f", "avx512f avx512bw avx512vl avx512dq avx512cd"},
+    {CpuLevel::avx512, "avx512", "avx512f avx512bw avx512vl avx512dq avx512cd avx512vnni"},
     {CpuLevel::neon, "neon", "asimd"},
     {CpuLevel::dotprod, "dotprod", "asimd asimddp"},
     {CpuLevel::i8mm, "i8mm", "asimd asimddp i8mm"},
@@ -111,11 +112,12 @@ bool cpu_runs(CpuLevel level) {
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2") &&
              __builtin_cpu_supports("f16c");
     case CpuLevel::avxvnni: return cpu_runs(CpuLevel::avx2) && cpu_has_avx_vnni();
-    case CpuLevel::avx512:
+    case CpuLevel::avx512f:  // x86-64-v4
       __builtin_cpu_init();
-      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      return cpu_runs(CpuLevel::avx2) && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
              __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bf16");
+             __builtin_cpu_supports("avx512cd");
+    case CpuLevel::avx512: return cpu_runs(CpuLevel::avx512f) && __builtin_cpu_supports("avx512vnni");
 #elif defined(__aarch64__)
     case CpuLevel::neon: return true;  // Advanced SIMD is part of every AArch64 CPU
     case CpuLevel::dotprod:

@@ -10,10 +10,11 @@
 namespace difftx {
 
 // x86-64: scalar (x86-64-v2), avx2 (x86-64-v3: AVX2, FMA, F16C, BMI2), avxvnni (x86-64-v3 with
-// AVX-VNNI), avx512 (x86-64-v4 with VNNI and BF16); arm64: neon (armv8-a), dotprod (armv8.2-a
-// with the int8 dot product), i8mm (dotprod and the int8 matrix multiply). A -DDIFFTX_NATIVE=ON
-// build has the single level native (-march=native).
-enum class CpuLevel { scalar, avx2, avxvnni, avx512, neon, dotprod, i8mm, native };
+// AVX-VNNI), avx512f (x86-64-v4: AVX-512 F/BW/VL/DQ/CD, whose int8 kernels are avx2's), avx512
+// (x86-64-v4 with AVX-512 VNNI); arm64: neon (armv8-a), dotprod (armv8.2-a with the int8 dot
+// product), i8mm (dotprod and the int8 matrix multiply). A -DDIFFTX_NATIVE=ON build has the
+// single level native (-march=native).
+enum class CpuLevel { scalar, avx2, avxvnni, avx512f, avx512, neon, dotprod, i8mm, native };
 
 const char* cpu_level_name(CpuLevel level);
 // Levels compiled into this binary, lowest first.
@@ -31,7 +32,7 @@ int cpu_level_index();
 // Not for use while kernels run on other threads.
 void set_cpu_level(CpuLevel level);
 CpuLevel parse_cpu_level(const std::string& name);
-// "avx512 (avx512f avx512bw avx512vl avx512dq avx512vnni avx512bf16)": the level in use and the
+// "avx512 (avx512f avx512bw avx512vl avx512dq avx512cd avx512vnni)": the level in use and the
 // CPU features it relies on.
 std::string cpu_level_description();
 

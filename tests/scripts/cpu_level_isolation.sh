@@ -1,12 +1,14 @@
 # The dispatched binary keeps each CPU level's code to itself (docs/ARCHITECTURE.md "CPU levels"):
 # every function that uses instructions beyond the x86-64-v2 baseline (VEX/EVEX encodings, ymm, zmm
-# or mask registers, BMI) belongs to a level namespace (difftx::isa_avx2, isa_avxvnni, isa_avx512),
+# or mask registers, BMI) belongs to a level namespace (difftx::isa_avx2, isa_avxvnni, isa_avx512f, isa_avx512),
 # so a CPU without AVX2 never executes one through the baseline code. The hazard it guards against:
 # an inline function or template instantiated in both a level's sources and the baseline, whose
 # level copy the linker kept. Also: no symbol was compiled with DIFFTX_ISA undefined; the avxvnni
 # level uses no AVX-512 (EVEX encodings, zmm, mask or ymm16-31 registers: its CPUs have none), and
 # its int8 kernels (the row dots' Q8_0Dots, Q4_0Dots, Q4_KDots; the GEMM's tile or gemm_spans for
-# WeightType 3, 4, 5: Q8_0, Q4_0, Q4_K) use AVX-VNNI's {vex} vpdpbusd and no vpmaddubsw.
+# WeightType 3, 4, 5: Q8_0, Q4_0, Q4_K) use AVX-VNNI's {vex} vpdpbusd and no vpmaddubsw; the
+# avx512f level uses no VNNI (Skylake-X has none); and no level uses AVX-512 BF16, which no
+# level's CPU check asks for.
 source "$(dirname "$0")/lib.bash"
 command -v objdump > /dev/null || { echo "SKIP: objdump is missing (binutils)"; exit 77; }
 [ "$(uname -m)" = x86_64 ] || { echo "SKIP: an x86-64 check"; exit 77; }
@@ -21,7 +23,7 @@ fi
 
 # tzcnt is left out: baseline code may hold it as `rep bsf` (GCC's generic tuning), which older
 # CPUs execute as bsf.
-awk -v offenders="$work/offenders.txt" -v avxvnni="$work/avxvnni.txt" '
+awk -v offenders="$work/offenders.txt" -v avxvnni="$work/avxvnni.txt" -v levels="$work/levels.txt" '
   /^[0-9a-f]+ <.*>:$/ { fn = substr($0, index($0, "<") + 1); fn = substr(fn, 1, length(fn) - 2); next }
   /^ *[0-9a-f]+:\t/ {
     split($0, parts, "\t"); bytes = parts[2]; insn = parts[3]
@@ -31,7 +33,9 @@ awk -v offenders="$work/offenders.txt" -v avxvnni="$work/avxvnni.txt" '
       if (insn ~ /^\{vex\} vpdpbusd/ && match(fn, /Q8_0Dots|Q4_0Dots|Q4_KDots|(tile|gemm_spans)<\(difftx::WeightType\)[345]/))
         vnni[substr(fn, RSTART, RLENGTH) ~ /Dots$/ ? substr(fn, RSTART, RLENGTH) : "gemm " substr(fn, RSTART + RLENGTH - 1, 1)] = 1
     }
-    if (fn ~ /::isa_avx(2|vnni|512)::/) next
+    if (fn ~ /::isa_avx512f::/ && insn ~ /vpdp(bu|ws)sds?/) print "VNNI in " fn ": " insn > levels
+    if (insn ~ /^v(cvtneps2bf16|cvtne2ps2bf16|dpbf16ps)/) print "BF16 in " fn ": " insn > levels
+    if (fn ~ /::isa_avx(2|vnni|512f?)::/) next
     if (insn ~ /%[yz]mm|%k[0-7]/ || insn ~ /^(v[a-z0-9]+|shlx|shrx|sarx|rorx|andn|bextr|blsi|blsr|blsmsk|bzhi|pdep|pext|mulx|lzcnt|movbe|kmov[a-z]*)( |$)/) {
       if (!(fn in seen)) { seen[fn] = insn; order[++n] = fn }
     }
@@ -49,6 +53,11 @@ fi
 if grep -q "difftx::isa_avxvnni::" "$work/asm.txt" && [ -s "$work/avxvnni.txt" ]; then
   echo "FAIL: the avxvnni level:"
   sort -u "$work/avxvnni.txt" | head -20
+  exit 1
+fi
+if [ -s "$work/levels.txt" ]; then
+  echo "FAIL: instructions beyond a level's CPU check:"
+  sort -u "$work/levels.txt" | head -20
   exit 1
 fi
 echo "ok: $(grep -c ">:$" "$work/asm.txt") functions checked"

@@ -1,5 +1,6 @@
 // The avxvnni level's int8 kernels (vpdpbusd) give the avx2 level's bits (vpmaddubsw): both sum
-// the same integers exactly (quant/simd_avx2.h's contract), here at the operands' extremes too:
+// the same integers exactly (quant/simd_avx2.h's contract); so does the avx512f level, which
+// compiles avx2's int8 kernels for x86-64-v4. Here at the operands' extremes too:
 // |w| = 128 against x = +-127 (a vpmaddubsw pair of 32512) and every nibble 15 (a GEMM block's
 // int16 run of 30480). Row dots (N < 8) and the GEMM (tails of its 6-row tile included).
 #include <gtest/gtest.h>
@@ -17,10 +18,10 @@
 namespace difftx {
 namespace {
 
-bool runs_both() {
+bool runs_both(CpuLevel level) {
   const auto& built = cpu_levels_built();
-  for (CpuLevel level : {CpuLevel::avx2, CpuLevel::avxvnni})
-    if (std::find(built.begin(), built.end(), level) == built.end() || !cpu_runs(level)) return false;
+  for (CpuLevel each : {CpuLevel::avx2, level})
+    if (std::find(built.begin(), built.end(), each) == built.end() || !cpu_runs(each)) return false;
   return true;
 }
 
@@ -45,8 +46,7 @@ void set_weight_bytes(testing::Quantized& q, const std::function<uint8_t(int64_t
   }
 }
 
-TEST(Int8Levels, AvxVnniGivesTheBitsOfAvx2) {
-  if (!runs_both()) GTEST_SKIP() << "this build or CPU lacks the avx2 or the avxvnni level";
+void expect_bits_of_avx2(CpuLevel level) {
   Rng rng(27);
   for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
     const int64_t rows = 37, cols = type == WeightType::q4_k ? 512 : 288;  // Q4_0: an odd last block
@@ -62,10 +62,20 @@ TEST(Int8Levels, AvxVnniGivesTheBitsOfAvx2) {
         for (int64_t i = 0; i < N * cols; ++i) xs[2][i] = i % 4 < 2 ? 1.0f : -1.0f;
         for (const auto& x : xs)
           for (bool accumulate : {false, true})
-            ASSERT_EQ(product_at(CpuLevel::avx2, *q, x, N, accumulate), product_at(CpuLevel::avxvnni, *q, x, N, accumulate))
-                << weight_type_name(type) << " N=" << N << " accumulate=" << accumulate;
+            ASSERT_EQ(product_at(CpuLevel::avx2, *q, x, N, accumulate), product_at(level, *q, x, N, accumulate))
+                << cpu_level_name(level) << " " << weight_type_name(type) << " N=" << N << " accumulate=" << accumulate;
       }
   }
+}
+
+TEST(Int8Levels, AvxVnniGivesTheBitsOfAvx2) {
+  if (!runs_both(CpuLevel::avxvnni)) GTEST_SKIP() << "this build or CPU lacks the avx2 or the avxvnni level";
+  expect_bits_of_avx2(CpuLevel::avxvnni);
+}
+
+TEST(Int8Levels, Avx512fGivesTheBitsOfAvx2) {
+  if (!runs_both(CpuLevel::avx512f)) GTEST_SKIP() << "this build or CPU lacks the avx2 or the avx512f level";
+  expect_bits_of_avx2(CpuLevel::avx512f);
 }
 
 }  // namespace
