@@ -19,9 +19,9 @@ namespace difftx {
 namespace {
 
 bool runs_both(CpuLevel level) {
-  const auto& built = cpu_levels_built();
+  const std::vector<CpuLevel> runnable = cpu_levels_runnable();
   for (CpuLevel each : {CpuLevel::avx2, level})
-    if (std::find(built.begin(), built.end(), each) == built.end() || !cpu_runs(each)) return false;
+    if (std::find(runnable.begin(), runnable.end(), each) == runnable.end()) return false;
   return true;
 }
 
