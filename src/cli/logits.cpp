@@ -37,7 +37,7 @@ int run_logits(Args& args) {
   const int64_t T = static_cast<int64_t>(ids.size());
   DIFFTX_CHECK(T <= model.config.max_position_embeddings, "--tokens: ", T, " tokens exceed max_position_embeddings ",
                model.config.max_position_embeddings);
-  Activations acts(model.config, 1, T);
+  Activations acts(model.config, 1, T, ActivationUse::forward_only, *model.backend);
   std::vector<float> logits(T * model.config.vocab_size);
   decoder_logits(model, acts, ids.data(), logits.data());
   write_npy(out, {T, model.config.vocab_size}, logits);

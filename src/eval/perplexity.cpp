@@ -25,7 +25,7 @@ PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val,
   const int64_t all_batches = (val.windows() + B - 1) / B;
   const int64_t batches = o.max_batches > 0 ? std::min(o.max_batches, all_batches) : all_batches;
 
-  Activations acts(c, B, T);
+  Activations acts(c, B, T, ActivationUse::forward_only, *model.backend);
   std::vector<int32_t> inputs(B * T), targets(inputs.size());
   LossSum total;
   PerplexityResult r;

@@ -42,7 +42,7 @@ struct Sequence {
 
 struct Engine::State {
   State(const Model& model, const EngineOptions& o, int64_t blocks, int64_t context_)
-      : pool(model.config, o.kv, o.kv_block_tokens, blocks),
+      : pool(*model.backend, model.config, o.kv, o.kv_block_tokens, blocks),
         forward(model, pool, o.max_batch_tokens, context_),
         context(context_) {}
 

@@ -1,8 +1,6 @@
 #include "infer/kv_pool.h"
 
 #include <algorithm>
-#include <cstdlib>
-#include <new>
 
 #include "core/checked.h"
 #include "core/error.h"
@@ -25,24 +23,26 @@ int64_t KvPool::block_bytes(const ModelConfig& config, KvStorage storage, int64_
   return config.num_hidden_layers * (key_region_bytes(d) + value_region_bytes(d));
 }
 
-KvPool::KvPool(const ModelConfig& config, KvStorage storage, int64_t block_tokens, int64_t blocks)
+KvPool::KvPool(backends::Backend& backend, const ModelConfig& config, KvStorage storage, int64_t block_tokens,
+               int64_t blocks)
     : layers_(config.num_hidden_layers),
       blocks_(blocks),
       dims_(block_dims(config, storage, block_tokens)),
       key_bytes_(key_region_bytes(dims_)),
       layer_bytes_(key_bytes_ + value_region_bytes(dims_)),
-      storage_(nullptr, std::free),
       refs_(blocks > 0 ? blocks : 0, 0),
       entries_(blocks > 0 ? blocks : 0),
       evictable_at_(blocks > 0 ? blocks : 0) {
   DIFFTX_CHECK(blocks >= 1 && blocks < (int64_t{1} << 31), "KV pool: ", blocks, " blocks must be in [1, 2^31)");
   const auto bytes = product_at_most({blocks, layers_, layer_bytes_}, int64_t{1} << 46);
   DIFFTX_CHECK(bytes.has_value(), "KV pool: ", blocks, " blocks of ", block_bytes(), " bytes exceed 64 TiB");
-  // Not zeroed: a page of the pool becomes resident when a block on it is first written.
-  void* p = std::aligned_alloc(64, (static_cast<size_t>(*bytes) + 63) / 64 * 64);
-  DIFFTX_CHECK(p != nullptr, "KV pool: cannot allocate ", *bytes, " bytes (", blocks, " blocks of ", block_tokens,
-               " tokens); ask for fewer with --kv-tokens or --kv-bytes");
-  storage_.reset(static_cast<unsigned char*>(p));
+  // Not zeroed: on the CPU a page of the pool becomes resident when a block on it is first written.
+  try {
+    storage_ = backend.allocate(*bytes, false);
+  } catch (const Error& e) {
+    fail("KV pool: ", e.what(), " (", blocks, " blocks of ", block_tokens,
+         " tokens); ask for fewer with --kv-tokens or --kv-bytes");
+  }
   for (int32_t b = 0; b < blocks; ++b) free_.push(b);
 }
 

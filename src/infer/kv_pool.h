@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/backend.h"
 #include "kernels/attention/decode_attention.h"
 #include "model/config.h"
 
@@ -24,8 +25,9 @@ namespace difftx {
 
 class KvPool {
  public:
-  // blocks >= 1; block_tokens a positive multiple of kKeyTile.
-  KvPool(const ModelConfig& config, KvStorage storage, int64_t block_tokens, int64_t blocks);
+  // blocks >= 1; block_tokens a positive multiple of kKeyTile. The storage is on `backend`.
+  KvPool(backends::Backend& backend, const ModelConfig& config, KvStorage storage, int64_t block_tokens,
+         int64_t blocks);
 
   int64_t blocks() const { return blocks_; }
   int64_t block_tokens() const { return dims_.capacity; }
@@ -34,11 +36,11 @@ class KvPool {
   int64_t block_bytes() const { return layers_ * layer_bytes_; }
   static int64_t block_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens);
 
-  // One layer's keys and values in block b (decode_attention.h's regions).
-  unsigned char* keys(int32_t block, int64_t layer) {
-    return storage_.get() + (block * layers_ + layer) * layer_bytes_;
+  // The storage as the backend's paged ops read it: one layer's keys and values in block b at
+  // keys(b, layer) (decode_attention.h's regions).
+  backends::PagedKv paged() const {
+    return {dims_, storage_.as<unsigned char>(), layers_, layer_bytes_, key_bytes_};
   }
-  unsigned char* values(int32_t block, int64_t layer) { return keys(block, layer) + key_bytes_; }
 
   // A block for a sequence (reference count 1): a free one, else the least recently used cached
   // one (dropped from the cache); -1 when every block is held.
@@ -70,7 +72,7 @@ class KvPool {
   int64_t layers_, blocks_;
   DecodeAttentionDims dims_;
   int64_t key_bytes_, layer_bytes_;
-  std::unique_ptr<unsigned char, void (*)(void*)> storage_;
+  backends::DeviceBuffer storage_;
   std::vector<int32_t> refs_;
   std::vector<Entry> entries_;
   std::priority_queue<int32_t, std::vector<int32_t>, std::greater<>> free_;  // unregistered, lowest first

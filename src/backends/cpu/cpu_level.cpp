@@ -1,4 +1,4 @@
-#include "kernels/cpu_level.h"
+#include "backends/cpu/cpu_level.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -158,11 +158,6 @@ int cpu_level_index() {
 }
 
 CpuLevel cpu_level() { return cpu_levels_built()[cpu_level_index()]; }
-
-void set_cpu_level(CpuLevel level) {
-  check_usable(level, "set_cpu_level");
-  g_index.store(index_of(level), std::memory_order_release);
-}
 
 CpuLevel parse_cpu_level(const std::string& name) {
   for (const LevelInfo& l : kLevels)

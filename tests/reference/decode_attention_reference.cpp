@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "io/float16.h"
-#include "kernels/attention/decode_attention.h"
+#include "reference/decode_attention_reference.h"
 
 namespace difftx {
 namespace {

@@ -1,4 +1,4 @@
-#include "kernels/ops_reference.h"
+#include "reference/ops_reference.h"
 
 #include <cmath>
 

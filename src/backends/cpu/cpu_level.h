@@ -1,7 +1,7 @@
 // The CPU levels difftx's kernels are compiled for, and the one in use (docs/ARCHITECTURE.md
-// "CPU levels"). Every source listed as per-level in CMakeLists.txt is compiled once per level
-// of the build, into namespace difftx::isa_<level>; the public kernel functions (kernels/dispatch)
-// call the active level's copy. The level is chosen once, at the first kernel call, from CPUID
+// "CPU levels"). Every per-level source (one whose code opens namespace difftx::DIFFTX_ISA) is
+// compiled once per level of the build, into namespace difftx::isa_<level>; each level's kernel
+// table (cpu_kernels.h) holds its copies. The level is chosen once, at the first use, from CPUID
 // (the highest level this CPU runs), unless DIFFTX_CPU names one.
 #pragma once
 #include <string>
@@ -26,26 +26,11 @@ std::vector<CpuLevel> cpu_levels_runnable();
 // The level in use. The first call reads DIFFTX_CPU (a level name); one this binary lacks or
 // this CPU cannot run throws difftx::Error naming the choices.
 CpuLevel cpu_level();
-// Index of cpu_level() in cpu_levels_built() (what the dispatch tables are indexed by).
+// Index of cpu_level() in cpu_levels_built() (what the kernel tables are indexed by).
 int cpu_level_index();
-// Switches the level for the calls that follow (tests, benchmarks); throws like DIFFTX_CPU.
-// Not for use while kernels run on other threads.
-void set_cpu_level(CpuLevel level);
 CpuLevel parse_cpu_level(const std::string& name);
 // "avx512 (avx512f avx512bw avx512vl avx512dq avx512cd avx512vnni)": the level in use and the
 // CPU features it relies on.
 std::string cpu_level_description();
-
-// Runs a scope at a level and restores the previous one.
-class ScopedCpuLevel {
- public:
-  explicit ScopedCpuLevel(CpuLevel level) : previous_(cpu_level()) { set_cpu_level(level); }
-  ~ScopedCpuLevel() { set_cpu_level(previous_); }
-  ScopedCpuLevel(const ScopedCpuLevel&) = delete;
-  ScopedCpuLevel& operator=(const ScopedCpuLevel&) = delete;
-
- private:
-  CpuLevel previous_;
-};
 
 }  // namespace difftx

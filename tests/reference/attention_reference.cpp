@@ -16,7 +16,7 @@
 
 #include "core/error.h"
 #include "kernels/attention/attention_quantized.h"
-#include "kernels/attention/attention_reference.h"
+#include "reference/attention_reference.h"
 
 namespace difftx {
 namespace {

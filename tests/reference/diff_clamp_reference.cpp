@@ -1,4 +1,4 @@
-#include "kernels/attention/diff_clamp_reference.h"
+#include "reference/diff_clamp_reference.h"
 
 #include <algorithm>
 #include <cmath>
