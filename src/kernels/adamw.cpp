@@ -8,7 +8,6 @@
 #include "kernels/isa.h"
 #include "kernels/simd.h"
 
-
 namespace difftx::DIFFTX_ISA {
 namespace {
 constexpr int64_t kChunk = 4096;  // values per OpenMP work item (16 KiB of each array)
@@ -28,15 +27,16 @@ void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const
   const float lr = hp.lr, eps = hp.eps, wd = hp.weight_decay;
   // GCC does not vectorise std::sqrt without -fno-math-errno, hence Highway; the vector loop and
   // the scalar one (the tail) compute the same formula, lane for lane, with no fused products.
-  const FloatTag d;
-  const FloatVec vb1 = hn::Set(d, b1), vb2 = hn::Set(d, b2), va1 = hn::Set(d, a1), va2 = hn::Set(d, a2),
-                 vscale = hn::Set(d, grad_scale), vbc1 = hn::Set(d, inv_bc1), vbc2 = hn::Set(d, inv_sqrt_bc2),
-                 vlr = hn::Set(d, lr), veps = hn::Set(d, eps), vwd = hn::Set(d, wd);
-  const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
 #pragma omp parallel for schedule(static) if (worth_parallel(n))
   for (int64_t begin = 0; begin < n; begin += kChunk) {
     const int64_t end = std::min(n, begin + kChunk);
     int64_t i = begin;
+    // (in the thread's own registers: set outside the region, they are read from memory)
+    const FloatTag d;
+    const FloatVec vb1 = hn::Set(d, b1), vb2 = hn::Set(d, b2), va1 = hn::Set(d, a1), va2 = hn::Set(d, a2),
+                   vscale = hn::Set(d, grad_scale), vbc1 = hn::Set(d, inv_bc1), vbc2 = hn::Set(d, inv_sqrt_bc2),
+                   vlr = hn::Set(d, lr), veps = hn::Set(d, eps), vwd = hn::Set(d, wd);
+    const int64_t lanes = static_cast<int64_t>(hn::Lanes(d));
     for (; i + lanes <= end; i += lanes) {
       const FloatVec gi = hn::Mul(hn::LoadU(d, g + i), vscale);
       const FloatVec mi = hn::Add(hn::Mul(vb1, hn::LoadU(d, m + i)), hn::Mul(va1, gi));

@@ -7,6 +7,11 @@
 // them lives in difftx::DIFFTX_ISA, so two levels never share a symbol.
 #pragma once
 #define HWY_DISABLE_PCLMUL_AES
+// On arm64, Highway 1.0.3 supports its runtime dispatch (which difftx does not use) by giving
+// every op target("+crypto"), and GCC then refuses to inline the ops into code compiled for the
+// level's own -march; this macro (meant for toolchains without sys/auxv.h) turns that support
+// off, so the ops carry no target attribute there, as on x86 where the level's flags cover them.
+#define TOOLCHAIN_MISS_SYS_AUXV_H
 #include <hwy/highway.h>
 
 #include "kernels/isa.h"

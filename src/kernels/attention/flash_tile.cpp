@@ -129,8 +129,9 @@ void tile_gemm_simd(int64_t rows, int64_t n, int64_t K, const float* a, int64_t 
 
 // 2^x for x <= 0: 2^x = 2^n * 2^f with n = round(x) in [-126, 0], f in [-1/2, 1/2], 2^f by its
 // degree-6 Taylor polynomial in f*ln2 (relative error ~1e-7, float precision); 2^n is a normal
-// float built in the exponent field. Inputs below -126 give 2^-126 (callers zero masked lanes
-// explicitly); NaN propagates (Max returns its second operand).
+// float built in the exponent field, or on AVX3 applied by vscalefps (p * 2^n rounded once, as
+// the multiply). Inputs below -126 give 2^-126 (callers zero masked lanes explicitly); NaN
+// propagates (Max returns its second operand).
 inline FloatVec exp2_ps(FloatVec x) {
   x = hn::Max(hn::Set(d, -126.0f), x);
   const FloatVec n = hn::Round(x);
@@ -142,10 +143,14 @@ inline FloatVec exp2_ps(FloatVec x) {
   p = hn::MulAdd(p, f, hn::Set(d, 2.4022650695910071e-1f));
   p = hn::MulAdd(p, f, hn::Set(d, 6.9314718055994531e-1f));
   p = hn::MulAdd(p, f, hn::Set(d, 1.0f));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  return FloatVec{_mm512_maskz_scalef_ps(0xFFFF, p.raw, n.raw)};  // (maskz: see exp_vec)
+#else
   // n + 1.5 * 2^23 holds the integer n in its low mantissa bits.
   const hn::RebindToSigned<FloatTag> di;
   const auto n_bits = hn::Sub(hn::BitCast(di, hn::Add(n, hn::Set(d, 12582912.0f))), hn::Set(di, 0x4B400000 - 127));
   return hn::Mul(p, hn::BitCast(d, hn::ShiftLeft<23>(n_bits)));
+#endif
 }
 
 // The lanes of vector v (keys kLanes v .. kLanes v + kLanes - 1) that are causally visible from
