@@ -1,6 +1,7 @@
 #include "kernels/quant/gemm_float.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/isa.h"
 
@@ -46,9 +47,8 @@ constexpr int64_t kBytes(WeightType type) { return type == WeightType::f32 ? 4 :
 template <WeightType kType>
 inline FloatVec load_weights(const uint8_t* at) {
   if constexpr (kType == WeightType::f32) return hn::LoadU(d, reinterpret_cast<const float*>(at));
-  if constexpr (kType == WeightType::bf16)
-    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::bfloat16_t, FloatTag>(), reinterpret_cast<const hwy::bfloat16_t*>(at)));
-  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<hwy::float16_t, FloatTag>(), reinterpret_cast<const hwy::float16_t*>(at)));
+  using Half = std::conditional_t<kType == WeightType::bf16, hwy::bfloat16_t, hwy::float16_t>;
+  return hn::PromoteTo(d, hn::LoadU(hn::Rebind<Half, FloatTag>(), reinterpret_cast<const Half*>(at)));
 }
 
 // panel[k * kPanel + i] = W[first + i][k] for i < rows, zero for rows <= i < kPanel: square
@@ -90,7 +90,9 @@ void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t c
       for (auto& a : t) a = hn::Zero(d);
   const float* xc = x + n0 * cols;
   for (int64_t k = 0; k < cols; ++k) {
-    const auto column = [&](int q, int v) { return load_weights<kType>(panel[q] + k * stride + kBytes(kType) * kLanes * v); };
+    const auto column = [&](int q, int v) {
+      return load_weights<kType>(panel[q] + k * stride + kBytes(kType) * kLanes * v);
+    };
     if constexpr (P * kVecs <= T) {
       FloatVec w[P][kVecs];
       for (int q = 0; q < P; ++q)
