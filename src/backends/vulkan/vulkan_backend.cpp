@@ -1,0 +1,181 @@
+#include "backends/vulkan/vulkan_backend.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace difftx::backends::vulkan {
+
+VulkanBackend::VulkanBackend(int index, const Options& options)
+    : context_(std::make_unique<Context>(index, options)),
+      memory_(*context_),
+      pipelines_(*context_),
+      stream_(*context_, memory_) {
+  dummy_ = memory_.allocate(256);
+  stream_.fill_zero(memory_.resolve(dummy_, 256, "dummy").buffer, 0, 256);
+}
+
+VulkanBackend::~VulkanBackend() {
+  try {
+    stream_.finish();
+  } catch (const std::exception&) {  // a lost device: nothing left to wait for
+  }
+}
+
+void VulkanBackend::not_here(const char* op, const char* why) const {
+  fail("vulkan backend (", info().name, "): ", op, " does not run on this device: ", why);
+}
+
+// ---- Memory.
+
+DeviceBuffer VulkanBackend::allocate(int64_t bytes, bool zero_fill) {
+  std::lock_guard lock(mutex_);
+  const uint64_t address = memory_.allocate(bytes);
+  if (zero_fill) {
+    const Resolved r = memory_.resolve(address, 0, "allocate");
+    stream_.fill_zero(r.buffer, 0, r.size);
+  }
+  return DeviceBuffer(this, address, bytes);
+}
+
+void VulkanBackend::release(uint64_t address, int64_t) {
+  std::lock_guard lock(mutex_);
+  try {
+    stream_.finish();  // no work in flight may still use it
+  } catch (const std::exception&) {  // lost: the memory is freed all the same
+  }
+  memory_.release(address);
+}
+
+void VulkanBackend::upload(DevicePtr<void> dst, const void* src, int64_t bytes) {
+  if (bytes == 0) return;
+  DIFFTX_CHECK(bytes > 0 && src, "vulkan upload: ", bytes, " bytes from ", src);
+  std::lock_guard lock(mutex_);
+  const Resolved r = memory_.resolve(dst.address(), bytes, "upload");
+  stream_.upload(r.buffer, r.offset, src, bytes);
+}
+
+void VulkanBackend::download(void* dst, DevicePtr<const void> src, int64_t bytes) {
+  if (bytes == 0) return;
+  DIFFTX_CHECK(bytes > 0 && dst, "vulkan download: ", bytes, " bytes into ", dst);
+  std::lock_guard lock(mutex_);
+  const Resolved r = memory_.resolve(src.address(), bytes, "download");
+  stream_.download(dst, r.buffer, r.offset, bytes);
+}
+
+void VulkanBackend::copy(DevicePtr<void> dst, DevicePtr<const void> src, int64_t bytes) {
+  if (bytes == 0) return;
+  DIFFTX_CHECK(bytes > 0, "vulkan copy: ", bytes, " bytes");
+  std::lock_guard lock(mutex_);
+  const Resolved from = memory_.resolve(src.address(), bytes, "copy (source)");
+  const Resolved to = memory_.resolve(dst.address(), bytes, "copy (destination)");
+  DIFFTX_CHECK(from.buffer != to.buffer || from.offset + bytes <= to.offset || to.offset + bytes <= from.offset,
+               "vulkan copy: source and destination overlap");
+  stream_.copy(from.buffer, from.offset, to.buffer, to.offset, bytes);
+}
+
+void VulkanBackend::synchronize() {
+  std::lock_guard lock(mutex_);
+  stream_.finish();
+}
+
+// ---- Binding and dispatching.
+
+VulkanBackend::Bound VulkanBackend::bind(uint64_t address, int64_t bytes, const char* what, bool words) {
+  if (address == 0) return {{memory_.resolve(dummy_, 256, what).buffer, 0, 256}, 0};
+  const Resolved r = memory_.resolve(address, bytes, what);
+  const Capabilities& caps = context_->caps();
+  const int64_t aligned = r.offset / caps.binding_alignment * caps.binding_alignment;
+  const int64_t delta = r.offset - aligned;
+  DIFFTX_CHECK(delta % 4 == 0 || !words, "vulkan: ", what, " is not 4-byte aligned (offset ", r.offset, ")");
+  const int64_t range = std::min(r.size - aligned, std::max<int64_t>(4, (delta + bytes + 3) / 4 * 4));
+  DIFFTX_CHECK(range <= caps.max_binding_bytes, "vulkan: ", what, " spans ", bytes,
+               " bytes; one storage-buffer binding of ", info().name, " holds at most ", caps.max_binding_bytes);
+  return {{r.buffer, static_cast<VkDeviceSize>(aligned), static_cast<VkDeviceSize>(range)},
+          static_cast<uint32_t>(delta)};
+}
+
+int64_t VulkanBackend::rows_per_binding(int64_t row_bytes, const char* what) const {
+  const Capabilities& caps = context_->caps();
+  const int64_t usable = caps.max_binding_bytes - caps.binding_alignment - 8;
+  DIFFTX_CHECK(row_bytes <= usable, "vulkan: one row of ", what, " is ", row_bytes,
+               " bytes; one storage-buffer binding of ", info().name, " holds at most ", usable);
+  return std::max<int64_t>(1, usable / std::max<int64_t>(row_bytes, 1));
+}
+
+void VulkanBackend::run2d(std::string_view shader, std::vector<uint32_t> descriptors,
+                          const std::vector<VkDescriptorBufferInfo>& buffers, const void* push, uint32_t push_bytes,
+                          int64_t groups_x, int64_t groups_y) {
+  const int64_t limit = context_->caps().max_group_count;
+  DIFFTX_CHECK(groups_x <= limit && groups_y <= limit, "vulkan ", shader, ": a grid of ", groups_x, " x ", groups_y,
+               " workgroups exceeds the device's ", limit);
+  std::lock_guard lock(mutex_);
+  const Pipeline& pipeline = pipelines_.get(shader, std::move(descriptors), push_bytes);
+  stream_.dispatch(pipeline, buffers, push, static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y));
+}
+
+void VulkanBackend::run(std::string_view shader, std::vector<uint32_t> descriptors,
+                        const std::vector<VkDescriptorBufferInfo>& buffers, const void* push, uint32_t push_bytes,
+                        int64_t groups) {
+  if (groups <= 0) return;
+  const int64_t limit = context_->caps().max_group_count;
+  const int64_t x = std::min(groups, limit), y = (groups + x - 1) / x;  // the shader skips the extra groups
+  run2d(shader, std::move(descriptors), buffers, push, push_bytes, x, y);
+}
+
+// ---- What runs elsewhere.
+
+void VulkanBackend::gemm(Trans, Trans, int64_t, int64_t, int64_t, float, DevicePtr<const float>,
+                         DevicePtr<const float>, float, DevicePtr<float>) {
+  not_here("gemm", "it is training's dense product; training runs on the CPU (--device cpu)");
+}
+void VulkanBackend::embedding_backward(DevicePtr<const int32_t>, DevicePtr<const float>, DevicePtr<float>, int64_t,
+                                       int64_t) {
+  not_here("embedding_backward", "training runs on the CPU (--device cpu)");
+}
+void VulkanBackend::rmsnorm_backward(DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
+                                     DevicePtr<const float>, DevicePtr<float>, DevicePtr<float>, int64_t, int64_t) {
+  not_here("rmsnorm_backward", "training runs on the CPU (--device cpu)");
+}
+void VulkanBackend::swiglu_backward(DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
+                                    DevicePtr<float>, DevicePtr<float>, int64_t) {
+  not_here("swiglu_backward", "training runs on the CPU (--device cpu)");
+}
+void VulkanBackend::polynorm_glu_backward(DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
+                                          DevicePtr<const float>, DevicePtr<const float>, DevicePtr<float>,
+                                          DevicePtr<float>, DevicePtr<float>, DevicePtr<float>, int64_t, int64_t) {
+  not_here("polynorm_glu_backward", "training runs on the CPU (--device cpu)");
+}
+void VulkanBackend::diff_lambda_backward(DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
+                                         DevicePtr<const float>, int64_t, DevicePtr<const float>, DevicePtr<float>,
+                                         DevicePtr<float>, DevicePtr<float>, DevicePtr<float>) {
+  not_here("diff_lambda_backward", "training runs on the CPU (--device cpu)");
+}
+void VulkanBackend::attention_backward(const AttentionDims&, DevicePtr<const float>, DevicePtr<const float>,
+                                       DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
+                                       DeviceAttentionSaved, DevicePtr<const float>, DevicePtr<float>, DevicePtr<float>,
+                                       DevicePtr<float>, DevicePtr<float>) {
+  not_here("attention_backward", "training runs on the CPU (--device cpu)");
+}
+void VulkanBackend::attention_forward_quantized(const AttentionDims&, DevicePtr<const float>, DevicePtr<const float>,
+                                                DevicePtr<const float>, DevicePtr<const float>, DevicePtr<float>,
+                                                int) {
+  not_here("attention_forward_quantized", "the analyses' fake-quantized attention runs on the CPU (--device cpu)");
+}
+double VulkanBackend::cross_entropy_forward_backward(DevicePtr<const float>, DevicePtr<const int32_t>,
+                                                     DevicePtr<float>, int64_t, int64_t, int32_t, int64_t*) {
+  not_here("cross_entropy_forward_backward", "training runs on the CPU (--device cpu)");
+}
+double VulkanBackend::cross_entropy_sum(DevicePtr<const float>, DevicePtr<const int32_t>, int64_t, int64_t, int32_t,
+                                        int64_t*) {
+  not_here("cross_entropy_sum", "the loss runs on the CPU (--device cpu)");
+}
+void VulkanBackend::adamw_update(DevicePtr<float>, DevicePtr<const float>, DevicePtr<float>, DevicePtr<float>,
+                                 int64_t, const AdamWParams&, float) {
+  not_here("adamw_update", "training runs on the CPU (--device cpu)");
+}
+double VulkanBackend::sum_of_squares(DevicePtr<const float>, int64_t) {
+  not_here("sum_of_squares", "training runs on the CPU (--device cpu)");
+}
+
+}  // namespace difftx::backends::vulkan
