@@ -26,7 +26,11 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench memory [--json]                parallel memcpy and read GB/s (the bandwidth limit's denominator)\n"
                "  difftx bench matmul [--json] [--order gemv|gemm|by_size] [--rows 1,4,16,64] [--types q4_0,q8_0,bf16] [--sgemm]\n"
                "                      [--shapes 2048x2048,8192x2048] [--rounds 5] [--panels]\n"
-               "                                              one matmul order at N rows of x: rows/s and its ratio to the first N",
+               "                                              one matmul order at N rows of x: rows/s and its ratio to the first N\n"
+               "  difftx bench vulkan [--device vulkan[:N]] [--config FILE] [--types f16,q8_0,q4_0,q4_k] [--rows 1]\n"
+               "                      [--prompt 512] [--context 4096] [--rounds 3] [--copy-mib 1024] [--copy-only] [--json]\n"
+               "                                              the Vulkan kernels at a model's shapes, timed on the device,\n"
+               "                                              beside its copy rate",
                run_targets("bench", {{"gemm", bench::bench_gemm},
                                      {"attn", bench::bench_attn},
                                      {"tokenizer", bench::bench_tokenizer},
@@ -37,6 +41,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                                      {"analysis", bench::bench_analysis},
                                      {"quant", bench::bench_quant},
                                      {"memory", bench::bench_memory},
-                                     {"matmul", bench::bench_matmul}}));
+                                     {"matmul", bench::bench_matmul},
+                                     {"vulkan", bench::bench_vulkan}}));
 
 }  // namespace difftx::cli

@@ -274,6 +274,7 @@ Context::Context(int index, const Options& options) : api_(Api::global()) {
     for (uint32_t f = 0; f < families && !found; ++f)
       if (family[f].queueFlags & VK_QUEUE_COMPUTE_BIT) {
         queue_family_ = f;
+        timestamp_bits_ = family[f].timestampValidBits;
         found = true;
       }
     DIFFTX_CHECK(found, "vulkan: device ", info_.name, " has no compute queue");

@@ -54,6 +54,7 @@ class Context {
   const DeviceInfo& info() const { return info_; }
   const VkPhysicalDeviceProperties& properties() const { return properties_; }
   bool validation() const { return messenger_ != VK_NULL_HANDLE; }
+  uint32_t timestamp_bits() const { return timestamp_bits_; }  // of the compute queue (0: no timestamps)
 
   // The validation layer's errors and warnings so far (empty without validation).
   std::vector<std::string> validation_messages() const;
@@ -69,6 +70,7 @@ class Context {
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
+  uint32_t timestamp_bits_ = 0;
   VkPhysicalDeviceProperties properties_{};
   Capabilities caps_;
   DeviceInfo info_;

@@ -149,6 +149,41 @@ void Stream::finish() {
     if (b.in_flight) wait(b);
 }
 
+double Stream::device_milliseconds(const std::function<void()>& record) {
+  VkDevice device = context_.device();
+  const double period_ns = context_.properties().limits.timestampPeriod;
+  DIFFTX_CHECK(context_.timestamp_bits() > 0 && period_ns > 0, "vulkan: ", context_.info().name,
+               "'s compute queue has no timestamps");
+  VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  info.queryCount = 2;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  check(api_.vkCreateQueryPool(device, &info, nullptr, &pool), "vkCreateQueryPool");
+  uint64_t ticks[2] = {0, 0};
+  try {
+    const auto stamp = [&](uint32_t index) {
+      Batch& b = open();
+      if (index == 0) api_.vkCmdResetQueryPool(b.commands, pool, 0, 2);
+      barrier(b);  // everything before has finished
+      api_.vkCmdWriteTimestamp(b.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, index);
+      ++b.commands_recorded;
+    };
+    stamp(0);
+    record();
+    stamp(1);
+    finish();
+    check(api_.vkGetQueryPoolResults(device, pool, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+  } catch (...) {
+    api_.vkDestroyQueryPool(device, pool, nullptr);
+    throw;
+  }
+  api_.vkDestroyQueryPool(device, pool, nullptr);
+  const uint64_t mask = context_.timestamp_bits() >= 64 ? ~uint64_t{0} : (uint64_t{1} << context_.timestamp_bits()) - 1;
+  return static_cast<double>((ticks[1] - ticks[0]) & mask) * period_ns / 1e6;
+}
+
 void Stream::barrier(Batch& b) {
   VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   m.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;

@@ -6,6 +6,7 @@
 // the stream refusing further work.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -33,6 +34,9 @@ class Stream {
   void download(void* dst, VkBuffer src, int64_t offset, int64_t bytes);
   // Waits for everything issued.
   void finish();
+  // Milliseconds the device spent between two points of the stream: the work `record` issues,
+  // timed by the device's own clock (timestamp queries). Error on a queue without timestamps.
+  double device_milliseconds(const std::function<void()>& record);
 
  private:
   struct Batch {

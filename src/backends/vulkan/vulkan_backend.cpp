@@ -79,6 +79,11 @@ void VulkanBackend::synchronize() {
   stream_.finish();
 }
 
+double VulkanBackend::device_milliseconds(const std::function<void()>& record) {
+  std::lock_guard lock(mutex_);
+  return stream_.device_milliseconds(record);
+}
+
 // ---- Binding and dispatching.
 
 VulkanBackend::Bound VulkanBackend::bind(uint64_t address, int64_t bytes, const char* what, bool words) {

@@ -4,6 +4,7 @@
 // into windows where they exceed one storage-buffer binding) and records one or more dispatches
 // into the stream. Training ops are not here: they name themselves and the device in an error.
 #pragma once
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -101,6 +102,8 @@ class VulkanBackend final : public Backend {
   bool cooperative_matrix() const { return context_->caps().cooperative_matrix; }
   int64_t pipelines_created() const { return pipelines_.created(); }
   int64_t free_bytes() const { return memory_.free_bytes(); }
+  // The device's own time for the work `record` issues, in ms (benchmarks).
+  double device_milliseconds(const std::function<void()>& record);
 
   // How ops bind memory (public for the op files' helpers; not for callers).
   struct Bound {
