@@ -30,7 +30,7 @@
 # Sizes (environment, for trying the harness on a small model and lavapipe here, e.g.
 # GPU_CONFIGS=/tmp/tiny.json GPU_PROMPT=16 GPU_NEW=4 GPU_STREAMS=4 GGML_VK_VISIBLE_DEVICES=0):
 # GPU_CONFIGS (space-separated config files), GPU_PROMPT (512), GPU_NEW (128), GPU_STREAMS (16),
-# GPU_TYPES (f16,q8_0,q4_0).
+# GPU_TYPES (f16,q8_0,q4_0), GPU_ROUNDS (3: best of).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$root"
@@ -168,13 +168,14 @@ PY
 
 read -r -a configs <<< "${GPU_CONFIGS:-configs/hf/llama-1b.json configs/hf/diffllama-1b.json configs/hf/diff2-1b.json configs/hf/gda-1b.json}"
 prompt="${GPU_PROMPT:-512}" new="${GPU_NEW:-128}" streams="${GPU_STREAMS:-16}" types="${GPU_TYPES:-f16,q8_0,q4_0}"
+rounds="${GPU_ROUNDS:-3}"
 
 stage_kernels() {
   for config in "${configs[@]}"; do
-    "${difftx[@]}" bench vulkan --config "$config" --types "$types" --rows 1 --prompt "$prompt" --context 4096 --json \
+    "${difftx[@]}" bench vulkan --config "$config" --types "$types" --rows 1 --prompt "$prompt" --context 4096 --rounds "$rounds" --json \
       | while read -r line; do emit "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r["config"]=sys.argv[2]; print(json.dumps(r))' "$line" "$config")"; done
   done
-  "${difftx[@]}" bench vulkan --config "${configs[0]}" --types f16 --rows "$streams" --prompt "$prompt" --json \
+  "${difftx[@]}" bench vulkan --config "${configs[0]}" --types f16 --rows "$streams" --prompt "$prompt" --rounds "$rounds" --json \
     | grep decode_attention | while read -r line; do emit "$line"; done
 }
 
@@ -226,7 +227,7 @@ stage_peers() {
   for dtype in ${types//,/ }; do
     local gguf
     gguf="$(model "$llama" gguf "$dtype")/model.gguf"
-    for run in "time $prompt $new 3" "streams $prompt $new $streams"; do
+    for run in "time $prompt $new $rounds" "streams $prompt $new $streams"; do
       # shellcheck disable=SC2086
       emit "$("$work/llama_vulkan/llama_peer" "$gguf" $run | python3 -c 'import json,sys; r=json.load(sys.stdin); r.update(dtype=sys.argv[1], config=sys.argv[2]); print(json.dumps(r))' "$dtype" "$llama")"
     done
@@ -238,7 +239,7 @@ stage_peers() {
   for config in "${configs[@]:0:2}"; do  # Llama and DiffLlama: the architectures transformers has
     local hf
     hf="$(model "$config" hf bf16)"
-    emit "$(python3 bench/gpu/transformers_peer.py --model "$hf" --prompt "$prompt" --new "$new" --streams "$streams" \
+    emit "$(python3 bench/gpu/transformers_peer.py --model "$hf" --prompt "$prompt" --new "$new" --streams "$streams" --repeats "$rounds" \
             --flops-per-token "$(flops_per_token "$config")" | python3 -c 'import json,sys; r=json.load(sys.stdin); r["config"]=sys.argv[1]; print(json.dumps(r))' "$config")"
   done
 }
@@ -250,7 +251,7 @@ stage_engine() {
   fi
   # The device's name and copy rate from the kernel bench (its first two lines).
   local name peak copy
-  "${difftx[@]}" bench vulkan --copy-only --json > "$work/device.jsonl"
+  "${difftx[@]}" bench vulkan --copy-only --rounds "$rounds" --json > "$work/device.jsonl"
   name="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["name"])' "$work/device.jsonl")"
   copy="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[1])["copy_gbs"])' "$work/device.jsonl")"
   peak="$(fp16_peak "$name")"

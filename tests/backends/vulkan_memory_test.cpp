@@ -133,5 +133,32 @@ TEST_F(VulkanTest, AnAllocationThatDoesNotFitSaysWhatItNeedsAndWhatIsFree) {
   }
 }
 
+// A device that does not finish in time is an error, never a hang; the backend then refuses work,
+// and going away waits for what is still running before it frees the memory.
+TEST_F(VulkanTest, AWaitThatTimesOutIsAnErrorAndTheBackendStopsCleanly) {
+  backends::vulkan::Options options;
+  options.validation = true;
+  options.timeout_seconds = 1e-6;
+  std::string error, after;
+  {
+    backends::vulkan::VulkanBackend slow(-1, options);
+    Rng rng(8);
+    const std::vector<float> x = testing::random_vector(4096 * 256, rng);
+    DeviceBuffer w = slow.allocate(4096 * 256 * 4), xd = slow.allocate(256 * 4 * 64), y = slow.allocate(4096 * 4 * 64);
+    error = testing::error_of([&] {
+      slow.upload(w.as<void>(), x.data(), 4096 * 256 * 4);
+      for (int i = 0; i < 8; ++i)
+        slow.matmul({WeightType::f32, w.as<const void>(), 4096, 256, nullptr}, xd.as<const float>(), y.as<float>(), 64,
+                    false, MatmulOrder::gemm);
+      slow.synchronize();
+    });
+    after = testing::error_of([&] { slow.allocate(64); slow.synchronize(); });
+    for (const std::string& m : slow.validation_messages()) ADD_FAILURE() << "Vulkan validation: " << m;
+  }
+  EXPECT_NE(error.find("did not finish its work within"), std::string::npos) << error;
+  EXPECT_NE(error.find("DIFFTX_VULKAN_TIMEOUT"), std::string::npos) << error;
+  EXPECT_NE(after.find("can do no more work"), std::string::npos) << after;
+}
+
 }  // namespace
 }  // namespace difftx

@@ -167,9 +167,10 @@ Probe probe(const Api& api, VkPhysicalDevice device) {
   api.vkGetPhysicalDeviceProperties2(device, &props);
   const VkPhysicalDeviceLimits& limits = p.properties.limits;
   c.subgroup_size = subgroup.subgroupSize;
-  // matmul_coopmat.comp tiles its workgroup as four subgroups of 32.
+  // matmul_coopmat.comp tiles its workgroup as four subgroups of 32, and its SPIR-V declares the
+  // Vulkan memory model (glslang's scopes for GL_NV_cooperative_matrix).
   c.cooperative_matrix = has_coopmat && p.coopmat.cooperativeMatrix && c.float16 && c.subgroup_size == 32 &&
-                         has_cooperative_matrix_16x16x16(api, device);
+                         v12 && p.features12.vulkanMemoryModel && has_cooperative_matrix_16x16x16(api, device);
   c.max_binding_bytes = limits.maxStorageBufferRange;
   c.binding_alignment = static_cast<int64_t>(limits.minStorageBufferOffsetAlignment);
   // maxMemoryAllocationSize is a soft limit (NVIDIA allocates beyond it); maxBufferSize is not.
@@ -227,7 +228,7 @@ DeviceInfo describe(const Probe& p) {
 
 }  // namespace
 
-Context::Context(int index, const Options& options) : api_(Api::global()) {
+Context::Context(int index, const Options& options) : api_(Api::global()), options_(options) {
   const bool validation = options.validation && has_layer(api_, kValidationLayer);
   instance_ = create_instance(api_, validation, this);
   try {
@@ -310,6 +311,7 @@ Context::Context(int index, const Options& options) : api_(Api::global()) {
       tail = &enable12.pNext;
     }
     if (caps_.cooperative_matrix) {
+      enable12.vulkanMemoryModel = VK_TRUE;  // in the chain: cooperative matrices imply Vulkan 1.2
       enable_coopmat.cooperativeMatrix = VK_TRUE;
       *tail = &enable_coopmat;
     }

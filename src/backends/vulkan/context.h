@@ -33,6 +33,7 @@ struct Options {
   bool validation = false;         // VK_LAYER_KHRONOS_validation, messages collected (validation_messages())
   bool cooperative_matrix = true;  // use it where the device has it (DIFFTX_VULKAN_COOPMAT=0 turns it off)
   int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
+  double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
 };
 
 class Context {
@@ -53,6 +54,7 @@ class Context {
   const Capabilities& caps() const { return caps_; }
   const DeviceInfo& info() const { return info_; }
   const VkPhysicalDeviceProperties& properties() const { return properties_; }
+  const Options& options() const { return options_; }
   bool validation() const { return messenger_ != VK_NULL_HANDLE; }
   uint32_t timestamp_bits() const { return timestamp_bits_; }  // of the compute queue (0: no timestamps)
 
@@ -64,6 +66,7 @@ class Context {
   void release();  // the device, the messenger and the instance, as far as they were created
 
   Api api_;
+  Options options_;
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;

@@ -16,8 +16,9 @@ constexpr uint32_t kSetsPerBatch = 512;
 constexpr uint32_t kDescriptorsPerBatch = kSetsPerBatch * 16;
 constexpr uint32_t kCommandsPerBatch = 256;  // then the batch is submitted, so the device starts early
 
-uint64_t timeout_from_environment() {
-  double seconds = 120;
+uint64_t timeout_ns(double seconds) {
+  if (seconds > 0) return static_cast<uint64_t>(seconds * 1e9);
+  seconds = 120;
   if (const char* s = std::getenv("DIFFTX_VULKAN_TIMEOUT"); s && *s) {
     char* end = nullptr;
     const double v = std::strtod(s, &end);
@@ -31,7 +32,7 @@ uint64_t timeout_from_environment() {
 }  // namespace
 
 Stream::Stream(Context& context, Memory& memory)
-    : context_(context), memory_(memory), api_(context.api()), timeout_ns_(timeout_from_environment()) {
+    : context_(context), memory_(memory), api_(context.api()), timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
   VkDevice device = context.device();
   batches_.resize(kBatches);
   try {

@@ -34,6 +34,9 @@ class Stream {
   void download(void* dst, VkBuffer src, int64_t offset, int64_t bytes);
   // Waits for everything issued.
   void finish();
+  // False once a wait timed out or the device was lost: work may still be running, so memory it
+  // uses must not be freed.
+  bool usable() const { return !unusable_; }
   // Milliseconds the device spent between two points of the stream: the work `record` issues,
   // timed by the device's own clock (timestamp queries). Error on a queue without timestamps.
   double device_milliseconds(const std::function<void()>& record);

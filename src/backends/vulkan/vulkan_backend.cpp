@@ -42,9 +42,11 @@ void VulkanBackend::release(uint64_t address, int64_t) {
   std::lock_guard lock(mutex_);
   try {
     stream_.finish();  // no work in flight may still use it
-  } catch (const std::exception&) {  // lost: the memory is freed all the same
+  } catch (const std::exception&) {
   }
-  memory_.release(address);
+  // After a timeout the device may still be running work that reads this memory: it is freed
+  // with the device (~Stream waits for the device to be idle first), not now.
+  if (stream_.usable()) memory_.release(address);
 }
 
 void VulkanBackend::upload(DevicePtr<void> dst, const void* src, int64_t bytes) {
