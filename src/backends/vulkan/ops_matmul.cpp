@@ -11,6 +11,7 @@ namespace difftx::backends::vulkan {
 namespace {
 
 constexpr int64_t kGemvRows = 16;  // rows of x one GEMV dispatch takes (NMAX in matmul_gemv.comp)
+constexpr int64_t kGemvWeightRows = 4;  // weight rows a GEMV workgroup takes (ROWS)
 constexpr int64_t kGemmMinRows = 8;  // MatmulOrder::by_size: the GEMM from here (kernels/quant/matmul.h)
 
 struct MatmulPush {
@@ -65,7 +66,7 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
                             accumulate ? 1u : 0u};
       const std::vector<VkDescriptorBufferInfo> buffers{w.info, xb.info, yb.info};
       if (gemv)
-        run(shader, {1, 1, 1}, buffers, &push, sizeof push, rows);
+        run(shader, {1, 1, 1}, buffers, &push, sizeof push, (rows + kGemvWeightRows - 1) / kGemvWeightRows);
       else
         run2d(shader, {1, 1, 1}, buffers, &push, sizeof push, (rows + 63) / 64, (n + 63) / 64);
     }

@@ -28,13 +28,10 @@ float row_absmax(bool keys, uint src, uint n) {
   float m = 0.0;
   for (uint x = t; x < n; x += WG) m = max(m, abs(keys ? Keys.k[src + x] : Values.v[src + x]));
   absmax[t] = m;
-  [[unroll]] for (uint half_ = WG / 2; half_ > 0u; half_ >>= 1) {
-    barrier();
-    if (t < half_) absmax[t] = max(absmax[t], absmax[t + half_]);
-  }
   barrier();
-  const float r = absmax[0];
-  barrier();
+  float r = 0.0;  // every thread takes the maximum itself: two barriers in all
+  for (uint j = 0u; j < WG; ++j) r = max(r, absmax[j]);
+  barrier();      // before absmax is written again
   return r;
 }
 

@@ -29,12 +29,10 @@ void main() {
     s += vec3(z2 * z2 * z2, z2 * z2, z2);
   }
   partial[t] = s;
-  [[unroll]] for (uint half_ = WG / 2; half_ > 0u; half_ >>= 1) {
-    barrier();
-    if (t < half_) partial[t] += partial[t + half_];
-  }
   barrier();
-  const vec3 inv = 1.0 / sqrt(partial[0] / float(p.F) + p.eps);
+  vec3 sum = vec3(0.0);  // every thread adds the partials in the same order: one barrier
+  for (uint j = 0u; j < WG; ++j) sum += partial[j];
+  const vec3 inv = 1.0 / sqrt(sum / float(p.F) + p.eps);
   const vec3 c = vec3(Wt.w[p.w_at], Wt.w[p.w_at + 1u], Wt.w[p.w_at + 2u]) * inv;
   const float bias = Bias.b[p.b_at];
   for (uint k = t; k < p.F; k += WG) {

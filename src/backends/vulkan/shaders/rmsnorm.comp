@@ -23,12 +23,10 @@ void main() {
   float s = 0.0;
   for (uint k = t; k < p.n; k += WG) s = fma(X.x[x0 + k], X.x[x0 + k], s);
   partial[t] = s;
-  [[unroll]] for (uint half_ = WG / 2; half_ > 0u; half_ >>= 1) {
-    barrier();
-    if (t < half_) partial[t] += partial[t + half_];
-  }
   barrier();
-  const float rstd = 1.0 / sqrt(partial[0] / float(p.n) + p.eps);
+  float sum = 0.0;  // every thread adds the partials in the same order (one barrier: lavapipe runs
+  for (uint j = 0u; j < WG; ++j) sum += partial[j];  // each as a coroutine switch per invocation)
+  const float rstd = 1.0 / sqrt(sum / float(p.n) + p.eps);
   for (uint k = t; k < p.n; k += WG) Y.y[p.y_at + row * p.n + k] = X.x[x0 + k] * rstd * G.g[p.g_at + k];
   if (t == 0u && p.has_rstd != 0u) R.r[p.rstd_at + row] = rstd;
 }
