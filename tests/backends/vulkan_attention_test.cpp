@@ -92,7 +92,7 @@ TEST_F(VulkanTest, PrefillAttentionMatchesReferenceForEveryVariant) {
   int cases = 0;
   for (const Variant& v : kVariants)
     for (auto [B, T] : {std::pair<int64_t, int64_t>{1, 1}, {2, 17}, {1, 45}})
-      for (int64_t d : {16, 64}) {
+      for (int64_t d : {16, 24, 64}) {
         const PrefillCase c = PrefillCase::random(v, B, T, d, 300 + cases++);
         const AttentionDims& a = c.dims;
         std::vector<float> want(a.B * a.T * a.out_width());
@@ -266,7 +266,7 @@ TEST_F(VulkanTest, PagedAttentionMatchesReferenceForEveryVariantAndStorage) {
   Rng rng(42);
   for (const Variant& v : kVariants)
     for (KvStorage storage : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) {
-      const int64_t d = storage == KvStorage::bf16 ? 32 : 16, P = 16;
+      const int64_t d = storage == KvStorage::bf16 ? 24 : 16, P = 16;  // 24: no power of two
       HostPool pool(v, d, P, storage, 2, 60);
       const auto seqs = fill(pool, {1, 37, 600, 20}, 1, rng);
       // Rows: short ones, a prefill-like run of one sequence, and one over three chunks of 256.
