@@ -84,8 +84,9 @@ int bench_vulkan(cli::Args& args) {
   const ModelConfig c = model_config_from_json(read_json_file(config_path), config_path);
   auto backend = backends::vulkan::open_device(device);
   auto& vk = static_cast<VulkanBackend&>(*backend);
-  print_row(json, {str("op", "device"), str("name", vk.info().name), num("memory_gib", vk.info().memory_bytes / 1073741824.0, 1),
-                   str("features", vk.info().features), num("cooperative_matrix", vk.cooperative_matrix() ? 1 : 0, 0)});
+  print_row(json, {str("op", "device"), str("name", vk.info().name),
+                   num("memory_gib", vk.info().memory_bytes / 1073741824.0, 1), str("features", vk.info().features),
+                   num("cooperative_matrix", vk.cooperative_matrix() ? 1 : 0, 0)});
 
   // The copy rate: read and write counted, as the bandwidth of a copy is usually given.
   const int64_t copy_bytes = std::min<int64_t>(copy_mib << 20, vk.free_bytes() / 3);
@@ -94,7 +95,8 @@ int bench_vulkan(cli::Args& args) {
     const DeviceBuffer a = vk.allocate(copy_bytes, false), b = vk.allocate(copy_bytes, false);
     const double ms = best_ms(vk, rounds, 4, [&] { vk.copy(b.as<void>(), a.as<const void>(), copy_bytes); });
     copy_gbs = 2.0 * copy_bytes / (ms * 1e6);
-    print_row(json, {str("op", "copy"), num("mib", copy_bytes >> 20, 0), num("ms", ms, 3), num("copy_gbs", copy_gbs, 1)});
+    print_row(json,
+              {str("op", "copy"), num("mib", copy_bytes >> 20, 0), num("ms", ms, 3), num("copy_gbs", copy_gbs, 1)});
   }
   if (copy_only) return 0;
 
@@ -133,16 +135,18 @@ int bench_vulkan(cli::Args& args) {
   // Attention of one layer: the fused prefill over the prompt, and paged decode over the context.
   const AttentionDims dims = c.attention_dims(1, prompt);
   {
-    const DeviceBuffer q = random_floats(vk, prompt * a.q_width(), rng), k = random_floats(vk, prompt * a.k_width(), rng);
+    const DeviceBuffer q = random_floats(vk, prompt * a.q_width(), rng),
+                       k = random_floats(vk, prompt * a.k_width(), rng);
     const DeviceBuffer v = random_floats(vk, prompt * a.v_width(), rng);
     const DeviceBuffer lambda = random_floats(vk, std::max<int64_t>(1, a.lambda_floats(prompt)), rng, 0.5);
     const DeviceBuffer out = vk.allocate(prompt * a.out_width() * 4, false);
     const double ms = best_ms(vk, rounds, 2, [&] {
-      vk.attention_forward(dims, q.as<const float>(), k.as<const float>(), v.as<const float>(), lambda.as<const float>(),
-                           out.as<float>(), {});
+      vk.attention_forward(dims, q.as<const float>(), k.as<const float>(), v.as<const float>(),
+                           lambda.as<const float>(), out.as<float>(), {});
     });
-    print_row(json, {str("op", "prefill_attention"), str("attention", attention_kind_name(c.attention)),
-                     num("tokens", prompt, 0), num("ms", ms, 3), num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
+    print_row(json,
+              {str("op", "prefill_attention"), str("attention", attention_kind_name(c.attention)),
+               num("tokens", prompt, 0), num("ms", ms, 3), num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
   }
   for (KvStorage storage : {KvStorage::bf16, KvStorage::int8}) {
     const int64_t P = 256, blocks = rows * ((context + P - 1) / P);

@@ -44,7 +44,9 @@ static llama_token argmax(struct llama_context* ctx, int32_t i, int32_t n_vocab)
 }
 
 /* Prompt ids spread over the vocabulary, away from the special tokens at its ends. */
-static llama_token prompt_token(int64_t i, int32_t n_vocab) { return (llama_token)(100 + (i * 7919) % (n_vocab - 300)); }
+static llama_token prompt_token(int64_t i, int32_t n_vocab) {
+  return (llama_token)(100 + (i * 7919) % (n_vocab - 300));
+}
 
 int main(int argc, char** argv) {
   if (argc != 6 || (strcmp(argv[2], "time") != 0 && strcmp(argv[2], "streams") != 0))
@@ -125,11 +127,15 @@ int main(int argc, char** argv) {
     if (d > best_decode) best_decode = d;
   }
   if (streams)
-    printf("{\"engine\":\"llama.cpp vulkan\",\"device\":\"%s\",\"sequences\":%d,\"prompt\":%d,\"decode\":%d,\"aggregate_decode_tok_s\":%.2f}\n",
-           device, sequences, prompt, decode, best_decode);
+    printf(
+        "{\"engine\":\"llama.cpp "
+        "vulkan\",\"device\":\"%s\",\"sequences\":%d,\"prompt\":%d,\"decode\":%d,\"aggregate_decode_tok_s\":%.2f}\n",
+        device, sequences, prompt, decode, best_decode);
   else
-    printf("{\"engine\":\"llama.cpp vulkan\",\"device\":\"%s\",\"prompt\":%d,\"decode\":%d,\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f}\n",
-           device, prompt, decode, best_prefill, best_decode);
+    printf(
+        "{\"engine\":\"llama.cpp "
+        "vulkan\",\"device\":\"%s\",\"prompt\":%d,\"decode\":%d,\"prefill_tok_s\":%.2f,\"decode_tok_s\":%.2f}\n",
+        device, prompt, decode, best_prefill, best_decode);
   llama_batch_free(batch);
   llama_free(ctx);
   llama_model_free(model);

@@ -46,7 +46,9 @@ pack() {
   cp build/release/difftx build/release/difftx_tests "$stage/bundle/bin/"
   # Every library the binaries load, glibc and its loader too (run() uses the machine's own
   # glibc where it is new enough, else these); the Vulkan loader, which difftx opens at run time.
-  for lib in $( (ldd build/release/difftx; ldd build/release/difftx_tests) | awk '/=>/ {print $3} /ld-linux/ {print $1}' | sort -u); do
+  local libs
+  libs="$( (ldd build/release/difftx; ldd build/release/difftx_tests) | awk '/=>/ {print $3} /ld-linux/ {print $1}')"
+  for lib in $(sort -u <<< "$libs"); do
     cp -L "$lib" "$stage/bundle/lib/"
   done
   cp -L /usr/lib/x86_64-linux-gnu/libvulkan.so.1 "$stage/bundle/lib/"
@@ -58,6 +60,13 @@ pack() {
 }
 
 # ---- On the GPU machine.
+
+tag() {  # the JSON line on stdin with the fields KEY=VALUE added
+  python3 -c 'import json, sys
+row = json.loads(sys.stdin.readline())
+row.update(a.split("=", 1) for a in sys.argv[1:])
+print(json.dumps(row))' "$@"
+}
 
 emit() {  # a JSON line to stdout and to $OUT/gpu.jsonl
   echo "$1"
@@ -98,7 +107,8 @@ conformance() {
   local label="$1" filter="$2" report="$work/conformance-$1.json"
   shift 2
   local rc=0
-  env "$@" "${tests[@]}" --gtest_filter="$filter" --gtest_output="json:$report" > "$work/conformance-$label.log" 2>&1 || rc=$?
+  env "$@" "${tests[@]}" --gtest_filter="$filter" --gtest_output="json:$report" > "$work/conformance-$label.log" 2>&1 \
+    || rc=$?
   emit "$(python3 - "$report" "$label" "$rc" <<'PY'
 import json, sys
 report, label, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -166,16 +176,19 @@ PY
   done | while read -r line; do emit "$line"; done
 }
 
-read -r -a configs <<< "${GPU_CONFIGS:-configs/hf/llama-1b.json configs/hf/diffllama-1b.json configs/hf/diff2-1b.json configs/hf/gda-1b.json}"
+default_configs="configs/hf/llama-1b.json configs/hf/diffllama-1b.json configs/hf/diff2-1b.json configs/hf/gda-1b.json"
+read -r -a configs <<< "${GPU_CONFIGS:-$default_configs}"
 prompt="${GPU_PROMPT:-512}" new="${GPU_NEW:-128}" streams="${GPU_STREAMS:-16}" types="${GPU_TYPES:-f16,q8_0,q4_0}"
 rounds="${GPU_ROUNDS:-3}"
 
 stage_kernels() {
   for config in "${configs[@]}"; do
-    "${difftx[@]}" bench vulkan --config "$config" --types "$types" --rows 1 --prompt "$prompt" --context 4096 --rounds "$rounds" --json \
-      | while read -r line; do emit "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r["config"]=sys.argv[2]; print(json.dumps(r))' "$line" "$config")"; done
+    "${difftx[@]}" bench vulkan --config "$config" --types "$types" --rows 1 --prompt "$prompt" --context 4096 \
+        --rounds "$rounds" --json \
+      | while read -r line; do emit "$(tag "config=$config" <<< "$line")"; done
   done
-  "${difftx[@]}" bench vulkan --config "${configs[0]}" --types f16 --rows "$streams" --prompt "$prompt" --rounds "$rounds" --json \
+  "${difftx[@]}" bench vulkan --config "${configs[0]}" --types f16 --rows "$streams" --prompt "$prompt" \
+      --rounds "$rounds" --json \
     | grep decode_attention | while read -r line; do emit "$line"; done
 }
 
@@ -229,7 +242,7 @@ stage_peers() {
     gguf="$(model "$llama" gguf "$dtype")/model.gguf"
     for run in "time $prompt $new $rounds" "streams $prompt $new $streams"; do
       # shellcheck disable=SC2086
-      emit "$("$work/llama_vulkan/llama_peer" "$gguf" $run | python3 -c 'import json,sys; r=json.load(sys.stdin); r.update(dtype=sys.argv[1], config=sys.argv[2]); print(json.dumps(r))' "$dtype" "$llama")"
+      emit "$("$work/llama_vulkan/llama_peer" "$gguf" $run | tag "dtype=$dtype" "config=$llama")"
     done
   done
   if ! python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2> /dev/null; then
@@ -239,8 +252,8 @@ stage_peers() {
   for config in "${configs[@]:0:2}"; do  # Llama and DiffLlama: the architectures transformers has
     local hf
     hf="$(model "$config" hf bf16)"
-    emit "$(python3 bench/gpu/transformers_peer.py --model "$hf" --prompt "$prompt" --new "$new" --streams "$streams" --repeats "$rounds" \
-            --flops-per-token "$(flops_per_token "$config")" | python3 -c 'import json,sys; r=json.load(sys.stdin); r["config"]=sys.argv[1]; print(json.dumps(r))' "$config")"
+    emit "$(python3 bench/gpu/transformers_peer.py --model "$hf" --prompt "$prompt" --new "$new" --streams "$streams" \
+            --repeats "$rounds" --flops-per-token "$(flops_per_token "$config")" | tag "config=$config")"
   done
 }
 
@@ -269,8 +282,9 @@ r.update({"config": sys.argv[4], "dtype": sys.argv[5], "copy_gbs": copy,
           "of_fp16_peak": round(r["prefill_tok_s"] * flops / (peak * 1e12), 3) if peak else None})
 print(json.dumps(r))' "$copy" "$peak" "$(flops_per_token "$config")" "$config" "$dtype" \
         | while read -r line; do emit "$line"; done
-      "${difftx[@]}" bench serve --device vulkan --model "$dir" --concurrency "1,$streams" --prompt "$prompt" --new "$new" --json \
-        | while read -r line; do emit "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r["config"]=sys.argv[2]; r["dtype"]=sys.argv[3]; print(json.dumps(r))' "$line" "$config" "$dtype")"; done
+      "${difftx[@]}" bench serve --device vulkan --model "$dir" --concurrency "1,$streams" --prompt "$prompt" \
+          --new "$new" --json \
+        | while read -r line; do emit "$(tag "config=$config" "dtype=$dtype" <<< "$line")"; done
     done
   done
 }
@@ -278,7 +292,10 @@ print(json.dumps(r))' "$copy" "$peak" "$(flops_per_token "$config")" "$config" "
 case "$mode" in
   pack) pack ;;
   run)
-    [ -f .gpu/bundle.tar.xz ] || { echo "run.sh: .gpu/bundle.tar.xz is missing: run 'bench/gpu/run.sh pack' here first and carry .gpu" >&2; exit 1; }
+    if [ ! -f .gpu/bundle.tar.xz ]; then
+      echo "run.sh: .gpu/bundle.tar.xz is missing: run 'bench/gpu/run.sh pack' here first and carry .gpu" >&2
+      exit 1
+    fi
     unpack
     stages=("$@")
     [ ${#stages[@]} -eq 0 ] && stages=(check kernels peers engine)

@@ -15,7 +15,9 @@ void throw_host_read_of_device_memory(uint64_t address) {
 }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
-    : owner_(std::exchange(o.owner_, nullptr)), address_(std::exchange(o.address_, 0)), bytes_(std::exchange(o.bytes_, 0)) {}
+    : owner_(std::exchange(o.owner_, nullptr)),
+      address_(std::exchange(o.address_, 0)),
+      bytes_(std::exchange(o.bytes_, 0)) {}
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   std::swap(owner_, o.owner_);

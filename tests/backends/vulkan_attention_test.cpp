@@ -114,7 +114,8 @@ TEST_F(VulkanTest, PrefillAttentionMatchesReferenceForEveryVariant) {
   attention_forward_reference(c.dims, c.q.data(), c.k.data(), c.v.data(), c.lambda.data(), want.data());
   const auto got = prefill_on(vk(), c);
   for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << name_of(c.dims) << " at " << i;
-  const std::string wide = testing::error_of([&] { prefill_on(vk(), PrefillCase::random(kVariants[1], 1, 2, 256, 1)); });
+  const std::string wide =
+      testing::error_of([&] { prefill_on(vk(), PrefillCase::random(kVariants[1], 1, 2, 256, 1)); });
   EXPECT_NE(wide.find("d <= 128"), std::string::npos) << wide;
 }
 
@@ -148,7 +149,8 @@ struct Sequence {
 
 std::vector<Sequence> fill(HostPool& pool, const std::vector<int64_t>& lengths, int64_t layer, Rng& rng) {
   std::vector<int32_t> free_blocks(pool.blocks);
-  for (int64_t i = 0; i < pool.blocks; ++i) free_blocks[i] = static_cast<int32_t>(pool.blocks - 1 - (i * 7) % pool.blocks);
+  for (int64_t i = 0; i < pool.blocks; ++i)
+    free_blocks[i] = static_cast<int32_t>(pool.blocks - 1 - (i * 7) % pool.blocks);
   std::vector<Sequence> seqs;
   size_t next = 0;
   const int64_t P = pool.dims.capacity, kw = pool.dims.k_width(), vw = pool.dims.v_width();
@@ -184,8 +186,8 @@ TEST_F(VulkanTest, PagedStoreWritesTheCacheLayout) {
         }
       const DeviceBuffer pool = vk().allocate(static_cast<int64_t>(want.bytes.size()));
       const DeviceBuffer sd = to_device(slots), kd = to_device(k), vd = to_device(v_rows);
-      vk().paged_store(want.on(pool), 1, sd.as<const int32_t>(), static_cast<int64_t>(slots.size()), kd.as<const float>(),
-                       vd.as<const float>());
+      vk().paged_store(want.on(pool), 1, sd.as<const int32_t>(), static_cast<int64_t>(slots.size()),
+                       kd.as<const float>(), vd.as<const float>());
       const auto got = to_host<unsigned char>(pool, static_cast<int64_t>(want.bytes.size()));
       const std::string what = std::string(attention_kind_name(v.kind)) + " " + kv_storage_name(storage);
       if (storage != KvStorage::int8) {
@@ -198,15 +200,18 @@ TEST_F(VulkanTest, PagedStoreWritesTheCacheLayout) {
         const int64_t base = (b * want.layers + 1) * want.layer_bytes;
         // Where the scales start (kv_layout.cpp): the elements come before them.
         const auto* region = want.bytes.data() + base;
-        const int64_t key_element_bytes = reinterpret_cast<const unsigned char*>(key_scales(want.dims, region)) - region;
+        const int64_t key_element_bytes =
+            reinterpret_cast<const unsigned char*>(key_scales(want.dims, region)) - region;
         const int64_t value_element_bytes =
-            reinterpret_cast<const unsigned char*>(value_scales(want.dims, region + want.key_bytes)) - (region + want.key_bytes);
+            reinterpret_cast<const unsigned char*>(value_scales(want.dims, region + want.key_bytes)) -
+            (region + want.key_bytes);
         for (int64_t i = 0; i < want.layer_bytes; ++i) {
           const int64_t at = base + i;
           const bool key_element = i < key_element_bytes;
           const bool value_element = i >= want.key_bytes && i < want.key_bytes + value_element_bytes;
           if (key_element || value_element) {
-            ASSERT_LE(std::abs(static_cast<int8_t>(got[at]) - static_cast<int8_t>(want.bytes[at])), 1) << what << " byte " << at;
+            ASSERT_LE(std::abs(static_cast<int8_t>(got[at]) - static_cast<int8_t>(want.bytes[at])), 1)
+                << what << " byte " << at;
           } else if (i % 4 == 0 && i + 4 <= want.layer_bytes) {
             float a, c;
             std::memcpy(&a, got.data() + at, 4);
@@ -336,7 +341,9 @@ TEST_F(VulkanTest, AttentionOverSmallBindingsGivesTheSameBits) {
   EXPECT_EQ(prefill_on(vk(), c), prefill_on(small, c));
   // A pool that needs more than 8 windows is refused, saying so.
   HostPool big(v, 8, 16, KvStorage::f32, 2, 20);  // 14 windows
-  const std::string error = testing::error_of([&] { decode_on(small, big, rows_of(fill(big, {40}, 1, rng), {{0, 40}}), q, {0.5f}, 1); });
+  const std::string error = testing::error_of([&] {
+    decode_on(small, big, rows_of(fill(big, {40}, 1, rng), {{0, 40}}), q, {0.5f}, 1);
+  });
   EXPECT_NE(error.find("bindings"), std::string::npos) << error;
   small.synchronize();
   for (const std::string& m : small.validation_messages()) ADD_FAILURE() << "Vulkan validation: " << m;

@@ -115,7 +115,8 @@ TEST_F(VulkanTest, MatmulMatchesReferenceF32Bf16F16) {
 }
 
 TEST_F(VulkanTest, MatmulMatchesReferenceQ8_0Q4_0Q4_K) {
-  for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) expect_matches_reference(vk(), type, 12);
+  for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
+    expect_matches_reference(vk(), type, 12);
 }
 
 // A row's bits alone and as row 37 of 70 (the engine's batch invariance), in both orders.

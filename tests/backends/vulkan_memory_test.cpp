@@ -35,7 +35,8 @@ TEST(VulkanLoader, DeviceNames) {
   EXPECT_TRUE(backends::vulkan::names_vulkan("vulkan:3"));
   EXPECT_FALSE(backends::vulkan::names_vulkan("cpu"));
   for (const char* bad : {"vulkan:", "vulkan:x", "vulkan:-1", "vulkan:123456"})
-    EXPECT_NE(testing::error_of([&] { backends::vulkan::open_device(bad); }).find("expected vulkan:N"), std::string::npos)
+    EXPECT_NE(testing::error_of([&] { backends::vulkan::open_device(bad); }).find("expected vulkan:N"),
+              std::string::npos)
         << bad;
 }
 
@@ -62,8 +63,8 @@ TEST_F(VulkanTest, TransfersAtOddSizesAndOffsets) {
   vk().upload(a.as<void>(), bytes.data(), static_cast<int64_t>(bytes.size()));
   // Unaligned sub-ranges, and a copy between allocations.
   vk().upload(backends::device_cast<void>(a.as<unsigned char>() + 3), bytes.data() + 50000, 17);
-  vk().copy(backends::device_cast<void>(b.as<unsigned char>() + 1), backends::device_cast<const void>(a.as<unsigned char>() + 5),
-            99001);
+  vk().copy(backends::device_cast<void>(b.as<unsigned char>() + 1),
+            backends::device_cast<const void>(a.as<unsigned char>() + 5), 99001);
   std::vector<unsigned char> want = bytes;
   std::memcpy(want.data() + 3, bytes.data() + 50000, 17);
   std::vector<unsigned char> got(bytes.size());
@@ -114,7 +115,9 @@ TEST_F(VulkanTest, BadAddressesAndSizesAreErrors) {
   EXPECT_NE(testing::error_of([&] { vk().download(out.data(), DevicePtr<const void>(&host), 4); })
                 .find("not this device's memory"),
             std::string::npos);
-  EXPECT_NE(testing::error_of([&] { vk().download(out.data(), backends::device_cast<const void>(a.as<float>() + 60), 64); }).find("outside"),
+  EXPECT_NE(testing::error_of([&] {
+              vk().download(out.data(), backends::device_cast<const void>(a.as<float>() + 60), 64);
+            }).find("outside"),
             std::string::npos);
   EXPECT_NE(testing::error_of([&] { (void)a.as<float>().host(); }).find("host cannot read"), std::string::npos);
 }

@@ -35,12 +35,14 @@ TEST_F(VulkanTest, RmsNormMatchesReference) {
     const auto x = testing::random_vector(rows * n, rng, -3, 3), g = testing::random_vector(n, rng);
     std::vector<double> y(rows * n), rstd(rows);
     reference::rmsnorm_forward(widen(x).data(), widen(g).data(), y.data(), rstd.data(), rows, n, 1e-5);
-    const DeviceBuffer xd = to_device(x), gd = to_device(g), yd = vk().allocate(rows * n * 4), rd = vk().allocate(rows * 4);
+    const DeviceBuffer xd = to_device(x), gd = to_device(g), yd = vk().allocate(rows * n * 4),
+                       rd = vk().allocate(rows * 4);
     vk().rmsnorm_forward(xd.as<const float>(), gd.as<const float>(), yd.as<float>(), rd.as<float>(), rows, n, 1e-5f);
     const std::string what = "rmsnorm " + std::to_string(rows) + " x " + std::to_string(n);
     expect_close(to_host<float>(yd, rows * n), y, 1e-6, 2e-6, what);
     expect_close(to_host<float>(rd, rows), rstd, 0, 2e-6, what + " rstd");
-    vk().rmsnorm_forward(xd.as<const float>(), gd.as<const float>(), yd.as<float>(), nullptr, rows, n, 1e-5f);  // no rstd
+    vk().rmsnorm_forward(xd.as<const float>(), gd.as<const float>(), yd.as<float>(), nullptr, rows, n,
+                         1e-5f);  // no rstd
     expect_close(to_host<float>(yd, rows * n), y, 1e-6, 2e-6, what + " without rstd");
   }
 }
@@ -76,7 +78,8 @@ TEST_F(VulkanTest, RopeMatchesReference) {
         reference::rope_forward(style, want.data() + i * heads * d, 1, 1, heads, d, positions[i], theta);
       const DeviceBuffer yd = to_device(y), pd = to_device(positions);
       vk().rope(rope, style, yd.as<float>(), heads, {1, rows, 0, pd.as<const int64_t>()}, false);
-      expect_close(to_host<float>(yd, rows * heads * d), want, 2e-6, 2e-6, "rope listed positions d=" + std::to_string(d));
+      expect_close(to_host<float>(yd, rows * heads * d), want, 2e-6, 2e-6,
+                   "rope listed positions d=" + std::to_string(d));
     }
 }
 
@@ -137,12 +140,14 @@ TEST_F(VulkanTest, PolyNormMatchesReference) {
     const auto g = testing::random_vector(rows * F, rng, -2, 2), u = testing::random_vector(rows * F, rng);
     const std::vector<float> w = {0.5f, -0.25f, 1.5f}, b = {0.125f};
     std::vector<double> h(rows * F);
-    reference::polynorm_glu_forward(widen(g).data(), widen(u).data(), widen(w).data(), widen(b).data(), h.data(), rows, F);
+    reference::polynorm_glu_forward(widen(g).data(), widen(u).data(), widen(w).data(), widen(b).data(), h.data(), rows,
+                                    F);
     const DeviceBuffer gd = to_device(g), ud = to_device(u), wd = to_device(w), bd = to_device(b);
     const DeviceBuffer hd = vk().allocate(rows * F * 4);
     vk().polynorm_glu_forward(gd.as<const float>(), ud.as<const float>(), wd.as<const float>(), bd.as<const float>(),
                               hd.as<float>(), rows, F);
-    expect_close(to_host<float>(hd, rows * F), h, 2e-6, 1e-5, "polynorm " + std::to_string(rows) + " x " + std::to_string(F));
+    expect_close(to_host<float>(hd, rows * F), h, 2e-6, 1e-5,
+                 "polynorm " + std::to_string(rows) + " x " + std::to_string(F));
   }
 }
 

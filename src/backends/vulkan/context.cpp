@@ -30,7 +30,8 @@ std::vector<VkExtensionProperties> device_extensions(const Api& api, VkPhysicalD
   uint32_t n = 0;
   check(api.vkEnumerateDeviceExtensionProperties(device, nullptr, &n, nullptr), "vkEnumerateDeviceExtensionProperties");
   std::vector<VkExtensionProperties> list(n);
-  check(api.vkEnumerateDeviceExtensionProperties(device, nullptr, &n, list.data()), "vkEnumerateDeviceExtensionProperties");
+  check(api.vkEnumerateDeviceExtensionProperties(device, nullptr, &n, list.data()),
+        "vkEnumerateDeviceExtensionProperties");
   list.resize(n);
   return list;
 }
@@ -56,7 +57,8 @@ VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverity
 
 VkDebugUtilsMessengerCreateInfoEXT messenger_info(Context* context) {
   VkDebugUtilsMessengerCreateInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-  info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
+  info.messageSeverity =
+      VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
   info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT;
   info.pfnUserCallback = on_validation_message;
   info.pUserData = context;
@@ -235,7 +237,8 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     api_.load_instance(instance_);
     if (validation && api_.vkCreateDebugUtilsMessengerEXT) {
       const auto info = messenger_info(this);
-      check(api_.vkCreateDebugUtilsMessengerEXT(instance_, &info, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
+      check(api_.vkCreateDebugUtilsMessengerEXT(instance_, &info, nullptr, &messenger_),
+            "vkCreateDebugUtilsMessengerEXT");
     }
     const auto devices = physical_devices(api_, instance_);
     DIFFTX_CHECK(!devices.empty(), "vulkan: no Vulkan device (the loader found no driver that offers one)");
@@ -299,7 +302,8 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     enable.features.shaderStorageBufferArrayDynamicIndexing = VK_TRUE;
     VkPhysicalDeviceVulkan11Features enable11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
     VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
-    VkPhysicalDeviceCooperativeMatrixFeaturesNV enable_coopmat{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV enable_coopmat{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
     void** tail = &enable.pNext;
     if (caps_.api_version >= VK_API_VERSION_1_2) {
       enable11.storageBuffer16BitAccess = caps_.storage16;

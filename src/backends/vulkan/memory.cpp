@@ -52,7 +52,8 @@ int64_t Memory::free_bytes() const {
   int64_t best = 0;
   for (uint32_t h = 0; h < props.memoryProperties.memoryHeapCount; ++h)
     if (props.memoryProperties.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
-      best = std::max<int64_t>(best, static_cast<int64_t>(budget.heapBudget[h]) - static_cast<int64_t>(budget.heapUsage[h]));
+      best = std::max<int64_t>(best,
+                               static_cast<int64_t>(budget.heapBudget[h]) - static_cast<int64_t>(budget.heapUsage[h]));
   return std::max<int64_t>(0, best);
 }
 
@@ -84,7 +85,8 @@ uint64_t Memory::allocate(int64_t bytes) {
   const VkResult result = api_.vkAllocateMemory(context_.device(), &info, nullptr, &memory);
   if (result != VK_SUCCESS) {
     api_.vkDestroyBuffer(context_.device(), buffer, nullptr);
-    if (result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY) out_of_memory(result_name(result));
+    if (result == VK_ERROR_OUT_OF_DEVICE_MEMORY || result == VK_ERROR_OUT_OF_HOST_MEMORY)
+      out_of_memory(result_name(result));
     check(result, "vkAllocateMemory");
   }
   const VkResult bound = api_.vkBindBufferMemory(context_.device(), buffer, memory, 0);

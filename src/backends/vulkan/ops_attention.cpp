@@ -102,7 +102,7 @@ void VulkanBackend::attention_forward(const AttentionDims& dims, DevicePtr<const
   const bool save = saved.lse && (saved.maps_out || !a.paired());
   struct {
     uint32_t q_at, k_at, v_at, lambda_at, out_at, lse_at, maps_at;
-    uint32_t T, H, d, r, maps_per_kv, maps, kind;
+    uint32_t B, T, H, d, r, maps_per_kv, maps, kind;
     uint32_t q_width, k_width, v_width, out_width, vw;
     uint32_t save;
     float scale;
@@ -124,12 +124,13 @@ void VulkanBackend::attention_forward(const AttentionDims& dims, DevicePtr<const
     const Bound mb = bind(save && a.paired() ? (saved.maps_out + rows * a.maps() * a.value_width()).address() : 0,
                           B * T * a.maps() * a.value_width() * 4, "attention maps_out");
     push = {qb.words(), kb.words(), vb.words(), lb.words(), ob.words(), sb.words(), mb.words(),
-            u32(T), u32(dims.H), u32(dims.d), u32(a.paired() ? a.r : 1), u32(a.maps_per_kv_head()), u32(a.maps()),
+            u32(B), u32(T), u32(dims.H), u32(dims.d), u32(a.paired() ? a.r : 1), u32(a.maps_per_kv_head()),
+            u32(a.maps()),
             kind_code(dims.kind), u32(qw), u32(kw), u32(vw), u32(ow), u32(a.value_width()), save ? 1u : 0u,
             static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.d)))};
     const int64_t tiles = (T + kPrefillRows - 1) / kPrefillRows;
-    run2d("attention_prefill", {1, 1, 1, 1, 1, 1, 1}, {qb.info, kb.info, vb.info, lb.info, ob.info, sb.info, mb.info},
-          &push, sizeof push, tiles * dims.H, B);
+    run("attention_prefill", {1, 1, 1, 1, 1, 1, 1}, {qb.info, kb.info, vb.info, lb.info, ob.info, sb.info, mb.info},
+        &push, sizeof push, tiles * dims.H * B);
   }
 }
 
@@ -167,11 +168,12 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   DIFFTX_CHECK(rows.max_length >= 1, "vulkan paged_attention: every row attends to at least one position");
   const DecodeAttentionDims& a = kv.dims;
   const int64_t M = a.maps_per_kv_head(), vw = a.value_width(), qw = a.attention_dims().q_width(), ow = a.out_width();
-  DIFFTX_CHECK(M <= kDecodeMaxMaps && M * a.d <= kDecodeMaxQ && M * vw <= kDecodeMaxAcc,
-               "vulkan paged_attention: ", M, " maps of width ", a.d, " (values ", vw, ") per kv head: the shader takes ",
-               kDecodeMaxMaps, " maps, ", kDecodeMaxQ, " query and ", kDecodeMaxAcc, " output floats per kv head");
+  DIFFTX_CHECK(M <= kDecodeMaxMaps && M * a.d <= kDecodeMaxQ && M * vw <= kDecodeMaxAcc, "vulkan paged_attention: ", M,
+               " maps of width ", a.d, " (values ", vw, ") per kv head: the shader takes ", kDecodeMaxMaps, " maps, ",
+               kDecodeMaxQ, " query and ", kDecodeMaxAcc, " output floats per kv head");
   DIFFTX_CHECK(a.lambda_source() == LambdaSource::none || lambda, "vulkan paged_attention (",
                attention_kind_name(a.kind), "): lambda must be given");
+  std::lock_guard lock(mutex_);  // the scratch is the backend's
   const KvWindows windows = bind_kv(kv, "paged_attention");
   const int64_t max_chunks = (rows.max_length + kDecodeChunk - 1) / kDecodeChunk;
   const int64_t item_floats = M * (vw + 2), row_floats = a.Hkv * max_chunks * item_floats;
@@ -179,7 +181,6 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   const int64_t step = rows_per_binding(std::max({row_floats, qw, ow}) * 4, "paged_attention rows");
   const int64_t scratch = std::min(step, rows.count) * row_floats * 4;
   if (scratch_bytes_ < scratch) {
-    std::lock_guard lock(mutex_);
     if (scratch_) release(scratch_, scratch_bytes_);
     scratch_ = memory_.allocate(scratch);
     scratch_bytes_ = scratch;

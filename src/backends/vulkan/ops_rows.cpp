@@ -60,8 +60,9 @@ void VulkanBackend::rope(const DeviceRope& table, RopeStyle style, DevicePtr<flo
     const int64_t m = std::min(step, rows - r0);
     const Bound xb = bind((x + r0 * width).address(), m * width * 4, "rope x");
     const Bound pb = bind(listed ? (at.positions + r0).address() : 0, m * 8, "rope positions");
-    push = {xb.words(), cb.words(), sb.words(), pb.words(), u32(m), u32(heads), u32(table.d), u32(std::max<int64_t>(at.T, 1)),
-            u32(at.pos0), u32(table.max_T), listed ? 1u : 0u, style == RopeStyle::half ? 1u : 0u,
+    push = {xb.words(), cb.words(), sb.words(), pb.words(), u32(m), u32(heads), u32(table.d),
+            u32(std::max<int64_t>(at.T, 1)), u32(at.pos0), u32(table.max_T), listed ? 1u : 0u,
+            style == RopeStyle::half ? 1u : 0u,
             inverse ? -1.0f : 1.0f};
     run("rope", {1, 1, 1, 1}, {xb.info, cb.info, sb.info, pb.info}, &push, sizeof push,
         groups_of(m * heads * half, kElementGroup));
@@ -86,7 +87,9 @@ void VulkanBackend::elementwise(std::string_view op, DevicePtr<float> y, DeviceP
   }
 }
 
-void VulkanBackend::add(DevicePtr<float> y, DevicePtr<const float> x, int64_t n) { elementwise("add", y, x, nullptr, 0, n); }
+void VulkanBackend::add(DevicePtr<float> y, DevicePtr<const float> x, int64_t n) {
+  elementwise("add", y, x, nullptr, 0, n);
+}
 
 void VulkanBackend::scale(DevicePtr<float> y, DevicePtr<const float> x, float s, int64_t n) {
   elementwise("scale", y, x, nullptr, s, n);
@@ -112,7 +115,8 @@ void VulkanBackend::polynorm_glu_forward(DevicePtr<const float> g, DevicePtr<con
     const Bound gb = bind((g + r0 * F).address(), m * F * 4, "polynorm g");
     const Bound ub = bind((u + r0 * F).address(), m * F * 4, "polynorm u");
     const Bound hb = bind((h + r0 * F).address(), m * F * 4, "polynorm h");
-    push = {gb.words(), ub.words(), wb.words(), bb.words(), hb.words(), u32(m), u32(F), static_cast<float>(kPolyNormEps)};
+    push = {gb.words(), ub.words(), wb.words(), bb.words(), hb.words(), u32(m), u32(F),
+            static_cast<float>(kPolyNormEps)};
     run("polynorm", {1, 1, 1, 1, 1}, {gb.info, ub.info, wb.info, bb.info, hb.info}, &push, sizeof push, m);
   }
 }
@@ -123,7 +127,8 @@ void VulkanBackend::gather_rows(DevicePtr<const float> src, DevicePtr<const int3
   if (count == 0) return;
   // src: every row from `src` to its allocation's end that fits one binding.
   const Resolved r = memory_.resolve(src.address(), width * 4, "gather_rows source");
-  const int64_t src_rows = std::min((r.size - r.offset) / (width * 4), rows_per_binding(width * 4, "gather_rows source"));
+  const int64_t src_rows =
+      std::min((r.size - r.offset) / (width * 4), rows_per_binding(width * 4, "gather_rows source"));
   const Bound sb = bind(src.address(), src_rows * width * 4, "gather_rows source");
   struct {
     uint32_t src_at, rows_at, dst_at, count, width, src_rows;

@@ -32,7 +32,10 @@ uint64_t timeout_ns(double seconds) {
 }  // namespace
 
 Stream::Stream(Context& context, Memory& memory)
-    : context_(context), memory_(memory), api_(context.api()), timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
+    : context_(context),
+      memory_(memory),
+      api_(context.api()),
+      timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
   VkDevice device = context.device();
   batches_.resize(kBatches);
   try {

@@ -15,8 +15,8 @@ std::unique_ptr<Backend> open_device(const std::string& device) {
   int index = -1;
   if (device != "vulkan") {
     const std::string n = device.substr(7);
-    DIFFTX_CHECK(!n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos,
-                 "device '", device.substr(0, 64), "': expected vulkan:N with N a device number (difftx --version lists them)");
+    DIFFTX_CHECK(!n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos, "device '",
+                 device.substr(0, 64), "': expected vulkan:N with N a device number (difftx --version lists them)");
     index = std::stoi(n);
   }
   Options options;

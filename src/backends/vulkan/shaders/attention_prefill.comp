@@ -22,7 +22,7 @@ layout(std430, set = 0, binding = 5) writeonly buffer SBuffer { float s[]; } Lse
 layout(std430, set = 0, binding = 6) writeonly buffer MBuffer { float m[]; } Maps;
 layout(push_constant) uniform Push {
   uint q_at, k_at, v_at, lambda_at, out_at, lse_at, maps_at;
-  uint T, H, d, r, maps_per_kv, maps, kind;  // kind: 0 baseline, 1 diff, 2 diff2, 3 diff_grouped
+  uint B, T, H, d, r, maps_per_kv, maps, kind;  // kind: 0 baseline, 1 diff, 2 diff2, 3 diff_grouped
   uint q_width, k_width, v_width, out_width, vw;
   uint save;  // write lse and maps_out
   float scale;  // 1 / sqrt(d)
@@ -36,8 +36,9 @@ shared float sums[2 * BR];
 #define kNegInf uintBitsToFloat(0xff800000u)
 
 void main() {
-  const uint tiles = (p.T + BR - 1u) / BR;
-  const uint tile = gl_WorkGroupID.x % tiles, head = gl_WorkGroupID.x / tiles, b = gl_WorkGroupID.y;
+  const uint tiles = (p.T + BR - 1u) / BR, id = group_index();
+  const uint tile = id % tiles, head = (id / tiles) % p.H, b = id / (tiles * p.H);
+  if (b >= p.B) return;
   const uint t = gl_LocalInvocationID.x, t0 = tile * BR;
   const bool paired = p.kind != 0u, v1 = p.kind == 1u || p.kind == 3u;
   const uint nmaps = paired ? 2u : 1u;

@@ -65,7 +65,8 @@ void main() {
     barrier();
   }
   [[unroll]] for (uint i = 0u; i < 2u; ++i)
-    [[unroll]] for (uint j = 0u; j < 2u; ++j) coopMatStoreNV(acc[i][j], cs, (sm + 16u * i) * LC + sc + 16u * j, LC, false);
+    [[unroll]] for (uint j = 0u; j < 2u; ++j)
+      coopMatStoreNV(acc[i][j], cs, (sm + 16u * i) * LC + sc + 16u * j, LC, false);
   barrier();
   for (uint e = t; e < BM * BN; e += 128u) {
     const uint m = m0 + e / BN, c = c0 + e % BN;

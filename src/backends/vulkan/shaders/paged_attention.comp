@@ -69,7 +69,8 @@ void main() {
         const uint map = g * M + m;
         const uint kh = p.v1 != 0u && map % (p.r + 1u) == p.r ? 1u : 0u;  // V1 noise maps read k2
         float s = 0.0;
-        for (uint x = 0u; x < d; ++x) s = fma(qs[m * d + x], element(win, base + kv_key_element(g, tt, kh * d + x) * es), s);
+        for (uint x = 0u; x < d; ++x)
+          s = fma(qs[m * d + x], element(win, base + kv_key_element(g, tt, kh * d + x) * es), s);
         if (int8) s *= scale_at(win, base + kv_key_element_bytes() + ((g * kv_heads_per_kv() + kh) * p.P + tt) * 4u);
         scores[m * WG + t] = s;
       }
