@@ -180,7 +180,11 @@ double Stream::device_milliseconds(const std::function<void()>& record) {
                                      VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
           "vkGetQueryPoolResults");
   } catch (...) {
-    api_.vkDestroyQueryPool(device, pool, nullptr);
+    try {
+      finish();  // the recorded timestamps must not outlive their pool
+    } catch (const std::exception&) {
+    }
+    if (!unusable_) api_.vkDestroyQueryPool(device, pool, nullptr);  // else work may still write it
     throw;
   }
   api_.vkDestroyQueryPool(device, pool, nullptr);
