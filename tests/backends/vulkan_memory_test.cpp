@@ -83,6 +83,17 @@ TEST_F(VulkanTest, TransfersAtOddSizesAndOffsets) {
   EXPECT_EQ(back, big);
 }
 
+TEST_F(VulkanTest, ZeroClearsExactlyItsBytesAtAnyAlignment) {
+  const std::vector<unsigned char> ones(64, 0xAB);
+  for (auto [at, n] : {std::pair<int64_t, int64_t>{0, 64}, {1, 2}, {3, 9}, {4, 8}, {5, 50}, {63, 1}}) {
+    DeviceBuffer a = to_device(ones);
+    vk().zero(backends::device_cast<void>(a.as<unsigned char>() + at), n);
+    const auto got = to_host<unsigned char>(a, 64);
+    for (int64_t i = 0; i < 64; ++i) ASSERT_EQ(got[i], i >= at && i < at + n ? 0 : 0xAB) << at << "+" << n << " at " << i;
+  }
+  EXPECT_FALSE(vk().trains());
+}
+
 TEST_F(VulkanTest, AllocationsAreZeroedAndFreed) {
   const int64_t free_before = vk().free_bytes();
   {

@@ -76,6 +76,19 @@ void VulkanBackend::copy(DevicePtr<void> dst, DevicePtr<const void> src, int64_t
   stream_.copy(from.buffer, from.offset, to.buffer, to.offset, bytes);
 }
 
+void VulkanBackend::zero(DevicePtr<void> dst, int64_t bytes) {
+  if (bytes == 0) return;
+  DIFFTX_CHECK(bytes > 0, "vulkan zero: ", bytes, " bytes");
+  std::lock_guard lock(mutex_);
+  const Resolved r = memory_.resolve(dst.address(), bytes, "zero");
+  // A fill takes whole words; the bytes before the first and after the last come from staging.
+  const int64_t begin = (r.offset + 3) / 4 * 4, end = std::max(begin, (r.offset + bytes) / 4 * 4);
+  static const unsigned char zeros[4] = {};
+  stream_.upload(r.buffer, r.offset, zeros, std::min(begin, r.offset + bytes) - r.offset);
+  stream_.fill_zero(r.buffer, begin, end - begin);
+  if (r.offset + bytes > end) stream_.upload(r.buffer, end, zeros, r.offset + bytes - end);
+}
+
 void VulkanBackend::synchronize() {
   std::lock_guard lock(mutex_);
   stream_.finish();

@@ -34,6 +34,11 @@ class VulkanBackend final : public Backend {
   void copy(DevicePtr<void> dst, DevicePtr<const void> src, int64_t bytes) override;
   void synchronize() override;
 
+  // Zeroes [dst, dst + bytes) at any alignment; and training runs elsewhere (both in the lead's
+  // draft of issue 34's final interface, not yet in this branch's backend.h).
+  void zero(DevicePtr<void> dst, int64_t bytes);
+  bool trains() const { return false; }
+
   DeviceMatrix prepare_matrix(const DeviceMatrix& stored) override;
   void matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N, bool accumulate,
               MatmulOrder order) override;
