@@ -89,7 +89,8 @@ TEST_F(VulkanTest, ZeroClearsExactlyItsBytesAtAnyAlignment) {
     DeviceBuffer a = to_device(ones);
     vk().zero(backends::device_cast<void>(a.as<unsigned char>() + at), n);
     const auto got = to_host<unsigned char>(a, 64);
-    for (int64_t i = 0; i < 64; ++i) ASSERT_EQ(got[i], i >= at && i < at + n ? 0 : 0xAB) << at << "+" << n << " at " << i;
+    for (int64_t i = 0; i < 64; ++i)
+      ASSERT_EQ(got[i], i >= at && i < at + n ? 0 : 0xAB) << at << "+" << n << " at " << i;
   }
   EXPECT_FALSE(vk().trains());
 }

@@ -123,9 +123,8 @@ int64_t VulkanBackend::rows_per_binding(int64_t row_bytes, const char* what) con
   return std::max<int64_t>(1, usable / std::max<int64_t>(row_bytes, 1));
 }
 
-void VulkanBackend::run2d(std::string_view shader, std::vector<uint32_t> descriptors,
-                          const std::vector<VkDescriptorBufferInfo>& buffers, const void* push, uint32_t push_bytes,
-                          int64_t groups_x, int64_t groups_y) {
+void VulkanBackend::run2d(std::string_view shader, std::vector<uint32_t> descriptors, const Buffers& buffers,
+                          const void* push, uint32_t push_bytes, int64_t groups_x, int64_t groups_y) {
   const int64_t limit = context_->caps().max_group_count;
   DIFFTX_CHECK(groups_x <= limit && groups_y <= limit, "vulkan ", shader, ": a grid of ", groups_x, " x ", groups_y,
                " workgroups exceeds the device's ", limit);
@@ -134,9 +133,8 @@ void VulkanBackend::run2d(std::string_view shader, std::vector<uint32_t> descrip
   stream_.dispatch(pipeline, buffers, push, static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y));
 }
 
-void VulkanBackend::run(std::string_view shader, std::vector<uint32_t> descriptors,
-                        const std::vector<VkDescriptorBufferInfo>& buffers, const void* push, uint32_t push_bytes,
-                        int64_t groups) {
+void VulkanBackend::run(std::string_view shader, std::vector<uint32_t> descriptors, const Buffers& buffers,
+                        const void* push, uint32_t push_bytes, int64_t groups) {
   if (groups <= 0) return;
   const int64_t limit = context_->caps().max_group_count;
   const int64_t x = std::min(groups, limit), y = (groups + x - 1) / x;  // the shader skips the extra groups

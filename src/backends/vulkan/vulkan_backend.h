@@ -128,11 +128,11 @@ class VulkanBackend final : public Backend {
   // Rows that fit one binding at row_bytes a row (at least 1, else an error naming what).
   int64_t rows_per_binding(int64_t row_bytes, const char* what) const;
   // One dispatch of `groups` workgroups (spread over x and y beyond one dimension's limit).
-  void run(std::string_view shader, std::vector<uint32_t> descriptors, const std::vector<VkDescriptorBufferInfo>& buffers,
-           const void* push, uint32_t push_bytes, int64_t groups);
-  void run2d(std::string_view shader, std::vector<uint32_t> descriptors,
-             const std::vector<VkDescriptorBufferInfo>& buffers, const void* push, uint32_t push_bytes, int64_t groups_x,
-             int64_t groups_y);
+  using Buffers = std::vector<VkDescriptorBufferInfo>;
+  void run(std::string_view shader, std::vector<uint32_t> descriptors, const Buffers& buffers, const void* push,
+           uint32_t push_bytes, int64_t groups);
+  void run2d(std::string_view shader, std::vector<uint32_t> descriptors, const Buffers& buffers, const void* push,
+             uint32_t push_bytes, int64_t groups_x, int64_t groups_y);
   void elementwise(std::string_view op, DevicePtr<float> y, DevicePtr<const float> a, DevicePtr<const float> b,
                    float s, int64_t n);
   // The KV pool as KV_WINDOWS bindings (shaders/kv.glsl): its descriptors and push fields.
