@@ -170,10 +170,8 @@ TEST_F(VulkanTest, EmbedWidensEveryTypeExactly) {
 // Windows: a backend that binds at most 4 KiB at once cuts the weights, x, y and the table into
 // many windows; the results are those of the whole (bit for bit: every output is the same sum).
 TEST_F(VulkanTest, OperandsLargerThanOneBindingAreCutIntoWindows) {
-  backends::vulkan::Options options;
-  options.validation = true;
-  options.max_binding_bytes = 4096;
-  VulkanBackend small(-1, options);
+  const auto small_bindings = open_small_bindings();
+  VulkanBackend& small = *small_bindings;
   Rng rng(15);
   for (WeightType type : {WeightType::f32, WeightType::bf16, WeightType::q4_0, WeightType::q4_k}) {
     const Quantized q = testing::make_weights(type, 70, type == WeightType::q4_k ? 512 : 96, rng);
@@ -202,8 +200,7 @@ TEST_F(VulkanTest, OperandsLargerThanOneBindingAreCutIntoWindows) {
     small.download(b.data(), eb.as<const void>(), 4 * q.cols * 4);
     EXPECT_EQ(a, b) << weight_type_name(type) << " embed";
   }
-  small.synchronize();
-  for (const std::string& m : small.validation_messages()) ADD_FAILURE() << "Vulkan validation: " << m;
+  expect_no_validation_messages(small);
 }
 
 }  // namespace

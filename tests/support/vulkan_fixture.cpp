@@ -9,6 +9,31 @@
 
 namespace difftx::testing {
 
+namespace {
+
+int device_index() {
+  const char* device = std::getenv("DIFFTX_TEST_VULKAN_DEVICE");
+  return device && *device ? std::atoi(device) : -1;
+}
+
+}  // namespace
+
+std::unique_ptr<VulkanTest::Backend> VulkanTest::open_another(backends::vulkan::Options options) {
+  options.validation = true;
+  return std::make_unique<Backend>(device_index(), options);
+}
+
+std::unique_ptr<VulkanTest::Backend> VulkanTest::open_small_bindings() {
+  backends::vulkan::Options options;
+  options.max_binding_bytes = 4096;
+  return open_another(options);
+}
+
+void VulkanTest::expect_no_validation_messages(Backend& backend) {
+  backend.synchronize();
+  for (const std::string& m : backend.validation_messages()) ADD_FAILURE() << "Vulkan validation: " << m;
+}
+
 VulkanTest::Backend* VulkanTest::shared_backend(std::string* why) {
   static std::unique_ptr<Backend> backend;
   static std::string reason;
@@ -17,12 +42,8 @@ VulkanTest::Backend* VulkanTest::shared_backend(std::string* why) {
     tried = true;
     // Pipeline caches beside the build, not in the user's home.
     setenv("DIFFTX_CACHE_DIR", (std::filesystem::path(DIFFTX_BINARY).parent_path() / "test-cache").c_str(), 0);
-    int index = -1;
-    if (const char* device = std::getenv("DIFFTX_TEST_VULKAN_DEVICE"); device && *device) index = std::atoi(device);
-    backends::vulkan::Options options;
-    options.validation = true;
     try {
-      backend = std::make_unique<Backend>(index, options);
+      backend = open_another({});
       if (!backend->context().validation())
         std::cerr << "note: the Vulkan validation layer is not installed (Debian: vulkan-validationlayers); "
                      "the Vulkan tests run without it\n";

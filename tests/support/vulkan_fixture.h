@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ class VulkanTest : public ::testing::Test {
   void SetUp() override;
   void TearDown() override;
   Backend& vk() { return *backend_; }
+  // Another backend on the same device with these options, the validation layer on; and the
+  // check that it said nothing (after its work has finished).
+  static std::unique_ptr<Backend> open_another(backends::vulkan::Options options);
+  static void expect_no_validation_messages(Backend& backend);
+  // One that binds at most 4 KiB at once: every op's window path on small data.
+  static std::unique_ptr<Backend> open_small_bindings();
 
   // Host vectors in and out of device memory.
   template <typename T>

@@ -17,33 +17,35 @@ bool has_extension(const std::vector<VkExtensionProperties>& list, const char* n
                      [&](const VkExtensionProperties& e) { return std::strcmp(e.extensionName, name) == 0; });
 }
 
-std::vector<VkExtensionProperties> instance_extensions(const Api& api) {
+// Vulkan's two-call enumeration: fn(&count, nullptr), then fn(&count, items).
+template <typename T, typename Fn>
+std::vector<T> enumerate(const char* what, Fn fn) {
   uint32_t n = 0;
-  check(api.vkEnumerateInstanceExtensionProperties(nullptr, &n, nullptr), "vkEnumerateInstanceExtensionProperties");
-  std::vector<VkExtensionProperties> list(n);
-  check(api.vkEnumerateInstanceExtensionProperties(nullptr, &n, list.data()), "vkEnumerateInstanceExtensionProperties");
-  list.resize(n);
-  return list;
+  check(fn(&n, static_cast<T*>(nullptr)), what);
+  std::vector<T> items(n);
+  check(fn(&n, items.data()), what);
+  items.resize(n);
+  return items;
+}
+
+std::vector<VkExtensionProperties> instance_extensions(const Api& api) {
+  return enumerate<VkExtensionProperties>("vkEnumerateInstanceExtensionProperties", [&](uint32_t* n, auto* items) {
+    return api.vkEnumerateInstanceExtensionProperties(nullptr, n, items);
+  });
 }
 
 std::vector<VkExtensionProperties> device_extensions(const Api& api, VkPhysicalDevice device) {
-  uint32_t n = 0;
-  check(api.vkEnumerateDeviceExtensionProperties(device, nullptr, &n, nullptr), "vkEnumerateDeviceExtensionProperties");
-  std::vector<VkExtensionProperties> list(n);
-  check(api.vkEnumerateDeviceExtensionProperties(device, nullptr, &n, list.data()),
-        "vkEnumerateDeviceExtensionProperties");
-  list.resize(n);
-  return list;
+  return enumerate<VkExtensionProperties>("vkEnumerateDeviceExtensionProperties", [&](uint32_t* n, auto* items) {
+    return api.vkEnumerateDeviceExtensionProperties(device, nullptr, n, items);
+  });
 }
 
 bool has_layer(const Api& api, const char* name) {
-  uint32_t n = 0;
-  if (api.vkEnumerateInstanceLayerProperties(&n, nullptr) != VK_SUCCESS) return false;
-  std::vector<VkLayerProperties> layers(n);
-  if (api.vkEnumerateInstanceLayerProperties(&n, layers.data()) != VK_SUCCESS) return false;
-  for (uint32_t i = 0; i < n; ++i)
-    if (std::strcmp(layers[i].layerName, name) == 0) return true;
-  return false;
+  const auto layers = enumerate<VkLayerProperties>("vkEnumerateInstanceLayerProperties", [&](uint32_t* n, auto* items) {
+    return api.vkEnumerateInstanceLayerProperties(n, items);
+  });
+  return std::any_of(layers.begin(), layers.end(),
+                     [&](const VkLayerProperties& l) { return std::strcmp(l.layerName, name) == 0; });
 }
 
 VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
@@ -101,12 +103,9 @@ VkInstance create_instance(const Api& api, bool validation, Context* context) {
 }
 
 std::vector<VkPhysicalDevice> physical_devices(const Api& api, VkInstance instance) {
-  uint32_t n = 0;
-  check(api.vkEnumeratePhysicalDevices(instance, &n, nullptr), "vkEnumeratePhysicalDevices");
-  std::vector<VkPhysicalDevice> devices(n);
-  check(api.vkEnumeratePhysicalDevices(instance, &n, devices.data()), "vkEnumeratePhysicalDevices");
-  devices.resize(n);
-  return devices;
+  return enumerate<VkPhysicalDevice>("vkEnumeratePhysicalDevices", [&](uint32_t* n, auto* items) {
+    return api.vkEnumeratePhysicalDevices(instance, n, items);
+  });
 }
 
 bool has_cooperative_matrix_16x16x16(const Api& api, VkPhysicalDevice device) {
