@@ -38,7 +38,6 @@ mode="${1:-}"
 [ $# -gt 0 ] && shift
 
 pack() {
-  source /work/dev.env 2> /dev/null || true
   cmake --build --preset release -j2 --target difftx difftx_tests > /dev/null
   bench/gpu/llama_peer.sh "$root/.cache/llama_vulkan" > /dev/null
   local stage="$root/.cache/gpu-stage"
