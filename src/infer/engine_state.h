@@ -20,7 +20,9 @@ struct Sequence {
         tokens(request.prompt),
         prompt_tokens(static_cast<int64_t>(tokens.size())),
         sampler(request.options.sampling, vocab),
-        text(request.options.stop_strings) {}
+        text(request.options.stop_strings),
+        constraint(request.options.constraint ? request.options.constraint->start(request.options.stop_tokens)
+                                              : nullptr) {}
 
   Engine::RequestId id;
   Request request;
@@ -35,6 +37,7 @@ struct Sequence {
   bool scheduled = false;       // has rows in the step being scheduled
   Sampler sampler;
   StopText text;
+  std::unique_ptr<TokenConstraint> constraint;  // none: any token
 
   int64_t pending() const { return static_cast<int64_t>(tokens.size()) - computed; }
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_tokens; }

@@ -203,14 +203,22 @@ class Stepper {
     int32_t id;
     if (s.request.on_logits) s.request.on_logits({logits, static_cast<size_t>(V_)});
     try {
+      if (s.constraint && s.constraint->done()) {  // an empty document: nothing to draw
+        finish(s, FinishReason::stop);
+        return true;
+      }
       const int64_t n = s.generated();
-      id = n < static_cast<int64_t>(o.forced.size()) ? s.sampler.take(logits, o.forced[n]) : s.sampler.sample(logits);
+      id = n < static_cast<int64_t>(o.forced.size())
+               ? s.sampler.take(logits, o.forced[n])
+               : s.sampler.sample(logits, s.constraint ? s.constraint->allowed() : nullptr);
+      const bool stop = std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end();
+      if (stop) {
+        finish(s, FinishReason::stop);
+        return true;
+      }
+      if (s.constraint) s.constraint->accept(id);
     } catch (const std::exception& e) {
       finish(s, FinishReason::error, {}, e.what());
-      return true;
-    }
-    if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
-      finish(s, FinishReason::stop);
       return true;
     }
     event.id = id;
@@ -218,7 +226,7 @@ class Stepper {
     if (tokenizer_ && id < tokenizer_->vocab_size()) event.text = s.text.push(tokenizer_->decode({&id, 1}));
     s.tokens.push_back(id);
     ++st_.counters.generated_tokens;
-    if (s.text.stopped()) {
+    if (s.text.stopped() || (s.constraint && s.constraint->done())) {
       finish(s, FinishReason::stop, std::move(event));
       return true;
     }
