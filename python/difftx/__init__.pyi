@@ -48,17 +48,17 @@ class Model:
     def generate(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
-        stop: str | Sequence[str] | None = None,
+        stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
     ) -> str: ...
     def stream(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
-        stop: str | Sequence[str] | None = None,
+        stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
     ) -> Stream: ...
     def generate_many(
         self, prompts: Sequence[str], *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
-        stop: str | Sequence[str] | None = None,
+        stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
     ) -> list[str]: ...
 
 def load(
