@@ -7,7 +7,8 @@
 // run (1 stream, 16 tokens) comes first.
 // With --json-schema FILE --tokenizer NAME, every concurrency runs unconstrained and with every
 // stream constrained to the schema (grammar/constraint.h; the tokenizer gives the tokens' bytes),
-// alternating, --pairs times: the cost of the token masks.
+// alternating, --pairs times: the cost of the token masks, also as constraint_s, the time the
+// constraints themselves took in the run (run_s).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,8 +40,49 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+// A constraint source whose constraints add the time they take (allowed, accept, done) to a
+// total: how much of a run the token masks cost, whatever else the machine is doing.
+class TimedConstraintSource : public TokenConstraintSource {
+ public:
+  explicit TimedConstraintSource(std::shared_ptr<const TokenConstraintSource> inner) : inner_(std::move(inner)) {}
+  int64_t vocab_size() const override { return inner_->vocab_size(); }
+  std::unique_ptr<TokenConstraint> start(std::span<const int32_t> stop_tokens) const override {
+    return std::make_unique<Timed>(inner_->start(stop_tokens), seconds_);
+  }
+  double seconds() const { return *seconds_; }
+
+ private:
+  class Timed : public TokenConstraint {
+    template <class F>
+    auto timed(F f) const {
+      const auto start = Clock::now();
+      auto out = f();
+      *total_ += std::chrono::duration<double>(Clock::now() - start).count();
+      return out;
+    }
+
+   public:
+    Timed(std::unique_ptr<TokenConstraint> inner, std::shared_ptr<double> total) : inner_(std::move(inner)), total_(total) {}
+    const uint64_t* allowed() override { return timed([&] { return inner_->allowed(); }); }
+    void accept(int32_t id) override {
+      timed([&] {
+        inner_->accept(id);
+        return 0;
+      });
+    }
+    bool done() const override { return timed([&] { return inner_->done(); }); }
+
+   private:
+    std::unique_ptr<TokenConstraint> inner_;
+    std::shared_ptr<double> total_;
+  };
+  std::shared_ptr<const TokenConstraintSource> inner_;
+  std::shared_ptr<double> seconds_ = std::make_shared<double>(0);  // the engine's thread only
+};
+
 struct ServeResult {
   double aggregate_tok_s = 0, decode_tok_s = 0;
+  double seconds = 0;  // the whole run
   double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;
   int64_t peak_blocks = 0, blocks = 0;
   double prefix_hit_rate = 0;
@@ -70,6 +112,7 @@ ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t stre
   ServeResult out;
   while (engine.step()) out.peak_blocks = std::max(out.peak_blocks, engine.stats().kv_blocks_used);
   const Clock::time_point end = Clock::now();
+  out.seconds = seconds_between(start, end);
   const EngineStats st = engine.stats();
   out.blocks = st.kv_blocks;
   out.prefix_hit_rate = st.prefix_hit_rate();
@@ -127,13 +170,15 @@ int bench_serve(cli::Args& args) {
     DIFFTX_CHECK(tokenizer.vocab_size() <= model.config.vocab_size, "the tokenizer's ", tokenizer.vocab_size(),
                  " tokens exceed the model's vocabulary of ", model.config.vocab_size);
     o.sample_vocab = tokenizer.vocab_size();
-    constraint =
+    constraint = std::make_shared<TimedConstraintSource>(
         grammar::json_schema_constraint(grammar::parse_schema_text(data::read_file(*schema_file), *schema_file),
-                                        grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size()));
+                                        grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size())));
   }
   run_streams(model, o, 1, std::min<int64_t>(prompt, 16), 0, std::min<int64_t>(new_tokens, 16), 99);  // warm-up
-  const auto row = [&](int64_t n, const ServeResult& r, bool constrained) {
+  const auto timed = std::dynamic_pointer_cast<const TimedConstraintSource>(constraint);
+  const auto row = [&](int64_t n, const ServeResult& r, bool constrained, double constraint_seconds) {
     print_row(json, {str("op", "serve_bench"), num("concurrency", n, 0), num("constrained", constrained, 0),
+                     num("constraint_s", constraint_seconds, 3), num("run_s", r.seconds, 3),
                      num("aggregate_tok_s", r.aggregate_tok_s, 2), num("decode_tok_s", r.decode_tok_s, 2),
                      num("ttft_p50_s", r.ttft_p50, 4), num("ttft_p99_s", r.ttft_p99, 4), num("itl_p50_s", r.itl_p50, 4),
                      num("itl_p99_s", r.itl_p99, 4), num("kv_peak_blocks", r.peak_blocks, 0),
@@ -141,9 +186,11 @@ int bench_serve(cli::Args& args) {
   };
   for (int64_t n : concurrency)
     for (int64_t k = 0; k < (constraint ? pairs : 1); ++k) {
-      row(n, run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false);
-      if (constraint)
-        row(n, run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n), constraint), true);
+      row(n, run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false, 0);
+      if (!constraint) continue;
+      const double before = timed->seconds();
+      const ServeResult r = run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n), constraint);
+      row(n, r, true, timed->seconds() - before);
     }
   return 0;
 }
