@@ -7,7 +7,7 @@
 
 #include "serve/chat_prompt.h"
 #include "cli/command.h"
-#include "cli/model_chat_template.h"
+#include "chat/model_chat_template.h"
 #include "infer/model_prompt.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
@@ -68,7 +68,7 @@ int run_serve(Args& args) {
     m->limits.default_top_p = defaults.top_p;
     m->limits.default_top_k = defaults.top_k;
     m->limits.max_choices = max_choices;
-    if (auto tmpl = load_chat_template(dir, template_file)) {
+    if (auto tmpl = chat::load_chat_template(dir, template_file)) {
       m->chat_stop = serve::chat_stop_ids(*tmpl, *m->tokenizer);
       m->render_chat = serve::chat_renderer(std::move(*tmpl));
     }
