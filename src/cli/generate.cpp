@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "serve/chat_prompt.h"
+#include "api/generation.h"
+#include "chat/model_chat_template.h"
 #include "cli/command.h"
-#include "cli/model_chat_template.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "infer/generate.h"
@@ -50,18 +50,18 @@ int run_generate(Args& args) {
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
   // The prompt starts as a training document does (difftx: after an end-of-text token; Hugging
   // Face: with the tokenizer's BOS), and generation stops at every end-of-sequence id.
-  FramedPrompt framed = frame_prompt(tokenizer, defaults, as_chat ? std::string() : prompt, model.config, dir.string());
+  FramedPrompt framed;
   if (as_chat) {  // the prompt as one user message through the chat template
-    const auto tmpl = load_chat_template(dir, template_file);
+    const auto tmpl = chat::load_chat_template(dir, template_file);
     DIFFTX_CHECK(tmpl.has_value(), dir.string(),
                  " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); "
                  "give one with --chat-template FILE");
-    const std::string rendered = tmpl->render(nlohmann::json::array({{{"role", "user"}, {"content", prompt}}}), true);
-    const std::vector<int32_t> prefix(framed.ids.begin(), framed.ids.begin() + framed.prefix);
-    framed.ids = serve::encode_chat_prompt(tokenizer, prefix, rendered);
-    for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) framed.stop.push_back(id);
+    framed = api::frame_chat_prompt(tokenizer, defaults, *tmpl,
+                                    nlohmann::json::array({{{"role", "user"}, {"content", prompt}}}), model.config,
+                                    dir.string());
   } else {
     DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
+    framed = frame_prompt(tokenizer, defaults, prompt, model.config, dir.string());
   }
   const std::vector<int32_t>& ids = framed.ids;
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
