@@ -170,8 +170,8 @@ int32_t difftx_chat_template(const difftx_model* model, const difftx_chat_messag
                              int32_t add_generation_prompt, char* text, int32_t capacity) {
   return guard<int32_t>(INT32_MIN, [&] {
     const LoadedModel& m = model_of(model, "difftx_chat_template");
-    const std::string rendered = m.require_chat_template().render(chat_messages(messages, n), add_generation_prompt != 0);
-    return write_text(rendered, text, capacity, "text");
+    const chat::ChatTemplate& tmpl = m.require_chat_template();
+    return write_text(tmpl.render(chat_messages(messages, n), add_generation_prompt != 0), text, capacity, "text");
   });
 }
 

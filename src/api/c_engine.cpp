@@ -164,7 +164,9 @@ difftx_sampling_options difftx_sampling_default_options(const difftx_model* mode
 int64_t difftx_engine_submit(difftx_engine* engine, const char* prompt, const difftx_sampling_options* options,
                              difftx_token_callback callback, void* user_data) {
   return submit(engine, options, callback, user_data, "difftx_engine_submit",
-                [&](const LoadedModel& m, const GenerateArgs& a) { return text_request(m, required(prompt, "prompt"), a); });
+                [&](const LoadedModel& m, const GenerateArgs& a) {
+                  return text_request(m, required(prompt, "prompt"), a);
+                });
 }
 
 int64_t difftx_engine_submit_ids(difftx_engine* engine, const int32_t* ids, int32_t n,
@@ -181,7 +183,9 @@ int64_t difftx_engine_submit_chat(difftx_engine* engine, const difftx_chat_messa
                                   const difftx_sampling_options* options, difftx_token_callback callback,
                                   void* user_data) {
   return submit(engine, options, callback, user_data, "difftx_engine_submit_chat",
-                [&](const LoadedModel& m, const GenerateArgs& a) { return chat_request(m, chat_messages(messages, n), a); });
+                [&](const LoadedModel& m, const GenerateArgs& a) {
+                  return chat_request(m, chat_messages(messages, n), a);
+                });
 }
 
 int32_t difftx_engine_cancel(difftx_engine* engine, int64_t request) {

@@ -37,8 +37,8 @@ Request text_request(const LoadedModel& m, const std::string& prompt, const Gene
 Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const GenerateArgs& a) {
   Request r;
   r.options = request_options(m, a);
-  r.options.stop_tokens =
-      m.tokenizer ? frame_prompt(*m.tokenizer, m.defaults, "", m.model.config, m.dir.string()).stop : m.defaults.eos_ids;
+  r.options.stop_tokens = m.defaults.eos_ids;
+  if (m.tokenizer) r.options.stop_tokens = frame_prompt(*m.tokenizer, m.defaults, "", m.model.config, m.dir.string()).stop;
   r.prompt = std::move(ids);
   return r;
 }

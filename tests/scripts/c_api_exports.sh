@@ -6,7 +6,8 @@ lib="$(dirname "$difftx")/lib/libdifftx.so"
 command -v nm > /dev/null || { echo "SKIP: nm is missing (binutils)"; exit 77; }
 header="$root/include/difftx/difftx.h"
 sed -n 's/^DIFFTX_API .*[ *]\(difftx_[a-z0-9_]*\)(.*/\1/p' "$header" | sort > "$work/declared.txt"
-[ "$(wc -l < "$work/declared.txt")" -ge 25 ] || { echo "FAIL: read only these declarations:"; cat "$work/declared.txt"; exit 1; }
+[ "$(wc -l < "$work/declared.txt")" -ge 25 ] ||
+  { echo "FAIL: read only these declarations:"; cat "$work/declared.txt"; exit 1; }
 nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | sort > "$work/exported.txt"
 if ! diff "$work/declared.txt" "$work/exported.txt" > "$work/diff.txt"; then
   echo "FAIL: libdifftx.so's exports differ from difftx.h's functions (< declared only, > exported only):"
@@ -14,5 +15,6 @@ if ! diff "$work/declared.txt" "$work/exported.txt" > "$work/diff.txt"; then
   exit 1
 fi
 major="$(sed -n 's/^#define DIFFTX_VERSION_MAJOR \([0-9]*\)$/\1/p' "$header")"
-readelf -d "$lib" | grep -q "Library soname: \[libdifftx.so.$major\]" || { echo "FAIL: SONAME"; readelf -d "$lib"; exit 1; }
+readelf -d "$lib" | grep -q "Library soname: \[libdifftx.so.$major\]" ||
+  { echo "FAIL: the SONAME is not libdifftx.so.$major"; readelf -d "$lib"; exit 1; }
 echo "ok: $(wc -l < "$work/exported.txt") symbols, all of them the C API's"
