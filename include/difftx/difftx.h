@@ -145,6 +145,7 @@ DIFFTX_API difftx_engine* difftx_engine_create(difftx_model* model, const difftx
  * the engine; from inside one of its callbacks it is an error (the engine is left as it was). */
 DIFFTX_API void difftx_engine_free(difftx_engine* engine);
 
+/* The server's sampling options (its `n` is n requests, choice i seeded seed + i). */
 typedef struct difftx_sampling_options {
   int64_t max_tokens;          /* tokens to generate at most */
   double temperature;          /* 0: greedy */
