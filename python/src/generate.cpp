@@ -6,51 +6,23 @@
 
 #include <pybind11/stl.h>
 
+#include "api/generation.h"
 #include "bindings.h"
 #include "core/error.h"
 #include "grammar/constraint.h"
-#include "infer/engine.h"
-#include "infer/model_prompt.h"
 #include "grammar/json_grammar.h"
+#include "infer/engine.h"
 
 namespace difftx::python {
 namespace {
 
-struct GenerateArgs {
-  std::optional<int64_t> max_new_tokens, top_k;
-  std::optional<double> temperature, top_p;
-  double min_p = 0;
-  uint64_t seed = 1;
-  std::vector<std::string> stop;
-  std::shared_ptr<const TokenConstraintSource> constraint;  // json_schema
-};
-
-// The request for `prompt`: the directory's generation defaults where an argument is None (as
-// the CLI's options), its end-of-sequence ids as stop tokens.
-Request make_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a) {
-  const data::Tokenizer& tokenizer = m.require_tokenizer();
-  const FramedPrompt framed = frame_prompt(tokenizer, m.defaults, prompt, m.model.config, m.dir.string());
-  Request r;
-  r.prompt = framed.ids;
-  RequestOptions& o = r.options;
-  o.max_new_tokens = a.max_new_tokens.value_or(m.defaults.max_new_tokens.value_or(o.max_new_tokens));
-  DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
-  o.sampling.temperature = a.temperature.value_or(m.defaults.temperature.value_or(o.sampling.temperature));
-  o.sampling.top_k = a.top_k.value_or(m.defaults.top_k.value_or(o.sampling.top_k));
-  o.sampling.top_p = a.top_p.value_or(m.defaults.top_p.value_or(o.sampling.top_p));
-  o.sampling.min_p = a.min_p;
-  o.sampling.seed = a.seed;
-  o.stop_tokens = framed.stop;
-  o.stop_strings = a.stop;
-  o.constraint = a.constraint;
-  return r;
-}
+using api::GenerateArgs;
 
 std::unique_ptr<Engine> make_engine(const LoadedModel& m) {
+  (void)m.require_tokenizer();  // the error `difftx generate` gives for a directory without one
   EngineOptions o;
-  o.kv = m.kv;
-  o.sample_vocab = m.require_tokenizer().vocab_size();
-  return std::make_unique<Engine>(m.model, m.tokenizer.get(), o);
+  o.kv = parse_kv_storage(m.kv_dtype);
+  return std::make_unique<Engine>(m.model, m.tokenizer.get(), api::engine_options(m, o));
 }
 
 // Runs engine steps until done() (or the engine is idle), checking for Ctrl-C between steps:
@@ -75,7 +47,7 @@ class Stream {
  public:
   Stream(ModelHandle model, const std::string& prompt, const GenerateArgs& args)
       : model_(std::move(model)), engine_(make_engine(*model_)) {
-    Request r = make_request(*model_, prompt, args);
+    Request r = api::text_request(*model_, prompt, args);
     r.on_event = [this](const TokenEvent& e) {
       if (!e.text.empty()) pieces_.push_back(e.text);
       if (e.finish != FinishReason::none) finished_ = true, error_ = e.error, reason_ = e.finish;
@@ -121,7 +93,14 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
                            std::optional<double> temperature, std::optional<int64_t> top_k,
                            std::optional<double> top_p, double min_p, uint64_t seed, const py::object& stop,
                            const py::object& json_schema) {
-  GenerateArgs a{max_new_tokens, top_k, temperature, top_p, min_p, seed, {}, schema_constraint(m, json_schema)};
+  GenerateArgs a;
+  a.max_new_tokens = max_new_tokens;
+  a.top_k = top_k;
+  a.temperature = temperature;
+  a.top_p = top_p;
+  a.min_p = min_p;
+  a.seed = seed;
+  a.constraint = schema_constraint(m, json_schema);
   if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
   else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
   return a;
@@ -140,7 +119,7 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
   std::vector<std::string> texts(prompts.size()), errors(prompts.size());
   std::vector<Engine::RequestId> ids;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    Request r = make_request(*m, prompts[i], a);
+    Request r = api::text_request(*m, prompts[i], a);
     r.on_event = [&texts, &errors, i](const TokenEvent& e) {
       texts[i] += e.text;
       if (e.finish == FinishReason::error) errors[i] = e.error;

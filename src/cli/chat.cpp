@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
-#include "cli/model_chat_template.h"
+#include "chat/model_chat_template.h"
 #include "infer/model_prompt.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
@@ -38,7 +38,7 @@ int run_chat(Args& args) {
   o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", 1, kAnySeed));
   args.finish();
 
-  const auto tmpl = load_chat_template(dir, template_file);
+  const auto tmpl = chat::load_chat_template(dir, template_file);
   DIFFTX_CHECK(tmpl.has_value(), dir.string(),
                " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); give one with "
                "--chat-template FILE");

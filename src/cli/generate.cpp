@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "serve/chat_prompt.h"
+#include "api/generation.h"
+#include "chat/model_chat_template.h"
 #include "cli/command.h"
-#include "cli/model_chat_template.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
+#include "grammar/json_grammar.h"
+#include "grammar/token_vocabulary.h"
 #include "infer/generate.h"
 #include "infer/model_prompt.h"
 #include "infer/utf8_stream.h"
+#include "io/input_file.h"
 #include "model/model_io.h"
-#include "data/file_io.h"
-#include "grammar/json_grammar.h"
-#include "grammar/token_vocabulary.h"
 #include "serve/output_constraint.h"
 
 namespace difftx::cli {
@@ -49,8 +49,8 @@ int run_generate(Args& args) {
   args.finish();
   DIFFTX_CHECK(!(schema_file && grammar_file), "--json-schema and --grammar cannot both be given");
   serve::OutputRequest rules;
-  if (schema_file) rules.schema = grammar::parse_schema_text(data::read_file(*schema_file), *schema_file);
-  if (grammar_file) rules.grammar = data::read_file(*grammar_file);
+  if (schema_file) rules.schema = grammar::parse_schema_text(read_whole_file(*schema_file), *schema_file);
+  if (grammar_file) rules.grammar = read_whole_file(*grammar_file);
 
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   model.engine_matrices_only();  // the engine's copy of the weights, and no other
@@ -60,23 +60,22 @@ int run_generate(Args& args) {
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
   // The prompt starts as a training document does (difftx: after an end-of-text token; Hugging
   // Face: with the tokenizer's BOS), and generation stops at every end-of-sequence id.
-  FramedPrompt framed = frame_prompt(tokenizer, defaults, as_chat ? std::string() : prompt, model.config, dir.string());
+  FramedPrompt framed;
   serve::ConstraintModel output;  // for --json-schema / --grammar
   output.tokenizer = &tokenizer;
   bool reasoning_open = false;
   if (as_chat) {  // the prompt as one user message through the chat template
-    const auto tmpl = load_chat_template(dir, template_file);
+    const auto tmpl = chat::load_chat_template(dir, template_file);
     DIFFTX_CHECK(tmpl.has_value(), dir.string(),
                  " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); "
                  "give one with --chat-template FILE");
-    const std::string rendered = tmpl->render(nlohmann::json::array({{{"role", "user"}, {"content", prompt}}}), true);
+    const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
     output.reasoning = serve::reasoning_markers_of_template(tmpl->source);
-    reasoning_open = output.reasoning && serve::prompt_opens_reasoning(rendered, *output.reasoning);
-    const std::vector<int32_t> prefix(framed.ids.begin(), framed.ids.begin() + framed.prefix);
-    framed.ids = serve::encode_chat_prompt(tokenizer, prefix, rendered);
-    for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) framed.stop.push_back(id);
+    reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl->render(messages, true), *output.reasoning);
+    framed = api::frame_chat_prompt(tokenizer, defaults, *tmpl, messages, model.config, dir.string());
   } else {
     DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
+    framed = frame_prompt(tokenizer, defaults, prompt, model.config, dir.string());
   }
   const std::vector<int32_t>& ids = framed.ids;
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),

@@ -7,7 +7,7 @@
 
 #include "serve/chat_prompt.h"
 #include "cli/command.h"
-#include "cli/model_chat_template.h"
+#include "chat/model_chat_template.h"
 #include "infer/model_prompt.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
@@ -86,7 +86,7 @@ int run_serve(Args& args) {
     m->output.tool_format = tool_format;
     m->output.max_tool_calls = max_tool_calls;
     if (reasoning_parser == "think") m->output.reasoning = serve::ReasoningMarkers{};
-    if (auto tmpl = load_chat_template(dir, template_file)) {
+    if (auto tmpl = chat::load_chat_template(dir, template_file)) {
       if (!m->output.tool_format) m->output.tool_format = serve::tool_format_of_template(tmpl->source);
       if (reasoning_parser == "auto") m->output.reasoning = serve::reasoning_markers_of_template(tmpl->source);
       m->chat_stop = serve::chat_stop_ids(*tmpl, *m->tokenizer);
