@@ -20,6 +20,9 @@
 #                prefill, decode, 16 streams) and transformers on CUDA with SDPA (Llama, DiffLlama)
 #       engine   difftx itself, `bench infer` and `bench serve` with --device vulkan, against the
 #                peers and the bars
+#       profile  the device's time per shader (DIFFTX_VULKAN_PROFILE=1) of a prefill (GPU_PROMPT
+#                tokens, 1 new) and of a decode (16 tokens, GPU_NEW new) on the first config and
+#                type, into $OUT/profile-*.txt
 #
 # The GPU machine (/work/.library/device/README.md): another OS image, no Debian packages, nothing
 # fetchable, 64 MiB carried in all. Through the device tool:
@@ -82,15 +85,24 @@ unpack() {
   fi
   bundle="$work/bundle"
   export DIFFTX_VULKAN_LOADER="$bundle/lib/libvulkan.so.1" DIFFTX_CACHE_DIR="$work/cache"
-  export LD_LIBRARY_PATH="$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   # The NVIDIA driver's Vulkan ICD where the loader does not find one by itself.
   local icd=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
   if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ] && ! ls /usr/share/vulkan/icd.d/*nvidia* > /dev/null 2>&1; then
     export VK_DRIVER_FILES="$icd"
   fi
-  # The machine's glibc if it runs the binary, else the carried one through its own loader.
-  run_with=()
-  if ! "$bundle/bin/difftx" --version > /dev/null 2>&1; then
+  # The carried libraries without glibc, for the machine's own glibc when it is new enough (an
+  # older libc.so.6 under a newer loader crashes); else the whole carried set through its own loader.
+  # Only difftx's processes see them, never the machine's python3 or coreutils.
+  mkdir -p "$work/libs"
+  local lib
+  for lib in "$bundle"/lib/*; do
+    case "$(basename "$lib")" in
+      libc.so.* | libm.so.* | libpthread.so.* | libdl.so.* | librt.so.* | ld-linux*) ;;
+      *) ln -sf "$lib" "$work/libs/" ;;
+    esac
+  done
+  run_with=(env "LD_LIBRARY_PATH=$work/libs")
+  if ! "${run_with[@]}" "$bundle/bin/difftx" --version > /dev/null 2>&1; then
     run_with=("$bundle/lib/ld-linux-x86-64.so.2" --library-path "$bundle/lib")
   fi
   difftx=("${run_with[@]}" "$bundle/bin/difftx")
@@ -106,6 +118,8 @@ conformance() {
   local rc=0
   env "$@" "${tests[@]}" --gtest_filter="$filter" --gtest_output="json:$report" > "$work/conformance-$label.log" 2>&1 \
     || rc=$?
+  # A failing run's log comes back with the results.
+  [ "$rc" -ne 0 ] && [ -n "${OUT:-}" ] && tail -c 200000 "$work/conformance-$label.log" > "$OUT/conformance-$label.log"
   emit "$(python3 - "$report" "$label" "$rc" <<'PY'
 import json, sys
 report, label, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -123,8 +137,8 @@ PY
 }
 
 stage_check() {
-  conformance coopmat 'Vulkan*'
-  conformance plain 'VulkanTest.*' DIFFTX_VULKAN_COOPMAT=0
+  conformance coopmat 'Vulkan*:*vulkan*'
+  conformance plain 'VulkanTest.*:*vulkan*' DIFFTX_VULKAN_COOPMAT=0
   # F32/BF16/F16 fixtures against the float64 oracle; then quantized copies, GPU against CPU.
   for dir in tests/fixtures/hf/llama_* tests/fixtures/hf/diffllama_* tests/fixtures/hf/motif_*; do
     python3 - "$dir" "$work" "${difftx[@]}" <<'PY'
@@ -238,6 +252,7 @@ stage_peers() {
       emit "$("$work/llama_vulkan/llama_peer" "$gguf" $run | tag "dtype=$dtype" "config=$llama")"
     done
   done
+  [ "${GPU_TRANSFORMERS:-1}" = 0 ] && return
   if ! python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2> /dev/null; then
     emit '{"op":"transformers","skipped":"no torch with CUDA and transformers here"}'
     return
@@ -270,11 +285,26 @@ r.update({"config": sys.argv[4], "dtype": sys.argv[5], "copy_gbs": copy,
           "of_copy": round(r["decode_tok_s"] * r["weight_gb"] / copy, 3),
           "of_fp16_peak": round(r["prefill_tok_s"] * flops / (peak * 1e12), 3) if peak else None})
 print(json.dumps(r))' "$copy" "$peak" "$(flops_per_token "$config")" "$config" "$dtype" \
-        | while read -r line; do emit "$line"; done
+        | while read -r line; do emit "$line"; done \
+        || echo "run.sh: bench infer failed on $dir" >&2
       "${difftx[@]}" bench serve --device vulkan --model "$dir" --concurrency "1,$streams" --prompt "$prompt" \
           --new "$new" --json \
-        | while read -r line; do emit "$(tag "config=$config" "dtype=$dtype" <<< "$line")"; done
+        | while read -r line; do emit "$(tag "config=$config" "dtype=$dtype" <<< "$line")"; done \
+        || echo "run.sh: bench serve failed on $dir" >&2
     done
+  done
+}
+
+stage_profile() {
+  local config="${configs[0]}" dtype="${types%%,*}" dir name
+  dir="$(model "$config" difftx "$dtype")"
+  name="$(basename "$config" .json)-$dtype"
+  for run in "prefill $prompt 1" "decode 16 $new"; do
+    read -r label p n <<< "$run"
+    DIFFTX_VULKAN_PROFILE=1 "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$p" --new "$n" \
+        > /dev/null 2> "$work/profile.txt" || true
+    if [ -n "${OUT:-}" ]; then cp "$work/profile.txt" "$OUT/profile-$name-$label.txt"; fi
+    grep -A 12 'vulkan profile' "$work/profile.txt" >&2 || true
   done
 }
 
@@ -287,13 +317,13 @@ case "$mode" in
     fi
     unpack
     stages=("$@")
-    [ ${#stages[@]} -eq 0 ] && stages=(check kernels peers engine)
+    [ ${#stages[@]} -eq 0 ] && stages=(check kernels peers engine profile)
     for s in "${stages[@]}"; do
       case "$s" in
-        check | kernels | peers | engine) "stage_$s" ;;
-        *) echo "run.sh: unknown stage '$s' (check, kernels, peers, engine)" >&2; exit 2 ;;
+        check | kernels | peers | engine | profile) "stage_$s" ;;
+        *) echo "run.sh: unknown stage '$s' (check, kernels, peers, engine, profile)" >&2; exit 2 ;;
       esac
     done
     ;;
-  *) echo "usage: bench/gpu/run.sh pack | run [check] [kernels] [peers] [engine]" >&2; exit 2 ;;
+  *) echo "usage: bench/gpu/run.sh pack | run [check] [kernels] [peers] [engine] [profile]" >&2; exit 2 ;;
 esac

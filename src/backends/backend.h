@@ -126,6 +126,10 @@ class Backend {
   virtual const DeviceInfo& info() const = 0;
   // Whether the host reads this device's memory directly (DevicePtr::host()): the CPU's.
   virtual bool host_memory() const = 0;
+  // The relative rounding a matmul may apply to its products' inputs: 0 where x and the widened
+  // weights are used in f32; 2^-10 where the GEMM multiplies in fp16 (tensor cores: both rounded,
+  // 2^-11 each).
+  virtual double matmul_input_rounding() const { return 0; }
   // Whether the training ops run here (training's dense gemm, the backward ops, cross-entropy's
   // gradient, AdamW, sum of squares) and the analyses' fake-quantized attention; elsewhere they
   // are errors naming the op and the device.

@@ -1,8 +1,5 @@
 // The devices difftx computes on, by name: one registration per backend (docs/ARCHITECTURE.md
-// "Backends"). A device's backend is opened once and kept for the process.
-#include <map>
-#include <memory>
-#include <mutex>
+// "Backends"). Each backend keeps its devices open for the process.
 #include <string>
 
 #include "backends/backend.h"
@@ -24,11 +21,7 @@ Backend& open_backend(const std::string& device) {
   if (device.empty() || device == "cpu") return cpu_backend();
   DIFFTX_CHECK(vulkan::names_vulkan(device), "unknown device '", device.substr(0, 64),
                "' (devices: cpu, vulkan, vulkan:N; difftx --version lists this machine's)");
-  static std::mutex mutex;
-  static std::map<std::string, std::unique_ptr<Backend>> opened;
-  std::lock_guard lock(mutex);
-  if (auto it = opened.find(device); it != opened.end()) return *it->second;
-  return *opened.emplace(device, vulkan::open_device(device)).first->second;
+  return vulkan::open_device(device);
 }
 
 }  // namespace difftx::backends

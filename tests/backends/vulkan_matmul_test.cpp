@@ -54,14 +54,11 @@ OnDevice upload(VulkanBackend& vk, const Quantized& q) {
   return d;
 }
 
-// The bound of testing::matmul_tolerance, widened where the GEMM runs on cooperative matrices
-// (x and the weights rounded to F16: 2^-11 of each product, twice).
+// The bound of testing::matmul_tolerance, widened where the GEMM may run on cooperative matrices
+// (every type but F32).
 double bound(VulkanBackend& vk, const Quantized& q, const float* x, int64_t r, bool gemm) {
-  const double exact = testing::matmul_tolerance(q, x, r, false) + 1e-6;
-  if (!gemm || !vk.cooperative_matrix() || q.type == WeightType::f32) return exact;
-  double magnitude = 0;
-  for (int64_t i = 0; i < q.cols; ++i) magnitude += std::fabs(q.dequantized[r * q.cols + i] * x[i]);
-  return exact + 0x1p-10 * magnitude;
+  const bool fp16 = gemm && q.type != WeightType::f32;
+  return testing::matmul_tolerance(q, x, r, false, fp16 ? vk.matmul_input_rounding() : 0) + 1e-6;
 }
 
 std::string describe(const Quantized& q, int64_t N, MatmulOrder order, bool accumulate) {

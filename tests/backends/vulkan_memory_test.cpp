@@ -3,6 +3,8 @@
 // host addresses, ranges past an allocation).
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -173,6 +175,58 @@ TEST_F(VulkanTest, AWaitThatTimesOutIsAnErrorAndTheBackendStopsCleanly) {
   EXPECT_NE(error.find("did not finish its work within"), std::string::npos) << error;
   EXPECT_NE(error.find("DIFFTX_VULKAN_TIMEOUT"), std::string::npos) << error;
   EXPECT_NE(after.find("can do no more work"), std::string::npos) << after;
+}
+
+// What the process's exit does to every live backend (before the driver's own exit handlers
+// run): the work finished, everything destroyed; memory freed later (a static object's) is
+// nothing, and more work is a clear error.
+TEST_F(VulkanTest, AClosedBackendFreesNothingMoreAndRefusesWork) {
+  const auto backend = open_another({});
+  DeviceBuffer buffer = backend->allocate(1024);
+  const std::vector<float> x(256, 1.5f);
+  backend->upload(buffer.as<void>(), x.data(), 1024);
+  expect_no_validation_messages(*backend);
+  backend->close();
+  backend->close();  // again: nothing
+  const std::string error = testing::error_of([&] { backend->synchronize(); });
+  EXPECT_NE(error.find("was closed"), std::string::npos) << error;
+  buffer = DeviceBuffer();  // freed after the close: nothing happens
+}
+
+// "vulkan" is the device it chooses, not a second backend beside vulkan:N.
+TEST_F(VulkanTest, TheDefaultNameAndItsNumberAreOneBackend) {
+  backends::Backend& chosen = backends::vulkan::open_device("vulkan");
+  const int index = static_cast<backends::vulkan::VulkanBackend&>(chosen).context().index();
+  EXPECT_EQ(&chosen, &backends::vulkan::open_device("vulkan:" + std::to_string(index)));
+  EXPECT_EQ(&chosen, &backends::vulkan::open_device("vulkan"));
+}
+
+// DIFFTX_VULKAN_PROFILE=1: the device's time per shader, printed when the backend closes.
+TEST_F(VulkanTest, TheProfileNamesEachShaderWithItsCallsAndTime) {
+  setenv("DIFFTX_VULKAN_PROFILE", "1", 1);
+  const auto backend = open_another({});
+  unsetenv("DIFFTX_VULKAN_PROFILE");
+  const std::vector<float> w(64 * 32, 0.25f), x(32, 2.0f);
+  DeviceBuffer wd = backend->allocate(64 * 32 * 4), xd = backend->allocate(32 * 4), y = backend->allocate(64 * 4);
+  backend->upload(wd.as<void>(), w.data(), 64 * 32 * 4);
+  backend->upload(xd.as<void>(), x.data(), 32 * 4);
+  for (int i = 0; i < 3; ++i)
+    backend->matmul({WeightType::f32, wd.as<const void>(), 64, 32, nullptr}, xd.as<const float>(), y.as<float>(), 1,
+                    false, MatmulOrder::gemv);
+  std::vector<float> got(64);
+  backend->download(got.data(), y.as<const void>(), 64 * 4);
+  EXPECT_EQ(got[5], 16.0f);
+  ::testing::internal::CaptureStderr();
+  backend->close();
+  const std::string report = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(report.find("vulkan profile (" + backend->info().name + ")"), std::string::npos) << report;
+  EXPECT_NE(report.find("host waits"), std::string::npos) << report;
+  const size_t line = report.find("matmul_gemv_f32");
+  ASSERT_NE(line, std::string::npos) << report;
+  int calls = 0;
+  EXPECT_EQ(std::sscanf(report.c_str() + line, "matmul_gemv_f32 %d", &calls), 1) << report;
+  EXPECT_EQ(calls, 3) << report;
+  EXPECT_NE(report.find("copy"), std::string::npos) << report;  // the uploads and the download
 }
 
 }  // namespace

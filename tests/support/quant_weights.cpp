@@ -25,7 +25,7 @@ Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng) {
   return q;
 }
 
-double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8) {
+double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8, double x_relative_rounding) {
   double magnitude = 0, x_rounding = 0;
   for (int64_t i = 0; i < q.cols; ++i) {
     const double w = std::fabs(q.dequantized[r * q.cols + i]);
@@ -36,7 +36,7 @@ double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_in
       for (int64_t j = i; j < i + 32; ++j) x_rounding += std::fabs(q.dequantized[r * q.cols + j]) * amax / 127 / 2;
     }
   }
-  return (q.cols + 16) * 0x1p-24 * magnitude + x_rounding * (1 + 1e-5) + 1e-6;
+  return ((q.cols + 16) * 0x1p-24 + x_relative_rounding) * magnitude + x_rounding * (1 + 1e-5) + 1e-6;
 }
 
 }  // namespace difftx::testing

@@ -24,6 +24,6 @@ Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng);
 // step; the Q4_K kernel sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <=
 // |w| + m). x_int8: x rounded to d_x * round(x / d_x), d_x = max |x| / 127 over x's 32-block:
 // up to d_x / 2 per element, times |w|.
-double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8);
+double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8, double x_relative_rounding = 0);
 
 }  // namespace difftx::testing

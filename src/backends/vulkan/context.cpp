@@ -256,6 +256,7 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     }
     Probe& p = probes[index];
     physical_ = devices[index];
+    index_ = index;
     properties_ = p.properties;
     caps_ = p.caps;
     if (!options.cooperative_matrix) caps_.cooperative_matrix = false;
@@ -328,14 +329,14 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     api_.load_device(device_);
     api_.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   } catch (...) {
-    release();
+    close();
     throw;
   }
 }
 
-Context::~Context() { release(); }
+Context::~Context() { close(); }
 
-void Context::release() {
+void Context::close() {
   if (device_) {
     api_.vkDeviceWaitIdle(device_);
     api_.vkDestroyDevice(device_, nullptr);

@@ -49,6 +49,7 @@ class Context {
   const Api& api() const { return api_; }
   VkDevice device() const { return device_; }
   VkPhysicalDevice physical() const { return physical_; }
+  int index() const { return index_; }  // the device's place in list_devices()
   VkQueue queue() const { return queue_; }
   uint32_t queue_family() const { return queue_family_; }
   const Capabilities& caps() const { return caps_; }
@@ -58,18 +59,23 @@ class Context {
   bool validation() const { return messenger_ != VK_NULL_HANDLE; }
   uint32_t timestamp_bits() const { return timestamp_bits_; }  // of the compute queue (0: no timestamps)
 
+  // Destroys the device, the messenger and the instance, as far as they were created; again,
+  // nothing. Everything made on the device must be destroyed first.
+  void close();
+  bool closed() const { return device_ == VK_NULL_HANDLE; }
+
   // The validation layer's errors and warnings so far (empty without validation).
   std::vector<std::string> validation_messages() const;
   void add_validation_message(std::string message);
 
  private:
-  void release();  // the device, the messenger and the instance, as far as they were created
 
   Api api_;
   Options options_;
   VkInstance instance_ = VK_NULL_HANDLE;
   VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  int index_ = -1;
   VkDevice device_ = VK_NULL_HANDLE;
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;

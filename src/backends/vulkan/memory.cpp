@@ -16,11 +16,16 @@ Memory::Memory(Context& context) : context_(context), api_(context.api()) {
   api_.vkGetPhysicalDeviceMemoryProperties(context.physical(), &properties_);
 }
 
-Memory::~Memory() {
+Memory::~Memory() { close(); }
+
+void Memory::close() {
+  std::lock_guard lock(mutex_);
   for (auto& [id, a] : allocations_) {
     api_.vkDestroyBuffer(context_.device(), a.buffer, nullptr);
     api_.vkFreeMemory(context_.device(), a.memory, nullptr);
   }
+  allocations_.clear();
+  used_ = 0;
 }
 
 uint32_t Memory::memory_type(uint32_t allowed, VkMemoryPropertyFlags want, VkMemoryPropertyFlags avoid) const {

@@ -25,7 +25,7 @@ struct Resolved {
 class Memory {
  public:
   explicit Memory(Context& context);
-  ~Memory();
+  ~Memory();  // close()
   Memory(const Memory&) = delete;
   Memory& operator=(const Memory&) = delete;
 
@@ -33,6 +33,8 @@ class Memory {
   // address. Error naming the bytes asked and free when it does not fit.
   uint64_t allocate(int64_t bytes);
   void release(uint64_t address);
+  // Every allocation released (the host buffers are their owners' to release); again, nothing.
+  void close();
   // The allocation `address` points into, checked: [address, address + bytes) must lie inside it.
   Resolved resolve(uint64_t address, int64_t bytes, const char* what) const;
   // Bytes the device has free for allocations (VK_EXT_memory_budget where the device has it,

@@ -72,18 +72,24 @@ Pipelines::Pipelines(Context& context) : context_(context) {
   }
 }
 
-Pipelines::~Pipelines() {
+Pipelines::~Pipelines() { close(); }
+
+void Pipelines::close() {
+  if (!cache_) return;
   try {
     save_cache();
   } catch (const std::exception&) {  // a cache that cannot be written costs compile time, nothing else
   }
+  std::lock_guard lock(mutex_);
   const Api& api = context_.api();
   for (auto& [name, p] : pipelines_) {
     api.vkDestroyPipeline(context_.device(), p.pipeline, nullptr);
     api.vkDestroyPipelineLayout(context_.device(), p.layout, nullptr);
     api.vkDestroyDescriptorSetLayout(context_.device(), p.set_layout, nullptr);
   }
+  pipelines_.clear();
   api.vkDestroyPipelineCache(context_.device(), cache_, nullptr);
+  cache_ = VK_NULL_HANDLE;
 }
 
 void Pipelines::save_cache() {
@@ -116,6 +122,7 @@ const Pipeline& Pipelines::get(std::string_view shader, std::vector<uint32_t> de
   const Api& api = context_.api();
   VkDevice device = context_.device();
   Pipeline p;
+  p.name = code->name;
   p.descriptors = std::move(descriptors);
   p.push_bytes = push_bytes;
   std::vector<VkDescriptorSetLayoutBinding> bindings;

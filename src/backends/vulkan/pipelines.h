@@ -27,6 +27,7 @@ std::span<const ShaderCode> shader_codes();  // generated: every shader of shade
 // What a shader binds: set 0, binding i an array of descriptors[i] storage buffers; push
 // constants of push_bytes.
 struct Pipeline {
+  const char* name = "";  // the shader's
   VkPipeline pipeline = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
@@ -38,7 +39,7 @@ struct Pipeline {
 class Pipelines {
  public:
   explicit Pipelines(Context& context);
-  ~Pipelines();  // saves the cache when new pipelines were created
+  ~Pipelines();  // close()
   Pipelines(const Pipelines&) = delete;
   Pipelines& operator=(const Pipelines&) = delete;
 
@@ -48,6 +49,9 @@ class Pipelines {
   int64_t created() const { return created_; }
   const std::filesystem::path& cache_file() const { return cache_file_; }
   void save_cache();
+  // Saves the cache when new pipelines were created, then destroys every pipeline and the cache;
+  // again, nothing.
+  void close();
 
  private:
   Context& context_;

@@ -1,6 +1,7 @@
 #include "backends/vulkan/stream.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -15,6 +16,7 @@ constexpr int64_t kReadbackBytes = 8 << 20;
 constexpr uint32_t kSetsPerBatch = 512;
 constexpr uint32_t kDescriptorsPerBatch = kSetsPerBatch * 16;
 constexpr uint32_t kCommandsPerBatch = 256;  // then the batch is submitted, so the device starts early
+constexpr uint32_t kTimestampsPerBatch = 1024;  // profiling
 
 uint64_t timeout_ns(double seconds) {
   if (seconds > 0) return static_cast<uint64_t>(seconds * 1e9);
@@ -37,6 +39,13 @@ Stream::Stream(Context& context, Memory& memory)
       api_(context.api()),
       timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
   VkDevice device = context.device();
+  if (Profile::wanted()) {
+    if (context.timestamp_bits() > 0 && context.properties().limits.timestampPeriod > 0)
+      profile_ = std::make_unique<Profile>();
+    else
+      std::fprintf(stderr, "vulkan: %s's compute queue has no timestamps; DIFFTX_VULKAN_PROFILE is ignored\n",
+                   context.info().name.c_str());
+  }
   batches_.resize(kBatches);
   try {
     staging_ = memory.allocate_host(kBatches * kStagingPerBatch, false);
@@ -60,18 +69,25 @@ Stream::Stream(Context& context, Memory& memory)
       check(api_.vkCreateDescriptorPool(device, &descriptors, nullptr, &b.descriptors), "vkCreateDescriptorPool");
       VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
       check(api_.vkCreateFence(device, &fence, nullptr, &b.fence), "vkCreateFence");
+      if (profile_) {
+        VkQueryPoolCreateInfo queries{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+        queries.queryType = VK_QUERY_TYPE_TIMESTAMP;
+        queries.queryCount = kTimestampsPerBatch;
+        check(api_.vkCreateQueryPool(device, &queries, nullptr, &b.timestamps), "vkCreateQueryPool");
+      }
       b.staging_begin = i * kStagingPerBatch;
       b.staging_end = b.staging_begin + kStagingPerBatch;
     }
   } catch (...) {
-    release();
+    close();
     throw;
   }
 }
 
-Stream::~Stream() { release(); }
+Stream::~Stream() { close(); }
 
-void Stream::release() {
+void Stream::close() {
+  if (batches_.empty()) return;
   VkDevice device = context_.device();
   if (!unusable_) {
     try {
@@ -85,13 +101,16 @@ void Stream::release() {
     if (b.fence) api_.vkDestroyFence(device, b.fence, nullptr);
     if (b.descriptors) api_.vkDestroyDescriptorPool(device, b.descriptors, nullptr);
     if (b.pool) api_.vkDestroyCommandPool(device, b.pool, nullptr);
-    b = {};
+    if (b.timestamps) api_.vkDestroyQueryPool(device, b.timestamps, nullptr);
   }
+  batches_.clear();
+  if (profile_) std::fputs(profile_->report(context_.info().name).c_str(), stderr);
   memory_.release_host(staging_);
   memory_.release_host(readback_);
 }
 
 void Stream::check_usable() const {
+  DIFFTX_CHECK(!batches_.empty(), "vulkan: ", context_.info().name, " was closed (the process is exiting)");
   DIFFTX_CHECK(!unusable_, "vulkan: ", context_.info().name,
                " failed earlier (device lost or timed out); this backend can do no more work");
 }
@@ -109,7 +128,44 @@ Stream::Batch& Stream::open() {
   b.staging_head = b.staging_begin;
   b.sets = b.descriptors_used = b.commands_recorded = 0;
   b.recording = true;
+  if (profile_) {
+    api_.vkCmdResetQueryPool(b.commands, b.timestamps, 0, kTimestampsPerBatch);
+    api_.vkCmdWriteTimestamp(b.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, b.timestamps, 0);
+    b.labels.clear();
+  }
   return b;
+}
+
+Stream::Batch& Stream::room() {
+  Batch* b = &open();
+  if (profile_ && b->labels.size() + 2 > kTimestampsPerBatch) {
+    submit();
+    b = &open();
+  }
+  return *b;
+}
+
+void Stream::recorded(Batch& b, const char* label) {
+  ++b.commands_recorded;
+  if (!profile_) return;
+  api_.vkCmdWriteTimestamp(b.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, b.timestamps,
+                           static_cast<uint32_t>(b.labels.size() + 1));
+  b.labels.push_back(label);
+}
+
+void Stream::read_timestamps(Batch& b) {
+  if (b.labels.empty()) return;
+  std::vector<uint64_t> ticks(b.labels.size() + 1);
+  check(api_.vkGetQueryPoolResults(context_.device(), b.timestamps, 0, static_cast<uint32_t>(ticks.size()),
+                                   ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
+                                   VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+        "vkGetQueryPoolResults");
+  const int bits = static_cast<int>(context_.timestamp_bits());
+  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  const double period_ns = context_.properties().limits.timestampPeriod;
+  for (size_t i = 0; i < b.labels.size(); ++i)
+    profile_->add(b.labels[i], static_cast<double>((ticks[i + 1] - ticks[i]) & mask) * period_ns);
+  b.labels.clear();
 }
 
 void Stream::submit() {
@@ -127,6 +183,7 @@ void Stream::submit() {
     check(result, "vkQueueSubmit");
   }
   b.in_flight = true;
+  if (profile_) profile_->count_submit();
   current_ = (current_ + 1) % batches_.size();
 }
 
@@ -134,6 +191,7 @@ void Stream::wait(Batch& b) {
   const VkResult result = api_.vkWaitForFences(context_.device(), 1, &b.fence, VK_TRUE, timeout_ns_);
   if (result == VK_SUCCESS) {
     b.in_flight = false;
+    if (profile_) read_timestamps(b);
     return;
   }
   unusable_ = true;
@@ -148,6 +206,7 @@ void Stream::wait(Batch& b) {
 
 void Stream::finish() {
   check_usable();
+  if (profile_) profile_->count_wait();
   submit();
   for (Batch& b : batches_)
     if (b.in_flight) wait(b);
@@ -218,10 +277,10 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
   DIFFTX_CHECK(buffers.size() == pipeline.descriptor_count(), "vulkan: a dispatch binds ", buffers.size(),
                " buffers; its pipeline takes ", pipeline.descriptor_count());
   if (groups_x == 0 || groups_y == 0) return;
-  Batch* b = &open();
+  Batch* b = &room();
   if (b->sets + 1 > kSetsPerBatch || b->descriptors_used + pipeline.descriptor_count() > kDescriptorsPerBatch) {
     submit();
-    b = &open();
+    b = &room();
   }
   VkDescriptorSet set = descriptor_set(*b, pipeline);
   std::vector<VkWriteDescriptorSet> writes;
@@ -243,25 +302,26 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
   if (pipeline.push_bytes)
     api_.vkCmdPushConstants(b->commands, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pipeline.push_bytes, push);
   api_.vkCmdDispatch(b->commands, groups_x, groups_y, 1);
-  if (++b->commands_recorded >= kCommandsPerBatch) submit();
+  recorded(*b, pipeline.name);
+  if (b->commands_recorded >= kCommandsPerBatch) submit();
 }
 
 void Stream::copy(VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes) {
   if (bytes <= 0) return;
-  Batch& b = open();
+  Batch& b = room();
   barrier(b);
   const VkBufferCopy region{static_cast<VkDeviceSize>(src_offset), static_cast<VkDeviceSize>(dst_offset),
                             static_cast<VkDeviceSize>(bytes)};
   api_.vkCmdCopyBuffer(b.commands, src, dst, 1, &region);
-  ++b.commands_recorded;
+  recorded(b, "copy");
 }
 
 void Stream::fill_zero(VkBuffer buffer, int64_t offset, int64_t bytes) {
   if (bytes <= 0) return;
-  Batch& b = open();
+  Batch& b = room();
   barrier(b);
   api_.vkCmdFillBuffer(b.commands, buffer, static_cast<VkDeviceSize>(offset), static_cast<VkDeviceSize>(bytes), 0);
-  ++b.commands_recorded;
+  recorded(b, "fill");
 }
 
 void Stream::upload(VkBuffer dst, int64_t offset, const void* src, int64_t bytes) {

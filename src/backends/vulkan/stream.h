@@ -7,18 +7,20 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "backends/vulkan/memory.h"
 #include "backends/vulkan/pipelines.h"
+#include "backends/vulkan/profile.h"
 
 namespace difftx::backends::vulkan {
 
 class Stream {
  public:
   Stream(Context& context, Memory& memory);
-  ~Stream();
+  ~Stream();  // close()
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
@@ -34,6 +36,8 @@ class Stream {
   void download(void* dst, VkBuffer src, int64_t offset, int64_t bytes);
   // Waits for everything issued.
   void finish();
+  // Waits for the work in flight, then destroys what the constructor made; again, nothing.
+  void close();
   // False once a wait timed out or the device was lost: work may still be running, so memory it
   // uses must not be freed.
   bool usable() const { return !unusable_; }
@@ -47,6 +51,8 @@ class Stream {
     VkCommandBuffer commands = VK_NULL_HANDLE;
     VkDescriptorPool descriptors = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
+    VkQueryPool timestamps = VK_NULL_HANDLE;  // profiling: one after each command, one at the start
+    std::vector<const char*> labels;          // profiling: each command's
     int64_t staging_begin = 0, staging_end = 0, staging_head = 0;
     uint32_t sets = 0, descriptors_used = 0, commands_recorded = 0;
     bool recording = false, in_flight = false;
@@ -55,8 +61,12 @@ class Stream {
   void submit();                            // the open batch to the queue (not waited for)
   void wait(Batch& batch);                  // its fence, with the timeout
   void barrier(Batch& batch);
+  // Before a command: room for it in the batch (profiling: in its timestamps), else a new batch.
+  Batch& room();
+  // After a command: counted, and (profiling) timestamped under label.
+  void recorded(Batch& batch, const char* label);
+  void read_timestamps(Batch& batch);  // profiling: the finished batch's times into profile_
   void check_usable() const;
-  void release();  // waits for the work in flight, then destroys what the constructor made
   VkDescriptorSet descriptor_set(Batch& batch, const Pipeline& pipeline);
 
   Context& context_;
@@ -67,6 +77,7 @@ class Stream {
   Memory::HostBuffer staging_, readback_;
   uint64_t timeout_ns_;
   bool unusable_ = false;
+  std::unique_ptr<Profile> profile_;
 };
 
 }  // namespace difftx::backends::vulkan

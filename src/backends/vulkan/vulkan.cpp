@@ -2,6 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <mutex>
 
 #include "backends/vulkan/vulkan_backend.h"
 #include "core/error.h"
@@ -10,7 +12,7 @@ namespace difftx::backends::vulkan {
 
 bool names_vulkan(const std::string& device) { return device == "vulkan" || device.rfind("vulkan:", 0) == 0; }
 
-std::unique_ptr<Backend> open_device(const std::string& device) {
+Backend& open_device(const std::string& device) {
   DIFFTX_CHECK(names_vulkan(device), "'", device.substr(0, 64), "' is not a Vulkan device name (vulkan or vulkan:N)");
   int index = -1;
   if (device != "vulkan") {
@@ -19,9 +21,21 @@ std::unique_ptr<Backend> open_device(const std::string& device) {
                  device.substr(0, 64), "': expected vulkan:N with N a device number (difftx --version lists them)");
     index = std::stoi(n);
   }
+  // Kept for the process by device number. Never destroyed: each backend closes itself at exit
+  // (VulkanBackend). "vulkan" and "vulkan:N" for the same device give the same backend.
+  static std::mutex mutex;
+  static auto& opened = *new std::map<int, std::unique_ptr<VulkanBackend>>;
+  static int chosen_for_vulkan = -1;  // the device "vulkan" opened, once it has
+  std::lock_guard lock(mutex);
+  if (index < 0) index = chosen_for_vulkan;
+  if (auto it = opened.find(index); it != opened.end()) return *it->second;
   Options options;
   if (const char* v = std::getenv("DIFFTX_VULKAN_VALIDATION"); v && std::string(v) == "1") options.validation = true;
-  return std::make_unique<VulkanBackend>(index, options);
+  auto backend = std::make_unique<VulkanBackend>(index, options);
+  const int chosen = backend->context().index();
+  if (index < 0) chosen_for_vulkan = chosen;
+  // Already open as vulkan:N when "vulkan" chose it: the new one is closed again.
+  return *opened.try_emplace(chosen, std::move(backend)).first->second;
 }
 
 std::vector<std::string> device_names() {

@@ -1,11 +1,38 @@
 #include "backends/vulkan/vulkan_backend.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <set>
 #include <vector>
 
 #include "core/error.h"
 
 namespace difftx::backends::vulkan {
+namespace {
+
+// The backends alive in this process. A driver may tear itself down in its own exit handlers
+// (NVIDIA's does), after which destroying a device crashes, and so may leaving it undestroyed.
+// So at exit, in a handler registered after the device was created (atexit runs handlers in
+// reverse order, so this one runs before the driver's), every live backend is closed: its work
+// finished, its pipeline cache saved, its objects and device destroyed. A static object that
+// frees device memory later finds the backend closed and does nothing.
+struct Live {
+  std::mutex mutex;
+  std::set<VulkanBackend*> backends;
+};
+
+Live& live() {
+  static Live& live = *new Live;  // never destroyed: the exit handler may run after static destructors
+  return live;
+}
+
+void close_at_exit() {
+  Live& l = live();
+  std::lock_guard lock(l.mutex);
+  for (VulkanBackend* backend : l.backends) backend->close();
+}
+
+}  // namespace
 
 VulkanBackend::VulkanBackend(int index, const Options& options)
     : context_(std::make_unique<Context>(index, options)),
@@ -14,13 +41,28 @@ VulkanBackend::VulkanBackend(int index, const Options& options)
       stream_(*context_, memory_) {
   dummy_ = memory_.allocate(256);
   stream_.fill_zero(memory_.resolve(dummy_, 256, "dummy").buffer, 0, 256);
+  Live& l = live();
+  std::lock_guard lock(l.mutex);
+  // Registered again with each backend: the driver may have been loaded again since the last.
+  std::atexit(close_at_exit);
+  l.backends.insert(this);
 }
 
 VulkanBackend::~VulkanBackend() {
-  try {
-    stream_.finish();
-  } catch (const std::exception&) {  // a lost device: nothing left to wait for
+  {
+    Live& l = live();
+    std::lock_guard lock(l.mutex);
+    l.backends.erase(this);
   }
+  close();
+}
+
+void VulkanBackend::close() {
+  std::lock_guard lock(mutex_);
+  stream_.close();  // waits for the work in flight
+  pipelines_.close();
+  memory_.close();
+  context_->close();
 }
 
 void VulkanBackend::not_here(const char* op, const char* why) const {
@@ -43,6 +85,7 @@ DeviceBuffer VulkanBackend::allocate(int64_t bytes, bool zero_fill) {
 
 void VulkanBackend::release(uint64_t address, int64_t) {
   std::lock_guard lock(mutex_);
+  if (context_->closed()) return;
   try {
     stream_.finish();  // no work in flight may still use it
   } catch (const std::exception&) {

@@ -36,6 +36,8 @@ class VulkanBackend final : public Backend {
 
   void zero(DevicePtr<void> dst, int64_t bytes) override;  // at any alignment
   bool trains() const override { return false; }
+  // The cooperative-matrix GEMM multiplies in fp16.
+  double matmul_input_rounding() const override { return context_->caps().cooperative_matrix ? 0x1p-10 : 0; }
 
   PreparedMatrix prepare_matrix(const DeviceMatrix& stored, bool release_stored, bool looked_up) override;
   void matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N, bool accumulate,
@@ -98,6 +100,11 @@ class VulkanBackend final : public Backend {
   void adamw_update(DevicePtr<float> p, DevicePtr<const float> g, DevicePtr<float> m, DevicePtr<float> v, int64_t n,
                     const AdamWParams& hp, float grad_scale) override;
   double sum_of_squares(DevicePtr<const float> x, int64_t n) override;
+
+  // Finishes the work, saves the pipeline cache, destroys everything made on the device and the
+  // device; again, nothing. Called at the process's exit (and by the destructor): after it, the
+  // backend frees nothing and does no more work.
+  void close();
 
   // Vulkan's own: what the device is and does, for tests and --version.
   const Context& context() const { return *context_; }

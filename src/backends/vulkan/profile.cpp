@@ -1,0 +1,42 @@
+#include "backends/vulkan/profile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace difftx::backends::vulkan {
+
+bool Profile::wanted() {
+  const char* v = std::getenv("DIFFTX_VULKAN_PROFILE");
+  return v && std::string(v) == "1";
+}
+
+void Profile::add(const char* label, double ns) {
+  Entry& e = entries_[label];
+  ++e.calls;
+  e.ns += ns;
+}
+
+std::string Profile::report(const std::string& device) const {
+  std::vector<std::pair<std::string, Entry>> rows(entries_.begin(), entries_.end());
+  std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.ns > b.second.ns; });
+  double total = 0;
+  for (const auto& [label, e] : rows) total += e.ns;
+  std::string out;
+  char line[256];
+  std::snprintf(line, sizeof line, "vulkan profile (%s): %.3f ms of device time, %lld submits, %lld host waits\n",
+                device.c_str(), total / 1e6, static_cast<long long>(submits_), static_cast<long long>(waits_));
+  out += line;
+  std::snprintf(line, sizeof line, "  %-28s %10s %12s %10s %7s\n", "command", "calls", "total ms", "mean us", "share");
+  out += line;
+  for (const auto& [label, e] : rows) {
+    std::snprintf(line, sizeof line, "  %-28s %10lld %12.3f %10.2f %6.1f%%\n", label.c_str(),
+                  static_cast<long long>(e.calls), e.ns / 1e6, e.ns / 1e3 / static_cast<double>(e.calls),
+                  total > 0 ? 100 * e.ns / total : 0.0);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace difftx::backends::vulkan

@@ -1,0 +1,32 @@
+// DIFFTX_VULKAN_PROFILE=1: the device's time per shader (and per copy and fill), read from a
+// timestamp written after every command of the stream, with the host's waits counted; printed
+// to stderr when the backend closes. Each command already sits behind a full barrier, so the
+// time between two timestamps is the later command's.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace difftx::backends::vulkan {
+
+class Profile {
+ public:
+  // Whether DIFFTX_VULKAN_PROFILE=1 asks for one.
+  static bool wanted();
+
+  void add(const char* label, double ns);
+  void count_wait() { ++waits_; }
+  void count_submit() { ++submits_; }
+  // One line per label, the largest total first: calls, total ms, mean us, share of the total.
+  std::string report(const std::string& device) const;
+
+ private:
+  struct Entry {
+    int64_t calls = 0;
+    double ns = 0;
+  };
+  std::map<std::string, Entry> entries_;
+  int64_t waits_ = 0, submits_ = 0;
+};
+
+}  // namespace difftx::backends::vulkan
