@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "io/npy.h"
 #include "model/decoder.h"
+#include "model/hybrid_decoder.h"
 #include "model/model_io.h"
 
 namespace difftx::cli {
@@ -37,9 +38,14 @@ int run_logits(Args& args) {
   const int64_t T = static_cast<int64_t>(ids.size());
   DIFFTX_CHECK(T <= model.config.max_position_embeddings, "--tokens: ", T, " tokens exceed max_position_embeddings ",
                model.config.max_position_embeddings);
-  Activations acts(model.config, 1, T);
   std::vector<float> logits(T * model.config.vocab_size);
-  decoder_logits(model, acts, ids.data(), logits.data());
+  if (model.config.hybrid) {
+    HybridActivations acts(model.config, 1, T);
+    hybrid_logits(model, acts, ids.data(), logits.data());
+  } else {
+    Activations acts(model.config, 1, T);
+    decoder_logits(model, acts, ids.data(), logits.data());
+  }
   write_npy(out, {T, model.config.vocab_size}, logits);
   std::printf("wrote %s: float32 [%lld, %lld]\n", out.c_str(), (long long)T, (long long)model.config.vocab_size);
   return 0;

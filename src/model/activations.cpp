@@ -7,6 +7,7 @@
 namespace difftx {
 
 Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, ActivationUse use) : B(B_), T(T_), N(B_ * T_) {
+  c.require_decoder("this command (training, the analyses, the decoder's forward)");
   const AttentionDims a = c.attention_dims(B, T);
   const int64_t D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
   const AttentionVariant variant = c.attention_variant();

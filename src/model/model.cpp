@@ -56,6 +56,7 @@ void release_pages(const void* data, int64_t bytes) {
 }  // namespace
 
 void Model::build_panels(bool release) const {
+  config.require_decoder("the engine (generate, chat, serve, bench)");
   ModelMatrices& m = panels_->matrices;
   m = matrices;
   const void* embedding = matrices.embed.data;

@@ -90,11 +90,29 @@ struct LayerTensors {
   float* down_proj;         // [D, F]
   float* act_weight = nullptr;  // PolyNorm: [3]
   float* act_bias = nullptr;    // PolyNorm: [1]
+  // A hybrid stack's layers (config.h HybridConfig, Hugging Face's names in parameters.cpp); the
+  // mixer's output projection is o_proj, fc2 is down_proj. E Mamba channels, S state, K conv taps,
+  // R dt rank; Hq, Hkv Hugging Face's heads of width d.
+  float* input_norm_bias = nullptr;  // LayerNorm biases [D]
+  float* post_norm_bias = nullptr;
+  float* qkv_proj = nullptr;     // attention: Wqkv [(Hq + 2 Hkv) d, D], a cross layer's [Hq d, D]
+  float* qkv_bias = nullptr;     // [Wqkv's rows]
+  float* o_bias = nullptr;       // [D]
+  float* fc1 = nullptr;          // [2F, D]: the gate's rows, then up's
+  float* in_proj = nullptr;      // Mamba [2E, D] (x's rows, then z's); GMU [E, D]
+  float* conv_weight = nullptr;  // Mamba [E, 1, K]
+  float* conv_bias = nullptr;    // [E]
+  float* x_proj = nullptr;       // [R + 2S, E]: dt's, B's and C's rows
+  float* dt_proj = nullptr;      // [E, R]
+  float* dt_bias = nullptr;      // [E]
+  float* a_log = nullptr;        // [E, S]
+  float* d_skip = nullptr;       // [E]
 };
 struct ModelTensors {
   float* embed;       // [V, D]
   float* final_norm;  // [D]
   float* lm_head;     // [V, D]; equals embed when tied
+  float* final_norm_bias = nullptr;  // a hybrid stack's final LayerNorm [D]
   std::vector<LayerTensors> layers;
 };
 ModelTensors bind_tensors(const ModelConfig& config, const ParameterTable& table, float* arena);
@@ -105,6 +123,7 @@ struct LayerMatrices {
   WeightMatrix q_proj, k_proj, v_proj, o_proj;
   WeightMatrix lambda_proj;  // diff2 (always F32: [H, D] is tiny)
   WeightMatrix gate_proj, up_proj, down_proj;
+  WeightMatrix qkv_proj, fc1, in_proj, x_proj, dt_proj;  // a hybrid stack's (LayerTensors)
 };
 struct ModelMatrices {
   WeightMatrix embed, lm_head;  // lm_head is embed when tied
