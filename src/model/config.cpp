@@ -163,9 +163,13 @@ void validate_hybrid(const ModelConfig& c) {
     memory = memory || kind == LayerKind::memory_mamba;
     shared = shared || l == h.shared_kv_layer;
   }
-  DIFFTX_CHECK(h.shared_kv_layer < 0 ||
-                   (h.shared_kv_layer < c.num_hidden_layers && h.layers[h.shared_kv_layer] == LayerKind::full_attention),
-               w, ": the shared layer ", h.shared_kv_layer, " is not a full_attention layer");
+  if (h.shared_kv_layer >= 0) {
+    DIFFTX_CHECK(h.shared_kv_layer < c.num_hidden_layers, w, ": the shared layer ", h.shared_kv_layer,
+                 " is past the last layer");
+    const LayerKind shared = h.layers[h.shared_kv_layer];
+    DIFFTX_CHECK(shared == LayerKind::full_attention, w, ": the shared layer ", h.shared_kv_layer, " is a ",
+                 layer_kind_name(shared), " layer, not a full_attention one");
+  }
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -161,6 +162,21 @@ TEST(Phi4FlashConfig, RefusesWhatItDoesNotImplementByName) {
     EXPECT_NE(message.find(name), std::string::npos) << overrides.dump() << " -> " << message;
     EXPECT_NE(message.find("config.json"), std::string::npos) << message;
   }
+}
+
+TEST(Phi4FlashConfig, AHybridStackMakesWhatItReadsFirst) {
+  const ModelConfig good = config_from_phi4flash(fixture_config("phi4flash_l8_mha_f32"), "config.json");
+  auto error = [&](const std::function<void(HybridConfig&)>& edit) {
+    ModelConfig c = good;
+    edit(*c.hybrid);
+    return testing::error_of([&] { c.validate(); });
+  };
+  EXPECT_EQ(error([](HybridConfig&) {}), "(no error)");
+  EXPECT_NE(error([](HybridConfig& h) { h.layers[4] = LayerKind::mamba; }).find("GMU layer 6"), std::string::npos);
+  EXPECT_NE(error([](HybridConfig& h) { h.shared_kv_layer = 7; }).find("cross_attention layer 7"), std::string::npos);
+  EXPECT_NE(error([](HybridConfig& h) { h.shared_kv_layer = 1; }).find("sliding_attention layer"), std::string::npos);
+  EXPECT_NE(error([](HybridConfig& h) { h.layers.pop_back(); }).find("7 layer kinds for 8 layers"), std::string::npos);
+  EXPECT_NE(error([](HybridConfig& h) { h.mamba.dt_rank = 17; }).find("mamba_dt_rank"), std::string::npos);
 }
 
 TEST(Phi4Flash, DecoderOnlyPathsRefuseAHybridModel) {
