@@ -1,20 +1,21 @@
-// Mamba-1's conv and selective scan (mamba.h). Every (token, channel) goes through conv_channel
-// and scan_channel below, in the prompt kernels and the step kernels alike, which is what makes
-// a prompt continued step by step give the bits of the whole prompt.
+// Mamba-1's conv and selective scan (mamba.h), compiled per CPU level (kernels/isa.h). Every
+// (token, channel) goes through conv_channel and scan_channel below, in the prompt kernels and the
+// step kernels alike, which is what makes a prompt continued step by step give the bits of the
+// whole prompt at a level. The twins and MambaDims::validate are in mamba_reference.cpp.
 #include "kernels/mamba.h"
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "core/error.h"
+#include "kernels/isa.h"
 #include "kernels/op_threading.h"
+#include "kernels/vector_math.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 namespace {
 
-constexpr int64_t kMostState = 256;     // S: an A row lives on the stack
-constexpr int64_t kChannelBlock = 64;   // channels a conv work item covers (contiguous loads)
+constexpr int64_t kChannelBlock = 64;  // channels a conv work item covers (contiguous loads)
 
 inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
 // PyTorch's softplus with its threshold 20, above which it is the identity.
@@ -28,13 +29,25 @@ inline float conv_channel(const float* w, float bias, int64_t K, Input in) {
   return silu(acc);
 }
 
-// One token of one channel: advances s [S] and returns y (A = -exp(A_log) of the channel).
+// e^x of the state's decay: exp_approx (relative error below 1.5e-7), which vectorises where the
+// level has fused multiply-add; std::exp where it would be a library call per step (scalar level).
+inline float decay(float x) {
+#if defined(__FMA__) || defined(__ARM_NEON)
+  return exp_approx(x);
+#else
+  return std::exp(x);
+#endif
+}
+
+// One token of one channel: advances s [S] and returns y (A = -exp(A_log) of the channel). The
+// state entries are independent: one vector loop over them.
 inline float scan_channel(int64_t S, float u, float dt_raw, const float* A, const float* B, const float* C, float D,
                           float* s) {
   const float dt = softplus(dt_raw), du = dt * u;
   float y = 0;
+#pragma omp simd reduction(+ : y)
   for (int64_t n = 0; n < S; ++n) {
-    s[n] = std::exp(dt * A[n]) * s[n] + du * B[n];
+    s[n] = decay(dt * A[n]) * s[n] + du * B[n];
     y += C[n] * s[n];
   }
   return y + D * u;
@@ -51,14 +64,6 @@ void check_rows(const char* op, const MambaDims& dims, int64_t rows, int64_t ld,
 }
 
 }  // namespace
-
-void MambaDims::validate() const {
-  DIFFTX_CHECK(channels >= 1 && channels <= (int64_t{1} << 24), "mamba dims: field 'channels' (E) must be in [1, 2^24], got ",
-               channels);
-  DIFFTX_CHECK(state >= 1 && state <= kMostState, "mamba dims: field 'state' (S) must be in [1, ", kMostState, "], got ",
-               state);
-  DIFFTX_CHECK(conv >= 1 && conv <= 64, "mamba dims: field 'conv' (K) must be in [1, 64], got ", conv);
-}
 
 void mamba_conv_prompt(const MambaDims& dims, int64_t T, const float* x, int64_t ld_x, const float* w,
                        const float* bias, float* window, float* u) {
@@ -88,7 +93,7 @@ void mamba_scan_prompt(const MambaDims& dims, int64_t T, const float* u, const f
   const int64_t E = dims.channels, S = dims.state;
 #pragma omp parallel for schedule(static) if (worth_parallel(T * E * S))
   for (int64_t c = 0; c < E; ++c) {
-    float A[kMostState];
+    float A[kMambaMostState];
     channel_decay(S, a_log + c * S, A);
     for (int64_t t = 0; t < T; ++t)
       y[t * E + c] = scan_channel(S, u[t * E + c], dt_in[t * E + c] + dt_bias[c], A, B + t * ld_bc, C + t * ld_bc, D[c],
@@ -120,52 +125,11 @@ void mamba_scan_step(const MambaDims& dims, int64_t rows, const float* u, const 
 #pragma omp parallel for collapse(2) schedule(static) if (worth_parallel(rows * E * S))
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < E; ++c) {
-      float A[kMostState];
+      float A[kMambaMostState];
       channel_decay(S, a_log + c * S, A);
       y[r * E + c] = scan_channel(S, u[r * E + c], dt_in[r * E + c] + dt_bias[c], A, B + r * ld_bc, C + r * ld_bc, D[c],
                                   states[r] + c * S);
     }
 }
 
-namespace reference {
-
-void mamba_conv_prompt(const MambaDims& dims, int64_t T, const double* x, int64_t ld_x, const double* w,
-                       const double* bias, double* window, double* u) {
-  dims.validate();
-  const int64_t E = dims.channels, K = dims.conv;
-  std::vector<double> inputs((K - 1 + T) * E);  // the old window, then x
-  for (int64_t j = 0; j < K - 1; ++j)
-    for (int64_t c = 0; c < E; ++c) inputs[j * E + c] = window[j * E + c];
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t c = 0; c < E; ++c) inputs[(K - 1 + t) * E + c] = x[t * ld_x + c];
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t c = 0; c < E; ++c) {
-      double acc = bias[c];
-      for (int64_t j = 0; j < K; ++j) acc += w[c * K + j] * inputs[(t + j) * E + c];
-      u[t * E + c] = acc / (1.0 + std::exp(-acc));
-    }
-  for (int64_t j = 0; j < K - 1; ++j)
-    for (int64_t c = 0; c < E; ++c) window[j * E + c] = inputs[(T + j) * E + c];
-}
-
-void mamba_scan_prompt(const MambaDims& dims, int64_t T, const double* u, const double* dt_in, const double* dt_bias,
-                       const double* a_log, const double* B, const double* C, int64_t ld_bc, const double* D,
-                       double* state, double* y) {
-  dims.validate();
-  const int64_t E = dims.channels, S = dims.state;
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t c = 0; c < E; ++c) {
-      const double raw = dt_in[t * E + c] + dt_bias[c];
-      const double dt = raw > 20.0 ? raw : std::log1p(std::exp(raw));
-      double out = D[c] * u[t * E + c];
-      for (int64_t n = 0; n < S; ++n) {
-        double& s = state[c * S + n];
-        s = std::exp(-dt * std::exp(a_log[c * S + n])) * s + dt * B[t * ld_bc + n] * u[t * E + c];
-        out += C[t * ld_bc + n] * s;
-      }
-      y[t * E + c] = out;
-    }
-}
-
-}  // namespace reference
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -18,6 +18,8 @@
 
 namespace difftx {
 
+constexpr int64_t kMambaMostState = 256;  // the largest S the kernels take
+
 struct MambaDims {
   int64_t channels;  // E = mamba_expand * hidden_size
   int64_t state;     // S = mamba_d_state

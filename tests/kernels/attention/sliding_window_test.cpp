@@ -52,8 +52,8 @@ std::vector<float> fused_forward(flash::Path path, const AttentionDims& dims, co
 TEST(SlidingWindow, FusedForwardMatchesReference) {
   int cases = 0;
   for (const Variant& variant : kVariants)
-    for (const auto& [B, T, d] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 1, 16}, {2, 70, 32}, {1, 200, 16}})
-      for (int64_t window : {1, 3, 64, 65, 130, 500}) {
+    for (const auto& [B, T, d] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 1, 16}, {2, 70, 32}, {1, 150, 16}})
+      for (int64_t window : {1, 3, 64, 65, 500}) {
         const AttentionDims dims{variant.kind, B, T, variant.H, 2, d, variant.r, window};
         const AttentionCase c = AttentionCase::random(dims, 300 + cases++);
         std::vector<float> want(c.rows() * dims.out_width());
@@ -63,7 +63,7 @@ TEST(SlidingWindow, FusedForwardMatchesReference) {
                        testing::describe(dims) + " window=" + std::to_string(window) +
                            (path == flash::Path::simd ? " simd" : " scalar"));
       }
-  EXPECT_EQ(cases, 72);
+  EXPECT_EQ(cases, 60);
 }
 
 TEST(SlidingWindow, AWindowAsLongAsTheSequenceIsNoWindow) {
