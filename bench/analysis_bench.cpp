@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "benches.h"
 #include "core/rng.h"
 #include "eval/abs_value_stats.h"
@@ -34,7 +35,7 @@ void bench_quantized_attention(bool json, int64_t T, int64_t d, AttentionKind ki
   double fused = 1e300, quantized = 1e300;
   for (int round = 0; round < 3; ++round) {  // alternate, keep each one's best (bench attn's reasoning)
     fused = std::min(fused, measure([&] {
-                              attention_forward(a, q.data(), k.data(), v.data(), lam, out.data(),
+                              backends::cpu::kernels().attention_forward(a, q.data(), k.data(), v.data(), lam, out.data(),
                                                 {lse.data(), maps_out.empty() ? nullptr : maps_out.data()});
                             }, 0.15, 2).best_ms);
     quantized = std::min(quantized, measure([&] {

@@ -8,11 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "benches.h"
 #include "core/rng.h"
 #include "kernels/attention/attention.h"
 #include "kernels/attention/flash.h"
-#include "kernels/cpu_level.h"
+#include "backends/cpu/cpu_level.h"
 #include "kernels/gemm.h"
 #include "measure.h"
 
@@ -60,11 +61,11 @@ struct Case {
   void measure_once(double seconds) {
     const AttentionDims& a = dims;
     const Timing fwd = measure(
-        [&] { attention_forward(a, in.q.data(), in.k.data(), in.v.data(), in.lam(), in.out.data(), in.saved()); },
+        [&] { backends::cpu::kernels().attention_forward(a, in.q.data(), in.k.data(), in.v.data(), in.lam(), in.out.data(), in.saved()); },
         seconds, 2);
     const Timing bwd = measure(
         [&] {
-          attention_backward(a, in.q.data(), in.k.data(), in.v.data(), in.lam(), in.out.data(), in.saved(),
+          backends::cpu::kernels().attention_backward(a, in.q.data(), in.k.data(), in.v.data(), in.lam(), in.out.data(), in.saved(),
                              in.dout.data(), in.dq.data(), in.dk.data(), in.dv.data(),
                              in.dlambda.empty() ? nullptr : in.dlambda.data());
         },
@@ -75,7 +76,7 @@ struct Case {
 
   void print(bool json) const {
     const double flops = forward_flops(dims);
-    const char* path = flash::default_path(dims) == flash::Path::simd ? cpu_level_name(cpu_level()) : "scalar";
+    const char* path = backends::cpu::kernels().flash_default_path(dims) == flash::Path::simd ? cpu_level_name(cpu_level()) : "scalar";
     for (int pass = 0; pass < 2; ++pass) {
       const double ms = pass == 0 ? fwd_ms : bwd_ms;
       const double f = pass == 0 ? flops : 2.5 * flops;

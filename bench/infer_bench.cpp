@@ -10,6 +10,7 @@
 // --repeats after a warm-up. Decode GB/s counts
 // the bytes one step must read: every weight matrix once (the LM head included) and the cache.
 #include <algorithm>
+#include "backends/cpu/cpu_kernels.h"
 #include "source_dir.h"
 #include <cstdio>
 #include <filesystem>
@@ -68,9 +69,10 @@ void bench_split_kv(bool json) {
     for (auto& x : *v) x = static_cast<float>(rng.uniform(-1, 1));
   for (int64_t max_chunks : {int64_t{1}, int64_t{0}}) {
     DecodeAttentionScratch scratch(dims, max_chunks);
-    const Timing t = measure([&] {
-      decode_attention(dims, dims.capacity, q.data(), keys.data(), values.data(), nullptr, out.data(), scratch);
-    });
+    const void* key_page = keys.data();
+    const void* value_page = values.data();
+    const DecodeAttentionRow row{q.data(), dims.capacity, KvPages{&key_page, &value_page}, nullptr, out.data()};
+    const Timing t = measure([&] { backends::cpu::kernels().decode_attention_rows(dims, {&row, 1}, scratch); });
     const double gb = 2.0 * dims.capacity * 64 * 4 / 1e9;
     print_row(json, {str("op", "decode_attention"), str("case", "baseline H=8 Hkv=1 d=64 cache=16384"),
                      num("chunks", decode_attention_chunks(scratch, dims.capacity), 0), num("us", t.median_ms * 1e3, 1),
@@ -122,7 +124,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
     const double rss_before = resident_bytes();
     Timer timer;
     models.push_back(load_model_dir(dir, MatrixPrecision::as_stored));
-    models.back().panel_matrices_only();  // as `difftx generate` holds it
+    models.back().engine_matrices_only();  // as `difftx generate` holds it
     load_s.push_back(timer.seconds());
     rss_gb.push_back((resident_bytes() - rss_before) / 1e9);
     const ModelConfig& c = models.back().config;
@@ -193,7 +195,7 @@ int bench_infer(cli::Args& args) {
       // RoPE has no learned positions, so random-weight models may run past the preset's limit.
       config.max_position_embeddings = std::max(config.max_position_embeddings, *std::max_element(contexts.begin(), contexts.end()));
       models.emplace_back(config);
-      init_parameters(config, models.back().table, models.back().weights.data(), 1);
+      init_parameters(config, models.back().table, models.back().host_weights(), 1);
     }
     DIFFTX_CHECK(models[2].config.num_key_value_heads == models[0].config.num_key_value_heads, "preset ", preset,
                  ": diff2 and baseline kv heads differ");

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "benches.h"
 #include "core/error.h"
 #include "core/rng.h"
@@ -81,7 +82,7 @@ int bench_matmul(cli::Args& args) {
       const int64_t copies = copies_for(static_cast<int64_t>(bytes.size()));
       const std::vector<std::vector<uint8_t>> matrices(copies, bytes);
       std::vector<std::vector<uint8_t>> panels;
-      if (with_panels && quant::reads_panels(type))
+      if (with_panels && backends::cpu::kernels().reads_panels(type))
         for (const auto& m : matrices) {
           panels.emplace_back(quant::weight_panels_bytes(type, s.rows, s.cols));
           quant::pack_panels({type, m.data(), s.rows, s.cols}, 0, quant::panel_count(s.rows), panels.back().data());
@@ -107,7 +108,7 @@ int bench_matmul(cli::Args& args) {
           int64_t next = 0;
           const auto [ms, cpu_ms] = timed([&] {
             const void* p = panels.empty() ? nullptr : panels[next].data();
-            matmul({type, matrices[next].data(), s.rows, s.cols, p}, x.data(), y.data(), N, false, order);
+            backends::cpu::kernels().matmul_by_order({type, matrices[next].data(), s.rows, s.cols, p}, x.data(), y.data(), N, false, order);
             next = (next + 1) % copies;
           });
           best[k] = std::min(best[k], ms), cpu[k] = std::min(cpu[k], cpu_ms);

@@ -5,7 +5,7 @@
 #include <ctime>
 
 #include "core/timer.h"
-#include "kernels/cpu_level.h"
+#include "backends/cpu/cpu_level.h"
 
 namespace difftx::bench {
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "benches.h"
 #include "core/rng.h"
 #include "core/threading.h"
@@ -85,23 +86,23 @@ void bench_rmsnorm(Reporter& out, int64_t rows, int64_t n, const std::string& op
   std::vector<float> y(rows * n), rstd(rows), dx(rows * n), dg(n);
   const double plane = 4.0 * rows * n;
   out.row(op, "fwd", dims({rows, n}), 2 * plane,
-          [&] { rmsnorm_forward(x.data(), g.data(), y.data(), rstd.data(), rows, n, 1e-5f); });
+          [&] { backends::cpu::kernels().rmsnorm_forward(x.data(), g.data(), y.data(), rstd.data(), rows, n, 1e-5f); });
   out.row(op, "bwd", dims({rows, n}), 3 * plane, [&] {
-    rmsnorm_backward(x.data(), g.data(), rstd.data(), dy.data(), dx.data(), dg.data(), rows, n);
+    backends::cpu::kernels().rmsnorm_backward(x.data(), g.data(), rstd.data(), dy.data(), dx.data(), dg.data(), rows, n);
   });
 }
 
 void bench_rope(Reporter& out, int64_t B, int64_t T, int64_t heads, int64_t d) {
   std::vector<float> storage(rope_table_floats(T, d));
-  const RopeTable table = rope_table_build(storage.data(), T, d, 10000.0);
+  const RopeTable table = backends::cpu::kernels().rope_table_build(storage.data(), T, d, 10000.0, {});
   auto x = random_floats(B * T * heads * d, 5);
   const double bytes = 2.0 * 4 * x.size();
   for (RopeStyle style : {RopeStyle::interleaved, RopeStyle::half}) {
     const std::string op = style == RopeStyle::interleaved ? "rope_interleaved" : "rope_half";
     out.row(op, "fwd", dims({B, T, heads, d}), bytes,
-            [&] { rope_forward(table, style, x.data(), B, T, heads, 0); });
+            [&] { backends::cpu::kernels().rope_forward(table, style, x.data(), B, T, heads, 0); });
     out.row(op, "bwd", dims({B, T, heads, d}), bytes,
-            [&] { rope_backward(table, style, x.data(), B, T, heads, 0); });
+            [&] { backends::cpu::kernels().rope_backward(table, style, x.data(), B, T, heads, 0); });
   }
 }
 
@@ -110,9 +111,9 @@ void bench_swiglu(Reporter& out, int64_t rows, int64_t F) {
   const auto g = random_floats(n, 6, -4, 4), u = random_floats(n, 7), dh = random_floats(n, 8);
   std::vector<float> h(n), dg(n), du(n);
   out.row("swiglu", "fwd", dims({rows, F}), 3.0 * 4 * n,
-          [&] { swiglu_forward(g.data(), u.data(), h.data(), n); });
+          [&] { backends::cpu::kernels().swiglu_forward(g.data(), u.data(), h.data(), n); });
   out.row("swiglu", "bwd", dims({rows, F}), 5.0 * 4 * n,
-          [&] { swiglu_backward(g.data(), u.data(), dh.data(), dg.data(), du.data(), n); });
+          [&] { backends::cpu::kernels().swiglu_backward(g.data(), u.data(), dh.data(), dg.data(), du.data(), n); });
 }
 
 void bench_cross_entropy(Reporter& out, int64_t rows, int64_t V) {
@@ -123,11 +124,11 @@ void bench_cross_entropy(Reporter& out, int64_t rows, int64_t V) {
   int64_t count = 0;
   const double plane = 4.0 * rows * V;
   out.row("cross_entropy", "fwd+bwd", dims({rows, V}), 2 * plane, [&] {
-    cross_entropy_forward_backward(logits.data(), targets.data(), dlogits.data(), rows, V, -1,
+    backends::cpu::kernels().cross_entropy_forward_backward(logits.data(), targets.data(), dlogits.data(), rows, V, -1,
                                    &count);
   });
   out.row("cross_entropy_sum", "fwd", dims({rows, V}), plane,
-          [&] { cross_entropy_sum(logits.data(), targets.data(), rows, V, -1, &count); });
+          [&] { backends::cpu::kernels().cross_entropy_sum(logits.data(), targets.data(), rows, V, -1, &count); });
 }
 
 void bench_embedding(Reporter& out, int64_t rows, int64_t n, int64_t V) {
@@ -146,9 +147,9 @@ void bench_optimizer(Reporter& out, int64_t n) {
   const auto g = random_floats(n, 17);
   AdamWParams hp{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 10};
   out.row("adamw", "step", dims({n}), 7.0 * 4 * n,
-          [&] { adamw_update(p.data(), g.data(), m.data(), v.data(), n, hp, 0.5f); });
+          [&] { backends::cpu::kernels().adamw_update(p.data(), g.data(), m.data(), v.data(), n, hp, 0.5f); });
   volatile double sink = 0;  // keeps the reduction from being optimised away
-  out.row("sum_of_squares", "-", dims({n}), 4.0 * n, [&] { sink = sum_of_squares(g.data(), n); });
+  out.row("sum_of_squares", "-", dims({n}), 4.0 * n, [&] { sink = backends::cpu::kernels().sum_of_squares(g.data(), n); });
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <functional>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "benches.h"
 #include "core/rng.h"
 #include "kernels/quant/matmul.h"
@@ -92,7 +93,7 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
   for (auto [path, path_name] : paths) {
     int64_t next = 0;
     const Timed gemv = measure_with_cpu([&] {
-      matmul({type, matrices[next].data(), s.rows, s.cols}, x.data(), y.data(), 1, false, path);
+      backends::cpu::kernels().matmul_by_path({type, matrices[next].data(), s.rows, s.cols}, x.data(), y.data(), 1, false, path);
       next = (next + 1) % copies;
     });
     const double gbps = static_cast<double>(bytes.size()) / (gemv.wall.best_ms * 1e-3) / 1e9;
@@ -107,7 +108,7 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
   for (const auto& entry : paths) {
     const MatmulPath path = entry.first;
     const char* name = path == MatmulPath::simd_int8 ? "int8" : "f32_sgemm";
-    const Timed gemm = measure_with_cpu([&] { matmul(W, x.data(), y.data(), N, false, path); }, 0.5, 2);
+    const Timed gemm = measure_with_cpu([&] { backends::cpu::kernels().matmul_by_path(W, x.data(), y.data(), N, false, path); }, 0.5, 2);
     const double flops = 2.0 * N * s.rows * s.cols;
     print_row(json, {str("op", "quant_prefill"), str("type", weight_type_name(type)), str("path", name),
                      str("shape", shape), num("N", N, 0), num("ms", gemm.wall.best_ms, 1),
@@ -125,7 +126,7 @@ std::vector<uint8_t> make_bench_weights(WeightType type, int64_t rows, int64_t c
   Rng rng(7);
   for (auto& v : source) v = static_cast<float>(rng.uniform(-0.05, 0.05));
   std::vector<uint8_t> bytes(weight_matrix_bytes(type, rows, cols));
-  quantize_rows(type, source.data(), bytes.data(), distinct, cols);
+  backends::cpu::kernels().quantize_rows(type, source.data(), bytes.data(), distinct, cols);
   for (int64_t r = distinct; r < rows; ++r)
     std::memcpy(bytes.data() + r * row_bytes, bytes.data() + (r % distinct) * row_bytes, row_bytes);
   return bytes;

@@ -101,7 +101,7 @@ int bench_serve(cli::Args& args) {
   args.finish();
   DIFFTX_CHECK(shared <= prompt, "--shared-prefix ", shared, " exceeds --prompt ", prompt);
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
-  model.panel_matrices_only();  // as `difftx serve` holds it
+  model.engine_matrices_only();  // as `difftx serve` holds it
   DIFFTX_CHECK(prompt + new_tokens <= model.config.max_position_embeddings, "--prompt + --new exceed the context");
   const int64_t most = *std::max_element(concurrency.begin(), concurrency.end());
   o.max_running = std::max<int64_t>(most, 1);

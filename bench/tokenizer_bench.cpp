@@ -19,11 +19,11 @@
 #include "data/bpe_trainer.h"
 #include "data/corpus.h"
 #include "data/data_paths.h"
-#include "data/file_io.h"
 #include "data/hf_tokenizer.h"
 #include "data/loader.h"
 #include "data/prepare.h"
 #include "data/tokenizer_files.h"
+#include "io/input_file.h"
 #include "measure.h"
 
 namespace difftx::bench {
@@ -71,7 +71,7 @@ int bench_tokenizer(cli::Args& args) {
   const fs::path text_path = data::data_root() / "moby-dick" / "data.txt";
   DIFFTX_CHECK(fs::exists(text_path), text_path.string(),
                " is missing: run scripts/setup to fetch the default corpus");
-  const std::string moby = data::read_file(text_path);
+  const std::string moby = read_whole_file(text_path);
 
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);

@@ -36,13 +36,13 @@ struct Trainee {
       : name(std::move(name_)),
         config_path(std::move(config_path_)),
         model(config_from_file(config_path.string())),
-        optimizer(model.table, AdamWConfig{}),
-        acts(model.config, B, T),
-        grads(model.table.total_floats()),
-        g(bind_tensors(model.config, model.table, grads.data())),
+        optimizer(*model.backend, model.table, AdamWConfig{}),
+        acts(model.config, B, T, ActivationUse::training, *model.backend),
+        grads(model.backend->allocate(model.table.total_floats() * int64_t{sizeof(float)})),
+        g(bind_tensors(model.config, model.table, grads.as<float>())),
         inputs(B * T),
         targets(B * T) {
-    init_parameters(model.config, model.table, model.weights.data(), 1);
+    init_parameters(model.config, model.table, model.host_weights(), 1);
     Rng rng(2);
     for (auto& t : inputs) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
     for (auto& t : targets) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
@@ -55,11 +55,12 @@ struct Trainee {
     const double cpu0 = process_cpu_seconds();
     Timer t;
     PhaseClock clock(&profile);
-    grads.zero();
+    model.backend->zero(grads.as<void>(), grads.bytes());
     clock.lap(StepPhase::optimizer);
     decoder_forward_backward(model, acts, inputs.data(), targets.data(), g);
     clock = PhaseClock(&profile);  // the decoder laps its own phases
-    optimizer.step(model.weights.data(), grads.data(), 1e-4, optimizer.gradient_norm(grads.data()));
+    optimizer.step(model.weights.as<float>(), grads.as<const float>(), 1e-4,
+                   optimizer.gradient_norm(grads.as<const float>()));
     clock.lap(StepPhase::optimizer);
     const double ms = t.ms();
     times_ms.push_back(ms);
@@ -81,7 +82,7 @@ struct Trainee {
   Model model;
   AdamW optimizer;
   Activations acts;
-  Buffer<float> grads;
+  backends::DeviceBuffer grads;
   ModelTensors g;
   std::vector<int32_t> inputs, targets;
   StepProfile profile, best_profile, phase_min;  // this step, the best step, each phase's best

@@ -48,7 +48,7 @@ py::array_t<float> sequence_logits(const LoadedModel& m, const std::vector<int32
   float* data = out.mutable_data();
   py::gil_scoped_release release;
   ThreadScope scope(m.threads);
-  Activations acts(m.model.config, 1, T);
+  Activations acts(m.model.config, 1, T, ActivationUse::forward_only, *m.model.backend);
   decoder_logits(m.model, acts, ids.data(), data);
   return out;
 }

@@ -6,7 +6,7 @@
 #include "chat/globals.h"
 #include "chat/parser.h"
 #include "chat/renderer.h"
-#include "data/file_io.h"
+#include "io/input_file.h"
 
 namespace difftx::chat {
 namespace {
@@ -33,7 +33,7 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
   nlohmann::json config = nlohmann::json::object();
   if (fs::exists(config_path)) {
     try {
-      config = nlohmann::json::parse(data::read_file(config_path));
+      config = nlohmann::json::parse(read_whole_file(config_path));
     } catch (const nlohmann::json::exception& e) {
       fail(config_path.string(), ": not valid JSON (", e.what(), ")");
     }
@@ -41,7 +41,7 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
   }
   std::optional<std::string> source;
   if (fs::exists(jinja_path)) {
-    source = data::read_file(jinja_path);
+    source = read_whole_file(jinja_path);
   } else if (config.contains("chat_template") && !config["chat_template"].is_null()) {
     const nlohmann::json& ct = config["chat_template"];
     if (ct.is_string()) {

@@ -43,7 +43,7 @@ int run_chat(Args& args) {
                " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); give one with "
                "--chat-template FILE");
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
-  model.panel_matrices_only();  // the engine's copy of the weights, and no other
+  model.engine_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
   o.sample_vocab = tokenizer.vocab_size();

@@ -43,7 +43,7 @@ int run_generate(Args& args) {
   args.finish();
 
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
-  model.panel_matrices_only();  // the engine's copy of the weights, and no other
+  model.engine_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
   DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,

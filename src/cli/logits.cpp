@@ -40,10 +40,10 @@ int run_logits(Args& args) {
                model.config.max_position_embeddings);
   std::vector<float> logits(T * model.config.vocab_size);
   if (model.config.hybrid) {
-    HybridActivations acts(model.config, 1, T);
+    HybridActivations acts(model.config, 1, T, *model.backend);
     hybrid_logits(model, acts, ids.data(), logits.data());
   } else {
-    Activations acts(model.config, 1, T);
+    Activations acts(model.config, 1, T, ActivationUse::forward_only, *model.backend);
     decoder_logits(model, acts, ids.data(), logits.data());
   }
   write_npy(out, {T, model.config.vocab_size}, logits);

@@ -6,7 +6,7 @@
 
 #include "cli/command.h"
 #include "core/error.h"
-#include "kernels/cpu_level.h"
+#include "backends/cpu/cpu_level.h"
 #include "kernels/gemm.h"
 
 namespace difftx::cli {

@@ -1,7 +1,7 @@
 #include "cli/model_chat_template.h"
 
 #include "core/error.h"
-#include "data/file_io.h"
+#include "io/input_file.h"
 
 namespace difftx::cli {
 
@@ -11,7 +11,7 @@ std::optional<chat::ChatTemplate> load_chat_template(const std::filesystem::path
   if (!file) return tmpl;
   chat::ChatTemplate own;
   try {
-    own = chat::ChatTemplate::parse(data::read_file(*file));
+    own = chat::ChatTemplate::parse(read_whole_file(*file));
   } catch (const Error& e) {
     fail("--chat-template ", *file, ": ", e.what());
   }

@@ -5,7 +5,7 @@
 #include "chat/chat_template.h"
 #include "cli/command.h"
 #include "core/error.h"
-#include "data/file_io.h"
+#include "io/input_file.h"
 
 namespace difftx::cli {
 namespace {
@@ -24,7 +24,7 @@ int run_template(Args& args) {
   if (template_path) {
     chat::ChatTemplate own;
     try {
-      own = chat::ChatTemplate::parse(data::read_file(*template_path));
+      own = chat::ChatTemplate::parse(read_whole_file(*template_path));
     } catch (const chat::TemplateError&) {
       throw;
     } catch (const Error& e) {
@@ -44,7 +44,7 @@ int run_template(Args& args) {
 
   nlohmann::ordered_json input;
   try {
-    input = nlohmann::ordered_json::parse(data::read_file(messages_path));
+    input = nlohmann::ordered_json::parse(read_whole_file(messages_path));
   } catch (const nlohmann::json::exception& e) {
     fail(messages_path, ": not valid JSON (", e.what(), ")");
   }

@@ -6,9 +6,9 @@
 
 #include "core/error.h"
 #include "data/data_paths.h"
-#include "data/file_io.h"
 #include "data/sha256.h"
 #include "data/utf8.h"
+#include "io/input_file.h"
 #include "io/json_file.h"
 
 namespace difftx::data {
@@ -49,7 +49,7 @@ bool is_corpus_file(const fs::path& p) {
 
 void add_file(const fs::path& path, const std::string& text_field, Corpus& corpus) {
   const std::string where = path.string();
-  std::string bytes = read_file(path);
+  std::string bytes = read_whole_file(path);
   check_text(bytes, where);
   CorpusSource source{where, sha256_hex(bytes), static_cast<int64_t>(bytes.size()), 0};
   const auto index = static_cast<int32_t>(corpus.sources.size());

@@ -4,7 +4,6 @@
 #include <set>
 
 #include "core/error.h"
-#include "data/file_io.h"
 #include "data/tokenizer_files.h"
 #include "io/json_file.h"
 

@@ -4,8 +4,8 @@
 #include "core/error.h"
 #include "data/byte_level.h"
 #include "data/encodings.h"
-#include "data/file_io.h"
 #include "data/hf_tokenizer.h"
+#include "io/atomic_file.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -159,8 +159,8 @@ void write_hf_tokenizer(const Tokenizer& tokenizer, const fs::path& dir) {
   std::string text = j.dump(1) + "\n";
   const std::string placeholder = std::string("\"") + kVocabPlaceholder + "\"";
   text.replace(text.find(placeholder), placeholder.size(), vocab_text(p.vocab));
-  write_file_atomic(dir / kHfTokenizerFile, text);
-  write_file_atomic(dir / kHfTokenizerConfigFile, config_file(tokenizer).dump(2) + "\n");
+  write_file_atomically(dir / kHfTokenizerFile, text);
+  write_file_atomically(dir / kHfTokenizerConfigFile, config_file(tokenizer).dump(2) + "\n");
 }
 
 }  // namespace difftx::data

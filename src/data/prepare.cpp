@@ -16,11 +16,11 @@
 #include "data/corpus.h"
 #include "data/data_paths.h"
 #include "data/dataset.h"
-#include "data/file_io.h"
 #include "data/shard.h"
 #include "data/token_table.h"
 #include "data/tokenizer_files.h"
 #include "data/utf8.h"
+#include "io/atomic_file.h"
 
 namespace difftx::data {
 namespace fs = std::filesystem;
@@ -266,7 +266,7 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
   splits[1].name = "val";
   encode_splits(o, corpus, texts, is_val, *tok, progress, splits);
   const nlohmann::ordered_json meta = dataset_metadata(o, corpus, *tok, splits, tokenizer_meta);
-  write_file_atomic(o.out / kMetadataFile, meta.dump(2) + "\n");
+  write_file_atomically(o.out / kMetadataFile, meta.dump(2) + "\n");
   return nlohmann::json::parse(meta.dump());
 }
 

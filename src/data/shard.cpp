@@ -52,7 +52,7 @@ ShardWriter::ShardWriter(const std::filesystem::path& path, int64_t vocab_size)
 void ShardWriter::append(const int32_t* ids, size_t count) {
   std::vector<unsigned char> bytes(count * token_bytes_);
   for (size_t i = 0; i < count; ++i) {
-    DIFFTX_CHECK(ids[i] >= 0 && ids[i] < vocab_size_, file_.path().string(), ": token id ", ids[i],
+    DIFFTX_CHECK(ids[i] >= 0 && ids[i] < vocab_size_, file_.target().string(), ": token id ", ids[i],
                  " at position ", count_ + static_cast<int64_t>(i), " is outside [0, ",
                  vocab_size_, ")");
     if (token_bytes_ == 2)

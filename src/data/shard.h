@@ -12,8 +12,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "data/file_io.h"
 #include "data/mapped_file.h"
+#include "io/atomic_file.h"
 
 namespace difftx::data {
 
@@ -34,7 +34,7 @@ class ShardWriter {
   int64_t tokens() const { return count_; }
 
  private:
-  AtomicFile file_;
+  AtomicFileWriter file_;
   int64_t vocab_size_;
   int token_bytes_;
   int64_t count_ = 0;

@@ -1,4 +1,5 @@
 #include "data/tokenizer_files.h"
+#include "io/input_file.h"
 
 #include <charconv>
 #include <nlohmann/json.hpp>
@@ -7,8 +8,8 @@
 #include "data/base64.h"
 #include "data/data_paths.h"
 #include "data/encodings.h"
-#include "data/file_io.h"
 #include "data/hf_tokenizer.h"
+#include "io/atomic_file.h"
 #include "io/json_file.h"
 
 namespace difftx::data {
@@ -89,7 +90,7 @@ Tokenizer from_dir(const fs::path& dir) {
 }  // namespace
 
 TokenTable read_tiktoken_file(const fs::path& path) {
-  const std::string text = read_file(path);
+  const std::string text = read_whole_file(path);
   const std::string where = path.string();
   TokenTable table;
   std::vector<int64_t> line_of_rank;
@@ -182,8 +183,8 @@ void save_tokenizer(const Tokenizer& tokenizer, const fs::path& dir) {
   for (const auto& [text, id] : tokenizer.special_tokens()) j["special_tokens"][text] = id;
   j["end_of_text"] = tokenizer.end_of_text_string();
   j["vocab_size"] = tokenizer.vocab_size();
-  write_file_atomic(dir / kTokenizerRanksFile, tiktoken_file_text(tokenizer.ranks()));
-  write_file_atomic(dir / kTokenizerSidecarFile, j.dump(2) + "\n");
+  write_file_atomically(dir / kTokenizerRanksFile, tiktoken_file_text(tokenizer.ranks()));
+  write_file_atomically(dir / kTokenizerSidecarFile, j.dump(2) + "\n");
 }
 
 }  // namespace difftx::data

@@ -1,9 +1,7 @@
 #include "eval/logits_forward.h"
 
-#include <algorithm>
 #include <map>
 #include <memory>
-#include <vector>
 
 #include "core/error.h"
 #include "model/decoder.h"
@@ -15,23 +13,18 @@ LogitsForward model_forward(const Model& model, const ForwardOptions& options) {
   f.columns = model.config.vocab_size;
   f.max_tokens = model.config.max_position_embeddings;
   auto plans = std::make_shared<std::map<int64_t, Activations>>();
-  auto gathered = std::make_shared<std::vector<float>>();
-  f.run = [&model, options, plans, gathered](std::span<const int32_t> tokens, std::span<const int64_t> rows, float* out) {
+  f.run = [&model, options, plans](std::span<const int32_t> tokens, std::span<const int64_t> rows, float* out) {
     const ModelConfig& c = model.config;
     const auto T = static_cast<int64_t>(tokens.size());
-    const auto n = static_cast<int64_t>(rows.size());
-    const int64_t D = c.hidden_size;
     DIFFTX_CHECK(T >= 1 && T <= c.max_position_embeddings, "forward: a sequence of ", T,
                  " tokens; the model takes 1 to max_position_embeddings = ", c.max_position_embeddings);
     for (int64_t r : rows) DIFFTX_CHECK(r >= 0 && r < T, "forward: row ", r, " is outside the ", T, " positions");
     auto it = plans->find(T);
-    if (it == plans->end()) it = plans->try_emplace(T, c, 1, T).first;
+    if (it == plans->end())
+      it = plans->try_emplace(T, c, 1, T, ActivationUse::forward_only, *model.backend).first;
     decoder_forward(model, it->second, tokens.data(), options);
-    gathered->resize(n * D);
-    for (int64_t i = 0; i < n; ++i)
-      std::copy_n(it->second.h_final + rows[i] * D, D, gathered->data() + i * D);
     // logits = h_final W^T with the LM head W [V, D] (docs/SPEC.md §1)
-    if (n > 0) lm_head(model, gathered->data(), out, n);
+    decoder_row_logits(model, it->second, rows.data(), static_cast<int64_t>(rows.size()), out);
   };
   return f;
 }

@@ -32,8 +32,8 @@ PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val,
                "implemented for a hybrid model");
   std::optional<Activations> acts;
   std::optional<HybridActivations> hybrid_acts;
-  if (c.hybrid) hybrid_acts.emplace(c, B, T);
-  else acts.emplace(c, B, T);
+  if (c.hybrid) hybrid_acts.emplace(c, B, T, *model.backend);
+  else acts.emplace(c, B, T, ActivationUse::forward_only, *model.backend);
   std::vector<int32_t> inputs(B * T), targets(inputs.size());
   LossSum total;
   PerplexityResult r;

@@ -1,103 +1,121 @@
 #include "infer/batch_forward.h"
 
 #include <algorithm>
-#include <cstring>
-#include <iterator>
 
-#include "core/arena_plan.h"
 #include "core/error.h"
+#include "model/decoder.h"
+#include "model/layer.h"
 
 namespace difftx {
 namespace {
+
+using backends::DevicePtr;
 
 // The attention of a step: every row's keys and values into its blocks, then every row over
 // its sequence's positions [0, position].
 class PagedAttention : public AttentionCore {
  public:
-  PagedAttention(KvPool& pool, std::span<const BatchRow> rows, std::span<const std::span<const int32_t>> tables,
-                 std::vector<const void*>& pages, std::vector<int64_t>& page_at, std::vector<AttentionRow>& out_rows,
-                 DecodeAttentionScratch& scratch)
-      : pool_(pool), rows_(rows), tables_(tables), pages_(pages), page_at_(page_at), out_rows_(out_rows),
-        scratch_(scratch) {}
+  PagedAttention(backends::Backend& backend, const backends::PagedKv& kv, DevicePtr<const int32_t> slots,
+                 const backends::PagedRows& rows)
+      : backend_(backend), kv_(kv), slots_(slots), rows_(rows) {}
 
-  void attend(int64_t layer, LayerActivations& s, const float* lambda) override {
-    const DecodeAttentionDims& a = pool_.dims();
-    const int64_t P = pool_.block_tokens(), R = static_cast<int64_t>(rows_.size());
-    const int64_t kw = a.k_width(), vw = a.v_width(), qw = a.attention_dims().q_width(), ow = a.out_width();
-    for (int64_t i = 0; i < R; ++i) {
-      const BatchRow& r = rows_[i];
-      const int32_t block = tables_[r.table][r.position / P];
-      store_kv(a, pool_.keys(block, layer), pool_.values(block, layer), r.position % P, 1, s.k + i * kw, s.v + i * vw);
-    }
-    pages_.clear();
-    page_at_.clear();
-    for (const auto& table : tables_) {
-      page_at_.push_back(static_cast<int64_t>(pages_.size()));
-      for (int32_t b : table) pages_.push_back(pool_.keys(b, layer));
-      for (int32_t b : table) pages_.push_back(pool_.values(b, layer));
-    }
-    out_rows_.clear();
-    const bool per_row_lambda = a.lambda_source() == LambdaSource::token_logits;
-    for (int64_t i = 0; i < R; ++i) {
-      const BatchRow& r = rows_[i];
-      const void* const* keys = pages_.data() + page_at_[r.table];
-      out_rows_.push_back({s.q + i * qw, r.position + 1, KvPages{keys, keys + tables_[r.table].size()},
-                           per_row_lambda ? lambda + i * a.H : lambda, s.att + i * ow});
-    }
-    decode_attention_rows(a, out_rows_, scratch_);
+  void attend(int64_t layer, LayerActivations& s) override {
+    backend_.paged_store(kv_, layer, slots_, rows_.count, s.k, s.v);
+    backend_.paged_attention(kv_, layer, rows_, s.q, s.lambda, s.att);
   }
 
  private:
-  KvPool& pool_;
-  std::span<const BatchRow> rows_;
-  std::span<const std::span<const int32_t>> tables_;
-  std::vector<const void*>& pages_;
-  std::vector<int64_t>& page_at_;
-  std::vector<AttentionRow>& out_rows_;
-  DecodeAttentionScratch& scratch_;
+  backends::Backend& backend_;
+  const backends::PagedKv& kv_;
+  DevicePtr<const int32_t> slots_;
+  const backends::PagedRows& rows_;
 };
+
+template <typename T>
+void upload(backends::Backend& b, const backends::DeviceBuffer& to, const std::vector<T>& from, int64_t n) {
+  b.upload(to.as<void>(), from.data(), n * int64_t{sizeof(T)});
+}
 
 }  // namespace
 
 BatchForward::BatchForward(const Model& model, KvPool& pool, int64_t max_rows, int64_t context)
-    : model_(model), matrices_(model.panel_matrices()), pool_(pool), max_rows_(max_rows), scratch_(pool.dims(), 0, 1) {
-  const ModelConfig& c = model.config;
-  rope_storage_.resize(rope_table_floats(context, c.head_dim));
-  rope_ = rope_table_build(rope_storage_.data(), context, c.head_dim, c.rope_theta, c.rope_scaling);
-  const AttentionVariant a = c.attention_variant();
-  const int64_t D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads, N = max_rows;
-  LayerActivations& s = s_;
-  float** slots[] = {&s.x, &s.h1, &s.rstd1, &s.q, &s.k, &s.v, &s.lambda_logits, &s.att, &s.att_final, &s.sub_rstd,
-                     &s.y, &s.h2, &s.rstd2, &s.gate, &s.up, &s.act, &head_norm_gain_};
-  const int64_t sizes[] = {N * D, N * D, N, N * a.q_width(), N * a.k_width(), N * a.v_width(), N * H,
-                           N * a.out_width(), N * a.out_width(), N * H, N * D, N * D, N, N * F, N * F, N * F,
-                           2 * c.head_dim};
-  ArenaPlan plan;
-  int64_t offsets[std::size(sizes)];
-  for (size_t i = 0; i < std::size(sizes); ++i) offsets[i] = plan.reserve(sizes[i]);
-  arena_.resize(plan.size());
-  for (size_t i = 0; i < std::size(sizes); ++i) *slots[i] = arena_.data() + offsets[i];
-  if (!c.has_head_norm()) s.att_final = s.att;
+    : model_(model),
+      matrices_(model.engine_matrices()),
+      backend_(*model.backend),
+      pool_(pool),
+      max_rows_(max_rows),
+      acts_(model.config, 1, max_rows, ActivationUse::engine, *model.backend, context) {
+  const auto ints = [&](int64_t n, int64_t bytes) { return backend_.allocate(n * bytes, false); };
+  positions_ = ints(max_rows, sizeof(int64_t));
+  slots_ = ints(max_rows, sizeof(int32_t));
+  lengths_ = ints(max_rows, sizeof(int32_t));
+  tables_ = ints(max_rows, sizeof(int32_t));
+}
+
+void BatchForward::upload_index(int64_t R) {
+  StepIndex& x = index_;
+  upload(backend_, positions_, x.positions, R);
+  backend_.upload(acts_.tokens, x.tokens.data(), R * int64_t{sizeof(int32_t)});
+  upload(backend_, slots_, x.slots, R);
+  upload(backend_, lengths_, x.lengths, R);
+  upload(backend_, tables_, x.tables, R);
+  const auto B = static_cast<int64_t>(x.blocks.size());
+  if (B > block_capacity_) {
+    block_capacity_ = std::max<int64_t>(B, 2 * block_capacity_);
+    blocks_ = backend_.allocate(block_capacity_ * int64_t{sizeof(int32_t)}, false);
+  }
+  upload(backend_, blocks_, x.blocks, B);
+  const auto L = static_cast<int64_t>(x.logit_rows.size());
+  backend_.upload(acts_.row_index, x.logit_rows.data(), L * int64_t{sizeof(int32_t)});
 }
 
 const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows,
                                std::span<const std::span<const int32_t>> tables) {
   const ModelConfig& c = model_.config;
   const int64_t R = static_cast<int64_t>(rows.size()), D = c.hidden_size, V = c.vocab_size;
+  const int64_t P = pool_.block_tokens();
   DIFFTX_CHECK(R >= 1 && R <= max_rows_, "batch of ", R, " rows: must be in [1, ", max_rows_, "]");
-  positions_.resize(R);
-  tokens_.resize(R);
-  for (int64_t i = 0; i < R; ++i) {
-    positions_[i] = rows[i].position;
-    tokens_[i] = rows[i].token;
-    DIFFTX_CHECK(rows[i].position >= 0 && rows[i].position < rope_.max_T, "row position ", rows[i].position,
-                 " is outside the context of ", rope_.max_T);
+  // The step's integers: each row's position and token, the slot its keys and values go to, how
+  // many positions it reads, and where its sequence's block table starts in `blocks`.
+  StepIndex& x = index_;
+  x.blocks.clear();
+  std::vector<int32_t> table_start;
+  for (const auto& table : tables) {
+    table_start.push_back(static_cast<int32_t>(x.blocks.size()));
+    x.blocks.insert(x.blocks.end(), table.begin(), table.end());
   }
-  LayerActivations& s = s_;
-  embed_tokens(matrices_.embed, tokens_.data(), s.x, R);
-  PagedAttention attention(pool_, rows, tables, pages_, page_at_, attention_rows_, scratch_);
-  LayerPass pass{c, 1, R, 0, rope_, head_norm_gain_};
-  pass.positions = positions_.data();
+  x.positions.resize(R);
+  x.tokens.resize(R);
+  x.slots.resize(R);
+  x.lengths.resize(R);
+  x.tables.resize(R);
+  x.logit_rows.clear();
+  int64_t max_length = 0;
+  for (int64_t i = 0; i < R; ++i) {
+    const BatchRow& r = rows[i];
+    DIFFTX_CHECK(r.position >= 0 && r.position < acts_.rope.table.max_T, "row position ", r.position,
+                 " is outside the context of ", acts_.rope.table.max_T);
+    const std::span<const int32_t> table = tables[r.table];
+    DIFFTX_CHECK(r.position / P < static_cast<int64_t>(table.size()), "row position ", r.position,
+                 " has no block in its table of ", table.size());
+    x.positions[i] = r.position;
+    x.tokens[i] = r.token;
+    x.slots[i] = static_cast<int32_t>(table[r.position / P] * P + r.position % P);
+    x.lengths[i] = static_cast<int32_t>(r.position + 1);
+    x.tables[i] = table_start[r.table];
+    if (r.logits) x.logit_rows.push_back(static_cast<int32_t>(i));
+    max_length = std::max(max_length, r.position + 1);
+  }
+  upload_index(R);
+
+  LayerActivations& s = acts_.layers[0];
+  backend_.embed(matrices_.embed, acts_.tokens, s.x, R);
+  const backends::PagedKv kv = pool_.paged();
+  const backends::PagedRows paged{R, max_length, lengths_.as<const int32_t>(), tables_.as<const int32_t>(),
+                                  blocks_.as<const int32_t>()};
+  PagedAttention attention(backend_, kv, slots_.as<const int32_t>(), paged);
+  LayerPass pass{backend_, c, 1, R, 0, acts_.rope.table, acts_.head_norm_gain};
+  pass.positions = positions_.as<const int64_t>();
   pass.gemv_rows = gemv_rows;
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerTensors& w = model_.tensors.layers[l];
@@ -108,19 +126,17 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   // The final norm and the LM head over the rows that want logits. The head takes the GEMV order
   // for every such row (at most one per sequence and step, where the GEMM would repack the
   // whole head for a few rows): a row's logits still depend on that row alone.
-  int64_t L = 0;
-  for (const BatchRow& r : rows) L += r.logits;
+  const auto L = static_cast<int64_t>(x.logit_rows.size());
   if (L == 0) return nullptr;
-  if (hidden_.size() < 2 * L * D) hidden_.resize(2 * max_rows_ * D);
-  if (logits_.size() < L * V) logits_.resize(L * V);
-  float* gathered = hidden_.data();
-  float* normed = gathered + L * D;
-  for (int64_t i = 0, j = 0; i < R; ++i)
-    if (rows[i].logits) std::memcpy(gathered + j++ * D, s.x + i * D, sizeof(float) * D);
-  rmsnorm_forward(gathered, model_.tensors.final_norm, normed, s.rstd1, L, D, static_cast<float>(c.rms_norm_eps));
-  LayerPass head{c, 1, L, 0, rope_, head_norm_gain_};
-  head.gemv_rows = L;
-  project(head, matrices_.lm_head, normed, logits_.data());
+  backend_.gather_rows(s.x, acts_.row_index, L, D, acts_.x_final);
+  backend_.rmsnorm_forward(acts_.x_final, model_.tensors.final_norm, acts_.h_final, acts_.rstd_final, L, D,
+                           static_cast<float>(c.rms_norm_eps));
+  if (static_cast<int64_t>(logits_.size()) < L * V) logits_.resize(L * V);
+  if (!backend_.host_memory() && device_logits_.bytes() < L * V * int64_t{sizeof(float)})
+    device_logits_ = backend_.allocate(L * V * int64_t{sizeof(float)}, false);
+  const DevicePtr<float> out = device_logits_ ? device_logits_.as<float>() : DevicePtr<float>(logits_.data());
+  backend_.matmul(matrices_.lm_head, acts_.h_final, out, L, false, MatmulOrder::gemv);
+  if (device_logits_) backend_.download(logits_.data(), out, L * V * int64_t{sizeof(float)});
   return logits_.data();
 }
 

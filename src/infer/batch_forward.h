@@ -1,21 +1,19 @@
 // One engine step through the model: every layer once over a batch of token rows from many
-// sequences, each row at its own position. The projections and the MLP are one product over all
-// rows (the weights read once per step); each row's keys and values go to its sequence's KV
-// blocks, then each row attends to its sequence's cached positions [0, position] with the
-// single-query kernel (decode_attention.h), whatever the row's role. In the layers, rows
-// [0, gemv_rows) take the decode GEMV's reduction order and the others the prefill GEMM's
-// (MatmulOrder); the LM head takes the GEMV's for every row. So a row's result depends on its
-// sequence alone (infer/engine.h, batch invariance).
+// sequences, each row at its own position, on the model's backend. The projections and the MLP
+// are one product over all rows (the weights read once per step); each row's keys and values go
+// to its sequence's KV blocks, then each row attends to its sequence's cached positions
+// [0, position] with the single-query kernel (decode_attention.h), whatever the row's role. In
+// the layers, rows [0, gemv_rows) take the decode GEMV's reduction order and the others the
+// prefill GEMM's (MatmulOrder); the LM head takes the GEMV's for every row. So a row's result
+// depends on its sequence alone (infer/engine.h, batch invariance).
 #pragma once
 #include <cstdint>
 #include <span>
 #include <vector>
 
-#include "core/buffer.h"
+#include "backends/backend.h"
 #include "infer/kv_pool.h"
-#include "kernels/attention/decode_attention.h"
-#include "kernels/ops.h"
-#include "model/layer.h"
+#include "model/activations.h"
 #include "model/model.h"
 
 namespace difftx {
@@ -32,28 +30,31 @@ class BatchForward {
   // max_rows: the most rows of a step; positions below `context` (the RoPE table's length).
   BatchForward(const Model& model, KvPool& pool, int64_t max_rows, int64_t context);
 
-  // Runs the rows (gemv-order rows first) and returns the logits [rows with logits, V] in row
-  // order; valid until the next call. The blocks for every row's position must be in its table.
+  // Runs the rows (gemv-order rows first) and returns the logits [rows with logits, V] in host
+  // memory, in row order; valid until the next call. The blocks for every row's position must be
+  // in its table.
   const float* run(std::span<const BatchRow> rows, int64_t gemv_rows,
                    std::span<const std::span<const int32_t>> tables);
 
  private:
+  // The step's integers, as the host lays them out and as the device reads them.
+  struct StepIndex {
+    std::vector<int64_t> positions;
+    std::vector<int32_t> tokens, slots, lengths, tables, blocks, logit_rows;
+  };
+  void upload_index(int64_t rows);
+
   const Model& model_;
-  const ModelMatrices& matrices_;  // model_.panel_matrices()
+  const ModelMatrices& matrices_;  // model_.engine_matrices()
+  backends::Backend& backend_;
   KvPool& pool_;
   int64_t max_rows_;
-  Buffer<float> rope_storage_;
-  RopeTable rope_;
-  Buffer<float> arena_;
-  LayerActivations s_{};
-  float* head_norm_gain_;
-  Buffer<float> hidden_, logits_;  // the rows that want logits: final-normed states, logits
-  DecodeAttentionScratch scratch_;
-  std::vector<int64_t> positions_;
-  std::vector<int32_t> tokens_;
-  std::vector<const void*> pages_;  // per table: its blocks' keys, then their values (one layer)
-  std::vector<int64_t> page_at_;    // per table: where its keys start in pages_
-  std::vector<AttentionRow> attention_rows_;
+  Activations acts_;
+  StepIndex index_;
+  backends::DeviceBuffer positions_, slots_, lengths_, tables_, blocks_;  // the device's copy of index_
+  int64_t block_capacity_ = 0;    // ints blocks_ holds
+  std::vector<float> logits_;     // [max_rows, V] on the host
+  backends::DeviceBuffer device_logits_;  // the same on a device whose memory the host cannot read
 };
 
 }  // namespace difftx

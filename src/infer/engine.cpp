@@ -49,6 +49,10 @@ void check_options(const EngineOptions& o) {
 }  // namespace
 
 Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options)
+    : Engine(model, tokenizer, options, nullptr) {}
+
+Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options,
+               StepForward forward)
     : model_(model), tokenizer_(tokenizer), options_(options) {
   check_options(options_);
   const ModelConfig& c = model.config;
@@ -56,11 +60,11 @@ Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const Engin
                options_.context, " must be in [1, max_position_embeddings = ", c.max_position_embeddings, "]");
   const int64_t blocks = pool_blocks(c, options_);
   const int64_t limit = options_.context > 0 ? options_.context : c.max_position_embeddings;
-  state_ = std::make_unique<State>(model, options_, blocks, std::min(limit, blocks * options_.kv_block_tokens));
-  state_->vocab = options_.sample_vocab > 0 ? options_.sample_vocab : c.vocab_size;
-  DIFFTX_CHECK(state_->vocab <= c.vocab_size, "sample_vocab ", state_->vocab, " exceeds the model's vocab_size ",
-               c.vocab_size);
-  state_->counters.kv_blocks = state_->pool.blocks();
+  const int64_t vocab = options_.sample_vocab > 0 ? options_.sample_vocab : c.vocab_size;
+  DIFFTX_CHECK(vocab <= c.vocab_size, "sample_vocab ", vocab, " exceeds the model's vocab_size ", c.vocab_size);
+  state_ = std::make_unique<State>(model, tokenizer, options_, blocks,
+                                   std::min(limit, blocks * options_.kv_block_tokens), vocab, std::move(forward));
+  state_->counters.kv_blocks = state_->kv.blocks();
   state_->counters.kv_block_tokens = options_.kv_block_tokens;
   state_->stats = state_->counters;
 }
@@ -92,7 +96,8 @@ Engine::RequestId Engine::submit(Request r) {
   if (state_->stats.waiting >= options_.max_queue)  // waiting counts the incoming too
     throw EngineFull(concat("the queue is full (", options_.max_queue, " requests waiting)"));
   const RequestId id = state_->next_id++;
-  state_->incoming.push_back(std::make_unique<Sequence>(id, std::move(r), state_->vocab));  // the sampler checks its options
+  // The sampler checks its options.
+  state_->incoming.push_back(std::make_unique<infer::Sequence>(id, std::move(r), state_->vocab));
   ++state_->stats.waiting;
   work_.notify_one();
   return id;
@@ -150,8 +155,8 @@ void Engine::loop() {
   {
     std::lock_guard lock(mutex_);
     for (const auto& s : state_->incoming) state_->cancels.push_back(s->id);
-    for (const auto& s : state_->waiting) state_->cancels.push_back(s->id);
-    for (const auto& s : state_->running) state_->cancels.push_back(s->id);
+    for (const auto& s : state_->scheduler.waiting()) state_->cancels.push_back(s->id);
+    for (const auto& s : state_->scheduler.running()) state_->cancels.push_back(s->id);
   }
   step();
 }

@@ -31,6 +31,9 @@ namespace difftx {
 namespace data {
 class Tokenizer;
 }
+namespace infer {
+struct StepPlan;
+}
 
 enum class FinishReason { none, stop, length, cancelled, error };
 const char* finish_reason_name(FinishReason reason);  // "stop", "length", "cancelled", "error"
@@ -104,6 +107,10 @@ struct EngineStats {
   }
 };
 
+// What runs a step's rows (infer/scheduler.h): returns their logits [rows that want them,
+// vocab_size] in row order, valid until the next call.
+using StepForward = std::function<const float*(const infer::StepPlan&)>;
+
 // The queue is full: the request was not taken (a server answers 503).
 struct EngineFull : Error {
   using Error::Error;
@@ -115,6 +122,9 @@ class Engine {
   // The model (and tokenizer, which may be null: then events carry no text and stop strings are
   // an error) must outlive the engine. Bad options are errors naming the option.
   Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options = {});
+  // The same, with each step's rows run by `forward` instead of the model (a test double that
+  // returns chosen logits; the model still gives the shapes).
+  Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options, StepForward forward);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

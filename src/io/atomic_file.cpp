@@ -83,6 +83,23 @@ void AtomicFileWriter::write(const void* data, size_t bytes) {
   }
 }
 
+void AtomicFileWriter::write_at(uint64_t offset, const void* data, size_t bytes) {
+  DIFFTX_CHECK(fd_ >= 0, "cannot write '", target_.string(), "': writer already committed or failed");
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t n = ::pwrite(fd_, p, std::min<size_t>(bytes, size_t{1} << 30), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int err = n < 0 ? errno : EIO;
+      discard();
+      fail("cannot write '", target_.string(), "': ", errno_text(err), " (the previous file, if any, is unchanged)");
+    }
+    p += n;
+    offset += static_cast<uint64_t>(n);
+    bytes -= static_cast<size_t>(n);
+  }
+}
+
 void AtomicFileWriter::commit() {
   DIFFTX_CHECK(fd_ >= 0, "cannot commit '", target_.string(), "': writer already committed or failed");
   const auto fail_and_discard = [this](const char* step) {

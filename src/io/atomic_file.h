@@ -6,6 +6,7 @@
 // killed mid-write cannot clean up: it leaves a stale ".NAME.tmp.*" file, never a bad target.)
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string_view>
 
@@ -21,6 +22,8 @@ class AtomicFileWriter {
 
   void write(const void* data, size_t bytes);
   void write(std::string_view bytes) { write(bytes.data(), bytes.size()); }
+  // Overwrites bytes already written, at `offset` (a header filled in last).
+  void write_at(uint64_t offset, const void* data, size_t bytes);
   // fsync, rename over the target, fsync the directory. Call once; no writes after it.
   void commit();
 

@@ -1,9 +1,10 @@
+// A projection's bias (bias.h), compiled per CPU level (kernels/isa.h).
 #include "kernels/bias.h"
 
 #include "core/error.h"
 #include "kernels/op_threading.h"
 
-namespace difftx {
+namespace difftx::DIFFTX_ISA {
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t cols) {
   DIFFTX_CHECK(rows >= 0 && cols >= 1, "add_bias: rows must be >= 0 and cols >= 1, got rows=", rows, " cols=", cols);
@@ -16,11 +17,4 @@ void add_bias(float* y, const float* bias, int64_t rows, int64_t cols) {
   }
 }
 
-namespace reference {
-void add_bias(double* y, const double* bias, int64_t rows, int64_t cols) {
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t c = 0; c < cols; ++c) y[r * cols + c] += bias[c];
-}
-}  // namespace reference
-
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -35,37 +35,24 @@ template <bool kStore>
 float row_exp_sum(const float* x, float m, float* out, int64_t V) {
   int64_t j = 0;
   float sum = 0;
-#ifdef __AVX512F__
-  const __m512 vm = _mm512_set1_ps(m);
-  __m512 sum0 = _mm512_setzero_ps(), sum1 = _mm512_setzero_ps();  // two chains hide add latency
-  for (; j + 32 <= V; j += 32) {
-    const __m512 e0 = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + j), vm));
-    const __m512 e1 = exp_avx512(_mm512_sub_ps(_mm512_loadu_ps(x + j + 16), vm));
+  // x86 AVX2 and AVX3 only: the other levels keep the portable loop below, and its bits.
+#if DIFFTX_SIMD_FMA && HWY_ARCH_X86
+  const FloatTag d;
+  const int64_t n = static_cast<int64_t>(hn::Lanes(d));
+  const FloatVec vm = hn::Set(d, m);
+  FloatVec sum0 = hn::Zero(d), sum1 = hn::Zero(d);  // two chains hide add latency
+  for (; j + 2 * n <= V; j += 2 * n) {
+    const FloatVec e0 = exp_vec(hn::Sub(hn::LoadU(d, x + j), vm));
+    const FloatVec e1 = exp_vec(hn::Sub(hn::LoadU(d, x + j + n), vm));
     if constexpr (kStore) {
-      _mm512_storeu_ps(out + j, e0);
-      _mm512_storeu_ps(out + j + 16, e1);
+      hn::StoreU(e0, d, out + j);
+      hn::StoreU(e1, d, out + j + n);
     }
-    sum0 = _mm512_add_ps(sum0, e0);
-    sum1 = _mm512_add_ps(sum1, e1);
+    sum0 = hn::Add(sum0, e0);
+    sum1 = hn::Add(sum1, e1);
   }
-  alignas(64) float lanes[16];  // (not _mm512_reduce_add_ps: GCC 12 warns inside it)
-  _mm512_store_ps(lanes, _mm512_add_ps(sum0, sum1));
-  for (float lane : lanes) sum += lane;
-#elif defined(__AVX2__) && defined(__FMA__)
-  const __m256 vm = _mm256_set1_ps(m);
-  __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();  // two chains hide add latency
-  for (; j + 16 <= V; j += 16) {
-    const __m256 e0 = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + j), vm));
-    const __m256 e1 = exp_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + j + 8), vm));
-    if constexpr (kStore) {
-      _mm256_storeu_ps(out + j, e0);
-      _mm256_storeu_ps(out + j + 8, e1);
-    }
-    sum0 = _mm256_add_ps(sum0, e0);
-    sum1 = _mm256_add_ps(sum1, e1);
-  }
-  alignas(32) float lanes[8];
-  _mm256_store_ps(lanes, _mm256_add_ps(sum0, sum1));
+  alignas(64) float lanes[hn::MaxLanes(d)];
+  hn::Store(hn::Add(sum0, sum1), d, lanes);
   for (float lane : lanes) sum += lane;
 #endif
 #pragma omp simd reduction(+ : sum)

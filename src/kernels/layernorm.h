@@ -1,10 +1,13 @@
 // LayerNorm with a bias (Phi-4-mini-flash's norms, docs/MODEL.md "SambaY"), per row of width n:
 //   y = (x - mean) * rstd * w + b,   rstd = 1 / sqrt(mean((x - mean)^2) + eps).
 // mean [rows] and rstd [rows] are saved for the backward pass.
+// The twins in double are tests/reference/layernorm_reference.h.
 #pragma once
 #include <cstdint>
 
-namespace difftx {
+#include "kernels/isa.h"
+
+namespace difftx::DIFFTX_ISA {
 
 void layernorm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
                        int64_t rows, int64_t n, float eps);
@@ -14,12 +17,4 @@ void layernorm_forward(const float* x, const float* w, const float* b, float* y,
 void layernorm_backward(const float* x, const float* w, const float* mean, const float* rstd, const float* dy,
                         float* dx, float* dw, float* db, int64_t rows, int64_t n);
 
-namespace reference {
-// The twins in double: the plainest loops, same contracts.
-void layernorm_forward(const double* x, const double* w, const double* b, double* y, double* mean, double* rstd,
-                       int64_t rows, int64_t n, double eps);
-void layernorm_backward(const double* x, const double* w, const double* mean, const double* rstd, const double* dy,
-                        double* dx, double* dw, double* db, int64_t rows, int64_t n);
-}  // namespace reference
-
-}  // namespace difftx
+}  // namespace difftx::DIFFTX_ISA

@@ -1,7 +1,7 @@
 // Mamba-1's conv and selective scan (mamba.h), compiled per CPU level (kernels/isa.h). Every
 // (token, channel) goes through conv_channel and scan_channel below, in the prompt kernels and the
 // step kernels alike, which is what makes a prompt continued step by step give the bits of the
-// whole prompt at a level. The twins and MambaDims::validate are in mamba_reference.cpp.
+// whole prompt at a level. MambaDims::validate is in mamba_dims.cpp.
 #include "kernels/mamba.h"
 
 #include <algorithm>

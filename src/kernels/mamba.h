@@ -12,9 +12,11 @@
 // time); the step kernels one row of each of `rows` sequences (a decode batch), each with its own
 // window and state. Both compute every (token, channel) with the same operations in the same
 // order, so a prompt cut anywhere, or continued step by step, gives the same bits. The twins in
-// `reference` work in double with the same contracts.
+// double, with the same contracts, are tests/reference/mamba_reference.h.
 #pragma once
 #include <cstdint>
+
+#include "kernels/isa.h"
 
 namespace difftx {
 
@@ -26,6 +28,9 @@ struct MambaDims {
   int64_t conv;      // K = mamba_d_conv
   void validate() const;  // throws difftx::Error naming the bad field
 };
+
+// A CPU level's kernels.
+namespace DIFFTX_ISA {
 
 // x: T rows with row stride ld_x >= E (the x half of in_proj's output), w [E, K], bias [E],
 // window [K - 1, E] read and advanced, u [T, E] written.
@@ -46,12 +51,6 @@ void mamba_scan_step(const MambaDims& dims, int64_t rows, const float* u, const 
                      const float* a_log, const float* B, const float* C, int64_t ld_bc, const float* D,
                      float* const* states, float* y);
 
-namespace reference {
-void mamba_conv_prompt(const MambaDims& dims, int64_t T, const double* x, int64_t ld_x, const double* w,
-                       const double* bias, double* window, double* u);
-void mamba_scan_prompt(const MambaDims& dims, int64_t T, const double* u, const double* dt_in, const double* dt_bias,
-                       const double* a_log, const double* B, const double* C, int64_t ld_bc, const double* D,
-                       double* state, double* y);
-}  // namespace reference
+}  // namespace DIFFTX_ISA
 
 }  // namespace difftx

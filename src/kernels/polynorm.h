@@ -17,12 +17,4 @@ void polynorm_glu_forward(const float* g, const float* u, const float* w, const 
 void polynorm_glu_backward(const float* g, const float* u, const float* w, const float* b, const float* dh, float* dg,
                            float* du, float* dw, float* db, int64_t rows, int64_t F);
 
-namespace reference {
-// The twins in double: the plainest loops, same contracts.
-void polynorm_glu_forward(const double* g, const double* u, const double* w, const double* b, double* h, int64_t rows,
-                          int64_t F);
-void polynorm_glu_backward(const double* g, const double* u, const double* w, const double* b, const double* dh,
-                           double* dg, double* du, double* dw, double* db, int64_t rows, int64_t F);
-}  // namespace reference
-
 }  // namespace difftx

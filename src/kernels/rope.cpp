@@ -90,8 +90,6 @@ void rope_apply(const char* op, const RopeTable& table, RopeStyle style, float* 
 
 }  // namespace
 
-int64_t rope_table_floats(int64_t max_T, int64_t d) { return max_T * d; }
-
 double rope_inverse_frequency(int64_t i, int64_t d, double theta, const RopeScaling& scaling) {
   const double inv_freq = std::pow(theta, -2.0 * static_cast<double>(i) / static_cast<double>(d));
   switch (scaling.type) {

@@ -7,10 +7,9 @@
 #include <cstdint>
 
 #include "kernels/isa.h"
+#include "kernels/simd.h"
 
-#ifdef __AVX2__
-#include <immintrin.h>
-#elif defined(__ARM_NEON)
+#ifdef __ARM_NEON
 #include <arm_neon.h>
 #endif
 
@@ -55,28 +54,7 @@ inline float exp_approx(float x) {
 // The logistic function 1 / (1 + e^-x), saturating cleanly to 0 and 1.
 inline float sigmoid_approx(float x) { return 1.0f / (1.0f + exp_approx(-x)); }
 
-#ifdef __AVX512F__
-// 16 lanes of e^x: the reduction and polynomial of exp_approx, with k rounded by vrndscaleps and
-// 2^k applied by vscalefps, which handles overflow (+inf), underflow (through the subnormals
-// to 0) and NaN itself: about half the instructions of the auto-vectorised exp_approx.
-// (maskz forms: GCC 12's unmasked intrinsics trip -Wmaybe-uninitialized.)
-inline __m512 exp_avx512(__m512 x) {
-  const __m512 k =
-      _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693145751953125f), x);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.42860676533018738e-06f), r);
-  __m512 p = _mm512_set1_ps(1.0f / 5040);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-  return _mm512_maskz_scalef_ps(0xFFFF, p, k);
-}
-#elif defined(__ARM_NEON)
+#ifdef __ARM_NEON
 // 4 lanes of e^x by exp_approx's own steps (the same bits lane for lane): GCC vectorises the
 // scalar form only 2 lanes wide for AArch64.
 inline float32x4_t exp_neon(float32x4_t x) {
@@ -102,29 +80,45 @@ inline float32x4_t exp_neon(float32x4_t x) {
 }
 #endif
 
-#if defined(__AVX2__) && defined(__FMA__)
-// 8 lanes of e^x, exp_approx step for step (AVX2 has no vscalefps): the clamp keeps k in
-// [-125, 128] so that 2^(k-1) is a normal float built in the exponent field, and lanes below
-// the clamp are zeroed. Compiled into the AVX-512 build too, so that its tests check it.
-inline __m256 exp_avx2(__m256 x) {
-  // max(low, x) and min(high, .) return their second operand for a NaN: NaN passes through.
-  const __m256 xc = _mm256_min_ps(_mm256_set1_ps(88.8f), _mm256_max_ps(_mm256_set1_ps(-86.5f), x));
-  const __m256 k = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693145751953125f), xc);
-  r = _mm256_fnmadd_ps(k, _mm256_set1_ps(1.42860676533018738e-06f), r);
-  __m256 p = _mm256_set1_ps(1.0f / 5040);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 720));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
-  const __m256i biased = _mm256_add_epi32(_mm256_cvtps_epi32(k), _mm256_set1_epi32(126));
-  const __m256 half_scale = _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23));
-  const __m256 y = _mm256_mul_ps(_mm256_mul_ps(p, half_scale), _mm256_set1_ps(2.0f));
-  return _mm256_andnot_ps(_mm256_cmp_ps(x, _mm256_set1_ps(-86.5f), _CMP_LT_OQ), y);
+#if DIFFTX_SIMD_FMA
+// A vector of e^x, exp_approx's reduction and polynomial lane for lane, with k rounded to nearest
+// by vrndscaleps / vroundps / frintn. AVX3 applies 2^k with vscalefps, which handles overflow
+// (+inf) and underflow (through the subnormals to 0) itself: about half the instructions; its x
+// is clamped to [-104, 89], beyond which e^x rounds to 0 or +inf anyway, so that -inf and +inf
+// do not meet inf - inf in the reduction. Elsewhere x is clamped to [-86.5, 88.8] so that k stays
+// in [-125, 128] and 2^k is 2^(k-1) * 2 with 2^(k-1) a normal float built in the exponent field,
+// and lanes below the clamp are zeroed. The two differ only where e^x < 2.7e-38 (AVX3 keeps the
+// subnormals). The cross-entropy kernel sums these.
+inline FloatVec exp_vec(FloatVec x) {
+  const FloatTag d;
+  // Max(low, x) and Min(high, .) return their second operand for a NaN: NaN passes through.
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  const FloatVec xc = hn::Min(hn::Set(d, 89.0f), hn::Max(hn::Set(d, -104.0f), x));
+#else
+  const FloatVec xc = hn::Min(hn::Set(d, 88.8f), hn::Max(hn::Set(d, -86.5f), x));
+#endif
+  const FloatVec k = hn::Round(hn::Mul(xc, hn::Set(d, 1.44269504088896341f)));
+  FloatVec r = hn::NegMulAdd(k, hn::Set(d, 0.693145751953125f), xc);
+  r = hn::NegMulAdd(k, hn::Set(d, 1.42860676533018738e-06f), r);
+  FloatVec p = hn::Set(d, 1.0f / 5040);
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 720));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 120));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 24));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f / 6));
+  p = hn::MulAdd(p, r, hn::Set(d, 0.5f));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
+  p = hn::MulAdd(p, r, hn::Set(d, 1.0f));
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
+  // (maskz: GCC 12's unmasked intrinsic trips -Wmaybe-uninitialized)
+  return FloatVec{_mm512_maskz_scalef_ps(0xFFFF, p.raw, k.raw)};
+#else
+  const hn::RebindToSigned<FloatTag> di;
+  // k + 1.5 * 2^23 holds the integer k in its low mantissa bits.
+  const auto k_bits = hn::Sub(hn::BitCast(di, hn::Add(k, hn::Set(d, 12582912.0f))), hn::Set(di, 0x4B400000 - 126));
+  const FloatVec half_scale = hn::BitCast(d, hn::ShiftLeft<23>(k_bits));
+  const FloatVec y = hn::Mul(hn::Mul(p, half_scale), hn::Set(d, 2.0f));
+  return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -86.5f)), y);
+#endif
 }
 #endif
 

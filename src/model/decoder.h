@@ -1,6 +1,6 @@
 // The decoder of docs/SPEC.md §1 over a Model and planned Activations: training forward+backward,
-// evaluation loss and full logits. Inputs and targets are [B, T] int32 (targets may hold the
-// ignore id -1).
+// evaluation loss and full logits, computed on the model's backend. Inputs and targets are
+// [B, T] int32 in host memory (targets may hold the ignore id -1); logits come back to the host.
 #pragma once
 #include <cstdint>
 
@@ -37,16 +37,20 @@ LossSum decoder_loss(const Model& model, Activations& acts, const int32_t* input
 
 // The forward pass through every layer and the final norm, filling `acts` (per-layer q, k
 // after RoPE, v, ... and h_final); no LM head. `core` replaces the attention over the batch
-// (BatchAttention, layer.h): prefill passes one that also fills the KV cache.
+// (BatchAttention, layer.h).
 void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs, const ForwardOptions& options = {},
                      AttentionCore* core = nullptr);
 
-// logits[rows, V] = h[rows, D] W^T with the LM head W: the head of the batched paths. F32 weights
-// always take the GEMM (a chunk of one row gives the same bits as the rows around it).
-void lm_head(const Model& model, const float* h, float* logits, int64_t rows);
+// logits[rows, V] = h[rows, D] W^T with the LM head W, on the model's backend. F32 weights always
+// take the GEMM (a chunk of one row gives the same bits as the rows around it).
+void lm_head(const Model& model, backends::DevicePtr<const float> h, backends::DevicePtr<float> logits, int64_t rows);
 
-// Logits of every position, out [B * T, V].
+// Logits of every position, out [B * T, V] in host memory.
 void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs, float* out,
                     const ForwardOptions& options = {});
+
+// After decoder_forward: the logits of the positions `rows` (each in [0, N)) into out [n, V] in
+// host memory.
+void decoder_row_logits(const Model& model, Activations& acts, const int64_t* rows, int64_t n, float* out);
 
 }  // namespace difftx

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 
@@ -67,7 +68,7 @@ void require_finite_tensor(std::span<const float> weights, const std::string& na
 void require_finite_weights(const Model& model, const std::string& where) {
   for (const ParamInfo& p : model.table.params()) {
     if (!p.packed()) {
-      const float* w = model.weights.data() + p.offset;
+      const float* w = model.host_weights() + p.offset;
       constexpr int64_t kPiece = int64_t{1} << 16;
       require_finite_pieces((p.numel + kPiece - 1) / kPiece, 0, [&](int64_t i, float*) {
         return Piece{w + i * kPiece, std::min(kPiece, p.numel - i * kPiece), i * kPiece};
@@ -76,10 +77,10 @@ void require_finite_weights(const Model& model, const std::string& where) {
     }
     // Packed matrices are checked as they multiply: widened, a few rows at a time.
     const int64_t rows = p.shape[0], cols = p.shape[1], row_bytes = p.bytes() / rows, chunk = 64;
-    const unsigned char* packed = model.packed.data() + p.byte_offset;
+    const unsigned char* packed = model.host_packed() + p.byte_offset;
     require_finite_pieces((rows + chunk - 1) / chunk, chunk * cols, [&](int64_t i, float* scratch) {
       const int64_t r = i * chunk, n = std::min(chunk, rows - r);
-      dequantize_rows(p.type, packed + r * row_bytes, scratch, n, cols);
+      backends::cpu::kernels().dequantize_rows(p.type, packed + r * row_bytes, scratch, n, cols);
       return Piece{scratch, n * cols, r * cols};
     }, where, p.name);
   }

@@ -1,30 +1,33 @@
 #include "model/model.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdint>
 
 #include "core/error.h"
-#include "kernels/quant/weight_panels.h"
 
 namespace difftx {
 
 Model::Model(const ModelConfig& c, int64_t arena_floats)
     : config(c),
       table(c),
-      weights(std::max(table.total_floats(), arena_floats)),
-      tensors(bind_tensors(c, table, weights.data())),
-      matrices(bind_matrices(c, table, weights.data(), nullptr)) {}
+      backend(&backends::cpu_backend()),
+      weights(backend->allocate(std::max(table.total_floats(), arena_floats) * int64_t{sizeof(float)})) {
+  bind_views();
+}
 
 Model::Model(const ModelConfig& c, const MatrixTypes& types)
     : config(c),
       table(c, types),
-      weights(table.total_floats()),
-      packed(table.packed_bytes()),
-      tensors(bind_tensors(c, table, weights.data())),
-      matrices(bind_matrices(c, table, weights.data(), packed.data())) {}
+      backend(&backends::cpu_backend()),
+      weights(backend->allocate(table.total_floats() * int64_t{sizeof(float)})),
+      packed(backend->allocate(table.packed_bytes())) {
+  bind_views();
+}
+
+void Model::bind_views() {
+  tensors = bind_tensors(config, table, weights.as<float>());
+  matrices = bind_matrices(config, table, weights.as<float>(), packed.as<unsigned char>());
+}
 
 int64_t Model::weight_bytes() const {
   int64_t bytes = 0;
@@ -32,70 +35,70 @@ int64_t Model::weight_bytes() const {
   return bytes;
 }
 
+void Model::move_to(backends::Backend& device) {
+  if (&device == backend) return;
+  DIFFTX_CHECK(!engine_->matrices.embed.data && engine_->storage.empty(),
+               "move_to: the engine's matrices were built on ", backend->info().name);
+  backends::DeviceBuffer on_device_weights = device.allocate(weights.bytes(), false);
+  backends::DeviceBuffer on_device_packed = device.allocate(packed.bytes(), false);
+  device.upload(on_device_weights.as<void>(), host_weights(), weights.bytes());
+  device.upload(on_device_packed.as<void>(), host_packed(), packed.bytes());
+  device.synchronize();
+  weights = std::move(on_device_weights);  // the host's copy goes back as the old buffers go
+  packed = std::move(on_device_packed);
+  backend = &device;
+  bind_views();
+}
+
 namespace {
 
 // The matrices the engine multiplies by: every layer's projections and the head (once: when tied
 // it is the embedding).
-std::vector<WeightMatrix*> engine_matrices(ModelMatrices& m) {
-  std::vector<WeightMatrix*> all;
+std::vector<backends::DeviceMatrix*> engine_products(ModelMatrices& m) {
+  std::vector<backends::DeviceMatrix*> all;
   for (LayerMatrices& l : m.layers)
-    for (WeightMatrix* w : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
+    for (backends::DeviceMatrix* w : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
       all.push_back(w);
   all.push_back(&m.lm_head);
   return all;
 }
 
-// Gives the whole pages inside [data, data + bytes) back to the system (they read as zeros after).
-void release_pages(const void* data, int64_t bytes) {
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto start = reinterpret_cast<uintptr_t>(data);
-  const uintptr_t first = (start + page - 1) / page * page, last = (start + bytes) / page * page;
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
-}
-
 }  // namespace
 
-void Model::build_panels(bool release) const {
+void Model::build_engine_matrices(bool release) const {
   config.require_decoder("the engine (generate, chat, serve, bench)");
-  ModelMatrices& m = panels_->matrices;
+  ModelMatrices& m = engine_->matrices;
   m = matrices;
-  const void* embedding = matrices.embed.data;
-  for (WeightMatrix* w : engine_matrices(m)) {
-    if (!w->data || !quant::reads_panels(w->type)) continue;
-    // one buffer a matrix, zeroed and filled before the next one is allocated: with `release`,
-    // memory holds the stored bytes of the matrices not yet packed and the panels of the others
-    Buffer<unsigned char>& out = panels_->bytes.emplace_back(quant::weight_panels_bytes(w->type, w->rows, w->cols));
-    const int64_t panels = quant::panel_count(w->rows), panel_bytes = quant::panel_bytes(w->type, w->cols);
-#pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < panels; ++p) quant::pack_panels(*w, p, 1, out.data() + p * panel_bytes);
-    w->panels = out.data();
-    // the tied head is the embedding, whose lookup reads rows back from the panels where it can
-    if (release && (w->data != embedding || quant::panels_keep_rows(w->type))) {
-      release_pages(w->data, weight_matrix_bytes(w->type, w->rows, w->cols));
-      w->data = nullptr;
-    }
+  const backends::DevicePtr<const void> embedding = matrices.embed.data;
+  for (backends::DeviceMatrix* w : engine_products(m)) {
+    if (!w->data) continue;
+    // one matrix at a time, so that with `release` memory holds the stored bytes of the matrices
+    // not yet prepared and the prepared form of the others
+    backends::PreparedMatrix prepared = backend->prepare_matrix(*w, release, w->data == embedding);
+    *w = prepared.matrix;
+    if (prepared.storage) engine_->storage.push_back(std::move(prepared.storage));
   }
   if (config.tie_word_embeddings) m.embed = m.lm_head;
 }
 
-const ModelMatrices& Model::panel_matrices() const {
-  std::call_once(panels_->built, [this] { build_panels(false); });
-  return panels_->matrices;
+const ModelMatrices& Model::engine_matrices() const {
+  std::call_once(engine_->built, [this] { build_engine_matrices(false); });
+  return engine_->matrices;
 }
 
-const ModelMatrices& Model::panel_matrices_only() {
+const ModelMatrices& Model::engine_matrices_only() {
   bool built_here = false;
-  std::call_once(panels_->built, [&] {
-    build_panels(true);
+  std::call_once(engine_->built, [&] {
+    build_engine_matrices(true);
     built_here = true;
   });
-  DIFFTX_CHECK(built_here, "panel_matrices_only: the panels were built already, beside the stored matrices");
+  DIFFTX_CHECK(built_here, "engine_matrices_only: the engine's matrices were built already, beside the stored ones");
   // `matrices` no longer holds what was released: null there too, so that nothing multiplies by it
-  std::vector<WeightMatrix*> stored = engine_matrices(matrices), panelled = engine_matrices(panels_->matrices);
+  std::vector<backends::DeviceMatrix*> stored = engine_products(matrices), prepared = engine_products(engine_->matrices);
   for (size_t i = 0; i < stored.size(); ++i)
-    if (!panelled[i]->data) stored[i]->data = nullptr;
+    if (!prepared[i]->data) stored[i]->data = nullptr;
   if (config.tie_word_embeddings) matrices.embed = matrices.lm_head;
-  return panels_->matrices;
+  return engine_->matrices;
 }
 
 void require_f32_weights(const Model& model, const std::string& what) {

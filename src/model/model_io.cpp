@@ -44,8 +44,8 @@ Model load_model_dir(const std::filesystem::path& dir, MatrixPrecision precision
   const std::unique_ptr<StoredModel> stored = open_model_dir(dir);
   Model model(stored->config(), precision == MatrixPrecision::as_stored ? stored->stored_types() : MatrixTypes{});
   for (const ParamInfo& p : model.table.params())
-    stored->read_into(p, p.packed() ? static_cast<void*>(model.packed.data() + p.byte_offset)
-                                    : static_cast<void*>(model.weights.data() + p.offset));
+    stored->read_into(p, p.packed() ? static_cast<void*>(model.host_packed() + p.byte_offset)
+                                    : static_cast<void*>(model.host_weights() + p.offset));
   // Messages name the weights' file (the index, when sharded) beside the tensor.
   require_finite_weights(model, stored->weights_file().string());
   return model;

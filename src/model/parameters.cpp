@@ -20,12 +20,12 @@ class SchemaBuilder {
   int64_t total = 0;
   int64_t packed = 0;
 
-  void model(std::string name, std::vector<int64_t> shape, ParamInit init, float* ModelTensors::*view,
-             WeightMatrix ModelMatrices::*matrix = nullptr) {
+  void model(std::string name, std::vector<int64_t> shape, ParamInit init, backends::DevicePtr<float> ModelTensors::*view,
+             backends::DeviceMatrix ModelMatrices::*matrix = nullptr) {
     add({std::move(name), std::move(shape), 0, 0, false, init, -1, nullptr, view, nullptr, matrix});
   }
   void layer(int64_t l, const std::string& name, std::vector<int64_t> shape, ParamInit init,
-             float* LayerTensors::*view, WeightMatrix LayerMatrices::*matrix = nullptr) {
+             backends::DevicePtr<float> LayerTensors::*view, backends::DeviceMatrix LayerMatrices::*matrix = nullptr) {
     add({"model.layers." + std::to_string(l) + "." + name, std::move(shape), 0, 0, false, init, l, view, nullptr,
          matrix, nullptr});
   }
@@ -174,11 +174,11 @@ const ParamInfo* ParameterTable::find(const std::string& name) const {
   return nullptr;
 }
 
-ModelTensors bind_tensors(const ModelConfig& c, const ParameterTable& table, float* arena) {
+ModelTensors bind_tensors(const ModelConfig& c, const ParameterTable& table, backends::DevicePtr<float> arena) {
   ModelTensors m{};
   m.layers.assign(c.num_hidden_layers, LayerTensors{});
   for (const ParamInfo& p : table.params()) {
-    float* view = p.packed() ? nullptr : arena + p.offset;
+    const backends::DevicePtr<float> view = p.packed() ? nullptr : arena + p.offset;
     if (p.layer >= 0) m.layers[p.layer].*p.layer_view = view;
     else m.*p.model_view = view;
   }
@@ -186,13 +186,15 @@ ModelTensors bind_tensors(const ModelConfig& c, const ParameterTable& table, flo
   return m;
 }
 
-ModelMatrices bind_matrices(const ModelConfig& c, const ParameterTable& table, float* arena, unsigned char* packed) {
+ModelMatrices bind_matrices(const ModelConfig& c, const ParameterTable& table, backends::DevicePtr<float> arena,
+                            backends::DevicePtr<unsigned char> packed) {
   ModelMatrices m{};
   m.layers.assign(c.num_hidden_layers, LayerMatrices{});
   for (const ParamInfo& p : table.params()) {
     if (!p.is_matrix()) continue;
-    const void* data = p.packed() ? static_cast<const void*>(packed + p.byte_offset) : arena + p.offset;
-    const WeightMatrix view{p.type, data, p.shape[0], p.shape[1]};
+    const backends::DevicePtr<const void> data = p.packed() ? backends::device_cast<const void>(packed + p.byte_offset)
+                                                            : backends::device_cast<const void>(arena + p.offset);
+    const backends::DeviceMatrix view{p.type, data, p.shape[0], p.shape[1]};
     if (p.layer >= 0) m.layers[p.layer].*p.layer_matrix = view;
     else m.*p.model_matrix = view;
   }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/backend.h"
 #include "core/rng.h"
 #include "kernels/quant/matmul.h"
 #include "model/config.h"
@@ -37,12 +38,12 @@ struct ParamInfo {
   bool decay;      // AdamW weight decay: matrices (ndim >= 2) yes; gains and lambda vectors no
   ParamInit init;
   int64_t layer;                        // -1 for the model-level tensors
-  float* LayerTensors::*layer_view;     // where bind_tensors puts it (layer tensors)
-  float* ModelTensors::*model_view;     // (model-level tensors)
+  backends::DevicePtr<float> LayerTensors::*layer_view;  // where bind_tensors puts it (layer tensors)
+  backends::DevicePtr<float> ModelTensors::*model_view;  // (model-level tensors)
   // The matrices the forward pass multiplies by (projections, embedding, LM head): where
   // bind_matrices puts them; both null for the vectors, which are always F32.
-  WeightMatrix LayerMatrices::*layer_matrix = nullptr;
-  WeightMatrix ModelMatrices::*model_matrix = nullptr;
+  backends::DeviceMatrix LayerMatrices::*layer_matrix = nullptr;
+  backends::DeviceMatrix ModelMatrices::*model_matrix = nullptr;
   WeightType type = WeightType::f32;
   int64_t byte_offset = -1;  // in the packed arena (64-byte aligned) when type is not F32
 
@@ -71,66 +72,69 @@ class ParameterTable {
   int64_t packed_ = 0;
 };
 
-// Typed pointers into an arena laid out by a ParameterTable (weights or gradients alike).
+// Typed device addresses into an arena laid out by a ParameterTable (weights or gradients alike),
+// on the model's backend.
 struct LayerTensors {
-  float* input_norm;        // [D]
-  float* q_proj;            // [q_width, D]
-  float* k_proj;            // [k_width, D]
-  float* v_proj;            // [v_width, D]
-  float* o_proj;            // [D, out_width]
-  float* lambda_q1 = nullptr;  // diff: [d] each
-  float* lambda_k1 = nullptr;
-  float* lambda_q2 = nullptr;
-  float* lambda_k2 = nullptr;
-  float* subln = nullptr;      // diff with diff_subln: [2d]
-  float* lambda_proj = nullptr;  // diff2: [H, D]
-  float* post_norm;         // [D]
-  float* gate_proj;         // [F, D]
-  float* up_proj;           // [F, D]
-  float* down_proj;         // [D, F]
-  float* act_weight = nullptr;  // PolyNorm: [3]
-  float* act_bias = nullptr;    // PolyNorm: [1]
+  using F32 = backends::DevicePtr<float>;
+  F32 input_norm;        // [D]
+  F32 q_proj;            // [q_width, D]
+  F32 k_proj;            // [k_width, D]
+  F32 v_proj;            // [v_width, D]
+  F32 o_proj;            // [D, out_width]
+  F32 lambda_q1;  // diff: [d] each
+  F32 lambda_k1;
+  F32 lambda_q2;
+  F32 lambda_k2;
+  F32 subln;      // diff with diff_subln: [2d]
+  F32 lambda_proj;  // diff2: [H, D]
+  F32 post_norm;         // [D]
+  F32 gate_proj;         // [F, D]
+  F32 up_proj;           // [F, D]
+  F32 down_proj;         // [D, F]
+  F32 act_weight;  // PolyNorm: [3]
+  F32 act_bias;    // PolyNorm: [1]
   // A hybrid stack's layers (config.h HybridConfig, Hugging Face's names in parameters.cpp); the
   // mixer's output projection is o_proj, fc2 is down_proj. E Mamba channels, S state, K conv taps,
   // R dt rank; Hq, Hkv Hugging Face's heads of width d.
-  float* input_norm_bias = nullptr;  // LayerNorm biases [D]
-  float* post_norm_bias = nullptr;
-  float* qkv_proj = nullptr;     // attention: Wqkv [(Hq + 2 Hkv) d, D], a cross layer's [Hq d, D]
-  float* qkv_bias = nullptr;     // [Wqkv's rows]
-  float* o_bias = nullptr;       // [D]
-  float* fc1 = nullptr;          // [2F, D]: the gate's rows, then up's
-  float* in_proj = nullptr;      // Mamba [2E, D] (x's rows, then z's); GMU [E, D]
-  float* conv_weight = nullptr;  // Mamba [E, 1, K]
-  float* conv_bias = nullptr;    // [E]
-  float* x_proj = nullptr;       // [R + 2S, E]: dt's, B's and C's rows
-  float* dt_proj = nullptr;      // [E, R]
-  float* dt_bias = nullptr;      // [E]
-  float* a_log = nullptr;        // [E, S]
-  float* d_skip = nullptr;       // [E]
+  F32 input_norm_bias;  // LayerNorm biases [D]
+  F32 post_norm_bias;
+  F32 qkv_proj;     // attention: Wqkv [(Hq + 2 Hkv) d, D], a cross layer's [Hq d, D]
+  F32 qkv_bias;     // [Wqkv's rows]
+  F32 o_bias;       // [D]
+  F32 fc1;          // [2F, D]: the gate's rows, then up's
+  F32 in_proj;      // Mamba [2E, D] (x's rows, then z's); GMU [E, D]
+  F32 conv_weight;  // Mamba [E, 1, K]
+  F32 conv_bias;    // [E]
+  F32 x_proj;       // [R + 2S, E]: dt's, B's and C's rows
+  F32 dt_proj;      // [E, R]
+  F32 dt_bias;      // [E]
+  F32 a_log;        // [E, S]
+  F32 d_skip;       // [E]
 };
 struct ModelTensors {
-  float* embed;       // [V, D]
-  float* final_norm;  // [D]
-  float* lm_head;     // [V, D]; equals embed when tied
-  float* final_norm_bias = nullptr;  // a hybrid stack's final LayerNorm [D]
+  using F32 = backends::DevicePtr<float>;
+  F32 embed;       // [V, D]
+  F32 final_norm;  // [D]
+  F32 lm_head;     // [V, D]; equals embed when tied
+  F32 final_norm_bias;  // a hybrid stack's final LayerNorm [D]
   std::vector<LayerTensors> layers;
 };
-ModelTensors bind_tensors(const ModelConfig& config, const ParameterTable& table, float* arena);
+ModelTensors bind_tensors(const ModelConfig& config, const ParameterTable& table, backends::DevicePtr<float> arena);
 
 // Every matrix of the forward pass in its storage type (views into the F32 arena or the packed
 // one). The forward blocks (layer.h) multiply by these; the backward uses LayerTensors (F32).
 struct LayerMatrices {
-  WeightMatrix q_proj, k_proj, v_proj, o_proj;
-  WeightMatrix lambda_proj;  // diff2 (always F32: [H, D] is tiny)
-  WeightMatrix gate_proj, up_proj, down_proj;
-  WeightMatrix qkv_proj, fc1, in_proj, x_proj, dt_proj;  // a hybrid stack's (LayerTensors)
+  backends::DeviceMatrix q_proj, k_proj, v_proj, o_proj;
+  backends::DeviceMatrix lambda_proj;  // diff2 (always F32: [H, D] is tiny)
+  backends::DeviceMatrix gate_proj, up_proj, down_proj;
+  backends::DeviceMatrix qkv_proj, fc1, in_proj, x_proj, dt_proj;  // a hybrid stack's (LayerTensors)
 };
 struct ModelMatrices {
-  WeightMatrix embed, lm_head;  // lm_head is embed when tied
+  backends::DeviceMatrix embed, lm_head;  // lm_head is embed when tied
   std::vector<LayerMatrices> layers;
 };
-ModelMatrices bind_matrices(const ModelConfig& config, const ParameterTable& table, float* arena,
-                            unsigned char* packed);
+ModelMatrices bind_matrices(const ModelConfig& config, const ParameterTable& table, backends::DevicePtr<float> arena,
+                            backends::DevicePtr<unsigned char> packed);
 
 // Every tensor by its ParamInit, in table order from one random stream.
 void init_parameters(const ModelConfig& config, const ParameterTable& table, float* arena, uint64_t seed);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 #include "model/formats/stored_matrices.h"
@@ -18,7 +19,7 @@ void quantize_parallel(WeightType type, const float* src, unsigned char* dst, in
   const int64_t row_bytes = weight_row_bytes(type, cols), chunk = 16;
 #pragma omp parallel for schedule(dynamic)
   for (int64_t r = 0; r < rows; r += chunk)
-    quantize_rows(type, src + r * cols, dst + r * row_bytes, std::min(chunk, rows - r), cols);
+    backends::cpu::kernels().quantize_rows(type, src + r * cols, dst + r * row_bytes, std::min(chunk, rows - r), cols);
 }
 
 }  // namespace
@@ -49,12 +50,12 @@ Model convert_matrices(const Model& model, const MatrixTypes& types) {
   for (const ParamInfo& p : out.table.params()) {
     const ParamInfo& source = *model.table.find(p.name);
     if (!p.packed() && !source.packed()) {
-      std::memcpy(out.weights.data() + p.offset, model.weights.data() + source.offset, sizeof(float) * p.numel);
+      std::memcpy(out.host_weights() + p.offset, model.host_weights() + source.offset, sizeof(float) * p.numel);
       continue;
     }
     const std::vector<float> widened = widened_weight(model, source);
-    if (p.packed()) convert_tensor(p, widened, out.packed.data() + p.byte_offset);
-    else std::copy(widened.begin(), widened.end(), out.weights.data() + p.offset);
+    if (p.packed()) convert_tensor(p, widened, out.host_packed() + p.byte_offset);
+    else std::copy(widened.begin(), widened.end(), out.host_weights() + p.offset);
   }
   return out;
 }

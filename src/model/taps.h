@@ -1,6 +1,7 @@
 // Named taps on a decoder_forward for the analyses (eval/): per layer, q and k after RoPE, the
 // lambda the attention kernels took, the attention output and the residual stream after the
-// layer. Analyses read these views, not the fields of Activations.
+// layer. Analyses read these views, not the fields of Activations. They are host memory: the
+// activations of a model on the CPU backend (an error for another device's).
 #pragma once
 #include <cstdint>
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 
@@ -12,8 +13,8 @@ void ModelWeights::read(const std::string& name, std::span<float> out) const {
   DIFFTX_CHECK(p != nullptr, "internal: the model has no tensor '", name, "'");
   DIFFTX_CHECK(static_cast<int64_t>(out.size()) == p->numel, "internal: tensor '", name, "' has ", p->numel,
                " elements, the destination ", out.size());
-  if (!p->packed()) std::copy_n(model_.weights.data() + p->offset, p->numel, out.data());
-  else dequantize_rows(p->type, model_.packed.data() + p->byte_offset, out.data(), p->shape[0], p->shape[1]);
+  if (!p->packed()) std::copy_n(model_.host_weights() + p->offset, p->numel, out.data());
+  else backends::cpu::kernels().dequantize_rows(p->type, model_.host_packed() + p->byte_offset, out.data(), p->shape[0], p->shape[1]);
 }
 
 }  // namespace difftx

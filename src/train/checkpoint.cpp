@@ -119,7 +119,7 @@ json load_checkpoint(const fs::path& checkpoint, Model& model, OptimizerMoments&
   for (const auto& [key, value] : want.items())
     DIFFTX_CHECK(have.at(key) == value, checkpoint.string(), ": config key '", key, "' is ", value.dump(),
                  " in the checkpoint but ", have.at(key).dump(), " in the run's config");
-  std::copy(saved.weights.data(), saved.weights.data() + saved.weights.size(), model.weights.data());
+  std::copy_n(saved.host_weights(), saved.weight_floats(), model.host_weights());
 
   SafetensorsReader reader(checkpoint / "optimizer.safetensors");
   for (const ParamInfo& p : model.table.params()) {

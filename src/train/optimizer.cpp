@@ -10,7 +10,7 @@ namespace {
 
 constexpr int64_t kChunk = int64_t{1} << 14;  // floats of one tensor per work item of a step
 
-int64_t shard_floats(const std::vector<ArenaPiece>& pieces) {
+int64_t floats_in(const std::vector<ArenaPiece>& pieces) {
   int64_t n = 0;
   for (const ArenaPiece& p : pieces) n += p.end - p.begin;
   return n;
@@ -18,12 +18,15 @@ int64_t shard_floats(const std::vector<ArenaPiece>& pieces) {
 
 }  // namespace
 
-AdamW::AdamW(const ParameterTable& table, const AdamWConfig& config, std::vector<ArenaPiece> pieces)
-    : table_(table),
+AdamW::AdamW(backends::Backend& backend, const ParameterTable& table, const AdamWConfig& config,
+             std::vector<ArenaPiece> pieces)
+    : backend_(backend),
+      table_(table),
       config_(config),
       pieces_(pieces.empty() ? std::vector<ArenaPiece>{{0, table.total_floats()}} : std::move(pieces)),
-      m_(shard_floats(pieces_)),
-      v_(m_.size()) {
+      shard_floats_(floats_in(pieces_)),
+      m_(backend.allocate(shard_floats_ * int64_t{sizeof(float)})),
+      v_(backend.allocate(shard_floats_ * int64_t{sizeof(float)})) {
   // Every owned run of a tensor (piece x tensor), cut into chunks of at most kChunk floats.
   int64_t shard_offset = 0;  // of the current piece in the shard
   for (const ArenaPiece& piece : pieces_) {
@@ -36,14 +39,16 @@ AdamW::AdamW(const ParameterTable& table, const AdamWConfig& config, std::vector
   }
 }
 
-double AdamW::gradient_sum_of_squares(const float* grads) const {
+double AdamW::gradient_sum_of_squares(backends::DevicePtr<const float> grads) const {
   // Padding between and after tensors is zero in gradients, so one pass covers every tensor.
-  return sum_of_squares(grads, m_.size());
+  return backend_.sum_of_squares(grads, shard_floats_);
 }
 
-double AdamW::gradient_norm(const float* grads) const { return std::sqrt(gradient_sum_of_squares(grads)); }
+double AdamW::gradient_norm(backends::DevicePtr<const float> grads) const {
+  return std::sqrt(gradient_sum_of_squares(grads));
+}
 
-void AdamW::step(float* weights, const float* grads, double lr, double norm) {
+void AdamW::step(backends::DevicePtr<float> weights, backends::DevicePtr<const float> grads, double lr, double norm) {
   float scale = 1.0f;
   if (config_.grad_clip > 0 && norm > config_.grad_clip) scale = static_cast<float>(config_.grad_clip / norm);
   ++step_;
@@ -52,7 +57,8 @@ void AdamW::step(float* weights, const float* grads, double lr, double norm) {
                                  static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
                                  static_cast<float>(config_.weight_decay), step_});
   // One parallel region over chunks of every owned tensor run (the update is elementwise, so the
-  // result is the same as tensor by tensor); adamw_update runs each chunk on its thread.
+  // result is the same as tensor by tensor); adamw_update runs each chunk on its thread (training
+  // runs on the CPU backend, whose ops may be issued from OpenMP threads).
   const int64_t n = static_cast<int64_t>(chunks_.size());
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
@@ -60,7 +66,8 @@ void AdamW::step(float* weights, const float* grads, double lr, double norm) {
     const AdamWParams hp{static_cast<float>(lr), static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
                          static_cast<float>(config_.eps), c.decay ? static_cast<float>(config_.weight_decay) : 0.0f,
                          step_};
-    adamw_update(weights + c.weight, grads + c.shard, m_.data() + c.shard, v_.data() + c.shard, c.numel, hp, scale);
+    backend_.adamw_update(weights + c.weight, grads + c.shard, first_moment() + c.shard, second_moment() + c.shard,
+                          c.numel, hp, scale);
   }
 }
 

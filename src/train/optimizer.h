@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/buffer.h"
+#include "backends/backend.h"
 #include "model/parameters.h"
 
 namespace difftx {
@@ -30,22 +30,25 @@ struct ArenaPiece {
 class AdamW {
  public:
   // pieces: the owned ranges of the arena, in shard order; empty: the whole arena (then a
-  // shard is laid out like the arena itself).
-  AdamW(const ParameterTable& table, const AdamWConfig& config, std::vector<ArenaPiece> pieces = {});
+  // shard is laid out like the arena itself). The moments live on `backend`, where the
+  // weights and gradients are.
+  AdamW(backends::Backend& backend, const ParameterTable& table, const AdamWConfig& config,
+        std::vector<ArenaPiece> pieces = {});
 
   // Sum of squares of a gradient shard (the global norm is the root of its sum over shards).
-  double gradient_sum_of_squares(const float* grads) const;
+  double gradient_sum_of_squares(backends::DevicePtr<const float> grads) const;
   // The L2 norm of a gradient shard (of the whole gradient when the optimizer owns everything).
-  double gradient_norm(const float* grads) const;
+  double gradient_norm(backends::DevicePtr<const float> grads) const;
   // One update of the owned pieces of `weights` (the whole arena) from a gradient shard at
   // learning rate lr, clipping by grad_norm (the global norm).
-  void step(float* weights, const float* grads, double lr, double grad_norm);
+  void step(backends::DevicePtr<float> weights, backends::DevicePtr<const float> grads, double lr, double grad_norm);
 
   int64_t steps_taken() const { return step_; }
   void set_steps_taken(int64_t s) { step_ = s; }
-  // The moment shards.
-  Buffer<float>& first_moment() { return m_; }
-  Buffer<float>& second_moment() { return v_; }
+  // The moment shards, and their floats.
+  backends::DevicePtr<float> first_moment() const { return m_.as<float>(); }
+  backends::DevicePtr<float> second_moment() const { return v_.as<float>(); }
+  int64_t shard_floats() const { return shard_floats_; }
   const AdamWConfig& config() const { return config_; }
 
  private:
@@ -55,11 +58,13 @@ class AdamW {
     int64_t weight, shard, numel;
     bool decay;
   };
+  backends::Backend& backend_;
   const ParameterTable& table_;
   AdamWConfig config_;
   std::vector<ArenaPiece> pieces_;
   std::vector<Chunk> chunks_;
-  Buffer<float> m_, v_;
+  int64_t shard_floats_;
+  backends::DeviceBuffer m_, v_;
   int64_t step_ = 0;
 };
 

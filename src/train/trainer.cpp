@@ -116,7 +116,7 @@ void start_from_model(const TrainOptions& o, Model& model, const Reporter& say) 
   to.erase("max_position_embeddings");
   DIFFTX_CHECK(from == to, "--init ", o.init_dir, ": its model config differs from ", o.config_path, " (",
                from.dump(), " against ", to.dump(), ")");
-  std::copy_n(init.weights.data(), init.table.total_floats(), model.weights.data());
+  std::copy_n(init.host_weights(), init.table.total_floats(), model.host_weights());
   say.line("starting from the weights of ", o.init_dir);
 }
 
@@ -128,8 +128,8 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
                      AdamW& optimizer, const Reporter& say) {
   const fs::path run_dir = o.out_dir;
   Buffer<float> m_scratch, v_scratch;
-  OptimizerMoments moments{parallel.moment_arena(optimizer.first_moment().data(), m_scratch),
-                           parallel.moment_arena(optimizer.second_moment().data(), v_scratch)};
+  OptimizerMoments moments{parallel.moment_arena(optimizer.first_moment().host(), m_scratch),
+                           parallel.moment_arena(optimizer.second_moment().host(), v_scratch)};
   std::string state_text;
   if (comm.rank() == 0) {
     const auto latest = latest_checkpoint(run_dir);
@@ -146,10 +146,10 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
     }
   }
   state_text = dist::broadcast_text(comm, state_text, 0);
-  parallel.broadcast(model.weights.data(), 0);
+  parallel.broadcast(model.host_weights(), 0);
   if (state_text.empty()) return json::object();
-  parallel.scatter_moments(moments.m, optimizer.first_moment().data(), 0);
-  parallel.scatter_moments(moments.v, optimizer.second_moment().data(), 0);
+  parallel.scatter_moments(moments.m, optimizer.first_moment().host(), 0);
+  parallel.scatter_moments(moments.v, optimizer.second_moment().host(), 0);
   json state = parse_json_text(state_text, "the resumed state");
   optimizer.set_steps_taken(state.at("optimizer_steps_taken").get<int64_t>());
   return state;
@@ -262,7 +262,7 @@ class TrainingRun {
   std::optional<MetricsLog> metrics_;
   int64_t start_step_ = 0;
   Activations acts_;
-  Buffer<float> grads_;
+  backends::DeviceBuffer grads_;
   ModelTensors grad_views_;
   // The step's micro-batches, drawn before the first backward so that every micro-batch's
   // gradient can be weighted by its share of the global batch's counted targets.
@@ -321,13 +321,13 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
       val_data_(o.data_dir, "val",
                 {.batch = o.micro_batch, .seq_len = o.seq_len, .rank = rank_, .world_size = ranks_,
                  .max_windows = std::max<int64_t>(o.eval_batches, 1) * o.micro_batch * ranks_}),
-      optimizer_(model_.table, o.adamw, parallel_.owned_pieces()),
+      optimizer_(*model_.backend, model_.table, o.adamw, parallel_.owned_pieces()),
       schedule_{o.lr, o.lr * o.min_lr_ratio, o.warmup_steps, o.steps, o.schedule},
       run_dir_(o.out_dir),
       metrics_path_(run_dir_ / "metrics.jsonl"),
-      acts_(config_, o.micro_batch, o.seq_len),
-      grads_(parallel_.padded_floats()),
-      grad_views_(bind_tensors(config_, model_.table, grads_.data())),
+      acts_(config_, o.micro_batch, o.seq_len, ActivationUse::training, *model_.backend),
+      grads_(model_.backend->allocate(parallel_.padded_floats() * int64_t{sizeof(float)})),
+      grad_views_(bind_tensors(config_, model_.table, grads_.as<float>())),
       inputs_(accumulation_ * micro_tokens_),
       targets_(inputs_.size()),
       counts_(accumulation_) {
@@ -338,7 +338,7 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
   tokenizer_files_ = data::tokenizer_files(o.data_dir);
   dist::require_same_inputs(comm_, inputs_that_must_match(o, config_, tokenizer_files_));
 
-  init_parameters(config_, model_.table, model_.weights.data(), o.seed);
+  init_parameters(config_, model_.table, model_.host_weights(), o.seed);
   if (leader_) {
     fs::create_directories(run_dir_);
     lock_.emplace(run_dir_);
@@ -389,7 +389,7 @@ StepStats TrainingRun::step(int64_t step) {
   Timer step_timer;
   StepStats out;
   out.step = step;
-  grads_.zero();
+  model_.backend->zero(grads_.as<void>(), grads_.bytes());
   uint64_t batch[2] = {0, 0};  // counted targets, rows digest (summed over ranks)
   for (int64_t micro = 0; micro < accumulation_; ++micro) {
     int32_t* in = inputs_.data() + micro * micro_tokens_;
@@ -412,7 +412,8 @@ StepStats TrainingRun::step(int64_t step) {
                                                  targets_.data() + micro * micro_tokens_, grad_views_, share);
     sums[0] += mean * static_cast<double>(counts_[micro]);
   }
-  const float* reduced = parallel_.reduce_gradients(grads_.data());
+  // The collectives move host memory: the CPU backend's.
+  const backends::DevicePtr<const float> reduced(parallel_.reduce_gradients(grads_.as<float>().host()));
   sums[1] = optimizer_.gradient_sum_of_squares(reduced);
   comm_.all_reduce_sum(sums, 2);
   out.loss = sums[0] / static_cast<double>(batch[0]);
@@ -422,9 +423,9 @@ StepStats TrainingRun::step(int64_t step) {
                                   " is not finite; stopping (the last checkpoint in ",
                                   (run_dir_ / "checkpoints").string(), " is intact; try a lower --lr)"));
   out.lr = schedule_.at(step);
-  optimizer_.step(model_.weights.data(), reduced, out.lr, out.grad_norm);
-  parallel_.all_gather(model_.weights.data());
-  if (o_.check_replicas) parallel_.verify_replicas(model_.weights.data(), step);
+  optimizer_.step(model_.weights.as<float>(), reduced, out.lr, out.grad_norm);
+  parallel_.all_gather(model_.host_weights());
+  if (o_.check_replicas) parallel_.verify_replicas(model_.host_weights(), step);
   out.seconds = step_timer.seconds();
   out.comm_seconds = comm_.take_seconds();
   out.rows_digest = batch[1];
@@ -479,11 +480,11 @@ void TrainingRun::record_validation(int64_t step, double val_loss) {
 
 void TrainingRun::checkpoint(int64_t step) {
   Buffer<float> m_scratch, v_scratch;
-  OptimizerMoments moments{parallel_.moment_arena(optimizer_.first_moment().data(), m_scratch),
-                           parallel_.moment_arena(optimizer_.second_moment().data(), v_scratch),
+  OptimizerMoments moments{parallel_.moment_arena(optimizer_.first_moment().host(), m_scratch),
+                           parallel_.moment_arena(optimizer_.second_moment().host(), v_scratch),
                            optimizer_.steps_taken()};
-  parallel_.gather_moments(optimizer_.first_moment().data(), moments.m);
-  parallel_.gather_moments(optimizer_.second_moment().data(), moments.v);
+  parallel_.gather_moments(optimizer_.first_moment().host(), moments.m);
+  parallel_.gather_moments(optimizer_.second_moment().host(), moments.v);
   if (!leader_) return;
   metrics_->sync();  // the log is durable up to the step the checkpoint will say
   save_checkpoint(run_dir_, step, model_, moments,

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 
 #include "data/bpe_trainer.h"
-#include "data/file_io.h"
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
 #include "data_fixtures.h"
+#include "io/input_file.h"
 #include "source_dir.h"
 
 namespace difftx::data {
@@ -29,7 +29,7 @@ struct OracleCase {
 };
 
 std::vector<OracleCase> read_cases(const fs::path& file) {
-  const auto j = nlohmann::json::parse(read_file(file));
+  const auto j = nlohmann::json::parse(read_whole_file(file));
   std::vector<OracleCase> cases;
   for (const auto& c : j.at("cases"))
     cases.push_back({c.at("text"), c.at("decoded"), c.at("ids"), c.at("ids_with_template")});

@@ -9,11 +9,11 @@
 
 #include "core/error.h"
 #include "data/dataset.h"
-#include "data/file_io.h"
 #include "data/prepare.h"
 #include "data/shard.h"
 #include "data/tokenizer_files.h"
 #include "data_fixtures.h"
+#include "io/input_file.h"
 #include "support/testing.h"
 
 namespace difftx::data {
@@ -125,7 +125,7 @@ TEST(Prepare, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {
   for (const auto& e : std::filesystem::directory_iterator(dir / "a")) names.push_back(e.path().filename());
   EXPECT_GE(names.size(), 6u);
   for (const std::string& name : names)
-    EXPECT_EQ(read_file(dir / "a" / name), read_file(dir / "b" / name)) << name;
+    EXPECT_EQ(read_whole_file(dir / "a" / name), read_whole_file(dir / "b" / name)) << name;
 }
 
 TEST(Prepare, UsesANamedTokenizerAndCopiesIt) {

@@ -139,12 +139,13 @@ TEST(AttentionAllocation, RowsWithoutANormalisedFormAreLeftOutAndCounted) {
                             {"lambda_init", 0.5}};
   const ModelConfig c = config_from_json(j, "test");
   Model model(c);
-  init_parameters(c, model.table, model.weights.data(), 3);
+  init_parameters(c, model.table, model.host_weights(), 3);
   // Layer 1 at lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init = 1.5 - 1 + 0.5 = 1 (Eq. 2).
   LayerTensors& w = model.tensors.layers[1];
-  for (int64_t i = 0; i < c.head_dim; ++i) w.lambda_q1[i] = w.lambda_k1[i] = w.lambda_q2[i] = w.lambda_k2[i] = 0.0f;
-  w.lambda_q1[0] = static_cast<float>(std::log(1.5));
-  w.lambda_k1[0] = 1.0f;
+  for (int64_t i = 0; i < c.head_dim; ++i)
+    w.lambda_q1.host()[i] = w.lambda_k1.host()[i] = w.lambda_q2.host()[i] = w.lambda_k2.host()[i] = 0.0f;
+  w.lambda_q1.host()[0] = static_cast<float>(std::log(1.5));
+  w.lambda_k1.host()[0] = 1.0f;
   const AllocationPrompt p = prompt_of(10, {0, 8}, {{2, 3}});
   const PromptRows rows = prompt_rows(model, p);
   EXPECT_TRUE(std::isnan(rows.row(1, 0)[0]));

@@ -124,8 +124,8 @@ TEST(AttentionMaps, ReproduceTheDecodersAttentionOutput) {
     const ModelConfig c = config_from_json(j, "test");
     SCOPED_TRACE(j.dump());
     Model model(c);
-    init_parameters(c, model.table, model.weights.data(), 5);
-    for (int64_t i = 0; i < model.weights.size(); ++i) model.weights[i] *= 3.0f;  // sharper maps than at init
+    init_parameters(c, model.table, model.host_weights(), 5);
+    for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] *= 3.0f;  // sharper maps than at init
     Rng rng(2);
     const int64_t B = 2, T = 9;
     std::vector<int32_t> tokens(B * T);
@@ -134,8 +134,8 @@ TEST(AttentionMaps, ReproduceTheDecodersAttentionOutput) {
     decoder_forward(model, acts, tokens.data());
     for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
       const LayerTap a = layer_tap(c, acts, l);
-      const float* att = acts.layers[l].att;
-      expect_close(apply_rows(a.dims, a.q, a.k, acts.layers[l].v, a.lambda),
+      const float* att = acts.layers[l].att.host();
+      expect_close(apply_rows(a.dims, a.q, a.k, acts.layers[l].v.host(), a.lambda),
                    std::vector<float>(att, att + B * T * a.dims.out_width()), "layer " + std::to_string(l));
     }
   }

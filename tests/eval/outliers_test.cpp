@@ -42,8 +42,8 @@ std::vector<std::pair<int64_t, int64_t>> map_columns(const ModelConfig& c) {
 void check_variant(const nlohmann::json& j, const std::filesystem::path& data) {
   const ModelConfig c = config_from_json(j, "test");
   Model model(c);
-  init_parameters(c, model.table, model.weights.data(), 12);
-  for (int64_t i = 0; i < model.weights.size(); ++i) model.weights[i] *= 4.0f;
+  init_parameters(c, model.table, model.host_weights(), 12);
+  for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] *= 4.0f;
   const int64_t T = 16, sequences = 5, L = c.num_hidden_layers;
   const AttentionDims dims = c.attention_dims(1, T);
 
@@ -62,12 +62,12 @@ void check_variant(const nlohmann::json& j, const std::filesystem::path& data) {
           for (int64_t u = 0; u <= t; ++u) {
             double dot = 0;
             for (int64_t x = 0; x < c.head_dim; ++x)
-              dot += static_cast<double>(s.q[t * dims.q_width() + qc + x]) * s.k[u * dims.k_width() + kc + x];
+              dot += static_cast<double>(s.q.host()[t * dims.q_width() + qc + x]) * s.k.host()[u * dims.k_width() + kc + x];
             const double v = std::fabs(dot / std::sqrt(static_cast<double>(c.head_dim)));
             logits.values.push_back(v);
             layer_logits[l] = std::max(layer_logits[l], v);
           }
-      const float* x = l + 1 < L ? acts.layers[l + 1].x : acts.x_final;
+      const float* x = (l + 1 < L ? acts.layers[l + 1].x : acts.x_final).host();
       for (int64_t i = 0; i < T * c.hidden_size; ++i) {
         hidden.values.push_back(std::fabs(x[i]));
         layer_hidden[l] = std::max<double>(layer_hidden[l], std::fabs(x[i]));

@@ -33,7 +33,7 @@ ModelConfig small_config(int64_t vocab) {
 
 TEST(LogitsForward, ModelRowsEqualTheFullForwardsRows) {
   Model model(small_config(96));
-  init_parameters(model.config, model.table, model.weights.data(), 4);
+  init_parameters(model.config, model.table, model.host_weights(), 4);
   const int64_t T = 37, V = 96;
   std::vector<int32_t> tokens(T);
   Rng rng(2);
@@ -54,7 +54,7 @@ TEST(LogitsForward, ModelRowsEqualTheFullForwardsRows) {
 
 TEST(GreedyMatch, AgreesWithGreedyDecodingOfTheModel) {
   Model model(small_config(96));
-  init_parameters(model.config, model.table, model.weights.data(), 3);
+  init_parameters(model.config, model.table, model.host_weights(), 3);
   const LogitsForward forward = model_forward(model);
   GreedyMatcher matcher(96);
   Rng rng(8);

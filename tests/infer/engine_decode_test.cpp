@@ -144,7 +144,7 @@ TEST(DecodeMatchesForwardLong, GqaRatioFourOverSixHundredTokens) {
     c.max_position_embeddings = 640;
     c.validate();
     Model model(c);
-    init_parameters(c, model.table, model.weights.data(), 3);
+    init_parameters(c, model.table, model.host_weights(), 3);
     const int64_t T = 600, V = c.vocab_size;
     const auto tokens = random_tokens(T, V, 5);
     Activations acts(c, 1, T);

@@ -8,12 +8,14 @@
 #include <algorithm>
 #include <map>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/rng.h"
 #include "infer/generate.h"
 #include "infer/kv_pool.h"
 #include "kernels/quant/weight_panels.h"
 #include "model/storage_plan.h"
 #include "support/engine_runs.h"
+#include "support/level_kernels.h"
 #include "support/random_model.h"
 
 namespace difftx {
@@ -101,7 +103,7 @@ Model case_model(const InvarianceCase& c) {
 
 class BatchInvariance : public ::testing::TestWithParam<InvarianceCase> {};
 
-// A model whose panelled matrices gave their stored bytes back (Model::panel_matrices_only, as
+// A model whose panelled matrices gave their stored bytes back (Model::engine_matrices_only, as
 // `difftx generate` and `serve` hold it) streams what the same model with both copies does, tied
 // head included (its token lookup reads rows back from the panels; Q4_K's keeps its bytes); its
 // `matrices` can no longer multiply by the released matrices, and says so.
@@ -111,16 +113,16 @@ TEST(Engine, PanelsOnlyModelStreamsTheSame) {
       const std::string what = std::string(attention_kind_name(kind)) + " " + weight_type_name(w);
       const Model both = case_model({kind, w, KvStorage::bf16});
       Model only = case_model({kind, w, KvStorage::bf16});
-      only.panel_matrices_only();
+      only.engine_matrices_only();
       Rng rng(9);
       const Request r = sampled_request(random_tokens(rng, 30, both.config.vocab_size), 12, 4);
       expect_same_stream(alone(only, r), alone(both, r), what);
-      if (!quant::reads_panels(w)) continue;  // no panels at this CPU level: nothing was released
-      const WeightMatrix& q = only.matrices.layers[0].q_proj;
+      if (!backends::cpu::kernels().reads_panels(w)) continue;  // no panels at this CPU level: nothing was released
+      const WeightMatrix q = backends::host_matrix(only.matrices.layers[0].q_proj);
       EXPECT_EQ(q.data, nullptr) << what;
       std::vector<float> x(q.cols), y(q.rows);
       EXPECT_THROW(matmul(q, x.data(), y.data(), 1), Error) << what;
-      EXPECT_THROW(only.panel_matrices_only(), Error) << what;  // once only
+      EXPECT_THROW(only.engine_matrices_only(), Error) << what;  // once only
     }
 }
 
@@ -312,7 +314,7 @@ TEST(Engine, TwoLongPromptsInATightPoolPreemptAndMatchAlone) {
 
 TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
   const ModelConfig c = tiny_config(AttentionKind::baseline);
-  KvPool pool(c, KvStorage::bf16, 16, 3);
+  KvPool pool(backends::cpu_backend(), c, KvStorage::bf16, 16, 3);
   std::vector<int32_t> t1(16, 1), t2(16, 2);
   const int32_t a = pool.allocate(), b = pool.allocate();
   EXPECT_EQ(a, 0);

@@ -37,7 +37,7 @@ int64_t peak_growth_kib(AttentionKind kind, int64_t T) {
   return testing::peak_growth_kib_in_child([&](const std::function<void()>& mark) {
     const ModelConfig c = tiny_config(kind);
     Model model(c);
-    init_parameters(c, model.table, model.weights.data(), 1);
+    init_parameters(c, model.table, model.host_weights(), 1);
     Rng rng(T);
     std::vector<int32_t> tokens(T + 32);
     for (auto& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab_size));

@@ -15,7 +15,6 @@
 #include "core/rng.h"
 #include "data/dataset.h"
 #include "data/hf_tokenizer.h"
-#include "data/file_io.h"
 #include "data/loader.h"
 #include "data/tokenizer_files.h"
 #include "io/input_file.h"

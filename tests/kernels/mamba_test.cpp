@@ -9,12 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/rng.h"
-#include "kernels/mamba.h"
 #include "kernels/ops/ops_test_support.h"
+#include "reference/mamba_reference.h"
 
 namespace difftx {
 namespace {
+
+// The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
+const backends::cpu::CpuKernels& cpu() { return backends::cpu::kernels(); }
 
 using testing::expect_close;
 using testing::random_vector;
@@ -55,15 +59,20 @@ struct ScanCase {
 void run_prompt(const ScanCase& c, int64_t t0, int64_t t1, std::vector<float>& window, std::vector<float>& state,
                 float* u, float* y) {
   const int64_t E = c.dims.channels, T = t1 - t0;
-  mamba_conv_prompt(c.dims, T, c.x.data() + t0 * c.ld_x(), c.ld_x(), c.w.data(), c.bias.data(), window.data(), u);
-  mamba_scan_prompt(c.dims, T, u, c.dt_in.data() + t0 * E, c.dt_bias.data(), c.a_log.data(), c.B(t0), c.C(t0),
-                    c.ld_bc(), c.D.data(), state.data(), y);
+  cpu().mamba_conv_prompt(c.dims, T, c.x.data() + t0 * c.ld_x(), c.ld_x(), c.w.data(), c.bias.data(), window.data(), u);
+  cpu().mamba_scan_prompt(c.dims, T, u, c.dt_in.data() + t0 * E, c.dt_bias.data(), c.a_log.data(), c.B(t0), c.C(t0),
+                          c.ld_bc(), c.D.data(), state.data(), y);
 }
 
 TEST(Mamba, PromptMatchesReferenceOnAwkwardShapes) {
   int cases = 0;
-  for (const auto& [E, S, K, T] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
-           {1, 1, 1, 1}, {1, 16, 4, 9}, {7, 3, 2, 5}, {65, 16, 4, 1}, {65, 5, 3, 40}, {300, 16, 4, 40}, {33, 2, 6, 3}}) {
+  for (const auto& [E, S, K, T] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{{1, 1, 1, 1},
+                                                                                              {1, 16, 4, 9},
+                                                                                              {7, 3, 2, 5},
+                                                                                              {65, 16, 4, 1},
+                                                                                              {65, 5, 3, 40},
+                                                                                              {300, 16, 4, 40},
+                                                                                              {33, 2, 6, 3}}) {
     const ScanCase c = ScanCase::random({E, S, K}, T, 70 + cases++);
     std::vector<float> window = c.window, state = c.state, u(T * E), y(T * E);
     run_prompt(c, 0, T, window, state, u.data(), y.data());
@@ -76,8 +85,8 @@ TEST(Mamba, PromptMatchesReferenceOnAwkwardShapes) {
     reference::mamba_scan_prompt(c.dims, T, u_ref.data(), to_double(c.dt_in).data(), to_double(c.dt_bias).data(),
                                  to_double(c.a_log).data(), bc.data() + c.R, bc.data() + c.R + S, c.ld_bc(),
                                  to_double(c.D).data(), state_ref.data(), y_ref.data());
-    const std::string where = "E=" + std::to_string(E) + " S=" + std::to_string(S) + " K=" + std::to_string(K) +
-                              " T=" + std::to_string(T);
+    const std::string where =
+        "E=" + std::to_string(E) + " S=" + std::to_string(S) + " K=" + std::to_string(K) + " T=" + std::to_string(T);
     expect_close(u, u_ref, 1e-6, 1e-5, "u " + where);
     expect_close(y, y_ref, 1e-5, 1e-4, "y " + where);
     expect_close(window, window_ref, 0, 0, "window " + where);  // copies of inputs: exact
@@ -103,9 +112,10 @@ TEST(Mamba, APromptCutAnywhereOrContinuedStepByStepGivesTheSameBits) {
   float* windows[] = {w3.data()};
   float* states[] = {s3.data()};
   for (int64_t t = 0; t < T; ++t) {
-    mamba_conv_step(c.dims, 1, c.x.data() + t * c.ld_x(), c.ld_x(), c.w.data(), c.bias.data(), windows, u3.data() + t * E);
-    mamba_scan_step(c.dims, 1, u3.data() + t * E, c.dt_in.data() + t * E, c.dt_bias.data(), c.a_log.data(), c.B(t),
-                    c.C(t), c.ld_bc(), c.D.data(), states, y3.data() + t * E);
+    cpu().mamba_conv_step(c.dims, 1, c.x.data() + t * c.ld_x(), c.ld_x(), c.w.data(), c.bias.data(), windows,
+                          u3.data() + t * E);
+    cpu().mamba_scan_step(c.dims, 1, u3.data() + t * E, c.dt_in.data() + t * E, c.dt_bias.data(), c.a_log.data(),
+                          c.B(t), c.C(t), c.ld_bc(), c.D.data(), states, y3.data() + t * E);
   }
   EXPECT_EQ(u3, u);
   EXPECT_EQ(y3, y);
@@ -130,9 +140,9 @@ TEST(Mamba, StepRowsAreIndependentSequences) {
   std::vector<float*> window_ptrs, state_ptrs;
   for (int64_t r = 0; r < rows; ++r) window_ptrs.push_back(windows[r].data()), state_ptrs.push_back(states[r].data());
   std::vector<float> u(rows * E), y(rows * E);
-  mamba_conv_step(c.dims, rows, x.data(), c.ld_x(), c.w.data(), c.bias.data(), window_ptrs.data(), u.data());
-  mamba_scan_step(c.dims, rows, u.data(), dt_in.data(), c.dt_bias.data(), c.a_log.data(), bc.data() + c.R,
-                  bc.data() + c.R + S, c.ld_bc(), c.D.data(), state_ptrs.data(), y.data());
+  cpu().mamba_conv_step(c.dims, rows, x.data(), c.ld_x(), c.w.data(), c.bias.data(), window_ptrs.data(), u.data());
+  cpu().mamba_scan_step(c.dims, rows, u.data(), dt_in.data(), c.dt_bias.data(), c.a_log.data(), bc.data() + c.R,
+                        bc.data() + c.R + S, c.ld_bc(), c.D.data(), state_ptrs.data(), y.data());
   for (int64_t r = 0; r < rows; ++r) {
     ScanCase alone = seqs[r];
     alone.w = c.w, alone.bias = c.bias, alone.dt_bias = c.dt_bias, alone.a_log = c.a_log, alone.D = c.D;
@@ -160,7 +170,7 @@ TEST(Mamba, ConvAndScanByHand) {
   EXPECT_EQ(window, (std::vector<double>{0, 0, 0, 0}));  // the last two inputs
   std::vector<float> uf(10), wf(4, 0.0f);
   const std::vector<float> xf(x.begin(), x.end()), w_f(w.begin(), w.end()), bf(bias.begin(), bias.end());
-  mamba_conv_prompt(conv, 5, xf.data(), 2, w_f.data(), bf.data(), wf.data(), uf.data());
+  cpu().mamba_conv_prompt(conv, 5, xf.data(), 2, w_f.data(), bf.data(), wf.data(), uf.data());
   expect_close(uf, u, 1e-6, 1e-6, "float conv");
 
   // scan, E = S = 1, dt = softplus(0) = ln 2, A = -2: s_t = e^(-2 ln 2) s_{t-1} + ln2 B u_t.
@@ -183,17 +193,16 @@ TEST(Mamba, BadDimsAreClearErrors) {
   std::vector<float> buf(64, 0.0f);
   float* ptrs[] = {buf.data()};
   auto conv = [&](MambaDims dims, int64_t ld) {
-    return testing::error_of([&] {
-      mamba_conv_prompt(dims, 1, buf.data(), ld, buf.data(), buf.data(), buf.data(), buf.data());
-    });
+    return testing::error_of(
+        [&] { cpu().mamba_conv_prompt(dims, 1, buf.data(), ld, buf.data(), buf.data(), buf.data(), buf.data()); });
   };
   EXPECT_NE(conv({0, 1, 1}, 4).find("'channels'"), std::string::npos);
   EXPECT_NE(conv({2, 0, 1}, 4).find("'state'"), std::string::npos);
   EXPECT_NE(conv({2, 1, 0}, 4).find("'conv'"), std::string::npos);
   EXPECT_NE(conv({4, 1, 2}, 3).find("ld_x"), std::string::npos);
   const std::string scan = testing::error_of([&] {
-    mamba_scan_step({2, 4, 2}, 1, buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), 3, buf.data(),
-                    ptrs, buf.data());
+    cpu().mamba_scan_step({2, 4, 2}, 1, buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), buf.data(), 3,
+                          buf.data(), ptrs, buf.data());
   });
   EXPECT_NE(scan.find("ld_bc"), std::string::npos) << scan;
 }

@@ -60,7 +60,7 @@ TEST(ConvertMemory, ConversionHoldsAFewTensorsNotTheModel) {
   // Written in a child of its own: the parent runs no OpenMP before forking the measurements.
   testing::peak_growth_kib_in_child([&](const std::function<void()>& mark) {
     Model model(c);
-    init_parameters(c, model.table, model.weights.data(), 5);
+    init_parameters(c, model.table, model.host_weights(), 5);
     save_difftx_model(model, source, StoredFloat::bf16);
     mark();
   });

@@ -6,9 +6,11 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "core/rng.h"
 #include "model/decoder.h"
+#include "support/backend_case.h"
 
 namespace difftx {
 namespace {
@@ -28,10 +30,10 @@ void check_gradients(const ModelConfig& config) {
   Model model(config);
   Rng rng(3);
   // Larger weights than training init, so every path carries signal.
-  for (int64_t i = 0; i < model.weights.size(); ++i) model.weights[i] = static_cast<float>(0.3 * rng.normal());
+  for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] = static_cast<float>(0.3 * rng.normal());
   for (const auto& p : model.table.params())
     if (p.shape.size() == 1 && p.name.find("lambda_") == std::string::npos)
-      for (int64_t i = 0; i < p.numel; ++i) model.weights[p.offset + i] += 1.0f;
+      for (int64_t i = 0; i < p.numel; ++i) model.host_weights()[p.offset + i] += 1.0f;
 
   const int64_t B = 2, T = 7;
   std::vector<int32_t> inputs(B * T), targets(B * T);
@@ -40,8 +42,8 @@ void check_gradients(const ModelConfig& config) {
   targets[3] = kIgnoreId;
 
   Activations acts(config, B, T);
-  Buffer<float> grads(model.table.total_floats());
-  ModelTensors g = bind_tensors(config, model.table, grads.data());
+  std::vector<float> grads(model.table.total_floats());
+  ModelTensors g = bind_tensors(config, model.table, testing::host_ptr(grads.data()));
   decoder_forward_backward(model, acts, inputs.data(), targets.data(), g);
 
   auto loss = [&] {
@@ -61,7 +63,7 @@ void check_gradients(const ModelConfig& config) {
       analytic += static_cast<double>(dir[i]) * grads[p.offset + i];
     }
     const float h = 1e-2f;
-    float* w = model.weights.data() + p.offset;
+    float* w = model.host_weights() + p.offset;
     std::vector<float> saved(w, w + p.numel);
     for (int64_t i = 0; i < p.numel; ++i) w[i] = saved[i] + h * dir[i];
     const double up = loss();

@@ -29,7 +29,7 @@ TEST(FiniteWeights, TheFirstNonFiniteElementIsNamedWhateverPieceHoldsIt) {
   Model model = testing::random_model(wide_vocabulary(), 1);
   const ParamInfo& p = *model.table.find("model.embed_tokens.weight");
   ASSERT_GT(p.numel, 2 * 65536);
-  float* w = model.weights.data() + p.offset;
+  float* w = model.host_weights() + p.offset;
   w[100000] = kInf;  // the second piece
   w[70000] = kNaN;   // the second piece, earlier
   w[130000] = kNaN;  // the third piece
@@ -42,8 +42,8 @@ TEST(FiniteWeights, PackedMatricesNameTheirFirstNonFiniteElement) {
   const ModelConfig c = wide_vocabulary();
   Model f32 = testing::random_model(c, 2);
   const ParamInfo& e = *f32.table.find("model.embed_tokens.weight");
-  f32.weights.data()[e.offset + 32 * 3000 + 5] = kInf;   // row 3000: a late chunk of 64 rows
-  f32.weights.data()[e.offset + 32 * 200 + 1] = kNaN;    // row 200: the fourth chunk
+  f32.host_weights()[e.offset + 32 * 3000 + 5] = kInf;   // row 3000: a late chunk of 64 rows
+  f32.host_weights()[e.offset + 32 * 200 + 1] = kNaN;    // row 200: the fourth chunk
   const Model packed = convert_matrices(f32, storage_plan(c, WeightType::bf16));
   EXPECT_NE(testing::error_of([&] { require_finite_weights(packed, "m"); })
                 .find("holds a non-finite value (nan at element 6401)"),

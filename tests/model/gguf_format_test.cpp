@@ -9,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "data/data_fixtures.h"
 #include "data/hf_tokenizer.h"
@@ -175,10 +176,10 @@ TEST(GgufExport, LlamaFileHoldsTheModelItsVocabularyAndInterleavedRows) {
     const ParamInfo& p = *model.table.find(std::string("model.layers.1.self_attn.") + proj + ".weight");
     const int64_t rows = p.shape[0], cols = p.shape[1];
     std::vector<unsigned char> packed(weight_matrix_bytes(WeightType::q8_0, rows, cols));
-    quantize_rows(WeightType::q8_0, model.weights.data() + p.offset, packed.data(), rows, cols);
+    backends::cpu::kernels().quantize_rows(WeightType::q8_0, model.host_weights() + p.offset, packed.data(), rows, cols);
     std::vector<float> want(rows * cols), got(rows * cols);
-    dequantize_rows(WeightType::q8_0, packed.data(), want.data(), rows, cols);
-    dequantize_rows(WeightType::q8_0, f.data(std::string("blk.1.attn_") + proj[0] + ".weight"), got.data(), rows, cols);
+    backends::cpu::kernels().dequantize_rows(WeightType::q8_0, packed.data(), want.data(), rows, cols);
+    backends::cpu::kernels().dequantize_rows(WeightType::q8_0, f.data(std::string("blk.1.attn_") + proj[0] + ".weight"), got.data(), rows, cols);
     const RowMap map = half_to_interleaved_rows(rows, c.head_dim);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t x = 0; x < cols; ++x)
@@ -189,8 +190,8 @@ TEST(GgufExport, LlamaFileHoldsTheModelItsVocabularyAndInterleavedRows) {
   // llama3 scaling: per pair, the unscaled over the scaled inverse frequency.
   const auto* factors = reinterpret_cast<const float*>(f.data("rope_freqs.weight"));
   for (int64_t i = 0; i < 8; ++i)
-    EXPECT_FLOAT_EQ(factors[i], static_cast<float>(rope_inverse_frequency(i, 16, 500000.0, {}) /
-                                                   rope_inverse_frequency(i, 16, 500000.0, c.rope_scaling)));
+    EXPECT_FLOAT_EQ(factors[i], static_cast<float>(backends::cpu::kernels().rope_inverse_frequency(i, 16, 500000.0, {}) /
+                                                   backends::cpu::kernels().rope_inverse_frequency(i, 16, 500000.0, c.rope_scaling)));
 }
 
 // --head-dtype q4_0: llama.cpp's pure Q4_0 layout, the embedding and output in Q4_0 too (GGML type
@@ -210,7 +211,7 @@ TEST(GgufExport, HeadTypeAppliesToTheEmbeddingAndOutput) {
     const ParamInfo& p = *model.table.find(name == std::string("output.weight") ? "lm_head.weight"
                                                                                : "model.embed_tokens.weight");
     std::vector<unsigned char> want(weight_matrix_bytes(WeightType::q4_0, p.shape[0], p.shape[1]));
-    quantize_rows(WeightType::q4_0, model.weights.data() + p.offset, want.data(), p.shape[0], p.shape[1]);
+    backends::cpu::kernels().quantize_rows(WeightType::q4_0, model.host_weights() + p.offset, want.data(), p.shape[0], p.shape[1]);
     EXPECT_EQ(std::memcmp(f.data(name), want.data(), want.size()), 0) << name;
   }
 }

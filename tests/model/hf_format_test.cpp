@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "io/input_file.h"
@@ -48,19 +49,19 @@ TEST(RopeScaling, Llama3BandsKeepDivideAndBlend) {
   // original context of 1024, low 1 and high 4: wavelengths under 256 keep their frequency,
   // over 1024 are divided by the factor (8), 628 is blended (values worked out by hand).
   const RopeScaling s{RopeScalingType::llama3, 8.0, 1.0, 4.0, 1024.0};
-  EXPECT_DOUBLE_EQ(rope_inverse_frequency(0, 8, 10000.0, s), 1.0);
-  EXPECT_NEAR(rope_inverse_frequency(1, 8, 10000.0, s), 0.1, 1e-15);
-  EXPECT_NEAR(rope_inverse_frequency(2, 8, 10000.0, s), 0.003086760967011274, 1e-15);
-  EXPECT_NEAR(rope_inverse_frequency(3, 8, 10000.0, s), 0.000125, 1e-15);
+  EXPECT_DOUBLE_EQ(backends::cpu::kernels().rope_inverse_frequency(0, 8, 10000.0, s), 1.0);
+  EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(1, 8, 10000.0, s), 0.1, 1e-15);
+  EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(2, 8, 10000.0, s), 0.003086760967011274, 1e-15);
+  EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(3, 8, 10000.0, s), 0.000125, 1e-15);
   const RopeScaling linear{RopeScalingType::linear, 4.0};
-  EXPECT_NEAR(rope_inverse_frequency(1, 8, 10000.0, linear), 0.025, 1e-15);
-  EXPECT_DOUBLE_EQ(rope_inverse_frequency(2, 8, 10000.0, {}), std::pow(10000.0, -0.5));
+  EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(1, 8, 10000.0, linear), 0.025, 1e-15);
+  EXPECT_DOUBLE_EQ(backends::cpu::kernels().rope_inverse_frequency(2, 8, 10000.0, {}), std::pow(10000.0, -0.5));
 }
 
 TEST(RopeScaling, LinearTableIsThePlainTableAtScaledPositions) {
   std::vector<float> plain(rope_table_floats(64, 8)), scaled(rope_table_floats(16, 8));
-  const RopeTable p = rope_table_build(plain.data(), 64, 8, 10000.0);
-  const RopeTable s = rope_table_build(scaled.data(), 16, 8, 10000.0, {RopeScalingType::linear, 4.0});
+  const RopeTable p = backends::cpu::kernels().rope_table_build(plain.data(), 64, 8, 10000.0, {});
+  const RopeTable s = backends::cpu::kernels().rope_table_build(scaled.data(), 16, 8, 10000.0, {RopeScalingType::linear, 4.0});
   for (int64_t t = 0; t < 16; ++t)
     for (int64_t i = 0; i < 4; ++i) {
       // position t with factor 4 turns by the angle of position t / 4: compare where that is whole
@@ -161,11 +162,11 @@ ModelConfig tiny_config(AttentionKind kind, int64_t heads, int64_t kv, RopeStyle
 // Random weights; for DIFF V1 also head-norm gains away from 1, so that folding them matters.
 Model random_model(const ModelConfig& c, uint64_t seed) {
   Model m(c);
-  init_parameters(c, m.table, m.weights.data(), seed);
+  init_parameters(c, m.table, m.host_weights(), seed);
   Rng rng(seed + 1);
   for (const ParamInfo& p : m.table.params())
     if (p.name.find("subln") != std::string::npos || p.name.find("layernorm") != std::string::npos)
-      for (int64_t i = 0; i < p.numel; ++i) m.weights.data()[p.offset + i] = static_cast<float>(0.5 + rng.uniform());
+      for (int64_t i = 0; i < p.numel; ++i) m.host_weights()[p.offset + i] = static_cast<float>(0.5 + rng.uniform());
   return m;
 }
 
@@ -218,8 +219,8 @@ TEST(HfFormat, SixteenBitStorageRoundsEveryWeightOnce) {
     const float relative = stored == StoredFloat::bf16 ? 0x1p-8f : 0x1p-11f;
     const float absolute = stored == StoredFloat::bf16 ? 0.0f : 0x1p-25f;
     for (int64_t i = 0; i < original.table.total_floats(); ++i)
-      ASSERT_LE(std::abs(loaded.weights.data()[i] - original.weights.data()[i]),
-                relative * std::abs(original.weights.data()[i]) + absolute) << i;
+      ASSERT_LE(std::abs(loaded.host_weights()[i] - original.host_weights()[i]),
+                relative * std::abs(original.host_weights()[i]) + absolute) << i;
   }
 }
 
@@ -282,7 +283,7 @@ TEST_F(Sharded, LoadsTheSameWeightsAsOneFile) {
   TempDir dir;
   write(dir.path(), good_index());
   const Model a = load_model_dir(single.path()), b = load_model_dir(dir.path());
-  EXPECT_EQ(0, std::memcmp(a.weights.data(), b.weights.data(), sizeof(float) * a.table.total_floats()));
+  EXPECT_EQ(0, std::memcmp(a.host_weights(), b.host_weights(), sizeof(float) * a.table.total_floats()));
 }
 
 TEST_F(Sharded, HostileIndexesAreErrorsNamingTheTensorOrFile) {

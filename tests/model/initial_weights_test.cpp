@@ -30,7 +30,7 @@ TEST(Rng, SkipIsThatManyDraws) {
 void expect_tensors_of_init_parameters(const std::string& config_file, uint64_t seed) {
   const ModelConfig config = model_config_from_json(read_json_file(config_file), config_file);
   Model model(config);
-  init_parameters(config, model.table, model.weights.data(), seed);
+  init_parameters(config, model.table, model.host_weights(), seed);
   const InitialWeights weights(config, seed);
   const std::vector<ParamInfo>& params = model.table.params();
   std::vector<size_t> order;  // table order, then backwards (a restart each), then every other
@@ -41,7 +41,7 @@ void expect_tensors_of_init_parameters(const std::string& config_file, uint64_t 
     const ParamInfo& p = params[i];
     std::vector<float> got(p.numel);
     weights.read(p.name, got);
-    ASSERT_EQ(std::memcmp(got.data(), model.weights.data() + p.offset, p.numel * sizeof(float)), 0)
+    ASSERT_EQ(std::memcmp(got.data(), model.host_weights() + p.offset, p.numel * sizeof(float)), 0)
         << config_file << " " << p.name;
   }
 }

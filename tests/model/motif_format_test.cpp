@@ -137,7 +137,8 @@ TEST(MotifFormat, RopeBuffersAreSkipped) {
   write_safetensors(dir / "model.safetensors", entries);
   const Model with_buffers = load_model_dir(dir.path()), plain = load_model_dir(fixture);
   ASSERT_EQ(with_buffers.table.total_floats(), plain.table.total_floats());
-  for (int64_t i = 0; i < plain.table.total_floats(); ++i) ASSERT_EQ(with_buffers.weights[i], plain.weights[i]) << i;
+  for (int64_t i = 0; i < plain.table.total_floats(); ++i)
+    ASSERT_EQ(with_buffers.host_weights()[i], plain.host_weights()[i]) << i;
 }
 
 ModelConfig tiny_motif(AttentionKind kind, int64_t heads, int64_t kv, int64_t ratio, bool tied) {
@@ -170,9 +171,9 @@ TEST(MotifFormat, WriteThenReadIsLossless) {
   for (const Case k : {Case{AttentionKind::diff_grouped, 8, 2, 4, false}, Case{AttentionKind::diff_grouped, 4, 1, 2, true},
                        Case{AttentionKind::diff, 2, 1, 1, true}}) {
     Model original(tiny_motif(k.kind, k.heads, k.kv, k.ratio, k.tied));
-    init_parameters(original.config, original.table, original.weights.data(), 11);
+    init_parameters(original.config, original.table, original.host_weights(), 11);
     Rng rng(12);
-    for (int64_t i = 0; i < original.weights.size(); ++i) original.weights[i] += static_cast<float>(0.1 * rng.normal());
+    for (int64_t i = 0; i < original.weight_floats(); ++i) original.host_weights()[i] += static_cast<float>(0.1 * rng.normal());
     TempDir dir;
     save_hf_model(original, dir.path(), StoredFloat::f32);
     const json written = read_json_file(dir / "config.json");
@@ -184,7 +185,7 @@ TEST(MotifFormat, WriteThenReadIsLossless) {
     EXPECT_EQ(config_to_json(loaded.config), config_to_json(original.config));
     for (const ParamInfo& p : original.table.params())
       for (int64_t i = 0; i < p.numel; ++i)
-        ASSERT_EQ(loaded.weights[p.offset + i], original.weights[p.offset + i]) << p.name << "[" << i << "]";
+        ASSERT_EQ(loaded.host_weights()[p.offset + i], original.host_weights()[p.offset + i]) << p.name << "[" << i << "]";
     TempDir again;
     save_hf_model(loaded, again.path(), StoredFloat::f32);
     EXPECT_EQ(read_whole_file(dir / "model.safetensors"), read_whole_file(again / "model.safetensors"));

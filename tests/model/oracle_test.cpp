@@ -2,6 +2,7 @@
 // gradient and the losses of five AdamW steps, for every fixture under tests/fixtures/oracle.
 #include <gtest/gtest.h>
 #include "source_dir.h"
+#include "support/backend_case.h"
 
 #include <cmath>
 #include <cstdio>
@@ -47,8 +48,8 @@ TEST_P(OracleFixture, MatchesLogitsLossGradientsAndAdamWSteps) {
   decoder_logits(model, acts, inputs.data(), logits.data());
   expect_close("logits", logits.data(), expected.read_f32("logits"), 2e-5, 2e-5);
 
-  Buffer<float> grads(model.table.total_floats());
-  ModelTensors g = bind_tensors(model.config, model.table, grads.data());
+  std::vector<float> grads(model.table.total_floats());
+  ModelTensors g = bind_tensors(model.config, model.table, testing::host_ptr(grads.data()));
   const double loss = decoder_forward_backward(model, acts, inputs.data(), targets.data(), g);
   const float want_loss = expected.read_f32("loss")[0];
   std::printf("  loss %.7f vs oracle %.7f\n", loss, want_loss);
@@ -59,11 +60,12 @@ TEST_P(OracleFixture, MatchesLogitsLossGradientsAndAdamWSteps) {
   // Five AdamW steps on the same batch (oracle: lr 1e-2, betas (0.9, 0.95), eps 1e-8, decay
   // 0.1 on matrices only, no clipping, constant lr).
   const auto want_losses = expected.read_f32("adamw_losses");
-  AdamW adamw(model.table, AdamWConfig{0.9, 0.95, 1e-8, 0.1, 0.0});
+  AdamW adamw(*model.backend, model.table, AdamWConfig{0.9, 0.95, 1e-8, 0.1, 0.0});
   std::vector<float> losses = {static_cast<float>(loss)};
   for (int step = 1; step < static_cast<int>(want_losses.size()); ++step) {
-    adamw.step(model.weights.data(), grads.data(), 1e-2, adamw.gradient_norm(grads.data()));
-    grads.zero();
+    const auto g_ptr = testing::host_ptr<const float>(grads.data());
+    adamw.step(model.weights.as<float>(), g_ptr, 1e-2, adamw.gradient_norm(g_ptr));
+    std::fill(grads.begin(), grads.end(), 0.0f);
     losses.push_back(static_cast<float>(decoder_forward_backward(model, acts, inputs.data(), targets.data(), g)));
   }
   expect_close("adamw_losses", losses.data(), want_losses, 1e-4, 1e-4);

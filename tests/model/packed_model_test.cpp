@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/backend_case.h"
 #include "support/engine_runs.h"
 #include "io/io_test_files.h"
 #include "io/safetensors.h"
@@ -153,13 +154,13 @@ TEST_P(PackedModel, FileRoundTripKeepsTheBytesAndWidensExactly) {
   const Model stored = load_model_dir(dir.path(), MatrixPrecision::as_stored);
   ASSERT_EQ(stored.table.packed_bytes(), packed.table.packed_bytes());
   for (const ParamInfo& p : stored.table.params()) EXPECT_EQ(p.type, packed.table.find(p.name)->type) << p.name;
-  EXPECT_EQ(std::memcmp(stored.packed.data(), packed.packed.data(), packed.table.packed_bytes()), 0);
-  EXPECT_EQ(std::memcmp(stored.weights.data(), packed.weights.data(), sizeof(float) * packed.table.total_floats()), 0);
+  EXPECT_EQ(std::memcmp(stored.host_packed(), packed.host_packed(), packed.table.packed_bytes()), 0);
+  EXPECT_EQ(std::memcmp(stored.host_weights(), packed.host_weights(), sizeof(float) * packed.table.total_floats()), 0);
 
   const Model widened = load_model_dir(dir.path());  // MatrixPrecision::f32
   ASSERT_TRUE(widened.table.all_f32());
   const Model twin = convert_matrices(packed, {});
-  EXPECT_EQ(std::memcmp(widened.weights.data(), twin.weights.data(), sizeof(float) * twin.table.total_floats()), 0);
+  EXPECT_EQ(std::memcmp(widened.host_weights(), twin.host_weights(), sizeof(float) * twin.table.total_floats()), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -176,8 +177,8 @@ TEST(PackedModelTraining, NeedsF32Weights) {
   const Model packed = convert_matrices(testing::random_model(packable_config(AttentionKind::baseline), 1),
                                         storage_plan(packable_config(AttentionKind::baseline), WeightType::q8_0));
   Activations acts(packed.config, 1, 4);
-  Buffer<float> grads(packed.table.total_floats());
-  ModelTensors g = bind_tensors(packed.config, packed.table, grads.data());
+  std::vector<float> grads(packed.table.total_floats());
+  ModelTensors g = bind_tensors(packed.config, packed.table, testing::host_ptr(grads.data()));
   const std::vector<int32_t> x = {1, 2, 3, 4};
   EXPECT_NE(testing::error_of([&] { decoder_forward_backward(packed, acts, x.data(), x.data(), g); })
                 .find("needs F32 weights"), std::string::npos);
@@ -194,7 +195,7 @@ TEST(PackedModelHf, StoredLoadEqualsWidenedLoad) {
     for (const ParamInfo& p : stored.table.params()) {
       const std::vector<float> w = widened_weight(stored, p);
       const ParamInfo& q = *widened.table.find(p.name);
-      EXPECT_TRUE(std::equal(w.begin(), w.end(), widened.weights.data() + q.offset)) << name << " " << p.name;
+      EXPECT_TRUE(std::equal(w.begin(), w.end(), widened.host_weights() + q.offset)) << name << " " << p.name;
     }
     EXPECT_LT(relative_error(all_logits(stored, {1, 2, 3, 4, 5, 6, 7, 8, 9}), all_logits(widened, {1, 2, 3, 4, 5, 6, 7, 8, 9})),
               1e-5) << name;

@@ -68,7 +68,7 @@ TEST_P(Phi4FlashFixture, LogitsMatchTheOracle) {
     const Model model = load_model_dir(dir, precision);
     ASSERT_TRUE(model.config.hybrid);
     ASSERT_EQ(model.config.vocab_size, V);
-    HybridActivations acts(model.config, B, T);
+    HybridActivations acts(model.config, B, T, *model.backend);
     std::vector<float> logits(B * T * V);
     hybrid_logits(model, acts, ids.data(), logits.data());
     const double err = testing::max_abs_diff(logits, want.data);
@@ -76,7 +76,7 @@ TEST_P(Phi4FlashFixture, LogitsMatchTheOracle) {
                 precision == MatrixPrecision::f32 ? "f32" : "as stored", err);
     EXPECT_LE(err, kOracleAtol) << GetParam();
     // one sequence at a time gives the same rows (the batch holds independent sequences)
-    HybridActivations one(model.config, 1, T);
+    HybridActivations one(model.config, 1, T, *model.backend);
     std::vector<float> row(T * V);
     hybrid_logits(model, one, ids.data() + T, row.data());
     EXPECT_LE(testing::max_abs_diff(row.data(), logits.data() + T * V, T * V), 1e-5) << GetParam();
@@ -183,7 +183,7 @@ TEST(Phi4Flash, DecoderOnlyPathsRefuseAHybridModel) {
   const Model model = load_model_dir(kFixtures / "phi4flash_l4_window_over_t_f32");
   const std::string activations = testing::error_of([&] { Activations acts(model.config, 1, 4); });
   EXPECT_NE(activations.find("hybrid"), std::string::npos) << activations;
-  const std::string engine = testing::error_of([&] { model.panel_matrices(); });
+  const std::string engine = testing::error_of([&] { model.engine_matrices(); });
   EXPECT_NE(engine.find("the engine"), std::string::npos) << engine;
   const fs::path out = fs::temp_directory_path() / ("difftx_phi4flash_save_" + std::to_string(::getpid()));
   const std::string save = testing::error_of([&] { save_model_dir(model, out); });
@@ -198,12 +198,12 @@ TEST(Phi4Flash, EvalLossEqualsADirectComputation) {
   j["vocab_size"] = 300;
   const ModelConfig c = config_from_phi4flash(j, "config.json");
   Model model(c);
-  init_parameters(c, model.table, model.weights.data(), 5);
+  init_parameters(c, model.table, model.host_weights(), 5);
   const int64_t T = 12, B = 2, V = c.vocab_size;
   data::TokenLoader windows(ds.data(), "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});
   std::vector<int32_t> in(T), tgt(T);
   std::vector<float> logits(T * V);
-  HybridActivations acts(c, 1, T);
+  HybridActivations acts(c, 1, T, *model.backend);
   double sum = 0;
   int64_t count = 0;
   while (windows.next(in.data(), tgt.data()) > 0) {

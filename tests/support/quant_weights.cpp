@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "io/float16.h"
 #include "kernels/quant/block_formats.h"
 #include "kernels/quant/quantize.h"
@@ -14,8 +15,8 @@ Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng) {
   Quantized q{{}, std::vector<float>(rows * cols), std::vector<float>(rows * cols, 0.0f), type, rows, cols};
   const auto w = random_vector(rows * cols, rng);
   q.bytes.resize(weight_matrix_bytes(type, rows, cols));
-  quantize_rows(type, w.data(), q.bytes.data(), rows, cols);
-  dequantize_rows(type, q.bytes.data(), q.dequantized.data(), rows, cols);
+  backends::cpu::kernels().quantize_rows(type, w.data(), q.bytes.data(), rows, cols);
+  backends::cpu::kernels().dequantize_rows(type, q.bytes.data(), q.dequantized.data(), rows, cols);
   if (type == WeightType::q4_k) {
     const auto* blocks = reinterpret_cast<const BlockQ4_K*>(q.bytes.data());
     for (int64_t i = 0; i < rows * cols; ++i)

@@ -21,9 +21,9 @@ ModelConfig small_config(AttentionKind attention, const SmallShape& shape) {
 
 Model random_model(const ModelConfig& config, uint64_t seed, float scale) {
   Model model(config);
-  init_parameters(config, model.table, model.weights.data(), seed);
+  init_parameters(config, model.table, model.host_weights(), seed);
   if (scale != 1.0f)
-    for (int64_t i = 0; i < model.weights.size(); ++i) model.weights[i] *= scale;
+    for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] *= scale;
   return model;
 }
 

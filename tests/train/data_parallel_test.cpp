@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "model/config.h"
 #include "model/parameters.h"
+#include "support/backend_case.h"
 #include "support/testing.h"
 #include "support/thread_ranks.h"
 #include "train/data_parallel.h"
@@ -50,9 +51,9 @@ OptimizerRun single_optimizer(const ParameterTable& table, const AdamWConfig& co
                               const OptimizerRun& start) {
   const int64_t n = table.total_floats();
   OptimizerRun run = start;
-  AdamW adamw(table, config);
-  std::memcpy(adamw.first_moment().data(), run.m.data(), sizeof(float) * n);
-  std::memcpy(adamw.second_moment().data(), run.v.data(), sizeof(float) * n);
+  AdamW adamw(backends::cpu_backend(), table, config);
+  std::memcpy(adamw.first_moment().host(), run.m.data(), sizeof(float) * n);
+  std::memcpy(adamw.second_moment().host(), run.v.data(), sizeof(float) * n);
   adamw.set_steps_taken(first);
   for (int s = first; s < last; ++s) {
     std::vector<float> sum = gradient(table, n, s, 0);
@@ -60,10 +61,11 @@ OptimizerRun single_optimizer(const ParameterTable& table, const AdamWConfig& co
       const std::vector<float> g = gradient(table, n, s, r);
       for (int64_t i = 0; i < n; ++i) sum[i] += g[i];
     }
-    adamw.step(run.weights.data(), sum.data(), 1e-2, adamw.gradient_norm(sum.data()));
+    adamw.step(testing::host_ptr(run.weights.data()), testing::host_ptr<const float>(sum.data()), 1e-2,
+               adamw.gradient_norm(testing::host_ptr<const float>(sum.data())));
   }
-  run.m.assign(adamw.first_moment().data(), adamw.first_moment().data() + n);
-  run.v.assign(adamw.second_moment().data(), adamw.second_moment().data() + n);
+  run.m.assign(adamw.first_moment().host(), adamw.first_moment().host() + n);
+  run.v.assign(adamw.second_moment().host(), adamw.second_moment().host() + n);
   return run;
 }
 
@@ -77,27 +79,27 @@ std::vector<OptimizerRun> data_parallel(const ParameterTable& table, const AdamW
     DataParallel dp(comm, n, bucket);
     std::vector<float> weights(dp.padded_floats(), 0.0f);
     std::memcpy(weights.data(), start.weights.data(), sizeof(float) * n);
-    AdamW adamw(table, config, dp.owned_pieces());
+    AdamW adamw(backends::cpu_backend(), table, config, dp.owned_pieces());
     adamw.set_steps_taken(first);
     Buffer<float> m_arena, v_arena;
-    float* m = dp.moment_arena(adamw.first_moment().data(), m_arena);
-    float* v = dp.moment_arena(adamw.second_moment().data(), v_arena);
+    float* m = dp.moment_arena(adamw.first_moment().host(), m_arena);
+    float* v = dp.moment_arena(adamw.second_moment().host(), v_arena);
     if (comm.rank() == 0) {
       std::memcpy(m, start.m.data(), sizeof(float) * n);
       std::memcpy(v, start.v.data(), sizeof(float) * n);
     }
-    dp.scatter_moments(m, adamw.first_moment().data(), 0);
-    dp.scatter_moments(v, adamw.second_moment().data(), 0);
+    dp.scatter_moments(m, adamw.first_moment().host(), 0);
+    dp.scatter_moments(v, adamw.second_moment().host(), 0);
     for (int s = first; s < last; ++s) {
       std::vector<float> g = gradient(table, dp.padded_floats(), s, comm.rank());
       const float* reduced = dp.reduce_gradients(g.data());
-      double sum_of_squares = adamw.gradient_sum_of_squares(reduced);
+      double sum_of_squares = adamw.gradient_sum_of_squares(testing::host_ptr(reduced));
       comm.all_reduce_sum(&sum_of_squares, 1);
-      adamw.step(weights.data(), reduced, 1e-2, std::sqrt(sum_of_squares));
+      adamw.step(testing::host_ptr(weights.data()), testing::host_ptr(reduced), 1e-2, std::sqrt(sum_of_squares));
       dp.all_gather(weights.data());
     }
-    dp.gather_moments(adamw.first_moment().data(), m);
-    dp.gather_moments(adamw.second_moment().data(), v);
+    dp.gather_moments(adamw.first_moment().host(), m);
+    dp.gather_moments(adamw.second_moment().host(), v);
     OptimizerRun& r = out[comm.rank()];
     r.weights.assign(weights.data(), weights.data() + n);
     r.m.assign(m, m + n);

@@ -92,8 +92,8 @@ TEST(Faults, ASecondRunOnOneDirectoryIsRefusedNamingTheHolder) {
 }
 
 struct CheckpointFixture {
-  CheckpointFixture() : model(tiny_config()), m(model.weights.size(), 0.0f), v(model.weights.size(), 0.0f) {
-    init_parameters(model.config, model.table, model.weights.data(), 1);
+  CheckpointFixture() : model(tiny_config()), m(model.weight_floats(), 0.0f), v(model.weight_floats(), 0.0f) {
+    init_parameters(model.config, model.table, model.host_weights(), 1);
   }
   fs::path save(const fs::path& run_dir, int64_t step, const std::vector<fs::path>& extra_files = {}) {
     return save_checkpoint(run_dir, step, model, OptimizerMoments{m.data(), v.data(), step},
@@ -114,7 +114,7 @@ TEST(Faults, NonFiniteWeightsAreNeverCheckpointedAndLeaveNoTemporaryDirectory) {
   CheckpointFixture f;
   const fs::path good = f.save(run.path, 1);
   const ParamInfo& p = f.model.table.params().back();
-  f.model.weights.data()[p.offset + 3] = std::numeric_limits<float>::quiet_NaN();
+  f.model.host_weights()[p.offset + 3] = std::numeric_limits<float>::quiet_NaN();
   const std::string msg = error_of([&] { f.save(run.path, 2); });
   EXPECT_NE(msg.find("tensor '" + p.name + "' holds a non-finite value"), std::string::npos) << msg;
   EXPECT_EQ(*latest_checkpoint(run.path), good);
@@ -143,7 +143,7 @@ TEST(Faults, NonFiniteWeightsAreRefusedOnLoadNamingTheTensor) {
   CheckpointFixture f;
   const fs::path dir = run.path / "model";
   const ParamInfo& p = f.model.table.params().front();
-  f.model.weights.data()[p.offset] = std::numeric_limits<float>::infinity();
+  f.model.host_weights()[p.offset] = std::numeric_limits<float>::infinity();
   save_model_dir(f.model, dir);
   const std::string msg = error_of([&] { load_model_dir(dir); });
   EXPECT_NE(msg.find("model.safetensors: tensor '" + p.name + "' holds a non-finite value (inf at element 0)"),
@@ -165,7 +165,7 @@ TEST(Faults, ATamperedStateIsRefused) {
     state["step"] = step;
     write_json_file(dir / "state.json", state);
     Model into(tiny_config());
-    std::vector<float> m(into.weights.size()), v(into.weights.size());
+    std::vector<float> m(into.weight_floats()), v(into.weight_floats());
     OptimizerMoments moments{m.data(), v.data()};
     const std::string msg = error_of([&] { load_checkpoint(dir, into, moments); });
     EXPECT_NE(msg.find(expected), std::string::npos) << msg;

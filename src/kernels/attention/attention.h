@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/attention/variant.h"
+#include "kernels/isa.h"
 
 namespace difftx {
 
@@ -51,21 +52,14 @@ struct AttentionSaved {
 int64_t attention_lse_floats(const AttentionDims& dims);
 int64_t attention_maps_out_floats(const AttentionDims& dims);  // 0 for baseline
 
-// The fused kernel: flash-style, O(T) memory, multithreaded, AVX-512 where it pays (see
-// flash.h). Scratch memory is one grow-only block per calling thread, reused across calls.
-// Results are deterministic for a given thread count.
+// The fused kernel of a CPU level: flash-style, O(T) memory, multithreaded, AVX-512 where it
+// pays (see flash.h). Scratch memory is one grow-only block per calling thread, reused across
+// calls. Results are deterministic for a given thread count.
+namespace DIFFTX_ISA {
 void attention_forward(const AttentionDims& dims, const float* q, const float* k, const float* v,
                        const float* lambda, float* out, AttentionSaved saved);
 void attention_backward(const AttentionDims& dims, const float* q, const float* k, const float* v,
                         const float* lambda, const float* out, AttentionSaved saved,
                         const float* dout, float* dq, float* dk, float* dv, float* dlambda);
-
-// The reference twin, for tests only: materialises every T x T map, accumulates in double.
-// Same contract as the fused pair (it ignores `saved`, which may be empty).
-void attention_forward_reference(const AttentionDims& dims, const float* q, const float* k,
-                                 const float* v, const float* lambda, float* out);
-void attention_backward_reference(const AttentionDims& dims, const float* q, const float* k,
-                                  const float* v, const float* lambda, const float* dout, float* dq,
-                                  float* dk, float* dv, float* dlambda);
-
+}  // namespace DIFFTX_ISA
 }  // namespace difftx

@@ -43,9 +43,4 @@ class AbsmaxQuantizer {
 // Same contract as attention_forward (attention.h) but without AttentionSaved.
 void attention_forward_quantized(const AttentionDims& dims, const float* q, const float* k, const float* v,
                                  const float* lambda, float* out, int bits);
-
-// The reference twin, for tests: double precision, every map materialised (reference.cpp).
-void attention_forward_quantized_reference(const AttentionDims& dims, const float* q, const float* k,
-                                           const float* v, const float* lambda, float* out, int bits);
-
 }  // namespace difftx

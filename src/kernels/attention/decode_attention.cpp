@@ -329,7 +329,7 @@ void merge_and_combine(const DecodeAttentionDims& a, int64_t g, int64_t chunks, 
 
 }  // namespace
 
-void decode_attention_rows(const DecodeAttentionDims& a, std::span<const AttentionRow> rows,
+void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeAttentionRow> rows,
                            DecodeAttentionScratch& scratch) {
   const int64_t R = static_cast<int64_t>(rows.size());
   DIFFTX_CHECK(scratch.q_width == arena_rounded(a.attention_dims().q_width()) && scratch.hkv == a.Hkv,
@@ -342,7 +342,7 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const Attenti
   first_item[0] = 0;
   int64_t work = 0;
   for (int64_t r = 0; r < R; ++r) {
-    const AttentionRow& row = rows[r];
+    const DecodeAttentionRow& row = rows[r];
     DIFFTX_CHECK(row.length >= 1, "decode attention: cache length ", row.length, " must be positive");
     DIFFTX_CHECK(row.q && row.pages.keys && row.pages.values && row.out,
                  "decode attention: q, keys, values and out must not be null");
@@ -362,7 +362,7 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const Attenti
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < items; ++item) {
       const int64_t r = std::upper_bound(first_item.begin(), first_item.begin() + R + 1, item) - first_item.begin() - 1;
-      const AttentionRow& row = rows[r];
+      const DecodeAttentionRow& row = rows[r];
       const int64_t chunks = (first_item[r + 1] - first_item[r]) / a.Hkv;
       const int64_t g = (item - first_item[r]) / chunks, c = (item - first_item[r]) % chunks;
       float* base = scratch.items.data() + r * row_floats + (g * scratch.max_chunks + c) * scratch.item_floats;
@@ -381,7 +381,7 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const Attenti
 #pragma omp for schedule(static)
     for (int64_t rg = 0; rg < R * a.Hkv; ++rg) {
       const int64_t r = rg / a.Hkv, g = rg % a.Hkv;
-      const AttentionRow& row = rows[r];
+      const DecodeAttentionRow& row = rows[r];
       merge_and_combine(a, g, (first_item[r + 1] - first_item[r]) / a.Hkv, row.lambda, scratch,
                         scratch.items.data() + r * row_floats, row.out);
     }

@@ -86,7 +86,7 @@ struct KvPages {
 // the last dims.window of them), its
 // lambda (variant.h: null for baseline, the layer's scalar for diff, this row's [H] logits for
 // diff2) and its output [out_width].
-struct AttentionRow {
+struct DecodeAttentionRow {
   const float* q;
   int64_t length;
   KvPages pages;
@@ -119,17 +119,9 @@ struct DecodeAttentionScratch {
 int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length);
 
 // Every row's attention, work items of all rows on the OpenMP threads at once; each row's
-// output is bit-identical to that row attended alone.
-void decode_attention_rows(const DecodeAttentionDims& dims, std::span<const AttentionRow> rows,
+// output is bit-identical to that row attended alone (a CPU level's kernel).
+namespace DIFFTX_ISA {
+void decode_attention_rows(const DecodeAttentionDims& dims, std::span<const DecodeAttentionRow> rows,
                            DecodeAttentionScratch& scratch);
-
-// One row over a contiguous cache of dims.capacity positions (one page).
-void decode_attention(const DecodeAttentionDims& dims, int64_t length, const float* q, const void* keys,
-                      const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch);
-
-// The reference twin, for tests: every map's scores materialised, softmax and sums in double,
-// from the same stored keys and values (widened exactly).
-std::vector<double> decode_attention_reference(const DecodeAttentionDims& dims, int64_t length, const float* q,
-                                               const void* keys, const void* values, const float* lambda);
-
+}  // namespace DIFFTX_ISA
 }  // namespace difftx

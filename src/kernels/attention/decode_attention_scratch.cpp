@@ -1,5 +1,5 @@
-// The decode attention's scratch planning and its one-row form, compiled once: the per-level
-// kernel (decode_attention.cpp) is decode_attention_rows.
+// The decode attention's scratch planning, compiled once: the per-level kernel
+// (decode_attention.cpp) is decode_attention_rows.
 #include <algorithm>
 
 #include "core/arena_plan.h"
@@ -33,13 +33,4 @@ void DecodeAttentionScratch::reserve_rows(int64_t n) {
 int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length) {
   return std::clamp<int64_t>((length + kDecodeMinChunkKeys - 1) / kDecodeMinChunkKeys, 1, scratch.max_chunks);
 }
-
-void decode_attention(const DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
-                      const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch) {
-  DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention: cache length ", length,
-               " must be in [1, capacity = ", a.capacity, "]");
-  const AttentionRow row{q, length, KvPages{&keys, &values}, lambda, out};
-  decode_attention_rows(a, {&row, 1}, scratch);
-}
-
 }  // namespace difftx

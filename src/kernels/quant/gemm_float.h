@@ -20,9 +20,10 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/isa.h"
 #include "kernels/quant/matmul.h"
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 // Whether this build has the kernel for W.type (F32, BF16, F16 with AVX-512F, AVX2 + FMA + F16C
 // or NEON).
@@ -33,4 +34,4 @@ bool gemm_float_reads_panels(WeightType type);
 
 void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate);
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

@@ -13,9 +13,10 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/isa.h"
 #include "kernels/quant/matmul.h"
 
-namespace difftx::quant {
+namespace difftx::DIFFTX_ISA::quant {
 
 // Whether this build has the kernel for W.type (Q8_0, Q4_0, Q4_K with AVX-512 VNNI or AVX2, or
 // on ARM with the dotprod extension, smmla with i8mm: gemm_int8_neon.cpp).
@@ -27,4 +28,4 @@ bool gemm_int8_reads_panels(WeightType type);
 
 void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate);
 
-}  // namespace difftx::quant
+}  // namespace difftx::DIFFTX_ISA::quant

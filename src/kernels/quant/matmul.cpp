@@ -14,7 +14,7 @@
 #include "kernels/quant/quantize.h"
 #include "kernels/quant/row_dots.h"
 #include "kernels/quant/weight_panels.h"
-#include "kernels/cpu_level.h"
+#include "backends/cpu/cpu_level.h"
 #include "kernels/isa.h"
 
 namespace difftx::DIFFTX_ISA {
@@ -142,29 +142,13 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   }
   // a matrix with prebuilt panels takes the GEMM's order for both: no repacking, and (block
   // types) fewer instructions per weight than the row dots at any N
-  const bool panels = W.panels && quant::reads_panels(W.type);
+  const bool panels = W.panels && (quant::gemm_int8_reads_panels(W.type) || quant::gemm_float_reads_panels(W.type));
   DIFFTX_CHECK(W.data || panels, "matmul: a ", weight_type_name(W.type),
                " matrix held only as weight panels, which CPU level ", cpu_level_name(cpu_level()), " cannot read");
   const bool gemm = order == MatmulOrder::gemm || panels;
   if (gemm && quant::gemm_int8_available(W.type)) return quant::gemm_int8(W, x, y, N, accumulate);
   if (gemm && quant::gemm_float_available(W.type)) return quant::gemm_float(W, x, y, N, accumulate);
   gemv_rows(W, x, y, N, accumulate, MatmulPath::best);
-}
-
-void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
-  check_operands(W, x, y, N);
-  DIFFTX_CHECK(W.data || N == 0 || W.rows == 0, "matmul_reference: the matrix is held only as weight panels");
-  std::vector<float> row(W.cols);
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
-  for (int64_t r = 0; r < W.rows; ++r) {
-    dequantize_rows(W.type, static_cast<const uint8_t*>(W.data) + r * row_bytes, row.data(), 1, W.cols);
-    for (int64_t n = 0; n < N; ++n) {
-      double s = 0;
-      for (int64_t i = 0; i < W.cols; ++i) s += static_cast<double>(row[i]) * x[n * W.cols + i];
-      float& out = y[n * W.rows + r];
-      out = static_cast<float>(accumulate ? out + s : s);
-    }
-  }
 }
 
 }  // namespace difftx::DIFFTX_ISA

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/isa.h"
 #include "kernels/quant/weight_type.h"
 
 namespace difftx {
@@ -30,8 +31,6 @@ struct WeightMatrix {
 // path the CPU level lacks falls back. `best` is the fastest measured per type and level (docs/BENCHMARKS.md).
 enum class MatmulPath { best, scalar, simd, simd_int8 };
 
-void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
-            MatmulPath path = MatmulPath::best);
 
 // The reduction order every row of a product follows. by_size: the GEMV below kGemmMinRows (8)
 // rows of x, the GEMM from there (training, eval, analyses): a row's bits depend on N.
@@ -48,12 +47,13 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 // repack the weights on every call, so the gemm order costs a pass over them even at N = 1,
 // except for a block-type matrix with prebuilt panels (WeightMatrix::panels, weight_panels.h):
 // that one takes the int8 GEMM's order for gemv and gemm alike, read without repacking (the
-// engine's matrices: Model::panel_matrices). The `best` path (MatmulPath) runs in both.
+// engine's matrices: Model::engine_matrices). The `best` path (MatmulPath) runs in both.
 enum class MatmulOrder { by_size, gemv, gemm };
 
+// A CPU level's products, by path and by order.
+namespace DIFFTX_ISA {
+void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulPath path);
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order);
-
-// The reference twin (tests): each weight dequantized, products summed in double.
-void matmul_reference(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false);
+}  // namespace DIFFTX_ISA
 
 }  // namespace difftx

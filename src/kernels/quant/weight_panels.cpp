@@ -68,7 +68,6 @@ bool has_panels(WeightType type) {
   return panel_record_bytes(type) > 0 || type == WeightType::bf16 || type == WeightType::f16;
 }
 
-bool reads_panels(WeightType type) { return gemm_int8_reads_panels(type) || gemm_float_reads_panels(type); }
 
 int64_t panel_bytes(WeightType type, int64_t cols) {
   DIFFTX_CHECK(has_panels(type), "weight panels: no panel layout for ", weight_type_name(type));

@@ -2,7 +2,8 @@
 // gemm_int8.h, for Q8_0, Q4_0, Q4_K; the float GEMM of every level that has one, gemm_float.h,
 // for BF16, F16), so that a product reads it as it is instead of
 // repacking the weights on every call. The engine builds them once per model
-// (Model::panel_matrices); without them the GEMMs repack per call into a layout holding the same
+// (the CPU backend's prepare_matrix, for the types whose GEMM at the level reads them:
+// CpuKernels::reads_panels); without them the GEMMs repack per call into a layout holding the same
 // values, so their bits do not depend on where the panels came from.
 //
 // A panel is 16 consecutive weight rows (rows past the matrix's end are zero), panels one after
@@ -50,9 +51,6 @@ constexpr int64_t panel_record_bytes(WeightType type) {
 }
 // Whether `type` has a panel layout (the block types, BF16, F16).
 bool has_panels(WeightType type);
-// Whether the CPU level's GEMM for `type` reads prebuilt panels (the x86 levels; on ARM the
-// float GEMM, while the int8 GEMM has a layout of its own): only then are they worth building.
-bool reads_panels(WeightType type);
 // Bytes of one panel of a matrix of `cols` columns (checked: the type has panels, cols fits).
 int64_t panel_bytes(WeightType type, int64_t cols);
 // Bytes of the panels of a rows x cols matrix (whole panels: rows rounded up to 16).

@@ -30,7 +30,7 @@ void save_difftx_model(const Model& model, const std::filesystem::path& dir, Sto
   std::vector<SafetensorsEntry> entries;
   for (const ParamInfo& p : model.table.params()) {
     if (p.packed()) entries.push_back(packed_entry(model, p, metadata));
-    else entries.push_back({p.name, p.shape, std::span<const float>(model.weights.data() + p.offset, p.numel), stored});
+    else entries.push_back({p.name, p.shape, std::span<const float>(model.host_weights() + p.offset, p.numel), stored});
   }
   write_safetensors(dir / "model.safetensors", entries, metadata);
   write_json_file(dir / "config.json", config);

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "data/byte_level.h"
 #include "data/encodings.h"
@@ -149,8 +150,8 @@ void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenize
   std::vector<float> factors;  // llama3 scaling: per pair, unscaled / scaled inverse frequency
   if (c.rope_scaling.type == RopeScalingType::llama3) {
     for (int64_t i = 0; i < c.head_dim / 2; ++i)
-      factors.push_back(static_cast<float>(rope_inverse_frequency(i, c.head_dim, c.rope_theta, {}) /
-                                           rope_inverse_frequency(i, c.head_dim, c.rope_theta, c.rope_scaling)));
+      factors.push_back(static_cast<float>(backends::cpu::kernels().rope_inverse_frequency(i, c.head_dim, c.rope_theta, {}) /
+                                           backends::cpu::kernels().rope_inverse_frequency(i, c.head_dim, c.rope_theta, c.rope_scaling)));
     w.add_tensor("rope_freqs.weight", {c.head_dim / 2}, 0,
                  {reinterpret_cast<const uint8_t*>(factors.data()), factors.size() * sizeof(float)});
   }

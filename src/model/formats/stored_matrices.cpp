@@ -3,6 +3,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 
@@ -90,7 +91,7 @@ void read_weight(const SafetensorsSet& weights, const std::string& name, const P
   } else if (is_block_type(stored)) {
     std::vector<unsigned char> blocks(weight_matrix_bytes(stored, rows, cols));
     weights.read_bytes(name, blocks);
-    dequantize_rows(stored, blocks.data(), reinterpret_cast<float*>(source.data()), rows, cols);
+    backends::cpu::kernels().dequantize_rows(stored, blocks.data(), reinterpret_cast<float*>(source.data()), rows, cols);
   } else {
     weights.read_f32(name, std::span<float>(reinterpret_cast<float*>(source.data()), rows * cols));
   }
@@ -100,9 +101,9 @@ void read_weight(const SafetensorsSet& weights, const std::string& name, const P
 }
 
 std::vector<float> widened_weight(const Model& model, const ParamInfo& p) {
-  if (!p.packed()) return std::vector<float>(model.weights.data() + p.offset, model.weights.data() + p.offset + p.numel);
+  if (!p.packed()) return std::vector<float>(model.host_weights() + p.offset, model.host_weights() + p.offset + p.numel);
   std::vector<float> out(p.numel);
-  dequantize_rows(p.type, model.packed.data() + p.byte_offset, out.data(), p.shape[0], p.shape[1]);
+  backends::cpu::kernels().dequantize_rows(p.type, model.host_packed() + p.byte_offset, out.data(), p.shape[0], p.shape[1]);
   return out;
 }
 
@@ -116,7 +117,7 @@ SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std:
 }
 
 SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata) {
-  const std::span<const unsigned char> bytes(model.packed.data() + p.byte_offset, p.bytes());
+  const std::span<const unsigned char> bytes(model.host_packed() + p.byte_offset, p.bytes());
   SafetensorsTensorSpec spec = packed_spec(p, metadata);
   return {p.name, std::move(spec.shape), StoredBytes{std::move(spec.dtype), bytes}};
 }

@@ -7,7 +7,7 @@
 
 #include "core/rng.h"
 #include "kernels/attention/attention.h"
-#include "kernels/attention/attention_reference.h"
+#include "reference/attention_reference.h"
 #include "support/testing.h"
 
 namespace difftx::testing {

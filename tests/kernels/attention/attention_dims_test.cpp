@@ -4,8 +4,10 @@
 #include <functional>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "kernels/attention/attention.h"
+#include "reference/attention_reference.h"
 
 namespace difftx {
 namespace {
@@ -70,19 +72,19 @@ TEST(AttentionDims, ValidateNamesTheBadField) {
 TEST(AttentionDims, KernelsRejectMissingTensorsNamingThem) {
   const AttentionDims dims{AttentionKind::diff, 1, 4, 1, 1, 16};
   std::vector<float> q(4 * 32), k(4 * 32), v(4 * 32), out(4 * 32), lse(8), maps(4 * 2 * 32), lambda(1, 0.5f);
-  expect_error([&] { attention_forward(dims, q.data(), k.data(), v.data(), lambda.data(), out.data(), {nullptr, maps.data()}); },
+  expect_error([&] { backends::cpu::kernels().attention_forward(dims, q.data(), k.data(), v.data(), lambda.data(), out.data(), {nullptr, maps.data()}); },
                {"saved.lse", "8 floats"});
-  expect_error([&] { attention_forward(dims, q.data(), k.data(), v.data(), lambda.data(), out.data(), {lse.data(), nullptr}); },
+  expect_error([&] { backends::cpu::kernels().attention_forward(dims, q.data(), k.data(), v.data(), lambda.data(), out.data(), {lse.data(), nullptr}); },
                {"saved.maps_out"});
-  expect_error([&] { attention_forward(dims, q.data(), k.data(), v.data(), nullptr, out.data(), {lse.data(), maps.data()}); },
+  expect_error([&] { backends::cpu::kernels().attention_forward(dims, q.data(), k.data(), v.data(), nullptr, out.data(), {lse.data(), maps.data()}); },
                {"lambda", "diff"});
   expect_error([&] {
-    attention_backward(dims, q.data(), k.data(), v.data(), lambda.data(), out.data(), {lse.data(), maps.data()},
+    backends::cpu::kernels().attention_backward(dims, q.data(), k.data(), v.data(), lambda.data(), out.data(), {lse.data(), maps.data()},
                        out.data(), q.data(), k.data(), v.data(), nullptr);
   }, {"dlambda"});
   AttentionDims bad = dims;
   bad.Hkv = 2;
-  expect_error([&] { attention_forward(bad, q.data(), k.data(), v.data(), lambda.data(), out.data(), {lse.data(), maps.data()}); },
+  expect_error([&] { backends::cpu::kernels().attention_forward(bad, q.data(), k.data(), v.data(), lambda.data(), out.data(), {lse.data(), maps.data()}); },
                {"'Hkv'"});
   expect_error([&] { attention_forward_reference(bad, q.data(), k.data(), v.data(), lambda.data(), out.data()); },
                {"'Hkv'"});

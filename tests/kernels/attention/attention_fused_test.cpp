@@ -13,9 +13,10 @@
 #include <limits>
 #include <ostream>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "kernels/attention/attention_case.h"
 #include "kernels/attention/flash.h"
-#include "kernels/cpu_level.h"
+#include "backends/cpu/cpu_level.h"
 
 namespace difftx {
 namespace {
@@ -33,7 +34,7 @@ struct Shape {
 
 std::vector<flash::Path> paths_for(const AttentionDims& dims) {
   std::vector<flash::Path> paths = {flash::Path::scalar};
-  if (flash::default_path(dims) == flash::Path::simd) paths.push_back(flash::Path::simd);
+  if (backends::cpu::kernels().flash_default_path(dims) == flash::Path::simd) paths.push_back(flash::Path::simd);
   return paths;
 }
 
@@ -60,11 +61,11 @@ TEST_P(FusedAttention, MatchesReferenceForwardAndBackward) {
     std::vector<float> out(N * dims.out_width(), nan), lse(attention_lse_floats(dims), nan);
     std::vector<float> maps_out(attention_maps_out_floats(dims), nan);
     AttentionSaved saved{lse.data(), maps_out.empty() ? nullptr : maps_out.data()};
-    flash::forward(path, dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), saved);
+    backends::cpu::kernels().flash_forward(path, dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), saved);
     expect_close(out, ref_out, 5e-6, 1e-5, "out");
 
     std::vector<float> dq(c.q.size(), nan), dk(c.k.size(), nan), dv(c.v.size(), nan), dl(c.lambda.size(), nan);
-    flash::backward(path, dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), saved,
+    backends::cpu::kernels().flash_backward(path, dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), saved,
                     c.dout.data(), dq.data(), dk.data(), dv.data(), dl.empty() ? nullptr : dl.data());
     expect_close(dq, ref_dq, 2e-5, 1e-4, "dq");
     expect_close(dk, ref_dk, 2e-5, 1e-4, "dk");
@@ -111,9 +112,9 @@ TEST(FusedAttentionScratch, ReuseAcrossShapesGivesSameResults) {
     const AttentionCase c = AttentionCase::random(dims, 5);
     std::vector<float> out(c.rows() * dims.out_width()), lse(attention_lse_floats(dims));
     std::vector<float> maps_out(attention_maps_out_floats(dims));
-    attention_forward(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), {lse.data(), maps_out.data()});
+    backends::cpu::kernels().attention_forward(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), {lse.data(), maps_out.data()});
     std::vector<float> dq(c.q.size()), dk(c.k.size()), dv(c.v.size()), dl(1);
-    attention_backward(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(),
+    backends::cpu::kernels().attention_backward(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(),
                        {lse.data(), maps_out.data()}, c.dout.data(), dq.data(), dk.data(), dv.data(), dl.data());
     out.insert(out.end(), dq.begin(), dq.end());
     out.insert(out.end(), dk.begin(), dk.end());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/rng.h"
 #include "kernels/attention/attention.h"
 #include "support/peak_memory.h"
@@ -46,7 +47,7 @@ TEST(AttentionMemory, ForwardAtT32768NeverHoldsATxTMap) {
   const int64_t growth_mib = testing::peak_growth_kib_in_child([&](const std::function<void()>& mark) {
                                std::memset(shared, 0, (T * d + T) * sizeof(float));
                                mark();
-                               attention_forward(dims, q.data(), k.data(), v.data(), nullptr, shared,
+                               backends::cpu::kernels().attention_forward(dims, q.data(), k.data(), v.data(), nullptr, shared,
                                                  {shared + T * d, nullptr});
                              }) /
                              1024;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <ostream>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "kernels/attention/attention_case.h"
 #include "kernels/attention/flash.h"
 
@@ -154,7 +155,7 @@ TEST(AttentionReference, Diff2PairsAdjacentQueryHeads) {
   const auto a = baseline_out({AttentionKind::baseline, B, T, 2 * H, Hkv, d}, c.q, c.k, c.v);  // [B, T, 2H, d]
 
   std::vector<float> fused(out.size()), lse(attention_lse_floats(dims)), maps_out(attention_maps_out_floats(dims));
-  attention_forward(dims, fc.q.data(), fc.k.data(), fc.v.data(), fc.lambda.data(), fused.data(),
+  backends::cpu::kernels().attention_forward(dims, fc.q.data(), fc.k.data(), fc.v.data(), fc.lambda.data(), fused.data(),
                     {lse.data(), maps_out.data()});
 
   double adjacent_err = 0, fused_err = 0, half_split_gap = 0;
@@ -197,7 +198,7 @@ TEST(AttentionReference, GroupedIsDiffWithTheNoiseQueryShared) {
   for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-12) << "reference, element " << i;
 
   std::vector<float> fused(want.size()), lse(attention_lse_floats(dims)), maps_out(attention_maps_out_floats(dims));
-  attention_forward(dims, fc.q.data(), fc.k.data(), fc.v.data(), fc.lambda.data(), fused.data(),
+  backends::cpu::kernels().attention_forward(dims, fc.q.data(), fc.k.data(), fc.v.data(), fc.lambda.data(), fused.data(),
                     {lse.data(), maps_out.data()});
   testing::expect_close(fused, std::vector<float>(want.begin(), want.end()), 5e-6, 1e-5, "fused grouped vs diff");
 
@@ -206,9 +207,9 @@ TEST(AttentionReference, GroupedIsDiffWithTheNoiseQueryShared) {
   const AttentionCase c1 = AttentionCase::random(v1, 43);
   auto run = [&](const AttentionDims& a) {
     std::vector<float> out(B * T * a.out_width()), l(attention_lse_floats(a)), m(attention_maps_out_floats(a));
-    attention_forward(a, c1.q.data(), c1.k.data(), c1.v.data(), c1.lambda.data(), out.data(), {l.data(), m.data()});
+    backends::cpu::kernels().attention_forward(a, c1.q.data(), c1.k.data(), c1.v.data(), c1.lambda.data(), out.data(), {l.data(), m.data()});
     std::vector<float> dq(c1.q.size()), dk(c1.k.size()), dv(c1.v.size()), dl(1);
-    attention_backward(a, c1.q.data(), c1.k.data(), c1.v.data(), c1.lambda.data(), out.data(), {l.data(), m.data()},
+    backends::cpu::kernels().attention_backward(a, c1.q.data(), c1.k.data(), c1.v.data(), c1.lambda.data(), out.data(), {l.data(), m.data()},
                        c1.dout.data(), dq.data(), dk.data(), dv.data(), dl.data());
     for (const auto* x : {&dq, &dk, &dv, &dl}) out.insert(out.end(), x->begin(), x->end());
     return out;

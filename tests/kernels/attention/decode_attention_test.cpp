@@ -12,6 +12,9 @@
 #include "core/rng.h"
 #include "io/float16.h"
 #include "kernels/attention/decode_attention.h"
+#include "reference/attention_reference.h"
+#include "reference/decode_attention_reference.h"
+#include "support/level_kernels.h"
 #include "support/testing.h"
 
 namespace difftx {

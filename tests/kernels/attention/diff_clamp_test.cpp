@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "kernels/attention/diff_clamp_reference.h"
+#include "reference/diff_clamp_reference.h"
 
 namespace difftx {
 namespace {

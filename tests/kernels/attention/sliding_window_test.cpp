@@ -12,14 +12,20 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "kernels/attention/attention_case.h"
 #include "kernels/attention/attention_quantized.h"
 #include "kernels/attention/decode_attention.h"
 #include "kernels/attention/flash.h"
+#include "reference/attention_reference.h"
+#include "reference/decode_attention_reference.h"
 
 namespace difftx {
 namespace {
+
+// The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
+const backends::cpu::CpuKernels& cpu() { return backends::cpu::kernels(); }
 
 using testing::AttentionCase;
 using testing::expect_close;
@@ -37,22 +43,23 @@ const Variant kVariants[] = {{AttentionKind::baseline, 4, 1},
 
 std::vector<flash::Path> paths_for(const AttentionDims& dims) {
   std::vector<flash::Path> paths = {flash::Path::scalar};
-  if (flash::default_path(dims) == flash::Path::simd) paths.push_back(flash::Path::simd);
+  if (cpu().flash_default_path(dims) == flash::Path::simd) paths.push_back(flash::Path::simd);
   return paths;
 }
 
 std::vector<float> fused_forward(flash::Path path, const AttentionDims& dims, const AttentionCase& c) {
   std::vector<float> out(c.rows() * dims.out_width(), kNan), lse(attention_lse_floats(dims), kNan);
   std::vector<float> maps_out(attention_maps_out_floats(dims), kNan);
-  flash::forward(path, dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(),
-                 {lse.data(), maps_out.empty() ? nullptr : maps_out.data()});
+  cpu().flash_forward(path, dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(),
+                      {lse.data(), maps_out.empty() ? nullptr : maps_out.data()});
   return out;
 }
 
 TEST(SlidingWindow, FusedForwardMatchesReference) {
   int cases = 0;
   for (const Variant& variant : kVariants)
-    for (const auto& [B, T, d] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 1, 16}, {2, 70, 32}, {1, 150, 16}})
+    for (const auto& [B, T, d] :
+         std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 1, 16}, {2, 70, 32}, {1, 150, 16}})
       for (int64_t window : {1, 3, 64, 65, 500}) {
         const AttentionDims dims{variant.kind, B, T, variant.H, 2, d, variant.r, window};
         const AttentionCase c = AttentionCase::random(dims, 300 + cases++);
@@ -83,7 +90,8 @@ TEST(SlidingWindow, ReferenceSeesExactlyTheWindow) {
   const AttentionCase c = AttentionCase::random(dims, 23);
   std::vector<float> base(T * dims.out_width());
   attention_forward_reference(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), base.data());
-  for (const auto& [s, inside] : std::vector<std::pair<int64_t, bool>>{{t - window, false}, {t - window + 1, true}, {0, false}}) {
+  for (const auto& [s, inside] :
+       std::vector<std::pair<int64_t, bool>>{{t - window, false}, {t - window + 1, true}, {0, false}}) {
     AttentionCase moved = c;
     for (int64_t x = 0; x < dims.k_width(); ++x) moved.k[s * dims.k_width() + x] += 1.0f;
     for (int64_t x = 0; x < dims.v_width(); ++x) moved.v[s * dims.v_width() + x] += 1.0f;
@@ -92,24 +100,26 @@ TEST(SlidingWindow, ReferenceSeesExactlyTheWindow) {
     double change = 0;
     for (int64_t x = 0; x < dims.out_width(); ++x)
       change = std::max(change, std::fabs(double(out[t * dims.out_width() + x]) - base[t * dims.out_width() + x]));
-    if (inside) EXPECT_GT(change, 1e-4) << "key " << s << " is inside the window of query " << t;
-    else EXPECT_EQ(change, 0.0) << "key " << s << " is outside the window of query " << t;
+    if (inside)
+      EXPECT_GT(change, 1e-4) << "key " << s << " is inside the window of query " << t;
+    else
+      EXPECT_EQ(change, 0.0) << "key " << s << " is outside the window of query " << t;
   }
 }
 
 TEST(SlidingWindow, BackwardAndQuantizedRefuseAWindow) {
   const AttentionDims dims{AttentionKind::diff, 1, 8, 2, 1, 16, 1, 4};
   const AttentionCase c = AttentionCase::random(dims, 5);
-  std::vector<float> out(c.rows() * dims.out_width()), lse(attention_lse_floats(dims)), maps(attention_maps_out_floats(dims));
+  std::vector<float> out(c.rows() * dims.out_width()), lse(attention_lse_floats(dims)),
+      maps(attention_maps_out_floats(dims));
   std::vector<float> dq(c.q.size()), dk(c.k.size()), dv(c.v.size()), dl(1);
   const std::string backward = testing::error_of([&] {
-    attention_backward(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), {lse.data(), maps.data()},
-                       c.dout.data(), dq.data(), dk.data(), dv.data(), dl.data());
+    cpu().attention_backward(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(),
+                             {lse.data(), maps.data()}, c.dout.data(), dq.data(), dk.data(), dv.data(), dl.data());
   });
   EXPECT_NE(backward.find("sliding window"), std::string::npos) << backward;
-  const std::string quantized = testing::error_of([&] {
-    attention_forward_quantized(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), 8);
-  });
+  const std::string quantized = testing::error_of(
+      [&] { attention_forward_quantized(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), out.data(), 8); });
   EXPECT_NE(quantized.find("sliding window"), std::string::npos) << quantized;
   AttentionDims bad = dims;
   bad.window = -1;
@@ -161,19 +171,23 @@ TEST(SlidingWindow, DecodeMatchesTheLastRowOfTheWindowedPrefill) {
             dims.window = window;
             const PagedCache cache = paged_cache(dims, T, c.k, c.v, dims.first_position(T));
             const LambdaSource source = dims.lambda_source();
-            const float* lambda = source == LambdaSource::token_logits ? c.lambda.data() + (T - 1) * variant.H
-                                  : source == LambdaSource::layer_scalar ? c.lambda.data() : nullptr;
+            const float* lambda = source == LambdaSource::token_logits   ? c.lambda.data() + (T - 1) * variant.H
+                                  : source == LambdaSource::layer_scalar ? c.lambda.data()
+                                                                         : nullptr;
             DecodeAttentionScratch scratch(dims, max_chunks);
             std::vector<float> out(full.out_width(), kNan);
-            const AttentionRow row{q, T, KvPages{cache.key_pages.data(), cache.value_pages.data()}, lambda, out.data()};
-            decode_attention_rows(dims, {&row, 1}, scratch);
+            const DecodeAttentionRow row{q, T, KvPages{cache.key_pages.data(), cache.value_pages.data()}, lambda,
+                                         out.data()};
+            cpu().decode_attention_rows(dims, {&row, 1}, scratch);
             const std::string where = std::string(attention_kind_name(variant.kind)) + " T=" + std::to_string(T) +
                                       " window=" + std::to_string(window) + " P=" + std::to_string(P) +
                                       " max_chunks=" + std::to_string(max_chunks);
             expect_close(out, want, 2e-6, 1e-5, where + " (against the prefill reference)");
             if (T <= P) {  // one page: the decode reference reads the same cache
-              const auto exact = decode_attention_reference(dims, T, q, cache.keys[0].data(), cache.values[0].data(), lambda);
-              expect_close(out, std::vector<float>(exact.begin(), exact.end()), 2e-6, 1e-5, where + " (decode reference)");
+              const auto exact =
+                  decode_attention_reference(dims, T, q, cache.keys[0].data(), cache.values[0].data(), lambda);
+              expect_close(out, std::vector<float>(exact.begin(), exact.end()), 2e-6, 1e-5,
+                           where + " (decode reference)");
             }
             ++runs;
           }

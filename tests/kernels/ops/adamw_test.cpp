@@ -4,10 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "kernels/ops.h"
-#include "kernels/ops_reference.h"
+#include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
 namespace difftx {
@@ -35,7 +36,7 @@ TEST(AdamW, MatchesDoublePrecisionLoopOverSeveralSteps) {
         const auto g = random_vector(n, rng, -3, 3);
         AdamWParams hp = kHyper;
         hp.step = step;
-        adamw_update(p.data(), g.data(), m.data(), v.data(), n, hp, grad_scale);
+        backends::cpu::kernels().adamw_update(p.data(), g.data(), m.data(), v.data(), n, hp, grad_scale);
         const auto g_ref = to_double(g);
         reference::adamw_update(p_ref.data(), g_ref.data(), m_ref.data(), v_ref.data(), n, hp,
                                 grad_scale);
@@ -54,7 +55,7 @@ TEST(AdamW, MatchesDoublePrecisionLoopOverSeveralSteps) {
 TEST(AdamW, FirstStepMovesBySignOfGradientPlusDecayAndZeroGradientOnlyDecays) {
   std::vector<float> p = {0.5f, -2.0f, 1.0f}, m(3, 0.0f), v(3, 0.0f);
   const std::vector<float> g = {0.3f, -4.0f, 0.0f};
-  adamw_update(p.data(), g.data(), m.data(), v.data(), 3, kHyper, 2.0f);
+  backends::cpu::kernels().adamw_update(p.data(), g.data(), m.data(), v.data(), 3, kHyper, 2.0f);
   EXPECT_NEAR(p[0], 0.5 - 0.01 * (1 + 0.1 * 0.5), 1e-7);
   EXPECT_NEAR(p[1], -2.0 - 0.01 * (-1 + 0.1 * -2.0), 1e-7);
   EXPECT_NEAR(p[2], 1.0 * (1 - 0.01 * 0.1), 1e-7);
@@ -66,7 +67,7 @@ TEST(AdamW, RejectsStepZero) {
   float p = 0, g = 0, m = 0, v = 0;
   AdamWParams hp = kHyper;
   hp.step = 0;
-  EXPECT_THROW(adamw_update(&p, &g, &m, &v, 1, hp, 1.0f), Error);
+  EXPECT_THROW(backends::cpu::kernels().adamw_update(&p, &g, &m, &v, 1, hp, 1.0f), Error);
 }
 
 }  // namespace

@@ -4,10 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "kernels/ops.h"
-#include "kernels/ops_reference.h"
+#include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
 namespace difftx {
@@ -39,10 +40,10 @@ TEST(CrossEntropy, LossAndGradientMatchReference) {
         const auto targets = targets_with_ignored_rows(rows, V, rng);
         std::vector<float> dlogits(rows * V, 7.0f);
         int64_t count = -1, count_sum = -1, count_ref = -1;
-        const double loss = cross_entropy_forward_backward(
+        const double loss = backends::cpu::kernels().cross_entropy_forward_backward(
             logits.data(), targets.data(), dlogits.data(), rows, V, kIgnore, &count);
         const double loss_sum =
-            cross_entropy_sum(logits.data(), targets.data(), rows, V, kIgnore, &count_sum);
+            backends::cpu::kernels().cross_entropy_sum(logits.data(), targets.data(), rows, V, kIgnore, &count_sum);
 
         const auto ld = to_double(logits);
         std::vector<double> dlogits_ref(rows * V);
@@ -67,9 +68,9 @@ TEST(CrossEntropy, GradientMayOverwriteTheLogits) {
   const auto targets = targets_with_ignored_rows(rows, V, rng);
   std::vector<float> separate(rows * V), in_place = logits;
   int64_t count = 0;
-  const double loss = cross_entropy_forward_backward(logits.data(), targets.data(), separate.data(),
+  const double loss = backends::cpu::kernels().cross_entropy_forward_backward(logits.data(), targets.data(), separate.data(),
                                                      rows, V, kIgnore, &count);
-  const double loss_in_place = cross_entropy_forward_backward(
+  const double loss_in_place = backends::cpu::kernels().cross_entropy_forward_backward(
       in_place.data(), targets.data(), in_place.data(), rows, V, kIgnore, &count);
   EXPECT_EQ(loss, loss_in_place);
   EXPECT_EQ(separate, in_place);
@@ -80,12 +81,12 @@ TEST(CrossEntropy, AllIgnoredRowsGiveZeroLossCountAndGradient) {
   std::vector<float> logits(rows * V, 1.5f), dlogits(rows * V, 3.0f);
   const std::vector<int32_t> targets(rows, -100);
   int64_t count = -1;
-  EXPECT_EQ(cross_entropy_forward_backward(logits.data(), targets.data(), dlogits.data(), rows, V,
+  EXPECT_EQ(backends::cpu::kernels().cross_entropy_forward_backward(logits.data(), targets.data(), dlogits.data(), rows, V,
                                            -100, &count),
             0.0);
   EXPECT_EQ(count, 0);
   EXPECT_EQ(dlogits, std::vector<float>(rows * V, 0.0f));
-  EXPECT_EQ(cross_entropy_sum(logits.data(), targets.data(), rows, V, -100, &count), 0.0);
+  EXPECT_EQ(backends::cpu::kernels().cross_entropy_sum(logits.data(), targets.data(), rows, V, -100, &count), 0.0);
   EXPECT_EQ(count, 0);
 }
 
@@ -113,13 +114,13 @@ TEST(CrossEntropy, RejectsTargetsOutsideTheVocabularyNamingTheRow) {
   for (int32_t bad : {10, -2}) {
     const std::vector<int32_t> targets = {1, kIgnore, bad, 3};
     try {
-      cross_entropy_forward_backward(logits.data(), targets.data(), dlogits.data(), rows, V,
+      backends::cpu::kernels().cross_entropy_forward_backward(logits.data(), targets.data(), dlogits.data(), rows, V,
                                      kIgnore, &count);
       ADD_FAILURE() << "target " << bad << " was accepted";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("row 2"), std::string::npos) << e.what();
     }
-    EXPECT_THROW(cross_entropy_sum(logits.data(), targets.data(), rows, V, kIgnore, &count), Error);
+    EXPECT_THROW(backends::cpu::kernels().cross_entropy_sum(logits.data(), targets.data(), rows, V, kIgnore, &count), Error);
   }
 }
 

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "kernels/ops.h"
-#include "kernels/ops_reference.h"
+#include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
 namespace difftx {

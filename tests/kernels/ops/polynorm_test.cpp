@@ -11,6 +11,7 @@
 #include "core/rng.h"
 #include "kernels/polynorm.h"
 #include "ops_test_support.h"
+#include "reference/polynorm_reference.h"
 
 namespace difftx {
 namespace {

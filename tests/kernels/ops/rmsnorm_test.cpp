@@ -3,10 +3,11 @@
 
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "kernels/ops.h"
-#include "kernels/ops_reference.h"
+#include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
 namespace difftx {
@@ -41,8 +42,8 @@ TEST(RmsNorm, ForwardAndBackwardMatchReference) {
       const auto c = make_case(rows, n, rng);
       const std::string where = "rows=" + std::to_string(rows) + " n=" + std::to_string(n);
       std::vector<float> y(rows * n), rstd(rows), dx(rows * n), dg = c.dg_start;
-      rmsnorm_forward(c.x.data(), c.g.data(), y.data(), rstd.data(), rows, n, kEps);
-      rmsnorm_backward(c.x.data(), c.g.data(), rstd.data(), c.dy.data(), dx.data(), dg.data(), rows,
+      backends::cpu::kernels().rmsnorm_forward(c.x.data(), c.g.data(), y.data(), rstd.data(), rows, n, kEps);
+      backends::cpu::kernels().rmsnorm_backward(c.x.data(), c.g.data(), rstd.data(), c.dy.data(), dx.data(), dg.data(), rows,
                        n);
 
       const auto xd = to_double(c.x), gd = to_double(c.g), dyd = to_double(c.dy);
@@ -88,7 +89,7 @@ TEST(RmsNorm, ServesTheHeadwiseNormWithOneSharedGain) {
   const auto h = random_vector(B * T * H * width, rng, -3, 3);
   const auto gain = random_vector(width, rng, 0.5, 1.5);
   std::vector<float> out(h.size()), rstd(B * T * H);
-  rmsnorm_forward(h.data(), gain.data(), out.data(), rstd.data(), B * T * H, width, kEps);
+  backends::cpu::kernels().rmsnorm_forward(h.data(), gain.data(), out.data(), rstd.data(), B * T * H, width, kEps);
   for (int64_t token = 0; token < B * T; ++token)
     for (int64_t head = 0; head < H; ++head) {
       const int64_t at = (token * H + head) * width;
@@ -106,13 +107,13 @@ TEST(RmsNorm, GainGradientDoesNotDependOnThreadCount) {
   Rng rng(14);
   const auto c = make_case(700, 130, rng);
   std::vector<float> y(c.x.size()), rstd(c.rows), dx(c.x.size());
-  rmsnorm_forward(c.x.data(), c.g.data(), y.data(), rstd.data(), c.rows, c.n, kEps);
+  backends::cpu::kernels().rmsnorm_forward(c.x.data(), c.g.data(), y.data(), rstd.data(), c.rows, c.n, kEps);
   const int saved = omp_get_max_threads();
   std::vector<std::vector<float>> dg_by_threads;
   for (int threads : {1, 2, 3}) {
     omp_set_num_threads(threads);
     auto dg = c.dg_start;
-    rmsnorm_backward(c.x.data(), c.g.data(), rstd.data(), c.dy.data(), dx.data(), dg.data(), c.rows,
+    backends::cpu::kernels().rmsnorm_backward(c.x.data(), c.g.data(), rstd.data(), c.dy.data(), dx.data(), dg.data(), c.rows,
                      c.n);
     dg_by_threads.push_back(dg);
   }
@@ -123,7 +124,7 @@ TEST(RmsNorm, GainGradientDoesNotDependOnThreadCount) {
 
 TEST(RmsNorm, RejectsAnEmptyRowWidth) {
   float x = 1, g = 1, y, rstd;
-  EXPECT_THROW(rmsnorm_forward(&x, &g, &y, &rstd, 1, 0, kEps), Error);
+  EXPECT_THROW(backends::cpu::kernels().rmsnorm_forward(&x, &g, &y, &rstd, 1, 0, kEps), Error);
 }
 
 }  // namespace

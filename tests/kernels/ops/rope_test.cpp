@@ -3,10 +3,11 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "kernels/ops.h"
-#include "kernels/ops_reference.h"
+#include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
 namespace difftx {
@@ -23,7 +24,7 @@ struct Table {
   RopeTable view;
   Table(int64_t max_T, int64_t d, double theta = kTheta)
       : storage(rope_table_floats(max_T, d)),
-        view(rope_table_build(storage.data(), max_T, d, theta)) {}
+        view(backends::cpu::kernels().rope_table_build(storage.data(), max_T, d, theta, {})) {}
 };
 
 const char* name(RopeStyle style) {
@@ -49,8 +50,8 @@ TEST(Rope, ForwardAndBackwardMatchReference) {
       const std::string where = std::string(name(style)) + " d=" + std::to_string(s.d) +
                                 " T=" + std::to_string(s.T) + " pos0=" + std::to_string(s.pos0);
       auto fwd = x, bwd = x;
-      rope_forward(table.view, style, fwd.data(), s.B, s.T, s.heads, s.pos0);
-      rope_backward(table.view, style, bwd.data(), s.B, s.T, s.heads, s.pos0);
+      backends::cpu::kernels().rope_forward(table.view, style, fwd.data(), s.B, s.T, s.heads, s.pos0);
+      backends::cpu::kernels().rope_backward(table.view, style, bwd.data(), s.B, s.T, s.heads, s.pos0);
       auto fwd_ref = to_double(x), bwd_ref = to_double(x);
       reference::rope_forward(style, fwd_ref.data(), s.B, s.T, s.heads, s.d, s.pos0, kTheta);
       reference::rope_backward(style, bwd_ref.data(), s.B, s.T, s.heads, s.d, s.pos0, kTheta);
@@ -69,7 +70,7 @@ TEST(Rope, BackwardInvertsForwardAndForwardPreservesNorms) {
   for (RopeStyle style : {RopeStyle::interleaved, RopeStyle::half}) {
     const auto x = random_vector(B * T * heads * d, rng);
     auto y = x;
-    rope_forward(table.view, style, y.data(), B, T, heads, pos0);
+    backends::cpu::kernels().rope_forward(table.view, style, y.data(), B, T, heads, pos0);
     EXPECT_GT(testing::max_abs_diff(x, y), 0.1) << name(style) << ": forward left x unrotated";
     for (int64_t head = 0; head < B * T * heads; ++head) {
       double before = 0, after = 0;
@@ -79,7 +80,7 @@ TEST(Rope, BackwardInvertsForwardAndForwardPreservesNorms) {
       }
       ASSERT_NEAR(after, before, 1e-5 * before) << name(style) << " head row " << head;
     }
-    rope_backward(table.view, style, y.data(), B, T, heads, pos0);
+    backends::cpu::kernels().rope_backward(table.view, style, y.data(), B, T, heads, pos0);
     EXPECT_LT(testing::max_abs_diff(x, y), 1e-6) << name(style);
   }
 }
@@ -90,12 +91,12 @@ TEST(Rope, InterleavedAndHalfStylesPairDifferentElements) {
   const Table table(pos0 + 1, d);
   const auto x = random_vector(d, rng);
   auto interleaved = x, half = x;
-  rope_forward(table.view, RopeStyle::interleaved, interleaved.data(), 1, 1, 1, pos0);
-  rope_forward(table.view, RopeStyle::half, half.data(), 1, 1, 1, pos0);
+  backends::cpu::kernels().rope_forward(table.view, RopeStyle::interleaved, interleaved.data(), 1, 1, 1, pos0);
+  backends::cpu::kernels().rope_forward(table.view, RopeStyle::half, half.data(), 1, 1, 1, pos0);
   EXPECT_GT(testing::max_abs_diff(interleaved, half), 0.1);
 }
 
-// RoPE is linear in x, so d(sum w . rope(x))/dx = rope_backward(w).
+// RoPE is linear in x, so d(sum w . rope(x))/dx = backends::cpu::kernels().rope_backward(w).
 TEST(Rope, ReferenceGradientMatchesFiniteDifferences) {
   Rng rng(24);
   const int64_t B = 2, T = 3, heads = 2, d = 8, pos0 = 5;
@@ -129,11 +130,11 @@ TEST(Rope, TableHoldsTheAnglesOfSpec) {
 TEST(Rope, RejectsPositionsBeyondTheTableAndOddHeadWidths) {
   const Table table(10, 8);
   std::vector<float> x(8 * 4);
-  EXPECT_NO_THROW(rope_forward(table.view, RopeStyle::half, x.data(), 1, 4, 1, 6));
-  EXPECT_THROW(rope_forward(table.view, RopeStyle::half, x.data(), 1, 4, 1, 7), Error);
-  EXPECT_THROW(rope_backward(table.view, RopeStyle::interleaved, x.data(), 1, 4, 1, -1), Error);
+  EXPECT_NO_THROW(backends::cpu::kernels().rope_forward(table.view, RopeStyle::half, x.data(), 1, 4, 1, 6));
+  EXPECT_THROW(backends::cpu::kernels().rope_forward(table.view, RopeStyle::half, x.data(), 1, 4, 1, 7), Error);
+  EXPECT_THROW(backends::cpu::kernels().rope_backward(table.view, RopeStyle::interleaved, x.data(), 1, 4, 1, -1), Error);
   std::vector<float> storage(10 * 7);
-  EXPECT_THROW(rope_table_build(storage.data(), 10, 7, kTheta), Error);
+  EXPECT_THROW(backends::cpu::kernels().rope_table_build(storage.data(), 10, 7, kTheta, {}), Error);
 }
 
 }  // namespace

@@ -2,9 +2,10 @@
 
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/rng.h"
 #include "kernels/ops.h"
-#include "kernels/ops_reference.h"
+#include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
 namespace difftx {
@@ -16,7 +17,7 @@ TEST(SumOfSquares, MatchesReference) {
     const auto x = testing::random_vector(n, rng, -3, 3);
     const auto xd = testing::to_double(x);
     const double want = reference::sum_of_squares(xd.data(), n);
-    EXPECT_NEAR(sum_of_squares(x.data(), n), want, 1e-12 * (1 + want)) << "n=" << n;
+    EXPECT_NEAR(backends::cpu::kernels().sum_of_squares(x.data(), n), want, 1e-12 * (1 + want)) << "n=" << n;
   }
 }
 
@@ -25,7 +26,7 @@ TEST(SumOfSquares, MatchesReference) {
 TEST(SumOfSquares, AccumulatesInDouble) {
   std::vector<float> x(1000, 1.0f);
   x[0] = 1e4f;
-  EXPECT_EQ(sum_of_squares(x.data(), 1000), 1e8 + 999);
+  EXPECT_EQ(backends::cpu::kernels().sum_of_squares(x.data(), 1000), 1e8 + 999);
 }
 
 }  // namespace

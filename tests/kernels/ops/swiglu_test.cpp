@@ -2,9 +2,10 @@
 
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/rng.h"
 #include "kernels/ops.h"
-#include "kernels/ops_reference.h"
+#include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
 namespace difftx {
@@ -22,8 +23,8 @@ TEST(Swiglu, ForwardAndBackwardMatchReference) {
     if (n >= 4) g[0] = -1000, g[1] = 1000, g[2] = -90, g[3] = 0;  // saturated and exact cases
     const auto u = random_vector(n, rng, -2, 2), dh = random_vector(n, rng);
     std::vector<float> h(n), dg(n), du(n);
-    swiglu_forward(g.data(), u.data(), h.data(), n);
-    swiglu_backward(g.data(), u.data(), dh.data(), dg.data(), du.data(), n);
+    backends::cpu::kernels().swiglu_forward(g.data(), u.data(), h.data(), n);
+    backends::cpu::kernels().swiglu_backward(g.data(), u.data(), dh.data(), dg.data(), du.data(), n);
 
     const auto gd = to_double(g), ud = to_double(u), dhd = to_double(dh);
     std::vector<double> h_ref(n), dg_ref(n), du_ref(n);

@@ -10,8 +10,9 @@
 namespace difftx {
 namespace {
 
-// The copies compiled at the test's own flags: the baseline level's exp_approx, and in a
-// DIFFTX_NATIVE=ON build on an AVX-512 machine exp_avx512 too. The other levels' vector exp runs
+// The copies compiled at the test's own flags: the baseline level's exp_approx, on ARM exp_vec
+// and exp_neon, and in a DIFFTX_NATIVE=ON build on an AVX2 or AVX-512 machine exp_vec. The
+// other levels' vector exp runs
 // inside their kernels (cross-entropy, SwiGLU, attention), which the per-level runs of the
 // kernel tests compare with their references (the cpu_level.* ctests).
 using namespace DIFFTX_ISA;
@@ -29,16 +30,19 @@ std::vector<float> exp_portable(const std::vector<float>& x) {
   return y;
 }
 
-#ifdef __AVX512F__
-std::vector<float> exp_512(const std::vector<float>& x) {
-  std::vector<float> padded = x, y(x.size() + 16);
-  padded.resize(x.size() + 16);
-  for (size_t i = 0; i < x.size(); i += 16)
-    _mm512_storeu_ps(&y[i], exp_avx512(_mm512_loadu_ps(&padded[i])));
+#if DIFFTX_SIMD_FMA
+std::vector<float> exp_vector(const std::vector<float>& x) {
+  const FloatTag d;
+  const size_t n = hn::Lanes(d);
+  std::vector<float> padded = x, y(x.size() + n);
+  padded.resize(x.size() + n);
+  for (size_t i = 0; i < x.size(); i += n) hn::StoreU(exp_vec(hn::LoadU(d, &padded[i])), d, &y[i]);
   y.resize(x.size());
   return y;
 }
-#elif defined(__ARM_NEON)
+#endif
+
+#ifdef __ARM_NEON
 std::vector<float> exp_4(const std::vector<float>& x) {
   std::vector<float> padded = x, y(x.size() + 4);
   padded.resize(x.size() + 4);
@@ -48,26 +52,13 @@ std::vector<float> exp_4(const std::vector<float>& x) {
 }
 #endif
 
-#if defined(__AVX2__) && defined(__FMA__)
-std::vector<float> exp_256(const std::vector<float>& x) {
-  std::vector<float> padded = x, y(x.size() + 8);
-  padded.resize(x.size() + 8);
-  for (size_t i = 0; i < x.size(); i += 8)
-    _mm256_storeu_ps(&y[i], exp_avx2(_mm256_loadu_ps(&padded[i])));
-  y.resize(x.size());
-  return y;
-}
-#endif
-
 std::vector<ExpImpl> implementations() {
   std::vector<ExpImpl> impls = {{"exp_approx", exp_portable}};
-#ifdef __AVX512F__
-  impls.push_back({"exp_avx512", exp_512});
-#elif defined(__ARM_NEON)
-  impls.push_back({"exp_neon", exp_4});
+#if DIFFTX_SIMD_FMA
+  impls.push_back({"exp_vec", exp_vector});
 #endif
-#if defined(__AVX2__) && defined(__FMA__)
-  impls.push_back({"exp_avx2", exp_256});
+#ifdef __ARM_NEON
+  impls.push_back({"exp_neon", exp_4});
 #endif
   return impls;
 }

@@ -9,9 +9,10 @@
 #include <functional>
 #include <vector>
 
-#include "kernels/cpu_level.h"
+#include "backends/cpu/cpu_level.h"
 #include "kernels/quant/block_formats.h"
 #include "kernels/quant/matmul.h"
+#include "support/level_kernels.h"
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
@@ -27,9 +28,8 @@ bool runs_both(CpuLevel level) {
 
 std::vector<float> product_at(CpuLevel level, const testing::Quantized& q, const std::vector<float>& x, int64_t N,
                               bool accumulate) {
-  ScopedCpuLevel scoped(level);
   std::vector<float> y(N * q.rows, 0.5f);
-  matmul(q.matrix(), x.data(), y.data(), N, accumulate, MatmulPath::simd_int8);
+  backends::cpu::kernels(level).matmul_by_path(q.matrix(), x.data(), y.data(), N, accumulate, MatmulPath::simd_int8);
   return y;
 }
 

@@ -9,6 +9,7 @@
 #include <iterator>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 #include "support/testing.h"
@@ -18,7 +19,7 @@ namespace {
 
 std::vector<uint8_t> quantize(WeightType type, const std::vector<float>& x) {
   std::vector<uint8_t> bytes(weight_row_bytes(type, static_cast<int64_t>(x.size())));
-  quantize_rows(type, x.data(), bytes.data(), 1, static_cast<int64_t>(x.size()));
+  backends::cpu::kernels().quantize_rows(type, x.data(), bytes.data(), 1, static_cast<int64_t>(x.size()));
   return bytes;
 }
 
@@ -45,8 +46,8 @@ TEST(QuantFormat, BadSizesAndNamesAreClearErrors) {
             std::string::npos);
   EXPECT_NE(testing::error_of([] { parse_weight_type("q5_k"); }).find("expected one of"), std::string::npos);
   std::vector<float> x(48), y(48);
-  EXPECT_THROW(quantize_rows(WeightType::q4_0, x.data(), y.data(), 1, 48), Error);
-  EXPECT_THROW(dequantize_rows(WeightType::q8_0, y.data(), x.data(), -1, 32), Error);
+  EXPECT_THROW(backends::cpu::kernels().quantize_rows(WeightType::q4_0, x.data(), y.data(), 1, 48), Error);
+  EXPECT_THROW(backends::cpu::kernels().dequantize_rows(WeightType::q8_0, y.data(), x.data(), -1, 32), Error);
 }
 
 TEST(QuantFormat, HalfPrecisionRoundsToNearestEven) {
@@ -129,7 +130,7 @@ TEST(QuantFormat, Q4_KDecodesHandBuiltScales) {
   block[4 + 5] = static_cast<uint8_t>(0x40 | 2);
   for (int l = 0; l < 32; ++l) block[16 + l] = 0x70, block[16 + 64 + l] = static_cast<uint8_t>((l % 16) << 4);
   std::vector<float> w(256);
-  dequantize_rows(WeightType::q4_k, block.data(), w.data(), 1, 256);
+  backends::cpu::kernels().dequantize_rows(WeightType::q4_k, block.data(), w.data(), 1, 256);
   for (int l = 0; l < 32; ++l) {
     EXPECT_EQ(w[l], 0.0f);                    // sub-block 0: scale 0, minimum 0
     EXPECT_EQ(w[32 + l], 3.0f * 7 - 2) << l;  // sub-block 1: high nibbles 7 of bytes 0-31

@@ -17,11 +17,13 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu_level.h"
-#include "kernels/gemv.h"
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_level.h"
 #include "kernels/quant/gemm_float.h"
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/matmul.h"
+#include "reference/matmul_reference.h"
+#include "support/level_kernels.h"
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
@@ -64,7 +66,7 @@ void expect_invariant(const Quantized& q, Rng& rng) {
   for (MatmulOrder order : kOrders)
     for (bool accumulate : {false, true}) {
       want = start;
-      matmul_reference(q.matrix(), x.data(), want.data(), pool, accumulate);
+      reference::matmul(q.matrix(), x.data(), want.data(), pool, accumulate);
       // each row alone: the bits every batch must give
       std::vector<std::vector<float>> alone(pool);
       for (int64_t n = 0; n < kMostRows; ++n) {
@@ -140,14 +142,13 @@ TEST(QuantMatmulOrder, OrdersAreTheGemvAndTheGemm) {
         matmul(q.matrix(), x.data(), gemv.data(), N, accumulate, MatmulOrder::gemv);
         EXPECT_EQ(by_size, gemv) << weight_type_name(type) << " N=" << N;
         if (type != WeightType::f32) continue;
-        auto single = start;  // F32: the plain GEMV, a row at a time
+        auto single = start;  // F32: the GEMV a row at a time
         for (int64_t n = 0; n < N; ++n)
-          difftx::gemv(reinterpret_cast<const float*>(q.bytes.data()), x.data() + n * q.cols,
-                       single.data() + n * q.rows, q.rows, q.cols, accumulate);
+          matmul(q.matrix(), x.data() + n * q.cols, single.data() + n * q.rows, 1, accumulate, MatmulOrder::gemv);
         EXPECT_EQ(single, gemv) << "f32 N=" << N;
       }
       // by_size takes the int8 GEMM from 8 rows on where the CPU level has one (else widened panels)
-      if (!is_block(type) || !quant::gemm_int8_available(type)) continue;
+      if (!is_block(type) || !backends::cpu::kernels().gemm_int8_available(type)) continue;
       for (int64_t N : {8, 16}) {
         auto by_size = start, gemm = start;
         matmul(q.matrix(), x.data(), by_size.data(), N, accumulate);
@@ -196,7 +197,7 @@ std::vector<float> float_gemm_twin(const Quantized& q, const float* x, const flo
 }
 
 TEST(QuantMatmulOrder, FloatGemmIsOneFmaChainPerOutput) {
-  if (!quant::gemm_float_available(WeightType::f32)) GTEST_SKIP() << "no float GEMM in this build (gemv order)";
+  if (!backends::cpu::kernels().gemm_float_available(WeightType::f32)) GTEST_SKIP() << "no float GEMM in this build (gemv order)";
   Rng rng(25);
   const int saved = omp_get_max_threads();
   for (WeightType type : {WeightType::f32, WeightType::bf16, WeightType::f16})
@@ -234,10 +235,9 @@ TEST(QuantMatmulOrder, I8mmGemmGivesTheDotprodBits) {
         const auto x = testing::random_vector(N * q.cols, rng);
         const auto start = testing::random_vector(N * q.rows, rng);
         std::vector<float> y[2] = {start, start};
-        for (int i = 0; i < 2; ++i) {
-          ScopedCpuLevel level(i == 0 ? CpuLevel::dotprod : CpuLevel::i8mm);
-          matmul(q.matrix(), x.data(), y[i].data(), N, accumulate, MatmulOrder::gemm);
-        }
+        for (int i = 0; i < 2; ++i)
+          backends::cpu::kernels(i == 0 ? CpuLevel::dotprod : CpuLevel::i8mm)
+              .matmul_by_order(q.matrix(), x.data(), y[i].data(), N, accumulate, MatmulOrder::gemm);
         EXPECT_EQ(y[0], y[1]) << weight_type_name(type) << " N=" << N << " accumulate=" << accumulate;
       }
   }

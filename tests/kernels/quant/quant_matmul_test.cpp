@@ -8,11 +8,14 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "io/float16.h"
 #include "kernels/quant/block_formats.h"
 #include "kernels/quant/matmul.h"
 #include "kernels/quant/quantize.h"
+#include "reference/matmul_reference.h"
+#include "support/level_kernels.h"
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
@@ -31,7 +34,7 @@ void expect_matches(const Quantized& q, int64_t N, bool accumulate, MatmulPath p
   auto want = got;
   const auto start = got;
   matmul(q.matrix(), x.data(), got.data(), N, accumulate, path);
-  matmul_reference(q.matrix(), x.data(), want.data(), N, accumulate);
+  reference::matmul(q.matrix(), x.data(), want.data(), N, accumulate);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t r = 0; r < q.rows; ++r) {
       const bool x_int8 = path == MatmulPath::simd_int8 &&
@@ -107,7 +110,7 @@ TEST(QuantMatmul, Q8_0TakesEveryByteValue) {
   auto* blocks = reinterpret_cast<BlockQ8_0*>(q.bytes.data());
   for (int64_t b = 0; b < 37 * 10; ++b)
     for (int j = 0; j < 32; j += 3) blocks[b].qs[j] = static_cast<int8_t>(j % 2 ? -128 : 127);
-  dequantize_rows(WeightType::q8_0, q.bytes.data(), q.dequantized.data(), q.rows, q.cols);
+  backends::cpu::kernels().dequantize_rows(WeightType::q8_0, q.bytes.data(), q.dequantized.data(), q.rows, q.cols);
   for (int64_t N : {1, 9})
     for (MatmulPath path : {MatmulPath::scalar, MatmulPath::simd, MatmulPath::simd_int8})
       expect_matches(q, N, false, path, rng);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "io/float16.h"
 #include "kernels/quant/block_formats.h"
 #include "kernels/quant/quantize.h"
@@ -42,8 +43,8 @@ RoundTrip round_trip(WeightType type, uint64_t seed) {
   Rng rng(seed);
   RoundTrip t{spread_rows(rng), std::vector<float>(kRows * kCols), {}};
   t.bytes.resize(weight_matrix_bytes(type, kRows, kCols));
-  quantize_rows(type, t.x.data(), t.bytes.data(), kRows, kCols);
-  dequantize_rows(type, t.bytes.data(), t.back.data(), kRows, kCols);
+  backends::cpu::kernels().quantize_rows(type, t.x.data(), t.bytes.data(), kRows, kCols);
+  backends::cpu::kernels().dequantize_rows(type, t.bytes.data(), t.back.data(), kRows, kCols);
   return t;
 }
 

@@ -11,10 +11,12 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/error.h"
 #include "io/float16.h"
 #include "kernels/quant/matmul.h"
 #include "kernels/quant/weight_panels.h"
+#include "support/level_kernels.h"
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
@@ -117,12 +119,13 @@ TEST(WeightPanels, RowsReadBackAsStored) {
 // for the types whose GEMM reads panels at this CPU level (ARM: BF16 and F16); at 1 and 2
 // threads (1 only under OMP_NUM_THREADS=1: scripts/test-arm64).
 TEST(WeightPanels, GemmGivesTheBitsOfRepackingAndEachRowItsOwn) {
-  if (std::none_of(std::begin(kPanelTypes), std::end(kPanelTypes), quant::reads_panels))
+  if (std::none_of(std::begin(kPanelTypes), std::end(kPanelTypes),
+                  [](WeightType t) { return backends::cpu::kernels().reads_panels(t); }))
     GTEST_SKIP() << "this CPU level's GEMMs have layouts of their own";
   Rng rng(32);
   const int saved = omp_get_max_threads();
   for (WeightType type : kPanelTypes) {
-    if (!quant::reads_panels(type)) continue;
+    if (!backends::cpu::kernels().reads_panels(type)) continue;
     const bool floats = type == WeightType::bf16 || type == WeightType::f16;
     for (auto [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{37, 256}, {100, 512}, {5, 2048}, {40, floats ? 33 : 256}}) {
       const Quantized q = testing::make_weights(type, rows, cols, rng);

@@ -1,0 +1,61 @@
+#include "infer/sampling_stage.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "data/tokenizer.h"
+#include "infer/logprobs.h"
+
+namespace difftx::infer {
+
+SamplingStage::SamplingStage(const data::Tokenizer* tokenizer, int64_t vocab, int64_t logits_width, int64_t context,
+                             EngineStats& counters)
+    : tokenizer_(tokenizer), vocab_(vocab), logits_width_(logits_width), context_(context), counters_(counters) {}
+
+int32_t SamplingStage::draw_token(Sequence& s, const float* logits) {
+  const std::vector<int32_t>& forced = s.request.options.forced;
+  const int64_t n = s.generated();
+  return n < static_cast<int64_t>(forced.size()) ? s.sampler.take(logits, forced[n]) : s.sampler.sample(logits);
+}
+
+FinishReason SamplingStage::advance(Sequence& s, const float* logits) {
+  const RequestOptions& o = s.request.options;
+  if (s.request.on_logits) s.request.on_logits({logits, static_cast<size_t>(logits_width_)});
+  int32_t id;
+  try {
+    id = draw_token(s, logits);
+  } catch (const std::exception& e) {
+    finish(s, FinishReason::error, {}, e.what());
+    return FinishReason::error;
+  }
+  if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
+    finish(s, FinishReason::stop);
+    return FinishReason::stop;
+  }
+  TokenEvent event;
+  event.id = id;
+  if (o.logprobs || o.top_logprobs > 0) event.logprob = token_logprob(logits, vocab_, id, o.top_logprobs, event.top);
+  if (tokenizer_ && id < tokenizer_->vocab_size()) event.text = s.text.push(tokenizer_->decode({&id, 1}));
+  s.tokens.push_back(id);
+  ++counters_.generated_tokens;
+  FinishReason reason = FinishReason::none;
+  if (s.text.stopped()) reason = FinishReason::stop;
+  else if (s.generated() >= o.max_new_tokens || static_cast<int64_t>(s.tokens.size()) > context_)
+    reason = FinishReason::length;
+  if (reason != FinishReason::none) finish(s, reason, std::move(event));
+  else if (s.request.on_event) s.request.on_event(event);
+  return reason;
+}
+
+void SamplingStage::finish(Sequence& s, FinishReason reason, TokenEvent event, const std::string& error) {
+  if (reason != FinishReason::error && reason != FinishReason::cancelled) event.text += s.text.finish();
+  event.finish = reason;
+  event.error = error;
+  event.prompt_tokens = s.prompt_tokens;
+  event.generated_tokens = s.generated();
+  event.cached_tokens = s.cached_tokens;
+  ++counters_.finished[static_cast<int>(reason)];
+  if (s.request.on_event) s.request.on_event(event);
+}
+
+}  // namespace difftx::infer

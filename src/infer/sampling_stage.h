@@ -1,0 +1,38 @@
+// The stage after a step's forward: for each sequence whose last row gave logits, the next token
+// is drawn (draw_token, the one place a token is chosen: the request's forced token or its
+// sampler), then checked against the stop tokens, given its logprobs, appended to the text with
+// its stop strings and the length limits, and streamed. It also sends a sequence's last event.
+// It knows nothing of the KV cache: the engine gives an ending sequence's slots back.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "infer/engine.h"
+#include "infer/sequence.h"
+
+namespace difftx::infer {
+
+class SamplingStage {
+ public:
+  // vocab: the ids that may be drawn; logits_width: the values of a row of logits (the model's
+  // vocab_size); context: the most tokens a sequence holds. Counts generated and finished
+  // requests into `counters`.
+  SamplingStage(const data::Tokenizer* tokenizer, int64_t vocab, int64_t logits_width, int64_t context,
+                EngineStats& counters);
+
+  // Draws the sequence's next token from its row of logits and streams it; returns why the
+  // sequence ends (its last event sent), FinishReason::none when it goes on.
+  FinishReason advance(Sequence& s, const float* logits);
+  // Sends the sequence's last event: `event` with the held-back text, the reason and the counts.
+  void finish(Sequence& s, FinishReason reason, TokenEvent event = {}, const std::string& error = {});
+
+ private:
+  // The token the sequence takes after these logits.
+  int32_t draw_token(Sequence& s, const float* logits);
+
+  const data::Tokenizer* tokenizer_;
+  int64_t vocab_, logits_width_, context_;
+  EngineStats& counters_;
+};
+
+}  // namespace difftx::infer

@@ -1,0 +1,36 @@
+// A request in the engine (infer/engine.h): its tokens so far, its sampler and its streamed
+// text. What it holds of the KV cache is the KvCacheManager's, under its id.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "infer/engine.h"
+#include "infer/stop_text.h"
+
+namespace difftx::infer {
+
+struct Sequence {
+  Sequence(Engine::RequestId id_, Request r, int64_t vocab)
+      : id(id_),
+        request(std::move(r)),
+        tokens(request.prompt),
+        prompt_tokens(static_cast<int64_t>(tokens.size())),
+        sampler(request.options.sampling, vocab),
+        text(request.options.stop_strings) {}
+
+  Engine::RequestId id;
+  Request request;
+  std::vector<int32_t> tokens;  // the prompt, then every generated token
+  int64_t prompt_tokens;
+  int64_t cached_tokens = 0;  // prompt tokens found in the prefix cache on first admission
+  bool admitted = false;
+  bool scheduled = false;  // has rows in the step being scheduled
+  Sampler sampler;
+  StopText text;
+
+  std::span<const int32_t> prompt() const { return {tokens.data(), static_cast<size_t>(prompt_tokens)}; }
+  int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_tokens; }
+};
+
+}  // namespace difftx::infer

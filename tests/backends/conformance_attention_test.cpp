@@ -1,0 +1,175 @@
+// The conformance suite, attention: the fused forward and backward of every variant over a batch's
+// own keys and values, the fake-quantized forward, and the engine's paged KV cache (its store and
+// the single-query attention over block tables) for every KV storage, on every backend against
+// the double references.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/decode_attention.h"
+#include "reference/attention_reference.h"
+#include "reference/decode_attention_reference.h"
+#include "support/backend_case.h"
+#include "support/testing.h"
+
+namespace difftx::testing {
+namespace {
+
+class ConformanceAttention : public Conformance {};
+
+const AttentionDims kShapes[] = {
+    {AttentionKind::baseline, 1, 1, 2, 1, 32},   {AttentionKind::baseline, 2, 65, 4, 2, 64},
+    {AttentionKind::diff, 1, 63, 2, 1, 32},      {AttentionKind::diff, 2, 100, 4, 4, 16},
+    {AttentionKind::diff2, 1, 70, 4, 2, 24},     {AttentionKind::diff2, 1, 129, 2, 1, 64},
+    {AttentionKind::diff_grouped, 1, 65, 4, 2, 32, 2}, {AttentionKind::diff_grouped, 2, 33, 8, 1, 16, 4}};
+
+std::string describe(const AttentionDims& a) {
+  return std::string(attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
+         " H=" + std::to_string(a.H) + " Hkv=" + std::to_string(a.Hkv) + " d=" + std::to_string(a.d) +
+         " r=" + std::to_string(a.r);
+}
+
+std::vector<float> random_lambda(const AttentionVariant& v, int64_t rows, Rng& rng) {
+  if (v.lambda_source() == LambdaSource::layer_scalar) return random_vector(1, rng, 0.2, 0.8);
+  if (v.lambda_source() == LambdaSource::token_logits) return random_vector(rows * v.H, rng, -2, 2);
+  return {};
+}
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
+                  const std::string& what) {
+  std::string mismatch;
+  EXPECT_TRUE(all_close(got, want, atol, rtol, &mismatch)) << what << ": " << mismatch;
+}
+
+TEST_P(ConformanceAttention, FusedForwardAndBackwardMatchTheReference) {
+  Rng rng(31);
+  for (const AttentionDims& a : kShapes) {
+    const int64_t N = a.B * a.T;
+    const auto q = random_vector(N * a.q_width(), rng, -3, 3), k = random_vector(N * a.k_width(), rng);
+    const auto v = random_vector(N * a.v_width(), rng), dout = random_vector(N * a.out_width(), rng);
+    const auto lambda = random_lambda(a.variant(), N, rng);
+    const float* lam = lambda.empty() ? nullptr : lambda.data();
+    std::vector<float> want(N * a.out_width());
+    attention_forward_reference(a, q.data(), k.data(), v.data(), lam, want.data());
+    const auto dq = on_device(q), dk = on_device(k), dv = on_device(v), dl = on_device(lambda);
+    const backends::DevicePtr<const float> dlam = lambda.empty() ? nullptr : dl.ptr();
+    auto out = zeros<float>(N * a.out_width()), lse = zeros<float>(attention_lse_floats(a));
+    auto maps = zeros<float>(attention_maps_out_floats(a));
+    const backends::DeviceAttentionSaved saved{lse, a.variant().paired() ? maps.ptr() : nullptr};
+    backend().attention_forward(a, dq, dk, dv, dlam, out, saved);
+    expect_close(out.read(), want, 1e-5, 1e-4, "out " + describe(a));
+    if (!backend().trains()) continue;
+    std::vector<float> rq(q.size()), rk(k.size()), rv(v.size()), rl(lambda.size());
+    attention_backward_reference(a, q.data(), k.data(), v.data(), lam, dout.data(), rq.data(), rk.data(), rv.data(),
+                                 rl.empty() ? nullptr : rl.data());
+    auto gq = zeros<float>(q.size()), gk = zeros<float>(k.size()), gv = zeros<float>(v.size());
+    auto gl = zeros<float>(lambda.size());
+    backend().attention_backward(a, dq, dk, dv, dlam, out, saved, on_device(dout), gq, gk, gv,
+                                 lambda.empty() ? nullptr : gl.ptr());
+    expect_close(gq.read(), rq, 5e-5, 1e-4, "dq " + describe(a));
+    expect_close(gk.read(), rk, 5e-5, 1e-4, "dk " + describe(a));
+    expect_close(gv.read(), rv, 5e-5, 1e-4, "dv " + describe(a));
+    if (!lambda.empty()) expect_close(gl.read(), rl, 1e-4, 1e-4, "dlambda " + describe(a));
+  }
+}
+
+TEST_P(ConformanceAttention, QuantizedLogitsMatchTheReference) {
+  Rng rng(32);
+  for (const AttentionDims& a : {kShapes[1], kShapes[3], kShapes[4], kShapes[6]})
+    for (int bits : {4, 8}) {
+      const int64_t N = a.B * a.T;
+      // Products exact in float (multiples of 1/8 times small integers), so both sides see the same levels.
+      std::vector<float> q(N * a.q_width()), k(N * a.k_width());
+      for (auto& x : q) x = static_cast<float>(static_cast<int64_t>(rng.below(17)) - 8) / 8.0f;
+      for (auto& x : k) x = static_cast<float>(static_cast<int64_t>(rng.below(17)) - 8) / 8.0f;
+      const auto v = random_vector(N * a.v_width(), rng);
+      const auto lambda = random_lambda(a.variant(), N, rng);
+      std::vector<float> want(N * a.out_width());
+      attention_forward_quantized_reference(a, q.data(), k.data(), v.data(), lambda.empty() ? nullptr : lambda.data(),
+                                            want.data(), bits);
+      auto out = zeros<float>(want.size());
+      const auto dl = on_device(lambda);
+      backend().attention_forward_quantized(a, on_device(q), on_device(k), on_device(v),
+                                            lambda.empty() ? nullptr : dl.ptr(), out, bits);
+      expect_close(out.read(), want, 1e-5, 1e-4, "bits=" + std::to_string(bits) + " " + describe(a));
+    }
+}
+
+// A paged cache of 8 blocks of 16 positions and 2 layers; three sequences whose block tables
+// are scattered over the pool, stored a row at a time and all at once, then every row of a step
+// (prompt rows of one sequence, the next token of the others) attends to its positions.
+TEST_P(ConformanceAttention, PagedStoreAndAttentionOverBlockTables) {
+  Rng rng(33);
+  const AttentionVariant variants[] = {{AttentionKind::baseline, 4, 2, 32},
+                                       {AttentionKind::diff, 2, 1, 16},
+                                       {AttentionKind::diff2, 4, 2, 32},
+                                       {AttentionKind::diff_grouped, 4, 1, 16, 2}};
+  for (const AttentionVariant& variant : variants)
+    for (KvStorage storage : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) {
+      const int64_t P = 16, blocks = 8, layers = 2, layer = 1;
+      const DecodeAttentionDims block{variant, P, storage};
+      const int64_t key_bytes = key_region_bytes(block), layer_bytes = key_bytes + value_region_bytes(block);
+      const backends::DeviceBuffer pool = backend().allocate(blocks * layers * layer_bytes, true);
+      const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes};
+      const std::vector<std::vector<int32_t>> tables = {{5, 1, 6}, {0}, {3, 7}};
+      const std::vector<int64_t> lengths = {37, 9, 20};  // tokens each sequence holds
+      // Every sequence's keys and values, token-major, and where each token goes.
+      std::vector<std::vector<float>> ks, vs;
+      std::vector<int32_t> slots;
+      std::vector<float> k_rows, v_rows;
+      for (size_t s = 0; s < tables.size(); ++s) {
+        ks.push_back(random_vector(lengths[s] * variant.k_width(), rng));
+        vs.push_back(random_vector(lengths[s] * variant.v_width(), rng));
+        for (int64_t t = 0; t < lengths[s]; ++t) slots.push_back(static_cast<int32_t>(tables[s][t / P] * P + t % P));
+        k_rows.insert(k_rows.end(), ks[s].begin(), ks[s].end());
+        v_rows.insert(v_rows.end(), vs[s].begin(), vs[s].end());
+      }
+      backend().paged_store(kv, layer, on_device(slots), static_cast<int64_t>(slots.size()), on_device(k_rows),
+                            on_device(v_rows));
+      // The step: sequence 0's last 5 positions as prompt rows, the last position of the others.
+      std::vector<int32_t> row_lengths, row_tables, all_blocks;
+      std::vector<size_t> row_sequence;
+      std::vector<int32_t> starts;
+      for (const auto& t : tables) starts.push_back(static_cast<int32_t>(all_blocks.size())), all_blocks.insert(all_blocks.end(), t.begin(), t.end());
+      for (int64_t p = lengths[0] - 5; p < lengths[0]; ++p)
+        row_lengths.push_back(static_cast<int32_t>(p + 1)), row_tables.push_back(starts[0]), row_sequence.push_back(0);
+      for (size_t s = 1; s < tables.size(); ++s)
+        row_lengths.push_back(static_cast<int32_t>(lengths[s])), row_tables.push_back(starts[s]), row_sequence.push_back(s);
+      const auto R = static_cast<int64_t>(row_lengths.size());
+      const auto q = random_vector(R * variant.q_width(), rng, -3, 3);
+      const auto lambda = random_lambda(variant, R, rng);
+      const auto dlengths = on_device(row_lengths), dtables = on_device(row_tables), dblocks = on_device(all_blocks);
+      const backends::PagedRows rows{R, *std::max_element(row_lengths.begin(), row_lengths.end()), dlengths, dtables,
+                                     dblocks};
+      auto out = zeros<float>(R * variant.out_width());
+      const auto dl = on_device(lambda);
+      backend().paged_attention(kv, layer, rows, on_device(q), lambda.empty() ? nullptr : dl.ptr(), out);
+      const auto got = out.read();
+      // Each row against the reference over a contiguous cache the host writes with store_kv.
+      for (int64_t i = 0; i < R; ++i) {
+        const size_t s = row_sequence[i];
+        const DecodeAttentionDims whole{variant, lengths[s], storage};
+        std::vector<unsigned char> keys(key_region_bytes(whole)), values(value_region_bytes(whole));
+        store_kv(whole, keys.data(), values.data(), 0, lengths[s], ks[s].data(), vs[s].data());
+        const float* row_lambda = variant.lambda_source() == LambdaSource::token_logits ? lambda.data() + i * variant.H
+                                  : lambda.empty()                                      ? nullptr
+                                                                                        : lambda.data();
+        const auto want = decode_attention_reference(whole, row_lengths[i], q.data() + i * variant.q_width(),
+                                                     keys.data(), values.data(), row_lambda);
+        for (int64_t x = 0; x < variant.out_width(); ++x)
+          ASSERT_NEAR(got[i * variant.out_width() + x], want[x], 2e-5)
+              << attention_kind_name(variant.kind) << " " << kv_storage_name(storage) << " row " << i << " column " << x;
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, ConformanceAttention, ::testing::ValuesIn(backends_under_test()),
+                         backend_test_name);
+
+}  // namespace
+}  // namespace difftx::testing

@@ -1,0 +1,25 @@
+#include "support/backend_case.h"
+
+#include <cctype>
+
+#include "backends/cpu/cpu_backend.h"
+
+namespace difftx::testing {
+
+std::vector<BackendUnderTest> backends_under_test() {
+  std::vector<BackendUnderTest> all;
+  for (CpuLevel level : cpu_levels_runnable())
+    all.push_back({std::string("cpu_") + cpu_level_name(level), &backends::cpu::level_backend(level)});
+  for (const std::string& device : backends::device_names()) {
+    if (device == "cpu") continue;
+    std::string name;
+    for (char c : device)
+      if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+    all.push_back({name, &backends::open_backend(device)});
+  }
+  return all;
+}
+
+std::string backend_test_name(const ::testing::TestParamInfo<BackendUnderTest>& info) { return info.param.name; }
+
+}  // namespace difftx::testing

@@ -1,0 +1,71 @@
+// The conformance suite's plumbing: the backends under test (every CPU level this machine runs,
+// and every other device it has: a backend registered in backends/registry.cpp gets the suite by
+// being there), and arrays moved to and from a backend's memory.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+
+namespace difftx::testing {
+
+// Host memory as the CPU backend addresses it (its device addresses are host addresses).
+template <typename T>
+backends::DevicePtr<T> host_ptr(T* p) {
+  return backends::DevicePtr<T>(p);
+}
+
+struct BackendUnderTest {
+  std::string name;  // "cpu_avx512", "vulkan0"
+  backends::Backend* backend;
+};
+std::vector<BackendUnderTest> backends_under_test();
+std::string backend_test_name(const ::testing::TestParamInfo<BackendUnderTest>& info);
+inline void PrintTo(const BackendUnderTest& b, std::ostream* out) { *out << b.name; }
+
+// A host vector's copy in a backend's memory.
+template <typename T>
+class DeviceArray {
+ public:
+  DeviceArray(backends::Backend& b, const std::vector<T>& host)
+      : backend_(b), size_(static_cast<int64_t>(host.size())), buffer_(b.allocate(bytes(), true)) {
+    b.upload(buffer_.as<void>(), host.data(), size_ * int64_t{sizeof(T)});
+  }
+  DeviceArray(backends::Backend& b, int64_t n) : backend_(b), size_(n), buffer_(b.allocate(bytes(), true)) {}
+
+  backends::DevicePtr<T> ptr() const { return buffer_.as<T>(); }
+  operator backends::DevicePtr<T>() const { return ptr(); }
+  operator backends::DevicePtr<const T>() const { return ptr(); }
+  std::vector<T> read() const {
+    std::vector<T> out(size_);
+    backend_.download(out.data(), buffer_.as<const void>(), size_ * int64_t{sizeof(T)});
+    return out;
+  }
+
+ private:
+  int64_t bytes() const { return std::max<int64_t>(size_, 1) * int64_t{sizeof(T)}; }
+  backends::Backend& backend_;
+  int64_t size_;
+  backends::DeviceBuffer buffer_;
+};
+
+// The fixture of every conformance test: GetParam() is the backend.
+class Conformance : public ::testing::TestWithParam<BackendUnderTest> {
+ protected:
+  backends::Backend& backend() const { return *GetParam().backend; }
+  template <typename T>
+  DeviceArray<T> on_device(const std::vector<T>& host) const {
+    return DeviceArray<T>(backend(), host);
+  }
+  template <typename T>
+  DeviceArray<T> zeros(int64_t n) const {
+    return DeviceArray<T>(backend(), n);
+  }
+};
+
+}  // namespace difftx::testing
