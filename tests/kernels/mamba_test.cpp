@@ -66,13 +66,8 @@ void run_prompt(const ScanCase& c, int64_t t0, int64_t t1, std::vector<float>& w
 
 TEST(Mamba, PromptMatchesReferenceOnAwkwardShapes) {
   int cases = 0;
-  for (const auto& [E, S, K, T] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{{1, 1, 1, 1},
-                                                                                              {1, 16, 4, 9},
-                                                                                              {7, 3, 2, 5},
-                                                                                              {65, 16, 4, 1},
-                                                                                              {65, 5, 3, 40},
-                                                                                              {300, 16, 4, 40},
-                                                                                              {33, 2, 6, 3}}) {
+  for (const auto& [E, S, K, T] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+           {1, 1, 1, 1}, {1, 16, 4, 9}, {7, 3, 2, 5}, {65, 16, 4, 1}, {65, 5, 3, 40}, {300, 16, 4, 40}, {33, 2, 6, 3}}) {
     const ScanCase c = ScanCase::random({E, S, K}, T, 70 + cases++);
     std::vector<float> window = c.window, state = c.state, u(T * E), y(T * E);
     run_prompt(c, 0, T, window, state, u.data(), y.data());
