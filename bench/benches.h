@@ -20,6 +20,7 @@ int bench_analysis(cli::Args& args);
 int bench_quant(cli::Args& args);
 int bench_memory(cli::Args& args);  // in quant_bench.cpp: the memory rates its rows are set against
 int bench_matmul(cli::Args& args);
+int bench_vulkan(cli::Args& args);  // the Vulkan backend's kernels, timed on the device
 
 // In quant_bench.cpp: rows x cols weights of `type` (a few random rows quantized, then repeated),
 // and how many copies of `bytes` a GEMV must walk in turn to stream from DRAM, not the L3.

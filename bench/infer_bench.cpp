@@ -10,8 +10,6 @@
 // --repeats after a warm-up. Decode GB/s counts
 // the bytes one step must read: every weight matrix once (the LM head included) and the cache.
 #include <algorithm>
-#include "backends/cpu/cpu_kernels.h"
-#include "source_dir.h"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -19,7 +17,9 @@
 #include <sstream>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "benches.h"
+#include "cli/device_option.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/threading.h"
@@ -30,6 +30,7 @@
 #include "measure.h"
 #include "model/model.h"
 #include "model/model_io.h"
+#include "source_dir.h"
 
 namespace difftx::bench {
 namespace {
@@ -115,8 +116,8 @@ std::string main_weight_type(const Model& model) {
 // `steps` decode steps after it, the
 // models interleaved within each repeat (load from other processes falls on all alike); best of
 // the repeats, and each model's rates over the first's.
-void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int64_t steps, int repeats, KvStorage kv,
-                      bool json) {
+void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& device, int64_t prompt, int64_t steps,
+                      int repeats, KvStorage kv, bool json) {
   std::vector<Model> models;
   std::vector<double> load_s, rss_gb;
   models.reserve(dirs.size());
@@ -124,6 +125,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, int64_t prompt, int6
     const double rss_before = resident_bytes();
     Timer timer;
     models.push_back(load_model_dir(dir, MatrixPrecision::as_stored));
+    models.back().move_to(device);
     models.back().engine_matrices_only();  // as `difftx generate` holds it
     load_s.push_back(timer.seconds());
     rss_gb.push_back((resident_bytes() - rss_before) / 1e9);
@@ -170,9 +172,10 @@ int bench_infer(cli::Args& args) {
     const int64_t steps = args.get_int("new", 2 * kDecodeSteps, cli::IntRange{1, int64_t{1} << 20});
     const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
     const KvStorage kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+    backends::Backend& device = cli::device_option(args);
     args.finish();
-    print_row(json, {str("op", "setup"), num("threads", thread_count(), 0)});
-    bench_model_dirs(models, prompt, steps, repeats, kv, json);
+    print_row(json, {str("op", "setup"), str("device", device.info().name), num("threads", thread_count(), 0)});
+    bench_model_dirs(models, device, prompt, steps, repeats, kv, json);
     return 0;
   }
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "benches.h"
+#include "cli/device_option.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/threading.h"
@@ -98,9 +99,11 @@ int bench_serve(cli::Args& args) {
   EngineOptions o;
   o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
   o.max_batch_tokens = args.get_int("max-batch-tokens", o.max_batch_tokens, cli::IntRange{1, 1 << 20});
+  backends::Backend& device = cli::device_option(args);
   args.finish();
   DIFFTX_CHECK(shared <= prompt, "--shared-prefix ", shared, " exceeds --prompt ", prompt);
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model.move_to(device);
   model.engine_matrices_only();  // as `difftx serve` holds it
   DIFFTX_CHECK(prompt + new_tokens <= model.config.max_position_embeddings, "--prompt + --new exceed the context");
   const int64_t most = *std::max_element(concurrency.begin(), concurrency.end());

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include "backends/backend.h"
 #include "bindings.h"
 #include "core/error.h"
 #include "data/hf_tokenizer.h"
@@ -26,13 +27,15 @@ MatrixPrecision precision_from_name(const std::string& name) {
 }
 
 ModelHandle load(const fs::path& dir, const std::string& weights, const std::string& kv_dtype,
-                 std::optional<int> threads) {
+                 std::optional<int> threads, const std::string& device) {
   DIFFTX_CHECK(!threads || *threads > 0, "threads: ", *threads, " must be positive (or None: OMP_NUM_THREADS)");
   const MatrixPrecision precision = precision_from_name(weights);
   const KvStorage kv = parse_kv_storage(kv_dtype);
+  backends::Backend& backend = backends::open_backend(device);
   py::gil_scoped_release release;
   ThreadScope scope(threads.value_or(0));
   auto loaded = std::make_shared<LoadedModel>(dir, load_model_dir(dir, precision));
+  loaded->model.move_to(backend);
   loaded->kv = kv;
   loaded->threads = threads.value_or(0);
   loaded->defaults = data::read_generation_defaults(dir);
@@ -196,11 +199,12 @@ ModelClass bind_model(py::module_& m) {
       });
 
   m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("weights") = "as_stored", py::arg("kv_dtype") = "bf16",
-        py::arg("threads") = py::none(),
+        py::arg("threads") = py::none(), py::arg("device") = "cpu",
         "Loads a model directory difftx reads (its own, Hugging Face Llama / DiffLlama, quantized).\n"
         "weights: 'as_stored' keeps matrices in the type the files hold (as generate/logits do) or 'f32'\n"
         "widens them (as the analyses do); kv_dtype: 'bf16', 'f32' or 'int8' for the KV cache of\n"
-        "generation; threads: threads of its calls (None: OMP_NUM_THREADS, else every core).");
+        "generation; threads: threads of its calls (None: OMP_NUM_THREADS, else every core); device: 'cpu',\n"
+        "'vulkan' (the best GPU) or 'vulkan:N' for generation, logits and evaluation.");
   return model;
 }
 

@@ -1,4 +1,6 @@
 """load, the model's properties, the tokenizer, logits (bit for bit `difftx logits`), errors."""
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -87,6 +89,17 @@ def test_threads_give_the_same_logits():
     assert np.array_equal(one.logits(ids), two.logits(ids))
     with pytest.raises(difftx.Error, match="threads"):
         difftx.load(path, threads=0)
+
+
+def test_a_device_gives_the_cpus_logits_and_names_itself_when_missing(binary):
+    path = FIXTURES / "oracle" / "diff2"
+    with pytest.raises(difftx.Error, match="unknown device 'tpu'"):
+        difftx.load(path, device="tpu")
+    if "vulkan:0" not in subprocess.run([binary, "--version"], capture_output=True, text=True).stdout:
+        pytest.skip("no Vulkan device here")
+    cpu, gpu = difftx.load(path), difftx.load(path, device="vulkan:0")
+    ids = ids_for(cpu, 40)
+    assert np.abs(gpu.logits(ids) - cpu.logits(ids)).max() < 1e-3
 
 
 def test_docstrings_and_signatures():

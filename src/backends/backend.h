@@ -127,8 +127,9 @@ class Backend {
   virtual const DeviceInfo& info() const = 0;
   // Whether the host reads this device's memory directly (DevicePtr::host()): the CPU's.
   virtual bool host_memory() const = 0;
-  // Whether the training ops run here (the backward ops, cross-entropy, AdamW, sum of squares);
-  // elsewhere they are errors naming the op and the device.
+  // Whether the training ops run here (training's dense gemm, the backward ops, cross-entropy's
+  // gradient, AdamW, sum of squares) and the analyses' fake-quantized attention; elsewhere they
+  // are errors naming the op and the device.
   virtual bool trains() const = 0;
   // Whether a hybrid stack's ops run here (LayerNorm with a bias, add_bias, Mamba, the GMU);
   // elsewhere they are errors naming the op and the device.

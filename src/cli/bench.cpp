@@ -15,8 +15,8 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              (B defaults to 4096/T); --profile adds each phase's time\n"
                "                                              in the best step and its best over the rounds\n"
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
-               "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--new 128] [--repeats N]\n"
-               "  difftx bench serve --model DIR [--concurrency 1,4,16,64] [--prompt 128] [--new 64]\n"
+               "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--new 128] [--repeats N] [--device D]\n"
+               "  difftx bench serve --model DIR [--device D] [--concurrency 1,4,16,64] [--prompt 128] [--new 64]\n"
                "                     [--shared-prefix N] [--kv-dtype bf16] [--max-batch-tokens 512] [--json]\n"
                "                    [--kv-dtype f32|bf16|int8] [--json]\n"
                "                                              prefill and decode tokens/s per variant\n"
@@ -26,7 +26,11 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench memory [--json]                parallel memcpy and read GB/s (the bandwidth limit's denominator)\n"
                "  difftx bench matmul [--json] [--order gemv|gemm|by_size] [--rows 1,4,16,64] [--types q4_0,q8_0,bf16] [--sgemm]\n"
                "                      [--shapes 2048x2048,8192x2048] [--rounds 5] [--panels]\n"
-               "                                              one matmul order at N rows of x: rows/s and its ratio to the first N",
+               "                                              one matmul order at N rows of x: rows/s and its ratio to the first N\n"
+               "  difftx bench vulkan [--device vulkan[:N]] [--config FILE] [--types f16,q8_0,q4_0,q4_k] [--rows 1]\n"
+               "                      [--prompt 512] [--context 4096] [--rounds 3] [--copy-mib 1024] [--copy-only] [--json]\n"
+               "                                              the Vulkan kernels at a model's shapes, timed on the device,\n"
+               "                                              beside its copy rate",
                run_targets("bench", {{"gemm", bench::bench_gemm},
                                      {"attn", bench::bench_attn},
                                      {"tokenizer", bench::bench_tokenizer},
@@ -37,6 +41,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                                      {"analysis", bench::bench_analysis},
                                      {"quant", bench::bench_quant},
                                      {"memory", bench::bench_memory},
-                                     {"matmul", bench::bench_matmul}}));
+                                     {"matmul", bench::bench_matmul},
+                                     {"vulkan", bench::bench_vulkan}}));
 
 }  // namespace difftx::cli

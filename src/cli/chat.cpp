@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
+#include "cli/device_option.h"
 #include "cli/model_chat_template.h"
 #include "infer/model_prompt.h"
 #include "core/error.h"
@@ -36,6 +37,7 @@ int run_chat(Args& args) {
   o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(0), kNonNegative);
   o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(1.0), NumberRange{0, 1, true});
   o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", 1, kAnySeed));
+  backends::Backend& device = device_option(args);
   args.finish();
 
   const auto tmpl = load_chat_template(dir, template_file);
@@ -43,6 +45,7 @@ int run_chat(Args& args) {
                " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); give one with "
                "--chat-template FILE");
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model.move_to(device);
   model.engine_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
@@ -81,6 +84,7 @@ int run_chat(Args& args) {
 
 DIFFTX_COMMAND("chat", "talk to a model on the terminal through its chat template",
                "  --model DIR            a model directory with its tokenizer and a chat template\n"
+               DIFFTX_DEVICE_HELP
                "  --chat-template FILE   this Jinja template instead of the model's (tokenizer_config.json)\n"
                "  --system TEXT          a system message first\n"
                "  --max-new-tokens N     most tokens of a reply (default 512); it ends earlier at the EOS\n"

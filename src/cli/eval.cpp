@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "cli/command.h"
+#include "cli/device_option.h"
 #include "data/loader.h"
 #include "eval/perplexity.h"
 #include "model/model_io.h"
@@ -18,8 +19,10 @@ int run_eval(Args& args) {
   PerplexityOptions o;
   o.max_batches = args.get_int("max-batches", o.max_batches, kNonNegative);
   const bool quiet = args.flag("quiet");
+  backends::Backend& device = device_option(args);
   args.finish();
-  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model.move_to(device);
   if (!quiet)
     o.progress = [](const PerplexityProgress& p) {
       const double rate = p.tokens / std::max(p.seconds, 1e-9);
@@ -40,6 +43,7 @@ int run_eval(Args& args) {
 
 DIFFTX_COMMAND("eval", "validation loss and perplexity of a model on prepared data",
                "  --model DIR           a model directory (config.json + model.safetensors)\n"
+               DIFFTX_DEVICE_HELP
                "  --data DIR            prepared data (difftx prepare); its val split is read in order\n"
                "  --seq-len T           tokens per window (default 256)\n"
                "  --micro-batch B       windows per forward (default 8)\n"

@@ -9,6 +9,7 @@
 
 #include "serve/chat_prompt.h"
 #include "cli/command.h"
+#include "cli/device_option.h"
 #include "cli/model_chat_template.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
@@ -40,9 +41,11 @@ int run_generate(Args& args) {
   o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(o.sampling.top_k), kNonNegative);
   o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(o.sampling.top_p), NumberRange{0, 1, true});
   o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed), kAnySeed));
+  backends::Backend& device = device_option(args);
   args.finish();
 
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model.move_to(device);
   model.engine_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
@@ -97,6 +100,7 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --model DIR           a model directory with its tokenizer (a difftx train checkpoint; a\n"
                "                        tokenizer.json with config.json / generation_config.json, whose\n"
                "                        eos_token_id and sampling defaults apply unless options override them)\n"
+               DIFFTX_DEVICE_HELP
                "  --prompt TEXT         the text to continue (echoed, then the continuation streams)\n"
                "  --chat                the prompt is one user message, rendered through the model's chat template\n"
                "                        (tokenizer_config.json); the reply streams, ending at the template's EOS\n"

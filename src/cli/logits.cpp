@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cli/command.h"
+#include "cli/device_option.h"
 #include "core/error.h"
 #include "io/npy.h"
 #include "model/decoder.h"
@@ -32,8 +33,10 @@ int run_logits(Args& args) {
   const std::string dir = args.require("model");
   const std::string tokens = args.require("tokens");
   const std::string out = args.require("out");
+  backends::Backend& device = device_option(args);
   args.finish();
-  const Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model.move_to(device);
   const auto ids = parse_token_ids(tokens, model.config.vocab_size);
   const int64_t T = static_cast<int64_t>(ids.size());
   DIFFTX_CHECK(T <= model.config.max_position_embeddings, "--tokens: ", T, " tokens exceed max_position_embeddings ",
@@ -55,6 +58,7 @@ int run_logits(Args& args) {
 
 DIFFTX_COMMAND("logits", "write the logits of a full forward pass as .npy",
                "  --model DIR           a model directory (config.json + model.safetensors)\n"
+               DIFFTX_DEVICE_HELP
                "  --tokens \"ID ID ...\"  token ids, separated by spaces\n"
                "  --out FILE.npy        float32 [T, V] logits",
                run_logits);

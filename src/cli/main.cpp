@@ -4,6 +4,7 @@
 #include <iostream>
 #include <new>
 
+#include "backends/vulkan/vulkan.h"
 #include "cli/command.h"
 #include "core/error.h"
 #include "backends/cpu/cpu_level.h"
@@ -24,7 +25,7 @@ void print_help() {
             [](const Command& a, const Command& b) { return a.name < b.name; });
   std::printf("difftx: train, run and measure Differential Transformer language models\n\n"
               "usage: difftx COMMAND [options]   (difftx COMMAND --help for its options)\n"
-              "       difftx --version           (the build's CPU levels and the one in use)\n\n");
+              "       difftx --version           (the build's CPU levels, the one in use, the Vulkan devices)\n\n");
   for (const auto& c : commands) std::printf("  %-12s %s\n", c.name.c_str(), c.summary.c_str());
 }
 
@@ -41,6 +42,7 @@ int print_version() {
     return 1;
   }
   std::printf("OpenBLAS kernels: %s\n", difftx::gemm_kernel_name().c_str());
+  for (const std::string& line : difftx::backends::vulkan::device_listing()) std::printf("%s\n", line.c_str());
   return 0;
 }
 

@@ -7,6 +7,7 @@
 
 #include "serve/chat_prompt.h"
 #include "cli/command.h"
+#include "cli/device_option.h"
 #include "cli/model_chat_template.h"
 #include "infer/model_prompt.h"
 #include "core/error.h"
@@ -45,12 +46,14 @@ int run_serve(Args& args) {
   const std::string model_name = args.get("model-name", fs::absolute(dir).lexically_normal().filename().string());
   const auto template_file = args.get("chat-template");
   const int64_t max_choices = args.get_int("max-choices", 16, IntRange{1, 1024});
+  backends::Backend& device = device_option(args);
   args.finish();
   DIFFTX_CHECK(!model_name.empty(), "--model-name must not be empty");
 
   return serve::run_server(o, [&]() {
     auto m = std::make_unique<serve::ServedModel>();
     m->model = std::make_unique<Model>(load_model_dir(dir, MatrixPrecision::as_stored));
+    m->model->move_to(device);
     m->model->engine_matrices_only();  // the engine's copy of the weights, and no other
     m->tokenizer = std::make_unique<data::Tokenizer>(load_model_tokenizer(dir, tokenizer_name, m->model->config));
     const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
@@ -80,6 +83,7 @@ int run_serve(Args& args) {
 
 DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batching and a chat page",
                "  --model DIR            a model directory with its tokenizer (as for generate)\n"
+               DIFFTX_DEVICE_HELP
                "  --host ADDR            address to listen on (default 127.0.0.1)\n"
                "  --port N               port (default 8080; 0: any free port, printed)\n"
                "  --model-name NAME      the model's id in /v1/models and responses (default: the directory's name)\n"

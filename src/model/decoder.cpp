@@ -52,7 +52,9 @@ void backward_layers(const Model& model, Activations& acts, ModelTensors& g) {
 
 void lm_head(const Model& model, DevicePtr<const float> h, F32 logits, int64_t rows) {
   const backends::DeviceMatrix& W = model.matrices.lm_head;
-  if (W.type == WeightType::f32)
+  // Where the model trains, an F32 head is training's dense product (the bits its backward
+  // pairs with); elsewhere it is a matmul like every other weight type.
+  if (W.type == WeightType::f32 && model.backend->trains())
     model.backend->gemm(Trans::N, Trans::T, rows, W.rows, W.cols, 1.0f, h, backends::device_cast<const float>(W.data),
                         0.0f, logits);
   else

@@ -128,7 +128,7 @@ HybridActivations::HybridActivations(const ModelConfig& c, int64_t B_, int64_t T
   DIFFTX_CHECK(B >= 1 && T >= 1 && T <= c.max_position_embeddings, "hybrid forward: ", B, " sequences of ", T,
                " tokens; each must hold 1 to max_position_embeddings = ", c.max_position_embeddings);
   DIFFTX_CHECK(backend->runs_hybrid(), "a hybrid model (SambaY, Phi-4-mini-flash) needs the LayerNorm, Mamba and GMU ",
-               "ops, which ", backend->info().name, " does not have; the CPU runs them");
+               "ops, which ", backend->info().name, " does not have; the CPU runs them (--device cpu)");
   const AttentionDims dims = c.attention_dims(B, T);
   const MambaDims m = mamba_dims(c);
   const int64_t D = c.hidden_size, F = c.intermediate_size, E = m.channels, S = m.state;

@@ -1,12 +1,15 @@
 // The conformance suite, a hybrid stack's ops (Phi-4-mini-flash's SambaY): LayerNorm with a bias,
 // a projection's bias, Mamba-1's conv and selective scan (prompt against the double reference, the
 // step form against the prompt's bits), the GMU for F32 and BF16 weights, and sliding-window
-// attention through the fused forward and the paged KV cache, on every backend that runs them.
+// attention through the fused forward and the paged KV cache, on every backend that runs them; a
+// backend that does not refuses each op by name.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <limits>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -364,6 +367,35 @@ TEST_P(ConformanceHybrid, SlidingWindowPagedAttention) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ConformanceHybrid, ::testing::ValuesIn(backends_under_test()), backend_test_name);
+
+// A backend without the ops (runs_hybrid() false) refuses each by name, with the device's name.
+class HybridRefusal : public Conformance {};
+
+TEST_P(HybridRefusal, EachOpIsAnErrorNamingItAndTheDevice) {
+  if (backend().runs_hybrid()) GTEST_SKIP() << GetParam().name << " runs a hybrid stack's ops";
+  auto buf = zeros<float>(64);
+  const auto slots = zeros<int32_t>(1);
+  const MambaDims dims{4, 2, 2};
+  const backends::DeviceMatrix m{WeightType::f32, buf.ptr(), 4, 4};
+  const std::vector<std::pair<std::string, std::function<void()>>> ops = {
+      {"layernorm_forward", [&] { backend().layernorm_forward(buf, buf, buf, buf, buf, buf, 1, 4, 1e-5f); }},
+      {"layernorm_backward", [&] { backend().layernorm_backward(buf, buf, buf, buf, buf, buf, buf, buf, 1, 4); }},
+      {"add_bias", [&] { backend().add_bias(buf, buf, 1, 4); }},
+      {"mamba_conv_prompt", [&] { backend().mamba_conv_prompt(dims, 1, buf, 4, buf, buf, buf, buf); }},
+      {"mamba_scan_prompt",
+       [&] { backend().mamba_scan_prompt(dims, 1, buf, buf, buf, buf, buf, buf, 2, buf, buf, buf); }},
+      {"mamba_conv_step", [&] { backend().mamba_conv_step(dims, 1, buf, 4, buf, buf, buf, slots, buf); }},
+      {"mamba_scan_step",
+       [&] { backend().mamba_scan_step(dims, 1, buf, buf, buf, buf, buf, buf, 2, buf, buf, slots, buf); }},
+      {"gmu_forward", [&] { backend().gmu_forward(m, m, buf, buf, buf, buf, 1, false, MatmulOrder::by_size); }}};
+  for (const auto& [op, call] : ops) {
+    const std::string message = error_of(call);
+    EXPECT_NE(message.find(op), std::string::npos) << message;
+    EXPECT_NE(message.find(backend().info().name), std::string::npos) << message;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, HybridRefusal, ::testing::ValuesIn(backends_under_test()), backend_test_name);
 
 }  // namespace
 }  // namespace difftx::testing

@@ -43,7 +43,7 @@ TEST_P(ConformanceOps, RmsNormForwardAndBackward) {
     auto dg = on_device(dg0);
     const auto dx_in = on_device(x), dg_in = on_device(g), ddy = on_device(dy);
     backend().rmsnorm_forward(dx_in, dg_in, y, rstd, s.rows, s.n, 1e-5f);
-    backend().rmsnorm_backward(dx_in, dg_in, rstd, ddy, dx, dg, s.rows, s.n);
+    if (backend().trains()) backend().rmsnorm_backward(dx_in, dg_in, rstd, ddy, dx, dg, s.rows, s.n);
     std::vector<double> yr(x.size()), rr(s.rows), dxr(x.size()), dgr(dg0.begin(), dg0.end());
     const auto xd = to_double(x), gd = to_double(g), dyd = to_double(dy);
     reference::rmsnorm_forward(xd.data(), gd.data(), yr.data(), rr.data(), s.rows, s.n, 1e-5);
@@ -51,6 +51,7 @@ TEST_P(ConformanceOps, RmsNormForwardAndBackward) {
     const std::string what = "rows=" + std::to_string(s.rows) + " n=" + std::to_string(s.n);
     expect_near(y.read(), yr, 1e-5, 1e-5, "y " + what);
     expect_near(rstd.read(), rr, 1e-6, 1e-5, "rstd " + what);
+    if (!backend().trains()) continue;
     expect_near(dx.read(), dxr, 1e-5, 1e-4, "dx " + what);
     expect_near(dg.read(), dgr, 1e-4, 1e-4, "dg " + what);
   }
@@ -91,12 +92,13 @@ TEST_P(ConformanceOps, SwigluForwardAndBackward) {
     auto h = zeros<float>(n), dg = zeros<float>(n), du = zeros<float>(n);
     const auto gd = on_device(g), ud = on_device(u), dhd = on_device(dh);
     backend().swiglu_forward(gd, ud, h, n);
-    backend().swiglu_backward(gd, ud, dhd, dg, du, n);
+    if (backend().trains()) backend().swiglu_backward(gd, ud, dhd, dg, du, n);
     std::vector<double> hr(n), dgr(n), dur(n);
     const auto g64 = to_double(g), u64 = to_double(u), dh64 = to_double(dh);
     reference::swiglu_forward(g64.data(), u64.data(), hr.data(), n);
     reference::swiglu_backward(g64.data(), u64.data(), dh64.data(), dgr.data(), dur.data(), n);
     expect_near(h.read(), hr, 1e-6, 1e-5, "h n=" + std::to_string(n));
+    if (!backend().trains()) continue;
     expect_near(dg.read(), dgr, 1e-6, 1e-5, "dg n=" + std::to_string(n));
     expect_near(du.read(), dur, 1e-6, 1e-5, "du n=" + std::to_string(n));
   }

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
+#include <string>
 
+#include "backends/backend.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "core/rng.h"
 #include "infer/generate.h"
@@ -87,18 +90,29 @@ struct InvarianceCase {
   AttentionKind kind;
   WeightType weights;
   KvStorage kv;
+  std::string device = "cpu";  // backends::open_backend's name
 };
 
+// A name gtest takes: letters, digits and underscores.
+std::string test_name(const std::string& device) {
+  std::string name;
+  for (char ch : device) name += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  return name;
+}
+
 std::string describe(const InvarianceCase& c) {
-  return std::string(attention_kind_name(c.kind)) + "_" + weight_type_name(c.weights) + "_kv_" + kv_storage_name(c.kv);
+  return (c.device == "cpu" ? "" : test_name(c.device) + "_") + attention_kind_name(c.kind) + "_" +
+         weight_type_name(c.weights) + "_kv_" + kv_storage_name(c.kv);
 }
 
 Model case_model(const InvarianceCase& c) {
   // Hidden 256 so that every block type's rows are whole blocks (Q4_K: 256 weights).
   const ModelConfig config = tiny_config(c.kind, c.weights == WeightType::f32 ? 64 : 256);
-  Model model = testing::random_model(config, 7);
-  if (c.weights == WeightType::f32) return model;
-  return convert_matrices(model, storage_plan(config, c.weights));
+  Model model = c.weights == WeightType::f32
+                    ? testing::random_model(config, 7)
+                    : convert_matrices(testing::random_model(config, 7), storage_plan(config, c.weights));
+  model.move_to(backends::open_backend(c.device));
+  return model;
 }
 
 class BatchInvariance : public ::testing::TestWithParam<InvarianceCase> {};
@@ -194,6 +208,18 @@ std::vector<InvarianceCase> invariance_cases() {
   for (AttentionKind kind : kKinds)
     for (WeightType w : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
       out.push_back({kind, w, KvStorage::bf16});
+  // Every other device (Vulkan's on lavapipe in CI, which is slow): every variant, weight type
+  // and KV type once.
+  for (const std::string& device : backends::device_names()) {
+    if (device == "cpu") continue;
+    for (const InvarianceCase& c : {InvarianceCase{AttentionKind::baseline, WeightType::f32, KvStorage::f32},
+                                    InvarianceCase{AttentionKind::diff, WeightType::bf16, KvStorage::int8},
+                                    InvarianceCase{AttentionKind::diff2, WeightType::q4_k, KvStorage::bf16},
+                                    InvarianceCase{AttentionKind::diff_grouped, WeightType::q8_0, KvStorage::int8},
+                                    InvarianceCase{AttentionKind::diff2, WeightType::f16, KvStorage::f32},
+                                    InvarianceCase{AttentionKind::baseline, WeightType::q4_0, KvStorage::bf16}})
+      out.push_back({c.kind, c.weights, c.kv, device});
+  }
   return out;
 }
 
@@ -300,7 +326,8 @@ TEST(Engine, TwoLongPromptsInATightPoolPreemptAndMatchAlone) {
   o.max_batch_tokens = 33;
   Engine engine(model, nullptr, o);
   Rng rng(2);
-  const Request a = sampled_request(random_tokens(rng, 300, 96), 8, 1), b = sampled_request(random_tokens(rng, 290, 96), 8, 2);
+  const Request a = sampled_request(random_tokens(rng, 300, 96), 8, 1),
+                b = sampled_request(random_tokens(rng, 290, 96), 8, 2);
   Stream sa, sb;
   testing::submit_recorded(engine, a, sa);
   testing::submit_recorded(engine, b, sb);
@@ -343,50 +370,54 @@ TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
 // that must preempt: every step keeps the pool's invariants, and every finished request equals
 // the same request alone.
 TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
-  for (AttentionKind kind : kKinds) {
-    const Model model = testing::random_model(tiny_config(kind), 21);
-    EngineOptions o;
-    o.kv_block_tokens = 16;
-    o.kv_tokens = 256;
-    o.max_batch_tokens = 24;
-    o.max_running = 6;
-    Engine engine(model, nullptr, o);
-    Rng rng(static_cast<uint64_t>(kind) + 17);
-    const std::vector<int32_t> preamble = random_tokens(rng, 48, 96);
-    std::vector<Request> requests;
-    std::vector<std::unique_ptr<Stream>> streams;
-    std::vector<Engine::RequestId> ids;
-    std::vector<bool> cancelled;
-    int64_t steps = 0;
-    for (int arrival = 0; arrival < 40 || engine.step(); ++arrival) {
-      if (arrival < 40) {
-        std::vector<int32_t> p = random_tokens(rng, 1 + rng.below(90), 96);
-        if (rng.below(2)) p.insert(p.begin(), preamble.begin(), preamble.end());
-        requests.push_back(sampled_request(p, 1 + rng.below(40), arrival));
-        streams.push_back(std::make_unique<Stream>());
-        ids.push_back(testing::submit_recorded(engine, requests.back(), *streams.back()));
-        cancelled.push_back(rng.below(8) == 0);
+  for (const std::string& device : backends::device_names())
+    for (AttentionKind kind : kKinds) {
+      if (device != "cpu" && kind != AttentionKind::diff2) continue;  // one variant on the slow CI devices
+      SCOPED_TRACE(device);
+      Model model = testing::random_model(tiny_config(kind), 21);
+      model.move_to(backends::open_backend(device));
+      EngineOptions o;
+      o.kv_block_tokens = 16;
+      o.kv_tokens = 256;
+      o.max_batch_tokens = 24;
+      o.max_running = 6;
+      Engine engine(model, nullptr, o);
+      Rng rng(static_cast<uint64_t>(kind) + 17);
+      const std::vector<int32_t> preamble = random_tokens(rng, 48, 96);
+      std::vector<Request> requests;
+      std::vector<std::unique_ptr<Stream>> streams;
+      std::vector<Engine::RequestId> ids;
+      std::vector<bool> cancelled;
+      int64_t steps = 0;
+      for (int arrival = 0; arrival < 40 || engine.step(); ++arrival) {
+        if (arrival < 40) {
+          std::vector<int32_t> p = random_tokens(rng, 1 + rng.below(90), 96);
+          if (rng.below(2)) p.insert(p.begin(), preamble.begin(), preamble.end());
+          requests.push_back(sampled_request(p, 1 + rng.below(40), arrival));
+          streams.push_back(std::make_unique<Stream>());
+          ids.push_back(testing::submit_recorded(engine, requests.back(), *streams.back()));
+          cancelled.push_back(rng.below(8) == 0);
+        }
+        // A few steps between arrivals; a cancel lands some steps after its request arrived.
+        for (uint64_t k = rng.below(4); k > 0; --k, ++steps) engine.step();
+        if (arrival >= 3 && arrival < 43 && cancelled[arrival - 3]) engine.cancel(ids[arrival - 3]);
+        const EngineStats st = engine.stats();
+        ASSERT_LE(st.kv_blocks_used, st.kv_blocks);
+        ASSERT_LE(st.running, o.max_running);
       }
-      // A few steps between arrivals; a cancel lands some steps after its request arrived.
-      for (uint64_t k = rng.below(4); k > 0; --k, ++steps) engine.step();
-      if (arrival >= 3 && arrival < 43 && cancelled[arrival - 3]) engine.cancel(ids[arrival - 3]);
       const EngineStats st = engine.stats();
-      ASSERT_LE(st.kv_blocks_used, st.kv_blocks);
-      ASSERT_LE(st.running, o.max_running);
+      EXPECT_EQ(st.kv_blocks_used, 0);
+      EXPECT_GT(st.prefix_hit_tokens, 0);
+      for (size_t i = 0; i < requests.size(); ++i) {
+        if (cancelled[i]) continue;
+        EngineOptions single = o;
+        single.kv_tokens = 0;
+        expect_same_stream(*streams[i], alone(model, requests[i], single),
+                           std::string(attention_kind_name(kind)) + " request " + std::to_string(i));
+      }
+      EXPECT_GT(st.preemptions, 0) << attention_kind_name(kind);
+      EXPECT_GT(steps, 40);
     }
-    const EngineStats st = engine.stats();
-    EXPECT_EQ(st.kv_blocks_used, 0);
-    EXPECT_GT(st.prefix_hit_tokens, 0);
-    for (size_t i = 0; i < requests.size(); ++i) {
-      if (cancelled[i]) continue;
-      EngineOptions single = o;
-      single.kv_tokens = 0;
-      expect_same_stream(*streams[i], alone(model, requests[i], single),
-                         std::string(attention_kind_name(kind)) + " request " + std::to_string(i));
-    }
-    EXPECT_GT(st.preemptions, 0) << attention_kind_name(kind);
-    EXPECT_GT(steps, 40);
-  }
 }
 
 }  // namespace

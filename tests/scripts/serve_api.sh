@@ -23,7 +23,7 @@ post /detokenize "{\"tokens\": $ids}" > /dev/null
 
 # Greedy completions are what `difftx generate` prints for the same prompt and length.
 for prompt in "The Congress" "It is" "We"; do
-  "$difftx" generate --model "$model" --prompt "$prompt" --max-new-tokens 24 --temperature 0 > "$work/gen.txt" 2> /dev/null
+  "$difftx" generate --model "$model" "${device_args[@]}" --prompt "$prompt" --max-new-tokens 24 --temperature 0 > "$work/gen.txt" 2> /dev/null
   want="$(python3 -c "import sys; t=open(sys.argv[1]).read(); print(t[len(sys.argv[2]):-1], end='')" "$work/gen.txt" "$prompt")"
   [ "$(post /v1/completions "{\"prompt\": \"$prompt\", \"max_tokens\": 24, \"temperature\": 0}")" = 200 ] ||
     { echo "FAIL: completion"; cat "$work/body.json"; exit 1; }
@@ -33,7 +33,7 @@ done
 echo "greedy: $(json_get "$work/body.json" "['choices'][0]")"
 # Seeded sampling too: the same seed draws the same tokens in both.
 for seed in 7 8; do
-  "$difftx" generate --model "$model" --prompt "The Congress" --max-new-tokens 24 --temperature 1 --seed $seed > "$work/gen.txt" 2> /dev/null
+  "$difftx" generate --model "$model" "${device_args[@]}" --prompt "The Congress" --max-new-tokens 24 --temperature 1 --seed $seed > "$work/gen.txt" 2> /dev/null
   want="$(python3 -c "import sys; t=open(sys.argv[1]).read(); print(t[len('The Congress'):-1], end='')" "$work/gen.txt")"
   post /v1/completions "{\"prompt\": \"The Congress\", \"max_tokens\": 24, \"temperature\": 1, \"seed\": $seed}" > /dev/null
   got="$(json_get "$work/body.json" "['choices'][0]['text']")"

@@ -14,9 +14,16 @@ make_serve_model() {
 }
 
 # start_server [OPTIONS...]: serve $model on a free port ($port, $base) and wait until /health is 200.
+# The device the server and the commands it is compared with run on: $DIFFTX_TEST_DEVICE (a
+# ctest entry runs a script again with vulkan), skipping when this machine has no such device.
+device_args=(--device "${DIFFTX_TEST_DEVICE:-cpu}")
+if [ "${DIFFTX_TEST_DEVICE:-cpu}" != cpu ] && ! "$difftx" --version | grep -q "^${DIFFTX_TEST_DEVICE}[: ]"; then
+  echo "SKIPPED: no ${DIFFTX_TEST_DEVICE} device here"; exit 77
+fi
+
 start_server() {
   : > "$work/server.log"
-  "$difftx" serve --model "$model" --port 0 "$@" 2> "$work/server.log" &
+  "$difftx" serve --model "$model" --port 0 "${device_args[@]}" "$@" 2> "$work/server.log" &
   server_pid=$!
   local i
   for i in $(seq 1 300); do

@@ -18,14 +18,14 @@ echo "$messages" > "$work/messages.json"
 "$difftx" template --chat-template "$template" --messages "$work/messages.json" > "$work/rendered.txt"
 [ "$(json_get "$work/body.json" "['prompt']")" = "$(cat "$work/rendered.txt")" ] || { echo "FAIL: /apply-template differs from difftx template"; exit 1; }
 post /v1/chat/completions "{\"messages\": $messages, \"max_tokens\": 16, \"temperature\": 1, \"seed\": 3}" > /dev/null
-"$difftx" generate --model "$model" --chat --chat-template "$template" --prompt "Tell me about the Union." \
+"$difftx" generate --model "$model" "${device_args[@]}" --chat --chat-template "$template" --prompt "Tell me about the Union." \
   --max-new-tokens 16 --temperature 1 --seed 3 > "$work/chat.txt" 2> /dev/null
 want="$(python3 -c "import sys; print(open(sys.argv[1]).read()[:-1], end='')" "$work/chat.txt")"
 [ "$(json_get "$work/body.json" "['choices'][0]['message']['content']")" = "$want" ] ||
   { echo "FAIL: chat completion vs generate --chat"; cat "$work/body.json"; cat "$work/chat.txt"; exit 1; }
 # `difftx chat` answers its first line the same; its second turn sees the whole conversation.
 printf 'Tell me about the Union.\nAnd the Congress?\n' |
-  "$difftx" chat --model "$model" --chat-template "$template" --max-new-tokens 16 --temperature 1 --seed 3 \
+  "$difftx" chat --model "$model" "${device_args[@]}" --chat-template "$template" --max-new-tokens 16 --temperature 1 --seed 3 \
   > "$work/chat2.txt" 2> /dev/null
 [ "$(head -n 1 "$work/chat2.txt")" = "$want" ] || { echo "FAIL: difftx chat's first reply"; cat "$work/chat2.txt"; exit 1; }
 [ "$(wc -l < "$work/chat2.txt")" = 2 ] || { echo "FAIL: difftx chat gave no second reply"; cat "$work/chat2.txt"; exit 1; }

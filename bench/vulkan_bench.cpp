@@ -1,0 +1,181 @@
+// `difftx bench vulkan`: the Vulkan backend's kernels at the shapes of a model config (default
+// the 1.2B Llama shape, configs/hf/llama-1b.json), timed by the device's own clock (timestamp
+// queries around many calls, best of --rounds), beside the device's copy rate measured in the
+// same run:
+//   copy:    a device-to-device copy of --copy-mib MiB; GB/s counting bytes read and written
+//            (--copy-only: this and the device line alone)
+//   matmul:  each projection of one layer and the LM head, per weight type, at --rows rows of x
+//            in the gemv order (decode: weight GB/s and its fraction of the copy rate) and at
+//            --prompt rows in the gemm order (prefill: TFLOPS)
+//   prefill: the fused attention of one layer over a --prompt-token sequence (TFLOPS)
+//   decode:  paged decode attention of --rows rows over --context cached positions (KV GB/s)
+// One line per measurement (JSON lines with --json). The model-level figures (tokens per second
+// of a whole forward) come from `bench infer --device vulkan` once the engine computes through the
+// backend; these are the kernels it is made of.
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vulkan.h"
+#include "backends/vulkan/vulkan_backend.h"
+#include "benches.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "io/json_file.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/decode_attention.h"
+#include "measure.h"
+#include "model/config.h"
+#include "model/model_io.h"
+
+namespace difftx::bench {
+namespace {
+
+using backends::DeviceBuffer;
+using backends::vulkan::VulkanBackend;
+
+// Best device time of `calls` calls of fn, over `rounds` rounds, per call, in ms.
+double best_ms(VulkanBackend& vk, int64_t rounds, int64_t calls, const std::function<void()>& fn) {
+  fn();  // pipelines created, memory touched
+  double best = 1e30;
+  for (int64_t r = 0; r < rounds; ++r)
+    best = std::min(best, vk.device_milliseconds([&] {
+      for (int64_t i = 0; i < calls; ++i) fn();
+    }) / static_cast<double>(calls));
+  return best;
+}
+
+// Random bytes of a matrix that are valid weights: F16/BF16 halves of small magnitude, block
+// scales likewise (a random F16 pattern could be inf or NaN).
+DeviceBuffer random_weights(VulkanBackend& vk, WeightType type, int64_t rows, int64_t cols) {
+  const std::vector<uint8_t> bytes = make_bench_weights(type, std::min<int64_t>(rows, 64), cols);
+  const int64_t row_bytes = weight_row_bytes(type, cols);
+  DeviceBuffer b = vk.allocate(rows * row_bytes, false);
+  for (int64_t r = 0; r < rows; r += 64)
+    vk.upload(backends::device_cast<void>(b.as<unsigned char>() + r * row_bytes), bytes.data(),
+              std::min<int64_t>(64, rows - r) * row_bytes);
+  return b;
+}
+
+DeviceBuffer random_floats(VulkanBackend& vk, int64_t n, Rng& rng, double scale = 1.0) {
+  std::vector<float> host(n);
+  for (float& x : host) x = static_cast<float>(rng.uniform(-scale, scale));
+  DeviceBuffer b = vk.allocate(n * 4, false);
+  vk.upload(b.as<void>(), host.data(), n * 4);
+  return b;
+}
+
+}  // namespace
+
+int bench_vulkan(cli::Args& args) {
+  const bool json = args.flag("json");
+  const std::string device = args.get("device", "vulkan");
+  const std::string config_path = args.get("config", "configs/hf/llama-1b.json");
+  const auto types = args.get_word_list("types", "f16,q8_0,q4_0,q4_k");
+  const int64_t rows = args.get_int("rows", 1, cli::IntRange{1, 256});
+  const int64_t prompt = args.get_int("prompt", 512, cli::IntRange{1, 16384});
+  const int64_t context = args.get_int("context", 4096, cli::IntRange{1, 131072});
+  const int64_t rounds = args.get_int("rounds", 3, cli::IntRange{1, 100});
+  const int64_t copy_mib = args.get_int("copy-mib", 1024, cli::IntRange{1, 65536});
+  const bool copy_only = args.flag("copy-only");
+  args.finish();
+  const ModelConfig c = model_config_from_json(read_json_file(config_path), config_path);
+  auto backend = backends::vulkan::open_device(device);
+  auto& vk = static_cast<VulkanBackend&>(*backend);
+  print_row(json, {str("op", "device"), str("name", vk.info().name),
+                   num("memory_gib", vk.info().memory_bytes / 1073741824.0, 1), str("features", vk.info().features),
+                   num("cooperative_matrix", vk.cooperative_matrix() ? 1 : 0, 0)});
+
+  // The copy rate: read and write counted, as the bandwidth of a copy is usually given.
+  const int64_t copy_bytes = std::min<int64_t>(copy_mib << 20, vk.free_bytes() / 3);
+  double copy_gbs = 0;
+  {
+    const DeviceBuffer a = vk.allocate(copy_bytes, false), b = vk.allocate(copy_bytes, false);
+    const double ms = best_ms(vk, rounds, 4, [&] { vk.copy(b.as<void>(), a.as<const void>(), copy_bytes); });
+    copy_gbs = 2.0 * copy_bytes / (ms * 1e6);
+    print_row(json,
+              {str("op", "copy"), num("mib", copy_bytes >> 20, 0), num("ms", ms, 3), num("copy_gbs", copy_gbs, 1)});
+  }
+  if (copy_only) return 0;
+
+  Rng rng(1);
+  const AttentionVariant a = c.attention_variant();
+  const int64_t D = c.hidden_size, F = c.intermediate_size;
+  struct Projection {
+    const char* name;
+    int64_t rows, cols;
+  };
+  const std::vector<Projection> projections = {{"q", a.q_width(), D}, {"k", a.k_width(), D}, {"v", a.v_width(), D},
+                                               {"o", D, a.out_width()},  {"gate", F, D},       {"down", D, F},
+                                               {"head", c.vocab_size, D}};
+  const DeviceBuffer x = random_floats(vk, prompt * std::max(D, F), rng);
+  const DeviceBuffer y = vk.allocate(prompt * std::max({F, D, c.vocab_size}) * 4, false);
+  for (const std::string& type_name : types) {
+    const WeightType type = parse_weight_type(type_name);
+    for (const Projection& p : projections) {
+      const DeviceBuffer w = random_weights(vk, type, p.rows, p.cols);
+      const backends::DeviceMatrix m =
+          vk.prepare_matrix({type, w.as<const void>(), p.rows, p.cols, nullptr}, false, false).matrix;
+      const double bytes = static_cast<double>(weight_matrix_bytes(type, p.rows, p.cols));
+      const double gemv = best_ms(vk, rounds, 20, [&] {
+        vk.matmul(m, x.as<const float>(), y.as<float>(), rows, false, MatmulOrder::gemv);
+      });
+      const double gemm = best_ms(vk, rounds, 2, [&] {
+        vk.matmul(m, x.as<const float>(), y.as<float>(), prompt, false, MatmulOrder::gemm);
+      });
+      const double gbs = bytes / (gemv * 1e6);
+      print_row(json, {str("op", "matmul"), str("type", type_name), str("matrix", p.name), num("rows", p.rows, 0),
+                       num("cols", p.cols, 0), num("gemv_rows", rows, 0), num("gemv_us", gemv * 1e3, 1),
+                       num("weight_gbs", gbs, 1), num("of_copy", gbs / copy_gbs, 3), num("gemm_rows", prompt, 0),
+                       num("gemm_ms", gemm, 3), num("gemm_tflops", 2.0 * prompt * p.rows * p.cols / (gemm * 1e9), 2)});
+    }
+  }
+
+  // Attention of one layer: the fused prefill over the prompt, and paged decode over the context.
+  const AttentionDims dims = c.attention_dims(1, prompt);
+  {
+    const DeviceBuffer q = random_floats(vk, prompt * a.q_width(), rng),
+                       k = random_floats(vk, prompt * a.k_width(), rng);
+    const DeviceBuffer v = random_floats(vk, prompt * a.v_width(), rng);
+    const DeviceBuffer lambda = random_floats(vk, std::max<int64_t>(1, a.lambda_floats(prompt)), rng, 0.5);
+    const DeviceBuffer out = vk.allocate(prompt * a.out_width() * 4, false);
+    const double ms = best_ms(vk, rounds, 2, [&] {
+      vk.attention_forward(dims, q.as<const float>(), k.as<const float>(), v.as<const float>(),
+                           lambda.as<const float>(), out.as<float>(), {});
+    });
+    print_row(json,
+              {str("op", "prefill_attention"), str("attention", attention_kind_name(c.attention)),
+               num("tokens", prompt, 0), num("ms", ms, 3), num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
+  }
+  for (KvStorage storage : {KvStorage::bf16, KvStorage::int8}) {
+    const int64_t P = 256, blocks = rows * ((context + P - 1) / P);
+    DecodeAttentionDims kd{a, P, storage};
+    const int64_t key_bytes = key_region_bytes(kd), layer_bytes = key_bytes + value_region_bytes(kd);
+    const DeviceBuffer pool = vk.allocate(blocks * layer_bytes);  // zeros: valid keys, values and scales
+    std::vector<int32_t> lengths(rows, static_cast<int32_t>(context)), tables(rows), block_ids(blocks);
+    for (int64_t i = 0; i < rows; ++i) tables[i] = static_cast<int32_t>(i * (blocks / rows));
+    for (int64_t b = 0; b < blocks; ++b) block_ids[b] = static_cast<int32_t>((b * 7) % blocks);  // scattered
+    const DeviceBuffer ld = vk.allocate(rows * 4), td = vk.allocate(rows * 4), bd = vk.allocate(blocks * 4);
+    vk.upload(ld.as<void>(), lengths.data(), rows * 4);
+    vk.upload(td.as<void>(), tables.data(), rows * 4);
+    vk.upload(bd.as<void>(), block_ids.data(), blocks * 4);
+    const DeviceBuffer q = random_floats(vk, rows * a.q_width(), rng);
+    const DeviceBuffer lambda = random_floats(vk, std::max<int64_t>(1, a.lambda_floats(rows)), rng, 0.5);
+    const DeviceBuffer out = vk.allocate(rows * a.out_width() * 4, false);
+    const backends::PagedKv kv{kd, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
+    const backends::PagedRows pr{rows, context, ld.as<const int32_t>(), td.as<const int32_t>(), bd.as<const int32_t>()};
+    const double ms = best_ms(vk, rounds, 10, [&] {
+      vk.paged_attention(kv, 0, pr, q.as<const float>(), lambda.as<const float>(), out.as<float>());
+    });
+    const double kv_bytes = static_cast<double>(rows) * layer_bytes * ((context + P - 1) / P);
+    print_row(json, {str("op", "decode_attention"), str("attention", attention_kind_name(c.attention)),
+                     str("kv", kv_storage_name(storage)), num("rows", rows, 0), num("context", context, 0),
+                     num("us", ms * 1e3, 1), num("kv_gbs", kv_bytes / (ms * 1e6), 1),
+                     num("of_copy", kv_bytes / (ms * 1e6) / copy_gbs, 3)});
+  }
+  return 0;
+}
+
+}  // namespace difftx::bench

@@ -1,0 +1,88 @@
+// A Vulkan device opened for compute: the instance (with the validation layer when asked), the
+// physical device chosen by index, what it can do (features, limits), the logical device and
+// one compute queue.
+#pragma once
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/backend.h"
+#include "backends/vulkan/api.h"
+
+namespace difftx::backends::vulkan {
+
+// What the kernels ask of a device, read once.
+struct Capabilities {
+  uint32_t api_version = 0;
+  bool float16 = false, int8 = false;            // shaderFloat16, shaderInt8 arithmetic
+  bool storage16 = false, storage8 = false;      // 16- and 8-bit storage buffer access
+  bool float64 = false;                          // shaderFloat64
+  bool cooperative_matrix = false;               // GL_NV_cooperative_matrix 16x16x16, fp16 in, fp32 out
+  bool memory_budget = false;                    // VK_EXT_memory_budget
+  uint32_t subgroup_size = 0;
+  int64_t max_binding_bytes = 0;                 // maxStorageBufferRange
+  int64_t binding_alignment = 0;                 // minStorageBufferOffsetAlignment
+  int64_t max_buffer_bytes = 0;                  // maxBufferSize (maintenance4), else maxMemoryAllocationSize
+  uint32_t max_group_count = 0;                  // maxComputeWorkGroupCount[0] (and [1])
+  int64_t shared_bytes = 0;                      // maxComputeSharedMemorySize
+  int64_t device_local_bytes = 0;                // the largest device-local heap
+};
+
+struct Options {
+  bool validation = false;         // VK_LAYER_KHRONOS_validation, messages collected (validation_messages())
+  bool cooperative_matrix = true;  // use it where the device has it (DIFFTX_VULKAN_COOPMAT=0 turns it off)
+  int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
+  double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
+};
+
+class Context {
+ public:
+  // index: the device's place in list_devices(), or -1 for the best one (a discrete GPU first,
+  // then an integrated one, a virtual one, a CPU). Error naming the devices there are when
+  // index is out of range, and what is missing when there is no loader or no device.
+  Context(int index, const Options& options);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  const Api& api() const { return api_; }
+  VkDevice device() const { return device_; }
+  VkPhysicalDevice physical() const { return physical_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queue_family() const { return queue_family_; }
+  const Capabilities& caps() const { return caps_; }
+  const DeviceInfo& info() const { return info_; }
+  const VkPhysicalDeviceProperties& properties() const { return properties_; }
+  const Options& options() const { return options_; }
+  bool validation() const { return messenger_ != VK_NULL_HANDLE; }
+  uint32_t timestamp_bits() const { return timestamp_bits_; }  // of the compute queue (0: no timestamps)
+
+  // The validation layer's errors and warnings so far (empty without validation).
+  std::vector<std::string> validation_messages() const;
+  void add_validation_message(std::string message);
+
+ private:
+  void release();  // the device, the messenger and the instance, as far as they were created
+
+  Api api_;
+  Options options_;
+  VkInstance instance_ = VK_NULL_HANDLE;
+  VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  uint32_t timestamp_bits_ = 0;
+  VkPhysicalDeviceProperties properties_{};
+  Capabilities caps_;
+  DeviceInfo info_;
+  mutable std::mutex messages_mutex_;
+  std::vector<std::string> messages_;
+};
+
+// Every Vulkan device of this machine, in the order `vulkan:N` counts them; empty, with the
+// reason in *why, when there is no loader or no device.
+std::vector<DeviceInfo> list_devices(std::string* why = nullptr);
+
+}  // namespace difftx::backends::vulkan

@@ -1,0 +1,106 @@
+// Products and the embedding: weights read in their stored type and widened in registers
+// (shaders/weights.glsl). A matrix larger than one binding is read in windows of whole rows,
+// each window a dispatch writing its own columns of y.
+#include <algorithm>
+
+#include "backends/vulkan/vulkan_backend.h"
+#include "core/error.h"
+#include "kernels/quant/weight_type.h"
+
+namespace difftx::backends::vulkan {
+namespace {
+
+constexpr int64_t kGemvRows = 16;  // rows of x one GEMV dispatch takes (NMAX in matmul_gemv.comp)
+constexpr int64_t kGemvWeightRows = 4;  // weight rows a GEMV workgroup takes (ROWS)
+constexpr int64_t kGemmMinRows = 8;  // MatmulOrder::by_size: the GEMM from here (kernels/quant/matmul.h)
+
+struct MatmulPush {
+  uint32_t w_byte, row_bytes, rows, cols, x_at, y_at, y_stride, n, accumulate;
+};
+
+struct EmbedPush {
+  uint32_t w_byte, row_bytes, cols, row0, rows, table_rows, ids_at, out_at, n;
+};
+
+std::string type_shader(const char* family, WeightType type) {
+  return std::string(family) + "_" + weight_type_name(type);
+}
+
+}  // namespace
+
+PreparedMatrix VulkanBackend::prepare_matrix(const DeviceMatrix& stored, bool, bool) {
+  PreparedMatrix prepared{stored, {}};  // the kernels read the stored rows: no second form to build
+  prepared.matrix.panels = nullptr;
+  return prepared;
+}
+
+void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N,
+                           bool accumulate, MatmulOrder order) {
+  DIFFTX_CHECK(W.rows > 0 && W.cols > 0 && N >= 0, "vulkan matmul: W [", W.rows, ", ", W.cols, "] with ", N,
+               " rows of x");
+  if (N == 0) return;
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+  DIFFTX_CHECK(W.data.address() % 4 == 0, "vulkan matmul: the weights must start 4-byte aligned");
+  const bool gemv = order == MatmulOrder::gemv || (order == MatmulOrder::by_size && N < kGemmMinRows);
+  const bool coopmat = !gemv && context_->caps().cooperative_matrix && W.type != WeightType::f32;
+  const std::string shader = type_shader(gemv ? "matmul_gemv" : coopmat ? "matmul_coopmat" : "matmul_gemm", W.type);
+  // Windows: weight rows that fit one binding; rows of x (and y) that fit one binding each.
+  const int64_t weight_rows = rows_per_binding(row_bytes, "the weight matrix");
+  const int64_t x_rows = std::min(rows_per_binding(W.cols * 4, "x"), rows_per_binding(W.rows * 4, "y"));
+  const int64_t n_step = gemv ? std::min(kGemvRows, x_rows) : x_rows;
+  for (int64_t r0 = 0; r0 < W.rows; r0 += weight_rows) {
+    const int64_t rows = std::min(weight_rows, W.rows - r0);
+    const Bound w = bind(W.data.address() + r0 * row_bytes, rows * row_bytes, "matmul weights", false);
+    for (int64_t n0 = 0; n0 < N; n0 += n_step) {
+      const int64_t n = std::min(n_step, N - n0);
+      const Bound xb = bind((x + n0 * W.cols).address(), n * W.cols * 4, "matmul x");
+      const Bound yb = bind((y + n0 * W.rows + r0).address(), ((n - 1) * W.rows + rows) * 4, "matmul y");
+      const MatmulPush push{w.delta,
+                            static_cast<uint32_t>(row_bytes),
+                            static_cast<uint32_t>(rows),
+                            static_cast<uint32_t>(W.cols),
+                            xb.words(),
+                            yb.words(),
+                            static_cast<uint32_t>(W.rows),
+                            static_cast<uint32_t>(n),
+                            accumulate ? 1u : 0u};
+      const std::vector<VkDescriptorBufferInfo> buffers{w.info, xb.info, yb.info};
+      if (gemv)
+        run(shader, {1, 1, 1}, buffers, &push, sizeof push, (rows + kGemvWeightRows - 1) / kGemvWeightRows);
+      else
+        run2d(shader, {1, 1, 1}, buffers, &push, sizeof push, (rows + 63) / 64, (n + 63) / 64);
+    }
+  }
+}
+
+void VulkanBackend::embed(const DeviceMatrix& E, DevicePtr<const int32_t> tokens, DevicePtr<float> out, int64_t N) {
+  DIFFTX_CHECK(E.rows > 0 && E.cols > 0 && N >= 0, "vulkan embed: table [", E.rows, ", ", E.cols, "] with ", N,
+               " tokens");
+  if (N == 0) return;
+  DIFFTX_CHECK(E.data.address() % 4 == 0, "vulkan embed: the table must start 4-byte aligned");
+  const int64_t row_bytes = weight_row_bytes(E.type, E.cols);
+  const int64_t table_rows = rows_per_binding(row_bytes, "the embedding table");
+  const int64_t token_rows = std::min(rows_per_binding(4, "tokens"), rows_per_binding(E.cols * 4, "embed out"));
+  const std::string shader = type_shader("embed", E.type);
+  for (int64_t r0 = 0; r0 < E.rows; r0 += table_rows) {
+    const int64_t rows = std::min(table_rows, E.rows - r0);
+    const Bound w = bind(E.data.address() + r0 * row_bytes, rows * row_bytes, "embedding table", false);
+    for (int64_t n0 = 0; n0 < N; n0 += token_rows) {
+      const int64_t n = std::min(token_rows, N - n0);
+      const Bound ids = bind((tokens + n0).address(), n * 4, "embed tokens");
+      const Bound o = bind((out + n0 * E.cols).address(), n * E.cols * 4, "embed out");
+      const EmbedPush push{w.delta,
+                           static_cast<uint32_t>(row_bytes),
+                           static_cast<uint32_t>(E.cols),
+                           static_cast<uint32_t>(r0),
+                           static_cast<uint32_t>(rows),
+                           static_cast<uint32_t>(E.rows),
+                           ids.words(),
+                           o.words(),
+                           static_cast<uint32_t>(n)};
+      run(shader, {1, 1, 1}, {w.info, ids.info, o.info}, &push, sizeof push, n);
+    }
+  }
+}
+
+}  // namespace difftx::backends::vulkan

@@ -1,0 +1,66 @@
+// Compute pipelines, created on first use from the SPIR-V compiled into the binary
+// (shaders/shaders.cmake), through one VkPipelineCache that persists under the user's cache
+// directory: creating a pipeline on lavapipe is an LLVM compile, so a short command compiles only
+// the shaders it runs, and a second run finds them compiled where the driver keeps its cache.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/vulkan/context.h"
+
+namespace difftx::backends::vulkan {
+
+// One shader's SPIR-V, as the build embedded it.
+struct ShaderCode {
+  const char* name;
+  const uint32_t* words;
+  size_t word_count;
+};
+std::span<const ShaderCode> shader_codes();  // generated: every shader of shaders.cmake
+
+// What a shader binds: set 0, binding i an array of descriptors[i] storage buffers; push
+// constants of push_bytes.
+struct Pipeline {
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  std::vector<uint32_t> descriptors;
+  uint32_t push_bytes = 0;
+  uint32_t descriptor_count() const;
+};
+
+class Pipelines {
+ public:
+  explicit Pipelines(Context& context);
+  ~Pipelines();  // saves the cache when new pipelines were created
+  Pipelines(const Pipelines&) = delete;
+  Pipelines& operator=(const Pipelines&) = delete;
+
+  // The shader's pipeline, created on first use. Error naming the shader when the build has no
+  // such shader or the driver fails to create it.
+  const Pipeline& get(std::string_view shader, std::vector<uint32_t> descriptors, uint32_t push_bytes);
+  int64_t created() const { return created_; }
+  const std::filesystem::path& cache_file() const { return cache_file_; }
+  void save_cache();
+
+ private:
+  Context& context_;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::filesystem::path cache_file_;
+  std::mutex mutex_;
+  std::map<std::string, Pipeline, std::less<>> pipelines_;
+  int64_t created_ = 0;
+  bool dirty_ = false;
+};
+
+// The directory difftx keeps caches in: $DIFFTX_CACHE_DIR, else $XDG_CACHE_HOME/difftx, else
+// ~/.cache/difftx; empty when none can be named.
+std::filesystem::path cache_directory();
+
+}  // namespace difftx::backends::vulkan

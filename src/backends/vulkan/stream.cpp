@@ -1,0 +1,305 @@
+#include "backends/vulkan/stream.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace difftx::backends::vulkan {
+namespace {
+
+constexpr int kBatches = 3;
+constexpr int64_t kStagingPerBatch = 8 << 20;
+constexpr int64_t kReadbackBytes = 8 << 20;
+constexpr uint32_t kSetsPerBatch = 512;
+constexpr uint32_t kDescriptorsPerBatch = kSetsPerBatch * 16;
+constexpr uint32_t kCommandsPerBatch = 256;  // then the batch is submitted, so the device starts early
+
+uint64_t timeout_ns(double seconds) {
+  if (seconds > 0) return static_cast<uint64_t>(seconds * 1e9);
+  seconds = 120;
+  if (const char* s = std::getenv("DIFFTX_VULKAN_TIMEOUT"); s && *s) {
+    char* end = nullptr;
+    const double v = std::strtod(s, &end);
+    DIFFTX_CHECK(end && *end == 0 && v > 0 && v < 1e6, "DIFFTX_VULKAN_TIMEOUT='", s,
+                 "': expected a number of seconds in (0, 1e6)");
+    seconds = v;
+  }
+  return static_cast<uint64_t>(seconds * 1e9);
+}
+
+}  // namespace
+
+Stream::Stream(Context& context, Memory& memory)
+    : context_(context),
+      memory_(memory),
+      api_(context.api()),
+      timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
+  VkDevice device = context.device();
+  batches_.resize(kBatches);
+  try {
+    staging_ = memory.allocate_host(kBatches * kStagingPerBatch, false);
+    readback_ = memory.allocate_host(kReadbackBytes, true);
+    for (int i = 0; i < kBatches; ++i) {
+      Batch& b = batches_[i];
+      VkCommandPoolCreateInfo pool{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+      pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+      pool.queueFamilyIndex = context.queue_family();
+      check(api_.vkCreateCommandPool(device, &pool, nullptr, &b.pool), "vkCreateCommandPool");
+      VkCommandBufferAllocateInfo alloc{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+      alloc.commandPool = b.pool;
+      alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+      alloc.commandBufferCount = 1;
+      check(api_.vkAllocateCommandBuffers(device, &alloc, &b.commands), "vkAllocateCommandBuffers");
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, kDescriptorsPerBatch};
+      VkDescriptorPoolCreateInfo descriptors{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+      descriptors.maxSets = kSetsPerBatch;
+      descriptors.poolSizeCount = 1;
+      descriptors.pPoolSizes = &size;
+      check(api_.vkCreateDescriptorPool(device, &descriptors, nullptr, &b.descriptors), "vkCreateDescriptorPool");
+      VkFenceCreateInfo fence{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+      check(api_.vkCreateFence(device, &fence, nullptr, &b.fence), "vkCreateFence");
+      b.staging_begin = i * kStagingPerBatch;
+      b.staging_end = b.staging_begin + kStagingPerBatch;
+    }
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+Stream::~Stream() { release(); }
+
+void Stream::release() {
+  VkDevice device = context_.device();
+  if (!unusable_) {
+    try {
+      finish();
+    } catch (const std::exception&) {
+    }
+  } else {
+    api_.vkDeviceWaitIdle(device);
+  }
+  for (Batch& b : batches_) {
+    if (b.fence) api_.vkDestroyFence(device, b.fence, nullptr);
+    if (b.descriptors) api_.vkDestroyDescriptorPool(device, b.descriptors, nullptr);
+    if (b.pool) api_.vkDestroyCommandPool(device, b.pool, nullptr);
+    b = {};
+  }
+  memory_.release_host(staging_);
+  memory_.release_host(readback_);
+}
+
+void Stream::check_usable() const {
+  DIFFTX_CHECK(!unusable_, "vulkan: ", context_.info().name,
+               " failed earlier (device lost or timed out); this backend can do no more work");
+}
+
+Stream::Batch& Stream::open() {
+  check_usable();
+  Batch& b = batches_[current_];
+  if (b.recording) return b;
+  if (b.in_flight) wait(b);
+  check(api_.vkResetCommandBuffer(b.commands, 0), "vkResetCommandBuffer");
+  check(api_.vkResetDescriptorPool(context_.device(), b.descriptors, 0), "vkResetDescriptorPool");
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  check(api_.vkBeginCommandBuffer(b.commands, &begin), "vkBeginCommandBuffer");
+  b.staging_head = b.staging_begin;
+  b.sets = b.descriptors_used = b.commands_recorded = 0;
+  b.recording = true;
+  return b;
+}
+
+void Stream::submit() {
+  Batch& b = batches_[current_];
+  if (!b.recording || b.commands_recorded == 0) return;
+  check(api_.vkEndCommandBuffer(b.commands), "vkEndCommandBuffer");
+  b.recording = false;
+  check(api_.vkResetFences(context_.device(), 1, &b.fence), "vkResetFences");
+  VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+  info.commandBufferCount = 1;
+  info.pCommandBuffers = &b.commands;
+  const VkResult result = api_.vkQueueSubmit(context_.queue(), 1, &info, b.fence);
+  if (result != VK_SUCCESS) {
+    unusable_ = result == VK_ERROR_DEVICE_LOST;
+    check(result, "vkQueueSubmit");
+  }
+  b.in_flight = true;
+  current_ = (current_ + 1) % batches_.size();
+}
+
+void Stream::wait(Batch& b) {
+  const VkResult result = api_.vkWaitForFences(context_.device(), 1, &b.fence, VK_TRUE, timeout_ns_);
+  if (result == VK_SUCCESS) {
+    b.in_flight = false;
+    return;
+  }
+  unusable_ = true;
+  if (result == VK_TIMEOUT)
+    fail("vulkan: ", context_.info().name, " did not finish its work within ", timeout_ns_ / 1e9,
+         " s (DIFFTX_VULKAN_TIMEOUT sets the limit in seconds); this backend can do no more work");
+  if (result == VK_ERROR_DEVICE_LOST)
+    fail("vulkan: device lost: ", context_.info().name,
+         " stopped (a driver reset, a fault in a shader, or the device was removed); this backend can do no more work");
+  check(result, "vkWaitForFences");
+}
+
+void Stream::finish() {
+  check_usable();
+  submit();
+  for (Batch& b : batches_)
+    if (b.in_flight) wait(b);
+}
+
+double Stream::device_milliseconds(const std::function<void()>& record) {
+  VkDevice device = context_.device();
+  const double period_ns = context_.properties().limits.timestampPeriod;
+  DIFFTX_CHECK(context_.timestamp_bits() > 0 && period_ns > 0, "vulkan: ", context_.info().name,
+               "'s compute queue has no timestamps");
+  VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+  info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+  info.queryCount = 2;
+  VkQueryPool pool = VK_NULL_HANDLE;
+  check(api_.vkCreateQueryPool(device, &info, nullptr, &pool), "vkCreateQueryPool");
+  uint64_t ticks[2] = {0, 0};
+  try {
+    const auto stamp = [&](uint32_t index) {
+      Batch& b = open();
+      if (index == 0) api_.vkCmdResetQueryPool(b.commands, pool, 0, 2);
+      barrier(b);  // everything before has finished
+      api_.vkCmdWriteTimestamp(b.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, pool, index);
+      ++b.commands_recorded;
+    };
+    stamp(0);
+    record();
+    stamp(1);
+    finish();
+    check(api_.vkGetQueryPoolResults(device, pool, 0, 2, sizeof ticks, ticks, sizeof(uint64_t),
+                                     VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+          "vkGetQueryPoolResults");
+  } catch (...) {
+    try {
+      finish();  // the recorded timestamps must not outlive their pool
+    } catch (const std::exception&) {
+    }
+    if (!unusable_) api_.vkDestroyQueryPool(device, pool, nullptr);  // else work may still write it
+    throw;
+  }
+  api_.vkDestroyQueryPool(device, pool, nullptr);
+  const uint64_t mask = context_.timestamp_bits() >= 64 ? ~uint64_t{0} : (uint64_t{1} << context_.timestamp_bits()) - 1;
+  return static_cast<double>((ticks[1] - ticks[0]) & mask) * period_ns / 1e6;
+}
+
+void Stream::barrier(Batch& b) {
+  VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+  m.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+  m.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
+                    VK_ACCESS_TRANSFER_WRITE_BIT;
+  const VkPipelineStageFlags stages = VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  api_.vkCmdPipelineBarrier(b.commands, stages, stages, 0, 1, &m, 0, nullptr, 0, nullptr);
+}
+
+VkDescriptorSet Stream::descriptor_set(Batch& b, const Pipeline& pipeline) {
+  VkDescriptorSetAllocateInfo info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+  info.descriptorPool = b.descriptors;
+  info.descriptorSetCount = 1;
+  info.pSetLayouts = &pipeline.set_layout;
+  VkDescriptorSet set = VK_NULL_HANDLE;
+  check(api_.vkAllocateDescriptorSets(context_.device(), &info, &set), "vkAllocateDescriptorSets");
+  ++b.sets;
+  b.descriptors_used += pipeline.descriptor_count();
+  return set;
+}
+
+void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBufferInfo> buffers, const void* push,
+                      uint32_t groups_x, uint32_t groups_y) {
+  DIFFTX_CHECK(buffers.size() == pipeline.descriptor_count(), "vulkan: a dispatch binds ", buffers.size(),
+               " buffers; its pipeline takes ", pipeline.descriptor_count());
+  if (groups_x == 0 || groups_y == 0) return;
+  Batch* b = &open();
+  if (b->sets + 1 > kSetsPerBatch || b->descriptors_used + pipeline.descriptor_count() > kDescriptorsPerBatch) {
+    submit();
+    b = &open();
+  }
+  VkDescriptorSet set = descriptor_set(*b, pipeline);
+  std::vector<VkWriteDescriptorSet> writes;
+  size_t at = 0;
+  for (uint32_t binding = 0; binding < pipeline.descriptors.size(); ++binding) {
+    VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+    w.dstSet = set;
+    w.dstBinding = binding;
+    w.descriptorCount = pipeline.descriptors[binding];
+    w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+    w.pBufferInfo = buffers.data() + at;
+    at += w.descriptorCount;
+    writes.push_back(w);
+  }
+  api_.vkUpdateDescriptorSets(context_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+  barrier(*b);
+  api_.vkCmdBindPipeline(b->commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
+  api_.vkCmdBindDescriptorSets(b->commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
+  if (pipeline.push_bytes)
+    api_.vkCmdPushConstants(b->commands, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pipeline.push_bytes, push);
+  api_.vkCmdDispatch(b->commands, groups_x, groups_y, 1);
+  if (++b->commands_recorded >= kCommandsPerBatch) submit();
+}
+
+void Stream::copy(VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes) {
+  if (bytes <= 0) return;
+  Batch& b = open();
+  barrier(b);
+  const VkBufferCopy region{static_cast<VkDeviceSize>(src_offset), static_cast<VkDeviceSize>(dst_offset),
+                            static_cast<VkDeviceSize>(bytes)};
+  api_.vkCmdCopyBuffer(b.commands, src, dst, 1, &region);
+  ++b.commands_recorded;
+}
+
+void Stream::fill_zero(VkBuffer buffer, int64_t offset, int64_t bytes) {
+  if (bytes <= 0) return;
+  Batch& b = open();
+  barrier(b);
+  api_.vkCmdFillBuffer(b.commands, buffer, static_cast<VkDeviceSize>(offset), static_cast<VkDeviceSize>(bytes), 0);
+  ++b.commands_recorded;
+}
+
+void Stream::upload(VkBuffer dst, int64_t offset, const void* src, int64_t bytes) {
+  const auto* from = static_cast<const unsigned char*>(src);
+  while (bytes > 0) {
+    Batch* b = &open();
+    if (b->staging_head == b->staging_end) {
+      submit();
+      b = &open();
+    }
+    const int64_t n = std::min(bytes, b->staging_end - b->staging_head);
+    std::memcpy(staging_.mapped + b->staging_head, from, static_cast<size_t>(n));
+    copy(staging_.buffer, b->staging_head, dst, offset, n);
+    b->staging_head = std::min(b->staging_end, b->staging_head + (n + 15) / 16 * 16);
+    from += n;
+    offset += n;
+    bytes -= n;
+  }
+}
+
+void Stream::download(void* dst, VkBuffer src, int64_t offset, int64_t bytes) {
+  auto* to = static_cast<unsigned char*>(dst);
+  while (bytes > 0) {
+    const int64_t n = std::min(bytes, readback_.bytes);
+    copy(src, offset, readback_.buffer, 0, n);
+    Batch& b = batches_[current_];
+    VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    m.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+    m.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    api_.vkCmdPipelineBarrier(b.commands, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &m, 0,
+                              nullptr, 0, nullptr);
+    finish();
+    memory_.invalidate(readback_);
+    std::memcpy(to, readback_.mapped, static_cast<size_t>(n));
+    to += n;
+    offset += n;
+    bytes -= n;
+  }
+}
+
+}  // namespace difftx::backends::vulkan

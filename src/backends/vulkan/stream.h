@@ -1,0 +1,72 @@
+// The ordered stream of work a backend issues: dispatches, copies and fills recorded into
+// command buffers, each command behind a full compute/transfer barrier, so that every op sees
+// what the ops before it wrote. Work is submitted in batches (a few in flight, each with its own
+// command buffer, descriptor pool, fence and share of the upload staging), and waited for with
+// a timeout: a device that stops answering is an error, never a hang, and a lost device leaves
+// the stream refusing further work.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "backends/vulkan/memory.h"
+#include "backends/vulkan/pipelines.h"
+
+namespace difftx::backends::vulkan {
+
+class Stream {
+ public:
+  Stream(Context& context, Memory& memory);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // One dispatch of groups (x, y, 1); buffers in the pipeline's binding order (a binding of n
+  // descriptors takes n entries).
+  void dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBufferInfo> buffers, const void* push,
+                uint32_t groups_x, uint32_t groups_y = 1);
+  void copy(VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes);
+  void fill_zero(VkBuffer buffer, int64_t offset, int64_t bytes);  // offset and bytes multiples of 4
+  // Host memory into a buffer (copied into staging at once, so src may change after the call).
+  void upload(VkBuffer dst, int64_t offset, const void* src, int64_t bytes);
+  // A buffer's bytes into host memory, after everything issued before.
+  void download(void* dst, VkBuffer src, int64_t offset, int64_t bytes);
+  // Waits for everything issued.
+  void finish();
+  // False once a wait timed out or the device was lost: work may still be running, so memory it
+  // uses must not be freed.
+  bool usable() const { return !unusable_; }
+  // Milliseconds the device spent between two points of the stream: the work `record` issues,
+  // timed by the device's own clock (timestamp queries). Error on a queue without timestamps.
+  double device_milliseconds(const std::function<void()>& record);
+
+ private:
+  struct Batch {
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer commands = VK_NULL_HANDLE;
+    VkDescriptorPool descriptors = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+    int64_t staging_begin = 0, staging_end = 0, staging_head = 0;
+    uint32_t sets = 0, descriptors_used = 0, commands_recorded = 0;
+    bool recording = false, in_flight = false;
+  };
+  Batch& open();                            // the batch being recorded, begun if need be
+  void submit();                            // the open batch to the queue (not waited for)
+  void wait(Batch& batch);                  // its fence, with the timeout
+  void barrier(Batch& batch);
+  void check_usable() const;
+  void release();  // waits for the work in flight, then destroys what the constructor made
+  VkDescriptorSet descriptor_set(Batch& batch, const Pipeline& pipeline);
+
+  Context& context_;
+  Memory& memory_;
+  const Api& api_;
+  std::vector<Batch> batches_;
+  size_t current_ = 0;
+  Memory::HostBuffer staging_, readback_;
+  uint64_t timeout_ns_;
+  bool unusable_ = false;
+};
+
+}  // namespace difftx::backends::vulkan

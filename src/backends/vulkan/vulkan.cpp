@@ -1,0 +1,47 @@
+#include "backends/vulkan/vulkan.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "backends/vulkan/vulkan_backend.h"
+#include "core/error.h"
+
+namespace difftx::backends::vulkan {
+
+bool names_vulkan(const std::string& device) { return device == "vulkan" || device.rfind("vulkan:", 0) == 0; }
+
+std::unique_ptr<Backend> open_device(const std::string& device) {
+  DIFFTX_CHECK(names_vulkan(device), "'", device.substr(0, 64), "' is not a Vulkan device name (vulkan or vulkan:N)");
+  int index = -1;
+  if (device != "vulkan") {
+    const std::string n = device.substr(7);
+    DIFFTX_CHECK(!n.empty() && n.size() <= 4 && n.find_first_not_of("0123456789") == std::string::npos, "device '",
+                 device.substr(0, 64), "': expected vulkan:N with N a device number (difftx --version lists them)");
+    index = std::stoi(n);
+  }
+  Options options;
+  if (const char* v = std::getenv("DIFFTX_VULKAN_VALIDATION"); v && std::string(v) == "1") options.validation = true;
+  return std::make_unique<VulkanBackend>(index, options);
+}
+
+std::vector<std::string> device_names() {
+  std::string why;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < list_devices(&why).size(); ++i) names.push_back(concat("vulkan:", i));
+  return names;
+}
+
+std::vector<std::string> device_listing() {
+  std::string why;
+  const std::vector<DeviceInfo> devices = list_devices(&why);
+  if (devices.empty()) return {"vulkan: no device (" + (why.rfind("vulkan: ", 0) == 0 ? why.substr(8) : why) + ")"};
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    char memory[32];
+    std::snprintf(memory, sizeof memory, "%.1f GiB", static_cast<double>(devices[i].memory_bytes) / (1 << 30));
+    lines.push_back(concat("vulkan:", i, " ", devices[i].name, ": ", memory, ", ", devices[i].features));
+  }
+  return lines;
+}
+
+}  // namespace difftx::backends::vulkan

@@ -1,0 +1,352 @@
+// Vulkan attention against the double references: the fused prefill for every variant
+// (attention_forward_reference; its saved log-sum-exp and per-map outputs against the CPU
+// kernel's), the paged KV store against kv_layout.cpp's store_kv byte for byte, and paged
+// split-K decode attention over scattered block tables against decode_attention_reference, for
+// KV storage F32, BF16 and INT8; each decode row's bits the same alone or among the others;
+// and the same results when the pool and the sequences are cut into small bindings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "backends/vulkan/vulkan_backend.h"
+#include "kernels/attention/attention.h"
+#include "kernels/attention/decode_attention.h"
+#include "reference/attention_reference.h"
+#include "reference/decode_attention_reference.h"
+#include "support/testing.h"
+#include "support/vulkan_fixture.h"
+
+namespace difftx {
+namespace {
+
+using backends::DeviceBuffer;
+using backends::vulkan::VulkanBackend;
+using testing::VulkanTest;
+
+// The variants, each with its heads (diff_grouped: r = 2 signal maps per noise map).
+struct Variant {
+  AttentionKind kind;
+  int64_t H, Hkv, r;
+};
+const Variant kVariants[] = {{AttentionKind::baseline, 4, 2, 1},
+                             {AttentionKind::diff, 4, 2, 1},
+                             {AttentionKind::diff2, 4, 2, 1},
+                             {AttentionKind::diff_grouped, 8, 2, 2}};
+
+std::string name_of(const AttentionDims& a) {
+  return std::string(attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
+         " H=" + std::to_string(a.H) + " Hkv=" + std::to_string(a.Hkv) + " d=" + std::to_string(a.d);
+}
+
+// ---- Prefill.
+
+struct PrefillCase {
+  AttentionDims dims;
+  std::vector<float> q, k, v, lambda;
+  static PrefillCase random(const Variant& v, int64_t B, int64_t T, int64_t d, uint64_t seed) {
+    PrefillCase c{{v.kind, B, T, v.H, v.Hkv, d, v.r}, {}, {}, {}, {}};
+    Rng rng(seed);
+    c.q = testing::random_vector(B * T * c.dims.q_width(), rng, -2, 2);
+    c.k = testing::random_vector(B * T * c.dims.k_width(), rng, -2, 2);
+    c.v = testing::random_vector(B * T * c.dims.v_width(), rng);
+    c.lambda = testing::random_vector(std::max<int64_t>(1, attention_lambda_floats(c.dims)), rng, -1, 1);
+    return c;
+  }
+};
+
+std::vector<float> prefill_on(VulkanBackend& vk, const PrefillCase& c, std::vector<float>* lse = nullptr,
+                              std::vector<float>* maps = nullptr) {
+  const AttentionDims& a = c.dims;
+  const auto put = [&](const std::vector<float>& x) {
+    DeviceBuffer b = vk.allocate(static_cast<int64_t>(x.size()) * 4);
+    vk.upload(b.as<void>(), x.data(), static_cast<int64_t>(x.size()) * 4);
+    return b;
+  };
+  const DeviceBuffer q = put(c.q), k = put(c.k), v = put(c.v), l = put(c.lambda);
+  const int64_t out_floats = a.B * a.T * a.out_width();
+  const DeviceBuffer out = vk.allocate(out_floats * 4);
+  const int64_t lse_floats = attention_lse_floats(a), maps_floats = std::max<int64_t>(1, attention_maps_out_floats(a));
+  const DeviceBuffer lse_d = vk.allocate(lse_floats * 4), maps_d = vk.allocate(maps_floats * 4);
+  backends::DeviceAttentionSaved saved{};
+  if (lse) saved = {lse_d.as<float>(), a.kind == AttentionKind::baseline ? nullptr : maps_d.as<float>()};
+  vk.attention_forward(a, q.as<const float>(), k.as<const float>(), v.as<const float>(),
+                       a.kind == AttentionKind::baseline ? nullptr : l.as<const float>(), out.as<float>(), saved);
+  std::vector<float> got(out_floats);
+  vk.download(got.data(), out.as<const void>(), out_floats * 4);
+  if (lse) {
+    lse->resize(lse_floats);
+    vk.download(lse->data(), lse_d.as<const void>(), lse_floats * 4);
+  }
+  if (maps && attention_maps_out_floats(a) > 0) {
+    maps->resize(maps_floats);
+    vk.download(maps->data(), maps_d.as<const void>(), maps_floats * 4);
+  }
+  return got;
+}
+
+TEST_F(VulkanTest, PrefillAttentionMatchesReferenceForEveryVariant) {
+  int cases = 0;
+  for (const Variant& v : kVariants)
+    for (auto [B, T] : {std::pair<int64_t, int64_t>{1, 1}, {2, 17}, {1, 45}})
+      for (int64_t d : {16, 24, 64}) {
+        const PrefillCase c = PrefillCase::random(v, B, T, d, 300 + cases++);
+        const AttentionDims& a = c.dims;
+        std::vector<float> want(a.B * a.T * a.out_width());
+        attention_forward_reference(a, c.q.data(), c.k.data(), c.v.data(), c.lambda.data(), want.data());
+        std::vector<float> lse, maps;
+        const auto got = prefill_on(vk(), c, &lse, &maps);
+        for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << name_of(a) << " at " << i;
+        // What the forward keeps, against the CPU kernel's.
+        std::vector<float> cpu_out(got.size()), cpu_lse(attention_lse_floats(a)),
+            cpu_maps(std::max<int64_t>(1, attention_maps_out_floats(a)));
+        backends::cpu::kernels().attention_forward(a, c.q.data(), c.k.data(), c.v.data(), c.lambda.data(), cpu_out.data(),
+                          {cpu_lse.data(), a.kind == AttentionKind::baseline ? nullptr : cpu_maps.data()});
+        for (size_t i = 0; i < lse.size(); ++i) ASSERT_NEAR(lse[i], cpu_lse[i], 1e-5) << name_of(a) << " lse " << i;
+        for (size_t i = 0; i < maps.size(); ++i) ASSERT_NEAR(maps[i], cpu_maps[i], 1e-5) << name_of(a) << " maps " << i;
+      }
+  // The widest head the shader takes (d = 128; V1 values 256 wide).
+  const PrefillCase c = PrefillCase::random({AttentionKind::diff, 2, 1, 1}, 1, 20, 128, 999);
+  std::vector<float> want(c.dims.T * c.dims.out_width());
+  attention_forward_reference(c.dims, c.q.data(), c.k.data(), c.v.data(), c.lambda.data(), want.data());
+  const auto got = prefill_on(vk(), c);
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << name_of(c.dims) << " at " << i;
+  const std::string wide =
+      testing::error_of([&] { prefill_on(vk(), PrefillCase::random(kVariants[1], 1, 2, 256, 1)); });
+  EXPECT_NE(wide.find("d <= 128"), std::string::npos) << wide;
+}
+
+// ---- The paged cache.
+
+// A pool of `blocks` blocks of P positions for `layers` layers, in host memory, every byte 0xFF
+// (NaN in F32 and BF16) so that a read of anything never stored shows; each layer region padded
+// by 64 bytes beyond the layout (the pool's layer stride is its own).
+struct HostPool {
+  DecodeAttentionDims dims;
+  int64_t layers, blocks, key_bytes, layer_bytes;
+  std::vector<unsigned char> bytes;
+  HostPool(const Variant& v, int64_t d, int64_t P, KvStorage storage, int64_t layers_, int64_t blocks_)
+      : dims{{v.kind, v.H, v.Hkv, d, v.r}, P, storage}, layers(layers_), blocks(blocks_) {
+    key_bytes = key_region_bytes(dims);
+    layer_bytes = key_bytes + value_region_bytes(dims) + 64;
+    bytes.assign(blocks * layers * layer_bytes, 0xFF);
+  }
+  unsigned char* region(int64_t block, int64_t layer) { return bytes.data() + (block * layers + layer) * layer_bytes; }
+  backends::PagedKv on(const DeviceBuffer& base) const {
+    return {dims, base.as<unsigned char>(), layers, layer_bytes, key_bytes};
+  }
+};
+
+// One sequence's rows of keys and values, and its block table (scattered blocks).
+struct Sequence {
+  int64_t length;
+  std::vector<int32_t> table;
+  std::vector<float> k, v;  // [length][Hkv * key_width], [length][Hkv * value_width]
+};
+
+std::vector<Sequence> fill(HostPool& pool, const std::vector<int64_t>& lengths, int64_t layer, Rng& rng) {
+  std::vector<int32_t> free_blocks(pool.blocks);
+  for (int64_t i = 0; i < pool.blocks; ++i)
+    free_blocks[i] = static_cast<int32_t>(pool.blocks - 1 - (i * 7) % pool.blocks);
+  std::vector<Sequence> seqs;
+  size_t next = 0;
+  const int64_t P = pool.dims.capacity, kw = pool.dims.k_width(), vw = pool.dims.v_width();
+  for (int64_t length : lengths) {
+    Sequence s{length, {}, testing::random_vector(length * kw, rng, -2, 2), testing::random_vector(length * vw, rng)};
+    for (int64_t b = 0; b < (length + P - 1) / P; ++b) s.table.push_back(free_blocks.at(next++));
+    for (int64_t t = 0; t < length; ++t) {
+      unsigned char* keys = pool.region(s.table[t / P], layer);
+      store_kv(pool.dims, keys, keys + pool.key_bytes, t % P, 1, s.k.data() + t * kw, s.v.data() + t * vw);
+    }
+    seqs.push_back(std::move(s));
+  }
+  return seqs;
+}
+
+TEST_F(VulkanTest, PagedStoreWritesTheCacheLayout) {
+  Rng rng(41);
+  for (const Variant& v : kVariants)
+    for (KvStorage storage : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) {
+      HostPool want(v, 16, 32, storage, 2, 9);
+      std::fill(want.bytes.begin(), want.bytes.end(), 0);
+      const auto seqs = fill(want, {1, 70, 33}, 1, rng);
+      // The same rows through the device, in one call, rows in another order than the positions.
+      std::vector<int32_t> slots;
+      std::vector<float> k, v_rows;
+      const int64_t kw = want.dims.k_width(), vw = want.dims.v_width(), P = want.dims.capacity;
+      for (int64_t t = 69; t >= 0; --t)
+        for (const Sequence& s : seqs) {
+          if (t >= s.length) continue;
+          slots.push_back(static_cast<int32_t>(s.table[t / P] * P + t % P));
+          k.insert(k.end(), s.k.begin() + t * kw, s.k.begin() + (t + 1) * kw);
+          v_rows.insert(v_rows.end(), s.v.begin() + t * vw, s.v.begin() + (t + 1) * vw);
+        }
+      const DeviceBuffer pool = vk().allocate(static_cast<int64_t>(want.bytes.size()));
+      const DeviceBuffer sd = to_device(slots), kd = to_device(k), vd = to_device(v_rows);
+      vk().paged_store(want.on(pool), 1, sd.as<const int32_t>(), static_cast<int64_t>(slots.size()),
+                       kd.as<const float>(), vd.as<const float>());
+      const auto got = to_host<unsigned char>(pool, static_cast<int64_t>(want.bytes.size()));
+      const std::string what = std::string(attention_kind_name(v.kind)) + " " + kv_storage_name(storage);
+      if (storage != KvStorage::int8) {
+        ASSERT_TRUE(got == want.bytes) << what;
+        continue;
+      }
+      // INT8: 127 / absmax is a float division the device may round differently by an ulp; a
+      // quantized element may then differ by one step, and a scale by an ulp.
+      for (int64_t b = 0; b < want.blocks; ++b) {
+        const int64_t base = (b * want.layers + 1) * want.layer_bytes;
+        // Where the scales start (kv_layout.cpp): the elements come before them.
+        const auto* region = want.bytes.data() + base;
+        const int64_t key_element_bytes =
+            reinterpret_cast<const unsigned char*>(key_scales(want.dims, region)) - region;
+        const int64_t value_element_bytes =
+            reinterpret_cast<const unsigned char*>(value_scales(want.dims, region + want.key_bytes)) -
+            (region + want.key_bytes);
+        for (int64_t i = 0; i < want.layer_bytes; ++i) {
+          const int64_t at = base + i;
+          const bool key_element = i < key_element_bytes;
+          const bool value_element = i >= want.key_bytes && i < want.key_bytes + value_element_bytes;
+          if (key_element || value_element) {
+            ASSERT_LE(std::abs(static_cast<int8_t>(got[at]) - static_cast<int8_t>(want.bytes[at])), 1)
+                << what << " byte " << at;
+          } else if (i % 4 == 0 && i + 4 <= want.layer_bytes) {
+            float a, c;
+            std::memcpy(&a, got.data() + at, 4);
+            std::memcpy(&c, want.bytes.data() + at, 4);
+            ASSERT_NEAR(a, c, 4e-7 * std::fabs(c)) << what << " scale at " << at << " (region byte " << i << ")";
+          }
+        }
+      }
+      const int64_t other = want.layer_bytes;  // layer 0 of block 0: never written
+      ASSERT_TRUE(std::all_of(got.begin(), got.begin() + other, [](unsigned char x) { return x == 0; })) << what;
+    }
+}
+
+// Decode rows: (sequence, length) pairs, several rows of one sequence among them.
+struct DecodeRows {
+  std::vector<int32_t> lengths, tables, blocks;
+  std::vector<int64_t> of;  // the sequence of each row
+};
+
+DecodeRows rows_of(const std::vector<Sequence>& seqs, const std::vector<std::pair<int64_t, int64_t>>& rows) {
+  DecodeRows r;
+  std::vector<int32_t> first;
+  for (const Sequence& s : seqs) {
+    first.push_back(static_cast<int32_t>(r.blocks.size()));
+    r.blocks.insert(r.blocks.end(), s.table.begin(), s.table.end());
+  }
+  for (auto [seq, length] : rows) {
+    r.lengths.push_back(static_cast<int32_t>(length));
+    r.tables.push_back(first[seq]);
+    r.of.push_back(seq);
+  }
+  return r;
+}
+
+std::vector<float> decode_on(VulkanBackend& vk, const HostPool& pool, const DecodeRows& r, const std::vector<float>& q,
+                             const std::vector<float>& lambda, int64_t layer) {
+  const auto put = [&](const auto& x) {
+    const int64_t bytes = static_cast<int64_t>(x.size() * sizeof(x[0]));
+    DeviceBuffer b = vk.allocate(std::max<int64_t>(bytes, 4));
+    vk.upload(b.as<void>(), x.data(), bytes);
+    return b;
+  };
+  const DeviceBuffer base = put(pool.bytes), lengths = put(r.lengths), tables = put(r.tables), blocks = put(r.blocks);
+  const DeviceBuffer qd = put(q), ld = put(lambda);
+  const int64_t count = static_cast<int64_t>(r.lengths.size()), ow = pool.dims.out_width();
+  const DeviceBuffer out = vk.allocate(count * ow * 4);
+  const backends::PagedRows rows{count, *std::max_element(r.lengths.begin(), r.lengths.end()),
+                                 lengths.as<const int32_t>(), tables.as<const int32_t>(), blocks.as<const int32_t>()};
+  vk.paged_attention(pool.on(base), layer, rows, qd.as<const float>(),
+                     pool.dims.kind == AttentionKind::baseline ? nullptr : ld.as<const float>(), out.as<float>());
+  std::vector<float> got(count * ow);
+  vk.download(got.data(), out.as<const void>(), count * ow * 4);
+  return got;
+}
+
+TEST_F(VulkanTest, PagedAttentionMatchesReferenceForEveryVariantAndStorage) {
+  Rng rng(42);
+  for (const Variant& v : kVariants)
+    for (KvStorage storage : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) {
+      const int64_t d = storage == KvStorage::bf16 ? 24 : 16, P = 16;  // 24: no power of two
+      HostPool pool(v, d, P, storage, 2, 60);
+      const auto seqs = fill(pool, {1, 37, 600, 20}, 1, rng);
+      // Rows: short ones, a prefill-like run of one sequence, and one over three chunks of 256.
+      const DecodeRows r = rows_of(seqs, {{0, 1}, {1, 37}, {2, 600}, {2, 257}, {2, 256}, {3, 20}, {1, 5}});
+      const int64_t count = static_cast<int64_t>(r.lengths.size());
+      const int64_t qw = pool.dims.attention_dims().q_width(), ow = pool.dims.out_width();
+      const auto q = testing::random_vector(count * qw, rng, -3, 3);
+      const auto lambda = pool.dims.lambda_source() == LambdaSource::token_logits
+                              ? testing::random_vector(count * v.H, rng, -2, 2)
+                              : testing::random_vector(1, rng, 0.2, 0.8);
+      const auto got = decode_on(vk(), pool, r, q, lambda, 1);
+      for (int64_t i = 0; i < count; ++i) {
+        // The reference reads one contiguous cache of the row's sequence, stored from the same rows.
+        const Sequence& s = seqs[r.of[i]];
+        DecodeAttentionDims flat = pool.dims;
+        flat.capacity = (s.length + kKeyTile - 1) / kKeyTile * kKeyTile;
+        std::vector<unsigned char> keys(key_region_bytes(flat)), values(value_region_bytes(flat));
+        store_kv(flat, keys.data(), values.data(), 0, s.length, s.k.data(), s.v.data());
+        const float* row_lambda =
+            pool.dims.lambda_source() == LambdaSource::token_logits ? lambda.data() + i * v.H : lambda.data();
+        const auto want = decode_attention_reference(flat, r.lengths[i], q.data() + i * qw, keys.data(), values.data(),
+                                                     pool.dims.kind == AttentionKind::baseline ? nullptr : row_lambda);
+        for (int64_t x = 0; x < ow; ++x)
+          ASSERT_NEAR(got[i * ow + x], want[x], 1e-5)
+              << attention_kind_name(v.kind) << " " << kv_storage_name(storage) << " row " << i << " length "
+              << r.lengths[i] << " at " << x;
+      }
+    }
+}
+
+// Row 2 (600 positions) alone and among six others: the same bits.
+TEST_F(VulkanTest, PagedAttentionRowsHaveTheirOwnBits) {
+  Rng rng(43);
+  for (const Variant& v : {kVariants[1], kVariants[2]}) {
+    HostPool pool(v, 16, 16, KvStorage::bf16, 1, 60);
+    const auto seqs = fill(pool, {1, 37, 600, 20}, 0, rng);
+    const DecodeRows all = rows_of(seqs, {{0, 1}, {1, 37}, {2, 600}, {3, 20}, {2, 300}});
+    const DecodeRows one = rows_of(seqs, {{2, 600}});
+    const int64_t qw = pool.dims.attention_dims().q_width(), ow = pool.dims.out_width();
+    const auto q = testing::random_vector(5 * qw, rng, -3, 3);
+    const auto lambda = testing::random_vector(5 * v.H, rng, -2, 2);
+    const auto batch = decode_on(vk(), pool, all, q, lambda, 0);
+    const std::vector<float> q_one(q.begin() + 2 * qw, q.begin() + 3 * qw);
+    const std::vector<float> lambda_one = pool.dims.lambda_source() == LambdaSource::token_logits
+                                              ? std::vector<float>(lambda.begin() + 2 * v.H, lambda.begin() + 3 * v.H)
+                                              : lambda;
+    const auto alone = decode_on(vk(), pool, one, q_one, lambda_one, 0);
+    for (int64_t x = 0; x < ow; ++x) ASSERT_EQ(batch[2 * ow + x], alone[x]) << attention_kind_name(v.kind) << " " << x;
+  }
+}
+
+// A backend that binds at most 4 KiB cuts the pool into windows and the prefill into single
+// sequences: the same bits as the whole.
+TEST_F(VulkanTest, AttentionOverSmallBindingsGivesTheSameBits) {
+  const auto small_bindings = open_small_bindings();
+  VulkanBackend& small = *small_bindings;
+  Rng rng(44);
+  const Variant v{AttentionKind::baseline, 2, 1, 1};
+  HostPool pool(v, 8, 16, KvStorage::f32, 2, 6);  // 12 regions of 1088 bytes, 3 a window: 4 windows
+  const auto seqs = fill(pool, {40, 33}, 1, rng);
+  const DecodeRows r = rows_of(seqs, {{0, 40}, {1, 33}, {0, 17}});
+  const auto q = testing::random_vector(3 * pool.dims.attention_dims().q_width(), rng, -3, 3);
+  EXPECT_EQ(decode_on(vk(), pool, r, q, {0.5f}, 1), decode_on(small, pool, r, q, {0.5f}, 1));
+  const PrefillCase c = PrefillCase::random({AttentionKind::diff, 2, 1, 1}, 3, 7, 16, 45);  // a sequence per binding
+  EXPECT_EQ(prefill_on(vk(), c), prefill_on(small, c));
+  // A pool that needs more than 8 windows is refused, saying so.
+  HostPool big(v, 8, 16, KvStorage::f32, 2, 20);  // 14 windows
+  const std::string error = testing::error_of([&] {
+    decode_on(small, big, rows_of(fill(big, {40}, 1, rng), {{0, 40}}), q, {0.5f}, 1);
+  });
+  EXPECT_NE(error.find("bindings"), std::string::npos) << error;
+  expect_no_validation_messages(small);
+}
+
+}  // namespace
+}  // namespace difftx

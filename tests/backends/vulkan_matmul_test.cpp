@@ -1,0 +1,208 @@
+// The Vulkan products and embedding against the double references (matmul_reference, the
+// dequantized rows) for every weight type, on awkward shapes (one row, odd widths, rows of BF16
+// and of Q8_0/Q4_0 blocks that start 2 mod 4), both orders, overwrite and accumulate; each
+// row's bits the same alone or among others (batch invariance); and the same results when the
+// operands are cut into windows of a few kilobytes, as a matrix larger than one binding is.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vulkan_backend.h"
+#include "kernels/quant/matmul.h"
+#include "reference/matmul_reference.h"
+#include "support/quant_weights.h"
+#include "support/testing.h"
+#include "support/vulkan_fixture.h"
+
+namespace difftx {
+namespace {
+
+using backends::DeviceBuffer;
+using backends::DeviceMatrix;
+using backends::vulkan::VulkanBackend;
+using testing::Quantized;
+using testing::VulkanTest;
+
+const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
+                             WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
+
+struct Shape {
+  int64_t rows, cols;
+};
+
+std::vector<Shape> shapes_for(WeightType type) {
+  switch (type) {
+    case WeightType::q4_k: return {{1, 256}, {33, 512}, {70, 768}};
+    case WeightType::q8_0:
+    case WeightType::q4_0: return {{1, 32}, {33, 96}, {70, 160}};
+    default: return {{1, 7}, {33, 33}, {70, 300}};
+  }
+}
+
+// A matrix on the device, its bytes at an offset of 4 into their allocation.
+struct OnDevice {
+  DeviceBuffer bytes;
+  DeviceMatrix matrix;
+};
+OnDevice upload(VulkanBackend& vk, const Quantized& q) {
+  OnDevice d{vk.allocate(static_cast<int64_t>(q.bytes.size()) + 8), {}};
+  const auto at = backends::device_cast<void>(d.bytes.as<unsigned char>() + 4);
+  vk.upload(at, q.bytes.data(), static_cast<int64_t>(q.bytes.size()));
+  d.matrix = vk.prepare_matrix({q.type, at, q.rows, q.cols, nullptr}, false, false).matrix;
+  return d;
+}
+
+// The bound of testing::matmul_tolerance, widened where the GEMM runs on cooperative matrices
+// (x and the weights rounded to F16: 2^-11 of each product, twice).
+double bound(VulkanBackend& vk, const Quantized& q, const float* x, int64_t r, bool gemm) {
+  const double exact = testing::matmul_tolerance(q, x, r, false) + 1e-6;
+  if (!gemm || !vk.cooperative_matrix() || q.type == WeightType::f32) return exact;
+  double magnitude = 0;
+  for (int64_t i = 0; i < q.cols; ++i) magnitude += std::fabs(q.dequantized[r * q.cols + i] * x[i]);
+  return exact + 0x1p-10 * magnitude;
+}
+
+std::string describe(const Quantized& q, int64_t N, MatmulOrder order, bool accumulate) {
+  return std::string(weight_type_name(q.type)) + " [" + std::to_string(q.rows) + ", " + std::to_string(q.cols) +
+         "] N=" + std::to_string(N) + " order=" + std::to_string(static_cast<int>(order)) +
+         " accumulate=" + std::to_string(accumulate);
+}
+
+// The cases of one shape: each order on both sides of its kernel's step (the GEMV takes 16 rows
+// of x at a time, the GEMM tiles of 64), by_size on both sides of its switch, and accumulate.
+struct Case {
+  int64_t N;
+  MatmulOrder order;
+  bool accumulate;
+};
+const Case kCases[] = {{1, MatmulOrder::gemv, false},    {17, MatmulOrder::gemv, true},
+                       {1, MatmulOrder::gemm, true},     {70, MatmulOrder::gemm, false},
+                       {5, MatmulOrder::by_size, false}, {17, MatmulOrder::by_size, true}};
+
+// Every (shape, case) of one type against the reference.
+void expect_matches_reference(VulkanBackend& vk, WeightType type, uint64_t seed) {
+  Rng rng(seed);
+  for (const Shape& s : shapes_for(type)) {
+    const Quantized q = testing::make_weights(type, s.rows, s.cols, rng);
+    const OnDevice w = upload(vk, q);
+    for (const auto& [N, order, accumulate] : kCases) {
+      const auto x = testing::random_vector(N * q.cols, rng);
+      const auto y0 = testing::random_vector(N * q.rows, rng);
+      auto want = y0;
+      reference::matmul(q.matrix(), x.data(), want.data(), N, accumulate);
+      std::vector<float> got(y0.size());
+      {
+        const DeviceBuffer xd = vk.allocate(static_cast<int64_t>(x.size()) * 4);
+        const DeviceBuffer yd = vk.allocate(static_cast<int64_t>(y0.size()) * 4);
+        vk.upload(xd.as<void>(), x.data(), static_cast<int64_t>(x.size()) * 4);
+        vk.upload(yd.as<void>(), y0.data(), static_cast<int64_t>(y0.size()) * 4);
+        vk.matmul(w.matrix, xd.as<const float>(), yd.as<float>(), N, accumulate, order);
+        vk.download(got.data(), yd.as<const void>(), static_cast<int64_t>(got.size()) * 4);
+      }
+      const bool gemm = order == MatmulOrder::gemm || (order == MatmulOrder::by_size && N >= 8);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t r = 0; r < q.rows; ++r)
+          ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]),
+                    bound(vk, q, x.data() + n * q.cols, r, gemm) + (accumulate ? 1e-6 : 0.0))
+              << describe(q, N, order, accumulate) << " n=" << n << " r=" << r;
+    }
+  }
+}
+
+TEST_F(VulkanTest, MatmulMatchesReferenceF32Bf16F16) {
+  for (WeightType type : {WeightType::f32, WeightType::bf16, WeightType::f16}) expect_matches_reference(vk(), type, 11);
+}
+
+TEST_F(VulkanTest, MatmulMatchesReferenceQ8_0Q4_0Q4_K) {
+  for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
+    expect_matches_reference(vk(), type, 12);
+}
+
+// A row's bits alone and as row 37 of 70 (the engine's batch invariance), in both orders.
+TEST_F(VulkanTest, EachRowHasItsOwnBitsWhateverTheBatch) {
+  Rng rng(13);
+  for (WeightType type : kTypes) {
+    const Shape s = shapes_for(type)[1];
+    const Quantized q = testing::make_weights(type, s.rows, s.cols, rng);
+    const OnDevice w = upload(vk(), q);
+    const int64_t N = 70, row = 37;
+    const auto x = testing::random_vector(N * q.cols, rng);
+    const DeviceBuffer xd = to_device(x);
+    const DeviceBuffer alone = vk().allocate(q.cols * 4 + 12);  // the row at another offset and alignment
+    const auto alone_x = backends::device_cast<void>(alone.as<float>() + 3);
+    vk().upload(alone_x, x.data() + row * q.cols, q.cols * 4);
+    for (MatmulOrder order : {MatmulOrder::gemv, MatmulOrder::gemm}) {
+      const DeviceBuffer batch = vk().allocate(N * q.rows * 4), single = vk().allocate(q.rows * 4);
+      vk().matmul(w.matrix, xd.as<const float>(), batch.as<float>(), N, false, order);
+      vk().matmul(w.matrix, backends::device_cast<const float>(alone_x), single.as<float>(), 1, false, order);
+      const auto b = to_host<float>(batch, N * q.rows);
+      const auto one = to_host<float>(single, q.rows);
+      for (int64_t r = 0; r < q.rows; ++r)
+        ASSERT_EQ(b[row * q.rows + r], one[r]) << weight_type_name(type) << " order " << static_cast<int>(order)
+                                               << " r=" << r;
+    }
+  }
+}
+
+TEST_F(VulkanTest, EmbedWidensEveryTypeExactly) {
+  Rng rng(14);
+  for (WeightType type : kTypes) {
+    const Shape s = shapes_for(type)[2];
+    const Quantized q = testing::make_weights(type, s.rows, s.cols, rng);
+    const OnDevice e = upload(vk(), q);
+    const std::vector<int32_t> ids = {0, 69, 5, 5, 68, 1, 33};
+    const DeviceBuffer idd = to_device(ids);
+    const DeviceBuffer out = vk().allocate(static_cast<int64_t>(ids.size()) * q.cols * 4);
+    vk().embed(e.matrix, idd.as<const int32_t>(), out.as<float>(), static_cast<int64_t>(ids.size()));
+    const auto got = to_host<float>(out, static_cast<int64_t>(ids.size()) * q.cols);
+    for (size_t i = 0; i < ids.size(); ++i)
+      for (int64_t k = 0; k < q.cols; ++k) {
+        const float want = q.dequantized[ids[i] * q.cols + k];
+        // Q4_K: d s q - dmin m rounds once; the shader may fuse it into one FMA.
+        const double tolerance = type == WeightType::q4_k ? 1e-6 * (1 + std::fabs(want)) : 0.0;
+        ASSERT_LE(std::fabs(got[i * q.cols + k] - want), tolerance)
+            << weight_type_name(type) << " token " << ids[i] << " column " << k;
+      }
+  }
+}
+
+// Windows: a backend that binds at most 4 KiB at once cuts the weights, x, y and the table into
+// many windows; the results are those of the whole (bit for bit: every output is the same sum).
+TEST_F(VulkanTest, OperandsLargerThanOneBindingAreCutIntoWindows) {
+  const auto small_bindings = open_small_bindings();
+  VulkanBackend& small = *small_bindings;
+  Rng rng(15);
+  for (WeightType type : {WeightType::f32, WeightType::bf16, WeightType::q4_0, WeightType::q4_k}) {
+    const Quantized q = testing::make_weights(type, 70, type == WeightType::q4_k ? 512 : 96, rng);
+    const OnDevice whole = upload(vk(), q), windowed = upload(small, q);
+    const int64_t N = 20;
+    const auto x = testing::random_vector(N * q.cols, rng);
+    for (MatmulOrder order : {MatmulOrder::gemv, MatmulOrder::gemm}) {
+      std::vector<float> a(N * q.rows), b(N * q.rows);
+      const DeviceBuffer xa = to_device(x), ya = vk().allocate(N * q.rows * 4);
+      vk().matmul(whole.matrix, xa.as<const float>(), ya.as<float>(), N, false, order);
+      vk().download(a.data(), ya.as<const void>(), N * q.rows * 4);
+      const DeviceBuffer xb = small.allocate(N * q.cols * 4), yb = small.allocate(N * q.rows * 4);
+      small.upload(xb.as<void>(), x.data(), N * q.cols * 4);
+      small.matmul(windowed.matrix, xb.as<const float>(), yb.as<float>(), N, false, order);
+      small.download(b.data(), yb.as<const void>(), N * q.rows * 4);
+      EXPECT_EQ(a, b) << weight_type_name(type) << " order " << static_cast<int>(order);
+    }
+    const std::vector<int32_t> ids = {69, 0, 40, 12};
+    const DeviceBuffer ida = to_device(ids), ea = vk().allocate(4 * q.cols * 4);
+    const DeviceBuffer idb = small.allocate(16), eb = small.allocate(4 * q.cols * 4);
+    small.upload(idb.as<void>(), ids.data(), 16);
+    vk().embed(whole.matrix, ida.as<const int32_t>(), ea.as<float>(), 4);
+    small.embed(windowed.matrix, idb.as<const int32_t>(), eb.as<float>(), 4);
+    std::vector<float> a(4 * q.cols), b(4 * q.cols);
+    vk().download(a.data(), ea.as<const void>(), 4 * q.cols * 4);
+    small.download(b.data(), eb.as<const void>(), 4 * q.cols * 4);
+    EXPECT_EQ(a, b) << weight_type_name(type) << " embed";
+  }
+  expect_no_validation_messages(small);
+}
+
+}  // namespace
+}  // namespace difftx

@@ -1,0 +1,179 @@
+// The Vulkan backend's memory: device addresses, transfers at odd sizes and offsets, zeroed
+// allocations, and the errors of memory that is not there (no loader, out of memory, freed or
+// host addresses, ranges past an allocation).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/api.h"
+#include "backends/vulkan/context.h"
+#include "backends/vulkan/memory.h"
+#include "backends/vulkan/vulkan.h"
+#include "core/rng.h"
+#include "support/testing.h"
+#include "support/vulkan_fixture.h"
+
+namespace difftx {
+namespace {
+
+using backends::DeviceBuffer;
+using backends::DevicePtr;
+using testing::VulkanTest;
+
+TEST(VulkanLoader, MissingLoaderIsAClearError) {
+  const std::string error = testing::error_of([] { backends::vulkan::Api::load("/nonexistent/libvulkan.so.1"); });
+  EXPECT_NE(error.find("no Vulkan loader"), std::string::npos) << error;
+  EXPECT_NE(error.find("/nonexistent/libvulkan.so.1"), std::string::npos) << error;
+  EXPECT_NE(error.find("libvulkan1"), std::string::npos) << error;  // what to install
+}
+
+TEST(VulkanLoader, DeviceNames) {
+  EXPECT_TRUE(backends::vulkan::names_vulkan("vulkan"));
+  EXPECT_TRUE(backends::vulkan::names_vulkan("vulkan:3"));
+  EXPECT_FALSE(backends::vulkan::names_vulkan("cpu"));
+  for (const char* bad : {"vulkan:", "vulkan:x", "vulkan:-1", "vulkan:123456"})
+    EXPECT_NE(testing::error_of([&] { backends::vulkan::open_device(bad); }).find("expected vulkan:N"),
+              std::string::npos)
+        << bad;
+}
+
+TEST_F(VulkanTest, ListsTheDeviceInUseWithMemoryAndFeatures) {
+  const auto lines = backends::vulkan::device_listing();
+  ASSERT_FALSE(lines.empty());
+  bool found = false;
+  for (const std::string& line : lines) found |= line.find(vk().info().name) != std::string::npos;
+  EXPECT_TRUE(found) << lines[0];
+  EXPECT_GT(vk().info().memory_bytes, 0);
+  EXPECT_NE(vk().info().features.find("binding"), std::string::npos) << vk().info().features;
+  const std::string beyond = "vulkan:" + std::to_string(lines.size());
+  const std::string error = testing::error_of([&] { backends::vulkan::VulkanBackend(static_cast<int>(lines.size())); });
+  EXPECT_NE(error.find("no device " + beyond), std::string::npos) << error;
+}
+
+TEST_F(VulkanTest, TransfersAtOddSizesAndOffsets) {
+  Rng rng(7);
+  std::vector<unsigned char> bytes(100003);
+  for (auto& b : bytes) b = static_cast<unsigned char>(rng.next_u64() & 255);
+  DeviceBuffer a = vk().allocate(static_cast<int64_t>(bytes.size()));
+  DeviceBuffer b = vk().allocate(static_cast<int64_t>(bytes.size()));
+  EXPECT_FALSE(a.as<void>().on_host());
+  vk().upload(a.as<void>(), bytes.data(), static_cast<int64_t>(bytes.size()));
+  // Unaligned sub-ranges, and a copy between allocations.
+  vk().upload(backends::device_cast<void>(a.as<unsigned char>() + 3), bytes.data() + 50000, 17);
+  vk().copy(backends::device_cast<void>(b.as<unsigned char>() + 1),
+            backends::device_cast<const void>(a.as<unsigned char>() + 5), 99001);
+  std::vector<unsigned char> want = bytes;
+  std::memcpy(want.data() + 3, bytes.data() + 50000, 17);
+  std::vector<unsigned char> got(bytes.size());
+  vk().download(got.data(), a.as<const void>(), static_cast<int64_t>(got.size()));
+  EXPECT_EQ(got, want);
+  std::vector<unsigned char> copied(99001);
+  vk().download(copied.data(), backends::device_cast<const void>(b.as<unsigned char>() + 1), 99001);
+  EXPECT_TRUE(std::equal(copied.begin(), copied.end(), want.begin() + 5));
+  // More than the staging holds, both ways.
+  std::vector<float> big(5'000'000);
+  std::iota(big.begin(), big.end(), 0.0f);
+  DeviceBuffer c = vk().allocate(static_cast<int64_t>(big.size() * 4));
+  vk().upload(c.as<void>(), big.data(), static_cast<int64_t>(big.size() * 4));
+  std::vector<float> back(big.size());
+  vk().download(back.data(), c.as<const void>(), static_cast<int64_t>(back.size() * 4));
+  EXPECT_EQ(back, big);
+}
+
+TEST_F(VulkanTest, ZeroClearsExactlyItsBytesAtAnyAlignment) {
+  const std::vector<unsigned char> ones(64, 0xAB);
+  for (auto [at, n] : {std::pair<int64_t, int64_t>{0, 64}, {1, 2}, {3, 9}, {4, 8}, {5, 50}, {63, 1}}) {
+    DeviceBuffer a = to_device(ones);
+    vk().zero(backends::device_cast<void>(a.as<unsigned char>() + at), n);
+    const auto got = to_host<unsigned char>(a, 64);
+    for (int64_t i = 0; i < 64; ++i)
+      ASSERT_EQ(got[i], i >= at && i < at + n ? 0 : 0xAB) << at << "+" << n << " at " << i;
+  }
+  EXPECT_FALSE(vk().trains());
+}
+
+TEST_F(VulkanTest, AllocationsAreZeroedAndFreed) {
+  const int64_t free_before = vk().free_bytes();
+  {
+    DeviceBuffer a = vk().allocate(1 << 20);
+    const auto host = to_host<float>(a, 1 << 18);
+    EXPECT_TRUE(std::all_of(host.begin(), host.end(), [](float x) { return x == 0.0f; }));
+    EXPECT_LE(vk().free_bytes(), free_before);
+  }
+  DeviceBuffer moved;
+  {
+    DeviceBuffer a = vk().allocate(64);
+    moved = std::move(a);
+    EXPECT_FALSE(a);
+  }
+  EXPECT_TRUE(moved);
+  vk().upload(moved.as<void>(), "0123456789", 10);  // still alive after the move
+}
+
+TEST_F(VulkanTest, BadAddressesAndSizesAreErrors) {
+  DeviceBuffer a = vk().allocate(256);
+  const uint64_t freed = [&] {
+    DeviceBuffer b = vk().allocate(256);
+    return b.as<void>().address();
+  }();
+  float host = 0;
+  std::vector<float> out(64);
+  EXPECT_NE(testing::error_of([&] { vk().download(out.data(), DevicePtr<const void>::at(freed), 4); })
+                .find("no live allocation"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([&] { vk().download(out.data(), DevicePtr<const void>(&host), 4); })
+                .find("not this device's memory"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([&] {
+              vk().download(out.data(), backends::device_cast<const void>(a.as<float>() + 60), 64);
+            }).find("outside"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([&] { (void)a.as<float>().host(); }).find("read on the host"), std::string::npos);
+}
+
+TEST_F(VulkanTest, AnAllocationThatDoesNotFitSaysWhatItNeedsAndWhatIsFree) {
+  const int64_t huge = int64_t{1} << 50;  // 1 PiB
+  const std::string error = testing::error_of([&] { vk().allocate(huge); });
+  EXPECT_NE(error.find(std::to_string(huge)), std::string::npos) << error;
+  // More than the device's memory, within what one buffer may hold.
+  const int64_t beyond = vk().info().memory_bytes + (1 << 20);
+  if (beyond <= vk().context().caps().max_buffer_bytes) {
+    const std::string refused = testing::error_of([&] { vk().allocate(beyond); });
+    EXPECT_NE(refused.find("out of memory"), std::string::npos) << refused;
+    EXPECT_NE(refused.find(std::to_string(beyond)), std::string::npos) << refused;
+    EXPECT_NE(refused.find("free of"), std::string::npos) << refused;
+  }
+}
+
+// A device that does not finish in time is an error, never a hang; the backend then refuses work,
+// and going away waits for what is still running before it frees the memory.
+TEST_F(VulkanTest, AWaitThatTimesOutIsAnErrorAndTheBackendStopsCleanly) {
+  backends::vulkan::Options options;
+  options.timeout_seconds = 1e-6;
+  std::string error, after;
+  {
+    const auto backend = open_another(options);
+    backends::vulkan::VulkanBackend& slow = *backend;
+    Rng rng(8);
+    const std::vector<float> x = testing::random_vector(4096 * 256, rng);
+    DeviceBuffer w = slow.allocate(4096 * 256 * 4), xd = slow.allocate(256 * 4 * 64), y = slow.allocate(4096 * 4 * 64);
+    error = testing::error_of([&] {
+      slow.upload(w.as<void>(), x.data(), 4096 * 256 * 4);
+      for (int i = 0; i < 8; ++i)
+        slow.matmul({WeightType::f32, w.as<const void>(), 4096, 256, nullptr}, xd.as<const float>(), y.as<float>(), 64,
+                    false, MatmulOrder::gemm);
+      slow.synchronize();
+    });
+    after = testing::error_of([&] { slow.allocate(64); slow.synchronize(); });
+    for (const std::string& m : slow.validation_messages()) ADD_FAILURE() << "Vulkan validation: " << m;  // unsynced
+  }
+  EXPECT_NE(error.find("did not finish its work within"), std::string::npos) << error;
+  EXPECT_NE(error.find("DIFFTX_VULKAN_TIMEOUT"), std::string::npos) << error;
+  EXPECT_NE(after.find("can do no more work"), std::string::npos) << after;
+}
+
+}  // namespace
+}  // namespace difftx
