@@ -5,6 +5,10 @@
 // past its first token and none had finished, over that window), time to first token and
 // inter-token latency p50/p99, the KV pool's peak use and the prefix-cache hit rate. A warm-up
 // run (1 stream, 16 tokens) comes first.
+// With --json-schema FILE --tokenizer NAME, every concurrency runs unconstrained and with every
+// stream constrained to the schema (grammar/constraint.h; the tokenizer gives the tokens' bytes),
+// alternating, --pairs times: the cost of the token masks, also as constraint_s, the time the
+// constraints themselves took in the run (run_s).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,7 +18,11 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/threading.h"
+#include "data/tokenizer_files.h"
+#include "grammar/constraint.h"
 #include "infer/engine.h"
+#include "grammar/json_grammar.h"
+#include "io/input_file.h"
 #include "measure.h"
 #include "model/model_io.h"
 
@@ -33,15 +41,57 @@ double percentile(std::vector<double> v, double p) {
   return v[lo] + (at - static_cast<double>(lo)) * (v[hi] - v[lo]);
 }
 
+// A constraint source whose constraints add the time they take (allowed, accept, done) to a
+// total: how much of a run the token masks cost, whatever else the machine is doing.
+class TimedConstraintSource : public TokenConstraintSource {
+ public:
+  explicit TimedConstraintSource(std::shared_ptr<const TokenConstraintSource> inner) : inner_(std::move(inner)) {}
+  int64_t vocab_size() const override { return inner_->vocab_size(); }
+  std::unique_ptr<TokenConstraint> start(std::span<const int32_t> stop_tokens) const override {
+    return std::make_unique<Timed>(inner_->start(stop_tokens), seconds_);
+  }
+  double seconds() const { return *seconds_; }
+
+ private:
+  class Timed : public TokenConstraint {
+    template <class F>
+    auto timed(F f) const {
+      const auto start = Clock::now();
+      auto out = f();
+      *total_ += std::chrono::duration<double>(Clock::now() - start).count();
+      return out;
+    }
+
+   public:
+    Timed(std::unique_ptr<TokenConstraint> inner, std::shared_ptr<double> total) : inner_(std::move(inner)), total_(total) {}
+    const uint64_t* allowed() override { return timed([&] { return inner_->allowed(); }); }
+    void accept(int32_t id) override {
+      timed([&] {
+        inner_->accept(id);
+        return 0;
+      });
+    }
+    bool done() const override { return timed([&] { return inner_->done(); }); }
+
+   private:
+    std::unique_ptr<TokenConstraint> inner_;
+    std::shared_ptr<double> total_;
+  };
+  std::shared_ptr<const TokenConstraintSource> inner_;
+  std::shared_ptr<double> seconds_ = std::make_shared<double>(0);  // the engine's thread only
+};
+
 struct ServeResult {
   double aggregate_tok_s = 0, decode_tok_s = 0;
+  double seconds = 0;  // the whole run
   double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;
   int64_t peak_blocks = 0, blocks = 0;
   double prefix_hit_rate = 0;
 };
 
 ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t streams, int64_t prompt, int64_t shared,
-                        int64_t new_tokens, uint64_t seed) {
+                        int64_t new_tokens, uint64_t seed,
+                        std::shared_ptr<const TokenConstraintSource> constraint = nullptr) {
   Engine engine(model, nullptr, o);
   Rng rng(seed);
   std::vector<int32_t> prefix(shared);
@@ -53,6 +103,7 @@ ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t stre
       r.prompt.push_back(static_cast<int32_t>(rng.below(model.config.vocab_size)));
     r.options.sampling.temperature = 0;
     r.options.max_new_tokens = new_tokens;
+    r.options.constraint = constraint;
     r.on_event = [&times, i](const TokenEvent& e) {
       if (e.id >= 0) times[i].push_back(Clock::now());
     };
@@ -62,6 +113,7 @@ ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t stre
   ServeResult out;
   while (engine.step()) out.peak_blocks = std::max(out.peak_blocks, engine.stats().kv_blocks_used);
   const Clock::time_point end = Clock::now();
+  out.seconds = seconds_between(start, end);
   const EngineStats st = engine.stats();
   out.blocks = st.kv_blocks;
   out.prefix_hit_rate = st.prefix_hit_rate();
@@ -99,8 +151,12 @@ int bench_serve(cli::Args& args) {
   EngineOptions o;
   o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
   o.max_batch_tokens = args.get_int("max-batch-tokens", o.max_batch_tokens, cli::IntRange{1, 1 << 20});
+  const auto schema_file = args.get("json-schema");
+  const auto tokenizer_name = args.get("tokenizer");
+  const int64_t pairs = args.get_int("pairs", 2, cli::IntRange{1, 100});
   backends::Backend& device = cli::device_option(args);
   args.finish();
+  DIFFTX_CHECK(!schema_file || tokenizer_name, "--json-schema needs --tokenizer (the tokens' bytes)");
   DIFFTX_CHECK(shared <= prompt, "--shared-prefix ", shared, " exceeds --prompt ", prompt);
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   model.move_to(device);
@@ -111,15 +167,34 @@ int bench_serve(cli::Args& args) {
   o.kv_tokens = most * (prompt + new_tokens + o.kv_block_tokens);
   print_row(json, {str("op", "setup"), num("threads", thread_count(), 0), str("model", dir), num("prompt", prompt, 0),
                    num("new", new_tokens, 0), num("shared_prefix", shared, 0), str("kv", kv_storage_name(o.kv))});
-  run_streams(model, o, 1, std::min<int64_t>(prompt, 16), 0, std::min<int64_t>(new_tokens, 16), 99);  // warm-up
-  for (int64_t n : concurrency) {
-    const ServeResult r = run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n));
-    print_row(json, {str("op", "serve_bench"), num("concurrency", n, 0), num("aggregate_tok_s", r.aggregate_tok_s, 2),
-                     num("decode_tok_s", r.decode_tok_s, 2), num("ttft_p50_s", r.ttft_p50, 4),
-                     num("ttft_p99_s", r.ttft_p99, 4), num("itl_p50_s", r.itl_p50, 4), num("itl_p99_s", r.itl_p99, 4),
-                     num("kv_peak_blocks", r.peak_blocks, 0), num("kv_blocks", r.blocks, 0),
-                     num("prefix_hit_rate", r.prefix_hit_rate, 3)});
+  std::shared_ptr<const TokenConstraintSource> constraint;
+  if (schema_file) {
+    const data::Tokenizer tokenizer = data::load_tokenizer(*tokenizer_name);
+    DIFFTX_CHECK(tokenizer.vocab_size() <= model.config.vocab_size, "the tokenizer's ", tokenizer.vocab_size(),
+                 " tokens exceed the model's vocabulary of ", model.config.vocab_size);
+    o.sample_vocab = tokenizer.vocab_size();
+    constraint = std::make_shared<TimedConstraintSource>(
+        grammar::json_schema_constraint(grammar::parse_schema_text(read_whole_file(*schema_file), *schema_file),
+                                        grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size())));
   }
+  run_streams(model, o, 1, std::min<int64_t>(prompt, 16), 0, std::min<int64_t>(new_tokens, 16), 99);  // warm-up
+  const auto timed = std::dynamic_pointer_cast<const TimedConstraintSource>(constraint);
+  const auto row = [&](int64_t n, const ServeResult& r, bool constrained, double constraint_seconds) {
+    print_row(json, {str("op", "serve_bench"), num("concurrency", n, 0), num("constrained", constrained, 0),
+                     num("constraint_s", constraint_seconds, 3), num("run_s", r.seconds, 3),
+                     num("aggregate_tok_s", r.aggregate_tok_s, 2), num("decode_tok_s", r.decode_tok_s, 2),
+                     num("ttft_p50_s", r.ttft_p50, 4), num("ttft_p99_s", r.ttft_p99, 4), num("itl_p50_s", r.itl_p50, 4),
+                     num("itl_p99_s", r.itl_p99, 4), num("kv_peak_blocks", r.peak_blocks, 0),
+                     num("kv_blocks", r.blocks, 0), num("prefix_hit_rate", r.prefix_hit_rate, 3)});
+  };
+  for (int64_t n : concurrency)
+    for (int64_t k = 0; k < (constraint ? pairs : 1); ++k) {
+      row(n, run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false, 0);
+      if (!constraint) continue;
+      const double before = timed->seconds();
+      const ServeResult r = run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n), constraint);
+      row(n, r, true, timed->seconds() - before);
+    }
   return 0;
 }
 

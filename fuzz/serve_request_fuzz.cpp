@@ -26,10 +26,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     } catch (const difftx::Error&) {
     }
   };
-  attempt([&] { (void)parse_completion_request(body, limits); });
-  attempt([&] { (void)dump_json(parse_chat_request(body, limits).messages); });
+  const nlohmann::ordered_json ordered = parse_ordered_body(difftx::fuzz::as_text(data, size));
+  attempt([&] { (void)parse_completion_request(body, ordered, limits); });
+  attempt([&] {
+    (void)parse_chat_request(body, ordered, limits)
+        .messages.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  });
   attempt([&] { (void)parse_tokenize_request(body); });
   attempt([&] { (void)parse_detokenize_request(body, limits.vocab_size); });
-  attempt([&] { (void)parse_apply_template_request(body); });
+  attempt([&] { (void)parse_apply_template_request(body, ordered); });
   return 0;
 }

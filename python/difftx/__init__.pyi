@@ -48,22 +48,22 @@ class Model:
     def generate(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
-        stop: str | Sequence[str] | None = None,
+        stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
     ) -> str: ...
     def stream(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
-        stop: str | Sequence[str] | None = None,
+        stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
     ) -> Stream: ...
     def generate_many(
         self, prompts: Sequence[str], *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
-        stop: str | Sequence[str] | None = None,
+        stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
     ) -> list[str]: ...
 
 def load(
     path: _Path, *, weights: Literal["as_stored", "f32"] = "as_stored",
-    kv_dtype: Literal["bf16", "f32", "int8"] = "bf16", threads: int | None = None, device: str = "cpu",
+    kv_dtype: Literal["bf16", "f32", "int8"] = "bf16", threads: int | None = None, device: str | None = None,
 ) -> Model: ...
 def attention_map(
     model: Model, ids: _Ids, layer: int, head: int, query: int = -1, *, normalised: bool = True

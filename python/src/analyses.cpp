@@ -5,42 +5,22 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include "api/analyses.h"
 #include "bindings.h"
-#include "core/error.h"
-#include "data/dataset.h"
-#include "data/loader.h"
-#include "data/split_reader.h"
-#include "data/tokenizer_files.h"
-#include "eval/analysis_results.h"
-#include "eval/attention_allocation.h"
-#include "eval/logits_forward.h"
 #include "eval/outliers.h"
-#include "eval/perplexity.h"
-#include "eval/quantization.h"
-#include "eval/retrieval/mqar_eval.h"
-#include "eval/retrieval/niah_eval.h"
-#include "eval/retrieval/niah_prompts.h"
-#include "kernels/attention/attention_quantized.h"
 
 namespace difftx::python {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The prepared dataset's own tokenizer, which must fit the model (as `difftx analyze` takes it).
-data::Tokenizer dataset_tokenizer(const fs::path& data_dir, const LoadedModel& m) {
-  data::check_fits_vocabulary(data::read_dataset(data_dir), m.model.config.vocab_size,
-                              "the model in " + m.dir.string());
-  return data::load_tokenizer(data_dir.string());
-}
-
-// Runs f with the GIL released on the model's threads; the result goes back as a Python object.
+// Runs f with the GIL released; Ctrl-C raises KeyboardInterrupt after the task or batch it came
+// in; the result goes back as a Python object.
 template <typename F>
-py::object compute(const LoadedModel& m, F f) {
+py::object compute(F f) {
   nlohmann::json result;
   {
     py::gil_scoped_release release;
-    ThreadScope scope(m.threads);
     result = f();
   }
   return to_python(result);
@@ -50,14 +30,7 @@ py::object niah(const ModelHandle& m, const fs::path& data_dir, std::vector<int6
                 std::vector<int64_t> needles, std::vector<int64_t> queried, std::vector<double> depths,
                 int64_t samples, uint64_t seed, int value_digits, const std::string& split) {
   const retrieval::NiahGrid grid{contexts, needles, queried, depths, samples, seed, value_digits};
-  return compute(*m, [&] {
-    const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, *m);
-    const data::SplitReader haystack(data_dir, split);
-    const retrieval::NiahGenerator generator(tokenizer, haystack);
-    const auto r = retrieval::evaluate_niah(model_forward(m->model), generator, grid,
-                                            [](const retrieval::NiahProgress&) { check_signals(); });
-    return results::to_json(retrieval::niah_results(r));
-  });
+  return compute([&] { return api::niah(*m, data_dir, grid, split, check_signals); });
 }
 
 py::object mqar(const ModelHandle& m, const fs::path& data_dir, int64_t pairs, int64_t queries, int64_t samples,
@@ -66,78 +39,34 @@ py::object mqar(const ModelHandle& m, const fs::path& data_dir, int64_t pairs, i
   o.spec = {pairs, queries};
   o.samples = samples;
   o.seed = seed;
-  return compute(*m, [&] {
-    const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, *m);
-    const auto r = retrieval::evaluate_mqar(model_forward(m->model), retrieval::mqar_vocabulary(tokenizer),
-                                            tokenizer.vocab_size(), o);
-    return results::to_json(retrieval::mqar_results(r));
-  });
+  return compute([&] { return api::mqar(*m, data_dir, o); });
 }
 
 py::object attention(const ModelHandle& m, const fs::path& data_dir, int64_t context, int64_t needles,
                      std::vector<double> depths, int64_t per_depth, uint64_t seed, int64_t map_layer,
                      int64_t map_head) {
-  const ModelConfig& c = m->model.config;
-  DIFFTX_CHECK(map_layer >= -1 && map_layer < c.num_hidden_layers, "map_layer ", map_layer, " outside [0, ",
-               c.num_hidden_layers, ") (or -1 for the mean over layers)");
-  DIFFTX_CHECK(map_head >= -1 && map_head < c.num_attention_heads, "map_head ", map_head, " outside [0, ",
-               c.num_attention_heads, ") (or -1 for the mean over heads)");
   retrieval::NiahPromptOptions o;
   o.context = context;
   o.needles = needles;
   o.depths = depths;
   o.per_depth = per_depth;
   o.seed = seed;
-  return compute(*m, [&] {
-    const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, *m);
-    const data::SplitReader haystack(data_dir, "val");
-    const std::vector<AllocationPrompt> prompts =
-        retrieval::niah_allocation_prompts(retrieval::NiahGenerator(tokenizer, haystack), o);
-    const AttentionAnalysis a = analyse_attention(m->model, prompts, map_layer, map_head);
-    const AllocationPrompt& p = prompts[a.figure_prompt];
-    const std::vector<int32_t> seen(p.tokens.begin(), p.tokens.begin() + p.query_position + 1);
-    nlohmann::json j = results::to_json(results::Analyses{
-        .attention_allocation = allocation_results(a.summary),
-        .attention_map = attention_map_results(p, map_layer, map_head, a.figure_weights, token_strings(tokenizer, seen))});
-    j["attention_map"]["ids"] = seen;  // the prompt's ids, for attention_map() and taps()
-    return j;
-  });
+  return compute([&] { return api::attention(*m, data_dir, o, map_layer, map_head); });
 }
 
 py::object outliers(const ModelHandle& m, const fs::path& data_dir, int64_t tokens, int64_t seq_len,
                     int64_t micro_batch) {
-  OutlierOptions o;
-  o.tokens = tokens;
-  o.progress = [](int, int64_t, int64_t) { check_signals(); };
-  return compute(*m, [&] {
-    data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
-    return results::to_json(outlier_results(measure_outliers(m->model, val, o)));
-  });
+  return compute([&] { return api::outliers(*m, data_dir, tokens, {seq_len, micro_batch}, check_signals); });
 }
 
 py::object quant(const ModelHandle& m, const fs::path& data_dir, const std::vector<int>& bits, int64_t seq_len,
                  int64_t micro_batch, int64_t max_batches) {
-  for (int b : bits) check_logit_bits(b);
-  PerplexityOptions o;
-  o.max_batches = max_batches;
-  o.progress = [](const PerplexityProgress&) { check_signals(); };
-  return compute(*m, [&] {
-    data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
-    return results::to_json(quantization_sweep(m->model, val, bits, o));
-  });
+  return compute([&] { return api::quant(*m, data_dir, bits, {seq_len, micro_batch}, max_batches, check_signals); });
 }
 
 py::object evaluate(const ModelHandle& m, const fs::path& data_dir, int64_t seq_len, int64_t micro_batch,
                     int64_t max_batches) {
-  PerplexityOptions o;
-  o.max_batches = max_batches;
-  o.progress = [](const PerplexityProgress&) { check_signals(); };
-  return compute(*m, [&] {
-    data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
-    const PerplexityResult r = evaluate_perplexity(m->model, val, o);
-    return nlohmann::json{{"val_loss", r.loss}, {"perplexity", r.perplexity}, {"tokens", r.tokens},
-                          {"batches", r.batches}, {"seconds", r.seconds}};
-  });
+  return compute([&] { return api::evaluate(*m, data_dir, {seq_len, micro_batch}, max_batches, check_signals); });
 }
 
 }  // namespace

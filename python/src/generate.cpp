@@ -6,47 +6,23 @@
 
 #include <pybind11/stl.h>
 
+#include "api/generation.h"
 #include "bindings.h"
 #include "core/error.h"
+#include "grammar/constraint.h"
+#include "grammar/json_grammar.h"
 #include "infer/engine.h"
-#include "infer/model_prompt.h"
 
 namespace difftx::python {
 namespace {
 
-struct GenerateArgs {
-  std::optional<int64_t> max_new_tokens, top_k;
-  std::optional<double> temperature, top_p;
-  double min_p = 0;
-  uint64_t seed = 1;
-  std::vector<std::string> stop;
-};
-
-// The request for `prompt`: the directory's generation defaults where an argument is None (as
-// the CLI's options), its end-of-sequence ids as stop tokens.
-Request make_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a) {
-  const data::Tokenizer& tokenizer = m.require_tokenizer();
-  const FramedPrompt framed = frame_prompt(tokenizer, m.defaults, prompt, m.model.config, m.dir.string());
-  Request r;
-  r.prompt = framed.ids;
-  RequestOptions& o = r.options;
-  o.max_new_tokens = a.max_new_tokens.value_or(m.defaults.max_new_tokens.value_or(o.max_new_tokens));
-  DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
-  o.sampling.temperature = a.temperature.value_or(m.defaults.temperature.value_or(o.sampling.temperature));
-  o.sampling.top_k = a.top_k.value_or(m.defaults.top_k.value_or(o.sampling.top_k));
-  o.sampling.top_p = a.top_p.value_or(m.defaults.top_p.value_or(o.sampling.top_p));
-  o.sampling.min_p = a.min_p;
-  o.sampling.seed = a.seed;
-  o.stop_tokens = framed.stop;
-  o.stop_strings = a.stop;
-  return r;
-}
+using api::GenerateArgs;
 
 std::unique_ptr<Engine> make_engine(const LoadedModel& m) {
+  (void)m.require_tokenizer();  // the error `difftx generate` gives for a directory without one
   EngineOptions o;
-  o.kv = m.kv;
-  o.sample_vocab = m.require_tokenizer().vocab_size();
-  return std::make_unique<Engine>(m.model, m.tokenizer.get(), o);
+  o.kv = parse_kv_storage(m.kv_dtype);
+  return std::make_unique<Engine>(m.model, m.tokenizer.get(), api::engine_options(m, o));
 }
 
 // Runs engine steps until done() (or the engine is idle), checking for Ctrl-C between steps:
@@ -71,7 +47,7 @@ class Stream {
  public:
   Stream(ModelHandle model, const std::string& prompt, const GenerateArgs& args)
       : model_(std::move(model)), engine_(make_engine(*model_)) {
-    Request r = make_request(*model_, prompt, args);
+    Request r = api::text_request(*model_, prompt, args);
     r.on_event = [this](const TokenEvent& e) {
       if (!e.text.empty()) pieces_.push_back(e.text);
       if (e.finish != FinishReason::none) finished_ = true, error_ = e.error, reason_ = e.finish;
@@ -102,10 +78,29 @@ class Stream {
   std::string error_;
 };
 
-GenerateArgs generate_args(std::optional<int64_t> max_new_tokens, std::optional<double> temperature,
-                           std::optional<int64_t> top_k, std::optional<double> top_p, double min_p, uint64_t seed,
-                           const py::object& stop) {
-  GenerateArgs a{max_new_tokens, top_k, temperature, top_p, min_p, seed, {}};
+// json_schema: a dict (or any JSON value) or its JSON text; None: no constraint.
+std::shared_ptr<const TokenConstraintSource> schema_constraint(const LoadedModel& m, const py::object& json_schema) {
+  if (json_schema.is_none()) return nullptr;
+  const std::string text = py::isinstance<py::str>(json_schema)
+                               ? json_schema.cast<std::string>()
+                               : py::module_::import("json").attr("dumps")(json_schema).cast<std::string>();
+  const data::Tokenizer& tokenizer = m.require_tokenizer();
+  return grammar::json_schema_constraint(grammar::parse_schema_text(text, "json_schema"),
+                                         grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size()));
+}
+
+GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_tokens,
+                           std::optional<double> temperature, std::optional<int64_t> top_k,
+                           std::optional<double> top_p, double min_p, uint64_t seed, const py::object& stop,
+                           const py::object& json_schema) {
+  GenerateArgs a;
+  a.max_new_tokens = max_new_tokens;
+  a.top_k = top_k;
+  a.temperature = temperature;
+  a.top_p = top_p;
+  a.min_p = min_p;
+  a.seed = seed;
+  a.constraint = schema_constraint(m, json_schema);
   if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
   else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
   return a;
@@ -124,7 +119,7 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
   std::vector<std::string> texts(prompts.size()), errors(prompts.size());
   std::vector<Engine::RequestId> ids;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    Request r = make_request(*m, prompts[i], a);
+    Request r = api::text_request(*m, prompts[i], a);
     r.on_event = [&texts, &errors, i](const TokenEvent& e) {
       texts[i] += e.text;
       if (e.finish == FinishReason::error) errors[i] = e.error;
@@ -140,14 +135,16 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
 #define DIFFTX_GENERATE_ARGS                                                                                     \
   py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(),                  \
       py::arg("top_k") = py::none(), py::arg("top_p") = py::none(), py::arg("min_p") = 0.0, py::arg("seed") = 1, \
-      py::arg("stop") = py::none()
+      py::arg("stop") = py::none(), py::arg("json_schema") = py::none()
 
 constexpr const char* kSamplingDoc =
     "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all):\n"
     "None takes the directory's generation_config.json, else difftx generate's default; min_p keeps\n"
     "tokens at least that fraction as likely as the most likely; seed: the same seed gives the same\n"
-    "text; stop: a string or list of strings that end the text (not included). The prompt is framed\n"
-    "as `difftx generate` frames it, so greedy and seeded text equals the CLI's.";
+    "text; stop: a string or list of strings that end the text (not included); json_schema: a JSON\n"
+    "Schema (dict or JSON text): the text is a JSON document that validates against it, ending where\n"
+    "it is complete (a schema that cannot be enforced raises difftx.Error naming the keyword). The\n"
+    "prompt is framed as `difftx generate` frames it, so greedy and seeded text equals the CLI's.";
 
 }  // namespace
 
@@ -167,8 +164,9 @@ void bind_generate(py::module_& m, ModelClass& model) {
       "generate",
       [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop) {
-        return generate(l, prompt, generate_args(max_new_tokens, temperature, top_k, top_p, min_p, seed, stop));
+         uint64_t seed, const py::object& stop, const py::object& json_schema) {
+        return generate(l, prompt,
+                        generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuation of prompt (without the prompt).\n") + kSamplingDoc).c_str());
@@ -176,23 +174,28 @@ void bind_generate(py::module_& m, ModelClass& model) {
       "stream",
       [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop) {
-        return std::make_unique<Stream>(l, prompt,
-                                        generate_args(max_new_tokens, temperature, top_k, top_p, min_p, seed, stop));
+         uint64_t seed, const py::object& stop, const py::object& json_schema) {
+        return std::make_unique<Stream>(
+            l, prompt, generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("An iterator over the continuation's text pieces as they are made; joined, they are\n"
-                   "generate()'s text.\n") + kSamplingDoc).c_str());
+                   "generate()'s text.\n") +
+       kSamplingDoc)
+          .c_str());
   model.def(
       "generate_many",
       [](const ModelHandle& l, const std::vector<std::string>& prompts, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop) {
-        return generate_many(l, prompts, generate_args(max_new_tokens, temperature, top_k, top_p, min_p, seed, stop));
+         uint64_t seed, const py::object& stop, const py::object& json_schema) {
+        return generate_many(
+            l, prompts, generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema));
       },
       py::arg("prompts"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuations of all prompts, run together on one engine; each equals generate()\n"
-                   "of that prompt alone (the engine is batch-invariant).\n") + kSamplingDoc).c_str());
+                   "of that prompt alone (the engine is batch-invariant).\n") +
+       kSamplingDoc)
+          .c_str());
 }
 
 }  // namespace difftx::python

@@ -7,12 +7,7 @@
 #include "backends/backend.h"
 #include "bindings.h"
 #include "core/error.h"
-#include "data/hf_tokenizer.h"
-#include "data/tokenizer_files.h"
-#include "infer/model_prompt.h"
-#include "kernels/attention/decode_attention.h"
 #include "model/decoder.h"
-#include "model/model_io.h"
 #include "model/taps.h"
 
 namespace difftx::python {
@@ -27,21 +22,15 @@ MatrixPrecision precision_from_name(const std::string& name) {
 }
 
 ModelHandle load(const fs::path& dir, const std::string& weights, const std::string& kv_dtype,
-                 std::optional<int> threads, const std::string& device) {
+                 std::optional<int> threads, const std::optional<std::string>& device) {
   DIFFTX_CHECK(!threads || *threads > 0, "threads: ", *threads, " must be positive (or None: OMP_NUM_THREADS)");
-  const MatrixPrecision precision = precision_from_name(weights);
-  const KvStorage kv = parse_kv_storage(kv_dtype);
-  backends::Backend& backend = backends::open_backend(device);
+  api::LoadOptions o;
+  if (device) o.device = *device;
+  o.precision = precision_from_name(weights);
+  o.kv_dtype = kv_dtype;
+  o.threads = threads.value_or(0);
   py::gil_scoped_release release;
-  ThreadScope scope(threads.value_or(0));
-  auto loaded = std::make_shared<LoadedModel>(dir, load_model_dir(dir, precision));
-  loaded->model.move_to(backend);
-  loaded->kv = kv;
-  loaded->threads = threads.value_or(0);
-  loaded->defaults = data::read_generation_defaults(dir);
-  if (fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile))
-    loaded->tokenizer = std::make_shared<data::Tokenizer>(load_model_tokenizer(dir, std::nullopt, loaded->model.config));
-  return loaded;
+  return api::load_model(dir, o);
 }
 
 // `difftx logits` of one sequence: the same forward into a new float32 [T, V] array.
@@ -50,9 +39,7 @@ py::array_t<float> sequence_logits(const LoadedModel& m, const std::vector<int32
   py::array_t<float> out({T, V});
   float* data = out.mutable_data();
   py::gil_scoped_release release;
-  ThreadScope scope(m.threads);
-  Activations acts(m.model.config, 1, T, ActivationUse::forward_only, *m.model.backend);
-  decoder_logits(m.model, acts, ids.data(), data);
+  api::sequence_logits(m, ids, data);
   return out;
 }
 
@@ -128,18 +115,11 @@ std::vector<int32_t> sequence_ids(const py::handle& ids, const ModelConfig& c) {
   for (py::ssize_t i = 0; i < a.size(); ++i) {
     const int64_t id = a.at(i);
     DIFFTX_CHECK(id >= 0 && id < c.vocab_size, "ids: id ", id, " at position ", i, " is outside the vocabulary [0, ",
-                 c.vocab_size, ")");
+                 c.vocab_size, ")");  // before the narrowing to int32
     out[i] = static_cast<int32_t>(id);
   }
-  DIFFTX_CHECK(!out.empty(), "ids: no token ids given");
-  DIFFTX_CHECK(static_cast<int64_t>(out.size()) <= c.max_position_embeddings, "ids: ", out.size(),
-               " tokens exceed max_position_embeddings ", c.max_position_embeddings);
+  api::check_sequence(out, c);
   return out;
-}
-
-const data::Tokenizer& LoadedModel::require_tokenizer() const {
-  if (!tokenizer) (void)load_model_tokenizer(dir, std::nullopt, model.config);  // raises the CLI's error
-  return *tokenizer;
 }
 
 ModelClass bind_model(py::module_& m) {
@@ -149,10 +129,7 @@ ModelClass bind_model(py::module_& m) {
           "encode",
           [](const data::Tokenizer& t, const std::string& text, bool add_special_tokens) {
             py::gil_scoped_release release;
-            // A tokenizer.json matches special-token text, as transformers does; tiktoken vocabularies
-            // encode it as plain text (difftx tokenize's defaults).
-            auto ids = t.encode(text, t.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
-            return add_special_tokens ? t.add_template(ids) : ids;
+            return api::encode_text(t, text, add_special_tokens);
           },
           py::arg("text"), py::arg("add_special_tokens") = false,
           "Token ids of text; add_special_tokens adds the tokenizer's template (Llama 3: BOS).")
@@ -199,12 +176,12 @@ ModelClass bind_model(py::module_& m) {
       });
 
   m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("weights") = "as_stored", py::arg("kv_dtype") = "bf16",
-        py::arg("threads") = py::none(), py::arg("device") = "cpu",
+        py::arg("threads") = py::none(), py::arg("device") = py::none(),
         "Loads a model directory difftx reads (its own, Hugging Face Llama / DiffLlama, quantized).\n"
         "weights: 'as_stored' keeps matrices in the type the files hold (as generate/logits do) or 'f32'\n"
         "widens them (as the analyses do); kv_dtype: 'bf16', 'f32' or 'int8' for the KV cache of\n"
-        "generation; threads: threads of its calls (None: OMP_NUM_THREADS, else every core); device: 'cpu',\n"
-        "'vulkan' (the best GPU) or 'vulkan:N' for generation, logits and evaluation.");
+        "generation; threads: threads of its calls (None: OMP_NUM_THREADS, else every core); device:\n"
+        "None or 'cpu', 'vulkan' (the best Vulkan device) or 'vulkan:N' (`difftx --version` lists them).");
   return model;
 }
 

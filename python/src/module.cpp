@@ -1,6 +1,4 @@
 // The extension module difftx._difftx: C++ errors as Python exceptions, then each area's bindings.
-#include <omp.h>
-
 #include <nlohmann/json.hpp>
 
 #include "bindings.h"
@@ -9,14 +7,6 @@
 #include "train/trainer.h"
 
 namespace difftx::python {
-
-ThreadScope::ThreadScope(int threads) : saved_(threads > 0 ? omp_get_max_threads() : 0) {
-  if (threads > 0) omp_set_num_threads(threads);
-}
-
-ThreadScope::~ThreadScope() {
-  if (saved_ > 0) omp_set_num_threads(saved_);
-}
 
 void check_signals() {
   py::gil_scoped_acquire gil;

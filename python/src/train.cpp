@@ -6,13 +6,12 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include "api/training.h"
 #include "bindings.h"
-#include "cli/args.h"
-#include "cli/model_output.h"
 #include "core/error.h"
 #include "data/prepare.h"
 #include "data/tasks/mixture_spec.h"
-#include "dist/local_communicator.h"
+#include "model/model_output.h"
 #include "train/trainer.h"
 
 namespace difftx::python {
@@ -39,10 +38,9 @@ py::dict step_dict(const StepReport& r) {
 py::dict train(const std::optional<fs::path>& config, const fs::path& data, const fs::path& out,
                const std::optional<fs::path>& init, TrainOptions o, const std::string& schedule,
                const std::optional<std::string>& mix, const py::object& on_step) {
-  DIFFTX_CHECK(config || init, "train: give a config (or init, a model directory whose config.json is used)");
   DIFFTX_CHECK(o.steps > 0, "steps ", o.steps, " must be positive");
   if (init) o.init_dir = init->string();
-  o.config_path = config ? config->string() : (*init / "config.json").string();
+  if (config) o.config_path = config->string();
   o.data_dir = data.string();
   o.out_dir = out.string();
   o.schedule = decay_shape_from_name(schedule);
@@ -66,8 +64,7 @@ py::dict train(const std::optional<fs::path>& config, const fs::path& data, cons
   TrainSummary s;
   {
     py::gil_scoped_release release;
-    dist::LocalCommunicator comm;
-    s = difftx::train(o, comm);
+    s = api::train_in_process(o);
   }
   if (raised) throw *raised;
   py::dict d;
@@ -113,14 +110,9 @@ py::object prepare(const py::object& corpus_paths, const fs::path& out, const st
 
 fs::path convert(const fs::path& model, const fs::path& out, const std::string& to, const std::string& dtype,
                  const std::optional<std::string>& head_dtype) {
-  // The options checked as `difftx convert` checks them (the same messages).
-  std::vector<std::string> argv = {"--out", out.string(), "--to", to, "--dtype", dtype};
-  if (head_dtype) argv.insert(argv.end(), {"--head-dtype", *head_dtype});
-  cli::Args args("convert", argv);
-  const cli::ModelOutput o = cli::model_output_options(args);
-  args.finish();
+  const ModelOutput o = model_output(out, to, dtype, head_dtype);  // checked as `difftx convert` checks them
   py::gil_scoped_release release;
-  cli::convert_model(model, o);
+  convert_model(model, o);
   return out;
 }
 

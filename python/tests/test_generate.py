@@ -52,3 +52,46 @@ def test_bad_options_are_errors(diff_model):
         diff_model.generate(PROMPT, top_p=0)
     with pytest.raises(difftx.Error, match="longer than the context"):
         diff_model.generate("word " * 400)
+
+
+SCHEMA = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 6},
+                                           "n": {"type": "integer", "minimum": -3, "maximum": 40},
+                                           "tags": {"type": "array", "items": {"enum": ["a", "b", None]}, "maxItems": 2}},
+          "required": ["name", "n"], "additionalProperties": False}
+
+
+def check_document(text):
+    import json
+    value = json.loads(text)
+    assert set(value) <= {"name", "n", "tags"} and {"name", "n"} <= set(value), text
+    assert isinstance(value["name"], str) and len(value["name"]) <= 6, text
+    assert isinstance(value["n"], int) and -3 <= value["n"] <= 40, text
+    assert all(t in ("a", "b", None) for t in value.get("tags", [])) and len(value.get("tags", [])) <= 2, text
+
+
+def test_json_schema_constrains_the_output(binary, diff_dir, diff_model, tmp_path):
+    import json
+    for seed in (1, 2, 3):
+        text = diff_model.generate(PROMPT, max_new_tokens=100, temperature=1.2, seed=seed, json_schema=SCHEMA)
+        check_document(text)
+        # The same as the CLI's --json-schema, and as the schema given as JSON text.
+        schema_file = tmp_path / "schema.json"
+        schema_file.write_text(json.dumps(SCHEMA))
+        out = run(binary, "generate", "--model", diff_dir, "--prompt", PROMPT, "--max-new-tokens", 100,
+                  "--temperature", 1.2, "--seed", seed, "--json-schema", schema_file)
+        assert out[len(PROMPT):-1] == text
+        assert diff_model.generate(PROMPT, max_new_tokens=100, temperature=1.2, seed=seed,
+                                   json_schema=json.dumps(SCHEMA)) == text
+    many = diff_model.generate_many([PROMPT, "The people"], max_new_tokens=100, temperature=1.2, seed=4,
+                                    json_schema=SCHEMA)
+    for text in many:
+        check_document(text)
+    assert "".join(diff_model.stream(PROMPT, max_new_tokens=100, temperature=1.2, seed=4, json_schema=SCHEMA)) == many[0]
+
+
+def test_json_schema_that_cannot_be_enforced_is_an_error(diff_model):
+    with pytest.raises(difftx.Error, match=r"#/properties/a/format: format 'email' is not supported"):
+        diff_model.generate(PROMPT, json_schema={"type": "object",
+                                                 "properties": {"a": {"type": "string", "format": "email"}}})
+    with pytest.raises(difftx.Error, match="invalid JSON"):
+        diff_model.generate(PROMPT, json_schema="{not json")

@@ -23,6 +23,7 @@ std::optional<std::string> token_text(const nlohmann::json& j) {
 ChatTemplate ChatTemplate::parse(const std::string& source) {
   ChatTemplate t;
   t.body_ = std::make_shared<const Body>(parse_template(source));
+  t.source = source;
   return t;
 }
 

@@ -43,6 +43,7 @@ struct ChatTemplate {
   nlohmann::ordered_json special_tokens = nlohmann::ordered_json::object();
   // "YYYY-MM-DD" for strftime_now; empty: $DIFFTX_TEMPLATE_DATE when set, else today.
   std::string date;
+  std::string source;  // the template's text (what a server reads its tool and reasoning formats from)
 
  private:
   std::shared_ptr<const std::vector<std::shared_ptr<const Stmt>>> body_;

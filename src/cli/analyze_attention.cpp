@@ -2,6 +2,7 @@
 // prompt's normalised attention row (Figure 1).
 #include <cstdio>
 
+#include "api/analyses.h"
 #include "cli/analyze_targets.h"
 #include "core/error.h"
 #include "data/split_reader.h"
@@ -39,7 +40,7 @@ int analyze_attention(Args& args) {
                c.num_hidden_layers, ") (or -1 for the mean over layers)");
   DIFFTX_CHECK(map_head >= -1 && map_head < c.num_attention_heads, "--map-head ", map_head, " outside [0, ",
                c.num_attention_heads, ") (or -1 for the mean over heads)");
-  const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, model_dir, c);
+  const data::Tokenizer tokenizer = api::dataset_tokenizer(data_dir, model_dir, c);
   const data::SplitReader haystack(data_dir, "val");
   const std::vector<AllocationPrompt> prompts =
       retrieval::niah_allocation_prompts(retrieval::NiahGenerator(tokenizer, haystack), o);

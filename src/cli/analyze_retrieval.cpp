@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 
+#include "api/analyses.h"
 #include "cli/analyze_targets.h"
 #include "core/error.h"
 #include "data/split_reader.h"
@@ -46,7 +47,7 @@ int analyze_niah(Args& args) {
   args.finish();
 
   const Model model = load_model_dir(model_dir);
-  const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, model_dir, model.config);
+  const data::Tokenizer tokenizer = api::dataset_tokenizer(data_dir, model_dir, model.config);
   const data::SplitReader haystack(data_dir, split);
   const retrieval::NiahGenerator generator(tokenizer, haystack);
   std::function<void(const retrieval::NiahProgress&)> progress;
@@ -87,7 +88,7 @@ int analyze_mqar(Args& args) {
   args.finish();
 
   const Model model = load_model_dir(model_dir);
-  const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, model_dir, model.config);
+  const data::Tokenizer tokenizer = api::dataset_tokenizer(data_dir, model_dir, model.config);
   const retrieval::MqarResult r = retrieval::evaluate_mqar(model_forward(model), retrieval::mqar_vocabulary(tokenizer),
                                                            tokenizer.vocab_size(), o);
   std::printf("MQAR, %s\n%lld episodes of %lld pairs and %lld queries (%lld tokens); seed %llu\n"

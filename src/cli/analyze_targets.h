@@ -1,13 +1,10 @@
 // The targets of `difftx analyze` (analyze.cpp dispatches; each lives in analyze_<target>.cpp),
 // and what they share.
 #pragma once
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "cli/args.h"
-#include "data/tokenizer.h"
-#include "model/config.h"
 #include "results/results.h"
 
 namespace difftx::cli {
@@ -17,11 +14,6 @@ int analyze_mqar(Args& args);  // analyze_retrieval.cpp
 int analyze_attention(Args& args);
 int analyze_outliers(Args& args);
 int analyze_quant(Args& args);
-
-// The prepared dataset's own tokenizer, which must fit the model's vocabulary (errors name both
-// directories; a directory that is not a prepared dataset is an error too).
-data::Tokenizer dataset_tokenizer(const std::filesystem::path& data_dir, const std::filesystem::path& model_dir,
-                                  const ModelConfig& config);
 
 // --NAME B,B,...: attention logit bit widths, each 0 (none) or 2 to 16 (check_logit_bits), checked
 // before anything is loaded or trained; errors name the option.

@@ -18,6 +18,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--new 128] [--repeats N] [--device D]\n"
                "  difftx bench serve --model DIR [--device D] [--concurrency 1,4,16,64] [--prompt 128] [--new 64]\n"
                "                     [--shared-prefix N] [--kv-dtype bf16] [--max-batch-tokens 512] [--json]\n"
+               "                     [--json-schema FILE --tokenizer NAME [--pairs 2]]  every stream constrained too\n"
                "                    [--kv-dtype f32|bf16|int8] [--json]\n"
                "                                              prefill and decode tokens/s per variant\n"
                "  difftx bench analysis [--json]              quantized-logit attention vs fused; outlier statistics rates\n"

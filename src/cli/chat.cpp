@@ -8,13 +8,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/model_chat_template.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
-#include "cli/model_chat_template.h"
-#include "infer/model_prompt.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "infer/generate.h"
+#include "infer/model_prompt.h"
 #include "infer/utf8_stream.h"
 #include "model/model_io.h"
 #include "serve/chat_prompt.h"
@@ -40,7 +40,7 @@ int run_chat(Args& args) {
   backends::Backend& device = device_option(args);
   args.finish();
 
-  const auto tmpl = load_chat_template(dir, template_file);
+  const auto tmpl = chat::load_chat_template(dir, template_file);
   DIFFTX_CHECK(tmpl.has_value(), dir.string(),
                " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); give one with "
                "--chat-template FILE");

@@ -5,13 +5,12 @@
 #include <filesystem>
 #include <set>
 
-#include "source_dir.h"
-
 #include "cli/analyze_targets.h"
 #include "cli/experiments.h"
 #include "cli/train_options.h"
 #include "core/error.h"
 #include "experiment/compare.h"
+#include "experiment/compare_defaults.h"
 #include "results/statistics.h"
 
 namespace difftx::cli {
@@ -81,6 +80,16 @@ void print_table(const results::ExperimentResults& results) {
   }
 }
 
+// 1,2,3: a list as the list options spell it.
+std::string int_list(const std::vector<int>& values) {
+  std::string out;
+  for (int v : values) {
+    if (!out.empty()) out += ',';
+    out += std::to_string(v);
+  }
+  return out;
+}
+
 std::string indented(const std::string& lines, const std::string& margin) {
   std::string out;
   size_t begin = 0;
@@ -95,66 +104,13 @@ std::string indented(const std::string& lines, const std::string& margin) {
 
 }  // namespace
 
-// configs/ of the working directory, else the source tree's.
-fs::path default_configs_dir() {
-  if (fs::is_directory("configs")) return "configs";
-  return fs::path(DIFFTX_SOURCE_DIR) / "configs";
-}
-
-// compare's training defaults: sequences of 256 in micro-batches of 8, a retrieval mixture,
-// validation and checkpoints often enough for curves and resuming.
-TrainOptions experiment_train_defaults() {
-  TrainOptions o;
-  o.seq_len = 256;
-  o.micro_batch = 8;
-  o.lr = 2e-3;
-  o.warmup_steps = 50;
-  o.mixture = {0.2, 0.2};
-  o.eval_every = 50;
-  o.eval_batches = 8;
-  o.checkpoint_every = 100;
-  o.log_every = 25;
-  return o;
-}
-
-// --recipe niah: the answer-only NIAH recipe of docs/EXPERIMENTS.md ("Recipe and results: NIAH
-// learnt from the mixture") at the context --seq-len names (default 128): the retrieval preset,
-// half of the rows NIAH and a fifth MQAR, a constant learning rate, 2048 tokens a step, 3000
-// steps, NIAH graded at the training context with one or two needles. Only defaults: every
-// flag still overrides its value.
-void apply_niah_recipe(Args& args, experiment::CompareOptions& o, int64_t& default_tokens) {
-  TrainOptions& t = o.train;
-  t.seq_len = args.get_int("seq-len", 128, kSequenceLength);
-  t.micro_batch = std::max<int64_t>(1, 2048 / t.seq_len);
-  t.lr = 2e-3;
-  t.warmup_steps = 50;
-  t.schedule = DecayShape::constant;
-  t.mixture = {0.5, 0.2};
-  t.eval_every = t.log_every = 250;
-  t.checkpoint_every = 500;
-  o.preset = "retrieval";
-  default_tokens = 3000 * t.seq_len * t.micro_batch;
-  experiment::AnalysisOptions& a = o.analysis;
-  a.niah.contexts = {t.seq_len};
-  a.niah.needles = {1, 2};
-  a.niah.queried = {1};
-  a.niah.depths = {0, 0.5, 1};
-  a.niah.samples = 20;
-  a.quant_val_batches = 16;
-}
-
 int experiment_compare(Args& args) {
-  experiment::CompareOptions o;
-  o.train = experiment_train_defaults();
+  experiment::CompareOptions o = experiment::compare_defaults();
   experiment::AnalysisOptions& a = o.analysis;
-  a.niah.contexts = {256};
-  a.niah.needles = {1, 2, 4};
-  a.niah.queried = {1, 2};
-  a.niah.samples = 10;
   int64_t default_tokens = 0;  // none: --tokens is required
   if (const auto recipe = args.get("recipe")) {
     DIFFTX_CHECK(*recipe == "niah", "experiment compare: unknown --recipe '", *recipe, "' (known: niah)");
-    apply_niah_recipe(args, o, default_tokens);
+    default_tokens = experiment::apply_niah_recipe(o, args.get_int("seq-len", 128, kSequenceLength));
   }
   o.preset = args.get("preset", o.preset);
   o.tokens = args.get_int("tokens", default_tokens, kNonNegative);
@@ -162,7 +118,7 @@ int experiment_compare(Args& args) {
   if (args.get("variants")) o.variants = args.get_word_list("variants", "");
   o.data_dir = args.get("data", "data/default");
   o.out_dir = args.get("out", "runs/compare-" + o.preset);
-  o.configs_dir = args.get("configs", default_configs_dir().string());
+  o.configs_dir = args.get("configs", experiment::default_configs_dir().string());
   read_train_options(args, o.train);
   if (args.get("seeds")) o.seeds = args.get_int_list("seeds", "", kAnySeed);
   if (args.get("init-from")) o.init_from = args.require("init-from");  // given: a non-empty path
@@ -174,24 +130,14 @@ int experiment_compare(Args& args) {
   a.niah.queried = or_default(args, "niah-queried", a.niah.queried, kPositive);
   if (args.get("niah-depths")) a.niah.depths = args.get_double_list("niah-depths", "", kFraction);
   a.niah.samples = args.get_int("niah-samples", a.niah.samples, kPositive);
-  a.niah.seed = o.train.seed;
-  a.quant_niah = a.niah;
-  a.quant_niah.needles = {a.niah.needles.front()};
-  a.quant_niah.queried = {1};
-  a.mqar.spec.pairs = args.get_int("mqar-pairs", 8, kPositive);
+  a.mqar.spec.pairs = args.get_int("mqar-pairs", a.mqar.spec.pairs, kPositive);
   a.mqar.spec.queries = args.get_int("mqar-queries", a.mqar.spec.pairs, kPositive);
-  a.mqar.samples = args.get_int("mqar-samples", 100, kPositive);
-  a.mqar.seed = o.train.seed;
-  a.prompts.context = a.niah.contexts.front();
-  a.prompts.depths = a.niah.depths;
-  a.prompts.per_depth = args.get_int("attention-prompts", 4, kPositive);
-  a.prompts.seed = o.train.seed;
-  a.outliers.tokens = args.get_int("outlier-tokens", 16384, kPositive);
-  a.val_seq_len = o.train.seq_len;
-  a.val_micro_batch = o.train.micro_batch;
-  a.bits.clear();
-  a.bits = logit_bits_option(args, "bits", "0,16,8,6,4");  // checked now, not after the models have trained
+  a.mqar.samples = args.get_int("mqar-samples", a.mqar.samples, kPositive);
+  a.prompts.per_depth = args.get_int("attention-prompts", a.prompts.per_depth, kPositive);
+  a.outliers.tokens = args.get_int("outlier-tokens", a.outliers.tokens, kPositive);
+  a.bits = logit_bits_option(args, "bits", int_list(a.bits));  // checked now, not after the models have trained
   a.quant_val_batches = args.get_int("quant-batches", a.quant_val_batches, kNonNegative);
+  experiment::derive_analysis_options(o);
   args.finish();
 
   const results::ExperimentResults results = experiment::run_compare(o, [](const std::string& line) {
@@ -225,7 +171,7 @@ std::string experiment_compare_help() {
          "      --mqar-samples 100 --attention-prompts 4 (per depth) --outlier-tokens 16384\n"
          "      --bits 0,16,8,6,4 --quant-batches 8 (val micro-batches per width)\n"
          "    training options (shared by every model):\n" +
-         indented(train_options_help(experiment_train_defaults()), "    ");
+         indented(train_options_help(experiment::compare_train_defaults()), "    ");
 }
 
 }  // namespace difftx::cli

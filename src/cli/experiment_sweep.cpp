@@ -7,6 +7,7 @@
 #include "cli/experiments.h"
 #include "cli/train_options.h"
 #include "core/error.h"
+#include "experiment/compare_defaults.h"
 #include "experiment/sweep.h"
 #include "report/sweep_report.h"
 
@@ -37,7 +38,7 @@ void print_matching(const nlohmann::json& sweep) {
 int experiment_sweep(Args& args) {
   experiment::SweepOptions o;
   experiment::CompareOptions& c = o.compare;
-  c.train = experiment_train_defaults();
+  c.train = experiment::compare_train_defaults();
   c.train.mixture = {};  // language modelling only: the sweep measures val loss
   c.train.eval_every = 100;
   c.train.eval_batches = 32;  // the final val loss over 64K tokens: its sampling error well below the differences
@@ -48,7 +49,7 @@ int experiment_sweep(Args& args) {
                "experiment sweep: a seed is named twice in --seeds");
   c.data_dir = args.get("data", "data/default");
   c.out_dir = args.get("out", "runs/sweep-" + c.preset);
-  c.configs_dir = args.get("configs", default_configs_dir().string());
+  c.configs_dir = args.get("configs", experiment::default_configs_dir().string());
   o.widths = args.get_int_list("widths", "32,64,128", kPositive);
   o.size_tokens = args.get_int("tokens", 500000, kPositive);
   o.budget_width = args.get_int("budget-width", o.widths.front(), kPositive);

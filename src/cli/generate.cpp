@@ -7,16 +7,20 @@
 #include <string>
 #include <vector>
 
-#include "serve/chat_prompt.h"
+#include "api/generation.h"
+#include "chat/model_chat_template.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
-#include "cli/model_chat_template.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
+#include "grammar/json_grammar.h"
+#include "grammar/token_vocabulary.h"
 #include "infer/generate.h"
 #include "infer/model_prompt.h"
 #include "infer/utf8_stream.h"
+#include "io/input_file.h"
 #include "model/model_io.h"
+#include "serve/output_constraint.h"
 
 namespace difftx::cli {
 namespace {
@@ -42,7 +46,13 @@ int run_generate(Args& args) {
   o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(o.sampling.top_p), NumberRange{0, 1, true});
   o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed), kAnySeed));
   backends::Backend& device = device_option(args);
+  const auto schema_file = args.get("json-schema");
+  const auto grammar_file = args.get("grammar");
   args.finish();
+  DIFFTX_CHECK(!(schema_file && grammar_file), "--json-schema and --grammar cannot both be given");
+  serve::OutputRequest rules;
+  if (schema_file) rules.schema = grammar::parse_schema_text(read_whole_file(*schema_file), *schema_file);
+  if (grammar_file) rules.grammar = read_whole_file(*grammar_file);
 
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   model.move_to(device);
@@ -53,24 +63,32 @@ int run_generate(Args& args) {
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
   // The prompt starts as a training document does (difftx: after an end-of-text token; Hugging
   // Face: with the tokenizer's BOS), and generation stops at every end-of-sequence id.
-  FramedPrompt framed = frame_prompt(tokenizer, defaults, as_chat ? std::string() : prompt, model.config, dir.string());
+  FramedPrompt framed;
+  serve::ConstraintModel output;  // for --json-schema / --grammar
+  output.tokenizer = &tokenizer;
+  bool reasoning_open = false;
   if (as_chat) {  // the prompt as one user message through the chat template
-    const auto tmpl = load_chat_template(dir, template_file);
+    const auto tmpl = chat::load_chat_template(dir, template_file);
     DIFFTX_CHECK(tmpl.has_value(), dir.string(),
                  " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); "
                  "give one with --chat-template FILE");
-    const std::string rendered = tmpl->render(nlohmann::json::array({{{"role", "user"}, {"content", prompt}}}), true);
-    const std::vector<int32_t> prefix(framed.ids.begin(), framed.ids.begin() + framed.prefix);
-    framed.ids = serve::encode_chat_prompt(tokenizer, prefix, rendered);
-    for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) framed.stop.push_back(id);
+    const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
+    output.reasoning = serve::reasoning_markers_of_template(tmpl->source);
+    reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl->render(messages, true), *output.reasoning);
+    framed = api::frame_chat_prompt(tokenizer, defaults, *tmpl, messages, model.config, dir.string());
   } else {
     DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
+    framed = frame_prompt(tokenizer, defaults, prompt, model.config, dir.string());
   }
   const std::vector<int32_t>& ids = framed.ids;
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
                " tokens (with the leading ", framed.prefix, "), longer than the context of ", context, " tokens");
   o.sample_vocab = tokenizer.vocab_size();
   o.stop_tokens = framed.stop;
+  if (rules.schema || rules.grammar) {  // after a reasoning block the prompt left open, if any
+    output.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+    o.constraint = serve::ConstraintCache().get(output, rules, reasoning_open);
+  }
 
   if (!as_chat) {  // a continuation follows its prompt; a chat reply stands alone
     std::fwrite(prompt.data(), 1, prompt.size(), stdout);
@@ -110,6 +128,9 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --top-k K             sample from the K most likely tokens (default 0: all)\n"
                "  --top-p P             sample from the most likely tokens holding P of the mass (default 1: all)\n"
                "  --seed S              sampling seed (default 1); the same seed gives the same text\n"
+               "  --json-schema FILE    the reply is a JSON document that validates against this JSON Schema\n"
+               "                        (docs/STRUCTURED_OUTPUT.md: the keywords enforced); ends where it is complete\n"
+               "  --grammar FILE        the reply follows this GBNF grammar\n"
                "  --context T           KV cache capacity in tokens (default max_position_embeddings)\n"
                "  --kv-dtype f32|bf16|int8  how the KV cache stores keys and values (default bf16: half of F32;\n"
                "                        int8: a quarter, plus a scale per head row)\n"

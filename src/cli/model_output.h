@@ -1,38 +1,13 @@
-// The options of commands that write a model directory (convert, init): --out, --to, --dtype.
+// The options of commands that write a model directory (convert, init): --out, --to, --dtype,
+// --head-dtype, read into the library's ModelOutput (model/model_output.h).
 #pragma once
-#include <filesystem>
-#include <optional>
-#include <string>
-
 #include "cli/args.h"
-#include "data/tokenizer.h"
-#include "io/safetensors.h"
-#include "kernels/quant/weight_type.h"
-#include "model/model.h"
-#include "model/weight_source.h"
+#include "model/model_output.h"
 
 namespace difftx::cli {
 
-struct ModelOutput {
-  std::filesystem::path dir;
-  std::string format;  // "difftx", "hf" or "gguf"
-  WeightType dtype = WeightType::f32;     // --dtype: the matrices' type (model/storage_plan.h)
-  std::optional<WeightType> head_dtype;   // --head-dtype: the embedding's and LM head's
-  StoredFloat stored = StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow --dtype)
-};
-
-// Reads and checks --out (must not exist, or be an empty directory: a model is never
-// overwritten), --to and --dtype.
+// Reads --out (required), --to, --dtype and --head-dtype; model_output() checks them.
 ModelOutput model_output_options(Args& args);
-// Writes the weights `source` gives one tensor at a time, converted as `out` says (a few tensors
-// in memory at once, whatever the model's size). GGUF needs the vocabulary: `tokenizer` (null: an
-// error saying so).
-void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr);
-
-// `difftx convert`: the model directory `in` written as `out` says, streamed tensor by tensor,
-// its tokenizer beside it (a Hugging Face directory gets tokenizer.json in place of difftx's
-// tiktoken files); returns the model's config. A failure leaves no --out directory it made.
-ModelConfig convert_model(const std::filesystem::path& in, const ModelOutput& out);
 
 inline constexpr const char* kModelOutputUsage =
     "  --out DIR          the new model directory (must not exist, or be empty)\n"

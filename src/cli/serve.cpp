@@ -5,15 +5,17 @@
 #include <optional>
 #include <string>
 
-#include "serve/chat_prompt.h"
+#include "chat/model_chat_template.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
-#include "cli/model_chat_template.h"
-#include "infer/model_prompt.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
+#include "grammar/token_vocabulary.h"
+#include "infer/model_prompt.h"
 #include "model/model_io.h"
+#include "serve/chat_prompt.h"
 #include "serve/server.h"
+#include "serve/tool_format.h"
 
 namespace difftx::cli {
 namespace {
@@ -47,7 +49,18 @@ int run_serve(Args& args) {
   const auto template_file = args.get("chat-template");
   const int64_t max_choices = args.get_int("max-choices", 16, IntRange{1, 1024});
   backends::Backend& device = device_option(args);
+  const auto tool_parser = args.get("tool-parser");
+  const std::string reasoning_parser = args.get("reasoning-parser", "auto");
+  const int64_t max_tool_calls = args.get_int("max-tool-calls", 8, IntRange{1, 64});
   args.finish();
+  std::optional<serve::ToolFormat> tool_format;
+  if (tool_parser) {
+    tool_format = serve::tool_format_named(*tool_parser);
+    DIFFTX_CHECK(tool_format.has_value(), "--tool-parser '", *tool_parser,
+                 "' is not one of hermes, llama3_json, mistral");
+  }
+  DIFFTX_CHECK(reasoning_parser == "auto" || reasoning_parser == "think" || reasoning_parser == "none",
+               "--reasoning-parser '", reasoning_parser, "' is not one of auto, think, none");
   DIFFTX_CHECK(!model_name.empty(), "--model-name must not be empty");
 
   return serve::run_server(o, [&]() {
@@ -71,7 +84,14 @@ int run_serve(Args& args) {
     m->limits.default_top_p = defaults.top_p;
     m->limits.default_top_k = defaults.top_k;
     m->limits.max_choices = max_choices;
-    if (auto tmpl = load_chat_template(dir, template_file)) {
+    m->output.tokenizer = m->tokenizer.get();
+    m->output.vocabulary = grammar::TokenVocabulary::of(*m->tokenizer, m->tokenizer->vocab_size());
+    m->output.tool_format = tool_format;
+    m->output.max_tool_calls = max_tool_calls;
+    if (reasoning_parser == "think") m->output.reasoning = serve::ReasoningMarkers{};
+    if (auto tmpl = chat::load_chat_template(dir, template_file)) {
+      if (!m->output.tool_format) m->output.tool_format = serve::tool_format_of_template(tmpl->source);
+      if (reasoning_parser == "auto") m->output.reasoning = serve::reasoning_markers_of_template(tmpl->source);
       m->chat_stop = serve::chat_stop_ids(*tmpl, *m->tokenizer);
       m->render_chat = serve::chat_renderer(std::move(*tmpl));
     }
@@ -100,6 +120,12 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "  --context T            most tokens of a sequence, prompt and reply (default max_position_embeddings)\n"
                "  --no-prefix-cache      do not reuse the KV blocks of matching prompt prefixes\n"
                "  --max-choices N        n times prompts a request may ask for (default 16)\n"
+               "  --tool-parser NAME     how the model writes tool calls: hermes (<tool_call> blocks: Hermes, Qwen),\n"
+               "                         llama3_json (Llama 3.x JSON calls), mistral ([TOOL_CALLS]); default: from\n"
+               "                         the chat template's text\n"
+               "  --max-tool-calls N     calls in one turn where parallel_tool_calls allows several (default 8)\n"
+               "  --reasoning-parser auto|think|none  reasoning blocks (<think>...</think>) to reasoning_content:\n"
+               "                         auto where the chat template has them (default), think always, none never\n"
                "  --max-body-bytes N     larger request bodies get 413 (default 8 MiB)\n"
                "  --max-connections N    connections served at once; more wait (default 128)\n"
                "  --read-timeout S       seconds to wait for a request's header and body (default 30)\n"

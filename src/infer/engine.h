@@ -23,6 +23,7 @@
 
 #include "core/error.h"
 #include "infer/sampler.h"
+#include "infer/token_constraint.h"
 #include "kernels/attention/decode_attention.h"
 #include "model/model.h"
 
@@ -67,6 +68,9 @@ struct RequestOptions {
   std::vector<int32_t> forced;
   bool logprobs = false;                 // fill TokenEvent::logprob (top_logprobs > 0 implies it)
   int top_logprobs = 0;                  // alternatives per token, [0, kMaxTopLogprobs]
+  // Which tokens may be drawn (infer/token_constraint.h): a grammar, a reasoning budget. The
+  // request also ends with `stop` when the constraint says nothing may follow.
+  std::shared_ptr<const TokenConstraintSource> constraint;
 };
 constexpr int kMaxTopLogprobs = 20;
 

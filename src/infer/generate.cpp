@@ -30,6 +30,7 @@ GenerateResult generate(const Model& model, std::span<const int32_t> prompt, con
   request.options.sampling = o.sampling;
   request.options.max_new_tokens = o.max_new_tokens;
   request.options.stop_tokens = o.stop_tokens;
+  request.options.constraint = o.constraint;
   Timer timer;
   bool first = true;
   FinishReason finish = FinishReason::none;

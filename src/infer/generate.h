@@ -4,10 +4,12 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "infer/sampler.h"
+#include "infer/token_constraint.h"
 #include "kernels/attention/decode_attention.h"
 #include "model/model.h"
 
@@ -20,6 +22,7 @@ struct GenerateOptions {
   KvStorage kv = KvStorage::bf16;  // how the KV cache stores keys and values
   int64_t sample_vocab = 0; // ids that may be drawn, [0, sample_vocab); 0: the model's vocab_size
   std::vector<int32_t> stop_tokens;  // generation ends when one of these is drawn (not passed on)
+  std::shared_ptr<const TokenConstraintSource> constraint;  // which tokens may be drawn (a grammar); none: any
 };
 
 struct GenerateResult {

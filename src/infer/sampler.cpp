@@ -27,14 +27,14 @@ Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
   if (penalized(o)) counts_.assign(vocab, 0), penalized_.resize(vocab);
 }
 
-int32_t Sampler::sample(const float* logits) {
+int32_t Sampler::sample(const float* logits, const uint64_t* allowed) {
   for (int64_t i = 0; i < vocab_; ++i)
     DIFFTX_CHECK(std::isfinite(logits[i]), "sampler: the logit of token ", i, " is ", logits[i], ", not finite");
-  if (counts_.empty()) return draw(logits);
+  if (counts_.empty()) return draw(logits, allowed);
   for (int64_t i = 0; i < vocab_; ++i)
     penalized_[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
                                        (counts_[i] > 0 ? options_.presence_penalty : 0.0));
-  const int32_t id = draw(penalized_.data());
+  const int32_t id = draw(penalized_.data(), allowed);
   ++counts_[id];
   return id;
 }
@@ -47,20 +47,32 @@ int32_t Sampler::take(const float* logits, int32_t id) {
   return id;
 }
 
-int32_t Sampler::draw(const float* logits) {
+int32_t Sampler::draw(const float* logits, const uint64_t* allowed) {
   // Most likely first; equal logits by ascending id, so the order is total and deterministic.
   const auto more_likely = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+  // The candidates: every id, or the allowed ones in ascending order.
+  int64_t candidates = vocab_;
+  if (allowed) {
+    candidates = 0;
+    for (int64_t w = 0; w * 64 < vocab_; ++w)
+      for (uint64_t bits = allowed[w]; bits; bits &= bits - 1) {
+        const int64_t id = w * 64 + __builtin_ctzll(bits);
+        if (id < vocab_) order_[candidates++] = static_cast<int32_t>(id);
+      }
+    DIFFTX_CHECK(candidates > 0, "sampler: the request's constraint allows no token here");
+  }
   if (options_.temperature == 0) {
+    if (allowed) return *std::min_element(order_.begin(), order_.begin() + candidates, more_likely);
     int32_t best = 0;
     for (int32_t i = 1; i < vocab_; ++i)
       if (more_likely(i, best)) best = i;
     return best;
   }
-  std::iota(order_.begin(), order_.end(), 0);
-  int64_t kept = vocab_;
-  if (options_.top_k > 0 && options_.top_k < vocab_) {
+  if (!allowed) std::iota(order_.begin(), order_.end(), 0);
+  int64_t kept = candidates;
+  if (options_.top_k > 0 && options_.top_k < candidates) {
     kept = options_.top_k;
-    std::nth_element(order_.begin(), order_.begin() + kept - 1, order_.end(), more_likely);
+    std::nth_element(order_.begin(), order_.begin() + kept - 1, order_.begin() + candidates, more_likely);
   }
   if (options_.top_p < 1) std::sort(order_.begin(), order_.begin() + kept, more_likely);
 

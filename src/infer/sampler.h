@@ -28,13 +28,15 @@ class Sampler {
   Sampler(const SamplingOptions& options, int64_t vocab);
 
   // One id from logits [>= vocab], which are not modified. A non-finite logit is an error naming
-  // the token. The drawn id counts towards the penalties. No allocation.
-  int32_t sample(const float* logits);
+  // the token. The drawn id counts towards the penalties. No allocation. `allowed`, if given, is
+  // a bitset over [0, vocab) (bit i of word i / 64): only those ids are candidates, as if the
+  // others' logits were -infinity (an error when it allows none).
+  int32_t sample(const float* logits, const uint64_t* allowed = nullptr);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
 
  private:
-  int32_t draw(const float* logits);  // temperature, top-k, min-p, top-p and the draw
+  int32_t draw(const float* logits, const uint64_t* allowed);  // temperature, top-k, min-p, top-p and the draw
 
   SamplingOptions options_;
   int64_t vocab_;

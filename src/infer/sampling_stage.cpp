@@ -15,7 +15,9 @@ SamplingStage::SamplingStage(const data::Tokenizer* tokenizer, int64_t vocab, in
 int32_t SamplingStage::draw_token(Sequence& s, const float* logits) {
   const std::vector<int32_t>& forced = s.request.options.forced;
   const int64_t n = s.generated();
-  return n < static_cast<int64_t>(forced.size()) ? s.sampler.take(logits, forced[n]) : s.sampler.sample(logits);
+  return n < static_cast<int64_t>(forced.size())
+             ? s.sampler.take(logits, forced[n])
+             : s.sampler.sample(logits, s.constraint ? s.constraint->allowed() : nullptr);
 }
 
 FinishReason SamplingStage::advance(Sequence& s, const float* logits) {
@@ -23,14 +25,19 @@ FinishReason SamplingStage::advance(Sequence& s, const float* logits) {
   if (s.request.on_logits) s.request.on_logits({logits, static_cast<size_t>(logits_width_)});
   int32_t id;
   try {
+    if (s.constraint && s.constraint->done()) {  // an empty document: nothing to draw
+      finish(s, FinishReason::stop);
+      return FinishReason::stop;
+    }
     id = draw_token(s, logits);
+    if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
+      finish(s, FinishReason::stop);
+      return FinishReason::stop;
+    }
+    if (s.constraint) s.constraint->accept(id);  // the token a constraint allowed advances it
   } catch (const std::exception& e) {
     finish(s, FinishReason::error, {}, e.what());
     return FinishReason::error;
-  }
-  if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
-    finish(s, FinishReason::stop);
-    return FinishReason::stop;
   }
   TokenEvent event;
   event.id = id;
@@ -39,7 +46,7 @@ FinishReason SamplingStage::advance(Sequence& s, const float* logits) {
   s.tokens.push_back(id);
   ++counters_.generated_tokens;
   FinishReason reason = FinishReason::none;
-  if (s.text.stopped()) reason = FinishReason::stop;
+  if (s.text.stopped() || (s.constraint && s.constraint->done())) reason = FinishReason::stop;
   else if (s.generated() >= o.max_new_tokens || static_cast<int64_t>(s.tokens.size()) > context_)
     reason = FinishReason::length;
   if (reason != FinishReason::none) finish(s, reason, std::move(event));

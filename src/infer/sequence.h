@@ -2,6 +2,7 @@
 // text. What it holds of the KV cache is the KvCacheManager's, under its id.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -17,7 +18,9 @@ struct Sequence {
         tokens(request.prompt),
         prompt_tokens(static_cast<int64_t>(tokens.size())),
         sampler(request.options.sampling, vocab),
-        text(request.options.stop_strings) {}
+        text(request.options.stop_strings),
+        constraint(request.options.constraint ? request.options.constraint->start(request.options.stop_tokens)
+                                              : nullptr) {}
 
   Engine::RequestId id;
   Request request;
@@ -28,6 +31,7 @@ struct Sequence {
   bool scheduled = false;  // has rows in the step being scheduled
   Sampler sampler;
   StopText text;
+  std::unique_ptr<TokenConstraint> constraint;  // none: any token
 
   std::span<const int32_t> prompt() const { return {tokens.data(), static_cast<size_t>(prompt_tokens)}; }
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_tokens; }

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "serve/choice_run.h"
+#include "serve/reply_reader.h"
 #include "serve/route_util.h"
 #include "serve/sse.h"
 
@@ -24,6 +25,7 @@ struct Job {
   std::vector<int64_t> prompt_bytes;  // per prompt: its text's length (completions' text_offset)
   std::vector<int32_t> extra_stop;
   ResponseHeader header;
+  ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls)
 };
 
 // One choice's progress.
@@ -58,6 +60,22 @@ TokenInfo token_info(const data::Tokenizer& tokenizer, const TokenEvent& e) {
 }
 
 const char* finish_name(FinishReason r) { return r == FinishReason::length ? "length" : "stop"; }
+
+// A tool call's id: Mistral's templates insist on 9 letters and digits; the others take OpenAI's shape.
+std::string tool_call_id(const std::optional<ToolFormat>& format) {
+  static const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  const bool mistral = format == ToolFormat::mistral;
+  std::string id = mistral ? "" : "call_";
+  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += alphabet[rng() % 62];
+  return id;
+}
+
+std::vector<ToolCallResult> with_ids(const std::vector<ToolCall>& calls, const std::optional<ToolFormat>& format) {
+  std::vector<ToolCallResult> out;
+  for (const ToolCall& c : calls) out.push_back({tool_call_id(format), c.name, c.arguments});
+  return out;
+}
 
 // Folds an event into its choice: text, timings (metrics and the log line), final counts.
 void apply(ServerState& state, const Job& job, const ChoiceRun& run, ChoiceProgress& p, const ChoiceEvent& ce) {
@@ -114,7 +132,15 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, httplib::R
   std::vector<int64_t> offsets;
   for (size_t i = 0; i < progress.size(); ++i) {
     check_outcome(progress[i]);
-    choices.push_back({progress[i].text, finish_name(progress[i].finish), std::move(progress[i].tokens)});
+    ChoiceResult c{progress[i].text, finish_name(progress[i].finish), std::move(progress[i].tokens), {}, {}};
+    if (job.api == Api::chat) {
+      const ReplyParts parts = read_reply(job.reply, progress[i].text);
+      c.text = parts.content;
+      if (parts.had_reasoning) c.reasoning = parts.reasoning;
+      c.tool_calls = with_ids(parts.calls, job.reply.tools);
+      if (!c.tool_calls.empty() && progress[i].finish == FinishReason::stop) c.finish_reason = "tool_calls";
+    }
+    choices.push_back(std::move(c));
     offsets.push_back(job.prompt_bytes.empty() ? 0 : job.prompt_bytes[i / job.params.n]);
   }
   const Usage usage = total_usage(job, progress);
@@ -127,8 +153,10 @@ class Stream {
  public:
   Stream(ServerState& state, Job job, std::unique_ptr<ChoiceRun> run)
       : state_(state), job_(std::move(job)), run_(std::move(run)), progress_(run_->size()) {
-    for (size_t i = 0; i < progress_.size(); ++i)
+    for (size_t i = 0; i < progress_.size(); ++i) {
       progress_[i].offset = job_.prompt_bytes.empty() ? 0 : job_.prompt_bytes[i / job_.params.n];
+      replies_.emplace_back(job_.reply);
+    }
   }
 
   // One round of httplib's content provider: false ends the connection (the client is gone).
@@ -160,19 +188,36 @@ class Stream {
     std::string out;
     const std::string text = p.text.substr(before);
     const bool token = job_.params.logprobs && e.id >= 0;
-    if (!text.empty() || token) {
-      json logprobs = nullptr;
-      if (token) {
-        const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e)};
-        logprobs = job_.api == Api::chat ? chat_logprobs(info) : completion_logprobs(info, p.offset);
-        p.offset += static_cast<int64_t>(info[0].token.size());
-      }
-      out += sse_event(job_.api == Api::chat ? chat_chunk(job_.header, ce.choice, {{"content", text}}, "", logprobs)
-                                             : completion_chunk(job_.header, ce.choice, text, "", logprobs));
+    const bool ends = e.finish == FinishReason::stop || e.finish == FinishReason::length;
+    json logprobs = nullptr;
+    if (token) {
+      const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e)};
+      logprobs = job_.api == Api::chat ? chat_logprobs(info) : completion_logprobs(info, p.offset);
+      p.offset += static_cast<int64_t>(info[0].token.size());
     }
-    if (e.finish == FinishReason::stop || e.finish == FinishReason::length)
-      out += sse_event(job_.api == Api::chat ? chat_chunk(job_.header, ce.choice, json::object(), finish_name(e.finish), nullptr)
-                                             : completion_chunk(job_.header, ce.choice, "", finish_name(e.finish), nullptr));
+    if (job_.api == Api::completion) {
+      if (!text.empty() || token) out += sse_event(completion_chunk(job_.header, ce.choice, text, "", logprobs));
+      if (ends) out += sse_event(completion_chunk(job_.header, ce.choice, "", finish_name(e.finish), nullptr));
+      return out;
+    }
+    // Chat: the reply read back as it grows - reasoning, content, each tool call once complete.
+    ReplyStream& reply = replies_[ce.choice];
+    const ReplyParts delta = reply.push(text, e.finish != FinishReason::none);
+    if (!delta.reasoning.empty())
+      out += sse_event(chat_chunk(job_.header, ce.choice, {{"reasoning_content", delta.reasoning}}, "", nullptr));
+    if (!delta.content.empty() || token)
+      out += sse_event(chat_chunk(job_.header, ce.choice, {{"content", delta.content}}, "", logprobs));
+    const size_t first = reply.calls_sent() - delta.calls.size();
+    const std::vector<ToolCallResult> calls = with_ids(delta.calls, job_.reply.tools);
+    for (size_t k = 0; k < calls.size(); ++k)
+      out += sse_event(chat_chunk(
+          job_.header, ce.choice,
+          {{"tool_calls", json::array({tool_call_json(calls[k], static_cast<int64_t>(first + k))})}}, "", nullptr));
+    if (ends) {
+      const char* reason =
+          reply.calls_sent() > 0 && e.finish == FinishReason::stop ? "tool_calls" : finish_name(e.finish);
+      out += sse_event(chat_chunk(job_.header, ce.choice, json::object(), reason, nullptr));
+    }
     return out;
   }
 
@@ -194,6 +239,7 @@ class Stream {
   Job job_;
   std::unique_ptr<ChoiceRun> run_;
   std::vector<ChoiceProgress> progress_;
+  std::vector<ReplyStream> replies_;  // chat: per choice
   bool opened_ = false;
   Clock::time_point last_write_ = Clock::now();
 };
@@ -216,10 +262,11 @@ void run_job(ServerState& state, Job job, httplib::Response& res) {
 void handle_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
     ServedModel& m = require_model(state);
-    CompletionRequest r = parse_completion_request(parse_body(req.body), m.limits);
+    CompletionRequest r = parse_completion_request(parse_body(req.body), parse_ordered_body(req.body), m.limits);
     Job job;
     job.api = Api::completion;
     job.params = std::move(r.params);
+    job.params.options.constraint = m.constraints->get(m.output, r.output, false);
     for (const Prompt& p : r.prompts) {
       job.prompts.push_back(p.text ? encode_text_prompt(m, *p.text) : p.ids);
       job.prompt_bytes.push_back(static_cast<int64_t>(p.text ? p.text->size() : m.tokenizer->decode(p.ids).size()));
@@ -232,7 +279,7 @@ void handle_completions(ServerState& state, const httplib::Request& req, httplib
 void handle_chat_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
     ServedModel& m = require_model(state);
-    ChatRequest r = parse_chat_request(parse_body(req.body), m.limits);
+    ChatRequest r = parse_chat_request(parse_body(req.body), parse_ordered_body(req.body), m.limits);
     if (!m.render_chat)
       throw ApiError(400,
                      "this model has no chat template (no chat_template in its tokenizer_config.json): start the "
@@ -241,7 +288,12 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
     Job job;
     job.api = Api::chat;
     job.params = std::move(r.params);
-    job.prompts.push_back(encode_chat_prompt(m, m.render_chat(r.messages, true, r.template_kwargs)));
+    const std::string rendered = m.render_chat(r.messages, true, r.template_kwargs);
+    const bool reasoning_open = m.output.reasoning && prompt_opens_reasoning(rendered, *m.output.reasoning);
+    job.params.options.constraint = m.constraints->get(m.output, r.output, reasoning_open);
+    job.reply = {m.output.reasoning, reasoning_open,
+                 r.output.parses_tool_calls() ? m.output.tool_format : std::optional<ToolFormat>()};
+    job.prompts.push_back(encode_chat_prompt(m, rendered));
     job.extra_stop = m.chat_stop;
     job.header = {response_id("chatcmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
     run_job(state, std::move(job), res);

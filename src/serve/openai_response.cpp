@@ -70,13 +70,32 @@ json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& cho
   json list = json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
     const ChoiceResult& c = choices[i];
+    json message = {{"role", "assistant"},
+                    {"content", c.tool_calls.empty() || !c.text.empty() ? json(c.text) : json(nullptr)},
+                    {"refusal", nullptr}};
+    if (c.reasoning) message["reasoning_content"] = *c.reasoning;
+    if (!c.tool_calls.empty()) {
+      message["tool_calls"] = json::array();
+      for (size_t k = 0; k < c.tool_calls.size(); ++k) {
+        json call = tool_call_json(c.tool_calls[k], static_cast<int64_t>(k));
+        call.erase("index");
+        message["tool_calls"].push_back(std::move(call));
+      }
+    }
     list.push_back({{"index", i},
-                    {"message", {{"role", "assistant"}, {"content", c.text}, {"refusal", nullptr}}},
+                    {"message", std::move(message)},
                     {"logprobs", logprobs ? chat_logprobs(c.tokens) : json(nullptr)},
                     {"finish_reason", nullable(c.finish_reason)}});
   }
   return {{"id", h.id},       {"object", "chat.completion"}, {"created", h.created},
           {"model", h.model}, {"choices", list},             {"usage", usage_json(usage)}};
+}
+
+json tool_call_json(const ToolCallResult& call, int64_t index) {
+  return {{"index", index},
+          {"id", call.id},
+          {"type", "function"},
+          {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
 }
 
 json completion_chunk(const ResponseHeader& h, int64_t index, const std::string& text, const std::string& finish_reason,

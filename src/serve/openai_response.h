@@ -2,6 +2,7 @@
 // what the engine produced (token strings already decoded). Pure functions.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,10 +17,16 @@ struct TokenInfo {
   std::vector<std::pair<std::string, float>> top;  // alternatives, most likely first
 };
 
+struct ToolCallResult {
+  std::string id, name, arguments;  // arguments: JSON text
+};
+
 struct ChoiceResult {
   std::string text;
-  std::string finish_reason;     // "stop" or "length"
+  std::string finish_reason;     // "stop", "length" or "tool_calls"
   std::vector<TokenInfo> tokens; // with logprobs only
+  std::optional<std::string> reasoning;   // chat: message.reasoning_content, where a block was read
+  std::vector<ToolCallResult> tool_calls; // chat: message.tool_calls
 };
 
 struct Usage {
@@ -42,8 +49,11 @@ nlohmann::json chat_logprobs(const std::vector<TokenInfo>& tokens);
 
 nlohmann::json completion_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices,
                                    const Usage& usage, bool logprobs, const std::vector<int64_t>& text_offsets);
+// A message's content is null where it has tool calls and no text.
 nlohmann::json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const Usage& usage,
                              bool logprobs);
+// One tool call as a message or a stream delta shows it ({index, id, type, function}).
+nlohmann::json tool_call_json(const ToolCallResult& call, int64_t index);
 
 // Stream chunks. finish_reason empty: null. logprobs: null when not asked for.
 nlohmann::json completion_chunk(const ResponseHeader& h, int64_t index, const std::string& text,

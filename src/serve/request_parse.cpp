@@ -10,10 +10,10 @@ namespace difftx::serve {
 namespace {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 // Fields accepted and ignored: they do not change what is generated.
-const std::set<std::string> kHarmless = {"user", "metadata", "store", "parallel_tool_calls", "service_tier",
-                                         "cache_prompt"};
+const std::set<std::string> kHarmless = {"user", "metadata", "store", "service_tier", "cache_prompt"};
 
 void check_keys(const json& body, const std::set<std::string>& known) {
   for (const auto& [key, value] : body.items())
@@ -129,11 +129,13 @@ std::vector<Prompt> parse_prompts(const Fields& f, int64_t vocab_size) {
 }
 
 // A message's content: a string, or a list of text parts (joined).
-std::string message_content(const json& content) {
+std::string message_content(const ordered_json& content) {
   if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) bad_param("messages", "a message's 'content' must be a string or a list of parts, not " + json_type_name(content));
+  if (!content.is_array())
+    bad_param("messages",
+              "a message's 'content' must be a string or a list of parts, not " + json_type_name(json(content)));
   std::string text;
-  for (const json& part : content) {
+  for (const ordered_json& part : content) {
     if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
       bad_param("messages", "a content part must be an object with a 'type'");
     if (part["type"] != "text") unsupported("messages", "content of type '" + part["type"].get<std::string>() + "'");
@@ -143,25 +145,46 @@ std::string message_content(const json& content) {
   return text;
 }
 
-json parse_messages(const json& body) {
+ordered_json parse_messages(const ordered_json& body) {
   const auto it = body.find("messages");
   if (it == body.end() || it->is_null()) throw ApiError(400, "'messages' is required", "messages", "missing_required_parameter");
   if (!it->is_array() || it->empty()) bad_param("messages", "'messages' must be a non-empty list of messages");
   static const std::set<std::string> roles = {"system", "developer", "user", "assistant", "tool"};
-  json messages = json::array();
-  for (const json& m : *it) {
-    if (!m.is_object()) bad_param("messages", "each message must be an object, not " + json_type_name(m));
+  ordered_json messages = ordered_json::array();
+  for (const ordered_json& m : *it) {
+    if (!m.is_object()) bad_param("messages", "each message must be an object, not " + json_type_name(json(m)));
     const auto role = m.find("role");
     if (role == m.end() || !role->is_string() || !roles.count(role->get<std::string>()))
       bad_param("messages", "each message needs a 'role': system, developer, user, assistant or tool");
-    for (const char* key : {"tool_calls", "function_call", "audio"})
+    for (const char* key : {"function_call", "audio"})
       if (m.contains(key) && !m[key].is_null()) unsupported("messages", std::string("a message with '") + key + "'");
-    json out = m;
+    ordered_json out = m;
     const auto content = m.find("content");
     out["content"] = content == m.end() || content->is_null() ? std::string() : message_content(*content);
+    if (m.contains("tool_calls") && m["tool_calls"].is_null()) out.erase("tool_calls");  // null: none
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      if (*role != "assistant") bad_param("messages", "only an assistant message may have 'tool_calls'");
+      out["tool_calls"] = checked_tool_calls(m["tool_calls"]);
+    }
+    if (m.contains("tool_call_id") && !m["tool_call_id"].is_string() && !m["tool_call_id"].is_null())
+      bad_param("messages", "a message's 'tool_call_id' must be a string");
     messages.push_back(std::move(out));
   }
   return messages;
+}
+
+// The template's extra variables: chat_template_kwargs, then `tools`.
+ordered_json template_variables(const Fields& f, const ordered_json& ordered, const OutputRequest& output) {
+  ordered_json vars = ordered_json::object();
+  if (const json* v = f.find("chat_template_kwargs")) {
+    if (!v->is_object()) bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    for (const char* reserved : {"messages", "add_generation_prompt"})
+      if (v->contains(reserved))
+        bad_param("chat_template_kwargs", std::string("'chat_template_kwargs' must not set '") + reserved + "'");
+    vars = ordered["chat_template_kwargs"];
+  }
+  if (!output.tools.is_null()) vars["tools"] = output.tools;
+  return vars;
 }
 
 }  // namespace
@@ -174,13 +197,19 @@ json parse_body(std::string_view body) {
   }
 }
 
-CompletionRequest parse_completion_request(const json& body, const ServeLimits& limits) {
+ordered_json parse_ordered_body(std::string_view body) {
+  parse_body(body);  // a 400 for what is not JSON, too deep or with a repeated key
+  return ordered_json::parse(body);
+}
+
+CompletionRequest parse_completion_request(const json& body, const ordered_json& ordered, const ServeLimits& limits) {
   const Fields f(body);
   check_keys(body, {"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "n", "stream",
                     "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty", "best_of",
-                    "logit_bias", "seed", "suffix"});
+                    "logit_bias", "seed", "suffix", "response_format", "grammar"});
   CompletionRequest r;
   r.params = parse_common(f, limits, {"max_tokens"});
+  parse_output_format(body, ordered, r.output);
   if (const auto logprobs = f.integer("logprobs", 0, 5)) {
     r.params.logprobs = true;
     r.params.options.top_logprobs = static_cast<int>(*logprobs);
@@ -196,12 +225,13 @@ CompletionRequest parse_completion_request(const json& body, const ServeLimits& 
   return r;
 }
 
-ChatRequest parse_chat_request(const json& body, const ServeLimits& limits) {
+ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, const ServeLimits& limits) {
   const Fields f(body);
   check_keys(body, {"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
                     "min_p", "n", "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
-                    "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "functions", "function_call",
-                    "response_format", "modalities", "chat_template_kwargs"});
+                    "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
+                    "functions", "function_call", "response_format", "grammar", "modalities", "chat_template_kwargs",
+                    "max_reasoning_tokens"});
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});
   r.params.logprobs = f.boolean("logprobs").value_or(false);
@@ -209,26 +239,16 @@ ChatRequest parse_chat_request(const json& body, const ServeLimits& limits) {
     if (!r.params.logprobs) bad_param("top_logprobs", "'top_logprobs' needs 'logprobs': true");
     r.params.options.top_logprobs = static_cast<int>(*top);
   }
-  for (const char* key : {"tools", "functions"})
-    if (const json* v = f.find(key)) {
-      if (!v->is_array()) bad_param(key, std::string("'") + key + "' must be a list");
-      if (!v->empty()) unsupported(key, std::string("'") + key + "' (tool calling)");
-    }
-  for (const char* key : {"tool_choice", "function_call"})
-    if (const json* v = f.find(key); v && !(v->is_string() && (*v == "none" || *v == "auto")))
-      unsupported(key, std::string("'") + key + "' other than \"none\" or \"auto\"");
-  if (const json* v = f.find("response_format")) {
-    if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
-      bad_param("response_format", "'response_format' must be an object with a 'type'");
-    if ((*v)["type"] != "text") unsupported("response_format", "'response_format' other than {\"type\": \"text\"}");
-  }
+  if (const json* v = f.find("functions"); v && !(v->is_array() && v->empty()))
+    unsupported("functions", "'functions' (the legacy API; use 'tools')");
+  if (const json* v = f.find("function_call"); v && !(v->is_string() && (*v == "none" || *v == "auto")))
+    unsupported("function_call", "'function_call' (the legacy API; use 'tool_choice')");
+  parse_output_format(body, ordered, r.output);
+  parse_tools(body, ordered, r.output);
   if (const json* v = f.find("modalities"); v && *v != json::array({"text"}))
     unsupported("modalities", "'modalities' other than [\"text\"]");
-  if (const json* v = f.find("chat_template_kwargs")) {
-    if (!v->is_object()) bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
-    r.template_kwargs = *v;
-  }
-  r.messages = parse_messages(body);
+  r.template_kwargs = template_variables(f, ordered, r.output);
+  r.messages = parse_messages(ordered);
   return r;
 }
 
@@ -253,10 +273,14 @@ std::vector<int32_t> parse_detokenize_request(const json& body, int64_t vocab_si
   return parse_ids(*v, vocab_size, "tokens");
 }
 
-json parse_apply_template_request(const json& body) {
+ChatRequest parse_apply_template_request(const json& body, const ordered_json& ordered) {
   const Fields f(body);
-  check_keys(body, {"messages", "model"});
-  return parse_messages(body);
+  check_keys(body, {"messages", "model", "tools", "chat_template_kwargs"});
+  ChatRequest r;
+  parse_tools(body, ordered, r.output);
+  r.template_kwargs = template_variables(f, ordered, r.output);
+  r.messages = parse_messages(ordered);
+  return r;
 }
 
 }  // namespace difftx::serve

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "infer/engine.h"
+#include "serve/output_request.h"
 
 namespace difftx::serve {
 
@@ -42,12 +43,17 @@ struct Prompt {
 struct CompletionRequest {
   GenerationParams params;
   std::vector<Prompt> prompts;  // one per prompt of a batch; choices are prompt-major
+  OutputRequest output;         // response_format, grammar
 };
 
 struct ChatRequest {
   GenerationParams params;
-  nlohmann::json messages;        // [{role, content: string, ...}], content parts joined
-  nlohmann::json template_kwargs = nlohmann::json::object();  // extra variables for the template
+  // [{role, content: string, ...}], content parts joined, tool calls' arguments as objects; keys
+  // in the order the client wrote them (templates print tool calls with tojson).
+  nlohmann::ordered_json messages;
+  // Extra variables for the template: chat_template_kwargs, and `tools` when given.
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
+  OutputRequest output;         // response_format, grammar, tools, max_reasoning_tokens
 };
 
 struct TokenizeRequest {
@@ -57,11 +63,17 @@ struct TokenizeRequest {
 
 // The body as JSON (depth-bounded, no repeated keys); malformed -> 400.
 nlohmann::json parse_body(std::string_view body);
+// The same body with its keys in the order written (checked as parse_body checks it).
+nlohmann::ordered_json parse_ordered_body(std::string_view body);
 
-CompletionRequest parse_completion_request(const nlohmann::json& body, const ServeLimits& limits);
-ChatRequest parse_chat_request(const nlohmann::json& body, const ServeLimits& limits);
+// `ordered`: the same body with its keys in the order written (parse_ordered_body).
+CompletionRequest parse_completion_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered,
+                                           const ServeLimits& limits);
+ChatRequest parse_chat_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered,
+                               const ServeLimits& limits);
 TokenizeRequest parse_tokenize_request(const nlohmann::json& body);
 std::vector<int32_t> parse_detokenize_request(const nlohmann::json& body, int64_t vocab_size);
-nlohmann::json parse_apply_template_request(const nlohmann::json& body);  // the checked messages
+// The checked messages and template variables (tools, chat_template_kwargs).
+ChatRequest parse_apply_template_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered);
 
 }  // namespace difftx::serve

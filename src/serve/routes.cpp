@@ -45,11 +45,11 @@ void handle_detokenize(ServerState& state, const httplib::Request& req, httplib:
 void handle_apply_template(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
     const ServedModel& m = require_model(state);
-    const json messages = parse_apply_template_request(parse_body(req.body));
+    const ChatRequest r = parse_apply_template_request(parse_body(req.body), parse_ordered_body(req.body));
     if (!m.render_chat)
       throw ApiError(400, "this model has no chat template: start the server with --chat-template FILE", "messages",
                      "no_chat_template");
-    send_json(res, {{"prompt", m.render_chat(messages, true, json::object())}});
+    send_json(res, {{"prompt", m.render_chat(r.messages, true, r.template_kwargs)}});
   });
 }
 

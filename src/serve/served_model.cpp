@@ -27,7 +27,8 @@ std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string&
 }
 
 ChatRenderer chat_renderer(chat::ChatTemplate tmpl) {
-  return [tmpl = std::move(tmpl)](const nlohmann::json& messages, bool add_generation_prompt, const nlohmann::json& extra) {
+  return [tmpl = std::move(tmpl)](const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                                  const nlohmann::ordered_json& extra) {
     try {
       return tmpl.render(messages, add_generation_prompt, extra);
     } catch (const chat::TemplateError& e) {

@@ -14,14 +14,15 @@
 #include "data/tokenizer.h"
 #include "infer/engine.h"
 #include "model/model.h"
+#include "serve/output_constraint.h"
 #include "serve/request_parse.h"
 
 namespace difftx::serve {
 
 // Renders chat messages into a prompt (add_generation_prompt, extra template variables);
 // errors the client caused are ApiError.
-using ChatRenderer = std::function<std::string(const nlohmann::json& messages, bool add_generation_prompt,
-                                               const nlohmann::json& extra)>;
+using ChatRenderer = std::function<std::string(const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                                               const nlohmann::ordered_json& extra)>;
 
 struct ServedModel {
   std::unique_ptr<Model> model;
@@ -31,6 +32,8 @@ struct ServedModel {
   ServeLimits limits;
   ChatRenderer render_chat;      // empty: the model has no chat template
   std::vector<int32_t> chat_stop;  // extra stop ids for chat (the template's end-of-turn token)
+  ConstraintModel output;          // what output constraints need: vocabulary, tool and reasoning formats
+  std::unique_ptr<ConstraintCache> constraints = std::make_unique<ConstraintCache>();
 };
 
 // A text prompt as `difftx generate` encodes it: the frame's prefix, then the text (special-token

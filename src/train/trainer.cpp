@@ -197,6 +197,12 @@ void check_train_options(const TrainOptions& o) {
   DIFFTX_CHECK(o.keep_checkpoints >= 1, "--keep-checkpoints must be at least 1");
   DIFFTX_CHECK(std::isfinite(o.lr) && o.lr > 0, "--lr must be a positive finite number, got ", o.lr);
   DIFFTX_CHECK(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1, "--min-lr-ratio must lie in [0, 1], got ", o.min_lr_ratio);
+  DIFFTX_CHECK(o.adamw.beta1 >= 0 && o.adamw.beta1 < 1 && o.adamw.beta2 >= 0 && o.adamw.beta2 < 1,
+               "--beta1 and --beta2 must lie in [0, 1), got ", o.adamw.beta1, " and ", o.adamw.beta2);
+  DIFFTX_CHECK(std::isfinite(o.adamw.weight_decay) && o.adamw.weight_decay >= 0 && std::isfinite(o.adamw.grad_clip) &&
+                   o.adamw.grad_clip >= 0,
+               "--weight-decay and --grad-clip must be finite and not negative, got ", o.adamw.weight_decay, " and ",
+               o.adamw.grad_clip);
   DIFFTX_CHECK(o.bucket_floats > 0, "--bucket-mb must be positive");
 }
 

@@ -1,5 +1,5 @@
 # Hostile and malformed requests to difftx serve: bad JSON, wrong types, out-of-range and huge
-# numbers, unsupported parameters, an unknown model, a prompt longer than the context, bodies over
+# numbers, unsupported parameters, schemas and grammars that cannot be enforced, an unknown model, a prompt longer than the context, bodies over
 # the limit (413) or cut short, unknown routes (404) and methods (405), missing or wrong API keys
 # (401). Every one is a 4xx with an OpenAI-shaped error, and the server stays healthy.
 source "$(dirname "$0")/lib.bash"
@@ -56,7 +56,12 @@ expect 400 suffix $C '{"prompt": "a", "suffix": "b"}'
 expect 400 logit_bias $C '{"prompt": "a", "logit_bias": {"1": 100}}'
 expect 400 frobnicate $C '{"prompt": "a", "frobnicate": true}'
 expect 400 tools /v1/chat/completions '{"messages": [{"role": "user", "content": "a"}], "tools": [{"type": "function"}]}'
-expect 400 response_format /v1/chat/completions '{"messages": [{"role": "user", "content": "a"}], "response_format": {"type": "json_object"}}'
+expect 400 response_format /v1/chat/completions '{"messages": [{"role": "user", "content": "a"}], "response_format": {"type": "xml"}}'
+# Schemas and grammars that cannot be enforced: 400s naming the keyword's path.
+expect 400 response_format $C '{"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"schema": {"not": {}}}}}'
+grep -q '#/not' "$work/body.json" || { echo "FAIL: the keyword's path is not named"; cat "$work/body.json"; exit 1; }
+expect 400 response_format $C '{"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"schema": {"$ref": "#"}}}}'
+expect 400 grammar $C '{"prompt": "a", "grammar": "root ::= ("}'
 expect 404 model $C '{"model": "gpt-5", "prompt": "a"}'
 # The context: a prompt longer than it (both lengths named), or max_tokens beyond it.
 long="$(python3 -c 'print(" ".join(["word"] * 400))')"

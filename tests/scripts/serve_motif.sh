@@ -4,7 +4,8 @@
 # settings), and a greedy chat completion is what `difftx generate --chat` prints. Motif's own
 # template could not be read here (docs/FORMATS.md "Motif"); this one is ChatML with a reasoning
 # model's habits (a default system turn, earlier answers' <think> parts dropped, the answer opened
-# with <think>), in the tokens the fixture's tokenizer.json has.
+# with <think>), in the tokens the fixture's tokenizer.json has; the reply's thinking comes back as
+# reasoning_content.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 model="$work/motif"
@@ -40,8 +41,16 @@ post /v1/chat/completions '{"messages": [{"role": "user", "content": "Hi"}], "ma
 "$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 12 --temperature 0 \
   > "$work/chat.txt" 2> /dev/null
 want="$(python3 -c "import sys; print(open(sys.argv[1]).read()[:-1], end='')" "$work/chat.txt")"
-[ "$(json_get "$work/body.json" "['choices'][0]['message']['content']")" = "$want" ] ||
-  { echo "FAIL: chat completion vs generate --chat"; cat "$work/body.json"; cat "$work/chat.txt"; exit 1; }
+# The prompt leaves <think> open: the reply is reasoning up to </think>, content after it
+# (docs/STRUCTURED_OUTPUT.md); together they are what generate --chat printed.
+got="$(python3 - "$work/body.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))["choices"][0]["message"]
+closed = "</think>" if m["content"] else ""
+print(m["reasoning_content"] + closed + m["content"], end="")
+PY
+)"
+[ "$got" = "$want" ] || { echo "FAIL: chat completion vs generate --chat"; cat "$work/body.json"; cat "$work/chat.txt"; exit 1; }
 [ "$(json_get "$work/body.json" "['usage']['completion_tokens']")" -ge 1 ] || { echo "FAIL: no tokens"; exit 1; }
 echo "motif chat: $(json_get "$work/body.json" "['choices'][0]")"
 stop_server

@@ -20,8 +20,8 @@ std::vector<TokenInfo> two_tokens() {
 }
 
 TEST(ServeResponse, Completion) {
-  const json r = completion_response(kHeader, {{"Hello", "stop", two_tokens()}, {"Hey", "length", {}}}, {5, 4}, true,
-                                     {10, 10});
+  const json r = completion_response(kHeader, {{"Hello", "stop", two_tokens(), {}, {}}, {"Hey", "length", {}, {}, {}}},
+                                     {5, 4}, true, {10, 10});
   EXPECT_EQ(r["object"], "text_completion");
   EXPECT_EQ(r["id"], "cmpl-1");
   EXPECT_EQ(r["model"], "tiny");
@@ -38,11 +38,28 @@ TEST(ServeResponse, Completion) {
   EXPECT_EQ(lp["top_logprobs"][0], json({{"He", -0.5}, {"Hi", -1.5}}));
   EXPECT_EQ(lp["top_logprobs"][1], json({{"llo", -0.25}}));  // the same text twice: the likelier
   EXPECT_EQ(r["usage"], json({{"prompt_tokens", 5}, {"completion_tokens", 4}, {"total_tokens", 9}}));
-  EXPECT_TRUE(completion_response(kHeader, {{"x", "stop", {}}}, {1, 1}, false, {0})["choices"][0]["logprobs"].is_null());
+  EXPECT_TRUE(completion_response(kHeader, {{"x", "stop", {}, {}, {}}}, {1, 1}, false, {0})["choices"][0]["logprobs"]
+                  .is_null());
+}
+
+TEST(ServeResponse, ChatToolCallsAndReasoning) {
+  const json r = chat_response(kHeader,
+                               {{"", "tool_calls", {}, std::string("thought"), {{"call_1", "add", R"({"a":1})"}}},
+                                {"text", "stop", {}, std::nullopt, {}}},
+                               {3, 2}, false);
+  const json& m = r["choices"][0]["message"];
+  EXPECT_TRUE(m["content"].is_null());  // calls and no text: null, as OpenAI sends it
+  EXPECT_EQ(m["reasoning_content"], "thought");
+  EXPECT_EQ(m["tool_calls"], json::parse(R"([{"id": "call_1", "type": "function",
+                                              "function": {"name": "add", "arguments": "{\"a\":1}"}}])"));
+  EXPECT_EQ(r["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_FALSE(r["choices"][1]["message"].contains("reasoning_content"));
+  EXPECT_FALSE(r["choices"][1]["message"].contains("tool_calls"));
+  EXPECT_EQ(tool_call_json({"call_2", "f", "{}"}, 3)["index"], 3);
 }
 
 TEST(ServeResponse, Chat) {
-  const json r = chat_response({"chatcmpl-1", 1, "tiny"}, {{"Hello", "stop", two_tokens()}}, {3, 2}, true);
+  const json r = chat_response({"chatcmpl-1", 1, "tiny"}, {{"Hello", "stop", two_tokens(), {}, {}}}, {3, 2}, true);
   EXPECT_EQ(r["object"], "chat.completion");
   const json& c = r["choices"][0];
   EXPECT_EQ(c["message"]["role"], "assistant");

@@ -20,10 +20,14 @@ ServeLimits limits() {
   return l;
 }
 
+CompletionRequest parse_completion(const std::string& body) {
+  return parse_completion_request(parse_body(body), parse_ordered_body(body), limits());
+}
+
 // The ApiError a completion body raises (status, param, message part), or a failure.
 void expect_completion_error(const std::string& body, int status, const std::string& param, const std::string& part) {
   try {
-    parse_completion_request(parse_body(body), limits());
+    parse_completion(body);
     ADD_FAILURE() << "accepted: " << body;
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, status) << body << ": " << e.what();
@@ -32,9 +36,13 @@ void expect_completion_error(const std::string& body, int status, const std::str
   }
 }
 
+ChatRequest parse_chat(const std::string& body) {
+  return parse_chat_request(parse_body(body), parse_ordered_body(body), limits());
+}
+
 void expect_chat_error(const std::string& body, int status, const std::string& param, const std::string& part) {
   try {
-    parse_chat_request(parse_body(body), limits());
+    parse_chat(body);
     ADD_FAILURE() << "accepted: " << body;
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, status) << body << ": " << e.what();
@@ -44,7 +52,7 @@ void expect_chat_error(const std::string& body, int status, const std::string& p
 }
 
 TEST(ServeRequestParse, CompletionDefaultsAndFields) {
-  const CompletionRequest r = parse_completion_request(parse_body(R"({"model": "tiny", "prompt": "Hello"})"), limits());
+  const CompletionRequest r = parse_completion(R"({"model": "tiny", "prompt": "Hello"})");
   ASSERT_EQ(r.prompts.size(), 1u);
   EXPECT_EQ(*r.prompts[0].text, "Hello");
   EXPECT_EQ(r.params.n, 1);
@@ -55,13 +63,12 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
   EXPECT_EQ(r.params.options.sampling.temperature, 1.0);
   EXPECT_EQ(r.params.options.sampling.top_p, 1.0);
 
-  const CompletionRequest f = parse_completion_request(
-      parse_body(R"({"prompt": [1, 2, 3], "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 40,
+  const CompletionRequest f =
+      parse_completion(R"({"prompt": [1, 2, 3], "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 40,
                     "min_p": 0.1, "seed": 42, "n": 3, "stop": ["\n", "END"], "presence_penalty": -2,
                     "frequency_penalty": 2.0, "logprobs": 3, "stream": true,
                     "stream_options": {"include_usage": true}, "echo": false, "best_of": 3, "logit_bias": {},
-                    "suffix": null, "user": "u", "metadata": {"a": 1}})"),
-      limits());
+                    "suffix": null, "user": "u", "metadata": {"a": 1}})");
   ASSERT_EQ(f.prompts.size(), 1u);
   EXPECT_FALSE(f.prompts[0].text);
   EXPECT_EQ(f.prompts[0].ids, (std::vector<int32_t>{1, 2, 3}));
@@ -82,14 +89,14 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
 }
 
 TEST(ServeRequestParse, PromptShapes) {
-  const auto prompts = [](const std::string& body) { return parse_completion_request(parse_body(body), limits()).prompts; };
+  const auto prompts = [](const std::string& body) { return parse_completion(body).prompts; };
   EXPECT_EQ(prompts(R"({"prompt": ["a", "b"]})").size(), 2u);
   const auto lists = prompts(R"({"prompt": [[1, 2], [3]]})");
   ASSERT_EQ(lists.size(), 2u);
   EXPECT_EQ(lists[1].ids, (std::vector<int32_t>{3}));
   EXPECT_EQ(prompts(R"({"prompt": [5.0]})")[0].ids, (std::vector<int32_t>{5}));  // an integral float is an integer
   EXPECT_EQ(prompts(R"({"prompt": "x", "stop": "y"})").size(), 1u);
-  EXPECT_EQ(parse_completion_request(parse_body(R"({"prompt": "x", "seed": -1})"), limits()).params.seed,
+  EXPECT_EQ(parse_completion(R"({"prompt": "x", "seed": -1})").params.seed,
             ~uint64_t{0});
 }
 
@@ -164,10 +171,10 @@ TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
   expect_completion_error(R"({"max_tokens": 5})", 400, "prompt", "required");
 
   const std::string m = R"("messages": [{"role": "user", "content": "hi"}])";
-  expect_chat_error("{" + m + R"(, "tools": [{"type": "function"}]})", 400, "tools", "not supported");
-  expect_chat_error("{" + m + R"(, "tool_choice": "required"})", 400, "tool_choice", "not supported");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function"}]})", 400, "tools", "must be {");
+  expect_chat_error("{" + m + R"(, "tool_choice": "required"})", 400, "tool_choice", "no 'tools'");
   expect_chat_error("{" + m + R"(, "functions": [{}]})", 400, "functions", "not supported");
-  expect_chat_error("{" + m + R"(, "response_format": {"type": "json_object"}})", 400, "response_format", "not supported");
+  expect_chat_error("{" + m + R"(, "response_format": {"type": "xml"}})", 400, "response_format", "must be text");
   expect_chat_error("{" + m + R"(, "modalities": ["audio"]})", 400, "modalities", "not supported");
   expect_chat_error("{" + m + R"(, "logit_bias": {"1": 1}})", 400, "logit_bias", "not supported");
   expect_chat_error("{" + m + R"(, "audio": {}})", 400, "audio", "unrecognized");
@@ -175,23 +182,20 @@ TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
   expect_chat_error("{" + m + R"(, "logprobs": true, "top_logprobs": 21})", 400, "top_logprobs", "[0, 20]");
   expect_chat_error("{" + m + R"(, "logprobs": 1})", 400, "logprobs", "must be a boolean");
   // Harmless fields and the neutral values of unsupported ones pass.
-  const ChatRequest ok = parse_chat_request(
-      parse_body("{" + m + R"(, "user": "u", "store": false, "parallel_tool_calls": true, "tools": [],
+  const ChatRequest ok =
+      parse_chat("{" + m + R"(, "user": "u", "store": false, "parallel_tool_calls": true, "tools": [],
                  "tool_choice": "none", "response_format": {"type": "text"}, "modalities": ["text"],
-                 "max_completion_tokens": 9, "max_tokens": 3, "logprobs": true, "top_logprobs": 20})"),
-      limits());
+                 "max_completion_tokens": 9, "max_tokens": 3, "logprobs": true, "top_logprobs": 20})");
   EXPECT_EQ(*ok.params.max_tokens, 9);  // max_completion_tokens wins
   EXPECT_TRUE(ok.params.logprobs);
   EXPECT_EQ(ok.params.options.top_logprobs, 20);
 }
 
 TEST(ServeRequestParse, ChatMessages) {
-  const ChatRequest r = parse_chat_request(
-      parse_body(R"({"messages": [{"role": "system", "content": "be brief"},
+  const ChatRequest r = parse_chat(R"({"messages": [{"role": "system", "content": "be brief"},
                                   {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
                                   {"role": "assistant", "content": null}],
-                    "chat_template_kwargs": {"enable_thinking": false}})"),
-      limits());
+                    "chat_template_kwargs": {"enable_thinking": false}})");
   ASSERT_EQ(r.messages.size(), 3u);
   EXPECT_EQ(r.messages[1]["content"], "ab");
   EXPECT_EQ(r.messages[2]["content"], "");
@@ -206,7 +210,67 @@ TEST(ServeRequestParse, ChatMessages) {
   expect_chat_error(R"({"messages": [{"role": "user", "content": [{"type": "image_url"}]}]})", 400, "messages",
                     "not supported");
   expect_chat_error(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [{}]}]})", 400, "messages",
-                    "not supported");
+                    "each of 'tool_calls'");
+  expect_chat_error(R"({"messages": [{"role": "user", "content": "", "tool_calls": []}]})", 400, "messages",
+                    "only an assistant message");
+  expect_chat_error(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [{"type": "function",
+                    "function": {"name": "f", "arguments": "{not json"}}]}]})", 400, "messages", "must be JSON text");
+}
+
+TEST(ServeRequestParse, ToolsAndStructuredOutput) {
+  const std::string m = R"("messages": [{"role": "user", "content": "hi"}])";
+  const std::string tools = R"("tools": [{"type": "function", "function": {"name": "get_weather", "description": "d",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}},
+      {"type": "function", "function": {"name": "noargs"}}])";
+  const ChatRequest r = parse_chat("{" + m + ", " + tools + R"(, "tool_choice": {"type": "function",
+      "function": {"name": "noargs"}}, "parallel_tool_calls": false, "max_reasoning_tokens": 7})");
+  ASSERT_EQ(r.output.functions.size(), 2u);
+  EXPECT_EQ(r.output.functions[0].name, "get_weather");
+  EXPECT_EQ(r.output.functions[1].parameters["additionalProperties"], false);  // no parameters: {} only
+  EXPECT_EQ(r.output.tool_choice, ToolChoice::required);
+  EXPECT_EQ(*r.output.named_function, "noargs");
+  EXPECT_FALSE(r.output.parallel_tool_calls);
+  EXPECT_EQ(*r.output.max_reasoning_tokens, 7);
+  // The tools reach the template as written: key order kept.
+  EXPECT_EQ(r.template_kwargs["tools"][0]["function"].begin().key(), "name");
+  EXPECT_EQ(r.template_kwargs["tools"][0].begin().key(), "type");
+  const ChatRequest schema = parse_chat("{" + m + R"(, "response_format": {"type": "json_schema",
+      "json_schema": {"name": "x", "schema": {"type": "integer"}, "strict": true}}})");
+  EXPECT_EQ((*schema.output.schema)["type"], "integer");
+  EXPECT_EQ((*parse_chat("{" + m + R"(, "response_format": {"type": "json_object"}})").output.schema)["type"],
+            "object");
+  // A call in the conversation: its arguments become an object for the template, in order.
+  const ChatRequest calls = parse_chat(R"({"messages": [{"role": "user", "content": "w"}, {"role": "assistant",
+      "content": null, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "get_weather",
+      "arguments": "{\"z\": 1, \"a\": 2}"}}]}, {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}]})");
+  EXPECT_EQ(calls.messages[1]["tool_calls"][0]["function"]["arguments"].begin().key(), "z");
+  EXPECT_EQ(calls.messages[2]["tool_call_id"], "call_1");
+
+  expect_chat_error("{" + m + R"(, "tools": {}})", 400, "tools", "must be a list");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "bad name"}}]})", 400, "tools",
+                    "letters, digits");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f"}},
+                    {"type": "function", "function": {"name": "f"}}]})", 400, "tools", "two tools are named 'f'");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters": 3}}]})", 400,
+                    "tools", "JSON Schema object");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "x": 1}}]})", 400, "tools",
+                    "unknown field 'x'");
+  expect_chat_error("{" + m + ", " + tools + R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}}})",
+                    400, "tool_choice", "does not list");
+  expect_chat_error("{" + m + ", " + tools + R"(, "tool_choice": "sometimes"})", 400, "tool_choice", "must be none");
+  expect_chat_error("{" + m + R"(, "parallel_tool_calls": "yes"})", 400, "parallel_tool_calls", "boolean");
+  expect_chat_error("{" + m + R"(, "max_reasoning_tokens": -1})", 400, "max_reasoning_tokens", "");
+  expect_chat_error("{" + m + R"(, "response_format": {"type": "json_schema"}})", 400, "response_format",
+                    "needs a 'json_schema' object");
+  expect_chat_error("{" + m + R"(, "response_format": {"type": "json_object"}, "grammar": "root ::= [a]"})", 400,
+                    "grammar", "cannot both");
+  expect_chat_error("{" + m + R"(, "chat_template_kwargs": {"messages": []}})", 400, "chat_template_kwargs",
+                    "must not set 'messages'");
+  std::string many = R"("tools": [)";
+  for (int i = 0; i <= kMaxTools; ++i)
+    many +=
+        std::string(i ? "," : "") + R"({"type": "function", "function": {"name": "f)" + std::to_string(i) + R"("}})";
+  expect_chat_error("{" + m + ", " + many + "]}", 400, "tools", "at most");
 }
 
 TEST(ServeRequestParse, TokenizeDetokenizeTemplate) {
@@ -219,8 +283,10 @@ TEST(ServeRequestParse, TokenizeDetokenizeTemplate) {
   EXPECT_EQ(parse_detokenize_request(parse_body(R"({"tokens": [0, 511]})"), 512), (std::vector<int32_t>{0, 511}));
   EXPECT_THROW(parse_detokenize_request(parse_body(R"({"tokens": [512]})"), 512), ApiError);
   EXPECT_THROW(parse_detokenize_request(parse_body(R"({"tokens": "1 2"})"), 512), ApiError);
-  EXPECT_EQ(parse_apply_template_request(parse_body(R"({"messages": [{"role": "user", "content": "x"}]})")).size(), 1u);
-  EXPECT_THROW(parse_apply_template_request(parse_body(R"({"messages": {}})")), ApiError);
+  const std::string one = R"({"messages": [{"role": "user", "content": "x"}]})";
+  EXPECT_EQ(parse_apply_template_request(parse_body(one), parse_ordered_body(one)).messages.size(), 1u);
+  const std::string bad = R"({"messages": {}})";
+  EXPECT_THROW(parse_apply_template_request(parse_body(bad), parse_ordered_body(bad)), ApiError);
 }
 
 TEST(ServeRequestParse, ErrorBodyShape) {

@@ -94,9 +94,12 @@ TEST(ServeRequests, ChatPromptsHaveOnePrefix) {
 TEST(ServeRequests, TemplateRefusalsAre400sWithTheirMessage) {
   const ChatRenderer render = chat_renderer(chat::ChatTemplate::parse(
       "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}ok"));
-  EXPECT_EQ(render(nlohmann::json::parse(R"([{"role": "user", "content": "x"}])"), true, nlohmann::json::object()), "ok");
+  EXPECT_EQ(render(nlohmann::ordered_json::parse(R"([{"role": "user", "content": "x"}])"), true,
+                   nlohmann::ordered_json::object()),
+            "ok");
   try {
-    render(nlohmann::json::parse(R"([{"role": "system", "content": "x"}])"), true, nlohmann::json::object());
+    render(nlohmann::ordered_json::parse(R"([{"role": "system", "content": "x"}])"), true,
+           nlohmann::ordered_json::object());
     ADD_FAILURE() << "the template's exception did not come out";
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status, 400);

@@ -1,0 +1,241 @@
+// The C API's generation (include/difftx/difftx.h): engines, requests, streamed events.
+#include <cstring>
+#include <vector>
+
+#include "api/c_api_internal.h"
+#include "api/generation.h"
+
+namespace difftx::api {
+namespace {
+
+constexpr int32_t kMaxStopStrings = 16;
+constexpr int64_t kMaxStopBytes = 4096;
+
+// The engine whose callback this thread is running, if any: the calls that would re-enter or
+// destroy it are refused from inside its callbacks.
+thread_local const difftx_engine* in_callback = nullptr;
+
+void refuse_inside_callback(const difftx_engine& e, const char* function) {
+  DIFFTX_CHECK(in_callback != &e, function, ": called from inside one of the engine's callbacks");
+}
+
+GenerateArgs generate_args(const difftx_sampling_options& o) {
+  GenerateArgs a;
+  a.max_new_tokens = o.max_tokens;
+  a.temperature = o.temperature;
+  a.top_k = o.top_k;
+  a.top_p = o.top_p;
+  a.min_p = o.min_p;
+  a.seed = o.seed;
+  a.presence_penalty = o.presence_penalty;
+  a.frequency_penalty = o.frequency_penalty;
+  DIFFTX_CHECK(o.n_stop >= 0 && o.n_stop <= kMaxStopStrings, "n_stop ", o.n_stop, " must be in [0, ",
+               kMaxStopStrings, "]");
+  const std::span<const char* const> stop = items_of(o.stop, o.n_stop, "stop");
+  for (size_t i = 0; i < stop.size(); ++i) {
+    DIFFTX_CHECK(stop[i] != nullptr, "stop[", i, "] is null");
+    const std::string s(stop[i], strnlen(stop[i], kMaxStopBytes + 1));
+    DIFFTX_CHECK(static_cast<int64_t>(s.size()) <= kMaxStopBytes, "stop[", i, "] is longer than ", kMaxStopBytes,
+                 " bytes");
+    a.stop.push_back(s);
+  }
+  a.logprobs = o.logprobs != 0;
+  a.top_logprobs = o.top_logprobs;
+  return a;
+}
+
+// Queues the request made by `make` (from the model and the sampling arguments) with events going
+// to the callback; the request id, or -1.
+template <typename Make>
+int64_t submit(difftx_engine* handle, const difftx_sampling_options* options, difftx_token_callback callback,
+               void* user_data, const char* function, Make make) {
+  return guard<int64_t>(-1, [&]() -> int64_t {
+    difftx_engine& e = engine_of(handle, function);
+    DIFFTX_CHECK(callback != nullptr, function, ": the callback is null");
+    const LoadedModel& m = *e.loaded;
+    const GenerateArgs args = options ? generate_args(*options) : GenerateArgs{};
+    Request r = make(m, args);
+    auto id = std::make_shared<int64_t>(0);
+    r.on_event = [&e, callback, user_data, id](const TokenEvent& t) {
+      int64_t request;
+      {  // set by submit below under the same lock (the engine's own thread may step at once)
+        std::lock_guard lock(e.mutex);
+        request = *id;
+        if (t.finish != FinishReason::none) e.open.erase(request);
+      }
+      std::vector<int32_t> top_ids;
+      std::vector<float> top_logprobs;
+      for (const TokenLogprob& p : t.top) top_ids.push_back(p.id), top_logprobs.push_back(p.logprob);
+      const difftx_token_event event{request, t.id, t.text.data(), static_cast<int32_t>(t.text.size()), t.logprob,
+                                     top_ids.data(), top_logprobs.data(), static_cast<int32_t>(top_ids.size()),
+                                     static_cast<int32_t>(t.finish), t.error.c_str(), t.prompt_tokens,
+                                     t.generated_tokens, t.cached_tokens};
+      const difftx_engine* outer = in_callback;
+      in_callback = &e;
+      callback(&event, user_data);
+      in_callback = outer;
+    };
+    std::lock_guard lock(e.mutex);
+    *id = static_cast<int64_t>(e.engine->submit(std::move(r)));
+    e.open.insert(*id);
+    return *id;
+  });
+}
+
+// Marks the engine as being stepped by this thread for the scope; another thread stepping it, or
+// its own thread running, is an error.
+class Stepping {
+ public:
+  Stepping(difftx_engine& e, const char* function) : e_(e) {
+    refuse_inside_callback(e, function);
+    DIFFTX_CHECK(!e.started, function, ": the engine runs its own thread (difftx_engine_start)");
+    DIFFTX_CHECK(!e.stepping.exchange(true), function, ": another thread is running the engine's steps");
+  }
+  ~Stepping() { e_.stepping = false; }
+
+ private:
+  difftx_engine& e_;
+};
+
+}  // namespace
+}  // namespace difftx::api
+
+using namespace difftx;
+using namespace difftx::api;
+
+extern "C" {
+
+difftx_engine_options difftx_engine_default_options(void) {
+  const EngineOptions o;
+  return difftx_engine_options{"bf16", o.kv_tokens, o.kv_bytes, o.kv_block_tokens, o.max_batch_tokens,
+                               o.max_running, o.max_queue, o.context, o.prefix_cache ? 1 : 0};
+}
+
+difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_options* options) {
+  return guard<difftx_engine*>(nullptr, [&] {
+    const LoadedModel& m = model_of(model, "difftx_engine_create");
+    const difftx_engine_options c = options ? *options : difftx_engine_default_options();
+    EngineOptions o;
+    o.kv = parse_kv_storage(required(c.kv_dtype, "kv_dtype"));
+    o.kv_tokens = c.kv_tokens;
+    o.kv_bytes = c.kv_bytes;
+    o.kv_block_tokens = c.kv_block_tokens;
+    o.max_batch_tokens = c.max_batch_tokens;
+    o.max_running = c.max_running;
+    o.max_queue = c.max_queue;
+    o.context = c.context;
+    o.prefix_cache = c.prefix_cache != 0;
+    auto e = std::make_unique<difftx_engine>();
+    e->loaded = model->loaded;
+    e->engine = std::make_unique<Engine>(m.model, m.tokenizer.get(), engine_options(m, o));
+    return e.release();
+  });
+}
+
+void difftx_engine_free(difftx_engine* engine) {
+  if (engine == nullptr) return;
+  guard<int>(0, [&] {
+    refuse_inside_callback(*engine, "difftx_engine_free");
+    DIFFTX_CHECK(!engine->stepping, "difftx_engine_free: another thread is running the engine's steps");
+    if (!engine->started) {  // the engine's own thread would cancel what is left as it stops
+      std::vector<int64_t> open;
+      {
+        std::lock_guard lock(engine->mutex);
+        open.assign(engine->open.begin(), engine->open.end());
+      }
+      for (int64_t id : open) engine->engine->cancel(static_cast<Engine::RequestId>(id));
+      engine->engine->run_until_idle();
+    }
+    engine->engine.reset();  // its thread's last callbacks still use the handle
+    delete engine;
+    return 0;
+  });
+}
+
+difftx_sampling_options difftx_sampling_default_options(const difftx_model* model) {
+  RequestOptions o;
+  if (model != nullptr && model->loaded)  // the model's defaults were checked when it loaded
+    o = guard<RequestOptions>(RequestOptions{}, [&] { return request_options(*model->loaded, GenerateArgs{}); });
+  const SamplingOptions& s = o.sampling;
+  return difftx_sampling_options{o.max_new_tokens, s.temperature, s.top_k, s.top_p, s.min_p, s.seed,
+                                 s.presence_penalty, s.frequency_penalty, nullptr, 0, 0, 0};
+}
+
+int64_t difftx_engine_submit(difftx_engine* engine, const char* prompt, const difftx_sampling_options* options,
+                             difftx_token_callback callback, void* user_data) {
+  return submit(engine, options, callback, user_data, "difftx_engine_submit",
+                [&](const LoadedModel& m, const GenerateArgs& a) {
+                  return text_request(m, required(prompt, "prompt"), a);
+                });
+}
+
+int64_t difftx_engine_submit_ids(difftx_engine* engine, const int32_t* ids, int32_t n,
+                                 const difftx_sampling_options* options, difftx_token_callback callback,
+                                 void* user_data) {
+  return submit(engine, options, callback, user_data, "difftx_engine_submit_ids",
+                [&](const LoadedModel& m, const GenerateArgs& a) {
+                  const std::span<const int32_t> list = items_of(ids, n, "ids");
+                  return ids_request(m, std::vector<int32_t>(list.begin(), list.end()), a);
+                });
+}
+
+int64_t difftx_engine_submit_chat(difftx_engine* engine, const difftx_chat_message* messages, int32_t n,
+                                  const difftx_sampling_options* options, difftx_token_callback callback,
+                                  void* user_data) {
+  return submit(engine, options, callback, user_data, "difftx_engine_submit_chat",
+                [&](const LoadedModel& m, const GenerateArgs& a) {
+                  return chat_request(m, chat_messages(messages, n), a);
+                });
+}
+
+int32_t difftx_engine_cancel(difftx_engine* engine, int64_t request) {
+  return guard<int32_t>(-1, [&] {
+    difftx_engine& e = engine_of(engine, "difftx_engine_cancel");
+    DIFFTX_CHECK(request >= 1, "difftx_engine_cancel: request ", request, " is not an id (ids are positive)");
+    e.engine->cancel(static_cast<Engine::RequestId>(request));
+    return 0;
+  });
+}
+
+int32_t difftx_engine_step(difftx_engine* engine) {
+  return guard<int32_t>(-1, [&] {
+    difftx_engine& e = engine_of(engine, "difftx_engine_step");
+    Stepping scope(e, "difftx_engine_step");
+    return e.engine->step() ? 1 : 0;
+  });
+}
+
+int32_t difftx_engine_run(difftx_engine* engine) {
+  return guard<int32_t>(-1, [&] {
+    difftx_engine& e = engine_of(engine, "difftx_engine_run");
+    Stepping scope(e, "difftx_engine_run");
+    e.engine->run_until_idle();
+    return 0;
+  });
+}
+
+int32_t difftx_engine_start(difftx_engine* engine) {
+  return guard<int32_t>(-1, [&] {
+    difftx_engine& e = engine_of(engine, "difftx_engine_start");
+    refuse_inside_callback(e, "difftx_engine_start");
+    DIFFTX_CHECK(!e.stepping, "difftx_engine_start: another thread is running the engine's steps");
+    e.started = true;
+    e.engine->start();
+    return 0;
+  });
+}
+
+int32_t difftx_engine_get_stats(const difftx_engine* engine, difftx_engine_stats* stats) {
+  return guard<int32_t>(-1, [&] {
+    DIFFTX_CHECK(engine != nullptr && engine->engine, "difftx_engine_get_stats: the engine is null");
+    DIFFTX_CHECK(stats != nullptr, "difftx_engine_get_stats: stats is null");
+    const EngineStats s = engine->engine->stats();
+    *stats = difftx_engine_stats{s.waiting, s.running, s.kv_blocks, s.kv_blocks_used, s.kv_blocks_cached,
+                                 s.kv_block_tokens, s.prefix_lookup_tokens, s.prefix_hit_tokens, s.prompt_tokens,
+                                 s.generated_tokens, s.preemptions, s.steps, {}};
+    for (int i = 0; i < 5; ++i) stats->finished[i] = s.finished[i];
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,73 @@
+#include "api/generation.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+#include "serve/chat_prompt.h"
+
+namespace difftx::api {
+
+RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a) {
+  const data::GenerationDefaults& d = m.defaults;
+  RequestOptions o;
+  o.max_new_tokens = a.max_new_tokens.value_or(d.max_new_tokens.value_or(o.max_new_tokens));
+  DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
+  o.sampling.temperature = a.temperature.value_or(d.temperature.value_or(o.sampling.temperature));
+  o.sampling.top_k = a.top_k.value_or(d.top_k.value_or(o.sampling.top_k));
+  o.sampling.top_p = a.top_p.value_or(d.top_p.value_or(o.sampling.top_p));
+  o.sampling.min_p = a.min_p;
+  o.sampling.presence_penalty = a.presence_penalty;
+  o.sampling.frequency_penalty = a.frequency_penalty;
+  o.sampling.seed = a.seed;
+  o.stop_strings = a.stop;
+  o.logprobs = a.logprobs;
+  o.top_logprobs = a.top_logprobs;
+  o.constraint = a.constraint;
+  return o;
+}
+
+Request text_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a) {
+  const FramedPrompt framed = frame_prompt(m.require_tokenizer(), m.defaults, prompt, m.model.config, m.dir.string());
+  Request r;
+  r.prompt = framed.ids;
+  r.options = request_options(m, a);
+  r.options.stop_tokens = framed.stop;
+  return r;
+}
+
+Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const GenerateArgs& a) {
+  Request r;
+  r.options = request_options(m, a);
+  r.options.stop_tokens = m.defaults.eos_ids;
+  if (m.tokenizer) r.options.stop_tokens = frame_prompt(*m.tokenizer, m.defaults, "", m.model.config, m.dir.string()).stop;
+  r.prompt = std::move(ids);
+  return r;
+}
+
+FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
+                               const chat::ChatTemplate& tmpl, const nlohmann::json& messages,
+                               const ModelConfig& config, const std::string& dir) {
+  FramedPrompt framed = frame_prompt(tokenizer, defaults, "", config, dir);
+  const std::vector<int32_t> prefix(framed.ids.begin(), framed.ids.begin() + framed.prefix);
+  framed.ids = serve::encode_chat_prompt(tokenizer, prefix, tmpl.render(messages, true));
+  for (int32_t id : serve::chat_stop_ids(tmpl, tokenizer))
+    if (std::find(framed.stop.begin(), framed.stop.end(), id) == framed.stop.end()) framed.stop.push_back(id);
+  return framed;
+}
+
+Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const GenerateArgs& a) {
+  const FramedPrompt framed = frame_chat_prompt(m.require_tokenizer(), m.defaults, m.require_chat_template(), messages,
+                                                m.model.config, m.dir.string());
+  Request r;
+  r.prompt = framed.ids;
+  r.options = request_options(m, a);
+  r.options.stop_tokens = framed.stop;
+  return r;
+}
+
+EngineOptions engine_options(const LoadedModel& m, EngineOptions base) {
+  if (m.tokenizer) base.sample_vocab = m.tokenizer->vocab_size();
+  return base;
+}
+
+}  // namespace difftx::api

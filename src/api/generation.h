@@ -1,0 +1,54 @@
+// Requests for the engine (infer/engine.h) as an embedding program makes them: a text prompt
+// framed as `difftx generate` frames it, token ids as given, or chat messages through the model's
+// chat template; sampling options defaulting to the directory's generation_config.json.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/loaded_model.h"
+#include "infer/engine.h"
+#include "infer/model_prompt.h"
+
+namespace difftx::api {
+
+// Unset values take the directory's generation_config.json, else `difftx generate`'s defaults.
+struct GenerateArgs {
+  std::optional<int64_t> max_new_tokens, top_k;
+  std::optional<double> temperature, top_p;
+  double min_p = 0, presence_penalty = 0, frequency_penalty = 0;
+  uint64_t seed = 1;
+  std::vector<std::string> stop;
+  bool logprobs = false;
+  int top_logprobs = 0;
+  std::shared_ptr<const TokenConstraintSource> constraint;  // none: any token (a JSON schema's grammar)
+};
+
+// The request options of `a` with the defaults filled in (checked when the engine takes them).
+RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a);
+
+// The prompt framed as `difftx generate` frames it (the frame's prefix, then the text); it stops
+// at the model's end-of-sequence ids. Needs the tokenizer.
+Request text_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a);
+// The ids as they are; it stops at the model's end-of-sequence ids (those of config.json and
+// generation_config.json, and the tokenizer's end of text where the frame adds it).
+Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const GenerateArgs& a);
+// Messages (a JSON array of {role, content}) through the chat template with the assistant's turn
+// opened, as `difftx generate --chat` does; the template's end-of-turn token stops it too.
+Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const GenerateArgs& a);
+
+// `difftx generate --chat`'s prompt: the messages rendered through tmpl and encoded as
+// transformers' apply_chat_template does, after the frame's prefix where the rendering lacks it.
+FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
+                               const chat::ChatTemplate& tmpl, const nlohmann::json& messages,
+                               const ModelConfig& config, const std::string& dir);
+
+// `base` with the ids that may be drawn limited to the tokenizer's vocabulary, where the model has
+// a tokenizer (a model's logits may have more columns than its tokenizer has tokens).
+EngineOptions engine_options(const LoadedModel& m, EngineOptions base = {});
+
+}  // namespace difftx::api

@@ -1,0 +1,102 @@
+#include "api/json_options.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace difftx::api {
+
+JsonOptions::JsonOptions(const char* text, std::string what) : what_(std::move(what)) {
+  options_ = nlohmann::json::object();
+  if (text == nullptr || text[0] == '\0') return;
+  try {
+    options_ = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    fail(what_, ": not JSON: ", e.what());
+  }
+  DIFFTX_CHECK(options_.is_object(), what_, ": expected a JSON object, got ", options_.type_name());
+}
+
+const nlohmann::json* JsonOptions::find(const std::string& key) {
+  used_.insert(key);
+  const auto it = options_.find(key);
+  return it == options_.end() || it->is_null() ? nullptr : &*it;
+}
+
+int64_t JsonOptions::integer_value(const std::string& key, const nlohmann::json& v, int64_t min, int64_t max) const {
+  int64_t x = 0;
+  if (v.is_number_integer()) {
+    if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) x = INT64_MAX;
+    else x = v.get<int64_t>();
+  } else {
+    fail(what_, ": '", key, "' must be an integer, got ", v.dump().substr(0, 64));
+  }
+  DIFFTX_CHECK(x >= min && x <= max, what_, ": '", key, "' ", x, " is outside [", min, ", ", max, "]");
+  return x;
+}
+
+double JsonOptions::number_value(const std::string& key, const nlohmann::json& v, double min, double max) const {
+  DIFFTX_CHECK(v.is_number(), what_, ": '", key, "' must be a number, got ", v.dump().substr(0, 64));
+  const double x = v.get<double>();
+  DIFFTX_CHECK(std::isfinite(x) && x >= min && x <= max, what_, ": '", key, "' ", x, " is outside [", min, ", ", max,
+               "]");
+  return x;
+}
+
+int64_t JsonOptions::integer(const std::string& key, int64_t fallback, int64_t min, int64_t max) {
+  const nlohmann::json* v = find(key);
+  return v ? integer_value(key, *v, min, max) : fallback;
+}
+
+uint64_t JsonOptions::seed(const std::string& key, uint64_t fallback) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  if (v->is_number_unsigned()) return v->get<uint64_t>();
+  return static_cast<uint64_t>(integer_value(key, *v, INT64_MIN, INT64_MAX));
+}
+
+double JsonOptions::number(const std::string& key, double fallback, double min, double max) {
+  const nlohmann::json* v = find(key);
+  return v ? number_value(key, *v, min, max) : fallback;
+}
+
+std::string JsonOptions::string(const std::string& key, const std::string& fallback) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  DIFFTX_CHECK(v->is_string(), what_, ": '", key, "' must be a string, got ", v->dump().substr(0, 64));
+  return v->get<std::string>();
+}
+
+std::vector<int64_t> JsonOptions::integers(const std::string& key, const std::vector<int64_t>& fallback, int64_t min,
+                                           int64_t max) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  DIFFTX_CHECK(v->is_array() && !v->empty(), what_, ": '", key, "' must be a non-empty list of integers, got ",
+               v->dump().substr(0, 64));
+  std::vector<int64_t> out;
+  for (const nlohmann::json& x : *v) out.push_back(integer_value(key, x, min, max));
+  return out;
+}
+
+std::vector<double> JsonOptions::numbers(const std::string& key, const std::vector<double>& fallback, double min,
+                                         double max) {
+  const nlohmann::json* v = find(key);
+  if (!v) return fallback;
+  DIFFTX_CHECK(v->is_array() && !v->empty(), what_, ": '", key, "' must be a non-empty list of numbers, got ",
+               v->dump().substr(0, 64));
+  std::vector<double> out;
+  for (const nlohmann::json& x : *v) out.push_back(number_value(key, x, min, max));
+  return out;
+}
+
+void JsonOptions::finish() const {
+  std::string known;
+  for (const std::string& key : used_) {
+    if (!known.empty()) known += ", ";
+    known += key;
+  }
+  for (const auto& [key, value] : options_.items())
+    DIFFTX_CHECK(used_.count(key), what_, ": unknown option '", key.substr(0, 64), "' (known: ", known, ")");
+}
+
+}  // namespace difftx::api

@@ -1,0 +1,72 @@
+#include "api/loaded_model.h"
+
+#include "api/thread_scope.h"
+#include "backends/backend.h"
+#include "core/error.h"
+#include "data/hf_tokenizer.h"
+#include "data/tokenizer_files.h"
+#include "infer/model_prompt.h"
+#include "kernels/attention/decode_attention.h"
+#include "model/activations.h"
+#include "model/decoder.h"
+
+namespace difftx::api {
+
+namespace fs = std::filesystem;
+
+const data::Tokenizer& LoadedModel::require_tokenizer() const {
+  if (!tokenizer) (void)load_model_tokenizer(dir, std::nullopt, model.config);  // throws the CLI's error
+  return *tokenizer;
+}
+
+const chat::ChatTemplate& LoadedModel::require_chat_template() const {
+  DIFFTX_CHECK(chat_template.has_value(), chat_template_error);
+  return *chat_template;
+}
+
+std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& options) {
+  ThreadScope scope(options.threads);
+  backends::Backend& backend = backends::open_backend(options.device);
+  auto m = std::make_shared<LoadedModel>(dir, load_model_dir(dir, options.precision));
+  m->model.move_to(backend);
+  m->device = options.device;
+  (void)parse_kv_storage(options.kv_dtype);  // an error naming the choices
+  m->kv_dtype = options.kv_dtype;
+  m->threads = options.threads;
+  m->defaults = data::read_generation_defaults(dir);
+  if (fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile))
+    m->tokenizer = std::make_shared<data::Tokenizer>(load_model_tokenizer(dir, std::nullopt, m->model.config));
+  try {
+    m->chat_template = chat::ChatTemplate::from_model_dir(dir.string());
+    if (!m->chat_template)
+      m->chat_template_error = dir.string() + " has no chat template (tokenizer_config.json's chat_template or "
+                                              "chat_template.jinja)";
+  } catch (const Error& e) {
+    m->chat_template_error = dir.string() + ": its chat template: " + e.what();
+  }
+  return m;
+}
+
+std::vector<int32_t> encode_text(const data::Tokenizer& t, std::string_view text, bool add_special) {
+  std::vector<int32_t> ids = t.encode(text, t.tiktoken_family() ? data::Specials::as_text : data::Specials::allowed);
+  return add_special ? t.add_template(ids) : ids;
+}
+
+void check_sequence(std::span<const int32_t> ids, const ModelConfig& c) {
+  DIFFTX_CHECK(!ids.empty(), "ids: no token ids given");
+  DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= c.max_position_embeddings, "ids: ", ids.size(),
+               " tokens exceed max_position_embeddings ", c.max_position_embeddings);
+  for (size_t i = 0; i < ids.size(); ++i)
+    DIFFTX_CHECK(ids[i] >= 0 && ids[i] < c.vocab_size, "ids: id ", ids[i], " at position ", i,
+                 " is outside the vocabulary [0, ", c.vocab_size, ")");
+}
+
+void sequence_logits(const LoadedModel& m, std::span<const int32_t> ids, float* out) {
+  check_sequence(ids, m.model.config);
+  ThreadScope scope(m.threads);
+  Activations acts(m.model.config, 1, static_cast<int64_t>(ids.size()), ActivationUse::forward_only,
+                   *m.model.backend);
+  decoder_logits(m.model, acts, ids.data(), out);
+}
+
+}  // namespace difftx::api

@@ -1,0 +1,500 @@
+// JSON values, objects, arrays, the combinators and $ref (json_grammar.h); strings are in
+// json_strings.cpp, numbers in json_numbers.cpp.
+#include "grammar/json_grammar.h"
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
+
+#include "io/json_file.h"
+
+namespace difftx::grammar {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const std::set<std::string, std::less<>> kAnnotations = {
+    "title",     "description", "default",  "examples", "$schema",          "$id",
+    "$comment",  "deprecated",  "readOnly", "writeOnly", "$defs",           "definitions",
+    "contentEncoding", "contentMediaType"};
+const std::set<std::string, std::less<>> kKeywords = {
+    "type",     "properties", "required",  "additionalProperties", "items",     "minItems",  "maxItems",
+    "enum",     "const",      "anyOf",     "oneOf",                "allOf",     "$ref",      "minLength",
+    "maxLength", "pattern",   "format",    "minimum",              "maximum",   "exclusiveMinimum",
+    "exclusiveMaximum", "uniqueItems"};
+const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required", "additionalProperties"};
+const std::set<std::string, std::less<>> kArrayKeywords = {"items", "minItems", "maxItems", "uniqueItems"};
+const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength", "pattern", "format"};
+const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
+                                                           "exclusiveMaximum"};
+const std::vector<std::string> kTypes = {"null", "boolean", "object", "array", "string", "number", "integer"};
+
+// JSON pointer escaping of one reference token.
+std::string child(const std::string& path, const std::string& key) {
+  std::string token;
+  for (char c : key) token += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return path + "/" + token;
+}
+
+[[noreturn]] void error(const std::string& where, const std::string& message) { throw GrammarError(where, message); }
+
+// A non-negative integer keyword (minItems, maxLength, ...).
+int64_t count_keyword(const json& s, const char* key, const std::string& path, int64_t fallback) {
+  const auto it = s.find(key);
+  if (it == s.end()) return fallback;
+  if (!it->is_number_integer() || it->get<int64_t>() < 0)
+    error(child(path, key), concat("'", key, "' must be a non-negative integer, not ", json_value_for_message(*it)));
+  return it->get<int64_t>();
+}
+
+// Which of kTypes a schema's documents may have (bit i: kTypes[i]); integers are numbers too.
+int types_of(const json& s, int depth, const std::function<const json&(const std::string&)>& resolve) {
+  constexpr int kAll = (1 << 7) - 1;
+  if (depth > 32 || s.is_boolean() || !s.is_object()) return kAll;
+  const auto type_bit = [](const json& v) {
+    if (v.is_null()) return 1;
+    if (v.is_boolean()) return 2;
+    if (v.is_object()) return 4;
+    if (v.is_array()) return 8;
+    if (v.is_string()) return 16;
+    return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()))
+               ? 32 | 64
+               : 32;
+  };
+  if (s.contains("const")) return type_bit(s["const"]);
+  if (s.contains("enum") && s["enum"].is_array()) {
+    int bits = 0;
+    for (const json& v : s["enum"]) bits |= type_bit(v);
+    return bits;
+  }
+  if (s.contains("$ref") && s["$ref"].is_string())
+    return types_of(resolve(s["$ref"].get<std::string>()), depth + 1, resolve);
+  for (const char* key : {"anyOf", "oneOf"})
+    if (s.contains(key) && s[key].is_array()) {
+      int bits = 0;
+      for (const json& b : s[key]) bits |= types_of(b, depth + 1, resolve);
+      return bits;
+    }
+  if (s.contains("allOf") && s["allOf"].is_array() && s["allOf"].size() == 1)
+    return types_of(s["allOf"][0], depth + 1, resolve);
+  const auto it = s.find("type");
+  if (it == s.end()) return kAll;
+  int bits = 0;
+  const json list = it->is_array() ? *it : json::array({*it});
+  for (const json& t : list)
+    for (size_t i = 0; i < kTypes.size(); ++i)
+      if (t == kTypes[i]) bits |= i == 5 ? 32 | 64 : i == 6 ? 64 : 1 << i;
+  return bits;
+}
+
+// The values a required property is pinned to (its const or enum), or none.
+std::optional<json> pinned_values(const json& branch, const std::string& name) {
+  if (!branch.is_object() || !branch.contains("required") || !branch["required"].is_array()) return std::nullopt;
+  const json& required = branch["required"];
+  if (std::find(required.begin(), required.end(), json(name)) == required.end()) return std::nullopt;
+  if (!branch.contains("properties") || !branch["properties"].is_object() || !branch["properties"].contains(name))
+    return std::nullopt;
+  const json& p = branch["properties"][name];
+  if (!p.is_object()) return std::nullopt;
+  if (p.contains("const")) return json::array({p["const"]});
+  if (p.contains("enum") && p["enum"].is_array()) return p["enum"];
+  return std::nullopt;
+}
+
+}  // namespace
+
+JsonGrammar::JsonGrammar(GrammarBuilder& builder, JsonGrammarOptions options) : b_(builder), o_(options) {}
+
+Element JsonGrammar::ws() {
+  auto it = shared_.find("ws");
+  if (it == shared_.end()) {
+    ByteSet indent;
+    indent.add(' ');
+    indent.add('\t');
+    const int32_t r = b_.add_rule("ws");
+    b_.add_alternative(r, {});
+    b_.add_alternative(r, b_.literal(" "));
+    b_.add_alternative(
+        r, {b_.bytes(ByteSet::of('\n')), GrammarBuilder::ref(b_.repeat(b_.bytes(indent), 0, o_.max_indent))});
+    it = shared_.emplace("ws", r).first;
+  }
+  return GrammarBuilder::ref(it->second);
+}
+
+Sequence JsonGrammar::value_literal(const json& value) {
+  return b_.literal(value.dump(-1, ' ', false, json::error_handler_t::strict));
+}
+
+int32_t JsonGrammar::one_of_literals(const std::vector<std::string>& texts) {
+  // A trie: one rule per node, an alternative per next byte (and the empty one where a text ends).
+  struct Node {
+    std::map<uint8_t, int32_t> next;
+    bool ends = false;
+  };
+  std::vector<Node> nodes(1);
+  for (const std::string& t : texts) {
+    int32_t n = 0;
+    for (char c : t) {
+      const auto [it, added] = nodes[n].next.emplace(static_cast<uint8_t>(c), static_cast<int32_t>(nodes.size()));
+      if (added) nodes.emplace_back();
+      n = it->second;
+    }
+    nodes[n].ends = true;
+  }
+  std::vector<int32_t> rules(nodes.size());
+  for (size_t i = nodes.size(); i-- > 0;) {  // children have larger indices
+    rules[i] = b_.add_rule(i == 0 ? "literals" : "literals-tail");
+    if (nodes[i].ends) b_.add_alternative(rules[i], {});
+    for (const auto& [byte, to] : nodes[i].next)
+      b_.add_alternative(rules[i], {b_.bytes(ByteSet::of(byte)), GrammarBuilder::ref(rules[to])});
+  }
+  return rules[0];
+}
+
+int32_t JsonGrammar::any_value() {
+  if (const auto it = shared_.find("value"); it != shared_.end()) return it->second;
+  const int32_t value = b_.add_rule("value");
+  shared_["value"] = value;
+  const int32_t array = b_.add_rule("array");
+  const int32_t more = b_.add_rule("array-items");
+  b_.add_alternative(more,
+                     {ws(), b_.bytes(ByteSet::of(',')), ws(), GrammarBuilder::ref(value), GrammarBuilder::ref(more)});
+  b_.add_alternative(more, {});
+  Sequence open = b_.literal("[");
+  open.push_back(ws());
+  Sequence empty = open;
+  empty.push_back(b_.bytes(ByteSet::of(']')));
+  Sequence items = open;
+  items.insert(items.end(), {GrammarBuilder::ref(value), GrammarBuilder::ref(more), ws(), b_.bytes(ByteSet::of(']'))});
+  b_.add_alternative(array, std::move(empty));
+  b_.add_alternative(array, std::move(items));
+  for (const int32_t r : {any_object(), array, compile_string(json::object(), "#"), number_any()})
+    b_.add_alternative(value, {GrammarBuilder::ref(r)});
+  for (const char* literal : {"true", "false", "null"}) b_.add_alternative(value, b_.literal(literal));
+  return value;
+}
+
+int32_t JsonGrammar::any_object() {
+  if (const auto it = shared_.find("object"); it != shared_.end()) return it->second;
+  const int32_t object = b_.add_rule("object");
+  shared_["object"] = object;
+  const int32_t value = any_value();
+  const int32_t pair = b_.add_rule("pair", {{GrammarBuilder::ref(compile_string(json::object(), "#")), ws(),
+                                              b_.bytes(ByteSet::of(':')), ws(), GrammarBuilder::ref(value)}});
+  const int32_t more = b_.add_rule("object-pairs");
+  b_.add_alternative(more,
+                     {ws(), b_.bytes(ByteSet::of(',')), ws(), GrammarBuilder::ref(pair), GrammarBuilder::ref(more)});
+  b_.add_alternative(more, {});
+  b_.add_alternative(object, {b_.bytes(ByteSet::of('{')), ws(), b_.bytes(ByteSet::of('}'))});
+  b_.add_alternative(object, {b_.bytes(ByteSet::of('{')), ws(), GrammarBuilder::ref(pair), GrammarBuilder::ref(more),
+                              ws(), b_.bytes(ByteSet::of('}'))});
+  return object;
+}
+
+int32_t JsonGrammar::schema(const json& s, const std::string& where) {
+  document_ = &s;
+  refs_.clear();
+  try {
+    return compile(s, where, 0);
+  } catch (const GrammarError& e) {
+    if (!e.where.empty()) throw;
+    throw GrammarError(where, e.what());  // a limit the builder hit
+  }
+}
+
+const json& JsonGrammar::resolve(const std::string& ref, const std::string& path) const {
+  if (ref.empty() || ref[0] != '#')
+    error(path, "'$ref' \"" + ref + "\" is not a pointer into this schema (only \"#...\" references are supported)");
+  try {
+    const json& target = document_->at(json::json_pointer(ref.substr(1)));
+    return target;
+  } catch (const json::exception&) {
+    error(path, "'$ref' \"" + ref + "\" points at nothing in the schema");
+  }
+}
+
+int32_t JsonGrammar::compile_ref(const std::string& ref, const std::string& path, int depth) {
+  if (const auto it = refs_.find(ref); it != refs_.end()) return it->second;
+  const json& target = resolve(ref, path);
+  // Declared before its body is compiled, so that recursive references find it.
+  const int32_t rule = b_.add_rule("ref");
+  refs_.emplace(ref, rule);
+  b_.add_alternative(rule, {GrammarBuilder::ref(compile(target, ref, depth + 1))});
+  return rule;
+}
+
+int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth) {
+  if (depth > o_.max_schema_depth) error(path, concat("schemas nested deeper than ", o_.max_schema_depth, " levels"));
+  if (s.is_boolean()) {
+    if (s.get<bool>()) return any_value();
+    error(path, "the schema false matches no document");
+  }
+  if (!s.is_object()) error(path, "a schema must be an object or a boolean, not " + json_value_for_message(s));
+  std::set<std::string> present;  // the keywords that assert something
+  for (const auto& [key, value] : s.items()) {
+    if (kAnnotations.count(key)) continue;
+    if (!kKeywords.count(key))
+      error(child(path, key), "the keyword '" + key + "' is not supported: it cannot be enforced");
+    present.insert(key);
+  }
+  const auto only = [&](const std::set<std::string>& allowed, const std::string& keyword) {
+    for (const std::string& k : present)
+      if (k != keyword && !allowed.count(k))
+        error(child(path, k), "'" + k + "' beside '" + keyword + "' cannot be enforced (give it inside the branches)");
+  };
+  if (present.count("$ref")) {
+    only({}, "$ref");
+    if (!s["$ref"].is_string()) error(child(path, "$ref"), "'$ref' must be a string");
+    return compile_ref(s["$ref"].get<std::string>(), child(path, "$ref"), depth);
+  }
+  if (present.count("allOf")) {
+    only({}, "allOf");
+    const json& all = s["allOf"];
+    if (!all.is_array() || all.size() != 1)
+      error(child(path, "allOf"), "'allOf' is supported with exactly one schema only");
+    return compile(all[0], child(child(path, "allOf"), "0"), depth + 1);
+  }
+  for (const char* key : {"anyOf", "oneOf"}) {
+    if (!present.count(key)) continue;
+    only({}, key);
+    const json& branches = s[key];
+    const std::string at = child(path, key);
+    if (!branches.is_array() || branches.empty())
+      error(at, std::string("'") + key + "' must be a non-empty list of schemas");
+    if (std::string(key) == "oneOf") check_one_of(branches, at, depth);
+    const int32_t rule = b_.add_rule(key);
+    for (size_t i = 0; i < branches.size(); ++i)
+      b_.add_alternative(rule, {GrammarBuilder::ref(compile(branches[i], child(at, std::to_string(i)), depth + 1))});
+    return rule;
+  }
+  if (present.count("enum") || present.count("const")) {
+    const std::string key = present.count("const") ? "const" : "enum";
+    only({"type"}, key);
+    if (present.count("enum") && present.count("const")) error(child(path, "enum"), "'enum' beside 'const'");
+    const json values = key == "const" ? json::array({s["const"]}) : s["enum"];
+    if (!values.is_array() || values.empty()) error(child(path, "enum"), "'enum' must be a non-empty list");
+    return compile_enum(values, s, child(path, key));
+  }
+  // The types: as given, else as the keywords imply, else any value.
+  std::vector<std::string> types;
+  if (const auto it = s.find("type"); it != s.end()) {
+    const json list = it->is_array() ? *it : json::array({*it});
+    if (list.empty()) error(child(path, "type"), "'type' must not be an empty list");
+    for (const json& t : list) {
+      if (!t.is_string() || std::find(kTypes.begin(), kTypes.end(), t.get<std::string>()) == kTypes.end())
+        error(child(path, "type"), "'type' must be one of null, boolean, object, array, string, number, integer, not " +
+                                       json_value_for_message(t));
+      types.push_back(t.get<std::string>());
+    }
+  } else {
+    const auto uses = [&](const std::set<std::string, std::less<>>& keys) {
+      return std::any_of(present.begin(), present.end(), [&](const std::string& k) { return keys.count(k) > 0; });
+    };
+    if (uses(kObjectKeywords)) types.push_back("object");
+    if (uses(kArrayKeywords)) types.push_back("array");
+    if (uses(kStringKeywords)) types.push_back("string");
+    if (uses(kNumberKeywords)) types.push_back("number");
+    if (types.empty()) return any_value();
+  }
+  const int32_t rule = b_.add_rule("type");
+  for (const std::string& t : types) {
+    int32_t r;
+    if (t == "null") r = b_.add_rule("null", {b_.literal("null")});
+    else if (t == "boolean") r = b_.add_rule("boolean", {b_.literal("true"), b_.literal("false")});
+    else if (t == "object") r = compile_object(s, path, depth);
+    else if (t == "array") r = compile_array(s, path, depth);
+    else if (t == "string") r = compile_string(s, path);
+    else r = compile_number(s, path, t == "integer");
+    b_.add_alternative(rule, {GrammarBuilder::ref(r)});
+  }
+  return rule;
+}
+
+int32_t JsonGrammar::compile_enum(const json& values, const json& s, const std::string& path) {
+  if (static_cast<int64_t>(values.size()) > o_.max_enum_values)
+    error(path, concat("'enum' has ", values.size(), " values; at most ", o_.max_enum_values, " are supported"));
+  // Values of another type than `type` allows can never validate: left out.
+  const int allowed = s.contains("type") ? types_of(json::object({{"type", s["type"]}}), 0, nullptr) : 127;
+  std::vector<std::string> texts;
+  int64_t bytes = 0;
+  for (const json& v : values) {
+    if (!(types_of(json::object({{"const", v}}), 0, nullptr) & allowed)) continue;
+    std::string text;
+    try {
+      text = v.dump(-1, ' ', false, json::error_handler_t::strict);
+    } catch (const json::exception&) {
+      error(path, "an enum value holds a string that is not valid UTF-8");
+    }
+    bytes += static_cast<int64_t>(text.size());
+    if (bytes > o_.max_enum_bytes) error(path, concat("the enum values exceed ", o_.max_enum_bytes, " bytes of JSON"));
+    texts.push_back(std::move(text));
+  }
+  if (texts.empty()) error(path, "no value of the enum has the schema's type");
+  return one_of_literals(texts);
+}
+
+void JsonGrammar::check_one_of(const json& branches, const std::string& path, int depth) {
+  const auto resolve_ref = [this, &path](const std::string& ref) -> const json& { return resolve(ref, path); };
+  std::vector<int> types;
+  for (const json& b : branches) types.push_back(types_of(b, depth, resolve_ref));
+  for (size_t i = 0; i < branches.size(); ++i)
+    for (size_t j = i + 1; j < branches.size(); ++j) {
+      if (!(types[i] & types[j])) continue;
+      // Both may be objects: disjoint if some required property is pinned to disjoint values.
+      bool disjoint = false;
+      if ((types[i] & types[j]) == 4 && branches[i].is_object() && branches[i].contains("properties") &&
+          branches[i]["properties"].is_object())
+        for (const auto& [name, _] : branches[i]["properties"].items()) {
+          const auto a = pinned_values(branches[i], name), b = pinned_values(branches[j], name);
+          if (!a || !b) continue;
+          disjoint = std::none_of(a->begin(), a->end(), [&](const json& v) {
+            return std::find(b->begin(), b->end(), v) != b->end();
+          });
+          if (disjoint) break;
+        }
+      if (!disjoint)
+        error(path, concat("'oneOf' branches ", i, " and ", j, " may both match one document, which oneOf forbids; "
+                           "use anyOf, or make them differ in type or in a required property's const"));
+    }
+}
+
+int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int depth) {
+  // The properties in order, required or not; names `required` lists beyond them follow.
+  struct Property {
+    std::string name;
+    const json* schema;
+    std::string path;
+    bool required;
+  };
+  std::vector<Property> props;
+  std::set<std::string> required;
+  if (const auto it = s.find("required"); it != s.end()) {
+    if (!it->is_array()) error(child(path, "required"), "'required' must be a list of property names");
+    for (const json& n : *it) {
+      if (!n.is_string()) error(child(path, "required"), "'required' must be a list of property names");
+      required.insert(n.get<std::string>());
+    }
+  }
+  // The schema of additional properties; none: no others. Absent, JSON Schema allows any: taken
+  // as none where `properties` lists some (the model writes those), as any where it lists none.
+  static const json kAnything = true;
+  const json* extra = s.contains("properties") ? nullptr : &kAnything;
+  if (const auto it = s.find("additionalProperties"); it != s.end()) {
+    if (it->is_boolean()) extra = it->get<bool>() ? &kAnything : nullptr;
+    else if (it->is_object()) extra = &*it;
+    else error(child(path, "additionalProperties"), "'additionalProperties' must be a boolean or a schema");
+  }
+  std::set<std::string> listed;
+  if (const auto it = s.find("properties"); it != s.end()) {
+    if (!it->is_object()) error(child(path, "properties"), "'properties' must be an object");
+    for (const auto& [name, schema] : it->items()) {
+      props.push_back({name, &schema, child(child(path, "properties"), name), required.count(name) > 0});
+      listed.insert(name);
+    }
+  }
+  for (const std::string& name : required) {
+    if (listed.count(name)) continue;
+    if (!extra)
+      error(child(path, "required"), "'required' names '" + name +
+                                         "', which 'properties' does not list and additionalProperties forbids");
+    props.push_back({name, extra, child(path, "additionalProperties"), true});
+  }
+  const auto key_value = [&](const std::string& name, int32_t value) {
+    Sequence seq = b_.literal(json(name).dump(-1, ' ', false, json::error_handler_t::strict));
+    seq.insert(seq.end(), {ws(), b_.bytes(ByteSet::of(':')), ws(), GrammarBuilder::ref(value)});
+    return b_.add_rule("property", {std::move(seq)});
+  };
+  std::vector<int32_t> kv;
+  for (const Property& p : props) kv.push_back(key_value(p.name, compile(*p.schema, p.path, depth + 1)));
+  std::optional<int32_t> extra_pair;
+  std::vector<std::string> names(listed.begin(), listed.end());
+  for (const Property& p : props) names.push_back(p.name);
+  if (extra) {
+    const int32_t key = key_other_than(names);
+    const int32_t value = compile(*extra, child(path, "additionalProperties"), depth + 1);
+    extra_pair = b_.add_rule("extra-property", {{GrammarBuilder::ref(key), ws(), b_.bytes(ByteSet::of(':')), ws(),
+                                                 GrammarBuilder::ref(value)}});
+  }
+  const Sequence comma = {ws(), b_.bytes(ByteSet::of(',')), ws()};
+  // after[i]: the members from property i on, after at least one member; first[i]: before any
+  // (none when no member can follow). The additional properties come last, any number of them.
+  const size_t n = props.size();
+  std::vector<int32_t> after(n + 1);
+  std::vector<std::optional<int32_t>> first(n + 1);
+  after[n] = b_.add_rule("object-end");
+  b_.add_alternative(after[n], {});
+  if (extra_pair) {
+    Sequence more = comma;
+    more.insert(more.end(), {GrammarBuilder::ref(*extra_pair), GrammarBuilder::ref(after[n])});
+    b_.add_alternative(after[n], std::move(more));
+    first[n] = b_.add_rule("object-extras", {{GrammarBuilder::ref(*extra_pair), GrammarBuilder::ref(after[n])}});
+  }
+  for (size_t i = n; i-- > 0;) {
+    Sequence with = comma;
+    with.insert(with.end(), {GrammarBuilder::ref(kv[i]), GrammarBuilder::ref(after[i + 1])});
+    after[i] = b_.add_rule("object-rest", {with});
+    if (!props[i].required) b_.add_alternative(after[i], {GrammarBuilder::ref(after[i + 1])});
+    first[i] = b_.add_rule("object-members", {{GrammarBuilder::ref(kv[i]), GrammarBuilder::ref(after[i + 1])}});
+    if (!props[i].required && first[i + 1]) b_.add_alternative(*first[i], {GrammarBuilder::ref(*first[i + 1])});
+  }
+  const bool can_be_empty = std::none_of(props.begin(), props.end(), [](const Property& p) { return p.required; });
+  const int32_t object = b_.add_rule("object");
+  if (can_be_empty) b_.add_alternative(object, {b_.bytes(ByteSet::of('{')), ws(), b_.bytes(ByteSet::of('}'))});
+  if (first[0])
+    b_.add_alternative(object, {b_.bytes(ByteSet::of('{')), ws(), GrammarBuilder::ref(*first[0]), ws(),
+                                b_.bytes(ByteSet::of('}'))});
+  return object;
+}
+
+int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int depth) {
+  if (const auto it = s.find("uniqueItems"); it != s.end() && *it != false)
+    error(child(path, "uniqueItems"), "'uniqueItems': true cannot be enforced");
+  const int64_t min = count_keyword(s, "minItems", path, 0);
+  const int64_t max = count_keyword(s, "maxItems", path, -1);
+  if (max >= 0 && max < min) error(child(path, "maxItems"), concat("'maxItems' ", max, " is below 'minItems' ", min));
+  const int64_t limit = b_.limits().max_repeat;
+  if (min > limit || max > limit)
+    error(child(path, max > limit ? "maxItems" : "minItems"), concat("more than ", limit, " items cannot be enforced"));
+  int32_t item;
+  if (const auto it = s.find("items"); it != s.end()) {
+    if (it->is_array()) error(child(path, "items"), "'items' as a list (tuples) is not supported");
+    if (*it == false) {
+      if (min > 0) error(child(path, "items"), "'items': false allows no item, but 'minItems' asks for some");
+      return b_.add_rule("array", {{b_.bytes(ByteSet::of('[')), ws(), b_.bytes(ByteSet::of(']'))}});
+    }
+    item = compile(*it, child(path, "items"), depth + 1);
+  } else {
+    item = any_value();
+  }
+  const int32_t array = b_.add_rule("array");
+  if (min == 0) b_.add_alternative(array, {b_.bytes(ByteSet::of('[')), ws(), b_.bytes(ByteSet::of(']'))});
+  if (max != 0) {
+    const int32_t next =
+        b_.add_rule("array-item", {{ws(), b_.bytes(ByteSet::of(',')), ws(), GrammarBuilder::ref(item)}});
+    const int32_t rest = b_.repeat(GrammarBuilder::ref(next), std::max<int64_t>(min - 1, 0), max < 0 ? -1 : max - 1);
+    b_.add_alternative(array, {b_.bytes(ByteSet::of('[')), ws(), GrammarBuilder::ref(item), GrammarBuilder::ref(rest),
+                               ws(), b_.bytes(ByteSet::of(']'))});
+  }
+  return array;
+}
+
+json parse_schema_text(std::string_view text, const std::string& source) {
+  parse_json_text(text, source);  // bounded depth, unique keys, no NUL
+  return json::parse(text);
+}
+
+std::shared_ptr<const Grammar> json_schema_grammar(const json& schema, JsonGrammarOptions options,
+                                                   GrammarLimits limits) {
+  GrammarBuilder b(limits);
+  JsonGrammar j(b, options);
+  const int32_t document = j.schema(schema);
+  const int32_t root = b.add_rule("root", {{j.ws(), GrammarBuilder::ref(document)}});
+  try {
+    return b.build(root);
+  } catch (const GrammarError& e) {
+    throw GrammarError("#", e.what());
+  }
+}
+
+}  // namespace difftx::grammar

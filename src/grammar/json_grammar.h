@@ -1,0 +1,99 @@
+// JSON documents as grammar rules: any JSON value, and the documents that validate against a
+// JSON Schema (the subset below), built into a GrammarBuilder so that several schemas can be
+// parts of one grammar (a tool call's name and arguments, say).
+//
+// Every document the rules match validates against the schema; where JSON Schema allows more
+// than the rules produce, the rules take a subset: object properties in the order `properties`
+// lists them (required ones always there, optional ones skippable, others only where
+// `additionalProperties` allows them - absent, only where `properties` is absent too - with keys
+// that need no escapes), numbers with at most 16
+// digits before and after the point (15 significant in all where a range bounds them), the
+// exponent's two, strings with escapes only where the character needs one or as \uXXXX, enum and
+// const values in their compact form. Insignificant whitespace is bounded: at most a space, or a
+// newline and up to max_indent spaces or tabs, between tokens, so every document is finite.
+//
+// Keywords: type (one or a list), properties, required, additionalProperties (false, true or a
+// schema), items, minItems, maxItems, enum, const (with type only),
+// anyOf, oneOf (whose branches must be provably disjoint: by type or by a required property's
+// const/enum), allOf of one schema, $ref to "#" or a JSON pointer within the document ($defs,
+// definitions), minLength, maxLength, pattern (regex.h), format (date, date-time, uuid),
+// minimum, maximum, exclusiveMinimum, exclusiveMaximum (numbers, or draft 4's booleans), and the
+// annotations (title, description, default, examples, $schema, $id, $comment, deprecated,
+// readOnly, writeOnly). Anything else - or a combination the rules cannot enforce - is a
+// GrammarError whose `where` is the JSON pointer of the keyword, e.g. "#/properties/id/format".
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "grammar/grammar.h"
+
+namespace difftx::grammar {
+
+struct JsonGrammarOptions {
+  int max_indent = 16;            // whitespace: "", " ", or "\n" and up to this many spaces / tabs
+  int max_schema_depth = 64;      // nested subschemas
+  int64_t max_enum_values = 4096;
+  int64_t max_enum_bytes = 1 << 18;  // their compact JSON, in all
+};
+
+class JsonGrammar {
+ public:
+  explicit JsonGrammar(GrammarBuilder& builder, JsonGrammarOptions options = {});
+
+  // A rule matching the documents that validate against `schema`, a whole schema document
+  // ($ref "#" is its root). `where` prefixes the pointers in errors (e.g. "#" or a tool's path).
+  int32_t schema(const nlohmann::ordered_json& schema, const std::string& where = "#");
+  int32_t any_value();
+  int32_t any_object();
+  Element ws();  // insignificant whitespace, bounded
+  // The compact JSON text of a value (keys in their order), as bytes to match.
+  Sequence value_literal(const nlohmann::ordered_json& value);
+  // One of these byte strings, as a rule (their common prefixes shared).
+  int32_t one_of_literals(const std::vector<std::string>& texts);
+  GrammarBuilder& builder() { return b_; }
+
+ private:
+  struct Context;
+  int32_t compile(const nlohmann::ordered_json& s, const std::string& path, int depth);
+  int32_t compile_object(const nlohmann::ordered_json& s, const std::string& path, int depth);
+  int32_t compile_array(const nlohmann::ordered_json& s, const std::string& path, int depth);
+  int32_t compile_string(const nlohmann::ordered_json& s, const std::string& path);
+  int32_t compile_number(const nlohmann::ordered_json& s, const std::string& path, bool integer);
+  int32_t compile_ref(const std::string& ref, const std::string& path, int depth);
+  int32_t compile_enum(const nlohmann::ordered_json& values, const nlohmann::ordered_json& s, const std::string& path);
+  void check_one_of(const nlohmann::ordered_json& branches, const std::string& path, int depth);
+  const nlohmann::ordered_json& resolve(const std::string& ref, const std::string& path) const;
+
+  // Strings: the character rule for a set of code points (JSON-escaped where needed), and the
+  // key of an additional property that is none of `names`.
+  Element json_char(const CodePointRanges& ranges);
+  int32_t string_char();
+  int32_t key_other_than(const std::vector<std::string>& names);
+  int32_t string_body(int64_t min, int64_t max);
+  int32_t format(const std::string& name, const std::string& path);
+
+  int32_t integer_any();
+  int32_t number_any();
+
+  GrammarBuilder& b_;
+  JsonGrammarOptions o_;
+  const nlohmann::ordered_json* document_ = nullptr;  // the schema document $ref resolves in
+  std::map<std::string, int32_t> refs_;        // its pointers compiled so far
+  std::map<CodePointRanges, int32_t> chars_;
+  std::map<std::string, int32_t> shared_;      // rules built once: "ws", "value", "string", ...
+};
+
+// JSON Schema text as a value with its keys in the order written (the order properties are
+// written in), checked as every JSON input is (io/json_file.h: depth, repeated keys).
+nlohmann::ordered_json parse_schema_text(std::string_view text, const std::string& source);
+
+// The grammar of the documents that validate against `schema`, after bounded leading whitespace.
+std::shared_ptr<const Grammar> json_schema_grammar(const nlohmann::ordered_json& schema,
+                                                   JsonGrammarOptions options = {}, GrammarLimits limits = {});
+
+}  // namespace difftx::grammar

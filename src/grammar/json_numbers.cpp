@@ -1,0 +1,255 @@
+// JSON numbers (json_grammar.h). Unbounded: -?(0|[1-9][0-9]{0,15})(.[0-9]{1,16})?([eE][-+]?[0-9]{1,2})?
+// (integers without the fraction and exponent). Bounded by minimum / maximum / exclusive*: plain
+// decimals without an exponent whose value lies in the range, by a digit automaton that compares
+// the text with the bounds digit by digit. Validators compare as doubles: with at most 15
+// significant digits a decimal rounds to a double of its own, so a decimal above an exclusive
+// bound is a double above it too.
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+#include "grammar/json_grammar.h"
+#include "io/json_file.h"
+
+namespace difftx::grammar {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr int kDigits = 16;          // unbounded numbers: digits before / after the point
+constexpr int kBoundedDigits = 15;   // bounded numbers: significant digits in all
+
+// A decimal's magnitude: integer digits without leading zeros ("0" for none), fraction digits
+// without trailing zeros.
+struct Decimal {
+  bool negative = false;
+  std::string whole = "0", fraction;
+};
+
+Decimal decimal_of(const json& v, const std::string& where) {
+  std::string text;
+  if (v.is_number_integer()) {
+    text = v.dump();
+  } else if (v.is_number_float()) {
+    const double d = v.get<double>();
+    if (!std::isfinite(d)) throw GrammarError(where, "a bound must be finite");
+    char buf[400];
+    const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);  // shortest round trip
+    text.assign(buf, r.ptr);
+  } else {
+    throw GrammarError(where, "a bound must be a number, not " + json_value_for_message(v));
+  }
+  Decimal out;
+  size_t i = 0;
+  if (text[0] == '-') out.negative = true, i = 1;
+  const size_t point = text.find('.');
+  out.whole = text.substr(i, point == std::string::npos ? std::string::npos : point - i);
+  if (point != std::string::npos) out.fraction = text.substr(point + 1);
+  while (out.whole.size() > 1 && out.whole[0] == '0') out.whole.erase(0, 1);
+  while (!out.fraction.empty() && out.fraction.back() == '0') out.fraction.pop_back();
+  if (out.whole == "0" && out.fraction.empty()) out.negative = false;
+  return out;
+}
+
+int compare_magnitude(const Decimal& a, const Decimal& b) {
+  if (a.whole.size() != b.whole.size()) return a.whole.size() < b.whole.size() ? -1 : 1;
+  if (const int c = a.whole.compare(b.whole)) return c < 0 ? -1 : 1;
+  if (const int c = a.fraction.compare(b.fraction)) return c < 0 ? -1 : 1;
+  return 0;
+}
+
+int compare(const Decimal& a, const Decimal& b) {
+  if (a.negative != b.negative) return a.negative ? -1 : 1;
+  const int c = compare_magnitude(a, b);
+  return a.negative ? -c : c;
+}
+
+struct Bound {
+  Decimal value;
+  bool inclusive = true;
+};
+
+// Decimal texts (no sign) within [lo, hi], both non-negative; hi none: any with max_whole digits.
+class RangeDigits {
+ public:
+  RangeDigits(GrammarBuilder& b, const Bound& lo, const std::optional<Bound>& hi, int max_whole, bool integer)
+      : b_(b), lo_(lo), hi_(hi), max_whole_(max_whole), integer_(integer) {}
+
+  std::optional<int32_t> build() {
+    const int32_t r = b_.add_rule("range");
+    const int first = static_cast<int>(lo_.value.whole.size());
+    const int last = hi_ ? std::min<int>(static_cast<int>(hi_->value.whole.size()), max_whole_) : max_whole_;
+    for (int length = first; length <= last; ++length) {
+      length_ = length;
+      const bool hi_tight = hi_ && length == static_cast<int>(hi_->value.whole.size());
+      if (const auto s = whole(0, length == first, hi_tight)) b_.add_alternative(r, {GrammarBuilder::ref(*s)});
+      memo_.clear();
+    }
+    if (!b_.has_alternatives(r)) return std::nullopt;
+    return r;
+  }
+
+ private:
+  static int digit(const std::string& s, int i) { return i < static_cast<int>(s.size()) ? s[i] - '0' : 0; }
+  int fraction_digits() const { return integer_ ? 0 : std::max(0, kBoundedDigits - length_); }
+
+  // Whether the text may end here, `consumed` fraction digits in: equal to a tight bound only
+  // where that bound is inclusive, below a tight lower bound never.
+  bool may_end(bool lo_tight, bool hi_tight, int consumed) const {
+    const auto rest_zero = [consumed](const std::string& f) { return static_cast<int>(f.size()) <= consumed; };
+    if (lo_tight && !(rest_zero(lo_.value.fraction) && lo_.inclusive)) return false;
+    if (hi_tight && rest_zero(hi_->value.fraction) && !hi_->inclusive) return false;
+    return true;
+  }
+
+  // Digit groups at one place: [from, to] with the bounds' tightness after each.
+  template <class Next>
+  void digits(int32_t rule, int lo_d, int hi_d, bool lo_tight, int lo_digit, bool hi_tight, int hi_digit, Next next) {
+    for (int d = lo_d; d <= hi_d;) {
+      const bool lt = lo_tight && d == lo_digit, ht = hi_tight && d == hi_digit;
+      int e = d;
+      while (e + 1 <= hi_d && (lo_tight && e + 1 == lo_digit) == lt && (hi_tight && e + 1 == hi_digit) == ht) ++e;
+      if (const auto to = next(lt, ht))
+        b_.add_alternative(rule,
+                           {b_.bytes(ByteSet::range(static_cast<uint8_t>('0' + d), static_cast<uint8_t>('0' + e))),
+                            GrammarBuilder::ref(*to)});
+      d = e + 1;
+    }
+  }
+
+  std::optional<int32_t> finish(int32_t rule) {
+    if (!b_.has_alternatives(rule)) return std::nullopt;
+    return rule;
+  }
+
+  // The integer digits from place p of length_.
+  std::optional<int32_t> whole(int p, bool lo_tight, bool hi_tight) {
+    const int key = (p * 4 + lo_tight * 2 + hi_tight) * 2;
+    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const int32_t r = b_.add_rule("range-digits");
+    if (p == length_) {
+      if (may_end(lo_tight, hi_tight, 0)) b_.add_alternative(r, {});
+      if (fraction_digits() > 0)
+        if (const auto f = fraction(0, lo_tight, hi_tight))
+          b_.add_alternative(r, {b_.bytes(ByteSet::of('.')), GrammarBuilder::ref(*f)});
+    } else {
+      const int lo_digit = digit(lo_.value.whole, p), hi_digit = hi_tight ? digit(hi_->value.whole, p) : 9;
+      int lo_d = lo_tight ? lo_digit : 0;
+      if (p == 0 && length_ > 1) lo_d = std::max(lo_d, 1);  // no leading zero
+      digits(r, lo_d, hi_tight ? hi_digit : 9, lo_tight, lo_digit, hi_tight, hi_digit,
+             [&](bool lt, bool ht) { return whole(p + 1, lt, ht); });
+    }
+    return memo_[key] = finish(r);
+  }
+
+  // The fraction digits after `consumed` of them (the first at least is required).
+  std::optional<int32_t> fraction(int consumed, bool lo_tight, bool hi_tight) {
+    const int key = (consumed * 4 + lo_tight * 2 + hi_tight) * 2 + 1;
+    if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const int32_t r = b_.add_rule("range-fraction");
+    if (consumed > 0 && may_end(lo_tight, hi_tight, consumed)) b_.add_alternative(r, {});
+    if (consumed < fraction_digits()) {
+      const int lo_digit = digit(lo_.value.fraction, consumed);
+      const int hi_digit = hi_tight ? digit(hi_->value.fraction, consumed) : 9;
+      digits(r, lo_tight ? lo_digit : 0, hi_tight ? hi_digit : 9, lo_tight, lo_digit, hi_tight, hi_digit,
+             [&](bool lt, bool ht) { return fraction(consumed + 1, lt, ht); });
+    }
+    return memo_[key] = finish(r);
+  }
+
+  GrammarBuilder& b_;
+  Bound lo_;
+  std::optional<Bound> hi_;
+  int max_whole_;
+  bool integer_;
+  int length_ = 0;
+  std::map<int, std::optional<int32_t>> memo_;
+};
+
+}  // namespace
+
+int32_t JsonGrammar::integer_any() {
+  if (const auto it = shared_.find("integer"); it != shared_.end()) return it->second;
+  const Element sign = GrammarBuilder::ref(b_.repeat(b_.bytes(ByteSet::of('-')), 0, 1));
+  const int32_t digits = b_.repeat(b_.bytes(ByteSet::range('0', '9')), 0, kDigits - 1);
+  const int32_t whole = b_.add_rule(
+      "integer-digits", {b_.literal("0"), {b_.bytes(ByteSet::range('1', '9')), GrammarBuilder::ref(digits)}});
+  const int32_t r = b_.add_rule("integer", {{sign, GrammarBuilder::ref(whole)}});
+  shared_["integer"] = r;
+  shared_["integer-digits"] = whole;
+  return r;
+}
+
+int32_t JsonGrammar::number_any() {
+  if (const auto it = shared_.find("number"); it != shared_.end()) return it->second;
+  integer_any();
+  const Element d = b_.bytes(ByteSet::range('0', '9'));
+  const int32_t fraction =
+      b_.repeat(GrammarBuilder::ref(b_.add_rule(
+                    "fraction", {{b_.bytes(ByteSet::of('.')), GrammarBuilder::ref(b_.repeat(d, 1, kDigits))}})),
+                0, 1);
+  ByteSet e, sign;
+  e.add('e'), e.add('E'), sign.add('+'), sign.add('-');
+  const int32_t exponent = b_.repeat(
+      GrammarBuilder::ref(b_.add_rule("exponent", {{b_.bytes(e), GrammarBuilder::ref(b_.repeat(b_.bytes(sign), 0, 1)),
+                                                    GrammarBuilder::ref(b_.repeat(d, 1, 2))}})), 0, 1);
+  const Element minus = GrammarBuilder::ref(b_.repeat(b_.bytes(ByteSet::of('-')), 0, 1));
+  const int32_t r = b_.add_rule("number", {{minus, GrammarBuilder::ref(shared_["integer-digits"]),
+                                            GrammarBuilder::ref(fraction), GrammarBuilder::ref(exponent)}});
+  shared_["number"] = r;
+  return r;
+}
+
+int32_t JsonGrammar::compile_number(const json& s, const std::string& path, bool integer) {
+  std::optional<Bound> lo, hi;
+  const auto bound = [&](const char* key, const char* exclusive_key, bool lower, std::optional<Bound>& out) {
+    if (const auto it = s.find(key); it != s.end()) out = Bound{decimal_of(*it, path + "/" + key), true};
+    if (const auto it = s.find(exclusive_key); it != s.end()) {
+      const std::string where = path + "/" + exclusive_key;
+      if (it->is_boolean()) {  // draft 4: a flag on minimum / maximum
+        if (!out && it->get<bool>())
+          throw GrammarError(where, std::string("'") + exclusive_key + "': true needs '" + key + "'");
+        if (out) out->inclusive = !it->get<bool>();
+        return;
+      }
+      const Bound b{decimal_of(*it, where), false};
+      // The tighter of the two.
+      if (!out || (lower ? compare(b.value, out->value) >= 0 : compare(b.value, out->value) <= 0)) out = b;
+    }
+  };
+  bound("minimum", "exclusiveMinimum", true, lo);
+  bound("maximum", "exclusiveMaximum", false, hi);
+  if (!lo && !hi) return integer ? integer_any() : number_any();
+  if (lo && hi) {
+    const int c = compare(lo->value, hi->value);
+    if (c > 0 || (c == 0 && !(lo->inclusive && hi->inclusive)))
+      throw GrammarError(path, "no number lies between the schema's minimum and maximum");
+  }
+  const int max_whole = integer ? kBoundedDigits : kBoundedDigits - 1;
+  const int32_t r = b_.add_rule(integer ? "integer-range" : "number-range");
+  const Decimal zero;
+  // Negative values: "-" and a magnitude in [max(-hi, 0) exclusive of 0, -lo].
+  if (!lo || lo->value.negative) {
+    Bound low{zero, false};
+    if (hi && hi->value.negative) low = {Decimal{false, hi->value.whole, hi->value.fraction}, hi->inclusive};
+    std::optional<Bound> high;
+    if (lo) high = Bound{Decimal{false, lo->value.whole, lo->value.fraction}, lo->inclusive};
+    if (const auto m = RangeDigits(b_, low, high, max_whole, integer).build())
+      b_.add_alternative(r, {b_.bytes(ByteSet::of('-')), GrammarBuilder::ref(*m)});
+  }
+  // Non-negative values.
+  if (!hi || !hi->value.negative) {
+    const bool zero_hi_excluded = hi && compare(hi->value, zero) == 0 && !hi->inclusive;
+    if (!zero_hi_excluded) {
+      const Bound low = lo && !lo->value.negative ? *lo : Bound{zero, true};
+      if (const auto m = RangeDigits(b_, low, hi, max_whole, integer).build())
+        b_.add_alternative(r, {GrammarBuilder::ref(*m)});
+    }
+  }
+  if (!b_.has_alternatives(r))
+    throw GrammarError(path, concat("no ", integer ? "integer" : "number", " of at most ", max_whole,
+                                    " digits satisfies the schema's minimum and maximum"));
+  return r;
+}
+
+}  // namespace difftx::grammar

@@ -1,0 +1,267 @@
+// JSON strings (json_grammar.h): characters with their escapes, lengths in code points, patterns
+// (regex.h), the formats date, date-time and uuid, and keys that are none of a set of names.
+#include <algorithm>
+
+#include "grammar/json_grammar.h"
+#include "grammar/regex.h"
+#include "io/json_file.h"
+
+namespace difftx::grammar {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+std::string child(const std::string& path, const char* key) { return path + "/" + key; }
+
+// Code points a JSON string holds as they are: everything from U+0020 but '"' and '\'.
+const CodePointRanges kPlain = {{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x10FFFF}};
+
+CodePointRanges intersect(const CodePointRanges& a, const CodePointRanges& b) {
+  CodePointRanges out;
+  for (const auto& [lo, hi] : a)
+    for (const auto& [l, h] : b)
+      if (std::max(lo, l) <= std::min(hi, h)) out.emplace_back(std::max(lo, l), std::min(hi, h));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool contains(const CodePointRanges& ranges, uint32_t c) {
+  return std::any_of(ranges.begin(), ranges.end(), [c](const auto& r) { return r.first <= c && c <= r.second; });
+}
+
+// The escape a JSON string writes a code point below U+0020 (or '"', '\') with.
+std::string escape_of(uint32_t c) {
+  switch (c) {
+    case '"': return "\\\"";
+    case '\\': return "\\\\";
+    case '\b': return "\\b";
+    case '\f': return "\\f";
+    case '\n': return "\\n";
+    case '\r': return "\\r";
+    case '\t': return "\\t";
+    default: {
+      static const char* hex = "0123456789abcdef";
+      return std::string("\\u00") + hex[c >> 4] + hex[c & 15];
+    }
+  }
+}
+
+}  // namespace
+
+Element JsonGrammar::json_char(const CodePointRanges& ranges) {
+  auto it = chars_.find(ranges);
+  if (it == chars_.end()) {
+    const int32_t r = b_.add_rule("char");
+    const CodePointRanges plain = intersect(ranges, kPlain);
+    if (!plain.empty()) b_.add_alternative(r, {GrammarBuilder::ref(b_.code_points("char-plain", plain))});
+    for (uint32_t c = 0; c < 0x20; ++c)
+      if (contains(ranges, c)) b_.add_alternative(r, b_.literal(escape_of(c)));
+    for (uint32_t c : {0x22u, 0x5Cu})
+      if (contains(ranges, c)) b_.add_alternative(r, b_.literal(escape_of(c)));
+    if (!b_.has_alternatives(r)) b_.add_alternative(r, {b_.bytes(ByteSet{})});  // matches nothing: pruned
+    it = chars_.emplace(ranges, r).first;
+  }
+  return GrammarBuilder::ref(it->second);
+}
+
+// Any character of a string: as it is, or escaped (\uXXXX for any but a surrogate, so each is one
+// code point and lengths count right).
+int32_t JsonGrammar::string_char() {
+  if (const auto it = shared_.find("string-char"); it != shared_.end()) return it->second;
+  ByteSet hex;
+  hex.add_range('0', '9'), hex.add_range('a', 'f'), hex.add_range('A', 'F');
+  ByteSet hex_not_d = hex;  // a first digit that makes no surrogate
+  hex_not_d.words = {};
+  hex_not_d.add_range('0', '9'), hex_not_d.add_range('a', 'c'), hex_not_d.add_range('A', 'C');
+  hex_not_d.add_range('e', 'f'), hex_not_d.add_range('E', 'F');
+  ByteSet d, low_octal, short_escape;
+  d.add('d'), d.add('D');
+  low_octal.add_range('0', '7');
+  for (char c : std::string("\"\\/bfnrt")) short_escape.add(static_cast<uint8_t>(c));
+  const Element h = b_.bytes(hex), bs = b_.bytes(ByteSet::of('\\')), u = b_.bytes(ByteSet::of('u'));
+  const int32_t r = b_.add_rule("string-char");
+  b_.add_alternative(r, {GrammarBuilder::ref(b_.code_points("char-plain", kPlain))});
+  b_.add_alternative(r, {bs, b_.bytes(short_escape)});
+  b_.add_alternative(r, {bs, u, b_.bytes(hex_not_d), h, h, h});
+  b_.add_alternative(r, {bs, u, b_.bytes(d), b_.bytes(low_octal), h, h});
+  shared_["string-char"] = r;
+  return r;
+}
+
+int32_t JsonGrammar::string_body(int64_t min, int64_t max) {
+  const std::string key = concat("string-body ", min, " ", max);
+  if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
+  const int32_t r = b_.repeat(GrammarBuilder::ref(string_char()), min, max);
+  shared_[key] = r;
+  return r;
+}
+
+int32_t JsonGrammar::compile_string(const json& s, const std::string& path) {
+  const auto length = [&](const char* key, int64_t fallback) {
+    const auto it = s.find(key);
+    if (it == s.end()) return fallback;
+    if (!it->is_number_integer() || it->get<int64_t>() < 0)
+      throw GrammarError(child(path, key), concat("'", key, "' must be a non-negative integer, not ",
+                                                  json_value_for_message(*it)));
+    if (it->get<int64_t>() > b_.limits().max_repeat)
+      throw GrammarError(child(path, key), concat("'", key, "' ", it->get<int64_t>(), " is beyond the ",
+                                                  b_.limits().max_repeat, " characters that can be enforced"));
+    return it->get<int64_t>();
+  };
+  const int64_t min = length("minLength", 0), max = length("maxLength", -1);
+  if (max >= 0 && max < min)
+    throw GrammarError(child(path, "maxLength"), concat("'maxLength' ", max, " is below 'minLength' ", min));
+  const bool has_length = s.contains("minLength") || s.contains("maxLength");
+  const Element quote = b_.bytes(ByteSet::of('"'));
+  if (const auto it = s.find("format"); it != s.end()) {
+    if (!it->is_string()) throw GrammarError(child(path, "format"), "'format' must be a string");
+    if (s.contains("pattern"))
+      throw GrammarError(child(path, "pattern"), "'pattern' beside 'format' cannot be enforced");
+    const std::string name = it->get<std::string>();
+    const int32_t body = format(name, child(path, "format"));
+    // date and uuid have one length; date-time's varies.
+    const int64_t fixed = name == "date" ? 10 : name == "uuid" ? 36 : -1;
+    if (has_length && (fixed < 0 || fixed < min || (max >= 0 && fixed > max)))
+      throw GrammarError(child(path, s.contains("minLength") ? "minLength" : "maxLength"),
+                         "a length limit beside format '" + name + "' cannot be enforced");
+    return b_.add_rule("string-format", {{quote, GrammarBuilder::ref(body), quote}});
+  }
+  if (const auto it = s.find("pattern"); it != s.end()) {
+    if (!it->is_string()) throw GrammarError(child(path, "pattern"), "'pattern' must be a string");
+    if (has_length)
+      throw GrammarError(child(path, "pattern"), "'pattern' beside minLength / maxLength cannot be enforced");
+    int32_t body;
+    try {
+      body = compile_regex(b_, it->get<std::string>(), [this](const CodePointRanges& r) { return json_char(r); });
+    } catch (const GrammarError& e) {
+      throw GrammarError(child(path, "pattern"), e.what());
+    }
+    return b_.add_rule("string-pattern", {{quote, GrammarBuilder::ref(body), quote}});
+  }
+  const std::string key = concat("string ", min, " ", max);
+  if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
+  const int32_t r = b_.add_rule("string", {{quote, GrammarBuilder::ref(string_body(min, max)), quote}});
+  shared_[key] = r;
+  return r;
+}
+
+int32_t JsonGrammar::format(const std::string& name, const std::string& path) {
+  if (const auto it = shared_.find("format " + name); it != shared_.end()) return it->second;
+  const auto digits = [this](char lo, char hi) {
+    return b_.bytes(ByteSet::range(static_cast<uint8_t>(lo), static_cast<uint8_t>(hi)));
+  };
+  const auto lit = [this](const char* text) { return b_.literal(text); };
+  const auto cat = [](std::initializer_list<Sequence> parts) {
+    Sequence out;
+    for (const Sequence& p : parts) out.insert(out.end(), p.begin(), p.end());
+    return out;
+  };
+  const Element d = digits('0', '9');
+  int32_t r;
+  if (name == "uuid") {
+    ByteSet hex;
+    hex.add_range('0', '9'), hex.add_range('a', 'f'), hex.add_range('A', 'F');
+    const Element h = b_.bytes(hex);
+    Sequence seq;
+    for (int group : {8, 4, 4, 4, 12}) {
+      if (!seq.empty()) seq.push_back(b_.bytes(ByteSet::of('-')));
+      seq.insert(seq.end(), static_cast<size_t>(group), h);
+    }
+    r = b_.add_rule("uuid", {seq});
+  } else if (name == "date" || name == "date-time") {
+    // Days per month as validators check them, 29 February in leap years only.
+    const int32_t d31 = b_.add_rule("day31", {{b_.bytes(ByteSet::of('0')), digits('1', '9')}, {digits('1', '2'), d},
+                                              {b_.bytes(ByteSet::of('3')), digits('0', '1')}});
+    const int32_t d30 =
+        b_.add_rule("day30", {{b_.bytes(ByteSet::of('0')), digits('1', '9')}, {digits('1', '2'), d}, lit("30")});
+    const int32_t d28 = b_.add_rule("day28", {{b_.bytes(ByteSet::of('0')), digits('1', '9')},
+                                              {b_.bytes(ByteSet::of('1')), d},
+                                              {b_.bytes(ByteSet::of('2')), digits('0', '8')}});
+    const int32_t m31 =
+        b_.add_rule("month31", {lit("01"), lit("03"), lit("05"), lit("07"), lit("08"), lit("10"), lit("12")});
+    const int32_t m30 = b_.add_rule("month30", {lit("04"), lit("06"), lit("09"), lit("11")});
+    // Two digits divisible by 4 but 00; a leap year ends in them, or is a century divisible by 400.
+    ByteSet even, odd;
+    for (char c : std::string("02468")) even.add(static_cast<uint8_t>(c));
+    for (char c : std::string("13579")) odd.add(static_cast<uint8_t>(c));
+    const int32_t by4_exact = b_.add_rule("by4", {{b_.bytes(even), b_.bytes(ByteSet::of('4'))},
+                                                  {b_.bytes(even), b_.bytes(ByteSet::of('8'))},
+                                                  {b_.bytes(odd), b_.bytes(ByteSet::of('2'))},
+                                                  {b_.bytes(odd), b_.bytes(ByteSet::of('6'))},
+                                                  lit("20"),
+                                                  lit("40"),
+                                                  lit("60"),
+                                                  lit("80")});
+    const int32_t century400 = b_.add_rule("century400", {lit("00"), {GrammarBuilder::ref(by4_exact)}});
+    const Sequence dash = lit("-");
+    const int32_t date = b_.add_rule("date");
+    b_.add_alternative(date, cat({{d, d, d, d}, dash, {GrammarBuilder::ref(m31)}, dash, {GrammarBuilder::ref(d31)}}));
+    b_.add_alternative(date, cat({{d, d, d, d}, dash, {GrammarBuilder::ref(m30)}, dash, {GrammarBuilder::ref(d30)}}));
+    b_.add_alternative(date, cat({{d, d, d, d}, lit("-02-"), {GrammarBuilder::ref(d28)}}));
+    b_.add_alternative(date, cat({{d, d, GrammarBuilder::ref(by4_exact)}, lit("-02-29")}));
+    b_.add_alternative(date, cat({{GrammarBuilder::ref(century400)}, lit("00-02-29")}));
+    r = date;
+    if (name == "date-time") {
+      const int32_t hour = b_.add_rule("hour", {{digits('0', '1'), d}, {b_.bytes(ByteSet::of('2')), digits('0', '3')}});
+      const Element minute = GrammarBuilder::ref(b_.add_rule("minute", {{digits('0', '5'), d}}));
+      const int32_t fraction = b_.repeat(d, 1, 9);
+      const int32_t seconds = b_.add_rule(
+          "seconds",
+          {{digits('0', '5'), d}, {digits('0', '5'), d, b_.bytes(ByteSet::of('.')), GrammarBuilder::ref(fraction)}});
+      ByteSet sign;
+      sign.add('+'), sign.add('-');
+      const int32_t zone = b_.add_rule(
+          "zone", {lit("Z"), {b_.bytes(sign), GrammarBuilder::ref(hour), b_.bytes(ByteSet::of(':')), minute}});
+      r = b_.add_rule("date-time", {{GrammarBuilder::ref(date), b_.bytes(ByteSet::of('T')), GrammarBuilder::ref(hour),
+                                     b_.bytes(ByteSet::of(':')), minute, b_.bytes(ByteSet::of(':')),
+                                     GrammarBuilder::ref(seconds), GrammarBuilder::ref(zone)}});
+    }
+  } else {
+    throw GrammarError(path, "format '" + name + "' is not supported (date, date-time and uuid are)");
+  }
+  shared_["format " + name] = r;
+  return r;
+}
+
+int32_t JsonGrammar::key_other_than(const std::vector<std::string>& names) {
+  // A trie of the names over code points; a key follows it while it matches a name, and is
+  // anything once it leaves it. Names holding characters such keys never use need no exclusion.
+  struct Node {
+    std::map<uint32_t, int32_t> next;
+    bool name = false;
+  };
+  std::vector<Node> nodes(1);
+  for (const std::string& n : names) {
+    if (std::any_of(n.begin(), n.end(), [](char c) { return static_cast<uint8_t>(c) < 0x20 || c == '"' || c == '\\'; }))
+      continue;
+    int32_t at = 0;
+    for (size_t i = 0; i < n.size();) {
+      const auto c = static_cast<uint8_t>(n[i]);
+      const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
+      uint32_t cp = len == 1 ? c : c & (0x7F >> len);
+      for (int k = 1; k < len && i + k < n.size(); ++k) cp = (cp << 6) | (static_cast<uint8_t>(n[i + k]) & 0x3F);
+      i += len;
+      const auto [it, added] = nodes[at].next.emplace(cp, static_cast<int32_t>(nodes.size()));
+      if (added) nodes.emplace_back();
+      at = it->second;
+    }
+    nodes[at].name = true;
+  }
+  const Element free_tail = GrammarBuilder::ref(b_.repeat(json_char(kPlain), 0, -1));
+  std::vector<int32_t> rules(nodes.size());
+  for (size_t i = nodes.size(); i-- > 0;) {
+    rules[i] = b_.add_rule("key");
+    if (!nodes[i].name) b_.add_alternative(rules[i], {});
+    CodePointRanges taken;
+    for (const auto& [cp, to] : nodes[i].next) {
+      b_.add_alternative(rules[i], {json_char({{cp, cp}}), GrammarBuilder::ref(rules[to])});
+      taken.emplace_back(cp, cp);
+    }
+    const CodePointRanges others = intersect(complement(taken), kPlain);
+    if (!others.empty()) b_.add_alternative(rules[i], {json_char(others), free_tail});
+  }
+  const Element quote = b_.bytes(ByteSet::of('"'));
+  return b_.add_rule("key", {{quote, GrammarBuilder::ref(rules[0]), quote}});
+}
+
+}  // namespace difftx::grammar

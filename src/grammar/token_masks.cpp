@@ -1,0 +1,36 @@
+#include "grammar/token_masks.h"
+
+namespace difftx::grammar {
+
+TokenMasks::TokenMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocabulary,
+                       std::vector<int32_t> controls, int64_t max_cache_bytes)
+    : automaton_(std::move(grammar)),
+      vocabulary_(std::move(vocabulary)),
+      controls_(std::move(controls)),
+      max_cache_bytes_(max_cache_bytes) {
+  for (int32_t id : controls_)
+    DIFFTX_CHECK(id >= 0 && id < vocabulary_->size(), "token masks: control token ", id, " is outside the vocabulary");
+}
+
+std::shared_ptr<const TokenMasks::Mask> TokenMasks::allowed(Automaton::State s) {
+  std::lock_guard lock(mutex_);
+  if (const auto it = cache_.find(s); it != cache_.end()) return it->second;
+  auto mask = std::make_shared<Mask>(static_cast<size_t>(vocabulary_->words()), 0);
+  automaton_.locked([&](auto step) {
+    vocabulary_->walk(s, step, mask->data());
+    for (int32_t id : controls_) {
+      if (vocabulary_->bytes(id).empty()) continue;
+      Automaton::State t = s;
+      for (char c : vocabulary_->bytes(id))
+        if ((t = step(t, static_cast<uint8_t>(c))) < 0) break;
+      if (t >= 0) (*mask)[id >> 6] |= uint64_t{1} << (id & 63);
+    }
+    return 0;
+  });
+  const int64_t bytes = static_cast<int64_t>(mask->size() * sizeof(uint64_t));
+  if (static_cast<int64_t>(cache_.size() + 1) * bytes > max_cache_bytes_) cache_.clear();
+  cache_.emplace(s, mask);
+  return mask;
+}
+
+}  // namespace difftx::grammar

@@ -1,0 +1,39 @@
+// Which tokens keep a grammar's output a prefix of some document: for each automaton state, the
+// text tokens whose bytes the automaton takes from there to a live state (a walk of the
+// vocabulary's trie, token_vocabulary.h), plus the control tokens the grammar may write. Masks
+// are remembered per state and shared by every request of the grammar, so a state seen before
+// costs a lookup; the memory they take is bounded (all are dropped when it is exceeded).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "grammar/automaton.h"
+#include "grammar/token_vocabulary.h"
+
+namespace difftx::grammar {
+
+class TokenMasks {
+ public:
+  using Mask = std::vector<uint64_t>;
+  // `controls`: control tokens the grammar may write (a tool-call marker that is a special token).
+  TokenMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocabulary,
+             std::vector<int32_t> controls = {}, int64_t max_cache_bytes = int64_t{256} << 20);
+
+  Automaton& automaton() { return automaton_; }
+  const TokenVocabulary& vocabulary() const { return *vocabulary_; }
+  // The tokens allowed in state s (not the stop tokens: the constraint adds those).
+  std::shared_ptr<const Mask> allowed(Automaton::State s);
+
+ private:
+  Automaton automaton_;
+  std::shared_ptr<const TokenVocabulary> vocabulary_;
+  std::vector<int32_t> controls_;
+  int64_t max_cache_bytes_;
+  std::mutex mutex_;
+  std::map<Automaton::State, std::shared_ptr<const Mask>> cache_;
+};
+
+}  // namespace difftx::grammar

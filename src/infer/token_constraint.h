@@ -1,0 +1,36 @@
+// A constraint on which tokens a request may draw (structured output, tool calls, a reasoning
+// budget): the engine asks it for the allowed ids before each draw, tells it each token taken,
+// and ends the request when it says nothing more may follow. Each request gets its own from a
+// shared source. What the constraint allows depends on the request's own tokens only, so a
+// constrained request keeps the engine's batch invariance. The grammar room implements it
+// (grammar/constraint.h); the engine knows only this interface.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace difftx {
+
+class TokenConstraint {
+ public:
+  virtual ~TokenConstraint() = default;
+  // The ids that may be drawn next: a bitset over the sampler's vocabulary (bit i of word
+  // i / 64), valid until the next call; nullptr allows every id. Stop tokens are set only where
+  // they may end the request.
+  virtual const uint64_t* allowed() = 0;
+  // The token drawn (or forced) next.
+  virtual void accept(int32_t id) = 0;
+  // Whether the request ends here: nothing may follow what was accepted.
+  virtual bool done() const = 0;
+};
+
+class TokenConstraintSource {
+ public:
+  virtual ~TokenConstraintSource() = default;
+  // The ids its masks cover: the sampler's vocabulary (EngineOptions::sample_vocab).
+  virtual int64_t vocab_size() const = 0;
+  // A fresh constraint for one request that ends at `stop_tokens`.
+  virtual std::unique_ptr<TokenConstraint> start(std::span<const int32_t> stop_tokens) const = 0;
+};
+
+}  // namespace difftx

@@ -1,0 +1,116 @@
+#include "model/model_output.h"
+
+#include <memory>
+#include <system_error>
+
+#include "core/error.h"
+#include "data/hf_tokenizer.h"
+#include "data/tokenizer_files.h"
+#include "model/formats/difftx_format.h"
+#include "model/formats/gguf_format.h"
+#include "model/formats/hf_format.h"
+#include "model/formats/stored_model.h"
+#include "model/model_io.h"
+#include "model/storage_plan.h"
+
+namespace difftx {
+namespace fs = std::filesystem;
+namespace {
+
+WeightType weight_type_option(const char* option, const std::string& value) {
+  try {
+    return parse_weight_type(value);
+  } catch (const Error&) {
+    fail("--", option, ": '", value.substr(0, 64), "' is not a storage type (f32, bf16, f16, q8_0, q4_0, q4_k)");
+  }
+}
+
+// Files that travel with the weights unchanged.
+constexpr const char* kSidecarFiles[] = {"tokenizer.tiktoken", "tokenizer.tiktoken.json", "tokenizer.json",
+                                         "tokenizer_config.json", "special_tokens_map.json",
+                                         "generation_config.json"};
+
+// The tokenizer goes along: as it is, except that a Hugging Face directory gets tokenizer.json
+// (and tokenizer_config.json) in place of difftx's tiktoken files, which transformers cannot read.
+void copy_tokenizer(const fs::path& in, const ModelOutput& out) {
+  const bool tiktoken = fs::is_regular_file(in / data::kTokenizerRanksFile);
+  if (tiktoken && out.format == "hf") {
+    data::write_hf_tokenizer(data::load_tokenizer(in.string()), out.dir);
+    return;
+  }
+  for (const char* name : kSidecarFiles)
+    if (fs::is_regular_file(in / name)) fs::copy_file(in / name, out.dir / name);
+}
+
+// Removes --out when this conversion created it and failed before anything was written into it
+// (a weight found non-finite while streaming), so that nothing looks like a model.
+class OutputDirGuard {
+ public:
+  explicit OutputDirGuard(fs::path dir) : dir_(std::move(dir)), created_(!fs::exists(dir_)) {}
+  ~OutputDirGuard() {
+    std::error_code ignored;
+    if (created_ && !done_ && fs::is_directory(dir_, ignored) && fs::is_empty(dir_, ignored)) fs::remove(dir_, ignored);
+  }
+  void done() { done_ = true; }
+
+ private:
+  fs::path dir_;
+  bool created_, done_ = false;
+};
+
+}  // namespace
+
+ModelOutput model_output(const fs::path& dir, const std::string& format, const std::string& dtype,
+                         const std::optional<std::string>& head_dtype) {
+  ModelOutput o;
+  o.dir = dir;
+  o.format = format;
+  DIFFTX_CHECK(o.format == "difftx" || o.format == "hf" || o.format == "gguf", "--to: '", o.format.substr(0, 64),
+               "' is not a format (difftx, hf, gguf)");
+  o.dtype = weight_type_option("dtype", dtype);
+  if (head_dtype) o.head_dtype = weight_type_option("head-dtype", *head_dtype);
+  DIFFTX_CHECK(!o.head_dtype || o.format != "hf", "--head-dtype: a Hugging Face directory holds every matrix "
+               "in one type; difftx directories and GGUF files hold the embedding and LM head in their own");
+  if (o.dtype == WeightType::bf16) o.stored = StoredFloat::bf16;
+  if (o.dtype == WeightType::f16) o.stored = StoredFloat::f16;
+  DIFFTX_CHECK(o.format != "hf" || weight_type_info(o.dtype).block_weights == 1, "--dtype ", dtype.substr(0, 64),
+               ": a Hugging Face directory holds f32, bf16 or f16 weights; write block types with --to difftx or gguf");
+  DIFFTX_CHECK(!o.dir.empty(), "--out: an empty path");
+  DIFFTX_CHECK(!fs::exists(o.dir) || (fs::is_directory(o.dir) && fs::is_empty(o.dir)), "--out ", o.dir.string(),
+               ": exists and is not an empty directory (a model is never overwritten)");
+  return o;
+}
+
+void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer) {
+  if (out.format == "gguf") {
+    DIFFTX_CHECK(tokenizer, "--to gguf: a GGUF file carries the vocabulary, and there is no tokenizer to take it "
+                 "from (write the model --to difftx, put tokenizer.json beside it, then convert --to gguf)");
+    fs::create_directories(out.dir);
+    save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile, out.head_dtype);
+  } else if (out.format == "hf") save_hf_model(source, out.dir, out.stored);
+  else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(source, {}, out.dir, out.stored);
+  else save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, out.stored);
+}
+
+// The weights stream: config.json and every safetensors header are checked first, then each
+// tensor is read, widened, converted and written before the next (docs/FORMATS.md "Streaming
+// conversion"), so the memory used is a few tensors' whatever the model's size.
+ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
+  const std::unique_ptr<StoredModel> model = open_model_dir(in);
+  OutputDirGuard guard(out.dir);
+  if (out.format == "gguf") {
+    require_gguf_architecture(model->config());
+    DIFFTX_CHECK(fs::exists(in / data::kTokenizerRanksFile) || fs::exists(in / data::kHfTokenizerFile), in.string(),
+                 ": --to gguf needs the model's tokenizer (", data::kHfTokenizerFile, " or ",
+                 data::kTokenizerRanksFile, ") in the directory: GGUF carries the vocabulary");
+    const data::Tokenizer tokenizer = data::load_tokenizer(in.string());
+    write_model(*model, out, &tokenizer);
+  } else {
+    write_model(*model, out);
+    copy_tokenizer(in, out);
+  }
+  guard.done();
+  return model->config();
+}
+
+}  // namespace difftx

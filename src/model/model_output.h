@@ -1,0 +1,41 @@
+// Writing a model directory: where and in which format and storage types (the options of
+// `difftx convert` and `difftx init`, the Python module's convert and the C API's), the weights
+// streamed tensor by tensor, and the conversion of one model directory into another.
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "data/tokenizer.h"
+#include "io/safetensors.h"
+#include "kernels/quant/weight_type.h"
+#include "model/config.h"
+#include "model/weight_source.h"
+
+namespace difftx {
+
+struct ModelOutput {
+  std::filesystem::path dir;
+  std::string format;  // "difftx", "hf" or "gguf"
+  WeightType dtype = WeightType::f32;     // the matrices' type (model/storage_plan.h)
+  std::optional<WeightType> head_dtype;   // the embedding's and LM head's
+  StoredFloat stored = StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow dtype)
+};
+
+// Checks the options (errors name them as the commands spell them: --out, --to, --dtype,
+// --head-dtype): dir must not exist, or be an empty directory (a model is never overwritten);
+// format difftx, hf or gguf; dtype and head_dtype storage types the format holds.
+ModelOutput model_output(const std::filesystem::path& dir, const std::string& format, const std::string& dtype,
+                         const std::optional<std::string>& head_dtype);
+
+// Writes the weights `source` gives one tensor at a time, converted as `out` says (a few tensors
+// in memory at once, whatever the model's size). GGUF needs the vocabulary: `tokenizer` (null: an
+// error saying so).
+void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr);
+
+// `difftx convert`: the model directory `in` written as `out` says, streamed tensor by tensor,
+// its tokenizer beside it (a Hugging Face directory gets tokenizer.json in place of difftx's
+// tiktoken files); returns the model's config. A failure leaves no --out directory it made.
+ModelConfig convert_model(const std::filesystem::path& in, const ModelOutput& out);
+
+}  // namespace difftx

@@ -1,0 +1,151 @@
+#include "serve/output_constraint.h"
+
+#include "data/tokenizer.h"
+#include "grammar/constraint.h"
+#include "grammar/gbnf.h"
+#include "grammar/json_grammar.h"
+#include "serve/api_error.h"
+
+namespace difftx::serve {
+namespace {
+
+using grammar::GrammarBuilder;
+using grammar::GrammarError;
+using nlohmann::json;
+
+constexpr int64_t kMaskCacheBytes = int64_t{64} << 20;  // per grammar
+
+// A 400 for `param`, saying what of it cannot be enforced and where.
+[[noreturn]] void refuse(const std::string& param, const GrammarError& e) {
+  const std::string what = param == "response_format" ? "the schema" : param == "tools" ? "the tools" : "the grammar";
+  const std::string where = e.where.empty() || e.where == "grammar" ? "" : " at " + e.where;
+  throw ApiError(400, what + " cannot be enforced" + where + ": " + e.what(), param, "unsupported_schema");
+}
+
+// The functions a reply may call: all of them, or the one tool_choice names.
+std::vector<ToolFunction> callable(const OutputRequest& r) {
+  if (!r.named_function) return r.functions;
+  for (const ToolFunction& f : r.functions)
+    if (f.name == *r.named_function) return {f};
+  return {};
+}
+
+std::string key_of(const OutputRequest& r, bool reasoning_open) {
+  std::string key = concat(r.schema ? r.schema->dump() : "-", '\x1f', r.grammar.value_or("-"), '\x1f',
+                           static_cast<int>(r.tool_choice), '\x1f', r.named_function.value_or("-"), '\x1f',
+                           r.parallel_tool_calls, '\x1f', r.max_reasoning_tokens.value_or(-1), '\x1f', reasoning_open);
+  if (r.parses_tool_calls())
+    for (const ToolFunction& f : r.functions) key += concat('\x1f', f.name, '\x1e', f.parameters.dump());
+  return key;
+}
+
+std::shared_ptr<const TokenConstraintSource> build(const ConstraintModel& m, const OutputRequest& r,
+                                                   bool reasoning_open) {
+  const bool tools = r.parses_tool_calls();
+  const std::vector<ToolFunction> functions = tools ? callable(r) : std::vector<ToolFunction>{};
+  const int64_t max_calls = r.parallel_tool_calls ? m.max_tool_calls : 1;
+  // Each part alone first, so that an error names the field it comes from.
+  if (r.schema) try {
+      grammar::json_schema_grammar(*r.schema);
+    } catch (const GrammarError& e) {
+      refuse("response_format", e);
+    }
+  if (r.grammar) try {
+      grammar::parse_gbnf(*r.grammar);
+    } catch (const GrammarError& e) {
+      refuse("grammar", e);
+    }
+  if (tools)
+    for (size_t i = 0; i < r.functions.size(); ++i) {
+      const std::string path = concat("#/tools/", i, "/function/parameters");
+      try {
+        GrammarBuilder b;
+        grammar::JsonGrammar j(b);
+        b.build(j.schema(r.functions[i].parameters, path));
+      } catch (const GrammarError& e) {
+        refuse("tools", e.where.empty() ? GrammarError(path, e.what()) : e);
+      }
+    }
+
+  grammar::ConstraintSpec spec;
+  spec.vocabulary = m.vocabulary;
+  GrammarBuilder b;
+  std::optional<int32_t> body;
+  if (r.grammar) body = grammar::parse_gbnf_into(b, *r.grammar);  // first: its rule names as written
+  grammar::JsonGrammar j(b);
+  if (!r.grammar) {
+    std::optional<int32_t> document;
+    if (r.schema) document = b.add_rule("document", {{j.ws(), GrammarBuilder::ref(j.schema(*r.schema))}});
+    if (tools) {
+      const int32_t calls = tool_calls_rule(j, *m.tool_format, functions, max_calls);
+      if (r.tool_choice == ToolChoice::required) body = calls;
+      else if (document) body = b.add_rule("reply", {{GrammarBuilder::ref(*document)}, {GrammarBuilder::ref(calls)}});
+      else body = tool_choice_auto_rule(j, *m.tool_format, calls);
+    } else {
+      body = document;
+    }
+  }
+  if (body) {
+    int32_t root = *body;
+    std::vector<std::string> markers;
+    if (tools) markers.push_back(tool_calls_marker(*m.tool_format));
+    if (reasoning_open) {  // any thoughts, the closing marker, a little white space, the body
+      const std::string& close = m.reasoning->close;
+      grammar::ByteSet space;
+      space.add(' '), space.add('\n');
+      root = b.add_rule(
+          "root", {{GrammarBuilder::ref(b.text_without(close)[0]), GrammarBuilder::ref(j.one_of_literals({close})),
+                    GrammarBuilder::ref(b.repeat(b.bytes(space), 0, 4)), GrammarBuilder::ref(*body)}});
+      markers.push_back(close);
+    }
+    std::vector<int32_t> controls;
+    for (const std::string& marker : markers)
+      if (const auto it = m.tokenizer->special_tokens().find(marker); it != m.tokenizer->special_tokens().end() &&
+                                                                      it->second < m.vocabulary->size() &&
+                                                                      m.vocabulary->control(it->second))
+        controls.push_back(it->second);
+    try {
+      spec.grammar = std::make_shared<grammar::TokenMasks>(b.build(root), m.vocabulary, controls, kMaskCacheBytes);
+    } catch (const GrammarError& e) {
+      refuse(tools ? "tools" : r.grammar ? "grammar" : "response_format", e);
+    }
+  }
+  if (r.max_reasoning_tokens) {
+    grammar::ReasoningBudget budget;
+    budget.open = m.reasoning->open;
+    budget.close = m.reasoning->close;
+    budget.close_ids = m.tokenizer->encode(budget.close, data::Specials::allowed);
+    budget.open_at_start = reasoning_open;
+    budget.budget = *r.max_reasoning_tokens;
+    spec.reasoning = budget;
+  }
+  return std::make_shared<grammar::GrammarConstraintSource>(std::move(spec));
+}
+
+}  // namespace
+
+std::shared_ptr<const TokenConstraintSource> ConstraintCache::get(const ConstraintModel& m, const OutputRequest& r,
+                                                                 bool reasoning_open) {
+  if (!r.schema && !r.grammar && !r.parses_tool_calls() && !r.max_reasoning_tokens) return nullptr;
+  if (r.parses_tool_calls() && !m.tool_format)
+    bad_param("tools", "this model's chat template shows no tool-call format the server knows: start it with "
+                       "--tool-parser hermes|llama3_json|mistral");
+  if (r.max_reasoning_tokens && !m.reasoning)
+    bad_param("max_reasoning_tokens", "this model's chat template has no reasoning block (<think>...</think>)");
+  const std::string key = key_of(r, reasoning_open);
+  {
+    std::lock_guard lock(mutex_);
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->first == key) {
+        entries_.splice(entries_.begin(), entries_, it);
+        return it->second;
+      }
+  }
+  auto source = build(m, r, reasoning_open);
+  std::lock_guard lock(mutex_);
+  entries_.emplace_front(key, source);
+  if (entries_.size() > capacity_) entries_.pop_back();
+  return source;
+}
+
+}  // namespace difftx::serve

@@ -1,0 +1,161 @@
+#include "serve/output_request.h"
+
+#include <algorithm>
+#include <set>
+
+#include "io/json_file.h"
+#include "serve/api_error.h"
+#include "serve/json_fields.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+bool valid_function_name(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+template <class Json>
+void only_keys(const Json& object, const std::set<std::string>& keys, const std::string& param,
+               const std::string& what) {
+  for (const auto& [key, _] : object.items())
+    if (!keys.count(key)) bad_param(param, what + " has an unknown field '" + key + "'");
+}
+
+}  // namespace
+
+void parse_output_format(const json& body, const ordered_json& ordered, OutputRequest& out) {
+  const Fields f(body);
+  if (const json* v = f.find("response_format")) {
+    if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
+      bad_param("response_format", "'response_format' must be an object with a 'type'");
+    const std::string type = (*v)["type"];
+    if (type == "json_object") {
+      only_keys(*v, {"type"}, "response_format", "'response_format'");
+      out.schema = ordered_json{{"type", "object"}};
+    } else if (type == "json_schema") {
+      only_keys(*v, {"type", "json_schema"}, "response_format", "'response_format'");
+      const auto it = v->find("json_schema");
+      if (it == v->end() || !it->is_object())
+        bad_param("response_format", "'response_format' of type json_schema needs a 'json_schema' object");
+      only_keys(*it, {"name", "schema", "strict", "description"}, "response_format", "'json_schema'");
+      if (it->contains("name") && !(*it)["name"].is_string())
+        bad_param("response_format", "'json_schema.name' must be a string");
+      if (it->contains("strict") && !(*it)["strict"].is_boolean() && !(*it)["strict"].is_null())
+        bad_param("response_format", "'json_schema.strict' must be a boolean");
+      const ordered_json& given = ordered["response_format"]["json_schema"];
+      out.schema = given.contains("schema") && !given["schema"].is_null() ? given["schema"] : ordered_json::object();
+    } else if (type != "text") {
+      bad_param("response_format",
+                "'response_format' type must be text, json_object or json_schema, not '" + type + "'");
+    }
+  }
+  if (const json* v = f.find("grammar")) {
+    if (!v->is_string() || v->get<std::string>().empty())
+      bad_param("grammar", "'grammar' must be a non-empty string of GBNF rules");
+    out.grammar = v->get<std::string>();
+    if (out.schema) bad_param("grammar", "'grammar' and a JSON 'response_format' cannot both be given");
+  }
+}
+
+void parse_tools(const json& body, const ordered_json& ordered, OutputRequest& out) {
+  const Fields f(body);
+  if (const json* v = f.find("tools")) {
+    if (!v->is_array()) bad_param("tools", "'tools' must be a list");
+    if (static_cast<int64_t>(v->size()) > kMaxTools)
+      bad_param("tools", concat("'tools' holds ", v->size(), " tools; at most ", kMaxTools, " are supported"));
+    std::set<std::string> names;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const json& tool = (*v)[i];
+      const std::string at = concat("tools[", i, "]");
+      if (!tool.is_object() || tool.value("type", json()) != "function" || !tool.contains("function") ||
+          !tool["function"].is_object())
+        bad_param("tools", at + " must be {\"type\": \"function\", \"function\": {...}}");
+      only_keys(tool, {"type", "function"}, "tools", at);
+      const json& fn = tool["function"];
+      only_keys(fn, {"name", "description", "parameters", "strict"}, "tools", at + ".function");
+      if (!fn.contains("name") || !fn["name"].is_string() || !valid_function_name(fn["name"]))
+        bad_param("tools", at + ".function.name must be 1 to 64 letters, digits, '_' or '-'");
+      const std::string name = fn["name"];
+      if (!names.insert(name).second) bad_param("tools", "two tools are named '" + name + "'");
+      if (fn.contains("description") && !fn["description"].is_string() && !fn["description"].is_null())
+        bad_param("tools", at + ".function.description must be a string");
+      ordered_json parameters = {
+          {"type", "object"}, {"properties", ordered_json::object()}, {"additionalProperties", false}};
+      if (fn.contains("parameters") && !fn["parameters"].is_null()) {
+        if (!fn["parameters"].is_object()) bad_param("tools", at + ".function.parameters must be a JSON Schema object");
+        parameters = ordered["tools"][i]["function"]["parameters"];
+      }
+      out.functions.push_back({name, parameters});
+    }
+    if (!v->empty()) out.tools = ordered["tools"];
+  }
+  if (const json* v = f.find("tool_choice")) {
+    if (v->is_string()) {
+      const std::string c = *v;
+      if (c == "none") out.tool_choice = ToolChoice::none;
+      else if (c == "auto") out.tool_choice = ToolChoice::automatic;
+      else if (c == "required") out.tool_choice = ToolChoice::required;
+      else
+        bad_param("tool_choice",
+                  "'tool_choice' must be none, auto, required or {\"type\": \"function\", ...}, not '" + c + "'");
+    } else if (v->is_object() && v->value("type", json()) == "function" && v->contains("function") &&
+               (*v)["function"].is_object() && (*v)["function"].contains("name") &&
+               (*v)["function"]["name"].is_string()) {
+      const std::string name = (*v)["function"]["name"];
+      const bool listed = std::any_of(out.functions.begin(), out.functions.end(),
+                                      [&](const ToolFunction& t) { return t.name == name; });
+      if (!listed)
+        bad_param("tool_choice", "'tool_choice' names the function '" + name + "', which 'tools' does not list");
+      out.tool_choice = ToolChoice::required;
+      out.named_function = name;
+    } else {
+      bad_param(
+          "tool_choice",
+          "'tool_choice' must be none, auto, required or {\"type\": \"function\", \"function\": {\"name\": ...}}");
+    }
+    if (out.tool_choice == ToolChoice::required && out.functions.empty())
+      bad_param("tool_choice", "'tool_choice' asks for a tool call, but no 'tools' are given");
+  }
+  if (const auto p = f.boolean("parallel_tool_calls")) out.parallel_tool_calls = *p;
+  if (const auto m = f.integer("max_reasoning_tokens", 0, INT32_MAX)) out.max_reasoning_tokens = m;
+}
+
+ordered_json checked_tool_calls(const ordered_json& calls) {
+  if (!calls.is_array()) bad_param("messages", "a message's 'tool_calls' must be a list");
+  ordered_json out = ordered_json::array();
+  for (const ordered_json& call : calls) {
+    if (!call.is_object() || !call.contains("function") || !call["function"].is_object())
+      bad_param(
+          "messages",
+          "each of 'tool_calls' must be {\"id\", \"type\": \"function\", \"function\": {\"name\", \"arguments\"}}");
+    if (call.contains("type") && call["type"] != "function")
+      bad_param("messages", "a tool call's 'type' must be 'function'");
+    if (call.contains("id") && !call["id"].is_string()) bad_param("messages", "a tool call's 'id' must be a string");
+    const ordered_json& fn = call["function"];
+    if (!fn.contains("name") || !fn["name"].is_string())
+      bad_param("messages", "a tool call's function needs a string 'name'");
+    ordered_json converted = call;
+    if (fn.contains("arguments") && fn["arguments"].is_string()) {
+      try {
+        const std::string text = fn["arguments"];
+        parse_json_text(text, "arguments");  // bounded depth, unique keys
+        converted["function"]["arguments"] = ordered_json::parse(text);
+      } catch (const Error& e) {
+        bad_param("messages", std::string("a tool call's 'arguments' must be JSON text: ") + e.what());
+      }
+    } else if (fn.contains("arguments") && !fn["arguments"].is_object()) {
+      bad_param("messages", "a tool call's 'arguments' must be a JSON string");
+    }
+    out.push_back(std::move(converted));
+  }
+  return out;
+}
+
+}  // namespace difftx::serve

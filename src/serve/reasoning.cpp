@@ -1,0 +1,60 @@
+#include "serve/reasoning.h"
+
+#include <algorithm>
+
+namespace difftx::serve {
+namespace {
+
+// How much of the text's end could be the start of `marker`.
+size_t partial(std::string_view text, std::string_view marker) {
+  for (size_t n = std::min(text.size(), marker.size() - 1); n > 0; --n)
+    if (marker.substr(0, n) == text.substr(text.size() - n)) return n;
+  return 0;
+}
+
+}  // namespace
+
+std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view source) {
+  const ReasoningMarkers think;
+  if (source.find(think.open) != std::string_view::npos || source.find(think.close) != std::string_view::npos)
+    return think;
+  return std::nullopt;
+}
+
+bool prompt_opens_reasoning(std::string_view prompt, const ReasoningMarkers& m) {
+  const size_t open = prompt.rfind(m.open);
+  if (open == std::string_view::npos) return false;
+  return prompt.find(m.close, open + m.open.size()) == std::string_view::npos;
+}
+
+ReasoningSplit split_reasoning(std::string_view text, const ReasoningMarkers& m, bool open_at_start, bool final) {
+  ReasoningSplit out;
+  size_t body = 0;
+  if (!open_at_start) {
+    // A block only where the reply starts with the open marker (after white space).
+    size_t i = 0;
+    while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ++i;
+    const std::string_view rest = text.substr(i);
+    if (rest.substr(0, m.open.size()) != m.open) {
+      if (!final && m.open.substr(0, rest.size()) == rest) {  // the marker may be coming
+        out.held = text.size();
+        return out;
+      }
+      out.content = std::string(text);
+      return out;
+    }
+    body = i + m.open.size();
+  }
+  out.had_block = true;
+  const size_t close = text.find(m.close, body);
+  if (close == std::string_view::npos) {
+    out.held = final ? 0 : partial(text.substr(body), m.close);
+    out.reasoning = std::string(text.substr(body, text.size() - body - out.held));
+    return out;
+  }
+  out.reasoning = std::string(text.substr(body, close - body));
+  out.content = std::string(text.substr(close + m.close.size()));
+  return out;
+}
+
+}  // namespace difftx::serve

@@ -1,0 +1,31 @@
+// Reasoning models think in a block before they answer: <think>...</think> (Qwen 3, DeepSeek R1,
+// Phi-4-mini-flash-reasoning) or markers a template declares. The block goes to
+// message.reasoning_content (and stream deltas' reasoning_content), the rest to content, as vLLM
+// and DeepSeek's API return it. The block is open from the start where the rendered prompt left
+// it open (a template that ends the prompt inside <think>), or opened by the reply's first bytes.
+#pragma once
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace difftx::serve {
+
+struct ReasoningMarkers {
+  std::string open = "<think>", close = "</think>";
+};
+
+// The markers a chat template's text uses; nullopt when it has none.
+std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view source);
+// Whether the rendered prompt ends inside a block (its last open marker is not closed).
+bool prompt_opens_reasoning(std::string_view prompt, const ReasoningMarkers& markers);
+
+struct ReasoningSplit {
+  std::string reasoning, content;
+  bool had_block = false;  // a block was there (reasoning may still be empty)
+  size_t held = 0;         // bytes at the end not placed yet (a marker may be starting)
+};
+
+// Splits a reply. final: nothing more will come (a block never closed is all reasoning).
+ReasoningSplit split_reasoning(std::string_view text, const ReasoningMarkers& markers, bool open_at_start, bool final);
+
+}  // namespace difftx::serve

@@ -1,0 +1,38 @@
+#include "serve/reply_reader.h"
+
+namespace difftx::serve {
+
+ReplyParts read_reply(const ReplyFormat& f, std::string_view text, bool final) {
+  ReplyParts p;
+  std::string rest(text);
+  if (f.reasoning) {
+    ReasoningSplit split = split_reasoning(text, *f.reasoning, f.reasoning_open, final);
+    p.reasoning = std::move(split.reasoning);
+    p.had_reasoning = split.had_block;
+    rest = std::move(split.content);
+  }
+  if (!f.tools) {
+    p.content = std::move(rest);
+    return p;
+  }
+  ToolParse calls = parse_tool_calls(*f.tools, rest, final);
+  p.content = std::move(calls.content);
+  p.calls = std::move(calls.calls);
+  return p;
+}
+
+ReplyParts ReplyStream::push(std::string_view delta, bool final) {
+  text_ += delta;
+  const ReplyParts all = read_reply(format_, text_, final);
+  ReplyParts out;
+  out.had_reasoning = all.had_reasoning;
+  if (all.reasoning.size() > reasoning_)
+    out.reasoning = all.reasoning.substr(reasoning_), reasoning_ = all.reasoning.size();
+  if (all.content.size() > content_) out.content = all.content.substr(content_), content_ = all.content.size();
+  if (all.calls.size() > calls_)
+    out.calls.assign(all.calls.begin() + static_cast<std::ptrdiff_t>(calls_), all.calls.end()),
+        calls_ = all.calls.size();
+  return out;
+}
+
+}  // namespace difftx::serve

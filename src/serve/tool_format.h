@@ -1,0 +1,67 @@
+// How a model family writes tool calls, as its chat template teaches it:
+//   hermes      <tool_call>\n{"name": ..., "arguments": {...}}\n</tool_call>, one block per call
+//               (Hermes, Qwen 2.5 / 3, and templates like them)
+//   llama3_json {"name": ..., "parameters": {...}} as the whole reply, optionally after
+//               <|python_tag|>, several joined by ";" (Llama 3.1 / 3.2 JSON tool calling)
+//   mistral     [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...] (Mistral Nemo and later)
+// The family is recognised from the template's text or named with `--tool-parser`. For each:
+// the grammar of a turn's calls (so that a constrained call names a listed function and its
+// arguments validate against its parameters), and the parser that turns the reply back into
+// content and calls, whole or as it streams.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "grammar/json_grammar.h"
+
+namespace difftx::serve {
+
+enum class ToolFormat { hermes, llama3_json, mistral };
+
+// "hermes", "llama3_json", "mistral"; nullopt for another name.
+std::optional<ToolFormat> tool_format_named(std::string_view name);
+const char* tool_format_name(ToolFormat format);
+// The family a chat template's text writes tool calls in; nullopt when it shows none.
+std::optional<ToolFormat> tool_format_of_template(std::string_view source);
+
+struct ToolFunction {
+  std::string name;
+  nlohmann::ordered_json parameters;  // a JSON Schema for the arguments, its keys in the order written
+};
+
+struct ToolCall {
+  std::string name;
+  std::string arguments;  // compact JSON text of an object
+};
+
+// A reply split into its content and its calls. `pending`: the text may still become a call
+// (a marker begun, a call not finished), so streaming holds it back.
+struct ToolParse {
+  std::string content;
+  std::vector<ToolCall> calls;
+  bool pending = false;
+};
+
+// Parses a reply (after any reasoning). final: nothing more will come, so text held back for a
+// marker that might have been starting is content after all, and an unfinished call is content.
+ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final);
+
+// The text that opens a turn's calls (a control token of the family's tokenizer, where it has
+// one): what a constrained `auto` reply may write before its calls are constrained.
+std::string tool_calls_marker(ToolFormat format);
+
+// Rules of `j`'s builder for a turn of 1 to max_calls calls of the listed functions, from the
+// opening marker on; errors in a function's parameters are GrammarErrors at
+// "#/tools/<i>/function/parameters...".
+int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::vector<ToolFunction>& functions,
+                        int64_t max_calls);
+// A reply in `auto` mode: free text that never writes the marker, optionally followed by a
+// turn of calls.
+int32_t tool_choice_auto_rule(grammar::JsonGrammar& j, ToolFormat format, int32_t calls);
+
+}  // namespace difftx::serve

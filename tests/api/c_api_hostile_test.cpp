@@ -1,0 +1,322 @@
+// The C API under hostile arguments: null handles and pointers, negative sizes, ids outside the
+// vocabulary, capacities of 0 and too small, options out of range, misuse of engines. Every call
+// must return its error value with a message naming what was wrong, never crash (the asan preset
+// runs this under AddressSanitizer and UBSan), and leave the handles usable.
+#include "difftx/difftx.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "source_dir.h"
+
+namespace difftx {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kMotif = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf/motif_r1_mha_tied_f32_tokenizer";
+
+// The last error holds `part`.
+::testing::AssertionResult error_says(const std::string& part) {
+  const std::string e = difftx_last_error();
+  if (e.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "last error '" << e << "' lacks '" << part << "'";
+}
+
+class CApiHostile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    model = difftx_model_load(kMotif.c_str(), nullptr);
+    ASSERT_NE(model, nullptr) << difftx_last_error();
+    engine = difftx_engine_create(model, nullptr);
+    ASSERT_NE(engine, nullptr) << difftx_last_error();
+  }
+  void TearDown() override {
+    difftx_engine_free(engine);
+    difftx_model_free(model);
+  }
+  difftx_model* model = nullptr;
+  difftx_engine* engine = nullptr;
+};
+
+void ignore(const difftx_token_event*, void*) {}
+
+TEST_F(CApiHostile, NullHandlesAreErrors) {
+  int32_t ids[4] = {1, 2, 3, 4};
+  char text[16];
+  float logits[4];
+  EXPECT_EQ(difftx_model_load(nullptr, nullptr), nullptr);
+  EXPECT_TRUE(error_says("dir is null"));
+  EXPECT_EQ(difftx_vocab_size(nullptr), -1);
+  EXPECT_TRUE(error_says("difftx_vocab_size: the model is null"));
+  EXPECT_EQ(difftx_context_length(nullptr), -1);
+  EXPECT_EQ(difftx_model_metadata(nullptr, text, 16), INT32_MIN);
+  EXPECT_EQ(difftx_tokenize(nullptr, "a", 0, ids, 4), INT32_MIN);
+  EXPECT_TRUE(error_says("difftx_tokenize: the model is null"));
+  EXPECT_EQ(difftx_detokenize(nullptr, ids, 4, text, 16), INT32_MIN);
+  EXPECT_EQ(difftx_logits(nullptr, ids, 4, logits), -1);
+  const difftx_chat_message message = {"user", "hi"};
+  EXPECT_EQ(difftx_chat_template(nullptr, &message, 1, 1, text, 16), INT32_MIN);
+  EXPECT_EQ(difftx_engine_create(nullptr, nullptr), nullptr);
+  EXPECT_EQ(difftx_engine_submit(nullptr, "a", nullptr, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("difftx_engine_submit: the engine is null"));
+  EXPECT_EQ(difftx_engine_submit_ids(nullptr, ids, 4, nullptr, ignore, nullptr), -1);
+  EXPECT_EQ(difftx_engine_submit_chat(nullptr, &message, 1, nullptr, ignore, nullptr), -1);
+  EXPECT_EQ(difftx_engine_cancel(nullptr, 1), -1);
+  EXPECT_EQ(difftx_engine_step(nullptr), -1);
+  EXPECT_EQ(difftx_engine_run(nullptr), -1);
+  EXPECT_EQ(difftx_engine_start(nullptr), -1);
+  difftx_engine_stats stats;
+  EXPECT_EQ(difftx_engine_get_stats(nullptr, &stats), -1);
+  EXPECT_EQ(difftx_train(nullptr, nullptr, nullptr, nullptr), -1);
+  EXPECT_EQ(difftx_analyze(nullptr, "eval", "x", nullptr), nullptr);
+  difftx_model_free(nullptr);
+  difftx_engine_free(nullptr);
+  difftx_string_free(nullptr);
+  const difftx_sampling_options o = difftx_sampling_default_options(nullptr);
+  EXPECT_EQ(o.max_tokens, 128);
+}
+
+TEST_F(CApiHostile, NullPointersBesideAHandleAreErrors) {
+  int32_t ids[4] = {1, 2, 3, 4};
+  char text[16];
+  EXPECT_EQ(difftx_tokenize(model, nullptr, 0, ids, 4), INT32_MIN);
+  EXPECT_TRUE(error_says("text is null"));
+  EXPECT_EQ(difftx_tokenize(model, "abc", 0, nullptr, 4), INT32_MIN);
+  EXPECT_TRUE(error_says("the buffer is null with capacity 4"));
+  EXPECT_EQ(difftx_detokenize(model, nullptr, 2, text, 16), INT32_MIN);
+  EXPECT_TRUE(error_says("ids: null with count 2"));
+  EXPECT_EQ(difftx_detokenize(model, ids, 2, nullptr, 16), INT32_MIN);
+  EXPECT_EQ(difftx_logits(model, ids, 4, nullptr), -1);
+  EXPECT_TRUE(error_says("out is null"));
+  EXPECT_EQ(difftx_logits(model, nullptr, 4, nullptr), -1);
+  EXPECT_EQ(difftx_model_metadata(model, nullptr, 16), INT32_MIN);
+  const difftx_chat_message bad[] = {{"user", nullptr}};
+  EXPECT_EQ(difftx_chat_template(model, bad, 1, 1, text, 16), INT32_MIN);
+  EXPECT_EQ(difftx_chat_template(model, nullptr, 1, 1, text, 16), INT32_MIN);
+  EXPECT_EQ(difftx_engine_submit(engine, nullptr, nullptr, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("prompt is null"));
+  EXPECT_EQ(difftx_engine_submit(engine, "a", nullptr, nullptr, nullptr), -1);
+  EXPECT_TRUE(error_says("the callback is null"));
+  EXPECT_EQ(difftx_engine_submit_ids(engine, nullptr, 3, nullptr, ignore, nullptr), -1);
+  EXPECT_EQ(difftx_engine_submit_chat(engine, bad, 1, nullptr, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("messages[0]: the role or the content is null"));
+  EXPECT_EQ(difftx_engine_get_stats(engine, nullptr), -1);
+  EXPECT_EQ(difftx_analyze(model, nullptr, "x", nullptr), nullptr);
+  EXPECT_EQ(difftx_analyze(model, "eval", nullptr, nullptr), nullptr);
+  EXPECT_EQ(difftx_convert(nullptr, "x", nullptr, nullptr, nullptr), -1);
+  EXPECT_EQ(difftx_convert(kMotif.c_str(), nullptr, nullptr, nullptr, nullptr), -1);
+  difftx_train_options t = difftx_train_default_options();
+  EXPECT_EQ(difftx_train(&t, nullptr, nullptr, nullptr), -1);
+  EXPECT_TRUE(error_says("data is null"));
+}
+
+TEST_F(CApiHostile, NegativeSizesAreErrors) {
+  int32_t ids[4] = {1, 2, 3, 4};
+  char text[16];
+  float logits[1];
+  EXPECT_EQ(difftx_tokenize(model, "abc", 0, ids, -1), INT32_MIN);
+  EXPECT_TRUE(error_says("capacity -1 is negative"));
+  EXPECT_EQ(difftx_tokenize(model, "abc", 0, ids, INT32_MIN), INT32_MIN);
+  EXPECT_EQ(difftx_detokenize(model, ids, -5, text, 16), INT32_MIN);
+  EXPECT_TRUE(error_says("count -5 is negative"));
+  EXPECT_EQ(difftx_detokenize(model, ids, 2, text, -16), INT32_MIN);
+  EXPECT_EQ(difftx_logits(model, ids, -1, logits), -1);
+  EXPECT_EQ(difftx_logits(model, ids, INT32_MIN, logits), -1);
+  EXPECT_EQ(difftx_model_metadata(model, text, -1), INT32_MIN);
+  const difftx_chat_message message = {"user", "hi"};
+  EXPECT_EQ(difftx_chat_template(model, &message, -1, 1, text, 16), INT32_MIN);
+  EXPECT_EQ(difftx_chat_template(model, &message, 0, 1, text, 16), INT32_MIN);
+  EXPECT_EQ(difftx_engine_submit_ids(engine, ids, -4, nullptr, ignore, nullptr), -1);
+  EXPECT_EQ(difftx_engine_submit_ids(engine, ids, 0, nullptr, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("the prompt has no tokens"));
+  EXPECT_EQ(difftx_engine_submit_chat(engine, &message, -2, nullptr, ignore, nullptr), -1);
+  EXPECT_EQ(difftx_engine_cancel(engine, -3), -1);
+  EXPECT_EQ(difftx_engine_cancel(engine, 0), -1);
+  EXPECT_EQ(difftx_engine_cancel(engine, 12345), 0);  // unknown: ignored
+  difftx_sampling_options o = difftx_sampling_default_options(model);
+  o.max_tokens = -1;
+  EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("max_new_tokens -1 must not be negative"));
+  o = difftx_sampling_default_options(model);
+  o.n_stop = -1;
+  EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
+  o.top_k = -5;
+  o.n_stop = 0;
+  EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
+  difftx_engine_options e = difftx_engine_default_options();
+  e.kv_tokens = -1;
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  e = difftx_engine_default_options();
+  e.max_queue = -1;
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  e = difftx_engine_default_options();
+  e.context = -7;
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+}
+
+TEST_F(CApiHostile, IdsOutsideTheVocabularyAreErrors) {
+  const int32_t V = difftx_vocab_size(model);
+  std::vector<float> logits(4 * V);
+  for (int32_t bad : {-1, V, INT32_MAX, INT32_MIN}) {
+    const int32_t ids[4] = {1, bad, 3, 4};
+    EXPECT_EQ(difftx_logits(model, ids, 4, logits.data()), -1);
+    EXPECT_TRUE(error_says("outside the vocabulary"));
+    char text[16];
+    EXPECT_EQ(difftx_detokenize(model, ids, 4, text, 16), INT32_MIN);
+    EXPECT_TRUE(error_says("at position 1"));
+    EXPECT_EQ(difftx_engine_submit_ids(engine, ids, 4, nullptr, ignore, nullptr), -1);
+    EXPECT_TRUE(error_says("outside the vocabulary"));
+  }
+  // Longer than the context: the forward and the engine refuse it.
+  std::vector<int32_t> long_ids(difftx_context_length(model) + 1, 1);
+  std::vector<float> big(long_ids.size() * V);
+  EXPECT_EQ(difftx_logits(model, long_ids.data(), static_cast<int32_t>(long_ids.size()), big.data()), -1);
+  EXPECT_TRUE(error_says("exceed max_position_embeddings"));
+  EXPECT_EQ(difftx_engine_submit_ids(engine, long_ids.data(), static_cast<int32_t>(long_ids.size()), nullptr, ignore,
+                                     nullptr),
+            -1);
+  EXPECT_TRUE(error_says("longer than the context"));
+}
+
+TEST_F(CApiHostile, CapacityZeroAsksForTheSize) {
+  const int32_t n = difftx_tokenize(model, "The state of the Union", 0, nullptr, 0);
+  ASSERT_LT(n, 0);
+  int32_t ids[64];
+  EXPECT_EQ(difftx_tokenize(model, "The state of the Union", 0, ids, 0), n);  // a buffer, but no room
+  EXPECT_TRUE(error_says("capacity 0 is too small"));
+  char text[4];
+  EXPECT_LT(difftx_detokenize(model, ids, 0, text, 0), 0);  // even "" needs its NUL
+  EXPECT_LT(difftx_model_metadata(model, text, 0), 0);
+  EXPECT_LT(difftx_model_metadata(model, text, 4), 0);
+}
+
+TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
+  EXPECT_EQ(difftx_model_load(kMotif.c_str(), "vulkan"), nullptr);
+  EXPECT_TRUE(error_says("device 'vulkan': this build runs on 'cpu' only"));
+  EXPECT_EQ(difftx_model_load(kMotif.c_str(), ""), nullptr);
+  EXPECT_EQ(difftx_model_load("/nonexistent/model", nullptr), nullptr);
+  EXPECT_TRUE(error_says("/nonexistent/model"));
+  int32_t ids[8];
+  EXPECT_EQ(difftx_tokenize(model, "bad \xff utf-8", 0, ids, 8), INT32_MIN);
+
+  difftx_engine_options e = difftx_engine_default_options();
+  e.kv_dtype = "q3";
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  e.kv_dtype = nullptr;
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  EXPECT_TRUE(error_says("kv_dtype is null"));
+  e = difftx_engine_default_options();
+  e.max_batch_tokens = 0;
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  e = difftx_engine_default_options();
+  e.kv_block_tokens = 7;
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  e = difftx_engine_default_options();
+  e.context = 1 << 30;
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+
+  const char* stops[] = {"end", nullptr};
+  const std::vector<void (*)(difftx_sampling_options&)> bad = {
+      [](difftx_sampling_options& o) { o.temperature = NAN; },
+      [](difftx_sampling_options& o) { o.temperature = -1; },
+      [](difftx_sampling_options& o) { o.top_p = 2; },
+      [](difftx_sampling_options& o) { o.min_p = -0.5; },
+      [](difftx_sampling_options& o) { o.presence_penalty = 3; },
+      [](difftx_sampling_options& o) { o.frequency_penalty = INFINITY; },
+      [](difftx_sampling_options& o) { o.top_logprobs = 21; },
+      [](difftx_sampling_options& o) { o.top_logprobs = -1; },
+      [](difftx_sampling_options& o) { o.n_stop = 17; },
+      [](difftx_sampling_options& o) { o.n_stop = 2; },  // stop is null
+  };
+  for (size_t i = 0; i < bad.size(); ++i) {
+    difftx_sampling_options o = difftx_sampling_default_options(model);
+    bad[i](o);
+    EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1) << "case " << i;
+  }
+  difftx_sampling_options o = difftx_sampling_default_options(model);
+  o.stop = stops;
+  o.n_stop = 2;
+  EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("stop[1] is null"));
+  const char* empty[] = {""};
+  o.stop = empty;
+  o.n_stop = 1;
+  EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("must not be empty"));
+
+  EXPECT_EQ(difftx_analyze(model, "haystack", "x", nullptr), nullptr);
+  EXPECT_TRUE(error_says("analysis 'haystack' is not one (niah, mqar, attention, outliers, quant, eval)"));
+  for (const char* options : {"{", "[1, 2]", R"({"samples": -1})", R"({"samples": "many"})", R"({"contexts": []})",
+                              R"({"depths": [0.5, 2]})", R"({"split": "test"})", R"({"value_digits": 99})",
+                              R"({"contexts": [1e30]})", R"({"nonsense": 1})"}) {
+    EXPECT_EQ(difftx_analyze(model, "niah", "/nonexistent/data", options), nullptr) << options;
+    EXPECT_TRUE(error_says("niah options")) << options;
+  }
+  EXPECT_EQ(difftx_analyze(model, "quant", "/nonexistent/data", R"({"bits": [3, 99]})"), nullptr);
+  EXPECT_EQ(difftx_analyze(model, "eval", "/nonexistent/data", nullptr), nullptr);
+  EXPECT_TRUE(error_says("/nonexistent/data"));
+
+  EXPECT_EQ(difftx_convert(kMotif.c_str(), "/nonexistent/x/y", "onnx", nullptr, nullptr), -1);
+  EXPECT_TRUE(error_says("--to: 'onnx' is not a format"));
+  EXPECT_EQ(difftx_convert(kMotif.c_str(), "/nonexistent/x/y", nullptr, "q3", nullptr), -1);
+  EXPECT_TRUE(error_says("is not a storage type"));
+
+  difftx_train_options t = difftx_train_default_options();
+  t.data = "/nonexistent/data";
+  t.out = "/nonexistent/run";
+  EXPECT_EQ(difftx_train(&t, nullptr, nullptr, nullptr), -1);
+  EXPECT_TRUE(error_says("give a config"));
+  t.config = "/nonexistent/config.json";
+  for (const auto& breaks : std::vector<void (*)(difftx_train_options&)>{
+           [](difftx_train_options& o) { o.steps = 0; },
+           [](difftx_train_options& o) { o.seq_len = -3; },
+           [](difftx_train_options& o) { o.micro_batch = INT64_MAX; },
+           [](difftx_train_options& o) { o.lr = NAN; },
+           [](difftx_train_options& o) { o.beta1 = 1; },
+           [](difftx_train_options& o) { o.grad_clip = -1; },
+           [](difftx_train_options& o) { o.keep_checkpoints = 0; },
+           [](difftx_train_options& o) { o.schedule = "sawtooth"; },
+           [](difftx_train_options& o) { o.schedule = nullptr; },
+           [](difftx_train_options& o) { o.mix = "niah=2"; },
+       }) {
+    difftx_train_options bad_options = t;
+    breaks(bad_options);
+    EXPECT_EQ(difftx_train(&bad_options, nullptr, nullptr, nullptr), -1);
+    EXPECT_STRNE(difftx_last_error(), "");
+  }
+}
+
+TEST_F(CApiHostile, HandlesStayUsableAfterErrorsAndErrorsAreThePerThreads) {
+  int32_t ids[8];
+  EXPECT_EQ(difftx_tokenize(model, "abc", 0, ids, -1), INT32_MIN);
+  std::string other;
+  std::thread([&] { other = difftx_last_error(); }).join();
+  EXPECT_EQ(other, "");  // another thread's failure is not this one's
+  EXPECT_GT(difftx_tokenize(model, "abc", 0, ids, 8), 0);
+  int finished = 0;
+  const auto count = [](const difftx_token_event* e, void* user_data) {
+    if (e->finish != DIFFTX_FINISH_NONE) ++*static_cast<int*>(user_data);
+  };
+  difftx_sampling_options o = difftx_sampling_default_options(model);
+  o.max_tokens = 3;
+  ASSERT_GT(difftx_engine_submit(engine, "abc", &o, count, &finished), 0) << difftx_last_error();
+  ASSERT_EQ(difftx_engine_run(engine), 0);
+  EXPECT_EQ(finished, 1);
+}
+
+TEST_F(CApiHostile, AnOversizedLastErrorIsCutNotOverflowed) {
+  const std::string huge(100000, 'x');
+  EXPECT_EQ(difftx_model_load(huge.c_str(), nullptr), nullptr);
+  EXPECT_LT(std::string(difftx_last_error()).size(), 8192u);
+  EXPECT_GT(std::string(difftx_last_error()).size(), 0u);
+}
+
+}  // namespace
+}  // namespace difftx

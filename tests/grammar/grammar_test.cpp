@@ -1,0 +1,187 @@
+// The grammar room's core: the builder's checks (undefined rules, left recursion, rules that
+// cannot finish, size limits), UTF-8 classes against every code point, the lazily built automaton
+// (acceptance, completeness, stacks that do not grow with repetition), and the GBNF parser
+// (syntax, escapes, repetition, errors with their line and column, a round trip through to_gbnf).
+#include <gtest/gtest.h>
+
+#include "grammar/automaton.h"
+#include "grammar/gbnf.h"
+#include "support/schema_check.h"
+
+namespace difftx::grammar {
+namespace {
+
+using testing::accepts;
+
+std::string utf8(uint32_t c) {
+  std::string out;
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | (c >> 6));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | (c >> 12));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (c >> 18));
+    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+  return out;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const GrammarError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(GrammarBuilder, CodePointClassesMatchExactlyTheirCodePoints) {
+  // Awkward ranges: across every UTF-8 length boundary, around the surrogates, single points.
+  const CodePointRanges ranges = {{0x41, 0x5A}, {0x7E, 0x81}, {0x7FF, 0x800}, {0xD7FE, 0xE001}, {0xFFFF, 0x10001},
+                                  {0x10FFFE, 0x10FFFF}, {0x3B1, 0x3C9}};
+  GrammarBuilder b;
+  Automaton a(b.build(b.code_points("class", ranges)));
+  for (uint32_t c = 0; c <= 0x10FFFF; ++c) {
+    if (c >= 0xD800 && c <= 0xDFFF) continue;  // not encodable
+    bool in = false;
+    for (const auto& [lo, hi] : ranges) in = in || (lo <= c && c <= hi && !(c >= 0xD800 && c <= 0xDFFF));
+    ASSERT_EQ(accepts(a, utf8(c)), in) << "U+" << std::hex << c;
+  }
+  // Surrogates' three-byte forms (CESU-8) and overlong forms never match.
+  GrammarBuilder all;
+  Automaton any(all.build(all.code_points("any", {{0, 0x10FFFF}})));
+  EXPECT_FALSE(accepts(any, "\xED\xA0\x80"));
+  EXPECT_FALSE(accepts(any, "\xC0\xAF"));
+  EXPECT_FALSE(accepts(any, "\xE0\x80\xAF"));
+  EXPECT_FALSE(accepts(any, "\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_TRUE(accepts(any, "\xF4\x8F\xBF\xBF"));
+}
+
+TEST(GrammarBuilder, RefusesUndefinedRulesLeftRecursionAndGrammarsThatCannotFinish) {
+  {
+    GrammarBuilder b;
+    const int32_t root = b.add_rule("root");
+    b.add_alternative(root, {GrammarBuilder::ref(b.add_rule("missing"))});
+    EXPECT_NE(error_of([&] { b.build(root); }).find("rule 'missing' is not defined"), std::string::npos);
+  }
+  {  // root ::= opt root "x" with opt nullable: left recursion through a nullable prefix
+    GrammarBuilder b;
+    const int32_t root = b.add_rule("root"), opt = b.add_rule("opt");
+    b.add_alternative(opt, {});
+    b.add_alternative(opt, b.literal("a"));
+    Sequence s = {GrammarBuilder::ref(opt), GrammarBuilder::ref(root)};
+    const Sequence x = b.literal("x");
+    s.insert(s.end(), x.begin(), x.end());
+    b.add_alternative(root, s);
+    b.add_alternative(root, b.literal("y"));
+    EXPECT_NE(error_of([&] { b.build(root); }).find("left-recursive: root -> root"), std::string::npos);
+  }
+  {  // only an infinite derivation
+    GrammarBuilder b;
+    const int32_t root = b.add_rule("root");
+    Sequence s = b.literal("a");
+    s.push_back(GrammarBuilder::ref(root));
+    b.add_alternative(root, s);
+    EXPECT_NE(error_of([&] { b.build(root); }).find("matches no text"), std::string::npos);
+  }
+  {  // an alternative that cannot finish is dropped; the rest stays
+    GrammarBuilder b;
+    const int32_t root = b.add_rule("root"), never = b.add_rule("never");
+    Sequence loop = b.literal("n");
+    loop.push_back(GrammarBuilder::ref(never));
+    b.add_alternative(never, loop);
+    Sequence with = b.literal("a");
+    with.push_back(GrammarBuilder::ref(never));
+    b.add_alternative(root, with);
+    b.add_alternative(root, b.literal("b"));
+    Automaton a(b.build(root));
+    EXPECT_TRUE(accepts(a, "b"));
+    EXPECT_LT(a.next(a.start(), 'a'), 0);  // no dead end: "a" is refused at once
+  }
+  {
+    GrammarLimits limits;
+    limits.max_elements = 100;
+    GrammarBuilder b(limits);
+    EXPECT_NE(error_of([&] { b.add_rule("r", {b.literal(std::string(200, 'x'))}); }).find("beyond 100 elements"),
+              std::string::npos);
+    EXPECT_NE(error_of([&] { b.repeat(b.bytes(ByteSet::of('a')), 0, 20000); }).find("exceeds the limit"),
+              std::string::npos);
+  }
+}
+
+TEST(Automaton, RepetitionKeepsTheStackFlatAndStatesRepeat) {
+  // A long run of one repeated rule reuses one state: the stack does not grow per repetition.
+  const auto g = parse_gbnf(R"(root ::= "[" item ("," item)* "]"
+item ::= [a-z]+)");
+  Automaton a(g);
+  std::string text = "[";
+  for (int i = 0; i < 2000; ++i) text += (i ? ",ab" : "ab");
+  text += "]";
+  EXPECT_TRUE(accepts(a, text));
+  EXPECT_LT(a.states(), 20);
+  EXPECT_FALSE(accepts(a, "[ab,]"));
+  EXPECT_FALSE(accepts(a, "[ab"));
+  const auto s = a.next(a.start(), "[ab");
+  EXPECT_TRUE(a.extensible(s));
+  EXPECT_FALSE(a.complete(s));
+  EXPECT_LT(a.next(s, 'A'), 0);
+}
+
+TEST(Automaton, DeepNestingIsRefusedBeyondTheDepthLimitNotAStackOverflow) {
+  const auto g = parse_gbnf(R"g(root ::= "(" root ")" | "x")g");
+  AutomatonLimits limits;
+  limits.max_depth = 50;
+  Automaton a(g, limits);
+  EXPECT_TRUE(accepts(a, std::string(40, '(') + "x" + std::string(40, ')')));
+  auto s = a.next(a.start(), std::string(5000, '('));
+  EXPECT_LT(s, 0);
+}
+
+TEST(Gbnf, ParsesLiteralsClassesGroupsAndRepetitions) {
+  const auto g = parse_gbnf(R"(# a comment
+root  ::= greeting ws name ("!" | "?")? tail
+greeting ::= "h\x65llo" | "\u00e9t\u00E9"   # escapes
+ws ::= [ \t]{1,3}
+name ::= [A-Z] [^ !?\n0-9]{0,4}
+tail ::= ( [0-9]{2} | "." ){0,2}
+)");
+  Automaton a(g);
+  for (const char* ok : {"hello Bob", "été  Zoë!", "hello X?12.", "hello\tABCDE"})
+    EXPECT_TRUE(accepts(a, ok)) << ok;
+  for (const char* bad : {"hello bob", "hello    Bob", "hello ABCDEF", "hello B1", "hello X?123", "hello X!!"})
+    EXPECT_FALSE(accepts(a, bad)) << bad;
+}
+
+TEST(Gbnf, ErrorsNameTheLineAndColumn) {
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"\nx ::= [a-\n"); }).find("line 2"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= b"); }).find("rule 'b' is not defined"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= root \"a\" | \"b\""); }).find("left-recursive"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"\nroot ::= \"b\""); }).find("defined twice"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= (\"a\""); }).find("expected ')'"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"{3,1}"); }).find("m <= n"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= \"\\q\""); }).find("unknown escape"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf(""); }).find("no rules"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf(std::string(5000, '(')); }).find("expected a rule name"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= " + std::string(5000, '(')); }).find("nested deeper"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"{99999}"); }).find("beyond the limit"), std::string::npos);
+}
+
+TEST(Gbnf, ToGbnfReadsBackAsTheSameLanguage) {
+  const auto g = parse_gbnf(R"(root ::= "{" (pair ("," pair)*)? "}"
+pair ::= "\"" [a-z_]+ "\":" [0-9]{1,3})");
+  const auto again = parse_gbnf(g->to_gbnf());
+  Automaton a(g), b(again);
+  for (const char* text : {"{}", "{\"ab\":1}", "{\"ab\":12,\"c_d\":999}", "{\"ab\":1234}", "{\"A\":1}", "{,}"})
+    EXPECT_EQ(accepts(a, text), accepts(b, text)) << text << "\n" << g->to_gbnf();
+}
+
+}  // namespace
+}  // namespace difftx::grammar

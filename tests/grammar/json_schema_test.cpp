@@ -1,0 +1,225 @@
+// JSON Schema -> grammar (grammar/json_grammar.h): every document the grammar lets through is
+// valid JSON without repeated keys and validates against the schema (the tests' own validator,
+// support/schema_check.h, written from the specification), for random documents the automaton
+// writes byte by byte; hand-written valid documents are accepted and invalid ones refused;
+// number ranges and dates checked value by value; hostile schemas refused with the keyword's path.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "grammar/json_grammar.h"
+#include "io/json_file.h"
+#include "support/schema_check.h"
+
+namespace difftx::grammar {
+namespace {
+
+using nlohmann::json;
+using testing::accepts;
+
+struct Case {
+  const char* schema;
+  std::vector<const char*> valid, refused;  // refused: invalid, or outside the subset the grammar writes
+};
+
+const std::vector<Case> kCases = {
+    {R"({"type": "object", "properties": {"name": {"type": "string", "maxLength": 8},
+        "age": {"type": "integer", "minimum": 0, "maximum": 120},
+        "tags": {"type": "array", "items": {"enum": ["a", "b", "é\"\\n"]}, "maxItems": 3},
+        "ok": {"type": "boolean"}, "when": {"type": "string", "format": "date"}},
+        "required": ["name", "age"], "additionalProperties": false})",
+     {R"({"name": "Zoë", "age": 7})", R"({"name":"","age":120,"tags":["a","é\"\\n"],"ok":false,"when":"2024-02-29"})",
+      "{\n  \"name\": \"x\",\n  \"age\": 0\n}"},
+     {R"({"age": 7})", R"({"name": "x", "age": 121})", R"({"name": "123456789", "age": 1})",
+      R"({"name": "x", "age": 1, "when": "2023-02-29"})", R"({"name": "x", "age": 1, "extra": 1})",
+      R"({"name": "x", "age": 1.5})", R"({"name": "x", "age": 1, "tags": ["c"]})",
+      "{\"name\": \"x\",\n\n \"age\": 1}"}},
+    {R"({"type": ["string", "null"], "maxLength": 3})", {"null", R"("abc")", R"("\u00e9\n")"}, {R"("abcd")", "1"}},
+    {R"({"$defs": {"pt": {"type": "object", "properties": {"x": {"type": "number", "minimum": -1.5,
+        "exclusiveMaximum": 2.25}}, "required": ["x"], "additionalProperties": false}},
+        "oneOf": [{"$ref": "#/$defs/pt"}, {"type": "array", "items": {"$ref": "#/$defs/pt"}, "maxItems": 2},
+        {"type": "null"}]})",
+     {R"({"x": -1.5})", R"([{"x": 2.2499}, {"x": 0}])", "null", "[]"},
+     {R"({"x": 2.25})", R"({"x": -1.51})"}},
+    {R"({"type": "object", "properties": {"v": {"type": "integer", "exclusiveMinimum": -3, "maximum": 3},
+        "kids": {"type": "array", "items": {"$ref": "#"}, "maxItems": 2}}, "required": ["v"]})",
+     {R"({"v": -2, "kids": [{"v": 3}, {"v": 0, "kids": []}]})"},
+     {R"({"v": -3})", R"({"v": 1, "kids": [{}]})"}},
+    {R"({"type": "string", "pattern": "^[a-z]{2,4}-\\d{2}$"})", {R"("ab-12")"}, {R"("a-12")", R"("abcde-12")"}},
+    {R"({"type": "string", "pattern": "^q\"\\\\"})", {R"("q\"\\")", R"("q\"\\ yy")"}, {R"("q\"")", R"("xx q\"\\")"}},
+    {R"({"type": "string", "format": "date-time"})",
+     {R"("2024-02-29T23:59:59.123Z")", R"("1999-12-31T00:00:00+05:30")"},
+     {R"("2024-02-29T24:00:00Z")", R"("2024-02-29T12:00:00")"}},
+    {R"({"type": "string", "format": "uuid"})", {R"("123e4567-e89b-12d3-a456-426614174000")"}, {R"("123e4567")"}},
+    {R"({"enum": [1, "two", null, true, {"a": [1, 2]}, [3], 2.5, "ü\n"]})",
+     {"1", R"("two")", "null", "true", R"({"a":[1,2]})", "[3]", "2.5", R"("ü\n")"},
+     {"2", R"({"a": [1, 2]})"}},
+    {R"({"type": "object", "properties": {"a": {"const": 1}}, "required": ["a"],
+        "additionalProperties": {"type": "integer", "minimum": 5, "maximum": 6}})",
+     {R"({"a": 1})", R"({"a": 1, "b": 5, "ab": 6})"},
+     {R"({"a": 1, "a": 5})", R"({"a": 1, "b": 7})"}},
+    {R"({"type": "number", "minimum": 0.1, "maximum": 0.3})", {"0.1", "0.3", "0.25", "0.30000"}, {"0.09", "0.31", "1"}},
+    {R"({"type": "number", "exclusiveMinimum": -1, "exclusiveMaximum": 0})", {"-0.5", "-0.999"}, {"-1", "0", "-1.0"}},
+    {R"({"type": "integer", "minimum": -1000000, "maximum": -999990})",
+     {"-999995", "-1000000"},
+     {"-999989", "-1000001"}},
+    {R"({"type": "string", "minLength": 2, "maxLength": 3})",
+     {R"("ab")", R"("äöü")", R"("\n\"")"},
+     {R"("a")", R"("abcd")"}},
+    {R"({"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "boolean"}}})",
+     {"{}", R"({"a": null})", R"({"b": true})", R"({"a": null, "b": false})"},
+     {R"({"b": true, "a": null})"}},
+    {R"({"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 3}, "minItems": 2, "maxItems": 4})",
+     {"[1, 2]", "[3,3,3,3]"},
+     {"[1]", "[1,2,3,1,2]", "[0, 1]"}},
+    {R"({"anyOf": [{"type": "integer", "minimum": 10}, {"type": "string", "maxLength": 1}], "description": "x"})",
+     {"10", "\"\""},
+     {"9"}},
+    {R"({"type": "object"})", {"{}", R"({"x": [1, {"y": null}], "z": "w"})"}, {"[]"}},
+    {"true", {"1", "[]", R"({"a": "b"})"}, {"nul"}},
+};
+
+TEST(JsonSchemaGrammar, EveryDocumentItLetsThroughValidates) {
+  Rng rng(11);
+  for (const Case& c : kCases) {
+    const json schema = json::parse(c.schema);
+    Automaton a(json_schema_grammar(nlohmann::ordered_json::parse(c.schema)));
+    int finished = 0;
+    for (int i = 0; i < 150; ++i) {
+      const auto doc = testing::random_document(a, rng, 0.3, 3000);
+      if (!doc) continue;
+      ++finished;
+      json value;
+      ASSERT_NO_THROW(value = parse_json_text(*doc, "document")) << c.schema << "\n" << *doc;
+      ASSERT_EQ(testing::schema_violation(schema, value), "") << c.schema << "\n" << *doc;
+    }
+    EXPECT_GE(finished, 100) << c.schema;
+  }
+}
+
+TEST(JsonSchemaGrammar, AcceptsValidDocumentsAndRefusesInvalidOnes) {
+  for (const Case& c : kCases) {
+    const json schema = json::parse(c.schema);
+    Automaton a(json_schema_grammar(nlohmann::ordered_json::parse(c.schema)));
+    for (const char* doc : c.valid) {
+      EXPECT_EQ(testing::schema_violation(schema, json::parse(doc)), "") << doc;  // the case itself is right
+      EXPECT_TRUE(accepts(a, doc)) << c.schema << "\n" << doc;
+    }
+    for (const char* doc : c.refused) EXPECT_FALSE(accepts(a, doc)) << c.schema << "\n" << doc;
+  }
+}
+
+// Decimal text of k / 10^places, shortest, and with a trailing zero.
+std::vector<std::string> decimal_texts(int64_t k, int places) {
+  const bool negative = k < 0;
+  const std::string digits = std::to_string(std::llabs(k));
+  std::string whole = digits.size() > static_cast<size_t>(places) ? digits.substr(0, digits.size() - places) : "0";
+  std::string fraction = std::string(std::max<int>(0, places - static_cast<int>(digits.size())), '0') +
+                         digits.substr(digits.size() > static_cast<size_t>(places) ? digits.size() - places : 0);
+  while (!fraction.empty() && fraction.back() == '0') fraction.pop_back();
+  const std::string sign = negative ? "-" : "";
+  const std::string text = sign + whole + (fraction.empty() ? "" : "." + fraction);
+  return {text, text + (fraction.empty() ? ".0" : "0")};
+}
+
+TEST(JsonSchemaGrammar, NumberRangesAcceptExactlyTheValuesInside) {
+  const std::vector<const char*> schemas = {
+      R"({"type": "number", "minimum": -1.25, "maximum": 3.5})",
+      R"({"type": "number", "exclusiveMinimum": -1.25, "exclusiveMaximum": 3.5})",
+      R"({"type": "number", "minimum": 0.05})",
+      R"({"type": "number", "exclusiveMaximum": -0.5})",
+      R"({"type": "number", "minimum": 1, "exclusiveMinimum": 1})",
+      R"({"type": "integer", "minimum": -17, "maximum": 230})",
+      R"({"type": "integer", "exclusiveMinimum": -17.5, "exclusiveMaximum": 230})",
+      R"({"type": "integer", "minimum": 0.5})",
+      R"({"type": "number", "minimum": 0, "maximum": 0})",
+      R"({"type": "integer", "minimum": 5, "exclusiveMaximum": true, "maximum": 9})"};
+  for (const char* text : schemas) {
+    const json schema = json::parse(text);
+    Automaton a(json_schema_grammar(schema));
+    const bool integer = schema["type"] == "integer";
+    const int64_t span = integer ? 600 : 5000;
+    for (int64_t k = -span; k <= span; ++k)
+      for (const std::string& t : decimal_texts(k, integer ? 0 : 3)) {
+        const json value = json::parse(t);
+        const bool in = testing::schema_violation(schema, value).empty();
+        const bool plain = !integer || t.find('.') == std::string::npos;  // integers are written without a point
+        if (plain) ASSERT_EQ(accepts(a, t), in) << text << " " << t;
+        else ASSERT_FALSE(accepts(a, t)) << text << " " << t;
+      }
+    EXPECT_FALSE(accepts(a, "-0")) << text;
+  }
+}
+
+TEST(JsonSchemaGrammar, DatesFollowTheCalendar) {
+  Automaton a(json_schema_grammar(json::parse(R"({"type": "string", "format": "date"})")));
+  static const int days[] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  for (int year : {1900, 1999, 2000, 2023, 2024, 2100, 2400, 0, 4, 9996})
+    for (int month = 0; month <= 13; ++month)
+      for (int day = 0; day <= 32; ++day) {
+        char text[32];
+        std::snprintf(text, sizeof text, "\"%04d-%02d-%02d\"", year, month, day);
+        const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+        const bool valid = month >= 1 && month <= 12 && day >= 1 && day <= (month == 2 && leap ? 29 : days[month]);
+        ASSERT_EQ(accepts(a, text), valid) << text;
+      }
+}
+
+TEST(JsonSchemaGrammar, WhitespaceIsBounded) {
+  Automaton a(json_schema_grammar(json::parse(R"({"type": "array", "items": {"type": "integer"}})")));
+  EXPECT_TRUE(accepts(a, "[\n" + std::string(16, ' ') + "1]"));
+  EXPECT_FALSE(accepts(a, "[\n" + std::string(17, ' ') + "1]"));
+  EXPECT_FALSE(accepts(a, "[  1]"));
+  EXPECT_FALSE(accepts(a, "[1] "));  // the document ends at its last byte
+  EXPECT_TRUE(accepts(a, " [1]"));
+  EXPECT_FALSE(accepts(a, "[" + std::string(17, '1') + "]"));  // 16 digits at most
+}
+
+TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) {
+  std::string deep = R"({"type": "string"})";
+  for (int i = 0; i < 100; ++i) deep = R"({"type": "array", "items": )" + deep + "}";
+  json huge_enum = json::array();
+  for (int i = 0; i < 100000; ++i) huge_enum.push_back(i);
+  const std::vector<std::tuple<json, std::string, std::string>> cases = {
+      {json::parse(R"({"type": "object", "properties": {"a": {"type": "string", "format": "email"}}})"),
+       "#/properties/a/format", "format 'email'"},
+      {json::parse(R"({"type": "string", "foo": 1})"), "#/foo", "'foo' is not supported"},
+      {json::parse(R"({"not": {}})"), "#/not", "'not' is not supported"},
+      {json::parse(deep), "", "nested deeper"},
+      {json{{"enum", huge_enum}}, "#/enum", "at most"},
+      {json::parse(R"({"$ref": "#"})"), "#", "matches no text"},  // only itself, without end
+      {json::parse(R"({"anyOf": [{"$ref": "#"}, {"type": "null"}]})"), "#", "left-recursive"},
+      {json::parse(R"j({"type": "string", "pattern": "(?=x)"})j"), "#/pattern", "lookahead"},
+      {json::parse(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})"), "#/oneOf", "may both match"},
+      {json::parse(R"({"type": "string", "maxLength": 100000})"), "#/maxLength", "beyond"},
+      {json::parse(R"({"type": "array", "minItems": 3, "maxItems": 2})"), "#/maxItems", "below"},
+      {json::parse(R"({"$ref": "http://example.com/s.json"})"), "#/$ref", "not a pointer"},
+      {json::parse(R"({"$ref": "#/$defs/none"})"), "#/$ref", "points at nothing"},
+      {json::parse(R"({"type": "strings"})"), "#/type", "must be one of"},
+      {json::parse(R"({"type": "array", "uniqueItems": true})"), "#/uniqueItems", "cannot be enforced"},
+      {json::parse(R"({"type": "integer", "minimum": 5, "maximum": 4})"), "#", "no number lies"},
+      {json::parse(R"({"type": "object", "properties": {"a": false}, "required": ["a"]})"), "#/properties/a",
+       "false matches no document"},
+      {json::parse(R"({"type": "object", "required": ["a"], "additionalProperties": false})"), "#/required",
+       "forbids"},
+      {json::parse(R"({"type": "string", "pattern": "a", "maxLength": 3})"), "#/pattern", "beside minLength"},
+      {json::parse(R"({"type": "integer", "multipleOf": 2})"), "#/multipleOf", "not supported"},
+      {json::parse(R"({"enum": [1], "minimum": 0})"), "#/minimum", "beside 'enum'"},
+      {json::parse(R"({"type": "number", "minimum": "1"})"), "#/minimum", "must be a number"},
+      {json::parse("[]"), "#", "must be an object or a boolean"},
+  };
+  for (const auto& [schema, where, why] : cases) {
+    try {
+      json_schema_grammar(schema);
+      ADD_FAILURE() << where << ": accepted";
+    } catch (const GrammarError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << where << ": " << e.what();
+      if (!where.empty()) {
+        EXPECT_EQ(e.where, where) << e.what();
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace difftx::grammar

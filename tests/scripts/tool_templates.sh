@@ -1,0 +1,71 @@
+# Chat templates that take tools, end to end: `difftx template` against jinja2
+# (tools/chat_template_oracle.py, transformers' settings) on conversations with tool definitions,
+# assistant tool calls, tool results and template variables (tests/fixtures/chat/tool_conversations.json),
+# with and without the generation prompt, byte for byte - on the real tool-taking templates that
+# scripts/fetch-data brings (Qwen 2.5 and 3: <tool_call> blocks; Mistral Nemo: [TOOL_CALLS];
+# Llama 3.2: Meta's JSON tool calling, the Llama 3.1 format) and on the ChatML tool template the
+# serve tests use. Where jinja2 raises (Llama's single-call rule), difftx raises the same message.
+source "$(dirname "$0")/lib.bash"
+fail() { echo "FAIL: $*"; exit 1; }
+python3 -c "import jinja2" 2>/dev/null || fail "python3-jinja2 is missing (scripts/setup installs it): the oracle cannot run"
+models=(qwen2_5 qwen3 mistral_nemo llama3_2)
+for name in "${models[@]}"; do
+  [ -f "$root/data/hf/$name/tokenizer_config.json" ] || { echo "SKIP: $root/data/hf/$name is missing (run scripts/setup)"; exit 77; }
+done
+oracle="$root/tools/chat_template_oracle.py"
+export DIFFTX_TEMPLATE_DATE=2024-07-26
+
+mkdir -p "$work/conv"
+python3 - "$root/tests/fixtures/chat/tool_conversations.json" "$work/conv" <<'PY'
+import json, sys
+for c in json.load(open(sys.argv[1], encoding="utf-8")):
+    with open(f"{sys.argv[2]}/{c['name']}.json", "w", encoding="utf-8") as f:
+        json.dump(c["input"], f, ensure_ascii=False)
+PY
+
+failures=0
+check() {  # check LABEL ORACLE-ARGS... -- DIFFTX-ARGS...
+  local label="$1"; shift
+  local oracle_args=() difftx_args=()
+  while [ "$1" != "--" ]; do oracle_args+=("$1"); shift; done; shift
+  difftx_args=("$@")
+  local same=0 raised=0
+  rm -rf "$work/py"
+  python3 "$oracle" "${oracle_args[@]}" --messages "$work"/conv/*.json --out-dir "$work/py"
+  for conv in "$work"/conv/*.json; do
+    for gen in "" --no-generation-prompt; do
+      local what="$label $(basename "$conv" .json) ${gen:-(generation prompt)}" rc_cc=0
+      local py="$work/py/$(basename "$conv" .json).${gen:+no}gen" rc_py
+      rc_py="$(cat "$py.rc")"
+      "$difftx" template "${difftx_args[@]}" --messages "$conv" $gen > "$work/cc.out" 2> "$work/cc.err" || rc_cc=$?
+      case "$rc_py" in
+        0)
+          if [ "$rc_cc" != 0 ]; then
+            echo "FAIL: $what: jinja2 renders, difftx fails: $(cat "$work/cc.err")"; failures=$((failures + 1))
+          elif ! cmp -s "$py.out" "$work/cc.out"; then
+            echo "FAIL: $what: the prompts differ"; diff "$py.out" "$work/cc.out" | head -10; failures=$((failures + 1))
+          else
+            same=$((same + 1))
+          fi ;;
+        3)
+          local want got
+          want="$(sed -n 's/^TemplateError: //p' "$py.err")"
+          got="$(sed -n 's/^difftx template: error: //p' "$work/cc.err")"
+          if [ "$rc_cc" = 0 ] || [ "$want" != "$got" ]; then
+            echo "FAIL: $what: jinja2 raises '$want', difftx gave rc $rc_cc '$got'"; failures=$((failures + 1))
+          else
+            raised=$((raised + 1))
+          fi ;;
+        *) echo "FAIL: $what: jinja2 fails: $(cat "$py.err")"; failures=$((failures + 1)) ;;
+      esac
+    done
+  done
+  echo "$label: $same identical prompts, $raised identical raise_exception messages"
+}
+for name in "${models[@]}"; do
+  check "$name" --model "$root/data/hf/$name" -- --model "$root/data/hf/$name"
+done
+check chatml_tools --chat-template "$root/tests/fixtures/serve/chatml_tools.jinja" -- \
+  --chat-template "$root/tests/fixtures/serve/chatml_tools.jinja"
+[ "$failures" = 0 ] || fail "$failures renderings differ from jinja2"
+echo "tool templates: ok"

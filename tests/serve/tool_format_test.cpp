@@ -1,0 +1,190 @@
+// Reading replies back (serve/tool_format.h, serve/reasoning.h, serve/reply_reader.h): each
+// family's calls parsed into names and compact arguments, text held back while a marker may be
+// starting, unfinished or malformed calls kept as content; reasoning blocks opened by the prompt
+// or by the reply; a streamed reply's parts, pushed a byte at a time, add up to the whole. And the
+// grammar of each family's calls accepts what its models write and nothing that calls an unlisted
+// function or passes arguments its parameters refuse.
+#include <gtest/gtest.h>
+
+#include "grammar/automaton.h"
+#include "serve/reply_reader.h"
+#include "support/schema_check.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::ordered_json;
+
+const std::vector<ToolFunction> kFunctions = {
+    {"get_weather", ordered_json::parse(R"({"type": "object", "properties": {"city": {"type": "string"}},
+                                           "required": ["city"], "additionalProperties": false})")},
+    {"add", ordered_json::parse(R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                                   "required": ["a", "b"], "additionalProperties": false})")}};
+
+TEST(ToolFormat, RecognisedFromTheTemplateOrByName) {
+  EXPECT_EQ(tool_format_of_template("... <tool_call>\\n{{ tool_call | tojson }}</tool_call>"), ToolFormat::hermes);
+  EXPECT_EQ(tool_format_of_template("{{- '[TOOL_CALLS][' }}"), ToolFormat::mistral);
+  EXPECT_EQ(tool_format_of_template("{{- '<|python_tag|>' }}"), ToolFormat::llama3_json);
+  EXPECT_EQ(tool_format_of_template("Environment: ipython ... {\"name\": function name, \"parameters\": ...}"),
+            ToolFormat::llama3_json);
+  EXPECT_FALSE(tool_format_of_template("<|im_start|>{{ message.content }}").has_value());
+  EXPECT_EQ(tool_format_named("mistral"), ToolFormat::mistral);
+  EXPECT_FALSE(tool_format_named("pythonic").has_value());
+}
+
+TEST(ToolFormat, ParsesEachFamilysCalls) {
+  const ToolParse h = parse_tool_calls(
+      ToolFormat::hermes,
+      "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>\n"
+      "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"b\": 2, \"a\": 1}}\n</tool_call>",
+      true);
+  EXPECT_EQ(h.content, "Let me check.\n");
+  ASSERT_EQ(h.calls.size(), 2u);
+  EXPECT_EQ(h.calls[0].name, "get_weather");
+  EXPECT_EQ(h.calls[0].arguments, R"({"city":"Paris"})");
+  EXPECT_EQ(h.calls[1].arguments, R"({"a":1,"b":2})");
+
+  const ToolParse l = parse_tool_calls(
+      ToolFormat::llama3_json,
+      "<|python_tag|>{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}; {\"name\": \"get_weather\", "
+      "\"parameters\": {\"city\": \"Rome\"}}",
+      true);
+  EXPECT_EQ(l.content, "");
+  ASSERT_EQ(l.calls.size(), 2u);
+  EXPECT_EQ(l.calls[0].name, "add");
+  EXPECT_EQ(l.calls[1].arguments, R"({"city":"Rome"})");
+  EXPECT_EQ(parse_tool_calls(ToolFormat::llama3_json, "{\"name\": \"add\", \"arguments\": \"{\\\"a\\\": 3}\"}", true)
+                .calls.at(0)
+                .arguments,
+            R"({"a":3})");  // arguments written as a JSON string
+  EXPECT_TRUE(parse_tool_calls(ToolFormat::llama3_json, "The answer is {x}.", true).calls.empty());
+  EXPECT_EQ(parse_tool_calls(ToolFormat::llama3_json, "The answer is {x}.", true).content, "The answer is {x}.");
+
+  const ToolParse m = parse_tool_calls(
+      ToolFormat::mistral, "[TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}, \"id\": \"abcDEF123\"}]",
+      true);
+  EXPECT_EQ(m.content, "");
+  ASSERT_EQ(m.calls.size(), 1u);
+  EXPECT_EQ(m.calls[0].arguments, R"({"a":1,"b":2})");
+}
+
+TEST(ToolFormat, HoldsBackMarkersAndKeepsWhatIsNotACall) {
+  // While streaming: a tail that may begin a marker waits; a begun call is pending.
+  EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "Sure <tool_", false).content, "Sure ");
+  EXPECT_TRUE(parse_tool_calls(ToolFormat::hermes, "Sure <tool_", false).pending);
+  EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "Sure <tool_", true).content, "Sure <tool_");
+  const ToolParse open = parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"add\", \"argu", false);
+  EXPECT_TRUE(open.pending);
+  EXPECT_TRUE(open.calls.empty());
+  EXPECT_EQ(open.content, "");
+  // At the end, an unfinished or malformed call is content: nothing the model wrote is lost.
+  EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"add\", \"argu", true).content,
+            "<tool_call>\n{\"name\": \"add\", \"argu");
+  EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "<tool_call>{oops}</tool_call>", true).content,
+            "<tool_call>{oops}</tool_call>");
+  EXPECT_TRUE(parse_tool_calls(ToolFormat::llama3_json, "<|pyth", false).pending);
+  EXPECT_TRUE(parse_tool_calls(ToolFormat::llama3_json, "", false).pending);
+  EXPECT_EQ(parse_tool_calls(ToolFormat::mistral, "[TOOL_CALLS][{\"name\": \"add\", \"arguments\": {}}, {\"na", true)
+                .calls.size(),
+            1u);
+}
+
+TEST(Reasoning, SplitsTheBlockFromTheAnswer) {
+  const ReasoningMarkers m;
+  ReasoningSplit s = split_reasoning("\n<think>\nTwo is even.\n</think>\n\nTwo.", m, false, true);
+  EXPECT_TRUE(s.had_block);
+  EXPECT_EQ(s.reasoning, "\nTwo is even.\n");
+  EXPECT_EQ(s.content, "\n\nTwo.");
+  s = split_reasoning("Two is even.</think>Two.", m, true, true);  // the prompt opened it
+  EXPECT_EQ(s.reasoning, "Two is even.");
+  EXPECT_EQ(s.content, "Two.");
+  s = split_reasoning("Just an answer <think>x</think>", m, false, true);
+  EXPECT_FALSE(s.had_block);
+  EXPECT_EQ(s.content, "Just an answer <think>x</think>");
+  s = split_reasoning("<think>never closed", m, false, true);
+  EXPECT_EQ(s.reasoning, "never closed");
+  EXPECT_EQ(s.content, "");
+  s = split_reasoning("<thi", m, false, false);  // may still open a block
+  EXPECT_EQ(s.held, 4u);
+  s = split_reasoning("<think>so far</thi", m, false, false);
+  EXPECT_EQ(s.reasoning, "so far");
+  EXPECT_EQ(s.held, 5u);
+  EXPECT_TRUE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n", m));
+  EXPECT_FALSE(prompt_opens_reasoning("<think>a</think><|im_start|>assistant\n", m));
+  EXPECT_TRUE(reasoning_markers_of_template("{{ '<think>' }}").has_value());
+  EXPECT_FALSE(reasoning_markers_of_template("{{ messages }}").has_value());
+}
+
+TEST(ReplyReader, StreamedPartsAddUpToTheWhole) {
+  const std::string reply =
+      "<think>Which tool?</think>I will call it.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, "
+      "\"b\": 2}}\n</tool_call>";
+  const ReplyFormat format{ReasoningMarkers{}, false, ToolFormat::hermes};
+  const ReplyParts whole = read_reply(format, reply);
+  EXPECT_EQ(whole.reasoning, "Which tool?");
+  EXPECT_EQ(whole.content, "I will call it.\n");
+  ASSERT_EQ(whole.calls.size(), 1u);
+  ReplyStream stream(format);
+  ReplyParts sum;
+  for (size_t i = 0; i < reply.size(); ++i) {
+    const ReplyParts d = stream.push(reply.substr(i, 1), i + 1 == reply.size());
+    sum.reasoning += d.reasoning;
+    sum.content += d.content;
+    sum.calls.insert(sum.calls.end(), d.calls.begin(), d.calls.end());
+    EXPECT_EQ(sum.content.find('<'), std::string::npos) << "a marker's first bytes went out as content";
+  }
+  EXPECT_EQ(sum.reasoning, whole.reasoning);
+  EXPECT_EQ(sum.content, whole.content);
+  ASSERT_EQ(sum.calls.size(), 1u);
+  EXPECT_EQ(sum.calls[0].arguments, whole.calls[0].arguments);
+  EXPECT_EQ(stream.calls_sent(), 1u);
+}
+
+bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text) {
+  grammar::Automaton a(g);
+  return testing::accepts(a, text);
+}
+
+std::shared_ptr<const grammar::Grammar> calls_grammar(ToolFormat format, int64_t max_calls, bool automatic) {
+  grammar::GrammarBuilder b;
+  grammar::JsonGrammar j(b);
+  const int32_t calls = tool_calls_rule(j, format, kFunctions, max_calls);
+  return b.build(automatic ? tool_choice_auto_rule(j, format, calls) : calls);
+}
+
+TEST(ToolFormat, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
+  const auto hermes = calls_grammar(ToolFormat::hermes, 2, false);
+  EXPECT_TRUE(accepts(hermes, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}\n</tool_call>"));
+  EXPECT_TRUE(accepts(hermes, "<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":2}}</tool_call>\n"
+                              "<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":3,\"b\":4}}</tool_call>"));
+  EXPECT_FALSE(accepts(hermes, "<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":2}}</tool_call>"
+                               "<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":2}}</tool_call>"
+                               "<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":2}}</tool_call>"));  // > 2
+  EXPECT_FALSE(accepts(hermes, "<tool_call>{\"name\":\"sub\",\"arguments\":{\"a\":1,\"b\":2}}</tool_call>"));
+  EXPECT_FALSE(accepts(hermes, "<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":1}}</tool_call>"));
+  EXPECT_FALSE(accepts(hermes, "Sure.<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":2}}</tool_call>"));
+
+  const auto llama = calls_grammar(ToolFormat::llama3_json, 2, false);
+  EXPECT_TRUE(accepts(llama, "<|python_tag|>{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}"));
+  EXPECT_TRUE(accepts(llama, "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}; "
+                             "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"x\"}}"));
+  EXPECT_FALSE(accepts(llama, "{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}"));
+
+  const auto mistral = calls_grammar(ToolFormat::mistral, 2, false);
+  EXPECT_TRUE(accepts(mistral, "[TOOL_CALLS][{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}]"));
+  EXPECT_FALSE(accepts(mistral, "[TOOL_CALLS][]"));
+
+  // auto: free text, or free text that opens calls; the marker never in the text itself.
+  const auto automatic = calls_grammar(ToolFormat::hermes, 2, true);
+  EXPECT_TRUE(accepts(automatic, "It is sunny."));
+  EXPECT_TRUE(accepts(automatic, "Let me see.<tool_call>{\"name\":\"add\",\"arguments\":{\"a\":1,\"b\":2}}</tool_call>"));
+  EXPECT_FALSE(accepts(automatic, "<tool_call>{\"name\":\"nope\"}</tool_call>"));
+  const auto llama_auto = calls_grammar(ToolFormat::llama3_json, 2, true);
+  EXPECT_TRUE(accepts(llama_auto, "The answer is 3."));
+  EXPECT_TRUE(accepts(llama_auto, "<b>bold</b> text"));
+  EXPECT_FALSE(accepts(llama_auto, "{\"just\": \"json\"}"));  // a reply that starts with "{" is a call
+  EXPECT_FALSE(accepts(llama_auto, "text <|python_tag|> more"));
+}
+
+}  // namespace
+}  // namespace difftx::serve

@@ -1,0 +1,183 @@
+#include "support/schema_check.h"
+
+#include <cmath>
+#include <regex>
+
+namespace difftx::testing {
+namespace {
+
+using nlohmann::json;
+
+int64_t code_points(const std::string& s) {
+  int64_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+bool digits(const std::string& s, size_t at, size_t n) {
+  if (at + n > s.size()) return false;
+  for (size_t i = at; i < at + n; ++i)
+    if (s[i] < '0' || s[i] > '9') return false;
+  return true;
+}
+
+int number(const std::string& s, size_t at, size_t n) { return std::stoi(s.substr(at, n)); }
+
+bool valid_date(const std::string& s) {
+  if (s.size() != 10 || !digits(s, 0, 4) || s[4] != '-' || !digits(s, 5, 2) || s[7] != '-' || !digits(s, 8, 2))
+    return false;
+  const int year = number(s, 0, 4), month = number(s, 5, 2), day = number(s, 8, 2);
+  const bool leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+  static const int days[] = {0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return month >= 1 && month <= 12 && day >= 1 && day <= (month == 2 && leap ? 29 : days[month]);
+}
+
+// HH:MM:SS(.fraction)? then Z or +HH:MM / -HH:MM.
+bool valid_time(const std::string& s) {
+  if (!digits(s, 0, 2) || s.size() < 8 || s[2] != ':' || !digits(s, 3, 2) || s[5] != ':' || !digits(s, 6, 2))
+    return false;
+  if (number(s, 0, 2) > 23 || number(s, 3, 2) > 59 || number(s, 6, 2) > 59) return false;
+  size_t i = 8;
+  if (i < s.size() && s[i] == '.') {
+    const size_t start = ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;
+    if (i == start) return false;
+  }
+  const std::string zone = s.substr(i);
+  if (zone == "Z" || zone == "z") return true;
+  return zone.size() == 6 && (zone[0] == '+' || zone[0] == '-') && digits(zone, 1, 2) && zone[3] == ':' &&
+         digits(zone, 4, 2) && number(zone, 1, 2) <= 23 && number(zone, 4, 2) <= 59;
+}
+
+bool valid_uuid(const std::string& s) {
+  static const std::regex uuid("^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$");
+  return std::regex_search(s, uuid);
+}
+
+std::string type_of(const json& v) {
+  if (v.is_null()) return "null";
+  if (v.is_boolean()) return "boolean";
+  if (v.is_object()) return "object";
+  if (v.is_array()) return "array";
+  if (v.is_string()) return "string";
+  return "number";
+}
+
+bool has_type(const json& v, const std::string& t) {
+  if (t == "integer")
+    return v.is_number() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>();
+  if (t == "number") return v.is_number() && std::isfinite(v.get<double>());
+  return type_of(v) == t;
+}
+
+}  // namespace
+
+std::string schema_violation(const json& schema, const json& value, const json& root) {
+  if (schema.is_boolean()) return schema.get<bool>() ? "" : "false schema";
+  if (schema.contains("$ref")) {
+    const std::string ref = schema["$ref"];
+    return schema_violation(root.at(json::json_pointer(ref.substr(1))), value, root);
+  }
+  if (schema.contains("type")) {
+    const json types = schema["type"].is_array() ? schema["type"] : json::array({schema["type"]});
+    bool any = false;
+    for (const json& t : types) any = any || has_type(value, t.get<std::string>());
+    if (!any) return "type " + schema["type"].dump() + " vs " + value.dump();
+  }
+  if (schema.contains("const") && schema["const"] != value) return "const";
+  if (schema.contains("enum")) {
+    bool found = false;
+    for (const json& v : schema["enum"]) found = found || v == value;
+    if (!found) return "enum";
+  }
+  if (schema.contains("anyOf")) {
+    bool any = false;
+    for (const json& s : schema["anyOf"]) any = any || schema_violation(s, value, root).empty();
+    if (!any) return "anyOf";
+  }
+  if (schema.contains("oneOf")) {
+    int n = 0;
+    for (const json& s : schema["oneOf"]) n += schema_violation(s, value, root).empty();
+    if (n != 1) return "oneOf matched " + std::to_string(n);
+  }
+  if (schema.contains("allOf"))
+    for (const json& s : schema["allOf"])
+      if (const std::string why = schema_violation(s, value, root); !why.empty()) return "allOf: " + why;
+  if (value.is_object()) {
+    const json props = schema.value("properties", json::object());
+    if (schema.contains("required"))
+      for (const json& name : schema["required"])
+        if (!value.contains(name.get<std::string>())) return "required " + name.get<std::string>();
+    for (const auto& [key, v] : value.items()) {
+      if (props.contains(key)) {
+        if (const std::string why = schema_violation(props[key], v, root); !why.empty()) return key + ": " + why;
+      } else if (schema.contains("additionalProperties")) {
+        if (const std::string why = schema_violation(schema["additionalProperties"], v, root); !why.empty())
+          return "additional " + key + ": " + why;
+      }
+    }
+  }
+  if (value.is_array()) {
+    const auto n = static_cast<int64_t>(value.size());
+    if (schema.contains("minItems") && n < schema["minItems"].get<int64_t>()) return "minItems";
+    if (schema.contains("maxItems") && n > schema["maxItems"].get<int64_t>()) return "maxItems";
+    if (schema.contains("items"))
+      for (const json& v : value)
+        if (const std::string why = schema_violation(schema["items"], v, root); !why.empty()) return "item: " + why;
+  }
+  if (value.is_string()) {
+    const std::string s = value.get<std::string>();
+    if (schema.contains("minLength") && code_points(s) < schema["minLength"].get<int64_t>()) return "minLength";
+    if (schema.contains("maxLength") && code_points(s) > schema["maxLength"].get<int64_t>()) return "maxLength";
+    if (schema.contains("pattern") && !std::regex_search(s, std::regex(schema["pattern"].get<std::string>())))
+      return "pattern " + schema["pattern"].get<std::string>() + " vs " + value.dump();
+    if (schema.contains("format")) {
+      const std::string f = schema["format"];
+      const size_t t = s.find_first_of("Tt");
+      const bool ok = f == "date"   ? valid_date(s)
+                      : f == "uuid" ? valid_uuid(s)
+                      : f == "date-time"
+                          ? t != std::string::npos && valid_date(s.substr(0, t)) && valid_time(s.substr(t + 1))
+                          : false;
+      if (!ok) return "format " + f + " vs " + value.dump();
+    }
+  }
+  if (value.is_number()) {
+    const double x = value.get<double>();
+    const auto bound = [&](const char* key) { return schema[key].get<double>(); };
+    // Draft 4 writes exclusiveness as a flag on minimum / maximum.
+    const auto flag = [&](const char* key) { return schema.contains(key) && schema[key] == true; };
+    const auto number = [&](const char* key) { return schema.contains(key) && schema[key].is_number(); };
+    if (schema.contains("minimum") && (flag("exclusiveMinimum") ? x <= bound("minimum") : x < bound("minimum")))
+      return "minimum";
+    if (schema.contains("maximum") && (flag("exclusiveMaximum") ? x >= bound("maximum") : x > bound("maximum")))
+      return "maximum";
+    if (number("exclusiveMinimum") && x <= bound("exclusiveMinimum")) return "exclusiveMinimum";
+    if (number("exclusiveMaximum") && x >= bound("exclusiveMaximum")) return "exclusiveMaximum";
+  }
+  return "";
+}
+
+bool accepts(grammar::Automaton& a, std::string_view text) {
+  const grammar::Automaton::State s = a.next(a.start(), text);
+  return s >= 0 && a.complete(s);
+}
+
+std::optional<std::string> random_document(grammar::Automaton& a, Rng& rng, double stop, size_t max_bytes) {
+  std::string out;
+  grammar::Automaton::State s = a.start();
+  std::vector<std::pair<uint8_t, grammar::Automaton::State>> next;
+  while (out.size() < max_bytes) {
+    if (a.complete(s) && (!a.extensible(s) || rng.uniform() < stop)) return out;
+    next.clear();
+    for (int b = 0; b < 256; ++b)
+      if (const auto t = a.next(s, static_cast<uint8_t>(b)); t >= 0) next.emplace_back(static_cast<uint8_t>(b), t);
+    if (next.empty()) throw Error("random_document: a live state with no byte to go on with: " + out);
+    const auto& [byte, to] = next[rng.below(next.size())];
+    out += static_cast<char>(byte);
+    s = to;
+  }
+  return std::nullopt;
+}
+
+}  // namespace difftx::testing

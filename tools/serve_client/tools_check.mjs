@@ -1,0 +1,225 @@
+// The official openai client driving `difftx serve`'s structured output and tool calling, whole
+// and streamed, every structured answer validated by ajv (with ajv-formats) against its schema:
+// response_format json_schema / json_object, tools with tool_choice required / a named function /
+// auto, parallel_tool_calls false, a conversation with tool calls and results; hostile schemas
+// and tools answered with 400s naming the field, the server still answering afterwards.
+//   node tools_check.mjs BASE_URL tools        (a template with <tool_call> blocks)
+//   node tools_check.mjs BASE_URL reasoning    (a template that opens <think> in the prompt)
+import assert from "node:assert/strict";
+import Ajv from "ajv";
+import addFormats from "ajv-formats";
+import OpenAI from "openai";
+
+const [baseURL, mode] = process.argv.slice(2);
+const client = new OpenAI({ baseURL, apiKey: "none", maxRetries: 0 });
+const model = (await client.models.list()).data[0].id;
+const ajv = new Ajv({ strict: true, allErrors: true });
+addFormats(ajv);
+
+function validate(schema, value, what) {
+  const check = ajv.compile(schema);
+  assert.ok(check(value), `${what}: ${JSON.stringify(value)} fails its schema: ${ajv.errorsText(check.errors)}`);
+}
+
+// Short documents, so that even random weights finish them.
+const answerSchema = {
+  type: "object",
+  properties: {
+    answer: { type: "string", maxLength: 12 },
+    n: { type: "integer", minimum: -5, maximum: 99 },
+    when: { type: "string", format: "date" },
+    kind: { enum: ["a", "b", null, 3] },
+  },
+  required: ["answer", "n", "kind"],
+  additionalProperties: false,
+};
+const messages = [{ role: "user", content: "Tell me about the Union." }];
+
+async function streamed(request) {
+  const stream = await client.chat.completions.create({ ...request, stream: true });
+  const choices = [];
+  for await (const chunk of stream)
+    for (const c of chunk.choices) {
+      const acc = (choices[c.index] ??= { content: "", reasoning: "", calls: [], finish: null });
+      if (c.delta.content) acc.content += c.delta.content;
+      if (c.delta.reasoning_content) acc.reasoning += c.delta.reasoning_content;
+      for (const t of c.delta.tool_calls ?? []) {
+        const call = (acc.calls[t.index] ??= { id: "", name: "", arguments: "" });
+        if (t.id) call.id = t.id;
+        if (t.function?.name) call.name += t.function.name;
+        if (t.function?.arguments) call.arguments += t.function.arguments;
+      }
+      if (c.finish_reason) acc.finish = c.finish_reason;
+    }
+  return choices;
+}
+
+async function expect400(request, param, what) {
+  try {
+    await client.chat.completions.create(request);
+  } catch (e) {
+    assert.ok(e instanceof OpenAI.BadRequestError, `${what}: not a 400 but ${e}`);
+    assert.equal(e.param, param, `${what}: param ${e.param}, message ${e.message}`);
+    return e.message;
+  }
+  assert.fail(`${what}: accepted`);
+}
+
+const format = { type: "json_schema", json_schema: { name: "answer", schema: answerSchema, strict: true } };
+if (mode === "reasoning") {
+  // The prompt opens <think>: the thinking is free, closed by max_reasoning_tokens at the latest,
+  // and the document follows it.
+  for (const seed of [1, 2, 3]) {
+    const r = await client.chat.completions.create({
+      model, messages, response_format: format, max_reasoning_tokens: 6, max_tokens: 200, temperature: 1, seed,
+    });
+    const m = r.choices[0].message;
+    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r));
+    assert.equal(typeof m.reasoning_content, "string");
+    validate(answerSchema, JSON.parse(m.content), `reasoning then JSON (seed ${seed})`);
+    const s = (await streamed({ model, messages, response_format: format, max_reasoning_tokens: 6, max_tokens: 200,
+                                temperature: 1, seed }))[0];
+    assert.equal(s.content, m.content, "streamed content differs");
+    assert.equal(s.reasoning, m.reasoning_content, "streamed reasoning differs");
+  }
+  // Without a budget the block is free text; a budget of 0 closes it at once.
+  const none = await client.chat.completions.create({ model, messages, max_reasoning_tokens: 0, max_tokens: 8, seed: 4 });
+  assert.equal(none.choices[0].message.reasoning_content, "");
+  console.log("reasoning: ok");
+  process.exit(0);
+}
+
+// response_format json_schema: n choices, sampled hot, whole and streamed.
+const whole = await client.chat.completions.create({
+  model, messages, response_format: format, n: 4, temperature: 1.5, seed: 11, max_tokens: 200,
+});
+for (const c of whole.choices) {
+  assert.equal(c.finish_reason, "stop", JSON.stringify(c));
+  validate(answerSchema, JSON.parse(c.message.content), "json_schema answer");
+}
+const live = await streamed({ model, messages, response_format: format, n: 4, temperature: 1.5, seed: 11, max_tokens: 200 });
+assert.deepEqual(live.map((c) => c.content), whole.choices.map((c) => c.message.content), "streamed answers differ");
+console.log(`json_schema: ${whole.choices[0].message.content}`);
+
+// json_object: an object, however long the model makes it (finished ones parse).
+const object = await client.chat.completions.create({
+  model, messages, response_format: { type: "json_object" }, temperature: 0.7, seed: 3, max_tokens: 300,
+});
+if (object.choices[0].finish_reason === "stop") {
+  const value = JSON.parse(object.choices[0].message.content);
+  assert.ok(value !== null && typeof value === "object" && !Array.isArray(value));
+}
+console.log(`json_object: ${object.choices[0].finish_reason} ${object.choices[0].message.content.slice(0, 60)}`);
+
+// Tools.
+const tools = [
+  { type: "function", function: { name: "get_weather", description: "The weather in a city.",
+    parameters: { type: "object", properties: { city: { type: "string", maxLength: 10 },
+      unit: { type: "string", enum: ["celsius", "fahrenheit"] } }, required: ["city", "unit"], additionalProperties: false } } },
+  { type: "function", function: { name: "add", description: "Adds two integers.",
+    parameters: { type: "object", properties: { a: { type: "integer", minimum: 0, maximum: 99 },
+      b: { type: "integer", minimum: 0, maximum: 99 } }, required: ["a", "b"], additionalProperties: false } } },
+  { type: "function", function: { name: "now" } },
+];
+const parametersOf = (name) => {
+  const t = tools.find((x) => x.function.name === name);
+  assert.ok(t, `a call to '${name}', which is not a tool`);
+  return t.function.parameters ?? { type: "object", properties: {}, additionalProperties: false };
+};
+function checkCalls(calls, what, only) {
+  assert.ok(calls.length >= 1, `${what}: no tool calls`);
+  for (const call of calls) {
+    const name = call.function?.name ?? call.name;
+    const args = call.function?.arguments ?? call.arguments;
+    if (only) assert.equal(name, only, `${what}: called ${name}`);
+    assert.match(call.id, /^call_[A-Za-z0-9]{24}$/);
+    validate(parametersOf(name), JSON.parse(args), `${what}: ${name}`);
+  }
+}
+
+// The server runs with --max-tool-calls 3: a turn holds at most three calls.
+for (const [choice, only] of [["required", null], [{ type: "function", function: { name: "add" } }, "add"]]) {
+  const r = await client.chat.completions.create({
+    model, messages, tools, tool_choice: choice, n: 2, temperature: 1.2, seed: 5, max_tokens: 900,
+  });
+  for (const c of r.choices) {
+    assert.equal(c.finish_reason, "tool_calls", JSON.stringify(c));
+    assert.equal(c.message.content, null);
+    checkCalls(c.message.tool_calls, `tool_choice ${JSON.stringify(choice)}`, only);
+    assert.ok(c.message.tool_calls.length <= 3, "more calls than the turn's bound");
+  }
+  const s = await streamed({ model, messages, tools, tool_choice: choice, n: 2, temperature: 1.2, seed: 5, max_tokens: 900 });
+  for (let i = 0; i < 2; ++i) {
+    assert.equal(s[i].finish, "tool_calls");
+    checkCalls(s[i].calls, `streamed tool_choice ${JSON.stringify(choice)}`, only);
+    assert.deepEqual(s[i].calls.map((c) => [c.name, c.arguments]),
+                     r.choices[i].message.tool_calls.map((c) => [c.function.name, c.function.arguments]),
+                     "streamed calls differ from the whole response");
+  }
+  console.log(`tool_choice ${JSON.stringify(choice)}: ${JSON.stringify(r.choices[0].message.tool_calls.map((c) => c.function))}`);
+}
+
+// parallel_tool_calls false: exactly one call.
+const single = await client.chat.completions.create({
+  model, messages, tools, tool_choice: "required", parallel_tool_calls: false, n: 2, temperature: 1.5, seed: 8,
+  max_tokens: 600,
+});
+for (const c of single.choices) {
+  assert.equal(c.message.tool_calls.length, 1);
+  checkCalls(c.message.tool_calls, "parallel_tool_calls false");
+}
+
+// auto: text, or calls that validate; with response_format, the document or calls.
+for (const extra of [{}, { response_format: format }]) {
+  const r = await client.chat.completions.create({
+    model, messages, tools, tool_choice: "auto", n: 2, temperature: 1, seed: 2, max_tokens: 150, ...extra,
+  });
+  for (const c of r.choices) {
+    if (c.message.tool_calls) checkCalls(c.message.tool_calls, "auto");
+    else if (c.finish_reason === "length") continue;  // a turn of calls or a document cut short
+    else if (extra.response_format && c.finish_reason === "stop") validate(answerSchema, JSON.parse(c.message.content), "auto + json_schema");
+    else assert.equal(typeof c.message.content, "string");
+  }
+}
+
+// A conversation with a call and its result renders and answers.
+const followUp = await client.chat.completions.create({
+  model, tools, max_tokens: 8, seed: 1,
+  messages: [...messages,
+    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function",
+      function: { name: "add", arguments: JSON.stringify({ a: 1, b: 2 }) } }] },
+    { role: "tool", tool_call_id: "call_1", content: "3" }],
+});
+assert.ok(["stop", "length"].includes(followUp.choices[0].finish_reason));
+
+// Hostile schemas and tools: 400s naming the field; the server stays up.
+let deep = { type: "string" };
+for (let i = 0; i < 100; ++i) deep = { type: "array", items: deep };
+const hostile = [
+  [{ type: "object", properties: { a: { type: "string", format: "email" } } }, "format"],
+  [deep, "nested deeper"],
+  [{ enum: Array.from({ length: 20000 }, (_, i) => i) }, "enum"],
+  [{ $ref: "#" }, "matches no text"],
+  [{ anyOf: [{ $ref: "#" }, { type: "null" }] }, "left-recursive"],
+  [{ type: "string", pattern: "(a)\\1" }, "backreference"],
+  [{ type: "string", pattern: "[z-a]" }, "pattern"],
+  [{ type: "object", patternProperties: { x: {} } }, "patternProperties"],
+  [{ type: "integer", multipleOf: 3 }, "multipleOf"],
+];
+for (const [schema, part] of hostile) {
+  const m1 = await expect400({ model, messages, response_format: { type: "json_schema", json_schema: { name: "x", schema } } },
+                             "response_format", `response_format ${part}`);
+  assert.ok(m1.includes(part), `'${m1}' does not name ${part}`);
+  const m2 = await expect400({ model, messages, tool_choice: "required",
+                               tools: [{ type: "function", function: { name: "f", parameters: schema } }] },
+                             "tools", `tool parameters ${part}`);
+  assert.ok(m2.includes("#/tools/0/function/parameters"), m2);
+}
+await expect400({ model, messages, tools, tool_choice: { type: "function", function: { name: "nope" } } }, "tool_choice",
+                "an unknown function");
+await expect400({ model, messages, tools: [{ type: "function", function: { name: "has space" } }] }, "tools", "a bad name");
+await expect400({ model, messages, tools: [{ type: "function" }] }, "tools", "a malformed tool");
+await expect400({ model, messages, grammar: "root ::= (" }, "grammar", "a broken grammar");
+const after = await client.chat.completions.create({ model, messages, max_tokens: 4 });
+assert.ok(after.choices[0].message.content !== undefined, "the server stopped answering");
+console.log("tools: ok");
