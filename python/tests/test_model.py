@@ -79,8 +79,8 @@ def test_errors_are_difftx_errors(tmp_path):
         difftx.load(FIXTURES / "oracle" / "diff", kv_dtype="fp8")
     with pytest.raises(difftx.Error, match="no tokenizer in the model directory"):
         model.generate("x")
-    with pytest.raises(difftx.Error, match="device 'vulkan': this build runs on 'cpu' only"):
-        difftx.load(FIXTURES / "oracle" / "diff", device="vulkan")
+    with pytest.raises(difftx.Error, match="vulkan"):  # no such device: an error, never the CPU
+        difftx.load(FIXTURES / "oracle" / "diff", device="vulkan:99")
     assert difftx.load(FIXTURES / "oracle" / "diff", device="cpu").variant == "diff"
     assert issubclass(difftx.TrainingDiverged, difftx.Error) and issubclass(difftx.EngineFull, difftx.Error)
 

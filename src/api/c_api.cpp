@@ -87,7 +87,10 @@ void difftx_string_free(char* text) { std::free(text); }
 difftx_model* difftx_model_load(const char* dir, const char* device) {
   return guard<difftx_model*>(nullptr, [&] {
     LoadOptions o;
-    if (device) o.device = device;
+    if (device) {
+      DIFFTX_CHECK(*device != '\0', "device: an empty name (NULL or \"cpu\" for the CPU)");
+      o.device = device;
+    }
     return new difftx_model{load_model(required(dir, "dir"), o)};
   });
 }

@@ -29,15 +29,6 @@ const Alphabet& alphabet() {
   return a;
 }
 
-void append_utf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else {  // the alphabet stays below U+0800: two bytes
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 }  // namespace
 
 std::string byte_level_encode(std::string_view bytes) {

@@ -2,6 +2,7 @@
 // (PCRE2 would otherwise re-check the whole subject on every match call: quadratic).
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,9 @@ namespace difftx::data {
 // Length of the longest prefix of text that is well-formed UTF-8 (RFC 3629: no overlong forms,
 // no surrogates, nothing above U+10FFFF), so text.size() when all of it is valid.
 size_t valid_utf8_prefix(std::string_view text);
+
+// Appends the UTF-8 encoding of code point cp (at most U+10FFFF) to out.
+void append_utf8(uint32_t cp, std::string& out);
 
 // Throws difftx::Error "WHAT: invalid UTF-8 at byte offset N (bytes ...)" unless text is valid.
 void check_utf8(std::string_view text, const std::string& what);

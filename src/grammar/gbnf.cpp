@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "data/utf8.h"
+
 namespace difftx::grammar {
 namespace {
 
@@ -10,24 +12,6 @@ constexpr int kMaxGroupDepth = 128;
 
 bool name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
-}
-
-void append_utf8(uint32_t c, std::string& out) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
 }
 
 class Parser {
@@ -152,7 +136,7 @@ class Parser {
     std::string bytes;
     while (peek() != '"') {
       if (at_end() || peek() == '\n') error("unterminated string literal");
-      append_utf8(parse_char(), bytes);
+      data::append_utf8(parse_char(), bytes);
     }
     ++pos_;
     const int32_t r = b_.add_rule("literal");

@@ -66,22 +66,7 @@ void AtomicFileWriter::discard() noexcept {
   temp_exists_ = false;
 }
 
-void AtomicFileWriter::write(const void* data, size_t bytes) {
-  DIFFTX_CHECK(fd_ >= 0, "cannot write '", target_.string(), "': writer already committed or failed");
-  const char* p = static_cast<const char*>(data);
-  while (bytes > 0) {
-    const size_t chunk = std::min<size_t>(bytes, size_t{1} << 30);
-    const ssize_t n = ::write(fd_, p, chunk);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const int err = n < 0 ? errno : EIO;
-      discard();
-      fail("cannot write '", target_.string(), "': ", errno_text(err), " (the previous file, if any, is unchanged)");
-    }
-    p += n;
-    bytes -= static_cast<size_t>(n);
-  }
-}
+void AtomicFileWriter::write(const void* data, size_t bytes) { write_at(end_, data, bytes); }
 
 void AtomicFileWriter::write_at(uint64_t offset, const void* data, size_t bytes) {
   DIFFTX_CHECK(fd_ >= 0, "cannot write '", target_.string(), "': writer already committed or failed");
@@ -98,6 +83,7 @@ void AtomicFileWriter::write_at(uint64_t offset, const void* data, size_t bytes)
     offset += static_cast<uint64_t>(n);
     bytes -= static_cast<size_t>(n);
   }
+  end_ = std::max(end_, offset);
 }
 
 void AtomicFileWriter::commit() {

@@ -20,9 +20,10 @@ class AtomicFileWriter {
   AtomicFileWriter(const AtomicFileWriter&) = delete;
   AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
 
+  // Appends after the furthest byte written.
   void write(const void* data, size_t bytes);
   void write(std::string_view bytes) { write(bytes.data(), bytes.size()); }
-  // Overwrites bytes already written, at `offset` (a header filled in last).
+  // Writes at `offset`: overwrites bytes already written (a header filled in last) or extends.
   void write_at(uint64_t offset, const void* data, size_t bytes);
   // fsync, rename over the target, fsync the directory. Call once; no writes after it.
   void commit();
@@ -36,6 +37,7 @@ class AtomicFileWriter {
   std::filesystem::path target_;
   std::filesystem::path temp_;
   int fd_ = -1;
+  uint64_t end_ = 0;  // one past the furthest byte written
   bool temp_exists_ = false;
 };
 

@@ -35,20 +35,6 @@ bool is_xml_noncharacter(std::string_view s, size_t i) {
          static_cast<unsigned char>(s[i + 2]) >= 0xBE;
 }
 
-// Appends the UTF-8 encoding of code point cp (below U+10000 here).
-void append_code_point(std::string& out, unsigned cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
-
 std::string strip_negative_zero(std::string s) {
   if (s.size() > 1 && s[0] == '-' && s.find_first_not_of("-0.") == std::string::npos) s.erase(0, 1);
   return s;
@@ -104,11 +90,11 @@ std::string visible_token(std::string_view token, size_t max_chars) {
       const auto c = static_cast<unsigned char>(piece[i]);
       const size_t len = sequence_length(c);
       std::string shown;
-      if (c == ' ') append_code_point(shown, 0xB7);
-      else if (c == '\n') append_code_point(shown, 0x21B5);
-      else if (c == '\t') append_code_point(shown, 0x21E5);
-      else if (c < 0x20) append_code_point(shown, 0x2400 + c);
-      else if (c == 0x7F) append_code_point(shown, 0x2421);
+      if (c == ' ') data::append_utf8(0xB7, shown);
+      else if (c == '\n') data::append_utf8(0x21B5, shown);
+      else if (c == '\t') data::append_utf8(0x21E5, shown);
+      else if (c < 0x20) data::append_utf8(0x2400 + c, shown);
+      else if (c == 0x7F) data::append_utf8(0x2421, shown);
       else shown = piece.substr(i, len);
       chars.push_back(std::move(shown));
       i += len;

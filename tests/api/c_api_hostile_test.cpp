@@ -198,9 +198,12 @@ TEST_F(CApiHostile, CapacityZeroAsksForTheSize) {
 }
 
 TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
-  EXPECT_EQ(difftx_model_load(kMotif.c_str(), "vulkan"), nullptr);
-  EXPECT_TRUE(error_says("device 'vulkan': this build runs on 'cpu' only"));
+  EXPECT_EQ(difftx_model_load(kMotif.c_str(), "tpu"), nullptr);
+  EXPECT_TRUE(error_says("unknown device 'tpu'"));
+  EXPECT_EQ(difftx_model_load(kMotif.c_str(), "vulkan:99"), nullptr);  // no such device, never the CPU
+  EXPECT_TRUE(error_says("vulkan"));
   EXPECT_EQ(difftx_model_load(kMotif.c_str(), ""), nullptr);
+  EXPECT_TRUE(error_says("device: an empty name"));
   EXPECT_EQ(difftx_model_load("/nonexistent/model", nullptr), nullptr);
   EXPECT_TRUE(error_says("/nonexistent/model"));
   int32_t ids[8];

@@ -4,6 +4,7 @@
 // (syntax, escapes, repetition, errors with their line and column, a round trip through to_gbnf).
 #include <gtest/gtest.h>
 
+#include "data/utf8.h"
 #include "grammar/automaton.h"
 #include "grammar/gbnf.h"
 #include "support/schema_check.h"
@@ -15,21 +16,7 @@ using testing::accepts;
 
 std::string utf8(uint32_t c) {
   std::string out;
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
+  difftx::data::append_utf8(c, out);
   return out;
 }
 
