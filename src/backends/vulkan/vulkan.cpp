@@ -26,8 +26,9 @@ std::unique_ptr<Backend> open_device(const std::string& device) {
 
 std::vector<std::string> device_names() {
   std::string why;
+  const size_t count = list_devices(&why).size();
   std::vector<std::string> names;
-  for (size_t i = 0; i < list_devices(&why).size(); ++i) names.push_back(concat("vulkan:", i));
+  for (size_t i = 0; i < count; ++i) names.push_back(concat("vulkan:", i));
   return names;
 }
 
