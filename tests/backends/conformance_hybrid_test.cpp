@@ -2,7 +2,7 @@
 // a projection's bias, Mamba-1's conv and selective scan (prompt against the double reference, the
 // step form against the prompt's bits), the GMU for F32 and BF16 weights, and sliding-window
 // attention through the fused forward and the paged KV cache, on every backend that runs them; a
-// backend that does not refuses each op by name.
+// backend that does not refuses each op, a sliding window and a hybrid model's forward by name.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -12,9 +12,13 @@
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/rng.h"
 #include "kernels/attention/attention.h"
 #include "kernels/attention/decode_attention.h"
+#include "model/formats/phi4flash_config.h"
+#include "model/hybrid_decoder.h"
 #include "reference/attention_reference.h"
 #include "reference/bias_reference.h"
 #include "reference/decode_attention_reference.h"
@@ -224,7 +228,7 @@ TEST_P(ConformanceHybrid, MambaBadDimsNameTheField) {
 // A matrix's stored bytes on the device.
 struct DeviceWeights {
   DeviceWeights(backends::Backend& b, const Quantized& q)
-      : bytes(b, q.bytes), matrix{q.type, bytes.ptr(), q.rows, q.cols} {}
+      : bytes(b, q.bytes), matrix{q.type, bytes.ptr(), q.rows, q.cols, {}} {}
   DeviceArray<uint8_t> bytes;
   backends::DeviceMatrix matrix;
 };
@@ -376,7 +380,7 @@ TEST_P(HybridRefusal, EachOpIsAnErrorNamingItAndTheDevice) {
   auto buf = zeros<float>(64);
   const auto slots = zeros<int32_t>(1);
   const MambaDims dims{4, 2, 2};
-  const backends::DeviceMatrix m{WeightType::f32, buf.ptr(), 4, 4};
+  const backends::DeviceMatrix m{WeightType::f32, buf.ptr(), 4, 4, {}};
   const std::vector<std::pair<std::string, std::function<void()>>> ops = {
       {"layernorm_forward", [&] { backend().layernorm_forward(buf, buf, buf, buf, buf, buf, 1, 4, 1e-5f); }},
       {"layernorm_backward", [&] { backend().layernorm_backward(buf, buf, buf, buf, buf, buf, buf, buf, 1, 4); }},
@@ -393,6 +397,40 @@ TEST_P(HybridRefusal, EachOpIsAnErrorNamingItAndTheDevice) {
     EXPECT_NE(message.find(op), std::string::npos) << message;
     EXPECT_NE(message.find(backend().info().name), std::string::npos) << message;
   }
+}
+
+// Its attention refuses a sliding window by name, in the fused forward and in paged decode.
+TEST_P(HybridRefusal, ASlidingWindowIsAnErrorNamingIt) {
+  if (backend().runs_hybrid()) GTEST_SKIP() << GetParam().name << " runs a hybrid stack's ops";
+  const AttentionDims a{AttentionKind::diff, 1, 8, 2, 1, 16, 1, 4};
+  auto buf = zeros<float>(1024);
+  const backends::DeviceAttentionSaved saved{buf, buf};
+  std::string message = error_of([&] { backend().attention_forward(a, buf, buf, buf, buf, buf, saved); });
+  EXPECT_NE(message.find("attention_forward with a sliding window"), std::string::npos) << message;
+  DecodeAttentionDims block{AttentionVariant{AttentionKind::diff, 2, 1, 16}, 16, KvStorage::f32};
+  block.window = 4;
+  const int64_t key_bytes = key_region_bytes(block), layer_bytes = key_bytes + value_region_bytes(block);
+  const backends::DeviceBuffer pool = backend().allocate(2 * layer_bytes, true);
+  const backends::PagedKv kv{block, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
+  const auto ints = zeros<int32_t>(2);
+  const backends::PagedRows rows{1, 4, ints, ints, ints};
+  message = error_of([&] { backend().paged_attention(kv, 0, rows, buf, buf, buf); });
+  EXPECT_NE(message.find("paged_attention with a sliding window"), std::string::npos) << message;
+}
+
+// A hybrid model's forward is refused when its activations are planned, naming the device and
+// where the model runs.
+TEST_P(HybridRefusal, AHybridModelIsRefusedNamingTheDeviceAndTheCpu) {
+  if (backend().runs_hybrid()) GTEST_SKIP() << GetParam().name << " runs a hybrid stack's ops";
+  const ModelConfig c = config_from_phi4flash({{"model_type", "phi4flash"}, {"vocab_size", 32}, {"hidden_size", 16},
+                                               {"intermediate_size", 32}, {"num_hidden_layers", 4},
+                                               {"num_attention_heads", 4}, {"num_key_value_heads", 2},
+                                               {"sliding_window", 3}},
+                                              "config.json");
+  const std::string message = error_of([&] { HybridActivations acts(c, 1, 4, backend()); });
+  EXPECT_NE(message.find("hybrid model"), std::string::npos) << message;
+  EXPECT_NE(message.find(backend().info().name), std::string::npos) << message;
+  EXPECT_NE(message.find("--device cpu"), std::string::npos) << message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, HybridRefusal, ::testing::ValuesIn(backends_under_test()), backend_test_name);
