@@ -6,8 +6,7 @@
 #include "cli/device_option.h"
 #include "core/error.h"
 #include "io/npy.h"
-#include "model/decoder.h"
-#include "model/hybrid_decoder.h"
+#include "model/forward_logits.h"
 #include "model/model_io.h"
 
 namespace difftx::cli {
@@ -42,13 +41,7 @@ int run_logits(Args& args) {
   DIFFTX_CHECK(T <= model.config.max_position_embeddings, "--tokens: ", T, " tokens exceed max_position_embeddings ",
                model.config.max_position_embeddings);
   std::vector<float> logits(T * model.config.vocab_size);
-  if (model.config.hybrid) {
-    HybridActivations acts(model.config, 1, T, *model.backend);
-    hybrid_logits(model, acts, ids.data(), logits.data());
-  } else {
-    Activations acts(model.config, 1, T, ActivationUse::forward_only, *model.backend);
-    decoder_logits(model, acts, ids.data(), logits.data());
-  }
+  forward_logits(model, ids, logits.data());
   write_npy(out, {T, model.config.vocab_size}, logits);
   std::printf("wrote %s: float32 [%lld, %lld]\n", out.c_str(), (long long)T, (long long)model.config.vocab_size);
   return 0;
