@@ -69,24 +69,50 @@ def check_document(text):
     assert all(t in ("a", "b", None) for t in value.get("tags", [])) and len(value.get("tags", [])) <= 2, text
 
 
-def test_json_schema_constrains_the_output(binary, diff_dir, diff_model, tmp_path):
+# The longest document SCHEMA admits, in bytes: 17 places for insignificant whitespace of at most a newline
+# and 16 spaces or tabs each (docs/STRUCTURED_OUTPUT.md), the keys and punctuation, a name of 6 characters
+# written as \u escapes, a two-character integer and two nulls. Every token writes at least one byte, so
+# this many new tokens (and the end of text) always finish the document, whatever the weights: the model
+# is trained on the repository's documentation, and each edit of it changes what the model samples.
+LONGEST_DOCUMENT = (17 * 17 + len('{"name":,"n":,"tags":[,]}') + len('"' + 6 * "\\u0000" + '"') + len("-3")
+                    + 2 * len("null"))
+
+
+@pytest.fixture(scope="module")
+def long_diff_dir(diff_dir, tmp_path_factory):
+    """diff_dir with a context that holds the prompt and LONGEST_DOCUMENT (RoPE takes any position)."""
     import json
+    import shutil
+    out = tmp_path_factory.mktemp("long") / "diff"
+    shutil.copytree(diff_dir, out)
+    config = json.loads((out / "config.json").read_text())
+    config["max_position_embeddings"] = 512
+    (out / "config.json").write_text(json.dumps(config))
+    return out
+
+
+def test_json_schema_constrains_the_output(binary, long_diff_dir, tmp_path):
+    import json
+    model = difftx.load(long_diff_dir)
+    budget = LONGEST_DOCUMENT + 1
     for seed in (1, 2, 3):
-        text = diff_model.generate(PROMPT, max_new_tokens=100, temperature=1.2, seed=seed, json_schema=SCHEMA)
+        stream = model.stream(PROMPT, max_new_tokens=budget, temperature=1.2, seed=seed, json_schema=SCHEMA)
+        text = "".join(stream)
+        assert stream.finish_reason == "stop", text
         check_document(text)
         # The same as the CLI's --json-schema, and as the schema given as JSON text.
         schema_file = tmp_path / "schema.json"
         schema_file.write_text(json.dumps(SCHEMA))
-        out = run(binary, "generate", "--model", diff_dir, "--prompt", PROMPT, "--max-new-tokens", 100,
+        out = run(binary, "generate", "--model", long_diff_dir, "--prompt", PROMPT, "--max-new-tokens", budget,
                   "--temperature", 1.2, "--seed", seed, "--json-schema", schema_file)
         assert out[len(PROMPT):-1] == text
-        assert diff_model.generate(PROMPT, max_new_tokens=100, temperature=1.2, seed=seed,
-                                   json_schema=json.dumps(SCHEMA)) == text
-    many = diff_model.generate_many([PROMPT, "The people"], max_new_tokens=100, temperature=1.2, seed=4,
-                                    json_schema=SCHEMA)
+        assert model.generate(PROMPT, max_new_tokens=budget, temperature=1.2, seed=seed,
+                              json_schema=json.dumps(SCHEMA)) == text
+    many = model.generate_many([PROMPT, "The people"], max_new_tokens=budget, temperature=1.2, seed=4,
+                               json_schema=SCHEMA)
     for text in many:
         check_document(text)
-    assert "".join(diff_model.stream(PROMPT, max_new_tokens=100, temperature=1.2, seed=4, json_schema=SCHEMA)) == many[0]
+    assert "".join(model.stream(PROMPT, max_new_tokens=budget, temperature=1.2, seed=4, json_schema=SCHEMA)) == many[0]
 
 
 def test_json_schema_that_cannot_be_enforced_is_an_error(diff_model):

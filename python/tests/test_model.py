@@ -31,6 +31,19 @@ def test_logits_equal_the_cli_bit_for_bit(binary, tmp_path, path):
     assert np.array_equal(got, expected)
 
 
+@pytest.mark.parametrize("name", ["phi4flash_l4_window_over_t_f32", "phi4flash_l8_gqa_bf16_sharded"])
+def test_a_hybrid_models_logits_equal_the_cli_and_the_oracle(binary, tmp_path, name):
+    """Phi-4-mini-flash's hybrid stack runs its own forward, as `difftx logits` does."""
+    path = FIXTURES / "phi4flash" / name
+    model = difftx.load(path)
+    ids = np.load(path / "tokens.npy")[0].tolist()
+    out = tmp_path / "logits.npy"
+    run(binary, "logits", "--model", path, "--tokens", " ".join(map(str, ids)), "--out", out)
+    got = model.logits(ids)
+    assert np.array_equal(got, np.load(out))
+    assert np.abs(got - np.load(path / "logits.npy")[0]).max() <= 2e-3  # the float64 oracle's bound
+
+
 def test_batches_and_arrays():
     model = difftx.load(FIXTURES / "oracle" / "diff")
     a, b = ids_for(model, 5), ids_for(model, 9)

@@ -7,8 +7,7 @@
 #include "data/tokenizer_files.h"
 #include "infer/model_prompt.h"
 #include "kernels/attention/decode_attention.h"
-#include "model/activations.h"
-#include "model/decoder.h"
+#include "model/forward_logits.h"
 
 namespace difftx::api {
 
@@ -64,9 +63,7 @@ void check_sequence(std::span<const int32_t> ids, const ModelConfig& c) {
 void sequence_logits(const LoadedModel& m, std::span<const int32_t> ids, float* out) {
   check_sequence(ids, m.model.config);
   ThreadScope scope(m.threads);
-  Activations acts(m.model.config, 1, static_cast<int64_t>(ids.size()), ActivationUse::forward_only,
-                   *m.model.backend);
-  decoder_logits(m.model, acts, ids.data(), out);
+  forward_logits(m.model, ids, out);
 }
 
 }  // namespace difftx::api

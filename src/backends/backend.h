@@ -18,6 +18,7 @@
 #include "kernels/attention/attention.h"
 #include "kernels/attention/decode_attention.h"
 #include "kernels/gemm.h"
+#include "kernels/mamba.h"
 #include "kernels/ops.h"
 #include "kernels/quant/matmul.h"
 
@@ -134,6 +135,9 @@ class Backend {
   // gradient, AdamW, sum of squares) and the analyses' fake-quantized attention; elsewhere they
   // are errors naming the op and the device.
   virtual bool trains() const = 0;
+  // Whether a hybrid stack's ops run here (LayerNorm with a bias, add_bias, Mamba, the GMU);
+  // elsewhere they are errors naming the op and the device.
+  virtual bool runs_hybrid() const = 0;
 
   // ---- Memory. allocate() gives zeroed memory (zero_fill = false: contents unspecified, for
   // memory that is written before it is read, such as the KV cache, whose pages a CPU then
@@ -199,7 +203,8 @@ class Backend {
                                     DevicePtr<float> glq2, DevicePtr<float> glk2) = 0;
 
   // ---- Attention over a batch's own keys and values (kernels/attention/attention.h); lambda
-  // as the kernels take it (variant.h), in device memory.
+  // as the kernels take it (variant.h), in device memory. dims.window > 0: a sliding window,
+  // which the forward takes and the backward and the fake-quantized forward refuse by name.
   virtual void attention_forward(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
                                  DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
                                  DeviceAttentionSaved saved) = 0;
@@ -213,12 +218,51 @@ class Backend {
                                            DevicePtr<const float> k, DevicePtr<const float> v,
                                            DevicePtr<const float> lambda, DevicePtr<float> out, int bits) = 0;
 
+  // ---- A hybrid stack's ops (Phi-4-mini-flash's SambaY, docs/MODEL.md; kernels/layernorm.h,
+  // bias.h, mamba.h). LayerNorm with a bias per row of width n, mean and rstd [rows] kept for
+  // the backward (training).
+  virtual void layernorm_forward(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
+                                 DevicePtr<float> y, DevicePtr<float> mean, DevicePtr<float> rstd, int64_t rows,
+                                 int64_t n, float eps) = 0;
+  virtual void layernorm_backward(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> mean,
+                                  DevicePtr<const float> rstd, DevicePtr<const float> dy, DevicePtr<float> dx,
+                                  DevicePtr<float> dw, DevicePtr<float> db, int64_t rows, int64_t n) = 0;
+  // y[r, c] += bias[c] over rows of width cols (a biased projection's bias).
+  virtual void add_bias(DevicePtr<float> y, DevicePtr<const float> bias, int64_t rows, int64_t cols) = 0;
+  // Mamba-1's conv and selective scan over T tokens of one sequence, its conv window [K - 1, E] and
+  // SSM state [E, S] read and advanced.
+  virtual void mamba_conv_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
+                                 DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> window,
+                                 DevicePtr<float> u) = 0;
+  virtual void mamba_scan_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> u,
+                                 DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias,
+                                 DevicePtr<const float> a_log, DevicePtr<const float> B, DevicePtr<const float> C,
+                                 int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> state,
+                                 DevicePtr<float> y) = 0;
+  // One token of each of `rows` sequences (a decode step, the same bits as the prompt form): row r's
+  // window is windows + slots[r] (K - 1) E and its state states + slots[r] E S.
+  virtual void mamba_conv_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
+                               DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
+                               DevicePtr<const int32_t> slots, DevicePtr<float> u) = 0;
+  virtual void mamba_scan_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> u,
+                               DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias,
+                               DevicePtr<const float> a_log, DevicePtr<const float> B, DevicePtr<const float> C,
+                               int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
+                               DevicePtr<const int32_t> slots, DevicePtr<float> y) = 0;
+  // The Gated Memory Unit: out[rows, D] (= or +=) out_proj(memory * silu(in_proj(x))), x [rows, D],
+  // memory [rows, E], in_proj [E, D] and out_proj [D, E]; gate [rows, E] is scratch.
+  virtual void gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
+                           DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
+                           bool accumulate, MatmulOrder order) = 0;
+
   // ---- The paged KV cache. store: row i's keys k[i] [Hkv * key_width] and values v[i] into
   // position slots[i] % capacity of block slots[i] / capacity, converted to the cache's storage.
   virtual void paged_store(const PagedKv& kv, int64_t layer, DevicePtr<const int32_t> slots, int64_t rows,
                            DevicePtr<const float> k, DevicePtr<const float> v) = 0;
   // Every row's single-query attention over its cached positions (decode_attention.h), each row's
   // bits independent of the other rows; lambda: the layer's scalar, or [rows, H] logits (diff2).
+  // kv.dims.window > 0: each row attends to its last window positions only and reads no block
+  // before them (blocks[] there may name blocks given back).
   virtual void paged_attention(const PagedKv& kv, int64_t layer, const PagedRows& rows, DevicePtr<const float> q,
                                DevicePtr<const float> lambda, DevicePtr<float> out) = 0;
 

@@ -6,7 +6,7 @@
 #include "cli/device_option.h"
 #include "core/error.h"
 #include "io/npy.h"
-#include "model/decoder.h"
+#include "model/forward_logits.h"
 #include "model/model_io.h"
 
 namespace difftx::cli {
@@ -40,9 +40,8 @@ int run_logits(Args& args) {
   const int64_t T = static_cast<int64_t>(ids.size());
   DIFFTX_CHECK(T <= model.config.max_position_embeddings, "--tokens: ", T, " tokens exceed max_position_embeddings ",
                model.config.max_position_embeddings);
-  Activations acts(model.config, 1, T, ActivationUse::forward_only, *model.backend);
   std::vector<float> logits(T * model.config.vocab_size);
-  decoder_logits(model, acts, ids.data(), logits.data());
+  forward_logits(model, ids, logits.data());
   write_npy(out, {T, model.config.vocab_size}, logits);
   std::printf("wrote %s: float32 [%lld, %lld]\n", out.c_str(), (long long)T, (long long)model.config.vocab_size);
   return 0;

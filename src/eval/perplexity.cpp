@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "core/error.h"
@@ -9,6 +10,7 @@
 #include "data/dataset.h"
 #include "kernels/attention/attention_quantized.h"
 #include "model/decoder.h"
+#include "model/hybrid_decoder.h"
 
 namespace difftx {
 
@@ -25,13 +27,20 @@ PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val,
   const int64_t all_batches = (val.windows() + B - 1) / B;
   const int64_t batches = o.max_batches > 0 ? std::min(o.max_batches, all_batches) : all_batches;
 
-  Activations acts(c, B, T, ActivationUse::forward_only, *model.backend);
+  // One of the two forward passes: docs/SPEC.md's decoder, or a hybrid stack (hybrid_decoder.h).
+  DIFFTX_CHECK(!c.hybrid || o.forward.attention_logit_bits == 0, "perplexity: quantized attention logits are not ",
+               "implemented for a hybrid model");
+  std::optional<Activations> acts;
+  std::optional<HybridActivations> hybrid_acts;
+  if (c.hybrid) hybrid_acts.emplace(c, B, T, *model.backend);
+  else acts.emplace(c, B, T, ActivationUse::forward_only, *model.backend);
   std::vector<int32_t> inputs(B * T), targets(inputs.size());
   LossSum total;
   PerplexityResult r;
   Timer timer;
   while (r.batches < batches && val.next(inputs.data(), targets.data()) > 0) {
-    const LossSum s = decoder_loss(model, acts, inputs.data(), targets.data(), o.forward);
+    const LossSum s = c.hybrid ? hybrid_loss(model, *hybrid_acts, inputs.data(), targets.data())
+                               : decoder_loss(model, *acts, inputs.data(), targets.data(), o.forward);
     total.sum += s.sum;
     total.count += s.count;
     ++r.batches;

@@ -10,6 +10,7 @@ namespace difftx {
 Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, ActivationUse use,
                          backends::Backend& backend_, int64_t context)
     : backend(&backend_), B(B_), T(T_), N(B_ * T_) {
+  c.require_decoder("this command (training, the analyses, the decoder's forward)");
   DIFFTX_CHECK(B > 0 && T > 0, "activations for B = ", B, ", T = ", T, ": both must be positive");
   DIFFTX_CHECK(use != ActivationUse::engine || (B == 1 && context > 0),
                "the engine's activations take B = 1 and a context");

@@ -62,6 +62,23 @@ void check_bookkeeping(const json& j, const std::string& where) {
 
 }  // namespace
 
+const char* layer_kind_name(LayerKind kind) {
+  switch (kind) {
+    case LayerKind::mamba: return "mamba";
+    case LayerKind::memory_mamba: return "memory_mamba";
+    case LayerKind::sliding_attention: return "sliding_attention";
+    case LayerKind::full_attention: return "full_attention";
+    case LayerKind::gmu: return "gmu";
+    case LayerKind::cross_attention: return "cross_attention";
+  }
+  fail("layer kind: invalid enum value ", static_cast<int>(kind));
+}
+
+void ModelConfig::require_decoder(const std::string& what) const {
+  DIFFTX_CHECK(!hybrid, what, " is written for docs/SPEC.md's decoder; this model is a hybrid stack (Mamba, ",
+               "sliding-window and cross-decoder layers), which difftx runs for `logits` and `eval` so far");
+}
+
 double ModelConfig::lambda_init(int64_t layer_index) const {
   if (lambda_init_constant) return *lambda_init_constant;
   const int64_t l_minus_1 = lambda_init_shifted ? layer_index - 1 : layer_index;
@@ -118,6 +135,43 @@ void check_config_sizes(const ModelConfig& c) {
                " parameters are above the largest supported ", kMaxParameters);
 }
 
+// The hybrid's own checks (HybridConfig): one kind per layer, the memory and the shared keys and
+// values made before the layers that read them, the sizes bounded.
+void validate_hybrid(const ModelConfig& c) {
+  const HybridConfig& h = *c.hybrid;
+  const std::string w = "config (hybrid)";
+  DIFFTX_CHECK(static_cast<int64_t>(h.layers.size()) == c.num_hidden_layers, w, ": ", h.layers.size(),
+               " layer kinds for ", c.num_hidden_layers, " layers");
+  DIFFTX_CHECK(c.attention == AttentionKind::diff && c.diff_subln && !c.lambda_init_constant && !c.lambda_init_shifted &&
+                   c.hidden_act == MlpActivation::silu,
+               w, ": the hybrid's attention is DIFF V1 with the head norm and the exp lambda_init schedule, and its MLP SwiGLU");
+  DIFFTX_CHECK(h.sliding_window >= 1 && h.sliding_window <= (int64_t{1} << 30), w, ": 'sliding_window' must be in [1, 2^30], got ",
+               h.sliding_window);
+  DIFFTX_CHECK(h.layer_norm_eps > 0, w, ": 'layer_norm_eps' must be positive");
+  const MambaConfig& m = h.mamba;
+  DIFFTX_CHECK(m.d_state >= 1 && m.d_state <= 256, w, ": 'mamba_d_state' must be in [1, 256], got ", m.d_state);
+  DIFFTX_CHECK(m.d_conv >= 1 && m.d_conv <= 64, w, ": 'mamba_d_conv' must be in [1, 64], got ", m.d_conv);
+  DIFFTX_CHECK(m.expand >= 1 && m.expand <= 16, w, ": 'mamba_expand' must be in [1, 16], got ", m.expand);
+  DIFFTX_CHECK(m.dt_rank >= 1 && m.dt_rank <= c.hidden_size, w, ": 'mamba_dt_rank' must be in [1, hidden_size], got ",
+               m.dt_rank);
+  bool memory = false, shared = false;
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerKind kind = h.layers[l];
+    DIFFTX_CHECK(kind != LayerKind::gmu || memory, w, ": GMU layer ", l, " comes before any memory_mamba layer");
+    DIFFTX_CHECK(kind != LayerKind::cross_attention || shared, w, ": cross_attention layer ", l,
+                 " comes before the shared full_attention layer ", h.shared_kv_layer);
+    memory = memory || kind == LayerKind::memory_mamba;
+    shared = shared || l == h.shared_kv_layer;
+  }
+  if (h.shared_kv_layer >= 0) {
+    DIFFTX_CHECK(h.shared_kv_layer < c.num_hidden_layers, w, ": the shared layer ", h.shared_kv_layer,
+                 " is past the last layer");
+    const LayerKind shared = h.layers[h.shared_kv_layer];
+    DIFFTX_CHECK(shared == LayerKind::full_attention, w, ": the shared layer ", h.shared_kv_layer, " is a ",
+                 layer_kind_name(shared), " layer, not a full_attention one");
+  }
+}
+
 }  // namespace
 
 void ModelConfig::validate() const {
@@ -138,6 +192,7 @@ void ModelConfig::validate() const {
   DIFFTX_CHECK(num_key_value_heads > 0 && num_attention_heads % num_key_value_heads == 0, w,
                ": 'num_key_value_heads' (", num_key_value_heads, ") must divide 'num_attention_heads' (",
                num_attention_heads, ")");
+  if (hybrid) validate_hybrid(*this);  // before the parameter count reads its sizes
   check_config_sizes(*this);
   attention_dims(1, 1).validate();
   if (lambda_init_constant)
@@ -291,6 +346,8 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
 ModelConfig config_from_file(const std::string& path) { return config_from_json(read_json_file(path), path); }
 
 json config_to_json(const ModelConfig& c) {
+  DIFFTX_CHECK(!c.hybrid, "a hybrid model (Phi-4-mini-flash's SambaY) cannot be written in difftx's own format yet; ",
+               "keep its Hugging Face directory");
   json j;
   j["model_type"] = "difftx";
   j["attention"] = attention_kind_name(c.attention);

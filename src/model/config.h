@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -13,6 +14,37 @@ namespace difftx {
 
 // The MLP's gate (docs/SPEC.md §1): SwiGLU's silu, or Motif's PolyNorm (§1.1).
 enum class MlpActivation { silu, poly_norm };
+
+// What mixes the tokens in a layer of a hybrid stack (HybridConfig; docs/MODEL.md "SambaY").
+enum class LayerKind {
+  mamba,              // Mamba-1
+  memory_mamba,       // Mamba-1 whose scan output (with the D skip, before the gate) the GMU layers read
+  sliding_attention,  // differential attention over the last sliding_window keys
+  full_attention,     // causal differential attention whose keys and values the cross layers reuse
+  gmu,                // out_proj(memory * silu(in_proj(x)))
+  cross_attention,    // queries of its own against the full_attention layer's keys and values
+};
+const char* layer_kind_name(LayerKind kind);
+
+// Mamba-1's sizes (kernels/mamba.h): E = expand * hidden_size channels, S = d_state, K = d_conv,
+// R = dt_rank (the width of dt before dt_proj).
+struct MambaConfig {
+  int64_t d_state = 16, d_conv = 4, expand = 2, dt_rank = 0;
+};
+
+// A hybrid stack in place of docs/SPEC.md's decoder, where each layer is x += mixer(LN(x));
+// x += fc2(up * silu(gate)), [gate | up] = fc1(LN(x)), LN a LayerNorm with a bias, no positional
+// encoding, and the attention layers DIFF V1 (`attention` "diff", ModelConfig's heads) with
+// biased projections. Phi-4-mini-flash's SambaY (formats/phi4flash_config.h) is the one layout.
+struct HybridConfig {
+  std::vector<LayerKind> layers;  // one per layer
+  int64_t sliding_window = 0;     // keys a sliding_attention layer sees, the current one included
+  int64_t shared_kv_layer = -1;   // the full_attention layer the cross_attention layers read
+  MambaConfig mamba;
+  double layer_norm_eps = 1e-5;
+
+  int64_t mamba_channels(int64_t hidden_size) const { return mamba.expand * hidden_size; }
+};
 
 struct ModelConfig {
   AttentionKind attention = AttentionKind::baseline;
@@ -35,6 +67,7 @@ struct ModelConfig {
   std::optional<double> head_norm_eps;         // the head norm's eps; empty: rms_norm_eps
   int64_t grouped_ratio = 1;                   // diff_grouped: signal heads per noise head (r, §2.5)
   MlpActivation hidden_act = MlpActivation::silu;
+  std::optional<HybridConfig> hybrid;          // set: a hybrid stack (HybridConfig); empty: docs/SPEC.md's decoder
 
   // docs/SPEC.md §2.2: 0.8 - 0.6 exp(-0.3 (l - 1)) for l = layer_index + 1 (l = layer_index when
   // shifted), or the constant.
@@ -54,6 +87,9 @@ struct ModelConfig {
   double forward_flops(int64_t B, int64_t T) const;
 
   void validate() const;  // throws difftx::Error naming the inconsistent key
+  // Error naming `what` for a hybrid model: the paths written for docs/SPEC.md's decoder alone
+  // (training, the engine, the analyses) call this first.
+  void require_decoder(const std::string& what) const;
 };
 
 // Parse config.json text/object. Unknown keys are errors, except the bookkeeping keys other

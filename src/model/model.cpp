@@ -66,6 +66,7 @@ std::vector<backends::DeviceMatrix*> engine_products(ModelMatrices& m) {
 }  // namespace
 
 void Model::build_engine_matrices(bool release) const {
+  config.require_decoder("the engine (generate, chat, serve, bench)");
   ModelMatrices& m = engine_->matrices;
   m = matrices;
   const backends::DevicePtr<const void> embedding = matrices.embed.data;

@@ -22,7 +22,7 @@ bool is_hf_format(const nlohmann::json& config, const std::string& where) {
   HfArchitecture hf;
   if (hf_architecture_of(model_type, &hf)) return true;
   DIFFTX_CHECK(!type || model_type == "difftx", where, ": model_type ", type->dump().substr(0, 64),
-               " is not one difftx reads (\"difftx\", \"llama\", \"diffllama\", \"Motif\", \"motif\")");
+               " is not one difftx reads (\"difftx\", \"llama\", \"diffllama\", \"Motif\", \"motif\", \"phi4flash\")");
   return false;
 }
 

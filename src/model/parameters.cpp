@@ -59,14 +59,71 @@ class SchemaBuilder {
   const MatrixTypes& types_;
 };
 
-}  // namespace
+// A hybrid stack's tensors (config.h HybridConfig) under Hugging Face's Phi4Flash names
+// (docs/FORMATS.md "Phi-4-mini-flash"), which a checkpoint holds as they are.
+void hybrid_schema(const ModelConfig& c, SchemaBuilder& s) {
+  const HybridConfig& h = *c.hybrid;
+  const AttentionVariant a = c.attention_variant();
+  const int64_t D = c.hidden_size, F = c.intermediate_size, d = c.head_dim, E = h.mamba_channels(D);
+  const int64_t S = h.mamba.d_state, K = h.mamba.d_conv, R = h.mamba.dt_rank;
+  using I = ParamInit;
+  using L = LayerMatrices;
+  using T = LayerTensors;
+  s.model("model.embed_tokens.weight", {c.vocab_size, D}, I::normal, &ModelTensors::embed, &ModelMatrices::embed);
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerKind kind = h.layers[l];
+    switch (kind) {
+      case LayerKind::mamba:
+      case LayerKind::memory_mamba:
+        s.layer(l, "attn.in_proj.weight", {2 * E, D}, I::normal, &T::in_proj, &L::in_proj);
+        s.layer(l, "attn.conv1d.weight", {E, 1, K}, I::normal, &T::conv_weight);
+        s.layer(l, "attn.conv1d.bias", {E}, I::zeros, &T::conv_bias);
+        s.layer(l, "attn.x_proj.weight", {R + 2 * S, E}, I::normal, &T::x_proj, &L::x_proj);
+        s.layer(l, "attn.dt_proj.weight", {E, R}, I::normal, &T::dt_proj, &L::dt_proj);
+        s.layer(l, "attn.dt_proj.bias", {E}, I::zeros, &T::dt_bias);
+        s.layer(l, "attn.A_log", {E, S}, I::zeros, &T::a_log);
+        s.layer(l, "attn.D", {E}, I::ones, &T::d_skip);
+        s.layer(l, "attn.out_proj.weight", {D, E}, I::residual_normal, &T::o_proj, &L::o_proj);
+        break;
+      case LayerKind::gmu:
+        s.layer(l, "attn.in_proj.weight", {E, D}, I::normal, &T::in_proj, &L::in_proj);
+        s.layer(l, "attn.out_proj.weight", {D, E}, I::residual_normal, &T::o_proj, &L::o_proj);
+        break;
+      case LayerKind::sliding_attention:
+      case LayerKind::full_attention:
+      case LayerKind::cross_attention: {
+        const int64_t rows = kind == LayerKind::cross_attention ? a.q_width() : a.q_width() + a.k_width() + a.v_width();
+        s.layer(l, "attn.Wqkv.weight", {rows, D}, I::normal, &T::qkv_proj, &L::qkv_proj);
+        s.layer(l, "attn.Wqkv.bias", {rows}, I::zeros, &T::qkv_bias);
+        s.layer(l, "attn.out_proj.weight", {D, a.out_width()}, I::residual_normal, &T::o_proj, &L::o_proj);
+        s.layer(l, "attn.out_proj.bias", {D}, I::zeros, &T::o_bias);
+        s.layer(l, "attn.inner_cross_attn.lambda_q1", {d}, I::lambda_normal, &T::lambda_q1);
+        s.layer(l, "attn.inner_cross_attn.lambda_k1", {d}, I::lambda_normal, &T::lambda_k1);
+        s.layer(l, "attn.inner_cross_attn.lambda_q2", {d}, I::lambda_normal, &T::lambda_q2);
+        s.layer(l, "attn.inner_cross_attn.lambda_k2", {d}, I::lambda_normal, &T::lambda_k2);
+        s.layer(l, "attn.inner_cross_attn.subln.weight", {2 * d}, I::ones, &T::subln);
+        break;
+      }
+    }
+    s.layer(l, "mlp.fc1.weight", {2 * F, D}, I::normal, &T::fc1, &L::fc1);
+    s.layer(l, "mlp.fc2.weight", {D, F}, I::residual_normal, &T::down_proj, &L::down_proj);
+    s.layer(l, "input_layernorm.weight", {D}, I::ones, &T::input_norm);
+    s.layer(l, "input_layernorm.bias", {D}, I::zeros, &T::input_norm_bias);
+    s.layer(l, "post_attention_layernorm.weight", {D}, I::ones, &T::post_norm);
+    s.layer(l, "post_attention_layernorm.bias", {D}, I::zeros, &T::post_norm_bias);
+  }
+  s.model("model.final_layernorm.weight", {D}, I::ones, &ModelTensors::final_norm);
+  s.model("model.final_layernorm.bias", {D}, I::zeros, &ModelTensors::final_norm_bias);
+  if (!c.tie_word_embeddings)
+    s.model("lm_head.weight", {c.vocab_size, D}, I::normal, &ModelTensors::lm_head, &ModelMatrices::lm_head);
+}
 
-ParameterTable::ParameterTable(const ModelConfig& c, const MatrixTypes& types) {
+// The decoder of docs/SPEC.md §3.
+void decoder_schema(const ModelConfig& c, SchemaBuilder& s) {
   const AttentionVariant a = c.attention_variant();
   const int64_t D = c.hidden_size, F = c.intermediate_size, d = c.head_dim;
   using I = ParamInit;
   using L = LayerMatrices;
-  SchemaBuilder s(types);
   s.model("model.embed_tokens.weight", {c.vocab_size, D}, I::normal, &ModelTensors::embed, &ModelMatrices::embed);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     s.layer(l, "input_layernorm.weight", {D}, I::ones, &LayerTensors::input_norm);
@@ -95,6 +152,14 @@ ParameterTable::ParameterTable(const ModelConfig& c, const MatrixTypes& types) {
   s.model("model.norm.weight", {D}, I::ones, &ModelTensors::final_norm);
   if (!c.tie_word_embeddings) s.model("lm_head.weight", {c.vocab_size, D}, I::normal, &ModelTensors::lm_head,
                                            &ModelMatrices::lm_head);
+}
+
+}  // namespace
+
+ParameterTable::ParameterTable(const ModelConfig& c, const MatrixTypes& types) {
+  SchemaBuilder s(types);
+  if (c.hybrid) hybrid_schema(c, s);
+  else decoder_schema(c, s);
   s.check_types_used();
   params_ = std::move(s.params);
   total_ = s.total;

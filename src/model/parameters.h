@@ -93,12 +93,30 @@ struct LayerTensors {
   F32 down_proj;         // [D, F]
   F32 act_weight;  // PolyNorm: [3]
   F32 act_bias;    // PolyNorm: [1]
+  // A hybrid stack's layers (config.h HybridConfig, Hugging Face's names in parameters.cpp); the
+  // mixer's output projection is o_proj, fc2 is down_proj. E Mamba channels, S state, K conv taps,
+  // R dt rank; Hq, Hkv Hugging Face's heads of width d.
+  F32 input_norm_bias;  // LayerNorm biases [D]
+  F32 post_norm_bias;
+  F32 qkv_proj;     // attention: Wqkv [(Hq + 2 Hkv) d, D], a cross layer's [Hq d, D]
+  F32 qkv_bias;     // [Wqkv's rows]
+  F32 o_bias;       // [D]
+  F32 fc1;          // [2F, D]: the gate's rows, then up's
+  F32 in_proj;      // Mamba [2E, D] (x's rows, then z's); GMU [E, D]
+  F32 conv_weight;  // Mamba [E, 1, K]
+  F32 conv_bias;    // [E]
+  F32 x_proj;       // [R + 2S, E]: dt's, B's and C's rows
+  F32 dt_proj;      // [E, R]
+  F32 dt_bias;      // [E]
+  F32 a_log;        // [E, S]
+  F32 d_skip;       // [E]
 };
 struct ModelTensors {
   using F32 = backends::DevicePtr<float>;
   F32 embed;       // [V, D]
   F32 final_norm;  // [D]
   F32 lm_head;     // [V, D]; equals embed when tied
+  F32 final_norm_bias;  // a hybrid stack's final LayerNorm [D]
   std::vector<LayerTensors> layers;
 };
 ModelTensors bind_tensors(const ModelConfig& config, const ParameterTable& table, backends::DevicePtr<float> arena);
@@ -109,6 +127,7 @@ struct LayerMatrices {
   backends::DeviceMatrix q_proj, k_proj, v_proj, o_proj;
   backends::DeviceMatrix lambda_proj;  // diff2 (always F32: [H, D] is tiny)
   backends::DeviceMatrix gate_proj, up_proj, down_proj;
+  backends::DeviceMatrix qkv_proj, fc1, in_proj, x_proj, dt_proj;  // a hybrid stack's (LayerTensors)
 };
 struct ModelMatrices {
   backends::DeviceMatrix embed, lm_head;  // lm_head is embed when tied

@@ -1,7 +1,7 @@
 // The C API (include/difftx/difftx.h) against the library it wraps: logits bit for bit those of
-// the decoder (and within the oracle's tolerance), tokens those of the tokenizer, the engine's
-// greedy streams those of generate(), training stopped by its callback, conversion and the
-// analyses. Hostile arguments are in c_api_hostile_test.cpp.
+// the decoder or of a hybrid stack's forward (and within the oracles' tolerances), tokens those of
+// the tokenizer, the engine's greedy streams those of generate(), training stopped by its
+// callback, conversion and the analyses. Hostile arguments are in c_api_hostile_test.cpp.
 #include "difftx/difftx.h"
 
 #include <gtest/gtest.h>
@@ -26,8 +26,10 @@
 #include "chat/chat_template.h"
 #include "infer/generate.h"
 #include "infer/utf8_stream.h"
+#include "io/npy.h"
 #include "io/safetensors.h"
 #include "model/decoder.h"
+#include "model/hybrid_decoder.h"
 #include "model/model_io.h"
 #include "support/word_dataset.h"
 
@@ -38,6 +40,7 @@ namespace fs = std::filesystem;
 
 const fs::path kOracle = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
 const fs::path kMotif = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf/motif_r1_mha_tied_f32_tokenizer";
+const fs::path kPhi4Flash = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/phi4flash";
 
 // A model handle freed at the end of the scope.
 struct ModelPtr {
@@ -80,6 +83,33 @@ TEST(CApi, LogitsAreTheDecodersBitForBitAndTheOraclesWithinItsTolerance) {
       EXPECT_LE(err, 2e-5 + 2e-5 * scale);  // tests/model/oracle_test.cpp's tolerance
     }
   }
+}
+
+// A hybrid stack (Phi-4-mini-flash's fixtures): its own forward, as `difftx logits` runs it.
+TEST(CApi, HybridLogitsAreTheHybridForwardsBitForBitAndTheOraclesWithinItsTolerance) {
+  int dirs = 0;
+  for (const auto& entry : fs::directory_iterator(kPhi4Flash)) {
+    const fs::path dir = entry.path();
+    SCOPED_TRACE(dir.filename().string());
+    ++dirs;
+    ModelPtr model(dir);
+    ASSERT_NE(model.m, nullptr) << difftx_last_error();
+    const NpyArray<int64_t> tokens = read_npy_i64(dir / "tokens.npy");
+    const NpyArray<float> want = read_npy_f32(dir / "logits.npy");
+    const int64_t T = tokens.shape[1], V = difftx_vocab_size(model.m);
+    ASSERT_EQ(V, want.shape[2]);
+    const std::vector<int32_t> ids(tokens.data.begin(), tokens.data.begin() + T);  // the first sequence
+    std::vector<float> got(T * V), same(T * V);
+    ASSERT_EQ(difftx_logits(model.m, ids.data(), static_cast<int32_t>(T), got.data()), 0) << difftx_last_error();
+    const Model reference = load_model_dir(dir, MatrixPrecision::as_stored);
+    HybridActivations acts(reference.config, 1, T, *reference.backend);
+    hybrid_logits(reference, acts, ids.data(), same.data());
+    EXPECT_EQ(got, same);
+    double err = 0;
+    for (int64_t i = 0; i < T * V; ++i) err = std::max(err, std::fabs(static_cast<double>(got[i]) - want.data[i]));
+    EXPECT_LE(err, 2e-3);  // tests/model/phi4flash_test.cpp's bound against the float64 oracle
+  }
+  EXPECT_EQ(dirs, 5);
 }
 
 TEST(CApi, ThreadsMayCallOneModelAtOnce) {

@@ -2,6 +2,7 @@
 // refusals by name, lambda_init's shifted schedule, and write -> read round trips (the bytes of a
 // Motif directory come back unchanged). The float64 oracle of the forward pass is tools/oracle's.
 #include <gtest/gtest.h>
+#include "source_dir.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "io/input_file.h"
 #include "io/io_test_files.h"
 #include "io/json_file.h"
+#include "io/safetensors.h"
 #include "model/decoder.h"
 #include "model/formats/hf_config.h"
 #include "model/formats/hf_format.h"
@@ -109,6 +111,34 @@ TEST(MotifConfig, RefusesWhatChangesTheMathByName) {
   EXPECT_NE(with("num_key_value_heads", 32).find("Hkv"), std::string::npos);              // 16 pairs, 8 noise heads
   EXPECT_NE(with("architectures", json::array({"LlamaForCausalLM"})).find("'architectures'"), std::string::npos);
   EXPECT_EQ(with("fused_rope", true), "");  // a kernel switch only
+  // Motif's vLLM fork (motif.py, MotifAttention) requires head_dim with num_noise_heads
+  json no_head_dim = motif_12b();
+  no_head_dim.erase("head_dim");
+  EXPECT_NE(error_of(no_head_dim).find("'head_dim'"), std::string::npos) << error_of(no_head_dim);
+}
+
+// RoPE buffers a checkpoint may hold (inv_freq, and the cos / sin caches of early ColossalAI) are
+// skipped, as Motif's vLLM fork skips them: the model read is the one without them.
+TEST(MotifFormat, RopeBuffersAreSkipped) {
+  const std::filesystem::path fixture = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf/motif_r4_kv2_bf16";
+  const SafetensorsReader original(fixture / "model.safetensors");
+  std::vector<std::vector<float>> data;
+  data.reserve(original.names().size());  // the entries borrow these
+  std::vector<SafetensorsEntry> entries;
+  for (const std::string& name : original.names()) {
+    data.push_back(original.read_f32(name));
+    entries.push_back({name, original.info(name).shape, std::span<const float>(data.back())});
+  }
+  const std::vector<float> buffer(8 * 16, 0.5f);
+  for (const char* name : {"inv_freq", "cos_cached", "sin_cached"})
+    entries.push_back({std::string("model.layers.1.self_attn.rotary_emb.") + name, {8, 16}, std::span<const float>(buffer)});
+  TempDir dir;
+  std::filesystem::copy_file(fixture / "config.json", dir / "config.json");
+  write_safetensors(dir / "model.safetensors", entries);
+  const Model with_buffers = load_model_dir(dir.path()), plain = load_model_dir(fixture);
+  ASSERT_EQ(with_buffers.table.total_floats(), plain.table.total_floats());
+  for (int64_t i = 0; i < plain.table.total_floats(); ++i)
+    ASSERT_EQ(with_buffers.host_weights()[i], plain.host_weights()[i]) << i;
 }
 
 ModelConfig tiny_motif(AttentionKind kind, int64_t heads, int64_t kv, int64_t ratio, bool tied) {

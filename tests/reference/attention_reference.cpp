@@ -11,6 +11,7 @@
 //                         head n (r + 1) + i % r (n = i / r) with k1_g (c = 1), noise query head
 //                         n (r + 1) + r with k2_g (c = -lambda), g = n / (N / Hkv), N = H / r noise
 //                         heads; value v_g of width 2d (docs/SPEC.md §2.5)
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -71,7 +72,11 @@ double coefficient(const AttentionDims& a, const Term& term, const double* lambd
   return -a.variant().pair_weight<double>(lambda, b * a.T + t, term.lambda_head);
 }
 
-// P[t][s] = softmax over s <= t of q_t . k_s / sqrt(d); zero above the diagonal. With bits > 0
+// The first key query t sees: t - window + 1 with a sliding window, else 0.
+int64_t first_key(const AttentionDims& a, int64_t t) { return a.window > 0 ? std::max<int64_t>(0, t - a.window + 1) : 0; }
+
+// P[t][s] = softmax over the keys s that query t sees (first_key(t) <= s <= t) of q_t . k_s / sqrt(d);
+// zero elsewhere, so that the loops over s <= t below need no window of their own. With bits > 0
 // the products q_t . k_s of the whole map are absmax fake-quantized first (attention_quantized.h).
 void softmax_map(const AttentionDims& a, const double* q, const double* k, int64_t b, const Term& term,
                  std::vector<double>& P, int bits = 0) {
@@ -81,7 +86,7 @@ void softmax_map(const AttentionDims& a, const double* q, const double* k, int64
   double absmax = 0;
   for (int64_t t = 0; t < T; ++t) {
     const double* qt = q + (b * T + t) * qw + term.q_col;
-    for (int64_t s = 0; s <= t; ++s) {
+    for (int64_t s = first_key(a, t); s <= t; ++s) {
       const double* ks = k + (b * T + s) * kw + term.k_col;
       double dot = 0;
       for (int64_t x = 0; x < d; ++x) dot += qt[x] * ks[x];
@@ -93,13 +98,13 @@ void softmax_map(const AttentionDims& a, const double* q, const double* k, int64
   for (int64_t t = 0; t < T; ++t) {
     double* row = P.data() + t * T;
     double mx = -INFINITY;
-    for (int64_t s = 0; s <= t; ++s) {
+    for (int64_t s = first_key(a, t); s <= t; ++s) {
       row[s] = quantize(row[s]) * scale;
       mx = std::max(mx, row[s]);
     }
     double sum = 0;
-    for (int64_t s = 0; s <= t; ++s) sum += (row[s] = std::exp(row[s] - mx));
-    for (int64_t s = 0; s <= t; ++s) row[s] /= sum;
+    for (int64_t s = first_key(a, t); s <= t; ++s) sum += (row[s] = std::exp(row[s] - mx));
+    for (int64_t s = first_key(a, t); s <= t; ++s) row[s] /= sum;
   }
 }
 

@@ -1,5 +1,6 @@
 // Reference single-query attention, written out per variant as docs/SPEC.md §2 states it: every map's
 // scores over the cache materialised, softmax and weighted sums in double.
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -28,13 +29,14 @@ double value(const DecodeAttentionDims& a, const void* values, int64_t g, int64_
   return element(a, values, (g * a.capacity + t) * a.value_width() + x, scale);
 }
 
-// softmax(q . k_t / sqrt(d)) over t < length, then sum_t p_t v_t: one map's output, width vw.
+// softmax(q . k_t / sqrt(d)) over the positions t < length the row sees (the last a.window with
+// a window), then sum_t p_t v_t: one map's output, width vw.
 std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
                            int64_t g, int64_t first_column, const void* values) {
-  const int64_t d = a.d, vw = a.value_width();
-  std::vector<double> scores(length);
+  const int64_t d = a.d, vw = a.value_width(), first = a.window > 0 ? std::max<int64_t>(0, length - a.window) : 0;
+  std::vector<double> scores(length, -INFINITY);
   double mx = -INFINITY;
-  for (int64_t t = 0; t < length; ++t) {
+  for (int64_t t = first; t < length; ++t) {
     double s = 0;
     for (int64_t x = 0; x < d; ++x) s += static_cast<double>(q[x]) * key(a, keys, g, t, first_column + x);
     scores[t] = s / std::sqrt(static_cast<double>(d));
@@ -43,7 +45,7 @@ std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const f
   double sum = 0;
   for (double& s : scores) sum += (s = std::exp(s - mx));
   std::vector<double> o(vw, 0.0);
-  for (int64_t t = 0; t < length; ++t)
+  for (int64_t t = first; t < length; ++t)
     for (int64_t x = 0; x < vw; ++x) o[x] += scores[t] / sum * value(a, values, g, t, x);
   return o;
 }

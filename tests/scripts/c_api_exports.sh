@@ -15,6 +15,7 @@ if ! diff "$work/declared.txt" "$work/exported.txt" > "$work/diff.txt"; then
   exit 1
 fi
 major="$(sed -n 's/^#define DIFFTX_VERSION_MAJOR \([0-9]*\)$/\1/p' "$header")"
-readelf -d "$lib" | grep -q "Library soname: \[libdifftx.so.$major\]" ||
-  { echo "FAIL: the SONAME is not libdifftx.so.$major"; readelf -d "$lib"; exit 1; }
+readelf -d "$lib" > "$work/dynamic.txt"  # from a file: `readelf | grep -q` under pipefail can die of SIGPIPE
+grep -q "Library soname: \[libdifftx.so.$major\]" "$work/dynamic.txt" ||
+  { echo "FAIL: the SONAME is not libdifftx.so.$major"; cat "$work/dynamic.txt"; exit 1; }
 echo "ok: $(wc -l < "$work/exported.txt") symbols, all of them the C API's"

@@ -202,6 +202,8 @@ def check_loader():
                                  ("grouped_ratio", 3, "grouped_ratio"), ("architectures", ["X"], "architectures")):
         _expect_error(f"config {key}", fragment, lambda: M.MotifConfig.from_dict({**values, key: value}))
     assert M.MotifConfig.from_dict({**values, "grouped_ratio": 4}).ratio == 4
+    without_head_dim = {k: v for k, v in values.items() if k != "head_dim"}
+    _expect_error("num_noise_heads without head_dim", "head_dim", lambda: M.MotifConfig.from_dict(without_head_dim))
     cfg, params, _ = random_model(values, 8)
     with tempfile.TemporaryDirectory() as tmp:
         def write(tensors, shards=2):
@@ -220,6 +222,9 @@ def check_loader():
         _expect_error("extra tensor", "model.layers.0.mlp.extra.weight", lambda: M.load_checkpoint(tmp))
         write({**params, "model.norm.weight": np.zeros(3)}, shards=1)
         _expect_error("shape", "model.norm.weight", lambda: M.load_checkpoint(tmp))
+        buffers = {f"model.layers.0.self_attn.rotary_emb.{n}": np.ones((4, 2)) for n in ("inv_freq", "cos_cached", "sin_cached")}
+        write({**params, **buffers})
+        assert set(M.load_checkpoint(tmp)[1]) == set(params), "RoPE buffers are dropped"
 
 
 def check_against_diffllama():

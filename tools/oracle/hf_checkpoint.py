@@ -40,16 +40,16 @@ def write_json(path, value):
         f.write(json.dumps(value, indent=2, sort_keys=True) + "\n")
 
 
-def write_weights(case_dir, stored, tag, shard_count):
-    """model.safetensors, or shard_count shards plus model.safetensors.index.json; returns the
-    index's weight_map ({} for one file)."""
-    tensors = {name: (tag, t) for name, t in stored.items()}
+def write_weights(case_dir, stored, tag, shard_count, kept=()):
+    """model.safetensors, or shard_count shards plus model.safetensors.index.json, every tensor
+    stored as `tag` but those named in `kept`, which stay F32; returns the index's weight_map
+    ({} for one file)."""
+    tensors = {name: ("F32" if name in kept else tag, t) for name, t in stored.items()}
     metadata = {"format": "pt"}
     if shard_count == 1:
         write_safetensors(os.path.join(case_dir, "model.safetensors"), tensors, metadata)
         return {}
-    itemsize = 4 if tag == "F32" else 2
-    sizes = [math.prod(t.shape) * itemsize for t in stored.values()]  # torch or numpy
+    sizes = [math.prod(t.shape) * (4 if tensors[n][0] == "F32" else 2) for n, t in stored.items()]  # torch or numpy
     groups = split_into_shards(list(stored), sizes, shard_count)
     weight_map = {}
     for file_name, group in zip(shard_names(shard_count), groups):

@@ -82,6 +82,8 @@ class MotifConfig:
                 raise ValueError("config: without num_noise_heads, num_attention_heads must be even")
             noise = heads // 2
         head_dim = values.get("head_dim")
+        if head_dim is None and values.get("num_noise_heads") is not None:
+            raise ValueError("config: num_noise_heads without head_dim (Motif's vLLM fork requires head_dim then)")
         if head_dim is None:
             if values["hidden_size"] % heads:
                 raise ValueError("config: without head_dim, num_attention_heads must divide hidden_size")
@@ -353,10 +355,12 @@ def _read_tensors(directory):
 
 def load_checkpoint(directory):
     """(MotifConfig, {name: float64 array}) of a checkpoint directory; every tensor the config
-    needs, of its shape, and no other (`*.rotary_emb.inv_freq` buffers are dropped)."""
+    needs, of its shape, and no other (`*.rotary_emb.inv_freq`, `cos_cached` and `sin_cached`
+    buffers are dropped, as Motif's vLLM fork drops them)."""
     with open(os.path.join(directory, "config.json")) as f:
         cfg = MotifConfig.from_dict(json.load(f))
-    tensors = {n: a for n, a in _read_tensors(directory).items() if not n.endswith(".rotary_emb.inv_freq")}
+    buffers = (".rotary_emb.inv_freq", ".rotary_emb.cos_cached", ".rotary_emb.sin_cached")
+    tensors = {n: a for n, a in _read_tensors(directory).items() if not n.endswith(buffers)}
     shapes = dict(parameter_shapes(cfg))
     missing, extra = sorted(set(shapes) - set(tensors)), sorted(set(tensors) - set(shapes))
     if missing or extra:

@@ -44,6 +44,7 @@ class CpuBackend final : public Backend {
   const DeviceInfo& info() const override { return info_; }
   bool host_memory() const override { return true; }
   bool trains() const override { return true; }
+  bool runs_hybrid() const override { return true; }
 
   DeviceBuffer allocate(int64_t bytes, bool zero_fill) override {
     DIFFTX_CHECK(bytes >= 0, "cpu: cannot allocate ", bytes, " bytes");
@@ -220,6 +221,58 @@ class CpuBackend final : public Backend {
     difftx::attention_forward_quantized(dims, host(q), host(k), host(v), host(lambda), host(out), bits);
   }
 
+  void layernorm_forward(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
+                         DevicePtr<float> y, DevicePtr<float> mean, DevicePtr<float> rstd, int64_t rows, int64_t n,
+                         float eps) override {
+    k_.layernorm_forward(host(x), host(w), host(b), host(y), host(mean), host(rstd), rows, n, eps);
+  }
+  void layernorm_backward(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> mean,
+                          DevicePtr<const float> rstd, DevicePtr<const float> dy, DevicePtr<float> dx,
+                          DevicePtr<float> dw, DevicePtr<float> db, int64_t rows, int64_t n) override {
+    k_.layernorm_backward(host(x), host(w), host(mean), host(rstd), host(dy), host(dx), host(dw), host(db), rows, n);
+  }
+  void add_bias(DevicePtr<float> y, DevicePtr<const float> bias, int64_t rows, int64_t cols) override {
+    k_.add_bias(host(y), host(bias), rows, cols);
+  }
+  void mamba_conv_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
+                         DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> window,
+                         DevicePtr<float> u) override {
+    k_.mamba_conv_prompt(dims, T, host(x), ld_x, host(w), host(bias), host(window), host(u));
+  }
+  void mamba_scan_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> u, DevicePtr<const float> dt_in,
+                         DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
+                         DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> state,
+                         DevicePtr<float> y) override {
+    k_.mamba_scan_prompt(dims, T, host(u), host(dt_in), host(dt_bias), host(a_log), host(B), host(C), ld_bc, host(D),
+                         host(state), host(y));
+  }
+  void mamba_conv_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
+                       DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
+                       DevicePtr<const int32_t> slots, DevicePtr<float> u) override {
+    const std::vector<float*>& each = slot_rows(windows, slots, rows, (dims.conv - 1) * dims.channels);
+    k_.mamba_conv_step(dims, rows, host(x), ld_x, host(w), host(bias), each.data(), host(u));
+  }
+  void mamba_scan_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> u, DevicePtr<const float> dt_in,
+                       DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
+                       DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
+                       DevicePtr<const int32_t> slots, DevicePtr<float> y) override {
+    const std::vector<float*>& each = slot_rows(states, slots, rows, dims.channels * dims.state);
+    k_.mamba_scan_step(dims, rows, host(u), host(dt_in), host(dt_bias), host(a_log), host(B), host(C), ld_bc, host(D),
+                       each.data(), host(y));
+  }
+  void gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
+                   DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
+                   bool accumulate, MatmulOrder order) override {
+    DIFFTX_CHECK(in_proj.rows == out_proj.cols && in_proj.cols == out_proj.rows, "gmu_forward: in_proj [",
+                 in_proj.rows, ", ", in_proj.cols, "] and out_proj [", out_proj.rows, ", ", out_proj.cols,
+                 "] must be [E, D] and [D, E]");
+    DIFFTX_CHECK(rows >= 0, "gmu_forward: rows must be >= 0, got ", rows);
+    if (rows == 0) return;
+    matmul(in_proj, x, gate, rows, false, order);
+    k_.swiglu_forward(host(gate), host(memory), host(gate), rows * in_proj.rows);  // silu(gate) * memory, in place
+    matmul(out_proj, gate, out, rows, accumulate, order);
+  }
+
   void paged_store(const PagedKv& kv, int64_t layer, DevicePtr<const int32_t> slots, int64_t rows,
                    DevicePtr<const float> k, DevicePtr<const float> v) override {
     const DecodeAttentionDims& a = kv.dims;
@@ -292,6 +345,20 @@ class CpuBackend final : public Backend {
     double s = 0;
     for (int64_t i = 0; i < n; ++i) s += static_cast<double>(a[i]) * b[i];
     return s;
+  }
+
+  // Row r's part of a pool of parts of `width` floats: base + slots[r] width (the Mamba step's
+  // windows and states), in a list kept for the calling thread.
+  static const std::vector<float*>& slot_rows(DevicePtr<float> base, DevicePtr<const int32_t> slots, int64_t rows,
+                                              int64_t width) {
+    thread_local std::vector<float*> each;
+    const int32_t* slot = host(slots);
+    each.resize(static_cast<size_t>(std::max<int64_t>(rows, 0)));
+    for (int64_t r = 0; r < rows; ++r) {
+      DIFFTX_CHECK(slot[r] >= 0, "mamba step: row ", r, " has slot ", slot[r], "; slots must be >= 0");
+      each[r] = host(base) + slot[r] * width;
+    }
+    return each;
   }
 
   // The decode kernel's scratch for the calling thread, planned for these dims.

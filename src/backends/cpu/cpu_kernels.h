@@ -10,6 +10,9 @@
 #include "kernels/attention/attention.h"
 #include "kernels/attention/decode_attention.h"
 #include "kernels/attention/flash.h"
+#include "kernels/bias.h"
+#include "kernels/layernorm.h"
+#include "kernels/mamba.h"
 #include "kernels/ops.h"
 #include "kernels/quant/gemm_float.h"
 #include "kernels/quant/gemm_int8.h"
@@ -35,6 +38,14 @@ struct CpuKernels {
   decltype(&DIFFTX_ISA::cross_entropy_sum) cross_entropy_sum;
   decltype(&DIFFTX_ISA::adamw_update) adamw_update;
   decltype(&DIFFTX_ISA::sum_of_squares) sum_of_squares;
+  // kernels/layernorm.h, bias.h, mamba.h (a hybrid stack's)
+  decltype(&DIFFTX_ISA::layernorm_forward) layernorm_forward;
+  decltype(&DIFFTX_ISA::layernorm_backward) layernorm_backward;
+  decltype(&DIFFTX_ISA::add_bias) add_bias;
+  decltype(&DIFFTX_ISA::mamba_conv_prompt) mamba_conv_prompt;
+  decltype(&DIFFTX_ISA::mamba_scan_prompt) mamba_scan_prompt;
+  decltype(&DIFFTX_ISA::mamba_conv_step) mamba_conv_step;
+  decltype(&DIFFTX_ISA::mamba_scan_step) mamba_scan_step;
   // kernels/attention/attention.h, flash.h, decode_attention.h
   decltype(&DIFFTX_ISA::attention_forward) attention_forward;
   decltype(&DIFFTX_ISA::attention_backward) attention_backward;

@@ -93,6 +93,7 @@ void VulkanBackend::attention_forward(const AttentionDims& dims, DevicePtr<const
                                       DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
                                       DeviceAttentionSaved saved) {
   dims.validate();
+  if (dims.window > 0) not_here("attention_forward with a sliding window", "its shader has no window; the CPU has");
   const AttentionVariant a = dims.variant();
   DIFFTX_CHECK(dims.d <= kPrefillMaxD && a.value_width() <= kPrefillMaxVw, "vulkan attention_forward: head width ",
                dims.d, " (value width ", a.value_width(), "): the shader takes d <= ", kPrefillMaxD,
@@ -162,6 +163,7 @@ void VulkanBackend::paged_store(const PagedKv& kv, int64_t layer, DevicePtr<cons
 void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const PagedRows& rows, DevicePtr<const float> q,
                                     DevicePtr<const float> lambda, DevicePtr<float> out) {
   check_kv(kv, layer, "paged_attention");
+  if (kv.dims.window > 0) not_here("paged_attention with a sliding window", "its shader has no window; the CPU has");
   DIFFTX_CHECK(rows.count >= 0 && rows.max_length >= 0, "vulkan paged_attention: ", rows.count, " rows, longest ",
                rows.max_length);
   if (rows.count == 0) return;

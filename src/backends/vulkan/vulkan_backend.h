@@ -38,6 +38,7 @@ class VulkanBackend final : public Backend {
   bool trains() const override { return false; }
   // The cooperative-matrix GEMM multiplies in fp16.
   double matmul_input_rounding() const override { return context_->caps().cooperative_matrix ? 0x1p-10 : 0; }
+  bool runs_hybrid() const override { return false; }
 
   PreparedMatrix prepare_matrix(const DeviceMatrix& stored, bool release_stored, bool looked_up) override;
   void matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N, bool accumulate,
@@ -100,6 +101,32 @@ class VulkanBackend final : public Backend {
   void adamw_update(DevicePtr<float> p, DevicePtr<const float> g, DevicePtr<float> m, DevicePtr<float> v, int64_t n,
                     const AdamWParams& hp, float grad_scale) override;
   double sum_of_squares(DevicePtr<const float> x, int64_t n) override;
+
+  // A hybrid stack's ops: errors naming the op and the device (runs_hybrid()).
+  void layernorm_forward(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
+                         DevicePtr<float> y, DevicePtr<float> mean, DevicePtr<float> rstd, int64_t rows, int64_t n,
+                         float eps) override;
+  void layernorm_backward(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> mean,
+                          DevicePtr<const float> rstd, DevicePtr<const float> dy, DevicePtr<float> dx,
+                          DevicePtr<float> dw, DevicePtr<float> db, int64_t rows, int64_t n) override;
+  void add_bias(DevicePtr<float> y, DevicePtr<const float> bias, int64_t rows, int64_t cols) override;
+  void mamba_conv_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
+                         DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> window,
+                         DevicePtr<float> u) override;
+  void mamba_scan_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> u, DevicePtr<const float> dt_in,
+                         DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
+                         DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> state,
+                         DevicePtr<float> y) override;
+  void mamba_conv_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
+                       DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
+                       DevicePtr<const int32_t> slots, DevicePtr<float> u) override;
+  void mamba_scan_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> u, DevicePtr<const float> dt_in,
+                       DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
+                       DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
+                       DevicePtr<const int32_t> slots, DevicePtr<float> y) override;
+  void gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
+                   DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
+                   bool accumulate, MatmulOrder order) override;
 
   // Finishes the work, saves the pipeline cache, destroys everything made on the device and the
   // device; again, nothing. Called at the process's exit (and by the destructor): after it, the

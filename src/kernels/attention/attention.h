@@ -29,6 +29,10 @@ struct AttentionDims {
   int64_t Hkv;  // key/value heads; H % Hkv == 0
   int64_t d;    // head dimension of one softmax map
   int64_t r = 1;  // diff_grouped: signal maps per noise map (AttentionVariant::r)
+  // > 0: sliding-window attention, query t sees keys [t - window + 1, t] (itself and the
+  // window - 1 before it); 0: every key up to t. The forward kernels and the references take it;
+  // the fused backward and the fake-quantized kernel refuse it.
+  int64_t window = 0;
 
   AttentionVariant variant() const { return {kind, H, Hkv, d, r}; }
   int64_t q_width() const { return variant().q_width(); }

@@ -69,6 +69,8 @@ AbsmaxQuantizer::AbsmaxQuantizer(double absmax, int bits) : active_(bits != 0 &&
 void attention_forward_quantized(const AttentionDims& dims, const float* q, const float* k, const float* v,
                                  const float* lambda, float* out, int bits) {
   dims.validate();
+  DIFFTX_CHECK(dims.window == 0, "attention_forward_quantized: a sliding window (", dims.window,
+               ") is not supported with fake-quantized logits");
   check_logit_bits(bits);
   const char* kind = attention_kind_name(dims.kind);
   const bool baseline = !dims.variant().paired();

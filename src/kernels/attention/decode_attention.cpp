@@ -215,12 +215,13 @@ ItemState item_state(float* base, int64_t M, int64_t vw) {
 }
 
 // Online softmax over keys [begin, end) of kv head g for all M maps sharing it; begin is a
-// multiple of kKeyTile. Keys are scored kDecodeScoreBlock at a time, never across a page's end. T: the
+// multiple of kKeyTile, and keys before `first` (a sliding window's start, in the first tile)
+// score -inf. Keys are scored kDecodeScoreBlock at a time, never across a page's end. T: the
 // cache's element type; for INT8 a key's scale (decode_attention.h) multiplies its scores and a
 // value's its probability (after the sum), so the inner loops stay those of the other types.
 template <typename T>
-void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, const float* q_scaled,
-                  KvPages pages, ItemState st) {
+void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, int64_t first,
+                  const float* q_scaled, KvPages pages, ItemState st) {
   constexpr bool scaled = std::is_same_v<T, int8_t>;
   const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width(), P = a.capacity;
   const float* qg = q_scaled + g * M * d;
@@ -231,6 +232,7 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
   for (int64_t t0 = begin; t0 < end; t0 += nb) {
     const int64_t page = t0 / P, at = t0 % P;  // at: the position within the page
     nb = std::min({kDecodeScoreBlock, end - t0, P - at});
+    if (t0 + nb <= first) continue;  // a page's end before the window (its pages may be gone)
     const T* keys = static_cast<const T*>(pages.keys[page]);
     const T* V = static_cast<const T*>(pages.values[page]) + g * P * vw;
     for (int64_t j = 0; j < nb; j += kKeyTile) {
@@ -246,6 +248,11 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
         }
       }
     }
+    // The window starts inside this block: the `hidden` positions before it score -inf (their
+    // probability is 0), and their values are not read at all.
+    const int64_t hidden = std::max<int64_t>(0, first - t0);
+    for (int64_t m = 0; m < M && hidden > 0; ++m)
+      std::fill_n(st.scores + m * kDecodeScoreBlock, hidden, -std::numeric_limits<float>::infinity());
     for (int64_t m = 0; m < M; ++m) {
       float* s = st.scores + m * kDecodeScoreBlock;
       float block_max = s[0];
@@ -269,7 +276,9 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_
         for (int64_t j = 0; j < nb; ++j) p[j] *= vs[j];
       }
     }
-    for (int64_t m = 0; m < M; ++m) accumulate_values(st.scores + m * kDecodeScoreBlock, V + at * vw, nb, vw, st.acc + m * vw);
+    for (int64_t m = 0; m < M; ++m)
+      accumulate_values(st.scores + m * kDecodeScoreBlock + hidden, V + (at + hidden) * vw, nb - hidden, vw,
+                        st.acc + m * vw);
   }
 }
 
@@ -341,8 +350,9 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
                  "): lambda must not be null");
     float* qs = scratch.q_scaled.data() + r * scratch.q_width;
     for (int64_t i = 0; i < qw; ++i) qs[i] = row.q[i] * scale;
-    first_item[r + 1] = first_item[r] + a.Hkv * decode_attention_chunks(scratch, row.length);
-    work += row.length * a.Hkv * (a.key_width() + vw);
+    const int64_t span = row.length - a.first_position(row.length) / kKeyTile * kKeyTile;  // whole tiles
+    first_item[r + 1] = first_item[r] + a.Hkv * decode_attention_chunks(scratch, span);
+    work += span * a.Hkv * (a.key_width() + vw);
   }
   const int64_t items = first_item[R];
   const int64_t row_floats = a.Hkv * scratch.max_chunks * scratch.item_floats;
@@ -356,15 +366,16 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
       const int64_t chunks = (first_item[r + 1] - first_item[r]) / a.Hkv;
       const int64_t g = (item - first_item[r]) / chunks, c = (item - first_item[r]) % chunks;
       float* base = scratch.items.data() + r * row_floats + (g * scratch.max_chunks + c) * scratch.item_floats;
-      const int64_t tiles = (row.length + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
-      const int64_t begin = c * tiles / chunks * kKeyTile;
-      const int64_t end = std::min(row.length, (c + 1) * tiles / chunks * kKeyTile);
+      const int64_t first = a.first_position(row.length), start = first / kKeyTile * kKeyTile;
+      const int64_t tiles = (row.length - start + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
+      const int64_t begin = start + c * tiles / chunks * kKeyTile;
+      const int64_t end = std::min(row.length, start + (c + 1) * tiles / chunks * kKeyTile);
       const ItemState st = item_state(base, M, vw);
       const float* qs = scratch.q_scaled.data() + r * scratch.q_width;
       switch (a.storage) {
-        case KvStorage::f32: attend_chunk<float>(a, g, begin, end, qs, row.pages, st); break;
-        case KvStorage::bf16: attend_chunk<uint16_t>(a, g, begin, end, qs, row.pages, st); break;
-        case KvStorage::int8: attend_chunk<int8_t>(a, g, begin, end, qs, row.pages, st); break;
+        case KvStorage::f32: attend_chunk<float>(a, g, begin, end, first, qs, row.pages, st); break;
+        case KvStorage::bf16: attend_chunk<uint16_t>(a, g, begin, end, first, qs, row.pages, st); break;
+        case KvStorage::int8: attend_chunk<int8_t>(a, g, begin, end, first, qs, row.pages, st); break;
       }
     }
 #pragma omp for schedule(static)

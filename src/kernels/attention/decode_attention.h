@@ -41,8 +41,14 @@ inline int64_t kv_element_bytes(KvStorage storage) {
 struct DecodeAttentionDims : AttentionVariant {
   int64_t capacity;  // row stride of the cache, in tokens
   KvStorage storage = KvStorage::f32;
+  // > 0: sliding-window attention, a row of cache length n attends to positions
+  // [max(0, n - window), n) only, and never reads the pages before them (which a cache may have
+  // given back); 0: to every position.
+  int64_t window = 0;
 
-  AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d, r}; }
+  AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d, r, window}; }
+  // The first position a row of cache length n attends to.
+  int64_t first_position(int64_t n) const { return window > 0 && n > window ? n - window : 0; }
 };
 
 constexpr int64_t kKeyTile = 16;
@@ -76,7 +82,8 @@ struct KvPages {
   const void* const* values;
 };
 
-// One query row: its query after RoPE [q_width], the cache it reads (positions [0, length)), its
+// One query row: its query after RoPE [q_width], the cache it reads (positions [0, length), or
+// the last dims.window of them), its
 // lambda (variant.h: null for baseline, the layer's scalar for diff, this row's [H] logits for
 // diff2) and its output [out_width].
 struct DecodeAttentionRow {

@@ -25,6 +25,8 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
               const float* lambda, const float* out, AttentionSaved saved, const float* dout, float* dq, float* dk,
               float* dv, float* dlambda) {
   dims.validate();
+  DIFFTX_CHECK(dims.window == 0, "attention_backward: a sliding window (", dims.window,
+               ") has no fused backward; only its forward is implemented");
   check_path(path, dims);
   const char* kind = attention_kind_name(dims.kind);
   const bool baseline = !dims.variant().paired();

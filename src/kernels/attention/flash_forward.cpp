@@ -13,6 +13,20 @@
 
 namespace difftx::DIFFTX_ISA {
 namespace flash {
+namespace {
+
+// A sliding window (AttentionDims::window) on the score tile S of query rows q0 .. q0 + nq - 1
+// against keys k0 ..: the keys before a row's window get a score of -inf, which the online
+// softmax turns into a probability of 0 (the SIMD exp2 floors at 2^-126, as for the causal
+// mask on a row's first tile: a weight far below any visible key's).
+void mask_before_window(float* S, int64_t nq, int64_t q0, int64_t k0, int64_t window) {
+  for (int64_t r = 0; r < nq; ++r) {
+    const int64_t hidden = std::min(kTile, q0 + r - window + 1 - k0);  // columns left of the window
+    for (int64_t c = 0; c < hidden; ++c) S[r * kTile + c] = -INFINITY;
+  }
+}
+
+}  // namespace
 
 Path default_path(const AttentionDims& dims) {
   return simd_compiled() && dims.d % 16 == 0 ? Path::simd : Path::scalar;
@@ -81,7 +95,9 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
       std::memset(O, 0, sizeof(float) * m * kTile * dv);
       std::fill(row_max, row_max + m * kTile, -INFINITY);
       std::fill(row_sum, row_sum + m * kTile, 0.0f);
-      for (int64_t kt = 0; kt <= qt; ++kt) {
+      // with a window, the first key tile any row of this query tile sees
+      const int64_t first_kt = dims.window > 0 ? std::max<int64_t>(0, q0 - dims.window + 1) / kTile : 0;
+      for (int64_t kt = first_kt; kt <= qt; ++kt) {
         const int64_t k0 = kt * kTile, nk = std::min(kTile, T - k0);
         const float* v_tile = Vp + ((b * G + g) * tiles + kt) * kTile * dv;
         for (int64_t jj = 0; jj < m; ++jj) {
@@ -95,6 +111,7 @@ void forward(Path path, const AttentionDims& dims, const float* q, const float* 
             tile_gemm(path, r1 - r0, score_columns(keys), d, q_tile + r0 * d, d, 1, k_tile, kTile,
                       S + r0 * kTile, kTile, false);
           });
+          if (dims.window > 0 && k0 < q0 + nq - dims.window) mask_before_window(S, nq, q0, k0, dims.window);
           softmax_online_step(path, nq, S, diag, row_max + jj * kTile, row_sum + jj * kTile, alpha + jj * kTile);
           for_each_band(nq, diag, [&](int64_t r0, int64_t r1) {  // O = alpha * O + P V
             const int64_t keys = diag ? r1 : nk;

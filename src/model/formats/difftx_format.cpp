@@ -24,6 +24,7 @@ std::unique_ptr<StoredModel> open_difftx_model(const std::filesystem::path& dir,
 }
 
 void save_difftx_model(const Model& model, const std::filesystem::path& dir, StoredFloat stored) {
+  const nlohmann::json config = config_to_json(model.config);  // refuses a model the format cannot hold: before any write
   std::filesystem::create_directories(dir);
   std::map<std::string, std::string> metadata{{"format", "pt"}, {"producer", "difftx"}};
   std::vector<SafetensorsEntry> entries;
@@ -32,11 +33,12 @@ void save_difftx_model(const Model& model, const std::filesystem::path& dir, Sto
     else entries.push_back({p.name, p.shape, std::span<const float>(model.host_weights() + p.offset, p.numel), stored});
   }
   write_safetensors(dir / "model.safetensors", entries, metadata);
-  write_json_file(dir / "config.json", config_to_json(model.config));
+  write_json_file(dir / "config.json", config);
 }
 
 void save_difftx_model(const WeightSource& source, const MatrixTypes& types, const std::filesystem::path& dir,
                        StoredFloat stored) {
+  const nlohmann::json config = config_to_json(source.config());  // before any write, as above
   const ParameterTable table(source.config(), types);
   std::map<std::string, std::string> metadata{{"format", "pt"}, {"producer", "difftx"}};
   std::vector<SafetensorsTensorSpec> specs;
@@ -54,7 +56,7 @@ void save_difftx_model(const WeightSource& source, const MatrixTypes& types, con
     convert_tensor(p, widened, converted.data());
     return SafetensorsEntry{p.name, spec.shape, StoredBytes{spec.dtype, converted}};
   });
-  write_json_file(dir / "config.json", config_to_json(source.config()));
+  write_json_file(dir / "config.json", config);
 }
 
 }  // namespace difftx

@@ -8,6 +8,7 @@
 #include "model/formats/config_keys.h"
 #include "model/formats/hf_layout.h"
 #include "model/formats/motif_config.h"
+#include "model/formats/phi4flash_config.h"
 
 namespace difftx {
 namespace {
@@ -66,6 +67,7 @@ bool hf_architecture_of(const std::string& model_type, HfArchitecture* out) {
   if (model_type == "llama") *out = HfArchitecture::llama;
   else if (model_type == "diffllama") *out = HfArchitecture::diffllama;
   else if (is_motif_model_type(model_type)) *out = HfArchitecture::motif;
+  else if (is_phi4flash_model_type(model_type)) *out = HfArchitecture::phi4flash;
   else return false;
   return true;
 }
@@ -78,13 +80,18 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
     out.hf = {out.model.attention_variant().maps(), 2 * out.model.num_key_value_heads, out.model.head_dim};
     return out;  // Motif's rows are difftx's (motif_config.h): no row maps
   }
+  if (j.contains("model_type") && j.at("model_type") == nlohmann::json("phi4flash")) {
+    HfConfig out{HfArchitecture::phi4flash, {}, config_from_phi4flash(j, where), {}};
+    out.hf = {out.model.attention_variant().maps(), 2 * out.model.num_key_value_heads, out.model.head_dim};
+    return out;  // Hugging Face's names and rows are the hybrid schema's (parameters.cpp)
+  }
   for (const auto& [key, value] : j.items())
     DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key), where, ": unknown key '", key.substr(0, 64),
                  "' (difftx runs a model only when it knows what every key means; docs/FORMATS.md lists them)");
   HfConfig out;
   DIFFTX_CHECK(j.contains("model_type") && j.at("model_type").is_string() &&
                    hf_architecture_of(j.at("model_type").get<std::string>(), &out.architecture),
-               where, ": key 'model_type' must be \"llama\", \"diffllama\", \"Motif\" or \"motif\"");
+               where, ": key 'model_type' must be \"llama\", \"diffllama\", \"Motif\", \"motif\" or \"phi4flash\"");
   const bool diff = out.architecture == HfArchitecture::diffllama;
   require_value(j, "hidden_act", "silu", "SwiGLU with silu", where);
   require_value(j, "attention_bias", false, "no biases", where);
@@ -152,6 +159,8 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
 }
 
 json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
+  DIFFTX_CHECK(!c.hybrid, "writing a hybrid model (Phi-4-mini-flash's SambaY) as a Hugging Face directory is not ",
+               "implemented yet");
   if (is_motif_config(c)) return config_to_motif(c, torch_dtype);
   DIFFTX_CHECK(c.attention != AttentionKind::diff2, "DIFF V2 (attention \"diff2\") has no Hugging Face model class; ",
                "convert it to difftx's own format instead");

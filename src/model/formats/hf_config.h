@@ -1,6 +1,7 @@
 // config.json of Hugging Face's LlamaForCausalLM (model_type "llama"), DiffLlamaForCausalLM
-// ("diffllama") and MotifForCausalLM ("Motif" or "motif", motif_config.h) <-> difftx's ModelConfig
-// (docs/FORMATS.md "Hugging Face model directories").
+// ("diffllama"), MotifForCausalLM ("Motif" or "motif", motif_config.h) and Phi4FlashForCausalLM
+// ("phi4flash", read only: phi4flash_config.h) <-> difftx's ModelConfig (docs/FORMATS.md "Hugging
+// Face model directories").
 //
 // Keys that change the math are honoured or refused by name; the keys that do not (bookkeeping,
 // generation and initialisation settings) are an explicit list; any other key is an error, so a
@@ -15,7 +16,7 @@
 
 namespace difftx {
 
-enum class HfArchitecture { llama, diffllama, motif };
+enum class HfArchitecture { llama, diffllama, motif, phi4flash };
 
 // Names the architecture config.json's model_type asks for; false for any other model_type.
 bool hf_architecture_of(const std::string& model_type, HfArchitecture* out);

@@ -30,9 +30,13 @@ struct AttentionRowMaps {
   }
 };
 
-// Tensors older transformers versions saved that hold no weights (RoPE's inverse frequencies,
-// recomputed from the config).
-bool is_buffer(const std::string& name) { return ends_with(name, ".rotary_emb.inv_freq"); }
+// Tensors some checkpoints hold that are no weights: RoPE's inverse frequencies (older transformers
+// versions) and cos / sin caches (early ColossalAI), recomputed from the config. vLLM's loaders skip
+// the same three (Motif's fork: llama.py LlamaModel.load_weights).
+bool is_buffer(const std::string& name) {
+  return ends_with(name, ".rotary_emb.inv_freq") || ends_with(name, ".rotary_emb.cos_cached") ||
+         ends_with(name, ".rotary_emb.sin_cached");
+}
 
 }  // namespace
 

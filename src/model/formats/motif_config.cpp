@@ -65,9 +65,12 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
   const int64_t heads = positive_int(j, "num_attention_heads", where, kMostSize);
   const int64_t kv_heads = j.contains("num_key_value_heads") && !j.at("num_key_value_heads").is_null()
                                ? positive_int(j, "num_key_value_heads", where, kMostSize) : heads;
+  const bool grouped = j.contains("num_noise_heads") && !j.at("num_noise_heads").is_null();
   if (j.contains("head_dim") && !j.at("head_dim").is_null()) {
     c.head_dim = positive_int(j, "head_dim", where, kMostSize);
   } else {
+    // Motif's vLLM fork (motif.py, MotifAttention) raises here: head_dim is not derived for GDA.
+    DIFFTX_CHECK(!grouped, where, ": key 'head_dim' is missing; Motif's code requires it when num_noise_heads is set");
     DIFFTX_CHECK(c.hidden_size % heads == 0, where, ": no 'head_dim', and hidden_size ", c.hidden_size,
                  " is not a multiple of num_attention_heads ", heads);
     c.head_dim = c.hidden_size / heads;
@@ -75,7 +78,7 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
   DIFFTX_CHECK(kv_heads % 2 == 0, where, ": num_key_value_heads ", kv_heads,
                " must be even (Motif pairs kv heads 2m, 2m+1 as k1/v1 and k2/v2)");
   c.num_key_value_heads = kv_heads / 2;
-  if (j.contains("num_noise_heads") && !j.at("num_noise_heads").is_null()) {  // grouped (GDA)
+  if (grouped) {  // grouped (GDA)
     const int64_t noise = positive_int(j, "num_noise_heads", where, kMostSize);
     DIFFTX_CHECK(heads % noise == 0 && heads / noise >= 2, where, ": num_attention_heads ", heads,
                  " must be a multiple (at least 2) of num_noise_heads ", noise, " (groups of r signal heads and a noise head)");

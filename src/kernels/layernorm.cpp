@@ -1,0 +1,89 @@
+// LayerNorm with a bias (layernorm.h), compiled per CPU level (kernels/isa.h). Rows run in
+// parallel; a row's mean and variance are two passes over it (the variance of the centred
+// values, not E[x^2] - mean^2).
+#include "kernels/layernorm.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "core/threading.h"
+#include "kernels/op_threading.h"
+
+namespace difftx::DIFFTX_ISA {
+namespace {
+
+void check_shape(const char* op, int64_t rows, int64_t n) {
+  DIFFTX_CHECK(rows >= 0, op, ": rows must be >= 0, got ", rows);
+  DIFFTX_CHECK(n > 0, op, ": row width n must be > 0, got ", n);
+}
+
+// dx of one row: g = dy w, dx = rstd (g - mean(g) - xhat mean(g xhat)).
+void row_input_grad(const float* x, const float* w, float mean, float rstd, const float* dy, float* dx, int64_t n) {
+  float sum_g = 0, sum_gx = 0;
+#pragma omp simd reduction(+ : sum_g, sum_gx)
+  for (int64_t j = 0; j < n; ++j) {
+    const float g = dy[j] * w[j];
+    sum_g += g;
+    sum_gx += g * (x[j] - mean) * rstd;
+  }
+  const float mean_g = sum_g / static_cast<float>(n), mean_gx = sum_gx / static_cast<float>(n);
+#pragma omp simd
+  for (int64_t j = 0; j < n; ++j) dx[j] = rstd * (dy[j] * w[j] - mean_g - (x[j] - mean) * rstd * mean_gx);
+}
+
+// dw[j] += dy[j] xhat[j] and db[j] += dy[j] over columns [begin, end) of one row.
+void add_param_grads(const float* x, float mean, float rstd, const float* dy, float* dw, float* db, int64_t begin,
+                     int64_t end) {
+#pragma omp simd
+  for (int64_t j = begin; j < end; ++j) {
+    dw[j] += dy[j] * (x[j] - mean) * rstd;
+    db[j] += dy[j];
+  }
+}
+
+}  // namespace
+
+void layernorm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
+                       int64_t rows, int64_t n, float eps) {
+  check_shape("layernorm_forward", rows, n);
+  DIFFTX_CHECK(eps >= 0, "layernorm_forward: eps must be >= 0, got ", eps);
+#pragma omp parallel for schedule(static) if (worth_parallel(rows * n))
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * n;
+    float* yr = y + r * n;
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < n; ++j) sum += xr[j];
+    const float mu = sum / static_cast<float>(n);
+    float sum_sq = 0;
+#pragma omp simd reduction(+ : sum_sq)
+    for (int64_t j = 0; j < n; ++j) sum_sq += (xr[j] - mu) * (xr[j] - mu);
+    const float rs = static_cast<float>(1.0 / std::sqrt(static_cast<double>(sum_sq) / n + eps));
+    mean[r] = mu;
+    rstd[r] = rs;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs * w[j] + b[j];
+  }
+}
+
+void layernorm_backward(const float* x, const float* w, const float* mean, const float* rstd, const float* dy,
+                        float* dx, float* dw, float* db, int64_t rows, int64_t n) {
+  check_shape("layernorm_backward", rows, n);
+  if (!worth_parallel(rows * n) || thread_count() == 1) {
+    for (int64_t r = 0; r < rows; ++r) {
+      row_input_grad(x + r * n, w, mean[r], rstd[r], dy + r * n, dx + r * n, n);
+      add_param_grads(x + r * n, mean[r], rstd[r], dy + r * n, dw, db, 0, n);
+    }
+    return;
+  }
+  // Threads split the rows for dx, then the columns for dw and db (no per-thread copies).
+#pragma omp parallel
+  {
+#pragma omp for schedule(static)
+    for (int64_t r = 0; r < rows; ++r) row_input_grad(x + r * n, w, mean[r], rstd[r], dy + r * n, dx + r * n, n);
+    const ColumnShare mine = column_share(n);
+    for (int64_t r = 0; r < rows; ++r) add_param_grads(x + r * n, mean[r], rstd[r], dy + r * n, dw, db, mine.begin, mine.end);
+  }
+}
+
+}  // namespace difftx::DIFFTX_ISA
