@@ -352,6 +352,11 @@ void Context::close() {
   }
 }
 
+double Context::timestamp_ns(uint64_t from, uint64_t to) const {
+  const uint64_t mask = timestamp_bits_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << timestamp_bits_) - 1;
+  return static_cast<double>((to - from) & mask) * properties_.limits.timestampPeriod;
+}
+
 std::vector<std::string> Context::validation_messages() const {
   std::lock_guard lock(messages_mutex_);
   return messages_;

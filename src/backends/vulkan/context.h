@@ -57,7 +57,9 @@ class Context {
   const VkPhysicalDeviceProperties& properties() const { return properties_; }
   const Options& options() const { return options_; }
   bool validation() const { return messenger_ != VK_NULL_HANDLE; }
-  uint32_t timestamp_bits() const { return timestamp_bits_; }  // of the compute queue (0: no timestamps)
+  // Whether the compute queue writes timestamps; the nanoseconds from one of them to a later one.
+  bool has_timestamps() const { return timestamp_bits_ > 0 && properties_.limits.timestampPeriod > 0; }
+  double timestamp_ns(uint64_t from, uint64_t to) const;
 
   // Destroys the device, the messenger and the instance, as far as they were created; again,
   // nothing. Everything made on the device must be destroyed first.
@@ -69,7 +71,6 @@ class Context {
   void add_validation_message(std::string message);
 
  private:
-
   Api api_;
   Options options_;
   VkInstance instance_ = VK_NULL_HANDLE;

@@ -40,7 +40,7 @@ Stream::Stream(Context& context, Memory& memory)
       timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
   VkDevice device = context.device();
   if (Profile::wanted()) {
-    if (context.timestamp_bits() > 0 && context.properties().limits.timestampPeriod > 0)
+    if (context.has_timestamps())
       profile_ = std::make_unique<Profile>();
     else
       std::fprintf(stderr, "vulkan: %s's compute queue has no timestamps; DIFFTX_VULKAN_PROFILE is ignored\n",
@@ -160,11 +160,8 @@ void Stream::read_timestamps(Batch& b) {
                                    ticks.size() * sizeof(uint64_t), ticks.data(), sizeof(uint64_t),
                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "vkGetQueryPoolResults");
-  const int bits = static_cast<int>(context_.timestamp_bits());
-  const uint64_t mask = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  const double period_ns = context_.properties().limits.timestampPeriod;
   for (size_t i = 0; i < b.labels.size(); ++i)
-    profile_->add(b.labels[i], static_cast<double>((ticks[i + 1] - ticks[i]) & mask) * period_ns);
+    profile_->add(b.labels[i], context_.timestamp_ns(ticks[i], ticks[i + 1]));
   b.labels.clear();
 }
 
@@ -214,9 +211,7 @@ void Stream::finish() {
 
 double Stream::device_milliseconds(const std::function<void()>& record) {
   VkDevice device = context_.device();
-  const double period_ns = context_.properties().limits.timestampPeriod;
-  DIFFTX_CHECK(context_.timestamp_bits() > 0 && period_ns > 0, "vulkan: ", context_.info().name,
-               "'s compute queue has no timestamps");
+  DIFFTX_CHECK(context_.has_timestamps(), "vulkan: ", context_.info().name, "'s compute queue has no timestamps");
   VkQueryPoolCreateInfo info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
   info.queryType = VK_QUERY_TYPE_TIMESTAMP;
   info.queryCount = 2;
@@ -247,8 +242,7 @@ double Stream::device_milliseconds(const std::function<void()>& record) {
     throw;
   }
   api_.vkDestroyQueryPool(device, pool, nullptr);
-  const uint64_t mask = context_.timestamp_bits() >= 64 ? ~uint64_t{0} : (uint64_t{1} << context_.timestamp_bits()) - 1;
-  return static_cast<double>((ticks[1] - ticks[0]) & mask) * period_ns / 1e6;
+  return context_.timestamp_ns(ticks[0], ticks[1]) / 1e6;
 }
 
 void Stream::barrier(Batch& b) {
