@@ -6,21 +6,22 @@
 
 namespace difftx::testing {
 
-// Listed once per process (each suite's instantiation asks): listing the devices starts a Vulkan instance.
+const std::vector<std::string>& devices_here() {
+  static const std::vector<std::string> names = backends::device_names();
+  return names;
+}
+
 std::vector<BackendUnderTest> backends_under_test() {
-  static const std::vector<BackendUnderTest> all = [] {
-    std::vector<BackendUnderTest> list;
-    for (CpuLevel level : cpu_levels_runnable())
-      list.push_back({std::string("cpu_") + cpu_level_name(level), &backends::cpu::level_backend(level), ""});
-    for (const std::string& device : backends::device_names()) {
-      if (device == "cpu") continue;
-      std::string name;
-      for (char c : device)
-        if (std::isalnum(static_cast<unsigned char>(c))) name += c;
-      list.push_back({name, nullptr, device});
-    }
-    return list;
-  }();
+  std::vector<BackendUnderTest> all;
+  for (CpuLevel level : cpu_levels_runnable())
+    all.push_back({std::string("cpu_") + cpu_level_name(level), &backends::cpu::level_backend(level), ""});
+  for (const std::string& device : devices_here()) {
+    if (device == "cpu") continue;
+    std::string name;
+    for (char c : device)
+      if (std::isalnum(static_cast<unsigned char>(c))) name += c;
+    all.push_back({name, nullptr, device});
+  }
   return all;
 }
 

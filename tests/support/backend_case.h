@@ -29,6 +29,9 @@ struct BackendUnderTest {
   backends::Backend& backend() const { return level_backend ? *level_backend : backends::open_backend(device); }
 };
 std::vector<BackendUnderTest> backends_under_test();
+// backends::device_names(), listed once per process: every test process builds the parameters of
+// every suite, whatever its filter, and each listing starts a Vulkan instance.
+const std::vector<std::string>& devices_here();
 std::string backend_test_name(const ::testing::TestParamInfo<BackendUnderTest>& info);
 inline void PrintTo(const BackendUnderTest& b, std::ostream* out) { *out << b.name; }
 
