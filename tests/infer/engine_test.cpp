@@ -17,6 +17,7 @@
 #include "infer/kv_pool.h"
 #include "kernels/quant/weight_panels.h"
 #include "model/storage_plan.h"
+#include "support/backend_case.h"
 #include "support/engine_runs.h"
 #include "support/level_kernels.h"
 #include "support/random_model.h"
@@ -104,6 +105,9 @@ std::string describe(const InvarianceCase& c) {
   return (c.device == "cpu" ? "" : test_name(c.device) + "_") + attention_kind_name(c.kind) + "_" +
          weight_type_name(c.weights) + "_kv_" + kv_storage_name(c.kv);
 }
+// Not gtest's bytes of the object, which hold the device string's address: the test's ctest name
+// would change with every build.
+void PrintTo(const InvarianceCase& c, std::ostream* out) { *out << describe(c); }
 
 Model case_model(const InvarianceCase& c) {
   // Hidden 256 so that every block type's rows are whole blocks (Q4_K: 256 weights).
@@ -210,7 +214,7 @@ std::vector<InvarianceCase> invariance_cases() {
       out.push_back({kind, w, KvStorage::bf16});
   // Every other device (Vulkan's on lavapipe in CI, which is slow): every variant, weight type
   // and KV type once.
-  for (const std::string& device : backends::device_names()) {
+  for (const std::string& device : testing::devices_here()) {
     if (device == "cpu") continue;
     for (const InvarianceCase& c : {InvarianceCase{AttentionKind::baseline, WeightType::f32, KvStorage::f32},
                                     InvarianceCase{AttentionKind::diff, WeightType::bf16, KvStorage::int8},

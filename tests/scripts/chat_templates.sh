@@ -29,11 +29,12 @@ for name in "${templates[@]}"; do
   rm -rf "$work/py"
   python3 "$oracle" --model "$model" --messages "$work"/conv/*.json --out-dir "$work/py"
   for conv in "$work"/conv/*.json; do
+    conv_name="${conv##*/}" && conv_name="${conv_name%.json}"  # no process per name: 380 renderings
     for gen in "" --no-generation-prompt; do
-      what="$name $(basename "$conv" .json) ${gen:-(generation prompt)}"
+      what="$name $conv_name ${gen:-(generation prompt)}"
       rc_cc=0
-      py="$work/py/$(basename "$conv" .json).${gen:+no}gen"
-      cp "$py.out" "$work/py.out"; cp "$py.err" "$work/py.err"; rc_py="$(cat "$py.rc")"
+      py="$work/py/$conv_name.${gen:+no}gen"
+      rc_py="$(< "$py.rc")"
       "$difftx" template --model "$model" --messages "$conv" $gen > "$work/cc.out" 2> "$work/cc.err" || rc_cc=$?
       if grep -q "tokenizer_config.json: chat template line" "$work/cc.err"; then  # a parse error
         echo "FAIL: $what: difftx rejects the template: $(cat "$work/cc.err")"; failures=$((failures + 1)); continue
@@ -42,14 +43,14 @@ for name in "${templates[@]}"; do
         0)
           if [ "$rc_cc" != 0 ]; then
             echo "FAIL: $what: jinja2 renders, difftx fails: $(cat "$work/cc.err")"; failures=$((failures + 1))
-          elif ! cmp -s "$work/py.out" "$work/cc.out"; then
-            echo "FAIL: $what: the prompts differ"; diff <(od -c "$work/py.out") <(od -c "$work/cc.out") | head -20
+          elif ! cmp -s "$py.out" "$work/cc.out"; then
+            echo "FAIL: $what: the prompts differ"; diff <(od -c "$py.out") <(od -c "$work/cc.out") | head -20
             failures=$((failures + 1))
           else
             same=$((same + 1))
           fi ;;
         3)
-          want="$(sed -n 's/^TemplateError: //p' "$work/py.err")"
+          want="$(sed -n 's/^TemplateError: //p' "$py.err")"
           got="$(sed -n 's/^difftx template: error: //p' "$work/cc.err")"
           if [ "$rc_cc" = 0 ] || [ "$want" != "$got" ]; then
             echo "FAIL: $what: jinja2 raises '$want', difftx gave rc $rc_cc '$got'"; failures=$((failures + 1))
@@ -58,11 +59,11 @@ for name in "${templates[@]}"; do
           fi ;;
         4)
           if [ "$rc_cc" = 0 ]; then
-            echo "FAIL: $what: jinja2 fails ($(cat "$work/py.err")), difftx renders"; failures=$((failures + 1))
+            echo "FAIL: $what: jinja2 fails ($(cat "$py.err")), difftx renders"; failures=$((failures + 1))
           else
             errored=$((errored + 1))
           fi ;;
-        *) echo "FAIL: $what: the oracle failed: $(cat "$work/py.err")"; failures=$((failures + 1)) ;;
+        *) echo "FAIL: $what: the oracle failed: $(cat "$py.err")"; failures=$((failures + 1)) ;;
       esac
     done
   done

@@ -15,8 +15,8 @@ convert_case() {
   local src="$1" label="$2"; shift 2
   local out="$work/out/$label"
   if "$difftx" convert --model "$src" "$@" --out "$out" > /dev/null 2> "$work/err"; then
-    (cd "$out" && find . -type f | LC_ALL=C sort | while read -r f; do
-      echo "$label/${f#./} $(sha256sum "$f" | cut -d' ' -f1)"; done) >> "$sums"
+    (cd "$out" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | while read -r sum f; do
+      echo "$label/${f#./} $sum"; done >> "$sums"
   else
     echo "$label error" >> "$sums"
   fi

@@ -10,11 +10,12 @@ config="$root/tests/fixtures/train/baseline.json"
 none="$work/none"  # options are checked before the model or data are opened
 
 bad_values() {  # bad_values "command..." OPTION "extra bad values" (integer options: 2^63 is added)
-  local cmd="$1" opt="$2" v
+  local cmd="$1" opt="$2" v out
   for v in nan inf -inf 1e999 x "" $3; do
     # shellcheck disable=SC2086
     expect_error "--$opt" "$difftx" $cmd --$opt "$v"
-    grep -qiE "expects|needs" "$work/out.txt" || { echo "FAIL: --$opt $v:"; cat "$work/out.txt"; exit 1; }
+    out="$(< "$work/out.txt")" && out="${out,,}"  # no grep: some 800 values
+    [[ "$out" == *expects* || "$out" == *needs* ]] || { echo "FAIL: --$opt $v:"; cat "$work/out.txt"; exit 1; }
   done
 }
 ints="9223372036854775808 -9223372036854775809 1.5"

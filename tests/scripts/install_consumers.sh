@@ -22,11 +22,8 @@ for f in include/difftx/difftx.h lib/libdifftx.a lib/cmake/difftx/difftxConfig.c
 done
 version="$(sed -n 's/^#define DIFFTX_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' "$root/include/difftx/difftx.h" | paste -sd.)"
 major="${version%%.*}"
-# The tools' output is read from a file: `tool | grep -q` under pipefail fails when grep stops
-# reading at its match and the tool, still writing, dies of SIGPIPE.
-readelf -d "$prefix/lib/libdifftx.so" > "$work/dynamic.txt"
-grep -q "Library soname: \[libdifftx.so.$major\]" "$work/dynamic.txt" ||
-  { echo "FAIL: libdifftx.so's SONAME is not libdifftx.so.$major"; cat "$work/dynamic.txt"; exit 1; }
+readelf -d "$prefix/lib/libdifftx.so" | grep -q "Library soname: \[libdifftx.so.$major\]" ||
+  { echo "FAIL: libdifftx.so's SONAME is not libdifftx.so.$major"; readelf -d "$prefix/lib/libdifftx.so"; exit 1; }
 [ -L "$prefix/lib/libdifftx.so" ] && [ -f "$prefix/lib/libdifftx.so.$major" ] ||
   { echo "FAIL: libdifftx.so is not a link to libdifftx.so.$major"; ls -l "$prefix/lib"; exit 1; }
 "$prefix/bin/difftx" --version > /dev/null
@@ -42,8 +39,10 @@ cc -std=c11 -Wall -Wextra -pedantic -Werror "$root/examples/c/generate.c" $(pkg-
   -Wl,-rpath,"$prefix/lib" -o "$work/pc/generate"
 cc -std=c11 "$root/examples/c/logits.c" $(pkg-config --cflags difftx) "$prefix/lib/libdifftx.a" \
   $(pkg-config --static --libs-only-other --libs-only-l difftx | sed 's/-ldifftx//') -o "$work/pc/logits_static"
-ldd "$work/pc/logits_static" > "$work/ldd_static.txt"
-grep -q libdifftx "$work/ldd_static.txt" && { echo "FAIL: the static example loads libdifftx.so"; exit 1; }
+# ldd's output is taken whole before it is searched: the loader writes it line by line, and a
+# grep -q that stops reading at the match made it die of SIGPIPE, a failed pipeline under pipefail.
+ldd "$work/pc/logits_static" > "$work/ldd.txt"
+grep -q libdifftx "$work/ldd.txt" && { echo "FAIL: the static example loads libdifftx.so"; exit 1; }
 # The header is C++ too.
 c++ -std=c++17 -Wall -Wextra -pedantic -Werror -fsyntax-only -x c++ "$prefix/include/difftx/difftx.h"
 
@@ -51,9 +50,9 @@ c++ -std=c++17 -Wall -Wextra -pedantic -Werror -fsyntax-only -x c++ "$prefix/inc
 cmake -S "$root/examples/cmake" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release \
   > "$work/cmake.txt" 2>&1 || { cat "$work/cmake.txt"; exit 1; }
 cmake --build "$work/cmake" -j 2 > "$work/cmake_build.txt" 2>&1 || { cat "$work/cmake_build.txt"; exit 1; }
-ldd "$work/cmake/logits" > "$work/ldd_cmake.txt"
-grep -q "$prefix/lib/libdifftx.so.$major" "$work/ldd_cmake.txt" ||
-  { echo "FAIL: the find_package example does not load the installed libdifftx.so"; cat "$work/ldd_cmake.txt"; exit 1; }
+ldd "$work/cmake/logits" > "$work/ldd.txt"
+grep -q "$prefix/lib/libdifftx.so.$major" "$work/ldd.txt" ||
+  { echo "FAIL: the find_package example does not load the installed libdifftx.so"; cat "$work/ldd.txt"; exit 1; }
 
 # Logits: every oracle fixture's first sequence, from every build of the example.
 for fixture in "$root"/tests/fixtures/oracle/*/; do

@@ -20,11 +20,18 @@ backends::DevicePtr<T> host_ptr(T* p) {
   return backends::DevicePtr<T>(p);
 }
 
+// A CPU level's backend is at hand; another device is opened by the first test that uses it, not
+// when the suite is listed: every test process lists it, and opening a Vulkan device took ~0.3 s.
 struct BackendUnderTest {
-  std::string name;  // "cpu_avx512", "vulkan0"
-  backends::Backend* backend;
+  std::string name;                         // "cpu_avx512", "vulkan0"
+  backends::Backend* level_backend = nullptr;  // a CPU level's
+  std::string device;                       // otherwise: the device's name ("vulkan:0")
+  backends::Backend& backend() const { return level_backend ? *level_backend : backends::open_backend(device); }
 };
 std::vector<BackendUnderTest> backends_under_test();
+// backends::device_names(), listed once per process: every test process builds the parameters of
+// every suite, whatever its filter, and each listing starts a Vulkan instance.
+const std::vector<std::string>& devices_here();
 std::string backend_test_name(const ::testing::TestParamInfo<BackendUnderTest>& info);
 inline void PrintTo(const BackendUnderTest& b, std::ostream* out) { *out << b.name; }
 
@@ -57,7 +64,7 @@ class DeviceArray {
 // The fixture of every conformance test: GetParam() is the backend.
 class Conformance : public ::testing::TestWithParam<BackendUnderTest> {
  protected:
-  backends::Backend& backend() const { return *GetParam().backend; }
+  backends::Backend& backend() const { return GetParam().backend(); }
   template <typename T>
   DeviceArray<T> on_device(const std::vector<T>& host) const {
     return DeviceArray<T>(backend(), host);
