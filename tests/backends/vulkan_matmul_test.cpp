@@ -68,13 +68,15 @@ std::string describe(const Quantized& q, int64_t N, MatmulOrder order, bool accu
 }
 
 // The cases of one shape: each order on both sides of its kernel's step (the GEMV takes 16 rows
-// of x at a time, the GEMM tiles of 64), by_size on both sides of its switch, and accumulate.
+// of x at a time, the GEMM tiles of 64), every GEMV variant (1, 2, 4 for 19 = 16 + 3, 8 for 5,
+// 16), by_size on both sides of its switch, and accumulate.
 struct Case {
   int64_t N;
   MatmulOrder order;
   bool accumulate;
 };
-const Case kCases[] = {{1, MatmulOrder::gemv, false},    {17, MatmulOrder::gemv, true},
+const Case kCases[] = {{1, MatmulOrder::gemv, false},    {2, MatmulOrder::gemv, false},
+                       {19, MatmulOrder::gemv, true},
                        {1, MatmulOrder::gemm, true},     {70, MatmulOrder::gemm, false},
                        {5, MatmulOrder::by_size, false}, {17, MatmulOrder::by_size, true}};
 

@@ -221,10 +221,10 @@ TEST_F(VulkanTest, TheProfileNamesEachShaderWithItsCallsAndTime) {
   const std::string report = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(report.find("vulkan profile (" + backend->info().name + ")"), std::string::npos) << report;
   EXPECT_NE(report.find("host waits"), std::string::npos) << report;
-  const size_t line = report.find("matmul_gemv_f32");
+  const size_t line = report.find("matmul_gemv1_f32");
   ASSERT_NE(line, std::string::npos) << report;
   int calls = 0;
-  EXPECT_EQ(std::sscanf(report.c_str() + line, "matmul_gemv_f32 %d", &calls), 1) << report;
+  EXPECT_EQ(std::sscanf(report.c_str() + line, "matmul_gemv1_f32 %d", &calls), 1) << report;
   EXPECT_EQ(calls, 3) << report;
   EXPECT_NE(report.find("copy"), std::string::npos) << report;  // the uploads and the download
 }

@@ -10,7 +10,7 @@
 namespace difftx::backends::vulkan {
 namespace {
 
-constexpr int64_t kGemvRows = 16;  // rows of x one GEMV dispatch takes (NMAX in matmul_gemv.comp)
+constexpr int64_t kGemvRows = 16;  // rows of x one GEMV dispatch takes (the largest NMAX of matmul_gemv.comp)
 constexpr int64_t kGemvWeightRows = 4;  // weight rows a GEMV workgroup takes (ROWS)
 constexpr int64_t kGemmMinRows = 8;  // MatmulOrder::by_size: the GEMM from here (kernels/quant/matmul.h)
 
@@ -22,8 +22,15 @@ struct EmbedPush {
   uint32_t w_byte, row_bytes, cols, row0, rows, table_rows, ids_at, out_at, n;
 };
 
-std::string type_shader(const char* family, WeightType type) {
-  return std::string(family) + "_" + weight_type_name(type);
+std::string type_shader(const std::string& family, WeightType type) {
+  return family + "_" + weight_type_name(type);
+}
+
+// The GEMV variant for n rows of x: the smallest power of two that holds them.
+std::string gemv_family(int64_t n) {
+  int64_t rows = 1;
+  while (rows < n) rows *= 2;
+  return "matmul_gemv" + std::to_string(rows);
 }
 
 }  // namespace
@@ -43,7 +50,6 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
   DIFFTX_CHECK(W.data.address() % 4 == 0, "vulkan matmul: the weights must start 4-byte aligned");
   const bool gemv = order == MatmulOrder::gemv || (order == MatmulOrder::by_size && N < kGemmMinRows);
   const bool coopmat = !gemv && context_->caps().cooperative_matrix && W.type != WeightType::f32;
-  const std::string shader = type_shader(gemv ? "matmul_gemv" : coopmat ? "matmul_coopmat" : "matmul_gemm", W.type);
   // Windows: weight rows that fit one binding; rows of x (and y) that fit one binding each.
   const int64_t weight_rows = rows_per_binding(row_bytes, "the weight matrix");
   const int64_t x_rows = std::min(rows_per_binding(W.cols * 4, "x"), rows_per_binding(W.rows * 4, "y"));
@@ -66,9 +72,11 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
                             accumulate ? 1u : 0u};
       const std::vector<VkDescriptorBufferInfo> buffers{w.info, xb.info, yb.info};
       if (gemv)
-        run(shader, {1, 1, 1}, buffers, &push, sizeof push, (rows + kGemvWeightRows - 1) / kGemvWeightRows);
+        run(type_shader(gemv_family(n), W.type), {1, 1, 1}, buffers, &push, sizeof push,
+            (rows + kGemvWeightRows - 1) / kGemvWeightRows);
       else
-        run2d(shader, {1, 1, 1}, buffers, &push, sizeof push, (rows + 63) / 64, (n + 63) / 64);
+        run2d(type_shader(coopmat ? "matmul_coopmat" : "matmul_gemm", W.type), {1, 1, 1}, buffers, &push,
+              sizeof push, (rows + 63) / 64, (n + 63) / 64);
     }
   }
 }

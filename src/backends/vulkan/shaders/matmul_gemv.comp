@@ -4,7 +4,8 @@
 // small matrices are bound by the memory's latency: each thread keeps AHEAD loads in flight),
 // each row of x its own accumulator; then one thread per (weight row, x row) adds the lanes'
 // sums in lane order. An output's bits depend on its x row and its weight row alone, never on
-// how many rows of x come along or where the row falls (the gemv order).
+// how many rows of x come along or where the row falls (the gemv order). NMAX (1, 2, 4, 8 or 16)
+// is one variant each (shaders.cmake): a single decode row must not pay for 16 accumulators.
 #version 450
 #include "common.glsl"
 
@@ -12,7 +13,9 @@
 #define LANES 16
 #define WG (ROWS * LANES)
 #define AHEAD 4
-#define NMAX 16
+#ifndef NMAX
+#error NMAX (rows of x, at most 16) is defined by shaders.cmake
+#endif
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer WBuffer { uint w[]; } W;
 layout(std430, set = 0, binding = 1) readonly buffer XBuffer { float x[]; } X;
@@ -70,9 +73,10 @@ void main() {
   [[unroll]] for (uint i = 0u; i < NMAX; ++i)
     if (i < p.n) partial[i][t] = acc[i];
   barrier();
-  // Thread t adds the lanes of weight row t / NMAX (of the workgroup's ROWS) for x row t % NMAX.
+  // Thread t < ROWS * NMAX adds the lanes of weight row t / NMAX (of the workgroup's ROWS) for x
+  // row t % NMAX.
   const uint slot = t / NMAX, i = t % NMAX, out_row = group_index() * ROWS + slot;
-  if (i < p.n && out_row < p.rows) {
+  if (t < ROWS * NMAX && i < p.n && out_row < p.rows) {
     float sum = 0.0;
     for (uint l = 0u; l < LANES; ++l) sum += partial[i][slot * LANES + l];
     const uint at = p.y_at + i * p.y_stride + out_row;
