@@ -301,10 +301,12 @@ stage_profile() {
   name="$(basename "$config" .json)-$dtype"
   for run in "prefill $prompt 1" "decode 16 $new"; do
     read -r label p n <<< "$run"
+    # The bench line (its wall-clock rates) beside the device's times: together they say whether
+    # a step waits on the device or on the host.
     DIFFTX_VULKAN_PROFILE=1 "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$p" --new "$n" \
-        > /dev/null 2> "$work/profile.txt" || true
+        > "$work/profile.txt" 2>&1 || true
     if [ -n "${OUT:-}" ]; then cp "$work/profile.txt" "$OUT/profile-$name-$label.txt"; fi
-    grep -A 12 'vulkan profile' "$work/profile.txt" >&2 || true
+    grep -E -A 12 'op=infer_model|vulkan profile' "$work/profile.txt" >&2 || true
   done
 }
 

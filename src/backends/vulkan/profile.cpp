@@ -25,8 +25,10 @@ std::string Profile::report(const std::string& device) const {
   for (const auto& [label, e] : rows) total += e.ns;
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "vulkan profile (%s): %.3f ms of device time, %lld submits, %lld host waits\n",
-                device.c_str(), total / 1e6, static_cast<long long>(submits_), static_cast<long long>(waits_));
+  std::snprintf(line, sizeof line,
+                "vulkan profile (%s): %.3f ms of device time, %lld submits, %lld host waits (%.3f ms blocked)\n",
+                device.c_str(), total / 1e6, static_cast<long long>(submits_), static_cast<long long>(waits_),
+                blocked_ns_ / 1e6);
   out += line;
   std::snprintf(line, sizeof line, "  %-28s %10s %12s %10s %7s\n", "command", "calls", "total ms", "mean us", "share");
   out += line;

@@ -1,7 +1,8 @@
 // DIFFTX_VULKAN_PROFILE=1: the device's time per shader (and per copy and fill), read from a
 // timestamp written after every command of the stream, with the host's waits counted; printed
 // to stderr when the backend closes. Each command already sits behind a full barrier, so the
-// time between two timestamps is the later command's.
+// time between two timestamps is the later command's. The host's time blocked in fence waits,
+// beside the device's total, says which side a run waits on.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -16,6 +17,7 @@ class Profile {
 
   void add(const char* label, double ns);
   void count_wait() { ++waits_; }
+  void add_blocked(double ns) { blocked_ns_ += ns; }  // the host's time in fence waits
   void count_submit() { ++submits_; }
   // One line per label, the largest total first: calls, total ms, mean us, share of the total.
   std::string report(const std::string& device) const;
@@ -27,6 +29,7 @@ class Profile {
   };
   std::map<std::string, Entry> entries_;
   int64_t waits_ = 0, submits_ = 0;
+  double blocked_ns_ = 0;
 };
 
 }  // namespace difftx::backends::vulkan

@@ -1,6 +1,7 @@
 #include "backends/vulkan/stream.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -185,7 +186,10 @@ void Stream::submit() {
 }
 
 void Stream::wait(Batch& b) {
+  const auto start = std::chrono::steady_clock::now();
   const VkResult result = api_.vkWaitForFences(context_.device(), 1, &b.fence, VK_TRUE, timeout_ns_);
+  if (profile_)
+    profile_->add_blocked(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count());
   if (result == VK_SUCCESS) {
     b.in_flight = false;
     if (profile_) read_timestamps(b);
