@@ -71,12 +71,15 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
                             static_cast<uint32_t>(n),
                             accumulate ? 1u : 0u};
       const std::vector<VkDescriptorBufferInfo> buffers{w.info, xb.info, yb.info};
-      if (gemv)
+      if (gemv) {
         run(type_shader(gemv_family(n), W.type), {1, 1, 1}, buffers, &push, sizeof push,
             (rows + kGemvWeightRows - 1) / kGemvWeightRows);
-      else
-        run2d(type_shader(coopmat ? "matmul_coopmat" : "matmul_gemm", W.type), {1, 1, 1}, buffers, &push,
-              sizeof push, (rows + 63) / 64, (n + 63) / 64);
+        continue;
+      }
+      const int64_t tile_rows = coopmat || n > 16 ? 64 : 16;  // rows of x a tile takes (BM in matmul_gemm.comp)
+      const std::string shader =
+          type_shader(coopmat ? std::string("matmul_coopmat") : "matmul_gemm" + std::to_string(tile_rows), W.type);
+      run2d(shader, {1, 1, 1}, buffers, &push, sizeof push, (rows + 63) / 64, (n + tile_rows - 1) / tile_rows);
     }
   }
 }

@@ -12,8 +12,10 @@ set(DIFFTX_VULKAN_SHADERS
   paged_store:paged_store.comp: paged_attention:paged_attention.comp: paged_merge:paged_merge.comp:)
 foreach(index RANGE 5)
   list(GET DIFFTX_VULKAN_WEIGHT_TYPES ${index} type)
-  list(APPEND DIFFTX_VULKAN_SHADERS
-    matmul_gemm_${type}:matmul_gemm.comp:WTYPE=${index} embed_${type}:embed.comp:WTYPE=${index})
+  list(APPEND DIFFTX_VULKAN_SHADERS embed_${type}:embed.comp:WTYPE=${index})
+  foreach(m 16 64)  # rows of x a GEMM tile takes: ops_matmul.cpp takes 16 for a short prompt
+    list(APPEND DIFFTX_VULKAN_SHADERS matmul_gemm${m}_${type}:matmul_gemm.comp:WTYPE=${index},BM=${m})
+  endforeach()
   foreach(n 1 2 4 8 16)  # rows of x: ops_matmul.cpp takes the smallest that holds them
     list(APPEND DIFFTX_VULKAN_SHADERS matmul_gemv${n}_${type}:matmul_gemv.comp:WTYPE=${index},NMAX=${n})
   endforeach()
