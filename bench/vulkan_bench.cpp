@@ -25,6 +25,7 @@
 #include "core/rng.h"
 #include "io/json_file.h"
 #include "kernels/attention/attention.h"
+#include "infer/engine.h"
 #include "kernels/attention/decode_attention.h"
 #include "measure.h"
 #include "model/config.h"
@@ -149,7 +150,8 @@ int bench_vulkan(cli::Args& args) {
                num("tokens", prompt, 0), num("ms", ms, 3), num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
   }
   for (KvStorage storage : {KvStorage::bf16, KvStorage::int8}) {
-    const int64_t P = 256, blocks = rows * ((context + P - 1) / P);
+    // The engine's pages (its default block size), so the figure is the one a decode step pays.
+    const int64_t P = EngineOptions{}.kv_block_tokens, blocks = rows * ((context + P - 1) / P);
     DecodeAttentionDims kd{a, P, storage};
     const int64_t key_bytes = key_region_bytes(kd), layer_bytes = key_bytes + value_region_bytes(kd);
     const DeviceBuffer pool = vk.allocate(blocks * layer_bytes);  // zeros: valid keys, values and scales
@@ -170,7 +172,7 @@ int bench_vulkan(cli::Args& args) {
     });
     const double kv_bytes = static_cast<double>(rows) * layer_bytes * ((context + P - 1) / P);
     print_row(json, {str("op", "decode_attention"), str("attention", attention_kind_name(c.attention)),
-                     str("kv", kv_storage_name(storage)), num("rows", rows, 0), num("context", context, 0),
+                     str("kv", kv_storage_name(storage)), num("block", P, 0), num("rows", rows, 0), num("context", context, 0),
                      num("us", ms * 1e3, 1), num("kv_gbs", kv_bytes / (ms * 1e6), 1),
                      num("of_copy", kv_bytes / (ms * 1e6) / copy_gbs, 3)});
   }
