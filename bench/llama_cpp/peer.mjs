@@ -116,6 +116,7 @@ async function predict() {
   let tokens = [];
   for (let r = 0; r <= Number(opts.repeats ?? 3); ++r)  // the first round warms up
     for (const run of runs) {
+      predictor.updateInputTokens?.(ids);  // what LlamaCompletion tells an input-lookup predictor
       const out = [];
       let t1 = 0;
       for await (const token of run.sequence.evaluate(ids, {temperature: 0})) {
