@@ -14,10 +14,11 @@
 //        into one decode per step), each an N-token prompt (the first K ids of FILE shared, the
 //        rest per sequence from FILE) and M greedy tokens; aggregate and decode-phase tokens/s,
 //        time to first token and inter-token latency percentiles, as `difftx bench serve` reports
-//   node peer.mjs predict --model F.gguf --tokens FILE --decode M (--lookup | --draft D.gguf) [--draft-tokens K]
-//        [--threads T] [--repeats R]: the greedy continuation of all ids of FILE without and with
-//        node-llama-cpp's token predictor (input lookup, or a draft model), in turn; decode tokens/s
-//        of each, the ratio, and the predictor's validated / refuted counts
+//   node peer.mjs predict --model F.gguf --tokens FILE --decode M (--lookup 1 | --draft D.gguf) [--draft-tokens K]
+//        [--min-confidence C] [--threads T] [--repeats R]: the greedy continuation of all ids of
+//        FILE without and with node-llama-cpp's token predictor (input lookup, or a draft model
+//        with its minimum confidence, default 0.6), in turn; decode tokens/s of each, the ratio,
+//        and the predictor's validated / refuted counts
 import {readFileSync} from "node:fs";
 import {pathToFileURL} from "node:url";
 
@@ -110,7 +111,8 @@ async function predict() {
   const draftContext = draftModel
       ? await draftModel.createContext({contextSize: size, threads, batchSize: ids.length, sequences: 1}) : null;
   const predictor = draftModel
-      ? new DraftSequenceTokenPredictor(draftContext.getSequence(), {minTokens: 0, maxTokens: K})
+      ? new DraftSequenceTokenPredictor(draftContext.getSequence(), {minTokens: 0, maxTokens: K,
+                                                                      minConfidence: Number(opts["min-confidence"] ?? 0.6)})
       : new InputLookupTokenPredictor({predictionLength: {max: K}});
   const runs = [{sequence: plain.getSequence(), best: 0}, {sequence: predicted.getSequence({tokenPredictor: predictor}), best: 0}];
   let tokens = [];
