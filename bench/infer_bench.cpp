@@ -193,7 +193,8 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
                      num("no_draft_decode_tok_s", rates[i].decode_tok_s, 2),
                      num("speedup", d.decode_tok_s / rates[i].decode_tok_s, 3), num("drafted", d.draft_tokens, 0),
                      num("accepted", d.draft_accepted, 0),
-                     num("acceptance", d.draft_tokens ? static_cast<double>(d.draft_accepted) / d.draft_tokens : 0, 3)});
+                     num("acceptance", d.draft_tokens ? static_cast<double>(d.draft_accepted) / d.draft_tokens : 0,
+                         3)});
   }
 }
 

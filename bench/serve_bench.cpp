@@ -191,7 +191,8 @@ int bench_serve(cli::Args& args) {
                        DraftMode mode = DraftMode::none) {
     print_row(json, {str("op", "serve_bench"), num("concurrency", n, 0), num("constrained", constrained, 0),
                      str("draft", draft_mode_name(mode)), num("draft_tokens", r.draft_tokens, 0),
-                     num("draft_acceptance", r.draft_tokens ? static_cast<double>(r.draft_accepted) / r.draft_tokens : 0, 3),
+                     num("draft_acceptance",
+                         r.draft_tokens ? static_cast<double>(r.draft_accepted) / r.draft_tokens : 0, 3),
                      num("constraint_s", constraint_seconds, 3), num("run_s", r.seconds, 3),
                      num("aggregate_tok_s", r.aggregate_tok_s, 2), num("decode_tok_s", r.decode_tok_s, 2),
                      num("ttft_p50_s", r.ttft_p50, 4), num("ttft_p99_s", r.ttft_p99, 4), num("itl_p50_s", r.itl_p50, 4),

@@ -111,10 +111,11 @@ async function predict() {
   const draftContext = draftModel
       ? await draftModel.createContext({contextSize: size, threads, batchSize: ids.length, sequences: 1}) : null;
   const predictor = draftModel
-      ? new DraftSequenceTokenPredictor(draftContext.getSequence(), {minTokens: 0, maxTokens: K,
-                                                                      minConfidence: Number(opts["min-confidence"] ?? 0.6)})
+      ? new DraftSequenceTokenPredictor(draftContext.getSequence(), {
+          minTokens: 0, maxTokens: K, minConfidence: Number(opts["min-confidence"] ?? 0.6)})
       : new InputLookupTokenPredictor({predictionLength: {max: K}});
-  const runs = [{sequence: plain.getSequence(), best: 0}, {sequence: predicted.getSequence({tokenPredictor: predictor}), best: 0}];
+  const runs = [{sequence: plain.getSequence(), best: 0},
+                {sequence: predicted.getSequence({tokenPredictor: predictor}), best: 0}];
   let tokens = [];
   for (let r = 0; r <= Number(opts.repeats ?? 3); ++r)  // the first round warms up
     for (const run of runs) {

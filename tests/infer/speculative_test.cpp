@@ -253,7 +253,8 @@ double chi_square(const std::vector<int64_t>& counts, const std::vector<double>&
   double chi = 0;
   for (size_t i = 0; i < p.size(); ++i) {
     const double expected = p[i] * static_cast<double>(n);
-    if (expected > 0) chi += (static_cast<double>(counts[i]) - expected) * (static_cast<double>(counts[i]) - expected) / expected;
+    const double off = static_cast<double>(counts[i]) - expected;
+    if (expected > 0) chi += off * off / expected;
     else EXPECT_EQ(counts[i], 0) << "id " << i << " has probability 0";
   }
   return chi;
@@ -294,8 +295,8 @@ TEST(Speculative, SampledDrawWithADraftKeepsTheTargetDistribution) {
     const std::vector<double> p = target(logits, o.temperature, 5);
     EXPECT_LT(chi_square(counts, p, kDraws), 20.5) << "draft " << draft;
     // Accepted as often as p(draft): within 5 standard deviations.
-    EXPECT_NEAR(static_cast<double>(accepted) / kDraws, p[draft], 5 * std::sqrt(p[draft] * (1 - p[draft]) / kDraws) + 1e-12)
-        << "draft " << draft;
+    const double sd = std::sqrt(p[draft] * (1 - p[draft]) / kDraws);
+    EXPECT_NEAR(static_cast<double>(accepted) / kDraws, p[draft], 5 * sd + 1e-12) << "draft " << draft;
   }
 }
 
