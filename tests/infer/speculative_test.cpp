@@ -3,11 +3,12 @@
 // without one, for every variant and weight type, alone and beside other requests; stop tokens,
 // max_new_tokens and constraints in the middle of an accepted run; the sampled path keeping the
 // target's distribution (chi-square, one token in the sampler and three tokens through the
-// engine); and the errors for bad draft options.
+// engine); and the errors for bad draft options and for a draft on a hybrid model.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -17,7 +18,9 @@
 #include "infer/ngram_drafter.h"
 #include "infer/sampler.h"
 #include "infer/scheduler.h"
+#include "model/model_io.h"
 #include "model/storage_plan.h"
+#include "source_dir.h"
 #include "support/engine_runs.h"
 #include "support/random_model.h"
 
@@ -25,6 +28,7 @@ namespace difftx {
 namespace {
 
 using testing::Stream;
+namespace fs = std::filesystem;
 
 std::vector<int32_t> ngram(std::vector<int32_t> tokens, int64_t max) {
   std::vector<int32_t> out;
@@ -385,6 +389,11 @@ TEST(Speculative, BadDraftOptionsAreErrors) {
   r.options.draft = DraftMode::ngram;
   r.options.draft_tokens = 65;
   expect_error([&] { engine.submit(r); }, "draft_tokens 65 must be in [0, 64]");
+  // A hybrid (Mamba) model: a rejected draft would have to restore its recurrent state.
+  const Model hybrid = load_model_dir(fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/phi4flash/phi4flash_l8_mha_f32");
+  ASSERT_TRUE(hybrid.config.hybrid);
+  o.draft_tokens = kDefaultDraftTokens;
+  expect_error([&] { Engine e(hybrid, nullptr, o); }, "speculative decoding (--draft) is written for");
 }
 
 }  // namespace
