@@ -126,7 +126,7 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "  --context T            most tokens of a sequence, prompt and reply (default max_position_embeddings)\n"
                "  --no-prefix-cache      do not reuse the KV blocks of matching prompt prefixes\n"
                DIFFTX_DRAFT_HELP
-               "                         (a request may set 'draft': none|ngram|model and 'draft_tokens')\n"
+               "                        (a request may set 'draft': none|ngram|model and 'draft_tokens')\n"
                "  --max-choices N        n times prompts a request may ask for (default 16)\n"
                "  --tool-parser NAME     how the model writes tool calls: hermes (<tool_call> blocks: Hermes, Qwen),\n"
                "                         llama3_json (Llama 3.x JSON calls), mistral ([TOOL_CALLS]); default: from\n"
