@@ -20,6 +20,8 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "benches.h"
 #include "cli/device_option.h"
+#include "cli/draft_option.h"
+#include "data/generation_defaults.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/threading.h"
@@ -27,6 +29,8 @@
 #include "kernels/attention/decode_attention.h"
 #include "infer/generate.h"
 #include "infer/kv_pool.h"
+#include "infer/model_prompt.h"
+#include "io/input_file.h"
 #include "measure.h"
 #include "model/model.h"
 #include "model/model_io.h"
@@ -40,14 +44,16 @@ constexpr int64_t kDecodeSteps = 64;
 
 struct InferRate {
   double prefill_tok_s = 0, decode_tok_s = 0;
+  int64_t draft_tokens = 0, draft_accepted = 0;  // of the last run (the same every run: greedy)
   double decode_cpu_tok_s = 0;  // per CPU second of the process: what a one-thread run gets when
                                 // other processes share the cores (the wall rate then drops)
 };
 
 // One timed run: prefill `prompt` tokens, then `steps` decode steps; keeps the best rates seen.
 void time_inference(const Model& model, const std::vector<int32_t>& tokens, int64_t prompt, int64_t steps, KvStorage kv,
-                    InferRate& best) {
+                    InferRate& best, const cli::DraftOption* draft = nullptr) {
   GenerateOptions o;
+  if (draft) o.draft = draft->mode, o.draft_tokens = draft->tokens, o.draft_model = draft->model.get();
   o.sampling.temperature = 0;
   o.max_new_tokens = steps + 1;  // the first token comes from the prefill
   o.kv = kv;
@@ -56,6 +62,7 @@ void time_inference(const Model& model, const std::vector<int32_t>& tokens, int6
     if (prefill_cpu == 0) prefill_cpu = process_cpu_seconds();
   });
   best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / r.prefill_seconds);
+  best.draft_tokens = r.draft_tokens, best.draft_accepted = r.draft_accepted;
   if (r.decode_steps == 0) return;
   best.decode_tok_s = std::max(best.decode_tok_s, r.decode_steps / r.decode_seconds);
   best.decode_cpu_tok_s = std::max(best.decode_cpu_tok_s, r.decode_steps / (process_cpu_seconds() - prefill_cpu));
@@ -117,7 +124,8 @@ std::string main_weight_type(const Model& model) {
 // models interleaved within each repeat (load from other processes falls on all alike); best of
 // the repeats, and each model's rates over the first's.
 void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& device, int64_t prompt, int64_t steps,
-                      int repeats, KvStorage kv, bool json) {
+                      int repeats, KvStorage kv, bool json, cli::DraftOption& draft,
+                      const std::optional<std::string>& prompt_file) {
   std::vector<Model> models;
   std::vector<double> load_s, rss_gb;
   models.reserve(dirs.size());
@@ -141,11 +149,29 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     inputs.emplace_back(tokens);
     for (auto& t : inputs.back()) t %= static_cast<int32_t>(m.config.vocab_size);
   }
-  std::vector<InferRate> rates(models.size()), warm_up(models.size());
-  for (size_t i = 0; i < models.size(); ++i)  // warm-up, as llama.cpp's peer does: thread pools, page faults
+  if (prompt_file) {  // the file's text through the first model's tokenizer, as `difftx generate` frames it
+    const data::Tokenizer tokenizer = load_model_tokenizer(dirs[0], std::nullopt, models[0].config);
+    const FramedPrompt framed = frame_prompt(tokenizer, data::read_generation_defaults(dirs[0]),
+                                             read_whole_file(*prompt_file), models[0].config, dirs[0]);
+    prompt = static_cast<int64_t>(framed.ids.size());
+    for (auto& input : inputs) input = framed.ids;
+    DIFFTX_CHECK(prompt + steps <= models[0].config.max_position_embeddings, *prompt_file, ": its ", prompt,
+                 " tokens + --new ", steps, " exceed max_position_embeddings");
+    draft.load(device, &tokenizer, models[0]);
+  } else {
+    draft.load(device, nullptr, models[0]);
+  }
+  const bool drafting = draft.mode != DraftMode::none;
+  std::vector<InferRate> rates(models.size()), warm_up(models.size()), drafted(models.size());
+  for (size_t i = 0; i < models.size(); ++i) {  // warm-up, as llama.cpp's peer does: thread pools, page faults
     time_inference(models[i], inputs[i], std::min<int64_t>(prompt, 16), std::min<int64_t>(steps, 4), kv, warm_up[i]);
+    if (drafting) time_inference(models[i], inputs[i], prompt, std::min<int64_t>(steps, 4), kv, warm_up[i], &draft);
+  }
   for (int r = 0; r < repeats; ++r)
-    for (size_t i = 0; i < models.size(); ++i) time_inference(models[i], inputs[i], prompt, steps, kv, rates[i]);
+    for (size_t i = 0; i < models.size(); ++i) {
+      time_inference(models[i], inputs[i], prompt, steps, kv, rates[i]);
+      if (drafting) time_inference(models[i], inputs[i], prompt, steps, kv, drafted[i], &draft);
+    }
   for (size_t i = 0; i < models.size(); ++i) {
     const Model& model = models[i];
     const ModelConfig& c = model.config;
@@ -159,6 +185,16 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
                      num("decode_gb_s", decode_bytes(model, kv, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
                      num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
                      num("prefill_over_first", rates[i].prefill_tok_s / rates[0].prefill_tok_s, 3)});
+    if (!drafting) continue;
+    const InferRate& d = drafted[i];
+    print_row(json, {str("op", "infer_model_draft"), str("model", dirs[i]), str("draft", draft_mode_name(draft.mode)),
+                     str("draft_model", draft.dir ? draft.dir->string() : ""), num("draft_tokens_max", draft.tokens, 0),
+                     num("prompt", prompt, 0), num("new", steps, 0), num("decode_tok_s", d.decode_tok_s, 2),
+                     num("no_draft_decode_tok_s", rates[i].decode_tok_s, 2),
+                     num("speedup", d.decode_tok_s / rates[i].decode_tok_s, 3), num("drafted", d.draft_tokens, 0),
+                     num("accepted", d.draft_accepted, 0),
+                     num("acceptance", d.draft_tokens ? static_cast<double>(d.draft_accepted) / d.draft_tokens : 0,
+                         3)});
   }
 }
 
@@ -173,9 +209,11 @@ int bench_infer(cli::Args& args) {
     const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
     const KvStorage kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
     backends::Backend& device = cli::device_option(args);
+    cli::DraftOption draft = cli::draft_option(args);
+    const auto prompt_file = args.get("prompt-file");
     args.finish();
     print_row(json, {str("op", "setup"), str("device", device.info().name), num("threads", thread_count(), 0)});
-    bench_model_dirs(models, device, prompt, steps, repeats, kv, json);
+    bench_model_dirs(models, device, prompt, steps, repeats, kv, json, draft, prompt_file);
     return 0;
   }
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");

@@ -15,6 +15,7 @@
 
 #include "benches.h"
 #include "cli/device_option.h"
+#include "cli/draft_option.h"
 #include "core/error.h"
 #include "core/rng.h"
 #include "core/threading.h"
@@ -87,6 +88,7 @@ struct ServeResult {
   double ttft_p50 = 0, ttft_p99 = 0, itl_p50 = 0, itl_p99 = 0;
   int64_t peak_blocks = 0, blocks = 0;
   double prefix_hit_rate = 0;
+  int64_t draft_tokens = 0, draft_accepted = 0;
 };
 
 ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t streams, int64_t prompt, int64_t shared,
@@ -117,6 +119,8 @@ ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t stre
   const EngineStats st = engine.stats();
   out.blocks = st.kv_blocks;
   out.prefix_hit_rate = st.prefix_hit_rate();
+  out.draft_tokens = st.draft_tokens;
+  out.draft_accepted = st.draft_accepted;
   std::vector<double> ttft, itl;
   Clock::time_point all_started = start, first_done = end;
   int64_t total = 0;
@@ -155,12 +159,14 @@ int bench_serve(cli::Args& args) {
   const auto tokenizer_name = args.get("tokenizer");
   const int64_t pairs = args.get_int("pairs", 2, cli::IntRange{1, 100});
   backends::Backend& device = cli::device_option(args);
+  cli::DraftOption draft = cli::draft_option(args);
   args.finish();
   DIFFTX_CHECK(!schema_file || tokenizer_name, "--json-schema needs --tokenizer (the tokens' bytes)");
   DIFFTX_CHECK(shared <= prompt, "--shared-prefix ", shared, " exceeds --prompt ", prompt);
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   model.move_to(device);
   model.engine_matrices_only();  // as `difftx serve` holds it
+  draft.load(device, nullptr, model);
   DIFFTX_CHECK(prompt + new_tokens <= model.config.max_position_embeddings, "--prompt + --new exceed the context");
   const int64_t most = *std::max_element(concurrency.begin(), concurrency.end());
   o.max_running = std::max<int64_t>(most, 1);
@@ -179,8 +185,14 @@ int bench_serve(cli::Args& args) {
   }
   run_streams(model, o, 1, std::min<int64_t>(prompt, 16), 0, std::min<int64_t>(new_tokens, 16), 99);  // warm-up
   const auto timed = std::dynamic_pointer_cast<const TimedConstraintSource>(constraint);
-  const auto row = [&](int64_t n, const ServeResult& r, bool constrained, double constraint_seconds) {
+  EngineOptions drafted = o;  // with --draft: each run again with the draft
+  draft.apply(drafted);
+  const auto row = [&](int64_t n, const ServeResult& r, bool constrained, double constraint_seconds,
+                       DraftMode mode = DraftMode::none) {
     print_row(json, {str("op", "serve_bench"), num("concurrency", n, 0), num("constrained", constrained, 0),
+                     str("draft", draft_mode_name(mode)), num("draft_tokens", r.draft_tokens, 0),
+                     num("draft_acceptance",
+                         r.draft_tokens ? static_cast<double>(r.draft_accepted) / r.draft_tokens : 0, 3),
                      num("constraint_s", constraint_seconds, 3), num("run_s", r.seconds, 3),
                      num("aggregate_tok_s", r.aggregate_tok_s, 2), num("decode_tok_s", r.decode_tok_s, 2),
                      num("ttft_p50_s", r.ttft_p50, 4), num("ttft_p99_s", r.ttft_p99, 4), num("itl_p50_s", r.itl_p50, 4),
@@ -190,6 +202,9 @@ int bench_serve(cli::Args& args) {
   for (int64_t n : concurrency)
     for (int64_t k = 0; k < (constraint ? pairs : 1); ++k) {
       row(n, run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false, 0);
+      if (draft.mode != DraftMode::none)
+        row(n, run_streams(model, drafted, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false, 0,
+            draft.mode);
       if (!constraint) continue;
       const double before = timed->seconds();
       const ServeResult r = run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n), constraint);

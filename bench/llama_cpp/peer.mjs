@@ -14,6 +14,11 @@
 //        into one decode per step), each an N-token prompt (the first K ids of FILE shared, the
 //        rest per sequence from FILE) and M greedy tokens; aggregate and decode-phase tokens/s,
 //        time to first token and inter-token latency percentiles, as `difftx bench serve` reports
+//   node peer.mjs predict --model F.gguf --tokens FILE --decode M (--lookup 1 | --draft D.gguf) [--draft-tokens K]
+//        [--min-confidence C] [--threads T] [--repeats R]: the greedy continuation of all ids of
+//        FILE without and with node-llama-cpp's token predictor (input lookup, or a draft model
+//        with its minimum confidence, default 0.6), in turn; decode tokens/s of each, the ratio,
+//        and the predictor's validated / refuted counts
 import {readFileSync} from "node:fs";
 import {pathToFileURL} from "node:url";
 
@@ -27,13 +32,18 @@ const opts = {};
 for (let i = 0; i < rest.length; i += 2) opts[rest[i].replace(/^--/, "")] = rest[i + 1];
 const threads = Number(opts.threads ?? 2);
 const ids = mode === "tokenize" ? [] : readFileSync(opts.tokens, "utf8").trim().split(/\s+/).map(Number);
-if (!["time", "greedy", "probs", "tokenize", "serve"].includes(mode) || !opts.model || ids.some(x => !Number.isInteger(x) || x < 0))
+if (!["time", "greedy", "probs", "tokenize", "serve", "predict"].includes(mode) || !opts.model || ids.some(x => !Number.isInteger(x) || x < 0))
   throw new Error("usage: peer.mjs time|greedy|probs|tokenize --model F.gguf --tokens FILE [...]; see the header");
 
 const llama = await getLlama({gpu: false, build: "never", logLevel: "error"});
 const model = await llama.loadModel({modelPath: opts.model, gpuLayers: 0, useMmap: true});
 if (mode === "tokenize") {
   console.log(JSON.stringify({engine: "llama.cpp", tokens: [...model.tokenize(readFileSync(opts.text, "utf8"), false)]}));
+  await model.dispose();
+  process.exit(0);
+}
+if (mode === "predict") {
+  await predict();
   await model.dispose();
   process.exit(0);
 }
@@ -88,6 +98,46 @@ function percentile(values, p) {
   const v = [...values].sort((a, b) => a - b), at = p * (v.length - 1), lo = Math.floor(at);
   const hi = Math.min(lo + 1, v.length - 1);
   return v[lo] + (at - lo) * (v[hi] - v[lo]);
+}
+
+async function predict() {
+  const M = Number(opts.decode), K = Number(opts["draft-tokens"] ?? 6);
+  const {InputLookupTokenPredictor, DraftSequenceTokenPredictor} = await import(
+      process.env.DIFFTX_NODE_LLAMA_CPP ? pathToFileURL(process.env.DIFFTX_NODE_LLAMA_CPP).href : installed.href);
+  const draftModel = opts.draft ? await llama.loadModel({modelPath: opts.draft, gpuLayers: 0, useMmap: true}) : null;
+  const size = ids.length + M + 8;
+  const plain = await model.createContext({contextSize: size, threads, batchSize: ids.length, sequences: 1});
+  const predicted = await model.createContext({contextSize: size, threads, batchSize: ids.length, sequences: 1});
+  const draftContext = draftModel
+      ? await draftModel.createContext({contextSize: size, threads, batchSize: ids.length, sequences: 1}) : null;
+  const predictor = draftModel
+      ? new DraftSequenceTokenPredictor(draftContext.getSequence(), {
+          minTokens: 0, maxTokens: K, minConfidence: Number(opts["min-confidence"] ?? 0.6)})
+      : new InputLookupTokenPredictor({predictionLength: {max: K}});
+  const runs = [{sequence: plain.getSequence(), best: 0},
+                {sequence: predicted.getSequence({tokenPredictor: predictor}), best: 0}];
+  let tokens = [];
+  for (let r = 0; r <= Number(opts.repeats ?? 3); ++r)  // the first round warms up
+    for (const run of runs) {
+      predictor.updateInputTokens?.(ids);  // what LlamaCompletion tells an input-lookup predictor
+      const out = [];
+      let t1 = 0;
+      for await (const token of run.sequence.evaluate(ids, {temperature: 0})) {
+        if (out.length === 0) t1 = performance.now();
+        out.push(token);
+        if (out.length > M) break;
+      }
+      const rate = M / ((performance.now() - t1) / 1e3);
+      if (r > 0) run.best = Math.max(run.best, rate);
+      run.tokens = out;
+      run.predictions = run.sequence.tokenPredictions ? {...run.sequence.tokenPredictions} : null;
+      await run.sequence.clearHistory();
+    }
+  console.log(JSON.stringify({engine: "llama.cpp", predictor: draftModel ? "draft-sequence" : "input-lookup", threads,
+                              prompt: ids.length, decode: M, draft_tokens: K, decode_tok_s: runs[0].best,
+                              predicted_decode_tok_s: runs[1].best, speedup: runs[1].best / runs[0].best,
+                              same_tokens: JSON.stringify(runs[0].tokens) === JSON.stringify(runs[1].tokens),
+                              predictions: runs[1].predictions}));
 }
 
 async function serve() {

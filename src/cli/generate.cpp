@@ -11,6 +11,7 @@
 #include "chat/model_chat_template.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
+#include "cli/draft_option.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "grammar/json_grammar.h"
@@ -46,6 +47,7 @@ int run_generate(Args& args) {
   o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(o.sampling.top_p), NumberRange{0, 1, true});
   o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed), kAnySeed));
   backends::Backend& device = device_option(args);
+  DraftOption draft = draft_option(args);
   const auto schema_file = args.get("json-schema");
   const auto grammar_file = args.get("grammar");
   args.finish();
@@ -58,6 +60,10 @@ int run_generate(Args& args) {
   model.move_to(device);
   model.engine_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
+  draft.load(device, &tokenizer, model);
+  o.draft = draft.mode;
+  o.draft_tokens = draft.tokens;
+  o.draft_model = draft.model.get();
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
   DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
@@ -103,9 +109,14 @@ int run_generate(Args& args) {
   const std::string tail = text.finish() + "\n";
   std::fwrite(tail.data(), 1, tail.size(), stdout);
   std::fflush(stdout);
-  std::fprintf(stderr, "prompt: %lld tokens in %.3f s (%.1f tok/s) | decode: %lld tokens in %.3f s (%.1f tok/s)%s\n",
+  std::string drafted;
+  if (o.draft != DraftMode::none)
+    drafted = concat(" | draft ", draft_mode_name(o.draft), ": ", r.draft_accepted, " of ", r.draft_tokens,
+                     " drafted tokens accepted");
+  std::fprintf(stderr, "prompt: %lld tokens in %.3f s (%.1f tok/s) | decode: %lld tokens in %.3f s (%.1f tok/s)%s%s\n",
                (long long)r.prompt_tokens, r.prefill_seconds, r.prompt_tokens / std::max(r.prefill_seconds, 1e-9),
                (long long)r.decode_steps, r.decode_seconds, r.decode_steps / std::max(r.decode_seconds, 1e-9),
+               drafted.c_str(),
                r.stopped_at_stop_token ? " | stopped at end of text"
                : r.context_full         ? " | stopped: context full"
                                         : "");
@@ -134,6 +145,7 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --context T           KV cache capacity in tokens (default max_position_embeddings)\n"
                "  --kv-dtype f32|bf16|int8  how the KV cache stores keys and values (default bf16: half of F32;\n"
                "                        int8: a quarter, plus a scale per head row)\n"
+               DIFFTX_DRAFT_HELP
                "  --tokenizer NAME      use this tokenizer instead of the model directory's",
                run_generate);
 

@@ -8,6 +8,7 @@
 #include "chat/model_chat_template.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
+#include "cli/draft_option.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "grammar/token_vocabulary.h"
@@ -49,6 +50,7 @@ int run_serve(Args& args) {
   const auto template_file = args.get("chat-template");
   const int64_t max_choices = args.get_int("max-choices", 16, IntRange{1, 1024});
   backends::Backend& device = device_option(args);
+  DraftOption draft = draft_option(args);
   const auto tool_parser = args.get("tool-parser");
   const std::string reasoning_parser = args.get("reasoning-parser", "auto");
   const int64_t max_tool_calls = args.get_int("max-tool-calls", 8, IntRange{1, 64});
@@ -74,8 +76,11 @@ int run_serve(Args& args) {
     for (int32_t id : m->frame.stop)
       DIFFTX_CHECK(id < m->model->config.vocab_size, dir.string(), ": eos_token_id ", id,
                    " is outside the vocabulary of ", m->model->config.vocab_size);
+    draft.load(device, m->tokenizer.get(), *m->model);
     EngineOptions engine_options = e;
     engine_options.sample_vocab = m->tokenizer->vocab_size();
+    draft.apply(engine_options);
+    m->draft_model = std::move(draft.model);
     m->engine = std::make_unique<Engine>(*m->model, m->tokenizer.get(), engine_options);
     m->limits.model_name = model_name;
     m->limits.vocab_size = m->tokenizer->vocab_size();
@@ -84,6 +89,7 @@ int run_serve(Args& args) {
     m->limits.default_top_p = defaults.top_p;
     m->limits.default_top_k = defaults.top_k;
     m->limits.max_choices = max_choices;
+    m->limits.draft_model = draft.model != nullptr;
     m->output.tokenizer = m->tokenizer.get();
     m->output.vocabulary = grammar::TokenVocabulary::of(*m->tokenizer, m->tokenizer->vocab_size());
     m->output.tool_format = tool_format;
@@ -119,6 +125,8 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "  --max-queue N          requests waiting beyond those; more get 503 (default 1024)\n"
                "  --context T            most tokens of a sequence, prompt and reply (default max_position_embeddings)\n"
                "  --no-prefix-cache      do not reuse the KV blocks of matching prompt prefixes\n"
+               DIFFTX_DRAFT_HELP
+               "                        (a request may set 'draft': none|ngram|model and 'draft_tokens')\n"
                "  --max-choices N        n times prompts a request may ask for (default 16)\n"
                "  --tool-parser NAME     how the model writes tool calls: hermes (<tool_call> blocks: Hermes, Qwen),\n"
                "                         llama3_json (Llama 3.x JSON calls), mistral ([TOOL_CALLS]); default: from\n"

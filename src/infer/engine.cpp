@@ -20,6 +20,15 @@ const char* finish_reason_name(FinishReason reason) {
   return "none";
 }
 
+const char* draft_mode_name(DraftMode mode) {
+  switch (mode) {
+    case DraftMode::none: return "none";
+    case DraftMode::ngram: return "ngram";
+    case DraftMode::model: return "model";
+  }
+  return "none";
+}
+
 namespace {
 
 constexpr int64_t kDefaultPoolBytes = int64_t{1} << 30;
@@ -44,6 +53,20 @@ void check_options(const EngineOptions& o) {
                " must be in [1, 65536]");
   DIFFTX_CHECK(o.max_queue >= 0 && o.max_queue <= (1 << 24), "--max-queue ", o.max_queue, " must be in [0, 2^24]");
   DIFFTX_CHECK(o.sample_vocab >= 0, "sample_vocab ", o.sample_vocab, " must not be negative");
+  DIFFTX_CHECK(o.draft_tokens >= 1 && o.draft_tokens <= kMaxDraftTokens, "--draft-tokens ", o.draft_tokens,
+               " must be in [1, ", kMaxDraftTokens, "]");
+  DIFFTX_CHECK(o.draft != DraftMode::model || o.draft_model, "draft mode `model` needs a draft model (--draft DIR)");
+}
+
+// Speculative decoding rolls back rejected rows; a recurrent state (a hybrid model) would have
+// to be restored too, which the engine does not do yet.
+void check_draft_model(const Model& target, const EngineOptions& o) {
+  if (o.draft == DraftMode::none && !o.draft_model) return;
+  target.config.require_decoder("speculative decoding (--draft)");
+  if (!o.draft_model) return;
+  const ModelConfig& d = o.draft_model->config;
+  DIFFTX_CHECK(d.vocab_size == target.config.vocab_size, "the draft model's vocab_size ", d.vocab_size,
+               " differs from the target's ", target.config.vocab_size, ": they must share the vocabulary");
 }
 
 }  // namespace
@@ -55,6 +78,7 @@ Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const Engin
                StepForward forward)
     : model_(model), tokenizer_(tokenizer), options_(options) {
   check_options(options_);
+  check_draft_model(model, options_);
   const ModelConfig& c = model.config;
   DIFFTX_CHECK(options_.context >= 0 && options_.context <= c.max_position_embeddings, "--context ",
                options_.context, " must be in [1, max_position_embeddings = ", c.max_position_embeddings, "]");
@@ -93,13 +117,24 @@ Engine::RequestId Engine::submit(Request r) {
                o.constraint ? o.constraint->vocab_size() : 0, " token ids, but the engine draws from ", state_->vocab);
   for (int32_t id : o.forced)
     DIFFTX_CHECK(id >= 0 && id < state_->vocab, "forced token ", id, " is outside the vocabulary [0, ", state_->vocab, ")");
+  const DraftMode draft = o.draft.value_or(options_.draft);
+  DIFFTX_CHECK(draft != DraftMode::model || state_->model_drafter,
+               "draft `model` was asked for, but the engine has no draft model (--draft DIR)");
+  DIFFTX_CHECK(draft == DraftMode::none || !model_.config.hybrid, "speculative decoding (draft `",
+               draft_mode_name(draft), "`) is not supported for hybrid models yet");
+  DIFFTX_CHECK(o.draft_tokens >= 0 && o.draft_tokens <= kMaxDraftTokens, "draft_tokens ", o.draft_tokens,
+               " must be in [0, ", kMaxDraftTokens, "] (0: the engine's)");
+  const int64_t draft_tokens = o.draft_tokens > 0 ? o.draft_tokens : options_.draft_tokens;
   std::lock_guard lock(mutex_);
   DIFFTX_CHECK(!stopping_, "the engine is stopping: no new requests");
   if (state_->stats.waiting >= options_.max_queue)  // waiting counts the incoming too
     throw EngineFull(concat("the queue is full (", options_.max_queue, " requests waiting)"));
   const RequestId id = state_->next_id++;
   // The sampler checks its options.
-  state_->incoming.push_back(std::make_unique<infer::Sequence>(id, std::move(r), state_->vocab));
+  auto seq = std::make_unique<infer::Sequence>(id, std::move(r), state_->vocab);
+  seq->draft_mode = draft;
+  seq->draft_tokens = draft_tokens;
+  state_->incoming.push_back(std::move(seq));
   ++state_->stats.waiting;
   work_.notify_one();
   return id;

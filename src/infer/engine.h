@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <thread>
@@ -37,6 +38,18 @@ struct StepPlan;
 }
 
 enum class FinishReason { none, stop, length, cancelled, error };
+
+// Speculative decoding: where a sequence's drafted tokens come from (infer/drafter.h). Drafted
+// tokens are verified as extra rows of one step; the output is the same as without a draft
+// (greedy: bit-identical; sampled: the same distribution).
+enum class DraftMode {
+  none,
+  ngram,  // prompt lookup (infer/ngram_drafter.h)
+  model,  // a smaller model with the same vocabulary (EngineOptions::draft_model)
+};
+const char* draft_mode_name(DraftMode mode);  // "none", "ngram", "model"
+constexpr int64_t kDefaultDraftTokens = 6;
+constexpr int64_t kMaxDraftTokens = 64;
 const char* finish_reason_name(FinishReason reason);  // "stop", "length", "cancelled", "error"
 
 struct TokenLogprob {
@@ -71,6 +84,10 @@ struct RequestOptions {
   // Which tokens may be drawn (infer/token_constraint.h): a grammar, a reasoning budget. The
   // request also ends with `stop` when the constraint says nothing may follow.
   std::shared_ptr<const TokenConstraintSource> constraint;
+  // Speculative decoding for this request: unset takes the engine's (EngineOptions::draft);
+  // draft_tokens 0 takes the engine's count, else the most tokens drafted per step, [1, kMaxDraftTokens].
+  std::optional<DraftMode> draft;
+  int64_t draft_tokens = 0;
 };
 constexpr int kMaxTopLogprobs = 20;
 
@@ -96,6 +113,11 @@ struct EngineOptions {
   int64_t context = 0;            // most tokens of a sequence (prompt + generated); 0: max_position_embeddings
   bool prefix_cache = true;       // reuse full KV blocks of matching prompt prefixes
   int64_t sample_vocab = 0;       // ids that may be drawn, [0, sample_vocab); 0: vocab_size
+  // Speculative decoding (DraftMode): the requests' default, the most tokens drafted per step,
+  // and the draft model (same vocab_size, outlives the engine) that DraftMode::model needs.
+  DraftMode draft = DraftMode::none;
+  int64_t draft_tokens = kDefaultDraftTokens;
+  const Model* draft_model = nullptr;
 };
 
 struct EngineStats {
@@ -105,10 +127,12 @@ struct EngineStats {
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prompt tokens looked up / found cached
   int64_t prompt_tokens = 0, generated_tokens = 0;          // computed so far (re-prefill included)
   int64_t preemptions = 0, steps = 0;
+  int64_t draft_tokens = 0, draft_accepted = 0;  // tokens drafted and verified / of those accepted
   int64_t finished[5] = {};  // by FinishReason
   double prefix_hit_rate() const {
     return prefix_lookup_tokens ? static_cast<double>(prefix_hit_tokens) / prefix_lookup_tokens : 0.0;
   }
+  double draft_acceptance() const { return draft_tokens ? static_cast<double>(draft_accepted) / draft_tokens : 0.0; }
 };
 
 // What runs a step's rows (infer/scheduler.h): returns their logits [rows that want them,

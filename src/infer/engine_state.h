@@ -9,6 +9,8 @@
 #include "infer/engine.h"
 #include "infer/kv_cache_manager.h"
 #include "infer/kv_pool.h"
+#include "infer/model_drafter.h"
+#include "infer/ngram_drafter.h"
 #include "infer/sampling_stage.h"
 #include "infer/scheduler.h"
 #include "infer/sequence.h"
@@ -26,6 +28,9 @@ struct Engine::State {
         forward(std::move(step_forward)),
         context(context_),
         vocab(vocab_) {
+    if (o.draft_model)
+      model_drafter = std::make_unique<infer::ModelDrafter>(*o.draft_model, vocab, o.kv, blocks * o.kv_block_tokens,
+                                                            context, o.max_batch_tokens);
     if (forward) return;
     model_forward = std::make_unique<BatchForward>(model, pool, o.max_batch_tokens, context);
     forward = [f = model_forward.get()](const infer::StepPlan& plan) {
@@ -40,6 +45,8 @@ struct Engine::State {
   infer::SamplingStage sampling;
   std::unique_ptr<BatchForward> model_forward;
   StepForward forward;
+  infer::NgramDrafter ngram_drafter;
+  std::unique_ptr<infer::ModelDrafter> model_drafter;  // with EngineOptions::draft_model
   int64_t context;  // most tokens a sequence holds
   int64_t vocab;    // ids that may be drawn
   RequestId next_id = 1;
@@ -47,6 +54,16 @@ struct Engine::State {
   std::deque<std::unique_ptr<infer::Sequence>> incoming;
   std::vector<RequestId> cancels;
   EngineStats stats;  // the snapshot stats() returns
+
+  infer::Drafter* drafter(DraftMode mode) {
+    if (mode == DraftMode::ngram) return &ngram_drafter;
+    return mode == DraftMode::model ? model_drafter.get() : nullptr;
+  }
+  // Gives back what the sequence holds: its KV slots, and its draft model's.
+  void release(const infer::Sequence& s) {
+    kv.free(s.id);
+    if (model_drafter) model_drafter->release(s.id);
+  }
 };
 
 }  // namespace difftx

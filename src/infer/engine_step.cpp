@@ -10,7 +10,7 @@ namespace {
 
 // Ends the sequence: its slots go back to the cache, its last event goes out.
 void finish(Engine::State& st, infer::Sequence& s, FinishReason reason, const std::string& error = {}) {
-  st.kv.free(s.id);
+  st.release(s);
   st.sampling.finish(s, reason, {}, error);
 }
 
@@ -20,6 +20,18 @@ void drop(List& list, Ends ends) {
   for (auto it = list.begin(); it != list.end();)
     if (ends(**it)) it = list.erase(it);
     else ++it;
+}
+
+// The tokens drafted for a running sequence's next step (speculative decoding): only for one
+// that decodes (its last token generated, so that every row of the step is a generated token's)
+// and at most as many as can still be drawn before max_new_tokens and the context.
+void draft(Engine::State& st, infer::Sequence& s) {
+  s.draft.clear();
+  infer::Drafter* drafter = st.drafter(s.draft_mode);
+  if (!drafter || st.scheduler.pending(s) != 1 || s.generated() < 1) return;
+  const auto n = static_cast<int64_t>(s.tokens.size());
+  const int64_t max = std::min({s.draft_tokens, s.request.options.max_new_tokens - s.generated() - 1, st.context - n});
+  if (max >= 1) drafter->propose(s.id, s.tokens, max, s.draft);
 }
 
 }  // namespace
@@ -70,22 +82,24 @@ bool Engine::step() {
     return true;
   });
 
+  for (auto& s : running) draft(st, *s);
   const infer::StepPlan& plan = st.scheduler.schedule();
   if (!plan.empty()) {
     const float* logits = st.forward(plan);
     ++st.counters.steps;
-    st.scheduler.commit();
-    // Logits come in row order: each wanting row is its sequence's last token.
+    // Logits come in row order: a sequence's last token's row, then its drafted tokens' rows.
     std::vector<infer::Sequence*> ended;
+    const int64_t V = model_.config.vocab_size;
     int64_t j = 0;
-    for (const BatchRow& r : plan.rows)
-      if (r.logits) {
-        infer::Sequence& s = *plan.slices[r.table].seq;
-        if (st.sampling.advance(s, logits + j++ * model_.config.vocab_size) != FinishReason::none) {
-          st.kv.free(s.id);
-          ended.push_back(&s);
-        }
+    for (size_t i = 0; i < plan.rows.size(); ++i)
+      if (plan.rows[i].logits) {
+        const infer::Slice& slice = plan.slices[plan.rows[i].table];
+        if (st.sampling.advance(*slice.seq, logits + j * V) != FinishReason::none) ended.push_back(slice.seq);
+        i += slice.lookahead;
+        j += 1 + slice.lookahead;
       }
+    st.scheduler.commit();  // the accepted drafted tokens' positions are kept
+    for (infer::Sequence* s : ended) st.release(*s);
     drop(running, [&](infer::Sequence& s) { return std::find(ended.begin(), ended.end(), &s) != ended.end(); });
   }
 

@@ -22,6 +22,9 @@ GenerateResult generate(const Model& model, std::span<const int32_t> prompt, con
   eo.max_running = 1;
   eo.prefix_cache = false;
   eo.sample_vocab = o.sample_vocab;
+  eo.draft = o.draft;
+  eo.draft_tokens = o.draft_tokens;
+  eo.draft_model = o.draft_model;
   Engine engine(model, nullptr, eo);
 
   GenerateResult r;
@@ -47,6 +50,8 @@ GenerateResult generate(const Model& model, std::span<const int32_t> prompt, con
   if (first) r.prefill_seconds = timer.seconds(), timer.reset();
   r.decode_seconds = timer.seconds();
   r.stopped_at_stop_token = finish == FinishReason::stop;
+  r.draft_tokens = engine.stats().draft_tokens;
+  r.draft_accepted = engine.stats().draft_accepted;
   r.context_full = finish == FinishReason::length && r.new_tokens < o.max_new_tokens;
   // Every drawn token but the last went back through the model (a stop token ends after its own).
   r.decode_steps = r.stopped_at_stop_token ? r.new_tokens : std::max<int64_t>(0, r.new_tokens - 1);

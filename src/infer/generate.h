@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "infer/engine.h"
 #include "infer/sampler.h"
 #include "infer/token_constraint.h"
 #include "kernels/attention/decode_attention.h"
@@ -23,6 +24,10 @@ struct GenerateOptions {
   int64_t sample_vocab = 0; // ids that may be drawn, [0, sample_vocab); 0: the model's vocab_size
   std::vector<int32_t> stop_tokens;  // generation ends when one of these is drawn (not passed on)
   std::shared_ptr<const TokenConstraintSource> constraint;  // which tokens may be drawn (a grammar); none: any
+  // Speculative decoding (EngineOptions::draft): the drafter, tokens per step, the draft model.
+  DraftMode draft = DraftMode::none;
+  int64_t draft_tokens = kDefaultDraftTokens;
+  const Model* draft_model = nullptr;
 };
 
 struct GenerateResult {
@@ -32,6 +37,7 @@ struct GenerateResult {
   double prefill_seconds = 0, decode_seconds = 0;  // decode_seconds includes sampling
   bool stopped_at_stop_token = false;
   bool context_full = false;
+  int64_t draft_tokens = 0, draft_accepted = 0;  // speculative decoding: drafted and verified / accepted
 };
 
 // on_token(id) is called as soon as each new id is drawn (stream it from there).

@@ -27,14 +27,14 @@ Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
   if (penalized(o)) counts_.assign(vocab, 0), penalized_.resize(vocab);
 }
 
-int32_t Sampler::sample(const float* logits, const uint64_t* allowed) {
+int32_t Sampler::sample(const float* logits, const uint64_t* allowed, int32_t draft) {
   for (int64_t i = 0; i < vocab_; ++i)
     DIFFTX_CHECK(std::isfinite(logits[i]), "sampler: the logit of token ", i, " is ", logits[i], ", not finite");
-  if (counts_.empty()) return draw(logits, allowed);
+  if (counts_.empty()) return draw(logits, allowed, draft);
   for (int64_t i = 0; i < vocab_; ++i)
     penalized_[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
                                        (counts_[i] > 0 ? options_.presence_penalty : 0.0));
-  const int32_t id = draw(penalized_.data(), allowed);
+  const int32_t id = draw(penalized_.data(), allowed, draft);
   ++counts_[id];
   return id;
 }
@@ -47,7 +47,7 @@ int32_t Sampler::take(const float* logits, int32_t id) {
   return id;
 }
 
-int32_t Sampler::draw(const float* logits, const uint64_t* allowed) {
+int32_t Sampler::draw(const float* logits, const uint64_t* allowed, int32_t draft) {
   // Most likely first; equal logits by ascending id, so the order is total and deterministic.
   const auto more_likely = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
   // The candidates: every id, or the allowed ones in ascending order.
@@ -97,13 +97,21 @@ int32_t Sampler::draw(const float* logits, const uint64_t* allowed) {
     kept = n;
     total = mass;
   }
+  if (draft >= 0) {  // rejection sampling against the point mass at the draft
+    const int64_t at = std::find(order_.begin(), order_.begin() + kept, draft) - order_.begin();
+    const double p = at < kept ? weights_[at] : 0.0;
+    if (p > 0 && (p >= total || rng_.uniform() * total < p)) return draft;
+    if (at < kept) total -= weights_[at], weights_[at] = 0;  // the residual: p without the draft
+  }
   const double u = rng_.uniform() * total;
   double cumulative = 0;
   for (int64_t i = 0; i < kept; ++i) {
     cumulative += weights_[i];
     if (u < cumulative) return order_[i];
   }
-  return order_[kept - 1];  // u within rounding of the total
+  for (int64_t i = kept; i-- > 0;)  // u within rounding of the total: the last id with weight
+    if (weights_[i] > 0) return order_[i];
+  return order_[kept - 1];
 }
 
 }  // namespace difftx

@@ -31,12 +31,19 @@ class Sampler {
   // the token. The drawn id counts towards the penalties. No allocation. `allowed`, if given, is
   // a bitset over [0, vocab) (bit i of word i / 64): only those ids are candidates, as if the
   // others' logits were -infinity (an error when it allows none).
-  int32_t sample(const float* logits, const uint64_t* allowed = nullptr);
+  // `draft` (>= 0): a token proposed by a drafter (speculative decoding), verified here, the one
+  // place a draft is accepted or rejected: the draft is accepted when the returned id equals it.
+  // Greedy returns the largest logit as without a draft. Sampling is rejection sampling against
+  // the point mass at the draft (q = 1 there): the draft is taken with probability p(draft),
+  // else an id is drawn from p with the draft removed (norm(max(0, p - q))), so the returned id
+  // follows p exactly as a draw without a draft does.
+  int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
 
  private:
-  int32_t draw(const float* logits, const uint64_t* allowed);  // temperature, top-k, min-p, top-p and the draw
+  // Temperature, top-k, min-p, top-p and the draw (with the draft's verification).
+  int32_t draw(const float* logits, const uint64_t* allowed, int32_t draft);
 
   SamplingOptions options_;
   int64_t vocab_;

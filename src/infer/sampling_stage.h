@@ -2,6 +2,8 @@
 // is drawn (draw_token, the one place a token is chosen: the request's forced token or its
 // sampler), then checked against the stop tokens, given its logprobs, appended to the text with
 // its stop strings and the length limits, and streamed. It also sends a sequence's last event.
+// With drafted tokens (speculative decoding) each of their rows gives the next token in turn,
+// each through the same checks, for as long as the drawn token is the drafted one.
 // It knows nothing of the KV cache: the engine gives an ending sequence's slots back.
 #pragma once
 #include <cstdint>
@@ -21,14 +23,19 @@ class SamplingStage {
                 EngineStats& counters);
 
   // Draws the sequence's next token from its row of logits and streams it; returns why the
-  // sequence ends (its last event sent), FinishReason::none when it goes on.
+  // sequence ends (its last event sent), FinishReason::none when it goes on. With a draft
+  // (Sequence::draft, n tokens), `logits` holds 1 + n rows: row i verifies draft token i, and
+  // the tokens go on while each drawn one is the drafted one (after n of them, row n draws one
+  // more); Sequence::draft is left holding the accepted ones.
   FinishReason advance(Sequence& s, const float* logits);
   // Sends the sequence's last event: `event` with the held-back text, the reason and the counts.
   void finish(Sequence& s, FinishReason reason, TokenEvent event = {}, const std::string& error = {});
 
  private:
-  // The token the sequence takes after these logits.
-  int32_t draw_token(Sequence& s, const float* logits);
+  // The token the sequence takes after these logits (`draft`: the drafted one, or -1).
+  int32_t draw_token(Sequence& s, const float* logits, int32_t draft);
+  // One token from one row: drawn, checked, streamed; `id` is set to the drawn one (-1: none).
+  FinishReason take_one(Sequence& s, const float* logits, int32_t draft, int32_t& id);
 
   const data::Tokenizer* tokenizer_;
   int64_t vocab_, logits_width_, context_;

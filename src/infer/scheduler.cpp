@@ -9,6 +9,7 @@ Scheduler::Scheduler(KvCacheManager& kv, int64_t max_batch_tokens, int64_t max_r
 
 void Scheduler::preempt(size_t index) {
   kv_.free(running_[index]->id);
+  running_[index]->draft.clear();
   ++counters_.preemptions;
   waiting_.push_front(std::move(running_[index]));
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
@@ -45,16 +46,20 @@ const StepPlan& Scheduler::schedule() {
       ++i;
       continue;
     }
-    bool slotted;
-    while (!(slotted = kv_.allocate_slots(s.id, 1)) && preempt_newer_than(i)) {
+    s.draft.resize(std::min(s.draft.size(), static_cast<size_t>(budget - 1)));
+    if (!s.draft.empty() && !kv_.allocate_slots(s.id, 1, static_cast<int64_t>(s.draft.size()))) s.draft.clear();
+    bool slotted = !s.draft.empty();
+    while (!slotted && !(slotted = kv_.allocate_slots(s.id, 1)) && preempt_newer_than(i)) {
     }
     if (!slotted) {
       preempt(i);
       continue;
     }
-    slices.push_back({&s, kv_.computed(s.id), 1});
+    const auto lookahead = static_cast<int64_t>(s.draft.size());
+    slices.push_back({&s, kv_.computed(s.id), 1 + lookahead, lookahead});
+    counters_.draft_tokens += lookahead;
     s.scheduled = true;
-    --budget;
+    budget -= 1 + lookahead;
     ++i;
   }
   // Prompt chunks of sequences being prefilled, as far as the budget and the cache allow.
@@ -107,11 +112,13 @@ void Scheduler::lay_out_rows() {
   for (int pass = 0; pass < 2; ++pass)
     for (size_t t = 0; t < slices.size(); ++t) {
       const Slice& sl = slices[t];
+      const std::vector<int32_t>& tokens = sl.seq->tokens;
+      const auto n = static_cast<int64_t>(tokens.size());
       for (int64_t p = sl.first; p < sl.first + sl.count; ++p) {
         const bool generated = p >= sl.seq->prompt_tokens;
         if (generated != (pass == 0)) continue;
-        const bool last = p + 1 == static_cast<int64_t>(sl.seq->tokens.size());
-        rows.push_back({sl.seq->tokens[p], p, static_cast<int32_t>(t), last});
+        // The last token's row and its drafted tokens' rows give logits.
+        rows.push_back({p < n ? tokens[p] : sl.seq->draft[p - n], p, static_cast<int32_t>(t), p + 1 >= n});
       }
     }
   int64_t gemv_rows = 0;
@@ -126,7 +133,10 @@ void Scheduler::commit() {
     Sequence& s = *sl.seq;
     const int64_t prompt_rows = std::clamp<int64_t>(s.prompt_tokens - sl.first, 0, sl.count);
     if (s.admitted && kv_.computed(s.id) < s.prompt_tokens) counters_.prompt_tokens += prompt_rows;
-    kv_.commit(s.id, s.prompt(), sl.count);
+    const auto accepted = static_cast<int64_t>(s.draft.size());
+    counters_.draft_accepted += accepted;
+    kv_.commit(s.id, s.prompt(), sl.count - sl.lookahead + accepted);
+    s.draft.clear();
   }
 }
 

@@ -18,10 +18,12 @@
 
 namespace difftx::infer {
 
-// What a step runs for one sequence: positions [first, first + count).
+// What a step runs for one sequence: positions [first, first + count), the last `lookahead` of
+// them the sequence's drafted tokens (Sequence::draft).
 struct Slice {
   Sequence* seq;
   int64_t first, count;
+  int64_t lookahead = 0;
 };
 
 // One step's rows, in the order the forward runs them.
@@ -45,13 +47,17 @@ class Scheduler {
   // In admission order.
   std::vector<std::unique_ptr<Sequence>>& running() { return running_; }
 
-  // Picks this step's rows (none: the plan is empty). A running sequence that cannot get a slot
+  // Picks this step's rows (none: the plan is empty). A running sequence's drafted tokens
+  // (Sequence::draft) become rows after its next token's, as far as the budget and the free KV
+  // slots allow (a draft never preempts; what does not fit is dropped). A running sequence that cannot get a slot
   // for its next token preempts the newest sequence without rows in this step, else itself (a
   // pool that holds a whole context lets the oldest always go on); a prompt that gets no slot
   // preempts newer ones likewise, so two prompts that each hold half the pool cannot wait on
   // each other.
   const StepPlan& schedule();
-  // After the forward ran the plan: its positions are computed.
+  // After the forward ran the plan and the sampling stage took the tokens: its positions are
+  // computed, of a slice's drafted ones those the sampling stage left in Sequence::draft (the
+  // accepted ones); the rest are rolled back.
   void commit();
 
   // The sequence's tokens whose keys and values are not stored yet.

@@ -32,6 +32,12 @@ struct Sequence {
   Sampler sampler;
   StopText text;
   std::unique_ptr<TokenConstraint> constraint;  // none: any token
+  // Speculative decoding: the mode and most tokens per step (the engine's defaults resolved),
+  // and the tokens drafted for the step being run (its rows after the last token's); the
+  // sampling stage leaves there the accepted ones.
+  DraftMode draft_mode = DraftMode::none;
+  int64_t draft_tokens = 0;
+  std::vector<int32_t> draft;
 
   std::span<const int32_t> prompt() const { return {tokens.data(), static_cast<size_t>(prompt_tokens)}; }
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_tokens; }

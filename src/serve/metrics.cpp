@@ -90,6 +90,12 @@ std::string Metrics::render(const EngineStats* s) const {
           << s->finished[r] << "\n";
     head("difftx_engine_steps_total", "counter", "engine steps");
     out << "difftx_engine_steps_total " << s->steps << "\n";
+    head("difftx_draft_tokens_total", "counter", "speculative decoding: drafted tokens verified");
+    out << "difftx_draft_tokens_total " << s->draft_tokens << "\n";
+    head("difftx_draft_accepted_tokens_total", "counter", "speculative decoding: drafted tokens accepted");
+    out << "difftx_draft_accepted_tokens_total " << s->draft_accepted << "\n";
+    head("difftx_draft_acceptance_rate", "gauge", "speculative decoding: accepted / drafted tokens");
+    out << "difftx_draft_acceptance_rate " << s->draft_acceptance() << "\n";
   }
   head("difftx_time_to_first_token_seconds", "histogram", "from submission to the first generated token");
   out << ttft_.render("difftx_time_to_first_token_seconds");

@@ -68,6 +68,19 @@ std::optional<uint64_t> parse_seed(const Fields& f) {
   return static_cast<uint64_t>(*i);
 }
 
+// Speculative decoding per request: `draft` ("none", "ngram", or "model" where the server has a
+// draft model; absent: the server's --draft) and `draft_tokens` (absent: the server's).
+void parse_draft(const Fields& f, const ServeLimits& limits, RequestOptions& o) {
+  if (const auto draft = f.string("draft")) {
+    if (*draft == "none") o.draft = DraftMode::none;
+    else if (*draft == "ngram") o.draft = DraftMode::ngram;
+    else if (*draft == "model" && limits.draft_model) o.draft = DraftMode::model;
+    else if (*draft == "model") bad_param("draft", "'draft': \"model\" needs a server started with --draft DIR");
+    else bad_param("draft", "'draft' must be \"none\", \"ngram\" or \"model\", not \"" + *draft + "\"");
+  }
+  o.draft_tokens = f.integer("draft_tokens", 1, kMaxDraftTokens).value_or(0);
+}
+
 // The fields completions and chat share; `max_tokens_keys` are the names max_tokens goes by.
 GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const std::vector<std::string>& max_tokens_keys) {
   check_model(f, limits);
@@ -92,6 +105,7 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
     if (!p.stream) bad_param("stream_options", "'stream_options' is only allowed when 'stream' is true");
   }
   check_empty_object(f, "logit_bias");
+  parse_draft(f, limits, p.options);
   return p;
 }
 
@@ -206,7 +220,7 @@ CompletionRequest parse_completion_request(const json& body, const ordered_json&
   const Fields f(body);
   check_keys(body, {"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "n", "stream",
                     "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty", "best_of",
-                    "logit_bias", "seed", "suffix", "response_format", "grammar"});
+                    "logit_bias", "seed", "suffix", "response_format", "grammar", "draft", "draft_tokens"});
   CompletionRequest r;
   r.params = parse_common(f, limits, {"max_tokens"});
   parse_output_format(body, ordered, r.output);
@@ -231,7 +245,7 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
                     "min_p", "n", "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
                     "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
                     "functions", "function_call", "response_format", "grammar", "modalities", "chat_template_kwargs",
-                    "max_reasoning_tokens"});
+                    "max_reasoning_tokens", "draft", "draft_tokens"});
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});
   r.params.logprobs = f.boolean("logprobs").value_or(false);

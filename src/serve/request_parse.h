@@ -23,6 +23,7 @@ struct ServeLimits {
   std::optional<double> default_temperature, default_top_p;
   std::optional<int64_t> default_top_k;
   int64_t max_choices = 16;  // n times the number of prompts
+  bool draft_model = false;  // the server has a draft model (`draft`: "model" may be asked for)
 };
 
 // Fields that completions and chat share.

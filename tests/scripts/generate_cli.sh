@@ -1,6 +1,7 @@
 # difftx generate and difftx eval on a briefly trained checkpoint: a fixed seed reproduces the
-# text, greedy is deterministic, the rates go to stderr, eval agrees with the trainer's own
-# validation loss on the same windows, and bad input gets clear errors.
+# text, greedy is deterministic and the same with a draft (speculative decoding), the rates go
+# to stderr, eval agrees with the trainer's own validation loss on the same windows, and bad
+# input gets clear errors.
 source "$(dirname "$0")/lib.bash"
 prepare_small_corpus
 "$difftx" train --config "$root/tests/fixtures/train/diff2.json" --data "$work/data" --out "$work/run" \
@@ -27,6 +28,20 @@ for kv in f32 int8; do
 done
 gen --temperature 0 --kv-dtype int8 2> /dev/null | cmp -s - "$work/kv_int8.txt" || { echo "FAIL: an int8 cache is not deterministic"; exit 1; }
 expect_error "expected f32, bf16 or int8" gen --kv-dtype fp8
+# Speculative decoding gives the same greedy text, by prompt lookup and with the model drafting for
+# itself; a draft that is no model, or whose vocabulary differs, is an error.
+gen --temperature 0 --draft ngram > "$work/ngram.txt" 2> "$work/ngram.err"
+cmp -s "$work/ngram.txt" "$work/g1.txt" || { echo "FAIL: --draft ngram changed the greedy text"; exit 1; }
+grep -q "draft ngram: .* drafted tokens accepted" "$work/ngram.err" || { echo "FAIL: no acceptance"; cat "$work/ngram.err"; exit 1; }
+gen --temperature 0 --draft "$model" --draft-tokens 3 2> /dev/null | cmp -s - "$work/g1.txt" ||
+  { echo "FAIL: --draft DIR changed the greedy text"; exit 1; }
+expect_error "not ngram and not a model directory" gen --draft "$work/nope"
+expect_error "--draft-tokens" gen --draft ngram --draft-tokens 0
+cp -r "$model" "$work/swapped"  # the same model, its last two tokens' ranks swapped
+n="$(wc -l < "$model/tokenizer.tiktoken")"
+awk -v n="$n" 'NR == n - 1 { a = $1; r = $2; next } NR == n { print $1 " " r; print a " " $2; next } { print }' \
+  "$model/tokenizer.tiktoken" > "$work/swapped/tokenizer.tiktoken"
+expect_error "differs from the target's: the draft must share the target's vocabulary" gen --draft "$work/swapped"
 echo "generated: $(head -c 200 "$work/a.txt")"
 
 # eval over the trainer's validation windows (4 batches of 8 x 64) gives the trainer's val loss.

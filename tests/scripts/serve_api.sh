@@ -1,6 +1,7 @@
 # difftx serve end to end over curl: /health, /v1/models, tokenize and detokenize, greedy and
 # seeded completions equal to `difftx generate` with the same prompt, length and seed, raw SSE framing of
-# completion streams, n choices and stop strings, the request log, /metrics, and SIGTERM exiting 0.
+# completion streams, n choices and stop strings, speculative decoding per request, the request
+# log, /metrics, and SIGTERM exiting 0.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 make_serve_model
@@ -29,6 +30,10 @@ for prompt in "The Congress" "It is" "We"; do
     { echo "FAIL: completion"; cat "$work/body.json"; exit 1; }
   got="$(json_get "$work/body.json" "['choices'][0]['text']")"
   [ "$got" = "$want" ] || { echo "FAIL: '$prompt': server '$got' vs generate '$want'"; exit 1; }
+  # Speculative decoding per request (prompt lookup) gives the same greedy text.
+  post /v1/completions "{\"prompt\": \"$prompt\", \"max_tokens\": 24, \"temperature\": 0, \"draft\": \"ngram\", \"draft_tokens\": 4}" > /dev/null
+  got="$(json_get "$work/body.json" "['choices'][0]['text']")"
+  [ "$got" = "$want" ] || { echo "FAIL: '$prompt' with draft ngram: '$got' vs '$want'"; exit 1; }
 done
 echo "greedy: $(json_get "$work/body.json" "['choices'][0]")"
 # Seeded sampling too: the same seed draws the same tokens in both.
@@ -85,12 +90,15 @@ fi
 # A model without a chat template: a clear 400 for chat.
 [ "$(post /v1/chat/completions '{"messages": [{"role": "user", "content": "hi"}]}')" = 400 ] || { echo "FAIL: chat without a template"; exit 1; }
 grep -q "no chat template" "$work/body.json" || { echo "FAIL: chat error message"; cat "$work/body.json"; exit 1; }
+[ "$(post /v1/completions '{"prompt": "x", "draft": "model"}')" = 400 ] || { echo "FAIL: draft model without one"; exit 1; }
+grep -q "needs a server started with --draft DIR" "$work/body.json" || { echo "FAIL: draft error"; cat "$work/body.json"; exit 1; }
 
 # Metrics and the request log.
 curl -s "$base/metrics" > "$work/metrics.txt"
 expect_in "$work/metrics.txt" 'difftx_requests_total{endpoint="/v1/completions",status="200"}' \
   "difftx_kv_blocks_used 0" "difftx_time_to_first_token_seconds_count" "difftx_inter_token_latency_seconds_bucket" \
-  "difftx_prefix_cache_hit_rate" "difftx_queue_length 0"
+  "difftx_prefix_cache_hit_rate" "difftx_queue_length 0" "difftx_draft_tokens_total" \
+  "difftx_draft_accepted_tokens_total" "difftx_draft_acceptance_rate"
 python3 - "$work/server.log" <<'PY'
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]

@@ -88,6 +88,29 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
   EXPECT_TRUE(f.params.include_usage);
 }
 
+// Speculative decoding per request: `draft` and `draft_tokens`; "model" only where the server has
+// a draft model.
+TEST(ServeRequestParse, DraftFields) {
+  const CompletionRequest none = parse_completion(R"({"prompt": "a"})");
+  EXPECT_FALSE(none.params.options.draft);
+  EXPECT_EQ(none.params.options.draft_tokens, 0);
+  const CompletionRequest ngram = parse_completion(R"({"prompt": "a", "draft": "ngram", "draft_tokens": 9})");
+  EXPECT_EQ(ngram.params.options.draft, DraftMode::ngram);
+  EXPECT_EQ(ngram.params.options.draft_tokens, 9);
+  EXPECT_EQ(parse_chat(R"({"messages": [{"role": "user", "content": "a"}], "draft": "none"})").params.options.draft,
+            DraftMode::none);
+  ServeLimits with_model = limits();
+  with_model.draft_model = true;
+  const std::string body = R"({"prompt": "a", "draft": "model"})";
+  EXPECT_EQ(parse_completion_request(parse_body(body), parse_ordered_body(body), with_model).params.options.draft,
+            DraftMode::model);
+  expect_completion_error(body, 400, "draft", "needs a server started with --draft DIR");
+  expect_completion_error(R"({"prompt": "a", "draft": "eagle"})", 400, "draft", "not \"eagle\"");
+  expect_completion_error(R"({"prompt": "a", "draft": 3})", 400, "draft", "");
+  expect_completion_error(R"({"prompt": "a", "draft_tokens": 0})", 400, "draft_tokens", "[1, 64]");
+  expect_completion_error(R"({"prompt": "a", "draft_tokens": 65})", 400, "draft_tokens", "[1, 64]");
+}
+
 TEST(ServeRequestParse, PromptShapes) {
   const auto prompts = [](const std::string& body) { return parse_completion(body).prompts; };
   EXPECT_EQ(prompts(R"({"prompt": ["a", "b"]})").size(), 2u);

@@ -1,0 +1,38 @@
+// --draft ngram|DIR and --draft-tokens K: speculative decoding (infer/drafter.h) for generate,
+// serve and the inference benches.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "backends/backend.h"
+#include "cli/args.h"
+#include "data/tokenizer.h"
+#include "infer/engine.h"
+#include "model/model.h"
+
+namespace difftx::cli {
+
+#define DIFFTX_DRAFT_HELP                                                                                       \
+  "  --draft ngram|DIR     speculative decoding: ngram drafts by prompt lookup (the continuation of the\n"     \
+  "                        longest n-gram match in the prompt and output); DIR is a smaller model with the\n"  \
+  "                        same vocabulary. The output is the same as without (greedy: bit-identical)\n"       \
+  "  --draft-tokens K      tokens drafted per step, 1 to 64 (default 6)\n"
+
+struct DraftOption {
+  DraftMode mode = DraftMode::none;
+  int64_t tokens = kDefaultDraftTokens;
+  std::optional<std::filesystem::path> dir;  // --draft DIR
+  std::unique_ptr<Model> model;              // DIR's, after load()
+
+  // With --draft DIR: loads the draft model onto `device` and checks that its tokenizer is the
+  // target's, token by token (an error naming the first difference). A hybrid model is an error.
+  void load(backends::Backend& device, const data::Tokenizer* target_tokenizer, const Model& target);
+  void apply(EngineOptions& o) const;
+};
+
+// Reads --draft and --draft-tokens.
+DraftOption draft_option(Args& args);
+
+}  // namespace difftx::cli

@@ -1,0 +1,70 @@
+#include "infer/model_drafter.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace difftx::infer {
+namespace {
+constexpr int64_t kBlockTokens = 32;
+
+const Model& decoder_only(const Model& model) {
+  model.config.require_decoder("a draft model");
+  return model;
+}
+}  // namespace
+
+ModelDrafter::ModelDrafter(const Model& model, int64_t vocab, KvStorage kv, int64_t kv_tokens, int64_t context,
+                           int64_t max_rows)
+    : vocab_(vocab),
+      context_(std::min(context, model.config.max_position_embeddings)),
+      max_rows_(max_rows),
+      pool_(*decoder_only(model).backend, model.config, kv, kBlockTokens,
+            std::max<int64_t>(1, (kv_tokens + kBlockTokens - 1) / kBlockTokens)),
+      kv_(kv_cache_groups(model.config), pool_, 0, false),
+      forward_(model, pool_, max_rows, context_) {
+  DIFFTX_CHECK(vocab >= 1 && vocab <= model.config.vocab_size, "the draft model's vocab_size ",
+               model.config.vocab_size, " is smaller than the ", vocab, " ids the target draws");
+}
+
+int32_t ModelDrafter::run(uint64_t seq, std::span<const BatchRow> rows) {
+  const std::span<const int32_t> table = kv_.table(seq, 0);
+  const auto n = static_cast<int64_t>(rows.size());
+  const float* logits = forward_.run(rows, n < 8 ? n : 0, {&table, 1});  // any order: drafts are guesses
+  return logits ? static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits) : -1;
+}
+
+void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
+  out.clear();
+  const auto n = static_cast<int64_t>(tokens.size());
+  max = std::min(max, context_ - n + 1);  // drafted rows sit at positions [n, n + max - 1)
+  if (max < 1) return;
+  // Catch up on the sequence's tokens, in steps of at most max_rows rows. The last step's rows
+  // are lookahead ones: the last token's (not kept, so that a later call always has a row that
+  // gives logits) and the drafted tokens'.
+  for (;;) {
+    const int64_t done = kv_.computed(seq), rows = std::min(n - done, max_rows_);
+    const bool last = done + rows == n;
+    if (!kv_.allocate_slots(seq, last ? rows - 1 : rows, last ? max : 0)) {
+      kv_.free(seq);  // no room: nothing drafted, the cache is rebuilt next time
+      return;
+    }
+    rows_.clear();
+    for (int64_t p = done; p < done + rows; ++p) rows_.push_back({tokens[p], p, 0, last && p + 1 == n});
+    int32_t next = run(seq, rows_);
+    if (!last) {
+      kv_.commit(seq, {}, rows);
+      continue;
+    }
+    // Its greedy continuation, one row per drafted token; those rows are rolled back.
+    out.push_back(next);
+    for (int64_t i = 1; i < max; ++i) {
+      const BatchRow row{next, n + i - 1, 0, true};
+      out.push_back(next = run(seq, {&row, 1}));
+    }
+    kv_.commit(seq, {}, rows - 1);
+    return;
+  }
+}
+
+}  // namespace difftx::infer

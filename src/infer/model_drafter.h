@@ -1,0 +1,37 @@
+// A draft model as a drafter: a smaller model with the target's vocabulary proposes its greedy
+// continuation of each sequence. It keeps its own paged KV cache per sequence (the sequence's
+// tokens so far; drafted tokens' rows are rolled back after each proposal, as they are only
+// guesses), catches up on the tokens the target accepted in one batch, then decodes one row per
+// drafted token. Where its cache is full it proposes nothing: the target decodes on.
+#pragma once
+#include <memory>
+
+#include "infer/batch_forward.h"
+#include "infer/drafter.h"
+#include "infer/kv_cache_manager.h"
+#include "infer/kv_pool.h"
+
+namespace difftx::infer {
+
+class ModelDrafter : public Drafter {
+ public:
+  // `model` (which outlives the drafter) drafts ids in [0, vocab); its cache holds `kv_tokens`
+  // positions of every sequence together, each position below `context`; a step runs at most
+  // `max_rows` rows. A hybrid model is an error (its recurrent state is not rolled back here).
+  ModelDrafter(const Model& model, int64_t vocab, KvStorage kv, int64_t kv_tokens, int64_t context, int64_t max_rows);
+
+  void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) override;
+  void release(uint64_t seq) override { kv_.free(seq); }
+
+ private:
+  // Runs the rows of `seq` and returns the argmax of the last row's logits.
+  int32_t run(uint64_t seq, std::span<const BatchRow> rows);
+
+  int64_t vocab_, context_, max_rows_;
+  KvPool pool_;
+  KvCacheManager kv_;
+  BatchForward forward_;
+  std::vector<BatchRow> rows_;
+};
+
+}  // namespace difftx::infer

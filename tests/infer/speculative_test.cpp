@@ -1,0 +1,400 @@
+// Speculative decoding (infer/drafter.h): the n-gram drafter's proposals; greedy output with a
+// draft (n-gram, a draft model that agrees, one that does not) bit-identical to the output
+// without one, for every variant and weight type, alone and beside other requests; stop tokens,
+// max_new_tokens and constraints in the middle of an accepted run; the sampled path keeping the
+// target's distribution (chi-square, one token in the sampler and three tokens through the
+// engine); and the errors for bad draft options and for a draft on a hybrid model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "core/error.h"
+#include "core/rng.h"
+#include "infer/ngram_drafter.h"
+#include "infer/sampler.h"
+#include "infer/scheduler.h"
+#include "model/model_io.h"
+#include "model/storage_plan.h"
+#include "source_dir.h"
+#include "support/engine_runs.h"
+#include "support/random_model.h"
+
+namespace difftx {
+namespace {
+
+using testing::Stream;
+namespace fs = std::filesystem;
+
+std::vector<int32_t> ngram(std::vector<int32_t> tokens, int64_t max) {
+  std::vector<int32_t> out;
+  infer::NgramDrafter().propose(0, tokens, max, out);
+  return out;
+}
+
+TEST(NgramDrafter, ProposesWhatFollowedTheLongestLatestMatch) {
+  // The tail [3 4] occurs twice; the latest occurrence (followed by 8 9) wins.
+  EXPECT_EQ(ngram({3, 4, 5, 6, 3, 4, 8, 9, 1, 3, 4}, 3), (std::vector<int32_t>{8, 9, 1}));
+  // [7 3 4] occurs once: the longer match beats the later short one.
+  EXPECT_EQ(ngram({7, 3, 4, 5, 6, 3, 4, 8, 9, 7, 3, 4}, 2), (std::vector<int32_t>{5, 6}));
+  // A loop goes on at its period past the sequence's end.
+  EXPECT_EQ(ngram({1, 2, 3, 1, 2, 3}, 7), (std::vector<int32_t>{1, 2, 3, 1, 2, 3, 1}));
+  EXPECT_EQ(ngram({5, 5, 5}, 4), (std::vector<int32_t>{5, 5, 5, 5}));
+  // No earlier occurrence of a two-token tail: nothing.
+  EXPECT_TRUE(ngram({1, 2, 3, 4, 5, 6}, 4).empty());
+  EXPECT_TRUE(ngram({1}, 4).empty());
+}
+
+ModelConfig tiny_config(AttentionKind kind, int64_t hidden, int64_t vocab = 96) {
+  ModelConfig c;
+  c.attention = kind;
+  c.vocab_size = vocab;
+  c.hidden_size = hidden;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 16;
+  c.intermediate_size = 128;
+  c.max_position_embeddings = 256;
+  c.tie_word_embeddings = kind == AttentionKind::diff;
+  if (kind == AttentionKind::diff_grouped) c.grouped_ratio = 2;
+  c.validate();
+  return c;
+}
+
+Model typed_model(AttentionKind kind, WeightType w, uint64_t seed) {
+  // Hidden 256 so that every block type's rows are whole blocks (Q4_K: 256 weights).
+  const ModelConfig config = tiny_config(kind, w == WeightType::f32 ? 64 : 256);
+  return w == WeightType::f32 ? testing::random_model(config, seed)
+                              : convert_matrices(testing::random_model(config, seed), storage_plan(config, w));
+}
+
+// A prompt with repeats, so that prompt lookup finds matches from the start.
+std::vector<int32_t> repeating_prompt(int64_t vocab) {
+  Rng rng(5);
+  std::vector<int32_t> part(12);
+  for (auto& id : part) id = static_cast<int32_t>(rng.below(vocab));
+  std::vector<int32_t> p;
+  for (int i = 0; i < 3; ++i) p.insert(p.end(), part.begin(), part.end());
+  return p;
+}
+
+Request greedy_request(std::vector<int32_t> prompt, int64_t new_tokens) {
+  Request r{std::move(prompt), {}, {}, {}};
+  r.options.max_new_tokens = new_tokens;
+  r.options.sampling.temperature = 0;
+  r.options.logprobs = true;
+  r.options.top_logprobs = 3;
+  return r;
+}
+
+// The request on a fresh engine with these options, beside `others` other requests.
+Stream run(const Model& model, const Request& r, const EngineOptions& o, EngineStats* stats = nullptr,
+           int others = 0) {
+  Engine engine(model, nullptr, o);
+  Stream out;
+  std::vector<Stream> other(others);
+  Rng rng(17);
+  for (int i = 0; i < others; ++i) {
+    Request q = greedy_request(repeating_prompt(model.config.vocab_size), 10 + 3 * i);
+    q.prompt.push_back(static_cast<int32_t>(rng.below(model.config.vocab_size)));
+    q.options.sampling.temperature = 0.8;
+    q.options.sampling.seed = 30 + i;
+    testing::submit_recorded(engine, q, other[i]);
+  }
+  testing::submit_recorded(engine, r, out);
+  engine.run_until_idle();
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+  if (stats) *stats = engine.stats();
+  return out;
+}
+
+void expect_same_stream(const Stream& got, const Stream& want, const std::string& what) {
+  ASSERT_EQ(got.ids(), want.ids()) << what;
+  const std::vector<float> a = got.logprobs(), b = want.logprobs();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << ": logprob " << i << " differs";
+  for (size_t i = 0; i < got.events.size(); ++i)
+    for (size_t k = 0; k < got.events[i].top.size(); ++k) {
+      ASSERT_EQ(got.events[i].top[k].id, want.events[i].top[k].id) << what;
+      ASSERT_EQ(got.events[i].top[k].logprob, want.events[i].top[k].logprob) << what;
+    }
+  EXPECT_EQ(got.finish(), want.finish()) << what;
+}
+
+struct GreedyCase {
+  AttentionKind kind;
+  WeightType weights;
+};
+std::string describe(const GreedyCase& c) {
+  return std::string(attention_kind_name(c.kind)) + "_" + weight_type_name(c.weights);
+}
+void PrintTo(const GreedyCase& c, std::ostream* out) { *out << describe(c); }
+
+class GreedyWithDraft : public ::testing::TestWithParam<GreedyCase> {};
+
+// Greedy tokens, logprobs and top logprobs with a draft equal those without, bit for bit: prompt
+// lookup; the target drafting for itself (every draft accepted); another model drafting (most
+// rejected); and prompt lookup beside three sampled requests that draft too.
+TEST_P(GreedyWithDraft, IsBitIdenticalToNoDraft) {
+  const GreedyCase c = GetParam();
+  const Model model = typed_model(c.kind, c.weights, 7);
+  const Model other = typed_model(AttentionKind::baseline, WeightType::f32, 8);
+  const Request r = greedy_request(repeating_prompt(model.config.vocab_size), 32);
+  EngineOptions plain;
+  plain.kv_block_tokens = 16;
+  const Stream want = run(model, r, plain);
+  ASSERT_EQ(want.ids().size(), 32u);
+
+  EngineOptions ngram = plain;
+  ngram.draft = DraftMode::ngram;
+  ngram.draft_tokens = 5;
+  EngineStats st;
+  expect_same_stream(run(model, r, ngram, &st), want, describe(c) + ", ngram");
+  EXPECT_GT(st.draft_accepted, 0) << describe(c);
+  EXPECT_LT(st.steps, 32) << describe(c) << ": drafts accepted but no step saved";
+  expect_same_stream(run(model, r, ngram, nullptr, 3), want, describe(c) + ", ngram beside others");
+
+  EngineOptions self = plain;
+  self.draft = DraftMode::model;
+  self.draft_model = &model;
+  self.draft_tokens = 7;
+  expect_same_stream(run(model, r, self, &st), want, describe(c) + ", itself as the draft");
+  EXPECT_EQ(st.draft_accepted, st.draft_tokens) << describe(c);
+  EXPECT_GT(st.draft_tokens, 20) << describe(c);
+
+  EngineOptions mismatched = self;
+  mismatched.draft_model = &other;
+  expect_same_stream(run(model, r, mismatched, &st), want, describe(c) + ", another model as the draft");
+  EXPECT_LT(st.draft_accepted, st.draft_tokens) << describe(c);
+}
+
+std::vector<GreedyCase> greedy_cases() {
+  std::vector<GreedyCase> out;
+  for (AttentionKind kind :
+       {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2, AttentionKind::diff_grouped})
+    for (WeightType w : {WeightType::f32, WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0,
+                         WeightType::q4_k})
+      out.push_back({kind, w});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Speculative, GreedyWithDraft, ::testing::ValuesIn(greedy_cases()),
+                         [](const auto& info) { return describe(info.param); });
+
+// A constraint that allows the even ids only.
+class EvenIds : public TokenConstraintSource {
+ public:
+  explicit EvenIds(int64_t vocab) : vocab_(vocab), mask_((vocab + 63) / 64) {
+    for (int64_t i = 0; i < vocab; i += 2) mask_[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  int64_t vocab_size() const override { return vocab_; }
+  std::unique_ptr<TokenConstraint> start(std::span<const int32_t>) const override {
+    struct Even : TokenConstraint {
+      const uint64_t* mask;
+      const uint64_t* allowed() override { return mask; }
+      void accept(int32_t id) override { EXPECT_EQ(id % 2, 0); }
+      bool done() const override { return false; }
+    };
+    auto e = std::make_unique<Even>();
+    e->mask = mask_.data();
+    return e;
+  }
+
+ private:
+  int64_t vocab_;
+  std::vector<uint64_t> mask_;
+};
+
+// With the target drafting for itself every draft is accepted, so a step takes up to 8 tokens:
+// max_new_tokens, a stop token and a constraint still act at the exact token, as without a draft.
+TEST(Speculative, LimitsActInsideAnAcceptedRun) {
+  const Model model = typed_model(AttentionKind::diff, WeightType::f32, 7);
+  EngineOptions plain, self;
+  self.draft = DraftMode::model;
+  self.draft_model = &model;
+  self.draft_tokens = 8;
+  Rng rng(2);
+  std::vector<int32_t> prompt(20);
+  for (auto& id : prompt) id = static_cast<int32_t>(rng.below(model.config.vocab_size));
+  const Request base = greedy_request(prompt, 30);
+  const std::vector<int32_t> ids = run(model, base, plain).ids();
+  ASSERT_EQ(ids.size(), 30u);
+
+  for (int64_t limit : {1, 2, 5, 9, 13}) {
+    Request r = base;
+    r.options.max_new_tokens = limit;
+    const Stream got = run(model, r, self);
+    EXPECT_EQ(got.ids(), std::vector<int32_t>(ids.begin(), ids.begin() + limit)) << limit;
+    EXPECT_EQ(got.finish(), FinishReason::length);
+  }
+  // A stop token at the first token after the third that was not drawn before it: the output
+  // ends just before it.
+  size_t at = 3;
+  while (at < ids.size() && std::find(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(at), ids[at]) !=
+                                ids.begin() + static_cast<std::ptrdiff_t>(at))
+    ++at;
+  ASSERT_LT(at, ids.size()) << "the greedy output repeats its first tokens: pick another prompt";
+  Request stop = base;
+  stop.options.stop_tokens = {ids[at]};
+  EngineStats st;
+  const Stream got = run(model, stop, self, &st);
+  EXPECT_EQ(got.ids(), std::vector<int32_t>(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(at)));
+  EXPECT_EQ(got.finish(), FinishReason::stop);
+
+  Request even = base;
+  even.options.constraint = std::make_shared<EvenIds>(model.config.vocab_size);
+  const Stream want_even = run(model, even, plain);
+  expect_same_stream(run(model, even, self, &st), want_even, "even ids");
+  EXPECT_GT(st.draft_tokens, 0);
+  for (int32_t id : want_even.ids()) EXPECT_EQ(id % 2, 0);
+}
+
+// The chi-square statistic of counts against probabilities.
+double chi_square(const std::vector<int64_t>& counts, const std::vector<double>& p, int64_t n) {
+  double chi = 0;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const double expected = p[i] * static_cast<double>(n);
+    const double off = static_cast<double>(counts[i]) - expected;
+    if (expected > 0) chi += off * off / expected;
+    else EXPECT_EQ(counts[i], 0) << "id " << i << " has probability 0";
+  }
+  return chi;
+}
+
+// Softmax of logits / temperature over the top_k most likely ids (the sampler's distribution).
+std::vector<double> target(const std::vector<float>& logits, double temperature, size_t top_k) {
+  std::vector<size_t> order(logits.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return logits[a] > logits[b]; });
+  std::vector<double> p(logits.size(), 0.0);
+  double total = 0;
+  for (size_t i = 0; i < top_k; ++i) total += p[order[i]] = std::exp(logits[order[i]] / temperature);
+  for (double& v : p) v /= total;
+  return p;
+}
+
+// One draw with a draft follows p whatever the draft: the likeliest id, an unlikely one, one
+// outside the top-k. 200k draws over 6 ids; the 0.1% critical value of chi-square with 5 degrees
+// of freedom is 20.5. A residual that kept the draft (p instead of p without it) is off by
+// chi-square in the thousands.
+TEST(Speculative, SampledDrawWithADraftKeepsTheTargetDistribution) {
+  const std::vector<float> logits = {1.0f, 2.5f, 0.2f, 1.7f, -0.5f, 0.9f};
+  constexpr int64_t kDraws = 200000;
+  for (int32_t draft : {1, 4, 2}) {
+    SamplingOptions o;
+    o.temperature = 0.9;
+    o.top_k = 5;  // id 4 is outside: never drawn, never accepted
+    o.seed = 3 + draft;
+    Sampler sampler(o, 6);
+    std::vector<int64_t> counts(6, 0);
+    int64_t accepted = 0;
+    for (int64_t i = 0; i < kDraws; ++i) {
+      const int32_t id = sampler.sample(logits.data(), nullptr, draft);
+      ++counts[id];
+      accepted += id == draft;
+    }
+    const std::vector<double> p = target(logits, o.temperature, 5);
+    EXPECT_LT(chi_square(counts, p, kDraws), 20.5) << "draft " << draft;
+    // Accepted as often as p(draft): within 5 standard deviations.
+    const double sd = std::sqrt(p[draft] * (1 - p[draft]) / kDraws);
+    EXPECT_NEAR(static_cast<double>(accepted) / kDraws, p[draft], 5 * sd + 1e-12) << "draft " << draft;
+  }
+}
+
+// Through the engine: a Markov chain over 4 ids as the forward (each row's logits depend on its
+// token), prompt lookup drafting up to 3 tokens, 3 tokens per request. The joint distribution of
+// the 3 tokens over 12000 requests matches the chain's: chi-square over 64 cells below the 0.1%
+// critical value with 63 degrees of freedom (103.4). It CAN fail: accepting a draft whenever it
+// is the likeliest id, or drawing the residual with the draft kept, skews it far beyond that.
+TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
+  constexpr int64_t V = 4, kRequests = 12000;
+  const float table[V][V] = {{2.0f, 0.5f, 1.0f, 0.0f}, {0.3f, 1.5f, 0.0f, 1.0f}, {1.0f, 1.0f, 2.2f, 0.1f},
+                             {0.0f, 2.0f, 0.4f, 1.2f}};
+  ModelConfig config = tiny_config(AttentionKind::baseline, 64, V);
+  const Model model = testing::random_model(config, 1);
+  std::vector<float> logits;
+  const StepForward chain = [&](const infer::StepPlan& plan) {
+    logits.clear();
+    for (const BatchRow& r : plan.rows)
+      if (r.logits) logits.insert(logits.end(), table[r.token], table[r.token] + V);
+    return logits.data();
+  };
+  EngineOptions o;
+  o.draft = DraftMode::ngram;
+  o.draft_tokens = 3;
+  o.max_running = 512;
+  o.max_batch_tokens = 4096;
+  o.max_queue = kRequests;
+  Engine engine(model, nullptr, o, chain);
+  std::vector<Stream> streams(kRequests);
+  for (int64_t i = 0; i < kRequests; ++i) {
+    // Prompts whose n-gram continuation is a likely path and an unlikely one in turn.
+    Request r{i % 2 ? std::vector<int32_t>{0, 0, 2, 2, 0, 0} : std::vector<int32_t>{0, 3, 3, 1, 0, 3}, {}, {}, {}};
+    r.options.max_new_tokens = 3;
+    r.options.sampling.temperature = 1;
+    r.options.sampling.seed = 1000 + static_cast<uint64_t>(i);
+    testing::submit_recorded(engine, r, streams[i]);
+  }
+  engine.run_until_idle();
+  const EngineStats st = engine.stats();
+  EXPECT_GT(st.draft_accepted, kRequests / 4);
+  EXPECT_LT(st.draft_accepted, st.draft_tokens);
+  for (int last : {0, 3}) {  // the prompts' last tokens: 0 (odd requests) and 3 (even ones)
+    std::vector<int64_t> counts(V * V * V, 0);
+    int64_t n = 0;
+    for (int64_t i = last == 0 ? 1 : 0; i < kRequests; i += 2) {
+      const std::vector<int32_t> ids = streams[i].ids();
+      ASSERT_EQ(ids.size(), 3u);
+      ++counts[(ids[0] * V + ids[1]) * V + ids[2]];
+      ++n;
+    }
+    std::vector<double> p(V * V * V);
+    const auto prob = [&](int from, int to) { return target({table[from], table[from] + V}, 1.0, V)[to]; };
+    for (int a = 0; a < V; ++a)
+      for (int b = 0; b < V; ++b)
+        for (int c = 0; c < V; ++c) p[(a * V + b) * V + c] = prob(last, a) * prob(a, b) * prob(b, c);
+    EXPECT_LT(chi_square(counts, p, n), 103.4) << "prompt ending in " << last;
+  }
+}
+
+// Runs fn, expecting a difftx::Error whose message contains `part`.
+void expect_error(const std::function<void()>& fn, const std::string& part) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error mentioning '" << part << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
+}
+
+TEST(Speculative, BadDraftOptionsAreErrors) {
+  const Model model = testing::random_model(tiny_config(AttentionKind::baseline, 64), 1);
+  const Model wider = testing::random_model(tiny_config(AttentionKind::baseline, 64, 128), 1);
+  EngineOptions o;
+  o.draft = DraftMode::model;
+  expect_error([&] { Engine e(model, nullptr, o); }, "needs a draft model");
+  o.draft_model = &wider;
+  expect_error([&] { Engine e(model, nullptr, o); }, "vocab_size 128 differs from the target's 96");
+  o = {};
+  o.draft = DraftMode::ngram;
+  o.draft_tokens = 0;
+  expect_error([&] { Engine e(model, nullptr, o); }, "--draft-tokens 0 must be in [1, 64]");
+  Engine engine(model, nullptr, EngineOptions{});
+  Request r = greedy_request({1, 2, 3}, 4);
+  r.options.draft = DraftMode::model;
+  expect_error([&] { engine.submit(r); }, "the engine has no draft model");
+  r.options.draft = DraftMode::ngram;
+  r.options.draft_tokens = 65;
+  expect_error([&] { engine.submit(r); }, "draft_tokens 65 must be in [0, 64]");
+  // A hybrid (Mamba) model: a rejected draft would have to restore its recurrent state.
+  const Model hybrid = load_model_dir(fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/phi4flash/phi4flash_l8_mha_f32");
+  ASSERT_TRUE(hybrid.config.hybrid);
+  o.draft_tokens = kDefaultDraftTokens;
+  expect_error([&] { Engine e(hybrid, nullptr, o); }, "speculative decoding (--draft) is written for");
+}
+
+}  // namespace
+}  // namespace difftx
