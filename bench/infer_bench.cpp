@@ -90,9 +90,10 @@ double resident_bytes() {
   return 0;
 }
 
-// KV cache bytes per token (the engine's blocks of 32 tokens).
-double kv_bytes_per_token(const Model& model, KvStorage kv) {
-  return static_cast<double>(KvPool::block_bytes(model.config, kv, 32)) / 32;
+// What a sequence of `length` tokens holds of the cache, per token (the engine's blocks of 32
+// tokens; a hybrid stack's windows and Mamba state included).
+double kv_bytes_per_token(const Model& model, KvStorage kv, int64_t length) {
+  return static_cast<double>(KvPool::sequence_bytes(model.config, kv, 32, length)) / static_cast<double>(length);
 }
 
 // Bytes a decode step reads at a cache of `length` tokens: every weight as the model holds it,
@@ -100,7 +101,8 @@ double kv_bytes_per_token(const Model& model, KvStorage kv) {
 double decode_bytes(const Model& model, KvStorage kv, int64_t length) {
   const ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
   const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.bytes());
-  return static_cast<double>(model.weight_bytes()) - unread + kv_bytes_per_token(model, kv) * static_cast<double>(length);
+  return static_cast<double>(model.weight_bytes()) - unread +
+         kv_bytes_per_token(model, kv, length) * static_cast<double>(length);
 }
 
 // The type holding most of a model's weight bytes ("q8_0", ...).
@@ -149,13 +151,14 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
   for (size_t i = 0; i < models.size(); ++i) {
     const Model& model = models[i];
     const ModelConfig& c = model.config;
-    print_row(json, {str("op", "infer_model"), str("model", dirs[i]), str("variant", attention_kind_name(c.attention)),
+    print_row(json, {str("op", "infer_model"), str("model", dirs[i]),
+                     str("variant", c.hybrid ? "hybrid" : attention_kind_name(c.attention)),
                      str("weights", main_weight_type(model)), num("weight_gb", model.weight_bytes() / 1e9, 2),
                      num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s[i], 1),
                      num("rss_gb", rss_gb[i], 2), num("prompt", prompt, 0), num("new", steps, 0),
                      num("prefill_tok_s", rates[i].prefill_tok_s, 1), num("decode_tok_s", rates[i].decode_tok_s, 2),
                      num("decode_cpu_tok_s", rates[i].decode_cpu_tok_s, 2), str("kv", kv_storage_name(kv)),
-                     num("kv_bytes_per_token", kv_bytes_per_token(model, kv), 0),
+                     num("kv_bytes_per_token", kv_bytes_per_token(model, kv, prompt + steps), 0),
                      num("decode_gb_s", decode_bytes(model, kv, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
                      num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
                      num("prefill_over_first", rates[i].prefill_tok_s / rates[0].prefill_tok_s, 3)});
