@@ -90,6 +90,7 @@ HybridForward::HybridForward(const Model& model, KvPool& pool, StatePool& states
       places_[groups_[g].layers[i]] = {static_cast<int32_t>(g), static_cast<int64_t>(i)};
     if (groups_[g].kind == CacheKind::recurrent) recurrent_ = static_cast<int32_t>(g);
   }
+  DIFFTX_CHECK(recurrent_ >= 0, "internal: a hybrid stack without a recurrent cache group");
   for (int64_t l = 0; l < c.num_hidden_layers; ++l)
     DIFFTX_CHECK(places_[l].group >= 0 || c.hybrid->layers[l] == LayerKind::gmu, "internal: hybrid layer ", l,
                  " (", layer_kind_name(c.hybrid->layers[l]), ") has no cache group");

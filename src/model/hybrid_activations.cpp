@@ -4,7 +4,6 @@
 
 #include "core/arena_plan.h"
 #include "core/error.h"
-#include "kernels/mamba.h"
 
 namespace difftx {
 

@@ -19,6 +19,8 @@ constexpr int64_t kFloat = sizeof(float);
 // shared layer's kept for the cross layers.
 class WholeSequences : public HybridCore {
  public:
+  explicit WholeSequences(const ModelConfig& c) : config_(c) {}
+
   void mamba_conv(int64_t, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
     const int64_t E = dims.channels;
     for (int64_t s = 0; s < a.B; ++s) {
@@ -48,7 +50,6 @@ class WholeSequences : public HybridCore {
     a.backend->attention_forward(dims, a.q, cross ? a.shared_k : a.k, cross ? a.shared_v : a.v, a.lambda, a.att,
                                  {a.lse, a.maps_out});
   }
-  explicit WholeSequences(const ModelConfig& c) : config_(c) {}
 
  private:
   const ModelConfig& config_;
