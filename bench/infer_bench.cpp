@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "measure.h"
 #include "model/model.h"
 #include "model/model_io.h"
+#include "model/storage_plan.h"
 #include "source_dir.h"
 
 namespace difftx::bench {
@@ -112,21 +114,25 @@ std::string main_weight_type(const Model& model) {
   return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
 }
 
-// Model directories of any format, matrices as stored: each one's load time and resident memory
+// Model directories of any format, matrices as stored (or converted to `dtype` in memory): each
+// one's load time (the conversion included) and resident memory
 // (weight panels built, as `difftx generate` holds it),
 // a warm-up (16 tokens and 4 steps), then per repeat a prefill of `prompt` random tokens and
 // `steps` decode steps after it, the
 // models interleaved within each repeat (load from other processes falls on all alike); best of
 // the repeats, and each model's rates over the first's.
 void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& device, int64_t prompt, int64_t steps,
-                      int repeats, KvStorage kv, bool json) {
+                      int repeats, KvStorage kv, std::optional<WeightType> dtype, bool json) {
   std::vector<Model> models;
   std::vector<double> load_s, rss_gb;
   models.reserve(dirs.size());
   for (const std::string& dir : dirs) {
     const double rss_before = resident_bytes();
     Timer timer;
-    models.push_back(load_model_dir(dir, MatrixPrecision::as_stored));
+    models.push_back([&] {  // the loaded model goes before the resident memory is read
+      Model loaded = load_model_dir(dir, MatrixPrecision::as_stored);
+      return dtype ? convert_matrices(loaded, storage_plan(loaded.config, *dtype)) : std::move(loaded);
+    }());
     models.back().move_to(device);
     models.back().engine_matrices_only();  // as `difftx generate` holds it
     load_s.push_back(timer.seconds());
@@ -175,10 +181,12 @@ int bench_infer(cli::Args& args) {
     const int64_t steps = args.get_int("new", 2 * kDecodeSteps, cli::IntRange{1, int64_t{1} << 20});
     const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
     const KvStorage kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+    const auto dtype_name = args.get("dtype");
+    const std::optional<WeightType> dtype = dtype_name ? std::optional(parse_weight_type(*dtype_name)) : std::nullopt;
     backends::Backend& device = cli::device_option(args);
     args.finish();
     print_row(json, {str("op", "setup"), str("device", device.info().name), num("threads", thread_count(), 0)});
-    bench_model_dirs(models, device, prompt, steps, repeats, kv, json);
+    bench_model_dirs(models, device, prompt, steps, repeats, kv, dtype, json);
     return 0;
   }
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");
