@@ -1,5 +1,6 @@
 // The engine's internal state (infer/engine.h): the KV pool and its manager, the scheduler, the
-// forward (a hybrid stack's with its state pool) and the sampling stage; engine.cpp takes requests in, engine_step.cpp runs a step.
+// forward (a hybrid stack's with its state pool) and the sampling stage; engine.cpp takes
+// requests in, engine_step.cpp runs a step.
 #pragma once
 #include <deque>
 #include <memory>

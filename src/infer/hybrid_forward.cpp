@@ -184,8 +184,9 @@ void HybridForward::index_step(const StepPlan& plan) {
     i += n;
   }
   for (std::vector<RowRun>& of : of_slice) {
-    std::sort(of.begin(), of.end(),
-              [&](const RowRun& x, const RowRun& y) { return rows[x.first_row].position < rows[y.first_row].position; });
+    std::sort(of.begin(), of.end(), [&](const RowRun& x, const RowRun& y) {
+      return rows[x.first_row].position < rows[y.first_row].position;
+    });
     runs_.insert(runs_.end(), of.begin(), of.end());
   }
   upload(backend_, device_row_slots_, row_slots_);

@@ -57,7 +57,9 @@ class HybridForward {
     backends::DeviceBuffer device_slots, device_tables, device_blocks;
     int64_t block_capacity = 0;
   };
-  // A run of rows of one sequence, consecutive positions, the state slot they advance.
+  // A run of rows of one sequence at consecutive positions and the state slot they advance
+  // (prompt kernels); or, with slot -1, a run of rows of one-row sequences, each advancing its
+  // row_slots_ entry (step kernels).
   struct RowRun {
     int64_t first_row, count;
     int32_t slot;
@@ -79,7 +81,7 @@ class HybridForward {
   // The step's index.
   int64_t rows_ = 0, max_length_ = 0;
   std::vector<int32_t> lengths_, row_slots_, logit_rows_;
-  std::vector<RowRun> runs_;  // rows of sequences with more than one row, in position order
+  std::vector<RowRun> runs_;  // every row once; a sequence's runs in position order
   std::vector<PageIndex> pages_;  // per group (page groups only)
   backends::DeviceBuffer device_lengths_, device_row_slots_;
   std::vector<float> logits_;             // [max_rows, V] on the host

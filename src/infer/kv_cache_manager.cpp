@@ -39,7 +39,9 @@ std::vector<KvCacheGroup> kv_cache_groups(const ModelConfig& config) {
   std::vector<KvCacheGroup> groups;
   KvCacheGroup shared{CacheKind::shared, {}, 0, -1}, recurrent{CacheKind::recurrent, {}, 0, -1};
   for (int64_t l = 0; l < config.num_hidden_layers; ++l) switch (h.layers[l]) {
-      case LayerKind::sliding_attention: groups.push_back({CacheKind::sliding_window, {l}, h.sliding_window, -1}); break;
+      case LayerKind::sliding_attention:
+        groups.push_back({CacheKind::sliding_window, {l}, h.sliding_window, -1});
+        break;
       case LayerKind::full_attention:
         shared.source = static_cast<int32_t>(groups.size());
         groups.push_back({CacheKind::full, {l}, 0, -1});

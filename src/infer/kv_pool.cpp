@@ -26,7 +26,8 @@ int64_t KvPool::block_bytes(const ModelConfig& config, KvStorage storage, int64_
 
 int64_t KvPool::sequence_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens, int64_t tokens) {
   const int64_t blocks = infer::sequence_blocks(infer::kv_cache_groups(config), tokens, block_tokens);
-  return blocks * block_bytes(config, storage, block_tokens) + (config.hybrid ? infer::StatePool::slot_bytes(config) : 0);
+  const int64_t state = config.hybrid ? infer::StatePool::slot_bytes(config) : 0;
+  return blocks * block_bytes(config, storage, block_tokens) + state;
 }
 
 KvPool::KvPool(backends::Backend& backend, const ModelConfig& config, KvStorage storage, int64_t block_tokens,

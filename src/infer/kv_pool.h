@@ -2,9 +2,9 @@
 // A block holds block_tokens positions of the layers of one page group (kv_cache_manager.h,
 // kv_block_layers: every layer of docs/SPEC.md's decoder; one attention layer of a hybrid stack),
 // each layer's keys and values in the layout of decode_attention.h with capacity = block_tokens
-// (so a sequence's blocks are the pages decode_attention reads). The blocks' bookkeeping (reference counts, free list, prefix
-// cache) is the BlockPool's (block_pool.h); which sequence holds which block is the
-// KvCacheManager's (kv_cache_manager.h).
+// (so a sequence's blocks are the pages decode_attention reads). The blocks' bookkeeping
+// (reference counts, free list, prefix cache) is the BlockPool's (block_pool.h); which sequence
+// holds which block is the KvCacheManager's (kv_cache_manager.h).
 //
 // The storage is allocated without being written, so the memory a process touches follows the
 // blocks used (lowest-numbered blocks are handed out first), not the pool's size.

@@ -100,7 +100,8 @@ const ModelMatrices& Model::engine_matrices_only() {
   });
   DIFFTX_CHECK(built_here, "engine_matrices_only: the engine's matrices were built already, beside the stored ones");
   // `matrices` no longer holds what was released: null there too, so that nothing multiplies by it
-  std::vector<backends::DeviceMatrix*> stored = engine_products(config, matrices), prepared = engine_products(config, engine_->matrices);
+  std::vector<backends::DeviceMatrix*> stored = engine_products(config, matrices),
+                                       prepared = engine_products(config, engine_->matrices);
   for (size_t i = 0; i < stored.size(); ++i)
     if (!prepared[i]->data) stored[i]->data = nullptr;
   if (config.tie_word_embeddings) matrices.embed = matrices.lm_head;
