@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include "measure.h"
 #include "model/model.h"
 #include "model/model_io.h"
+#include "model/storage_plan.h"
 #include "source_dir.h"
 
 namespace difftx::bench {
@@ -97,9 +99,10 @@ double resident_bytes() {
   return 0;
 }
 
-// KV cache bytes per token (the engine's blocks of 32 tokens).
-double kv_bytes_per_token(const Model& model, KvStorage kv) {
-  return static_cast<double>(KvPool::block_bytes(model.config, kv, 32)) / 32;
+// What a sequence of `length` tokens holds of the cache, per token (the engine's blocks of 32
+// tokens; a hybrid stack's windows and Mamba state included).
+double kv_bytes_per_token(const Model& model, KvStorage kv, int64_t length) {
+  return static_cast<double>(KvPool::sequence_bytes(model.config, kv, 32, length)) / static_cast<double>(length);
 }
 
 // Bytes a decode step reads at a cache of `length` tokens: every weight as the model holds it,
@@ -107,7 +110,8 @@ double kv_bytes_per_token(const Model& model, KvStorage kv) {
 double decode_bytes(const Model& model, KvStorage kv, int64_t length) {
   const ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
   const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.bytes());
-  return static_cast<double>(model.weight_bytes()) - unread + kv_bytes_per_token(model, kv) * static_cast<double>(length);
+  return static_cast<double>(model.weight_bytes()) - unread +
+         kv_bytes_per_token(model, kv, length) * static_cast<double>(length);
 }
 
 // The type holding most of a model's weight bytes ("q8_0", ...).
@@ -117,14 +121,14 @@ std::string main_weight_type(const Model& model) {
   return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
 }
 
-// Model directories of any format, matrices as stored: each one's load time and resident memory
-// (weight panels built, as `difftx generate` holds it),
-// a warm-up (16 tokens and 4 steps), then per repeat a prefill of `prompt` random tokens and
-// `steps` decode steps after it, the
-// models interleaved within each repeat (load from other processes falls on all alike); best of
-// the repeats, and each model's rates over the first's.
+// Model directories of any format, matrices as stored (or converted to `dtype` in memory): each
+// one's load time (the conversion included) and resident memory (weight panels built, as
+// `difftx generate` holds it), a warm-up (16 tokens and 4 steps), then per repeat a prefill of
+// `prompt` random tokens (or the prompt file's) and `steps` decode steps after it, with the draft
+// too where one is given; the models interleaved within each repeat (load from other processes
+// falls on all alike); best of the repeats, and each model's rates over the first's.
 void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& device, int64_t prompt, int64_t steps,
-                      int repeats, KvStorage kv, bool json, cli::DraftOption& draft,
+                      int repeats, KvStorage kv, std::optional<WeightType> dtype, bool json, cli::DraftOption& draft,
                       const std::optional<std::string>& prompt_file) {
   std::vector<Model> models;
   std::vector<double> load_s, rss_gb;
@@ -132,7 +136,10 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
   for (const std::string& dir : dirs) {
     const double rss_before = resident_bytes();
     Timer timer;
-    models.push_back(load_model_dir(dir, MatrixPrecision::as_stored));
+    models.push_back([&] {  // the loaded model goes before the resident memory is read
+      Model loaded = load_model_dir(dir, MatrixPrecision::as_stored);
+      return dtype ? convert_matrices(loaded, storage_plan(loaded.config, *dtype)) : std::move(loaded);
+    }());
     models.back().move_to(device);
     models.back().engine_matrices_only();  // as `difftx generate` holds it
     load_s.push_back(timer.seconds());
@@ -175,13 +182,14 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
   for (size_t i = 0; i < models.size(); ++i) {
     const Model& model = models[i];
     const ModelConfig& c = model.config;
-    print_row(json, {str("op", "infer_model"), str("model", dirs[i]), str("variant", attention_kind_name(c.attention)),
+    print_row(json, {str("op", "infer_model"), str("model", dirs[i]),
+                     str("variant", c.hybrid ? "hybrid" : attention_kind_name(c.attention)),
                      str("weights", main_weight_type(model)), num("weight_gb", model.weight_bytes() / 1e9, 2),
                      num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s[i], 1),
                      num("rss_gb", rss_gb[i], 2), num("prompt", prompt, 0), num("new", steps, 0),
                      num("prefill_tok_s", rates[i].prefill_tok_s, 1), num("decode_tok_s", rates[i].decode_tok_s, 2),
                      num("decode_cpu_tok_s", rates[i].decode_cpu_tok_s, 2), str("kv", kv_storage_name(kv)),
-                     num("kv_bytes_per_token", kv_bytes_per_token(model, kv), 0),
+                     num("kv_bytes_per_token", kv_bytes_per_token(model, kv, prompt + steps), 0),
                      num("decode_gb_s", decode_bytes(model, kv, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
                      num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
                      num("prefill_over_first", rates[i].prefill_tok_s / rates[0].prefill_tok_s, 3)});
@@ -208,12 +216,14 @@ int bench_infer(cli::Args& args) {
     const int64_t steps = args.get_int("new", 2 * kDecodeSteps, cli::IntRange{1, int64_t{1} << 20});
     const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
     const KvStorage kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+    const auto dtype_name = args.get("dtype");
+    const std::optional<WeightType> dtype = dtype_name ? std::optional(parse_weight_type(*dtype_name)) : std::nullopt;
     backends::Backend& device = cli::device_option(args);
     cli::DraftOption draft = cli::draft_option(args);
     const auto prompt_file = args.get("prompt-file");
     args.finish();
     print_row(json, {str("op", "setup"), str("device", device.info().name), num("threads", thread_count(), 0)});
-    bench_model_dirs(models, device, prompt, steps, repeats, kv, json, draft, prompt_file);
+    bench_model_dirs(models, device, prompt, steps, repeats, kv, dtype, json, draft, prompt_file);
     return 0;
   }
   const std::string presets_arg = args.get("preset", quick ? "small" : "small,base");

@@ -16,6 +16,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                                              in the best step and its best over the rounds\n"
                "  difftx bench infer [--json] [--quick] [--preset small,base] [--contexts 512,4096] [--repeats N]\n"
                "  difftx bench infer --model DIR [--model DIR ...] [--prompt 512] [--new 128] [--repeats N] [--device D]\n"
+               "                     [--dtype q4_0]  the matrices converted in memory as `convert --dtype` plans them\n"
                "                     [--prompt-file FILE] [--draft ngram|DIR [--draft-tokens 6]]  each model also\n"
                "                     with the draft (speculative decoding): decode tok/s, speed-up, acceptance\n"
                "  difftx bench serve --model DIR [--device D] [--concurrency 1,4,16,64] [--prompt 128] [--new 64]\n"

@@ -105,7 +105,7 @@ struct Request {
 struct EngineOptions {
   KvStorage kv = KvStorage::bf16;
   int64_t kv_block_tokens = 32;   // tokens per KV block, a multiple of 16
-  int64_t kv_tokens = 0;          // pool capacity in tokens; 0: from kv_bytes
+  int64_t kv_tokens = 0;          // pool capacity: the positions one sequence may hold (sequence_blocks); 0: kv_bytes
   int64_t kv_bytes = 0;           // pool capacity in bytes; 0 (and kv_tokens 0): max_position_embeddings tokens, at most 1 GiB
   int64_t max_batch_tokens = 512; // rows per step (decode rows + prompt chunks)
   int64_t max_running = 64;       // sequences decoding at once
@@ -124,6 +124,7 @@ struct EngineStats {
   int64_t waiting = 0, running = 0;
   int64_t kv_blocks = 0, kv_blocks_used = 0, kv_blocks_cached = 0;  // used: referenced by a sequence
   int64_t kv_block_tokens = 0;
+  const char* prefix_cache = "on";  // infer::prefix_cache_name: "on", "off (option)", or off for recurrent state
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prompt tokens looked up / found cached
   int64_t prompt_tokens = 0, generated_tokens = 0;          // computed so far (re-prefill included)
   int64_t preemptions = 0, steps = 0;

@@ -1,5 +1,6 @@
 // The engine's internal state (infer/engine.h): the KV pool and its manager, the scheduler, the
-// forward and the sampling stage; engine.cpp takes requests in, engine_step.cpp runs a step.
+// forward (a hybrid stack's with its state pool) and the sampling stage; engine.cpp takes
+// requests in, engine_step.cpp runs a step.
 #pragma once
 #include <deque>
 #include <memory>
@@ -7,6 +8,7 @@
 
 #include "infer/batch_forward.h"
 #include "infer/engine.h"
+#include "infer/hybrid_forward.h"
 #include "infer/kv_cache_manager.h"
 #include "infer/kv_pool.h"
 #include "infer/model_drafter.h"
@@ -14,6 +16,7 @@
 #include "infer/sampling_stage.h"
 #include "infer/scheduler.h"
 #include "infer/sequence.h"
+#include "infer/state_pool.h"
 
 namespace difftx {
 
@@ -22,7 +25,7 @@ struct Engine::State {
   State(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& o, int64_t blocks,
         int64_t context_, int64_t vocab_, StepForward step_forward)
       : pool(*model.backend, model.config, o.kv, o.kv_block_tokens, blocks),
-        kv(infer::kv_cache_groups(model.config), pool, 0, o.prefix_cache),
+        kv(infer::kv_cache_groups(model.config), pool, model.config.hybrid ? o.max_running : 0, o.prefix_cache),
         scheduler(kv, o.max_batch_tokens, o.max_running, counters),
         sampling(tokenizer, vocab_, model.config.vocab_size, context_, counters),
         forward(std::move(step_forward)),
@@ -32,6 +35,13 @@ struct Engine::State {
       model_drafter = std::make_unique<infer::ModelDrafter>(*o.draft_model, vocab, o.kv, blocks * o.kv_block_tokens,
                                                             context, o.max_batch_tokens);
     if (forward) return;
+    if (model.config.hybrid) {  // a state slot per running sequence (the manager's recurrent group)
+      states = std::make_unique<infer::StatePool>(*model.backend, model.config, o.max_running);
+      hybrid_forward =
+          std::make_unique<infer::HybridForward>(model, pool, *states, kv.groups(), o.max_batch_tokens, context);
+      forward = [f = hybrid_forward.get()](const infer::StepPlan& plan) { return f->run(plan); };
+      return;
+    }
     model_forward = std::make_unique<BatchForward>(model, pool, o.max_batch_tokens, context);
     forward = [f = model_forward.get()](const infer::StepPlan& plan) {
       return f->run(plan.rows, plan.gemv_rows, plan.tables[0]);
@@ -43,7 +53,9 @@ struct Engine::State {
   infer::KvCacheManager kv;
   infer::Scheduler scheduler;
   infer::SamplingStage sampling;
-  std::unique_ptr<BatchForward> model_forward;
+  std::unique_ptr<BatchForward> model_forward;            // docs/SPEC.md's decoder
+  std::unique_ptr<infer::StatePool> states;               // a hybrid stack's Mamba states
+  std::unique_ptr<infer::HybridForward> hybrid_forward;  // and its forward
   StepForward forward;
   infer::NgramDrafter ngram_drafter;
   std::unique_ptr<infer::ModelDrafter> model_drafter;  // with EngineOptions::draft_model

@@ -27,9 +27,62 @@ const char* prefix_cache_name(PrefixCache mode) {
 }
 
 std::vector<KvCacheGroup> kv_cache_groups(const ModelConfig& config) {
-  KvCacheGroup all{CacheKind::full, {}, 0, -1};
-  for (int64_t l = 0; l < config.num_hidden_layers; ++l) all.layers.push_back(l);
-  return {all};
+  if (!config.hybrid) {
+    KvCacheGroup all{CacheKind::full, {}, 0, -1};
+    for (int64_t l = 0; l < config.num_hidden_layers; ++l) all.layers.push_back(l);
+    return {all};
+  }
+  // A page group per attention layer with keys and values of its own, so that a block holds one
+  // layer and a window's short table wastes nothing; the cross layers read the full layer's; the
+  // Mamba layers' states are one slot per sequence; the GMU layers keep nothing.
+  const HybridConfig& h = *config.hybrid;
+  std::vector<KvCacheGroup> groups;
+  KvCacheGroup shared{CacheKind::shared, {}, 0, -1}, recurrent{CacheKind::recurrent, {}, 0, -1};
+  for (int64_t l = 0; l < config.num_hidden_layers; ++l) switch (h.layers[l]) {
+      case LayerKind::sliding_attention:
+        groups.push_back({CacheKind::sliding_window, {l}, h.sliding_window, -1});
+        break;
+      case LayerKind::full_attention:
+        shared.source = static_cast<int32_t>(groups.size());
+        groups.push_back({CacheKind::full, {l}, 0, -1});
+        break;
+      case LayerKind::cross_attention: shared.layers.push_back(l); break;
+      case LayerKind::mamba:
+      case LayerKind::memory_mamba: recurrent.layers.push_back(l); break;
+      case LayerKind::gmu: break;
+    }
+  if (!shared.layers.empty()) groups.push_back(shared);
+  if (!recurrent.layers.empty()) groups.push_back(recurrent);
+  return groups;
+}
+
+int64_t kv_block_layers(const std::vector<KvCacheGroup>& groups) {
+  int64_t most = 0;
+  for (const KvCacheGroup& g : groups)
+    if (g.kind == CacheKind::full || g.kind == CacheKind::sliding_window)
+      most = std::max(most, static_cast<int64_t>(g.layers.size()));
+  return most;
+}
+
+int64_t sequence_blocks(const std::vector<KvCacheGroup>& groups, int64_t tokens, int64_t block_tokens) {
+  const int64_t all = (tokens + block_tokens - 1) / block_tokens;
+  int64_t blocks = 0;
+  for (const KvCacheGroup& g : groups)
+    if (g.kind == CacheKind::full) blocks += all;
+    else if (g.kind == CacheKind::sliding_window)  // the window's blocks, one partly read, one for the next step
+      blocks += std::min(all, (g.window + block_tokens - 1) / block_tokens + 2);
+  return blocks;
+}
+
+int64_t sequence_tokens(const std::vector<KvCacheGroup>& groups, int64_t blocks, int64_t block_tokens,
+                        int64_t limit) {
+  int64_t lo = 0, hi = limit;  // sequence_blocks grows with the tokens: the last that fits
+  while (lo < hi) {
+    const int64_t mid = hi - (hi - lo) / 2;
+    if (sequence_blocks(groups, mid, block_tokens) <= blocks) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 KvCacheManager::KvCacheManager(std::vector<KvCacheGroup> groups, BlockPool& blocks, int64_t state_slots,

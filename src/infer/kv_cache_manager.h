@@ -47,8 +47,18 @@ struct KvCacheGroup {
   int32_t source = -1;          // shared: the full or sliding-window group whose pages it reads
 };
 
-// The groups of a model's layers. Every model difftx runs today is one full-attention group.
+// The groups of a model's layers: docs/SPEC.md's decoder is one full-attention group; a hybrid
+// stack has a page group per attention layer that keeps keys and values (sliding-window or full),
+// a shared group of the cross layers and a recurrent group of the Mamba layers.
 std::vector<KvCacheGroup> kv_cache_groups(const ModelConfig& config);
+// The layers one block holds (kv_pool.h): the most of a page group; group g's i-th layer is the
+// block's i-th.
+int64_t kv_block_layers(const std::vector<KvCacheGroup>& groups);
+// The most blocks a sequence of `tokens` positions holds at once, every page group counted (a
+// sliding window's no more than its window and two).
+int64_t sequence_blocks(const std::vector<KvCacheGroup>& groups, int64_t tokens, int64_t block_tokens);
+// The longest sequence, at most `limit`, whose blocks fit in `blocks`.
+int64_t sequence_tokens(const std::vector<KvCacheGroup>& groups, int64_t blocks, int64_t block_tokens, int64_t limit);
 
 enum class PrefixCache { on, off_by_option, off_recurrent_state };
 const char* prefix_cache_name(PrefixCache mode);  // "on", "off (option)", "off (recurrent state ...)"

@@ -4,6 +4,8 @@
 
 #include "core/checked.h"
 #include "core/error.h"
+#include "infer/kv_cache_manager.h"
+#include "infer/state_pool.h"
 
 namespace difftx {
 namespace {
@@ -19,13 +21,19 @@ DecodeAttentionDims block_dims(const ModelConfig& config, KvStorage storage, int
 
 int64_t KvPool::block_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens) {
   const DecodeAttentionDims d = block_dims(config, storage, block_tokens);
-  return config.num_hidden_layers * (key_region_bytes(d) + value_region_bytes(d));
+  return infer::kv_block_layers(infer::kv_cache_groups(config)) * (key_region_bytes(d) + value_region_bytes(d));
+}
+
+int64_t KvPool::sequence_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens, int64_t tokens) {
+  const int64_t blocks = infer::sequence_blocks(infer::kv_cache_groups(config), tokens, block_tokens);
+  const int64_t state = config.hybrid ? infer::StatePool::slot_bytes(config) : 0;
+  return blocks * block_bytes(config, storage, block_tokens) + state;
 }
 
 KvPool::KvPool(backends::Backend& backend, const ModelConfig& config, KvStorage storage, int64_t block_tokens,
                int64_t blocks)
     : BlockPool(blocks, block_tokens),
-      layers_(config.num_hidden_layers),
+      layers_(infer::kv_block_layers(infer::kv_cache_groups(config))),
       dims_(block_dims(config, storage, block_tokens)),
       key_bytes_(key_region_bytes(dims_)),
       layer_bytes_(key_bytes_ + value_region_bytes(dims_)) {

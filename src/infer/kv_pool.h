@@ -1,9 +1,10 @@
 // The paged KV cache: one pool of fixed-size blocks shared by every sequence of the engine.
-// A block holds block_tokens positions of every layer, each layer's keys and values in the
-// layout of decode_attention.h with capacity = block_tokens (so a sequence's blocks are the
-// pages decode_attention reads). The blocks' bookkeeping (reference counts, free list, prefix
-// cache) is the BlockPool's (block_pool.h); which sequence holds which block is the
-// KvCacheManager's (kv_cache_manager.h).
+// A block holds block_tokens positions of the layers of one page group (kv_cache_manager.h,
+// kv_block_layers: every layer of docs/SPEC.md's decoder; one attention layer of a hybrid stack),
+// each layer's keys and values in the layout of decode_attention.h with capacity = block_tokens
+// (so a sequence's blocks are the pages decode_attention reads). The blocks' bookkeeping
+// (reference counts, free list, prefix cache) is the BlockPool's (block_pool.h); which sequence
+// holds which block is the KvCacheManager's (kv_cache_manager.h).
 //
 // The storage is allocated without being written, so the memory a process touches follows the
 // blocks used (lowest-numbered blocks are handed out first), not the pool's size.
@@ -28,9 +29,12 @@ class KvPool : public infer::BlockPool {
   int64_t layer_bytes() const { return layer_bytes_; }
   int64_t block_bytes() const { return layers_ * layer_bytes_; }
   static int64_t block_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens);
+  // What one sequence of `tokens` positions holds at most: its blocks in every page group
+  // (sequence_blocks) and, for a hybrid stack, its Mamba state slot (state_pool.h).
+  static int64_t sequence_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens, int64_t tokens);
 
-  // The storage as the backend's paged ops read it: one layer's keys and values in block b at
-  // keys(b, layer) (decode_attention.h's regions).
+  // The storage as the backend's paged ops read it: the keys and values of a group's i-th layer
+  // in block b at keys(b, i) (decode_attention.h's regions).
   backends::PagedKv paged() const {
     return {dims_, storage_.as<unsigned char>(), layers_, layer_bytes_, key_bytes_};
   }

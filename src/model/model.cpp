@@ -53,12 +53,19 @@ void Model::move_to(backends::Backend& device) {
 namespace {
 
 // The matrices the engine multiplies by: every layer's projections and the head (once: when tied
-// it is the embedding).
-std::vector<backends::DeviceMatrix*> engine_products(ModelMatrices& m) {
+// it is the embedding). A hybrid stack's are the split views of its fused matrices (and the
+// GMU's in_proj, which is whole), not the fused ones.
+std::vector<backends::DeviceMatrix*> engine_products(const ModelConfig& c, ModelMatrices& m) {
   std::vector<backends::DeviceMatrix*> all;
-  for (LayerMatrices& l : m.layers)
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    LayerMatrices& l = m.layers[i];
     for (backends::DeviceMatrix* w : {&l.q_proj, &l.k_proj, &l.v_proj, &l.o_proj, &l.gate_proj, &l.up_proj, &l.down_proj})
       all.push_back(w);
+    if (!c.hybrid) continue;
+    for (backends::DeviceMatrix* w : {&l.mamba_x, &l.mamba_z, &l.ssm_dt, &l.ssm_b, &l.ssm_c, &l.dt_proj})
+      all.push_back(w);
+    if (c.hybrid->layers[i] == LayerKind::gmu) all.push_back(&l.in_proj);
+  }
   all.push_back(&m.lm_head);
   return all;
 }
@@ -66,11 +73,10 @@ std::vector<backends::DeviceMatrix*> engine_products(ModelMatrices& m) {
 }  // namespace
 
 void Model::build_engine_matrices(bool release) const {
-  config.require_decoder("the engine (generate, chat, serve, bench)");
   ModelMatrices& m = engine_->matrices;
   m = matrices;
   const backends::DevicePtr<const void> embedding = matrices.embed.data;
-  for (backends::DeviceMatrix* w : engine_products(m)) {
+  for (backends::DeviceMatrix* w : engine_products(config, m)) {
     if (!w->data) continue;
     // one matrix at a time, so that with `release` memory holds the stored bytes of the matrices
     // not yet prepared and the prepared form of the others
@@ -94,7 +100,8 @@ const ModelMatrices& Model::engine_matrices_only() {
   });
   DIFFTX_CHECK(built_here, "engine_matrices_only: the engine's matrices were built already, beside the stored ones");
   // `matrices` no longer holds what was released: null there too, so that nothing multiplies by it
-  std::vector<backends::DeviceMatrix*> stored = engine_products(matrices), prepared = engine_products(engine_->matrices);
+  std::vector<backends::DeviceMatrix*> stored = engine_products(config, matrices),
+                                       prepared = engine_products(config, engine_->matrices);
   for (size_t i = 0; i < stored.size(); ++i)
     if (!prepared[i]->data) stored[i]->data = nullptr;
   if (config.tie_word_embeddings) matrices.embed = matrices.lm_head;

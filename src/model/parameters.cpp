@@ -186,6 +186,45 @@ ModelTensors bind_tensors(const ModelConfig& c, const ParameterTable& table, bac
   return m;
 }
 
+namespace {
+
+// Rows [first, first + count) of W, a matrix of its own.
+backends::DeviceMatrix row_slice(const backends::DeviceMatrix& W, int64_t first, int64_t count) {
+  return {W.type, W.data + first * weight_row_bytes(W.type, W.cols), count, W.cols, {}};
+}
+
+// LayerMatrices' split views of a hybrid stack's fused matrices.
+void split_hybrid_matrices(const ModelConfig& c, ModelMatrices& m) {
+  const HybridConfig& h = *c.hybrid;
+  const AttentionVariant a = c.attention_variant();
+  const int64_t E = h.mamba_channels(c.hidden_size), S = h.mamba.d_state, R = h.mamba.dt_rank;
+  const int64_t F = c.intermediate_size, qw = a.q_width(), kw = a.k_width(), vw = a.v_width();
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    LayerMatrices& x = m.layers[l];
+    switch (h.layers[l]) {
+      case LayerKind::mamba:
+      case LayerKind::memory_mamba:
+        x.mamba_x = row_slice(x.in_proj, 0, E);
+        x.mamba_z = row_slice(x.in_proj, E, E);
+        x.ssm_dt = row_slice(x.x_proj, 0, R);
+        x.ssm_b = row_slice(x.x_proj, R, S);
+        x.ssm_c = row_slice(x.x_proj, R + S, S);
+        break;
+      case LayerKind::sliding_attention:
+      case LayerKind::full_attention:
+        x.k_proj = row_slice(x.qkv_proj, qw, kw);
+        x.v_proj = row_slice(x.qkv_proj, qw + kw, vw);
+        [[fallthrough]];
+      case LayerKind::cross_attention: x.q_proj = row_slice(x.qkv_proj, 0, qw); break;
+      case LayerKind::gmu: break;
+    }
+    x.gate_proj = row_slice(x.fc1, 0, F);
+    x.up_proj = row_slice(x.fc1, F, F);
+  }
+}
+
+}  // namespace
+
 ModelMatrices bind_matrices(const ModelConfig& c, const ParameterTable& table, backends::DevicePtr<float> arena,
                             backends::DevicePtr<unsigned char> packed) {
   ModelMatrices m{};
@@ -198,6 +237,7 @@ ModelMatrices bind_matrices(const ModelConfig& c, const ParameterTable& table, b
     if (p.layer >= 0) m.layers[p.layer].*p.layer_matrix = view;
     else m.*p.model_matrix = view;
   }
+  if (c.hybrid) split_hybrid_matrices(c, m);
   if (c.tie_word_embeddings) m.lm_head = m.embed;
   return m;
 }

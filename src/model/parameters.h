@@ -128,6 +128,10 @@ struct LayerMatrices {
   backends::DeviceMatrix lambda_proj;  // diff2 (always F32: [H, D] is tiny)
   backends::DeviceMatrix gate_proj, up_proj, down_proj;
   backends::DeviceMatrix qkv_proj, fc1, in_proj, x_proj, dt_proj;  // a hybrid stack's (LayerTensors)
+  // A hybrid stack's fused matrices split by rows (views of the same bytes), which its forward
+  // multiplies by: q_proj, k_proj, v_proj (Wqkv), gate_proj, up_proj (fc1), and Mamba's
+  // in_proj as mamba_x, mamba_z and x_proj as ssm_dt, ssm_b, ssm_c. The GMU's in_proj is whole.
+  backends::DeviceMatrix mamba_x, mamba_z, ssm_dt, ssm_b, ssm_c;
 };
 struct ModelMatrices {
   backends::DeviceMatrix embed, lm_head;  // lm_head is embed when tied

@@ -193,8 +193,9 @@ int run_server(const ServerOptions& options, const ModelLoader& load) {
       state.model = load();
       state.model->engine->start();
       state.ready.store(true, std::memory_order_release);
-      std::fprintf(stderr, "difftx serve: model '%s' ready (context %lld tokens)\n",
-                   state.model->limits.model_name.c_str(), static_cast<long long>(state.model->limits.context));
+      std::fprintf(stderr, "difftx serve: model '%s' ready (context %lld tokens, prefix cache %s)\n",
+                   state.model->limits.model_name.c_str(), static_cast<long long>(state.model->limits.context),
+                   state.model->engine->stats().prefix_cache);
     } catch (const std::exception& e) {
       std::fprintf(stderr, "difftx serve: error: %s\n", e.what());
       load_failed = true;

@@ -1,12 +1,14 @@
 // The continuous-batching engine (infer/engine.h): batch invariance (a request's tokens and
 // logprobs are bit-identical alone, beside others, with a cached prefix, under any chunking and
-// after preemption) for every variant, weight type and KV type; equality with generate();
+// after preemption) for every variant, weight type and KV type, and for a hybrid stack (Mamba
+// state slots, sliding windows, the cross layers, prefix cache off); equality with generate();
 // the scheduler's queue limit, cancellation at every stage, prefix-cache reuse and eviction; a
 // seeded random workload checked step by step; and the pool back to empty after every test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -92,6 +94,7 @@ struct InvarianceCase {
   WeightType weights;
   KvStorage kv;
   std::string device = "cpu";  // backends::open_backend's name
+  bool hybrid = false;         // a SambaY stack (testing::small_hybrid_config) instead of `kind`'s decoder
 };
 
 // A name gtest takes: letters, digits and underscores.
@@ -102,8 +105,8 @@ std::string test_name(const std::string& device) {
 }
 
 std::string describe(const InvarianceCase& c) {
-  return (c.device == "cpu" ? "" : test_name(c.device) + "_") + attention_kind_name(c.kind) + "_" +
-         weight_type_name(c.weights) + "_kv_" + kv_storage_name(c.kv);
+  return (c.device == "cpu" ? "" : test_name(c.device) + "_") + (c.hybrid ? "hybrid" : attention_kind_name(c.kind)) +
+         "_" + weight_type_name(c.weights) + "_kv_" + kv_storage_name(c.kv);
 }
 // Not gtest's bytes of the object, which hold the device string's address: the test's ctest name
 // would change with every build.
@@ -111,7 +114,8 @@ void PrintTo(const InvarianceCase& c, std::ostream* out) { *out << describe(c); 
 
 Model case_model(const InvarianceCase& c) {
   // Hidden 256 so that every block type's rows are whole blocks (Q4_K: 256 weights).
-  const ModelConfig config = tiny_config(c.kind, c.weights == WeightType::f32 ? 64 : 256);
+  const int64_t hidden = c.weights == WeightType::f32 ? 64 : 256;
+  const ModelConfig config = c.hybrid ? testing::small_hybrid_config(hidden) : tiny_config(c.kind, hidden);
   Model model = c.weights == WeightType::f32
                     ? testing::random_model(config, 7)
                     : convert_matrices(testing::random_model(config, 7), storage_plan(config, c.weights));
@@ -186,14 +190,18 @@ TEST_P(BatchInvariance, TokensAndLogprobsDoNotDependOnTheBatch) {
     expect_same_stream(got, want, describe(c) + ", " + s.name);
     const EngineStats st = engine.stats();
     EXPECT_EQ(st.kv_blocks_used, 0) << s.name;
-    if (s.prefix_cache) {
+    if (s.prefix_cache && !c.hybrid) {
       EXPECT_GT(st.prefix_hit_tokens, 0) << s.name;
+    }
+    if (c.hybrid) {  // the prefix cache is off for recurrent state
+      EXPECT_EQ(st.prefix_hit_tokens, 0) << s.name;
     }
     if (s.pool_tokens > 0) {
       EXPECT_GT(st.preemptions, 0) << s.name << ": the small pool never preempted";
     }
   }
-  // A second time on one engine: the prompt's blocks now come from the prefix cache.
+  // A second time on one engine: the prompt's blocks now come from the prefix cache (a hybrid
+  // stack recomputes it).
   EngineOptions o = base;
   Engine engine(model, nullptr, o);
   Stream first, second;
@@ -201,7 +209,7 @@ TEST_P(BatchInvariance, TokensAndLogprobsDoNotDependOnTheBatch) {
   engine.run_until_idle();
   testing::submit_recorded(engine, target, second);
   engine.run_until_idle();
-  EXPECT_EQ(second.events.back().cached_tokens, 64);  // 4 full blocks of 16, the last token recomputed
+  EXPECT_EQ(second.events.back().cached_tokens, c.hybrid ? 0 : 64);  // 4 full blocks of 16, the last token recomputed
   expect_same_stream(second, want, describe(c) + ", cached prefix");
 }
 
@@ -212,6 +220,11 @@ std::vector<InvarianceCase> invariance_cases() {
   for (AttentionKind kind : kKinds)
     for (WeightType w : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
       out.push_back({kind, w, KvStorage::bf16});
+  // A hybrid stack, on the CPU (the one backend with its ops): every KV type, and two weight types.
+  for (KvStorage kv : {KvStorage::f32, KvStorage::bf16, KvStorage::int8})
+    out.push_back({AttentionKind::diff, WeightType::f32, kv, "cpu", true});
+  for (WeightType w : {WeightType::bf16, WeightType::q4_0})
+    out.push_back({AttentionKind::diff, w, KvStorage::bf16, "cpu", true});
   // Every other device (Vulkan's on lavapipe in CI, which is slow): every variant, weight type
   // and KV type once.
   for (const std::string& device : testing::devices_here()) {
@@ -375,10 +388,13 @@ TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
 // the same request alone.
 TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
   for (const std::string& device : backends::device_names())
-    for (AttentionKind kind : kKinds) {
-      if (device != "cpu" && kind != AttentionKind::diff2) continue;  // one variant on the slow CI devices
-      SCOPED_TRACE(device);
-      Model model = testing::random_model(tiny_config(kind), 21);
+    for (size_t variant = 0; variant <= std::size(kKinds); ++variant) {
+      const bool hybrid = variant == std::size(kKinds);  // and a hybrid stack, on the CPU (its one backend)
+      const AttentionKind kind = hybrid ? AttentionKind::diff : kKinds[variant];
+      if (device != "cpu" && (hybrid || kind != AttentionKind::diff2)) continue;  // one variant on the slow CI devices
+      const std::string name = hybrid ? "hybrid" : attention_kind_name(kind);
+      SCOPED_TRACE(device + " " + name);
+      Model model = testing::random_model(hybrid ? testing::small_hybrid_config() : tiny_config(kind), 21);
       model.move_to(backends::open_backend(device));
       EngineOptions o;
       o.kv_block_tokens = 16;
@@ -386,7 +402,7 @@ TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
       o.max_batch_tokens = 24;
       o.max_running = 6;
       Engine engine(model, nullptr, o);
-      Rng rng(static_cast<uint64_t>(kind) + 17);
+      Rng rng(static_cast<uint64_t>(kind) + 17 + (hybrid ? 100 : 0));
       const std::vector<int32_t> preamble = random_tokens(rng, 48, 96);
       std::vector<Request> requests;
       std::vector<std::unique_ptr<Stream>> streams;
@@ -411,15 +427,16 @@ TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
       }
       const EngineStats st = engine.stats();
       EXPECT_EQ(st.kv_blocks_used, 0);
-      EXPECT_GT(st.prefix_hit_tokens, 0);
+      if (!hybrid) {
+        EXPECT_GT(st.prefix_hit_tokens, 0);
+      }
       for (size_t i = 0; i < requests.size(); ++i) {
         if (cancelled[i]) continue;
         EngineOptions single = o;
         single.kv_tokens = 0;
-        expect_same_stream(*streams[i], alone(model, requests[i], single),
-                           std::string(attention_kind_name(kind)) + " request " + std::to_string(i));
+        expect_same_stream(*streams[i], alone(model, requests[i], single), name + " request " + std::to_string(i));
       }
-      EXPECT_GT(st.preemptions, 0) << attention_kind_name(kind);
+      EXPECT_GT(st.preemptions, 0) << name;
       EXPECT_GT(steps, 40);
     }
 }

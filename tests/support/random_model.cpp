@@ -1,5 +1,8 @@
 #include "support/random_model.h"
 
+#include <nlohmann/json.hpp>
+
+#include "model/formats/phi4flash_config.h"
 #include "model/parameters.h"
 
 namespace difftx::testing {
@@ -17,6 +20,15 @@ ModelConfig small_config(AttentionKind attention, const SmallShape& shape) {
   c.max_position_embeddings = shape.max_positions;
   c.validate();
   return c;
+}
+
+ModelConfig small_hybrid_config(int64_t hidden, int64_t layers, int64_t window, int64_t vocab, int64_t max_positions) {
+  const nlohmann::json j = {{"model_type", "phi4flash"},       {"vocab_size", vocab},
+                            {"hidden_size", hidden},           {"intermediate_size", 2 * hidden},
+                            {"num_hidden_layers", layers},     {"num_attention_heads", 8},
+                            {"num_key_value_heads", 4},        {"sliding_window", window},
+                            {"mamba_d_state", 8},              {"max_position_embeddings", max_positions}};
+  return config_from_phi4flash(j, "small_hybrid_config");
 }
 
 Model random_model(const ModelConfig& config, uint64_t seed, float scale) {

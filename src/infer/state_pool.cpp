@@ -1,0 +1,62 @@
+#include "infer/state_pool.h"
+
+#include <algorithm>
+#include <new>
+
+#include "core/checked.h"
+#include "core/error.h"
+
+namespace difftx::infer {
+namespace {
+
+int64_t mamba_layers(const ModelConfig& c) {
+  return std::count_if(c.hybrid->layers.begin(), c.hybrid->layers.end(),
+                       [](LayerKind k) { return k == LayerKind::mamba || k == LayerKind::memory_mamba; });
+}
+
+}  // namespace
+
+int64_t StatePool::slot_bytes(const ModelConfig& c) {
+  DIFFTX_CHECK(c.hybrid, "internal: a state pool for a model without Mamba layers");
+  const int64_t E = c.hybrid->mamba_channels(c.hidden_size);
+  return mamba_layers(c) * ((c.hybrid->mamba.d_conv - 1) * E + E * c.hybrid->mamba.d_state) *
+         int64_t{sizeof(float)};
+}
+
+StatePool::StatePool(backends::Backend& backend, const ModelConfig& c, int64_t slots)
+    : backend_(backend), layers_(0), slots_(slots) {
+  DIFFTX_CHECK(c.hybrid, "internal: a state pool for a model without Mamba layers");
+  DIFFTX_CHECK(slots >= 1, "state pool: ", slots, " slots must be at least 1");
+  const int64_t E = c.hybrid->mamba_channels(c.hidden_size);
+  layers_ = mamba_layers(c);
+  window_floats_ = (c.hybrid->mamba.d_conv - 1) * E;
+  state_floats_ = E * c.hybrid->mamba.d_state;
+  const auto bytes = product_at_most({slots, std::max<int64_t>(layers_, 1), window_floats_ + state_floats_,
+                                      int64_t{sizeof(float)}},
+                                     int64_t{1} << 46);
+  DIFFTX_CHECK(bytes.has_value(), "state pool: ", slots, " slots of ", slot_bytes(), " bytes exceed 64 TiB");
+  try {
+    storage_ = backend.allocate(*bytes, false);
+  } catch (const std::bad_alloc&) {
+    fail("state pool: out of memory allocating ", *bytes, " bytes (", slots, " slots of ", slot_bytes(),
+         "); ask for fewer with --max-running");
+  }
+}
+
+backends::DevicePtr<float> StatePool::windows(int64_t i) const {
+  return storage_.as<float>() + i * slots_ * window_floats_;
+}
+
+backends::DevicePtr<float> StatePool::states(int64_t i) const {
+  return storage_.as<float>() + layers_ * slots_ * window_floats_ + i * slots_ * state_floats_;
+}
+
+void StatePool::clear(int32_t slot) {
+  DIFFTX_CHECK(slot >= 0 && slot < slots_, "internal: state slot ", slot, " of ", slots_);
+  for (int64_t i = 0; i < layers_; ++i) {
+    backend_.zero(windows(i) + slot * window_floats_, window_floats_ * int64_t{sizeof(float)});
+    backend_.zero(states(i) + slot * state_floats_, state_floats_ * int64_t{sizeof(float)});
+  }
+}
+
+}  // namespace difftx::infer

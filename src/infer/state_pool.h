@@ -1,0 +1,37 @@
+// The recurrent state of a hybrid stack's Mamba layers in the engine, by slot: the slots of the
+// KvCacheManager's recurrent group (one per running sequence, kv_cache_manager.h). For the i-th
+// Mamba layer, every slot's conv window [K - 1, E] one after another (windows(i) + slot (K - 1) E,
+// the layout of Backend::mamba_conv_step) and its SSM state [E, S] (states(i) + slot E S).
+//
+// Allocated without being written, like the KV pool: a slot's pages become resident when a
+// sequence first takes it (clear), so memory follows the sequences that run, not max_running.
+#pragma once
+#include <cstdint>
+
+#include "backends/backend.h"
+#include "model/config.h"
+
+namespace difftx::infer {
+
+class StatePool {
+ public:
+  // slots >= 1, for a hybrid model.
+  StatePool(backends::Backend& backend, const ModelConfig& config, int64_t slots);
+
+  int64_t slots() const { return slots_; }
+  // Bytes of one slot: every Mamba layer's window and state.
+  int64_t slot_bytes() const { return layers_ * (window_floats_ + state_floats_) * int64_t{sizeof(float)}; }
+  static int64_t slot_bytes(const ModelConfig& config);
+
+  backends::DevicePtr<float> windows(int64_t mamba_layer) const;
+  backends::DevicePtr<float> states(int64_t mamba_layer) const;
+  // Zeroes the slot's windows and states (a sequence's first step).
+  void clear(int32_t slot);
+
+ private:
+  backends::Backend& backend_;
+  int64_t layers_, slots_, window_floats_, state_floats_;
+  backends::DeviceBuffer storage_;
+};
+
+}  // namespace difftx::infer
