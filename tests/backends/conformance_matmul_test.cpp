@@ -25,7 +25,9 @@ bool is_block(WeightType t) { return t == WeightType::q8_0 || t == WeightType::q
 // A matrix on the device, in its stored form and in the backend's prepared one.
 struct DeviceWeights {
   DeviceWeights(backends::Backend& b, const Quantized& q)
-      : bytes(b, q.bytes), stored{q.type, bytes.ptr(), q.rows, q.cols}, prepared(b.prepare_matrix(stored, false, false)) {}
+      : bytes(b, q.bytes),
+        stored{q.type, bytes.ptr(), q.rows, q.cols, {}},
+        prepared(b.prepare_matrix(stored, false, false)) {}
   DeviceArray<uint8_t> bytes;
   backends::DeviceMatrix stored;
   backends::PreparedMatrix prepared;

@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "core/rng.h"
 #include "infer/engine.h"
 #include "infer/kv_pool.h"
@@ -24,6 +23,7 @@
 namespace difftx {
 namespace {
 
+using testing::expect_error;
 namespace fs = std::filesystem;
 const fs::path kOracle = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
 
@@ -178,16 +178,6 @@ TEST(KvPool, StoresPerKvHeadKeysAndValuesAndV2NoMoreThanBaseline) {
   b.attention = AttentionKind::baseline;
   b.num_attention_heads = 2 * diff2.config.num_attention_heads;
   EXPECT_EQ(KvPool::block_bytes(diff2.config, KvStorage::bf16, 32), KvPool::block_bytes(b, KvStorage::bf16, 32));
-}
-
-// Runs fn, expecting a difftx::Error whose message contains `part`.
-void expect_error(const std::function<void()>& fn, const std::string& part) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error mentioning '" << part << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
-  }
 }
 
 TEST(Engine, ContextErrorsAreClear) {

@@ -77,18 +77,6 @@ Stream alone(const Model& model, const Request& r, EngineOptions o = {}) {
   return out;
 }
 
-void expect_same_stream(const Stream& got, const Stream& want, const std::string& what) {
-  ASSERT_EQ(got.ids(), want.ids()) << what;
-  const std::vector<float> a = got.logprobs(), b = want.logprobs();
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << ": logprob " << i << " differs";
-  for (size_t i = 0; i < got.events.size(); ++i)
-    for (size_t k = 0; k < got.events[i].top.size(); ++k) {
-      ASSERT_EQ(got.events[i].top[k].id, want.events[i].top[k].id) << what;
-      ASSERT_EQ(got.events[i].top[k].logprob, want.events[i].top[k].logprob) << what;
-    }
-  EXPECT_EQ(got.finish(), want.finish()) << what;
-}
-
 struct InvarianceCase {
   AttentionKind kind;
   WeightType weights;

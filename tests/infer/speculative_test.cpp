@@ -9,11 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <string>
 
-#include "core/error.h"
 #include "core/rng.h"
 #include "infer/ngram_drafter.h"
 #include "infer/sampler.h"
@@ -23,10 +21,12 @@
 #include "source_dir.h"
 #include "support/engine_runs.h"
 #include "support/random_model.h"
+#include "support/testing.h"
 
 namespace difftx {
 namespace {
 
+using testing::expect_error;
 using testing::Stream;
 namespace fs = std::filesystem;
 
@@ -111,18 +111,6 @@ Stream run(const Model& model, const Request& r, const EngineOptions& o, EngineS
   EXPECT_EQ(engine.stats().kv_blocks_used, 0);
   if (stats) *stats = engine.stats();
   return out;
-}
-
-void expect_same_stream(const Stream& got, const Stream& want, const std::string& what) {
-  ASSERT_EQ(got.ids(), want.ids()) << what;
-  const std::vector<float> a = got.logprobs(), b = want.logprobs();
-  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << ": logprob " << i << " differs";
-  for (size_t i = 0; i < got.events.size(); ++i)
-    for (size_t k = 0; k < got.events[i].top.size(); ++k) {
-      ASSERT_EQ(got.events[i].top[k].id, want.events[i].top[k].id) << what;
-      ASSERT_EQ(got.events[i].top[k].logprob, want.events[i].top[k].logprob) << what;
-    }
-  EXPECT_EQ(got.finish(), want.finish()) << what;
 }
 
 struct GreedyCase {
@@ -357,16 +345,6 @@ TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
       for (int b = 0; b < V; ++b)
         for (int c = 0; c < V; ++c) p[(a * V + b) * V + c] = prob(last, a) * prob(a, b) * prob(b, c);
     EXPECT_LT(chi_square(counts, p, n), 103.4) << "prompt ending in " << last;
-  }
-}
-
-// Runs fn, expecting a difftx::Error whose message contains `part`.
-void expect_error(const std::function<void()>& fn, const std::string& part) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected an error mentioning '" << part << "'";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
   }
 }
 

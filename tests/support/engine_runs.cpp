@@ -1,5 +1,7 @@
 #include "support/engine_runs.h"
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 
 namespace difftx::testing {
@@ -42,6 +44,18 @@ std::string Stream::text() const {
 Engine::RequestId submit_recorded(Engine& engine, Request request, Stream& out) {
   request.on_event = [&out](const TokenEvent& e) { out.events.push_back(e); };
   return engine.submit(std::move(request));
+}
+
+void expect_same_stream(const Stream& got, const Stream& want, const std::string& what) {
+  ASSERT_EQ(got.ids(), want.ids()) << what;
+  const std::vector<float> a = got.logprobs(), b = want.logprobs();
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << what << ": logprob " << i << " differs";
+  for (size_t i = 0; i < got.events.size(); ++i)
+    for (size_t k = 0; k < got.events[i].top.size(); ++k) {
+      ASSERT_EQ(got.events[i].top[k].id, want.events[i].top[k].id) << what;
+      ASSERT_EQ(got.events[i].top[k].logprob, want.events[i].top[k].logprob) << what;
+    }
+  EXPECT_EQ(got.finish(), want.finish()) << what;
 }
 
 }  // namespace difftx::testing

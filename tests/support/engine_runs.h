@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "infer/engine.h"
@@ -25,5 +26,9 @@ struct Stream {
 
 // Submits the request with a callback that records into `out` (kept alive by the caller).
 Engine::RequestId submit_recorded(Engine& engine, Request request, Stream& out);
+
+// Fails the test unless the streams hold the same tokens, the same logprobs and top logprobs bit
+// for bit, and the same finish; `what` names the case.
+void expect_same_stream(const Stream& got, const Stream& want, const std::string& what);
 
 }  // namespace difftx::testing

@@ -1,5 +1,7 @@
 #include "support/testing.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <sstream>
 
@@ -53,6 +55,15 @@ std::string error_of(const std::function<void()>& fn) {
     return e.what();
   }
   return "(no error)";
+}
+
+void expect_error(const std::function<void()>& fn, const std::string& part) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error mentioning '" << part << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+  }
 }
 
 std::vector<double> finite_difference(std::vector<double>& x, const std::function<double()>& f,

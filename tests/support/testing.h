@@ -21,6 +21,8 @@ bool all_close(const std::vector<float>& a, const std::vector<float>& b, double 
 
 // The message of the difftx::Error that fn throws, or "(no error)" when it throws none.
 std::string error_of(const std::function<void()>& fn);
+// Fails the test unless fn throws a difftx::Error whose message contains `part`.
+void expect_error(const std::function<void()>& fn, const std::string& part);
 
 // Central finite difference of a scalar function f(x) in double, for each element of x:
 //   (f(x + h e_i) - f(x - h e_i)) / 2h. x is restored afterwards.
