@@ -30,6 +30,7 @@
 #include "model/model_io.h"
 #include "support/backend_case.h"
 #include "support/engine_runs.h"
+#include "support/fixture_dirs.h"
 #include "support/random_model.h"
 #include "support/testing.h"
 
@@ -46,14 +47,7 @@ std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
   return t;
 }
 
-std::vector<std::string> fixture_names() {
-  std::vector<std::string> names;
-  if (fs::is_directory(kFixtures))
-    for (const auto& e : fs::directory_iterator(kFixtures))
-      if (e.is_directory()) names.push_back(e.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> fixture_names() { return testing::subdirectory_names(kFixtures); }
 
 // Float32 logits through other summation orders (the GEMV and GEMM vs by size, split-KV decode
 // attention vs the fused kernel; Mamba's kernels give the same bits in both forms).

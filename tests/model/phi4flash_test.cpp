@@ -29,6 +29,7 @@
 #include "model/formats/phi4flash_config.h"
 #include "model/hybrid_decoder.h"
 #include "model/model_io.h"
+#include "support/fixture_dirs.h"
 #include "support/testing.h"
 #include "support/word_dataset.h"
 
@@ -46,14 +47,7 @@ const fs::path kFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/phi4fla
 // to 6 (tools/oracle/README.md).
 constexpr double kOracleAtol = 2e-3;
 
-std::vector<std::string> case_names() {
-  std::vector<std::string> names;
-  if (fs::is_directory(kFixtures))
-    for (const auto& e : fs::directory_iterator(kFixtures))
-      if (e.is_directory()) names.push_back(e.path().filename());
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> case_names() { return testing::subdirectory_names(kFixtures); }
 
 class Phi4FlashFixture : public ::testing::TestWithParam<std::string> {};
 
