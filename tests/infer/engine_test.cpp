@@ -34,20 +34,7 @@ constexpr AttentionKind kKinds[] = {AttentionKind::baseline, AttentionKind::diff
                                     AttentionKind::diff_grouped};
 
 ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
-  ModelConfig c;
-  c.attention = kind;
-  c.vocab_size = 96;
-  c.hidden_size = hidden;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 16;
-  c.intermediate_size = 128;
-  c.max_position_embeddings = 512;
-  c.tie_word_embeddings = kind == AttentionKind::diff;
-  if (kind == AttentionKind::diff_grouped) c.grouped_ratio = 2;  // 2 noise heads, one per kv head
-  c.validate();
-  return c;
+  return testing::engine_config(kind, hidden, 96, 512);
 }
 
 std::vector<int32_t> random_tokens(Rng& rng, int64_t n, int64_t vocab) {

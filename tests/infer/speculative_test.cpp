@@ -50,20 +50,7 @@ TEST(NgramDrafter, ProposesWhatFollowedTheLongestLatestMatch) {
 }
 
 ModelConfig tiny_config(AttentionKind kind, int64_t hidden, int64_t vocab = 96) {
-  ModelConfig c;
-  c.attention = kind;
-  c.vocab_size = vocab;
-  c.hidden_size = hidden;
-  c.num_hidden_layers = 2;
-  c.num_attention_heads = 4;
-  c.num_key_value_heads = 2;
-  c.head_dim = 16;
-  c.intermediate_size = 128;
-  c.max_position_embeddings = 256;
-  c.tie_word_embeddings = kind == AttentionKind::diff;
-  if (kind == AttentionKind::diff_grouped) c.grouped_ratio = 2;
-  c.validate();
-  return c;
+  return testing::engine_config(kind, hidden, vocab, 256);
 }
 
 Model typed_model(AttentionKind kind, WeightType w, uint64_t seed) {

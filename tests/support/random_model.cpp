@@ -22,6 +22,23 @@ ModelConfig small_config(AttentionKind attention, const SmallShape& shape) {
   return c;
 }
 
+ModelConfig engine_config(AttentionKind attention, int64_t hidden, int64_t vocab, int64_t max_positions) {
+  ModelConfig c;
+  c.attention = attention;
+  c.vocab_size = vocab;
+  c.hidden_size = hidden;
+  c.num_hidden_layers = 2;
+  c.num_attention_heads = 4;
+  c.num_key_value_heads = 2;
+  c.head_dim = 16;
+  c.intermediate_size = 128;
+  c.max_position_embeddings = max_positions;
+  c.tie_word_embeddings = attention == AttentionKind::diff;
+  if (attention == AttentionKind::diff_grouped) c.grouped_ratio = 2;  // 2 noise heads, one per kv head
+  c.validate();
+  return c;
+}
+
 ModelConfig small_hybrid_config(int64_t hidden, int64_t layers, int64_t window, int64_t vocab, int64_t max_positions) {
   const nlohmann::json j = {{"model_type", "phi4flash"},       {"vocab_size", vocab},
                             {"hidden_size", hidden},           {"intermediate_size", 2 * hidden},

@@ -24,6 +24,10 @@ ModelConfig small_config(AttentionKind attention, const SmallShape& shape);
 ModelConfig small_hybrid_config(int64_t hidden = 64, int64_t layers = 8, int64_t window = 5, int64_t vocab = 96,
                                 int64_t max_positions = 512);
 
+// The engine tests' decoder: 2 layers, 4 heads of d = 16 over 2 key/value heads, an MLP of 128;
+// the embedding tied for DIFF V1, 2 signal heads per noise head for grouped attention. Validated.
+ModelConfig engine_config(AttentionKind attention, int64_t hidden, int64_t vocab, int64_t max_positions);
+
 // A model of `config` with the weights init_parameters draws from `seed`, multiplied by `scale`
 // (above 1: sharper attention maps and logits further from 0 than at initialisation).
 Model random_model(const ModelConfig& config, uint64_t seed, float scale = 1.0f);
