@@ -59,13 +59,11 @@ void check_options(const EngineOptions& o) {
   DIFFTX_CHECK(o.draft != DraftMode::model || o.draft_model, "draft mode `model` needs a draft model (--draft DIR)");
 }
 
-// Speculative decoding rolls back rejected rows; a recurrent state (a hybrid model) would have
-// to be restored too, which the engine does not do yet.
+// A draft model runs through BatchForward (model_drafter.h): docs/SPEC.md's decoder, whatever the target.
 void check_draft_model(const Model& target, const EngineOptions& o) {
-  if (o.draft == DraftMode::none && !o.draft_model) return;
-  target.config.require_decoder("speculative decoding (--draft)");
   if (!o.draft_model) return;
   const ModelConfig& d = o.draft_model->config;
+  d.require_decoder("a draft model (--draft)");
   DIFFTX_CHECK(d.vocab_size == target.config.vocab_size, "the draft model's vocab_size ", d.vocab_size,
                " differs from the target's ", target.config.vocab_size, ": they must share the vocabulary");
 }
@@ -125,8 +123,6 @@ Engine::RequestId Engine::submit(Request r) {
   const DraftMode draft = o.draft.value_or(options_.draft);
   DIFFTX_CHECK(draft != DraftMode::model || state_->model_drafter,
                "draft `model` was asked for, but the engine has no draft model (--draft DIR)");
-  DIFFTX_CHECK(draft == DraftMode::none || !model_.config.hybrid, "speculative decoding (draft `",
-               draft_mode_name(draft), "`) is not supported for hybrid models yet");
   DIFFTX_CHECK(o.draft_tokens >= 0 && o.draft_tokens <= kMaxDraftTokens, "draft_tokens ", o.draft_tokens,
                " must be in [0, ", kMaxDraftTokens, "] (0: the engine's)");
   const int64_t draft_tokens = o.draft_tokens > 0 ? o.draft_tokens : options_.draft_tokens;

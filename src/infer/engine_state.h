@@ -25,7 +25,7 @@ struct Engine::State {
   State(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& o, int64_t blocks,
         int64_t context_, int64_t vocab_, StepForward step_forward)
       : pool(*model.backend, model.config, o.kv, o.kv_block_tokens, blocks),
-        kv(infer::kv_cache_groups(model.config), pool, model.config.hybrid ? o.max_running : 0, o.prefix_cache),
+        kv(infer::kv_cache_groups(model.config), pool, state_slots(model.config, o), o.prefix_cache),
         scheduler(kv, o.max_batch_tokens, o.max_running, counters),
         sampling(tokenizer, vocab_, model.config.vocab_size, context_, counters),
         forward(std::move(step_forward)),
@@ -36,7 +36,7 @@ struct Engine::State {
                                                             context, o.max_batch_tokens);
     if (forward) return;
     if (model.config.hybrid) {  // a state slot per running sequence (the manager's recurrent group)
-      states = std::make_unique<infer::StatePool>(*model.backend, model.config, o.max_running);
+      states = std::make_unique<infer::StatePool>(*model.backend, model.config, state_slots(model.config, o));
       hybrid_forward =
           std::make_unique<infer::HybridForward>(model, pool, *states, kv.groups(), o.max_batch_tokens, context);
       forward = [f = hybrid_forward.get()](const infer::StepPlan& plan) { return f->run(plan); };
@@ -46,6 +46,15 @@ struct Engine::State {
     forward = [f = model_forward.get()](const infer::StepPlan& plan) {
       return f->run(plan.rows, plan.gemv_rows, plan.tables[0]);
     };
+  }
+
+  // A hybrid stack's state slots: one per running sequence, and one per drafted token of a step
+  // (kv_cache_manager.h's lookahead slots) - of every running sequence when the engine drafts by
+  // default, else of one sequence at the engine's draft count (a request whose drafts find no free
+  // slots decodes that step without them). Its pages are written only when taken (state_pool.h).
+  static int64_t state_slots(const ModelConfig& c, const EngineOptions& o) {
+    if (!c.hybrid) return 0;
+    return o.max_running + (o.draft == DraftMode::none ? 1 : o.max_running) * o.draft_tokens;
   }
 
   EngineStats counters;  // the engine thread's own

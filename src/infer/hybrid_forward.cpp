@@ -28,21 +28,21 @@ class HybridForward::Core : public HybridCore {
     const int64_t E = dims.channels, K1 = (dims.conv - 1) * E;
     const DevicePtr<float> windows = f_.states_.windows(f_.places_[layer].index);
     backends::Backend& b = f_.backend_;
-    for (const RowRun& r : f_.runs_) {
+    each_run(windows, K1, [&](const RowRun& r) {
       const int64_t at = r.first_row * E;
       if (r.slot < 0)
         b.mamba_conv_step(dims, r.count, a.xs + at, E, w.conv_weight, w.conv_bias, windows,
                           f_.device_row_slots_.as<const int32_t>() + r.first_row, a.u + at);
       else
         b.mamba_conv_prompt(dims, r.count, a.xs + at, E, w.conv_weight, w.conv_bias, windows + r.slot * K1, a.u + at);
-    }
+    });
   }
 
   void mamba_scan(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
     const int64_t E = dims.channels, S = dims.state;
     const DevicePtr<float> states = f_.states_.states(f_.places_[layer].index);
     backends::Backend& b = f_.backend_;
-    for (const RowRun& r : f_.runs_) {
+    each_run(states, E * S, [&](const RowRun& r) {
       const int64_t at = r.first_row * E, bc = r.first_row * S;
       if (r.slot < 0)
         b.mamba_scan_step(dims, r.count, a.u + at, a.dt_in + at, w.dt_bias, w.a_log, a.B_ssm + bc, a.C_ssm + bc, S,
@@ -50,7 +50,7 @@ class HybridForward::Core : public HybridCore {
       else
         b.mamba_scan_prompt(dims, r.count, a.u + at, a.dt_in + at, w.dt_bias, w.a_log, a.B_ssm + bc, a.C_ssm + bc, S,
                             w.d_skip, states + r.slot * E * S, a.y + at);
-    }
+    });
   }
 
   void attend(int64_t layer, LayerKind kind, HybridActivations& a) override {
@@ -68,6 +68,26 @@ class HybridForward::Core : public HybridCore {
   }
 
  private:
+  // Every run through `advance`, a run with drafted rows one row at a time along its chain of
+  // slots (each slot of `floats` floats at base + slot floats), each link starting as a copy of
+  // the one before: the state after each of its rows stays in a slot of its own.
+  template <typename Advance>
+  void each_run(DevicePtr<float> base, int64_t floats, Advance advance) {
+    for (const RowRun& r : f_.runs_) {
+      if (r.chain < 0) {
+        advance(r);
+        continue;
+      }
+      int32_t from = r.slot;
+      for (int64_t j = 0; j < r.count; ++j) {
+        const int32_t to = j + 1 < r.count ? f_.chain_slots_[r.chain + j] : r.slot;
+        f_.backend_.copy(base + to * floats, base + from * floats, floats * int64_t{sizeof(float)});
+        advance(RowRun{r.first_row + j, 1, to});
+        from = to;
+      }
+    }
+  }
+
   HybridForward& f_;
 };
 
@@ -158,11 +178,13 @@ void HybridForward::index_step(const StepPlan& plan) {
   std::vector<int32_t> slot(slices.size());
   for (size_t t = 0; t < slices.size(); ++t) {
     const std::span<const int32_t> table = plan.tables[recurrent_][t];
-    DIFFTX_CHECK(!table.empty(), "internal: a sequence without a state slot");
+    DIFFTX_CHECK(static_cast<int64_t>(table.size()) >= 1 + slices[t].lookahead,
+                 "internal: a sequence with ", table.size(), " state slots for ", slices[t].lookahead, " drafted rows");
     slot[t] = table[0];
     if (slices[t].first == 0) states_.clear(slot[t]);
   }
   runs_.clear();
+  chain_slots_.clear();
   row_slots_.assign(R, -1);
   std::vector<std::vector<RowRun>> of_slice(slices.size());
   for (int64_t i = 0; i < R;) {
@@ -170,7 +192,13 @@ void HybridForward::index_step(const StepPlan& plan) {
     int64_t n = 1;
     while (i + n < R && rows[i + n].table == t && rows[i + n].position == rows[i].position + n) ++n;
     if (slices[t].count == 1) row_slots_[i] = slot[t];
-    else of_slice[t].push_back({i, n, slot[t]});
+    else if (slices[t].lookahead == 0) of_slice[t].push_back({i, n, slot[t]});
+    else {  // a sequence's last token and its drafted tokens, all generated: one run
+      DIFFTX_CHECK(n == slices[t].count, "internal: a slice's drafted rows apart from its last token's");
+      const std::span<const int32_t> table = plan.tables[recurrent_][t];
+      of_slice[t].push_back({i, n, slot[t], static_cast<int64_t>(chain_slots_.size())});
+      chain_slots_.insert(chain_slots_.end(), table.begin() + 1, table.begin() + n);
+    }
     i += n;
   }
   for (int64_t i = 0; i < R;) {  // the one-row slices' runs of rows

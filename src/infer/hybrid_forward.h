@@ -8,6 +8,10 @@
 //   from zeros (a preempted one is recomputed from its tokens). Rows of sequences with one row in
 //   the step take the step kernels, the others the prompt kernels over their runs of rows; both
 //   give the same bits, so a row's result does not depend on how its sequence was cut.
+// - Drafted rows (speculative decoding): a sequence verifying L drafted tokens holds 1 + L state
+//   slots (kv_cache_manager.h); its rows advance a chain of them one row at a time, so that slot
+//   [1 + j] keeps the state after its first 1 + j rows and [0] the state after all of them, and
+//   the commit keeps the one after the accepted rows.
 // - Sliding-window and full attention layers: each row's keys and values into its sequence's
 //   blocks of the layer's page group, then the single-query kernel over them (a sliding layer
 //   over its last sliding_window positions, never reading the blocks given back).
@@ -59,10 +63,12 @@ class HybridForward {
   };
   // A run of rows of one sequence at consecutive positions and the state slot they advance
   // (prompt kernels); or, with slot -1, a run of rows of one-row sequences, each advancing its
-  // row_slots_ entry (step kernels).
+  // row_slots_ entry (step kernels). A run with drafted rows (chain >= 0) advances its rows one
+  // at a time through chain_slots_[chain, chain + count - 1) and then `slot`.
   struct RowRun {
     int64_t first_row, count;
     int32_t slot;
+    int64_t chain = -1;
   };
   class Core;
 
@@ -82,6 +88,7 @@ class HybridForward {
   int64_t rows_ = 0, max_length_ = 0;
   std::vector<int32_t> lengths_, row_slots_, logit_rows_;
   std::vector<RowRun> runs_;  // every row once; a sequence's runs in position order
+  std::vector<int32_t> chain_slots_;  // the lookahead state slots of the runs with drafted rows
   std::vector<PageIndex> pages_;  // per group (page groups only)
   backends::DeviceBuffer device_lengths_, device_row_slots_;
   std::vector<float> logits_;             // [max_rows, V] on the host

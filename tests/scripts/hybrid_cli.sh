@@ -1,7 +1,7 @@
 # A Phi-4-mini-flash (SambaY hybrid) directory through the engine's commands: random weights, the
 # Motif fixture's test tokenizer and a ChatML template beside them
-# (tools/oracle/write_phi4flash_dir.py). `generate` (greedy twice the same, and its text the
-# server's /v1/completions at temperature 0), `generate --chat` against the server's chat
+# (tools/oracle/write_phi4flash_dir.py). `generate` (greedy twice the same, and with --draft ngram,
+# and its text the server's /v1/completions at temperature 0), `generate --chat` against the server's chat
 # completion, `chat` on stdin, and the startup line saying the prefix cache is off for recurrent
 # state.
 source "$(dirname "$0")/lib.bash"
@@ -16,6 +16,8 @@ gen --temperature 0 > "$work/g2.txt" 2> /dev/null
 cmp -s "$work/g1.txt" "$work/g2.txt" || { echo "FAIL: greedy generation is not deterministic"; exit 1; }
 grep -q "^The Congress" "$work/g1.txt" || { echo "FAIL: stdout does not start with the prompt"; cat "$work/g1.txt"; exit 1; }
 [ "$(wc -c < "$work/g1.txt")" -gt 14 ] || { echo "FAIL: nothing generated"; cat "$work/g1.txt"; exit 1; }
+gen --temperature 0 --draft ngram --draft-tokens 4 2> /dev/null | cmp -s - "$work/g1.txt" ||
+  { echo "FAIL: --draft ngram changed a hybrid model's greedy text"; exit 1; }
 gen --seed 7 --temperature 1.0 > "$work/s.txt" 2> /dev/null
 gen --temperature 0 --kv-dtype int8 > /dev/null 2>&1 || { echo "FAIL: an int8 cache"; exit 1; }
 "$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 12 --temperature 0 \
