@@ -55,7 +55,7 @@ struct InferRate {
 void time_inference(const Model& model, const std::vector<int32_t>& tokens, int64_t prompt, int64_t steps, KvStorage kv,
                     InferRate& best, const cli::DraftOption* draft = nullptr) {
   GenerateOptions o;
-  if (draft) o.draft = draft->mode, o.draft_tokens = draft->tokens, o.draft_model = draft->model.get();
+  if (draft) draft->apply(o);
   o.sampling.temperature = 0;
   o.max_new_tokens = steps + 1;  // the first token comes from the prefill
   o.kv = kv;
@@ -196,7 +196,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     if (!drafting) continue;
     const InferRate& d = drafted[i];
     print_row(json, {str("op", "infer_model_draft"), str("model", dirs[i]), str("draft", draft_mode_name(draft.mode)),
-                     str("draft_model", draft.dir ? draft.dir->string() : ""), num("draft_tokens_max", draft.tokens, 0),
+                     str("draft_model", draft.mode == DraftMode::model ? draft.spec : ""), num("draft_tokens_max", draft.tokens, 0),
                      num("prompt", prompt, 0), num("new", steps, 0), num("decode_tok_s", d.decode_tok_s, 2),
                      num("no_draft_decode_tok_s", rates[i].decode_tok_s, 2),
                      num("speedup", d.decode_tok_s / rates[i].decode_tok_s, 3), num("drafted", d.draft_tokens, 0),

@@ -30,7 +30,7 @@
 #endif
 
 #define DIFFTX_VERSION_MAJOR 0
-#define DIFFTX_VERSION_MINOR 1
+#define DIFFTX_VERSION_MINOR 2
 #define DIFFTX_VERSION_PATCH 0
 
 #ifdef __cplusplus
@@ -130,6 +130,11 @@ typedef struct difftx_engine_options {
   int64_t max_queue;         /* requests waiting beyond those; more are refused (default 1024) */
   int64_t context;           /* most tokens of a sequence, prompt and reply; 0: max_position_embeddings */
   int32_t prefix_cache;      /* nonzero: reuse the KV blocks of matching prompt prefixes (default 1) */
+  /* Speculative decoding, as `difftx generate --draft`: NULL or "" none (default), "ngram" (prompt
+   * lookup), or the directory of a smaller model with the model's vocabulary, loaded onto its device.
+   * The text is the same as without a draft (greedy: bit-identical); only the speed changes. */
+  const char* draft;
+  int64_t draft_tokens;      /* tokens drafted per step, 1 to 64 (default 6) */
 } difftx_engine_options;
 
 /* `difftx serve`'s engine defaults. Any thread. */
@@ -247,6 +252,7 @@ typedef struct difftx_engine_stats {
   int64_t prompt_tokens, generated_tokens;              /* computed so far */
   int64_t preemptions, steps;
   int64_t finished[5];                                  /* requests ended, by DIFFTX_FINISH_* */
+  int64_t draft_tokens, draft_accepted;                 /* drafted tokens verified / of those accepted */
 } difftx_engine_stats;
 
 /* A snapshot of the engine's counters into *stats. Returns 0, or -1 on error. Any thread,

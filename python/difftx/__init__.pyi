@@ -64,6 +64,7 @@ class Model:
 def load(
     path: _Path, *, weights: Literal["as_stored", "f32"] = "as_stored",
     kv_dtype: Literal["bf16", "f32", "int8"] = "bf16", threads: int | None = None, device: str | None = None,
+    draft: str | None = None, draft_tokens: int | None = None,
 ) -> Model: ...
 def attention_map(
     model: Model, ids: _Ids, layer: int, head: int, query: int = -1, *, normalised: bool = True

@@ -22,13 +22,18 @@ MatrixPrecision precision_from_name(const std::string& name) {
 }
 
 ModelHandle load(const fs::path& dir, const std::string& weights, const std::string& kv_dtype,
-                 std::optional<int> threads, const std::optional<std::string>& device) {
+                 std::optional<int> threads, const std::optional<std::string>& device,
+                 const std::optional<std::string>& draft, std::optional<int64_t> draft_tokens) {
   DIFFTX_CHECK(!threads || *threads > 0, "threads: ", *threads, " must be positive (or None: OMP_NUM_THREADS)");
+  DIFFTX_CHECK(!draft || !draft->empty(), "draft: '' is neither 'ngram' nor a model directory (None: no draft)");
   api::LoadOptions o;
   if (device) o.device = *device;
   o.precision = precision_from_name(weights);
   o.kv_dtype = kv_dtype;
   o.threads = threads.value_or(0);
+  o.draft = draft.value_or("");
+  o.draft_tokens = draft_tokens.value_or(0);
+  DIFFTX_CHECK(!draft_tokens || *draft_tokens >= 1, "draft_tokens: ", o.draft_tokens, " must be in [1, 64]");
   py::gil_scoped_release release;
   return api::load_model(dir, o);
 }
@@ -176,12 +181,17 @@ ModelClass bind_model(py::module_& m) {
       });
 
   m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("weights") = "as_stored", py::arg("kv_dtype") = "bf16",
-        py::arg("threads") = py::none(), py::arg("device") = py::none(),
+        py::arg("threads") = py::none(), py::arg("device") = py::none(), py::arg("draft") = py::none(),
+        py::arg("draft_tokens") = py::none(),
         "Loads a model directory difftx reads (its own, Hugging Face Llama / DiffLlama, quantized).\n"
         "weights: 'as_stored' keeps matrices in the type the files hold (as generate/logits do) or 'f32'\n"
         "widens them (as the analyses do); kv_dtype: 'bf16', 'f32' or 'int8' for the KV cache of\n"
         "generation; threads: threads of its calls (None: OMP_NUM_THREADS, else every core); device:\n"
-        "None or 'cpu', 'vulkan' (the best Vulkan device) or 'vulkan:N' (`difftx --version` lists them).");
+        "None or 'cpu', 'vulkan' (the best Vulkan device) or 'vulkan:N' (`difftx --version` lists them);\n"
+        "draft: speculative decoding for generate/stream/generate_many, as `difftx generate --draft`:\n"
+        "'ngram' (prompt lookup) or the directory of a smaller model with the same vocabulary (None: no\n"
+        "draft); draft_tokens: tokens drafted per step, 1 to 64 (None: 6). The text is the same as\n"
+        "without a draft (greedy: bit-identical); only the speed changes.");
   return model;
 }
 

@@ -47,6 +47,28 @@ def test_stop_strings(diff_model):
     assert diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=[stop, "zzzz"]) == full[:full.index(stop)]
 
 
+@pytest.mark.parametrize("draft", ["ngram", "self"])
+def test_a_draft_gives_the_same_text(binary, diff_dir, diff_model, draft):
+    spec = str(diff_dir) if draft == "self" else draft
+    drafted = difftx.load(diff_dir, draft=spec, draft_tokens=3)
+    plain = diff_model.generate(PROMPT, max_new_tokens=40, temperature=0)
+    assert drafted.generate(PROMPT, max_new_tokens=40, temperature=0) == plain
+    assert drafted.generate(PROMPT, max_new_tokens=40, temperature=0) == cli_text(binary, diff_dir, "--temperature", 0,
+                                                                                  "--draft", spec)
+    sampled = dict(max_new_tokens=30, temperature=1.0, seed=5)
+    assert drafted.generate_many([PROMPT, "The people"], **sampled) == [drafted.generate(p, **sampled)
+                                                                       for p in [PROMPT, "The people"]]
+
+
+def test_bad_drafts_are_errors(diff_dir, tmp_path):
+    with pytest.raises(difftx.Error, match="not ngram and not a model directory"):
+        difftx.load(diff_dir, draft=str(tmp_path / "missing"))
+    with pytest.raises(difftx.Error, match=r"must be in \[1, 64\]"):
+        difftx.load(diff_dir, draft="ngram", draft_tokens=65)
+    with pytest.raises(difftx.Error, match="draft: ''"):
+        difftx.load(diff_dir, draft="")
+
+
 def test_bad_options_are_errors(diff_model):
     with pytest.raises(difftx.Error, match="top-p|top_p"):
         diff_model.generate(PROMPT, top_p=0)

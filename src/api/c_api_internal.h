@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/draft.h"
 #include "api/loaded_model.h"
 #include "core/error.h"
 #include "difftx/difftx.h"
@@ -28,6 +29,7 @@ struct difftx_engine {
   std::atomic<bool> stepping{false};  // a thread is inside difftx_engine_step / _run
   std::mutex mutex;                   // guards `open` and the ids of requests being submitted
   std::set<int64_t> open;             // requests submitted whose last event has not come yet
+  difftx::api::Draft draft;           // difftx_engine_options::draft, which the engine drafts with
   std::unique_ptr<difftx::Engine> engine;  // last: gone before what its callbacks use
 };
 

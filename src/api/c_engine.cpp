@@ -108,7 +108,8 @@ extern "C" {
 difftx_engine_options difftx_engine_default_options(void) {
   const EngineOptions o;
   return difftx_engine_options{"bf16", o.kv_tokens, o.kv_bytes, o.kv_block_tokens, o.max_batch_tokens,
-                               o.max_running, o.max_queue, o.context, o.prefix_cache ? 1 : 0};
+                               o.max_running, o.max_queue, o.context, o.prefix_cache ? 1 : 0, nullptr,
+                               o.draft_tokens};
 }
 
 difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_options* options) {
@@ -127,7 +128,11 @@ difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_opt
     o.prefix_cache = c.prefix_cache != 0;
     auto e = std::make_unique<difftx_engine>();
     e->loaded = model->loaded;
-    e->engine = std::make_unique<Engine>(m.model, m.tokenizer.get(), engine_options(m, o));
+    e->draft = load_draft(c.draft ? c.draft : "", c.draft_tokens, *m.model.backend, m.tokenizer.get(), m.model,
+                          "draft");
+    o = engine_options(m, o);
+    e->draft.apply(o);
+    e->engine = std::make_unique<Engine>(m.model, m.tokenizer.get(), o);
     return e.release();
   });
 }
@@ -232,7 +237,7 @@ int32_t difftx_engine_get_stats(const difftx_engine* engine, difftx_engine_stats
     const EngineStats s = engine->engine->stats();
     *stats = difftx_engine_stats{s.waiting, s.running, s.kv_blocks, s.kv_blocks_used, s.kv_blocks_cached,
                                  s.kv_block_tokens, s.prefix_lookup_tokens, s.prefix_hit_tokens, s.prompt_tokens,
-                                 s.generated_tokens, s.preemptions, s.steps, {}};
+                                 s.generated_tokens, s.preemptions, s.steps, {}, s.draft_tokens, s.draft_accepted};
     for (int i = 0; i < 5; ++i) stats->finished[i] = s.finished[i];
     return 0;
   });

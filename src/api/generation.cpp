@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "api/draft.h"
 #include "core/error.h"
 #include "serve/chat_prompt.h"
 
@@ -67,6 +68,7 @@ Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const
 
 EngineOptions engine_options(const LoadedModel& m, EngineOptions base) {
   if (m.tokenizer) base.sample_vocab = m.tokenizer->vocab_size();
+  if (m.draft && m.draft->mode != DraftMode::none) m.draft->apply(base);
   return base;
 }
 

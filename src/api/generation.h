@@ -48,7 +48,8 @@ FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::Gen
                                const ModelConfig& config, const std::string& dir);
 
 // `base` with the ids that may be drawn limited to the tokenizer's vocabulary, where the model has
-// a tokenizer (a model's logits may have more columns than its tokenizer has tokens).
+// a tokenizer (a model's logits may have more columns than its tokenizer has tokens), and the
+// model's draft (LoadOptions::draft) where it was loaded with one.
 EngineOptions engine_options(const LoadedModel& m, EngineOptions base = {});
 
 }  // namespace difftx::api

@@ -1,5 +1,6 @@
 #include "api/loaded_model.h"
 
+#include "api/draft.h"
 #include "api/thread_scope.h"
 #include "backends/backend.h"
 #include "core/error.h"
@@ -43,6 +44,9 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   } catch (const Error& e) {
     m->chat_template_error = dir.string() + ": its chat template: " + e.what();
   }
+  m->draft = std::make_shared<const Draft>(load_draft(options.draft, options.draft_tokens ? options.draft_tokens
+                                                                                          : kDefaultDraftTokens,
+                                                      backend, m->tokenizer.get(), m->model, "draft"));
   return m;
 }
 

@@ -31,7 +31,13 @@ struct LoadOptions {
   // header, kernels/attention/decode_attention.h, cannot be included beside eval/attention_maps.h.
   std::string kv_dtype = "bf16";
   int threads = 0;  // OpenMP threads of its calls; 0: OMP_NUM_THREADS, else every core
+  // Speculative decoding for its engines (api/draft.h): "" none, "ngram", or a draft model's
+  // directory, loaded onto the same device; draft_tokens 0: the engine's default.
+  std::string draft;
+  int64_t draft_tokens = 0;
 };
+
+struct Draft;
 
 struct LoadedModel {
   LoadedModel(std::filesystem::path dir_, Model model_) : dir(std::move(dir_)), model(std::move(model_)) {}
@@ -45,6 +51,7 @@ struct LoadedModel {
   std::string chat_template_error;  // why there is no chat_template: none, or it did not parse
   std::string kv_dtype = "bf16";
   int threads = 0;
+  std::shared_ptr<const Draft> draft;  // LoadOptions::draft, loaded
 
   // The tokenizer, or the error `difftx generate` gives for a directory without one.
   const data::Tokenizer& require_tokenizer() const;

@@ -1,16 +1,10 @@
-// --draft ngram|DIR and --draft-tokens K: speculative decoding (infer/drafter.h) for generate,
-// serve and the inference benches.
+// --draft ngram|DIR and --draft-tokens K: speculative decoding (infer/drafter.h, api/draft.h) for
+// generate, serve and the inference benches.
 #pragma once
-#include <cstdint>
-#include <filesystem>
-#include <memory>
-#include <optional>
+#include <string>
 
-#include "backends/backend.h"
+#include "api/draft.h"
 #include "cli/args.h"
-#include "data/tokenizer.h"
-#include "infer/engine.h"
-#include "model/model.h"
 
 namespace difftx::cli {
 
@@ -20,16 +14,14 @@ namespace difftx::cli {
   "                        same vocabulary. The output is the same as without (greedy: bit-identical)\n"       \
   "  --draft-tokens K      tokens drafted per step, 1 to 64 (default 6)\n"
 
-struct DraftOption {
-  DraftMode mode = DraftMode::none;
-  int64_t tokens = kDefaultDraftTokens;
-  std::optional<std::filesystem::path> dir;  // --draft DIR
-  std::unique_ptr<Model> model;              // DIR's, after load()
+struct DraftOption : api::Draft {
+  std::string spec;  // --draft's value: empty, ngram or DIR
 
   // With --draft DIR: loads the draft model onto `device` and checks that its tokenizer is the
   // target's, token by token (an error naming the first difference). A hybrid model is an error.
-  void load(backends::Backend& device, const data::Tokenizer* target_tokenizer, const Model& target);
-  void apply(EngineOptions& o) const;
+  void load(backends::Backend& device, const data::Tokenizer* target_tokenizer, const Model& target) {
+    static_cast<api::Draft&>(*this) = api::load_draft(spec, tokens, device, target_tokenizer, target, "--draft");
+  }
 };
 
 // Reads --draft and --draft-tokens.

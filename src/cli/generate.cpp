@@ -61,9 +61,7 @@ int run_generate(Args& args) {
   model.engine_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   draft.load(device, &tokenizer, model);
-  o.draft = draft.mode;
-  o.draft_tokens = draft.tokens;
-  o.draft_model = draft.model.get();
+  draft.apply(o);
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
   DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");

@@ -80,7 +80,7 @@ int run_serve(Args& args) {
     EngineOptions engine_options = e;
     engine_options.sample_vocab = m->tokenizer->vocab_size();
     draft.apply(engine_options);
-    m->draft_model = std::move(draft.model);
+    m->draft_model = draft.model;
     m->engine = std::make_unique<Engine>(*m->model, m->tokenizer.get(), engine_options);
     m->limits.model_name = model_name;
     m->limits.vocab_size = m->tokenizer->vocab_size();

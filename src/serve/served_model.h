@@ -27,7 +27,7 @@ using ChatRenderer = std::function<std::string(const nlohmann::ordered_json& mes
 struct ServedModel {
   std::unique_ptr<Model> model;
   std::unique_ptr<data::Tokenizer> tokenizer;
-  std::unique_ptr<Model> draft_model;  // --draft DIR's, which the engine drafts with
+  std::shared_ptr<const Model> draft_model;  // --draft DIR's, which the engine drafts with
   std::unique_ptr<Engine> engine;
   data::PromptFrame frame;       // what prompts start with; the end-of-sequence ids
   ServeLimits limits;

@@ -224,6 +224,16 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
   e = difftx_engine_default_options();
   e.context = 1 << 30;
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  e = difftx_engine_default_options();
+  e.draft = "/nonexistent/draft";
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  EXPECT_TRUE(error_says("draft /nonexistent/draft: not ngram and not a model directory"));
+  e.draft = "ngram";
+  for (int64_t tokens : {int64_t{0}, int64_t{-1}, int64_t{65}, INT64_MAX}) {
+    e.draft_tokens = tokens;
+    EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+    EXPECT_TRUE(error_says("must be in [1, 64]"));
+  }
 
   const char* stops[] = {"end", nullptr};
   const std::vector<void (*)(difftx_sampling_options&)> bad = {

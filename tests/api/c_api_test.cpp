@@ -261,6 +261,39 @@ std::vector<int32_t> generate_tokens(const fs::path& dir, const std::string& pro
   return out;
 }
 
+// Speculative decoding (difftx_engine_options::draft): prompt lookup, and the model drafting for
+// itself (every draft accepted), give generate()'s greedy tokens; the stats count the drafts.
+TEST(CApi, DraftedStreamsAreWhatGenerateMakes) {
+  ModelPtr model(kMotif);
+  ASSERT_NE(model.m, nullptr) << difftx_last_error();
+  const std::vector<int32_t> want = generate_tokens(kMotif, "The state of the Union", 16);
+  for (const std::string& draft : {std::string("ngram"), kMotif.string()}) {
+    SCOPED_TRACE(draft);
+    difftx_engine_options e = difftx_engine_default_options();
+    EXPECT_EQ(e.draft, nullptr);
+    EXPECT_EQ(e.draft_tokens, 6);
+    e.draft = draft.c_str();
+    e.draft_tokens = 3;
+    difftx_engine* engine = difftx_engine_create(model.m, &e);
+    ASSERT_NE(engine, nullptr) << difftx_last_error();
+    difftx_sampling_options o = difftx_sampling_default_options(model.m);
+    o.temperature = 0;
+    o.max_tokens = 16;
+    Collected got;
+    ASSERT_GT(difftx_engine_submit(engine, "The state of the Union", &o, collect, &got), 0) << difftx_last_error();
+    ASSERT_EQ(difftx_engine_run(engine), 0) << difftx_last_error();
+    EXPECT_EQ(got.tokens, want);
+    difftx_engine_stats stats;
+    ASSERT_EQ(difftx_engine_get_stats(engine, &stats), 0);
+    if (draft != "ngram") {
+      EXPECT_GT(stats.draft_tokens, 0);
+      EXPECT_EQ(stats.draft_accepted, stats.draft_tokens);
+      EXPECT_LT(stats.steps, static_cast<int64_t>(want.size()));
+    }
+    difftx_engine_free(engine);
+  }
+}
+
 TEST(CApi, GreedyStreamsAreWhatGenerateMakesAlsoSideBySide) {
   ModelPtr model(kMotif);
   ASSERT_NE(model.m, nullptr) << difftx_last_error();

@@ -1,7 +1,7 @@
 # difftx serve end to end over curl: /health, /v1/models, tokenize and detokenize, greedy and
 # seeded completions equal to `difftx generate` with the same prompt, length and seed, raw SSE framing of
-# completion streams, n choices and stop strings, speculative decoding per request, the request
-# log, /metrics, and SIGTERM exiting 0.
+# completion streams, n choices and stop strings, speculative decoding per request (prompt lookup,
+# and a server's --draft DIR), the request log, /metrics, and SIGTERM exiting 0.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 make_serve_model
@@ -35,6 +35,7 @@ for prompt in "The Congress" "It is" "We"; do
   got="$(json_get "$work/body.json" "['choices'][0]['text']")"
   [ "$got" = "$want" ] || { echo "FAIL: '$prompt' with draft ngram: '$got' vs '$want'"; exit 1; }
 done
+greedy_prompt="$prompt" greedy_text="$want"
 echo "greedy: $(json_get "$work/body.json" "['choices'][0]")"
 # Seeded sampling too: the same seed draws the same tokens in both.
 for seed in 7 8; do
@@ -108,4 +109,15 @@ print("log: %d JSON lines, e.g. %s" % (len(lines), json.dumps(done[0])))
 PY
 stop_server
 grep -q "finishing in-flight requests" "$work/server.log" || { echo "FAIL: no shutdown line"; tail "$work/server.log"; exit 1; }
+
+# A server started with --draft DIR (the model itself, so every draft is accepted): a request that
+# asks for the draft model gets the same greedy text, and /metrics counts its drafts.
+start_server --model-name tiny --draft "$model" --draft-tokens 3
+[ "$(post /v1/completions "{\"prompt\": \"$greedy_prompt\", \"max_tokens\": 24, \"temperature\": 0, \"draft\": \"model\"}")" = 200 ] ||
+  { echo "FAIL: draft model"; cat "$work/body.json"; exit 1; }
+[ "$(json_get "$work/body.json" "['choices'][0]['text']")" = "$greedy_text" ] || { echo "FAIL: draft model text"; exit 1; }
+[ "$(metric difftx_draft_tokens_total)" != 0 ] || { echo "FAIL: no drafted tokens with --draft DIR"; exit 1; }
+[ "$(metric difftx_draft_tokens_total)" = "$(metric difftx_draft_accepted_tokens_total)" ] ||
+  { echo "FAIL: the model drafting for itself had drafts rejected"; exit 1; }
+stop_server
 echo "PASS"

@@ -1,0 +1,39 @@
+// Speculative decoding as the CLI, the Python module and the C API name it (infer/drafter.h):
+// "ngram" (prompt lookup) or the directory of a smaller model with the target's vocabulary, and
+// the most tokens drafted per step.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "backends/backend.h"
+#include "data/tokenizer.h"
+#include "infer/engine.h"
+#include "model/model.h"
+
+namespace difftx::api {
+
+struct Draft {
+  DraftMode mode = DraftMode::none;
+  int64_t tokens = kDefaultDraftTokens;
+  std::shared_ptr<const Model> model;  // DraftMode::model's, on the target's device
+
+  // Sets the default draft of an engine (EngineOptions) or a generate() call (GenerateOptions):
+  // draft, draft_tokens, draft_model. They must not outlive this Draft's model.
+  template <typename Options>
+  void apply(Options& o) const {
+    o.draft = mode;
+    o.draft_tokens = tokens;
+    o.draft_model = model.get();
+  }
+};
+
+// `spec` "" is no draft, "ngram" prompt lookup, anything else a model directory: loaded onto
+// `device` with its matrices as stored, and checked to be docs/SPEC.md's decoder with the
+// target's vocab_size and, where the target has a tokenizer, the same bytes for every token id.
+// tokens in [1, kMaxDraftTokens] (unchecked without a draft). `what` names the option in errors
+// ("--draft", "draft").
+Draft load_draft(const std::string& spec, int64_t tokens, backends::Backend& device,
+                 const data::Tokenizer* target_tokenizer, const Model& target, const std::string& what);
+
+}  // namespace difftx::api
