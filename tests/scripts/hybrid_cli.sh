@@ -1,9 +1,9 @@
 # A Phi-4-mini-flash (SambaY hybrid) directory through the engine's commands: random weights, the
 # Motif fixture's test tokenizer and a ChatML template beside them
-# (tools/oracle/write_phi4flash_dir.py). `generate` (greedy twice the same, and with --draft ngram,
-# and its text the server's /v1/completions at temperature 0), `generate --chat` against the server's chat
-# completion, `chat` on stdin, and the startup line saying the prefix cache is off for recurrent
-# state.
+# (tools/oracle/write_phi4flash_dir.py). `generate` (greedy twice the same, with --draft ngram, the
+# same on Vulkan where there is a device, and its text the server's /v1/completions at temperature
+# 0), `generate --chat` against the server's chat completion, `chat` on stdin, and the startup line
+# saying the prefix cache is off for recurrent state.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 /usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "SKIP: python3-numpy is missing (run scripts/setup)"; exit 77; }
@@ -19,6 +19,14 @@ grep -q "^The Congress" "$work/g1.txt" || { echo "FAIL: stdout does not start wi
 gen --temperature 0 --draft ngram --draft-tokens 4 2> /dev/null | cmp -s - "$work/g1.txt" ||
   { echo "FAIL: --draft ngram changed a hybrid model's greedy text"; exit 1; }
 gen --seed 7 --temperature 1.0 > "$work/s.txt" 2> /dev/null
+# On the Vulkan device where this machine has one (lavapipe in CI), with the validation layer on:
+# the CPU's greedy tokens.
+if "$difftx" --version | grep "^vulkan:0 " > /dev/null; then
+  DIFFTX_VULKAN_VALIDATION=1 gen --temperature 0 --device vulkan:0 > "$work/gv.txt" 2> "$work/gv.err" ||
+    { echo "FAIL: generate --device vulkan:0"; cat "$work/gv.err"; exit 1; }
+  cmp -s "$work/g1.txt" "$work/gv.txt" ||
+    { echo "FAIL: greedy tokens on vulkan:0 differ from the CPU's"; cat "$work/g1.txt" "$work/gv.txt"; exit 1; }
+fi
 gen --temperature 0 --kv-dtype int8 > /dev/null 2>&1 || { echo "FAIL: an int8 cache"; exit 1; }
 "$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 12 --temperature 0 \
   > "$work/chat_gen.txt" 2> /dev/null || { echo "FAIL: generate --chat"; exit 1; }

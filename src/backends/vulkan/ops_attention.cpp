@@ -93,7 +93,6 @@ void VulkanBackend::attention_forward(const AttentionDims& dims, DevicePtr<const
                                       DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
                                       DeviceAttentionSaved saved) {
   dims.validate();
-  if (dims.window > 0) not_here("attention_forward with a sliding window", "its shader has no window; the CPU has");
   const AttentionVariant a = dims.variant();
   DIFFTX_CHECK(dims.d <= kPrefillMaxD && a.value_width() <= kPrefillMaxVw, "vulkan attention_forward: head width ",
                dims.d, " (value width ", a.value_width(), "): the shader takes d <= ", kPrefillMaxD,
@@ -105,7 +104,7 @@ void VulkanBackend::attention_forward(const AttentionDims& dims, DevicePtr<const
     uint32_t q_at, k_at, v_at, lambda_at, out_at, lse_at, maps_at;
     uint32_t B, T, H, d, r, maps_per_kv, maps, kind;
     uint32_t q_width, k_width, v_width, out_width, vw;
-    uint32_t save;
+    uint32_t save, window;
     float scale;
   } push;
   const int64_t T = dims.T, qw = a.q_width(), kw = a.k_width(), vw = a.v_width(), ow = a.out_width();
@@ -128,7 +127,7 @@ void VulkanBackend::attention_forward(const AttentionDims& dims, DevicePtr<const
             u32(B), u32(T), u32(dims.H), u32(dims.d), u32(a.paired() ? a.r : 1), u32(a.maps_per_kv_head()),
             u32(a.maps()),
             kind_code(dims.kind), u32(qw), u32(kw), u32(vw), u32(ow), u32(a.value_width()), save ? 1u : 0u,
-            static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.d)))};
+            u32(dims.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.d)))};
     const int64_t tiles = (T + kPrefillRows - 1) / kPrefillRows;
     run("attention_prefill", {1, 1, 1, 1, 1, 1, 1}, {qb.info, kb.info, vb.info, lb.info, ob.info, sb.info, mb.info},
         &push, sizeof push, tiles * dims.H * B);
@@ -163,7 +162,6 @@ void VulkanBackend::paged_store(const PagedKv& kv, int64_t layer, DevicePtr<cons
 void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const PagedRows& rows, DevicePtr<const float> q,
                                     DevicePtr<const float> lambda, DevicePtr<float> out) {
   check_kv(kv, layer, "paged_attention");
-  if (kv.dims.window > 0) not_here("paged_attention with a sliding window", "its shader has no window; the CPU has");
   DIFFTX_CHECK(rows.count >= 0 && rows.max_length >= 0, "vulkan paged_attention: ", rows.count, " rows, longest ",
                rows.max_length);
   if (rows.count == 0) return;
@@ -189,7 +187,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   }
   struct {
     KvPush kv;
-    uint32_t M, r, count, q_at, q_width, lengths_at, tables_at, blocks_at, part_at, chunk, max_chunks;
+    uint32_t M, r, count, q_at, q_width, lengths_at, tables_at, blocks_at, part_at, chunk, max_chunks, window;
     float scale;
   } push;
   struct {
@@ -207,7 +205,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     const Bound qb = bind((q + i0 * qw).address(), m * qw * 4, "paged_attention q");
     const Bound pb = bind(scratch_, m * row_floats * 4, "paged_attention scratch");
     push = {kv_push(kv, layer, windows.per_window, windows.delta), u32(M), r, u32(m), qb.words(), u32(qw), lb.words(),
-            tb.words(), bb.words(), pb.words(), u32(kDecodeChunk), u32(max_chunks),
+            tb.words(), bb.words(), pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(a.window),
             static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)))};
     std::vector<VkDescriptorBufferInfo> buffers{qb.info, lb.info, tb.info, bb.info, pb.info};
     buffers.insert(buffers.end(), windows.windows.begin(), windows.windows.end());

@@ -255,47 +255,11 @@ double VulkanBackend::sum_of_squares(DevicePtr<const float>, int64_t) {
   not_here("sum_of_squares", "training runs on the CPU (--device cpu)");
 }
 
-// A hybrid stack's ops (Phi-4-mini-flash's SambaY): no shaders yet.
-constexpr const char* kHybridOnCpu = "the hybrid's Mamba/GMU kernels run on the CPU (--device cpu)";
-
-void VulkanBackend::layernorm_forward(DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
-                                      DevicePtr<float>, DevicePtr<float>, DevicePtr<float>, int64_t, int64_t, float) {
-  not_here("layernorm_forward", kHybridOnCpu);
-}
+// LayerNorm's backward is training's (the hybrid's forward ops are in ops_hybrid.cpp).
 void VulkanBackend::layernorm_backward(DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
                                        DevicePtr<const float>, DevicePtr<const float>, DevicePtr<float>,
                                        DevicePtr<float>, DevicePtr<float>, int64_t, int64_t) {
-  not_here("layernorm_backward", kHybridOnCpu);
-}
-void VulkanBackend::add_bias(DevicePtr<float>, DevicePtr<const float>, int64_t, int64_t) {
-  not_here("add_bias", kHybridOnCpu);
-}
-void VulkanBackend::mamba_conv_prompt(const MambaDims&, int64_t, DevicePtr<const float>, int64_t,
-                                      DevicePtr<const float>, DevicePtr<const float>, DevicePtr<float>,
-                                      DevicePtr<float>) {
-  not_here("mamba_conv_prompt", kHybridOnCpu);
-}
-void VulkanBackend::mamba_scan_prompt(const MambaDims&, int64_t, DevicePtr<const float>, DevicePtr<const float>,
-                                      DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
-                                      DevicePtr<const float>, int64_t, DevicePtr<const float>, DevicePtr<float>,
-                                      DevicePtr<float>) {
-  not_here("mamba_scan_prompt", kHybridOnCpu);
-}
-void VulkanBackend::mamba_conv_step(const MambaDims&, int64_t, DevicePtr<const float>, int64_t, DevicePtr<const float>,
-                                    DevicePtr<const float>, DevicePtr<float>, DevicePtr<const int32_t>,
-                                    DevicePtr<float>) {
-  not_here("mamba_conv_step", kHybridOnCpu);
-}
-void VulkanBackend::mamba_scan_step(const MambaDims&, int64_t, DevicePtr<const float>, DevicePtr<const float>,
-                                    DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
-                                    DevicePtr<const float>, int64_t, DevicePtr<const float>, DevicePtr<float>,
-                                    DevicePtr<const int32_t>, DevicePtr<float>) {
-  not_here("mamba_scan_step", kHybridOnCpu);
-}
-void VulkanBackend::gmu_forward(const DeviceMatrix&, const DeviceMatrix&, DevicePtr<const float>,
-                                DevicePtr<const float>, DevicePtr<float>, DevicePtr<float>, int64_t, bool,
-                                MatmulOrder) {
-  not_here("gmu_forward", kHybridOnCpu);
+  not_here("layernorm_backward", "training runs on the CPU (--device cpu)");
 }
 
 }  // namespace difftx::backends::vulkan

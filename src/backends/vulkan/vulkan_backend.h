@@ -38,7 +38,7 @@ class VulkanBackend final : public Backend {
   bool trains() const override { return false; }
   // The cooperative-matrix GEMM multiplies in fp16.
   double matmul_input_rounding() const override { return context_->caps().cooperative_matrix ? 0x1p-10 : 0; }
-  bool runs_hybrid() const override { return false; }
+  bool runs_hybrid() const override { return true; }  // forward only: layernorm_backward is training's
 
   PreparedMatrix prepare_matrix(const DeviceMatrix& stored, bool release_stored, bool looked_up) override;
   void matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N, bool accumulate,
@@ -102,7 +102,7 @@ class VulkanBackend final : public Backend {
                     const AdamWParams& hp, float grad_scale) override;
   double sum_of_squares(DevicePtr<const float> x, int64_t n) override;
 
-  // A hybrid stack's ops: errors naming the op and the device (runs_hybrid()).
+  // A hybrid stack's ops (ops_hybrid.cpp); layernorm_backward names itself and the device in an error.
   void layernorm_forward(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
                          DevicePtr<float> y, DevicePtr<float> mean, DevicePtr<float> rstd, int64_t rows, int64_t n,
                          float eps) override;
@@ -173,6 +173,22 @@ class VulkanBackend final : public Backend {
     uint32_t per_window = 0, delta = 0;
   };
   KvWindows bind_kv(const PagedKv& kv, const char* what);
+  // A pool of Mamba windows or states of `width` floats each, from base to its allocation's end
+  // (as many as one binding holds: count), for the step forms' slots.
+  struct SlotPool {
+    Bound bound;
+    uint32_t count = 0;
+  };
+  SlotPool bind_slots(DevicePtr<const void> base, int64_t width, const char* what);
+  // One dispatch of mamba_conv.comp or mamba_scan.comp: `rows` sequences of T tokens (the prompt
+  // form: rows = 1, no slots; the step form: T = 1, row r's window or state at slots[r]).
+  void mamba_conv(const MambaDims& dims, int64_t rows, int64_t T, DevicePtr<const float> x, int64_t ld_x,
+                  DevicePtr<const float> w, DevicePtr<const float> bias, const SlotPool& windows,
+                  DevicePtr<const int32_t> slots, DevicePtr<float> u);
+  void mamba_scan(const MambaDims& dims, int64_t rows, int64_t T, DevicePtr<const float> u,
+                  DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias, DevicePtr<const float> a_log,
+                  DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
+                  const SlotPool& states, DevicePtr<const int32_t> slots, DevicePtr<float> y);
   [[noreturn]] void not_here(const char* op, const char* why) const;
 
   std::unique_ptr<Context> context_;

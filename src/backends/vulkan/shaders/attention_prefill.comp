@@ -3,7 +3,8 @@
 // paired variants, its noise map in the same pass over the keys, each with its own online
 // softmax (running max and sum), and writes signal - w * noise. No T x T buffer: keys come 16 at
 // a time through shared memory. Optionally the log-sum-exp of each map and the maps' outputs
-// before the subtraction (AttentionSaved).
+// before the subtraction (AttentionSaved). window > 0: a sliding window, query t sees keys
+// [t - window + 1, t], and the key tiles before the first one any row of the tile sees are skipped.
 #version 450
 #include "common.glsl"
 
@@ -25,6 +26,7 @@ layout(push_constant) uniform Push {
   uint B, T, H, d, r, maps_per_kv, maps, kind;  // kind: 0 baseline, 1 diff, 2 diff2, 3 diff_grouped
   uint q_width, k_width, v_width, out_width, vw;
   uint save;  // write lse and maps_out
+  uint window;  // 0: every key up to the query
   float scale;  // 1 / sqrt(d)
 } p;
 
@@ -57,7 +59,8 @@ void main() {
   float acc[2][VMAX / 8];
   [[unroll]] for (uint j = 0u; j < VMAX / 8u; ++j) acc[0][j] = acc[1][j] = 0.0;
 
-  for (uint k0 = 0u; k0 < kend; k0 += BC) {
+  const uint first = p.window > 0u && t0 + 1u > p.window ? t0 + 1u - p.window : 0u;  // row t0's first key
+  for (uint k0 = first / BC * BC; k0 < kend; k0 += BC) {
     for (uint e = t; e < nmaps * BC * p.d; e += WG) {
       const uint mi = e / (BC * p.d), c = (e / p.d) % BC, x = e % p.d, key = k0 + c;
       keys[e] = key < p.T ? K.k[p.k_at + (seq + key) * p.k_width + key_head[mi] * p.d + x] : 0.0;
@@ -66,7 +69,7 @@ void main() {
     for (uint e = t; e < nmaps * BR * BC; e += WG) {
       const uint mi = e / (BR * BC), i = (e / BC) % BR, c = e % BC, row = t0 + i, key = k0 + c;
       float s = kNegInf;
-      if (row < p.T && key <= row) {
+      if (row < p.T && key <= row && (p.window == 0u || key + p.window > row)) {
         const uint qa = p.q_at + (seq + row) * p.q_width + map[mi] * p.d, ka = (mi * BC + c) * p.d;
         s = 0.0;
         for (uint x = 0u; x < p.d; ++x) s = fma(Q.q[qa + x], keys[ka + x], s);

@@ -4,6 +4,8 @@
 // item of M (vw + 2) floats that paged_merge.comp combines. Positions come a page (block) at a
 // time, at most 128 at once, so the window a block lies in is the same for the whole workgroup.
 // The chunks of a row depend on its length alone: its bits never depend on the other rows.
+// window > 0: a row of length n attends to positions [n - window, n) only; a chunk before them
+// reads nothing (its block entries may name blocks given back) and leaves an empty item.
 #version 450
 #include "common.glsl"
 #include "kv_push.glsl"
@@ -25,6 +27,7 @@ layout(push_constant) uniform Push {
   uint q_at, q_width;
   uint lengths_at, tables_at, blocks_at;
   uint part_at, chunk, max_chunks;
+  uint window;                               // 0: every position
   float scale;                               // 1 / sqrt(d)
 } p;
 
@@ -59,7 +62,8 @@ void main() {
   const uint table = uint(Tables.i[p.tables_at + row]);
   barrier();
 
-  for (uint pos = c0; pos < c1;) {
+  const uint first = p.window > 0u && length > p.window ? length - p.window : 0u;
+  for (uint pos = max(c0, first); pos < c1;) {
     const uint at = pos % p.P, n = min(min(c1 - pos, p.P - at), WG);
     const uvec2 region = kv_region(uint(Blocks.i[p.blocks_at + table + pos / p.P]));
     const uint win = region.x, base = region.y;

@@ -9,7 +9,8 @@ set(DIFFTX_VULKAN_SHADERS
   add:elementwise.comp:OP=0 scale:elementwise.comp:OP=1 swiglu:elementwise.comp:OP=2
   diff_lambda_f64:diff_lambda.comp:FLOAT64=1 diff_lambda_f32:diff_lambda.comp:FLOAT64=0
   attention_prefill:attention_prefill.comp:
-  paged_store:paged_store.comp: paged_attention:paged_attention.comp: paged_merge:paged_merge.comp:)
+  paged_store:paged_store.comp: paged_attention:paged_attention.comp: paged_merge:paged_merge.comp:
+  layernorm:layernorm.comp: add_bias:add_bias.comp: mamba_conv:mamba_conv.comp: mamba_scan:mamba_scan.comp:)
 foreach(index RANGE 5)
   list(GET DIFFTX_VULKAN_WEIGHT_TYPES ${index} type)
   list(APPEND DIFFTX_VULKAN_SHADERS embed_${type}:embed.comp:WTYPE=${index})
