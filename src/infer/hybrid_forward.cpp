@@ -114,6 +114,11 @@ HybridForward::HybridForward(const Model& model, KvPool& pool, StatePool& states
   for (int64_t l = 0; l < c.num_hidden_layers; ++l)
     DIFFTX_CHECK(places_[l].group >= 0 || c.hybrid->layers[l] == LayerKind::gmu, "internal: hybrid layer ", l,
                  " (", layer_kind_name(c.hybrid->layers[l]), ") has no cache group");
+  const auto in_cross_decoder = [&](LayerKind k) { return k == LayerKind::gmu || k == LayerKind::cross_attention; };
+  cross_from_ = c.num_hidden_layers;
+  while (cross_from_ > 0 && in_cross_decoder(c.hybrid->layers[cross_from_ - 1])) --cross_from_;
+  for (int64_t l = cross_from_; l < c.num_hidden_layers; ++l)
+    if (c.hybrid->layers[l] == LayerKind::cross_attention) cross_pages_ = groups_[places_[l].group].source;
   pages_.resize(groups_.size());
   const auto ints = [&](int64_t n) { return backend_.allocate(n * int64_t{sizeof(int32_t)}, false); };
   device_lengths_ = ints(max_rows);
@@ -220,6 +225,33 @@ void HybridForward::index_step(const StepPlan& plan) {
   upload(backend_, device_row_slots_, row_slots_);
 }
 
+int64_t HybridForward::keep_logit_rows(int64_t gemv_rows) {
+  const ModelConfig& c = model_.config;
+  const auto L = static_cast<int64_t>(logit_rows_.size());
+  HybridActivations& a = acts_;
+  const int64_t D = c.hidden_size, E = c.hybrid->mamba_channels(D);
+  backend_.upload(a.row_index, logit_rows_.data(), L * int64_t{sizeof(int32_t)});
+  backend_.gather_rows(a.x, a.row_index, L, D, a.h);
+  backend_.copy(a.x, a.h, L * D * int64_t{sizeof(float)});
+  backend_.gather_rows(a.memory, a.row_index, L, E, a.gated);
+  backend_.copy(a.memory, a.gated, L * E * int64_t{sizeof(float)});
+  int64_t gemv = 0;
+  for (int64_t i = 0; i < L; ++i) {  // ascending: each entry moves to or below where it was
+    const int32_t from = logit_rows_[i];
+    lengths_[i] = lengths_[from];
+    if (cross_pages_ >= 0) pages_[cross_pages_].tables[i] = pages_[cross_pages_].tables[from];
+    gemv += from < gemv_rows;
+    logit_rows_[i] = static_cast<int32_t>(i);
+  }
+  rows_ = L;
+  backend_.upload(device_lengths_.as<void>(), lengths_.data(), L * int64_t{sizeof(int32_t)});
+  if (cross_pages_ >= 0) {
+    const PageIndex& p = pages_[cross_pages_];
+    backend_.upload(p.device_tables.as<void>(), p.tables.data(), L * int64_t{sizeof(int32_t)});
+  }
+  return gemv;
+}
+
 const float* HybridForward::run(const StepPlan& plan) {
   const ModelConfig& c = model_.config;
   const int64_t D = c.hidden_size, V = c.vocab_size;
@@ -230,10 +262,18 @@ const float* HybridForward::run(const StepPlan& plan) {
   for (int64_t i = 0; i < R; ++i) tokens[i] = plan.rows[i].token;
   backend_.upload(a.tokens, tokens.data(), R * int64_t{sizeof(int32_t)});
   backend_.embed(matrices_.embed, a.tokens, a.x, R);
-  const HybridPass pass{backend_, c, R, plan.gemv_rows};
+  HybridPass pass{backend_, c, R, plan.gemv_rows};
   Core core(*this);
-  for (int64_t l = 0; l < c.num_hidden_layers; ++l)
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    if (l == cross_from_) {
+      if (logit_rows_.empty()) return nullptr;
+      if (static_cast<int64_t>(logit_rows_.size()) < rows_) {
+        pass.gemv_rows = keep_logit_rows(plan.gemv_rows);
+        pass.rows = rows_;
+      }
+    }
     hybrid_layer_forward(pass, model_.tensors.layers[l], matrices_.layers[l], l, a, core);
+  }
   // The final norm and the LM head (the GEMV order) over the rows that want logits.
   const auto L = static_cast<int64_t>(logit_rows_.size());
   if (L == 0) return nullptr;

@@ -17,6 +17,10 @@
 //   over its last sliding_window positions, never reading the blocks given back).
 // - Cross layers: queries of their own over the full layer's pages; no keys or values stored.
 // - GMU layers: the memory the memory layer left for the same row in this step.
+// - YOCO: the cross decoder (the GMU and cross layers above the full layer) stores nothing a later
+//   row reads, so it runs over the rows that want logits only (a prompt chunk's last row, decode
+//   rows), moved to the front; a step with none ends below it. A prompt's prefill runs half the
+//   stack.
 // Reduction orders as batch_forward.h's: rows of generated tokens (first) the GEMV's, the others
 // the GEMM's, the LM head the GEMV's for every row that wants logits.
 #pragma once
@@ -73,6 +77,10 @@ class HybridForward {
   class Core;
 
   void index_step(const StepPlan& plan);
+  // Moves the rows that want logits to the front (the residual stream, the GMU memory, their
+  // lengths and the cross layers' tables) and makes them the step's rows; returns how many of
+  // them are rows of generated tokens (the GEMV order).
+  int64_t keep_logit_rows(int64_t gemv_rows);
 
   const Model& model_;
   HybridActivations acts_;
@@ -83,6 +91,8 @@ class HybridForward {
   std::vector<KvCacheGroup> groups_;
   std::vector<LayerPlace> places_;  // per layer
   int32_t recurrent_ = -1;           // the recurrent group
+  int64_t cross_from_ = 0;           // the cross decoder's first layer (every layer from it GMU or cross)
+  int32_t cross_pages_ = -1;         // the page group its cross layers read
   int64_t max_rows_, context_;
   // The step's index.
   int64_t rows_ = 0, max_length_ = 0;
