@@ -240,7 +240,8 @@ class Backend {
                                  int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> state,
                                  DevicePtr<float> y) = 0;
   // One token of each of `rows` sequences (a decode step, the same bits as the prompt form): row r's
-  // window is windows + slots[r] (K - 1) E and its state states + slots[r] E S.
+  // window is windows + slots[r] (K - 1) E and its state states + slots[r] E S. Each pool runs to
+  // the end of its allocation, which a device may bind whole (infer/state_pool.h).
   virtual void mamba_conv_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
                                DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
                                DevicePtr<const int32_t> slots, DevicePtr<float> u) = 0;

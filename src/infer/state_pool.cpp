@@ -36,20 +36,20 @@ StatePool::StatePool(backends::Backend& backend, const ModelConfig& c, int64_t s
                                      int64_t{1} << 46);
   DIFFTX_CHECK(bytes.has_value(), "state pool: ", slots, " slots of ", slot_bytes(), " bytes exceed 64 TiB");
   try {
-    storage_ = backend.allocate(*bytes, false);
+    const auto floats = [&](int64_t n) { return std::max<int64_t>(slots * n, 1) * int64_t{sizeof(float)}; };
+    for (int64_t i = 0; i < layers_; ++i) {  // d_conv 1: no window, one float to point at
+      windows_.push_back(backend.allocate(floats(window_floats_), false));
+      states_.push_back(backend.allocate(floats(state_floats_), false));
+    }
   } catch (const std::bad_alloc&) {
     fail("state pool: out of memory allocating ", *bytes, " bytes (", slots, " slots of ", slot_bytes(),
          "); ask for fewer with --max-running");
   }
 }
 
-backends::DevicePtr<float> StatePool::windows(int64_t i) const {
-  return storage_.as<float>() + i * slots_ * window_floats_;
-}
+backends::DevicePtr<float> StatePool::windows(int64_t i) const { return windows_.at(i).as<float>(); }
 
-backends::DevicePtr<float> StatePool::states(int64_t i) const {
-  return storage_.as<float>() + layers_ * slots_ * window_floats_ + i * slots_ * state_floats_;
-}
+backends::DevicePtr<float> StatePool::states(int64_t i) const { return states_.at(i).as<float>(); }
 
 void StatePool::clear(int32_t slot) {
   DIFFTX_CHECK(slot >= 0 && slot < slots_, "internal: state slot ", slot, " of ", slots_);

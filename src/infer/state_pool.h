@@ -1,12 +1,15 @@
 // The recurrent state of a hybrid stack's Mamba layers in the engine, by slot: the slots of the
 // KvCacheManager's recurrent group (one per running sequence, kv_cache_manager.h). For the i-th
 // Mamba layer, every slot's conv window [K - 1, E] one after another (windows(i) + slot (K - 1) E,
-// the layout of Backend::mamba_conv_step) and its SSM state [E, S] (states(i) + slot E S).
+// the layout of Backend::mamba_conv_step) and its SSM state [E, S] (states(i) + slot E S), each
+// layer's windows and states an allocation of their own: a device binds one whole pool of a
+// layer's step op (a Vulkan binding is at most maxStorageBufferRange), never its neighbours.
 //
 // Allocated without being written, like the KV pool: a slot's pages become resident when a
 // sequence first takes it (clear), so memory follows the sequences that run, not max_running.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "backends/backend.h"
 #include "model/config.h"
@@ -31,7 +34,7 @@ class StatePool {
  private:
   backends::Backend& backend_;
   int64_t layers_, slots_, window_floats_, state_floats_;
-  backends::DeviceBuffer storage_;
+  std::vector<backends::DeviceBuffer> windows_, states_;  // per Mamba layer
 };
 
 }  // namespace difftx::infer

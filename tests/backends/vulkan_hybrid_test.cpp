@@ -113,6 +113,22 @@ TEST_F(VulkanTest, HybridOpsOverSmallBindingsGiveTheSameBits) {
   expect_no_validation_messages(*small_bindings);
 }
 
+// A step op's pool of states that one binding cannot hold whole is an error naming the option
+// that shrinks it, never a slot silently left out.
+TEST_F(VulkanTest, AStatePoolPastOneBindingIsAnErrorNamingMaxRunning) {
+  const auto small_bindings = open_small_bindings();  // 4 KiB: 7 states of 16 x 8 floats
+  VulkanBackend& b = *small_bindings;
+  const MambaDims dims{16, 8, 4};
+  const DeviceBuffer rows = b.allocate(64 * 16 * 4), states = b.allocate(16 * 16 * 8 * 4), slots = b.allocate(16);
+  const DevicePtr<const float> f = rows.as<const float>();
+  const std::string message = testing::error_of([&] {
+    b.mamba_scan_step(dims, 1, f, f, f, f, f, f, 16, f, states.as<float>(), slots.as<const int32_t>(),
+                      rows.as<float>());
+  });
+  EXPECT_NE(message.find("16 slots"), std::string::npos) << message;
+  EXPECT_NE(message.find("--max-running"), std::string::npos) << message;
+}
+
 TEST_F(VulkanTest, LayerNormBackwardIsAnErrorNamingIt) {
   const DeviceBuffer buf = vk().allocate(256);
   const DevicePtr<float> f = buf.as<float>();

@@ -77,7 +77,9 @@ void VulkanBackend::add_bias(DevicePtr<float> y, DevicePtr<const float> bias, in
 VulkanBackend::SlotPool VulkanBackend::bind_slots(DevicePtr<const void> base, int64_t width, const char* what) {
   if (width == 0) return {bind(0, 0, what), 0x7fffffff};  // K = 1: no window to read
   const Resolved r = memory_.resolve(base.address(), width * 4, what);
-  const int64_t count = std::min((r.size - r.offset) / (width * 4), rows_per_binding(width * 4, what));
+  const int64_t count = (r.size - r.offset) / (width * 4), fit = rows_per_binding(width * 4, what);
+  DIFFTX_CHECK(count <= fit, "vulkan ", what, ": a pool of ", count, " slots of ", width * 4, " bytes; one binding of ",
+               info().name, " holds ", fit, ": ask for fewer with --max-running (or --draft-tokens)");
   return {bind(base.address(), count * width * 4, what), u32(count)};
 }
 

@@ -174,7 +174,7 @@ class VulkanBackend final : public Backend {
   };
   KvWindows bind_kv(const PagedKv& kv, const char* what);
   // A pool of Mamba windows or states of `width` floats each, from base to its allocation's end
-  // (as many as one binding holds: count), for the step forms' slots.
+  // (count of them; an error if one binding cannot hold them all), for the step forms' slots.
   struct SlotPool {
     Bound bound;
     uint32_t count = 0;
