@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "core/error.h"
 
 namespace difftx::backends {
 
@@ -34,6 +35,19 @@ RopeTableBuffer make_rope_table(Backend& backend, int64_t max_T, int64_t d, doub
   const DevicePtr<const float> base = out.storage.as<const float>();
   out.table = {max_T, d, base, base + (built.sin - built.cos)};
   return out;
+}
+
+void Backend::gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
+                          DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
+                          bool accumulate, MatmulOrder order) {
+  DIFFTX_CHECK(in_proj.rows == out_proj.cols && in_proj.cols == out_proj.rows, info().name, " gmu_forward: in_proj [",
+               in_proj.rows, ", ", in_proj.cols, "] and out_proj [", out_proj.rows, ", ", out_proj.cols,
+               "] must be [E, D] and [D, E]");
+  DIFFTX_CHECK(rows >= 0, info().name, " gmu_forward: rows must be >= 0, got ", rows);
+  if (rows == 0) return;
+  matmul(in_proj, x, gate, rows, false, order);
+  swiglu_forward(gate, memory, gate, rows * in_proj.rows);  // silu(gate) * memory, in place
+  matmul(out_proj, gate, out, rows, accumulate, order);
 }
 
 }  // namespace difftx::backends

@@ -251,10 +251,11 @@ class Backend {
                                int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
                                DevicePtr<const int32_t> slots, DevicePtr<float> y) = 0;
   // The Gated Memory Unit: out[rows, D] (= or +=) out_proj(memory * silu(in_proj(x))), x [rows, D],
-  // memory [rows, E], in_proj [E, D] and out_proj [D, E]; gate [rows, E] is scratch.
+  // memory [rows, E], in_proj [E, D] and out_proj [D, E]; gate [rows, E] is scratch. Composed of
+  // matmul and swiglu_forward here; a device may fuse it.
   virtual void gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
                            DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
-                           bool accumulate, MatmulOrder order) = 0;
+                           bool accumulate, MatmulOrder order);
 
   // ---- The paged KV cache. store: row i's keys k[i] [Hkv * key_width] and values v[i] into
   // position slots[i] % capacity of block slots[i] / capacity, converted to the cache's storage.

@@ -260,18 +260,6 @@ class CpuBackend final : public Backend {
     k_.mamba_scan_step(dims, rows, host(u), host(dt_in), host(dt_bias), host(a_log), host(B), host(C), ld_bc, host(D),
                        each.data(), host(y));
   }
-  void gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
-                   DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
-                   bool accumulate, MatmulOrder order) override {
-    DIFFTX_CHECK(in_proj.rows == out_proj.cols && in_proj.cols == out_proj.rows, "gmu_forward: in_proj [",
-                 in_proj.rows, ", ", in_proj.cols, "] and out_proj [", out_proj.rows, ", ", out_proj.cols,
-                 "] must be [E, D] and [D, E]");
-    DIFFTX_CHECK(rows >= 0, "gmu_forward: rows must be >= 0, got ", rows);
-    if (rows == 0) return;
-    matmul(in_proj, x, gate, rows, false, order);
-    k_.swiglu_forward(host(gate), host(memory), host(gate), rows * in_proj.rows);  // silu(gate) * memory, in place
-    matmul(out_proj, gate, out, rows, accumulate, order);
-  }
 
   void paged_store(const PagedKv& kv, int64_t layer, DevicePtr<const int32_t> slots, int64_t rows,
                    DevicePtr<const float> k, DevicePtr<const float> v) override {

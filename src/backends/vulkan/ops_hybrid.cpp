@@ -185,17 +185,4 @@ void VulkanBackend::mamba_scan_step(const MambaDims& dims, int64_t rows, DeviceP
                C + r0 * ld_bc, ld_bc, D, pool, slots + r0, y + r0 * E);
 }
 
-void VulkanBackend::gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
-                                DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out,
-                                int64_t rows, bool accumulate, MatmulOrder order) {
-  DIFFTX_CHECK(in_proj.rows == out_proj.cols && in_proj.cols == out_proj.rows, "vulkan gmu_forward: in_proj [",
-               in_proj.rows, ", ", in_proj.cols, "] and out_proj [", out_proj.rows, ", ", out_proj.cols,
-               "] must be [E, D] and [D, E]");
-  DIFFTX_CHECK(rows >= 0, "vulkan gmu_forward: rows must be >= 0, got ", rows);
-  if (rows == 0) return;
-  matmul(in_proj, x, gate, rows, false, order);
-  swiglu_forward(gate, memory, gate, rows * in_proj.rows);  // silu(gate) * memory, in place
-  matmul(out_proj, gate, out, rows, accumulate, order);
-}
-
 }  // namespace difftx::backends::vulkan

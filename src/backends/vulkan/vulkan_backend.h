@@ -124,9 +124,6 @@ class VulkanBackend final : public Backend {
                        DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
                        DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
                        DevicePtr<const int32_t> slots, DevicePtr<float> y) override;
-  void gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
-                   DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
-                   bool accumulate, MatmulOrder order) override;
 
   // Finishes the work, saves the pipeline cache, destroys everything made on the device and the
   // device; again, nothing. Called at the process's exit (and by the destructor): after it, the
