@@ -5,6 +5,7 @@
 // backend that does not refuses each op, a sliding window and a hybrid model's forward by name.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <string>
@@ -323,51 +324,58 @@ TEST_P(ConformanceHybrid, SlidingWindowPagedAttention) {
                                        {AttentionKind::diff2, 4, 2, 32},
                                        {AttentionKind::diff_grouped, 4, 1, 16, 2}};
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (const AttentionVariant& variant : variants)
-    for (KvStorage storage : {KvStorage::f32, KvStorage::bf16})
-      for (int64_t window : {1, 5, 16, 17, 100}) {
-        const int64_t P = 16, blocks = 8, layers = 2, layer = 1, L = 37, R = 5;
-        DecodeAttentionDims block{variant, P, storage};
-        block.window = window;
-        const int64_t key_bytes = key_region_bytes(block), layer_bytes = key_bytes + value_region_bytes(block);
-        const backends::DeviceBuffer pool = backend().allocate(blocks * layers * layer_bytes, true);
-        const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes};
-        const std::vector<int32_t> table = {5, 1, 6};
-        auto k = random_vector(L * variant.k_width(), rng), v = random_vector(L * variant.v_width(), rng);
-        const int64_t unread = block.first_position(L - R + 1);  // the earliest row's first position
-        std::fill(k.begin(), k.begin() + unread * variant.k_width(), nan);
-        std::fill(v.begin(), v.begin() + unread * variant.v_width(), nan);
-        std::vector<int32_t> slots;
-        for (int64_t t = 0; t < L; ++t) slots.push_back(static_cast<int32_t>(table[t / P] * P + t % P));
-        backend().paged_store(kv, layer, on_device(slots), L, on_device(k), on_device(v));
-        std::vector<int32_t> lengths, tables(R, 0);
-        for (int64_t i = 0; i < R; ++i) lengths.push_back(static_cast<int32_t>(L - R + 1 + i));
-        const auto q = random_vector(R * variant.q_width(), rng, -3, 3);
-        const auto lambda = random_lambda(variant, R, rng);
-        const auto dlengths = on_device(lengths), dtables = on_device(tables), dblocks = on_device(table);
-        const backends::PagedRows rows{R, L, dlengths, dtables, dblocks};
-        auto out = zeros<float>(R * variant.out_width());
-        const auto dl = on_device(lambda);
-        backend().paged_attention(kv, layer, rows, on_device(q), lambda.empty() ? nullptr : dl.ptr(), out);
-        const auto got = out.read();
-        // Each row against the reference over a contiguous cache the host writes with store_kv.
-        DecodeAttentionDims whole{variant, L, storage};
-        whole.window = window;
-        std::vector<unsigned char> keys(key_region_bytes(whole)), values(value_region_bytes(whole));
-        store_kv(whole, keys.data(), values.data(), 0, L, k.data(), v.data());
-        for (int64_t i = 0; i < R; ++i) {
-          const float* row_lambda = variant.lambda_source() == LambdaSource::token_logits
-                                        ? lambda.data() + i * variant.H
-                                    : lambda.empty() ? nullptr
-                                                     : lambda.data();
-          const auto want = decode_attention_reference(whole, lengths[i], q.data() + i * variant.q_width(), keys.data(),
-                                                       values.data(), row_lambda);
-          for (int64_t x = 0; x < variant.out_width(); ++x)
-            ASSERT_NEAR(got[i * variant.out_width() + x], want[x], 2e-5)
-                << attention_kind_name(variant.kind) << " " << kv_storage_name(storage) << " window " << window
-                << " row " << i << " column " << x;
+  // 37 positions in three blocks; and 515 in 33 blocks in reverse order: rows of 511 to 515, whose
+  // windows start in the first or the second split-K chunk of a device that splits at 256 positions
+  // (Vulkan's) and end in the second or the third.
+  std::vector<int32_t> reversed(33);
+  for (int32_t b = 0; b < 33; ++b) reversed[b] = 32 - b;
+  const std::pair<int64_t, std::vector<int32_t>> caches[] = {{37, {5, 1, 6}}, {515, reversed}};
+  for (const auto& [L, table] : caches)
+    for (const AttentionVariant& variant : variants)
+      for (KvStorage storage : {KvStorage::f32, KvStorage::bf16})
+        for (int64_t window : {1, 5, 16, 17, 100, 300}) {
+          const int64_t P = 16, layers = 2, layer = 1, R = 5;
+          const int64_t blocks = *std::max_element(table.begin(), table.end()) + 1;
+          DecodeAttentionDims block{variant, P, storage};
+          block.window = window;
+          const int64_t key_bytes = key_region_bytes(block), layer_bytes = key_bytes + value_region_bytes(block);
+          const backends::DeviceBuffer pool = backend().allocate(blocks * layers * layer_bytes, true);
+          const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes};
+          auto k = random_vector(L * variant.k_width(), rng), v = random_vector(L * variant.v_width(), rng);
+          const int64_t unread = block.first_position(L - R + 1);  // the earliest row's first position
+          std::fill(k.begin(), k.begin() + unread * variant.k_width(), nan);
+          std::fill(v.begin(), v.begin() + unread * variant.v_width(), nan);
+          std::vector<int32_t> slots;
+          for (int64_t t = 0; t < L; ++t) slots.push_back(static_cast<int32_t>(table[t / P] * P + t % P));
+          backend().paged_store(kv, layer, on_device(slots), L, on_device(k), on_device(v));
+          std::vector<int32_t> lengths, tables(R, 0);
+          for (int64_t i = 0; i < R; ++i) lengths.push_back(static_cast<int32_t>(L - R + 1 + i));
+          const auto q = random_vector(R * variant.q_width(), rng, -3, 3);
+          const auto lambda = random_lambda(variant, R, rng);
+          const auto dlengths = on_device(lengths), dtables = on_device(tables), dblocks = on_device(table);
+          const backends::PagedRows rows{R, L, dlengths, dtables, dblocks};
+          auto out = zeros<float>(R * variant.out_width());
+          const auto dl = on_device(lambda);
+          backend().paged_attention(kv, layer, rows, on_device(q), lambda.empty() ? nullptr : dl.ptr(), out);
+          const auto got = out.read();
+          // Each row against the reference over a contiguous cache the host writes with store_kv.
+          DecodeAttentionDims whole{variant, L, storage};
+          whole.window = window;
+          std::vector<unsigned char> keys(key_region_bytes(whole)), values(value_region_bytes(whole));
+          store_kv(whole, keys.data(), values.data(), 0, L, k.data(), v.data());
+          for (int64_t i = 0; i < R; ++i) {
+            const float* row_lambda = variant.lambda_source() == LambdaSource::token_logits
+                                          ? lambda.data() + i * variant.H
+                                      : lambda.empty() ? nullptr
+                                                       : lambda.data();
+            const auto want = decode_attention_reference(whole, lengths[i], q.data() + i * variant.q_width(),
+                                                         keys.data(), values.data(), row_lambda);
+            for (int64_t x = 0; x < variant.out_width(); ++x)
+              ASSERT_NEAR(got[i * variant.out_width() + x], want[x], 2e-5)
+                  << attention_kind_name(variant.kind) << " " << kv_storage_name(storage) << " window " << window
+                  << " length " << lengths[i] << " column " << x;
+          }
         }
-      }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ConformanceHybrid, ::testing::ValuesIn(backends_under_test()), backend_test_name);

@@ -175,7 +175,10 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
                attention_kind_name(a.kind), "): lambda must be given");
   std::lock_guard lock(mutex_);  // the scratch is the backend's
   const KvWindows windows = bind_kv(kv, "paged_attention");
-  const int64_t max_chunks = (rows.max_length + kDecodeChunk - 1) / kDecodeChunk;
+  // A row's chunks: those of its length, or (a sliding window) the at most ceil((window - 1) /
+  // chunk) + 1 that its window's positions touch.
+  int64_t max_chunks = (rows.max_length + kDecodeChunk - 1) / kDecodeChunk;
+  if (a.window > 0) max_chunks = std::min(max_chunks, (a.window + kDecodeChunk - 2) / kDecodeChunk + 1);
   const int64_t item_floats = M * (vw + 2), row_floats = a.Hkv * max_chunks * item_floats;
   const int64_t lambda_row = a.lambda_source() == LambdaSource::token_logits ? a.H : 0;
   const int64_t step = rows_per_binding(std::max({row_floats, qw, ow}) * 4, "paged_attention rows");
@@ -192,6 +195,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   } push;
   struct {
     uint32_t Hkv, M, vw, H, r, kind, lengths_at, lambda_at, out_at, out_width, part_at, chunk, max_chunks, count;
+    uint32_t window;
   } merge;
   // The block list: every entry from `blocks` to its allocation's end that fits one binding.
   const Resolved blocks = memory_.resolve(rows.blocks.address(), 4, "paged_attention blocks");
@@ -215,7 +219,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
                             std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");
     const Bound ob = bind((out + i0 * ow).address(), m * ow * 4, "paged_attention out");
     merge = {u32(a.Hkv), u32(M), u32(vw), u32(a.H), r, kind_code(a.kind), lb.words(), lamb.words(), ob.words(), u32(ow),
-             pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(m)};
+             pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(m), u32(a.window)};
     run("paged_merge", {1, 1, 1, 1}, {pb.info, lb.info, lamb.info, ob.info}, &merge, sizeof merge, m * a.H);
   }
 }

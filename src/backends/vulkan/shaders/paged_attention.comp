@@ -4,8 +4,10 @@
 // item of M (vw + 2) floats that paged_merge.comp combines. Positions come a page (block) at a
 // time, at most 128 at once, so the window a block lies in is the same for the whole workgroup.
 // The chunks of a row depend on its length alone: its bits never depend on the other rows.
-// window > 0: a row of length n attends to positions [n - window, n) only; a chunk before them
-// reads nothing (its block entries may name blocks given back) and leaves an empty item.
+// window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at the
+// one its window starts in (workgroup c takes the row's chunk first / CHUNK + c, and item c), so
+// a long row of a sliding layer runs the window's chunks, not its length's, and never reads the
+// block entries before them (blocks given back).
 #version 450
 #include "common.glsl"
 #include "kv_push.glsl"
@@ -50,7 +52,8 @@ void main() {
   const uint row = id / (p.Hkv * p.max_chunks), g = (id / p.max_chunks) % p.Hkv, c = id % p.max_chunks;
   if (row >= p.count) return;
   const uint length = uint(Lengths.i[p.lengths_at + row]);
-  const uint c0 = c * p.chunk;
+  const uint first = p.window > 0u && length > p.window ? length - p.window : 0u;
+  const uint c0 = (first / p.chunk + c) * p.chunk;
   if (c0 >= length) return;
   const uint c1 = min(length, c0 + p.chunk);
   const uint t = gl_LocalInvocationID.x, M = p.M, d = p.d, vw = kv_key_width(), es = kv_element_bytes();
@@ -62,7 +65,6 @@ void main() {
   const uint table = uint(Tables.i[p.tables_at + row]);
   barrier();
 
-  const uint first = p.window > 0u && length > p.window ? length - p.window : 0u;
   for (uint pos = max(c0, first); pos < c1;) {
     const uint at = pos % p.P, n = min(min(c1 - pos, p.P - at), WG);
     const uvec2 region = kv_region(uint(Blocks.i[p.blocks_at + table + pos / p.P]));

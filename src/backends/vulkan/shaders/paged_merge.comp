@@ -1,6 +1,7 @@
 // Paged split-K decode attention, second pass: per (row, output head), the chunks of its maps
 // (paged_attention.comp) combined by log-sum-exp in chunk order, then signal - w * noise for the
-// paired variants (w: the layer's lambda, or sigmoid of the row's logit for diff2).
+// paired variants (w: the layer's lambda, or sigmoid of the row's logit for diff2). With a window,
+// the row's items start at the chunk its window starts in, as paged_attention.comp writes them.
 #version 450
 #include "common.glsl"
 
@@ -14,6 +15,7 @@ layout(push_constant) uniform Push {
   uint Hkv, M, vw, H, r, kind;  // kind: 0 baseline, 1 diff, 2 diff2, 3 diff_grouped
   uint lengths_at, lambda_at, out_at, out_width;
   uint part_at, chunk, max_chunks, count;
+  uint window;  // 0: every position
 } p;
 
 // Map `map`'s output at column col over the row's chunks.
@@ -36,7 +38,9 @@ void main() {
   const uint id = group_index();
   if (id >= p.count * p.H) return;
   const uint row = id / p.H, head = id % p.H;
-  const uint chunks = (uint(Lengths.i[p.lengths_at + row]) + p.chunk - 1u) / p.chunk;
+  const uint length = uint(Lengths.i[p.lengths_at + row]);
+  const uint first = p.window > 0u && length > p.window ? length - p.window : 0u;
+  const uint chunks = (length + p.chunk - 1u) / p.chunk - first / p.chunk;
   const bool paired = p.kind != 0u;
   const uint signal = paired ? head / p.r * (p.r + 1u) + head % p.r : head, noise = head / p.r * (p.r + 1u) + p.r;
   float w = 0.0;
