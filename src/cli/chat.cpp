@@ -11,6 +11,7 @@
 #include "chat/model_chat_template.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
+#include "cli/sampling_option.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "infer/generate.h"
@@ -33,10 +34,9 @@ int run_chat(Args& args) {
   GenerateOptions o;
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(512), IntRange{1, kMaxDimension});
   o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
-  o.sampling.temperature = args.get_double("temperature", defaults.temperature.value_or(0.7), NumberRange{0, 1e300});
-  o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(0), kNonNegative);
-  o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(1.0), NumberRange{0, 1, true});
-  o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", 1, kAnySeed));
+  SamplingOptions fallback;
+  fallback.temperature = 0.7;  // chat's own default
+  o.sampling = sampling_options(args, defaults, fallback);
   backends::Backend& device = device_option(args);
   args.finish();
 

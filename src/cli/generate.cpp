@@ -12,6 +12,7 @@
 #include "cli/command.h"
 #include "cli/device_option.h"
 #include "cli/draft_option.h"
+#include "cli/sampling_option.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "grammar/json_grammar.h"
@@ -41,11 +42,7 @@ int run_generate(Args& args) {
                                   IntRange{0, kMaxDimension});
   o.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
   o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
-  o.sampling.temperature = args.get_double("temperature", defaults.temperature.value_or(o.sampling.temperature),
-                                           NumberRange{0, 1e300});
-  o.sampling.top_k = args.get_int("top-k", defaults.top_k.value_or(o.sampling.top_k), kNonNegative);
-  o.sampling.top_p = args.get_double("top-p", defaults.top_p.value_or(o.sampling.top_p), NumberRange{0, 1, true});
-  o.sampling.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.sampling.seed), kAnySeed));
+  o.sampling = sampling_options(args, defaults);
   backends::Backend& device = device_option(args);
   DraftOption draft = draft_option(args);
   const auto schema_file = args.get("json-schema");
