@@ -88,7 +88,7 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
   for (auto& v : x) v = static_cast<float>(rng.uniform(-1, 1));
   // The block types have two decode kernels: weights widened to F32, and x quantized to int8
   std::vector<std::pair<MatmulPath, const char*>> paths = {{MatmulPath::best, "f32_fma"}};
-  if (type == WeightType::q8_0 || type == WeightType::q4_0 || type == WeightType::q4_k)
+  if (weight_type_info(type).is_block())
     paths = {{MatmulPath::simd, "f32_fma"}, {MatmulPath::simd_int8, "int8"}};
   for (auto [path, path_name] : paths) {
     int64_t next = 0;

@@ -61,10 +61,8 @@ struct CpuKernels {
   decltype(&DIFFTX_ISA::dequantize_rows) dequantize_rows;
   decltype(&DIFFTX_ISA::quant::gemm_int8_available) gemm_int8_available;
   decltype(&DIFFTX_ISA::quant::gemm_int8_reads_panels) gemm_int8_reads_panels;
-  decltype(&DIFFTX_ISA::quant::gemm_int8) gemm_int8;
   decltype(&DIFFTX_ISA::quant::gemm_float_available) gemm_float_available;
   decltype(&DIFFTX_ISA::quant::gemm_float_reads_panels) gemm_float_reads_panels;
-  decltype(&DIFFTX_ISA::quant::gemm_float) gemm_float;
 
   // Whether this level's GEMM for `type` multiplies prebuilt weight panels (kernels/quant/weight_panels.h).
   bool reads_panels(WeightType type) const { return gemm_int8_reads_panels(type) || gemm_float_reads_panels(type); }

@@ -38,10 +38,8 @@ const backends::cpu::CpuKernels kernel_table{
     .dequantize_rows = &dequantize_rows,
     .gemm_int8_available = &quant::gemm_int8_available,
     .gemm_int8_reads_panels = &quant::gemm_int8_reads_panels,
-    .gemm_int8 = &quant::gemm_int8,
     .gemm_float_available = &quant::gemm_float_available,
     .gemm_float_reads_panels = &quant::gemm_float_reads_panels,
-    .gemm_float = &quant::gemm_float,
 };
 
 }  // namespace difftx::DIFFTX_ISA

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "kernels/isa.h"
+#include "kernels/quant/type_kernels.h"
 
 #include "kernels/simd.h"
 
@@ -128,16 +129,6 @@ void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t c
     }
 }
 
-using PackPanel = void (*)(const uint8_t*, int64_t, int, int64_t, float*);
-
-PackPanel pack_for(WeightType type) {
-  switch (type) {
-    case WeightType::f32: return pack_panel<WeightType::f32>;
-    case WeightType::bf16: return pack_panel<WeightType::bf16>;
-    default: return pack_panel<WeightType::f16>;
-  }
-}
-
 // The last t (< T) rows of x: the tile of t rows.
 template <WeightType kType, int P, int T>
 void tail_tile(int t, const uint8_t* const* panel, int64_t stride, const float* x, int64_t cols, int64_t n0,
@@ -195,8 +186,8 @@ void gemm_spans(const WeightMatrix& W, const float* x, float* y, int64_t N, bool
           panel[q] = static_cast<const uint8_t*>(W.panels) + first / kPanelHeight * stored_bytes +
                      2 * (first % kPanelHeight);
         } else {
-          pack_for(W.type)(static_cast<const uint8_t*>(W.data) + first * row_bytes, row_bytes, rows[q], W.cols,
-                           packed + q * panel_floats);
+          pack_panel<kType>(static_cast<const uint8_t*>(W.data) + first * row_bytes, row_bytes, rows[q], W.cols,
+                            packed + q * panel_floats);
           panel[q] = reinterpret_cast<const uint8_t*>(packed + q * panel_floats);
         }
         ++used;
@@ -211,23 +202,15 @@ void gemm_spans(const WeightMatrix& W, const float* x, float* y, int64_t N, bool
 
 }  // namespace
 
-bool gemm_float_available(WeightType type) {
-  return type == WeightType::f32 || type == WeightType::bf16 || type == WeightType::f16;
-}
-
-bool gemm_float_reads_panels(WeightType type) { return type == WeightType::bf16 || type == WeightType::f16; }
-
-void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
-  switch (W.type) {
-    case WeightType::bf16: return gemm_spans<WeightType::bf16>(W, x, y, N, accumulate);
-    case WeightType::f16: return gemm_spans<WeightType::f16>(W, x, y, N, accumulate);
-    default: return gemm_spans<WeightType::f32>(W, x, y, N, accumulate);
-  }
+void register_gemm_float(TypeKernelTable& table) {
+  table[WeightType::f32].gemm_float = gemm_spans<WeightType::f32>;
+  table[WeightType::bf16].gemm_float = gemm_spans<WeightType::bf16>;
+  table[WeightType::bf16].gemm_float_reads_panels = true;
+  table[WeightType::f16].gemm_float = gemm_spans<WeightType::f16>;
+  table[WeightType::f16].gemm_float_reads_panels = true;
 }
 #else
-bool gemm_float_available(WeightType) { return false; }
-bool gemm_float_reads_panels(WeightType) { return false; }
-void gemm_float(const WeightMatrix&, const float*, float*, int64_t, bool) {}
+void register_gemm_float(TypeKernelTable&) {}
 #endif
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -25,13 +25,14 @@
 
 namespace difftx::DIFFTX_ISA::quant {
 
-// Whether this build has the kernel for W.type (F32, BF16, F16 with AVX-512F, AVX2 + FMA + F16C
+// The kernels are registered per type in the level's table (type_kernels.h: TypeKernels::gemm_float);
+// these two read it.
+
+// Whether this level has the kernel for `type` (F32, BF16, F16 with AVX-512F, AVX2 + FMA + F16C
 // or NEON).
 bool gemm_float_available(WeightType type);
 
-// Whether this build's kernel for W.type reads prebuilt panels (BF16, F16 where it is built).
+// Whether this level's kernel for `type` reads prebuilt panels (BF16, F16 where it is built).
 bool gemm_float_reads_panels(WeightType type);
-
-void gemm_float(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate);
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/isa.h"
+#include "kernels/quant/type_kernels.h"
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 #define DIFFTX_GEMM_INT8 1
@@ -258,27 +259,23 @@ void gemm_spans(const WeightMatrix& W, const QuantizedX& qx, float* y, int64_t N
   }
 }
 
+// x quantized once, then the spans (W.type is kType).
+template <WeightType kType>
+void gemm_quantized_x(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+  weight_row_bytes(W.type, W.cols);  // its checks, before the region
+  gemm_spans<kType>(W, quantize_x(x, N, W.cols), y, N, accumulate);
+}
+
 }  // namespace
 
-bool gemm_int8_available(WeightType type) {
-  return type == WeightType::q4_0 || type == WeightType::q8_0 || type == WeightType::q4_k;
-}
-
-bool gemm_int8_reads_panels(WeightType type) { return gemm_int8_available(type); }
-
-void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
-  weight_row_bytes(W.type, W.cols);  // its checks, before the region
-  const QuantizedX qx = quantize_x(x, N, W.cols);
-  switch (W.type) {
-    case WeightType::q4_0: return gemm_spans<WeightType::q4_0>(W, qx, y, N, accumulate);
-    case WeightType::q8_0: return gemm_spans<WeightType::q8_0>(W, qx, y, N, accumulate);
-    default: return gemm_spans<WeightType::q4_k>(W, qx, y, N, accumulate);
-  }
+void register_gemm_int8(TypeKernelTable& table) {
+  table[WeightType::q4_0].gemm_int8 = gemm_quantized_x<WeightType::q4_0>;
+  table[WeightType::q8_0].gemm_int8 = gemm_quantized_x<WeightType::q8_0>;
+  table[WeightType::q4_k].gemm_int8 = gemm_quantized_x<WeightType::q4_k>;
+  for (TypeKernels& kernels : table.entries) kernels.gemm_int8_reads_panels = kernels.gemm_int8 != nullptr;  // all
 }
 #elif !defined(__ARM_FEATURE_DOTPROD)  // ARM with dotprod: gemm_int8_neon.cpp
-bool gemm_int8_available(WeightType) { return false; }
-bool gemm_int8_reads_panels(WeightType) { return false; }
-void gemm_int8(const WeightMatrix&, const float*, float*, int64_t, bool) {}
+void register_gemm_int8(TypeKernelTable&) {}
 #endif
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -18,14 +18,15 @@
 
 namespace difftx::DIFFTX_ISA::quant {
 
-// Whether this build has the kernel for W.type (Q8_0, Q4_0, Q4_K with AVX-512 VNNI or AVX2, or
+// The kernels are registered per type in the level's table (type_kernels.h: TypeKernels::gemm_int8);
+// these two read it.
+
+// Whether this level has the kernel for `type` (Q8_0, Q4_0, Q4_K with AVX-512 VNNI or AVX2, or
 // on ARM with the dotprod extension, smmla with i8mm: gemm_int8_neon.cpp).
 bool gemm_int8_available(WeightType type);
 
-// Whether this build's kernel for W.type multiplies weight panels (weight_panels.h): then a
+// Whether this level's kernel for `type` multiplies weight panels (weight_panels.h): then a
 // matrix's prebuilt panels (WeightMatrix::panels) are read as they are (the x86 levels).
 bool gemm_int8_reads_panels(WeightType type);
-
-void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate);
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -10,9 +10,10 @@
 // weights of 2 rows by 8 bytes of 2 x rows (a 2 x 2 block of outputs); the block sums are the
 // same integers, regrouped into the sdot lanes before the same F32 steps, so the bits are those
 // of the dotprod level. Plain ARMv8.0 builds have no by-element int8 product: there
-// gemm_int8_available is false and matmul widens panels to F32 for sgemm.
+// no int8 GEMM is registered and matmul widens panels to F32 for sgemm.
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/isa.h"
+#include "kernels/quant/type_kernels.h"
 
 #if defined(__ARM_NEON) && defined(__ARM_FEATURE_DOTPROD)
 #include <arm_neon.h>
@@ -184,15 +185,7 @@ void tail_tile(int t, const Panel& p, const QuantizedX& qx, int64_t cols, int64_
   }
 }
 
-}  // namespace
-
-bool gemm_int8_available(WeightType type) {
-  return type == WeightType::q4_0 || type == WeightType::q8_0 || type == WeightType::q4_k;
-}
-
-bool gemm_int8_reads_panels(WeightType) { return false; }  // its own layout, repacked per call
-
-void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+void gemm_dotprod(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   const QuantizedX qx = quantize_x(x, N, W.cols);
   const int64_t panels = (W.rows + kPanel - 1) / kPanel;
   const int64_t row_bytes = weight_row_bytes(W.type, W.cols);  // its checks, before the region
@@ -214,6 +207,13 @@ void gemm_int8(const WeightMatrix& W, const float* x, float* y, int64_t N, bool 
       if (n0 < N) tail_tile<kTile - 1>(static_cast<int>(N - n0), p, qx, W.cols, n0, r0, rows, y, W.rows, accumulate);
     }
   }
+}
+
+}  // namespace
+
+// The three block types; none reads prebuilt panels (its own layout, repacked per call).
+void register_gemm_int8(TypeKernelTable& table) {
+  for (WeightType type : {WeightType::q4_0, WeightType::q8_0, WeightType::q4_k}) table[type].gemm_int8 = gemm_dotprod;
 }
 
 }  // namespace difftx::DIFFTX_ISA::quant

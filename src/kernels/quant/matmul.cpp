@@ -9,10 +9,9 @@
 #include "core/threading.h"
 #include "kernels/gemm.h"
 #include "kernels/op_threading.h"
-#include "kernels/quant/gemm_float.h"
-#include "kernels/quant/gemm_int8.h"
 #include "kernels/quant/quantize.h"
 #include "kernels/quant/row_dots.h"
+#include "kernels/quant/type_kernels.h"
 #include "kernels/quant/weight_panels.h"
 #include "backends/cpu/cpu_level.h"
 #include "kernels/isa.h"
@@ -36,19 +35,17 @@ void check_operands(const WeightMatrix& W, const float* x, const float* y, int64
   DIFFTX_CHECK(N == 0 || W.rows == 0 || ((W.data || W.panels) && x && y), "matmul: null weights, x or y");
 }
 
-quant::RowDots pick_row_dots(WeightType type, MatmulPath path) {
+quant::RowDots pick_row_dots(const quant::TypeKernels& kernels, WeightType type, MatmulPath path) {
   // best: int8 for Q4_0 and Q4_K (1.9x and 1.8x faster than widening to F32 with AVX-512);
   // Q8_0 reads at the same rate either way (AVX-512 and AVX2) and keeps x exact
   // (docs/BENCHMARKS.md)
   const bool int8_best = type != WeightType::q8_0;
   if (path == MatmulPath::simd_int8 || (path == MatmulPath::best && int8_best))
-    if (quant::RowDots dots = quant::row_dots_int8(type)) return dots;
+    if (kernels.row_dots_int8) return kernels.row_dots_int8;
   if (path != MatmulPath::scalar)
-    if (quant::RowDots dots = quant::row_dots_widened(type)) return dots;
-  return quant::row_dots_scalar(type);
+    if (kernels.row_dots_widened) return kernels.row_dots_widened;
+  return kernels.row_dots_scalar;
 }
-
-bool takes_int8_x(quant::RowDots dots, WeightType type) { return dots == quant::row_dots_int8(type); }
 
 // y[n][r] (+)= W[r] . x[n] for every row of W and of x: groups of kRowsPerDot weight rows over
 // the threads; within a group, the rows of x kXRowsPerDot at a time, so that the group's weights
@@ -56,8 +53,9 @@ bool takes_int8_x(quant::RowDots dots, WeightType type) { return dots == quant::
 // is the row dots' sum of its weight row and x row alone: the same bits for any N and any
 // other rows, N = 1 being the decode GEMV.
 void gemv_rows(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulPath path) {
-  const quant::RowDots dots = pick_row_dots(W.type, path);
-  const bool int8 = takes_int8_x(dots, W.type);
+  const quant::TypeKernels& kernels = quant::type_kernels(W.type);
+  const quant::RowDots dots = pick_row_dots(kernels, W.type, path);
+  const bool int8 = dots == kernels.row_dots_int8;
   std::vector<quant::PreparedX> px(N);
 #pragma omp parallel for schedule(static) if (N > 1 && worth_parallel(N * W.cols))
   for (int64_t n = 0; n < N; ++n) quant::prepare_x(W.type, int8, x + n * W.cols, W.cols, px[n]);
@@ -123,8 +121,9 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
     return;
   }
   if (N >= kGemmMinRows) {
-    if (path != MatmulPath::simd && path != MatmulPath::scalar && quant::gemm_int8_available(W.type))
-      quant::gemm_int8(W, x, y, N, accumulate);
+    const quant::Gemm gemm_int8 = quant::type_kernels(W.type).gemm_int8;
+    if (path != MatmulPath::simd && path != MatmulPath::scalar && gemm_int8)
+      gemm_int8(W, x, y, N, accumulate);
     else
       gemm_panels(W, x, y, N, accumulate);
     return;
@@ -142,12 +141,13 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   }
   // a matrix with prebuilt panels takes the GEMM's order for both: no repacking, and (block
   // types) fewer instructions per weight than the row dots at any N
-  const bool panels = W.panels && (quant::gemm_int8_reads_panels(W.type) || quant::gemm_float_reads_panels(W.type));
+  const quant::TypeKernels& kernels = quant::type_kernels(W.type);
+  const bool panels = W.panels && (kernels.gemm_int8_reads_panels || kernels.gemm_float_reads_panels);
   DIFFTX_CHECK(W.data || panels, "matmul: a ", weight_type_name(W.type),
                " matrix held only as weight panels, which CPU level ", cpu_level_name(cpu_level()), " cannot read");
   const bool gemm = order == MatmulOrder::gemm || panels;
-  if (gemm && quant::gemm_int8_available(W.type)) return quant::gemm_int8(W, x, y, N, accumulate);
-  if (gemm && quant::gemm_float_available(W.type)) return quant::gemm_float(W, x, y, N, accumulate);
+  if (gemm && kernels.gemm_int8) return kernels.gemm_int8(W, x, y, N, accumulate);
+  if (gemm && kernels.gemm_float) return kernels.gemm_float(W, x, y, N, accumulate);
   gemv_rows(W, x, y, N, accumulate, MatmulPath::best);
 }
 

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "io/float16.h"
 #include "kernels/quant/quantize_blocks.h"
+#include "kernels/quant/type_kernels.h"
 #include "kernels/isa.h"
 
 // The reference quantizers are defined by single-precision operations each rounded on its own:
@@ -75,58 +76,72 @@ void dequantize_row_q4_0(const BlockQ4_0* x, float* y, int64_t cols) {
   }
 }
 
+// The float types: F32 as it is, BF16 and F16 rounded to nearest even.
+void quantize_row_f32(const float* x, void* y, int64_t cols) { std::memcpy(y, x, cols * sizeof(float)); }
+void quantize_row_bf16(const float* x, void* y, int64_t cols) {
+  for (int64_t i = 0; i < cols; ++i) static_cast<uint16_t*>(y)[i] = float_to_bf16(x[i]);
+}
+void quantize_row_f16(const float* x, void* y, int64_t cols) {
+  for (int64_t i = 0; i < cols; ++i) static_cast<uint16_t*>(y)[i] = float_to_f16(x[i]);
+}
+
+void dequantize_row_f32(const void* x, float* y, int64_t cols) { std::memcpy(y, x, cols * sizeof(float)); }
+void dequantize_row_bf16(const void* x, float* y, int64_t cols) {
+  for (int64_t i = 0; i < cols; ++i) y[i] = bf16_to_float(static_cast<const uint16_t*>(x)[i]);
+}
+void dequantize_row_f16(const void* x, float* y, int64_t cols) {
+  const auto* h = static_cast<const uint16_t*>(x);
+  int64_t i = 0;
+#if defined(__AVX512F__)
+  for (; i + 16 <= cols; i += 16) _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(h + i))));
+#elif defined(__F16C__)
+  for (; i + 8 <= cols; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + i))));
+#endif
+  for (; i < cols; ++i) y[i] = f16_to_float(h[i]);
+}
+
+// A block type's row functions over untyped rows.
+template <class Block, void (*kRow)(const float*, Block*, int64_t)>
+void quantize_blocks(const float* x, void* y, int64_t cols) {
+  kRow(x, static_cast<Block*>(y), cols);
+}
+template <class Block, void (*kRow)(const Block*, float*, int64_t)>
+void dequantize_blocks(const void* x, float* y, int64_t cols) {
+  kRow(static_cast<const Block*>(x), y, cols);
+}
+
+void register_quantizers(TypeKernelTable& table) {
+  table[WeightType::f32].quantize_row = quantize_row_f32;
+  table[WeightType::f32].dequantize_row = dequantize_row_f32;
+  table[WeightType::bf16].quantize_row = quantize_row_bf16;
+  table[WeightType::bf16].dequantize_row = dequantize_row_bf16;
+  table[WeightType::f16].quantize_row = quantize_row_f16;
+  table[WeightType::f16].dequantize_row = dequantize_row_f16;
+  table[WeightType::q8_0].quantize_row = quantize_blocks<BlockQ8_0, quantize_row_q8_0>;
+  table[WeightType::q8_0].dequantize_row = dequantize_blocks<BlockQ8_0, dequantize_row_q8_0>;
+  table[WeightType::q4_0].quantize_row = quantize_blocks<BlockQ4_0, quantize_row_q4_0>;
+  table[WeightType::q4_0].dequantize_row = dequantize_blocks<BlockQ4_0, dequantize_row_q4_0>;
+  table[WeightType::q4_k].quantize_row = quantize_blocks<BlockQ4_K, quantize_row_q4_k>;
+  table[WeightType::q4_k].dequantize_row = dequantize_blocks<BlockQ4_K, dequantize_row_q4_k>;
+}
+
 }  // namespace quant
 
 void quantize_rows(WeightType type, const float* src, void* dst, int64_t rows, int64_t cols) {
   const int64_t row_bytes = weight_row_bytes(type, cols);
   weight_matrix_bytes(type, rows, cols);  // overflow check
   DIFFTX_CHECK(rows == 0 || cols == 0 || (src && dst), "quantize_rows: null source or destination");
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* x = src + r * cols;
-    void* y = static_cast<uint8_t*>(dst) + r * row_bytes;
-    switch (type) {
-      case WeightType::f32: std::memcpy(y, x, cols * sizeof(float)); break;
-      case WeightType::bf16:
-        for (int64_t i = 0; i < cols; ++i) static_cast<uint16_t*>(y)[i] = float_to_bf16(x[i]);
-        break;
-      case WeightType::f16:
-        for (int64_t i = 0; i < cols; ++i) static_cast<uint16_t*>(y)[i] = float_to_f16(x[i]);
-        break;
-      case WeightType::q8_0: quant::quantize_row_q8_0(x, static_cast<BlockQ8_0*>(y), cols); break;
-      case WeightType::q4_0: quant::quantize_row_q4_0(x, static_cast<BlockQ4_0*>(y), cols); break;
-      case WeightType::q4_k: quant::quantize_row_q4_k(x, static_cast<BlockQ4_K*>(y), cols); break;
-    }
-  }
+  const quant::QuantizeRow quantize_row = quant::type_kernels(type).quantize_row;
+  for (int64_t r = 0; r < rows; ++r) quantize_row(src + r * cols, static_cast<uint8_t*>(dst) + r * row_bytes, cols);
 }
 
 void dequantize_rows(WeightType type, const void* src, float* dst, int64_t rows, int64_t cols) {
   const int64_t row_bytes = weight_row_bytes(type, cols);
   weight_matrix_bytes(type, rows, cols);
   DIFFTX_CHECK(rows == 0 || cols == 0 || (src && dst), "dequantize_rows: null source or destination");
-  for (int64_t r = 0; r < rows; ++r) {
-    const void* x = static_cast<const uint8_t*>(src) + r * row_bytes;
-    float* y = dst + r * cols;
-    switch (type) {
-      case WeightType::f32: std::memcpy(y, x, cols * sizeof(float)); break;
-      case WeightType::bf16:
-        for (int64_t i = 0; i < cols; ++i) y[i] = bf16_to_float(static_cast<const uint16_t*>(x)[i]);
-        break;
-      case WeightType::f16: {
-        const auto* h = static_cast<const uint16_t*>(x);
-        int64_t i = 0;
-#if defined(__AVX512F__)
-        for (; i + 16 <= cols; i += 16) _mm512_storeu_ps(y + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)(h + i))));
-#elif defined(__F16C__)
-        for (; i + 8 <= cols; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + i))));
-#endif
-        for (; i < cols; ++i) y[i] = f16_to_float(h[i]);
-        break;
-      }
-      case WeightType::q8_0: quant::dequantize_row_q8_0(static_cast<const BlockQ8_0*>(x), y, cols); break;
-      case WeightType::q4_0: quant::dequantize_row_q4_0(static_cast<const BlockQ4_0*>(x), y, cols); break;
-      case WeightType::q4_k: quant::dequantize_row_q4_k(static_cast<const BlockQ4_K*>(x), y, cols); break;
-    }
-  }
+  const quant::DequantizeRow dequantize_row = quant::type_kernels(type).dequantize_row;
+  for (int64_t r = 0; r < rows; ++r)
+    dequantize_row(static_cast<const uint8_t*>(src) + r * row_bytes, dst + r * cols, cols);
 }
 
 }  // namespace difftx::DIFFTX_ISA

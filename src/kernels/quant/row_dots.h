@@ -56,32 +56,8 @@ void each_x_row(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, in
   for (int j = 0; j < m; ++j) kDots(W, x[j], r0, n, out + j * kRowsPerDot);
 }
 
-RowDots row_dots_scalar(WeightType type);
-// Weights widened to F32 in vector registers: AVX-512 (every type), AVX2 + FMA + F16C where
-// AVX-512 is not compiled in, NEON on ARM (the float types and Q8_0). nullptr where not compiled
-// in or for other types.
-RowDots row_dots_avx512(WeightType type);
-RowDots row_dots_avx2(WeightType type);
-RowDots row_dots_neon(WeightType type);
-// x quantized to int8 (Q8_0, Q4_0, Q4_K; prepare_x's int8 pairs): AVX-512 VNNI dot products,
-// AVX2 vpmaddubsw (AVX-VNNI's vpdpbusd where compiled in) where AVX-512 VNNI is not, NEON (sdot
-// where the dotprod extension is compiled in, row_dots_neon.cpp). nullptr where not compiled in
-// or for other types.
-RowDots row_dots_vnni(WeightType type);
-RowDots row_dots_int8_avx2(WeightType type);
-RowDots row_dots_int8_neon(WeightType type);
-
-// The level's kernel of each kind (nullptr if none).
-inline RowDots row_dots_widened(WeightType type) {
-  for (RowDots dots : {row_dots_avx512(type), row_dots_avx2(type), row_dots_neon(type)})
-    if (dots) return dots;
-  return nullptr;
-}
-inline RowDots row_dots_int8(WeightType type) {
-  for (RowDots dots : {row_dots_vnni(type), row_dots_int8_avx2(type), row_dots_int8_neon(type)})
-    if (dots) return dots;
-  return nullptr;
-}
+// The kernels of each type and level are in the level's type table (type_kernels.h), where each
+// row-dots source registers its own.
 
 // Fills px for the row dots of `type` (the int8 pairs only where that kernel uses them).
 void prepare_x(WeightType type, bool int8_pairs, const float* x, int64_t cols, PreparedX& px);

@@ -8,6 +8,7 @@
 // second pass reads x again, from cache). Each accumulator's chain is the same in every pass
 // shape, so an output's bits depend on its weight row and x row only.
 #include "kernels/quant/row_dots.h"
+#include "kernels/quant/type_kernels.h"
 
 #include "kernels/isa.h"
 
@@ -111,17 +112,14 @@ struct Q8_0Dots {
 
 }  // namespace
 
-RowDots row_dots_avx2(WeightType type) {
-  switch (type) {
-    case WeightType::f32: return by_x_rows<FloatDots<Float::f32>>;
-    case WeightType::bf16: return by_x_rows<FloatDots<Float::bf16>>;
-    case WeightType::f16: return by_x_rows<FloatDots<Float::f16>>;
-    case WeightType::q8_0: return by_x_rows<Q8_0Dots>;
-    default: return nullptr;
-  }
+void register_row_dots_avx2(TypeKernelTable& table) {
+  table[WeightType::f32].row_dots_widened = by_x_rows<FloatDots<Float::f32>>;
+  table[WeightType::bf16].row_dots_widened = by_x_rows<FloatDots<Float::bf16>>;
+  table[WeightType::f16].row_dots_widened = by_x_rows<FloatDots<Float::f16>>;
+  table[WeightType::q8_0].row_dots_widened = by_x_rows<Q8_0Dots>;
 }
 #else
-RowDots row_dots_avx2(WeightType) { return nullptr; }
+void register_row_dots_avx2(TypeKernelTable&) {}
 #endif
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -5,6 +5,7 @@
 // kXRowsPerDot rows of x per call, each weight widened once for all of them; Q4_0 and Q4_K,
 // which matmul runs through the int8 kernels, one x row at a time.
 #include "kernels/quant/row_dots.h"
+#include "kernels/quant/type_kernels.h"
 
 #ifdef __AVX512F__
 #include <immintrin.h>
@@ -173,19 +174,16 @@ void dots_q4_k(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, fl
 
 }  // namespace
 
-RowDots row_dots_avx512(WeightType type) {
-  switch (type) {
-    case WeightType::f32: return by_x_rows<FloatDots<Float::f32>>;
-    case WeightType::bf16: return by_x_rows<FloatDots<Float::bf16>>;
-    case WeightType::f16: return by_x_rows<FloatDots<Float::f16>>;
-    case WeightType::q8_0: return by_x_rows<Q8_0Dots>;
-    case WeightType::q4_0: return each_x_row<dots_q4_0>;
-    case WeightType::q4_k: return each_x_row<dots_q4_k>;
-  }
-  return nullptr;
+void register_row_dots_avx512(TypeKernelTable& table) {
+  table[WeightType::f32].row_dots_widened = by_x_rows<FloatDots<Float::f32>>;
+  table[WeightType::bf16].row_dots_widened = by_x_rows<FloatDots<Float::bf16>>;
+  table[WeightType::f16].row_dots_widened = by_x_rows<FloatDots<Float::f16>>;
+  table[WeightType::q8_0].row_dots_widened = by_x_rows<Q8_0Dots>;
+  table[WeightType::q4_0].row_dots_widened = each_x_row<dots_q4_0>;
+  table[WeightType::q4_k].row_dots_widened = each_x_row<dots_q4_k>;
 }
 #else
-RowDots row_dots_avx512(WeightType) { return nullptr; }
+void register_row_dots_avx512(TypeKernelTable&) {}
 #endif
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -14,6 +14,7 @@
 // Passes of weight rows as in row_dots_avx2.cpp (simd_avx2.h): the bits of an output depend on
 // its weight row and x row only.
 #include "kernels/quant/row_dots.h"
+#include "kernels/quant/type_kernels.h"
 
 #include "kernels/isa.h"
 
@@ -163,16 +164,13 @@ struct Q4_KDots {
 
 }  // namespace
 
-RowDots row_dots_int8_avx2(WeightType type) {
-  switch (type) {
-    case WeightType::q4_0: return by_x_rows<Q4_0Dots>;
-    case WeightType::q8_0: return by_x_rows<Q8_0Dots>;
-    case WeightType::q4_k: return by_x_rows<Q4_KDots>;
-    default: return nullptr;
-  }
+void register_row_dots_int8_avx2(TypeKernelTable& table) {
+  table[WeightType::q4_0].row_dots_int8 = by_x_rows<Q4_0Dots>;
+  table[WeightType::q8_0].row_dots_int8 = by_x_rows<Q8_0Dots>;
+  table[WeightType::q4_k].row_dots_int8 = by_x_rows<Q4_KDots>;
 }
 #else
-RowDots row_dots_int8_avx2(WeightType) { return nullptr; }
+void register_row_dots_int8_avx2(TypeKernelTable&) {}
 #endif
 
 }  // namespace difftx::DIFFTX_ISA::quant

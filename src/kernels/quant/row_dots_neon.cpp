@@ -12,6 +12,7 @@
 // call's other rows, so results are batch invariant; the dotprod and plain builds give the same
 // block sums (integer arithmetic is exact) but may group them into lanes differently.
 #include "kernels/quant/row_dots.h"
+#include "kernels/quant/type_kernels.h"
 
 #ifdef __ARM_NEON
 #include <arm_neon.h>
@@ -320,27 +321,21 @@ struct Q4_KDots {
 
 }  // namespace
 
-RowDots row_dots_neon(WeightType type) {
-  switch (type) {
-    case WeightType::f32: return in_passes_of_two<FloatDots<Float::f32>>;
-    case WeightType::bf16: return in_passes_of_two<FloatDots<Float::bf16>>;
-    case WeightType::f16: return in_passes_of_two<FloatDots<Float::f16>>;
-    case WeightType::q8_0: return in_passes_of_two<Q8_0FloatDots>;
-    default: return nullptr;
-  }
+void register_row_dots_neon(TypeKernelTable& table) {
+  table[WeightType::f32].row_dots_widened = in_passes_of_two<FloatDots<Float::f32>>;
+  table[WeightType::bf16].row_dots_widened = in_passes_of_two<FloatDots<Float::bf16>>;
+  table[WeightType::f16].row_dots_widened = in_passes_of_two<FloatDots<Float::f16>>;
+  table[WeightType::q8_0].row_dots_widened = in_passes_of_two<Q8_0FloatDots>;
 }
 
-RowDots row_dots_int8_neon(WeightType type) {
-  switch (type) {
-    case WeightType::q4_0: return by_x_rows<Q4_0Dots>;
-    case WeightType::q8_0: return by_x_rows<Q8_0Dots>;
-    case WeightType::q4_k: return by_x_rows<Q4_KDots>;
-    default: return nullptr;
-  }
+void register_row_dots_int8_neon(TypeKernelTable& table) {
+  table[WeightType::q4_0].row_dots_int8 = by_x_rows<Q4_0Dots>;
+  table[WeightType::q8_0].row_dots_int8 = by_x_rows<Q8_0Dots>;
+  table[WeightType::q4_k].row_dots_int8 = by_x_rows<Q4_KDots>;
 }
 #else
-RowDots row_dots_neon(WeightType) { return nullptr; }
-RowDots row_dots_int8_neon(WeightType) { return nullptr; }
+void register_row_dots_neon(TypeKernelTable&) {}
+void register_row_dots_int8_neon(TypeKernelTable&) {}
 #endif
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -1,5 +1,6 @@
 // The portable row dots: each block widened to F32 by the dequantizer, then summed in order.
 #include "kernels/quant/row_dots.h"
+#include "kernels/quant/type_kernels.h"
 
 #include <algorithm>
 
@@ -50,8 +51,9 @@ void dots_f32(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, flo
 
 }  // namespace
 
-RowDots row_dots_scalar(WeightType type) {
-  return type == WeightType::f32 ? each_x_row<dots_f32> : each_x_row<dots_scalar>;
+void register_row_dots_scalar(TypeKernelTable& table) {
+  for (TypeKernels& kernels : table.entries) kernels.row_dots_scalar = each_x_row<dots_scalar>;
+  table[WeightType::f32].row_dots_scalar = each_x_row<dots_f32>;  // F32 weights as they are
 }
 
 }  // namespace difftx::DIFFTX_ISA::quant

@@ -8,6 +8,7 @@
 //   Q8_0: signed weights: |w| is the unsigned operand and x takes w's sign.
 //   Q4_K: nibbles q; the sub-block minimums come off once per row, through exact sums of x.
 #include "kernels/quant/row_dots.h"
+#include "kernels/quant/type_kernels.h"
 
 #include <algorithm>
 
@@ -188,16 +189,13 @@ struct Q4_KDots {
 
 }  // namespace
 
-RowDots row_dots_vnni(WeightType type) {
-  switch (type) {
-    case WeightType::q4_0: return by_x_rows<Q4_0Dots>;
-    case WeightType::q8_0: return by_x_rows<Q8_0Dots>;
-    case WeightType::q4_k: return by_x_rows<Q4_KDots>;
-    default: return nullptr;
-  }
+void register_row_dots_vnni(TypeKernelTable& table) {
+  table[WeightType::q4_0].row_dots_int8 = by_x_rows<Q4_0Dots>;
+  table[WeightType::q8_0].row_dots_int8 = by_x_rows<Q8_0Dots>;
+  table[WeightType::q4_k].row_dots_int8 = by_x_rows<Q4_KDots>;
 }
 #else
-RowDots row_dots_vnni(WeightType) { return nullptr; }
+void register_row_dots_vnni(TypeKernelTable&) {}
 #endif
 
 }  // namespace difftx::DIFFTX_ISA::quant

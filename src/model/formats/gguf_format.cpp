@@ -27,19 +27,6 @@ const char* const kQwen2Pattern =
 // llama.cpp's token types (llama_token_type).
 constexpr int32_t kNormal = 1, kControl = 3, kUnused = 5;
 
-// GGML's file types (llama_ftype) for general.file_type.
-uint32_t file_type(WeightType t) {
-  switch (t) {
-    case WeightType::f32: return 0;
-    case WeightType::f16: return 1;
-    case WeightType::q4_0: return 2;
-    case WeightType::q8_0: return 7;
-    case WeightType::q4_k: return 14;  // Q4_K_S: every matrix Q4_K
-    case WeightType::bf16: return 32;
-  }
-  return 0;
-}
-
 // GGUF tensor name of a difftx parameter (docs/SPEC.md §3 names).
 std::string gguf_name(const ParamInfo& p) {
   static const std::pair<const char*, const char*> layer_names[] = {
@@ -96,7 +83,7 @@ void add_hyperparameters(GgufWriter& w, const ModelConfig& c, WeightType dtype) 
   };
   w.add("general.architecture", std::string("llama"));
   w.add("general.name", std::string("difftx baseline"));
-  w.add("general.file_type", file_type(dtype));
+  w.add("general.file_type", weight_type_info(dtype).gguf_file_type);
   w.add("general.quantization_version", uint32_t{2});
   w.add("llama.vocab_size", u32(c.vocab_size, "vocab_size"));
   w.add("llama.context_length", u32(c.max_position_embeddings, "max_position_embeddings"));

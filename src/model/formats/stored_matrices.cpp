@@ -10,16 +10,7 @@
 namespace difftx {
 namespace {
 
-bool is_block_type(WeightType t) { return weight_type_info(t).block_weights > 1; }
-
-const char* safetensors_dtype(WeightType t) {
-  switch (t) {
-    case WeightType::f32: return "F32";
-    case WeightType::bf16: return "BF16";
-    case WeightType::f16: return "F16";
-    default: return "U8";
-  }
-}
+bool is_block_type(WeightType t) { return weight_type_info(t).is_block(); }
 
 // The matrix's [rows, cols] as the file stores it, checked against its dtype's rules.
 void stored_shape(const SafetensorsSet& weights, const std::string& name, WeightType type, int64_t& rows,
@@ -40,9 +31,9 @@ void stored_shape(const SafetensorsSet& weights, const std::string& name, Weight
 
 WeightType stored_weight_type(const SafetensorsSet& weights, const std::string& name) {
   const std::string& dtype = weights.info(name).dtype;
-  if (dtype == "F32" || dtype == "F64") return WeightType::f32;
-  if (dtype == "BF16") return WeightType::bf16;
-  if (dtype == "F16") return WeightType::f16;
+  if (dtype == "F64") return WeightType::f32;  // widened to F32 when read
+  for (const WeightTypeInfo& t : weight_types())
+    if (!t.is_block() && dtype == t.safetensors_dtype) return t.type;
   const auto& metadata = weights.metadata_of(name);
   const auto entry = metadata.find(kWeightTypeKeyPrefix + name);
   DIFFTX_CHECK(dtype == "U8" && entry != metadata.end(), weights.file_of(name).string(), ": tensor '", name,
@@ -113,7 +104,7 @@ SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std:
     shape[1] = p.bytes() / p.shape[0];
     metadata[kWeightTypeKeyPrefix + p.name] = weight_type_name(p.type);
   }
-  return {p.name, shape, safetensors_dtype(p.type)};
+  return {p.name, shape, weight_type_info(p.type).safetensors_dtype};
 }
 
 SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata) {
