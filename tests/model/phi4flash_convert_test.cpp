@@ -116,6 +116,12 @@ TEST_P(Phi4FlashConvert, ThroughDifftxAndBackIsLossless) {
   expect_same_config(in, tmp / "direct");
   // difftx's config reads back as the input's
   EXPECT_EQ(config_to_json(open_model_dir(tmp / "difftx")->config()), config_to_json(open_model_dir(in)->config()));
+  if (dtype == "f32") {  // narrowed once, through difftx's bf16 or straight: the same tensors
+    convert(in, tmp / "difftx_bf16", "difftx", "bf16");
+    convert(tmp / "difftx_bf16", tmp / "hf_bf16", "hf", "bf16");
+    convert(in, tmp / "direct_bf16", "hf", "bf16");
+    expect_same_tensors(tmp / "direct_bf16", tmp / "hf_bf16");
+  }
 }
 
 TEST_P(Phi4FlashConvert, DifftxDirectoryGivesTheOriginalsLogits) {
@@ -179,6 +185,30 @@ TEST(Phi4FlashConvertFiles, TokenizerTemplateAndTokenIdsTravel) {
     const json config = read_json_file(out / "config.json");
     for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) EXPECT_EQ(config.at(key), json(47)) << key;
   }
+}
+
+TEST(Phi4FlashConvertFiles, TypesAsTheOptionsSay) {
+  const fs::path in = kFixtures / "phi4flash_l8_untied_f32_sharded";
+  const ModelConfig c = open_model_dir(in)->config();
+  TempDir tmp;
+  // --head-dtype: the embedding and the head in their own type, the rest as the plan says
+  convert_model(in, model_output(tmp / "head", "difftx", "q4_0", "f16"));
+  const SafetensorsSet head(tmp / "head");
+  for (const auto& [name, type] : storage_plan(c, WeightType::q4_0, WeightType::f16))
+    EXPECT_EQ(stored_weight_type(head, name), type) << name;
+  EXPECT_EQ(stored_weight_type(head, "model.embed_tokens.weight"), WeightType::f16);
+  EXPECT_EQ(stored_weight_type(head, "lm_head.weight"), WeightType::f16);
+  EXPECT_EQ(stored_weight_type(head, "model.layers.0.attn.out_proj.weight"), WeightType::q4_0);  // [16, 32]
+  EXPECT_EQ(stored_weight_type(head, "model.layers.0.attn.dt_proj.weight"), WeightType::bf16);   // [32, 3]
+  // Phi4Flash at f16: every tensor F16 but A_log, D and the lambdas
+  convert(in, tmp / "f16", "hf", "f16");
+  const SafetensorsSet f16(tmp / "f16");
+  for (const std::string& name : f16.names())
+    EXPECT_EQ(f16.info(name).dtype, phi4flash_keeps_f32(name) ? "F32" : "F16") << name;
+  EXPECT_TRUE(phi4flash_keeps_f32("model.layers.1.attn.inner_cross_attn.lambda_q1"));
+  EXPECT_TRUE(phi4flash_keeps_f32("model.layers.0.attn.A_log"));
+  EXPECT_FALSE(phi4flash_keeps_f32("model.layers.0.attn.dt_proj.bias"));
+  EXPECT_EQ(read_json_file(tmp / "f16" / "config.json").at("torch_dtype"), json("float16"));
 }
 
 TEST(Phi4FlashConvertFiles, SaveModelDirWritesAHybridThatLoadsBack) {
