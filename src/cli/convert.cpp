@@ -1,6 +1,6 @@
 // `difftx convert`: a model directory into another format or storage type (docs/FORMATS.md):
-// difftx's own (any weight type), Hugging Face's LlamaForCausalLM / DiffLlamaForCausalLM
-// (F32/BF16/F16), or llama.cpp's GGUF for baseline models.
+// difftx's own (any weight type), Hugging Face's LlamaForCausalLM / DiffLlamaForCausalLM /
+// MotifForCausalLM / Phi4FlashForCausalLM (F32/BF16/F16), or llama.cpp's GGUF for baseline models.
 #include <cstdio>
 #include <filesystem>
 
@@ -24,7 +24,8 @@ int run_convert(Args& args) {
 }  // namespace
 
 DIFFTX_COMMAND("convert", "write a model directory in another format or storage type",
-               std::string("  --model DIR        a model directory (difftx, or Hugging Face llama / diffllama)\n") +
+               std::string("  --model DIR        a model directory (difftx, or Hugging Face llama, diffllama, Motif,\n"
+                           "                     phi4flash)\n") +
                    kModelOutputUsage,
                run_convert);
 

@@ -8,6 +8,7 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "io/json_file.h"
+#include "model/hybrid_config_json.h"
 #include "model/parameters.h"
 
 namespace difftx {
@@ -27,7 +28,8 @@ const std::set<std::string> kModelKeys = {
     "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
     "intermediate_size", "max_position_embeddings", "rope_theta",    "rope_style",
     "rms_norm_eps",   "tie_word_embeddings", "lambda_init",        "diff_subln",
-    "rope_scaling",   "grouped_ratio",       "head_norm_eps",      "hidden_act"};
+    "rope_scaling",   "grouped_ratio",       "head_norm_eps",      "hidden_act",
+    "hybrid"};
 
 int64_t get_positive_int(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
@@ -335,6 +337,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
                  ": key 'hidden_act' must be \"silu\" (SwiGLU) or \"poly_norm\" (PolyNorm), got ", json_value_for_message(act));
     c.hidden_act = act == json("poly_norm") ? MlpActivation::poly_norm : MlpActivation::silu;
   }
+  if (j.contains("hybrid")) c.hybrid = hybrid_from_json(j.at("hybrid"), where);
   try {
     c.validate();
   } catch (const Error& e) {
@@ -346,8 +349,6 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
 ModelConfig config_from_file(const std::string& path) { return config_from_json(read_json_file(path), path); }
 
 json config_to_json(const ModelConfig& c) {
-  DIFFTX_CHECK(!c.hybrid, "a hybrid model (Phi-4-mini-flash's SambaY) cannot be written in difftx's own format yet; ",
-               "keep its Hugging Face directory");
   json j;
   j["model_type"] = "difftx";
   j["attention"] = attention_kind_name(c.attention);
@@ -370,6 +371,7 @@ json config_to_json(const ModelConfig& c) {
   if (c.head_norm_eps) j["head_norm_eps"] = *c.head_norm_eps;
   if (c.attention == AttentionKind::diff_grouped) j["grouped_ratio"] = c.grouped_ratio;
   if (c.hidden_act == MlpActivation::poly_norm) j["hidden_act"] = "poly_norm";
+  if (c.hybrid) j["hybrid"] = hybrid_to_json(*c.hybrid);
   return j;
 }
 

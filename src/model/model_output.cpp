@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
+#include "io/json_file.h"
 #include "model/formats/difftx_format.h"
 #include "model/formats/gguf_format.h"
 #include "model/formats/hf_format.h"
@@ -28,7 +29,7 @@ WeightType weight_type_option(const char* option, const std::string& value) {
 // Files that travel with the weights unchanged.
 constexpr const char* kSidecarFiles[] = {"tokenizer.tiktoken", "tokenizer.tiktoken.json", "tokenizer.json",
                                          "tokenizer_config.json", "special_tokens_map.json",
-                                         "generation_config.json"};
+                                         "generation_config.json", "chat_template.jinja"};
 
 // The tokenizer goes along: as it is, except that a Hugging Face directory gets tokenizer.json
 // (and tokenizer_config.json) in place of difftx's tiktoken files, which transformers cannot read.
@@ -40,6 +41,20 @@ void copy_tokenizer(const fs::path& in, const ModelOutput& out) {
   }
   for (const char* name : kSidecarFiles)
     if (fs::is_regular_file(in / name)) fs::copy_file(in / name, out.dir / name);
+}
+
+// A hybrid's config.json keeps the input's token ids (bos, eos, pad), which neither difftx's
+// ModelConfig nor config_to_phi4flash holds, so that a round trip gives back the keys it read.
+void carry_token_ids(const fs::path& in, const fs::path& out) {
+  const nlohmann::json source = read_json_file(in / "config.json");
+  nlohmann::json written = read_json_file(out / "config.json");
+  bool carried = false;
+  for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"})
+    if (source.contains(key) && !source.at(key).is_null()) {
+      written[key] = source.at(key);
+      carried = true;
+    }
+  if (carried) write_json_file(out / "config.json", written);
 }
 
 // Removes --out when this conversion created it and failed before anything was written into it
@@ -88,6 +103,8 @@ void write_model(const WeightSource& source, const ModelOutput& out, const data:
     fs::create_directories(out.dir);
     save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile, out.head_dtype);
   } else if (out.format == "hf") save_hf_model(source, out.dir, out.stored);
+  else if (source.config().hybrid)  // the vectors stay F32 (A_log, D, ...: Phi4Flash keeps some F32 in any dtype)
+    save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, StoredFloat::f32);
   else if (weight_type_info(out.dtype).block_weights == 1 && !out.head_dtype) save_difftx_model(source, {}, out.dir, out.stored);
   else save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, out.stored);
 }
@@ -108,6 +125,7 @@ ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
   } else {
     write_model(*model, out);
     copy_tokenizer(in, out);
+    if (model->config().hybrid) carry_token_ids(in, out.dir);
   }
   guard.done();
   return model->config();

@@ -1,5 +1,6 @@
 // Checked reads of a Hugging Face config.json's keys, shared by the adapters (hf_config.cpp,
-// motif_config.cpp): every error names the key, the file (`where`) and the value found.
+// motif_config.cpp, phi4flash_config.cpp) and difftx's `hybrid` object (model/hybrid_config_json.cpp):
+// every error names the key, the file (`where`) and the value found.
 #pragma once
 #include <cstdint>
 #include <limits>

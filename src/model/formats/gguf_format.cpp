@@ -115,6 +115,8 @@ std::string gguf_pre_tokenizer(const data::Tokenizer& tok) {
 }
 
 void require_gguf_architecture(const ModelConfig& c) {
+  DIFFTX_CHECK(!c.hybrid, "GGUF export: llama.cpp has no phi4flash architecture (Phi-4-mini-flash's SambaY hybrid: ",
+               "Mamba, sliding-window and cross-decoder attention, GMU layers); write it --to difftx or --to hf");
   DIFFTX_CHECK(c.attention == AttentionKind::baseline, "GGUF export: llama.cpp has no architecture for ",
                attention_kind_name(c.attention), " attention (DIFF V1/V2); only baseline models can be written as GGUF");
 }

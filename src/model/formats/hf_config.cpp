@@ -159,8 +159,7 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
 }
 
 json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
-  DIFFTX_CHECK(!c.hybrid, "writing a hybrid model (Phi-4-mini-flash's SambaY) as a Hugging Face directory is not ",
-               "implemented yet");
+  if (c.hybrid) return config_to_phi4flash(c, torch_dtype);
   if (is_motif_config(c)) return config_to_motif(c, torch_dtype);
   DIFFTX_CHECK(c.attention != AttentionKind::diff2, "DIFF V2 (attention \"diff2\") has no Hugging Face model class; ",
                "convert it to difftx's own format instead");

@@ -35,9 +35,9 @@ struct HfConfig {
 HfConfig config_from_hf(const nlohmann::json& j, const std::string& where);
 
 // The config.json transformers would write for `c` (baseline -> llama, diff -> diffllama, Motif's
-// form (is_motif_config) -> Motif; diff2 and the DIFF V1 ablations have no Hugging Face class:
-// Error saying so). `torch_dtype` names the
-// stored weight type ("float32", "bfloat16", "float16").
+// form (is_motif_config) -> Motif, a hybrid stack -> phi4flash (config_to_phi4flash); diff2 and the
+// DIFF V1 ablations have no Hugging Face class: Error saying so). `torch_dtype` names the stored
+// weight type ("float32", "bfloat16", "float16").
 nlohmann::json config_to_hf(const ModelConfig& c, const std::string& torch_dtype);
 
 }  // namespace difftx

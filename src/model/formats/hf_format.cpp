@@ -11,6 +11,7 @@
 #include "model/formats/hf_config.h"
 #include "model/formats/hf_layout.h"
 #include "model/formats/motif_config.h"
+#include "model/formats/phi4flash_config.h"
 
 namespace difftx {
 namespace {
@@ -84,12 +85,14 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
   const nlohmann::json config = config_to_hf(c, torch_dtype);  // refuses what HF cannot hold
 
   AttentionRowMaps maps;
-  const bool diffllama = c.attention == AttentionKind::diff && !is_motif_config(c);  // Motif keeps difftx's rows
+  // Motif keeps difftx's rows, and a hybrid (Phi4Flash) Hugging Face's names and rows as they are.
+  const bool hybrid = c.hybrid.has_value();
+  const bool diffllama = !hybrid && c.attention == AttentionKind::diff && !is_motif_config(c);
   if (diffllama) {
     const DiffLlamaExport layout = diffllama_export_layout(c.num_attention_heads, c.num_key_value_heads, c.head_dim);
     maps = {layout.q, layout.k, layout.v};
   }
-  if (c.rope_style == RopeStyle::interleaved) {  // transformers rotates halves
+  if (!hybrid && c.rope_style == RopeStyle::interleaved) {  // transformers rotates halves (the hybrid has no RoPE)
     const AttentionDims a = c.attention_dims(1, 1);
     const RowMap q_half = interleaved_to_half_rows(a.q_width(), c.head_dim);
     const RowMap k_half = interleaved_to_half_rows(a.k_width(), c.head_dim);
@@ -98,12 +101,15 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
   }
 
   const ParameterTable table(c);
+  const auto stored_as = [&](const ParamInfo& p) {
+    return hybrid && phi4flash_keeps_f32(p.name) ? StoredFloat::f32 : stored;
+  };
   std::vector<SafetensorsTensorSpec> specs;
   for (const ParamInfo& p : table.params()) {
     if (diffllama && ends_with(p.name, ".self_attn.subln.weight")) continue;  // folded into o_proj below
     std::vector<int64_t> shape = p.shape;
     if (const RowMap* map = maps.of(p.name)) shape[0] = static_cast<int64_t>(map->size());
-    specs.push_back({p.name, shape, stored_float_name(stored)});
+    specs.push_back({p.name, shape, stored_float_name(stored_as(p))});
   }
   std::vector<float> weights, rewritten, gain;  // one tensor at a time
   std::filesystem::create_directories(dir);
@@ -129,7 +135,7 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
       for (int64_t r = 0; r < p.shape[0]; ++r)
         for (int64_t col = 0; col < cols; ++col) o[r * cols + col] *= gain[col % width];
     }
-    return SafetensorsEntry{p.name, spec.shape, data, stored};
+    return SafetensorsEntry{p.name, spec.shape, data, stored_as(p)};
   });
   write_json_file(dir / "config.json", config);
 }

@@ -79,6 +79,13 @@ int64_t sliding_window(const json& j, int64_t layers, const std::string& where) 
 
 bool is_phi4flash_model_type(const std::string& model_type) { return model_type == "phi4flash"; }
 
+bool phi4flash_keeps_f32(const std::string& name) {
+  for (const std::string suffix : {".attn.A_log", ".attn.D", ".lambda_q1", ".lambda_k1", ".lambda_q2", ".lambda_k2"})
+    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      return true;
+  return false;
+}
+
 std::vector<LayerKind> sambay_layers(int64_t layers) {
   const int64_t h = layers / 2;
   std::vector<LayerKind> kinds(layers);
@@ -162,6 +169,55 @@ ModelConfig config_from_phi4flash(const json& j, const std::string& where) {
     fail(where, ": ", e.what());
   }
   return c;
+}
+
+json config_to_phi4flash(const ModelConfig& c, const std::string& torch_dtype) {
+  DIFFTX_CHECK(c.hybrid, "internal: config_to_phi4flash of a model that is not a hybrid stack");
+  const HybridConfig& h = *c.hybrid;
+  const std::string what = "writing the hybrid as Phi4FlashForCausalLM: ";
+  DIFFTX_CHECK(c.num_hidden_layers % 4 == 0 && h.layers == sambay_layers(c.num_hidden_layers) &&
+                   h.shared_kv_layer == c.num_hidden_layers / 2 + 1,
+               what, "its layers are not SambaY's layout for ", c.num_hidden_layers, " layers (Mamba and sliding ",
+               "attention, the memory at L / 2, full attention at L / 2 + 1, then GMU and cross attention)");
+  DIFFTX_CHECK(c.head_norm_epsilon() == 1e-5, what, "Phi4Flash fixes the head norm's eps to 1e-5; this model's is ",
+               c.head_norm_epsilon());
+  const int64_t heads = 2 * c.num_attention_heads, kv_heads = 2 * c.num_key_value_heads;
+  DIFFTX_CHECK(c.hidden_size == heads * c.head_dim, what, "Phi4Flash's head_dim is hidden_size / num_attention_heads; ",
+               "this model has ", heads, " heads of ", c.head_dim, " for hidden_size ", c.hidden_size);
+  const int64_t auto_rank = (c.hidden_size + 15) / 16;
+  return {
+      {"architectures", {"Phi4FlashForCausalLM"}},
+      {"auto_map",
+       {{"AutoConfig", "configuration_phi4flash.Phi4FlashConfig"},
+        {"AutoModelForCausalLM", "modeling_phi4flash.Phi4FlashForCausalLM"}}},
+      {"model_type", "phi4flash"},
+      {"vocab_size", c.vocab_size},
+      {"hidden_size", c.hidden_size},
+      {"intermediate_size", c.intermediate_size},
+      {"num_hidden_layers", c.num_hidden_layers},
+      {"num_attention_heads", heads},
+      {"num_key_value_heads", kv_heads},
+      {"hidden_act", "silu"},
+      {"layer_norm_eps", h.layer_norm_eps},
+      {"max_position_embeddings", c.max_position_embeddings},
+      {"tie_word_embeddings", c.tie_word_embeddings},
+      {"sliding_window", h.sliding_window},
+      {"mb_per_layer", 2},
+      {"mamba_d_state", h.mamba.d_state},
+      {"mamba_d_conv", h.mamba.d_conv},
+      {"mamba_expand", h.mamba.expand},
+      {"mamba_dt_rank", h.mamba.dt_rank == auto_rank ? json("auto") : json(h.mamba.dt_rank)},
+      {"mamba_conv_bias", true},
+      {"mamba_proj_bias", false},
+      {"mlp_bias", false},
+      {"lm_head_bias", false},
+      {"attention_dropout", 0.0},
+      {"resid_pdrop", 0.0},
+      {"embd_pdrop", 0.0},
+      {"initializer_range", 0.02},
+      {"use_cache", true},
+      {"torch_dtype", torch_dtype},
+  };
 }
 
 }  // namespace difftx
