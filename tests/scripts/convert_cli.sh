@@ -4,20 +4,6 @@
 # command runs them; refusals name what is wrong.
 source "$(dirname "$0")/lib.bash"
 
-# Runs Python statements on the float32 logits of two .npy files, as the tuples a and b.
-check_logits() {  # check_logits A.npy B.npy 'statements'
-  python3 - "$1" "$2" "$3" <<'PY'
-import struct, sys
-def floats(path):
-    raw = open(path, "rb").read()
-    header = struct.unpack("<H", raw[8:10])[0]
-    data = raw[10 + header:]
-    return struct.unpack("<%df" % (len(data) // 4), data)
-a, b = floats(sys.argv[1]), floats(sys.argv[2])
-exec(sys.argv[3])
-PY
-}
-
 cat > "$work/diff.json" <<'JSON'
 {"model_type": "difftx", "attention": "diff", "vocab_size": 50, "hidden_size": 32, "num_hidden_layers": 2,
  "num_attention_heads": 2, "num_key_value_heads": 1, "head_dim": 8, "intermediate_size": 64,

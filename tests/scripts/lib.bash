@@ -39,6 +39,20 @@ expect_in() {  # expect_in FILE "text"...
   done
 }
 
+# Runs Python statements on the float32 logits of two .npy files, as the tuples a and b.
+check_logits() {  # check_logits A.npy B.npy 'statements'
+  python3 - "$1" "$2" "$3" <<'PY'
+import struct, sys
+def floats(path):
+    raw = open(path, "rb").read()
+    header = struct.unpack("<H", raw[8:10])[0]
+    data = raw[10 + header:]
+    return struct.unpack("<%df" % (len(data) // 4), data)
+a, b = floats(sys.argv[1]), floats(sys.argv[2])
+exec(sys.argv[3])
+PY
+}
+
 # Training lines written so far to a metrics.jsonl (0 while it does not exist).
 train_lines() {
   local n
