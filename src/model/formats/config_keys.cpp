@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "model/config.h"
 
 namespace difftx {
 
@@ -33,6 +34,14 @@ void require_value(const json& j, const char* key, const json& expected, const c
   const bool same = v == expected || (expected.is_number() && v.is_number() && v.get<double>() == expected.get<double>());
   DIFFTX_CHECK(same, where, ": key '", key, "' is ", v.dump().substr(0, 64), "; difftx supports only ", expected.dump(),
                " (", why, ")");
+}
+
+void validate_config(const ModelConfig& c, const std::string& where) {
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    fail(where, ": ", e.what());
+  }
 }
 
 }  // namespace difftx

@@ -10,6 +10,8 @@
 
 namespace difftx {
 
+struct ModelConfig;
+
 // A required integer in [1, most].
 int64_t positive_int(const nlohmann::json& j, const char* key, const std::string& where,
                      int64_t most = std::numeric_limits<int64_t>::max());
@@ -18,5 +20,7 @@ double positive_number(const nlohmann::json& j, const char* key, double fallback
 // A key whose only supported value is `expected` (or absent / null); `why` says what else would mean.
 void require_value(const nlohmann::json& j, const char* key, const nlohmann::json& expected, const char* why,
                    const std::string& where);
+// ModelConfig::validate, its error prefixed by `where`: the adapters' last check of what they read.
+void validate_config(const ModelConfig& c, const std::string& where);
 
 }  // namespace difftx

@@ -150,11 +150,7 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
   }
   c.lambda_init_constant.reset();  // DiffLlama: 0.8 - 0.6 exp(-0.3 layer_idx), the exp schedule
   c.diff_subln = true;             // its head norm, without a gain (loaded as a gain of ones)
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    fail(where, ": ", e.what());
-  }
+  validate_config(c, where);
   return out;
 }
 

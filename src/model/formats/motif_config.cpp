@@ -108,11 +108,7 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
   } else {
     c.tie_word_embeddings = false;
   }
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    fail(where, ": ", e.what());
-  }
+  validate_config(c, where);
   return c;
 }
 

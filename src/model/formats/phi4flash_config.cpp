@@ -163,11 +163,7 @@ ModelConfig config_from_phi4flash(const json& j, const std::string& where) {
     h.mamba.dt_rank = positive_int(j, "mamba_dt_rank", where, c.hidden_size);
   }
   c.hybrid = std::move(h);
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    fail(where, ": ", e.what());
-  }
+  validate_config(c, where);
   return c;
 }
 
