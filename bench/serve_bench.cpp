@@ -22,6 +22,8 @@
 #include "data/tokenizer_files.h"
 #include "grammar/constraint.h"
 #include "infer/engine.h"
+#include "infer/kv_cache_manager.h"
+#include "infer/kv_pool.h"
 #include "grammar/json_grammar.h"
 #include "io/input_file.h"
 #include "measure.h"
@@ -170,7 +172,11 @@ int bench_serve(cli::Args& args) {
   DIFFTX_CHECK(prompt + new_tokens <= model.config.max_position_embeddings, "--prompt + --new exceed the context");
   const int64_t most = *std::max_element(concurrency.begin(), concurrency.end());
   o.max_running = std::max<int64_t>(most, 1);
-  o.kv_tokens = most * (prompt + new_tokens + o.kv_block_tokens);
+  // Room for `most` sequences of prompt + new tokens at once, each holding its blocks in every
+  // cache group (a hybrid's sliding-window groups keep all of a short sequence's blocks).
+  const int64_t per_sequence = infer::sequence_blocks(infer::kv_cache_groups(model.config),
+                                                      prompt + new_tokens + o.kv_block_tokens, o.kv_block_tokens);
+  o.kv_bytes = most * per_sequence * KvPool::block_bytes(model.config, o.kv, o.kv_block_tokens);
   print_row(json, {str("op", "setup"), num("threads", thread_count(), 0), str("model", dir), num("prompt", prompt, 0),
                    num("new", new_tokens, 0), num("shared_prefix", shared, 0), str("kv", kv_storage_name(o.kv))});
   std::shared_ptr<const TokenConstraintSource> constraint;
