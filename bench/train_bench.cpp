@@ -36,7 +36,7 @@ struct Trainee {
       : name(std::move(name_)),
         config_path(std::move(config_path_)),
         model(config_from_file(config_path.string())),
-        optimizer(*model.backend, model.table, AdamWConfig{}),
+        optimizer(*model.backend, model.table, train::AdamWConfig{}),
         acts(model.config, B, T, ActivationUse::training, *model.backend),
         grads(model.backend->allocate(model.table.total_floats() * int64_t{sizeof(float)})),
         g(bind_tensors(model.config, model.table, grads.as<float>())),
@@ -80,7 +80,7 @@ struct Trainee {
   std::string name;
   fs::path config_path;
   Model model;
-  AdamW optimizer;
+  train::AdamW optimizer;
   Activations acts;
   backends::DeviceBuffer grads;
   ModelTensors g;

@@ -18,6 +18,10 @@ namespace difftx::python {
 namespace {
 
 namespace fs = std::filesystem;
+using train::decay_shape_from_name;
+using train::StepReport;
+using train::TrainOptions;
+using train::TrainSummary;
 
 py::object number_or_none(double x) { return std::isnan(x) ? py::object(py::none()) : py::float_(x); }
 

@@ -8,6 +8,7 @@
 
 using namespace difftx;
 using namespace difftx::api;
+using namespace difftx::train;
 
 extern "C" {
 

@@ -7,6 +7,6 @@ namespace difftx::api {
 
 // o.config_path empty: init_dir's config.json (a run that starts from a model's weights). Errors
 // as train()'s; a callback that returns false ends the run after a checkpoint of that step.
-TrainSummary train_in_process(TrainOptions o);
+train::TrainSummary train_in_process(train::TrainOptions o);
 
 }  // namespace difftx::api

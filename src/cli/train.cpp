@@ -16,7 +16,7 @@ namespace difftx::cli {
 namespace {
 
 int run_train(Args& args) {
-  TrainOptions o;
+  train::TrainOptions o;
   if (args.get("init")) o.init_dir = args.require("init");  // given: a non-empty path
   // With --init the config is the model's own unless --config names one (which must match it).
   o.config_path = o.init_dir.empty() ? args.require("config")
@@ -38,9 +38,9 @@ int run_train(Args& args) {
     comm = std::make_unique<dist::WatchdogCommunicator>(std::move(comm), timeout);
     dist::explain_sigterm(comm->rank(), comm->size());
   }
-  TrainSummary s;
+  train::TrainSummary s;
   try {
-    s = train(o, *comm);
+    s = train::train(o, *comm);
   } catch (const dist::CollectiveError& e) {
     if (comm->size() == 1) throw;
     // Every rank raised it at the same point: rank 0 reports it, and all end normally.
@@ -71,7 +71,7 @@ DIFFTX_COMMAND("train", "train a baseline, DIFF V1 or DIFF V2 model on prepared 
                "  --data DIR            prepared data (difftx prepare)\n"
                "  --out RUN_DIR         checkpoints/, metrics.jsonl, run.json\n"
                "  --steps N             optimizer steps (default 1000)\n" +
-                   train_options_help(TrainOptions{}) +
+                   train_options_help(train::TrainOptions{}) +
                "  --resume              continue from RUN_DIR's latest checkpoint\n"
                "  --quiet               no progress lines\n"
                "data parallelism (mpirun -np N difftx train ...; docs/DISTRIBUTED.md):\n"

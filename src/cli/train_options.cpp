@@ -15,14 +15,14 @@ constexpr NumberRange kBeta{0, 1, false, true};
 
 }  // namespace
 
-void read_train_options(Args& args, TrainOptions& o) {
+void read_train_options(Args& args, train::TrainOptions& o) {
   o.seq_len = args.get_int("seq-len", o.seq_len, kSequenceLength);
   o.micro_batch = args.get_int("micro-batch", o.micro_batch, kMicroBatch);
   o.batch_tokens = args.get_int("batch-tokens", o.batch_tokens, kNonNegative);
   o.lr = args.get_double("lr", o.lr, kPositiveNumber);
   o.min_lr_ratio = args.get_double("min-lr-ratio", o.min_lr_ratio, kFraction);
   o.warmup_steps = args.get_int("warmup", o.warmup_steps, kNonNegative);
-  if (const auto schedule = args.get("schedule")) o.schedule = decay_shape_from_name(*schedule);
+  if (const auto schedule = args.get("schedule")) o.schedule = train::decay_shape_from_name(*schedule);
   o.adamw.weight_decay = args.get_double("weight-decay", o.adamw.weight_decay, NumberRange{0, 1e300});
   o.adamw.grad_clip = args.get_double("grad-clip", o.adamw.grad_clip, NumberRange{0, 1e300});
   o.adamw.beta1 = args.get_double("beta1", o.adamw.beta1, kBeta);
@@ -36,7 +36,8 @@ void read_train_options(Args& args, TrainOptions& o) {
   o.log_every = args.get_int("log-every", o.log_every, kPositive);
 }
 
-std::string train_options_help(const TrainOptions& o) {
+std::string train_options_help(const train::TrainOptions& o) {
+  using train::DecayShape;
   const char* shape = o.schedule == DecayShape::cosine ? "cosine" : o.schedule == DecayShape::linear ? "linear" : "constant";
   std::string mix = "none";
   if (!o.mixture.empty()) {

@@ -8,9 +8,9 @@
 namespace difftx::cli {
 
 // Reads the options into o, keeping o's values as the defaults.
-void read_train_options(Args& args, TrainOptions& o);
+void read_train_options(Args& args, train::TrainOptions& o);
 
 // The --help lines of those options, given the defaults in o.
-std::string train_options_help(const TrainOptions& o);
+std::string train_options_help(const train::TrainOptions& o);
 
 }  // namespace difftx::cli

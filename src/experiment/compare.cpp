@@ -104,7 +104,7 @@ fs::path run_dir(const CompareOptions& o, const std::string& name, int64_t seed)
 fs::path init_checkpoint(const CompareOptions& o, const std::string& name, int64_t seed) {
   const fs::path runs = o.init_from / "runs" / name, seed_dir = runs / ("seed_" + std::to_string(seed));
   const fs::path dir = o.seeds.empty() && !fs::exists(seed_dir) ? runs : seed_dir;
-  const auto latest = latest_checkpoint(dir);
+  const auto latest = train::latest_checkpoint(dir);
   DIFFTX_CHECK(latest.has_value(), "compare: --init-from ", o.init_from.string(), " has no checkpoint of ", name,
                " with seed ", seed, " (expected ", dir.string(), "/checkpoints)");
   if (dir == runs) {  // a single-seed run: its seed must be this one
@@ -129,8 +129,8 @@ std::vector<results::ModelResults> earlier_results(const fs::path& results_path)
 std::optional<results::ModelResults> finished_before(const std::vector<results::ModelResults>& earlier,
                                                      const std::string& name, int64_t seed, const fs::path& dir,
                                                      int64_t steps) {
-  const auto latest = latest_checkpoint(dir);
-  if (!latest || step_of_name(latest->filename().string()) < steps) return std::nullopt;
+  const auto latest = train::latest_checkpoint(dir);
+  if (!latest || train::step_of_name(latest->filename().string()) < steps) return std::nullopt;
   for (const results::ModelResults& m : earlier)
     if (m.name == name && m.seed == seed && m.run_dir == dir.string()) return m;
   return std::nullopt;
@@ -141,18 +141,18 @@ std::optional<results::ModelResults> finished_before(const std::vector<results::
 results::ModelResults train_and_analyse(const CompareOptions& o, const std::string& name, int64_t seed, int64_t steps,
                                         int64_t batch_tokens, const data::Tokenizer& tokenizer,
                                         const fs::path& init, const std::function<void(const std::string&)>& log) {
-  TrainOptions t = o.train;
+  train::TrainOptions t = o.train;
   t.init_dir = init.string();
   t.config_path = (o.configs_dir / o.preset / (name + ".json")).string();
   t.data_dir = o.data_dir.string();
   t.out_dir = run_dir(o, name, seed).string();
   t.steps = steps;
   t.seed = static_cast<uint64_t>(seed);
-  t.resume = latest_checkpoint(t.out_dir).has_value();
+  t.resume = train::latest_checkpoint(t.out_dir).has_value();
   dist::LocalCommunicator one_process;
-  train(t, one_process);
+  train::train(t, one_process);
 
-  const fs::path checkpoint = *latest_checkpoint(t.out_dir);
+  const fs::path checkpoint = *train::latest_checkpoint(t.out_dir);
   const Model model = load_model_dir(checkpoint);
   if (o.analyse) log("analysing " + checkpoint.string());
   results::ModelResults m;

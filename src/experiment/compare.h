@@ -32,7 +32,7 @@ struct CompareOptions {
   std::filesystem::path data_dir, out_dir;
   int64_t tokens = 0;  // training tokens per model, rounded up to whole optimizer steps
   std::vector<int64_t> seeds;  // empty: one run per variant with train.seed
-  TrainOptions train;  // shared by every model; config, data, run directory and steps are set per model
+  train::TrainOptions train;  // shared by every model; config, data, run directory and steps are set per model
   AnalysisOptions analysis;
   bool analyse = true;  // false: train only, the results hold each run's training record (the sweep)
   // An earlier compare's OUT: each run starts from the last checkpoint of the same variant and

@@ -13,8 +13,8 @@ fs::path default_configs_dir() {
   return fs::path(DIFFTX_SOURCE_DIR) / "configs";
 }
 
-TrainOptions compare_train_defaults() {
-  TrainOptions o;
+train::TrainOptions compare_train_defaults() {
+  train::TrainOptions o;
   o.seq_len = 256;
   o.micro_batch = 8;
   o.lr = 2e-3;
@@ -45,12 +45,12 @@ CompareOptions compare_defaults() {
 }
 
 int64_t apply_niah_recipe(CompareOptions& o, int64_t seq_len) {
-  TrainOptions& t = o.train;
+  train::TrainOptions& t = o.train;
   t.seq_len = seq_len;
   t.micro_batch = std::max<int64_t>(1, 2048 / t.seq_len);
   t.lr = 2e-3;
   t.warmup_steps = 50;
-  t.schedule = DecayShape::constant;
+  t.schedule = train::DecayShape::constant;
   t.mixture = {0.5, 0.2};
   t.eval_every = t.log_every = 250;
   t.checkpoint_every = 500;

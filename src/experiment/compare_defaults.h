@@ -15,7 +15,7 @@ std::filesystem::path default_configs_dir();
 
 // Training: sequences of 256 in micro-batches of 8, a retrieval mixture, validation and
 // checkpoints often enough for curves and resuming.
-TrainOptions compare_train_defaults();
+train::TrainOptions compare_train_defaults();
 
 // compare_train_defaults() and the analysis grid: NIAH at 256 tokens with 1, 2 or 4 needles,
 // MQAR episodes of 8 pairs, 4 attention prompts per depth, 16384 outlier tokens, the

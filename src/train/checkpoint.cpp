@@ -11,7 +11,7 @@
 #include "model/finite_weights.h"
 #include "model/model_io.h"
 
-namespace difftx {
+namespace difftx::train {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -140,4 +140,4 @@ json load_checkpoint(const fs::path& checkpoint, Model& model, OptimizerMoments&
   return state;
 }
 
-}  // namespace difftx
+}  // namespace difftx::train

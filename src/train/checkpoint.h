@@ -11,7 +11,7 @@
 
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::train {
 
 // AdamW's moments, laid out like the weights arena (all of them, also when each rank of a
 // data-parallel run owns only a part), and the optimizer steps taken.
@@ -39,4 +39,4 @@ std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::pa
 // laid out like the weights) and returns state.json.
 nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, Model& model, OptimizerMoments& moments);
 
-}  // namespace difftx
+}  // namespace difftx::train

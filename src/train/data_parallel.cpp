@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "core/hash.h"
 
-namespace difftx {
+namespace difftx::train {
 
 DataParallel::DataParallel(dist::Communicator& comm, int64_t arena_floats, int64_t bucket_floats) : comm_(comm) {
   DIFFTX_CHECK(bucket_floats > 0, "bucket size ", bucket_floats, " floats must be positive");
@@ -89,4 +89,4 @@ void DataParallel::verify_replicas(const float* arena, int64_t step) {
                                          " differ from rank 0's (the data-parallel replicas diverged)"));
 }
 
-}  // namespace difftx
+}  // namespace difftx::train

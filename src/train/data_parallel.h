@@ -18,7 +18,7 @@
 #include "dist/communicator.h"
 #include "train/optimizer.h"
 
-namespace difftx {
+namespace difftx::train {
 
 class DataParallel {
  public:
@@ -64,4 +64,4 @@ class DataParallel {
   Buffer<float> reduced_;  // the reduced gradient shard (more than one rank)
 };
 
-}  // namespace difftx
+}  // namespace difftx::train

@@ -12,7 +12,7 @@
 #include "io/input_file.h"
 #include "io/json_file.h"
 
-namespace difftx {
+namespace difftx::train {
 
 MetricsLog::MetricsLog(std::filesystem::path path) : path_(std::move(path)) {
   fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
@@ -67,4 +67,4 @@ DroppedMetrics truncate_metrics_after(const std::filesystem::path& path, int64_t
   return dropped;
 }
 
-}  // namespace difftx
+}  // namespace difftx::train

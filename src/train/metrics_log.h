@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace difftx {
+namespace difftx::train {
 
 class MetricsLog {
  public:
@@ -39,4 +39,4 @@ struct DroppedMetrics {
 // Rewrites the log (atomically) without the lines of steps after `last_step`.
 DroppedMetrics truncate_metrics_after(const std::filesystem::path& path, int64_t last_step);
 
-}  // namespace difftx
+}  // namespace difftx::train

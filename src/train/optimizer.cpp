@@ -5,7 +5,7 @@
 
 #include "kernels/ops.h"
 
-namespace difftx {
+namespace difftx::train {
 namespace {
 
 constexpr int64_t kChunk = int64_t{1} << 14;  // floats of one tensor per work item of a step
@@ -71,4 +71,4 @@ void AdamW::step(backends::DevicePtr<float> weights, backends::DevicePtr<const f
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::train

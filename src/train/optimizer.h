@@ -12,7 +12,7 @@
 #include "backends/backend.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::train {
 
 struct AdamWConfig {
   double beta1 = 0.9;
@@ -68,4 +68,4 @@ class AdamW {
   int64_t step_ = 0;
 };
 
-}  // namespace difftx
+}  // namespace difftx::train

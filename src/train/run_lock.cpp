@@ -10,7 +10,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::train {
 
 namespace {
 
@@ -52,4 +52,4 @@ RunDirectoryLock::~RunDirectoryLock() {
   if (fd_ >= 0) ::close(fd_);  // releases the flock
 }
 
-}  // namespace difftx
+}  // namespace difftx::train

@@ -5,7 +5,7 @@
 #pragma once
 #include <filesystem>
 
-namespace difftx {
+namespace difftx::train {
 
 class RunDirectoryLock {
  public:
@@ -19,4 +19,4 @@ class RunDirectoryLock {
   int fd_ = -1;
 };
 
-}  // namespace difftx
+}  // namespace difftx::train

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::train {
 
 DecayShape decay_shape_from_name(const std::string& name) {
   if (name == "cosine") return DecayShape::cosine;
@@ -23,4 +23,4 @@ double LrSchedule::at(int64_t step) const {
   return min_lr + (peak_lr - min_lr) * fraction;
 }
 
-}  // namespace difftx
+}  // namespace difftx::train

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string>
 
-namespace difftx {
+namespace difftx::train {
 
 enum class DecayShape { cosine, linear, constant };
 DecayShape decay_shape_from_name(const std::string& name);  // "cosine" | "linear" | "constant"
@@ -19,4 +19,4 @@ struct LrSchedule {
   double at(int64_t step) const;
 };
 
-}  // namespace difftx
+}  // namespace difftx::train

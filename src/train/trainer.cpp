@@ -31,7 +31,7 @@
 #include "train/metrics_log.h"
 #include "train/run_lock.h"
 
-namespace difftx {
+namespace difftx::train {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
@@ -533,4 +533,4 @@ TrainSummary train(const TrainOptions& o, dist::Communicator& comm) {
   return run.summary();
 }
 
-}  // namespace difftx
+}  // namespace difftx::train

@@ -14,7 +14,7 @@
 #include "train/optimizer.h"
 #include "train/schedule.h"
 
-namespace difftx {
+namespace difftx::train {
 
 // One optimizer step as the trainer's optional on_step hook sees it.
 struct StepReport {
@@ -81,4 +81,4 @@ struct TrainSummary {
 // Collective over `comm`: every rank calls it with the same options (checked at start).
 TrainSummary train(const TrainOptions& options, dist::Communicator& comm);
 
-}  // namespace difftx
+}  // namespace difftx::train

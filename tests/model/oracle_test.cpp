@@ -60,7 +60,7 @@ TEST_P(OracleFixture, MatchesLogitsLossGradientsAndAdamWSteps) {
   // Five AdamW steps on the same batch (oracle: lr 1e-2, betas (0.9, 0.95), eps 1e-8, decay
   // 0.1 on matrices only, no clipping, constant lr).
   const auto want_losses = expected.read_f32("adamw_losses");
-  AdamW adamw(*model.backend, model.table, AdamWConfig{0.9, 0.95, 1e-8, 0.1, 0.0});
+  train::AdamW adamw(*model.backend, model.table, train::AdamWConfig{0.9, 0.95, 1e-8, 0.1, 0.0});
   std::vector<float> losses = {static_cast<float>(loss)};
   for (int step = 1; step < static_cast<int>(want_losses.size()); ++step) {
     const auto g_ptr = testing::host_ptr<const float>(grads.data());

@@ -18,7 +18,7 @@
 #include "support/thread_ranks.h"
 #include "train/data_parallel.h"
 
-namespace difftx {
+namespace difftx::train {
 namespace {
 
 using testing::error_of;
@@ -196,4 +196,4 @@ TEST(DataParallel, DifferingReplicasAreNamed) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::train

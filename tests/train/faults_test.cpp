@@ -20,7 +20,7 @@
 #include "train/metrics_log.h"
 #include "train/run_lock.h"
 
-namespace difftx {
+namespace difftx::train {
 namespace {
 
 namespace fs = std::filesystem;
@@ -173,4 +173,4 @@ TEST(Faults, ATamperedStateIsRefused) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::train

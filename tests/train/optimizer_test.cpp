@@ -14,7 +14,7 @@
 #include "support/testing.h"
 #include "train/optimizer.h"
 
-namespace difftx {
+namespace difftx::train {
 namespace {
 
 TEST(AdamWArena, EqualsTensorByTensorUpdatesWithTensorsSpanningSeveralChunks) {
@@ -53,4 +53,4 @@ TEST(AdamWArena, EqualsTensorByTensorUpdatesWithTensorsSpanningSeveralChunks) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::train
