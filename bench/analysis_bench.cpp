@@ -58,7 +58,7 @@ void bench_outlier_stats(bool json) {
   Rng rng(5);
   std::vector<float> x(n);
   for (auto& e : x) e = static_cast<float>(rng.normal() * 3.0);
-  AbsValueStats stats("bench");
+  eval::AbsValueStats stats("bench");
   const Timing pass1 = measure([&] { stats.add(x.data(), n); }, 0.3, 2);
   stats.start_refinement();
   const Timing pass2 = measure([&] { stats.add(x.data(), n); }, 0.3, 2);

@@ -91,8 +91,8 @@ void bind_analyses(py::module_& m) {
         "Attention on the answer vs the noise (Table 3) and a Figure-1 row, as `difftx analyze attention`:\n"
         "{'attention_allocation': ..., 'attention_map': ...} as in results.json; attention_map also has\n"
         "'ids', the prompt's token ids up to the query.");
-  m.def("outliers", &outliers, py::arg("model"), py::arg("data"), py::kw_only(), py::arg("tokens") = OutlierOptions{}.tokens,
-        py::arg("seq_len") = 256, py::arg("micro_batch") = 8,
+  m.def("outliers", &outliers, py::arg("model"), py::arg("data"), py::kw_only(),
+        py::arg("tokens") = eval::OutlierOptions{}.tokens, py::arg("seq_len") = 256, py::arg("micro_batch") = 8,
         "Activation outliers (Table 5) as `difftx analyze outliers`: the results.json 'outliers' object.");
   m.def("quant", &quant, py::arg("model"), py::arg("data"), py::kw_only(),
         py::arg("bits") = std::vector<int>{0, 16, 8, 6, 4}, py::arg("seq_len") = 256, py::arg("micro_batch") = 8,

@@ -29,7 +29,7 @@ py::array_t<double> attention_map(const LoadedModel& m, const py::handle& ids_in
     Activations acts(c, 1, query + 1);
     decoder_forward(m.model, acts, ids.data());
     const LayerTap tap = layer_tap(c, acts, layer);
-    const AttentionRow r = attention_row(tap.dims, tap.q, tap.k, tap.lambda, 0, query);
+    const eval::AttentionRow r = eval::attention_row(tap.dims, tap.q, tap.k, tap.lambda, 0, query);
     row = normalised ? r.normalised(head) : std::vector<double>(r.head_row(head), r.head_row(head) + r.keys());
   }
   return py::array_t<double>(static_cast<py::ssize_t>(row.size()), row.data());

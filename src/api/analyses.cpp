@@ -18,6 +18,7 @@ namespace difftx::api {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace difftx::eval;  // the analyses this file runs
 
 PerplexityOptions perplexity_options(int64_t max_batches, const Interrupt& interrupt) {
   PerplexityOptions o;

@@ -62,7 +62,7 @@ nlohmann::json run_attention(const LoadedModel& m, const fs::path& data, JsonOpt
 }
 
 nlohmann::json run_outliers(const LoadedModel& m, const fs::path& data, JsonOptions& o) {
-  const int64_t tokens = o.integer("tokens", OutlierOptions{}.tokens, 1, kMaxCount);
+  const int64_t tokens = o.integer("tokens", eval::OutlierOptions{}.tokens, 1, kMaxCount);
   const ValWindows w = val_windows(o);
   o.finish();
   return outliers(m, data, tokens, w, {});

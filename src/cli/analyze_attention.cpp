@@ -14,6 +14,8 @@
 namespace difftx::cli {
 namespace {
 
+using namespace difftx::eval;  // the analyses this command runs
+
 void print_row(const char* label, const Allocation& a) {
   std::printf("  %-8s %8.4f %8.4f %8.4f\n", label, a.answer, a.noise, a.noise_abs);
 }

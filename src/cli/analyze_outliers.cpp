@@ -9,6 +9,8 @@
 namespace difftx::cli {
 namespace {
 
+using namespace difftx::eval;  // the analyses this command runs
+
 void print_stats(const char* label, const AbsSummary& s) {
   std::printf("  %-18s %10.3f %10.3f %10.3f %10.4f %14lld\n", label, s.top1, s.top2, s.top3, s.median, (long long)s.count);
 }

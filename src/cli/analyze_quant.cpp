@@ -11,6 +11,8 @@
 
 namespace difftx::cli {
 
+using namespace difftx::eval;  // the analyses this command runs
+
 std::vector<int> logit_bits_option(Args& args, const std::string& name, const std::string& fallback) {
   std::vector<int> bits;
   for (int64_t b : args.get_int_list(name, fallback, IntRange{0, 64})) {

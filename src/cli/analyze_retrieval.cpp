@@ -18,6 +18,8 @@
 namespace difftx::cli {
 namespace {
 
+using namespace difftx::eval;  // the analyses this command runs
+
 namespace fs = std::filesystem;
 
 std::string describe(const fs::path& model_dir, const ModelConfig& c) {

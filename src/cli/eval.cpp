@@ -16,7 +16,7 @@ int run_eval(Args& args) {
   const std::string data_dir = args.require("data");
   const int64_t seq_len = args.get_int("seq-len", 256, kSequenceLength);
   const int64_t micro_batch = args.get_int("micro-batch", 8, kMicroBatch);
-  PerplexityOptions o;
+  eval::PerplexityOptions o;
   o.max_batches = args.get_int("max-batches", o.max_batches, kNonNegative);
   const bool quiet = args.flag("quiet");
   backends::Backend& device = device_option(args);
@@ -24,7 +24,7 @@ int run_eval(Args& args) {
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   model.move_to(device);
   if (!quiet)
-    o.progress = [](const PerplexityProgress& p) {
+    o.progress = [](const eval::PerplexityProgress& p) {
       const double rate = p.tokens / std::max(p.seconds, 1e-9);
       const double eta = p.seconds / p.batches_done * (p.batches_total - p.batches_done);
       std::fprintf(stderr, "\reval batch %lld/%lld | loss %.4f | %.0f tok/s | ETA %.0f s   ", (long long)p.batches_done,
@@ -33,7 +33,7 @@ int run_eval(Args& args) {
       std::fflush(stderr);
     };
   data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
-  const PerplexityResult r = evaluate_perplexity(model, val, o);
+  const eval::PerplexityResult r = eval::evaluate_perplexity(model, val, o);
   std::printf("val loss %.4f | perplexity %.3f | %lld tokens in %lld batches | %.1f s\n", r.loss, r.perplexity,
               (long long)r.tokens, (long long)r.batches, r.seconds);
   return 0;

@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::eval {
 namespace {
 
 constexpr uint32_t kFirstNonFiniteBin = 0x7f800000u >> 16;  // +inf and NaN patterns start here
@@ -127,4 +127,4 @@ AbsSummary AbsValueStats::summary() const {
   return s;
 }
 
-}  // namespace difftx
+}  // namespace difftx::eval

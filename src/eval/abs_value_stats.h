@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-namespace difftx {
+namespace difftx::eval {
 
 struct AbsSummary {
   int64_t count = 0;
@@ -56,4 +56,4 @@ class AbsValueStats {
   std::vector<int64_t> fine_[2];         // pass 2: low 16 bits inside bins_[0], bins_[1]
 };
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -2,7 +2,7 @@
 
 #include "data/utf8.h"
 
-namespace difftx {
+namespace difftx::eval {
 namespace {
 
 results::Allocation allocation_fields(const Allocation& a) { return {a.answer, a.noise, a.noise_abs}; }
@@ -73,4 +73,4 @@ std::vector<std::string> token_strings(const data::Tokenizer& tokenizer, const s
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -10,7 +10,7 @@
 #include "eval/outliers.h"
 #include "results/results.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 results::AttentionAllocation allocation_results(const AllocationSummary& summary);
 // weights: a figure_row of the prompt; tokens: token_strings of its ids up to the query position.
@@ -22,4 +22,4 @@ results::Outliers outlier_results(const OutlierResult& result);
 // tokens) become U+FFFD, so the strings are valid JSON text.
 std::vector<std::string> token_strings(const data::Tokenizer& tokenizer, const std::vector<int32_t>& ids);
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -10,7 +10,7 @@
 #include "model/decoder.h"
 #include "model/taps.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 const char* const kAllocationNormalisation =
     "each head's row at the query position divided by its sum: softmax rows as they are (sum 1); "
@@ -176,4 +176,4 @@ AttentionAnalysis analyse_attention(const Model& model, const std::vector<Alloca
   return a;
 }
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -10,7 +10,7 @@
 
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 struct TokenSpan {
   int64_t begin = 0, end = 0;  // positions [begin, end)
@@ -80,4 +80,4 @@ AttentionAnalysis analyse_attention(const Model& model, const std::vector<Alloca
 // The normalisation, in words, for reports (attention_maps.h has the reasoning).
 extern const char* const kAllocationNormalisation;
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "kernels/attention/attention_logits.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 std::vector<double> AttentionRow::normalised(int64_t i) const {
   DIFFTX_CHECK(i >= 0 && i < heads, "attention row: head ", i, " outside [0, ", heads, ")");
@@ -68,4 +68,4 @@ AttentionRow attention_row(const AttentionDims& dims, const float* q, const floa
   return r;
 }
 
-}  // namespace difftx
+}  // namespace difftx::eval

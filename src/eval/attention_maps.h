@@ -26,7 +26,7 @@
 #include "kernels/attention/attention.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 constexpr double kMinRowSum = 0.01;
 
@@ -50,4 +50,4 @@ struct AttentionRow {
 AttentionRow attention_row(const AttentionDims& dims, const float* q, const float* k, const float* lambda,
                            int64_t b, int64_t t);
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "model/decoder.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 LogitsForward model_forward(const Model& model, const ForwardOptions& options) {
   LogitsForward f;
@@ -29,4 +29,4 @@ LogitsForward model_forward(const Model& model, const ForwardOptions& options) {
   return f;
 }
 
-}  // namespace difftx
+}  // namespace difftx::eval

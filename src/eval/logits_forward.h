@@ -11,7 +11,7 @@
 #include "model/decoder.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 struct LogitsForward {
   int64_t columns = 0;     // V: floats per row of logits
@@ -26,4 +26,4 @@ struct LogitsForward {
 // empty or too long sequence, a row outside it.
 LogitsForward model_forward(const Model& model, const ForwardOptions& options = {});
 
-}  // namespace difftx
+}  // namespace difftx::eval

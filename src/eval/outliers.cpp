@@ -14,7 +14,7 @@
 #include "model/decoder.h"
 #include "model/taps.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const OutlierOptions& o) {
   const ModelConfig& c = model.config;
@@ -90,4 +90,4 @@ OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const
   return r;
 }
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -16,7 +16,7 @@
 #include "eval/abs_value_stats.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 struct OutlierOptions {
   int64_t tokens = 65536;  // sample size; rounded up to whole sequences of the loader's seq_len
@@ -36,4 +36,4 @@ struct OutlierResult {
 // whose ids pass the model's vocab_size, non-finite activations.
 OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const OutlierOptions& options);
 
-}  // namespace difftx
+}  // namespace difftx::eval

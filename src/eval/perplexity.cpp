@@ -12,7 +12,7 @@
 #include "model/decoder.h"
 #include "model/hybrid_decoder.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val, const PerplexityOptions& o) {
   const ModelConfig& c = model.config;
@@ -55,4 +55,4 @@ PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val,
   return r;
 }
 
-}  // namespace difftx
+}  // namespace difftx::eval

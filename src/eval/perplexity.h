@@ -9,7 +9,7 @@
 #include "model/decoder.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 struct PerplexityProgress {
   int64_t batches_done, batches_total;
@@ -36,4 +36,4 @@ struct PerplexityResult {
 // max_position_embeddings, data whose ids pass the model's vocab_size.
 PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val, const PerplexityOptions& options);
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "kernels/attention/attention_quantized.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, data::TokenLoader& val,
                                                            const std::vector<int>& bits, PerplexityOptions options) {
@@ -18,4 +18,4 @@ std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, d
   return points;
 }
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -7,7 +7,7 @@
 #include "eval/perplexity.h"
 #include "results/results.h"
 
-namespace difftx {
+namespace difftx::eval {
 
 // One evaluate_perplexity per entry of `bits` (each 0 or 2..16, checked before any work), as
 // the points of the results schema's "quantization" (bits, val loss, val tokens; NIAH accuracy
@@ -15,4 +15,4 @@ namespace difftx {
 std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, data::TokenLoader& val,
                                                            const std::vector<int>& bits, PerplexityOptions options);
 
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -14,6 +14,8 @@
 namespace difftx::experiment {
 namespace {
 
+using namespace difftx::eval;  // the analyses this file runs
+
 std::string format(const char* pattern, double a, double b = 0, double c = 0) {
   char buf[200];
   std::snprintf(buf, sizeof buf, pattern, a, b, c);

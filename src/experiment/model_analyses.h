@@ -23,7 +23,7 @@ struct AnalysisOptions {
   retrieval::MqarEvalOptions mqar;
   retrieval::NiahPromptOptions prompts;     // attention allocation and the Figure-1 map
   int64_t val_seq_len = 256, val_micro_batch = 8;  // val windows of the outlier sample and the sweep
-  OutlierOptions outliers;
+  eval::OutlierOptions outliers;
   std::vector<int> bits = {0, 16, 8, 6, 4};  // quantization sweep; 0 = not quantized
   int64_t quant_val_batches = 8;             // val micro-batches per bit width
   retrieval::NiahGrid quant_niah;            // NIAH cells per bit width (a subset of niah, to save time)

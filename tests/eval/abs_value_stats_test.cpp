@@ -12,7 +12,7 @@
 #include "eval/abs_value_stats.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::eval {
 namespace {
 
 // Runs both passes over `x`, split into `parts` accumulators per pass.
@@ -103,4 +103,4 @@ TEST(AbsValueStats, ErrorsNameTheProblem) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::eval

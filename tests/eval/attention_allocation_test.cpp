@@ -12,7 +12,7 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::eval {
 namespace {
 
 AllocationPrompt prompt_of(int64_t length, TokenSpan context, std::vector<TokenSpan> answer, double depth = 0.5) {
@@ -160,4 +160,4 @@ TEST(AttentionAllocation, RowsWithoutANormalisedFormAreLeftOutAndCounted) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -12,7 +12,7 @@
 #include "model/decoder.h"
 #include "model/taps.h"
 
-namespace difftx {
+namespace difftx::eval {
 namespace {
 
 using testing::AttentionCase;
@@ -142,4 +142,4 @@ TEST(AttentionMaps, ReproduceTheDecodersAttentionOutput) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::eval

@@ -18,6 +18,7 @@ namespace {
 
 using difftx::testing::error_of;
 using testing::retrieval_data;
+using eval::LogitsForward;
 
 TEST(Mqar, PoolsSplitTheOrdinaryTokensAboveTheBytes) {
   const auto& tok = retrieval_data().tokenizer;

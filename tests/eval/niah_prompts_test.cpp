@@ -13,6 +13,7 @@ namespace difftx::retrieval {
 namespace {
 
 using testing::retrieval_data;
+using eval::AllocationPrompt;
 
 TEST(NiahPrompts, RowPredictsTheAnswerAndSpansAreTheTasks) {
   const auto& data = retrieval_data();

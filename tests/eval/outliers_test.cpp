@@ -14,7 +14,7 @@
 #include "support/testing.h"
 #include "support/word_dataset.h"
 
-namespace difftx {
+namespace difftx::eval {
 namespace {
 
 struct Sorted {
@@ -135,4 +135,4 @@ TEST(Outliers, BadInputGetsClearErrors) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::eval

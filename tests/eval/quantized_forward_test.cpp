@@ -14,7 +14,7 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::eval {
 namespace {
 
 TEST(QuantizedForward, ReachesLogitsAndLossOfEveryVariant) {
@@ -70,4 +70,4 @@ TEST(QuantizedForward, ReachesLogitsAndLossOfEveryVariant) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::eval

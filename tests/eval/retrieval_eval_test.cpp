@@ -26,6 +26,8 @@ namespace {
 
 using difftx::testing::error_of;
 using testing::retrieval_data;
+using eval::LogitsForward;
+using eval::model_forward;
 
 ModelConfig small_config(int64_t vocab) {
   return difftx::testing::small_config(AttentionKind::diff2, {.vocab_size = vocab, .max_positions = 512});

@@ -206,7 +206,7 @@ TEST(Phi4Flash, EvalLossEqualsADirectComputation) {
   }
   ASSERT_GT(count, 4 * B * T);
   data::TokenLoader val = data::sequential_loader(ds.data(), "val", B, T);
-  const PerplexityResult r = evaluate_perplexity(model, val, {});
+  const eval::PerplexityResult r = eval::evaluate_perplexity(model, val, {});
   EXPECT_EQ(r.tokens, count);
   EXPECT_NEAR(r.loss, sum / count, 1e-5);
 }

@@ -21,7 +21,7 @@ double token_loss(const float* row, int64_t columns, int32_t target) {
 
 }  // namespace
 
-MqarResult evaluate_mqar(const LogitsForward& forward, const MqarVocabulary& vocab, int64_t vocab_size,
+MqarResult evaluate_mqar(const eval::LogitsForward& forward, const MqarVocabulary& vocab, int64_t vocab_size,
                          const MqarEvalOptions& o) {
   validate_mqar(o.spec, vocab);
   DIFFTX_CHECK(o.samples >= 1, "MQAR: samples ", o.samples, " must be positive");

@@ -27,7 +27,7 @@ struct MqarResult {
 
 // vocab_size: ids greedy may choose (the tokenizer's). Errors before any forward: bad spec
 // (validate_mqar), samples < 1, an episode longer than forward.max_tokens.
-MqarResult evaluate_mqar(const LogitsForward& forward, const MqarVocabulary& vocab, int64_t vocab_size,
+MqarResult evaluate_mqar(const eval::LogitsForward& forward, const MqarVocabulary& vocab, int64_t vocab_size,
                          const MqarEvalOptions& options);
 
 // The "mqar" object of the results schema (results/results.h): accuracy, samples, pairs,

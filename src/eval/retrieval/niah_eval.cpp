@@ -9,7 +9,7 @@
 
 namespace difftx::retrieval {
 
-NiahResult evaluate_niah(const LogitsForward& forward, const NiahGenerator& generator, const NiahGrid& grid,
+NiahResult evaluate_niah(const eval::LogitsForward& forward, const NiahGenerator& generator, const NiahGrid& grid,
                          const std::function<void(const NiahProgress&)>& progress) {
   DIFFTX_CHECK(!grid.contexts.empty() && !grid.needles.empty() && !grid.queried.empty() && !grid.depths.empty(),
                "NIAH: the grid needs at least one context, needle count, queried count and depth");

@@ -48,7 +48,7 @@ struct NiahProgress {
 
 // Errors before any forward: an empty grid, no (N, R) pair with R <= N, a cell the generator
 // rejects (NiahGenerator::validate), a context past forward.max_tokens, samples < 1.
-NiahResult evaluate_niah(const LogitsForward& forward, const NiahGenerator& generator, const NiahGrid& grid,
+NiahResult evaluate_niah(const eval::LogitsForward& forward, const NiahGenerator& generator, const NiahGrid& grid,
                          const std::function<void(const NiahProgress&)>& progress = {});
 
 // The "niah" object of the results schema (results/results.h): the cells with their accuracy,

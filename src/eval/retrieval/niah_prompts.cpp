@@ -5,12 +5,12 @@
 
 namespace difftx::retrieval {
 
-AllocationPrompt allocation_prompt(const NiahSample& sample, double depth) {
+eval::AllocationPrompt allocation_prompt(const NiahSample& sample, double depth) {
   const NiahQuery& query = sample.queries.front();
   const NiahNeedle& needle = sample.needles[query.needle];
   int64_t context_end = sample.haystack_tokens;  // haystack-with-needles comes first (niah.h)
   for (const NiahNeedle& n : sample.needles) context_end += n.needle.size();
-  AllocationPrompt p;
+  eval::AllocationPrompt p;
   p.tokens.assign(sample.tokens.begin(), sample.tokens.begin() + query.answer.begin);
   p.query_position = query.answer.begin - 1;
   p.context = {0, context_end};
@@ -19,10 +19,11 @@ AllocationPrompt allocation_prompt(const NiahSample& sample, double depth) {
   return p;
 }
 
-std::vector<AllocationPrompt> niah_allocation_prompts(const NiahGenerator& generator, const NiahPromptOptions& o) {
+std::vector<eval::AllocationPrompt> niah_allocation_prompts(const NiahGenerator& generator,
+                                                            const NiahPromptOptions& o) {
   DIFFTX_CHECK(!o.depths.empty(), "NIAH prompts: no depths given");
   DIFFTX_CHECK(o.per_depth >= 1, "NIAH prompts: prompts per depth must be positive, got ", o.per_depth);
-  std::vector<AllocationPrompt> prompts;
+  std::vector<eval::AllocationPrompt> prompts;
   for (double depth : o.depths) {
     const NiahSpec spec{o.context, o.needles, 1, depth, o.value_digits};
     generator.validate(spec);

@@ -23,10 +23,11 @@ struct NiahPromptOptions {
 };
 
 // The prompt of one task: its tokens up to the measured row, at the task's depth.
-AllocationPrompt allocation_prompt(const NiahSample& sample, double depth);
+eval::AllocationPrompt allocation_prompt(const NiahSample& sample, double depth);
 
 // per_depth tasks at every depth; task i of every depth uses the i-th seed, as evaluate_niah
 // does. Errors: no depths, per_depth < 1, a spec the generator rejects.
-std::vector<AllocationPrompt> niah_allocation_prompts(const NiahGenerator& generator, const NiahPromptOptions& options);
+std::vector<eval::AllocationPrompt> niah_allocation_prompts(const NiahGenerator& generator,
+                                                            const NiahPromptOptions& options);
 
 }  // namespace difftx::retrieval

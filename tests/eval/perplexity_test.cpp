@@ -14,7 +14,7 @@
 #include "support/testing.h"
 #include "support/word_dataset.h"
 
-namespace difftx {
+namespace difftx::eval {
 namespace {
 
 TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
@@ -75,4 +75,4 @@ TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::eval
