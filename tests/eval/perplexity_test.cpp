@@ -23,35 +23,20 @@ TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   const Model model = testing::random_model(c, 9);
 
   const int64_t T = 16, B = 3, V = c.vocab_size;
-  data::TokenLoader windows(ds.data(), "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});
-  std::vector<int32_t> in(T), tgt(T);
-  std::vector<float> logits(T * V);
   Activations acts(c, 1, T);
-  double sum = 0;
-  int64_t count = 0;
-  while (windows.next(in.data(), tgt.data()) > 0) {
-    decoder_logits(model, acts, in.data(), logits.data());
-    for (int64_t t = 0; t < T; ++t) {
-      if (tgt[t] == kIgnoreId) continue;
-      const float* row = logits.data() + t * V;
-      double mx = row[0], z = 0;
-      for (int64_t v = 1; v < V; ++v) mx = std::max(mx, static_cast<double>(row[v]));
-      for (int64_t v = 0; v < V; ++v) z += std::exp(row[v] - mx);
-      sum += mx + std::log(z) - row[tgt[t]];
-      ++count;
-    }
-  }
-  ASSERT_GT(count, 4 * B * T) << "the val split is too small for this test";
+  const testing::DirectLoss want = testing::direct_val_loss(
+      ds, T, V, [&](const int32_t* ids, float* logits) { decoder_logits(model, acts, ids, logits); });
+  ASSERT_GT(want.count, 4 * B * T) << "the val split is too small for this test";
 
   int progress_calls = 0;
   data::TokenLoader val = data::sequential_loader(ds.data(), "val", B, T);
   const PerplexityResult r =
       evaluate_perplexity(model, val, {0, [&](const PerplexityProgress&) { ++progress_calls; }, {}});
-  EXPECT_EQ(r.tokens, count);
-  EXPECT_NEAR(r.loss, sum / count, 1e-5);
+  EXPECT_EQ(r.tokens, want.count);
+  EXPECT_NEAR(r.loss, want.sum / want.count, 1e-5);
   EXPECT_NEAR(r.perplexity, std::exp(r.loss), 1e-9 * r.perplexity);
   EXPECT_EQ(progress_calls, r.batches);
-  EXPECT_EQ(r.batches, (windows.windows() + B - 1) / B);
+  EXPECT_EQ(r.batches, (want.windows + B - 1) / B);
 
   const PerplexityResult two = evaluate_perplexity(model, val, {2, nullptr, {}});  // rewound: the same first windows
   EXPECT_EQ(two.batches, 2);

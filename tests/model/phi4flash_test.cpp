@@ -186,29 +186,14 @@ TEST(Phi4Flash, EvalLossEqualsADirectComputation) {
   Model model(c);
   init_parameters(c, model.table, model.host_weights(), 5);
   const int64_t T = 12, B = 2, V = c.vocab_size;
-  data::TokenLoader windows(ds.data(), "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});
-  std::vector<int32_t> in(T), tgt(T);
-  std::vector<float> logits(T * V);
   HybridActivations acts(c, 1, T, *model.backend);
-  double sum = 0;
-  int64_t count = 0;
-  while (windows.next(in.data(), tgt.data()) > 0) {
-    hybrid_logits(model, acts, in.data(), logits.data());
-    for (int64_t t = 0; t < T; ++t) {
-      if (tgt[t] == kIgnoreId) continue;
-      const float* row = logits.data() + t * V;
-      double mx = row[0], z = 0;
-      for (int64_t v = 1; v < V; ++v) mx = std::max(mx, static_cast<double>(row[v]));
-      for (int64_t v = 0; v < V; ++v) z += std::exp(row[v] - mx);
-      sum += mx + std::log(z) - row[tgt[t]];
-      ++count;
-    }
-  }
-  ASSERT_GT(count, 4 * B * T);
+  const testing::DirectLoss want = testing::direct_val_loss(
+      ds, T, V, [&](const int32_t* ids, float* logits) { hybrid_logits(model, acts, ids, logits); });
+  ASSERT_GT(want.count, 4 * B * T);
   data::TokenLoader val = data::sequential_loader(ds.data(), "val", B, T);
   const eval::PerplexityResult r = eval::evaluate_perplexity(model, val, {});
-  EXPECT_EQ(r.tokens, count);
-  EXPECT_NEAR(r.loss, sum / count, 1e-5);
+  EXPECT_EQ(r.tokens, want.count);
+  EXPECT_NEAR(r.loss, want.sum / want.count, 1e-5);
 }
 
 }  // namespace

@@ -2,12 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/rng.h"
+#include "data/loader.h"
 #include "data/prepare.h"
+#include "model/decoder.h"
 
 namespace difftx::testing {
 
@@ -37,6 +42,28 @@ WordDataset::WordDataset() {
 WordDataset::~WordDataset() {
   std::error_code ec;
   fs::remove_all(root, ec);
+}
+
+DirectLoss direct_val_loss(const WordDataset& ds, int64_t T, int64_t V,
+                           const std::function<void(const int32_t*, float*)>& logits_of) {
+  data::TokenLoader windows(ds.data(), "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});
+  std::vector<int32_t> in(T), tgt(T);
+  std::vector<float> logits(T * V);
+  DirectLoss out;
+  while (windows.next(in.data(), tgt.data()) > 0) {
+    logits_of(in.data(), logits.data());
+    for (int64_t t = 0; t < T; ++t) {
+      if (tgt[t] == kIgnoreId) continue;
+      const float* row = logits.data() + t * V;
+      double mx = row[0], z = 0;
+      for (int64_t v = 1; v < V; ++v) mx = std::max(mx, static_cast<double>(row[v]));
+      for (int64_t v = 0; v < V; ++v) z += std::exp(row[v] - mx);
+      out.sum += mx + std::log(z) - row[tgt[t]];
+      ++out.count;
+    }
+  }
+  out.windows = windows.windows();
+  return out;
 }
 
 }  // namespace difftx::testing
