@@ -196,7 +196,8 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     if (!drafting) continue;
     const InferRate& d = drafted[i];
     print_row(json, {str("op", "infer_model_draft"), str("model", dirs[i]), str("draft", draft_mode_name(draft.mode)),
-                     str("draft_model", draft.mode == DraftMode::model ? draft.spec : ""), num("draft_tokens_max", draft.tokens, 0),
+                     str("draft_model", draft.mode == DraftMode::model ? draft.spec : ""),
+                     num("draft_tokens_max", draft.tokens, 0),
                      num("prompt", prompt, 0), num("new", steps, 0), num("decode_tok_s", d.decode_tok_s, 2),
                      num("no_draft_decode_tok_s", rates[i].decode_tok_s, 2),
                      num("speedup", d.decode_tok_s / rates[i].decode_tok_s, 3), num("drafted", d.draft_tokens, 0),

@@ -44,9 +44,9 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   } catch (const Error& e) {
     m->chat_template_error = dir.string() + ": its chat template: " + e.what();
   }
-  m->draft = std::make_shared<const Draft>(load_draft(options.draft, options.draft_tokens ? options.draft_tokens
-                                                                                          : kDefaultDraftTokens,
-                                                      backend, m->tokenizer.get(), m->model, "draft"));
+  const int64_t draft_tokens = options.draft_tokens != 0 ? options.draft_tokens : kDefaultDraftTokens;
+  m->draft = std::make_shared<const Draft>(
+      load_draft(options.draft, draft_tokens, backend, m->tokenizer.get(), m->model, "draft"));
   return m;
 }
 

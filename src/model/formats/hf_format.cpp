@@ -16,17 +16,13 @@
 namespace difftx {
 namespace {
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // The row maps of one attention projection, or null when its rows keep their order.
 struct AttentionRowMaps {
   RowMap q, k, v;
   const RowMap* of(const std::string& name) const {
-    if (ends_with(name, ".self_attn.q_proj.weight")) return q.empty() ? nullptr : &q;
-    if (ends_with(name, ".self_attn.k_proj.weight")) return k.empty() ? nullptr : &k;
-    if (ends_with(name, ".self_attn.v_proj.weight")) return v.empty() ? nullptr : &v;
+    if (name.ends_with(".self_attn.q_proj.weight")) return q.empty() ? nullptr : &q;
+    if (name.ends_with(".self_attn.k_proj.weight")) return k.empty() ? nullptr : &k;
+    if (name.ends_with(".self_attn.v_proj.weight")) return v.empty() ? nullptr : &v;
     return nullptr;
   }
 };
@@ -35,8 +31,8 @@ struct AttentionRowMaps {
 // versions) and cos / sin caches (early ColossalAI), recomputed from the config. vLLM's loaders skip
 // the same three (Motif's fork: llama.py LlamaModel.load_weights).
 bool is_buffer(const std::string& name) {
-  return ends_with(name, ".rotary_emb.inv_freq") || ends_with(name, ".rotary_emb.cos_cached") ||
-         ends_with(name, ".rotary_emb.sin_cached");
+  return name.ends_with(".rotary_emb.inv_freq") || name.ends_with(".rotary_emb.cos_cached") ||
+         name.ends_with(".rotary_emb.sin_cached");
 }
 
 }  // namespace
@@ -47,7 +43,7 @@ std::unique_ptr<StoredModel> open_hf_model(const std::filesystem::path& dir, con
   const SafetensorsSet& weights = model->weights();
   const AttentionRowMaps maps{hc.layout.q, hc.layout.k, hc.layout.v};  // empty (rows in order) for Llama, Motif
   for (const ParamInfo& p : model->table().params()) {
-    if (hc.architecture == HfArchitecture::diffllama && ends_with(p.name, ".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
+    if (hc.architecture == HfArchitecture::diffllama && p.name.ends_with(".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
       DIFFTX_CHECK(!weights.contains(p.name), weights.file_of(p.name).string(), ": DiffLlama has no tensor '",
                    p.name, "'");
       model->set_ones(p.name);
@@ -106,7 +102,7 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
   };
   std::vector<SafetensorsTensorSpec> specs;
   for (const ParamInfo& p : table.params()) {
-    if (diffllama && ends_with(p.name, ".self_attn.subln.weight")) continue;  // folded into o_proj below
+    if (diffllama && p.name.ends_with(".self_attn.subln.weight")) continue;  // folded into o_proj below
     std::vector<int64_t> shape = p.shape;
     if (const RowMap* map = maps.of(p.name)) shape[0] = static_cast<int64_t>(map->size());
     specs.push_back({p.name, shape, stored_float_name(stored_as(p))});
@@ -122,7 +118,7 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
       rewritten.resize(map->size() * p.shape[1]);
       gather_rows(weights.data(), p.shape[0], *map, p.shape[1] * int64_t{sizeof(float)}, rewritten.data());
       data = rewritten;
-    } else if (diffllama && ends_with(p.name, ".self_attn.o_proj.weight")) {
+    } else if (diffllama && p.name.ends_with(".self_attn.o_proj.weight")) {
       // y = o_proj (g * n) = (o_proj diag(g)) n: the shared gain g of every head scales the
       // columns it multiplies (docs/MODEL.md §2.2).
       const std::string layer = p.name.substr(0, p.name.size() - std::string("o_proj.weight").size());

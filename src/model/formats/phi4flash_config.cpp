@@ -75,14 +75,16 @@ int64_t sliding_window(const json& j, int64_t layers, const std::string& where) 
   return window;
 }
 
+// Mamba's dt_rank "auto": ceil(hidden_size / 16).
+int64_t auto_dt_rank(int64_t hidden_size) { return (hidden_size + 15) / 16; }
+
 }  // namespace
 
 bool is_phi4flash_model_type(const std::string& model_type) { return model_type == "phi4flash"; }
 
 bool phi4flash_keeps_f32(const std::string& name) {
-  for (const std::string suffix : {".attn.A_log", ".attn.D", ".lambda_q1", ".lambda_k1", ".lambda_q2", ".lambda_k2"})
-    if (name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
-      return true;
+  for (const char* suffix : {".attn.A_log", ".attn.D", ".lambda_q1", ".lambda_k1", ".lambda_q2", ".lambda_k2"})
+    if (name.ends_with(suffix)) return true;
   return false;
 }
 
@@ -156,7 +158,7 @@ ModelConfig config_from_phi4flash(const json& j, const std::string& where) {
   h.mamba.d_conv = mamba_size(j, "mamba_d_conv", 4, 64, where);
   h.mamba.expand = mamba_size(j, "mamba_expand", 2, 16, where);
   const json rank = j.contains("mamba_dt_rank") && !j.at("mamba_dt_rank").is_null() ? j.at("mamba_dt_rank") : json("auto");
-  if (rank == json("auto")) h.mamba.dt_rank = (c.hidden_size + 15) / 16;  // ceil(hidden_size / 16)
+  if (rank == json("auto")) h.mamba.dt_rank = auto_dt_rank(c.hidden_size);
   else {
     DIFFTX_CHECK(rank.is_number_integer(), where, ": key 'mamba_dt_rank' must be \"auto\" or a positive integer, got ",
                  rank.dump().substr(0, 64));
@@ -180,7 +182,6 @@ json config_to_phi4flash(const ModelConfig& c, const std::string& torch_dtype) {
   const int64_t heads = 2 * c.num_attention_heads, kv_heads = 2 * c.num_key_value_heads;
   DIFFTX_CHECK(c.hidden_size == heads * c.head_dim, what, "Phi4Flash's head_dim is hidden_size / num_attention_heads; ",
                "this model has ", heads, " heads of ", c.head_dim, " for hidden_size ", c.hidden_size);
-  const int64_t auto_rank = (c.hidden_size + 15) / 16;
   return {
       {"architectures", {"Phi4FlashForCausalLM"}},
       {"auto_map",
@@ -202,7 +203,7 @@ json config_to_phi4flash(const ModelConfig& c, const std::string& torch_dtype) {
       {"mamba_d_state", h.mamba.d_state},
       {"mamba_d_conv", h.mamba.d_conv},
       {"mamba_expand", h.mamba.expand},
-      {"mamba_dt_rank", h.mamba.dt_rank == auto_rank ? json("auto") : json(h.mamba.dt_rank)},
+      {"mamba_dt_rank", h.mamba.dt_rank == auto_dt_rank(c.hidden_size) ? json("auto") : json(h.mamba.dt_rank)},
       {"mamba_conv_bias", true},
       {"mamba_proj_bias", false},
       {"mlp_bias", false},
