@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "data/utf8.h"
 
 namespace difftx::chat {
 namespace {
@@ -27,24 +28,6 @@ std::string normalize_newlines(const std::string& source) {
   }
   if (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
-}
-
-void append_utf8(uint32_t cp, std::string& out) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xc0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xe0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  } else {
-    out += static_cast<char>(0xf0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
-    out += static_cast<char>(0x80 | (cp & 0x3f));
-  }
 }
 
 int hex_value(char c) {
@@ -86,7 +69,7 @@ std::string unescape(const std::string& body, int line) {
           cp = cp * 16 + static_cast<uint32_t>(h);
         }
         DIFFTX_CHECK(cp <= 0x10ffff, "chat template line ", line, ": escape beyond Unicode in a string");
-        append_utf8(cp, out);
+        data::append_utf8(cp, out);
         i += n;
         break;
       }
@@ -96,7 +79,7 @@ std::string unescape(const std::string& body, int line) {
           size_t k = 0;
           for (; k < 3 && i + k < body.size() && body[i + k] >= '0' && body[i + k] <= '7'; ++k)
             cp = cp * 8 + static_cast<uint32_t>(body[i + k] - '0');
-          append_utf8(cp, out);
+          data::append_utf8(cp, out);
           i += k - 1;
         } else {
           DIFFTX_CHECK(c != 'N', "chat template line ", line, ": \\N{...} escapes are not supported");

@@ -1,6 +1,7 @@
 #include "chat/parser.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <set>
 
 #include "chat/filters.h"
@@ -27,6 +28,9 @@ class Parser {
   const Token& peek(size_t k = 1) const { return t_[std::min(i_ + k, t_.size() - 1)]; }
   bool is_op(const char* op) const { return cur().type == T::op && cur().value == op; }
   bool is_name(const char* name) const { return cur().type == T::name && cur().value == name; }
+  // Consumes the operator or name when it is the current token.
+  bool accept_op(const char* op) { return is_op(op) && (++i_, true); }
+  bool accept_name(const char* name) { return is_name(name) && (++i_, true); }
 
   template <typename... Parts>
   [[noreturn]] void error(const Parts&... parts) const {
@@ -52,6 +56,13 @@ class Parser {
   void expect_block_end() {
     if (cur().type != T::block_end) error("expected '%}', found ", describe(cur()));
     ++i_;
+  }
+  // A tag's body up to {% close %}: the tag's '%}', the statements, the closing tag's '%}'.
+  Body body_until(const char* close, std::string& end) {
+    expect_block_end();
+    Body body = parse_body({close}, end);
+    expect_block_end();
+    return body;
   }
 
   // Statements up to one of the tags in `stop` (returned in end_tag, its name consumed).
@@ -109,49 +120,32 @@ class Parser {
           expect_block_end();
           continue;
         }
-        if (end == "else") {
-          expect_block_end();
-          s->else_body = parse_body({"endif"}, end);
-        }
-        expect_block_end();
+        if (end == "else") s->else_body = body_until("endif", end);
+        else expect_block_end();
         return s;
       }
     }
     if (tag == "for") {
       s->kind = Stmt::Kind::for_;
       s->targets.push_back(expect_name());
-      while (is_op(",")) {
-        ++i_;
-        s->targets.push_back(expect_name());
-      }
-      if (!is_name("in")) error("expected 'in' in a for tag, found ", describe(cur()));
-      ++i_;
+      while (accept_op(",")) s->targets.push_back(expect_name());
+      if (!accept_name("in")) error("expected 'in' in a for tag, found ", describe(cur()));
       s->expr = or_expr();
-      if (is_name("if")) {
-        ++i_;
-        s->filter = expression();
-      }
+      if (accept_name("if")) s->filter = expression();
       if (is_name("recursive")) error("unsupported construct: recursive for loops");
       expect_block_end();
       ++loops_;
       s->body = parse_body({"else", "endfor"}, end);
       --loops_;
-      if (end == "else") {
-        expect_block_end();
-        s->else_body = parse_body({"endfor"}, end);
-      }
-      expect_block_end();
+      if (end == "else") s->else_body = body_until("endfor", end);
+      else expect_block_end();
       return s;
     }
     if (tag == "set") {
       s->targets.push_back(expect_name());
-      if (is_op(".")) {
-        ++i_;
-        s->targets.push_back(expect_name());
-      }
+      if (accept_op(".")) s->targets.push_back(expect_name());
       if (is_op(",")) error("unsupported construct: tuple assignment in set");
-      if (is_op("=")) {
-        ++i_;
+      if (accept_op("=")) {
         s->kind = Stmt::Kind::set;
         s->expr = expression();
         if (is_op(",")) error("unsupported construct: a tuple value in set");
@@ -160,13 +154,8 @@ class Parser {
       }
       if (s->targets.size() > 1) error("unsupported construct: block set of an attribute");
       s->kind = Stmt::Kind::set_block;
-      while (is_op("|")) {
-        ++i_;
-        s->block_filters.push_back(filter(nullptr));
-      }
-      expect_block_end();
-      s->body = parse_body({"endset"}, end);
-      expect_block_end();
+      while (accept_op("|")) s->block_filters.push_back(filter(nullptr));
+      s->body = body_until("endset", end);
       return s;
     }
     if (tag == "macro") {
@@ -176,8 +165,7 @@ class Parser {
       while (!is_op(")")) {
         s->targets.push_back(expect_name());
         ExprPtr fallback;
-        if (is_op("=")) {
-          ++i_;
+        if (accept_op("=")) {
           fallback = expression();
         } else if (!s->defaults.empty() && s->defaults.back()) {
           error("a macro parameter without a default after one with a default");
@@ -197,9 +185,7 @@ class Parser {
     }
     if (tag == "generation") {  // transformers' AssistantTracker: renders its body as a call block
       s->kind = Stmt::Kind::scope;
-      expect_block_end();
-      s->body = parse_body({"endgeneration"}, end);
-      expect_block_end();
+      s->body = body_until("endgeneration", end);
       return s;
     }
     if (tag == "break" || tag == "continue") {
@@ -250,25 +236,19 @@ class Parser {
     return e;
   }
 
-  ExprPtr or_expr() {
-    ExprPtr e = and_expr();
-    while (is_name("or")) {
+  // Operands joined left to right by the keyword `word` (a or b or c).
+  template <typename Operand>
+  ExprPtr joined(const char* word, Expr::Kind kind, Operand operand) {
+    ExprPtr e = operand();
+    while (is_name(word)) {
       const int line = cur().line;
       ++i_;
-      e = make(Expr::Kind::or_, line, {e, and_expr()});
+      e = make(kind, line, {e, operand()});
     }
     return e;
   }
-
-  ExprPtr and_expr() {
-    ExprPtr e = not_expr();
-    while (is_name("and")) {
-      const int line = cur().line;
-      ++i_;
-      e = make(Expr::Kind::and_, line, {e, not_expr()});
-    }
-    return e;
-  }
+  ExprPtr or_expr() { return joined("or", Expr::Kind::or_, [&] { return and_expr(); }); }
+  ExprPtr and_expr() { return joined("and", Expr::Kind::and_, [&] { return not_expr(); }); }
 
   ExprPtr not_expr() {
     const Nest nest(*this);
@@ -291,8 +271,7 @@ class Parser {
       if (cur().type == T::op && (cur().value == "==" || cur().value == "!=" || cur().value == "<" ||
                                   cur().value == ">" || cur().value == "<=" || cur().value == ">=")) {
         e->ops.push_back(t_[i_++].value);
-      } else if (is_name("in")) {
-        ++i_;
+      } else if (accept_name("in")) {
         e->ops.push_back("in");
       } else if (is_name("not") && peek().type == T::name && peek().value == "in") {
         i_ += 2;
@@ -315,56 +294,37 @@ class Parser {
     return e;
   }
 
-  ExprPtr math1() {
-    ExprPtr e = concat();
-    while (is_op("+") || is_op("-")) {
+  // Operands joined left to right by any of the operators `ops` (a + b - c).
+  template <typename Operand>
+  ExprPtr binary_ops(std::initializer_list<const char*> ops, Operand operand) {
+    ExprPtr e = operand();
+    while (std::any_of(ops.begin(), ops.end(), [&](const char* op) { return is_op(op); })) {
       const int line = cur().line;
       const std::string op = t_[i_++].value;
-      e = binary_of(e, op, concat(), line);
+      e = binary_of(e, op, operand(), line);
     }
     return e;
   }
+  ExprPtr math1() { return binary_ops({"+", "-"}, [&] { return concat(); }); }
 
   ExprPtr concat() {
     const int line = cur().line;
     std::vector<ExprPtr> parts = {math2()};
-    while (is_op("~")) {
-      ++i_;
-      parts.push_back(math2());
-    }
+    while (accept_op("~")) parts.push_back(math2());
     if (parts.size() == 1) return parts[0];
     return make(Expr::Kind::concat, line, std::move(parts));
   }
 
-  ExprPtr math2() {
-    ExprPtr e = power();
-    while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
-      const int line = cur().line;
-      const std::string op = t_[i_++].value;
-      e = binary_of(e, op, power(), line);
-    }
-    return e;
-  }
-
-  ExprPtr power() {
-    ExprPtr e = unary(true);
-    while (is_op("**")) {
-      const int line = cur().line;
-      ++i_;
-      e = binary_of(e, "**", unary(true), line);
-    }
-    return e;
-  }
+  ExprPtr math2() { return binary_ops({"*", "/", "//", "%"}, [&] { return power(); }); }
+  ExprPtr power() { return binary_ops({"**"}, [&] { return unary(true); }); }
 
   ExprPtr unary(bool with_filter) {
     const Nest nest(*this);
     const int line = cur().line;
     ExprPtr e;
-    if (is_op("-")) {
-      ++i_;
+    if (accept_op("-")) {
       e = make(Expr::Kind::negate, line, {unary(false)});
-    } else if (is_op("+")) {
-      ++i_;
+    } else if (accept_op("+")) {
       e = make(Expr::Kind::plus, line, {unary(false)});
     } else {
       e = primary();
@@ -413,21 +373,16 @@ class Parser {
       ++i_;
       return literal(Value::from(std::stod(tok.value)), line);
     }
-    if (is_op("(")) {
-      ++i_;
+    if (accept_op("(")) {
       auto tuple = std::make_shared<Expr>();  // () or (a, b, ...): a tuple literal
       tuple->kind = Expr::Kind::list;
       tuple->line = line;
       tuple->name = "tuple";
-      if (is_op(")")) {
-        ++i_;
-        return tuple;
-      }
+      if (accept_op(")")) return tuple;
       ExprPtr e = expression();
       if (is_op(",")) {
         tuple->args.push_back(e);
-        while (is_op(",")) {
-          ++i_;
+        while (accept_op(",")) {
           if (is_op(")")) break;
           tuple->args.push_back(expression());
         }
@@ -436,38 +391,37 @@ class Parser {
       expect_op(")");
       return e;
     }
-    if (is_op("[")) {
-      ++i_;
+    if (accept_op("[")) {
       std::vector<ExprPtr> items;
-      while (!is_op("]")) {
-        if (!items.empty()) expect_op(",");
-        if (is_op("]")) break;
-        items.push_back(expression());
-      }
-      ++i_;
+      comma_separated("]", [&] { items.push_back(expression()); });
       return make(Expr::Kind::list, line, std::move(items));
     }
-    if (is_op("{")) {
-      ++i_;
+    if (accept_op("{")) {
       std::vector<ExprPtr> items;
-      while (!is_op("}")) {
-        if (!items.empty()) expect_op(",");
-        if (is_op("}")) break;
+      comma_separated("}", [&] {
         items.push_back(expression());
         expect_op(":");
         items.push_back(expression());
-      }
-      ++i_;
+      });
       return make(Expr::Kind::dict, line, std::move(items));
     }
     error("unexpected ", describe(tok));
   }
 
+  // Items up to `close`, separated by commas (one may follow the last), `close` consumed.
+  template <typename Item>
+  void comma_separated(const char* close, Item item) {
+    for (bool first = true; !accept_op(close); first = false) {
+      if (!first) expect_op(",");
+      if (accept_op(close)) return;
+      item();
+    }
+  }
+
   ExprPtr postfix(ExprPtr e) {
     while (true) {
       const int line = cur().line;
-      if (is_op(".")) {
-        ++i_;
+      if (accept_op(".")) {
         if (cur().type == T::integer) {
           e = make(Expr::Kind::item, line, {e, literal(Value::from(static_cast<int64_t>(std::stoll(cur().value))), line)});
           ++i_;
@@ -479,8 +433,7 @@ class Parser {
         a->name = expect_name();
         a->args = {e};
         e = a;
-      } else if (is_op("[")) {
-        ++i_;
+      } else if (accept_op("[")) {
         e = subscript(e, line);
       } else if (is_op("(")) {
         e = call(e);
@@ -494,14 +447,10 @@ class Parser {
     ExprPtr parts[3];
     bool is_slice = false;
     if (!is_op(":")) parts[0] = expression();
-    if (is_op(":")) {
+    if (accept_op(":")) {
       is_slice = true;
-      ++i_;
       if (!is_op("]") && !is_op(":")) parts[1] = expression();
-      if (is_op(":")) {
-        ++i_;
-        if (!is_op("]")) parts[2] = expression();
-      }
+      if (accept_op(":") && !is_op("]")) parts[2] = expression();
     }
     if (is_op(",")) error("unsupported construct: a tuple subscript");
     expect_op("]");
@@ -550,17 +499,12 @@ class Parser {
 
   ExprPtr filter_expr(ExprPtr e) {
     while (true) {
-      if (is_op("|")) {
-        ++i_;
+      if (accept_op("|")) {
         e = filter(e);
       } else if (is_name("is")) {
         const int line = cur().line;
         ++i_;
-        bool negated = false;
-        if (is_name("not")) {
-          ++i_;
-          negated = true;
-        }
+        const bool negated = accept_name("not");
         auto t = std::make_shared<Expr>();
         t->kind = Expr::Kind::test;
         t->line = line;

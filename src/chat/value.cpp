@@ -24,62 +24,21 @@ void Dict::set(const std::string& key, Value value) {
   items.emplace_back(key, std::move(value));
 }
 
-Value Value::undefined(std::string description) {
-  Value v;
-  v.text = std::move(description);
-  return v;
-}
-Value Value::none() {
-  Value v;
-  v.kind = Kind::none;
-  return v;
-}
-Value Value::from(bool b) {
-  Value v;
-  v.kind = Kind::boolean;
-  v.boolean = b;
-  return v;
-}
-Value Value::from(int64_t i) {
-  Value v;
-  v.kind = Kind::integer;
-  v.integer = i;
-  return v;
-}
-Value Value::from(double d) {
-  Value v;
-  v.kind = Kind::number;
-  v.number = d;
-  return v;
-}
-Value Value::from(std::string s) {
-  Value v;
-  v.kind = Kind::string;
-  v.text = std::move(s);
-  return v;
-}
-Value Value::from(List items) {
-  Value v;
-  v.kind = Kind::list;
-  v.list = std::make_shared<List>(std::move(items));
-  return v;
-}
+Value Value::undefined(std::string description) { return {.text = std::move(description)}; }
+Value Value::none() { return {.kind = Kind::none}; }
+Value Value::from(bool b) { return {.kind = Kind::boolean, .boolean = b}; }
+Value Value::from(int64_t i) { return {.kind = Kind::integer, .integer = i}; }
+Value Value::from(double d) { return {.kind = Kind::number, .number = d}; }
+Value Value::from(std::string s) { return {.kind = Kind::string, .text = std::move(s)}; }
+Value Value::from(List items) { return {.kind = Kind::list, .list = std::make_shared<List>(std::move(items))}; }
 Value Value::tuple(List items) {
   Value v = from(std::move(items));
   v.is_tuple = true;
   return v;
 }
-Value Value::from(Dict items) {
-  Value v;
-  v.kind = Kind::dict;
-  v.dict = std::make_shared<Dict>(std::move(items));
-  return v;
-}
+Value Value::from(Dict items) { return {.kind = Kind::dict, .dict = std::make_shared<Dict>(std::move(items))}; }
 Value Value::from(Function f) {
-  Value v;
-  v.kind = Kind::function;
-  v.function = std::make_shared<Function>(std::move(f));
-  return v;
+  return {.kind = Kind::function, .function = std::make_shared<Function>(std::move(f))};
 }
 
 bool truthy(const Value& v) {

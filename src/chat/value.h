@@ -36,10 +36,10 @@ struct Value {
   bool boolean = false;
   int64_t integer = 0;
   double number = 0;
-  std::string text;  // a string's bytes; an undefined value's description ("'x' is undefined")
-  std::shared_ptr<List> list;
-  std::shared_ptr<Dict> dict;
-  std::shared_ptr<Function> function;
+  std::string text{};  // a string's bytes; an undefined value's description ("'x' is undefined")
+  std::shared_ptr<List> list{};
+  std::shared_ptr<Dict> dict{};
+  std::shared_ptr<Function> function{};
   bool is_namespace = false;  // a dict made by namespace(): attribute assignment allowed
   bool is_tuple = false;      // a list that Python would hold as a tuple (prints as (a, b))
 
