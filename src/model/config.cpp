@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <set>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -49,6 +50,16 @@ bool get_bool(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", json_value_for_message(v));
   return v.get<bool>();
+}
+
+// A key naming one of two choices, `a` or `b`; `choices` spells them for the error.
+template <typename E>
+E named_choice(const json& j, const std::string& key, std::pair<const char*, E> a, std::pair<const char*, E> b,
+               const char* choices, const std::string& where) {
+  const json& v = j.at(key);
+  DIFFTX_CHECK(v == json(a.first) || v == json(b.first), where, ": key '", key, "' must be ", choices, ", got ",
+               json_value_for_message(v));
+  return v == json(b.first) ? b.second : a.second;
 }
 
 void check_bookkeeping(const json& j, const std::string& where) {
@@ -308,12 +319,9 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   c.max_position_embeddings =
       j.contains("max_position_embeddings") ? get_positive_int(j, "max_position_embeddings", where) : 2048;
   if (j.contains("rope_theta")) c.rope_theta = get_positive_number(j, "rope_theta", where);
-  if (j.contains("rope_style")) {
-    const json& s = j.at("rope_style");
-    DIFFTX_CHECK(s == json("interleaved") || s == json("half"), where,
-                 ": key 'rope_style' must be \"interleaved\" or \"half\", got ", json_value_for_message(s));
-    c.rope_style = s == json("half") ? RopeStyle::half : RopeStyle::interleaved;
-  }
+  if (j.contains("rope_style"))
+    c.rope_style = named_choice<RopeStyle>(j, "rope_style", {"interleaved", RopeStyle::interleaved},
+                                           {"half", RopeStyle::half}, "\"interleaved\" or \"half\"", where);
   if (j.contains("rope_scaling")) c.rope_scaling = rope_scaling_from_json(j.at("rope_scaling"), where);
   if (j.contains("rms_norm_eps")) c.rms_norm_eps = get_positive_number(j, "rms_norm_eps", where);
   if (j.contains("tie_word_embeddings")) c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", where);
@@ -331,12 +339,10 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   }
   if (j.contains("diff_subln")) c.diff_subln = get_bool(j, "diff_subln", where);
   if (j.contains("head_norm_eps")) c.head_norm_eps = get_positive_number(j, "head_norm_eps", where);
-  if (j.contains("hidden_act")) {
-    const json& act = j.at("hidden_act");
-    DIFFTX_CHECK(act == json("silu") || act == json("poly_norm"), where,
-                 ": key 'hidden_act' must be \"silu\" (SwiGLU) or \"poly_norm\" (PolyNorm), got ", json_value_for_message(act));
-    c.hidden_act = act == json("poly_norm") ? MlpActivation::poly_norm : MlpActivation::silu;
-  }
+  if (j.contains("hidden_act"))
+    c.hidden_act = named_choice<MlpActivation>(j, "hidden_act", {"silu", MlpActivation::silu},
+                                               {"poly_norm", MlpActivation::poly_norm},
+                                               "\"silu\" (SwiGLU) or \"poly_norm\" (PolyNorm)", where);
   if (j.contains("hybrid")) c.hybrid = hybrid_from_json(j.at("hybrid"), where);
   try {
     c.validate();

@@ -34,17 +34,6 @@ const std::set<std::string> kModelKeys = {
     "rope_parameters", "tie_word_embeddings", "max_position_embeddings", "hidden_act", "attention_bias",
     "mlp_bias", "attention_dropout", "mlp_dropout"};
 
-void check_token_ids(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || j.at(key).is_null()) return;
-  const json& v = j.at(key);
-  const bool ok = v.is_number_integer() ? v.get<int64_t>() >= 0
-                                        : v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), [](const json& x) {
-                                            return x.is_number_integer() && x.get<int64_t>() >= 0;
-                                          });
-  DIFFTX_CHECK(ok, where, ": key '", key, "' must be a token id or a non-empty list of them, got ",
-               v.dump().substr(0, 64));
-}
-
 // transformers 4.x writes rope_theta and rope_scaling; later versions a rope_parameters object
 // holding both (rope_type "default" meaning no scaling).
 void read_rope(const json& j, ModelConfig& c, const std::string& where) {
@@ -104,14 +93,9 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
   ModelConfig& c = out.model;
   c.attention = diff ? AttentionKind::diff : AttentionKind::baseline;
   c.rope_style = RopeStyle::half;  // transformers' rotate_half
-  c.vocab_size = positive_int(j, "vocab_size", where);
-  c.hidden_size = positive_int(j, "hidden_size", where);
-  c.intermediate_size = positive_int(j, "intermediate_size", where);
-  c.num_hidden_layers = positive_int(j, "num_hidden_layers", where);
+  read_sizes(j, c, where);
   out.hf.heads = positive_int(j, "num_attention_heads", where);
-  out.hf.kv_heads = j.contains("num_key_value_heads") && !j.at("num_key_value_heads").is_null()
-                        ? positive_int(j, "num_key_value_heads", where)
-                        : out.hf.heads;
+  out.hf.kv_heads = positive_int_or(j, "num_key_value_heads", out.hf.heads, where);
   if (j.contains("head_dim") && !j.at("head_dim").is_null()) {
     out.hf.head_dim = positive_int(j, "head_dim", where);
   } else {
@@ -142,12 +126,7 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
                                   ? positive_int(j, "max_position_embeddings", where) : 2048;
   c.rms_norm_eps = positive_number(j, "rms_norm_eps", diff ? 1e-5 : 1e-6, where);  // the classes' defaults
   read_rope(j, c, where);
-  if (j.contains("tie_word_embeddings")) {
-    DIFFTX_CHECK(j.at("tie_word_embeddings").is_boolean(), where, ": key 'tie_word_embeddings' must be true or false");
-    c.tie_word_embeddings = j.at("tie_word_embeddings").get<bool>();
-  } else {
-    c.tie_word_embeddings = false;  // both classes' default
-  }
+  c.tie_word_embeddings = boolean_or(j, "tie_word_embeddings", false, where);  // both classes' default
   c.lambda_init_constant.reset();  // DiffLlama: 0.8 - 0.6 exp(-0.3 layer_idx), the exp schedule
   c.diff_subln = true;             // its head norm, without a gain (loaded as a gain of ones)
   validate_config(c, where);
@@ -173,28 +152,23 @@ json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
   }
   const int64_t heads = diff ? 2 * c.num_attention_heads : c.num_attention_heads;
   const int64_t kv_heads = diff ? 2 * c.num_key_value_heads : c.num_key_value_heads;
-  json j = {
+  json j = common_keys(c);
+  j.update({
       {"architectures", {diff ? "DiffLlamaForCausalLM" : "LlamaForCausalLM"}},
       {"model_type", diff ? "diffllama" : "llama"},
-      {"vocab_size", c.vocab_size},
-      {"hidden_size", c.hidden_size},
-      {"intermediate_size", c.intermediate_size},
-      {"num_hidden_layers", c.num_hidden_layers},
       {"num_attention_heads", heads},
       {"num_key_value_heads", kv_heads},
       {"head_dim", c.head_dim},
       {"hidden_act", "silu"},
-      {"max_position_embeddings", c.max_position_embeddings},
       {"rms_norm_eps", c.rms_norm_eps},
       {"rope_theta", c.rope_theta},
       {"rope_scaling", rope_scaling_to_json(c.rope_scaling)},
-      {"tie_word_embeddings", c.tie_word_embeddings},
       {"attention_bias", false},
       {"attention_dropout", 0.0},
       {"initializer_range", 0.02},
       {"use_cache", true},
       {"torch_dtype", torch_dtype},
-  };
+  });
   if (diff) j["lambda_std_dev"] = 0.1;
   else j["mlp_bias"] = false;
   return j;

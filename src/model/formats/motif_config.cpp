@@ -58,13 +58,9 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
   c.rope_style = RopeStyle::half;  // rotate-half over the whole head
   c.lambda_init_shifted = true;    // 0.8 - 0.6 exp(-0.3 (l - 1)), 0-based l
   c.diff_subln = true;
-  c.vocab_size = positive_int(j, "vocab_size", where, kMostSize);
-  c.hidden_size = positive_int(j, "hidden_size", where, kMostSize);
-  c.intermediate_size = positive_int(j, "intermediate_size", where, kMostSize);
-  c.num_hidden_layers = positive_int(j, "num_hidden_layers", where, kMostSize);
+  read_sizes(j, c, where, kMostSize);
   const int64_t heads = positive_int(j, "num_attention_heads", where, kMostSize);
-  const int64_t kv_heads = j.contains("num_key_value_heads") && !j.at("num_key_value_heads").is_null()
-                               ? positive_int(j, "num_key_value_heads", where, kMostSize) : heads;
+  const int64_t kv_heads = positive_int_or(j, "num_key_value_heads", heads, where, kMostSize);
   const bool grouped = j.contains("num_noise_heads") && !j.at("num_noise_heads").is_null();
   if (j.contains("head_dim") && !j.at("head_dim").is_null()) {
     c.head_dim = positive_int(j, "head_dim", where, kMostSize);
@@ -102,12 +98,7 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
   c.head_norm_eps = positive_number(j, "attn_rms_norm_eps", 1e-5, where);
   c.rope_theta = positive_number(j, "rope_theta", 10000.0, where);
   if (j.contains("rope_scaling")) c.rope_scaling = rope_scaling_from_json(j.at("rope_scaling"), where);
-  if (j.contains("tie_word_embeddings")) {
-    DIFFTX_CHECK(j.at("tie_word_embeddings").is_boolean(), where, ": key 'tie_word_embeddings' must be true or false");
-    c.tie_word_embeddings = j.at("tie_word_embeddings").get<bool>();
-  } else {
-    c.tie_word_embeddings = false;
-  }
+  c.tie_word_embeddings = boolean_or(j, "tie_word_embeddings", false, where);
   validate_config(c, where);
   return c;
 }
@@ -122,26 +113,21 @@ json config_to_motif(const ModelConfig& c, const std::string& torch_dtype) {
                "the lambda_init schedule \"exp_shifted\"; this model (attention ", attention_kind_name(c.attention),
                ") differs, so it cannot be written as Motif");
   const bool grouped = c.attention == AttentionKind::diff_grouped;
-  json j = {
+  json j = common_keys(c);
+  j.update({
       {"architectures", {"MotifForCausalLM"}},
       {"model_type", "Motif"},
-      {"vocab_size", c.vocab_size},
-      {"hidden_size", c.hidden_size},
-      {"intermediate_size", c.intermediate_size},
-      {"num_hidden_layers", c.num_hidden_layers},
       {"num_attention_heads", a.maps()},
       {"num_key_value_heads", 2 * c.num_key_value_heads},
       {"head_dim", c.head_dim},
       {"hidden_act", "poly_norm"},
-      {"max_position_embeddings", c.max_position_embeddings},
       {"rms_norm_eps", c.rms_norm_eps},
       {"attn_rms_norm_eps", c.head_norm_epsilon()},
       {"rope_theta", c.rope_theta},
       {"rope_scaling", rope_scaling_to_json(c.rope_scaling)},
-      {"tie_word_embeddings", c.tie_word_embeddings},
       {"use_bias", false},
       {"torch_dtype", torch_dtype},
-  };
+  });
   if (grouped) {
     j["num_noise_heads"] = a.noise_maps();
     j["grouped_ratio"] = c.grouped_ratio;

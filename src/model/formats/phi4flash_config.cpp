@@ -31,25 +31,12 @@ const std::set<std::string> kModelKeys = {
 
 constexpr int64_t kMostSize = int64_t{1} << 24;
 
-void check_token_ids(const json& j, const char* key, const std::string& where) {
-  if (!j.contains(key) || j.at(key).is_null()) return;
-  const json& v = j.at(key);
-  const auto id = [](const json& x) { return x.is_number_integer() && x.get<int64_t>() >= 0; };
-  const bool ok = id(v) || (v.is_array() && !v.empty() && std::all_of(v.begin(), v.end(), id));
-  DIFFTX_CHECK(ok, where, ": key '", key, "' must be a token id or a non-empty list of them, got ", v.dump().substr(0, 64));
-}
-
 // A dropout probability: any value in [0, 1) (none applies at inference).
 void check_dropout(const json& j, const char* key, const std::string& where) {
   if (!j.contains(key) || j.at(key).is_null()) return;
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number() && v.get<double>() >= 0 && v.get<double>() < 1, where, ": key '", key,
                "' must be a dropout probability in [0, 1), got ", v.dump().substr(0, 64));
-}
-
-// A Mamba size key: its class default when absent, else an integer in [1, most].
-int64_t mamba_size(const json& j, const char* key, int64_t fallback, int64_t most, const std::string& where) {
-  return j.contains(key) && !j.at(key).is_null() ? positive_int(j, key, where, most) : fallback;
 }
 
 // `sliding_window`: an int, or the per-layer list the config class makes of it (save_pretrained
@@ -119,14 +106,10 @@ ModelConfig config_from_phi4flash(const json& j, const std::string& where) {
   for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) check_token_ids(j, key, where);
 
   ModelConfig c;
-  c.vocab_size = positive_int(j, "vocab_size", where, kMostSize);
-  c.hidden_size = positive_int(j, "hidden_size", where, kMostSize);
-  c.intermediate_size = positive_int(j, "intermediate_size", where, kMostSize);
-  c.num_hidden_layers = positive_int(j, "num_hidden_layers", where, kMostSize);
+  read_sizes(j, c, where, kMostSize);
   const int64_t heads = positive_int(j, "num_attention_heads", where, kMostSize);
   // The config class's default is 4 (not the heads, as for Llama).
-  const int64_t kv_heads = j.contains("num_key_value_heads") && !j.at("num_key_value_heads").is_null()
-                               ? positive_int(j, "num_key_value_heads", where, kMostSize) : 4;
+  const int64_t kv_heads = positive_int_or(j, "num_key_value_heads", 4, where, kMostSize);
   DIFFTX_CHECK(c.num_hidden_layers % 4 == 0, where, ": num_hidden_layers ", c.num_hidden_layers,
                " must be a multiple of 4 (SambaY's self- and cross-decoder halves, each in pairs of layers)");
   DIFFTX_CHECK(c.hidden_size % heads == 0, where, ": num_attention_heads ", heads, " must divide hidden_size ",
@@ -140,23 +123,17 @@ ModelConfig config_from_phi4flash(const json& j, const std::string& where) {
   c.num_key_value_heads = kv_heads / 2;
   c.head_dim = c.hidden_size / heads;
   c.head_norm_eps = 1e-5;  // subln's eps, fixed in the model code
-  c.max_position_embeddings = j.contains("max_position_embeddings") && !j.at("max_position_embeddings").is_null()
-                                  ? positive_int(j, "max_position_embeddings", where, kMostSize) : 4096;
-  if (j.contains("tie_word_embeddings")) {
-    DIFFTX_CHECK(j.at("tie_word_embeddings").is_boolean(), where, ": key 'tie_word_embeddings' must be true or false");
-    c.tie_word_embeddings = j.at("tie_word_embeddings").get<bool>();
-  } else {
-    c.tie_word_embeddings = true;  // the config class's default
-  }
+  c.max_position_embeddings = positive_int_or(j, "max_position_embeddings", 4096, where, kMostSize);
+  c.tie_word_embeddings = boolean_or(j, "tie_word_embeddings", true, where);  // the config class's default
 
   HybridConfig h;
   h.layers = sambay_layers(c.num_hidden_layers);
   h.shared_kv_layer = c.num_hidden_layers / 2 + 1;
   h.sliding_window = sliding_window(j, c.num_hidden_layers, where);
   h.layer_norm_eps = positive_number(j, "layer_norm_eps", 1e-5, where);
-  h.mamba.d_state = mamba_size(j, "mamba_d_state", 16, 256, where);
-  h.mamba.d_conv = mamba_size(j, "mamba_d_conv", 4, 64, where);
-  h.mamba.expand = mamba_size(j, "mamba_expand", 2, 16, where);
+  h.mamba.d_state = positive_int_or(j, "mamba_d_state", 16, where, 256);  // the class defaults when absent
+  h.mamba.d_conv = positive_int_or(j, "mamba_d_conv", 4, where, 64);
+  h.mamba.expand = positive_int_or(j, "mamba_expand", 2, where, 16);
   const json rank = j.contains("mamba_dt_rank") && !j.at("mamba_dt_rank").is_null() ? j.at("mamba_dt_rank") : json("auto");
   if (rank == json("auto")) h.mamba.dt_rank = auto_dt_rank(c.hidden_size);
   else {
@@ -182,22 +159,17 @@ json config_to_phi4flash(const ModelConfig& c, const std::string& torch_dtype) {
   const int64_t heads = 2 * c.num_attention_heads, kv_heads = 2 * c.num_key_value_heads;
   DIFFTX_CHECK(c.hidden_size == heads * c.head_dim, what, "Phi4Flash's head_dim is hidden_size / num_attention_heads; ",
                "this model has ", heads, " heads of ", c.head_dim, " for hidden_size ", c.hidden_size);
-  return {
+  json j = common_keys(c);
+  j.update({
       {"architectures", {"Phi4FlashForCausalLM"}},
       {"auto_map",
        {{"AutoConfig", "configuration_phi4flash.Phi4FlashConfig"},
         {"AutoModelForCausalLM", "modeling_phi4flash.Phi4FlashForCausalLM"}}},
       {"model_type", "phi4flash"},
-      {"vocab_size", c.vocab_size},
-      {"hidden_size", c.hidden_size},
-      {"intermediate_size", c.intermediate_size},
-      {"num_hidden_layers", c.num_hidden_layers},
       {"num_attention_heads", heads},
       {"num_key_value_heads", kv_heads},
       {"hidden_act", "silu"},
       {"layer_norm_eps", h.layer_norm_eps},
-      {"max_position_embeddings", c.max_position_embeddings},
-      {"tie_word_embeddings", c.tie_word_embeddings},
       {"sliding_window", h.sliding_window},
       {"mb_per_layer", 2},
       {"mamba_d_state", h.mamba.d_state},
@@ -214,7 +186,8 @@ json config_to_phi4flash(const ModelConfig& c, const std::string& torch_dtype) {
       {"initializer_range", 0.02},
       {"use_cache", true},
       {"torch_dtype", torch_dtype},
-  };
+  });
+  return j;
 }
 
 }  // namespace difftx
