@@ -57,50 +57,44 @@ std::string Metrics::render(const EngineStats* s) const {
   const auto head = [&](const char* name, const char* type, const char* help) {
     out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
   };
+  const auto metric = [&](const char* name, const char* type, const char* help, const auto& value) {
+    head(name, type, help);
+    out << name << " " << value << "\n";
+  };
   head("difftx_requests_total", "counter", "HTTP requests by endpoint and status");
   for (const auto& [key, n] : requests_)
     out << "difftx_requests_total{endpoint=\"" << key.first << "\",status=\"" << key.second << "\"} " << n << "\n";
-  head("difftx_prompt_tokens_total", "counter", "prompt tokens of finished requests");
-  out << "difftx_prompt_tokens_total " << prompt_tokens_ << "\n";
-  head("difftx_generated_tokens_total", "counter", "tokens generated for finished requests");
-  out << "difftx_generated_tokens_total " << generated_tokens_ << "\n";
-  head("difftx_model_ready", "gauge", "1 once the model is loaded");
-  out << "difftx_model_ready " << (s ? 1 : 0) << "\n";
+  metric("difftx_prompt_tokens_total", "counter", "prompt tokens of finished requests", prompt_tokens_);
+  metric("difftx_generated_tokens_total", "counter", "tokens generated for finished requests", generated_tokens_);
+  metric("difftx_model_ready", "gauge", "1 once the model is loaded", s ? 1 : 0);
   if (s) {
-    head("difftx_queue_length", "gauge", "requests waiting to start");
-    out << "difftx_queue_length " << s->waiting << "\n";
-    head("difftx_running_sequences", "gauge", "sequences decoding");
-    out << "difftx_running_sequences " << s->running << "\n";
-    head("difftx_kv_blocks_total", "gauge", "blocks in the KV pool");
-    out << "difftx_kv_blocks_total " << s->kv_blocks << "\n";
-    head("difftx_kv_blocks_used", "gauge", "KV blocks held by sequences");
-    out << "difftx_kv_blocks_used " << s->kv_blocks_used << "\n";
-    head("difftx_kv_blocks_cached", "gauge", "KV blocks kept for the prefix cache");
-    out << "difftx_kv_blocks_cached " << s->kv_blocks_cached << "\n";
-    head("difftx_kv_usage_ratio", "gauge", "share of the KV pool held by sequences");
-    out << "difftx_kv_usage_ratio " << (s->kv_blocks ? static_cast<double>(s->kv_blocks_used) / s->kv_blocks : 0.0)
-        << "\n";
-    head("difftx_prefix_cache_hit_rate", "gauge", "prompt tokens found in the prefix cache / looked up");
-    out << "difftx_prefix_cache_hit_rate " << s->prefix_hit_rate() << "\n";
-    head("difftx_preemptions_total", "counter", "sequences preempted for KV space");
-    out << "difftx_preemptions_total " << s->preemptions << "\n";
+    metric("difftx_queue_length", "gauge", "requests waiting to start", s->waiting);
+    metric("difftx_running_sequences", "gauge", "sequences decoding", s->running);
+    metric("difftx_kv_blocks_total", "gauge", "blocks in the KV pool", s->kv_blocks);
+    metric("difftx_kv_blocks_used", "gauge", "KV blocks held by sequences", s->kv_blocks_used);
+    metric("difftx_kv_blocks_cached", "gauge", "KV blocks kept for the prefix cache", s->kv_blocks_cached);
+    metric("difftx_kv_usage_ratio", "gauge", "share of the KV pool held by sequences",
+           s->kv_blocks ? static_cast<double>(s->kv_blocks_used) / s->kv_blocks : 0.0);
+    metric("difftx_prefix_cache_hit_rate", "gauge", "prompt tokens found in the prefix cache / looked up",
+           s->prefix_hit_rate());
+    metric("difftx_preemptions_total", "counter", "sequences preempted for KV space", s->preemptions);
     head("difftx_sequences_finished_total", "counter", "engine sequences ended, by reason");
     for (int r = 1; r < 5; ++r)
       out << "difftx_sequences_finished_total{reason=\"" << finish_reason_name(static_cast<FinishReason>(r)) << "\"} "
           << s->finished[r] << "\n";
-    head("difftx_engine_steps_total", "counter", "engine steps");
-    out << "difftx_engine_steps_total " << s->steps << "\n";
-    head("difftx_draft_tokens_total", "counter", "speculative decoding: drafted tokens verified");
-    out << "difftx_draft_tokens_total " << s->draft_tokens << "\n";
-    head("difftx_draft_accepted_tokens_total", "counter", "speculative decoding: drafted tokens accepted");
-    out << "difftx_draft_accepted_tokens_total " << s->draft_accepted << "\n";
-    head("difftx_draft_acceptance_rate", "gauge", "speculative decoding: accepted / drafted tokens");
-    out << "difftx_draft_acceptance_rate " << s->draft_acceptance() << "\n";
+    metric("difftx_engine_steps_total", "counter", "engine steps", s->steps);
+    metric("difftx_draft_tokens_total", "counter", "speculative decoding: drafted tokens verified", s->draft_tokens);
+    metric("difftx_draft_accepted_tokens_total", "counter", "speculative decoding: drafted tokens accepted",
+           s->draft_accepted);
+    metric("difftx_draft_acceptance_rate", "gauge", "speculative decoding: accepted / drafted tokens",
+           s->draft_acceptance());
   }
-  head("difftx_time_to_first_token_seconds", "histogram", "from submission to the first generated token");
-  out << ttft_.render("difftx_time_to_first_token_seconds");
-  head("difftx_inter_token_latency_seconds", "histogram", "between consecutive generated tokens of a sequence");
-  out << itl_.render("difftx_inter_token_latency_seconds");
+  const auto histogram = [&](const char* name, const char* help, const Histogram& h) {
+    head(name, "histogram", help);
+    out << h.render(name);
+  };
+  histogram("difftx_time_to_first_token_seconds", "from submission to the first generated token", ttft_);
+  histogram("difftx_inter_token_latency_seconds", "between consecutive generated tokens of a sequence", itl_);
   return out.str();
 }
 

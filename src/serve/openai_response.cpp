@@ -8,6 +8,23 @@ namespace {
 
 json nullable(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
+// One choice: its index, what it holds under `key` (text, message or delta), its logprobs and
+// finish reason.
+json choice(int64_t index, const char* key, json value, json logprobs, const std::string& finish_reason) {
+  return {{"index", index}, {key, std::move(value)}, {"logprobs", std::move(logprobs)},
+          {"finish_reason", nullable(finish_reason)}};
+}
+
+// A response or a chunk: the header's fields, the object type and the choices.
+json response(const ResponseHeader& h, const char* object, json choices) {
+  return {{"id", h.id}, {"object", object}, {"created", h.created}, {"model", h.model}, {"choices", std::move(choices)}};
+}
+
+json with_usage(json response, const Usage& usage) {
+  response["usage"] = usage_json(usage);
+  return response;
+}
+
 json bytes_of(const std::string& s) {
   json bytes = json::array();
   for (unsigned char c : s) bytes.push_back(static_cast<int>(c));
@@ -56,13 +73,11 @@ json completion_response(const ResponseHeader& h, const std::vector<ChoiceResult
   json list = json::array();
   for (size_t i = 0; i < choices.size(); ++i) {
     const ChoiceResult& c = choices[i];
-    list.push_back({{"index", i},
-                    {"text", c.text},
-                    {"logprobs", logprobs ? completion_logprobs(c.tokens, text_offsets.at(i)) : json(nullptr)},
-                    {"finish_reason", nullable(c.finish_reason)}});
+    list.push_back(choice(static_cast<int64_t>(i), "text", c.text,
+                          logprobs ? completion_logprobs(c.tokens, text_offsets.at(i)) : json(nullptr),
+                          c.finish_reason));
   }
-  return {{"id", h.id},       {"object", "text_completion"}, {"created", h.created},
-          {"model", h.model}, {"choices", list},             {"usage", usage_json(usage)}};
+  return with_usage(response(h, "text_completion", std::move(list)), usage);
 }
 
 json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const Usage& usage,
@@ -82,13 +97,10 @@ json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& cho
         message["tool_calls"].push_back(std::move(call));
       }
     }
-    list.push_back({{"index", i},
-                    {"message", std::move(message)},
-                    {"logprobs", logprobs ? chat_logprobs(c.tokens) : json(nullptr)},
-                    {"finish_reason", nullable(c.finish_reason)}});
+    list.push_back(choice(static_cast<int64_t>(i), "message", std::move(message),
+                          logprobs ? chat_logprobs(c.tokens) : json(nullptr), c.finish_reason));
   }
-  return {{"id", h.id},       {"object", "chat.completion"}, {"created", h.created},
-          {"model", h.model}, {"choices", list},             {"usage", usage_json(usage)}};
+  return with_usage(response(h, "chat.completion", std::move(list)), usage);
 }
 
 json tool_call_json(const ToolCallResult& call, int64_t index) {
@@ -100,31 +112,16 @@ json tool_call_json(const ToolCallResult& call, int64_t index) {
 
 json completion_chunk(const ResponseHeader& h, int64_t index, const std::string& text, const std::string& finish_reason,
                       const json& logprobs) {
-  return {{"id", h.id},
-          {"object", "text_completion"},
-          {"created", h.created},
-          {"model", h.model},
-          {"choices", json::array({{{"index", index},
-                                    {"text", text},
-                                    {"logprobs", logprobs},
-                                    {"finish_reason", nullable(finish_reason)}}})}};
+  return response(h, "text_completion", json::array({choice(index, "text", text, logprobs, finish_reason)}));
 }
 
 json chat_chunk(const ResponseHeader& h, int64_t index, const json& delta, const std::string& finish_reason,
                 const json& logprobs) {
-  return {{"id", h.id},
-          {"object", "chat.completion.chunk"},
-          {"created", h.created},
-          {"model", h.model},
-          {"choices", json::array({{{"index", index},
-                                    {"delta", delta},
-                                    {"logprobs", logprobs},
-                                    {"finish_reason", nullable(finish_reason)}}})}};
+  return response(h, "chat.completion.chunk", json::array({choice(index, "delta", delta, logprobs, finish_reason)}));
 }
 
 json usage_chunk(const ResponseHeader& h, const char* object, const Usage& usage) {
-  return {{"id", h.id},       {"object", object},           {"created", h.created},
-          {"model", h.model}, {"choices", json::array()}, {"usage", usage_json(usage)}};
+  return with_usage(response(h, object, json::array()), usage);
 }
 
 json models_list(const std::string& model, int64_t created) {

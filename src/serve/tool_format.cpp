@@ -171,9 +171,8 @@ ToolParse parse_mistral(std::string_view text, bool final) {
 }  // namespace
 
 std::optional<ToolFormat> tool_format_named(std::string_view name) {
-  if (name == "hermes") return ToolFormat::hermes;
-  if (name == "llama3_json") return ToolFormat::llama3_json;
-  if (name == "mistral") return ToolFormat::mistral;
+  for (ToolFormat f : {ToolFormat::hermes, ToolFormat::llama3_json, ToolFormat::mistral})
+    if (name == tool_format_name(f)) return f;
   return std::nullopt;
 }
 
