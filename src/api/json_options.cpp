@@ -67,26 +67,26 @@ std::string JsonOptions::string(const std::string& key, const std::string& fallb
   return v->get<std::string>();
 }
 
-std::vector<int64_t> JsonOptions::integers(const std::string& key, const std::vector<int64_t>& fallback, int64_t min,
-                                           int64_t max) {
+template <typename T>
+std::vector<T> JsonOptions::list(const std::string& key, const std::vector<T>& fallback, T min, T max, const char* kind,
+                                 T (JsonOptions::*value)(const std::string&, const nlohmann::json&, T, T) const) {
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
-  DIFFTX_CHECK(v->is_array() && !v->empty(), what_, ": '", key, "' must be a non-empty list of integers, got ",
+  DIFFTX_CHECK(v->is_array() && !v->empty(), what_, ": '", key, "' must be a non-empty list of ", kind, ", got ",
                v->dump().substr(0, 64));
-  std::vector<int64_t> out;
-  for (const nlohmann::json& x : *v) out.push_back(integer_value(key, x, min, max));
+  std::vector<T> out;
+  for (const nlohmann::json& x : *v) out.push_back((this->*value)(key, x, min, max));
   return out;
+}
+
+std::vector<int64_t> JsonOptions::integers(const std::string& key, const std::vector<int64_t>& fallback, int64_t min,
+                                           int64_t max) {
+  return list(key, fallback, min, max, "integers", &JsonOptions::integer_value);
 }
 
 std::vector<double> JsonOptions::numbers(const std::string& key, const std::vector<double>& fallback, double min,
                                          double max) {
-  const nlohmann::json* v = find(key);
-  if (!v) return fallback;
-  DIFFTX_CHECK(v->is_array() && !v->empty(), what_, ": '", key, "' must be a non-empty list of numbers, got ",
-               v->dump().substr(0, 64));
-  std::vector<double> out;
-  for (const nlohmann::json& x : *v) out.push_back(number_value(key, x, min, max));
-  return out;
+  return list(key, fallback, min, max, "numbers", &JsonOptions::number_value);
 }
 
 void JsonOptions::finish() const {

@@ -34,6 +34,10 @@ class JsonOptions {
   const nlohmann::json* find(const std::string& key);
   int64_t integer_value(const std::string& key, const nlohmann::json& v, int64_t min, int64_t max) const;
   double number_value(const std::string& key, const nlohmann::json& v, double min, double max) const;
+  // A non-empty list of `kind` ("integers"), each element read by `value`.
+  template <typename T>
+  std::vector<T> list(const std::string& key, const std::vector<T>& fallback, T min, T max, const char* kind,
+                      T (JsonOptions::*value)(const std::string&, const nlohmann::json&, T, T) const);
 
   nlohmann::json options_;
   std::string what_;

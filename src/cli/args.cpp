@@ -106,41 +106,51 @@ std::string range_text(NumberRange r) {
   return concat("a finite number in ", r.min_excluded ? "(" : "[", r.min, ", ", r.max, r.max_excluded ? ")" : "]");
 }
 
-// Splits "a,b,c" and converts each item; errors name the option, the item and the range.
+// The items of "a,b,c" (an empty text is one empty item).
+std::vector<std::string> comma_items(const std::string& text) {
+  std::vector<std::string> out;
+  for (size_t begin = 0;;) {
+    const size_t comma = text.find(',', begin);
+    out.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) return out;
+    begin = comma + 1;
+  }
+}
+
+// The value of --name, `text`, converted; the error names the option, the text and the range.
+template <typename Range, typename Parse>
+auto parse_one(const std::string& command, const std::string& name, const std::string& text, Range range,
+               Parse parse) {
+  const auto value = parse(text, range);
+  DIFFTX_CHECK(value.has_value(), command, ": --", name, " expects ", range_text(range), ", got '", text, "'");
+  return *value;
+}
+
+// Splits "a,b,c" and converts each item; errors name the option, the list and the range.
 template <typename Range, typename Parse>
 auto parse_list(const std::string& command, const std::string& name, const std::string& text, Range range,
                 Parse parse) {
   std::vector<typename decltype(parse(text, range))::value_type> out;
-  size_t begin = 0;
-  while (true) {
-    const size_t comma = text.find(',', begin);
-    const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+  for (const std::string& item : comma_items(text)) {
     const auto value = parse(item, range);
     DIFFTX_CHECK(value.has_value(), command, ": --", name, " expects a comma-separated list of ",
                  std::is_same_v<Range, IntRange> ? "integers" : "numbers", ", got '", text, "' (each must be ",
                  range_text(range), ")");
     out.push_back(*value);
-    if (comma == std::string::npos) return out;
-    begin = comma + 1;
   }
+  return out;
 }
 
 }  // namespace
 
 int64_t Args::get_int(const std::string& name, int64_t fallback, IntRange range) {
   const auto v = get(name);
-  if (!v) return fallback;
-  const auto value = parse_integer(*v, range);
-  DIFFTX_CHECK(value.has_value(), command_, ": --", name, " expects ", range_text(range), ", got '", *v, "'");
-  return *value;
+  return v ? parse_one(command_, name, *v, range, parse_integer) : fallback;
 }
 
 double Args::get_double(const std::string& name, double fallback, NumberRange range) {
   const auto v = get(name);
-  if (!v) return fallback;
-  const auto value = parse_number(*v, range);
-  DIFFTX_CHECK(value.has_value(), command_, ": --", name, " expects ", range_text(range), ", got '", *v, "'");
-  return *value;
+  return v ? parse_one(command_, name, *v, range, parse_number) : fallback;
 }
 
 std::vector<int64_t> Args::get_int_list(const std::string& name, const std::string& fallback, IntRange range) {
@@ -154,15 +164,10 @@ std::vector<double> Args::get_double_list(const std::string& name, const std::st
 
 std::vector<std::string> Args::get_word_list(const std::string& name, const std::string& fallback) {
   const std::string text = get(name, fallback);
-  std::vector<std::string> out;
-  for (size_t begin = 0;;) {
-    const size_t comma = text.find(',', begin);
-    out.push_back(text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
-    DIFFTX_CHECK(!out.back().empty(), command_, ": --", name, " expects a comma-separated list of names, got '",
-                 text, "'");
-    if (comma == std::string::npos) return out;
-    begin = comma + 1;
-  }
+  std::vector<std::string> out = comma_items(text);
+  for (const std::string& word : out)
+    DIFFTX_CHECK(!word.empty(), command_, ": --", name, " expects a comma-separated list of names, got '", text, "'");
+  return out;
 }
 
 std::optional<std::string> Args::take_positional() {

@@ -8,16 +8,15 @@
 
 #include <nlohmann/json.hpp>
 
-#include "chat/model_chat_template.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
+#include "cli/engine_model.h"
 #include "cli/sampling_option.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "infer/generate.h"
 #include "infer/model_prompt.h"
 #include "infer/utf8_stream.h"
-#include "model/model_io.h"
 #include "serve/chat_prompt.h"
 
 namespace difftx::cli {
@@ -40,18 +39,13 @@ int run_chat(Args& args) {
   backends::Backend& device = device_option(args);
   args.finish();
 
-  const auto tmpl = chat::load_chat_template(dir, template_file);
-  DIFFTX_CHECK(tmpl.has_value(), dir.string(),
-               " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); give one with "
-               "--chat-template FILE");
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
-  model.move_to(device);
-  model.engine_matrices_only();  // the engine's copy of the weights, and no other
+  const chat::ChatTemplate tmpl = required_chat_template(dir, template_file);
+  Model model = load_engine_model(dir, device);
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
   o.sample_vocab = tokenizer.vocab_size();
   o.stop_tokens = frame.stop;
-  for (int32_t id : serve::chat_stop_ids(*tmpl, tokenizer)) o.stop_tokens.push_back(id);
+  for (int32_t id : serve::chat_stop_ids(tmpl, tokenizer)) o.stop_tokens.push_back(id);
 
   nlohmann::json messages = nlohmann::json::array();
   if (system) messages.push_back({{"role", "system"}, {"content", *system}});
@@ -61,7 +55,7 @@ int run_chat(Args& args) {
     if (!std::getline(std::cin, line) || line.empty()) break;
     messages.push_back({{"role", "user"}, {"content", line}});
     const std::vector<int32_t> ids =
-        serve::encode_chat_prompt(tokenizer, frame.prefix, tmpl->render(messages, true));
+        serve::encode_chat_prompt(tokenizer, frame.prefix, tmpl.render(messages, true));
     DIFFTX_CHECK(static_cast<int64_t>(ids.size()) < model.config.max_position_embeddings, "the conversation is ",
                  ids.size(), " tokens, at the end of the context of ", model.config.max_position_embeddings);
     std::string reply;

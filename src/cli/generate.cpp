@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "api/generation.h"
-#include "chat/model_chat_template.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
 #include "cli/draft_option.h"
+#include "cli/engine_model.h"
 #include "cli/sampling_option.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
@@ -21,7 +21,6 @@
 #include "infer/model_prompt.h"
 #include "infer/utf8_stream.h"
 #include "io/input_file.h"
-#include "model/model_io.h"
 #include "serve/output_constraint.h"
 
 namespace difftx::cli {
@@ -53,9 +52,7 @@ int run_generate(Args& args) {
   if (schema_file) rules.schema = grammar::parse_schema_text(read_whole_file(*schema_file), *schema_file);
   if (grammar_file) rules.grammar = read_whole_file(*grammar_file);
 
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
-  model.move_to(device);
-  model.engine_matrices_only();  // the engine's copy of the weights, and no other
+  Model model = load_engine_model(dir, device);
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
   draft.load(device, &tokenizer, model);
   draft.apply(o);
@@ -69,14 +66,11 @@ int run_generate(Args& args) {
   output.tokenizer = &tokenizer;
   bool reasoning_open = false;
   if (as_chat) {  // the prompt as one user message through the chat template
-    const auto tmpl = chat::load_chat_template(dir, template_file);
-    DIFFTX_CHECK(tmpl.has_value(), dir.string(),
-                 " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); "
-                 "give one with --chat-template FILE");
+    const chat::ChatTemplate tmpl = required_chat_template(dir, template_file);
     const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
-    output.reasoning = serve::reasoning_markers_of_template(tmpl->source);
-    reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl->render(messages, true), *output.reasoning);
-    framed = api::frame_chat_prompt(tokenizer, defaults, *tmpl, messages, model.config, dir.string());
+    output.reasoning = serve::reasoning_markers_of_template(tmpl.source);
+    reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl.render(messages, true), *output.reasoning);
+    framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, dir.string());
   } else {
     DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
     framed = frame_prompt(tokenizer, defaults, prompt, model.config, dir.string());

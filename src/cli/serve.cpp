@@ -9,11 +9,11 @@
 #include "cli/command.h"
 #include "cli/device_option.h"
 #include "cli/draft_option.h"
+#include "cli/engine_model.h"
 #include "core/error.h"
 #include "data/generation_defaults.h"
 #include "grammar/token_vocabulary.h"
 #include "infer/model_prompt.h"
-#include "model/model_io.h"
 #include "serve/chat_prompt.h"
 #include "serve/server.h"
 #include "serve/tool_format.h"
@@ -67,9 +67,7 @@ int run_serve(Args& args) {
 
   return serve::run_server(o, [&]() {
     auto m = std::make_unique<serve::ServedModel>();
-    m->model = std::make_unique<Model>(load_model_dir(dir, MatrixPrecision::as_stored));
-    m->model->move_to(device);
-    m->model->engine_matrices_only();  // the engine's copy of the weights, and no other
+    m->model = std::make_unique<Model>(load_engine_model(dir, device));
     m->tokenizer = std::make_unique<data::Tokenizer>(load_model_tokenizer(dir, tokenizer_name, m->model->config));
     const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
     m->frame = data::prompt_frame(*m->tokenizer, defaults);
