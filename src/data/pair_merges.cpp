@@ -2,18 +2,12 @@
 
 #include <algorithm>
 
+#include "data/open_table.h"
+
 namespace difftx::data {
 
 void PairMerges::grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
-  mask_ = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.step.id < 0) continue;
-    uint64_t i = mix(s.key) & mask_;
-    while (slots_[i].step.id >= 0) i = (i + 1) & mask_;
-    slots_[i] = s;
-  }
+  grow_table(slots_, mask_, [](const Slot& s) { return s.step.id >= 0; }, [](const Slot& s) { return mix(s.key); });
 }
 
 void PairMerges::set(int32_t left, int32_t right, int32_t rank, int32_t id) {

@@ -45,48 +45,51 @@ class SplitPattern {
   using MatchContext = std::unique_ptr<pcre2_match_context, decltype(&pcre2_match_context_free)>;
   static MatchContext match_context(size_t text_bytes);
   [[noreturn]] void match_failed(int rc, size_t offset) const;
+  // Matches from offset 0 with `options` (and PCRE2_NO_UTF_CHECK) while the offset is inside the
+  // text: on_match(rc, ovector, offset) returns the offset of the next match.
+  template <typename OnMatch>
+  void each_match(std::string_view text, uint32_t options, OnMatch&& on_match) const;
 
   std::string pattern_;
   Mode mode_;
   std::shared_ptr<pcre2_code> code_;
 };
 
-template <typename OnPiece>
-void SplitPattern::split(std::string_view text, OnPiece&& piece) const {
-  DIFFTX_CHECK(mode_ == Mode::covering, "split pattern: split() needs Mode::covering");
+template <typename OnMatch>
+void SplitPattern::each_match(std::string_view text, uint32_t options, OnMatch&& on_match) const {
   const MatchData match = match_data();
   const MatchContext context = match_context(text.size());
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t offset = 0;
-  while (offset < text.size()) {
-    const int rc = pcre2_match(code_.get(), subject, text.size(), offset, PCRE2_NO_UTF_CHECK,
-                               match.get(), context.get());
-    if (rc < 0) match_failed(rc, offset);
-    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
-    if (ovector[0] != offset || ovector[1] <= offset) match_failed(rc, offset);
-    piece(text.substr(offset, ovector[1] - offset));
-    offset = ovector[1];
+  for (size_t offset = 0; offset < text.size();) {
+    const int rc = pcre2_match(code_.get(), subject, text.size(), offset, PCRE2_NO_UTF_CHECK | options, match.get(),
+                               context.get());
+    offset = on_match(rc, pcre2_get_ovector_pointer(match.get()), offset);
   }
+}
+
+template <typename OnPiece>
+void SplitPattern::split(std::string_view text, OnPiece&& piece) const {
+  DIFFTX_CHECK(mode_ == Mode::covering, "split pattern: split() needs Mode::covering");
+  each_match(text, 0, [&](int rc, const PCRE2_SIZE* ovector, size_t offset) {
+    if (rc < 0 || ovector[0] != offset || ovector[1] <= offset) match_failed(rc, offset);
+    piece(text.substr(offset, ovector[1] - offset));
+    return size_t{ovector[1]};
+  });
 }
 
 template <typename OnSegment>
 void SplitPattern::segments(std::string_view text, OnSegment&& segment) const {
   DIFFTX_CHECK(mode_ == Mode::searching, "split pattern: segments() needs Mode::searching");
-  const MatchData match = match_data();
-  const MatchContext context = match_context(text.size());
-  const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
-  size_t offset = 0;
-  while (offset < text.size()) {
-    const int rc = pcre2_match(code_.get(), subject, text.size(), offset,
-                               PCRE2_NO_UTF_CHECK | PCRE2_NOTEMPTY, match.get(), context.get());
-    if (rc == PCRE2_ERROR_NOMATCH) break;
+  each_match(text, PCRE2_NOTEMPTY, [&](int rc, const PCRE2_SIZE* ovector, size_t offset) {
+    if (rc == PCRE2_ERROR_NOMATCH) {  // the rest is a gap
+      segment(offset, text.size(), false);
+      return text.size();
+    }
     if (rc < 0) match_failed(rc, offset);
-    const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(match.get());
     if (ovector[0] > offset) segment(offset, size_t{ovector[0]}, false);
     segment(size_t{ovector[0]}, size_t{ovector[1]}, true);
-    offset = ovector[1];
-  }
-  if (offset < text.size()) segment(offset, text.size(), false);
+    return size_t{ovector[1]};
+  });
 }
 
 }  // namespace difftx::data

@@ -1,17 +1,12 @@
 #include "data/token_table.h"
 
+#include "data/open_table.h"
+
 namespace difftx::data {
 
 void TokenTable::grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
-  mask_ = slots_.size() - 1;
-  for (const Slot& s : old) {
-    if (s.rank < 0) continue;
-    uint64_t i = hash(arena_.data() + s.offset, s.length) & mask_;
-    while (slots_[i].rank >= 0) i = (i + 1) & mask_;
-    slots_[i] = s;
-  }
+  grow_table(slots_, mask_, [](const Slot& s) { return s.rank >= 0; },
+             [&](const Slot& s) { return hash(arena_.data() + s.offset, s.length); });
 }
 
 bool TokenTable::insert(std::string_view bytes, int32_t rank) {

@@ -131,13 +131,7 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   backend_.gather_rows(s.x, acts_.row_index, L, D, acts_.x_final);
   backend_.rmsnorm_forward(acts_.x_final, model_.tensors.final_norm, acts_.h_final, acts_.rstd_final, L, D,
                            static_cast<float>(c.rms_norm_eps));
-  if (static_cast<int64_t>(logits_.size()) < L * V) logits_.resize(L * V);
-  if (!backend_.host_memory() && device_logits_.bytes() < L * V * int64_t{sizeof(float)})
-    device_logits_ = backend_.allocate(L * V * int64_t{sizeof(float)}, false);
-  const DevicePtr<float> out = device_logits_ ? device_logits_.as<float>() : DevicePtr<float>(logits_.data());
-  backend_.matmul(matrices_.lm_head, acts_.h_final, out, L, false, MatmulOrder::gemv);
-  if (device_logits_) backend_.download(logits_.data(), out, L * V * int64_t{sizeof(float)});
-  return logits_.data();
+  return logits_.compute(backend_, matrices_.lm_head, acts_.h_final, L, V);
 }
 
 }  // namespace difftx

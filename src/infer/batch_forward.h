@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "infer/head_logits.h"
 #include "infer/kv_pool.h"
 #include "model/activations.h"
 #include "model/model.h"
@@ -53,8 +54,7 @@ class BatchForward {
   StepIndex index_;
   backends::DeviceBuffer positions_, slots_, lengths_, tables_, blocks_;  // the device's copy of index_
   int64_t block_capacity_ = 0;    // ints blocks_ holds
-  std::vector<float> logits_;     // [max_rows, V] on the host
-  backends::DeviceBuffer device_logits_;  // the same on a device whose memory the host cannot read
+  infer::HeadLogits logits_;
 };
 
 }  // namespace difftx

@@ -280,13 +280,7 @@ const float* HybridForward::run(const StepPlan& plan) {
   backend_.upload(a.row_index, logit_rows_.data(), L * int64_t{sizeof(int32_t)});
   backend_.gather_rows(a.x, a.row_index, L, D, a.h);
   hybrid_final_norm(pass, model_.tensors, a.h, a.h_final, L, a);
-  if (static_cast<int64_t>(logits_.size()) < L * V) logits_.resize(L * V);
-  if (!backend_.host_memory() && device_logits_.bytes() < L * V * int64_t{sizeof(float)})
-    device_logits_ = backend_.allocate(L * V * int64_t{sizeof(float)}, false);
-  const DevicePtr<float> out = device_logits_ ? device_logits_.as<float>() : DevicePtr<float>(logits_.data());
-  backend_.matmul(matrices_.lm_head, a.h_final, out, L, false, MatmulOrder::gemv);
-  if (device_logits_) backend_.download(logits_.data(), out, L * V * int64_t{sizeof(float)});
-  return logits_.data();
+  return logits_.compute(backend_, matrices_.lm_head, a.h_final, L, V);
 }
 
 }  // namespace difftx::infer

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "infer/head_logits.h"
 #include "infer/kv_cache_manager.h"
 #include "infer/kv_pool.h"
 #include "infer/state_pool.h"
@@ -101,8 +102,7 @@ class HybridForward {
   std::vector<int32_t> chain_slots_;  // the lookahead state slots of the runs with drafted rows
   std::vector<PageIndex> pages_;  // per group (page groups only)
   backends::DeviceBuffer device_lengths_, device_row_slots_;
-  std::vector<float> logits_;             // [max_rows, V] on the host
-  backends::DeviceBuffer device_logits_;  // the same on a device whose memory the host cannot read
+  HeadLogits logits_;
 };
 
 }  // namespace difftx::infer

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "backends/vulkan/ops_common.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "core/error.h"
 
@@ -21,8 +22,6 @@ constexpr int64_t kDecodeMaxAcc = 128 * 32;  // WG * ACC
 // Positions one work item of decode attention covers: a function of nothing but this constant,
 // so a row's chunks (and bits) depend on its length alone.
 constexpr int64_t kDecodeChunk = 256;
-
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
 
 uint32_t kind_code(AttentionKind kind) {
   switch (kind) {

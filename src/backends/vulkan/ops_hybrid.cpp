@@ -6,17 +6,14 @@
 // left; the step forms bind the pool of windows or states from its base to its allocation's end.
 #include <algorithm>
 
+#include "backends/vulkan/ops_common.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "core/error.h"
 
 namespace difftx::backends::vulkan {
 namespace {
 
-constexpr int64_t kElementGroup = 256;  // add_bias.comp's workgroup
-constexpr int64_t kMambaGroup = 64;     // mamba_conv.comp's and mamba_scan.comp's workgroup
-
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-int64_t groups_of(int64_t n, int64_t size) { return (n + size - 1) / size; }
+constexpr int64_t kMambaGroup = 64;  // mamba_conv.comp's and mamba_scan.comp's workgroup
 
 // Invocations that hold one channel's S state entries in mamba_scan.comp: a power of two >= S,
 // at most the workgroup (each then holds up to kMambaMostState / 64 entries).

@@ -3,19 +3,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/vulkan/ops_common.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "core/error.h"
 #include "kernels/polynorm.h"
 
 namespace difftx::backends::vulkan {
-namespace {
-
-constexpr int64_t kElementGroup = 256;  // invocations per workgroup of the element-wise shaders
-
-uint32_t u32(int64_t v) { return static_cast<uint32_t>(v); }
-int64_t groups_of(int64_t n, int64_t size) { return (n + size - 1) / size; }
-
-}  // namespace
 
 void VulkanBackend::rmsnorm_forward(DevicePtr<const float> x, DevicePtr<const float> g, DevicePtr<float> y,
                                     DevicePtr<float> rstd, int64_t rows, int64_t n, float eps) {
