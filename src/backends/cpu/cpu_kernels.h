@@ -24,45 +24,51 @@ namespace difftx::backends::cpu {
 using MatmulByPath = void(const WeightMatrix&, const float*, float*, int64_t, bool, MatmulPath);
 using MatmulByOrder = void(const WeightMatrix&, const float*, float*, int64_t, bool, MatmulOrder);
 
+// A table's entries but matmul's two overloads: X(entry, the function of the level's namespace).
+#define DIFFTX_CPU_KERNELS(X)                                       \
+  /* kernels/ops.h */                                               \
+  X(rmsnorm_forward, rmsnorm_forward)                               \
+  X(rmsnorm_backward, rmsnorm_backward)                             \
+  X(rope_inverse_frequency, rope_inverse_frequency)                 \
+  X(rope_table_build, rope_table_build)                             \
+  X(rope_forward, rope_forward)                                     \
+  X(rope_backward, rope_backward)                                   \
+  X(swiglu_forward, swiglu_forward)                                 \
+  X(swiglu_backward, swiglu_backward)                               \
+  X(cross_entropy_forward_backward, cross_entropy_forward_backward) \
+  X(cross_entropy_sum, cross_entropy_sum)                           \
+  X(adamw_update, adamw_update)                                     \
+  X(sum_of_squares, sum_of_squares)                                 \
+  /* kernels/layernorm.h, bias.h, mamba.h (a hybrid stack's) */     \
+  X(layernorm_forward, layernorm_forward)                           \
+  X(layernorm_backward, layernorm_backward)                         \
+  X(add_bias, add_bias)                                             \
+  X(mamba_conv_prompt, mamba_conv_prompt)                           \
+  X(mamba_scan_prompt, mamba_scan_prompt)                           \
+  X(mamba_conv_step, mamba_conv_step)                               \
+  X(mamba_scan_step, mamba_scan_step)                               \
+  /* kernels/attention/attention.h, flash.h, decode_attention.h */  \
+  X(attention_forward, attention_forward)                           \
+  X(attention_backward, attention_backward)                         \
+  X(flash_default_path, flash::default_path)                        \
+  X(flash_check_path, flash::check_path)                            \
+  X(flash_forward, flash::forward)                                  \
+  X(flash_backward, flash::backward)                                \
+  X(decode_attention_rows, decode_attention_rows)                   \
+  /* kernels/quant/ (and matmul below) */                           \
+  X(quantize_rows, quantize_rows)                                   \
+  X(dequantize_rows, dequantize_rows)                               \
+  X(gemm_int8_available, quant::gemm_int8_available)                \
+  X(gemm_int8_reads_panels, quant::gemm_int8_reads_panels)          \
+  X(gemm_float_available, quant::gemm_float_available)              \
+  X(gemm_float_reads_panels, quant::gemm_float_reads_panels)
+
 struct CpuKernels {
-  // kernels/ops.h
-  decltype(&DIFFTX_ISA::rmsnorm_forward) rmsnorm_forward;
-  decltype(&DIFFTX_ISA::rmsnorm_backward) rmsnorm_backward;
-  decltype(&DIFFTX_ISA::rope_inverse_frequency) rope_inverse_frequency;
-  decltype(&DIFFTX_ISA::rope_table_build) rope_table_build;
-  decltype(&DIFFTX_ISA::rope_forward) rope_forward;
-  decltype(&DIFFTX_ISA::rope_backward) rope_backward;
-  decltype(&DIFFTX_ISA::swiglu_forward) swiglu_forward;
-  decltype(&DIFFTX_ISA::swiglu_backward) swiglu_backward;
-  decltype(&DIFFTX_ISA::cross_entropy_forward_backward) cross_entropy_forward_backward;
-  decltype(&DIFFTX_ISA::cross_entropy_sum) cross_entropy_sum;
-  decltype(&DIFFTX_ISA::adamw_update) adamw_update;
-  decltype(&DIFFTX_ISA::sum_of_squares) sum_of_squares;
-  // kernels/layernorm.h, bias.h, mamba.h (a hybrid stack's)
-  decltype(&DIFFTX_ISA::layernorm_forward) layernorm_forward;
-  decltype(&DIFFTX_ISA::layernorm_backward) layernorm_backward;
-  decltype(&DIFFTX_ISA::add_bias) add_bias;
-  decltype(&DIFFTX_ISA::mamba_conv_prompt) mamba_conv_prompt;
-  decltype(&DIFFTX_ISA::mamba_scan_prompt) mamba_scan_prompt;
-  decltype(&DIFFTX_ISA::mamba_conv_step) mamba_conv_step;
-  decltype(&DIFFTX_ISA::mamba_scan_step) mamba_scan_step;
-  // kernels/attention/attention.h, flash.h, decode_attention.h
-  decltype(&DIFFTX_ISA::attention_forward) attention_forward;
-  decltype(&DIFFTX_ISA::attention_backward) attention_backward;
-  decltype(&DIFFTX_ISA::flash::default_path) flash_default_path;
-  decltype(&DIFFTX_ISA::flash::check_path) flash_check_path;
-  decltype(&DIFFTX_ISA::flash::forward) flash_forward;
-  decltype(&DIFFTX_ISA::flash::backward) flash_backward;
-  decltype(&DIFFTX_ISA::decode_attention_rows) decode_attention_rows;
-  // kernels/quant/
+#define DIFFTX_KERNEL_FIELD(entry, function) decltype(&DIFFTX_ISA::function) entry;
+  DIFFTX_CPU_KERNELS(DIFFTX_KERNEL_FIELD)
+#undef DIFFTX_KERNEL_FIELD
   MatmulByPath* matmul_by_path;
   MatmulByOrder* matmul_by_order;
-  decltype(&DIFFTX_ISA::quantize_rows) quantize_rows;
-  decltype(&DIFFTX_ISA::dequantize_rows) dequantize_rows;
-  decltype(&DIFFTX_ISA::quant::gemm_int8_available) gemm_int8_available;
-  decltype(&DIFFTX_ISA::quant::gemm_int8_reads_panels) gemm_int8_reads_panels;
-  decltype(&DIFFTX_ISA::quant::gemm_float_available) gemm_float_available;
-  decltype(&DIFFTX_ISA::quant::gemm_float_reads_panels) gemm_float_reads_panels;
 
   // Whether this level's GEMM for `type` multiplies prebuilt weight panels (kernels/quant/weight_panels.h).
   bool reads_panels(WeightType type) const { return gemm_int8_reads_panels(type) || gemm_float_reads_panels(type); }
