@@ -3,19 +3,10 @@
 // values, not E[x^2] - mean^2).
 #include "kernels/layernorm.h"
 
-#include <cmath>
-
-#include "core/error.h"
-#include "core/threading.h"
-#include "kernels/op_threading.h"
+#include "kernels/norm_rows.h"
 
 namespace difftx::DIFFTX_ISA {
 namespace {
-
-void check_shape(const char* op, int64_t rows, int64_t n) {
-  DIFFTX_CHECK(rows >= 0, op, ": rows must be >= 0, got ", rows);
-  DIFFTX_CHECK(n > 0, op, ": row width n must be > 0, got ", n);
-}
 
 // dx of one row: g = dy w, dx = rstd (g - mean(g) - xhat mean(g xhat)).
 void row_input_grad(const float* x, const float* w, float mean, float rstd, const float* dy, float* dx, int64_t n) {
@@ -45,10 +36,7 @@ void add_param_grads(const float* x, float mean, float rstd, const float* dy, fl
 
 void layernorm_forward(const float* x, const float* w, const float* b, float* y, float* mean, float* rstd,
                        int64_t rows, int64_t n, float eps) {
-  check_shape("layernorm_forward", rows, n);
-  DIFFTX_CHECK(eps >= 0, "layernorm_forward: eps must be >= 0, got ", eps);
-#pragma omp parallel for schedule(static) if (worth_parallel(rows * n))
-  for (int64_t r = 0; r < rows; ++r) {
+  forward_rows("layernorm_forward", rows, n, eps, [&](int64_t r) {
     const float* xr = x + r * n;
     float* yr = y + r * n;
     float sum = 0;
@@ -58,32 +46,22 @@ void layernorm_forward(const float* x, const float* w, const float* b, float* y,
     float sum_sq = 0;
 #pragma omp simd reduction(+ : sum_sq)
     for (int64_t j = 0; j < n; ++j) sum_sq += (xr[j] - mu) * (xr[j] - mu);
-    const float rs = static_cast<float>(1.0 / std::sqrt(static_cast<double>(sum_sq) / n + eps));
+    const float rs = inverse_rms(sum_sq, n, eps);
     mean[r] = mu;
     rstd[r] = rs;
 #pragma omp simd
     for (int64_t j = 0; j < n; ++j) yr[j] = (xr[j] - mu) * rs * w[j] + b[j];
-  }
+  });
 }
 
 void layernorm_backward(const float* x, const float* w, const float* mean, const float* rstd, const float* dy,
                         float* dx, float* dw, float* db, int64_t rows, int64_t n) {
-  check_shape("layernorm_backward", rows, n);
-  if (!worth_parallel(rows * n) || thread_count() == 1) {
-    for (int64_t r = 0; r < rows; ++r) {
-      row_input_grad(x + r * n, w, mean[r], rstd[r], dy + r * n, dx + r * n, n);
-      add_param_grads(x + r * n, mean[r], rstd[r], dy + r * n, dw, db, 0, n);
-    }
-    return;
-  }
-  // Threads split the rows for dx, then the columns for dw and db (no per-thread copies).
-#pragma omp parallel
-  {
-#pragma omp for schedule(static)
-    for (int64_t r = 0; r < rows; ++r) row_input_grad(x + r * n, w, mean[r], rstd[r], dy + r * n, dx + r * n, n);
-    const ColumnShare mine = column_share(n);
-    for (int64_t r = 0; r < rows; ++r) add_param_grads(x + r * n, mean[r], rstd[r], dy + r * n, dw, db, mine.begin, mine.end);
-  }
+  backward_rows(
+      "layernorm_backward", rows, n,
+      [&](int64_t r) { row_input_grad(x + r * n, w, mean[r], rstd[r], dy + r * n, dx + r * n, n); },
+      [&](int64_t r, int64_t begin, int64_t end) {
+        add_param_grads(x + r * n, mean[r], rstd[r], dy + r * n, dw, db, begin, end);
+      });
 }
 
 }  // namespace difftx::DIFFTX_ISA

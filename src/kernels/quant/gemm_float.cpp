@@ -42,7 +42,6 @@ constexpr int kPanel = 16, kPanels = 3, kTile = 8;
 constexpr int kPanel = 16, kPanels = 1, kTile = 6;
 #endif
 constexpr int kVecs = kPanel / kLanes;
-constexpr int64_t kBytes(WeightType type) { return type == WeightType::f32 ? 4 : 2; }  // per weight
 
 // kLanes weights from `at` on (a row of W, or a column of a panel), widened to F32.
 template <WeightType kType>
@@ -61,14 +60,14 @@ void pack_panel(const uint8_t* first, int64_t row_bytes, int rows, int64_t cols,
     const int width = static_cast<int>(std::min<int64_t>(kLanes, cols - k));
     for (int g = 0; g < kPanel; g += kLanes) {
       for (int i = 0; i < kLanes; ++i) {
-        const uint8_t* at = first + (g + i) * row_bytes + kBytes(kType) * k;
+        const uint8_t* at = first + (g + i) * row_bytes + float_weight_bytes(kType) * k;
         if (g + i >= rows) {
           v[i] = hn::Zero(d);
         } else if (width == kLanes) {
           v[i] = load_weights<kType>(at);
         } else {  // the last columns, through a zeroed copy
           alignas(64) uint8_t part[4 * kLanes] = {};
-          std::memcpy(part, at, width * kBytes(kType));
+          std::memcpy(part, at, width * float_weight_bytes(kType));
           v[i] = load_weights<kType>(part);
         }
       }
@@ -92,7 +91,7 @@ void tile(const uint8_t* const* panel, int64_t stride, const float* x, int64_t c
   const float* xc = x + n0 * cols;
   for (int64_t k = 0; k < cols; ++k) {
     const auto column = [&](int q, int v) {
-      return load_weights<kType>(panel[q] + k * stride + kBytes(kType) * kLanes * v);
+      return load_weights<kType>(panel[q] + k * stride + float_weight_bytes(kType) * kLanes * v);
     };
     if constexpr (P * kVecs <= T) {
       FloatVec w[P][kVecs];

@@ -1,6 +1,7 @@
 // Dot products of a few weight rows with a few F32 vectors, per storage type: the inner loop of
 // the decode GEMV and of its batched form, matmul's gemv order (internal to src/kernels/quant).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -18,6 +19,30 @@ constexpr int kXRowsPerDot = 4;  // rows of x per call at most: each weight unpa
 // get going within one, so the kernels prefetch the same place kPrefetchRows rows ahead (the
 // next group of rows, which follows the current one in memory).
 constexpr int kPrefetchRows = 2 * kRowsPerDot;
+
+// The kRowsPerDot weight rows of a call: rows r0 .. r0 + n - 1 of W.
+struct Rows {
+  const uint8_t* p[kRowsPerDot];  // unused slots repeat the last row (their sums are dropped)
+  int n;                          // rows in use
+  int64_t ahead;                  // bytes to the same place kPrefetchRows rows on
+  // Fetches the cache line `offset` bytes into the row kPrefetchRows rows after row r.
+  void prefetch(int r, int64_t offset) const { __builtin_prefetch(p[r] + offset + ahead); }
+  // Row r as an array of a block type's blocks.
+  template <class Block>
+  const Block* blocks(int r) const {
+    return reinterpret_cast<const Block*>(p[r]);
+  }
+};
+
+inline Rows row_pointers(const WeightMatrix& W, int64_t r0, int n) {
+  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+  Rows rows;
+  rows.n = n;
+  rows.ahead = kPrefetchRows * row_bytes;
+  for (int i = 0; i < kRowsPerDot; ++i)
+    rows.p[i] = static_cast<const uint8_t*>(W.data) + (r0 + std::min(i, n - 1)) * row_bytes;
+  return rows;
+}
 
 // x as the row dots read it, prepared once per GEMV.
 struct PreparedX {

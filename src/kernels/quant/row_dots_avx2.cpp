@@ -27,24 +27,22 @@ namespace difftx::DIFFTX_ISA::quant {
 #ifdef DIFFTX_ROW_DOTS_AVX2
 namespace {
 
-enum class Float { f32, bf16, f16 };
-
-template <Float kType>
+template <WeightType kType>
 inline __m256 load_weights(const uint8_t* p) {
-  if constexpr (kType == Float::f32) return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
-  if constexpr (kType == Float::bf16)
+  if constexpr (kType == WeightType::f32) return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+  if constexpr (kType == WeightType::bf16)
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)p)), 16));
-  if constexpr (kType == Float::f16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
+  if constexpr (kType == WeightType::f16) return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)p));
 }
 
 // F32, BF16, F16: 8 weights at a time; the last up to 7 (and x's) copied into zeroed buffers.
-template <Float kType>
+template <WeightType kType>
 struct FloatDots {
-  static constexpr int64_t kBytes = kType == Float::f32 ? 4 : 2;  // per weight
+  static constexpr int64_t kBytes = float_weight_bytes(kType);
 
   template <int M, int R>
   static void pass(const WeightMatrix& W, const PreparedX* px, const Rows& rows, int first, float* out) {
-    __m256 acc[M][R];
+    PassAcc<M, R> acc;
     for (auto& row : acc)
       for (auto& a : row) a = _mm256_setzero_ps();
     int64_t i = 0;
@@ -68,13 +66,7 @@ struct FloatDots {
         for (int j = 0; j < M; ++j) acc[j][r] = _mm256_fmadd_ps(w, _mm256_loadu_ps(xt[j]), acc[j][r]);
       }
     }
-    for (int j = 0; j < M; ++j)
-      for (int r = 0; r < R; ++r) out[j * kRowsPerDot + first + r] = sum8(acc[j][r]);
-  }
-
-  template <int M>
-  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    in_passes<M>(row_pointers(W, r0, n), [&]<int R>(const Rows& rows, int first) { pass<M, R>(W, px, rows, first, out); });
+    finish_pass<M, R>(acc, first, out);
   }
 };
 
@@ -82,12 +74,12 @@ struct FloatDots {
 struct Q8_0Dots {
   template <int M, int R>
   static void pass(const WeightMatrix& W, const PreparedX* px, const Rows& rows, int first, float* out) {
-    __m256 acc[M][R];
+    PassAcc<M, R> acc;
     for (auto& row : acc)
       for (auto& a : row) a = _mm256_setzero_ps();
     for (int64_t b = 0; b < W.cols / kQ8_0Weights; ++b)
       for (int r = 0; r < R; ++r) {
-        const auto* blk = reinterpret_cast<const BlockQ8_0*>(rows.p[first + r]) + b;
+        const BlockQ8_0* blk = rows.blocks<BlockQ8_0>(first + r) + b;
         rows.prefetch(first + r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
         __m256 q[4];
         for (int k = 0; k < 4; ++k)
@@ -100,23 +92,17 @@ struct Q8_0Dots {
           acc[j][r] = _mm256_fmadd_ps(t, d, acc[j][r]);
         }
       }
-    for (int j = 0; j < M; ++j)
-      for (int r = 0; r < R; ++r) out[j * kRowsPerDot + first + r] = sum8(acc[j][r]);
-  }
-
-  template <int M>
-  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    in_passes<M>(row_pointers(W, r0, n), [&]<int R>(const Rows& rows, int first) { pass<M, R>(W, px, rows, first, out); });
+    finish_pass<M, R>(acc, first, out);
   }
 };
 
 }  // namespace
 
 void register_row_dots_avx2(TypeKernelTable& table) {
-  table[WeightType::f32].row_dots_widened = by_x_rows<FloatDots<Float::f32>>;
-  table[WeightType::bf16].row_dots_widened = by_x_rows<FloatDots<Float::bf16>>;
-  table[WeightType::f16].row_dots_widened = by_x_rows<FloatDots<Float::f16>>;
-  table[WeightType::q8_0].row_dots_widened = by_x_rows<Q8_0Dots>;
+  table[WeightType::f32].row_dots_widened = by_x_rows<InPasses<FloatDots<WeightType::f32>>>;
+  table[WeightType::bf16].row_dots_widened = by_x_rows<InPasses<FloatDots<WeightType::bf16>>>;
+  table[WeightType::f16].row_dots_widened = by_x_rows<InPasses<FloatDots<WeightType::f16>>>;
+  table[WeightType::q8_0].row_dots_widened = by_x_rows<InPasses<Q8_0Dots>>;
 }
 #else
 void register_row_dots_avx2(TypeKernelTable&) {}

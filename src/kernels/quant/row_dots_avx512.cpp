@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include "kernels/quant/block_formats.h"
+#include "kernels/quant/simd_avx512.h"
 #endif
 
 namespace difftx::DIFFTX_ISA::quant {
@@ -18,52 +19,29 @@ namespace difftx::DIFFTX_ISA::quant {
 #ifdef __AVX512F__
 namespace {
 
-struct Rows {
-  const uint8_t* p[kRowsPerDot];  // unused slots repeat the last row (their sums are dropped)
-  int64_t ahead;                  // bytes to the same place kPrefetchRows rows on (row_dots.h)
-  void prefetch(int r, int64_t offset) const { _mm_prefetch(reinterpret_cast<const char*>(p[r]) + offset + ahead, _MM_HINT_T0); }
-};
-
-Rows row_pointers(const WeightMatrix& W, int64_t r0, int n) {
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
-  Rows rows;
-  rows.ahead = kPrefetchRows * row_bytes;
-  for (int i = 0; i < kRowsPerDot; ++i)
-    rows.p[i] = static_cast<const uint8_t*>(W.data) + (r0 + (i < n ? i : n - 1)) * row_bytes;
-  return rows;
-}
-
-template <int M>
-void finish(const __m512 (&acc)[M][kRowsPerDot], const float (&extra)[M][kRowsPerDot], int n, float* out) {
-  for (int j = 0; j < M; ++j)
-    for (int i = 0; i < n; ++i) out[j * kRowsPerDot + i] = _mm512_reduce_add_ps(acc[j][i]) + extra[j][i];
-}
-
-enum class Float { f32, bf16, f16 };
-
-template <Float kType>
+template <WeightType kType>
 inline __m512 load_weights(const uint8_t* p) {
-  if constexpr (kType == Float::f32) return _mm512_loadu_ps(p);
-  if constexpr (kType == Float::bf16)
+  if constexpr (kType == WeightType::f32) return _mm512_loadu_ps(p);
+  if constexpr (kType == WeightType::bf16)
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)p)), 16));
-  if constexpr (kType == Float::f16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
+  if constexpr (kType == WeightType::f16) return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i*)p));
 }
-template <Float kType>
+template <WeightType kType>
 inline __m512 load_weights_masked(const uint8_t* p, __mmask16 m) {
-  if constexpr (kType == Float::f32) return _mm512_maskz_loadu_ps(m, p);
-  if constexpr (kType == Float::bf16)
+  if constexpr (kType == WeightType::f32) return _mm512_maskz_loadu_ps(m, p);
+  if constexpr (kType == WeightType::bf16)
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
-  if constexpr (kType == Float::f16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+  if constexpr (kType == WeightType::f16) return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
 }
 
 // F32, BF16, F16: 16 weights at a time, the last up to 15 through a mask.
-template <Float kType>
+template <WeightType kType>
 struct FloatDots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    constexpr int64_t kBytes = kType == Float::f32 ? 4 : 2;  // per weight
+    constexpr int64_t kBytes = float_weight_bytes(kType);
     const Rows rows = row_pointers(W, r0, n);
-    __m512 acc[M][kRowsPerDot];
+    Acc<M> acc;
     for (auto& row : acc)
       for (auto& a : row) a = _mm512_setzero_ps();
     int64_t i = 0;
@@ -85,8 +63,7 @@ struct FloatDots {
         for (int j = 0; j < M; ++j) acc[j][r] = _mm512_fmadd_ps(w, xv[j], acc[j][r]);
       }
     }
-    const float zero[M][kRowsPerDot] = {};
-    finish<M>(acc, zero, n, out);
+    finish<M>(acc, nullptr, n, out);
   }
 };
 
@@ -96,14 +73,14 @@ struct Q8_0Dots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
     const Rows rows = row_pointers(W, r0, n);
-    __m512 acc[M][kRowsPerDot];
+    Acc<M> acc;
     for (auto& row : acc)
       for (auto& a : row) a = _mm512_setzero_ps();
     for (int64_t b = 0; b < W.cols / kQ8_0Weights; ++b) {
       __m512 x0[M], x1[M];
       for (int j = 0; j < M; ++j) x0[j] = _mm512_loadu_ps(px[j].x + 32 * b), x1[j] = _mm512_loadu_ps(px[j].x + 32 * b + 16);
       for (int r = 0; r < kRowsPerDot; ++r) {
-        const auto* blk = reinterpret_cast<const BlockQ8_0*>(rows.p[r]) + b;
+        const auto* blk = rows.blocks<BlockQ8_0>(r) + b;
         rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
         const __m512 q0 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)blk->qs)));
         const __m512 q1 = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(blk->qs + 16))));
@@ -114,8 +91,7 @@ struct Q8_0Dots {
         }
       }
     }
-    const float zero[M][kRowsPerDot] = {};
-    finish<M>(acc, zero, n, out);
+    finish<M>(acc, nullptr, n, out);
   }
 };
 
@@ -123,11 +99,11 @@ void dots_q4_0(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, fl
   const float* x = px.x;
   const Rows rows = row_pointers(W, r0, n);
   const __m512i low = _mm512_set1_epi32(0xF), eight = _mm512_set1_epi32(8);
-  __m512 acc[1][kRowsPerDot] = {{_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}};
+  Acc<1> acc = {{_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}};
   for (int64_t b = 0; b < W.cols / kQ4_0Weights; ++b) {
     const __m512 x0 = _mm512_loadu_ps(x + 32 * b), x1 = _mm512_loadu_ps(x + 32 * b + 16);
     for (int r = 0; r < kRowsPerDot; ++r) {
-      const auto* blk = reinterpret_cast<const BlockQ4_0*>(rows.p[r]) + b;
+      const auto* blk = rows.blocks<BlockQ4_0>(r) + b;
       rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ4_0)));
       const __m512i v = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)blk->qs));
       const __m512 q0 = _mm512_cvtepi32_ps(_mm512_sub_epi32(_mm512_and_si512(v, low), eight));  // weights 0..15
@@ -136,8 +112,7 @@ void dots_q4_0(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, fl
       acc[0][r] = _mm512_fmadd_ps(t, scale_of(blk->d), acc[0][r]);
     }
   }
-  const float zero[1][kRowsPerDot] = {};
-  finish<1>(acc, zero, n, out);
+  finish<1>(acc, nullptr, n, out);
 }
 
 // sum over a 64-weight group: sub-block 2g from the low nibbles, 2g + 1 from the high ones
@@ -146,11 +121,11 @@ void dots_q4_k(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, fl
   const float* x = px.x;
   const Rows rows = row_pointers(W, r0, n);
   const __m512i low = _mm512_set1_epi32(0xF);
-  __m512 acc[1][kRowsPerDot] = {{_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}};
+  Acc<1> acc = {{_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}};
   float minimums[1][kRowsPerDot] = {};
   for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
     for (int r = 0; r < kRowsPerDot; ++r) {
-      const auto* blk = reinterpret_cast<const BlockQ4_K*>(rows.p[r]) + b;
+      const auto* blk = rows.blocks<BlockQ4_K>(r) + b;
       const float d = _cvtsh_ss(blk->d), dmin = _cvtsh_ss(blk->dmin);
       for (int g = 0; g < 4; ++g) {
         const float* xg = x + kQ4_KWeights * b + 64 * g;
@@ -175,9 +150,9 @@ void dots_q4_k(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, fl
 }  // namespace
 
 void register_row_dots_avx512(TypeKernelTable& table) {
-  table[WeightType::f32].row_dots_widened = by_x_rows<FloatDots<Float::f32>>;
-  table[WeightType::bf16].row_dots_widened = by_x_rows<FloatDots<Float::bf16>>;
-  table[WeightType::f16].row_dots_widened = by_x_rows<FloatDots<Float::f16>>;
+  table[WeightType::f32].row_dots_widened = by_x_rows<FloatDots<WeightType::f32>>;
+  table[WeightType::bf16].row_dots_widened = by_x_rows<FloatDots<WeightType::bf16>>;
+  table[WeightType::f16].row_dots_widened = by_x_rows<FloatDots<WeightType::f16>>;
   table[WeightType::q8_0].row_dots_widened = by_x_rows<Q8_0Dots>;
   table[WeightType::q4_0].row_dots_widened = each_x_row<dots_q4_0>;
   table[WeightType::q4_k].row_dots_widened = each_x_row<dots_q4_k>;

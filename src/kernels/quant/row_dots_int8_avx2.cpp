@@ -32,32 +32,18 @@ namespace difftx::DIFFTX_ISA::quant {
 #ifdef DIFFTX_ROW_DOTS_INT8_AVX2
 namespace {
 
-template <class Block>
-inline const Block* blocks_of(const Rows& rows, int r) {
-  return reinterpret_cast<const Block*>(rows.p[r]);
-}
-
-template <int M, int R>
-using Acc = __m256[M][R];
-
-template <int M, int R>
-void finish(Acc<M, R>& acc, int first, float* out) {
-  for (int j = 0; j < M; ++j)
-    for (int r = 0; r < R; ++r) out[j * kRowsPerDot + first + r] = sum8(acc[j][r]);
-}
-
 struct Q4_0Dots {
   template <int M, int R>
   static void pass(const WeightMatrix& W, const PreparedX* px, const Rows& rows, int first, float* out) {
     const int64_t blocks = W.cols / kQ4_0Weights;
     const __m256i low = _mm256_set1_epi8(0xF);
-    Acc<M, R> acc;
+    PassAcc<M, R> acc;
     for (auto& row : acc)
       for (auto& a : row) a = _mm256_setzero_ps();
     for (int64_t b = 0; b < blocks; b += 2) {
       const int64_t p = b / 2, other = std::min(b + 1, blocks - 1);  // an odd last block pairs with itself (x is 0)
       for (int r = 0; r < R; ++r) {
-        const BlockQ4_0 *A = blocks_of<BlockQ4_0>(rows, first + r) + b, *B = blocks_of<BlockQ4_0>(rows, first + r) + other;
+        const BlockQ4_0 *A = rows.blocks<BlockQ4_0>(first + r) + b, *B = rows.blocks<BlockQ4_0>(first + r) + other;
         rows.prefetch(first + r, b * static_cast<int64_t>(sizeof(BlockQ4_0)));
         const __m256i v = _mm256_set_m128i(_mm_loadu_si128((const __m128i*)B->qs), _mm_loadu_si128((const __m128i*)A->qs));
         const __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
@@ -77,12 +63,7 @@ struct Q4_0Dots {
         }
       }
     }
-    finish<M, R>(acc, first, out);
-  }
-
-  template <int M>
-  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    in_passes<M>(row_pointers(W, r0, n), [&]<int R>(const Rows& rows, int first) { pass<M, R>(W, px, rows, first, out); });
+    finish_pass<M, R>(acc, first, out);
   }
 };
 
@@ -90,12 +71,12 @@ struct Q4_0Dots {
 struct Q8_0Dots {
   template <int M, int R>
   static void pass(const WeightMatrix& W, const PreparedX* px, const Rows& rows, int first, float* out) {
-    Acc<M, R> acc;
+    PassAcc<M, R> acc;
     for (auto& row : acc)
       for (auto& a : row) a = _mm256_setzero_ps();
     for (int64_t b = 0; b < W.cols / kQ8_0Weights; ++b)
       for (int r = 0; r < R; ++r) {
-        const BlockQ8_0* blk = blocks_of<BlockQ8_0>(rows, first + r) + b;
+        const BlockQ8_0* blk = rows.blocks<BlockQ8_0>(first + r) + b;
         rows.prefetch(first + r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
         const __m256i w = _mm256_loadu_si256((const __m256i*)blk->qs);
         const __m256i magnitude = _mm256_abs_epi8(w);  // -128 becomes the unsigned byte 128
@@ -107,12 +88,7 @@ struct Q8_0Dots {
           acc[j][r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scale, acc[j][r]);
         }
       }
-    finish<M, R>(acc, first, out);
-  }
-
-  template <int M>
-  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    in_passes<M>(row_pointers(W, r0, n), [&]<int R>(const Rows& rows, int first) { pass<M, R>(W, px, rows, first, out); });
+    finish_pass<M, R>(acc, first, out);
   }
 };
 
@@ -122,18 +98,14 @@ struct Q4_KDots {
   template <int M, int R>
   static void pass(const WeightMatrix& W, const PreparedX* px, const Rows& rows, int first, float* out) {
     const __m256i low = _mm256_set1_epi8(0xF);
-    Acc<M, R> acc;
+    PassAcc<M, R> acc;
     for (auto& row : acc)
       for (auto& a : row) a = _mm256_setzero_ps();
     for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b)
       for (int r = 0; r < R; ++r) {
-        const BlockQ4_K& blk = blocks_of<BlockQ4_K>(rows, first + r)[b];
-        uint8_t unpacked[16];
-        q4_k_scales_and_mins(blk.scales, unpacked);
-        const __m128i sm = _mm_loadu_si128((const __m128i*)unpacked);
-        const __m256 scales = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)));
-        const __m256 mins = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.dmin)),
-                                          _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sm, sm))));
+        const BlockQ4_K& blk = rows.blocks<BlockQ4_K>(first + r)[b];
+        __m256 scales, mins;
+        q4_k_scales_mins(blk, scales, mins);
         for (int j = 0; j < M; ++j)  // lane l: minus dmin m_l times the sum of x over sub-block l
           acc[j][r] = _mm256_fnmadd_ps(mins, _mm256_loadu_ps(px[j].sums.data() + 8 * b), acc[j][r]);
         for (int g = 0; g < 4; ++g) {
@@ -153,21 +125,16 @@ struct Q4_KDots {
           }
         }
       }
-    finish<M, R>(acc, first, out);
-  }
-
-  template <int M>
-  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    in_passes<M>(row_pointers(W, r0, n), [&]<int R>(const Rows& rows, int first) { pass<M, R>(W, px, rows, first, out); });
+    finish_pass<M, R>(acc, first, out);
   }
 };
 
 }  // namespace
 
 void register_row_dots_int8_avx2(TypeKernelTable& table) {
-  table[WeightType::q4_0].row_dots_int8 = by_x_rows<Q4_0Dots>;
-  table[WeightType::q8_0].row_dots_int8 = by_x_rows<Q8_0Dots>;
-  table[WeightType::q4_k].row_dots_int8 = by_x_rows<Q4_KDots>;
+  table[WeightType::q4_0].row_dots_int8 = by_x_rows<InPasses<Q4_0Dots>>;
+  table[WeightType::q8_0].row_dots_int8 = by_x_rows<InPasses<Q8_0Dots>>;
+  table[WeightType::q4_k].row_dots_int8 = by_x_rows<InPasses<Q4_KDots>>;
 }
 #else
 void register_row_dots_int8_avx2(TypeKernelTable&) {}

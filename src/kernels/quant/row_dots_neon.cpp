@@ -17,7 +17,6 @@
 #ifdef __ARM_NEON
 #include <arm_neon.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -35,32 +34,15 @@ inline float f16_scale(uint16_t bits) {
   return static_cast<float>(h);  // one fcvt
 }
 
-template <class Block>
-struct RowBlocks {
-  const Block* p[kRowsPerDot];  // unused slots repeat the last row (their sums are dropped)
-  int64_t ahead;                // bytes to the same place kPrefetchRows rows on (row_dots.h)
-  void prefetch(int r, int64_t byte) const {
-    __builtin_prefetch(reinterpret_cast<const char*>(p[r]) + byte + ahead);
-  }
-  RowBlocks(const WeightMatrix& W, int64_t r0, int n) {
-    const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
-    ahead = kPrefetchRows * row_bytes;
-    for (int i = 0; i < kRowsPerDot; ++i)
-      p[i] = reinterpret_cast<const Block*>(static_cast<const uint8_t*>(W.data) + (r0 + std::min(i, n - 1)) * row_bytes);
-  }
-};
-
 // ---- weights widened to F32 ----
 
-enum class Float { f32, bf16, f16 };
-
 // 8 weights as two 4-lane vectors.
-template <Float kType>
+template <WeightType kType>
 inline void load8(const uint8_t* p, float32x4_t& a, float32x4_t& b) {
-  if constexpr (kType == Float::f32) {
+  if constexpr (kType == WeightType::f32) {
     a = vld1q_f32(reinterpret_cast<const float*>(p));
     b = vld1q_f32(reinterpret_cast<const float*>(p) + 4);
-  } else if constexpr (kType == Float::bf16) {
+  } else if constexpr (kType == WeightType::bf16) {
     const uint16x8_t v = vld1q_u16(reinterpret_cast<const uint16_t*>(p));
     a = vreinterpretq_f32_u32(vshll_n_u16(vget_low_u16(v), 16));
     b = vreinterpretq_f32_u32(vshll_high_n_u16(v, 16));
@@ -71,16 +53,16 @@ inline void load8(const uint8_t* p, float32x4_t& a, float32x4_t& b) {
   }
 }
 
-template <Float kType>
+template <WeightType kType>
 inline float load1(const uint8_t* p) {
-  if constexpr (kType == Float::f32) {
+  if constexpr (kType == WeightType::f32) {
     float w;
     std::memcpy(&w, p, 4);
     return w;
   } else {
     uint16_t bits;
     std::memcpy(&bits, p, 2);
-    if constexpr (kType == Float::bf16) {
+    if constexpr (kType == WeightType::bf16) {
       const uint32_t wide = static_cast<uint32_t>(bits) << 16;
       float w;
       std::memcpy(&w, &wide, 4);
@@ -107,12 +89,12 @@ void in_passes_of_two(const WeightMatrix& W, const PreparedX* x, int m, int64_t 
 }
 
 // F32, BF16, F16: 8 weights a step, the last up to 7 one at a time after the lanes are summed.
-template <Float kType>
+template <WeightType kType>
 struct FloatDots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    constexpr int64_t kBytes = kType == Float::f32 ? 4 : 2;  // per weight
-    const RowBlocks<uint8_t> rows(W, r0, n);
+    constexpr int64_t kBytes = float_weight_bytes(kType);
+    const Rows rows = row_pointers(W, r0, n);
     float32x4_t acc[M][kRowsPerDot][2];
     for (auto& xr : acc)
       for (auto& pair : xr) pair[0] = pair[1] = vdupq_n_f32(0.0f);
@@ -144,13 +126,13 @@ struct FloatDots {
 struct Q8_0FloatDots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    const RowBlocks<BlockQ8_0> rows(W, r0, n);
+    const Rows rows = row_pointers(W, r0, n);
     float32x4_t acc[M][kRowsPerDot][2];
     for (auto& xr : acc)
       for (auto& pair : xr) pair[0] = pair[1] = vdupq_n_f32(0.0f);
     for (int64_t b = 0; b < W.cols / kQ8_0Weights; ++b) {
       for (int r = 0; r < kRowsPerDot; ++r) {
-        const BlockQ8_0& blk = rows.p[r][b];
+        const BlockQ8_0& blk = rows.blocks<BlockQ8_0>(r)[b];
         rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
         float32x4_t q[8];
         for (int h = 0; h < 2; ++h) {
@@ -220,7 +202,7 @@ void finish(const Acc<M>& acc, const float (*extra)[kRowsPerDot], int n, float* 
 struct Q4_0Dots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    const RowBlocks<BlockQ4_0> rows(W, r0, n);
+    const Rows rows = row_pointers(W, r0, n);
     const uint8x16_t low = vdupq_n_u8(0xF);
     const int8x16_t eight = vdupq_n_s8(8);
     Acc<M> acc;
@@ -230,7 +212,7 @@ struct Q4_0Dots {
       XBlock x[M];
       for (int j = 0; j < M; ++j) x[j] = x_block(px[j], b, true);
       for (int r = 0; r < kRowsPerDot; ++r) {
-        const BlockQ4_0& blk = rows.p[r][b];
+        const BlockQ4_0& blk = rows.blocks<BlockQ4_0>(r)[b];
         rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ4_0)));
         const uint8x16_t v = vld1q_u8(blk.qs);
         const int8x16_t lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(v, low)), eight);  // weights 0..15
@@ -249,7 +231,7 @@ struct Q4_0Dots {
 struct Q8_0Dots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    const RowBlocks<BlockQ8_0> rows(W, r0, n);
+    const Rows rows = row_pointers(W, r0, n);
     Acc<M> acc;
     for (auto& xr : acc)
       for (auto& a : xr) a = vdupq_n_f32(0.0f);
@@ -257,7 +239,7 @@ struct Q8_0Dots {
       XBlock x[M];
       for (int j = 0; j < M; ++j) x[j] = x_block(px[j], b, false);
       for (int r = 0; r < kRowsPerDot; ++r) {
-        const BlockQ8_0& blk = rows.p[r][b];
+        const BlockQ8_0& blk = rows.blocks<BlockQ8_0>(r)[b];
         rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
         const int8x16_t lo = vld1q_s8(blk.qs), hi = vld1q_s8(blk.qs + 16);
         const float d = f16_scale(blk.d);
@@ -278,7 +260,7 @@ struct Q8_0Dots {
 struct Q4_KDots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    const RowBlocks<BlockQ4_K> rows(W, r0, n);
+    const Rows rows = row_pointers(W, r0, n);
     const uint8x16_t low = vdupq_n_u8(0xF);
     Acc<M> acc;
     float minimums[M][kRowsPerDot] = {};
@@ -286,7 +268,7 @@ struct Q4_KDots {
       for (auto& a : xr) a = vdupq_n_f32(0.0f);
     for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
       for (int r = 0; r < kRowsPerDot; ++r) {
-        const BlockQ4_K& blk = rows.p[r][b];
+        const BlockQ4_K& blk = rows.blocks<BlockQ4_K>(r)[b];
         const float d = f16_scale(blk.d), dmin = f16_scale(blk.dmin);
         float scale[kQ4_KSubBlocks], minimum[kQ4_KSubBlocks];
         for (int s = 0; s < kQ4_KSubBlocks; ++s) {
@@ -322,9 +304,9 @@ struct Q4_KDots {
 }  // namespace
 
 void register_row_dots_neon(TypeKernelTable& table) {
-  table[WeightType::f32].row_dots_widened = in_passes_of_two<FloatDots<Float::f32>>;
-  table[WeightType::bf16].row_dots_widened = in_passes_of_two<FloatDots<Float::bf16>>;
-  table[WeightType::f16].row_dots_widened = in_passes_of_two<FloatDots<Float::f16>>;
+  table[WeightType::f32].row_dots_widened = in_passes_of_two<FloatDots<WeightType::f32>>;
+  table[WeightType::bf16].row_dots_widened = in_passes_of_two<FloatDots<WeightType::bf16>>;
+  table[WeightType::f16].row_dots_widened = in_passes_of_two<FloatDots<WeightType::f16>>;
   table[WeightType::q8_0].row_dots_widened = in_passes_of_two<Q8_0FloatDots>;
 }
 

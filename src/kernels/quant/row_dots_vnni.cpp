@@ -16,27 +16,14 @@
 #include <immintrin.h>
 
 #include "kernels/quant/block_formats.h"
+#include "kernels/quant/simd_avx2.h"
+#include "kernels/quant/simd_avx512.h"
 #endif
 
 namespace difftx::DIFFTX_ISA::quant {
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 namespace {
-
-template <class Block>
-struct RowBlocks {
-  const Block* p[kRowsPerDot];  // unused slots repeat the last row (their sums are dropped)
-  int64_t ahead;                // bytes to the same place kPrefetchRows rows on
-  void prefetch(int r, int64_t b) const {
-    _mm_prefetch(reinterpret_cast<const char*>(p[r] + b) + ahead, _MM_HINT_T0);
-  }
-  RowBlocks(const WeightMatrix& W, int64_t r0, int n) {
-    const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
-    ahead = kPrefetchRows * row_bytes;
-    for (int i = 0; i < kRowsPerDot; ++i)
-      p[i] = reinterpret_cast<const Block*>(static_cast<const uint8_t*>(W.data) + (r0 + std::min(i, n - 1)) * row_bytes);
-  }
-};
 
 // Two F16 scales as F32 lanes: `first` on the lanes of the first block, `second` on the others.
 // interleaved: lanes 0-3, 8-11 first (Q4_0's order); else lanes 0-7.
@@ -53,19 +40,10 @@ inline __m512i nibbles(__m256i bytes) {
   return _mm512_and_si512(both, _mm512_set1_epi8(0xF));
 }
 
-template <int M>
-void finish(const __m512 (&acc)[M][kRowsPerDot], const float (*extra)[kRowsPerDot], int n, float* out) {
-  for (int j = 0; j < M; ++j)
-    for (int i = 0; i < n; ++i) out[j * kRowsPerDot + i] = _mm512_reduce_add_ps(acc[j][i]) + (extra ? extra[j][i] : 0.0f);
-}
-
-template <int M>
-using Acc = __m512[M][kRowsPerDot];
-
 struct Q4_0Dots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    const RowBlocks<BlockQ4_0> rows(W, r0, n);
+    const Rows rows = row_pointers(W, r0, n);
     const int64_t blocks = W.cols / kQ4_0Weights;
     Acc<M> acc;
     for (auto& row : acc)
@@ -80,8 +58,8 @@ struct Q4_0Dots {
         dx[j] = _mm512_loadu_ps(px[j].lane_scales.data() + 16 * p);
       }
       for (int r = 0; r < kRowsPerDot; ++r) {
-        const BlockQ4_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
-        rows.prefetch(r, b);
+        const BlockQ4_0 *A = rows.blocks<BlockQ4_0>(r) + b, *B = rows.blocks<BlockQ4_0>(r) + other;
+        rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ4_0)));
         const __m256i ab = _mm256_set_m128i(_mm_loadu_si128((const __m128i*)B->qs), _mm_loadu_si128((const __m128i*)A->qs));
         const __m512i q = nibbles(ab);  // [A.lo, B.lo, A.hi, B.hi]
         const __m512 dw = two_f16_scales(A->d, B->d, true);
@@ -98,7 +76,7 @@ struct Q4_0Dots {
 struct Q8_0Dots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    const RowBlocks<BlockQ8_0> rows(W, r0, n);
+    const Rows rows = row_pointers(W, r0, n);
     const int64_t blocks = W.cols / kQ8_0Weights;
     Acc<M> acc;
     for (auto& row : acc)
@@ -112,9 +90,9 @@ struct Q8_0Dots {
         dx[j] = _mm512_loadu_ps(px[j].lane_scales.data() + 16 * p);
       }
       for (int r = 0; r < kRowsPerDot; ++r) {
-        const BlockQ8_0 *A = rows.p[r] + b, *B = rows.p[r] + other;
-        rows.prefetch(r, b);
-        rows.prefetch(r, other);
+        const BlockQ8_0 *A = rows.blocks<BlockQ8_0>(r) + b, *B = rows.blocks<BlockQ8_0>(r) + other;
+        rows.prefetch(r, b * static_cast<int64_t>(sizeof(BlockQ8_0)));
+        rows.prefetch(r, other * static_cast<int64_t>(sizeof(BlockQ8_0)));
         const __m512i w = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)A->qs)),
                                              _mm256_loadu_si256((const __m256i*)B->qs), 1);
         const __mmask64 negative = _mm512_movepi8_mask(w);
@@ -137,7 +115,7 @@ struct Q8_0Dots {
 struct Q4_KDots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
-    const RowBlocks<BlockQ4_K> rows(W, r0, n);
+    const Rows rows = row_pointers(W, r0, n);
     Acc<M> acc;
     __m256 min_acc[M][kRowsPerDot];
     for (int j = 0; j < M; ++j)
@@ -152,13 +130,9 @@ struct Q4_KDots {
                                                 0x600000006, 0x600000006, 0x600000006)};
     for (int64_t b = 0; b < W.cols / kQ4_KWeights; ++b) {
       for (int r = 0; r < kRowsPerDot; ++r) {
-        const BlockQ4_K& blk = rows.p[r][b];
-        uint8_t unpacked[16];
-        q4_k_scales_and_mins(blk.scales, unpacked);
-        const __m128i sm = _mm_loadu_si128((const __m128i*)unpacked);
-        const __m256 scales = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)));
-        const __m256 mins = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.dmin)),
-                                          _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sm, sm))));
+        const BlockQ4_K& blk = rows.blocks<BlockQ4_K>(r)[b];
+        __m256 scales, mins;
+        q4_k_scales_mins(blk, scales, mins);
         for (int j = 0; j < M; ++j)
           min_acc[j][r] = _mm256_fmadd_ps(mins, _mm256_loadu_ps(px[j].sums.data() + 8 * b), min_acc[j][r]);
         const __m512 scales16 = _mm512_castps256_ps512(scales);

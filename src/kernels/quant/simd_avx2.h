@@ -1,38 +1,18 @@
-// Helpers of the AVX2 row dots (row_dots_avx2.cpp, row_dots_int8_avx2.cpp) and int8 GEMM
-// (gemm_int8.cpp); included only where those are compiled (AVX2 + FMA + F16C), in an unnamed
-// namespace so that each translation unit has its own copy whatever the compiler flags of the
-// others.
+// Helpers of the AVX2 row dots (row_dots_avx2.cpp, row_dots_int8_avx2.cpp; row_dots_vnni.cpp takes
+// its Q4_K unpacking) and int8 GEMM (gemm_int8.cpp); included only where those are compiled (AVX2,
+// FMA and F16C, which the AVX-512 levels have too), in an unnamed namespace so that each
+// translation unit has its own copy whatever the compiler flags of the others.
 #pragma once
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/isa.h"
+#include "kernels/quant/block_formats.h"
 #include "kernels/quant/row_dots.h"
 
 namespace difftx::DIFFTX_ISA::quant {
 namespace {
-
-// The kRowsPerDot weight rows of a call.
-struct Rows {
-  const uint8_t* p[kRowsPerDot];  // unused slots repeat the last row (their sums are dropped)
-  int n;                          // rows in use
-  int64_t ahead;                  // bytes to the same place kPrefetchRows rows on (row_dots.h)
-  void prefetch(int r, int64_t offset) const {
-    _mm_prefetch(reinterpret_cast<const char*>(p[r]) + offset + ahead, _MM_HINT_T0);
-  }
-};
-
-inline Rows row_pointers(const WeightMatrix& W, int64_t r0, int n) {
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
-  Rows rows;
-  rows.n = n;
-  rows.ahead = kPrefetchRows * row_bytes;
-  for (int i = 0; i < kRowsPerDot; ++i)
-    rows.p[i] = static_cast<const uint8_t*>(W.data) + (r0 + std::min(i, n - 1)) * row_bytes;
-  return rows;
-}
 
 // Runs pass.template operator()<R>(rows, first) over the call's weight rows so that a pass holds
 // at most 8 accumulators (R rows times M rows of x): one pass of 4 rows for M <= 2, else passes
@@ -48,11 +28,43 @@ inline void in_passes(const Rows& rows, Pass&& pass) {
   }
 }
 
+// A kernel of passes (K::pass<M, R>(W, px, rows, first, out), from the weight row `first` on) as
+// the RowDots form's K::run<M>, over the call's rows in in_passes' passes.
+template <class K>
+struct InPasses {
+  template <int M>
+  static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {
+    in_passes<M>(row_pointers(W, r0, n),
+                 [&]<int R>(const Rows& rows, int first) { K::template pass<M, R>(W, px, rows, first, out); });
+  }
+};
+
 // The sum of 8 lanes in a fixed order: halves, then pairs, then the last two.
 inline float sum8(__m256 v) {
   const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// A pass's accumulators, one per (x row j < M, weight row r < R), and their sums into
+// out[j * kRowsPerDot + first + r].
+template <int M, int R>
+using PassAcc = __m256[M][R];
+
+template <int M, int R>
+void finish_pass(const PassAcc<M, R>& acc, int first, float* out) {
+  for (int j = 0; j < M; ++j)
+    for (int r = 0; r < R; ++r) out[j * kRowsPerDot + first + r] = sum8(acc[j][r]);
+}
+
+// A Q4_K super-block's 8 sub-block scales d * sc and minimums dmin * m as F32 lanes.
+inline void q4_k_scales_mins(const BlockQ4_K& blk, __m256& scales, __m256& mins) {
+  uint8_t unpacked[16];
+  q4_k_scales_and_mins(blk.scales, unpacked);
+  const __m128i sm = _mm_loadu_si128((const __m128i*)unpacked);
+  scales = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.d)), _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm)));
+  mins = _mm256_mul_ps(_mm256_set1_ps(_cvtsh_ss(blk.dmin)),
+                       _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_unpackhi_epi64(sm, sm))));
 }
 
 // The int8 dot products, unsigned bytes u times signed bytes s, four a lane: lane i of

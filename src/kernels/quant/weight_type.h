@@ -30,6 +30,9 @@ struct WeightTypeInfo {
   bool is_block() const { return block_weights > 1; }
 };
 
+// Bytes per weight of a float type (f32, bf16, f16).
+constexpr int64_t float_weight_bytes(WeightType type) { return type == WeightType::f32 ? 4 : 2; }
+
 // Every type, in the enum's order.
 std::span<const WeightTypeInfo> weight_types();
 const WeightTypeInfo& weight_type_info(WeightType type);
