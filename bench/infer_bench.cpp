@@ -159,7 +159,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
   if (prompt_file) {  // the file's text through the first model's tokenizer, as `difftx generate` frames it
     const data::Tokenizer tokenizer = load_model_tokenizer(dirs[0], std::nullopt, models[0].config);
     const FramedPrompt framed = frame_prompt(tokenizer, data::read_generation_defaults(dirs[0]),
-                                             read_whole_file(*prompt_file), models[0].config, dirs[0]);
+                                             io::read_whole_file(*prompt_file), models[0].config, dirs[0]);
     prompt = static_cast<int64_t>(framed.ids.size());
     for (auto& input : inputs) input = framed.ids;
     DIFFTX_CHECK(prompt + steps <= models[0].config.max_position_embeddings, *prompt_file, ": its ", prompt,

@@ -186,7 +186,7 @@ int bench_serve(cli::Args& args) {
                  " tokens exceed the model's vocabulary of ", model.config.vocab_size);
     o.sample_vocab = tokenizer.vocab_size();
     constraint = std::make_shared<TimedConstraintSource>(
-        grammar::json_schema_constraint(grammar::parse_schema_text(read_whole_file(*schema_file), *schema_file),
+        grammar::json_schema_constraint(grammar::parse_schema_text(io::read_whole_file(*schema_file), *schema_file),
                                         grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size())));
   }
   run_streams(model, o, 1, std::min<int64_t>(prompt, 16), 0, std::min<int64_t>(new_tokens, 16), 99);  // warm-up

@@ -73,7 +73,7 @@ int analyze_niah(Args& args) {
   if (json_path) {
     nlohmann::json j = results::to_json(niah);
     j["model"] = model_dir.string();
-    write_json_file(*json_path, j);
+    io::write_json_file(*json_path, j);
   }
   return 0;
 }
@@ -102,7 +102,7 @@ int analyze_mqar(Args& args) {
     nlohmann::json j = results::to_json(retrieval::mqar_results(r));
     j["model"] = model_dir.string();
     j["data"] = data_dir.string();
-    write_json_file(*json_path, j);
+    io::write_json_file(*json_path, j);
   }
   return 0;
 }

@@ -50,8 +50,8 @@ int run_generate(Args& args) {
   args.finish();
   DIFFTX_CHECK(!(schema_file && grammar_file), "--json-schema and --grammar cannot both be given");
   serve::OutputRequest rules;
-  if (schema_file) rules.schema = grammar::parse_schema_text(read_whole_file(*schema_file), *schema_file);
-  if (grammar_file) rules.grammar = read_whole_file(*grammar_file);
+  if (schema_file) rules.schema = grammar::parse_schema_text(io::read_whole_file(*schema_file), *schema_file);
+  if (grammar_file) rules.grammar = io::read_whole_file(*grammar_file);
 
   Model model = load_model_dir(dir, MatrixPrecision::as_stored);
   model.move_to(device);

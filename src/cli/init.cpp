@@ -17,7 +17,7 @@ int run_init(Args& args) {
   const ModelOutput out = model_output_options(args);
   const int64_t seed = args.get_int("seed", 1, kAnySeed);
   args.finish();
-  const InitialWeights weights(model_config_from_json(read_json_file(config_path), config_path),
+  const InitialWeights weights(model_config_from_json(io::read_json_file(config_path), config_path),
                               static_cast<uint64_t>(seed));
   write_model(weights, out);  // a tensor at a time: never the whole model in memory
   std::printf("wrote %s (%s, %s, %.3fM parameters, seed %lld)\n", out.dir.string().c_str(), out.format.c_str(),

@@ -42,7 +42,7 @@ int run_logits(Args& args) {
                model.config.max_position_embeddings);
   std::vector<float> logits(T * model.config.vocab_size);
   forward_logits(model, ids, logits.data());
-  write_npy(out, {T, model.config.vocab_size}, logits);
+  io::write_npy(out, {T, model.config.vocab_size}, logits);
   std::printf("wrote %s: float32 [%lld, %lld]\n", out.c_str(), (long long)T, (long long)model.config.vocab_size);
   return 0;
 }

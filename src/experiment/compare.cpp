@@ -108,7 +108,7 @@ fs::path init_checkpoint(const CompareOptions& o, const std::string& name, int64
   DIFFTX_CHECK(latest.has_value(), "compare: --init-from ", o.init_from.string(), " has no checkpoint of ", name,
                " with seed ", seed, " (expected ", dir.string(), "/checkpoints)");
   if (dir == runs) {  // a single-seed run: its seed must be this one
-    const nlohmann::json run = read_json_file(dir / "run.json");
+    const nlohmann::json run = io::read_json_file(dir / "run.json");
     DIFFTX_CHECK(run.contains("options") && run["options"].value("seed", nlohmann::json()) == nlohmann::json(seed),
                  "compare: --init-from ", dir.string(), " was not trained with seed ", seed, " (see its run.json)");
   }
@@ -217,9 +217,9 @@ results::ExperimentResults run_compare(const CompareOptions& o, const std::funct
         continue;
       }
       results.models.push_back(train_and_analyse(o, name, seed, steps, batch_tokens, tokenizer, inits[{name, seed}], log));
-      write_json_file(results_path, results::to_json(results));  // after every model: a stopped compare shows what it has
+      io::write_json_file(results_path, results::to_json(results));  // after every model: a stopped compare shows what it has
     }
-  write_json_file(results_path, results::to_json(results));
+  io::write_json_file(results_path, results::to_json(results));
   report::write_report(results_path, o.out_dir);
   return results;
 }

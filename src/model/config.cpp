@@ -34,26 +34,26 @@ const std::set<std::string> kModelKeys = {
 int64_t get_positive_int(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number_integer() && v.get<int64_t>() > 0, where, ": key '", key,
-               "' must be a positive integer, got ", json_value_for_message(v));
+               "' must be a positive integer, got ", io::json_value_for_message(v));
   return v.get<int64_t>();
 }
 
 double get_positive_number(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number() && v.get<double>() > 0, where, ": key '", key,
-               "' must be a positive number, got ", json_value_for_message(v));
+               "' must be a positive number, got ", io::json_value_for_message(v));
   return v.get<double>();
 }
 
 bool get_bool(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
-  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", json_value_for_message(v));
+  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", io::json_value_for_message(v));
   return v.get<bool>();
 }
 
 void check_bookkeeping(const json& j, const std::string& where) {
   auto expect = [&](const char* key, bool ok, const char* what) {
-    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", json_value_for_message(j.at(key)));
+    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", io::json_value_for_message(j.at(key)));
   };
   expect("attention_bias", j.value("attention_bias", json(false)) == json(false), "false (no biases)");
   expect("mlp_bias", j.value("mlp_bias", json(false)) == json(false), "false (no biases)");
@@ -278,7 +278,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
     DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");
 
   DIFFTX_CHECK(j.at("model_type") == json("difftx"), where, ": key 'model_type' must be \"difftx\", got ",
-               json_value_for_message(j.at("model_type")));
+               io::json_value_for_message(j.at("model_type")));
   DIFFTX_CHECK(j.at("attention").is_string(), where, ": key 'attention' must be a string");
   ModelConfig c;
   try {
@@ -311,7 +311,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   if (j.contains("rope_style")) {
     const json& s = j.at("rope_style");
     DIFFTX_CHECK(s == json("interleaved") || s == json("half"), where,
-                 ": key 'rope_style' must be \"interleaved\" or \"half\", got ", json_value_for_message(s));
+                 ": key 'rope_style' must be \"interleaved\" or \"half\", got ", io::json_value_for_message(s));
     c.rope_style = s == json("half") ? RopeStyle::half : RopeStyle::interleaved;
   }
   if (j.contains("rope_scaling")) c.rope_scaling = rope_scaling_from_json(j.at("rope_scaling"), where);
@@ -321,11 +321,12 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
     const json& l = j.at("lambda_init");
     if (l.is_string()) {
       DIFFTX_CHECK(l == json("exp") || l == json("exp_shifted"), where,
-                   ": key 'lambda_init' must be \"exp\", \"exp_shifted\" or a number, got ", json_value_for_message(l));
+                   ": key 'lambda_init' must be \"exp\", \"exp_shifted\" or a number, got ",
+                   io::json_value_for_message(l));
       c.lambda_init_shifted = l == json("exp_shifted");
     } else {
       DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\", \"exp_shifted\" or a number, got ",
-                   json_value_for_message(l));
+                   io::json_value_for_message(l));
       c.lambda_init_constant = l.get<double>();
     }
   }
@@ -334,7 +335,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   if (j.contains("hidden_act")) {
     const json& act = j.at("hidden_act");
     DIFFTX_CHECK(act == json("silu") || act == json("poly_norm"), where,
-                 ": key 'hidden_act' must be \"silu\" (SwiGLU) or \"poly_norm\" (PolyNorm), got ", json_value_for_message(act));
+                 ": key 'hidden_act' must be \"silu\" (SwiGLU) or \"poly_norm\" (PolyNorm), got ", io::json_value_for_message(act));
     c.hidden_act = act == json("poly_norm") ? MlpActivation::poly_norm : MlpActivation::silu;
   }
   if (j.contains("hybrid")) c.hybrid = hybrid_from_json(j.at("hybrid"), where);
@@ -346,7 +347,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   return c;
 }
 
-ModelConfig config_from_file(const std::string& path) { return config_from_json(read_json_file(path), path); }
+ModelConfig config_from_file(const std::string& path) { return config_from_json(io::read_json_file(path), path); }
 
 json config_to_json(const ModelConfig& c) {
   json j;

@@ -19,7 +19,7 @@ struct ModelOutput {
   std::string format;  // "difftx", "hf" or "gguf"
   WeightType dtype = WeightType::f32;     // the matrices' type (model/storage_plan.h)
   std::optional<WeightType> head_dtype;   // the embedding's and LM head's
-  StoredFloat stored = StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow dtype)
+  io::StoredFloat stored = io::StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow dtype)
 };
 
 // Checks the options (errors name them as the commands spell them: --out, --to, --dtype,

@@ -205,7 +205,7 @@ ordered_json template_variables(const Fields& f, const ordered_json& ordered, co
 
 json parse_body(std::string_view body) {
   try {
-    return parse_json_text(body, "request body");
+    return io::parse_json_text(body, "request body");
   } catch (const Error& e) {
     throw ApiError(400, std::string("invalid JSON: ") + e.what(), "", "invalid_json");
   }

@@ -102,8 +102,8 @@ json inputs_that_must_match(const TrainOptions& o, const ModelConfig& config,
                       {"eval_batches", o.eval_batches}, {"checkpoint_every", o.checkpoint_every},
                       {"resume", o.resume}, {"bucket_floats", o.bucket_floats}, {"check_replicas", o.check_replicas}});
   // The data's metadata records every shard's token count and the sources' sha256.
-  json data = {{"metadata.json", data::sha256_hex(read_whole_file(fs::path(o.data_dir) / data::kMetadataFile))}};
-  for (const fs::path& f : tokenizer_files) data[f.filename().string()] = data::sha256_hex(read_whole_file(f));
+  json data = {{"metadata.json", data::sha256_hex(io::read_whole_file(fs::path(o.data_dir) / data::kMetadataFile))}};
+  for (const fs::path& f : tokenizer_files) data[f.filename().string()] = data::sha256_hex(io::read_whole_file(f));
   return json{{"model config", config_to_json(config)}, {"options", options}, {"data", data}};
 }
 
@@ -142,7 +142,7 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
       DIFFTX_CHECK(!latest, run_dir.string(),
                    " already holds checkpoints: pass --resume to continue that run, or choose another --out");
       if (!o.init_dir.empty()) start_from_model(o, model, say);
-      write_file_atomically(run_dir / "metrics.jsonl", "");
+      io::write_file_atomically(run_dir / "metrics.jsonl", "");
     }
   }
   state_text = dist::broadcast_text(comm, state_text, 0);
@@ -150,7 +150,7 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
   if (state_text.empty()) return json::object();
   parallel.scatter_moments(moments.m, optimizer.first_moment().host(), 0);
   parallel.scatter_moments(moments.v, optimizer.second_moment().host(), 0);
-  json state = parse_json_text(state_text, "the resumed state");
+  json state = io::parse_json_text(state_text, "the resumed state");
   optimizer.set_steps_taken(state.at("optimizer_steps_taken").get<int64_t>());
   return state;
 }
@@ -167,9 +167,9 @@ void note_changes(const json& state, const TrainOptions& o, int ranks, int64_t b
   const json world_size = state.value("world_size", json(1)), rows = state.value("batch_rows", json(batch_rows));
   if (world_size != ranks)
     say.line("note: resuming on ", ranks, " rank", ranks == 1 ? "" : "s", " (the checkpoint's run used ",
-             json_value_for_message(world_size), ")");
+             io::json_value_for_message(world_size), ")");
   if (rows != batch_rows)
-    say.line("note: the global batch changes from ", json_value_for_message(rows), " to ", batch_rows,
+    say.line("note: the global batch changes from ", io::json_value_for_message(rows), " to ", batch_rows,
              " rows, so the data order differs from the checkpoint's run");
 }
 
@@ -318,7 +318,7 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
       batch_tokens_(global_batch_tokens(o, micro_tokens_, ranks_)),
       accumulation_(batch_tokens_ / (micro_tokens_ * ranks_)),
       batch_rows_(batch_tokens_ / o.seq_len),
-      config_(model_config_from_json(read_json_file(o.config_path), o.config_path)),
+      config_(model_config_from_json(io::read_json_file(o.config_path), o.config_path)),
       parallel_(comm_, ParameterTable(config_).total_floats(), o.bucket_floats),
       model_(config_, parallel_.padded_floats()),
       train_data_(open_data(o, config_, rank_, ranks_, accumulation_)),
@@ -360,9 +360,9 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
     if (say_.on()) note_changes(resumed, o, ranks_, batch_rows_, say_);
   }
   if (leader_) {
-    write_json_file(run_dir_ / "run.json", json{{"options", options_to_json(o)}, {"model", config_to_json(config_)},
-                                                {"parameters", config_.total_parameters()}, {"world_size", ranks_},
-                                                {"communicator", comm_.description()}});
+    io::write_json_file(run_dir_ / "run.json", json{{"options", options_to_json(o)}, {"model", config_to_json(config_)},
+                                                    {"parameters", config_.total_parameters()}, {"world_size", ranks_},
+                                                    {"communicator", comm_.description()}});
     metrics_.emplace(metrics_path_);
   }
   sgemm_gflops_ = measure_sgemm_gflops();

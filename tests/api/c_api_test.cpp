@@ -61,7 +61,7 @@ TEST(CApi, LogitsAreTheDecodersBitForBitAndTheOraclesWithinItsTolerance) {
     SCOPED_TRACE(dir.filename().string());
     ModelPtr model(dir);
     ASSERT_NE(model.m, nullptr) << difftx_last_error();
-    SafetensorsReader expected(dir / "expected.safetensors");
+    io::SafetensorsReader expected(dir / "expected.safetensors");
     const std::vector<int32_t> inputs = expected.read_i32("inputs");
     const std::vector<float> want = expected.read_f32("logits");
     const int64_t B = expected.info("inputs").shape[0], T = expected.info("inputs").shape[1];
@@ -94,8 +94,8 @@ TEST(CApi, HybridLogitsAreTheHybridForwardsBitForBitAndTheOraclesWithinItsTolera
     ++dirs;
     ModelPtr model(dir);
     ASSERT_NE(model.m, nullptr) << difftx_last_error();
-    const NpyArray<int64_t> tokens = read_npy_i64(dir / "tokens.npy");
-    const NpyArray<float> want = read_npy_f32(dir / "logits.npy");
+    const io::NpyArray<int64_t> tokens = io::read_npy_i64(dir / "tokens.npy");
+    const io::NpyArray<float> want = io::read_npy_f32(dir / "logits.npy");
     const int64_t T = tokens.shape[1], V = difftx_vocab_size(model.m);
     ASSERT_EQ(V, want.shape[2]);
     const std::vector<int32_t> ids(tokens.data.begin(), tokens.data.begin() + T);  // the first sequence

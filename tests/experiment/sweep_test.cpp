@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 
 json preset(const std::string& variant) {
-  return read_json_file(std::filesystem::path(DIFFTX_SOURCE_DIR) / "configs/tiny" / (variant + ".json"));
+  return io::read_json_file(std::filesystem::path(DIFFTX_SOURCE_DIR) / "configs/tiny" / (variant + ".json"));
 }
 
 TEST(Sweep, ScaledConfigsKeepTheShape) {

@@ -92,7 +92,7 @@ TEST(ConstrainedEngine, OutputValidatesWhateverTheWeights) {
           const std::string text = text_of(st, *v);
           ASSERT_EQ(st.finish(), FinishReason::stop) << kSchemas[s] << "\n" << text;
           json value;
-          ASSERT_NO_THROW(value = parse_json_text(text, "output")) << text;
+          ASSERT_NO_THROW(value = io::parse_json_text(text, "output")) << text;
           EXPECT_EQ(testing::schema_violation(schema, value), "") << kSchemas[s] << "\n" << text;
         }
       }
@@ -162,7 +162,7 @@ TEST(ConstrainedEngine, ReasoningBlockThenTheDocument) {
     const std::string text = text_of(st, *v);
     const size_t close = text.find("</think>");
     ASSERT_NE(close, std::string::npos) << text;
-    const json value = parse_json_text(text.substr(close + 8), "document");
+    const json value = io::parse_json_text(text.substr(close + 8), "document");
     EXPECT_EQ(testing::schema_violation(json::parse(kSchemas[0]), value), "") << text;
     // The budget: at most 5 tokens before the closing marker's token.
     const std::vector<int32_t> ids = st.ids();

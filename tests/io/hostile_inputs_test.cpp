@@ -23,7 +23,7 @@
 #include "support/testing.h"
 #include "support/word_dataset.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 namespace fs = std::filesystem;
@@ -253,4 +253,4 @@ TEST(HostileFiles, AFifoIsRefusedWithoutBlocking) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

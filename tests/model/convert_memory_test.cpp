@@ -61,7 +61,7 @@ TEST(ConvertMemory, ConversionHoldsAFewTensorsNotTheModel) {
   testing::peak_growth_kib_in_child([&](const std::function<void()>& mark) {
     Model model(c);
     init_parameters(c, model.table, model.host_weights(), 5);
-    save_difftx_model(model, source, StoredFloat::bf16);
+    save_difftx_model(model, source, io::StoredFloat::bf16);
     mark();
   });
   const double model_mib = ParameterTable(c).total_floats() * 4.0 / (1 << 20);
@@ -82,7 +82,7 @@ TEST(ConvertMemory, ConversionHoldsAFewTensorsNotTheModel) {
       {"difftx q4_0", [](const WeightSource& s, const auto& out, const auto&) {
          save_difftx_model(s, storage_plan(s.config(), WeightType::q4_0), out);
        }},
-      {"hf bf16", [](const WeightSource& s, const auto& out, const auto&) { save_hf_model(s, out, StoredFloat::bf16); }},
+      {"hf bf16", [](const WeightSource& s, const auto& out, const auto&) { save_hf_model(s, out, io::StoredFloat::bf16); }},
       {"gguf q4_0", [](const WeightSource& s, const auto& out, const data::Tokenizer& tok) {
          std::filesystem::create_directories(out);
          save_gguf_model(s, tok, WeightType::q4_0, out / kGgufFile);

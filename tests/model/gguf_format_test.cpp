@@ -42,7 +42,7 @@ struct GgufFile {
   std::string bytes;
   uint64_t data_start = 0;
 
-  explicit GgufFile(const std::filesystem::path& path) : bytes(read_whole_file(path)) {
+  explicit GgufFile(const std::filesystem::path& path) : bytes(io::read_whole_file(path)) {
     EXPECT_EQ(bytes.substr(0, 4), "GGUF");
     EXPECT_EQ(u32(), 3u);
     const uint64_t tensor_count = u64(), metadata_count = u64();
@@ -151,7 +151,7 @@ TEST(GgufExport, LlamaFileHoldsTheModelItsVocabularyAndInterleavedRows) {
   EXPECT_EQ(tokens[220], "\xC4\xA0");  // the space byte, byte-level: U+0120
   EXPECT_EQ(types[220], 1);
   EXPECT_EQ(tokens[9906], "Hello");
-  const json tokenizer_json = json::parse(read_whole_file(data::data_root() / "hf/llama3/tokenizer.json"));
+  const json tokenizer_json = json::parse(io::read_whole_file(data::data_root() / "hf/llama3/tokenizer.json"));
   const json& merges = f.metadata.at("tokenizer.ggml.merges");
   ASSERT_EQ(merges.size(), tokenizer_json["model"]["merges"].size());
   const json& first = tokenizer_json["model"]["merges"][0];  // "a b" or ["a", "b"] by version

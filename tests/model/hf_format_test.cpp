@@ -21,6 +21,9 @@
 #include "model/parameters.h"
 
 namespace difftx {
+
+using io::StoredFloat;
+
 namespace {
 
 using nlohmann::json;
@@ -177,7 +180,7 @@ std::vector<float> logits_of(const Model& m, const std::vector<int32_t>& ids) {
   return out;
 }
 
-std::string file_bytes(const std::filesystem::path& p) { return read_whole_file(p); }
+std::string file_bytes(const std::filesystem::path& p) { return io::read_whole_file(p); }
 
 TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
   const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4};
@@ -190,7 +193,7 @@ TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
     const Model original = random_model(tiny_config(k.kind, k.heads, k.kv, k.rope), 7);
     TempDir dir;
     save_hf_model(original, dir.path(), StoredFloat::f32);
-    const json written = read_json_file(dir / "config.json");
+    const json written = io::read_json_file(dir / "config.json");
     EXPECT_EQ(written["model_type"], k.kind == AttentionKind::diff ? "diffllama" : "llama");
     const Model loaded = load_model_dir(dir.path());
     EXPECT_EQ(loaded.config.num_attention_heads, k.heads);
@@ -212,8 +215,8 @@ TEST(HfFormat, SixteenBitStorageRoundsEveryWeightOnce) {
   for (const StoredFloat stored : {StoredFloat::bf16, StoredFloat::f16}) {
     TempDir dir;
     save_hf_model(original, dir.path(), stored);
-    const SafetensorsReader reader(dir / "model.safetensors");
-    EXPECT_EQ(reader.info("model.embed_tokens.weight").dtype, stored_float_name(stored));
+    const io::SafetensorsReader reader(dir / "model.safetensors");
+    EXPECT_EQ(reader.info("model.embed_tokens.weight").dtype, io::stored_float_name(stored));
     const Model loaded = load_model_dir(dir.path());
     // Half an ulp: relative for normal numbers, and for F16 at most half its smallest subnormal.
     const float relative = stored == StoredFloat::bf16 ? 0x1p-8f : 0x1p-11f;
@@ -240,8 +243,8 @@ class Sharded : public ::testing::Test {
   void SetUp() override {
     const Model m = random_model(tiny_config(AttentionKind::baseline, 4, 2, RopeStyle::half), 5);
     save_hf_model(m, single.path(), StoredFloat::f32);
-    config = read_json_file(single / "config.json");
-    const SafetensorsReader reader(single / "model.safetensors");
+    config = io::read_json_file(single / "config.json");
+    const io::SafetensorsReader reader(single / "model.safetensors");
     for (const std::string& name : reader.names()) {
       const bool first = name.find("layers.1") == std::string::npos;
       tensors[first ? 0 : 1][name] = reader.read_f32(name);
@@ -250,14 +253,15 @@ class Sharded : public ::testing::Test {
   }
   // Writes the shards (with `extra` added to shard 1) and an index mapping `index`.
   void write(const std::filesystem::path& dir, const json& index, const std::string& extra = "") {
-    write_json_file(dir / "config.json", config);
+    io::write_json_file(dir / "config.json", config);
     for (int s = 0; s < 2; ++s) {
-      std::vector<SafetensorsEntry> entries;
+      std::vector<io::SafetensorsEntry> entries;
       for (const auto& [name, data] : tensors[s]) entries.push_back({name, shapes[name], std::span<const float>(data)});
       if (s == 1 && !extra.empty()) entries.push_back({extra, shapes["model.norm.weight"], std::span<const float>(tensors[0]["model.norm.weight"])});
-      write_safetensors(dir / ("model-0000" + std::to_string(s + 1) + "-of-00002.safetensors"), entries);
+      io::write_safetensors(dir / ("model-0000" + std::to_string(s + 1) + "-of-00002.safetensors"), entries);
     }
-    write_json_file(dir / "model.safetensors.index.json", json{{"metadata", json::object()}, {"weight_map", index}});
+    io::write_json_file(dir / "model.safetensors.index.json",
+                        json{{"metadata", json::object()}, {"weight_map", index}});
   }
   json good_index() {
     json map = json::object();

@@ -46,8 +46,8 @@ struct Fixture {
 
 Fixture read_fixture(const fs::path& dir) {
   Fixture f;
-  const NpyArray<int64_t> tokens = read_npy_i64(dir / "tokens.npy");
-  const NpyArray<float> logits = read_npy_f32(dir / "logits.npy");
+  const io::NpyArray<int64_t> tokens = io::read_npy_i64(dir / "tokens.npy");
+  const io::NpyArray<float> logits = io::read_npy_f32(dir / "logits.npy");
   EXPECT_EQ(tokens.shape.size(), 2u);
   EXPECT_EQ(logits.shape.size(), 3u);
   if (tokens.shape.size() != 2 || logits.shape.size() != 3) return f;

@@ -121,10 +121,10 @@ TEST(MotifConfig, RefusesWhatChangesTheMathByName) {
 // skipped, as Motif's vLLM fork skips them: the model read is the one without them.
 TEST(MotifFormat, RopeBuffersAreSkipped) {
   const std::filesystem::path fixture = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf/motif_r4_kv2_bf16";
-  const SafetensorsReader original(fixture / "model.safetensors");
+  const io::SafetensorsReader original(fixture / "model.safetensors");
   std::vector<std::vector<float>> data;
   data.reserve(original.names().size());  // the entries borrow these
-  std::vector<SafetensorsEntry> entries;
+  std::vector<io::SafetensorsEntry> entries;
   for (const std::string& name : original.names()) {
     data.push_back(original.read_f32(name));
     entries.push_back({name, original.info(name).shape, std::span<const float>(data.back())});
@@ -134,7 +134,7 @@ TEST(MotifFormat, RopeBuffersAreSkipped) {
     entries.push_back({std::string("model.layers.1.self_attn.rotary_emb.") + name, {8, 16}, std::span<const float>(buffer)});
   TempDir dir;
   std::filesystem::copy_file(fixture / "config.json", dir / "config.json");
-  write_safetensors(dir / "model.safetensors", entries);
+  io::write_safetensors(dir / "model.safetensors", entries);
   const Model with_buffers = load_model_dir(dir.path()), plain = load_model_dir(fixture);
   ASSERT_EQ(with_buffers.table.total_floats(), plain.table.total_floats());
   for (int64_t i = 0; i < plain.table.total_floats(); ++i)
@@ -175,8 +175,8 @@ TEST(MotifFormat, WriteThenReadIsLossless) {
     Rng rng(12);
     for (int64_t i = 0; i < original.weight_floats(); ++i) original.host_weights()[i] += static_cast<float>(0.1 * rng.normal());
     TempDir dir;
-    save_hf_model(original, dir.path(), StoredFloat::f32);
-    const json written = read_json_file(dir / "config.json");
+    save_hf_model(original, dir.path(), io::StoredFloat::f32);
+    const json written = io::read_json_file(dir / "config.json");
     EXPECT_EQ(written["model_type"], "Motif");
     EXPECT_EQ(written["num_attention_heads"], original.config.attention_variant().maps());
     EXPECT_EQ(written["num_key_value_heads"], 2 * k.kv);
@@ -187,9 +187,9 @@ TEST(MotifFormat, WriteThenReadIsLossless) {
       for (int64_t i = 0; i < p.numel; ++i)
         ASSERT_EQ(loaded.host_weights()[p.offset + i], original.host_weights()[p.offset + i]) << p.name << "[" << i << "]";
     TempDir again;
-    save_hf_model(loaded, again.path(), StoredFloat::f32);
-    EXPECT_EQ(read_whole_file(dir / "model.safetensors"), read_whole_file(again / "model.safetensors"));
-    EXPECT_EQ(read_json_file(dir / "config.json"), read_json_file(again / "config.json"));
+    save_hf_model(loaded, again.path(), io::StoredFloat::f32);
+    EXPECT_EQ(io::read_whole_file(dir / "model.safetensors"), io::read_whole_file(again / "model.safetensors"));
+    EXPECT_EQ(io::read_json_file(dir / "config.json"), io::read_json_file(again / "config.json"));
   }
 }
 
@@ -197,11 +197,11 @@ TEST(MotifFormat, ModelsWithoutMotifsFormAreRefused) {
   TempDir dir;
   ModelConfig c = tiny_motif(AttentionKind::diff_grouped, 8, 2, 4, false);
   c.lambda_init_shifted = false;
-  const std::string error = testing::error_of([&] { save_hf_model(Model(c), dir.path(), StoredFloat::f32); });
+  const std::string error = testing::error_of([&] { save_hf_model(Model(c), dir.path(), io::StoredFloat::f32); });
   EXPECT_NE(error.find("cannot be written as Motif"), std::string::npos) << error;
   c = tiny_motif(AttentionKind::diff_grouped, 8, 2, 4, false);
   c.hidden_act = MlpActivation::silu;
-  const std::string silu = testing::error_of([&] { save_hf_model(Model(c), dir.path(), StoredFloat::f32); });
+  const std::string silu = testing::error_of([&] { save_hf_model(Model(c), dir.path(), io::StoredFloat::f32); });
   EXPECT_NE(silu.find("diff_grouped"), std::string::npos) << silu;
 }
 

@@ -36,7 +36,7 @@ class OracleFixture : public ::testing::TestWithParam<std::string> {};
 TEST_P(OracleFixture, MatchesLogitsLossGradientsAndAdamWSteps) {
   const fs::path dir = kFixtures / GetParam();
   Model model = load_model_dir(dir);
-  SafetensorsReader expected(dir / "expected.safetensors");
+  io::SafetensorsReader expected(dir / "expected.safetensors");
   const auto inputs = expected.read_i32("inputs");
   const auto targets = expected.read_i32("targets");
   const auto shape = expected.info("inputs").shape;

@@ -14,7 +14,7 @@ namespace {
 double element(const DecodeAttentionDims& a, const void* data, int64_t i, const float* scale) {
   switch (a.storage) {
     case KvStorage::f32: return static_cast<const float*>(data)[i];
-    case KvStorage::bf16: return bf16_to_float(static_cast<const uint16_t*>(data)[i]);
+    case KvStorage::bf16: return io::bf16_to_float(static_cast<const uint16_t*>(data)[i]);
     case KvStorage::int8: return static_cast<double>(static_cast<const int8_t*>(data)[i]) * *scale;
   }
   return 0;

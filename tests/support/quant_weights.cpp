@@ -20,7 +20,7 @@ Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng) {
   if (type == WeightType::q4_k) {
     const auto* blocks = reinterpret_cast<const BlockQ4_K*>(q.bytes.data());
     for (int64_t i = 0; i < rows * cols; ++i)
-      q.minimums[i] = f16_to_float(blocks[i / 256].dmin) * q4_k_scale_min(blocks[i / 256].scales, i % 256 / 32).min;
+      q.minimums[i] = io::f16_to_float(blocks[i / 256].dmin) * q4_k_scale_min(blocks[i / 256].scales, i % 256 / 32).min;
   }
   return q;
 }

@@ -67,18 +67,19 @@ TEST(Faults, TheMetricsLogAppendsWholeLines) {
   }
   MetricsLog again(path);
   again.append(nlohmann::json{{"step", 2}});
-  EXPECT_EQ(read_whole_file(path), "{\"step\":1}\n{\"step\":2}\n");
+  EXPECT_EQ(io::read_whole_file(path), "{\"step\":1}\n{\"step\":2}\n");
 }
 
 TEST(Faults, ResumingDropsOnlyLinesAfterTheCheckpointAndCountsThem) {
   RunDir run;
   const fs::path path = run.path / "metrics.jsonl";
-  write_file_atomically(path, "{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"val_loss\":2}\n"
+  io::write_file_atomically(path, "{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"val_loss\":2}\n"
                               "{\"step\":3,\"loss\":1}\n{\"step\":4,\"lo");
   const DroppedMetrics dropped = truncate_metrics_after(path, 2);
   EXPECT_EQ(dropped.lines, 1);
   EXPECT_EQ(dropped.unreadable, 1);
-  EXPECT_EQ(read_whole_file(path), "{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"val_loss\":2}\n");
+  EXPECT_EQ(io::read_whole_file(path),
+            "{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"val_loss\":2}\n");
 }
 
 TEST(Faults, ASecondRunOnOneDirectoryIsRefusedNamingTheHolder) {
@@ -161,9 +162,9 @@ TEST(Faults, ATamperedStateIsRefused) {
   for (const auto& [step, expected] : cases) {
     RunDir run;
     const fs::path dir = f.save(run.path, 3);
-    nlohmann::json state = read_json_file(dir / "state.json");
+    nlohmann::json state = io::read_json_file(dir / "state.json");
     state["step"] = step;
-    write_json_file(dir / "state.json", state);
+    io::write_json_file(dir / "state.json", state);
     Model into(tiny_config());
     std::vector<float> m(into.weight_floats()), v(into.weight_floats());
     OptimizerMoments moments{m.data(), v.data()};

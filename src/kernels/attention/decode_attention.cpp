@@ -27,7 +27,7 @@ namespace {
 // The cache's elements widened to F32: F32 as it is, BF16 (stored as uint16_t) by a shift, INT8
 // to its integer value (the row's scale is applied to the scores and the probabilities).
 inline float widen(float x) { return x; }
-inline float widen(uint16_t x) { return bf16_to_float(x); }
+inline float widen(uint16_t x) { return io::bf16_to_float(x); }
 inline float widen(int8_t x) { return x; }
 #ifdef __AVX512F__
 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }

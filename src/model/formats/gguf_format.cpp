@@ -44,7 +44,7 @@ std::string gguf_name(const ParamInfo& p) {
   fail("GGUF export: tensor '", p.name, "' has no llama.cpp name");
 }
 
-void add_vocabulary(GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_size) {
+void add_vocabulary(io::GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_size) {
   DIFFTX_CHECK(tok.vocab_size() <= vocab_size, "GGUF export: tokenizer ", tok.name(), " has ", tok.vocab_size(),
                " ids but the model's vocab_size is ", vocab_size);
   std::vector<std::string> tokens(vocab_size);
@@ -76,7 +76,7 @@ void add_vocabulary(GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_siz
   w.add("tokenizer.ggml.add_eos_token", false);
 }
 
-void add_hyperparameters(GgufWriter& w, const ModelConfig& c, WeightType dtype) {
+void add_hyperparameters(io::GgufWriter& w, const ModelConfig& c, WeightType dtype) {
   auto u32 = [](int64_t v, const char* what) {
     DIFFTX_CHECK(v >= 0 && v <= int64_t{UINT32_MAX}, "GGUF export: ", what, " ", v, " does not fit 32 bits");
     return static_cast<uint32_t>(v);
@@ -131,7 +131,7 @@ void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenize
   const ModelConfig& c = source.config();
   require_gguf_architecture(c);
   const ParameterTable table(c, storage_plan(c, dtype, head));
-  GgufWriter w;
+  io::GgufWriter w;
   add_hyperparameters(w, c, dtype);
   add_vocabulary(w, tokenizer, c.vocab_size);
   for (const ParamInfo& p : table.params())

@@ -13,9 +13,9 @@ namespace {
 bool is_block_type(WeightType t) { return weight_type_info(t).is_block(); }
 
 // The matrix's [rows, cols] as the file stores it, checked against its dtype's rules.
-void stored_shape(const SafetensorsSet& weights, const std::string& name, WeightType type, int64_t& rows,
+void stored_shape(const io::SafetensorsSet& weights, const std::string& name, WeightType type, int64_t& rows,
                   int64_t& cols) {
-  const SafetensorsTensorInfo& info = weights.info(name);
+  const io::SafetensorsTensorInfo& info = weights.info(name);
   const std::string where = weights.file_of(name).string() + ": tensor '" + name + "'";
   DIFFTX_CHECK(info.shape.size() == 2, where, " is a matrix, but has ", info.shape.size(), " dimensions");
   rows = info.shape[0];
@@ -29,7 +29,7 @@ void stored_shape(const SafetensorsSet& weights, const std::string& name, Weight
 
 }  // namespace
 
-WeightType stored_weight_type(const SafetensorsSet& weights, const std::string& name) {
+WeightType stored_weight_type(const io::SafetensorsSet& weights, const std::string& name) {
   const std::string& dtype = weights.info(name).dtype;
   if (dtype == "F64") return WeightType::f32;  // widened to F32 when read
   for (const WeightTypeInfo& t : weight_types())
@@ -45,7 +45,8 @@ WeightType stored_weight_type(const SafetensorsSet& weights, const std::string& 
   return type;
 }
 
-void check_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, const RowMap* row_map) {
+void check_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p,
+                  const RowMap* row_map) {
   const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
   if (!p.is_matrix() || (!row_map && p.type == WeightType::f32 && !is_block_type(stored))) {
     weights.check_f32(name, p.shape);
@@ -61,7 +62,7 @@ void check_weight(const SafetensorsSet& weights, const std::string& name, const 
   if (!is_block_type(stored) && (row_map || stored != p.type)) weights.check_f32(name, std::nullopt);
 }
 
-void read_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
+void read_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
                  const RowMap* row_map) {
   check_weight(weights, name, p, row_map);
   const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
@@ -98,7 +99,7 @@ std::vector<float> widened_weight(const Model& model, const ParamInfo& p) {
   return out;
 }
 
-SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std::string>& metadata) {
+io::SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std::string>& metadata) {
   std::vector<int64_t> shape = p.shape;
   if (is_block_type(p.type)) {
     shape[1] = p.bytes() / p.shape[0];
@@ -107,10 +108,11 @@ SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std:
   return {p.name, shape, weight_type_info(p.type).safetensors_dtype};
 }
 
-SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata) {
+io::SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p,
+                                  std::map<std::string, std::string>& metadata) {
   const std::span<const unsigned char> bytes(model.host_packed() + p.byte_offset, p.bytes());
-  SafetensorsTensorSpec spec = packed_spec(p, metadata);
-  return {p.name, std::move(spec.shape), StoredBytes{std::move(spec.dtype), bytes}};
+  io::SafetensorsTensorSpec spec = packed_spec(p, metadata);
+  return {p.name, std::move(spec.shape), io::StoredBytes{std::move(spec.dtype), bytes}};
 }
 
 }  // namespace difftx

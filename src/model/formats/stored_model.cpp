@@ -12,7 +12,7 @@ StoredModel::StoredModel(const std::filesystem::path& dir, const ModelConfig& co
       config_(config),
       table_(config),
       weights_(dir),
-      weights_file_(dir / (std::filesystem::exists(dir / kSafetensorsFile) ? kSafetensorsFile : kSafetensorsIndexFile)) {}
+      weights_file_(dir / (std::filesystem::exists(dir / io::kSafetensorsFile) ? io::kSafetensorsFile : io::kSafetensorsIndexFile)) {}
 
 const RowMap* StoredModel::rows_of(const std::string& name) const {
   const auto it = rows_.find(name);
