@@ -39,6 +39,9 @@
 #include "source_dir.h"
 
 namespace difftx::bench {
+
+using kernels::KvStorage;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -72,21 +75,22 @@ void time_inference(const Model& model, const std::vector<int32_t>& tokens, int6
 
 void bench_split_kv(bool json) {
   // One kv head, 16K keys: without splitting, one thread would read the whole cache.
-  const DecodeAttentionDims dims{{AttentionKind::baseline, 8, 1, 64}, 16384};
+  const kernels::DecodeAttentionDims dims{{kernels::AttentionKind::baseline, 8, 1, 64}, 16384};
   Rng rng(5);
   std::vector<float> q(8 * 64), keys(dims.capacity * 64), values(dims.capacity * 64), out(8 * 64);
   for (auto* v : {&q, &keys, &values})
     for (auto& x : *v) x = static_cast<float>(rng.uniform(-1, 1));
   for (int64_t max_chunks : {int64_t{1}, int64_t{0}}) {
-    DecodeAttentionScratch scratch(dims, max_chunks);
+    kernels::DecodeAttentionScratch scratch(dims, max_chunks);
     const void* key_page = keys.data();
     const void* value_page = values.data();
-    const DecodeAttentionRow row{q.data(), dims.capacity, KvPages{&key_page, &value_page}, nullptr, out.data()};
+    const kernels::DecodeAttentionRow row{q.data(), dims.capacity, kernels::KvPages{&key_page, &value_page}, nullptr,
+                                          out.data()};
     const Timing t = measure([&] { backends::cpu::kernels().decode_attention_rows(dims, {&row, 1}, scratch); });
     const double gb = 2.0 * dims.capacity * 64 * 4 / 1e9;
     print_row(json, {str("op", "decode_attention"), str("case", "baseline H=8 Hkv=1 d=64 cache=16384"),
-                     num("chunks", decode_attention_chunks(scratch, dims.capacity), 0), num("us", t.median_ms * 1e3, 1),
-                     num("gb_s", gb / (t.median_ms * 1e-3), 1)});
+                     num("chunks", kernels::decode_attention_chunks(scratch, dims.capacity), 0),
+                     num("us", t.median_ms * 1e3, 1), num("gb_s", gb / (t.median_ms * 1e-3), 1)});
   }
 }
 
@@ -117,7 +121,7 @@ double decode_bytes(const Model& model, KvStorage kv, int64_t length) {
 // The type holding most of a model's weight bytes ("q8_0", ...).
 std::string main_weight_type(const Model& model) {
   std::map<std::string, int64_t> bytes;
-  for (const ParamInfo& p : model.table.params()) bytes[weight_type_name(p.type)] += p.bytes();
+  for (const ParamInfo& p : model.table.params()) bytes[kernels::weight_type_name(p.type)] += p.bytes();
   return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
 }
 
@@ -128,8 +132,8 @@ std::string main_weight_type(const Model& model) {
 // too where one is given; the models interleaved within each repeat (load from other processes
 // falls on all alike); best of the repeats, and each model's rates over the first's.
 void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& device, int64_t prompt, int64_t steps,
-                      int repeats, KvStorage kv, std::optional<WeightType> dtype, bool json, cli::DraftOption& draft,
-                      const std::optional<std::string>& prompt_file) {
+                      int repeats, KvStorage kv, std::optional<kernels::WeightType> dtype, bool json,
+                      cli::DraftOption& draft, const std::optional<std::string>& prompt_file) {
   std::vector<Model> models;
   std::vector<double> load_s, rss_gb;
   models.reserve(dirs.size());
@@ -183,12 +187,12 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     const Model& model = models[i];
     const ModelConfig& c = model.config;
     print_row(json, {str("op", "infer_model"), str("model", dirs[i]),
-                     str("variant", c.hybrid ? "hybrid" : attention_kind_name(c.attention)),
+                     str("variant", c.hybrid ? "hybrid" : kernels::attention_kind_name(c.attention)),
                      str("weights", main_weight_type(model)), num("weight_gb", model.weight_bytes() / 1e9, 2),
                      num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s[i], 1),
                      num("rss_gb", rss_gb[i], 2), num("prompt", prompt, 0), num("new", steps, 0),
                      num("prefill_tok_s", rates[i].prefill_tok_s, 1), num("decode_tok_s", rates[i].decode_tok_s, 2),
-                     num("decode_cpu_tok_s", rates[i].decode_cpu_tok_s, 2), str("kv", kv_storage_name(kv)),
+                     num("decode_cpu_tok_s", rates[i].decode_cpu_tok_s, 2), str("kv", kernels::kv_storage_name(kv)),
                      num("kv_bytes_per_token", kv_bytes_per_token(model, kv, prompt + steps), 0),
                      num("decode_gb_s", decode_bytes(model, kv, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
                      num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
@@ -216,9 +220,10 @@ int bench_infer(cli::Args& args) {
     const int64_t prompt = args.get_int("prompt", 512, cli::IntRange{1, int64_t{1} << 20});
     const int64_t steps = args.get_int("new", 2 * kDecodeSteps, cli::IntRange{1, int64_t{1} << 20});
     const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
-    const KvStorage kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+    const KvStorage kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
     const auto dtype_name = args.get("dtype");
-    const std::optional<WeightType> dtype = dtype_name ? std::optional(parse_weight_type(*dtype_name)) : std::nullopt;
+    const std::optional<kernels::WeightType> dtype =
+        dtype_name ? std::optional(kernels::parse_weight_type(*dtype_name)) : std::nullopt;
     backends::Backend& device = cli::device_option(args);
     cli::DraftOption draft = cli::draft_option(args);
     const auto prompt_file = args.get("prompt-file");

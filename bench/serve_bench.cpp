@@ -155,7 +155,7 @@ int bench_serve(cli::Args& args) {
   const int64_t new_tokens = args.get_int("new", 64, cli::IntRange{1, int64_t{1} << 20});
   const int64_t shared = args.get_int("shared-prefix", 0, cli::IntRange{0, int64_t{1} << 20});
   EngineOptions o;
-  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
   o.max_batch_tokens = args.get_int("max-batch-tokens", o.max_batch_tokens, cli::IntRange{1, 1 << 20});
   const auto schema_file = args.get("json-schema");
   const auto tokenizer_name = args.get("tokenizer");
@@ -178,7 +178,8 @@ int bench_serve(cli::Args& args) {
                                                       prompt + new_tokens + o.kv_block_tokens, o.kv_block_tokens);
   o.kv_bytes = most * per_sequence * KvPool::block_bytes(model.config, o.kv, o.kv_block_tokens);
   print_row(json, {str("op", "setup"), num("threads", thread_count(), 0), str("model", dir), num("prompt", prompt, 0),
-                   num("new", new_tokens, 0), num("shared_prefix", shared, 0), str("kv", kv_storage_name(o.kv))});
+                   num("new", new_tokens, 0), num("shared_prefix", shared, 0),
+                   str("kv", kernels::kv_storage_name(o.kv))});
   std::shared_ptr<const TokenConstraintSource> constraint;
   if (schema_file) {
     const data::Tokenizer tokenizer = data::load_tokenizer(*tokenizer_name);

@@ -169,7 +169,7 @@ int bench_train(cli::Args& args) {
                  " exceeds max_position_embeddings of ", path.string());
   }
 
-  double sgemm = measure_sgemm_gflops(1024, 0.5);
+  double sgemm = kernels::measure_sgemm_gflops(1024, 0.5);
   for (auto& t : trainees) {  // warm-up: first-touch page faults, thread pools, scratch growth
     t->step();
     t->times_ms.clear();
@@ -177,10 +177,10 @@ int bench_train(cli::Args& args) {
   }
   for (int64_t r = 0; r < rounds; ++r) {
     for (auto& t : trainees) t->step();
-    sgemm = std::max(sgemm, measure_sgemm_gflops(1024, 0.05));
+    sgemm = std::max(sgemm, kernels::measure_sgemm_gflops(1024, 0.05));
   }
-  print_row(json, {str("op", "gemm"), num("M", 1024, 0), num("gflops", sgemm, 1), str("kernel", gemm_kernel_name()),
-                   num("threads", thread_count(), 0)});
+  print_row(json, {str("op", "gemm"), num("M", 1024, 0), num("gflops", sgemm, 1),
+                   str("kernel", kernels::gemm_kernel_name()), num("threads", thread_count(), 0)});
 
   const auto peer = with_torch ? run_torch_peer(trainees, B, T, torch_threads, quick, json) : std::map<std::string, PeerResult>{};
   std::map<std::string, double> best_ms;

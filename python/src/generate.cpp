@@ -21,7 +21,7 @@ using api::GenerateArgs;
 std::unique_ptr<Engine> make_engine(const LoadedModel& m) {
   (void)m.require_tokenizer();  // the error `difftx generate` gives for a directory without one
   EngineOptions o;
-  o.kv = parse_kv_storage(m.kv_dtype);
+  o.kv = kernels::parse_kv_storage(m.kv_dtype);
   return std::make_unique<Engine>(m.model, m.tokenizer.get(), api::engine_options(m, o));
 }
 

@@ -68,7 +68,7 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
   const std::vector<int32_t> ids = sequence_ids(ids_in, m.model.config);
   const ModelConfig& c = m.model.config;
   const int64_t L = c.num_hidden_layers, T = static_cast<int64_t>(ids.size());
-  const AttentionDims dims = c.attention_dims(1, T);
+  const kernels::AttentionDims dims = c.attention_dims(1, T);
   struct Tap {
     const char* name;
     int64_t width;
@@ -78,8 +78,8 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
                              {"k", dims.k_width(), &LayerTap::k},
                              {"attention_output", dims.out_width(), &LayerTap::attention_output},
                              {"residual", c.hidden_size, &LayerTap::residual_out}};
-  const LambdaSource lambda_source = c.attention_variant().lambda_source();
-  if (lambda_source == LambdaSource::token_logits) wanted.push_back({"lambda", dims.H, &LayerTap::lambda});
+  const kernels::LambdaSource lambda_source = c.attention_variant().lambda_source();
+  if (lambda_source == kernels::LambdaSource::token_logits) wanted.push_back({"lambda", dims.H, &LayerTap::lambda});
   std::vector<py::array_t<float>> arrays;
   for (const Tap& t : wanted) arrays.emplace_back(std::vector<int64_t>{L, T, t.width});
   py::array_t<float> lambdas(L);
@@ -95,12 +95,12 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
       const LayerTap tap = layer_tap(c, acts, l);
       for (size_t i = 0; i < wanted.size(); ++i)
         std::copy_n(tap.*wanted[i].field, T * wanted[i].width, outs[i] + l * T * wanted[i].width);
-      if (lambda_source == LambdaSource::layer_scalar) lambda_out[l] = *tap.lambda;
+      if (lambda_source == kernels::LambdaSource::layer_scalar) lambda_out[l] = *tap.lambda;
     }
   }
   py::dict out;
   for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i].name] = arrays[i];
-  if (lambda_source == LambdaSource::layer_scalar) out["lambda"] = lambdas;
+  if (lambda_source == kernels::LambdaSource::layer_scalar) out["lambda"] = lambdas;
   return out;
 }
 
@@ -159,7 +159,8 @@ ModelClass bind_model(py::module_& m) {
           "config", [](const LoadedModel& l) { return to_python(config_to_json(l.model.config)); },
           "The model's config as difftx's config.json holds it (a dict).")
       .def_property_readonly(
-          "variant", [](const LoadedModel& l) { return std::string(attention_kind_name(l.model.config.attention)); },
+          "variant",
+          [](const LoadedModel& l) { return std::string(kernels::attention_kind_name(l.model.config.attention)); },
           "'baseline', 'diff' (DIFF V1) or 'diff2' (DIFF V2).")
       .def_property_readonly(
           "num_parameters", [](const LoadedModel& l) { return l.model.config.total_parameters(); })
@@ -176,8 +177,8 @@ ModelClass bind_model(py::module_& m) {
            "layer's output) [L, T, hidden_size], and 'lambda' ([L] for diff, per-token logits [L, T, H] for\n"
            "diff2; absent for baseline).")
       .def("__repr__", [](const LoadedModel& l) {
-        return "<difftx.Model " + l.dir.string() + ": " + attention_kind_name(l.model.config.attention) + ", " +
-               std::to_string(l.model.config.total_parameters()) + " parameters>";
+        return "<difftx.Model " + l.dir.string() + ": " + kernels::attention_kind_name(l.model.config.attention) +
+               ", " + std::to_string(l.model.config.total_parameters()) + " parameters>";
       });
 
   m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("weights") = "as_stored", py::arg("kv_dtype") = "bf16",

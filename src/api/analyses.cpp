@@ -89,7 +89,7 @@ nlohmann::json outliers(const LoadedModel& m, const fs::path& data_dir, int64_t 
 
 nlohmann::json quant(const LoadedModel& m, const fs::path& data_dir, const std::vector<int>& bits,
                      const ValWindows& windows, int64_t max_batches, const Interrupt& interrupt) {
-  for (int b : bits) check_logit_bits(b);
+  for (int b : bits) kernels::check_logit_bits(b);
   ThreadScope scope(m.threads);
   data::TokenLoader val = data::sequential_loader(data_dir, "val", windows.micro_batch, windows.seq_len);
   return results::to_json(quantization_sweep(m.model, val, bits, perplexity_options(max_batches, interrupt)));

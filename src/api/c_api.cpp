@@ -122,7 +122,7 @@ int32_t difftx_model_metadata(const difftx_model* model, char* json, int32_t cap
     const nlohmann::json j = {
         {"path", m.dir.string()},
         {"device", m.device},
-        {"variant", attention_kind_name(c.attention)},
+        {"variant", kernels::attention_kind_name(c.attention)},
         {"num_parameters", c.total_parameters()},
         {"config", config_to_json(c)},
         {"tokenizer", m.tokenizer ? nlohmann::json{{"name", m.tokenizer->name()},

@@ -117,7 +117,7 @@ difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_opt
     const LoadedModel& m = model_of(model, "difftx_engine_create");
     const difftx_engine_options c = options ? *options : difftx_engine_default_options();
     EngineOptions o;
-    o.kv = parse_kv_storage(required(c.kv_dtype, "kv_dtype"));
+    o.kv = kernels::parse_kv_storage(required(c.kv_dtype, "kv_dtype"));
     o.kv_tokens = c.kv_tokens;
     o.kv_bytes = c.kv_bytes;
     o.kv_block_tokens = c.kv_block_tokens;

@@ -30,7 +30,7 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   auto m = std::make_shared<LoadedModel>(dir, load_model_dir(dir, options.precision));
   m->model.move_to(backend);
   m->device = options.device;
-  (void)parse_kv_storage(options.kv_dtype);  // an error naming the choices
+  (void)kernels::parse_kv_storage(options.kv_dtype);  // an error naming the choices
   m->kv_dtype = options.kv_dtype;
   m->threads = options.threads;
   m->defaults = data::read_generation_defaults(dir);

@@ -51,7 +51,8 @@ int analyze_attention(Args& args) {
 
   std::printf("attention allocation: %s, %lld NIAH prompts of %lld tokens (%lld needles, one queried), query = the\n"
               "position that predicts the answer's first token\n",
-              attention_kind_name(c.attention), (long long)s.prompts, (long long)o.context, (long long)o.needles);
+              kernels::attention_kind_name(c.attention), (long long)s.prompts, (long long)o.context,
+              (long long)o.needles);
   std::printf("normalisation: %s\n", kAllocationNormalisation);
   if (s.skipped_rows > 0)
     std::printf("left out: %lld of %lld rows (|1 - w| < %g)\n", (long long)s.skipped_rows, (long long)s.rows, kMinRowSum);

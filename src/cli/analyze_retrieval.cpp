@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 std::string describe(const fs::path& model_dir, const ModelConfig& c) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "model %s (%s, %.2fM parameters, max_position_embeddings %lld)",
-                model_dir.string().c_str(), attention_kind_name(c.attention), c.total_parameters() / 1e6,
+                model_dir.string().c_str(), kernels::attention_kind_name(c.attention), c.total_parameters() / 1e6,
                 (long long)c.max_position_embeddings);
   return buf;
 }

@@ -33,7 +33,7 @@ int run_chat(Args& args) {
   const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
   GenerateOptions o;
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(512), IntRange{1, kMaxDimension});
-  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
   SamplingOptions fallback;
   fallback.temperature = 0.7;  // chat's own default
   o.sampling = sampling_options(args, defaults, fallback);

@@ -17,7 +17,7 @@ int run_convert(Args& args) {
   args.finish();
   const ModelConfig config = convert_model(in, out);
   std::printf("wrote %s (%s, %s, %.3fM parameters)\n", out.dir.string().c_str(), out.format.c_str(),
-              weight_type_name(out.dtype), config.total_parameters() / 1e6);
+              kernels::weight_type_name(out.dtype), config.total_parameters() / 1e6);
   return 0;
 }
 

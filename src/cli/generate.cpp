@@ -41,7 +41,7 @@ int run_generate(Args& args) {
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(o.max_new_tokens),
                                   IntRange{0, kMaxDimension});
   o.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
-  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
   o.sampling = sampling_options(args, defaults);
   backends::Backend& device = device_option(args);
   DraftOption draft = draft_option(args);

@@ -21,7 +21,8 @@ int run_init(Args& args) {
                               static_cast<uint64_t>(seed));
   write_model(weights, out);  // a tensor at a time: never the whole model in memory
   std::printf("wrote %s (%s, %s, %.3fM parameters, seed %lld)\n", out.dir.string().c_str(), out.format.c_str(),
-              weight_type_name(out.dtype), weights.config().total_parameters() / 1e6, static_cast<long long>(seed));
+              kernels::weight_type_name(out.dtype), weights.config().total_parameters() / 1e6,
+              static_cast<long long>(seed));
   return 0;
 }
 

@@ -38,7 +38,7 @@ int run_serve(Args& args) {
   o.grace_seconds = args.get_double("grace", o.grace_seconds, NumberRange{0, 3600});
   o.log_format = serve::parse_log_format(args.get("log-format", "text"));
   EngineOptions e;
-  e.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  e.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
   e.kv_tokens = args.get_int("kv-tokens", 0, kNonNegative);
   e.kv_bytes = args.get_int("kv-bytes", 0, kNonNegative);
   e.max_batch_tokens = args.get_int("max-batch-tokens", e.max_batch_tokens, IntRange{1, kMaxDimension});

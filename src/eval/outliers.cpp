@@ -52,13 +52,13 @@ OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const
       for (int64_t l = 0; l < L; ++l) {
         // Logits: one (sequence, map) per work item, each thread with its own map and accumulator.
         const LayerTap a = layer_tap(c, acts, l);
-        const int64_t maps = attention_map_count(a.dims);
+        const int64_t maps = kernels::attention_map_count(a.dims);
         float logit_max = 0;
         ParallelErrors errors;  // attention_map_logits checks its arguments
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(max : logit_max)
         for (int64_t item = 0; item < rows * maps; ++item) errors.run(item, [&] {
           float* S = scores.data() + thread_index() * T * T;
-          attention_map_logits(a.dims, a.q, a.k, item / maps, item % maps, scale, S);
+          kernels::attention_map_logits(a.dims, a.q, a.k, item / maps, item % maps, scale, S);
           for (int64_t t = 0; t < T; ++t) {
             const float* row = S + t * T;
             parts[thread_index()].add(row, t + 1);

@@ -21,7 +21,7 @@ PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val,
   DIFFTX_CHECK(o.max_batches >= 0, "--max-batches must not be negative");
   DIFFTX_CHECK(T <= c.max_position_embeddings, "--seq-len ", T, " exceeds the model's max_position_embeddings ",
                c.max_position_embeddings);
-  check_logit_bits(o.forward.attention_logit_bits);
+  kernels::check_logit_bits(o.forward.attention_logit_bits);
   data::check_fits_vocabulary(val.dataset(), c.vocab_size, "the model");
   val.rewind();
   const int64_t all_batches = (val.windows() + B - 1) / B;

@@ -160,7 +160,7 @@ results::ModelResults train_and_analyse(const CompareOptions& o, const std::stri
   if (o.analyse) static_cast<results::Analyses&>(m) = analyse_model(model, tokenizer, o.data_dir, o.analysis, log);
   m.name = name;
   m.seed = seed;
-  m.attention = attention_kind_name(model.config.attention);
+  m.attention = kernels::attention_kind_name(model.config.attention);
   results::set_config(m, config_to_json(model.config));
   m.parameters = model.config.total_parameters();
   m.run_dir = t.out_dir;

@@ -135,7 +135,7 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   if (!backend_.host_memory() && device_logits_.bytes() < L * V * int64_t{sizeof(float)})
     device_logits_ = backend_.allocate(L * V * int64_t{sizeof(float)}, false);
   const DevicePtr<float> out = device_logits_ ? device_logits_.as<float>() : DevicePtr<float>(logits_.data());
-  backend_.matmul(matrices_.lm_head, acts_.h_final, out, L, false, MatmulOrder::gemv);
+  backend_.matmul(matrices_.lm_head, acts_.h_final, out, L, false, kernels::MatmulOrder::gemv);
   if (device_logits_) backend_.download(logits_.data(), out, L * V * int64_t{sizeof(float)});
   return logits_.data();
 }

@@ -103,7 +103,7 @@ struct Request {
 };
 
 struct EngineOptions {
-  KvStorage kv = KvStorage::bf16;
+  kernels::KvStorage kv = kernels::KvStorage::bf16;
   int64_t kv_block_tokens = 32;   // tokens per KV block, a multiple of 16
   int64_t kv_tokens = 0;          // pool capacity: the positions one sequence may hold (sequence_blocks); 0: kv_bytes
   int64_t kv_bytes = 0;           // pool capacity in bytes; 0 (and kv_tokens 0): max_position_embeddings tokens, at most 1 GiB

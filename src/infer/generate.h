@@ -20,7 +20,7 @@ struct GenerateOptions {
   SamplingOptions sampling;
   int64_t max_new_tokens = 128;
   int64_t context = 0;      // KV cache capacity; 0: max_position_embeddings
-  KvStorage kv = KvStorage::bf16;  // how the KV cache stores keys and values
+  kernels::KvStorage kv = kernels::KvStorage::bf16;  // how the KV cache stores keys and values
   int64_t sample_vocab = 0; // ids that may be drawn, [0, sample_vocab); 0: the model's vocab_size
   std::vector<int32_t> stop_tokens;  // generation ends when one of these is drawn (not passed on)
   std::shared_ptr<const TokenConstraintSource> constraint;  // which tokens may be drawn (a grammar); none: any

@@ -24,7 +24,7 @@ class HybridForward::Core : public HybridCore {
  public:
   explicit Core(HybridForward& f) : f_(f) {}
 
-  void mamba_conv(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
+  void mamba_conv(int64_t layer, const kernels::MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
     const int64_t E = dims.channels, K1 = (dims.conv - 1) * E;
     const DevicePtr<float> windows = f_.states_.windows(f_.places_[layer].index);
     backends::Backend& b = f_.backend_;
@@ -38,7 +38,7 @@ class HybridForward::Core : public HybridCore {
     });
   }
 
-  void mamba_scan(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
+  void mamba_scan(int64_t layer, const kernels::MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
     const int64_t E = dims.channels, S = dims.state;
     const DevicePtr<float> states = f_.states_.states(f_.places_[layer].index);
     backends::Backend& b = f_.backend_;
@@ -284,7 +284,7 @@ const float* HybridForward::run(const StepPlan& plan) {
   if (!backend_.host_memory() && device_logits_.bytes() < L * V * int64_t{sizeof(float)})
     device_logits_ = backend_.allocate(L * V * int64_t{sizeof(float)}, false);
   const DevicePtr<float> out = device_logits_ ? device_logits_.as<float>() : DevicePtr<float>(logits_.data());
-  backend_.matmul(matrices_.lm_head, a.h_final, out, L, false, MatmulOrder::gemv);
+  backend_.matmul(matrices_.lm_head, a.h_final, out, L, false, kernels::MatmulOrder::gemv);
   if (device_logits_) backend_.download(logits_.data(), out, L * V * int64_t{sizeof(float)});
   return logits_.data();
 }

@@ -14,7 +14,7 @@ const Model& decoder_only(const Model& model) {
 }
 }  // namespace
 
-ModelDrafter::ModelDrafter(const Model& model, int64_t vocab, KvStorage kv, int64_t kv_tokens, int64_t context,
+ModelDrafter::ModelDrafter(const Model& model, int64_t vocab, kernels::KvStorage kv, int64_t kv_tokens, int64_t context,
                            int64_t max_rows)
     : vocab_(vocab),
       context_(std::min(context, model.config.max_position_embeddings)),

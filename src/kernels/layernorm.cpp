@@ -9,7 +9,7 @@
 #include "core/threading.h"
 #include "kernels/op_threading.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 void check_shape(const char* op, int64_t rows, int64_t n) {
@@ -86,4 +86,4 @@ void layernorm_backward(const float* x, const float* w, const float* mean, const
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

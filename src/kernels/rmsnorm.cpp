@@ -8,7 +8,7 @@
 #include "kernels/ops.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 void check_shape(const char* op, int64_t rows, int64_t n) {
@@ -80,4 +80,4 @@ void rmsnorm_backward(const float* x, const float* g, const float* rstd, const f
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -31,16 +31,18 @@ class HybridCore {
  public:
   virtual ~HybridCore() = default;
   // u = silu(conv(xs) + bias) over the rows, each sequence continuing its conv window.
-  virtual void mamba_conv(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) = 0;
+  virtual void mamba_conv(int64_t layer, const kernels::MambaDims& dims, const LayerTensors& w,
+                          HybridActivations& a) = 0;
   // y = the selective scan of (u, dt_in, B_ssm, C_ssm) with the D skip, each sequence continuing its state.
-  virtual void mamba_scan(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) = 0;
+  virtual void mamba_scan(int64_t layer, const kernels::MambaDims& dims, const LayerTensors& w,
+                          HybridActivations& a) = 0;
   // att = the layer's differential attention of q (lambda computed) over its keys and values: the
   // rows' own k and v (stored for later rows where the driver keeps them), the last
   // sliding_window of them for a sliding layer, the shared layer's for a cross layer.
   virtual void attend(int64_t layer, LayerKind kind, HybridActivations& a) = 0;
 };
 
-MambaDims hybrid_mamba_dims(const ModelConfig& config);
+kernels::MambaDims hybrid_mamba_dims(const ModelConfig& config);
 
 // Layer `layer` over the rows: a.x is its input and its output.
 void hybrid_layer_forward(const HybridPass& p, const LayerTensors& w, const LayerMatrices& m, int64_t layer,

@@ -26,13 +26,13 @@ class AttentionCore {
 // needs in s.saved, or with logit_bits > 0 the fake-quantized kernel of attention_quantized.h.
 class BatchAttention : public AttentionCore {
  public:
-  BatchAttention(backends::Backend& backend, const AttentionDims& dims, int logit_bits)
+  BatchAttention(backends::Backend& backend, const kernels::AttentionDims& dims, int logit_bits)
       : backend_(backend), dims_(dims), logit_bits_(logit_bits) {}
   void attend(int64_t layer, LayerActivations& s) override;
 
  private:
   backends::Backend& backend_;
-  AttentionDims dims_;
+  kernels::AttentionDims dims_;
   int logit_bits_;
 };
 

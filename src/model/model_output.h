@@ -17,8 +17,8 @@ namespace difftx {
 struct ModelOutput {
   std::filesystem::path dir;
   std::string format;  // "difftx", "hf" or "gguf"
-  WeightType dtype = WeightType::f32;     // the matrices' type (model/storage_plan.h)
-  std::optional<WeightType> head_dtype;   // the embedding's and LM head's
+  kernels::WeightType dtype = kernels::WeightType::f32;     // the matrices' type (model/storage_plan.h)
+  std::optional<kernels::WeightType> head_dtype;   // the embedding's and LM head's
   io::StoredFloat stored = io::StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow dtype)
 };
 

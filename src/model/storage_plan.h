@@ -16,7 +16,8 @@ namespace difftx {
 //   - DIFF V2's lambda_proj and every vector stay F32.
 // `head`, when given, replaces the embedding's and the LM head's type (llama.cpp's
 // --token-embedding-type / --output-tensor-type). F32 everywhere gives an empty map.
-MatrixTypes storage_plan(const ModelConfig& config, WeightType type, std::optional<WeightType> head = std::nullopt);
+MatrixTypes storage_plan(const ModelConfig& config, kernels::WeightType type,
+                         std::optional<kernels::WeightType> head = std::nullopt);
 
 // A copy of `model` (in any precision) with its matrices held as `types` says: quantized from F32
 // by kernels/quant/quantize.h, or widened first where the source is itself packed.

@@ -11,7 +11,7 @@
 namespace difftx {
 
 struct LayerTap {
-  AttentionDims dims;             // B, T of the forward
+  kernels::AttentionDims dims;             // B, T of the forward
   const float* q;                 // [B, T, q_width] after RoPE
   const float* k;                 // [B, T, k_width] after RoPE
   const float* lambda;            // as attention_forward takes it (variant.h)

@@ -365,7 +365,7 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
                                                     {"communicator", comm_.description()}});
     metrics_.emplace(metrics_path_);
   }
-  sgemm_gflops_ = measure_sgemm_gflops();
+  sgemm_gflops_ = kernels::measure_sgemm_gflops();
   step_flops_ = 3.0 * config_.forward_flops(o.micro_batch, o.seq_len) * accumulation_;
   announce();
   summary_.last_val_loss = std::numeric_limits<double>::quiet_NaN();
@@ -383,8 +383,9 @@ void TrainingRun::check_sizes() {
 }
 
 void TrainingRun::announce() const {
-  say_.line("model ", attention_kind_name(config_.attention), ": ", format("%.2f", config_.total_parameters() / 1e6),
-            "M parameters, ", batch_tokens_, " tokens/step (", ranks_, " rank", ranks_ == 1 ? "" : "s", " x ",
+  say_.line("model ", kernels::attention_kind_name(config_.attention), ": ",
+            format("%.2f", config_.total_parameters() / 1e6), "M parameters, ", batch_tokens_, " tokens/step (", ranks_,
+            " rank", ranks_ == 1 ? "" : "s", " x ",
             accumulation_, " x ", o_.micro_batch, " x ", o_.seq_len, "), sgemm ", format("%.0f", sgemm_gflops_),
             " GFLOPS, ", thread_count(), " threads/rank", ranks_ > 1 ? ", " : "",
             ranks_ > 1 ? comm_.description() : "");

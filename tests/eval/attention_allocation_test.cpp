@@ -62,8 +62,9 @@ TEST(AttentionAllocation, BadPromptsGetClearErrors) {
 }
 
 TEST(AttentionAllocation, RowsOfEveryVariantAreNormalisedAndSummariesAreMeans) {
-  for (AttentionKind attention : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
-    SCOPED_TRACE(attention_kind_name(attention));
+  for (kernels::AttentionKind attention :
+       {kernels::AttentionKind::baseline, kernels::AttentionKind::diff, kernels::AttentionKind::diff2}) {
+    SCOPED_TRACE(kernels::attention_kind_name(attention));
     const ModelConfig c = testing::small_config(attention, {.vocab_size = 7, .layers = 3, .intermediate_size = 48});
     const Model model = testing::random_model(c, 3, 5.0f);  // sharper maps than at init
 

@@ -13,6 +13,10 @@
 #include "model/taps.h"
 
 namespace difftx::eval {
+
+using kernels::AttentionDims;
+using kernels::AttentionKind;
+
 namespace {
 
 using testing::AttentionCase;

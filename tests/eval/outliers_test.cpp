@@ -30,10 +30,10 @@ std::vector<std::pair<int64_t, int64_t>> map_columns(const ModelConfig& c) {
   const int64_t H = c.num_attention_heads, Hkv = c.num_key_value_heads, d = c.head_dim;
   std::vector<std::pair<int64_t, int64_t>> cols;
   for (int64_t i = 0; i < H; ++i) {
-    if (c.attention == AttentionKind::baseline) cols.push_back({i * d, i / (H / Hkv) * d});
-    if (c.attention == AttentionKind::diff)
+    if (c.attention == kernels::AttentionKind::baseline) cols.push_back({i * d, i / (H / Hkv) * d});
+    if (c.attention == kernels::AttentionKind::diff)
       for (int64_t s = 0; s < 2; ++s) cols.push_back({(2 * i + s) * d, (2 * (i / (H / Hkv)) + s) * d});
-    if (c.attention == AttentionKind::diff2)
+    if (c.attention == kernels::AttentionKind::diff2)
       for (int64_t s = 0; s < 2; ++s) cols.push_back({(2 * i + s) * d, (2 * i + s) / (2 * H / Hkv) * d});
   }
   return cols;
@@ -45,7 +45,7 @@ void check_variant(const nlohmann::json& j, const std::filesystem::path& data) {
   init_parameters(c, model.table, model.host_weights(), 12);
   for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] *= 4.0f;
   const int64_t T = 16, sequences = 5, L = c.num_hidden_layers;
-  const AttentionDims dims = c.attention_dims(1, T);
+  const kernels::AttentionDims dims = c.attention_dims(1, T);
 
   Sorted logits, hidden;
   std::vector<double> layer_logits(L, 0), layer_hidden(L, 0);

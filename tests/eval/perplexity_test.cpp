@@ -19,7 +19,7 @@ namespace {
 
 TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   const testing::WordDataset ds;
-  const ModelConfig c = testing::small_config(AttentionKind::diff, {.vocab_size = 300, .max_positions = 64});
+  const ModelConfig c = testing::small_config(kernels::AttentionKind::diff, {.vocab_size = 300, .max_positions = 64});
   const Model model = testing::random_model(c, 9);
 
   const int64_t T = 16, B = 3, V = c.vocab_size;

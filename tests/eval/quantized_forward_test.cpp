@@ -18,8 +18,9 @@ namespace difftx::eval {
 namespace {
 
 TEST(QuantizedForward, ReachesLogitsAndLossOfEveryVariant) {
-  for (AttentionKind attention : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
-    SCOPED_TRACE(attention_kind_name(attention));
+  for (kernels::AttentionKind attention :
+       {kernels::AttentionKind::baseline, kernels::AttentionKind::diff, kernels::AttentionKind::diff2}) {
+    SCOPED_TRACE(kernels::attention_kind_name(attention));
     const ModelConfig c = testing::small_config(attention, {.vocab_size = 29, .intermediate_size = 48});
     const Model model = testing::random_model(c, 4, 6.0f);  // logits far from 0
     const int64_t B = 2, T = 24, V = c.vocab_size;

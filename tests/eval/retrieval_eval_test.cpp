@@ -30,7 +30,7 @@ using eval::LogitsForward;
 using eval::model_forward;
 
 ModelConfig small_config(int64_t vocab) {
-  return difftx::testing::small_config(AttentionKind::diff2, {.vocab_size = vocab, .max_positions = 512});
+  return difftx::testing::small_config(kernels::AttentionKind::diff2, {.vocab_size = vocab, .max_positions = 512});
 }
 
 TEST(LogitsForward, ModelRowsEqualTheFullForwardsRows) {

@@ -21,6 +21,10 @@
 #include "support/testing.h"
 
 namespace difftx {
+
+using kernels::AttentionKind;
+using kernels::KvStorage;
+
 namespace {
 
 using testing::expect_error;
@@ -85,7 +89,7 @@ TEST_P(DecodeMatchesForward, LogitsOfEveryPositionForSeveralPrefillLengths) {
 
 // Cache elements per token over all layers (keys and values) of a model.
 int64_t elements_per_token(const ModelConfig& c) {
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   return c.num_hidden_layers * c.num_key_value_heads * (a.key_width() + a.value_width());
 }
 
@@ -101,7 +105,7 @@ void expect_cache_close(const std::string& name, KvStorage kv, double bytes_per_
   const ModelConfig& c = f.model.config;
   const int64_t P = 32, L = c.num_hidden_layers;
   const double bytes_per_token = static_cast<double>(KvPool::block_bytes(c, kv, P)) / P;
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   const int64_t scales = kv == KvStorage::int8 ? L * c.num_key_value_heads * (a.key_width() / a.d + 1) : 0;
   const double want = bytes_per_element * elements_per_token(c) + 4.0 * scales;
   EXPECT_GE(bytes_per_token, want);
@@ -110,10 +114,11 @@ void expect_cache_close(const std::string& name, KvStorage kv, double bytes_per_
   double worst = 0;
   for (int64_t t = 8; t < f.T; ++t)
     worst = std::max(worst, testing::max_abs_diff(logits.data() + (t - 7) * f.V, f.full.data() + t * f.V, f.V));
-  std::printf("  %-22s %s cache: max|err| %.3g (logit scale %.3g)\n", name.c_str(), kv_storage_name(kv), worst,
+  std::printf("  %-22s %s cache: max|err| %.3g (logit scale %.3g)\n", name.c_str(), kernels::kv_storage_name(kv), worst,
               f.scale);
   EXPECT_LE(worst, tolerance * f.scale) << name;
-  EXPECT_GT(worst, kAtol + kRtol * f.scale) << name << ": the " << kv_storage_name(kv) << " cache changed nothing";
+  EXPECT_GT(worst, kAtol + kRtol * f.scale)
+      << name << ": the " << kernels::kv_storage_name(kv) << " cache changed nothing";
 }
 
 TEST_P(DecodeMatchesForward, Bf16CacheStaysCloseToTheFullForward) {
@@ -156,8 +161,8 @@ TEST(DecodeMatchesForwardLong, GqaRatioFourOverSixHundredTokens) {
     double worst = 0;
     for (int64_t t = 299; t < T; ++t)
       worst = std::max(worst, testing::max_abs_diff(logits.data() + (t - 299) * V, full.data() + t * V, V));
-    std::printf("  %-8s max|err| %.3g (logit scale %.3g)\n", attention_kind_name(kind), worst, scale);
-    EXPECT_LE(worst, kAtol + kRtol * scale) << attention_kind_name(kind);
+    std::printf("  %-8s max|err| %.3g (logit scale %.3g)\n", kernels::attention_kind_name(kind), worst, scale);
+    EXPECT_LE(worst, kAtol + kRtol * scale) << kernels::attention_kind_name(kind);
   }
 }
 
@@ -169,7 +174,7 @@ TEST(KvPool, StoresPerKvHeadKeysAndValuesAndV2NoMoreThanBaseline) {
     const ModelConfig& c = m->config;
     const int64_t d = c.head_dim, Hkv = c.num_key_value_heads, L = c.num_hidden_layers;
     const int64_t width = c.attention == AttentionKind::diff ? 2 * d : d;  // V1: [k1|k2] and a 2d value
-    EXPECT_EQ(elements_per_token(c), L * Hkv * 2 * width) << attention_kind_name(c.attention);
+    EXPECT_EQ(elements_per_token(c), L * Hkv * 2 * width) << kernels::attention_kind_name(c.attention);
     // F32 blocks of 16 tokens: exactly the elements (each part a whole number of 64-byte lines).
     EXPECT_EQ(KvPool::block_bytes(c, KvStorage::f32, 16), 16 * 4 * elements_per_token(c));
   }

@@ -25,6 +25,11 @@
 #include "support/random_model.h"
 
 namespace difftx {
+
+using kernels::AttentionKind;
+using kernels::KvStorage;
+using kernels::WeightType;
+
 namespace {
 
 using testing::Stream;
@@ -80,8 +85,9 @@ std::string test_name(const std::string& device) {
 }
 
 std::string describe(const InvarianceCase& c) {
-  return (c.device == "cpu" ? "" : test_name(c.device) + "_") + (c.hybrid ? "hybrid" : attention_kind_name(c.kind)) +
-         "_" + weight_type_name(c.weights) + "_kv_" + kv_storage_name(c.kv);
+  return (c.device == "cpu" ? "" : test_name(c.device) + "_") +
+         (c.hybrid ? "hybrid" : kernels::attention_kind_name(c.kind)) + "_" + kernels::weight_type_name(c.weights) +
+         "_kv_" + kernels::kv_storage_name(c.kv);
 }
 // Not gtest's bytes of the object, which hold the device string's address: the test's ctest name
 // would change with every build.
@@ -107,7 +113,7 @@ class BatchInvariance : public ::testing::TestWithParam<InvarianceCase> {};
 TEST(Engine, PanelsOnlyModelStreamsTheSame) {
   for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff})  // untied, tied
     for (WeightType w : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
-      const std::string what = std::string(attention_kind_name(kind)) + " " + weight_type_name(w);
+      const std::string what = std::string(kernels::attention_kind_name(kind)) + " " + kernels::weight_type_name(w);
       const Model both = case_model({kind, w, KvStorage::bf16});
       Model only = case_model({kind, w, KvStorage::bf16});
       only.engine_matrices_only();
@@ -115,7 +121,7 @@ TEST(Engine, PanelsOnlyModelStreamsTheSame) {
       const Request r = sampled_request(random_tokens(rng, 30, both.config.vocab_size), 12, 4);
       expect_same_stream(alone(only, r), alone(both, r), what);
       if (!backends::cpu::kernels().reads_panels(w)) continue;  // no panels at this CPU level: nothing was released
-      const WeightMatrix q = backends::host_matrix(only.matrices.layers[0].q_proj);
+      const kernels::WeightMatrix q = backends::host_matrix(only.matrices.layers[0].q_proj);
       EXPECT_EQ(q.data, nullptr) << what;
       std::vector<float> x(q.cols), y(q.rows);
       EXPECT_THROW(matmul(q, x.data(), y.data(), 1), Error) << what;
@@ -369,7 +375,7 @@ TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
       const bool hybrid = variant == std::size(kKinds);  // and a hybrid stack
       const AttentionKind kind = hybrid ? AttentionKind::diff : kKinds[variant];
       if (device != "cpu" && !hybrid && kind != AttentionKind::diff2) continue;  // diff2 and the hybrid on slow devices
-      const std::string name = hybrid ? "hybrid" : attention_kind_name(kind);
+      const std::string name = hybrid ? "hybrid" : kernels::attention_kind_name(kind);
       SCOPED_TRACE(device + " " + name);
       Model model = testing::random_model(hybrid ? testing::small_hybrid_config() : tiny_config(kind), 21);
       model.move_to(backends::open_backend(device));

@@ -35,6 +35,9 @@
 #include "support/testing.h"
 
 namespace difftx {
+
+using kernels::KvStorage;
+
 namespace {
 
 namespace fs = std::filesystem;

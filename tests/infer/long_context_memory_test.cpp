@@ -15,6 +15,9 @@
 #include "support/peak_memory.h"
 
 namespace difftx {
+
+using kernels::AttentionKind;
+
 namespace {
 
 ModelConfig tiny_config(AttentionKind kind) {
@@ -45,7 +48,7 @@ int64_t peak_growth_kib(AttentionKind kind, int64_t T) {
     EngineOptions o;
     o.kv_tokens = T + 33;
     const std::vector<float> logits = testing::engine_logits(model, {tokens.data(), static_cast<size_t>(T)},
-                                                             {tokens.data() + T, 32}, KvStorage::f32, o);
+                                                             {tokens.data() + T, 32}, kernels::KvStorage::f32, o);
     if (static_cast<int64_t>(logits.size()) != 33 * c.vocab_size) throw std::runtime_error("not prompt + 32 decode steps");
   });
 }
@@ -56,11 +59,12 @@ TEST(LongContextMemory, PrefillOf16KTokensThenDecodeGrowsLinearly) {
 #endif
   for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
     const int64_t small = peak_growth_kib(kind, 2048), large = peak_growth_kib(kind, 16384);
-    std::printf("  %-8s peak growth: T=2048 %.1f MiB, T=16384 %.1f MiB (x%.1f)\n", attention_kind_name(kind),
+    std::printf("  %-8s peak growth: T=2048 %.1f MiB, T=16384 %.1f MiB (x%.1f)\n", kernels::attention_kind_name(kind),
                 small / 1024.0, large / 1024.0, static_cast<double>(large) / std::max<int64_t>(small, 1));
     EXPECT_GT(small, 0) << "VmHWM did not move: the measurement sees nothing";
-    EXPECT_LT(large, 16 * std::max<int64_t>(small, 1024)) << attention_kind_name(kind) << ": more than linear growth";
-    EXPECT_LT(large, 1024 * 1024) << attention_kind_name(kind) << ": over 1 GiB at T = 16384";
+    EXPECT_LT(large, 16 * std::max<int64_t>(small, 1024))
+        << kernels::attention_kind_name(kind) << ": more than linear growth";
+    EXPECT_LT(large, 1024 * 1024) << kernels::attention_kind_name(kind) << ": over 1 GiB at T = 16384";
   }
 }
 

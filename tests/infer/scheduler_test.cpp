@@ -171,7 +171,7 @@ Model fake_shapes() {
   shape.vocab_size = kVocab;
   shape.layers = 1;
   shape.max_positions = 512;
-  return testing::random_model(testing::small_config(AttentionKind::baseline, shape), 1);
+  return testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 1);
 }
 
 Request greedy(std::vector<int32_t> prompt, int64_t new_tokens) {

@@ -22,6 +22,10 @@
 #include "support/testing.h"
 
 namespace difftx {
+
+using kernels::AttentionKind;
+using kernels::WeightType;
+
 namespace {
 
 using testing::expect_error;
@@ -102,7 +106,7 @@ struct GreedyCase {
   WeightType weights;
 };
 std::string describe(const GreedyCase& c) {
-  return std::string(attention_kind_name(c.kind)) + "_" + weight_type_name(c.weights);
+  return std::string(kernels::attention_kind_name(c.kind)) + "_" + kernels::weight_type_name(c.weights);
 }
 void PrintTo(const GreedyCase& c, std::ostream* out) { *out << describe(c); }
 
@@ -162,7 +166,7 @@ INSTANTIATE_TEST_SUITE_P(Speculative, GreedyWithDraft, ::testing::ValuesIn(greed
 TEST(Speculative, HybridTargetGreedyIsBitIdenticalToNoDraft) {
   const Model other = typed_model(AttentionKind::baseline, WeightType::f32, 8);
   for (WeightType w : {WeightType::f32, WeightType::bf16, WeightType::q8_0, WeightType::q4_0}) {
-    const std::string what = std::string("hybrid ") + weight_type_name(w);
+    const std::string what = std::string("hybrid ") + kernels::weight_type_name(w);
     const ModelConfig config = testing::small_hybrid_config();
     ASSERT_EQ(config.vocab_size, other.config.vocab_size);
     const Model model = w == WeightType::f32

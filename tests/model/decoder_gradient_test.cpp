@@ -72,7 +72,7 @@ void check_gradients(const ModelConfig& config) {
     std::copy(saved.begin(), saved.end(), w);
     const double numeric = (up - down) / (2.0 * h);
     EXPECT_NEAR(analytic, numeric, 5e-4 + 1e-2 * std::fabs(numeric))
-        << attention_kind_name(config.attention) << " " << p.name;
+        << kernels::attention_kind_name(config.attention) << " " << p.name;
   }
 }
 

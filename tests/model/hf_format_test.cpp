@@ -23,6 +23,8 @@
 namespace difftx {
 
 using io::StoredFloat;
+using kernels::AttentionKind;
+using kernels::RopeStyle;
 
 namespace {
 
@@ -51,20 +53,20 @@ TEST(RopeScaling, Llama3BandsKeepDivideAndBlend) {
   // theta 10000, d 8: inv_freq 1, 0.1, 0.01, 0.001, wavelengths 6.3, 63, 628, 6283. With an
   // original context of 1024, low 1 and high 4: wavelengths under 256 keep their frequency,
   // over 1024 are divided by the factor (8), 628 is blended (values worked out by hand).
-  const RopeScaling s{RopeScalingType::llama3, 8.0, 1.0, 4.0, 1024.0};
+  const kernels::RopeScaling s{kernels::RopeScalingType::llama3, 8.0, 1.0, 4.0, 1024.0};
   EXPECT_DOUBLE_EQ(backends::cpu::kernels().rope_inverse_frequency(0, 8, 10000.0, s), 1.0);
   EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(1, 8, 10000.0, s), 0.1, 1e-15);
   EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(2, 8, 10000.0, s), 0.003086760967011274, 1e-15);
   EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(3, 8, 10000.0, s), 0.000125, 1e-15);
-  const RopeScaling linear{RopeScalingType::linear, 4.0};
+  const kernels::RopeScaling linear{kernels::RopeScalingType::linear, 4.0};
   EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(1, 8, 10000.0, linear), 0.025, 1e-15);
   EXPECT_DOUBLE_EQ(backends::cpu::kernels().rope_inverse_frequency(2, 8, 10000.0, {}), std::pow(10000.0, -0.5));
 }
 
 TEST(RopeScaling, LinearTableIsThePlainTableAtScaledPositions) {
-  std::vector<float> plain(rope_table_floats(64, 8)), scaled(rope_table_floats(16, 8));
-  const RopeTable p = backends::cpu::kernels().rope_table_build(plain.data(), 64, 8, 10000.0, {});
-  const RopeTable s = backends::cpu::kernels().rope_table_build(scaled.data(), 16, 8, 10000.0, {RopeScalingType::linear, 4.0});
+  std::vector<float> plain(kernels::rope_table_floats(64, 8)), scaled(kernels::rope_table_floats(16, 8));
+  const kernels::RopeTable p = backends::cpu::kernels().rope_table_build(plain.data(), 64, 8, 10000.0, {});
+  const kernels::RopeTable s = backends::cpu::kernels().rope_table_build(scaled.data(), 16, 8, 10000.0, {kernels::RopeScalingType::linear, 4.0});
   for (int64_t t = 0; t < 16; ++t)
     for (int64_t i = 0; i < 4; ++i) {
       // position t with factor 4 turns by the angle of position t / 4: compare where that is whole
@@ -158,7 +160,7 @@ ModelConfig tiny_config(AttentionKind kind, int64_t heads, int64_t kv, RopeStyle
   c.max_position_embeddings = 64;
   c.rope_style = rope;
   c.tie_word_embeddings = false;
-  c.rope_scaling = {RopeScalingType::llama3, 4.0, 1.0, 4.0, 16.0};
+  c.rope_scaling = {kernels::RopeScalingType::llama3, 4.0, 1.0, 4.0, 16.0};
   return c;
 }
 
@@ -201,7 +203,8 @@ TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
     const auto a = logits_of(original, ids), b = logits_of(loaded, ids);
     double worst = 0;
     for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (1e-3 + std::abs(a[i])));
-    EXPECT_LT(worst, 1e-4) << "attention " << attention_kind_name(k.kind) << " heads " << k.heads << "/" << k.kv;
+    EXPECT_LT(worst, 1e-4) << "attention " << kernels::attention_kind_name(k.kind) << " heads " << k.heads << "/"
+                           << k.kv;
 
     // HF -> difftx -> HF is lossless: the second file has the first file's bytes.
     TempDir again;

@@ -87,9 +87,9 @@ TEST_P(HfFixture, LoadsAsTheMatchingDifftxVariant) {
   // DiffLlama and Motif r = 1 map onto DIFF V1 (two maps per difftx head), Motif r > 1 onto
   // diff_grouped with that r, Llama onto the baseline.
   const bool motif = name.rfind("motif_", 0) == 0, motif_r1 = name.rfind("motif_r1_", 0) == 0;
-  const AttentionKind want = name.rfind("diffllama", 0) == 0 || motif_r1 ? AttentionKind::diff
-                             : motif                                     ? AttentionKind::diff_grouped
-                                                                         : AttentionKind::baseline;
+  const kernels::AttentionKind want = name.rfind("diffllama", 0) == 0 || motif_r1 ? kernels::AttentionKind::diff
+                             : motif                                     ? kernels::AttentionKind::diff_grouped
+                                                                         : kernels::AttentionKind::baseline;
   EXPECT_EQ(model.config.attention, want);
   if (motif) {
     EXPECT_EQ(model.config.grouped_ratio, motif_r1 ? 1 : name[7] - '0');  // motif_rN_...

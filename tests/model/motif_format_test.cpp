@@ -22,6 +22,9 @@
 #include "support/testing.h"
 
 namespace difftx {
+
+using kernels::AttentionKind;
+
 namespace {
 
 using nlohmann::json;
@@ -57,13 +60,13 @@ TEST(MotifConfig, GroupedCheckpointIsDiffGroupedWithItsRatio) {
   EXPECT_EQ(c.num_attention_heads, 32);  // signal heads: 8 groups of 4
   EXPECT_EQ(c.num_key_value_heads, 8);   // kv pairs
   EXPECT_EQ(c.head_dim, 128);
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   EXPECT_EQ(a.q_width(), 40 * 128);
   EXPECT_EQ(a.k_width(), 16 * 128);
   EXPECT_EQ(a.v_width(), 16 * 128);
   EXPECT_EQ(a.out_width(), 32 * 2 * 128);
   EXPECT_EQ(c.hidden_act, MlpActivation::poly_norm);
-  EXPECT_EQ(c.rope_style, RopeStyle::half);
+  EXPECT_EQ(c.rope_style, kernels::RopeStyle::half);
   EXPECT_DOUBLE_EQ(c.head_norm_epsilon(), 1e-5);
   EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-6);
   EXPECT_FALSE(c.tie_word_embeddings);
@@ -157,7 +160,7 @@ ModelConfig tiny_motif(AttentionKind kind, int64_t heads, int64_t kv, int64_t ra
   c.head_dim = 8;
   c.intermediate_size = 48;
   c.max_position_embeddings = 64;
-  c.rope_style = RopeStyle::half;
+  c.rope_style = kernels::RopeStyle::half;
   c.rope_theta = 1e6;
   c.tie_word_embeddings = tied;
   c.validate();

@@ -30,6 +30,8 @@
 namespace difftx {
 
 using io::SafetensorsEntry;
+using kernels::AttentionKind;
+using kernels::WeightType;
 
 namespace {
 
@@ -173,7 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{AttentionKind::diff2, WeightType::q8_0, 0.1}, Case{AttentionKind::baseline, WeightType::q4_0, 0.1},
                       Case{AttentionKind::diff, WeightType::q4_k, 0.1}, Case{AttentionKind::diff2, WeightType::q4_k, 0.1}),
     [](const auto& info) {
-      return std::string(attention_kind_name(info.param.kind)) + "_" + weight_type_name(info.param.type);
+      return std::string(kernels::attention_kind_name(info.param.kind)) + "_" +
+             kernels::weight_type_name(info.param.type);
     });
 
 TEST(PackedModelTraining, NeedsF32Weights) {

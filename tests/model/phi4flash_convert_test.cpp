@@ -37,6 +37,9 @@
 #include "support/testing.h"
 
 namespace difftx {
+
+using kernels::WeightType;
+
 namespace {
 
 namespace fs = std::filesystem;

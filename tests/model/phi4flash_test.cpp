@@ -99,7 +99,7 @@ TEST(Phi4FlashConfig, DerivesTheSambaYLayoutAndTheDefaults) {
   EXPECT_EQ(h.mamba.expand, 2);
   EXPECT_EQ(h.mamba.dt_rank, 1);
   // 4 heads of 4 over 2 kv heads: DIFF V1 with 2 pair-heads over 1 key/value pair, head_dim 16 / 4
-  EXPECT_EQ(c.attention, AttentionKind::diff);
+  EXPECT_EQ(c.attention, kernels::AttentionKind::diff);
   EXPECT_EQ(c.num_attention_heads, 2);
   EXPECT_EQ(c.num_key_value_heads, 1);
   EXPECT_EQ(c.head_dim, 4);

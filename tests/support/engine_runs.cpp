@@ -7,7 +7,7 @@
 namespace difftx::testing {
 
 std::vector<float> engine_logits(const Model& model, std::span<const int32_t> prompt, std::span<const int32_t> forced,
-                                 KvStorage kv, EngineOptions options) {
+                                 kernels::KvStorage kv, EngineOptions options) {
   options.kv = kv;
   Engine engine(model, nullptr, options);
   std::vector<float> out;

@@ -7,7 +7,7 @@
 
 namespace difftx::testing {
 
-ModelConfig small_config(AttentionKind attention, const SmallShape& shape) {
+ModelConfig small_config(kernels::AttentionKind attention, const SmallShape& shape) {
   ModelConfig c;
   c.attention = attention;
   c.vocab_size = shape.vocab_size;
@@ -22,7 +22,7 @@ ModelConfig small_config(AttentionKind attention, const SmallShape& shape) {
   return c;
 }
 
-ModelConfig engine_config(AttentionKind attention, int64_t hidden, int64_t vocab, int64_t max_positions) {
+ModelConfig engine_config(kernels::AttentionKind attention, int64_t hidden, int64_t vocab, int64_t max_positions) {
   ModelConfig c;
   c.attention = attention;
   c.vocab_size = vocab;
@@ -33,8 +33,8 @@ ModelConfig engine_config(AttentionKind attention, int64_t hidden, int64_t vocab
   c.head_dim = 16;
   c.intermediate_size = 128;
   c.max_position_embeddings = max_positions;
-  c.tie_word_embeddings = attention == AttentionKind::diff;
-  if (attention == AttentionKind::diff_grouped) c.grouped_ratio = 2;  // 2 noise heads, one per kv head
+  c.tie_word_embeddings = attention == kernels::AttentionKind::diff;
+  if (attention == kernels::AttentionKind::diff_grouped) c.grouped_ratio = 2;  // 2 noise heads, one per kv head
   c.validate();
   return c;
 }

@@ -38,7 +38,7 @@ TEST(AdamWArena, EqualsTensorByTensorUpdatesWithTensorsSpanningSeveralChunks) {
     ASSERT_GT(norm, 1.0);  // so that clipping (grad_clip 1) scales the gradient
     optimizer.step(testing::host_ptr(weights.data()), testing::host_ptr<const float>(grads.data()), 1e-2, norm);
     for (const ParamInfo& p : table.params()) {
-      const AdamWParams hp{1e-2f, 0.9f, 0.95f, 1e-8f, p.decay ? 0.1f : 0.0f, step};
+      const kernels::AdamWParams hp{1e-2f, 0.9f, 0.95f, 1e-8f, p.decay ? 0.1f : 0.0f, step};
       backends::cpu::kernels().adamw_update(expected.data() + p.offset, grads.data() + p.offset, m.data() + p.offset, v.data() + p.offset,
                    p.numel, hp, static_cast<float>(1.0 / norm));
       (p.decay ? decayed : kept) += step == 1;

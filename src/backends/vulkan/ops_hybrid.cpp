@@ -10,6 +10,9 @@
 #include "core/error.h"
 
 namespace difftx::backends::vulkan {
+
+using kernels::MambaDims;
+
 namespace {
 
 constexpr int64_t kElementGroup = 256;  // add_bias.comp's workgroup

@@ -21,7 +21,7 @@
 #include <arm_neon.h>
 #endif
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 // The cache's elements widened to F32: F32 as it is, BF16 (stored as uint16_t) by a shift, INT8
@@ -388,4 +388,4 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -8,7 +8,7 @@
 #include "io/float16.h"
 #include "kernels/attention/decode_attention.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 int64_t whole_lines(int64_t bytes) { return (bytes + 63) / 64 * 64; }  // each part 64-byte aligned
@@ -94,4 +94,4 @@ void store_kv(const DecodeAttentionDims& a, void* keys, void* values, int64_t po
     }
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

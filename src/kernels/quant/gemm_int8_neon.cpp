@@ -27,7 +27,7 @@
 #include "kernels/quant/block_formats.h"
 #include "kernels/quant/int8_x.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 namespace {
 
 constexpr int kPanel = 8;  // weight rows per panel: two vectors of int32 lanes
@@ -216,5 +216,5 @@ void register_gemm_int8(TypeKernelTable& table) {
   for (WeightType type : {WeightType::q4_0, WeightType::q8_0, WeightType::q4_k}) table[type].gemm_int8 = gemm_dotprod;
 }
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant
 #endif

@@ -21,7 +21,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace quant {
 
 int nearest_int(float value) { return static_cast<int>(std::nearbyint(value)); }
@@ -144,4 +144,4 @@ void dequantize_rows(WeightType type, const void* src, float* dst, int64_t rows,
     dequantize_row(static_cast<const uint8_t*>(src) + r * row_bytes, dst + r * cols, cols);
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

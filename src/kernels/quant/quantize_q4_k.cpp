@@ -18,7 +18,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 namespace {
 
 constexpr int kSub = 32;    // weights per sub-block
@@ -140,4 +140,4 @@ void dequantize_row_q4_k(const BlockQ4_K* x, float* y, int64_t cols) {
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -13,7 +13,7 @@
 #include "kernels/quant/block_formats.h"
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #ifdef __AVX512F__
 namespace {
@@ -186,4 +186,4 @@ void register_row_dots_avx512(TypeKernelTable& table) {
 void register_row_dots_avx512(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -18,7 +18,7 @@
 #include "kernels/quant/block_formats.h"
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 namespace {
@@ -198,4 +198,4 @@ void register_row_dots_vnni(TypeKernelTable& table) {
 void register_row_dots_vnni(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -11,7 +11,7 @@
 #include "kernels/isa.h"
 #include "kernels/quant/row_dots.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 namespace {
 
 // The kRowsPerDot weight rows of a call.
@@ -76,4 +76,4 @@ inline __m256i dot4_lanes(__m256i partial) { return _mm256_madd_epi16(partial, _
 #endif
 
 }  // namespace
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -9,7 +9,7 @@
 #include "kernels/quant/gemm_float.h"
 #include "kernels/quant/gemm_int8.h"
 
-namespace difftx::quant {
+namespace difftx::kernels::quant {
 namespace {
 
 // Q4_0 and Q8_0 records are word copies of their blocks: the block's F16 d at the scales, then
@@ -130,4 +130,4 @@ void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* o
   }
 }
 
-}  // namespace difftx::quant
+}  // namespace difftx::kernels::quant

@@ -102,8 +102,8 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
   check_token_ids(j, "eos_token_id", where);
 
   ModelConfig& c = out.model;
-  c.attention = diff ? AttentionKind::diff : AttentionKind::baseline;
-  c.rope_style = RopeStyle::half;  // transformers' rotate_half
+  c.attention = diff ? kernels::AttentionKind::diff : kernels::AttentionKind::baseline;
+  c.rope_style = kernels::RopeStyle::half;  // transformers' rotate_half
   c.vocab_size = positive_int(j, "vocab_size", where);
   c.hidden_size = positive_int(j, "hidden_size", where);
   c.intermediate_size = positive_int(j, "intermediate_size", where);
@@ -157,11 +157,12 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
 json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
   if (c.hybrid) return config_to_phi4flash(c, torch_dtype);
   if (is_motif_config(c)) return config_to_motif(c, torch_dtype);
-  DIFFTX_CHECK(c.attention != AttentionKind::diff2, "DIFF V2 (attention \"diff2\") has no Hugging Face model class; ",
+  DIFFTX_CHECK(c.attention != kernels::AttentionKind::diff2,
+               "DIFF V2 (attention \"diff2\") has no Hugging Face model class; ",
                "convert it to difftx's own format instead");
-  DIFFTX_CHECK(c.attention != AttentionKind::diff_grouped, "grouped differential attention (attention \"diff_grouped\") ",
+  DIFFTX_CHECK(c.attention != kernels::AttentionKind::diff_grouped, "grouped differential attention (attention \"diff_grouped\") ",
                "without Motif's PolyNorm MLP has no Hugging Face class; convert it to difftx's own format instead");
-  const bool diff = c.attention == AttentionKind::diff;
+  const bool diff = c.attention == kernels::AttentionKind::diff;
   if (diff) {
     DIFFTX_CHECK(!c.lambda_init_shifted && !c.head_norm_eps, "DiffLlama fixes lambda_init to 0.8 - 0.6 exp(-0.3 l) ",
                  "and the head norm's eps to rms_norm_eps; this model differs (lambda_init \"exp_shifted\" or ",

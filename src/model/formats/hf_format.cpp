@@ -83,13 +83,14 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
   AttentionRowMaps maps;
   // Motif keeps difftx's rows, and a hybrid (Phi4Flash) Hugging Face's names and rows as they are.
   const bool hybrid = c.hybrid.has_value();
-  const bool diffllama = !hybrid && c.attention == AttentionKind::diff && !is_motif_config(c);
+  const bool diffllama = !hybrid && c.attention == kernels::AttentionKind::diff && !is_motif_config(c);
   if (diffllama) {
     const DiffLlamaExport layout = diffllama_export_layout(c.num_attention_heads, c.num_key_value_heads, c.head_dim);
     maps = {layout.q, layout.k, layout.v};
   }
-  if (!hybrid && c.rope_style == RopeStyle::interleaved) {  // transformers rotates halves (the hybrid has no RoPE)
-    const AttentionDims a = c.attention_dims(1, 1);
+  // transformers rotates halves (the hybrid has no RoPE)
+  if (!hybrid && c.rope_style == kernels::RopeStyle::interleaved) {
+    const kernels::AttentionDims a = c.attention_dims(1, 1);
     const RowMap q_half = interleaved_to_half_rows(a.q_width(), c.head_dim);
     const RowMap k_half = interleaved_to_half_rows(a.k_width(), c.head_dim);
     maps.q = maps.q.empty() ? q_half : compose(maps.q, q_half);

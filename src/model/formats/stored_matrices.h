@@ -25,7 +25,7 @@ enum class MatrixPrecision {
 
 // The storage type of tensor `name` in the file; error for a U8 tensor without its metadata entry
 // or a dtype that no weight type has.
-WeightType stored_weight_type(const io::SafetensorsSet& weights, const std::string& name);
+kernels::WeightType stored_weight_type(const io::SafetensorsSet& weights, const std::string& name);
 
 // The checks read_weight makes before it reads (the tensor's dtype, its weight type and shape
 // against p and `rows`), so that a whole directory can be checked before any tensor is read.

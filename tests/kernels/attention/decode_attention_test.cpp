@@ -17,7 +17,7 @@
 #include "support/level_kernels.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // The variants the tests run, each with its query heads (diff_grouped: r = 2, so that kv heads
@@ -230,4 +230,4 @@ TEST(DecodeAttention, BadArgumentsAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

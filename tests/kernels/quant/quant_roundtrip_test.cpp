@@ -12,7 +12,7 @@
 #include "kernels/quant/quantize.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 constexpr int64_t kRows = 16, kCols = 512;
@@ -116,4 +116,4 @@ TEST(QuantRoundTrip, Q4_KIsMoreAccurateThanQ4_0AndQ8_0ThanBoth) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

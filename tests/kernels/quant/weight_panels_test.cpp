@@ -20,7 +20,7 @@
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::Quantized;
@@ -165,4 +165,4 @@ TEST(WeightPanels, GemmGivesTheBitsOfRepackingAndEachRowItsOwn) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels
