@@ -41,6 +41,7 @@
 namespace difftx::bench {
 
 using kernels::KvStorage;
+using model::Model;
 
 namespace {
 
@@ -112,7 +113,7 @@ double kv_bytes_per_token(const Model& model, KvStorage kv, int64_t length) {
 // Bytes a decode step reads at a cache of `length` tokens: every weight as the model holds it,
 // except an untied embedding (one row per token), and the cache.
 double decode_bytes(const Model& model, KvStorage kv, int64_t length) {
-  const ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
+  const model::ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
   const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.bytes());
   return static_cast<double>(model.weight_bytes()) - unread +
          kv_bytes_per_token(model, kv, length) * static_cast<double>(length);
@@ -121,7 +122,7 @@ double decode_bytes(const Model& model, KvStorage kv, int64_t length) {
 // The type holding most of a model's weight bytes ("q8_0", ...).
 std::string main_weight_type(const Model& model) {
   std::map<std::string, int64_t> bytes;
-  for (const ParamInfo& p : model.table.params()) bytes[kernels::weight_type_name(p.type)] += p.bytes();
+  for (const model::ParamInfo& p : model.table.params()) bytes[kernels::weight_type_name(p.type)] += p.bytes();
   return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
 }
 
@@ -141,14 +142,14 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     const double rss_before = resident_bytes();
     Timer timer;
     models.push_back([&] {  // the loaded model goes before the resident memory is read
-      Model loaded = load_model_dir(dir, MatrixPrecision::as_stored);
-      return dtype ? convert_matrices(loaded, storage_plan(loaded.config, *dtype)) : std::move(loaded);
+      Model loaded = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
+      return dtype ? model::convert_matrices(loaded, model::storage_plan(loaded.config, *dtype)) : std::move(loaded);
     }());
     models.back().move_to(device);
     models.back().engine_matrices_only();  // as `difftx generate` holds it
     load_s.push_back(timer.seconds());
     rss_gb.push_back((resident_bytes() - rss_before) / 1e9);
-    const ModelConfig& c = models.back().config;
+    const model::ModelConfig& c = models.back().config;
     DIFFTX_CHECK(prompt + steps <= c.max_position_embeddings, dir, ": --prompt ", prompt, " + --new ", steps,
                  " tokens exceed max_position_embeddings ", c.max_position_embeddings);
   }
@@ -185,7 +186,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     }
   for (size_t i = 0; i < models.size(); ++i) {
     const Model& model = models[i];
-    const ModelConfig& c = model.config;
+    const model::ModelConfig& c = model.config;
     print_row(json, {str("op", "infer_model"), str("model", dirs[i]),
                      str("variant", c.hybrid ? "hybrid" : kernels::attention_kind_name(c.attention)),
                      str("weights", main_weight_type(model)), num("weight_gb", model.weight_bytes() / 1e9, 2),
@@ -247,12 +248,12 @@ int bench_infer(cli::Args& args) {
   while (std::getline(presets, preset, ',')) {
     std::vector<Model> models;
     for (const char* variant : variants) {
-      ModelConfig config =
-          config_from_file((fs::path(DIFFTX_SOURCE_DIR) / "configs" / preset / (std::string(variant) + ".json")).string());
+      model::ModelConfig config =
+          model::config_from_file((fs::path(DIFFTX_SOURCE_DIR) / "configs" / preset / (std::string(variant) + ".json")).string());
       // RoPE has no learned positions, so random-weight models may run past the preset's limit.
       config.max_position_embeddings = std::max(config.max_position_embeddings, *std::max_element(contexts.begin(), contexts.end()));
       models.emplace_back(config);
-      init_parameters(config, models.back().table, models.back().host_weights(), 1);
+      model::init_parameters(config, models.back().table, models.back().host_weights(), 1);
     }
     DIFFTX_CHECK(models[2].config.num_key_value_heads == models[0].config.num_key_value_heads, "preset ", preset,
                  ": diff2 and baseline kv heads differ");
@@ -269,7 +270,7 @@ int bench_infer(cli::Args& args) {
         for (int v = 0; v < 3; ++v)
           time_inference(models[v], tokens, context - kDecodeSteps, kDecodeSteps, KvStorage::f32, rates[v]);
       for (int v = 0; v < 3; ++v) {
-        const ModelConfig& config = models[v].config;
+        const model::ModelConfig& config = models[v].config;
         print_row(json, {str("op", "infer"), str("preset", preset), str("variant", variants[v]), num("context", context, 0),
                          num("params_m", config.total_parameters() / 1e6, 2), num("kv_heads", config.num_key_value_heads, 0),
                          num("prefill_tok_s", rates[v].prefill_tok_s, 0), num("decode_tok_s", rates[v].decode_tok_s, 1),

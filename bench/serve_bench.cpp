@@ -93,7 +93,7 @@ struct ServeResult {
   int64_t draft_tokens = 0, draft_accepted = 0;
 };
 
-ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t streams, int64_t prompt, int64_t shared,
+ServeResult run_streams(const model::Model& model, const EngineOptions& o, int64_t streams, int64_t prompt, int64_t shared,
                         int64_t new_tokens, uint64_t seed,
                         std::shared_ptr<const TokenConstraintSource> constraint = nullptr) {
   Engine engine(model, nullptr, o);
@@ -165,7 +165,7 @@ int bench_serve(cli::Args& args) {
   args.finish();
   DIFFTX_CHECK(!schema_file || tokenizer_name, "--json-schema needs --tokenizer (the tokens' bytes)");
   DIFFTX_CHECK(shared <= prompt, "--shared-prefix ", shared, " exceeds --prompt ", prompt);
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model::Model model = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
   model.move_to(device);
   model.engine_matrices_only();  // as `difftx serve` holds it
   draft.load(device, nullptr, model);

@@ -82,7 +82,7 @@ int bench_vulkan(cli::Args& args) {
   const int64_t copy_mib = args.get_int("copy-mib", 1024, cli::IntRange{1, 65536});
   const bool copy_only = args.flag("copy-only");
   args.finish();
-  const ModelConfig c = model_config_from_json(io::read_json_file(config_path), config_path);
+  const model::ModelConfig c = model::model_config_from_json(io::read_json_file(config_path), config_path);
   auto& vk = static_cast<VulkanBackend&>(backends::vulkan::open_device(device));
   print_row(json, {str("op", "device"), str("name", vk.info().name),
                    num("memory_gib", vk.info().memory_bytes / 1073741824.0, 1), str("features", vk.info().features),

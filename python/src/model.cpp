@@ -11,13 +11,16 @@
 #include "model/taps.h"
 
 namespace difftx::python {
+
+using model::LayerTap;
+
 namespace {
 
 namespace fs = std::filesystem;
 
-MatrixPrecision precision_from_name(const std::string& name) {
-  if (name == "as_stored") return MatrixPrecision::as_stored;
-  if (name == "f32") return MatrixPrecision::f32;
+model::MatrixPrecision precision_from_name(const std::string& name) {
+  if (name == "as_stored") return model::MatrixPrecision::as_stored;
+  if (name == "f32") return model::MatrixPrecision::f32;
   fail("weights: '", name, "' is not a precision (as_stored: matrices in the type the files hold; f32: widened)");
 }
 
@@ -66,7 +69,7 @@ py::object logits(const LoadedModel& m, const py::handle& ids) {
 // Layer by layer, stacked: name -> [L, T, width] (lambda: [L] for diff, [L, T, H] for diff2).
 py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
   const std::vector<int32_t> ids = sequence_ids(ids_in, m.model.config);
-  const ModelConfig& c = m.model.config;
+  const model::ModelConfig& c = m.model.config;
   const int64_t L = c.num_hidden_layers, T = static_cast<int64_t>(ids.size());
   const kernels::AttentionDims dims = c.attention_dims(1, T);
   struct Tap {
@@ -89,10 +92,10 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
   {
     py::gil_scoped_release release;
     ThreadScope scope(m.threads);
-    Activations acts(c, 1, T);
-    decoder_forward(m.model, acts, ids.data());
+    model::Activations acts(c, 1, T);
+    model::decoder_forward(m.model, acts, ids.data());
     for (int64_t l = 0; l < L; ++l) {
-      const LayerTap tap = layer_tap(c, acts, l);
+      const LayerTap tap = model::layer_tap(c, acts, l);
       for (size_t i = 0; i < wanted.size(); ++i)
         std::copy_n(tap.*wanted[i].field, T * wanted[i].width, outs[i] + l * T * wanted[i].width);
       if (lambda_source == kernels::LambdaSource::layer_scalar) lambda_out[l] = *tap.lambda;
@@ -111,7 +114,7 @@ py::str utf8(const std::string& bytes) {  // bytes that are not UTF-8 (half a ch
 }  // namespace
 
 // One sequence of ids (a list of ints or a 1-D integer array) checked against the model.
-std::vector<int32_t> sequence_ids(const py::handle& ids, const ModelConfig& c) {
+std::vector<int32_t> sequence_ids(const py::handle& ids, const model::ModelConfig& c) {
   using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
   const IdArray a = IdArray::ensure(ids);
   if (!a) PyErr_Clear();  // the message below says what was expected
@@ -156,7 +159,7 @@ ModelClass bind_model(py::module_& m) {
   ModelClass model(m, "Model", "A model directory loaded by difftx.load().");
   model
       .def_property_readonly(
-          "config", [](const LoadedModel& l) { return to_python(config_to_json(l.model.config)); },
+          "config", [](const LoadedModel& l) { return to_python(model::config_to_json(l.model.config)); },
           "The model's config as difftx's config.json holds it (a dict).")
       .def_property_readonly(
           "variant",

@@ -30,7 +30,7 @@ void check_same_vocabulary(const data::Tokenizer& draft, const data::Tokenizer& 
 }  // namespace
 
 Draft load_draft(const std::string& spec, int64_t tokens, backends::Backend& device,
-                 const data::Tokenizer* target_tokenizer, const Model& target, const std::string& what) {
+                 const data::Tokenizer* target_tokenizer, const model::Model& target, const std::string& what) {
   Draft d;
   if (spec.empty()) return d;
   DIFFTX_CHECK(tokens >= 1 && tokens <= kMaxDraftTokens, what, "_tokens ", tokens, " must be in [1, ",
@@ -43,7 +43,7 @@ Draft load_draft(const std::string& spec, int64_t tokens, backends::Backend& dev
   const std::filesystem::path dir = spec;
   const std::string where = what + " " + spec.substr(0, 256);
   DIFFTX_CHECK(std::filesystem::is_directory(dir), where, ": not ngram and not a model directory");
-  auto model = std::make_shared<Model>(load_model_dir(dir, MatrixPrecision::as_stored));
+  auto model = std::make_shared<model::Model>(model::load_model_dir(dir, model::MatrixPrecision::as_stored));
   model->config.require_decoder(concat("a draft model (", what, ")"));
   DIFFTX_CHECK(model->config.vocab_size == target.config.vocab_size, where, ": vocab_size ",
                model->config.vocab_size, " differs from the target's ", target.config.vocab_size,

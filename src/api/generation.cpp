@@ -47,7 +47,7 @@ Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const Genera
 
 FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
                                const chat::ChatTemplate& tmpl, const nlohmann::json& messages,
-                               const ModelConfig& config, const std::string& dir) {
+                               const model::ModelConfig& config, const std::string& dir) {
   FramedPrompt framed = frame_prompt(tokenizer, defaults, "", config, dir);
   const std::vector<int32_t> prefix(framed.ids.begin(), framed.ids.begin() + framed.prefix);
   framed.ids = serve::encode_chat_prompt(tokenizer, prefix, tmpl.render(messages, true));

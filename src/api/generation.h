@@ -45,7 +45,7 @@ Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const
 // transformers' apply_chat_template does, after the frame's prefix where the rendering lacks it.
 FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
                                const chat::ChatTemplate& tmpl, const nlohmann::json& messages,
-                               const ModelConfig& config, const std::string& dir);
+                               const model::ModelConfig& config, const std::string& dir);
 
 // `base` with the ids that may be drawn limited to the tokenizer's vocabulary, where the model has
 // a tokenizer (a model's logits may have more columns than its tokenizer has tokens), and the

@@ -27,7 +27,7 @@ const chat::ChatTemplate& LoadedModel::require_chat_template() const {
 std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& options) {
   ThreadScope scope(options.threads);
   backends::Backend& backend = backends::open_backend(options.device);
-  auto m = std::make_shared<LoadedModel>(dir, load_model_dir(dir, options.precision));
+  auto m = std::make_shared<LoadedModel>(dir, model::load_model_dir(dir, options.precision));
   m->model.move_to(backend);
   m->device = options.device;
   (void)kernels::parse_kv_storage(options.kv_dtype);  // an error naming the choices
@@ -55,7 +55,7 @@ std::vector<int32_t> encode_text(const data::Tokenizer& t, std::string_view text
   return add_special ? t.add_template(ids) : ids;
 }
 
-void check_sequence(std::span<const int32_t> ids, const ModelConfig& c) {
+void check_sequence(std::span<const int32_t> ids, const model::ModelConfig& c) {
   DIFFTX_CHECK(!ids.empty(), "ids: no token ids given");
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= c.max_position_embeddings, "ids: ", ids.size(),
                " tokens exceed max_position_embeddings ", c.max_position_embeddings);
@@ -67,7 +67,7 @@ void check_sequence(std::span<const int32_t> ids, const ModelConfig& c) {
 void sequence_logits(const LoadedModel& m, std::span<const int32_t> ids, float* out) {
   check_sequence(ids, m.model.config);
   ThreadScope scope(m.threads);
-  forward_logits(m.model, ids, out);
+  model::forward_logits(m.model, ids, out);
 }
 
 }  // namespace difftx::api

@@ -36,8 +36,8 @@ int analyze_attention(Args& args) {
   const std::string json_path = args.get("json", "");
   args.finish();
 
-  const Model model = load_model_dir(model_dir);
-  const ModelConfig& c = model.config;
+  const model::Model model = model::load_model_dir(model_dir);
+  const model::ModelConfig& c = model.config;
   DIFFTX_CHECK(map_layer >= -1 && map_layer < c.num_hidden_layers, "--map-layer ", map_layer, " outside [0, ",
                c.num_hidden_layers, ") (or -1 for the mean over layers)");
   DIFFTX_CHECK(map_head >= -1 && map_head < c.num_attention_heads, "--map-head ", map_head, " outside [0, ",

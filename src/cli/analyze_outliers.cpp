@@ -28,7 +28,7 @@ int analyze_outliers(Args& args) {
   const std::string json_path = args.get("json", "");
   args.finish();
 
-  const Model model = load_model_dir(model_dir);
+  const model::Model model = model::load_model_dir(model_dir);
   if (!quiet)
     o.progress = [](int pass, int64_t done, int64_t total) {
       std::fprintf(stderr, "\routliers pass %d/2: %lld/%lld sequences   ", pass, (long long)done, (long long)total);

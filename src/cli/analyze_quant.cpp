@@ -38,7 +38,7 @@ int analyze_quant(Args& args) {
   const std::string json_path = args.get("json", "");
   args.finish();
 
-  const Model model = load_model_dir(model_dir);
+  const model::Model model = model::load_model_dir(model_dir);
   data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
   int current = 0;
   if (!quiet)

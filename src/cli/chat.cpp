@@ -44,7 +44,7 @@ int run_chat(Args& args) {
   DIFFTX_CHECK(tmpl.has_value(), dir.string(),
                " has no chat template (tokenizer_config.json's chat_template or chat_template.jinja); give one with "
                "--chat-template FILE");
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model::Model model = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
   model.move_to(device);
   model.engine_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);

@@ -53,7 +53,7 @@ int run_generate(Args& args) {
   if (schema_file) rules.schema = grammar::parse_schema_text(io::read_whole_file(*schema_file), *schema_file);
   if (grammar_file) rules.grammar = io::read_whole_file(*grammar_file);
 
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model::Model model = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
   model.move_to(device);
   model.engine_matrices_only();  // the engine's copy of the weights, and no other
   const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);

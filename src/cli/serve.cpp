@@ -67,7 +67,7 @@ int run_serve(Args& args) {
 
   return serve::run_server(o, [&]() {
     auto m = std::make_unique<serve::ServedModel>();
-    m->model = std::make_unique<Model>(load_model_dir(dir, MatrixPrecision::as_stored));
+    m->model = std::make_unique<model::Model>(model::load_model_dir(dir, model::MatrixPrecision::as_stored));
     m->model->move_to(device);
     m->model->engine_matrices_only();  // the engine's copy of the weights, and no other
     m->tokenizer = std::make_unique<data::Tokenizer>(load_model_tokenizer(dir, tokenizer_name, m->model->config));

@@ -5,7 +5,7 @@
 
 namespace difftx::eval {
 
-std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, data::TokenLoader& val,
+std::vector<results::QuantizationPoint> quantization_sweep(const model::Model& model, data::TokenLoader& val,
                                                            const std::vector<int>& bits, PerplexityOptions options) {
   DIFFTX_CHECK(!bits.empty(), "quantization sweep: no bit widths given");
   for (int b : bits) kernels::check_logit_bits(b);

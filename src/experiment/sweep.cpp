@@ -41,7 +41,7 @@ void write_width_configs(const SweepOptions& o, int64_t width) {
     const fs::path from = o.compare.configs_dir / o.compare.preset / (v + ".json");
     DIFFTX_CHECK(fs::is_regular_file(from), "sweep: no config ", from.string());
     const json scaled = scaled_config(io::read_json_file(from), width, from.string());
-    config_from_json(scaled, from.string() + " scaled to width " + std::to_string(width));  // a valid model
+    model::config_from_json(scaled, from.string() + " scaled to width " + std::to_string(width));  // a valid model
     const fs::path to = dir / (v + ".json");
     if (fs::exists(to))
       DIFFTX_CHECK(io::read_json_file(to) == scaled, "sweep: ", to.string(),

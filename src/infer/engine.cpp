@@ -33,7 +33,7 @@ namespace {
 
 constexpr int64_t kDefaultPoolBytes = int64_t{1} << 30;
 
-int64_t pool_blocks(const ModelConfig& c, const EngineOptions& o) {
+int64_t pool_blocks(const model::ModelConfig& c, const EngineOptions& o) {
   const int64_t block_bytes = KvPool::block_bytes(c, o.kv, o.kv_block_tokens);
   if (o.kv_tokens > 0) return infer::sequence_blocks(infer::kv_cache_groups(c), o.kv_tokens, o.kv_block_tokens);
   if (o.kv_bytes > 0) {
@@ -60,9 +60,9 @@ void check_options(const EngineOptions& o) {
 }
 
 // A draft model runs through BatchForward (model_drafter.h): docs/SPEC.md's decoder, whatever the target.
-void check_draft_model(const Model& target, const EngineOptions& o) {
+void check_draft_model(const model::Model& target, const EngineOptions& o) {
   if (!o.draft_model) return;
-  const ModelConfig& d = o.draft_model->config;
+  const model::ModelConfig& d = o.draft_model->config;
   d.require_decoder("a draft model (--draft)");
   DIFFTX_CHECK(d.vocab_size == target.config.vocab_size, "the draft model's vocab_size ", d.vocab_size,
                " differs from the target's ", target.config.vocab_size, ": they must share the vocabulary");
@@ -70,15 +70,15 @@ void check_draft_model(const Model& target, const EngineOptions& o) {
 
 }  // namespace
 
-Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options)
+Engine::Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options)
     : Engine(model, tokenizer, options, nullptr) {}
 
-Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options,
+Engine::Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options,
                StepForward forward)
     : model_(model), tokenizer_(tokenizer), options_(options) {
   check_options(options_);
   check_draft_model(model, options_);
-  const ModelConfig& c = model.config;
+  const model::ModelConfig& c = model.config;
   DIFFTX_CHECK(options_.context >= 0 && options_.context <= c.max_position_embeddings, "--context ",
                options_.context, " must be in [1, max_position_embeddings = ", c.max_position_embeddings, "]");
   const int64_t blocks = pool_blocks(c, options_);

@@ -117,7 +117,7 @@ struct EngineOptions {
   // and the draft model (same vocab_size, outlives the engine) that DraftMode::model needs.
   DraftMode draft = DraftMode::none;
   int64_t draft_tokens = kDefaultDraftTokens;
-  const Model* draft_model = nullptr;
+  const model::Model* draft_model = nullptr;
 };
 
 struct EngineStats {
@@ -150,10 +150,11 @@ class Engine {
   using RequestId = uint64_t;
   // The model (and tokenizer, which may be null: then events carry no text and stop strings are
   // an error) must outlive the engine. Bad options are errors naming the option.
-  Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options = {});
+  Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options = {});
   // The same, with each step's rows run by `forward` instead of the model (a test double that
   // returns chosen logits; the model still gives the shapes).
-  Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options, StepForward forward);
+  Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options,
+         StepForward forward);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -176,7 +177,7 @@ class Engine {
   void stop();
 
   EngineStats stats() const;
-  const Model& model() const { return model_; }
+  const model::Model& model() const { return model_; }
   const EngineOptions& options() const { return options_; }
   int64_t context() const;  // most tokens a sequence may hold (prompt + generated)
 
@@ -190,7 +191,7 @@ class Engine {
   // request is still waiting or running (or a cancel pending).
   bool publish_stats();
 
-  const Model& model_;
+  const model::Model& model_;
   const data::Tokenizer* tokenizer_;
   EngineOptions options_;
   std::unique_ptr<State> state_;

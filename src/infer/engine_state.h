@@ -22,7 +22,7 @@ namespace difftx {
 
 struct Engine::State {
   // vocab: the ids that may be drawn; forward: null for the model's own (BatchForward).
-  State(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& o, int64_t blocks,
+  State(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& o, int64_t blocks,
         int64_t context_, int64_t vocab_, StepForward step_forward)
       : pool(*model.backend, model.config, o.kv, o.kv_block_tokens, blocks),
         kv(infer::kv_cache_groups(model.config), pool, state_slots(model.config, o), o.prefix_cache),
@@ -52,7 +52,7 @@ struct Engine::State {
   // (kv_cache_manager.h's lookahead slots) - of every running sequence when the engine drafts by
   // default, else of one sequence at the engine's draft count (a request whose drafts find no free
   // slots decodes that step without them). Its pages are written only when taken (state_pool.h).
-  static int64_t state_slots(const ModelConfig& c, const EngineOptions& o) {
+  static int64_t state_slots(const model::ModelConfig& c, const EngineOptions& o) {
     if (!c.hybrid) return 0;
     return o.max_running + (o.draft == DraftMode::none ? 1 : o.max_running) * o.draft_tokens;
   }

@@ -8,7 +8,7 @@
 
 namespace difftx {
 
-GenerateResult generate(const Model& model, std::span<const int32_t> prompt, const GenerateOptions& o,
+GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& o,
                         const std::function<void(int32_t)>& on_token) {
   DIFFTX_CHECK(o.max_new_tokens >= 0, "--max-new-tokens ", o.max_new_tokens, " must not be negative");
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;

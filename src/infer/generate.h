@@ -27,7 +27,7 @@ struct GenerateOptions {
   // Speculative decoding (EngineOptions::draft): the drafter, tokens per step, the draft model.
   DraftMode draft = DraftMode::none;
   int64_t draft_tokens = kDefaultDraftTokens;
-  const Model* draft_model = nullptr;
+  const model::Model* draft_model = nullptr;
 };
 
 struct GenerateResult {
@@ -41,7 +41,7 @@ struct GenerateResult {
 };
 
 // on_token(id) is called as soon as each new id is drawn (stream it from there).
-GenerateResult generate(const Model& model, std::span<const int32_t> prompt, const GenerateOptions& options,
+GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& options,
                         const std::function<void(int32_t)>& on_token);
 
 }  // namespace difftx

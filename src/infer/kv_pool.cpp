@@ -10,28 +10,30 @@
 namespace difftx {
 namespace {
 
-kernels::DecodeAttentionDims block_dims(const ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens) {
+kernels::DecodeAttentionDims block_dims(const model::ModelConfig& config, kernels::KvStorage storage,
+                                        int64_t block_tokens) {
   DIFFTX_CHECK(block_tokens >= kernels::kKeyTile && block_tokens % kernels::kKeyTile == 0 && block_tokens <= (1 << 16),
-               "KV block of ", block_tokens, " tokens: must be a multiple of ", kernels::kKeyTile, " in [", kernels::kKeyTile,
-               ", 65536]");
+               "KV block of ", block_tokens, " tokens: must be a multiple of ", kernels::kKeyTile, " in [",
+               kernels::kKeyTile, ", 65536]");
   return kernels::DecodeAttentionDims{config.attention_variant(), block_tokens, storage};
 }
 
 }  // namespace
 
-int64_t KvPool::block_bytes(const ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens) {
+int64_t KvPool::block_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens) {
   const kernels::DecodeAttentionDims d = block_dims(config, storage, block_tokens);
   return infer::kv_block_layers(infer::kv_cache_groups(config)) * (kernels::key_region_bytes(d) + kernels::value_region_bytes(d));
 }
 
-int64_t KvPool::sequence_bytes(const ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens, int64_t tokens) {
+int64_t KvPool::sequence_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
+                               int64_t tokens) {
   const int64_t blocks = infer::sequence_blocks(infer::kv_cache_groups(config), tokens, block_tokens);
   const int64_t state = config.hybrid ? infer::StatePool::slot_bytes(config) : 0;
   return blocks * block_bytes(config, storage, block_tokens) + state;
 }
 
-KvPool::KvPool(backends::Backend& backend, const ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
-               int64_t blocks)
+KvPool::KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage,
+               int64_t block_tokens, int64_t blocks)
     : BlockPool(blocks, block_tokens),
       layers_(infer::kv_block_layers(infer::kv_cache_groups(config))),
       dims_(block_dims(config, storage, block_tokens)),

@@ -22,16 +22,17 @@ namespace difftx {
 class KvPool : public infer::BlockPool {
  public:
   // blocks >= 1; block_tokens a positive multiple of kKeyTile. The storage is on `backend`.
-  KvPool(backends::Backend& backend, const ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
+  KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
          int64_t blocks);
 
   const kernels::DecodeAttentionDims& dims() const { return dims_; }  // one block's layout
   int64_t layer_bytes() const { return layer_bytes_; }
   int64_t block_bytes() const { return layers_ * layer_bytes_; }
-  static int64_t block_bytes(const ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens);
+  static int64_t block_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens);
   // What one sequence of `tokens` positions holds at most: its blocks in every page group
   // (sequence_blocks) and, for a hybrid stack, its Mamba state slot (state_pool.h).
-  static int64_t sequence_bytes(const ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens, int64_t tokens);
+  static int64_t sequence_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
+                                int64_t tokens);
 
   // The storage as the backend's paged ops read it: the keys and values of a group's i-th layer
   // in block b at keys(b, i) (decode_attention.h's regions).

@@ -5,7 +5,7 @@
 #include "core/arena_plan.h"
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::model {
 
 Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, ActivationUse use,
                          backends::Backend& backend_, int64_t context)
@@ -86,4 +86,4 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, Activatio
   rope = backends::make_rope_table(*backend, engine ? context : T, c.head_dim, c.rope_theta, c.rope_scaling);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -11,7 +11,7 @@
 #include "model/hybrid_config_json.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using kernels::RopeScalingType;
 
@@ -379,4 +379,4 @@ json config_to_json(const ModelConfig& c) {
   return j;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -10,7 +10,7 @@
 #include "kernels/attention/attention.h"
 #include "kernels/ops.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // The MLP's gate (docs/SPEC.md §1): SwiGLU's silu, or Motif's PolyNorm (§1.1).
 enum class MlpActivation { silu, poly_norm };
@@ -107,4 +107,4 @@ nlohmann::json rope_scaling_to_json(const kernels::RopeScaling& scaling);
 // The docs/SPEC.md §1 default for F: 8/3 D rounded up to a multiple of 64.
 int64_t default_intermediate_size(int64_t hidden_size);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "kernels/attention/attention_quantized.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using kernels::Trans;
 
@@ -173,4 +173,4 @@ void decoder_row_logits(const Model& model, Activations& acts, const int64_t* ro
   logits.land();
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

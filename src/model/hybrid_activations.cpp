@@ -5,7 +5,7 @@
 #include "core/arena_plan.h"
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::model {
 
 HybridActivations::HybridActivations(const ModelConfig& c, int64_t B_, int64_t T_, backends::Backend& backend_,
                                      HybridUse use)
@@ -61,4 +61,4 @@ HybridActivations::HybridActivations(const ModelConfig& c, int64_t B_, int64_t T
   carve();
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -8,7 +8,7 @@
 #include "io/json_file.h"
 #include "model/formats/config_keys.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -67,4 +67,4 @@ HybridConfig hybrid_from_json(const json& j, const std::string& where) {
   return h;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "model/hybrid_layer.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using backends::Backend;
@@ -103,4 +103,4 @@ LossSum hybrid_loss(const Model& model, HybridActivations& a, const int32_t* inp
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

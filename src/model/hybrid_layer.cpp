@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace difftx {
+namespace difftx::model {
 
 using kernels::MatmulOrder;
 
@@ -121,4 +121,4 @@ void hybrid_final_norm(const HybridPass& p, const ModelTensors& t, DevicePtr<con
   layer_norm(p, t.final_norm, t.final_norm_bias, x, out, rows, a);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -17,7 +17,7 @@
 #include "model/hybrid_activations.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct HybridPass {
   backends::Backend& backend;
@@ -52,4 +52,4 @@ void hybrid_layer_forward(const HybridPass& p, const LayerTensors& w, const Laye
 void hybrid_final_norm(const HybridPass& p, const ModelTensors& t, backends::DevicePtr<const float> x,
                        backends::DevicePtr<float> out, int64_t rows, HybridActivations& a);
 
-}  // namespace difftx
+}  // namespace difftx::model

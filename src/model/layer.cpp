@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using backends::Backend;
@@ -161,4 +161,4 @@ void attention_block_backward(const LayerPass& p, const LayerTensors& w, LayerTe
   b.add(dx, acts.d_norm_in, N * D);  // dx now holds d x_l
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

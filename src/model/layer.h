@@ -11,7 +11,7 @@
 #include "model/config.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // The causal attention between the projections and o_proj, the one step the drivers differ in:
 // over the batch's own keys and values (training, prefill) or over a KV cache (decode).
@@ -75,4 +75,4 @@ void mlp_block_backward(const LayerPass& pass, const LayerTensors& w, LayerTenso
 void attention_block_backward(const LayerPass& pass, const LayerTensors& w, LayerTensors& gw, int64_t layer,
                               LayerActivations& s, Activations& acts, backends::DevicePtr<float> dx);
 
-}  // namespace difftx
+}  // namespace difftx::model

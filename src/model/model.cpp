@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::model {
 
 Model::Model(const ModelConfig& c, int64_t arena_floats)
     : config(c),
@@ -115,4 +115,4 @@ void require_f32_weights(const Model& model, const std::string& what) {
                  kernels::weight_type_name(p.type), " (load the model with its matrices widened to F32)");
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

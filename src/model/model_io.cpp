@@ -10,7 +10,7 @@
 #include "model/formats/hf_format.h"
 #include "model/finite_weights.h"
 
-namespace difftx {
+namespace difftx::model {
 
 namespace {
 
@@ -53,4 +53,4 @@ Model load_model_dir(const std::filesystem::path& dir, MatrixPrecision precision
 
 void save_model_dir(const Model& model, const std::filesystem::path& dir) { save_difftx_model(model, dir); }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -14,7 +14,7 @@
 #include "model/model_io.h"
 #include "model/storage_plan.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace fs = std::filesystem;
 namespace {
 
@@ -132,4 +132,4 @@ ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
   return model->config();
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -12,7 +12,7 @@
 #include "model/config.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct ModelOutput {
   std::filesystem::path dir;
@@ -40,4 +40,4 @@ void write_model(const WeightSource& source, const ModelOutput& out, const data:
 // tiktoken files); returns the model's config. A failure leaves no --out directory it made.
 ModelConfig convert_model(const std::filesystem::path& in, const ModelOutput& out);
 
-}  // namespace difftx
+}  // namespace difftx::model

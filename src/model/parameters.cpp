@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 
-namespace difftx {
+namespace difftx::model {
 
 namespace {
 
@@ -276,4 +276,4 @@ void init_parameters(const ModelConfig& c, const ParameterTable& table, float* a
   for (const ParamInfo& p : table.params()) init_tensor(c, p, rng, arena + p.offset);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -13,7 +13,7 @@
 #include "kernels/quant/matmul.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct LayerTensors;
 struct ModelTensors;
@@ -148,4 +148,4 @@ void init_tensor(const ModelConfig& config, const ParamInfo& p, Rng& rng, float*
 // How many draws init_tensor takes from the stream for p (0 for the constant ones).
 uint64_t init_draws(const ParamInfo& p);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -8,7 +8,7 @@
 #include "kernels/quant/quantize.h"
 #include "model/formats/stored_matrices.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using kernels::WeightType;
 
@@ -63,4 +63,4 @@ Model convert_matrices(const Model& model, const MatrixTypes& types) {
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

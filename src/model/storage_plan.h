@@ -6,7 +6,7 @@
 
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // The storage type of every matrix when a model is converted to `type`:
 //   - every projection (q, k, v, o, gate, up, down), the embedding and the LM head in `type`;
@@ -27,4 +27,4 @@ Model convert_matrices(const Model& model, const MatrixTypes& types);
 // p.type: quantized (rows on the OpenMP threads), or copied when p is F32.
 void convert_tensor(const ParamInfo& p, std::span<const float> widened, unsigned char* dst);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -8,7 +8,7 @@
 #include "model/activations.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct LayerTap {
   kernels::AttentionDims dims;             // B, T of the forward
@@ -22,4 +22,4 @@ struct LayerTap {
 // Layer `layer` (checked) of the last decoder_forward into `acts`.
 LayerTap layer_tap(const ModelConfig& config, const Activations& acts, int64_t layer);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -25,9 +25,9 @@ using ChatRenderer = std::function<std::string(const nlohmann::ordered_json& mes
                                                const nlohmann::ordered_json& extra)>;
 
 struct ServedModel {
-  std::unique_ptr<Model> model;
+  std::unique_ptr<model::Model> model;
   std::unique_ptr<data::Tokenizer> tokenizer;
-  std::shared_ptr<const Model> draft_model;  // --draft DIR's, which the engine drafts with
+  std::shared_ptr<const model::Model> draft_model;  // --draft DIR's, which the engine drafts with
   std::unique_ptr<Engine> engine;
   data::PromptFrame frame;       // what prompts start with; the end-of-sequence ids
   ServeLimits limits;

@@ -33,12 +33,12 @@ std::vector<fs::path> complete_checkpoints(const fs::path& dir) {
 }
 
 // Writes the checkpoint's files into temp_dir.
-void write_checkpoint_files(const fs::path& temp_dir, int64_t step, const Model& model,
+void write_checkpoint_files(const fs::path& temp_dir, int64_t step, const model::Model& model,
                             const OptimizerMoments& moments, const json& state,
                             const std::vector<fs::path>& extra_files) {
-  save_model_dir(model, temp_dir);
+  model::save_model_dir(model, temp_dir);
   std::vector<io::SafetensorsEntry> tensors;
-  for (const ParamInfo& p : model.table.params()) {
+  for (const model::ParamInfo& p : model.table.params()) {
     tensors.push_back({"m." + p.name, p.shape, std::span<const float>(moments.m + p.offset, p.numel)});
     tensors.push_back({"v." + p.name, p.shape, std::span<const float>(moments.v + p.offset, p.numel)});
   }
@@ -75,9 +75,10 @@ int64_t step_of_name(const std::string& name) {
   return std::stoll(name.substr(5));
 }
 
-fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& model, const OptimizerMoments& moments,
-                         const json& state, const std::vector<fs::path>& extra_files, int keep) {
-  require_finite_weights(model, concat("checkpoint of step ", step, " (not written)"));
+fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const model::Model& model,
+                         const OptimizerMoments& moments, const json& state, const std::vector<fs::path>& extra_files,
+                         int keep) {
+  model::require_finite_weights(model, concat("checkpoint of step ", step, " (not written)"));
   const fs::path dir = run_dir / "checkpoints";
   fs::create_directories(dir);
   const fs::path final_dir = dir / step_name(step);
@@ -113,16 +114,16 @@ std::optional<fs::path> latest_checkpoint(const fs::path& run_dir) {
   return dir / name;
 }
 
-json load_checkpoint(const fs::path& checkpoint, Model& model, OptimizerMoments& moments) {
-  Model saved = load_model_dir(checkpoint);
-  const json have = config_to_json(model.config), want = config_to_json(saved.config);
+json load_checkpoint(const fs::path& checkpoint, model::Model& model, OptimizerMoments& moments) {
+  model::Model saved = model::load_model_dir(checkpoint);
+  const json have = model::config_to_json(model.config), want = model::config_to_json(saved.config);
   for (const auto& [key, value] : want.items())
     DIFFTX_CHECK(have.at(key) == value, checkpoint.string(), ": config key '", key, "' is ", value.dump(),
                  " in the checkpoint but ", have.at(key).dump(), " in the run's config");
   std::copy_n(saved.host_weights(), saved.weight_floats(), model.host_weights());
 
   io::SafetensorsReader reader(checkpoint / "optimizer.safetensors");
-  for (const ParamInfo& p : model.table.params()) {
+  for (const model::ParamInfo& p : model.table.params()) {
     reader.read_f32("m." + p.name, std::span<float>(moments.m + p.offset, p.numel), p.shape);
     reader.read_f32("v." + p.name, std::span<float>(moments.v + p.offset, p.numel), p.shape);
   }

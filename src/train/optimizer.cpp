@@ -18,7 +18,7 @@ int64_t floats_in(const std::vector<ArenaPiece>& pieces) {
 
 }  // namespace
 
-AdamW::AdamW(backends::Backend& backend, const ParameterTable& table, const AdamWConfig& config,
+AdamW::AdamW(backends::Backend& backend, const model::ParameterTable& table, const AdamWConfig& config,
              std::vector<ArenaPiece> pieces)
     : backend_(backend),
       table_(table),
@@ -30,7 +30,7 @@ AdamW::AdamW(backends::Backend& backend, const ParameterTable& table, const Adam
   // Every owned run of a tensor (piece x tensor), cut into chunks of at most kChunk floats.
   int64_t shard_offset = 0;  // of the current piece in the shard
   for (const ArenaPiece& piece : pieces_) {
-    for (const ParamInfo& p : table_.params()) {
+    for (const model::ParamInfo& p : table_.params()) {
       const int64_t begin = std::max(piece.begin, p.offset), end = std::min(piece.end, p.offset + p.numel);
       for (int64_t at = begin; at < end; at += kChunk)
         chunks_.push_back({at, shard_offset + (at - piece.begin), std::min(kChunk, end - at), p.decay});

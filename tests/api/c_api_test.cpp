@@ -67,13 +67,13 @@ TEST(CApi, LogitsAreTheDecodersBitForBitAndTheOraclesWithinItsTolerance) {
     const int64_t B = expected.info("inputs").shape[0], T = expected.info("inputs").shape[1];
     const int32_t V = difftx_vocab_size(model.m);
     ASSERT_EQ(V * B * T, static_cast<int64_t>(want.size()));
-    const Model reference = load_model_dir(dir, MatrixPrecision::as_stored);
+    const model::Model reference = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
     for (int64_t b = 0; b < B; ++b) {
       std::vector<float> got(T * V), same(T * V);
       ASSERT_EQ(difftx_logits(model.m, inputs.data() + b * T, static_cast<int32_t>(T), got.data()), 0)
           << difftx_last_error();
-      Activations acts(reference.config, 1, T);
-      decoder_logits(reference, acts, inputs.data() + b * T, same.data());
+      model::Activations acts(reference.config, 1, T);
+      model::decoder_logits(reference, acts, inputs.data() + b * T, same.data());
       EXPECT_EQ(got, same);  // bit for bit `difftx logits`
       double scale = 0, err = 0;
       for (int64_t i = 0; i < T * V; ++i) {
@@ -101,9 +101,9 @@ TEST(CApi, HybridLogitsAreTheHybridForwardsBitForBitAndTheOraclesWithinItsTolera
     const std::vector<int32_t> ids(tokens.data.begin(), tokens.data.begin() + T);  // the first sequence
     std::vector<float> got(T * V), same(T * V);
     ASSERT_EQ(difftx_logits(model.m, ids.data(), static_cast<int32_t>(T), got.data()), 0) << difftx_last_error();
-    const Model reference = load_model_dir(dir, MatrixPrecision::as_stored);
-    HybridActivations acts(reference.config, 1, T, *reference.backend);
-    hybrid_logits(reference, acts, ids.data(), same.data());
+    const model::Model reference = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
+    model::HybridActivations acts(reference.config, 1, T, *reference.backend);
+    model::hybrid_logits(reference, acts, ids.data(), same.data());
     EXPECT_EQ(got, same);
     double err = 0;
     for (int64_t i = 0; i < T * V; ++i) err = std::max(err, std::fabs(static_cast<double>(got[i]) - want.data[i]));

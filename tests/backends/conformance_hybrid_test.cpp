@@ -439,12 +439,16 @@ TEST_P(HybridRefusal, ASlidingWindowIsAnErrorNamingIt) {
 // where the model runs.
 TEST_P(HybridRefusal, AHybridModelIsRefusedNamingTheDeviceAndTheCpu) {
   if (backend().runs_hybrid()) GTEST_SKIP() << GetParam().name << " runs a hybrid stack's ops";
-  const ModelConfig c = config_from_phi4flash({{"model_type", "phi4flash"}, {"vocab_size", 32}, {"hidden_size", 16},
-                                               {"intermediate_size", 32}, {"num_hidden_layers", 4},
-                                               {"num_attention_heads", 4}, {"num_key_value_heads", 2},
-                                               {"sliding_window", 3}},
-                                              "config.json");
-  const std::string message = error_of([&] { HybridActivations acts(c, 1, 4, backend()); });
+  const model::ModelConfig c = model::config_from_phi4flash({{"model_type", "phi4flash"},
+                                                             {"vocab_size", 32},
+                                                             {"hidden_size", 16},
+                                                             {"intermediate_size", 32},
+                                                             {"num_hidden_layers", 4},
+                                                             {"num_attention_heads", 4},
+                                                             {"num_key_value_heads", 2},
+                                                             {"sliding_window", 3}},
+                                                            "config.json");
+  const std::string message = error_of([&] { model::HybridActivations acts(c, 1, 4, backend()); });
   EXPECT_NE(message.find("hybrid model"), std::string::npos) << message;
   EXPECT_NE(message.find(backend().info().name), std::string::npos) << message;
   EXPECT_NE(message.find("--device cpu"), std::string::npos) << message;

@@ -78,7 +78,7 @@ TEST(ConstrainedEngine, OutputValidatesWhateverTheWeights) {
     testing::SmallShape shape;
     shape.vocab_size = kVocab;
     for (uint64_t model_seed : {1, 2}) {
-      const Model model = testing::random_model(testing::small_config(kind, shape), model_seed, 4.0f);
+      const model::Model model = testing::random_model(testing::small_config(kind, shape), model_seed, 4.0f);
       for (int s = 0; s < 3; ++s) {
         const json schema = json::parse(kSchemas[s]);
         const auto c = schema_constraint(nlohmann::ordered_json::parse(kSchemas[s]), v);
@@ -104,7 +104,7 @@ TEST(ConstrainedEngine, TokensDoNotDependOnNeighbours) {
   const auto v = vocabulary();
   testing::SmallShape shape;
   shape.vocab_size = kVocab;
-  const Model model = testing::random_model(testing::small_config(kernels::AttentionKind::diff, shape), 5, 4.0f);
+  const model::Model model = testing::random_model(testing::small_config(kernels::AttentionKind::diff, shape), 5, 4.0f);
   const auto c = schema_constraint(nlohmann::ordered_json::parse(kSchemas[0]), v);
   const Request r = request({4, 5, 6, 7, 8}, 0.9, 77, c);
   Stream alone;
@@ -153,7 +153,8 @@ TEST(ConstrainedEngine, ReasoningBlockThenTheDocument) {
   const auto source = std::make_shared<grammar::GrammarConstraintSource>(spec);
   testing::SmallShape shape;
   shape.vocab_size = kVocab;
-  const Model model = testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 9, 4.0f);
+  const model::Model model =
+      testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 9, 4.0f);
   for (uint64_t seed = 0; seed < 6; ++seed) {
     Engine engine(model, nullptr);
     Stream st;

@@ -29,6 +29,7 @@ namespace difftx {
 using kernels::AttentionKind;
 using kernels::KvStorage;
 using kernels::WeightType;
+using model::Model;
 
 namespace {
 
@@ -38,7 +39,7 @@ using testing::Stream;
 constexpr AttentionKind kKinds[] = {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2,
                                     AttentionKind::diff_grouped};
 
-ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
+model::ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
   return testing::engine_config(kind, hidden, 96, 512);
 }
 
@@ -96,10 +97,10 @@ void PrintTo(const InvarianceCase& c, std::ostream* out) { *out << describe(c); 
 Model case_model(const InvarianceCase& c) {
   // Hidden 256 so that every block type's rows are whole blocks (Q4_K: 256 weights).
   const int64_t hidden = c.weights == WeightType::f32 ? 64 : 256;
-  const ModelConfig config = c.hybrid ? testing::small_hybrid_config(hidden) : tiny_config(c.kind, hidden);
+  const model::ModelConfig config = c.hybrid ? testing::small_hybrid_config(hidden) : tiny_config(c.kind, hidden);
   Model model = c.weights == WeightType::f32
                     ? testing::random_model(config, 7)
-                    : convert_matrices(testing::random_model(config, 7), storage_plan(config, c.weights));
+                    : model::convert_matrices(testing::random_model(config, 7), model::storage_plan(config, c.weights));
   model.move_to(backends::open_backend(c.device));
   return model;
 }
@@ -340,7 +341,7 @@ TEST(Engine, TwoLongPromptsInATightPoolPreemptAndMatchAlone) {
 }
 
 TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
-  const ModelConfig c = tiny_config(AttentionKind::baseline);
+  const model::ModelConfig c = tiny_config(AttentionKind::baseline);
   KvPool pool(backends::cpu_backend(), c, KvStorage::bf16, 16, 3);
   std::vector<int32_t> t1(16, 1), t2(16, 2);
   const int32_t a = pool.allocate(), b = pool.allocate();

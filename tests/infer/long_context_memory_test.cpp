@@ -20,8 +20,8 @@ using kernels::AttentionKind;
 
 namespace {
 
-ModelConfig tiny_config(AttentionKind kind) {
-  ModelConfig c;
+model::ModelConfig tiny_config(AttentionKind kind) {
+  model::ModelConfig c;
   c.attention = kind;
   c.vocab_size = 256;
   c.hidden_size = 32;
@@ -38,9 +38,9 @@ ModelConfig tiny_config(AttentionKind kind) {
 // Peak growth in KiB of a fresh engine's prefill of T tokens and 32 decode steps.
 int64_t peak_growth_kib(AttentionKind kind, int64_t T) {
   return testing::peak_growth_kib_in_child([&](const std::function<void()>& mark) {
-    const ModelConfig c = tiny_config(kind);
-    Model model(c);
-    init_parameters(c, model.table, model.host_weights(), 1);
+    const model::ModelConfig c = tiny_config(kind);
+    model::Model model(c);
+    model::init_parameters(c, model.table, model.host_weights(), 1);
     Rng rng(T);
     std::vector<int32_t> tokens(T + 32);
     for (auto& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab_size));

@@ -166,7 +166,7 @@ class FakeForward {
   std::vector<float> logits_;
 };
 
-Model fake_shapes() {
+model::Model fake_shapes() {
   testing::SmallShape shape;
   shape.vocab_size = kVocab;
   shape.layers = 1;
@@ -192,7 +192,7 @@ struct FakeEngine {
   explicit FakeEngine(const EngineOptions& o)
       : fake(infer::kv_cache_groups(model.config), o.kv_block_tokens),
         engine(model, nullptr, o, [this](const StepPlan& plan) { return fake(plan); }) {}
-  Model model = fake_shapes();
+  model::Model model = fake_shapes();
   FakeForward fake;
   Engine engine;
 };

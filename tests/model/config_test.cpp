@@ -6,7 +6,7 @@
 #include "model/config.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -103,4 +103,4 @@ TEST(Parameters, TableNamesAndCountsFollowSpec) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

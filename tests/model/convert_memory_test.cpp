@@ -23,7 +23,7 @@
 #include "model/storage_plan.h"
 #include "support/peak_memory.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 ModelConfig large_config() {
@@ -102,4 +102,4 @@ TEST(ConvertMemory, ConversionHoldsAFewTensorsNotTheModel) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

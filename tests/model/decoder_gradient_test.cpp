@@ -12,7 +12,7 @@
 #include "model/decoder.h"
 #include "support/backend_case.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 ModelConfig tiny_config(const std::string& attention, int64_t heads, int64_t kv_heads, int64_t grouped_ratio = 0,
@@ -86,4 +86,4 @@ TEST(DecoderGradient, PolyNormMatchesFiniteDifferences) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

@@ -11,7 +11,7 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
@@ -51,4 +51,4 @@ TEST(FiniteWeights, PackedMatricesNameTheirFirstNonFiniteElement) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

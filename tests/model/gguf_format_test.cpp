@@ -24,7 +24,7 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using kernels::WeightType;
 
@@ -231,4 +231,4 @@ TEST(GgufExport, DiffModelsAndUnknownSplitPatternsAreRefused) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

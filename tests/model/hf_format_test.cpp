@@ -20,7 +20,7 @@
 #include "model/model_io.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using io::StoredFloat;
 using kernels::AttentionKind;
@@ -334,4 +334,4 @@ TEST_F(Sharded, HostileIndexesAreErrorsNamingTheTensorOrFile) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

@@ -22,7 +22,7 @@
 #include "support/engine_runs.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 namespace fs = std::filesystem;
@@ -216,4 +216,4 @@ TEST(HfFixtures, AreAllPresent) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

@@ -13,7 +13,7 @@
 #include "model/model_io.h"
 #include "source_dir.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 TEST(Rng, SkipIsThatManyDraws) {
@@ -54,4 +54,4 @@ TEST(InitialWeights, DrawsWhatInitParametersDraws) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

@@ -21,7 +21,7 @@
 #include "model/parameters.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using kernels::AttentionKind;
 
@@ -209,4 +209,4 @@ TEST(MotifFormat, ModelsWithoutMotifsFormAreRefused) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

@@ -14,7 +14,7 @@
 #include "support/testing.h"
 #include "train/optimizer.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 namespace fs = std::filesystem;
@@ -89,4 +89,4 @@ TEST(OracleFixtures, AreAllPresent) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

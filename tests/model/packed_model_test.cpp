@@ -27,7 +27,7 @@
 
 #include "source_dir.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using io::SafetensorsEntry;
 using kernels::AttentionKind;
@@ -275,4 +275,4 @@ TEST_F(PackedFile, ANonFiniteBlockScaleIsRefused) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

@@ -36,7 +36,7 @@
 #include "support/fixture_dirs.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using kernels::WeightType;
 
@@ -274,4 +274,4 @@ TEST(Phi4FlashConvertRefusals, AMalformedHybridObjectByName) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

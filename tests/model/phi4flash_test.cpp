@@ -31,7 +31,7 @@
 #include "support/testing.h"
 #include "support/word_dataset.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 namespace fs = std::filesystem;
@@ -197,4 +197,4 @@ TEST(Phi4Flash, EvalLossEqualsADirectComputation) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

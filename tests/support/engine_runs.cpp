@@ -6,7 +6,7 @@
 
 namespace difftx::testing {
 
-std::vector<float> engine_logits(const Model& model, std::span<const int32_t> prompt, std::span<const int32_t> forced,
+std::vector<float> engine_logits(const model::Model& model, std::span<const int32_t> prompt, std::span<const int32_t> forced,
                                  kernels::KvStorage kv, EngineOptions options) {
   options.kv = kv;
   Engine engine(model, nullptr, options);

@@ -12,7 +12,7 @@ namespace difftx::testing {
 
 // Row i (of forced.size() + 1, each [vocab_size]) holds the next-token logits after prompt and
 // forced[0, i): the prompt prefilled, each forced token then fed back as a generated token.
-std::vector<float> engine_logits(const Model& model, std::span<const int32_t> prompt, std::span<const int32_t> forced,
+std::vector<float> engine_logits(const model::Model& model, std::span<const int32_t> prompt, std::span<const int32_t> forced,
                                  kernels::KvStorage kv = kernels::KvStorage::f32, EngineOptions options = {});
 
 // Everything a request streamed.

@@ -7,6 +7,8 @@
 
 namespace difftx::testing {
 
+using model::ModelConfig;
+
 ModelConfig small_config(kernels::AttentionKind attention, const SmallShape& shape) {
   ModelConfig c;
   c.attention = attention;
@@ -45,12 +47,12 @@ ModelConfig small_hybrid_config(int64_t hidden, int64_t layers, int64_t window, 
                             {"num_hidden_layers", layers},     {"num_attention_heads", 8},
                             {"num_key_value_heads", 4},        {"sliding_window", window},
                             {"mamba_d_state", 8},              {"max_position_embeddings", max_positions}};
-  return config_from_phi4flash(j, "small_hybrid_config");
+  return model::config_from_phi4flash(j, "small_hybrid_config");
 }
 
-Model random_model(const ModelConfig& config, uint64_t seed, float scale) {
-  Model model(config);
-  init_parameters(config, model.table, model.host_weights(), seed);
+model::Model random_model(const ModelConfig& config, uint64_t seed, float scale) {
+  model::Model model(config);
+  model::init_parameters(config, model.table, model.host_weights(), seed);
   if (scale != 1.0f)
     for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] *= scale;
   return model;

@@ -37,8 +37,8 @@ struct RunDir {
   static inline int counter = 0;
 };
 
-ModelConfig tiny_config() {
-  ModelConfig c;
+model::ModelConfig tiny_config() {
+  model::ModelConfig c;
   c.vocab_size = 32;
   c.hidden_size = 16;
   c.num_hidden_layers = 1;
@@ -94,14 +94,14 @@ TEST(Faults, ASecondRunOnOneDirectoryIsRefusedNamingTheHolder) {
 
 struct CheckpointFixture {
   CheckpointFixture() : model(tiny_config()), m(model.weight_floats(), 0.0f), v(model.weight_floats(), 0.0f) {
-    init_parameters(model.config, model.table, model.host_weights(), 1);
+    model::init_parameters(model.config, model.table, model.host_weights(), 1);
   }
   fs::path save(const fs::path& run_dir, int64_t step, const std::vector<fs::path>& extra_files = {}) {
     return save_checkpoint(run_dir, step, model, OptimizerMoments{m.data(), v.data(), step},
                            nlohmann::json{{"options", nlohmann::json::object()}, {"train_data", {{"step", 0}}}},
                            extra_files, 2);
   }
-  Model model;
+  model::Model model;
   std::vector<float> m, v;
 };
 
@@ -114,7 +114,7 @@ TEST(Faults, NonFiniteWeightsAreNeverCheckpointedAndLeaveNoTemporaryDirectory) {
   RunDir run;
   CheckpointFixture f;
   const fs::path good = f.save(run.path, 1);
-  const ParamInfo& p = f.model.table.params().back();
+  const model::ParamInfo& p = f.model.table.params().back();
   f.model.host_weights()[p.offset + 3] = std::numeric_limits<float>::quiet_NaN();
   const std::string msg = error_of([&] { f.save(run.path, 2); });
   EXPECT_NE(msg.find("tensor '" + p.name + "' holds a non-finite value"), std::string::npos) << msg;
@@ -143,10 +143,10 @@ TEST(Faults, NonFiniteWeightsAreRefusedOnLoadNamingTheTensor) {
   RunDir run;
   CheckpointFixture f;
   const fs::path dir = run.path / "model";
-  const ParamInfo& p = f.model.table.params().front();
+  const model::ParamInfo& p = f.model.table.params().front();
   f.model.host_weights()[p.offset] = std::numeric_limits<float>::infinity();
-  save_model_dir(f.model, dir);
-  const std::string msg = error_of([&] { load_model_dir(dir); });
+  model::save_model_dir(f.model, dir);
+  const std::string msg = error_of([&] { model::load_model_dir(dir); });
   EXPECT_NE(msg.find("model.safetensors: tensor '" + p.name + "' holds a non-finite value (inf at element 0)"),
             std::string::npos)
       << msg;
@@ -165,7 +165,7 @@ TEST(Faults, ATamperedStateIsRefused) {
     nlohmann::json state = io::read_json_file(dir / "state.json");
     state["step"] = step;
     io::write_json_file(dir / "state.json", state);
-    Model into(tiny_config());
+    model::Model into(tiny_config());
     std::vector<float> m(into.weight_floats()), v(into.weight_floats());
     OptimizerMoments moments{m.data(), v.data()};
     const std::string msg = error_of([&] { load_checkpoint(dir, into, moments); });

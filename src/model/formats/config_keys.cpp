@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using nlohmann::json;
 
@@ -44,4 +44,4 @@ void validate_config(const ModelConfig& c, const std::string& where) {
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

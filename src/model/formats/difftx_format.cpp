@@ -9,7 +9,7 @@
 #include "io/safetensors_set.h"
 #include "model/storage_plan.h"
 
-namespace difftx {
+namespace difftx::model {
 
 std::unique_ptr<StoredModel> open_difftx_model(const std::filesystem::path& dir, const nlohmann::json& config) {
   const ModelConfig c = config_from_json(config, (dir / "config.json").string());
@@ -59,4 +59,4 @@ void save_difftx_model(const WeightSource& source, const MatrixTypes& types, con
   io::write_json_file(dir / "config.json", config);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -13,7 +13,7 @@
 #include "model/model.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // Opens the directory and checks every tensor's presence, dtype and shape (no weight is read).
 std::unique_ptr<StoredModel> open_difftx_model(const std::filesystem::path& dir, const nlohmann::json& config);
@@ -27,4 +27,4 @@ void save_difftx_model(const Model& model, const std::filesystem::path& dir,
 void save_difftx_model(const WeightSource& source, const MatrixTypes& types, const std::filesystem::path& dir,
                        io::StoredFloat stored = io::StoredFloat::f32);
 
-}  // namespace difftx
+}  // namespace difftx::model

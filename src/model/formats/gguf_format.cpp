@@ -12,7 +12,7 @@
 #include "model/formats/hf_layout.h"
 #include "model/storage_plan.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 // llama.cpp's split patterns (llama-vocab.cpp's pre-tokenizer types) as tokenizer.json and
@@ -172,4 +172,4 @@ void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenize
   });
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

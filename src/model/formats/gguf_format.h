@@ -11,7 +11,7 @@
 #include "model/model.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 inline constexpr const char* kGgufFile = "model.gguf";
 
@@ -32,4 +32,4 @@ void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenize
 // an error naming the pattern when llama.cpp has none that splits the same way.
 std::string gguf_pre_tokenizer(const data::Tokenizer& tokenizer);
 
-}  // namespace difftx
+}  // namespace difftx::model

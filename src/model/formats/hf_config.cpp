@@ -10,7 +10,7 @@
 #include "model/formats/motif_config.h"
 #include "model/formats/phi4flash_config.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -201,4 +201,4 @@ json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
   return j;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -13,7 +13,7 @@
 #include "model/formats/motif_config.h"
 #include "model/formats/phi4flash_config.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 // The row maps of one attention projection, or null when its rows keep their order.
@@ -138,4 +138,4 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
   io::write_json_file(dir / "config.json", config);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -14,7 +14,7 @@
 #include "model/model.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // `config` is the directory's parsed config.json (model_type "llama" or "diffllama"). Opens the
 // directory and checks every tensor's presence, dtype and shape; reads no weight, except a stored
@@ -28,4 +28,4 @@ void save_hf_model(const Model& model, const std::filesystem::path& dir, io::Sto
 // The same from a source read one tensor at a time (a few tensors in memory at once).
 void save_hf_model(const WeightSource& source, const std::filesystem::path& dir, io::StoredFloat stored);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "model/formats/config_keys.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -150,4 +150,4 @@ json config_to_motif(const ModelConfig& c, const std::string& torch_dtype) {
   return j;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

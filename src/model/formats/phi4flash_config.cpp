@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "model/formats/config_keys.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -217,4 +217,4 @@ json config_to_phi4flash(const ModelConfig& c, const std::string& torch_dtype) {
   };
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using kernels::WeightType;
 
@@ -118,4 +118,4 @@ io::SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p,
   return {p.name, std::move(spec.shape), io::StoredBytes{std::move(spec.dtype), bytes}};
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

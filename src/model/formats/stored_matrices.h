@@ -13,7 +13,7 @@
 #include "model/formats/hf_layout.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 inline constexpr const char* kWeightTypeKeyPrefix = "difftx.weight_type.";
 
@@ -49,4 +49,4 @@ io::SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, 
 // type to `metadata`.
 io::SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "model/finite_weights.h"
 
-namespace difftx {
+namespace difftx::model {
 
 StoredModel::StoredModel(const std::filesystem::path& dir, const ModelConfig& config)
     : dir_(dir),
@@ -53,4 +53,4 @@ MatrixTypes StoredModel::stored_types() const {
   return types;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -16,7 +16,7 @@
 #include "model/formats/stored_matrices.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 class StoredModel final : public WeightSource {
  public:
@@ -60,4 +60,4 @@ class StoredModel final : public WeightSource {
   std::set<std::string> ones_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::model
