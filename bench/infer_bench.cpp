@@ -58,13 +58,13 @@ struct InferRate {
 // One timed run: prefill `prompt` tokens, then `steps` decode steps; keeps the best rates seen.
 void time_inference(const Model& model, const std::vector<int32_t>& tokens, int64_t prompt, int64_t steps, KvStorage kv,
                     InferRate& best, const cli::DraftOption* draft = nullptr) {
-  GenerateOptions o;
+  infer::GenerateOptions o;
   if (draft) draft->apply(o);
   o.sampling.temperature = 0;
   o.max_new_tokens = steps + 1;  // the first token comes from the prefill
   o.kv = kv;
   double prefill_cpu = 0;
-  const GenerateResult r = generate(model, {tokens.data(), static_cast<size_t>(prompt)}, o, [&](int32_t) {
+  const infer::GenerateResult r = infer::generate(model, {tokens.data(), static_cast<size_t>(prompt)}, o, [&](int32_t) {
     if (prefill_cpu == 0) prefill_cpu = process_cpu_seconds();
   });
   best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / r.prefill_seconds);
@@ -107,7 +107,7 @@ double resident_bytes() {
 // What a sequence of `length` tokens holds of the cache, per token (the engine's blocks of 32
 // tokens; a hybrid stack's windows and Mamba state included).
 double kv_bytes_per_token(const Model& model, KvStorage kv, int64_t length) {
-  return static_cast<double>(KvPool::sequence_bytes(model.config, kv, 32, length)) / static_cast<double>(length);
+  return static_cast<double>(infer::KvPool::sequence_bytes(model.config, kv, 32, length)) / static_cast<double>(length);
 }
 
 // Bytes a decode step reads at a cache of `length` tokens: every weight as the model holds it,
@@ -162,9 +162,10 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     for (auto& t : inputs.back()) t %= static_cast<int32_t>(m.config.vocab_size);
   }
   if (prompt_file) {  // the file's text through the first model's tokenizer, as `difftx generate` frames it
-    const data::Tokenizer tokenizer = load_model_tokenizer(dirs[0], std::nullopt, models[0].config);
-    const FramedPrompt framed = frame_prompt(tokenizer, data::read_generation_defaults(dirs[0]),
-                                             io::read_whole_file(*prompt_file), models[0].config, dirs[0]);
+    const data::Tokenizer tokenizer = infer::load_model_tokenizer(dirs[0], std::nullopt, models[0].config);
+    const infer::FramedPrompt framed =
+        infer::frame_prompt(tokenizer, data::read_generation_defaults(dirs[0]), io::read_whole_file(*prompt_file),
+                            models[0].config, dirs[0]);
     prompt = static_cast<int64_t>(framed.ids.size());
     for (auto& input : inputs) input = framed.ids;
     DIFFTX_CHECK(prompt + steps <= models[0].config.max_position_embeddings, *prompt_file, ": its ", prompt,
@@ -173,7 +174,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
   } else {
     draft.load(device, nullptr, models[0]);
   }
-  const bool drafting = draft.mode != DraftMode::none;
+  const bool drafting = draft.mode != infer::DraftMode::none;
   std::vector<InferRate> rates(models.size()), warm_up(models.size()), drafted(models.size());
   for (size_t i = 0; i < models.size(); ++i) {  // warm-up, as llama.cpp's peer does: thread pools, page faults
     time_inference(models[i], inputs[i], std::min<int64_t>(prompt, 16), std::min<int64_t>(steps, 4), kv, warm_up[i]);
@@ -200,8 +201,9 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
                      num("prefill_over_first", rates[i].prefill_tok_s / rates[0].prefill_tok_s, 3)});
     if (!drafting) continue;
     const InferRate& d = drafted[i];
-    print_row(json, {str("op", "infer_model_draft"), str("model", dirs[i]), str("draft", draft_mode_name(draft.mode)),
-                     str("draft_model", draft.mode == DraftMode::model ? draft.spec : ""),
+    print_row(json, {str("op", "infer_model_draft"), str("model", dirs[i]),
+                     str("draft", infer::draft_mode_name(draft.mode)),
+                     str("draft_model", draft.mode == infer::DraftMode::model ? draft.spec : ""),
                      num("draft_tokens_max", draft.tokens, 0),
                      num("prompt", prompt, 0), num("new", steps, 0), num("decode_tok_s", d.decode_tok_s, 2),
                      num("no_draft_decode_tok_s", rates[i].decode_tok_s, 2),

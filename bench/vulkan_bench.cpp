@@ -151,7 +151,7 @@ int bench_vulkan(cli::Args& args) {
   }
   for (kernels::KvStorage storage : {kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
     // The engine's pages (its default block size), so the figure is the one a decode step pays.
-    const int64_t P = EngineOptions{}.kv_block_tokens, blocks = rows * ((context + P - 1) / P);
+    const int64_t P = infer::EngineOptions{}.kv_block_tokens, blocks = rows * ((context + P - 1) / P);
     kernels::DecodeAttentionDims kd{a, P, storage};
     const int64_t key_bytes = kernels::key_region_bytes(kd), layer_bytes = key_bytes + kernels::value_region_bytes(kd);
     const DeviceBuffer pool = vk.allocate(blocks * layer_bytes);  // zeros: valid keys, values and scales

@@ -14,8 +14,8 @@
 namespace difftx::api {
 
 struct Draft {
-  DraftMode mode = DraftMode::none;
-  int64_t tokens = kDefaultDraftTokens;
+  infer::DraftMode mode = infer::DraftMode::none;
+  int64_t tokens = infer::kDefaultDraftTokens;
   std::shared_ptr<const model::Model> model;  // DraftMode::model's, on the target's device
 
   // Sets the default draft of an engine (EngineOptions) or a generate() call (GenerateOptions):

@@ -15,7 +15,7 @@ namespace difftx::api {
 namespace fs = std::filesystem;
 
 const data::Tokenizer& LoadedModel::require_tokenizer() const {
-  if (!tokenizer) (void)load_model_tokenizer(dir, std::nullopt, model.config);  // throws the CLI's error
+  if (!tokenizer) (void)infer::load_model_tokenizer(dir, std::nullopt, model.config);  // throws the CLI's error
   return *tokenizer;
 }
 
@@ -35,7 +35,7 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   m->threads = options.threads;
   m->defaults = data::read_generation_defaults(dir);
   if (fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile))
-    m->tokenizer = std::make_shared<data::Tokenizer>(load_model_tokenizer(dir, std::nullopt, m->model.config));
+    m->tokenizer = std::make_shared<data::Tokenizer>(infer::load_model_tokenizer(dir, std::nullopt, m->model.config));
   try {
     m->chat_template = chat::ChatTemplate::from_model_dir(dir.string());
     if (!m->chat_template)
@@ -44,7 +44,7 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   } catch (const Error& e) {
     m->chat_template_error = dir.string() + ": its chat template: " + e.what();
   }
-  const int64_t draft_tokens = options.draft_tokens != 0 ? options.draft_tokens : kDefaultDraftTokens;
+  const int64_t draft_tokens = options.draft_tokens != 0 ? options.draft_tokens : infer::kDefaultDraftTokens;
   m->draft = std::make_shared<const Draft>(
       load_draft(options.draft, draft_tokens, backend, m->tokenizer.get(), m->model, "draft"));
   return m;

@@ -6,7 +6,7 @@
 #include "model/decoder.h"
 #include "model/layer.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 using backends::DevicePtr;
@@ -140,4 +140,4 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   return logits_.data();
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

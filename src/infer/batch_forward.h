@@ -16,7 +16,7 @@
 #include "model/activations.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 struct BatchRow {
   int32_t token;
@@ -57,4 +57,4 @@ class BatchForward {
   backends::DeviceBuffer device_logits_;  // the same on a device whose memory the host cannot read
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

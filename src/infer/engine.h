@@ -28,14 +28,13 @@
 #include "kernels/attention/decode_attention.h"
 #include "model/model.h"
 
-namespace difftx {
-
-namespace data {
+namespace difftx::data {
 class Tokenizer;
 }
-namespace infer {
+
+namespace difftx::infer {
+
 struct StepPlan;
-}
 
 enum class FinishReason { none, stop, length, cancelled, error };
 
@@ -124,7 +123,7 @@ struct EngineStats {
   int64_t waiting = 0, running = 0;
   int64_t kv_blocks = 0, kv_blocks_used = 0, kv_blocks_cached = 0;  // used: referenced by a sequence
   int64_t kv_block_tokens = 0;
-  const char* prefix_cache = "on";  // infer::prefix_cache_name: "on", "off (option)", or off for recurrent state
+  const char* prefix_cache = "on";  // prefix_cache_name: "on", "off (option)", or off for recurrent state
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prompt tokens looked up / found cached
   int64_t prompt_tokens = 0, generated_tokens = 0;          // computed so far (re-prefill included)
   int64_t preemptions = 0, steps = 0;
@@ -138,7 +137,7 @@ struct EngineStats {
 
 // What runs a step's rows (infer/scheduler.h): returns their logits [rows that want them,
 // vocab_size] in row order, valid until the next call.
-using StepForward = std::function<const float*(const infer::StepPlan&)>;
+using StepForward = std::function<const float*(const StepPlan&)>;
 
 // The queue is full: the request was not taken (a server answers 503).
 struct EngineFull : Error {
@@ -201,4 +200,4 @@ class Engine {
   bool stopping_ = false;
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -6,7 +6,7 @@
 #include "core/timer.h"
 #include "infer/engine.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& o,
                         const std::function<void(int32_t)>& on_token) {
@@ -58,4 +58,4 @@ GenerateResult generate(const model::Model& model, std::span<const int32_t> prom
   return r;
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

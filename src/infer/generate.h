@@ -14,7 +14,7 @@
 #include "kernels/attention/decode_attention.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 struct GenerateOptions {
   SamplingOptions sampling;
@@ -44,4 +44,4 @@ struct GenerateResult {
 GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& options,
                         const std::function<void(int32_t)>& on_token);
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -7,7 +7,7 @@
 #include "infer/kv_cache_manager.h"
 #include "infer/state_pool.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 kernels::DecodeAttentionDims block_dims(const model::ModelConfig& config, kernels::KvStorage storage,
@@ -22,20 +22,20 @@ kernels::DecodeAttentionDims block_dims(const model::ModelConfig& config, kernel
 
 int64_t KvPool::block_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens) {
   const kernels::DecodeAttentionDims d = block_dims(config, storage, block_tokens);
-  return infer::kv_block_layers(infer::kv_cache_groups(config)) * (kernels::key_region_bytes(d) + kernels::value_region_bytes(d));
+  return kv_block_layers(kv_cache_groups(config)) * (kernels::key_region_bytes(d) + kernels::value_region_bytes(d));
 }
 
 int64_t KvPool::sequence_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
                                int64_t tokens) {
-  const int64_t blocks = infer::sequence_blocks(infer::kv_cache_groups(config), tokens, block_tokens);
-  const int64_t state = config.hybrid ? infer::StatePool::slot_bytes(config) : 0;
+  const int64_t blocks = sequence_blocks(kv_cache_groups(config), tokens, block_tokens);
+  const int64_t state = config.hybrid ? StatePool::slot_bytes(config) : 0;
   return blocks * block_bytes(config, storage, block_tokens) + state;
 }
 
 KvPool::KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage,
                int64_t block_tokens, int64_t blocks)
     : BlockPool(blocks, block_tokens),
-      layers_(infer::kv_block_layers(infer::kv_cache_groups(config))),
+      layers_(kv_block_layers(kv_cache_groups(config))),
       dims_(block_dims(config, storage, block_tokens)),
       key_bytes_(kernels::key_region_bytes(dims_)),
       layer_bytes_(key_bytes_ + kernels::value_region_bytes(dims_)) {
@@ -55,4 +55,4 @@ KvPool::KvPool(backends::Backend& backend, const model::ModelConfig& config, ker
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

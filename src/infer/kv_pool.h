@@ -17,9 +17,9 @@
 #include "kernels/attention/decode_attention.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::infer {
 
-class KvPool : public infer::BlockPool {
+class KvPool : public BlockPool {
  public:
   // blocks >= 1; block_tokens a positive multiple of kKeyTile. The storage is on `backend`.
   KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
@@ -47,4 +47,4 @@ class KvPool : public infer::BlockPool {
   backends::DeviceBuffer storage_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

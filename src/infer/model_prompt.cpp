@@ -4,7 +4,7 @@
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace fs = std::filesystem;
 
 data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<std::string>& override_name,
@@ -33,4 +33,4 @@ FramedPrompt frame_prompt(const data::Tokenizer& tokenizer, const data::Generati
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

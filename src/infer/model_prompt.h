@@ -12,7 +12,7 @@
 #include "data/tokenizer.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 // The model directory's own tokenizer (difftx train copies it into every checkpoint; a Hugging
 // Face directory holds tokenizer.json), or the one override_name names; it must fit the model's
@@ -32,4 +32,4 @@ struct FramedPrompt {
 FramedPrompt frame_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
                           const std::string& prompt, const model::ModelConfig& config, const std::string& dir);
 
-}  // namespace difftx
+}  // namespace difftx::infer

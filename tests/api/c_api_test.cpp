@@ -250,14 +250,14 @@ void collect(const difftx_token_event* e, void* user_data) {
 // frames it, greedy.
 std::vector<int32_t> generate_tokens(const fs::path& dir, const std::string& prompt, int64_t max_new_tokens) {
   const auto m = api::load_model(dir);
-  const Request r = api::text_request(*m, prompt, api::GenerateArgs{});
-  GenerateOptions o;
+  const infer::Request r = api::text_request(*m, prompt, api::GenerateArgs{});
+  infer::GenerateOptions o;
   o.sampling.temperature = 0;
   o.max_new_tokens = max_new_tokens;
   o.sample_vocab = m->tokenizer->vocab_size();
   o.stop_tokens = r.options.stop_tokens;
   std::vector<int32_t> out;
-  generate(m->model, r.prompt, o, [&](int32_t id) { out.push_back(id); });
+  infer::generate(m->model, r.prompt, o, [&](int32_t id) { out.push_back(id); });
   return out;
 }
 
@@ -324,7 +324,7 @@ TEST(CApi, GreedyStreamsAreWhatGenerateMakesAlsoSideBySide) {
     EXPECT_EQ(got[i].generated, static_cast<int64_t>(got[i].tokens.size()));
     // The events' text is the tokens' as `difftx generate` prints them (bytes held back until a
     // character completes, those that never do as U+FFFD); a stop token is neither token nor text.
-    Utf8Stream printed;
+    infer::Utf8Stream printed;
     std::string want;
     for (int32_t id : got[i].tokens) want += printed.push(library->tokenizer->decode({&id, 1}));
     EXPECT_EQ(got[i].text, want + printed.finish());
@@ -359,7 +359,8 @@ TEST(CApi, IdsAndChatPromptsRunToo) {
   }
   EXPECT_EQ(by_ids.prompt, 4);  // the ids as given, no frame
   const auto library = api::load_model(chat.dir);
-  const Request want = api::chat_request(*library, nlohmann::json::array({{{"role", "user"}, {"content", "Hi"}}}), {});
+  const infer::Request want =
+      api::chat_request(*library, nlohmann::json::array({{{"role", "user"}, {"content", "Hi"}}}), {});
   EXPECT_EQ(by_chat.prompt, static_cast<int64_t>(want.prompt.size()));
   difftx_engine_free(engine);
 }

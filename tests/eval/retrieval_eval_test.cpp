@@ -64,11 +64,11 @@ TEST(GreedyMatch, AgreesWithGreedyDecodingOfTheModel) {
     std::vector<int32_t> tokens(20 + trial * 7);
     for (auto& t : tokens) t = static_cast<int32_t>(rng.below(96));
     const int64_t prompt = static_cast<int64_t>(tokens.size());
-    GenerateOptions o;
+    infer::GenerateOptions o;
     o.sampling.temperature = 0;
     o.max_new_tokens = 4;
     o.sample_vocab = 96;
-    generate(model, tokens, o, [&](int32_t id) { tokens.push_back(id); });
+    infer::generate(model, tokens, o, [&](int32_t id) { tokens.push_back(id); });
     ASSERT_EQ(static_cast<int64_t>(tokens.size()), prompt + 4);
     const std::vector<int64_t> rows = answer_rows({prompt, prompt + 4});
     EXPECT_EQ(rows, (std::vector<int64_t>{prompt - 1, prompt, prompt + 1, prompt + 2}));

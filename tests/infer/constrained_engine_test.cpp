@@ -12,7 +12,7 @@
 #include "support/random_model.h"
 #include "support/schema_check.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 using nlohmann::json;
@@ -208,4 +208,4 @@ TEST(ConstrainedSampler, DrawsOnlyAllowedIds) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

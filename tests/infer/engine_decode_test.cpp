@@ -20,7 +20,7 @@
 #include "support/engine_runs.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 using kernels::AttentionKind;
 using kernels::KvStorage;
@@ -209,4 +209,4 @@ TEST(Engine, ContextErrorsAreClear) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -24,7 +24,7 @@
 #include "support/level_kernels.h"
 #include "support/random_model.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 using kernels::AttentionKind;
 using kernels::KvStorage;
@@ -426,4 +426,4 @@ TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -11,7 +11,7 @@
 #include "support/engine_runs.h"
 #include "model/model_io.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 const std::filesystem::path kOracle = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
@@ -75,4 +75,4 @@ TEST(Generate, StopsAtTheStopTokenTheBudgetOrAFullContext) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -34,7 +34,7 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 using kernels::KvStorage;
 using model::Model;
@@ -166,25 +166,25 @@ TEST(HybridEngine, ChunkedPrefillStreamsTheBitsOfOneChunk) {
 // (a page group each), GMU at 6, cross-attention at 7 (reading layer 5's pages).
 TEST(HybridEngine, CacheGroupsFollowTheLayerKinds) {
   const model::ModelConfig c = testing::small_hybrid_config(64, 8, 5);
-  const std::vector<infer::KvCacheGroup> g = infer::kv_cache_groups(c);
+  const std::vector<KvCacheGroup> g = kv_cache_groups(c);
   ASSERT_EQ(g.size(), 5u);
-  EXPECT_EQ(g[0].kind, infer::CacheKind::sliding_window);
+  EXPECT_EQ(g[0].kind, CacheKind::sliding_window);
   EXPECT_EQ(g[0].layers, std::vector<int64_t>{1});
   EXPECT_EQ(g[0].window, 5);
   EXPECT_EQ(g[1].layers, std::vector<int64_t>{3});
-  EXPECT_EQ(g[2].kind, infer::CacheKind::full);
+  EXPECT_EQ(g[2].kind, CacheKind::full);
   EXPECT_EQ(g[2].layers, std::vector<int64_t>{5});
-  EXPECT_EQ(g[3].kind, infer::CacheKind::shared);
+  EXPECT_EQ(g[3].kind, CacheKind::shared);
   EXPECT_EQ(g[3].layers, std::vector<int64_t>{7});
   EXPECT_EQ(g[3].source, 2);
-  EXPECT_EQ(g[4].kind, infer::CacheKind::recurrent);
+  EXPECT_EQ(g[4].kind, CacheKind::recurrent);
   EXPECT_EQ(g[4].layers, (std::vector<int64_t>{0, 2, 4}));
-  EXPECT_EQ(infer::kv_block_layers(g), 1);
+  EXPECT_EQ(kv_block_layers(g), 1);
   // 100 tokens in blocks of 16: 7 blocks of the full layer, each window no more than 1 + 2.
-  EXPECT_EQ(infer::sequence_blocks(g, 100, 16), 7 + 2 * 3);
-  EXPECT_EQ(infer::sequence_blocks(g, 10, 16), 1 + 2 * 1);
-  EXPECT_EQ(infer::sequence_tokens(g, 13, 16, 1000), 112);
-  EXPECT_EQ(infer::sequence_tokens(g, 13, 16, 50), 50);
+  EXPECT_EQ(sequence_blocks(g, 100, 16), 7 + 2 * 3);
+  EXPECT_EQ(sequence_blocks(g, 10, 16), 1 + 2 * 1);
+  EXPECT_EQ(sequence_tokens(g, 13, 16, 1000), 112);
+  EXPECT_EQ(sequence_tokens(g, 13, 16, 50), 50);
   // The pool holds that context, and the prefix cache says why it is off.
   EngineOptions o;
   o.kv_block_tokens = 16;
@@ -225,8 +225,8 @@ TEST(HybridEngine, HoldsAFractionOfTheKvBytesOfADiffDecoder) {
   // the small one's: one full layer's blocks, two windows of 5 (three blocks each at most), the state
   const int64_t T = 4096, layer_block = KvPool::block_bytes(small, KvStorage::bf16, P);
   EXPECT_EQ(KvPool::sequence_bytes(small, KvStorage::bf16, P, T),
-            (T / P + 2 * 3) * layer_block + infer::StatePool::slot_bytes(small));
-  EXPECT_EQ(infer::StatePool::slot_bytes(small), 3 * (3 * 128 + 128 * 8) * 4);  // 3 Mamba layers, E 128, S 8, K 4
+            (T / P + 2 * 3) * layer_block + StatePool::slot_bytes(small));
+  EXPECT_EQ(StatePool::slot_bytes(small), 3 * (3 * 128 + 128 * 8) * 4);  // 3 Mamba layers, E 128, S 8, K 4
 }
 
 // Every other device runs the hybrid ops too (Vulkan's on lavapipe in CI): its whole-sequence
@@ -270,4 +270,4 @@ TEST(HybridEngine, OtherDevicesMatchTheCpu) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -14,7 +14,7 @@
 #include "model/model.h"
 #include "support/peak_memory.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 using kernels::AttentionKind;
 
@@ -69,4 +69,4 @@ TEST(LongContextMemory, PrefillOf16KTokensThenDecodeGrowsLinearly) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

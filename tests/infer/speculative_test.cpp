@@ -21,7 +21,7 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 using kernels::AttentionKind;
 using kernels::WeightType;
@@ -34,7 +34,7 @@ using testing::Stream;
 
 std::vector<int32_t> ngram(std::vector<int32_t> tokens, int64_t max) {
   std::vector<int32_t> out;
-  infer::NgramDrafter().propose(0, tokens, max, out);
+  NgramDrafter().propose(0, tokens, max, out);
   return out;
 }
 
@@ -330,7 +330,7 @@ TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
   model::ModelConfig config = tiny_config(AttentionKind::baseline, 64, V);
   const Model model = testing::random_model(config, 1);
   std::vector<float> logits;
-  const StepForward chain = [&](const infer::StepPlan& plan) {
+  const StepForward chain = [&](const StepPlan& plan) {
     logits.clear();
     for (const BatchRow& r : plan.rows)
       if (r.logits) logits.insert(logits.end(), table[r.token], table[r.token] + V);
@@ -402,4 +402,4 @@ TEST(Speculative, BadDraftOptionsAreErrors) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer
