@@ -18,6 +18,9 @@
 #include "measure.h"
 
 namespace difftx::bench {
+
+using kernels::AttentionDims;
+
 namespace {
 
 struct Inputs {
@@ -35,14 +38,14 @@ struct Inputs {
     fill(dout, N * a.out_width(), -1, 1);
     fill(lambda, a.variant().lambda_floats(N), 0.2, 0.8);
     out.resize(N * a.out_width());
-    lse.resize(attention_lse_floats(a));
-    maps_out.resize(attention_maps_out_floats(a));
+    lse.resize(kernels::attention_lse_floats(a));
+    maps_out.resize(kernels::attention_maps_out_floats(a));
     dq.resize(q.size());
     dk.resize(k.size());
     dv.resize(v.size());
     dlambda.resize(lambda.size());
   }
-  AttentionSaved saved() { return {lse.data(), maps_out.empty() ? nullptr : maps_out.data()}; }
+  kernels::AttentionSaved saved() { return {lse.data(), maps_out.empty() ? nullptr : maps_out.data()}; }
   const float* lam() const { return lambda.empty() ? nullptr : lambda.data(); }
 };
 
@@ -76,12 +79,13 @@ struct Case {
 
   void print(bool json) const {
     const double flops = forward_flops(dims);
-    const char* path = backends::cpu::kernels().flash_default_path(dims) == flash::Path::simd ? cpu_level_name(cpu_level()) : "scalar";
+    const char* path = backends::cpu::kernels().flash_default_path(dims) == kernels::flash::Path::simd ? cpu_level_name(cpu_level()) : "scalar";
     for (int pass = 0; pass < 2; ++pass) {
       const double ms = pass == 0 ? fwd_ms : bwd_ms;
       const double f = pass == 0 ? flops : 2.5 * flops;
-      print_row(json, {str("op", pass == 0 ? "attn_fwd" : "attn_bwd"), str("variant", attention_kind_name(dims.kind)),
-                       num("T", dims.T, 0), num("d", dims.d, 0), num("B", dims.B, 0), num("H", dims.H, 0),
+      print_row(json, {str("op", pass == 0 ? "attn_fwd" : "attn_bwd"),
+                       str("variant", kernels::attention_kind_name(dims.kind)), num("T", dims.T, 0),
+                       num("d", dims.d, 0), num("B", dims.B, 0), num("H", dims.H, 0),
                        num("Hkv", dims.Hkv, 0), num("gflops", f / (ms * 1e-3) / 1e9, 1), num("ms", ms, 3),
                        str("path", path)});
     }
@@ -95,7 +99,7 @@ int bench_attn(cli::Args& args) {
   const bool quick = args.flag("quick");
   args.finish();
   const int64_t n = 1024;
-  const double gemm_gflops = measure_sgemm_gflops(n, 0.5);
+  const double gemm_gflops = kernels::measure_sgemm_gflops(n, 0.5);
   print_row(json, {str("op", "gemm"), str("variant", "sgemm"), num("T", n, 0), num("d", n, 0),
                    num("gflops", gemm_gflops, 1), num("ms", 2.0 * n * n * n / gemm_gflops / 1e6, 3)});
   std::vector<int64_t> lengths = {512, 2048};
@@ -104,16 +108,16 @@ int bench_attn(cli::Args& args) {
     for (int64_t d : {64, 128}) {
       const int64_t H = T <= 512 ? 4 : T <= 2048 ? 2 : 1;  // diff heads; ~T^2 * H work kept moderate
       std::vector<Case> cases;
-      cases.emplace_back(AttentionDims{AttentionKind::baseline, 1, T, 2 * H, 2 * H, d});
-      cases.emplace_back(AttentionDims{AttentionKind::diff, 1, T, H, H, d});
-      cases.emplace_back(AttentionDims{AttentionKind::diff2, 1, T, H, H, d});
+      cases.emplace_back(AttentionDims{kernels::AttentionKind::baseline, 1, T, 2 * H, 2 * H, d});
+      cases.emplace_back(AttentionDims{kernels::AttentionKind::diff, 1, T, H, H, d});
+      cases.emplace_back(AttentionDims{kernels::AttentionKind::diff2, 1, T, H, H, d});
       // Rounds that alternate the variants, best time of each kept: a burst of load from other
       // processes then spoils one round of one variant, not the ratio.
       for (int round = 0; round < kRounds; ++round)
         for (Case& c : cases) c.measure_once(T >= 8192 ? 0.1 : 0.15);
       for (const Case& c : cases) c.print(json);
       for (int i = 1; i < 3; ++i) {
-        const std::string name = std::string(attention_kind_name(cases[i].dims.kind)) + "/baseline";
+        const std::string name = std::string(kernels::attention_kind_name(cases[i].dims.kind)) + "/baseline";
         print_row(json, {str("op", "attn_ratio"), str("variant", name), num("T", T, 0), num("d", d, 0),
                          num("fwd_time_ratio", cases[i].fwd_ms / cases[0].fwd_ms, 3),
                          num("bwd_time_ratio", cases[i].bwd_ms / cases[0].bwd_ms, 3)});

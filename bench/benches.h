@@ -24,7 +24,7 @@ int bench_vulkan(cli::Args& args);  // the Vulkan backend's kernels, timed on th
 
 // In quant_bench.cpp: rows x cols weights of `type` (a few random rows quantized, then repeated),
 // and how many copies of `bytes` a GEMV must walk in turn to stream from DRAM, not the L3.
-std::vector<uint8_t> make_bench_weights(WeightType type, int64_t rows, int64_t cols);
+std::vector<uint8_t> make_bench_weights(kernels::WeightType type, int64_t rows, int64_t cols);
 int64_t copies_for(int64_t bytes);
 
 }  // namespace difftx::bench

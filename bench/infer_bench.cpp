@@ -39,6 +39,10 @@
 #include "source_dir.h"
 
 namespace difftx::bench {
+
+using kernels::KvStorage;
+using model::Model;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -54,13 +58,13 @@ struct InferRate {
 // One timed run: prefill `prompt` tokens, then `steps` decode steps; keeps the best rates seen.
 void time_inference(const Model& model, const std::vector<int32_t>& tokens, int64_t prompt, int64_t steps, KvStorage kv,
                     InferRate& best, const cli::DraftOption* draft = nullptr) {
-  GenerateOptions o;
+  infer::GenerateOptions o;
   if (draft) draft->apply(o);
   o.sampling.temperature = 0;
   o.max_new_tokens = steps + 1;  // the first token comes from the prefill
   o.kv = kv;
   double prefill_cpu = 0;
-  const GenerateResult r = generate(model, {tokens.data(), static_cast<size_t>(prompt)}, o, [&](int32_t) {
+  const infer::GenerateResult r = infer::generate(model, {tokens.data(), static_cast<size_t>(prompt)}, o, [&](int32_t) {
     if (prefill_cpu == 0) prefill_cpu = process_cpu_seconds();
   });
   best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / r.prefill_seconds);
@@ -72,21 +76,22 @@ void time_inference(const Model& model, const std::vector<int32_t>& tokens, int6
 
 void bench_split_kv(bool json) {
   // One kv head, 16K keys: without splitting, one thread would read the whole cache.
-  const DecodeAttentionDims dims{{AttentionKind::baseline, 8, 1, 64}, 16384};
+  const kernels::DecodeAttentionDims dims{{kernels::AttentionKind::baseline, 8, 1, 64}, 16384};
   Rng rng(5);
   std::vector<float> q(8 * 64), keys(dims.capacity * 64), values(dims.capacity * 64), out(8 * 64);
   for (auto* v : {&q, &keys, &values})
     for (auto& x : *v) x = static_cast<float>(rng.uniform(-1, 1));
   for (int64_t max_chunks : {int64_t{1}, int64_t{0}}) {
-    DecodeAttentionScratch scratch(dims, max_chunks);
+    kernels::DecodeAttentionScratch scratch(dims, max_chunks);
     const void* key_page = keys.data();
     const void* value_page = values.data();
-    const DecodeAttentionRow row{q.data(), dims.capacity, KvPages{&key_page, &value_page}, nullptr, out.data()};
+    const kernels::DecodeAttentionRow row{q.data(), dims.capacity, kernels::KvPages{&key_page, &value_page}, nullptr,
+                                          out.data()};
     const Timing t = measure([&] { backends::cpu::kernels().decode_attention_rows(dims, {&row, 1}, scratch); });
     const double gb = 2.0 * dims.capacity * 64 * 4 / 1e9;
     print_row(json, {str("op", "decode_attention"), str("case", "baseline H=8 Hkv=1 d=64 cache=16384"),
-                     num("chunks", decode_attention_chunks(scratch, dims.capacity), 0), num("us", t.median_ms * 1e3, 1),
-                     num("gb_s", gb / (t.median_ms * 1e-3), 1)});
+                     num("chunks", kernels::decode_attention_chunks(scratch, dims.capacity), 0),
+                     num("us", t.median_ms * 1e3, 1), num("gb_s", gb / (t.median_ms * 1e-3), 1)});
   }
 }
 
@@ -102,13 +107,13 @@ double resident_bytes() {
 // What a sequence of `length` tokens holds of the cache, per token (the engine's blocks of 32
 // tokens; a hybrid stack's windows and Mamba state included).
 double kv_bytes_per_token(const Model& model, KvStorage kv, int64_t length) {
-  return static_cast<double>(KvPool::sequence_bytes(model.config, kv, 32, length)) / static_cast<double>(length);
+  return static_cast<double>(infer::KvPool::sequence_bytes(model.config, kv, 32, length)) / static_cast<double>(length);
 }
 
 // Bytes a decode step reads at a cache of `length` tokens: every weight as the model holds it,
 // except an untied embedding (one row per token), and the cache.
 double decode_bytes(const Model& model, KvStorage kv, int64_t length) {
-  const ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
+  const model::ParamInfo& embed = *model.table.find("model.embed_tokens.weight");
   const double unread = model.config.tie_word_embeddings ? 0.0 : static_cast<double>(embed.bytes());
   return static_cast<double>(model.weight_bytes()) - unread +
          kv_bytes_per_token(model, kv, length) * static_cast<double>(length);
@@ -117,7 +122,7 @@ double decode_bytes(const Model& model, KvStorage kv, int64_t length) {
 // The type holding most of a model's weight bytes ("q8_0", ...).
 std::string main_weight_type(const Model& model) {
   std::map<std::string, int64_t> bytes;
-  for (const ParamInfo& p : model.table.params()) bytes[weight_type_name(p.type)] += p.bytes();
+  for (const model::ParamInfo& p : model.table.params()) bytes[kernels::weight_type_name(p.type)] += p.bytes();
   return std::max_element(bytes.begin(), bytes.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
 }
 
@@ -128,8 +133,8 @@ std::string main_weight_type(const Model& model) {
 // too where one is given; the models interleaved within each repeat (load from other processes
 // falls on all alike); best of the repeats, and each model's rates over the first's.
 void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& device, int64_t prompt, int64_t steps,
-                      int repeats, KvStorage kv, std::optional<WeightType> dtype, bool json, cli::DraftOption& draft,
-                      const std::optional<std::string>& prompt_file) {
+                      int repeats, KvStorage kv, std::optional<kernels::WeightType> dtype, bool json,
+                      cli::DraftOption& draft, const std::optional<std::string>& prompt_file) {
   std::vector<Model> models;
   std::vector<double> load_s, rss_gb;
   models.reserve(dirs.size());
@@ -137,14 +142,14 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     const double rss_before = resident_bytes();
     Timer timer;
     models.push_back([&] {  // the loaded model goes before the resident memory is read
-      Model loaded = load_model_dir(dir, MatrixPrecision::as_stored);
-      return dtype ? convert_matrices(loaded, storage_plan(loaded.config, *dtype)) : std::move(loaded);
+      Model loaded = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
+      return dtype ? model::convert_matrices(loaded, model::storage_plan(loaded.config, *dtype)) : std::move(loaded);
     }());
     models.back().move_to(device);
     models.back().engine_matrices_only();  // as `difftx generate` holds it
     load_s.push_back(timer.seconds());
     rss_gb.push_back((resident_bytes() - rss_before) / 1e9);
-    const ModelConfig& c = models.back().config;
+    const model::ModelConfig& c = models.back().config;
     DIFFTX_CHECK(prompt + steps <= c.max_position_embeddings, dir, ": --prompt ", prompt, " + --new ", steps,
                  " tokens exceed max_position_embeddings ", c.max_position_embeddings);
   }
@@ -157,9 +162,10 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     for (auto& t : inputs.back()) t %= static_cast<int32_t>(m.config.vocab_size);
   }
   if (prompt_file) {  // the file's text through the first model's tokenizer, as `difftx generate` frames it
-    const data::Tokenizer tokenizer = load_model_tokenizer(dirs[0], std::nullopt, models[0].config);
-    const FramedPrompt framed = frame_prompt(tokenizer, data::read_generation_defaults(dirs[0]),
-                                             read_whole_file(*prompt_file), models[0].config, dirs[0]);
+    const data::Tokenizer tokenizer = infer::load_model_tokenizer(dirs[0], std::nullopt, models[0].config);
+    const infer::FramedPrompt framed =
+        infer::frame_prompt(tokenizer, data::read_generation_defaults(dirs[0]), io::read_whole_file(*prompt_file),
+                            models[0].config, dirs[0]);
     prompt = static_cast<int64_t>(framed.ids.size());
     for (auto& input : inputs) input = framed.ids;
     DIFFTX_CHECK(prompt + steps <= models[0].config.max_position_embeddings, *prompt_file, ": its ", prompt,
@@ -168,7 +174,7 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
   } else {
     draft.load(device, nullptr, models[0]);
   }
-  const bool drafting = draft.mode != DraftMode::none;
+  const bool drafting = draft.mode != infer::DraftMode::none;
   std::vector<InferRate> rates(models.size()), warm_up(models.size()), drafted(models.size());
   for (size_t i = 0; i < models.size(); ++i) {  // warm-up, as llama.cpp's peer does: thread pools, page faults
     time_inference(models[i], inputs[i], std::min<int64_t>(prompt, 16), std::min<int64_t>(steps, 4), kv, warm_up[i]);
@@ -181,22 +187,23 @@ void bench_model_dirs(const std::vector<std::string>& dirs, backends::Backend& d
     }
   for (size_t i = 0; i < models.size(); ++i) {
     const Model& model = models[i];
-    const ModelConfig& c = model.config;
+    const model::ModelConfig& c = model.config;
     print_row(json, {str("op", "infer_model"), str("model", dirs[i]),
-                     str("variant", c.hybrid ? "hybrid" : attention_kind_name(c.attention)),
+                     str("variant", c.hybrid ? "hybrid" : kernels::attention_kind_name(c.attention)),
                      str("weights", main_weight_type(model)), num("weight_gb", model.weight_bytes() / 1e9, 2),
                      num("params_m", c.total_parameters() / 1e6, 1), num("load_s", load_s[i], 1),
                      num("rss_gb", rss_gb[i], 2), num("prompt", prompt, 0), num("new", steps, 0),
                      num("prefill_tok_s", rates[i].prefill_tok_s, 1), num("decode_tok_s", rates[i].decode_tok_s, 2),
-                     num("decode_cpu_tok_s", rates[i].decode_cpu_tok_s, 2), str("kv", kv_storage_name(kv)),
+                     num("decode_cpu_tok_s", rates[i].decode_cpu_tok_s, 2), str("kv", kernels::kv_storage_name(kv)),
                      num("kv_bytes_per_token", kv_bytes_per_token(model, kv, prompt + steps), 0),
                      num("decode_gb_s", decode_bytes(model, kv, prompt + steps) * rates[i].decode_tok_s / 1e9, 1),
                      num("decode_over_first", rates[i].decode_tok_s / rates[0].decode_tok_s, 3),
                      num("prefill_over_first", rates[i].prefill_tok_s / rates[0].prefill_tok_s, 3)});
     if (!drafting) continue;
     const InferRate& d = drafted[i];
-    print_row(json, {str("op", "infer_model_draft"), str("model", dirs[i]), str("draft", draft_mode_name(draft.mode)),
-                     str("draft_model", draft.mode == DraftMode::model ? draft.spec : ""),
+    print_row(json, {str("op", "infer_model_draft"), str("model", dirs[i]),
+                     str("draft", infer::draft_mode_name(draft.mode)),
+                     str("draft_model", draft.mode == infer::DraftMode::model ? draft.spec : ""),
                      num("draft_tokens_max", draft.tokens, 0),
                      num("prompt", prompt, 0), num("new", steps, 0), num("decode_tok_s", d.decode_tok_s, 2),
                      num("no_draft_decode_tok_s", rates[i].decode_tok_s, 2),
@@ -216,9 +223,10 @@ int bench_infer(cli::Args& args) {
     const int64_t prompt = args.get_int("prompt", 512, cli::IntRange{1, int64_t{1} << 20});
     const int64_t steps = args.get_int("new", 2 * kDecodeSteps, cli::IntRange{1, int64_t{1} << 20});
     const int repeats = static_cast<int>(args.get_int("repeats", 1, cli::IntRange{1, 100}));
-    const KvStorage kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+    const KvStorage kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
     const auto dtype_name = args.get("dtype");
-    const std::optional<WeightType> dtype = dtype_name ? std::optional(parse_weight_type(*dtype_name)) : std::nullopt;
+    const std::optional<kernels::WeightType> dtype =
+        dtype_name ? std::optional(kernels::parse_weight_type(*dtype_name)) : std::nullopt;
     backends::Backend& device = cli::device_option(args);
     cli::DraftOption draft = cli::draft_option(args);
     const auto prompt_file = args.get("prompt-file");
@@ -242,12 +250,12 @@ int bench_infer(cli::Args& args) {
   while (std::getline(presets, preset, ',')) {
     std::vector<Model> models;
     for (const char* variant : variants) {
-      ModelConfig config =
-          config_from_file((fs::path(DIFFTX_SOURCE_DIR) / "configs" / preset / (std::string(variant) + ".json")).string());
+      model::ModelConfig config =
+          model::config_from_file((fs::path(DIFFTX_SOURCE_DIR) / "configs" / preset / (std::string(variant) + ".json")).string());
       // RoPE has no learned positions, so random-weight models may run past the preset's limit.
       config.max_position_embeddings = std::max(config.max_position_embeddings, *std::max_element(contexts.begin(), contexts.end()));
       models.emplace_back(config);
-      init_parameters(config, models.back().table, models.back().host_weights(), 1);
+      model::init_parameters(config, models.back().table, models.back().host_weights(), 1);
     }
     DIFFTX_CHECK(models[2].config.num_key_value_heads == models[0].config.num_key_value_heads, "preset ", preset,
                  ": diff2 and baseline kv heads differ");
@@ -264,7 +272,7 @@ int bench_infer(cli::Args& args) {
         for (int v = 0; v < 3; ++v)
           time_inference(models[v], tokens, context - kDecodeSteps, kDecodeSteps, KvStorage::f32, rates[v]);
       for (int v = 0; v < 3; ++v) {
-        const ModelConfig& config = models[v].config;
+        const model::ModelConfig& config = models[v].config;
         print_row(json, {str("op", "infer"), str("preset", preset), str("variant", variants[v]), num("context", context, 0),
                          num("params_m", config.total_parameters() / 1e6, 2), num("kv_heads", config.num_key_value_heads, 0),
                          num("prefill_tok_s", rates[v].prefill_tok_s, 0), num("decode_tok_s", rates[v].decode_tok_s, 1),

@@ -28,10 +28,10 @@
 namespace difftx::bench {
 namespace {
 
-MatmulOrder parse_order(const std::string& name) {
-  if (name == "gemv") return MatmulOrder::gemv;
-  if (name == "gemm") return MatmulOrder::gemm;
-  if (name == "by_size") return MatmulOrder::by_size;
+kernels::MatmulOrder parse_order(const std::string& name) {
+  if (name == "gemv") return kernels::MatmulOrder::gemv;
+  if (name == "gemm") return kernels::MatmulOrder::gemm;
+  if (name == "by_size") return kernels::MatmulOrder::by_size;
   fail("--order: expected gemv, gemm or by_size, got '", name, "'");
 }
 
@@ -67,7 +67,7 @@ Shape parse_shape(const std::string& text) {
 int bench_matmul(cli::Args& args) {
   const bool json = args.flag("json");
   const std::string order_name = args.get("order", "gemv");
-  const MatmulOrder order = parse_order(order_name);
+  const kernels::MatmulOrder order = parse_order(order_name);
   const auto rows = args.get_int_list("rows", "1,4,16,64", cli::IntRange{1, 4096});
   const auto types = args.get_word_list("types", "q4_0,q8_0,bf16");
   const auto shapes = args.get_word_list("shapes", "2048x2048,8192x2048");
@@ -75,7 +75,7 @@ int bench_matmul(cli::Args& args) {
   const bool with_sgemm = args.flag("sgemm"), with_panels = args.flag("panels");
   args.finish();
   for (const std::string& type_name : types) {
-    const WeightType type = parse_weight_type(type_name);
+    const kernels::WeightType type = kernels::parse_weight_type(type_name);
     for (const std::string& shape_text : shapes) {
       const Shape s = parse_shape(shape_text);
       const auto bytes = make_bench_weights(type, s.rows, s.cols);
@@ -84,13 +84,14 @@ int bench_matmul(cli::Args& args) {
       std::vector<std::vector<uint8_t>> panels;
       if (with_panels && backends::cpu::kernels().reads_panels(type))
         for (const auto& m : matrices) {
-          panels.emplace_back(quant::weight_panels_bytes(type, s.rows, s.cols));
-          quant::pack_panels({type, m.data(), s.rows, s.cols}, 0, quant::panel_count(s.rows), panels.back().data());
+          panels.emplace_back(kernels::quant::weight_panels_bytes(type, s.rows, s.cols));
+          kernels::quant::pack_panels({type, m.data(), s.rows, s.cols}, 0, kernels::quant::panel_count(s.rows),
+                                      panels.back().data());
         }
       // sgemm's F32 weights, as many copies as the same bytes in F32 take
       std::vector<std::vector<float>> f32;
       if (with_sgemm) {
-        const auto b = make_bench_weights(WeightType::f32, s.rows, s.cols);
+        const auto b = make_bench_weights(kernels::WeightType::f32, s.rows, s.cols);
         std::vector<float> w(s.rows * s.cols);
         std::memcpy(w.data(), b.data(), b.size());
         f32.assign(copies_for(static_cast<int64_t>(b.size())), w);
@@ -115,7 +116,8 @@ int bench_matmul(cli::Args& args) {
           if (!with_sgemm) continue;
           next = 0;
           const auto [sgemm_ms, sgemm_cpu_ms] = timed([&] {
-            gemm(Trans::N, Trans::T, N, s.rows, s.cols, 1.0f, x.data(), f32[next].data(), 0.0f, y.data());
+            kernels::gemm(kernels::Trans::N, kernels::Trans::T, N, s.rows, s.cols, 1.0f, x.data(), f32[next].data(),
+                          0.0f, y.data());
             next = (next + 1) % static_cast<int64_t>(f32.size());
           });
           best_sgemm[k] = std::min(best_sgemm[k], sgemm_ms), cpu_sgemm[k] = std::min(cpu_sgemm[k], sgemm_cpu_ms);
@@ -123,8 +125,9 @@ int bench_matmul(cli::Args& args) {
       for (size_t k = 0; k < rows.size(); ++k) {
         const double rows_per_s = rows[k] / (best[k] * 1e-3), single = 1 / (best[0] * 1e-3) * rows[0];
         const double flops = 2.0 * rows[k] * s.rows * s.cols, gflops = flops / (best[k] * 1e-3) / 1e9;
-        std::vector<Field> fields = {str("op", "matmul"), str("order", order_name), str("type", weight_type_name(type)),
-                                     str("shape", shape_text), num("N", rows[k], 0), num("ms", best[k], 3),
+        std::vector<Field> fields = {str("op", "matmul"), str("order", order_name),
+                                     str("type", kernels::weight_type_name(type)), str("shape", shape_text),
+                                     num("N", rows[k], 0), num("ms", best[k], 3),
                                      num("rows_per_s", rows_per_s, 0), num("vs_first", rows_per_s / single, 2),
                                      num("gbps", bytes.size() / (best[k] * 1e-3) / 1e9, 1), num("gflops", gflops, 1),
                                      num("cpu_ms", cpu[k], 3), num("cpu_gflops", flops / (cpu[k] * 1e-3) / 1e9, 1)};

@@ -93,12 +93,12 @@ void bench_rmsnorm(Reporter& out, int64_t rows, int64_t n, const std::string& op
 }
 
 void bench_rope(Reporter& out, int64_t B, int64_t T, int64_t heads, int64_t d) {
-  std::vector<float> storage(rope_table_floats(T, d));
-  const RopeTable table = backends::cpu::kernels().rope_table_build(storage.data(), T, d, 10000.0, {});
+  std::vector<float> storage(kernels::rope_table_floats(T, d));
+  const kernels::RopeTable table = backends::cpu::kernels().rope_table_build(storage.data(), T, d, 10000.0, {});
   auto x = random_floats(B * T * heads * d, 5);
   const double bytes = 2.0 * 4 * x.size();
-  for (RopeStyle style : {RopeStyle::interleaved, RopeStyle::half}) {
-    const std::string op = style == RopeStyle::interleaved ? "rope_interleaved" : "rope_half";
+  for (kernels::RopeStyle style : {kernels::RopeStyle::interleaved, kernels::RopeStyle::half}) {
+    const std::string op = style == kernels::RopeStyle::interleaved ? "rope_interleaved" : "rope_half";
     out.row(op, "fwd", dims({B, T, heads, d}), bytes,
             [&] { backends::cpu::kernels().rope_forward(table, style, x.data(), B, T, heads, 0); });
     out.row(op, "bwd", dims({B, T, heads, d}), bytes,
@@ -137,15 +137,15 @@ void bench_embedding(Reporter& out, int64_t rows, int64_t n, int64_t V) {
   std::vector<float> y(rows * n), dtable(V * n);
   const double plane = 4.0 * rows * n;
   out.row("embedding", "fwd", dims({rows, n}), 2 * plane,
-          [&] { embedding_forward(table.data(), ids.data(), y.data(), rows, n, V); });
+          [&] { kernels::embedding_forward(table.data(), ids.data(), y.data(), rows, n, V); });
   out.row("embedding", "bwd", dims({rows, n}), 3 * plane,
-          [&] { embedding_backward(ids.data(), dy.data(), dtable.data(), rows, n); });
+          [&] { kernels::embedding_backward(ids.data(), dy.data(), dtable.data(), rows, n); });
 }
 
 void bench_optimizer(Reporter& out, int64_t n) {
   auto p = random_floats(n, 14), m = random_floats(n, 15), v = random_floats(n, 16, 0, 1);
   const auto g = random_floats(n, 17);
-  AdamWParams hp{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 10};
+  kernels::AdamWParams hp{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 10};
   out.row("adamw", "step", dims({n}), 7.0 * 4 * n,
           [&] { backends::cpu::kernels().adamw_update(p.data(), g.data(), m.data(), v.data(), n, hp, 0.5f); });
   volatile double sink = 0;  // keeps the reduction from being optimised away

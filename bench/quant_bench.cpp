@@ -18,6 +18,9 @@
 #include "measure.h"
 
 namespace difftx::bench {
+
+using kernels::MatmulPath;
+
 namespace {
 
 constexpr int64_t kDistinctRows = 64;  // a big matrix repeats this many quantized random rows
@@ -78,7 +81,7 @@ struct Shape {
   bool prefill;  // the output head (128256 rows) is timed for decode only
 };
 
-void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const MemoryRates& memory) {
+void bench_shape(bool json, kernels::WeightType type, const Shape& s, int64_t N, const MemoryRates& memory) {
   const auto bytes = make_bench_weights(type, s.rows, s.cols);
   const int64_t copies = copies_for(static_cast<int64_t>(bytes.size()));
   std::vector<std::vector<uint8_t>> matrices(copies, bytes);
@@ -88,7 +91,7 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
   for (auto& v : x) v = static_cast<float>(rng.uniform(-1, 1));
   // The block types have two decode kernels: weights widened to F32, and x quantized to int8
   std::vector<std::pair<MatmulPath, const char*>> paths = {{MatmulPath::best, "f32_fma"}};
-  if (weight_type_info(type).is_block())
+  if (kernels::weight_type_info(type).is_block())
     paths = {{MatmulPath::simd, "f32_fma"}, {MatmulPath::simd_int8, "int8"}};
   for (auto [path, path_name] : paths) {
     int64_t next = 0;
@@ -97,20 +100,20 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
       next = (next + 1) % copies;
     });
     const double gbps = static_cast<double>(bytes.size()) / (gemv.wall.best_ms * 1e-3) / 1e9;
-    print_row(json, {str("op", "quant_gemv"), str("type", weight_type_name(type)), str("path", path_name),
+    print_row(json, {str("op", "quant_gemv"), str("type", kernels::weight_type_name(type)), str("path", path_name),
                      str("shape", shape), num("mbytes", bytes.size() / 1e6, 1), num("ms", gemv.wall.best_ms, 3),
                      num("cpu_ms", gemv.cpu_ms, 3), num("gbps", gbps, 1), num("of_copy", gbps / memory.copy_gbps, 2),
                      num("of_read", gbps / memory.read_gbps, 2)});
   }
   if (!s.prefill || N <= 1) return;
   // prefill: the block types have int8 panels beside widening to F32 for sgemm
-  const WeightMatrix W{type, bytes.data(), s.rows, s.cols};
+  const kernels::WeightMatrix W{type, bytes.data(), s.rows, s.cols};
   for (const auto& entry : paths) {
     const MatmulPath path = entry.first;
     const char* name = path == MatmulPath::simd_int8 ? "int8" : "f32_sgemm";
     const Timed gemm = measure_with_cpu([&] { backends::cpu::kernels().matmul_by_path(W, x.data(), y.data(), N, false, path); }, 0.5, 2);
     const double flops = 2.0 * N * s.rows * s.cols;
-    print_row(json, {str("op", "quant_prefill"), str("type", weight_type_name(type)), str("path", name),
+    print_row(json, {str("op", "quant_prefill"), str("type", kernels::weight_type_name(type)), str("path", name),
                      str("shape", shape), num("N", N, 0), num("ms", gemm.wall.best_ms, 1),
                      num("gflops", flops / (gemm.wall.best_ms * 1e-3) / 1e9, 1), num("cpu_ms", gemm.cpu_ms, 1),
                      num("cpu_gflops", flops / (gemm.cpu_ms * 1e-3) / 1e9, 1)});
@@ -120,12 +123,12 @@ void bench_shape(bool json, WeightType type, const Shape& s, int64_t N, const Me
 }  // namespace
 
 // rows x cols weights of `type`: kDistinctRows random rows quantized, then repeated.
-std::vector<uint8_t> make_bench_weights(WeightType type, int64_t rows, int64_t cols) {
-  const int64_t row_bytes = weight_row_bytes(type, cols), distinct = std::min(rows, kDistinctRows);
+std::vector<uint8_t> make_bench_weights(kernels::WeightType type, int64_t rows, int64_t cols) {
+  const int64_t row_bytes = kernels::weight_row_bytes(type, cols), distinct = std::min(rows, kDistinctRows);
   std::vector<float> source(distinct * cols);
   Rng rng(7);
   for (auto& v : source) v = static_cast<float>(rng.uniform(-0.05, 0.05));
-  std::vector<uint8_t> bytes(weight_matrix_bytes(type, rows, cols));
+  std::vector<uint8_t> bytes(kernels::weight_matrix_bytes(type, rows, cols));
   backends::cpu::kernels().quantize_rows(type, source.data(), bytes.data(), distinct, cols);
   for (int64_t r = distinct; r < rows; ++r)
     std::memcpy(bytes.data() + r * row_bytes, bytes.data() + (r % distinct) * row_bytes, row_bytes);
@@ -155,7 +158,7 @@ int bench_quant(cli::Args& args) {
   std::vector<Shape> shapes = {{2048, 2048, true}, {8192, 2048, true}, {2048, 8192, true}, {128256, 2048, false}};
   if (quick) shapes = {{2048, 2048, true}, {8192, 2048, true}};
   for (const std::string& name : types) {
-    const WeightType type = parse_weight_type(name);
+    const kernels::WeightType type = kernels::parse_weight_type(name);
     for (const Shape& s : shapes) bench_shape(json, type, s, N, memory);
   }
   return 0;

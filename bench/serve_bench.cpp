@@ -46,17 +46,18 @@ double percentile(std::vector<double> v, double p) {
 
 // A constraint source whose constraints add the time they take (allowed, accept, done) to a
 // total: how much of a run the token masks cost, whatever else the machine is doing.
-class TimedConstraintSource : public TokenConstraintSource {
+class TimedConstraintSource : public infer::TokenConstraintSource {
  public:
-  explicit TimedConstraintSource(std::shared_ptr<const TokenConstraintSource> inner) : inner_(std::move(inner)) {}
+  explicit TimedConstraintSource(std::shared_ptr<const infer::TokenConstraintSource> inner)
+      : inner_(std::move(inner)) {}
   int64_t vocab_size() const override { return inner_->vocab_size(); }
-  std::unique_ptr<TokenConstraint> start(std::span<const int32_t> stop_tokens) const override {
+  std::unique_ptr<infer::TokenConstraint> start(std::span<const int32_t> stop_tokens) const override {
     return std::make_unique<Timed>(inner_->start(stop_tokens), seconds_);
   }
   double seconds() const { return *seconds_; }
 
  private:
-  class Timed : public TokenConstraint {
+  class Timed : public infer::TokenConstraint {
     template <class F>
     auto timed(F f) const {
       const auto start = Clock::now();
@@ -66,7 +67,7 @@ class TimedConstraintSource : public TokenConstraintSource {
     }
 
    public:
-    Timed(std::unique_ptr<TokenConstraint> inner, std::shared_ptr<double> total) : inner_(std::move(inner)), total_(total) {}
+    Timed(std::unique_ptr<infer::TokenConstraint> inner, std::shared_ptr<double> total) : inner_(std::move(inner)), total_(total) {}
     const uint64_t* allowed() override { return timed([&] { return inner_->allowed(); }); }
     void accept(int32_t id) override {
       timed([&] {
@@ -77,10 +78,10 @@ class TimedConstraintSource : public TokenConstraintSource {
     bool done() const override { return timed([&] { return inner_->done(); }); }
 
    private:
-    std::unique_ptr<TokenConstraint> inner_;
+    std::unique_ptr<infer::TokenConstraint> inner_;
     std::shared_ptr<double> total_;
   };
-  std::shared_ptr<const TokenConstraintSource> inner_;
+  std::shared_ptr<const infer::TokenConstraintSource> inner_;
   std::shared_ptr<double> seconds_ = std::make_shared<double>(0);  // the engine's thread only
 };
 
@@ -93,22 +94,22 @@ struct ServeResult {
   int64_t draft_tokens = 0, draft_accepted = 0;
 };
 
-ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t streams, int64_t prompt, int64_t shared,
-                        int64_t new_tokens, uint64_t seed,
-                        std::shared_ptr<const TokenConstraintSource> constraint = nullptr) {
-  Engine engine(model, nullptr, o);
+ServeResult run_streams(const model::Model& model, const infer::EngineOptions& o, int64_t streams, int64_t prompt,
+                        int64_t shared, int64_t new_tokens, uint64_t seed,
+                        std::shared_ptr<const infer::TokenConstraintSource> constraint = nullptr) {
+  infer::Engine engine(model, nullptr, o);
   Rng rng(seed);
   std::vector<int32_t> prefix(shared);
   for (auto& t : prefix) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
   std::vector<std::vector<Clock::time_point>> times(streams);
   for (int64_t i = 0; i < streams; ++i) {
-    Request r{prefix, {}, {}, {}};
+    infer::Request r{prefix, {}, {}, {}};
     while (static_cast<int64_t>(r.prompt.size()) < prompt)
       r.prompt.push_back(static_cast<int32_t>(rng.below(model.config.vocab_size)));
     r.options.sampling.temperature = 0;
     r.options.max_new_tokens = new_tokens;
     r.options.constraint = constraint;
-    r.on_event = [&times, i](const TokenEvent& e) {
+    r.on_event = [&times, i](const infer::TokenEvent& e) {
       if (e.id >= 0) times[i].push_back(Clock::now());
     };
     engine.submit(std::move(r));
@@ -118,7 +119,7 @@ ServeResult run_streams(const Model& model, const EngineOptions& o, int64_t stre
   while (engine.step()) out.peak_blocks = std::max(out.peak_blocks, engine.stats().kv_blocks_used);
   const Clock::time_point end = Clock::now();
   out.seconds = seconds_between(start, end);
-  const EngineStats st = engine.stats();
+  const infer::EngineStats st = engine.stats();
   out.blocks = st.kv_blocks;
   out.prefix_hit_rate = st.prefix_hit_rate();
   out.draft_tokens = st.draft_tokens;
@@ -154,8 +155,8 @@ int bench_serve(cli::Args& args) {
   const int64_t prompt = args.get_int("prompt", 128, cli::IntRange{1, int64_t{1} << 20});
   const int64_t new_tokens = args.get_int("new", 64, cli::IntRange{1, int64_t{1} << 20});
   const int64_t shared = args.get_int("shared-prefix", 0, cli::IntRange{0, int64_t{1} << 20});
-  EngineOptions o;
-  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  infer::EngineOptions o;
+  o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
   o.max_batch_tokens = args.get_int("max-batch-tokens", o.max_batch_tokens, cli::IntRange{1, 1 << 20});
   const auto schema_file = args.get("json-schema");
   const auto tokenizer_name = args.get("tokenizer");
@@ -165,7 +166,7 @@ int bench_serve(cli::Args& args) {
   args.finish();
   DIFFTX_CHECK(!schema_file || tokenizer_name, "--json-schema needs --tokenizer (the tokens' bytes)");
   DIFFTX_CHECK(shared <= prompt, "--shared-prefix ", shared, " exceeds --prompt ", prompt);
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model::Model model = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
   model.move_to(device);
   model.engine_matrices_only();  // as `difftx serve` holds it
   draft.load(device, nullptr, model);
@@ -176,27 +177,28 @@ int bench_serve(cli::Args& args) {
   // cache group (a hybrid's sliding-window groups keep all of a short sequence's blocks).
   const int64_t per_sequence = infer::sequence_blocks(infer::kv_cache_groups(model.config),
                                                       prompt + new_tokens + o.kv_block_tokens, o.kv_block_tokens);
-  o.kv_bytes = most * per_sequence * KvPool::block_bytes(model.config, o.kv, o.kv_block_tokens);
+  o.kv_bytes = most * per_sequence * infer::KvPool::block_bytes(model.config, o.kv, o.kv_block_tokens);
   print_row(json, {str("op", "setup"), num("threads", thread_count(), 0), str("model", dir), num("prompt", prompt, 0),
-                   num("new", new_tokens, 0), num("shared_prefix", shared, 0), str("kv", kv_storage_name(o.kv))});
-  std::shared_ptr<const TokenConstraintSource> constraint;
+                   num("new", new_tokens, 0), num("shared_prefix", shared, 0),
+                   str("kv", kernels::kv_storage_name(o.kv))});
+  std::shared_ptr<const infer::TokenConstraintSource> constraint;
   if (schema_file) {
     const data::Tokenizer tokenizer = data::load_tokenizer(*tokenizer_name);
     DIFFTX_CHECK(tokenizer.vocab_size() <= model.config.vocab_size, "the tokenizer's ", tokenizer.vocab_size(),
                  " tokens exceed the model's vocabulary of ", model.config.vocab_size);
     o.sample_vocab = tokenizer.vocab_size();
     constraint = std::make_shared<TimedConstraintSource>(
-        grammar::json_schema_constraint(grammar::parse_schema_text(read_whole_file(*schema_file), *schema_file),
+        grammar::json_schema_constraint(grammar::parse_schema_text(io::read_whole_file(*schema_file), *schema_file),
                                         grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size())));
   }
   run_streams(model, o, 1, std::min<int64_t>(prompt, 16), 0, std::min<int64_t>(new_tokens, 16), 99);  // warm-up
   const auto timed = std::dynamic_pointer_cast<const TimedConstraintSource>(constraint);
-  EngineOptions drafted = o;  // with --draft: each run again with the draft
+  infer::EngineOptions drafted = o;  // with --draft: each run again with the draft
   draft.apply(drafted);
   const auto row = [&](int64_t n, const ServeResult& r, bool constrained, double constraint_seconds,
-                       DraftMode mode = DraftMode::none) {
+                       infer::DraftMode mode = infer::DraftMode::none) {
     print_row(json, {str("op", "serve_bench"), num("concurrency", n, 0), num("constrained", constrained, 0),
-                     str("draft", draft_mode_name(mode)), num("draft_tokens", r.draft_tokens, 0),
+                     str("draft", infer::draft_mode_name(mode)), num("draft_tokens", r.draft_tokens, 0),
                      num("draft_acceptance",
                          r.draft_tokens ? static_cast<double>(r.draft_accepted) / r.draft_tokens : 0, 3),
                      num("constraint_s", constraint_seconds, 3), num("run_s", r.seconds, 3),
@@ -208,7 +210,7 @@ int bench_serve(cli::Args& args) {
   for (int64_t n : concurrency)
     for (int64_t k = 0; k < (constraint ? pairs : 1); ++k) {
       row(n, run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false, 0);
-      if (draft.mode != DraftMode::none)
+      if (draft.mode != infer::DraftMode::none)
         row(n, run_streams(model, drafted, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false, 0,
             draft.mode);
       if (!constraint) continue;

@@ -71,7 +71,7 @@ int bench_tokenizer(cli::Args& args) {
   const fs::path text_path = data::data_root() / "moby-dick" / "data.txt";
   DIFFTX_CHECK(fs::exists(text_path), text_path.string(),
                " is missing: run scripts/setup to fetch the default corpus");
-  const std::string moby = read_whole_file(text_path);
+  const std::string moby = io::read_whole_file(text_path);
 
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);

@@ -35,14 +35,14 @@ struct Trainee {
   Trainee(std::string name_, fs::path config_path_, int64_t B, int64_t T)
       : name(std::move(name_)),
         config_path(std::move(config_path_)),
-        model(config_from_file(config_path.string())),
+        model(model::config_from_file(config_path.string())),
         optimizer(*model.backend, model.table, train::AdamWConfig{}),
-        acts(model.config, B, T, ActivationUse::training, *model.backend),
+        acts(model.config, B, T, model::ActivationUse::training, *model.backend),
         grads(model.backend->allocate(model.table.total_floats() * int64_t{sizeof(float)})),
-        g(bind_tensors(model.config, model.table, grads.as<float>())),
+        g(model::bind_tensors(model.config, model.table, grads.as<float>())),
         inputs(B * T),
         targets(B * T) {
-    init_parameters(model.config, model.table, model.host_weights(), 1);
+    model::init_parameters(model.config, model.table, model.host_weights(), 1);
     Rng rng(2);
     for (auto& t : inputs) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
     for (auto& t : targets) t = static_cast<int32_t>(rng.below(model.config.vocab_size));
@@ -54,14 +54,14 @@ struct Trainee {
     profile.clear();
     const double cpu0 = process_cpu_seconds();
     Timer t;
-    PhaseClock clock(&profile);
+    model::PhaseClock clock(&profile);
     model.backend->zero(grads.as<void>(), grads.bytes());
-    clock.lap(StepPhase::optimizer);
-    decoder_forward_backward(model, acts, inputs.data(), targets.data(), g);
-    clock = PhaseClock(&profile);  // the decoder laps its own phases
+    clock.lap(model::StepPhase::optimizer);
+    model::decoder_forward_backward(model, acts, inputs.data(), targets.data(), g);
+    clock = model::PhaseClock(&profile);  // the decoder laps its own phases
     optimizer.step(model.weights.as<float>(), grads.as<const float>(), 1e-4,
                    optimizer.gradient_norm(grads.as<const float>()));
-    clock.lap(StepPhase::optimizer);
+    clock.lap(model::StepPhase::optimizer);
     const double ms = t.ms();
     times_ms.push_back(ms);
     cpu_ms.push_back((process_cpu_seconds() - cpu0) * 1e3);
@@ -79,13 +79,13 @@ struct Trainee {
 
   std::string name;
   fs::path config_path;
-  Model model;
+  model::Model model;
   train::AdamW optimizer;
-  Activations acts;
+  model::Activations acts;
   backends::DeviceBuffer grads;
-  ModelTensors g;
+  model::ModelTensors g;
   std::vector<int32_t> inputs, targets;
-  StepProfile profile, best_profile, phase_min;  // this step, the best step, each phase's best
+  model::StepProfile profile, best_profile, phase_min;  // this step, the best step, each phase's best
   std::vector<double> times_ms, cpu_ms;  // per timed step: wall and process CPU time
 };
 
@@ -169,7 +169,7 @@ int bench_train(cli::Args& args) {
                  " exceeds max_position_embeddings of ", path.string());
   }
 
-  double sgemm = measure_sgemm_gflops(1024, 0.5);
+  double sgemm = kernels::measure_sgemm_gflops(1024, 0.5);
   for (auto& t : trainees) {  // warm-up: first-touch page faults, thread pools, scratch growth
     t->step();
     t->times_ms.clear();
@@ -177,15 +177,15 @@ int bench_train(cli::Args& args) {
   }
   for (int64_t r = 0; r < rounds; ++r) {
     for (auto& t : trainees) t->step();
-    sgemm = std::max(sgemm, measure_sgemm_gflops(1024, 0.05));
+    sgemm = std::max(sgemm, kernels::measure_sgemm_gflops(1024, 0.05));
   }
-  print_row(json, {str("op", "gemm"), num("M", 1024, 0), num("gflops", sgemm, 1), str("kernel", gemm_kernel_name()),
-                   num("threads", thread_count(), 0)});
+  print_row(json, {str("op", "gemm"), num("M", 1024, 0), num("gflops", sgemm, 1),
+                   str("kernel", kernels::gemm_kernel_name()), num("threads", thread_count(), 0)});
 
   const auto peer = with_torch ? run_torch_peer(trainees, B, T, torch_threads, quick, json) : std::map<std::string, PeerResult>{};
   std::map<std::string, double> best_ms;
   for (const auto& t : trainees) {
-    const ModelConfig& config = t->model.config;
+    const model::ModelConfig& config = t->model.config;
     const double ms = t->best_ms(), tok_s = B * T / (ms * 1e-3);
     const double gflops = 3.0 * config.forward_flops(B, T) / (ms * 1e-3) / 1e9;
     const auto it = peer.find(t->config_path.string());
@@ -201,10 +201,10 @@ int bench_train(cli::Args& args) {
                      num("torch_cpu_ms", it == peer.end() ? 0.0 : it->second.cpu_ms, 1),
                      str("torch_setup", it == peer.end() ? "none" : it->second.config)});
     if (!profile) continue;
-    for (int p = 0; p < static_cast<int>(StepPhase::count); ++p) {
-      const StepPhase phase = static_cast<StepPhase>(p);
+    for (int p = 0; p < static_cast<int>(model::StepPhase::count); ++p) {
+      const model::StepPhase phase = static_cast<model::StepPhase>(p);
       const double phase_ms = t->best_profile[phase] * 1e3;
-      print_row(json, {str("op", "train_phase"), str("variant", t->name), str("phase", step_phase_name(phase)),
+      print_row(json, {str("op", "train_phase"), str("variant", t->name), str("phase", model::step_phase_name(phase)),
                        num("ms", phase_ms, 1), num("share", phase_ms / ms, 3),
                        num("min_ms", t->phase_min[phase] * 1e3, 1)});
     }

@@ -50,9 +50,9 @@ double best_ms(VulkanBackend& vk, int64_t rounds, int64_t calls, const std::func
 
 // Random bytes of a matrix that are valid weights: F16/BF16 halves of small magnitude, block
 // scales likewise (a random F16 pattern could be inf or NaN).
-DeviceBuffer random_weights(VulkanBackend& vk, WeightType type, int64_t rows, int64_t cols) {
+DeviceBuffer random_weights(VulkanBackend& vk, kernels::WeightType type, int64_t rows, int64_t cols) {
   const std::vector<uint8_t> bytes = make_bench_weights(type, std::min<int64_t>(rows, 64), cols);
-  const int64_t row_bytes = weight_row_bytes(type, cols);
+  const int64_t row_bytes = kernels::weight_row_bytes(type, cols);
   DeviceBuffer b = vk.allocate(rows * row_bytes, false);
   for (int64_t r = 0; r < rows; r += 64)
     vk.upload(backends::device_cast<void>(b.as<unsigned char>() + r * row_bytes), bytes.data(),
@@ -82,7 +82,7 @@ int bench_vulkan(cli::Args& args) {
   const int64_t copy_mib = args.get_int("copy-mib", 1024, cli::IntRange{1, 65536});
   const bool copy_only = args.flag("copy-only");
   args.finish();
-  const ModelConfig c = model_config_from_json(read_json_file(config_path), config_path);
+  const model::ModelConfig c = model::model_config_from_json(io::read_json_file(config_path), config_path);
   auto& vk = static_cast<VulkanBackend&>(backends::vulkan::open_device(device));
   print_row(json, {str("op", "device"), str("name", vk.info().name),
                    num("memory_gib", vk.info().memory_bytes / 1073741824.0, 1), str("features", vk.info().features),
@@ -101,7 +101,7 @@ int bench_vulkan(cli::Args& args) {
   if (copy_only) return 0;
 
   Rng rng(1);
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   const int64_t D = c.hidden_size, F = c.intermediate_size;
   struct Projection {
     const char* name;
@@ -113,17 +113,17 @@ int bench_vulkan(cli::Args& args) {
   const DeviceBuffer x = random_floats(vk, prompt * std::max(D, F), rng);
   const DeviceBuffer y = vk.allocate(prompt * std::max({F, D, c.vocab_size}) * 4, false);
   for (const std::string& type_name : types) {
-    const WeightType type = parse_weight_type(type_name);
+    const kernels::WeightType type = kernels::parse_weight_type(type_name);
     for (const Projection& p : projections) {
       const DeviceBuffer w = random_weights(vk, type, p.rows, p.cols);
       const backends::DeviceMatrix m =
           vk.prepare_matrix({type, w.as<const void>(), p.rows, p.cols, nullptr}, false, false).matrix;
-      const double bytes = static_cast<double>(weight_matrix_bytes(type, p.rows, p.cols));
+      const double bytes = static_cast<double>(kernels::weight_matrix_bytes(type, p.rows, p.cols));
       const double gemv = best_ms(vk, rounds, 20, [&] {
-        vk.matmul(m, x.as<const float>(), y.as<float>(), rows, false, MatmulOrder::gemv);
+        vk.matmul(m, x.as<const float>(), y.as<float>(), rows, false, kernels::MatmulOrder::gemv);
       });
       const double gemm = best_ms(vk, rounds, 2, [&] {
-        vk.matmul(m, x.as<const float>(), y.as<float>(), prompt, false, MatmulOrder::gemm);
+        vk.matmul(m, x.as<const float>(), y.as<float>(), prompt, false, kernels::MatmulOrder::gemm);
       });
       const double gbs = bytes / (gemv * 1e6);
       print_row(json, {str("op", "matmul"), str("type", type_name), str("matrix", p.name), num("rows", p.rows, 0),
@@ -134,7 +134,7 @@ int bench_vulkan(cli::Args& args) {
   }
 
   // Attention of one layer: the fused prefill over the prompt, and paged decode over the context.
-  const AttentionDims dims = c.attention_dims(1, prompt);
+  const kernels::AttentionDims dims = c.attention_dims(1, prompt);
   {
     const DeviceBuffer q = random_floats(vk, prompt * a.q_width(), rng),
                        k = random_floats(vk, prompt * a.k_width(), rng);
@@ -146,14 +146,14 @@ int bench_vulkan(cli::Args& args) {
                            lambda.as<const float>(), out.as<float>(), {});
     });
     print_row(json,
-              {str("op", "prefill_attention"), str("attention", attention_kind_name(c.attention)),
+              {str("op", "prefill_attention"), str("attention", kernels::attention_kind_name(c.attention)),
                num("tokens", prompt, 0), num("ms", ms, 3), num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
   }
-  for (KvStorage storage : {KvStorage::bf16, KvStorage::int8}) {
+  for (kernels::KvStorage storage : {kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
     // The engine's pages (its default block size), so the figure is the one a decode step pays.
-    const int64_t P = EngineOptions{}.kv_block_tokens, blocks = rows * ((context + P - 1) / P);
-    DecodeAttentionDims kd{a, P, storage};
-    const int64_t key_bytes = key_region_bytes(kd), layer_bytes = key_bytes + value_region_bytes(kd);
+    const int64_t P = infer::EngineOptions{}.kv_block_tokens, blocks = rows * ((context + P - 1) / P);
+    kernels::DecodeAttentionDims kd{a, P, storage};
+    const int64_t key_bytes = kernels::key_region_bytes(kd), layer_bytes = key_bytes + kernels::value_region_bytes(kd);
     const DeviceBuffer pool = vk.allocate(blocks * layer_bytes);  // zeros: valid keys, values and scales
     std::vector<int32_t> lengths(rows, static_cast<int32_t>(context)), tables(rows), block_ids(blocks);
     for (int64_t i = 0; i < rows; ++i) tables[i] = static_cast<int32_t>(i * (blocks / rows));
@@ -171,8 +171,8 @@ int bench_vulkan(cli::Args& args) {
       vk.paged_attention(kv, 0, pr, q.as<const float>(), lambda.as<const float>(), out.as<float>());
     });
     const double kv_bytes = static_cast<double>(rows) * layer_bytes * ((context + P - 1) / P);
-    print_row(json, {str("op", "decode_attention"), str("attention", attention_kind_name(c.attention)),
-                     str("kv", kv_storage_name(storage)), num("block", P, 0), num("rows", rows, 0), num("context", context, 0),
+    print_row(json, {str("op", "decode_attention"), str("attention", kernels::attention_kind_name(c.attention)),
+                     str("kv", kernels::kv_storage_name(storage)), num("block", P, 0), num("rows", rows, 0), num("context", context, 0),
                      num("us", ms * 1e3, 1), num("kv_gbs", kv_bytes / (ms * 1e6), 1),
                      num("of_copy", kv_bytes / (ms * 1e6) / copy_gbs, 3)});
   }

@@ -10,10 +10,10 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    const nlohmann::json value = difftx::parse_json_text(difftx::fuzz::as_text(data, size), "fuzz.json");
-    (void)difftx::json_value_for_message(value);
+    const nlohmann::json value = difftx::io::parse_json_text(difftx::fuzz::as_text(data, size), "fuzz.json");
+    (void)difftx::io::json_value_for_message(value);
     (void)value.dump();
-    difftx::model_config_from_json(value, "fuzz.json").validate();
+    difftx::model::model_config_from_json(value, "fuzz.json").validate();
   } catch (const difftx::Error&) {
   }
   return 0;

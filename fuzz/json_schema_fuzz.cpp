@@ -27,7 +27,7 @@ void write_documents(Automaton& a, uint64_t seed) {
     while (text.size() < 512) {
       seed = difftx::mix64(seed + 0x9E3779B97F4A7C15ull);
       if (a.complete(s) && (!a.extensible(s) || seed % 4 == 0)) {
-        (void)difftx::parse_json_text(text, "fuzz document");  // throws (and so aborts below) if not JSON
+        (void)difftx::io::parse_json_text(text, "fuzz document");  // throws (and so aborts below) if not JSON
         break;
       }
       std::vector<std::pair<uint8_t, Automaton::State>> next;
@@ -46,7 +46,7 @@ void write_documents(Automaton& a, uint64_t seed) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = difftx::fuzz::as_text(data, size);
   try {
-    const nlohmann::json schema = difftx::parse_json_text(text, "fuzz.json");
+    const nlohmann::json schema = difftx::io::parse_json_text(text, "fuzz.json");
     Automaton a(difftx::grammar::json_schema_grammar(schema));
     try {
       write_documents(a, difftx::hash64(data, size));

@@ -12,7 +12,7 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto path = difftx::fuzz::write_input("model.safetensors", difftx::fuzz::as_text(data, size));
   try {
-    const difftx::SafetensorsReader reader(path);
+    const difftx::io::SafetensorsReader reader(path);
     for (const std::string& name : reader.names()) {
       const std::vector<int64_t> shape = reader.info(name).shape;
       try {

@@ -15,7 +15,7 @@ namespace {
 py::array_t<double> attention_map(const LoadedModel& m, const py::handle& ids_in, int64_t layer, int64_t head,
                                   int64_t query, bool normalised) {
   std::vector<int32_t> ids = sequence_ids(ids_in, m.model.config);
-  const ModelConfig& c = m.model.config;
+  const model::ModelConfig& c = m.model.config;
   const int64_t T = static_cast<int64_t>(ids.size());
   if (query < 0) query += T;
   DIFFTX_CHECK(query >= 0 && query < T, "query ", query, " outside the ", T, " positions of ids");
@@ -26,9 +26,9 @@ py::array_t<double> attention_map(const LoadedModel& m, const py::handle& ids_in
   {
     py::gil_scoped_release release;
     ThreadScope scope(m.threads);
-    Activations acts(c, 1, query + 1);
-    decoder_forward(m.model, acts, ids.data());
-    const LayerTap tap = layer_tap(c, acts, layer);
+    model::Activations acts(c, 1, query + 1);
+    model::decoder_forward(m.model, acts, ids.data());
+    const model::LayerTap tap = model::layer_tap(c, acts, layer);
     const eval::AttentionRow r = eval::attention_row(tap.dims, tap.q, tap.k, tap.lambda, 0, query);
     row = normalised ? r.normalised(head) : std::vector<double>(r.head_row(head), r.head_row(head) + r.keys());
   }

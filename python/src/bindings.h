@@ -26,7 +26,7 @@ using api::ThreadScope;
 
 // One sequence of ids (a list of ints or a 1-D integer array) checked against the model: in its
 // vocabulary, not empty, at most max_position_embeddings long.
-std::vector<int32_t> sequence_ids(const py::handle& ids, const ModelConfig& config);
+std::vector<int32_t> sequence_ids(const py::handle& ids, const model::ModelConfig& config);
 
 // Takes the GIL and raises a pending signal's exception (KeyboardInterrupt for Ctrl-C) as
 // py::error_already_set; for loops that run with the GIL released.

@@ -14,14 +14,17 @@
 #include "infer/engine.h"
 
 namespace difftx::python {
+
+using infer::Engine;
+
 namespace {
 
 using api::GenerateArgs;
 
 std::unique_ptr<Engine> make_engine(const LoadedModel& m) {
   (void)m.require_tokenizer();  // the error `difftx generate` gives for a directory without one
-  EngineOptions o;
-  o.kv = parse_kv_storage(m.kv_dtype);
+  infer::EngineOptions o;
+  o.kv = kernels::parse_kv_storage(m.kv_dtype);
   return std::make_unique<Engine>(m.model, m.tokenizer.get(), api::engine_options(m, o));
 }
 
@@ -47,10 +50,10 @@ class Stream {
  public:
   Stream(ModelHandle model, const std::string& prompt, const GenerateArgs& args)
       : model_(std::move(model)), engine_(make_engine(*model_)) {
-    Request r = api::text_request(*model_, prompt, args);
-    r.on_event = [this](const TokenEvent& e) {
+    infer::Request r = api::text_request(*model_, prompt, args);
+    r.on_event = [this](const infer::TokenEvent& e) {
       if (!e.text.empty()) pieces_.push_back(e.text);
-      if (e.finish != FinishReason::none) finished_ = true, error_ = e.error, reason_ = e.finish;
+      if (e.finish != infer::FinishReason::none) finished_ = true, error_ = e.error, reason_ = e.finish;
     };
     id_ = engine_->submit(std::move(r));
   }
@@ -62,11 +65,11 @@ class Stream {
       pieces_.pop_front();
       return piece;
     }
-    DIFFTX_CHECK(reason_ != FinishReason::error, error_);
+    DIFFTX_CHECK(reason_ != infer::FinishReason::error, error_);
     return std::nullopt;
   }
 
-  const char* finish_reason() const { return finished_ ? finish_reason_name(reason_) : nullptr; }
+  const char* finish_reason() const { return finished_ ? infer::finish_reason_name(reason_) : nullptr; }
 
  private:
   ModelHandle model_;
@@ -74,12 +77,13 @@ class Stream {
   Engine::RequestId id_ = 0;
   std::deque<std::string> pieces_;
   bool finished_ = false;
-  FinishReason reason_ = FinishReason::none;
+  infer::FinishReason reason_ = infer::FinishReason::none;
   std::string error_;
 };
 
 // json_schema: a dict (or any JSON value) or its JSON text; None: no constraint.
-std::shared_ptr<const TokenConstraintSource> schema_constraint(const LoadedModel& m, const py::object& json_schema) {
+std::shared_ptr<const infer::TokenConstraintSource> schema_constraint(const LoadedModel& m,
+                                                                      const py::object& json_schema) {
   if (json_schema.is_none()) return nullptr;
   const std::string text = py::isinstance<py::str>(json_schema)
                                ? json_schema.cast<std::string>()
@@ -119,10 +123,10 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
   std::vector<std::string> texts(prompts.size()), errors(prompts.size());
   std::vector<Engine::RequestId> ids;
   for (size_t i = 0; i < prompts.size(); ++i) {
-    Request r = api::text_request(*m, prompts[i], a);
-    r.on_event = [&texts, &errors, i](const TokenEvent& e) {
+    infer::Request r = api::text_request(*m, prompts[i], a);
+    r.on_event = [&texts, &errors, i](const infer::TokenEvent& e) {
       texts[i] += e.text;
-      if (e.finish == FinishReason::error) errors[i] = e.error;
+      if (e.finish == infer::FinishReason::error) errors[i] = e.error;
     };
     ids.push_back(engine->submit(std::move(r)));
   }

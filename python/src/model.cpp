@@ -11,13 +11,16 @@
 #include "model/taps.h"
 
 namespace difftx::python {
+
+using model::LayerTap;
+
 namespace {
 
 namespace fs = std::filesystem;
 
-MatrixPrecision precision_from_name(const std::string& name) {
-  if (name == "as_stored") return MatrixPrecision::as_stored;
-  if (name == "f32") return MatrixPrecision::f32;
+model::MatrixPrecision precision_from_name(const std::string& name) {
+  if (name == "as_stored") return model::MatrixPrecision::as_stored;
+  if (name == "f32") return model::MatrixPrecision::f32;
   fail("weights: '", name, "' is not a precision (as_stored: matrices in the type the files hold; f32: widened)");
 }
 
@@ -66,9 +69,9 @@ py::object logits(const LoadedModel& m, const py::handle& ids) {
 // Layer by layer, stacked: name -> [L, T, width] (lambda: [L] for diff, [L, T, H] for diff2).
 py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
   const std::vector<int32_t> ids = sequence_ids(ids_in, m.model.config);
-  const ModelConfig& c = m.model.config;
+  const model::ModelConfig& c = m.model.config;
   const int64_t L = c.num_hidden_layers, T = static_cast<int64_t>(ids.size());
-  const AttentionDims dims = c.attention_dims(1, T);
+  const kernels::AttentionDims dims = c.attention_dims(1, T);
   struct Tap {
     const char* name;
     int64_t width;
@@ -78,8 +81,8 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
                              {"k", dims.k_width(), &LayerTap::k},
                              {"attention_output", dims.out_width(), &LayerTap::attention_output},
                              {"residual", c.hidden_size, &LayerTap::residual_out}};
-  const LambdaSource lambda_source = c.attention_variant().lambda_source();
-  if (lambda_source == LambdaSource::token_logits) wanted.push_back({"lambda", dims.H, &LayerTap::lambda});
+  const kernels::LambdaSource lambda_source = c.attention_variant().lambda_source();
+  if (lambda_source == kernels::LambdaSource::token_logits) wanted.push_back({"lambda", dims.H, &LayerTap::lambda});
   std::vector<py::array_t<float>> arrays;
   for (const Tap& t : wanted) arrays.emplace_back(std::vector<int64_t>{L, T, t.width});
   py::array_t<float> lambdas(L);
@@ -89,18 +92,18 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
   {
     py::gil_scoped_release release;
     ThreadScope scope(m.threads);
-    Activations acts(c, 1, T);
-    decoder_forward(m.model, acts, ids.data());
+    model::Activations acts(c, 1, T);
+    model::decoder_forward(m.model, acts, ids.data());
     for (int64_t l = 0; l < L; ++l) {
-      const LayerTap tap = layer_tap(c, acts, l);
+      const LayerTap tap = model::layer_tap(c, acts, l);
       for (size_t i = 0; i < wanted.size(); ++i)
         std::copy_n(tap.*wanted[i].field, T * wanted[i].width, outs[i] + l * T * wanted[i].width);
-      if (lambda_source == LambdaSource::layer_scalar) lambda_out[l] = *tap.lambda;
+      if (lambda_source == kernels::LambdaSource::layer_scalar) lambda_out[l] = *tap.lambda;
     }
   }
   py::dict out;
   for (size_t i = 0; i < wanted.size(); ++i) out[wanted[i].name] = arrays[i];
-  if (lambda_source == LambdaSource::layer_scalar) out["lambda"] = lambdas;
+  if (lambda_source == kernels::LambdaSource::layer_scalar) out["lambda"] = lambdas;
   return out;
 }
 
@@ -111,7 +114,7 @@ py::str utf8(const std::string& bytes) {  // bytes that are not UTF-8 (half a ch
 }  // namespace
 
 // One sequence of ids (a list of ints or a 1-D integer array) checked against the model.
-std::vector<int32_t> sequence_ids(const py::handle& ids, const ModelConfig& c) {
+std::vector<int32_t> sequence_ids(const py::handle& ids, const model::ModelConfig& c) {
   using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
   const IdArray a = IdArray::ensure(ids);
   if (!a) PyErr_Clear();  // the message below says what was expected
@@ -156,10 +159,11 @@ ModelClass bind_model(py::module_& m) {
   ModelClass model(m, "Model", "A model directory loaded by difftx.load().");
   model
       .def_property_readonly(
-          "config", [](const LoadedModel& l) { return to_python(config_to_json(l.model.config)); },
+          "config", [](const LoadedModel& l) { return to_python(model::config_to_json(l.model.config)); },
           "The model's config as difftx's config.json holds it (a dict).")
       .def_property_readonly(
-          "variant", [](const LoadedModel& l) { return std::string(attention_kind_name(l.model.config.attention)); },
+          "variant",
+          [](const LoadedModel& l) { return std::string(kernels::attention_kind_name(l.model.config.attention)); },
           "'baseline', 'diff' (DIFF V1) or 'diff2' (DIFF V2).")
       .def_property_readonly(
           "num_parameters", [](const LoadedModel& l) { return l.model.config.total_parameters(); })
@@ -176,8 +180,8 @@ ModelClass bind_model(py::module_& m) {
            "layer's output) [L, T, hidden_size], and 'lambda' ([L] for diff, per-token logits [L, T, H] for\n"
            "diff2; absent for baseline).")
       .def("__repr__", [](const LoadedModel& l) {
-        return "<difftx.Model " + l.dir.string() + ": " + attention_kind_name(l.model.config.attention) + ", " +
-               std::to_string(l.model.config.total_parameters()) + " parameters>";
+        return "<difftx.Model " + l.dir.string() + ": " + kernels::attention_kind_name(l.model.config.attention) +
+               ", " + std::to_string(l.model.config.total_parameters()) + " parameters>";
       });
 
   m.def("load", &load, py::arg("path"), py::kw_only(), py::arg("weights") = "as_stored", py::arg("kv_dtype") = "bf16",

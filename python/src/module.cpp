@@ -27,7 +27,7 @@ PYBIND11_MODULE(_difftx, m) {
   // newest first, so the subclasses come after their base.
   auto& error = py::register_exception<difftx::Error>(m, "Error");
   error.attr("__doc__") = "An error the difftx library raised; the message says what was wrong and what was expected.";
-  py::register_exception<difftx::EngineFull>(m, "EngineFull", error.ptr());
+  py::register_exception<difftx::infer::EngineFull>(m, "EngineFull", error.ptr());
   py::register_exception<difftx::train::TrainingDiverged>(m, "TrainingDiverged", error.ptr());
   ModelClass model = bind_model(m);
   bind_attention_map(m);

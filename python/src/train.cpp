@@ -114,9 +114,10 @@ py::object prepare(const py::object& corpus_paths, const fs::path& out, const st
 
 fs::path convert(const fs::path& model, const fs::path& out, const std::string& to, const std::string& dtype,
                  const std::optional<std::string>& head_dtype) {
-  const ModelOutput o = model_output(out, to, dtype, head_dtype);  // checked as `difftx convert` checks them
+  // checked as `difftx convert` checks them
+  const model::ModelOutput o = model::model_output(out, to, dtype, head_dtype);
   py::gil_scoped_release release;
-  convert_model(model, o);
+  model::convert_model(model, o);
   return out;
 }
 

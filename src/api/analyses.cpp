@@ -29,7 +29,8 @@ PerplexityOptions perplexity_options(int64_t max_batches, const Interrupt& inter
 
 }  // namespace
 
-data::Tokenizer dataset_tokenizer(const fs::path& data_dir, const fs::path& model_dir, const ModelConfig& config) {
+data::Tokenizer dataset_tokenizer(const fs::path& data_dir, const fs::path& model_dir,
+                                  const model::ModelConfig& config) {
   // read_dataset: a clear error for a directory that is not a prepared dataset.
   data::check_fits_vocabulary(data::read_dataset(data_dir), config.vocab_size, "the model in " + model_dir.string());
   return data::load_tokenizer(data_dir.string());
@@ -57,7 +58,7 @@ nlohmann::json mqar(const LoadedModel& m, const fs::path& data_dir, const retrie
 
 nlohmann::json attention(const LoadedModel& m, const fs::path& data_dir, const retrieval::NiahPromptOptions& o,
                          int64_t map_layer, int64_t map_head) {
-  const ModelConfig& c = m.model.config;
+  const model::ModelConfig& c = m.model.config;
   DIFFTX_CHECK(map_layer >= -1 && map_layer < c.num_hidden_layers, "map_layer ", map_layer, " outside [0, ",
                c.num_hidden_layers, ") (or -1 for the mean over layers)");
   DIFFTX_CHECK(map_head >= -1 && map_head < c.num_attention_heads, "map_head ", map_head, " outside [0, ",
@@ -89,7 +90,7 @@ nlohmann::json outliers(const LoadedModel& m, const fs::path& data_dir, int64_t 
 
 nlohmann::json quant(const LoadedModel& m, const fs::path& data_dir, const std::vector<int>& bits,
                      const ValWindows& windows, int64_t max_batches, const Interrupt& interrupt) {
-  for (int b : bits) check_logit_bits(b);
+  for (int b : bits) kernels::check_logit_bits(b);
   ThreadScope scope(m.threads);
   data::TokenLoader val = data::sequential_loader(data_dir, "val", windows.micro_batch, windows.seq_len);
   return results::to_json(quantization_sweep(m.model, val, bits, perplexity_options(max_batches, interrupt)));

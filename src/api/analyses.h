@@ -24,7 +24,7 @@ using Interrupt = std::function<void()>;
 // directories; a directory that is not a prepared dataset is an error too), as every analysis
 // takes it.
 data::Tokenizer dataset_tokenizer(const std::filesystem::path& data_dir, const std::filesystem::path& model_dir,
-                                  const ModelConfig& config);
+                                  const model::ModelConfig& config);
 
 // Where an analysis reads its windows of the val split (outliers, quant, eval).
 struct ValWindows {

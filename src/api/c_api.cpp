@@ -112,7 +112,7 @@ int32_t difftx_context_length(const difftx_model* model) {
 int32_t difftx_model_metadata(const difftx_model* model, char* json, int32_t capacity) {
   return guard<int32_t>(INT32_MIN, [&] {
     const LoadedModel& m = model_of(model, "difftx_model_metadata");
-    const ModelConfig& c = m.model.config;
+    const model::ModelConfig& c = m.model.config;
     const data::GenerationDefaults& d = m.defaults;
     nlohmann::json defaults = nlohmann::json::object();
     if (d.max_new_tokens) defaults["max_new_tokens"] = *d.max_new_tokens;
@@ -122,9 +122,9 @@ int32_t difftx_model_metadata(const difftx_model* model, char* json, int32_t cap
     const nlohmann::json j = {
         {"path", m.dir.string()},
         {"device", m.device},
-        {"variant", attention_kind_name(c.attention)},
+        {"variant", kernels::attention_kind_name(c.attention)},
         {"num_parameters", c.total_parameters()},
-        {"config", config_to_json(c)},
+        {"config", model::config_to_json(c)},
         {"tokenizer", m.tokenizer ? nlohmann::json{{"name", m.tokenizer->name()},
                                                    {"vocab_size", m.tokenizer->vocab_size()}}
                                   : nlohmann::json(nullptr)},

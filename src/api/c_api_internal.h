@@ -30,7 +30,7 @@ struct difftx_engine {
   std::mutex mutex;                   // guards `open` and the ids of requests being submitted
   std::set<int64_t> open;             // requests submitted whose last event has not come yet
   difftx::api::Draft draft;           // difftx_engine_options::draft, which the engine drafts with
-  std::unique_ptr<difftx::Engine> engine;  // last: gone before what its callbacks use
+  std::unique_ptr<difftx::infer::Engine> engine;  // last: gone before what its callbacks use
 };
 
 namespace difftx::api {

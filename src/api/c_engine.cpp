@@ -54,18 +54,18 @@ int64_t submit(difftx_engine* handle, const difftx_sampling_options* options, di
     DIFFTX_CHECK(callback != nullptr, function, ": the callback is null");
     const LoadedModel& m = *e.loaded;
     const GenerateArgs args = options ? generate_args(*options) : GenerateArgs{};
-    Request r = make(m, args);
+    infer::Request r = make(m, args);
     auto id = std::make_shared<int64_t>(0);
-    r.on_event = [&e, callback, user_data, id](const TokenEvent& t) {
+    r.on_event = [&e, callback, user_data, id](const infer::TokenEvent& t) {
       int64_t request;
       {  // set by submit below under the same lock (the engine's own thread may step at once)
         std::lock_guard lock(e.mutex);
         request = *id;
-        if (t.finish != FinishReason::none) e.open.erase(request);
+        if (t.finish != infer::FinishReason::none) e.open.erase(request);
       }
       std::vector<int32_t> top_ids;
       std::vector<float> top_logprobs;
-      for (const TokenLogprob& p : t.top) top_ids.push_back(p.id), top_logprobs.push_back(p.logprob);
+      for (const infer::TokenLogprob& p : t.top) top_ids.push_back(p.id), top_logprobs.push_back(p.logprob);
       const difftx_token_event event{request, t.id, t.text.data(), static_cast<int32_t>(t.text.size()), t.logprob,
                                      top_ids.data(), top_logprobs.data(), static_cast<int32_t>(top_ids.size()),
                                      static_cast<int32_t>(t.finish), t.error.c_str(), t.prompt_tokens,
@@ -106,7 +106,7 @@ using namespace difftx::api;
 extern "C" {
 
 difftx_engine_options difftx_engine_default_options(void) {
-  const EngineOptions o;
+  const infer::EngineOptions o;
   return difftx_engine_options{"bf16", o.kv_tokens, o.kv_bytes, o.kv_block_tokens, o.max_batch_tokens,
                                o.max_running, o.max_queue, o.context, o.prefix_cache ? 1 : 0, nullptr,
                                o.draft_tokens};
@@ -116,8 +116,8 @@ difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_opt
   return guard<difftx_engine*>(nullptr, [&] {
     const LoadedModel& m = model_of(model, "difftx_engine_create");
     const difftx_engine_options c = options ? *options : difftx_engine_default_options();
-    EngineOptions o;
-    o.kv = parse_kv_storage(required(c.kv_dtype, "kv_dtype"));
+    infer::EngineOptions o;
+    o.kv = kernels::parse_kv_storage(required(c.kv_dtype, "kv_dtype"));
     o.kv_tokens = c.kv_tokens;
     o.kv_bytes = c.kv_bytes;
     o.kv_block_tokens = c.kv_block_tokens;
@@ -132,7 +132,7 @@ difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_opt
                           "draft");
     o = engine_options(m, o);
     e->draft.apply(o);
-    e->engine = std::make_unique<Engine>(m.model, m.tokenizer.get(), o);
+    e->engine = std::make_unique<infer::Engine>(m.model, m.tokenizer.get(), o);
     return e.release();
   });
 }
@@ -148,7 +148,7 @@ void difftx_engine_free(difftx_engine* engine) {
         std::lock_guard lock(engine->mutex);
         open.assign(engine->open.begin(), engine->open.end());
       }
-      for (int64_t id : open) engine->engine->cancel(static_cast<Engine::RequestId>(id));
+      for (int64_t id : open) engine->engine->cancel(static_cast<infer::Engine::RequestId>(id));
       engine->engine->run_until_idle();
     }
     engine->engine.reset();  // its thread's last callbacks still use the handle
@@ -158,10 +158,11 @@ void difftx_engine_free(difftx_engine* engine) {
 }
 
 difftx_sampling_options difftx_sampling_default_options(const difftx_model* model) {
-  RequestOptions o;
+  infer::RequestOptions o;
   if (model != nullptr && model->loaded)  // the model's defaults were checked when it loaded
-    o = guard<RequestOptions>(RequestOptions{}, [&] { return request_options(*model->loaded, GenerateArgs{}); });
-  const SamplingOptions& s = o.sampling;
+    o = guard<infer::RequestOptions>(infer::RequestOptions{},
+                                     [&] { return request_options(*model->loaded, GenerateArgs{}); });
+  const infer::SamplingOptions& s = o.sampling;
   return difftx_sampling_options{o.max_new_tokens, s.temperature, s.top_k, s.top_p, s.min_p, s.seed,
                                  s.presence_penalty, s.frequency_penalty, nullptr, 0, 0, 0};
 }
@@ -197,7 +198,7 @@ int32_t difftx_engine_cancel(difftx_engine* engine, int64_t request) {
   return guard<int32_t>(-1, [&] {
     difftx_engine& e = engine_of(engine, "difftx_engine_cancel");
     DIFFTX_CHECK(request >= 1, "difftx_engine_cancel: request ", request, " is not an id (ids are positive)");
-    e.engine->cancel(static_cast<Engine::RequestId>(request));
+    e.engine->cancel(static_cast<infer::Engine::RequestId>(request));
     return 0;
   });
 }
@@ -234,7 +235,7 @@ int32_t difftx_engine_get_stats(const difftx_engine* engine, difftx_engine_stats
   return guard<int32_t>(-1, [&] {
     DIFFTX_CHECK(engine != nullptr && engine->engine, "difftx_engine_get_stats: the engine is null");
     DIFFTX_CHECK(stats != nullptr, "difftx_engine_get_stats: stats is null");
-    const EngineStats s = engine->engine->stats();
+    const infer::EngineStats s = engine->engine->stats();
     *stats = difftx_engine_stats{s.waiting, s.running, s.kv_blocks, s.kv_blocks_used, s.kv_blocks_cached,
                                  s.kv_block_tokens, s.prefix_lookup_tokens, s.prefix_hit_tokens, s.prompt_tokens,
                                  s.generated_tokens, s.preemptions, s.steps, {}, s.draft_tokens, s.draft_accepted};

@@ -30,29 +30,29 @@ void check_same_vocabulary(const data::Tokenizer& draft, const data::Tokenizer& 
 }  // namespace
 
 Draft load_draft(const std::string& spec, int64_t tokens, backends::Backend& device,
-                 const data::Tokenizer* target_tokenizer, const Model& target, const std::string& what) {
+                 const data::Tokenizer* target_tokenizer, const model::Model& target, const std::string& what) {
   Draft d;
   if (spec.empty()) return d;
-  DIFFTX_CHECK(tokens >= 1 && tokens <= kMaxDraftTokens, what, "_tokens ", tokens, " must be in [1, ",
-               kMaxDraftTokens, "]");
+  DIFFTX_CHECK(tokens >= 1 && tokens <= infer::kMaxDraftTokens, what, "_tokens ", tokens, " must be in [1, ",
+               infer::kMaxDraftTokens, "]");
   d.tokens = tokens;
   if (spec == "ngram") {
-    d.mode = DraftMode::ngram;
+    d.mode = infer::DraftMode::ngram;
     return d;
   }
   const std::filesystem::path dir = spec;
   const std::string where = what + " " + spec.substr(0, 256);
   DIFFTX_CHECK(std::filesystem::is_directory(dir), where, ": not ngram and not a model directory");
-  auto model = std::make_shared<Model>(load_model_dir(dir, MatrixPrecision::as_stored));
+  auto model = std::make_shared<model::Model>(model::load_model_dir(dir, model::MatrixPrecision::as_stored));
   model->config.require_decoder(concat("a draft model (", what, ")"));
   DIFFTX_CHECK(model->config.vocab_size == target.config.vocab_size, where, ": vocab_size ",
                model->config.vocab_size, " differs from the target's ", target.config.vocab_size,
                ": the draft must share the target's vocabulary");
   if (target_tokenizer)
-    check_same_vocabulary(load_model_tokenizer(dir, std::nullopt, model->config), *target_tokenizer, where);
+    check_same_vocabulary(infer::load_model_tokenizer(dir, std::nullopt, model->config), *target_tokenizer, where);
   model->move_to(device);
   model->engine_matrices_only();
-  d.mode = DraftMode::model;
+  d.mode = infer::DraftMode::model;
   d.model = std::move(model);
   return d;
 }

@@ -14,9 +14,9 @@
 namespace difftx::api {
 
 struct Draft {
-  DraftMode mode = DraftMode::none;
-  int64_t tokens = kDefaultDraftTokens;
-  std::shared_ptr<const Model> model;  // DraftMode::model's, on the target's device
+  infer::DraftMode mode = infer::DraftMode::none;
+  int64_t tokens = infer::kDefaultDraftTokens;
+  std::shared_ptr<const model::Model> model;  // DraftMode::model's, on the target's device
 
   // Sets the default draft of an engine (EngineOptions) or a generate() call (GenerateOptions):
   // draft, draft_tokens, draft_model. They must not outlive this Draft's model.
@@ -34,6 +34,6 @@ struct Draft {
 // tokens in [1, kMaxDraftTokens] (unchecked without a draft). `what` names the option in errors
 // ("--draft", "draft").
 Draft load_draft(const std::string& spec, int64_t tokens, backends::Backend& device,
-                 const data::Tokenizer* target_tokenizer, const Model& target, const std::string& what);
+                 const data::Tokenizer* target_tokenizer, const model::Model& target, const std::string& what);
 
 }  // namespace difftx::api

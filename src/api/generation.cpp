@@ -8,9 +8,11 @@
 
 namespace difftx::api {
 
-RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a) {
+using infer::Request;
+
+infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a) {
   const data::GenerationDefaults& d = m.defaults;
-  RequestOptions o;
+  infer::RequestOptions o;
   o.max_new_tokens = a.max_new_tokens.value_or(d.max_new_tokens.value_or(o.max_new_tokens));
   DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
   o.sampling.temperature = a.temperature.value_or(d.temperature.value_or(o.sampling.temperature));
@@ -28,7 +30,8 @@ RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a) {
 }
 
 Request text_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a) {
-  const FramedPrompt framed = frame_prompt(m.require_tokenizer(), m.defaults, prompt, m.model.config, m.dir.string());
+  const infer::FramedPrompt framed =
+      infer::frame_prompt(m.require_tokenizer(), m.defaults, prompt, m.model.config, m.dir.string());
   Request r;
   r.prompt = framed.ids;
   r.options = request_options(m, a);
@@ -40,15 +43,15 @@ Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const Genera
   Request r;
   r.options = request_options(m, a);
   r.options.stop_tokens = m.defaults.eos_ids;
-  if (m.tokenizer) r.options.stop_tokens = frame_prompt(*m.tokenizer, m.defaults, "", m.model.config, m.dir.string()).stop;
+  if (m.tokenizer) r.options.stop_tokens = infer::frame_prompt(*m.tokenizer, m.defaults, "", m.model.config, m.dir.string()).stop;
   r.prompt = std::move(ids);
   return r;
 }
 
-FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
-                               const chat::ChatTemplate& tmpl, const nlohmann::json& messages,
-                               const ModelConfig& config, const std::string& dir) {
-  FramedPrompt framed = frame_prompt(tokenizer, defaults, "", config, dir);
+infer::FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
+                                      const chat::ChatTemplate& tmpl, const nlohmann::json& messages,
+                                      const model::ModelConfig& config, const std::string& dir) {
+  infer::FramedPrompt framed = infer::frame_prompt(tokenizer, defaults, "", config, dir);
   const std::vector<int32_t> prefix(framed.ids.begin(), framed.ids.begin() + framed.prefix);
   framed.ids = serve::encode_chat_prompt(tokenizer, prefix, tmpl.render(messages, true));
   for (int32_t id : serve::chat_stop_ids(tmpl, tokenizer))
@@ -57,8 +60,8 @@ FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::Gen
 }
 
 Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const GenerateArgs& a) {
-  const FramedPrompt framed = frame_chat_prompt(m.require_tokenizer(), m.defaults, m.require_chat_template(), messages,
-                                                m.model.config, m.dir.string());
+  const infer::FramedPrompt framed = frame_chat_prompt(m.require_tokenizer(), m.defaults, m.require_chat_template(),
+                                                       messages, m.model.config, m.dir.string());
   Request r;
   r.prompt = framed.ids;
   r.options = request_options(m, a);
@@ -66,9 +69,9 @@ Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const
   return r;
 }
 
-EngineOptions engine_options(const LoadedModel& m, EngineOptions base) {
+infer::EngineOptions engine_options(const LoadedModel& m, infer::EngineOptions base) {
   if (m.tokenizer) base.sample_vocab = m.tokenizer->vocab_size();
-  if (m.draft && m.draft->mode != DraftMode::none) m.draft->apply(base);
+  if (m.draft && m.draft->mode != infer::DraftMode::none) m.draft->apply(base);
   return base;
 }
 

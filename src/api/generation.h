@@ -25,31 +25,31 @@ struct GenerateArgs {
   std::vector<std::string> stop;
   bool logprobs = false;
   int top_logprobs = 0;
-  std::shared_ptr<const TokenConstraintSource> constraint;  // none: any token (a JSON schema's grammar)
+  std::shared_ptr<const infer::TokenConstraintSource> constraint;  // none: any token (a JSON schema's grammar)
 };
 
 // The request options of `a` with the defaults filled in (checked when the engine takes them).
-RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a);
+infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a);
 
 // The prompt framed as `difftx generate` frames it (the frame's prefix, then the text); it stops
 // at the model's end-of-sequence ids. Needs the tokenizer.
-Request text_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a);
+infer::Request text_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a);
 // The ids as they are; it stops at the model's end-of-sequence ids (those of config.json and
 // generation_config.json, and the tokenizer's end of text where the frame adds it).
-Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const GenerateArgs& a);
+infer::Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const GenerateArgs& a);
 // Messages (a JSON array of {role, content}) through the chat template with the assistant's turn
 // opened, as `difftx generate --chat` does; the template's end-of-turn token stops it too.
-Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const GenerateArgs& a);
+infer::Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const GenerateArgs& a);
 
 // `difftx generate --chat`'s prompt: the messages rendered through tmpl and encoded as
 // transformers' apply_chat_template does, after the frame's prefix where the rendering lacks it.
-FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
-                               const chat::ChatTemplate& tmpl, const nlohmann::json& messages,
-                               const ModelConfig& config, const std::string& dir);
+infer::FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
+                                      const chat::ChatTemplate& tmpl, const nlohmann::json& messages,
+                                      const model::ModelConfig& config, const std::string& dir);
 
 // `base` with the ids that may be drawn limited to the tokenizer's vocabulary, where the model has
 // a tokenizer (a model's logits may have more columns than its tokenizer has tokens), and the
 // model's draft (LoadOptions::draft) where it was loaded with one.
-EngineOptions engine_options(const LoadedModel& m, EngineOptions base = {});
+infer::EngineOptions engine_options(const LoadedModel& m, infer::EngineOptions base = {});
 
 }  // namespace difftx::api

@@ -15,7 +15,7 @@ namespace difftx::api {
 namespace fs = std::filesystem;
 
 const data::Tokenizer& LoadedModel::require_tokenizer() const {
-  if (!tokenizer) (void)load_model_tokenizer(dir, std::nullopt, model.config);  // throws the CLI's error
+  if (!tokenizer) (void)infer::load_model_tokenizer(dir, std::nullopt, model.config);  // throws the CLI's error
   return *tokenizer;
 }
 
@@ -27,15 +27,15 @@ const chat::ChatTemplate& LoadedModel::require_chat_template() const {
 std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& options) {
   ThreadScope scope(options.threads);
   backends::Backend& backend = backends::open_backend(options.device);
-  auto m = std::make_shared<LoadedModel>(dir, load_model_dir(dir, options.precision));
+  auto m = std::make_shared<LoadedModel>(dir, model::load_model_dir(dir, options.precision));
   m->model.move_to(backend);
   m->device = options.device;
-  (void)parse_kv_storage(options.kv_dtype);  // an error naming the choices
+  (void)kernels::parse_kv_storage(options.kv_dtype);  // an error naming the choices
   m->kv_dtype = options.kv_dtype;
   m->threads = options.threads;
   m->defaults = data::read_generation_defaults(dir);
   if (fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile))
-    m->tokenizer = std::make_shared<data::Tokenizer>(load_model_tokenizer(dir, std::nullopt, m->model.config));
+    m->tokenizer = std::make_shared<data::Tokenizer>(infer::load_model_tokenizer(dir, std::nullopt, m->model.config));
   try {
     m->chat_template = chat::ChatTemplate::from_model_dir(dir.string());
     if (!m->chat_template)
@@ -44,7 +44,7 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   } catch (const Error& e) {
     m->chat_template_error = dir.string() + ": its chat template: " + e.what();
   }
-  const int64_t draft_tokens = options.draft_tokens != 0 ? options.draft_tokens : kDefaultDraftTokens;
+  const int64_t draft_tokens = options.draft_tokens != 0 ? options.draft_tokens : infer::kDefaultDraftTokens;
   m->draft = std::make_shared<const Draft>(
       load_draft(options.draft, draft_tokens, backend, m->tokenizer.get(), m->model, "draft"));
   return m;
@@ -55,7 +55,7 @@ std::vector<int32_t> encode_text(const data::Tokenizer& t, std::string_view text
   return add_special ? t.add_template(ids) : ids;
 }
 
-void check_sequence(std::span<const int32_t> ids, const ModelConfig& c) {
+void check_sequence(std::span<const int32_t> ids, const model::ModelConfig& c) {
   DIFFTX_CHECK(!ids.empty(), "ids: no token ids given");
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= c.max_position_embeddings, "ids: ", ids.size(),
                " tokens exceed max_position_embeddings ", c.max_position_embeddings);
@@ -67,7 +67,7 @@ void check_sequence(std::span<const int32_t> ids, const ModelConfig& c) {
 void sequence_logits(const LoadedModel& m, std::span<const int32_t> ids, float* out) {
   check_sequence(ids, m.model.config);
   ThreadScope scope(m.threads);
-  forward_logits(m.model, ids, out);
+  model::forward_logits(m.model, ids, out);
 }
 
 }  // namespace difftx::api

@@ -26,7 +26,7 @@ struct LoadOptions {
   std::string device = "cpu";
   // as_stored: matrices in the type the files hold (as `difftx generate` and `difftx logits`);
   // f32: widened (as `difftx analyze`).
-  MatrixPrecision precision = MatrixPrecision::as_stored;
+  model::MatrixPrecision precision = model::MatrixPrecision::as_stored;
   // The KV cache of its engines by name (f32, bf16, int8; checked here), not as the enum: its
   // header, kernels/attention/decode_attention.h, cannot be included beside eval/attention_maps.h.
   std::string kv_dtype = "bf16";
@@ -40,11 +40,11 @@ struct LoadOptions {
 struct Draft;
 
 struct LoadedModel {
-  LoadedModel(std::filesystem::path dir_, Model model_) : dir(std::move(dir_)), model(std::move(model_)) {}
+  LoadedModel(std::filesystem::path dir_, model::Model model_) : dir(std::move(dir_)), model(std::move(model_)) {}
 
   std::filesystem::path dir;
   std::string device = "cpu";  // the name it was loaded with; model.backend is its backend
-  Model model;
+  model::Model model;
   std::shared_ptr<data::Tokenizer> tokenizer;  // null: the directory holds none
   data::GenerationDefaults defaults;
   std::optional<chat::ChatTemplate> chat_template;
@@ -70,7 +70,7 @@ std::vector<int32_t> encode_text(const data::Tokenizer& tokenizer, std::string_v
 
 // The checks of a sequence a forward runs over: not empty, every id in the model's vocabulary,
 // at most max_position_embeddings long. Errors name the position and the limits.
-void check_sequence(std::span<const int32_t> ids, const ModelConfig& config);
+void check_sequence(std::span<const int32_t> ids, const model::ModelConfig& config);
 
 // float32 [T, vocab_size] logits of one full forward over ids into out (bit for bit those of
 // `difftx logits`), on the model's threads; the ids are checked first.

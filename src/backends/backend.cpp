@@ -24,13 +24,14 @@ DeviceBuffer::~DeviceBuffer() {
   if (owner_ && address_) owner_->release(address_, bytes_);
 }
 
-RopeTableBuffer make_rope_table(Backend& backend, int64_t max_T, int64_t d, double theta, const RopeScaling& scaling) {
-  const int64_t floats = rope_table_floats(max_T, d);
+RopeTableBuffer make_rope_table(Backend& backend, int64_t max_T, int64_t d, double theta,
+                                const kernels::RopeScaling& scaling) {
+  const int64_t floats = kernels::rope_table_floats(max_T, d);
   RopeTableBuffer out;
   out.storage = backend.allocate(floats * static_cast<int64_t>(sizeof(float)), false);
   std::vector<float> staging(backend.host_memory() ? 0 : floats);
   float* storage = backend.host_memory() ? out.storage.as<float>().host() : staging.data();
-  const RopeTable built = cpu::kernels().rope_table_build(storage, max_T, d, theta, scaling);
+  const kernels::RopeTable built = cpu::kernels().rope_table_build(storage, max_T, d, theta, scaling);
   if (!backend.host_memory()) backend.upload(out.storage.as<void>(), staging.data(), floats * sizeof(float));
   const DevicePtr<const float> base = out.storage.as<const float>();
   out.table = {max_T, d, base, base + (built.sin - built.cos)};
@@ -39,7 +40,7 @@ RopeTableBuffer make_rope_table(Backend& backend, int64_t max_T, int64_t d, doub
 
 void Backend::gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
                           DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
-                          bool accumulate, MatmulOrder order) {
+                          bool accumulate, kernels::MatmulOrder order) {
   DIFFTX_CHECK(in_proj.rows == out_proj.cols && in_proj.cols == out_proj.rows, info().name, " gmu_forward: in_proj [",
                in_proj.rows, ", ", in_proj.cols, "] and out_proj [", out_proj.rows, ", ", out_proj.cols,
                "] must be [E, D] and [D, E]");

@@ -54,7 +54,7 @@ class DeviceBuffer {
 // stored one after another in `type` (kernels/quant/weight_type.h). panels: the backend's own
 // repacking of the same weights for its products (the CPU's GEMM panels), or null.
 struct DeviceMatrix {
-  WeightType type = WeightType::f32;
+  kernels::WeightType type = kernels::WeightType::f32;
   DevicePtr<const void> data;
   int64_t rows = 0, cols = 0;
   DevicePtr<const void> panels;
@@ -62,7 +62,7 @@ struct DeviceMatrix {
 
 // A matrix in host memory in the kernels' terms (kernels/quant/matmul.h): an error for one held
 // by a device the host cannot read.
-inline WeightMatrix host_matrix(const DeviceMatrix& m) {
+inline kernels::WeightMatrix host_matrix(const DeviceMatrix& m) {
   return {m.type, m.data.host(), m.rows, m.cols, m.panels.host()};
 }
 
@@ -93,7 +93,7 @@ struct DeviceAttentionSaved {
 // The engine's paged KV cache (infer/kv_pool.h): blocks of dims.capacity positions, each block
 // holding every layer's keys then values in decode_attention.h's layout.
 struct PagedKv {
-  DecodeAttentionDims dims;     // one block's layout: capacity = tokens per block
+  kernels::DecodeAttentionDims dims;     // one block's layout: capacity = tokens per block
   DevicePtr<unsigned char> base;
   int64_t layers = 0;
   int64_t layer_bytes = 0;      // one layer's keys and values in one block
@@ -159,10 +159,10 @@ class Backend {
   // ---- Products. y[N, W.rows] (= or +=) x[N, W.cols] W^T, each row of y in `order`'s bits
   // (kernels/quant/matmul.h MatmulOrder).
   virtual void matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N, bool accumulate,
-                      MatmulOrder order) = 0;
+                      kernels::MatmulOrder order) = 0;
   // C[M,N] = alpha op(A)[M,K] op(B)[K,N] + beta C, dense F32 (training's backward).
-  virtual void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, DevicePtr<const float> A,
-                    DevicePtr<const float> B, float beta, DevicePtr<float> C) = 0;
+  virtual void gemm(kernels::Trans ta, kernels::Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
+                    DevicePtr<const float> A, DevicePtr<const float> B, float beta, DevicePtr<float> C) = 0;
   // out[N, E.cols] = rows tokens[i] of E widened to F32. The caller has checked the ids.
   virtual void embed(const DeviceMatrix& E, DevicePtr<const int32_t> tokens, DevicePtr<float> out, int64_t N) = 0;
   // dtable[ids[i]] += dy[i] (training).
@@ -176,7 +176,7 @@ class Backend {
                                 DevicePtr<const float> dy, DevicePtr<float> dx, DevicePtr<float> dg, int64_t rows,
                                 int64_t n) = 0;
   // In place on x [rows, heads * d]; inverse: the backward (rotation by the negative angle).
-  virtual void rope(const DeviceRope& table, RopeStyle style, DevicePtr<float> x, int64_t heads,
+  virtual void rope(const DeviceRope& table, kernels::RopeStyle style, DevicePtr<float> x, int64_t heads,
                     const RopePositions& at, bool inverse) = 0;
   virtual void swiglu_forward(DevicePtr<const float> g, DevicePtr<const float> u, DevicePtr<float> h, int64_t n) = 0;
   virtual void swiglu_backward(DevicePtr<const float> g, DevicePtr<const float> u, DevicePtr<const float> dh,
@@ -205,16 +205,16 @@ class Backend {
   // ---- Attention over a batch's own keys and values (kernels/attention/attention.h); lambda
   // as the kernels take it (variant.h), in device memory. dims.window > 0: a sliding window,
   // which the forward takes and the backward and the fake-quantized forward refuse by name.
-  virtual void attention_forward(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
+  virtual void attention_forward(const kernels::AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
                                  DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
                                  DeviceAttentionSaved saved) = 0;
-  virtual void attention_backward(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
-                                  DevicePtr<const float> v, DevicePtr<const float> lambda,
+  virtual void attention_backward(const kernels::AttentionDims& dims, DevicePtr<const float> q,
+                                  DevicePtr<const float> k, DevicePtr<const float> v, DevicePtr<const float> lambda,
                                   DevicePtr<const float> out, DeviceAttentionSaved saved, DevicePtr<const float> dout,
                                   DevicePtr<float> dq, DevicePtr<float> dk, DevicePtr<float> dv,
                                   DevicePtr<float> dlambda) = 0;
   // The paper's fake-quantized attention logits (attention_quantized.h), for analyses.
-  virtual void attention_forward_quantized(const AttentionDims& dims, DevicePtr<const float> q,
+  virtual void attention_forward_quantized(const kernels::AttentionDims& dims, DevicePtr<const float> q,
                                            DevicePtr<const float> k, DevicePtr<const float> v,
                                            DevicePtr<const float> lambda, DevicePtr<float> out, int bits) = 0;
 
@@ -231,10 +231,10 @@ class Backend {
   virtual void add_bias(DevicePtr<float> y, DevicePtr<const float> bias, int64_t rows, int64_t cols) = 0;
   // Mamba-1's conv and selective scan over T tokens of one sequence, its conv window [K - 1, E] and
   // SSM state [E, S] read and advanced.
-  virtual void mamba_conv_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
+  virtual void mamba_conv_prompt(const kernels::MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
                                  DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> window,
                                  DevicePtr<float> u) = 0;
-  virtual void mamba_scan_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> u,
+  virtual void mamba_scan_prompt(const kernels::MambaDims& dims, int64_t T, DevicePtr<const float> u,
                                  DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias,
                                  DevicePtr<const float> a_log, DevicePtr<const float> B, DevicePtr<const float> C,
                                  int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> state,
@@ -242,10 +242,10 @@ class Backend {
   // One token of each of `rows` sequences (a decode step, the same bits as the prompt form): row r's
   // window is windows + slots[r] (K - 1) E and its state states + slots[r] E S. Each pool runs to
   // the end of its allocation, which a device may bind whole (infer/state_pool.h).
-  virtual void mamba_conv_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
+  virtual void mamba_conv_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
                                DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
                                DevicePtr<const int32_t> slots, DevicePtr<float> u) = 0;
-  virtual void mamba_scan_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> u,
+  virtual void mamba_scan_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> u,
                                DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias,
                                DevicePtr<const float> a_log, DevicePtr<const float> B, DevicePtr<const float> C,
                                int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
@@ -255,7 +255,7 @@ class Backend {
   // matmul and swiglu_forward here; a device may fuse it.
   virtual void gmu_forward(const DeviceMatrix& in_proj, const DeviceMatrix& out_proj, DevicePtr<const float> x,
                            DevicePtr<const float> memory, DevicePtr<float> gate, DevicePtr<float> out, int64_t rows,
-                           bool accumulate, MatmulOrder order);
+                           bool accumulate, kernels::MatmulOrder order);
 
   // ---- The paged KV cache. store: row i's keys k[i] [Hkv * key_width] and values v[i] into
   // position slots[i] % capacity of block slots[i] / capacity, converted to the cache's storage.
@@ -276,7 +276,7 @@ class Backend {
   virtual double cross_entropy_sum(DevicePtr<const float> logits, DevicePtr<const int32_t> targets, int64_t rows,
                                    int64_t V, int32_t ignore_id, int64_t* count) = 0;
   virtual void adamw_update(DevicePtr<float> p, DevicePtr<const float> g, DevicePtr<float> m, DevicePtr<float> v,
-                            int64_t n, const AdamWParams& hp, float grad_scale) = 0;
+                            int64_t n, const kernels::AdamWParams& hp, float grad_scale) = 0;
   virtual double sum_of_squares(DevicePtr<const float> x, int64_t n) = 0;
 
  protected:
@@ -299,6 +299,7 @@ struct RopeTableBuffer {
   DeviceBuffer storage;
   DeviceRope table;
 };
-RopeTableBuffer make_rope_table(Backend& backend, int64_t max_T, int64_t d, double theta, const RopeScaling& scaling);
+RopeTableBuffer make_rope_table(Backend& backend, int64_t max_T, int64_t d, double theta,
+                                const kernels::RopeScaling& scaling);
 
 }  // namespace difftx::backends

@@ -34,7 +34,7 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
   nlohmann::json config = nlohmann::json::object();
   if (fs::exists(config_path)) {
     try {
-      config = nlohmann::json::parse(read_whole_file(config_path));
+      config = nlohmann::json::parse(io::read_whole_file(config_path));
     } catch (const nlohmann::json::exception& e) {
       fail(config_path.string(), ": not valid JSON (", e.what(), ")");
     }
@@ -42,7 +42,7 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
   }
   std::optional<std::string> source;
   if (fs::exists(jinja_path)) {
-    source = read_whole_file(jinja_path);
+    source = io::read_whole_file(jinja_path);
   } else if (config.contains("chat_template") && !config["chat_template"].is_null()) {
     const nlohmann::json& ct = config["chat_template"];
     if (ct.is_string()) {

@@ -11,7 +11,7 @@ std::optional<ChatTemplate> load_chat_template(const std::filesystem::path& dir,
   if (!file) return tmpl;
   ChatTemplate own;
   try {
-    own = ChatTemplate::parse(read_whole_file(*file));
+    own = ChatTemplate::parse(io::read_whole_file(*file));
   } catch (const Error& e) {
     fail("--chat-template ", *file, ": ", e.what());
   }

@@ -36,8 +36,8 @@ int analyze_attention(Args& args) {
   const std::string json_path = args.get("json", "");
   args.finish();
 
-  const Model model = load_model_dir(model_dir);
-  const ModelConfig& c = model.config;
+  const model::Model model = model::load_model_dir(model_dir);
+  const model::ModelConfig& c = model.config;
   DIFFTX_CHECK(map_layer >= -1 && map_layer < c.num_hidden_layers, "--map-layer ", map_layer, " outside [0, ",
                c.num_hidden_layers, ") (or -1 for the mean over layers)");
   DIFFTX_CHECK(map_head >= -1 && map_head < c.num_attention_heads, "--map-head ", map_head, " outside [0, ",
@@ -51,7 +51,8 @@ int analyze_attention(Args& args) {
 
   std::printf("attention allocation: %s, %lld NIAH prompts of %lld tokens (%lld needles, one queried), query = the\n"
               "position that predicts the answer's first token\n",
-              attention_kind_name(c.attention), (long long)s.prompts, (long long)o.context, (long long)o.needles);
+              kernels::attention_kind_name(c.attention), (long long)s.prompts, (long long)o.context,
+              (long long)o.needles);
   std::printf("normalisation: %s\n", kAllocationNormalisation);
   if (s.skipped_rows > 0)
     std::printf("left out: %lld of %lld rows (|1 - w| < %g)\n", (long long)s.skipped_rows, (long long)s.rows, kMinRowSum);

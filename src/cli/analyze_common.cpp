@@ -9,7 +9,7 @@ namespace difftx::cli {
 
 void write_analysis_json(const std::string& path, const results::Analyses& analyses) {
   if (path.empty()) return;
-  write_json_file(path, results::to_json(analyses));
+  io::write_json_file(path, results::to_json(analyses));
   std::printf("wrote %s\n", path.c_str());
 }
 

@@ -28,7 +28,7 @@ int analyze_outliers(Args& args) {
   const std::string json_path = args.get("json", "");
   args.finish();
 
-  const Model model = load_model_dir(model_dir);
+  const model::Model model = model::load_model_dir(model_dir);
   if (!quiet)
     o.progress = [](int pass, int64_t done, int64_t total) {
       std::fprintf(stderr, "\routliers pass %d/2: %lld/%lld sequences   ", pass, (long long)done, (long long)total);
@@ -38,7 +38,7 @@ int analyze_outliers(Args& args) {
   data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
   const OutlierResult r = measure_outliers(model, val, o);
   std::printf("activation outliers: %s, %lld val tokens (%lld sequences of %lld), %.1f s\n",
-              attention_kind_name(model.config.attention), (long long)r.tokens, (long long)r.sequences,
+              kernels::attention_kind_name(model.config.attention), (long long)r.tokens, (long long)r.sequences,
               (long long)seq_len, r.seconds);
   std::printf("  %-18s %10s %10s %10s %10s %14s\n", "|value|", "top-1", "top-2", "top-3", "median", "values");
   print_stats("attention logits", r.logits);

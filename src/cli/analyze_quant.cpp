@@ -17,7 +17,7 @@ std::vector<int> logit_bits_option(Args& args, const std::string& name, const st
   std::vector<int> bits;
   for (int64_t b : args.get_int_list(name, fallback, IntRange{0, 64})) {
     try {
-      check_logit_bits(static_cast<int>(b));
+      kernels::check_logit_bits(static_cast<int>(b));
     } catch (const Error& e) {
       fail("--", name, " expects bit widths the quantizer takes: ", e.what());
     }
@@ -38,7 +38,7 @@ int analyze_quant(Args& args) {
   const std::string json_path = args.get("json", "");
   args.finish();
 
-  const Model model = load_model_dir(model_dir);
+  const model::Model model = model::load_model_dir(model_dir);
   data::TokenLoader val = data::sequential_loader(data_dir, "val", micro_batch, seq_len);
   int current = 0;
   if (!quiet)
@@ -59,7 +59,7 @@ int analyze_quant(Args& args) {
   const auto plain =
       std::find_if(points.begin(), points.end(), [](const results::QuantizationPoint& p) { return p.bits == 0; });
   std::printf("attention logit quantization: %s, %lld val tokens per point, absmax per (sequence, map)\n",
-              attention_kind_name(model.config.attention), (long long)points.front().val_tokens);
+              kernels::attention_kind_name(model.config.attention), (long long)points.front().val_tokens);
   std::printf("  %-6s %10s %12s\n", "bits", "val loss", "vs fp32");
   for (const results::QuantizationPoint& p : points) {
     const std::string label = p.bits == 0 ? "fp32" : std::to_string(p.bits);

@@ -22,10 +22,10 @@ using namespace difftx::eval;  // the analyses this command runs
 
 namespace fs = std::filesystem;
 
-std::string describe(const fs::path& model_dir, const ModelConfig& c) {
+std::string describe(const fs::path& model_dir, const model::ModelConfig& c) {
   char buf[160];
   std::snprintf(buf, sizeof buf, "model %s (%s, %.2fM parameters, max_position_embeddings %lld)",
-                model_dir.string().c_str(), attention_kind_name(c.attention), c.total_parameters() / 1e6,
+                model_dir.string().c_str(), kernels::attention_kind_name(c.attention), c.total_parameters() / 1e6,
                 (long long)c.max_position_embeddings);
   return buf;
 }
@@ -48,7 +48,7 @@ int analyze_niah(Args& args) {
   const bool quiet = args.flag("quiet");
   args.finish();
 
-  const Model model = load_model_dir(model_dir);
+  const model::Model model = model::load_model_dir(model_dir);
   const data::Tokenizer tokenizer = api::dataset_tokenizer(data_dir, model_dir, model.config);
   const data::SplitReader haystack(data_dir, split);
   const retrieval::NiahGenerator generator(tokenizer, haystack);
@@ -73,7 +73,7 @@ int analyze_niah(Args& args) {
   if (json_path) {
     nlohmann::json j = results::to_json(niah);
     j["model"] = model_dir.string();
-    write_json_file(*json_path, j);
+    io::write_json_file(*json_path, j);
   }
   return 0;
 }
@@ -89,7 +89,7 @@ int analyze_mqar(Args& args) {
   const auto json_path = args.get("json");
   args.finish();
 
-  const Model model = load_model_dir(model_dir);
+  const model::Model model = model::load_model_dir(model_dir);
   const data::Tokenizer tokenizer = api::dataset_tokenizer(data_dir, model_dir, model.config);
   const retrieval::MqarResult r = retrieval::evaluate_mqar(model_forward(model), retrieval::mqar_vocabulary(tokenizer),
                                                            tokenizer.vocab_size(), o);
@@ -102,7 +102,7 @@ int analyze_mqar(Args& args) {
     nlohmann::json j = results::to_json(retrieval::mqar_results(r));
     j["model"] = model_dir.string();
     j["data"] = data_dir.string();
-    write_json_file(*json_path, j);
+    io::write_json_file(*json_path, j);
   }
   return 0;
 }

@@ -30,18 +30,18 @@ int run_chat(Args& args) {
   const auto system = args.get("system");
   const auto tokenizer_name = args.get("tokenizer");
   const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
-  GenerateOptions o;
+  infer::GenerateOptions o;
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(512), IntRange{1, kMaxDimension});
-  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
-  SamplingOptions fallback;
+  o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
+  infer::SamplingOptions fallback;
   fallback.temperature = 0.7;  // chat's own default
   o.sampling = sampling_options(args, defaults, fallback);
   backends::Backend& device = device_option(args);
   args.finish();
 
   const chat::ChatTemplate tmpl = required_chat_template(dir, template_file);
-  Model model = load_engine_model(dir, device);
-  const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
+  model::Model model = load_engine_model(dir, device);
+  const data::Tokenizer tokenizer = infer::load_model_tokenizer(dir, tokenizer_name, model.config);
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
   o.sample_vocab = tokenizer.vocab_size();
   o.stop_tokens = frame.stop;
@@ -59,13 +59,13 @@ int run_chat(Args& args) {
     DIFFTX_CHECK(static_cast<int64_t>(ids.size()) < model.config.max_position_embeddings, "the conversation is ",
                  ids.size(), " tokens, at the end of the context of ", model.config.max_position_embeddings);
     std::string reply;
-    Utf8Stream text;
+    infer::Utf8Stream text;
     const auto print = [&](const std::string& piece) {
       reply += piece;
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
     };
-    generate(model, ids, o, [&](int32_t id) { print(text.push(tokenizer.decode({&id, 1}))); });
+    infer::generate(model, ids, o, [&](int32_t id) { print(text.push(tokenizer.decode({&id, 1}))); });
     print(text.finish());
     std::fputs("\n", stdout);
     messages.push_back({{"role", "assistant"}, {"content", reply}});

@@ -13,11 +13,11 @@ namespace fs = std::filesystem;
 
 int run_convert(Args& args) {
   const fs::path in = args.require("model");
-  const ModelOutput out = model_output_options(args);
+  const model::ModelOutput out = model_output_options(args);
   args.finish();
-  const ModelConfig config = convert_model(in, out);
+  const model::ModelConfig config = model::convert_model(in, out);
   std::printf("wrote %s (%s, %s, %.3fM parameters)\n", out.dir.string().c_str(), out.format.c_str(),
-              weight_type_name(out.dtype), config.total_parameters() / 1e6);
+              kernels::weight_type_name(out.dtype), config.total_parameters() / 1e6);
   return 0;
 }
 

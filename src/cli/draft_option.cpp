@@ -9,9 +9,9 @@ DraftOption draft_option(Args& args) {
   if (const auto draft = args.get("draft")) {
     DIFFTX_CHECK(!draft->empty(), "--draft must be ngram or a model directory");
     d.spec = *draft;
-    d.mode = d.spec == "ngram" ? DraftMode::ngram : DraftMode::model;
+    d.mode = d.spec == "ngram" ? infer::DraftMode::ngram : infer::DraftMode::model;
   }
-  d.tokens = args.get_int("draft-tokens", d.tokens, IntRange{1, kMaxDraftTokens});
+  d.tokens = args.get_int("draft-tokens", d.tokens, IntRange{1, infer::kMaxDraftTokens});
   return d;
 }
 

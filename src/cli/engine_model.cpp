@@ -6,8 +6,8 @@
 
 namespace difftx::cli {
 
-Model load_engine_model(const std::filesystem::path& dir, backends::Backend& device) {
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+model::Model load_engine_model(const std::filesystem::path& dir, backends::Backend& device) {
+  model::Model model = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
   model.move_to(device);
   model.engine_matrices_only();
   return model;

@@ -11,7 +11,7 @@
 namespace difftx::cli {
 
 // The weights as stored, on `device`, holding only the engine's copy of them.
-Model load_engine_model(const std::filesystem::path& dir, backends::Backend& device);
+model::Model load_engine_model(const std::filesystem::path& dir, backends::Backend& device);
 
 // --chat-template FILE, else the directory's chat template; an error saying how to give one when
 // there is neither.

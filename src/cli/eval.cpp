@@ -21,7 +21,7 @@ int run_eval(Args& args) {
   const bool quiet = args.flag("quiet");
   backends::Backend& device = device_option(args);
   args.finish();
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model::Model model = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
   model.move_to(device);
   if (!quiet)
     o.progress = [](const eval::PerplexityProgress& p) {

@@ -36,11 +36,11 @@ int run_generate(Args& args) {
   const auto tokenizer_name = args.get("tokenizer");
   // generation_config.json's defaults (Hugging Face directories), then the options.
   const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
-  GenerateOptions o;
+  infer::GenerateOptions o;
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(o.max_new_tokens),
                                   IntRange{0, kMaxDimension});
   o.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
-  o.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
   o.sampling = sampling_options(args, defaults);
   backends::Backend& device = device_option(args);
   DraftOption draft = draft_option(args);
@@ -49,11 +49,11 @@ int run_generate(Args& args) {
   args.finish();
   DIFFTX_CHECK(!(schema_file && grammar_file), "--json-schema and --grammar cannot both be given");
   serve::OutputRequest rules;
-  if (schema_file) rules.schema = grammar::parse_schema_text(read_whole_file(*schema_file), *schema_file);
-  if (grammar_file) rules.grammar = read_whole_file(*grammar_file);
+  if (schema_file) rules.schema = grammar::parse_schema_text(io::read_whole_file(*schema_file), *schema_file);
+  if (grammar_file) rules.grammar = io::read_whole_file(*grammar_file);
 
-  Model model = load_engine_model(dir, device);
-  const data::Tokenizer tokenizer = load_model_tokenizer(dir, tokenizer_name, model.config);
+  model::Model model = load_engine_model(dir, device);
+  const data::Tokenizer tokenizer = infer::load_model_tokenizer(dir, tokenizer_name, model.config);
   draft.load(device, &tokenizer, model);
   draft.apply(o);
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
@@ -61,7 +61,7 @@ int run_generate(Args& args) {
                " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
   // The prompt starts as a training document does (difftx: after an end-of-text token; Hugging
   // Face: with the tokenizer's BOS), and generation stops at every end-of-sequence id.
-  FramedPrompt framed;
+  infer::FramedPrompt framed;
   serve::ConstraintModel output;  // for --json-schema / --grammar
   output.tokenizer = &tokenizer;
   bool reasoning_open = false;
@@ -73,7 +73,7 @@ int run_generate(Args& args) {
     framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, dir.string());
   } else {
     DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
-    framed = frame_prompt(tokenizer, defaults, prompt, model.config, dir.string());
+    framed = infer::frame_prompt(tokenizer, defaults, prompt, model.config, dir.string());
   }
   const std::vector<int32_t>& ids = framed.ids;
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
@@ -89,8 +89,8 @@ int run_generate(Args& args) {
     std::fwrite(prompt.data(), 1, prompt.size(), stdout);
     std::fflush(stdout);
   }
-  Utf8Stream text;
-  const GenerateResult r = generate(model, ids, o, [&](int32_t id) {
+  infer::Utf8Stream text;
+  const infer::GenerateResult r = infer::generate(model, ids, o, [&](int32_t id) {
     const std::string piece = text.push(tokenizer.decode({&id, 1}));
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
@@ -99,8 +99,8 @@ int run_generate(Args& args) {
   std::fwrite(tail.data(), 1, tail.size(), stdout);
   std::fflush(stdout);
   std::string drafted;
-  if (o.draft != DraftMode::none)
-    drafted = concat(" | draft ", draft_mode_name(o.draft), ": ", r.draft_accepted, " of ", r.draft_tokens,
+  if (o.draft != infer::DraftMode::none)
+    drafted = concat(" | draft ", infer::draft_mode_name(o.draft), ": ", r.draft_accepted, " of ", r.draft_tokens,
                      " drafted tokens accepted");
   std::fprintf(stderr, "prompt: %lld tokens in %.3f s (%.1f tok/s) | decode: %lld tokens in %.3f s (%.1f tok/s)%s%s\n",
                (long long)r.prompt_tokens, r.prefill_seconds, r.prompt_tokens / std::max(r.prefill_seconds, 1e-9),

@@ -14,14 +14,15 @@ namespace {
 
 int run_init(Args& args) {
   const std::string config_path = args.require("config");
-  const ModelOutput out = model_output_options(args);
+  const model::ModelOutput out = model_output_options(args);
   const int64_t seed = args.get_int("seed", 1, kAnySeed);
   args.finish();
-  const InitialWeights weights(model_config_from_json(read_json_file(config_path), config_path),
+  const model::InitialWeights weights(model::model_config_from_json(io::read_json_file(config_path), config_path),
                               static_cast<uint64_t>(seed));
-  write_model(weights, out);  // a tensor at a time: never the whole model in memory
+  model::write_model(weights, out);  // a tensor at a time: never the whole model in memory
   std::printf("wrote %s (%s, %s, %.3fM parameters, seed %lld)\n", out.dir.string().c_str(), out.format.c_str(),
-              weight_type_name(out.dtype), weights.config().total_parameters() / 1e6, static_cast<long long>(seed));
+              kernels::weight_type_name(out.dtype), weights.config().total_parameters() / 1e6,
+              static_cast<long long>(seed));
   return 0;
 }
 

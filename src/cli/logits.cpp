@@ -34,15 +34,15 @@ int run_logits(Args& args) {
   const std::string out = args.require("out");
   backends::Backend& device = device_option(args);
   args.finish();
-  Model model = load_model_dir(dir, MatrixPrecision::as_stored);
+  model::Model model = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
   model.move_to(device);
   const auto ids = parse_token_ids(tokens, model.config.vocab_size);
   const int64_t T = static_cast<int64_t>(ids.size());
   DIFFTX_CHECK(T <= model.config.max_position_embeddings, "--tokens: ", T, " tokens exceed max_position_embeddings ",
                model.config.max_position_embeddings);
   std::vector<float> logits(T * model.config.vocab_size);
-  forward_logits(model, ids, logits.data());
-  write_npy(out, {T, model.config.vocab_size}, logits);
+  model::forward_logits(model, ids, logits.data());
+  io::write_npy(out, {T, model.config.vocab_size}, logits);
   std::printf("wrote %s: float32 [%lld, %lld]\n", out.c_str(), (long long)T, (long long)model.config.vocab_size);
   return 0;
 }

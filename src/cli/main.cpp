@@ -41,7 +41,7 @@ int print_version() {
     std::fprintf(stderr, "difftx --version: error: %s\n", e.what());
     return 1;
   }
-  std::printf("OpenBLAS kernels: %s\n", difftx::gemm_kernel_name().c_str());
+  std::printf("OpenBLAS kernels: %s\n", difftx::kernels::gemm_kernel_name().c_str());
   for (const std::string& line : difftx::backends::vulkan::device_listing()) std::printf("%s\n", line.c_str());
   return 0;
 }

@@ -2,11 +2,11 @@
 
 namespace difftx::cli {
 
-ModelOutput model_output_options(Args& args) {
+model::ModelOutput model_output_options(Args& args) {
   const std::string dir = args.require("out");
   const std::string format = args.get("to", "difftx");
   const std::string dtype = args.get("dtype", "f32");
-  return model_output(dir, format, dtype, args.get("head-dtype"));
+  return model::model_output(dir, format, dtype, args.get("head-dtype"));
 }
 
 }  // namespace difftx::cli

@@ -7,7 +7,7 @@
 namespace difftx::cli {
 
 // Reads --out (required), --to, --dtype and --head-dtype; model_output() checks them.
-ModelOutput model_output_options(Args& args);
+model::ModelOutput model_output_options(Args& args);
 
 inline constexpr const char* kModelOutputUsage =
     "  --out DIR          the new model directory (must not exist, or be empty)\n"

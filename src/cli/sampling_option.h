@@ -7,6 +7,7 @@
 namespace difftx::cli {
 
 // Each option as given, else generation_config.json's value (`defaults`), else `fallback`'s.
-SamplingOptions sampling_options(Args& args, const data::GenerationDefaults& defaults, SamplingOptions fallback = {});
+infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaults& defaults,
+                                        infer::SamplingOptions fallback = {});
 
 }  // namespace difftx::cli

@@ -37,8 +37,8 @@ int run_serve(Args& args) {
   o.write_timeout_s = o.read_timeout_s;
   o.grace_seconds = args.get_double("grace", o.grace_seconds, NumberRange{0, 3600});
   o.log_format = serve::parse_log_format(args.get("log-format", "text"));
-  EngineOptions e;
-  e.kv = parse_kv_storage(args.get("kv-dtype", "bf16"));
+  infer::EngineOptions e;
+  e.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
   e.kv_tokens = args.get_int("kv-tokens", 0, kNonNegative);
   e.kv_bytes = args.get_int("kv-bytes", 0, kNonNegative);
   e.max_batch_tokens = args.get_int("max-batch-tokens", e.max_batch_tokens, IntRange{1, kMaxDimension});
@@ -67,19 +67,19 @@ int run_serve(Args& args) {
 
   return serve::run_server(o, [&]() {
     auto m = std::make_unique<serve::ServedModel>();
-    m->model = std::make_unique<Model>(load_engine_model(dir, device));
-    m->tokenizer = std::make_unique<data::Tokenizer>(load_model_tokenizer(dir, tokenizer_name, m->model->config));
+    m->model = std::make_unique<model::Model>(load_engine_model(dir, device));
+    m->tokenizer = std::make_unique<data::Tokenizer>(infer::load_model_tokenizer(dir, tokenizer_name, m->model->config));
     const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
     m->frame = data::prompt_frame(*m->tokenizer, defaults);
     for (int32_t id : m->frame.stop)
       DIFFTX_CHECK(id < m->model->config.vocab_size, dir.string(), ": eos_token_id ", id,
                    " is outside the vocabulary of ", m->model->config.vocab_size);
     draft.load(device, m->tokenizer.get(), *m->model);
-    EngineOptions engine_options = e;
+    infer::EngineOptions engine_options = e;
     engine_options.sample_vocab = m->tokenizer->vocab_size();
     draft.apply(engine_options);
     m->draft_model = draft.model;
-    m->engine = std::make_unique<Engine>(*m->model, m->tokenizer.get(), engine_options);
+    m->engine = std::make_unique<infer::Engine>(*m->model, m->tokenizer.get(), engine_options);
     m->limits.model_name = model_name;
     m->limits.vocab_size = m->tokenizer->vocab_size();
     m->limits.context = m->engine->context();

@@ -24,7 +24,7 @@ int run_template(Args& args) {
   if (template_path) {
     chat::ChatTemplate own;
     try {
-      own = chat::ChatTemplate::parse(read_whole_file(*template_path));
+      own = chat::ChatTemplate::parse(io::read_whole_file(*template_path));
     } catch (const chat::TemplateError&) {
       throw;
     } catch (const Error& e) {
@@ -44,7 +44,7 @@ int run_template(Args& args) {
 
   nlohmann::ordered_json input;
   try {
-    input = nlohmann::ordered_json::parse(read_whole_file(messages_path));
+    input = nlohmann::ordered_json::parse(io::read_whole_file(messages_path));
   } catch (const nlohmann::json::exception& e) {
     fail(messages_path, ": not valid JSON (", e.what(), ")");
   }

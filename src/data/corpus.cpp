@@ -49,7 +49,7 @@ bool is_corpus_file(const fs::path& p) {
 
 void add_file(const fs::path& path, const std::string& text_field, Corpus& corpus) {
   const std::string where = path.string();
-  std::string bytes = read_whole_file(path);
+  std::string bytes = io::read_whole_file(path);
   check_text(bytes, where);
   CorpusSource source{where, sha256_hex(bytes), static_cast<int64_t>(bytes.size()), 0};
   const auto index = static_cast<int32_t>(corpus.sources.size());
@@ -68,7 +68,7 @@ void add_file(const fs::path& path, const std::string& text_field, Corpus& corpu
       ++line_no;
       if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
       const nlohmann::json j =
-          parse_json_text(line, concat(where, ":", line_no));  // JSONL: one object per line
+          io::parse_json_text(line, concat(where, ":", line_no));  // JSONL: one object per line
       DIFFTX_CHECK(j.is_object() && j.contains(text_field) && j[text_field].is_string(), where,
                    ":", line_no, ": expected a JSON object with a string field \"", text_field,
                    "\"");
@@ -155,7 +155,7 @@ std::vector<std::string> default_corpus_paths() {
   for (const auto& entry : fs::directory_iterator(sotu))
     if (entry.path().extension() == ".txt") paths.push_back(entry.path().string());
   std::sort(paths.begin(), paths.end());
-  const nlohmann::json list = read_json_file(moby / "file_list.json");
+  const nlohmann::json list = io::read_json_file(moby / "file_list.json");
   DIFFTX_CHECK(list.is_array(), (moby / "file_list.json").string(), ": expected an array of file names");
   for (const auto& name : list) {
     DIFFTX_CHECK(name.is_string(), (moby / "file_list.json").string(), ": expected file names");

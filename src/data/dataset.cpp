@@ -16,7 +16,7 @@ namespace {
 void check_shard_name(const std::string& name, std::set<std::string>& seen, const std::string& where) {
   const bool plain = !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
                      name.find('\0') == std::string::npos;
-  DIFFTX_CHECK(plain, where, ": shard file ", json_value_for_message(nlohmann::json(name)),
+  DIFFTX_CHECK(plain, where, ": shard file ", io::json_value_for_message(nlohmann::json(name)),
                " must be a file name inside the dataset directory (no '/', '.' or '..')");
   DIFFTX_CHECK(seen.insert(name).second, where, ": shard file '", name, "' is listed twice");
 }
@@ -39,7 +39,7 @@ DatasetInfo read_dataset(const fs::path& dir) {
   info.dir = dir;
   std::set<std::string> shard_names;
   try {
-    info.metadata = read_json_file(meta_path);
+    info.metadata = io::read_json_file(meta_path);
     const auto& j = info.metadata;
     DIFFTX_CHECK(j.value("format", "") == "difftx-dataset", where,
                  ": expected \"format\": \"difftx-dataset\"");

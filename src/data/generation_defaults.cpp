@@ -16,7 +16,7 @@ constexpr int64_t kMaxId = (1 << 24) - 1;
 
 std::optional<json> read_json(const fs::path& file) {
   if (!fs::is_regular_file(file)) return std::nullopt;
-  json j = read_json_file(file);
+  json j = io::read_json_file(file);
   DIFFTX_CHECK(j.is_object(), file.string(), ": expected a JSON object");
   return j;
 }

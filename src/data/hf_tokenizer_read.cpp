@@ -309,7 +309,7 @@ std::optional<std::string> token_name(const json& config, const char* key, const
 std::optional<std::string> apply_config(const fs::path& file, TokenizerParts& parts) {
   if (!fs::is_regular_file(file)) return std::nullopt;
   const std::string where = file.string();
-  const json config = read_json_file(file);
+  const json config = io::read_json_file(file);
   DIFFTX_CHECK(config.is_object(), where, ": expected a JSON object");
   const auto set_end = [&](const char* add_key, const char* token_key, std::vector<int32_t>& ids, bool front) {
     if (!config.contains(add_key) || config[add_key].is_null()) return;
@@ -375,13 +375,13 @@ Tokenizer read_parts(const json& j, const fs::path& file) {
 
 Tokenizer read_hf_tokenizer(const fs::path& file) {
   const std::string where = file.string();
-  const json j = read_json_file(file);
+  const json j = io::read_json_file(file);
   DIFFTX_CHECK(j.is_object(), where, ": expected a JSON object (a Hugging Face tokenizer.json)");
   check_nesting(j, where);
   try {
     return read_parts(j, file);
   } catch (const json::exception& e) {  // a value of another type than the readers above expect
-    fail(where, ": malformed tokenizer.json (", json_error_text(e), ")");
+    fail(where, ": malformed tokenizer.json (", io::json_error_text(e), ")");
   }
 }
 

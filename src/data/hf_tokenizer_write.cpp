@@ -159,8 +159,8 @@ void write_hf_tokenizer(const Tokenizer& tokenizer, const fs::path& dir) {
   std::string text = j.dump(1) + "\n";
   const std::string placeholder = std::string("\"") + kVocabPlaceholder + "\"";
   text.replace(text.find(placeholder), placeholder.size(), vocab_text(p.vocab));
-  write_file_atomically(dir / kHfTokenizerFile, text);
-  write_file_atomically(dir / kHfTokenizerConfigFile, config_file(tokenizer).dump(2) + "\n");
+  io::write_file_atomically(dir / kHfTokenizerFile, text);
+  io::write_file_atomically(dir / kHfTokenizerConfigFile, config_file(tokenizer).dump(2) + "\n");
 }
 
 }  // namespace difftx::data

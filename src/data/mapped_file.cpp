@@ -16,7 +16,7 @@ namespace difftx::data {
 
 MappedFile::MappedFile(const std::filesystem::path& path) {
   struct stat st {};
-  const int fd = open_regular_file(path, st);
+  const int fd = io::open_regular_file(path, st);
   size_ = static_cast<size_t>(st.st_size);
   if (size_ > 0) {
     void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -266,7 +266,7 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
   splits[1].name = "val";
   encode_splits(o, corpus, texts, is_val, *tok, progress, splits);
   const nlohmann::ordered_json meta = dataset_metadata(o, corpus, *tok, splits, tokenizer_meta);
-  write_file_atomically(o.out / kMetadataFile, meta.dump(2) + "\n");
+  io::write_file_atomically(o.out / kMetadataFile, meta.dump(2) + "\n");
   return nlohmann::json::parse(meta.dump());
 }
 

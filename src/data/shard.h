@@ -34,7 +34,7 @@ class ShardWriter {
   int64_t tokens() const { return count_; }
 
  private:
-  AtomicFileWriter file_;
+  io::AtomicFileWriter file_;
   int64_t vocab_size_;
   int token_bytes_;
   int64_t count_ = 0;

@@ -30,7 +30,7 @@ fs::path sidecar_of(const fs::path& ranks_file) { return fs::path(ranks_file.str
 
 Tokenizer from_sidecar(const fs::path& ranks_file, const fs::path& sidecar) {
   const std::string where = sidecar.string();
-  const nlohmann::json j = read_json_file(sidecar);
+  const nlohmann::json j = io::read_json_file(sidecar);
   DIFFTX_CHECK(j.is_object(), where, ": expected a JSON object");
   // (json defaults: a value of another type compares unequal instead of throwing)
   DIFFTX_CHECK(j.value("format", nlohmann::json()) == "difftx-tokenizer", where,
@@ -57,7 +57,7 @@ Tokenizer from_sidecar(const fs::path& ranks_file, const fs::path& sidecar) {
                       std::move(specials), eot);
   if (j.contains("vocab_size"))
     DIFFTX_CHECK(j["vocab_size"] == tokenizer.vocab_size(), where, ": says vocab_size ",
-                 json_value_for_message(j["vocab_size"]), " but its tokens give ", tokenizer.vocab_size());
+                 io::json_value_for_message(j["vocab_size"]), " but its tokens give ", tokenizer.vocab_size());
   return tokenizer;
 }
 
@@ -90,7 +90,7 @@ Tokenizer from_dir(const fs::path& dir) {
 }  // namespace
 
 TokenTable read_tiktoken_file(const fs::path& path) {
-  const std::string text = read_whole_file(path);
+  const std::string text = io::read_whole_file(path);
   const std::string where = path.string();
   TokenTable table;
   std::vector<int64_t> line_of_rank;
@@ -183,8 +183,8 @@ void save_tokenizer(const Tokenizer& tokenizer, const fs::path& dir) {
   for (const auto& [text, id] : tokenizer.special_tokens()) j["special_tokens"][text] = id;
   j["end_of_text"] = tokenizer.end_of_text_string();
   j["vocab_size"] = tokenizer.vocab_size();
-  write_file_atomically(dir / kTokenizerRanksFile, tiktoken_file_text(tokenizer.ranks()));
-  write_file_atomically(dir / kTokenizerSidecarFile, j.dump(2) + "\n");
+  io::write_file_atomically(dir / kTokenizerRanksFile, tiktoken_file_text(tokenizer.ranks()));
+  io::write_file_atomically(dir / kTokenizerSidecarFile, j.dump(2) + "\n");
 }
 
 }  // namespace difftx::data

@@ -58,19 +58,19 @@ Allocation allocate(const double* w, int64_t keys, const AllocationPrompt& p) {
   return out;
 }
 
-PromptRows prompt_rows(const Model& model, const AllocationPrompt& prompt) {
-  const ModelConfig& c = model.config;
+PromptRows prompt_rows(const model::Model& model, const AllocationPrompt& prompt) {
+  const model::ModelConfig& c = model.config;
   check_prompt(prompt, c.vocab_size, c.max_position_embeddings, "attention prompt");
   const int64_t T = prompt.query_position + 1;  // later tokens cannot change the query's row
-  Activations acts(c, 1, T);
-  decoder_forward(model, acts, prompt.tokens.data());
+  model::Activations acts(c, 1, T);
+  model::decoder_forward(model, acts, prompt.tokens.data());
   PromptRows r;
   r.layers = c.num_hidden_layers;
   r.heads = c.num_attention_heads;
   r.keys = T;
   r.weights.reserve(r.layers * r.heads * T);
   for (int64_t l = 0; l < r.layers; ++l) {
-    const LayerTap a = layer_tap(c, acts, l);
+    const model::LayerTap a = model::layer_tap(c, acts, l);
     const AttentionRow row = attention_row(a.dims, a.q, a.k, a.lambda, 0, prompt.query_position);
     for (int64_t h = 0; h < r.heads; ++h) {
       const std::vector<double> w = row.normalised(h);
@@ -163,8 +163,8 @@ std::vector<double> figure_row(const PromptRows& rows, int64_t layer, int64_t he
   return out;
 }
 
-AttentionAnalysis analyse_attention(const Model& model, const std::vector<AllocationPrompt>& prompts, int64_t map_layer,
-                                    int64_t map_head) {
+AttentionAnalysis analyse_attention(const model::Model& model, const std::vector<AllocationPrompt>& prompts,
+                                    int64_t map_layer, int64_t map_head) {
   DIFFTX_CHECK(!prompts.empty(), "attention analysis: no prompts");
   std::vector<PromptRows> rows;
   for (const AllocationPrompt& p : prompts) rows.push_back(prompt_rows(model, p));

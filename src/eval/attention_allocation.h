@@ -46,7 +46,7 @@ struct PromptRows {
   std::vector<double> weights;  // [layers][heads][keys]
   const double* row(int64_t layer, int64_t head) const { return weights.data() + (layer * heads + head) * keys; }
 };
-PromptRows prompt_rows(const Model& model, const AllocationPrompt& prompt);
+PromptRows prompt_rows(const model::Model& model, const AllocationPrompt& prompt);
 
 // Means of allocate() over the prompts (every prompt weighs the same), over all layers and heads
 // unless the table says otherwise. Depths are grouped by exact value. Rows that cannot be
@@ -74,8 +74,8 @@ struct AttentionAnalysis {
   size_t figure_prompt = 0;
   std::vector<double> figure_weights;
 };
-AttentionAnalysis analyse_attention(const Model& model, const std::vector<AllocationPrompt>& prompts, int64_t map_layer,
-                                    int64_t map_head);
+AttentionAnalysis analyse_attention(const model::Model& model, const std::vector<AllocationPrompt>& prompts,
+                                    int64_t map_layer, int64_t map_head);
 
 // The normalisation, in words, for reports (attention_maps.h has the reasoning).
 extern const char* const kAllocationNormalisation;

@@ -17,12 +17,12 @@ std::vector<double> AttentionRow::normalised(int64_t i) const {
   return out;
 }
 
-AttentionRow attention_row(const AttentionDims& dims, const float* q, const float* k, const float* lambda,
+AttentionRow attention_row(const kernels::AttentionDims& dims, const float* q, const float* k, const float* lambda,
                            int64_t b, int64_t t) {
   dims.validate();
   DIFFTX_CHECK(q && k, "attention_row: tensors q and k must not be null");
-  const AttentionVariant variant = dims.variant();
-  DIFFTX_CHECK(!variant.paired() || lambda, "attention_row (", attention_kind_name(dims.kind),
+  const kernels::AttentionVariant variant = dims.variant();
+  DIFFTX_CHECK(!variant.paired() || lambda, "attention_row (", kernels::attention_kind_name(dims.kind),
                "): tensor lambda must not be null");
   DIFFTX_CHECK(b >= 0 && b < dims.B, "attention_row: batch row ", b, " outside [0, ", dims.B, ")");
   DIFFTX_CHECK(t >= 0 && t < dims.T, "attention_row: query position ", t, " outside the sequence [0, ", dims.T, ")");
@@ -31,7 +31,7 @@ AttentionRow attention_row(const AttentionDims& dims, const float* q, const floa
 
   AttentionRow r;
   r.position = t;
-  r.maps = attention_map_count(dims);
+  r.maps = kernels::attention_map_count(dims);
   r.heads = dims.H;
   r.logits.assign(r.maps * n, 0.0);
   r.softmax.assign(r.maps * n, 0.0);

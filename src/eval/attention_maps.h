@@ -47,7 +47,7 @@ struct AttentionRow {
 // Row t of batch row b. q and k are [B, T, q_width] and [B, T, k_width] after RoPE; lambda as
 // attention_forward takes it (null for baseline, the layer's scalar for diff and diff_grouped, [B, T, H] logits
 // for diff2). Double precision throughout.
-AttentionRow attention_row(const AttentionDims& dims, const float* q, const float* k, const float* lambda,
+AttentionRow attention_row(const kernels::AttentionDims& dims, const float* q, const float* k, const float* lambda,
                            int64_t b, int64_t t);
 
 }  // namespace difftx::eval

@@ -24,6 +24,6 @@ struct LogitsForward {
 // The model's own forward (decoder_forward with `options`, then the LM head on the asked rows),
 // activations planned once per sequence length. The model must outlive the result. Errors: an
 // empty or too long sequence, a row outside it.
-LogitsForward model_forward(const Model& model, const ForwardOptions& options = {});
+LogitsForward model_forward(const model::Model& model, const model::ForwardOptions& options = {});
 
 }  // namespace difftx::eval

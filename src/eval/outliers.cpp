@@ -16,8 +16,8 @@
 
 namespace difftx::eval {
 
-OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const OutlierOptions& o) {
-  const ModelConfig& c = model.config;
+OutlierResult measure_outliers(const model::Model& model, data::TokenLoader& val, const OutlierOptions& o) {
+  const model::ModelConfig& c = model.config;
   const int64_t B = val.batch();
   DIFFTX_CHECK(o.tokens > 0, "outliers: --tokens must be positive");
   DIFFTX_CHECK(!val.is_random(), "outliers: the loader must read its split in order (data::sequential_loader)");
@@ -33,7 +33,7 @@ OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const
   r.layer_logits_top1.assign(L, 0.0);
   r.layer_hidden_top1.assign(L, 0.0);
 
-  Activations acts(c, B, T);
+  model::Activations acts(c, B, T);
   std::vector<int32_t> inputs(B * T), targets(inputs.size());
   const int threads = thread_count();
   Buffer<float> scores(threads * T * T);  // one T x T logit map per thread
@@ -48,17 +48,17 @@ OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const
       const int64_t filled = val.next(inputs.data(), targets.data());
       DIFFTX_CHECK(filled > 0, val.dataset().dir.string(), ": the val split ended after ", done, " sequences");
       const int64_t rows = std::min(filled, r.sequences - done);
-      decoder_forward(model, acts, inputs.data());
+      model::decoder_forward(model, acts, inputs.data());
       for (int64_t l = 0; l < L; ++l) {
         // Logits: one (sequence, map) per work item, each thread with its own map and accumulator.
-        const LayerTap a = layer_tap(c, acts, l);
-        const int64_t maps = attention_map_count(a.dims);
+        const model::LayerTap a = model::layer_tap(c, acts, l);
+        const int64_t maps = kernels::attention_map_count(a.dims);
         float logit_max = 0;
         ParallelErrors errors;  // attention_map_logits checks its arguments
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(max : logit_max)
         for (int64_t item = 0; item < rows * maps; ++item) errors.run(item, [&] {
           float* S = scores.data() + thread_index() * T * T;
-          attention_map_logits(a.dims, a.q, a.k, item / maps, item % maps, scale, S);
+          kernels::attention_map_logits(a.dims, a.q, a.k, item / maps, item % maps, scale, S);
           for (int64_t t = 0; t < T; ++t) {
             const float* row = S + t * T;
             parts[thread_index()].add(row, t + 1);

@@ -34,6 +34,6 @@ struct OutlierResult {
 // val: a sequential loader (data::sequential_loader over the val split), read from its first
 // window (it is rewound). Errors: a random loader, a seq_len past max_position_embeddings, data
 // whose ids pass the model's vocab_size, non-finite activations.
-OutlierResult measure_outliers(const Model& model, data::TokenLoader& val, const OutlierOptions& options);
+OutlierResult measure_outliers(const model::Model& model, data::TokenLoader& val, const OutlierOptions& options);
 
 }  // namespace difftx::eval

@@ -21,7 +21,7 @@ struct PerplexityProgress {
 struct PerplexityOptions {
   int64_t max_batches = 0;  // 0: the whole split
   std::function<void(const PerplexityProgress&)> progress;  // after every batch, if set
-  ForwardOptions forward;   // e.g. quantized attention logits (default: the model as trained)
+  model::ForwardOptions forward;   // e.g. quantized attention logits (default: the model as trained)
 };
 
 struct PerplexityResult {
@@ -34,6 +34,7 @@ struct PerplexityResult {
 
 // Reads `val` from its first window (it is rewound). Errors: a random loader, a seq_len past
 // max_position_embeddings, data whose ids pass the model's vocab_size.
-PerplexityResult evaluate_perplexity(const Model& model, data::TokenLoader& val, const PerplexityOptions& options);
+PerplexityResult evaluate_perplexity(const model::Model& model, data::TokenLoader& val,
+                                     const PerplexityOptions& options);
 
 }  // namespace difftx::eval

@@ -5,10 +5,10 @@
 
 namespace difftx::eval {
 
-std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, data::TokenLoader& val,
+std::vector<results::QuantizationPoint> quantization_sweep(const model::Model& model, data::TokenLoader& val,
                                                            const std::vector<int>& bits, PerplexityOptions options) {
   DIFFTX_CHECK(!bits.empty(), "quantization sweep: no bit widths given");
-  for (int b : bits) check_logit_bits(b);
+  for (int b : bits) kernels::check_logit_bits(b);
   std::vector<results::QuantizationPoint> points;
   for (int b : bits) {
     options.forward.attention_logit_bits = b;

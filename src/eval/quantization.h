@@ -12,7 +12,7 @@ namespace difftx::eval {
 // One evaluate_perplexity per entry of `bits` (each 0 or 2..16, checked before any work), as
 // the points of the results schema's "quantization" (bits, val loss, val tokens; NIAH accuracy
 // not measured); options.forward is replaced per point.
-std::vector<results::QuantizationPoint> quantization_sweep(const Model& model, data::TokenLoader& val,
+std::vector<results::QuantizationPoint> quantization_sweep(const model::Model& model, data::TokenLoader& val,
                                                            const std::vector<int>& bits, PerplexityOptions options);
 
 }  // namespace difftx::eval

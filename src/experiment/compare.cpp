@@ -57,17 +57,17 @@ std::string presets_in(const fs::path& configs_dir) {
 }
 
 // The variants' configs, after checking the options that need no data.
-std::vector<ModelConfig> read_configs(const CompareOptions& o) {
+std::vector<model::ModelConfig> read_configs(const CompareOptions& o) {
   DIFFTX_CHECK(o.tokens >= 1, "compare: --tokens must be positive, got ", o.tokens);
   DIFFTX_CHECK(!o.variants.empty(), "compare: no variants given");
   DIFFTX_CHECK(std::set<std::string>(o.variants.begin(), o.variants.end()).size() == o.variants.size(),
                "compare: a variant is named twice in --variants");
-  std::vector<ModelConfig> configs;
+  std::vector<model::ModelConfig> configs;
   for (const std::string& v : o.variants) {
     const fs::path file = o.configs_dir / o.preset / (v + ".json");
     DIFFTX_CHECK(fs::is_regular_file(file), "compare: no config ", file.string(), " (presets in ", o.configs_dir.string(),
                  ": ", presets_in(o.configs_dir), ")");
-    configs.push_back(config_from_file(file.string()));
+    configs.push_back(model::config_from_file(file.string()));
   }
   return configs;
 }
@@ -108,7 +108,7 @@ fs::path init_checkpoint(const CompareOptions& o, const std::string& name, int64
   DIFFTX_CHECK(latest.has_value(), "compare: --init-from ", o.init_from.string(), " has no checkpoint of ", name,
                " with seed ", seed, " (expected ", dir.string(), "/checkpoints)");
   if (dir == runs) {  // a single-seed run: its seed must be this one
-    const nlohmann::json run = read_json_file(dir / "run.json");
+    const nlohmann::json run = io::read_json_file(dir / "run.json");
     DIFFTX_CHECK(run.contains("options") && run["options"].value("seed", nlohmann::json()) == nlohmann::json(seed),
                  "compare: --init-from ", dir.string(), " was not trained with seed ", seed, " (see its run.json)");
   }
@@ -153,15 +153,15 @@ results::ModelResults train_and_analyse(const CompareOptions& o, const std::stri
   train::train(t, one_process);
 
   const fs::path checkpoint = *train::latest_checkpoint(t.out_dir);
-  const Model model = load_model_dir(checkpoint);
+  const model::Model model = model::load_model_dir(checkpoint);
   if (o.analyse) log("analysing " + checkpoint.string());
   results::ModelResults m;
   m.train = train_record(t.out_dir, batch_tokens);
   if (o.analyse) static_cast<results::Analyses&>(m) = analyse_model(model, tokenizer, o.data_dir, o.analysis, log);
   m.name = name;
   m.seed = seed;
-  m.attention = attention_kind_name(model.config.attention);
-  results::set_config(m, config_to_json(model.config));
+  m.attention = kernels::attention_kind_name(model.config.attention);
+  results::set_config(m, model::config_to_json(model.config));
   m.parameters = model.config.total_parameters();
   m.run_dir = t.out_dir;
   return m;
@@ -170,7 +170,7 @@ results::ModelResults train_and_analyse(const CompareOptions& o, const std::stri
 }  // namespace
 
 results::ExperimentResults run_compare(const CompareOptions& o, const std::function<void(const std::string&)>& log) {
-  const std::vector<ModelConfig> configs = read_configs(o);
+  const std::vector<model::ModelConfig> configs = read_configs(o);
   data::read_dataset(o.data_dir);  // a clear error for a directory that is not a prepared dataset
   const data::Tokenizer tokenizer = data::load_tokenizer(o.data_dir.string());
 
@@ -178,7 +178,7 @@ results::ExperimentResults run_compare(const CompareOptions& o, const std::funct
   DIFFTX_CHECK(batch_tokens > 0, "compare: --seq-len and --micro-batch must be positive");
   const int64_t steps = (o.tokens + batch_tokens - 1) / batch_tokens;
   int64_t fewest = configs.front().total_parameters(), most = fewest;
-  for (const ModelConfig& c : configs) {
+  for (const model::ModelConfig& c : configs) {
     fewest = std::min(fewest, c.total_parameters());
     most = std::max(most, c.total_parameters());
   }
@@ -217,9 +217,9 @@ results::ExperimentResults run_compare(const CompareOptions& o, const std::funct
         continue;
       }
       results.models.push_back(train_and_analyse(o, name, seed, steps, batch_tokens, tokenizer, inits[{name, seed}], log));
-      write_json_file(results_path, results::to_json(results));  // after every model: a stopped compare shows what it has
+      io::write_json_file(results_path, results::to_json(results));  // after every model: a stopped compare shows what it has
     }
-  write_json_file(results_path, results::to_json(results));
+  io::write_json_file(results_path, results::to_json(results));
   report::write_report(results_path, o.out_dir);
   return results;
 }

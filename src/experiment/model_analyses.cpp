@@ -24,7 +24,7 @@ std::string format(const char* pattern, double a, double b = 0, double c = 0) {
 
 }  // namespace
 
-results::Analyses analyse_model(const Model& model, const data::Tokenizer& tokenizer,
+results::Analyses analyse_model(const model::Model& model, const data::Tokenizer& tokenizer,
                                 const std::filesystem::path& data_dir, const AnalysisOptions& o,
                                 const std::function<void(const std::string&)>& log) {
   results::Analyses out;

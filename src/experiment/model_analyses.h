@@ -31,7 +31,7 @@ struct AnalysisOptions {
 
 // Runs them in the order above; `log` gets one line per finished analysis. The tokenizer and
 // data_dir are the prepared dataset's (haystacks and val windows come from its val split).
-results::Analyses analyse_model(const Model& model, const data::Tokenizer& tokenizer,
+results::Analyses analyse_model(const model::Model& model, const data::Tokenizer& tokenizer,
                                 const std::filesystem::path& data_dir, const AnalysisOptions& options,
                                 const std::function<void(const std::string&)>& log);
 

@@ -40,14 +40,14 @@ void write_width_configs(const SweepOptions& o, int64_t width) {
   for (const std::string& v : o.compare.variants) {
     const fs::path from = o.compare.configs_dir / o.compare.preset / (v + ".json");
     DIFFTX_CHECK(fs::is_regular_file(from), "sweep: no config ", from.string());
-    const json scaled = scaled_config(read_json_file(from), width, from.string());
-    config_from_json(scaled, from.string() + " scaled to width " + std::to_string(width));  // a valid model
+    const json scaled = scaled_config(io::read_json_file(from), width, from.string());
+    model::config_from_json(scaled, from.string() + " scaled to width " + std::to_string(width));  // a valid model
     const fs::path to = dir / (v + ".json");
     if (fs::exists(to))
-      DIFFTX_CHECK(read_json_file(to) == scaled, "sweep: ", to.string(),
+      DIFFTX_CHECK(io::read_json_file(to) == scaled, "sweep: ", to.string(),
                    " differs from the config these options give: the sweep directory was made with other options");
     else
-      write_json_file(to, scaled);
+      io::write_json_file(to, scaled);
   }
 }
 
@@ -212,7 +212,7 @@ json run_sweep(const SweepOptions& o, const std::function<void(const std::string
                                  {"run_dir", fs::path(m.run_dir).lexically_relative(o.compare.out_dir).string()}});
   }
   sweep["fits"] = sweep_fits(sweep);
-  write_json_file(o.compare.out_dir / "sweep.json", sweep);
+  io::write_json_file(o.compare.out_dir / "sweep.json", sweep);
   return sweep;
 }
 

@@ -23,16 +23,16 @@ struct StepLine {
 results::TrainResults train_record(const std::filesystem::path& run_dir, int64_t tokens_per_step, int64_t max_points) {
   const std::filesystem::path path = run_dir / "metrics.jsonl";
   DIFFTX_CHECK(std::filesystem::is_regular_file(path), path.string(), ": missing (not a difftx train run directory)");
-  std::istringstream in(read_whole_file(path));
+  std::istringstream in(io::read_whole_file(path));
   std::vector<StepLine> steps;
   results::TrainResults t;
   std::string line;
   for (int64_t number = 1; std::getline(in, line); ++number) {
     if (line.empty()) continue;
     const std::string where = path.string() + " line " + std::to_string(number);
-    const nlohmann::json j = parse_json_text(line, where);
+    const nlohmann::json j = io::parse_json_text(line, where);
     DIFFTX_CHECK(j.is_object() && j.contains("step"), path.string(), " line ", number, ": no \"step\"");
-    const JsonField fields(j, where);
+    const io::JsonField fields(j, where);
     const int64_t step = fields.at("step").integer();
     if (j.contains("val_loss"))
       t.val_curve.push_back({step, step * tokens_per_step, fields.at("val_loss").number()});

@@ -10,7 +10,7 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
-class Constraint : public TokenConstraint {
+class Constraint : public infer::TokenConstraint {
  public:
   Constraint(const ConstraintSpec& spec, std::span<const int32_t> stops)
       : spec_(spec), stops_(stops.begin(), stops.end()) {
@@ -117,7 +117,7 @@ GrammarConstraintSource::GrammarConstraintSource(ConstraintSpec spec) : spec_(st
   }
 }
 
-std::unique_ptr<TokenConstraint> GrammarConstraintSource::start(std::span<const int32_t> stop_tokens) const {
+std::unique_ptr<infer::TokenConstraint> GrammarConstraintSource::start(std::span<const int32_t> stop_tokens) const {
   return std::make_unique<Constraint>(spec_, stop_tokens);
 }
 

@@ -34,11 +34,11 @@ struct ConstraintSpec {
   std::optional<ReasoningBudget> reasoning;
 };
 
-class GrammarConstraintSource : public TokenConstraintSource {
+class GrammarConstraintSource : public infer::TokenConstraintSource {
  public:
   explicit GrammarConstraintSource(ConstraintSpec spec);
   int64_t vocab_size() const override { return spec_.vocabulary->size(); }
-  std::unique_ptr<TokenConstraint> start(std::span<const int32_t> stop_tokens) const override;
+  std::unique_ptr<infer::TokenConstraint> start(std::span<const int32_t> stop_tokens) const override;
   const ConstraintSpec& spec() const { return spec_; }
 
  private:

@@ -44,7 +44,8 @@ int64_t count_keyword(const json& s, const char* key, const std::string& path, i
   const auto it = s.find(key);
   if (it == s.end()) return fallback;
   if (!it->is_number_integer() || it->get<int64_t>() < 0)
-    error(child(path, key), concat("'", key, "' must be a non-negative integer, not ", json_value_for_message(*it)));
+    error(child(path, key),
+          concat("'", key, "' must be a non-negative integer, not ", io::json_value_for_message(*it)));
   return it->get<int64_t>();
 }
 
@@ -230,7 +231,7 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth) 
     if (s.get<bool>()) return any_value();
     error(path, "the schema false matches no document");
   }
-  if (!s.is_object()) error(path, "a schema must be an object or a boolean, not " + json_value_for_message(s));
+  if (!s.is_object()) error(path, "a schema must be an object or a boolean, not " + io::json_value_for_message(s));
   std::set<std::string> present;  // the keywords that assert something
   for (const auto& [key, value] : s.items()) {
     if (kAnnotations.count(key)) continue;
@@ -284,7 +285,7 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth) 
     for (const json& t : list) {
       if (!t.is_string() || std::find(kTypes.begin(), kTypes.end(), t.get<std::string>()) == kTypes.end())
         error(child(path, "type"), "'type' must be one of null, boolean, object, array, string, number, integer, not " +
-                                       json_value_for_message(t));
+                                       io::json_value_for_message(t));
       types.push_back(t.get<std::string>());
     }
   } else {
@@ -480,7 +481,7 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
 }
 
 json parse_schema_text(std::string_view text, const std::string& source) {
-  parse_json_text(text, source);  // bounded depth, unique keys, no NUL
+  io::parse_json_text(text, source);  // bounded depth, unique keys, no NUL
   return json::parse(text);
 }
 

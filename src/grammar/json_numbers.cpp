@@ -37,7 +37,7 @@ Decimal decimal_of(const json& v, const std::string& where) {
     const auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::fixed);  // shortest round trip
     text.assign(buf, r.ptr);
   } else {
-    throw GrammarError(where, "a bound must be a number, not " + json_value_for_message(v));
+    throw GrammarError(where, "a bound must be a number, not " + io::json_value_for_message(v));
   }
   Decimal out;
   size_t i = 0;

@@ -102,7 +102,7 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path) {
     if (it == s.end()) return fallback;
     if (!it->is_number_integer() || it->get<int64_t>() < 0)
       throw GrammarError(child(path, key), concat("'", key, "' must be a non-negative integer, not ",
-                                                  json_value_for_message(*it)));
+                                                  io::json_value_for_message(*it)));
     if (it->get<int64_t>() > b_.limits().max_repeat)
       throw GrammarError(child(path, key), concat("'", key, "' ", it->get<int64_t>(), " is beyond the ",
                                                   b_.limits().max_repeat, " characters that can be enforced"));

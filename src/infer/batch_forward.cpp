@@ -6,20 +6,20 @@
 #include "model/decoder.h"
 #include "model/layer.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 using backends::DevicePtr;
 
 // The attention of a step: every row's keys and values into its blocks, then every row over
 // its sequence's positions [0, position].
-class PagedAttention : public AttentionCore {
+class PagedAttention : public model::AttentionCore {
  public:
   PagedAttention(backends::Backend& backend, const backends::PagedKv& kv, DevicePtr<const int32_t> slots,
                  const backends::PagedRows& rows)
       : backend_(backend), kv_(kv), slots_(slots), rows_(rows) {}
 
-  void attend(int64_t layer, LayerActivations& s) override {
+  void attend(int64_t layer, model::LayerActivations& s) override {
     backend_.paged_store(kv_, layer, slots_, rows_.count, s.k, s.v);
     backend_.paged_attention(kv_, layer, rows_, s.q, s.lambda, s.att);
   }
@@ -38,13 +38,13 @@ void upload(backends::Backend& b, const backends::DeviceBuffer& to, const std::v
 
 }  // namespace
 
-BatchForward::BatchForward(const Model& model, KvPool& pool, int64_t max_rows, int64_t context)
+BatchForward::BatchForward(const model::Model& model, KvPool& pool, int64_t max_rows, int64_t context)
     : model_(model),
       matrices_(model.engine_matrices()),
       backend_(*model.backend),
       pool_(pool),
       max_rows_(max_rows),
-      acts_(model.config, 1, max_rows, ActivationUse::engine, *model.backend, context) {
+      acts_(model.config, 1, max_rows, model::ActivationUse::engine, *model.backend, context) {
   const auto ints = [&](int64_t n, int64_t bytes) { return backend_.allocate(n * bytes, false); };
   positions_ = ints(max_rows, sizeof(int64_t));
   slots_ = ints(max_rows, sizeof(int32_t));
@@ -71,7 +71,7 @@ void BatchForward::upload_index(int64_t R) {
 
 const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows,
                                std::span<const std::span<const int32_t>> tables) {
-  const ModelConfig& c = model_.config;
+  const model::ModelConfig& c = model_.config;
   const int64_t R = static_cast<int64_t>(rows.size()), D = c.hidden_size, V = c.vocab_size;
   const int64_t P = pool_.block_tokens();
   DIFFTX_CHECK(R >= 1 && R <= max_rows_, "batch of ", R, " rows: must be in [1, ", max_rows_, "]");
@@ -108,20 +108,20 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   }
   upload_index(R);
 
-  LayerActivations& s = acts_.layers[0];
+  model::LayerActivations& s = acts_.layers[0];
   backend_.embed(matrices_.embed, acts_.tokens, s.x, R);
   const backends::PagedKv kv = pool_.paged();
   const backends::PagedRows paged{R, max_length, lengths_.as<const int32_t>(), tables_.as<const int32_t>(),
                                   blocks_.as<const int32_t>()};
   PagedAttention attention(backend_, kv, slots_.as<const int32_t>(), paged);
-  LayerPass pass{backend_, c, 1, R, 0, acts_.rope.table, acts_.head_norm_gain};
+  model::LayerPass pass{backend_, c, 1, R, 0, acts_.rope.table, acts_.head_norm_gain};
   pass.positions = positions_.as<const int64_t>();
   pass.gemv_rows = gemv_rows;
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-    const LayerTensors& w = model_.tensors.layers[l];
-    const LayerMatrices& m = matrices_.layers[l];
-    attention_block_forward(pass, w, m, l, s, attention);
-    mlp_block_forward(pass, w, m, s, s.x);  // the next layer's input
+    const model::LayerTensors& w = model_.tensors.layers[l];
+    const model::LayerMatrices& m = matrices_.layers[l];
+    model::attention_block_forward(pass, w, m, l, s, attention);
+    model::mlp_block_forward(pass, w, m, s, s.x);  // the next layer's input
   }
   // The final norm and the LM head over the rows that want logits. The head takes the GEMV order
   // for every such row (at most one per sequence and step, where the GEMM would repack the
@@ -134,4 +134,4 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   return logits_.compute(backend_, matrices_.lm_head, acts_.h_final, L, V);
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

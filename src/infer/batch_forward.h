@@ -17,7 +17,7 @@
 #include "model/activations.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 struct BatchRow {
   int32_t token;
@@ -29,7 +29,7 @@ struct BatchRow {
 class BatchForward {
  public:
   // max_rows: the most rows of a step; positions below `context` (the RoPE table's length).
-  BatchForward(const Model& model, KvPool& pool, int64_t max_rows, int64_t context);
+  BatchForward(const model::Model& model, KvPool& pool, int64_t max_rows, int64_t context);
 
   // Runs the rows (gemv-order rows first) and returns the logits [rows with logits, V] in host
   // memory, in row order; valid until the next call. The blocks for every row's position must be
@@ -45,16 +45,16 @@ class BatchForward {
   };
   void upload_index(int64_t rows);
 
-  const Model& model_;
-  const ModelMatrices& matrices_;  // model_.engine_matrices()
+  const model::Model& model_;
+  const model::ModelMatrices& matrices_;  // model_.engine_matrices()
   backends::Backend& backend_;
   KvPool& pool_;
   int64_t max_rows_;
-  Activations acts_;
+  model::Activations acts_;
   StepIndex index_;
   backends::DeviceBuffer positions_, slots_, lengths_, tables_, blocks_;  // the device's copy of index_
   int64_t block_capacity_ = 0;    // ints blocks_ holds
   infer::HeadLogits logits_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

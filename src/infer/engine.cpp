@@ -7,7 +7,7 @@
 #include "data/tokenizer.h"
 #include "infer/engine_state.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 const char* finish_reason_name(FinishReason reason) {
   switch (reason) {
@@ -33,15 +33,15 @@ namespace {
 
 constexpr int64_t kDefaultPoolBytes = int64_t{1} << 30;
 
-int64_t pool_blocks(const ModelConfig& c, const EngineOptions& o) {
+int64_t pool_blocks(const model::ModelConfig& c, const EngineOptions& o) {
   const int64_t block_bytes = KvPool::block_bytes(c, o.kv, o.kv_block_tokens);
-  if (o.kv_tokens > 0) return infer::sequence_blocks(infer::kv_cache_groups(c), o.kv_tokens, o.kv_block_tokens);
+  if (o.kv_tokens > 0) return sequence_blocks(kv_cache_groups(c), o.kv_tokens, o.kv_block_tokens);
   if (o.kv_bytes > 0) {
     const int64_t blocks = o.kv_bytes / block_bytes;
     DIFFTX_CHECK(blocks >= 1, "--kv-bytes ", o.kv_bytes, " holds no KV block (one is ", block_bytes, " bytes)");
     return blocks;
   }
-  const int64_t for_context = infer::sequence_blocks(infer::kv_cache_groups(c), c.max_position_embeddings,
+  const int64_t for_context = sequence_blocks(kv_cache_groups(c), c.max_position_embeddings,
                                                     o.kv_block_tokens);
   return std::max<int64_t>(1, std::min(for_context, kDefaultPoolBytes / block_bytes));
 }
@@ -60,9 +60,9 @@ void check_options(const EngineOptions& o) {
 }
 
 // A draft model runs through BatchForward (model_drafter.h): docs/SPEC.md's decoder, whatever the target.
-void check_draft_model(const Model& target, const EngineOptions& o) {
+void check_draft_model(const model::Model& target, const EngineOptions& o) {
   if (!o.draft_model) return;
-  const ModelConfig& d = o.draft_model->config;
+  const model::ModelConfig& d = o.draft_model->config;
   d.require_decoder("a draft model (--draft)");
   DIFFTX_CHECK(d.vocab_size == target.config.vocab_size, "the draft model's vocab_size ", d.vocab_size,
                " differs from the target's ", target.config.vocab_size, ": they must share the vocabulary");
@@ -70,15 +70,15 @@ void check_draft_model(const Model& target, const EngineOptions& o) {
 
 }  // namespace
 
-Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options)
+Engine::Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options)
     : Engine(model, tokenizer, options, nullptr) {}
 
-Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options,
+Engine::Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options,
                StepForward forward)
     : model_(model), tokenizer_(tokenizer), options_(options) {
   check_options(options_);
   check_draft_model(model, options_);
-  const ModelConfig& c = model.config;
+  const model::ModelConfig& c = model.config;
   DIFFTX_CHECK(options_.context >= 0 && options_.context <= c.max_position_embeddings, "--context ",
                options_.context, " must be in [1, max_position_embeddings = ", c.max_position_embeddings, "]");
   const int64_t blocks = pool_blocks(c, options_);
@@ -86,13 +86,13 @@ Engine::Engine(const Model& model, const data::Tokenizer* tokenizer, const Engin
   const int64_t vocab = options_.sample_vocab > 0 ? options_.sample_vocab : c.vocab_size;
   DIFFTX_CHECK(vocab <= c.vocab_size, "sample_vocab ", vocab, " exceeds the model's vocab_size ", c.vocab_size);
   // The context: what the pool holds of one sequence alone (a preempted sequence always fits again).
-  const int64_t held = infer::sequence_tokens(infer::kv_cache_groups(c), blocks, options_.kv_block_tokens, limit);
+  const int64_t held = sequence_tokens(kv_cache_groups(c), blocks, options_.kv_block_tokens, limit);
   DIFFTX_CHECK(held >= 1, "the KV pool's ", blocks, " blocks hold no token of this model's ",
-               infer::kv_cache_groups(c).size(), " cache groups; ask for more with --kv-tokens or --kv-bytes");
+               kv_cache_groups(c).size(), " cache groups; ask for more with --kv-tokens or --kv-bytes");
   state_ = std::make_unique<State>(model, tokenizer, options_, blocks, held, vocab, std::move(forward));
   state_->counters.kv_blocks = state_->kv.blocks();
   state_->counters.kv_block_tokens = options_.kv_block_tokens;
-  state_->counters.prefix_cache = infer::prefix_cache_name(state_->kv.prefix_cache());
+  state_->counters.prefix_cache = prefix_cache_name(state_->kv.prefix_cache());
   state_->stats = state_->counters;
 }
 
@@ -132,7 +132,7 @@ Engine::RequestId Engine::submit(Request r) {
     throw EngineFull(concat("the queue is full (", options_.max_queue, " requests waiting)"));
   const RequestId id = state_->next_id++;
   // The sampler checks its options.
-  auto seq = std::make_unique<infer::Sequence>(id, std::move(r), state_->vocab);
+  auto seq = std::make_unique<Sequence>(id, std::move(r), state_->vocab);
   seq->draft_mode = draft;
   seq->draft_tokens = draft_tokens;
   state_->incoming.push_back(std::move(seq));
@@ -199,4 +199,4 @@ void Engine::loop() {
   step();
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

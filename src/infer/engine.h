@@ -28,14 +28,13 @@
 #include "kernels/attention/decode_attention.h"
 #include "model/model.h"
 
-namespace difftx {
-
-namespace data {
+namespace difftx::data {
 class Tokenizer;
 }
-namespace infer {
+
+namespace difftx::infer {
+
 struct StepPlan;
-}
 
 enum class FinishReason { none, stop, length, cancelled, error };
 
@@ -103,7 +102,7 @@ struct Request {
 };
 
 struct EngineOptions {
-  KvStorage kv = KvStorage::bf16;
+  kernels::KvStorage kv = kernels::KvStorage::bf16;
   int64_t kv_block_tokens = 32;   // tokens per KV block, a multiple of 16
   int64_t kv_tokens = 0;          // pool capacity: the positions one sequence may hold (sequence_blocks); 0: kv_bytes
   int64_t kv_bytes = 0;           // pool capacity in bytes; 0 (and kv_tokens 0): max_position_embeddings tokens, at most 1 GiB
@@ -117,14 +116,14 @@ struct EngineOptions {
   // and the draft model (same vocab_size, outlives the engine) that DraftMode::model needs.
   DraftMode draft = DraftMode::none;
   int64_t draft_tokens = kDefaultDraftTokens;
-  const Model* draft_model = nullptr;
+  const model::Model* draft_model = nullptr;
 };
 
 struct EngineStats {
   int64_t waiting = 0, running = 0;
   int64_t kv_blocks = 0, kv_blocks_used = 0, kv_blocks_cached = 0;  // used: referenced by a sequence
   int64_t kv_block_tokens = 0;
-  const char* prefix_cache = "on";  // infer::prefix_cache_name: "on", "off (option)", or off for recurrent state
+  const char* prefix_cache = "on";  // prefix_cache_name: "on", "off (option)", or off for recurrent state
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prompt tokens looked up / found cached
   int64_t prompt_tokens = 0, generated_tokens = 0;          // computed so far (re-prefill included)
   int64_t preemptions = 0, steps = 0;
@@ -138,7 +137,7 @@ struct EngineStats {
 
 // What runs a step's rows (infer/scheduler.h): returns their logits [rows that want them,
 // vocab_size] in row order, valid until the next call.
-using StepForward = std::function<const float*(const infer::StepPlan&)>;
+using StepForward = std::function<const float*(const StepPlan&)>;
 
 // The queue is full: the request was not taken (a server answers 503).
 struct EngineFull : Error {
@@ -150,10 +149,11 @@ class Engine {
   using RequestId = uint64_t;
   // The model (and tokenizer, which may be null: then events carry no text and stop strings are
   // an error) must outlive the engine. Bad options are errors naming the option.
-  Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options = {});
+  Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options = {});
   // The same, with each step's rows run by `forward` instead of the model (a test double that
   // returns chosen logits; the model still gives the shapes).
-  Engine(const Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options, StepForward forward);
+  Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options,
+         StepForward forward);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -176,7 +176,7 @@ class Engine {
   void stop();
 
   EngineStats stats() const;
-  const Model& model() const { return model_; }
+  const model::Model& model() const { return model_; }
   const EngineOptions& options() const { return options_; }
   int64_t context() const;  // most tokens a sequence may hold (prompt + generated)
 
@@ -190,7 +190,7 @@ class Engine {
   // request is still waiting or running (or a cancel pending).
   bool publish_stats();
 
-  const Model& model_;
+  const model::Model& model_;
   const data::Tokenizer* tokenizer_;
   EngineOptions options_;
   std::unique_ptr<State> state_;
@@ -200,4 +200,4 @@ class Engine {
   bool stopping_ = false;
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -5,11 +5,11 @@
 
 #include "infer/engine_state.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 // Ends the sequence: its slots go back to the cache, its last event goes out.
-void finish(Engine::State& st, infer::Sequence& s, FinishReason reason, const std::string& error = {}) {
+void finish(Engine::State& st, Sequence& s, FinishReason reason, const std::string& error = {}) {
   st.release(s);
   st.sampling.finish(s, reason, {}, error);
 }
@@ -25,9 +25,9 @@ void drop(List& list, Ends ends) {
 // The tokens drafted for a running sequence's next step (speculative decoding): only for one
 // that decodes (its last token generated, so that every row of the step is a generated token's)
 // and at most as many as can still be drawn before max_new_tokens and the context.
-void draft(Engine::State& st, infer::Sequence& s) {
+void draft(Engine::State& st, Sequence& s) {
   s.draft.clear();
-  infer::Drafter* drafter = st.drafter(s.draft_mode);
+  Drafter* drafter = st.drafter(s.draft_mode);
   if (!drafter || st.scheduler.pending(s) != 1 || s.generated() < 1) return;
   const auto n = static_cast<int64_t>(s.tokens.size());
   const int64_t max = std::min({s.draft_tokens, s.request.options.max_new_tokens - s.generated() - 1, st.context - n});
@@ -69,42 +69,42 @@ bool Engine::step() {
     cancels.swap(st.cancels);
   }
   // Cancellations, then requests that want no token at all.
-  const auto cancelled = [&](infer::Sequence& s) {
+  const auto cancelled = [&](Sequence& s) {
     if (std::find(cancels.begin(), cancels.end(), s.id) == cancels.end()) return false;
     finish(st, s, FinishReason::cancelled);
     return true;
   };
   drop(running, cancelled);
   drop(waiting, cancelled);
-  drop(waiting, [&](infer::Sequence& s) {
+  drop(waiting, [&](Sequence& s) {
     if (s.request.options.max_new_tokens > 0) return false;
     finish(st, s, FinishReason::length);
     return true;
   });
 
   for (auto& s : running) draft(st, *s);
-  const infer::StepPlan& plan = st.scheduler.schedule();
+  const StepPlan& plan = st.scheduler.schedule();
   if (!plan.empty()) {
     const float* logits = st.forward(plan);
     ++st.counters.steps;
     // Logits come in row order: a sequence's last token's row, then its drafted tokens' rows.
-    std::vector<infer::Sequence*> ended;
+    std::vector<Sequence*> ended;
     const int64_t V = model_.config.vocab_size;
     int64_t j = 0;
     for (size_t i = 0; i < plan.rows.size(); ++i)
       if (plan.rows[i].logits) {
-        const infer::Slice& slice = plan.slices[plan.rows[i].table];
+        const Slice& slice = plan.slices[plan.rows[i].table];
         if (st.sampling.advance(*slice.seq, logits + j * V) != FinishReason::none) ended.push_back(slice.seq);
         i += slice.lookahead;
         j += 1 + slice.lookahead;
       }
     st.scheduler.commit();  // the accepted drafted tokens' positions are kept
-    for (infer::Sequence* s : ended) st.release(*s);
-    drop(running, [&](infer::Sequence& s) { return std::find(ended.begin(), ended.end(), &s) != ended.end(); });
+    for (Sequence* s : ended) st.release(*s);
+    drop(running, [&](Sequence& s) { return std::find(ended.begin(), ended.end(), &s) != ended.end(); });
   }
 
   std::lock_guard lock(mutex_);
   return publish_stats();
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -6,9 +6,9 @@
 #include "core/timer.h"
 #include "infer/engine.h"
 
-namespace difftx {
+namespace difftx::infer {
 
-GenerateResult generate(const Model& model, std::span<const int32_t> prompt, const GenerateOptions& o,
+GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& o,
                         const std::function<void(int32_t)>& on_token) {
   DIFFTX_CHECK(o.max_new_tokens >= 0, "--max-new-tokens ", o.max_new_tokens, " must not be negative");
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
@@ -58,4 +58,4 @@ GenerateResult generate(const Model& model, std::span<const int32_t> prompt, con
   return r;
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -14,20 +14,20 @@
 #include "kernels/attention/decode_attention.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 struct GenerateOptions {
   SamplingOptions sampling;
   int64_t max_new_tokens = 128;
   int64_t context = 0;      // KV cache capacity; 0: max_position_embeddings
-  KvStorage kv = KvStorage::bf16;  // how the KV cache stores keys and values
+  kernels::KvStorage kv = kernels::KvStorage::bf16;  // how the KV cache stores keys and values
   int64_t sample_vocab = 0; // ids that may be drawn, [0, sample_vocab); 0: the model's vocab_size
   std::vector<int32_t> stop_tokens;  // generation ends when one of these is drawn (not passed on)
   std::shared_ptr<const TokenConstraintSource> constraint;  // which tokens may be drawn (a grammar); none: any
   // Speculative decoding (EngineOptions::draft): the drafter, tokens per step, the draft model.
   DraftMode draft = DraftMode::none;
   int64_t draft_tokens = kDefaultDraftTokens;
-  const Model* draft_model = nullptr;
+  const model::Model* draft_model = nullptr;
 };
 
 struct GenerateResult {
@@ -41,7 +41,7 @@ struct GenerateResult {
 };
 
 // on_token(id) is called as soon as each new id is drawn (stream it from there).
-GenerateResult generate(const Model& model, std::span<const int32_t> prompt, const GenerateOptions& options,
+GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& options,
                         const std::function<void(int32_t)>& on_token);
 
-}  // namespace difftx
+}  // namespace difftx::infer

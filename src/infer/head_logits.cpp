@@ -8,7 +8,7 @@ const float* HeadLogits::compute(backends::Backend& backend, const backends::Dev
   if (static_cast<int64_t>(host_.size()) < L * V) host_.resize(L * V);
   if (!backend.host_memory() && device_.bytes() < bytes) device_ = backend.allocate(bytes, false);
   const backends::DevicePtr<float> out = device_ ? device_.as<float>() : backends::DevicePtr<float>(host_.data());
-  backend.matmul(lm_head, h, out, L, false, MatmulOrder::gemv);
+  backend.matmul(lm_head, h, out, L, false, kernels::MatmulOrder::gemv);
   if (device_) backend.download(host_.data(), out, bytes);
   return host_.data();
 }

@@ -8,6 +8,9 @@
 #include "model/hybrid_layer.h"
 
 namespace difftx::infer {
+
+using model::LayerKind;
+
 namespace {
 
 using backends::DevicePtr;
@@ -20,11 +23,12 @@ void upload(backends::Backend& b, const backends::DeviceBuffer& to, const std::v
 }  // namespace
 
 // The step's sequence mixing: Mamba over the state slots, attention over the paged cache.
-class HybridForward::Core : public HybridCore {
+class HybridForward::Core : public model::HybridCore {
  public:
   explicit Core(HybridForward& f) : f_(f) {}
 
-  void mamba_conv(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
+  void mamba_conv(int64_t layer, const kernels::MambaDims& dims, const model::LayerTensors& w,
+                  model::HybridActivations& a) override {
     const int64_t E = dims.channels, K1 = (dims.conv - 1) * E;
     const DevicePtr<float> windows = f_.states_.windows(f_.places_[layer].index);
     backends::Backend& b = f_.backend_;
@@ -38,7 +42,8 @@ class HybridForward::Core : public HybridCore {
     });
   }
 
-  void mamba_scan(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
+  void mamba_scan(int64_t layer, const kernels::MambaDims& dims, const model::LayerTensors& w,
+                  model::HybridActivations& a) override {
     const int64_t E = dims.channels, S = dims.state;
     const DevicePtr<float> states = f_.states_.states(f_.places_[layer].index);
     backends::Backend& b = f_.backend_;
@@ -53,7 +58,7 @@ class HybridForward::Core : public HybridCore {
     });
   }
 
-  void attend(int64_t layer, LayerKind kind, HybridActivations& a) override {
+  void attend(int64_t layer, LayerKind kind, model::HybridActivations& a) override {
     const LayerPlace& at = f_.places_[layer];
     const bool cross = kind == LayerKind::cross_attention;
     const int32_t g = cross ? f_.groups_[at.group].source : at.group;
@@ -91,10 +96,10 @@ class HybridForward::Core : public HybridCore {
   HybridForward& f_;
 };
 
-HybridForward::HybridForward(const Model& model, KvPool& pool, StatePool& states,
+HybridForward::HybridForward(const model::Model& model, KvPool& pool, StatePool& states,
                              const std::vector<KvCacheGroup>& groups, int64_t max_rows, int64_t context)
     : model_(model),
-      acts_(model.config, 1, max_rows, *model.backend, HybridUse::engine),  // refuses a backend without the ops
+      acts_(model.config, 1, max_rows, *model.backend, model::HybridUse::engine),  // refuses a backend without the ops
       matrices_(model.engine_matrices()),
       backend_(*model.backend),
       pool_(pool),
@@ -103,7 +108,7 @@ HybridForward::HybridForward(const Model& model, KvPool& pool, StatePool& states
       places_(model.config.num_hidden_layers),
       max_rows_(max_rows),
       context_(context) {
-  const ModelConfig& c = model.config;
+  const model::ModelConfig& c = model.config;
   DIFFTX_CHECK(c.hybrid, "internal: HybridForward for a model without a hybrid stack");
   for (size_t g = 0; g < groups_.size(); ++g) {
     for (size_t i = 0; i < groups_[g].layers.size(); ++i)
@@ -113,7 +118,7 @@ HybridForward::HybridForward(const Model& model, KvPool& pool, StatePool& states
   DIFFTX_CHECK(recurrent_ >= 0, "internal: a hybrid stack without a recurrent cache group");
   for (int64_t l = 0; l < c.num_hidden_layers; ++l)
     DIFFTX_CHECK(places_[l].group >= 0 || c.hybrid->layers[l] == LayerKind::gmu, "internal: hybrid layer ", l,
-                 " (", layer_kind_name(c.hybrid->layers[l]), ") has no cache group");
+                 " (", model::layer_kind_name(c.hybrid->layers[l]), ") has no cache group");
   const auto in_cross_decoder = [&](LayerKind k) { return k == LayerKind::gmu || k == LayerKind::cross_attention; };
   cross_from_ = c.num_hidden_layers;
   while (cross_from_ > 0 && in_cross_decoder(c.hybrid->layers[cross_from_ - 1])) --cross_from_;
@@ -226,9 +231,9 @@ void HybridForward::index_step(const StepPlan& plan) {
 }
 
 int64_t HybridForward::keep_logit_rows(int64_t gemv_rows) {
-  const ModelConfig& c = model_.config;
+  const model::ModelConfig& c = model_.config;
   const auto L = static_cast<int64_t>(logit_rows_.size());
-  HybridActivations& a = acts_;
+  model::HybridActivations& a = acts_;
   const int64_t D = c.hidden_size, E = c.hybrid->mamba_channels(D);
   backend_.upload(a.row_index, logit_rows_.data(), L * int64_t{sizeof(int32_t)});
   backend_.gather_rows(a.x, a.row_index, L, D, a.h);
@@ -253,16 +258,16 @@ int64_t HybridForward::keep_logit_rows(int64_t gemv_rows) {
 }
 
 const float* HybridForward::run(const StepPlan& plan) {
-  const ModelConfig& c = model_.config;
+  const model::ModelConfig& c = model_.config;
   const int64_t D = c.hidden_size, V = c.vocab_size;
   index_step(plan);
   const int64_t R = rows_;
-  HybridActivations& a = acts_;
+  model::HybridActivations& a = acts_;
   std::vector<int32_t> tokens(R);
   for (int64_t i = 0; i < R; ++i) tokens[i] = plan.rows[i].token;
   backend_.upload(a.tokens, tokens.data(), R * int64_t{sizeof(int32_t)});
   backend_.embed(matrices_.embed, a.tokens, a.x, R);
-  HybridPass pass{backend_, c, R, plan.gemv_rows};
+  model::HybridPass pass{backend_, c, R, plan.gemv_rows};
   Core core(*this);
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     if (l == cross_from_) {
@@ -272,7 +277,7 @@ const float* HybridForward::run(const StepPlan& plan) {
         pass.rows = rows_;
       }
     }
-    hybrid_layer_forward(pass, model_.tensors.layers[l], matrices_.layers[l], l, a, core);
+    model::hybrid_layer_forward(pass, model_.tensors.layers[l], matrices_.layers[l], l, a, core);
   }
   // The final norm and the LM head (the GEMV order) over the rows that want logits.
   const auto L = static_cast<int64_t>(logit_rows_.size());

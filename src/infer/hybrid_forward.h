@@ -43,7 +43,7 @@ class HybridForward {
  public:
   // groups: the KvCacheManager's (kv_cache_groups); max_rows: the most rows of a step; positions
   // below `context`. An error on a backend without the hybrid ops.
-  HybridForward(const Model& model, KvPool& pool, StatePool& states, const std::vector<KvCacheGroup>& groups,
+  HybridForward(const model::Model& model, KvPool& pool, StatePool& states, const std::vector<KvCacheGroup>& groups,
                 int64_t max_rows, int64_t context);
 
   // Runs the plan's rows; returns the logits [rows with logits, V] in host memory, in row order,
@@ -83,9 +83,9 @@ class HybridForward {
   // them are rows of generated tokens (the GEMV order).
   int64_t keep_logit_rows(int64_t gemv_rows);
 
-  const Model& model_;
-  HybridActivations acts_;
-  const ModelMatrices& matrices_;  // model_.engine_matrices()
+  const model::Model& model_;
+  model::HybridActivations acts_;
+  const model::ModelMatrices& matrices_;  // model_.engine_matrices()
   backends::Backend& backend_;
   KvPool& pool_;
   StatePool& states_;

@@ -7,6 +7,8 @@
 
 namespace difftx::infer {
 
+using model::LayerKind;
+
 const char* cache_kind_name(CacheKind kind) {
   switch (kind) {
     case CacheKind::full: return "full";
@@ -26,7 +28,7 @@ const char* prefix_cache_name(PrefixCache mode) {
   return "on";
 }
 
-std::vector<KvCacheGroup> kv_cache_groups(const ModelConfig& config) {
+std::vector<KvCacheGroup> kv_cache_groups(const model::ModelConfig& config) {
   if (!config.hybrid) {
     KvCacheGroup all{CacheKind::full, {}, 0, -1};
     for (int64_t l = 0; l < config.num_hidden_layers; ++l) all.layers.push_back(l);
@@ -35,7 +37,7 @@ std::vector<KvCacheGroup> kv_cache_groups(const ModelConfig& config) {
   // A page group per attention layer with keys and values of its own, so that a block holds one
   // layer and a window's short table wastes nothing; the cross layers read the full layer's; the
   // Mamba layers' states are one slot per sequence; the GMU layers keep nothing.
-  const HybridConfig& h = *config.hybrid;
+  const model::HybridConfig& h = *config.hybrid;
   std::vector<KvCacheGroup> groups;
   KvCacheGroup shared{CacheKind::shared, {}, 0, -1}, recurrent{CacheKind::recurrent, {}, 0, -1};
   for (int64_t l = 0; l < config.num_hidden_layers; ++l) switch (h.layers[l]) {

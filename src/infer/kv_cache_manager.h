@@ -50,7 +50,7 @@ struct KvCacheGroup {
 // The groups of a model's layers: docs/SPEC.md's decoder is one full-attention group; a hybrid
 // stack has a page group per attention layer that keeps keys and values (sliding-window or full),
 // a shared group of the cross layers and a recurrent group of the Mamba layers.
-std::vector<KvCacheGroup> kv_cache_groups(const ModelConfig& config);
+std::vector<KvCacheGroup> kv_cache_groups(const model::ModelConfig& config);
 // The layers one block holds (kv_pool.h): the most of a page group; group g's i-th layer is the
 // block's i-th.
 int64_t kv_block_layers(const std::vector<KvCacheGroup>& groups);

@@ -7,36 +7,38 @@
 #include "infer/kv_cache_manager.h"
 #include "infer/state_pool.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
-DecodeAttentionDims block_dims(const ModelConfig& config, KvStorage storage, int64_t block_tokens) {
-  DIFFTX_CHECK(block_tokens >= kKeyTile && block_tokens % kKeyTile == 0 && block_tokens <= (1 << 16),
-               "KV block of ", block_tokens, " tokens: must be a multiple of ", kKeyTile, " in [", kKeyTile,
-               ", 65536]");
-  return DecodeAttentionDims{config.attention_variant(), block_tokens, storage};
+kernels::DecodeAttentionDims block_dims(const model::ModelConfig& config, kernels::KvStorage storage,
+                                        int64_t block_tokens) {
+  DIFFTX_CHECK(block_tokens >= kernels::kKeyTile && block_tokens % kernels::kKeyTile == 0 && block_tokens <= (1 << 16),
+               "KV block of ", block_tokens, " tokens: must be a multiple of ", kernels::kKeyTile, " in [",
+               kernels::kKeyTile, ", 65536]");
+  return kernels::DecodeAttentionDims{config.attention_variant(), block_tokens, storage};
 }
 
 }  // namespace
 
-int64_t KvPool::block_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens) {
-  const DecodeAttentionDims d = block_dims(config, storage, block_tokens);
-  return infer::kv_block_layers(infer::kv_cache_groups(config)) * (key_region_bytes(d) + value_region_bytes(d));
+int64_t KvPool::block_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens) {
+  const kernels::DecodeAttentionDims d = block_dims(config, storage, block_tokens);
+  return kv_block_layers(kv_cache_groups(config)) * (kernels::key_region_bytes(d) + kernels::value_region_bytes(d));
 }
 
-int64_t KvPool::sequence_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens, int64_t tokens) {
-  const int64_t blocks = infer::sequence_blocks(infer::kv_cache_groups(config), tokens, block_tokens);
-  const int64_t state = config.hybrid ? infer::StatePool::slot_bytes(config) : 0;
+int64_t KvPool::sequence_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
+                               int64_t tokens) {
+  const int64_t blocks = sequence_blocks(kv_cache_groups(config), tokens, block_tokens);
+  const int64_t state = config.hybrid ? StatePool::slot_bytes(config) : 0;
   return blocks * block_bytes(config, storage, block_tokens) + state;
 }
 
-KvPool::KvPool(backends::Backend& backend, const ModelConfig& config, KvStorage storage, int64_t block_tokens,
-               int64_t blocks)
+KvPool::KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage,
+               int64_t block_tokens, int64_t blocks)
     : BlockPool(blocks, block_tokens),
-      layers_(infer::kv_block_layers(infer::kv_cache_groups(config))),
+      layers_(kv_block_layers(kv_cache_groups(config))),
       dims_(block_dims(config, storage, block_tokens)),
-      key_bytes_(key_region_bytes(dims_)),
-      layer_bytes_(key_bytes_ + value_region_bytes(dims_)) {
+      key_bytes_(kernels::key_region_bytes(dims_)),
+      layer_bytes_(key_bytes_ + kernels::value_region_bytes(dims_)) {
   const auto bytes = product_at_most({blocks, layers_, layer_bytes_}, int64_t{1} << 46);
   DIFFTX_CHECK(bytes.has_value(), "KV pool: ", blocks, " blocks of ", block_bytes(), " bytes exceed 64 TiB");
   // Not zeroed: on the CPU a page of the pool becomes resident when a block on it is first written.
@@ -53,4 +55,4 @@ KvPool::KvPool(backends::Backend& backend, const ModelConfig& config, KvStorage 
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -17,21 +17,22 @@
 #include "kernels/attention/decode_attention.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::infer {
 
-class KvPool : public infer::BlockPool {
+class KvPool : public BlockPool {
  public:
   // blocks >= 1; block_tokens a positive multiple of kKeyTile. The storage is on `backend`.
-  KvPool(backends::Backend& backend, const ModelConfig& config, KvStorage storage, int64_t block_tokens,
+  KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
          int64_t blocks);
 
-  const DecodeAttentionDims& dims() const { return dims_; }  // one block's layout
+  const kernels::DecodeAttentionDims& dims() const { return dims_; }  // one block's layout
   int64_t layer_bytes() const { return layer_bytes_; }
   int64_t block_bytes() const { return layers_ * layer_bytes_; }
-  static int64_t block_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens);
+  static int64_t block_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens);
   // What one sequence of `tokens` positions holds at most: its blocks in every page group
   // (sequence_blocks) and, for a hybrid stack, its Mamba state slot (state_pool.h).
-  static int64_t sequence_bytes(const ModelConfig& config, KvStorage storage, int64_t block_tokens, int64_t tokens);
+  static int64_t sequence_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
+                                int64_t tokens);
 
   // The storage as the backend's paged ops read it: the keys and values of a group's i-th layer
   // in block b at keys(b, i) (decode_attention.h's regions).
@@ -41,9 +42,9 @@ class KvPool : public infer::BlockPool {
 
  private:
   int64_t layers_;
-  DecodeAttentionDims dims_;
+  kernels::DecodeAttentionDims dims_;
   int64_t key_bytes_, layer_bytes_;
   backends::DeviceBuffer storage_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <numeric>
 
-namespace difftx {
+namespace difftx::infer {
 
 float token_logprob(const float* logits, int64_t vocab, int32_t id, int top, std::vector<TokenLogprob>& alternatives) {
   float max_logit = logits[0];
@@ -26,4 +26,4 @@ float token_logprob(const float* logits, int64_t vocab, int32_t id, int top, std
   return static_cast<float>(logits[id] - log_total);
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -6,9 +6,9 @@
 
 #include "infer/engine.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 // log p(id), and the `top` most likely tokens (most likely first; equal logits by ascending id).
 float token_logprob(const float* logits, int64_t vocab, int32_t id, int top, std::vector<TokenLogprob>& alternatives);
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -8,14 +8,14 @@ namespace difftx::infer {
 namespace {
 constexpr int64_t kBlockTokens = 32;
 
-const Model& decoder_only(const Model& model) {
+const model::Model& decoder_only(const model::Model& model) {
   model.config.require_decoder("a draft model");
   return model;
 }
 }  // namespace
 
-ModelDrafter::ModelDrafter(const Model& model, int64_t vocab, KvStorage kv, int64_t kv_tokens, int64_t context,
-                           int64_t max_rows)
+ModelDrafter::ModelDrafter(const model::Model& model, int64_t vocab, kernels::KvStorage kv, int64_t kv_tokens,
+                           int64_t context, int64_t max_rows)
     : vocab_(vocab),
       context_(std::min(context, model.config.max_position_embeddings)),
       max_rows_(max_rows),

@@ -18,7 +18,8 @@ class ModelDrafter : public Drafter {
   // `model` (which outlives the drafter) drafts ids in [0, vocab); its cache holds `kv_tokens`
   // positions of every sequence together, each position below `context`; a step runs at most
   // `max_rows` rows. A hybrid model is an error (its recurrent state is not rolled back here).
-  ModelDrafter(const Model& model, int64_t vocab, KvStorage kv, int64_t kv_tokens, int64_t context, int64_t max_rows);
+  ModelDrafter(const model::Model& model, int64_t vocab, kernels::KvStorage kv, int64_t kv_tokens, int64_t context,
+               int64_t max_rows);
 
   void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) override;
   void release(uint64_t seq) override { kv_.free(seq); }

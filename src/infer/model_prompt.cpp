@@ -4,11 +4,11 @@
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace fs = std::filesystem;
 
 data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<std::string>& override_name,
-                                     const ModelConfig& config) {
+                                     const model::ModelConfig& config) {
   if (!override_name)
     DIFFTX_CHECK(fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile),
                  dir.string(), ": no tokenizer in the model directory (", data::kTokenizerRanksFile, " and ",
@@ -22,7 +22,7 @@ data::Tokenizer load_model_tokenizer(const fs::path& dir, const std::optional<st
 }
 
 FramedPrompt frame_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
-                          const std::string& prompt, const ModelConfig& config, const std::string& dir) {
+                          const std::string& prompt, const model::ModelConfig& config, const std::string& dir) {
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
   for (int32_t id : frame.stop)
     DIFFTX_CHECK(id < config.vocab_size, dir, ": eos_token_id ", id, " is outside the vocabulary of ",
@@ -33,4 +33,4 @@ FramedPrompt frame_prompt(const data::Tokenizer& tokenizer, const data::Generati
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

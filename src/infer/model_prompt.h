@@ -12,13 +12,13 @@
 #include "data/tokenizer.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 // The model directory's own tokenizer (difftx train copies it into every checkpoint; a Hugging
 // Face directory holds tokenizer.json), or the one override_name names; it must fit the model's
 // vocabulary.
 data::Tokenizer load_model_tokenizer(const std::filesystem::path& dir, const std::optional<std::string>& override_name,
-                                     const ModelConfig& config);
+                                     const model::ModelConfig& config);
 
 struct FramedPrompt {
   std::vector<int32_t> ids;   // the frame's prefix, then the prompt's tokens
@@ -30,6 +30,6 @@ struct FramedPrompt {
 // prompt's tokens (a tokenizer.json matches special-token text in the prompt, as transformers
 // does); the end-of-sequence ids must lie in the vocabulary (errors name `dir`).
 FramedPrompt frame_prompt(const data::Tokenizer& tokenizer, const data::GenerationDefaults& defaults,
-                          const std::string& prompt, const ModelConfig& config, const std::string& dir);
+                          const std::string& prompt, const model::ModelConfig& config, const std::string& dir);
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 namespace {
 bool penalized(const SamplingOptions& o) { return o.presence_penalty != 0 || o.frequency_penalty != 0; }
@@ -114,4 +114,4 @@ int32_t Sampler::draw(const float* logits, const uint64_t* allowed, int32_t draf
   return order_[kept - 1];
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

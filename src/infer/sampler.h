@@ -7,7 +7,7 @@
 
 #include "core/rng.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 struct SamplingOptions {
   double temperature = 0.8;  // 0: greedy (the largest logit; the lowest id among equals)
@@ -54,4 +54,4 @@ class Sampler {
   std::vector<float> penalized_; // the logits after the penalties (penalties only)
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

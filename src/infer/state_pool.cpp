@@ -9,21 +9,23 @@
 namespace difftx::infer {
 namespace {
 
-int64_t mamba_layers(const ModelConfig& c) {
+int64_t mamba_layers(const model::ModelConfig& c) {
   return std::count_if(c.hybrid->layers.begin(), c.hybrid->layers.end(),
-                       [](LayerKind k) { return k == LayerKind::mamba || k == LayerKind::memory_mamba; });
+                       [](model::LayerKind k) {
+                         return k == model::LayerKind::mamba || k == model::LayerKind::memory_mamba;
+                       });
 }
 
 }  // namespace
 
-int64_t StatePool::slot_bytes(const ModelConfig& c) {
+int64_t StatePool::slot_bytes(const model::ModelConfig& c) {
   DIFFTX_CHECK(c.hybrid, "internal: a state pool for a model without Mamba layers");
   const int64_t E = c.hybrid->mamba_channels(c.hidden_size);
   return mamba_layers(c) * ((c.hybrid->mamba.d_conv - 1) * E + E * c.hybrid->mamba.d_state) *
          int64_t{sizeof(float)};
 }
 
-StatePool::StatePool(backends::Backend& backend, const ModelConfig& c, int64_t slots)
+StatePool::StatePool(backends::Backend& backend, const model::ModelConfig& c, int64_t slots)
     : backend_(backend), layers_(0), slots_(slots) {
   DIFFTX_CHECK(c.hybrid, "internal: a state pool for a model without Mamba layers");
   DIFFTX_CHECK(slots >= 1, "state pool: ", slots, " slots must be at least 1");

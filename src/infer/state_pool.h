@@ -19,12 +19,12 @@ namespace difftx::infer {
 class StatePool {
  public:
   // slots >= 1, for a hybrid model.
-  StatePool(backends::Backend& backend, const ModelConfig& config, int64_t slots);
+  StatePool(backends::Backend& backend, const model::ModelConfig& config, int64_t slots);
 
   int64_t slots() const { return slots_; }
   // Bytes of one slot: every Mamba layer's window and state.
   int64_t slot_bytes() const { return layers_ * (window_floats_ + state_floats_) * int64_t{sizeof(float)}; }
-  static int64_t slot_bytes(const ModelConfig& config);
+  static int64_t slot_bytes(const model::ModelConfig& config);
 
   backends::DevicePtr<float> windows(int64_t mamba_layer) const;
   backends::DevicePtr<float> states(int64_t mamba_layer) const;

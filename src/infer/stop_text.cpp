@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace difftx {
+namespace difftx::infer {
 
 std::string StopText::push(std::string_view bytes) {
   if (stopped_) return {};
@@ -37,4 +37,4 @@ std::string StopText::finish() {
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

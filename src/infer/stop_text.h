@@ -9,7 +9,7 @@
 
 #include "infer/utf8_stream.h"
 
-namespace difftx {
+namespace difftx::infer {
 
 class StopText {
  public:
@@ -29,4 +29,4 @@ class StopText {
   bool stopped_ = false;
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

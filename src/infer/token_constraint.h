@@ -9,7 +9,7 @@
 #include <memory>
 #include <span>
 
-namespace difftx {
+namespace difftx::infer {
 
 class TokenConstraint {
  public:
@@ -33,4 +33,4 @@ class TokenConstraintSource {
   virtual std::unique_ptr<TokenConstraint> start(std::span<const int32_t> stop_tokens) const = 0;
 };
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -2,7 +2,7 @@
 
 #include "data/utf8.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
@@ -44,4 +44,4 @@ std::string Utf8Stream::finish() {
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -12,7 +12,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::io {
 
 namespace {
 
@@ -108,4 +108,4 @@ void write_file_atomically(const std::filesystem::path& target, std::string_view
   writer.commit();
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

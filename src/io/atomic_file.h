@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <string_view>
 
-namespace difftx {
+namespace difftx::io {
 
 class AtomicFileWriter {
  public:
@@ -44,4 +44,4 @@ class AtomicFileWriter {
 // Replaces `target` with `bytes` atomically.
 void write_file_atomically(const std::filesystem::path& target, std::string_view bytes);
 
-}  // namespace difftx
+}  // namespace difftx::io

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace difftx {
+namespace difftx::io {
 
 inline float bf16_to_float(uint16_t bits) {
   // bfloat16 is the top half of a float32.
@@ -47,4 +47,4 @@ inline uint16_t float_to_f16(float value) {
   return sign | static_cast<uint16_t>((bits - 0x38000000u) >> 13);  // rebias the exponent 127 -> 15
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

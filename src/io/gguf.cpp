@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "io/atomic_file.h"
 
-namespace difftx {
+namespace difftx::io {
 
 static_assert(std::endian::native == std::endian::little, "GGUF is little-endian");
 
@@ -117,4 +117,4 @@ void GgufWriter::write(const std::filesystem::path& path, const TensorData& data
   out.commit();
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

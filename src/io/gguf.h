@@ -15,7 +15,7 @@
 #include <variant>
 #include <vector>
 
-namespace difftx {
+namespace difftx::io {
 
 using GgufValue = std::variant<uint32_t, int32_t, uint64_t, float, bool, std::string, std::vector<std::string>,
                                std::vector<int32_t>, std::vector<float>>;
@@ -55,4 +55,4 @@ class GgufWriter {
 
 inline constexpr uint64_t kGgufAlignment = 32;
 
-}  // namespace difftx
+}  // namespace difftx::io

@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::io {
 
 namespace {
 
@@ -95,4 +95,4 @@ std::string read_whole_file(const std::filesystem::path& path) {
   return bytes;
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

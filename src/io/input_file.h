@@ -9,7 +9,7 @@
 
 struct stat;
 
-namespace difftx {
+namespace difftx::io {
 
 // Opens a regular file read-only and returns its descriptor, checking the type before the file
 // can block us: a FIFO, a socket or a device is an Error naming the path, never a hang in open().
@@ -41,4 +41,4 @@ class InputFile {
   uint64_t size_ = 0;
 };
 
-}  // namespace difftx
+}  // namespace difftx::io

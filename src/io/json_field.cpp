@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "io/json_file.h"
 
-namespace difftx {
+namespace difftx::io {
 
 JsonField::JsonField(const nlohmann::json& value, std::string source, std::string path)
     : value_(&value), source_(std::move(source)), path_(std::move(path)) {}
@@ -65,4 +65,4 @@ std::string JsonField::string() const {
   return value_->get<std::string>();
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

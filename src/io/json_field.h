@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace difftx {
+namespace difftx::io {
 
 class JsonField {
  public:
@@ -43,4 +43,4 @@ class JsonField {
   std::string path_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::io

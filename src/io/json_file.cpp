@@ -8,7 +8,7 @@
 #include "io/atomic_file.h"
 #include "io/input_file.h"
 
-namespace difftx {
+namespace difftx::io {
 
 std::string json_error_text(const nlohmann::json::exception& e) {
   const std::string what = e.what();
@@ -95,4 +95,4 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& va
   write_file_atomically(path, text);
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace difftx {
+namespace difftx::io {
 
 nlohmann::json read_json_file(const std::filesystem::path& path);
 // Arrays and objects nested deeper than this are refused: the parser, the destructor and dump()
@@ -30,4 +30,4 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& va
 // reads "parse error at line L, column C: <what was wrong>".
 std::string json_error_text(const nlohmann::json::exception& e);
 
-}  // namespace difftx
+}  // namespace difftx::io

@@ -12,7 +12,7 @@
 #include "io/input_file.h"
 #include "io/shape.h"
 
-namespace difftx {
+namespace difftx::io {
 
 static_assert(std::endian::native == std::endian::little,
               "npy files are written little-endian; a big-endian host would need byte swaps");
@@ -222,4 +222,4 @@ NpyArray<int64_t> read_npy_i64(const std::filesystem::path& path) {
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

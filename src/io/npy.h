@@ -7,7 +7,7 @@
 #include <span>
 #include <vector>
 
-namespace difftx {
+namespace difftx::io {
 
 template <typename T>
 struct NpyArray {
@@ -26,4 +26,4 @@ void write_npy(const std::filesystem::path& path, const std::vector<int64_t>& sh
 NpyArray<float> read_npy_f32(const std::filesystem::path& path);
 NpyArray<int64_t> read_npy_i64(const std::filesystem::path& path);
 
-}  // namespace difftx
+}  // namespace difftx::io

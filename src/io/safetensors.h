@@ -18,7 +18,7 @@
 
 #include "io/input_file.h"
 
-namespace difftx {
+namespace difftx::io {
 
 // Headers longer than this are refused (the reference implementation's limit), before any
 // allocation.
@@ -121,4 +121,4 @@ using SafetensorsData = std::function<SafetensorsEntry(const SafetensorsTensorSp
 void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsTensorSpec> specs,
                        const std::map<std::string, std::string>& metadata, const SafetensorsData& data);
 
-}  // namespace difftx
+}  // namespace difftx::io

@@ -14,7 +14,7 @@
 #include "io/safetensors.h"
 #include "io/shape.h"
 
-namespace difftx {
+namespace difftx::io {
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; a big-endian host would need byte swaps");
@@ -331,4 +331,4 @@ std::vector<int32_t> SafetensorsReader::read_i32(const std::string& name,
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "io/json_file.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace fs = std::filesystem;
 namespace {
 
@@ -102,4 +102,4 @@ const std::map<std::string, std::string>& SafetensorsSet::metadata_of(const std:
   return reader_of(name).metadata();
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

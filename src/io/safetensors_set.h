@@ -16,7 +16,7 @@
 
 #include "io/safetensors.h"
 
-namespace difftx {
+namespace difftx::io {
 
 class SafetensorsSet {
  public:
@@ -49,4 +49,4 @@ class SafetensorsSet {
 inline constexpr const char* kSafetensorsFile = "model.safetensors";
 inline constexpr const char* kSafetensorsIndexFile = "model.safetensors.index.json";
 
-}  // namespace difftx
+}  // namespace difftx::io

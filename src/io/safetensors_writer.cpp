@@ -12,7 +12,7 @@
 #include "io/safetensors.h"
 #include "io/shape.h"
 
-namespace difftx {
+namespace difftx::io {
 
 static_assert(std::endian::native == std::endian::little,
               "safetensors data is little-endian; a big-endian host would need byte swaps");
@@ -145,4 +145,4 @@ void write_safetensors(const std::filesystem::path& path, std::span<const Safete
   write_safetensors(path, specs, metadata, [&](const SafetensorsTensorSpec& spec) { return *by_name.at(spec.name); });
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace difftx {
+namespace difftx::io {
 
 std::string format_shape(const std::vector<int64_t>& shape) {
   std::string out = "[";
@@ -23,4 +23,4 @@ std::optional<uint64_t> element_count(const std::vector<int64_t>& shape, uint64_
   return n;
 }
 
-}  // namespace difftx
+}  // namespace difftx::io

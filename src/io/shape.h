@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace difftx {
+namespace difftx::io {
 
 // "[2, 3]" (and "[]" for a scalar), for error messages.
 std::string format_shape(const std::vector<int64_t>& shape);
@@ -14,4 +14,4 @@ std::string format_shape(const std::vector<int64_t>& shape);
 // exceeds `limit`.
 std::optional<uint64_t> element_count(const std::vector<int64_t>& shape, uint64_t limit);
 
-}  // namespace difftx
+}  // namespace difftx::io

@@ -8,7 +8,7 @@
 #include "kernels/isa.h"
 #include "kernels/simd.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 constexpr int64_t kChunk = 4096;  // values per OpenMP work item (16 KiB of each array)
 }  // namespace
@@ -60,4 +60,4 @@ void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "kernels/ops.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 void check_adamw_params(const AdamWParams& hp) {
   DIFFTX_CHECK(hp.step >= 1, "adamw_update: step must be >= 1 (1-based), got ", hp.step);
@@ -16,4 +16,4 @@ void check_adamw_params(const AdamWParams& hp) {
                " eps=", hp.eps, " weight_decay=", hp.weight_decay);
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -4,7 +4,7 @@
 #include "core/error.h"
 #include "kernels/op_threading.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 
 void add_bias(float* y, const float* bias, int64_t rows, int64_t cols) {
   DIFFTX_CHECK(rows >= 0 && cols >= 1, "add_bias: rows must be >= 0 and cols >= 1, got rows=", rows, " cols=", cols);
@@ -17,4 +17,4 @@ void add_bias(float* y, const float* bias, int64_t rows, int64_t cols) {
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

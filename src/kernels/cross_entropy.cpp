@@ -10,7 +10,7 @@
 #include "kernels/vector_math.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 // Checks every target before any work (so a bad one leaves the outputs untouched) and returns
@@ -118,4 +118,4 @@ double cross_entropy_sum(const float* logits, const int32_t* targets, int64_t ro
   return loss;
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -5,7 +5,7 @@
 #include "kernels/op_threading.h"
 #include "kernels/ops.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 void embedding_forward(const float* table, const int32_t* ids, float* y, int64_t rows, int64_t n,
                        int64_t V) {
@@ -38,4 +38,4 @@ void embedding_backward(const int32_t* ids, const float* dy, float* dtable, int6
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -17,7 +17,7 @@ void gotoblas_dynamic_init(void) __attribute__((weak));
 void gotoblas_dynamic_quit(void) __attribute__((weak));
 }
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // OpenBLAS (DYNAMIC_ARCH builds, as Debian's) picks its kernels when the library loads, from
@@ -122,4 +122,4 @@ double measure_sgemm_gflops(int64_t n, double seconds) {
 std::string gemm_kernel_name() { return openblas_get_corename(); }
 std::string gemm_kernel_reason() { return g_kernel_reason; }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

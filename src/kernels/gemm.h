@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-namespace difftx {
+namespace difftx::kernels {
 
 enum class Trans { N, T };
 
@@ -24,4 +24,4 @@ double measure_sgemm_gflops(int64_t n = 1024, double seconds = 0.3);
 std::string gemm_kernel_name();
 std::string gemm_kernel_reason();
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -5,7 +5,7 @@
 
 #include "kernels/norm_rows.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 // dx of one row: g = dy w, dx = rstd (g - mean(g) - xhat mean(g xhat)).
@@ -64,4 +64,4 @@ void layernorm_backward(const float* x, const float* w, const float* mean, const
       });
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -12,7 +12,7 @@
 #include "kernels/op_threading.h"
 #include "kernels/vector_math.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 constexpr int64_t kChannelBlock = 64;  // channels a conv work item covers (contiguous loads)
@@ -132,4 +132,4 @@ void mamba_scan_step(const MambaDims& dims, int64_t rows, const float* u, const 
     }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -18,7 +18,7 @@
 
 #include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 constexpr int64_t kMambaMostState = 256;  // the largest S the kernels take
 
@@ -53,4 +53,4 @@ void mamba_scan_step(const MambaDims& dims, int64_t rows, const float* u, const 
 
 }  // namespace DIFFTX_ISA
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -2,7 +2,7 @@
 #include "core/error.h"
 #include "kernels/mamba.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 void MambaDims::validate() const {
   DIFFTX_CHECK(channels >= 1 && channels <= (int64_t{1} << 24),
@@ -12,4 +12,4 @@ void MambaDims::validate() const {
   DIFFTX_CHECK(conv >= 1 && conv <= 64, "mamba dims: field 'conv' (K) must be in [1, 64], got ", conv);
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -10,7 +10,7 @@
 #include "kernels/isa.h"
 #include "kernels/op_threading.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 void check_shape(const char* op, int64_t rows, int64_t n) {
@@ -57,4 +57,4 @@ void backward_rows(const char* op, int64_t rows, int64_t n, InputGrad input_grad
 }
 
 }  // namespace
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace difftx {
+namespace difftx::kernels {
 
 // Below this many floats touched, starting an OpenMP team costs more than it saves.
 constexpr int64_t kParallelMinFloats = int64_t{1} << 16;
@@ -27,4 +27,4 @@ inline ColumnShare column_share(int64_t n) {
   return {std::min(n, me * per * 16), std::min(n, (me + 1) * per * 16)};
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -4,14 +4,14 @@
 // Gradients summed over rows (gains, embedding table) come out bitwise the same for any thread
 // count. No call allocates. Every op has a reference twin in tests/reference (in double).
 //
-// The kernels of one CPU level live in difftx::isa_<level> (kernels/isa.h); code outside the
+// The kernels of one CPU level live in difftx::kernels::isa_<level> (kernels/isa.h); code outside the
 // levels reaches them through a backend (backends/backend.h), never directly.
 #pragma once
 #include <cstdint>
 
 #include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 // RoPE (docs/SPEC.md §1) rotates x [B, T, heads, d] (row stride heads*d per token) in place.
 // Position of token t is pos0 + t. interleaved: pairs (2i, 2i+1); half: pairs (i, i + d/2).
@@ -102,4 +102,4 @@ void adamw_update(float* p, const float* g, float* m, float* v, int64_t n, const
 double sum_of_squares(const float* x, int64_t n);
 
 }  // namespace DIFFTX_ISA
-}  // namespace difftx
+}  // namespace difftx::kernels

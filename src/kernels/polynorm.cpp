@@ -10,7 +10,7 @@
 #include "kernels/op_threading.h"
 #include "kernels/polynorm.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // s_1, s_2, s_3 of one row.
@@ -99,4 +99,4 @@ void polynorm_glu_backward(const float* g, const float* u, const float* w, const
   db[0] += static_cast<float>(sums[3]);
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -5,7 +5,7 @@
 #pragma once
 #include <cstdint>
 
-namespace difftx {
+namespace difftx::kernels {
 
 constexpr double kPolyNormEps = 1e-6;  // Motif's rho epsilon
 
@@ -17,4 +17,4 @@ void polynorm_glu_forward(const float* g, const float* u, const float* w, const 
 void polynorm_glu_backward(const float* g, const float* u, const float* w, const float* b, const float* dh, float* dg,
                            float* du, float* dw, float* db, int64_t rows, int64_t F);
 
-}  // namespace difftx
+}  // namespace difftx::kernels

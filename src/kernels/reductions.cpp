@@ -4,7 +4,7 @@
 #include "kernels/ops.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 
 double sum_of_squares(const float* x, int64_t n) {
   DIFFTX_CHECK(n >= 0, "sum_of_squares: n must be >= 0, got ", n);
@@ -14,4 +14,4 @@ double sum_of_squares(const float* x, int64_t n) {
   return sum;
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -4,7 +4,7 @@
 #include "kernels/norm_rows.h"
 #include "kernels/ops.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 // dg[j] += dy[j] * x[j] * rstd over columns [begin, end) of one row.
@@ -51,4 +51,4 @@ void rmsnorm_backward(const float* x, const float* g, const float* rstd, const f
       [&](int64_t r, int64_t begin, int64_t end) { add_gain_grad(x + r * n, dy + r * n, rstd[r], dg, begin, end); });
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -12,7 +12,7 @@
 #include <immintrin.h>
 #endif
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 // Rotates the pairs (x[2i], x[2i+1]) for i in [0, half) by the angles whose cosines and
@@ -137,4 +137,4 @@ void rope_backward(const RopeTable& table, RopeStyle style, float* dx, int64_t B
   rope_apply("rope_backward", table, style, dx, B, T, heads, pos0, -1.0f);
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

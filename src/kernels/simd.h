@@ -4,7 +4,7 @@
 // one dispatch. HWY_DISABLE_PCLMUL_AES: Highway 1.0.3 otherwise asks for PCLMUL and AES before
 // it takes SSE4, AVX2 or AVX3 (detect_targets.h), and would fall to SSSE3 code; no kernel uses them.
 // Highway's ops are static inline functions in hwy::HWY_NAMESPACE; what the kernels build on
-// them lives in difftx::DIFFTX_ISA, so two levels never share a symbol.
+// them lives in difftx::kernels::DIFFTX_ISA, so two levels never share a symbol.
 #pragma once
 #define HWY_DISABLE_PCLMUL_AES
 // On arm64, Highway 1.0.3 supports its runtime dispatch (which difftx does not use) by giving
@@ -25,7 +25,7 @@
 #define DIFFTX_SIMD_FMA 0
 #endif
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace hn = hwy::HWY_NAMESPACE;
 
 using FloatTag = hn::ScalableTag<float>;  // the level's widest float vector
@@ -85,4 +85,4 @@ inline void transpose_square(D d, hn::Vec<D>* v) {
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

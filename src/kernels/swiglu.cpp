@@ -5,7 +5,7 @@
 #include "kernels/vector_math.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 
 void swiglu_forward(const float* g, const float* u, float* h, int64_t n) {
   DIFFTX_CHECK(n >= 0, "swiglu_forward: n must be >= 0, got ", n);
@@ -25,4 +25,4 @@ void swiglu_backward(const float* g, const float* u, const float* dh, float* dg,
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -13,7 +13,7 @@
 #include <arm_neon.h>
 #endif
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 
 // e^x for float x with a relative error below 1.5e-7 (measured 7.7e-8) wherever the result is a
 // normal float. e^x = 2^k * e^r with k = round(x / ln2) and |r| <= ln2 / 2 (Cody-Waite reduction:
@@ -122,4 +122,4 @@ inline FloatVec exp_vec(FloatVec x) {
 }
 #endif
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

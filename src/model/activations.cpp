@@ -5,7 +5,7 @@
 #include "core/arena_plan.h"
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::model {
 
 Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, ActivationUse use,
                          backends::Backend& backend_, int64_t context)
@@ -14,9 +14,9 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, Activatio
   DIFFTX_CHECK(B > 0 && T > 0, "activations for B = ", B, ", T = ", T, ": both must be positive");
   DIFFTX_CHECK(use != ActivationUse::engine || (B == 1 && context > 0),
                "the engine's activations take B = 1 and a context");
-  const AttentionDims a = c.attention_dims(B, T);
+  const kernels::AttentionDims a = c.attention_dims(B, T);
   const int64_t D = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads;
-  const AttentionVariant variant = c.attention_variant();
+  const kernels::AttentionVariant variant = c.attention_variant();
   const bool head_norm = c.has_head_norm(), training = use == ActivationUse::training,
              engine = use == ActivationUse::engine;
   logit_rows = engine ? 0 : std::clamp<int64_t>((int64_t{8} << 20) / c.vocab_size, 16, N);
@@ -39,11 +39,11 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, Activatio
       l.q = take(N * a.q_width());
       l.k = take(N * a.k_width());
       l.v = take(N * a.v_width());
-      l.lambda = variant.lambda_source() != LambdaSource::none ? take(variant.lambda_floats(N)) : nullptr;
+      l.lambda = variant.lambda_source() != kernels::LambdaSource::none ? take(variant.lambda_floats(N)) : nullptr;
       l.att = take(N * a.out_width());
       if (!engine) {
-        l.saved.lse = take(attention_lse_floats(a));
-        l.saved.maps_out = variant.paired() ? take(attention_maps_out_floats(a)) : nullptr;
+        l.saved.lse = take(kernels::attention_lse_floats(a));
+        l.saved.maps_out = variant.paired() ? take(kernels::attention_maps_out_floats(a)) : nullptr;
       }
       l.sub_rstd = head_norm ? take(N * H) : nullptr;
       l.att_final = head_norm ? take(N * a.out_width()) : l.att;
@@ -86,4 +86,4 @@ Activations::Activations(const ModelConfig& c, int64_t B_, int64_t T_, Activatio
   rope = backends::make_rope_table(*backend, engine ? context : T, c.head_dim, c.rope_theta, c.rope_scaling);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -10,7 +10,7 @@
 #include "model/config.h"
 #include "model/step_profile.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct LayerActivations {
   using F32 = backends::DevicePtr<float>;
@@ -76,4 +76,4 @@ struct Activations {
   backends::DeviceBuffer arena_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::model

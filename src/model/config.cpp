@@ -12,7 +12,10 @@
 #include "model/hybrid_config_json.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using kernels::RopeScalingType;
+
 namespace {
 
 using nlohmann::json;
@@ -35,20 +38,20 @@ const std::set<std::string> kModelKeys = {
 int64_t get_positive_int(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number_integer() && v.get<int64_t>() > 0, where, ": key '", key,
-               "' must be a positive integer, got ", json_value_for_message(v));
+               "' must be a positive integer, got ", io::json_value_for_message(v));
   return v.get<int64_t>();
 }
 
 double get_positive_number(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v.is_number() && v.get<double>() > 0, where, ": key '", key,
-               "' must be a positive number, got ", json_value_for_message(v));
+               "' must be a positive number, got ", io::json_value_for_message(v));
   return v.get<double>();
 }
 
 bool get_bool(const json& j, const std::string& key, const std::string& where) {
   const json& v = j.at(key);
-  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", json_value_for_message(v));
+  DIFFTX_CHECK(v.is_boolean(), where, ": key '", key, "' must be true or false, got ", io::json_value_for_message(v));
   return v.get<bool>();
 }
 
@@ -58,13 +61,13 @@ E named_choice(const json& j, const std::string& key, std::pair<const char*, E> 
                const char* choices, const std::string& where) {
   const json& v = j.at(key);
   DIFFTX_CHECK(v == json(a.first) || v == json(b.first), where, ": key '", key, "' must be ", choices, ", got ",
-               json_value_for_message(v));
+               io::json_value_for_message(v));
   return v == json(b.first) ? b.second : a.second;
 }
 
 void check_bookkeeping(const json& j, const std::string& where) {
   auto expect = [&](const char* key, bool ok, const char* what) {
-    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", json_value_for_message(j.at(key)));
+    if (j.contains(key)) DIFFTX_CHECK(ok, where, ": key '", key, "' must be ", what, ", got ", io::json_value_for_message(j.at(key)));
   };
   expect("attention_bias", j.value("attention_bias", json(false)) == json(false), "false (no biases)");
   expect("mlp_bias", j.value("mlp_bias", json(false)) == json(false), "false (no biases)");
@@ -98,8 +101,8 @@ double ModelConfig::lambda_init(int64_t layer_index) const {
   return 0.8 - 0.6 * std::exp(-0.3 * static_cast<double>(l_minus_1));
 }
 
-AttentionDims ModelConfig::attention_dims(int64_t B, int64_t T) const {
-  return AttentionDims{attention, B, T, num_attention_heads, num_key_value_heads, head_dim, grouped_ratio};
+kernels::AttentionDims ModelConfig::attention_dims(int64_t B, int64_t T) const {
+  return kernels::AttentionDims{attention, B, T, num_attention_heads, num_key_value_heads, head_dim, grouped_ratio};
 }
 
 int64_t ModelConfig::non_embedding_parameters() const {
@@ -155,7 +158,7 @@ void validate_hybrid(const ModelConfig& c) {
   const std::string w = "config (hybrid)";
   DIFFTX_CHECK(static_cast<int64_t>(h.layers.size()) == c.num_hidden_layers, w, ": ", h.layers.size(),
                " layer kinds for ", c.num_hidden_layers, " layers");
-  DIFFTX_CHECK(c.attention == AttentionKind::diff && c.diff_subln && !c.lambda_init_constant && !c.lambda_init_shifted &&
+  DIFFTX_CHECK(c.attention == kernels::AttentionKind::diff && c.diff_subln && !c.lambda_init_constant && !c.lambda_init_shifted &&
                    c.hidden_act == MlpActivation::silu,
                w, ": the hybrid's attention is DIFF V1 with the head norm and the exp lambda_init schedule, and its MLP SwiGLU");
   DIFFTX_CHECK(h.sliding_window >= 1 && h.sliding_window <= (int64_t{1} << 30), w, ": 'sliding_window' must be in [1, 2^30], got ",
@@ -197,7 +200,7 @@ void ModelConfig::validate() const {
   DIFFTX_CHECK(head_dim > 0 && head_dim % 2 == 0, w, ": 'head_dim' must be a positive even number (RoPE pairs), got ", head_dim);
   DIFFTX_CHECK(rms_norm_eps > 0, w, ": 'rms_norm_eps' must be positive");
   DIFFTX_CHECK(head_norm_epsilon() > 0, w, ": 'head_norm_eps' must be positive");
-  DIFFTX_CHECK(grouped_ratio == 1 || attention == AttentionKind::diff_grouped, w,
+  DIFFTX_CHECK(grouped_ratio == 1 || attention == kernels::AttentionKind::diff_grouped, w,
                ": 'grouped_ratio' must be 1 unless 'attention' is \"diff_grouped\", got ", grouped_ratio);
   DIFFTX_CHECK(grouped_ratio >= 1 && grouped_ratio <= num_attention_heads && num_attention_heads % grouped_ratio == 0, w,
                ": 'grouped_ratio' (", grouped_ratio, ") must divide 'num_attention_heads' (", num_attention_heads, ")");
@@ -222,8 +225,8 @@ int64_t default_intermediate_size(int64_t hidden_size) {
   return (f + 63) / 64 * 64;
 }
 
-RopeScaling rope_scaling_from_json(const json& j, const std::string& where) {
-  RopeScaling s;
+kernels::RopeScaling rope_scaling_from_json(const json& j, const std::string& where) {
+  kernels::RopeScaling s;
   if (j.is_null()) return s;
   const std::string key = where + ": key 'rope_scaling'";
   DIFFTX_CHECK(j.is_object(), key, " must be null or an object");
@@ -264,7 +267,7 @@ RopeScaling rope_scaling_from_json(const json& j, const std::string& where) {
   return s;
 }
 
-json rope_scaling_to_json(const RopeScaling& s) {
+json rope_scaling_to_json(const kernels::RopeScaling& s) {
   switch (s.type) {
     case RopeScalingType::none: return nullptr;
     case RopeScalingType::linear: return {{"rope_type", "linear"}, {"factor", s.factor}};
@@ -289,11 +292,11 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
     DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");
 
   DIFFTX_CHECK(j.at("model_type") == json("difftx"), where, ": key 'model_type' must be \"difftx\", got ",
-               json_value_for_message(j.at("model_type")));
+               io::json_value_for_message(j.at("model_type")));
   DIFFTX_CHECK(j.at("attention").is_string(), where, ": key 'attention' must be a string");
   ModelConfig c;
   try {
-    c.attention = attention_kind_from_name(j.at("attention").get<std::string>());
+    c.attention = kernels::attention_kind_from_name(j.at("attention").get<std::string>());
   } catch (const Error& e) {
     fail(where, ": key 'attention': ", e.what());
   }
@@ -306,7 +309,7 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   // Default head width keeps the paper's parameter matching: the output heads fill D
   // (diff: h = D / 2d, docs/SPEC.md §2.2), i.e. out_width of a unit head width divides D.
   if (j.contains("grouped_ratio")) c.grouped_ratio = get_positive_int(j, "grouped_ratio", where);
-  const int64_t per_head = AttentionVariant{c.attention, c.num_attention_heads, c.num_key_value_heads, 1, c.grouped_ratio}.out_width();
+  const int64_t per_head = kernels::AttentionVariant{c.attention, c.num_attention_heads, c.num_key_value_heads, 1, c.grouped_ratio}.out_width();
   if (j.contains("head_dim")) {
     c.head_dim = get_positive_int(j, "head_dim", where);
   } else {
@@ -320,8 +323,8 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
       j.contains("max_position_embeddings") ? get_positive_int(j, "max_position_embeddings", where) : 2048;
   if (j.contains("rope_theta")) c.rope_theta = get_positive_number(j, "rope_theta", where);
   if (j.contains("rope_style"))
-    c.rope_style = named_choice<RopeStyle>(j, "rope_style", {"interleaved", RopeStyle::interleaved},
-                                           {"half", RopeStyle::half}, "\"interleaved\" or \"half\"", where);
+    c.rope_style = named_choice<kernels::RopeStyle>(j, "rope_style", {"interleaved", kernels::RopeStyle::interleaved},
+                                           {"half", kernels::RopeStyle::half}, "\"interleaved\" or \"half\"", where);
   if (j.contains("rope_scaling")) c.rope_scaling = rope_scaling_from_json(j.at("rope_scaling"), where);
   if (j.contains("rms_norm_eps")) c.rms_norm_eps = get_positive_number(j, "rms_norm_eps", where);
   if (j.contains("tie_word_embeddings")) c.tie_word_embeddings = get_bool(j, "tie_word_embeddings", where);
@@ -329,11 +332,12 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
     const json& l = j.at("lambda_init");
     if (l.is_string()) {
       DIFFTX_CHECK(l == json("exp") || l == json("exp_shifted"), where,
-                   ": key 'lambda_init' must be \"exp\", \"exp_shifted\" or a number, got ", json_value_for_message(l));
+                   ": key 'lambda_init' must be \"exp\", \"exp_shifted\" or a number, got ",
+                   io::json_value_for_message(l));
       c.lambda_init_shifted = l == json("exp_shifted");
     } else {
       DIFFTX_CHECK(l.is_number(), where, ": key 'lambda_init' must be \"exp\", \"exp_shifted\" or a number, got ",
-                   json_value_for_message(l));
+                   io::json_value_for_message(l));
       c.lambda_init_constant = l.get<double>();
     }
   }
@@ -352,12 +356,12 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   return c;
 }
 
-ModelConfig config_from_file(const std::string& path) { return config_from_json(read_json_file(path), path); }
+ModelConfig config_from_file(const std::string& path) { return config_from_json(io::read_json_file(path), path); }
 
 json config_to_json(const ModelConfig& c) {
   json j;
   j["model_type"] = "difftx";
-  j["attention"] = attention_kind_name(c.attention);
+  j["attention"] = kernels::attention_kind_name(c.attention);
   j["vocab_size"] = c.vocab_size;
   j["hidden_size"] = c.hidden_size;
   j["num_hidden_layers"] = c.num_hidden_layers;
@@ -367,7 +371,7 @@ json config_to_json(const ModelConfig& c) {
   j["intermediate_size"] = c.intermediate_size;
   j["max_position_embeddings"] = c.max_position_embeddings;
   j["rope_theta"] = c.rope_theta;
-  j["rope_style"] = c.rope_style == RopeStyle::half ? "half" : "interleaved";
+  j["rope_style"] = c.rope_style == kernels::RopeStyle::half ? "half" : "interleaved";
   if (c.rope_scaling.type != RopeScalingType::none) j["rope_scaling"] = rope_scaling_to_json(c.rope_scaling);
   j["rms_norm_eps"] = c.rms_norm_eps;
   j["tie_word_embeddings"] = c.tie_word_embeddings;
@@ -375,10 +379,10 @@ json config_to_json(const ModelConfig& c) {
   else j["lambda_init"] = c.lambda_init_shifted ? "exp_shifted" : "exp";
   j["diff_subln"] = c.diff_subln;
   if (c.head_norm_eps) j["head_norm_eps"] = *c.head_norm_eps;
-  if (c.attention == AttentionKind::diff_grouped) j["grouped_ratio"] = c.grouped_ratio;
+  if (c.attention == kernels::AttentionKind::diff_grouped) j["grouped_ratio"] = c.grouped_ratio;
   if (c.hidden_act == MlpActivation::poly_norm) j["hidden_act"] = "poly_norm";
   if (c.hybrid) j["hybrid"] = hybrid_to_json(*c.hybrid);
   return j;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

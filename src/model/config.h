@@ -10,7 +10,7 @@
 #include "kernels/attention/attention.h"
 #include "kernels/ops.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // The MLP's gate (docs/SPEC.md §1): SwiGLU's silu, or Motif's PolyNorm (§1.1).
 enum class MlpActivation { silu, poly_norm };
@@ -47,7 +47,7 @@ struct HybridConfig {
 };
 
 struct ModelConfig {
-  AttentionKind attention = AttentionKind::baseline;
+  kernels::AttentionKind attention = kernels::AttentionKind::baseline;
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;                // D
   int64_t num_hidden_layers = 0;          // L
@@ -57,8 +57,8 @@ struct ModelConfig {
   int64_t intermediate_size = 0;          // F
   int64_t max_position_embeddings = 0;
   double rope_theta = 10000.0;
-  RopeStyle rope_style = RopeStyle::interleaved;
-  RopeScaling rope_scaling;               // none unless config.json's `rope_scaling` says otherwise
+  kernels::RopeStyle rope_style = kernels::RopeStyle::interleaved;
+  kernels::RopeScaling rope_scaling;               // none unless config.json's `rope_scaling` says otherwise
   double rms_norm_eps = 1e-5;
   bool tie_word_embeddings = true;
   std::optional<double> lambda_init_constant;  // empty: the "exp" schedule of docs/SPEC.md §2.2
@@ -73,10 +73,10 @@ struct ModelConfig {
   // shifted), or the constant.
   double lambda_init(int64_t layer_index) const;
   double head_norm_epsilon() const { return head_norm_eps.value_or(rms_norm_eps); }
-  AttentionVariant attention_variant() const {
+  kernels::AttentionVariant attention_variant() const {
     return {attention, num_attention_heads, num_key_value_heads, head_dim, grouped_ratio};
   }
-  AttentionDims attention_dims(int64_t B, int64_t T) const;
+  kernels::AttentionDims attention_dims(int64_t B, int64_t T) const;
   // DIFF V1's headwise RMSNorm and (1 - lambda_init) factor (docs/SPEC.md §2.2 Eq. 3), unless ablated.
   bool has_head_norm() const { return attention_variant().v1_layout() && diff_subln; }
   // Parameters without the token embedding (and without a tied head), as docs/SPEC.md §4 counts FLOPs.
@@ -101,10 +101,10 @@ nlohmann::json config_to_json(const ModelConfig& c);
 
 // config.json's `rope_scaling` (null, or {"rope_type" | "type": "default" | "linear" | "llama3", ...}
 // with the keys that type needs): parsed and range-checked, other types refused by name; and back.
-RopeScaling rope_scaling_from_json(const nlohmann::json& j, const std::string& where);
-nlohmann::json rope_scaling_to_json(const RopeScaling& scaling);
+kernels::RopeScaling rope_scaling_from_json(const nlohmann::json& j, const std::string& where);
+nlohmann::json rope_scaling_to_json(const kernels::RopeScaling& scaling);
 
 // The docs/SPEC.md §1 default for F: 8/3 D rounded up to a multiple of 64.
 int64_t default_intermediate_size(int64_t hidden_size);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -7,7 +7,10 @@
 #include "core/error.h"
 #include "kernels/attention/attention_quantized.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using kernels::Trans;
+
 namespace {
 
 using backends::DevicePtr;
@@ -54,16 +57,16 @@ void lm_head(const Model& model, DevicePtr<const float> h, F32 logits, int64_t r
   const backends::DeviceMatrix& W = model.matrices.lm_head;
   // Where the model trains, an F32 head is training's dense product (the bits its backward
   // pairs with); elsewhere it is a matmul like every other weight type.
-  if (W.type == WeightType::f32 && model.backend->trains())
+  if (W.type == kernels::WeightType::f32 && model.backend->trains())
     model.backend->gemm(Trans::N, Trans::T, rows, W.rows, W.cols, 1.0f, h, backends::device_cast<const float>(W.data),
                         0.0f, logits);
   else
-    model.backend->matmul(W, h, logits, rows, false, MatmulOrder::by_size);
+    model.backend->matmul(W, h, logits, rows, false, kernels::MatmulOrder::by_size);
 }
 
 void decoder_forward(const Model& model, Activations& acts, const int32_t* inputs, const ForwardOptions& options,
                      AttentionCore* core) {
-  check_logit_bits(options.attention_logit_bits);
+  kernels::check_logit_bits(options.attention_logit_bits);
   DIFFTX_CHECK(acts.backend == model.backend, "the activations are planned on ", acts.backend->info().name,
                ", the model is on ", model.backend->info().name);
   const ModelConfig& c = model.config;
@@ -170,4 +173,4 @@ void decoder_row_logits(const Model& model, Activations& acts, const int64_t* ro
   logits.land();
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

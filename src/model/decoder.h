@@ -8,7 +8,7 @@
 #include "model/layer.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 constexpr int32_t kIgnoreId = -1;
 
@@ -53,4 +53,4 @@ void decoder_logits(const Model& model, Activations& acts, const int32_t* inputs
 // host memory.
 void decoder_row_logits(const Model& model, Activations& acts, const int64_t* rows, int64_t n, float* out);
 
-}  // namespace difftx
+}  // namespace difftx::model

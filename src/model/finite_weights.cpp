@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 void require_finite(const float* w, int64_t n, int64_t first, const std::string& where, const std::string& name) {
@@ -86,4 +86,4 @@ void require_finite_weights(const Model& model, const std::string& where) {
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

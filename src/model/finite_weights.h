@@ -6,7 +6,7 @@
 
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // Throws an Error naming `where`, the first tensor holding a NaN or Inf, and its first such
 // element's index.
@@ -14,4 +14,4 @@ void require_finite_weights(const Model& model, const std::string& where);
 // The same for one tensor's F32 weights, `name` naming it.
 void require_finite_tensor(std::span<const float> weights, const std::string& name, const std::string& where);
 
-}  // namespace difftx
+}  // namespace difftx::model

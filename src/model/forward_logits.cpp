@@ -4,7 +4,7 @@
 #include "model/decoder.h"
 #include "model/hybrid_decoder.h"
 
-namespace difftx {
+namespace difftx::model {
 
 void forward_logits(const Model& model, std::span<const int32_t> ids, float* out) {
   const int64_t T = static_cast<int64_t>(ids.size());
@@ -17,4 +17,4 @@ void forward_logits(const Model& model, std::span<const int32_t> ids, float* out
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -7,9 +7,9 @@
 
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // ids [T] in host memory (the caller range-checks them and T); out [T, V] in host memory.
 void forward_logits(const Model& model, std::span<const int32_t> ids, float* out);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -5,7 +5,7 @@
 #include "core/arena_plan.h"
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::model {
 
 HybridActivations::HybridActivations(const ModelConfig& c, int64_t B_, int64_t T_, backends::Backend& backend_,
                                      HybridUse use)
@@ -17,7 +17,7 @@ HybridActivations::HybridActivations(const ModelConfig& c, int64_t B_, int64_t T
                c.max_position_embeddings);
   DIFFTX_CHECK(backend->runs_hybrid(), "a hybrid model (SambaY, Phi-4-mini-flash) needs the LayerNorm, Mamba and GMU ",
                "ops, which ", backend->info().name, " does not have; the CPU runs them (--device cpu)");
-  const AttentionDims dims = c.attention_dims(B, T);
+  const kernels::AttentionDims dims = c.attention_dims(B, T);
   const int64_t D = c.hidden_size, F = c.intermediate_size, E = c.hybrid->mamba_channels(D);
   const int64_t S = c.hybrid->mamba.d_state, K = c.hybrid->mamba.d_conv;
   logit_rows = whole ? std::clamp<int64_t>((int64_t{8} << 20) / c.vocab_size, 16, N) : 0;
@@ -43,7 +43,8 @@ HybridActivations::HybridActivations(const ModelConfig& c, int64_t B_, int64_t T
     lambda = take(1);
     att = take(N * dims.out_width()), att_final = take(N * dims.out_width());
     sub_rstd = take(N * c.num_attention_heads);
-    lse = take(only_whole(attention_lse_floats(dims))), maps_out = take(only_whole(attention_maps_out_floats(dims)));
+    lse = take(only_whole(kernels::attention_lse_floats(dims)));
+    maps_out = take(only_whole(kernels::attention_maps_out_floats(dims)));
     head_norm_gain = take(2 * c.head_dim);
     for (F32* p : {&xs, &z, &u, &dt_in, &y, &gated, &memory}) *p = take(N * E);
     dt_raw = take(N * c.hybrid->mamba.dt_rank), B_ssm = take(N * S), C_ssm = take(N * S);
@@ -60,4 +61,4 @@ HybridActivations::HybridActivations(const ModelConfig& c, int64_t B_, int64_t T
   carve();
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -9,7 +9,7 @@
 #include "backends/backend.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 enum class HybridUse { whole_sequences, engine };
 
@@ -41,4 +41,4 @@ struct HybridActivations {
   backends::DeviceBuffer arena_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -8,7 +8,7 @@
 #include "io/json_file.h"
 #include "model/formats/config_keys.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -19,12 +19,12 @@ constexpr LayerKind kKinds[] = {LayerKind::mamba,          LayerKind::memory_mam
 LayerKind layer_kind_from_json(const json& v, size_t l, const std::string& where) {
   for (LayerKind kind : kKinds)
     if (v == json(layer_kind_name(kind))) return kind;
-  fail(where, ": layer ", l, " is ", json_value_for_message(v), ", not a layer kind (mamba, memory_mamba, ",
+  fail(where, ": layer ", l, " is ", io::json_value_for_message(v), ", not a layer kind (mamba, memory_mamba, ",
        "sliding_attention, full_attention, gmu, cross_attention)");
 }
 
 void check_fields(const json& j, const std::set<std::string>& fields, const std::string& where) {
-  DIFFTX_CHECK(j.is_object(), where, " must be an object, got ", json_value_for_message(j));
+  DIFFTX_CHECK(j.is_object(), where, " must be an object, got ", io::json_value_for_message(j));
   for (const auto& [key, value] : j.items())
     DIFFTX_CHECK(fields.count(key), where, ": unknown field '", key.substr(0, 64), "'");
 }
@@ -53,7 +53,7 @@ HybridConfig hybrid_from_json(const json& j, const std::string& where) {
   DIFFTX_CHECK(j.contains("shared_kv_layer"), w, ": missing field 'shared_kv_layer'");
   const json& shared = j.at("shared_kv_layer");
   DIFFTX_CHECK(shared.is_number_integer() && shared.get<int64_t>() >= -1, w,
-               ": 'shared_kv_layer' must be a layer index, or -1 for none, got ", json_value_for_message(shared));
+               ": 'shared_kv_layer' must be a layer index, or -1 for none, got ", io::json_value_for_message(shared));
   h.shared_kv_layer = shared.get<int64_t>();
   DIFFTX_CHECK(j.contains("layer_norm_eps"), w, ": missing field 'layer_norm_eps'");
   h.layer_norm_eps = positive_number(j, "layer_norm_eps", 0, w);
@@ -67,4 +67,4 @@ HybridConfig hybrid_from_json(const json& j, const std::string& where) {
   return h;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -9,10 +9,10 @@
 
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 nlohmann::json hybrid_to_json(const HybridConfig& h);
 // `where` names the file in errors ("FILE: key 'hybrid': ...").
 HybridConfig hybrid_from_json(const nlohmann::json& j, const std::string& where);
 
-}  // namespace difftx
+}  // namespace difftx::model

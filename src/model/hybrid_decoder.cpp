@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "model/hybrid_layer.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using backends::Backend;
@@ -21,7 +21,7 @@ class WholeSequences : public HybridCore {
  public:
   explicit WholeSequences(const ModelConfig& c) : config_(c) {}
 
-  void mamba_conv(int64_t, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
+  void mamba_conv(int64_t, const kernels::MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
     const int64_t E = dims.channels;
     for (int64_t s = 0; s < a.B; ++s) {
       a.backend->zero(a.window, (dims.conv - 1) * E * kFloat);
@@ -29,7 +29,7 @@ class WholeSequences : public HybridCore {
                                    a.u + s * a.T * E);
     }
   }
-  void mamba_scan(int64_t, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
+  void mamba_scan(int64_t, const kernels::MambaDims& dims, const LayerTensors& w, HybridActivations& a) override {
     const int64_t E = dims.channels, S = dims.state;
     for (int64_t s = 0; s < a.B; ++s) {
       a.backend->zero(a.state, E * S * kFloat);
@@ -40,7 +40,7 @@ class WholeSequences : public HybridCore {
   }
   void attend(int64_t layer, LayerKind kind, HybridActivations& a) override {
     const ModelConfig& c = config_;
-    AttentionDims dims = c.attention_dims(a.B, a.T);
+    kernels::AttentionDims dims = c.attention_dims(a.B, a.T);
     if (layer == c.hybrid->shared_kv_layer) {
       a.backend->copy(a.shared_k, a.k, a.N * dims.k_width() * kFloat);
       a.backend->copy(a.shared_v, a.v, a.N * dims.v_width() * kFloat);
@@ -103,4 +103,4 @@ LossSum hybrid_loss(const Model& model, HybridActivations& a, const int32_t* inp
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

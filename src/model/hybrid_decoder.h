@@ -14,7 +14,7 @@
 #include "model/hybrid_activations.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // The stack over `inputs` [B, T] (host memory); fills acts.h_final.
 void hybrid_forward(const Model& model, HybridActivations& acts, const int32_t* inputs);
@@ -23,4 +23,4 @@ void hybrid_logits(const Model& model, HybridActivations& acts, const int32_t* i
 // Evaluation: summed loss and count over the counted targets [B, T] (kIgnoreId does not count).
 LossSum hybrid_loss(const Model& model, HybridActivations& acts, const int32_t* inputs, const int32_t* targets);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
-namespace difftx {
+namespace difftx::model {
+
+using kernels::MatmulOrder;
+
 namespace {
 
 using backends::Backend;
@@ -35,7 +38,7 @@ void gmu_block(const HybridPass& p, const LayerMatrices& m, HybridActivations& a
 // keeps y (with the D skip, before the gate) for the GMU layers.
 void mamba_block(const HybridPass& p, const LayerTensors& w, const LayerMatrices& m, int64_t layer, bool memory,
                  HybridActivations& a, HybridCore& core) {
-  const MambaDims dims = hybrid_mamba_dims(p.config);
+  const kernels::MambaDims dims = hybrid_mamba_dims(p.config);
   project(p, m.mamba_x, a.h, a.xs);
   project(p, m.mamba_z, a.h, a.z);
   core.mamba_conv(layer, dims, w, a);
@@ -57,7 +60,7 @@ void attention_block(const HybridPass& p, const LayerTensors& w, const LayerMatr
   Backend& b = p.backend;
   const ModelConfig& c = p.config;
   const LayerKind kind = c.hybrid->layers[layer];
-  const AttentionVariant v = c.attention_variant();
+  const kernels::AttentionVariant v = c.attention_variant();
   const int64_t N = p.rows, qw = v.q_width(), kw = v.k_width(), d = c.head_dim;
   project(p, m.q_proj, a.h, a.q);
   b.add_bias(a.q, w.qkv_bias, N, qw);
@@ -93,7 +96,7 @@ void layer_norm(const HybridPass& p, DevicePtr<const float> weight, DevicePtr<co
 
 }  // namespace
 
-MambaDims hybrid_mamba_dims(const ModelConfig& c) {
+kernels::MambaDims hybrid_mamba_dims(const ModelConfig& c) {
   const MambaConfig& m = c.hybrid->mamba;
   return {c.hybrid->mamba_channels(c.hidden_size), m.d_state, m.d_conv};
 }
@@ -118,4 +121,4 @@ void hybrid_final_norm(const HybridPass& p, const ModelTensors& t, DevicePtr<con
   layer_norm(p, t.final_norm, t.final_norm_bias, x, out, rows, a);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -17,7 +17,7 @@
 #include "model/hybrid_activations.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct HybridPass {
   backends::Backend& backend;
@@ -31,16 +31,18 @@ class HybridCore {
  public:
   virtual ~HybridCore() = default;
   // u = silu(conv(xs) + bias) over the rows, each sequence continuing its conv window.
-  virtual void mamba_conv(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) = 0;
+  virtual void mamba_conv(int64_t layer, const kernels::MambaDims& dims, const LayerTensors& w,
+                          HybridActivations& a) = 0;
   // y = the selective scan of (u, dt_in, B_ssm, C_ssm) with the D skip, each sequence continuing its state.
-  virtual void mamba_scan(int64_t layer, const MambaDims& dims, const LayerTensors& w, HybridActivations& a) = 0;
+  virtual void mamba_scan(int64_t layer, const kernels::MambaDims& dims, const LayerTensors& w,
+                          HybridActivations& a) = 0;
   // att = the layer's differential attention of q (lambda computed) over its keys and values: the
   // rows' own k and v (stored for later rows where the driver keeps them), the last
   // sliding_window of them for a sliding layer, the shared layer's for a cross layer.
   virtual void attend(int64_t layer, LayerKind kind, HybridActivations& a) = 0;
 };
 
-MambaDims hybrid_mamba_dims(const ModelConfig& config);
+kernels::MambaDims hybrid_mamba_dims(const ModelConfig& config);
 
 // Layer `layer` over the rows: a.x is its input and its output.
 void hybrid_layer_forward(const HybridPass& p, const LayerTensors& w, const LayerMatrices& m, int64_t layer,
@@ -50,4 +52,4 @@ void hybrid_layer_forward(const HybridPass& p, const LayerTensors& w, const Laye
 void hybrid_final_norm(const HybridPass& p, const ModelTensors& t, backends::DevicePtr<const float> x,
                        backends::DevicePtr<float> out, int64_t rows, HybridActivations& a);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::model {
 
 InitialWeights::InitialWeights(const ModelConfig& config, uint64_t seed)
     : config_(config), table_(config), seed_(seed), rng_(seed) {}
@@ -22,4 +22,4 @@ void InitialWeights::read(const std::string& name, std::span<float> out) const {
   ++next_;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -11,7 +11,7 @@
 #include "model/parameters.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 class InitialWeights final : public WeightSource {
  public:
@@ -29,4 +29,4 @@ class InitialWeights final : public WeightSource {
   mutable size_t next_ = 0;  // the table index rng_ draws next
 };
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using backends::Backend;
@@ -11,11 +11,11 @@ using F32 = DevicePtr<float>;
 
 // dx[N, in] (= or +=) dy[N, out] W
 void linear_dx(Backend& b, F32 dy, F32 W, F32 dx, int64_t N, int64_t in, int64_t out, bool accumulate) {
-  b.gemm(Trans::N, Trans::N, N, in, out, 1.0f, dy, W, accumulate ? 1.0f : 0.0f, dx);
+  b.gemm(kernels::Trans::N, kernels::Trans::N, N, in, out, 1.0f, dy, W, accumulate ? 1.0f : 0.0f, dx);
 }
 // dW[out, in] += dy^T x
 void linear_dw(Backend& b, F32 dy, F32 x, F32 dW, int64_t N, int64_t in, int64_t out) {
-  b.gemm(Trans::T, Trans::N, out, in, N, 1.0f, dy, x, 1.0f, dW);
+  b.gemm(kernels::Trans::T, kernels::Trans::N, out, in, N, 1.0f, dy, x, 1.0f, dW);
 }
 
 // The head norm's gain: (1 - lambda_init) rides on the shared gain, one pass over the heads
@@ -36,12 +36,12 @@ void compute_lambda(const LayerPass& p, const LayerTensors& w, const LayerMatric
                     LayerActivations& s) {
   const ModelConfig& c = p.config;
   switch (c.attention_variant().lambda_source()) {
-    case LambdaSource::none: break;
-    case LambdaSource::layer_scalar:
+    case kernels::LambdaSource::none: break;
+    case kernels::LambdaSource::layer_scalar:
       p.backend.diff_lambda(w.lambda_q1, w.lambda_k1, w.lambda_q2, w.lambda_k2, c.head_dim, c.lambda_init(layer),
                             s.lambda);
       break;
-    case LambdaSource::token_logits: project(p, m.lambda_proj, s.h1, s.lambda); break;
+    case kernels::LambdaSource::token_logits: project(p, m.lambda_proj, s.h1, s.lambda); break;
   }
 }
 
@@ -49,10 +49,10 @@ void compute_lambda(const LayerPass& p, const LayerTensors& w, const LayerMatric
 
 void project(const LayerPass& p, const backends::DeviceMatrix& W, DevicePtr<const float> x, F32 y, bool accumulate) {
   const int64_t N = p.rows();
-  if (p.gemv_rows < 0) return p.backend.matmul(W, x, y, N, accumulate, MatmulOrder::by_size);
+  if (p.gemv_rows < 0) return p.backend.matmul(W, x, y, N, accumulate, kernels::MatmulOrder::by_size);
   const int64_t n = std::min(p.gemv_rows, N);
-  if (n > 0) p.backend.matmul(W, x, y, n, accumulate, MatmulOrder::gemv);
-  if (N > n) p.backend.matmul(W, x + n * W.cols, y + n * W.rows, N - n, accumulate, MatmulOrder::gemm);
+  if (n > 0) p.backend.matmul(W, x, y, n, accumulate, kernels::MatmulOrder::gemv);
+  if (N > n) p.backend.matmul(W, x + n * W.cols, y + n * W.rows, N - n, accumulate, kernels::MatmulOrder::gemm);
 }
 
 void BatchAttention::attend(int64_t, LayerActivations& s) {
@@ -63,7 +63,7 @@ void BatchAttention::attend(int64_t, LayerActivations& s) {
 void attention_block_forward(const LayerPass& p, const LayerTensors& w, const LayerMatrices& m, int64_t layer,
                              LayerActivations& s, AttentionCore& core) {
   const ModelConfig& c = p.config;
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   const int64_t N = p.rows(), D = c.hidden_size, H = c.num_attention_heads, d = c.head_dim;
   Backend& b = p.backend;
   b.rmsnorm_forward(s.x, w.input_norm, s.h1, s.rstd1, N, D, static_cast<float>(c.rms_norm_eps));
@@ -121,8 +121,8 @@ void mlp_block_backward(const LayerPass& p, const LayerTensors& w, LayerTensors&
 void attention_block_backward(const LayerPass& p, const LayerTensors& w, LayerTensors& gw, int64_t layer,
                               LayerActivations& s, Activations& acts, F32 dx) {
   const ModelConfig& c = p.config;
-  const AttentionDims a = c.attention_dims(p.B, p.T);
-  const AttentionVariant v = a.variant();
+  const kernels::AttentionDims a = c.attention_dims(p.B, p.T);
+  const kernels::AttentionVariant v = a.variant();
   const int64_t N = p.rows(), D = c.hidden_size, H = c.num_attention_heads, d = c.head_dim;
   Backend& b = p.backend;
   // y = x + att_final Wo^T
@@ -142,7 +142,7 @@ void attention_block_backward(const LayerPass& p, const LayerTensors& w, LayerTe
   }
   b.attention_backward(a, s.q, s.k, s.v, s.lambda, s.att, s.saved, d_att, acts.d_q, acts.d_k, acts.d_v,
                        acts.d_lambda);
-  if (v.lambda_source() == LambdaSource::layer_scalar)
+  if (v.lambda_source() == kernels::LambdaSource::layer_scalar)
     b.diff_lambda_backward(w.lambda_q1, w.lambda_k1, w.lambda_q2, w.lambda_k2, d, acts.d_lambda, gw.lambda_q1,
                            gw.lambda_k1, gw.lambda_q2, gw.lambda_k2);
   rope_rows(p, acts.d_q, a.q_width() / d, true);
@@ -153,7 +153,7 @@ void attention_block_backward(const LayerPass& p, const LayerTensors& w, LayerTe
   linear_dw(b, acts.d_q, s.h1, gw.q_proj, N, D, a.q_width());
   linear_dw(b, acts.d_k, s.h1, gw.k_proj, N, D, a.k_width());
   linear_dw(b, acts.d_v, s.h1, gw.v_proj, N, D, a.v_width());
-  if (v.lambda_source() == LambdaSource::token_logits) {
+  if (v.lambda_source() == kernels::LambdaSource::token_logits) {
     linear_dx(b, acts.d_lambda, w.lambda_proj, acts.d_norm_out, N, D, H, true);
     linear_dw(b, acts.d_lambda, s.h1, gw.lambda_proj, N, D, H);
   }
@@ -161,4 +161,4 @@ void attention_block_backward(const LayerPass& p, const LayerTensors& w, LayerTe
   b.add(dx, acts.d_norm_in, N * D);  // dx now holds d x_l
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

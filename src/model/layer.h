@@ -11,7 +11,7 @@
 #include "model/config.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // The causal attention between the projections and o_proj, the one step the drivers differ in:
 // over the batch's own keys and values (training, prefill) or over a KV cache (decode).
@@ -26,13 +26,13 @@ class AttentionCore {
 // needs in s.saved, or with logit_bits > 0 the fake-quantized kernel of attention_quantized.h.
 class BatchAttention : public AttentionCore {
  public:
-  BatchAttention(backends::Backend& backend, const AttentionDims& dims, int logit_bits)
+  BatchAttention(backends::Backend& backend, const kernels::AttentionDims& dims, int logit_bits)
       : backend_(backend), dims_(dims), logit_bits_(logit_bits) {}
   void attend(int64_t layer, LayerActivations& s) override;
 
  private:
   backends::Backend& backend_;
-  AttentionDims dims_;
+  kernels::AttentionDims dims_;
   int logit_bits_;
 };
 
@@ -75,4 +75,4 @@ void mlp_block_backward(const LayerPass& pass, const LayerTensors& w, LayerTenso
 void attention_block_backward(const LayerPass& pass, const LayerTensors& w, LayerTensors& gw, int64_t layer,
                               LayerActivations& s, Activations& acts, backends::DevicePtr<float> dx);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::model {
 
 Model::Model(const ModelConfig& c, int64_t arena_floats)
     : config(c),
@@ -112,7 +112,7 @@ void require_f32_weights(const Model& model, const std::string& what) {
   if (model.table.all_f32()) return;
   for (const ParamInfo& p : model.table.params())
     DIFFTX_CHECK(!p.packed(), what, " needs F32 weights, but tensor '", p.name, "' is held as ",
-                 weight_type_name(p.type), " (load the model with its matrices widened to F32)");
+                 kernels::weight_type_name(p.type), " (load the model with its matrices widened to F32)");
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -11,7 +11,7 @@
 #include "model/config.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // Model::engine_matrices's copy, built once.
 struct EngineMatrices {
@@ -74,4 +74,4 @@ struct Model {
 // names the operation in the error.
 void require_f32_weights(const Model& model, const std::string& what);
 
-}  // namespace difftx
+}  // namespace difftx::model

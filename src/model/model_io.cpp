@@ -10,7 +10,7 @@
 #include "model/formats/hf_format.h"
 #include "model/finite_weights.h"
 
-namespace difftx {
+namespace difftx::model {
 
 namespace {
 
@@ -36,7 +36,7 @@ std::unique_ptr<StoredModel> open_model_dir(const std::filesystem::path& dir) {
   DIFFTX_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a model directory (it does not exist)");
   const auto config_path = dir / "config.json";
   DIFFTX_CHECK(std::filesystem::exists(config_path), dir.string(), ": no config.json in the model directory");
-  const nlohmann::json config = read_json_file(config_path);
+  const nlohmann::json config = io::read_json_file(config_path);
   return is_hf_format(config, config_path.string()) ? open_hf_model(dir, config) : open_difftx_model(dir, config);
 }
 
@@ -53,4 +53,4 @@ Model load_model_dir(const std::filesystem::path& dir, MatrixPrecision precision
 
 void save_model_dir(const Model& model, const std::filesystem::path& dir) { save_difftx_model(model, dir); }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -12,7 +12,7 @@
 #include "model/formats/stored_model.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // A parsed config.json of any format model_type names (difftx, llama, diffllama) as difftx's
 // ModelConfig; `where` names the file in errors.
@@ -32,4 +32,4 @@ Model load_model_dir(const std::filesystem::path& dir, MatrixPrecision precision
 // each atomically.
 void save_model_dir(const Model& model, const std::filesystem::path& dir);
 
-}  // namespace difftx
+}  // namespace difftx::model

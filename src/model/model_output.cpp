@@ -14,13 +14,13 @@
 #include "model/model_io.h"
 #include "model/storage_plan.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace fs = std::filesystem;
 namespace {
 
-WeightType weight_type_option(const char* option, const std::string& value) {
+kernels::WeightType weight_type_option(const char* option, const std::string& value) {
   try {
-    return parse_weight_type(value);
+    return kernels::parse_weight_type(value);
   } catch (const Error&) {
     fail("--", option, ": '", value.substr(0, 64), "' is not a storage type (f32, bf16, f16, q8_0, q4_0, q4_k)");
   }
@@ -46,15 +46,15 @@ void copy_tokenizer(const fs::path& in, const ModelOutput& out) {
 // A hybrid's config.json keeps the input's token ids (bos, eos, pad), which neither difftx's
 // ModelConfig nor config_to_phi4flash holds, so that a round trip gives back the keys it read.
 void carry_token_ids(const fs::path& in, const fs::path& out) {
-  const nlohmann::json source = read_json_file(in / "config.json");
-  nlohmann::json written = read_json_file(out / "config.json");
+  const nlohmann::json source = io::read_json_file(in / "config.json");
+  nlohmann::json written = io::read_json_file(out / "config.json");
   bool carried = false;
   for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"})
     if (source.contains(key) && !source.at(key).is_null()) {
       written[key] = source.at(key);
       carried = true;
     }
-  if (carried) write_json_file(out / "config.json", written);
+  if (carried) io::write_json_file(out / "config.json", written);
 }
 
 // Removes --out when this conversion created it and failed before anything was written into it
@@ -86,9 +86,9 @@ ModelOutput model_output(const fs::path& dir, const std::string& format, const s
   if (head_dtype) o.head_dtype = weight_type_option("head-dtype", *head_dtype);
   DIFFTX_CHECK(!o.head_dtype || o.format != "hf", "--head-dtype: a Hugging Face directory holds every matrix "
                "in one type; difftx directories and GGUF files hold the embedding and LM head in their own");
-  if (o.dtype == WeightType::bf16) o.stored = StoredFloat::bf16;
-  if (o.dtype == WeightType::f16) o.stored = StoredFloat::f16;
-  DIFFTX_CHECK(o.format != "hf" || !weight_type_info(o.dtype).is_block(), "--dtype ", dtype.substr(0, 64),
+  if (o.dtype == kernels::WeightType::bf16) o.stored = io::StoredFloat::bf16;
+  if (o.dtype == kernels::WeightType::f16) o.stored = io::StoredFloat::f16;
+  DIFFTX_CHECK(o.format != "hf" || !kernels::weight_type_info(o.dtype).is_block(), "--dtype ", dtype.substr(0, 64),
                ": a Hugging Face directory holds f32, bf16 or f16 weights; write block types with --to difftx or gguf");
   DIFFTX_CHECK(!o.dir.empty(), "--out: an empty path");
   DIFFTX_CHECK(!fs::exists(o.dir) || (fs::is_directory(o.dir) && fs::is_empty(o.dir)), "--out ", o.dir.string(),
@@ -104,8 +104,8 @@ void write_model(const WeightSource& source, const ModelOutput& out, const data:
     save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile, out.head_dtype);
   } else if (out.format == "hf") save_hf_model(source, out.dir, out.stored);
   else if (source.config().hybrid)  // the vectors stay F32 (A_log, D, ...: Phi4Flash keeps some F32 in any dtype)
-    save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, StoredFloat::f32);
-  else if (!weight_type_info(out.dtype).is_block() && !out.head_dtype)
+    save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, io::StoredFloat::f32);
+  else if (!kernels::weight_type_info(out.dtype).is_block() && !out.head_dtype)
     save_difftx_model(source, {}, out.dir, out.stored);
   else save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, out.stored);
 }
@@ -132,4 +132,4 @@ ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
   return model->config();
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -12,14 +12,14 @@
 #include "model/config.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct ModelOutput {
   std::filesystem::path dir;
   std::string format;  // "difftx", "hf" or "gguf"
-  WeightType dtype = WeightType::f32;     // the matrices' type (model/storage_plan.h)
-  std::optional<WeightType> head_dtype;   // the embedding's and LM head's
-  StoredFloat stored = StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow dtype)
+  kernels::WeightType dtype = kernels::WeightType::f32;     // the matrices' type (model/storage_plan.h)
+  std::optional<kernels::WeightType> head_dtype;   // the embedding's and LM head's
+  io::StoredFloat stored = io::StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow dtype)
 };
 
 // Checks the options (errors name them as the commands spell them: --out, --to, --dtype,
@@ -40,4 +40,4 @@ void write_model(const WeightSource& source, const ModelOutput& out, const data:
 // tiktoken files); returns the model's config. A failure leaves no --out directory it made.
 ModelConfig convert_model(const std::filesystem::path& in, const ModelOutput& out);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "core/rng.h"
 
-namespace difftx {
+namespace difftx::model {
 
 namespace {
 
@@ -34,7 +34,7 @@ class SchemaBuilder {
     for (const auto& [name, type] : types_) {
       const bool used = std::any_of(params.begin(), params.end(), [&](const ParamInfo& p) { return p.name == name; });
       DIFFTX_CHECK(used, "tensor '", name, "': no matrix of that name in this model (storage type ",
-                   weight_type_name(type), ")");
+                   kernels::weight_type_name(type), ")");
     }
   }
 
@@ -44,9 +44,9 @@ class SchemaBuilder {
     for (int64_t s : p.shape) p.numel *= s;
     p.decay = p.shape.size() >= 2;
     const auto type = types_.find(p.name);
-    if (type != types_.end() && type->second != WeightType::f32) {
+    if (type != types_.end() && type->second != kernels::WeightType::f32) {
       DIFFTX_CHECK(p.packable(), "tensor '", p.name,
-                   "' is always F32; it cannot be stored as ", weight_type_name(type->second));
+                   "' is always F32; it cannot be stored as ", kernels::weight_type_name(type->second));
       p.type = type->second;
       p.byte_offset = packed;
       packed += (p.bytes() + 63) / 64 * 64;  // weight_row_bytes checks the block multiple
@@ -63,7 +63,7 @@ class SchemaBuilder {
 // (docs/FORMATS.md "Phi-4-mini-flash"), which a checkpoint holds as they are.
 void hybrid_schema(const ModelConfig& c, SchemaBuilder& s) {
   const HybridConfig& h = *c.hybrid;
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   const int64_t D = c.hidden_size, F = c.intermediate_size, d = c.head_dim, E = h.mamba_channels(D);
   const int64_t S = h.mamba.d_state, K = h.mamba.d_conv, R = h.mamba.dt_rank;
   using I = ParamInit;
@@ -120,7 +120,7 @@ void hybrid_schema(const ModelConfig& c, SchemaBuilder& s) {
 
 // The decoder of docs/SPEC.md §3.
 void decoder_schema(const ModelConfig& c, SchemaBuilder& s) {
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   const int64_t D = c.hidden_size, F = c.intermediate_size, d = c.head_dim;
   using I = ParamInit;
   using L = LayerMatrices;
@@ -131,14 +131,14 @@ void decoder_schema(const ModelConfig& c, SchemaBuilder& s) {
     s.layer(l, "self_attn.k_proj.weight", {a.k_width(), D}, I::normal, &LayerTensors::k_proj, &L::k_proj);
     s.layer(l, "self_attn.v_proj.weight", {a.v_width(), D}, I::normal, &LayerTensors::v_proj, &L::v_proj);
     s.layer(l, "self_attn.o_proj.weight", {D, a.out_width()}, I::residual_normal, &LayerTensors::o_proj, &L::o_proj);
-    if (a.lambda_source() == LambdaSource::layer_scalar) {  // Eq. 2's reparameterisation
+    if (a.lambda_source() == kernels::LambdaSource::layer_scalar) {  // Eq. 2's reparameterisation
       s.layer(l, "self_attn.lambda_q1", {d}, I::lambda_normal, &LayerTensors::lambda_q1);
       s.layer(l, "self_attn.lambda_k1", {d}, I::lambda_normal, &LayerTensors::lambda_k1);
       s.layer(l, "self_attn.lambda_q2", {d}, I::lambda_normal, &LayerTensors::lambda_q2);
       s.layer(l, "self_attn.lambda_k2", {d}, I::lambda_normal, &LayerTensors::lambda_k2);
     }
     if (c.has_head_norm()) s.layer(l, "self_attn.subln.weight", {2 * d}, I::ones, &LayerTensors::subln);
-    if (a.lambda_source() == LambdaSource::token_logits)
+    if (a.lambda_source() == kernels::LambdaSource::token_logits)
       s.layer(l, "self_attn.lambda_proj.weight", {c.num_attention_heads, D}, I::normal, &LayerTensors::lambda_proj, &L::lambda_proj);
     s.layer(l, "post_attention_layernorm.weight", {D}, I::ones, &LayerTensors::post_norm);
     s.layer(l, "mlp.gate_proj.weight", {F, D}, I::normal, &LayerTensors::gate_proj, &L::gate_proj);
@@ -190,13 +190,13 @@ namespace {
 
 // Rows [first, first + count) of W, a matrix of its own.
 backends::DeviceMatrix row_slice(const backends::DeviceMatrix& W, int64_t first, int64_t count) {
-  return {W.type, W.data + first * weight_row_bytes(W.type, W.cols), count, W.cols, {}};
+  return {W.type, W.data + first * kernels::weight_row_bytes(W.type, W.cols), count, W.cols, {}};
 }
 
 // LayerMatrices' split views of a hybrid stack's fused matrices.
 void split_hybrid_matrices(const ModelConfig& c, ModelMatrices& m) {
   const HybridConfig& h = *c.hybrid;
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   const int64_t E = h.mamba_channels(c.hidden_size), S = h.mamba.d_state, R = h.mamba.dt_rank;
   const int64_t F = c.intermediate_size, qw = a.q_width(), kw = a.k_width(), vw = a.v_width();
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
@@ -276,4 +276,4 @@ void init_parameters(const ModelConfig& c, const ParameterTable& table, float* a
   for (const ParamInfo& p : table.params()) init_tensor(c, p, rng, arena + p.offset);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

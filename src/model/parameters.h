@@ -13,7 +13,7 @@
 #include "kernels/quant/matmul.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct LayerTensors;
 struct ModelTensors;
@@ -21,7 +21,7 @@ struct LayerMatrices;
 struct ModelMatrices;
 
 // Storage types of matrices by tensor name; a matrix not named is F32.
-using MatrixTypes = std::map<std::string, WeightType>;
+using MatrixTypes = std::map<std::string, kernels::WeightType>;
 
 // How a tensor is initialised (docs/MODEL.md): norm gains 1; linear weights and embeddings
 // N(0, 0.02); the residual output projections (o_proj, down_proj) N(0, 0.02 / sqrt(2L)); the
@@ -44,13 +44,13 @@ struct ParamInfo {
   // bind_matrices puts them; both null for the vectors, which are always F32.
   backends::DeviceMatrix LayerMatrices::*layer_matrix = nullptr;
   backends::DeviceMatrix ModelMatrices::*model_matrix = nullptr;
-  WeightType type = WeightType::f32;
+  kernels::WeightType type = kernels::WeightType::f32;
   int64_t byte_offset = -1;  // in the packed arena (64-byte aligned) when type is not F32
 
   bool is_matrix() const { return layer_matrix || model_matrix; }
-  bool packed() const { return type != WeightType::f32; }
+  bool packed() const { return type != kernels::WeightType::f32; }
   // Bytes as held (F32 tensors: 4 per element), wherever the tensor lives.
-  int64_t bytes() const { return weight_matrix_bytes(type, shape[0], numel / shape[0]); }
+  int64_t bytes() const { return kernels::weight_matrix_bytes(type, shape[0], numel / shape[0]); }
   // A matrix that may be held in a narrower type (DIFF V2's lambda_proj [H, D] stays F32).
   bool packable() const;
 };
@@ -148,4 +148,4 @@ void init_tensor(const ModelConfig& config, const ParamInfo& p, Rng& rng, float*
 // How many draws init_tensor takes from the stream for p (0 for the constant ones).
 uint64_t init_draws(const ParamInfo& p);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-namespace difftx {
+namespace difftx::model {
 
 const char* step_phase_name(StepPhase phase) {
   switch (phase) {
@@ -21,4 +21,4 @@ const char* step_phase_name(StepPhase phase) {
 
 double StepProfile::total() const { return std::accumulate(seconds.begin(), seconds.end(), 0.0); }
 
-}  // namespace difftx
+}  // namespace difftx::model

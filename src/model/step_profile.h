@@ -5,7 +5,7 @@
 #include <array>
 #include <chrono>
 
-namespace difftx {
+namespace difftx::model {
 
 enum class StepPhase {
   embedding,           // lookup and its gradient
@@ -47,4 +47,4 @@ class PhaseClock {
   std::chrono::steady_clock::time_point last_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -8,15 +8,18 @@
 #include "kernels/quant/quantize.h"
 #include "model/formats/stored_matrices.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using kernels::WeightType;
+
 namespace {
 
-bool whole_blocks(WeightType type, int64_t cols) { return cols % weight_type_info(type).block_weights == 0; }
+bool whole_blocks(WeightType type, int64_t cols) { return cols % kernels::weight_type_info(type).block_weights == 0; }
 
 // Rows quantized in chunks on the threads (rows are independent; quantize_rows only throws for a
 // row that is not whole blocks, which the plan has ruled out).
 void quantize_parallel(WeightType type, const float* src, unsigned char* dst, int64_t rows, int64_t cols) {
-  const int64_t row_bytes = weight_row_bytes(type, cols), chunk = 16;
+  const int64_t row_bytes = kernels::weight_row_bytes(type, cols), chunk = 16;
 #pragma omp parallel for schedule(dynamic)
   for (int64_t r = 0; r < rows; r += chunk)
     backends::cpu::kernels().quantize_rows(type, src + r * cols, dst + r * row_bytes, std::min(chunk, rows - r), cols);
@@ -60,4 +63,4 @@ Model convert_matrices(const Model& model, const MatrixTypes& types) {
   return out;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

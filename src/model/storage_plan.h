@@ -6,7 +6,7 @@
 
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // The storage type of every matrix when a model is converted to `type`:
 //   - every projection (q, k, v, o, gate, up, down), the embedding and the LM head in `type`;
@@ -16,7 +16,8 @@ namespace difftx {
 //   - DIFF V2's lambda_proj and every vector stay F32.
 // `head`, when given, replaces the embedding's and the LM head's type (llama.cpp's
 // --token-embedding-type / --output-tensor-type). F32 everywhere gives an empty map.
-MatrixTypes storage_plan(const ModelConfig& config, WeightType type, std::optional<WeightType> head = std::nullopt);
+MatrixTypes storage_plan(const ModelConfig& config, kernels::WeightType type,
+                         std::optional<kernels::WeightType> head = std::nullopt);
 
 // A copy of `model` (in any precision) with its matrices held as `types` says: quantized from F32
 // by kernels/quant/quantize.h, or widened first where the source is itself packed.
@@ -26,4 +27,4 @@ Model convert_matrices(const Model& model, const MatrixTypes& types);
 // p.type: quantized (rows on the OpenMP threads), or copied when p is F32.
 void convert_tensor(const ParamInfo& p, std::span<const float> widened, unsigned char* dst);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "model/layer.h"
 
-namespace difftx {
+namespace difftx::model {
 
 LayerTap layer_tap(const ModelConfig& c, const Activations& acts, int64_t layer) {
   DIFFTX_CHECK(layer >= 0 && layer < c.num_hidden_layers, "layer ", layer, " outside [0, ", c.num_hidden_layers, ")");
@@ -12,4 +12,4 @@ LayerTap layer_tap(const ModelConfig& c, const Activations& acts, int64_t layer)
   return {c.attention_dims(acts.B, acts.T), s.q.host(), s.k.host(), s.lambda.host(), s.att.host(), out};
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -8,10 +8,10 @@
 #include "model/activations.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 struct LayerTap {
-  AttentionDims dims;             // B, T of the forward
+  kernels::AttentionDims dims;             // B, T of the forward
   const float* q;                 // [B, T, q_width] after RoPE
   const float* k;                 // [B, T, k_width] after RoPE
   const float* lambda;            // as attention_forward takes it (variant.h)
@@ -22,4 +22,4 @@ struct LayerTap {
 // Layer `layer` (checked) of the last decoder_forward into `acts`.
 LayerTap layer_tap(const ModelConfig& config, const Activations& acts, int64_t layer);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 
-namespace difftx {
+namespace difftx::model {
 
 void ModelWeights::read(const std::string& name, std::span<float> out) const {
   const ParamInfo* p = model_.table.find(name);
@@ -17,4 +17,4 @@ void ModelWeights::read(const std::string& name, std::span<float> out) const {
   else backends::cpu::kernels().dequantize_rows(p->type, model_.host_packed() + p->byte_offset, out.data(), p->shape[0], p->shape[1]);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

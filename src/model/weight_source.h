@@ -8,7 +8,7 @@
 
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 class WeightSource {
  public:
@@ -30,4 +30,4 @@ class ModelWeights final : public WeightSource {
   const Model& model_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -11,9 +11,9 @@
 namespace difftx::report {
 
 ReportSummary write_report(const std::filesystem::path& results_json, const std::filesystem::path& out_dir) {
-  const std::string text = read_whole_file(results_json);
+  const std::string text = io::read_whole_file(results_json);
   const ExperimentResults results =
-      results::parse_experiment_results(parse_json_text(text, results_json.string()), results_json.string());
+      results::parse_experiment_results(io::parse_json_text(text, results_json.string()), results_json.string());
   const ReportCharts charts = build_report_charts(results);
 
   std::error_code ec;
@@ -22,7 +22,7 @@ ReportSummary write_report(const std::filesystem::path& results_json, const std:
   ReportSummary summary;
   summary.omitted = charts.omitted;
   const auto write = [&](const std::string& name, const std::string& bytes) {
-    write_file_atomically(out_dir / name, bytes);
+    io::write_file_atomically(out_dir / name, bytes);
     summary.written.push_back(out_dir / name);
   };
   const auto source_dir = std::filesystem::weakly_canonical(std::filesystem::absolute(results_json).parent_path());

@@ -147,8 +147,8 @@ std::string sweep_page_html(const json& sweep, const ReportChart& chart) {
 
 std::vector<fs::path> write_sweep_report(const json& sweep, const fs::path& out_dir) {
   const ReportChart chart = sweep_chart(sweep);
-  write_file_atomically(out_dir / chart.file, chart.svg);
-  write_file_atomically(out_dir / "index.html", sweep_page_html(sweep, chart));
+  io::write_file_atomically(out_dir / chart.file, chart.svg);
+  io::write_file_atomically(out_dir / "index.html", sweep_page_html(sweep, chart));
   return {out_dir / chart.file, out_dir / "index.html"};
 }
 

@@ -9,6 +9,9 @@
 #include "results/statistics.h"
 
 namespace difftx::results {
+
+using io::JsonField;
+
 namespace {
 
 using nlohmann::json;
@@ -435,7 +438,7 @@ ExperimentResults parse_experiment_results(const nlohmann::json& document, const
 }
 
 ExperimentResults read_experiment_results(const std::filesystem::path& path) {
-  return parse_experiment_results(read_json_file(path), path.string());
+  return parse_experiment_results(io::read_json_file(path), path.string());
 }
 
 }  // namespace difftx::results

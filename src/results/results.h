@@ -194,15 +194,15 @@ nlohmann::json to_json(const ModelResults& model);
 nlohmann::json to_json(const ExperimentResults& results);
 
 // Parsing; errors name the key path, e.g. "results.json: models[2].train: missing key 'curve'".
-Setup parse_setup(const JsonField& j);
-TrainResults parse_train(const JsonField& j);
-NiahResults parse_niah(const JsonField& j);
-MqarResults parse_mqar(const JsonField& j);
-AttentionAllocation parse_allocation(const JsonField& j);
-Outliers parse_outliers(const JsonField& j);
-std::vector<QuantizationPoint> parse_quantization(const JsonField& j);
-AttentionMap parse_attention_map(const JsonField& j);
-ModelResults parse_model(const JsonField& j);
+Setup parse_setup(const io::JsonField& j);
+TrainResults parse_train(const io::JsonField& j);
+NiahResults parse_niah(const io::JsonField& j);
+MqarResults parse_mqar(const io::JsonField& j);
+AttentionAllocation parse_allocation(const io::JsonField& j);
+Outliers parse_outliers(const io::JsonField& j);
+std::vector<QuantizationPoint> parse_quantization(const io::JsonField& j);
+AttentionMap parse_attention_map(const io::JsonField& j);
+ModelResults parse_model(const io::JsonField& j);
 // `source` names the document in errors.
 ExperimentResults parse_experiment_results(const nlohmann::json& document, const std::string& source);
 ExperimentResults read_experiment_results(const std::filesystem::path& path);

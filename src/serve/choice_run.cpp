@@ -4,20 +4,20 @@
 
 namespace difftx::serve {
 
-void ChoiceRun::submit(std::vector<Request> requests) {
+void ChoiceRun::submit(std::vector<infer::Request> requests) {
   submitted_ = Clock::now();
   for (size_t i = 0; i < requests.size(); ++i) {
-    requests[i].on_event = [shared = shared_, i](const TokenEvent& e) {
+    requests[i].on_event = [shared = shared_, i](const infer::TokenEvent& e) {
       {
         std::lock_guard lock(shared->mutex);
         shared->events.push_back({i, e, Clock::now()});
-        if (e.finish != FinishReason::none) ++shared->finished;
+        if (e.finish != infer::FinishReason::none) ++shared->finished;
       }
       shared->ready.notify_one();
     };
     try {
       ids_.push_back(engine_.submit(std::move(requests[i])));
-    } catch (const EngineFull& e) {
+    } catch (const infer::EngineFull& e) {
       cancel();
       throw ApiError(503, std::string("the server is busy: ") + e.what(), "", "server_busy");
     } catch (const Error& e) {
@@ -33,7 +33,7 @@ std::vector<ChoiceEvent> ChoiceRun::take(std::chrono::milliseconds timeout) {
   std::vector<ChoiceEvent> out(std::make_move_iterator(shared_->events.begin()),
                                std::make_move_iterator(shared_->events.end()));
   shared_->events.clear();
-  for (const ChoiceEvent& e : out) taken_finished_ += e.event.finish != FinishReason::none;
+  for (const ChoiceEvent& e : out) taken_finished_ += e.event.finish != infer::FinishReason::none;
   return out;
 }
 
@@ -41,7 +41,7 @@ bool ChoiceRun::finished() const { return taken_finished_ == ids_.size(); }
 
 void ChoiceRun::cancel() {
   if (finished()) return;
-  for (Engine::RequestId id : ids_) engine_.cancel(id);
+  for (infer::Engine::RequestId id : ids_) engine_.cancel(id);
 }
 
 }  // namespace difftx::serve

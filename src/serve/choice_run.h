@@ -17,20 +17,20 @@ using Clock = std::chrono::steady_clock;
 
 struct ChoiceEvent {
   size_t choice = 0;
-  TokenEvent event;
+  infer::TokenEvent event;
   Clock::time_point at;  // when the engine sent it
 };
 
 class ChoiceRun {
  public:
-  explicit ChoiceRun(Engine& engine) : engine_(engine), shared_(std::make_shared<Shared>()) {}
+  explicit ChoiceRun(infer::Engine& engine) : engine_(engine), shared_(std::make_shared<Shared>()) {}
   ~ChoiceRun() { cancel(); }
   ChoiceRun(const ChoiceRun&) = delete;
   ChoiceRun& operator=(const ChoiceRun&) = delete;
 
   // Submits every request, or none: a full queue is ApiError 503 (with a Retry-After), a request
   // the engine refuses a 400 with its message.
-  void submit(std::vector<Request> requests);
+  void submit(std::vector<infer::Request> requests);
   // The events that arrived, waiting up to `timeout` for the first.
   std::vector<ChoiceEvent> take(std::chrono::milliseconds timeout);
   bool finished() const;  // every choice has sent its last event
@@ -45,9 +45,9 @@ class ChoiceRun {
     std::deque<ChoiceEvent> events;
     size_t finished = 0;
   };
-  Engine& engine_;
+  infer::Engine& engine_;
   std::shared_ptr<Shared> shared_;  // also held by the engine's callbacks
-  std::vector<Engine::RequestId> ids_;
+  std::vector<infer::Engine::RequestId> ids_;
   Clock::time_point submitted_;
   size_t taken_finished_ = 0;  // last events handed out by take()
 };

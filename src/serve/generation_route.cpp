@@ -10,6 +10,9 @@
 #include "serve/sse.h"
 
 namespace difftx::serve {
+
+using infer::FinishReason;
+
 namespace {
 
 using nlohmann::json;
@@ -51,11 +54,11 @@ std::string response_id(const char* prefix) {
   return id;
 }
 
-TokenInfo token_info(const data::Tokenizer& tokenizer, const TokenEvent& e) {
+TokenInfo token_info(const data::Tokenizer& tokenizer, const infer::TokenEvent& e) {
   TokenInfo t;
   t.token = tokenizer.decode({&e.id, 1});
   t.logprob = e.logprob;
-  for (const TokenLogprob& alt : e.top) t.top.emplace_back(tokenizer.decode({&alt.id, 1}), alt.logprob);
+  for (const infer::TokenLogprob& alt : e.top) t.top.emplace_back(tokenizer.decode({&alt.id, 1}), alt.logprob);
   return t;
 }
 
@@ -79,7 +82,7 @@ std::vector<ToolCallResult> with_ids(const std::vector<ToolCall>& calls, const s
 
 // Folds an event into its choice: text, timings (metrics and the log line), final counts.
 void apply(ServerState& state, const Job& job, const ChoiceRun& run, ChoiceProgress& p, const ChoiceEvent& ce) {
-  const TokenEvent& e = ce.event;
+  const infer::TokenEvent& e = ce.event;
   if (e.id >= 0) {
     if (!p.any_token) {
       const double ttft = seconds(ce.at - run.submitted());
@@ -182,7 +185,7 @@ class Stream {
  private:
   std::string chunks(const ChoiceEvent& ce) {
     ChoiceProgress& p = progress_[ce.choice];
-    const TokenEvent& e = ce.event;
+    const infer::TokenEvent& e = ce.event;
     const size_t before = p.text.size();
     apply(state_, job_, *run_, p, ce);
     std::string out;

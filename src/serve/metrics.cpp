@@ -51,7 +51,7 @@ void Metrics::observe_inter_token_latency(double seconds) {
   itl_.observe(seconds);
 }
 
-std::string Metrics::render(const EngineStats* s) const {
+std::string Metrics::render(const infer::EngineStats* s) const {
   std::lock_guard lock(mutex_);
   std::ostringstream out;
   const auto head = [&](const char* name, const char* type, const char* help) {
@@ -80,7 +80,7 @@ std::string Metrics::render(const EngineStats* s) const {
     metric("difftx_preemptions_total", "counter", "sequences preempted for KV space", s->preemptions);
     head("difftx_sequences_finished_total", "counter", "engine sequences ended, by reason");
     for (int r = 1; r < 5; ++r)
-      out << "difftx_sequences_finished_total{reason=\"" << finish_reason_name(static_cast<FinishReason>(r)) << "\"} "
+      out << "difftx_sequences_finished_total{reason=\"" << infer::finish_reason_name(static_cast<infer::FinishReason>(r)) << "\"} "
           << s->finished[r] << "\n";
     metric("difftx_engine_steps_total", "counter", "engine steps", s->steps);
     metric("difftx_draft_tokens_total", "counter", "speculative decoding: drafted tokens verified", s->draft_tokens);

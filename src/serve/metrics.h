@@ -34,7 +34,7 @@ class Metrics {
   void observe_time_to_first_token(double seconds);
   void observe_inter_token_latency(double seconds);
   // Everything, with the engine's figures (absent while the model loads).
-  std::string render(const EngineStats* stats) const;
+  std::string render(const infer::EngineStats* stats) const;
 
  private:
   mutable std::mutex mutex_;

@@ -39,8 +39,8 @@ std::string key_of(const OutputRequest& r, bool reasoning_open) {
   return key;
 }
 
-std::shared_ptr<const TokenConstraintSource> build(const ConstraintModel& m, const OutputRequest& r,
-                                                   bool reasoning_open) {
+std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel& m, const OutputRequest& r,
+                                                          bool reasoning_open) {
   const bool tools = r.parses_tool_calls();
   const std::vector<ToolFunction> functions = tools ? callable(r) : std::vector<ToolFunction>{};
   const int64_t max_calls = r.parallel_tool_calls ? m.max_tool_calls : 1;
@@ -124,8 +124,8 @@ std::shared_ptr<const TokenConstraintSource> build(const ConstraintModel& m, con
 
 }  // namespace
 
-std::shared_ptr<const TokenConstraintSource> ConstraintCache::get(const ConstraintModel& m, const OutputRequest& r,
-                                                                 bool reasoning_open) {
+std::shared_ptr<const infer::TokenConstraintSource> ConstraintCache::get(const ConstraintModel& m,
+                                                                         const OutputRequest& r, bool reasoning_open) {
   if (!r.schema && !r.grammar && !r.parses_tool_calls() && !r.max_reasoning_tokens) return nullptr;
   if (r.parses_tool_calls() && !m.tool_format)
     bad_param("tools", "this model's chat template shows no tool-call format the server knows: start it with "

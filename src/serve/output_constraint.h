@@ -41,13 +41,13 @@ class ConstraintCache {
   explicit ConstraintCache(size_t capacity = 16) : capacity_(capacity) {}
   // The constraint of the rules (nullptr: nothing constrains the output). reasoning_open: the
   // rendered prompt left a reasoning block open.
-  std::shared_ptr<const TokenConstraintSource> get(const ConstraintModel& m, const OutputRequest& rules,
-                                                   bool reasoning_open);
+  std::shared_ptr<const infer::TokenConstraintSource> get(const ConstraintModel& m, const OutputRequest& rules,
+                                                          bool reasoning_open);
 
  private:
   size_t capacity_;
   std::mutex mutex_;
-  std::list<std::pair<std::string, std::shared_ptr<const TokenConstraintSource>>> entries_;  // most recent first
+  std::list<std::pair<std::string, std::shared_ptr<const infer::TokenConstraintSource>>> entries_;  // most recent first
 };
 
 }  // namespace difftx::serve

@@ -145,7 +145,7 @@ ordered_json checked_tool_calls(const ordered_json& calls) {
     if (fn.contains("arguments") && fn["arguments"].is_string()) {
       try {
         const std::string text = fn["arguments"];
-        parse_json_text(text, "arguments");  // bounded depth, unique keys
+        io::parse_json_text(text, "arguments");  // bounded depth, unique keys
         converted["function"]["arguments"] = ordered_json::parse(text);
       } catch (const Error& e) {
         bad_param("messages", std::string("a tool call's 'arguments' must be JSON text: ") + e.what());

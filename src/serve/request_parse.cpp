@@ -70,22 +70,22 @@ std::optional<uint64_t> parse_seed(const Fields& f) {
 
 // Speculative decoding per request: `draft` ("none", "ngram", or "model" where the server has a
 // draft model; absent: the server's --draft) and `draft_tokens` (absent: the server's).
-void parse_draft(const Fields& f, const ServeLimits& limits, RequestOptions& o) {
+void parse_draft(const Fields& f, const ServeLimits& limits, infer::RequestOptions& o) {
   if (const auto draft = f.string("draft")) {
-    if (*draft == "none") o.draft = DraftMode::none;
-    else if (*draft == "ngram") o.draft = DraftMode::ngram;
-    else if (*draft == "model" && limits.draft_model) o.draft = DraftMode::model;
+    if (*draft == "none") o.draft = infer::DraftMode::none;
+    else if (*draft == "ngram") o.draft = infer::DraftMode::ngram;
+    else if (*draft == "model" && limits.draft_model) o.draft = infer::DraftMode::model;
     else if (*draft == "model") bad_param("draft", "'draft': \"model\" needs a server started with --draft DIR");
     else bad_param("draft", "'draft' must be \"none\", \"ngram\" or \"model\", not \"" + *draft + "\"");
   }
-  o.draft_tokens = f.integer("draft_tokens", 1, kMaxDraftTokens).value_or(0);
+  o.draft_tokens = f.integer("draft_tokens", 1, infer::kMaxDraftTokens).value_or(0);
 }
 
 // The fields completions and chat share; `max_tokens_keys` are the names max_tokens goes by.
 GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const std::vector<std::string>& max_tokens_keys) {
   check_model(f, limits);
   GenerationParams p;
-  SamplingOptions& s = p.options.sampling;
+  infer::SamplingOptions& s = p.options.sampling;
   s.temperature = f.number("temperature", {0, 2}).value_or(limits.default_temperature.value_or(1.0));
   s.top_p = f.number("top_p", {0, 1, true}).value_or(limits.default_top_p.value_or(1.0));
   s.top_k = f.integer("top_k", 0, INT32_MAX).value_or(limits.default_top_k.value_or(0));
@@ -205,7 +205,7 @@ ordered_json template_variables(const Fields& f, const ordered_json& ordered, co
 
 json parse_body(std::string_view body) {
   try {
-    return parse_json_text(body, "request body");
+    return io::parse_json_text(body, "request body");
   } catch (const Error& e) {
     throw ApiError(400, std::string("invalid JSON: ") + e.what(), "", "invalid_json");
   }
@@ -249,7 +249,7 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});
   r.params.logprobs = f.boolean("logprobs").value_or(false);
-  if (const auto top = f.integer("top_logprobs", 0, kMaxTopLogprobs)) {
+  if (const auto top = f.integer("top_logprobs", 0, infer::kMaxTopLogprobs)) {
     if (!r.params.logprobs) bad_param("top_logprobs", "'top_logprobs' needs 'logprobs': true");
     r.params.options.top_logprobs = static_cast<int>(*top);
   }

@@ -28,7 +28,7 @@ struct ServeLimits {
 
 // Fields that completions and chat share.
 struct GenerationParams {
-  RequestOptions options;              // max_new_tokens unset here: see max_tokens
+  infer::RequestOptions options;              // max_new_tokens unset here: see max_tokens
   std::optional<int64_t> max_tokens;   // none: until the context ends
   std::optional<uint64_t> seed;        // choice i samples with seed + i; none: a random seed per choice
   int64_t n = 1;

@@ -55,7 +55,7 @@ void handle_apply_template(ServerState& state, const httplib::Request& req, http
 
 void handle_metrics(ServerState& state, const httplib::Request&, httplib::Response& res) {
   const bool ready = state.ready.load(std::memory_order_acquire);
-  const EngineStats stats = ready ? state.model->engine->stats() : EngineStats{};
+  const infer::EngineStats stats = ready ? state.model->engine->stats() : infer::EngineStats{};
   res.set_content(state.metrics.render(ready ? &stats : nullptr), "text/plain; version=0.0.4");
 }
 

@@ -38,11 +38,11 @@ ChatRenderer chat_renderer(chat::ChatTemplate tmpl) {
   };
 }
 
-std::vector<Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,
-                                   const GenerationParams& params, const std::vector<int32_t>& extra_stop) {
+std::vector<infer::Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,
+                                          const GenerationParams& params, const std::vector<int32_t>& extra_stop) {
   const int64_t context = m.limits.context;
   const uint64_t base_seed = params.seed ? *params.seed : std::random_device{}() * 0x100000000ull + std::random_device{}();
-  std::vector<Request> requests;
+  std::vector<infer::Request> requests;
   for (const auto& prompt : prompts) {
     const auto length = static_cast<int64_t>(prompt.size());
     if (length == 0) bad_param("prompt", "the prompt is empty (0 tokens)");
@@ -56,7 +56,7 @@ std::vector<Request> make_requests(const ServedModel& m, const std::vector<std::
                                  " to generate)"),
                      "max_tokens", "context_length_exceeded");
     for (int64_t i = 0; i < params.n; ++i) {
-      Request r;
+      infer::Request r;
       r.prompt = prompt;
       r.options = params.options;
       r.options.max_new_tokens = params.max_tokens.value_or(context - length);

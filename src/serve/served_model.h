@@ -25,10 +25,10 @@ using ChatRenderer = std::function<std::string(const nlohmann::ordered_json& mes
                                                const nlohmann::ordered_json& extra)>;
 
 struct ServedModel {
-  std::unique_ptr<Model> model;
+  std::unique_ptr<model::Model> model;
   std::unique_ptr<data::Tokenizer> tokenizer;
-  std::shared_ptr<const Model> draft_model;  // --draft DIR's, which the engine drafts with
-  std::unique_ptr<Engine> engine;
+  std::shared_ptr<const model::Model> draft_model;  // --draft DIR's, which the engine drafts with
+  std::unique_ptr<infer::Engine> engine;
   data::PromptFrame frame;       // what prompts start with; the end-of-sequence ids
   ServeLimits limits;
   ChatRenderer render_chat;      // empty: the model has no chat template
@@ -47,7 +47,7 @@ ChatRenderer chat_renderer(chat::ChatTemplate tmpl);
 
 // n Requests per prompt (prompt-major), choice i of a prompt seeded seed + i. A prompt that
 // leaves no room in the context, or max_tokens beyond it, is a 400 naming the lengths.
-std::vector<Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,
-                                   const GenerationParams& params, const std::vector<int32_t>& extra_stop = {});
+std::vector<infer::Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,
+                                          const GenerationParams& params, const std::vector<int32_t>& extra_stop = {});
 
 }  // namespace difftx::serve

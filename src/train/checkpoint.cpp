@@ -33,22 +33,22 @@ std::vector<fs::path> complete_checkpoints(const fs::path& dir) {
 }
 
 // Writes the checkpoint's files into temp_dir.
-void write_checkpoint_files(const fs::path& temp_dir, int64_t step, const Model& model,
+void write_checkpoint_files(const fs::path& temp_dir, int64_t step, const model::Model& model,
                             const OptimizerMoments& moments, const json& state,
                             const std::vector<fs::path>& extra_files) {
-  save_model_dir(model, temp_dir);
-  std::vector<SafetensorsEntry> tensors;
-  for (const ParamInfo& p : model.table.params()) {
+  model::save_model_dir(model, temp_dir);
+  std::vector<io::SafetensorsEntry> tensors;
+  for (const model::ParamInfo& p : model.table.params()) {
     tensors.push_back({"m." + p.name, p.shape, std::span<const float>(moments.m + p.offset, p.numel)});
     tensors.push_back({"v." + p.name, p.shape, std::span<const float>(moments.v + p.offset, p.numel)});
   }
-  write_safetensors(temp_dir / "optimizer.safetensors", tensors,
-                    {{"steps_taken", std::to_string(moments.steps_taken)}});
+  io::write_safetensors(temp_dir / "optimizer.safetensors", tensors,
+                        {{"steps_taken", std::to_string(moments.steps_taken)}});
   json full = state;
   full["step"] = step;
-  write_json_file(temp_dir / "state.json", full);
+  io::write_json_file(temp_dir / "state.json", full);
   // Copied as every other file is written: fsync'd, and a missing or unreadable one is an Error naming it.
-  for (const fs::path& f : extra_files) write_file_atomically(temp_dir / f.filename(), read_whole_file(f));
+  for (const fs::path& f : extra_files) io::write_file_atomically(temp_dir / f.filename(), io::read_whole_file(f));
 }
 
 // state.json must agree with its directory: a tampered or foreign state would resume at the
@@ -59,7 +59,7 @@ void check_state(const json& state, const fs::path& checkpoint) {
   const json& step = state.at("step");
   const int64_t named = step_of_name(checkpoint.filename().string());
   DIFFTX_CHECK(step.is_number_integer() && step.get<int64_t>() >= 1, where, ": 'step' must be a positive integer, got ",
-               json_value_for_message(step));
+               io::json_value_for_message(step));
   DIFFTX_CHECK(step.get<int64_t>() == named, where, ": 'step' is ", step.get<int64_t>(), " but the directory is ",
                checkpoint.filename().string());
   for (const char* key : {"options", "train_data"})
@@ -75,9 +75,10 @@ int64_t step_of_name(const std::string& name) {
   return std::stoll(name.substr(5));
 }
 
-fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& model, const OptimizerMoments& moments,
-                         const json& state, const std::vector<fs::path>& extra_files, int keep) {
-  require_finite_weights(model, concat("checkpoint of step ", step, " (not written)"));
+fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const model::Model& model,
+                         const OptimizerMoments& moments, const json& state, const std::vector<fs::path>& extra_files,
+                         int keep) {
+  model::require_finite_weights(model, concat("checkpoint of step ", step, " (not written)"));
   const fs::path dir = run_dir / "checkpoints";
   fs::create_directories(dir);
   const fs::path final_dir = dir / step_name(step);
@@ -94,7 +95,7 @@ fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& mod
   fs::rename(temp_dir, final_dir);
   // Writing `latest` atomically fsyncs the checkpoints directory, which also makes the
   // rename above durable.
-  write_file_atomically(dir / "latest", final_dir.filename().string() + "\n");
+  io::write_file_atomically(dir / "latest", final_dir.filename().string() + "\n");
 
   auto all = complete_checkpoints(dir);
   for (size_t i = 0; i + std::max(keep, 1) < all.size(); ++i) fs::remove_all(all[i]);
@@ -104,7 +105,7 @@ fs::path save_checkpoint(const fs::path& run_dir, int64_t step, const Model& mod
 std::optional<fs::path> latest_checkpoint(const fs::path& run_dir) {
   const fs::path dir = run_dir / "checkpoints";
   if (!fs::exists(dir / "latest")) return std::nullopt;
-  std::string name = read_whole_file(dir / "latest");
+  std::string name = io::read_whole_file(dir / "latest");
   while (!name.empty() && (name.back() == '\n' || name.back() == '\r')) name.pop_back();
   DIFFTX_CHECK(!name.empty() && name.find('/') == std::string::npos, (dir / "latest").string(),
                ": does not name a checkpoint directory");
@@ -113,16 +114,16 @@ std::optional<fs::path> latest_checkpoint(const fs::path& run_dir) {
   return dir / name;
 }
 
-json load_checkpoint(const fs::path& checkpoint, Model& model, OptimizerMoments& moments) {
-  Model saved = load_model_dir(checkpoint);
-  const json have = config_to_json(model.config), want = config_to_json(saved.config);
+json load_checkpoint(const fs::path& checkpoint, model::Model& model, OptimizerMoments& moments) {
+  model::Model saved = model::load_model_dir(checkpoint);
+  const json have = model::config_to_json(model.config), want = model::config_to_json(saved.config);
   for (const auto& [key, value] : want.items())
     DIFFTX_CHECK(have.at(key) == value, checkpoint.string(), ": config key '", key, "' is ", value.dump(),
                  " in the checkpoint but ", have.at(key).dump(), " in the run's config");
   std::copy_n(saved.host_weights(), saved.weight_floats(), model.host_weights());
 
-  SafetensorsReader reader(checkpoint / "optimizer.safetensors");
-  for (const ParamInfo& p : model.table.params()) {
+  io::SafetensorsReader reader(checkpoint / "optimizer.safetensors");
+  for (const model::ParamInfo& p : model.table.params()) {
     reader.read_f32("m." + p.name, std::span<float>(moments.m + p.offset, p.numel), p.shape);
     reader.read_f32("v." + p.name, std::span<float>(moments.v + p.offset, p.numel), p.shape);
   }
@@ -135,7 +136,7 @@ json load_checkpoint(const fs::path& checkpoint, Model& model, OptimizerMoments&
                "' is not a count of steps");
   moments.steps_taken = std::stoll(taken);
 
-  const json state = read_json_file(checkpoint / "state.json");
+  const json state = io::read_json_file(checkpoint / "state.json");
   check_state(state, checkpoint);
   return state;
 }

@@ -24,7 +24,7 @@ struct OptimizerMoments {
 // Writes the checkpoint of `step` and points `latest` at it; keeps the newest `keep` (>= 1).
 // `state` is state.json (loader position, anything the trainer needs to resume; "step" is
 // added). extra_files are copied in (tokenizer files, so the checkpoint is self-contained).
-std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, int64_t step, const Model& model,
+std::filesystem::path save_checkpoint(const std::filesystem::path& run_dir, int64_t step, const model::Model& model,
                                       const OptimizerMoments& moments, const nlohmann::json& state,
                                       const std::vector<std::filesystem::path>& extra_files, int keep);
 
@@ -37,6 +37,6 @@ std::optional<std::filesystem::path> latest_checkpoint(const std::filesystem::pa
 // Loads the weights into `model` (whose config must match the checkpoint's config.json: an
 // Error names the differing key) and the moments into `moments` (m and v must point to arenas
 // laid out like the weights) and returns state.json.
-nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, Model& model, OptimizerMoments& moments);
+nlohmann::json load_checkpoint(const std::filesystem::path& checkpoint, model::Model& model, OptimizerMoments& moments);
 
 }  // namespace difftx::train

@@ -43,13 +43,13 @@ void MetricsLog::sync() {
 DroppedMetrics truncate_metrics_after(const std::filesystem::path& path, int64_t last_step) {
   DroppedMetrics dropped;
   if (!std::filesystem::exists(path)) return dropped;
-  std::istringstream in(read_whole_file(path));
+  std::istringstream in(io::read_whole_file(path));
   std::string line, kept;
   while (std::getline(in, line)) {
     if (line.empty()) continue;
     nlohmann::json record;
     try {
-      record = parse_json_text(line, path.string());
+      record = io::parse_json_text(line, path.string());
     } catch (const Error&) {
       ++dropped.unreadable;
       continue;
@@ -63,7 +63,7 @@ DroppedMetrics truncate_metrics_after(const std::filesystem::path& path, int64_t
       kept += line + "\n";
     }
   }
-  if (dropped.lines > 0 || dropped.unreadable > 0) write_file_atomically(path, kept);
+  if (dropped.lines > 0 || dropped.unreadable > 0) io::write_file_atomically(path, kept);
   return dropped;
 }
 

@@ -18,7 +18,7 @@ int64_t floats_in(const std::vector<ArenaPiece>& pieces) {
 
 }  // namespace
 
-AdamW::AdamW(backends::Backend& backend, const ParameterTable& table, const AdamWConfig& config,
+AdamW::AdamW(backends::Backend& backend, const model::ParameterTable& table, const AdamWConfig& config,
              std::vector<ArenaPiece> pieces)
     : backend_(backend),
       table_(table),
@@ -30,7 +30,7 @@ AdamW::AdamW(backends::Backend& backend, const ParameterTable& table, const Adam
   // Every owned run of a tensor (piece x tensor), cut into chunks of at most kChunk floats.
   int64_t shard_offset = 0;  // of the current piece in the shard
   for (const ArenaPiece& piece : pieces_) {
-    for (const ParamInfo& p : table_.params()) {
+    for (const model::ParamInfo& p : table_.params()) {
       const int64_t begin = std::max(piece.begin, p.offset), end = std::min(piece.end, p.offset + p.numel);
       for (int64_t at = begin; at < end; at += kChunk)
         chunks_.push_back({at, shard_offset + (at - piece.begin), std::min(kChunk, end - at), p.decay});
@@ -53,9 +53,9 @@ void AdamW::step(backends::DevicePtr<float> weights, backends::DevicePtr<const f
   if (config_.grad_clip > 0 && norm > config_.grad_clip) scale = static_cast<float>(config_.grad_clip / norm);
   ++step_;
   // The kernel's checks, once here: nothing may throw inside the parallel region below.
-  check_adamw_params(AdamWParams{static_cast<float>(lr), static_cast<float>(config_.beta1),
-                                 static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
-                                 static_cast<float>(config_.weight_decay), step_});
+  kernels::check_adamw_params(kernels::AdamWParams{static_cast<float>(lr), static_cast<float>(config_.beta1),
+                                                   static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
+                                                   static_cast<float>(config_.weight_decay), step_});
   // One parallel region over chunks of every owned tensor run (the update is elementwise, so the
   // result is the same as tensor by tensor); adamw_update runs each chunk on its thread (training
   // runs on the CPU backend, whose ops may be issued from OpenMP threads).
@@ -63,9 +63,9 @@ void AdamW::step(backends::DevicePtr<float> weights, backends::DevicePtr<const f
 #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; ++i) {
     const Chunk& c = chunks_[i];
-    const AdamWParams hp{static_cast<float>(lr), static_cast<float>(config_.beta1), static_cast<float>(config_.beta2),
-                         static_cast<float>(config_.eps), c.decay ? static_cast<float>(config_.weight_decay) : 0.0f,
-                         step_};
+    const kernels::AdamWParams hp{static_cast<float>(lr), static_cast<float>(config_.beta1),
+                                  static_cast<float>(config_.beta2), static_cast<float>(config_.eps),
+                                  c.decay ? static_cast<float>(config_.weight_decay) : 0.0f, step_};
     backend_.adamw_update(weights + c.weight, grads + c.shard, first_moment() + c.shard, second_moment() + c.shard,
                           c.numel, hp, scale);
   }

@@ -32,7 +32,7 @@ class AdamW {
   // pieces: the owned ranges of the arena, in shard order; empty: the whole arena (then a
   // shard is laid out like the arena itself). The moments live on `backend`, where the
   // weights and gradients are.
-  AdamW(backends::Backend& backend, const ParameterTable& table, const AdamWConfig& config,
+  AdamW(backends::Backend& backend, const model::ParameterTable& table, const AdamWConfig& config,
         std::vector<ArenaPiece> pieces = {});
 
   // Sum of squares of a gradient shard (the global norm is the root of its sum over shards).
@@ -59,7 +59,7 @@ class AdamW {
     bool decay;
   };
   backends::Backend& backend_;
-  const ParameterTable& table_;
+  const model::ParameterTable& table_;
   AdamWConfig config_;
   std::vector<ArenaPiece> pieces_;
   std::vector<Chunk> chunks_;

@@ -93,7 +93,7 @@ json options_to_json(const TrainOptions& o) {
 }
 
 // What every rank must agree on (paths may differ between hosts; the files must not).
-json inputs_that_must_match(const TrainOptions& o, const ModelConfig& config,
+json inputs_that_must_match(const TrainOptions& o, const model::ModelConfig& config,
                             const std::vector<fs::path>& tokenizer_files) {
   json options = options_to_json(o);
   options.erase("config");
@@ -102,16 +102,16 @@ json inputs_that_must_match(const TrainOptions& o, const ModelConfig& config,
                       {"eval_batches", o.eval_batches}, {"checkpoint_every", o.checkpoint_every},
                       {"resume", o.resume}, {"bucket_floats", o.bucket_floats}, {"check_replicas", o.check_replicas}});
   // The data's metadata records every shard's token count and the sources' sha256.
-  json data = {{"metadata.json", data::sha256_hex(read_whole_file(fs::path(o.data_dir) / data::kMetadataFile))}};
-  for (const fs::path& f : tokenizer_files) data[f.filename().string()] = data::sha256_hex(read_whole_file(f));
-  return json{{"model config", config_to_json(config)}, {"options", options}, {"data", data}};
+  json data = {{"metadata.json", data::sha256_hex(io::read_whole_file(fs::path(o.data_dir) / data::kMetadataFile))}};
+  for (const fs::path& f : tokenizer_files) data[f.filename().string()] = data::sha256_hex(io::read_whole_file(f));
+  return json{{"model config", model::config_to_json(config)}, {"options", options}, {"data", data}};
 }
 
 // --init: the run's weights become the model directory's (rank 0; start_or_resume shares them).
-void start_from_model(const TrainOptions& o, Model& model, const Reporter& say) {
-  const Model init = load_model_dir(o.init_dir);
+void start_from_model(const TrainOptions& o, model::Model& model, const Reporter& say) {
+  const model::Model init = model::load_model_dir(o.init_dir);
   // The context limit may differ (a second stage at a longer --seq-len); nothing else may.
-  json from = config_to_json(init.config), to = config_to_json(model.config);
+  json from = model::config_to_json(init.config), to = model::config_to_json(model.config);
   from.erase("max_position_embeddings");
   to.erase("max_position_embeddings");
   DIFFTX_CHECK(from == to, "--init ", o.init_dir, ": its model config differs from ", o.config_path, " (",
@@ -124,7 +124,7 @@ void start_from_model(const TrainOptions& o, Model& model, const Reporter& say) 
 // other ranks get rank 0's weights (also when starting: initialisation computed with another
 // host's libm could differ in the last bit) and, when resuming, the optimizer's moments.
 // Returns the resumed checkpoint's state.json, or an empty object.
-json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParallel& parallel, Model& model,
+json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParallel& parallel, model::Model& model,
                      AdamW& optimizer, const Reporter& say) {
   const fs::path run_dir = o.out_dir;
   Buffer<float> m_scratch, v_scratch;
@@ -142,7 +142,7 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
       DIFFTX_CHECK(!latest, run_dir.string(),
                    " already holds checkpoints: pass --resume to continue that run, or choose another --out");
       if (!o.init_dir.empty()) start_from_model(o, model, say);
-      write_file_atomically(run_dir / "metrics.jsonl", "");
+      io::write_file_atomically(run_dir / "metrics.jsonl", "");
     }
   }
   state_text = dist::broadcast_text(comm, state_text, 0);
@@ -150,7 +150,7 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
   if (state_text.empty()) return json::object();
   parallel.scatter_moments(moments.m, optimizer.first_moment().host(), 0);
   parallel.scatter_moments(moments.v, optimizer.second_moment().host(), 0);
-  json state = parse_json_text(state_text, "the resumed state");
+  json state = io::parse_json_text(state_text, "the resumed state");
   optimizer.set_steps_taken(state.at("optimizer_steps_taken").get<int64_t>());
   return state;
 }
@@ -167,9 +167,9 @@ void note_changes(const json& state, const TrainOptions& o, int ranks, int64_t b
   const json world_size = state.value("world_size", json(1)), rows = state.value("batch_rows", json(batch_rows));
   if (world_size != ranks)
     say.line("note: resuming on ", ranks, " rank", ranks == 1 ? "" : "s", " (the checkpoint's run used ",
-             json_value_for_message(world_size), ")");
+             io::json_value_for_message(world_size), ")");
   if (rows != batch_rows)
-    say.line("note: the global batch changes from ", json_value_for_message(rows), " to ", batch_rows,
+    say.line("note: the global batch changes from ", io::json_value_for_message(rows), " to ", batch_rows,
              " rows, so the data order differs from the checkpoint's run");
 }
 
@@ -255,9 +255,9 @@ class TrainingRun {
   const bool leader_;
   const Reporter say_;
   int64_t micro_tokens_ = 0, batch_tokens_ = 0, accumulation_ = 0, batch_rows_ = 0;
-  const ModelConfig config_;
+  const model::ModelConfig config_;
   DataParallel parallel_;
-  Model model_;
+  model::Model model_;
   data::TokenLoader train_data_, val_data_;
   std::optional<retrieval::TaskMixture> mixture_;
   std::vector<fs::path> tokenizer_files_;
@@ -267,9 +267,9 @@ class TrainingRun {
   std::optional<RunDirectoryLock> lock_;  // rank 0 alone writes the run directory
   std::optional<MetricsLog> metrics_;
   int64_t start_step_ = 0;
-  Activations acts_;
+  model::Activations acts_;
   backends::DeviceBuffer grads_;
-  ModelTensors grad_views_;
+  model::ModelTensors grad_views_;
   // The step's micro-batches, drawn before the first backward so that every micro-batch's
   // gradient can be weighted by its share of the global batch's counted targets.
   std::vector<int32_t> inputs_, targets_;
@@ -296,7 +296,7 @@ int64_t global_batch_tokens(const TrainOptions& o, int64_t micro_tokens, int ran
   return batch_tokens;
 }
 
-data::TokenLoader open_data(const TrainOptions& o, const ModelConfig& config, int rank, int ranks,
+data::TokenLoader open_data(const TrainOptions& o, const model::ModelConfig& config, int rank, int ranks,
                             int64_t accumulation) {
   DIFFTX_CHECK(o.seq_len <= config.max_position_embeddings, "--seq-len ", o.seq_len,
                " exceeds max_position_embeddings ", config.max_position_embeddings, " of ", o.config_path);
@@ -318,8 +318,8 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
       batch_tokens_(global_batch_tokens(o, micro_tokens_, ranks_)),
       accumulation_(batch_tokens_ / (micro_tokens_ * ranks_)),
       batch_rows_(batch_tokens_ / o.seq_len),
-      config_(model_config_from_json(read_json_file(o.config_path), o.config_path)),
-      parallel_(comm_, ParameterTable(config_).total_floats(), o.bucket_floats),
+      config_(model::model_config_from_json(io::read_json_file(o.config_path), o.config_path)),
+      parallel_(comm_, model::ParameterTable(config_).total_floats(), o.bucket_floats),
       model_(config_, parallel_.padded_floats()),
       train_data_(open_data(o, config_, rank_, ranks_, accumulation_)),
       // Validation reads the split's first eval_batches x micro_batch x ranks windows, shared
@@ -331,9 +331,9 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
       schedule_{o.lr, o.lr * o.min_lr_ratio, o.warmup_steps, o.steps, o.schedule},
       run_dir_(o.out_dir),
       metrics_path_(run_dir_ / "metrics.jsonl"),
-      acts_(config_, o.micro_batch, o.seq_len, ActivationUse::training, *model_.backend),
+      acts_(config_, o.micro_batch, o.seq_len, model::ActivationUse::training, *model_.backend),
       grads_(model_.backend->allocate(parallel_.padded_floats() * int64_t{sizeof(float)})),
-      grad_views_(bind_tensors(config_, model_.table, grads_.as<float>())),
+      grad_views_(model::bind_tensors(config_, model_.table, grads_.as<float>())),
       inputs_(accumulation_ * micro_tokens_),
       targets_(inputs_.size()),
       counts_(accumulation_) {
@@ -344,7 +344,7 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
   tokenizer_files_ = data::tokenizer_files(o.data_dir);
   dist::require_same_inputs(comm_, inputs_that_must_match(o, config_, tokenizer_files_));
 
-  init_parameters(config_, model_.table, model_.host_weights(), o.seed);
+  model::init_parameters(config_, model_.table, model_.host_weights(), o.seed);
   if (leader_) {
     fs::create_directories(run_dir_);
     lock_.emplace(run_dir_);
@@ -360,12 +360,13 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
     if (say_.on()) note_changes(resumed, o, ranks_, batch_rows_, say_);
   }
   if (leader_) {
-    write_json_file(run_dir_ / "run.json", json{{"options", options_to_json(o)}, {"model", config_to_json(config_)},
-                                                {"parameters", config_.total_parameters()}, {"world_size", ranks_},
-                                                {"communicator", comm_.description()}});
+    io::write_json_file(run_dir_ / "run.json",
+                        json{{"options", options_to_json(o)}, {"model", model::config_to_json(config_)},
+                             {"parameters", config_.total_parameters()}, {"world_size", ranks_},
+                             {"communicator", comm_.description()}});
     metrics_.emplace(metrics_path_);
   }
-  sgemm_gflops_ = measure_sgemm_gflops();
+  sgemm_gflops_ = kernels::measure_sgemm_gflops();
   step_flops_ = 3.0 * config_.forward_flops(o.micro_batch, o.seq_len) * accumulation_;
   announce();
   summary_.last_val_loss = std::numeric_limits<double>::quiet_NaN();
@@ -383,8 +384,9 @@ void TrainingRun::check_sizes() {
 }
 
 void TrainingRun::announce() const {
-  say_.line("model ", attention_kind_name(config_.attention), ": ", format("%.2f", config_.total_parameters() / 1e6),
-            "M parameters, ", batch_tokens_, " tokens/step (", ranks_, " rank", ranks_ == 1 ? "" : "s", " x ",
+  say_.line("model ", kernels::attention_kind_name(config_.attention), ": ",
+            format("%.2f", config_.total_parameters() / 1e6), "M parameters, ", batch_tokens_, " tokens/step (", ranks_,
+            " rank", ranks_ == 1 ? "" : "s", " x ",
             accumulation_, " x ", o_.micro_batch, " x ", o_.seq_len, "), sgemm ", format("%.0f", sgemm_gflops_),
             " GFLOPS, ", thread_count(), " threads/rank", ranks_ > 1 ? ", " : "",
             ranks_ > 1 ? comm_.description() : "");
@@ -404,7 +406,7 @@ StepStats TrainingRun::step(int64_t step) {
     // Task rows are chosen by the row's index in the global batch, so that they do not depend
     // on how the batch is split into ranks and micro-batches (task_mixture.h).
     if (mixture_) mixture_->apply(step - 1, train_data_.global_row(micro, 0), o_.micro_batch, in, tg);
-    counts_[micro] = std::count_if(tg, tg + micro_tokens_, [](int32_t t) { return t != kIgnoreId; });
+    counts_[micro] = std::count_if(tg, tg + micro_tokens_, [](int32_t t) { return t != model::kIgnoreId; });
     batch[0] += counts_[micro];
     batch[1] += rows_digest(in, tg, o_.micro_batch, o_.seq_len);
   }
@@ -414,8 +416,8 @@ StepStats TrainingRun::step(int64_t step) {
   for (int64_t micro = 0; micro < accumulation_; ++micro) {
     // Weighted by counted targets, the ranks' summed gradients are the global batch's mean.
     const float share = static_cast<float>(static_cast<double>(counts_[micro]) / static_cast<double>(batch[0]));
-    const double mean = decoder_forward_backward(model_, acts_, inputs_.data() + micro * micro_tokens_,
-                                                 targets_.data() + micro * micro_tokens_, grad_views_, share);
+    const double mean = model::decoder_forward_backward(model_, acts_, inputs_.data() + micro * micro_tokens_,
+                                                        targets_.data() + micro * micro_tokens_, grad_views_, share);
     sums[0] += mean * static_cast<double>(counts_[micro]);
   }
   // The collectives move host memory: the CPU backend's.
@@ -467,7 +469,7 @@ double TrainingRun::evaluate() {
   val_data_.rewind();
   double total[2] = {0, 0};  // summed loss, counted targets
   while (val_data_.next(inputs_.data(), targets_.data()) > 0) {
-    const LossSum s = decoder_loss(model_, acts_, inputs_.data(), targets_.data());
+    const model::LossSum s = model::decoder_loss(model_, acts_, inputs_.data(), targets_.data());
     total[0] += s.sum;
     total[1] += static_cast<double>(s.count);
   }

@@ -61,19 +61,19 @@ TEST(CApi, LogitsAreTheDecodersBitForBitAndTheOraclesWithinItsTolerance) {
     SCOPED_TRACE(dir.filename().string());
     ModelPtr model(dir);
     ASSERT_NE(model.m, nullptr) << difftx_last_error();
-    SafetensorsReader expected(dir / "expected.safetensors");
+    io::SafetensorsReader expected(dir / "expected.safetensors");
     const std::vector<int32_t> inputs = expected.read_i32("inputs");
     const std::vector<float> want = expected.read_f32("logits");
     const int64_t B = expected.info("inputs").shape[0], T = expected.info("inputs").shape[1];
     const int32_t V = difftx_vocab_size(model.m);
     ASSERT_EQ(V * B * T, static_cast<int64_t>(want.size()));
-    const Model reference = load_model_dir(dir, MatrixPrecision::as_stored);
+    const model::Model reference = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
     for (int64_t b = 0; b < B; ++b) {
       std::vector<float> got(T * V), same(T * V);
       ASSERT_EQ(difftx_logits(model.m, inputs.data() + b * T, static_cast<int32_t>(T), got.data()), 0)
           << difftx_last_error();
-      Activations acts(reference.config, 1, T);
-      decoder_logits(reference, acts, inputs.data() + b * T, same.data());
+      model::Activations acts(reference.config, 1, T);
+      model::decoder_logits(reference, acts, inputs.data() + b * T, same.data());
       EXPECT_EQ(got, same);  // bit for bit `difftx logits`
       double scale = 0, err = 0;
       for (int64_t i = 0; i < T * V; ++i) {
@@ -94,16 +94,16 @@ TEST(CApi, HybridLogitsAreTheHybridForwardsBitForBitAndTheOraclesWithinItsTolera
     ++dirs;
     ModelPtr model(dir);
     ASSERT_NE(model.m, nullptr) << difftx_last_error();
-    const NpyArray<int64_t> tokens = read_npy_i64(dir / "tokens.npy");
-    const NpyArray<float> want = read_npy_f32(dir / "logits.npy");
+    const io::NpyArray<int64_t> tokens = io::read_npy_i64(dir / "tokens.npy");
+    const io::NpyArray<float> want = io::read_npy_f32(dir / "logits.npy");
     const int64_t T = tokens.shape[1], V = difftx_vocab_size(model.m);
     ASSERT_EQ(V, want.shape[2]);
     const std::vector<int32_t> ids(tokens.data.begin(), tokens.data.begin() + T);  // the first sequence
     std::vector<float> got(T * V), same(T * V);
     ASSERT_EQ(difftx_logits(model.m, ids.data(), static_cast<int32_t>(T), got.data()), 0) << difftx_last_error();
-    const Model reference = load_model_dir(dir, MatrixPrecision::as_stored);
-    HybridActivations acts(reference.config, 1, T, *reference.backend);
-    hybrid_logits(reference, acts, ids.data(), same.data());
+    const model::Model reference = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
+    model::HybridActivations acts(reference.config, 1, T, *reference.backend);
+    model::hybrid_logits(reference, acts, ids.data(), same.data());
     EXPECT_EQ(got, same);
     double err = 0;
     for (int64_t i = 0; i < T * V; ++i) err = std::max(err, std::fabs(static_cast<double>(got[i]) - want.data[i]));
@@ -250,14 +250,14 @@ void collect(const difftx_token_event* e, void* user_data) {
 // frames it, greedy.
 std::vector<int32_t> generate_tokens(const fs::path& dir, const std::string& prompt, int64_t max_new_tokens) {
   const auto m = api::load_model(dir);
-  const Request r = api::text_request(*m, prompt, api::GenerateArgs{});
-  GenerateOptions o;
+  const infer::Request r = api::text_request(*m, prompt, api::GenerateArgs{});
+  infer::GenerateOptions o;
   o.sampling.temperature = 0;
   o.max_new_tokens = max_new_tokens;
   o.sample_vocab = m->tokenizer->vocab_size();
   o.stop_tokens = r.options.stop_tokens;
   std::vector<int32_t> out;
-  generate(m->model, r.prompt, o, [&](int32_t id) { out.push_back(id); });
+  infer::generate(m->model, r.prompt, o, [&](int32_t id) { out.push_back(id); });
   return out;
 }
 
@@ -324,7 +324,7 @@ TEST(CApi, GreedyStreamsAreWhatGenerateMakesAlsoSideBySide) {
     EXPECT_EQ(got[i].generated, static_cast<int64_t>(got[i].tokens.size()));
     // The events' text is the tokens' as `difftx generate` prints them (bytes held back until a
     // character completes, those that never do as U+FFFD); a stop token is neither token nor text.
-    Utf8Stream printed;
+    infer::Utf8Stream printed;
     std::string want;
     for (int32_t id : got[i].tokens) want += printed.push(library->tokenizer->decode({&id, 1}));
     EXPECT_EQ(got[i].text, want + printed.finish());
@@ -359,7 +359,8 @@ TEST(CApi, IdsAndChatPromptsRunToo) {
   }
   EXPECT_EQ(by_ids.prompt, 4);  // the ids as given, no frame
   const auto library = api::load_model(chat.dir);
-  const Request want = api::chat_request(*library, nlohmann::json::array({{{"role", "user"}, {"content", "Hi"}}}), {});
+  const infer::Request want =
+      api::chat_request(*library, nlohmann::json::array({{{"role", "user"}, {"content", "Hi"}}}), {});
   EXPECT_EQ(by_chat.prompt, static_cast<int64_t>(want.prompt.size()));
   difftx_engine_free(engine);
 }

@@ -18,25 +18,28 @@
 #include "support/testing.h"
 
 namespace difftx::testing {
+
+using kernels::AttentionKind;
+
 namespace {
 
 class ConformanceAttention : public Conformance {};
 
-const AttentionDims kShapes[] = {
+const kernels::AttentionDims kShapes[] = {
     {AttentionKind::baseline, 1, 1, 2, 1, 32},   {AttentionKind::baseline, 2, 65, 4, 2, 64},
     {AttentionKind::diff, 1, 63, 2, 1, 32},      {AttentionKind::diff, 2, 100, 4, 4, 16},
     {AttentionKind::diff2, 1, 70, 4, 2, 24},     {AttentionKind::diff2, 1, 129, 2, 1, 64},
     {AttentionKind::diff_grouped, 1, 65, 4, 2, 32, 2}, {AttentionKind::diff_grouped, 2, 33, 8, 1, 16, 4}};
 
-std::string describe(const AttentionDims& a) {
-  return std::string(attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
+std::string describe(const kernels::AttentionDims& a) {
+  return std::string(kernels::attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
          " H=" + std::to_string(a.H) + " Hkv=" + std::to_string(a.Hkv) + " d=" + std::to_string(a.d) +
          " r=" + std::to_string(a.r);
 }
 
-std::vector<float> random_lambda(const AttentionVariant& v, int64_t rows, Rng& rng) {
-  if (v.lambda_source() == LambdaSource::layer_scalar) return random_vector(1, rng, 0.2, 0.8);
-  if (v.lambda_source() == LambdaSource::token_logits) return random_vector(rows * v.H, rng, -2, 2);
+std::vector<float> random_lambda(const kernels::AttentionVariant& v, int64_t rows, Rng& rng) {
+  if (v.lambda_source() == kernels::LambdaSource::layer_scalar) return random_vector(1, rng, 0.2, 0.8);
+  if (v.lambda_source() == kernels::LambdaSource::token_logits) return random_vector(rows * v.H, rng, -2, 2);
   return {};
 }
 
@@ -48,7 +51,7 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 
 TEST_P(ConformanceAttention, FusedForwardAndBackwardMatchTheReference) {
   Rng rng(31);
-  for (const AttentionDims& a : kShapes) {
+  for (const kernels::AttentionDims& a : kShapes) {
     const int64_t N = a.B * a.T;
     const auto q = random_vector(N * a.q_width(), rng, -3, 3), k = random_vector(N * a.k_width(), rng);
     const auto v = random_vector(N * a.v_width(), rng), dout = random_vector(N * a.out_width(), rng);
@@ -58,8 +61,8 @@ TEST_P(ConformanceAttention, FusedForwardAndBackwardMatchTheReference) {
     attention_forward_reference(a, q.data(), k.data(), v.data(), lam, want.data());
     const auto dq = on_device(q), dk = on_device(k), dv = on_device(v), dl = on_device(lambda);
     const backends::DevicePtr<const float> dlam = lambda.empty() ? nullptr : dl.ptr();
-    auto out = zeros<float>(N * a.out_width()), lse = zeros<float>(attention_lse_floats(a));
-    auto maps = zeros<float>(attention_maps_out_floats(a));
+    auto out = zeros<float>(N * a.out_width()), lse = zeros<float>(kernels::attention_lse_floats(a));
+    auto maps = zeros<float>(kernels::attention_maps_out_floats(a));
     const backends::DeviceAttentionSaved saved{lse, a.variant().paired() ? maps.ptr() : nullptr};
     backend().attention_forward(a, dq, dk, dv, dlam, out, saved);
     expect_close(out.read(), want, 1e-5, 1e-4, "out " + describe(a));
@@ -81,7 +84,7 @@ TEST_P(ConformanceAttention, FusedForwardAndBackwardMatchTheReference) {
 TEST_P(ConformanceAttention, QuantizedLogitsMatchTheReference) {
   if (!backend().trains()) GTEST_SKIP() << GetParam().name << " runs no analyses";
   Rng rng(32);
-  for (const AttentionDims& a : {kShapes[1], kShapes[3], kShapes[4], kShapes[6]})
+  for (const kernels::AttentionDims& a : {kShapes[1], kShapes[3], kShapes[4], kShapes[6]})
     for (int bits : {4, 8}) {
       const int64_t N = a.B * a.T;
       // Products exact in float (multiples of 1/8 times small integers), so both sides see the same levels.
@@ -106,15 +109,16 @@ TEST_P(ConformanceAttention, QuantizedLogitsMatchTheReference) {
 // (prompt rows of one sequence, the next token of the others) attends to its positions.
 TEST_P(ConformanceAttention, PagedStoreAndAttentionOverBlockTables) {
   Rng rng(33);
-  const AttentionVariant variants[] = {{AttentionKind::baseline, 4, 2, 32},
-                                       {AttentionKind::diff, 2, 1, 16},
-                                       {AttentionKind::diff2, 4, 2, 32},
-                                       {AttentionKind::diff_grouped, 4, 1, 16, 2}};
-  for (const AttentionVariant& variant : variants)
-    for (KvStorage storage : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) {
+  const kernels::AttentionVariant variants[] = {{AttentionKind::baseline, 4, 2, 32},
+                                                {AttentionKind::diff, 2, 1, 16},
+                                                {AttentionKind::diff2, 4, 2, 32},
+                                                {AttentionKind::diff_grouped, 4, 1, 16, 2}};
+  for (const kernels::AttentionVariant& variant : variants)
+    for (kernels::KvStorage storage : {kernels::KvStorage::f32, kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
       const int64_t P = 16, blocks = 8, layers = 2, layer = 1;
-      const DecodeAttentionDims block{variant, P, storage};
-      const int64_t key_bytes = key_region_bytes(block), layer_bytes = key_bytes + value_region_bytes(block);
+      const kernels::DecodeAttentionDims block{variant, P, storage};
+      const int64_t key_bytes = kernels::key_region_bytes(block);
+      const int64_t layer_bytes = key_bytes + kernels::value_region_bytes(block);
       const backends::DeviceBuffer pool = backend().allocate(blocks * layers * layer_bytes, true);
       const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes};
       const std::vector<std::vector<int32_t>> tables = {{5, 1, 6}, {0}, {3, 7}};
@@ -154,17 +158,18 @@ TEST_P(ConformanceAttention, PagedStoreAndAttentionOverBlockTables) {
       // Each row against the reference over a contiguous cache the host writes with store_kv.
       for (int64_t i = 0; i < R; ++i) {
         const size_t s = row_sequence[i];
-        const DecodeAttentionDims whole{variant, lengths[s], storage};
-        std::vector<unsigned char> keys(key_region_bytes(whole)), values(value_region_bytes(whole));
-        store_kv(whole, keys.data(), values.data(), 0, lengths[s], ks[s].data(), vs[s].data());
-        const float* row_lambda = variant.lambda_source() == LambdaSource::token_logits ? lambda.data() + i * variant.H
-                                  : lambda.empty()                                      ? nullptr
-                                                                                        : lambda.data();
+        const kernels::DecodeAttentionDims whole{variant, lengths[s], storage};
+        std::vector<unsigned char> keys(kernels::key_region_bytes(whole)), values(kernels::value_region_bytes(whole));
+        kernels::store_kv(whole, keys.data(), values.data(), 0, lengths[s], ks[s].data(), vs[s].data());
+        const float* row_lambda = variant.lambda_source() == kernels::LambdaSource::token_logits
+                                      ? lambda.data() + i * variant.H
+                                  : lambda.empty() ? nullptr
+                                                   : lambda.data();
         const auto want = decode_attention_reference(whole, row_lengths[i], q.data() + i * variant.q_width(),
                                                      keys.data(), values.data(), row_lambda);
         for (int64_t x = 0; x < variant.out_width(); ++x)
           ASSERT_NEAR(got[i * variant.out_width() + x], want[x], 2e-5)
-              << attention_kind_name(variant.kind) << " " << kv_storage_name(storage) << " row " << i << " column " << x;
+              << kernels::attention_kind_name(variant.kind) << " " << kernels::kv_storage_name(storage) << " row " << i << " column " << x;
       }
     }
 }

@@ -31,6 +31,12 @@
 #include "support/testing.h"
 
 namespace difftx::testing {
+
+using kernels::AttentionKind;
+using kernels::MambaDims;
+using kernels::MatmulOrder;
+using kernels::WeightType;
+
 namespace {
 
 class ConformanceHybrid : public Conformance {
@@ -247,7 +253,7 @@ TEST_P(ConformanceHybrid, GmuMatchesTheReference) {
         std::vector<double> want(rows * D);
         reference::gmu_forward(to_double(in.dequantized).data(), to_double(out.dequantized).data(), D, E,
                                to_double(x).data(), to_double(memory).data(), want.data(), rows);
-        const std::string what = std::string(weight_type_name(type)) + " D=" + std::to_string(D) +
+        const std::string what = std::string(kernels::weight_type_name(type)) + " D=" + std::to_string(D) +
                                  " E=" + std::to_string(E) + " rows=" + std::to_string(rows) +
                                  " order=" + std::to_string(static_cast<int>(order));
         auto gate = zeros<float>(rows * E), y = on_device(start);
@@ -271,9 +277,9 @@ TEST_P(ConformanceHybrid, GmuMismatchedProjectionsNameBothShapes) {
   EXPECT_NE(message.find("[32, 96]"), std::string::npos) << message;
 }
 
-std::vector<float> random_lambda(const AttentionVariant& v, int64_t rows, Rng& rng) {
-  if (v.lambda_source() == LambdaSource::layer_scalar) return random_vector(1, rng, 0.2, 0.8);
-  if (v.lambda_source() == LambdaSource::token_logits) return random_vector(rows * v.H, rng, -2, 2);
+std::vector<float> random_lambda(const kernels::AttentionVariant& v, int64_t rows, Rng& rng) {
+  if (v.lambda_source() == kernels::LambdaSource::layer_scalar) return random_vector(1, rng, 0.2, 0.8);
+  if (v.lambda_source() == kernels::LambdaSource::token_logits) return random_vector(rows * v.H, rng, -2, 2);
   return {};
 }
 
@@ -281,11 +287,11 @@ std::vector<float> random_lambda(const AttentionVariant& v, int64_t rows, Rng& r
 // tile, straddling tiles and longer than the sequence. The backward refuses a window by name.
 TEST_P(ConformanceHybrid, SlidingWindowAttentionForward) {
   Rng rng(47);
-  const AttentionDims shapes[] = {{AttentionKind::baseline, 1, 33, 2, 1, 16},
-                                  {AttentionKind::diff, 2, 70, 4, 2, 32},
-                                  {AttentionKind::diff2, 1, 129, 4, 2, 24},
-                                  {AttentionKind::diff_grouped, 1, 65, 4, 2, 32, 2}};
-  for (AttentionDims a : shapes)
+  const kernels::AttentionDims shapes[] = {{AttentionKind::baseline, 1, 33, 2, 1, 16},
+                                           {AttentionKind::diff, 2, 70, 4, 2, 32},
+                                           {AttentionKind::diff2, 1, 129, 4, 2, 24},
+                                           {AttentionKind::diff_grouped, 1, 65, 4, 2, 32, 2}};
+  for (kernels::AttentionDims a : shapes)
     for (int64_t window : {1, 5, 64, 65, 500}) {
       a.window = window;
       const int64_t N = a.B * a.T;
@@ -296,17 +302,17 @@ TEST_P(ConformanceHybrid, SlidingWindowAttentionForward) {
       attention_forward_reference(a, q.data(), k.data(), v.data(), lambda.empty() ? nullptr : lambda.data(),
                                   want.data());
       const auto dl = on_device(lambda);
-      auto out = zeros<float>(N * a.out_width()), lse = zeros<float>(attention_lse_floats(a));
-      auto maps = zeros<float>(attention_maps_out_floats(a));
+      auto out = zeros<float>(N * a.out_width()), lse = zeros<float>(kernels::attention_lse_floats(a));
+      auto maps = zeros<float>(kernels::attention_maps_out_floats(a));
       const backends::DeviceAttentionSaved saved{lse, a.variant().paired() ? maps.ptr() : nullptr};
       const auto dq = on_device(q), dk = on_device(k), dv = on_device(v);
       backend().attention_forward(a, dq, dk, dv, lambda.empty() ? nullptr : dl.ptr(), out, saved);
       std::string mismatch;
       EXPECT_TRUE(all_close(out.read(), want, 1e-5, 1e-4, &mismatch))
-          << attention_kind_name(a.kind) << " T=" << a.T << " window=" << window << ": " << mismatch;
+          << kernels::attention_kind_name(a.kind) << " T=" << a.T << " window=" << window << ": " << mismatch;
     }
   if (!backend().trains()) return;
-  const AttentionDims a{AttentionKind::diff, 1, 8, 2, 1, 16, 1, 4};
+  const kernels::AttentionDims a{AttentionKind::diff, 1, 8, 2, 1, 16, 1, 4};
   auto buf = zeros<float>(1024);
   const std::string message = error_of([&] {
     backend().attention_backward(a, buf, buf, buf, buf, buf, {buf, buf}, buf, buf, buf, buf, buf);
@@ -319,10 +325,10 @@ TEST_P(ConformanceHybrid, SlidingWindowAttentionForward) {
 // before the earliest row's window holds NaN, which a row must not read.
 TEST_P(ConformanceHybrid, SlidingWindowPagedAttention) {
   Rng rng(48);
-  const AttentionVariant variants[] = {{AttentionKind::baseline, 4, 2, 32},
-                                       {AttentionKind::diff, 2, 1, 16},
-                                       {AttentionKind::diff2, 4, 2, 32},
-                                       {AttentionKind::diff_grouped, 4, 1, 16, 2}};
+  const kernels::AttentionVariant variants[] = {{AttentionKind::baseline, 4, 2, 32},
+                                                {AttentionKind::diff, 2, 1, 16},
+                                                {AttentionKind::diff2, 4, 2, 32},
+                                                {AttentionKind::diff_grouped, 4, 1, 16, 2}};
   const float nan = std::numeric_limits<float>::quiet_NaN();
   // 37 positions in three blocks; and 515 in 33 blocks in reverse order: rows of 511 to 515, whose
   // windows start in the first or the second split-K chunk of a device that splits at 256 positions
@@ -331,14 +337,15 @@ TEST_P(ConformanceHybrid, SlidingWindowPagedAttention) {
   for (int32_t b = 0; b < 33; ++b) reversed[b] = 32 - b;
   const std::pair<int64_t, std::vector<int32_t>> caches[] = {{37, {5, 1, 6}}, {515, reversed}};
   for (const auto& [L, table] : caches)
-    for (const AttentionVariant& variant : variants)
-      for (KvStorage storage : {KvStorage::f32, KvStorage::bf16})
+    for (const kernels::AttentionVariant& variant : variants)
+      for (kernels::KvStorage storage : {kernels::KvStorage::f32, kernels::KvStorage::bf16})
         for (int64_t window : {1, 5, 16, 17, 100, 300}) {
           const int64_t P = 16, layers = 2, layer = 1, R = 5;
           const int64_t blocks = *std::max_element(table.begin(), table.end()) + 1;
-          DecodeAttentionDims block{variant, P, storage};
+          kernels::DecodeAttentionDims block{variant, P, storage};
           block.window = window;
-          const int64_t key_bytes = key_region_bytes(block), layer_bytes = key_bytes + value_region_bytes(block);
+          const int64_t key_bytes = kernels::key_region_bytes(block);
+          const int64_t layer_bytes = key_bytes + kernels::value_region_bytes(block);
           const backends::DeviceBuffer pool = backend().allocate(blocks * layers * layer_bytes, true);
           const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes};
           auto k = random_vector(L * variant.k_width(), rng), v = random_vector(L * variant.v_width(), rng);
@@ -359,12 +366,12 @@ TEST_P(ConformanceHybrid, SlidingWindowPagedAttention) {
           backend().paged_attention(kv, layer, rows, on_device(q), lambda.empty() ? nullptr : dl.ptr(), out);
           const auto got = out.read();
           // Each row against the reference over a contiguous cache the host writes with store_kv.
-          DecodeAttentionDims whole{variant, L, storage};
+          kernels::DecodeAttentionDims whole{variant, L, storage};
           whole.window = window;
-          std::vector<unsigned char> keys(key_region_bytes(whole)), values(value_region_bytes(whole));
-          store_kv(whole, keys.data(), values.data(), 0, L, k.data(), v.data());
+          std::vector<unsigned char> keys(kernels::key_region_bytes(whole)), values(kernels::value_region_bytes(whole));
+          kernels::store_kv(whole, keys.data(), values.data(), 0, L, k.data(), v.data());
           for (int64_t i = 0; i < R; ++i) {
-            const float* row_lambda = variant.lambda_source() == LambdaSource::token_logits
+            const float* row_lambda = variant.lambda_source() == kernels::LambdaSource::token_logits
                                           ? lambda.data() + i * variant.H
                                       : lambda.empty() ? nullptr
                                                        : lambda.data();
@@ -372,8 +379,8 @@ TEST_P(ConformanceHybrid, SlidingWindowPagedAttention) {
                                                          keys.data(), values.data(), row_lambda);
             for (int64_t x = 0; x < variant.out_width(); ++x)
               ASSERT_NEAR(got[i * variant.out_width() + x], want[x], 2e-5)
-                  << attention_kind_name(variant.kind) << " " << kv_storage_name(storage) << " window " << window
-                  << " length " << lengths[i] << " column " << x;
+                  << kernels::attention_kind_name(variant.kind) << " " << kernels::kv_storage_name(storage)
+                  << " window " << window << " length " << lengths[i] << " column " << x;
           }
         }
 }
@@ -410,14 +417,16 @@ TEST_P(HybridRefusal, EachOpIsAnErrorNamingItAndTheDevice) {
 // Its attention refuses a sliding window by name, in the fused forward and in paged decode.
 TEST_P(HybridRefusal, ASlidingWindowIsAnErrorNamingIt) {
   if (backend().runs_hybrid()) GTEST_SKIP() << GetParam().name << " runs a hybrid stack's ops";
-  const AttentionDims a{AttentionKind::diff, 1, 8, 2, 1, 16, 1, 4};
+  const kernels::AttentionDims a{AttentionKind::diff, 1, 8, 2, 1, 16, 1, 4};
   auto buf = zeros<float>(1024);
   const backends::DeviceAttentionSaved saved{buf, buf};
   std::string message = error_of([&] { backend().attention_forward(a, buf, buf, buf, buf, buf, saved); });
   EXPECT_NE(message.find("attention_forward with a sliding window"), std::string::npos) << message;
-  DecodeAttentionDims block{AttentionVariant{AttentionKind::diff, 2, 1, 16}, 16, KvStorage::f32};
+  kernels::DecodeAttentionDims block{kernels::AttentionVariant{AttentionKind::diff, 2, 1, 16}, 16,
+                                     kernels::KvStorage::f32};
   block.window = 4;
-  const int64_t key_bytes = key_region_bytes(block), layer_bytes = key_bytes + value_region_bytes(block);
+  const int64_t key_bytes = kernels::key_region_bytes(block);
+  const int64_t layer_bytes = key_bytes + kernels::value_region_bytes(block);
   const backends::DeviceBuffer pool = backend().allocate(2 * layer_bytes, true);
   const backends::PagedKv kv{block, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
   const auto ints = zeros<int32_t>(2);
@@ -430,12 +439,16 @@ TEST_P(HybridRefusal, ASlidingWindowIsAnErrorNamingIt) {
 // where the model runs.
 TEST_P(HybridRefusal, AHybridModelIsRefusedNamingTheDeviceAndTheCpu) {
   if (backend().runs_hybrid()) GTEST_SKIP() << GetParam().name << " runs a hybrid stack's ops";
-  const ModelConfig c = config_from_phi4flash({{"model_type", "phi4flash"}, {"vocab_size", 32}, {"hidden_size", 16},
-                                               {"intermediate_size", 32}, {"num_hidden_layers", 4},
-                                               {"num_attention_heads", 4}, {"num_key_value_heads", 2},
-                                               {"sliding_window", 3}},
-                                              "config.json");
-  const std::string message = error_of([&] { HybridActivations acts(c, 1, 4, backend()); });
+  const model::ModelConfig c = model::config_from_phi4flash({{"model_type", "phi4flash"},
+                                                             {"vocab_size", 32},
+                                                             {"hidden_size", 16},
+                                                             {"intermediate_size", 32},
+                                                             {"num_hidden_layers", 4},
+                                                             {"num_attention_heads", 4},
+                                                             {"num_key_value_heads", 2},
+                                                             {"sliding_window", 3}},
+                                                            "config.json");
+  const std::string message = error_of([&] { model::HybridActivations acts(c, 1, 4, backend()); });
   EXPECT_NE(message.find("hybrid model"), std::string::npos) << message;
   EXPECT_NE(message.find(backend().info().name), std::string::npos) << message;
   EXPECT_NE(message.find("--device cpu"), std::string::npos) << message;

@@ -13,6 +13,11 @@
 #include "support/testing.h"
 
 namespace difftx::testing {
+
+using kernels::MatmulOrder;
+using kernels::Trans;
+using kernels::WeightType;
+
 namespace {
 
 class ConformanceMatmul : public Conformance {};
@@ -57,8 +62,9 @@ TEST_P(ConformanceMatmul, EveryTypeAndOrderMatchesTheReference) {
                       matmul_tolerance(q, x.data() + n * cols, r, is_block(type), backend().matmul_input_rounding()) +
                       1e-6;
                   ASSERT_LE(std::fabs(got[n * rows + r] - want[n * rows + r]), bound)
-                      << weight_type_name(type) << " rows=" << rows << " N=" << N << " accumulate=" << accumulate
-                      << " order=" << static_cast<int>(order) << (m == &w.stored ? " stored" : " prepared");
+                      << kernels::weight_type_name(type) << " rows=" << rows << " N=" << N
+                      << " accumulate=" << accumulate << " order=" << static_cast<int>(order)
+                      << (m == &w.stored ? " stored" : " prepared");
                 }
             }
     }
@@ -82,7 +88,8 @@ TEST_P(ConformanceMatmul, EachRowHasItsOwnBitsInTheEngineOrders) {
         auto one = zeros<float>(rows);
         backend().matmul(w.prepared.matrix, on_device(xn), one, 1, false, order);
         const std::vector<float> row(batch.begin() + n * rows, batch.begin() + (n + 1) * rows);
-        EXPECT_EQ(one.read(), row) << weight_type_name(type) << " order=" << static_cast<int>(order) << " row " << n;
+        EXPECT_EQ(one.read(), row) << kernels::weight_type_name(type) << " order=" << static_cast<int>(order)
+                                   << " row " << n;
       }
     }
   }
@@ -122,7 +129,7 @@ TEST_P(ConformanceMatmul, EmbedWidensTheRowsOfEveryType) {
     backend().embed(w.stored, on_device(ids), out, 5);
     std::vector<float> want;
     for (int32_t id : ids) want.insert(want.end(), q.dequantized.begin() + id * D, q.dequantized.begin() + (id + 1) * D);
-    EXPECT_EQ(out.read(), want) << weight_type_name(type);
+    EXPECT_EQ(out.read(), want) << kernels::weight_type_name(type);
   }
 }
 

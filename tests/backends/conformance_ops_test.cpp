@@ -60,13 +60,13 @@ TEST_P(ConformanceOps, RmsNormForwardAndBackward) {
 TEST_P(ConformanceOps, RopeBothStylesAtPositionsAndInverse) {
   constexpr double kTheta = 10000.0;
   Rng rng(2);
-  for (RopeStyle style : {RopeStyle::interleaved, RopeStyle::half})
+  for (kernels::RopeStyle style : {kernels::RopeStyle::interleaved, kernels::RopeStyle::half})
     for (int64_t d : {2, 32, 66, 128})
       for (int64_t heads : {1, 3}) {
         const int64_t T = 5, pos0 = 11, max_T = 64;
         const backends::RopeTableBuffer table = backends::make_rope_table(backend(), max_T, d, kTheta, {});
         const auto x = random_vector(T * heads * d, rng);
-        const std::string what = std::string(style == RopeStyle::half ? "half" : "interleaved") +
+        const std::string what = std::string(style == kernels::RopeStyle::half ? "half" : "interleaved") +
                                  " d=" + std::to_string(d) + " heads=" + std::to_string(heads);
         // Consecutive positions pos0 + t, then the same rows at explicit positions.
         auto rotated = on_device(x);
@@ -203,7 +203,7 @@ TEST_P(ConformanceOps, CrossEntropyAdamWAndSumOfSquares) {
   const auto p = random_vector(n, rng), g = random_vector(n, rng), m = random_vector(n, rng, -0.1, 0.1);
   const auto v = random_vector(n, rng, 0, 0.01);
   auto dp = on_device(p), dm = on_device(m), dv = on_device(v);
-  const AdamWParams hp{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 3};
+  const kernels::AdamWParams hp{1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 3};
   backend().adamw_update(dp, on_device(g), dm, dv, n, hp, 0.5f);
   std::vector<double> pr = to_double(p), mr = to_double(m), vr = to_double(v);
   const auto g64 = to_double(g);

@@ -23,6 +23,10 @@
 #include "support/vulkan_fixture.h"
 
 namespace difftx {
+
+using kernels::AttentionKind;
+using kernels::KvStorage;
+
 namespace {
 
 using backends::DeviceBuffer;
@@ -39,15 +43,15 @@ const Variant kVariants[] = {{AttentionKind::baseline, 4, 2, 1},
                              {AttentionKind::diff2, 4, 2, 1},
                              {AttentionKind::diff_grouped, 8, 2, 2}};
 
-std::string name_of(const AttentionDims& a) {
-  return std::string(attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
+std::string name_of(const kernels::AttentionDims& a) {
+  return std::string(kernels::attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
          " H=" + std::to_string(a.H) + " Hkv=" + std::to_string(a.Hkv) + " d=" + std::to_string(a.d);
 }
 
 // ---- Prefill.
 
 struct PrefillCase {
-  AttentionDims dims;
+  kernels::AttentionDims dims;
   std::vector<float> q, k, v, lambda;
   static PrefillCase random(const Variant& v, int64_t B, int64_t T, int64_t d, uint64_t seed) {
     PrefillCase c{{v.kind, B, T, v.H, v.Hkv, d, v.r}, {}, {}, {}, {}};
@@ -62,7 +66,7 @@ struct PrefillCase {
 
 std::vector<float> prefill_on(VulkanBackend& vk, const PrefillCase& c, std::vector<float>* lse = nullptr,
                               std::vector<float>* maps = nullptr) {
-  const AttentionDims& a = c.dims;
+  const kernels::AttentionDims& a = c.dims;
   const auto put = [&](const std::vector<float>& x) {
     DeviceBuffer b = vk.allocate(static_cast<int64_t>(x.size()) * 4);
     vk.upload(b.as<void>(), x.data(), static_cast<int64_t>(x.size()) * 4);
@@ -71,7 +75,8 @@ std::vector<float> prefill_on(VulkanBackend& vk, const PrefillCase& c, std::vect
   const DeviceBuffer q = put(c.q), k = put(c.k), v = put(c.v), l = put(c.lambda);
   const int64_t out_floats = a.B * a.T * a.out_width();
   const DeviceBuffer out = vk.allocate(out_floats * 4);
-  const int64_t lse_floats = attention_lse_floats(a), maps_floats = std::max<int64_t>(1, attention_maps_out_floats(a));
+  const int64_t lse_floats = kernels::attention_lse_floats(a);
+  const int64_t maps_floats = std::max<int64_t>(1, kernels::attention_maps_out_floats(a));
   const DeviceBuffer lse_d = vk.allocate(lse_floats * 4), maps_d = vk.allocate(maps_floats * 4);
   backends::DeviceAttentionSaved saved{};
   if (lse) saved = {lse_d.as<float>(), a.kind == AttentionKind::baseline ? nullptr : maps_d.as<float>()};
@@ -83,7 +88,7 @@ std::vector<float> prefill_on(VulkanBackend& vk, const PrefillCase& c, std::vect
     lse->resize(lse_floats);
     vk.download(lse->data(), lse_d.as<const void>(), lse_floats * 4);
   }
-  if (maps && attention_maps_out_floats(a) > 0) {
+  if (maps && kernels::attention_maps_out_floats(a) > 0) {
     maps->resize(maps_floats);
     vk.download(maps->data(), maps_d.as<const void>(), maps_floats * 4);
   }
@@ -96,15 +101,15 @@ TEST_F(VulkanTest, PrefillAttentionMatchesReferenceForEveryVariant) {
     for (auto [B, T] : {std::pair<int64_t, int64_t>{1, 1}, {2, 17}, {1, 45}})
       for (int64_t d : {16, 24, 64}) {
         const PrefillCase c = PrefillCase::random(v, B, T, d, 300 + cases++);
-        const AttentionDims& a = c.dims;
+        const kernels::AttentionDims& a = c.dims;
         std::vector<float> want(a.B * a.T * a.out_width());
         attention_forward_reference(a, c.q.data(), c.k.data(), c.v.data(), c.lambda.data(), want.data());
         std::vector<float> lse, maps;
         const auto got = prefill_on(vk(), c, &lse, &maps);
         for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << name_of(a) << " at " << i;
         // What the forward keeps, against the CPU kernel's.
-        std::vector<float> cpu_out(got.size()), cpu_lse(attention_lse_floats(a)),
-            cpu_maps(std::max<int64_t>(1, attention_maps_out_floats(a)));
+        std::vector<float> cpu_out(got.size()), cpu_lse(kernels::attention_lse_floats(a)),
+            cpu_maps(std::max<int64_t>(1, kernels::attention_maps_out_floats(a)));
         backends::cpu::kernels().attention_forward(a, c.q.data(), c.k.data(), c.v.data(), c.lambda.data(), cpu_out.data(),
                           {cpu_lse.data(), a.kind == AttentionKind::baseline ? nullptr : cpu_maps.data()});
         for (size_t i = 0; i < lse.size(); ++i) ASSERT_NEAR(lse[i], cpu_lse[i], 1e-5) << name_of(a) << " lse " << i;
@@ -127,13 +132,13 @@ TEST_F(VulkanTest, PrefillAttentionMatchesReferenceForEveryVariant) {
 // (NaN in F32 and BF16) so that a read of anything never stored shows; each layer region padded
 // by 64 bytes beyond the layout (the pool's layer stride is its own).
 struct HostPool {
-  DecodeAttentionDims dims;
+  kernels::DecodeAttentionDims dims;
   int64_t layers, blocks, key_bytes, layer_bytes;
   std::vector<unsigned char> bytes;
   HostPool(const Variant& v, int64_t d, int64_t P, KvStorage storage, int64_t layers_, int64_t blocks_)
       : dims{{v.kind, v.H, v.Hkv, d, v.r}, P, storage}, layers(layers_), blocks(blocks_) {
-    key_bytes = key_region_bytes(dims);
-    layer_bytes = key_bytes + value_region_bytes(dims) + 64;
+    key_bytes = kernels::key_region_bytes(dims);
+    layer_bytes = key_bytes + kernels::value_region_bytes(dims) + 64;
     bytes.assign(blocks * layers * layer_bytes, 0xFF);
   }
   unsigned char* region(int64_t block, int64_t layer) { return bytes.data() + (block * layers + layer) * layer_bytes; }
@@ -161,7 +166,7 @@ std::vector<Sequence> fill(HostPool& pool, const std::vector<int64_t>& lengths, 
     for (int64_t b = 0; b < (length + P - 1) / P; ++b) s.table.push_back(free_blocks.at(next++));
     for (int64_t t = 0; t < length; ++t) {
       unsigned char* keys = pool.region(s.table[t / P], layer);
-      store_kv(pool.dims, keys, keys + pool.key_bytes, t % P, 1, s.k.data() + t * kw, s.v.data() + t * vw);
+      kernels::store_kv(pool.dims, keys, keys + pool.key_bytes, t % P, 1, s.k.data() + t * kw, s.v.data() + t * vw);
     }
     seqs.push_back(std::move(s));
   }
@@ -191,7 +196,8 @@ TEST_F(VulkanTest, PagedStoreWritesTheCacheLayout) {
       vk().paged_store(want.on(pool), 1, sd.as<const int32_t>(), static_cast<int64_t>(slots.size()),
                        kd.as<const float>(), vd.as<const float>());
       const auto got = to_host<unsigned char>(pool, static_cast<int64_t>(want.bytes.size()));
-      const std::string what = std::string(attention_kind_name(v.kind)) + " " + kv_storage_name(storage);
+      const std::string what =
+          std::string(kernels::attention_kind_name(v.kind)) + " " + kernels::kv_storage_name(storage);
       if (storage != KvStorage::int8) {
         ASSERT_TRUE(got == want.bytes) << what;
         continue;
@@ -203,9 +209,9 @@ TEST_F(VulkanTest, PagedStoreWritesTheCacheLayout) {
         // Where the scales start (kv_layout.cpp): the elements come before them.
         const auto* region = want.bytes.data() + base;
         const int64_t key_element_bytes =
-            reinterpret_cast<const unsigned char*>(key_scales(want.dims, region)) - region;
+            reinterpret_cast<const unsigned char*>(kernels::key_scales(want.dims, region)) - region;
         const int64_t value_element_bytes =
-            reinterpret_cast<const unsigned char*>(value_scales(want.dims, region + want.key_bytes)) -
+            reinterpret_cast<const unsigned char*>(kernels::value_scales(want.dims, region + want.key_bytes)) -
             (region + want.key_bytes);
         for (int64_t i = 0; i < want.layer_bytes; ++i) {
           const int64_t at = base + i;
@@ -281,25 +287,25 @@ TEST_F(VulkanTest, PagedAttentionMatchesReferenceForEveryVariantAndStorage) {
       const int64_t count = static_cast<int64_t>(r.lengths.size());
       const int64_t qw = pool.dims.attention_dims().q_width(), ow = pool.dims.out_width();
       const auto q = testing::random_vector(count * qw, rng, -3, 3);
-      const auto lambda = pool.dims.lambda_source() == LambdaSource::token_logits
+      const auto lambda = pool.dims.lambda_source() == kernels::LambdaSource::token_logits
                               ? testing::random_vector(count * v.H, rng, -2, 2)
                               : testing::random_vector(1, rng, 0.2, 0.8);
       const auto got = decode_on(vk(), pool, r, q, lambda, 1);
       for (int64_t i = 0; i < count; ++i) {
         // The reference reads one contiguous cache of the row's sequence, stored from the same rows.
         const Sequence& s = seqs[r.of[i]];
-        DecodeAttentionDims flat = pool.dims;
-        flat.capacity = (s.length + kKeyTile - 1) / kKeyTile * kKeyTile;
-        std::vector<unsigned char> keys(key_region_bytes(flat)), values(value_region_bytes(flat));
-        store_kv(flat, keys.data(), values.data(), 0, s.length, s.k.data(), s.v.data());
+        kernels::DecodeAttentionDims flat = pool.dims;
+        flat.capacity = (s.length + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
+        std::vector<unsigned char> keys(kernels::key_region_bytes(flat)), values(kernels::value_region_bytes(flat));
+        kernels::store_kv(flat, keys.data(), values.data(), 0, s.length, s.k.data(), s.v.data());
         const float* row_lambda =
-            pool.dims.lambda_source() == LambdaSource::token_logits ? lambda.data() + i * v.H : lambda.data();
+            pool.dims.lambda_source() == kernels::LambdaSource::token_logits ? lambda.data() + i * v.H : lambda.data();
         const auto want = decode_attention_reference(flat, r.lengths[i], q.data() + i * qw, keys.data(), values.data(),
                                                      pool.dims.kind == AttentionKind::baseline ? nullptr : row_lambda);
         for (int64_t x = 0; x < ow; ++x)
           ASSERT_NEAR(got[i * ow + x], want[x], 1e-5)
-              << attention_kind_name(v.kind) << " " << kv_storage_name(storage) << " row " << i << " length "
-              << r.lengths[i] << " at " << x;
+              << kernels::attention_kind_name(v.kind) << " " << kernels::kv_storage_name(storage) << " row " << i
+              << " length " << r.lengths[i] << " at " << x;
       }
     }
 }
@@ -317,11 +323,12 @@ TEST_F(VulkanTest, PagedAttentionRowsHaveTheirOwnBits) {
     const auto lambda = testing::random_vector(5 * v.H, rng, -2, 2);
     const auto batch = decode_on(vk(), pool, all, q, lambda, 0);
     const std::vector<float> q_one(q.begin() + 2 * qw, q.begin() + 3 * qw);
-    const std::vector<float> lambda_one = pool.dims.lambda_source() == LambdaSource::token_logits
+    const std::vector<float> lambda_one = pool.dims.lambda_source() == kernels::LambdaSource::token_logits
                                               ? std::vector<float>(lambda.begin() + 2 * v.H, lambda.begin() + 3 * v.H)
                                               : lambda;
     const auto alone = decode_on(vk(), pool, one, q_one, lambda_one, 0);
-    for (int64_t x = 0; x < ow; ++x) ASSERT_EQ(batch[2 * ow + x], alone[x]) << attention_kind_name(v.kind) << " " << x;
+    for (int64_t x = 0; x < ow; ++x)
+      ASSERT_EQ(batch[2 * ow + x], alone[x]) << kernels::attention_kind_name(v.kind) << " " << x;
   }
 }
 

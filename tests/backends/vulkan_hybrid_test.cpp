@@ -67,7 +67,7 @@ std::vector<std::vector<float>> hybrid_outputs(VulkanBackend& backend, uint64_t 
     out.push_back(on.get(y, 30 * 50));
   }
   {  // Mamba's prompt: 40 tokens of 64 channels (15 rows of x a binding)
-    const MambaDims dims{64, 8, 4};
+    const kernels::MambaDims dims{64, 8, 4};
     const int64_t E = 64, S = 8, K = 4, T = 40, ld_x = E + 3, ld_bc = 2 * S + 1;
     const DeviceBuffer x = on.put(random_floats(T * ld_x, rng, -2, 2)), w = on.put(random_floats(E * K, rng));
     const DeviceBuffer bias = on.put(random_floats(E, rng)), window = on.put(random_floats((K - 1) * E, rng));
@@ -84,7 +84,7 @@ std::vector<std::vector<float>> hybrid_outputs(VulkanBackend& backend, uint64_t 
       out.push_back(on.get(*buffer, n));
   }
   {  // Mamba's step: 3 rows in slots 2, 0 and 1 of a pool of 3
-    const MambaDims dims{16, 8, 4};
+    const kernels::MambaDims dims{16, 8, 4};
     const int64_t E = 16, S = 8, K = 4, rows = 3, ld_x = E, ld_bc = 2 * S;
     const DeviceBuffer x = on.put(random_floats(rows * ld_x, rng, -2, 2)), w = on.put(random_floats(E * K, rng));
     const DeviceBuffer bias = on.put(random_floats(E, rng)), windows = on.put(random_floats(3 * (K - 1) * E, rng));
@@ -118,7 +118,7 @@ TEST_F(VulkanTest, HybridOpsOverSmallBindingsGiveTheSameBits) {
 TEST_F(VulkanTest, AStatePoolPastOneBindingIsAnErrorNamingMaxRunning) {
   const auto small_bindings = open_small_bindings();  // 4 KiB: 7 states of 16 x 8 floats
   VulkanBackend& b = *small_bindings;
-  const MambaDims dims{16, 8, 4};
+  const kernels::MambaDims dims{16, 8, 4};
   const DeviceBuffer rows = b.allocate(64 * 16 * 4), states = b.allocate(16 * 16 * 8 * 4), slots = b.allocate(16);
   const DevicePtr<const float> f = rows.as<const float>();
   const std::string message = testing::error_of([&] {

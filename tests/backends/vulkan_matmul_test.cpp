@@ -17,6 +17,10 @@
 #include "support/vulkan_fixture.h"
 
 namespace difftx {
+
+using kernels::MatmulOrder;
+using kernels::WeightType;
+
 namespace {
 
 using backends::DeviceBuffer;
@@ -62,8 +66,8 @@ double bound(VulkanBackend& vk, const Quantized& q, const float* x, int64_t r, b
 }
 
 std::string describe(const Quantized& q, int64_t N, MatmulOrder order, bool accumulate) {
-  return std::string(weight_type_name(q.type)) + " [" + std::to_string(q.rows) + ", " + std::to_string(q.cols) +
-         "] N=" + std::to_string(N) + " order=" + std::to_string(static_cast<int>(order)) +
+  return std::string(kernels::weight_type_name(q.type)) + " [" + std::to_string(q.rows) + ", " +
+         std::to_string(q.cols) + "] N=" + std::to_string(N) + " order=" + std::to_string(static_cast<int>(order)) +
          " accumulate=" + std::to_string(accumulate);
 }
 
@@ -139,8 +143,8 @@ TEST_F(VulkanTest, EachRowHasItsOwnBitsWhateverTheBatch) {
       const auto b = to_host<float>(batch, N * q.rows);
       const auto one = to_host<float>(single, q.rows);
       for (int64_t r = 0; r < q.rows; ++r)
-        ASSERT_EQ(b[row * q.rows + r], one[r]) << weight_type_name(type) << " order " << static_cast<int>(order)
-                                               << " r=" << r;
+        ASSERT_EQ(b[row * q.rows + r], one[r])
+            << kernels::weight_type_name(type) << " order " << static_cast<int>(order) << " r=" << r;
     }
   }
 }
@@ -162,7 +166,7 @@ TEST_F(VulkanTest, EmbedWidensEveryTypeExactly) {
         // Q4_K: d s q - dmin m rounds once; the shader may fuse it into one FMA.
         const double tolerance = type == WeightType::q4_k ? 1e-6 * (1 + std::fabs(want)) : 0.0;
         ASSERT_LE(std::fabs(got[i * q.cols + k] - want), tolerance)
-            << weight_type_name(type) << " token " << ids[i] << " column " << k;
+            << kernels::weight_type_name(type) << " token " << ids[i] << " column " << k;
       }
   }
 }
@@ -187,7 +191,7 @@ TEST_F(VulkanTest, OperandsLargerThanOneBindingAreCutIntoWindows) {
       small.upload(xb.as<void>(), x.data(), N * q.cols * 4);
       small.matmul(windowed.matrix, xb.as<const float>(), yb.as<float>(), N, false, order);
       small.download(b.data(), yb.as<const void>(), N * q.rows * 4);
-      EXPECT_EQ(a, b) << weight_type_name(type) << " order " << static_cast<int>(order);
+      EXPECT_EQ(a, b) << kernels::weight_type_name(type) << " order " << static_cast<int>(order);
     }
     const std::vector<int32_t> ids = {69, 0, 40, 12};
     const DeviceBuffer ida = to_device(ids), ea = vk().allocate(4 * q.cols * 4);
@@ -198,7 +202,7 @@ TEST_F(VulkanTest, OperandsLargerThanOneBindingAreCutIntoWindows) {
     std::vector<float> a(4 * q.cols), b(4 * q.cols);
     vk().download(a.data(), ea.as<const void>(), 4 * q.cols * 4);
     small.download(b.data(), eb.as<const void>(), 4 * q.cols * 4);
-    EXPECT_EQ(a, b) << weight_type_name(type) << " embed";
+    EXPECT_EQ(a, b) << kernels::weight_type_name(type) << " embed";
   }
   expect_no_validation_messages(small);
 }

@@ -165,8 +165,8 @@ TEST_F(VulkanTest, AWaitThatTimesOutIsAnErrorAndTheBackendStopsCleanly) {
     error = testing::error_of([&] {
       slow.upload(w.as<void>(), x.data(), 4096 * 256 * 4);
       for (int i = 0; i < 8; ++i)
-        slow.matmul({WeightType::f32, w.as<const void>(), 4096, 256, nullptr}, xd.as<const float>(), y.as<float>(), 64,
-                    false, MatmulOrder::gemm);
+        slow.matmul({kernels::WeightType::f32, w.as<const void>(), 4096, 256, nullptr}, xd.as<const float>(),
+                    y.as<float>(), 64, false, kernels::MatmulOrder::gemm);
       slow.synchronize();
     });
     after = testing::error_of([&] { slow.allocate(64); slow.synchronize(); });
@@ -211,8 +211,8 @@ TEST_F(VulkanTest, TheProfileNamesEachShaderWithItsCallsAndTime) {
   backend->upload(wd.as<void>(), w.data(), 64 * 32 * 4);
   backend->upload(xd.as<void>(), x.data(), 32 * 4);
   for (int i = 0; i < 3; ++i)
-    backend->matmul({WeightType::f32, wd.as<const void>(), 64, 32, nullptr}, xd.as<const float>(), y.as<float>(), 1,
-                    false, MatmulOrder::gemv);
+    backend->matmul({kernels::WeightType::f32, wd.as<const void>(), 64, 32, nullptr}, xd.as<const float>(),
+                    y.as<float>(), 1, false, kernels::MatmulOrder::gemv);
   std::vector<float> got(64);
   backend->download(got.data(), y.as<const void>(), 64 * 4);
   EXPECT_EQ(got[5], 16.0f);

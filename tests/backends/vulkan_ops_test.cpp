@@ -55,10 +55,10 @@ TEST_F(VulkanTest, RopeMatchesReference) {
   const double theta = 10000.0;
   const int64_t max_T = 300;
   Rng rng(22);
-  for (RopeStyle style : {RopeStyle::interleaved, RopeStyle::half})
+  for (kernels::RopeStyle style : {kernels::RopeStyle::interleaved, kernels::RopeStyle::half})
     for (int64_t d : {2, 6, 64}) {
-      std::vector<float> table(rope_table_floats(max_T, d));
-      backends::cpu::kernels().rope_table_build(table.data(), max_T, d, theta, RopeScaling{});
+      std::vector<float> table(kernels::rope_table_floats(max_T, d));
+      backends::cpu::kernels().rope_table_build(table.data(), max_T, d, theta, kernels::RopeScaling{});
       const DeviceBuffer td = to_device(table);
       const backends::DeviceRope rope{max_T, d, td.as<const float>(), td.as<const float>() + max_T * d / 2};
       const int64_t B = 2, T = 9, heads = 3, pos0 = 290;
@@ -88,19 +88,19 @@ TEST_F(VulkanTest, RopeMatchesReference) {
 // llama3-scaled frequencies come from the table: the device applies it as the CPU kernel does.
 TEST_F(VulkanTest, RopeReadsScaledTables) {
   const int64_t max_T = 64, d = 16, heads = 2, T = 40;
-  RopeScaling scaling;
-  scaling.type = RopeScalingType::llama3;
+  kernels::RopeScaling scaling;
+  scaling.type = kernels::RopeScalingType::llama3;
   scaling.factor = 8;
   scaling.original_max_position = 32;
-  std::vector<float> table(rope_table_floats(max_T, d));
-  const RopeTable host = backends::cpu::kernels().rope_table_build(table.data(), max_T, d, 500000.0, scaling);
+  std::vector<float> table(kernels::rope_table_floats(max_T, d));
+  const kernels::RopeTable host = backends::cpu::kernels().rope_table_build(table.data(), max_T, d, 500000.0, scaling);
   Rng rng(23);
   const auto x = testing::random_vector(T * heads * d, rng);
   auto want = x;
-  backends::cpu::kernels().rope_forward(host, RopeStyle::half, want.data(), 1, T, heads, 3);
+  backends::cpu::kernels().rope_forward(host, kernels::RopeStyle::half, want.data(), 1, T, heads, 3);
   const DeviceBuffer td = to_device(table), xd = to_device(x);
-  vk().rope({max_T, d, td.as<const float>(), td.as<const float>() + max_T * d / 2}, RopeStyle::half, xd.as<float>(),
-            heads, {1, T, 3, nullptr}, false);
+  vk().rope({max_T, d, td.as<const float>(), td.as<const float>() + max_T * d / 2}, kernels::RopeStyle::half,
+            xd.as<float>(), heads, {1, T, 3, nullptr}, false);
   expect_close(to_host<float>(xd, T * heads * d), widen(want), 1e-6, 1e-6, "rope llama3");
 }
 
@@ -190,7 +190,7 @@ TEST_F(VulkanTest, TrainingOpsNameThemselvesAndTheDevice) {
   const auto p = a.as<float>();
   const std::string device = vk().info().name;
   const std::pair<const char*, std::function<void()>> ops[] = {
-      {"gemm", [&] { vk().gemm(Trans::N, Trans::N, 1, 1, 1, 1, p, p, 0, p); }},
+      {"gemm", [&] { vk().gemm(kernels::Trans::N, kernels::Trans::N, 1, 1, 1, 1, p, p, 0, p); }},
       {"rmsnorm_backward", [&] { vk().rmsnorm_backward(p, p, p, p, p, p, 1, 1); }},
       {"swiglu_backward", [&] { vk().swiglu_backward(p, p, p, p, p, 1); }},
       {"attention_backward", [&] { vk().attention_backward({}, p, p, p, p, p, {}, p, p, p, p, p); }},

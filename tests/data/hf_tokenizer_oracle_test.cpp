@@ -29,7 +29,7 @@ struct OracleCase {
 };
 
 std::vector<OracleCase> read_cases(const fs::path& file) {
-  const auto j = nlohmann::json::parse(read_whole_file(file));
+  const auto j = nlohmann::json::parse(io::read_whole_file(file));
   std::vector<OracleCase> cases;
   for (const auto& c : j.at("cases"))
     cases.push_back({c.at("text"), c.at("decoded"), c.at("ids"), c.at("ids_with_template")});

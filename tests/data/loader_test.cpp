@@ -44,7 +44,7 @@ void write_dataset(const std::filesystem::path& dir, const std::vector<int64_t>&
     }
     meta["splits"][split] = {{"documents", 1}, {"bytes", next}, {"tokens", next}, {"shards", shards}};
   }
-  write_file_atomically(dir / kMetadataFile, meta.dump());
+  io::write_file_atomically(dir / kMetadataFile, meta.dump());
 }
 
 TEST(Loader, RandomWindowsAreStreamSlicesAcrossShards) {
@@ -252,10 +252,10 @@ TEST(Loader, BadDatasetsAreClearErrors) {
   std::filesystem::resize_file(dir / "d" / "train_0001.bin", 64 + 7);
   msg = error_of([&] { TokenLoader l(dir / "d", "train", o); });
   EXPECT_NE(msg.find("train_0001.bin: truncated or oversized shard"), std::string::npos) << msg;
-  std::string bytes = read_whole_file(dir / "d" / "val_0000.bin");
+  std::string bytes = io::read_whole_file(dir / "d" / "val_0000.bin");
   const uint16_t bad = 1000;
   std::memcpy(bytes.data() + 64 + 2 * 17, &bad, 2);
-  write_file_atomically(dir / "d" / "val_0000.bin", bytes);
+  io::write_file_atomically(dir / "d" / "val_0000.bin", bytes);
   msg = error_of([&] { TokenLoader l(dir / "d", "val", o); });
   EXPECT_NE(msg.find("val_0000.bin: token id 1000 at position 17 is not below the vocabulary size 1000"),
             std::string::npos) << msg;

@@ -125,7 +125,7 @@ TEST(Prepare, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {
   for (const auto& e : std::filesystem::directory_iterator(dir / "a")) names.push_back(e.path().filename());
   EXPECT_GE(names.size(), 6u);
   for (const std::string& name : names)
-    EXPECT_EQ(read_whole_file(dir / "a" / name), read_whole_file(dir / "b" / name)) << name;
+    EXPECT_EQ(io::read_whole_file(dir / "a" / name), io::read_whole_file(dir / "b" / name)) << name;
 }
 
 TEST(Prepare, UsesANamedTokenizerAndCopiesIt) {

@@ -61,10 +61,10 @@ TEST(Shard, OutOfRangeIdsAreErrorsNamingThePosition) {
   std::vector<int32_t> ids(10000, 5);
   const auto path = write_shard(dir, "o.bin", ids, 1000);
   // Corrupt token 7777 on disk: 1000 is not below the vocabulary size 1000.
-  std::string bytes = read_whole_file(path);
+  std::string bytes = io::read_whole_file(path);
   const uint16_t bad = 1000;
   std::memcpy(bytes.data() + 64 + 2 * 7777, &bad, 2);
-  write_file_atomically(path, bytes);
+  io::write_file_atomically(path, bytes);
   const std::string msg = error_of([&] { Shard s(path); });
   EXPECT_NE(msg.find(path.string() + ": token id 1000 at position 7777 is not below the vocabulary size 1000"),
             std::string::npos) << msg;
@@ -78,14 +78,14 @@ TEST(Shard, OutOfRangeIdsAreErrorsNamingThePosition) {
 TEST(Shard, CorruptHeadersAreErrors) {
   testing::TempDir dir;
   const auto path = write_shard(dir, "h.bin", std::vector<int32_t>(10, 1), 100);
-  const std::string good = read_whole_file(path);
+  const std::string good = io::read_whole_file(path);
   const std::pair<size_t, std::string> cases[] = {
       {0, "not a token shard"}, {8, "shard format version"}, {12, "bytes per token is"},
       {40, "reserved header byte 40 is not zero"}};
   for (const auto& [offset, expected] : cases) {
     std::string bytes = good;
     bytes[offset] ^= 0x5A;
-    write_file_atomically(path, bytes);
+    io::write_file_atomically(path, bytes);
     const std::string msg = error_of([&] { Shard s(path); });
     EXPECT_NE(msg.find(expected), std::string::npos) << "byte " << offset << ": " << msg;
   }

@@ -20,7 +20,7 @@ struct Vector {
 
 // Blocks of "EncodingName: X", "Sample: TEXT", "Encoded: [1, 2, 3]" separated by blank lines.
 std::map<std::string, std::vector<Vector>> read_test_plans() {
-  const std::string text = read_whole_file(data_root() / "gpt-tokenizer" / "TestPlans.txt");
+  const std::string text = io::read_whole_file(data_root() / "gpt-tokenizer" / "TestPlans.txt");
   std::map<std::string, std::vector<Vector>> plans;
   std::istringstream in(text);
   std::string line, encoding;

@@ -62,10 +62,12 @@ TEST(AttentionAllocation, BadPromptsGetClearErrors) {
 }
 
 TEST(AttentionAllocation, RowsOfEveryVariantAreNormalisedAndSummariesAreMeans) {
-  for (AttentionKind attention : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
-    SCOPED_TRACE(attention_kind_name(attention));
-    const ModelConfig c = testing::small_config(attention, {.vocab_size = 7, .layers = 3, .intermediate_size = 48});
-    const Model model = testing::random_model(c, 3, 5.0f);  // sharper maps than at init
+  for (kernels::AttentionKind attention :
+       {kernels::AttentionKind::baseline, kernels::AttentionKind::diff, kernels::AttentionKind::diff2}) {
+    SCOPED_TRACE(kernels::attention_kind_name(attention));
+    const model::ModelConfig c =
+        testing::small_config(attention, {.vocab_size = 7, .layers = 3, .intermediate_size = 48});
+    const model::Model model = testing::random_model(c, 3, 5.0f);  // sharper maps than at init
 
     // Two depths, two prompts at the first; a question of 3 tokens after the context.
     std::vector<AllocationPrompt> prompts = {prompt_of(20, {0, 17}, {{2, 4}}, 0.1), prompt_of(20, {0, 17}, {{3, 5}}, 0.1),
@@ -137,11 +139,11 @@ TEST(AttentionAllocation, RowsWithoutANormalisedFormAreLeftOutAndCounted) {
                             {"hidden_size", 32},      {"num_hidden_layers", 2}, {"num_attention_heads", 2},
                             {"num_key_value_heads", 1}, {"head_dim", 8},        {"intermediate_size", 48},
                             {"lambda_init", 0.5}};
-  const ModelConfig c = config_from_json(j, "test");
-  Model model(c);
-  init_parameters(c, model.table, model.host_weights(), 3);
+  const model::ModelConfig c = model::config_from_json(j, "test");
+  model::Model model(c);
+  model::init_parameters(c, model.table, model.host_weights(), 3);
   // Layer 1 at lambda = exp(lq1 . lk1) - exp(lq2 . lk2) + lambda_init = 1.5 - 1 + 0.5 = 1 (Eq. 2).
-  LayerTensors& w = model.tensors.layers[1];
+  model::LayerTensors& w = model.tensors.layers[1];
   for (int64_t i = 0; i < c.head_dim; ++i)
     w.lambda_q1.host()[i] = w.lambda_k1.host()[i] = w.lambda_q2.host()[i] = w.lambda_k2.host()[i] = 0.0f;
   w.lambda_q1.host()[0] = static_cast<float>(std::log(1.5));

@@ -13,6 +13,10 @@
 #include "model/taps.h"
 
 namespace difftx::eval {
+
+using kernels::AttentionDims;
+using kernels::AttentionKind;
+
 namespace {
 
 using testing::AttentionCase;
@@ -121,19 +125,19 @@ TEST(AttentionMaps, ReproduceTheDecodersAttentionOutput) {
                         {"hidden_size", 32},      {"num_hidden_layers", 2},   {"num_attention_heads", v.heads},
                         {"num_key_value_heads", v.kv_heads}, {"head_dim", 8}, {"intermediate_size", 48}};
     if (!v.extra.is_null()) j.update(v.extra);
-    const ModelConfig c = config_from_json(j, "test");
+    const model::ModelConfig c = model::config_from_json(j, "test");
     SCOPED_TRACE(j.dump());
-    Model model(c);
-    init_parameters(c, model.table, model.host_weights(), 5);
+    model::Model model(c);
+    model::init_parameters(c, model.table, model.host_weights(), 5);
     for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] *= 3.0f;  // sharper maps than at init
     Rng rng(2);
     const int64_t B = 2, T = 9;
     std::vector<int32_t> tokens(B * T);
     for (auto& t : tokens) t = static_cast<int32_t>(rng.below(c.vocab_size));
-    Activations acts(c, B, T);
-    decoder_forward(model, acts, tokens.data());
+    model::Activations acts(c, B, T);
+    model::decoder_forward(model, acts, tokens.data());
     for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
-      const LayerTap a = layer_tap(c, acts, l);
+      const model::LayerTap a = model::layer_tap(c, acts, l);
       const float* att = acts.layers[l].att.host();
       expect_close(apply_rows(a.dims, a.q, a.k, acts.layers[l].v.host(), a.lambda),
                    std::vector<float>(att, att + B * T * a.dims.out_width()), "layer " + std::to_string(l));

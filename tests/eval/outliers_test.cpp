@@ -26,37 +26,37 @@ struct Sorted {
 };
 
 // Query and key columns of every softmax map (docs/SPEC.md §2.1-2.3).
-std::vector<std::pair<int64_t, int64_t>> map_columns(const ModelConfig& c) {
+std::vector<std::pair<int64_t, int64_t>> map_columns(const model::ModelConfig& c) {
   const int64_t H = c.num_attention_heads, Hkv = c.num_key_value_heads, d = c.head_dim;
   std::vector<std::pair<int64_t, int64_t>> cols;
   for (int64_t i = 0; i < H; ++i) {
-    if (c.attention == AttentionKind::baseline) cols.push_back({i * d, i / (H / Hkv) * d});
-    if (c.attention == AttentionKind::diff)
+    if (c.attention == kernels::AttentionKind::baseline) cols.push_back({i * d, i / (H / Hkv) * d});
+    if (c.attention == kernels::AttentionKind::diff)
       for (int64_t s = 0; s < 2; ++s) cols.push_back({(2 * i + s) * d, (2 * (i / (H / Hkv)) + s) * d});
-    if (c.attention == AttentionKind::diff2)
+    if (c.attention == kernels::AttentionKind::diff2)
       for (int64_t s = 0; s < 2; ++s) cols.push_back({(2 * i + s) * d, (2 * i + s) / (2 * H / Hkv) * d});
   }
   return cols;
 }
 
 void check_variant(const nlohmann::json& j, const std::filesystem::path& data) {
-  const ModelConfig c = config_from_json(j, "test");
-  Model model(c);
-  init_parameters(c, model.table, model.host_weights(), 12);
+  const model::ModelConfig c = model::config_from_json(j, "test");
+  model::Model model(c);
+  model::init_parameters(c, model.table, model.host_weights(), 12);
   for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] *= 4.0f;
   const int64_t T = 16, sequences = 5, L = c.num_hidden_layers;
-  const AttentionDims dims = c.attention_dims(1, T);
+  const kernels::AttentionDims dims = c.attention_dims(1, T);
 
   Sorted logits, hidden;
   std::vector<double> layer_logits(L, 0), layer_hidden(L, 0);
   data::TokenLoader val(data, "val", {.batch = 1, .seq_len = T, .sampling = data::Sampling::sequential});
   std::vector<int32_t> in(T), tgt(T);
-  Activations acts(c, 1, T);
+  model::Activations acts(c, 1, T);
   for (int64_t n = 0; n < sequences; ++n) {
     ASSERT_EQ(val.next(in.data(), tgt.data()), 1);
-    decoder_forward(model, acts, in.data());
+    model::decoder_forward(model, acts, in.data());
     for (int64_t l = 0; l < L; ++l) {
-      const LayerActivations& s = acts.layers[l];
+      const model::LayerActivations& s = acts.layers[l];
       for (const auto& [qc, kc] : map_columns(c))
         for (int64_t t = 0; t < T; ++t)
           for (int64_t u = 0; u <= t; ++u) {
@@ -119,7 +119,7 @@ TEST(Outliers, BadInputGetsClearErrors) {
   const nlohmann::json j = {{"model_type", "difftx"}, {"attention", "diff"}, {"vocab_size", 300},
                             {"hidden_size", 32},      {"num_hidden_layers", 1}, {"num_attention_heads", 2},
                             {"head_dim", 8},          {"max_position_embeddings", 32}};
-  const Model model(config_from_json(j, "test"));
+  const model::Model model(model::config_from_json(j, "test"));
   OutlierOptions o;
   data::TokenLoader too_long = data::sequential_loader(ds.data(), "val", 8, 64);
   EXPECT_NE(testing::error_of([&] { measure_outliers(model, too_long, o); }).find("exceeds the model's max_position_embeddings 32"),
@@ -128,9 +128,9 @@ TEST(Outliers, BadInputGetsClearErrors) {
   o.tokens = 0;
   EXPECT_NE(testing::error_of([&] { measure_outliers(model, val, o); }).find("must be positive"), std::string::npos);
   o.tokens = 64;
-  ModelConfig small = model.config;
+  model::ModelConfig small = model.config;
   small.vocab_size = 100;  // the data's ids go past it
-  EXPECT_NE(testing::error_of([&] { measure_outliers(Model(small), val, o); }).find("data and model do not belong together"),
+  EXPECT_NE(testing::error_of([&] { measure_outliers(model::Model(small), val, o); }).find("data and model do not belong together"),
             std::string::npos);
 }
 

@@ -19,13 +19,14 @@ namespace {
 
 TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   const testing::WordDataset ds;
-  const ModelConfig c = testing::small_config(AttentionKind::diff, {.vocab_size = 300, .max_positions = 64});
-  const Model model = testing::random_model(c, 9);
+  const model::ModelConfig c =
+      testing::small_config(kernels::AttentionKind::diff, {.vocab_size = 300, .max_positions = 64});
+  const model::Model model = testing::random_model(c, 9);
 
   const int64_t T = 16, B = 3, V = c.vocab_size;
-  Activations acts(c, 1, T);
+  model::Activations acts(c, 1, T);
   const testing::DirectLoss want = testing::direct_val_loss(
-      ds, T, V, [&](const int32_t* ids, float* logits) { decoder_logits(model, acts, ids, logits); });
+      ds, T, V, [&](const int32_t* ids, float* logits) { model::decoder_logits(model, acts, ids, logits); });
   ASSERT_GT(want.count, 4 * B * T) << "the val split is too small for this test";
 
   int progress_calls = 0;
@@ -51,9 +52,9 @@ TEST(Perplexity, EqualsADirectComputationOverTheValWindows) {
   data::TokenLoader random(ds.data(), "val", {.batch = B, .seq_len = T, .sampling = data::Sampling::random});
   EXPECT_NE(testing::error_of([&] { evaluate_perplexity(model, random, {}); }).find("must read its split in order"),
             std::string::npos);
-  ModelConfig small = c;
+  model::ModelConfig small = c;
   small.vocab_size = 100;  // the data's ids go past it
-  Model too_small(small);
+  model::Model too_small(small);
   EXPECT_NE(testing::error_of([&] { evaluate_perplexity(too_small, val, {}); })
                 .find("tokens but the model has vocab_size 100 (data and model do not belong together)"),
             std::string::npos);

@@ -18,30 +18,31 @@ namespace difftx::eval {
 namespace {
 
 TEST(QuantizedForward, ReachesLogitsAndLossOfEveryVariant) {
-  for (AttentionKind attention : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
-    SCOPED_TRACE(attention_kind_name(attention));
-    const ModelConfig c = testing::small_config(attention, {.vocab_size = 29, .intermediate_size = 48});
-    const Model model = testing::random_model(c, 4, 6.0f);  // logits far from 0
+  for (kernels::AttentionKind attention :
+       {kernels::AttentionKind::baseline, kernels::AttentionKind::diff, kernels::AttentionKind::diff2}) {
+    SCOPED_TRACE(kernels::attention_kind_name(attention));
+    const model::ModelConfig c = testing::small_config(attention, {.vocab_size = 29, .intermediate_size = 48});
+    const model::Model model = testing::random_model(c, 4, 6.0f);  // logits far from 0
     const int64_t B = 2, T = 24, V = c.vocab_size;
     Rng rng(1);
     std::vector<int32_t> inputs(B * T), targets(B * T);
     for (auto& t : inputs) t = static_cast<int32_t>(rng.below(V));
     for (auto& t : targets) t = static_cast<int32_t>(rng.below(V));
-    Activations acts(c, B, T);
+    model::Activations acts(c, B, T);
 
     auto logits = [&](int bits) {
       std::vector<float> out(B * T * V);
-      decoder_logits(model, acts, inputs.data(), out.data(), {bits});
+      model::decoder_logits(model, acts, inputs.data(), out.data(), {bits});
       return out;
     };
     auto loss = [&](int bits) {
-      const LossSum s = decoder_loss(model, acts, inputs.data(), targets.data(), {bits});
+      const model::LossSum s = model::decoder_loss(model, acts, inputs.data(), targets.data(), {bits});
       return s.sum / s.count;
     };
     std::vector<float> plain(B * T * V);
-    decoder_logits(model, acts, inputs.data(), plain.data());
+    model::decoder_logits(model, acts, inputs.data(), plain.data());
     EXPECT_EQ(logits(0), plain);
-    const LossSum s = decoder_loss(model, acts, inputs.data(), targets.data());
+    const model::LossSum s = model::decoder_loss(model, acts, inputs.data(), targets.data());
     EXPECT_EQ(loss(0), s.sum / s.count);
 
     double scale = 0;
@@ -58,9 +59,9 @@ TEST(QuantizedForward, ReachesLogitsAndLossOfEveryVariant) {
 
     // The retrieval evaluators' forward carries the options too: its rows of the first
     // sequence are decoder_logits' at the same bit width.
-    Activations one(c, 1, T);
+    model::Activations one(c, 1, T);
     std::vector<float> expected(T * V), got(T * V);
-    decoder_logits(model, one, inputs.data(), expected.data(), {2});
+    model::decoder_logits(model, one, inputs.data(), expected.data(), {2});
     std::vector<int64_t> rows(T);
     for (int64_t t = 0; t < T; ++t) rows[t] = t;
     model_forward(model, {2}).run({inputs.data(), static_cast<size_t>(T)}, rows, got.data());

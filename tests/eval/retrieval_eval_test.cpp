@@ -29,20 +29,20 @@ using testing::retrieval_data;
 using eval::LogitsForward;
 using eval::model_forward;
 
-ModelConfig small_config(int64_t vocab) {
-  return difftx::testing::small_config(AttentionKind::diff2, {.vocab_size = vocab, .max_positions = 512});
+model::ModelConfig small_config(int64_t vocab) {
+  return difftx::testing::small_config(kernels::AttentionKind::diff2, {.vocab_size = vocab, .max_positions = 512});
 }
 
 TEST(LogitsForward, ModelRowsEqualTheFullForwardsRows) {
-  Model model(small_config(96));
-  init_parameters(model.config, model.table, model.host_weights(), 4);
+  model::Model model(small_config(96));
+  model::init_parameters(model.config, model.table, model.host_weights(), 4);
   const int64_t T = 37, V = 96;
   std::vector<int32_t> tokens(T);
   Rng rng(2);
   for (auto& t : tokens) t = static_cast<int32_t>(rng.below(V));
   std::vector<float> full(T * V);
-  Activations acts(model.config, 1, T);
-  decoder_logits(model, acts, tokens.data(), full.data());
+  model::Activations acts(model.config, 1, T);
+  model::decoder_logits(model, acts, tokens.data(), full.data());
   const std::vector<int64_t> rows = {36, 0, 17, 17, 5};
   std::vector<float> some(rows.size() * V);
   model_forward(model).run(tokens, rows, some.data());
@@ -55,8 +55,8 @@ TEST(LogitsForward, ModelRowsEqualTheFullForwardsRows) {
 }
 
 TEST(GreedyMatch, AgreesWithGreedyDecodingOfTheModel) {
-  Model model(small_config(96));
-  init_parameters(model.config, model.table, model.host_weights(), 3);
+  model::Model model(small_config(96));
+  model::init_parameters(model.config, model.table, model.host_weights(), 3);
   const LogitsForward forward = model_forward(model);
   GreedyMatcher matcher(96);
   Rng rng(8);
@@ -64,11 +64,11 @@ TEST(GreedyMatch, AgreesWithGreedyDecodingOfTheModel) {
     std::vector<int32_t> tokens(20 + trial * 7);
     for (auto& t : tokens) t = static_cast<int32_t>(rng.below(96));
     const int64_t prompt = static_cast<int64_t>(tokens.size());
-    GenerateOptions o;
+    infer::GenerateOptions o;
     o.sampling.temperature = 0;
     o.max_new_tokens = 4;
     o.sample_vocab = 96;
-    generate(model, tokens, o, [&](int32_t id) { tokens.push_back(id); });
+    infer::generate(model, tokens, o, [&](int32_t id) { tokens.push_back(id); });
     ASSERT_EQ(static_cast<int64_t>(tokens.size()), prompt + 4);
     const std::vector<int64_t> rows = answer_rows({prompt, prompt + 4});
     EXPECT_EQ(rows, (std::vector<int64_t>{prompt - 1, prompt, prompt + 1, prompt + 2}));

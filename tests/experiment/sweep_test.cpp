@@ -18,7 +18,7 @@ namespace {
 using nlohmann::json;
 
 json preset(const std::string& variant) {
-  return read_json_file(std::filesystem::path(DIFFTX_SOURCE_DIR) / "configs/tiny" / (variant + ".json"));
+  return io::read_json_file(std::filesystem::path(DIFFTX_SOURCE_DIR) / "configs/tiny" / (variant + ".json"));
 }
 
 TEST(Sweep, ScaledConfigsKeepTheShape) {
@@ -34,11 +34,11 @@ TEST(Sweep, ScaledConfigsKeepTheShape) {
                 p["num_attention_heads"].get<int64_t>() * width);
       EXPECT_EQ(c["intermediate_size"].get<int64_t>() % 8, 0);
       EXPECT_NEAR(c["intermediate_size"].get<double>() / width, p["intermediate_size"].get<double>() / 96, 0.07);
-      config_from_json(c, "scaled");  // a valid model
+      model::config_from_json(c, "scaled");  // a valid model
     }
   }
   // Baseline and diff2 stay within a few percent of equal parameters, as the preset is.
-  const auto params = [](const char* v, int64_t w) { return config_from_json(scaled_config(preset(v), w, v), v).total_parameters(); };
+  const auto params = [](const char* v, int64_t w) { return model::config_from_json(scaled_config(preset(v), w, v), v).total_parameters(); };
   EXPECT_NEAR(static_cast<double>(params("diff2", 192)) / params("baseline", 192), 1.0, 0.02);
   EXPECT_NE(testing::error_of([] { scaled_config(preset("baseline"), 100, "tiny baseline"); }).find("multiple of 16"),
             std::string::npos);

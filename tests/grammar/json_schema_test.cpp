@@ -90,7 +90,7 @@ TEST(JsonSchemaGrammar, EveryDocumentItLetsThroughValidates) {
       if (!doc) continue;
       ++finished;
       json value;
-      ASSERT_NO_THROW(value = parse_json_text(*doc, "document")) << c.schema << "\n" << *doc;
+      ASSERT_NO_THROW(value = io::parse_json_text(*doc, "document")) << c.schema << "\n" << *doc;
       ASSERT_EQ(testing::schema_violation(schema, value), "") << c.schema << "\n" << *doc;
     }
     EXPECT_GE(finished, 100) << c.schema;

@@ -102,7 +102,7 @@ const std::vector<int32_t> kStops = {29};  // <|eot|>
 
 // A constraint over the synthetic vocabulary.
 struct Session {
-  std::unique_ptr<TokenConstraint> c;
+  std::unique_ptr<infer::TokenConstraint> c;
   std::shared_ptr<const TokenVocabulary> vocab;
   int32_t id(const std::string& bytes) const {
     for (int32_t i = 0; i < vocab->size(); ++i)

@@ -12,7 +12,7 @@
 #include "support/random_model.h"
 #include "support/schema_check.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 using nlohmann::json;
@@ -74,11 +74,11 @@ const char* kSchemas[] = {
 
 TEST(ConstrainedEngine, OutputValidatesWhateverTheWeights) {
   const auto v = vocabulary();
-  for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff2}) {
+  for (kernels::AttentionKind kind : {kernels::AttentionKind::baseline, kernels::AttentionKind::diff2}) {
     testing::SmallShape shape;
     shape.vocab_size = kVocab;
     for (uint64_t model_seed : {1, 2}) {
-      const Model model = testing::random_model(testing::small_config(kind, shape), model_seed, 4.0f);
+      const model::Model model = testing::random_model(testing::small_config(kind, shape), model_seed, 4.0f);
       for (int s = 0; s < 3; ++s) {
         const json schema = json::parse(kSchemas[s]);
         const auto c = schema_constraint(nlohmann::ordered_json::parse(kSchemas[s]), v);
@@ -92,7 +92,7 @@ TEST(ConstrainedEngine, OutputValidatesWhateverTheWeights) {
           const std::string text = text_of(st, *v);
           ASSERT_EQ(st.finish(), FinishReason::stop) << kSchemas[s] << "\n" << text;
           json value;
-          ASSERT_NO_THROW(value = parse_json_text(text, "output")) << text;
+          ASSERT_NO_THROW(value = io::parse_json_text(text, "output")) << text;
           EXPECT_EQ(testing::schema_violation(schema, value), "") << kSchemas[s] << "\n" << text;
         }
       }
@@ -104,7 +104,7 @@ TEST(ConstrainedEngine, TokensDoNotDependOnNeighbours) {
   const auto v = vocabulary();
   testing::SmallShape shape;
   shape.vocab_size = kVocab;
-  const Model model = testing::random_model(testing::small_config(AttentionKind::diff, shape), 5, 4.0f);
+  const model::Model model = testing::random_model(testing::small_config(kernels::AttentionKind::diff, shape), 5, 4.0f);
   const auto c = schema_constraint(nlohmann::ordered_json::parse(kSchemas[0]), v);
   const Request r = request({4, 5, 6, 7, 8}, 0.9, 77, c);
   Stream alone;
@@ -153,7 +153,8 @@ TEST(ConstrainedEngine, ReasoningBlockThenTheDocument) {
   const auto source = std::make_shared<grammar::GrammarConstraintSource>(spec);
   testing::SmallShape shape;
   shape.vocab_size = kVocab;
-  const Model model = testing::random_model(testing::small_config(AttentionKind::baseline, shape), 9, 4.0f);
+  const model::Model model =
+      testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 9, 4.0f);
   for (uint64_t seed = 0; seed < 6; ++seed) {
     Engine engine(model, nullptr);
     Stream st;
@@ -162,7 +163,7 @@ TEST(ConstrainedEngine, ReasoningBlockThenTheDocument) {
     const std::string text = text_of(st, *v);
     const size_t close = text.find("</think>");
     ASSERT_NE(close, std::string::npos) << text;
-    const json value = parse_json_text(text.substr(close + 8), "document");
+    const json value = io::parse_json_text(text.substr(close + 8), "document");
     EXPECT_EQ(testing::schema_violation(json::parse(kSchemas[0]), value), "") << text;
     // The budget: at most 5 tokens before the closing marker's token.
     const std::vector<int32_t> ids = st.ids();
@@ -207,4 +208,4 @@ TEST(ConstrainedSampler, DrawsOnlyAllowedIds) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

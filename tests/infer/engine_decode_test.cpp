@@ -20,7 +20,12 @@
 #include "support/engine_runs.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::infer {
+
+using kernels::AttentionKind;
+using kernels::KvStorage;
+using model::Model;
+
 namespace {
 
 using testing::expect_error;
@@ -41,13 +46,13 @@ constexpr double kAtol = 1e-5, kRtol = 1e-5;
 // An oracle fixture's logits at every position of 48 random tokens, from the full forward.
 struct FullForward {
   explicit FullForward(const std::string& name)
-      : model(load_model_dir(kOracle / name)),
+      : model(model::load_model_dir(kOracle / name)),
         T(std::min<int64_t>(48, model.config.max_position_embeddings)),
         V(model.config.vocab_size),
         tokens(random_tokens(T, V, 11)),
         full(T * V) {
-    Activations acts(model.config, 1, T);
-    decoder_logits(model, acts, tokens.data(), full.data());
+    model::Activations acts(model.config, 1, T);
+    model::decoder_logits(model, acts, tokens.data(), full.data());
     for (float v : full) scale = std::max(scale, static_cast<double>(std::fabs(v)));
   }
   const Model model;
@@ -84,8 +89,8 @@ TEST_P(DecodeMatchesForward, LogitsOfEveryPositionForSeveralPrefillLengths) {
 }
 
 // Cache elements per token over all layers (keys and values) of a model.
-int64_t elements_per_token(const ModelConfig& c) {
-  const AttentionVariant a = c.attention_variant();
+int64_t elements_per_token(const model::ModelConfig& c) {
+  const kernels::AttentionVariant a = c.attention_variant();
   return c.num_hidden_layers * c.num_key_value_heads * (a.key_width() + a.value_width());
 }
 
@@ -98,10 +103,10 @@ void expect_cache_close(const std::string& name, KvStorage kv, double bytes_per_
   const FullForward f(name);
   // The elements, INT8's F32 scale per key head row and value row, and each part of a block
   // rounded to 64 bytes (four parts per layer).
-  const ModelConfig& c = f.model.config;
+  const model::ModelConfig& c = f.model.config;
   const int64_t P = 32, L = c.num_hidden_layers;
   const double bytes_per_token = static_cast<double>(KvPool::block_bytes(c, kv, P)) / P;
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   const int64_t scales = kv == KvStorage::int8 ? L * c.num_key_value_heads * (a.key_width() / a.d + 1) : 0;
   const double want = bytes_per_element * elements_per_token(c) + 4.0 * scales;
   EXPECT_GE(bytes_per_token, want);
@@ -110,10 +115,11 @@ void expect_cache_close(const std::string& name, KvStorage kv, double bytes_per_
   double worst = 0;
   for (int64_t t = 8; t < f.T; ++t)
     worst = std::max(worst, testing::max_abs_diff(logits.data() + (t - 7) * f.V, f.full.data() + t * f.V, f.V));
-  std::printf("  %-22s %s cache: max|err| %.3g (logit scale %.3g)\n", name.c_str(), kv_storage_name(kv), worst,
+  std::printf("  %-22s %s cache: max|err| %.3g (logit scale %.3g)\n", name.c_str(), kernels::kv_storage_name(kv), worst,
               f.scale);
   EXPECT_LE(worst, tolerance * f.scale) << name;
-  EXPECT_GT(worst, kAtol + kRtol * f.scale) << name << ": the " << kv_storage_name(kv) << " cache changed nothing";
+  EXPECT_GT(worst, kAtol + kRtol * f.scale)
+      << name << ": the " << kernels::kv_storage_name(kv) << " cache changed nothing";
 }
 
 TEST_P(DecodeMatchesForward, Bf16CacheStaysCloseToTheFullForward) {
@@ -132,7 +138,7 @@ INSTANTIATE_TEST_SUITE_P(Oracle, DecodeMatchesForward,
 // the fixtures (past one split-KV chunk), for every variant.
 TEST(DecodeMatchesForwardLong, GqaRatioFourOverSixHundredTokens) {
   for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2}) {
-    ModelConfig c;
+    model::ModelConfig c;
     c.attention = kind;
     c.vocab_size = 97;
     c.hidden_size = 64;
@@ -144,44 +150,44 @@ TEST(DecodeMatchesForwardLong, GqaRatioFourOverSixHundredTokens) {
     c.max_position_embeddings = 640;
     c.validate();
     Model model(c);
-    init_parameters(c, model.table, model.host_weights(), 3);
+    model::init_parameters(c, model.table, model.host_weights(), 3);
     const int64_t T = 600, V = c.vocab_size;
     const auto tokens = random_tokens(T, V, 5);
-    Activations acts(c, 1, T);
+    model::Activations acts(c, 1, T);
     std::vector<float> full(T * V);
-    decoder_logits(model, acts, tokens.data(), full.data());
+    model::decoder_logits(model, acts, tokens.data(), full.data());
     double scale = 0;
     for (float v : full) scale = std::max(scale, static_cast<double>(std::fabs(v)));
     const std::vector<float> logits = decoded(model, tokens, 300);
     double worst = 0;
     for (int64_t t = 299; t < T; ++t)
       worst = std::max(worst, testing::max_abs_diff(logits.data() + (t - 299) * V, full.data() + t * V, V));
-    std::printf("  %-8s max|err| %.3g (logit scale %.3g)\n", attention_kind_name(kind), worst, scale);
-    EXPECT_LE(worst, kAtol + kRtol * scale) << attention_kind_name(kind);
+    std::printf("  %-8s max|err| %.3g (logit scale %.3g)\n", kernels::attention_kind_name(kind), worst, scale);
+    EXPECT_LE(worst, kAtol + kRtol * scale) << kernels::attention_kind_name(kind);
   }
 }
 
 TEST(KvPool, StoresPerKvHeadKeysAndValuesAndV2NoMoreThanBaseline) {
-  const Model baseline = load_model_dir(kOracle / "baseline_gqa2_untied");
-  const Model diff = load_model_dir(kOracle / "diff_gqa2");
-  const Model diff2 = load_model_dir(kOracle / "diff2_gqa2_half_rope");
+  const Model baseline = model::load_model_dir(kOracle / "baseline_gqa2_untied");
+  const Model diff = model::load_model_dir(kOracle / "diff_gqa2");
+  const Model diff2 = model::load_model_dir(kOracle / "diff2_gqa2_half_rope");
   for (const Model* m : {&baseline, &diff, &diff2}) {
-    const ModelConfig& c = m->config;
+    const model::ModelConfig& c = m->config;
     const int64_t d = c.head_dim, Hkv = c.num_key_value_heads, L = c.num_hidden_layers;
     const int64_t width = c.attention == AttentionKind::diff ? 2 * d : d;  // V1: [k1|k2] and a 2d value
-    EXPECT_EQ(elements_per_token(c), L * Hkv * 2 * width) << attention_kind_name(c.attention);
+    EXPECT_EQ(elements_per_token(c), L * Hkv * 2 * width) << kernels::attention_kind_name(c.attention);
     // F32 blocks of 16 tokens: exactly the elements (each part a whole number of 64-byte lines).
     EXPECT_EQ(KvPool::block_bytes(c, KvStorage::f32, 16), 16 * 4 * elements_per_token(c));
   }
   // V2 with the same kv heads, head width and depth as a baseline stores exactly as much.
-  ModelConfig b = diff2.config;
+  model::ModelConfig b = diff2.config;
   b.attention = AttentionKind::baseline;
   b.num_attention_heads = 2 * diff2.config.num_attention_heads;
   EXPECT_EQ(KvPool::block_bytes(diff2.config, KvStorage::bf16, 32), KvPool::block_bytes(b, KvStorage::bf16, 32));
 }
 
 TEST(Engine, ContextErrorsAreClear) {
-  const Model model = load_model_dir(kOracle / "diff2");
+  const Model model = model::load_model_dir(kOracle / "diff2");
   const auto tokens = random_tokens(9, model.config.vocab_size, 1);
   EngineOptions o;
   o.context = 8;
@@ -203,4 +209,4 @@ TEST(Engine, ContextErrorsAreClear) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -24,7 +24,13 @@
 #include "support/level_kernels.h"
 #include "support/random_model.h"
 
-namespace difftx {
+namespace difftx::infer {
+
+using kernels::AttentionKind;
+using kernels::KvStorage;
+using kernels::WeightType;
+using model::Model;
+
 namespace {
 
 using testing::Stream;
@@ -33,7 +39,7 @@ using testing::Stream;
 constexpr AttentionKind kKinds[] = {AttentionKind::baseline, AttentionKind::diff, AttentionKind::diff2,
                                     AttentionKind::diff_grouped};
 
-ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
+model::ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
   return testing::engine_config(kind, hidden, 96, 512);
 }
 
@@ -80,8 +86,9 @@ std::string test_name(const std::string& device) {
 }
 
 std::string describe(const InvarianceCase& c) {
-  return (c.device == "cpu" ? "" : test_name(c.device) + "_") + (c.hybrid ? "hybrid" : attention_kind_name(c.kind)) +
-         "_" + weight_type_name(c.weights) + "_kv_" + kv_storage_name(c.kv);
+  return (c.device == "cpu" ? "" : test_name(c.device) + "_") +
+         (c.hybrid ? "hybrid" : kernels::attention_kind_name(c.kind)) + "_" + kernels::weight_type_name(c.weights) +
+         "_kv_" + kernels::kv_storage_name(c.kv);
 }
 // Not gtest's bytes of the object, which hold the device string's address: the test's ctest name
 // would change with every build.
@@ -90,10 +97,10 @@ void PrintTo(const InvarianceCase& c, std::ostream* out) { *out << describe(c); 
 Model case_model(const InvarianceCase& c) {
   // Hidden 256 so that every block type's rows are whole blocks (Q4_K: 256 weights).
   const int64_t hidden = c.weights == WeightType::f32 ? 64 : 256;
-  const ModelConfig config = c.hybrid ? testing::small_hybrid_config(hidden) : tiny_config(c.kind, hidden);
+  const model::ModelConfig config = c.hybrid ? testing::small_hybrid_config(hidden) : tiny_config(c.kind, hidden);
   Model model = c.weights == WeightType::f32
                     ? testing::random_model(config, 7)
-                    : convert_matrices(testing::random_model(config, 7), storage_plan(config, c.weights));
+                    : model::convert_matrices(testing::random_model(config, 7), model::storage_plan(config, c.weights));
   model.move_to(backends::open_backend(c.device));
   return model;
 }
@@ -107,7 +114,7 @@ class BatchInvariance : public ::testing::TestWithParam<InvarianceCase> {};
 TEST(Engine, PanelsOnlyModelStreamsTheSame) {
   for (AttentionKind kind : {AttentionKind::baseline, AttentionKind::diff})  // untied, tied
     for (WeightType w : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
-      const std::string what = std::string(attention_kind_name(kind)) + " " + weight_type_name(w);
+      const std::string what = std::string(kernels::attention_kind_name(kind)) + " " + kernels::weight_type_name(w);
       const Model both = case_model({kind, w, KvStorage::bf16});
       Model only = case_model({kind, w, KvStorage::bf16});
       only.engine_matrices_only();
@@ -115,7 +122,7 @@ TEST(Engine, PanelsOnlyModelStreamsTheSame) {
       const Request r = sampled_request(random_tokens(rng, 30, both.config.vocab_size), 12, 4);
       expect_same_stream(alone(only, r), alone(both, r), what);
       if (!backends::cpu::kernels().reads_panels(w)) continue;  // no panels at this CPU level: nothing was released
-      const WeightMatrix q = backends::host_matrix(only.matrices.layers[0].q_proj);
+      const kernels::WeightMatrix q = backends::host_matrix(only.matrices.layers[0].q_proj);
       EXPECT_EQ(q.data, nullptr) << what;
       std::vector<float> x(q.cols), y(q.rows);
       EXPECT_THROW(matmul(q, x.data(), y.data(), 1), Error) << what;
@@ -334,7 +341,7 @@ TEST(Engine, TwoLongPromptsInATightPoolPreemptAndMatchAlone) {
 }
 
 TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
-  const ModelConfig c = tiny_config(AttentionKind::baseline);
+  const model::ModelConfig c = tiny_config(AttentionKind::baseline);
   KvPool pool(backends::cpu_backend(), c, KvStorage::bf16, 16, 3);
   std::vector<int32_t> t1(16, 1), t2(16, 2);
   const int32_t a = pool.allocate(), b = pool.allocate();
@@ -369,7 +376,7 @@ TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
       const bool hybrid = variant == std::size(kKinds);  // and a hybrid stack
       const AttentionKind kind = hybrid ? AttentionKind::diff : kKinds[variant];
       if (device != "cpu" && !hybrid && kind != AttentionKind::diff2) continue;  // diff2 and the hybrid on slow devices
-      const std::string name = hybrid ? "hybrid" : attention_kind_name(kind);
+      const std::string name = hybrid ? "hybrid" : kernels::attention_kind_name(kind);
       SCOPED_TRACE(device + " " + name);
       Model model = testing::random_model(hybrid ? testing::small_hybrid_config() : tiny_config(kind), 21);
       model.move_to(backends::open_backend(device));
@@ -419,4 +426,4 @@ TEST(Engine, SeededRandomWorkloadMatchesEachRequestAlone) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -11,12 +11,12 @@
 #include "support/engine_runs.h"
 #include "model/model_io.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 const std::filesystem::path kOracle = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
 
-std::vector<int32_t> run(const Model& model, const GenerateOptions& o, GenerateResult* result = nullptr) {
+std::vector<int32_t> run(const model::Model& model, const GenerateOptions& o, GenerateResult* result = nullptr) {
   const std::vector<int32_t> prompt = {3, 14, 15, 9};
   std::vector<int32_t> out;
   const GenerateResult r = generate(model, prompt, o, [&](int32_t id) { out.push_back(id); });
@@ -27,7 +27,7 @@ std::vector<int32_t> run(const Model& model, const GenerateOptions& o, GenerateR
 
 TEST(Generate, TheSeedReproducesTheTokensForEveryVariant) {
   for (const char* name : {"baseline", "diff", "diff2"}) {
-    const Model model = load_model_dir(kOracle / name);
+    const model::Model model = model::load_model_dir(kOracle / name);
     GenerateOptions o;
     o.sampling = {1.0, 0, 0.95, 42};
     o.max_new_tokens = 40;
@@ -40,7 +40,7 @@ TEST(Generate, TheSeedReproducesTheTokensForEveryVariant) {
 }
 
 TEST(Generate, GreedyFollowsTheArgmaxOfTheDecodeLogits) {
-  const Model model = load_model_dir(kOracle / "diff_gqa2");
+  const model::Model model = model::load_model_dir(kOracle / "diff_gqa2");
   GenerateOptions o;
   o.sampling.temperature = 0;
   o.max_new_tokens = 20;
@@ -55,7 +55,7 @@ TEST(Generate, GreedyFollowsTheArgmaxOfTheDecodeLogits) {
 }
 
 TEST(Generate, StopsAtTheStopTokenTheBudgetOrAFullContext) {
-  const Model model = load_model_dir(kOracle / "baseline");
+  const model::Model model = model::load_model_dir(kOracle / "baseline");
   GenerateOptions o;
   o.sampling.temperature = 0;
   o.max_new_tokens = 30;
@@ -75,4 +75,4 @@ TEST(Generate, StopsAtTheStopTokenTheBudgetOrAFullContext) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

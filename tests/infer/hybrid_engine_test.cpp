@@ -34,7 +34,11 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::infer {
+
+using kernels::KvStorage;
+using model::Model;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -55,7 +59,7 @@ constexpr double kAtol = 1e-5, kRtol = 1e-5;
 
 std::vector<float> whole_forward(const Model& model, const std::vector<int32_t>& tokens) {
   std::vector<float> out(tokens.size() * model.config.vocab_size);
-  forward_logits(model, tokens, out.data());
+  model::forward_logits(model, tokens, out.data());
   return out;
 }
 
@@ -64,7 +68,7 @@ class HybridEngineFixture : public ::testing::TestWithParam<std::string> {};
 // 40 tokens (past several windows and two KV blocks of 16), prefilled up to 1, 13 or all of
 // them (in one chunk, and in chunks of 5) and the rest decoded: the logits of every position.
 TEST_P(HybridEngineFixture, LogitsOfEveryPositionMatchTheWholeForward) {
-  const Model model = load_model_dir(kFixtures / GetParam(), MatrixPrecision::as_stored);
+  const Model model = model::load_model_dir(kFixtures / GetParam(), model::MatrixPrecision::as_stored);
   const int64_t T = 40, V = model.config.vocab_size;
   ASSERT_LT(model.config.hybrid->sliding_window, T);
   const std::vector<int32_t> tokens = random_tokens(T, V, 11);
@@ -93,7 +97,7 @@ TEST_P(HybridEngineFixture, LogitsOfEveryPositionMatchTheWholeForward) {
 // Greedy generation through the engine, against the whole forward's argmax over the growing
 // sequence (the lowest id among equal logits, as the sampler takes it), with each token's logprob.
 TEST_P(HybridEngineFixture, GreedyGenerateIsTheWholeForwardsArgmaxChain) {
-  const Model model = load_model_dir(kFixtures / GetParam(), MatrixPrecision::as_stored);
+  const Model model = model::load_model_dir(kFixtures / GetParam(), model::MatrixPrecision::as_stored);
   const int64_t V = model.config.vocab_size, N = 24;
   std::vector<int32_t> ids = random_tokens(6, V, 3);
   Request r{ids, {}, {}, {}};
@@ -161,26 +165,26 @@ TEST(HybridEngine, ChunkedPrefillStreamsTheBitsOfOneChunk) {
 // SambaY's 8 layers: Mamba at 0, 2 and 4 (the memory), windows at 1 and 3, full attention at 5
 // (a page group each), GMU at 6, cross-attention at 7 (reading layer 5's pages).
 TEST(HybridEngine, CacheGroupsFollowTheLayerKinds) {
-  const ModelConfig c = testing::small_hybrid_config(64, 8, 5);
-  const std::vector<infer::KvCacheGroup> g = infer::kv_cache_groups(c);
+  const model::ModelConfig c = testing::small_hybrid_config(64, 8, 5);
+  const std::vector<KvCacheGroup> g = kv_cache_groups(c);
   ASSERT_EQ(g.size(), 5u);
-  EXPECT_EQ(g[0].kind, infer::CacheKind::sliding_window);
+  EXPECT_EQ(g[0].kind, CacheKind::sliding_window);
   EXPECT_EQ(g[0].layers, std::vector<int64_t>{1});
   EXPECT_EQ(g[0].window, 5);
   EXPECT_EQ(g[1].layers, std::vector<int64_t>{3});
-  EXPECT_EQ(g[2].kind, infer::CacheKind::full);
+  EXPECT_EQ(g[2].kind, CacheKind::full);
   EXPECT_EQ(g[2].layers, std::vector<int64_t>{5});
-  EXPECT_EQ(g[3].kind, infer::CacheKind::shared);
+  EXPECT_EQ(g[3].kind, CacheKind::shared);
   EXPECT_EQ(g[3].layers, std::vector<int64_t>{7});
   EXPECT_EQ(g[3].source, 2);
-  EXPECT_EQ(g[4].kind, infer::CacheKind::recurrent);
+  EXPECT_EQ(g[4].kind, CacheKind::recurrent);
   EXPECT_EQ(g[4].layers, (std::vector<int64_t>{0, 2, 4}));
-  EXPECT_EQ(infer::kv_block_layers(g), 1);
+  EXPECT_EQ(kv_block_layers(g), 1);
   // 100 tokens in blocks of 16: 7 blocks of the full layer, each window no more than 1 + 2.
-  EXPECT_EQ(infer::sequence_blocks(g, 100, 16), 7 + 2 * 3);
-  EXPECT_EQ(infer::sequence_blocks(g, 10, 16), 1 + 2 * 1);
-  EXPECT_EQ(infer::sequence_tokens(g, 13, 16, 1000), 112);
-  EXPECT_EQ(infer::sequence_tokens(g, 13, 16, 50), 50);
+  EXPECT_EQ(sequence_blocks(g, 100, 16), 7 + 2 * 3);
+  EXPECT_EQ(sequence_blocks(g, 10, 16), 1 + 2 * 1);
+  EXPECT_EQ(sequence_tokens(g, 13, 16, 1000), 112);
+  EXPECT_EQ(sequence_tokens(g, 13, 16, 50), 50);
   // The pool holds that context, and the prefix cache says why it is off.
   EngineOptions o;
   o.kv_block_tokens = 16;
@@ -197,15 +201,15 @@ TEST(HybridEngine, CacheGroupsFollowTheLayerKinds) {
 // windows and its Mamba state; the decoder's every layer. Printed for the small shape and the
 // real one (docs/BENCHMARKS.md "Hybrid engine").
 TEST(HybridEngine, HoldsAFractionOfTheKvBytesOfADiffDecoder) {
-  const ModelConfig small = testing::small_hybrid_config(64, 8, 5);
-  const ModelConfig real = config_from_phi4flash(
+  const model::ModelConfig small = testing::small_hybrid_config(64, 8, 5);
+  const model::ModelConfig real = model::config_from_phi4flash(
       {{"model_type", "phi4flash"}, {"vocab_size", 200064}, {"hidden_size", 2560}, {"intermediate_size", 10240},
        {"num_hidden_layers", 32}, {"num_attention_heads", 40}, {"num_key_value_heads", 20}, {"sliding_window", 512},
        {"max_position_embeddings", 262144}},
       "real.json");
   const int64_t P = 32;
-  for (const ModelConfig* hybrid : {&small, &real}) {
-    ModelConfig diff = *hybrid;
+  for (const model::ModelConfig* hybrid : {&small, &real}) {
+    model::ModelConfig diff = *hybrid;
     diff.hybrid.reset();
     EXPECT_EQ(KvPool::block_bytes(diff, KvStorage::bf16, P),
               hybrid->num_hidden_layers * KvPool::block_bytes(*hybrid, KvStorage::bf16, P));
@@ -221,8 +225,8 @@ TEST(HybridEngine, HoldsAFractionOfTheKvBytesOfADiffDecoder) {
   // the small one's: one full layer's blocks, two windows of 5 (three blocks each at most), the state
   const int64_t T = 4096, layer_block = KvPool::block_bytes(small, KvStorage::bf16, P);
   EXPECT_EQ(KvPool::sequence_bytes(small, KvStorage::bf16, P, T),
-            (T / P + 2 * 3) * layer_block + infer::StatePool::slot_bytes(small));
-  EXPECT_EQ(infer::StatePool::slot_bytes(small), 3 * (3 * 128 + 128 * 8) * 4);  // 3 Mamba layers, E 128, S 8, K 4
+            (T / P + 2 * 3) * layer_block + StatePool::slot_bytes(small));
+  EXPECT_EQ(StatePool::slot_bytes(small), 3 * (3 * 128 + 128 * 8) * 4);  // 3 Mamba layers, E 128, S 8, K 4
 }
 
 // Every other device runs the hybrid ops too (Vulkan's on lavapipe in CI): its whole-sequence
@@ -233,13 +237,13 @@ TEST(HybridEngine, OtherDevicesMatchTheCpu) {
   for (const std::string& device : testing::devices_here()) {
     if (device == "cpu") continue;
     for (const std::string& name : fixture_names()) {
-      const Model cpu = load_model_dir(kFixtures / name, MatrixPrecision::as_stored);
+      const Model cpu = model::load_model_dir(kFixtures / name, model::MatrixPrecision::as_stored);
       const int64_t V = cpu.config.vocab_size;
       const std::vector<int32_t> tokens = random_tokens(T, V, 11);
       const std::vector<float> want = whole_forward(cpu, tokens);
       double scale = 0;
       for (float v : want) scale = std::max(scale, static_cast<double>(std::fabs(v)));
-      Model model = load_model_dir(kFixtures / name, MatrixPrecision::as_stored);
+      Model model = model::load_model_dir(kFixtures / name, model::MatrixPrecision::as_stored);
       model.move_to(backends::open_backend(device));
       const double whole = testing::max_abs_diff(whole_forward(model, tokens).data(), want.data(), T * V);
       std::printf("  %-8s %-36s whole forward vs the CPU's: max|err| %.3g (logit scale %.3g)\n", device.c_str(),
@@ -266,4 +270,4 @@ TEST(HybridEngine, OtherDevicesMatchTheCpu) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

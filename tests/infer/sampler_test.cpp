@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "infer/sampler.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 // Frequencies of each id over n draws.
@@ -143,4 +143,4 @@ TEST(Sampler, PenaltiesLowerTheLogitsOfDrawnTokens) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -23,12 +23,9 @@
 #include "support/engine_runs.h"
 #include "support/random_model.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
-using infer::CacheKind;
-using infer::KvCacheGroup;
-using infer::StepPlan;
 using testing::Stream;
 
 constexpr int64_t kVocab = 64;
@@ -73,7 +70,7 @@ class FakeForward {
     for (size_t g = 0; g < groups_.size(); ++g)
       if (groups_[g].kind == CacheKind::recurrent)
         for (size_t t = 0; t < plan.slices.size(); ++t) {
-          const infer::Slice& sl = plan.slices[t];
+          const Slice& sl = plan.slices[t];
           EXPECT_EQ(plan.tables[g][t].size(), 1u);
           uint64_t& state = states_[plan.tables[g][t][0]];
           if (sl.first == 0) state = kSeed;
@@ -108,14 +105,14 @@ class FakeForward {
     std::vector<std::vector<int64_t>> seen(plan.slices.size());
     for (int64_t i = 0; i < static_cast<int64_t>(plan.rows.size()); ++i) {
       const BatchRow& r = plan.rows[i];
-      const infer::Sequence& s = *plan.slices[r.table].seq;
+      const Sequence& s = *plan.slices[r.table].seq;
       EXPECT_EQ(r.token, s.tokens[r.position]);
       EXPECT_EQ(i < plan.gemv_rows, r.position >= s.prompt_tokens);
       EXPECT_EQ(r.logits, r.position + 1 == static_cast<int64_t>(s.tokens.size()));
       seen[r.table].push_back(r.position);
     }
     for (size_t t = 0; t < plan.slices.size(); ++t) {
-      const infer::Slice& sl = plan.slices[t];
+      const Slice& sl = plan.slices[t];
       std::vector<int64_t> want;
       for (int pass = 0; pass < 2; ++pass)
         for (int64_t p = sl.first; p < sl.first + sl.count; ++p)
@@ -128,7 +125,7 @@ class FakeForward {
   // the sliding windows' last `window` of them, the recurrent state carried over from the
   // sequence's earlier steps (from its first position: a fresh state), a shared group's source.
   void append_logits(const StepPlan& plan, const BatchRow& r) {
-    const infer::Slice& sl = plan.slices[r.table];
+    const Slice& sl = plan.slices[r.table];
     std::vector<int32_t> tokens;
     for (size_t g = 0; g < groups_.size(); ++g) {
       const std::span<const int32_t> table = plan.tables[g][r.table];
@@ -166,12 +163,12 @@ class FakeForward {
   std::vector<float> logits_;
 };
 
-Model fake_shapes() {
+model::Model fake_shapes() {
   testing::SmallShape shape;
   shape.vocab_size = kVocab;
   shape.layers = 1;
   shape.max_positions = 512;
-  return testing::random_model(testing::small_config(AttentionKind::baseline, shape), 1);
+  return testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 1);
 }
 
 Request greedy(std::vector<int32_t> prompt, int64_t new_tokens) {
@@ -190,9 +187,9 @@ std::vector<int32_t> random_tokens(Rng& rng, int64_t n) {
 // An engine whose steps run through a FakeForward.
 struct FakeEngine {
   explicit FakeEngine(const EngineOptions& o)
-      : fake(infer::kv_cache_groups(model.config), o.kv_block_tokens),
+      : fake(kv_cache_groups(model.config), o.kv_block_tokens),
         engine(model, nullptr, o, [this](const StepPlan& plan) { return fake(plan); }) {}
-  Model model = fake_shapes();
+  model::Model model = fake_shapes();
   FakeForward fake;
   Engine engine;
 };
@@ -324,12 +321,12 @@ TEST(Scheduler, HybridGroupsThroughTheManager) {
                                             {CacheKind::recurrent, {3, 5}, 0, -1},
                                             {CacheKind::shared, {4}, 0, 0}};
   constexpr int64_t P = 16, kRunning = 4;
-  infer::BlockPool pool(24, P);
-  infer::KvCacheManager kv(groups, pool, kRunning, true);
-  EXPECT_EQ(kv.prefix_cache(), infer::PrefixCache::off_recurrent_state);
+  BlockPool pool(24, P);
+  KvCacheManager kv(groups, pool, kRunning, true);
+  EXPECT_EQ(kv.prefix_cache(), PrefixCache::off_recurrent_state);
   EngineStats counters;
-  infer::Scheduler scheduler(kv, 24, kRunning, counters);
-  infer::SamplingStage sampling(nullptr, kVocab, kVocab, 1000, counters);
+  Scheduler scheduler(kv, 24, kRunning, counters);
+  SamplingStage sampling(nullptr, kVocab, kVocab, 1000, counters);
   FakeForward fake(groups, P);
   Rng rng(5);
   std::vector<Request> requests;
@@ -339,7 +336,7 @@ TEST(Scheduler, HybridGroupsThroughTheManager) {
     streams.push_back(std::make_unique<Stream>());
     Request r = requests.back();
     r.on_event = [s = streams.back().get()](const TokenEvent& e) { s->events.push_back(e); };
-    scheduler.waiting().push_back(std::make_unique<infer::Sequence>(id, std::move(r), kVocab));
+    scheduler.waiting().push_back(std::make_unique<Sequence>(id, std::move(r), kVocab));
   }
   for (int steps = 0; !scheduler.running().empty() || !scheduler.waiting().empty(); ++steps) {
     ASSERT_LT(steps, 2000) << "no progress";
@@ -366,10 +363,10 @@ TEST(Scheduler, HybridGroupsThroughTheManager) {
     const float* logits = fake(plan);
     scheduler.commit();
     int64_t j = 0;
-    std::vector<infer::Sequence*> ended;
+    std::vector<Sequence*> ended;
     for (const BatchRow& r : plan.rows)
       if (r.logits) {
-        infer::Sequence& s = *plan.slices[r.table].seq;
+        Sequence& s = *plan.slices[r.table].seq;
         if (sampling.advance(s, logits + j++ * kVocab) != FinishReason::none) {
           kv.free(s.id);
           ended.push_back(&s);
@@ -387,4 +384,4 @@ TEST(Scheduler, HybridGroupsThroughTheManager) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -21,7 +21,12 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::infer {
+
+using kernels::AttentionKind;
+using kernels::WeightType;
+using model::Model;
+
 namespace {
 
 using testing::expect_error;
@@ -29,7 +34,7 @@ using testing::Stream;
 
 std::vector<int32_t> ngram(std::vector<int32_t> tokens, int64_t max) {
   std::vector<int32_t> out;
-  infer::NgramDrafter().propose(0, tokens, max, out);
+  NgramDrafter().propose(0, tokens, max, out);
   return out;
 }
 
@@ -46,15 +51,15 @@ TEST(NgramDrafter, ProposesWhatFollowedTheLongestLatestMatch) {
   EXPECT_TRUE(ngram({1}, 4).empty());
 }
 
-ModelConfig tiny_config(AttentionKind kind, int64_t hidden, int64_t vocab = 96) {
+model::ModelConfig tiny_config(AttentionKind kind, int64_t hidden, int64_t vocab = 96) {
   return testing::engine_config(kind, hidden, vocab, 256);
 }
 
 Model typed_model(AttentionKind kind, WeightType w, uint64_t seed) {
   // Hidden 256 so that every block type's rows are whole blocks (Q4_K: 256 weights).
-  const ModelConfig config = tiny_config(kind, w == WeightType::f32 ? 64 : 256);
-  return w == WeightType::f32 ? testing::random_model(config, seed)
-                              : convert_matrices(testing::random_model(config, seed), storage_plan(config, w));
+  const model::ModelConfig config = tiny_config(kind, w == WeightType::f32 ? 64 : 256);
+  if (w == WeightType::f32) return testing::random_model(config, seed);
+  return model::convert_matrices(testing::random_model(config, seed), model::storage_plan(config, w));
 }
 
 // A prompt with repeats, so that prompt lookup finds matches from the start.
@@ -102,7 +107,7 @@ struct GreedyCase {
   WeightType weights;
 };
 std::string describe(const GreedyCase& c) {
-  return std::string(attention_kind_name(c.kind)) + "_" + weight_type_name(c.weights);
+  return std::string(kernels::attention_kind_name(c.kind)) + "_" + kernels::weight_type_name(c.weights);
 }
 void PrintTo(const GreedyCase& c, std::ostream* out) { *out << describe(c); }
 
@@ -162,12 +167,12 @@ INSTANTIATE_TEST_SUITE_P(Speculative, GreedyWithDraft, ::testing::ValuesIn(greed
 TEST(Speculative, HybridTargetGreedyIsBitIdenticalToNoDraft) {
   const Model other = typed_model(AttentionKind::baseline, WeightType::f32, 8);
   for (WeightType w : {WeightType::f32, WeightType::bf16, WeightType::q8_0, WeightType::q4_0}) {
-    const std::string what = std::string("hybrid ") + weight_type_name(w);
-    const ModelConfig config = testing::small_hybrid_config();
+    const std::string what = std::string("hybrid ") + kernels::weight_type_name(w);
+    const model::ModelConfig config = testing::small_hybrid_config();
     ASSERT_EQ(config.vocab_size, other.config.vocab_size);
     const Model model = w == WeightType::f32
                             ? testing::random_model(config, 7)
-                            : convert_matrices(testing::random_model(config, 7), storage_plan(config, w));
+                            : model::convert_matrices(testing::random_model(config, 7), model::storage_plan(config, w));
     const Request r = greedy_request(repeating_prompt(config.vocab_size), 32);
     EngineOptions plain;
     plain.kv_block_tokens = 16;
@@ -322,10 +327,10 @@ TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
   constexpr int64_t V = 4, kRequests = 12000;
   const float table[V][V] = {{2.0f, 0.5f, 1.0f, 0.0f}, {0.3f, 1.5f, 0.0f, 1.0f}, {1.0f, 1.0f, 2.2f, 0.1f},
                              {0.0f, 2.0f, 0.4f, 1.2f}};
-  ModelConfig config = tiny_config(AttentionKind::baseline, 64, V);
+  model::ModelConfig config = tiny_config(AttentionKind::baseline, 64, V);
   const Model model = testing::random_model(config, 1);
   std::vector<float> logits;
-  const StepForward chain = [&](const infer::StepPlan& plan) {
+  const StepForward chain = [&](const StepPlan& plan) {
     logits.clear();
     for (const BatchRow& r : plan.rows)
       if (r.logits) logits.insert(logits.end(), table[r.token], table[r.token] + V);
@@ -397,4 +402,4 @@ TEST(Speculative, BadDraftOptionsAreErrors) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

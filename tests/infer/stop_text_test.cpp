@@ -4,7 +4,7 @@
 
 #include "infer/stop_text.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 std::string feed(StopText& t, const std::vector<std::string>& pieces) {
@@ -56,4 +56,4 @@ TEST(StopText, WithoutStopsOnlyUtf8IsHeld) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

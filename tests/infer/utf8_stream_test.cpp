@@ -7,7 +7,7 @@
 
 #include "infer/utf8_stream.h"
 
-namespace difftx {
+namespace difftx::infer {
 namespace {
 
 const std::string kFffd = "\xEF\xBF\xBD";
@@ -42,4 +42,4 @@ TEST(Utf8Stream, BytesThatCanNeverBeUtf8BecomeReplacementCharacters) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::infer

@@ -14,7 +14,7 @@
 #include "io/input_file.h"
 #include "io/io_test_files.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 using testing::error_message;
@@ -140,4 +140,4 @@ TEST(AtomicFile, BareFileNameWritesInTheCurrentDirectory) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

@@ -6,7 +6,7 @@
 
 #include "io/float16.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 // Reference twin: the value of a binary floating-point pattern with `exponent_bits` and
@@ -66,4 +66,4 @@ TEST(Float16, F16ToFloatAgreesWithTheCompilersFloat16) {
 #endif
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

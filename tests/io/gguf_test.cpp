@@ -9,7 +9,7 @@
 #include "io/input_file.h"
 #include "io/io_test_files.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 std::string le(uint64_t v, int bytes) {
@@ -51,4 +51,4 @@ TEST(Gguf, RefusesBadTensorsAndRepeatedNames) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

@@ -23,7 +23,7 @@
 #include "support/testing.h"
 #include "support/word_dataset.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 namespace fs = std::filesystem;
@@ -127,7 +127,7 @@ TEST_F(HostileInputs, ConfigMutantsEndInAnErrorOrAValidConfig) {
   write_json_file(path, nlohmann::json{{"model_type", "difftx"}, {"attention", "diff"}, {"vocab_size", 300},
                                        {"hidden_size", 64}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
                                        {"max_position_embeddings", 256}, {"rope_scaling", nullptr}});
-  const Tally t = mutate_and_load(path, 400, 13, [&] { config_from_file(path.string()).validate(); });
+  const Tally t = mutate_and_load(path, 400, 13, [&] { model::config_from_file(path.string()).validate(); });
   EXPECT_EQ(t.tried, 400);
   EXPECT_LT(t.accepted, t.tried / 2) << "most mutants of a config should be refused";
 }
@@ -249,8 +249,8 @@ TEST(HostileFiles, AFifoIsRefusedWithoutBlocking) {
   const fs::path fifo = dataset.root / "config.json";
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
   EXPECT_NE(testing::error_of([&] { read_whole_file(fifo); }).find("not a regular file (a FIFO)"), std::string::npos);
-  EXPECT_NE(testing::error_of([&] { config_from_file(fifo.string()); }).find("a FIFO"), std::string::npos);
+  EXPECT_NE(testing::error_of([&] { model::config_from_file(fifo.string()); }).find("a FIFO"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

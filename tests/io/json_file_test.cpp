@@ -7,7 +7,7 @@
 #include "io/io_test_files.h"
 #include "io/json_file.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 using testing::error_message;
@@ -56,4 +56,4 @@ TEST(JsonFile, UnwritableValueIsAnErrorAndLeavesTheOldFile) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

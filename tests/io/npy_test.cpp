@@ -12,7 +12,7 @@
 #include "io/npy.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 using testing::error_message;
@@ -159,4 +159,4 @@ TEST(Npy, HostileHeadersAreRejectedWithTheirReason) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

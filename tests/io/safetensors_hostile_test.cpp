@@ -15,7 +15,7 @@
 #include "io/io_test_files.h"
 #include "io/safetensors.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 using testing::fixture_path;
@@ -228,4 +228,4 @@ TEST_F(SafetensorsHostile, RandomByteFlipsInTheDataKeepTheFileReadable) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

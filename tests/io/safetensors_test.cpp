@@ -18,7 +18,7 @@
 #include "io/safetensors.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::io {
 namespace {
 
 using testing::error_message;
@@ -232,4 +232,4 @@ TEST(Safetensors, AcceptsEveryConformingLayout) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::io

@@ -7,7 +7,7 @@
 #include "core/rng.h"
 #include "kernels/gemm.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // Plain triple loop in double: the reference twin of gemm.
@@ -59,4 +59,4 @@ TEST(Gemm, SelectsTheKernelsOfTheLevel) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -14,7 +14,7 @@
 #include "kernels/ops/ops_test_support.h"
 #include "reference/mamba_reference.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
@@ -203,4 +203,4 @@ TEST(Mamba, BadDimsAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

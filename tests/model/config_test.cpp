@@ -6,7 +6,7 @@
 #include "model/config.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -29,7 +29,7 @@ std::string error_of(const json& j) {
 TEST(Config, DefaultsFollowSpec) {
   const ModelConfig c = config_from_json(tiny("diff"), "cfg.json");
   EXPECT_EQ(c.intermediate_size, 128);  // 8/3 * 32 = 85.3 -> multiple of 64
-  EXPECT_EQ(c.rope_style, RopeStyle::interleaved);
+  EXPECT_EQ(c.rope_style, kernels::RopeStyle::interleaved);
   EXPECT_DOUBLE_EQ(c.rope_theta, 10000.0);
   EXPECT_TRUE(c.diff_subln);
   EXPECT_NEAR(c.lambda_init(0), 0.2, 1e-12);
@@ -103,4 +103,4 @@ TEST(Parameters, TableNamesAndCountsFollowSpec) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

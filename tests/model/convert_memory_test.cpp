@@ -23,12 +23,12 @@
 #include "model/storage_plan.h"
 #include "support/peak_memory.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 ModelConfig large_config() {
   ModelConfig c;
-  c.attention = AttentionKind::baseline;
+  c.attention = kernels::AttentionKind::baseline;
   c.vocab_size = 4096;
   c.hidden_size = 512;
   c.num_hidden_layers = 16;
@@ -38,7 +38,7 @@ ModelConfig large_config() {
   c.intermediate_size = 1536;
   c.max_position_embeddings = 128;
   c.tie_word_embeddings = false;
-  c.rope_style = RopeStyle::half;
+  c.rope_style = kernels::RopeStyle::half;
   c.validate();
   return c;
 }
@@ -61,7 +61,7 @@ TEST(ConvertMemory, ConversionHoldsAFewTensorsNotTheModel) {
   testing::peak_growth_kib_in_child([&](const std::function<void()>& mark) {
     Model model(c);
     init_parameters(c, model.table, model.host_weights(), 5);
-    save_difftx_model(model, source, StoredFloat::bf16);
+    save_difftx_model(model, source, io::StoredFloat::bf16);
     mark();
   });
   const double model_mib = ParameterTable(c).total_floats() * 4.0 / (1 << 20);
@@ -80,12 +80,12 @@ TEST(ConvertMemory, ConversionHoldsAFewTensorsNotTheModel) {
   } cases[] = {
       {"difftx f32", [](const WeightSource& s, const auto& out, const auto&) { save_difftx_model(s, {}, out); }},
       {"difftx q4_0", [](const WeightSource& s, const auto& out, const auto&) {
-         save_difftx_model(s, storage_plan(s.config(), WeightType::q4_0), out);
+         save_difftx_model(s, storage_plan(s.config(), kernels::WeightType::q4_0), out);
        }},
-      {"hf bf16", [](const WeightSource& s, const auto& out, const auto&) { save_hf_model(s, out, StoredFloat::bf16); }},
+      {"hf bf16", [](const WeightSource& s, const auto& out, const auto&) { save_hf_model(s, out, io::StoredFloat::bf16); }},
       {"gguf q4_0", [](const WeightSource& s, const auto& out, const data::Tokenizer& tok) {
          std::filesystem::create_directories(out);
-         save_gguf_model(s, tok, WeightType::q4_0, out / kGgufFile);
+         save_gguf_model(s, tok, kernels::WeightType::q4_0, out / kGgufFile);
        }},
   };
   for (const auto& k : cases) {
@@ -102,4 +102,4 @@ TEST(ConvertMemory, ConversionHoldsAFewTensorsNotTheModel) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

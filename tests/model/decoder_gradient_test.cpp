@@ -12,7 +12,7 @@
 #include "model/decoder.h"
 #include "support/backend_case.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 ModelConfig tiny_config(const std::string& attention, int64_t heads, int64_t kv_heads, int64_t grouped_ratio = 0,
@@ -72,7 +72,7 @@ void check_gradients(const ModelConfig& config) {
     std::copy(saved.begin(), saved.end(), w);
     const double numeric = (up - down) / (2.0 * h);
     EXPECT_NEAR(analytic, numeric, 5e-4 + 1e-2 * std::fabs(numeric))
-        << attention_kind_name(config.attention) << " " << p.name;
+        << kernels::attention_kind_name(config.attention) << " " << p.name;
   }
 }
 
@@ -86,4 +86,4 @@ TEST(DecoderGradient, PolyNormMatchesFiniteDifferences) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

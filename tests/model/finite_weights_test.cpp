@@ -11,14 +11,14 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // An embedding of 8192 x 32 floats: four pieces of 65536.
-ModelConfig wide_vocabulary() { return testing::small_config(AttentionKind::baseline, {.vocab_size = 8192}); }
+ModelConfig wide_vocabulary() { return testing::small_config(kernels::AttentionKind::baseline, {.vocab_size = 8192}); }
 
 TEST(FiniteWeights, AFiniteModelPasses) {
   const Model model = testing::random_model(wide_vocabulary(), 1);
@@ -44,11 +44,11 @@ TEST(FiniteWeights, PackedMatricesNameTheirFirstNonFiniteElement) {
   const ParamInfo& e = *f32.table.find("model.embed_tokens.weight");
   f32.host_weights()[e.offset + 32 * 3000 + 5] = kInf;   // row 3000: a late chunk of 64 rows
   f32.host_weights()[e.offset + 32 * 200 + 1] = kNaN;    // row 200: the fourth chunk
-  const Model packed = convert_matrices(f32, storage_plan(c, WeightType::bf16));
+  const Model packed = convert_matrices(f32, storage_plan(c, kernels::WeightType::bf16));
   EXPECT_NE(testing::error_of([&] { require_finite_weights(packed, "m"); })
                 .find("holds a non-finite value (nan at element 6401)"),
             std::string::npos);
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

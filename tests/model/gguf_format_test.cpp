@@ -24,7 +24,10 @@
 #include "support/random_model.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using kernels::WeightType;
+
 namespace {
 
 using nlohmann::json;
@@ -42,7 +45,7 @@ struct GgufFile {
   std::string bytes;
   uint64_t data_start = 0;
 
-  explicit GgufFile(const std::filesystem::path& path) : bytes(read_whole_file(path)) {
+  explicit GgufFile(const std::filesystem::path& path) : bytes(io::read_whole_file(path)) {
     EXPECT_EQ(bytes.substr(0, 4), "GGUF");
     EXPECT_EQ(u32(), 3u);
     const uint64_t tensor_count = u64(), metadata_count = u64();
@@ -105,7 +108,7 @@ struct GgufFile {
 
 ModelConfig llama_like() {
   ModelConfig c;
-  c.attention = AttentionKind::baseline;
+  c.attention = kernels::AttentionKind::baseline;
   c.vocab_size = 128256;
   c.hidden_size = 32;
   c.num_hidden_layers = 2;
@@ -115,9 +118,9 @@ ModelConfig llama_like() {
   c.intermediate_size = 64;
   c.max_position_embeddings = 256;
   c.tie_word_embeddings = false;
-  c.rope_style = RopeStyle::half;
+  c.rope_style = kernels::RopeStyle::half;
   c.rope_theta = 500000.0;
-  c.rope_scaling = {RopeScalingType::llama3, 8.0, 1.0, 4.0, 64.0};
+  c.rope_scaling = {kernels::RopeScalingType::llama3, 8.0, 1.0, 4.0, 64.0};
   c.validate();
   return c;
 }
@@ -151,7 +154,7 @@ TEST(GgufExport, LlamaFileHoldsTheModelItsVocabularyAndInterleavedRows) {
   EXPECT_EQ(tokens[220], "\xC4\xA0");  // the space byte, byte-level: U+0120
   EXPECT_EQ(types[220], 1);
   EXPECT_EQ(tokens[9906], "Hello");
-  const json tokenizer_json = json::parse(read_whole_file(data::data_root() / "hf/llama3/tokenizer.json"));
+  const json tokenizer_json = json::parse(io::read_whole_file(data::data_root() / "hf/llama3/tokenizer.json"));
   const json& merges = f.metadata.at("tokenizer.ggml.merges");
   ASSERT_EQ(merges.size(), tokenizer_json["model"]["merges"].size());
   const json& first = tokenizer_json["model"]["merges"][0];  // "a b" or ["a", "b"] by version
@@ -175,7 +178,7 @@ TEST(GgufExport, LlamaFileHoldsTheModelItsVocabularyAndInterleavedRows) {
   for (const char* proj : {"q_proj", "k_proj"}) {
     const ParamInfo& p = *model.table.find(std::string("model.layers.1.self_attn.") + proj + ".weight");
     const int64_t rows = p.shape[0], cols = p.shape[1];
-    std::vector<unsigned char> packed(weight_matrix_bytes(WeightType::q8_0, rows, cols));
+    std::vector<unsigned char> packed(kernels::weight_matrix_bytes(WeightType::q8_0, rows, cols));
     backends::cpu::kernels().quantize_rows(WeightType::q8_0, model.host_weights() + p.offset, packed.data(), rows, cols);
     std::vector<float> want(rows * cols), got(rows * cols);
     backends::cpu::kernels().dequantize_rows(WeightType::q8_0, packed.data(), want.data(), rows, cols);
@@ -210,14 +213,14 @@ TEST(GgufExport, HeadTypeAppliesToTheEmbeddingAndOutput) {
     EXPECT_EQ(f.tensors.at(name).type, 2u) << name;
     const ParamInfo& p = *model.table.find(name == std::string("output.weight") ? "lm_head.weight"
                                                                                : "model.embed_tokens.weight");
-    std::vector<unsigned char> want(weight_matrix_bytes(WeightType::q4_0, p.shape[0], p.shape[1]));
+    std::vector<unsigned char> want(kernels::weight_matrix_bytes(WeightType::q4_0, p.shape[0], p.shape[1]));
     backends::cpu::kernels().quantize_rows(WeightType::q4_0, model.host_weights() + p.offset, want.data(), p.shape[0], p.shape[1]);
     EXPECT_EQ(std::memcmp(f.data(name), want.data(), want.size()), 0) << name;
   }
 }
 
 TEST(GgufExport, DiffModelsAndUnknownSplitPatternsAreRefused) {
-  const ModelConfig diff = testing::small_config(AttentionKind::diff, {});
+  const ModelConfig diff = testing::small_config(kernels::AttentionKind::diff, {});
   EXPECT_NE(testing::error_of([&] { require_gguf_architecture(diff); }).find("no architecture for diff attention"),
             std::string::npos);
   DIFFTX_REQUIRE_DATA("hf/llama3/tokenizer.json");
@@ -228,4 +231,4 @@ TEST(GgufExport, DiffModelsAndUnknownSplitPatternsAreRefused) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

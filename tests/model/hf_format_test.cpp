@@ -20,7 +20,12 @@
 #include "model/model_io.h"
 #include "model/parameters.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using io::StoredFloat;
+using kernels::AttentionKind;
+using kernels::RopeStyle;
+
 namespace {
 
 using nlohmann::json;
@@ -48,20 +53,20 @@ TEST(RopeScaling, Llama3BandsKeepDivideAndBlend) {
   // theta 10000, d 8: inv_freq 1, 0.1, 0.01, 0.001, wavelengths 6.3, 63, 628, 6283. With an
   // original context of 1024, low 1 and high 4: wavelengths under 256 keep their frequency,
   // over 1024 are divided by the factor (8), 628 is blended (values worked out by hand).
-  const RopeScaling s{RopeScalingType::llama3, 8.0, 1.0, 4.0, 1024.0};
+  const kernels::RopeScaling s{kernels::RopeScalingType::llama3, 8.0, 1.0, 4.0, 1024.0};
   EXPECT_DOUBLE_EQ(backends::cpu::kernels().rope_inverse_frequency(0, 8, 10000.0, s), 1.0);
   EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(1, 8, 10000.0, s), 0.1, 1e-15);
   EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(2, 8, 10000.0, s), 0.003086760967011274, 1e-15);
   EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(3, 8, 10000.0, s), 0.000125, 1e-15);
-  const RopeScaling linear{RopeScalingType::linear, 4.0};
+  const kernels::RopeScaling linear{kernels::RopeScalingType::linear, 4.0};
   EXPECT_NEAR(backends::cpu::kernels().rope_inverse_frequency(1, 8, 10000.0, linear), 0.025, 1e-15);
   EXPECT_DOUBLE_EQ(backends::cpu::kernels().rope_inverse_frequency(2, 8, 10000.0, {}), std::pow(10000.0, -0.5));
 }
 
 TEST(RopeScaling, LinearTableIsThePlainTableAtScaledPositions) {
-  std::vector<float> plain(rope_table_floats(64, 8)), scaled(rope_table_floats(16, 8));
-  const RopeTable p = backends::cpu::kernels().rope_table_build(plain.data(), 64, 8, 10000.0, {});
-  const RopeTable s = backends::cpu::kernels().rope_table_build(scaled.data(), 16, 8, 10000.0, {RopeScalingType::linear, 4.0});
+  std::vector<float> plain(kernels::rope_table_floats(64, 8)), scaled(kernels::rope_table_floats(16, 8));
+  const kernels::RopeTable p = backends::cpu::kernels().rope_table_build(plain.data(), 64, 8, 10000.0, {});
+  const kernels::RopeTable s = backends::cpu::kernels().rope_table_build(scaled.data(), 16, 8, 10000.0, {kernels::RopeScalingType::linear, 4.0});
   for (int64_t t = 0; t < 16; ++t)
     for (int64_t i = 0; i < 4; ++i) {
       // position t with factor 4 turns by the angle of position t / 4: compare where that is whole
@@ -155,7 +160,7 @@ ModelConfig tiny_config(AttentionKind kind, int64_t heads, int64_t kv, RopeStyle
   c.max_position_embeddings = 64;
   c.rope_style = rope;
   c.tie_word_embeddings = false;
-  c.rope_scaling = {RopeScalingType::llama3, 4.0, 1.0, 4.0, 16.0};
+  c.rope_scaling = {kernels::RopeScalingType::llama3, 4.0, 1.0, 4.0, 16.0};
   return c;
 }
 
@@ -177,7 +182,7 @@ std::vector<float> logits_of(const Model& m, const std::vector<int32_t>& ids) {
   return out;
 }
 
-std::string file_bytes(const std::filesystem::path& p) { return read_whole_file(p); }
+std::string file_bytes(const std::filesystem::path& p) { return io::read_whole_file(p); }
 
 TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
   const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4};
@@ -190,7 +195,7 @@ TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
     const Model original = random_model(tiny_config(k.kind, k.heads, k.kv, k.rope), 7);
     TempDir dir;
     save_hf_model(original, dir.path(), StoredFloat::f32);
-    const json written = read_json_file(dir / "config.json");
+    const json written = io::read_json_file(dir / "config.json");
     EXPECT_EQ(written["model_type"], k.kind == AttentionKind::diff ? "diffllama" : "llama");
     const Model loaded = load_model_dir(dir.path());
     EXPECT_EQ(loaded.config.num_attention_heads, k.heads);
@@ -198,7 +203,8 @@ TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
     const auto a = logits_of(original, ids), b = logits_of(loaded, ids);
     double worst = 0;
     for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (1e-3 + std::abs(a[i])));
-    EXPECT_LT(worst, 1e-4) << "attention " << attention_kind_name(k.kind) << " heads " << k.heads << "/" << k.kv;
+    EXPECT_LT(worst, 1e-4) << "attention " << kernels::attention_kind_name(k.kind) << " heads " << k.heads << "/"
+                           << k.kv;
 
     // HF -> difftx -> HF is lossless: the second file has the first file's bytes.
     TempDir again;
@@ -212,8 +218,8 @@ TEST(HfFormat, SixteenBitStorageRoundsEveryWeightOnce) {
   for (const StoredFloat stored : {StoredFloat::bf16, StoredFloat::f16}) {
     TempDir dir;
     save_hf_model(original, dir.path(), stored);
-    const SafetensorsReader reader(dir / "model.safetensors");
-    EXPECT_EQ(reader.info("model.embed_tokens.weight").dtype, stored_float_name(stored));
+    const io::SafetensorsReader reader(dir / "model.safetensors");
+    EXPECT_EQ(reader.info("model.embed_tokens.weight").dtype, io::stored_float_name(stored));
     const Model loaded = load_model_dir(dir.path());
     // Half an ulp: relative for normal numbers, and for F16 at most half its smallest subnormal.
     const float relative = stored == StoredFloat::bf16 ? 0x1p-8f : 0x1p-11f;
@@ -240,8 +246,8 @@ class Sharded : public ::testing::Test {
   void SetUp() override {
     const Model m = random_model(tiny_config(AttentionKind::baseline, 4, 2, RopeStyle::half), 5);
     save_hf_model(m, single.path(), StoredFloat::f32);
-    config = read_json_file(single / "config.json");
-    const SafetensorsReader reader(single / "model.safetensors");
+    config = io::read_json_file(single / "config.json");
+    const io::SafetensorsReader reader(single / "model.safetensors");
     for (const std::string& name : reader.names()) {
       const bool first = name.find("layers.1") == std::string::npos;
       tensors[first ? 0 : 1][name] = reader.read_f32(name);
@@ -250,14 +256,15 @@ class Sharded : public ::testing::Test {
   }
   // Writes the shards (with `extra` added to shard 1) and an index mapping `index`.
   void write(const std::filesystem::path& dir, const json& index, const std::string& extra = "") {
-    write_json_file(dir / "config.json", config);
+    io::write_json_file(dir / "config.json", config);
     for (int s = 0; s < 2; ++s) {
-      std::vector<SafetensorsEntry> entries;
+      std::vector<io::SafetensorsEntry> entries;
       for (const auto& [name, data] : tensors[s]) entries.push_back({name, shapes[name], std::span<const float>(data)});
       if (s == 1 && !extra.empty()) entries.push_back({extra, shapes["model.norm.weight"], std::span<const float>(tensors[0]["model.norm.weight"])});
-      write_safetensors(dir / ("model-0000" + std::to_string(s + 1) + "-of-00002.safetensors"), entries);
+      io::write_safetensors(dir / ("model-0000" + std::to_string(s + 1) + "-of-00002.safetensors"), entries);
     }
-    write_json_file(dir / "model.safetensors.index.json", json{{"metadata", json::object()}, {"weight_map", index}});
+    io::write_json_file(dir / "model.safetensors.index.json",
+                        json{{"metadata", json::object()}, {"weight_map", index}});
   }
   json good_index() {
     json map = json::object();
@@ -327,4 +334,4 @@ TEST_F(Sharded, HostileIndexesAreErrorsNamingTheTensorOrFile) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

@@ -22,7 +22,7 @@
 #include "support/engine_runs.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 namespace fs = std::filesystem;
@@ -46,8 +46,8 @@ struct Fixture {
 
 Fixture read_fixture(const fs::path& dir) {
   Fixture f;
-  const NpyArray<int64_t> tokens = read_npy_i64(dir / "tokens.npy");
-  const NpyArray<float> logits = read_npy_f32(dir / "logits.npy");
+  const io::NpyArray<int64_t> tokens = io::read_npy_i64(dir / "tokens.npy");
+  const io::NpyArray<float> logits = io::read_npy_f32(dir / "logits.npy");
   EXPECT_EQ(tokens.shape.size(), 2u);
   EXPECT_EQ(logits.shape.size(), 3u);
   if (tokens.shape.size() != 2 || logits.shape.size() != 3) return f;
@@ -87,9 +87,9 @@ TEST_P(HfFixture, LoadsAsTheMatchingDifftxVariant) {
   // DiffLlama and Motif r = 1 map onto DIFF V1 (two maps per difftx head), Motif r > 1 onto
   // diff_grouped with that r, Llama onto the baseline.
   const bool motif = name.rfind("motif_", 0) == 0, motif_r1 = name.rfind("motif_r1_", 0) == 0;
-  const AttentionKind want = name.rfind("diffllama", 0) == 0 || motif_r1 ? AttentionKind::diff
-                             : motif                                     ? AttentionKind::diff_grouped
-                                                                         : AttentionKind::baseline;
+  const kernels::AttentionKind want = name.rfind("diffllama", 0) == 0 || motif_r1 ? kernels::AttentionKind::diff
+                             : motif                                     ? kernels::AttentionKind::diff_grouped
+                                                                         : kernels::AttentionKind::baseline;
   EXPECT_EQ(model.config.attention, want);
   if (motif) {
     EXPECT_EQ(model.config.grouped_ratio, motif_r1 ? 1 : name[7] - '0');  // motif_rN_...
@@ -216,4 +216,4 @@ TEST(HfFixtures, AreAllPresent) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

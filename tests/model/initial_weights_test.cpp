@@ -13,7 +13,7 @@
 #include "model/model_io.h"
 #include "source_dir.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 TEST(Rng, SkipIsThatManyDraws) {
@@ -28,7 +28,7 @@ TEST(Rng, SkipIsThatManyDraws) {
 }
 
 void expect_tensors_of_init_parameters(const std::string& config_file, uint64_t seed) {
-  const ModelConfig config = model_config_from_json(read_json_file(config_file), config_file);
+  const ModelConfig config = model_config_from_json(io::read_json_file(config_file), config_file);
   Model model(config);
   init_parameters(config, model.table, model.host_weights(), seed);
   const InitialWeights weights(config, seed);
@@ -54,4 +54,4 @@ TEST(InitialWeights, DrawsWhatInitParametersDraws) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

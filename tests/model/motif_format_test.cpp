@@ -21,7 +21,10 @@
 #include "model/parameters.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using kernels::AttentionKind;
+
 namespace {
 
 using nlohmann::json;
@@ -57,13 +60,13 @@ TEST(MotifConfig, GroupedCheckpointIsDiffGroupedWithItsRatio) {
   EXPECT_EQ(c.num_attention_heads, 32);  // signal heads: 8 groups of 4
   EXPECT_EQ(c.num_key_value_heads, 8);   // kv pairs
   EXPECT_EQ(c.head_dim, 128);
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   EXPECT_EQ(a.q_width(), 40 * 128);
   EXPECT_EQ(a.k_width(), 16 * 128);
   EXPECT_EQ(a.v_width(), 16 * 128);
   EXPECT_EQ(a.out_width(), 32 * 2 * 128);
   EXPECT_EQ(c.hidden_act, MlpActivation::poly_norm);
-  EXPECT_EQ(c.rope_style, RopeStyle::half);
+  EXPECT_EQ(c.rope_style, kernels::RopeStyle::half);
   EXPECT_DOUBLE_EQ(c.head_norm_epsilon(), 1e-5);
   EXPECT_DOUBLE_EQ(c.rms_norm_eps, 1e-6);
   EXPECT_FALSE(c.tie_word_embeddings);
@@ -121,10 +124,10 @@ TEST(MotifConfig, RefusesWhatChangesTheMathByName) {
 // skipped, as Motif's vLLM fork skips them: the model read is the one without them.
 TEST(MotifFormat, RopeBuffersAreSkipped) {
   const std::filesystem::path fixture = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf/motif_r4_kv2_bf16";
-  const SafetensorsReader original(fixture / "model.safetensors");
+  const io::SafetensorsReader original(fixture / "model.safetensors");
   std::vector<std::vector<float>> data;
   data.reserve(original.names().size());  // the entries borrow these
-  std::vector<SafetensorsEntry> entries;
+  std::vector<io::SafetensorsEntry> entries;
   for (const std::string& name : original.names()) {
     data.push_back(original.read_f32(name));
     entries.push_back({name, original.info(name).shape, std::span<const float>(data.back())});
@@ -134,7 +137,7 @@ TEST(MotifFormat, RopeBuffersAreSkipped) {
     entries.push_back({std::string("model.layers.1.self_attn.rotary_emb.") + name, {8, 16}, std::span<const float>(buffer)});
   TempDir dir;
   std::filesystem::copy_file(fixture / "config.json", dir / "config.json");
-  write_safetensors(dir / "model.safetensors", entries);
+  io::write_safetensors(dir / "model.safetensors", entries);
   const Model with_buffers = load_model_dir(dir.path()), plain = load_model_dir(fixture);
   ASSERT_EQ(with_buffers.table.total_floats(), plain.table.total_floats());
   for (int64_t i = 0; i < plain.table.total_floats(); ++i)
@@ -157,7 +160,7 @@ ModelConfig tiny_motif(AttentionKind kind, int64_t heads, int64_t kv, int64_t ra
   c.head_dim = 8;
   c.intermediate_size = 48;
   c.max_position_embeddings = 64;
-  c.rope_style = RopeStyle::half;
+  c.rope_style = kernels::RopeStyle::half;
   c.rope_theta = 1e6;
   c.tie_word_embeddings = tied;
   c.validate();
@@ -175,8 +178,8 @@ TEST(MotifFormat, WriteThenReadIsLossless) {
     Rng rng(12);
     for (int64_t i = 0; i < original.weight_floats(); ++i) original.host_weights()[i] += static_cast<float>(0.1 * rng.normal());
     TempDir dir;
-    save_hf_model(original, dir.path(), StoredFloat::f32);
-    const json written = read_json_file(dir / "config.json");
+    save_hf_model(original, dir.path(), io::StoredFloat::f32);
+    const json written = io::read_json_file(dir / "config.json");
     EXPECT_EQ(written["model_type"], "Motif");
     EXPECT_EQ(written["num_attention_heads"], original.config.attention_variant().maps());
     EXPECT_EQ(written["num_key_value_heads"], 2 * k.kv);
@@ -187,9 +190,9 @@ TEST(MotifFormat, WriteThenReadIsLossless) {
       for (int64_t i = 0; i < p.numel; ++i)
         ASSERT_EQ(loaded.host_weights()[p.offset + i], original.host_weights()[p.offset + i]) << p.name << "[" << i << "]";
     TempDir again;
-    save_hf_model(loaded, again.path(), StoredFloat::f32);
-    EXPECT_EQ(read_whole_file(dir / "model.safetensors"), read_whole_file(again / "model.safetensors"));
-    EXPECT_EQ(read_json_file(dir / "config.json"), read_json_file(again / "config.json"));
+    save_hf_model(loaded, again.path(), io::StoredFloat::f32);
+    EXPECT_EQ(io::read_whole_file(dir / "model.safetensors"), io::read_whole_file(again / "model.safetensors"));
+    EXPECT_EQ(io::read_json_file(dir / "config.json"), io::read_json_file(again / "config.json"));
   }
 }
 
@@ -197,13 +200,13 @@ TEST(MotifFormat, ModelsWithoutMotifsFormAreRefused) {
   TempDir dir;
   ModelConfig c = tiny_motif(AttentionKind::diff_grouped, 8, 2, 4, false);
   c.lambda_init_shifted = false;
-  const std::string error = testing::error_of([&] { save_hf_model(Model(c), dir.path(), StoredFloat::f32); });
+  const std::string error = testing::error_of([&] { save_hf_model(Model(c), dir.path(), io::StoredFloat::f32); });
   EXPECT_NE(error.find("cannot be written as Motif"), std::string::npos) << error;
   c = tiny_motif(AttentionKind::diff_grouped, 8, 2, 4, false);
   c.hidden_act = MlpActivation::silu;
-  const std::string silu = testing::error_of([&] { save_hf_model(Model(c), dir.path(), StoredFloat::f32); });
+  const std::string silu = testing::error_of([&] { save_hf_model(Model(c), dir.path(), io::StoredFloat::f32); });
   EXPECT_NE(silu.find("diff_grouped"), std::string::npos) << silu;
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

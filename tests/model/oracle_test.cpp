@@ -14,7 +14,7 @@
 #include "support/testing.h"
 #include "train/optimizer.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 namespace fs = std::filesystem;
@@ -36,7 +36,7 @@ class OracleFixture : public ::testing::TestWithParam<std::string> {};
 TEST_P(OracleFixture, MatchesLogitsLossGradientsAndAdamWSteps) {
   const fs::path dir = kFixtures / GetParam();
   Model model = load_model_dir(dir);
-  SafetensorsReader expected(dir / "expected.safetensors");
+  io::SafetensorsReader expected(dir / "expected.safetensors");
   const auto inputs = expected.read_i32("inputs");
   const auto targets = expected.read_i32("targets");
   const auto shape = expected.info("inputs").shape;
@@ -89,4 +89,4 @@ TEST(OracleFixtures, AreAllPresent) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

@@ -27,7 +27,12 @@
 
 #include "source_dir.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using io::SafetensorsEntry;
+using kernels::AttentionKind;
+using kernels::WeightType;
+
 namespace {
 
 using testing::TempDir;
@@ -170,7 +175,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{AttentionKind::diff2, WeightType::q8_0, 0.1}, Case{AttentionKind::baseline, WeightType::q4_0, 0.1},
                       Case{AttentionKind::diff, WeightType::q4_k, 0.1}, Case{AttentionKind::diff2, WeightType::q4_k, 0.1}),
     [](const auto& info) {
-      return std::string(attention_kind_name(info.param.kind)) + "_" + weight_type_name(info.param.type);
+      return std::string(kernels::attention_kind_name(info.param.kind)) + "_" +
+             kernels::weight_type_name(info.param.type);
     });
 
 TEST(PackedModelTraining, NeedsF32Weights) {
@@ -212,22 +218,22 @@ class PackedFile : public ::testing::Test {
   }
   // Rewrites model.safetensors with tensor `name`'s entry and the metadata changed by `edit`.
   void rewrite(const std::string& name, const std::function<void(SafetensorsEntry&, std::map<std::string, std::string>&)>& edit) {
-    const SafetensorsReader reader(dir / "model.safetensors");
+    const io::SafetensorsReader reader(dir / "model.safetensors");
     std::map<std::string, std::string> metadata = reader.metadata();
     std::vector<std::vector<unsigned char>> bytes;
     std::vector<SafetensorsEntry> entries;
     for (const std::string& n : reader.names()) {
-      const SafetensorsTensorInfo& info = reader.info(n);
+      const io::SafetensorsTensorInfo& info = reader.info(n);
       bytes.emplace_back(info.data_end - info.data_begin);
       reader.read_bytes(n, bytes.back());
-      entries.push_back({n, info.shape, StoredBytes{info.dtype == "F32" ? "U8" : info.dtype, bytes.back()}});
+      entries.push_back({n, info.shape, io::StoredBytes{info.dtype == "F32" ? "U8" : info.dtype, bytes.back()}});
       if (info.dtype == "F32") {  // F32 tensors go back as floats
         entries.back().data = std::span<const float>(reinterpret_cast<const float*>(bytes.back().data()), bytes.back().size() / 4);
       }
     }
     for (auto& e : entries)
       if (e.name == name) edit(e, metadata);
-    write_safetensors(dir / "model.safetensors", entries, metadata);
+    io::write_safetensors(dir / "model.safetensors", entries, metadata);
   }
   std::string load_error() {
     return testing::error_of([&] { load_model_dir(dir.path(), MatrixPrecision::as_stored); });
@@ -250,7 +256,7 @@ TEST_F(PackedFile, U8NamingAFloatTypeIsRefused) {
 
 TEST_F(PackedFile, RowsOfPartBlocksAreRefused) {
   rewrite(kUp, [](SafetensorsEntry& e, std::map<std::string, std::string>&) {
-    auto& b = std::get<StoredBytes>(e.data);
+    auto& b = std::get<io::StoredBytes>(e.data);
     e.shape = {e.shape[0] * e.shape[1] / 17, 17};  // 17-byte rows: not whole 34-byte Q8_0 blocks
     b.bytes = b.bytes.first(e.shape[0] * 17);
   });
@@ -259,7 +265,7 @@ TEST_F(PackedFile, RowsOfPartBlocksAreRefused) {
 
 TEST_F(PackedFile, ANonFiniteBlockScaleIsRefused) {
   rewrite(kUp, [](SafetensorsEntry& e, std::map<std::string, std::string>&) {
-    auto& b = std::get<StoredBytes>(e.data);
+    auto& b = std::get<io::StoredBytes>(e.data);
     auto* first = const_cast<unsigned char*>(b.bytes.data());
     first[34 * 3] = 0x00;  // the fourth block's F16 scale: NaN (0x7e00)
     first[34 * 3 + 1] = 0x7e;
@@ -269,4 +275,4 @@ TEST_F(PackedFile, ANonFiniteBlockScaleIsRefused) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

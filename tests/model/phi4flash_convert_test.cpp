@@ -36,7 +36,10 @@
 #include "support/fixture_dirs.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using kernels::WeightType;
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -49,7 +52,7 @@ std::vector<std::string> case_names() { return testing::subdirectory_names(kFixt
 
 // The fixture's float type as `--dtype` spells it.
 std::string float_type_of(const fs::path& dir) {
-  return read_json_file(dir / "config.json").at("torch_dtype") == json("bfloat16") ? "bf16" : "f32";
+  return io::read_json_file(dir / "config.json").at("torch_dtype") == json("bfloat16") ? "bf16" : "f32";
 }
 
 void convert(const fs::path& in, const fs::path& out, const std::string& format, const std::string& dtype) {
@@ -58,10 +61,10 @@ void convert(const fs::path& in, const fs::path& out, const std::string& format,
 
 // The same tensor names, and each with the same dtype, shape and bytes.
 void expect_same_tensors(const fs::path& want_dir, const fs::path& got_dir) {
-  const SafetensorsSet want(want_dir), got(got_dir);
+  const io::SafetensorsSet want(want_dir), got(got_dir);
   ASSERT_EQ(got.names(), want.names()) << got_dir;
   for (const std::string& name : want.names()) {
-    const SafetensorsTensorInfo &a = want.info(name), &b = got.info(name);
+    const io::SafetensorsTensorInfo &a = want.info(name), &b = got.info(name);
     EXPECT_EQ(b.dtype, a.dtype) << name;
     EXPECT_EQ(b.shape, a.shape) << name;
     if (b.dtype != a.dtype || b.shape != a.shape) continue;
@@ -75,7 +78,7 @@ void expect_same_tensors(const fs::path& want_dir, const fs::path& got_dir) {
 // config.json written as Phi4Flash: every key the input had with its value (transformers_version
 // aside: difftx is not transformers), and the config difftx reads from it the input's.
 void expect_same_config(const fs::path& want_dir, const fs::path& got_dir) {
-  const json want = read_json_file(want_dir / "config.json"), got = read_json_file(got_dir / "config.json");
+  const json want = io::read_json_file(want_dir / "config.json"), got = io::read_json_file(got_dir / "config.json");
   for (const auto& [key, value] : want.items()) {
     if (key == "transformers_version") continue;
     ASSERT_TRUE(got.contains(key)) << key << " is missing from " << got_dir;
@@ -85,7 +88,7 @@ void expect_same_config(const fs::path& want_dir, const fs::path& got_dir) {
 }
 
 std::vector<float> logits_of(const Model& model, const fs::path& fixture, int64_t* rows = nullptr) {
-  const NpyArray<int64_t> tokens = read_npy_i64(fixture / "tokens.npy");
+  const io::NpyArray<int64_t> tokens = io::read_npy_i64(fixture / "tokens.npy");
   const int64_t B = tokens.shape[0], T = tokens.shape[1];
   const std::vector<int32_t> ids(tokens.data.begin(), tokens.data.end());
   HybridActivations acts(model.config, B, T, *model.backend);
@@ -107,7 +110,7 @@ TEST_P(Phi4FlashConvert, ThroughDifftxAndBackIsLossless) {
   const std::string dtype = float_type_of(in);
   TempDir tmp;
   convert(in, tmp / "difftx", "difftx", dtype);
-  EXPECT_EQ(read_json_file(tmp / "difftx" / "config.json").at("model_type"), json("difftx"));
+  EXPECT_EQ(io::read_json_file(tmp / "difftx" / "config.json").at("model_type"), json("difftx"));
   convert(tmp / "difftx", tmp / "hf", "hf", dtype);
   expect_same_tensors(in, tmp / "hf");
   expect_same_config(in, tmp / "hf");
@@ -147,7 +150,7 @@ TEST_P(Phi4FlashConvert, DifftxDirectoryGivesTheOriginalsLogits) {
     const fs::path dir = tmp / t.name;
     convert(in, dir, "difftx", t.name);
     const MatrixTypes plan = storage_plan(original.config, t.type);
-    const SafetensorsSet file(dir);
+    const io::SafetensorsSet file(dir);
     for (const ParamInfo& p : original.table.params()) {
       const auto planned = plan.find(p.name);
       EXPECT_EQ(stored_weight_type(file, p.name), planned == plan.end() ? WeightType::f32 : planned->second)
@@ -182,7 +185,7 @@ TEST(Phi4FlashConvertFiles, TokenizerTemplateAndTokenIdsTravel) {
       ASSERT_TRUE(fs::exists(out / name)) << out / name;
       EXPECT_EQ(file_bytes(out / name), file_bytes(in / name)) << out / name;
     }
-    const json config = read_json_file(out / "config.json");
+    const json config = io::read_json_file(out / "config.json");
     for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) EXPECT_EQ(config.at(key), json(47)) << key;
   }
 }
@@ -193,7 +196,7 @@ TEST(Phi4FlashConvertFiles, TypesAsTheOptionsSay) {
   TempDir tmp;
   // --head-dtype: the embedding and the head in their own type, the rest as the plan says
   convert_model(in, model_output(tmp / "head", "difftx", "q4_0", "f16"));
-  const SafetensorsSet head(tmp / "head");
+  const io::SafetensorsSet head(tmp / "head");
   for (const auto& [name, type] : storage_plan(c, WeightType::q4_0, WeightType::f16))
     EXPECT_EQ(stored_weight_type(head, name), type) << name;
   EXPECT_EQ(stored_weight_type(head, "model.embed_tokens.weight"), WeightType::f16);
@@ -202,13 +205,13 @@ TEST(Phi4FlashConvertFiles, TypesAsTheOptionsSay) {
   EXPECT_EQ(stored_weight_type(head, "model.layers.0.attn.dt_proj.weight"), WeightType::bf16);   // [32, 3]
   // Phi4Flash at f16: every tensor F16 but A_log, D and the lambdas
   convert(in, tmp / "f16", "hf", "f16");
-  const SafetensorsSet f16(tmp / "f16");
+  const io::SafetensorsSet f16(tmp / "f16");
   for (const std::string& name : f16.names())
     EXPECT_EQ(f16.info(name).dtype, phi4flash_keeps_f32(name) ? "F32" : "F16") << name;
   EXPECT_TRUE(phi4flash_keeps_f32("model.layers.1.attn.inner_cross_attn.lambda_q1"));
   EXPECT_TRUE(phi4flash_keeps_f32("model.layers.0.attn.A_log"));
   EXPECT_FALSE(phi4flash_keeps_f32("model.layers.0.attn.dt_proj.bias"));
-  EXPECT_EQ(read_json_file(tmp / "f16" / "config.json").at("torch_dtype"), json("float16"));
+  EXPECT_EQ(io::read_json_file(tmp / "f16" / "config.json").at("torch_dtype"), json("float16"));
 }
 
 TEST(Phi4FlashConvertFiles, SaveModelDirWritesAHybridThatLoadsBack) {
@@ -232,7 +235,8 @@ TEST(Phi4FlashConvertRefusals, GgufByName) {
 }
 
 TEST(Phi4FlashConvertRefusals, AHybridThatIsNotSambaY) {
-  const ModelConfig good = config_from_phi4flash(read_json_file(kFixtures / "phi4flash_l8_mha_f32/config.json"), "c");
+  const ModelConfig good =
+      config_from_phi4flash(io::read_json_file(kFixtures / "phi4flash_l8_mha_f32/config.json"), "c");
   EXPECT_EQ(config_from_phi4flash(config_to_hf(good, "float32"), "back").hybrid->layers, good.hybrid->layers);
   ModelConfig layout = good;
   layout.hybrid->layers[0] = LayerKind::sliding_attention;  // a stack difftx runs, but not SambaY's
@@ -249,7 +253,7 @@ TEST(Phi4FlashConvertRefusals, AHybridThatIsNotSambaY) {
 
 TEST(Phi4FlashConvertRefusals, AMalformedHybridObjectByName) {
   const json good = config_to_json(config_from_phi4flash(
-      read_json_file(kFixtures / "phi4flash_l8_mha_f32/config.json"), "c"));
+      io::read_json_file(kFixtures / "phi4flash_l8_mha_f32/config.json"), "c"));
   EXPECT_EQ(config_to_json(config_from_json(good, "config.json")), good);
   const std::pair<std::function<void(json&)>, std::string> cases[] = {
       {[](json& j) { j["hybrid"]["window"] = 4; }, "unknown field 'window'"},
@@ -270,4 +274,4 @@ TEST(Phi4FlashConvertRefusals, AMalformedHybridObjectByName) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

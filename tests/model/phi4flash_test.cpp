@@ -31,7 +31,7 @@
 #include "support/testing.h"
 #include "support/word_dataset.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 namespace fs = std::filesystem;
@@ -51,8 +51,8 @@ class Phi4FlashFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Phi4FlashFixture, LogitsMatchTheOracle) {
   const fs::path dir = kFixtures / GetParam();
-  const NpyArray<int64_t> tokens = read_npy_i64(dir / "tokens.npy");
-  const NpyArray<float> want = read_npy_f32(dir / "logits.npy");
+  const io::NpyArray<int64_t> tokens = io::read_npy_i64(dir / "tokens.npy");
+  const io::NpyArray<float> want = io::read_npy_f32(dir / "logits.npy");
   ASSERT_EQ(tokens.shape.size(), 2u);
   ASSERT_EQ(want.shape.size(), 3u);
   const int64_t B = tokens.shape[0], T = tokens.shape[1], V = want.shape[2];
@@ -81,7 +81,7 @@ INSTANTIATE_TEST_SUITE_P(Phi4Flash, Phi4FlashFixture, ::testing::ValuesIn(case_n
 
 TEST(Phi4FlashFixtures, AreAllPresent) { EXPECT_EQ(case_names().size(), 5u) << "fixtures missing under " << kFixtures; }
 
-json fixture_config(const std::string& name) { return read_json_file(kFixtures / name / "config.json"); }
+json fixture_config(const std::string& name) { return io::read_json_file(kFixtures / name / "config.json"); }
 
 TEST(Phi4FlashConfig, DerivesTheSambaYLayoutAndTheDefaults) {
   const ModelConfig c = config_from_phi4flash(fixture_config("phi4flash_l12_no_mamba_keys_bf16"), "config.json");
@@ -99,7 +99,7 @@ TEST(Phi4FlashConfig, DerivesTheSambaYLayoutAndTheDefaults) {
   EXPECT_EQ(h.mamba.expand, 2);
   EXPECT_EQ(h.mamba.dt_rank, 1);
   // 4 heads of 4 over 2 kv heads: DIFF V1 with 2 pair-heads over 1 key/value pair, head_dim 16 / 4
-  EXPECT_EQ(c.attention, AttentionKind::diff);
+  EXPECT_EQ(c.attention, kernels::AttentionKind::diff);
   EXPECT_EQ(c.num_attention_heads, 2);
   EXPECT_EQ(c.num_key_value_heads, 1);
   EXPECT_EQ(c.head_dim, 4);
@@ -197,4 +197,4 @@ TEST(Phi4Flash, EvalLossEqualsADirectComputation) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::model

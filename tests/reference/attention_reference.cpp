@@ -20,6 +20,10 @@
 #include "reference/attention_reference.h"
 
 namespace difftx {
+
+using kernels::AttentionDims;
+using kernels::AttentionKind;
+
 namespace {
 
 // One term for batch row b: column offsets into q, k, v and out, and how c is formed.
@@ -94,7 +98,7 @@ void softmax_map(const AttentionDims& a, const double* q, const double* k, int64
       absmax = std::max(absmax, std::fabs(dot));
     }
   }
-  const AbsmaxQuantizer quantize(absmax, bits);
+  const kernels::AbsmaxQuantizer quantize(absmax, bits);
   for (int64_t t = 0; t < T; ++t) {
     double* row = P.data() + t * T;
     double mx = -INFINITY;
@@ -111,8 +115,8 @@ void softmax_map(const AttentionDims& a, const double* q, const double* k, int64
 void check_pointers(const AttentionDims& a, const void* q, const void* k, const void* v, const void* lambda) {
   a.validate();
   DIFFTX_CHECK(q && k && v, "attention reference: tensors q, k and v must not be null");
-  DIFFTX_CHECK(a.kind == AttentionKind::baseline || lambda, "attention reference (", attention_kind_name(a.kind),
-               "): tensor lambda must not be null");
+  DIFFTX_CHECK(a.kind == AttentionKind::baseline || lambda, "attention reference (",
+               kernels::attention_kind_name(a.kind), "): tensor lambda must not be null");
 }
 
 }  // namespace
@@ -127,7 +131,7 @@ void attention_forward_reference(const AttentionDims& a, const double* q, const 
 void attention_forward_quantized_reference(const AttentionDims& a, const double* q, const double* k,
                                            const double* v, const double* lambda, double* out, int bits) {
   check_pointers(a, q, k, v, lambda);
-  check_logit_bits(bits);
+  kernels::check_logit_bits(bits);
   DIFFTX_CHECK(out, "attention reference: tensor out must not be null");
   const int64_t T = a.T, dv = value_width(a), vw = a.v_width(), ow = a.out_width();
   std::fill(out, out + a.B * T * ow, 0.0);
@@ -152,8 +156,8 @@ void attention_backward_reference(const AttentionDims& a, const double* q, const
                                   double* dlambda) {
   check_pointers(a, q, k, v, lambda);
   DIFFTX_CHECK(dout && dq && dk && dv, "attention reference: tensors dout, dq, dk and dv must not be null");
-  DIFFTX_CHECK(a.kind == AttentionKind::baseline || dlambda, "attention reference (", attention_kind_name(a.kind),
-               "): tensor dlambda must not be null");
+  DIFFTX_CHECK(a.kind == AttentionKind::baseline || dlambda, "attention reference (",
+               kernels::attention_kind_name(a.kind), "): tensor dlambda must not be null");
   const int64_t T = a.T, d = a.d, vdim = value_width(a);
   const int64_t qw = a.q_width(), kw = a.k_width(), vw = a.v_width(), ow = a.out_width();
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -233,8 +237,8 @@ void attention_backward_reference(const AttentionDims& a, const float* q, const 
                                   float* dlambda) {
   check_pointers(a, q, k, v, lambda);
   DIFFTX_CHECK(dout && dq && dk && dv, "attention reference: tensors dout, dq, dk and dv must not be null");
-  DIFFTX_CHECK(a.kind == AttentionKind::baseline || dlambda, "attention reference (", attention_kind_name(a.kind),
-               "): tensor dlambda must not be null");
+  DIFFTX_CHECK(a.kind == AttentionKind::baseline || dlambda, "attention reference (",
+               kernels::attention_kind_name(a.kind), "): tensor dlambda must not be null");
   const int64_t N = a.B * a.T;
   const auto qd = widen(q, N * a.q_width()), kd = widen(k, N * a.k_width()), vd = widen(v, N * a.v_width());
   const auto ld = widen(lambda, attention_lambda_floats(a)), gd = widen(dout, N * a.out_width());

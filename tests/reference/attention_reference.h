@@ -6,28 +6,28 @@
 
 namespace difftx {
 
-void attention_forward_reference(const AttentionDims& dims, const double* q, const double* k,
+void attention_forward_reference(const kernels::AttentionDims& dims, const double* q, const double* k,
                                  const double* v, const double* lambda, double* out);
-void attention_backward_reference(const AttentionDims& dims, const double* q, const double* k,
+void attention_backward_reference(const kernels::AttentionDims& dims, const double* q, const double* k,
                                   const double* v, const double* lambda, const double* dout,
                                   double* dq, double* dk, double* dv, double* dlambda);
 
 // The forward with absmax fake-quantized logits (attention_quantized.h); bits = 0 is the plain one.
-void attention_forward_quantized_reference(const AttentionDims& dims, const double* q, const double* k,
+void attention_forward_quantized_reference(const kernels::AttentionDims& dims, const double* q, const double* k,
                                            const double* v, const double* lambda, double* out, int bits);
 
 // Floats in the lambda argument: 0 (baseline), 1 (diff) or B*T*H (diff2).
-int64_t attention_lambda_floats(const AttentionDims& dims);
+int64_t attention_lambda_floats(const kernels::AttentionDims& dims);
 
 // Same contract as the fused pair (nothing saved).
-void attention_forward_reference(const AttentionDims& dims, const float* q, const float* k,
+void attention_forward_reference(const kernels::AttentionDims& dims, const float* q, const float* k,
                                  const float* v, const float* lambda, float* out);
-void attention_backward_reference(const AttentionDims& dims, const float* q, const float* k,
+void attention_backward_reference(const kernels::AttentionDims& dims, const float* q, const float* k,
                                   const float* v, const float* lambda, const float* dout, float* dq,
                                   float* dk, float* dv, float* dlambda);
 
 // The fake-quantized forward (attention_quantized.h) in double, every map materialised.
-void attention_forward_quantized_reference(const AttentionDims& dims, const float* q, const float* k,
+void attention_forward_quantized_reference(const kernels::AttentionDims& dims, const float* q, const float* k,
                                            const float* v, const float* lambda, float* out, int bits);
 
 }  // namespace difftx

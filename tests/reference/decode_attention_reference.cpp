@@ -11,27 +11,31 @@ namespace difftx {
 namespace {
 
 // Element i of the cache's keys or values, widened (INT8: times its row's scale).
-double element(const DecodeAttentionDims& a, const void* data, int64_t i, const float* scale) {
+double element(const kernels::DecodeAttentionDims& a, const void* data, int64_t i, const float* scale) {
   switch (a.storage) {
-    case KvStorage::f32: return static_cast<const float*>(data)[i];
-    case KvStorage::bf16: return bf16_to_float(static_cast<const uint16_t*>(data)[i]);
-    case KvStorage::int8: return static_cast<double>(static_cast<const int8_t*>(data)[i]) * *scale;
+    case kernels::KvStorage::f32: return static_cast<const float*>(data)[i];
+    case kernels::KvStorage::bf16: return io::bf16_to_float(static_cast<const uint16_t*>(data)[i]);
+    case kernels::KvStorage::int8: return static_cast<double>(static_cast<const int8_t*>(data)[i]) * *scale;
   }
   return 0;
 }
-double key(const DecodeAttentionDims& a, const void* keys, int64_t g, int64_t t, int64_t column) {
+double key(const kernels::DecodeAttentionDims& a, const void* keys, int64_t g, int64_t t, int64_t column) {
   const int64_t row = g * a.key_heads_per_kv_head() + column / a.d;  // the key head holding the column
-  const float* scale = a.storage == KvStorage::int8 ? key_scales(a, keys) + row * scale_stride(a) + t : nullptr;
-  return element(a, keys, key_offset(a, g, t, column), scale);
+  const float* scale = a.storage == kernels::KvStorage::int8
+                           ? kernels::key_scales(a, keys) + row * kernels::scale_stride(a) + t
+                           : nullptr;
+  return element(a, keys, kernels::key_offset(a, g, t, column), scale);
 }
-double value(const DecodeAttentionDims& a, const void* values, int64_t g, int64_t t, int64_t x) {
-  const float* scale = a.storage == KvStorage::int8 ? value_scales(a, values) + g * scale_stride(a) + t : nullptr;
+double value(const kernels::DecodeAttentionDims& a, const void* values, int64_t g, int64_t t, int64_t x) {
+  const float* scale = a.storage == kernels::KvStorage::int8
+                           ? kernels::value_scales(a, values) + g * kernels::scale_stride(a) + t
+                           : nullptr;
   return element(a, values, (g * a.capacity + t) * a.value_width() + x, scale);
 }
 
 // softmax(q . k_t / sqrt(d)) over the positions t < length the row sees (the last a.window with
 // a window), then sum_t p_t v_t: one map's output, width vw.
-std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
+std::vector<double> attend(const kernels::DecodeAttentionDims& a, int64_t length, const float* q, const void* keys,
                            int64_t g, int64_t first_column, const void* values) {
   const int64_t d = a.d, vw = a.value_width(), first = a.window > 0 ? std::max<int64_t>(0, length - a.window) : 0;
   std::vector<double> scores(length, -INFINITY);
@@ -52,7 +56,7 @@ std::vector<double> attend(const DecodeAttentionDims& a, int64_t length, const f
 
 }  // namespace
 
-std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int64_t length, const float* q,
+std::vector<double> decode_attention_reference(const kernels::DecodeAttentionDims& a, int64_t length, const float* q,
                                                const void* keys, const void* values, const float* lambda) {
   a.attention_dims().validate();
   DIFFTX_CHECK(length >= 1 && length <= a.capacity, "decode attention reference: length ", length,
@@ -60,13 +64,13 @@ std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int
   const int64_t d = a.d, H = a.H, n_rep = a.H / a.Hkv;
   std::vector<double> out(a.attention_dims().out_width());
   switch (a.kind) {
-    case AttentionKind::baseline:  // head i uses kv head i / n_rep
+    case kernels::AttentionKind::baseline:  // head i uses kv head i / n_rep
       for (int64_t i = 0; i < H; ++i) {
         const auto o = attend(a, length, q + i * d, keys, i / n_rep, 0, values);
         std::copy(o.begin(), o.end(), out.begin() + i * d);
       }
       break;
-    case AttentionKind::diff:  // head i: (A1 - lambda A2) v_g, q = [q1|q2], k = [k1|k2] (Eq. 1)
+    case kernels::AttentionKind::diff:  // head i: (A1 - lambda A2) v_g, q = [q1|q2], k = [k1|k2] (Eq. 1)
       for (int64_t i = 0; i < H; ++i) {
         const int64_t g = i / n_rep;
         const auto o1 = attend(a, length, q + 2 * i * d, keys, g, 0, values);
@@ -75,7 +79,8 @@ std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int
         for (int64_t x = 0; x < 2 * d; ++x) out[i * 2 * d + x] = o1[x] - c * o2[x];
       }
       break;
-    case AttentionKind::diff_grouped: {  // head i: signal query n (r + 1) + i % r with k1, noise n (r + 1) + r with k2
+    case kernels::AttentionKind::diff_grouped: {
+      // head i: signal query n (r + 1) + i % r with k1, noise n (r + 1) + r with k2
       const int64_t r = a.r, per_kv = H / r / a.Hkv;
       for (int64_t i = 0; i < H; ++i) {
         const int64_t n = i / r, g = n / per_kv;
@@ -86,7 +91,7 @@ std::vector<double> decode_attention_reference(const DecodeAttentionDims& a, int
       }
       break;
     }
-    case AttentionKind::diff2: {  // output head i: a_2i - sigmoid(logit_i) a_2i+1, query head j uses kv head j / (2H/Hkv)
+    case kernels::AttentionKind::diff2: {  // output head i: a_2i - sigmoid(logit_i) a_2i+1, query head j uses kv head j / (2H/Hkv)
       const int64_t per_kv = 2 * H / a.Hkv;
       for (int64_t i = 0; i < H; ++i) {
         const auto o1 = attend(a, length, q + 2 * i * d, keys, 2 * i / per_kv, 0, values);

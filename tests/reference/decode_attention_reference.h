@@ -9,7 +9,7 @@ namespace difftx {
 
 // Every map's scores materialised, softmax and sums in double,
 // from the same stored keys and values (widened exactly).
-std::vector<double> decode_attention_reference(const DecodeAttentionDims& dims, int64_t length, const float* q,
+std::vector<double> decode_attention_reference(const kernels::DecodeAttentionDims& dims, int64_t length, const float* q,
                                                const void* keys, const void* values, const float* lambda);
 
 }  // namespace difftx

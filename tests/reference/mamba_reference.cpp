@@ -7,7 +7,7 @@
 
 namespace difftx::reference {
 
-void mamba_conv_prompt(const MambaDims& dims, int64_t T, const double* x, int64_t ld_x, const double* w,
+void mamba_conv_prompt(const kernels::MambaDims& dims, int64_t T, const double* x, int64_t ld_x, const double* w,
                        const double* bias, double* window, double* u) {
   dims.validate();
   const int64_t E = dims.channels, K = dims.conv;
@@ -26,9 +26,9 @@ void mamba_conv_prompt(const MambaDims& dims, int64_t T, const double* x, int64_
     for (int64_t c = 0; c < E; ++c) window[j * E + c] = inputs[(T + j) * E + c];
 }
 
-void mamba_scan_prompt(const MambaDims& dims, int64_t T, const double* u, const double* dt_in, const double* dt_bias,
-                       const double* a_log, const double* B, const double* C, int64_t ld_bc, const double* D,
-                       double* state, double* y) {
+void mamba_scan_prompt(const kernels::MambaDims& dims, int64_t T, const double* u, const double* dt_in,
+                       const double* dt_bias, const double* a_log, const double* B, const double* C, int64_t ld_bc,
+                       const double* D, double* state, double* y) {
   dims.validate();
   const int64_t E = dims.channels, S = dims.state;
   for (int64_t t = 0; t < T; ++t)

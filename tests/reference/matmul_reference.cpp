@@ -7,10 +7,10 @@
 
 namespace difftx::reference {
 
-void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
+void matmul(const kernels::WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate) {
   DIFFTX_CHECK(W.data || N == 0 || W.rows == 0, "reference::matmul: the matrix is held only as weight panels");
   std::vector<float> row(W.cols);
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+  const int64_t row_bytes = kernels::weight_row_bytes(W.type, W.cols);
   for (int64_t r = 0; r < W.rows; ++r) {
     backends::cpu::kernels().dequantize_rows(W.type, static_cast<const uint8_t*>(W.data) + r * row_bytes, row.data(),
                                              1, W.cols);

@@ -8,6 +8,6 @@
 namespace difftx::reference {
 
 // y[N, rows] (= or +=) x[N, cols] W^T.
-void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false);
+void matmul(const kernels::WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false);
 
 }  // namespace difftx::reference

@@ -33,7 +33,7 @@ void rmsnorm_backward(const double* x, const double* g, const double* rstd, cons
 namespace {
 
 // Rotates every pair of every head by sign * (pos0 + t) * theta^(-2i/d).
-void rope_rotate(RopeStyle style, double* x, int64_t B, int64_t T, int64_t heads, int64_t d,
+void rope_rotate(kernels::RopeStyle style, double* x, int64_t B, int64_t T, int64_t heads, int64_t d,
                  int64_t pos0, double theta, double sign) {
   for (int64_t b = 0; b < B; ++b)
     for (int64_t t = 0; t < T; ++t)
@@ -41,8 +41,8 @@ void rope_rotate(RopeStyle style, double* x, int64_t B, int64_t T, int64_t heads
         for (int64_t i = 0; i < d / 2; ++i) {
           const double angle = sign * static_cast<double>(pos0 + t) * std::pow(theta, -2.0 * i / d);
           double* head = x + ((b * T + t) * heads + h) * d;
-          const int64_t ia = style == RopeStyle::interleaved ? 2 * i : i;
-          const int64_t ib = style == RopeStyle::interleaved ? 2 * i + 1 : i + d / 2;
+          const int64_t ia = style == kernels::RopeStyle::interleaved ? 2 * i : i;
+          const int64_t ib = style == kernels::RopeStyle::interleaved ? 2 * i + 1 : i + d / 2;
           const double a = head[ia], c = head[ib];
           head[ia] = a * std::cos(angle) - c * std::sin(angle);
           head[ib] = a * std::sin(angle) + c * std::cos(angle);
@@ -60,12 +60,12 @@ bool counts(int32_t target, int64_t row, int64_t V, int32_t ignore_id) {
 
 }  // namespace
 
-void rope_forward(RopeStyle style, double* x, int64_t B, int64_t T, int64_t heads, int64_t d,
+void rope_forward(kernels::RopeStyle style, double* x, int64_t B, int64_t T, int64_t heads, int64_t d,
                   int64_t pos0, double theta) {
   rope_rotate(style, x, B, T, heads, d, pos0, theta, 1.0);
 }
 
-void rope_backward(RopeStyle style, double* dx, int64_t B, int64_t T, int64_t heads, int64_t d,
+void rope_backward(kernels::RopeStyle style, double* dx, int64_t B, int64_t T, int64_t heads, int64_t d,
                    int64_t pos0, double theta) {
   rope_rotate(style, dx, B, T, heads, d, pos0, theta, -1.0);
 }
@@ -139,7 +139,7 @@ void embedding_backward(const int32_t* ids, const double* dy, double* dtable, in
 }
 
 void adamw_update(double* p, const double* g, double* m, double* v, int64_t n,
-                  const AdamWParams& hp, double grad_scale) {
+                  const kernels::AdamWParams& hp, double grad_scale) {
   const double t = static_cast<double>(hp.step);
   const double b1 = hp.beta1, b2 = hp.beta2;
   for (int64_t i = 0; i < n; ++i) {

@@ -15,9 +15,9 @@ void rmsnorm_forward(const double* x, const double* g, double* y, double* rstd, 
 void rmsnorm_backward(const double* x, const double* g, const double* rstd, const double* dy,
                       double* dx, double* dg, int64_t rows, int64_t n);
 
-void rope_forward(RopeStyle style, double* x, int64_t B, int64_t T, int64_t heads, int64_t d,
+void rope_forward(kernels::RopeStyle style, double* x, int64_t B, int64_t T, int64_t heads, int64_t d,
                   int64_t pos0, double theta);
-void rope_backward(RopeStyle style, double* dx, int64_t B, int64_t T, int64_t heads, int64_t d,
+void rope_backward(kernels::RopeStyle style, double* dx, int64_t B, int64_t T, int64_t heads, int64_t d,
                    int64_t pos0, double theta);
 
 void swiglu_forward(const double* g, const double* u, double* h, int64_t n);
@@ -36,7 +36,7 @@ void embedding_backward(const int32_t* ids, const double* dy, double* dtable, in
                         int64_t n);
 
 void adamw_update(double* p, const double* g, double* m, double* v, int64_t n,
-                  const AdamWParams& hp, double grad_scale);
+                  const kernels::AdamWParams& hp, double grad_scale);
 
 double sum_of_squares(const double* x, int64_t n);
 

@@ -16,7 +16,7 @@ void polynorm_glu_forward(const double* g, const double* u, const double* w, con
     for (int k = 1; k <= 3; ++k) {
       double sum = 0;
       for (int64_t i = 0; i < F; ++i) sum += std::pow(z[i], 2 * k);
-      rho[k] = std::sqrt(sum / F + kPolyNormEps);
+      rho[k] = std::sqrt(sum / F + kernels::kPolyNormEps);
     }
     for (int64_t i = 0; i < F; ++i) {
       const double x = z[i];
@@ -35,7 +35,7 @@ void polynorm_glu_backward(const double* g, const double* u, const double* w, co
       const double c = w[3 - k];
       double sum = 0;
       for (int64_t i = 0; i < F; ++i) sum += std::pow(z[i], 2 * k);
-      const double s = 1.0 / std::sqrt(sum / F + kPolyNormEps);
+      const double s = 1.0 / std::sqrt(sum / F + kernels::kPolyNormEps);
       // y = z^k s; dy (the gradient at y) = c p; dx = s (dy - y mean(dy y)); dz = dx k z^(k-1).
       double dot = 0;  // <p, y>
       for (int64_t i = 0; i < F; ++i) dot += dh[r * F + i] * u[r * F + i] * std::pow(z[i], k) * s;

@@ -33,7 +33,7 @@ using testing::expect_contains;
 
 const fs::path kFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/report";
 
-json full_fixture() { return read_json_file(kFixtures / "results.json"); }
+json full_fixture() { return io::read_json_file(kFixtures / "results.json"); }
 
 std::string parse_error(const json& document) {
   return error_of([&] { parse_experiment_results(document, "results.json"); });
@@ -235,7 +235,7 @@ TEST(ReportWriter, WritesTheDirectoryAndCopiesResultsWhenElsewhere) {
   EXPECT_EQ(s.written.size(), 3u);
   EXPECT_EQ(s.omitted.size(), 5u);
   for (const char* f : {"results.json", "loss_curves.svg", "index.html"}) EXPECT_TRUE(fs::exists(dir / "out" / f)) << f;
-  EXPECT_EQ(read_whole_file(dir / "out/results.json"), read_whole_file(kFixtures / "results_minimal.json"));
+  EXPECT_EQ(io::read_whole_file(dir / "out/results.json"), io::read_whole_file(kFixtures / "results_minimal.json"));
 
   // In place: the charts go beside results.json, which is left alone.
   fs::copy_file(kFixtures / "results.json", dir / "results.json");

@@ -51,7 +51,7 @@ void compare(const json& read, const json& written, const std::string& path, con
 
 TEST(ResultsSchema, WritesBackWhatItReads) {
   for (const char* file : {"results.json", "results_minimal.json"}) {
-    const json fixture = read_json_file(kFixtures / file);
+    const json fixture = io::read_json_file(kFixtures / file);
     const ExperimentResults r = parse_experiment_results(fixture, file);
     const json written = to_json(r);
     std::vector<std::string> differences;
@@ -68,7 +68,7 @@ TEST(ResultsSchema, WritesBackWhatItReads) {
 // write and a read, and writing what was read is a fixed point (the statistics are derived from
 // the runs, so they come back equal).
 TEST(ResultsSchema, SeveralSeedsRoundTrip) {
-  const json fixture = read_json_file(kFixtures / "results.json");
+  const json fixture = io::read_json_file(kFixtures / "results.json");
   json d = fixture;
   d["models"] = json::array();
   for (int seed : {2, 5, 9})
@@ -102,7 +102,7 @@ TEST(ResultsSchema, AnalysesWriteOnlyWhatTheyHold) {
   EXPECT_EQ(j["quantization"][1]["niah_accuracy"], 0.5);
   EXPECT_EQ(j["quantization"][1]["tokens"], 100);
   const json null_accuracy = json::parse(R"([{"bits": 0, "val_loss": 1, "niah_accuracy": null}])");
-  EXPECT_TRUE(std::isnan(parse_quantization(JsonField(null_accuracy, "q")).front().niah_accuracy_or_nan()));
+  EXPECT_TRUE(std::isnan(parse_quantization(io::JsonField(null_accuracy, "q")).front().niah_accuracy_or_nan()));
 }
 
 TEST(ResultsSchema, NiahMeans) {

@@ -1,6 +1,6 @@
 # The dispatched binary keeps each CPU level's code to itself (docs/ARCHITECTURE.md "CPU levels"):
 # every function that uses instructions beyond the x86-64-v2 baseline (VEX/EVEX encodings, ymm, zmm
-# or mask registers, BMI) belongs to a level namespace (difftx::isa_avx2, isa_avxvnni, isa_avx512f, isa_avx512),
+# or mask registers, BMI) belongs to a level namespace (difftx::kernels::isa_<level>: avx2, avxvnni, avx512f, avx512),
 # so a CPU without AVX2 never executes one through the baseline code. The hazard it guards against:
 # an inline function or template instantiated in both a level's sources and the baseline, whose
 # level copy the linker kept. Also: no symbol was compiled with DIFFTX_ISA undefined; the avxvnni
@@ -13,7 +13,8 @@ source "$(dirname "$0")/lib.bash"
 command -v objdump > /dev/null || { echo "SKIP: objdump is missing (binutils)"; exit 77; }
 [ "$(uname -m)" = x86_64 ] || { echo "SKIP: an x86-64 check"; exit 77; }
 objdump -d --insn-width=16 -C "$difftx" > "$work/asm.txt"
-grep -q "difftx::isa_avx2::" "$work/asm.txt" || { echo "SKIP: not a dispatched build (DIFFTX_NATIVE=ON)"; exit 77; }
+grep -q "difftx::kernels::isa_avx2::" "$work/asm.txt" ||
+  { echo "SKIP: not a dispatched build (DIFFTX_NATIVE=ON)"; exit 77; }
 
 if grep -q "DIFFTX_ISA" "$work/asm.txt"; then
   echo "FAIL: symbols compiled without DIFFTX_ISA defined (a per-level source lacks kernels/isa.h):"
@@ -30,7 +31,8 @@ awk -v offenders="$work/offenders.txt" -v avxvnni="$work/avxvnni.txt" -v levels=
     if (fn ~ /::isa_avxvnni::/) {
       if (bytes ~ /^62 / || insn ~ /%zmm|%k[0-7]|%[xy]mm(1[6-9]|2[0-9]|3[01])/) print "AVX-512 in " fn ": " insn > avxvnni
       if (insn ~ /^vpmaddubsw/) print "vpmaddubsw in " fn > avxvnni
-      if (insn ~ /^\{vex\} vpdpbusd/ && match(fn, /Q8_0Dots|Q4_0Dots|Q4_KDots|(tile|gemm_spans)<\(difftx::WeightType\)[345]/))
+      if (insn ~ /^\{vex\} vpdpbusd/ &&
+          match(fn, /Q8_0Dots|Q4_0Dots|Q4_KDots|(tile|gemm_spans)<\(difftx::kernels::WeightType\)[345]/))
         vnni[substr(fn, RSTART, RLENGTH) ~ /Dots$/ ? substr(fn, RSTART, RLENGTH) : "gemm " substr(fn, RSTART + RLENGTH - 1, 1)] = 1
     }
     if (fn ~ /::isa_avx512f::/ && insn ~ /vpdp(bu|ws)sds?/) print "VNNI in " fn ": " insn > levels
@@ -50,7 +52,7 @@ if [ -s "$work/offenders.txt" ]; then
   head -40 "$work/offenders.txt"
   exit 1
 fi
-if grep -q "difftx::isa_avxvnni::" "$work/asm.txt" && [ -s "$work/avxvnni.txt" ]; then
+if grep -q "difftx::kernels::isa_avxvnni::" "$work/asm.txt" && [ -s "$work/avxvnni.txt" ]; then
   echo "FAIL: the avxvnni level:"
   sort -u "$work/avxvnni.txt" | head -20
   exit 1

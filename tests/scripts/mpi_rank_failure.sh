@@ -4,16 +4,26 @@
 # (SIGSTOP) is caught by the collective timeout on the other rank, also in bounded time.
 source "$(dirname "$0")/lib.bash"
 require_mpi
+# On any exit, no rank is left writing into $work while it is removed.
+trap 'pkill -9 -f -- "--out $work/" 2>/dev/null; sleep 0.2; rm -rf "$work"' EXIT
 prepare_small_corpus
 common=(--config "$root/tests/fixtures/train/baseline.json" --data "$work/data" --steps 100 --seq-len 64
         --micro-batch 4 --lr 3e-3 --warmup 5 --eval-every 50 --eval-batches 2 --checkpoint-every 10 --quiet)
 
-# The pid of rank $2 of the run writing to $1.
+# The pid of rank $2 of the run writing to $1 ($job), waited for up to 10 s: on a loaded machine
+# the rank's process can be missing from one listing. Fails (stopping $job) if it never shows.
 rank_pid() {
-  local p
-  for p in $(pgrep -f -- "--out $1"); do
-    if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then echo "$p"; return; fi
+  local p tries
+  for tries in $(seq 100); do
+    for p in $(pgrep -f -- "--out $1"); do
+      if tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2"; then echo "$p"; return; fi
+    done
+    kill -0 "$job" 2>/dev/null || break
+    sleep 0.1
   done
+  echo "FAIL: rank $2 of the run in $1 not found" >&2
+  kill -9 "$job" 2>/dev/null; wait "$job" 2>/dev/null
+  exit 1
 }
 
 # start_and_wait RUN_DIR [options]: an mpirun in the background ($job) that has logged 25 steps.
@@ -47,8 +57,7 @@ mpi_run -np 2 "$difftx" train "${common[@]}" --out "$work/straight"
 # A rank dies.
 start_and_wait "$work/killed"
 log="$work/killed.log"
-victim="$(rank_pid "$work/killed" 1)"
-[ -n "$victim" ] || { echo "FAIL: rank 1 not found"; exit 1; }
+victim="$(rank_pid "$work/killed" 1)" || exit 1
 kill -9 "$victim"
 expect_stopped 30 "exited on signal 9" "rank 0 of 2 stopped by SIGTERM"
 last="$(cat "$work/killed/checkpoints/latest")"
@@ -63,7 +72,7 @@ diff "$work/straight.txt" "$work/resumed.txt" || { echo "FAIL: the resumed run's
 # A rank hangs: the other's collective times out.
 start_and_wait "$work/stopped" --collective-timeout 3
 log="$work/stopped.log"
-victim="$(rank_pid "$work/stopped" 1)"
+victim="$(rank_pid "$work/stopped" 1)" || exit 1
 kill -STOP "$victim"
 expect_stopped 30 "difftx: error: rank 0 of 2: " "has waited 3 s for the other ranks; a rank died or hangs" \
   "the last checkpoint is intact"

@@ -132,7 +132,7 @@ TEST(ServeMetrics, PrometheusText) {
   m.observe_time_to_first_token(0.02);
   m.observe_inter_token_latency(0.003);
   m.observe_inter_token_latency(100);
-  EngineStats s;
+  infer::EngineStats s;
   s.waiting = 2;
   s.running = 3;
   s.kv_blocks = 10;

@@ -95,15 +95,15 @@ TEST(ServeRequestParse, DraftFields) {
   EXPECT_FALSE(none.params.options.draft);
   EXPECT_EQ(none.params.options.draft_tokens, 0);
   const CompletionRequest ngram = parse_completion(R"({"prompt": "a", "draft": "ngram", "draft_tokens": 9})");
-  EXPECT_EQ(ngram.params.options.draft, DraftMode::ngram);
+  EXPECT_EQ(ngram.params.options.draft, infer::DraftMode::ngram);
   EXPECT_EQ(ngram.params.options.draft_tokens, 9);
   EXPECT_EQ(parse_chat(R"({"messages": [{"role": "user", "content": "a"}], "draft": "none"})").params.options.draft,
-            DraftMode::none);
+            infer::DraftMode::none);
   ServeLimits with_model = limits();
   with_model.draft_model = true;
   const std::string body = R"({"prompt": "a", "draft": "model"})";
   EXPECT_EQ(parse_completion_request(parse_body(body), parse_ordered_body(body), with_model).params.options.draft,
-            DraftMode::model);
+            infer::DraftMode::model);
   expect_completion_error(body, 400, "draft", "needs a server started with --draft DIR");
   expect_completion_error(R"({"prompt": "a", "draft": "eagle"})", 400, "draft", "not \"eagle\"");
   expect_completion_error(R"({"prompt": "a", "draft": 3})", 400, "draft", "");

@@ -30,7 +30,7 @@ TEST(ServeRequests, ChoicesSeedsAndBudget) {
   p.seed = 40;
   p.options.stop_strings = {"END"};
   p.logprobs = true;
-  const std::vector<Request> r = make_requests(m, {{0, 5, 6}, {0, 7}}, p, {9});
+  const std::vector<infer::Request> r = make_requests(m, {{0, 5, 6}, {0, 7}}, p, {9});
   ASSERT_EQ(r.size(), 6u);  // prompt-major
   for (size_t i = 0; i < r.size(); ++i) {
     EXPECT_EQ(r[i].options.sampling.seed, 40u + i % 3);

@@ -6,12 +6,12 @@
 
 namespace difftx::testing {
 
-std::vector<float> engine_logits(const Model& model, std::span<const int32_t> prompt, std::span<const int32_t> forced,
-                                 KvStorage kv, EngineOptions options) {
+std::vector<float> engine_logits(const model::Model& model, std::span<const int32_t> prompt,
+                                 std::span<const int32_t> forced, kernels::KvStorage kv, infer::EngineOptions options) {
   options.kv = kv;
-  Engine engine(model, nullptr, options);
+  infer::Engine engine(model, nullptr, options);
   std::vector<float> out;
-  Request r{std::vector<int32_t>(prompt.begin(), prompt.end()), {}, {}, {}};
+  infer::Request r{std::vector<int32_t>(prompt.begin(), prompt.end()), {}, {}, {}};
   r.options.sampling.temperature = 0;
   r.options.forced.assign(forced.begin(), forced.end());
   r.options.max_new_tokens = static_cast<int64_t>(forced.size()) + 1;
@@ -23,26 +23,26 @@ std::vector<float> engine_logits(const Model& model, std::span<const int32_t> pr
 
 std::vector<int32_t> Stream::ids() const {
   std::vector<int32_t> out;
-  for (const TokenEvent& e : events)
+  for (const infer::TokenEvent& e : events)
     if (e.id >= 0) out.push_back(e.id);
   return out;
 }
 
 std::vector<float> Stream::logprobs() const {
   std::vector<float> out;
-  for (const TokenEvent& e : events)
+  for (const infer::TokenEvent& e : events)
     if (e.id >= 0) out.push_back(e.logprob);
   return out;
 }
 
 std::string Stream::text() const {
   std::string out;
-  for (const TokenEvent& e : events) out += e.text;
+  for (const infer::TokenEvent& e : events) out += e.text;
   return out;
 }
 
-Engine::RequestId submit_recorded(Engine& engine, Request request, Stream& out) {
-  request.on_event = [&out](const TokenEvent& e) { out.events.push_back(e); };
+infer::Engine::RequestId submit_recorded(infer::Engine& engine, infer::Request request, Stream& out) {
+  request.on_event = [&out](const infer::TokenEvent& e) { out.events.push_back(e); };
   return engine.submit(std::move(request));
 }
 

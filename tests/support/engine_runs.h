@@ -12,20 +12,21 @@ namespace difftx::testing {
 
 // Row i (of forced.size() + 1, each [vocab_size]) holds the next-token logits after prompt and
 // forced[0, i): the prompt prefilled, each forced token then fed back as a generated token.
-std::vector<float> engine_logits(const Model& model, std::span<const int32_t> prompt, std::span<const int32_t> forced,
-                                 KvStorage kv = KvStorage::f32, EngineOptions options = {});
+std::vector<float> engine_logits(const model::Model& model, std::span<const int32_t> prompt,
+                                 std::span<const int32_t> forced, kernels::KvStorage kv = kernels::KvStorage::f32,
+                                 infer::EngineOptions options = {});
 
 // Everything a request streamed.
 struct Stream {
-  std::vector<TokenEvent> events;
+  std::vector<infer::TokenEvent> events;
   std::vector<int32_t> ids() const;
   std::vector<float> logprobs() const;
   std::string text() const;
-  FinishReason finish() const { return events.empty() ? FinishReason::none : events.back().finish; }
+  infer::FinishReason finish() const { return events.empty() ? infer::FinishReason::none : events.back().finish; }
 };
 
 // Submits the request with a callback that records into `out` (kept alive by the caller).
-Engine::RequestId submit_recorded(Engine& engine, Request request, Stream& out);
+infer::Engine::RequestId submit_recorded(infer::Engine& engine, infer::Request request, Stream& out);
 
 // Fails the test unless the streams hold the same tokens, the same logprobs and top logprobs bit
 // for bit, and the same finish; `what` names the case.

@@ -8,20 +8,22 @@
 
 namespace difftx {
 
-inline void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
-                   MatmulPath path = MatmulPath::best) {
+inline void matmul(const kernels::WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
+                   kernels::MatmulPath path = kernels::MatmulPath::best) {
   backends::cpu::kernels().matmul_by_path(W, x, y, N, accumulate, path);
 }
-inline void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order) {
+inline void matmul(const kernels::WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate,
+                   kernels::MatmulOrder order) {
   backends::cpu::kernels().matmul_by_order(W, x, y, N, accumulate, order);
 }
 
 // One row over a contiguous cache of dims.capacity positions (one page).
-inline void decode_attention(const DecodeAttentionDims& dims, int64_t length, const float* q, const void* keys,
-                             const void* values, const float* lambda, float* out, DecodeAttentionScratch& scratch) {
+inline void decode_attention(const kernels::DecodeAttentionDims& dims, int64_t length, const float* q, const void* keys,
+                             const void* values, const float* lambda, float* out,
+                             kernels::DecodeAttentionScratch& scratch) {
   DIFFTX_CHECK(length >= 1 && length <= dims.capacity, "decode attention: cache length ", length,
                " must be in [1, capacity = ", dims.capacity, "]");
-  const DecodeAttentionRow row{q, length, KvPages{&keys, &values}, lambda, out};
+  const kernels::DecodeAttentionRow row{q, length, kernels::KvPages{&keys, &values}, lambda, out};
   backends::cpu::kernels().decode_attention_rows(dims, {&row, 1}, scratch);
 }
 

@@ -11,16 +11,17 @@
 
 namespace difftx::testing {
 
-Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng) {
+Quantized make_weights(kernels::WeightType type, int64_t rows, int64_t cols, Rng& rng) {
   Quantized q{{}, std::vector<float>(rows * cols), std::vector<float>(rows * cols, 0.0f), type, rows, cols};
   const auto w = random_vector(rows * cols, rng);
-  q.bytes.resize(weight_matrix_bytes(type, rows, cols));
+  q.bytes.resize(kernels::weight_matrix_bytes(type, rows, cols));
   backends::cpu::kernels().quantize_rows(type, w.data(), q.bytes.data(), rows, cols);
   backends::cpu::kernels().dequantize_rows(type, q.bytes.data(), q.dequantized.data(), rows, cols);
-  if (type == WeightType::q4_k) {
-    const auto* blocks = reinterpret_cast<const BlockQ4_K*>(q.bytes.data());
+  if (type == kernels::WeightType::q4_k) {
+    const auto* blocks = reinterpret_cast<const kernels::BlockQ4_K*>(q.bytes.data());
     for (int64_t i = 0; i < rows * cols; ++i)
-      q.minimums[i] = f16_to_float(blocks[i / 256].dmin) * q4_k_scale_min(blocks[i / 256].scales, i % 256 / 32).min;
+      q.minimums[i] =
+          io::f16_to_float(blocks[i / 256].dmin) * kernels::q4_k_scale_min(blocks[i / 256].scales, i % 256 / 32).min;
   }
   return q;
 }

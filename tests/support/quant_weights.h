@@ -13,12 +13,12 @@ struct Quantized {
   std::vector<uint8_t> bytes;
   std::vector<float> dequantized;
   std::vector<float> minimums;  // Q4_K: dmin * m of each weight's sub-block, else 0
-  WeightMatrix matrix() const { return {type, bytes.data(), rows, cols}; }
-  WeightType type;
+  kernels::WeightMatrix matrix() const { return {type, bytes.data(), rows, cols}; }
+  kernels::WeightType type;
   int64_t rows, cols;
 };
 
-Quantized make_weights(WeightType type, int64_t rows, int64_t cols, Rng& rng);
+Quantized make_weights(kernels::WeightType type, int64_t rows, int64_t cols, Rng& rng);
 
 // Float32 sums of `cols` terms: at most cols * 2^-24 of the sum of the terms' magnitudes each
 // step; the Q4_K kernel sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <=

@@ -7,7 +7,9 @@
 
 namespace difftx::testing {
 
-ModelConfig small_config(AttentionKind attention, const SmallShape& shape) {
+using model::ModelConfig;
+
+ModelConfig small_config(kernels::AttentionKind attention, const SmallShape& shape) {
   ModelConfig c;
   c.attention = attention;
   c.vocab_size = shape.vocab_size;
@@ -22,7 +24,7 @@ ModelConfig small_config(AttentionKind attention, const SmallShape& shape) {
   return c;
 }
 
-ModelConfig engine_config(AttentionKind attention, int64_t hidden, int64_t vocab, int64_t max_positions) {
+ModelConfig engine_config(kernels::AttentionKind attention, int64_t hidden, int64_t vocab, int64_t max_positions) {
   ModelConfig c;
   c.attention = attention;
   c.vocab_size = vocab;
@@ -33,8 +35,8 @@ ModelConfig engine_config(AttentionKind attention, int64_t hidden, int64_t vocab
   c.head_dim = 16;
   c.intermediate_size = 128;
   c.max_position_embeddings = max_positions;
-  c.tie_word_embeddings = attention == AttentionKind::diff;
-  if (attention == AttentionKind::diff_grouped) c.grouped_ratio = 2;  // 2 noise heads, one per kv head
+  c.tie_word_embeddings = attention == kernels::AttentionKind::diff;
+  if (attention == kernels::AttentionKind::diff_grouped) c.grouped_ratio = 2;  // 2 noise heads, one per kv head
   c.validate();
   return c;
 }
@@ -45,12 +47,12 @@ ModelConfig small_hybrid_config(int64_t hidden, int64_t layers, int64_t window, 
                             {"num_hidden_layers", layers},     {"num_attention_heads", 8},
                             {"num_key_value_heads", 4},        {"sliding_window", window},
                             {"mamba_d_state", 8},              {"max_position_embeddings", max_positions}};
-  return config_from_phi4flash(j, "small_hybrid_config");
+  return model::config_from_phi4flash(j, "small_hybrid_config");
 }
 
-Model random_model(const ModelConfig& config, uint64_t seed, float scale) {
-  Model model(config);
-  init_parameters(config, model.table, model.host_weights(), seed);
+model::Model random_model(const ModelConfig& config, uint64_t seed, float scale) {
+  model::Model model(config);
+  model::init_parameters(config, model.table, model.host_weights(), seed);
   if (scale != 1.0f)
     for (int64_t i = 0; i < model.weight_floats(); ++i) model.host_weights()[i] *= scale;
   return model;

@@ -16,20 +16,21 @@ struct SmallShape {
 };
 
 // Validated.
-ModelConfig small_config(AttentionKind attention, const SmallShape& shape);
+model::ModelConfig small_config(kernels::AttentionKind attention, const SmallShape& shape);
 
 // A hybrid stack (Phi-4-mini-flash's SambaY layout, read by config_from_phi4flash): `layers`
 // layers (a multiple of 4), 8 heads of hidden / 8 over 4 key/value heads (pair-GQA: 4 pair-heads
 // over 2), Mamba's state 8, a sliding window of `window` keys. Validated.
-ModelConfig small_hybrid_config(int64_t hidden = 64, int64_t layers = 8, int64_t window = 5, int64_t vocab = 96,
-                                int64_t max_positions = 512);
+model::ModelConfig small_hybrid_config(int64_t hidden = 64, int64_t layers = 8, int64_t window = 5, int64_t vocab = 96,
+                                       int64_t max_positions = 512);
 
 // The engine tests' decoder: 2 layers, 4 heads of d = 16 over 2 key/value heads, an MLP of 128;
 // the embedding tied for DIFF V1, 2 signal heads per noise head for grouped attention. Validated.
-ModelConfig engine_config(AttentionKind attention, int64_t hidden, int64_t vocab, int64_t max_positions);
+model::ModelConfig engine_config(kernels::AttentionKind attention, int64_t hidden, int64_t vocab,
+                                 int64_t max_positions);
 
 // A model of `config` with the weights init_parameters draws from `seed`, multiplied by `scale`
 // (above 1: sharper attention maps and logits further from 0 than at initialisation).
-Model random_model(const ModelConfig& config, uint64_t seed, float scale = 1.0f);
+model::Model random_model(const model::ModelConfig& config, uint64_t seed, float scale = 1.0f);
 
 }  // namespace difftx::testing

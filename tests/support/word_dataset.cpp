@@ -53,7 +53,7 @@ DirectLoss direct_val_loss(const WordDataset& ds, int64_t T, int64_t V,
   while (windows.next(in.data(), tgt.data()) > 0) {
     logits_of(in.data(), logits.data());
     for (int64_t t = 0; t < T; ++t) {
-      if (tgt[t] == kIgnoreId) continue;
+      if (tgt[t] == model::kIgnoreId) continue;
       const float* row = logits.data() + t * V;
       double mx = row[0], z = 0;
       for (int64_t v = 1; v < V; ++v) mx = std::max(mx, static_cast<double>(row[v]));

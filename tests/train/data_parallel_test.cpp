@@ -19,24 +19,27 @@
 #include "train/data_parallel.h"
 
 namespace difftx::train {
+
+using model::ParameterTable;
+
 namespace {
 
 using testing::error_of;
 using testing::run_ranks;
 
-ModelConfig awkward_config() {
+model::ModelConfig awkward_config() {
   const nlohmann::json j = {{"model_type", "difftx"}, {"attention", "diff"}, {"vocab_size", 37},
                             {"hidden_size", 24}, {"num_hidden_layers", 2}, {"num_attention_heads", 2},
                             {"num_key_value_heads", 1}, {"head_dim", 6}, {"intermediate_size", 40},
                             {"tie_word_embeddings", false}};
-  return config_from_json(j, "awkward");
+  return model::config_from_json(j, "awkward");
 }
 
 // Rank r's gradient in step s: random values in the tensors, zero in the padding.
 std::vector<float> gradient(const ParameterTable& table, int64_t arena, int step, int rank) {
   std::vector<float> g(arena, 0.0f);
   Rng rng(1000 * step + rank);
-  for (const ParamInfo& p : table.params())
+  for (const model::ParamInfo& p : table.params())
     for (int64_t i = 0; i < p.numel; ++i) g[p.offset + i] = static_cast<float>(rng.uniform(-1, 1));
   return g;
 }
@@ -108,15 +111,15 @@ std::vector<OptimizerRun> data_parallel(const ParameterTable& table, const AdamW
   return out;
 }
 
-OptimizerRun initial_run(const ModelConfig& config, const ParameterTable& table) {
+OptimizerRun initial_run(const model::ModelConfig& config, const ParameterTable& table) {
   OptimizerRun run{std::vector<float>(table.total_floats()), std::vector<float>(table.total_floats(), 0.0f),
                    std::vector<float>(table.total_floats(), 0.0f)};
-  init_parameters(config, table, run.weights.data(), 3);
+  model::init_parameters(config, table, run.weights.data(), 3);
   return run;
 }
 
 TEST(DataParallel, ShardedAdamWEqualsOneOptimizerBitForBit) {
-  const ModelConfig config = awkward_config();
+  const model::ModelConfig config = awkward_config();
   const ParameterTable table(config);
   AdamWConfig adamw;
   adamw.grad_clip = 0;  // clipping compares a norm summed per shard: see the next test
@@ -133,7 +136,7 @@ TEST(DataParallel, ShardedAdamWEqualsOneOptimizerBitForBit) {
 }
 
 TEST(DataParallel, ClippingUsesTheGlobalNormAndReplicasStayIdentical) {
-  const ModelConfig config = awkward_config();
+  const model::ModelConfig config = awkward_config();
   const ParameterTable table(config);
   AdamWConfig adamw;
   adamw.grad_clip = 0.5;  // far below the summed gradients' norm: every step clips
@@ -146,7 +149,7 @@ TEST(DataParallel, ClippingUsesTheGlobalNormAndReplicasStayIdentical) {
 }
 
 TEST(DataParallel, GatheredMomentsResumeOnAnotherNumberOfRanks) {
-  const ModelConfig config = awkward_config();
+  const model::ModelConfig config = awkward_config();
   const ParameterTable table(config);
   AdamWConfig adamw;
   adamw.grad_clip = 0;

@@ -37,8 +37,8 @@ struct RunDir {
   static inline int counter = 0;
 };
 
-ModelConfig tiny_config() {
-  ModelConfig c;
+model::ModelConfig tiny_config() {
+  model::ModelConfig c;
   c.vocab_size = 32;
   c.hidden_size = 16;
   c.num_hidden_layers = 1;
@@ -67,18 +67,19 @@ TEST(Faults, TheMetricsLogAppendsWholeLines) {
   }
   MetricsLog again(path);
   again.append(nlohmann::json{{"step", 2}});
-  EXPECT_EQ(read_whole_file(path), "{\"step\":1}\n{\"step\":2}\n");
+  EXPECT_EQ(io::read_whole_file(path), "{\"step\":1}\n{\"step\":2}\n");
 }
 
 TEST(Faults, ResumingDropsOnlyLinesAfterTheCheckpointAndCountsThem) {
   RunDir run;
   const fs::path path = run.path / "metrics.jsonl";
-  write_file_atomically(path, "{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"val_loss\":2}\n"
+  io::write_file_atomically(path, "{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"val_loss\":2}\n"
                               "{\"step\":3,\"loss\":1}\n{\"step\":4,\"lo");
   const DroppedMetrics dropped = truncate_metrics_after(path, 2);
   EXPECT_EQ(dropped.lines, 1);
   EXPECT_EQ(dropped.unreadable, 1);
-  EXPECT_EQ(read_whole_file(path), "{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"val_loss\":2}\n");
+  EXPECT_EQ(io::read_whole_file(path),
+            "{\"step\":1,\"loss\":3}\n{\"step\":2,\"loss\":2}\n{\"step\":2,\"val_loss\":2}\n");
 }
 
 TEST(Faults, ASecondRunOnOneDirectoryIsRefusedNamingTheHolder) {
@@ -93,14 +94,14 @@ TEST(Faults, ASecondRunOnOneDirectoryIsRefusedNamingTheHolder) {
 
 struct CheckpointFixture {
   CheckpointFixture() : model(tiny_config()), m(model.weight_floats(), 0.0f), v(model.weight_floats(), 0.0f) {
-    init_parameters(model.config, model.table, model.host_weights(), 1);
+    model::init_parameters(model.config, model.table, model.host_weights(), 1);
   }
   fs::path save(const fs::path& run_dir, int64_t step, const std::vector<fs::path>& extra_files = {}) {
     return save_checkpoint(run_dir, step, model, OptimizerMoments{m.data(), v.data(), step},
                            nlohmann::json{{"options", nlohmann::json::object()}, {"train_data", {{"step", 0}}}},
                            extra_files, 2);
   }
-  Model model;
+  model::Model model;
   std::vector<float> m, v;
 };
 
@@ -113,7 +114,7 @@ TEST(Faults, NonFiniteWeightsAreNeverCheckpointedAndLeaveNoTemporaryDirectory) {
   RunDir run;
   CheckpointFixture f;
   const fs::path good = f.save(run.path, 1);
-  const ParamInfo& p = f.model.table.params().back();
+  const model::ParamInfo& p = f.model.table.params().back();
   f.model.host_weights()[p.offset + 3] = std::numeric_limits<float>::quiet_NaN();
   const std::string msg = error_of([&] { f.save(run.path, 2); });
   EXPECT_NE(msg.find("tensor '" + p.name + "' holds a non-finite value"), std::string::npos) << msg;
@@ -142,10 +143,10 @@ TEST(Faults, NonFiniteWeightsAreRefusedOnLoadNamingTheTensor) {
   RunDir run;
   CheckpointFixture f;
   const fs::path dir = run.path / "model";
-  const ParamInfo& p = f.model.table.params().front();
+  const model::ParamInfo& p = f.model.table.params().front();
   f.model.host_weights()[p.offset] = std::numeric_limits<float>::infinity();
-  save_model_dir(f.model, dir);
-  const std::string msg = error_of([&] { load_model_dir(dir); });
+  model::save_model_dir(f.model, dir);
+  const std::string msg = error_of([&] { model::load_model_dir(dir); });
   EXPECT_NE(msg.find("model.safetensors: tensor '" + p.name + "' holds a non-finite value (inf at element 0)"),
             std::string::npos)
       << msg;
@@ -161,10 +162,10 @@ TEST(Faults, ATamperedStateIsRefused) {
   for (const auto& [step, expected] : cases) {
     RunDir run;
     const fs::path dir = f.save(run.path, 3);
-    nlohmann::json state = read_json_file(dir / "state.json");
+    nlohmann::json state = io::read_json_file(dir / "state.json");
     state["step"] = step;
-    write_json_file(dir / "state.json", state);
-    Model into(tiny_config());
+    io::write_json_file(dir / "state.json", state);
+    model::Model into(tiny_config());
     std::vector<float> m(into.weight_floats()), v(into.weight_floats());
     OptimizerMoments moments{m.data(), v.data()};
     const std::string msg = error_of([&] { load_checkpoint(dir, into, moments); });

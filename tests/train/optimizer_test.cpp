@@ -20,12 +20,12 @@ namespace {
 TEST(AdamWArena, EqualsTensorByTensorUpdatesWithTensorsSpanningSeveralChunks) {
   // diff: gains and lambda vectors (no decay) beside matrices; the embedding (300 x 64 = 19200
   // floats) and the MLP matrices (176 x 64 = 11264) straddle the 16384-float chunks.
-  const ModelConfig config = config_from_json(
+  const model::ModelConfig config = model::config_from_json(
       nlohmann::json{{"model_type", "difftx"}, {"attention", "diff"}, {"vocab_size", 300}, {"hidden_size", 64},
                      {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"num_key_value_heads", 2},
                      {"head_dim", 16}},
       "test config");
-  const ParameterTable table(config);
+  const model::ParameterTable table(config);
   const int64_t n = table.total_floats();
   Rng rng(7);
   std::vector<float> weights = testing::random_vector(n, rng), expected = weights;
@@ -37,8 +37,8 @@ TEST(AdamWArena, EqualsTensorByTensorUpdatesWithTensorsSpanningSeveralChunks) {
     const double norm = optimizer.gradient_norm(testing::host_ptr<const float>(grads.data()));
     ASSERT_GT(norm, 1.0);  // so that clipping (grad_clip 1) scales the gradient
     optimizer.step(testing::host_ptr(weights.data()), testing::host_ptr<const float>(grads.data()), 1e-2, norm);
-    for (const ParamInfo& p : table.params()) {
-      const AdamWParams hp{1e-2f, 0.9f, 0.95f, 1e-8f, p.decay ? 0.1f : 0.0f, step};
+    for (const model::ParamInfo& p : table.params()) {
+      const kernels::AdamWParams hp{1e-2f, 0.9f, 0.95f, 1e-8f, p.decay ? 0.1f : 0.0f, step};
       backends::cpu::kernels().adamw_update(expected.data() + p.offset, grads.data() + p.offset, m.data() + p.offset, v.data() + p.offset,
                    p.numel, hp, static_cast<float>(1.0 / norm));
       (p.decay ? decayed : kept) += step == 1;

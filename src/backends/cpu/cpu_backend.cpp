@@ -72,54 +72,56 @@ class CpuBackend final : public Backend {
   PreparedMatrix prepare_matrix(const DeviceMatrix& stored, bool release_stored, bool looked_up) override {
     PreparedMatrix out{stored, {}};
     if (!stored.data || !k_.reads_panels(stored.type)) return out;
-    const WeightMatrix w = host_matrix(stored);
-    out.storage = allocate(quant::weight_panels_bytes(w.type, w.rows, w.cols), true);
+    const kernels::WeightMatrix w = host_matrix(stored);
+    out.storage = allocate(kernels::quant::weight_panels_bytes(w.type, w.rows, w.cols), true);
     auto* panels = host(out.storage.as<uint8_t>());
-    const int64_t count = quant::panel_count(w.rows), panel_bytes = quant::panel_bytes(w.type, w.cols);
+    const int64_t count = kernels::quant::panel_count(w.rows);
+    const int64_t panel_bytes = kernels::quant::panel_bytes(w.type, w.cols);
 #pragma omp parallel for schedule(static)
-    for (int64_t p = 0; p < count; ++p) quant::pack_panels(w, p, 1, panels + p * panel_bytes);
+    for (int64_t p = 0; p < count; ++p) kernels::quant::pack_panels(w, p, 1, panels + p * panel_bytes);
     out.matrix.panels = out.storage.as<const void>();
-    if (release_stored && (!looked_up || quant::panels_keep_rows(w.type))) {
-      release_pages(w.data, weight_matrix_bytes(w.type, w.rows, w.cols));
+    if (release_stored && (!looked_up || kernels::quant::panels_keep_rows(w.type))) {
+      release_pages(w.data, kernels::weight_matrix_bytes(w.type, w.rows, w.cols));
       out.matrix.data = nullptr;
     }
     return out;
   }
 
   void matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N, bool accumulate,
-              MatmulOrder order) override {
-    const WeightMatrix w = host_matrix(W);
-    if (order != MatmulOrder::by_size) return k_.matmul_by_order(w, host(x), host(y), N, accumulate, order);
-    if (w.type != WeightType::f32) return k_.matmul_by_path(w, host(x), host(y), N, accumulate, MatmulPath::best);
+              kernels::MatmulOrder order) override {
+    const kernels::WeightMatrix w = host_matrix(W);
+    if (order != kernels::MatmulOrder::by_size) return k_.matmul_by_order(w, host(x), host(y), N, accumulate, order);
+    if (w.type != kernels::WeightType::f32)
+      return k_.matmul_by_path(w, host(x), host(y), N, accumulate, kernels::MatmulPath::best);
     // F32 by size: one row takes the decode GEMV's order (the row dots), more rows OpenBLAS.
-    if (N == 1) return k_.matmul_by_order(w, host(x), host(y), 1, accumulate, MatmulOrder::gemv);
-    difftx::gemm(Trans::N, Trans::T, N, w.rows, w.cols, 1.0f, host(x), static_cast<const float*>(w.data),
-                 accumulate ? 1.0f : 0.0f, host(y));
+    if (N == 1) return k_.matmul_by_order(w, host(x), host(y), 1, accumulate, kernels::MatmulOrder::gemv);
+    kernels::gemm(kernels::Trans::N, kernels::Trans::T, N, w.rows, w.cols, 1.0f, host(x),
+                  static_cast<const float*>(w.data), accumulate ? 1.0f : 0.0f, host(y));
   }
-  void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, DevicePtr<const float> A,
-            DevicePtr<const float> B, float beta, DevicePtr<float> C) override {
-    difftx::gemm(ta, tb, M, N, K, alpha, host(A), host(B), beta, host(C));
+  void gemm(kernels::Trans ta, kernels::Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
+            DevicePtr<const float> A, DevicePtr<const float> B, float beta, DevicePtr<float> C) override {
+    kernels::gemm(ta, tb, M, N, K, alpha, host(A), host(B), beta, host(C));
   }
   void embed(const DeviceMatrix& E, DevicePtr<const int32_t> tokens, DevicePtr<float> out, int64_t N) override {
-    const WeightMatrix e = host_matrix(E);
+    const kernels::WeightMatrix e = host_matrix(E);
     const int32_t* ids = host(tokens);
     float* rows = host(out);
-    if (e.type == WeightType::f32 && e.data)
-      return embedding_forward(static_cast<const float*>(e.data), ids, rows, N, e.cols, e.rows);
+    if (e.type == kernels::WeightType::f32 && e.data)
+      return kernels::embedding_forward(static_cast<const float*>(e.data), ids, rows, N, e.cols, e.rows);
     for (int64_t i = 0; i < N; ++i)
       DIFFTX_CHECK(ids[i] >= 0 && ids[i] < e.rows, "token id ", ids[i], " at position ", i,
                    " is outside the vocabulary [0, ", e.rows, ")");
-    const int64_t row_bytes = weight_row_bytes(e.type, e.cols);
+    const int64_t row_bytes = kernels::weight_row_bytes(e.type, e.cols);
     std::vector<uint8_t> row(e.data ? 0 : row_bytes);  // a tied head held as panels only
     for (int64_t i = 0; i < N; ++i) {
       const auto* bytes = static_cast<const uint8_t*>(e.data) + ids[i] * row_bytes;
-      if (!e.data) quant::panel_row_bytes(e, ids[i], row.data()), bytes = row.data();
+      if (!e.data) kernels::quant::panel_row_bytes(e, ids[i], row.data()), bytes = row.data();
       k_.dequantize_rows(e.type, bytes, rows + i * e.cols, 1, e.cols);
     }
   }
   void embedding_backward(DevicePtr<const int32_t> ids, DevicePtr<const float> dy, DevicePtr<float> dtable,
                           int64_t rows, int64_t n) override {
-    difftx::embedding_backward(host(ids), host(dy), host(dtable), rows, n);
+    kernels::embedding_backward(host(ids), host(dy), host(dtable), rows, n);
   }
 
   void rmsnorm_forward(DevicePtr<const float> x, DevicePtr<const float> g, DevicePtr<float> y, DevicePtr<float> rstd,
@@ -131,9 +133,10 @@ class CpuBackend final : public Backend {
                         int64_t n) override {
     k_.rmsnorm_backward(host(x), host(g), host(rstd), host(dy), host(dx), host(dg), rows, n);
   }
-  void rope(const DeviceRope& table, RopeStyle style, DevicePtr<float> x, int64_t heads, const RopePositions& at,
-            bool inverse) override {
-    const RopeTable t{table.max_T, table.d, const_cast<float*>(host(table.cos)), const_cast<float*>(host(table.sin))};
+  void rope(const DeviceRope& table, kernels::RopeStyle style, DevicePtr<float> x, int64_t heads,
+            const RopePositions& at, bool inverse) override {
+    const kernels::RopeTable t{table.max_T, table.d, const_cast<float*>(host(table.cos)),
+                               const_cast<float*>(host(table.sin))};
     const auto rotate = inverse ? k_.rope_backward : k_.rope_forward;
     float* rows = host(x);
     if (!at.positions) return rotate(t, style, rows, at.B, at.T, heads, at.pos0);
@@ -150,14 +153,14 @@ class CpuBackend final : public Backend {
   }
   void polynorm_glu_forward(DevicePtr<const float> g, DevicePtr<const float> u, DevicePtr<const float> w,
                             DevicePtr<const float> b, DevicePtr<float> h, int64_t rows, int64_t F) override {
-    difftx::polynorm_glu_forward(host(g), host(u), host(w), host(b), host(h), rows, F);
+    kernels::polynorm_glu_forward(host(g), host(u), host(w), host(b), host(h), rows, F);
   }
   void polynorm_glu_backward(DevicePtr<const float> g, DevicePtr<const float> u, DevicePtr<const float> w,
                              DevicePtr<const float> b, DevicePtr<const float> dh, DevicePtr<float> dg,
                              DevicePtr<float> du, DevicePtr<float> dw, DevicePtr<float> db, int64_t rows,
                              int64_t F) override {
-    difftx::polynorm_glu_backward(host(g), host(u), host(w), host(b), host(dh), host(dg), host(du), host(dw),
-                                  host(db), rows, F);
+    kernels::polynorm_glu_backward(host(g), host(u), host(w), host(b), host(dh), host(dg), host(du), host(dw),
+                                   host(db), rows, F);
   }
   void add(DevicePtr<float> y, DevicePtr<const float> x, int64_t n) override {
     float* out = host(y);
@@ -201,13 +204,13 @@ class CpuBackend final : public Backend {
     }
   }
 
-  void attention_forward(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
+  void attention_forward(const kernels::AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
                          DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
                          DeviceAttentionSaved saved) override {
     k_.attention_forward(dims, host(q), host(k), host(v), host(lambda), host(out),
                          {host(saved.lse), host(saved.maps_out)});
   }
-  void attention_backward(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
+  void attention_backward(const kernels::AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
                           DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<const float> out,
                           DeviceAttentionSaved saved, DevicePtr<const float> dout, DevicePtr<float> dq,
                           DevicePtr<float> dk, DevicePtr<float> dv, DevicePtr<float> dlambda) override {
@@ -215,10 +218,10 @@ class CpuBackend final : public Backend {
                           {host(saved.lse), host(saved.maps_out)}, host(dout), host(dq), host(dk), host(dv),
                           host(dlambda));
   }
-  void attention_forward_quantized(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
-                                   DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
-                                   int bits) override {
-    difftx::attention_forward_quantized(dims, host(q), host(k), host(v), host(lambda), host(out), bits);
+  void attention_forward_quantized(const kernels::AttentionDims& dims, DevicePtr<const float> q,
+                                   DevicePtr<const float> k, DevicePtr<const float> v, DevicePtr<const float> lambda,
+                                   DevicePtr<float> out, int bits) override {
+    kernels::attention_forward_quantized(dims, host(q), host(k), host(v), host(lambda), host(out), bits);
   }
 
   void layernorm_forward(DevicePtr<const float> x, DevicePtr<const float> w, DevicePtr<const float> b,
@@ -234,28 +237,28 @@ class CpuBackend final : public Backend {
   void add_bias(DevicePtr<float> y, DevicePtr<const float> bias, int64_t rows, int64_t cols) override {
     k_.add_bias(host(y), host(bias), rows, cols);
   }
-  void mamba_conv_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
+  void mamba_conv_prompt(const kernels::MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
                          DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> window,
                          DevicePtr<float> u) override {
     k_.mamba_conv_prompt(dims, T, host(x), ld_x, host(w), host(bias), host(window), host(u));
   }
-  void mamba_scan_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> u, DevicePtr<const float> dt_in,
-                         DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
-                         DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> state,
-                         DevicePtr<float> y) override {
+  void mamba_scan_prompt(const kernels::MambaDims& dims, int64_t T, DevicePtr<const float> u,
+                         DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias, DevicePtr<const float> a_log,
+                         DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
+                         DevicePtr<float> state, DevicePtr<float> y) override {
     k_.mamba_scan_prompt(dims, T, host(u), host(dt_in), host(dt_bias), host(a_log), host(B), host(C), ld_bc, host(D),
                          host(state), host(y));
   }
-  void mamba_conv_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
+  void mamba_conv_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
                        DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
                        DevicePtr<const int32_t> slots, DevicePtr<float> u) override {
     const std::vector<float*>& each = slot_rows(windows, slots, rows, (dims.conv - 1) * dims.channels);
     k_.mamba_conv_step(dims, rows, host(x), ld_x, host(w), host(bias), each.data(), host(u));
   }
-  void mamba_scan_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> u, DevicePtr<const float> dt_in,
-                       DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
-                       DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
-                       DevicePtr<const int32_t> slots, DevicePtr<float> y) override {
+  void mamba_scan_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> u,
+                       DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias, DevicePtr<const float> a_log,
+                       DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
+                       DevicePtr<float> states, DevicePtr<const int32_t> slots, DevicePtr<float> y) override {
     const std::vector<float*>& each = slot_rows(states, slots, rows, dims.channels * dims.state);
     k_.mamba_scan_step(dims, rows, host(u), host(dt_in), host(dt_bias), host(a_log), host(B), host(C), ld_bc, host(D),
                        each.data(), host(y));
@@ -263,21 +266,21 @@ class CpuBackend final : public Backend {
 
   void paged_store(const PagedKv& kv, int64_t layer, DevicePtr<const int32_t> slots, int64_t rows,
                    DevicePtr<const float> k, DevicePtr<const float> v) override {
-    const DecodeAttentionDims& a = kv.dims;
+    const kernels::DecodeAttentionDims& a = kv.dims;
     const int32_t* at = host(slots);
     const float *keys = host(k), *values = host(v);
     const int64_t kw = a.k_width(), vw = a.v_width(), P = a.capacity;
     for (int64_t i = 0; i < rows; ++i) {
       unsigned char* block = host(kv.keys(at[i] / P, layer));
-      store_kv(a, block, block + kv.key_bytes, at[i] % P, 1, keys + i * kw, values + i * vw);
+      kernels::store_kv(a, block, block + kv.key_bytes, at[i] % P, 1, keys + i * kw, values + i * vw);
     }
   }
   void paged_attention(const PagedKv& kv, int64_t layer, const PagedRows& rows, DevicePtr<const float> q,
                        DevicePtr<const float> lambda, DevicePtr<float> out) override {
-    const DecodeAttentionDims& a = kv.dims;
+    const kernels::DecodeAttentionDims& a = kv.dims;
     const int32_t *lengths = host(rows.lengths), *tables = host(rows.tables), *blocks = host(rows.blocks);
     const int64_t P = a.capacity, qw = a.attention_dims().q_width(), ow = a.out_width();
-    const bool per_row_lambda = a.lambda_source() == LambdaSource::token_logits;
+    const bool per_row_lambda = a.lambda_source() == kernels::LambdaSource::token_logits;
     // Each run of rows of one sequence shares one page list: the blocks its longest row reads,
     // their keys then their values.
     Paging& paging = paging_;
@@ -296,7 +299,7 @@ class CpuBackend final : public Backend {
         paging.pages.push_back(host(kv.keys(blocks[tables[run] + b], layer)) + kv.key_bytes);
       paging.first.push_back(static_cast<int64_t>(first));
       for (int64_t i = run; i < end; ++i)
-        paging.rows.push_back({queries + i * qw, lengths[i], KvPages{nullptr, nullptr},
+        paging.rows.push_back({queries + i * qw, lengths[i], kernels::KvPages{nullptr, nullptr},
                                per_row_lambda ? lambdas + i * a.H : lambdas, outs + i * ow});
       paging.counts.push_back(count);
       run = end;
@@ -305,7 +308,7 @@ class CpuBackend final : public Backend {
     for (int64_t i = 0, run = 0; i < rows.count; ++run) {
       const void* const* keys = paging.pages.data() + paging.first[run];
       for (const int32_t table = tables[i]; i < rows.count && tables[i] == table; ++i)
-        paging.rows[i].pages = KvPages{keys, keys + paging.counts[run]};
+        paging.rows[i].pages = kernels::KvPages{keys, keys + paging.counts[run]};
     }
     k_.decode_attention_rows(a, paging.rows, scratch(a));
   }
@@ -320,7 +323,7 @@ class CpuBackend final : public Backend {
     return k_.cross_entropy_sum(host(logits), host(targets), rows, V, ignore_id, count);
   }
   void adamw_update(DevicePtr<float> p, DevicePtr<const float> g, DevicePtr<float> m, DevicePtr<float> v, int64_t n,
-                    const AdamWParams& hp, float grad_scale) override {
+                    const kernels::AdamWParams& hp, float grad_scale) override {
     k_.adamw_update(host(p), host(g), host(m), host(v), n, hp, grad_scale);
   }
   double sum_of_squares(DevicePtr<const float> x, int64_t n) override { return k_.sum_of_squares(host(x), n); }
@@ -350,12 +353,12 @@ class CpuBackend final : public Backend {
   }
 
   // The decode kernel's scratch for the calling thread, planned for these dims.
-  static DecodeAttentionScratch& scratch(const DecodeAttentionDims& a) {
-    thread_local std::unique_ptr<DecodeAttentionScratch> held;
-    thread_local DecodeAttentionDims planned{};
+  static kernels::DecodeAttentionScratch& scratch(const kernels::DecodeAttentionDims& a) {
+    thread_local std::unique_ptr<kernels::DecodeAttentionScratch> held;
+    thread_local kernels::DecodeAttentionDims planned{};
     if (!held || planned.kind != a.kind || planned.H != a.H || planned.Hkv != a.Hkv || planned.d != a.d ||
         planned.r != a.r) {
-      held = std::make_unique<DecodeAttentionScratch>(a, 0, 1);
+      held = std::make_unique<kernels::DecodeAttentionScratch>(a, 0, 1);
       planned = a;
     }
     return *held;
@@ -365,7 +368,7 @@ class CpuBackend final : public Backend {
   struct Paging {
     std::vector<const void*> pages;
     std::vector<int64_t> first, counts;  // per run of rows
-    std::vector<DecodeAttentionRow> rows;
+    std::vector<kernels::DecodeAttentionRow> rows;
   };
   static thread_local Paging paging_;
 

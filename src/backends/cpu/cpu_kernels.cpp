@@ -5,8 +5,8 @@
 #include "core/error.h"
 #include "cpu_levels_built.h"  // generated: DIFFTX_FOR_EACH_LEVEL
 
-#define DIFFTX_DECLARE_TABLE(ns, ...) \
-  namespace difftx::ns {              \
+#define DIFFTX_DECLARE_TABLE(ns, ...)                    \
+  namespace difftx::kernels::ns {                       \
   extern const backends::cpu::CpuKernels kernel_table;  \
   }
 DIFFTX_FOR_EACH_LEVEL(DIFFTX_DECLARE_TABLE, )
@@ -15,7 +15,7 @@ DIFFTX_FOR_EACH_LEVEL(DIFFTX_DECLARE_TABLE, )
 namespace difftx::backends::cpu {
 namespace {
 
-#define DIFFTX_TABLE_ADDRESS(ns, ...) &::difftx::ns::kernel_table,
+#define DIFFTX_TABLE_ADDRESS(ns, ...) &::difftx::kernels::ns::kernel_table,
 // Indexed like cpu_levels_built().
 constexpr std::array<const CpuKernels*, DIFFTX_CPU_LEVEL_COUNT> kTables{DIFFTX_FOR_EACH_LEVEL(DIFFTX_TABLE_ADDRESS, )};
 #undef DIFFTX_TABLE_ADDRESS

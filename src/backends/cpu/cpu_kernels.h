@@ -1,5 +1,5 @@
 // The CPU levels' kernel tables (docs/ARCHITECTURE.md "CPU levels"). Every per-level kernel source
-// is compiled once per level into difftx::isa_<level>; level_kernels.cpp, compiled with them,
+// is compiled once per level into difftx::kernels::isa_<level>; level_kernels.cpp, compiled with them,
 // fills that level's table from its namespace, and the CPU backend of a level (cpu_backend.h)
 // calls through its table. The table is the one dispatch: nothing else picks a level's copy.
 // Each entry has the contract documented beside its declaration in kernels/.
@@ -21,8 +21,8 @@
 
 namespace difftx::backends::cpu {
 
-using MatmulByPath = void(const WeightMatrix&, const float*, float*, int64_t, bool, MatmulPath);
-using MatmulByOrder = void(const WeightMatrix&, const float*, float*, int64_t, bool, MatmulOrder);
+using MatmulByPath = void(const kernels::WeightMatrix&, const float*, float*, int64_t, bool, kernels::MatmulPath);
+using MatmulByOrder = void(const kernels::WeightMatrix&, const float*, float*, int64_t, bool, kernels::MatmulOrder);
 
 // A table's entries but matmul's two overloads: X(entry, the function of the level's namespace).
 #define DIFFTX_CPU_KERNELS(X)                                       \
@@ -64,14 +64,16 @@ using MatmulByOrder = void(const WeightMatrix&, const float*, float*, int64_t, b
   X(gemm_float_reads_panels, quant::gemm_float_reads_panels)
 
 struct CpuKernels {
-#define DIFFTX_KERNEL_FIELD(entry, function) decltype(&DIFFTX_ISA::function) entry;
+#define DIFFTX_KERNEL_FIELD(entry, function) decltype(&kernels::DIFFTX_ISA::function) entry;
   DIFFTX_CPU_KERNELS(DIFFTX_KERNEL_FIELD)
 #undef DIFFTX_KERNEL_FIELD
   MatmulByPath* matmul_by_path;
   MatmulByOrder* matmul_by_order;
 
   // Whether this level's GEMM for `type` multiplies prebuilt weight panels (kernels/quant/weight_panels.h).
-  bool reads_panels(WeightType type) const { return gemm_int8_reads_panels(type) || gemm_float_reads_panels(type); }
+  bool reads_panels(kernels::WeightType type) const {
+    return gemm_int8_reads_panels(type) || gemm_float_reads_panels(type);
+  }
 };
 
 // The table of the level in use (cpu_level()), and of any built level.

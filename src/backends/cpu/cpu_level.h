@@ -1,6 +1,6 @@
 // The CPU levels difftx's kernels are compiled for, and the one in use (docs/ARCHITECTURE.md
-// "CPU levels"). Every per-level source (one whose code opens namespace difftx::DIFFTX_ISA) is
-// compiled once per level of the build, into namespace difftx::isa_<level>; each level's kernel
+// "CPU levels"). Every per-level source (one whose code opens namespace difftx::kernels::DIFFTX_ISA)
+// is compiled once per level of the build, into namespace difftx::kernels::isa_<level>; each level's kernel
 // table (cpu_kernels.h) holds its copies. The level is chosen once, at the first use, from CPUID
 // (the highest level this CPU runs), unless DIFFTX_CPU names one.
 #pragma once

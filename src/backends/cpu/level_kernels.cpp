@@ -1,8 +1,8 @@
 // A CPU level's kernel table (cpu_kernels.h), filled from the level's namespace: compiled once per
-// level with the kernels (CMakeLists.txt: a source whose code opens difftx::DIFFTX_ISA is per level).
+// level with the kernels (CMakeLists.txt: a source whose code opens difftx::kernels::DIFFTX_ISA is per level).
 #include "backends/cpu/cpu_kernels.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 
 extern const backends::cpu::CpuKernels kernel_table;
 const backends::cpu::CpuKernels kernel_table{
@@ -13,4 +13,4 @@ const backends::cpu::CpuKernels kernel_table{
     .matmul_by_order = &matmul,
 };
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

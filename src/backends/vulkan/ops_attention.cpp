@@ -23,17 +23,19 @@ constexpr int64_t kDecodeMaxAcc = 128 * 32;  // WG * ACC
 // so a row's chunks (and bits) depend on its length alone.
 constexpr int64_t kDecodeChunk = 256;
 
-uint32_t kind_code(AttentionKind kind) {
+uint32_t kind_code(kernels::AttentionKind kind) {
   switch (kind) {
-    case AttentionKind::baseline: return 0;
-    case AttentionKind::diff: return 1;
-    case AttentionKind::diff2: return 2;
-    case AttentionKind::diff_grouped: return 3;
+    case kernels::AttentionKind::baseline: return 0;
+    case kernels::AttentionKind::diff: return 1;
+    case kernels::AttentionKind::diff2: return 2;
+    case kernels::AttentionKind::diff_grouped: return 3;
   }
   return 0;
 }
 
-uint32_t storage_code(KvStorage s) { return s == KvStorage::f32 ? 0 : s == KvStorage::bf16 ? 1 : 2; }
+uint32_t storage_code(kernels::KvStorage s) {
+  return s == kernels::KvStorage::f32 ? 0 : s == kernels::KvStorage::bf16 ? 1 : 2;
+}
 
 // The fields of shaders/kv_push.glsl's KV_PUSH.
 struct KvPush {
@@ -41,21 +43,22 @@ struct KvPush {
 };
 
 KvPush kv_push(const PagedKv& kv, int64_t layer, uint32_t per_window, uint32_t delta) {
-  const DecodeAttentionDims& a = kv.dims;
+  const kernels::DecodeAttentionDims& a = kv.dims;
   return {u32(a.capacity), u32(a.d), u32(a.Hkv), a.v1_layout() ? 1u : 0u, storage_code(a.storage), u32(layer),
           u32(kv.layers), u32(kv.layer_bytes), per_window, delta};
 }
 
 void check_kv(const PagedKv& kv, int64_t layer, const char* op) {
-  const DecodeAttentionDims& a = kv.dims;
+  const kernels::DecodeAttentionDims& a = kv.dims;
   a.validate();
-  DIFFTX_CHECK(a.capacity > 0 && a.capacity % kKeyTile == 0, "vulkan ", op, ": block capacity ", a.capacity,
-               " must be a positive multiple of ", kKeyTile);
+  DIFFTX_CHECK(a.capacity > 0 && a.capacity % kernels::kKeyTile == 0, "vulkan ", op, ": block capacity ", a.capacity,
+               " must be a positive multiple of ", kernels::kKeyTile);
   DIFFTX_CHECK(kv.layers > 0 && layer >= 0 && layer < kv.layers, "vulkan ", op, ": layer ", layer, " of ", kv.layers);
-  DIFFTX_CHECK(kv.key_bytes == key_region_bytes(a) && kv.layer_bytes >= kv.key_bytes + value_region_bytes(a) &&
-                   kv.layer_bytes % 4 == 0,
+  DIFFTX_CHECK(kv.key_bytes == kernels::key_region_bytes(a) &&
+                   kv.layer_bytes >= kv.key_bytes + kernels::value_region_bytes(a) && kv.layer_bytes % 4 == 0,
                "vulkan ", op, ": the pool's layout (key_bytes ", kv.key_bytes, ", layer_bytes ", kv.layer_bytes,
-               ") is not decode_attention.h's (", key_region_bytes(a), " + ", value_region_bytes(a), ")");
+               ") is not decode_attention.h's (", kernels::key_region_bytes(a), " + ", kernels::value_region_bytes(a),
+               ")");
 }
 
 }  // namespace
@@ -88,16 +91,16 @@ VulkanBackend::KvWindows VulkanBackend::bind_kv(const PagedKv& kv, const char* w
   return k;
 }
 
-void VulkanBackend::attention_forward(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
-                                      DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
-                                      DeviceAttentionSaved saved) {
+void VulkanBackend::attention_forward(const kernels::AttentionDims& dims, DevicePtr<const float> q,
+                                      DevicePtr<const float> k, DevicePtr<const float> v, DevicePtr<const float> lambda,
+                                      DevicePtr<float> out, DeviceAttentionSaved saved) {
   dims.validate();
-  const AttentionVariant a = dims.variant();
+  const kernels::AttentionVariant a = dims.variant();
   DIFFTX_CHECK(dims.d <= kPrefillMaxD && a.value_width() <= kPrefillMaxVw, "vulkan attention_forward: head width ",
                dims.d, " (value width ", a.value_width(), "): the shader takes d <= ", kPrefillMaxD,
                " and value width <= ", kPrefillMaxVw);
-  DIFFTX_CHECK(a.lambda_source() == LambdaSource::none || lambda, "vulkan attention_forward (",
-               attention_kind_name(dims.kind), "): lambda must be given");
+  DIFFTX_CHECK(a.lambda_source() == kernels::LambdaSource::none || lambda, "vulkan attention_forward (",
+               kernels::attention_kind_name(dims.kind), "): lambda must be given");
   const bool save = saved.lse && (saved.maps_out || !a.paired());
   struct {
     uint32_t q_at, k_at, v_at, lambda_at, out_at, lse_at, maps_at;
@@ -107,7 +110,7 @@ void VulkanBackend::attention_forward(const AttentionDims& dims, DevicePtr<const
     float scale;
   } push;
   const int64_t T = dims.T, qw = a.q_width(), kw = a.k_width(), vw = a.v_width(), ow = a.out_width();
-  const int64_t lambda_row = a.lambda_source() == LambdaSource::token_logits ? dims.H : 0;
+  const int64_t lambda_row = a.lambda_source() == kernels::LambdaSource::token_logits ? dims.H : 0;
   const int64_t widest = std::max({qw, kw, vw, ow, lambda_row, a.maps() * a.value_width()}) * T * 4;
   const int64_t step = rows_per_binding(widest, "attention sequences");  // whole sequences per dispatch
   for (int64_t b0 = 0; b0 < dims.B; b0 += step) {
@@ -138,7 +141,7 @@ void VulkanBackend::paged_store(const PagedKv& kv, int64_t layer, DevicePtr<cons
   check_kv(kv, layer, "paged_store");
   DIFFTX_CHECK(rows >= 0, "vulkan paged_store: rows = ", rows);
   if (rows == 0) return;
-  const DecodeAttentionDims& a = kv.dims;
+  const kernels::DecodeAttentionDims& a = kv.dims;
   const KvWindows windows = bind_kv(kv, "paged_store");
   struct {
     KvPush kv;
@@ -165,13 +168,13 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
                rows.max_length);
   if (rows.count == 0) return;
   DIFFTX_CHECK(rows.max_length >= 1, "vulkan paged_attention: every row attends to at least one position");
-  const DecodeAttentionDims& a = kv.dims;
+  const kernels::DecodeAttentionDims& a = kv.dims;
   const int64_t M = a.maps_per_kv_head(), vw = a.value_width(), qw = a.attention_dims().q_width(), ow = a.out_width();
   DIFFTX_CHECK(M <= kDecodeMaxMaps && M * a.d <= kDecodeMaxQ && M * vw <= kDecodeMaxAcc, "vulkan paged_attention: ", M,
                " maps of width ", a.d, " (values ", vw, ") per kv head: the shader takes ", kDecodeMaxMaps, " maps, ",
                kDecodeMaxQ, " query and ", kDecodeMaxAcc, " output floats per kv head");
-  DIFFTX_CHECK(a.lambda_source() == LambdaSource::none || lambda, "vulkan paged_attention (",
-               attention_kind_name(a.kind), "): lambda must be given");
+  DIFFTX_CHECK(a.lambda_source() == kernels::LambdaSource::none || lambda, "vulkan paged_attention (",
+               kernels::attention_kind_name(a.kind), "): lambda must be given");
   std::lock_guard lock(mutex_);  // the scratch is the backend's
   const KvWindows windows = bind_kv(kv, "paged_attention");
   // A row's chunks: those of its length, or (a sliding window) the at most ceil((window - 1) /
@@ -179,7 +182,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   int64_t max_chunks = (rows.max_length + kDecodeChunk - 1) / kDecodeChunk;
   if (a.window > 0) max_chunks = std::min(max_chunks, (a.window + kDecodeChunk - 2) / kDecodeChunk + 1);
   const int64_t item_floats = M * (vw + 2), row_floats = a.Hkv * max_chunks * item_floats;
-  const int64_t lambda_row = a.lambda_source() == LambdaSource::token_logits ? a.H : 0;
+  const int64_t lambda_row = a.lambda_source() == kernels::LambdaSource::token_logits ? a.H : 0;
   const int64_t step = rows_per_binding(std::max({row_floats, qw, ow}) * 4, "paged_attention rows");
   const int64_t scratch = std::min(step, rows.count) * row_floats * 4;
   if (scratch_bytes_ < scratch) {

@@ -11,6 +11,9 @@
 #include "core/error.h"
 
 namespace difftx::backends::vulkan {
+
+using kernels::MambaDims;
+
 namespace {
 
 constexpr int64_t kMambaGroup = 64;  // mamba_conv.comp's and mamba_scan.comp's workgroup

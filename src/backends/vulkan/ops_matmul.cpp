@@ -22,8 +22,8 @@ struct EmbedPush {
   uint32_t w_byte, row_bytes, cols, row0, rows, table_rows, ids_at, out_at, n;
 };
 
-std::string type_shader(const std::string& family, WeightType type) {
-  return family + "_" + weight_type_name(type);
+std::string type_shader(const std::string& family, kernels::WeightType type) {
+  return family + "_" + kernels::weight_type_name(type);
 }
 
 // The GEMV variant for n rows of x: the smallest power of two that holds them.
@@ -42,14 +42,14 @@ PreparedMatrix VulkanBackend::prepare_matrix(const DeviceMatrix& stored, bool, b
 }
 
 void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N,
-                           bool accumulate, MatmulOrder order) {
+                           bool accumulate, kernels::MatmulOrder order) {
   DIFFTX_CHECK(W.rows > 0 && W.cols > 0 && N >= 0, "vulkan matmul: W [", W.rows, ", ", W.cols, "] with ", N,
                " rows of x");
   if (N == 0) return;
-  const int64_t row_bytes = weight_row_bytes(W.type, W.cols);
+  const int64_t row_bytes = kernels::weight_row_bytes(W.type, W.cols);
   DIFFTX_CHECK(W.data.address() % 4 == 0, "vulkan matmul: the weights must start 4-byte aligned");
-  const bool gemv = order == MatmulOrder::gemv || (order == MatmulOrder::by_size && N < kGemmMinRows);
-  const bool coopmat = !gemv && context_->caps().cooperative_matrix && W.type != WeightType::f32;
+  const bool gemv = order == kernels::MatmulOrder::gemv || (order == kernels::MatmulOrder::by_size && N < kGemmMinRows);
+  const bool coopmat = !gemv && context_->caps().cooperative_matrix && W.type != kernels::WeightType::f32;
   // Windows: weight rows that fit one binding; rows of x (and y) that fit one binding each.
   const int64_t weight_rows = rows_per_binding(row_bytes, "the weight matrix");
   const int64_t x_rows = std::min(rows_per_binding(W.cols * 4, "x"), rows_per_binding(W.rows * 4, "y"));
@@ -89,7 +89,7 @@ void VulkanBackend::embed(const DeviceMatrix& E, DevicePtr<const int32_t> tokens
                " tokens");
   if (N == 0) return;
   DIFFTX_CHECK(E.data.address() % 4 == 0, "vulkan embed: the table must start 4-byte aligned");
-  const int64_t row_bytes = weight_row_bytes(E.type, E.cols);
+  const int64_t row_bytes = kernels::weight_row_bytes(E.type, E.cols);
   const int64_t table_rows = rows_per_binding(row_bytes, "the embedding table");
   const int64_t token_rows = std::min(rows_per_binding(4, "tokens"), rows_per_binding(E.cols * 4, "embed out"));
   const std::string shader = type_shader("embed", E.type);

@@ -29,7 +29,7 @@ void VulkanBackend::rmsnorm_forward(DevicePtr<const float> x, DevicePtr<const fl
   }
 }
 
-void VulkanBackend::rope(const DeviceRope& table, RopeStyle style, DevicePtr<float> x, int64_t heads,
+void VulkanBackend::rope(const DeviceRope& table, kernels::RopeStyle style, DevicePtr<float> x, int64_t heads,
                          const RopePositions& at, bool inverse) {
   DIFFTX_CHECK(table.d > 0 && table.d % 2 == 0 && table.max_T > 0 && table.cos && table.sin,
                "vulkan rope: the table is empty or its width ", table.d, " is odd");
@@ -55,7 +55,7 @@ void VulkanBackend::rope(const DeviceRope& table, RopeStyle style, DevicePtr<flo
     const Bound pb = bind(listed ? (at.positions + r0).address() : 0, m * 8, "rope positions");
     push = {xb.words(), cb.words(), sb.words(), pb.words(), u32(m), u32(heads), u32(table.d),
             u32(std::max<int64_t>(at.T, 1)), u32(at.pos0), u32(table.max_T), listed ? 1u : 0u,
-            style == RopeStyle::half ? 1u : 0u,
+            style == kernels::RopeStyle::half ? 1u : 0u,
             inverse ? -1.0f : 1.0f};
     run("rope", {1, 1, 1, 1}, {xb.info, cb.info, sb.info, pb.info}, &push, sizeof push,
         groups_of(m * heads * half, kElementGroup));
@@ -109,7 +109,7 @@ void VulkanBackend::polynorm_glu_forward(DevicePtr<const float> g, DevicePtr<con
     const Bound ub = bind((u + r0 * F).address(), m * F * 4, "polynorm u");
     const Bound hb = bind((h + r0 * F).address(), m * F * 4, "polynorm h");
     push = {gb.words(), ub.words(), wb.words(), bb.words(), hb.words(), u32(m), u32(F),
-            static_cast<float>(kPolyNormEps)};
+            static_cast<float>(kernels::kPolyNormEps)};
     run("polynorm", {1, 1, 1, 1, 1}, {gb.info, ub.info, wb.info, bb.info, hb.info}, &push, sizeof push, m);
   }
 }

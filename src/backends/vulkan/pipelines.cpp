@@ -105,7 +105,7 @@ void Pipelines::save_cache() {
   h.bytes = data.size();
   h.hash = hash64(data.data(), data.size());
   std::filesystem::create_directories(cache_file_.parent_path());
-  AtomicFileWriter out(cache_file_);
+  io::AtomicFileWriter out(cache_file_);
   out.write(&h, sizeof h);
   out.write(data.data(), data.size());
   out.commit();

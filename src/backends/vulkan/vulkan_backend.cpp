@@ -189,7 +189,7 @@ void VulkanBackend::run(std::string_view shader, std::vector<uint32_t> descripto
 
 // ---- What runs elsewhere.
 
-void VulkanBackend::gemm(Trans, Trans, int64_t, int64_t, int64_t, float, DevicePtr<const float>,
+void VulkanBackend::gemm(kernels::Trans, kernels::Trans, int64_t, int64_t, int64_t, float, DevicePtr<const float>,
                          DevicePtr<const float>, float, DevicePtr<float>) {
   not_here("gemm", "it is training's dense product; training runs on the CPU (--device cpu)");
 }
@@ -215,15 +215,15 @@ void VulkanBackend::diff_lambda_backward(DevicePtr<const float>, DevicePtr<const
                                          DevicePtr<float>, DevicePtr<float>, DevicePtr<float>) {
   not_here("diff_lambda_backward", "training runs on the CPU (--device cpu)");
 }
-void VulkanBackend::attention_backward(const AttentionDims&, DevicePtr<const float>, DevicePtr<const float>,
+void VulkanBackend::attention_backward(const kernels::AttentionDims&, DevicePtr<const float>, DevicePtr<const float>,
                                        DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
                                        DeviceAttentionSaved, DevicePtr<const float>, DevicePtr<float>, DevicePtr<float>,
                                        DevicePtr<float>, DevicePtr<float>) {
   not_here("attention_backward", "training runs on the CPU (--device cpu)");
 }
-void VulkanBackend::attention_forward_quantized(const AttentionDims&, DevicePtr<const float>, DevicePtr<const float>,
-                                                DevicePtr<const float>, DevicePtr<const float>, DevicePtr<float>,
-                                                int) {
+void VulkanBackend::attention_forward_quantized(const kernels::AttentionDims&, DevicePtr<const float>,
+                                                DevicePtr<const float>, DevicePtr<const float>, DevicePtr<const float>,
+                                                DevicePtr<float>, int) {
   not_here("attention_forward_quantized", "the analyses' fake-quantized attention runs on the CPU (--device cpu)");
 }
 double VulkanBackend::cross_entropy_forward_backward(DevicePtr<const float>, DevicePtr<const int32_t>,
@@ -248,7 +248,7 @@ double VulkanBackend::cross_entropy_sum(DevicePtr<const float> logits, DevicePtr
                                          DevicePtr<const int32_t>(host_targets.data()), rows, V, ignore_id, count);
 }
 void VulkanBackend::adamw_update(DevicePtr<float>, DevicePtr<const float>, DevicePtr<float>, DevicePtr<float>,
-                                 int64_t, const AdamWParams&, float) {
+                                 int64_t, const kernels::AdamWParams&, float) {
   not_here("adamw_update", "training runs on the CPU (--device cpu)");
 }
 double VulkanBackend::sum_of_squares(DevicePtr<const float>, int64_t) {

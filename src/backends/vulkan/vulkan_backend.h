@@ -42,9 +42,9 @@ class VulkanBackend final : public Backend {
 
   PreparedMatrix prepare_matrix(const DeviceMatrix& stored, bool release_stored, bool looked_up) override;
   void matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N, bool accumulate,
-              MatmulOrder order) override;
-  void gemm(Trans ta, Trans tb, int64_t M, int64_t N, int64_t K, float alpha, DevicePtr<const float> A,
-            DevicePtr<const float> B, float beta, DevicePtr<float> C) override;
+              kernels::MatmulOrder order) override;
+  void gemm(kernels::Trans ta, kernels::Trans tb, int64_t M, int64_t N, int64_t K, float alpha,
+            DevicePtr<const float> A, DevicePtr<const float> B, float beta, DevicePtr<float> C) override;
   void embed(const DeviceMatrix& E, DevicePtr<const int32_t> tokens, DevicePtr<float> out, int64_t N) override;
   void embedding_backward(DevicePtr<const int32_t> ids, DevicePtr<const float> dy, DevicePtr<float> dtable,
                           int64_t rows, int64_t n) override;
@@ -54,8 +54,8 @@ class VulkanBackend final : public Backend {
   void rmsnorm_backward(DevicePtr<const float> x, DevicePtr<const float> g, DevicePtr<const float> rstd,
                         DevicePtr<const float> dy, DevicePtr<float> dx, DevicePtr<float> dg, int64_t rows,
                         int64_t n) override;
-  void rope(const DeviceRope& table, RopeStyle style, DevicePtr<float> x, int64_t heads, const RopePositions& at,
-            bool inverse) override;
+  void rope(const DeviceRope& table, kernels::RopeStyle style, DevicePtr<float> x, int64_t heads,
+            const RopePositions& at, bool inverse) override;
   void swiglu_forward(DevicePtr<const float> g, DevicePtr<const float> u, DevicePtr<float> h, int64_t n) override;
   void swiglu_backward(DevicePtr<const float> g, DevicePtr<const float> u, DevicePtr<const float> dh,
                        DevicePtr<float> dg, DevicePtr<float> du, int64_t n) override;
@@ -77,16 +77,16 @@ class VulkanBackend final : public Backend {
                             DevicePtr<float> glq1, DevicePtr<float> glk1, DevicePtr<float> glq2,
                             DevicePtr<float> glk2) override;
 
-  void attention_forward(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
+  void attention_forward(const kernels::AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
                          DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
                          DeviceAttentionSaved saved) override;
-  void attention_backward(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
+  void attention_backward(const kernels::AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
                           DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<const float> out,
                           DeviceAttentionSaved saved, DevicePtr<const float> dout, DevicePtr<float> dq,
                           DevicePtr<float> dk, DevicePtr<float> dv, DevicePtr<float> dlambda) override;
-  void attention_forward_quantized(const AttentionDims& dims, DevicePtr<const float> q, DevicePtr<const float> k,
-                                   DevicePtr<const float> v, DevicePtr<const float> lambda, DevicePtr<float> out,
-                                   int bits) override;
+  void attention_forward_quantized(const kernels::AttentionDims& dims, DevicePtr<const float> q,
+                                   DevicePtr<const float> k, DevicePtr<const float> v, DevicePtr<const float> lambda,
+                                   DevicePtr<float> out, int bits) override;
 
   void paged_store(const PagedKv& kv, int64_t layer, DevicePtr<const int32_t> slots, int64_t rows,
                    DevicePtr<const float> k, DevicePtr<const float> v) override;
@@ -99,7 +99,7 @@ class VulkanBackend final : public Backend {
   double cross_entropy_sum(DevicePtr<const float> logits, DevicePtr<const int32_t> targets, int64_t rows, int64_t V,
                            int32_t ignore_id, int64_t* count) override;
   void adamw_update(DevicePtr<float> p, DevicePtr<const float> g, DevicePtr<float> m, DevicePtr<float> v, int64_t n,
-                    const AdamWParams& hp, float grad_scale) override;
+                    const kernels::AdamWParams& hp, float grad_scale) override;
   double sum_of_squares(DevicePtr<const float> x, int64_t n) override;
 
   // A hybrid stack's ops (ops_hybrid.cpp); layernorm_backward names itself and the device in an error.
@@ -110,20 +110,20 @@ class VulkanBackend final : public Backend {
                           DevicePtr<const float> rstd, DevicePtr<const float> dy, DevicePtr<float> dx,
                           DevicePtr<float> dw, DevicePtr<float> db, int64_t rows, int64_t n) override;
   void add_bias(DevicePtr<float> y, DevicePtr<const float> bias, int64_t rows, int64_t cols) override;
-  void mamba_conv_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
+  void mamba_conv_prompt(const kernels::MambaDims& dims, int64_t T, DevicePtr<const float> x, int64_t ld_x,
                          DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> window,
                          DevicePtr<float> u) override;
-  void mamba_scan_prompt(const MambaDims& dims, int64_t T, DevicePtr<const float> u, DevicePtr<const float> dt_in,
-                         DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
-                         DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> state,
-                         DevicePtr<float> y) override;
-  void mamba_conv_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
+  void mamba_scan_prompt(const kernels::MambaDims& dims, int64_t T, DevicePtr<const float> u,
+                         DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias, DevicePtr<const float> a_log,
+                         DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
+                         DevicePtr<float> state, DevicePtr<float> y) override;
+  void mamba_conv_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
                        DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
                        DevicePtr<const int32_t> slots, DevicePtr<float> u) override;
-  void mamba_scan_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> u, DevicePtr<const float> dt_in,
-                       DevicePtr<const float> dt_bias, DevicePtr<const float> a_log, DevicePtr<const float> B,
-                       DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
-                       DevicePtr<const int32_t> slots, DevicePtr<float> y) override;
+  void mamba_scan_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> u,
+                       DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias, DevicePtr<const float> a_log,
+                       DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
+                       DevicePtr<float> states, DevicePtr<const int32_t> slots, DevicePtr<float> y) override;
 
   // Finishes the work, saves the pipeline cache, destroys everything made on the device and the
   // device; again, nothing. Called at the process's exit (and by the destructor): after it, the
@@ -179,10 +179,10 @@ class VulkanBackend final : public Backend {
   SlotPool bind_slots(DevicePtr<const void> base, int64_t width, const char* what);
   // One dispatch of mamba_conv.comp or mamba_scan.comp: `rows` sequences of T tokens (the prompt
   // form: rows = 1, no slots; the step form: T = 1, row r's window or state at slots[r]).
-  void mamba_conv(const MambaDims& dims, int64_t rows, int64_t T, DevicePtr<const float> x, int64_t ld_x,
+  void mamba_conv(const kernels::MambaDims& dims, int64_t rows, int64_t T, DevicePtr<const float> x, int64_t ld_x,
                   DevicePtr<const float> w, DevicePtr<const float> bias, const SlotPool& windows,
                   DevicePtr<const int32_t> slots, DevicePtr<float> u);
-  void mamba_scan(const MambaDims& dims, int64_t rows, int64_t T, DevicePtr<const float> u,
+  void mamba_scan(const kernels::MambaDims& dims, int64_t rows, int64_t T, DevicePtr<const float> u,
                   DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias, DevicePtr<const float> a_log,
                   DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
                   const SlotPool& states, DevicePtr<const int32_t> slots, DevicePtr<float> y);

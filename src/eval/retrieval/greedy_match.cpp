@@ -14,7 +14,7 @@ std::vector<int64_t> answer_rows(Span answer) {
   return rows;
 }
 
-GreedyMatcher::GreedyMatcher(int64_t vocab) : greedy_(SamplingOptions{.temperature = 0}, vocab) {}
+GreedyMatcher::GreedyMatcher(int64_t vocab) : greedy_(infer::SamplingOptions{.temperature = 0}, vocab) {}
 
 bool GreedyMatcher::reproduces(const float* logits, int64_t columns, std::span<const int32_t> answer) {
   for (size_t i = 0; i < answer.size(); ++i)

@@ -30,7 +30,7 @@ class GreedyMatcher {
   bool reproduces(const float* logits, int64_t columns, std::span<const int32_t> answer);
 
  private:
-  Sampler greedy_;
+  infer::Sampler greedy_;
 };
 
 }  // namespace difftx::retrieval

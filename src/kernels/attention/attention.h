@@ -18,7 +18,7 @@
 #include "kernels/attention/variant.h"
 #include "kernels/isa.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 // A batch of sequences for one variant: the variant's shape plus B and T.
 struct AttentionDims {
@@ -62,4 +62,4 @@ void attention_backward(const AttentionDims& dims, const float* q, const float* 
                         const float* lambda, const float* out, AttentionSaved saved,
                         const float* dout, float* dq, float* dk, float* dv, float* dlambda);
 }  // namespace DIFFTX_ISA
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -2,7 +2,7 @@
 #include "core/error.h"
 #include "kernels/attention/attention.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 AttentionKind attention_kind_from_name(const std::string& name) {
   if (name == "baseline") return AttentionKind::baseline;
@@ -60,4 +60,4 @@ int64_t attention_maps_out_floats(const AttentionDims& dims) {
   return v.paired() ? dims.B * dims.T * v.maps() * v.value_width() : 0;  // [B, T, maps, dv]
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -6,7 +6,7 @@
 #include "kernels/attention/flash_layout.h"
 #include "kernels/gemm.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 int64_t attention_map_count(const AttentionDims& dims) {
   return dims.variant().maps();
@@ -29,4 +29,4 @@ void attention_map_logits(const AttentionDims& dims, const float* q, const float
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -7,7 +7,7 @@
 
 #include "kernels/attention/attention.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 // Softmax maps of one batch row: H for baseline, 2H for diff and diff2.
 int64_t attention_map_count(const AttentionDims& dims);
@@ -20,4 +20,4 @@ constexpr int64_t kLogitRows = 64;
 void attention_map_logits(const AttentionDims& dims, const float* q, const float* k, int64_t b, int64_t map,
                           float scale, float* S);
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -14,7 +14,7 @@
 #include "kernels/gemm.h"
 #include "kernels/vector_math.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using DIFFTX_ISA::exp_approx;  // the baseline level's (vector_math.h)
@@ -122,4 +122,4 @@ void attention_forward_quantized(const AttentionDims& dims, const float* q, cons
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -20,7 +20,7 @@
 
 #include "kernels/attention/attention.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 // Throws unless bits is 0 or in [2, 16].
 void check_logit_bits(int bits);
@@ -43,4 +43,4 @@ class AbsmaxQuantizer {
 // Same contract as attention_forward (attention.h) but without AttentionSaved.
 void attention_forward_quantized(const AttentionDims& dims, const float* q, const float* k, const float* v,
                                  const float* lambda, float* out, int bits);
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -21,13 +21,13 @@
 #include <arm_neon.h>
 #endif
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 // The cache's elements widened to F32: F32 as it is, BF16 (stored as uint16_t) by a shift, INT8
 // to its integer value (the row's scale is applied to the scores and the probabilities).
 inline float widen(float x) { return x; }
-inline float widen(uint16_t x) { return bf16_to_float(x); }
+inline float widen(uint16_t x) { return io::bf16_to_float(x); }
 inline float widen(int8_t x) { return x; }
 #ifdef __AVX512F__
 inline __m512 load16(const float* p) { return _mm512_loadu_ps(p); }
@@ -388,4 +388,4 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -24,7 +24,7 @@
 #include "kernels/attention/attention.h"
 #include "kernels/attention/variant.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 // How the cache holds keys and values: F32; BF16 (rounded to nearest even when stored, widened
 // exactly when read: half the memory and half the bytes each decode step reads); or INT8,
@@ -124,4 +124,4 @@ namespace DIFFTX_ISA {
 void decode_attention_rows(const DecodeAttentionDims& dims, std::span<const DecodeAttentionRow> rows,
                            DecodeAttentionScratch& scratch);
 }  // namespace DIFFTX_ISA
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -7,7 +7,7 @@
 #include "core/threading.h"
 #include "kernels/attention/decode_attention.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int64_t max_chunks_, int64_t rows_) {
   a.attention_dims().validate();
@@ -33,4 +33,4 @@ void DecodeAttentionScratch::reserve_rows(int64_t n) {
 int64_t decode_attention_chunks(const DecodeAttentionScratch& scratch, int64_t length) {
   return std::clamp<int64_t>((length + kDecodeMinChunkKeys - 1) / kDecodeMinChunkKeys, 1, scratch.max_chunks);
 }
-}  // namespace difftx
+}  // namespace difftx::kernels

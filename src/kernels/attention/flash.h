@@ -11,14 +11,14 @@
 #include "kernels/attention/attention.h"
 #include "kernels/isa.h"
 
-namespace difftx::flash {
+namespace difftx::kernels::flash {
 // The tile primitives' implementation (flash_tile.h): register-tiled SIMD (AVX-512, AVX2, NEON) for
 // the CPU level, or the portable scalar code that the tests also run.
 enum class Path { scalar, simd };
-}  // namespace difftx::flash
+}  // namespace difftx::kernels::flash
 
-namespace difftx::DIFFTX_ISA::flash {
-using difftx::flash::Path;
+namespace difftx::kernels::DIFFTX_ISA::flash {
+using difftx::kernels::flash::Path;
 
 // SIMD when the CPU level has it and d % 16 == 0, else scalar.
 Path default_path(const AttentionDims& dims);
@@ -31,4 +31,4 @@ void backward(Path path, const AttentionDims& dims, const float* q, const float*
               const float* lambda, const float* out, AttentionSaved saved, const float* dout, float* dq,
               float* dk, float* dv, float* dlambda);
 
-}  // namespace difftx::DIFFTX_ISA::flash
+}  // namespace difftx::kernels::DIFFTX_ISA::flash

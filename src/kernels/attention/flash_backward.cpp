@@ -11,7 +11,7 @@
 #include "kernels/attention/flash_tile.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace flash {
 namespace {
 constexpr int64_t kZeroBlock = 1 << 14;  // floats zeroed per work item
@@ -170,4 +170,4 @@ void attention_backward(const AttentionDims& dims, const float* q, const float* 
   flash::backward(flash::default_path(dims), dims, q, k, v, lambda, out, saved, dout, dq, dk, dv, dlambda);
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -11,7 +11,7 @@
 #include "kernels/attention/flash_tile.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace flash {
 namespace {
 
@@ -143,4 +143,4 @@ void attention_forward(const AttentionDims& dims, const float* q, const float* k
   flash::forward(flash::default_path(dims), dims, q, k, v, lambda, out, saved);
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -2,7 +2,7 @@
 
 #include "core/buffer.h"
 
-namespace difftx::flash {
+namespace difftx::kernels::flash {
 
 MapLayout::MapLayout(const AttentionDims& a)
     : dims(a),
@@ -21,4 +21,4 @@ float* scratch(int64_t floats) {
   return block.data();
 }
 
-}  // namespace difftx::flash
+}  // namespace difftx::kernels::flash

@@ -8,7 +8,7 @@
 #include "core/arena_plan.h"
 #include "kernels/attention/attention.h"
 
-namespace difftx::flash {
+namespace difftx::kernels::flash {
 
 constexpr int64_t kTile = 64;  // query and key tile (rows of Q, rows of K) of the flash loops
 constexpr int64_t kBand = 16;  // row band of the causal diagonal tile
@@ -50,4 +50,4 @@ using ScratchLayout = ArenaPlan;
 // not kept between calls.
 float* scratch(int64_t floats);
 
-}  // namespace difftx::flash
+}  // namespace difftx::kernels::flash

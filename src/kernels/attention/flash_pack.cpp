@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-namespace difftx::DIFFTX_ISA::flash {
+namespace difftx::kernels::DIFFTX_ISA::flash {
 namespace {
 
 // One tile: dst[i][c] = src row c, element i (c < n; zero for n <= c < kTile). Square blocks of
@@ -70,4 +70,4 @@ void pack_row_tiles(const MapLayout& L, const float* x, int64_t heads, int64_t w
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA::flash
+}  // namespace difftx::kernels::DIFFTX_ISA::flash

@@ -9,8 +9,8 @@
 #include "kernels/attention/flash_layout.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA::flash {
-using namespace ::difftx::flash;  // Path and the layout (flash_layout.h)
+namespace difftx::kernels::DIFFTX_ISA::flash {
+using namespace ::difftx::kernels::flash;  // Path and the layout (flash_layout.h)
 
 // Qp[b][j][t][0:d] = q[b, t, j*d : (j+1)*d] * factor  (factor = log2(e)/sqrt(d): log2 scores).
 void pack_queries(const MapLayout& L, const float* q, float factor, float* Qp);
@@ -28,4 +28,4 @@ void pack_transposed_tiles(const MapLayout& L, const float* x, int64_t heads, in
 // other). Used for V in the forward pass and K (for dQ) in the backward pass.
 void pack_row_tiles(const MapLayout& L, const float* x, int64_t heads, int64_t width, float* X);
 
-}  // namespace difftx::DIFFTX_ISA::flash
+}  // namespace difftx::kernels::DIFFTX_ISA::flash

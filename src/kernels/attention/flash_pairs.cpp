@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace difftx::flash {
+namespace difftx::kernels::flash {
 
 void pair_rows(const MapLayout& L, const float* a, const float* lambda, float* out, int64_t b, int64_t t0,
                int64_t rows, int64_t head0, int64_t heads) {
@@ -67,4 +67,4 @@ void finish_dlambda(const MapLayout& L, const float* row_dlambda, float* dlambda
   dlambda[0] = static_cast<float>(sum);
 }
 
-}  // namespace difftx::flash
+}  // namespace difftx::kernels::flash

@@ -6,7 +6,7 @@
 #pragma once
 #include "kernels/attention/flash_layout.h"
 
-namespace difftx::flash {
+namespace difftx::kernels::flash {
 
 // Paired variants only: out_i for token rows [t0, t0 + rows) of batch b and output heads
 // [head0, head0 + heads), from a rows the caller has finished. A flash work item calls it for its
@@ -27,4 +27,4 @@ void output_grads(const MapLayout& L, const float* a, const float* lambda, const
 // the thread count. Call once output_grads is complete on every thread. No-op for other variants.
 void finish_dlambda(const MapLayout& L, const float* row_dlambda, float* dlambda);
 
-}  // namespace difftx::flash
+}  // namespace difftx::kernels::flash

@@ -8,7 +8,7 @@
 #include "kernels/isa.h"
 #include "kernels/simd.h"
 
-namespace difftx::DIFFTX_ISA::flash {
+namespace difftx::kernels::DIFFTX_ISA::flash {
 namespace {
 
 constexpr float kLog2e = 1.4426950408889634f;
@@ -269,4 +269,4 @@ void softmax_grad(Path path, int64_t rows, const float* P, float* dP, bool diag,
 
 #undef DIFFTX_FLASH_DISPATCH
 
-}  // namespace difftx::DIFFTX_ISA::flash
+}  // namespace difftx::kernels::DIFFTX_ISA::flash

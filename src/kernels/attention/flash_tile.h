@@ -9,8 +9,8 @@
 #include "kernels/attention/flash.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA::flash {
-using namespace ::difftx::flash;  // Path, the layout (flash_layout.h) and the pair steps (flash_pairs.h)
+namespace difftx::kernels::DIFFTX_ISA::flash {
+using namespace ::difftx::kernels::flash;  // Path, the layout (flash_layout.h) and the pair steps (flash_pairs.h)
 
 // Whether the SIMD path was compiled in; it needs every tile width (d, dv, 64) to be a
 // multiple of 16.
@@ -40,4 +40,4 @@ void softmax_recompute(Path path, int64_t rows, float* S, bool diag, const float
 // and 0 where masked (diag: c > r; those dP entries may be stale and are never read).
 void softmax_grad(Path path, int64_t rows, const float* P, float* dP, bool diag, const float* D, float scale);
 
-}  // namespace difftx::DIFFTX_ISA::flash
+}  // namespace difftx::kernels::DIFFTX_ISA::flash

@@ -8,7 +8,7 @@
 #include "io/float16.h"
 #include "kernels/attention/decode_attention.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 int64_t whole_lines(int64_t bytes) { return (bytes + 63) / 64 * 64; }  // each part 64-byte aligned
@@ -29,7 +29,7 @@ void put(KvStorage storage, void* base, int64_t i, int64_t stride, const float* 
       for (int64_t x = 0; x < n; ++x) static_cast<float*>(base)[i + x * stride] = src[x];
       return;
     case KvStorage::bf16:
-      for (int64_t x = 0; x < n; ++x) static_cast<uint16_t*>(base)[i + x * stride] = float_to_bf16(src[x]);
+      for (int64_t x = 0; x < n; ++x) static_cast<uint16_t*>(base)[i + x * stride] = io::float_to_bf16(src[x]);
       return;
     case KvStorage::int8: {
       float absmax = 0;
@@ -94,4 +94,4 @@ void store_kv(const DecodeAttentionDims& a, void* keys, void* values, int64_t po
     }
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

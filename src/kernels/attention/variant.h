@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <string>
 
-namespace difftx {
+namespace difftx::kernels {
 
 enum class AttentionKind { baseline, diff, diff2, diff_grouped };
 
@@ -101,4 +101,4 @@ struct AttentionVariant {
   void validate() const;  // throws difftx::Error naming the bad field
 };
 
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace difftx {
+namespace difftx::kernels {
 
 // Q8_0: 32 weights, w = d * q with q in [-127, 127] (the reference quantizer never writes -128,
 // decoding accepts it).
@@ -74,4 +74,4 @@ inline void q4_k_scales_and_mins(const uint8_t* scales, uint8_t (&out)[16]) {
   std::memcpy(out, words, 16);
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

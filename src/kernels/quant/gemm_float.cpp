@@ -17,13 +17,13 @@
 #include "kernels/quant/weight_panels.h"
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #if DIFFTX_SIMD_FMA
 namespace {
 
-using ::difftx::quant::kPanelHeight;
-using ::difftx::quant::panel_bytes;
+using ::difftx::kernels::quant::kPanelHeight;
+using ::difftx::kernels::quant::panel_bytes;
 
 const FloatTag d;
 constexpr int kLanes = static_cast<int>(hn::MaxLanes(d));
@@ -212,4 +212,4 @@ void register_gemm_float(TypeKernelTable& table) {
 void register_gemm_float(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

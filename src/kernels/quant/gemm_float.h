@@ -23,7 +23,7 @@
 #include "kernels/isa.h"
 #include "kernels/quant/matmul.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 // The kernels are registered per type in the level's table (type_kernels.h: TypeKernels::gemm_float);
 // these two read it.
@@ -35,4 +35,4 @@ bool gemm_float_available(WeightType type);
 // Whether this level's kernel for `type` reads prebuilt panels (BF16, F16 where it is built).
 bool gemm_float_reads_panels(WeightType type);
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -27,17 +27,17 @@
 #include "kernels/quant/simd_avx2.h"
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_GEMM_INT8
 namespace {
 
-using ::difftx::quant::kPanelHeight;
-using ::difftx::quant::pack_panels;
-using ::difftx::quant::panel_bytes;
-using ::difftx::quant::panel_count;
-using ::difftx::quant::panel_record_bytes;
-using ::difftx::quant::panel_weight_bytes;
+using ::difftx::kernels::quant::kPanelHeight;
+using ::difftx::kernels::quant::pack_panels;
+using ::difftx::kernels::quant::panel_bytes;
+using ::difftx::kernels::quant::panel_count;
+using ::difftx::kernels::quant::panel_record_bytes;
+using ::difftx::kernels::quant::panel_weight_bytes;
 
 constexpr int kPanel = kPanelHeight;  // weight rows per panel: one zmm (two ymm) of int32 lanes
 
@@ -278,4 +278,4 @@ void register_gemm_int8(TypeKernelTable& table) {
 void register_gemm_int8(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -16,7 +16,7 @@
 #include "kernels/isa.h"
 #include "kernels/quant/matmul.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 // The kernels are registered per type in the level's table (type_kernels.h: TypeKernels::gemm_int8);
 // these two read it.
@@ -29,4 +29,4 @@ bool gemm_int8_available(WeightType type);
 // matrix's prebuilt panels (WeightMatrix::panels) are read as they are (the x86 levels).
 bool gemm_int8_reads_panels(WeightType type);
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -27,7 +27,7 @@
 #include "kernels/quant/block_formats.h"
 #include "kernels/quant/int8_x.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 namespace {
 
 constexpr int kPanel = 8;  // weight rows per panel: two vectors of int32 lanes
@@ -50,7 +50,7 @@ void pack_row(const WeightMatrix& W, const uint8_t* row, int r, Panel& p) {
   if (W.type == WeightType::q4_0) {
     const auto* b = reinterpret_cast<const BlockQ4_0*>(row);
     for (int64_t i = 0; i < blocks; ++i) {
-      p.scale[i * kPanel + r] = f16_to_float(b[i].d);
+      p.scale[i * kPanel + r] = io::f16_to_float(b[i].d);
       for (int j = 0; j < 16; ++j) {
         put(p, r, 32 * i + j, static_cast<int8_t>((b[i].qs[j] & 0xF) - 8));
         put(p, r, 32 * i + 16 + j, static_cast<int8_t>((b[i].qs[j] >> 4) - 8));
@@ -59,13 +59,13 @@ void pack_row(const WeightMatrix& W, const uint8_t* row, int r, Panel& p) {
   } else if (W.type == WeightType::q8_0) {
     const auto* b = reinterpret_cast<const BlockQ8_0*>(row);
     for (int64_t i = 0; i < blocks; ++i) {
-      p.scale[i * kPanel + r] = f16_to_float(b[i].d);
+      p.scale[i * kPanel + r] = io::f16_to_float(b[i].d);
       for (int j = 0; j < 32; ++j) put(p, r, 32 * i + j, b[i].qs[j]);
     }
   } else {  // q4_k
     const auto* b = reinterpret_cast<const BlockQ4_K*>(row);
     for (int64_t s = 0; s < W.cols / kQ4_KWeights; ++s) {
-      const float d = f16_to_float(b[s].d), dmin = f16_to_float(b[s].dmin);
+      const float d = io::f16_to_float(b[s].d), dmin = io::f16_to_float(b[s].dmin);
       for (int j = 0; j < kQ4_KSubBlocks; ++j) {
         const ScaleMin sm = q4_k_scale_min(b[s].scales, j);
         p.scale[(8 * s + j) * kPanel + r] = d * sm.scale;
@@ -216,5 +216,5 @@ void register_gemm_int8(TypeKernelTable& table) {
   for (WeightType type : {WeightType::q4_0, WeightType::q8_0, WeightType::q4_k}) table[type].gemm_int8 = gemm_dotprod;
 }
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant
 #endif

@@ -7,7 +7,7 @@
 
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 // One block of 32 values into q; returns d.
 float quantize_x_block(const float* x, int8_t* q);
@@ -22,4 +22,4 @@ struct QuantizedX {
 };
 QuantizedX quantize_x(const float* x, int64_t N, int64_t cols);
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -16,7 +16,7 @@
 #include "backends/cpu/cpu_level.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace {
 
 // From this many rows of x on, a product is a GEMM (each weight unpacked once, used N times):
@@ -151,4 +151,4 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   gemv_rows(W, x, y, N, accumulate, MatmulPath::best);
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

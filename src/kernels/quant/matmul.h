@@ -13,7 +13,7 @@
 #include "kernels/isa.h"
 #include "kernels/quant/weight_type.h"
 
-namespace difftx {
+namespace difftx::kernels {
 
 struct WeightMatrix {
   WeightType type;
@@ -56,4 +56,4 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order);
 }  // namespace DIFFTX_ISA
 
-}  // namespace difftx
+}  // namespace difftx::kernels

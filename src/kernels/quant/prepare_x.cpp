@@ -7,7 +7,7 @@
 #include "kernels/quant/row_dots.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 float quantize_x_block(const float* x, int8_t* q) {
   float amax = 0;
@@ -75,4 +75,4 @@ void prepare_x(WeightType type, bool int8_pairs, const float* x, int64_t cols, P
   if (int8_pairs) fill_int8_pairs(x, cols, type == WeightType::q4_0, px);
 }
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -21,7 +21,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 namespace quant {
 
 int nearest_int(float value) { return static_cast<int>(std::nearbyint(value)); }
@@ -33,7 +33,7 @@ void quantize_row_q8_0(const float* x, BlockQ8_0* y, int64_t cols) {
     for (int j = 0; j < kQ8_0Weights; ++j) amax = std::max(amax, std::fabs(x[j]));
     const float d = amax / 127;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = float_to_f16(d);
+    y[b].d = io::float_to_f16(d);
     for (int j = 0; j < kQ8_0Weights; ++j) y[b].qs[j] = static_cast<int8_t>(std::round(x[j] * id));
   }
 }
@@ -48,7 +48,7 @@ void quantize_row_q4_0(const float* x, BlockQ4_0* y, int64_t cols) {
       if (amax < std::fabs(x[j])) amax = std::fabs(x[j]), extreme = x[j];
     const float d = extreme / -8;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    y[b].d = float_to_f16(d);
+    y[b].d = io::float_to_f16(d);
     for (int j = 0; j < half; ++j) {
       const float lo = x[j] * id, hi = x[half + j] * id;
       const int q_lo = std::min(15, static_cast<int>(static_cast<int8_t>(lo + 8.5f)));
@@ -60,7 +60,7 @@ void quantize_row_q4_0(const float* x, BlockQ4_0* y, int64_t cols) {
 
 void dequantize_row_q8_0(const BlockQ8_0* x, float* y, int64_t cols) {
   for (int64_t b = 0; b < cols / kQ8_0Weights; ++b) {
-    const float d = f16_to_float(x[b].d);
+    const float d = io::f16_to_float(x[b].d);
     for (int j = 0; j < kQ8_0Weights; ++j) y[b * kQ8_0Weights + j] = x[b].qs[j] * d;
   }
 }
@@ -68,7 +68,7 @@ void dequantize_row_q8_0(const BlockQ8_0* x, float* y, int64_t cols) {
 void dequantize_row_q4_0(const BlockQ4_0* x, float* y, int64_t cols) {
   constexpr int half = kQ4_0Weights / 2;
   for (int64_t b = 0; b < cols / kQ4_0Weights; ++b, y += kQ4_0Weights) {
-    const float d = f16_to_float(x[b].d);
+    const float d = io::f16_to_float(x[b].d);
     for (int j = 0; j < half; ++j) {
       y[j] = static_cast<float>((x[b].qs[j] & 0xF) - 8) * d;
       y[half + j] = static_cast<float>((x[b].qs[j] >> 4) - 8) * d;
@@ -79,15 +79,15 @@ void dequantize_row_q4_0(const BlockQ4_0* x, float* y, int64_t cols) {
 // The float types: F32 as it is, BF16 and F16 rounded to nearest even.
 void quantize_row_f32(const float* x, void* y, int64_t cols) { std::memcpy(y, x, cols * sizeof(float)); }
 void quantize_row_bf16(const float* x, void* y, int64_t cols) {
-  for (int64_t i = 0; i < cols; ++i) static_cast<uint16_t*>(y)[i] = float_to_bf16(x[i]);
+  for (int64_t i = 0; i < cols; ++i) static_cast<uint16_t*>(y)[i] = io::float_to_bf16(x[i]);
 }
 void quantize_row_f16(const float* x, void* y, int64_t cols) {
-  for (int64_t i = 0; i < cols; ++i) static_cast<uint16_t*>(y)[i] = float_to_f16(x[i]);
+  for (int64_t i = 0; i < cols; ++i) static_cast<uint16_t*>(y)[i] = io::float_to_f16(x[i]);
 }
 
 void dequantize_row_f32(const void* x, float* y, int64_t cols) { std::memcpy(y, x, cols * sizeof(float)); }
 void dequantize_row_bf16(const void* x, float* y, int64_t cols) {
-  for (int64_t i = 0; i < cols; ++i) y[i] = bf16_to_float(static_cast<const uint16_t*>(x)[i]);
+  for (int64_t i = 0; i < cols; ++i) y[i] = io::bf16_to_float(static_cast<const uint16_t*>(x)[i]);
 }
 void dequantize_row_f16(const void* x, float* y, int64_t cols) {
   const auto* h = static_cast<const uint16_t*>(x);
@@ -97,7 +97,7 @@ void dequantize_row_f16(const void* x, float* y, int64_t cols) {
 #elif defined(__F16C__)
   for (; i + 8 <= cols; i += 8) _mm256_storeu_ps(y + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i*)(h + i))));
 #endif
-  for (; i < cols; ++i) y[i] = f16_to_float(h[i]);
+  for (; i < cols; ++i) y[i] = io::f16_to_float(h[i]);
 }
 
 // A block type's row functions over untyped rows.
@@ -144,4 +144,4 @@ void dequantize_rows(WeightType type, const void* src, float* dst, int64_t rows,
     dequantize_row(static_cast<const uint8_t*>(src) + r * row_bytes, dst + r * cols, cols);
 }
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -8,7 +8,7 @@
 #include "kernels/isa.h"
 #include "kernels/quant/weight_type.h"
 
-namespace difftx::DIFFTX_ISA {
+namespace difftx::kernels::DIFFTX_ISA {
 
 // dst holds weight_matrix_bytes(type, rows, cols) bytes. F32 copies; BF16 and F16 round to
 // nearest even. Throws when cols is not a multiple of the type's block.
@@ -18,4 +18,4 @@ void quantize_rows(WeightType type, const float* src, void* dst, int64_t rows, i
 // with one rounding, of d*s*q - dmin*m).
 void dequantize_rows(WeightType type, const void* src, float* dst, int64_t rows, int64_t cols);
 
-}  // namespace difftx::DIFFTX_ISA
+}  // namespace difftx::kernels::DIFFTX_ISA

@@ -6,7 +6,7 @@
 #include "kernels/quant/block_formats.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 void quantize_row_q8_0(const float* x, BlockQ8_0* y, int64_t cols);
 void quantize_row_q4_0(const float* x, BlockQ4_0* y, int64_t cols);
@@ -19,4 +19,4 @@ void dequantize_row_q4_k(const BlockQ4_K* x, float* y, int64_t cols);
 // Round to nearest, ties to even, in the default rounding mode (GGML's nearest_int).
 int nearest_int(float value);
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

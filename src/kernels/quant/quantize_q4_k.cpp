@@ -18,7 +18,7 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 namespace {
 
 constexpr int kSub = 32;    // weights per sub-block
@@ -104,13 +104,13 @@ void quantize_super_block(const float* x, BlockQ4_K& y) {
     const auto lm = static_cast<uint8_t>(nearest_int(inv_min * mins[j]));
     q4_k_set_scale_min(y.scales, j, std::min<uint8_t>(63, ls), std::min<uint8_t>(63, lm));
   }
-  y.d = float_to_f16(max_scale / 63.f);
-  y.dmin = float_to_f16(max_min / 63.f);
+  y.d = io::float_to_f16(max_scale / 63.f);
+  y.dmin = io::float_to_f16(max_min / 63.f);
   for (int j = 0; j < kQ4_KSubBlocks; ++j) {  // re-quantize against the stored scale and minimum
     const ScaleMin sm = q4_k_scale_min(y.scales, j);
-    const float d = f16_to_float(y.d) * sm.scale;
+    const float d = io::f16_to_float(y.d) * sm.scale;
     if (d == 0.0f) continue;
-    const float dm = f16_to_float(y.dmin) * sm.min;
+    const float dm = io::f16_to_float(y.dmin) * sm.min;
     for (int i = 0; i < kSub; ++i)
       L[kSub * j + i] = static_cast<uint8_t>(std::clamp(nearest_int((x[kSub * j + i] + dm) / d), 0, kLevels));
   }
@@ -126,7 +126,7 @@ void quantize_row_q4_k(const float* x, BlockQ4_K* y, int64_t cols) {
 
 void dequantize_row_q4_k(const BlockQ4_K* x, float* y, int64_t cols) {
   for (int64_t b = 0; b < cols / kQ4_KWeights; ++b) {
-    const float d = f16_to_float(x[b].d), dmin = f16_to_float(x[b].dmin);
+    const float d = io::f16_to_float(x[b].d), dmin = io::f16_to_float(x[b].dmin);
     for (int g = 0; g < 4; ++g) {
       const ScaleMin lo = q4_k_scale_min(x[b].scales, 2 * g), hi = q4_k_scale_min(x[b].scales, 2 * g + 1);
       const float d_lo = d * lo.scale, m_lo = dmin * lo.min, d_hi = d * hi.scale, m_hi = dmin * hi.min;
@@ -140,4 +140,4 @@ void dequantize_row_q4_k(const BlockQ4_K* x, float* y, int64_t cols) {
   }
 }
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -8,9 +8,9 @@
 #include "kernels/quant/matmul.h"
 #include "kernels/isa.h"
 
-namespace difftx::quant {}  // the GEMMs (gemm_int8.h, gemm_float.h), called through their dispatch
-namespace difftx::DIFFTX_ISA::quant {
-using namespace ::difftx::quant;
+namespace difftx::kernels::quant {}  // the GEMMs (gemm_int8.h, gemm_float.h), called through their dispatch
+namespace difftx::kernels::DIFFTX_ISA::quant {
+using namespace ::difftx::kernels::quant;
 
 constexpr int kRowsPerDot = 4;  // weight rows per call: each load of x feeds this many rows
 constexpr int kXRowsPerDot = 4;  // rows of x per call at most: each weight unpacked feeds this many
@@ -87,4 +87,4 @@ void each_x_row(const WeightMatrix& W, const PreparedX* x, int m, int64_t r0, in
 // Fills px for the row dots of `type` (the int8 pairs only where that kernel uses them).
 void prepare_x(WeightType type, bool int8_pairs, const float* x, int64_t cols, PreparedX& px);
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

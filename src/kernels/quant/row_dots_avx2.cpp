@@ -22,7 +22,7 @@
 #define DIFFTX_ROW_DOTS_AVX2 1
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_ROW_DOTS_AVX2
 namespace {
@@ -108,4 +108,4 @@ void register_row_dots_avx2(TypeKernelTable& table) {
 void register_row_dots_avx2(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -14,7 +14,7 @@
 #include "kernels/quant/simd_avx512.h"
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #ifdef __AVX512F__
 namespace {
@@ -161,4 +161,4 @@ void register_row_dots_avx512(TypeKernelTable& table) {
 void register_row_dots_avx512(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -27,7 +27,7 @@
 #define DIFFTX_ROW_DOTS_INT8_AVX2 1
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #ifdef DIFFTX_ROW_DOTS_INT8_AVX2
 namespace {
@@ -140,4 +140,4 @@ void register_row_dots_int8_avx2(TypeKernelTable& table) {
 void register_row_dots_int8_avx2(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -23,7 +23,7 @@
 #include "kernels/quant/block_formats.h"
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #ifdef __ARM_NEON
 namespace {
@@ -320,4 +320,4 @@ void register_row_dots_neon(TypeKernelTable&) {}
 void register_row_dots_int8_neon(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -7,7 +7,7 @@
 #include "kernels/quant/quantize.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 namespace {
 
 void dots_scalar(const WeightMatrix& W, const PreparedX& px, int64_t r0, int n, float* out) {
@@ -56,4 +56,4 @@ void register_row_dots_scalar(TypeKernelTable& table) {
   table[WeightType::f32].row_dots_scalar = each_x_row<dots_f32>;  // F32 weights as they are
 }
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -20,7 +20,7 @@
 #include "kernels/quant/simd_avx512.h"
 #endif
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 #if defined(__AVX512F__) && defined(__AVX512VNNI__) && defined(__AVX512BW__)
 namespace {
@@ -172,4 +172,4 @@ void register_row_dots_vnni(TypeKernelTable& table) {
 void register_row_dots_vnni(TypeKernelTable&) {}
 #endif
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

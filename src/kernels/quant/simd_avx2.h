@@ -11,7 +11,7 @@
 #include "kernels/quant/block_formats.h"
 #include "kernels/quant/row_dots.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 namespace {
 
 // Runs pass.template operator()<R>(rows, first) over the call's weight rows so that a pass holds
@@ -88,4 +88,4 @@ inline __m256i dot4_lanes(__m256i partial) { return _mm256_madd_epi16(partial, _
 #endif
 
 }  // namespace
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -6,7 +6,7 @@
 #include "kernels/isa.h"
 #include "kernels/quant/row_dots.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 namespace {
 
 // The call's accumulators, one per (x row j < M, weight row i), and their sums plus extra[j][i]
@@ -22,4 +22,4 @@ void finish(const Acc<M>& acc, const float (*extra)[kRowsPerDot], int n, float* 
 }
 
 }  // namespace
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -7,7 +7,7 @@
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/isa.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 const TypeKernels& type_kernels(WeightType type) {
   static const TypeKernelTable table = [] {
@@ -31,4 +31,4 @@ bool gemm_int8_reads_panels(WeightType type) { return type_kernels(type).gemm_in
 bool gemm_float_available(WeightType type) { return type_kernels(type).gemm_float != nullptr; }
 bool gemm_float_reads_panels(WeightType type) { return type_kernels(type).gemm_float_reads_panels; }
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

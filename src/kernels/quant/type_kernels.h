@@ -12,7 +12,7 @@
 #include "kernels/quant/row_dots.h"
 #include "kernels/quant/weight_type.h"
 
-namespace difftx::DIFFTX_ISA::quant {
+namespace difftx::kernels::DIFFTX_ISA::quant {
 
 using QuantizeRow = void (*)(const float* x, void* y, int64_t cols);
 using DequantizeRow = void (*)(const void* x, float* y, int64_t cols);
@@ -59,4 +59,4 @@ void register_row_dots_int8_neon(TypeKernelTable& table);
 void register_gemm_int8(TypeKernelTable& table);
 void register_gemm_float(TypeKernelTable& table);
 
-}  // namespace difftx::DIFFTX_ISA::quant
+}  // namespace difftx::kernels::DIFFTX_ISA::quant

@@ -9,7 +9,7 @@
 #include "kernels/quant/gemm_float.h"
 #include "kernels/quant/gemm_int8.h"
 
-namespace difftx::quant {
+namespace difftx::kernels::quant {
 namespace {
 
 // Q4_0 and Q8_0 records are word copies of their blocks: the block's F16 d at the scales, then
@@ -44,7 +44,7 @@ void pack_row(const WeightMatrix& W, const uint8_t* row, int r, uint8_t* records
   } else {  // q4_k: sub-block j of a super-block is record 8 s + j
     const auto* b = reinterpret_cast<const BlockQ4_K*>(row);
     for (int64_t s = 0; s < W.cols / kQ4_KWeights; ++s) {
-      const float d = f16_to_float(b[s].d), dmin = f16_to_float(b[s].dmin);
+      const float d = io::f16_to_float(b[s].d), dmin = io::f16_to_float(b[s].dmin);
       for (int j = 0; j < kQ4_KSubBlocks; ++j) {
         uint8_t* record = records + (kQ4_KSubBlocks * s + j) * record_bytes;
         const ScaleMin sm = q4_k_scale_min(b[s].scales, j);
@@ -130,4 +130,4 @@ void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* o
   }
 }
 
-}  // namespace difftx::quant
+}  // namespace difftx::kernels::quant

@@ -27,7 +27,7 @@
 
 #include "kernels/quant/matmul.h"
 
-namespace difftx::quant {
+namespace difftx::kernels::quant {
 
 constexpr int kPanelHeight = 16;  // weight rows per panel
 constexpr int64_t kPanelBlock = 32;  // columns per record
@@ -65,4 +65,4 @@ void panel_row_bytes(const WeightMatrix& W, int64_t r, uint8_t* out);
 // Panels [first, first + count) of W into out (count * panel_bytes(W.type, W.cols) bytes).
 void pack_panels(const WeightMatrix& W, int64_t first, int64_t count, uint8_t* out);
 
-}  // namespace difftx::quant
+}  // namespace difftx::kernels::quant

@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "kernels/quant/block_formats.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // GGML's numbers: ggml_type (ggml.h) F32 0, F16 1, Q4_0 2, Q8_0 8, Q4_K 12, BF16 30; llama_ftype
@@ -75,4 +75,4 @@ int64_t weight_matrix_bytes(WeightType type, int64_t rows, int64_t cols) {
   return rows * row;
 }
 
-}  // namespace difftx
+}  // namespace difftx::kernels

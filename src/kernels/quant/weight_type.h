@@ -10,7 +10,7 @@
 #include <span>
 #include <string>
 
-namespace difftx {
+namespace difftx::kernels {
 
 enum class WeightType { f32, bf16, f16, q8_0, q4_0, q4_k };
 inline constexpr int kWeightTypeCount = 6;
@@ -51,4 +51,4 @@ int64_t weight_row_bytes(WeightType type, int64_t cols);
 // Bytes of a rows x cols matrix, with overflow-checked multiplication.
 int64_t weight_matrix_bytes(WeightType type, int64_t rows, int64_t cols);
 
-}  // namespace difftx
+}  // namespace difftx::kernels

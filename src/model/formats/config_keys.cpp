@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 using nlohmann::json;
 
@@ -80,4 +80,4 @@ void validate_config(const ModelConfig& c, const std::string& where) {
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace difftx {
+namespace difftx::model {
 
 struct ModelConfig;
 
@@ -36,4 +36,4 @@ void require_value(const nlohmann::json& j, const char* key, const nlohmann::jso
 // ModelConfig::validate, its error prefixed by `where`: the adapters' last check of what they read.
 void validate_config(const ModelConfig& c, const std::string& where);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -12,7 +12,7 @@
 #include "model/formats/hf_layout.h"
 #include "model/storage_plan.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 // llama.cpp's split patterns (llama-vocab.cpp's pre-tokenizer types) as tokenizer.json and
@@ -44,7 +44,7 @@ std::string gguf_name(const ParamInfo& p) {
   fail("GGUF export: tensor '", p.name, "' has no llama.cpp name");
 }
 
-void add_vocabulary(GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_size) {
+void add_vocabulary(io::GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_size) {
   DIFFTX_CHECK(tok.vocab_size() <= vocab_size, "GGUF export: tokenizer ", tok.name(), " has ", tok.vocab_size(),
                " ids but the model's vocab_size is ", vocab_size);
   std::vector<std::string> tokens(vocab_size);
@@ -76,14 +76,14 @@ void add_vocabulary(GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_siz
   w.add("tokenizer.ggml.add_eos_token", false);
 }
 
-void add_hyperparameters(GgufWriter& w, const ModelConfig& c, WeightType dtype) {
+void add_hyperparameters(io::GgufWriter& w, const ModelConfig& c, kernels::WeightType dtype) {
   auto u32 = [](int64_t v, const char* what) {
     DIFFTX_CHECK(v >= 0 && v <= int64_t{UINT32_MAX}, "GGUF export: ", what, " ", v, " does not fit 32 bits");
     return static_cast<uint32_t>(v);
   };
   w.add("general.architecture", std::string("llama"));
   w.add("general.name", std::string("difftx baseline"));
-  w.add("general.file_type", weight_type_info(dtype).gguf_file_type);
+  w.add("general.file_type", kernels::weight_type_info(dtype).gguf_file_type);
   w.add("general.quantization_version", uint32_t{2});
   w.add("llama.vocab_size", u32(c.vocab_size, "vocab_size"));
   w.add("llama.context_length", u32(c.max_position_embeddings, "max_position_embeddings"));
@@ -97,7 +97,7 @@ void add_hyperparameters(GgufWriter& w, const ModelConfig& c, WeightType dtype) 
   w.add("llama.attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
   w.add("llama.rope.freq_base", static_cast<float>(c.rope_theta));
   w.add("llama.rope.dimension_count", u32(c.head_dim, "head_dim"));
-  if (c.rope_scaling.type == RopeScalingType::linear) {
+  if (c.rope_scaling.type == kernels::RopeScalingType::linear) {
     w.add("llama.rope.scaling.type", std::string("linear"));
     w.add("llama.rope.scaling.factor", static_cast<float>(c.rope_scaling.factor));
   }
@@ -117,27 +117,27 @@ std::string gguf_pre_tokenizer(const data::Tokenizer& tok) {
 void require_gguf_architecture(const ModelConfig& c) {
   DIFFTX_CHECK(!c.hybrid, "GGUF export: llama.cpp has no phi4flash architecture (Phi-4-mini-flash's SambaY hybrid: ",
                "Mamba, sliding-window and cross-decoder attention, GMU layers); write it --to difftx or --to hf");
-  DIFFTX_CHECK(c.attention == AttentionKind::baseline, "GGUF export: llama.cpp has no architecture for ",
-               attention_kind_name(c.attention), " attention (DIFF V1/V2); only baseline models can be written as GGUF");
+  DIFFTX_CHECK(c.attention == kernels::AttentionKind::baseline, "GGUF export: llama.cpp has no architecture for ",
+               kernels::attention_kind_name(c.attention), " attention (DIFF V1/V2); only baseline models can be written as GGUF");
 }
 
-void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, WeightType dtype,
-                     const std::filesystem::path& path, std::optional<WeightType> head) {
+void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, kernels::WeightType dtype,
+                     const std::filesystem::path& path, std::optional<kernels::WeightType> head) {
   save_gguf_model(ModelWeights(model), tokenizer, dtype, path, head);
 }
 
-void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenizer, WeightType dtype,
-                     const std::filesystem::path& path, std::optional<WeightType> head) {
+void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenizer, kernels::WeightType dtype,
+                     const std::filesystem::path& path, std::optional<kernels::WeightType> head) {
   const ModelConfig& c = source.config();
   require_gguf_architecture(c);
   const ParameterTable table(c, storage_plan(c, dtype, head));
-  GgufWriter w;
+  io::GgufWriter w;
   add_hyperparameters(w, c, dtype);
   add_vocabulary(w, tokenizer, c.vocab_size);
   for (const ParamInfo& p : table.params())
-    w.add_tensor(gguf_name(p), p.shape, weight_type_info(p.type).ggml_type, static_cast<uint64_t>(p.bytes()));
+    w.add_tensor(gguf_name(p), p.shape, kernels::weight_type_info(p.type).ggml_type, static_cast<uint64_t>(p.bytes()));
   std::vector<float> factors;  // llama3 scaling: per pair, unscaled / scaled inverse frequency
-  if (c.rope_scaling.type == RopeScalingType::llama3) {
+  if (c.rope_scaling.type == kernels::RopeScalingType::llama3) {
     for (int64_t i = 0; i < c.head_dim / 2; ++i)
       factors.push_back(static_cast<float>(backends::cpu::kernels().rope_inverse_frequency(i, c.head_dim, c.rope_theta, {}) /
                                            backends::cpu::kernels().rope_inverse_frequency(i, c.head_dim, c.rope_theta, c.rope_scaling)));
@@ -162,7 +162,7 @@ void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenize
       data = converted.data();
     }
     const bool rotated = p.name.ends_with("q_proj.weight") || p.name.ends_with("k_proj.weight");
-    if (rotated && c.rope_style == RopeStyle::half) {
+    if (rotated && c.rope_style == kernels::RopeStyle::half) {
       reordered.resize(bytes);
       gather_rows(data, p.shape[0], half_to_interleaved_rows(p.shape[0], c.head_dim), bytes / p.shape[0],
                   reordered.data());
@@ -172,4 +172,4 @@ void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenize
   });
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -11,7 +11,7 @@
 #include "model/model.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 inline constexpr const char* kGgufFile = "model.gguf";
 
@@ -21,15 +21,15 @@ void require_gguf_architecture(const ModelConfig& config);
 // Writes `path` atomically. `model` may be in any precision (widened, then converted); its
 // vocab_size must cover the tokenizer's ids. `head`: the embedding's and output matrix's type
 // instead of the storage plan's (e.g. llama.cpp's pure Q4_0 files, whose output is Q4_0 too).
-void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, WeightType dtype,
-                     const std::filesystem::path& path, std::optional<WeightType> head = std::nullopt);
+void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, kernels::WeightType dtype,
+                     const std::filesystem::path& path, std::optional<kernels::WeightType> head = std::nullopt);
 // The same from a source read one tensor at a time: the header first (every size follows from
 // the storage plan), then each tensor converted and appended before the next is read.
-void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenizer, WeightType dtype,
-                     const std::filesystem::path& path, std::optional<WeightType> head = std::nullopt);
+void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenizer, kernels::WeightType dtype,
+                     const std::filesystem::path& path, std::optional<kernels::WeightType> head = std::nullopt);
 
 // llama.cpp's pre-tokenizer name ("llama-bpe", "qwen2", "gpt-2") for a tokenizer's split pattern;
 // an error naming the pattern when llama.cpp has none that splits the same way.
 std::string gguf_pre_tokenizer(const data::Tokenizer& tokenizer);
 
-}  // namespace difftx
+}  // namespace difftx::model

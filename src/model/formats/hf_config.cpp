@@ -10,7 +10,7 @@
 #include "model/formats/motif_config.h"
 #include "model/formats/phi4flash_config.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -91,8 +91,8 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
   check_token_ids(j, "eos_token_id", where);
 
   ModelConfig& c = out.model;
-  c.attention = diff ? AttentionKind::diff : AttentionKind::baseline;
-  c.rope_style = RopeStyle::half;  // transformers' rotate_half
+  c.attention = diff ? kernels::AttentionKind::diff : kernels::AttentionKind::baseline;
+  c.rope_style = kernels::RopeStyle::half;  // transformers' rotate_half
   read_sizes(j, c, where);
   out.hf.heads = positive_int(j, "num_attention_heads", where);
   out.hf.kv_heads = positive_int_or(j, "num_key_value_heads", out.hf.heads, where);
@@ -136,11 +136,12 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
 json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
   if (c.hybrid) return config_to_phi4flash(c, torch_dtype);
   if (is_motif_config(c)) return config_to_motif(c, torch_dtype);
-  DIFFTX_CHECK(c.attention != AttentionKind::diff2, "DIFF V2 (attention \"diff2\") has no Hugging Face model class; ",
+  DIFFTX_CHECK(c.attention != kernels::AttentionKind::diff2,
+               "DIFF V2 (attention \"diff2\") has no Hugging Face model class; ",
                "convert it to difftx's own format instead");
-  DIFFTX_CHECK(c.attention != AttentionKind::diff_grouped, "grouped differential attention (attention \"diff_grouped\") ",
+  DIFFTX_CHECK(c.attention != kernels::AttentionKind::diff_grouped, "grouped differential attention (attention \"diff_grouped\") ",
                "without Motif's PolyNorm MLP has no Hugging Face class; convert it to difftx's own format instead");
-  const bool diff = c.attention == AttentionKind::diff;
+  const bool diff = c.attention == kernels::AttentionKind::diff;
   if (diff) {
     DIFFTX_CHECK(!c.lambda_init_shifted && !c.head_norm_eps, "DiffLlama fixes lambda_init to 0.8 - 0.6 exp(-0.3 l) ",
                  "and the head norm's eps to rms_norm_eps; this model differs (lambda_init \"exp_shifted\" or ",
@@ -174,4 +175,4 @@ json config_to_hf(const ModelConfig& c, const std::string& torch_dtype) {
   return j;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -14,7 +14,7 @@
 #include "model/config.h"
 #include "model/formats/hf_layout.h"
 
-namespace difftx {
+namespace difftx::model {
 
 enum class HfArchitecture { llama, diffllama, motif, phi4flash };
 
@@ -40,4 +40,4 @@ HfConfig config_from_hf(const nlohmann::json& j, const std::string& where);
 // weight type ("float32", "bfloat16", "float16").
 nlohmann::json config_to_hf(const ModelConfig& c, const std::string& torch_dtype);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -13,7 +13,7 @@
 #include "model/formats/motif_config.h"
 #include "model/formats/phi4flash_config.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 // The row maps of one attention projection, or null when its rows keep their order.
@@ -40,7 +40,7 @@ bool is_buffer(const std::string& name) {
 std::unique_ptr<StoredModel> open_hf_model(const std::filesystem::path& dir, const nlohmann::json& config) {
   const HfConfig hc = config_from_hf(config, (dir / "config.json").string());
   auto model = std::make_unique<StoredModel>(dir, hc.model);
-  const SafetensorsSet& weights = model->weights();
+  const io::SafetensorsSet& weights = model->weights();
   const AttentionRowMaps maps{hc.layout.q, hc.layout.k, hc.layout.v};  // empty (rows in order) for Llama, Motif
   for (const ParamInfo& p : model->table().params()) {
     if (hc.architecture == HfArchitecture::diffllama && p.name.ends_with(".self_attn.subln.weight")) {  // DiffLlama's head norm has no gain: ones
@@ -70,26 +70,27 @@ std::unique_ptr<StoredModel> open_hf_model(const std::filesystem::path& dir, con
   return model;
 }
 
-void save_hf_model(const Model& model, const std::filesystem::path& dir, StoredFloat stored) {
+void save_hf_model(const Model& model, const std::filesystem::path& dir, io::StoredFloat stored) {
   require_f32_weights(model, "writing a Hugging Face directory");
   save_hf_model(ModelWeights(model), dir, stored);
 }
 
-void save_hf_model(const WeightSource& source, const std::filesystem::path& dir, StoredFloat stored) {
+void save_hf_model(const WeightSource& source, const std::filesystem::path& dir, io::StoredFloat stored) {
   const ModelConfig& c = source.config();
-  const char* torch_dtype = stored == StoredFloat::bf16 ? "bfloat16" : stored == StoredFloat::f16 ? "float16" : "float32";
+  const char* torch_dtype = stored == io::StoredFloat::bf16 ? "bfloat16" : stored == io::StoredFloat::f16 ? "float16" : "float32";
   const nlohmann::json config = config_to_hf(c, torch_dtype);  // refuses what HF cannot hold
 
   AttentionRowMaps maps;
   // Motif keeps difftx's rows, and a hybrid (Phi4Flash) Hugging Face's names and rows as they are.
   const bool hybrid = c.hybrid.has_value();
-  const bool diffllama = !hybrid && c.attention == AttentionKind::diff && !is_motif_config(c);
+  const bool diffllama = !hybrid && c.attention == kernels::AttentionKind::diff && !is_motif_config(c);
   if (diffllama) {
     const DiffLlamaExport layout = diffllama_export_layout(c.num_attention_heads, c.num_key_value_heads, c.head_dim);
     maps = {layout.q, layout.k, layout.v};
   }
-  if (!hybrid && c.rope_style == RopeStyle::interleaved) {  // transformers rotates halves (the hybrid has no RoPE)
-    const AttentionDims a = c.attention_dims(1, 1);
+  // transformers rotates halves (the hybrid has no RoPE)
+  if (!hybrid && c.rope_style == kernels::RopeStyle::interleaved) {
+    const kernels::AttentionDims a = c.attention_dims(1, 1);
     const RowMap q_half = interleaved_to_half_rows(a.q_width(), c.head_dim);
     const RowMap k_half = interleaved_to_half_rows(a.k_width(), c.head_dim);
     maps.q = maps.q.empty() ? q_half : compose(maps.q, q_half);
@@ -98,18 +99,19 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
 
   const ParameterTable table(c);
   const auto stored_as = [&](const ParamInfo& p) {
-    return hybrid && phi4flash_keeps_f32(p.name) ? StoredFloat::f32 : stored;
+    return hybrid && phi4flash_keeps_f32(p.name) ? io::StoredFloat::f32 : stored;
   };
-  std::vector<SafetensorsTensorSpec> specs;
+  std::vector<io::SafetensorsTensorSpec> specs;
   for (const ParamInfo& p : table.params()) {
     if (diffllama && p.name.ends_with(".self_attn.subln.weight")) continue;  // folded into o_proj below
     std::vector<int64_t> shape = p.shape;
     if (const RowMap* map = maps.of(p.name)) shape[0] = static_cast<int64_t>(map->size());
-    specs.push_back({p.name, shape, stored_float_name(stored_as(p))});
+    specs.push_back({p.name, shape, io::stored_float_name(stored_as(p))});
   }
   std::vector<float> weights, rewritten, gain;  // one tensor at a time
   std::filesystem::create_directories(dir);
-  write_safetensors(dir / "model.safetensors", specs, {{"format", "pt"}}, [&](const SafetensorsTensorSpec& spec) {
+  io::write_safetensors(dir / "model.safetensors", specs, {{"format", "pt"}},
+                        [&](const io::SafetensorsTensorSpec& spec) {
     const ParamInfo& p = *table.find(spec.name);
     weights.resize(p.numel);
     source.read(p.name, weights);
@@ -131,9 +133,9 @@ void save_hf_model(const WeightSource& source, const std::filesystem::path& dir,
       for (int64_t r = 0; r < p.shape[0]; ++r)
         for (int64_t col = 0; col < cols; ++col) o[r * cols + col] *= gain[col % width];
     }
-    return SafetensorsEntry{p.name, spec.shape, data, stored_as(p)};
+    return io::SafetensorsEntry{p.name, spec.shape, data, stored_as(p)};
   });
-  write_json_file(dir / "config.json", config);
+  io::write_json_file(dir / "config.json", config);
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -14,7 +14,7 @@
 #include "model/model.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 // `config` is the directory's parsed config.json (model_type "llama" or "diffllama"). Opens the
 // directory and checks every tensor's presence, dtype and shape; reads no weight, except a stored
@@ -24,8 +24,8 @@ std::unique_ptr<StoredModel> open_hf_model(const std::filesystem::path& dir, con
 // Writes config.json and model.safetensors (floats stored as `stored`). Error for a model that
 // has no Hugging Face class (DIFF V2, the DIFF V1 ablations), or (a model in memory) whose
 // matrices are not F32.
-void save_hf_model(const Model& model, const std::filesystem::path& dir, StoredFloat stored);
+void save_hf_model(const Model& model, const std::filesystem::path& dir, io::StoredFloat stored);
 // The same from a source read one tensor at a time (a few tensors in memory at once).
-void save_hf_model(const WeightSource& source, const std::filesystem::path& dir, StoredFloat stored);
+void save_hf_model(const WeightSource& source, const std::filesystem::path& dir, io::StoredFloat stored);
 
-}  // namespace difftx
+}  // namespace difftx::model

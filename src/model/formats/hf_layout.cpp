@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 // Appends the d rows of head `head` of a projection.
@@ -106,4 +106,4 @@ void gather_rows(const void* src, int64_t src_rows, const RowMap& map, int64_t r
   }
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

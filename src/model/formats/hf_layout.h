@@ -15,7 +15,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace difftx {
+namespace difftx::model {
 
 using RowMap = std::vector<int64_t>;
 
@@ -47,4 +47,4 @@ RowMap compose(const RowMap& first, const RowMap& then);
 // block-quantized matrix are independent too).
 void gather_rows(const void* src, int64_t src_rows, const RowMap& map, int64_t row_bytes, void* dst);
 
-}  // namespace difftx
+}  // namespace difftx::model

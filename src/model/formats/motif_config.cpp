@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "model/formats/config_keys.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -55,7 +55,7 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
 
   ModelConfig c;
   c.hidden_act = MlpActivation::poly_norm;
-  c.rope_style = RopeStyle::half;  // rotate-half over the whole head
+  c.rope_style = kernels::RopeStyle::half;  // rotate-half over the whole head
   c.lambda_init_shifted = true;    // 0.8 - 0.6 exp(-0.3 (l - 1)), 0-based l
   c.diff_subln = true;
   read_sizes(j, c, where, kMostSize);
@@ -83,13 +83,13 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
       DIFFTX_CHECK(j.at("grouped_ratio").is_number() && j.at("grouped_ratio").get<double>() == static_cast<double>(r),
                    where, ": key 'grouped_ratio' is ", j.at("grouped_ratio").dump().substr(0, 64), ", but the heads give r = (",
                    heads, " - ", noise, ") / ", noise, " = ", r);
-    c.attention = AttentionKind::diff_grouped;
+    c.attention = kernels::AttentionKind::diff_grouped;
     c.grouped_ratio = r;
     c.num_attention_heads = noise * r;
   } else {  // plain DIFF (2.6B): adjacent query heads paired
     DIFFTX_CHECK(heads % 2 == 0, where, ": num_attention_heads ", heads, " must be even without num_noise_heads (pairs)");
     require_value(j, "grouped_ratio", 1, "without num_noise_heads the heads are pairs", where);
-    c.attention = AttentionKind::diff;
+    c.attention = kernels::AttentionKind::diff;
     c.num_attention_heads = heads / 2;
   }
   c.max_position_embeddings = j.contains("max_position_embeddings")
@@ -106,13 +106,13 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
 bool is_motif_config(const ModelConfig& c) { return c.hidden_act == MlpActivation::poly_norm; }
 
 json config_to_motif(const ModelConfig& c, const std::string& torch_dtype) {
-  const AttentionVariant a = c.attention_variant();
+  const kernels::AttentionVariant a = c.attention_variant();
   DIFFTX_CHECK(a.v1_layout() && c.hidden_act == MlpActivation::poly_norm && c.lambda_init_shifted &&
                    !c.lambda_init_constant && c.diff_subln,
                "MotifForCausalLM holds differential attention (diff or diff_grouped) with the head norm, PolyNorm and ",
-               "the lambda_init schedule \"exp_shifted\"; this model (attention ", attention_kind_name(c.attention),
+               "the lambda_init schedule \"exp_shifted\"; this model (attention ", kernels::attention_kind_name(c.attention),
                ") differs, so it cannot be written as Motif");
-  const bool grouped = c.attention == AttentionKind::diff_grouped;
+  const bool grouped = c.attention == kernels::AttentionKind::diff_grouped;
   json j = common_keys(c);
   j.update({
       {"architectures", {"MotifForCausalLM"}},
@@ -136,4 +136,4 @@ json config_to_motif(const ModelConfig& c, const std::string& torch_dtype) {
   return j;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -11,7 +11,7 @@
 
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 bool is_motif_model_type(const std::string& model_type);  // "Motif" or "motif"
 
@@ -25,4 +25,4 @@ bool is_motif_config(const ModelConfig& c);
 // The config.json for `c` (Error naming what Motif cannot hold).
 nlohmann::json config_to_motif(const ModelConfig& c, const std::string& torch_dtype);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "model/formats/config_keys.h"
 
-namespace difftx {
+namespace difftx::model {
 namespace {
 
 using nlohmann::json;
@@ -118,7 +118,7 @@ ModelConfig config_from_phi4flash(const json& j, const std::string& where) {
                kv_heads, " must be even (heads split into (q1, q2) and (k1, k2) pairs)");
   DIFFTX_CHECK((heads / 2) % (kv_heads / 2) == 0, where, ": the ", kv_heads / 2, " key/value pairs must divide the ",
                heads / 2, " query pairs");
-  c.attention = AttentionKind::diff;
+  c.attention = kernels::AttentionKind::diff;
   c.num_attention_heads = heads / 2;
   c.num_key_value_heads = kv_heads / 2;
   c.head_dim = c.hidden_size / heads;
@@ -190,4 +190,4 @@ json config_to_phi4flash(const ModelConfig& c, const std::string& torch_dtype) {
   return j;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

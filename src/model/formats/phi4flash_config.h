@@ -13,7 +13,7 @@
 
 #include "model/config.h"
 
-namespace difftx {
+namespace difftx::model {
 
 bool is_phi4flash_model_type(const std::string& model_type);  // "phi4flash"
 
@@ -37,4 +37,4 @@ bool phi4flash_keeps_f32(const std::string& tensor_name);
 // even and cross-attention at odd layers.
 std::vector<LayerKind> sambay_layers(int64_t layers);
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -7,21 +7,24 @@
 #include "core/error.h"
 #include "kernels/quant/quantize.h"
 
-namespace difftx {
+namespace difftx::model {
+
+using kernels::WeightType;
+
 namespace {
 
-bool is_block_type(WeightType t) { return weight_type_info(t).is_block(); }
+bool is_block_type(WeightType t) { return kernels::weight_type_info(t).is_block(); }
 
 // The matrix's [rows, cols] as the file stores it, checked against its dtype's rules.
-void stored_shape(const SafetensorsSet& weights, const std::string& name, WeightType type, int64_t& rows,
+void stored_shape(const io::SafetensorsSet& weights, const std::string& name, WeightType type, int64_t& rows,
                   int64_t& cols) {
-  const SafetensorsTensorInfo& info = weights.info(name);
+  const io::SafetensorsTensorInfo& info = weights.info(name);
   const std::string where = weights.file_of(name).string() + ": tensor '" + name + "'";
   DIFFTX_CHECK(info.shape.size() == 2, where, " is a matrix, but has ", info.shape.size(), " dimensions");
   rows = info.shape[0];
   cols = info.shape[1];
   if (!is_block_type(type)) return;
-  const WeightTypeInfo& t = weight_type_info(type);
+  const kernels::WeightTypeInfo& t = kernels::weight_type_info(type);
   DIFFTX_CHECK(cols % t.block_bytes == 0, where, " (", t.name, ") has rows of ", cols, " bytes, not a whole number of ",
                t.block_bytes, "-byte blocks");
   cols = cols / t.block_bytes * t.block_weights;
@@ -29,23 +32,24 @@ void stored_shape(const SafetensorsSet& weights, const std::string& name, Weight
 
 }  // namespace
 
-WeightType stored_weight_type(const SafetensorsSet& weights, const std::string& name) {
+WeightType stored_weight_type(const io::SafetensorsSet& weights, const std::string& name) {
   const std::string& dtype = weights.info(name).dtype;
   if (dtype == "F64") return WeightType::f32;  // widened to F32 when read
-  for (const WeightTypeInfo& t : weight_types())
+  for (const kernels::WeightTypeInfo& t : kernels::weight_types())
     if (!t.is_block() && dtype == t.safetensors_dtype) return t.type;
   const auto& metadata = weights.metadata_of(name);
   const auto entry = metadata.find(kWeightTypeKeyPrefix + name);
   DIFFTX_CHECK(dtype == "U8" && entry != metadata.end(), weights.file_of(name).string(), ": tensor '", name,
                "' has dtype ", dtype, dtype == "U8" ? " but no \"" + (kWeightTypeKeyPrefix + name) + "\" entry in the "
                "header's __metadata__ naming its weight type" : std::string(", expected F32, BF16, F16 or U8 blocks"));
-  const WeightType type = parse_weight_type(entry->second);
+  const WeightType type = kernels::parse_weight_type(entry->second);
   DIFFTX_CHECK(is_block_type(type), weights.file_of(name).string(), ": tensor '", name, "' is stored as U8 bytes "
                "of weight type ", entry->second, ", which is not a block type (q8_0, q4_0, q4_k)");
   return type;
 }
 
-void check_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, const RowMap* row_map) {
+void check_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p,
+                  const RowMap* row_map) {
   const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
   if (!p.is_matrix() || (!row_map && p.type == WeightType::f32 && !is_block_type(stored))) {
     weights.check_f32(name, p.shape);
@@ -57,11 +61,11 @@ void check_weight(const SafetensorsSet& weights, const std::string& name, const 
                name, "' holds a ", rows, " x ", cols, " matrix, expected ", row_map ? "" : std::to_string(p.shape[0]),
                row_map ? "rows of " : " x ", p.shape[1], row_map ? " columns" : "");
   DIFFTX_CHECK(stored == p.type || p.type == WeightType::f32, "internal: ", name, " is stored as ",
-               weight_type_name(stored), " but placed as ", weight_type_name(p.type));
+               kernels::weight_type_name(stored), " but placed as ", kernels::weight_type_name(p.type));
   if (!is_block_type(stored) && (row_map || stored != p.type)) weights.check_f32(name, std::nullopt);
 }
 
-void read_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
+void read_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
                  const RowMap* row_map) {
   check_weight(weights, name, p, row_map);
   const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
@@ -76,17 +80,17 @@ void read_weight(const SafetensorsSet& weights, const std::string& name, const P
     return;
   }
   // The whole matrix in p's type, rows as the file orders them.
-  std::vector<unsigned char> source(weight_matrix_bytes(p.type, rows, cols));
+  std::vector<unsigned char> source(kernels::weight_matrix_bytes(p.type, rows, cols));
   if (stored == p.type) {
     weights.read_bytes(name, source);
   } else if (is_block_type(stored)) {
-    std::vector<unsigned char> blocks(weight_matrix_bytes(stored, rows, cols));
+    std::vector<unsigned char> blocks(kernels::weight_matrix_bytes(stored, rows, cols));
     weights.read_bytes(name, blocks);
     backends::cpu::kernels().dequantize_rows(stored, blocks.data(), reinterpret_cast<float*>(source.data()), rows, cols);
   } else {
     weights.read_f32(name, std::span<float>(reinterpret_cast<float*>(source.data()), rows * cols));
   }
-  const int64_t row_bytes = weight_row_bytes(p.type, cols);
+  const int64_t row_bytes = kernels::weight_row_bytes(p.type, cols);
   if (row_map) gather_rows(source.data(), rows, *row_map, row_bytes, dst);
   else std::memcpy(dst, source.data(), source.size());
 }
@@ -98,19 +102,20 @@ std::vector<float> widened_weight(const Model& model, const ParamInfo& p) {
   return out;
 }
 
-SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std::string>& metadata) {
+io::SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std::string>& metadata) {
   std::vector<int64_t> shape = p.shape;
   if (is_block_type(p.type)) {
     shape[1] = p.bytes() / p.shape[0];
-    metadata[kWeightTypeKeyPrefix + p.name] = weight_type_name(p.type);
+    metadata[kWeightTypeKeyPrefix + p.name] = kernels::weight_type_name(p.type);
   }
-  return {p.name, shape, weight_type_info(p.type).safetensors_dtype};
+  return {p.name, shape, kernels::weight_type_info(p.type).safetensors_dtype};
 }
 
-SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata) {
+io::SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p,
+                                  std::map<std::string, std::string>& metadata) {
   const std::span<const unsigned char> bytes(model.host_packed() + p.byte_offset, p.bytes());
-  SafetensorsTensorSpec spec = packed_spec(p, metadata);
-  return {p.name, std::move(spec.shape), StoredBytes{std::move(spec.dtype), bytes}};
+  io::SafetensorsTensorSpec spec = packed_spec(p, metadata);
+  return {p.name, std::move(spec.shape), io::StoredBytes{std::move(spec.dtype), bytes}};
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

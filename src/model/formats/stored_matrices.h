@@ -13,7 +13,7 @@
 #include "model/formats/hf_layout.h"
 #include "model/model.h"
 
-namespace difftx {
+namespace difftx::model {
 
 inline constexpr const char* kWeightTypeKeyPrefix = "difftx.weight_type.";
 
@@ -25,17 +25,17 @@ enum class MatrixPrecision {
 
 // The storage type of tensor `name` in the file; error for a U8 tensor without its metadata entry
 // or a dtype that no weight type has.
-WeightType stored_weight_type(const SafetensorsSet& weights, const std::string& name);
+kernels::WeightType stored_weight_type(const io::SafetensorsSet& weights, const std::string& name);
 
 // The checks read_weight makes before it reads (the tensor's dtype, its weight type and shape
 // against p and `rows`), so that a whole directory can be checked before any tensor is read.
-void check_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p,
+void check_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p,
                   const RowMap* rows = nullptr);
 
 // Reads tensor `name` into `dst`, p's place (p.bytes() bytes: widened to F32 or as stored, as
 // p.type says), its rows taken in the order of `rows` when given (the file may then hold a
 // different number of rows). Errors name the file, the tensor and the shape expected.
-void read_weight(const SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
+void read_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
                  const RowMap* rows = nullptr);
 
 // p's weights widened to F32, wherever the model holds them.
@@ -43,10 +43,10 @@ std::vector<float> widened_weight(const Model& model, const ParamInfo& p);
 
 // How a matrix held in p.type is written (shape and dtype); block types add their type to
 // `metadata`.
-SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std::string>& metadata);
+io::SafetensorsTensorSpec packed_spec(const ParamInfo& p, std::map<std::string, std::string>& metadata);
 
 // The safetensors entry of a packed matrix (borrowing the model's bytes); block types add their
 // type to `metadata`.
-SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata);
+io::SafetensorsEntry packed_entry(const Model& model, const ParamInfo& p, std::map<std::string, std::string>& metadata);
 
-}  // namespace difftx
+}  // namespace difftx::model

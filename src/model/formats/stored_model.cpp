@@ -5,14 +5,14 @@
 #include "core/error.h"
 #include "model/finite_weights.h"
 
-namespace difftx {
+namespace difftx::model {
 
 StoredModel::StoredModel(const std::filesystem::path& dir, const ModelConfig& config)
     : dir_(dir),
       config_(config),
       table_(config),
       weights_(dir),
-      weights_file_(dir / (std::filesystem::exists(dir / kSafetensorsFile) ? kSafetensorsFile : kSafetensorsIndexFile)) {}
+      weights_file_(dir / (std::filesystem::exists(dir / io::kSafetensorsFile) ? io::kSafetensorsFile : io::kSafetensorsIndexFile)) {}
 
 const RowMap* StoredModel::rows_of(const std::string& name) const {
   const auto it = rows_.find(name);
@@ -28,7 +28,7 @@ void StoredModel::check_tensor(const ParamInfo& p) const {
 
 void StoredModel::read_into(const ParamInfo& p, void* dst) const {
   if (ones_.count(p.name)) {
-    DIFFTX_CHECK(!p.packed(), "internal: ", p.name, " holds ones but is placed as ", weight_type_name(p.type));
+    DIFFTX_CHECK(!p.packed(), "internal: ", p.name, " holds ones but is placed as ", kernels::weight_type_name(p.type));
     std::fill_n(static_cast<float*>(dst), p.numel, 1.0f);
     return;
   }
@@ -48,8 +48,9 @@ MatrixTypes StoredModel::stored_types() const {
   MatrixTypes types;
   for (const ParamInfo& p : table_.params())
     if (p.packable() && !ones_.count(p.name) && weights_.contains(p.name))
-      if (const WeightType t = stored_weight_type(weights_, p.name); t != WeightType::f32) types[p.name] = t;
+      if (const kernels::WeightType t = stored_weight_type(weights_, p.name); t != kernels::WeightType::f32)
+        types[p.name] = t;
   return types;
 }
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -16,7 +16,7 @@
 #include "model/formats/stored_matrices.h"
 #include "model/weight_source.h"
 
-namespace difftx {
+namespace difftx::model {
 
 class StoredModel final : public WeightSource {
  public:
@@ -36,7 +36,7 @@ class StoredModel final : public WeightSource {
   MatrixTypes stored_types() const;
 
   const std::filesystem::path& dir() const { return dir_; }
-  const SafetensorsSet& weights() const { return weights_; }
+  const io::SafetensorsSet& weights() const { return weights_; }
   // model.safetensors, or the index when sharded: the name messages give.
   const std::filesystem::path& weights_file() const { return weights_file_; }
   const ParameterTable& table() const { return table_; }  // every tensor F32
@@ -54,10 +54,10 @@ class StoredModel final : public WeightSource {
   std::filesystem::path dir_;
   ModelConfig config_;
   ParameterTable table_;
-  SafetensorsSet weights_;
+  io::SafetensorsSet weights_;
   std::filesystem::path weights_file_;
   std::map<std::string, RowMap> rows_;
   std::set<std::string> ones_;
 };
 
-}  // namespace difftx
+}  // namespace difftx::model

@@ -111,7 +111,7 @@ TEST(TaskMixture, NiahRowsCountOnlyTheAnswers) {
     mix.fill(RowKind::niah, 9, row, in.data(), tg.data());
     int64_t answers = 0;
     for (int64_t t = 0; t < T; ++t) {
-      if (tg[t] == kIgnoreId) continue;
+      if (tg[t] == model::kIgnoreId) continue;
       ++answers;
       if (t + 1 < T) {
         ASSERT_EQ(tg[t], in[t + 1]) << "row " << row << ": a target is the next token";
@@ -146,7 +146,7 @@ TEST(TaskMixture, MqarRowsCountOnlyTheAnswers) {
     int64_t answers = 0, episode_begin = 0;
     for (int64_t t = 0; t < T; ++t) {
       if (in[t] == v.end_of_text) episode_begin = t;
-      if (tg[t] == kIgnoreId) continue;
+      if (tg[t] == model::kIgnoreId) continue;
       ++answers;
       // in[t] is a key asked again; its value is the one after its first use in this episode.
       const auto first = std::find(in.begin() + episode_begin, in.begin() + t, in[t]);

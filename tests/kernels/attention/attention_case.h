@@ -13,13 +13,13 @@
 namespace difftx::testing {
 
 struct AttentionCase {
-  AttentionDims dims;
+  kernels::AttentionDims dims;
   std::vector<float> q, k, v, lambda, dout;
 
   int64_t rows() const { return dims.B * dims.T; }
   // lambda: unused for baseline, a scalar in [0.2, 0.8] for diff and diff_grouped, logits in [-2, 2] for diff2.
   // Queries are scaled by `sharpness` so that softmax maps are far from uniform.
-  static AttentionCase random(const AttentionDims& dims, uint64_t seed, double sharpness = 3.0) {
+  static AttentionCase random(const kernels::AttentionDims& dims, uint64_t seed, double sharpness = 3.0) {
     Rng rng(seed);
     AttentionCase c{dims, {}, {}, {}, {}, {}};
     const int64_t N = dims.B * dims.T;
@@ -27,16 +27,17 @@ struct AttentionCase {
     c.k = random_vector(N * dims.k_width(), rng);
     c.v = random_vector(N * dims.v_width(), rng);
     c.dout = random_vector(N * dims.out_width(), rng);
-    const LambdaSource source = dims.variant().lambda_source();
-    if (source == LambdaSource::layer_scalar) c.lambda = random_vector(1, rng, 0.2, 0.8);
-    if (source == LambdaSource::token_logits) c.lambda = random_vector(attention_lambda_floats(dims), rng, -2, 2);
+    const kernels::LambdaSource source = dims.variant().lambda_source();
+    if (source == kernels::LambdaSource::layer_scalar) c.lambda = random_vector(1, rng, 0.2, 0.8);
+    if (source == kernels::LambdaSource::token_logits)
+      c.lambda = random_vector(attention_lambda_floats(dims), rng, -2, 2);
     return c;
   }
   const float* lambda_ptr() const { return lambda.empty() ? nullptr : lambda.data(); }
 };
 
-inline std::string describe(const AttentionDims& a) {
-  return std::string(attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
+inline std::string describe(const kernels::AttentionDims& a) {
+  return std::string(kernels::attention_kind_name(a.kind)) + " B=" + std::to_string(a.B) + " T=" + std::to_string(a.T) +
          " H=" + std::to_string(a.H) + " Hkv=" + std::to_string(a.Hkv) + " d=" + std::to_string(a.d) +
          (a.r == 1 ? "" : " r=" + std::to_string(a.r));
 }

@@ -9,7 +9,7 @@
 #include "kernels/attention/attention.h"
 #include "reference/attention_reference.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // Runs fn, expecting a difftx::Error whose message contains every one of `parts`.
@@ -91,4 +91,4 @@ TEST(AttentionDims, KernelsRejectMissingTensorsNamingThem) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -18,7 +18,7 @@
 #include "kernels/attention/flash.h"
 #include "backends/cpu/cpu_level.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::AttentionCase;
@@ -128,4 +128,4 @@ TEST(FusedAttentionScratch, ReuseAcrossShapesGivesSameResults) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -17,7 +17,7 @@
 #include "support/peak_memory.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 TEST(AttentionMemory, ForwardAtT32768NeverHoldsATxTMap) {
@@ -77,4 +77,4 @@ TEST(AttentionMemory, ForwardAtT32768NeverHoldsATxTMap) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

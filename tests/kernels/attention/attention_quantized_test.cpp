@@ -15,7 +15,7 @@
 #include "kernels/attention/attention_case.h"
 #include "kernels/attention/attention_quantized.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::AttentionCase;
@@ -132,4 +132,4 @@ TEST(QuantizedAttentionErrors, NameTheProblem) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

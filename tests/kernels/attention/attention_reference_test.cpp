@@ -11,7 +11,7 @@
 #include "kernels/attention/attention_case.h"
 #include "kernels/attention/flash.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::AttentionCase;
@@ -218,4 +218,4 @@ TEST(AttentionReference, GroupedIsDiffWithTheNoiseQueryShared) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

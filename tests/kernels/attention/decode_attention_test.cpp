@@ -17,7 +17,7 @@
 #include "support/level_kernels.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // The variants the tests run, each with its query heads (diff_grouped: r = 2, so that kv heads
@@ -104,8 +104,8 @@ TEST(DecodeAttention, Bf16CacheMatchesReferenceOnTheSameBits) {
           ++cases;
           c.dims.storage = KvStorage::bf16;
           std::vector<uint16_t> keys(c.keys.size()), values(c.values.size());
-          for (size_t i = 0; i < keys.size(); ++i) keys[i] = float_to_bf16(c.keys[i]);
-          for (size_t i = 0; i < values.size(); ++i) values[i] = float_to_bf16(c.values[i]);
+          for (size_t i = 0; i < keys.size(); ++i) keys[i] = io::float_to_bf16(c.keys[i]);
+          for (size_t i = 0; i < values.size(); ++i) values[i] = io::float_to_bf16(c.values[i]);
           DecodeAttentionScratch scratch(c.dims, max_chunks);
           std::vector<float> out(c.dims.attention_dims().out_width());
           decode_attention(c.dims, length, c.q.data(), keys.data(), values.data(), c.lambda_ptr(), out.data(), scratch);
@@ -230,4 +230,4 @@ TEST(DecodeAttention, BadArgumentsAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

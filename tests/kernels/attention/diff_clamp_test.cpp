@@ -7,7 +7,7 @@
 #include "core/error.h"
 #include "reference/diff_clamp_reference.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 TEST(DiffClampAttention, ReproducesTheTutorialWorkedExample) {
@@ -51,4 +51,4 @@ TEST(DiffClampAttention, RejectsBadSizesNamingThem) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

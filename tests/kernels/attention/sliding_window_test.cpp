@@ -21,7 +21,7 @@
 #include "reference/attention_reference.h"
 #include "reference/decode_attention_reference.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
@@ -197,4 +197,4 @@ TEST(SlidingWindow, DecodeMatchesTheLastRowOfTheWindowedPrefill) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

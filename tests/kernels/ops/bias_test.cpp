@@ -8,7 +8,7 @@
 #include "ops_test_support.h"
 #include "reference/bias_reference.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
@@ -36,4 +36,4 @@ TEST(AddBias, AddsTheBiasToEveryRow) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

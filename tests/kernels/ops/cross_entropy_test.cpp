@@ -11,7 +11,7 @@
 #include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::expect_close;
@@ -125,4 +125,4 @@ TEST(CrossEntropy, RejectsTargetsOutsideTheVocabularyNamingTheRow) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -10,7 +10,7 @@
 #include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::expect_close;
@@ -95,4 +95,4 @@ TEST(Embedding, RejectsIdsOutsideTheVocabularyNamingThePosition) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

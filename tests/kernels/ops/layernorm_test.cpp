@@ -13,7 +13,7 @@
 #include "ops_test_support.h"
 #include "reference/layernorm_reference.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
@@ -100,4 +100,4 @@ TEST(LayerNorm, BadShapesAreClearErrors) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -13,7 +13,7 @@
 #include "ops_test_support.h"
 #include "reference/polynorm_reference.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::expect_close;
@@ -85,4 +85,4 @@ TEST(PolyNorm, ReferenceGradientsMatchFiniteDifferences) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

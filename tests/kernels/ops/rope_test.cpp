@@ -10,7 +10,7 @@
 #include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::expect_close;
@@ -138,4 +138,4 @@ TEST(Rope, RejectsPositionsBeyondTheTableAndOddHeadWidths) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -8,7 +8,7 @@
 #include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 TEST(SumOfSquares, MatchesReference) {
@@ -30,4 +30,4 @@ TEST(SumOfSquares, AccumulatesInDouble) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -8,7 +8,7 @@
 #include "reference/ops_reference.h"
 #include "ops_test_support.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::expect_close;
@@ -54,4 +54,4 @@ TEST(Swiglu, ReferenceGradientsMatchFiniteDifferences) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 // The copies compiled at the test's own flags: the baseline level's exp_approx, on ARM exp_vec
@@ -113,4 +113,4 @@ TEST(VectorMath, SigmoidApproxSaturatesToExactlyZeroAndOne) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -16,7 +16,7 @@
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 bool runs_both(CpuLevel level) {
@@ -79,4 +79,4 @@ TEST(Int8Levels, Avx512fGivesTheBitsOfAvx2) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

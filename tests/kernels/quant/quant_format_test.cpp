@@ -14,7 +14,7 @@
 #include "kernels/quant/quantize.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 std::vector<uint8_t> quantize(WeightType type, const std::vector<float>& x) {
@@ -140,4 +140,4 @@ TEST(QuantFormat, Q4_KDecodesHandBuiltScales) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

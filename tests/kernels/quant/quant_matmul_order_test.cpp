@@ -27,7 +27,7 @@
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::Quantized;
@@ -244,4 +244,4 @@ TEST(QuantMatmulOrder, I8mmGemmGivesTheDotprodBits) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

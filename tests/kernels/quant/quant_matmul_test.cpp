@@ -19,7 +19,7 @@
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
@@ -132,4 +132,4 @@ TEST(QuantMatmul, RejectsBadOperands) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

@@ -12,7 +12,7 @@
 #include "kernels/quant/quantize.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 constexpr int64_t kRows = 16, kCols = 512;
@@ -65,7 +65,7 @@ TEST(QuantRoundTrip, Q8_0WithinHalfAStep) {
   const RoundTrip t = round_trip(WeightType::q8_0, 2);
   const auto* blocks = reinterpret_cast<const BlockQ8_0*>(t.bytes.data());
   for (size_t i = 0; i < t.x.size(); ++i) {
-    const double d = f16_to_float(blocks[i / 32].d);
+    const double d = io::f16_to_float(blocks[i / 32].d);
     // round to nearest: d/2, plus |q| <= 127 times the F16 scale's own rounding
     ASSERT_LE(std::fabs(t.back[i] - t.x[i]), (d / 2 + 128 * f16_scale_error(d)) * (1 + 1e-6)) << i;
   }
@@ -75,7 +75,7 @@ TEST(QuantRoundTrip, Q4_0WithinHalfAStepExceptAtTheClampedEnd) {
   const RoundTrip t = round_trip(WeightType::q4_0, 3);
   const auto* blocks = reinterpret_cast<const BlockQ4_0*>(t.bytes.data());
   for (size_t i = 0; i < t.x.size(); ++i) {
-    const double d = std::fabs(f16_to_float(blocks[i / 32].d));
+    const double d = std::fabs(io::f16_to_float(blocks[i / 32].d));
     if (d == 0) continue;
     // x/d lies in [-8, 8] with the levels -8..7: d/2 from the nearest level, except above 7.5
     // (the far end, only the extreme's mirror image), which clamps to 7; plus |q - 8| <= 8 times
@@ -92,7 +92,7 @@ TEST(QuantRoundTrip, Q4_KPicksTheNearestLevelOfItsSubBlock) {
   for (size_t i = 0; i < t.x.size(); ++i) {
     const BlockQ4_K& b = blocks[i / 256];
     const ScaleMin sm = q4_k_scale_min(b.scales, static_cast<int>(i % 256 / 32));
-    const double step = f16_to_float(b.d) * sm.scale, low = -f16_to_float(b.dmin) * sm.min;
+    const double step = io::f16_to_float(b.d) * sm.scale, low = -io::f16_to_float(b.dmin) * sm.min;
     if (step == 0) continue;
     // levels low + step * q, q = 0..15: within step/2 inside [low, low + 15 step], else the
     // distance to the nearer end
@@ -116,4 +116,4 @@ TEST(QuantRoundTrip, Q4_KIsMoreAccurateThanQ4_0AndQ8_0ThanBoth) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

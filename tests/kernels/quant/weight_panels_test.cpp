@@ -20,7 +20,7 @@
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 using testing::Quantized;
@@ -39,7 +39,7 @@ double weight_at(const std::vector<uint8_t>& panels, WeightType type, int64_t co
   if (type == WeightType::bf16 || type == WeightType::f16) {
     uint16_t v;
     std::memcpy(&v, panels.data() + (r / 16) * cols * 32 + 2 * (16 * k + r % 16), 2);
-    return type == WeightType::bf16 ? bf16_to_float(v) : f16_to_float(v);
+    return type == WeightType::bf16 ? io::bf16_to_float(v) : io::f16_to_float(v);
   }
   const int64_t record_bytes = type == WeightType::q8_0 ? 512 + 32 : type == WeightType::q4_0 ? 256 + 32 : 256 + 128;
   const int64_t blocks = cols / 32, b = k / 32, j = k % 32, lane = r % 16;
@@ -48,7 +48,7 @@ double weight_at(const std::vector<uint8_t>& panels, WeightType type, int64_t co
     const auto q = static_cast<int8_t>(record[64 * (j / 4) + 4 * lane + j % 4]);
     uint16_t d;
     std::memcpy(&d, record + 512 + 2 * lane, 2);
-    return static_cast<double>(f16_to_float(d)) * q;
+    return static_cast<double>(io::f16_to_float(d)) * q;
   }
   const int i = j % 16;
   const uint8_t byte = record[64 * (i / 4) + 4 * lane + i % 4];
@@ -56,7 +56,7 @@ double weight_at(const std::vector<uint8_t>& panels, WeightType type, int64_t co
   if (type == WeightType::q4_0) {
     uint16_t d;
     std::memcpy(&d, record + 256 + 2 * lane, 2);
-    return static_cast<double>(f16_to_float(d)) * (q - 8);
+    return static_cast<double>(io::f16_to_float(d)) * (q - 8);
   }
   float scale, minimum;
   std::memcpy(&scale, record + 256 + 4 * lane, 4);
@@ -165,4 +165,4 @@ TEST(WeightPanels, GemmGivesTheBitsOfRepackingAndEachRowItsOwn) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels

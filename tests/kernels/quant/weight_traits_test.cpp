@@ -20,7 +20,7 @@
 #include "support/quant_weights.h"
 #include "support/testing.h"
 
-namespace difftx {
+namespace difftx::kernels {
 namespace {
 
 constexpr int64_t kBlocks = 24;  // blocks per test row (at least 2 Q4_K super-blocks of 256 columns)
@@ -134,4 +134,4 @@ TEST(WeightTraits, ProductsFollowTheReferenceAtEveryLevel) {
 }
 
 }  // namespace
-}  // namespace difftx
+}  // namespace difftx::kernels
