@@ -5,7 +5,7 @@
 source "$(dirname "$0")/lib.bash"
 require_mpi
 # On any exit, no rank is left writing into $work while it is removed.
-trap 'pkill -9 -f -- "--out $work/" 2>/dev/null; sleep 0.2; rm -rf "$work"' EXIT
+trap 'pkill -9 -f -- "--out $work/" 2>/dev/null && sleep 0.2; rm -rf "$work"' EXIT
 prepare_small_corpus
 common=(--config "$root/tests/fixtures/train/baseline.json" --data "$work/data" --steps 100 --seq-len 64
         --micro-batch 4 --lr 3e-3 --warmup 5 --eval-every 50 --eval-batches 2 --checkpoint-every 10 --quiet)
