@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernels/op_threading.h"
 #include "kernels/quant/int8_x.h"
 #include "kernels/quant/row_dots.h"
 #include "kernels/isa.h"
@@ -20,7 +21,7 @@ float quantize_x_block(const float* x, int8_t* q) {
 QuantizedX quantize_x(const float* x, int64_t N, int64_t cols) {
   QuantizedX qx{cols / 32, std::vector<int8_t>(N * cols), {}, {}, {}};
   qx.scale.resize(N * qx.blocks), qx.byte_sum.resize(N * qx.blocks), qx.sum.resize(N * qx.blocks);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (worth_parallel(N * cols))  // not a decode row's few blocks
   for (int64_t i = 0; i < N * qx.blocks; ++i) {
     const float* v = x + i * 32;
     int8_t* q = qx.q.data() + i * 32;
