@@ -91,7 +91,8 @@ inline float32x4_t exp_neon(float32x4_t x) {
 // subnormals). The cross-entropy kernel sums these.
 inline FloatVec exp_vec(FloatVec x) {
   const FloatTag d;
-  // Max(low, x) and Min(high, .) return their second operand for a NaN: NaN passes through.
+  // On x86, Max(low, x) and Min(high, .) return their second operand for a NaN: NaN passes
+  // through. NEON's are IEEE maxNum / minNum, which drop it: its lanes are put back at the end.
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX3
   const FloatVec xc = hn::Min(hn::Set(d, 89.0f), hn::Max(hn::Set(d, -104.0f), x));
 #else
@@ -117,7 +118,7 @@ inline FloatVec exp_vec(FloatVec x) {
   const auto k_bits = hn::Sub(hn::BitCast(di, hn::Add(k, hn::Set(d, 12582912.0f))), hn::Set(di, 0x4B400000 - 126));
   const FloatVec half_scale = hn::BitCast(d, hn::ShiftLeft<23>(k_bits));
   const FloatVec y = hn::Mul(hn::Mul(p, half_scale), hn::Set(d, 2.0f));
-  return hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -86.5f)), y);
+  return hn::IfThenElse(hn::IsNaN(x), x, hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -86.5f)), y));
 #endif
 }
 #endif
