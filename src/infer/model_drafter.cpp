@@ -34,8 +34,29 @@ int32_t ModelDrafter::run(uint64_t seq, std::span<const BatchRow> rows) {
   return logits ? static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits) : -1;
 }
 
+void ModelDrafter::release(uint64_t seq) {
+  pending_.erase(seq);
+  kv_.free(seq);
+}
+
+void ModelDrafter::settle(uint64_t seq, std::span<const int32_t> tokens) {
+  const auto it = pending_.find(seq);
+  if (it == pending_.end()) return;
+  const Pending p = std::move(it->second);
+  pending_.erase(it);
+  const auto n = static_cast<int64_t>(tokens.size());
+  if (n < p.n) return release(seq);  // not the sequence the rows were computed for: rebuilt
+  // Row p.n + i was fed drafted[i]: it stands where the sequence went on with that token.
+  int64_t stored = p.n;  // leading positions whose rows stand, before the last token's is left out
+  while (stored - p.n + 1 < static_cast<int64_t>(p.drafted.size()) && stored < n &&
+         tokens[stored] == p.drafted[stored - p.n])
+    ++stored;
+  kv_.commit(seq, {}, std::min(stored, n - 1) - p.done);
+}
+
 void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
   out.clear();
+  settle(seq, tokens);
   const auto n = static_cast<int64_t>(tokens.size());
   max = std::min(max, context_ - n + 1);  // drafted rows sit at positions [n, n + max - 1)
   if (max < 1) return;
@@ -46,7 +67,7 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
     const int64_t done = kv_.computed(seq), rows = std::min(n - done, max_rows_);
     const bool last = done + rows == n;
     if (!kv_.allocate_slots(seq, last ? rows - 1 : rows, last ? max : 0)) {
-      kv_.free(seq);  // no room: nothing drafted, the cache is rebuilt next time
+      release(seq);  // no room: nothing drafted, the cache is rebuilt next time
       return;
     }
     rows_.clear();
@@ -56,13 +77,13 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
       kv_.commit(seq, {}, rows);
       continue;
     }
-    // Its greedy continuation, one row per drafted token; those rows are rolled back.
+    // Its greedy continuation, one row per drafted token; settle() keeps the accepted ones' rows.
     out.push_back(next);
     for (int64_t i = 1; i < max; ++i) {
       const BatchRow row{next, n + i - 1, 0, true};
       out.push_back(next = run(seq, {&row, 1}));
     }
-    kv_.commit(seq, {}, rows - 1);
+    pending_[seq] = {done, n, out};
     return;
   }
 }

@@ -2,9 +2,13 @@
 // continuation of each sequence. It keeps its own paged KV cache per sequence (the sequence's
 // tokens so far; drafted tokens' rows are rolled back after each proposal, as they are only
 // guesses), catches up on the tokens the target accepted in one batch, then decodes one row per
-// drafted token. Where its cache is full it proposes nothing: the target decodes on.
+// drafted token. The drafted rows stay until the next proposal for the sequence, which keeps
+// those of the tokens the target accepted and rolls the rest back: the catch-up is then one row.
+// Where its cache is full it proposes nothing: the target decodes on.
 #pragma once
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include "infer/batch_forward.h"
 #include "infer/drafter.h"
@@ -22,9 +26,18 @@ class ModelDrafter : public Drafter {
                int64_t max_rows);
 
   void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) override;
-  void release(uint64_t seq) override { kv_.free(seq); }
+  void release(uint64_t seq) override;
 
  private:
+  // A proposal's rows not yet committed: positions [done, n + drafted - 1), the last of the n
+  // tokens it was given and the drafted tokens but the last from n - 1 on.
+  struct Pending {
+    int64_t done = 0, n = 0;
+    std::vector<int32_t> drafted;
+  };
+  // Commits the pending rows of `seq` that the sequence's `tokens` still stand behind, leaving
+  // the last token's row to compute (for its logits); rolls back the others.
+  void settle(uint64_t seq, std::span<const int32_t> tokens);
   // Runs the rows of `seq` and returns the argmax of the last row's logits.
   int32_t run(uint64_t seq, std::span<const BatchRow> rows);
 
@@ -33,6 +46,7 @@ class ModelDrafter : public Drafter {
   KvCacheManager kv_;
   BatchForward forward_;
   std::vector<BatchRow> rows_;
+  std::unordered_map<uint64_t, Pending> pending_;
 };
 
 }  // namespace difftx::infer
