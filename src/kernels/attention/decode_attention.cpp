@@ -3,6 +3,7 @@
 // [q1 | q2] sub-heads and diff2 query heads are all laid out consecutively in the q row. For
 // diff, odd maps (q2) score against the second half of the key row (k2).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -222,78 +223,98 @@ ItemState item_state(float* base, int64_t M, int64_t vw) {
   return {base, base + M * vw, base + M * vw + M, base + M * vw + 2 * M};
 }
 
-// Online softmax over keys [begin, end) of kv head g for all M maps sharing it; begin is a
-// multiple of kKeyTile, and keys before `first` (a sliding window's start, in the first tile)
-// score -inf. Keys are scored kDecodeScoreBlock at a time, never across a page's end. T: the
-// cache's element type; for INT8 a key's scale (decode_attention.h) multiplies its scores and a
-// value's its probability (after the sum), so the inner loops stay those of the other types.
+constexpr int64_t kMaxGroupRows = 16;  // rows of one group at most (a verification's K + 1)
+
+// One row's part of a work item: its scaled query, the end of its keys, its window's first
+// position and its scratch.
+struct RowTask {
+  const float* q_scaled;
+  int64_t end, first;
+  ItemState st;
+};
+
+// Online softmax over keys [begin, task.end) of kv head g for all M maps sharing it, for each
+// task's row; begin is a multiple of kKeyTile, and keys before a task's `first` (a sliding
+// window's start, in its first tile) score -inf. Keys are scored kDecodeScoreBlock at a time, never
+// across a page's end; the rows take each block in turn while its keys and values are in cache,
+// and each row's arithmetic is what it would be alone. T: the cache's element type; for INT8 a
+// key's scale (decode_attention.h) multiplies its scores and a value's its probability (after the
+// sum), so the inner loops stay those of the other types.
 template <typename T>
-void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, int64_t end, int64_t first,
-                  const float* q_scaled, KvPages pages, ItemState st) {
+void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, KvPages pages, std::span<RowTask> tasks) {
   constexpr bool scaled = std::is_same_v<T, int8_t>;
   const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width(), P = a.capacity;
-  const float* qg = q_scaled + g * M * d;
-  std::fill(st.acc, st.acc + M * vw, 0.0f);
-  std::fill(st.mx, st.mx + M, -std::numeric_limits<float>::infinity());
-  std::fill(st.sum, st.sum + M, 0.0f);
-  int64_t nb = 0;
-  for (int64_t t0 = begin; t0 < end; t0 += nb) {
+  int64_t end = begin;
+  for (RowTask& task : tasks) {
+    std::fill(task.st.acc, task.st.acc + M * vw, 0.0f);
+    std::fill(task.st.mx, task.st.mx + M, -std::numeric_limits<float>::infinity());
+    std::fill(task.st.sum, task.st.sum + M, 0.0f);
+    end = std::max(end, task.end);
+  }
+  int64_t step = 0;
+  for (int64_t t0 = begin; t0 < end; t0 += step) {
     const int64_t page = t0 / P, at = t0 % P;  // at: the position within the page
-    nb = std::min({kDecodeScoreBlock, end - t0, P - at});
-    if (t0 + nb <= first) continue;  // a page's end before the window (its pages may be gone)
+    step = std::min(kDecodeScoreBlock, P - at);
     const T* keys = static_cast<const T*>(pages.keys[page]);
     const T* V = static_cast<const T*>(pages.values[page]) + g * P * vw;
-    if (const int64_t t1 = t0 + nb; t1 < end) {  // the next block's keys and values, while this one is scored
+    if (const int64_t t1 = t0 + step; t1 < end) {  // the next block's keys and values, while this one is scored
       const int64_t page1 = t1 / P, at1 = t1 % P, nb1 = std::min({kDecodeScoreBlock, end - t1, P - at1});
       const int64_t tiles1 = (nb1 + kKeyTile - 1) / kKeyTile;
       prefetch_bytes(static_cast<const T*>(pages.keys[page1]) + key_offset(a, g, at1, 0),
                      tiles1 * a.key_width() * kKeyTile * int64_t{sizeof(T)});
       prefetch_bytes(static_cast<const T*>(pages.values[page1]) + (g * P + at1) * vw, nb1 * vw * int64_t{sizeof(T)});
     }
-    for (int64_t j = 0; j < nb; j += kKeyTile) {
-      const T* tile = keys + key_offset(a, g, at + j, 0);
-      for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
-        const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
-        float* scores = st.scores + m * kDecodeScoreBlock + j;
-        score_tile(qg + m * d, tile + key * d * kKeyTile, d, scores);
-        if constexpr (scaled) {
-          const float* ks = key_scales(a, pages.keys[page]) + a.key_head(g * M + m) * scale_stride(a) + at + j;
+    for (RowTask& task : tasks) {
+      if (t0 >= task.end) continue;
+      const int64_t nb = std::min(step, task.end - t0), first = task.first;
+      if (t0 + nb <= first) continue;  // a page's end before the window (its pages may be gone)
+      const ItemState& st = task.st;
+      const float* qg = task.q_scaled + g * M * d;
+      for (int64_t j = 0; j < nb; j += kKeyTile) {
+        const T* tile = keys + key_offset(a, g, at + j, 0);
+        for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
+          const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
+          float* scores = st.scores + m * kDecodeScoreBlock + j;
+          score_tile(qg + m * d, tile + key * d * kKeyTile, d, scores);
+          if constexpr (scaled) {
+            const float* ks = key_scales(a, pages.keys[page]) + a.key_head(g * M + m) * scale_stride(a) + at + j;
 #pragma omp simd
-          for (int64_t lane = 0; lane < kKeyTile; ++lane) scores[lane] *= ks[lane];
+            for (int64_t lane = 0; lane < kKeyTile; ++lane) scores[lane] *= ks[lane];
+          }
         }
       }
-    }
-    // The window starts inside this block: the `hidden` positions before it score -inf (their
-    // probability is 0), and their values are not read at all.
-    const int64_t hidden = std::max<int64_t>(0, first - t0);
-    for (int64_t m = 0; m < M && hidden > 0; ++m)
-      std::fill_n(st.scores + m * kDecodeScoreBlock, hidden, -std::numeric_limits<float>::infinity());
-    for (int64_t m = 0; m < M; ++m) {
-      float* s = st.scores + m * kDecodeScoreBlock;
-      float block_max = s[0];
-      for (int64_t j = 1; j < nb; ++j) block_max = std::max(block_max, s[j]);
-      const float new_max = std::max(st.mx[m], block_max);
-      const float correction = exp_approx(st.mx[m] - new_max);  // 0 on the first block (mx = -inf)
-      st.mx[m] = new_max;
-      const float block_sum = exp_and_sum(s, nb, new_max);
-      st.sum[m] = st.sum[m] * correction + block_sum;
-      if (correction != 1.0f) {
-        float* acc = st.acc + m * vw;
-#pragma omp simd
-        for (int64_t x = 0; x < vw; ++x) acc[x] *= correction;
-      }
-    }
-    if constexpr (scaled) {
-      const float* vs = value_scales(a, pages.values[page]) + g * scale_stride(a) + at;
+      // The window starts inside this block: the `hidden` positions before it score -inf (their
+      // probability is 0), and their values are not read at all.
+      const int64_t hidden = std::max<int64_t>(0, first - t0);
+      for (int64_t m = 0; m < M && hidden > 0; ++m)
+        std::fill_n(st.scores + m * kDecodeScoreBlock, hidden, -std::numeric_limits<float>::infinity());
       for (int64_t m = 0; m < M; ++m) {
-        float* p = st.scores + m * kDecodeScoreBlock;
+        float* s = st.scores + m * kDecodeScoreBlock;
+        float block_max = s[0];
+        for (int64_t j = 1; j < nb; ++j) block_max = std::max(block_max, s[j]);
+        const float new_max = std::max(st.mx[m], block_max);
+        const float correction = exp_approx(st.mx[m] - new_max);  // 0 on the first block (mx = -inf)
+        st.mx[m] = new_max;
+        const float block_sum = exp_and_sum(s, nb, new_max);
+        st.sum[m] = st.sum[m] * correction + block_sum;
+        if (correction != 1.0f) {
+          float* acc = st.acc + m * vw;
 #pragma omp simd
-        for (int64_t j = 0; j < nb; ++j) p[j] *= vs[j];
+          for (int64_t x = 0; x < vw; ++x) acc[x] *= correction;
+        }
       }
+      if constexpr (scaled) {
+        const float* vs = value_scales(a, pages.values[page]) + g * scale_stride(a) + at;
+        for (int64_t m = 0; m < M; ++m) {
+          float* p = st.scores + m * kDecodeScoreBlock;
+#pragma omp simd
+          for (int64_t j = 0; j < nb; ++j) p[j] *= vs[j];
+        }
+      }
+      for (int64_t m = 0; m < M; ++m)
+        accumulate_values(st.scores + m * kDecodeScoreBlock + hidden, V + (at + hidden) * vw, nb - hidden, vw,
+                          st.acc + m * vw);
     }
-    for (int64_t m = 0; m < M; ++m)
-      accumulate_values(st.scores + m * kDecodeScoreBlock + hidden, V + (at + hidden) * vw, nb - hidden, vw,
-                        st.acc + m * vw);
   }
 }
 
@@ -352,9 +373,6 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
   scratch.reserve_rows(R);
   const int64_t qw = a.attention_dims().q_width(), vw = a.value_width(), M = a.maps_per_kv_head();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)));
-  // first_item[r]: row r's first work item; a row has Hkv * chunks items.
-  std::vector<int64_t>& first_item = scratch.first_item;
-  first_item[0] = 0;
   int64_t work = 0;
   for (int64_t r = 0; r < R; ++r) {
     const DecodeAttentionRow& row = rows[r];
@@ -366,39 +384,66 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
     float* qs = scratch.q_scaled.data() + r * scratch.q_width;
     for (int64_t i = 0; i < qw; ++i) qs[i] = row.q[i] * scale;
     const int64_t span = row.length - a.first_position(row.length) / kKeyTile * kKeyTile;  // whole tiles
-    first_item[r + 1] = first_item[r] + a.Hkv * decode_attention_chunks(scratch, span);
+    scratch.chunks[r] = decode_attention_chunks(scratch, span);
     work += span * a.Hkv * (a.key_width() + vw);
   }
-  const int64_t items = first_item[R];
+  // The groups (DecodeAttentionScratch) and their work items: a group of one row has Hkv * chunks
+  // items, a larger one Hkv.
+  auto start_of = [&](int64_t r) { return a.first_position(rows[r].length) / kKeyTile * kKeyTile; };
+  auto joins = [&](int64_t r, int64_t first_row) {
+    return r - first_row < kMaxGroupRows && scratch.chunks[r] == 1 && scratch.chunks[r - 1] == 1 &&
+           rows[r].pages.keys == rows[r - 1].pages.keys && rows[r].pages.values == rows[r - 1].pages.values &&
+           start_of(r) == start_of(r - 1);
+  };
+  std::vector<int64_t>& group_row = scratch.group_row;
+  std::vector<int64_t>& first_item = scratch.first_item;
+  int64_t groups = 0;
+  first_item[0] = 0;
+  for (int64_t r = 0; r < R; ++r) {
+    if (r > 0 && joins(r, group_row[groups - 1])) continue;
+    group_row[groups++] = r;
+  }
+  group_row[groups] = R;
+  for (int64_t gi = 0; gi < groups; ++gi) {
+    const int64_t r = group_row[gi];
+    first_item[gi + 1] = first_item[gi] + a.Hkv * (group_row[gi + 1] - r > 1 ? 1 : scratch.chunks[r]);
+  }
+  const int64_t items = first_item[groups];
   const int64_t row_floats = a.Hkv * scratch.max_chunks * scratch.item_floats;
   const bool parallel = items > 1 && work >= (int64_t{1} << 15);
 #pragma omp parallel if (parallel)
   {
+    std::array<RowTask, kMaxGroupRows> tasks;
 #pragma omp for schedule(dynamic, 1)
     for (int64_t item = 0; item < items; ++item) {
-      const int64_t r = std::upper_bound(first_item.begin(), first_item.begin() + R + 1, item) - first_item.begin() - 1;
-      const DecodeAttentionRow& row = rows[r];
-      const int64_t chunks = (first_item[r + 1] - first_item[r]) / a.Hkv;
-      const int64_t g = (item - first_item[r]) / chunks, c = (item - first_item[r]) % chunks;
-      float* base = scratch.items.data() + r * row_floats + (g * scratch.max_chunks + c) * scratch.item_floats;
-      const int64_t first = a.first_position(row.length), start = first / kKeyTile * kKeyTile;
-      const int64_t tiles = (row.length - start + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
-      const int64_t begin = start + c * tiles / chunks * kKeyTile;
-      const int64_t end = std::min(row.length, start + (c + 1) * tiles / chunks * kKeyTile);
-      const ItemState st = item_state(base, M, vw);
-      const float* qs = scratch.q_scaled.data() + r * scratch.q_width;
+      const int64_t gi =
+          std::upper_bound(first_item.begin(), first_item.begin() + groups + 1, item) - first_item.begin() - 1;
+      const int64_t r0 = group_row[gi], n = group_row[gi + 1] - r0;
+      const int64_t chunks = (first_item[gi + 1] - first_item[gi]) / a.Hkv;
+      const int64_t g = (item - first_item[gi]) / chunks, c = (item - first_item[gi]) % chunks;
+      const int64_t start = start_of(r0);
+      int64_t begin = start;
+      for (int64_t i = 0; i < n; ++i) {
+        const DecodeAttentionRow& row = rows[r0 + i];
+        const int64_t tiles = (row.length - start + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
+        begin = start + c * tiles / chunks * kKeyTile;
+        const int64_t end = std::min(row.length, start + (c + 1) * tiles / chunks * kKeyTile);
+        float* base = scratch.items.data() + (r0 + i) * row_floats + (g * scratch.max_chunks + c) * scratch.item_floats;
+        tasks[i] = {scratch.q_scaled.data() + (r0 + i) * scratch.q_width, end, a.first_position(row.length),
+                    item_state(base, M, vw)};
+      }
+      const std::span<RowTask> group(tasks.data(), n);
       switch (a.storage) {
-        case KvStorage::f32: attend_chunk<float>(a, g, begin, end, first, qs, row.pages, st); break;
-        case KvStorage::bf16: attend_chunk<uint16_t>(a, g, begin, end, first, qs, row.pages, st); break;
-        case KvStorage::int8: attend_chunk<int8_t>(a, g, begin, end, first, qs, row.pages, st); break;
+        case KvStorage::f32: attend_chunk<float>(a, g, begin, rows[r0].pages, group); break;
+        case KvStorage::bf16: attend_chunk<uint16_t>(a, g, begin, rows[r0].pages, group); break;
+        case KvStorage::int8: attend_chunk<int8_t>(a, g, begin, rows[r0].pages, group); break;
       }
     }
 #pragma omp for schedule(static)
     for (int64_t rg = 0; rg < R * a.Hkv; ++rg) {
       const int64_t r = rg / a.Hkv, g = rg % a.Hkv;
       const DecodeAttentionRow& row = rows[r];
-      merge_and_combine(a, g, (first_item[r + 1] - first_item[r]) / a.Hkv, row.lambda, scratch,
-                        scratch.items.data() + r * row_floats, row.out);
+      merge_and_combine(a, g, scratch.chunks[r], row.lambda, scratch, scratch.items.data() + r * row_floats, row.out);
     }
   }
 }

@@ -111,7 +111,12 @@ struct DecodeAttentionScratch {
   int64_t rows = 0;
   Buffer<float> q_scaled;  // [rows][q_width], q / sqrt(d)
   Buffer<float> items;     // [rows][Hkv * max_chunks][item_floats]
-  std::vector<int64_t> first_item;  // [rows + 1]: each row's first work item
+  // Rows are attended in groups: consecutive rows reading the same pages from the same first
+  // position, each in one chunk (a sequence's verification rows), share each key and value tile
+  // while it is in cache; any other row is a group of its own.
+  std::vector<int64_t> group_row;   // [groups + 1]: each group's first row
+  std::vector<int64_t> first_item;  // [groups + 1]: each group's first work item
+  std::vector<int64_t> chunks;      // [rows]: each row's chunks
 };
 
 // Chunks the keys of one kv head are cut into for a cache of `length` positions: a function of

@@ -25,7 +25,9 @@ DecodeAttentionScratch::DecodeAttentionScratch(const DecodeAttentionDims& a, int
 void DecodeAttentionScratch::reserve_rows(int64_t n) {
   if (n <= rows) return;
   rows = n;
+  group_row.resize(rows + 1);
   first_item.resize(rows + 1);
+  chunks.resize(rows);
   q_scaled.resize(rows * q_width);
   items.resize(rows * hkv * max_chunks * item_floats);
 }
