@@ -51,7 +51,7 @@ void ModelDrafter::settle(uint64_t seq, std::span<const int32_t> tokens) {
   while (stored - p.n + 1 < static_cast<int64_t>(p.drafted.size()) && stored < n &&
          tokens[stored] == p.drafted[stored - p.n])
     ++stored;
-  kv_.commit(seq, {}, std::min(stored, n - 1) - p.done);
+  kv_.commit(seq, {}, std::min(stored, n - 1) - kv_.computed(seq));  // computed: the open step's start
 }
 
 void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
@@ -83,7 +83,7 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
       const BatchRow row{next, n + i - 1, 0, true};
       out.push_back(next = run(seq, {&row, 1}));
     }
-    pending_[seq] = {done, n, out};
+    pending_[seq] = {n, out};
     return;
   }
 }

@@ -29,10 +29,10 @@ class ModelDrafter : public Drafter {
   void release(uint64_t seq) override;
 
  private:
-  // A proposal's rows not yet committed: positions [done, n + drafted - 1), the last of the n
-  // tokens it was given and the drafted tokens but the last from n - 1 on.
+  // A proposal's rows not yet committed (its step stays open): the catch-up rows, then from
+  // position n - 1 the last of the n tokens it was given and the drafted tokens but the last.
   struct Pending {
-    int64_t done = 0, n = 0;
+    int64_t n = 0;
     std::vector<int32_t> drafted;
   };
   // Commits the pending rows of `seq` that the sequence's `tokens` still stand behind, leaving
