@@ -233,17 +233,73 @@ struct RowTask {
   ItemState st;
 };
 
-// Online softmax over keys [begin, task.end) of kv head g for all M maps sharing it, for each
-// task's row; begin is a multiple of kKeyTile, and keys before a task's `first` (a sliding
-// window's start, in its first tile) score -inf. Keys are scored kDecodeScoreBlock at a time, never
-// across a page's end; the rows take each block in turn while its keys and values are in cache,
-// and each row's arithmetic is what it would be alone. T: the cache's element type; for INT8 a
-// key's scale (decode_attention.h) multiplies its scores and a value's its probability (after the
-// sum), so the inner loops stay those of the other types.
+// One block of task's row: the nb keys and values of kv head g from position t0 (at within its
+// page), scored for all M maps sharing the head and folded into the row's online softmax. Keys
+// before the task's `first` (a sliding window's start) score -inf. T: the cache's element type;
+// for INT8 a key's scale (decode_attention.h) multiplies its scores and a value's its probability
+// (after the sum), so the inner loops stay those of the other types.
+template <typename T>
+void attend_block(const DecodeAttentionDims& a, int64_t g, KvPages pages, int64_t page, int64_t t0, int64_t nb,
+                  const RowTask& task) {
+  constexpr bool scaled = std::is_same_v<T, int8_t>;
+  const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width(), P = a.capacity, at = t0 % P;
+  const T* keys = static_cast<const T*>(pages.keys[page]);
+  const T* V = static_cast<const T*>(pages.values[page]) + g * P * vw;
+  const ItemState& st = task.st;
+  const float* qg = task.q_scaled + g * M * d;
+  for (int64_t j = 0; j < nb; j += kKeyTile) {
+    const T* tile = keys + key_offset(a, g, at + j, 0);
+    for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
+      const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
+      float* scores = st.scores + m * kDecodeScoreBlock + j;
+      score_tile(qg + m * d, tile + key * d * kKeyTile, d, scores);
+      if constexpr (scaled) {
+        const float* ks = key_scales(a, pages.keys[page]) + a.key_head(g * M + m) * scale_stride(a) + at + j;
+#pragma omp simd
+        for (int64_t lane = 0; lane < kKeyTile; ++lane) scores[lane] *= ks[lane];
+      }
+    }
+  }
+  // The window starts inside this block: the `hidden` positions before it score -inf (their
+  // probability is 0), and their values are not read at all.
+  const int64_t hidden = std::max<int64_t>(0, task.first - t0);
+  for (int64_t m = 0; m < M && hidden > 0; ++m)
+    std::fill_n(st.scores + m * kDecodeScoreBlock, hidden, -std::numeric_limits<float>::infinity());
+  for (int64_t m = 0; m < M; ++m) {
+    float* s = st.scores + m * kDecodeScoreBlock;
+    float block_max = s[0];
+    for (int64_t j = 1; j < nb; ++j) block_max = std::max(block_max, s[j]);
+    const float new_max = std::max(st.mx[m], block_max);
+    const float correction = exp_approx(st.mx[m] - new_max);  // 0 on the first block (mx = -inf)
+    st.mx[m] = new_max;
+    const float block_sum = exp_and_sum(s, nb, new_max);
+    st.sum[m] = st.sum[m] * correction + block_sum;
+    if (correction != 1.0f) {
+      float* acc = st.acc + m * vw;
+#pragma omp simd
+      for (int64_t x = 0; x < vw; ++x) acc[x] *= correction;
+    }
+  }
+  if constexpr (scaled) {
+    const float* vs = value_scales(a, pages.values[page]) + g * scale_stride(a) + at;
+    for (int64_t m = 0; m < M; ++m) {
+      float* p = st.scores + m * kDecodeScoreBlock;
+#pragma omp simd
+      for (int64_t j = 0; j < nb; ++j) p[j] *= vs[j];
+    }
+  }
+  for (int64_t m = 0; m < M; ++m)
+    accumulate_values(st.scores + m * kDecodeScoreBlock + hidden, V + (at + hidden) * vw, nb - hidden, vw,
+                      st.acc + m * vw);
+}
+
+// Online softmax over keys [begin, task.end) of kv head g, for each task's row; begin is a
+// multiple of kKeyTile. Keys are taken kDecodeScoreBlock at a time, never across a page's end,
+// and each block goes through every row while its keys and values are in cache; each row's
+// arithmetic is what it would be alone.
 template <typename T>
 void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, KvPages pages, std::span<RowTask> tasks) {
-  constexpr bool scaled = std::is_same_v<T, int8_t>;
-  const int64_t M = a.maps_per_kv_head(), d = a.d, vw = a.value_width(), P = a.capacity;
+  const int64_t M = a.maps_per_kv_head(), vw = a.value_width(), P = a.capacity;
   int64_t end = begin;
   for (RowTask& task : tasks) {
     std::fill(task.st.acc, task.st.acc + M * vw, 0.0f);
@@ -253,10 +309,8 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, KvPage
   }
   int64_t step = 0;
   for (int64_t t0 = begin; t0 < end; t0 += step) {
-    const int64_t page = t0 / P, at = t0 % P;  // at: the position within the page
-    step = std::min(kDecodeScoreBlock, P - at);
-    const T* keys = static_cast<const T*>(pages.keys[page]);
-    const T* V = static_cast<const T*>(pages.values[page]) + g * P * vw;
+    const int64_t page = t0 / P;
+    step = std::min(kDecodeScoreBlock, P - t0 % P);
     if (const int64_t t1 = t0 + step; t1 < end) {  // the next block's keys and values, while this one is scored
       const int64_t page1 = t1 / P, at1 = t1 % P, nb1 = std::min({kDecodeScoreBlock, end - t1, P - at1});
       const int64_t tiles1 = (nb1 + kKeyTile - 1) / kKeyTile;
@@ -264,56 +318,11 @@ void attend_chunk(const DecodeAttentionDims& a, int64_t g, int64_t begin, KvPage
                      tiles1 * a.key_width() * kKeyTile * int64_t{sizeof(T)});
       prefetch_bytes(static_cast<const T*>(pages.values[page1]) + (g * P + at1) * vw, nb1 * vw * int64_t{sizeof(T)});
     }
-    for (RowTask& task : tasks) {
+    for (const RowTask& task : tasks) {
       if (t0 >= task.end) continue;
-      const int64_t nb = std::min(step, task.end - t0), first = task.first;
-      if (t0 + nb <= first) continue;  // a page's end before the window (its pages may be gone)
-      const ItemState& st = task.st;
-      const float* qg = task.q_scaled + g * M * d;
-      for (int64_t j = 0; j < nb; j += kKeyTile) {
-        const T* tile = keys + key_offset(a, g, at + j, 0);
-        for (int64_t m = 0; m < M; ++m) {  // the map's key within its kv head's row (diff: q2 reads k2)
-          const int64_t key = a.key_head(g * M + m) - g * a.key_heads_per_kv_head();
-          float* scores = st.scores + m * kDecodeScoreBlock + j;
-          score_tile(qg + m * d, tile + key * d * kKeyTile, d, scores);
-          if constexpr (scaled) {
-            const float* ks = key_scales(a, pages.keys[page]) + a.key_head(g * M + m) * scale_stride(a) + at + j;
-#pragma omp simd
-            for (int64_t lane = 0; lane < kKeyTile; ++lane) scores[lane] *= ks[lane];
-          }
-        }
-      }
-      // The window starts inside this block: the `hidden` positions before it score -inf (their
-      // probability is 0), and their values are not read at all.
-      const int64_t hidden = std::max<int64_t>(0, first - t0);
-      for (int64_t m = 0; m < M && hidden > 0; ++m)
-        std::fill_n(st.scores + m * kDecodeScoreBlock, hidden, -std::numeric_limits<float>::infinity());
-      for (int64_t m = 0; m < M; ++m) {
-        float* s = st.scores + m * kDecodeScoreBlock;
-        float block_max = s[0];
-        for (int64_t j = 1; j < nb; ++j) block_max = std::max(block_max, s[j]);
-        const float new_max = std::max(st.mx[m], block_max);
-        const float correction = exp_approx(st.mx[m] - new_max);  // 0 on the first block (mx = -inf)
-        st.mx[m] = new_max;
-        const float block_sum = exp_and_sum(s, nb, new_max);
-        st.sum[m] = st.sum[m] * correction + block_sum;
-        if (correction != 1.0f) {
-          float* acc = st.acc + m * vw;
-#pragma omp simd
-          for (int64_t x = 0; x < vw; ++x) acc[x] *= correction;
-        }
-      }
-      if constexpr (scaled) {
-        const float* vs = value_scales(a, pages.values[page]) + g * scale_stride(a) + at;
-        for (int64_t m = 0; m < M; ++m) {
-          float* p = st.scores + m * kDecodeScoreBlock;
-#pragma omp simd
-          for (int64_t j = 0; j < nb; ++j) p[j] *= vs[j];
-        }
-      }
-      for (int64_t m = 0; m < M; ++m)
-        accumulate_values(st.scores + m * kDecodeScoreBlock + hidden, V + (at + hidden) * vw, nb - hidden, vw,
-                          st.acc + m * vw);
+      const int64_t nb = std::min(step, task.end - t0);
+      if (t0 + nb <= task.first) continue;  // a page's end before the window (its pages may be gone)
+      attend_block<T>(a, g, pages, page, t0, nb, task);
     }
   }
 }
@@ -373,6 +382,8 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
   scratch.reserve_rows(R);
   const int64_t qw = a.attention_dims().q_width(), vw = a.value_width(), M = a.maps_per_kv_head();
   const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)));
+  // Row r's keys start at this whole tile (a sliding window's first position rounded down).
+  auto start_of = [&](int64_t r) { return a.first_position(rows[r].length) / kKeyTile * kKeyTile; };
   int64_t work = 0;
   for (int64_t r = 0; r < R; ++r) {
     const DecodeAttentionRow& row = rows[r];
@@ -383,13 +394,12 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
                  "): lambda must not be null");
     float* qs = scratch.q_scaled.data() + r * scratch.q_width;
     for (int64_t i = 0; i < qw; ++i) qs[i] = row.q[i] * scale;
-    const int64_t span = row.length - a.first_position(row.length) / kKeyTile * kKeyTile;  // whole tiles
+    const int64_t span = row.length - start_of(r);  // whole tiles
     scratch.chunks[r] = decode_attention_chunks(scratch, span);
     work += span * a.Hkv * (a.key_width() + vw);
   }
-  // The groups (DecodeAttentionScratch) and their work items: a group of one row has Hkv * chunks
-  // items, a larger one Hkv.
-  auto start_of = [&](int64_t r) { return a.first_position(rows[r].length) / kKeyTile * kKeyTile; };
+  // The groups (DecodeAttentionScratch) and their work items, Hkv * chunks each (a group of more
+  // than one row has one chunk).
   auto joins = [&](int64_t r, int64_t first_row) {
     return r - first_row < kMaxGroupRows && scratch.chunks[r] == 1 && scratch.chunks[r - 1] == 1 &&
            rows[r].pages.keys == rows[r - 1].pages.keys && rows[r].pages.values == rows[r - 1].pages.values &&
@@ -404,10 +414,7 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
     group_row[groups++] = r;
   }
   group_row[groups] = R;
-  for (int64_t gi = 0; gi < groups; ++gi) {
-    const int64_t r = group_row[gi];
-    first_item[gi + 1] = first_item[gi] + a.Hkv * (group_row[gi + 1] - r > 1 ? 1 : scratch.chunks[r]);
-  }
+  for (int64_t gi = 0; gi < groups; ++gi) first_item[gi + 1] = first_item[gi] + a.Hkv * scratch.chunks[group_row[gi]];
   const int64_t items = first_item[groups];
   const int64_t row_floats = a.Hkv * scratch.max_chunks * scratch.item_floats;
   const bool parallel = items > 1 && work >= (int64_t{1} << 15);
@@ -421,13 +428,13 @@ void decode_attention_rows(const DecodeAttentionDims& a, std::span<const DecodeA
       const int64_t r0 = group_row[gi], n = group_row[gi + 1] - r0;
       const int64_t chunks = (first_item[gi + 1] - first_item[gi]) / a.Hkv;
       const int64_t g = (item - first_item[gi]) / chunks, c = (item - first_item[gi]) % chunks;
+      // A group of rows has one chunk each (c = 0): they all begin at the same start.
       const int64_t start = start_of(r0);
-      int64_t begin = start;
+      auto tiles = [&](int64_t r) { return (rows[r].length - start + kKeyTile - 1) / kKeyTile; };  // whole tiles
+      const int64_t begin = start + c * tiles(r0) / chunks * kKeyTile;
       for (int64_t i = 0; i < n; ++i) {
         const DecodeAttentionRow& row = rows[r0 + i];
-        const int64_t tiles = (row.length - start + kKeyTile - 1) / kKeyTile;  // chunks hold whole tiles
-        begin = start + c * tiles / chunks * kKeyTile;
-        const int64_t end = std::min(row.length, start + (c + 1) * tiles / chunks * kKeyTile);
+        const int64_t end = std::min(row.length, start + (c + 1) * tiles(r0 + i) / chunks * kKeyTile);
         float* base = scratch.items.data() + (r0 + i) * row_floats + (g * scratch.max_chunks + c) * scratch.item_floats;
         tasks[i] = {scratch.q_scaled.data() + (r0 + i) * scratch.q_width, end, a.first_position(row.length),
                     item_state(base, M, vw)};
