@@ -4,29 +4,23 @@
 #include <exception>
 #include <deque>
 
+#include "core/enum_names.h"
 #include "data/tokenizer.h"
 #include "infer/engine_state.h"
 
 namespace difftx::infer {
 
 const char* finish_reason_name(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::none: return "none";
-    case FinishReason::stop: return "stop";
-    case FinishReason::length: return "length";
-    case FinishReason::cancelled: return "cancelled";
-    case FinishReason::error: return "error";
-  }
-  return "none";
+  static constexpr EnumName<FinishReason> names[] = {
+      {FinishReason::none, "none"},           {FinishReason::stop, "stop"},   {FinishReason::length, "length"},
+      {FinishReason::cancelled, "cancelled"}, {FinishReason::error, "error"}};
+  return name_of(names, reason);
 }
 
 const char* draft_mode_name(DraftMode mode) {
-  switch (mode) {
-    case DraftMode::none: return "none";
-    case DraftMode::ngram: return "ngram";
-    case DraftMode::model: return "model";
-  }
-  return "none";
+  static constexpr EnumName<DraftMode> names[] = {
+      {DraftMode::none, "none"}, {DraftMode::ngram, "ngram"}, {DraftMode::model, "model"}};
+  return name_of(names, mode);
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/enum_names.h"
 #include "core/error.h"
 
 namespace difftx::infer {
@@ -10,22 +11,19 @@ namespace difftx::infer {
 using model::LayerKind;
 
 const char* cache_kind_name(CacheKind kind) {
-  switch (kind) {
-    case CacheKind::full: return "full";
-    case CacheKind::sliding_window: return "sliding_window";
-    case CacheKind::recurrent: return "recurrent";
-    case CacheKind::shared: return "shared";
-  }
-  return "full";
+  static constexpr EnumName<CacheKind> names[] = {{CacheKind::full, "full"},
+                                                  {CacheKind::sliding_window, "sliding_window"},
+                                                  {CacheKind::recurrent, "recurrent"},
+                                                  {CacheKind::shared, "shared"}};
+  return name_of(names, kind);
 }
 
 const char* prefix_cache_name(PrefixCache mode) {
-  switch (mode) {
-    case PrefixCache::on: return "on";
-    case PrefixCache::off_by_option: return "off (option)";
-    case PrefixCache::off_recurrent_state: return "off (recurrent state is not snapshotted at block boundaries)";
-  }
-  return "on";
+  static constexpr EnumName<PrefixCache> names[] = {
+      {PrefixCache::on, "on"},
+      {PrefixCache::off_by_option, "off (option)"},
+      {PrefixCache::off_recurrent_state, "off (recurrent state is not snapshotted at block boundaries)"}};
+  return name_of(names, mode);
 }
 
 std::vector<KvCacheGroup> kv_cache_groups(const model::ModelConfig& config) {

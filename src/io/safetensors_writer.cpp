@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "io/atomic_file.h"
 #include "io/float16.h"
@@ -64,12 +65,9 @@ uint64_t written_element_bytes(const std::string& dtype) {
 }  // namespace
 
 const char* stored_float_name(StoredFloat type) {
-  switch (type) {
-    case StoredFloat::f32: return "F32";
-    case StoredFloat::bf16: return "BF16";
-    case StoredFloat::f16: return "F16";
-  }
-  return "F32";
+  static constexpr EnumName<StoredFloat> names[] = {
+      {StoredFloat::f32, "F32"}, {StoredFloat::bf16, "BF16"}, {StoredFloat::f16, "F16"}};
+  return name_of(names, type);
 }
 
 void write_safetensors(const std::filesystem::path& path, std::span<const SafetensorsTensorSpec> specs,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/enum_names.h"
+
 namespace difftx::serve {
 namespace {
 
@@ -14,6 +16,9 @@ using nlohmann::json;
 constexpr std::string_view kHermesOpen = "<tool_call>", kHermesClose = "</tool_call>";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
 constexpr std::string_view kMistralOpen = "[TOOL_CALLS]";
+
+constexpr EnumName<ToolFormat> kToolFormatNames[] = {
+    {ToolFormat::hermes, "hermes"}, {ToolFormat::llama3_json, "llama3_json"}, {ToolFormat::mistral, "mistral"}};
 
 bool space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 size_t skip_space(std::string_view t, size_t i) {
@@ -170,20 +175,9 @@ ToolParse parse_mistral(std::string_view text, bool final) {
 
 }  // namespace
 
-std::optional<ToolFormat> tool_format_named(std::string_view name) {
-  for (ToolFormat f : {ToolFormat::hermes, ToolFormat::llama3_json, ToolFormat::mistral})
-    if (name == tool_format_name(f)) return f;
-  return std::nullopt;
-}
+std::optional<ToolFormat> tool_format_named(std::string_view name) { return value_named(kToolFormatNames, name); }
 
-const char* tool_format_name(ToolFormat format) {
-  switch (format) {
-    case ToolFormat::hermes: return "hermes";
-    case ToolFormat::llama3_json: return "llama3_json";
-    case ToolFormat::mistral: return "mistral";
-  }
-  return "hermes";
-}
+const char* tool_format_name(ToolFormat format) { return name_of(kToolFormatNames, format); }
 
 std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
   if (source.find(kHermesOpen) != std::string_view::npos) return ToolFormat::hermes;
