@@ -2,7 +2,6 @@
 // a user message; the whole conversation goes through the model's chat template and the reply
 // streams to stdout. An empty line or the end of input ends it.
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <string>
 
@@ -22,26 +21,22 @@
 namespace difftx::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 int run_chat(Args& args) {
-  const fs::path dir = args.require("model");
-  const auto template_file = args.get("chat-template");
+  const ModelOptions m = model_options(args);
   const auto system = args.get("system");
-  const auto tokenizer_name = args.get("tokenizer");
-  const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
+  const data::GenerationDefaults defaults = data::read_generation_defaults(m.dir);
   infer::GenerateOptions o;
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(512), IntRange{1, kMaxDimension});
-  o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
+  o.kv = kv_dtype_option(args);
   infer::SamplingOptions fallback;
   fallback.temperature = 0.7;  // chat's own default
   o.sampling = sampling_options(args, defaults, fallback);
   backends::Backend& device = device_option(args);
   args.finish();
 
-  const chat::ChatTemplate tmpl = required_chat_template(dir, template_file);
-  model::Model model = load_engine_model(dir, device);
-  const data::Tokenizer tokenizer = infer::load_model_tokenizer(dir, tokenizer_name, model.config);
+  const chat::ChatTemplate tmpl = required_chat_template(m.dir, m.chat_template);
+  model::Model model = load_engine_model(m.dir, device);
+  const data::Tokenizer tokenizer = infer::load_model_tokenizer(m.dir, m.tokenizer, model.config);
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
   o.sample_vocab = tokenizer.vocab_size();
   o.stop_tokens = frame.stop;

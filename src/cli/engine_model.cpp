@@ -6,6 +6,16 @@
 
 namespace difftx::cli {
 
+ModelOptions model_options(Args& args) {
+  ModelOptions m;
+  m.dir = args.require("model");
+  m.chat_template = args.get("chat-template");
+  m.tokenizer = args.get("tokenizer");
+  return m;
+}
+
+kernels::KvStorage kv_dtype_option(Args& args) { return kernels::parse_kv_storage(args.get("kv-dtype", "bf16")); }
+
 model::Model load_engine_model(const std::filesystem::path& dir, backends::Backend& device) {
   model::Model model = model::load_model_dir(dir, model::MatrixPrecision::as_stored);
   model.move_to(device);

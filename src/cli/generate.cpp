@@ -2,7 +2,6 @@
 // prompt and decode rates go to stderr so that stdout is only the text.
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,21 +25,17 @@
 namespace difftx::cli {
 namespace {
 
-namespace fs = std::filesystem;
-
 int run_generate(Args& args) {
-  const fs::path dir = args.require("model");
+  const ModelOptions m = model_options(args);
   const std::string prompt = args.require("prompt");
   const bool as_chat = args.flag("chat");
-  const auto template_file = args.get("chat-template");
-  const auto tokenizer_name = args.get("tokenizer");
   // generation_config.json's defaults (Hugging Face directories), then the options.
-  const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
+  const data::GenerationDefaults defaults = data::read_generation_defaults(m.dir);
   infer::GenerateOptions o;
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(o.max_new_tokens),
                                   IntRange{0, kMaxDimension});
   o.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
-  o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
+  o.kv = kv_dtype_option(args);
   o.sampling = sampling_options(args, defaults);
   backends::Backend& device = device_option(args);
   DraftOption draft = draft_option(args);
@@ -52,8 +47,8 @@ int run_generate(Args& args) {
   if (schema_file) rules.schema = grammar::parse_schema_text(io::read_whole_file(*schema_file), *schema_file);
   if (grammar_file) rules.grammar = io::read_whole_file(*grammar_file);
 
-  model::Model model = load_engine_model(dir, device);
-  const data::Tokenizer tokenizer = infer::load_model_tokenizer(dir, tokenizer_name, model.config);
+  model::Model model = load_engine_model(m.dir, device);
+  const data::Tokenizer tokenizer = infer::load_model_tokenizer(m.dir, m.tokenizer, model.config);
   draft.load(device, &tokenizer, model);
   draft.apply(o);
   const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
@@ -66,14 +61,14 @@ int run_generate(Args& args) {
   output.tokenizer = &tokenizer;
   bool reasoning_open = false;
   if (as_chat) {  // the prompt as one user message through the chat template
-    const chat::ChatTemplate tmpl = required_chat_template(dir, template_file);
+    const chat::ChatTemplate tmpl = required_chat_template(m.dir, m.chat_template);
     const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
     output.reasoning = serve::reasoning_markers_of_template(tmpl.source);
     reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl.render(messages, true), *output.reasoning);
-    framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, dir.string());
+    framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, m.dir.string());
   } else {
-    DIFFTX_CHECK(!template_file, "--chat-template needs --chat");
-    framed = infer::frame_prompt(tokenizer, defaults, prompt, model.config, dir.string());
+    DIFFTX_CHECK(!m.chat_template, "--chat-template needs --chat");
+    framed = infer::frame_prompt(tokenizer, defaults, prompt, model.config, m.dir.string());
   }
   const std::vector<int32_t>& ids = framed.ids;
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),

@@ -24,8 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 int run_serve(Args& args) {
-  const fs::path dir = args.require("model");
-  const auto tokenizer_name = args.get("tokenizer");
+  const ModelOptions source = model_options(args);
   serve::ServerOptions o;
   o.host = args.get("host", o.host);
   o.port = static_cast<int>(args.get_int("port", o.port, IntRange{0, 65535}));
@@ -38,7 +37,7 @@ int run_serve(Args& args) {
   o.grace_seconds = args.get_double("grace", o.grace_seconds, NumberRange{0, 3600});
   o.log_format = serve::parse_log_format(args.get("log-format", "text"));
   infer::EngineOptions e;
-  e.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
+  e.kv = kv_dtype_option(args);
   e.kv_tokens = args.get_int("kv-tokens", 0, kNonNegative);
   e.kv_bytes = args.get_int("kv-bytes", 0, kNonNegative);
   e.max_batch_tokens = args.get_int("max-batch-tokens", e.max_batch_tokens, IntRange{1, kMaxDimension});
@@ -46,8 +45,8 @@ int run_serve(Args& args) {
   e.max_queue = args.get_int("max-queue", e.max_queue, IntRange{0, kMaxBatchRows});
   e.prefix_cache = !args.flag("no-prefix-cache");
   e.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
-  const std::string model_name = args.get("model-name", fs::absolute(dir).lexically_normal().filename().string());
-  const auto template_file = args.get("chat-template");
+  const std::string model_name =
+      args.get("model-name", fs::absolute(source.dir).lexically_normal().filename().string());
   const int64_t max_choices = args.get_int("max-choices", 16, IntRange{1, 1024});
   backends::Backend& device = device_option(args);
   DraftOption draft = draft_option(args);
@@ -67,12 +66,13 @@ int run_serve(Args& args) {
 
   return serve::run_server(o, [&]() {
     auto m = std::make_unique<serve::ServedModel>();
-    m->model = std::make_unique<model::Model>(load_engine_model(dir, device));
-    m->tokenizer = std::make_unique<data::Tokenizer>(infer::load_model_tokenizer(dir, tokenizer_name, m->model->config));
-    const data::GenerationDefaults defaults = data::read_generation_defaults(dir);
+    m->model = std::make_unique<model::Model>(load_engine_model(source.dir, device));
+    m->tokenizer =
+        std::make_unique<data::Tokenizer>(infer::load_model_tokenizer(source.dir, source.tokenizer, m->model->config));
+    const data::GenerationDefaults defaults = data::read_generation_defaults(source.dir);
     m->frame = data::prompt_frame(*m->tokenizer, defaults);
     for (int32_t id : m->frame.stop)
-      DIFFTX_CHECK(id < m->model->config.vocab_size, dir.string(), ": eos_token_id ", id,
+      DIFFTX_CHECK(id < m->model->config.vocab_size, source.dir.string(), ": eos_token_id ", id,
                    " is outside the vocabulary of ", m->model->config.vocab_size);
     draft.load(device, m->tokenizer.get(), *m->model);
     infer::EngineOptions engine_options = e;
@@ -93,7 +93,7 @@ int run_serve(Args& args) {
     m->output.tool_format = tool_format;
     m->output.max_tool_calls = max_tool_calls;
     if (reasoning_parser == "think") m->output.reasoning = serve::ReasoningMarkers{};
-    if (auto tmpl = chat::load_chat_template(dir, template_file)) {
+    if (auto tmpl = chat::load_chat_template(source.dir, source.chat_template)) {
       if (!m->output.tool_format) m->output.tool_format = serve::tool_format_of_template(tmpl->source);
       if (reasoning_parser == "auto") m->output.reasoning = serve::reasoning_markers_of_template(tmpl->source);
       m->chat_stop = serve::chat_stop_ids(*tmpl, *m->tokenizer);
