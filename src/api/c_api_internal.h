@@ -74,4 +74,9 @@ std::span<const T> items_of(const T* items, int32_t n, const char* what) {
 // The messages as the chat template takes them: a JSON array of {role, content}.
 nlohmann::json chat_messages(const difftx_chat_message* messages, int32_t n);
 
+// The two directions of a C options struct's fields that stand for C++ options' fields, for a
+// function listing the pairs once as f(c_field, cpp_field): the caller's values in, the defaults out.
+inline constexpr auto from_c = [](const auto& c, auto& cpp) { cpp = c; };
+inline constexpr auto to_c = [](auto& c, const auto& cpp) { c = cpp; };
+
 }  // namespace difftx::api

@@ -82,6 +82,14 @@ int64_t submit(difftx_engine* handle, const difftx_sampling_options* options, di
   });
 }
 
+// difftx_engine_options' fields that are infer::EngineOptions' own, each pair given to f.
+template <typename C, typename Cpp, typename F>
+void engine_fields(C& c, Cpp& o, F f) {
+  f(c.kv_tokens, o.kv_tokens), f(c.kv_bytes, o.kv_bytes), f(c.kv_block_tokens, o.kv_block_tokens);
+  f(c.max_batch_tokens, o.max_batch_tokens), f(c.max_running, o.max_running), f(c.max_queue, o.max_queue);
+  f(c.context, o.context), f(c.prefix_cache, o.prefix_cache);
+}
+
 // Marks the engine as being stepped by this thread for the scope; another thread stepping it, or
 // its own thread running, is an error.
 class Stepping {
@@ -107,9 +115,11 @@ extern "C" {
 
 difftx_engine_options difftx_engine_default_options(void) {
   const infer::EngineOptions o;
-  return difftx_engine_options{"bf16", o.kv_tokens, o.kv_bytes, o.kv_block_tokens, o.max_batch_tokens,
-                               o.max_running, o.max_queue, o.context, o.prefix_cache ? 1 : 0, nullptr,
-                               o.draft_tokens};
+  difftx_engine_options c{};
+  c.kv_dtype = "bf16";
+  engine_fields(c, o, to_c);
+  c.draft_tokens = o.draft_tokens;
+  return c;
 }
 
 difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_options* options) {
@@ -118,14 +128,7 @@ difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_opt
     const difftx_engine_options c = options ? *options : difftx_engine_default_options();
     infer::EngineOptions o;
     o.kv = kernels::parse_kv_storage(required(c.kv_dtype, "kv_dtype"));
-    o.kv_tokens = c.kv_tokens;
-    o.kv_bytes = c.kv_bytes;
-    o.kv_block_tokens = c.kv_block_tokens;
-    o.max_batch_tokens = c.max_batch_tokens;
-    o.max_running = c.max_running;
-    o.max_queue = c.max_queue;
-    o.context = c.context;
-    o.prefix_cache = c.prefix_cache != 0;
+    engine_fields(c, o, from_c);
     auto e = std::make_unique<difftx_engine>();
     e->loaded = model->loaded;
     e->draft = load_draft(c.draft ? c.draft : "", c.draft_tokens, *m.model.backend, m.tokenizer.get(), m.model,

@@ -10,14 +10,29 @@ using namespace difftx;
 using namespace difftx::api;
 using namespace difftx::train;
 
+namespace {
+
+// difftx_train_options' numeric fields and the TrainOptions' fields they stand for, each pair given to f.
+template <typename C, typename Cpp, typename F>
+void train_fields(C& c, Cpp& o, F f) {
+  f(c.steps, o.steps), f(c.seq_len, o.seq_len), f(c.micro_batch, o.micro_batch), f(c.batch_tokens, o.batch_tokens);
+  f(c.lr, o.lr), f(c.min_lr_ratio, o.min_lr_ratio), f(c.warmup, o.warmup_steps);
+  f(c.weight_decay, o.adamw.weight_decay), f(c.grad_clip, o.adamw.grad_clip);
+  f(c.beta1, o.adamw.beta1), f(c.beta2, o.adamw.beta2), f(c.seed, o.seed);
+  f(c.eval_every, o.eval_every), f(c.eval_batches, o.eval_batches), f(c.checkpoint_every, o.checkpoint_every);
+  f(c.keep_checkpoints, o.keep_checkpoints), f(c.log_every, o.log_every), f(c.resume, o.resume), f(c.quiet, o.quiet);
+}
+
+}  // namespace
+
 extern "C" {
 
 difftx_train_options difftx_train_default_options(void) {
   const TrainOptions d;
-  return difftx_train_options{nullptr, nullptr, nullptr, nullptr, d.steps, d.seq_len, d.micro_batch, d.batch_tokens,
-                              d.lr, d.min_lr_ratio, d.warmup_steps, "cosine", d.adamw.weight_decay,
-                              d.adamw.grad_clip, d.adamw.beta1, d.adamw.beta2, d.seed, nullptr, d.eval_every,
-                              d.eval_batches, d.checkpoint_every, d.keep_checkpoints, d.log_every, 0, 0};
+  difftx_train_options c{};
+  c.schedule = "cosine";
+  train_fields(c, d, to_c);
+  return c;
 }
 
 int32_t difftx_train(const difftx_train_options* options, difftx_train_callback callback, void* user_data,
@@ -30,27 +45,9 @@ int32_t difftx_train(const difftx_train_options* options, difftx_train_callback 
     if (c.init) o.init_dir = c.init;
     o.data_dir = required(c.data, "data");
     o.out_dir = required(c.out, "out");
-    o.steps = c.steps;
-    o.seq_len = c.seq_len;
-    o.micro_batch = c.micro_batch;
-    o.batch_tokens = c.batch_tokens;
-    o.lr = c.lr;
-    o.min_lr_ratio = c.min_lr_ratio;
-    o.warmup_steps = c.warmup;
     o.schedule = decay_shape_from_name(required(c.schedule, "schedule"));
-    o.adamw.weight_decay = c.weight_decay;
-    o.adamw.grad_clip = c.grad_clip;
-    o.adamw.beta1 = c.beta1;
-    o.adamw.beta2 = c.beta2;
-    o.seed = c.seed;
     if (c.mix) o.mixture = retrieval::parse_mixture(c.mix);
-    o.eval_every = c.eval_every;
-    o.eval_batches = c.eval_batches;
-    o.checkpoint_every = c.checkpoint_every;
-    o.keep_checkpoints = c.keep_checkpoints;
-    o.log_every = c.log_every;
-    o.resume = c.resume != 0;
-    o.quiet = c.quiet != 0;
+    train_fields(c, o, from_c);
     bool stopped = false;
     if (callback)
       o.on_step = [&](const StepReport& r) {
