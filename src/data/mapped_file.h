@@ -2,24 +2,25 @@
 #pragma once
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 
 namespace difftx::data {
+
+// Unmaps `bytes` bytes at a MappedFile's address.
+struct Unmap {
+  size_t bytes = 0;
+  void operator()(const unsigned char* p) const;
+};
 
 class MappedFile {
  public:
   explicit MappedFile(const std::filesystem::path& path);
-  ~MappedFile();
-  MappedFile(MappedFile&& other) noexcept;
-  MappedFile& operator=(MappedFile&& other) noexcept;
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
 
-  const unsigned char* data() const { return data_; }
-  size_t size() const { return size_; }
+  const unsigned char* data() const { return map_.get(); }
+  size_t size() const { return map_.get_deleter().bytes; }
 
  private:
-  const unsigned char* data_ = nullptr;
-  size_t size_ = 0;
+  std::unique_ptr<const unsigned char, Unmap> map_;  // null for an empty file
 };
 
 }  // namespace difftx::data
