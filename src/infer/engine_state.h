@@ -80,10 +80,10 @@ struct Engine::State {
     if (mode == DraftMode::ngram) return &ngram_drafter;
     return mode == DraftMode::model ? model_drafter.get() : nullptr;
   }
-  // Gives back what the sequence holds: its KV slots, and its draft model's.
+  // Gives back what the sequence holds: its KV slots, and what its drafter keeps for it.
   void release(const Sequence& s) {
     kv.free(s.id);
-    if (model_drafter) model_drafter->release(s.id);
+    if (Drafter* d = drafter(s.draft_mode)) d->release(s.id);
   }
 };
 

@@ -34,6 +34,16 @@ void draft(Engine::State& st, Sequence& s) {
   if (max >= 1) drafter->propose(s.id, s.tokens, max, s.draft);
 }
 
+// A sequence whose prompt this step completed: its drafter reads the prompt before the first
+// token is drawn, so that the prompt's processing holds all of it.
+void prefill_draft(Engine::State& st, const Slice& slice) {
+  const Sequence& s = *slice.seq;
+  Drafter* drafter = st.drafter(s.draft_mode);
+  if (drafter && s.generated() == 0 && s.request.options.max_new_tokens > 1 &&
+      slice.first + slice.count == static_cast<int64_t>(s.tokens.size()))
+    drafter->prefill(s.id, s.tokens);
+}
+
 }  // namespace
 
 void Engine::fail_all(const std::string& why) {
@@ -87,6 +97,7 @@ bool Engine::step() {
   if (!plan.empty()) {
     const float* logits = st.forward(plan);
     ++st.counters.steps;
+    for (const Slice& slice : plan.slices) prefill_draft(st, slice);
     // Logits come in row order: a sequence's last token's row, then its drafted tokens' rows.
     std::vector<Sequence*> ended;
     const int64_t V = model_.config.vocab_size;

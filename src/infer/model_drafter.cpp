@@ -54,38 +54,49 @@ void ModelDrafter::settle(uint64_t seq, std::span<const int32_t> tokens) {
   kv_.commit(seq, {}, std::min(stored, n - 1) - kv_.computed(seq));  // computed: the open step's start
 }
 
+bool ModelDrafter::catch_up(uint64_t seq, std::span<const int32_t> tokens) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  while (kv_.computed(seq) < n) {
+    const int64_t done = kv_.computed(seq), rows = std::min(n - done, max_rows_);
+    if (!kv_.allocate_slots(seq, rows, 0)) {
+      release(seq);  // no room: nothing drafted, the cache is rebuilt next time
+      return false;
+    }
+    rows_.clear();
+    for (int64_t p = done; p < done + rows; ++p) rows_.push_back({tokens[p], p, 0, false});
+    run(seq, rows_);
+    kv_.commit(seq, {}, rows);
+  }
+  return true;
+}
+
+void ModelDrafter::prefill(uint64_t seq, std::span<const int32_t> prompt) {
+  settle(seq, prompt);
+  if (static_cast<int64_t>(prompt.size()) < context_) catch_up(seq, prompt);
+}
+
 void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
   out.clear();
   settle(seq, tokens);
   const auto n = static_cast<int64_t>(tokens.size());
   max = std::min(max, context_ - n + 1);  // drafted rows sit at positions [n, n + max - 1)
   if (max < 1) return;
-  // Catch up on the sequence's tokens, in steps of at most max_rows rows. The last step's rows
-  // are lookahead ones: the last token's (not kept, so that a later call always has a row that
-  // gives logits) and the drafted tokens'.
-  for (;;) {
-    const int64_t done = kv_.computed(seq), rows = std::min(n - done, max_rows_);
-    const bool last = done + rows == n;
-    if (!kv_.allocate_slots(seq, last ? rows - 1 : rows, last ? max : 0)) {
-      release(seq);  // no room: nothing drafted, the cache is rebuilt next time
-      return;
-    }
-    rows_.clear();
-    for (int64_t p = done; p < done + rows; ++p) rows_.push_back({tokens[p], p, 0, last && p + 1 == n});
-    int32_t next = run(seq, rows_);
-    if (!last) {
-      kv_.commit(seq, {}, rows);
-      continue;
-    }
-    // Its greedy continuation, one row per drafted token; settle() keeps the accepted ones' rows.
-    out.push_back(next);
-    for (int64_t i = 1; i < max; ++i) {
-      const BatchRow row{next, n + i - 1, 0, true};
-      out.push_back(next = run(seq, {&row, 1}));
-    }
-    pending_[seq] = {n, out};
-    return;
+  // Catch up on the sequence's tokens but the last step's rows, which are lookahead ones: the
+  // last token's (not kept, so that a later call always has a row that gives logits) and the
+  // drafted tokens'.
+  if (!catch_up(seq, tokens.first(std::max(kv_.computed(seq), n - max_rows_)))) return;
+  const int64_t done = kv_.computed(seq);
+  if (!kv_.allocate_slots(seq, n - done - 1, max)) return release(seq);
+  rows_.clear();
+  for (int64_t p = done; p < n; ++p) rows_.push_back({tokens[p], p, 0, p + 1 == n});
+  int32_t next = run(seq, rows_);
+  // Its greedy continuation, one row per drafted token; settle() keeps the accepted ones' rows.
+  out.push_back(next);
+  for (int64_t i = 1; i < max; ++i) {
+    const BatchRow row{next, n + i - 1, 0, true};
+    out.push_back(next = run(seq, {&row, 1}));
   }
+  pending_[seq] = {n, out};
 }
 
 }  // namespace difftx::infer

@@ -1,9 +1,10 @@
 // A draft model as a drafter: a smaller model with the target's vocabulary proposes its greedy
 // continuation of each sequence. It keeps its own paged KV cache per sequence (the sequence's
 // tokens so far; drafted tokens' rows are rolled back after each proposal, as they are only
-// guesses), catches up on the tokens the target accepted in one batch, then decodes one row per
-// drafted token. The drafted rows stay until the next proposal for the sequence, which keeps
-// those of the tokens the target accepted and rolls the rest back: the catch-up is then one row.
+// guesses), reads the prompt with the target's prefill, catches up on the tokens the target
+// accepted in one batch, then decodes one row per drafted token. The drafted rows stay until the
+// next proposal for the sequence, which keeps those of the tokens the target accepted and rolls
+// the rest back: the catch-up is then one row.
 // Where its cache is full it proposes nothing: the target decodes on.
 #pragma once
 #include <memory>
@@ -26,6 +27,7 @@ class ModelDrafter : public Drafter {
                int64_t max_rows);
 
   void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) override;
+  void prefill(uint64_t seq, std::span<const int32_t> prompt) override;
   void release(uint64_t seq) override;
 
  private:
@@ -38,6 +40,9 @@ class ModelDrafter : public Drafter {
   // Commits the pending rows of `seq` that the sequence's `tokens` still stand behind, leaving
   // the last token's row to compute (for its logits); rolls back the others.
   void settle(uint64_t seq, std::span<const int32_t> tokens);
+  // Runs and commits the rows of `tokens` from the sequence's computed count on, in steps of at
+  // most max_rows rows; false (the sequence's rows released) where the cache has no room.
+  bool catch_up(uint64_t seq, std::span<const int32_t> tokens);
   // Runs the rows of `seq` and returns the argmax of the last row's logits.
   int32_t run(uint64_t seq, std::span<const BatchRow> rows);
 

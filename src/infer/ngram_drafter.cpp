@@ -3,11 +3,12 @@
 #include <algorithm>
 
 namespace difftx::infer {
+namespace {
 
-void NgramDrafter::propose(uint64_t, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
-  out.clear();
+// What followed the latest earlier occurrence of the sequence's longest matching tail.
+void look_up(std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
   const auto n = static_cast<int64_t>(tokens.size());
-  for (int64_t g = std::min(kMaxNgram, n - 1); g >= kMinNgram; --g) {
+  for (int64_t g = std::min(NgramDrafter::kMaxNgram, n - 1); g >= NgramDrafter::kMinNgram; --g) {
     const std::span<const int32_t> tail = tokens.subspan(n - g);
     // The latest start s < n - g whose g tokens equal the tail; what follows them is proposed.
     for (int64_t s = n - g - 1; s >= 0; --s)
@@ -16,6 +17,27 @@ void NgramDrafter::propose(uint64_t, std::span<const int32_t> tokens, int64_t ma
         return;
       }
   }
+}
+
+}  // namespace
+
+void NgramDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
+  out.clear();
+  Last& last = last_[seq];
+  int64_t window = max;
+  if (!last.proposed.empty() && last.n <= tokens.size()) {
+    // The target took the proposal's tokens up to its first miss (then drew one of its own).
+    size_t taken = 0;
+    while (taken < last.proposed.size() && last.n + taken < tokens.size() &&
+           tokens[last.n + taken] == last.proposed[taken])
+      ++taken;
+    window = taken == last.proposed.size() ? last.window + 2 : static_cast<int64_t>(taken) + 1;
+  } else if (last.window > 0) {
+    window = last.window;  // nothing was proposed: the window stays
+  }
+  window = std::min(window, max);
+  look_up(tokens, window, out);
+  last = {tokens.size(), out, window};
 }
 
 }  // namespace difftx::infer

@@ -51,6 +51,34 @@ TEST(NgramDrafter, ProposesWhatFollowedTheLongestLatestMatch) {
   EXPECT_TRUE(ngram({1}, 4).empty());
 }
 
+TEST(NgramDrafter, ProposalLengthFollowsTheLastVerification) {
+  NgramDrafter drafter;
+  std::vector<int32_t> tokens{4, 7, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2};
+  std::vector<int32_t> out;
+  const auto propose = [&](int64_t max) {
+    drafter.propose(7, tokens, max, out);
+    return out;
+  };
+  EXPECT_EQ(propose(6), (std::vector<int32_t>{3, 4, 5, 6, 7, 8}));  // the first: all it may
+  // The target took 3 and 4, then drew 7 where 5 was proposed: three tokens next.
+  tokens.insert(tokens.end(), {3, 4, 7});
+  EXPECT_EQ(propose(6), (std::vector<int32_t>{0, 0, 0}));
+  // All three taken (and one more drawn): two more than last time.
+  tokens.insert(tokens.end(), {0, 0, 0, 0});
+  EXPECT_EQ(propose(6), (std::vector<int32_t>{0, 0, 0, 0, 0}));
+  // A miss on the first token: one token.
+  tokens.push_back(1);
+  EXPECT_EQ(propose(6), (std::vector<int32_t>{2}));
+  // It was taken: three.
+  tokens.insert(tokens.end(), {2, 3});
+  EXPECT_EQ(propose(6), (std::vector<int32_t>{4, 5, 6}));
+  // Another sequence has a window of its own; a released one starts again at `max`.
+  drafter.propose(8, tokens, 4, out);
+  EXPECT_EQ(out.size(), 4u);
+  drafter.release(7);
+  EXPECT_EQ(propose(6).size(), 6u);
+}
+
 model::ModelConfig tiny_config(AttentionKind kind, int64_t hidden, int64_t vocab = 96) {
   return testing::engine_config(kind, hidden, vocab, 256);
 }
