@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "io/float16.h"
 #include "kernels/attention/decode_attention.h"
@@ -44,15 +46,15 @@ void put(KvStorage storage, void* base, int64_t i, int64_t stride, const float* 
   }
 }
 
+constexpr EnumName<KvStorage> kKvStorageNames[] = {
+    {KvStorage::f32, "f32"}, {KvStorage::bf16, "bf16"}, {KvStorage::int8, "int8"}};
+
 }  // namespace
 
-const char* kv_storage_name(KvStorage storage) {
-  return storage == KvStorage::f32 ? "f32" : storage == KvStorage::bf16 ? "bf16" : "int8";
-}
+const char* kv_storage_name(KvStorage storage) { return name_of(kKvStorageNames, storage); }
 
 KvStorage parse_kv_storage(const std::string& name) {
-  for (KvStorage s : {KvStorage::f32, KvStorage::bf16, KvStorage::int8})
-    if (name == kv_storage_name(s)) return s;
+  if (const std::optional<KvStorage> s = value_named(kKvStorageNames, name)) return *s;
   fail("KV cache storage '", name.substr(0, 64), "': expected f32, bf16 or int8");
 }
 
