@@ -4,18 +4,40 @@
 // the target's own draw gives it (Sampler::sample's `draft`), and the rows after the first
 // rejected one are rolled back (KvCacheManager's lookahead).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "infer/sampler.h"
+
 namespace difftx::infer {
+
+// A proposal: the drafted tokens and, where a drafter drew them from a distribution of its own
+// (a draft model on a sampled request), that distribution for each token; without it, each
+// token is the drafter's sure choice (the point mass q = 1 at it).
+struct Draft {
+  std::vector<int32_t> tokens;
+  std::vector<DraftDistribution> q;  // empty, or one per token
+
+  // The distribution token i was drawn from; null for the point mass.
+  const DraftDistribution* distribution(size_t i) const { return i < q.size() ? &q[i] : nullptr; }
+  void truncate(size_t n) {
+    tokens.resize(std::min(tokens.size(), n));
+    q.resize(std::min(q.size(), n));
+  }
+  void clear() { truncate(0); }
+};
 
 class Drafter {
  public:
   virtual ~Drafter() = default;
   // Up to `max` (>= 1) tokens likely to follow `tokens` (sequence `seq`'s prompt and output so
-  // far), into `out` (cleared first; it may stay empty).
-  virtual void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) = 0;
+  // far), into `out` (cleared first; it may stay empty). `sampler`, where the request samples
+  // and the drafter has a distribution of its own: the draws come from it (Sampler::propose)
+  // and each token's distribution goes to out.q; without it, the drafter's likeliest tokens.
+  virtual void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler,
+                       Draft& out) = 0;
   // The sequence's prompt is computed (its first token is drawn next): a drafter with a cache of
   // its own reads the prompt now, as part of the prompt's processing, not of the first drafted step.
   virtual void prefill(uint64_t /*seq*/, std::span<const int32_t> /*prompt*/) {}

@@ -129,6 +129,12 @@ Engine::RequestId Engine::submit(Request r) {
   auto seq = std::make_unique<Sequence>(id, std::move(r), state_->vocab);
   seq->draft_mode = draft;
   seq->draft_tokens = draft_tokens;
+  if (draft == DraftMode::model && o.sampling.temperature > 0) {
+    SamplingOptions drafting = o.sampling;
+    drafting.seed ^= 0x9e3779b97f4a7c15;  // its own stream of draws
+    drafting.presence_penalty = drafting.frequency_penalty = 0;  // not applied to drafts
+    seq->draft_sampler = std::make_unique<Sampler>(drafting, state_->vocab);
+  }
   state_->incoming.push_back(std::move(seq));
   ++state_->stats.waiting;
   work_.notify_one();

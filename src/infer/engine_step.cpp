@@ -31,7 +31,7 @@ void draft(Engine::State& st, Sequence& s) {
   if (!drafter || st.scheduler.pending(s) != 1 || s.generated() < 1) return;
   const auto n = static_cast<int64_t>(s.tokens.size());
   const int64_t max = std::min({s.draft_tokens, s.request.options.max_new_tokens - s.generated() - 1, st.context - n});
-  if (max >= 1) drafter->propose(s.id, s.tokens, max, s.draft);
+  if (max >= 1) drafter->propose(s.id, s.tokens, max, s.draft_sampler.get(), s.draft);
 }
 
 // A sequence whose prompt this step completed: its drafter reads the prompt before the first

@@ -27,11 +27,10 @@ ModelDrafter::ModelDrafter(const model::Model& model, int64_t vocab, kernels::Kv
                model.config.vocab_size, " is smaller than the ", vocab, " ids the target draws");
 }
 
-int32_t ModelDrafter::run(uint64_t seq, std::span<const BatchRow> rows) {
+const float* ModelDrafter::run(uint64_t seq, std::span<const BatchRow> rows) {
   const std::span<const int32_t> table = kv_.table(seq, 0);
   const auto n = static_cast<int64_t>(rows.size());
-  const float* logits = forward_.run(rows, n < 8 ? n : 0, {&table, 1});  // any order: drafts are guesses
-  return logits ? static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits) : -1;
+  return forward_.run(rows, n < 8 ? n : 0, {&table, 1});  // any order: drafts are guesses
 }
 
 void ModelDrafter::release(uint64_t seq) {
@@ -75,7 +74,8 @@ void ModelDrafter::prefill(uint64_t seq, std::span<const int32_t> prompt) {
   if (static_cast<int64_t>(prompt.size()) < context_) catch_up(seq, prompt);
 }
 
-void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
+void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler,
+                           Draft& out) {
   out.clear();
   settle(seq, tokens);
   const auto n = static_cast<int64_t>(tokens.size());
@@ -89,14 +89,17 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   if (!kv_.allocate_slots(seq, n - done - 1, max)) return release(seq);
   rows_.clear();
   for (int64_t p = done; p < n; ++p) rows_.push_back({tokens[p], p, 0, p + 1 == n});
-  int32_t next = run(seq, rows_);
-  // Its greedy continuation, one row per drafted token; settle() keeps the accepted ones' rows.
-  out.push_back(next);
+  // Its continuation, one row per drafted token; settle() keeps the accepted ones' rows.
+  const auto next = [&](const float* logits) {
+    if (!sampler) return static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits);
+    return sampler->propose(logits, out.q.emplace_back());
+  };
+  out.tokens.push_back(next(run(seq, rows_)));
   for (int64_t i = 1; i < max; ++i) {
-    const BatchRow row{next, n + i - 1, 0, true};
-    out.push_back(next = run(seq, {&row, 1}));
+    const BatchRow row{out.tokens.back(), n + i - 1, 0, true};
+    out.tokens.push_back(next(run(seq, {&row, 1})));
   }
-  pending_[seq] = {n, out};
+  pending_[seq] = {n, out.tokens};
 }
 
 }  // namespace difftx::infer

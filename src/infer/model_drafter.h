@@ -1,5 +1,6 @@
-// A draft model as a drafter: a smaller model with the target's vocabulary proposes its greedy
-// continuation of each sequence. It keeps its own paged KV cache per sequence (the sequence's
+// A draft model as a drafter: a smaller model with the target's vocabulary proposes its
+// continuation of each sequence: its greedy one, or for a sampled request one drawn from its
+// own distribution under the request's options (Sampler::propose), which the verification uses. It keeps its own paged KV cache per sequence (the sequence's
 // tokens so far; drafted tokens' rows are rolled back after each proposal, as they are only
 // guesses), reads the prompt with the target's prefill, catches up on the tokens the target
 // accepted in one batch, then decodes one row per drafted token. The drafted rows stay until the
@@ -26,7 +27,7 @@ class ModelDrafter : public Drafter {
   ModelDrafter(const model::Model& model, int64_t vocab, kernels::KvStorage kv, int64_t kv_tokens, int64_t context,
                int64_t max_rows);
 
-  void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) override;
+  void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler, Draft& out) override;
   void prefill(uint64_t seq, std::span<const int32_t> prompt) override;
   void release(uint64_t seq) override;
 
@@ -43,8 +44,8 @@ class ModelDrafter : public Drafter {
   // Runs and commits the rows of `tokens` from the sequence's computed count on, in steps of at
   // most max_rows rows; false (the sequence's rows released) where the cache has no room.
   bool catch_up(uint64_t seq, std::span<const int32_t> tokens);
-  // Runs the rows of `seq` and returns the argmax of the last row's logits.
-  int32_t run(uint64_t seq, std::span<const BatchRow> rows);
+  // Runs the rows of `seq`; the last row's logits (null where no row asks for them).
+  const float* run(uint64_t seq, std::span<const BatchRow> rows);
 
   int64_t vocab_, context_, max_rows_;
   KvPool pool_;

@@ -21,8 +21,9 @@ void look_up(std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>&
 
 }  // namespace
 
-void NgramDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) {
-  out.clear();
+void NgramDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler*, Draft& draft) {
+  draft.clear();
+  std::vector<int32_t>& out = draft.tokens;
   Last& last = last_[seq];
   int64_t window = max;
   if (!last.proposed.empty() && last.n <= tokens.size()) {

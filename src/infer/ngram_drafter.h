@@ -18,7 +18,7 @@ namespace difftx::infer {
 class NgramDrafter : public Drafter {
  public:
   static constexpr int64_t kMaxNgram = 4, kMinNgram = 2;
-  void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>& out) override;
+  void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler, Draft& out) override;
   void release(uint64_t seq) override { last_.erase(seq); }
 
  private:

@@ -10,6 +10,12 @@ namespace difftx::infer {
 
 namespace {
 bool penalized(const SamplingOptions& o) { return o.presence_penalty != 0 || o.frequency_penalty != 0; }
+
+// Most likely first; equal logits by ascending id, so the order is total and deterministic.
+struct MoreLikely {
+  const float* logits;
+  bool operator()(int32_t a, int32_t b) const { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); }
+};
 }  // namespace
 
 Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
@@ -27,61 +33,111 @@ Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
   if (penalized(o)) counts_.assign(vocab, 0), penalized_.resize(vocab);
 }
 
-int32_t Sampler::sample(const float* logits, const uint64_t* allowed, int32_t draft) {
+double DraftDistribution::prob(int32_t id) const {
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (ids[i] == id) return probs[i];
+  return 0;
+}
+
+void Sampler::check_finite(const float* logits) const {
   for (int64_t i = 0; i < vocab_; ++i)
     DIFFTX_CHECK(std::isfinite(logits[i]), "sampler: the logit of token ", i, " is ", logits[i], ", not finite");
-  if (counts_.empty()) return draw(logits, allowed, draft);
+}
+
+int32_t Sampler::sample(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q) {
+  check_finite(logits);
+  if (counts_.empty()) return draw(logits, allowed, draft, q);
   for (int64_t i = 0; i < vocab_; ++i)
     penalized_[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
                                        (counts_[i] > 0 ? options_.presence_penalty : 0.0));
-  const int32_t id = draw(penalized_.data(), allowed, draft);
+  const int32_t id = draw(penalized_.data(), allowed, draft, q);
   ++counts_[id];
   return id;
 }
 
 int32_t Sampler::take(const float* logits, int32_t id) {
-  for (int64_t i = 0; i < vocab_; ++i)
-    DIFFTX_CHECK(std::isfinite(logits[i]), "sampler: the logit of token ", i, " is ", logits[i], ", not finite");
+  check_finite(logits);
   DIFFTX_CHECK(id >= 0 && id < vocab_, "token ", id, " is outside the vocabulary [0, ", vocab_, ")");
   if (!counts_.empty()) ++counts_[id];
   return id;
 }
 
-int32_t Sampler::draw(const float* logits, const uint64_t* allowed, int32_t draft) {
-  // Most likely first; equal logits by ascending id, so the order is total and deterministic.
-  const auto more_likely = [logits](int32_t a, int32_t b) { return logits[a] > logits[b] || (logits[a] == logits[b] && a < b); };
+int32_t Sampler::propose(const float* logits, DraftDistribution& q) {
+  q.ids.clear();
+  q.probs.clear();
+  check_finite(logits);
+  if (options_.temperature == 0) return draw(logits, nullptr, -1, nullptr);
+  std::iota(order_.begin(), order_.end(), 0);
+  double total = 0;
+  int64_t kept = candidates(logits, vocab_, total);
+  if (kept > kDraftCandidates) {  // the likeliest: the weights follow the logits
+    std::nth_element(order_.begin(), order_.begin() + kDraftCandidates - 1, order_.begin() + kept,
+                     MoreLikely{logits});
+    kept = kDraftCandidates;
+    const float max_logit = *std::max_element(logits, logits + vocab_);  // the likeliest is among them
+    total = 0;
+    for (int64_t i = 0; i < kept; ++i) total += (weights_[i] = weight(logits[order_[i]], max_logit));
+  }
+  const int32_t id = pick(kept, total);
+  for (int64_t i = 0; i < kept; ++i) {
+    q.ids.push_back(order_[i]);
+    q.probs.push_back(weights_[i] / total);
+  }
+  return id;
+}
+
+int32_t Sampler::draw(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q) {
+  const MoreLikely more_likely{logits};
   // The candidates: every id, or the allowed ones in ascending order.
-  int64_t candidates = vocab_;
+  int64_t count = vocab_;
   if (allowed) {
-    candidates = 0;
+    count = 0;
     for (int64_t w = 0; w * 64 < vocab_; ++w)
       for (uint64_t bits = allowed[w]; bits; bits &= bits - 1) {
         const int64_t id = w * 64 + __builtin_ctzll(bits);
-        if (id < vocab_) order_[candidates++] = static_cast<int32_t>(id);
+        if (id < vocab_) order_[count++] = static_cast<int32_t>(id);
       }
-    DIFFTX_CHECK(candidates > 0, "sampler: the request's constraint allows no token here");
+    DIFFTX_CHECK(count > 0, "sampler: the request's constraint allows no token here");
   }
   if (options_.temperature == 0) {
-    if (allowed) return *std::min_element(order_.begin(), order_.begin() + candidates, more_likely);
+    if (allowed) return *std::min_element(order_.begin(), order_.begin() + count, more_likely);
     int32_t best = 0;
     for (int32_t i = 1; i < vocab_; ++i)
       if (more_likely(i, best)) best = i;
     return best;
   }
   if (!allowed) std::iota(order_.begin(), order_.end(), 0);
-  int64_t kept = candidates;
-  if (options_.top_k > 0 && options_.top_k < candidates) {
+  double total = 0;
+  const int64_t kept = candidates(logits, count, total);
+  if (draft >= 0) {  // speculative sampling's verification of the draft against q
+    const double q_draft = q ? q->prob(draft) : 1.0;
+    DIFFTX_CHECK(q_draft > 0, "sampler: draft token ", draft, " has no probability in the distribution it was drawn from");
+    const int64_t at = std::find(order_.begin(), order_.begin() + kept, draft) - order_.begin();
+    const double p = at < kept ? weights_[at] : 0.0;
+    if (p > 0 && (p >= q_draft * total || rng_.uniform() * q_draft * total < p)) return draft;
+    total = residual(kept, total, at, q);
+  }
+  return pick(kept, total);
+}
+
+double Sampler::weight(float logit, float max_logit) const {
+  return std::exp((static_cast<double>(logit) - max_logit) / options_.temperature);
+}
+
+int64_t Sampler::candidates(const float* logits, int64_t count, double& total) {
+  const MoreLikely more_likely{logits};
+  int64_t kept = count;
+  if (options_.top_k > 0 && options_.top_k < count) {
     kept = options_.top_k;
-    std::nth_element(order_.begin(), order_.begin() + kept - 1, order_.begin() + candidates, more_likely);
+    std::nth_element(order_.begin(), order_.begin() + kept - 1, order_.begin() + count, more_likely);
   }
   if (options_.top_p < 1) std::sort(order_.begin(), order_.begin() + kept, more_likely);
 
   // p_i proportional to exp((l_i - l_max) / temperature), in double.
   float max_logit = logits[order_[0]];
   for (int64_t i = 1; i < kept; ++i) max_logit = std::max(max_logit, logits[order_[i]]);
-  double total = 0;
-  for (int64_t i = 0; i < kept; ++i)
-    total += (weights_[i] = std::exp((static_cast<double>(logits[order_[i]]) - max_logit) / options_.temperature));
+  total = 0;
+  for (int64_t i = 0; i < kept; ++i) total += (weights_[i] = weight(logits[order_[i]], max_logit));
   if (options_.min_p > 0) {  // weights are relative to the most likely token's (whose weight is 1)
     int64_t n = 0;
     for (int64_t i = 0; i < kept; ++i)
@@ -97,12 +153,29 @@ int32_t Sampler::draw(const float* logits, const uint64_t* allowed, int32_t draf
     kept = n;
     total = mass;
   }
-  if (draft >= 0) {  // rejection sampling against the point mass at the draft
-    const int64_t at = std::find(order_.begin(), order_.begin() + kept, draft) - order_.begin();
-    const double p = at < kept ? weights_[at] : 0.0;
-    if (p > 0 && (p >= total || rng_.uniform() * total < p)) return draft;
-    if (at < kept) total -= weights_[at], weights_[at] = 0;  // the residual: p without the draft
+  return kept;
+}
+
+double Sampler::residual(int64_t kept, double total, int64_t at, const DraftDistribution* q) {
+  if (!q) {  // the point mass: p without the draft
+    if (at < kept) total -= weights_[at], weights_[at] = 0;
+    return total;
   }
+  if (q_scratch_.empty()) q_scratch_.assign(static_cast<size_t>(vocab_), 0.0);
+  for (size_t j = 0; j < q->ids.size(); ++j) {
+    DIFFTX_CHECK(q->ids[j] >= 0 && q->ids[j] < vocab_, "sampler: draft candidate ", q->ids[j],
+                 " is outside the vocabulary [0, ", vocab_, ")");
+    q_scratch_[q->ids[j]] = q->probs[j] * total;  // q on the weights' scale
+  }
+  double left = 0;
+  for (int64_t i = 0; i < kept; ++i) left += std::max(0.0, weights_[i] - q_scratch_[order_[i]]);
+  if (left > 0)  // else p = q up to rounding, and a rejection only rounding's: p stands
+    for (int64_t i = 0; i < kept; ++i) weights_[i] = std::max(0.0, weights_[i] - q_scratch_[order_[i]]);
+  for (int32_t id : q->ids) q_scratch_[id] = 0;
+  return left > 0 ? left : total;
+}
+
+int32_t Sampler::pick(int64_t kept, double total) {
   const double u = rng_.uniform() * total;
   double cumulative = 0;
   for (int64_t i = 0; i < kept; ++i) {

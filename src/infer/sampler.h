@@ -21,8 +21,19 @@ struct SamplingOptions {
   double frequency_penalty = 0.0;
 };
 
+// The distribution a drafted token was drawn from (speculative decoding's sampled drafting,
+// Sampler::propose): candidate ids and their probabilities, which sum to 1.
+struct DraftDistribution {
+  std::vector<int32_t> ids;
+  std::vector<double> probs;
+  double prob(int32_t id) const;  // 0 for an id not among them
+};
+
 class Sampler {
  public:
+  // The candidates a drafted token's distribution keeps: the likeliest, renormalised.
+  static constexpr int64_t kDraftCandidates = 64;
+
   // Samples ids in [0, vocab) (a model's logits may have more columns than its tokenizer has
   // tokens: those are never drawn). Bad options are errors naming the option.
   Sampler(const SamplingOptions& options, int64_t vocab);
@@ -34,16 +45,32 @@ class Sampler {
   // `draft` (>= 0): a token proposed by a drafter (speculative decoding), verified here, the one
   // place a draft is accepted or rejected: the draft is accepted when the returned id equals it.
   // Greedy returns the largest logit as without a draft. Sampling is rejection sampling against
-  // the point mass at the draft (q = 1 there): the draft is taken with probability p(draft),
-  // else an id is drawn from p with the draft removed (norm(max(0, p - q))), so the returned id
-  // follows p exactly as a draw without a draft does.
-  int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1);
+  // the distribution q the draft was drawn from (`q`; null: the point mass q = 1 at the draft):
+  // the draft is taken with probability min(1, p(draft) / q(draft)), else an id is drawn from
+  // norm(max(0, p - q)), so the returned id follows p exactly as a draw without a draft does.
+  // (The first verification against a distribution allocates a scratch of vocab doubles.)
+  int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1,
+                 const DraftDistribution* q = nullptr);
+  // A draft model's next token for a sampled request: drawn from its logits with these options
+  // (temperature, top-k, min-p, top-p; no penalties, no constraint) among the kDraftCandidates
+  // likeliest candidates, whose renormalised probabilities go to `q` for the verification. With
+  // temperature 0, the largest logit and q empty. Logits are checked as sample's.
+  int32_t propose(const float* logits, DraftDistribution& q);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
 
  private:
   // Temperature, top-k, min-p, top-p and the draw (with the draft's verification).
-  int32_t draw(const float* logits, const uint64_t* allowed, int32_t draft);
+  int32_t draw(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q);
+  // The candidates after temperature, top-k, min-p and top-p: order_[0, kept) with their
+  // unnormalised probabilities in weights_ (returned: kept; total: their sum). Not for greedy.
+  int64_t candidates(const float* logits, int64_t count, double& total);
+  // The candidates left after a rejected draft: weights_ become max(0, p - q) (q scaled to the
+  // weights' total); returns their sum, or leaves p and returns total where nothing is left.
+  double residual(int64_t kept, double total, int64_t at, const DraftDistribution* q);  // at: the draft's place
+  int32_t pick(int64_t kept, double total);  // a draw from weights_ over order_[0, kept)
+  double weight(float logit, float max_logit) const;  // exp((logit - max) / temperature)
+  void check_finite(const float* logits) const;
 
   SamplingOptions options_;
   int64_t vocab_;
@@ -52,6 +79,7 @@ class Sampler {
   std::vector<double> weights_;  // unnormalised probabilities of order_
   std::vector<int32_t> counts_;  // times each id was drawn (penalties only)
   std::vector<float> penalized_; // the logits after the penalties (penalties only)
+  std::vector<double> q_scratch_; // a draft distribution spread over the ids (verification only)
 };
 
 }  // namespace difftx::infer

@@ -12,30 +12,31 @@ SamplingStage::SamplingStage(const data::Tokenizer* tokenizer, int64_t vocab, in
                              EngineStats& counters)
     : tokenizer_(tokenizer), vocab_(vocab), logits_width_(logits_width), context_(context), counters_(counters) {}
 
-int32_t SamplingStage::draw_token(Sequence& s, const float* logits, int32_t draft) {
+int32_t SamplingStage::draw_token(Sequence& s, const float* logits, int32_t draft, const DraftDistribution* q) {
   const std::vector<int32_t>& forced = s.request.options.forced;
   const int64_t n = s.generated();
   return n < static_cast<int64_t>(forced.size())
              ? s.sampler.take(logits, forced[n])
-             : s.sampler.sample(logits, s.constraint ? s.constraint->allowed() : nullptr, draft);
+             : s.sampler.sample(logits, s.constraint ? s.constraint->allowed() : nullptr, draft, q);
 }
 
 FinishReason SamplingStage::advance(Sequence& s, const float* logits) {
-  const size_t drafted = s.draft.size();
+  const size_t drafted = s.draft.tokens.size();
   size_t accepted = 0;
   FinishReason reason = FinishReason::none;
   for (size_t i = 0; i <= drafted; ++i) {
-    const int32_t draft = i < drafted ? s.draft[i] : -1;
+    const int32_t draft = i < drafted ? s.draft.tokens[i] : -1;
     int32_t id = -1;
-    reason = take_one(s, logits + static_cast<int64_t>(i) * logits_width_, draft, id);
+    reason = take_one(s, logits + static_cast<int64_t>(i) * logits_width_, draft, s.draft.distribution(i), id);
     if (reason != FinishReason::none || id != draft) break;
     ++accepted;  // its row's keys and values hold this token's
   }
-  s.draft.resize(accepted);
+  s.draft.truncate(accepted);
   return reason;
 }
 
-FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t draft, int32_t& id) {
+FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t draft, const DraftDistribution* q,
+                                     int32_t& id) {
   const RequestOptions& o = s.request.options;
   if (s.request.on_logits) s.request.on_logits({logits, static_cast<size_t>(logits_width_)});
   try {
@@ -43,7 +44,7 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
       finish(s, FinishReason::stop);
       return FinishReason::stop;
     }
-    id = draw_token(s, logits, draft);
+    id = draw_token(s, logits, draft, q);
     if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
       finish(s, FinishReason::stop);
       return FinishReason::stop;

@@ -32,10 +32,11 @@ class SamplingStage {
   void finish(Sequence& s, FinishReason reason, TokenEvent event = {}, const std::string& error = {});
 
  private:
-  // The token the sequence takes after these logits (`draft`: the drafted one, or -1).
-  int32_t draw_token(Sequence& s, const float* logits, int32_t draft);
+  // The token the sequence takes after these logits (`draft`: the drafted one, or -1; `q`: the
+  // distribution it was drawn from, null for the point mass).
+  int32_t draw_token(Sequence& s, const float* logits, int32_t draft, const DraftDistribution* q);
   // One token from one row: drawn, checked, streamed; `id` is set to the drawn one (-1: none).
-  FinishReason take_one(Sequence& s, const float* logits, int32_t draft, int32_t& id);
+  FinishReason take_one(Sequence& s, const float* logits, int32_t draft, const DraftDistribution* q, int32_t& id);
 
   const data::Tokenizer* tokenizer_;
   int64_t vocab_, logits_width_, context_;

@@ -46,16 +46,17 @@ const StepPlan& Scheduler::schedule() {
       ++i;
       continue;
     }
-    s.draft.resize(std::min(s.draft.size(), static_cast<size_t>(budget - 1)));
-    if (!s.draft.empty() && !kv_.allocate_slots(s.id, 1, static_cast<int64_t>(s.draft.size()))) s.draft.clear();
-    bool slotted = !s.draft.empty();
+    s.draft.truncate(static_cast<size_t>(budget - 1));
+    if (!s.draft.tokens.empty() && !kv_.allocate_slots(s.id, 1, static_cast<int64_t>(s.draft.tokens.size())))
+      s.draft.clear();
+    bool slotted = !s.draft.tokens.empty();
     while (!slotted && !(slotted = kv_.allocate_slots(s.id, 1)) && preempt_newer_than(i)) {
     }
     if (!slotted) {
       preempt(i);
       continue;
     }
-    const auto lookahead = static_cast<int64_t>(s.draft.size());
+    const auto lookahead = static_cast<int64_t>(s.draft.tokens.size());
     slices.push_back({&s, kv_.computed(s.id), 1 + lookahead, lookahead});
     counters_.draft_tokens += lookahead;
     s.scheduled = true;
@@ -118,7 +119,7 @@ void Scheduler::lay_out_rows() {
         const bool generated = p >= sl.seq->prompt_tokens;
         if (generated != (pass == 0)) continue;
         // The last token's row and its drafted tokens' rows give logits.
-        rows.push_back({p < n ? tokens[p] : sl.seq->draft[p - n], p, static_cast<int32_t>(t), p + 1 >= n});
+        rows.push_back({p < n ? tokens[p] : sl.seq->draft.tokens[p - n], p, static_cast<int32_t>(t), p + 1 >= n});
       }
     }
   int64_t gemv_rows = 0;
@@ -133,7 +134,7 @@ void Scheduler::commit() {
     Sequence& s = *sl.seq;
     const int64_t prompt_rows = std::clamp<int64_t>(s.prompt_tokens - sl.first, 0, sl.count);
     if (s.admitted && kv_.computed(s.id) < s.prompt_tokens) counters_.prompt_tokens += prompt_rows;
-    const auto accepted = static_cast<int64_t>(s.draft.size());
+    const auto accepted = static_cast<int64_t>(s.draft.tokens.size());
     counters_.draft_accepted += accepted;
     kv_.commit(s.id, s.prompt(), sl.count - sl.lookahead + accepted);
     s.draft.clear();

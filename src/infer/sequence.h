@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "infer/drafter.h"
 #include "infer/engine.h"
 #include "infer/stop_text.h"
 
@@ -34,10 +35,13 @@ struct Sequence {
   std::unique_ptr<TokenConstraint> constraint;  // none: any token
   // Speculative decoding: the mode and most tokens per step (the engine's defaults resolved),
   // and the tokens drafted for the step being run (its rows after the last token's); the
-  // sampling stage leaves there the accepted ones.
+  // sampling stage leaves there the accepted ones. A sampled request with a draft model has a
+  // sampler of its own for the drafts (its options, another seed): the draft model draws from
+  // its distribution (Sampler::propose).
   DraftMode draft_mode = DraftMode::none;
   int64_t draft_tokens = 0;
-  std::vector<int32_t> draft;
+  Draft draft;
+  std::unique_ptr<Sampler> draft_sampler;
 
   std::span<const int32_t> prompt() const { return {tokens.data(), static_cast<size_t>(prompt_tokens)}; }
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_tokens; }

@@ -33,9 +33,9 @@ using testing::expect_error;
 using testing::Stream;
 
 std::vector<int32_t> ngram(std::vector<int32_t> tokens, int64_t max) {
-  std::vector<int32_t> out;
-  NgramDrafter().propose(0, tokens, max, out);
-  return out;
+  Draft out;
+  NgramDrafter().propose(0, tokens, max, nullptr, out);
+  return out.tokens;
 }
 
 TEST(NgramDrafter, ProposesWhatFollowedTheLongestLatestMatch) {
@@ -54,10 +54,10 @@ TEST(NgramDrafter, ProposesWhatFollowedTheLongestLatestMatch) {
 TEST(NgramDrafter, ProposalLengthFollowsTheLastVerification) {
   NgramDrafter drafter;
   std::vector<int32_t> tokens{4, 7, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2};
-  std::vector<int32_t> out;
+  Draft out;
   const auto propose = [&](int64_t max) {
-    drafter.propose(7, tokens, max, out);
-    return out;
+    drafter.propose(7, tokens, max, nullptr, out);
+    return out.tokens;
   };
   EXPECT_EQ(propose(6), (std::vector<int32_t>{3, 4, 5, 6, 7, 8}));  // the first: all it may
   // The target took 3 and 4, then drew 7 where 5 was proposed: three tokens next.
@@ -73,8 +73,8 @@ TEST(NgramDrafter, ProposalLengthFollowsTheLastVerification) {
   tokens.insert(tokens.end(), {2, 3});
   EXPECT_EQ(propose(6), (std::vector<int32_t>{4, 5, 6}));
   // Another sequence has a window of its own; a released one starts again at `max`.
-  drafter.propose(8, tokens, 4, out);
-  EXPECT_EQ(out.size(), 4u);
+  drafter.propose(8, tokens, 4, nullptr, out);
+  EXPECT_EQ(out.tokens.size(), 4u);
   drafter.release(7);
   EXPECT_EQ(propose(6).size(), 6u);
 }
@@ -346,12 +346,79 @@ TEST(Speculative, SampledDrawWithADraftKeepsTheTargetDistribution) {
   }
 }
 
+// Drafts drawn from a draft model's own distribution (Sampler::propose) and verified against it
+// keep the target's distribution. 6 ids: q unlike p (other logits and temperature, mass on an id
+// outside the target's top-k); 100 ids: q truncated to its kDraftCandidates likeliest. 200k
+// draws each; chi-square below the 0.1% critical value (5 degrees of freedom 20.5, 99: 148.2),
+// drafts accepted as often as sum_i min(p_i, q_i), speculative sampling's rate. Verifying the
+// drafts as point masses (accepting with probability p(draft)) fails both checks.
+TEST(Speculative, DraftsFromADistributionKeepTheTargetDistribution) {
+  struct Case {
+    std::vector<float> logits, draft_logits;
+    double temperature, draft_temperature;
+    int64_t top_k;
+  };
+  Rng rng(11);
+  Case wide{{}, {}, 1.0, 1.2, 0};
+  for (int i = 0; i < 100; ++i) {
+    wide.logits.push_back(static_cast<float>(3 * rng.uniform()));
+    wide.draft_logits.push_back(wide.logits.back() + static_cast<float>(rng.uniform() - 0.5));
+  }
+  const std::vector<Case> cases = {
+      {{1.0f, 2.5f, 0.2f, 1.7f, -0.5f, 0.9f}, {2.0f, 0.5f, 1.0f, 0.3f, 1.5f, -1.0f}, 0.9, 1.3, 5}, wide};
+  constexpr int64_t kDraws = 200000;
+  for (const Case& c : cases) {
+    const auto V = static_cast<int64_t>(c.logits.size());
+    SamplingOptions o;
+    o.temperature = c.temperature;
+    o.top_k = c.top_k;
+    o.seed = 5 + V;
+    SamplingOptions d;
+    d.temperature = c.draft_temperature;
+    d.seed = 9 + V;
+    Sampler sampler(o, V), drafter(d, V);
+    const std::vector<double> p = target(c.logits, c.temperature, c.top_k ? c.top_k : V);
+    const auto kept = static_cast<size_t>(std::min(V, Sampler::kDraftCandidates));
+    const std::vector<double> q = target(c.draft_logits, c.draft_temperature, kept);
+    std::vector<int64_t> counts(V, 0);
+    int64_t accepted = 0;
+    DraftDistribution dq;
+    for (int64_t i = 0; i < kDraws; ++i) {
+      const int32_t draft = drafter.propose(c.draft_logits.data(), dq);
+      const int32_t id = sampler.sample(c.logits.data(), nullptr, draft, &dq);
+      ++counts[id];
+      accepted += id == draft;
+    }
+    ASSERT_EQ(dq.ids.size(), kept);
+    for (size_t j = 0; j < kept; ++j) EXPECT_NEAR(dq.probs[j], q[dq.ids[j]], 1e-12) << "candidate " << dq.ids[j];
+    EXPECT_LT(chi_square(counts, p, kDraws), V == 6 ? 20.5 : 148.2) << V << " ids";
+    double overlap = 0;
+    for (int64_t i = 0; i < V; ++i) overlap += std::min(p[i], q[i]);
+    const double sd = std::sqrt(overlap * (1 - overlap) / kDraws);
+    EXPECT_NEAR(static_cast<double>(accepted) / kDraws, overlap, 5 * sd) << V << " ids";
+  }
+}
+
+// A greedy draft sampler proposes the largest logit with no distribution (the point mass).
+TEST(Speculative, GreedyProposalIsTheArgmax) {
+  SamplingOptions o;
+  o.temperature = 0;
+  Sampler sampler(o, 4);
+  DraftDistribution q;
+  q.ids = {1};
+  q.probs = {1};
+  const std::vector<float> logits = {0.5f, 2.0f, 2.0f, -1.0f};
+  EXPECT_EQ(sampler.propose(logits.data(), q), 1);
+  EXPECT_TRUE(q.ids.empty() && q.probs.empty());
+}
+
 // Through the engine: a Markov chain over 4 ids as the forward (each row's logits depend on its
-// token), prompt lookup drafting up to 3 tokens, 3 tokens per request. The joint distribution of
+// token), drafting up to 3 tokens as `o` says, 3 tokens per request, more than `min_accepted`
+// of the drafted tokens accepted. The joint distribution of
 // the 3 tokens over 12000 requests matches the chain's: chi-square over 64 cells below the 0.1%
 // critical value with 63 degrees of freedom (103.4). It CAN fail: accepting a draft whenever it
 // is the likeliest id, or drawing the residual with the draft kept, skews it far beyond that.
-TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
+void expect_the_chains_distribution(EngineOptions o, double min_accepted, const std::string& what) {
   constexpr int64_t V = 4, kRequests = 12000;
   const float table[V][V] = {{2.0f, 0.5f, 1.0f, 0.0f}, {0.3f, 1.5f, 0.0f, 1.0f}, {1.0f, 1.0f, 2.2f, 0.1f},
                              {0.0f, 2.0f, 0.4f, 1.2f}};
@@ -364,8 +431,6 @@ TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
       if (r.logits) logits.insert(logits.end(), table[r.token], table[r.token] + V);
     return logits.data();
   };
-  EngineOptions o;
-  o.draft = DraftMode::ngram;
   o.draft_tokens = 3;
   o.max_running = 512;
   o.max_batch_tokens = 4096;
@@ -382,14 +447,14 @@ TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
   }
   engine.run_until_idle();
   const EngineStats st = engine.stats();
-  EXPECT_GT(st.draft_accepted, kRequests / 4);
-  EXPECT_LT(st.draft_accepted, st.draft_tokens);
+  EXPECT_GT(st.draft_accepted, min_accepted * st.draft_tokens) << what;
+  EXPECT_LT(st.draft_accepted, st.draft_tokens) << what;
   for (int last : {0, 3}) {  // the prompts' last tokens: 0 (odd requests) and 3 (even ones)
     std::vector<int64_t> counts(V * V * V, 0);
     int64_t n = 0;
     for (int64_t i = last == 0 ? 1 : 0; i < kRequests; i += 2) {
       const std::vector<int32_t> ids = streams[i].ids();
-      ASSERT_EQ(ids.size(), 3u);
+      ASSERT_EQ(ids.size(), 3u) << what;
       ++counts[(ids[0] * V + ids[1]) * V + ids[2]];
       ++n;
     }
@@ -398,8 +463,27 @@ TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
     for (int a = 0; a < V; ++a)
       for (int b = 0; b < V; ++b)
         for (int c = 0; c < V; ++c) p[(a * V + b) * V + c] = prob(last, a) * prob(a, b) * prob(b, c);
-    EXPECT_LT(chi_square(counts, p, n), 103.4) << "prompt ending in " << last;
+    EXPECT_LT(chi_square(counts, p, n), 103.4) << what << ", prompt ending in " << last;
   }
+}
+
+TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
+  EngineOptions o;
+  o.draft = DraftMode::ngram;
+  expect_the_chains_distribution(o, 0.35, "prompt lookup");  // 42%
+}
+
+// A draft model on sampled requests draws from its own distribution (another random model over
+// the same 4 ids, its weights scaled up so that q is far from uniform and from the chain's p):
+// the chain's distribution holds, and 48% of the drafts are accepted (sum min(p, q)); taking
+// them as point masses would keep the distribution too, but accept 22% (sum p q).
+TEST(Speculative, SampledDraftsOfADraftModelKeepTheChainsDistribution) {
+  model::ModelConfig config = tiny_config(AttentionKind::baseline, 64, 4);
+  const Model draft = testing::random_model(config, 23, 4.0f);
+  EngineOptions o;
+  o.draft = DraftMode::model;
+  o.draft_model = &draft;
+  expect_the_chains_distribution(o, 0.4, "a draft model");
 }
 
 TEST(Speculative, BadDraftOptionsAreErrors) {
