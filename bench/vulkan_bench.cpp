@@ -3,7 +3,8 @@
 // queries around many calls, best of --rounds), beside the device's copy rate measured in the
 // same run:
 //   copy:    a device-to-device copy of --copy-mib MiB; GB/s counting bytes read and written
-//            (--copy-only: this and the device line alone)
+//   dispatch: the fixed cost of one command, on the host (recording) and on the device
+//            (--copy-only: these and the device line alone)
 //   matmul:  each projection of one layer and the LM head, per weight type, at --rows rows of x
 //            in the gemv order (decode: weight GB/s and its fraction of the copy rate) and at
 //            --prompt rows in the gemm order (prefill: TFLOPS)
@@ -13,6 +14,7 @@
 // of a whole forward) come from `bench infer --device vulkan` once the engine computes through the
 // backend; these are the kernels it is made of.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -97,6 +99,28 @@ int bench_vulkan(cli::Args& args) {
     copy_gbs = 2.0 * copy_bytes / (ms * 1e6);
     print_row(json,
               {str("op", "copy"), num("mib", copy_bytes >> 20, 0), num("ms", ms, 3), num("copy_gbs", copy_gbs, 1)});
+  }
+  // What one command costs beside its work: 200 dispatches of an add over 64 floats, the host's
+  // time to record them (bind, pipeline, descriptors, barrier; the best round) and the device's
+  // time per dispatch (its launch and the barrier before it). A decode step issues a few hundred.
+  {
+    constexpr int64_t kDispatches = 200;  // within one batch (stream.cpp): no wait for the device
+    Rng small(2);
+    const DeviceBuffer sum = random_floats(vk, 64, small), term = random_floats(vk, 64, small);
+    const auto record = [&] {
+      for (int64_t i = 0; i < kDispatches; ++i) vk.add(sum.as<float>(), term.as<const float>(), 64);
+    };
+    double host_us = 1e30;
+    for (int64_t r = 0; r < rounds; ++r) {
+      vk.synchronize();
+      const auto start = std::chrono::steady_clock::now();
+      record();
+      const std::chrono::duration<double, std::micro> took = std::chrono::steady_clock::now() - start;
+      host_us = std::min(host_us, took.count() / kDispatches);
+    }
+    const double device_us = best_ms(vk, rounds, 1, record) * 1e3 / kDispatches;
+    print_row(json, {str("op", "dispatch"), num("dispatches", kDispatches, 0), num("host_us", host_us, 2),
+                     num("device_us", device_us, 2)});
   }
   if (copy_only) return 0;
 
