@@ -1,5 +1,5 @@
-// An enum's values and their names in one table, read both ways: a value's name (the first
-// entry's for a value the table lacks) and the value of a name.
+// An enum's values and their names in one table, read both ways: a value's name (name_of: the
+// first entry's for a value the table lacks; find_name: null) and the value of a name.
 #pragma once
 #include <cstddef>
 #include <optional>
@@ -13,11 +13,18 @@ struct EnumName {
   const char* name;
 };
 
+// A value's name; null for a value the table lacks.
 template <typename E, size_t N>
-const char* name_of(const EnumName<E> (&names)[N], E value) {
+const char* find_name(const EnumName<E> (&names)[N], E value) {
   for (const EnumName<E>& n : names)
     if (n.value == value) return n.name;
-  return names[0].name;
+  return nullptr;
+}
+
+template <typename E, size_t N>
+const char* name_of(const EnumName<E> (&names)[N], E value) {
+  const char* name = find_name(names, value);
+  return name ? name : names[0].name;
 }
 
 template <typename E, size_t N>

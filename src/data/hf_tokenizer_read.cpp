@@ -79,11 +79,7 @@ Normalization read_normalizer(const json& j, const std::string& where) {
 SplitBehavior read_behavior(const json& j, const std::string& where) {
   DIFFTX_CHECK(j.is_string(), where, ": expected a string");
   const std::string b = j.get<std::string>();
-  if (b == "Removed") return SplitBehavior::removed;
-  if (b == "Isolated") return SplitBehavior::isolated;
-  if (b == "MergedWithPrevious") return SplitBehavior::merged_with_previous;
-  if (b == "MergedWithNext") return SplitBehavior::merged_with_next;
-  if (b == "Contiguous") return SplitBehavior::contiguous;
+  if (const auto behavior = value_named(kSplitBehaviorNames, b)) return *behavior;
   fail(where, ": unknown behavior \"", b,
        "\" (expected Removed, Isolated, MergedWithPrevious, MergedWithNext or Contiguous)");
 }

@@ -63,23 +63,12 @@ json model_section(const Tokenizer& tokenizer) {
   return model;
 }
 
-const char* behavior_name(SplitBehavior b) {
-  switch (b) {
-    case SplitBehavior::removed: return "Removed";
-    case SplitBehavior::isolated: return "Isolated";
-    case SplitBehavior::merged_with_previous: return "MergedWithPrevious";
-    case SplitBehavior::merged_with_next: return "MergedWithNext";
-    case SplitBehavior::contiguous: return "Contiguous";
-  }
-  return "Isolated";
-}
-
 json pre_tokenizer_section(const Tokenizer& tokenizer) {
   json steps = json::array();
   for (const SplitStep& s : tokenizer.parts().pre_tokenizer)
     steps.push_back({{"type", "Split"},
                      {"pattern", {{"Regex", portable_pattern(s.pattern.pattern())}}},
-                     {"behavior", behavior_name(s.behavior)},
+                     {"behavior", name_of(kSplitBehaviorNames, s.behavior)},
                      {"invert", s.invert}});
   steps.push_back({{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}});
   return {{"type", "Sequence"}, {"pretokenizers", steps}};

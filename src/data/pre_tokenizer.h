@@ -9,11 +9,19 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "data/split_pattern.h"
 
 namespace difftx::data {
 
 enum class SplitBehavior { removed, isolated, merged_with_previous, merged_with_next, contiguous };
+// Their names in tokenizer.json (tokenizers' SplitDelimiterBehavior).
+inline constexpr EnumName<SplitBehavior> kSplitBehaviorNames[] = {
+    {SplitBehavior::removed, "Removed"},
+    {SplitBehavior::isolated, "Isolated"},
+    {SplitBehavior::merged_with_previous, "MergedWithPrevious"},
+    {SplitBehavior::merged_with_next, "MergedWithNext"},
+    {SplitBehavior::contiguous, "Contiguous"}};
 
 // A pattern in Mode::covering splits as tiktoken does (split_pattern.h) and ignores behavior
 // and invert.

@@ -1,24 +1,24 @@
 // Validation of AttentionDims and AttentionVariant, and the variants' names.
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "kernels/attention/attention.h"
 
 namespace difftx::kernels {
 
+namespace {
+constexpr EnumName<AttentionKind> kAttentionKindNames[] = {{AttentionKind::baseline, "baseline"},
+                                                          {AttentionKind::diff, "diff"},
+                                                          {AttentionKind::diff2, "diff2"},
+                                                          {AttentionKind::diff_grouped, "diff_grouped"}};
+}  // namespace
+
 AttentionKind attention_kind_from_name(const std::string& name) {
-  if (name == "baseline") return AttentionKind::baseline;
-  if (name == "diff") return AttentionKind::diff;
-  if (name == "diff2") return AttentionKind::diff2;
-  if (name == "diff_grouped") return AttentionKind::diff_grouped;
+  if (const auto kind = value_named(kAttentionKindNames, name)) return *kind;
   fail("attention kind '", name, "': expected \"baseline\", \"diff\", \"diff2\" or \"diff_grouped\"");
 }
 
 const char* attention_kind_name(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::baseline: return "baseline";
-    case AttentionKind::diff: return "diff";
-    case AttentionKind::diff2: return "diff2";
-    case AttentionKind::diff_grouped: return "diff_grouped";
-  }
+  if (const char* name = find_name(kAttentionKindNames, kind)) return name;
   fail("attention kind: invalid enum value ", static_cast<int>(kind));
 }
 
