@@ -5,6 +5,7 @@
 #include <deque>
 
 #include "core/enum_names.h"
+#include "core/rng.h"
 #include "data/tokenizer.h"
 #include "infer/engine_state.h"
 
@@ -26,6 +27,7 @@ const char* draft_mode_name(DraftMode mode) {
 namespace {
 
 constexpr int64_t kDefaultPoolBytes = int64_t{1} << 30;
+constexpr uint64_t kDraftStream = 0x6472616674;  // "draft": the draft sampler's field of the request's seed
 
 int64_t pool_blocks(const model::ModelConfig& c, const EngineOptions& o) {
   const int64_t block_bytes = KvPool::block_bytes(c, o.kv, o.kv_block_tokens);
@@ -129,9 +131,11 @@ Engine::RequestId Engine::submit(Request r) {
   auto seq = std::make_unique<Sequence>(id, std::move(r), state_->vocab);
   seq->draft_mode = draft;
   seq->draft_tokens = draft_tokens;
-  if (draft == DraftMode::model && o.sampling.temperature > 0) {
-    SamplingOptions drafting = o.sampling;
-    drafting.seed ^= 0x9e3779b97f4a7c15;  // its own stream of draws
+  if (draft == DraftMode::model && seq->request.options.sampling.temperature > 0) {
+    SamplingOptions drafting = seq->request.options.sampling;
+    // Its own stream of draws, unrelated to the target's (splitmix64's state is a counter: a seed
+    // one step away would replay the target's draws one behind).
+    drafting.seed = derive_rng(drafting.seed, {kDraftStream}).next_u64();
     drafting.presence_penalty = drafting.frequency_penalty = 0;  // not applied to drafts
     seq->draft_sampler = std::make_unique<Sampler>(drafting, state_->vocab);
   }

@@ -1,6 +1,7 @@
 #include "infer/model_drafter.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/error.h"
 
@@ -89,15 +90,18 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   if (!kv_.allocate_slots(seq, n - done - 1, max)) return release(seq);
   rows_.clear();
   for (int64_t p = done; p < n; ++p) rows_.push_back({tokens[p], p, 0, p + 1 == n});
-  // Its continuation, one row per drafted token; settle() keeps the accepted ones' rows.
-  const auto next = [&](const float* logits) {
+  // Its continuation, one row per drafted token; settle() keeps the accepted ones' rows. Logits
+  // that are not all finite end the proposal there: a draft is a guess, never the request's error.
+  const auto next = [&](const float* logits) -> int32_t {
+    if (!std::all_of(logits, logits + vocab_, [](float v) { return std::isfinite(v); })) return -1;
     if (!sampler) return static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits);
     return sampler->propose(logits, out.q.emplace_back());
   };
-  out.tokens.push_back(next(run(seq, rows_)));
-  for (int64_t i = 1; i < max; ++i) {
-    const BatchRow row{out.tokens.back(), n + i - 1, 0, true};
-    out.tokens.push_back(next(run(seq, {&row, 1})));
+  for (int32_t token = next(run(seq, rows_)); token >= 0;) {
+    out.tokens.push_back(token);
+    if (static_cast<int64_t>(out.tokens.size()) == max) break;
+    const BatchRow row{token, n + static_cast<int64_t>(out.tokens.size()) - 1, 0, true};
+    token = next(run(seq, {&row, 1}));
   }
   pending_[seq] = {n, out.tokens};
 }

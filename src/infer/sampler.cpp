@@ -18,8 +18,26 @@ struct MoreLikely {
 };
 }  // namespace
 
-Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
-    : options_(o), vocab_(vocab), rng_(o.seed), order_(vocab), weights_(vocab) {
+// A draw's working memory, used only within one call: one per thread serves every sampler.
+struct Sampler::Scratch {
+  std::vector<int32_t> order;   // candidate ids, most likely first once sorted
+  std::vector<double> weights;  // unnormalised probabilities of order
+  std::vector<float> penalized; // the logits after the penalties
+  std::vector<double> q;        // a draft distribution spread over the ids; zeros between calls
+
+  static Scratch& of_thread(int64_t vocab) {
+    thread_local Scratch s;
+    if (static_cast<int64_t>(s.order.size()) < vocab) {
+      s.order.resize(vocab);
+      s.weights.resize(vocab);
+      s.penalized.resize(vocab);
+      s.q.resize(vocab, 0.0);
+    }
+    return s;
+  }
+};
+
+Sampler::Sampler(const SamplingOptions& o, int64_t vocab) : options_(o), vocab_(vocab), rng_(o.seed) {
   DIFFTX_CHECK(vocab >= 1, "sampler: vocabulary size ", vocab, " must be positive");
   DIFFTX_CHECK(std::isfinite(o.temperature) && o.temperature >= 0, "--temperature ", o.temperature,
                " must be >= 0 (0 is greedy)");
@@ -30,7 +48,7 @@ Sampler::Sampler(const SamplingOptions& o, int64_t vocab)
                " must be in [-2, 2]");
   DIFFTX_CHECK(o.frequency_penalty >= -2 && o.frequency_penalty <= 2, "frequency_penalty ", o.frequency_penalty,
                " must be in [-2, 2]");
-  if (penalized(o)) counts_.assign(vocab, 0), penalized_.resize(vocab);
+  if (penalized(o)) counts_.assign(vocab, 0);
 }
 
 double DraftDistribution::prob(int32_t id) const {
@@ -46,11 +64,12 @@ void Sampler::check_finite(const float* logits) const {
 
 int32_t Sampler::sample(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q) {
   check_finite(logits);
-  if (counts_.empty()) return draw(logits, allowed, draft, q);
+  Scratch& s = Scratch::of_thread(vocab_);
+  if (counts_.empty()) return draw(s, logits, allowed, draft, q);
   for (int64_t i = 0; i < vocab_; ++i)
-    penalized_[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
-                                       (counts_[i] > 0 ? options_.presence_penalty : 0.0));
-  const int32_t id = draw(penalized_.data(), allowed, draft, q);
+    s.penalized[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
+                                        (counts_[i] > 0 ? options_.presence_penalty : 0.0));
+  const int32_t id = draw(s, s.penalized.data(), allowed, draft, q);
   ++counts_[id];
   return id;
 }
@@ -66,27 +85,29 @@ int32_t Sampler::propose(const float* logits, DraftDistribution& q) {
   q.ids.clear();
   q.probs.clear();
   check_finite(logits);
-  if (options_.temperature == 0) return draw(logits, nullptr, -1, nullptr);
-  std::iota(order_.begin(), order_.end(), 0);
+  Scratch& s = Scratch::of_thread(vocab_);
+  if (options_.temperature == 0) return draw(s, logits, nullptr, -1, nullptr);
+  std::iota(s.order.begin(), s.order.begin() + vocab_, 0);
   double total = 0;
-  int64_t kept = candidates(logits, vocab_, total);
+  int64_t kept = candidates(s, logits, vocab_, total);
   if (kept > kDraftCandidates) {  // the likeliest: the weights follow the logits
-    std::nth_element(order_.begin(), order_.begin() + kDraftCandidates - 1, order_.begin() + kept,
+    std::nth_element(s.order.begin(), s.order.begin() + kDraftCandidates - 1, s.order.begin() + kept,
                      MoreLikely{logits});
     kept = kDraftCandidates;
     const float max_logit = *std::max_element(logits, logits + vocab_);  // the likeliest is among them
     total = 0;
-    for (int64_t i = 0; i < kept; ++i) total += (weights_[i] = weight(logits[order_[i]], max_logit));
+    for (int64_t i = 0; i < kept; ++i) total += (s.weights[i] = weight(logits[s.order[i]], max_logit));
   }
-  const int32_t id = pick(kept, total);
+  const int32_t id = pick(s, kept, total);
   for (int64_t i = 0; i < kept; ++i) {
-    q.ids.push_back(order_[i]);
-    q.probs.push_back(weights_[i] / total);
+    q.ids.push_back(s.order[i]);
+    q.probs.push_back(s.weights[i] / total);
   }
   return id;
 }
 
-int32_t Sampler::draw(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q) {
+int32_t Sampler::draw(Scratch& s, const float* logits, const uint64_t* allowed, int32_t draft,
+                      const DraftDistribution* q) {
   const MoreLikely more_likely{logits};
   // The candidates: every id, or the allowed ones in ascending order.
   int64_t count = vocab_;
@@ -95,96 +116,98 @@ int32_t Sampler::draw(const float* logits, const uint64_t* allowed, int32_t draf
     for (int64_t w = 0; w * 64 < vocab_; ++w)
       for (uint64_t bits = allowed[w]; bits; bits &= bits - 1) {
         const int64_t id = w * 64 + __builtin_ctzll(bits);
-        if (id < vocab_) order_[count++] = static_cast<int32_t>(id);
+        if (id < vocab_) s.order[count++] = static_cast<int32_t>(id);
       }
     DIFFTX_CHECK(count > 0, "sampler: the request's constraint allows no token here");
   }
   if (options_.temperature == 0) {
-    if (allowed) return *std::min_element(order_.begin(), order_.begin() + count, more_likely);
+    if (allowed) return *std::min_element(s.order.begin(), s.order.begin() + count, more_likely);
     int32_t best = 0;
     for (int32_t i = 1; i < vocab_; ++i)
       if (more_likely(i, best)) best = i;
     return best;
   }
-  if (!allowed) std::iota(order_.begin(), order_.end(), 0);
+  if (!allowed) std::iota(s.order.begin(), s.order.begin() + vocab_, 0);
   double total = 0;
-  const int64_t kept = candidates(logits, count, total);
+  const int64_t kept = candidates(s, logits, count, total);
   if (draft >= 0) {  // speculative sampling's verification of the draft against q
     const double q_draft = q ? q->prob(draft) : 1.0;
     DIFFTX_CHECK(q_draft > 0, "sampler: draft token ", draft, " has no probability in the distribution it was drawn from");
-    const int64_t at = std::find(order_.begin(), order_.begin() + kept, draft) - order_.begin();
-    const double p = at < kept ? weights_[at] : 0.0;
+    const int64_t at = std::find(s.order.begin(), s.order.begin() + kept, draft) - s.order.begin();
+    const double p = at < kept ? s.weights[at] : 0.0;
     if (p > 0 && (p >= q_draft * total || rng_.uniform() * q_draft * total < p)) return draft;
-    total = residual(kept, total, at, q);
+    total = residual(s, kept, total, at, q);
   }
-  return pick(kept, total);
+  return pick(s, kept, total);
 }
 
 double Sampler::weight(float logit, float max_logit) const {
   return std::exp((static_cast<double>(logit) - max_logit) / options_.temperature);
 }
 
-int64_t Sampler::candidates(const float* logits, int64_t count, double& total) {
+int64_t Sampler::candidates(Scratch& s, const float* logits, int64_t count, double& total) const {
   const MoreLikely more_likely{logits};
+  std::vector<int32_t>& order = s.order;
+  std::vector<double>& weights = s.weights;
   int64_t kept = count;
   if (options_.top_k > 0 && options_.top_k < count) {
     kept = options_.top_k;
-    std::nth_element(order_.begin(), order_.begin() + kept - 1, order_.begin() + count, more_likely);
+    std::nth_element(order.begin(), order.begin() + kept - 1, order.begin() + count, more_likely);
   }
-  if (options_.top_p < 1) std::sort(order_.begin(), order_.begin() + kept, more_likely);
+  if (options_.top_p < 1) std::sort(order.begin(), order.begin() + kept, more_likely);
 
   // p_i proportional to exp((l_i - l_max) / temperature), in double.
-  float max_logit = logits[order_[0]];
-  for (int64_t i = 1; i < kept; ++i) max_logit = std::max(max_logit, logits[order_[i]]);
+  float max_logit = logits[order[0]];
+  for (int64_t i = 1; i < kept; ++i) max_logit = std::max(max_logit, logits[order[i]]);
   total = 0;
-  for (int64_t i = 0; i < kept; ++i) total += (weights_[i] = weight(logits[order_[i]], max_logit));
+  for (int64_t i = 0; i < kept; ++i) total += (weights[i] = weight(logits[order[i]], max_logit));
   if (options_.min_p > 0) {  // weights are relative to the most likely token's (whose weight is 1)
     int64_t n = 0;
     for (int64_t i = 0; i < kept; ++i)
-      if (weights_[i] >= options_.min_p) order_[n] = order_[i], weights_[n++] = weights_[i];
+      if (weights[i] >= options_.min_p) order[n] = order[i], weights[n++] = weights[i];
     kept = n;
     total = 0;
-    for (int64_t i = 0; i < kept; ++i) total += weights_[i];
+    for (int64_t i = 0; i < kept; ++i) total += weights[i];
   }
   if (options_.top_p < 1) {  // the shortest most-likely prefix holding top_p of the mass
     double mass = 0;
     int64_t n = 0;
-    while (n < kept && mass < options_.top_p * total) mass += weights_[n++];
+    while (n < kept && mass < options_.top_p * total) mass += weights[n++];
     kept = n;
     total = mass;
   }
   return kept;
 }
 
-double Sampler::residual(int64_t kept, double total, int64_t at, const DraftDistribution* q) {
+double Sampler::residual(Scratch& s, int64_t kept, double total, int64_t at, const DraftDistribution* q) const {
   if (!q) {  // the point mass: p without the draft
-    if (at < kept) total -= weights_[at], weights_[at] = 0;
+    if (at < kept) total -= s.weights[at], s.weights[at] = 0;
     return total;
   }
-  if (q_scratch_.empty()) q_scratch_.assign(static_cast<size_t>(vocab_), 0.0);
-  for (size_t j = 0; j < q->ids.size(); ++j) {
-    DIFFTX_CHECK(q->ids[j] >= 0 && q->ids[j] < vocab_, "sampler: draft candidate ", q->ids[j],
-                 " is outside the vocabulary [0, ", vocab_, ")");
-    q_scratch_[q->ids[j]] = q->probs[j] * total;  // q on the weights' scale
-  }
+  DIFFTX_CHECK(q->probs.size() == q->ids.size(), "sampler: a draft distribution of ", q->ids.size(), " ids has ",
+               q->probs.size(), " probabilities");
+  for (int32_t id : q->ids)  // all checked before the scratch is written: it must be left zeros
+    DIFFTX_CHECK(id >= 0 && id < vocab_, "sampler: draft candidate ", id, " is outside the vocabulary [0, ", vocab_,
+                 ")");
+  for (size_t j = 0; j < q->ids.size(); ++j) s.q[q->ids[j]] = q->probs[j] * total;  // q on the weights' scale
   double left = 0;
-  for (int64_t i = 0; i < kept; ++i) left += std::max(0.0, weights_[i] - q_scratch_[order_[i]]);
+  for (int64_t i = 0; i < kept; ++i) left += std::max(0.0, s.weights[i] - s.q[s.order[i]]);
   if (left > 0)  // else p = q up to rounding, and a rejection only rounding's: p stands
-    for (int64_t i = 0; i < kept; ++i) weights_[i] = std::max(0.0, weights_[i] - q_scratch_[order_[i]]);
-  for (int32_t id : q->ids) q_scratch_[id] = 0;
+    for (int64_t i = 0; i < kept; ++i) s.weights[i] = std::max(0.0, s.weights[i] - s.q[s.order[i]]);
+  for (int32_t id : q->ids) s.q[id] = 0;
   return left > 0 ? left : total;
 }
 
-int32_t Sampler::pick(int64_t kept, double total) {
+int32_t Sampler::pick(const Scratch& s, int64_t kept, double total) {
   const double u = rng_.uniform() * total;
   double cumulative = 0;
   for (int64_t i = 0; i < kept; ++i) {
-    cumulative += weights_[i];
-    if (u < cumulative) return order_[i];
+    cumulative += s.weights[i];
+    if (u < cumulative) return s.order[i];
   }
   for (int64_t i = kept; i-- > 0;)  // u within rounding of the total: the last id with weight
-    if (weights_[i] > 0) return order_[i];
-  return order_[kept - 1];
+    if (s.weights[i] > 0) return s.order[i];
+  return s.order[kept - 1];
 }
 
 }  // namespace difftx::infer

@@ -39,16 +39,17 @@ class Sampler {
   Sampler(const SamplingOptions& options, int64_t vocab);
 
   // One id from logits [>= vocab], which are not modified. A non-finite logit is an error naming
-  // the token. The drawn id counts towards the penalties. No allocation. `allowed`, if given, is
-  // a bitset over [0, vocab) (bit i of word i / 64): only those ids are candidates, as if the
-  // others' logits were -infinity (an error when it allows none).
+  // the token. The drawn id counts towards the penalties. `allowed`, if given, is a bitset over
+  // [0, vocab) (bit i of word i / 64): only those ids are candidates, as if the others' logits
+  // were -infinity (an error when it allows none).
   // `draft` (>= 0): a token proposed by a drafter (speculative decoding), verified here, the one
   // place a draft is accepted or rejected: the draft is accepted when the returned id equals it.
   // Greedy returns the largest logit as without a draft. Sampling is rejection sampling against
   // the distribution q the draft was drawn from (`q`; null: the point mass q = 1 at the draft):
   // the draft is taken with probability min(1, p(draft) / q(draft)), else an id is drawn from
   // norm(max(0, p - q)), so the returned id follows p exactly as a draw without a draft does.
-  // (The first verification against a distribution allocates a scratch of vocab doubles.)
+  // A draw works in its thread's scratch (vocabulary-sized, allocated by the thread's first draw
+  // at that size): a sampler holds no memory of that size but its penalty counts.
   int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1,
                  const DraftDistribution* q = nullptr);
   // A draft model's next token for a sampled request: drawn from its logits with these options
@@ -60,26 +61,24 @@ class Sampler {
   int32_t take(const float* logits, int32_t id);
 
  private:
+  struct Scratch;  // sampler.cpp: the candidates, their weights, the penalised logits, q spread out
   // Temperature, top-k, min-p, top-p and the draw (with the draft's verification).
-  int32_t draw(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q);
-  // The candidates after temperature, top-k, min-p and top-p: order_[0, kept) with their
-  // unnormalised probabilities in weights_ (returned: kept; total: their sum). Not for greedy.
-  int64_t candidates(const float* logits, int64_t count, double& total);
-  // The candidates left after a rejected draft: weights_ become max(0, p - q) (q scaled to the
-  // weights' total); returns their sum, or leaves p and returns total where nothing is left.
-  double residual(int64_t kept, double total, int64_t at, const DraftDistribution* q);  // at: the draft's place
-  int32_t pick(int64_t kept, double total);  // a draw from weights_ over order_[0, kept)
-  double weight(float logit, float max_logit) const;  // exp((logit - max) / temperature)
+  int32_t draw(Scratch& s, const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q);
+  // The candidates after temperature, top-k, min-p and top-p: s.order[0, kept) with their
+  // unnormalised probabilities in s.weights (returned: kept; total: their sum). Not for greedy.
+  int64_t candidates(Scratch& s, const float* logits, int64_t count, double& total) const;
+  // The candidates left after a rejected draft (at: its place): the weights become max(0, p - q)
+  // (q scaled to the weights' total); returns their sum, or leaves p and returns total where
+  // nothing is left.
+  double residual(Scratch& s, int64_t kept, double total, int64_t at, const DraftDistribution* q) const;
+  int32_t pick(const Scratch& s, int64_t kept, double total);  // a draw from the weights of s.order[0, kept)
+  double weight(float logit, float max_logit) const;            // exp((logit - max) / temperature)
   void check_finite(const float* logits) const;
 
   SamplingOptions options_;
   int64_t vocab_;
   Rng rng_;
-  std::vector<int32_t> order_;   // candidate ids, most likely first once sorted
-  std::vector<double> weights_;  // unnormalised probabilities of order_
   std::vector<int32_t> counts_;  // times each id was drawn (penalties only)
-  std::vector<float> penalized_; // the logits after the penalties (penalties only)
-  std::vector<double> q_scratch_; // a draft distribution spread over the ids (verification only)
 };
 
 }  // namespace difftx::infer

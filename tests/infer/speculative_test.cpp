@@ -346,56 +346,102 @@ TEST(Speculative, SampledDrawWithADraftKeepsTheTargetDistribution) {
   }
 }
 
+// The sampler's distribution, written out: softmax of logits / temperature over the allowed ids
+// (empty: all), kept to the top_k likeliest, then those at least min_p as likely as the likeliest,
+// then the shortest likeliest prefix holding top_p of the mass.
+std::vector<double> filtered(const std::vector<float>& logits, const SamplingOptions& o,
+                             const std::vector<int32_t>& allowed = {}) {
+  std::vector<int32_t> ids = allowed;
+  if (ids.empty())
+    for (int32_t i = 0; i < static_cast<int32_t>(logits.size()); ++i) ids.push_back(i);
+  std::sort(ids.begin(), ids.end(), [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+  if (o.top_k > 0 && o.top_k < static_cast<int64_t>(ids.size())) ids.resize(o.top_k);
+  std::vector<double> w;
+  for (int32_t id : ids) w.push_back(std::exp((static_cast<double>(logits[id]) - logits[ids[0]]) / o.temperature));
+  size_t n = 0;
+  for (size_t i = 0; i < ids.size(); ++i)
+    if (w[i] >= o.min_p) ids[n] = ids[i], w[n++] = w[i];
+  double total = 0;
+  for (size_t i = 0; i < n; ++i) total += w[i];
+  double mass = 0;
+  size_t m = 0;
+  while (m < n && mass < o.top_p * total) mass += w[m++];
+  std::vector<double> p(logits.size(), 0.0);
+  for (size_t i = 0; i < m; ++i) p[ids[i]] = w[i] / mass;
+  return p;
+}
+
 // Drafts drawn from a draft model's own distribution (Sampler::propose) and verified against it
-// keep the target's distribution. 6 ids: q unlike p (other logits and temperature, mass on an id
-// outside the target's top-k); 100 ids: q truncated to its kDraftCandidates likeliest. 200k
-// draws each; chi-square below the 0.1% critical value (5 degrees of freedom 20.5, 99: 148.2),
-// drafts accepted as often as sum_i min(p_i, q_i), speculative sampling's rate. Verifying the
-// drafts as point masses (accepting with probability p(draft)) fails both checks.
+// keep the target's distribution: q unlike p (other logits and temperature, mass on ids outside
+// the target's top-k); q cut by its own top-k, min-p and top-p while the target draws among
+// the ids a constraint allows; 100 ids, q truncated to its kDraftCandidates likeliest. 200k draws
+// each; chi-square below the 0.1% critical value for the ids p allows, drafts
+// accepted as often as sum_i min(p_i, q_i), speculative sampling's rate, and each proposal's q
+// as written out. Verifying the drafts as point masses (accepting with probability p(draft))
+// fails the acceptance check; a residual of p, not max(0, p - q), the chi-square.
 TEST(Speculative, DraftsFromADistributionKeepTheTargetDistribution) {
   struct Case {
     std::vector<float> logits, draft_logits;
-    double temperature, draft_temperature;
-    int64_t top_k;
+    SamplingOptions target, draft;
+    std::vector<int32_t> allowed;  // empty: every id
   };
+  const std::vector<float> six = {1.0f, 2.5f, 0.2f, 1.7f, -0.5f, 0.9f};
+  const std::vector<float> six_draft = {2.0f, 0.5f, 1.0f, 0.3f, 1.5f, -1.0f};
+  std::vector<Case> cases(3);
+  cases[0] = {six, six_draft, {}, {}, {}};
+  cases[0].target.temperature = 0.9, cases[0].target.top_k = 5;
+  cases[0].draft.temperature = 1.3;
+  cases[1] = {six, six_draft, {}, {}, {0, 1, 3, 5}};
+  cases[1].target.temperature = 1.1;
+  cases[1].draft.temperature = 0.8, cases[1].draft.top_k = 4, cases[1].draft.min_p = 0.1, cases[1].draft.top_p = 0.95;
   Rng rng(11);
-  Case wide{{}, {}, 1.0, 1.2, 0};
   for (int i = 0; i < 100; ++i) {
-    wide.logits.push_back(static_cast<float>(3 * rng.uniform()));
-    wide.draft_logits.push_back(wide.logits.back() + static_cast<float>(rng.uniform() - 0.5));
+    cases[2].logits.push_back(static_cast<float>(3 * rng.uniform()));
+    cases[2].draft_logits.push_back(cases[2].logits.back() + static_cast<float>(rng.uniform() - 0.5));
   }
-  const std::vector<Case> cases = {
-      {{1.0f, 2.5f, 0.2f, 1.7f, -0.5f, 0.9f}, {2.0f, 0.5f, 1.0f, 0.3f, 1.5f, -1.0f}, 0.9, 1.3, 5}, wide};
+  cases[2].target.temperature = 1.0;
+  cases[2].draft.temperature = 1.2;
   constexpr int64_t kDraws = 200000;
-  for (const Case& c : cases) {
-    const auto V = static_cast<int64_t>(c.logits.size());
-    SamplingOptions o;
-    o.temperature = c.temperature;
-    o.top_k = c.top_k;
-    o.seed = 5 + V;
-    SamplingOptions d;
-    d.temperature = c.draft_temperature;
-    d.seed = 9 + V;
-    Sampler sampler(o, V), drafter(d, V);
-    const std::vector<double> p = target(c.logits, c.temperature, c.top_k ? c.top_k : V);
-    const auto kept = static_cast<size_t>(std::min(V, Sampler::kDraftCandidates));
-    const std::vector<double> q = target(c.draft_logits, c.draft_temperature, kept);
+  for (size_t c = 0; c < cases.size(); ++c) {
+    Case& k = cases[c];
+    const auto V = static_cast<int64_t>(k.logits.size());
+    k.target.seed = 5 + c;
+    k.draft.seed = 9 + c;
+    std::vector<uint64_t> allowed((V + 63) / 64, k.allowed.empty() ? ~uint64_t{0} : 0);
+    for (int32_t id : k.allowed) allowed[id / 64] |= uint64_t{1} << (id % 64);
+    Sampler sampler(k.target, V), drafter(k.draft, V);
+    const std::vector<double> p = filtered(k.logits, k.target, k.allowed);
+    std::vector<double> q = filtered(k.draft_logits, k.draft);  // then its kDraftCandidates likeliest
+    std::vector<double> ranked = q;
+    std::sort(ranked.rbegin(), ranked.rend());
+    if (static_cast<int64_t>(ranked.size()) > Sampler::kDraftCandidates) {
+      const double floor = ranked[Sampler::kDraftCandidates - 1];  // no ties among these logits
+      double mass = 0;
+      for (double& v : q) mass += (v = v >= floor ? v : 0.0);
+      for (double& v : q) v /= mass;
+    }
     std::vector<int64_t> counts(V, 0);
     int64_t accepted = 0;
     DraftDistribution dq;
     for (int64_t i = 0; i < kDraws; ++i) {
-      const int32_t draft = drafter.propose(c.draft_logits.data(), dq);
-      const int32_t id = sampler.sample(c.logits.data(), nullptr, draft, &dq);
+      const int32_t draft = drafter.propose(k.draft_logits.data(), dq);
+      const int32_t id = sampler.sample(k.logits.data(), allowed.data(), draft, &dq);
       ++counts[id];
       accepted += id == draft;
     }
-    ASSERT_EQ(dq.ids.size(), kept);
-    for (size_t j = 0; j < kept; ++j) EXPECT_NEAR(dq.probs[j], q[dq.ids[j]], 1e-12) << "candidate " << dq.ids[j];
-    EXPECT_LT(chi_square(counts, p, kDraws), V == 6 ? 20.5 : 148.2) << V << " ids";
+    ASSERT_EQ(dq.ids.size(), static_cast<size_t>(std::count_if(q.begin(), q.end(), [](double v) { return v > 0; })))
+        << "case " << c;
+    for (size_t j = 0; j < dq.ids.size(); ++j)
+      EXPECT_NEAR(dq.probs[j], q[dq.ids[j]], 1e-12) << "case " << c << ", candidate " << dq.ids[j];
+    // The 0.1% critical values of chi-square by degrees of freedom (the ids p allows, less one).
+    const std::map<int64_t, double> critical = {{3, 16.27}, {4, 18.47}, {99, 148.23}};
+    const auto dof = std::count_if(p.begin(), p.end(), [](double v) { return v > 0; }) - 1;
+    ASSERT_TRUE(critical.count(dof)) << dof;
+    EXPECT_LT(chi_square(counts, p, kDraws), critical.at(dof)) << "case " << c;
     double overlap = 0;
     for (int64_t i = 0; i < V; ++i) overlap += std::min(p[i], q[i]);
     const double sd = std::sqrt(overlap * (1 - overlap) / kDraws);
-    EXPECT_NEAR(static_cast<double>(accepted) / kDraws, overlap, 5 * sd) << V << " ids";
+    EXPECT_NEAR(static_cast<double>(accepted) / kDraws, overlap, 5 * sd) << "case " << c;
   }
 }
 
@@ -412,9 +458,20 @@ TEST(Speculative, GreedyProposalIsTheArgmax) {
   EXPECT_TRUE(q.ids.empty() && q.probs.empty());
 }
 
+// The i-th seed none of whose bits are set in splitmix64's increment (core/rng.h): for these,
+// seed ^ increment = seed + increment, so a draft stream seeded that way would replay the
+// target's draws one behind (its acceptance test using the draw that picked the draft).
+uint64_t seed_avoiding_the_increment(uint64_t i) {
+  constexpr uint64_t kIncrement = 0x9E3779B97F4A7C15ull;
+  uint64_t seed = 0;
+  for (int bit = 0; bit < 64 && i; ++bit)
+    if (!(kIncrement >> bit & 1)) seed |= (i & 1) << bit, i >>= 1;
+  return seed;
+}
+
 // Through the engine: a Markov chain over 4 ids as the forward (each row's logits depend on its
-// token), drafting up to 3 tokens as `o` says, 3 tokens per request, more than `min_accepted`
-// of the drafted tokens accepted. The joint distribution of
+// token), drafting up to 3 tokens as `o` says, 3 tokens per request (seeded as above), more than
+// `min_accepted` of the drafted tokens accepted. The joint distribution of
 // the 3 tokens over 12000 requests matches the chain's: chi-square over 64 cells below the 0.1%
 // critical value with 63 degrees of freedom (103.4). It CAN fail: accepting a draft whenever it
 // is the likeliest id, or drawing the residual with the draft kept, skews it far beyond that.
@@ -442,7 +499,7 @@ void expect_the_chains_distribution(EngineOptions o, double min_accepted, const 
     Request r{i % 2 ? std::vector<int32_t>{0, 0, 2, 2, 0, 0} : std::vector<int32_t>{0, 3, 3, 1, 0, 3}, {}, {}, {}};
     r.options.max_new_tokens = 3;
     r.options.sampling.temperature = 1;
-    r.options.sampling.seed = 1000 + static_cast<uint64_t>(i);
+    r.options.sampling.seed = seed_avoiding_the_increment(static_cast<uint64_t>(i));
     testing::submit_recorded(engine, r, streams[i]);
   }
   engine.run_until_idle();
@@ -484,6 +541,25 @@ TEST(Speculative, SampledDraftsOfADraftModelKeepTheChainsDistribution) {
   o.draft = DraftMode::model;
   o.draft_model = &draft;
   expect_the_chains_distribution(o, 0.4, "a draft model");
+}
+
+// A draft model whose logits are not finite (its weights scaled to infinity) drafts nothing: the
+// request decodes on as without a draft, greedy and sampled, never failing for a guess.
+TEST(Speculative, ADraftWithNonFiniteLogitsDraftsNothing) {
+  const Model model = typed_model(AttentionKind::baseline, WeightType::f32, 7);
+  const Model broken = testing::random_model(tiny_config(AttentionKind::baseline, 64), 8, INFINITY);
+  Request r = greedy_request(repeating_prompt(model.config.vocab_size), 12);
+  EngineOptions plain;
+  EngineOptions o = plain;
+  o.draft = DraftMode::model;
+  o.draft_model = &broken;
+  EngineStats st;
+  expect_same_stream(run(model, r, o, &st), run(model, r, plain), "greedy");
+  EXPECT_EQ(st.draft_tokens, 0);
+  r.options.sampling.temperature = 0.8;
+  const Stream sampled = run(model, r, o, &st);
+  EXPECT_EQ(sampled.ids().size(), 12u);
+  EXPECT_EQ(st.draft_tokens, 0);
 }
 
 TEST(Speculative, BadDraftOptionsAreErrors) {
