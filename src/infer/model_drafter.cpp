@@ -1,7 +1,6 @@
 #include "infer/model_drafter.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "core/error.h"
 
@@ -93,7 +92,7 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   // Its continuation, one row per drafted token; settle() keeps the accepted ones' rows. Logits
   // that are not all finite end the proposal there: a draft is a guess, never the request's error.
   const auto next = [&](const float* logits) -> int32_t {
-    if (!std::all_of(logits, logits + vocab_, [](float v) { return std::isfinite(v); })) return -1;
+    if (!Sampler::all_finite(logits, vocab_)) return -1;
     if (!sampler) return static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits);
     return sampler->propose(logits, out.q.emplace_back());
   };

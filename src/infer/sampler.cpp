@@ -57,9 +57,16 @@ double DraftDistribution::prob(int32_t id) const {
   return 0;
 }
 
+bool Sampler::all_finite(const float* logits, int64_t n) {
+  bool finite = true;
+  for (int64_t i = 0; i < n; ++i) finite &= std::isfinite(logits[i]);  // one pass the compiler vectorises
+  return finite;
+}
+
 void Sampler::check_finite(const float* logits) const {
-  for (int64_t i = 0; i < vocab_; ++i)
-    DIFFTX_CHECK(std::isfinite(logits[i]), "sampler: the logit of token ", i, " is ", logits[i], ", not finite");
+  if (all_finite(logits, vocab_)) return;
+  const int64_t i = std::find_if(logits, logits + vocab_, [](float v) { return !std::isfinite(v); }) - logits;
+  fail("sampler: the logit of token ", i, " is ", logits[i], ", not finite");
 }
 
 int32_t Sampler::sample(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q) {
@@ -87,17 +94,11 @@ int32_t Sampler::propose(const float* logits, DraftDistribution& q) {
   check_finite(logits);
   Scratch& s = Scratch::of_thread(vocab_);
   if (options_.temperature == 0) return draw(s, logits, nullptr, -1, nullptr);
-  std::iota(s.order.begin(), s.order.begin() + vocab_, 0);
+  // The options act within the likeliest few: no exp over the whole vocabulary per drafted token.
+  const int64_t few = std::min({vocab_, kDraftCandidates, options_.top_k > 0 ? options_.top_k : vocab_});
+  likeliest(s, logits, few);
   double total = 0;
-  int64_t kept = candidates(s, logits, vocab_, total);
-  if (kept > kDraftCandidates) {  // the likeliest: the weights follow the logits
-    std::nth_element(s.order.begin(), s.order.begin() + kDraftCandidates - 1, s.order.begin() + kept,
-                     MoreLikely{logits});
-    kept = kDraftCandidates;
-    const float max_logit = *std::max_element(logits, logits + vocab_);  // the likeliest is among them
-    total = 0;
-    for (int64_t i = 0; i < kept; ++i) total += (s.weights[i] = weight(logits[s.order[i]], max_logit));
-  }
+  const int64_t kept = candidates(s, logits, few, total);
   const int32_t id = pick(s, kept, total);
   for (int64_t i = 0; i < kept; ++i) {
     q.ids.push_back(s.order[i]);
@@ -139,6 +140,19 @@ int32_t Sampler::draw(Scratch& s, const float* logits, const uint64_t* allowed, 
     total = residual(s, kept, total, at, q);
   }
   return pick(s, kept, total);
+}
+
+void Sampler::likeliest(Scratch& s, const float* logits, int64_t count) const {
+  const MoreLikely more_likely{logits};
+  int64_t n = 0;
+  float floor = 0;  // once full, the least likely kept: an id at or below it is not likelier (ids ascend)
+  for (int32_t id = 0; id < vocab_; ++id) {
+    if (n == count && logits[id] <= floor) continue;  // most ids stop here
+    int64_t at = n < count ? n++ : n - 1;              // full: the last one goes
+    for (; at > 0 && more_likely(id, s.order[at - 1]); --at) s.order[at] = s.order[at - 1];
+    s.order[at] = id;
+    floor = logits[s.order[n - 1]];
+  }
 }
 
 double Sampler::weight(float logit, float max_logit) const {

@@ -52,13 +52,15 @@ class Sampler {
   // at that size): a sampler holds no memory of that size but its penalty counts.
   int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1,
                  const DraftDistribution* q = nullptr);
-  // A draft model's next token for a sampled request: drawn from its logits with these options
-  // (temperature, top-k, min-p, top-p; no penalties, no constraint) among the kDraftCandidates
-  // likeliest candidates, whose renormalised probabilities go to `q` for the verification. With
-  // temperature 0, the largest logit and q empty. Logits are checked as sample's.
+  // A draft model's next token for a sampled request: drawn from its logits' kDraftCandidates
+  // likeliest ids, with these options (temperature, top-k, min-p, top-p; no penalties, no
+  // constraint) applied within them; the renormalised probabilities go to `q` for the
+  // verification. With temperature 0, the largest logit and q empty. Logits are checked as
+  // sample's.
   int32_t propose(const float* logits, DraftDistribution& q);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
+  static bool all_finite(const float* logits, int64_t n);
 
  private:
   struct Scratch;  // sampler.cpp: the candidates, their weights, the penalised logits, q spread out
@@ -72,6 +74,7 @@ class Sampler {
   // nothing is left.
   double residual(Scratch& s, int64_t kept, double total, int64_t at, const DraftDistribution* q) const;
   int32_t pick(const Scratch& s, int64_t kept, double total);  // a draw from the weights of s.order[0, kept)
+  void likeliest(Scratch& s, const float* logits, int64_t count) const;  // into s.order[0, count), likeliest first
   double weight(float logit, float max_logit) const;            // exp((logit - max) / temperature)
   void check_finite(const float* logits) const;
 

@@ -374,7 +374,7 @@ std::vector<double> filtered(const std::vector<float>& logits, const SamplingOpt
 // Drafts drawn from a draft model's own distribution (Sampler::propose) and verified against it
 // keep the target's distribution: q unlike p (other logits and temperature, mass on ids outside
 // the target's top-k); q cut by its own top-k, min-p and top-p while the target draws among
-// the ids a constraint allows; 100 ids, q truncated to its kDraftCandidates likeliest. 200k draws
+// the ids a constraint allows; 100 ids, q within its kDraftCandidates likeliest. 200k draws
 // each; chi-square below the 0.1% critical value for the ids p allows, drafts
 // accepted as often as sum_i min(p_i, q_i), speculative sampling's rate, and each proposal's q
 // as written out. Verifying the drafts as point masses (accepting with probability p(draft))
@@ -400,7 +400,7 @@ TEST(Speculative, DraftsFromADistributionKeepTheTargetDistribution) {
     cases[2].draft_logits.push_back(cases[2].logits.back() + static_cast<float>(rng.uniform() - 0.5));
   }
   cases[2].target.temperature = 1.0;
-  cases[2].draft.temperature = 1.2;
+  cases[2].draft.temperature = 1.2, cases[2].draft.top_p = 0.9;
   constexpr int64_t kDraws = 200000;
   for (size_t c = 0; c < cases.size(); ++c) {
     Case& k = cases[c];
@@ -411,15 +411,12 @@ TEST(Speculative, DraftsFromADistributionKeepTheTargetDistribution) {
     for (int32_t id : k.allowed) allowed[id / 64] |= uint64_t{1} << (id % 64);
     Sampler sampler(k.target, V), drafter(k.draft, V);
     const std::vector<double> p = filtered(k.logits, k.target, k.allowed);
-    std::vector<double> q = filtered(k.draft_logits, k.draft);  // then its kDraftCandidates likeliest
-    std::vector<double> ranked = q;
-    std::sort(ranked.rbegin(), ranked.rend());
-    if (static_cast<int64_t>(ranked.size()) > Sampler::kDraftCandidates) {
-      const double floor = ranked[Sampler::kDraftCandidates - 1];  // no ties among these logits
-      double mass = 0;
-      for (double& v : q) mass += (v = v >= floor ? v : 0.0);
-      for (double& v : q) v /= mass;
-    }
+    // q: the draft's options within its kDraftCandidates likeliest ids (no ties among these logits).
+    std::vector<int32_t> likeliest(V);
+    for (int32_t i = 0; i < V; ++i) likeliest[i] = i;
+    std::sort(likeliest.begin(), likeliest.end(), [&](int32_t a, int32_t b) { return k.draft_logits[a] > k.draft_logits[b]; });
+    likeliest.resize(std::min(V, Sampler::kDraftCandidates));
+    const std::vector<double> q = filtered(k.draft_logits, k.draft, likeliest);
     std::vector<int64_t> counts(V, 0);
     int64_t accepted = 0;
     DraftDistribution dq;
