@@ -91,10 +91,14 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   for (int64_t p = done; p < n; ++p) rows_.push_back({tokens[p], p, 0, p + 1 == n});
   // Its continuation, one row per drafted token; settle() keeps the accepted ones' rows. Logits
   // that are not all finite end the proposal there: a draft is a guess, never the request's error.
+  DraftDistribution q;
   const auto next = [&](const float* logits) -> int32_t {
-    if (!Sampler::all_finite(logits, vocab_)) return -1;
-    if (!sampler) return static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits);
-    return sampler->propose(logits, out.q.emplace_back());
+    if (!sampler)
+      return Sampler::all_finite(logits, vocab_) ? static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits)
+                                                 : -1;
+    const int32_t token = sampler->propose(logits, q);
+    if (token >= 0) out.q.push_back(q);
+    return token;
   };
   for (int32_t token = next(run(seq, rows_)); token >= 0;) {
     out.tokens.push_back(token);

@@ -58,9 +58,9 @@ double DraftDistribution::prob(int32_t id) const {
 }
 
 bool Sampler::all_finite(const float* logits, int64_t n) {
-  bool finite = true;
-  for (int64_t i = 0; i < n; ++i) finite &= std::isfinite(logits[i]);  // one pass the compiler vectorises
-  return finite;
+  int bad = 0;  // an int, not a bool: GCC vectorises this form
+  for (int64_t i = 0; i < n; ++i) bad |= !std::isfinite(logits[i]);
+  return !bad;
 }
 
 void Sampler::check_finite(const float* logits) const {
@@ -91,7 +91,7 @@ int32_t Sampler::take(const float* logits, int32_t id) {
 int32_t Sampler::propose(const float* logits, DraftDistribution& q) {
   q.ids.clear();
   q.probs.clear();
-  check_finite(logits);
+  if (!all_finite(logits, vocab_)) return -1;
   Scratch& s = Scratch::of_thread(vocab_);
   if (options_.temperature == 0) return draw(s, logits, nullptr, -1, nullptr);
   // The options act within the likeliest few: no exp over the whole vocabulary per drafted token.
@@ -142,6 +142,9 @@ int32_t Sampler::draw(Scratch& s, const float* logits, const uint64_t* allowed, 
   return pick(s, kept, total);
 }
 
+// One pass, each id compared with the least likely kept; the few likelier are inserted in order
+// (about count ln(vocab / count) of them for a model's logits; every one, count * vocab moves,
+// only for logits that rise with the id).
 void Sampler::likeliest(Scratch& s, const float* logits, int64_t count) const {
   const MoreLikely more_likely{logits};
   int64_t n = 0;

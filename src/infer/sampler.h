@@ -55,12 +55,12 @@ class Sampler {
   // A draft model's next token for a sampled request: drawn from its logits' kDraftCandidates
   // likeliest ids, with these options (temperature, top-k, min-p, top-p; no penalties, no
   // constraint) applied within them; the renormalised probabilities go to `q` for the
-  // verification. With temperature 0, the largest logit and q empty. Logits are checked as
-  // sample's.
+  // verification. With temperature 0, the largest logit and q empty. -1 (q empty) where a logit
+  // is not finite: no draft from those.
   int32_t propose(const float* logits, DraftDistribution& q);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
-  static bool all_finite(const float* logits, int64_t n);
+  static bool all_finite(const float* logits, int64_t n);  // every one of logits[0, n) finite
 
  private:
   struct Scratch;  // sampler.cpp: the candidates, their weights, the penalised logits, q spread out

@@ -442,8 +442,9 @@ TEST(Speculative, DraftsFromADistributionKeepTheTargetDistribution) {
   }
 }
 
-// A greedy draft sampler proposes the largest logit with no distribution (the point mass).
-TEST(Speculative, GreedyProposalIsTheArgmax) {
+// A greedy draft sampler proposes the largest logit with no distribution (the point mass); logits
+// that are not all finite give no draft.
+TEST(Speculative, GreedyProposalIsTheArgmaxAndNonFiniteLogitsNone) {
   SamplingOptions o;
   o.temperature = 0;
   Sampler sampler(o, 4);
@@ -453,6 +454,12 @@ TEST(Speculative, GreedyProposalIsTheArgmax) {
   const std::vector<float> logits = {0.5f, 2.0f, 2.0f, -1.0f};
   EXPECT_EQ(sampler.propose(logits.data(), q), 1);
   EXPECT_TRUE(q.ids.empty() && q.probs.empty());
+  // Logits that are not all finite give no draft, greedy or sampled.
+  const std::vector<float> broken = {0.5f, NAN, 2.0f, -1.0f};
+  EXPECT_EQ(sampler.propose(broken.data(), q), -1);
+  o.temperature = 0.8;
+  EXPECT_EQ(Sampler(o, 4).propose(broken.data(), q), -1);
+  EXPECT_TRUE(q.ids.empty());
 }
 
 // The i-th seed none of whose bits are set in splitmix64's increment (core/rng.h): for these,
