@@ -16,9 +16,9 @@ const model::Model& decoder_only(const model::Model& model) {
 
 ModelDrafter::ModelDrafter(const model::Model& model, int64_t vocab, kernels::KvStorage kv, int64_t kv_tokens,
                            int64_t context, int64_t max_rows)
-    : vocab_(vocab),
-      context_(std::min(context, model.config.max_position_embeddings)),
+    : context_(std::min(context, model.config.max_position_embeddings)),
       max_rows_(max_rows),
+      greedy_(SamplingOptions{.temperature = 0}, vocab),
       pool_(*decoder_only(model).backend, model.config, kv, kBlockTokens,
             std::max<int64_t>(1, (kv_tokens + kBlockTokens - 1) / kBlockTokens)),
       kv_(kv_cache_groups(model.config), pool_, 0, false),
@@ -93,11 +93,8 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   // that are not all finite end the proposal there: a draft is a guess, never the request's error.
   DraftDistribution q;
   const auto next = [&](const float* logits) -> int32_t {
-    if (!sampler)
-      return Sampler::all_finite(logits, vocab_) ? static_cast<int32_t>(std::max_element(logits, logits + vocab_) - logits)
-                                                 : -1;
-    const int32_t token = sampler->propose(logits, q);
-    if (token >= 0) out.q.push_back(q);
+    const int32_t token = (sampler ? sampler : &greedy_)->propose(logits, q);
+    if (sampler && token >= 0) out.q.push_back(q);
     return token;
   };
   for (int32_t token = next(run(seq, rows_)); token >= 0;) {

@@ -1,7 +1,7 @@
 // A draft model as a drafter: a smaller model with the target's vocabulary proposes its
-// continuation of each sequence: its greedy one, or for a sampled request one drawn from its
-// own distribution under the request's options (Sampler::propose), which the verification uses. It keeps its own paged KV cache per sequence (the sequence's
-// tokens so far; drafted tokens' rows are rolled back after each proposal, as they are only
+// continuation of each sequence (Sampler::propose): its greedy one, or for a sampled request one
+// drawn from its own distribution under the request's options, which the verification uses. It
+// keeps its own paged KV cache per sequence (the sequence's tokens so far; drafted tokens' rows are rolled back after each proposal, as they are only
 // guesses), reads the prompt with the target's prefill, catches up on the tokens the target
 // accepted in one batch, then decodes one row per drafted token. The drafted rows stay until the
 // next proposal for the sequence, which keeps those of the tokens the target accepted and rolls
@@ -47,7 +47,8 @@ class ModelDrafter : public Drafter {
   // Runs the rows of `seq`; the last row's logits (null where no row asks for them).
   const float* run(uint64_t seq, std::span<const BatchRow> rows);
 
-  int64_t vocab_, context_, max_rows_;
+  int64_t context_, max_rows_;
+  Sampler greedy_;  // proposes for requests without a sampler of their own
   KvPool pool_;
   KvCacheManager kv_;
   BatchForward forward_;

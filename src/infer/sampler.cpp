@@ -158,10 +158,6 @@ void Sampler::likeliest(Scratch& s, const float* logits, int64_t count) const {
   }
 }
 
-double Sampler::weight(float logit, float max_logit) const {
-  return std::exp((static_cast<double>(logit) - max_logit) / options_.temperature);
-}
-
 int64_t Sampler::candidates(Scratch& s, const float* logits, int64_t count, double& total) const {
   const MoreLikely more_likely{logits};
   std::vector<int32_t>& order = s.order;
@@ -177,7 +173,8 @@ int64_t Sampler::candidates(Scratch& s, const float* logits, int64_t count, doub
   float max_logit = logits[order[0]];
   for (int64_t i = 1; i < kept; ++i) max_logit = std::max(max_logit, logits[order[i]]);
   total = 0;
-  for (int64_t i = 0; i < kept; ++i) total += (weights[i] = weight(logits[order[i]], max_logit));
+  for (int64_t i = 0; i < kept; ++i)
+    total += (weights[i] = std::exp((static_cast<double>(logits[order[i]]) - max_logit) / options_.temperature));
   if (options_.min_p > 0) {  // weights are relative to the most likely token's (whose weight is 1)
     int64_t n = 0;
     for (int64_t i = 0; i < kept; ++i)

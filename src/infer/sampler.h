@@ -75,7 +75,6 @@ class Sampler {
   double residual(Scratch& s, int64_t kept, double total, int64_t at, const DraftDistribution* q) const;
   int32_t pick(const Scratch& s, int64_t kept, double total);  // a draw from the weights of s.order[0, kept)
   void likeliest(Scratch& s, const float* logits, int64_t count) const;  // into s.order[0, count), likeliest first
-  double weight(float logit, float max_logit) const;            // exp((logit - max) / temperature)
   void check_finite(const float* logits) const;
 
   SamplingOptions options_;

@@ -306,46 +306,6 @@ double chi_square(const std::vector<int64_t>& counts, const std::vector<double>&
   return chi;
 }
 
-// Softmax of logits / temperature over the top_k most likely ids (the sampler's distribution).
-std::vector<double> target(const std::vector<float>& logits, double temperature, size_t top_k) {
-  std::vector<size_t> order(logits.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return logits[a] > logits[b]; });
-  std::vector<double> p(logits.size(), 0.0);
-  double total = 0;
-  for (size_t i = 0; i < top_k; ++i) total += p[order[i]] = std::exp(logits[order[i]] / temperature);
-  for (double& v : p) v /= total;
-  return p;
-}
-
-// One draw with a draft follows p whatever the draft: the likeliest id, an unlikely one, one
-// outside the top-k. 200k draws over 6 ids; the 0.1% critical value of chi-square with 5 degrees
-// of freedom is 20.5. A residual that kept the draft (p instead of p without it) is off by
-// chi-square in the thousands.
-TEST(Speculative, SampledDrawWithADraftKeepsTheTargetDistribution) {
-  const std::vector<float> logits = {1.0f, 2.5f, 0.2f, 1.7f, -0.5f, 0.9f};
-  constexpr int64_t kDraws = 200000;
-  for (int32_t draft : {1, 4, 2}) {
-    SamplingOptions o;
-    o.temperature = 0.9;
-    o.top_k = 5;  // id 4 is outside: never drawn, never accepted
-    o.seed = 3 + draft;
-    Sampler sampler(o, 6);
-    std::vector<int64_t> counts(6, 0);
-    int64_t accepted = 0;
-    for (int64_t i = 0; i < kDraws; ++i) {
-      const int32_t id = sampler.sample(logits.data(), nullptr, draft);
-      ++counts[id];
-      accepted += id == draft;
-    }
-    const std::vector<double> p = target(logits, o.temperature, 5);
-    EXPECT_LT(chi_square(counts, p, kDraws), 20.5) << "draft " << draft;
-    // Accepted as often as p(draft): within 5 standard deviations.
-    const double sd = std::sqrt(p[draft] * (1 - p[draft]) / kDraws);
-    EXPECT_NEAR(static_cast<double>(accepted) / kDraws, p[draft], 5 * sd + 1e-12) << "draft " << draft;
-  }
-}
-
 // The sampler's distribution, written out: softmax of logits / temperature over the allowed ids
 // (empty: all), kept to the top_k likeliest, then those at least min_p as likely as the likeliest,
 // then the shortest likeliest prefix holding top_p of the mass.
@@ -369,6 +329,34 @@ std::vector<double> filtered(const std::vector<float>& logits, const SamplingOpt
   std::vector<double> p(logits.size(), 0.0);
   for (size_t i = 0; i < m; ++i) p[ids[i]] = w[i] / mass;
   return p;
+}
+
+// One draw with a draft follows p whatever the draft: the likeliest id, an unlikely one, one
+// outside the top-k. 200k draws over 6 ids; the 0.1% critical value of chi-square with 5 degrees
+// of freedom is 20.5. A residual that kept the draft (p instead of p without it) is off by
+// chi-square in the thousands.
+TEST(Speculative, SampledDrawWithADraftKeepsTheTargetDistribution) {
+  const std::vector<float> logits = {1.0f, 2.5f, 0.2f, 1.7f, -0.5f, 0.9f};
+  constexpr int64_t kDraws = 200000;
+  for (int32_t draft : {1, 4, 2}) {
+    SamplingOptions o;
+    o.temperature = 0.9;
+    o.top_k = 5;  // id 4 is outside: never drawn, never accepted
+    o.seed = 3 + draft;
+    Sampler sampler(o, 6);
+    std::vector<int64_t> counts(6, 0);
+    int64_t accepted = 0;
+    for (int64_t i = 0; i < kDraws; ++i) {
+      const int32_t id = sampler.sample(logits.data(), nullptr, draft);
+      ++counts[id];
+      accepted += id == draft;
+    }
+    const std::vector<double> p = filtered(logits, o);
+    EXPECT_LT(chi_square(counts, p, kDraws), 20.5) << "draft " << draft;
+    // Accepted as often as p(draft): within 5 standard deviations.
+    const double sd = std::sqrt(p[draft] * (1 - p[draft]) / kDraws);
+    EXPECT_NEAR(static_cast<double>(accepted) / kDraws, p[draft], 5 * sd + 1e-12) << "draft " << draft;
+  }
 }
 
 // Drafts drawn from a draft model's own distribution (Sampler::propose) and verified against it
@@ -520,7 +508,9 @@ void expect_the_chains_distribution(EngineOptions o, double min_accepted, const 
       ++n;
     }
     std::vector<double> p(V * V * V);
-    const auto prob = [&](int from, int to) { return target({table[from], table[from] + V}, 1.0, V)[to]; };
+    SamplingOptions at_one;
+    at_one.temperature = 1;
+    const auto prob = [&](int from, int to) { return filtered({table[from], table[from] + V}, at_one)[to]; };
     for (int a = 0; a < V; ++a)
       for (int b = 0; b < V; ++b)
         for (int c = 0; c < V; ++c) p[(a * V + b) * V + c] = prob(last, a) * prob(a, b) * prob(b, c);
