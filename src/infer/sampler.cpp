@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "core/error.h"
@@ -142,20 +143,28 @@ int32_t Sampler::draw(Scratch& s, const float* logits, const uint64_t* allowed, 
   return pick(s, kept, total);
 }
 
-// One pass, each id compared with the least likely kept; the few likelier are inserted in order
-// (about count ln(vocab / count) of them for a model's logits; every one, count * vocab moves,
-// only for logits that rise with the id).
+// One pass: ids likelier than the floor gather in a buffer; when it is full, the `count`
+// likeliest stay and the floor rises to the least of them. An id at or below the floor is not
+// likelier than any kept one (ids ascend), so most ids stop at one comparison, and logits in any
+// order (rising with the id at worst) cost one partition of the buffer per (room - count) ids.
 void Sampler::likeliest(Scratch& s, const float* logits, int64_t count) const {
   const MoreLikely more_likely{logits};
+  const auto order = s.order.begin();
+  const int64_t room = std::min(vocab_, 16 * count);
+  const auto keep = [&](int64_t n) { std::nth_element(order, order + count - 1, order + n, more_likely); };
   int64_t n = 0;
-  float floor = 0;  // once full, the least likely kept: an id at or below it is not likelier (ids ascend)
+  float floor = -std::numeric_limits<float>::infinity();  // logits are finite here
   for (int32_t id = 0; id < vocab_; ++id) {
-    if (n == count && logits[id] <= floor) continue;  // most ids stop here
-    int64_t at = n < count ? n++ : n - 1;              // full: the last one goes
-    for (; at > 0 && more_likely(id, s.order[at - 1]); --at) s.order[at] = s.order[at - 1];
-    s.order[at] = id;
-    floor = logits[s.order[n - 1]];
+    if (logits[id] <= floor) continue;
+    order[n++] = id;
+    if (n == room) {
+      keep(n);
+      n = count;
+      floor = logits[order[count - 1]];
+    }
   }
+  if (n > count) keep(n);
+  std::sort(order, order + count, more_likely);  // likeliest first
 }
 
 int64_t Sampler::candidates(Scratch& s, const float* logits, int64_t count, double& total) const {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <string>
 
 #include "core/rng.h"
@@ -448,6 +449,35 @@ TEST(Speculative, GreedyProposalIsTheArgmaxAndNonFiniteLogitsNone) {
   o.temperature = 0.8;
   EXPECT_EQ(Sampler(o, 4).propose(broken.data(), q), -1);
   EXPECT_TRUE(q.ids.empty());
+}
+
+// A sampled proposal's candidates are the kDraftCandidates likeliest ids, likeliest first (the
+// larger logit, then the lower id), whatever order the logits come in: rising with the id (each
+// id likelier than every kept one), falling, all equal, in runs of ties, and random.
+TEST(Speculative, ProposalCandidatesAreTheLikeliestInAnyOrder) {
+  constexpr int32_t V = 1000;
+  Rng rng(3);
+  std::vector<std::vector<float>> arrangements(5, std::vector<float>(V));
+  for (int32_t i = 0; i < V; ++i) {
+    arrangements[0][i] = 0.01f * i;
+    arrangements[1][i] = -0.01f * i;
+    arrangements[2][i] = 1.0f;
+    arrangements[3][i] = static_cast<float>(i % 7);
+    arrangements[4][i] = static_cast<float>(4 * rng.uniform());
+  }
+  SamplingOptions o;
+  o.temperature = 1000;  // q keeps every candidate
+  Sampler sampler(o, V);
+  for (size_t a = 0; a < arrangements.size(); ++a) {
+    const std::vector<float>& logits = arrangements[a];
+    std::vector<int32_t> expected(V);
+    std::iota(expected.begin(), expected.end(), 0);
+    std::stable_sort(expected.begin(), expected.end(), [&](int32_t x, int32_t y) { return logits[x] > logits[y]; });
+    expected.resize(Sampler::kDraftCandidates);
+    DraftDistribution q;
+    ASSERT_GE(sampler.propose(logits.data(), q), 0);
+    EXPECT_EQ(q.ids, expected) << "arrangement " << a;
+  }
 }
 
 // The i-th seed none of whose bits are set in splitmix64's increment (core/rng.h): for these,
