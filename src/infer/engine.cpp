@@ -131,8 +131,11 @@ Engine::RequestId Engine::submit(Request r) {
   auto seq = std::make_unique<Sequence>(id, std::move(r), state_->vocab);
   seq->draft_mode = draft;
   seq->draft_tokens = draft_tokens;
-  if (draft == DraftMode::model && seq->request.options.sampling.temperature > 0) {
-    SamplingOptions drafting = seq->request.options.sampling;
+  // A draft model proposes under the request's options where they change its choice: sampled,
+  // or biased (else the greedy proposal of ModelDrafter serves).
+  const SamplingOptions& sampling = seq->request.options.sampling;
+  if (draft == DraftMode::model && (sampling.temperature > 0 || !sampling.logit_bias.empty())) {
+    SamplingOptions drafting = sampling;
     // Its own stream of draws, unrelated to the target's (splitmix64's state is a counter: a seed
     // one step away would replay the target's draws one behind).
     drafting.seed = derive_rng(drafting.seed, {kDraftStream}).next_u64();

@@ -23,7 +23,7 @@ struct MoreLikely {
 struct Sampler::Scratch {
   std::vector<int32_t> order;   // candidate ids, most likely first once sorted
   std::vector<double> weights;  // unnormalised probabilities of order
-  std::vector<float> penalized; // the logits after the penalties
+  std::vector<float> adjusted;  // the logits after the bias and penalties
   std::vector<double> q;        // a draft distribution spread over the ids; zeros between calls
 
   static Scratch& of_thread(int64_t vocab) {
@@ -31,7 +31,7 @@ struct Sampler::Scratch {
     if (static_cast<int64_t>(s.order.size()) < vocab) {
       s.order.resize(vocab);
       s.weights.resize(vocab);
-      s.penalized.resize(vocab);
+      s.adjusted.resize(vocab);
       s.q.resize(vocab, 0.0);
     }
     return s;
@@ -49,6 +49,15 @@ Sampler::Sampler(const SamplingOptions& o, int64_t vocab) : options_(o), vocab_(
                " must be in [-2, 2]");
   DIFFTX_CHECK(o.frequency_penalty >= -2 && o.frequency_penalty <= 2, "frequency_penalty ", o.frequency_penalty,
                " must be in [-2, 2]");
+  std::vector<std::pair<int32_t, float>> bias = o.logit_bias;
+  std::sort(bias.begin(), bias.end());
+  for (size_t i = 0; i < bias.size(); ++i) {
+    const auto [id, b] = bias[i];
+    DIFFTX_CHECK(id >= 0 && id < vocab, "logit_bias: token ", id, " is outside the vocabulary [0, ", vocab, ")");
+    DIFFTX_CHECK(i == 0 || bias[i - 1].first != id, "logit_bias: token ", id, " is given twice");
+    DIFFTX_CHECK(std::isfinite(b) && b >= -100 && b <= 100, "logit_bias: the bias of token ", id, " is ", b,
+                 ", not in [-100, 100]");
+  }
   if (penalized(o)) counts_.assign(vocab, 0);
 }
 
@@ -70,15 +79,24 @@ void Sampler::check_finite(const float* logits) const {
   fail("sampler: the logit of token ", i, " is ", logits[i], ", not finite");
 }
 
+const float* Sampler::adjusted(Scratch& s, const float* logits) const {
+  if (counts_.empty() && options_.logit_bias.empty()) return logits;
+  if (counts_.empty()) {
+    std::copy(logits, logits + vocab_, s.adjusted.begin());
+  } else {
+    for (int64_t i = 0; i < vocab_; ++i)
+      s.adjusted[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
+                                         (counts_[i] > 0 ? options_.presence_penalty : 0.0));
+  }
+  for (const auto [id, bias] : options_.logit_bias) s.adjusted[id] += bias;
+  return s.adjusted.data();
+}
+
 int32_t Sampler::sample(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q) {
   check_finite(logits);
   Scratch& s = Scratch::of_thread(vocab_);
-  if (counts_.empty()) return draw(s, logits, allowed, draft, q);
-  for (int64_t i = 0; i < vocab_; ++i)
-    s.penalized[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
-                                        (counts_[i] > 0 ? options_.presence_penalty : 0.0));
-  const int32_t id = draw(s, s.penalized.data(), allowed, draft, q);
-  ++counts_[id];
+  const int32_t id = draw(s, adjusted(s, logits), allowed, draft, q);
+  if (!counts_.empty()) ++counts_[id];
   return id;
 }
 
@@ -94,6 +112,7 @@ int32_t Sampler::propose(const float* logits, DraftDistribution& q) {
   q.probs.clear();
   if (!all_finite(logits, vocab_)) return -1;
   Scratch& s = Scratch::of_thread(vocab_);
+  logits = adjusted(s, logits);
   if (options_.temperature == 0) return draw(s, logits, nullptr, -1, nullptr);
   // The options act within the likeliest few: no exp over the whole vocabulary per drafted token.
   const int64_t few = std::min({vocab_, kDraftCandidates, options_.top_k > 0 ? options_.top_k : vocab_});

@@ -1,8 +1,9 @@
-// Next-token sampling from logits: presence and frequency penalties over the tokens drawn so far,
-// temperature, top-k, top-p (nucleus) and min-p, seeded so that the same seed and logits give the
+// Next-token sampling from logits: a bias per token, presence and frequency penalties over the
+// tokens drawn so far, temperature, top-k, top-p (nucleus) and min-p, seeded so that the same seed and logits give the
 // same tokens on every machine (core/rng.h).
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/rng.h"
@@ -19,6 +20,10 @@ struct SamplingOptions {
   // the token was drawn so far; each in [-2, 2], 0 = off.
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
+  // OpenAI's logit_bias: (id, bias) pairs, each bias added to its token's logit before the
+  // penalties and everything after (-100 bans the token, +100 all but forces it); each id once,
+  // biases in [-100, 100]. Drafts of a draft model see them too.
+  std::vector<std::pair<int32_t, float>> logit_bias;
 };
 
 // The distribution a drafted token was drawn from (speculative decoding's sampled drafting,
@@ -38,8 +43,8 @@ class Sampler {
   // tokens: those are never drawn). Bad options are errors naming the option.
   Sampler(const SamplingOptions& options, int64_t vocab);
 
-  // One id from logits [>= vocab], which are not modified. A non-finite logit is an error naming
-  // the token. The drawn id counts towards the penalties. `allowed`, if given, is a bitset over
+  // One id from logits [>= vocab], which are not modified (the bias and penalties act on a copy).
+  // A non-finite logit is an error naming the token. The drawn id counts towards the penalties. `allowed`, if given, is a bitset over
   // [0, vocab) (bit i of word i / 64): only those ids are candidates, as if the others' logits
   // were -infinity (an error when it allows none).
   // `draft` (>= 0): a token proposed by a drafter (speculative decoding), verified here, the one
@@ -53,8 +58,8 @@ class Sampler {
   int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1,
                  const DraftDistribution* q = nullptr);
   // A draft model's next token for a sampled request: drawn from its logits' kDraftCandidates
-  // likeliest ids, with these options (temperature, top-k, min-p, top-p; no penalties, no
-  // constraint) applied within them; the renormalised probabilities go to `q` for the
+  // likeliest ids, with these options (the bias, temperature, top-k, min-p, top-p; no
+  // penalties, no constraint) applied within them; the renormalised probabilities go to `q` for the
   // verification. With temperature 0, the largest logit and q empty. -1 (q empty) where a logit
   // is not finite: no draft from those.
   int32_t propose(const float* logits, DraftDistribution& q);
@@ -63,7 +68,10 @@ class Sampler {
   static bool all_finite(const float* logits, int64_t n);  // every one of logits[0, n) finite
 
  private:
-  struct Scratch;  // sampler.cpp: the candidates, their weights, the penalised logits, q spread out
+  struct Scratch;  // sampler.cpp: the candidates, their weights, the adjusted logits, q spread out
+  // The logits with the bias and penalties applied (in the scratch), or the logits themselves
+  // where there are none.
+  const float* adjusted(Scratch& s, const float* logits) const;
   // Temperature, top-k, min-p, top-p and the draw (with the draft's verification).
   int32_t draw(Scratch& s, const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q);
   // The candidates after temperature, top-k, min-p and top-p: s.order[0, kept) with their

@@ -35,9 +35,9 @@ struct Sequence {
   std::unique_ptr<TokenConstraint> constraint;  // none: any token
   // Speculative decoding: the mode and most tokens per step (the engine's defaults resolved),
   // and the tokens drafted for the step being run (its rows after the last token's); the
-  // sampling stage leaves there the accepted ones. A sampled request with a draft model has a
-  // sampler of its own for the drafts (its options, another seed): the draft model draws from
-  // its distribution (Sampler::propose).
+  // sampling stage leaves there the accepted ones. A sampled (or biased) request with a draft
+  // model has a sampler of its own for the drafts (its options, another seed): the draft model
+  // draws from its distribution (Sampler::propose).
   DraftMode draft_mode = DraftMode::none;
   int64_t draft_tokens = 0;
   Draft draft;

@@ -1,5 +1,6 @@
 #include "serve/request_parse.h"
 
+#include <algorithm>
 #include <set>
 
 #include "io/json_file.h"
@@ -32,11 +33,29 @@ void check_model(const Fields& f, const ServeLimits& limits) {
                    "model", "model_not_found");
 }
 
-void check_empty_object(const Fields& f, const std::string& key) {
-  const json* v = f.find(key);
-  if (!v) return;
-  if (!v->is_object()) bad_param(key, "'" + key + "' must be an object, not " + json_type_name(*v));
-  if (!v->empty()) unsupported(key, "a non-empty '" + key + "'");
+// OpenAI's logit_bias: {"token id": bias}, ids in [0, vocab_size) written in decimal, biases
+// numbers in [-100, 100].
+std::vector<std::pair<int32_t, float>> parse_logit_bias(const Fields& f, int64_t vocab_size) {
+  const json* v = f.find("logit_bias");
+  if (!v) return {};
+  if (!v->is_object()) bad_param("logit_bias", "'logit_bias' must be an object, not " + json_type_name(*v));
+  std::vector<std::pair<int32_t, float>> bias;
+  std::set<int64_t> seen;
+  for (const auto& [key, value] : v->items()) {
+    const bool digits = !key.empty() && key.size() <= 10 && std::all_of(key.begin(), key.end(), [](char c) {
+      return c >= '0' && c <= '9';
+    });
+    const int64_t id = digits ? std::stoll(key) : -1;
+    if (id < 0 || id >= vocab_size)
+      bad_param("logit_bias", concat("'logit_bias' keys must be token ids in [0, ", vocab_size, "), not \"",
+                                     key.substr(0, 64), "\""));
+    if (!seen.insert(id).second) bad_param("logit_bias", concat("'logit_bias' names token ", id, " twice"));
+    if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100))
+      bad_param("logit_bias", concat("'logit_bias' values must be numbers in [-100, 100]; token ", id, " has ",
+                                     value.dump().substr(0, 64)));
+    bias.emplace_back(static_cast<int32_t>(id), value.get<float>());
+  }
+  return bias;
 }
 
 std::vector<std::string> parse_stop(const Fields& f) {
@@ -104,7 +123,7 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
     p.include_usage = options.boolean("include_usage").value_or(false);
     if (!p.stream) bad_param("stream_options", "'stream_options' is only allowed when 'stream' is true");
   }
-  check_empty_object(f, "logit_bias");
+  s.logit_bias = parse_logit_bias(f, limits.vocab_size);
   parse_draft(f, limits, p.options);
   return p;
 }

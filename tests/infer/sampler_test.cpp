@@ -1,7 +1,8 @@
 // Sampling: greedy is the argmax whatever the seed; a seed fixes the draws; temperature, top-k,
 // top-p and min-p give the distributions they promise; the presence and frequency penalties
-// lower the logits of drawn tokens as OpenAI defines them (frequencies over many seeded draws against
-// the renormalised probabilities computed here in double).
+// lower the logits of drawn tokens as OpenAI defines them; a logit bias moves its tokens' logits
+// (frequencies over many seeded draws against the renormalised probabilities computed here in
+// double).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -140,6 +141,49 @@ TEST(Sampler, PenaltiesLowerTheLogitsOfDrawnTokens) {
   o.presence_penalty = 0;
   o.min_p = 1.5;
   EXPECT_THROW(Sampler(o, 8), Error);
+}
+
+// OpenAI's logit_bias: -100 bans the argmax and +2 lifts id 2 to the top, greedy; sampled, the
+// draws follow softmax(logits + bias), with the penalties on top and in proposals too; the
+// logits given are not changed; ids outside the vocabulary, repeated ids and biases outside
+// [-100, 100] are errors.
+TEST(Sampler, LogitBiasMovesItsTokensLogits) {
+  SamplingOptions o;
+  o.temperature = 0;
+  o.logit_bias = {{1, -100.0f}};
+  EXPECT_EQ(Sampler(o, 8).sample(kLogits.data()), 3);  // 3 and 4 tie at 1.5: the lower id
+  o.logit_bias = {{2, 3.5f}, {1, -0.1f}};
+  EXPECT_EQ(Sampler(o, 8).sample(kLogits.data()), 2);  // -1.0 + 3.5 = 2.5 > 2.0 - 0.1
+  const std::vector<float> before = kLogits;
+  o.temperature = 1.0;
+  o.seed = 3;
+  o.logit_bias = {{6, 4.0f}, {1, -1.0f}, {5, 0.5f}};
+  Sampler s(o, 8);
+  std::vector<float> biased = kLogits;
+  for (const auto [id, b] : o.logit_bias) biased[id] += b;
+  expect_distribution(frequencies(s, kLogits, 20000), expected(biased, 1.0, {0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(kLogits, before);
+  DraftDistribution q;  // a proposal's distribution is the biased one
+  Sampler drafter(o, 8);
+  ASSERT_GE(drafter.propose(kLogits.data(), q), 0);
+  const std::map<int32_t, double> want = expected(biased, 1.0, {0, 1, 2, 3, 4, 5, 6, 7});
+  ASSERT_EQ(q.ids.size(), 8u);
+  for (size_t i = 0; i < q.ids.size(); ++i) EXPECT_NEAR(q.probs[i], want.at(q.ids[i]), 1e-6) << q.ids[i];
+  // With a frequency penalty: id 1, biased up to 3.0, wins until three draws cost it 1.8.
+  SamplingOptions p;
+  p.temperature = 0;
+  p.frequency_penalty = 0.6;
+  p.logit_bias = {{1, 1.0f}};
+  Sampler penalized(p, 8);
+  std::vector<int32_t> drawn;
+  for (int i = 0; i < 4; ++i) drawn.push_back(penalized.sample(kLogits.data()));
+  EXPECT_EQ(drawn, (std::vector<int32_t>{1, 1, 1, 3}));
+  for (const std::vector<std::pair<int32_t, float>>& bad :
+       {std::vector<std::pair<int32_t, float>>{{8, 1.0f}}, {{-1, 1.0f}}, {{2, 1.0f}, {2, -1.0f}}, {{0, 100.5f}},
+        {{0, NAN}}}) {
+    o.logit_bias = bad;
+    EXPECT_THROW(Sampler(o, 8), Error) << bad.front().first;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 # difftx serve end to end over curl: /health, /v1/models, tokenize and detokenize, greedy and
 # seeded completions equal to `difftx generate` with the same prompt, length and seed, raw SSE framing of
-# completion streams, n choices and stop strings, speculative decoding per request (prompt lookup,
+# completion streams, n choices and stop strings, logit_bias, speculative decoding per request (prompt lookup,
 # and a server's --draft DIR), the request log, /metrics, and SIGTERM exiting 0.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
@@ -36,6 +36,18 @@ for prompt in "The Congress" "It is" "We"; do
   [ "$got" = "$want" ] || { echo "FAIL: '$prompt' with draft ngram: '$got' vs '$want'"; exit 1; }
 done
 greedy_prompt="$prompt" greedy_text="$want"
+# logit_bias: +100 on a token makes it every greedy token; -100 on the greedy first token makes
+# the first another.
+post /detokenize '{"tokens": [65, 65, 65, 65]}' > /dev/null
+forced="$(json_get "$work/body.json" "['content']")"
+post /v1/completions "{\"prompt\": \"$prompt\", \"max_tokens\": 4, \"temperature\": 0, \"logit_bias\": {\"65\": 100}}" > /dev/null
+[ "$(json_get "$work/body.json" "['choices'][0]['text']")" = "$forced" ] || { echo "FAIL: logit_bias +100"; cat "$work/body.json"; exit 1; }
+post /v1/completions "{\"prompt\": \"$prompt\", \"max_tokens\": 1, \"temperature\": 0}" > /dev/null
+first="$(json_get "$work/body.json" "['choices'][0]['text']")"
+post /tokenize "$(python3 -c 'import json, sys; print(json.dumps({"content": sys.argv[1]}))' "$first")" > /dev/null
+first_id="$(json_get "$work/body.json" "['tokens'][0]")"
+post /v1/completions "{\"prompt\": \"$prompt\", \"max_tokens\": 1, \"temperature\": 0, \"logit_bias\": {\"$first_id\": -100}}" > /dev/null
+[ "$(json_get "$work/body.json" "['choices'][0]['text']")" != "$first" ] || { echo "FAIL: logit_bias -100 on '$first' ($first_id)"; exit 1; }
 echo "greedy: $(json_get "$work/body.json" "['choices'][0]")"
 # Seeded sampling too: the same seed draws the same tokens in both.
 for seed in 7 8; do

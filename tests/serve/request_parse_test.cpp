@@ -179,13 +179,30 @@ TEST(ServeRequestParse, OutOfRange) {
   expect_completion_error(R"({"prompt": "a", "stop": ["a", "b", "c", "d", "e"]})", 400, "stop", "at most 4");
   expect_completion_error(R"({"prompt": "a", "stop": ""})", 400, "stop", "must not be empty");
   expect_completion_error(R"({"prompt": "a", "seed": 18446744073709551616})", 400, "seed", "must be an integer");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"512": 1}})", 400, "logit_bias", "[0, 512)");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"-1": 1}})", 400, "logit_bias", "[0, 512)");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"x": 1}})", 400, "logit_bias", "not \"x\"");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"99999999999999999999": 1}})", 400, "logit_bias", "[0, 512)");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 100.5}})", 400, "logit_bias", "[-100, 100]");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": "1"}})", 400, "logit_bias", "[-100, 100]");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 1, "05": 2}})", 400, "logit_bias", "token 5 twice");
+}
+
+// OpenAI's logit_bias: token ids as decimal keys, biases in [-100, 100], on both endpoints.
+TEST(ServeRequestParse, LogitBias) {
+  const CompletionRequest c = parse_completion(R"({"prompt": "a", "logit_bias": {"5": -100, "7": 2.5, "0": 100}})");
+  EXPECT_EQ(c.params.options.sampling.logit_bias,
+            (std::vector<std::pair<int32_t, float>>{{0, 100.0f}, {5, -100.0f}, {7, 2.5f}}));
+  const ChatRequest r =
+      parse_chat(R"({"messages": [{"role": "user", "content": "hi"}], "logit_bias": {"511": -1}})");
+  EXPECT_EQ(r.params.options.sampling.logit_bias, (std::vector<std::pair<int32_t, float>>{{511, -1.0f}}));
+  EXPECT_TRUE(parse_completion(R"({"prompt": "a", "logit_bias": {}})").params.options.sampling.logit_bias.empty());
 }
 
 TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
   expect_completion_error(R"({"prompt": "a", "echo": true})", 400, "echo", "not supported");
   expect_completion_error(R"({"prompt": "a", "best_of": 2})", 400, "best_of", "not supported");
   expect_completion_error(R"({"prompt": "a", "suffix": "z"})", 400, "suffix", "not supported");
-  expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 10}})", 400, "logit_bias", "not supported");
   expect_completion_error(R"({"prompt": "a", "frobnicate": 1})", 400, "frobnicate", "unrecognized");
   expect_completion_error(R"({"prompt": "a", "stream_options": {"include_usage": true}})", 400, "stream_options",
                           "only allowed when 'stream' is true");
@@ -199,7 +216,6 @@ TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
   expect_chat_error("{" + m + R"(, "functions": [{}]})", 400, "functions", "not supported");
   expect_chat_error("{" + m + R"(, "response_format": {"type": "xml"}})", 400, "response_format", "must be text");
   expect_chat_error("{" + m + R"(, "modalities": ["audio"]})", 400, "modalities", "not supported");
-  expect_chat_error("{" + m + R"(, "logit_bias": {"1": 1}})", 400, "logit_bias", "not supported");
   expect_chat_error("{" + m + R"(, "audio": {}})", 400, "audio", "unrecognized");
   expect_chat_error("{" + m + R"(, "top_logprobs": 3})", 400, "top_logprobs", "needs 'logprobs': true");
   expect_chat_error("{" + m + R"(, "logprobs": true, "top_logprobs": 21})", 400, "top_logprobs", "[0, 20]");
