@@ -15,10 +15,11 @@
 //        rest per sequence from FILE) and M greedy tokens; aggregate and decode-phase tokens/s,
 //        time to first token and inter-token latency percentiles, as `difftx bench serve` reports
 //   node peer.mjs predict --model F.gguf --tokens FILE --decode M (--lookup 1 | --draft D.gguf) [--draft-tokens K]
-//        [--min-confidence C] [--threads T] [--repeats R]: the greedy continuation of all ids of
-//        FILE without and with node-llama-cpp's token predictor (input lookup, or a draft model
-//        with its minimum confidence, default 0.6), in turn; decode tokens/s of each, the ratio,
-//        and the predictor's validated / refuted counts
+//        [--min-confidence C] [--temperature T --seed S] [--threads T] [--repeats R]: the greedy
+//        (or, with --temperature, sampled) continuation of all ids of FILE without and with
+//        node-llama-cpp's token predictor (input lookup, or a draft model with its minimum
+//        confidence, default 0.6, drafting under the same sampling options), in turn; decode
+//        tokens/s of each, the ratio, and the predictor's validated / refuted counts
 import {readFileSync} from "node:fs";
 import {pathToFileURL} from "node:url";
 
@@ -102,6 +103,7 @@ function percentile(values, p) {
 
 async function predict() {
   const M = Number(opts.decode), K = Number(opts["draft-tokens"] ?? 6);
+  const sampling = {temperature: Number(opts.temperature ?? 0), seed: Number(opts.seed ?? 1)};
   const {InputLookupTokenPredictor, DraftSequenceTokenPredictor} = await import(
       process.env.DIFFTX_NODE_LLAMA_CPP ? pathToFileURL(process.env.DIFFTX_NODE_LLAMA_CPP).href : installed.href);
   const draftModel = opts.draft ? await llama.loadModel({modelPath: opts.draft, gpuLayers: 0, useMmap: true}) : null;
@@ -122,7 +124,7 @@ async function predict() {
       predictor.updateInputTokens?.(ids);  // what LlamaCompletion tells an input-lookup predictor
       const out = [];
       let t1 = 0;
-      for await (const token of run.sequence.evaluate(ids, {temperature: 0})) {
+      for await (const token of run.sequence.evaluate(ids, sampling)) {
         if (out.length === 0) t1 = performance.now();
         out.push(token);
         if (out.length > M) break;
@@ -134,7 +136,7 @@ async function predict() {
       await run.sequence.clearHistory();
     }
   console.log(JSON.stringify({engine: "llama.cpp", predictor: draftModel ? "draft-sequence" : "input-lookup", threads,
-                              prompt: ids.length, decode: M, draft_tokens: K, decode_tok_s: runs[0].best,
+                              prompt: ids.length, decode: M, draft_tokens: K, ...sampling, decode_tok_s: runs[0].best,
                               predicted_decode_tok_s: runs[1].best, speedup: runs[1].best / runs[0].best,
                               same_tokens: JSON.stringify(runs[0].tokens) === JSON.stringify(runs[1].tokens),
                               predictions: runs[1].predictions}));
