@@ -190,6 +190,27 @@ std::vector<GreedyCase> greedy_cases() {
 INSTANTIATE_TEST_SUITE_P(Speculative, GreedyWithDraft, ::testing::ValuesIn(greedy_cases()),
                          [](const auto& info) { return describe(info.param); });
 
+// A greedy request with a logit bias: with the target drafting for itself, its tokens equal those
+// without a draft, and every draft is taken (the draft model proposes under the same bias).
+TEST(Speculative, BiasedGreedyDraftsUnderTheBias) {
+  const Model model = typed_model(AttentionKind::diff, WeightType::f32, 7);
+  Request r = greedy_request(repeating_prompt(model.config.vocab_size), 24);
+  EngineOptions plain;
+  plain.kv_block_tokens = 16;
+  const Stream unbiased = run(model, r, plain);
+  r.options.sampling.logit_bias = {{unbiased.ids()[0], -100.0f}, {3, 4.0f}, {5, 2.5f}};
+  const Stream want = run(model, r, plain);
+  ASSERT_NE(want.ids(), unbiased.ids());
+  EngineOptions self = plain;
+  self.draft = DraftMode::model;
+  self.draft_model = &model;
+  self.draft_tokens = 6;
+  EngineStats st;
+  expect_same_stream(run(model, r, self, &st), want, "biased, itself as the draft");
+  EXPECT_GT(st.draft_tokens, 10);
+  EXPECT_EQ(st.draft_accepted, st.draft_tokens);
+}
+
 // A hybrid stack (Mamba state slots, sliding-window and cross layers) as the target: its drafted
 // rows advance a chain of state slots and the commit keeps the accepted one, so greedy output with
 // n-gram drafts and with another model's (mostly rejected) equals the output without a draft.
