@@ -1,7 +1,7 @@
 # Typed signatures of the difftx module (python/src/*.cpp binds them; docstrings there).
 from os import PathLike
 from pathlib import Path
-from typing import Any, Callable, Iterator, Literal, Sequence, overload
+from typing import Any, Callable, Iterator, Literal, Mapping, Sequence, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -49,16 +49,19 @@ class Model:
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
+        logit_bias: Mapping[int, float] = {},
     ) -> str: ...
     def stream(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
+        logit_bias: Mapping[int, float] = {},
     ) -> Stream: ...
     def generate_many(
         self, prompts: Sequence[str], *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
+        logit_bias: Mapping[int, float] = {},
     ) -> list[str]: ...
 
 def load(

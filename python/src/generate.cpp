@@ -3,6 +3,7 @@
 // engine's events. The engine steps on the calling thread with the GIL released; Ctrl-C is
 // checked between steps.
 #include <deque>
+#include <map>
 
 #include <pybind11/stl.h>
 
@@ -96,7 +97,7 @@ std::shared_ptr<const infer::TokenConstraintSource> schema_constraint(const Load
 GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_tokens,
                            std::optional<double> temperature, std::optional<int64_t> top_k,
                            std::optional<double> top_p, double min_p, uint64_t seed, const py::object& stop,
-                           const py::object& json_schema) {
+                           const py::object& json_schema, const std::map<int32_t, float>& logit_bias) {
   GenerateArgs a;
   a.max_new_tokens = max_new_tokens;
   a.top_k = top_k;
@@ -105,6 +106,7 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
   a.min_p = min_p;
   a.seed = seed;
   a.constraint = schema_constraint(m, json_schema);
+  a.logit_bias.assign(logit_bias.begin(), logit_bias.end());
   if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
   else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
   return a;
@@ -139,7 +141,8 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
 #define DIFFTX_GENERATE_ARGS                                                                                     \
   py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(),                  \
       py::arg("top_k") = py::none(), py::arg("top_p") = py::none(), py::arg("min_p") = 0.0, py::arg("seed") = 1, \
-      py::arg("stop") = py::none(), py::arg("json_schema") = py::none()
+      py::arg("stop") = py::none(), py::arg("json_schema") = py::none(),                                         \
+      py::arg("logit_bias") = std::map<int32_t, float>{}
 
 constexpr const char* kSamplingDoc =
     "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all):\n"
@@ -147,7 +150,8 @@ constexpr const char* kSamplingDoc =
     "tokens at least that fraction as likely as the most likely; seed: the same seed gives the same\n"
     "text; stop: a string or list of strings that end the text (not included); json_schema: a JSON\n"
     "Schema (dict or JSON text): the text is a JSON document that validates against it, ending where\n"
-    "it is complete (a schema that cannot be enforced raises difftx.Error naming the keyword). The\n"
+    "it is complete (a schema that cannot be enforced raises difftx.Error naming the keyword);\n"
+    "logit_bias: {token id: bias in [-100, 100]} added to those tokens' logits (OpenAI's). The\n"
     "prompt is framed as `difftx generate` frames it, so greedy and seeded text equals the CLI's.";
 
 }  // namespace
@@ -168,9 +172,11 @@ void bind_generate(py::module_& m, ModelClass& model) {
       "generate",
       [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema) {
+         uint64_t seed, const py::object& stop, const py::object& json_schema,
+         const std::map<int32_t, float>& logit_bias) {
         return generate(l, prompt,
-                        generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema));
+                        generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema,
+                                      logit_bias));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuation of prompt (without the prompt).\n") + kSamplingDoc).c_str());
@@ -178,9 +184,11 @@ void bind_generate(py::module_& m, ModelClass& model) {
       "stream",
       [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema) {
+         uint64_t seed, const py::object& stop, const py::object& json_schema,
+         const std::map<int32_t, float>& logit_bias) {
         return std::make_unique<Stream>(
-            l, prompt, generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema));
+            l, prompt,
+            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema, logit_bias));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("An iterator over the continuation's text pieces as they are made; joined, they are\n"
@@ -191,9 +199,11 @@ void bind_generate(py::module_& m, ModelClass& model) {
       "generate_many",
       [](const ModelHandle& l, const std::vector<std::string>& prompts, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema) {
+         uint64_t seed, const py::object& stop, const py::object& json_schema,
+         const std::map<int32_t, float>& logit_bias) {
         return generate_many(
-            l, prompts, generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema));
+            l, prompts,
+            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema, logit_bias));
       },
       py::arg("prompts"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuations of all prompts, run together on one engine; each equals generate()\n"

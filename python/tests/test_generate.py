@@ -47,6 +47,19 @@ def test_stop_strings(diff_model):
     assert diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=[stop, "zzzz"]) == full[:full.index(stop)]
 
 
+def test_logit_bias(diff_model):
+    tokenizer = diff_model.tokenizer
+    forced = tokenizer.decode([65] * 6)
+    assert diff_model.generate(PROMPT, max_new_tokens=6, temperature=0, logit_bias={65: 100}) == forced
+    plain = diff_model.generate(PROMPT, max_new_tokens=1, temperature=0)
+    first = tokenizer.encode(plain)[0]
+    assert diff_model.generate(PROMPT, max_new_tokens=1, temperature=0, logit_bias={first: -100}) != plain
+    with pytest.raises(difftx.Error, match="logit_bias"):
+        diff_model.generate(PROMPT, max_new_tokens=1, logit_bias={10 ** 6: 1.0})
+    with pytest.raises(difftx.Error, match="logit_bias"):
+        diff_model.generate(PROMPT, max_new_tokens=1, logit_bias={1: 101.0})
+
+
 @pytest.mark.parametrize("draft", ["ngram", "self"])
 def test_a_draft_gives_the_same_text(binary, diff_dir, diff_model, draft):
     spec = str(diff_dir) if draft == "self" else draft

@@ -20,6 +20,7 @@ infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& 
   o.sampling.top_p = a.top_p.value_or(d.top_p.value_or(o.sampling.top_p));
   o.sampling.min_p = a.min_p;
   o.sampling.presence_penalty = a.presence_penalty;
+  o.sampling.logit_bias = a.logit_bias;
   o.sampling.frequency_penalty = a.frequency_penalty;
   o.sampling.seed = a.seed;
   o.stop_strings = a.stop;
