@@ -1,9 +1,12 @@
 // Paged split-K decode attention, first pass (decode_attention.h): one workgroup per (row, kv
 // head, chunk of CHUNK positions) scores the row's query against the chunk's keys for every map
 // of the kv head and keeps, per map, the running max, the sum and the unnormalised output: an
-// item of M (vw + 2) floats that paged_merge.comp combines. Positions come a page (block) at a
-// time, at most 128 at once, so the window a block lies in is the same for the whole workgroup.
-// The chunks of a row depend on its length alone: its bits never depend on the other rows.
+// item of M (vw + 2) floats that paged_merge.comp combines. Positions come WG at a time, a
+// thread's key each, in passes that end on multiples of WG whatever the pages (pages are often
+// smaller: every thread scores at once), so a row's chunks and passes depend on its length
+// alone: its bits never depend on the other rows or on where its blocks lie. A pass's keys are
+// read in runs of pages whose regions share a binding window (a uniform index into kv[]), its
+// values a position at a time.
 // window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at the
 // one its window starts in (workgroup c takes the row's chunk first / CHUNK + c, and item c), so
 // a long row of a sliding layer runs the window's chunks, not its length's, and never reads the
@@ -37,7 +40,7 @@ layout(push_constant) uniform Push {
 
 shared float qs[QMAX];
 shared float scores[MMAX * WG];
-shared float alpha[MMAX];
+shared float alpha[MMAX], pass_max[MMAX];
 
 float element(uint win, uint at) {  // one cached element at byte `at`, widened (INT8: unscaled)
   const uint word = kv[win].w[at >> 2];
@@ -46,6 +49,7 @@ float element(uint win, uint at) {  // one cached element at byte `at`, widened 
   return float(bitfieldExtract(int(word), int((at & 3u) << 3), 8));
 }
 float scale_at(uint win, uint at) { return uintBitsToFloat(kv[win].w[at >> 2]); }
+uint block_of(uint table, uint pos) { return uint(Blocks.i[p.blocks_at + table + pos / p.P]); }
 
 void main() {
   const uint id = group_index();
@@ -65,53 +69,61 @@ void main() {
   const uint table = uint(Tables.i[p.tables_at + row]);
   barrier();
 
-  for (uint pos = max(c0, first); pos < c1;) {
-    const uint at = pos % p.P, n = min(min(c1 - pos, p.P - at), WG);
-    const uvec2 region = kv_region(uint(Blocks.i[p.blocks_at + table + pos / p.P]));
-    const uint win = region.x, base = region.y;
-    if (t < n) {
-      const uint tt = at + t;
-      for (uint m = 0u; m < M; ++m) {
-        const uint map = g * M + m;
-        const uint kh = p.v1 != 0u && map % (p.r + 1u) == p.r ? 1u : 0u;  // V1 noise maps read k2
-        float s = 0.0;
-        for (uint x = 0u; x < d; ++x)
-          s = fma(qs[m * d + x], element(win, base + kv_key_element(g, tt, kh * d + x) * es), s);
-        if (int8) s *= scale_at(win, base + kv_key_element_bytes() + ((g * kv_heads_per_kv() + kh) * p.P + tt) * 4u);
-        scores[m * WG + t] = s;
+  for (uint pass = max(c0, first); pass < c1;) {
+    const uint end = min(c1, (pass / WG + 1u) * WG), n = end - pass, pos = pass + t;
+    for (uint run = pass; run < end;) {  // the same runs in every thread
+      const uint win = kv_region(block_of(table, run)).x;
+      uint run_end = min(end, (run / p.P + 1u) * p.P);
+      while (run_end < end && kv_region(block_of(table, run_end)).x == win) run_end = min(end, run_end + p.P);
+      if (pos >= run && pos < run_end) {
+        const uint base = kv_region(block_of(table, pos)).y, tt = pos % p.P;
+        for (uint m = 0u; m < M; ++m) {
+          const uint map = g * M + m;
+          const uint kh = p.v1 != 0u && map % (p.r + 1u) == p.r ? 1u : 0u;  // V1 noise maps read k2
+          float s = 0.0;
+          for (uint x = 0u; x < d; ++x)
+            s = fma(qs[m * d + x], element(win, base + kv_key_element(g, tt, kh * d + x) * es), s);
+          if (int8)
+            s *= scale_at(win, base + kv_key_element_bytes() + ((g * kv_heads_per_kv() + kh) * p.P + tt) * 4u);
+          scores[m * WG + t] = s;
+        }
       }
+      run = run_end;
     }
     barrier();
-    if (t < M) {
+    if (t < M) {  // map t's running max over the pass, and how much its old terms shrink
       float mx = run_max;
       for (uint i = 0u; i < n; ++i) mx = max(mx, scores[t * WG + i]);
-      const float a = exp(run_max - mx);  // 0 at the first page (run_max = -inf)
-      float sum = 0.0;
-      for (uint i = 0u; i < n; ++i) {
-        const float e = exp(scores[t * WG + i] - mx);
-        scores[t * WG + i] = e;
-        sum += e;
-      }
-      run_sum = run_sum * a + sum;
-      run_max = mx;
-      alpha[t] = a;
+      alpha[t] = exp(run_max - mx);  // 0 at the first pass (run_max = -inf)
+      pass_max[t] = run_max = mx;
     }
     barrier();
-    const uint values = base + kv_key_bytes();
+    if (t < n)  // every position's exps at once
+      for (uint m = 0u; m < M; ++m) scores[m * WG + t] = exp(scores[m * WG + t] - pass_max[m]);
+    barrier();
+    if (t < M) {  // their sum in position order
+      float sum = 0.0;
+      for (uint i = 0u; i < n; ++i) sum += scores[t * WG + i];
+      run_sum = run_sum * alpha[t] + sum;
+    }
     [[unroll]] for (uint j = 0u; j < ACC; ++j) {
       const uint e = t + WG * j;
       if (e >= M * vw) break;
       const uint m = e / vw, col = e % vw;
       float a = acc[j] * alpha[m];
+      uvec2 region = uvec2(0u);
       for (uint i = 0u; i < n; ++i) {
+        const uint tt = (pass + i) % p.P;
+        if (i == 0u || tt == 0u) region = kv_region(block_of(table, pass + i));
+        const uint values = region.y + kv_key_bytes();
         float w = scores[m * WG + i];
-        if (int8) w *= scale_at(win, values + kv_value_element_bytes() + (g * p.P + at + i) * 4u);
-        a = fma(w, element(win, values + kv_value_element(g, at + i, col) * es), a);
+        if (int8) w *= scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
+        a = fma(w, element(region.x, values + kv_value_element(g, tt, col) * es), a);
       }
       acc[j] = a;
     }
     barrier();
-    pos += n;
+    pass = end;
   }
   const uint item = p.part_at + ((row * p.Hkv + g) * p.max_chunks + c) * M * (vw + 2u);
   if (t < M) {
