@@ -88,7 +88,7 @@ const float* Sampler::adjusted(Scratch& s, const float* logits) const {
       s.adjusted[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
                                          (counts_[i] > 0 ? options_.presence_penalty : 0.0));
   }
-  for (const auto [id, bias] : options_.logit_bias) s.adjusted[id] += bias;
+  for (const auto& [id, bias] : options_.logit_bias) s.adjusted[id] += bias;
   return s.adjusted.data();
 }
 

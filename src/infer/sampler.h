@@ -23,7 +23,7 @@ struct SamplingOptions {
   // OpenAI's logit_bias: (id, bias) pairs, each bias added to its token's logit before the
   // penalties and everything after (-100 bans the token, +100 all but forces it); each id once,
   // biases in [-100, 100]. Drafts of a draft model see them too.
-  std::vector<std::pair<int32_t, float>> logit_bias;
+  std::vector<std::pair<int32_t, float>> logit_bias = {};
 };
 
 // The distribution a drafted token was drawn from (speculative decoding's sampled drafting,
@@ -44,9 +44,9 @@ class Sampler {
   Sampler(const SamplingOptions& options, int64_t vocab);
 
   // One id from logits [>= vocab], which are not modified (the bias and penalties act on a copy).
-  // A non-finite logit is an error naming the token. The drawn id counts towards the penalties. `allowed`, if given, is a bitset over
-  // [0, vocab) (bit i of word i / 64): only those ids are candidates, as if the others' logits
-  // were -infinity (an error when it allows none).
+  // A non-finite logit is an error naming the token. The drawn id counts towards the penalties.
+  // `allowed`, if given, is a bitset over [0, vocab) (bit i of word i / 64): only those ids are
+  // candidates, as if the others' logits were -infinity (an error when it allows none).
   // `draft` (>= 0): a token proposed by a drafter (speculative decoding), verified here, the one
   // place a draft is accepted or rejected: the draft is accepted when the returned id equals it.
   // Greedy returns the largest logit as without a draft. Sampling is rejection sampling against

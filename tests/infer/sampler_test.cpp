@@ -160,7 +160,7 @@ TEST(Sampler, LogitBiasMovesItsTokensLogits) {
   o.logit_bias = {{6, 4.0f}, {1, -1.0f}, {5, 0.5f}};
   Sampler s(o, 8);
   std::vector<float> biased = kLogits;
-  for (const auto [id, b] : o.logit_bias) biased[id] += b;
+  for (const auto& [id, b] : o.logit_bias) biased[id] += b;
   expect_distribution(frequencies(s, kLogits, 20000), expected(biased, 1.0, {0, 1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(kLogits, before);
   DraftDistribution q;  // a proposal's distribution is the biased one

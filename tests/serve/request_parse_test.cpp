@@ -182,7 +182,8 @@ TEST(ServeRequestParse, OutOfRange) {
   expect_completion_error(R"({"prompt": "a", "logit_bias": {"512": 1}})", 400, "logit_bias", "[0, 512)");
   expect_completion_error(R"({"prompt": "a", "logit_bias": {"-1": 1}})", 400, "logit_bias", "[0, 512)");
   expect_completion_error(R"({"prompt": "a", "logit_bias": {"x": 1}})", 400, "logit_bias", "not \"x\"");
-  expect_completion_error(R"({"prompt": "a", "logit_bias": {"99999999999999999999": 1}})", 400, "logit_bias", "[0, 512)");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"99999999999999999999": 1}})", 400, "logit_bias",
+                          "[0, 512)");
   expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 100.5}})", 400, "logit_bias", "[-100, 100]");
   expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": "1"}})", 400, "logit_bias", "[-100, 100]");
   expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 1, "05": 2}})", 400, "logit_bias", "token 5 twice");
