@@ -28,6 +28,22 @@ void only_keys(const Json& object, const std::set<std::string>& keys, const std:
     if (!keys.count(key)) bad_param(param, what + " has an unknown field '" + key + "'");
 }
 
+// A function's parameters as the grammar takes them: its arguments are an object (OpenAI's rule),
+// so the root says "type": "object", or says no type and combines no schemas (taken as an object's).
+ordered_json object_parameters(ordered_json parameters, const std::string& at) {
+  const auto type = parameters.find("type");
+  if (type == parameters.end()) {
+    for (const char* key : {"$ref", "anyOf", "oneOf", "allOf", "enum", "const"})
+      if (parameters.contains(key))
+        bad_param("tools", at + ".function.parameters must say \"type\": \"object\" at its root, beside '" + key + "'");
+    parameters["type"] = "object";
+  } else if (*type != "object" && *type != ordered_json::array({"object"})) {
+    bad_param("tools", at + ".function.parameters must be of \"type\": \"object\" (the arguments are an object), not " +
+                           type->dump());
+  }
+  return parameters;
+}
+
 }  // namespace
 
 void parse_output_format(const json& body, const ordered_json& ordered, OutputRequest& out) {
@@ -90,7 +106,7 @@ void parse_tools(const json& body, const ordered_json& ordered, OutputRequest& o
           {"type", "object"}, {"properties", ordered_json::object()}, {"additionalProperties", false}};
       if (fn.contains("parameters") && !fn["parameters"].is_null()) {
         if (!fn["parameters"].is_object()) bad_param("tools", at + ".function.parameters must be a JSON Schema object");
-        parameters = ordered["tools"][i]["function"]["parameters"];
+        parameters = object_parameters(ordered["tools"][i]["function"]["parameters"], at);
       }
       out.functions.push_back({name, parameters});
     }

@@ -278,6 +278,18 @@ TEST(ServeRequestParse, ToolsAndStructuredOutput) {
                     "tools", "JSON Schema object");
   expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "x": 1}}]})", 400, "tools",
                     "unknown field 'x'");
+  // Arguments are an object: parameters of another type are refused (a required call could not
+  // be read back as one), parameters without a type are an object's.
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters":
+                    {"type": "string"}}}]})", 400, "tools", "tools[0].function.parameters must be of \"type\": \"object\"");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters":
+                    {"type": ["object", "null"]}}}]})", 400, "tools", "not [\"object\",\"null\"]");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters":
+                    {"anyOf": [{"type": "object"}, {"type": "integer"}]}}}]})", 400, "tools", "beside 'anyOf'");
+  EXPECT_EQ(parse_chat("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]})")
+                .output.functions[0]
+                .parameters,
+            nlohmann::ordered_json::parse(R"({"type": "object"})"));
   expect_chat_error("{" + m + ", " + tools + R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}}})",
                     400, "tool_choice", "does not list");
   expect_chat_error("{" + m + ", " + tools + R"(, "tool_choice": "sometimes"})", 400, "tool_choice", "must be none");
