@@ -102,6 +102,8 @@ void parse_tools(const json& body, const ordered_json& ordered, OutputRequest& o
       if (!names.insert(name).second) bad_param("tools", "two tools are named '" + name + "'");
       if (fn.contains("description") && !fn["description"].is_string() && !fn["description"].is_null())
         bad_param("tools", at + ".function.description must be a string");
+      if (fn.contains("strict") && !fn["strict"].is_boolean() && !fn["strict"].is_null())
+        bad_param("tools", at + ".function.strict must be a boolean");
       ordered_json parameters = {
           {"type", "object"}, {"properties", ordered_json::object()}, {"additionalProperties", false}};
       if (fn.contains("parameters") && !fn["parameters"].is_null()) {
@@ -158,7 +160,9 @@ ordered_json checked_tool_calls(const ordered_json& calls) {
     if (!fn.contains("name") || !fn["name"].is_string())
       bad_param("messages", "a tool call's function needs a string 'name'");
     ordered_json converted = call;
-    if (fn.contains("arguments") && fn["arguments"].is_string()) {
+    if (!fn.contains("arguments") || fn["arguments"].is_null() || fn["arguments"] == "") {
+      converted["function"]["arguments"] = ordered_json::object();  // a call without arguments, as vLLM reads it
+    } else if (fn["arguments"].is_string()) {
       try {
         const std::string text = fn["arguments"];
         io::parse_json_text(text, "arguments");  // bounded depth, unique keys
@@ -166,7 +170,7 @@ ordered_json checked_tool_calls(const ordered_json& calls) {
       } catch (const Error& e) {
         bad_param("messages", std::string("a tool call's 'arguments' must be JSON text: ") + e.what());
       }
-    } else if (fn.contains("arguments") && !fn["arguments"].is_object()) {
+    } else if (!fn["arguments"].is_object()) {
       bad_param("messages", "a tool call's 'arguments' must be a JSON string");
     }
     out.push_back(std::move(converted));

@@ -268,6 +268,16 @@ TEST(ServeRequestParse, ToolsAndStructuredOutput) {
       "arguments": "{\"z\": 1, \"a\": 2}"}}]}, {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}]})");
   EXPECT_EQ(calls.messages[1]["tool_calls"][0]["function"]["arguments"].begin().key(), "z");
   EXPECT_EQ(calls.messages[2]["tool_call_id"], "call_1");
+  // A call without arguments (none, null or "", as clients send a function without parameters)
+  // passes {}, as vLLM does.
+  const ChatRequest bare = parse_chat(R"({"messages": [{"role": "user", "content": "w"}, {"role": "assistant",
+      "tool_calls": [{"id": "1", "type": "function", "function": {"name": "a", "arguments": ""}},
+      {"id": "2", "type": "function", "function": {"name": "b", "arguments": null}},
+      {"id": "3", "type": "function", "function": {"name": "c"}}]}]})");
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(bare.messages[1]["tool_calls"][i]["function"]["arguments"], nlohmann::ordered_json::object()) << i;
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "strict": "yes"}}]})", 400,
+                    "tools", "strict must be a boolean");
 
   expect_chat_error("{" + m + R"(, "tools": {}})", 400, "tools", "must be a list");
   expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "bad name"}}]})", 400, "tools",
