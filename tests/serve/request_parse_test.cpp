@@ -153,7 +153,8 @@ TEST(ServeRequestParse, WrongTypes) {
   expect_completion_error(R"({"prompt": "a", "seed": 1.5})", 400, "seed", "must be an integer");
   expect_completion_error(R"({"prompt": "a", "model": 3})", 400, "model", "must be a string");
   expect_completion_error(R"({"prompt": "a", "logit_bias": []})", 400, "logit_bias", "must be an object");
-  expect_completion_error(R"({"prompt": "a", "stream": true, "stream_options": 1})", 400, "", "must be a JSON object");
+  expect_completion_error(R"({"prompt": "a", "stream": true, "stream_options": 1})", 400, "stream_options",
+                          "'stream_options' must be an object, not a number");
 }
 
 TEST(ServeRequestParse, OutOfRange) {
