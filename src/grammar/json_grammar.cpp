@@ -195,6 +195,7 @@ int32_t JsonGrammar::any_object() {
 
 int32_t JsonGrammar::schema(const json& s, const std::string& where) {
   document_ = &s;
+  where_ = where;
   refs_.clear();
   try {
     return compile(s, where, 0);
@@ -221,7 +222,7 @@ int32_t JsonGrammar::compile_ref(const std::string& ref, const std::string& path
   // Declared before its body is compiled, so that recursive references find it.
   const int32_t rule = b_.add_rule("ref");
   refs_.emplace(ref, rule);
-  b_.add_alternative(rule, {GrammarBuilder::ref(compile(target, ref, depth + 1))});
+  b_.add_alternative(rule, {GrammarBuilder::ref(compile(target, where_ + ref.substr(1), depth + 1))});
   return rule;
 }
 

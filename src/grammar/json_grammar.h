@@ -83,6 +83,7 @@ class JsonGrammar {
   GrammarBuilder& b_;
   JsonGrammarOptions o_;
   const nlohmann::ordered_json* document_ = nullptr;  // the schema document $ref resolves in
+  std::string where_;                                 // its pointer in errors
   std::map<std::string, int32_t> refs_;        // its pointers compiled so far
   std::map<CodePointRanges, int32_t> chars_;
   std::map<std::string, int32_t> shared_;      // rules built once: "ws", "value", "string", ...

@@ -28,6 +28,22 @@ void only_keys(const Json& object, const std::set<std::string>& keys, const std:
     if (!keys.count(key)) bad_param(param, what + " has an unknown field '" + key + "'");
 }
 
+// A function's parameters as the grammar takes them: its arguments are an object (OpenAI's rule),
+// so the root says "type": "object", or says no type and combines no schemas (taken as an object's).
+ordered_json object_parameters(ordered_json parameters, const std::string& at) {
+  const auto type = parameters.find("type");
+  if (type == parameters.end()) {
+    for (const char* key : {"$ref", "anyOf", "oneOf", "allOf", "enum", "const"})
+      if (parameters.contains(key))
+        bad_param("tools", at + ".function.parameters must say \"type\": \"object\" at its root, beside '" + key + "'");
+    parameters["type"] = "object";
+  } else if (*type != "object" && *type != ordered_json::array({"object"})) {
+    bad_param("tools", at + ".function.parameters must be of \"type\": \"object\" (the arguments are an object), not " +
+                           type->dump());
+  }
+  return parameters;
+}
+
 }  // namespace
 
 void parse_output_format(const json& body, const ordered_json& ordered, OutputRequest& out) {
@@ -86,11 +102,13 @@ void parse_tools(const json& body, const ordered_json& ordered, OutputRequest& o
       if (!names.insert(name).second) bad_param("tools", "two tools are named '" + name + "'");
       if (fn.contains("description") && !fn["description"].is_string() && !fn["description"].is_null())
         bad_param("tools", at + ".function.description must be a string");
+      if (fn.contains("strict") && !fn["strict"].is_boolean() && !fn["strict"].is_null())
+        bad_param("tools", at + ".function.strict must be a boolean");
       ordered_json parameters = {
           {"type", "object"}, {"properties", ordered_json::object()}, {"additionalProperties", false}};
       if (fn.contains("parameters") && !fn["parameters"].is_null()) {
         if (!fn["parameters"].is_object()) bad_param("tools", at + ".function.parameters must be a JSON Schema object");
-        parameters = ordered["tools"][i]["function"]["parameters"];
+        parameters = object_parameters(ordered["tools"][i]["function"]["parameters"], at);
       }
       out.functions.push_back({name, parameters});
     }
@@ -142,7 +160,9 @@ ordered_json checked_tool_calls(const ordered_json& calls) {
     if (!fn.contains("name") || !fn["name"].is_string())
       bad_param("messages", "a tool call's function needs a string 'name'");
     ordered_json converted = call;
-    if (fn.contains("arguments") && fn["arguments"].is_string()) {
+    if (!fn.contains("arguments") || fn["arguments"].is_null() || fn["arguments"] == "") {
+      converted["function"]["arguments"] = ordered_json::object();  // a call without arguments, as vLLM reads it
+    } else if (fn["arguments"].is_string()) {
       try {
         const std::string text = fn["arguments"];
         io::parse_json_text(text, "arguments");  // bounded depth, unique keys
@@ -150,7 +170,7 @@ ordered_json checked_tool_calls(const ordered_json& calls) {
       } catch (const Error& e) {
         bad_param("messages", std::string("a tool call's 'arguments' must be JSON text: ") + e.what());
       }
-    } else if (fn.contains("arguments") && !fn["arguments"].is_object()) {
+    } else if (!fn["arguments"].is_object()) {
       bad_param("messages", "a tool call's 'arguments' must be a JSON string");
     }
     out.push_back(std::move(converted));

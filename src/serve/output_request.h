@@ -38,7 +38,8 @@ void parse_output_format(const nlohmann::json& body, const nlohmann::ordered_jso
 // the same body with its keys in the order written (the chat template prints tools with tojson).
 void parse_tools(const nlohmann::json& body, const nlohmann::ordered_json& ordered, OutputRequest& out);
 // An assistant message's tool_calls checked, each call's arguments (a JSON string) turned into
-// the object chat templates expect (as vLLM passes them); a malformed call is a 400.
+// the object chat templates expect (as vLLM passes them; none, null or "" is {}); a malformed call
+// is a 400.
 nlohmann::ordered_json checked_tool_calls(const nlohmann::ordered_json& calls);
 
 }  // namespace difftx::serve

@@ -118,6 +118,7 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
   p.options.stop_strings = parse_stop(f);
   p.stream = f.boolean("stream").value_or(false);
   if (const json* so = f.find("stream_options")) {
+    if (!so->is_object()) bad_param("stream_options", "'stream_options' must be an object, not " + json_type_name(*so));
     const Fields options(*so);
     check_keys(*so, {"include_usage"});
     p.include_usage = options.boolean("include_usage").value_or(false);

@@ -128,8 +128,12 @@ ToolParse parse_llama(std::string_view text, bool final) {
     const std::optional<ToolCall> call =
         end == std::string_view::npos ? std::nullopt : call_of(text.substr(i, end - i));
     if (!call) {
-      if (final || end != std::string_view::npos) return ToolParse{std::string(text), {}, false};
-      p.pending = true;
+      if (!final && end == std::string_view::npos) {
+        p.pending = true;
+        return p;
+      }
+      // Not a call, or one cut short: content from there on (the whole reply when it is the first).
+      p.content = std::string(p.calls.empty() ? text : text.substr(i));
       return p;
     }
     p.calls.push_back(*call);
@@ -145,23 +149,21 @@ ToolParse parse_mistral(std::string_view text, bool final) {
   ToolParse p;
   p.content = std::string(text.substr(0, at));
   size_t i = skip_space(text, at + kMistralOpen.size());
-  const auto unfinished = [&]() {
-    if (final) {
-      p.calls.clear();
-      p.content = std::string(text);
-    } else {
-      p.pending = true;
-    }
+  // The list ends early (cut short) or holds what is not a call: the calls before stay (a stream
+  // has sent them), the rest is content; while streaming, a list that may go on is pending.
+  const auto unfinished = [&](bool may_go_on) {
+    if (!final && may_go_on) p.pending = true;
+    else p.content += std::string(text.substr(p.calls.empty() ? at : i));
     return p;
   };
-  if (i >= text.size()) return unfinished();
-  if (text[i] != '[') return ToolParse{std::string(text), {}, false};
+  if (i >= text.size()) return unfinished(true);
+  if (text[i] != '[') return unfinished(false);
   i = skip_space(text, i + 1);
   for (;;) {
     const size_t end = json_value_end(text, i);
     const std::optional<ToolCall> call =
         end == std::string_view::npos ? std::nullopt : call_of(text.substr(i, end - i));
-    if (!call) return end == std::string_view::npos ? unfinished() : ToolParse{std::string(text), {}, false};
+    if (!call) return unfinished(end == std::string_view::npos);
     p.calls.push_back(*call);
     i = skip_space(text, end);
     if (i < text.size() && text[i] == ',') {
@@ -169,7 +171,7 @@ ToolParse parse_mistral(std::string_view text, bool final) {
       continue;
     }
     if (i < text.size() && text[i] == ']') return p;
-    return unfinished();
+    return unfinished(i >= text.size());
   }
 }
 

@@ -221,5 +221,20 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
   }
 }
 
+// A schema that is part of a request (a tool's parameters): errors behind a $ref name their
+// pointer within the request too.
+TEST(JsonSchemaGrammar, ErrorsBehindARefNameTheirPlaceInTheRequest) {
+  const json schema = json::parse(R"({"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}},
+                                      "$defs": {"a": {"type": "string", "format": "email"}}})");
+  GrammarBuilder b;
+  JsonGrammar j(b);
+  try {
+    j.schema(schema, "#/tools/0/function/parameters");
+    ADD_FAILURE() << "accepted";
+  } catch (const GrammarError& e) {
+    EXPECT_EQ(e.where, "#/tools/0/function/parameters/$defs/a/format") << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace difftx::grammar

@@ -153,7 +153,8 @@ TEST(ServeRequestParse, WrongTypes) {
   expect_completion_error(R"({"prompt": "a", "seed": 1.5})", 400, "seed", "must be an integer");
   expect_completion_error(R"({"prompt": "a", "model": 3})", 400, "model", "must be a string");
   expect_completion_error(R"({"prompt": "a", "logit_bias": []})", 400, "logit_bias", "must be an object");
-  expect_completion_error(R"({"prompt": "a", "stream": true, "stream_options": 1})", 400, "", "must be a JSON object");
+  expect_completion_error(R"({"prompt": "a", "stream": true, "stream_options": 1})", 400, "stream_options",
+                          "'stream_options' must be an object, not a number");
 }
 
 TEST(ServeRequestParse, OutOfRange) {
@@ -285,6 +286,16 @@ TEST(ServeRequestParse, ToolsAndStructuredOutput) {
       "arguments": "{\"z\": 1, \"a\": 2}"}}]}, {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}]})");
   EXPECT_EQ(calls.messages[1]["tool_calls"][0]["function"]["arguments"].begin().key(), "z");
   EXPECT_EQ(calls.messages[2]["tool_call_id"], "call_1");
+  // A call without arguments (none, null or "", as clients send a function without parameters)
+  // passes {}, as vLLM does.
+  const ChatRequest bare = parse_chat(R"({"messages": [{"role": "user", "content": "w"}, {"role": "assistant",
+      "tool_calls": [{"id": "1", "type": "function", "function": {"name": "a", "arguments": ""}},
+      {"id": "2", "type": "function", "function": {"name": "b", "arguments": null}},
+      {"id": "3", "type": "function", "function": {"name": "c"}}]}]})");
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(bare.messages[1]["tool_calls"][i]["function"]["arguments"], nlohmann::ordered_json::object()) << i;
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "strict": "yes"}}]})", 400,
+                    "tools", "strict must be a boolean");
 
   expect_chat_error("{" + m + R"(, "tools": {}})", 400, "tools", "must be a list");
   expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "bad name"}}]})", 400, "tools",
@@ -295,6 +306,18 @@ TEST(ServeRequestParse, ToolsAndStructuredOutput) {
                     "tools", "JSON Schema object");
   expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "x": 1}}]})", 400, "tools",
                     "unknown field 'x'");
+  // Arguments are an object: parameters of another type are refused (a required call could not
+  // be read back as one), parameters without a type are an object's.
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters":
+                    {"type": "string"}}}]})", 400, "tools", "tools[0].function.parameters must be of \"type\": \"object\"");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters":
+                    {"type": ["object", "null"]}}}]})", 400, "tools", "not [\"object\",\"null\"]");
+  expect_chat_error("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters":
+                    {"anyOf": [{"type": "object"}, {"type": "integer"}]}}}]})", 400, "tools", "beside 'anyOf'");
+  EXPECT_EQ(parse_chat("{" + m + R"(, "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]})")
+                .output.functions[0]
+                .parameters,
+            nlohmann::ordered_json::parse(R"({"type": "object"})"));
   expect_chat_error("{" + m + ", " + tools + R"(, "tool_choice": {"type": "function", "function": {"name": "nope"}}})",
                     400, "tool_choice", "does not list");
   expect_chat_error("{" + m + ", " + tools + R"(, "tool_choice": "sometimes"})", 400, "tool_choice", "must be none");

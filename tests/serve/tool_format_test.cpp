@@ -84,10 +84,16 @@ TEST(ToolFormat, HoldsBackMarkersAndKeepsWhatIsNotACall) {
             "<tool_call>{oops}</tool_call>");
   EXPECT_TRUE(parse_tool_calls(ToolFormat::llama3_json, "<|pyth", false).pending);
   EXPECT_TRUE(parse_tool_calls(ToolFormat::llama3_json, "", false).pending);
-  // A list cut inside its second call is malformed as a whole: content, not half of the calls.
+  // A turn cut inside its second call (max_tokens): the first call stays, as a stream has sent
+  // it; the rest is content. Cut inside its first call, all of it is content.
   const std::string cut = "[TOOL_CALLS][{\"name\": \"add\", \"arguments\": {}}, {\"na";
-  EXPECT_TRUE(parse_tool_calls(ToolFormat::mistral, cut, true).calls.empty());
-  EXPECT_EQ(parse_tool_calls(ToolFormat::mistral, cut, true).content, cut);
+  EXPECT_EQ(parse_tool_calls(ToolFormat::mistral, cut, true).calls.size(), 1u);
+  EXPECT_EQ(parse_tool_calls(ToolFormat::mistral, cut, true).content, "{\"na");
+  EXPECT_TRUE(parse_tool_calls(ToolFormat::mistral, "[TOOL_CALLS][{\"na", true).calls.empty());
+  EXPECT_EQ(parse_tool_calls(ToolFormat::mistral, "[TOOL_CALLS][{\"na", true).content, "[TOOL_CALLS][{\"na");
+  const ToolParse l = parse_tool_calls(ToolFormat::llama3_json, "{\"name\": \"add\", \"parameters\": {}}; {\"na", true);
+  EXPECT_EQ(l.calls.size(), 1u);
+  EXPECT_EQ(l.content, "{\"na");
 }
 
 TEST(Reasoning, SplitsTheBlockFromTheAnswer) {
@@ -139,6 +145,34 @@ TEST(ReplyReader, StreamedPartsAddUpToTheWhole) {
   ASSERT_EQ(sum.calls.size(), 1u);
   EXPECT_EQ(sum.calls[0].arguments, whole.calls[0].arguments);
   EXPECT_EQ(stream.calls_sent(), 1u);
+}
+
+// Every family, whole turns and turns cut short by max_tokens: a reply streamed a byte at a time
+// sends the reasoning, content and calls that the whole reply holds (a call sent is never taken back).
+TEST(ReplyReader, StreamedPartsAddUpToTheWholeInEveryFamily) {
+  const std::string add = "{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}";
+  const std::string llama_add = "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}";
+  const std::vector<std::pair<ToolFormat, std::string>> replies = {
+      {ToolFormat::hermes, "Sure.<tool_call>\n" + add + "\n</tool_call>\n<tool_call>\n" + add + "\n</tool_call>"},
+      {ToolFormat::llama3_json, "<|python_tag|>" + llama_add + "; " + llama_add},
+      {ToolFormat::mistral, "[TOOL_CALLS][" + add + ", " + add + "]"}};
+  for (const auto& [format, reply] : replies)
+    for (size_t cut = reply.size() / 3; cut <= reply.size(); ++cut) {
+      const std::string text = reply.substr(0, cut);
+      const ReplyFormat f{std::nullopt, false, format};
+      const ReplyParts whole = read_reply(f, text);
+      ReplyStream stream(f);
+      ReplyParts sum;
+      for (size_t i = 0; i < text.size(); ++i) {
+        const ReplyParts d = stream.push(text.substr(i, 1), i + 1 == text.size());
+        sum.content += d.content;
+        sum.calls.insert(sum.calls.end(), d.calls.begin(), d.calls.end());
+      }
+      SCOPED_TRACE(text);
+      EXPECT_EQ(sum.content, whole.content);
+      ASSERT_EQ(sum.calls.size(), whole.calls.size());
+      for (size_t i = 0; i < whole.calls.size(); ++i) EXPECT_EQ(sum.calls[i].arguments, whole.calls[i].arguments);
+    }
 }
 
 bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text) {

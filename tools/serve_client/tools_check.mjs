@@ -210,8 +210,11 @@ for (const [schema, part] of hostile) {
   const m1 = await expect400({ model, messages, response_format: { type: "json_schema", json_schema: { name: "x", schema } } },
                              "response_format", `response_format ${part}`);
   assert.ok(m1.includes(part), `'${m1}' does not name ${part}`);
+  // Arguments are objects: the schema is one's property, "#" pointing at it as before.
+  const x = JSON.parse(JSON.stringify(schema).replaceAll('"#"', '"#/$defs/x"'));
+  const parameters = { type: "object", properties: { x: { $ref: "#/$defs/x" } }, required: ["x"], $defs: { x } };
   const m2 = await expect400({ model, messages, tool_choice: "required",
-                               tools: [{ type: "function", function: { name: "f", parameters: schema } }] },
+                               tools: [{ type: "function", function: { name: "f", parameters } }] },
                              "tools", `tool parameters ${part}`);
   assert.ok(m2.includes("#/tools/0/function/parameters"), m2);
 }
@@ -219,6 +222,8 @@ await expect400({ model, messages, tools, tool_choice: { type: "function", funct
                 "an unknown function");
 await expect400({ model, messages, tools: [{ type: "function", function: { name: "has space" } }] }, "tools", "a bad name");
 await expect400({ model, messages, tools: [{ type: "function" }] }, "tools", "a malformed tool");
+await expect400({ model, messages, tools: [{ type: "function", function: { name: "f", parameters: { type: "string" } } }] },
+                "tools", "parameters that are not an object's");
 await expect400({ model, messages, grammar: "root ::= (" }, "grammar", "a broken grammar");
 const after = await client.chat.completions.create({ model, messages, max_tokens: 4 });
 assert.ok(after.choices[0].message.content !== undefined, "the server stopped answering");
