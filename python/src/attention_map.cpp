@@ -14,6 +14,7 @@ namespace {
 // The head row of query position `query` in `layer`, as the attention analyses compute it.
 py::array_t<double> attention_map(const LoadedModel& m, const py::handle& ids_in, int64_t layer, int64_t head,
                                   int64_t query, bool normalised) {
+  m.require_cpu("attention_map");
   std::vector<int32_t> ids = sequence_ids(ids_in, m.model.config);
   const model::ModelConfig& c = m.model.config;
   const int64_t T = static_cast<int64_t>(ids.size());

@@ -68,6 +68,7 @@ py::object logits(const LoadedModel& m, const py::handle& ids) {
 
 // Layer by layer, stacked: name -> [L, T, width] (lambda: [L] for diff, [L, T, H] for diff2).
 py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
+  m.require_cpu("taps");
   const std::vector<int32_t> ids = sequence_ids(ids_in, m.model.config);
   const model::ModelConfig& c = m.model.config;
   const int64_t L = c.num_hidden_layers, T = static_cast<int64_t>(ids.size());

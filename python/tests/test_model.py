@@ -116,6 +116,11 @@ def test_a_device_gives_the_cpus_logits_and_names_itself_when_missing(binary):
     cpu, gpu = difftx.load(path), difftx.load(path, device="vulkan:0")
     ids = ids_for(cpu, 40)
     assert np.abs(gpu.logits(ids) - cpu.logits(ids)).max() < 1e-3
+    # What reads activations on the host refuses a model on the device at once, saying so.
+    for analysis in (lambda: gpu.taps(ids), lambda: difftx.attention_map(gpu, ids, 0, 0),
+                     lambda: difftx.quant(gpu, FIXTURES / "no_such_data")):
+        with pytest.raises(difftx.Error, match='runs on the CPU; this model is on vulkan:0 .*device "cpu"'):
+            analysis()
 
 
 def test_docstrings_and_signatures():

@@ -58,6 +58,7 @@ nlohmann::json mqar(const LoadedModel& m, const fs::path& data_dir, const retrie
 
 nlohmann::json attention(const LoadedModel& m, const fs::path& data_dir, const retrieval::NiahPromptOptions& o,
                          int64_t map_layer, int64_t map_head) {
+  m.require_cpu("the attention analysis");
   const model::ModelConfig& c = m.model.config;
   DIFFTX_CHECK(map_layer >= -1 && map_layer < c.num_hidden_layers, "map_layer ", map_layer, " outside [0, ",
                c.num_hidden_layers, ") (or -1 for the mean over layers)");
@@ -80,6 +81,7 @@ nlohmann::json attention(const LoadedModel& m, const fs::path& data_dir, const r
 
 nlohmann::json outliers(const LoadedModel& m, const fs::path& data_dir, int64_t tokens, const ValWindows& windows,
                         const Interrupt& interrupt) {
+  m.require_cpu("the outlier analysis");
   OutlierOptions o;
   o.tokens = tokens;
   if (interrupt) o.progress = [&interrupt](int, int64_t, int64_t) { interrupt(); };
@@ -90,6 +92,7 @@ nlohmann::json outliers(const LoadedModel& m, const fs::path& data_dir, int64_t 
 
 nlohmann::json quant(const LoadedModel& m, const fs::path& data_dir, const std::vector<int>& bits,
                      const ValWindows& windows, int64_t max_batches, const Interrupt& interrupt) {
+  m.require_cpu("the quantization analysis");
   for (int b : bits) kernels::check_logit_bits(b);
   ThreadScope scope(m.threads);
   data::TokenLoader val = data::sequential_loader(data_dir, "val", windows.micro_batch, windows.seq_len);

@@ -19,6 +19,11 @@ const data::Tokenizer& LoadedModel::require_tokenizer() const {
   return *tokenizer;
 }
 
+void LoadedModel::require_cpu(const char* what) const {
+  DIFFTX_CHECK(model.backend->host_memory(), what, " runs on the CPU; this model is on ", device, " (",
+               model.backend->info().name, "): load it with device \"cpu\"");
+}
+
 const chat::ChatTemplate& LoadedModel::require_chat_template() const {
   DIFFTX_CHECK(chat_template.has_value(), chat_template_error);
   return *chat_template;

@@ -57,6 +57,9 @@ struct LoadedModel {
   const data::Tokenizer& require_tokenizer() const;
   // The chat template, or an error saying why there is none.
   const chat::ChatTemplate& require_chat_template() const;
+  // An error naming `what` unless the model is on the CPU: the analyses and taps read the
+  // activations on the host (a model on Vulkan fails at once, not after its work on the device).
+  void require_cpu(const char* what) const;
 };
 
 // Errors name the directory and what is wrong with it. A template that does not parse does not

@@ -138,6 +138,12 @@ class Backend {
   // Whether a hybrid stack's ops run here (LayerNorm with a bias, add_bias, Mamba, the GMU);
   // elsewhere they are errors naming the op and the device.
   virtual bool runs_hybrid() const = 0;
+  // The most items of the engine's pools the ops here take, so that it sizes its pools within
+  // them at the start (a Vulkan op binds at most maxStorageBufferRange bytes at once): (block,
+  // layer) regions of layer_bytes in a paged KV pool (PagedKv), and rows of row_bytes one op
+  // binds whole (a hybrid's state slots). The CPU: no limit.
+  virtual int64_t max_paged_kv_regions(int64_t layer_bytes) const { return INT64_MAX; }
+  virtual int64_t max_bound_rows(int64_t row_bytes) const { return INT64_MAX; }
 
   // ---- Memory. allocate() gives zeroed memory (zero_fill = false: contents unspecified, for
   // memory that is written before it is read, such as the KV cache, whose pages a CPU then

@@ -29,7 +29,8 @@ namespace {
 constexpr int64_t kDefaultPoolBytes = int64_t{1} << 30;
 constexpr uint64_t kDraftStream = 0x6472616674;  // "draft": the draft sampler's field of the request's seed
 
-int64_t pool_blocks(const model::ModelConfig& c, const EngineOptions& o) {
+int64_t pool_blocks(const model::Model& model, const EngineOptions& o) {
+  const model::ModelConfig& c = model.config;
   const int64_t block_bytes = KvPool::block_bytes(c, o.kv, o.kv_block_tokens);
   if (o.kv_tokens > 0) return sequence_blocks(kv_cache_groups(c), o.kv_tokens, o.kv_block_tokens);
   if (o.kv_bytes > 0) {
@@ -39,7 +40,8 @@ int64_t pool_blocks(const model::ModelConfig& c, const EngineOptions& o) {
   }
   const int64_t for_context = sequence_blocks(kv_cache_groups(c), c.max_position_embeddings,
                                                     o.kv_block_tokens);
-  return std::max<int64_t>(1, std::min(for_context, kDefaultPoolBytes / block_bytes));
+  const int64_t most = KvPool::max_blocks(*model.backend, c, o.kv, o.kv_block_tokens);
+  return std::max<int64_t>(1, std::min({for_context, kDefaultPoolBytes / block_bytes, most}));
 }
 
 void check_options(const EngineOptions& o) {
@@ -77,7 +79,7 @@ Engine::Engine(const model::Model& model, const data::Tokenizer* tokenizer, cons
   const model::ModelConfig& c = model.config;
   DIFFTX_CHECK(options_.context >= 0 && options_.context <= c.max_position_embeddings, "--context ",
                options_.context, " must be in [1, max_position_embeddings = ", c.max_position_embeddings, "]");
-  const int64_t blocks = pool_blocks(c, options_);
+  const int64_t blocks = pool_blocks(model, options_);
   const int64_t limit = options_.context > 0 ? options_.context : c.max_position_embeddings;
   const int64_t vocab = options_.sample_vocab > 0 ? options_.sample_vocab : c.vocab_size;
   DIFFTX_CHECK(vocab <= c.vocab_size, "sample_vocab ", vocab, " exceeds the model's vocab_size ", c.vocab_size);

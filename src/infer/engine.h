@@ -106,6 +106,7 @@ struct EngineOptions {
   int64_t kv_block_tokens = 32;   // tokens per KV block, a multiple of 16
   int64_t kv_tokens = 0;          // pool capacity: the positions one sequence may hold (sequence_blocks); 0: kv_bytes
   int64_t kv_bytes = 0;           // pool capacity in bytes; 0 (and kv_tokens 0): max_position_embeddings tokens, at most 1 GiB
+                                  // and at most what the device's paged attention takes (Backend::max_paged_kv_regions)
   int64_t max_batch_tokens = 512; // rows per step (decode rows + prompt chunks)
   int64_t max_running = 64;       // sequences decoding at once
   int64_t max_queue = 1024;       // requests waiting beyond that; more are refused (EngineFull)

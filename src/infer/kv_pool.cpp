@@ -25,6 +25,12 @@ int64_t KvPool::block_bytes(const model::ModelConfig& config, kernels::KvStorage
   return kv_block_layers(kv_cache_groups(config)) * (kernels::key_region_bytes(d) + kernels::value_region_bytes(d));
 }
 
+int64_t KvPool::max_blocks(const backends::Backend& backend, const model::ModelConfig& config,
+                           kernels::KvStorage storage, int64_t block_tokens) {
+  const int64_t layers = kv_block_layers(kv_cache_groups(config));
+  return backend.max_paged_kv_regions(block_bytes(config, storage, block_tokens) / layers) / layers;
+}
+
 int64_t KvPool::sequence_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
                                int64_t tokens) {
   const int64_t blocks = sequence_blocks(kv_cache_groups(config), tokens, block_tokens);
@@ -41,6 +47,10 @@ KvPool::KvPool(backends::Backend& backend, const model::ModelConfig& config, ker
       layer_bytes_(key_bytes_ + kernels::value_region_bytes(dims_)) {
   const auto bytes = product_at_most({blocks, layers_, layer_bytes_}, int64_t{1} << 46);
   DIFFTX_CHECK(bytes.has_value(), "KV pool: ", blocks, " blocks of ", block_bytes(), " bytes exceed 64 TiB");
+  const int64_t most = max_blocks(backend, config, storage, block_tokens);
+  DIFFTX_CHECK(blocks <= most, "KV pool: ", blocks, " blocks of ", block_tokens, " tokens (", *bytes, " bytes): ",
+               backend.info().name, "'s paged attention takes at most ", most, " (", most * block_bytes(),
+               " bytes); ask for fewer with --kv-tokens or --kv-bytes");
   // Not zeroed: on the CPU a page of the pool becomes resident when a block on it is first written.
   const auto too_big = [&](const char* why) {
     fail("KV pool: ", why, " allocating ", *bytes, " bytes (", blocks, " blocks of ", block_tokens,

@@ -21,7 +21,7 @@ namespace difftx::infer {
 
 class KvPool : public BlockPool {
  public:
-  // blocks >= 1; block_tokens a positive multiple of kKeyTile. The storage is on `backend`.
+  // blocks in [1, max_blocks]; block_tokens a positive multiple of kKeyTile. The storage is on `backend`.
   KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
          int64_t blocks);
 
@@ -29,6 +29,9 @@ class KvPool : public BlockPool {
   int64_t layer_bytes() const { return layer_bytes_; }
   int64_t block_bytes() const { return layers_ * layer_bytes_; }
   static int64_t block_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens);
+  // The most blocks a pool on `backend` may hold (Backend::max_paged_kv_regions).
+  static int64_t max_blocks(const backends::Backend& backend, const model::ModelConfig& config,
+                            kernels::KvStorage storage, int64_t block_tokens);
   // What one sequence of `tokens` positions holds at most: its blocks in every page group
   // (sequence_blocks) and, for a hybrid stack, its Mamba state slot (state_pool.h).
   static int64_t sequence_bytes(const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,

@@ -37,6 +37,14 @@ StatePool::StatePool(backends::Backend& backend, const model::ModelConfig& c, in
                                       int64_t{sizeof(float)}},
                                      int64_t{1} << 46);
   DIFFTX_CHECK(bytes.has_value(), "state pool: ", slots, " slots of ", slot_bytes(), " bytes exceed 64 TiB");
+  const auto check_binding = [&](int64_t floats, const char* what) {  // a layer's pool, bound whole by the steps
+    const int64_t most = floats > 0 ? backend.max_bound_rows(floats * int64_t{sizeof(float)}) : slots;
+    DIFFTX_CHECK(slots <= most, "state pool: ", slots, " slots: ", backend.info().name, " binds at most ", most,
+                 " of a Mamba layer's ", what, " (", floats * int64_t{sizeof(float)},
+                 " bytes each); ask for fewer with --max-running (or --draft-tokens)");
+  };
+  check_binding(window_floats_, "conv windows");
+  check_binding(state_floats_, "SSM states");
   try {
     const auto floats = [&](int64_t n) { return std::max<int64_t>(slots * n, 1) * int64_t{sizeof(float)}; };
     for (int64_t i = 0; i < layers_; ++i) {  // d_conv 1: no window, one float to point at

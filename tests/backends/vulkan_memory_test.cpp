@@ -193,6 +193,27 @@ TEST_F(VulkanTest, AClosedBackendFreesNothingMoreAndRefusesWork) {
   buffer = DeviceBuffer();  // freed after the close: nothing happens
 }
 
+// DIFFTX_VULKAN_VALIDATION=1's reporting (open_device): a message of the layer on stderr as it
+// comes, not only in validation_messages(), which no command reads. Provoked by a buffer of size 0.
+TEST_F(VulkanTest, ReportedValidationMessagesGoToStderr) {
+  backends::vulkan::Options options;
+  options.report_validation = true;
+  const auto backend = open_another(options);
+  const backends::vulkan::Context& context = backend->context();
+  if (!context.validation()) GTEST_SKIP() << "no validation layer";
+  VkBufferCreateInfo info{};
+  info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  ::testing::internal::CaptureStderr();
+  const VkResult result = context.api().vkCreateBuffer(context.device(), &info, nullptr, &buffer);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  if (result == VK_SUCCESS) context.api().vkDestroyBuffer(context.device(), buffer, nullptr);
+  ASSERT_FALSE(backend->validation_messages().empty());
+  EXPECT_NE(err.find("difftx: vulkan validation error: "), std::string::npos) << err;
+  EXPECT_NE(err.find(backend->validation_messages()[0].substr(7)), std::string::npos) << err;
+}
+
 // "vulkan" is the device it chooses, not a second backend beside vulkan:N.
 TEST_F(VulkanTest, TheDefaultNameAndItsNumberAreOneBackend) {
   backends::Backend& chosen = backends::vulkan::open_device("vulkan");

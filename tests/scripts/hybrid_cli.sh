@@ -26,6 +26,7 @@ if "$difftx" --version | grep "^vulkan:0 " > /dev/null; then
     { echo "FAIL: generate --device vulkan:0"; cat "$work/gv.err"; exit 1; }
   cmp -s "$work/g1.txt" "$work/gv.txt" ||
     { echo "FAIL: greedy tokens on vulkan:0 differ from the CPU's"; cat "$work/g1.txt" "$work/gv.txt"; exit 1; }
+  ! grep "vulkan validation" "$work/gv.err" || { echo "FAIL: validation messages on vulkan:0"; exit 1; }
 fi
 gen --temperature 0 --kv-dtype int8 > /dev/null 2>&1 || { echo "FAIL: an int8 cache"; exit 1; }
 "$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 12 --temperature 0 \

@@ -1,6 +1,7 @@
 #include "backends/vulkan/context.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -364,6 +365,7 @@ std::vector<std::string> Context::validation_messages() const {
 
 void Context::add_validation_message(std::string message) {
   std::lock_guard lock(messages_mutex_);
+  if (options_.report_validation) std::fprintf(stderr, "difftx: vulkan validation %s\n", message.c_str());
   messages_.push_back(std::move(message));
 }
 

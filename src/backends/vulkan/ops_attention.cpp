@@ -61,7 +61,25 @@ void check_kv(const PagedKv& kv, int64_t layer, const char* op) {
                ")");
 }
 
+// Whole (block, layer) regions of layer_bytes one binding holds from `delta` bytes past an aligned
+// offset (fit), and the most a window holds when the pool takes several (windowed: a multiple of
+// the regions that keep every window's start on the binding alignment).
+struct KvFit {
+  int64_t fit, windowed;
+};
+
+KvFit kv_fit(const Capabilities& caps, int64_t layer_bytes, int64_t delta) {
+  const int64_t fit = (caps.max_binding_bytes - delta) / layer_bytes;
+  const int64_t unit = caps.binding_alignment / std::gcd(layer_bytes, caps.binding_alignment);
+  return {fit, fit / unit * unit};
+}
+
 }  // namespace
+
+int64_t VulkanBackend::max_paged_kv_regions(int64_t layer_bytes) const {
+  const KvFit f = kv_fit(context_->caps(), layer_bytes, 0);  // a pool is an allocation of its own, at offset 0
+  return std::max(f.fit, kKvWindows * f.windowed);
+}
 
 VulkanBackend::KvWindows VulkanBackend::bind_kv(const PagedKv& kv, const char* what) {
   const Resolved r = memory_.resolve(kv.base.address(), kv.layer_bytes, what);
@@ -69,11 +87,9 @@ VulkanBackend::KvWindows VulkanBackend::bind_kv(const PagedKv& kv, const char* w
   const int64_t align = caps.binding_alignment, layer_bytes = kv.layer_bytes;
   const int64_t aligned = r.offset / align * align, delta = r.offset - aligned;
   const int64_t regions = (r.size - r.offset) / layer_bytes;  // whole regions from base to the allocation's end
-  // Regions a window holds: all of them if they fit one binding, else as many as fit, a multiple
-  // of `unit` so that every window starts on the binding alignment.
-  const int64_t fit = (caps.max_binding_bytes - delta) / layer_bytes;
-  const int64_t unit = align / std::gcd(layer_bytes, align);
-  const int64_t per_window = regions <= fit ? regions : fit / unit * unit;
+  // Regions a window holds: all of them if they fit one binding, else as many as a window holds.
+  const KvFit f = kv_fit(caps, layer_bytes, delta);
+  const int64_t per_window = regions <= f.fit ? regions : f.windowed;
   DIFFTX_CHECK(per_window >= 1, "vulkan ", what, ": one layer of one block (", layer_bytes,
                " bytes) does not fit one binding of ", caps.max_binding_bytes);
   const int64_t windows = (regions + per_window - 1) / per_window;

@@ -14,7 +14,7 @@ bool names_vulkan(const std::string& device);
 // The backend of that device, opened once and kept for the process ("vulkan" and the vulkan:N
 // it chose are one backend). Error naming what is missing when there is no Vulkan loader,
 // driver or such device (never a fall-back to another device). DIFFTX_VULKAN_VALIDATION=1 turns
-// the validation layer on (its messages: VulkanBackend::validation_messages()).
+// the validation layer on, its messages on stderr as they come ("difftx: vulkan validation error: ...").
 Backend& open_device(const std::string& device);
 // "vulkan:0", "vulkan:1", ... for this machine's devices; none without a loader or driver.
 std::vector<std::string> device_names();

@@ -39,6 +39,8 @@ class VulkanBackend final : public Backend {
   // The cooperative-matrix GEMM multiplies in fp16.
   double matmul_input_rounding() const override { return context_->caps().cooperative_matrix ? 0x1p-10 : 0; }
   bool runs_hybrid() const override { return true; }  // forward only: layernorm_backward is training's
+  int64_t max_paged_kv_regions(int64_t layer_bytes) const override;
+  int64_t max_bound_rows(int64_t row_bytes) const override { return rows_per_binding(row_bytes, "a pool's row"); }
 
   PreparedMatrix prepare_matrix(const DeviceMatrix& stored, bool release_stored, bool looked_up) override;
   void matmul(const DeviceMatrix& W, DevicePtr<const float> x, DevicePtr<float> y, int64_t N, bool accumulate,
