@@ -111,6 +111,8 @@ def test_a_device_gives_the_cpus_logits_and_names_itself_when_missing(binary):
     path = FIXTURES / "oracle" / "diff2"
     with pytest.raises(difftx.Error, match="unknown device 'tpu'"):
         difftx.load(path, device="tpu")
+    with pytest.raises(difftx.Error, match="unknown device ''"):  # not taken as the CPU
+        difftx.load(path, device="")
     if "vulkan:0" not in subprocess.run([binary, "--version"], capture_output=True, text=True).stdout:
         pytest.skip("no Vulkan device here")
     cpu, gpu = difftx.load(path), difftx.load(path, device="vulkan:0")

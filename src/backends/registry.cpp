@@ -18,7 +18,7 @@ std::vector<std::string> device_names() {
 }
 
 Backend& open_backend(const std::string& device) {
-  if (device.empty() || device == "cpu") return cpu_backend();
+  if (device == "cpu") return cpu_backend();
   DIFFTX_CHECK(vulkan::names_vulkan(device), "unknown device '", device.substr(0, 64),
                "' (devices: cpu, vulkan, vulkan:N; difftx --version lists this machine's)");
   return vulkan::open_device(device);

@@ -76,6 +76,7 @@ bad_values "bench infer" repeats "0 -1 1001 $ints"
 for opt in prompt repeats; do bad_values "bench infer --model $none" $opt "0 -1 $ints"; done
 bad_values "bench quant" prefill-rows "0 7 8193 $ints"
 expect_error "--out needs a non-empty value" "$difftx" train --config "$config" --data "$work/data" --out ""
+expect_error "unknown device ''" "$difftx" generate --model "$none" --prompt hi --device ""  # not the CPU
 expect_error "--init needs a non-empty value" "$difftx" train --init "" --data "$work/data" --out "$work/i0"
 expect_error "--init-from needs a non-empty value" "$difftx" $exp --tokens 1 --init-from ""
 expect_error "--dist mpi was given" env -u OMPI_COMM_WORLD_SIZE -u PMIX_RANK -u PMI_RANK \
