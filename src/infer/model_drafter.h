@@ -1,11 +1,12 @@
 // A draft model as a drafter: a smaller model with the target's vocabulary proposes its
-// continuation of each sequence (Sampler::propose): its greedy one, or for a sampled request one
-// drawn from its own distribution under the request's options, which the verification uses. It
-// keeps its own paged KV cache per sequence (the sequence's tokens so far; drafted tokens' rows are rolled back after each proposal, as they are only
-// guesses), reads the prompt with the target's prefill, catches up on the tokens the target
-// accepted in one batch, then decodes one row per drafted token. The drafted rows stay until the
-// next proposal for the sequence, which keeps those of the tokens the target accepted and rolls
-// the rest back: the catch-up is then one row.
+// continuation of each sequence (Sampler::propose): its greedy one, or for a sampled or biased
+// request one drawn from its own distribution under the request's options, which the
+// verification uses. It keeps its own paged KV cache per sequence (the sequence's tokens so far;
+// drafted tokens' rows are rolled back after each proposal, as they are only guesses), reads the
+// prompt with the target's prefill, catches up on the tokens the target accepted in one batch,
+// then decodes one row per drafted token. The drafted rows stay until the next proposal for the
+// sequence, which keeps those of the tokens the target accepted and rolls the rest back: the
+// catch-up is then one row.
 // Where its cache is full it proposes nothing: the target decodes on.
 #pragma once
 #include <memory>

@@ -1,6 +1,6 @@
 // Next-token sampling from logits: a bias per token, presence and frequency penalties over the
-// tokens drawn so far, temperature, top-k, top-p (nucleus) and min-p, seeded so that the same seed and logits give the
-// same tokens on every machine (core/rng.h).
+// tokens drawn so far, temperature, top-k, top-p (nucleus) and min-p, seeded so that the same
+// seed and logits give the same tokens on every machine (core/rng.h).
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -57,11 +57,11 @@ class Sampler {
   // at that size): a sampler holds no memory of that size but its penalty counts.
   int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1,
                  const DraftDistribution* q = nullptr);
-  // A draft model's next token for a sampled request: drawn from its logits' kDraftCandidates
-  // likeliest ids, with these options (the bias, temperature, top-k, min-p, top-p; no
-  // penalties, no constraint) applied within them; the renormalised probabilities go to `q` for the
-  // verification. With temperature 0, the largest logit and q empty. -1 (q empty) where a logit
-  // is not finite: no draft from those.
+  // A draft model's next token for a request: drawn from its logits' kDraftCandidates likeliest
+  // ids, with these options (the bias, temperature, top-k, min-p, top-p; no penalties, no
+  // constraint) applied within them; the renormalised probabilities go to `q` for the
+  // verification. With temperature 0, the largest (biased) logit and q empty. -1 (q empty) where
+  // a logit is not finite: no draft from those.
   int32_t propose(const float* logits, DraftDistribution& q);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
