@@ -26,11 +26,13 @@ std::string type_shader(const std::string& family, kernels::WeightType type) {
   return family + "_" + kernels::weight_type_name(type);
 }
 
-// The GEMV variant for n rows of x: the smallest power of two that holds them.
-std::string gemv_family(int64_t n) {
+// The GEMV variant for n rows of x: the smallest power of two that holds them, reading x 4 floats
+// at a time where each row of x starts 16-byte aligned in its binding ("u" otherwise).
+std::string gemv_family(int64_t n, uint32_t x_at, int64_t cols) {
   int64_t rows = 1;
   while (rows < n) rows *= 2;
-  return "matmul_gemv" + std::to_string(rows);
+  const bool aligned = x_at % 4 == 0 && cols % 4 == 0;
+  return "matmul_gemv" + std::to_string(rows) + (aligned ? "" : "u");
 }
 
 }  // namespace
@@ -72,7 +74,7 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
                             accumulate ? 1u : 0u};
       const std::vector<VkDescriptorBufferInfo> buffers{w.info, xb.info, yb.info};
       if (gemv) {
-        run(type_shader(gemv_family(n), W.type), {1, 1, 1}, buffers, &push, sizeof push,
+        run(type_shader(gemv_family(n, xb.words(), W.cols), W.type), {1, 1, 1}, buffers, &push, sizeof push,
             (rows + kGemvWeightRows - 1) / kGemvWeightRows);
         continue;
       }

@@ -1,24 +1,28 @@
 // y[n, col] (= or +=) x[n, :] . W[col, :] for up to NMAX rows of x: the decode GEMV. A workgroup
-// takes ROWS weight rows, LANES threads each; a row's lanes take its 8-weight units in turn (unit
-// u by lane u % LANES), AHEAD units at a time, all loaded before any is used (a decode step's
-// small matrices are bound by the memory's latency: each thread keeps AHEAD loads in flight),
-// each row of x its own accumulator; then one thread per (weight row, x row) adds the lanes'
-// sums in lane order. An output's bits depend on its x row and its weight row alone, never on
-// how many rows of x come along or where the row falls (the gemv order). NMAX (1, 2, 4, 8 or 16)
-// is one variant each (shaders.cmake): a single decode row must not pay for 16 accumulators.
+// takes ROWS weight rows, LANES threads each; a row's lanes take its units (weight_units.glsl: 8
+// float weights, a Q8_0 / Q4_0 block, a Q4_K group) in turn, unit u by lane u % LANES, AHEAD
+// units loaded before any is used (a decode step's matrices are read once, so a thread keeps
+// several wide loads in flight), x read 4 floats at a time. Each row of x has its own
+// accumulator per lane: a unit adds (s.x + s.y) + (s.z + s.w) where s is a vec4 FMA chain over
+// the unit's weights; the lanes' sums are then added in a fixed tree. So an output's bits depend
+// on its x row and its weight row alone, never on how many rows of x come along, where the row
+// falls, or how its bytes are aligned (a load's width changes only how bytes are fetched). NMAX
+// (1, 2, 4, 8 or 16) is one variant each (shaders.cmake): a single decode row must not pay for 16
+// accumulators; so is XVEC, x's alignment, since a choice per load makes lavapipe's compile slow.
 #version 450
 #include "common.glsl"
 
-#define ROWS 4
-#define LANES 16
+#define LANES 32u
+#define ROWS 4u
 #define WG (ROWS * LANES)
-#define AHEAD 4
-#ifndef NMAX
-#error NMAX (rows of x, at most 16) is defined by shaders.cmake
+#if !defined(NMAX) || !defined(XVEC)
+#error NMAX (rows of x, at most 16) and XVEC (x read 4 floats at a time) are defined by shaders.cmake
 #endif
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer WBuffer { uint w[]; } W;
+layout(std430, set = 0, binding = 0) readonly buffer W4Buffer { uvec4 w4[]; } W4;
 layout(std430, set = 0, binding = 1) readonly buffer XBuffer { float x[]; } X;
+layout(std430, set = 0, binding = 1) readonly buffer X4Buffer { vec4 x4[]; } X4;
 layout(std430, set = 0, binding = 2) buffer YBuffer { float y[]; } Y;
 layout(push_constant) uniform Push {
   uint w_byte;     // byte of weight row 0 (of this window) in W's binding
@@ -33,53 +37,91 @@ layout(push_constant) uniform Push {
 } p;
 
 #include "weights.glsl"
+#include "weight_units.glsl"
+
+#if WTYPE == 5
+#define AHEAD 1u  // units of 48 bytes
+#elif WTYPE == 0 || WTYPE >= 3
+#define AHEAD 2u  // 32-byte F32 units, 34- and 18-byte blocks
+#else
+#define AHEAD 4u  // 16-byte BF16 / F16 units
+#endif
 
 shared float partial[NMAX][WG];
 
-// acc[i] += x[i, k .. k + 7] . w for the rows of x.
-void add_unit(inout float acc[NMAX], const float w[8], uint k) {
-  const uint valid = min(8u, p.cols - k);  // 8 except in a float row's last unit
+// x[at .. at + 3], columns k .. k + 3 of a row; in a row's last, partial unit (tail) 0 past cols.
+// XVEC: every row of x starts 16-byte aligned and holds whole vec4s (the host picks the variant).
+vec4 x4(uint at, uint k, bool tail) {
+  if (tail) {
+    vec4 v = vec4(0.0);
+    [[unroll]] for (uint j = 0u; j < 4u; ++j)
+      if (k + j < p.cols) v[j] = X.x[at + j];
+    return v;
+  }
+#if XVEC
+  return X4.x4[at >> 2];
+#else
+  return vec4(X.x[at], X.x[at + 1u], X.x[at + 2u], X.x[at + 3u]);
+#endif
+}
+
+// acc[i] += x[i, k .. k + UNIT) . v for the rows of x.
+void add_unit(inout float acc[NMAX], const vec4 v[UNIT / 4u], uint k, bool tail) {
   [[unroll]] for (uint i = 0u; i < NMAX; ++i) {
     if (i < p.n) {
-      const uint xi = p.x_at + i * p.cols + k;
-      float s = 0.0;
-      [[unroll]] for (uint j = 0u; j < 8u; ++j)
-        if (j < valid) s = fma(w[j], X.x[xi + j], s);
-      acc[i] += s;
+      const uint at = p.x_at + i * p.cols + k;
+      vec4 s = vec4(0.0);
+      [[unroll]] for (uint q = 0u; q < UNIT / 4u; ++q) s = fma(v[q], x4(at + 4u * q, k + 4u * q, tail), s);
+      acc[i] += (s.x + s.y) + (s.z + s.w);
     }
   }
 }
 
 void main() {
-  const uint t = gl_LocalInvocationID.x, lane = t % LANES;
-  const uint r = group_index() * ROWS + t / LANES;  // this thread's weight row
+  const uint t = gl_LocalInvocationID.x, lane = t % LANES, slot = t / LANES;
+  const uint r = group_index() * ROWS + slot;  // this thread's weight row
   float acc[NMAX];
   [[unroll]] for (uint i = 0u; i < NMAX; ++i) acc[i] = 0.0;
   if (r < p.rows) {
     const uint row = p.w_byte + r * p.row_bytes;
-    const uint units = (p.cols + 7u) / 8u;
+    const uint full = p.cols / UNIT;  // whole units: all but a float row's last 1-7 weights
     uint u = lane;
-    for (; u + (AHEAD - 1u) * LANES < units; u += AHEAD * LANES) {
-      float w[AHEAD][8];
-      [[unroll]] for (uint a = 0u; a < AHEAD; ++a) dequant8(row, 8u * (u + a * LANES), p.cols, w[a]);
-      [[unroll]] for (uint a = 0u; a < AHEAD; ++a) add_unit(acc, w[a], 8u * (u + a * LANES));
+    for (; u + (AHEAD - 1u) * LANES < full; u += AHEAD * LANES) {
+      uint raw[AHEAD][RAW];
+      [[unroll]] for (uint a = 0u; a < AHEAD; ++a) load_unit(row, u + a * LANES, raw[a]);
+      [[unroll]] for (uint a = 0u; a < AHEAD; ++a) {
+        vec4 v[UNIT / 4u];
+        decode_unit(raw[a], row, u + a * LANES, v);
+        add_unit(acc, v, UNIT * (u + a * LANES), false);
+      }
     }
-    for (; u < units; u += LANES) {
+    for (; u < full; u += LANES) {
+      uint raw[RAW];
+      load_unit(row, u, raw);
+      vec4 v[UNIT / 4u];
+      decode_unit(raw, row, u, v);
+      add_unit(acc, v, UNIT * u, false);
+    }
+#if WTYPE <= 2
+    if (u * UNIT < p.cols) {  // the row's last 1-7 weights
       float w[8];
-      dequant8(row, 8u * u, p.cols, w);
-      add_unit(acc, w, 8u * u);
+      dequant8(row, UNIT * u, p.cols, w);
+      const vec4 v[2] = vec4[2](vec4(w[0], w[1], w[2], w[3]), vec4(w[4], w[5], w[6], w[7]));
+      add_unit(acc, v, UNIT * u, true);
     }
+#endif
   }
-  [[unroll]] for (uint i = 0u; i < NMAX; ++i)
-    if (i < p.n) partial[i][t] = acc[i];
+  [[unroll]] for (uint i = 0u; i < NMAX; ++i) partial[i][t] = acc[i];
+  [[unroll]] for (uint s = LANES / 2u; s > 0u; s >>= 1) {
+    barrier();
+    if (lane < s)
+      [[unroll]] for (uint i = 0u; i < NMAX; ++i) partial[i][t] += partial[i][t + s];
+  }
   barrier();
-  // Thread t < ROWS * NMAX adds the lanes of weight row t / NMAX (of the workgroup's ROWS) for x
-  // row t % NMAX.
-  const uint slot = t / NMAX, i = t % NMAX, out_row = group_index() * ROWS + slot;
-  if (t < ROWS * NMAX && i < p.n && out_row < p.rows) {
-    float sum = 0.0;
-    for (uint l = 0u; l < LANES; ++l) sum += partial[i][slot * LANES + l];
-    const uint at = p.y_at + i * p.y_stride + out_row;
+  // Lane i writes x row i's output of this weight row.
+  if (r < p.rows && lane < NMAX && lane < p.n) {
+    const float sum = partial[lane][slot * LANES];
+    const uint at = p.y_at + lane * p.y_stride + r;
     Y.y[at] = p.accumulate != 0u ? Y.y[at] + sum : sum;
   }
 }
