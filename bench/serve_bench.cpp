@@ -200,8 +200,8 @@ int bench_serve(cli::Args& args) {
   const auto row = [&](int64_t n, const ServeResult& r, bool constrained, double constraint_seconds,
                        infer::DraftMode mode = infer::DraftMode::none) {
     print_row(json, {str("op", "serve_bench"), str("device", device_name), num("concurrency", n, 0),
-                     num("constrained", constrained, 0),
-                     str("draft", infer::draft_mode_name(mode)), num("draft_tokens", r.draft_tokens, 0),
+                     num("constrained", constrained, 0), str("draft", infer::draft_mode_name(mode)),
+                     num("draft_tokens", r.draft_tokens, 0),
                      num("draft_acceptance",
                          r.draft_tokens ? static_cast<double>(r.draft_accepted) / r.draft_tokens : 0, 3),
                      num("constraint_s", constraint_seconds, 3), num("run_s", r.seconds, 3),
