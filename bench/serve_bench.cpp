@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <string>
 
 #include "benches.h"
 #include "cli/device_option.h"
@@ -178,9 +179,10 @@ int bench_serve(cli::Args& args) {
   const int64_t per_sequence = infer::sequence_blocks(infer::kv_cache_groups(model.config),
                                                       prompt + new_tokens + o.kv_block_tokens, o.kv_block_tokens);
   o.kv_bytes = most * per_sequence * infer::KvPool::block_bytes(model.config, o.kv, o.kv_block_tokens);
-  print_row(json, {str("op", "setup"), num("threads", thread_count(), 0), str("model", dir), num("prompt", prompt, 0),
-                   num("new", new_tokens, 0), num("shared_prefix", shared, 0),
-                   str("kv", kernels::kv_storage_name(o.kv))});
+  const std::string device_name = device.info().name;  // on every row, as rows travel alone (grep, run.sh)
+  print_row(json, {str("op", "setup"), str("device", device_name), num("threads", thread_count(), 0),
+                   str("model", dir), num("prompt", prompt, 0), num("new", new_tokens, 0),
+                   num("shared_prefix", shared, 0), str("kv", kernels::kv_storage_name(o.kv))});
   std::shared_ptr<const infer::TokenConstraintSource> constraint;
   if (schema_file) {
     const data::Tokenizer tokenizer = data::load_tokenizer(*tokenizer_name);
@@ -197,8 +199,9 @@ int bench_serve(cli::Args& args) {
   draft.apply(drafted);
   const auto row = [&](int64_t n, const ServeResult& r, bool constrained, double constraint_seconds,
                        infer::DraftMode mode = infer::DraftMode::none) {
-    print_row(json, {str("op", "serve_bench"), num("concurrency", n, 0), num("constrained", constrained, 0),
-                     str("draft", infer::draft_mode_name(mode)), num("draft_tokens", r.draft_tokens, 0),
+    print_row(json, {str("op", "serve_bench"), str("device", device_name), num("concurrency", n, 0),
+                     num("constrained", constrained, 0), str("draft", infer::draft_mode_name(mode)),
+                     num("draft_tokens", r.draft_tokens, 0),
                      num("draft_acceptance",
                          r.draft_tokens ? static_cast<double>(r.draft_accepted) / r.draft_tokens : 0, 3),
                      num("constraint_s", constraint_seconds, 3), num("run_s", r.seconds, 3),

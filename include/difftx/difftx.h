@@ -30,7 +30,7 @@
 #endif
 
 #define DIFFTX_VERSION_MAJOR 0
-#define DIFFTX_VERSION_MINOR 2
+#define DIFFTX_VERSION_MINOR 3
 #define DIFFTX_VERSION_PATCH 0
 
 #ifdef __cplusplus
@@ -150,6 +150,12 @@ DIFFTX_API difftx_engine* difftx_engine_create(difftx_model* model, const difftx
  * the engine; from inside one of its callbacks it is an error (the engine is left as it was). */
 DIFFTX_API void difftx_engine_free(difftx_engine* engine);
 
+/* A bias added to one token's logit (OpenAI's logit_bias). */
+typedef struct difftx_logit_bias {
+  int32_t token;               /* in [0, difftx_vocab_size), each token at most once per request */
+  float bias;                  /* in [-100, 100]: -100 bans the token, +100 all but forces it */
+} difftx_logit_bias;
+
 /* The server's sampling options (its `n` is n requests, choice i seeded seed + i). */
 typedef struct difftx_sampling_options {
   int64_t max_tokens;          /* tokens to generate at most */
@@ -164,6 +170,10 @@ typedef struct difftx_sampling_options {
   int32_t n_stop;              /* in [0, 16] */
   int32_t logprobs;            /* nonzero: events carry the token's log-probability */
   int32_t top_logprobs;        /* alternatives per token, [0, 20] (implies logprobs) */
+  /* n_logit_bias biases added to their tokens' logits before the penalties and everything after
+   * (drafts of a draft model see them too), or NULL; n_logit_bias >= 0 (default 0). */
+  const difftx_logit_bias* logit_bias;
+  int32_t n_logit_bias;
 } difftx_sampling_options;
 
 /* Sampling defaults: the model directory's generation_config.json where it gives them, else

@@ -41,6 +41,8 @@ GenerateArgs generate_args(const difftx_sampling_options& o) {
   }
   a.logprobs = o.logprobs != 0;
   a.top_logprobs = o.top_logprobs;
+  for (const difftx_logit_bias& b : items_of(o.logit_bias, o.n_logit_bias, "logit_bias"))
+    a.logit_bias.emplace_back(b.token, b.bias);  // checked as the server's (infer::Sampler)
   return a;
 }
 
@@ -167,7 +169,7 @@ difftx_sampling_options difftx_sampling_default_options(const difftx_model* mode
                                      [&] { return request_options(*model->loaded, GenerateArgs{}); });
   const infer::SamplingOptions& s = o.sampling;
   return difftx_sampling_options{o.max_new_tokens, s.temperature, s.top_k, s.top_p, s.min_p, s.seed,
-                                 s.presence_penalty, s.frequency_penalty, nullptr, 0, 0, 0};
+                                 s.presence_penalty, s.frequency_penalty, nullptr, 0, 0, 0, nullptr, 0};
 }
 
 int64_t difftx_engine_submit(difftx_engine* engine, const char* prompt, const difftx_sampling_options* options,

@@ -1,5 +1,8 @@
 #include "chat/access.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "chat/strings.h"
 #include "chat/template_error.h"
 
@@ -24,7 +27,9 @@ int64_t int_argument(const CallArgs& args, size_t position, const char* name, in
   if (!v || v->kind == Value::Kind::none) return fallback;
   if (v->kind == Value::Kind::boolean) return v->boolean;
   if (v->kind != Value::Kind::integer) template_fail("argument '", name, "' must be an integer, not ", type_name(*v));
-  return v->integer;
+  if (v->integer < INT64_MIN || v->integer > INT64_MAX)
+    template_fail("argument '", name, "' is ", int_text(v->integer), ", beyond 64 bits");
+  return static_cast<int64_t>(v->integer);
 }
 
 bool bool_argument(const CallArgs& args, size_t position, const char* name, bool fallback) {
@@ -205,7 +210,7 @@ Value get_item(const Value& object, const Value& key) {
       if (key.kind == Value::Kind::integer || key.kind == Value::Kind::boolean) {
         const std::vector<std::string> cps = object.is_string() ? code_points(object.text) : std::vector<std::string>{};
         const int64_t n = static_cast<int64_t>(object.is_string() ? cps.size() : object.list->size());
-        int64_t i = key.kind == Value::Kind::boolean ? key.boolean : key.integer;
+        Int i = key.kind == Value::Kind::boolean ? key.boolean : key.integer;
         if (i < 0) i += n;
         if (i >= 0 && i < n) return object.is_string() ? Value::from(cps[static_cast<size_t>(i)]) : (*object.list)[static_cast<size_t>(i)];
         return Value::undefined(concat("'", type_name(object), " object' has no element ", str(key)));
@@ -224,7 +229,8 @@ Value get_slice(const Value& object, const Value& start_v, const Value& stop_v, 
     if (v.is_undefined() || v.kind == Value::Kind::none) return std::nullopt;
     if (v.kind == Value::Kind::boolean) return v.boolean;
     if (v.kind != Value::Kind::integer) template_fail("slice indices must be integers or None");
-    return v.integer;
+    // Any index beyond the sequence clamps alike; 2^62 keeps start + step within int64.
+    return static_cast<int64_t>(std::clamp<Int>(v.integer, -(Int{1} << 62), Int{1} << 62));
   };
   const std::vector<std::string> cps = object.is_string() ? code_points(object.text) : std::vector<std::string>{};
   const int64_t n = static_cast<int64_t>(object.is_string() ? cps.size() : object.list->size());

@@ -122,20 +122,26 @@ Value tojson(const Value& v, const CallArgs& a) {
   return Value::from(to_json(v, style));
 }
 
+// int(d) for a finite float; beyond 128 bits an overflow error.
+Value int_of_float(double d) {
+  if (std::fabs(d) >= 0x1p127)
+    template_fail("integer overflow in int(", python_float(d), ") (difftx's integers are 128-bit)");
+  return Value::from(static_cast<Int>(std::trunc(d)));
+}
+
 Value to_int(const Value& v, const CallArgs& a) {
   const Value* fallback = argument(a, 0, "default");
   const Value dflt = fallback ? *fallback : Value::from(int64_t{0});
   if (v.kind == K::integer) return v;
   if (v.kind == K::boolean) return Value::from(static_cast<int64_t>(v.boolean));
-  if (v.kind == K::number) return std::isfinite(v.number) ? Value::from(static_cast<int64_t>(std::trunc(v.number))) : dflt;
+  if (v.kind == K::number) return std::isfinite(v.number) ? int_of_float(v.number) : dflt;
   if (v.is_string()) {
     const std::string t = py_strip(v.text, std::nullopt, true, true);
+    if (const std::optional<Int> i = parse_int(t)) return Value::from(*i);
     try {
       size_t used = 0;
-      const int64_t i = std::stoll(t, &used, 10);
-      if (used == t.size()) return Value::from(i);
       const double d = std::stod(t, &used);
-      if (used == t.size()) return Value::from(static_cast<int64_t>(std::trunc(d)));
+      if (used == t.size() && std::isfinite(d)) return int_of_float(d);
     } catch (const std::exception&) {
     }
   }
@@ -288,7 +294,8 @@ const std::map<std::string, Filter>& filters() {
       {"abs", [](const Value& v, const CallArgs&) {
          if (v.kind == K::number) return Value::from(std::fabs(v.number));
          if (!v.is_number()) template_fail("bad operand type for abs(): '", type_name(v), "'");
-         return Value::from(std::abs(v.kind == K::boolean ? int64_t{v.boolean} : v.integer));
+         if (v.kind == K::boolean) return Value::from(int64_t{v.boolean});
+         return v.integer < 0 ? negate(v) : v;
        }},
       {"round", round_filter},
       {"items", [](const Value& v, const CallArgs&) {

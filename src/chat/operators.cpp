@@ -11,7 +11,7 @@ namespace {
 using K = Value::Kind;
 
 bool integral(const Value& v) { return v.kind == K::integer || v.kind == K::boolean; }
-int64_t int_of(const Value& v) { return v.kind == K::boolean ? v.boolean : v.integer; }
+Int int_of(const Value& v) { return v.kind == K::boolean ? v.boolean : v.integer; }
 
 [[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
   if (a.is_undefined()) fail_undefined(a);
@@ -19,10 +19,10 @@ int64_t int_of(const Value& v) { return v.kind == K::boolean ? v.boolean : v.int
   template_fail("unsupported operand type(s) for ", op, ": '", type_name(a), "' and '", type_name(b), "'");
 }
 
-Value repeat(const Value& seq, int64_t n) {
+Value repeat(const Value& seq, Int n) {
   const size_t size = seq.is_string() ? seq.text.size() : seq.list->size();
-  if (n > 0 && size > 0 && static_cast<uint64_t>(n) > (uint64_t{1} << 27) / size)
-    template_fail("a repetition of ", n, " copies is too big (difftx stops at 128M items or bytes)");
+  if (n > 0 && size > 0 && n > static_cast<Int>((uint64_t{1} << 27) / size))
+    template_fail("a repetition of ", int_text(n), " copies is too big (difftx stops at 128M items or bytes)");
   if (seq.is_string()) {
     std::string out;
     for (int64_t i = 0; i < n; ++i) out += seq.text;
@@ -33,17 +33,17 @@ Value repeat(const Value& seq, int64_t n) {
   return Value::from(std::move(out));
 }
 
-Value integer_op(const std::string& op, int64_t x, int64_t y) {
-  int64_t r = 0;
+Value integer_op(const std::string& op, Int x, Int y) {
+  Int r = 0;
   bool overflow = false;
   if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
   else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
   else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
   else if (op == "//" || op == "%") {
     if (y == 0) template_fail("integer division or modulo by zero");
-    if (x == INT64_MIN && y == -1) overflow = true;
+    if (x == kIntMin && y == -1) overflow = true;
     else {
-      int64_t q = x / y, m = x % y;
+      Int q = x / y, m = x % y;
       if (m != 0 && ((m < 0) != (y < 0))) {
         --q;
         m += y;
@@ -52,10 +52,14 @@ Value integer_op(const std::string& op, int64_t x, int64_t y) {
     }
   } else if (op == "**") {
     if (y < 0) return Value::from(std::pow(static_cast<double>(x), static_cast<double>(y)));
-    r = 1;
-    for (int64_t i = 0; i < y && !overflow; ++i) overflow = __builtin_mul_overflow(r, x, &r);
+    r = 1;  // by squaring: a square that overflows means the power does (|x| >= 2), as y has bits left
+    for (Int base = x, e = y; e > 0 && !overflow; e >>= 1) {
+      if (e & 1) overflow = __builtin_mul_overflow(r, base, &r);
+      if (e > 1 && !overflow) overflow = __builtin_mul_overflow(base, base, &base);
+    }
   }
-  if (overflow) template_fail("integer overflow in ", x, " ", op, " ", y, " (difftx's integers are 64-bit)");
+  if (overflow)
+    template_fail("integer overflow in ", int_text(x), " ", op, " ", int_text(y), " (difftx's integers are 128-bit)");
   return Value::from(r);
 }
 

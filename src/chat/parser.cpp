@@ -341,6 +341,11 @@ class Parser {
     e->value = std::move(v);
     return e;
   }
+  ExprPtr int_literal(const std::string& digits, int line) {
+    const std::optional<Int> i = parse_int(digits);
+    if (!i) error("integer literal ", digits, " is beyond 128 bits");
+    return literal(Value::from(*i), line);
+  }
 
   ExprPtr primary() {
     const Token& tok = cur();
@@ -363,11 +368,7 @@ class Parser {
     }
     if (tok.type == T::integer) {
       ++i_;
-      try {
-        return literal(Value::from(static_cast<int64_t>(std::stoll(tok.value))), line);
-      } catch (const std::out_of_range&) {
-        error("integer literal ", tok.value, " is beyond 64 bits");
-      }
+      return int_literal(tok.value, line);
     }
     if (tok.type == T::number) {
       ++i_;
@@ -423,7 +424,7 @@ class Parser {
       const int line = cur().line;
       if (accept_op(".")) {
         if (cur().type == T::integer) {
-          e = make(Expr::Kind::item, line, {e, literal(Value::from(static_cast<int64_t>(std::stoll(cur().value))), line)});
+          e = make(Expr::Kind::item, line, {e, int_literal(cur().value, line)});
           ++i_;
           continue;
         }

@@ -27,7 +27,8 @@ void Dict::set(const std::string& key, Value value) {
 Value Value::undefined(std::string description) { return {.text = std::move(description)}; }
 Value Value::none() { return {.kind = Kind::none}; }
 Value Value::from(bool b) { return {.kind = Kind::boolean, .boolean = b}; }
-Value Value::from(int64_t i) { return {.kind = Kind::integer, .integer = i}; }
+Value Value::from(int64_t i) { return from(Int{i}); }
+Value Value::from(Int i) { return {.kind = Kind::integer, .integer = i}; }
 Value Value::from(double d) { return {.kind = Kind::number, .number = d}; }
 Value Value::from(std::string s) { return {.kind = Kind::string, .text = std::move(s)}; }
 Value Value::from(List items) { return {.kind = Kind::list, .list = std::make_shared<List>(std::move(items))}; }
@@ -54,6 +55,32 @@ bool truthy(const Value& v) {
     case Value::Kind::function: return true;
   }
   return false;
+}
+
+std::string int_text(Int i) {
+  unsigned __int128 u = i < 0 ? -static_cast<unsigned __int128>(i) : static_cast<unsigned __int128>(i);
+  std::string digits;
+  do {
+    digits += static_cast<char>('0' + static_cast<int>(u % 10));
+    u /= 10;
+  } while (u != 0);
+  if (i < 0) digits += '-';
+  return {digits.rbegin(), digits.rend()};
+}
+
+std::optional<Int> parse_int(const std::string& text) {
+  const bool negative = !text.empty() && text[0] == '-';
+  const size_t begin = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  if (begin == text.size()) return std::nullopt;
+  const unsigned __int128 limit = static_cast<unsigned __int128>(kIntMax) + (negative ? 1 : 0);
+  unsigned __int128 u = 0;
+  for (size_t i = begin; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return std::nullopt;
+    const unsigned digit = static_cast<unsigned>(text[i] - '0');
+    if (u > (limit - digit) / 10) return std::nullopt;
+    u = u * 10 + digit;
+  }
+  return negative ? static_cast<Int>(-u) : static_cast<Int>(u);
 }
 
 std::string python_float(double d) {
@@ -145,7 +172,7 @@ std::string str(const Value& v) {
     case Value::Kind::undefined: return "";
     case Value::Kind::none: return "None";
     case Value::Kind::boolean: return v.boolean ? "True" : "False";
-    case Value::Kind::integer: return std::to_string(v.integer);
+    case Value::Kind::integer: return int_text(v.integer);
     case Value::Kind::number: return python_float(v.number);
     case Value::Kind::string: return v.text;
     case Value::Kind::function: return "<function>";
@@ -177,8 +204,8 @@ double as_double(const Value& v) {
 bool equal(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (a.kind != Value::Kind::number && b.kind != Value::Kind::number) {
-      const int64_t x = a.kind == Value::Kind::boolean ? a.boolean : a.integer;
-      const int64_t y = b.kind == Value::Kind::boolean ? b.boolean : b.integer;
+      const Int x = a.kind == Value::Kind::boolean ? a.boolean : a.integer;
+      const Int y = b.kind == Value::Kind::boolean ? b.boolean : b.integer;
       return x == y;
     }
     return as_double(a) == as_double(b);
@@ -258,11 +285,7 @@ Value from_json(const Json& j) {
     case nlohmann::json::value_t::null: return Value::none();
     case nlohmann::json::value_t::boolean: return Value::from(j.template get<bool>());
     case nlohmann::json::value_t::number_integer: return Value::from(j.template get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned: {
-      const uint64_t u = j.template get<uint64_t>();
-      if (u > static_cast<uint64_t>(INT64_MAX)) return Value::from(static_cast<double>(u));
-      return Value::from(static_cast<int64_t>(u));
-    }
+    case nlohmann::json::value_t::number_unsigned: return Value::from(static_cast<Int>(j.template get<uint64_t>()));
     case nlohmann::json::value_t::number_float: return Value::from(j.template get<double>());
     case nlohmann::json::value_t::string: return Value::from(j.template get<std::string>());
     case nlohmann::json::value_t::array: {
@@ -329,7 +352,7 @@ void json_value(const Value& v, const JsonStyle& style, int level, std::string& 
   switch (v.kind) {
     case Value::Kind::none: out += "null"; return;
     case Value::Kind::boolean: out += v.boolean ? "true" : "false"; return;
-    case Value::Kind::integer: out += std::to_string(v.integer); return;
+    case Value::Kind::integer: out += int_text(v.integer); return;
     case Value::Kind::number:
       if (std::isnan(v.number)) out += "NaN";
       else if (std::isinf(v.number)) out += v.number < 0 ? "-Infinity" : "Infinity";

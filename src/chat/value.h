@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -15,6 +16,12 @@ namespace difftx::chat {
 
 struct Value;
 using List = std::vector<Value>;
+
+// Python's int, within 128 bits: every JSON integer (int64 and uint64 alike) is one, exact;
+// arithmetic beyond 128 bits is an overflow error.
+using Int = __int128;
+inline constexpr Int kIntMax = static_cast<Int>(~static_cast<unsigned __int128>(0) >> 1);
+inline constexpr Int kIntMin = -kIntMax - 1;
 
 // A dict keeps its keys in insertion order, as Python's does.
 struct Dict {
@@ -34,7 +41,7 @@ struct Value {
   enum class Kind { undefined, none, boolean, integer, number, string, list, dict, function };
   Kind kind = Kind::undefined;
   bool boolean = false;
-  int64_t integer = 0;
+  Int integer = 0;
   double number = 0;
   std::string text{};  // a string's bytes; an undefined value's description ("'x' is undefined")
   std::shared_ptr<List> list{};
@@ -47,6 +54,7 @@ struct Value {
   static Value none();
   static Value from(bool b);
   static Value from(int64_t i);
+  static Value from(Int i);
   static Value from(double d);
   static Value from(std::string s);
   static Value from(List items);
@@ -70,6 +78,9 @@ bool equal(const Value& a, const Value& b);
 // a < b for numbers, strings and lists; other pairs are a TemplateError.
 bool less(const Value& a, const Value& b);
 std::string python_float(double d);  // repr(float)
+std::string int_text(Int i);         // str(int): its decimal digits
+// An optionally signed run of decimal digits as an int; nullopt for anything else or beyond 128 bits.
+std::optional<Int> parse_int(const std::string& text);
 double as_double(const Value& v);    // int, float or bool as a double
 
 // Unicode code points of a UTF-8 string (invalid bytes are taken one by one).

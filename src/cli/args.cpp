@@ -97,16 +97,6 @@ std::optional<double> parse_number(const std::string& text, NumberRange r) {
   return value;
 }
 
-namespace {
-
-std::string range_text(IntRange r) { return concat("an integer in [", r.min, ", ", r.max, "]"); }
-
-std::string range_text(NumberRange r) {
-  if (r.max >= 1e300) return concat("a finite number ", r.min_excluded ? "> " : ">= ", r.min);
-  return concat("a finite number in ", r.min_excluded ? "(" : "[", r.min, ", ", r.max, r.max_excluded ? ")" : "]");
-}
-
-// The items of "a,b,c" (an empty text is one empty item).
 std::vector<std::string> comma_items(const std::string& text) {
   std::vector<std::string> out;
   for (size_t begin = 0;;) {
@@ -115,6 +105,15 @@ std::vector<std::string> comma_items(const std::string& text) {
     if (comma == std::string::npos) return out;
     begin = comma + 1;
   }
+}
+
+namespace {
+
+std::string range_text(IntRange r) { return concat("an integer in [", r.min, ", ", r.max, "]"); }
+
+std::string range_text(NumberRange r) {
+  if (r.max >= 1e300) return concat("a finite number ", r.min_excluded ? "> " : ">= ", r.min);
+  return concat("a finite number in ", r.min_excluded ? "(" : "[", r.min, ", ", r.max, r.max_excluded ? ")" : "]");
 }
 
 // The value of --name, `text`, converted; the error names the option, the text and the range.

@@ -41,6 +41,8 @@ inline constexpr NumberRange kPositiveNumber{0, 1e300, true};
 // number within range (not NaN, inf, 1e999 or 1e-999); nullopt otherwise.
 std::optional<int64_t> parse_integer(const std::string& text, IntRange range = kAnyInteger);
 std::optional<double> parse_number(const std::string& text, NumberRange range);
+// The items of "a,b,c" (an empty text is one empty item).
+std::vector<std::string> comma_items(const std::string& text);
 
 class Args {
  public:

@@ -39,6 +39,7 @@ int run_chat(Args& args) {
   const data::Tokenizer tokenizer = infer::load_model_tokenizer(m.dir, m.tokenizer, model.config);
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
   o.sample_vocab = tokenizer.vocab_size();
+  check_logit_bias_ids(o.sampling, o.sample_vocab);
   o.stop_tokens = frame.stop;
   for (int32_t id : serve::chat_stop_ids(tmpl, tokenizer)) o.stop_tokens.push_back(id);
 
@@ -80,6 +81,7 @@ DIFFTX_COMMAND("chat", "talk to a model on the terminal through its chat templat
                "  --temperature X        0 is greedy (default 0.7)\n"
                "  --top-k K, --top-p P   sampling as in generate (defaults 0 and 1: off)\n"
                "  --seed S               seed of the first reply (each reply uses the next; default 1)\n"
+               "  --logit-bias ID=BIAS[,ID=BIAS...]  token logit biases in [-100, 100], as in generate\n"
                "  --kv-dtype f32|bf16|int8  KV cache storage (default bf16)\n"
                "  --tokenizer NAME       use this tokenizer instead of the model directory's\n"
                "Each line on stdin is a message; the reply streams to stdout. An empty line ends.",

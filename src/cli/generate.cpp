@@ -74,6 +74,7 @@ int run_generate(Args& args) {
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
                " tokens (with the leading ", framed.prefix, "), longer than the context of ", context, " tokens");
   o.sample_vocab = tokenizer.vocab_size();
+  check_logit_bias_ids(o.sampling, o.sample_vocab);
   o.stop_tokens = framed.stop;
   if (rules.schema || rules.grammar) {  // after a reasoning block the prompt left open, if any
     output.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
@@ -123,6 +124,8 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --top-k K             sample from the K most likely tokens (default 0: all)\n"
                "  --top-p P             sample from the most likely tokens holding P of the mass (default 1: all)\n"
                "  --seed S              sampling seed (default 1); the same seed gives the same text\n"
+               "  --logit-bias ID=BIAS[,ID=BIAS...]  add BIAS (in [-100, 100]) to token ID's logit, each ID once\n"
+               "                        (OpenAI's logit_bias: -100 bans a token, +100 all but forces it)\n"
                "  --json-schema FILE    the reply is a JSON document that validates against this JSON Schema\n"
                "                        (docs/STRUCTURED_OUTPUT.md: the keywords enforced); ends where it is complete\n"
                "  --grammar FILE        the reply follows this GBNF grammar\n"

@@ -1,6 +1,32 @@
 #include "cli/sampling_option.h"
 
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "core/error.h"
+
 namespace difftx::cli {
+namespace {
+
+std::vector<std::pair<int32_t, float>> logit_bias_option(Args& args) {
+  const auto text = args.get("logit-bias");
+  if (!text) return {};
+  std::vector<std::pair<int32_t, float>> bias;
+  for (const std::string& item : comma_items(*text)) {
+    const size_t eq = item.find('=');
+    const auto id = eq == std::string::npos ? std::nullopt : parse_integer(item.substr(0, eq), IntRange{0, INT32_MAX});
+    const auto b = eq == std::string::npos ? std::nullopt : parse_number(item.substr(eq + 1), NumberRange{-100, 100});
+    DIFFTX_CHECK(id && b, "--logit-bias expects ID=BIAS[,ID=BIAS...] (token ids >= 0, biases in [-100, 100]), got '",
+                 *text, "'", item == *text ? "" : concat(" (at '", item, "')"));
+    DIFFTX_CHECK(std::none_of(bias.begin(), bias.end(), [&](const auto& p) { return p.first == *id; }),
+                 "--logit-bias names token ", *id, " twice");
+    bias.emplace_back(static_cast<int32_t>(*id), static_cast<float>(*b));
+  }
+  return bias;
+}
+
+}  // namespace
 
 infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaults& defaults,
                                         infer::SamplingOptions s) {
@@ -8,7 +34,13 @@ infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaul
   s.top_k = args.get_int("top-k", defaults.top_k.value_or(s.top_k), kNonNegative);
   s.top_p = args.get_double("top-p", defaults.top_p.value_or(s.top_p), NumberRange{0, 1, true});
   s.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(s.seed), kAnySeed));
+  s.logit_bias = logit_bias_option(args);
   return s;
+}
+
+void check_logit_bias_ids(const infer::SamplingOptions& s, int64_t vocab) {
+  for (const auto& [id, bias] : s.logit_bias)
+    DIFFTX_CHECK(id < vocab, "--logit-bias: token ", id, " is outside the vocabulary [0, ", vocab, ")");
 }
 
 }  // namespace difftx::cli

@@ -1,5 +1,7 @@
-// --temperature, --top-k, --top-p and --seed for the commands that sample (generate, chat).
+// --temperature, --top-k, --top-p, --seed and --logit-bias for the commands that sample (generate, chat).
 #pragma once
+#include <cstdint>
+
 #include "cli/args.h"
 #include "data/generation_defaults.h"
 #include "infer/sampler.h"
@@ -7,7 +9,11 @@
 namespace difftx::cli {
 
 // Each option as given, else generation_config.json's value (`defaults`), else `fallback`'s.
+// --logit-bias ID=BIAS[,ID=BIAS...] (OpenAI's logit_bias): each id once, each bias in [-100, 100].
 infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaults& defaults,
                                         infer::SamplingOptions fallback = {});
+
+// Every --logit-bias id is in [0, vocab) (known once the tokenizer is loaded).
+void check_logit_bias_ids(const infer::SamplingOptions& s, int64_t vocab);
 
 }  // namespace difftx::cli

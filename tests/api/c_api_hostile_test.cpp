@@ -263,6 +263,32 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
   o.n_stop = 1;
   EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
   EXPECT_TRUE(error_says("must not be empty"));
+  // logit_bias as the server checks it: ids in the vocabulary, each once, biases finite in [-100, 100].
+  const std::vector<std::pair<std::vector<difftx_logit_bias>, std::string>> bad_bias = {
+      {{{-1, 1.0f}}, "logit_bias: token -1 is outside the vocabulary"},
+      {{{INT32_MAX, 1.0f}}, "logit_bias: token 2147483647 is outside the vocabulary"},
+      {{{5, 100.5f}}, "logit_bias: the bias of token 5 is 100.5, not in [-100, 100]"},
+      {{{5, -101.0f}}, "logit_bias: the bias of token 5 is -101"},
+      {{{5, NAN}}, "logit_bias: the bias of token 5 is nan"},
+      {{{5, INFINITY}}, "logit_bias: the bias of token 5 is inf"},
+      {{{5, 1.0f}, {7, 2.0f}, {5, -1.0f}}, "logit_bias: token 5 is given twice"},
+  };
+  for (const auto& [bias, says] : bad_bias) {
+    o = difftx_sampling_default_options(model);
+    o.logit_bias = bias.data();
+    o.n_logit_bias = static_cast<int32_t>(bias.size());
+    EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1) << says;
+    EXPECT_TRUE(error_says(says));
+  }
+  o = difftx_sampling_default_options(model);
+  o.n_logit_bias = 1;  // logit_bias is null
+  EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("logit_bias: null with count 1"));
+  const difftx_logit_bias one = {5, 1.0f};
+  o.logit_bias = &one;
+  o.n_logit_bias = -1;
+  EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
+  EXPECT_TRUE(error_says("logit_bias: count -1 is negative"));
 
   EXPECT_EQ(difftx_analyze(model, "haystack", "x", nullptr), nullptr);
   EXPECT_TRUE(error_says("analysis 'haystack' is not one (niah, mqar, attention, outliers, quant, eval)"));

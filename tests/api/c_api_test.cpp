@@ -365,6 +365,39 @@ TEST(CApi, IdsAndChatPromptsRunToo) {
   difftx_engine_free(engine);
 }
 
+// logit_bias: +100 on a token makes it every greedy token, -100 on the unbiased greedy first
+// token makes the first another; the defaults carry none.
+TEST(CApi, LogitBiasSteersTheTokens) {
+  ModelPtr model(kMotif);
+  ASSERT_NE(model.m, nullptr) << difftx_last_error();
+  difftx_engine* engine = difftx_engine_create(model.m, nullptr);
+  ASSERT_NE(engine, nullptr) << difftx_last_error();
+  difftx_sampling_options o = difftx_sampling_default_options(model.m);
+  EXPECT_EQ(o.logit_bias, nullptr);
+  EXPECT_EQ(o.n_logit_bias, 0);
+  o.temperature = 0;
+  o.max_tokens = 4;
+  const int32_t prompt[] = {10, 20, 30};
+  Collected plain, forced, banned;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &plain), 0) << difftx_last_error();
+  ASSERT_EQ(difftx_engine_run(engine), 0) << difftx_last_error();
+  ASSERT_FALSE(plain.tokens.empty());
+  const difftx_logit_bias force[] = {{65, 100.0f}, {plain.tokens[0], -3.5f}};
+  o.logit_bias = force;
+  o.n_logit_bias = 2;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &forced), 0) << difftx_last_error();
+  const difftx_logit_bias ban = {plain.tokens[0], -100.0f};
+  o.logit_bias = &ban;
+  o.n_logit_bias = 1;
+  o.max_tokens = 1;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &banned), 0) << difftx_last_error();
+  ASSERT_EQ(difftx_engine_run(engine), 0) << difftx_last_error();
+  EXPECT_EQ(forced.tokens, std::vector<int32_t>(4, 65));
+  ASSERT_EQ(banned.tokens.size(), 1u);
+  EXPECT_NE(banned.tokens[0], plain.tokens[0]);
+  difftx_engine_free(engine);
+}
+
 TEST(CApi, FreeingAnEngineEndsItsRequestsAsCancelled) {
   ModelPtr model(kMotif);
   difftx_engine* engine = difftx_engine_create(model.m, nullptr);

@@ -100,6 +100,9 @@ y' | indent(3, true) }})~", R"~({})~", R"~(a
     {R"~({% generation %}{% set g = 1 %}gen{% endgeneration %}[{{ g }}])~", R"~({})~", R"~(gen[])~"},
     {R"~({{ 'straße'.upper() }} {{ 'ÉCOLE Ωμέγα' | lower }} {{ 'élan vital' | title }} {{ 'émile ZOLA' | capitalize }} {{ '　wide　' | trim }}|)~", R"~({})~", R"~(STRASSE école ωμέγα Élan Vital Émile zola wide|)~"},
     {R"~({{ 2.5 | round }} {{ 3.5 | round }} {{ 2.567 | round(1, 'floor') }} {{ -2.5 is even }} {{ 4.0 is even }} {{ 7 is divisibleby 3 }})~", R"~({})~", R"~(2.0 4.0 2.5 False True False)~"},
+    // Integers beyond int64 (JSON's unsigned 64-bit ones; Python's are unbounded) stay exact.
+    {R"~({{ n }} {{ [n] }} {{ n | tojson }} {{ d | tojson }} {{ n + 1 }} {{ n - m }} {{ n == m + 1 }} {{ n > m }} {{ n | string }} {{ n is integer }} {{ -n }} {{ (n * 2) // 3 }})~", R"~({"n": 18446744073709551615, "m": 18446744073709551614, "d": {"id": 9223372036854775808, "x": [-9223372036854775808]}})~", R"~(18446744073709551615 [18446744073709551615] 18446744073709551615 {"id": 9223372036854775808, "x": [-9223372036854775808]} 18446744073709551616 1 True True 18446744073709551615 True -18446744073709551615 12297829382473034410)~"},
+    {R"~({{ 170141183460469231731687303715884105727 }} {{ -170141183460469231731687303715884105727 - 1 }} {{ '18446744073709551616' | int }} {{ 1e20 | int }} {{ 2 ** 100 }} {{ (-2) ** 127 }} {{ 1 ** 1000000000000000000000 }} {{ (-n) | abs }} {{ -n | float }} {{ xs[-n:] }} {{ xs[:n] }} {{ xs[-n] is defined }} {{ xs[n] is defined }})~", R"~({"n": 18446744073709551615, "xs": [1, 2]})~", R"~(170141183460469231731687303715884105727 -170141183460469231731687303715884105728 18446744073709551616 100000000000000000000 1267650600228229401496703205376 -170141183460469231731687303715884105728 1 18446744073709551615 -1.8446744073709552e+19 [1, 2] [1, 2] False False)~"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.source);
@@ -175,6 +178,21 @@ TEST(ChatTemplate, RunawayTemplatesStopWithAnError) {
   EXPECT_EQ(error_of([] { render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"); }),
             "chat template line 1: macro 'f': recursion deeper than 200 calls");
   EXPECT_NE(error_of([] { render("{{ 'ab' * 10000000000 }}"); }).find("too big"), std::string::npos);
+}
+
+// Python's ints are unbounded; difftx's stop at 128 bits with an error, never a wrong number.
+TEST(ChatTemplate, IntegersBeyond128BitsAreErrors) {
+  EXPECT_EQ(error_of([] { render("{{ 2 ** 127 }}"); }),
+            "chat template line 1: integer overflow in 2 ** 127 (difftx's integers are 128-bit)");
+  EXPECT_EQ(error_of([] { render("{{ n * n }}", R"({"n": 18446744073709551615})"); }),
+            "chat template line 1: integer overflow in 18446744073709551615 * 18446744073709551615 (difftx's "
+            "integers are 128-bit)");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ 170141183460469231731687303715884105728 }}"); }),
+            "chat template line 1: integer literal 170141183460469231731687303715884105728 is beyond 128 bits");
+  EXPECT_EQ(error_of([] { render("{{ 1e300 | int }}"); }),
+            "chat template line 1: integer overflow in int(1e+300) (difftx's integers are 128-bit)");
+  EXPECT_EQ(error_of([] { render("{{ range(n) }}", R"({"n": 18446744073709551615})"); }),
+            "chat template line 1: argument 'stop' is 18446744073709551615, beyond 64 bits");
 }
 
 TEST(ChatTemplate, StrftimeNowUsesTheGivenDate) {

@@ -1,7 +1,7 @@
 # difftx generate and difftx eval on a briefly trained checkpoint: a fixed seed reproduces the
-# text, greedy is deterministic and the same with a draft (speculative decoding), the rates go
-# to stderr, eval agrees with the trainer's own validation loss on the same windows, and bad
-# input gets clear errors.
+# text, greedy is deterministic and the same with a draft (speculative decoding), --logit-bias
+# steers the tokens (generate and chat), the rates go to stderr, eval agrees with the trainer's own
+# validation loss on the same windows, and bad input gets clear errors.
 source "$(dirname "$0")/lib.bash"
 prepare_small_corpus
 "$difftx" train --config "$root/tests/fixtures/train/diff2.json" --data "$work/data" --out "$work/run" \
@@ -42,6 +42,24 @@ n="$(wc -l < "$model/tokenizer.tiktoken")"
 awk -v n="$n" 'NR == n - 1 { a = $1; r = $2; next } NR == n { print $1 " " r; print a " " $2; next } { print }' \
   "$model/tokenizer.tiktoken" > "$work/swapped/tokenizer.tiktoken"
 expect_error "differs from the target's: the draft must share the target's vocabulary" gen --draft "$work/swapped"
+# --logit-bias: +100 on a token makes it every greedy token (in generate and chat), -100 on the greedy
+# first token makes the first another; an id outside the vocabulary is an error naming the flag.
+forced="$(echo 65 65 65 65 | "$difftx" tokenize --tokenizer "$model" --decode)"
+"$difftx" generate --model "$model" --prompt "The Congress" --max-new-tokens 4 --temperature 0 \
+  --logit-bias 65=100,66=-2.5 > "$work/bias.txt" 2> /dev/null
+[ "$(< "$work/bias.txt")" = "The Congress$forced" ] || { echo "FAIL: --logit-bias 65=100"; cat "$work/bias.txt"; exit 1; }
+printf '{%% for m in messages %%}<{{ m.content }}>{%% endfor %%}' > "$work/chat.jinja"
+echo hi | "$difftx" chat --model "$model" --chat-template "$work/chat.jinja" --max-new-tokens 4 --temperature 0 \
+  --logit-bias 65=100 > "$work/chat_bias.txt" 2> /dev/null
+[ "$(< "$work/chat_bias.txt")" = "$forced" ] || { echo "FAIL: chat --logit-bias 65=100"; cat "$work/chat_bias.txt"; exit 1; }
+first="$("$difftx" generate --model "$model" --prompt "The Congress" --max-new-tokens 1 --temperature 0 2> /dev/null)"
+first_id="$(printf '%s' "${first#The Congress}" | "$difftx" tokenize --tokenizer "$model")"
+[ "$(wc -w <<< "$first_id")" = 1 ] || { echo "FAIL: the first token '${first#The Congress}' encodes as '$first_id'"; exit 1; }
+banned="$("$difftx" generate --model "$model" --prompt "The Congress" --max-new-tokens 1 --temperature 0 \
+  --logit-bias "$first_id=-100" 2> /dev/null)"
+[ "$banned" != "$first" ] || { echo "FAIL: --logit-bias $first_id=-100 left '$first'"; exit 1; }
+expect_error "--logit-bias: token 512 is outside the vocabulary [0, 512)" gen --logit-bias 512=1
+expect_error "--logit-bias names token 7 twice" gen --logit-bias 7=1,8=2,7=-1
 echo "generated: $(head -c 200 "$work/a.txt")"
 
 # eval over the trainer's validation windows (4 batches of 8 x 64) gives the trainer's val loss.

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "chat/chat_template.h"
 #include "serve/api_error.h"
 #include "serve/request_parse.h"
 
@@ -286,6 +287,16 @@ TEST(ServeRequestParse, ToolsAndStructuredOutput) {
       "arguments": "{\"z\": 1, \"a\": 2}"}}]}, {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}]})");
   EXPECT_EQ(calls.messages[1]["tool_calls"][0]["function"]["arguments"].begin().key(), "z");
   EXPECT_EQ(calls.messages[2]["tool_call_id"], "call_1");
+  // Integers beyond int64 in the arguments (JSON's unsigned 64-bit) reach the template exact, as
+  // transformers' json.loads and jinja2 print them (not as 1.8446744073709552e+19).
+  const ChatRequest big = parse_chat(R"({"messages": [{"role": "user", "content": "w"}, {"role": "assistant",
+      "tool_calls": [{"id": "1", "type": "function", "function": {"name": "a",
+      "arguments": "{\"id\": 18446744073709551615, \"n\": [9223372036854775808, -9223372036854775808]}"}}]}]})");
+  EXPECT_EQ(chat::ChatTemplate::parse("{% for c in messages[1].tool_calls %}{{ c.function.arguments | tojson }} "
+                                      "{{ c.function.arguments }} {{ c.function.arguments.id + 1 }}{% endfor %}")
+                .render(big.messages, false, big.template_kwargs),
+            R"({"id": 18446744073709551615, "n": [9223372036854775808, -9223372036854775808]} )"
+            R"({'id': 18446744073709551615, 'n': [9223372036854775808, -9223372036854775808]} 18446744073709551616)");
   // A call without arguments (none, null or "", as clients send a function without parameters)
   // passes {}, as vLLM does.
   const ChatRequest bare = parse_chat(R"({"messages": [{"role": "user", "content": "w"}, {"role": "assistant",
