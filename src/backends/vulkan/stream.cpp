@@ -16,7 +16,11 @@ constexpr int64_t kStagingPerBatch = 8 << 20;
 constexpr int64_t kReadbackBytes = 8 << 20;
 constexpr uint32_t kSetsPerBatch = 512;
 constexpr uint32_t kDescriptorsPerBatch = kSetsPerBatch * 16;
-constexpr uint32_t kCommandsPerBatch = 256;  // then the batch is submitted, so the device starts early
+// A batch is submitted once it holds this many commands: 16 after the device went idle (a wait
+// for all work), doubling with each submit to 256, so that the device starts on a step's first
+// commands while the host records the rest, and long runs of work pay few submits.
+constexpr uint32_t kFirstSubmit = 16;
+constexpr uint32_t kCommandsPerBatch = 256;
 constexpr uint32_t kTimestampsPerBatch = 1024;  // profiling
 
 uint64_t timeout_ns(double seconds) {
@@ -38,6 +42,7 @@ Stream::Stream(Context& context, Memory& memory)
     : context_(context),
       memory_(memory),
       api_(context.api()),
+      submit_after_(kFirstSubmit),
       timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
   VkDevice device = context.device();
   if (Profile::wanted()) {
@@ -211,6 +216,7 @@ void Stream::finish() {
   submit();
   for (Batch& b : batches_)
     if (b.in_flight) wait(b);
+  submit_after_ = kFirstSubmit;
 }
 
 double Stream::device_milliseconds(const std::function<void()>& record) {
@@ -301,7 +307,10 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
     api_.vkCmdPushConstants(b->commands, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pipeline.push_bytes, push);
   api_.vkCmdDispatch(b->commands, groups_x, groups_y, 1);
   recorded(*b, pipeline.name);
-  if (b->commands_recorded >= kCommandsPerBatch) submit();
+  if (b->commands_recorded >= submit_after_) {
+    submit();
+    submit_after_ = std::min(2 * submit_after_, kCommandsPerBatch);
+  }
 }
 
 void Stream::copy(VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes) {

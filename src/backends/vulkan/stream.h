@@ -74,6 +74,7 @@ class Stream {
   const Api& api_;
   std::vector<Batch> batches_;
   size_t current_ = 0;
+  uint32_t submit_after_;  // commands that make the open batch submit itself (stream.cpp)
   Memory::HostBuffer staging_, readback_;
   uint64_t timeout_ns_;
   bool unusable_ = false;
