@@ -1,6 +1,7 @@
 // The prefill GEMM on tensor cores (GL_NV_cooperative_matrix, 16 x 16 x 16, F16 inputs, F32
 // accumulation): tiles of 64 rows of x by 64 weight rows, 32 columns at a time, x and the
-// widened weights rounded to F16 in shared memory; four subgroups of 32 each own a 32 x 32
+// widened weights rounded to F16 in shared memory (gemm_staging.glsl: the next columns' loads in
+// flight while these are multiplied); four subgroups of 32 each own a 32 x 32
 // block as 2 x 2 accumulators. An output's sum runs over the columns in the same order whatever
 // the tile holds, so a row's bits depend on that row alone (checked on the GPU by the
 // conformance run: bench/gpu/run.sh). Used where the device has the extension, for the types
@@ -16,9 +17,11 @@
 #define BK 32
 #define LD (BK + 8)  // halves between staged rows (80 bytes: loads start 16-byte aligned)
 #define LC (BN + 4)  // floats between rows of the result tile
-layout(local_size_x = 128) in;
+#define WG 128u
+layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer WBuffer { uint w[]; } W;
 layout(std430, set = 0, binding = 1) readonly buffer XBuffer { float x[]; } X;
+layout(std430, set = 0, binding = 1) readonly buffer X4Buffer { vec4 x4[]; } X4;
 layout(std430, set = 0, binding = 2) buffer YBuffer { float y[]; } Y;
 layout(push_constant) uniform Push {
   uint w_byte, row_bytes, rows, cols;  // as matmul_gemv.comp
@@ -31,30 +34,22 @@ layout(push_constant) uniform Push {
 shared float16_t xs[BM * LD];  // [m][k]
 shared float16_t ws[BN * LD];  // [c][k]: the B operand (k by c) stored column-major
 shared float cs[BM * LC];      // [m][c]
+#define STORE_X(m, k, v) xs[(m) * LD + (k)] = float16_t(v)
+#define STORE_W(c, k, v) ws[(c) * LD + (k)] = float16_t(v)
+#include "gemm_staging.glsl"
 
 void main() {
   const uint t = gl_LocalInvocationID.x, sg = t / 32u;
   const uint c0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
   const uint sm = (sg / 2u) * 32u, sc = (sg % 2u) * 32u;  // this subgroup's 32 x 32 block
-  const uint load_row = t / 2u, load_k = (t % 2u) * 16u;
   fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
   [[unroll]] for (uint i = 0u; i < 2u; ++i)
     [[unroll]] for (uint j = 0u; j < 2u; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  load_tiles(m0, c0, 0u);
   for (uint k0 = 0u; k0 < p.cols; k0 += BK) {
-    const uint k = k0 + load_k, m = m0 + load_row, c = c0 + load_row;
-    [[unroll]] for (uint j = 0u; j < 16u; ++j)
-      xs[load_row * LD + load_k + j] =
-          float16_t(m < p.n && k + j < p.cols ? X.x[p.x_at + m * p.cols + k + j] : 0.0);
-    [[unroll]] for (uint h = 0u; h < 2u; ++h) {
-      float w[8];
-      if (c < p.rows && k + 8u * h < p.cols) {
-        dequant8(p.w_byte + c * p.row_bytes, k + 8u * h, p.cols, w);
-      } else {
-        [[unroll]] for (uint j = 0u; j < 8u; ++j) w[j] = 0.0;
-      }
-      [[unroll]] for (uint j = 0u; j < 8u; ++j) ws[load_row * LD + load_k + 8u * h + j] = float16_t(w[j]);
-    }
+    store_tiles();
     barrier();
+    if (k0 + BK < p.cols) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
     [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
       fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b[2];
       [[unroll]] for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], xs, (sm + 16u * i) * LD + kk, LD, false);

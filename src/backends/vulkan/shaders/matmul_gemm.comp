@@ -1,5 +1,6 @@
 // y[n, col] (= or +=) x[n, :] . W[col, :] in tiles of BM rows of x by 64 weight rows: the prefill
-// GEMM. Each tile stages 32 columns of x and of the weights (widened to F32) in shared memory;
+// GEMM. Each tile stages 32 columns of x and of the weights (widened to F32) in shared memory
+// (gemm_staging.glsl: the next columns' loads in flight while these are multiplied);
 // each thread owns a TM x 4 block of outputs, each output one FMA chain over the columns in
 // order, so its bits depend on its x row and weight row alone, wherever the tile puts them (the
 // gemm order). BM (16 or 64) is one variant each (shaders.cmake): a short prompt's few rows do
@@ -13,10 +14,11 @@
 #define BN 64
 #define BK 32
 #define TM (BM / 16)      // rows of outputs a thread owns
-#define XV (BM * BK / 256)  // values of the x tile a thread loads
-layout(local_size_x = 256) in;
+#define WG 256u
+layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer WBuffer { uint w[]; } W;
 layout(std430, set = 0, binding = 1) readonly buffer XBuffer { float x[]; } X;
+layout(std430, set = 0, binding = 1) readonly buffer X4Buffer { vec4 x4[]; } X4;
 layout(std430, set = 0, binding = 2) buffer YBuffer { float y[]; } Y;
 layout(push_constant) uniform Push {
   uint w_byte, row_bytes, rows, cols;  // as matmul_gemv.comp
@@ -28,30 +30,22 @@ layout(push_constant) uniform Push {
 
 shared float xs[BK][BM + 1];  // xs[k][m]: x tile, transposed
 shared float ws[BK][BN + 1];  // ws[k][c]: weight tile, transposed
+#define STORE_X(m, k, v) xs[k][m] = v
+#define STORE_W(c, k, v) ws[k][c] = v
+#include "gemm_staging.glsl"
 
 void main() {
   const uint t = gl_LocalInvocationID.x;
   const uint c0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
   const uint tc = (t % 16u) * 4u, tm = (t / 16u) * TM;  // this thread's outputs: TM rows, 4 columns
-  const uint load_row = t / 4u, load_k = (t % 4u) * 8u;  // this thread's 8 values of the weight tile
-  const uint x_row = t / (BK / XV), x_k = (t % (BK / XV)) * XV;  // and its XV values of the x tile
   float acc[TM][4];
   [[unroll]] for (uint i = 0u; i < TM; ++i)
     [[unroll]] for (uint j = 0u; j < 4u; ++j) acc[i][j] = 0.0;
+  load_tiles(m0, c0, 0u);
   for (uint k0 = 0u; k0 < p.cols; k0 += BK) {
-    const uint k = k0 + load_k;
-    const uint m = m0 + x_row, kx = k0 + x_k;
-    [[unroll]] for (uint j = 0u; j < XV; ++j)
-      xs[x_k + j][x_row] = m < p.n && kx + j < p.cols ? X.x[p.x_at + m * p.cols + kx + j] : 0.0;
-    const uint c = c0 + load_row;
-    float w[8];
-    if (c < p.rows && k < p.cols) {
-      dequant8(p.w_byte + c * p.row_bytes, k, p.cols, w);
-    } else {
-      [[unroll]] for (uint j = 0u; j < 8u; ++j) w[j] = 0.0;
-    }
-    [[unroll]] for (uint j = 0u; j < 8u; ++j) ws[load_k + j][load_row] = w[j];
+    store_tiles();
     barrier();
+    if (k0 + BK < p.cols) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
     [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
       float a[TM], b[4];
       [[unroll]] for (uint i = 0u; i < TM; ++i) a[i] = xs[kk][tm + i];
