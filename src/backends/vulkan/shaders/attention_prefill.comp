@@ -30,7 +30,7 @@ layout(push_constant) uniform Push {
   float scale;  // 1 / sqrt(d)
 } p;
 
-shared float keys[2 * BC * DMAX];
+shared float keys[2 * BC * (DMAX + 1)];  // rows d + 1 apart: a tile's keys on different banks
 shared float scores[2 * BR * BC];
 shared float alpha[2 * BR];
 shared float sums[2 * BR];
@@ -63,14 +63,14 @@ void main() {
   for (uint k0 = first / BC * BC; k0 < kend; k0 += BC) {
     for (uint e = t; e < nmaps * BC * p.d; e += WG) {
       const uint mi = e / (BC * p.d), c = (e / p.d) % BC, x = e % p.d, key = k0 + c;
-      keys[e] = key < p.T ? K.k[p.k_at + (seq + key) * p.k_width + key_head[mi] * p.d + x] : 0.0;
+      keys[(mi * BC + c) * (p.d + 1u) + x] = key < p.T ? K.k[p.k_at + (seq + key) * p.k_width + key_head[mi] * p.d + x] : 0.0;
     }
     barrier();
     for (uint e = t; e < nmaps * BR * BC; e += WG) {
       const uint mi = e / (BR * BC), i = (e / BC) % BR, c = e % BC, row = t0 + i, key = k0 + c;
       float s = kNegInf;
       if (row < p.T && key <= row && (p.window == 0u || key + p.window > row)) {
-        const uint qa = p.q_at + (seq + row) * p.q_width + map[mi] * p.d, ka = (mi * BC + c) * p.d;
+        const uint qa = p.q_at + (seq + row) * p.q_width + map[mi] * p.d, ka = (mi * BC + c) * (p.d + 1u);
         s = 0.0;
         for (uint x = 0u; x < p.d; ++x) s = fma(Q.q[qa + x], keys[ka + x], s);
         s *= p.scale;
