@@ -6,7 +6,7 @@
 // smaller: every thread scores at once), so a row's chunks and passes depend on its length
 // alone: its bits never depend on the other rows or on where its blocks lie. A pass's keys are
 // read in runs of pages whose regions share a binding window (a uniform index into kv[]), its
-// values a position at a time.
+// values a page at a time, four positions' loads issued before their products.
 // window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at the
 // one its window starts in (workgroup c takes the row's chunk first / CHUNK + c, and item c), so
 // a long row of a sliding layer runs the window's chunks, not its length's, and never reads the
@@ -111,14 +111,24 @@ void main() {
       if (e >= M * vw) break;
       const uint m = e / vw, col = e % vw;
       float a = acc[j] * alpha[m];
-      uvec2 region = uvec2(0u);
-      for (uint i = 0u; i < n; ++i) {
-        const uint tt = (pass + i) % p.P;
-        if (i == 0u || tt == 0u) region = kv_region(block_of(table, pass + i));
-        const uint values = region.y + kv_key_bytes();
-        float w = scores[m * WG + i];
-        if (int8) w *= scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
-        a = fma(w, element(region.x, values + kv_value_element(g, tt, col) * es), a);
+      for (uint i = 0u; i < n;) {  // a page at a time: its values read 4 positions ahead of their use
+        const uvec2 region = kv_region(block_of(table, pass + i));
+        const uint values = region.y + kv_key_bytes(), tt0 = (pass + i) % p.P, in_page = min(n - i, p.P - tt0);
+        for (uint k = 0u; k < in_page; k += 4u) {
+          float w[4], v[4];
+          [[unroll]] for (uint q = 0u; q < 4u; ++q) {
+            const uint tt = tt0 + k + q;
+            w[q] = v[q] = 0.0;
+            if (k + q < in_page) {
+              w[q] = scores[m * WG + i + k + q];
+              if (int8) w[q] *= scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
+              v[q] = element(region.x, values + kv_value_element(g, tt, col) * es);
+            }
+          }
+          [[unroll]] for (uint q = 0u; q < 4u; ++q)
+            if (k + q < in_page) a = fma(w[q], v[q], a);  // in position order, as one chain
+        }
+        i += in_page;
       }
       acc[j] = a;
     }
