@@ -22,7 +22,8 @@
 #                peers and the bars
 #       profile  the device's time per shader (DIFFTX_VULKAN_PROFILE=1) of a prefill (GPU_PROMPT
 #                tokens, 1 new) and of a decode (16 tokens, GPU_NEW new) on the first config and
-#                type, into $OUT/profile-*.txt
+#                type, the decode again with the old first submit (256 commands), into
+#                $OUT/profile-*.txt
 #
 # The GPU machine (/work/.library/device/README.md): another OS image, no Debian packages, nothing
 # fetchable, 64 MiB carried in all. Through the device tool:
@@ -299,11 +300,13 @@ stage_profile() {
   local config="${configs[0]}" dtype="${types%%,*}" dir name
   dir="$(model "$config" difftx "$dtype")"
   name="$(basename "$config" .json)-$dtype"
-  for run in "prefill $prompt 1" "decode 16 $new"; do
-    read -r label p n <<< "$run"
+  # decode-submit256: the stream's first submit after a wait at 256 commands, as before
+  # 2026-11-29 (at 16 since), to see what the device's idling while a step is recorded costs.
+  for run in "prefill $prompt 1 16" "decode 16 $new 16" "decode-submit256 16 $new 256"; do
+    read -r label p n first <<< "$run"
     # The bench line (its wall-clock rates) beside the device's times: together they say whether
     # a step waits on the device or on the host.
-    DIFFTX_VULKAN_PROFILE=1 "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$p" --new "$n" \
+    DIFFTX_VULKAN_FIRST_SUBMIT="$first" DIFFTX_VULKAN_PROFILE=1 "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$p" --new "$n" \
         > "$work/profile.txt" 2>&1 || true
     if [ -n "${OUT:-}" ]; then cp "$work/profile.txt" "$OUT/profile-$name-$label.txt"; fi
     grep -E -A 12 'op=infer_model|vulkan profile' "$work/profile.txt" >&2 || true

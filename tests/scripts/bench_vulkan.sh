@@ -21,4 +21,14 @@ PY
 "$difftx" bench vulkan --device vulkan:0 --copy-only --copy-mib 0 > /dev/null 2> "$work/err.txt" &&
   { echo "FAIL: --copy-mib 0 accepted"; exit 1; }
 grep -q "copy-mib" "$work/err.txt" || { echo "FAIL: --copy-mib 0 error does not name it"; cat "$work/err.txt"; exit 1; }
+# The stream's first-submit size for A/B runs (bench/gpu/run.sh's profile stage): a bad value is an
+# error naming the variable, never a silent default.
+DIFFTX_VULKAN_FIRST_SUBMIT=256 "$difftx" bench vulkan --device vulkan:0 --copy-only --copy-mib 8 --rounds 1 \
+  > /dev/null 2> "$work/err.txt" || { echo "FAIL: DIFFTX_VULKAN_FIRST_SUBMIT=256"; cat "$work/err.txt"; exit 1; }
+for bad in 0 257 x 16x; do
+  DIFFTX_VULKAN_FIRST_SUBMIT="$bad" "$difftx" bench vulkan --device vulkan:0 --copy-only --copy-mib 8 \
+    > /dev/null 2> "$work/err.txt" && { echo "FAIL: DIFFTX_VULKAN_FIRST_SUBMIT=$bad accepted"; exit 1; }
+  grep -q "DIFFTX_VULKAN_FIRST_SUBMIT='$bad'" "$work/err.txt" ||
+    { echo "FAIL: DIFFTX_VULKAN_FIRST_SUBMIT=$bad error"; cat "$work/err.txt"; exit 1; }
+done
 echo "PASS"

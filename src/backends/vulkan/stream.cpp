@@ -17,10 +17,20 @@ constexpr int64_t kReadbackBytes = 8 << 20;
 constexpr uint32_t kSetsPerBatch = 512;
 constexpr uint32_t kDescriptorsPerBatch = kSetsPerBatch * 16;
 // A batch is submitted once it holds this many commands: 16 after the device went idle (a wait
-// for all work), doubling with each submit to 256, so that the device starts on a step's first
-// commands while the host records the rest, and long runs of work pay few submits.
-constexpr uint32_t kFirstSubmit = 16;
+// for all work; DIFFTX_VULKAN_FIRST_SUBMIT sets it, 256 for a benchmark's before), doubling with
+// each submit to 256, so that the device starts on a step's first commands while the host records
+// the rest, and long runs of work pay few submits.
 constexpr uint32_t kCommandsPerBatch = 256;
+
+uint32_t first_submit() {
+  const char* s = std::getenv("DIFFTX_VULKAN_FIRST_SUBMIT");
+  if (!s || !*s) return 16;
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  DIFFTX_CHECK(end && *end == 0 && v >= 1 && v <= kCommandsPerBatch, "DIFFTX_VULKAN_FIRST_SUBMIT='", s,
+               "': expected a number of commands in [1, ", kCommandsPerBatch, "]");
+  return static_cast<uint32_t>(v);
+}
 constexpr uint32_t kTimestampsPerBatch = 1024;  // profiling
 
 uint64_t timeout_ns(double seconds) {
@@ -42,7 +52,8 @@ Stream::Stream(Context& context, Memory& memory)
     : context_(context),
       memory_(memory),
       api_(context.api()),
-      submit_after_(kFirstSubmit),
+      first_submit_(first_submit()),
+      submit_after_(first_submit_),
       timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
   VkDevice device = context.device();
   if (Profile::wanted()) {
@@ -216,7 +227,7 @@ void Stream::finish() {
   submit();
   for (Batch& b : batches_)
     if (b.in_flight) wait(b);
-  submit_after_ = kFirstSubmit;
+  submit_after_ = first_submit_;
 }
 
 double Stream::device_milliseconds(const std::function<void()>& record) {

@@ -74,7 +74,8 @@ class Stream {
   const Api& api_;
   std::vector<Batch> batches_;
   size_t current_ = 0;
-  uint32_t submit_after_;  // commands that make the open batch submit itself (stream.cpp)
+  const uint32_t first_submit_;  // the first batch's commands after a wait for all work (stream.cpp)
+  uint32_t submit_after_;        // commands that make the open batch submit itself
   Memory::HostBuffer staging_, readback_;
   uint64_t timeout_ns_;
   bool unusable_ = false;
