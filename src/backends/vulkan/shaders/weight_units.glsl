@@ -57,9 +57,6 @@ void load_unit(uint row, uint u, out uint raw[RAW]) {
 #endif
 }
 
-// Byte b of a Q4_K super-block's 12 bytes of scales and minimums (its head's bytes 4 .. 15).
-uint scale_byte(const uint raw[RAW], uint b) { return (raw[1u + b / 4u] >> (8u * (b % 4u))) & 0xffu; }
-
 // Unit u's weights (v[q] = weights 4q .. 4q + 3), from its raw words.
 void decode_unit(const uint raw[RAW], uint row, uint u, out vec4 v[UNIT / 4u]) {
 #if WTYPE == 0
@@ -97,16 +94,8 @@ void decode_unit(const uint raw[RAW], uint row, uint u, out vec4 v[UNIT / 4u]) {
   const uint g = u & 3u;
   const vec2 dm = unpackHalf2x16(raw[0]);
   [[unroll]] for (uint part = 0u; part < 2u; ++part) {
-    const uint j = 2u * g + part;
-    uint s, m;
-    if (j < 4u) {
-      s = scale_byte(raw, j) & 63u;
-      m = scale_byte(raw, j + 4u) & 63u;
-    } else {
-      s = (scale_byte(raw, j + 4u) & 15u) | ((scale_byte(raw, j - 4u) >> 6) << 4);
-      m = (scale_byte(raw, j + 4u) >> 4) | ((scale_byte(raw, j) >> 6) << 4);
-    }
-    const float ds = dm.x * float(s), dmin = dm.y * float(m);
+    const uvec2 sm = q4k_scale_min(2u * g + part, uint[3](raw[1], raw[2], raw[3]));
+    const float ds = dm.x * float(sm.x), dmin = dm.y * float(sm.y);
     const uint shift = 4u * part;
     [[unroll]] for (uint q = 0u; q < 8u; ++q) {
       const uint b = raw[4u + q];  // nibble bytes 4q .. 4q + 3

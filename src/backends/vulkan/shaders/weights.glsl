@@ -5,7 +5,6 @@
 // starts 4-byte aligned except BF16/F16 rows of an odd width (2 mod 4) and Q8_0/Q4_0 rows of an
 // odd number of blocks (2 mod 4).
 
-uint w_word(uint i) { return W.w[i >> 2]; }  // the word holding byte i
 // The 4 bytes at byte i (any alignment), little-endian; reads only words those bytes lie in.
 uint w_u32(uint i) {
   const uint s = (i & 3u) << 3;
@@ -13,8 +12,16 @@ uint w_u32(uint i) {
   return s == 0u ? lo : (lo >> s) | (W.w[(i >> 2) + 1u] << (32u - s));
 }
 uint w_u16(uint i) { return (W.w[i >> 2] >> ((i & 2u) << 3)) & 0xffffu; }  // i even
-uint w_u8(uint i) { return (W.w[i >> 2] >> ((i & 3u) << 3)) & 0xffu; }
 float w_f16(uint i) { return unpackHalf2x16(w_u16(i)).x; }
+
+// Sub-block j's (of 8) 6-bit scale and minimum in a Q4_K super-block, from its 12 bytes of them
+// (the block's bytes 4 .. 15, as 3 little-endian words).
+uvec2 q4k_scale_min(uint j, const uint words[3]) {
+  uint b[12];
+  [[unroll]] for (uint i = 0u; i < 12u; ++i) b[i] = (words[i / 4u] >> (8u * (i % 4u))) & 0xffu;
+  if (j < 4u) return uvec2(b[j] & 63u, b[j + 4u] & 63u);
+  return uvec2((b[j + 4u] & 15u) | ((b[j - 4u] >> 6) << 4), (b[j + 4u] >> 4) | ((b[j] >> 6) << 4));
+}
 
 // Weight k of the row at byte `row`, for the float types.
 float dequant1(uint row, uint k) {
@@ -82,17 +89,10 @@ void dequant8(uint row, uint k, uint cols, out float v[8]) {
   const uint block = row + (k >> 8) * 144u;
   const uint w = k & 255u, g = w >> 6, l = w & 63u;
   const uint j = 2u * g + (l >= 32u ? 1u : 0u);
-  const vec2 dm = unpackHalf2x16(w_word(block));  // d, dmin (the block is 4-byte aligned)
-  const uint sc = block + 4u;
-  uint s, m;
-  if (j < 4u) {
-    s = w_u8(sc + j) & 63u;
-    m = w_u8(sc + j + 4u) & 63u;
-  } else {
-    s = (w_u8(sc + j + 4u) & 15u) | ((w_u8(sc + j - 4u) >> 6) << 4);
-    m = (w_u8(sc + j + 4u) >> 4) | ((w_u8(sc + j) >> 6) << 4);
-  }
-  const float ds = dm.x * float(s), dmin = dm.y * float(m);
+  const uint at = block >> 2;  // the block is 4-byte aligned
+  const vec2 dm = unpackHalf2x16(W.w[at]);  // d, dmin
+  const uvec2 sm = q4k_scale_min(j, uint[3](W.w[at + 1u], W.w[at + 2u], W.w[at + 3u]));
+  const float ds = dm.x * float(sm.x), dmin = dm.y * float(sm.y);
   const uint byte0 = block + 16u + 32u * g + (l & 31u), shift = l >= 32u ? 4u : 0u;
   const uint q0 = W.w[byte0 >> 2], q1 = W.w[(byte0 >> 2) + 1u];  // 8-aligned: l & 31 is a multiple of 8
   [[unroll]] for (uint i = 0u; i < 4u; ++i) {
