@@ -39,7 +39,7 @@ int run_chat(Args& args) {
   const data::Tokenizer tokenizer = infer::load_model_tokenizer(m.dir, m.tokenizer, model.config);
   const data::PromptFrame frame = data::prompt_frame(tokenizer, defaults);
   o.sample_vocab = tokenizer.vocab_size();
-  check_logit_bias_ids(o.sampling, o.sample_vocab);
+  check_logit_bias(o.sampling, o.sample_vocab);
   o.stop_tokens = frame.stop;
   for (int32_t id : serve::chat_stop_ids(tmpl, tokenizer)) o.stop_tokens.push_back(id);
 

@@ -74,7 +74,7 @@ int run_generate(Args& args) {
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
                " tokens (with the leading ", framed.prefix, "), longer than the context of ", context, " tokens");
   o.sample_vocab = tokenizer.vocab_size();
-  check_logit_bias_ids(o.sampling, o.sample_vocab);
+  check_logit_bias(o.sampling, o.sample_vocab);
   o.stop_tokens = framed.stop;
   if (rules.schema || rules.grammar) {  // after a reasoning block the prompt left open, if any
     output.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());

@@ -19,10 +19,10 @@ std::vector<std::pair<int32_t, float>> logit_bias_option(Args& args) {
     const auto b = eq == std::string::npos ? std::nullopt : parse_number(item.substr(eq + 1), NumberRange{-100, 100});
     DIFFTX_CHECK(id && b, "--logit-bias expects ID=BIAS[,ID=BIAS...] (token ids >= 0, biases in [-100, 100]), got '",
                  *text, "'", item == *text ? "" : concat(" (at '", item, "')"));
-    DIFFTX_CHECK(std::none_of(bias.begin(), bias.end(), [&](const auto& p) { return p.first == *id; }),
-                 "--logit-bias names token ", *id, " twice");
     bias.emplace_back(static_cast<int32_t>(*id), static_cast<float>(*b));
   }
+  const std::string problem = infer::logit_bias_problem(bias, int64_t{INT32_MAX} + 1);  // the vocabulary comes later
+  DIFFTX_CHECK(problem.empty(), "--logit-bias: ", problem);
   return bias;
 }
 
@@ -38,9 +38,9 @@ infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaul
   return s;
 }
 
-void check_logit_bias_ids(const infer::SamplingOptions& s, int64_t vocab) {
-  for (const auto& [id, bias] : s.logit_bias)
-    DIFFTX_CHECK(id < vocab, "--logit-bias: token ", id, " is outside the vocabulary [0, ", vocab, ")");
+void check_logit_bias(const infer::SamplingOptions& s, int64_t vocab) {
+  const std::string problem = infer::logit_bias_problem(s.logit_bias, vocab);
+  DIFFTX_CHECK(problem.empty(), "--logit-bias: ", problem);
 }
 
 }  // namespace difftx::cli

@@ -13,7 +13,8 @@ namespace difftx::cli {
 infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaults& defaults,
                                         infer::SamplingOptions fallback = {});
 
-// Every --logit-bias id is in [0, vocab) (known once the tokenizer is loaded).
-void check_logit_bias_ids(const infer::SamplingOptions& s, int64_t vocab);
+// --logit-bias against the vocabulary (known once the tokenizer is loaded): ids in [0, vocab),
+// each once.
+void check_logit_bias(const infer::SamplingOptions& s, int64_t vocab);
 
 }  // namespace difftx::cli

@@ -38,6 +38,19 @@ struct Sampler::Scratch {
   }
 };
 
+std::string logit_bias_problem(const std::vector<std::pair<int32_t, float>>& bias, int64_t vocab) {
+  std::vector<std::pair<int32_t, float>> sorted = bias;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < sorted.size(); ++i) {
+    const auto [id, b] = sorted[i];
+    if (id < 0 || id >= vocab) return concat("token ", id, " is outside the vocabulary [0, ", vocab, ")");
+    if (i > 0 && sorted[i - 1].first == id) return concat("token ", id, " is given twice");
+    if (!(std::isfinite(b) && b >= -100 && b <= 100))
+      return concat("the bias of token ", id, " is ", b, ", not in [-100, 100]");
+  }
+  return {};
+}
+
 Sampler::Sampler(const SamplingOptions& o, int64_t vocab) : options_(o), vocab_(vocab), rng_(o.seed) {
   DIFFTX_CHECK(vocab >= 1, "sampler: vocabulary size ", vocab, " must be positive");
   DIFFTX_CHECK(std::isfinite(o.temperature) && o.temperature >= 0, "--temperature ", o.temperature,
@@ -49,15 +62,8 @@ Sampler::Sampler(const SamplingOptions& o, int64_t vocab) : options_(o), vocab_(
                " must be in [-2, 2]");
   DIFFTX_CHECK(o.frequency_penalty >= -2 && o.frequency_penalty <= 2, "frequency_penalty ", o.frequency_penalty,
                " must be in [-2, 2]");
-  std::vector<std::pair<int32_t, float>> bias = o.logit_bias;
-  std::sort(bias.begin(), bias.end());
-  for (size_t i = 0; i < bias.size(); ++i) {
-    const auto [id, b] = bias[i];
-    DIFFTX_CHECK(id >= 0 && id < vocab, "logit_bias: token ", id, " is outside the vocabulary [0, ", vocab, ")");
-    DIFFTX_CHECK(i == 0 || bias[i - 1].first != id, "logit_bias: token ", id, " is given twice");
-    DIFFTX_CHECK(std::isfinite(b) && b >= -100 && b <= 100, "logit_bias: the bias of token ", id, " is ", b,
-                 ", not in [-100, 100]");
-  }
+  const std::string problem = logit_bias_problem(o.logit_bias, vocab);
+  DIFFTX_CHECK(problem.empty(), "logit_bias: ", problem);
   if (penalized(o)) counts_.assign(vocab, 0);
 }
 

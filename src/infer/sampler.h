@@ -3,6 +3,7 @@
 // seed and logits give the same tokens on every machine (core/rng.h).
 #pragma once
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -25,6 +26,11 @@ struct SamplingOptions {
   // biases in [-100, 100]. Drafts of a draft model see them too.
   std::vector<std::pair<int32_t, float>> logit_bias = {};
 };
+
+// What is wrong with a logit bias for a vocabulary of `vocab` tokens (an id outside it, an id
+// given twice, a bias not in [-100, 100]); empty when nothing is. The one check of the CLI, the
+// server, the C API and the Sampler, each naming its own field.
+std::string logit_bias_problem(const std::vector<std::pair<int32_t, float>>& bias, int64_t vocab);
 
 // The distribution a drafted token was drawn from (speculative decoding's sampled drafting,
 // Sampler::propose): candidate ids and their probabilities, which sum to 1.

@@ -40,21 +40,21 @@ std::vector<std::pair<int32_t, float>> parse_logit_bias(const Fields& f, int64_t
   if (!v) return {};
   if (!v->is_object()) bad_param("logit_bias", "'logit_bias' must be an object, not " + json_type_name(*v));
   std::vector<std::pair<int32_t, float>> bias;
-  std::set<int64_t> seen;
   for (const auto& [key, value] : v->items()) {
     const bool digits = !key.empty() && key.size() <= 10 && std::all_of(key.begin(), key.end(), [](char c) {
       return c >= '0' && c <= '9';
     });
     const int64_t id = digits ? std::stoll(key) : -1;
-    if (id < 0 || id >= vocab_size)
+    if (id < 0 || id > INT32_MAX)
       bad_param("logit_bias", concat("'logit_bias' keys must be token ids in [0, ", vocab_size, "), not \"",
                                      key.substr(0, 64), "\""));
-    if (!seen.insert(id).second) bad_param("logit_bias", concat("'logit_bias' names token ", id, " twice"));
     if (!value.is_number() || !(value.get<double>() >= -100 && value.get<double>() <= 100))
       bad_param("logit_bias", concat("'logit_bias' values must be numbers in [-100, 100]; token ", id, " has ",
                                      value.dump().substr(0, 64)));
     bias.emplace_back(static_cast<int32_t>(id), value.get<float>());
   }
+  const std::string problem = infer::logit_bias_problem(bias, vocab_size);
+  if (!problem.empty()) bad_param("logit_bias", "'logit_bias': " + problem);
   return bias;
 }
 

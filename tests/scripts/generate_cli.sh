@@ -59,7 +59,7 @@ banned="$("$difftx" generate --model "$model" --prompt "The Congress" --max-new-
   --logit-bias "$first_id=-100" 2> /dev/null)"
 [ "$banned" != "$first" ] || { echo "FAIL: --logit-bias $first_id=-100 left '$first'"; exit 1; }
 expect_error "--logit-bias: token 512 is outside the vocabulary [0, 512)" gen --logit-bias 512=1
-expect_error "--logit-bias names token 7 twice" gen --logit-bias 7=1,8=2,7=-1
+expect_error "--logit-bias: token 7 is given twice" gen --logit-bias 7=1,8=2,7=-1
 echo "generated: $(head -c 200 "$work/a.txt")"
 
 # eval over the trainer's validation windows (4 batches of 8 x 64) gives the trainer's val loss.

@@ -35,7 +35,7 @@ for opt in max-new-tokens context top-k; do bad_values "$gen" $opt "-1 $ints"; d
 bad_values "$gen" temperature "-1"
 bad_values "$gen" top-p "0 2"
 bad_values "$gen" logit-bias "1 =1 1= 1=x 1=101 1=-100.5 1=nan -1=1 2147483648=1 1=1, ,1=1 1=1,,2=2 1:1"
-expect_error "--logit-bias names token 1 twice" "$difftx" $gen --logit-bias 1=1,1=2
+expect_error "--logit-bias: token 1 is given twice" "$difftx" $gen --logit-bias 1=1,1=2
 for opt in seq-len micro-batch; do bad_values "eval --model $none --data $none" $opt "0 -1 $ints"; done
 bad_values "eval --model $none --data $none" max-batches "-1 $ints"
 bad_values "prepare --corpus $none --out $work/p" val-fraction "0 1 -1"

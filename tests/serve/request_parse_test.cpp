@@ -188,7 +188,7 @@ TEST(ServeRequestParse, OutOfRange) {
                           "[0, 512)");
   expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 100.5}})", 400, "logit_bias", "[-100, 100]");
   expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": "1"}})", 400, "logit_bias", "[-100, 100]");
-  expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 1, "05": 2}})", 400, "logit_bias", "token 5 twice");
+  expect_completion_error(R"({"prompt": "a", "logit_bias": {"5": 1, "05": 2}})", 400, "logit_bias", "token 5 is given twice");
 }
 
 // OpenAI's logit_bias: token ids as decimal keys, biases in [-100, 100], on both endpoints.
