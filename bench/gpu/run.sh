@@ -23,7 +23,8 @@
 #       profile  the device's time per shader (DIFFTX_VULKAN_PROFILE=1) of a prefill (GPU_PROMPT
 #                tokens, 1 new) and of a decode (16 tokens, GPU_NEW new) on the first config and
 #                type, the decode again with the old first submit (256 commands), into
-#                $OUT/profile-*.txt
+#                $OUT/profile-*.txt; then prefill and decode unprofiled with the stream's tracked
+#                barriers and with a barrier before every command (DIFFTX_VULKAN_BARRIERS=all)
 #
 # The GPU machine (/work/.library/device/README.md): another OS image, no Debian packages, nothing
 # fetchable, 64 MiB carried in all. Through the device tool:
@@ -311,6 +312,15 @@ stage_profile() {
     if [ -n "${OUT:-}" ]; then cp "$work/profile.txt" "$OUT/profile-$name-$label.txt"; fi
     grep -E -A 12 'op=infer_model|vulkan profile' "$work/profile.txt" >&2 || true
   done
+  # Profiling puts a barrier before every command (each one's time apart); unprofiled, the stream
+  # leaves independent commands free to overlap. Both ways, unprofiled, in one run:
+  : > "$work/barriers.txt"
+  for barriers in tracked all; do
+    DIFFTX_VULKAN_BARRIERS="$barriers" "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$prompt" \
+        --new "$new" 2>&1 | grep op=infer_model | sed "s/^/barriers=$barriers  /" >> "$work/barriers.txt" || true
+  done
+  if [ -n "${OUT:-}" ]; then cp "$work/barriers.txt" "$OUT/profile-$name-barriers.txt"; fi
+  cat "$work/barriers.txt" >&2
 }
 
 case "$mode" in

@@ -20,6 +20,7 @@ int device_index() {
 
 std::unique_ptr<VulkanTest::Backend> VulkanTest::open_another(backends::vulkan::Options options) {
   options.validation = true;
+  options.sync_validation = true;  // the stream's barriers (stream.h) checked against every command's accesses
   return std::make_unique<Backend>(device_index(), options);
 }
 

@@ -69,7 +69,7 @@ VkDebugUtilsMessengerCreateInfoEXT messenger_info(Context* context) {
 }
 
 // An instance with the extensions difftx uses where they are there.
-VkInstance create_instance(const Api& api, bool validation, Context* context) {
+VkInstance create_instance(const Api& api, bool validation, bool sync_validation, Context* context) {
   uint32_t version = VK_API_VERSION_1_1;
   api.vkEnumerateInstanceVersion(&version);
   DIFFTX_CHECK(version >= VK_API_VERSION_1_1, "vulkan: the loader supports Vulkan ",
@@ -82,10 +82,15 @@ VkInstance create_instance(const Api& api, bool validation, Context* context) {
     info.flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
   }
   VkDebugUtilsMessengerCreateInfoEXT messages = messenger_info(context);
+  const VkValidationFeatureEnableEXT sync = VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT;
+  VkValidationFeaturesEXT features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+  features.enabledValidationFeatureCount = 1;
+  features.pEnabledValidationFeatures = &sync;
   if (validation) {
     layers.push_back(kValidationLayer);
     extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
     info.pNext = &messages;
+    if (sync_validation) messages.pNext = &features;
   }
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = "difftx";
@@ -232,7 +237,7 @@ DeviceInfo describe(const Probe& p) {
 
 Context::Context(int index, const Options& options) : api_(Api::global()), options_(options) {
   const bool validation = options.validation && has_layer(api_, kValidationLayer);
-  instance_ = create_instance(api_, validation, this);
+  instance_ = create_instance(api_, validation, options.sync_validation, this);
   try {
     api_.load_instance(instance_);
     if (validation && api_.vkCreateDebugUtilsMessengerEXT) {
@@ -373,7 +378,7 @@ std::vector<DeviceInfo> list_devices(std::string* why) {
   std::vector<DeviceInfo> list;
   try {
     Api api = Api::global();
-    VkInstance instance = create_instance(api, false, nullptr);
+    VkInstance instance = create_instance(api, false, false, nullptr);
     try {
       api.load_instance(instance);
       for (VkPhysicalDevice d : physical_devices(api, instance)) list.push_back(describe(probe(api, d)));

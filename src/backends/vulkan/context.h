@@ -32,6 +32,7 @@ struct Capabilities {
 struct Options {
   bool validation = false;         // VK_LAYER_KHRONOS_validation, messages collected (validation_messages())
   bool report_validation = false;  // with validation: each message also on stderr as it comes
+  bool sync_validation = false;    // with validation: also its synchronization checks (hazards between commands)
   bool cooperative_matrix = true;  // use it where the device has it (DIFFTX_VULKAN_COOPMAT=0 turns it off)
   int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
   double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)

@@ -6,6 +6,7 @@
 #include <iterator>
 #include <numeric>
 
+#include "backends/vulkan/spirv_bindings.h"
 #include "core/error.h"
 #include "core/hash.h"
 #include "io/atomic_file.h"
@@ -124,6 +125,7 @@ const Pipeline& Pipelines::get(std::string_view shader, std::vector<uint32_t> de
   Pipeline p;
   p.name = code->name;
   p.descriptors = std::move(descriptors);
+  p.writes = writable_bindings({code->words, code->word_count}, p.descriptors.size());
   p.push_bytes = push_bytes;
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (uint32_t i = 0; i < p.descriptors.size(); ++i)

@@ -32,6 +32,7 @@ struct Pipeline {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   std::vector<uint32_t> descriptors;
+  std::vector<bool> writes;  // per binding: whether the shader may write it (spirv_bindings.h)
   uint32_t push_bytes = 0;
   uint32_t descriptor_count() const;
 };

@@ -33,6 +33,21 @@ uint32_t first_submit() {
 }
 constexpr uint32_t kTimestampsPerBatch = 1024;  // profiling
 
+// DIFFTX_VULKAN_BARRIERS: "tracked" (default: a barrier where a command depends on one before)
+// or "all" (before every command, as before 2026-11-29: a benchmark's before, or a suspect's check).
+bool every_barrier() {
+  const char* s = std::getenv("DIFFTX_VULKAN_BARRIERS");
+  if (!s || !*s || std::strcmp(s, "tracked") == 0) return false;
+  DIFFTX_CHECK(std::strcmp(s, "all") == 0, "DIFFTX_VULKAN_BARRIERS='", s, "': expected 'tracked' or 'all'");
+  return true;
+}
+
+bool overlap(VkDeviceSize a, VkDeviceSize a_range, VkDeviceSize b, VkDeviceSize b_range) {
+  const VkDeviceSize a_end = a_range == VK_WHOLE_SIZE ? VK_WHOLE_SIZE : a + a_range;
+  const VkDeviceSize b_end = b_range == VK_WHOLE_SIZE ? VK_WHOLE_SIZE : b + b_range;
+  return a < b_end && b < a_end;
+}
+
 uint64_t timeout_ns(double seconds) {
   if (seconds > 0) return static_cast<uint64_t>(seconds * 1e9);
   seconds = 120;
@@ -54,7 +69,8 @@ Stream::Stream(Context& context, Memory& memory)
       api_(context.api()),
       first_submit_(first_submit()),
       submit_after_(first_submit_),
-      timeout_ns_(timeout_ns(context.options().timeout_seconds)) {
+      timeout_ns_(timeout_ns(context.options().timeout_seconds)),
+      every_barrier_(every_barrier()) {
   VkDevice device = context.device();
   if (Profile::wanted()) {
     if (context.has_timestamps())
@@ -266,7 +282,18 @@ double Stream::device_milliseconds(const std::function<void()>& record) {
   return context_.timestamp_ns(ticks[0], ticks[1]) / 1e6;
 }
 
+void Stream::order(Batch& b, std::span<const Access> accesses) {
+  bool depends = every_barrier_ || profile_;
+  for (const Access& a : accesses)
+    for (const Access& u : unordered_)
+      depends = depends ||
+                (u.buffer == a.buffer && (u.write || a.write) && overlap(u.offset, u.range, a.offset, a.range));
+  if (depends) barrier(b);
+  unordered_.insert(unordered_.end(), accesses.begin(), accesses.end());
+}
+
 void Stream::barrier(Batch& b) {
+  unordered_.clear();
   VkMemoryBarrier m{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
   m.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
   m.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_READ_BIT |
@@ -311,7 +338,12 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
     writes.push_back(w);
   }
   api_.vkUpdateDescriptorSets(context_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  barrier(*b);
+  accesses_.clear();
+  at = 0;
+  for (uint32_t binding = 0; binding < pipeline.descriptors.size(); ++binding)
+    for (uint32_t i = 0; i < pipeline.descriptors[binding]; ++i, ++at)
+      accesses_.push_back({buffers[at].buffer, buffers[at].offset, buffers[at].range, pipeline.writes[binding]});
+  order(*b, accesses_);
   api_.vkCmdBindPipeline(b->commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
   api_.vkCmdBindDescriptorSets(b->commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
   if (pipeline.push_bytes)
@@ -327,7 +359,9 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
 void Stream::copy(VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes) {
   if (bytes <= 0) return;
   Batch& b = room();
-  barrier(b);
+  const Access accesses[] = {{src, static_cast<VkDeviceSize>(src_offset), static_cast<VkDeviceSize>(bytes), false},
+                             {dst, static_cast<VkDeviceSize>(dst_offset), static_cast<VkDeviceSize>(bytes), true}};
+  order(b, accesses);
   const VkBufferCopy region{static_cast<VkDeviceSize>(src_offset), static_cast<VkDeviceSize>(dst_offset),
                             static_cast<VkDeviceSize>(bytes)};
   api_.vkCmdCopyBuffer(b.commands, src, dst, 1, &region);
@@ -337,7 +371,8 @@ void Stream::copy(VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_of
 void Stream::fill_zero(VkBuffer buffer, int64_t offset, int64_t bytes) {
   if (bytes <= 0) return;
   Batch& b = room();
-  barrier(b);
+  const Access access{buffer, static_cast<VkDeviceSize>(offset), static_cast<VkDeviceSize>(bytes), true};
+  order(b, {&access, 1});
   api_.vkCmdFillBuffer(b.commands, buffer, static_cast<VkDeviceSize>(offset), static_cast<VkDeviceSize>(bytes), 0);
   recorded(b, "fill");
 }

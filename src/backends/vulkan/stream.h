@@ -1,9 +1,12 @@
 // The ordered stream of work a backend issues: dispatches, copies and fills recorded into
-// command buffers, each command behind a full compute/transfer barrier, so that every op sees
-// what the ops before it wrote. Work is submitted in batches (a few in flight, each with its own
-// command buffer, descriptor pool, fence and share of the upload staging), and waited for with
-// a timeout: a device that stops answering is an error, never a hang, and a lost device leaves
-// the stream refusing further work.
+// command buffers. A command that reads what an earlier one wrote, or writes what an earlier
+// one read or wrote, waits behind a compute/transfer barrier for everything before it; commands
+// that touch disjoint bytes, or only read the same ones (a layer's q, k and v products), are
+// left free to overlap. So every op sees what the ops before it wrote, as if run one by one.
+// Work is submitted in batches (a few in flight, each with its own command buffer, descriptor
+// pool, fence and share of the upload staging), and waited for with a timeout: a device that
+// stops answering is an error, never a hang, and a lost device leaves the stream refusing
+// further work.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -60,7 +63,18 @@ class Stream {
   Batch& open();                            // the batch being recorded, begun if need be
   void submit();                            // the open batch to the queue (not waited for)
   void wait(Batch& batch);                  // its fence, with the timeout
-  void barrier(Batch& batch);
+  // What a command reads or writes of a buffer: bytes [offset, offset + range), VK_WHOLE_SIZE to
+  // its end.
+  struct Access {
+    VkBuffer buffer;
+    VkDeviceSize offset, range;
+    bool write;
+  };
+  // A barrier before the command where it conflicts with a command since the last barrier (or
+  // before every command: DIFFTX_VULKAN_BARRIERS=all, and when profiling, whose per-command times
+  // need the commands apart); then its accesses join those since the barrier.
+  void order(Batch& batch, std::span<const Access> accesses);
+  void barrier(Batch& batch);  // for everything before; clears unordered_
   // Before a command: room for it in the batch (profiling: in its timestamps), else a new batch.
   Batch& room();
   // After a command: counted, and (profiling) timestamped under label.
@@ -78,6 +92,9 @@ class Stream {
   uint32_t submit_after_;        // commands that make the open batch submit itself
   Memory::HostBuffer staging_, readback_;
   uint64_t timeout_ns_;
+  bool every_barrier_;
+  std::vector<Access> unordered_;  // the accesses of the commands since the last barrier
+  std::vector<Access> accesses_;   // a dispatch's (kept to reuse its memory)
   bool unusable_ = false;
   std::unique_ptr<Profile> profile_;
 };

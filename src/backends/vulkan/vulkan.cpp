@@ -30,8 +30,10 @@ Backend& open_device(const std::string& device) {
   if (index < 0) index = chosen_for_vulkan;
   if (auto it = opened.find(index); it != opened.end()) return *it->second;
   Options options;
-  if (const char* v = std::getenv("DIFFTX_VULKAN_VALIDATION"); v && std::string(v) == "1")
-    options.validation = options.report_validation = true;
+  const char* v = std::getenv("DIFFTX_VULKAN_VALIDATION");  // "1", or "sync": its synchronization checks too
+  const std::string validation = v ? v : "";
+  options.validation = options.report_validation = validation == "1" || validation == "sync";
+  options.sync_validation = validation == "sync";
   auto backend = std::make_unique<VulkanBackend>(index, options);
   const int chosen = backend->context().index();
   if (index < 0) chosen_for_vulkan = chosen;

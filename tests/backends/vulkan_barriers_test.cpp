@@ -1,0 +1,94 @@
+// The stream's barriers (backends/vulkan/stream.h) go only where a command depends on one before
+// it. The validation layer's synchronization checks (on in every VulkanTest backend) see each
+// command's reads and writes and report a read after a write, a write after a read or a write
+// after a write with no barrier between them: a missed dependency is a message, and a message
+// fails the test. So the engine runs every kind of step here: prompts cut into chunks beside
+// decode rows, prompt lookup's drafted rows, a draft model's own steps, each variant, and the
+// hybrid stack (its Mamba state copies and cross-decoder moves), on small bindings that cut
+// operands into windows.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/pipelines.h"
+#include "backends/vulkan/spirv_bindings.h"
+#include "infer/engine.h"
+#include "support/engine_runs.h"
+#include "support/random_model.h"
+#include "support/testing.h"
+#include "support/vulkan_fixture.h"
+
+namespace difftx {
+namespace {
+
+using testing::VulkanTest;
+
+void serve_mixed_requests(infer::Engine& engine) {
+  std::vector<testing::Stream> out(4);
+  for (int i = 0; i < 4; ++i) {
+    infer::Request r{{}, {}, {}, {}};
+    for (int t = 0; t < 9 + 7 * i; ++t) r.prompt.push_back((5 + 3 * t + i) % 40 + 2);
+    for (int t = 0; t < 6; ++t) r.prompt.push_back(r.prompt[t]);  // something for prompt lookup to find
+    r.options.max_new_tokens = 6 + i;
+    r.options.sampling.temperature = i % 2 ? 0.8 : 0;
+    r.options.sampling.seed = 11 + i;
+    testing::submit_recorded(engine, r, out[i]);
+  }
+  engine.run_until_idle();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(out[i].ids().size(), static_cast<size_t>(6 + i)) << "request " << i;
+}
+
+TEST_F(VulkanTest, EveryEngineStepsDependenciesHaveTheirBarriers) {
+  backends::vulkan::Options options;
+  options.max_binding_bytes = 64 * 1024;  // operands cut into windows, the KV pool's regions whole
+  const auto device = open_another(options);
+  const model::ModelConfig configs[] = {
+      testing::engine_config(kernels::AttentionKind::baseline, 64, 48, 256),
+      testing::engine_config(kernels::AttentionKind::diff, 64, 48, 256),
+      testing::engine_config(kernels::AttentionKind::diff2, 64, 48, 256),
+      testing::small_hybrid_config(64, 8, 5, 48, 256)};
+  for (const model::ModelConfig& config : configs) {
+    SCOPED_TRACE(config.hybrid ? "hybrid" : kernels::attention_kind_name(config.attention));
+    model::Model model = testing::random_model(config, 3);
+    model.move_to(*device);
+    infer::EngineOptions o;
+    o.max_batch_tokens = 24;  // prompts in chunks, beside other sequences' decode rows
+    o.max_running = 2;        // the hybrid's state slots (1 + draft_tokens each) within one binding
+    o.draft = infer::DraftMode::ngram;
+    o.draft_tokens = 4;
+    infer::Engine engine(model, nullptr, o);
+    serve_mixed_requests(engine);
+    if (config.hybrid) continue;  // a draft model is a plain decoder
+    model::Model draft = testing::random_model(config, 4);
+    draft.move_to(*device);
+    o.draft = infer::DraftMode::model;
+    o.draft_model = &draft;
+    infer::Engine drafted(model, nullptr, o);
+    serve_mixed_requests(drafted);
+  }
+  expect_no_validation_messages(*device);
+}
+
+// The bindings a shader writes, read from its SPIR-V: `readonly` ones are not written.
+TEST_F(VulkanTest, TheStreamKnowsWhichBindingsAShaderWrites) {
+  const auto code = [](const char* name) {
+    for (const backends::vulkan::ShaderCode& c : backends::vulkan::shader_codes())
+      if (std::string(c.name) == name) return std::span<const uint32_t>(c.words, c.word_count);
+    ADD_FAILURE() << "no shader " << name;
+    return std::span<const uint32_t>();
+  };
+  // rmsnorm: x and g read, y and rstd written.
+  EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm"), 4), (std::vector<bool>{false, false, true, true}));
+  // paged_attention: q, lengths, tables, blocks read, the partials written, the cache's windows read.
+  EXPECT_EQ(backends::vulkan::writable_bindings(code("paged_attention"), 6),
+            (std::vector<bool>{false, false, false, false, true, false}));
+  // A binding the shader does not declare counts as written.
+  EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm"), 5).back(), true);
+  const uint32_t not_spirv[] = {1, 2, 3, 4, 5};
+  EXPECT_NE(testing::error_of([&] { backends::vulkan::writable_bindings(not_spirv, 1); }).find("not SPIR-V"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace difftx
