@@ -27,19 +27,50 @@ ChatTemplate ChatTemplate::parse(const std::string& source) {
   return t;
 }
 
+namespace {
+
+// tokenizer_config.json of a model directory as a JSON object (empty when the file is absent).
+nlohmann::json read_config(const std::filesystem::path& config_path) {
+  nlohmann::json config = nlohmann::json::object();
+  if (!std::filesystem::exists(config_path)) return config;
+  try {
+    config = nlohmann::json::parse(io::read_whole_file(config_path));
+  } catch (const nlohmann::json::exception& e) {
+    fail(config_path.string(), ": not valid JSON (", e.what(), ")");
+  }
+  DIFFTX_CHECK(config.is_object(), config_path.string(), ": expected a JSON object");
+  return config;
+}
+
+}  // namespace
+
+void ChatTemplate::take_special_tokens(const nlohmann::json& config) {
+  for (const char* name :
+       {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
+    if (!config.contains(name)) continue;
+    const auto text = token_text(config[name]);
+    if (!text) continue;
+    if (std::string(name) == "bos_token") bos_token = *text;
+    else if (std::string(name) == "eos_token") eos_token = *text;
+    else special_tokens[name] = *text;
+  }
+  if (config.contains("additional_special_tokens") && config["additional_special_tokens"].is_array()) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& tok : config["additional_special_tokens"])
+      if (const auto text = token_text(tok)) list.push_back(*text);
+    special_tokens["additional_special_tokens"] = list;
+  }
+}
+
+void ChatTemplate::take_special_tokens_of(const std::string& dir) {
+  take_special_tokens(read_config(std::filesystem::path(dir) / "tokenizer_config.json"));
+}
+
 std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir) {
   namespace fs = std::filesystem;
   const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
   const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
-  nlohmann::json config = nlohmann::json::object();
-  if (fs::exists(config_path)) {
-    try {
-      config = nlohmann::json::parse(io::read_whole_file(config_path));
-    } catch (const nlohmann::json::exception& e) {
-      fail(config_path.string(), ": not valid JSON (", e.what(), ")");
-    }
-    DIFFTX_CHECK(config.is_object(), config_path.string(), ": expected a JSON object");
-  }
+  const nlohmann::json config = read_config(config_path);
   std::optional<std::string> source;
   if (fs::exists(jinja_path)) {
     source = io::read_whole_file(jinja_path);
@@ -63,20 +94,7 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
   } catch (const Error& e) {
     fail(fs::exists(jinja_path) ? jinja_path.string() : config_path.string(), ": ", e.what());
   }
-  for (const char* name : {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
-    if (!config.contains(name)) continue;
-    const auto text = token_text(config[name]);
-    if (!text) continue;
-    if (std::string(name) == "bos_token") t.bos_token = *text;
-    else if (std::string(name) == "eos_token") t.eos_token = *text;
-    else t.special_tokens[name] = *text;
-  }
-  if (config.contains("additional_special_tokens") && config["additional_special_tokens"].is_array()) {
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& tok : config["additional_special_tokens"])
-      if (const auto text = token_text(tok)) list.push_back(*text);
-    t.special_tokens["additional_special_tokens"] = list;
-  }
+  t.take_special_tokens(config);
   return t;
 }
 

@@ -23,6 +23,9 @@ struct ChatTemplate {
   // (a string, or the "default" entry of a list of {name, template}), and the special tokens
   // (strings or {"content": ...} objects); std::nullopt when the model has no template.
   static std::optional<ChatTemplate> from_model_dir(const std::string& dir);
+  // The special tokens of a model directory's tokenizer_config.json (none when it is absent), for
+  // a template given apart from the model.
+  void take_special_tokens_of(const std::string& dir);
 
   // messages: a JSON array of {role, content, ...} objects, passed through as they are (content
   // may be a string or a list of parts; extra keys such as tool_calls/reasoning_content are
@@ -46,6 +49,7 @@ struct ChatTemplate {
   std::string source;  // the template's text (what a server reads its tool and reasoning formats from)
 
  private:
+  void take_special_tokens(const nlohmann::json& config);
   std::shared_ptr<const std::vector<std::shared_ptr<const Stmt>>> body_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "chat/access.h"
 #include "chat/operators.h"
+#include "chat/percent_format.h"
 #include "chat/strings.h"
 #include "chat/template_error.h"
 
@@ -339,6 +340,14 @@ const std::map<std::string, Filter>& filters() {
       {"max", [](const Value& v, const CallArgs& a) { return min_max(v, a, true); }},
       {"sum", sum},
       {"attr", [](const Value& v, const CallArgs& a) { return get_attribute(v, string_argument(a, 0, "name").value_or("")); }},
+      {"format", [](const Value& v, const CallArgs& a) {
+         if (!a.positional.empty() && !a.named.empty())
+           template_fail("can't handle positional and keyword arguments at the same time");
+         if (a.named.empty()) return Value::from(percent_format(str(v), Value::tuple(a.positional)));
+         Dict mapping;
+         for (const auto& [k, x] : a.named) mapping.set(k, x);
+         return Value::from(percent_format(str(v), Value::from(std::move(mapping))));
+       }},
       {"center", [](const Value& v, const CallArgs& a) {
          const std::string s = str(v);
          const int64_t width = int_argument(a, 0, "width", 80), n = static_cast<int64_t>(py_len(s));

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "chat/access.h"
+#include "chat/percent_format.h"
 #include "chat/template_error.h"
 
 namespace difftx::chat {
@@ -16,6 +17,8 @@ Int int_of(const Value& v) { return v.kind == K::boolean ? v.boolean : v.integer
 [[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
   if (a.is_undefined()) fail_undefined(a);
   if (b.is_undefined()) fail_undefined(b);
+  if (op == "+" && (a.is_string() || a.is_list()))
+    template_fail("can only concatenate ", type_name(a), " (not \"", type_name(b), "\") to ", type_name(a));
   template_fail("unsupported operand type(s) for ", op, ": '", type_name(a), "' and '", type_name(b), "'");
 }
 
@@ -95,7 +98,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
   }
   if (op == "*" && (a.is_string() || a.is_list()) && integral(b)) return repeat(a, int_of(b));
   if (op == "*" && (b.is_string() || b.is_list()) && integral(a)) return repeat(b, int_of(a));
-  if (op == "%" && a.is_string()) template_fail("unsupported construct: printf-style string formatting with %");
+  if (op == "%" && a.is_string()) return Value::from(percent_format(a.text, b));
   unsupported(op, a, b);
 }
 

@@ -13,6 +13,8 @@ namespace {
 
 using T = Token::Type;
 
+bool mentions_caller(const Body& body);  // the body names `caller` (jinja2: the macro takes one)
+
 class Parser {
  public:
   explicit Parser(std::vector<Token> tokens) : t_(std::move(tokens)) {}
@@ -162,24 +164,22 @@ class Parser {
       s->kind = Stmt::Kind::macro;
       s->targets.push_back(expect_name());
       expect_op("(");
-      while (!is_op(")")) {
-        s->targets.push_back(expect_name());
-        ExprPtr fallback;
-        if (accept_op("=")) {
-          fallback = expression();
-        } else if (!s->defaults.empty() && s->defaults.back()) {
-          error("a macro parameter without a default after one with a default");
-        }
-        s->defaults.push_back(fallback);
-        if (!is_op(")")) expect_op(",");
-      }
-      ++i_;
+      parameters(*s);
       expect_block_end();
-      const int saved_loops = loops_;
-      loops_ = 0;
-      s->body = parse_body({"endmacro"}, end);
-      loops_ = saved_loops;
+      s->body = macro_body("endmacro", end);
+      s->takes_caller = mentions_caller(s->body);
       if (cur().type == T::name) ++i_;  // {% endmacro name %}
+      expect_block_end();
+      return s;
+    }
+    if (tag == "call") {  // {% call(params) m(args) %}body{% endcall %}: m gets the body as caller()
+      s->kind = Stmt::Kind::call_block;
+      s->targets.push_back("caller");
+      if (accept_op("(")) parameters(*s);
+      s->expr = expression();
+      if (s->expr->kind != Expr::Kind::call) error("expected a call in a call tag");
+      expect_block_end();
+      s->body = macro_body("endcall", end);
       expect_block_end();
       return s;
     }
@@ -195,10 +195,35 @@ class Parser {
       return s;
     }
     static const std::set<std::string> known_unsupported = {
-        "call", "filter", "with", "include", "import", "from", "extends", "block", "raw",
+        "filter", "with", "include", "import", "from", "extends", "block", "raw",
         "do", "autoescape", "trans", "print"};
     if (known_unsupported.count(tag)) error("unsupported construct: the '", tag, "' tag");
     error("unknown tag '", tag, "'");
+  }
+
+  // A macro's or caller's parameters up to and including ')', with their defaults.
+  void parameters(Stmt& s) {
+    while (!is_op(")")) {
+      s.targets.push_back(expect_name());
+      ExprPtr fallback;
+      if (accept_op("=")) {
+        fallback = expression();
+      } else if (!s.defaults.empty() && s.defaults.back()) {
+        error("a macro parameter without a default after one with a default");
+      }
+      s.defaults.push_back(fallback);
+      if (!is_op(")")) expect_op(",");
+    }
+    ++i_;
+  }
+
+  // A macro's or caller's body up to {% close %} (a break there would leave no loop).
+  Body macro_body(const char* close, std::string& end) {
+    const int saved_loops = loops_;
+    loops_ = 0;
+    Body body = parse_body({close}, end);
+    loops_ = saved_loops;
+    return body;
   }
 
   ExprPtr make(Expr::Kind kind, int line, std::vector<ExprPtr> args = {}) {
@@ -492,7 +517,6 @@ class Parser {
     e->kind = Expr::Kind::filter;
     e->line = cur().line;
     e->name = expect_name();
-    if (!has_filter(e->name)) error("unsupported construct: no filter named '", e->name, "'");
     e->args = {std::move(input)};
     if (is_op("(")) call_args(*e);
     return e;
@@ -510,7 +534,6 @@ class Parser {
         t->kind = Expr::Kind::test;
         t->line = line;
         t->name = expect_name();
-        if (!has_test(t->name)) error("unsupported construct: no test named '", t->name, "'");
         t->args = {e};
         const Token& c = cur();
         if (is_op("(")) {
@@ -537,8 +560,60 @@ class Parser {
   int nesting_ = 0;
 };
 
+// Calls visit(e, soft) on every expression in the statements, nested ones too; soft: within an if
+// tag (its conditions and bodies) or a conditional expression, what jinja2 calls a soft frame.
+template <typename Visit>
+void walk(const Expr& e, bool soft, const Visit& visit) {
+  soft = soft || e.kind == Expr::Kind::conditional;
+  visit(e, soft);
+  for (const auto& a : e.args)
+    if (a) walk(*a, soft, visit);
+  for (const auto& [name, a] : e.named) walk(*a, soft, visit);
+}
+
+template <typename Visit>
+void walk(const Body& body, bool soft, const Visit& visit) {
+  for (const auto& s : body) {
+    if (s->expr) walk(*s->expr, soft, visit);  // output, set, for's iterable, call_block's call
+    for (const auto& [cond, branch] : s->branches) {
+      walk(*cond, true, visit);
+      walk(branch, true, visit);
+    }
+    walk(s->else_body, s->kind == Stmt::Kind::if_, visit);
+    walk(s->body, false, visit);  // loops, set blocks, macros and callers have frames of their own
+    if (s->filter) walk(*s->filter, false, visit);
+    for (const auto& f : s->block_filters) walk(*f, false, visit);
+    for (const auto& d : s->defaults)
+      if (d) walk(*d, false, visit);
+  }
+}
+
+bool mentions_caller(const Body& body) {
+  bool found = false;
+  walk(body, false, [&](const Expr& e, bool) {
+    found = found || (e.kind == Expr::Kind::name && e.name == "caller");
+  });
+  return found;
+}
+
+// jinja2 refuses an unknown filter or test when it compiles a template, except in a soft frame,
+// where the filter fails only when it runs.
+void check_names(const Body& body) {
+  walk(body, false, [](const Expr& e, bool soft) {
+    if (soft) return;
+    if (e.kind == Expr::Kind::filter && !has_filter(e.name))
+      fail("chat template line ", e.line, ": unsupported construct: no filter named '", e.name, "'");
+    if (e.kind == Expr::Kind::test && !has_test(e.name))
+      fail("chat template line ", e.line, ": unsupported construct: no test named '", e.name, "'");
+  });
+}
+
 }  // namespace
 
-Body parse_template(const std::string& source) { return Parser(lex(source)).parse_all(); }
+Body parse_template(const std::string& source) {
+  Body body = Parser(lex(source)).parse_all();
+  check_names(body);
+  return body;
+}
 
 }  // namespace difftx::chat

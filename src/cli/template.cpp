@@ -20,7 +20,7 @@ int run_template(Args& args) {
   DIFFTX_CHECK(model || template_path, "template: give --model DIR (its tokenizer_config.json) or --chat-template FILE");
 
   std::optional<chat::ChatTemplate> tmpl;
-  if (model) tmpl = chat::ChatTemplate::from_model_dir(*model);
+  if (model && !template_path) tmpl = chat::ChatTemplate::from_model_dir(*model);
   if (template_path) {
     chat::ChatTemplate own;
     try {
@@ -30,11 +30,7 @@ int run_template(Args& args) {
     } catch (const Error& e) {
       fail(*template_path, ": ", e.what());
     }
-    if (tmpl) {  // the model's special tokens with the given template
-      own.bos_token = tmpl->bos_token;
-      own.eos_token = tmpl->eos_token;
-      own.special_tokens = tmpl->special_tokens;
-    }
+    if (model) own.take_special_tokens_of(*model);  // the model's special tokens with the given template
     tmpl = std::move(own);
   }
   DIFFTX_CHECK(tmpl.has_value(), "template: ", *model,
