@@ -24,8 +24,10 @@ Int int_of(const Value& v) { return v.kind == K::boolean ? v.boolean : v.integer
 
 Value repeat(const Value& seq, Int n) {
   const size_t size = seq.is_string() ? seq.text.size() : seq.list->size();
-  if (n > 0 && size > 0 && n > static_cast<Int>((uint64_t{1} << 27) / size))
-    template_fail("a repetition of ", int_text(n), " copies is too big (difftx stops at 128M items or bytes)");
+  const size_t limit = seq.is_string() ? kMaxTextBytes : kMaxListItems;
+  if (n > 0 && size > 0 && n > static_cast<Int>(limit / size))
+    template_fail("a repetition of ", int_text(n), " copies is too big (difftx stops at 64 MiB or ", kMaxListItems,
+                  " items)");
   if (seq.is_string()) {
     std::string out;
     for (int64_t i = 0; i < n; ++i) out += seq.text;

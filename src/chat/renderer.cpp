@@ -57,10 +57,22 @@ class Renderer {
     }
   }
 
+  // Output, within kMaxTextBytes (value.h).
+  void emit(const std::string& text) {
+    if (out_.size() + text.size() > kMaxTextBytes)
+      template_fail("the output passed ", kMaxTextBytes >> 20, " MiB (difftx stops there)");
+    out_ += text;
+  }
+  // A loop iteration or a macro call, within kMaxSteps (value.h).
+  void step() {
+    if (++steps_ > kMaxSteps)
+      template_fail("the template ran past ", kMaxSteps, " loop iterations and macro calls (difftx stops there)");
+  }
+
   Flow exec_statement(const Stmt& s) {
     switch (s.kind) {
-      case Stmt::Kind::text: out_ += s.text; return Flow::normal;
-      case Stmt::Kind::output: out_ += str(eval(*s.expr)); return Flow::normal;
+      case Stmt::Kind::text: emit(s.text); return Flow::normal;
+      case Stmt::Kind::output: emit(str(eval(*s.expr))); return Flow::normal;
       case Stmt::Kind::if_:
         for (const auto& [cond, body] : s.branches)
           if (truthy(eval(*cond))) return exec(body);
@@ -111,7 +123,7 @@ class Renderer {
     a.named.emplace_back("caller", Value::from(Function([this, &s, scope = frames_](const CallArgs& args) {
                            return run_macro(s, scope, args);
                          })));
-    out_ += str(call_value(eval(*call.args[0]), a, call.line));
+    emit(str(call_value(eval(*call.args[0]), a, call.line)));
   }
 
   // Runs a macro's (or a caller's) body over the scopes `scope` with its parameters bound (a
@@ -128,6 +140,7 @@ class Renderer {
     }
     if (macro_depth_ >= kMaxMacroDepth)
       template_fail("macro '", name, "': recursion deeper than ", kMaxMacroDepth, " calls");
+    step();
     scope.emplace_back();
     std::swap(frames_, scope);  // scope now holds the calling code's frames
     std::string saved = std::move(out_);
@@ -196,6 +209,7 @@ class Renderer {
     const Value iterable = eval(*s.expr);
     List items;
     for (const Value& item : iterate(iterable)) {
+      step();
       if (s.filter) {
         frames_.emplace_back();
         bind(s.targets, item);
@@ -213,6 +227,7 @@ class Renderer {
     }
     const int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n; ++i) {
+      step();
       frames_.emplace_back();
       bind(s.targets, items[static_cast<size_t>(i)]);
       Dict loop;
@@ -331,6 +346,7 @@ class Renderer {
   static constexpr int kMaxMacroDepth = 200;  // a recursive macro stops here, not at a stack overflow
   std::vector<std::unordered_map<std::string, Value>> frames_;
   std::string out_;
+  int64_t steps_ = 0;
   int macro_depth_ = 0;
 };
 

@@ -30,8 +30,15 @@ Value Value::from(bool b) { return {.kind = Kind::boolean, .boolean = b}; }
 Value Value::from(int64_t i) { return from(Int{i}); }
 Value Value::from(Int i) { return {.kind = Kind::integer, .integer = i}; }
 Value Value::from(double d) { return {.kind = Kind::number, .number = d}; }
-Value Value::from(std::string s) { return {.kind = Kind::string, .text = std::move(s)}; }
-Value Value::from(List items) { return {.kind = Kind::list, .list = std::make_shared<List>(std::move(items))}; }
+Value Value::from(std::string s) {
+  if (s.size() > kMaxTextBytes) template_fail("a string of ", s.size(), " bytes is too big (difftx stops at 64 MiB)");
+  return {.kind = Kind::string, .text = std::move(s)};
+}
+Value Value::from(List items) {
+  if (items.size() > kMaxListItems)
+    template_fail("a list of ", items.size(), " items is too big (difftx stops at ", kMaxListItems, ")");
+  return {.kind = Kind::list, .list = std::make_shared<List>(std::move(items))};
+}
 Value Value::tuple(List items) {
   Value v = from(std::move(items));
   v.is_tuple = true;

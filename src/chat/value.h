@@ -14,6 +14,13 @@
 
 namespace difftx::chat {
 
+// What one render may build, whatever its template does (jinja2 has no such limits; a real chat
+// template stays far below them): strings and the output up to kMaxTextBytes, lists up to
+// kMaxListItems, and kMaxSteps loop iterations and macro calls in all. Past one, a TemplateError.
+constexpr size_t kMaxTextBytes = size_t{64} << 20;
+constexpr size_t kMaxListItems = size_t{1} << 20;
+constexpr int64_t kMaxSteps = 10'000'000;
+
 struct Value;
 using List = std::vector<Value>;
 

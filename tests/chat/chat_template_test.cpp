@@ -276,6 +276,21 @@ TEST(ChatTemplate, RunawayTemplatesStopWithAnError) {
   EXPECT_EQ(error_of([] { render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}"); }),
             "chat template line 1: macro 'f': recursion deeper than 200 calls");
   EXPECT_NE(error_of([] { render("{{ 'ab' * 10000000000 }}"); }).find("too big"), std::string::npos);
+  // What a render may build is bounded (value.h): strings doubled past 64 MiB, lists past 2^20
+  // items, output past 64 MiB, loops and macro calls past 10M; each an error, never a hang or an
+  // allocation that takes the machine's memory.
+  EXPECT_EQ(error_of([] { render("{{ ('a' * 40000000) ~ ('b' * 40000000) }}"); }),
+            "chat template line 1: a string of 80000000 bytes is too big (difftx stops at 64 MiB)");
+  EXPECT_EQ(error_of([] { render("{{ ([1, 2] * 600000)|length }}"); }),
+            "chat template line 1: a repetition of 600000 copies is too big (difftx stops at 64 MiB or 1048576 items)");
+  EXPECT_EQ(error_of([] { render("{% for i in range(100000) %}{{ 'x' * 1000 }}{% endfor %}"); }),
+            "chat template line 1: the output passed 64 MiB (difftx stops there)");
+  EXPECT_EQ(error_of([] { render("{% for i in range(100000) %}{% for j in range(1000) %}{% endfor %}{% endfor %}"); }),
+            "chat template line 1: the template ran past 10000000 loop iterations and macro calls (difftx stops there)");
+  EXPECT_EQ(error_of([] {
+              render("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(40) }}");
+            }),
+            "chat template line 1: the template ran past 10000000 loop iterations and macro calls (difftx stops there)");
 }
 
 // Python's ints are unbounded; difftx's stop at 128 bits with an error, never a wrong number.
