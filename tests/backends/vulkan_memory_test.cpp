@@ -243,6 +243,18 @@ TEST_F(VulkanTest, TheProfileNamesEachShaderWithItsCallsAndTime) {
   EXPECT_NE(report.find("vulkan profile (" + backend->info().name + ")"), std::string::npos) << report;
   EXPECT_NE(report.find("host waits ("), std::string::npos) << report;
   EXPECT_NE(report.find(" ms blocked)"), std::string::npos) << report;
+  // The fills of the allocations, 2 uploads, 3 dispatches, the download's copy: each command's
+  // recording counted.
+  double recording_ms = -1, per_command_us = -1;
+  long long commands = 0;
+  const size_t host = report.find("host: ");
+  ASSERT_NE(host, std::string::npos) << report;
+  EXPECT_EQ(std::sscanf(report.c_str() + host, "host: %lf ms of CPU recording %lld commands (%lf us each)",
+                        &recording_ms, &commands, &per_command_us),
+            3)
+      << report;
+  EXPECT_GE(commands, 6) << report;
+  EXPECT_GT(recording_ms, 0) << report;
   const size_t line = report.find("matmul_gemv1_f32");
   ASSERT_NE(line, std::string::npos) << report;
   int calls = 0;

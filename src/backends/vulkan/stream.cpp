@@ -175,12 +175,14 @@ Stream::Batch& Stream::room() {
     submit();
     b = &open();
   }
+  if (profile_) recording_since_ = Profile::thread_cpu_ns();
   return *b;
 }
 
 void Stream::recorded(Batch& b, const char* label) {
   ++b.commands_recorded;
   if (!profile_) return;
+  profile_->add_recording(static_cast<double>(Profile::thread_cpu_ns() - recording_since_));
   api_.vkCmdWriteTimestamp(b.commands, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, b.timestamps,
                            static_cast<uint32_t>(b.labels.size() + 1));
   b.labels.push_back(label);
@@ -207,7 +209,10 @@ void Stream::submit() {
   VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   info.commandBufferCount = 1;
   info.pCommandBuffers = &b.commands;
+  const auto start = std::chrono::steady_clock::now();
   const VkResult result = api_.vkQueueSubmit(context_.queue(), 1, &info, b.fence);
+  if (profile_)
+    profile_->add_submitting(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count());
   if (result != VK_SUCCESS) {
     unusable_ = result == VK_ERROR_DEVICE_LOST;
     check(result, "vkQueueSubmit");

@@ -77,7 +77,8 @@ class Stream {
   void barrier(Batch& batch);  // for everything before; clears unordered_
   // Before a command: room for it in the batch (profiling: in its timestamps), else a new batch.
   Batch& room();
-  // After a command: counted, and (profiling) timestamped under label.
+  // After a command: counted, and (profiling) timestamped under label, the host's CPU time since
+  // room() counted as recording.
   void recorded(Batch& batch, const char* label);
   void read_timestamps(Batch& batch);  // profiling: the finished batch's times into profile_
   void check_usable() const;
@@ -95,6 +96,7 @@ class Stream {
   bool every_barrier_;
   std::vector<Access> unordered_;  // the accesses of the commands since the last barrier
   std::vector<Access> accesses_;   // a dispatch's (kept to reuse its memory)
+  int64_t recording_since_ = 0;    // profiling: the host thread's CPU time when the command began
   bool unusable_ = false;
   std::unique_ptr<Profile> profile_;
 };
