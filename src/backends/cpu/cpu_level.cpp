@@ -50,6 +50,13 @@ bool cpu_has_avx_vnni() {
   __cpuid_count(7, 1, eax, ebx, ecx, edx);
   return (eax & (1u << 4)) != 0;
 }
+
+// F16C (vcvtph2ps): CPUID.1:ECX bit 29 (read directly: Clang 14's __builtin_cpu_supports has no
+// "f16c").
+bool cpu_has_f16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 29)) != 0;
+}
 #endif
 
 const LevelInfo& info(CpuLevel level) { return kLevels[static_cast<int>(level)]; }
@@ -110,7 +117,7 @@ bool cpu_runs(CpuLevel level) {
     case CpuLevel::avx2:
       __builtin_cpu_init();
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2") &&
-             __builtin_cpu_supports("f16c");
+             cpu_has_f16c();
     case CpuLevel::avxvnni: return cpu_runs(CpuLevel::avx2) && cpu_has_avx_vnni();
     case CpuLevel::avx512f:  // x86-64-v4
       __builtin_cpu_init();
