@@ -57,8 +57,8 @@ int run_serve(Args& args) {
   std::optional<serve::ToolFormat> tool_format;
   if (tool_parser) {
     tool_format = serve::tool_format_named(*tool_parser);
-    DIFFTX_CHECK(tool_format.has_value(), "--tool-parser '", *tool_parser,
-                 "' is not one of hermes, llama3_json, mistral");
+    DIFFTX_CHECK(tool_format.has_value(), "--tool-parser '", *tool_parser, "' is not one of ",
+                 serve::tool_format_names(", "));
   }
   DIFFTX_CHECK(reasoning_parser == "auto" || reasoning_parser == "think" || reasoning_parser == "none",
                "--reasoning-parser '", reasoning_parser, "' is not one of auto, think, none");
@@ -127,8 +127,10 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "                        (a request may set 'draft': none|ngram|model and 'draft_tokens')\n"
                "  --max-choices N        n times prompts a request may ask for (default 16)\n"
                "  --tool-parser NAME     how the model writes tool calls: hermes (<tool_call> blocks: Hermes, Qwen),\n"
-               "                         llama3_json (Llama 3.x JSON calls), mistral ([TOOL_CALLS]); default: from\n"
-               "                         the chat template's text\n"
+               "                         llama3_json (Llama 3.x JSON calls), mistral ([TOOL_CALLS]), pythonic\n"
+               "                         ([f(x=1)]: Llama 3.2 / 4, Gemma 3 pythonic), phi4_mini (functools[...]),\n"
+               "                         granite (<|tool_call|>[...]), deepseek_v3 (DeepSeek V3's tool-call tokens);\n"
+               "                         default: from the chat template's text\n"
                "  --max-tool-calls N     calls in one turn where parallel_tool_calls allows several (default 8)\n"
                "  --reasoning-parser auto|think|none  reasoning blocks (<think>...</think>) to reasoning_content:\n"
                "                         auto where the chat template has them (default), think always, none never\n"

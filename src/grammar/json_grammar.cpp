@@ -6,6 +6,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "io/json_file.h"
 
@@ -123,9 +124,7 @@ Element JsonGrammar::ws() {
   return GrammarBuilder::ref(it->second);
 }
 
-Sequence JsonGrammar::value_literal(const json& value) {
-  return b_.literal(value.dump(-1, ' ', false, json::error_handler_t::strict));
-}
+Sequence JsonGrammar::value_literal(const json& value) { return b_.literal(literal_text(value)); }
 
 int32_t JsonGrammar::one_of_literals(const std::vector<std::string>& texts) {
   // A trie: one rule per node, an alternative per next byte (and the empty one where a text ends).
@@ -172,7 +171,7 @@ int32_t JsonGrammar::any_value() {
   b_.add_alternative(array, std::move(items));
   for (const int32_t r : {any_object(), array, compile_string(json::object(), "#"), number_any()})
     b_.add_alternative(value, {GrammarBuilder::ref(r)});
-  for (const char* literal : {"true", "false", "null"}) b_.add_alternative(value, b_.literal(literal));
+  for (const char* literal : {"true", "false", "null"}) b_.add_alternative(value, word(literal));
   return value;
 }
 
@@ -228,6 +227,12 @@ int32_t JsonGrammar::compile_ref(const std::string& ref, const std::string& path
 
 int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth) {
   if (depth > o_.max_schema_depth) error(path, concat("schemas nested deeper than ", o_.max_schema_depth, " levels"));
+  // Keyword arguments: the root is an object's schema (keyword_arguments).
+  const bool keywords = std::exchange(keywords_, false);
+  const auto not_keywords = [&](const std::string& where) {
+    error(where, "keyword arguments need a schema of \"type\": \"object\" at the root");
+  };
+  if (keywords && !s.is_object()) not_keywords(path);
   if (s.is_boolean()) {
     if (s.get<bool>()) return any_value();
     error(path, "the schema false matches no document");
@@ -239,6 +244,9 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth) 
     if (!kKeywords.count(key))
       error(child(path, key), "the keyword '" + key + "' is not supported: it cannot be enforced");
     present.insert(key);
+    if (keywords && (key == "$ref" || key == "allOf" || key == "anyOf" || key == "oneOf" || key == "enum" ||
+                     key == "const"))
+      not_keywords(child(path, key));
   }
   const auto only = [&](const std::set<std::string>& allowed, const std::string& keyword) {
     for (const std::string& k : present)
@@ -297,13 +305,17 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth) 
     if (uses(kArrayKeywords)) types.push_back("array");
     if (uses(kStringKeywords)) types.push_back("string");
     if (uses(kNumberKeywords)) types.push_back("number");
-    if (types.empty()) return any_value();
+    if (types.empty() && !keywords) return any_value();
+  }
+  if (keywords) {
+    if (types != std::vector<std::string>{"object"} && !types.empty()) not_keywords(child(path, "type"));
+    return compile_object(s, path, depth, true);
   }
   const int32_t rule = b_.add_rule("type");
   for (const std::string& t : types) {
     int32_t r;
-    if (t == "null") r = b_.add_rule("null", {b_.literal("null")});
-    else if (t == "boolean") r = b_.add_rule("boolean", {b_.literal("true"), b_.literal("false")});
+    if (t == "null") r = b_.add_rule("null", {word("null")});
+    else if (t == "boolean") r = b_.add_rule("boolean", {word("true"), word("false")});
     else if (t == "object") r = compile_object(s, path, depth);
     else if (t == "array") r = compile_array(s, path, depth);
     else if (t == "string") r = compile_string(s, path);
@@ -324,7 +336,7 @@ int32_t JsonGrammar::compile_enum(const json& values, const json& s, const std::
     if (!(types_of(json::object({{"const", v}}), 0, nullptr) & allowed)) continue;
     std::string text;
     try {
-      text = v.dump(-1, ' ', false, json::error_handler_t::strict);
+      text = literal_text(v);
     } catch (const json::exception&) {
       error(path, "an enum value holds a string that is not valid UTF-8");
     }
@@ -361,7 +373,7 @@ void JsonGrammar::check_one_of(const json& branches, const std::string& path, in
     }
 }
 
-int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int depth) {
+int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int depth, bool keywords) {
   // The properties in order, required or not; names `required` lists beyond them follow.
   struct Property {
     std::string name;
@@ -402,21 +414,34 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
                                          "', which 'properties' does not list and additionalProperties forbids");
     props.push_back({name, extra, child(path, "additionalProperties"), true});
   }
+  // A member: "name": value, or name=value as a keyword argument.
   const auto key_value = [&](const std::string& name, int32_t value) {
-    Sequence seq = b_.literal(json(name).dump(-1, ' ', false, json::error_handler_t::strict));
-    seq.insert(seq.end(), {ws(), b_.bytes(ByteSet::of(':')), ws(), GrammarBuilder::ref(value)});
+    Sequence seq;
+    if (keywords) {
+      seq = b_.literal(name + "=");
+    } else {
+      seq = b_.literal(json(name).dump(-1, ' ', false, json::error_handler_t::strict));
+      seq.insert(seq.end(), {ws(), b_.bytes(ByteSet::of(':')), ws()});
+    }
+    seq.push_back(GrammarBuilder::ref(value));
     return b_.add_rule("property", {std::move(seq)});
   };
   std::vector<int32_t> kv;
-  for (const Property& p : props) kv.push_back(key_value(p.name, compile(*p.schema, p.path, depth + 1)));
+  for (const Property& p : props) {
+    if (keywords && !python_keyword_name(p.name))
+      error(p.path, "'" + p.name + "' cannot be a keyword argument: it is no Python identifier, or a keyword");
+    kv.push_back(key_value(p.name, compile(*p.schema, p.path, depth + 1)));
+  }
   std::optional<int32_t> extra_pair;
   std::vector<std::string> names(listed.begin(), listed.end());
   for (const Property& p : props) names.push_back(p.name);
   if (extra) {
-    const int32_t key = key_other_than(names);
+    const int32_t key = keywords ? identifier_other_than(names) : key_other_than(names);
     const int32_t value = compile(*extra, child(path, "additionalProperties"), depth + 1);
-    extra_pair = b_.add_rule("extra-property", {{GrammarBuilder::ref(key), ws(), b_.bytes(ByteSet::of(':')), ws(),
-                                                 GrammarBuilder::ref(value)}});
+    extra_pair = keywords ? b_.add_rule("extra-keyword", {{GrammarBuilder::ref(key), b_.bytes(ByteSet::of('=')),
+                                                           GrammarBuilder::ref(value)}})
+                          : b_.add_rule("extra-property", {{GrammarBuilder::ref(key), ws(), b_.bytes(ByteSet::of(':')),
+                                                            ws(), GrammarBuilder::ref(value)}});
   }
   const Sequence comma = {ws(), b_.bytes(ByteSet::of(',')), ws()};
   // after[i]: the members from property i on, after at least one member; first[i]: before any
@@ -441,11 +466,10 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
     if (!props[i].required && first[i + 1]) b_.add_alternative(*first[i], {GrammarBuilder::ref(*first[i + 1])});
   }
   const bool can_be_empty = std::none_of(props.begin(), props.end(), [](const Property& p) { return p.required; });
-  const int32_t object = b_.add_rule("object");
-  if (can_be_empty) b_.add_alternative(object, {b_.bytes(ByteSet::of('{')), ws(), b_.bytes(ByteSet::of('}'))});
-  if (first[0])
-    b_.add_alternative(object, {b_.bytes(ByteSet::of('{')), ws(), GrammarBuilder::ref(*first[0]), ws(),
-                                b_.bytes(ByteSet::of('}'))});
+  const Element open = b_.bytes(ByteSet::of(keywords ? '(' : '{')), close = b_.bytes(ByteSet::of(keywords ? ')' : '}'));
+  const int32_t object = b_.add_rule(keywords ? "arguments" : "object");
+  if (can_be_empty) b_.add_alternative(object, {open, ws(), close});
+  if (first[0]) b_.add_alternative(object, {open, ws(), GrammarBuilder::ref(*first[0]), ws(), close});
   return object;
 }
 

@@ -21,8 +21,14 @@
 // annotations (title, description, default, examples, $schema, $id, $comment, deprecated,
 // readOnly, writeOnly). Anything else - or a combination the rules cannot enforce - is a
 // GrammarError whose `where` is the JSON pointer of the keyword, e.g. "#/properties/id/format".
+//
+// The same documents as Python literals (LiteralSyntax::python, python_literals.cpp): None, True
+// and False, strings in double quotes with only the escapes JSON and Python read alike (so never
+// \/), the rest as JSON writes it, which Python reads as the same value; and an object as the
+// keyword arguments of a call.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,7 +40,11 @@
 
 namespace difftx::grammar {
 
+// How the rules write values: as JSON, or as the Python literals of the same values.
+enum class LiteralSyntax { json, python };
+
 struct JsonGrammarOptions {
+  LiteralSyntax syntax = LiteralSyntax::json;
   int max_indent = 16;            // whitespace: "", " ", or "\n" and up to this many spaces / tabs
   int max_schema_depth = 64;      // nested subschemas
   int64_t max_enum_values = 4096;
@@ -48,10 +58,14 @@ class JsonGrammar {
   // A rule matching the documents that validate against `schema`, a whole schema document
   // ($ref "#" is its root). `where` prefixes the pointers in errors (e.g. "#" or a tool's path).
   int32_t schema(const nlohmann::ordered_json& schema, const std::string& where = "#");
+  // A call's parenthesised keyword arguments, `(name=value, ...)`, that validate against `schema`,
+  // an object's (python syntax): properties as for an object, each name a Python identifier that
+  // is no keyword (else a GrammarError at its property), additional ones under such names.
+  int32_t keyword_arguments(const nlohmann::ordered_json& schema, const std::string& where = "#");
   int32_t any_value();
   int32_t any_object();
   Element ws();  // insignificant whitespace, bounded
-  // The compact JSON text of a value (keys in their order), as bytes to match.
+  // The compact text of a value (keys in their order) in the rules' syntax, as bytes to match.
   Sequence value_literal(const nlohmann::ordered_json& value);
   // One of these byte strings, as a rule (their common prefixes shared).
   int32_t one_of_literals(const std::vector<std::string>& texts);
@@ -60,7 +74,7 @@ class JsonGrammar {
  private:
   struct Context;
   int32_t compile(const nlohmann::ordered_json& s, const std::string& path, int depth);
-  int32_t compile_object(const nlohmann::ordered_json& s, const std::string& path, int depth);
+  int32_t compile_object(const nlohmann::ordered_json& s, const std::string& path, int depth, bool keywords = false);
   int32_t compile_array(const nlohmann::ordered_json& s, const std::string& path, int depth);
   int32_t compile_string(const nlohmann::ordered_json& s, const std::string& path);
   int32_t compile_number(const nlohmann::ordered_json& s, const std::string& path, bool integer);
@@ -69,11 +83,22 @@ class JsonGrammar {
   void check_one_of(const nlohmann::ordered_json& branches, const std::string& path, int depth);
   const nlohmann::ordered_json& resolve(const std::string& ref, const std::string& path) const;
 
-  // Strings: the character rule for a set of code points (JSON-escaped where needed), and the
-  // key of an additional property that is none of `names`.
+  // A value's compact text in the rules' syntax (throws json's type_error on invalid UTF-8).
+  std::string literal_text(const nlohmann::ordered_json& value) const;
+  // null, true, false in the rules' syntax.
+  Sequence word(const char* json_word);
+
+  // Strings: the character rule for a set of code points (escaped where needed), and the key of
+  // an additional property that is none of `names`.
   Element json_char(const CodePointRanges& ranges);
   int32_t string_char();
   int32_t key_other_than(const std::vector<std::string>& names);
+  // Text of code points from `first`, then from `rest`, that is none of `names`, each code point
+  // matched by `one`.
+  int32_t text_other_than(const std::vector<std::string>& names, const CodePointRanges& first,
+                          const CodePointRanges& rest, const std::function<Element(const CodePointRanges&)>& one);
+  // A keyword argument's name: a Python identifier, no keyword and none of `names`.
+  int32_t identifier_other_than(std::vector<std::string> names);
   int32_t string_body(int64_t min, int64_t max);
   int32_t format(const std::string& name, const std::string& path);
 
@@ -87,7 +112,11 @@ class JsonGrammar {
   std::map<std::string, int32_t> refs_;        // its pointers compiled so far
   std::map<CodePointRanges, int32_t> chars_;
   std::map<std::string, int32_t> shared_;      // rules built once: "ws", "value", "string", ...
+  bool keywords_ = false;                      // the next schema compiled is keyword arguments
 };
+
+// Whether `name` can name a keyword argument: an ASCII Python identifier that is no keyword.
+bool python_keyword_name(std::string_view name);
 
 // JSON Schema text as a value with its keys in the order written (the order properties are
 // written in), checked as every JSON input is (io/json_file.h: depth, repeated keys).

@@ -65,7 +65,8 @@ Element JsonGrammar::json_char(const CodePointRanges& ranges) {
 }
 
 // Any character of a string: as it is, or escaped (\uXXXX for any but a surrogate, so each is one
-// code point and lengths count right).
+// code point and lengths count right; Python reads \/ as two characters, so its strings never
+// write it).
 int32_t JsonGrammar::string_char() {
   if (const auto it = shared_.find("string-char"); it != shared_.end()) return it->second;
   ByteSet hex;
@@ -77,7 +78,8 @@ int32_t JsonGrammar::string_char() {
   ByteSet d, low_octal, short_escape;
   d.add('d'), d.add('D');
   low_octal.add_range('0', '7');
-  for (char c : std::string("\"\\/bfnrt")) short_escape.add(static_cast<uint8_t>(c));
+  for (char c : std::string(o_.syntax == LiteralSyntax::json ? "\"\\/bfnrt" : "\"\\bfnrt"))
+    short_escape.add(static_cast<uint8_t>(c));
   const Element h = b_.bytes(hex), bs = b_.bytes(ByteSet::of('\\')), u = b_.bytes(ByteSet::of('u'));
   const int32_t r = b_.add_rule("string-char");
   b_.add_alternative(r, {GrammarBuilder::ref(b_.code_points("char-plain", kPlain))});
@@ -224,44 +226,57 @@ int32_t JsonGrammar::format(const std::string& name, const std::string& path) {
 }
 
 int32_t JsonGrammar::key_other_than(const std::vector<std::string>& names) {
-  // A trie of the names over code points; a key follows it while it matches a name, and is
-  // anything once it leaves it. Names holding characters such keys never use need no exclusion.
+  const Element quote = b_.bytes(ByteSet::of('"'));
+  const int32_t text =
+      text_other_than(names, kPlain, kPlain, [this](const CodePointRanges& r) { return json_char(r); });
+  return b_.add_rule("key", {{quote, GrammarBuilder::ref(text), quote}});
+}
+
+int32_t JsonGrammar::text_other_than(const std::vector<std::string>& names, const CodePointRanges& first,
+                                     const CodePointRanges& rest,
+                                     const std::function<Element(const CodePointRanges&)>& one) {
+  // A trie of the names over code points; a text follows it while it matches a name, and is
+  // anything once it leaves it. Names holding code points such texts never use need no exclusion.
   struct Node {
     std::map<uint32_t, int32_t> next;
     bool name = false;
   };
   std::vector<Node> nodes(1);
   for (const std::string& n : names) {
-    if (std::any_of(n.begin(), n.end(), [](char c) { return static_cast<uint8_t>(c) < 0x20 || c == '"' || c == '\\'; }))
-      continue;
-    int32_t at = 0;
+    std::vector<uint32_t> cps;
     for (size_t i = 0; i < n.size();) {
       const auto c = static_cast<uint8_t>(n[i]);
       const int len = c < 0x80 ? 1 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : 4;
       uint32_t cp = len == 1 ? c : c & (0x7F >> len);
       for (int k = 1; k < len && i + k < n.size(); ++k) cp = (cp << 6) | (static_cast<uint8_t>(n[i + k]) & 0x3F);
       i += len;
+      cps.push_back(cp);
+    }
+    bool usable = true;
+    for (size_t i = 0; i < cps.size(); ++i) usable = usable && contains(i == 0 ? first : rest, cps[i]);
+    if (!usable) continue;
+    int32_t at = 0;
+    for (const uint32_t cp : cps) {
       const auto [it, added] = nodes[at].next.emplace(cp, static_cast<int32_t>(nodes.size()));
       if (added) nodes.emplace_back();
       at = it->second;
     }
     nodes[at].name = true;
   }
-  const Element free_tail = GrammarBuilder::ref(b_.repeat(json_char(kPlain), 0, -1));
+  const Element free_tail = GrammarBuilder::ref(b_.repeat(one(rest), 0, -1));
   std::vector<int32_t> rules(nodes.size());
   for (size_t i = nodes.size(); i-- > 0;) {
     rules[i] = b_.add_rule("key");
     if (!nodes[i].name) b_.add_alternative(rules[i], {});
     CodePointRanges taken;
     for (const auto& [cp, to] : nodes[i].next) {
-      b_.add_alternative(rules[i], {json_char({{cp, cp}}), GrammarBuilder::ref(rules[to])});
+      b_.add_alternative(rules[i], {one({{cp, cp}}), GrammarBuilder::ref(rules[to])});
       taken.emplace_back(cp, cp);
     }
-    const CodePointRanges others = intersect(complement(taken), kPlain);
-    if (!others.empty()) b_.add_alternative(rules[i], {json_char(others), free_tail});
+    const CodePointRanges others = intersect(complement(taken), i == 0 ? first : rest);
+    if (!others.empty()) b_.add_alternative(rules[i], {one(others), free_tail});
   }
-  const Element quote = b_.bytes(ByteSet::of('"'));
-  return b_.add_rule("key", {{quote, GrammarBuilder::ref(rules[0]), quote}});
+  return rules[0];
 }
 
 }  // namespace difftx::grammar

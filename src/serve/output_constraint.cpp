@@ -77,7 +77,12 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
     std::optional<int32_t> document;
     if (r.schema) document = b.add_rule("document", {{j.ws(), GrammarBuilder::ref(j.schema(*r.schema))}});
     if (tools) {
-      const int32_t calls = tool_calls_rule(j, *m.tool_format, functions, max_calls);
+      int32_t calls;
+      try {  // what the family's syntax adds to the parameters' checks above (pythonic's names)
+        calls = tool_calls_rule(j, *m.tool_format, functions, max_calls);
+      } catch (const GrammarError& e) {
+        refuse("tools", e);
+      }
       if (r.tool_choice == ToolChoice::required) body = calls;
       else if (document) body = b.add_rule("reply", {{GrammarBuilder::ref(*document)}, {GrammarBuilder::ref(calls)}});
       else body = tool_choice_auto_rule(j, *m.tool_format, calls);
@@ -129,7 +134,7 @@ std::shared_ptr<const infer::TokenConstraintSource> ConstraintCache::get(const C
   if (!r.schema && !r.grammar && !r.parses_tool_calls() && !r.max_reasoning_tokens) return nullptr;
   if (r.parses_tool_calls() && !m.tool_format)
     bad_param("tools", "this model's chat template shows no tool-call format the server knows: start it with "
-                       "--tool-parser hermes|llama3_json|mistral");
+                       "--tool-parser " + tool_format_names("|"));
   if (r.max_reasoning_tokens && !m.reasoning)
     bad_param("max_reasoning_tokens", "this model's chat template has no reasoning block (<think>...</think>)");
   const std::string key = key_of(r, reasoning_open);

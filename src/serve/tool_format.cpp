@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/enum_names.h"
+#include "serve/python_literal.h"
 
 namespace difftx::serve {
 namespace {
@@ -16,14 +17,36 @@ using nlohmann::json;
 constexpr std::string_view kHermesOpen = "<tool_call>", kHermesClose = "</tool_call>";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
 constexpr std::string_view kMistralOpen = "[TOOL_CALLS]";
+constexpr std::string_view kPythonStart = "<|python_start|>", kPythonEnd = "<|python_end|>";
+constexpr std::string_view kPhi4Open = "functools";
+constexpr std::string_view kGraniteOpen = "<|tool_call|>";
+constexpr std::string_view kDeepSeekOpen = "<｜tool▁calls▁begin｜>", kDeepSeekClose = "<｜tool▁calls▁end｜>";
+constexpr std::string_view kDeepSeekCallOpen = "<｜tool▁call▁begin｜>", kDeepSeekSep = "<｜tool▁sep｜>",
+                           kDeepSeekCallClose = "<｜tool▁call▁end｜>";
 
 constexpr EnumName<ToolFormat> kToolFormatNames[] = {
-    {ToolFormat::hermes, "hermes"}, {ToolFormat::llama3_json, "llama3_json"}, {ToolFormat::mistral, "mistral"}};
+    {ToolFormat::hermes, "hermes"},           {ToolFormat::llama3_json, "llama3_json"},
+    {ToolFormat::mistral, "mistral"},         {ToolFormat::pythonic, "pythonic"},
+    {ToolFormat::phi4_mini, "phi4_mini"},     {ToolFormat::granite, "granite"},
+    {ToolFormat::deepseek_v3, "deepseek_v3"}};
+// vLLM's names for the same formats.
+constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::pythonic, "llama4_pythonic"},
+                                                       {ToolFormat::phi4_mini, "phi4_mini_json"}};
 
 bool space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 size_t skip_space(std::string_view t, size_t i) {
   while (i < t.size() && space(t[i])) ++i;
   return i;
+}
+
+// The literal at text[i] (i moves past it); more: the text ends inside it.
+Scan expect(std::string_view t, size_t& i, std::string_view literal) {
+  const std::string_view rest = t.substr(std::min(i, t.size()));
+  if (rest.substr(0, literal.size()) == literal) {
+    i += literal.size();
+    return Scan::done;
+  }
+  return rest.size() < literal.size() && literal.substr(0, rest.size()) == rest ? Scan::more : Scan::bad;
 }
 
 // Where the JSON object or array starting at `start` ends (one past its closing bracket);
@@ -48,6 +71,12 @@ size_t json_value_end(std::string_view t, size_t start) {
   return std::string_view::npos;
 }
 
+// A JSON object as a call's arguments: compact, keys sorted; nullopt for another value.
+std::optional<std::string> arguments_of(const json& arguments) {
+  if (!arguments.is_object()) return std::nullopt;
+  return arguments.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 // {"name": ..., "arguments" | "parameters": {...}} -> a call; nullopt when it is not one.
 std::optional<ToolCall> call_of(std::string_view text) {
   json v;
@@ -67,8 +96,9 @@ std::optional<ToolCall> call_of(std::string_view text) {
       return std::nullopt;
     }
   }
-  if (!arguments.is_object()) return std::nullopt;
-  return ToolCall{v["name"].get<std::string>(), arguments.dump(-1, ' ', false, json::error_handler_t::replace)};
+  const std::optional<std::string> text_of = arguments_of(arguments);
+  if (!text_of) return std::nullopt;
+  return ToolCall{v["name"].get<std::string>(), *text_of};
 }
 
 // How much of the text's end could be the start of `marker` (held back while streaming).
@@ -84,6 +114,22 @@ ToolParse content_only(std::string_view text, std::string_view marker, bool fina
   const size_t hold = final ? 0 : partial_marker(text, marker);
   p.content = std::string(text.substr(0, text.size() - hold));
   p.pending = hold > 0;
+  return p;
+}
+
+// The text after a turn's calls, from i: content past white space and an optional closing
+// `marker`; while streaming, a tail that may begin the marker waits.
+ToolParse& with_rest(ToolParse& p, std::string_view text, size_t i, std::string_view marker, bool final) {
+  i = skip_space(text, i);
+  if (!marker.empty()) {
+    const Scan s = expect(text, i, marker);
+    if (s == Scan::more && i < text.size() && !final) {
+      p.pending = true;
+      return p;
+    }
+    if (s == Scan::done) i = skip_space(text, i);
+  }
+  p.content += std::string(text.substr(i));
   return p;
 }
 
@@ -108,6 +154,14 @@ ToolParse parse_hermes(std::string_view text, bool final) {
   return p;
 }
 
+// A reply that is empty or a prefix of the tag that opens calls: undecided while streaming.
+ToolParse undecided(std::string_view text, bool final) {
+  ToolParse p;
+  p.pending = !final;
+  if (final) p.content = std::string(text);
+  return p;
+}
+
 ToolParse parse_llama(std::string_view text, bool final) {
   // Calls only where the reply starts with them (as the grammar of `auto` has it).
   size_t i = 0;
@@ -115,10 +169,7 @@ ToolParse parse_llama(std::string_view text, bool final) {
   if (rest.substr(0, kPythonTag.size()) == kPythonTag) {
     i = skip_space(text, i + kPythonTag.size());
   } else if (rest.empty() || (!final && kPythonTag.substr(0, rest.size()) == rest)) {
-    ToolParse p;  // undecided: a call may be starting
-    p.pending = !final;
-    if (final) p.content = std::string(text);
-    return p;
+    return undecided(text, final);
   } else if (rest[0] != '{') {
     return ToolParse{std::string(text), {}, false};
   }
@@ -143,14 +194,15 @@ ToolParse parse_llama(std::string_view text, bool final) {
   }
 }
 
-ToolParse parse_mistral(std::string_view text, bool final) {
-  const size_t at = text.find(kMistralOpen);
-  if (at == std::string_view::npos) return content_only(text, kMistralOpen, final);
+// marker [call, ...] (mistral, phi4_mini, granite). The list ends early (cut short) or holds what
+// is not a call: the calls before stay (a stream has sent them), the rest is content; while
+// streaming, a list that may go on is pending. Text after the list is content.
+ToolParse parse_json_list(std::string_view text, std::string_view marker, bool final) {
+  const size_t at = text.find(marker);
+  if (at == std::string_view::npos) return content_only(text, marker, final);
   ToolParse p;
   p.content = std::string(text.substr(0, at));
-  size_t i = skip_space(text, at + kMistralOpen.size());
-  // The list ends early (cut short) or holds what is not a call: the calls before stay (a stream
-  // has sent them), the rest is content; while streaming, a list that may go on is pending.
+  size_t i = skip_space(text, at + marker.size());
   const auto unfinished = [&](bool may_go_on) {
     if (!final && may_go_on) p.pending = true;
     else p.content += std::string(text.substr(p.calls.empty() ? at : i));
@@ -170,23 +222,155 @@ ToolParse parse_mistral(std::string_view text, bool final) {
       i = skip_space(text, i + 1);
       continue;
     }
-    if (i < text.size() && text[i] == ']') return p;
+    if (i < text.size() && text[i] == ']') return with_rest(p, text, i + 1, "", final);
     return unfinished(i >= text.size());
+  }
+}
+
+// name(key=value, ...) at text[i] -> a call, the values Python literals.
+Scan read_pythonic_call(std::string_view text, size_t& i, ToolCall& call) {
+  if (const Scan s = read_python_identifier(text, i, call.name); s != Scan::done) return s;
+  i = skip_python_space(text, i);
+  if (i >= text.size()) return Scan::more;
+  if (text[i] != '(') return Scan::bad;
+  json arguments = json::object();
+  for (i = skip_python_space(text, i + 1);; i = skip_python_space(text, i)) {
+    if (i >= text.size()) return Scan::more;
+    if (text[i] == ')') break;
+    std::string key;
+    json value;
+    if (const Scan s = read_python_identifier(text, i, key); s != Scan::done) return s;
+    if (!grammar::python_keyword_name(key) || arguments.contains(key)) return Scan::bad;  // as Python's syntax
+    i = skip_python_space(text, i);
+    if (i >= text.size()) return Scan::more;
+    if (text[i] != '=') return Scan::bad;  // a positional argument: no name to pass it by
+    i = skip_python_space(text, i + 1);
+    if (const Scan s = read_python_literal(text, i, value); s != Scan::done) return s;
+    arguments[key] = std::move(value);
+    i = skip_python_space(text, i);
+    if (i >= text.size()) return Scan::more;
+    if (text[i] == ',') ++i;
+    else if (text[i] != ')') return Scan::bad;
+  }
+  ++i;
+  call.arguments = *arguments_of(arguments);
+  return Scan::done;
+}
+
+ToolParse parse_pythonic(std::string_view text, bool final) {
+  // Calls only where the reply starts with them (as vLLM reads them and the grammar of `auto` has it).
+  size_t i = 0;
+  const Scan tag = expect(text, i, kPythonStart);
+  if (tag == Scan::more) return undecided(text, final);
+  if (tag == Scan::done) i = skip_python_space(text, i);
+  if (i >= text.size()) return undecided(text, final);
+  if (text[i] != '[') return ToolParse{std::string(text), {}, false};
+  ToolParse p;
+  const auto unfinished = [&](bool may_go_on, size_t from) {
+    if (!final && may_go_on) p.pending = true;
+    else p.content = std::string(text.substr(p.calls.empty() ? 0 : from));
+    return p;
+  };
+  for (i = skip_python_space(text, i + 1);;) {
+    ToolCall call;
+    const size_t start = i;
+    if (const Scan s = read_pythonic_call(text, i, call); s != Scan::done) return unfinished(s == Scan::more, start);
+    p.calls.push_back(std::move(call));
+    i = skip_python_space(text, i);
+    const bool comma = i < text.size() && text[i] == ',';
+    if (comma) i = skip_python_space(text, i + 1);
+    if (i >= text.size()) return unfinished(true, i);
+    if (text[i] == ']') return with_rest(p, text, i + 1, kPythonEnd, final);
+    if (!comma) return unfinished(false, i);
+  }
+}
+
+// <｜tool▁call▁begin｜>TYPE<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜> at text[i] -> a call
+// (the fence optional).
+Scan read_deepseek_call(std::string_view text, size_t& i, ToolCall& call) {
+  if (const Scan s = expect(text, i, kDeepSeekCallOpen); s != Scan::done) return s;
+  const size_t sep = text.find(kDeepSeekSep, i);
+  if (text.find('\n', i) < sep) return Scan::bad;
+  if (sep == std::string_view::npos) return Scan::more;
+  i = sep + kDeepSeekSep.size();
+  const size_t eol = text.find('\n', i);
+  if (eol == std::string_view::npos) return Scan::more;
+  call.name = std::string(text.substr(i, eol - i));
+  if (call.name.empty()) return Scan::bad;
+  i = skip_space(text, eol + 1);
+  const bool fenced = i < text.size() && text[i] == '`';
+  if (fenced) {
+    if (const Scan s = expect(text, i, "```json"); s != Scan::done) return s;
+    i = skip_space(text, i);
+  }
+  if (i >= text.size()) return Scan::more;
+  if (text[i] != '{') return Scan::bad;
+  const size_t end = json_value_end(text, i);
+  if (end == std::string_view::npos) return Scan::more;
+  std::optional<std::string> arguments;
+  try {
+    arguments = arguments_of(json::parse(text.substr(i, end - i)));
+  } catch (const json::exception&) {
+  }
+  if (!arguments) return Scan::bad;
+  call.arguments = *arguments;
+  i = skip_space(text, end);
+  if (fenced) {
+    if (const Scan s = expect(text, i, "```"); s != Scan::done) return s;
+    i = skip_space(text, i);
+  }
+  return expect(text, i, kDeepSeekCallClose);
+}
+
+ToolParse parse_deepseek(std::string_view text, bool final) {
+  const size_t at = text.find(kDeepSeekOpen);
+  if (at == std::string_view::npos) return content_only(text, kDeepSeekOpen, final);
+  ToolParse p;
+  p.content = std::string(text.substr(0, at));
+  for (size_t i = skip_space(text, at + kDeepSeekOpen.size());; i = skip_space(text, i)) {
+    size_t end = i;
+    const Scan close = expect(text, end, kDeepSeekClose);
+    if (close == Scan::done) return with_rest(p, text, end, "", final);
+    ToolCall call;
+    const size_t start = i;
+    const Scan s = read_deepseek_call(text, i, call);
+    if (s != Scan::done) {  // as in parse_json_list
+      if (!final && (s == Scan::more || close == Scan::more)) p.pending = true;
+      else p.content += std::string(text.substr(p.calls.empty() ? at : start));
+      return p;
+    }
+    p.calls.push_back(std::move(call));
   }
 }
 
 }  // namespace
 
-std::optional<ToolFormat> tool_format_named(std::string_view name) { return value_named(kToolFormatNames, name); }
+std::optional<ToolFormat> tool_format_named(std::string_view name) {
+  if (const auto format = value_named(kToolFormatNames, name)) return format;
+  return value_named(kToolFormatAliases, name);
+}
 
 const char* tool_format_name(ToolFormat format) { return name_of(kToolFormatNames, format); }
 
+std::string tool_format_names(std::string_view separator) {
+  std::string names;
+  for (const EnumName<ToolFormat>& n : kToolFormatNames) {
+    if (!names.empty()) names += separator;
+    names += n.name;
+  }
+  return names;
+}
+
 std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
-  if (source.find(kHermesOpen) != std::string_view::npos) return ToolFormat::hermes;
-  if (source.find(kMistralOpen) != std::string_view::npos) return ToolFormat::mistral;
-  if (source.find(kPythonTag) != std::string_view::npos ||
-      (source.find("\"parameters\"") != std::string_view::npos && source.find("ipython") != std::string_view::npos))
-    return ToolFormat::llama3_json;
+  const auto has = [&](std::string_view text) { return source.find(text) != std::string_view::npos; };
+  // The newer families first: the pythonic templates mention "ipython", as Llama's JSON ones do.
+  if (has(kDeepSeekOpen)) return ToolFormat::deepseek_v3;
+  if (has(kGraniteOpen)) return ToolFormat::granite;
+  if (has("functools[")) return ToolFormat::phi4_mini;
+  if (has("[func_name1(")) return ToolFormat::pythonic;  // their instruction: [func_name1(params_name1=...), ...]
+  if (has(kHermesOpen)) return ToolFormat::hermes;
+  if (has(kMistralOpen)) return ToolFormat::mistral;
+  if (has(kPythonTag) || (has("\"parameters\"") && has("ipython"))) return ToolFormat::llama3_json;
   return std::nullopt;
 }
 
@@ -194,7 +378,11 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final)
   switch (format) {
     case ToolFormat::hermes: return parse_hermes(text, final);
     case ToolFormat::llama3_json: return parse_llama(text, final);
-    case ToolFormat::mistral: return parse_mistral(text, final);
+    case ToolFormat::mistral:
+    case ToolFormat::phi4_mini:
+    case ToolFormat::granite: return parse_json_list(text, tool_calls_marker(format), final);
+    case ToolFormat::pythonic: return parse_pythonic(text, final);
+    case ToolFormat::deepseek_v3: return parse_deepseek(text, final);
   }
   return {};
 }
@@ -204,6 +392,10 @@ std::string tool_calls_marker(ToolFormat format) {
     case ToolFormat::hermes: return std::string(kHermesOpen);
     case ToolFormat::llama3_json: return std::string(kPythonTag);
     case ToolFormat::mistral: return std::string(kMistralOpen);
+    case ToolFormat::pythonic: return std::string(kPythonStart);
+    case ToolFormat::phi4_mini: return std::string(kPhi4Open);
+    case ToolFormat::granite: return std::string(kGraniteOpen);
+    case ToolFormat::deepseek_v3: return std::string(kDeepSeekOpen);
   }
   return "";
 }
@@ -218,54 +410,52 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
     return out;
   };
   const Sequence ws = {j.ws()};
-  // One call: {"name": "<function>", "arguments": <its parameters>}, a branch per function.
+  // One call, a branch per function.
+  grammar::JsonGrammar python(b, {.syntax = grammar::LiteralSyntax::python});
   const std::string arguments_key = format == ToolFormat::llama3_json ? "\"parameters\"" : "\"arguments\"";
   const int32_t call = b.add_rule("call");
   for (size_t i = 0; i < functions.size(); ++i) {
-    const int32_t args = j.schema(functions[i].parameters, concat("#/tools/", i, "/function/parameters"));
-    b.add_alternative(call, cat({lit("{"),
-                                 ws,
-                                 lit("\"name\""),
-                                 ws,
-                                 lit(":"),
-                                 ws,
-                                 j.value_literal(functions[i].name),
-                                 ws,
-                                 lit(","),
-                                 ws,
-                                 lit(arguments_key),
-                                 ws,
-                                 lit(":"),
-                                 ws,
-                                 {GrammarBuilder::ref(args)},
-                                 ws,
-                                 lit("}")}));
+    const ToolFunction& f = functions[i];
+    const std::string at = concat("#/tools/", i, "/function");
+    if (format == ToolFormat::pythonic) {  // name(key=value, ...)
+      if (!grammar::python_keyword_name(f.name))
+        throw grammar::GrammarError(at + "/name", "'" + f.name + "' cannot be called in Python: it is no "
+                                                                 "identifier, or a keyword");
+      const int32_t args = python.keyword_arguments(f.parameters, at + "/parameters");
+      b.add_alternative(call, cat({lit(f.name), {GrammarBuilder::ref(args)}}));
+      continue;
+    }
+    const Element args = GrammarBuilder::ref(j.schema(f.parameters, at + "/parameters"));
+    if (format == ToolFormat::deepseek_v3) {
+      b.add_alternative(call, cat({lit(concat(kDeepSeekCallOpen, "function", kDeepSeekSep, f.name, "\n```json\n")),
+                                   {args},
+                                   lit(concat("\n```", kDeepSeekCallClose))}));
+      continue;
+    }
+    // {"name": "<function>", "arguments": <its parameters>}
+    b.add_alternative(call, cat({lit("{"), ws, lit("\"name\""), ws, lit(":"), ws, j.value_literal(f.name), ws,
+                                 lit(","), ws, lit(arguments_key), ws, lit(":"), ws, {args}, ws, lit("}")}));
   }
-  Sequence one, separator;
-  switch (format) {
-    case ToolFormat::hermes:
-      one = cat({lit(kHermesOpen), ws, {GrammarBuilder::ref(call)}, ws, lit(kHermesClose)});
-      separator = ws;
-      break;
-    case ToolFormat::llama3_json:
-      one = {GrammarBuilder::ref(call)};
-      separator = cat({ws, lit(";"), ws});
-      break;
-    case ToolFormat::mistral:
-      one = {GrammarBuilder::ref(call)};
-      separator = cat({ws, lit(","), ws});
-      break;
-  }
+  Sequence one = {GrammarBuilder::ref(call)}, separator = cat({ws, lit(","), ws});  // a list's
+  if (format == ToolFormat::hermes) one = cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
+  if (format == ToolFormat::hermes || format == ToolFormat::deepseek_v3) separator = ws;
+  if (format == ToolFormat::llama3_json) separator = cat({ws, lit(";"), ws});
   const int32_t first = b.add_rule("tool-call", {one});
   const int32_t next = b.add_rule("tool-call-next", {cat({separator, one})});
   const int32_t more = b.repeat(GrammarBuilder::ref(next), 0, max_calls - 1);
   const Sequence calls = {GrammarBuilder::ref(first), GrammarBuilder::ref(more)};
+  const Sequence list = cat({lit("["), ws, calls, ws, lit("]")});
   switch (format) {
     case ToolFormat::hermes: return b.add_rule("tool-calls", {calls});
     case ToolFormat::llama3_json:  // optionally after <|python_tag|>
       return b.add_rule("tool-calls", {calls, cat({lit(kPythonTag), ws, calls})});
+    case ToolFormat::pythonic:  // optionally after <|python_start|>
+      return b.add_rule("tool-calls", {list, cat({lit(kPythonStart), list})});
     case ToolFormat::mistral:
-      return b.add_rule("tool-calls", {cat({lit(kMistralOpen), ws, lit("["), ws, calls, ws, lit("]")})});
+    case ToolFormat::phi4_mini:
+    case ToolFormat::granite: return b.add_rule("tool-calls", {cat({lit(tool_calls_marker(format)), ws, list})});
+    case ToolFormat::deepseek_v3:
+      return b.add_rule("tool-calls", {cat({lit(kDeepSeekOpen), calls, lit(kDeepSeekClose)})});
   }
   return -1;
 }
@@ -274,13 +464,15 @@ int32_t tool_choice_auto_rule(grammar::JsonGrammar& j, ToolFormat format, int32_
   GrammarBuilder& b = j.builder();
   const std::string marker = tool_calls_marker(format);
   const std::vector<int32_t> text = b.text_without(marker);
-  if (format != ToolFormat::llama3_json)
+  if (format != ToolFormat::llama3_json && format != ToolFormat::pythonic)
     return b.add_rule("reply",
                       {{GrammarBuilder::ref(text[0])}, {GrammarBuilder::ref(text[0]), GrammarBuilder::ref(calls)}});
-  // Llama: a reply that starts with "{" or the tag is calls; any other reply is text.
+  // Llama JSON and pythonic: a reply that starts with the calls' first byte ("{", "[") or the tag
+  // is calls; any other reply is text.
+  const char opening = format == ToolFormat::llama3_json ? '{' : '[';
   ByteSet other;
   for (int c = 0; c < 256; ++c)
-    if (c != '{' && c != marker[0]) other.add(static_cast<uint8_t>(c));
+    if (c != opening && c != marker[0]) other.add(static_cast<uint8_t>(c));
   return b.add_rule("reply", {{GrammarBuilder::ref(calls)},
                               {},
                               {b.bytes(other), GrammarBuilder::ref(text[0])},

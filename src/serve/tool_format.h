@@ -4,6 +4,13 @@
 //   llama3_json {"name": ..., "parameters": {...}} as the whole reply, optionally after
 //               <|python_tag|>, several joined by ";" (Llama 3.1 / 3.2 JSON tool calling)
 //   mistral     [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...] (Mistral Nemo and later)
+//   pythonic    [get_weather(city="Paris"), add(a=1, b=2)] as the whole reply, optionally in
+//               <|python_start|> ... <|python_end|>; the arguments Python literals (Llama 3.2 /
+//               Llama 4 / Gemma 3 pythonic templates)
+//   phi4_mini   functools[{"name": ..., "arguments": {...}}, ...] (Phi-4-mini)
+//   granite     <|tool_call|>[{"name": ..., "arguments": {...}}, ...] (Granite 3.x)
+//   deepseek_v3 <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```
+//               <｜tool▁call▁end｜>, one per call, then <｜tool▁calls▁end｜> (DeepSeek V3)
 // The family is recognised from the template's text or named with `--tool-parser`. For each:
 // the grammar of a turn's calls (so that a constrained call names a listed function and its
 // arguments validate against its parameters), and the parser that turns the reply back into
@@ -21,11 +28,13 @@
 
 namespace difftx::serve {
 
-enum class ToolFormat { hermes, llama3_json, mistral };
+enum class ToolFormat { hermes, llama3_json, mistral, pythonic, phi4_mini, granite, deepseek_v3 };
 
-// "hermes", "llama3_json", "mistral"; nullopt for another name.
+// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json); nullopt for another.
 std::optional<ToolFormat> tool_format_named(std::string_view name);
 const char* tool_format_name(ToolFormat format);
+// The names joined by `separator`, for messages and help.
+std::string tool_format_names(std::string_view separator);
 // The family a chat template's text writes tool calls in; nullopt when it shows none.
 std::optional<ToolFormat> tool_format_of_template(std::string_view source);
 
@@ -57,7 +66,8 @@ std::string tool_calls_marker(ToolFormat format);
 
 // Rules of `j`'s builder for a turn of 1 to max_calls calls of the listed functions, from the
 // opening marker on; errors in a function's parameters are GrammarErrors at
-// "#/tools/<i>/function/parameters...".
+// "#/tools/<i>/function/parameters..." (pythonic: also a name or a property name that is no
+// Python identifier, at ".../name" or the property).
 int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::vector<ToolFunction>& functions,
                         int64_t max_calls);
 // A reply in `auto` mode: free text that never writes the marker, optionally followed by a

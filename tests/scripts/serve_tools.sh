@@ -1,9 +1,9 @@
 # Tool calling, structured output and reasoning through the official openai npm client
 # (tools/serve_client/tools_check.mjs, every structured answer validated by ajv): a ChatML
-# template with <tool_call> blocks (the hermes family) on the small trained model, then a
-# reasoning template that opens <think> in the prompt on the Motif fixture. /apply-template with
-# tools and tool calls renders what jinja2 renders. `difftx generate --json-schema` writes a
-# document that validates.
+# template with <tool_call> blocks (the hermes family) on the small trained model, the other
+# families' constrained calls on it through --tool-parser, then a reasoning template that opens
+# <think> in the prompt on the Motif fixture. /apply-template with tools and tool calls renders
+# what jinja2 renders. `difftx generate --json-schema` writes a document that validates.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 install_serve_client
@@ -43,6 +43,18 @@ PY
 [ "$(json_get "$work/body.json" "['prompt']")" = "$(cat "$work/want.txt")" ] ||
   { echo "FAIL: /apply-template with tools differs from jinja2"; cat "$work/body.json"; cat "$work/want.txt"; exit 1; }
 stop_server
+
+# Every other family: the calls its grammar lets the model write parse back into calls whose
+# arguments validate, whole and streamed.
+expect_error "--tool-parser 'pythonik' is not one of hermes, llama3_json, mistral, pythonic, phi4_mini, granite," \
+  "$difftx" serve --model "$model" --port 0 --tool-parser pythonik
+for family in llama3_json mistral pythonic phi4_mini granite deepseek_v3; do
+  start_server --chat-template "$template" --max-tool-calls 3 --tool-parser "$family"
+  node "$client_dir/tools_check.mjs" "$base/v1" calls "$family" ||
+    { echo "FAIL: the $family calls check"; tail -20 "$work/server.log"; exit 1; }
+  [ -z "$(server_errors)" ] || { echo "FAIL: 5xx answers ($family)"; server_errors; exit 1; }
+  stop_server
+done
 
 # `difftx generate --json-schema`: the continuation is a document that validates.
 cat > "$work/schema.json" <<'JSON'

@@ -29,7 +29,7 @@ TEST(ToolFormat, RecognisedFromTheTemplateOrByName) {
             ToolFormat::llama3_json);
   EXPECT_FALSE(tool_format_of_template("<|im_start|>{{ message.content }}").has_value());
   EXPECT_EQ(tool_format_named("mistral"), ToolFormat::mistral);
-  EXPECT_FALSE(tool_format_named("pythonic").has_value());
+  EXPECT_FALSE(tool_format_named("json").has_value());
 }
 
 TEST(ToolFormat, ParsesEachFamilysCalls) {

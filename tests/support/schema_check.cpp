@@ -163,9 +163,11 @@ bool accepts(grammar::Automaton& a, std::string_view text) {
   return s >= 0 && a.complete(s);
 }
 
-std::optional<std::string> random_document(grammar::Automaton& a, Rng& rng, double stop, size_t max_bytes) {
-  std::string out;
-  grammar::Automaton::State s = a.start();
+std::optional<std::string> random_document(grammar::Automaton& a, Rng& rng, double stop, size_t max_bytes,
+                                           std::string_view prefix) {
+  std::string out(prefix);
+  grammar::Automaton::State s = a.next(a.start(), prefix);
+  if (s < 0) throw Error("random_document: the grammar refuses the prefix " + out);
   std::vector<std::pair<uint8_t, grammar::Automaton::State>> next;
   while (out.size() < max_bytes) {
     if (a.complete(s) && (!a.extensible(s) || rng.uniform() < stop)) return out;

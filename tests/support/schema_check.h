@@ -23,9 +23,10 @@ inline std::string schema_violation(const nlohmann::json& schema, const nlohmann
 // Whether the automaton takes the whole text to a complete state.
 bool accepts(grammar::Automaton& a, std::string_view text);
 
-// A text the automaton accepts, chosen byte by byte at random among the bytes it allows,
-// stopping where complete with probability `stop`; none after max_bytes without an end. A live
-// state with no byte to go on with (a dead end) throws.
-std::optional<std::string> random_document(grammar::Automaton& a, Rng& rng, double stop = 0.3, size_t max_bytes = 4000);
+// A text the automaton accepts, chosen byte by byte at random among the bytes it allows after
+// `prefix`, stopping where complete with probability `stop`; none after max_bytes without an end.
+// A live state with no byte to go on with (a dead end), or a prefix refused, throws.
+std::optional<std::string> random_document(grammar::Automaton& a, Rng& rng, double stop = 0.3, size_t max_bytes = 4000,
+                                           std::string_view prefix = "");
 
 }  // namespace difftx::testing

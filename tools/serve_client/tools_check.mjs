@@ -4,13 +4,15 @@
 // auto, parallel_tool_calls false, a conversation with tool calls and results; hostile schemas
 // and tools answered with 400s naming the field, the server still answering afterwards.
 //   node tools_check.mjs BASE_URL tools        (a template with <tool_call> blocks)
+//   node tools_check.mjs BASE_URL calls FAMILY (only the tool calls, the server run with
+//                                               --tool-parser FAMILY)
 //   node tools_check.mjs BASE_URL reasoning    (a template that opens <think> in the prompt)
 import assert from "node:assert/strict";
 import Ajv from "ajv";
 import addFormats from "ajv-formats";
 import OpenAI from "openai";
 
-const [baseURL, mode] = process.argv.slice(2);
+const [baseURL, mode, family] = process.argv.slice(2);
 const client = new OpenAI({ baseURL, apiKey: "none", maxRetries: 0 });
 const model = (await client.models.list()).data[0].id;
 const ajv = new Ajv({ strict: true, allErrors: true });
@@ -89,27 +91,29 @@ if (mode === "reasoning") {
   process.exit(0);
 }
 
-// response_format json_schema: n choices, sampled hot, whole and streamed.
-const whole = await client.chat.completions.create({
-  model, messages, response_format: format, n: 4, temperature: 1.5, seed: 11, max_tokens: 200,
-});
-for (const c of whole.choices) {
-  assert.equal(c.finish_reason, "stop", JSON.stringify(c));
-  validate(answerSchema, JSON.parse(c.message.content), "json_schema answer");
-}
-const live = await streamed({ model, messages, response_format: format, n: 4, temperature: 1.5, seed: 11, max_tokens: 200 });
-assert.deepEqual(live.map((c) => c.content), whole.choices.map((c) => c.message.content), "streamed answers differ");
-console.log(`json_schema: ${whole.choices[0].message.content}`);
+if (mode === "tools") {
+  // response_format json_schema: n choices, sampled hot, whole and streamed.
+  const whole = await client.chat.completions.create({
+    model, messages, response_format: format, n: 4, temperature: 1.5, seed: 11, max_tokens: 200,
+  });
+  for (const c of whole.choices) {
+    assert.equal(c.finish_reason, "stop", JSON.stringify(c));
+    validate(answerSchema, JSON.parse(c.message.content), "json_schema answer");
+  }
+  const live = await streamed({ model, messages, response_format: format, n: 4, temperature: 1.5, seed: 11, max_tokens: 200 });
+  assert.deepEqual(live.map((c) => c.content), whole.choices.map((c) => c.message.content), "streamed answers differ");
+  console.log(`json_schema: ${whole.choices[0].message.content}`);
 
-// json_object: an object, however long the model makes it (finished ones parse).
-const object = await client.chat.completions.create({
-  model, messages, response_format: { type: "json_object" }, temperature: 0.7, seed: 3, max_tokens: 300,
-});
-if (object.choices[0].finish_reason === "stop") {
-  const value = JSON.parse(object.choices[0].message.content);
-  assert.ok(value !== null && typeof value === "object" && !Array.isArray(value));
+  // json_object: an object, however long the model makes it (finished ones parse).
+  const object = await client.chat.completions.create({
+    model, messages, response_format: { type: "json_object" }, temperature: 0.7, seed: 3, max_tokens: 300,
+  });
+  if (object.choices[0].finish_reason === "stop") {
+    const value = JSON.parse(object.choices[0].message.content);
+    assert.ok(value !== null && typeof value === "object" && !Array.isArray(value));
+  }
+  console.log(`json_object: ${object.choices[0].finish_reason} ${object.choices[0].message.content.slice(0, 60)}`);
 }
-console.log(`json_object: ${object.choices[0].finish_reason} ${object.choices[0].message.content.slice(0, 60)}`);
 
 // Tools.
 const tools = [
@@ -132,7 +136,7 @@ function checkCalls(calls, what, only) {
     const name = call.function?.name ?? call.name;
     const args = call.function?.arguments ?? call.arguments;
     if (only) assert.equal(name, only, `${what}: called ${name}`);
-    assert.match(call.id, /^call_[A-Za-z0-9]{24}$/);
+    assert.match(call.id, family === "mistral" ? /^[A-Za-z0-9]{9}$/ : /^call_[A-Za-z0-9]{24}$/);
     validate(parametersOf(name), JSON.parse(args), `${what}: ${name}`);
   }
 }
@@ -180,6 +184,22 @@ for (const extra of [{}, { response_format: format }]) {
     else if (extra.response_format && c.finish_reason === "stop") validate(answerSchema, JSON.parse(c.message.content), "auto + json_schema");
     else assert.equal(typeof c.message.content, "string");
   }
+}
+
+if (mode === "calls") {
+  // Calls written as Python: a name or a property that is no identifier cannot be passed.
+  if (family === "pythonic") {
+    const name = await expect400({ model, messages, tool_choice: "required",
+                                   tools: [{ type: "function", function: { name: "get-time" } }] },
+                                 "tools", "a function name Python cannot call");
+    assert.ok(name.includes("#/tools/0/function/name"), name);
+    const property = await expect400({ model, messages, tool_choice: "required", tools: [{ type: "function",
+      function: { name: "f", parameters: { type: "object", properties: { "first-name": { type: "string" } } } } }] },
+                                     "tools", "a property Python cannot pass");
+    assert.ok(property.includes("#/tools/0/function/parameters/properties/first-name"), property);
+  }
+  console.log(`calls (${family}): ok`);
+  process.exit(0);
 }
 
 // A conversation with a call and its result renders and answers.
