@@ -32,7 +32,7 @@ class SchemaBuilder {
   // Every type asked for was used (a name that is not a matrix of this config is an error).
   void check_types_used() const {
     for (const auto& entry : types_) {
-      const std::string& name = entry.first;  // (a lambda may not capture a structured binding before C++20's Clang 16)
+      const std::string& name = entry.first;  // (Clang 14 cannot capture a structured binding)
       const bool used = std::any_of(params.begin(), params.end(), [&](const ParamInfo& p) { return p.name == name; });
       DIFFTX_CHECK(used, "tensor '", name, "': no matrix of that name in this model (storage type ",
                    kernels::weight_type_name(entry.second), ")");

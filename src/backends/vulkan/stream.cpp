@@ -331,6 +331,7 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
   }
   VkDescriptorSet set = descriptor_set(*b, pipeline);
   std::vector<VkWriteDescriptorSet> writes;
+  accesses_.clear();
   size_t at = 0;
   for (uint32_t binding = 0; binding < pipeline.descriptors.size(); ++binding) {
     VkWriteDescriptorSet w{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
@@ -339,15 +340,11 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
     w.descriptorCount = pipeline.descriptors[binding];
     w.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
     w.pBufferInfo = buffers.data() + at;
-    at += w.descriptorCount;
     writes.push_back(w);
+    for (uint32_t i = 0; i < w.descriptorCount; ++i, ++at)
+      accesses_.push_back({buffers[at].buffer, buffers[at].offset, buffers[at].range, pipeline.writes[binding]});
   }
   api_.vkUpdateDescriptorSets(context_.device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
-  accesses_.clear();
-  at = 0;
-  for (uint32_t binding = 0; binding < pipeline.descriptors.size(); ++binding)
-    for (uint32_t i = 0; i < pipeline.descriptors[binding]; ++i, ++at)
-      accesses_.push_back({buffers[at].buffer, buffers[at].offset, buffers[at].range, pipeline.writes[binding]});
   order(*b, accesses_);
   api_.vkCmdBindPipeline(b->commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
   api_.vkCmdBindDescriptorSets(b->commands, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0, 1, &set, 0, nullptr);
