@@ -30,13 +30,6 @@ std::string normalize_newlines(const std::string& source) {
   return out;
 }
 
-int hex_value(char c) {
-  if (is_digit(c)) return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Python's unicode-escape decoding of a string literal's body (what jinja2 applies).
 std::string unescape(const std::string& body, int line) {
   std::string out;
@@ -64,7 +57,7 @@ std::string unescape(const std::string& body, int line) {
         const size_t n = c == 'x' ? 2 : c == 'u' ? 4 : 8;
         uint32_t cp = 0;
         for (size_t k = 1; k <= n; ++k) {
-          const int h = i + k < body.size() ? hex_value(body[i + k]) : -1;
+          const int h = i + k < body.size() ? data::hex_digit_value(static_cast<unsigned char>(body[i + k])) : -1;
           DIFFTX_CHECK(h >= 0, "chat template line ", line, ": truncated \\", c, " escape in a string");
           cp = cp * 16 + static_cast<uint32_t>(h);
         }

@@ -63,6 +63,13 @@ void check_utf8(std::string_view text, const std::string& what) {
   fail(what, ": invalid UTF-8 at byte offset ", bad, " (bytes ", bytes, ")");
 }
 
+int hex_digit_value(uint32_t c) {
+  if (c >= '0' && c <= '9') return static_cast<int>(c - '0');
+  if (c >= 'a' && c <= 'f') return static_cast<int>(c - 'a' + 10);
+  if (c >= 'A' && c <= 'F') return static_cast<int>(c - 'A' + 10);
+  return -1;
+}
+
 void append_utf8(uint32_t cp, std::string& out) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);

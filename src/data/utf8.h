@@ -1,5 +1,6 @@
 // UTF-8 validation, done once per input before PCRE2 matches it with PCRE2_NO_UTF_CHECK
-// (PCRE2 would otherwise re-check the whole subject on every match call: quadratic).
+// (PCRE2 would otherwise re-check the whole subject on every match call: quadratic); encoding a
+// code point; and the hexadecimal digits of the escapes that name one.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -14,6 +15,9 @@ size_t valid_utf8_prefix(std::string_view text);
 
 // Appends the UTF-8 encoding of code point cp (at most U+10FFFF) to out.
 void append_utf8(uint32_t cp, std::string& out);
+
+// The value of a hexadecimal digit (0-9, a-f, A-F); -1 for any other character or code point.
+int hex_digit_value(uint32_t c);
 
 // Throws difftx::Error "WHAT: invalid UTF-8 at byte offset N (bytes ...)" unless text is valid.
 void check_utf8(std::string_view text, const std::string& what);

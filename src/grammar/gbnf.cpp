@@ -87,10 +87,7 @@ class Parser {
     uint32_t v = 0;
     for (int i = 0; i < digits; ++i) {
       const char c = peek();
-      int d = c >= '0' && c <= '9'   ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
+      const int d = data::hex_digit_value(static_cast<unsigned char>(c));
       if (d < 0) error(concat("expected ", digits, " hexadecimal digits"));
       v = v * 16 + static_cast<uint32_t>(d);
       ++pos_;

@@ -166,10 +166,7 @@ class RegexParser {
     uint32_t v = 0;
     for (int i = 0; i < digits; ++i) {
       const uint32_t c = peek();
-      const int d = c >= '0' && c <= '9'   ? c - '0'
-                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                           : -1;
+      const int d = data::hex_digit_value(c);
       if (d < 0) error("a malformed hexadecimal escape");
       v = v * 16 + static_cast<uint32_t>(d);
       ++pos_;

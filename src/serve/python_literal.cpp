@@ -14,12 +14,6 @@ constexpr int kMaxDepth = 256;
 bool identifier_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool identifier_char(char c) { return identifier_start(c) || (c >= '0' && c <= '9'); }
 bool digit(char c) { return c >= '0' && c <= '9'; }
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 class Reader {
  public:
@@ -147,7 +141,7 @@ class Reader {
     cp = 0;
     for (int k = 0; k < n; ++k, ++i_) {
       if (i_ >= t_.size()) return Scan::more;
-      const int h = hex_value(t_[i_]);
+      const int h = data::hex_digit_value(static_cast<unsigned char>(t_[i_]));
       if (h < 0) return Scan::bad;
       cp = cp * 16 + static_cast<uint32_t>(h);
     }
