@@ -207,10 +207,10 @@ Value get_item(const Value& object, const Value& key) {
       break;
     case Value::Kind::list:
     case Value::Kind::string:
-      if (key.kind == Value::Kind::integer || key.kind == Value::Kind::boolean) {
+      if (key.is_integral()) {
         const std::vector<std::string> cps = object.is_string() ? code_points(object.text) : std::vector<std::string>{};
         const int64_t n = static_cast<int64_t>(object.is_string() ? cps.size() : object.list->size());
-        Int i = key.kind == Value::Kind::boolean ? key.boolean : key.integer;
+        Int i = key.integral();
         if (i < 0) i += n;
         if (i >= 0 && i < n) return object.is_string() ? Value::from(cps[static_cast<size_t>(i)]) : (*object.list)[static_cast<size_t>(i)];
         return Value::undefined(concat("'", type_name(object), " object' has no element ", str(key)));

@@ -11,8 +11,6 @@ namespace {
 
 using K = Value::Kind;
 
-bool integral(const Value& v) { return v.kind == K::integer || v.kind == K::boolean; }
-Int int_of(const Value& v) { return v.kind == K::boolean ? v.boolean : v.integer; }
 
 [[noreturn]] void unsupported(const std::string& op, const Value& a, const Value& b) {
   if (a.is_undefined()) fail_undefined(a);
@@ -89,7 +87,7 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
       if (as_double(b) == 0) template_fail("division by zero");
       return Value::from(as_double(a) / as_double(b));
     }
-    if (integral(a) && integral(b)) return integer_op(op, int_of(a), int_of(b));
+    if (a.is_integral() && b.is_integral()) return integer_op(op, a.integral(), b.integral());
     return float_op(op, as_double(a), as_double(b));
   }
   if (op == "+" && a.is_string() && b.is_string()) return Value::from(a.text + b.text);
@@ -98,15 +96,15 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
     out.insert(out.end(), b.list->begin(), b.list->end());
     return Value::from(std::move(out));
   }
-  if (op == "*" && (a.is_string() || a.is_list()) && integral(b)) return repeat(a, int_of(b));
-  if (op == "*" && (b.is_string() || b.is_list()) && integral(a)) return repeat(b, int_of(a));
+  if (op == "*" && (a.is_string() || a.is_list()) && b.is_integral()) return repeat(a, b.integral());
+  if (op == "*" && (b.is_string() || b.is_list()) && a.is_integral()) return repeat(b, a.integral());
   if (op == "%" && a.is_string()) return Value::from(percent_format(a.text, b));
   unsupported(op, a, b);
 }
 
 Value negate(const Value& v) {
   if (v.kind == K::number) return Value::from(-v.number);
-  if (integral(v)) return integer_op("-", 0, int_of(v));
+  if (v.is_integral()) return integer_op("-", 0, v.integral());
   if (v.is_undefined()) fail_undefined(v);
   template_fail("bad operand type for unary -: '", type_name(v), "'");
 }

@@ -55,10 +55,8 @@ class Arguments {
   size_t used_ = 0;
 };
 
-bool integral(const Value& v) { return v.kind == K::integer || v.kind == K::boolean; }
-
 Int integer_of(const Value& v, char conversion) {
-  if (integral(v)) return v.kind == K::boolean ? v.boolean : v.integer;
+  if (v.is_integral()) return v.integral();
   const bool decimal = conversion == 'd' || conversion == 'i' || conversion == 'u';
   if (v.kind == K::number && decimal) {
     if (!std::isfinite(v.number)) template_fail("cannot convert float ", python_float(v.number), " to integer");
@@ -125,8 +123,8 @@ std::string float_conversion(const Value& v, char conversion, const Spec& spec) 
 
 std::string char_conversion(const Value& v, const Spec& spec) {
   std::string c;
-  if (integral(v)) {
-    const Int i = v.kind == K::boolean ? v.boolean : v.integer;
+  if (v.is_integral()) {
+    const Int i = v.integral();
     if (i < 0 || i > 0x10ffff) template_fail("%c arg not in range(0x110000)");
     data::append_utf8(static_cast<uint32_t>(i), c);
   } else if (v.is_string() && py_len(v.text) == 1) {
@@ -183,8 +181,8 @@ std::string percent_format(const std::string& format, const Value& args) {
       if (i < n && format[i] == '*') {
         ++i;
         const Value v = arguments.next();
-        if (!integral(v)) template_fail("* wants int");
-        const Int given = v.kind == K::boolean ? v.boolean : v.integer;
+        if (!v.is_integral()) template_fail("* wants int");
+        const Int given = v.integral();
         if (given > kMaxField || given < -kMaxField) template_fail(what, " too big");
         return static_cast<int64_t>(given);
       }

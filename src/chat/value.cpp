@@ -211,9 +211,7 @@ double as_double(const Value& v) {
 bool equal(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (a.kind != Value::Kind::number && b.kind != Value::Kind::number) {
-      const Int x = a.kind == Value::Kind::boolean ? a.boolean : a.integer;
-      const Int y = b.kind == Value::Kind::boolean ? b.boolean : b.integer;
-      return x == y;
+      return a.integral() == b.integral();
     }
     return as_double(a) == as_double(b);
   }

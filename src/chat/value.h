@@ -72,6 +72,9 @@ struct Value {
   bool is_undefined() const { return kind == Kind::undefined; }
   bool is_string() const { return kind == Kind::string; }
   bool is_number() const { return kind == Kind::integer || kind == Kind::number || kind == Kind::boolean; }
+  // An int or a bool (Python's bools are ints), and its value as an int.
+  bool is_integral() const { return kind == Kind::integer || kind == Kind::boolean; }
+  Int integral() const { return kind == Kind::boolean ? Int{boolean} : integer; }
   bool is_list() const { return kind == Kind::list; }
   bool is_dict() const { return kind == Kind::dict; }
 };
