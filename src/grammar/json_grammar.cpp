@@ -6,7 +6,6 @@
 #include <functional>
 #include <optional>
 #include <set>
-#include <utility>
 
 #include "io/json_file.h"
 
@@ -192,12 +191,14 @@ int32_t JsonGrammar::any_object() {
   return object;
 }
 
-int32_t JsonGrammar::schema(const json& s, const std::string& where) {
+int32_t JsonGrammar::schema(const json& s, const std::string& where) { return root(s, where, false); }
+
+int32_t JsonGrammar::root(const json& s, const std::string& where, bool keywords) {
   document_ = &s;
   where_ = where;
   refs_.clear();
   try {
-    return compile(s, where, 0);
+    return compile(s, where, 0, keywords);
   } catch (const GrammarError& e) {
     if (!e.where.empty()) throw;
     throw GrammarError(where, e.what());  // a limit the builder hit
@@ -225,10 +226,9 @@ int32_t JsonGrammar::compile_ref(const std::string& ref, const std::string& path
   return rule;
 }
 
-int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth) {
+int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, bool keywords) {
   if (depth > o_.max_schema_depth) error(path, concat("schemas nested deeper than ", o_.max_schema_depth, " levels"));
   // Keyword arguments: the root is an object's schema (keyword_arguments).
-  const bool keywords = std::exchange(keywords_, false);
   const auto not_keywords = [&](const std::string& where) {
     error(where, "keyword arguments need a schema of \"type\": \"object\" at the root");
   };

@@ -73,7 +73,9 @@ class JsonGrammar {
 
  private:
   struct Context;
-  int32_t compile(const nlohmann::ordered_json& s, const std::string& path, int depth);
+  // The root (keywords: as keyword arguments) and every schema below it.
+  int32_t root(const nlohmann::ordered_json& s, const std::string& where, bool keywords);
+  int32_t compile(const nlohmann::ordered_json& s, const std::string& path, int depth, bool keywords = false);
   int32_t compile_object(const nlohmann::ordered_json& s, const std::string& path, int depth, bool keywords = false);
   int32_t compile_array(const nlohmann::ordered_json& s, const std::string& path, int depth);
   int32_t compile_string(const nlohmann::ordered_json& s, const std::string& path);
@@ -112,7 +114,6 @@ class JsonGrammar {
   std::map<std::string, int32_t> refs_;        // its pointers compiled so far
   std::map<CodePointRanges, int32_t> chars_;
   std::map<std::string, int32_t> shared_;      // rules built once: "ws", "value", "string", ...
-  bool keywords_ = false;                      // the next schema compiled is keyword arguments
 };
 
 // Whether `name` can name a keyword argument: an ASCII Python identifier that is no keyword.
