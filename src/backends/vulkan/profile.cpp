@@ -41,7 +41,8 @@ std::string Profile::report(const std::string& device) const {
                 device.c_str(), total / 1e6, static_cast<long long>(submits_), static_cast<long long>(waits_),
                 blocked_ns_ / 1e6);
   out += line;
-  std::snprintf(line, sizeof line, "  host: %.3f ms of CPU recording %lld commands (%.2f us each), %.3f ms in vkQueueSubmit\n",
+  std::snprintf(line, sizeof line,
+                "  host: %.3f ms of CPU recording %lld commands (%.2f us each), %.3f ms in vkQueueSubmit\n",
                 recording_ns_ / 1e6, static_cast<long long>(commands),
                 commands > 0 ? recording_ns_ / 1e3 / static_cast<double>(commands) : 0.0, submitting_ns_ / 1e6);
   out += line;

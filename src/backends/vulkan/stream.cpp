@@ -211,8 +211,10 @@ void Stream::submit() {
   info.pCommandBuffers = &b.commands;
   const auto start = std::chrono::steady_clock::now();
   const VkResult result = api_.vkQueueSubmit(context_.queue(), 1, &info, b.fence);
-  if (profile_)
-    profile_->add_submitting(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count());
+  if (profile_) {
+    const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
+    profile_->add_submitting(took.count());
+  }
   if (result != VK_SUCCESS) {
     unusable_ = result == VK_ERROR_DEVICE_LOST;
     check(result, "vkQueueSubmit");
