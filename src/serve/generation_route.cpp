@@ -203,19 +203,20 @@ class Stream {
       if (ends) out += sse_event(completion_chunk(job_.header, ce.choice, "", finish_name(e.finish), nullptr));
       return out;
     }
-    // Chat: the reply read back as it grows - reasoning, content, each tool call once complete.
+    // Chat: the reply read back as it grows - reasoning, content, each tool call from its name on.
     ReplyStream& reply = replies_[ce.choice];
-    const ReplyParts delta = reply.push(text, e.finish != FinishReason::none);
+    const ReplyDelta delta = reply.push(text, e.finish != FinishReason::none);
     if (!delta.reasoning.empty())
       out += sse_event(chat_chunk(job_.header, ce.choice, {{"reasoning_content", delta.reasoning}}, "", nullptr));
     if (!delta.content.empty() || token)
       out += sse_event(chat_chunk(job_.header, ce.choice, {{"content", delta.content}}, "", logprobs));
-    const size_t first = reply.calls_sent() - delta.calls.size();
-    const std::vector<ToolCallResult> calls = with_ids(delta.calls, job_.reply.tools);
-    for (size_t k = 0; k < calls.size(); ++k)
-      out += sse_event(chat_chunk(
-          job_.header, ce.choice,
-          {{"tool_calls", json::array({tool_call_json(calls[k], static_cast<int64_t>(first + k))})}}, "", nullptr));
+    for (const ToolCallDelta& d : delta.calls) {
+      const auto index = static_cast<int64_t>(d.index);
+      const json call = d.name.empty()
+                            ? json{{"index", index}, {"function", {{"arguments", d.arguments}}}}
+                            : tool_call_json({tool_call_id(job_.reply.tools), d.name, d.arguments}, index);
+      out += sse_event(chat_chunk(job_.header, ce.choice, {{"tool_calls", json::array({call})}}, "", nullptr));
+    }
     if (ends) {
       const char* reason =
           reply.calls_sent() > 0 && e.finish == FinishReason::stop ? "tool_calls" : finish_name(e.finish);

@@ -21,17 +21,23 @@ ReplyParts read_reply(const ReplyFormat& f, std::string_view text, bool final) {
   return p;
 }
 
-ReplyParts ReplyStream::push(std::string_view delta, bool final) {
+ReplyDelta ReplyStream::push(std::string_view delta, bool final) {
   text_ += delta;
   const ReplyParts all = read_reply(format_, text_, final);
-  ReplyParts out;
-  out.had_reasoning = all.had_reasoning;
+  ReplyDelta out;
   if (all.reasoning.size() > reasoning_)
     out.reasoning = all.reasoning.substr(reasoning_), reasoning_ = all.reasoning.size();
   if (all.content.size() > content_) out.content = all.content.substr(content_), content_ = all.content.size();
-  if (all.calls.size() > calls_)
-    out.calls.assign(all.calls.begin() + static_cast<std::ptrdiff_t>(calls_), all.calls.end()),
-        calls_ = all.calls.size();
+  for (size_t k = 0; k < all.calls.size(); ++k) {
+    const ToolCall& call = all.calls[k];
+    if (k == arguments_sent_.size()) {
+      out.calls.push_back({k, call.name, call.arguments});
+      arguments_sent_.push_back(call.arguments.size());
+    } else if (call.arguments.size() > arguments_sent_[k]) {
+      out.calls.push_back({k, "", call.arguments.substr(arguments_sent_[k])});
+      arguments_sent_[k] = call.arguments.size();
+    }
+  }
   return out;
 }
 

@@ -22,23 +22,40 @@ struct ReplyFormat {
 struct ReplyParts {
   std::string reasoning, content;
   bool had_reasoning = false;
-  std::vector<ToolCall> calls;
+  std::vector<ToolCall> calls;  // before the end of the text, the last may still be being written
 };
 
 ReplyParts read_reply(const ReplyFormat& format, std::string_view text, bool final = true);
 
+// A piece of a streamed call (OpenAI's tool_call delta): the first of a call carries its name,
+// the others more of its arguments' text.
+struct ToolCallDelta {
+  size_t index = 0;
+  std::string name;  // empty but in a call's first piece
+  std::string arguments;
+};
+
+struct ReplyDelta {
+  std::string reasoning, content;
+  std::vector<ToolCallDelta> calls;
+};
+
+// A reply read as it streams. A call goes out as soon as it is named, and its arguments as they
+// are written; one cut short stays a call (as read_reply has it). A call of an unconstrained
+// reply that later proves malformed would have been sent all the same: the server constrains
+// every reply whose calls it reads.
 class ReplyStream {
  public:
   explicit ReplyStream(ReplyFormat format) : format_(std::move(format)) {}
-  // What the text's growth by `delta` settled (final: nothing more comes): new reasoning, new
-  // content, calls completed since the last push.
-  ReplyParts push(std::string_view delta, bool final);
-  size_t calls_sent() const { return calls_; }
+  // What the text's growth by `delta` settled (final: nothing more comes).
+  ReplyDelta push(std::string_view delta, bool final);
+  size_t calls_sent() const { return arguments_sent_.size(); }
 
  private:
   ReplyFormat format_;
   std::string text_;
-  size_t reasoning_ = 0, content_ = 0, calls_ = 0;  // sent so far
+  size_t reasoning_ = 0, content_ = 0;  // sent so far
+  std::vector<size_t> arguments_sent_;  // per call begun
 };
 
 }  // namespace difftx::serve

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/enum_names.h"
+#include "serve/json_call.h"
 #include "serve/python_literal.h"
 
 namespace difftx::serve {
@@ -33,12 +34,6 @@ constexpr EnumName<ToolFormat> kToolFormatNames[] = {
 constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::pythonic, "llama4_pythonic"},
                                                        {ToolFormat::phi4_mini, "phi4_mini_json"}};
 
-bool space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
-size_t skip_space(std::string_view t, size_t i) {
-  while (i < t.size() && space(t[i])) ++i;
-  return i;
-}
-
 // The literal at text[i] (i moves past it); more: the text ends inside it.
 Scan expect(std::string_view t, size_t& i, std::string_view literal) {
   const std::string_view rest = t.substr(std::min(i, t.size()));
@@ -47,58 +42,6 @@ Scan expect(std::string_view t, size_t& i, std::string_view literal) {
     return Scan::done;
   }
   return rest.size() < literal.size() && literal.substr(0, rest.size()) == rest ? Scan::more : Scan::bad;
-}
-
-// Where the JSON object or array starting at `start` ends (one past its closing bracket);
-// npos when the text ends first or the value does not start there.
-size_t json_value_end(std::string_view t, size_t start) {
-  if (start >= t.size() || (t[start] != '{' && t[start] != '[')) return std::string_view::npos;
-  int depth = 0;
-  bool in_string = false;
-  for (size_t i = start; i < t.size(); ++i) {
-    const char c = t[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      if (++depth > 256) return std::string_view::npos;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// A JSON object as a call's arguments: compact, keys sorted; nullopt for another value.
-std::optional<std::string> arguments_of(const json& arguments) {
-  if (!arguments.is_object()) return std::nullopt;
-  return arguments.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// {"name": ..., "arguments" | "parameters": {...}} -> a call; nullopt when it is not one.
-std::optional<ToolCall> call_of(std::string_view text) {
-  json v;
-  try {
-    v = json::parse(text);
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
-  if (!v.is_object() || !v.contains("name") || !v["name"].is_string()) return std::nullopt;
-  json arguments = json::object();
-  for (const char* key : {"arguments", "parameters"})
-    if (v.contains(key)) arguments = v[key];
-  if (arguments.is_string()) {  // some models write the arguments as a JSON string
-    try {
-      arguments = json::parse(arguments.get<std::string>());
-    } catch (const json::exception&) {
-      return std::nullopt;
-    }
-  }
-  const std::optional<std::string> text_of = arguments_of(arguments);
-  if (!text_of) return std::nullopt;
-  return ToolCall{v["name"].get<std::string>(), *text_of};
 }
 
 // How much of the text's end could be the start of `marker` (held back while streaming).
@@ -120,16 +63,30 @@ ToolParse content_only(std::string_view text, std::string_view marker, bool fina
 // The text after a turn's calls, from i: content past white space and an optional closing
 // `marker`; while streaming, a tail that may begin the marker waits.
 ToolParse& with_rest(ToolParse& p, std::string_view text, size_t i, std::string_view marker, bool final) {
-  i = skip_space(text, i);
+  i = skip_json_space(text, i);
   if (!marker.empty()) {
     const Scan s = expect(text, i, marker);
     if (s == Scan::more && i < text.size() && !final) {
       p.pending = true;
       return p;
     }
-    if (s == Scan::done) i = skip_space(text, i);
+    if (s == Scan::done) i = skip_json_space(text, i);
   }
   p.content += std::string(text.substr(i));
+  return p;
+}
+
+// A call the text ends inside, `call` as far as it is known: while streaming, pending, and open
+// once named; at the end, a named call stays, cut short, and an unnamed one's text (`rest`) is
+// content.
+ToolParse& cut_short(ToolParse& p, ToolCall call, std::string_view rest, bool final) {
+  if (!call.name.empty()) {
+    p.calls.push_back(std::move(call));
+    p.open = !final;
+  } else if (final) {
+    p.content += std::string(rest);
+  }
+  p.pending = !final;
   return p;
 }
 
@@ -139,17 +96,17 @@ ToolParse parse_hermes(std::string_view text, bool final) {
   ToolParse p;
   p.content = std::string(text.substr(0, at));
   while (at != std::string_view::npos) {
-    const size_t body = at + kHermesOpen.size();
-    const size_t close = text.find(kHermesClose, body);
-    const std::optional<ToolCall> call =
-        close == std::string_view::npos ? std::nullopt : call_of(text.substr(body, close - body));
-    if (!call) {  // unfinished: pending while streaming; at the end (or malformed) it is content
-      if (final || close != std::string_view::npos) p.content += std::string(text.substr(at));
-      else p.pending = true;
+    size_t i = skip_json_space(text, at + kHermesOpen.size());
+    ToolCall call;
+    Scan s = read_json_call(text, i, call);
+    if (s == Scan::done) s = expect(text, i = skip_json_space(text, i), kHermesClose);
+    if (s == Scan::more) return cut_short(p, std::move(call), text.substr(at), final);
+    if (s == Scan::bad) {  // malformed: content
+      p.content += std::string(text.substr(at));
       return p;
     }
-    p.calls.push_back(*call);
-    at = text.find(kHermesOpen, close + kHermesClose.size());
+    p.calls.push_back(std::move(call));
+    at = text.find(kHermesOpen, i);
   }
   return p;
 }
@@ -167,7 +124,7 @@ ToolParse parse_llama(std::string_view text, bool final) {
   size_t i = 0;
   const std::string_view rest = text;
   if (rest.substr(0, kPythonTag.size()) == kPythonTag) {
-    i = skip_space(text, i + kPythonTag.size());
+    i = skip_json_space(text, i + kPythonTag.size());
   } else if (rest.empty() || (!final && kPythonTag.substr(0, rest.size()) == rest)) {
     return undecided(text, final);
   } else if (rest[0] != '{') {
@@ -175,21 +132,17 @@ ToolParse parse_llama(std::string_view text, bool final) {
   }
   ToolParse p;
   for (;;) {
-    const size_t end = json_value_end(text, i);
-    const std::optional<ToolCall> call =
-        end == std::string_view::npos ? std::nullopt : call_of(text.substr(i, end - i));
-    if (!call) {
-      if (!final && end == std::string_view::npos) {
-        p.pending = true;
-        return p;
-      }
-      // Not a call, or one cut short: content from there on (the whole reply when it is the first).
-      p.content = std::string(p.calls.empty() ? text : text.substr(i));
+    ToolCall call;
+    const size_t start = i;
+    const Scan s = read_json_call(text, i, call);
+    if (s == Scan::more) return cut_short(p, std::move(call), text.substr(p.calls.empty() ? 0 : start), final);
+    if (s == Scan::bad) {  // not a call: content from there on (the whole reply when it is the first)
+      p.content = std::string(text.substr(p.calls.empty() ? 0 : start));
       return p;
     }
-    p.calls.push_back(*call);
-    i = skip_space(text, end);
-    if (i < text.size() && text[i] == ';') i = skip_space(text, i + 1);
+    p.calls.push_back(std::move(call));
+    i = skip_json_space(text, i);
+    if (i < text.size() && text[i] == ';') i = skip_json_space(text, i + 1);
     if (i >= text.size()) return p;
   }
 }
@@ -202,7 +155,7 @@ ToolParse parse_json_list(std::string_view text, std::string_view marker, bool f
   if (at == std::string_view::npos) return content_only(text, marker, final);
   ToolParse p;
   p.content = std::string(text.substr(0, at));
-  size_t i = skip_space(text, at + marker.size());
+  size_t i = skip_json_space(text, at + marker.size());
   const auto unfinished = [&](bool may_go_on) {
     if (!final && may_go_on) p.pending = true;
     else p.content += std::string(text.substr(p.calls.empty() ? at : i));
@@ -210,16 +163,20 @@ ToolParse parse_json_list(std::string_view text, std::string_view marker, bool f
   };
   if (i >= text.size()) return unfinished(true);
   if (text[i] != '[') return unfinished(false);
-  i = skip_space(text, i + 1);
+  i = skip_json_space(text, i + 1);
   for (;;) {
-    const size_t end = json_value_end(text, i);
-    const std::optional<ToolCall> call =
-        end == std::string_view::npos ? std::nullopt : call_of(text.substr(i, end - i));
-    if (!call) return unfinished(end == std::string_view::npos);
-    p.calls.push_back(*call);
-    i = skip_space(text, end);
+    ToolCall call;
+    const size_t start = i;
+    const Scan s = read_json_call(text, i, call);
+    if (s == Scan::more) return cut_short(p, std::move(call), text.substr(p.calls.empty() ? at : start), final);
+    if (s == Scan::bad) {
+      i = start;
+      return unfinished(false);
+    }
+    p.calls.push_back(std::move(call));
+    i = skip_json_space(text, i);
     if (i < text.size() && text[i] == ',') {
-      i = skip_space(text, i + 1);
+      i = skip_json_space(text, i + 1);
       continue;
     }
     if (i < text.size() && text[i] == ']') return with_rest(p, text, i + 1, "", final);
@@ -227,33 +184,40 @@ ToolParse parse_json_list(std::string_view text, std::string_view marker, bool f
   }
 }
 
-// name(key=value, ...) at text[i] -> a call, the values Python literals.
+// name(key=value, ...) at text[i] -> a call, the values Python literals. A call the text ends
+// inside is named once its "(" is read, and has the arguments read so far.
 Scan read_pythonic_call(std::string_view text, size_t& i, ToolCall& call) {
-  if (const Scan s = read_python_identifier(text, i, call.name); s != Scan::done) return s;
+  std::string name;
+  if (const Scan s = read_python_identifier(text, i, name); s != Scan::done) return s;
   i = skip_python_space(text, i);
   if (i >= text.size()) return Scan::more;
   if (text[i] != '(') return Scan::bad;
-  json arguments = json::object();
+  call.name = std::move(name);
+  call.arguments = "{";  // the object written as its members come: a prefix of the finished one
+  std::vector<std::string> keys;
   for (i = skip_python_space(text, i + 1);; i = skip_python_space(text, i)) {
     if (i >= text.size()) return Scan::more;
     if (text[i] == ')') break;
     std::string key;
     json value;
     if (const Scan s = read_python_identifier(text, i, key); s != Scan::done) return s;
-    if (!grammar::python_keyword_name(key) || arguments.contains(key)) return Scan::bad;  // as Python's syntax
+    if (!grammar::python_keyword_name(key) || std::find(keys.begin(), keys.end(), key) != keys.end())
+      return Scan::bad;  // as Python's syntax
     i = skip_python_space(text, i);
     if (i >= text.size()) return Scan::more;
     if (text[i] != '=') return Scan::bad;  // a positional argument: no name to pass it by
     i = skip_python_space(text, i + 1);
     if (const Scan s = read_python_literal(text, i, value); s != Scan::done) return s;
-    arguments[key] = std::move(value);
+    call.arguments += (keys.empty() ? "" : ",") + json(key).dump() + ":" +
+                      value.dump(-1, ' ', false, json::error_handler_t::replace);
+    keys.push_back(std::move(key));
     i = skip_python_space(text, i);
     if (i >= text.size()) return Scan::more;
     if (text[i] == ',') ++i;
     else if (text[i] != ')') return Scan::bad;
   }
   ++i;
-  call.arguments = *arguments_of(arguments);
+  call.arguments += "}";
   return Scan::done;
 }
 
@@ -274,7 +238,9 @@ ToolParse parse_pythonic(std::string_view text, bool final) {
   for (i = skip_python_space(text, i + 1);;) {
     ToolCall call;
     const size_t start = i;
-    if (const Scan s = read_pythonic_call(text, i, call); s != Scan::done) return unfinished(s == Scan::more, start);
+    const Scan s = read_pythonic_call(text, i, call);
+    if (s == Scan::more) return cut_short(p, std::move(call), text.substr(p.calls.empty() ? 0 : start), final);
+    if (s == Scan::bad) return unfinished(false, start);
     p.calls.push_back(std::move(call));
     i = skip_python_space(text, i);
     const bool comma = i < text.size() && text[i] == ',';
@@ -297,27 +263,25 @@ Scan read_deepseek_call(std::string_view text, size_t& i, ToolCall& call) {
   if (eol == std::string_view::npos) return Scan::more;
   call.name = std::string(text.substr(i, eol - i));
   if (call.name.empty()) return Scan::bad;
-  i = skip_space(text, eol + 1);
+  i = skip_json_space(text, eol + 1);
   const bool fenced = i < text.size() && text[i] == '`';
   if (fenced) {
     if (const Scan s = expect(text, i, "```json"); s != Scan::done) return s;
-    i = skip_space(text, i);
+    i = skip_json_space(text, i);
   }
   if (i >= text.size()) return Scan::more;
   if (text[i] != '{') return Scan::bad;
-  const size_t end = json_value_end(text, i);
-  if (end == std::string_view::npos) return Scan::more;
-  std::optional<std::string> arguments;
-  try {
-    arguments = arguments_of(json::parse(text.substr(i, end - i)));
-  } catch (const json::exception&) {
+  const size_t start = i;
+  if (skip_json_value(text, i) == Scan::more) {
+    call.arguments = json_without_space(text.substr(start));
+    return Scan::more;
   }
-  if (!arguments) return Scan::bad;
-  call.arguments = *arguments;
-  i = skip_space(text, end);
+  call.arguments = arguments_text(text.substr(start, i - start));
+  if (!call.arguments.starts_with('{')) return Scan::bad;  // not an object (or not JSON)
+  i = skip_json_space(text, i);
   if (fenced) {
     if (const Scan s = expect(text, i, "```"); s != Scan::done) return s;
-    i = skip_space(text, i);
+    i = skip_json_space(text, i);
   }
   return expect(text, i, kDeepSeekCallClose);
 }
@@ -327,15 +291,16 @@ ToolParse parse_deepseek(std::string_view text, bool final) {
   if (at == std::string_view::npos) return content_only(text, kDeepSeekOpen, final);
   ToolParse p;
   p.content = std::string(text.substr(0, at));
-  for (size_t i = skip_space(text, at + kDeepSeekOpen.size());; i = skip_space(text, i)) {
+  for (size_t i = skip_json_space(text, at + kDeepSeekOpen.size());; i = skip_json_space(text, i)) {
     size_t end = i;
     const Scan close = expect(text, end, kDeepSeekClose);
     if (close == Scan::done) return with_rest(p, text, end, "", final);
     ToolCall call;
     const size_t start = i;
     const Scan s = read_deepseek_call(text, i, call);
-    if (s != Scan::done) {  // as in parse_json_list
-      if (!final && (s == Scan::more || close == Scan::more)) p.pending = true;
+    if (s == Scan::more) return cut_short(p, std::move(call), text.substr(p.calls.empty() ? at : start), final);
+    if (s == Scan::bad) {  // as in parse_json_list; or the calls' closing marker begun
+      if (!final && close == Scan::more) p.pending = true;
       else p.content += std::string(text.substr(p.calls.empty() ? at : start));
       return p;
     }

@@ -45,19 +45,25 @@ struct ToolFunction {
 
 struct ToolCall {
   std::string name;
-  std::string arguments;  // compact JSON text of an object
+  // The JSON text of an object: the model's own less its white space (JSON families), or the
+  // Python literals as JSON (pythonic); keys in the order written.
+  std::string arguments;
 };
 
 // A reply split into its content and its calls. `pending`: the text may still become a call
-// (a marker begun, a call not finished), so streaming holds it back.
+// (a marker begun, a call not finished), so streaming holds it back. `open`: the last call is
+// still being written; its name is known, its arguments are those so far (a prefix of the
+// finished call's).
 struct ToolParse {
   std::string content;
   std::vector<ToolCall> calls;
-  bool pending = false;
+  bool pending = false, open = false;
 };
 
 // Parses a reply (after any reasoning). final: nothing more will come, so text held back for a
-// marker that might have been starting is content after all, and an unfinished call is content.
+// marker that might have been starting is content after all; a call the text ends inside is a
+// call cut short once it is named (its arguments those written, as a stream sent them), content
+// before that.
 ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final);
 
 // The text that opens a turn's calls (a control token of the family's tokenizer, where it has

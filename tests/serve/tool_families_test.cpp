@@ -14,6 +14,7 @@
 #include "grammar/automaton.h"
 #include "serve/reply_reader.h"
 #include "support/schema_check.h"
+#include "support/streamed_reply.h"
 
 namespace difftx::serve {
 namespace {
@@ -82,12 +83,12 @@ TEST(ToolFamilies, ParsesPythonicCalls) {
   EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"Paris","unit":null})"}}));
   EXPECT_EQ(p.content, "");
   p = parse("[note(text='it\\'s', meta={\"ok\": True, 'score': -1.5e1}, tags=['a', \"b\",],)]\n\nDone.");
-  EXPECT_EQ(calls_of(p), (Calls{{"note", R"({"meta":{"ok":true,"score":-15.0},"tags":["a","b"],"text":"it's"})"}}));
+  EXPECT_EQ(calls_of(p), (Calls{{"note", R"({"text":"it's","meta":{"ok":true,"score":-15.0},"tags":["a","b"]})"}}));
   EXPECT_EQ(p.content, "Done.");  // what follows the list is content
   EXPECT_EQ(calls_of(parse("[\n  now()\n]")), (Calls{{"now", "{}"}}));
   // Not calls: the whole reply is content.
   for (const char* text : {"The answer: [add(a=1, b=2)]", "[add(1, 2)]", "[]", "[math.sqrt(x=2)]", "[add(a=1, a=2)]",
-                           "[add(a=x)]", "[add(class=1)]", "<|python_start|>add(a=1)", "[Note] text", "[add(a=1"}) {
+                           "[add(a=x)]", "[add(class=1)]", "<|python_start|>add(a=1)", "[Note] text", "[ad"}) {
     p = parse(text);
     EXPECT_TRUE(p.calls.empty()) << text;
     EXPECT_EQ(p.content, text);
@@ -96,7 +97,10 @@ TEST(ToolFamilies, ParsesPythonicCalls) {
   p = parse("[add(a=1, b=2), sub(a=x)]");
   EXPECT_EQ(calls_of(p), (Calls{{"add", R"({"a":1,"b":2})"}}));
   EXPECT_EQ(p.content, "sub(a=x)]");
-  // Streaming: undecided or inside a call, nothing goes out yet.
+  // Cut short (max_tokens) once named: a call with the arguments read so far.
+  EXPECT_EQ(calls_of(parse("[add(a=1")), (Calls{{"add", "{"}}));  // 1 may go on: 12
+  EXPECT_EQ(calls_of(parse("[add(a=1, b='x")), (Calls{{"add", R"({"a":1)"}}));
+  // Streaming: undecided or inside a call, nothing goes out yet as content.
   for (const char* text : {"", "<|pyth", "<|python_start|>", "[get_weather(city=\"Pa", "[add(a=1, b=2)]<|pyth"}) {
     p = parse_tool_calls(ToolFormat::pythonic, text, false);
     EXPECT_TRUE(p.pending) << text;
@@ -136,7 +140,7 @@ TEST(ToolFamilies, ParsesDeepSeekV3Calls) {
   EXPECT_EQ(p.content, "");
   // Malformed: arguments that are no object, a call cut short.
   for (const std::string& text : {kDsOpen + deepseek_call("add", "[1]") + kDsClose,
-                                  kDsOpen + deepseek_call("add", "{oops}") + kDsClose, kDsOpen + kDsCall + "add\n```js",
+                                  kDsOpen + deepseek_call("add", "{oops}") + kDsClose, kDsOpen + kDsCall + "ad",
                                   kDsOpen + "<｜tool▁call▁begin｜>func\ntion<｜tool▁sep｜>add\n{}" + kDsEnd}) {
     p = parse_tool_calls(ToolFormat::deepseek_v3, text, true);
     EXPECT_TRUE(p.calls.empty()) << text;
@@ -147,19 +151,8 @@ TEST(ToolFamilies, ParsesDeepSeekV3Calls) {
   EXPECT_TRUE(p.pending);
 }
 
-// What a stream of these parts sends, summed.
 ReplyParts streamed(ToolFormat format, std::string_view text, const std::vector<size_t>& cuts) {
-  ReplyStream stream(ReplyFormat{std::nullopt, false, format});
-  ReplyParts sum;
-  size_t from = 0;
-  for (size_t k = 0; k <= cuts.size(); ++k) {
-    const size_t to = k < cuts.size() ? cuts[k] : text.size();
-    const ReplyParts d = stream.push(text.substr(from, to - from), k == cuts.size());
-    sum.content += d.content;
-    sum.calls.insert(sum.calls.end(), d.calls.begin(), d.calls.end());
-    from = to;
-  }
-  return sum;
+  return testing::streamed_reply(ReplyFormat{std::nullopt, false, format}, text, cuts);
 }
 
 void expect_same(const ReplyParts& got, const ReplyParts& want, const std::string& what) {
@@ -182,14 +175,14 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
       {ToolFormat::mistral, "[TOOL_CALLS][" + add + ", " + add + "] ok"},
       {ToolFormat::pythonic, "[get_weather(city='Pa\\'ris', days=2), add(a=-1, b=2.5e0, c=[None, {'k': True}])]"},
       {ToolFormat::pythonic, "<|python_start|>[now(), add(a=1, b=\"\"\"x\"\"\")]<|python_end|>\nDone."},
-      {ToolFormat::pythonic, "[add(a=1), sub(b=x)] [Note]"},
+      {ToolFormat::pythonic, "[add(a=1), (b=x)] [Note]"},
       {ToolFormat::pythonic, "Plain [text] <b>"},
       {ToolFormat::phi4_mini, "Okay functools[" + add + ",\n " + add + "]"},
       {ToolFormat::phi4_mini, "functools is a module; functools[oops]"},
       {ToolFormat::granite, "<|tool_call|>[" + add + "]"},
       {ToolFormat::deepseek_v3, "Let me." + kDsOpen + deepseek_call("get_weather", R"({"city": "Paris"})") + "\n" +
                                     deepseek_call("add", R"({"a": 1, "b": 2})") + kDsClose + " More."},
-      {ToolFormat::deepseek_v3, kDsOpen + deepseek_call("add", "{\"a\": 1}") + "\n" + kDsCall + "oops\n```json\n[]"}};
+      {ToolFormat::deepseek_v3, kDsOpen + deepseek_call("add", "{\"a\": 1}") + "\n" + "<｜tool▁call▁begin｜>oops\n```json\n[]"}};
   for (const auto& [format, reply] : replies) {
     for (size_t cut = 0; cut <= reply.size(); ++cut) {
       const std::string text = reply.substr(0, cut);

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "grammar/automaton.h"
+#include "serve/json_call.h"
 #include "serve/reply_reader.h"
 #include "support/schema_check.h"
+#include "support/streamed_reply.h"
 
 namespace difftx::serve {
 namespace {
@@ -32,6 +34,13 @@ TEST(ToolFormat, RecognisedFromTheTemplateOrByName) {
   EXPECT_FALSE(tool_format_named("json").has_value());
 }
 
+using Calls = std::vector<std::pair<std::string, std::string>>;
+Calls calls_of(const ToolParse& p) {
+  Calls out;
+  for (const ToolCall& c : p.calls) out.emplace_back(c.name, c.arguments);
+  return out;
+}
+
 TEST(ToolFormat, ParsesEachFamilysCalls) {
   const ToolParse h = parse_tool_calls(
       ToolFormat::hermes,
@@ -42,7 +51,7 @@ TEST(ToolFormat, ParsesEachFamilysCalls) {
   ASSERT_EQ(h.calls.size(), 2u);
   EXPECT_EQ(h.calls[0].name, "get_weather");
   EXPECT_EQ(h.calls[0].arguments, R"({"city":"Paris"})");
-  EXPECT_EQ(h.calls[1].arguments, R"({"a":1,"b":2})");
+  EXPECT_EQ(h.calls[1].arguments, R"({"b":2,"a":1})");  // the model's own text, keys in its order
 
   const ToolParse l = parse_tool_calls(
       ToolFormat::llama3_json,
@@ -73,13 +82,27 @@ TEST(ToolFormat, HoldsBackMarkersAndKeepsWhatIsNotACall) {
   EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "Sure <tool_", false).content, "Sure ");
   EXPECT_TRUE(parse_tool_calls(ToolFormat::hermes, "Sure <tool_", false).pending);
   EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "Sure <tool_", true).content, "Sure <tool_");
-  const ToolParse open = parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"add\", \"argu", false);
-  EXPECT_TRUE(open.pending);
-  EXPECT_TRUE(open.calls.empty());
+  EXPECT_TRUE(parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"ad", false).pending);
+  EXPECT_TRUE(parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"ad", false).calls.empty());
+  // A call is open once named, its arguments those written so far, less white space.
+  ToolParse open = parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"add\", \"argu", false);
+  EXPECT_TRUE(open.pending && open.open);
+  EXPECT_EQ(calls_of(open), (Calls{{"add", ""}}));
   EXPECT_EQ(open.content, "");
-  // At the end, an unfinished or malformed call is content: nothing the model wrote is lost.
-  EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"add\", \"argu", true).content,
-            "<tool_call>\n{\"name\": \"add\", \"argu");
+  open = parse_tool_calls(ToolFormat::hermes, "<tool_call>{\"name\": \"add\", \"arguments\": {\"a\": \"x y\\", false);
+  EXPECT_EQ(calls_of(open), (Calls{{"add", R"({"a":"x y\)"}}));
+  EXPECT_TRUE(open.open);
+  open = parse_tool_calls(ToolFormat::hermes, "<tool_call>{\"name\": \"add\", \"arguments\": {\"w\": \"\xC3", false);
+  EXPECT_EQ(calls_of(open), (Calls{{"add", R"({"w":")"}}));  // not half a character
+  open = parse_tool_calls(ToolFormat::hermes, "<tool_call>{\"name\": \"add\", \"arguments\": \"{\\\"a", false);
+  EXPECT_EQ(calls_of(open), (Calls{{"add", ""}}));  // arguments in a string: sent once read
+  // At the end (max_tokens), a named call stays a call cut short, as a stream sent it; a call cut
+  // before its name, or malformed, is content: nothing the model wrote is lost.
+  const ToolParse cut_call = parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"add\", \"argu", true);
+  EXPECT_EQ(calls_of(cut_call), (Calls{{"add", ""}}));
+  EXPECT_FALSE(cut_call.open || cut_call.pending);
+  EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "<tool_call>\n{\"name\": \"ad", true).content,
+            "<tool_call>\n{\"name\": \"ad");
   EXPECT_EQ(parse_tool_calls(ToolFormat::hermes, "<tool_call>{oops}</tool_call>", true).content,
             "<tool_call>{oops}</tool_call>");
   EXPECT_TRUE(parse_tool_calls(ToolFormat::llama3_json, "<|pyth", false).pending);
@@ -94,6 +117,35 @@ TEST(ToolFormat, HoldsBackMarkersAndKeepsWhatIsNotACall) {
   const ToolParse l = parse_tool_calls(ToolFormat::llama3_json, "{\"name\": \"add\", \"parameters\": {}}; {\"na", true);
   EXPECT_EQ(l.calls.size(), 1u);
   EXPECT_EQ(l.content, "{\"na");
+}
+
+// A JSON call's arguments are the model's text less the white space between tokens, so the
+// arguments of a call still being written are a prefix of the finished call's.
+TEST(ToolFormat, ArgumentsAreTheModelsJsonLessItsWhiteSpace) {
+  EXPECT_EQ(json_without_space("{ \"a\" : \"x  y\",\n\t\"b\": [1, 2.50e1] }"), R"({"a":"x  y","b":[1,2.50e1]})");
+  EXPECT_EQ(json_without_space(R"({"q": "say \" hi \\", "r": 1})"), R"({"q":"say \" hi \\","r":1})");
+  EXPECT_EQ(json_without_space("{\"w\": \"caf\xC3"), "{\"w\":\"caf");  // half of \"é\" waits
+  EXPECT_EQ(json_without_space("{\"w\": \"\xE2\x82"), "{\"w\":\"");
+  EXPECT_EQ(json_without_space("{\"w\": \"\xE2\x82\xAC"), "{\"w\":\"\xE2\x82\xAC");
+  const std::string whole = R"({"s": "a}]\"", "n": [1, {"m": null}], "t": true})";
+  for (size_t cut = 0; cut <= whole.size(); ++cut) {
+    size_t i = 0;
+    const Scan s = skip_json_value(std::string_view(whole).substr(0, cut), i);
+    EXPECT_EQ(s, cut == whole.size() ? Scan::done : Scan::more) << cut;
+    EXPECT_EQ(json_without_space(whole).substr(0, json_without_space(whole.substr(0, cut)).size()),
+              json_without_space(whole.substr(0, cut)));
+  }
+  size_t i = 0;
+  EXPECT_EQ(skip_json_value("12", i), Scan::more);  // 12 may go on: 123
+  EXPECT_EQ(skip_json_value("12,", i = 0), Scan::done);
+  EXPECT_EQ(i, 2u);
+  EXPECT_EQ(skip_json_value("}", i = 0), Scan::bad);
+  // Pythonic calls: the arguments grow a keyword at a time.
+  const ToolParse p = parse_tool_calls(ToolFormat::pythonic, "[add(a=1, b='x", false);
+  EXPECT_TRUE(p.open);
+  EXPECT_EQ(calls_of(p), (Calls{{"add", R"({"a":1)"}}));
+  EXPECT_EQ(calls_of(parse_tool_calls(ToolFormat::pythonic, "[add(a=1, b='x')", false)),
+            (Calls{{"add", R"({"a":1,"b":"x"})"}}));
 }
 
 TEST(Reasoning, SplitsTheBlockFromTheAnswer) {
@@ -132,47 +184,19 @@ TEST(ReplyReader, StreamedPartsAddUpToTheWhole) {
   EXPECT_EQ(whole.content, "I will call it.\n");
   ASSERT_EQ(whole.calls.size(), 1u);
   ReplyStream stream(format);
-  ReplyParts sum;
+  std::string content;
   for (size_t i = 0; i < reply.size(); ++i) {
-    const ReplyParts d = stream.push(reply.substr(i, 1), i + 1 == reply.size());
-    sum.reasoning += d.reasoning;
-    sum.content += d.content;
-    sum.calls.insert(sum.calls.end(), d.calls.begin(), d.calls.end());
-    EXPECT_EQ(sum.content.find('<'), std::string::npos) << "a marker's first bytes went out as content";
+    content += stream.push(reply.substr(i, 1), false).content;
+    EXPECT_EQ(content.find('<'), std::string::npos) << "a marker's first bytes went out as content";
   }
+  std::vector<size_t> bytes;
+  for (size_t i = 1; i < reply.size(); ++i) bytes.push_back(i);
+  const ReplyParts sum = testing::streamed_reply(format, reply, bytes);
   EXPECT_EQ(sum.reasoning, whole.reasoning);
   EXPECT_EQ(sum.content, whole.content);
   ASSERT_EQ(sum.calls.size(), 1u);
+  EXPECT_EQ(sum.calls[0].name, "add");
   EXPECT_EQ(sum.calls[0].arguments, whole.calls[0].arguments);
-  EXPECT_EQ(stream.calls_sent(), 1u);
-}
-
-// Every family, whole turns and turns cut short by max_tokens: a reply streamed a byte at a time
-// sends the reasoning, content and calls that the whole reply holds (a call sent is never taken back).
-TEST(ReplyReader, StreamedPartsAddUpToTheWholeInEveryFamily) {
-  const std::string add = "{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}";
-  const std::string llama_add = "{\"name\": \"add\", \"parameters\": {\"a\": 1, \"b\": 2}}";
-  const std::vector<std::pair<ToolFormat, std::string>> replies = {
-      {ToolFormat::hermes, "Sure.<tool_call>\n" + add + "\n</tool_call>\n<tool_call>\n" + add + "\n</tool_call>"},
-      {ToolFormat::llama3_json, "<|python_tag|>" + llama_add + "; " + llama_add},
-      {ToolFormat::mistral, "[TOOL_CALLS][" + add + ", " + add + "]"}};
-  for (const auto& [format, reply] : replies)
-    for (size_t cut = reply.size() / 3; cut <= reply.size(); ++cut) {
-      const std::string text = reply.substr(0, cut);
-      const ReplyFormat f{std::nullopt, false, format};
-      const ReplyParts whole = read_reply(f, text);
-      ReplyStream stream(f);
-      ReplyParts sum;
-      for (size_t i = 0; i < text.size(); ++i) {
-        const ReplyParts d = stream.push(text.substr(i, 1), i + 1 == text.size());
-        sum.content += d.content;
-        sum.calls.insert(sum.calls.end(), d.calls.begin(), d.calls.end());
-      }
-      SCOPED_TRACE(text);
-      EXPECT_EQ(sum.content, whole.content);
-      ASSERT_EQ(sum.calls.size(), whole.calls.size());
-      for (size_t i = 0; i < whole.calls.size(); ++i) EXPECT_EQ(sum.calls[i].arguments, whole.calls[i].arguments);
-    }
 }
 
 bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text) {

@@ -46,10 +46,13 @@ async function streamed(request) {
       if (c.delta.content) acc.content += c.delta.content;
       if (c.delta.reasoning_content) acc.reasoning += c.delta.reasoning_content;
       for (const t of c.delta.tool_calls ?? []) {
-        const call = (acc.calls[t.index] ??= { id: "", name: "", arguments: "" });
-        if (t.id) call.id = t.id;
-        if (t.function?.name) call.name += t.function.name;
-        if (t.function?.arguments) call.arguments += t.function.arguments;
+        // A call's first piece names it (id, type, name); the others carry more of its arguments.
+        const first = acc.calls[t.index] === undefined;
+        assert.equal(t.index, first ? acc.calls.length : t.index, "a call's index skips one");
+        assert.equal(Boolean(t.id && t.type === "function" && t.function?.name), first, `piece ${JSON.stringify(t)}`);
+        const call = (acc.calls[t.index] ??= { id: t.id, name: t.function.name, arguments: "", pieces: 0 });
+        call.arguments += t.function?.arguments ?? "";
+        call.pieces += 1;
       }
       if (c.finish_reason) acc.finish = c.finish_reason;
     }
@@ -161,6 +164,21 @@ for (const [choice, only] of [["required", null], [{ type: "function", function:
                      "streamed calls differ from the whole response");
   }
   console.log(`tool_choice ${JSON.stringify(choice)}: ${JSON.stringify(r.choices[0].message.tool_calls.map((c) => c.function))}`);
+  // The arguments stream as the model writes them, not in one piece at the end.
+  const calls = s.flatMap((c) => c.calls);
+  assert.ok(calls.some((c) => c.pieces > 2), `arguments not streamed: ${JSON.stringify(calls)}`);
+
+  // The client's own stream helper: its argument events add up to the calls of the whole response.
+  const helper = client.chat.completions.stream({ model, messages, tools, tool_choice: choice, n: 2, temperature: 1.2,
+                                                  seed: 5, max_tokens: 900 });
+  const deltas = new Map();
+  helper.on("tool_calls.function.arguments.delta", (e) => deltas.set(e.index, (deltas.get(e.index) ?? 0) + 1));
+  const final = await helper.finalChatCompletion();
+  assert.ok(deltas.size > 0, "the stream helper saw no argument pieces");
+  for (let i = 0; i < 2; ++i)
+    assert.deepEqual(final.choices[i].message.tool_calls.map((c) => [c.function.name, c.function.arguments]),
+                     r.choices[i].message.tool_calls.map((c) => [c.function.name, c.function.arguments]),
+                     "the stream helper's calls differ from the whole response");
 }
 
 // parallel_tool_calls false: exactly one call.
