@@ -29,7 +29,7 @@ constexpr EnumName<ToolFormat> kToolFormatNames[] = {
     {ToolFormat::hermes, "hermes"},           {ToolFormat::llama3_json, "llama3_json"},
     {ToolFormat::mistral, "mistral"},         {ToolFormat::pythonic, "pythonic"},
     {ToolFormat::phi4_mini, "phi4_mini"},     {ToolFormat::granite, "granite"},
-    {ToolFormat::deepseek_v3, "deepseek_v3"}};
+    {ToolFormat::deepseek_v3, "deepseek_v3"}, {ToolFormat::deepseek_v31, "deepseek_v31"}};
 // vLLM's names for the same formats.
 constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::pythonic, "llama4_pythonic"},
                                                        {ToolFormat::phi4_mini, "phi4_mini_json"}};
@@ -251,20 +251,27 @@ ToolParse parse_pythonic(std::string_view text, bool final) {
   }
 }
 
-// <｜tool▁call▁begin｜>TYPE<｜tool▁sep｜>NAME\n```json\n{...}\n```<｜tool▁call▁end｜> at text[i] -> a call
-// (the fence optional).
-Scan read_deepseek_call(std::string_view text, size_t& i, ToolCall& call) {
+// A DeepSeek call at text[i]: V3's <｜tool▁call▁begin｜>TYPE<｜tool▁sep｜>NAME\n```json\n{...}\n```
+// <｜tool▁call▁end｜> (the fence optional), or V3.1's <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}
+// <｜tool▁call▁end｜>.
+Scan read_deepseek_call(std::string_view text, size_t& i, ToolCall& call, ToolFormat format) {
   if (const Scan s = expect(text, i, kDeepSeekCallOpen); s != Scan::done) return s;
   const size_t sep = text.find(kDeepSeekSep, i);
-  if (text.find('\n', i) < sep) return Scan::bad;
+  if (text.find('\n', i) < sep) return Scan::bad;  // TYPE and V3.1's NAME are one line
   if (sep == std::string_view::npos) return Scan::more;
-  i = sep + kDeepSeekSep.size();
-  const size_t eol = text.find('\n', i);
-  if (eol == std::string_view::npos) return Scan::more;
-  call.name = std::string(text.substr(i, eol - i));
+  const size_t after = sep + kDeepSeekSep.size();
+  if (format == ToolFormat::deepseek_v31) {
+    call.name = std::string(text.substr(i, sep - i));
+    i = after;
+  } else {
+    const size_t eol = text.find('\n', after);
+    if (eol == std::string_view::npos) return Scan::more;
+    call.name = std::string(text.substr(after, eol - after));
+    i = eol + 1;
+  }
   if (call.name.empty()) return Scan::bad;
-  i = skip_json_space(text, eol + 1);
-  const bool fenced = i < text.size() && text[i] == '`';
+  i = skip_json_space(text, i);
+  const bool fenced = format == ToolFormat::deepseek_v3 && i < text.size() && text[i] == '`';
   if (fenced) {
     if (const Scan s = expect(text, i, "```json"); s != Scan::done) return s;
     i = skip_json_space(text, i);
@@ -286,7 +293,7 @@ Scan read_deepseek_call(std::string_view text, size_t& i, ToolCall& call) {
   return expect(text, i, kDeepSeekCallClose);
 }
 
-ToolParse parse_deepseek(std::string_view text, bool final) {
+ToolParse parse_deepseek(std::string_view text, ToolFormat format, bool final) {
   const size_t at = text.find(kDeepSeekOpen);
   if (at == std::string_view::npos) return content_only(text, kDeepSeekOpen, final);
   ToolParse p;
@@ -297,7 +304,7 @@ ToolParse parse_deepseek(std::string_view text, bool final) {
     if (close == Scan::done) return with_rest(p, text, end, "", final);
     ToolCall call;
     const size_t start = i;
-    const Scan s = read_deepseek_call(text, i, call);
+    const Scan s = read_deepseek_call(text, i, call, format);
     if (s == Scan::more) return cut_short(p, std::move(call), text.substr(p.calls.empty() ? at : start), final);
     if (s == Scan::bad) {  // as in parse_json_list; or the calls' closing marker begun
       if (!final && close == Scan::more) p.pending = true;
@@ -329,7 +336,7 @@ std::string tool_format_names(std::string_view separator) {
 std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
   const auto has = [&](std::string_view text) { return source.find(text) != std::string_view::npos; };
   // The newer families first: the pythonic templates mention "ipython", as Llama's JSON ones do.
-  if (has(kDeepSeekOpen)) return ToolFormat::deepseek_v3;
+  if (has(kDeepSeekOpen)) return has("```json") ? ToolFormat::deepseek_v3 : ToolFormat::deepseek_v31;
   if (has(kGraniteOpen)) return ToolFormat::granite;
   if (has("functools[")) return ToolFormat::phi4_mini;
   if (has("[func_name1(")) return ToolFormat::pythonic;  // their instruction: [func_name1(params_name1=...), ...]
@@ -347,7 +354,8 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final)
     case ToolFormat::phi4_mini:
     case ToolFormat::granite: return parse_json_list(text, tool_calls_marker(format), final);
     case ToolFormat::pythonic: return parse_pythonic(text, final);
-    case ToolFormat::deepseek_v3: return parse_deepseek(text, final);
+    case ToolFormat::deepseek_v3:
+    case ToolFormat::deepseek_v31: return parse_deepseek(text, format, final);
   }
   return {};
 }
@@ -360,7 +368,8 @@ std::string tool_calls_marker(ToolFormat format) {
     case ToolFormat::pythonic: return std::string(kPythonStart);
     case ToolFormat::phi4_mini: return std::string(kPhi4Open);
     case ToolFormat::granite: return std::string(kGraniteOpen);
-    case ToolFormat::deepseek_v3: return std::string(kDeepSeekOpen);
+    case ToolFormat::deepseek_v3:
+    case ToolFormat::deepseek_v31: return std::string(kDeepSeekOpen);
   }
   return "";
 }
@@ -397,13 +406,18 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
                                    lit(concat("\n```", kDeepSeekCallClose))}));
       continue;
     }
+    if (format == ToolFormat::deepseek_v31) {
+      b.add_alternative(call, cat({lit(concat(kDeepSeekCallOpen, f.name, kDeepSeekSep)), {args}, lit(kDeepSeekCallClose)}));
+      continue;
+    }
     // {"name": "<function>", "arguments": <its parameters>}
     b.add_alternative(call, cat({lit("{"), ws, lit("\"name\""), ws, lit(":"), ws, j.value_literal(f.name), ws,
                                  lit(","), ws, lit(arguments_key), ws, lit(":"), ws, {args}, ws, lit("}")}));
   }
   Sequence one = {GrammarBuilder::ref(call)}, separator = cat({ws, lit(","), ws});  // a list's
   if (format == ToolFormat::hermes) one = cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
-  if (format == ToolFormat::hermes || format == ToolFormat::deepseek_v3) separator = ws;
+  if (format == ToolFormat::hermes || format == ToolFormat::deepseek_v3 || format == ToolFormat::deepseek_v31)
+    separator = ws;
   if (format == ToolFormat::llama3_json) separator = cat({ws, lit(";"), ws});
   const int32_t first = b.add_rule("tool-call", {one});
   const int32_t next = b.add_rule("tool-call-next", {cat({separator, one})});
@@ -420,6 +434,7 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
     case ToolFormat::phi4_mini:
     case ToolFormat::granite: return b.add_rule("tool-calls", {cat({lit(tool_calls_marker(format)), ws, list})});
     case ToolFormat::deepseek_v3:
+    case ToolFormat::deepseek_v31:
       return b.add_rule("tool-calls", {cat({lit(kDeepSeekOpen), calls, lit(kDeepSeekClose)})});
   }
   return -1;

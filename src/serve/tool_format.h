@@ -10,7 +10,9 @@
 //   phi4_mini   functools[{"name": ..., "arguments": {...}}, ...] (Phi-4-mini)
 //   granite     <|tool_call|>[{"name": ..., "arguments": {...}}, ...] (Granite 3.x)
 //   deepseek_v3 <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME\n```json\n{...}\n```
-//               <｜tool▁call▁end｜>, one per call, then <｜tool▁calls▁end｜> (DeepSeek V3)
+//               <｜tool▁call▁end｜>, one per call, then <｜tool▁calls▁end｜> (DeepSeek V3, R1)
+//   deepseek_v31 the same, each call <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>
+//               (DeepSeek V3.1)
 // The family is recognised from the template's text or named with `--tool-parser`. For each:
 // the grammar of a turn's calls (so that a constrained call names a listed function and its
 // arguments validate against its parameters), and the parser that turns the reply back into
@@ -28,7 +30,7 @@
 
 namespace difftx::serve {
 
-enum class ToolFormat { hermes, llama3_json, mistral, pythonic, phi4_mini, granite, deepseek_v3 };
+enum class ToolFormat { hermes, llama3_json, mistral, pythonic, phi4_mini, granite, deepseek_v3, deepseek_v31 };
 
 // The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json); nullopt for another.
 std::optional<ToolFormat> tool_format_named(std::string_view name);

@@ -28,6 +28,9 @@ const std::string kDsCall = "<｜tool▁call▁begin｜>function<｜tool▁sep�
 std::string deepseek_call(const std::string& name, const std::string& arguments) {
   return kDsCall + name + "\n```json\n" + arguments + "\n```" + kDsEnd;
 }
+std::string deepseek_v31_call(const std::string& name, const std::string& arguments) {
+  return "<｜tool▁call▁begin｜>" + name + "<｜tool▁sep｜>" + arguments + kDsEnd;
+}
 
 TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   // Snippets of vLLM's example templates.
@@ -42,13 +45,17 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
             ToolFormat::phi4_mini);
   EXPECT_EQ(tool_format_of_template("{{- '<|tool_call|> ' + {'name': tc.function.name}|tojson }}"),
             ToolFormat::granite);
-  EXPECT_EQ(tool_format_of_template("<tools>...</tools> ... you should first print " + kDsOpen),
+  EXPECT_EQ(tool_format_of_template("<tools>...</tools> ... you should first print " + kDsOpen + " ... ```json"),
             ToolFormat::deepseek_v3);
-  for (const char* name : {"pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3"})
+  EXPECT_EQ(tool_format_of_template("{{'" + kDsOpen + "<｜tool▁call▁begin｜>'+ tool['function']['name'] + "
+                                    "'<｜tool▁sep｜>' + tool['function']['arguments'] + '" + kDsEnd + "'}}"),
+            ToolFormat::deepseek_v31);  // no fenced JSON: V3.1
+  for (const char* name :
+       {"pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3", "deepseek_v31"})
     EXPECT_TRUE(tool_format_named(name).has_value()) << name;
   EXPECT_EQ(tool_format_name(*tool_format_named("phi4_mini_json")), std::string("phi4_mini"));
   EXPECT_FALSE(tool_format_named("deepseek").has_value());
-  EXPECT_EQ(tool_format_names("|"), "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3");
+  EXPECT_EQ(tool_format_names("|"), "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31");
 }
 
 // The real templates scripts/setup fetches map to the families they did before the new ones
@@ -146,6 +153,18 @@ TEST(ToolFamilies, ParsesDeepSeekV3Calls) {
     EXPECT_TRUE(p.calls.empty()) << text;
     EXPECT_EQ(p.content, text);
   }
+  // V3.1: the name before the separator, the arguments after it, no fence.
+  p = parse_tool_calls(ToolFormat::deepseek_v31,
+                       "Checking." + kDsOpen + deepseek_v31_call("get_weather", R"({"city": "Paris"})") +
+                           deepseek_v31_call("add", R"({"a": 1, "b": 2})") + kDsClose + " Done.",
+                       true);
+  EXPECT_EQ(p.content, "Checking.Done.");  // the white space after the calls goes, as for V3
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"Paris"})"}, {"add", R"({"a":1,"b":2})"}}));
+  p = parse_tool_calls(ToolFormat::deepseek_v31, kDsOpen + "<｜tool▁call▁begin｜>add<｜tool▁sep｜>{\"a\": ", false);
+  EXPECT_EQ(calls_of(p), (Calls{{"add", R"({"a":)"}}));
+  EXPECT_TRUE(p.open);
+  p = parse_tool_calls(ToolFormat::deepseek_v31, kDsOpen + deepseek_call("add", R"({"a": 1})") + kDsClose, true);
+  EXPECT_TRUE(p.calls.empty());  // V3's form is not V3.1's
   p = parse_tool_calls(ToolFormat::deepseek_v3, "Hi <｜tool▁ca", false);
   EXPECT_EQ(p.content, "Hi ");
   EXPECT_TRUE(p.pending);
@@ -182,7 +201,9 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
       {ToolFormat::granite, "<|tool_call|>[" + add + "]"},
       {ToolFormat::deepseek_v3, "Let me." + kDsOpen + deepseek_call("get_weather", R"({"city": "Paris"})") + "\n" +
                                     deepseek_call("add", R"({"a": 1, "b": 2})") + kDsClose + " More."},
-      {ToolFormat::deepseek_v3, kDsOpen + deepseek_call("add", "{\"a\": 1}") + "\n" + "<｜tool▁call▁begin｜>oops\n```json\n[]"}};
+      {ToolFormat::deepseek_v3, kDsOpen + deepseek_call("add", "{\"a\": 1}") + "\n" + "<｜tool▁call▁begin｜>oops\n```json\n[]"},
+      {ToolFormat::deepseek_v31, "Let me." + kDsOpen + deepseek_v31_call("get_weather", R"({"city": "Paris"})") +
+                                     deepseek_v31_call("add", R"({"a": 1, "b": 2})") + kDsClose + " More."}};
   for (const auto& [format, reply] : replies) {
     for (size_t cut = 0; cut <= reply.size(); ++cut) {
       const std::string text = reply.substr(0, cut);
@@ -247,6 +268,11 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
   EXPECT_FALSE(accepts(deepseek, kDsOpen + deepseek_call("add", R"({"a": 1, "b": 2})")));
   EXPECT_FALSE(accepts(deepseek, kDsOpen + deepseek_call("sub", R"({"a": 1, "b": 2})") + kDsClose));
   EXPECT_FALSE(accepts(deepseek, kDsOpen + deepseek_call("add", R"({"a": 1})") + kDsClose));
+  const auto v31 = calls_grammar(ToolFormat::deepseek_v31, kFunctions, 2, false);
+  EXPECT_TRUE(accepts(v31, kDsOpen + deepseek_v31_call("add", R"({"a": 1, "b": 2})") +
+                               deepseek_v31_call("get_weather", R"({"city": "Paris"})") + kDsClose));
+  EXPECT_FALSE(accepts(v31, kDsOpen + deepseek_call("add", R"({"a": 1, "b": 2})") + kDsClose));
+  EXPECT_FALSE(accepts(v31, kDsOpen + deepseek_v31_call("add", R"({"a": 1})") + kDsClose));
 }
 
 TEST(ToolFamilies, PythonicCallsNeedIdentifiers) {
@@ -287,7 +313,7 @@ TEST(ToolFamilies, EveryCallTheGrammarLetsThroughParsesAndValidates) {
   Rng rng(5);
   for (const ToolFormat format : {ToolFormat::hermes, ToolFormat::llama3_json, ToolFormat::mistral,
                                   ToolFormat::pythonic, ToolFormat::phi4_mini, ToolFormat::granite,
-                                  ToolFormat::deepseek_v3}) {
+                                  ToolFormat::deepseek_v3, ToolFormat::deepseek_v31}) {
     // Where calls may only start the reply, their first byte opens them; elsewhere the marker after some text.
     const std::string opening = format == ToolFormat::llama3_json ? "{"
                                 : format == ToolFormat::pythonic  ? "["
