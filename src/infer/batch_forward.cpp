@@ -117,6 +117,7 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   model::LayerPass pass{backend_, c, 1, R, 0, acts_.rope.table, acts_.head_norm_gain};
   pass.positions = positions_.as<const int64_t>();
   pass.gemv_rows = gemv_rows;
+  pass.residual_in_place = true;
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const model::LayerTensors& w = model_.tensors.layers[l];
     const model::LayerMatrices& m = matrices_.layers[l];

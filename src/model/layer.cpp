@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/error.h"
+
 namespace difftx::model {
 namespace {
 
@@ -80,6 +82,7 @@ void attention_block_forward(const LayerPass& p, const LayerTensors& w, const La
     b.rmsnorm_forward(s.att, p.head_norm_gain, s.att_final, s.sub_rstd, N * H, 2 * d,
                       static_cast<float>(c.head_norm_epsilon()));
   }
+  if (p.residual_in_place) return project(p, m.o_proj, s.att_final, s.x, /*accumulate=*/true);
   project(p, m.o_proj, s.att_final, s.y);
   b.add(s.y, s.x, N * D);
 }
@@ -89,12 +92,14 @@ void mlp_block_forward(const LayerPass& p, const LayerTensors& w, const LayerMat
   const ModelConfig& c = p.config;
   const int64_t N = p.rows(), D = c.hidden_size, F = c.intermediate_size;
   Backend& b = p.backend;
-  b.rmsnorm_forward(s.y, w.post_norm, s.h2, s.rstd2, N, D, static_cast<float>(c.rms_norm_eps));
+  const F32 y = p.residual_in_place ? s.x : s.y;
+  DIFFTX_CHECK(!p.residual_in_place || out == s.x, "an in-place residual block writes its input");
+  b.rmsnorm_forward(y, w.post_norm, s.h2, s.rstd2, N, D, static_cast<float>(c.rms_norm_eps));
   project(p, m.gate_proj, s.h2, s.gate);
   project(p, m.up_proj, s.h2, s.up);
   if (c.hidden_act == MlpActivation::poly_norm) b.polynorm_glu_forward(s.gate, s.up, w.act_weight, w.act_bias, s.act, N, F);
   else b.swiglu_forward(s.gate, s.up, s.act, N * F);
-  b.copy(out, s.y, sizeof(float) * N * D);
+  if (!p.residual_in_place) b.copy(out, s.y, sizeof(float) * N * D);
   project(p, m.down_proj, s.act, out, /*accumulate=*/true);
 }
 

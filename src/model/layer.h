@@ -49,6 +49,9 @@ struct LayerPass {
   // (MatmulOrder). Null and -1: positions from `position`, the order by size.
   backends::DevicePtr<const int64_t> positions;
   int64_t gemv_rows = -1;
+  // Inference: the residual stream adds up in s.x (the projections accumulate into it), with no
+  // s.y to keep for a backward pass: an add and a copy a layer fewer.
+  bool residual_in_place = false;
   int64_t rows() const { return B * T; }
 };
 
@@ -59,11 +62,13 @@ void project(const LayerPass& pass, const backends::DeviceMatrix& W, backends::D
 
 // s.y = s.x + o_proj(HeadNorm(Attention(RoPE(q, k), v))) with q, k, v from RMSNorm(s.x)
 // (paper Eq. 4; the head norm only for DIFF V1, docs/SPEC.md §2.2 Eq. 3). Fills s.h1 to s.att_final.
-// w gives the vectors (norm gains, lambdas), m the matrices in their storage types.
+// w gives the vectors (norm gains, lambdas), m the matrices in their storage types. With
+// residual_in_place, s.x += o_proj(...) instead.
 void attention_block_forward(const LayerPass& pass, const LayerTensors& w, const LayerMatrices& m, int64_t layer,
                              LayerActivations& s, AttentionCore& core);
 // out = s.y + down(silu(gate(h2)) * up(h2)), h2 = RMSNorm(s.y) (paper Eq. 5). out is the next
-// layer's input and may not alias s.y.
+// layer's input and may not alias s.y. With residual_in_place, s.x in place of s.y, and out must
+// be s.x.
 void mlp_block_forward(const LayerPass& pass, const LayerTensors& w, const LayerMatrices& m, LayerActivations& s,
                        backends::DevicePtr<float> out);
 
