@@ -49,24 +49,20 @@ int64_t count_keyword(const json& s, const char* key, const std::string& path, i
   return it->get<int64_t>();
 }
 
-// Which of kTypes a schema's documents may have (bit i: kTypes[i]); integers are numbers too.
+// A type's name as json_types' bits ("number" takes integers too); 0 for none of kTypes.
+int type_bits(const std::string& type) {
+  for (size_t i = 0; i < kTypes.size(); ++i)
+    if (type == kTypes[i]) return i == 5 ? json_types::number | json_types::integer : 1 << i;
+  return 0;
+}
+
+// Which types a schema's documents may have (schema_types).
 int types_of(const json& s, int depth, const std::function<const json&(const std::string&)>& resolve) {
-  constexpr int kAll = (1 << 7) - 1;
-  if (depth > 32 || s.is_boolean() || !s.is_object()) return kAll;
-  const auto type_bit = [](const json& v) {
-    if (v.is_null()) return 1;
-    if (v.is_boolean()) return 2;
-    if (v.is_object()) return 4;
-    if (v.is_array()) return 8;
-    if (v.is_string()) return 16;
-    return v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()))
-               ? 32 | 64
-               : 32;
-  };
-  if (s.contains("const")) return type_bit(s["const"]);
+  if (depth > 32 || s.is_boolean() || !s.is_object()) return json_types::any;
+  if (s.contains("const")) return value_types(s["const"]);
   if (s.contains("enum") && s["enum"].is_array()) {
     int bits = 0;
-    for (const json& v : s["enum"]) bits |= type_bit(v);
+    for (const json& v : s["enum"]) bits |= value_types(v);
     return bits;
   }
   if (s.contains("$ref") && s["$ref"].is_string())
@@ -80,12 +76,10 @@ int types_of(const json& s, int depth, const std::function<const json&(const std
   if (s.contains("allOf") && s["allOf"].is_array() && s["allOf"].size() == 1)
     return types_of(s["allOf"][0], depth + 1, resolve);
   const auto it = s.find("type");
-  if (it == s.end()) return kAll;
+  if (it == s.end()) return json_types::any;
   int bits = 0;
-  const json list = it->is_array() ? *it : json::array({*it});
-  for (const json& t : list)
-    for (size_t i = 0; i < kTypes.size(); ++i)
-      if (t == kTypes[i]) bits |= i == 5 ? 32 | 64 : i == 6 ? 64 : 1 << i;
+  for (const json& t : it->is_array() ? *it : json::array({*it}))
+    if (t.is_string()) bits |= type_bits(t.get<std::string>());
   return bits;
 }
 
@@ -104,6 +98,28 @@ std::optional<json> pinned_values(const json& branch, const std::string& name) {
 }
 
 }  // namespace
+
+int value_types(const json& v) {
+  if (v.is_null()) return json_types::null;
+  if (v.is_boolean()) return json_types::boolean;
+  if (v.is_object()) return json_types::object;
+  if (v.is_array()) return json_types::array;
+  if (v.is_string()) return json_types::string;
+  const bool integral =
+      v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()));
+  return integral ? json_types::number | json_types::integer : json_types::number;
+}
+
+int schema_types(const json& schema, const json& document) {
+  static const json kAnything = true;
+  return types_of(schema, 0, [&](const std::string& ref) -> const json& {
+    try {
+      if (!ref.empty() && ref[0] == '#') return document.at(json::json_pointer(ref.substr(1)));
+    } catch (const json::exception&) {
+    }
+    return kAnything;
+  });
+}
 
 JsonGrammar::JsonGrammar(GrammarBuilder& builder, JsonGrammarOptions options) : b_(builder), o_(options) {}
 
@@ -191,14 +207,14 @@ int32_t JsonGrammar::any_object() {
   return object;
 }
 
-int32_t JsonGrammar::schema(const json& s, const std::string& where) { return root(s, where, false); }
+int32_t JsonGrammar::schema(const json& s, const std::string& where) { return root(s, where, Members::json); }
 
-int32_t JsonGrammar::root(const json& s, const std::string& where, bool keywords) {
+int32_t JsonGrammar::root(const json& s, const std::string& where, Members members) {
   document_ = &s;
   where_ = where;
   refs_.clear();
   try {
-    return compile(s, where, 0, keywords);
+    return compile(s, where, 0, members);
   } catch (const GrammarError& e) {
     if (!e.where.empty()) throw;
     throw GrammarError(where, e.what());  // a limit the builder hit
@@ -226,13 +242,15 @@ int32_t JsonGrammar::compile_ref(const std::string& ref, const std::string& path
   return rule;
 }
 
-int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, bool keywords) {
+int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, Members members) {
   if (depth > o_.max_schema_depth) error(path, concat("schemas nested deeper than ", o_.max_schema_depth, " levels"));
-  // Keyword arguments: the root is an object's schema (keyword_arguments).
-  const auto not_keywords = [&](const std::string& where) {
-    error(where, "keyword arguments need a schema of \"type\": \"object\" at the root");
+  // Keyword arguments and XML parameters: the root is an object's schema.
+  const bool object_root = members != Members::json;
+  const auto not_object = [&](const std::string& where) {
+    error(where, std::string(members == Members::keywords ? "keyword arguments" : "<parameter=...> blocks") +
+                     " need a schema of \"type\": \"object\" at the root");
   };
-  if (keywords && !s.is_object()) not_keywords(path);
+  if (object_root && !s.is_object()) not_object(path);
   if (s.is_boolean()) {
     if (s.get<bool>()) return any_value();
     error(path, "the schema false matches no document");
@@ -244,9 +262,9 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     if (!kKeywords.count(key))
       error(child(path, key), "the keyword '" + key + "' is not supported: it cannot be enforced");
     present.insert(key);
-    if (keywords && (key == "$ref" || key == "allOf" || key == "anyOf" || key == "oneOf" || key == "enum" ||
-                     key == "const"))
-      not_keywords(child(path, key));
+    if (object_root && (key == "$ref" || key == "allOf" || key == "anyOf" || key == "oneOf" || key == "enum" ||
+                        key == "const"))
+      not_object(child(path, key));
   }
   const auto only = [&](const std::set<std::string>& allowed, const std::string& keyword) {
     for (const std::string& k : present)
@@ -305,11 +323,11 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     if (uses(kArrayKeywords)) types.push_back("array");
     if (uses(kStringKeywords)) types.push_back("string");
     if (uses(kNumberKeywords)) types.push_back("number");
-    if (types.empty() && !keywords) return any_value();
+    if (types.empty() && !object_root) return any_value();
   }
-  if (keywords) {
-    if (types != std::vector<std::string>{"object"} && !types.empty()) not_keywords(child(path, "type"));
-    return compile_object(s, path, depth, true);
+  if (object_root) {
+    if (types != std::vector<std::string>{"object"} && !types.empty()) not_object(child(path, "type"));
+    return compile_object(s, path, depth, members);
   }
   const int32_t rule = b_.add_rule("type");
   for (const std::string& t : types) {
@@ -329,11 +347,11 @@ int32_t JsonGrammar::compile_enum(const json& values, const json& s, const std::
   if (static_cast<int64_t>(values.size()) > o_.max_enum_values)
     error(path, concat("'enum' has ", values.size(), " values; at most ", o_.max_enum_values, " are supported"));
   // Values of another type than `type` allows can never validate: left out.
-  const int allowed = s.contains("type") ? types_of(json::object({{"type", s["type"]}}), 0, nullptr) : 127;
+  const int allowed = s.contains("type") ? types_of(json::object({{"type", s["type"]}}), 0, nullptr) : json_types::any;
   std::vector<std::string> texts;
   int64_t bytes = 0;
   for (const json& v : values) {
-    if (!(types_of(json::object({{"const", v}}), 0, nullptr) & allowed)) continue;
+    if (!(value_types(v) & allowed)) continue;
     std::string text;
     try {
       text = literal_text(v);
@@ -373,7 +391,8 @@ void JsonGrammar::check_one_of(const json& branches, const std::string& path, in
     }
 }
 
-int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int depth, bool keywords) {
+int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int depth, Members members) {
+  const bool keywords = members == Members::keywords;
   // The properties in order, required or not; names `required` lists beyond them follow.
   struct Property {
     std::string name;
@@ -414,36 +433,51 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
                                          "', which 'properties' does not list and additionalProperties forbids");
     props.push_back({name, extra, child(path, "additionalProperties"), true});
   }
-  // A member: "name": value, or name=value as a keyword argument.
-  const auto key_value = [&](const std::string& name, int32_t value) {
+  // A member: "name": value, name=value as a keyword argument, or an XML parameter.
+  const auto member = [&](const char* rule, Sequence key, int32_t value) {
     Sequence seq;
-    if (keywords) {
-      seq = b_.literal(name + "=");
-    } else {
-      seq = b_.literal(json(name).dump(-1, ' ', false, json::error_handler_t::strict));
-      seq.insert(seq.end(), {ws(), b_.bytes(ByteSet::of(':')), ws()});
+    if (members == Members::xml) {
+      seq = b_.literal("<parameter=");
+      seq.insert(seq.end(), key.begin(), key.end());
+      for (const Sequence& part : {b_.literal(">\n"), Sequence{GrammarBuilder::ref(value)}, b_.literal("\n"),
+                                   b_.literal(kXmlParameterClose), b_.literal("\n")})
+        seq.insert(seq.end(), part.begin(), part.end());
+      return b_.add_rule(rule, {std::move(seq)});
     }
+    seq = std::move(key);
+    if (keywords) seq.push_back(b_.bytes(ByteSet::of('=')));
+    else seq.insert(seq.end(), {ws(), b_.bytes(ByteSet::of(':')), ws()});
     seq.push_back(GrammarBuilder::ref(value));
-    return b_.add_rule("property", {std::move(seq)});
+    return b_.add_rule(rule, {std::move(seq)});
+  };
+  const auto value_of = [&](const json& schema, const std::string& at) {
+    return members == Members::xml ? xml_value(schema, at, depth + 1) : compile(schema, at, depth + 1);
   };
   std::vector<int32_t> kv;
   for (const Property& p : props) {
-    if (keywords && !python_keyword_name(p.name))
+    if (members == Members::keywords && !python_keyword_name(p.name))
       error(p.path, "'" + p.name + "' cannot be a keyword argument: it is no Python identifier, or a keyword");
-    kv.push_back(key_value(p.name, compile(*p.schema, p.path, depth + 1)));
+    if (members == Members::xml && p.name.find_first_of(">\n") != std::string::npos)
+      error(p.path, "'" + p.name + "' cannot name a <parameter=...> block: it holds '>' or a newline");
+    const int32_t value = value_of(*p.schema, p.path);
+    kv.push_back(member("property",
+                        members != Members::json
+                            ? b_.literal(p.name)
+                            : b_.literal(json(p.name).dump(-1, ' ', false, json::error_handler_t::strict)),
+                        value));
   }
   std::optional<int32_t> extra_pair;
   std::vector<std::string> names(listed.begin(), listed.end());
   for (const Property& p : props) names.push_back(p.name);
   if (extra) {
-    const int32_t key = keywords ? identifier_other_than(names) : key_other_than(names);
-    const int32_t value = compile(*extra, child(path, "additionalProperties"), depth + 1);
-    extra_pair = keywords ? b_.add_rule("extra-keyword", {{GrammarBuilder::ref(key), b_.bytes(ByteSet::of('=')),
-                                                           GrammarBuilder::ref(value)}})
-                          : b_.add_rule("extra-property", {{GrammarBuilder::ref(key), ws(), b_.bytes(ByteSet::of(':')),
-                                                            ws(), GrammarBuilder::ref(value)}});
+    const int32_t key = members == Members::keywords ? identifier_other_than(names)
+                        : members == Members::xml    ? xml_name_other_than(names)
+                                                     : key_other_than(names);
+    extra_pair = member(keywords ? "extra-keyword" : "extra-property", {GrammarBuilder::ref(key)},
+                        value_of(*extra, child(path, "additionalProperties")));
   }
-  const Sequence comma = {ws(), b_.bytes(ByteSet::of(',')), ws()};
+  // XML parameters end with a newline: nothing between them.
+  const Sequence comma = members == Members::xml ? Sequence{} : Sequence{ws(), b_.bytes(ByteSet::of(',')), ws()};
   // after[i]: the members from property i on, after at least one member; first[i]: before any
   // (none when no member can follow). The additional properties come last, any number of them.
   const size_t n = props.size();
@@ -466,6 +500,12 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
     if (!props[i].required && first[i + 1]) b_.add_alternative(*first[i], {GrammarBuilder::ref(*first[i + 1])});
   }
   const bool can_be_empty = std::none_of(props.begin(), props.end(), [](const Property& p) { return p.required; });
+  if (members == Members::xml) {  // the members alone: the call's tags are around them
+    const int32_t parameters = b_.add_rule("parameters");
+    if (can_be_empty) b_.add_alternative(parameters, {});
+    if (first[0]) b_.add_alternative(parameters, {GrammarBuilder::ref(*first[0])});
+    return parameters;
+  }
   const Element open = b_.bytes(ByteSet::of(keywords ? '(' : '{')), close = b_.bytes(ByteSet::of(keywords ? ')' : '}'));
   const int32_t object = b_.add_rule(keywords ? "arguments" : "object");
   if (can_be_empty) b_.add_alternative(object, {open, ws(), close});

@@ -26,6 +26,10 @@
 // and False, strings in double quotes with only the escapes JSON and Python read alike (so never
 // \/), the rest as JSON writes it, which Python reads as the same value; and an object as the
 // keyword arguments of a call.
+//
+// An object as XML parameters (xml_parameters.cpp, Qwen3-Coder's tool calls): a block
+// <parameter=NAME>\nVALUE\n</parameter>\n per member, the value raw text where the member's
+// schema allows a string (schema_types), its JSON text where it does not.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -62,6 +66,12 @@ class JsonGrammar {
   // an object's (python syntax): properties as for an object, each name a Python identifier that
   // is no keyword (else a GrammarError at its property), additional ones under such names.
   int32_t keyword_arguments(const nlohmann::ordered_json& schema, const std::string& where = "#");
+  // An object's members as <parameter=NAME> blocks that validate against `schema`, an object's:
+  // properties as for an object, each name without '>' or a newline (else a GrammarError at its
+  // property). A value that may be a string is raw text: never </parameter>; a string's enum and
+  // const as they are; minLength, maxLength and pattern without '<'; format as for JSON; anyOf and
+  // oneOf a GrammarError. Any other value is its JSON text.
+  int32_t xml_parameters(const nlohmann::ordered_json& schema, const std::string& where = "#");
   int32_t any_value();
   int32_t any_object();
   Element ws();  // insignificant whitespace, bounded
@@ -73,12 +83,18 @@ class JsonGrammar {
 
  private:
   struct Context;
-  // The root (keywords: as keyword arguments) and every schema below it.
-  int32_t root(const nlohmann::ordered_json& s, const std::string& where, bool keywords);
-  int32_t compile(const nlohmann::ordered_json& s, const std::string& path, int depth, bool keywords = false);
-  int32_t compile_object(const nlohmann::ordered_json& s, const std::string& path, int depth, bool keywords = false);
+  // How an object's members are written: JSON, a call's keyword arguments, XML parameters.
+  enum class Members { json, keywords, xml };
+  // The root (its members written as `members` says) and every schema below it.
+  int32_t root(const nlohmann::ordered_json& s, const std::string& where, Members members);
+  int32_t compile(const nlohmann::ordered_json& s, const std::string& path, int depth, Members members = Members::json);
+  int32_t compile_object(const nlohmann::ordered_json& s, const std::string& path, int depth,
+                         Members members = Members::json);
   int32_t compile_array(const nlohmann::ordered_json& s, const std::string& path, int depth);
-  int32_t compile_string(const nlohmann::ordered_json& s, const std::string& path);
+  // A string; raw: as an XML parameter's raw text, not in quotes.
+  int32_t compile_string(const nlohmann::ordered_json& s, const std::string& path, bool raw = false);
+  // An XML parameter's value: raw text where the schema allows a string, else JSON.
+  int32_t xml_value(const nlohmann::ordered_json& s, const std::string& path, int depth);
   int32_t compile_number(const nlohmann::ordered_json& s, const std::string& path, bool integer);
   int32_t compile_ref(const std::string& ref, const std::string& path, int depth);
   int32_t compile_enum(const nlohmann::ordered_json& values, const nlohmann::ordered_json& s, const std::string& path);
@@ -101,6 +117,11 @@ class JsonGrammar {
                           const CodePointRanges& rest, const std::function<Element(const CodePointRanges&)>& one);
   // A keyword argument's name: a Python identifier, no keyword and none of `names`.
   int32_t identifier_other_than(std::vector<std::string> names);
+  // An XML parameter's name: code points but '>' and newline, none of `names`; its raw text
+  // (no </parameter>), and a raw character of `ranges` (never '<').
+  int32_t xml_name_other_than(const std::vector<std::string>& names);
+  int32_t xml_text();
+  Element raw_char(const CodePointRanges& ranges);
   int32_t string_body(int64_t min, int64_t max);
   int32_t format(const std::string& name, const std::string& path);
 
@@ -112,12 +133,26 @@ class JsonGrammar {
   const nlohmann::ordered_json* document_ = nullptr;  // the schema document $ref resolves in
   std::string where_;                                 // its pointer in errors
   std::map<std::string, int32_t> refs_;        // its pointers compiled so far
-  std::map<CodePointRanges, int32_t> chars_;
+  std::map<CodePointRanges, int32_t> chars_, raw_chars_;
   std::map<std::string, int32_t> shared_;      // rules built once: "ws", "value", "string", ...
 };
 
 // Whether `name` can name a keyword argument: an ASCII Python identifier that is no keyword.
 bool python_keyword_name(std::string_view name);
+
+// JSON Schema's types as bits: what a value is (a number without a fraction is an integer too)
+// or what a schema allows (its "number" takes integers too).
+namespace json_types {
+constexpr int null = 1, boolean = 2, object = 4, array = 8, string = 16, number = 32, integer = 64, any = 127;
+}
+int value_types(const nlohmann::ordered_json& value);
+// The types a schema's documents may have, from type, const, enum, anyOf / oneOf, allOf of one
+// and $ref (resolved in `document`); any where it says nothing, points at nothing, or nests deeper
+// than 32.
+int schema_types(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& document);
+
+// The marker that ends an XML parameter's value.
+inline constexpr std::string_view kXmlParameterClose = "</parameter>";
 
 // JSON Schema text as a value with its keys in the order written (the order properties are
 // written in), checked as every JSON input is (io/json_file.h: depth, repeated keys).

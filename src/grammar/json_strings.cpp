@@ -98,7 +98,7 @@ int32_t JsonGrammar::string_body(int64_t min, int64_t max) {
   return r;
 }
 
-int32_t JsonGrammar::compile_string(const json& s, const std::string& path) {
+int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool raw) {
   const auto length = [&](const char* key, int64_t fallback) {
     const auto it = s.find(key);
     if (it == s.end()) return fallback;
@@ -114,7 +114,13 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path) {
   if (max >= 0 && max < min)
     throw GrammarError(child(path, "maxLength"), concat("'maxLength' ", max, " is below 'minLength' ", min));
   const bool has_length = s.contains("minLength") || s.contains("maxLength");
-  const Element quote = b_.bytes(ByteSet::of('"'));
+  const Sequence quote = raw ? Sequence{} : Sequence{b_.bytes(ByteSet::of('"'))};
+  const auto quoted = [&](const char* name, int32_t body) {
+    Sequence seq = quote;
+    seq.push_back(GrammarBuilder::ref(body));
+    seq.insert(seq.end(), quote.begin(), quote.end());
+    return b_.add_rule(name, {std::move(seq)});
+  };
   if (const auto it = s.find("format"); it != s.end()) {
     if (!it->is_string()) throw GrammarError(child(path, "format"), "'format' must be a string");
     if (s.contains("pattern"))
@@ -126,7 +132,7 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path) {
     if (has_length && (fixed < 0 || fixed < min || (max >= 0 && fixed > max)))
       throw GrammarError(child(path, s.contains("minLength") ? "minLength" : "maxLength"),
                          "a length limit beside format '" + name + "' cannot be enforced");
-    return b_.add_rule("string-format", {{quote, GrammarBuilder::ref(body), quote}});
+    return quoted("string-format", body);
   }
   if (const auto it = s.find("pattern"); it != s.end()) {
     if (!it->is_string()) throw GrammarError(child(path, "pattern"), "'pattern' must be a string");
@@ -134,15 +140,20 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path) {
       throw GrammarError(child(path, "pattern"), "'pattern' beside minLength / maxLength cannot be enforced");
     int32_t body;
     try {
-      body = compile_regex(b_, it->get<std::string>(), [this](const CodePointRanges& r) { return json_char(r); });
+      body = compile_regex(b_, it->get<std::string>(),
+                           [this, raw](const CodePointRanges& r) { return raw ? raw_char(r) : json_char(r); });
     } catch (const GrammarError& e) {
       throw GrammarError(child(path, "pattern"), e.what());
     }
-    return b_.add_rule("string-pattern", {{quote, GrammarBuilder::ref(body), quote}});
+    return quoted("string-pattern", body);
   }
-  const std::string key = concat("string ", min, " ", max);
+  const std::string key = concat(raw ? "raw-string " : "string ", min, " ", max);
   if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
-  const int32_t r = b_.add_rule("string", {{quote, GrammarBuilder::ref(string_body(min, max)), quote}});
+  int32_t body;
+  if (!raw) body = string_body(min, max);
+  else if (has_length) body = b_.repeat(raw_char({{0, 0x10FFFF}}), min, max);
+  else body = xml_text();
+  const int32_t r = quoted("string", body);
   shared_[key] = r;
   return r;
 }

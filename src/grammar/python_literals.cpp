@@ -75,7 +75,9 @@ Sequence JsonGrammar::word(const char* json_word) {
   return b_.literal(w == "null" ? "None" : w == "true" ? "True" : "False");
 }
 
-int32_t JsonGrammar::keyword_arguments(const json& s, const std::string& where) { return root(s, where, true); }
+int32_t JsonGrammar::keyword_arguments(const json& s, const std::string& where) {
+  return root(s, where, Members::keywords);
+}
 
 int32_t JsonGrammar::identifier_other_than(std::vector<std::string> names) {
   names.emplace_back();  // never empty

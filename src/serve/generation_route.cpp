@@ -296,7 +296,7 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
     const bool reasoning_open = m.output.reasoning && prompt_opens_reasoning(rendered, *m.output.reasoning);
     job.params.options.constraint = m.constraints->get(m.output, r.output, reasoning_open);
     job.reply = {m.output.reasoning, reasoning_open,
-                 r.output.parses_tool_calls() ? m.output.tool_format : std::optional<ToolFormat>()};
+                 r.output.parses_tool_calls() ? m.output.tool_format : std::optional<ToolFormat>(), r.output.functions};
     job.prompts.push_back(encode_chat_prompt(m, rendered));
     job.extra_stop = m.chat_stop;
     job.header = {response_id("chatcmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};

@@ -29,6 +29,15 @@ json parsed(std::string_view text) { return json::parse(text, nullptr, false); }
 
 }  // namespace
 
+Scan expect(std::string_view t, size_t& i, std::string_view literal) {
+  const std::string_view rest = t.substr(std::min(i, t.size()));
+  if (rest.substr(0, literal.size()) == literal) {
+    i += literal.size();
+    return Scan::done;
+  }
+  return rest.size() < literal.size() && literal.substr(0, rest.size()) == rest ? Scan::more : Scan::bad;
+}
+
 size_t skip_json_space(std::string_view t, size_t i) {
   while (i < t.size() && space(t[i])) ++i;
   return i;

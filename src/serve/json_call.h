@@ -13,6 +13,9 @@
 
 namespace difftx::serve {
 
+// The literal at text[i], i moving past it; more: the text ends inside it.
+Scan expect(std::string_view text, size_t& i, std::string_view literal);
+
 // The index of the first byte from i on that is not JSON white space.
 size_t skip_json_space(std::string_view text, size_t i);
 

@@ -15,7 +15,7 @@ ReplyParts read_reply(const ReplyFormat& f, std::string_view text, bool final) {
     p.content = std::move(rest);
     return p;
   }
-  ToolParse calls = parse_tool_calls(*f.tools, rest, final);
+  ToolParse calls = parse_tool_calls(*f.tools, rest, final, f.functions);
   p.content = std::move(calls.content);
   p.calls = std::move(calls.calls);
   return p;

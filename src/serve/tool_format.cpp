@@ -5,6 +5,7 @@
 #include "core/enum_names.h"
 #include "serve/json_call.h"
 #include "serve/python_literal.h"
+#include "serve/xml_calls.h"
 
 namespace difftx::serve {
 namespace {
@@ -29,20 +30,12 @@ constexpr EnumName<ToolFormat> kToolFormatNames[] = {
     {ToolFormat::hermes, "hermes"},           {ToolFormat::llama3_json, "llama3_json"},
     {ToolFormat::mistral, "mistral"},         {ToolFormat::pythonic, "pythonic"},
     {ToolFormat::phi4_mini, "phi4_mini"},     {ToolFormat::granite, "granite"},
-    {ToolFormat::deepseek_v3, "deepseek_v3"}, {ToolFormat::deepseek_v31, "deepseek_v31"}};
+    {ToolFormat::deepseek_v3, "deepseek_v3"}, {ToolFormat::deepseek_v31, "deepseek_v31"},
+    {ToolFormat::qwen3_coder, "qwen3_coder"}};
 // vLLM's names for the same formats.
 constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::pythonic, "llama4_pythonic"},
-                                                       {ToolFormat::phi4_mini, "phi4_mini_json"}};
-
-// The literal at text[i] (i moves past it); more: the text ends inside it.
-Scan expect(std::string_view t, size_t& i, std::string_view literal) {
-  const std::string_view rest = t.substr(std::min(i, t.size()));
-  if (rest.substr(0, literal.size()) == literal) {
-    i += literal.size();
-    return Scan::done;
-  }
-  return rest.size() < literal.size() && literal.substr(0, rest.size()) == rest ? Scan::more : Scan::bad;
-}
+                                                       {ToolFormat::phi4_mini, "phi4_mini_json"},
+                                                       {ToolFormat::qwen3_coder, "qwen3_xml"}};
 
 // How much of the text's end could be the start of `marker` (held back while streaming).
 size_t partial_marker(std::string_view text, std::string_view marker) {
@@ -90,7 +83,9 @@ ToolParse& cut_short(ToolParse& p, ToolCall call, std::string_view rest, bool fi
   return p;
 }
 
-ToolParse parse_hermes(std::string_view text, bool final) {
+// <tool_call> blocks of one call each, read by read_call(text, i, call) (hermes: JSON,
+// qwen3_coder: XML).
+ToolParse parse_tool_call_blocks(std::string_view text, bool final, const auto& read_call) {
   size_t at = text.find(kHermesOpen);
   if (at == std::string_view::npos) return content_only(text, kHermesOpen, final);
   ToolParse p;
@@ -98,7 +93,7 @@ ToolParse parse_hermes(std::string_view text, bool final) {
   while (at != std::string_view::npos) {
     size_t i = skip_json_space(text, at + kHermesOpen.size());
     ToolCall call;
-    Scan s = read_json_call(text, i, call);
+    Scan s = read_call(text, i, call);
     if (s == Scan::done) s = expect(text, i = skip_json_space(text, i), kHermesClose);
     if (s == Scan::more) return cut_short(p, std::move(call), text.substr(at), final);
     if (s == Scan::bad) {  // malformed: content
@@ -340,15 +335,21 @@ std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
   if (has(kGraniteOpen)) return ToolFormat::granite;
   if (has("functools[")) return ToolFormat::phi4_mini;
   if (has("[func_name1(")) return ToolFormat::pythonic;  // their instruction: [func_name1(params_name1=...), ...]
-  if (has(kHermesOpen)) return ToolFormat::hermes;
+  // <function=NAME> in <tool_call> blocks (without them: Llama 3.1's user-defined calls).
+  if (has(kHermesOpen)) return has("<function=") ? ToolFormat::qwen3_coder : ToolFormat::hermes;
   if (has(kMistralOpen)) return ToolFormat::mistral;
   if (has(kPythonTag) || (has("\"parameters\"") && has("ipython"))) return ToolFormat::llama3_json;
   return std::nullopt;
 }
 
-ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final) {
+ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
+                           const std::vector<ToolFunction>& functions) {
   switch (format) {
-    case ToolFormat::hermes: return parse_hermes(text, final);
+    case ToolFormat::hermes: return parse_tool_call_blocks(text, final, read_json_call);
+    case ToolFormat::qwen3_coder:
+      return parse_tool_call_blocks(text, final, [&](std::string_view t, size_t& i, ToolCall& call) {
+        return read_xml_call(t, i, call, functions);
+      });
     case ToolFormat::llama3_json: return parse_llama(text, final);
     case ToolFormat::mistral:
     case ToolFormat::phi4_mini:
@@ -362,7 +363,8 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final)
 
 std::string tool_calls_marker(ToolFormat format) {
   switch (format) {
-    case ToolFormat::hermes: return std::string(kHermesOpen);
+    case ToolFormat::hermes:
+    case ToolFormat::qwen3_coder: return std::string(kHermesOpen);
     case ToolFormat::llama3_json: return std::string(kPythonTag);
     case ToolFormat::mistral: return std::string(kMistralOpen);
     case ToolFormat::pythonic: return std::string(kPythonStart);
@@ -399,6 +401,12 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
       b.add_alternative(call, cat({lit(f.name), {GrammarBuilder::ref(args)}}));
       continue;
     }
+    if (format == ToolFormat::qwen3_coder) {  // <function=NAME>\n<parameter=...> blocks</function>
+      const int32_t parameters = j.xml_parameters(f.parameters, at + "/parameters");
+      b.add_alternative(call, cat({lit(concat("<function=", f.name, ">\n")), {GrammarBuilder::ref(parameters)},
+                                   lit("</function>")}));
+      continue;
+    }
     const Element args = GrammarBuilder::ref(j.schema(f.parameters, at + "/parameters"));
     if (format == ToolFormat::deepseek_v3) {
       b.add_alternative(call, cat({lit(concat(kDeepSeekCallOpen, "function", kDeepSeekSep, f.name, "\n```json\n")),
@@ -415,9 +423,9 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
                                  lit(","), ws, lit(arguments_key), ws, lit(":"), ws, {args}, ws, lit("}")}));
   }
   Sequence one = {GrammarBuilder::ref(call)}, separator = cat({ws, lit(","), ws});  // a list's
-  if (format == ToolFormat::hermes) one = cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
-  if (format == ToolFormat::hermes || format == ToolFormat::deepseek_v3 || format == ToolFormat::deepseek_v31)
-    separator = ws;
+  const bool blocks = format == ToolFormat::hermes || format == ToolFormat::qwen3_coder;
+  if (blocks) one = cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
+  if (blocks || format == ToolFormat::deepseek_v3 || format == ToolFormat::deepseek_v31) separator = ws;
   if (format == ToolFormat::llama3_json) separator = cat({ws, lit(";"), ws});
   const int32_t first = b.add_rule("tool-call", {one});
   const int32_t next = b.add_rule("tool-call-next", {cat({separator, one})});
@@ -425,7 +433,8 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
   const Sequence calls = {GrammarBuilder::ref(first), GrammarBuilder::ref(more)};
   const Sequence list = cat({lit("["), ws, calls, ws, lit("]")});
   switch (format) {
-    case ToolFormat::hermes: return b.add_rule("tool-calls", {calls});
+    case ToolFormat::hermes:
+    case ToolFormat::qwen3_coder: return b.add_rule("tool-calls", {calls});
     case ToolFormat::llama3_json:  // optionally after <|python_tag|>
       return b.add_rule("tool-calls", {calls, cat({lit(kPythonTag), ws, calls})});
     case ToolFormat::pythonic:  // optionally after <|python_start|>

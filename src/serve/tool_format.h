@@ -13,6 +13,9 @@
 //               <｜tool▁call▁end｜>, one per call, then <｜tool▁calls▁end｜> (DeepSeek V3, R1)
 //   deepseek_v31 the same, each call <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}<｜tool▁call▁end｜>
 //               (DeepSeek V3.1)
+//   qwen3_coder <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n...</function>
+//               \n</tool_call>, one block per call, the values raw text read by their schemas'
+//               types (xml_calls.h; Qwen3-Coder)
 // The family is recognised from the template's text or named with `--tool-parser`. For each:
 // the grammar of a turn's calls (so that a constrained call names a listed function and its
 // arguments validate against its parameters), and the parser that turns the reply back into
@@ -30,9 +33,20 @@
 
 namespace difftx::serve {
 
-enum class ToolFormat { hermes, llama3_json, mistral, pythonic, phi4_mini, granite, deepseek_v3, deepseek_v31 };
+enum class ToolFormat {
+  hermes,
+  llama3_json,
+  mistral,
+  pythonic,
+  phi4_mini,
+  granite,
+  deepseek_v3,
+  deepseek_v31,
+  qwen3_coder
+};
 
-// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json); nullopt for another.
+// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml); nullopt
+// for another.
 std::optional<ToolFormat> tool_format_named(std::string_view name);
 const char* tool_format_name(ToolFormat format);
 // The names joined by `separator`, for messages and help.
@@ -65,8 +79,10 @@ struct ToolParse {
 // Parses a reply (after any reasoning). final: nothing more will come, so text held back for a
 // marker that might have been starting is content after all; a call the text ends inside is a
 // call cut short once it is named (its arguments those written, as a stream sent them), content
-// before that.
-ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final);
+// before that. `functions`: the tools offered, whose parameters' types say how qwen3_coder's
+// values read (the other families need none).
+ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
+                           const std::vector<ToolFunction>& functions = {});
 
 // The text that opens a turn's calls (a control token of the family's tokenizer, where it has
 // one): what a constrained `auto` reply may write before its calls are constrained.

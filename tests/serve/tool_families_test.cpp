@@ -1,5 +1,5 @@
 // The tool-call families beyond the first three (serve/tool_format.h: pythonic, phi4_mini,
-// granite, deepseek_v3), and every family's streaming and grammar: each recognised from its
+// granite, deepseek_v3, deepseek_v31, qwen3_coder), and every family's streaming and grammar: each recognised from its
 // template's text, the fetched templates keeping their families; replies parsed into calls with
 // the content around them, malformed calls kept as content; every cut of a reply, streamed a byte
 // at a time or in two parts split anywhere, sends what the whole reply holds; and documents the
@@ -50,12 +50,20 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   EXPECT_EQ(tool_format_of_template("{{'" + kDsOpen + "<｜tool▁call▁begin｜>'+ tool['function']['name'] + "
                                     "'<｜tool▁sep｜>' + tool['function']['arguments'] + '" + kDsEnd + "'}}"),
             ToolFormat::deepseek_v31);  // no fenced JSON: V3.1
-  for (const char* name :
-       {"pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3", "deepseek_v31"})
+  EXPECT_EQ(tool_format_of_template("{{- '\\n<tool_call>\\n<function=' + tool_call.name + '>\\n' }} ... "
+                                    "{{- '<parameter=' + args_name + '>\\n' }}"),
+            ToolFormat::qwen3_coder);  // Qwen3-Coder: <function=...> in <tool_call> blocks, not Hermes' JSON
+  EXPECT_EQ(tool_format_of_template("Environment: ipython ... <function=example_function_name>{\"example_name\": "
+                                    "\"example_value\"}</function> ... <|python_tag|>"),
+            ToolFormat::llama3_json);  // Llama 3.1's user-defined calls: <function=...> without <tool_call>
+  for (const char* name : {"pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3",
+                           "deepseek_v31", "qwen3_coder", "qwen3_xml"})
     EXPECT_TRUE(tool_format_named(name).has_value()) << name;
   EXPECT_EQ(tool_format_name(*tool_format_named("phi4_mini_json")), std::string("phi4_mini"));
+  EXPECT_EQ(tool_format_name(*tool_format_named("qwen3_xml")), std::string("qwen3_coder"));
   EXPECT_FALSE(tool_format_named("deepseek").has_value());
-  EXPECT_EQ(tool_format_names("|"), "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31");
+  EXPECT_EQ(tool_format_names("|"),
+            "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31|qwen3_coder");
 }
 
 // The real templates scripts/setup fetches map to the families they did before the new ones
@@ -170,8 +178,79 @@ TEST(ToolFamilies, ParsesDeepSeekV3Calls) {
   EXPECT_TRUE(p.pending);
 }
 
-ReplyParts streamed(ToolFormat format, std::string_view text, const std::vector<size_t>& cuts) {
-  return testing::streamed_reply(ReplyFormat{std::nullopt, false, format}, text, cuts);
+// Functions whose parameters read Qwen3-Coder's raw values as each type.
+const std::vector<ToolFunction> kTypedFunctions = {
+    {"get_weather", ordered_json::parse(R"({"type": "object",
+        "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]})")},
+    {"plan", ordered_json::parse(R"({"type": "object", "properties": {"ratio": {"type": "number"},
+        "urgent": {"type": "boolean"}, "tags": {"type": "array"}, "meta": {"type": "object"},
+        "note": {"type": ["string", "null"]}, "none": {"type": "null"}, "level": {"$ref": "#/$defs/level"}},
+        "$defs": {"level": {"type": "integer"}}, "additionalProperties": {"type": "integer"}})")}};
+
+// A Qwen3-Coder call block: the parameters as written, each KEY\nVALUE.
+std::string xml_call(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parameters) {
+  std::string out = "<tool_call>\n<function=" + name + ">\n";
+  for (const auto& [key, value] : parameters) out += "<parameter=" + key + ">\n" + value + "\n</parameter>\n";
+  return out + "</function>\n</tool_call>";
+}
+
+TEST(ToolFamilies, ParsesQwen3CoderCallsByTheirTypes) {
+  const auto parse = [](std::string_view text, bool final = true) {
+    return parse_tool_calls(ToolFormat::qwen3_coder, text, final, kTypedFunctions);
+  };
+  ToolParse p = parse("I'll check.\n" + xml_call("get_weather", {{"city", "New York"}, {"days", "3"}}) + "\n" +
+                      xml_call("plan", {{"ratio", "0.50"}, {"urgent", "True"}, {"tags", "[\"a\", \"b\"]"},
+                                        {"meta", "{'k': None, \"v\": [1.5]}"}, {"note", "null"}, {"none", "NULL"},
+                                        {"level", " 2 "}, {"extra", "7"}}));
+  EXPECT_EQ(p.content, "I'll check.\n");
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"New York","days":3})"},
+                                {"plan", R"({"ratio":0.50,"urgent":true,"tags":["a","b"],"meta":{"k":null,"v":[1.5]},)"
+                                         R"("note":null,"none":null,"level":2,"extra":7})"}}));
+  // Raw text stays a string: one newline less at each end; a string's "null"; a value that is not
+  // of its type; a parameter the schema does not list; any parameter of a function not offered.
+  p = parse(xml_call("get_weather", {{"city", "\nline 1\n  line 2\n"}, {"days", "three"}}) +
+            xml_call("plan", {{"note", "Null island"}, {"ratio", "1/2"}, {"urgent", "yes"}, {"tags", "a, b"}}) +
+            xml_call("other", {{"x", "1"}}));
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"\nline 1\n  line 2\n","days":"three"})"},
+                                {"plan", R"({"note":"Null island","ratio":"1/2","urgent":"yes","tags":"a, b"})"},
+                                {"other", R"({"x":"1"})"}}));
+  p = parse(xml_call("get_weather", {{"city", "null"}}) + xml_call("now", {}));
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"null"})"}, {"now", "{}"}}));
+  // Where no string is allowed a JSON string inside may hold </parameter>; in a string it ends the value.
+  p = parse(xml_call("plan", {{"meta", "{\"html\": \"</parameter>\"}"}}));
+  EXPECT_EQ(calls_of(p), (Calls{{"plan", R"({"meta":{"html":"</parameter>"}})"}}));
+  // Not calls: content from the block on.
+  for (const std::string text :
+       {"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>",
+        "<tool_call>\n<function=>\n</function>\n</tool_call>",
+        "<tool_call>\n<function=now\n>\n</function>\n</tool_call>",
+        "<tool_call>\n<function=add>\n<param=a>\n1\n</param>\n</function>\n</tool_call>",
+        "<tool_call>\n<function=add>\n</function>\nx</tool_call>", "<tool_call>\n<function=ad"}) {
+    p = parse(text);
+    EXPECT_TRUE(p.calls.empty()) << text;
+    EXPECT_EQ(p.content, text);
+  }
+  p = parse(xml_call("now", {}) + "<tool_call>\n<function=add\n>");  // a malformed second: the first stays
+  EXPECT_EQ(calls_of(p), (Calls{{"now", "{}"}}));
+  EXPECT_EQ(p.content, "<tool_call>\n<function=add\n>");
+  // Cut short once named: the parameters read so far; while streaming, open.
+  const std::string cut =
+      "<tool_call>\n<function=get_weather>\n<parameter=days>\n3\n</parameter>\n<parameter=city>\nPa";
+  EXPECT_EQ(calls_of(parse(cut)), (Calls{{"get_weather", R"({"days":3)"}}));
+  p = parse(cut, false);
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"days":3)"}}));
+  EXPECT_TRUE(p.open);
+  EXPECT_EQ(calls_of(parse("<tool_call>\n<function=now>\n</func")), (Calls{{"now", "{"}}));
+  for (const char* text :
+       {"Hi <tool_", "<tool_call>\n<function=get_we", "<tool_call>\n<function=now>\n</function>\n</tool"}) {
+    p = parse(text, false);
+    EXPECT_TRUE(p.pending) << text;
+    EXPECT_EQ(p.content, std::string(text).starts_with("Hi") ? "Hi " : "") << text;
+  }
+}
+
+ReplyFormat reply_format(ToolFormat format, const std::vector<ToolFunction>& functions = kTypedFunctions) {
+  return {std::nullopt, false, format, functions};
 }
 
 void expect_same(const ReplyParts& got, const ReplyParts& want, const std::string& what) {
@@ -203,18 +282,22 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
                                     deepseek_call("add", R"({"a": 1, "b": 2})") + kDsClose + " More."},
       {ToolFormat::deepseek_v3, kDsOpen + deepseek_call("add", "{\"a\": 1}") + "\n" + "<｜tool▁call▁begin｜>oops\n```json\n[]"},
       {ToolFormat::deepseek_v31, "Let me." + kDsOpen + deepseek_v31_call("get_weather", R"({"city": "Paris"})") +
-                                     deepseek_v31_call("add", R"({"a": 1, "b": 2})") + kDsClose + " More."}};
+                                     deepseek_v31_call("add", R"({"a": 1, "b": 2})") + kDsClose + " More."},
+      {ToolFormat::qwen3_coder, "Let me.\n" + xml_call("get_weather", {{"city", "Pa</ris>"}, {"days", "3"}}) + "\n" +
+                                    xml_call("plan", {{"meta", "{\"a\": \"</parameter>\"}"}, {"urgent", "false"}})},
+      {ToolFormat::qwen3_coder, xml_call("now", {}) + "<tool_call>\n<function=pl\nan>\n</function>\n</tool_call>"}};
   for (const auto& [format, reply] : replies) {
+    const ReplyFormat f = reply_format(format);
     for (size_t cut = 0; cut <= reply.size(); ++cut) {
       const std::string text = reply.substr(0, cut);
       std::vector<size_t> bytes;
       for (size_t i = 1; i < text.size(); ++i) bytes.push_back(i);
-      expect_same(streamed(format, text, bytes), read_reply(ReplyFormat{std::nullopt, false, format}, text),
+      expect_same(testing::streamed_reply(f, text, bytes), read_reply(f, text),
                   std::string(tool_format_name(format)) + ": " + text);
     }
-    const ReplyParts whole = read_reply(ReplyFormat{std::nullopt, false, format}, reply);
+    const ReplyParts whole = read_reply(f, reply);
     for (size_t split = 0; split <= reply.size(); ++split)
-      expect_same(streamed(format, reply, {split}), whole, reply + " split at " + std::to_string(split));
+      expect_same(testing::streamed_reply(f, reply, {split}), whole, reply + " split at " + std::to_string(split));
   }
 }
 
@@ -273,6 +356,58 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
                                deepseek_v31_call("get_weather", R"({"city": "Paris"})") + kDsClose));
   EXPECT_FALSE(accepts(v31, kDsOpen + deepseek_call("add", R"({"a": 1, "b": 2})") + kDsClose));
   EXPECT_FALSE(accepts(v31, kDsOpen + deepseek_v31_call("add", R"({"a": 1})") + kDsClose));
+
+  const auto qwen = calls_grammar(ToolFormat::qwen3_coder, kFunctions, 2, false);
+  for (const std::string& text :
+       std::vector<std::string>{xml_call("add", {{"a", "1"}, {"b", "-2"}}),
+                                xml_call("get_weather", {{"city", "\nSão </parameter\n<b>"}}),
+                                xml_call("get_weather", {{"city", ""}}) + "\n" +
+                                    xml_call("add", {{"a", "1"}, {"b", "2"}})})
+    EXPECT_TRUE(accepts(qwen, text)) << text;
+  for (const std::string& text :
+       std::vector<std::string>{
+           xml_call("add", {{"a", "1"}}), xml_call("add", {{"b", "2"}, {"a", "1"}}),
+           xml_call("add", {{"a", "x"}, {"b", "2"}}), xml_call("add", {{"a", "1"}, {"b", "2"}, {"c", "3"}}),
+           xml_call("sub", {{"a", "1"}, {"b", "2"}}), xml_call("get_weather", {{"city", "a</parameter>b"}}),
+           xml_call("get_weather", {}),
+           "<tool_call>\n<function=get_weather>\n<parameter=city>Paris</parameter>\n</function>\n</tool_call>",
+           xml_call("add", {{"a", "1"}, {"b", "2"}}) + xml_call("add", {{"a", "1"}, {"b", "2"}}) +
+               xml_call("add", {{"a", "1"}, {"b", "2"}})})  // three calls: more than the turn's two
+    EXPECT_FALSE(accepts(qwen, text)) << text;
+  const auto qwen_auto = calls_grammar(ToolFormat::qwen3_coder, kFunctions, 2, true);
+  EXPECT_TRUE(accepts(qwen_auto, "Let me see.\n" + xml_call("add", {{"a", "1"}, {"b", "2"}})));
+  EXPECT_TRUE(accepts(qwen_auto, "It is <b>sunny</b>."));
+  EXPECT_FALSE(accepts(qwen_auto, "Let me see.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool_call>"));
+}
+
+// What Qwen3-Coder's form cannot write is a GrammarError at its place in the tools.
+TEST(ToolFamilies, Qwen3CoderParametersThatCannotBeWritten) {
+  const auto where = [](const char* parameters) {
+    try {
+      calls_grammar(ToolFormat::qwen3_coder, {{"f", ordered_json::parse(parameters)}}, 1, false);
+    } catch (const grammar::GrammarError& e) {
+      return e.where;
+    }
+    return std::string("accepted");
+  };
+  const std::string at = "#/tools/0/function/parameters";
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"a>b": {}}})"), at + "/properties/a>b");
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}})"),
+            at + "/properties/x/anyOf");
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"$ref": "#/$defs/s"}},
+                      "$defs": {"s": {"oneOf": [{"type": "string"}, {"type": "null"}]}}})"),
+            at + "/$defs/s/oneOf");
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"enum": ["</parameter>", 1]}}})"),
+            at + "/properties/x/enum");
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"type": "string", "format": "email"}}})"),
+            at + "/properties/x/format");
+  EXPECT_EQ(where(R"({"type": "string"})"), at + "/type");
+  EXPECT_EQ(where(R"({"anyOf": [{"type": "object"}]})"), at + "/anyOf");
+  // Values that are never strings take any of JSON's forms; those that may be, the raw forms.
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+                      "y": {"type": ["string", "integer"], "minimum": 3, "pattern": "^a"},
+                      "z": {"type": "string", "format": "uuid"}, "w": true}})"),
+            "accepted");
 }
 
 TEST(ToolFamilies, PythonicCallsNeedIdentifiers) {
@@ -305,22 +440,41 @@ const std::vector<ToolFunction> kRichFunctions = {
         "required": ["text"], "additionalProperties": {"type": "integer", "maximum": 99}})")},
     {"now", ordered_json::parse(R"({"type": "object", "properties": {}, "additionalProperties": false})")}};
 
+// Qwen3-Coder's values of every kind: raw text by pattern, format, length, const and enum with
+// null, the others as JSON ($ref'd too).
+const std::vector<ToolFunction> kXmlFunctions = {
+    {"plan", ordered_json::parse(R"({"type": "object", "properties": {
+        "title": {"type": "string", "pattern": "^[a-c<]{1,4}$"}, "when": {"type": "string", "format": "date"},
+        "note": {"type": ["string", "null"], "maxLength": 5}, "mode": {"const": "fast"},
+        "unit": {"type": ["string", "null"], "enum": ["C", "null", "NULL", null, 3]}, "urgent": {"type": "boolean"},
+        "ratio": {"type": "number", "minimum": 0, "maximum": 1}, "level": {"$ref": "#/$defs/level"},
+        "steps": {"type": "array", "maxItems": 2, "items": {"type": "object", "properties": {"n": {"type": "integer"}},
+                  "required": ["n"], "additionalProperties": false}},
+        "nothing": {"type": "null"}},
+        "required": ["title", "urgent"], "additionalProperties": false,
+        "$defs": {"level": {"type": "integer", "minimum": 1, "maximum": 3}}})")}};
+
 // A random-weight model constrained by a family's grammar: documents the automaton lets through
 // at random, `required` (only calls) and `auto`: text, or text that opens calls (the walk made
 // to open them, which it seldom does by chance). Each parses into the text and 1 to 3 calls of
 // listed functions whose arguments validate; streamed a byte at a time, it sends the same.
 TEST(ToolFamilies, EveryCallTheGrammarLetsThroughParsesAndValidates) {
   Rng rng(5);
+  std::vector<std::pair<ToolFormat, const std::vector<ToolFunction>*>> runs;
   for (const ToolFormat format : {ToolFormat::hermes, ToolFormat::llama3_json, ToolFormat::mistral,
                                   ToolFormat::pythonic, ToolFormat::phi4_mini, ToolFormat::granite,
-                                  ToolFormat::deepseek_v3, ToolFormat::deepseek_v31}) {
+                                  ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder})
+    runs.emplace_back(format, &kRichFunctions);
+  runs.emplace_back(ToolFormat::qwen3_coder, &kXmlFunctions);
+  for (const auto& [format, functions] : runs) {
     // Where calls may only start the reply, their first byte opens them; elsewhere the marker after some text.
     const std::string opening = format == ToolFormat::llama3_json ? "{"
                                 : format == ToolFormat::pythonic  ? "["
                                                                   : "Sure. " + tool_calls_marker(format);
+    const ReplyFormat reply = reply_format(format, *functions);
     for (const std::string mode : {"required", "auto", "auto with calls"}) {
       const bool automatic = mode != "required", calls = mode != "auto";
-      grammar::Automaton a(calls_grammar(format, kRichFunctions, 3, automatic));
+      grammar::Automaton a(calls_grammar(format, *functions, 3, automatic));
       const std::string content = mode == "auto with calls" && opening.size() > 1 ? "Sure. " : "";
       int finished = 0;
       for (int i = 0; i < 100; ++i) {
@@ -328,7 +482,7 @@ TEST(ToolFamilies, EveryCallTheGrammarLetsThroughParsesAndValidates) {
         if (!doc) continue;
         ++finished;
         const std::string what = std::string(tool_format_name(format)) + " " + mode + ": " + *doc;
-        const ToolParse p = parse_tool_calls(format, *doc, true);
+        const ToolParse p = parse_tool_calls(format, *doc, true, *functions);
         if (calls) {
           ASSERT_EQ(p.content, content) << what;
           ASSERT_GE(p.calls.size(), 1u) << what;
@@ -337,15 +491,15 @@ TEST(ToolFamilies, EveryCallTheGrammarLetsThroughParsesAndValidates) {
         }
         ASSERT_LE(p.calls.size(), 3u) << what;
         for (const ToolCall& call : p.calls) {
-          const auto f = std::find_if(kRichFunctions.begin(), kRichFunctions.end(),
+          const auto f = std::find_if(functions->begin(), functions->end(),
                                       [&](const ToolFunction& t) { return t.name == call.name; });
-          ASSERT_NE(f, kRichFunctions.end()) << what;
+          ASSERT_NE(f, functions->end()) << what;
           ASSERT_EQ(testing::schema_violation(json::parse(f->parameters.dump()), json::parse(call.arguments)), "")
-              << what;
+              << what << "\n" << call.arguments;
         }
         std::vector<size_t> bytes;
         for (size_t k = 1; k < doc->size(); ++k) bytes.push_back(k);
-        expect_same(streamed(format, *doc, bytes), read_reply(ReplyFormat{std::nullopt, false, format}, *doc), what);
+        expect_same(testing::streamed_reply(reply, *doc, bytes), read_reply(reply, *doc), what);
       }
       EXPECT_GE(finished, 70) << tool_format_name(format) << " " << mode;
     }

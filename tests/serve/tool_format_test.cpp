@@ -178,7 +178,7 @@ TEST(ReplyReader, StreamedPartsAddUpToTheWhole) {
   const std::string reply =
       "<think>Which tool?</think>I will call it.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, "
       "\"b\": 2}}\n</tool_call>";
-  const ReplyFormat format{ReasoningMarkers{}, false, ToolFormat::hermes};
+  const ReplyFormat format{ReasoningMarkers{}, false, ToolFormat::hermes, {}};
   const ReplyParts whole = read_reply(format, reply);
   EXPECT_EQ(whole.reasoning, "Which tool?");
   EXPECT_EQ(whole.content, "I will call it.\n");

@@ -216,6 +216,14 @@ if (mode === "calls") {
                                      "tools", "a property Python cannot pass");
     assert.ok(property.includes("#/tools/0/function/parameters/properties/first-name"), property);
   }
+  // Calls written as XML: a value that may be a string is raw text, where anyOf cannot be told apart.
+  if (family === "qwen3_coder") {
+    const parameters = { type: "object", properties: { x: { anyOf: [{ type: "string" }, { type: "integer" }] } } };
+    const m = await expect400({ model, messages, tool_choice: "required",
+                                tools: [{ type: "function", function: { name: "f", parameters } }] },
+                              "tools", "anyOf on a raw XML value");
+    assert.ok(m.includes("#/tools/0/function/parameters/properties/x/anyOf"), m);
+  }
   console.log(`calls (${family}): ok`);
   process.exit(0);
 }
