@@ -16,9 +16,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
   constexpr ToolFormat kFormats[] = {ToolFormat::hermes,   ToolFormat::llama3_json, ToolFormat::mistral,
                                      ToolFormat::pythonic, ToolFormat::phi4_mini,   ToolFormat::granite,
-                                     ToolFormat::deepseek_v3, ToolFormat::deepseek_v31};
+                                     ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder};
+  // A parameter of each type (qwen3_coder reads values by them), others integers.
+  static const std::vector<ToolFunction> kFunctions = {
+      {"f", nlohmann::ordered_json::parse(R"({"type": "object", "properties": {"s": {"type": "string"},
+          "n": {"type": "number"}, "b": {"type": "boolean"}, "o": {"type": ["object", "null"]},
+          "a": {"type": "array"}, "r": {"$ref": "#/properties/n"}}, "additionalProperties": {"type": "integer"}})")}};
   ReplyFormat format;
   format.tools = kFormats[data[0] % std::size(kFormats)];
+  format.functions = kFunctions;
   if (data[0] & 0x80) format.reasoning = ReasoningMarkers{};
   format.reasoning_open = (data[0] & 0x40) != 0;
   const size_t step = 1 + data[1] % 7, offset = data[2];

@@ -3,6 +3,7 @@
 #include "grammar/json_grammar.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <optional>
 #include <set>
@@ -105,8 +106,8 @@ int value_types(const json& v) {
   if (v.is_object()) return json_types::object;
   if (v.is_array()) return json_types::array;
   if (v.is_string()) return json_types::string;
-  const bool integral =
-      v.is_number_integer() || (v.is_number_float() && v.get<double>() == static_cast<int64_t>(v.get<double>()));
+  const bool integral = v.is_number_integer() || (v.is_number_float() && std::isfinite(v.get<double>()) &&
+                                                  std::trunc(v.get<double>()) == v.get<double>());
   return integral ? json_types::number | json_types::integer : json_types::number;
 }
 
