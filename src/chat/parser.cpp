@@ -367,7 +367,7 @@ class Parser {
     return e;
   }
   ExprPtr int_literal(const std::string& digits, int line) {
-    const std::optional<Int> i = parse_int(digits);
+    const std::optional<Int> i = parse_int(digits, 0);
     if (!i) error("integer literal ", digits, " is beyond 128 bits");
     return literal(Value::from(*i), line);
   }
@@ -397,7 +397,7 @@ class Parser {
     }
     if (tok.type == T::number) {
       ++i_;
-      return literal(Value::from(std::stod(tok.value)), line);
+      return literal(Value::from(*parse_float(tok.value)), line);
     }
     if (accept_op("(")) {
       auto tuple = std::make_shared<Expr>();  // () or (a, b, ...): a tuple literal

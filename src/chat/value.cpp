@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "chat/template_error.h"
 
@@ -75,19 +77,83 @@ std::string int_text(Int i) {
   return {digits.rbegin(), digits.rend()};
 }
 
-std::optional<Int> parse_int(const std::string& text) {
+namespace {
+
+int digit_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'Z') return c - 'A' + 10;
+  return 99;
+}
+
+bool is_decimal(char c) { return c >= '0' && c <= '9'; }
+
+// Decimal digits from text[i] on with single underscores between them (i moves past them); false for none.
+bool digit_part(const std::string& text, size_t& i) {
+  if (i >= text.size() || !is_decimal(text[i])) return false;
+  while (i < text.size() && (is_decimal(text[i]) || (text[i] == '_' && i + 1 < text.size() && is_decimal(text[i + 1]))))
+    ++i;
+  return true;
+}
+
+}  // namespace
+
+std::optional<Int> parse_int(const std::string& text, int base) {
   const bool negative = !text.empty() && text[0] == '-';
-  const size_t begin = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
-  if (begin == text.size()) return std::nullopt;
+  size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  bool prefixed = false;
+  if (i + 1 < text.size() && text[i] == '0') {
+    const char p = static_cast<char>(text[i + 1] | 0x20);
+    const int named = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 0;
+    if (named != 0 && (base == 0 || base == named)) {
+      base = named;
+      prefixed = true;
+      i += 2;
+    }
+  }
+  const bool no_leading_zeros = base == 0;  // base 0 without a prefix: decimal, 0 alone may start with 0
+  if (base == 0) base = 10;
+  if (base < 2 || base > 36 || text.empty() || text.back() == '_') return std::nullopt;
+  const bool leading_zero = i < text.size() && text[i] == '0';
   const unsigned __int128 limit = static_cast<unsigned __int128>(kIntMax) + (negative ? 1 : 0);
   unsigned __int128 u = 0;
-  for (size_t i = begin; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return std::nullopt;
-    const unsigned digit = static_cast<unsigned>(text[i] - '0');
-    if (u > (limit - digit) / 10) return std::nullopt;
-    u = u * 10 + digit;
+  size_t digits = 0;
+  bool underscore_allowed = prefixed;  // after a prefix or a digit
+  for (; i < text.size(); ++i) {
+    if (text[i] == '_') {
+      if (!underscore_allowed) return std::nullopt;
+      underscore_allowed = false;
+      continue;
+    }
+    const int digit = digit_value(text[i]);
+    if (digit >= base) return std::nullopt;
+    if (u > (limit - static_cast<unsigned>(digit)) / static_cast<unsigned>(base)) return std::nullopt;
+    u = u * static_cast<unsigned>(base) + static_cast<unsigned>(digit);
+    ++digits;
+    underscore_allowed = true;
   }
+  if (digits == 0 || (no_leading_zeros && leading_zero && u != 0)) return std::nullopt;
   return negative ? static_cast<Int>(-u) : static_cast<Int>(u);
+}
+
+std::optional<double> parse_float(const std::string& text) {
+  size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  std::string word = text.substr(i);
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (word == "inf" || word == "infinity" || word == "nan") return std::strtod(text.c_str(), nullptr);
+  const bool whole = digit_part(text, i);
+  bool fraction = false;
+  if (i < text.size() && text[i] == '.') fraction = digit_part(text, ++i);
+  if (!whole && !fraction) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    if (++i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digit_part(text, i)) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  std::string plain;
+  for (char c : text)
+    if (c != '_') plain += c;
+  return std::strtod(plain.c_str(), nullptr);
 }
 
 std::string python_float(double d) {
@@ -170,6 +236,7 @@ std::string repr(const Value& v) {
       }
       return out + "}";
     }
+    case Value::Kind::undefined: return "Undefined";
     default: return str(v);
   }
 }

@@ -89,8 +89,12 @@ bool equal(const Value& a, const Value& b);
 bool less(const Value& a, const Value& b);
 std::string python_float(double d);  // repr(float)
 std::string int_text(Int i);         // str(int): its decimal digits
-// An optionally signed run of decimal digits as an int; nullopt for anything else or beyond 128 bits.
-std::optional<Int> parse_int(const std::string& text);
+// Python's int(text, base) (base 2 to 36, or 0: the prefix 0x/0o/0b or none decides): an optional sign,
+// digits with single underscores between them; nullopt for anything else or beyond 128 bits.
+std::optional<Int> parse_int(const std::string& text, int base = 10);
+// Python's float(text): decimal digits (underscores between them) with an optional point and exponent,
+// inf, infinity or nan, signed or not, correctly rounded (beyond the range: inf or 0); nullopt otherwise.
+std::optional<double> parse_float(const std::string& text);
 double as_double(const Value& v);    // int, float or bool as a double
 
 // Unicode code points of a UTF-8 string (invalid bytes are taken one by one).

@@ -218,6 +218,10 @@ TEST(ChatTemplate, NormalizesNewlinesAndDropsOneTrailingNewline) {
 
 TEST(ChatTemplate, PrintsUndefinedAsEmptyButFailsOnItsAttributes) {
   EXPECT_EQ(render("[{{ nothing }}]{% for x in nothing %}x{% endfor %}{{ nothing | length }}"), "[]0");
+  EXPECT_EQ(render("{{ [nothing] }} {{ '%r' % nothing }}"), "[Undefined] Undefined");
+  EXPECT_EQ(error_of([] { render("{{ xs[-1].x }}", R"({"xs": []})"); }),
+            "chat template line 1: list object has no element -1");
+  EXPECT_EQ(error_of([] { render("{{ none.x.y }}"); }), "chat template line 1: 'None' has no attribute 'x'");
   EXPECT_EQ(error_of([] { render("{{ nothing.field }}"); }), "chat template line 1: 'nothing' is undefined");
   EXPECT_EQ(error_of([] { render("\n{{ nothing() }}"); }), "chat template line 2: 'nothing' is undefined");
   EXPECT_EQ(error_of([] { render("{% if nothing + 1 %}{% endif %}"); }),
@@ -267,9 +271,11 @@ TEST(ChatTemplate, RefusesNestingDeepEnoughToExhaustTheStack) {
             std::string::npos);
 }
 
-TEST(ChatTemplate, ListsAreImmutableAsInTheSandbox) {
+TEST(ChatTemplate, ListsAndDictsAreImmutableAsInTheSandbox) {
   EXPECT_EQ(error_of([] { render("{% set xs = [] %}{{ xs.append(1) }}"); }),
             "chat template line 1: access to attribute 'append' of 'list' object is unsafe.");
+  EXPECT_EQ(error_of([] { render("{% set d = {} %}{{ d.update({'a': 1}) }}"); }),
+            "chat template line 1: access to attribute 'update' of 'dict' object is unsafe.");
 }
 
 TEST(ChatTemplate, RunawayTemplatesStopWithAnError) {
@@ -306,6 +312,22 @@ TEST(ChatTemplate, IntegersBeyond128BitsAreErrors) {
             "chat template line 1: integer overflow in int(1e+300) (difftx's integers are 128-bit)");
   EXPECT_EQ(error_of([] { render("{{ range(n) }}", R"({"n": 18446744073709551615})"); }),
             "chat template line 1: argument 'stop' is 18446744073709551615, beyond 64 bits");
+}
+
+// Number literals as jinja2's lexer reads them (underscores, 0x/0o/0b, floats beyond the range), and
+// the int and float filters as Python's int() and float() read strings.
+TEST(ChatTemplate, NumbersReadAsPythonReadsThem) {
+  const Case cases[] = {
+    {R"~({{ 1_000 }} {{ 1_000.5 }} {{ 0x1F }} {{ 0o17 }} {{ 0b101 }} {{ 0X_ff }} {{ 00 }} {{ 007.5 }} {{ 1e999 }} {{ -1e999 }} {{ 1e-999 }} {{ 2E+3 }})~", R"~({})~", R"~(1000 1000.5 31 15 5 255 0 7.5 inf -inf 0.0 2000.0)~"},
+    {R"~({{ xs.1 }} {{ xs.0.1 }})~", R"~({"xs": [[7, 8], 9]})~", R"~(9 8)~"},
+    {R"~({{ '1e999' | float }} {{ ' 2.5 ' | float }} {{ '1_0.5' | float }} {{ '.5' | float }} {{ '1.' | float }} {{ '-Infinity' | float }} {{ '0x10' | float }} {{ '1__0' | float }} {{ '1e' | float(-1) }})~", R"~({})~", R"~(inf 2.5 10.5 0.5 1.0 -inf 0.0 0.0 -1)~"},
+    {R"~({{ '1_000' | int }} {{ '0x1A' | int }} {{ '0x1A' | int(base=16) }} {{ '1A' | int(0, 16) }} {{ '0b11' | int(base=0) }} {{ '010' | int(base=0) }} {{ ' -3.9 ' | int }} {{ 'nan' | int(7) }} {{ 2.5e3 | int }} {{ true | int }})~", R"~({})~", R"~(1000 0 26 26 3 10 -3 7 2500 1)~"},
+    {R"~({{ xs | map(attribute='99999999999999999999') | list }} {{ xs | map(attribute='0') | list }})~", R"~({"xs": [[1]]})~", R"~([Undefined] [1])~"},
+  };
+  expect_renders(cases);
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ 007 }}"); }), "chat template line 1: expected '}}', found '7'");
+  EXPECT_EQ(error_of([] { render("{{ '1e999' | int }}"); }),
+            "chat template line 1: cannot convert float infinity to integer");
 }
 
 TEST(ChatTemplate, StrftimeNowUsesTheGivenDate) {
