@@ -191,6 +191,40 @@ TEST(ChatTemplate, UnknownFiltersInIfBranchesFailOnlyWhenRun) {
             "chat template line 1: unsupported construct: no filter named 'nope'");
 }
 
+// {% filter %} blocks: the body's output through one or more filters, in a scope of its own (as set
+// blocks are); a break or continue in the body drops the block's output.
+TEST(ChatTemplate, FilterBlocksPassTheirOutputThroughFilters) {
+  const Case cases[] = {
+    {R"~({% filter upper %}ab{{ 'c' }}{% endfilter %} {% filter upper | trim %}  ab  {% endfilter %}| {% filter replace('a', 'x') %}banana{% endfilter %} {% filter upper() %}a{% endfilter %}{% filter default('x') %}{% endfilter %})~", R"~({})~", R"~(ABC AB| bxnxnx A)~"},
+    {R"~({% filter indent(2, true) %}a
+b{% endfilter %}|{% filter replace(' ', '') | upper | center(9) %} a b {% endfilter %}|{% filter format(1) %}%s{% endfilter %})~", R"~({})~", R"~(  a
+  b|    AB   |1)~"},
+    {R"~({% filter upper %}{% filter lower %}AbC{% endfilter %}d{% endfilter %} {% filter upper -%}   a   {%- endfilter %}|
+  {% filter upper %}
+  a
+  {% endfilter %}
+|)~", R"~({})~", R"~(ABCD A|
+  A
+|)~"},
+    {R"~({% filter upper %}{% set y = 1 %}{% endfilter %}{% set x %}{% set z = 1 %}{% endset %}[{{ y }}{{ z }}] {% set ns = namespace(v=0) %}{% filter upper %}{% set ns.v = 5 %}{% endfilter %}{{ ns.v }})~", R"~({})~", R"~([] 5)~"},
+    {R"~({% for i in [1,2,3] %}{% filter upper %}a{{ i }}{% if i == 2 %}{% break %}{% endif %}{% endfilter %}{% endfor %} {% for i in [1,2,3] %}{% filter upper %}a{{ i }}{% if i == 2 %}{% continue %}{% endif %}b{% endfilter %}{% endfor %} {% for i in [1,2,3] %}{% set x %}a{{ i }}{% if i == 2 %}{% break %}{% endif %}{% endset %}{{ x }}{% endfor %})~", R"~({})~", R"~(A1 A1BA3B a1)~"},
+    {R"~({% macro m() %}{% filter upper %}{{ caller() }}{% endfilter %}{% endmacro %}{% call m() %}abc{% endcall %} {% set x | upper %}{% filter trim %} a {% endfilter %}{% endset %}[{{ x }}])~", R"~({})~", R"~(ABC [A])~"},
+  };
+  expect_renders(cases);
+  EXPECT_EQ(error_of([] { render("{% filter length %}abc{% endfilter %}"); }),
+            "chat template line 1: sequence item: expected str instance, int found");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% if false %}{% filter nope %}a{% endfilter %}{% endif %}"); }),
+            "chat template line 1: unsupported construct: no filter named 'nope'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% filter %}a{% endfilter %}"); }),
+            "chat template line 1: expected a name, found '%}'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% filter upper %}a"); }),
+            "chat template line 1: missing {% endfilter %} (the template ended)");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% filter upper is defined %}a{% endfilter %}"); }),
+            "chat template line 1: expected '%}', found 'is'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% filter upper %}{% break %}{% endfilter %}"); }),
+            "chat template line 1: 'break' outside a for loop");
+}
+
 TEST(ChatTemplate, ConcatenationErrorsReadAsPythons) {
   EXPECT_EQ(error_of([] { render("{{ 'a' + [1] }}"); }),
             "chat template line 1: can only concatenate str (not \"list\") to str");
@@ -243,8 +277,8 @@ TEST(ChatTemplate, RaiseExceptionCarriesTheTemplatesMessage) {
 }
 
 TEST(ChatTemplate, UnsupportedConstructsFailAtParseNamingThemAndTheLine) {
-  EXPECT_EQ(error_of([] { ChatTemplate::parse("a\n{% filter upper %}x{% endfilter %}"); }),
-            "chat template line 2: unsupported construct: the 'filter' tag");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("a\n{% with x = 1 %}x{% endwith %}"); }),
+            "chat template line 2: unsupported construct: the 'with' tag");
   EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ x | frobnicate }}"); }),
             "chat template line 1: unsupported construct: no filter named 'frobnicate'");
   EXPECT_EQ(error_of([] { ChatTemplate::parse("\n\n{% set y = x is frob %}"); }),
