@@ -124,29 +124,21 @@ Value tojson(const Value& v, const CallArgs& a) {
   return Value::from(to_json(v, style));
 }
 
-// int(d) for a float as Python takes it: nan is a ValueError (nullopt: the int filter's default), inf an
-// OverflowError; beyond 128 bits an overflow error.
-std::optional<Value> int_of_float(double d) {
-  if (std::isnan(d)) return std::nullopt;
-  if (std::isinf(d)) template_fail("cannot convert float infinity to integer");
-  if (std::fabs(d) >= 0x1p127)
-    template_fail("integer overflow in int(", python_float(d), ") (difftx's integers are 128-bit)");
-  return Value::from(static_cast<Int>(std::trunc(d)));
-}
-
 // jinja2's int filter: int(value, base) for a string, int(value) for a number, else int(float(value)),
 // else the default.
 Value to_int(const Value& v, const CallArgs& a) {
   const Value* fallback = argument(a, 0, "default");
   const Value dflt = fallback ? *fallback : Value::from(int64_t{0});
   if (v.is_integral()) return Value::from(v.integral());
-  if (v.kind == K::number) return int_of_float(v.number).value_or(dflt);
+  // int(float('nan')) is a ValueError, which the filter turns into its default; inf fails
+  auto of_float = [&](double d) { return std::isnan(d) ? dflt : Value::from(int_of_float(d)); };
+  if (v.kind == K::number) return of_float(v.number);
   if (v.is_string()) {
     const std::string t = py_strip(v.text, std::nullopt, true, true);
     const int64_t base = int_argument(a, 1, "base", 10);
     if (const std::optional<Int> i = parse_int(t, base >= 0 && base <= 36 ? static_cast<int>(base) : 1))
       return Value::from(*i);
-    if (const std::optional<double> d = parse_float(t)) return int_of_float(*d).value_or(dflt);
+    if (const std::optional<double> d = parse_float(t)) return of_float(*d);
   }
   return dflt;
 }

@@ -275,6 +275,14 @@ double as_double(const Value& v) {
   return v.number;
 }
 
+Int int_of_float(double d) {
+  if (std::isnan(d)) template_fail("cannot convert float NaN to integer");
+  if (std::isinf(d)) template_fail("cannot convert float infinity to integer");
+  if (std::fabs(d) >= 0x1p127)
+    template_fail("integer overflow in int(", python_float(d), ") (difftx's integers are 128-bit)");
+  return static_cast<Int>(std::trunc(d));
+}
+
 bool equal(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (a.kind != Value::Kind::number && b.kind != Value::Kind::number) {

@@ -96,6 +96,8 @@ std::optional<Int> parse_int(const std::string& text, int base = 10);
 // inf, infinity or nan, signed or not, correctly rounded (beyond the range: inf or 0); nullopt otherwise.
 std::optional<double> parse_float(const std::string& text);
 double as_double(const Value& v);    // int, float or bool as a double
+// int(d): Python's errors for nan and infinity; beyond 128 bits an overflow error.
+Int int_of_float(double d);
 
 // Unicode code points of a UTF-8 string (invalid bytes are taken one by one).
 std::vector<std::string> code_points(const std::string& s);

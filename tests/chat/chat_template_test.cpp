@@ -134,6 +134,9 @@ TEST(ChatTemplate, PercentFormattingMatchesPython) {
     {R"~({{ '%c%c %%|%*d|%-*s|' % (65, 'z', 5, 42, 4, 'a') }})~", R"~({})~", R"~(Az %|   42|a   |)~"},
     {R"~({{ '%(a)s-%(b)05.1f' % d }} {{ '%s' % d }} {{ '%s' % [1, none] }} {{ '%s' % n }} {{ 'x' % () }})~", R"~({"d": {"a": 1, "b": 2.25}, "n": 18446744073709551615})~", R"~(1-002.2 {'a': 1, 'b': 2.25} [1, None] 18446744073709551615 x)~"},
     {R"~({{ '%s' | format(x) }} {{ '%sr' | format(x) }} {{ '%s=%d' | format('k', 3) }} {{ '%(name)s' | format(name='v') }} {{ 'plain' | format }})~", R"~({"x": {"city": "Z\u00fcrich", "days": [1, 2]}})~", R"~({'city': 'Zürich', 'days': [1, 2]} {'city': 'Zürich', 'days': [1, 2]}r k=3 v plain)~"},
+    {R"~({{ '%05f|%-6f|%+f|% f|%f|%+.1e|%05.1F' % (1e999, 1e999, -1e999, 1e999 - 1e999, -(1e999 - 1e999), 1e999, 1e999 - 1e999) }})~", R"~({})~", R"~(00inf|inf   |-inf| nan|nan|+inf|00NAN)~"},
+    {R"~({{ '%#5.0e|%#.0f|%-+10.2g|%#g|%.0g|%08.3f|%c' % (3.0, 2.0, 0.0001234, 1.0, 2.5, -3.14159, 128512) }})~", R"~({})~", R"~(3.e+00|2.|+0.00012  |1.00000|2|-003.142|😀)~"},
+    {R"~({{ '%s-%s' % ((1,) * 2) }} {{ (1, 2) + (3,) }} {{ 2 * (0,) }})~", R"~({})~", R"~(1-1 (1, 2, 3) (0, 0))~"},
   };
   expect_renders(cases);
   EXPECT_EQ(error_of([] { render("{{ '%s %s' % ('a',) }}"); }),
@@ -150,6 +153,17 @@ TEST(ChatTemplate, PercentFormattingMatchesPython) {
   EXPECT_EQ(error_of([] { render("{{ '%(a)s' % 'x' }}"); }), "chat template line 1: format requires a mapping");
   EXPECT_EQ(error_of([] { render("{{ '%s' | format(1, a=2) }}"); }),
             "chat template line 1: can't handle positional and keyword arguments at the same time");
+  EXPECT_EQ(error_of([] { render("{{ '%d' % (1e999 - 1e999) }}"); }),
+            "chat template line 1: cannot convert float NaN to integer");
+  // Python would build any width; difftx refuses widths and precisions past 100000 and results past 64 MiB.
+  EXPECT_EQ(error_of([] { render("{{ '%1000000000d' % 1 }}"); }),
+            "chat template line 1: width too big (difftx stops at 100000)");
+  EXPECT_EQ(error_of([] { render("{{ '%.100001f' % 1 }}"); }),
+            "chat template line 1: precision too big (difftx stops at 100000)");
+  EXPECT_EQ(error_of([] { render("{{ '%*d' % (-100001, 1) }}"); }),
+            "chat template line 1: width too big (difftx stops at 100000)");
+  EXPECT_EQ(error_of([] { render("{{ ('%100000s' * 700) % ((1,) * 700) }}"); }),
+            "chat template line 1: a formatted string passed 64 MiB (difftx stops there)");
 }
 
 // {% call %}: the called macro gets the block as caller(), which sees the scopes of the call site
