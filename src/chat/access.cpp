@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "chat/str_format.h"
 #include "chat/strings.h"
 #include "chat/template_error.h"
 
@@ -110,6 +111,19 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
       int64_t n = 0;
       for (size_t at = s.find(*sub); at != std::string::npos; at = s.find(*sub, at + sub->size())) ++n;
       return Value::from(n);
+    });
+  if (name == "format")
+    return f([s](const CallArgs& a) {
+      Dict keywords;
+      for (const auto& [k, v] : a.named) keywords.set(k, v);
+      return Value::from(str_format(s, a.positional, Value::from(std::move(keywords))));
+    });
+  if (name == "format_map")
+    return f([s](const CallArgs& a) {
+      const size_t given = a.positional.size() + a.named.size();
+      if (given != 1 || a.positional.empty())
+        template_fail("format_map() takes exactly one argument (", given, " given)");
+      return Value::from(str_format(s, {}, a.positional[0]));
     });
   if (name == "join")
     return f([s](const CallArgs& a) {

@@ -152,8 +152,9 @@ std::string percent_format(const std::string& format, const Value& args) {
     const Value v = key ? arguments.by_key(*key) : arguments.next();
     switch (conversion) {
       case 's':
-      case 'r': {
-        const std::string text = conversion == 's' ? str(v) : repr(v);
+      case 'r':
+      case 'a': {
+        const std::string text = conversion == 's' ? str(v) : conversion == 'r' ? repr(v) : ascii(v);
         append_text(out, pad("", spec.precision >= 0 ? first_code_points(text, spec.precision) : text, spec, false));
         break;
       }

@@ -241,6 +241,21 @@ std::string repr(const Value& v) {
   }
 }
 
+std::string ascii(const Value& v) {
+  std::string out;
+  for (const std::string& c : code_points(repr(v))) {
+    const uint32_t u = code_point_value(c);
+    if (u < 0x80) {
+      out += c;
+      continue;
+    }
+    char escape[16];
+    std::snprintf(escape, sizeof escape, u < 0x100 ? "\\x%02x" : u < 0x10000 ? "\\u%04x" : "\\U%08x", u);
+    out += escape;
+  }
+  return out;
+}
+
 std::string str(const Value& v) {
   switch (v.kind) {
     case Value::Kind::undefined: return "";
@@ -341,6 +356,13 @@ std::vector<std::string> code_points(const std::string& s) {
   return out;
 }
 
+uint32_t code_point_value(const std::string& c) {
+  const unsigned char lead = static_cast<unsigned char>(c[0]);
+  uint32_t u = c.size() == 2 ? (lead & 0x1f) : c.size() == 3 ? (lead & 0x0f) : c.size() == 4 ? (lead & 0x07) : lead;
+  for (size_t k = 1; k < c.size(); ++k) u = (u << 6) | (static_cast<unsigned char>(c[k]) & 0x3f);
+  return u;
+}
+
 List iterate(const Value& v) {
   switch (v.kind) {
     case Value::Kind::undefined: return {};
@@ -406,8 +428,7 @@ void json_string(const std::string& s, bool ensure_ascii, std::string& out) {
       out += b;
     } else if (c >= 0x80 && ensure_ascii) {
       const std::string cp = code_points(s.substr(i, 4))[0];
-      uint32_t u = cp.size() == 2 ? (c & 0x1f) : cp.size() == 3 ? (c & 0x0f) : cp.size() == 4 ? (c & 0x07) : c;
-      for (size_t k = 1; k < cp.size(); ++k) u = (u << 6) | (static_cast<unsigned char>(cp[k]) & 0x3f);
+      uint32_t u = code_point_value(cp);
       if (u >= 0x10000) {
         u -= 0x10000;
         std::snprintf(b, sizeof b, "\\u%04x\\u%04x", 0xd800 + (u >> 10), 0xdc00 + (u & 0x3ff));

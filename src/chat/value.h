@@ -83,6 +83,7 @@ struct Value {
 bool truthy(const Value& v);
 std::string str(const Value& v);   // str(v); undefined is ''
 std::string repr(const Value& v);  // repr(v), as inside a printed list
+std::string ascii(const Value& v);  // ascii(v): repr(v) with the code points past ASCII escaped
 std::string type_name(const Value& v);  // Python's type name: 'str', 'dict', ...
 bool equal(const Value& a, const Value& b);
 // a < b for numbers, strings and lists; other pairs are a TemplateError.
@@ -99,8 +100,10 @@ double as_double(const Value& v);    // int, float or bool as a double
 // int(d): Python's errors for nan and infinity; beyond 128 bits an overflow error.
 Int int_of_float(double d);
 
-// Unicode code points of a UTF-8 string (invalid bytes are taken one by one).
+// Unicode code points of a UTF-8 string (invalid bytes are taken one by one), and the number of one
+// of them.
 std::vector<std::string> code_points(const std::string& s);
+uint32_t code_point_value(const std::string& c);
 // The items a for loop visits: a list's items, a dict's keys, a string's characters; undefined
 // is empty; anything else is a TemplateError.
 List iterate(const Value& v);

@@ -136,6 +136,7 @@ TEST(ChatTemplate, PercentFormattingMatchesPython) {
     {R"~({{ '%s' | format(x) }} {{ '%sr' | format(x) }} {{ '%s=%d' | format('k', 3) }} {{ '%(name)s' | format(name='v') }} {{ 'plain' | format }})~", R"~({"x": {"city": "Z\u00fcrich", "days": [1, 2]}})~", R"~({'city': 'Zürich', 'days': [1, 2]} {'city': 'Zürich', 'days': [1, 2]}r k=3 v plain)~"},
     {R"~({{ '%05f|%-6f|%+f|% f|%f|%+.1e|%05.1F' % (1e999, 1e999, -1e999, 1e999 - 1e999, -(1e999 - 1e999), 1e999, 1e999 - 1e999) }})~", R"~({})~", R"~(00inf|inf   |-inf| nan|nan|+inf|00NAN)~"},
     {R"~({{ '%#5.0e|%#.0f|%-+10.2g|%#g|%.0g|%08.3f|%c' % (3.0, 2.0, 0.0001234, 1.0, 2.5, -3.14159, 128512) }})~", R"~({})~", R"~(3.e+00|2.|+0.00012  |1.00000|2|-003.142|😀)~"},
+    {R"~({{ '%a|%5a|%.3a|%a' % ('é', 'x', 'é😀', [1, 'ü']) }})~", R"~({})~", R"~('\xe9'|  'x'|'\x|[1, '\xfc'])~"},
     {R"~({{ '%s-%s' % ((1,) * 2) }} {{ (1, 2) + (3,) }} {{ 2 * (0,) }})~", R"~({})~", R"~(1-1 (1, 2, 3) (0, 0))~"},
   };
   expect_renders(cases);
@@ -164,6 +165,90 @@ TEST(ChatTemplate, PercentFormattingMatchesPython) {
             "chat template line 1: width too big (difftx stops at 100000)");
   EXPECT_EQ(error_of([] { render("{{ ('%100000s' * 700) % ((1,) * 700) }}"); }),
             "chat template line 1: a formatted string passed 64 MiB (difftx stops there)");
+}
+
+// str.format and str.format_map as jinja2's sandbox runs them: automatic, numbered and named fields,
+// attributes and keys looked up as the sandbox does (a missing one is undefined), conversions, and the
+// format-spec mini-language of str, int, bool and float (fill, align, sign, z, #, 0, width, grouping,
+// precision, types); every error is Python's own message.
+TEST(ChatTemplate, StrFormatMatchesPython) {
+  const Case cases[] = {
+    {R"~({{ '{} {}|{{}} {{{}}}'.format(1, 'a', 'b') }} {{ '{0}{1}{0}|{a}-{b}'.format(1, 'a', a=1, b=2) }} {{ 'x'.format(1, a=2) }} {{ '{00}|{01}'.format(7, 8) }})~", R"~({})~", R"~(1 a|{} {b} 1a1|1-2 x 7|8)~"},
+    {R"~({{ '{0[role]} {0.role} {m.content} [{0.missing}] {0[1]} [{0.__class__}]'.format(m, m=m) }} {{ '{0[1]} [{0[5]}] [{0[-1]}] {0[00]}'.format(xs) }} {{ '{x[1]}'.format(x='hello') }})~", R"~({"m": {"role": "user", "content": "hi"}, "xs": [5, 6]})~", R"~(user user hi []  [] 6 [] [] 5 e)~"},
+    {R"~({{ '{0[a][b]}{0[a].b} {0[0]} {a.a.b}'.format(d, a=d) }} {{ '{0[a]} {}'.format(d, 9) }})~", R"~({"d": {"a": {"b": 7}, "0": "z"}})~", R"~(77  7 {'b': 7} {'a': {'b': 7}, '0': 'z'})~"},
+    {R"~({{ '{0!r} {0!s} {0!a} {1!a}'.format('é', x) }} {{ '{}|{!r}|{}|{!r}|{}'.format([1, 'a'], {'k': 'v'}, none, nothing, nothing) }})~", R"~({"x": {"a": [1, "é😀\u0100"]}})~", R"~('é' é '\xe9' {'a': [1, '\xe9\U0001f600\u0100']} [1, 'a']|{'k': 'v'}|None|Undefined|)~"},
+    {R"~({{ '{:>5}|{:<5}|{:^5}|{:*^6}|{:.2}|{:05}|{:é^7}|{:^5}|' .format('a', 'b', 'c', 'd', 'abc', 'ab', 'x', 'ab') }})~", R"~({})~", R"~(    a|b    |  c  |**d***|ab|ab000|éééxééé| ab  |)~"},
+    {R"~({{ '{:05}|{:+}|{: }|{:,}|{:_}|{:_x}|{:#x}|{:#b}|{:#o}|{:X}|{:x}|{:#X}|{:_b}'.format(42, 3, 3, 1234567, 1234567, 1234567, 255, 5, 8, 255, -255, -255, 255) }})~", R"~({})~", R"~(00042|+3| 3|1,234,567|1_234_567|12_d687|0xff|0b101|0o10|FF|-ff|-0XFF|1111_1111)~"},
+    {R"~({{ '{:010,}|{:09,}|{:08,}|{:0=10,}|{:0,}|{:012,}|{:^012,}|{:*=12,}|{:=^12}'.format(1234, 1234, 1234, 1234, 1, -1e20, -1234, -1234, -1234) }})~", R"~({})~", R"~(00,001,234|0,001,234|0,001,234|00,001,234|1|-000,001e+20|000-1,234000|-******1,234|===-1234====)~"},
+    {R"~({{ '{:_o}|{:_X}|{:#_x}|{:010_x}|{:#010_x}|{:#010x}|{:#010b}|{:,}'.format(123456789, 123456789, 123456789, 255, 255, 255, -5, 1234567890123456789012345678901234567) }})~", R"~({})~", R"~(7_2674_6425|75B_CD15|0x75b_cd15|0_0000_00ff|0x000_00ff|0x000000ff|-0b0000101|1,234,567,890,123,456,789,012,345,678,901,234,567)~"},
+    {R"~({{ '{:c}{:c}|{:05c}|{:*^5c}|{:<3c}|{:c}|'.format(65, 233, 65, 66, 128512, true) }})~", R"~({})~", R"~(Aé|0000A|**B**|😀  ||)~"},
+    {R"~({{ '{:>5}|{}|{:d}|{:#x}|{:%}|{:,}'.format(true, true, true, true, true, true) }})~", R"~({})~", R"~(    1|True|1|0x1|100.000000%|1)~"},
+    {R"~({{ '{:=5}|{:0<5}|{:0>5}|{:0^5}|{:-}|{:-5}|{: 5}|{:n}|{:010n}'.format(-3, -3, -3, -3, -3, 3, 3, 1234567, -12) }})~", R"~({})~", R"~(-   3|-3000|000-3|0-300|-3|    3|    3|1234567|-000000012)~"},
+    {R"~({{ '{:.2f}|{:.3e}|{:g}|{:.3g}|{:%}|{:.1%}|{}|{:.3}|{:.2}|{:10.3f}|{:<10.2e}|'.format(3.14159, 1234.5, 0.0001, 1234567.0, 0.25, 0.125, 1.5, 100.0, 100.0, 3.14159, 1234.5) }})~", R"~({})~", R"~(3.14|1.234e+03|0.0001|1.23e+06|25.000000%|12.5%|1.5|1e+02|1e+02|     3.142|1.23e+03  |)~"},
+    {R"~({{ '{:.3}|{:.3}|{:.3}|{:.3}|{:.3}|{:.1}|{:.2}|{:.2}|{:.3}|{:.17}'.format(1.0, 12.0, 123.0, 0.0001, 0.00001234, 9.99, 9.99, 0.0001234, 0.0, 0.1) }})~", R"~({})~", R"~(1.0|12.0|1.23e+02|0.0001|1.23e-05|1e+01|1e+01|0.00012|0.0|0.10000000000000001)~"},
+    {R"~({{ '{:#}|{:#}|{:#.3}|{:#.0f}|{:#g}|{:#.3g}|{:.0}|{:.0g}|{:.0f}|{:.0%}|{:#.0%}|{:#.0e}'.format(1e16, 1.5, 100.0, 2.0, 1.0, 1.0, 2.5, 2.5, 2.5, 0.025, 0.5, 1.0) }})~", R"~({})~", R"~(1.e+16|1.5|1.00e+02|2.|1.00000|1.00|2e+00|2|2|2%|50.%|1.e+00)~"},
+    {R"~({{ '{:,}|{:,}|{:_}|{:012,.2f}|{:,}|{:,.2f}|{:_.3f}|{:,g}|{:,}|{:,e}|{:,%}|{:,}'.format(1234.5678e10, 1e20, 12345.5, 1234.5, -0.0, 1234567.891, 1234567.891, 1234567.0, 1234.5, 1234.5, 12345.6, 0.000012345) }})~", R"~({})~", R"~(12,345,678,000,000.0|1e+20|12_345.5|0,001,234.50|-0.0|1,234,567.89|1_234_567.891|1.23457e+06|1,234.5|1.234500e+03|1,234,560.000000%|1.2345e-05)~"},
+    {R"~({{ '{:z}|{:z.1f}|{:z.3}|{:ze}|{:z%}|{:z.0f}|{:.3}'.format(-0.0, -0.01, -0.0, -0.0, -0.0, -0.4, -0.0) }})~", R"~({})~", R"~(0.0|0.0|0.0|0.000000e+00|0.000000%|0|-0.0)~"},
+    {R"~({{ '{:06.2f}|{:+06.1f}|{:06}|{:^7.2f}|{:.2f}|{:e}|{:%}|{:.3%}|{:e}|{:.20f}|{:.0f}{:.0f}{:.0f}'.format(-1.5, 1.5, -1.5, 3, 5, 5, 5, 1, 123456789012345678901234567890, 0.1, 0.5, 1.5, 2.5) }})~", R"~({})~", R"~(-01.50|+001.5|-001.5| 3.00  |5.00|5.000000e+00|500.000000%|100.000%|1.234568e+29|0.10000000000000000555|022)~"},
+    {R"~({% set inf = inf | float %}{% set nan = nan | float %}{{ '{:G}|{:E}|{:F}|{:010F}|{:=+8}|{:010}|{:%}|{:+}|{:f}|{: }|{:n}|{:n}'.format(1e-20, 12345.678, inf, inf, inf, -inf, inf, nan, -nan, nan, 1234567.0, 0.000001) }})~", R"~({"inf": "inf", "nan": "nan"})~", R"~(1E-20|1.234568E+04|INF|0000000INF|+    inf|-000000inf|inf%|+nan|nan| nan|1.23457e+06|1e-06)~"},
+    {R"~({{ '{:{w}}|{:{}}|{:{}.{}}|{:>{w}.{p}f}'.format('a', 'b', 4, 3.14159, 8, 3, 2.5, w=3, p=2) }} {{ '{0:{1}}|{0:{0}}'.format(3, 'x<5') }})~", R"~({})~", R"~(a  |b   |    3.14|2.50 3xxxx|  3)~"},
+    {R"~({{ '{0.role!r:>10}|{0[content]!s:.2}|{0.role!s:}|{0.role:}'.format(m) }})~", R"~({"m": {"role": "user", "content": "hello"}})~", R"~(    'user'|he|user|user)~"},
+    {R"~({{ '{x}-{x[0]}'.format_map(d) }})~", R"~({"d": {"x": [5, 6]}})~", R"~([5, 6]-5)~"},
+  };
+  expect_renders(cases);
+  const std::pair<const char*, const char*> errors[] = {
+    {"{{ '{} {0}'.format(1) }}", "cannot switch from manual field specification to automatic field numbering"},
+    {"{{ '{0} {}'.format(1) }}", "cannot switch from manual field specification to automatic field numbering"},
+    {"{{ '{} {}'.format(1) }}", "tuple index out of range"},
+    {"{{ '{0}'.format_map({}) }}", "tuple index out of range"},
+    {"{{ '{x}'.format(1) }}", "KeyError: 'x'"},
+    {"{{ '{[a]}'.format({'a': 1}) }}", "KeyError: ''"},
+    {"{{ 'a}'.format(1) }}", "Single '}' encountered in format string"},
+    {"{{ 'a{'.format(1) }}", "Single '{' encountered in format string"},
+    {"{{ '{0!x}'.format(1) }}", "Unknown conversion specifier x"},
+    {"{{ '{0!rr}'.format(1) }}", "expected ':' after conversion specifier"},
+    {"{{ '{0!'.format(1) }}", "end of string while looking for conversion specifier"},
+    {"{{ '{0:'.format(1) }}", "unmatched '{' in format spec"},
+    {"{{ '{0[}'.format(1) }}", "expected '}' before end of string"},
+    {"{{ '{0{'.format(1) }}", "unexpected '{' in field name"},
+    {"{{ '{0[a]x}'.format({}) }}", "Only '.' or '[' may follow ']' in format field specifier"},
+    {"{{ '{0.}'.format(1) }}", "Empty attribute in format string"},
+    {"{{ '{0[]}'.format(1) }}", "Empty attribute in format string"},
+    {"{{ '{99999999999999999999999}'.format(1) }}", "Too many decimal digits in format string"},
+    {"{{ '{:{:{}}}'.format(1, 2, 3) }}", "Max string recursion exceeded"},
+    {"{{ '{:d}'.format(1.5) }}", "Unknown format code 'd' for object of type 'float'"},
+    {"{{ '{:s}'.format(true) }}", "Unknown format code 's' for object of type 'bool'"},
+    {"{{ '{:é}'.format(1) }}", "Unknown format code '\\xe9' for object of type 'int'"},
+    {"{{ '{:+}'.format('ab') }}", "Sign not allowed in string format specifier"},
+    {"{{ '{: }'.format('ab') }}", "Space not allowed in string format specifier"},
+    {"{{ '{:#}'.format('ab') }}", "Alternate form (#) not allowed in string format specifier"},
+    {"{{ '{:z}'.format('ab') }}", "Negative zero coercion (z) not allowed in string format specifier"},
+    {"{{ '{:=5}'.format('ab') }}", "'=' alignment not allowed in string format specifier"},
+    {"{{ '{:.2d}'.format(5) }}", "Precision not allowed in integer format specifier"},
+    {"{{ '{:z}'.format(5) }}", "Negative zero coercion (z) not allowed in integer format specifier"},
+    {"{{ '{:+c}'.format(65) }}", "Sign not allowed with integer format specifier 'c'"},
+    {"{{ '{:#c}'.format(65) }}", "Alternate form (#) not allowed with integer format specifier 'c'"},
+    {"{{ '{:c}'.format(1114112) }}", "%c arg not in range(0x110000)"},
+    {"{{ '{:,s}'.format('a') }}", "Cannot specify ',' with 's'."},
+    {"{{ '{:,x}'.format(1) }}", "Cannot specify ',' with 'x'."},
+    {"{{ '{:_,}'.format(1) }}", "Cannot specify both ',' and '_'."},
+    {"{{ '{:5ss}'.format(1) }}", "Invalid format specifier '5ss' for object of type 'int'"},
+    {"{{ '{:.}'.format(1.0) }}", "Format specifier missing precision"},
+    {"{{ '{:>5}'.format(none) }}", "unsupported format string passed to NoneType.__format__"},
+    {"{{ '{:>5}'.format(nothing) }}", "unsupported format string passed to Undefined.__format__"},
+    {"{{ '{0.x}'.format(nothing) }}", "'nothing' is undefined"},
+    {"{{ '{x}'.format_map(5) }}", "'int' object is not subscriptable"},
+    {"{{ '{x}'.format_map({}, 1) }}", "format_map() takes exactly one argument (2 given)"},
+    // Python would build any width; difftx refuses widths and precisions past 100000 and results past 64 MiB.
+    {"{{ '{:1000000000}'.format(1) }}", "width too big (difftx stops at 100000)"},
+    {"{{ '{:{}}'.format(1, 10 ** 9) }}", "width too big (difftx stops at 100000)"},
+    {"{{ '{:.1000000000f}'.format(1.0) }}", "precision too big (difftx stops at 100000)"},
+    {"{{ ('{0:100000}' * 700).format(1) }}", "a formatted string passed 64 MiB (difftx stops there)"},
+  };
+  for (const auto& [source, message] : errors) {
+    SCOPED_TRACE(source);
+    EXPECT_EQ(error_of([&] { render(source); }), std::string("chat template line 1: ") + message);
+  }
 }
 
 // {% call %}: the called macro gets the block as caller(), which sees the scopes of the call site
