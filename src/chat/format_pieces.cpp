@@ -1,5 +1,6 @@
 #include "chat/format_pieces.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -41,6 +42,8 @@ std::string float_digits(double x, char conversion, int64_t precision, bool alte
   const bool upper = conversion == 'E' || conversion == 'F' || conversion == 'G';
   if (std::isinf(x)) return upper ? "INF" : "inf";
   if (std::isnan(x)) return upper ? "NAN" : "nan";
+  if (conversion == 'g' || conversion == 'G')
+    return general_digits(x, precision, alternate, upper, std::max<int64_t>(precision, 1));
   const std::string format = std::string(alternate ? "%#.*" : "%.*") + conversion;
   const int p = static_cast<int>(precision);
   const int n = std::snprintf(nullptr, 0, format.c_str(), p, std::fabs(x));
@@ -48,6 +51,24 @@ std::string float_digits(double x, char conversion, int64_t precision, bool alte
   std::snprintf(out.data(), out.size(), format.c_str(), p, std::fabs(x));
   out.resize(static_cast<size_t>(n));
   return out;
+}
+
+std::string general_digits(double x, int64_t precision, bool alternate, bool upper, int64_t exponent_from) {
+  const char e = upper ? 'E' : 'e';
+  const int64_t significant = std::max<int64_t>(precision, 1);
+  std::string text = float_digits(x, e, significant - 1, alternate);
+  const size_t at = text.find(e);
+  if (at == std::string::npos) return text;  // inf, nan
+  const int64_t exponent = std::stoll(text.substr(at + 1));
+  if (exponent >= -4 && exponent < exponent_from) text = float_digits(x, 'f', significant - 1 - exponent, alternate);
+  if (alternate) return text;
+  const size_t end = std::min(text.find(e), text.size());
+  std::string number = text.substr(0, end);
+  if (number.find('.') != std::string::npos) {
+    while (number.back() == '0') number.pop_back();
+    if (number.back() == '.') number.pop_back();
+  }
+  return number + text.substr(end);
 }
 
 std::string code_point_text(Int i) {

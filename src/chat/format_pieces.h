@@ -27,6 +27,10 @@ std::string magnitude_digits(Int i, int base, bool upper);
 // is negative_float(x) (a nan never is).
 std::string float_digits(double x, char conversion, int64_t precision, bool alternate);
 bool negative_float(double x);
+// |x| as 'g' prints it, %e's form where the exponent is below -4 or from `exponent_from` on (the
+// precision for 'g'), else %f's; trailing zeros dropped unless alternate. (glibc's own %#g drops a
+// digit where rounding carries into the exponent: 99.99 as "%#.2g" is "1.e+02", Python's "1.0e+02".)
+std::string general_digits(double x, int64_t precision, bool alternate, bool upper, int64_t exponent_from);
 
 // %c and {:c} of an int: its code point in UTF-8, else Python's OverflowError as a TemplateError.
 std::string code_point_text(Int i);

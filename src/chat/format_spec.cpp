@@ -153,22 +153,8 @@ std::string lay_out(const Spec& spec, bool negative, const std::string& prefix, 
 // |x| with no type and a precision: 'g' that switches to an exponent one digit sooner and keeps a
 // ".0" on a whole number (Python's Py_DTSF_ADD_DOT_0).
 std::string general_with_dot(double x, int64_t precision, bool alternate) {
-  const int64_t p = std::max<int64_t>(precision, 1);
-  std::string text = float_digits(x, 'e', p - 1, alternate);
-  const size_t e = text.find('e');
-  if (e == std::string::npos) return text;  // inf, nan
-  const int64_t point = std::stoll(text.substr(e + 1)) + 1;  // the decimal point's place after rounding
-  if (point > -4 && point <= p - 1) {
-    text = float_digits(x, 'g', p, alternate);
-    return text.find('.') == std::string::npos ? text + ".0" : text;
-  }
-  if (alternate) return text;
-  std::string mantissa = text.substr(0, e);
-  if (mantissa.find('.') != std::string::npos) {
-    while (mantissa.back() == '0') mantissa.pop_back();
-    if (mantissa.back() == '.') mantissa.pop_back();
-  }
-  return mantissa + text.substr(e);
+  const std::string text = general_digits(x, precision, alternate, false, std::max<int64_t>(precision, 1) - 1);
+  return std::isfinite(x) && text.find_first_of(".e") == std::string::npos ? text + ".0" : text;
 }
 
 std::string format_float(double x, const Spec& spec) {
