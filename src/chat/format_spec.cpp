@@ -73,7 +73,7 @@ Spec parse_spec(const std::string& text, const Value& v, const char* default_typ
     ++i;
   }
   if (!fill_given && i < n && text[i] == '0') {  // 0-padding: the fill, and '=' unless aligned otherwise
-    spec.fill = "0";
+    spec.fill.assign(1, '0');
     if (!align_given && default_align == '>') spec.align = '=';
     ++i;
   }
@@ -114,7 +114,10 @@ std::string grouped(const std::string& digits, const std::string& separator, int
                      digits.substr(static_cast<size_t>(remaining - taken), static_cast<size_t>(taken)));
     remaining -= taken;
     left -= l;
-    if ((done = remaining <= 0 && left <= 0)) break;
+    if (remaining <= 0 && left <= 0) {
+      done = true;
+      break;
+    }
     left -= static_cast<int64_t>(separator.size());
   }
   if (!done) {
@@ -132,22 +135,14 @@ std::string grouped(const std::string& digits, const std::string& separator, int
 std::string lay_out(const Spec& spec, bool negative, const std::string& prefix, const std::string& digits,
                     const std::string& rest, int64_t group_size = 3) {
   const std::string sign = negative ? "-" : spec.sign == '+' ? "+" : spec.sign == ' ' ? " " : "";
-  const int64_t others = static_cast<int64_t>(sign.size() + prefix.size() + py_len(rest));
+  const int64_t others = static_cast<int64_t>(sign.size() + prefix.size() + py_len(rest));  // not digits
   const int64_t min_width = spec.fill == "0" && spec.align == '=' ? spec.width - others : 0;
   const std::string separator = spec.grouping ? std::string(1, spec.grouping) : "";
   const std::string body = grouped(digits, separator, group_size, min_width);
-  const int64_t padding = std::max<int64_t>(0, spec.width - others - static_cast<int64_t>(body.size()));
-  auto fill = [&](int64_t count) {
-    std::string out;
-    for (int64_t k = 0; k < count; ++k) out += spec.fill;
-    return out;
-  };
-  switch (spec.align) {
-    case '<': return sign + prefix + body + rest + fill(padding);
-    case '^': return fill(padding / 2) + sign + prefix + body + rest + fill(padding - padding / 2);
-    case '=': return sign + prefix + fill(padding) + body + rest;
-    default: return fill(padding) + sign + prefix + body + rest;
-  }
+  const std::string lead = sign + prefix;
+  if (spec.align == '=')  // the padding between the sign and prefix and the digits
+    return lead + aligned(body + rest, spec.width - static_cast<int64_t>(lead.size()), '>', spec.fill);
+  return aligned(lead + body + rest, spec.width, spec.align, spec.fill);
 }
 
 // |x| with no type and a precision: 'g' that switches to an exponent one digit sooner and keeps a
