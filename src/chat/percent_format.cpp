@@ -1,7 +1,6 @@
 #include "chat/percent_format.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 #include <optional>
 
