@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 
+#include "chat/str_format.h"
 #include "chat/strings.h"
 #include "chat/template_error.h"
 
@@ -110,6 +112,19 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
       for (size_t at = s.find(*sub); at != std::string::npos; at = s.find(*sub, at + sub->size())) ++n;
       return Value::from(n);
     });
+  if (name == "format")
+    return f([s](const CallArgs& a) {
+      Dict keywords;
+      for (const auto& [k, v] : a.named) keywords.set(k, v);
+      return Value::from(str_format(s, a.positional, Value::from(std::move(keywords))));
+    });
+  if (name == "format_map")
+    return f([s](const CallArgs& a) {
+      const size_t given = a.positional.size() + a.named.size();
+      if (given != 1 || a.positional.empty())
+        template_fail("format_map() takes exactly one argument (", given, " given)");
+      return Value::from(str_format(s, {}, a.positional[0]));
+    });
   if (name == "join")
     return f([s](const CallArgs& a) {
       const Value* items = argument(a, 0, "iterable");
@@ -123,6 +138,17 @@ std::optional<Value> string_method(const std::string& s, const std::string& name
       }
       return Value::from(out);
     });
+  return std::nullopt;
+}
+
+// The methods that would change a list or dict: the sandbox refuses them when called.
+std::optional<Value> unsafe_method(const std::string& name, const char* type,
+                                   std::initializer_list<const char*> methods) {
+  for (const char* m : methods)
+    if (name == m)
+      return Value::from(Function([name, type](const CallArgs&) -> Value {
+        template_fail("access to attribute '", name, "' of '", type, "' object is unsafe.");
+      }));
   return std::nullopt;
 }
 
@@ -144,7 +170,7 @@ std::optional<Value> dict_method(const Value& d, const std::string& name) {
       }
       return Value::from(std::move(out));
     }));
-  return std::nullopt;
+  return unsafe_method(name, "dict", {"clear", "pop", "popitem", "setdefault", "update"});
 }
 
 std::optional<Value> list_method(const Value& l, const std::string& name) {
@@ -161,17 +187,17 @@ std::optional<Value> list_method(const Value& l, const std::string& name) {
       if (name == "index") template_fail(repr(*x), " is not in list");
       return Value::from(n);
     }));
-  static const char* mutating[] = {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"};
-  for (const char* m : mutating)
-    if (name == m)
-      return Value::from(Function([name](const CallArgs&) -> Value {
-        template_fail("access to attribute '", name, "' of 'list' object is unsafe.");
-      }));
-  return std::nullopt;
+  if (l.is_tuple) return std::nullopt;
+  return unsafe_method(name, "list", {"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"});
+}
+
+// jinja2's name for an object in its undefined messages: "list object", "None".
+std::string object_type_repr(const Value& object) {
+  return object.kind == Value::Kind::none ? "None" : type_name(object) + " object";
 }
 
 Value missing(const Value& object, const std::string& name) {
-  return Value::undefined(concat("'", type_name(object), " object' has no attribute '", name, "'"));
+  return Value::undefined(concat("'", object_type_repr(object), "' has no attribute '", name, "'"));
 }
 
 }  // namespace
@@ -213,13 +239,13 @@ Value get_item(const Value& object, const Value& key) {
         Int i = key.integral();
         if (i < 0) i += n;
         if (i >= 0 && i < n) return object.is_string() ? Value::from(cps[static_cast<size_t>(i)]) : (*object.list)[static_cast<size_t>(i)];
-        return Value::undefined(concat("'", type_name(object), " object' has no element ", str(key)));
+        return Value::undefined(concat(object_type_repr(object), " has no element ", repr(key)));
       }
       if (key.is_string()) return get_attribute(object, key.text);
       break;
     default: break;
   }
-  return Value::undefined(concat("'", type_name(object), " object' has no element ", repr(key)));
+  return Value::undefined(concat(object_type_repr(object), " has no element ", repr(key)));
 }
 
 Value get_slice(const Value& object, const Value& start_v, const Value& stop_v, const Value& step_v) {

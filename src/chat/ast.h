@@ -47,19 +47,22 @@ struct Stmt;
 using Body = std::vector<std::shared_ptr<const Stmt>>;
 
 struct Stmt {
-  enum class Kind { text, output, if_, for_, set, set_block, break_, continue_, macro, call_block, scope };
+  enum class Kind {
+    text, output, if_, for_, set, set_block, filter_block, break_, continue_, macro, call_block, scope
+  };
   Kind kind;
   int line = 0;
   std::string text;                  // text
   ExprPtr expr;                      // output, set's value, for's iterable, call_block's call
   std::vector<std::pair<ExprPtr, Body>> branches;  // if / elif: condition and body
-  // for's body and else; if's else; the body of set_block, macro, call_block (the caller), scope
+  // for's body and else; if's else; the body of set_block, filter_block, macro, call_block (the caller), scope
   Body body, else_body;
   // for's loop variables; set's name (and attribute: ns.attr); macro's name ("caller" for a
   // call_block), then its parameters
   std::vector<std::string> targets;
   ExprPtr filter;                      // for ... if filter
-  std::vector<ExprPtr> block_filters;  // set_block: {% set x | f %} (filter nodes without input)
+  // set_block's {% set x | f %}, filter_block's {% filter f | g %}: filter nodes without input
+  std::vector<ExprPtr> block_filters;
   std::vector<ExprPtr> defaults;       // macro, call_block: each parameter's default (null: none)
   bool takes_caller = false;           // macro: its body names `caller`, so a call block may pass one
 };

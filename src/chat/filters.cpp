@@ -43,7 +43,8 @@ Value attribute_path(const Value& v, const std::string& path) {
     const size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-    cur = digits ? get_item(cur, Value::from(static_cast<int64_t>(std::stoll(part)))) : get_item(cur, Value::from(part));
+    const std::optional<Int> index = digits ? parse_int(part) : std::nullopt;  // beyond 128 bits: no such item
+    cur = get_item(cur, index ? Value::from(*index) : Value::from(part));
     if (dot == std::string::npos) return cur;
     start = dot + 1;
   }
@@ -123,28 +124,21 @@ Value tojson(const Value& v, const CallArgs& a) {
   return Value::from(to_json(v, style));
 }
 
-// int(d) for a finite float; beyond 128 bits an overflow error.
-Value int_of_float(double d) {
-  if (std::fabs(d) >= 0x1p127)
-    template_fail("integer overflow in int(", python_float(d), ") (difftx's integers are 128-bit)");
-  return Value::from(static_cast<Int>(std::trunc(d)));
-}
-
+// jinja2's int filter: int(value, base) for a string, int(value) for a number, else int(float(value)),
+// else the default.
 Value to_int(const Value& v, const CallArgs& a) {
   const Value* fallback = argument(a, 0, "default");
   const Value dflt = fallback ? *fallback : Value::from(int64_t{0});
-  if (v.kind == K::integer) return v;
-  if (v.kind == K::boolean) return Value::from(static_cast<int64_t>(v.boolean));
-  if (v.kind == K::number) return std::isfinite(v.number) ? int_of_float(v.number) : dflt;
+  if (v.is_integral()) return Value::from(v.integral());
+  // int(float('nan')) is a ValueError, which the filter turns into its default; inf fails
+  auto of_float = [&](double d) { return std::isnan(d) ? dflt : Value::from(int_of_float(d)); };
+  if (v.kind == K::number) return of_float(v.number);
   if (v.is_string()) {
     const std::string t = py_strip(v.text, std::nullopt, true, true);
-    if (const std::optional<Int> i = parse_int(t)) return Value::from(*i);
-    try {
-      size_t used = 0;
-      const double d = std::stod(t, &used);
-      if (used == t.size() && std::isfinite(d)) return int_of_float(d);
-    } catch (const std::exception&) {
-    }
+    const int64_t base = int_argument(a, 1, "base", 10);
+    if (const std::optional<Int> i = parse_int(t, base >= 0 && base <= 36 ? static_cast<int>(base) : 1))
+      return Value::from(*i);
+    if (const std::optional<double> d = parse_float(t)) return of_float(*d);
   }
   return dflt;
 }
@@ -153,15 +147,8 @@ Value to_float(const Value& v, const CallArgs& a) {
   const Value* fallback = argument(a, 0, "default");
   const Value dflt = fallback ? *fallback : Value::from(0.0);
   if (v.is_number()) return Value::from(as_double(v));
-  if (v.is_string()) {
-    const std::string t = py_strip(v.text, std::nullopt, true, true);
-    try {
-      size_t used = 0;
-      const double d = std::stod(t, &used);
-      if (used == t.size()) return Value::from(d);
-    } catch (const std::exception&) {
-    }
-  }
+  if (v.is_string())
+    if (const std::optional<double> d = parse_float(py_strip(v.text, std::nullopt, true, true))) return Value::from(*d);
   return dflt;
 }
 

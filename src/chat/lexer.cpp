@@ -11,6 +11,9 @@ namespace {
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_hex_digit(char c) { return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
+bool is_octal_digit(char c) { return c >= '0' && c <= '7'; }
+bool is_binary_digit(char c) { return c == '0' || c == '1'; }
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
 
@@ -198,32 +201,41 @@ class Lexer {
     }
   }
 
+  // A number as jinja2's lexer reads one: a float (digits with a fraction, an exponent or both; not right
+  // after a '.', where x.1.5 is x[1][5]), else an integer: 0b/0o/0x and digits of that base, decimal digits
+  // not starting with 0, or zeros. Underscores may stand between digits; the token keeps them (the parser
+  // reads it as Python would).
   void number(int line) {
-    size_t end = pos_;
-    auto digits = [&] {
-      while (end < s_.size() && (is_digit(s_[end]) || (s_[end] == '_' && end + 1 < s_.size() && is_digit(s_[end + 1]))))
-        ++end;
+    auto run = [&](size_t at, bool (*digit)(char)) {  // digits from `at`, single underscores between them
+      while (at < s_.size() && (digit(s_[at]) || (s_[at] == '_' && at + 1 < s_.size() && digit(s_[at + 1])))) ++at;
+      return at;
     };
-    digits();
+    size_t end = run(pos_, is_digit);
     bool is_float = false;
-    if (end + 1 < s_.size() && s_[end] == '.' && is_digit(s_[end + 1])) {
-      ++end;
-      digits();
+    const bool after_dot = pos_ > 0 && s_[pos_ - 1] == '.';
+    if (!after_dot && end + 1 < s_.size() && s_[end] == '.' && is_digit(s_[end + 1])) {
+      end = run(end + 1, is_digit);
       is_float = true;
     }
-    if (end < s_.size() && (s_[end] == 'e' || s_[end] == 'E')) {
+    if (!after_dot && end < s_.size() && (s_[end] == 'e' || s_[end] == 'E')) {
       size_t e = end + 1;
       if (e < s_.size() && (s_[e] == '+' || s_[e] == '-')) ++e;
       if (e < s_.size() && is_digit(s_[e])) {
-        end = e;
-        digits();
+        end = run(e, is_digit);
         is_float = true;
       }
     }
-    std::string text;
-    for (size_t i = pos_; i < end; ++i)
-      if (s_[i] != '_') text += s_[i];
-    emit(is_float ? Token::Type::number : Token::Type::integer, text, line);
+    if (!is_float && s_[pos_] == '0') {
+      const char base = pos_ + 1 < s_.size() ? static_cast<char>(s_[pos_ + 1] | 0x20) : 0;
+      bool (*digit)(char) = nullptr;
+      if (base == 'x') digit = is_hex_digit;
+      else if (base == 'o') digit = is_octal_digit;
+      else if (base == 'b') digit = is_binary_digit;
+      const size_t first = pos_ + 2 + (pos_ + 2 < s_.size() && s_[pos_ + 2] == '_');
+      if (digit && first < s_.size() && digit(s_[first])) end = run(first, digit);
+      else end = run(pos_, [](char c) { return c == '0'; });
+    }
+    emit(is_float ? Token::Type::number : Token::Type::integer, s_.substr(pos_, end - pos_), line);
     advance(end - pos_);
   }
 

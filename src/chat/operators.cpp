@@ -33,7 +33,7 @@ Value repeat(const Value& seq, Int n) {
   }
   List out;
   for (int64_t i = 0; i < n; ++i) out.insert(out.end(), seq.list->begin(), seq.list->end());
-  return Value::from(std::move(out));
+  return seq.is_tuple ? Value::tuple(std::move(out)) : Value::from(std::move(out));
 }
 
 Value integer_op(const std::string& op, Int x, Int y) {
@@ -91,10 +91,10 @@ Value binary_op(const std::string& op, const Value& a, const Value& b) {
     return float_op(op, as_double(a), as_double(b));
   }
   if (op == "+" && a.is_string() && b.is_string()) return Value::from(a.text + b.text);
-  if (op == "+" && a.is_list() && b.is_list()) {
+  if (op == "+" && a.is_list() && b.is_list() && a.is_tuple == b.is_tuple) {
     List out = *a.list;
     out.insert(out.end(), b.list->begin(), b.list->end());
-    return Value::from(std::move(out));
+    return a.is_tuple ? Value::tuple(std::move(out)) : Value::from(std::move(out));
   }
   if (op == "*" && (a.is_string() || a.is_list()) && b.is_integral()) return repeat(a, b.integral());
   if (op == "*" && (b.is_string() || b.is_list()) && a.is_integral()) return repeat(b, a.integral());

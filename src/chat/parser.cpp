@@ -183,6 +183,13 @@ class Parser {
       expect_block_end();
       return s;
     }
+    if (tag == "filter") {  // {% filter f(args) | g %}body{% endfilter %}: prints the body's output filtered
+      s->kind = Stmt::Kind::filter_block;
+      s->block_filters.push_back(filter(nullptr));
+      while (accept_op("|")) s->block_filters.push_back(filter(nullptr));
+      s->body = body_until("endfilter", end);
+      return s;
+    }
     if (tag == "generation") {  // transformers' AssistantTracker: renders its body as a call block
       s->kind = Stmt::Kind::scope;
       s->body = body_until("endgeneration", end);
@@ -195,7 +202,7 @@ class Parser {
       return s;
     }
     static const std::set<std::string> known_unsupported = {
-        "filter", "with", "include", "import", "from", "extends", "block", "raw",
+        "with", "include", "import", "from", "extends", "block", "raw",
         "do", "autoescape", "trans", "print"};
     if (known_unsupported.count(tag)) error("unsupported construct: the '", tag, "' tag");
     error("unknown tag '", tag, "'");
@@ -367,7 +374,7 @@ class Parser {
     return e;
   }
   ExprPtr int_literal(const std::string& digits, int line) {
-    const std::optional<Int> i = parse_int(digits);
+    const std::optional<Int> i = parse_int(digits, 0);
     if (!i) error("integer literal ", digits, " is beyond 128 bits");
     return literal(Value::from(*i), line);
   }
@@ -397,7 +404,7 @@ class Parser {
     }
     if (tok.type == T::number) {
       ++i_;
-      return literal(Value::from(std::stod(tok.value)), line);
+      return literal(Value::from(*parse_float(tok.value)), line);
     }
     if (accept_op("(")) {
       auto tuple = std::make_shared<Expr>();  // () or (a, b, ...): a tuple literal
@@ -580,7 +587,7 @@ void walk(const Body& body, bool soft, const Visit& visit) {
       walk(branch, true, visit);
     }
     walk(s->else_body, s->kind == Stmt::Kind::if_, visit);
-    walk(s->body, false, visit);  // loops, set blocks, macros and callers have frames of their own
+    walk(s->body, false, visit);  // loops, set and filter blocks, macros and callers have frames of their own
     if (s->filter) walk(*s->filter, false, visit);
     for (const auto& f : s->block_filters) walk(*f, false, visit);
     for (const auto& d : s->defaults)

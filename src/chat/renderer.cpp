@@ -80,14 +80,18 @@ class Renderer {
       case Stmt::Kind::for_: exec_for(s); return Flow::normal;
       case Stmt::Kind::set: assign(s, eval(*s.expr)); return Flow::normal;
       case Stmt::Kind::set_block: {
-        std::string saved = std::move(out_);
-        out_.clear();
-        exec(s.body);
-        Value v = Value::from(std::move(out_));
-        out_ = std::move(saved);
-        for (const auto& f : s.block_filters) v = apply_filter(f->name, v, call_args(*f, 1));
-        assign(s, v);
-        return Flow::normal;
+        Value v;
+        const Flow flow = capture(s, v);
+        if (flow == Flow::normal) assign(s, std::move(v));
+        return flow;
+      }
+      case Stmt::Kind::filter_block: {
+        Value v;
+        const Flow flow = capture(s, v);
+        if (flow != Flow::normal) return flow;
+        if (!v.is_string()) template_fail("sequence item: expected str instance, ", type_name(v), " found");
+        emit(v.text);
+        return flow;
       }
       case Stmt::Kind::macro: frames_.back()[s.targets[0]] = macro(s); return Flow::normal;
       case Stmt::Kind::call_block: call_block(s); return Flow::normal;
@@ -101,6 +105,21 @@ class Renderer {
       case Stmt::Kind::continue_: return Flow::continue_;
     }
     return Flow::normal;
+  }
+
+  // A set or filter block: its body runs in a scope of its own with its output captured, which the
+  // block's filters then take (unless a break or continue left the body, which jinja2 then drops).
+  Flow capture(const Stmt& s, Value& result) {
+    std::string saved = std::move(out_);
+    out_.clear();
+    frames_.emplace_back();
+    const Flow flow = exec(s.body);
+    frames_.pop_back();
+    result = Value::from(std::move(out_));
+    out_ = std::move(saved);
+    if (flow == Flow::normal)
+      for (const auto& f : s.block_filters) result = apply_filter(f->name, result, call_args(*f, 1));
+    return flow;
   }
 
   using Frame = std::unordered_map<std::string, Value>;

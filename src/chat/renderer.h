@@ -1,6 +1,6 @@
 // Runs a parsed chat template over its variables, with jinja2's scoping: a for loop's body is a
 // scope of its own (a set inside it is gone after the iteration; namespace() objects carry
-// values out), if bodies are not.
+// values out), and so are set and filter blocks; if bodies are not.
 #pragma once
 #include <string>
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "chat/template_error.h"
 
@@ -75,19 +77,83 @@ std::string int_text(Int i) {
   return {digits.rbegin(), digits.rend()};
 }
 
-std::optional<Int> parse_int(const std::string& text) {
+namespace {
+
+int digit_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'Z') return c - 'A' + 10;
+  return 99;
+}
+
+bool is_decimal(char c) { return c >= '0' && c <= '9'; }
+
+// Decimal digits from text[i] on with single underscores between them (i moves past them); false for none.
+bool digit_part(const std::string& text, size_t& i) {
+  if (i >= text.size() || !is_decimal(text[i])) return false;
+  while (i < text.size() && (is_decimal(text[i]) || (text[i] == '_' && i + 1 < text.size() && is_decimal(text[i + 1]))))
+    ++i;
+  return true;
+}
+
+}  // namespace
+
+std::optional<Int> parse_int(const std::string& text, int base) {
   const bool negative = !text.empty() && text[0] == '-';
-  const size_t begin = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
-  if (begin == text.size()) return std::nullopt;
+  size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  bool prefixed = false;
+  if (i + 1 < text.size() && text[i] == '0') {
+    const char p = static_cast<char>(text[i + 1] | 0x20);
+    const int named = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 0;
+    if (named != 0 && (base == 0 || base == named)) {
+      base = named;
+      prefixed = true;
+      i += 2;
+    }
+  }
+  const bool no_leading_zeros = base == 0;  // base 0 without a prefix: decimal, 0 alone may start with 0
+  if (base == 0) base = 10;
+  if (base < 2 || base > 36 || text.empty() || text.back() == '_') return std::nullopt;
+  const bool leading_zero = i < text.size() && text[i] == '0';
   const unsigned __int128 limit = static_cast<unsigned __int128>(kIntMax) + (negative ? 1 : 0);
   unsigned __int128 u = 0;
-  for (size_t i = begin; i < text.size(); ++i) {
-    if (text[i] < '0' || text[i] > '9') return std::nullopt;
-    const unsigned digit = static_cast<unsigned>(text[i] - '0');
-    if (u > (limit - digit) / 10) return std::nullopt;
-    u = u * 10 + digit;
+  size_t digits = 0;
+  bool underscore_allowed = prefixed;  // after a prefix or a digit
+  for (; i < text.size(); ++i) {
+    if (text[i] == '_') {
+      if (!underscore_allowed) return std::nullopt;
+      underscore_allowed = false;
+      continue;
+    }
+    const int digit = digit_value(text[i]);
+    if (digit >= base) return std::nullopt;
+    if (u > (limit - static_cast<unsigned>(digit)) / static_cast<unsigned>(base)) return std::nullopt;
+    u = u * static_cast<unsigned>(base) + static_cast<unsigned>(digit);
+    ++digits;
+    underscore_allowed = true;
   }
+  if (digits == 0 || (no_leading_zeros && leading_zero && u != 0)) return std::nullopt;
   return negative ? static_cast<Int>(-u) : static_cast<Int>(u);
+}
+
+std::optional<double> parse_float(const std::string& text) {
+  size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  std::string word = text.substr(i);
+  for (char& c : word) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (word == "inf" || word == "infinity" || word == "nan") return std::strtod(text.c_str(), nullptr);
+  const bool whole = digit_part(text, i);
+  bool fraction = false;
+  if (i < text.size() && text[i] == '.') fraction = digit_part(text, ++i);
+  if (!whole && !fraction) return std::nullopt;
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    if (++i < text.size() && (text[i] == '+' || text[i] == '-')) ++i;
+    if (!digit_part(text, i)) return std::nullopt;
+  }
+  if (i != text.size()) return std::nullopt;
+  std::string plain;
+  for (char c : text)
+    if (c != '_') plain += c;
+  return std::strtod(plain.c_str(), nullptr);
 }
 
 std::string python_float(double d) {
@@ -170,8 +236,24 @@ std::string repr(const Value& v) {
       }
       return out + "}";
     }
+    case Value::Kind::undefined: return "Undefined";
     default: return str(v);
   }
+}
+
+std::string ascii(const Value& v) {
+  std::string out;
+  for (const std::string& c : code_points(repr(v))) {
+    const uint32_t u = code_point_value(c);
+    if (u < 0x80) {
+      out += c;
+      continue;
+    }
+    char escape[16];
+    std::snprintf(escape, sizeof escape, u < 0x100 ? "\\x%02x" : u < 0x10000 ? "\\u%04x" : "\\U%08x", u);
+    out += escape;
+  }
+  return out;
 }
 
 std::string str(const Value& v) {
@@ -206,6 +288,14 @@ double as_double(const Value& v) {
   if (v.kind == Value::Kind::integer) return static_cast<double>(v.integer);
   if (v.kind == Value::Kind::boolean) return v.boolean ? 1 : 0;
   return v.number;
+}
+
+Int int_of_float(double d) {
+  if (std::isnan(d)) template_fail("cannot convert float NaN to integer");
+  if (std::isinf(d)) template_fail("cannot convert float infinity to integer");
+  if (std::fabs(d) >= 0x1p127)
+    template_fail("integer overflow in int(", python_float(d), ") (difftx's integers are 128-bit)");
+  return static_cast<Int>(std::trunc(d));
 }
 
 bool equal(const Value& a, const Value& b) {
@@ -264,6 +354,13 @@ std::vector<std::string> code_points(const std::string& s) {
     i += n;
   }
   return out;
+}
+
+uint32_t code_point_value(const std::string& c) {
+  const unsigned char lead = static_cast<unsigned char>(c[0]);
+  uint32_t u = c.size() == 2 ? (lead & 0x1f) : c.size() == 3 ? (lead & 0x0f) : c.size() == 4 ? (lead & 0x07) : lead;
+  for (size_t k = 1; k < c.size(); ++k) u = (u << 6) | (static_cast<unsigned char>(c[k]) & 0x3f);
+  return u;
 }
 
 List iterate(const Value& v) {
@@ -331,8 +428,7 @@ void json_string(const std::string& s, bool ensure_ascii, std::string& out) {
       out += b;
     } else if (c >= 0x80 && ensure_ascii) {
       const std::string cp = code_points(s.substr(i, 4))[0];
-      uint32_t u = cp.size() == 2 ? (c & 0x1f) : cp.size() == 3 ? (c & 0x0f) : cp.size() == 4 ? (c & 0x07) : c;
-      for (size_t k = 1; k < cp.size(); ++k) u = (u << 6) | (static_cast<unsigned char>(cp[k]) & 0x3f);
+      uint32_t u = code_point_value(cp);
       if (u >= 0x10000) {
         u -= 0x10000;
         std::snprintf(b, sizeof b, "\\u%04x\\u%04x", 0xd800 + (u >> 10), 0xdc00 + (u & 0x3ff));

@@ -83,18 +83,27 @@ struct Value {
 bool truthy(const Value& v);
 std::string str(const Value& v);   // str(v); undefined is ''
 std::string repr(const Value& v);  // repr(v), as inside a printed list
+std::string ascii(const Value& v);  // ascii(v): repr(v) with the code points past ASCII escaped
 std::string type_name(const Value& v);  // Python's type name: 'str', 'dict', ...
 bool equal(const Value& a, const Value& b);
 // a < b for numbers, strings and lists; other pairs are a TemplateError.
 bool less(const Value& a, const Value& b);
 std::string python_float(double d);  // repr(float)
 std::string int_text(Int i);         // str(int): its decimal digits
-// An optionally signed run of decimal digits as an int; nullopt for anything else or beyond 128 bits.
-std::optional<Int> parse_int(const std::string& text);
+// Python's int(text, base) (base 2 to 36, or 0: the prefix 0x/0o/0b or none decides): an optional sign,
+// digits with single underscores between them; nullopt for anything else or beyond 128 bits.
+std::optional<Int> parse_int(const std::string& text, int base = 10);
+// Python's float(text): decimal digits (underscores between them) with an optional point and exponent,
+// inf, infinity or nan, signed or not, correctly rounded (beyond the range: inf or 0); nullopt otherwise.
+std::optional<double> parse_float(const std::string& text);
 double as_double(const Value& v);    // int, float or bool as a double
+// int(d): Python's errors for nan and infinity; beyond 128 bits an overflow error.
+Int int_of_float(double d);
 
-// Unicode code points of a UTF-8 string (invalid bytes are taken one by one).
+// Unicode code points of a UTF-8 string (invalid bytes are taken one by one), and the number of one
+// of them.
 std::vector<std::string> code_points(const std::string& s);
+uint32_t code_point_value(const std::string& c);
 // The items a for loop visits: a list's items, a dict's keys, a string's characters; undefined
 // is empty; anything else is a TemplateError.
 List iterate(const Value& v);

@@ -134,6 +134,11 @@ TEST(ChatTemplate, PercentFormattingMatchesPython) {
     {R"~({{ '%c%c %%|%*d|%-*s|' % (65, 'z', 5, 42, 4, 'a') }})~", R"~({})~", R"~(Az %|   42|a   |)~"},
     {R"~({{ '%(a)s-%(b)05.1f' % d }} {{ '%s' % d }} {{ '%s' % [1, none] }} {{ '%s' % n }} {{ 'x' % () }})~", R"~({"d": {"a": 1, "b": 2.25}, "n": 18446744073709551615})~", R"~(1-002.2 {'a': 1, 'b': 2.25} [1, None] 18446744073709551615 x)~"},
     {R"~({{ '%s' | format(x) }} {{ '%sr' | format(x) }} {{ '%s=%d' | format('k', 3) }} {{ '%(name)s' | format(name='v') }} {{ 'plain' | format }})~", R"~({"x": {"city": "Z\u00fcrich", "days": [1, 2]}})~", R"~({'city': 'Zürich', 'days': [1, 2]} {'city': 'Zürich', 'days': [1, 2]}r k=3 v plain)~"},
+    {R"~({{ '%05f|%-6f|%+f|% f|%f|%+.1e|%05.1F' % (1e999, 1e999, -1e999, 1e999 - 1e999, -(1e999 - 1e999), 1e999, 1e999 - 1e999) }})~", R"~({})~", R"~(00inf|inf   |-inf| nan|nan|+inf|00NAN)~"},
+    {R"~({{ '%#5.0e|%#.0f|%-+10.2g|%#g|%.0g|%08.3f|%c' % (3.0, 2.0, 0.0001234, 1.0, 2.5, -3.14159, 128512) }})~", R"~({})~", R"~(3.e+00|2.|+0.00012  |1.00000|2|-003.142|😀)~"},
+    {R"~({{ '%#.2g|%#.3g|%#.1g|%.2g' % (99.99, 999.9, 9.9, 99.99) }} {{ '{:#.2n}|{:#.2g}|{:#.2}|{:#.3G}'.format(99.99, 99.99, 99.99, 999.9) }})~", R"~({})~", R"~(1.0e+02|1.00e+03|1.e+01|1e+02 1.0e+02|1.0e+02|1.0e+02|1.00E+03)~"},
+    {R"~({{ '%a|%5a|%.3a|%a' % ('é', 'x', 'é😀', [1, 'ü']) }})~", R"~({})~", R"~('\xe9'|  'x'|'\x|[1, '\xfc'])~"},
+    {R"~({{ '%s-%s' % ((1,) * 2) }} {{ (1, 2) + (3,) }} {{ 2 * (0,) }})~", R"~({})~", R"~(1-1 (1, 2, 3) (0, 0))~"},
   };
   expect_renders(cases);
   EXPECT_EQ(error_of([] { render("{{ '%s %s' % ('a',) }}"); }),
@@ -150,6 +155,101 @@ TEST(ChatTemplate, PercentFormattingMatchesPython) {
   EXPECT_EQ(error_of([] { render("{{ '%(a)s' % 'x' }}"); }), "chat template line 1: format requires a mapping");
   EXPECT_EQ(error_of([] { render("{{ '%s' | format(1, a=2) }}"); }),
             "chat template line 1: can't handle positional and keyword arguments at the same time");
+  EXPECT_EQ(error_of([] { render("{{ '%d' % (1e999 - 1e999) }}"); }),
+            "chat template line 1: cannot convert float NaN to integer");
+  // Python would build any width; difftx refuses widths and precisions past 100000 and results past 64 MiB.
+  EXPECT_EQ(error_of([] { render("{{ '%1000000000d' % 1 }}"); }),
+            "chat template line 1: width too big (difftx stops at 100000)");
+  EXPECT_EQ(error_of([] { render("{{ '%.100001f' % 1 }}"); }),
+            "chat template line 1: precision too big (difftx stops at 100000)");
+  EXPECT_EQ(error_of([] { render("{{ '%*d' % (-100001, 1) }}"); }),
+            "chat template line 1: width too big (difftx stops at 100000)");
+  EXPECT_EQ(error_of([] { render("{{ ('%100000s' * 700) % ((1,) * 700) }}"); }),
+            "chat template line 1: a formatted string passed 64 MiB (difftx stops there)");
+}
+
+// str.format and str.format_map as jinja2's sandbox runs them: automatic, numbered and named fields,
+// attributes and keys looked up as the sandbox does (a missing one is undefined), conversions, and the
+// format-spec mini-language of str, int, bool and float (fill, align, sign, z, #, 0, width, grouping,
+// precision, types); every error is Python's own message.
+TEST(ChatTemplate, StrFormatMatchesPython) {
+  const Case cases[] = {
+    {R"~({{ '{} {}|{{}} {{{}}}'.format(1, 'a', 'b') }} {{ '{0}{1}{0}|{a}-{b}'.format(1, 'a', a=1, b=2) }} {{ 'x'.format(1, a=2) }} {{ '{00}|{01}'.format(7, 8) }})~", R"~({})~", R"~(1 a|{} {b} 1a1|1-2 x 7|8)~"},
+    {R"~({{ '{0[role]} {0.role} {m.content} [{0.missing}] {0[1]} [{0.__class__}]'.format(m, m=m) }} {{ '{0[1]} [{0[5]}] [{0[-1]}] {0[00]}'.format(xs) }} {{ '{x[1]}'.format(x='hello') }})~", R"~({"m": {"role": "user", "content": "hi"}, "xs": [5, 6]})~", R"~(user user hi []  [] 6 [] [] 5 e)~"},
+    {R"~({{ '{0[a][b]}{0[a].b} {0[0]} {a.a.b}'.format(d, a=d) }} {{ '{0[a]} {}'.format(d, 9) }})~", R"~({"d": {"a": {"b": 7}, "0": "z"}})~", R"~(77  7 {'b': 7} {'a': {'b': 7}, '0': 'z'})~"},
+    {R"~({{ '{0!r} {0!s} {0!a} {1!a}'.format('é', x) }} {{ '{}|{!r}|{}|{!r}|{}'.format([1, 'a'], {'k': 'v'}, none, nothing, nothing) }})~", R"~({"x": {"a": [1, "é😀\u0100"]}})~", R"~('é' é '\xe9' {'a': [1, '\xe9\U0001f600\u0100']} [1, 'a']|{'k': 'v'}|None|Undefined|)~"},
+    {R"~({{ '{:>5}|{:<5}|{:^5}|{:*^6}|{:.2}|{:05}|{:é^7}|{:^5}|' .format('a', 'b', 'c', 'd', 'abc', 'ab', 'x', 'ab') }})~", R"~({})~", R"~(    a|b    |  c  |**d***|ab|ab000|éééxééé| ab  |)~"},
+    {R"~({{ '{:05}|{:+}|{: }|{:,}|{:_}|{:_x}|{:#x}|{:#b}|{:#o}|{:X}|{:x}|{:#X}|{:_b}'.format(42, 3, 3, 1234567, 1234567, 1234567, 255, 5, 8, 255, -255, -255, 255) }})~", R"~({})~", R"~(00042|+3| 3|1,234,567|1_234_567|12_d687|0xff|0b101|0o10|FF|-ff|-0XFF|1111_1111)~"},
+    {R"~({{ '{:010,}|{:09,}|{:08,}|{:0=10,}|{:0,}|{:012,}|{:^012,}|{:*=12,}|{:=^12}'.format(1234, 1234, 1234, 1234, 1, -1e20, -1234, -1234, -1234) }})~", R"~({})~", R"~(00,001,234|0,001,234|0,001,234|00,001,234|1|-000,001e+20|000-1,234000|-******1,234|===-1234====)~"},
+    {R"~({{ '{:_o}|{:_X}|{:#_x}|{:010_x}|{:#010_x}|{:#010x}|{:#010b}|{:,}'.format(123456789, 123456789, 123456789, 255, 255, 255, -5, 1234567890123456789012345678901234567) }})~", R"~({})~", R"~(7_2674_6425|75B_CD15|0x75b_cd15|0_0000_00ff|0x000_00ff|0x000000ff|-0b0000101|1,234,567,890,123,456,789,012,345,678,901,234,567)~"},
+    {R"~({{ '{:c}{:c}|{:05c}|{:*^5c}|{:<3c}|{:c}|'.format(65, 233, 65, 66, 128512, true) }})~", R"~({})~", R"~(Aé|0000A|**B**|😀  ||)~"},
+    {R"~({{ '{:>5}|{}|{:d}|{:#x}|{:%}|{:,}'.format(true, true, true, true, true, true) }})~", R"~({})~", R"~(    1|True|1|0x1|100.000000%|1)~"},
+    {R"~({{ '{:=5}|{:0<5}|{:0>5}|{:0^5}|{:-}|{:-5}|{: 5}|{:n}|{:010n}'.format(-3, -3, -3, -3, -3, 3, 3, 1234567, -12) }})~", R"~({})~", R"~(-   3|-3000|000-3|0-300|-3|    3|    3|1234567|-000000012)~"},
+    {R"~({{ '{:.2f}|{:.3e}|{:g}|{:.3g}|{:%}|{:.1%}|{}|{:.3}|{:.2}|{:10.3f}|{:<10.2e}|'.format(3.14159, 1234.5, 0.0001, 1234567.0, 0.25, 0.125, 1.5, 100.0, 100.0, 3.14159, 1234.5) }})~", R"~({})~", R"~(3.14|1.234e+03|0.0001|1.23e+06|25.000000%|12.5%|1.5|1e+02|1e+02|     3.142|1.23e+03  |)~"},
+    {R"~({{ '{:.3}|{:.3}|{:.3}|{:.3}|{:.3}|{:.1}|{:.2}|{:.2}|{:.3}|{:.17}'.format(1.0, 12.0, 123.0, 0.0001, 0.00001234, 9.99, 9.99, 0.0001234, 0.0, 0.1) }})~", R"~({})~", R"~(1.0|12.0|1.23e+02|0.0001|1.23e-05|1e+01|1e+01|0.00012|0.0|0.10000000000000001)~"},
+    {R"~({{ '{:#}|{:#}|{:#.3}|{:#.0f}|{:#g}|{:#.3g}|{:.0}|{:.0g}|{:.0f}|{:.0%}|{:#.0%}|{:#.0e}'.format(1e16, 1.5, 100.0, 2.0, 1.0, 1.0, 2.5, 2.5, 2.5, 0.025, 0.5, 1.0) }})~", R"~({})~", R"~(1.e+16|1.5|1.00e+02|2.|1.00000|1.00|2e+00|2|2|2%|50.%|1.e+00)~"},
+    {R"~({{ '{:,}|{:,}|{:_}|{:012,.2f}|{:,}|{:,.2f}|{:_.3f}|{:,g}|{:,}|{:,e}|{:,%}|{:,}'.format(1234.5678e10, 1e20, 12345.5, 1234.5, -0.0, 1234567.891, 1234567.891, 1234567.0, 1234.5, 1234.5, 12345.6, 0.000012345) }})~", R"~({})~", R"~(12,345,678,000,000.0|1e+20|12_345.5|0,001,234.50|-0.0|1,234,567.89|1_234_567.891|1.23457e+06|1,234.5|1.234500e+03|1,234,560.000000%|1.2345e-05)~"},
+    {R"~({{ '{:z}|{:z.1f}|{:z.3}|{:ze}|{:z%}|{:z.0f}|{:.3}'.format(-0.0, -0.01, -0.0, -0.0, -0.0, -0.4, -0.0) }})~", R"~({})~", R"~(0.0|0.0|0.0|0.000000e+00|0.000000%|0|-0.0)~"},
+    {R"~({{ '{:06.2f}|{:+06.1f}|{:06}|{:^7.2f}|{:.2f}|{:e}|{:%}|{:.3%}|{:e}|{:.20f}|{:.0f}{:.0f}{:.0f}'.format(-1.5, 1.5, -1.5, 3, 5, 5, 5, 1, 123456789012345678901234567890, 0.1, 0.5, 1.5, 2.5) }})~", R"~({})~", R"~(-01.50|+001.5|-001.5| 3.00  |5.00|5.000000e+00|500.000000%|100.000%|1.234568e+29|0.10000000000000000555|022)~"},
+    {R"~({% set inf = inf | float %}{% set nan = nan | float %}{{ '{:G}|{:E}|{:F}|{:010F}|{:=+8}|{:010}|{:%}|{:+}|{:f}|{: }|{:n}|{:n}'.format(1e-20, 12345.678, inf, inf, inf, -inf, inf, nan, -nan, nan, 1234567.0, 0.000001) }})~", R"~({"inf": "inf", "nan": "nan"})~", R"~(1E-20|1.234568E+04|INF|0000000INF|+    inf|-000000inf|inf%|+nan|nan| nan|1.23457e+06|1e-06)~"},
+    {R"~({{ '{:{w}}|{:{}}|{:{}.{}}|{:>{w}.{p}f}'.format('a', 'b', 4, 3.14159, 8, 3, 2.5, w=3, p=2) }} {{ '{0:{1}}|{0:{0}}'.format(3, 'x<5') }})~", R"~({})~", R"~(a  |b   |    3.14|2.50 3xxxx|  3)~"},
+    {R"~({{ '{0.role!r:>10}|{0[content]!s:.2}|{0.role!s:}|{0.role:}'.format(m) }})~", R"~({"m": {"role": "user", "content": "hello"}})~", R"~(    'user'|he|user|user)~"},
+    {R"~({{ '{x}-{x[0]}'.format_map(d) }})~", R"~({"d": {"x": [5, 6]}})~", R"~([5, 6]-5)~"},
+  };
+  expect_renders(cases);
+  const std::pair<const char*, const char*> errors[] = {
+    {"{{ '{} {0}'.format(1) }}", "cannot switch from manual field specification to automatic field numbering"},
+    {"{{ '{0} {}'.format(1) }}", "cannot switch from manual field specification to automatic field numbering"},
+    {"{{ '{} {}'.format(1) }}", "tuple index out of range"},
+    {"{{ '{0}'.format_map({}) }}", "tuple index out of range"},
+    {"{{ '{x}'.format(1) }}", "KeyError: 'x'"},
+    {"{{ '{[a]}'.format({'a': 1}) }}", "KeyError: ''"},
+    {"{{ 'a}'.format(1) }}", "Single '}' encountered in format string"},
+    {"{{ 'a{'.format(1) }}", "Single '{' encountered in format string"},
+    {"{{ '{0!x}'.format(1) }}", "Unknown conversion specifier x"},
+    {"{{ '{0!rr}'.format(1) }}", "expected ':' after conversion specifier"},
+    {"{{ '{0!'.format(1) }}", "end of string while looking for conversion specifier"},
+    {"{{ '{0:'.format(1) }}", "unmatched '{' in format spec"},
+    {"{{ '{0[}'.format(1) }}", "expected '}' before end of string"},
+    {"{{ '{0{'.format(1) }}", "unexpected '{' in field name"},
+    {"{{ '{0[a]x}'.format({}) }}", "Only '.' or '[' may follow ']' in format field specifier"},
+    {"{{ '{0.}'.format(1) }}", "Empty attribute in format string"},
+    {"{{ '{0[]}'.format(1) }}", "Empty attribute in format string"},
+    {"{{ '{99999999999999999999999}'.format(1) }}", "Too many decimal digits in format string"},
+    {"{{ '{:{:{}}}'.format(1, 2, 3) }}", "Max string recursion exceeded"},
+    {"{{ '{:d}'.format(1.5) }}", "Unknown format code 'd' for object of type 'float'"},
+    {"{{ '{:s}'.format(true) }}", "Unknown format code 's' for object of type 'bool'"},
+    {"{{ '{:é}'.format(1) }}", "Unknown format code '\\xe9' for object of type 'int'"},
+    {"{{ '{:+}'.format('ab') }}", "Sign not allowed in string format specifier"},
+    {"{{ '{: }'.format('ab') }}", "Space not allowed in string format specifier"},
+    {"{{ '{:#}'.format('ab') }}", "Alternate form (#) not allowed in string format specifier"},
+    {"{{ '{:z}'.format('ab') }}", "Negative zero coercion (z) not allowed in string format specifier"},
+    {"{{ '{:=5}'.format('ab') }}", "'=' alignment not allowed in string format specifier"},
+    {"{{ '{:.2d}'.format(5) }}", "Precision not allowed in integer format specifier"},
+    {"{{ '{:z}'.format(5) }}", "Negative zero coercion (z) not allowed in integer format specifier"},
+    {"{{ '{:+c}'.format(65) }}", "Sign not allowed with integer format specifier 'c'"},
+    {"{{ '{:#c}'.format(65) }}", "Alternate form (#) not allowed with integer format specifier 'c'"},
+    {"{{ '{:c}'.format(1114112) }}", "%c arg not in range(0x110000)"},
+    {"{{ '{:,s}'.format('a') }}", "Cannot specify ',' with 's'."},
+    {"{{ '{:,x}'.format(1) }}", "Cannot specify ',' with 'x'."},
+    {"{{ '{:_,}'.format(1) }}", "Cannot specify both ',' and '_'."},
+    {"{{ '{:5ss}'.format(1) }}", "Invalid format specifier '5ss' for object of type 'int'"},
+    {"{{ '{:.}'.format(1.0) }}", "Format specifier missing precision"},
+    {"{{ '{:>5}'.format(none) }}", "unsupported format string passed to NoneType.__format__"},
+    {"{{ '{:>5}'.format(nothing) }}", "unsupported format string passed to Undefined.__format__"},
+    {"{{ '{0.x}'.format(nothing) }}", "'nothing' is undefined"},
+    {"{{ '{x}'.format_map(5) }}", "'int' object is not subscriptable"},
+    {"{{ '{x}'.format_map({}, 1) }}", "format_map() takes exactly one argument (2 given)"},
+    // Python would build any width; difftx refuses widths and precisions past 100000 and results past 64 MiB.
+    {"{{ '{:1000000000}'.format(1) }}", "width too big (difftx stops at 100000)"},
+    {"{{ '{:{}}'.format(1, 10 ** 9) }}", "width too big (difftx stops at 100000)"},
+    {"{{ '{:.1000000000f}'.format(1.0) }}", "precision too big (difftx stops at 100000)"},
+    {"{{ ('{0:100000}' * 700).format(1) }}", "a formatted string passed 64 MiB (difftx stops there)"},
+  };
+  for (const auto& [source, message] : errors) {
+    SCOPED_TRACE(source);
+    EXPECT_EQ(error_of([&] { render(source); }), std::string("chat template line 1: ") + message);
+  }
 }
 
 // {% call %}: the called macro gets the block as caller(), which sees the scopes of the call site
@@ -191,6 +291,40 @@ TEST(ChatTemplate, UnknownFiltersInIfBranchesFailOnlyWhenRun) {
             "chat template line 1: unsupported construct: no filter named 'nope'");
 }
 
+// {% filter %} blocks: the body's output through one or more filters, in a scope of its own (as set
+// blocks are); a break or continue in the body drops the block's output.
+TEST(ChatTemplate, FilterBlocksPassTheirOutputThroughFilters) {
+  const Case cases[] = {
+    {R"~({% filter upper %}ab{{ 'c' }}{% endfilter %} {% filter upper | trim %}  ab  {% endfilter %}| {% filter replace('a', 'x') %}banana{% endfilter %} {% filter upper() %}a{% endfilter %}{% filter default('x') %}{% endfilter %})~", R"~({})~", R"~(ABC AB| bxnxnx A)~"},
+    {R"~({% filter indent(2, true) %}a
+b{% endfilter %}|{% filter replace(' ', '') | upper | center(9) %} a b {% endfilter %}|{% filter format(1) %}%s{% endfilter %})~", R"~({})~", R"~(  a
+  b|    AB   |1)~"},
+    {R"~({% filter upper %}{% filter lower %}AbC{% endfilter %}d{% endfilter %} {% filter upper -%}   a   {%- endfilter %}|
+  {% filter upper %}
+  a
+  {% endfilter %}
+|)~", R"~({})~", R"~(ABCD A|
+  A
+|)~"},
+    {R"~({% filter upper %}{% set y = 1 %}{% endfilter %}{% set x %}{% set z = 1 %}{% endset %}[{{ y }}{{ z }}] {% set ns = namespace(v=0) %}{% filter upper %}{% set ns.v = 5 %}{% endfilter %}{{ ns.v }})~", R"~({})~", R"~([] 5)~"},
+    {R"~({% for i in [1,2,3] %}{% filter upper %}a{{ i }}{% if i == 2 %}{% break %}{% endif %}{% endfilter %}{% endfor %} {% for i in [1,2,3] %}{% filter upper %}a{{ i }}{% if i == 2 %}{% continue %}{% endif %}b{% endfilter %}{% endfor %} {% for i in [1,2,3] %}{% set x %}a{{ i }}{% if i == 2 %}{% break %}{% endif %}{% endset %}{{ x }}{% endfor %})~", R"~({})~", R"~(A1 A1BA3B a1)~"},
+    {R"~({% macro m() %}{% filter upper %}{{ caller() }}{% endfilter %}{% endmacro %}{% call m() %}abc{% endcall %} {% set x | upper %}{% filter trim %} a {% endfilter %}{% endset %}[{{ x }}])~", R"~({})~", R"~(ABC [A])~"},
+  };
+  expect_renders(cases);
+  EXPECT_EQ(error_of([] { render("{% filter length %}abc{% endfilter %}"); }),
+            "chat template line 1: sequence item: expected str instance, int found");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% if false %}{% filter nope %}a{% endfilter %}{% endif %}"); }),
+            "chat template line 1: unsupported construct: no filter named 'nope'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% filter %}a{% endfilter %}"); }),
+            "chat template line 1: expected a name, found '%}'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% filter upper %}a"); }),
+            "chat template line 1: missing {% endfilter %} (the template ended)");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% filter upper is defined %}a{% endfilter %}"); }),
+            "chat template line 1: expected '%}', found 'is'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% filter upper %}{% break %}{% endfilter %}"); }),
+            "chat template line 1: 'break' outside a for loop");
+}
+
 TEST(ChatTemplate, ConcatenationErrorsReadAsPythons) {
   EXPECT_EQ(error_of([] { render("{{ 'a' + [1] }}"); }),
             "chat template line 1: can only concatenate str (not \"list\") to str");
@@ -218,6 +352,10 @@ TEST(ChatTemplate, NormalizesNewlinesAndDropsOneTrailingNewline) {
 
 TEST(ChatTemplate, PrintsUndefinedAsEmptyButFailsOnItsAttributes) {
   EXPECT_EQ(render("[{{ nothing }}]{% for x in nothing %}x{% endfor %}{{ nothing | length }}"), "[]0");
+  EXPECT_EQ(render("{{ [nothing] }} {{ '%r' % nothing }}"), "[Undefined] Undefined");
+  EXPECT_EQ(error_of([] { render("{{ xs[-1].x }}", R"({"xs": []})"); }),
+            "chat template line 1: list object has no element -1");
+  EXPECT_EQ(error_of([] { render("{{ none.x.y }}"); }), "chat template line 1: 'None' has no attribute 'x'");
   EXPECT_EQ(error_of([] { render("{{ nothing.field }}"); }), "chat template line 1: 'nothing' is undefined");
   EXPECT_EQ(error_of([] { render("\n{{ nothing() }}"); }), "chat template line 2: 'nothing' is undefined");
   EXPECT_EQ(error_of([] { render("{% if nothing + 1 %}{% endif %}"); }),
@@ -239,8 +377,8 @@ TEST(ChatTemplate, RaiseExceptionCarriesTheTemplatesMessage) {
 }
 
 TEST(ChatTemplate, UnsupportedConstructsFailAtParseNamingThemAndTheLine) {
-  EXPECT_EQ(error_of([] { ChatTemplate::parse("a\n{% filter upper %}x{% endfilter %}"); }),
-            "chat template line 2: unsupported construct: the 'filter' tag");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("a\n{% with x = 1 %}x{% endwith %}"); }),
+            "chat template line 2: unsupported construct: the 'with' tag");
   EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ x | frobnicate }}"); }),
             "chat template line 1: unsupported construct: no filter named 'frobnicate'");
   EXPECT_EQ(error_of([] { ChatTemplate::parse("\n\n{% set y = x is frob %}"); }),
@@ -267,9 +405,11 @@ TEST(ChatTemplate, RefusesNestingDeepEnoughToExhaustTheStack) {
             std::string::npos);
 }
 
-TEST(ChatTemplate, ListsAreImmutableAsInTheSandbox) {
+TEST(ChatTemplate, ListsAndDictsAreImmutableAsInTheSandbox) {
   EXPECT_EQ(error_of([] { render("{% set xs = [] %}{{ xs.append(1) }}"); }),
             "chat template line 1: access to attribute 'append' of 'list' object is unsafe.");
+  EXPECT_EQ(error_of([] { render("{% set d = {} %}{{ d.update({'a': 1}) }}"); }),
+            "chat template line 1: access to attribute 'update' of 'dict' object is unsafe.");
 }
 
 TEST(ChatTemplate, RunawayTemplatesStopWithAnError) {
@@ -306,6 +446,22 @@ TEST(ChatTemplate, IntegersBeyond128BitsAreErrors) {
             "chat template line 1: integer overflow in int(1e+300) (difftx's integers are 128-bit)");
   EXPECT_EQ(error_of([] { render("{{ range(n) }}", R"({"n": 18446744073709551615})"); }),
             "chat template line 1: argument 'stop' is 18446744073709551615, beyond 64 bits");
+}
+
+// Number literals as jinja2's lexer reads them (underscores, 0x/0o/0b, floats beyond the range), and
+// the int and float filters as Python's int() and float() read strings.
+TEST(ChatTemplate, NumbersReadAsPythonReadsThem) {
+  const Case cases[] = {
+    {R"~({{ 1_000 }} {{ 1_000.5 }} {{ 0x1F }} {{ 0o17 }} {{ 0b101 }} {{ 0X_ff }} {{ 00 }} {{ 007.5 }} {{ 1e999 }} {{ -1e999 }} {{ 1e-999 }} {{ 2E+3 }})~", R"~({})~", R"~(1000 1000.5 31 15 5 255 0 7.5 inf -inf 0.0 2000.0)~"},
+    {R"~({{ xs.1 }} {{ xs.0.1 }})~", R"~({"xs": [[7, 8], 9]})~", R"~(9 8)~"},
+    {R"~({{ '1e999' | float }} {{ ' 2.5 ' | float }} {{ '1_0.5' | float }} {{ '.5' | float }} {{ '1.' | float }} {{ '-Infinity' | float }} {{ '0x10' | float }} {{ '1__0' | float }} {{ '1e' | float(-1) }})~", R"~({})~", R"~(inf 2.5 10.5 0.5 1.0 -inf 0.0 0.0 -1)~"},
+    {R"~({{ '1_000' | int }} {{ '0x1A' | int }} {{ '0x1A' | int(base=16) }} {{ '1A' | int(0, 16) }} {{ '0b11' | int(base=0) }} {{ '010' | int(base=0) }} {{ ' -3.9 ' | int }} {{ 'nan' | int(7) }} {{ 2.5e3 | int }} {{ true | int }})~", R"~({})~", R"~(1000 0 26 26 3 10 -3 7 2500 1)~"},
+    {R"~({{ xs | map(attribute='99999999999999999999') | list }} {{ xs | map(attribute='0') | list }})~", R"~({"xs": [[1]]})~", R"~([Undefined] [1])~"},
+  };
+  expect_renders(cases);
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{{ 007 }}"); }), "chat template line 1: expected '}}', found '7'");
+  EXPECT_EQ(error_of([] { render("{{ '1e999' | int }}"); }),
+            "chat template line 1: cannot convert float infinity to integer");
 }
 
 TEST(ChatTemplate, StrftimeNowUsesTheGivenDate) {
