@@ -42,18 +42,12 @@ std::string unescape(const std::string& body, int line) {
       continue;
     }
     const char c = body[++i];
+    if (const int simple = data::python_simple_escape(c); simple >= 0) {
+      out += static_cast<char>(simple);
+      continue;
+    }
     switch (c) {
       case '\n': break;  // line continuation
-      case '\\': out += '\\'; break;
-      case '\'': out += '\''; break;
-      case '"': out += '"'; break;
-      case 'a': out += '\a'; break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'v': out += '\v'; break;
       case 'x':
       case 'u':
       case 'U': {

@@ -70,6 +70,20 @@ int hex_digit_value(uint32_t c) {
   return -1;
 }
 
+int python_simple_escape(char e) {
+  switch (e) {
+    case '\\': case '\'': case '"': return e;
+    case 'a': return '\a';
+    case 'b': return '\b';
+    case 'f': return '\f';
+    case 'n': return '\n';
+    case 'r': return '\r';
+    case 't': return '\t';
+    case 'v': return '\v';
+    default: return -1;
+  }
+}
+
 void append_utf8(uint32_t cp, std::string& out) {
   if (cp < 0x80) {
     out += static_cast<char>(cp);

@@ -19,6 +19,10 @@ void append_utf8(uint32_t cp, std::string& out);
 // The value of a hexadecimal digit (0-9, a-f, A-F); -1 for any other character or code point.
 int hex_digit_value(uint32_t c);
 
+// The character a one-letter Python string escape stands for (\\ \' \" \a \b \f \n \r \t \v);
+// -1 for another letter.
+int python_simple_escape(char e);
+
 // Throws difftx::Error "WHAT: invalid UTF-8 at byte offset N (bytes ...)" unless text is valid.
 void check_utf8(std::string_view text, const std::string& what);
 

@@ -188,20 +188,17 @@ class Reader {
       }
       i_ += 2;
       uint32_t cp = 0;
+      if (const int simple = data::python_simple_escape(e); simple >= 0) {
+        if (high) return Scan::bad;  // a high surrogate must be followed by a low one
+        s += static_cast<char>(simple);
+        continue;
+      }
       switch (e) {
         case '\n': continue;  // a line continuation
         case '\r':
           if (i_ >= t_.size()) return Scan::more;
           if (t_[i_] == '\n') ++i_;
           continue;
-        case '\\': case '\'': case '"': cp = static_cast<uint8_t>(e); break;
-        case 'a': cp = 7; break;
-        case 'b': cp = 8; break;
-        case 'f': cp = 12; break;
-        case 'n': cp = 10; break;
-        case 'r': cp = 13; break;
-        case 't': cp = 9; break;
-        case 'v': cp = 11; break;
         case 'x': case 'u': case 'U':
           if (const Scan h = hex(e == 'x' ? 2 : e == 'u' ? 4 : 8, cp); h != Scan::done) return h;
           break;
