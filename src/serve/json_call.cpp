@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/openai_response.h"
+
 namespace difftx::serve {
 namespace {
 
@@ -91,6 +93,13 @@ std::string json_without_space(std::string_view t) {
   }
   out.resize(out.size() - cut_character(out));
   return out;
+}
+
+void add_argument(std::string& arguments, const std::string& key, std::string_view value_json) {
+  if (arguments.size() > 1) arguments += ',';  // after "{" and a member
+  arguments += dump_json(key);
+  arguments += ':';
+  arguments += value_json;
 }
 
 std::string arguments_text(std::string_view value) {

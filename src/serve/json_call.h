@@ -32,6 +32,11 @@ std::string json_without_space(std::string_view text);
 // the arguments so far once their object has begun); bad: no call, whatever follows.
 Scan read_json_call(std::string_view text, size_t& i, ToolCall& call);
 
+// Appends a member, `"key":value_json`, to arguments begun as "{" (the reader closes them with
+// "}"): a call's arguments built a member at a time, those read so far a prefix of the finished
+// call's (pythonic and qwen3_coder calls).
+void add_argument(std::string& arguments, const std::string& key, std::string_view value_json);
+
 // The arguments written as an object (`{...}`), or as a string holding one, as a call keeps
 // them; empty when they are neither.
 std::string arguments_text(std::string_view value);

@@ -4,6 +4,7 @@
 
 #include "core/enum_names.h"
 #include "serve/json_call.h"
+#include "serve/openai_response.h"
 #include "serve/python_literal.h"
 #include "serve/xml_calls.h"
 
@@ -188,7 +189,7 @@ Scan read_pythonic_call(std::string_view text, size_t& i, ToolCall& call) {
   if (i >= text.size()) return Scan::more;
   if (text[i] != '(') return Scan::bad;
   call.name = std::move(name);
-  call.arguments = "{";  // the object written as its members come: a prefix of the finished one
+  call.arguments = '{';  // the object written as its members come: a prefix of the finished one
   std::vector<std::string> keys;
   for (i = skip_python_space(text, i + 1);; i = skip_python_space(text, i)) {
     if (i >= text.size()) return Scan::more;
@@ -203,8 +204,7 @@ Scan read_pythonic_call(std::string_view text, size_t& i, ToolCall& call) {
     if (text[i] != '=') return Scan::bad;  // a positional argument: no name to pass it by
     i = skip_python_space(text, i + 1);
     if (const Scan s = read_python_literal(text, i, value); s != Scan::done) return s;
-    call.arguments += (keys.empty() ? "" : ",") + json(key).dump() + ":" +
-                      value.dump(-1, ' ', false, json::error_handler_t::replace);
+    add_argument(call.arguments, key, dump_json(value));
     keys.push_back(std::move(key));
     i = skip_python_space(text, i);
     if (i >= text.size()) return Scan::more;

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "serve/json_call.h"
+#include "serve/openai_response.h"
 
 namespace difftx::serve {
 namespace {
@@ -14,8 +15,6 @@ namespace types = grammar::json_types;
 
 constexpr std::string_view kFunctionOpen = "<function=", kFunctionClose = "</function>";
 constexpr std::string_view kParameterOpen = "<parameter=";
-
-std::string json_text(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
 
 // A tag's name, up to its '>' (i moving past it): no newline.
 Scan read_tag_name(std::string_view text, size_t& i, std::string& name) {
@@ -43,7 +42,7 @@ std::string parameter_value(std::string_view raw, int allowed) {
   std::string lower(raw);
   std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
   if ((allowed & types::null) && lower == "null") return "null";
-  if (allowed & types::string) return json_text(std::string(raw));
+  if (allowed & types::string) return dump_json(std::string(raw));
   if ((allowed & types::boolean) && (lower == "true" || lower == "false")) return lower;
   if (const ordered_json v = ordered_json::parse(raw, nullptr, false);
       !v.is_discarded() && (grammar::value_types(v) & allowed))
@@ -53,9 +52,9 @@ std::string parameter_value(std::string_view raw, int allowed) {
     size_t i = skip_python_space(raw, 0);
     if (read_python_literal(raw, i, v) == Scan::done && skip_python_space(raw, i) == raw.size() &&
         (grammar::value_types(ordered_json(v)) & allowed))
-      return json_text(v);
+      return dump_json(v);
   }
-  return json_text(std::string(raw));
+  return dump_json(std::string(raw));
 }
 
 }  // namespace
@@ -69,8 +68,8 @@ Scan read_xml_call(std::string_view t, size_t& i, ToolCall& call, const std::vec
   const auto f =
       std::find_if(functions.begin(), functions.end(), [&](const ToolFunction& g) { return g.name == name; });
   call.name = std::move(name);
-  call.arguments = "{";  // the object written as its members come: a prefix of the finished one
-  for (bool first = true;; first = false) {
+  call.arguments = '{';  // the object written as its members come: a prefix of the finished one
+  for (;;) {
     i = skip_json_space(t, i);
     if (const Scan s = expect(t, i, kFunctionClose); s != Scan::bad) {
       if (s == Scan::more) return s;
@@ -92,7 +91,7 @@ Scan read_xml_call(std::string_view t, size_t& i, ToolCall& call, const std::vec
     std::string_view raw = t.substr(i, end - i);
     if (raw.starts_with('\n')) raw.remove_prefix(1);
     if (raw.ends_with('\n')) raw.remove_suffix(1);
-    call.arguments += (first ? "" : ",") + json_text(key) + ":" + parameter_value(raw, allowed);
+    add_argument(call.arguments, key, parameter_value(raw, allowed));
     i = end + grammar::kXmlParameterClose.size();
   }
 }
