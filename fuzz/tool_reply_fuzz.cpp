@@ -1,8 +1,9 @@
 // libFuzzer target: a chat reply read back into reasoning, content and tool calls (src/serve/
-// reply_reader.h), whole and streamed. The first byte picks the tool-call family and whether a
-// <think> block is read; the next two seed where the stream is cut; the rest is the reply. Never a
-// crash or a sanitizer report, whatever the bytes; and the stream's pieces keep their shape: a
-// call's first piece names it, its index one past the last call's, the others add arguments.
+// reply_reader.h), whole and streamed. The first byte picks the tool-call family (its low six bits)
+// and whether a <think> block is read (its top two); the next two seed where the stream is cut; the
+// rest is the reply. Never a crash or a sanitizer report, whatever the bytes; and the stream's
+// pieces keep their shape: a call's first piece names it, its index one past the last call's, the
+// others add arguments.
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
@@ -23,7 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
           "n": {"type": "number"}, "b": {"type": "boolean"}, "o": {"type": ["object", "null"]},
           "a": {"type": "array"}, "r": {"$ref": "#/properties/n"}}, "additionalProperties": {"type": "integer"}})")}};
   ReplyFormat format;
-  format.tools = kFormats[data[0] % std::size(kFormats)];
+  format.tools = kFormats[(data[0] & 0x3f) % std::size(kFormats)];  // a seed's stays as families come
   format.functions = kFunctions;
   if (data[0] & 0x80) format.reasoning = ReasoningMarkers{};
   format.reasoning_open = (data[0] & 0x40) != 0;
