@@ -15,10 +15,11 @@ using namespace difftx::serve;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
-  constexpr ToolFormat kFormats[] = {ToolFormat::hermes,   ToolFormat::llama3_json, ToolFormat::mistral,
-                                     ToolFormat::pythonic, ToolFormat::phi4_mini,   ToolFormat::granite,
-                                     ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder};
-  // A parameter of each type (qwen3_coder reads values by them), others integers.
+  constexpr ToolFormat kFormats[] = {ToolFormat::hermes,      ToolFormat::llama3_json,  ToolFormat::mistral,
+                                     ToolFormat::pythonic,    ToolFormat::phi4_mini,    ToolFormat::granite,
+                                     ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder,
+                                     ToolFormat::glm45,       ToolFormat::kimi_k2};
+  // A parameter of each type (qwen3_coder and glm45 read values by them), others integers.
   static const std::vector<ToolFunction> kFunctions = {
       {"f", nlohmann::ordered_json::parse(R"({"type": "object", "properties": {"s": {"type": "string"},
           "n": {"type": "number"}, "b": {"type": "boolean"}, "o": {"type": ["object", "null"]},

@@ -31,6 +31,16 @@ const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum"
                                                            "exclusiveMaximum"};
 const std::vector<std::string> kTypes = {"null", "boolean", "object", "array", "string", "number", "integer"};
 
+// Bytes for a message: "'>' or a newline".
+std::string byte_list(std::string_view bytes) {
+  std::string out;
+  for (const char c : bytes) {
+    if (!out.empty()) out += " or ";
+    out += c == '\n' ? std::string("a newline") : std::string("'") + c + "'";
+  }
+  return out;
+}
+
 // JSON pointer escaping of one reference token.
 std::string child(const std::string& path, const std::string& key) {
   std::string token;
@@ -248,7 +258,7 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
   // Keyword arguments and XML parameters: the root is an object's schema.
   const bool object_root = members != Members::json;
   const auto not_object = [&](const std::string& where) {
-    error(where, std::string(members == Members::keywords ? "keyword arguments" : "<parameter=...> blocks") +
+    error(where, (members == Members::keywords ? std::string("keyword arguments") : xml_->label) +
                      " need a schema of \"type\": \"object\" at the root");
   };
   if (object_root && !s.is_object()) not_object(path);
@@ -438,10 +448,7 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   const auto member = [&](const char* rule, Sequence key, int32_t value) {
     Sequence seq;
     if (members == Members::xml) {
-      seq = b_.literal("<parameter=");
-      seq.insert(seq.end(), key.begin(), key.end());
-      for (const Sequence& part : {b_.literal(">\n"), Sequence{GrammarBuilder::ref(value)}, b_.literal("\n"),
-                                   b_.literal(kXmlParameterClose), b_.literal("\n")})
+      for (const Sequence& part : {xml_->open, key, xml_->middle, Sequence{GrammarBuilder::ref(value)}, xml_->close})
         seq.insert(seq.end(), part.begin(), part.end());
       return b_.add_rule(rule, {std::move(seq)});
     }
@@ -458,8 +465,9 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   for (const Property& p : props) {
     if (members == Members::keywords && !python_keyword_name(p.name))
       error(p.path, "'" + p.name + "' cannot be a keyword argument: it is no Python identifier, or a keyword");
-    if (members == Members::xml && p.name.find_first_of(">\n") != std::string::npos)
-      error(p.path, "'" + p.name + "' cannot name a <parameter=...> block: it holds '>' or a newline");
+    if (members == Members::xml && p.name.find_first_of(xml_->name_stops) != std::string::npos)
+      error(p.path, "'" + p.name + "' cannot name one of " + xml_->label + ": it holds " +
+                        byte_list(xml_->name_stops));
     const int32_t value = value_of(*p.schema, p.path);
     kv.push_back(member("property",
                         members != Members::json

@@ -27,9 +27,10 @@
 // \/), the rest as JSON writes it, which Python reads as the same value; and an object as the
 // keyword arguments of a call.
 //
-// An object as XML parameters (xml_parameters.cpp, Qwen3-Coder's tool calls): a block
-// <parameter=NAME>\nVALUE\n</parameter>\n per member, the value raw text where the member's
-// schema allows a string (schema_types), its JSON text where it does not.
+// An object as XML parameters (xml_parameters.cpp; the tool calls of Qwen3-Coder, <parameter=NAME>
+// blocks, and GLM-4.5, <arg_key> / <arg_value> pairs): tags around each member's name and value,
+// the value raw text where the member's schema allows a string (schema_types), its JSON text
+// where it does not.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -46,6 +47,14 @@ namespace difftx::grammar {
 
 // How the rules write values: as JSON, or as the Python literals of the same values.
 enum class LiteralSyntax { json, python };
+
+// How XML parameters are tagged: per member, open NAME middle VALUE close (rules of the same
+// builder). A raw value never holds `value_end` (what its close begins with, white space aside);
+// a name never holds a byte of `name_stops`. `label` names the members in errors.
+struct XmlTags {
+  Sequence open, middle, close;
+  std::string value_end, name_stops, label;  // e.g. "</parameter>", ">\n", "<parameter=...> blocks"
+};
 
 struct JsonGrammarOptions {
   LiteralSyntax syntax = LiteralSyntax::json;
@@ -66,12 +75,12 @@ class JsonGrammar {
   // an object's (python syntax): properties as for an object, each name a Python identifier that
   // is no keyword (else a GrammarError at its property), additional ones under such names.
   int32_t keyword_arguments(const nlohmann::ordered_json& schema, const std::string& where = "#");
-  // An object's members as <parameter=NAME> blocks that validate against `schema`, an object's:
-  // properties as for an object, each name without '>' or a newline (else a GrammarError at its
-  // property). A value that may be a string is raw text: never </parameter>; a string's enum and
+  // An object's members tagged as `tags` says, that validate against `schema`, an object's:
+  // properties as for an object, each name without the name stops (else a GrammarError at its
+  // property). A value that may be a string is raw text: never the value end; a string's enum and
   // const as they are; minLength, maxLength and pattern without '<'; format as for JSON; anyOf and
   // oneOf a GrammarError. Any other value is its JSON text.
-  int32_t xml_parameters(const nlohmann::ordered_json& schema, const std::string& where = "#");
+  int32_t xml_parameters(const nlohmann::ordered_json& schema, const XmlTags& tags, const std::string& where = "#");
   int32_t any_value();
   int32_t any_object();
   Element ws();  // insignificant whitespace, bounded
@@ -117,8 +126,8 @@ class JsonGrammar {
                           const CodePointRanges& rest, const std::function<Element(const CodePointRanges&)>& one);
   // A keyword argument's name: a Python identifier, no keyword and none of `names`.
   int32_t identifier_other_than(std::vector<std::string> names);
-  // An XML parameter's name: code points but '>' and newline, none of `names`; its raw text
-  // (no </parameter>), and a raw character of `ranges` (never '<').
+  // An XML parameter's name: code points but the name stops, none of `names`; its raw text (never
+  // the value end), and a raw character of `ranges` (never '<').
   int32_t xml_name_other_than(const std::vector<std::string>& names);
   int32_t xml_text();
   Element raw_char(const CodePointRanges& ranges);
@@ -132,6 +141,7 @@ class JsonGrammar {
   JsonGrammarOptions o_;
   const nlohmann::ordered_json* document_ = nullptr;  // the schema document $ref resolves in
   std::string where_;                                 // its pointer in errors
+  const XmlTags* xml_ = nullptr;                      // the tags of the XML parameters being compiled
   std::map<std::string, int32_t> refs_;        // its pointers compiled so far
   std::map<CodePointRanges, int32_t> chars_, raw_chars_;
   std::map<std::string, int32_t> shared_;      // rules built once: "ws", "value", "string", ...
@@ -150,9 +160,6 @@ int value_types(const nlohmann::ordered_json& value);
 // and $ref (resolved in `document`); any where it says nothing, points at nothing, or nests deeper
 // than 32.
 int schema_types(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& document);
-
-// The marker that ends an XML parameter's value.
-inline constexpr std::string_view kXmlParameterClose = "</parameter>";
 
 // JSON Schema text as a value with its keys in the order written (the order properties are
 // written in), checked as every JSON input is (io/json_file.h: depth, repeated keys).

@@ -1,5 +1,6 @@
-// An object as XML parameters (json_grammar.h): <parameter=NAME>\nVALUE\n</parameter>\n per
-// member, as Qwen3-Coder writes a tool call's arguments. A value is read back by its schema's
+// An object as XML parameters (json_grammar.h): tags around each member's name and value, as
+// Qwen3-Coder (<parameter=NAME>\nVALUE\n</parameter>\n) and GLM-4.5 (<arg_key>NAME</arg_key>
+// <arg_value>VALUE</arg_value>) write a tool call's arguments. A value is read back by its schema's
 // types (serve/xml_calls.h): where they include string it is the raw text as it stands (or null,
 // where they include null and the text is "null"), so it is written as raw text; otherwise it is
 // its JSON text.
@@ -23,7 +24,12 @@ bool is_null_word(const std::string& text) {  // "null" in any case, as the read
 
 }  // namespace
 
-int32_t JsonGrammar::xml_parameters(const json& s, const std::string& where) { return root(s, where, Members::xml); }
+int32_t JsonGrammar::xml_parameters(const json& s, const XmlTags& tags, const std::string& where) {
+  xml_ = &tags;
+  const int32_t r = root(s, where, Members::xml);
+  xml_ = nullptr;
+  return r;
+}
 
 int32_t JsonGrammar::xml_value(const json& s, const std::string& path, int depth) {
   const int types = schema_types(s, *document_);
@@ -34,9 +40,8 @@ int32_t JsonGrammar::xml_value(const json& s, const std::string& path, int depth
   // other types leave a string alone.
   for (const char* key : {"anyOf", "oneOf"})
     if (s.contains(key))
-      throw GrammarError(child(path, key), std::string("'") + key +
-                                               "' cannot be enforced on a <parameter=...> value that may be a "
-                                               "string: it is written as raw text");
+      throw GrammarError(child(path, key), std::string("'") + key + "' cannot be enforced on a value of " +
+                                               xml_->label + " that may be a string: it is written as raw text");
   if (s.contains("$ref")) {
     const std::string ref = s["$ref"].get<std::string>();
     return xml_value(resolve(ref, child(path, "$ref")), where_ + ref.substr(1), depth + 1);
@@ -53,27 +58,28 @@ int32_t JsonGrammar::xml_value(const json& s, const std::string& path, int depth
       if (v.is_null()) texts.emplace_back("null");
       if (!v.is_string()) continue;
       const std::string text = v.get<std::string>();
-      if (text.find(kXmlParameterClose) == std::string::npos && !((types & json_types::null) && is_null_word(text)))
+      if (text.find(xml_->value_end) == std::string::npos && !((types & json_types::null) && is_null_word(text)))
         texts.push_back(text);
     }
     if (texts.empty())
-      throw GrammarError(child(path, key), "no value of the " + key + " can be written as a <parameter=...> value");
+      throw GrammarError(child(path, key), "no value of the " + key + " can be written as a value of " + xml_->label);
     return one_of_literals(texts);
   }
   return compile_string(s, path, true);
 }
 
 int32_t JsonGrammar::xml_text() {
-  if (const auto it = shared_.find("xml-text"); it != shared_.end()) return it->second;
-  const int32_t r = b_.text_without(kXmlParameterClose)[0];
-  shared_["xml-text"] = r;
+  const std::string key = "xml-text " + xml_->value_end;
+  if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
+  const int32_t r = b_.text_without(xml_->value_end)[0];
+  shared_[key] = r;
   return r;
 }
 
 Element JsonGrammar::raw_char(const CodePointRanges& ranges) {
   auto it = raw_chars_.find(ranges);
   if (it == raw_chars_.end()) {
-    CodePointRanges without_lt;  // '<' never: so no </parameter>
+    CodePointRanges without_lt;  // '<' never: so no value end
     for (const auto& [lo, hi] : ranges) {
       if (lo < '<') without_lt.emplace_back(lo, std::min<uint32_t>(hi, '<' - 1));
       if (hi > '<') without_lt.emplace_back(std::max<uint32_t>(lo, '<' + 1), hi);
@@ -87,7 +93,16 @@ Element JsonGrammar::raw_char(const CodePointRanges& ranges) {
 }
 
 int32_t JsonGrammar::xml_name_other_than(const std::vector<std::string>& names) {
-  const CodePointRanges name_chars = {{0, '\n' - 1}, {'\n' + 1, '>' - 1}, {'>' + 1, 0x10FFFF}};
+  CodePointRanges name_chars;  // all but the name stops
+  uint32_t from = 0;
+  std::string stops = xml_->name_stops;
+  std::sort(stops.begin(), stops.end());
+  for (const char c : stops) {
+    const auto stop = static_cast<uint32_t>(static_cast<unsigned char>(c));
+    if (stop > from) name_chars.emplace_back(from, stop - 1);
+    from = stop + 1;
+  }
+  name_chars.emplace_back(from, 0x10FFFF);
   return text_other_than(names, name_chars, name_chars, [this](const CodePointRanges& r) {
     return GrammarBuilder::ref(b_.code_points("name-char", r));
   });

@@ -64,8 +64,10 @@ TokenInfo token_info(const data::Tokenizer& tokenizer, const infer::TokenEvent& 
 
 const char* finish_name(FinishReason r) { return r == FinishReason::length ? "length" : "stop"; }
 
-// A tool call's id: Mistral's templates insist on 9 letters and digits; the others take OpenAI's shape.
-std::string tool_call_id(const std::optional<ToolFormat>& format) {
+// A tool call's id: the model's own where it wrote one (kimi_k2); else made, Mistral's 9 letters and
+// digits (its templates insist on them), the others in OpenAI's shape.
+std::string tool_call_id(const std::optional<ToolFormat>& format, const std::string& model_id) {
+  if (!model_id.empty()) return model_id;
   static const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   thread_local std::mt19937_64 rng{std::random_device{}()};
   const bool mistral = format == ToolFormat::mistral;
@@ -76,7 +78,7 @@ std::string tool_call_id(const std::optional<ToolFormat>& format) {
 
 std::vector<ToolCallResult> with_ids(const std::vector<ToolCall>& calls, const std::optional<ToolFormat>& format) {
   std::vector<ToolCallResult> out;
-  for (const ToolCall& c : calls) out.push_back({tool_call_id(format), c.name, c.arguments});
+  for (const ToolCall& c : calls) out.push_back({tool_call_id(format, c.id), c.name, c.arguments});
   return out;
 }
 
@@ -214,7 +216,7 @@ class Stream {
       const auto index = static_cast<int64_t>(d.index);
       const json call = d.name.empty()
                             ? json{{"index", index}, {"function", {{"arguments", d.arguments}}}}
-                            : tool_call_json({tool_call_id(job_.reply.tools), d.name, d.arguments}, index);
+                            : tool_call_json({tool_call_id(job_.reply.tools, d.id), d.name, d.arguments}, index);
       out += sse_event(chat_chunk(job_.header, ce.choice, {{"tool_calls", json::array({call})}}, "", nullptr));
     }
     if (ends) {

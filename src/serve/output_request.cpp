@@ -13,14 +13,6 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-bool valid_function_name(const std::string& name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-      return false;
-  return true;
-}
-
 template <class Json>
 void only_keys(const Json& object, const std::set<std::string>& keys, const std::string& param,
                const std::string& what) {
@@ -96,7 +88,7 @@ void parse_tools(const json& body, const ordered_json& ordered, OutputRequest& o
       only_keys(tool, {"type", "function"}, "tools", at);
       const json& fn = tool["function"];
       only_keys(fn, {"name", "description", "parameters", "strict"}, "tools", at + ".function");
-      if (!fn.contains("name") || !fn["name"].is_string() || !valid_function_name(fn["name"]))
+      if (!fn.contains("name") || !fn["name"].is_string() || !valid_function_name(fn["name"].get<std::string>()))
         bad_param("tools", at + ".function.name must be 1 to 64 letters, digits, '_' or '-'");
       const std::string name = fn["name"];
       if (!names.insert(name).second) bad_param("tools", "two tools are named '" + name + "'");

@@ -31,10 +31,10 @@ ReplyDelta ReplyStream::push(std::string_view delta, bool final) {
   for (size_t k = 0; k < all.calls.size(); ++k) {
     const ToolCall& call = all.calls[k];
     if (k == arguments_sent_.size()) {
-      out.calls.push_back({k, call.name, call.arguments});
+      out.calls.push_back({k, call.name, call.arguments, call.id});
       arguments_sent_.push_back(call.arguments.size());
     } else if (call.arguments.size() > arguments_sent_[k]) {
-      out.calls.push_back({k, "", call.arguments.substr(arguments_sent_[k])});
+      out.calls.push_back({k, "", call.arguments.substr(arguments_sent_[k]), ""});
       arguments_sent_[k] = call.arguments.size();
     }
   }

@@ -28,12 +28,13 @@ struct ReplyParts {
 
 ReplyParts read_reply(const ReplyFormat& format, std::string_view text, bool final = true);
 
-// A piece of a streamed call (OpenAI's tool_call delta): the first of a call carries its name,
-// the others more of its arguments' text.
+// A piece of a streamed call (OpenAI's tool_call delta): the first of a call carries its name
+// (and the model's id for it, if any), the others more of its arguments' text.
 struct ToolCallDelta {
   size_t index = 0;
   std::string name;  // empty but in a call's first piece
   std::string arguments;
+  std::string id;  // ToolCall::id, in the first piece
 };
 
 struct ReplyDelta {

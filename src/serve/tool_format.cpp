@@ -26,17 +26,22 @@ constexpr std::string_view kGraniteOpen = "<|tool_call|>";
 constexpr std::string_view kDeepSeekOpen = "<｜tool▁calls▁begin｜>", kDeepSeekClose = "<｜tool▁calls▁end｜>";
 constexpr std::string_view kDeepSeekCallOpen = "<｜tool▁call▁begin｜>", kDeepSeekSep = "<｜tool▁sep｜>",
                            kDeepSeekCallClose = "<｜tool▁call▁end｜>";
+constexpr std::string_view kKimiOpen = "<|tool_calls_section_begin|>", kKimiClose = "<|tool_calls_section_end|>";
+constexpr std::string_view kKimiCallOpen = "<|tool_call_begin|>", kKimiArguments = "<|tool_call_argument_begin|>",
+                           kKimiCallClose = "<|tool_call_end|>";
 
 constexpr EnumName<ToolFormat> kToolFormatNames[] = {
     {ToolFormat::hermes, "hermes"},           {ToolFormat::llama3_json, "llama3_json"},
     {ToolFormat::mistral, "mistral"},         {ToolFormat::pythonic, "pythonic"},
     {ToolFormat::phi4_mini, "phi4_mini"},     {ToolFormat::granite, "granite"},
     {ToolFormat::deepseek_v3, "deepseek_v3"}, {ToolFormat::deepseek_v31, "deepseek_v31"},
-    {ToolFormat::qwen3_coder, "qwen3_coder"}};
+    {ToolFormat::qwen3_coder, "qwen3_coder"}, {ToolFormat::glm45, "glm45"},
+    {ToolFormat::kimi_k2, "kimi_k2"}};
 // vLLM's names for the same formats.
 constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::pythonic, "llama4_pythonic"},
                                                        {ToolFormat::phi4_mini, "phi4_mini_json"},
-                                                       {ToolFormat::qwen3_coder, "qwen3_xml"}};
+                                                       {ToolFormat::qwen3_coder, "qwen3_xml"},
+                                                       {ToolFormat::glm45, "glm47"}};
 
 // How much of the text's end could be the start of `marker` (held back while streaming).
 size_t partial_marker(std::string_view text, std::string_view marker) {
@@ -85,7 +90,7 @@ ToolParse& cut_short(ToolParse& p, ToolCall call, std::string_view rest, bool fi
 }
 
 // <tool_call> blocks of one call each, read by read_call(text, i, call) (hermes: JSON,
-// qwen3_coder: XML).
+// qwen3_coder and glm45: XML).
 ToolParse parse_tool_call_blocks(std::string_view text, bool final, const auto& read_call) {
   size_t at = text.find(kHermesOpen);
   if (at == std::string_view::npos) return content_only(text, kHermesOpen, final);
@@ -246,6 +251,19 @@ ToolParse parse_pythonic(std::string_view text, bool final) {
   }
 }
 
+// The arguments object at text[i] (JSON), i moving past it; more: `call` holds those so far.
+Scan read_arguments_object(std::string_view text, size_t& i, ToolCall& call) {
+  if (i >= text.size()) return Scan::more;
+  if (text[i] != '{') return Scan::bad;
+  const size_t start = i;
+  if (skip_json_value(text, i) == Scan::more) {
+    call.arguments = json_without_space(text.substr(start));
+    return Scan::more;
+  }
+  call.arguments = arguments_text(text.substr(start, i - start));
+  return call.arguments.starts_with('{') ? Scan::done : Scan::bad;  // not an object (or not JSON)
+}
+
 // A DeepSeek call at text[i]: V3's <｜tool▁call▁begin｜>TYPE<｜tool▁sep｜>NAME\n```json\n{...}\n```
 // <｜tool▁call▁end｜> (the fence optional), or V3.1's <｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...}
 // <｜tool▁call▁end｜>.
@@ -271,15 +289,7 @@ Scan read_deepseek_call(std::string_view text, size_t& i, ToolCall& call, ToolFo
     if (const Scan s = expect(text, i, "```json"); s != Scan::done) return s;
     i = skip_json_space(text, i);
   }
-  if (i >= text.size()) return Scan::more;
-  if (text[i] != '{') return Scan::bad;
-  const size_t start = i;
-  if (skip_json_value(text, i) == Scan::more) {
-    call.arguments = json_without_space(text.substr(start));
-    return Scan::more;
-  }
-  call.arguments = arguments_text(text.substr(start, i - start));
-  if (!call.arguments.starts_with('{')) return Scan::bad;  // not an object (or not JSON)
+  if (const Scan s = read_arguments_object(text, i, call); s != Scan::done) return s;
   i = skip_json_space(text, i);
   if (fenced) {
     if (const Scan s = expect(text, i, "```"); s != Scan::done) return s;
@@ -288,21 +298,48 @@ Scan read_deepseek_call(std::string_view text, size_t& i, ToolCall& call, ToolFo
   return expect(text, i, kDeepSeekCallClose);
 }
 
-ToolParse parse_deepseek(std::string_view text, ToolFormat format, bool final) {
-  const size_t at = text.find(kDeepSeekOpen);
-  if (at == std::string_view::npos) return content_only(text, kDeepSeekOpen, final);
+// A Kimi K2 call at text[i]: <|tool_call_begin|>ID<|tool_call_argument_begin|>{...}<|tool_call_end|>,
+// ID functions.NAME:INDEX (the name after the last '.', as vLLM reads it) and the call's id.
+Scan read_kimi_call(std::string_view text, size_t& i, ToolCall& call) {
+  if (const Scan s = expect(text, i, kKimiCallOpen); s != Scan::done) return s;
+  i = skip_json_space(text, i);
+  const size_t end = text.find('<', i);
+  if (end == std::string_view::npos) return Scan::more;
+  std::string_view id = text.substr(i, end - i);
+  id = id.substr(0, id.find_last_not_of(" \t\r\n") + 1);  // as vLLM, white space around it
+  i = end;
+  if (const Scan s = expect(text, i, kKimiArguments); s != Scan::done) return s;
+  const size_t colon = id.find(':');
+  if (colon == std::string_view::npos || colon + 1 == id.size() ||
+      id.find_first_not_of("0123456789", colon + 1) != std::string_view::npos)
+    return Scan::bad;
+  const std::string_view path = id.substr(0, colon), name = path.substr(path.rfind('.') + 1);
+  if (!valid_function_name(name)) return Scan::bad;
+  call.name = std::string(name);
+  call.id = std::string(id);
+  i = skip_json_space(text, i);
+  if (const Scan s = read_arguments_object(text, i, call); s != Scan::done) return s;
+  i = skip_json_space(text, i);
+  return expect(text, i, kKimiCallClose);
+}
+
+// open, calls read by read_call(text, i, call), then close (DeepSeek's and Kimi's marked sections).
+ToolParse parse_call_section(std::string_view text, std::string_view open, std::string_view close, bool final,
+                             const auto& read_call) {
+  const size_t at = text.find(open);
+  if (at == std::string_view::npos) return content_only(text, open, final);
   ToolParse p;
   p.content = std::string(text.substr(0, at));
-  for (size_t i = skip_json_space(text, at + kDeepSeekOpen.size());; i = skip_json_space(text, i)) {
+  for (size_t i = skip_json_space(text, at + open.size());; i = skip_json_space(text, i)) {
     size_t end = i;
-    const Scan close = expect(text, end, kDeepSeekClose);
-    if (close == Scan::done) return with_rest(p, text, end, "", final);
+    const Scan closed = expect(text, end, close);
+    if (closed == Scan::done) return with_rest(p, text, end, "", final);
     ToolCall call;
     const size_t start = i;
-    const Scan s = read_deepseek_call(text, i, call, format);
+    const Scan s = read_call(text, i, call);
     if (s == Scan::more) return cut_short(p, std::move(call), text.substr(p.calls.empty() ? at : start), final);
     if (s == Scan::bad) {  // as in parse_json_list; or the calls' closing marker begun
-      if (!final && close == Scan::more) p.pending = true;
+      if (!final && closed == Scan::more) p.pending = true;
       else p.content += std::string(text.substr(p.calls.empty() ? at : start));
       return p;
     }
@@ -310,7 +347,23 @@ ToolParse parse_deepseek(std::string_view text, ToolFormat format, bool final) {
   }
 }
 
+ToolParse parse_kimi(std::string_view text, bool final) {
+  ToolParse p = parse_call_section(text, kKimiOpen, kKimiClose, final, read_kimi_call);
+  for (size_t k = 0; k < p.calls.size(); ++k)  // an id an earlier call has goes: the server makes one
+    for (size_t e = 0; e < k; ++e)
+      if (p.calls[e].id == p.calls[k].id) p.calls[k].id.clear();
+  return p;
+}
+
 }  // namespace
+
+bool valid_function_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+      return false;
+  return true;
+}
 
 std::optional<ToolFormat> tool_format_named(std::string_view name) {
   if (const auto format = value_named(kToolFormatNames, name)) return format;
@@ -331,12 +384,15 @@ std::string tool_format_names(std::string_view separator) {
 std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
   const auto has = [&](std::string_view text) { return source.find(text) != std::string_view::npos; };
   // The newer families first: the pythonic templates mention "ipython", as Llama's JSON ones do.
+  if (has(kKimiOpen)) return ToolFormat::kimi_k2;
   if (has(kDeepSeekOpen)) return has("```json") ? ToolFormat::deepseek_v3 : ToolFormat::deepseek_v31;
   if (has(kGraniteOpen)) return ToolFormat::granite;
   if (has("functools[")) return ToolFormat::phi4_mini;
   if (has("[func_name1(")) return ToolFormat::pythonic;  // their instruction: [func_name1(params_name1=...), ...]
-  // <function=NAME> in <tool_call> blocks (without them: Llama 3.1's user-defined calls).
-  if (has(kHermesOpen)) return has("<function=") ? ToolFormat::qwen3_coder : ToolFormat::hermes;
+  // <function=NAME> in <tool_call> blocks (without them: Llama 3.1's user-defined calls); GLM's
+  // <arg_key> in them.
+  if (has(kHermesOpen))
+    return has("<function=") ? ToolFormat::qwen3_coder : has("<arg_key>") ? ToolFormat::glm45 : ToolFormat::hermes;
   if (has(kMistralOpen)) return ToolFormat::mistral;
   if (has(kPythonTag) || (has("\"parameters\"") && has("ipython"))) return ToolFormat::llama3_json;
   return std::nullopt;
@@ -350,13 +406,22 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
       return parse_tool_call_blocks(text, final, [&](std::string_view t, size_t& i, ToolCall& call) {
         return read_xml_call(t, i, call, functions);
       });
+    case ToolFormat::glm45:
+      return parse_tool_call_blocks(text, final, [&](std::string_view t, size_t& i, ToolCall& call) {
+        return read_glm_call(t, i, call, functions);
+      });
     case ToolFormat::llama3_json: return parse_llama(text, final);
     case ToolFormat::mistral:
     case ToolFormat::phi4_mini:
     case ToolFormat::granite: return parse_json_list(text, tool_calls_marker(format), final);
     case ToolFormat::pythonic: return parse_pythonic(text, final);
     case ToolFormat::deepseek_v3:
-    case ToolFormat::deepseek_v31: return parse_deepseek(text, format, final);
+    case ToolFormat::deepseek_v31:
+      return parse_call_section(text, kDeepSeekOpen, kDeepSeekClose, final,
+                                [&](std::string_view t, size_t& i, ToolCall& call) {
+                                  return read_deepseek_call(t, i, call, format);
+                                });
+    case ToolFormat::kimi_k2: return parse_kimi(text, final);
   }
   return {};
 }
@@ -364,7 +429,8 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
 std::string tool_calls_marker(ToolFormat format) {
   switch (format) {
     case ToolFormat::hermes:
-    case ToolFormat::qwen3_coder: return std::string(kHermesOpen);
+    case ToolFormat::qwen3_coder:
+    case ToolFormat::glm45: return std::string(kHermesOpen);
     case ToolFormat::llama3_json: return std::string(kPythonTag);
     case ToolFormat::mistral: return std::string(kMistralOpen);
     case ToolFormat::pythonic: return std::string(kPythonStart);
@@ -372,6 +438,7 @@ std::string tool_calls_marker(ToolFormat format) {
     case ToolFormat::granite: return std::string(kGraniteOpen);
     case ToolFormat::deepseek_v3:
     case ToolFormat::deepseek_v31: return std::string(kDeepSeekOpen);
+    case ToolFormat::kimi_k2: return std::string(kKimiOpen);
   }
   return "";
 }
@@ -386,6 +453,18 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
     return out;
   };
   const Sequence ws = {j.ws()};
+  // The arguments as XML parameters (xml_calls.h): Qwen3-Coder's <parameter=KEY>\nVALUE\n</parameter>\n,
+  // GLM's <arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n, its newlines optional (GLM-4.7 writes none).
+  grammar::XmlTags xml;
+  Sequence newline;
+  if (format == ToolFormat::qwen3_coder)
+    xml = {lit(kXmlParameterOpen), lit(">\n"), cat({lit("\n"), lit(kXmlParameterClose), lit("\n")}),
+           std::string(kXmlParameterClose), ">\n", "<parameter=...> blocks"};
+  if (format == ToolFormat::glm45) {
+    newline = {GrammarBuilder::ref(b.add_rule("newline", {{}, lit("\n")}))};
+    xml = {lit(kGlmKeyOpen), cat({lit(kGlmKeyClose), newline, lit(kGlmValueOpen)}), cat({lit(kGlmValueClose), newline}),
+           std::string(kGlmValueClose), "<", "<arg_key> / <arg_value> pairs"};
+  }
   // One call, a branch per function.
   grammar::JsonGrammar python(b, {.syntax = grammar::LiteralSyntax::python});
   const std::string arguments_key = format == ToolFormat::llama3_json ? "\"parameters\"" : "\"arguments\"";
@@ -402,9 +481,14 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
       continue;
     }
     if (format == ToolFormat::qwen3_coder) {  // <function=NAME>\n<parameter=...> blocks</function>
-      const int32_t parameters = j.xml_parameters(f.parameters, at + "/parameters");
+      const int32_t parameters = j.xml_parameters(f.parameters, xml, at + "/parameters");
       b.add_alternative(call, cat({lit(concat("<function=", f.name, ">\n")), {GrammarBuilder::ref(parameters)},
                                    lit("</function>")}));
+      continue;
+    }
+    if (format == ToolFormat::glm45) {  // NAME\n<arg_key> / <arg_value> pairs
+      const int32_t parameters = j.xml_parameters(f.parameters, xml, at + "/parameters");
+      b.add_alternative(call, cat({lit(f.name), newline, {GrammarBuilder::ref(parameters)}}));
       continue;
     }
     const Element args = GrammarBuilder::ref(j.schema(f.parameters, at + "/parameters"));
@@ -418,15 +502,23 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
       b.add_alternative(call, cat({lit(concat(kDeepSeekCallOpen, f.name, kDeepSeekSep)), {args}, lit(kDeepSeekCallClose)}));
       continue;
     }
+    if (format == ToolFormat::kimi_k2) {  // the id functions.NAME:INDEX, the index of up to 6 digits
+      const Element index = GrammarBuilder::ref(b.repeat(b.bytes(ByteSet::range('0', '9')), 1, 6));
+      b.add_alternative(call, cat({lit(concat(kKimiCallOpen, "functions.", f.name, ":")), {index}, lit(kKimiArguments),
+                                   {args}, lit(kKimiCallClose)}));
+      continue;
+    }
     // {"name": "<function>", "arguments": <its parameters>}
     b.add_alternative(call, cat({lit("{"), ws, lit("\"name\""), ws, lit(":"), ws, j.value_literal(f.name), ws,
                                  lit(","), ws, lit(arguments_key), ws, lit(":"), ws, {args}, ws, lit("}")}));
   }
   Sequence one = {GrammarBuilder::ref(call)}, separator = cat({ws, lit(","), ws});  // a list's
-  const bool blocks = format == ToolFormat::hermes || format == ToolFormat::qwen3_coder;
-  if (blocks) one = cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
+  const bool blocks = format == ToolFormat::hermes || format == ToolFormat::qwen3_coder || format == ToolFormat::glm45;
+  if (blocks) one = format == ToolFormat::glm45 ? cat({lit(kHermesOpen), one, lit(kHermesClose)})
+                                                : cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
   if (blocks || format == ToolFormat::deepseek_v3 || format == ToolFormat::deepseek_v31) separator = ws;
   if (format == ToolFormat::llama3_json) separator = cat({ws, lit(";"), ws});
+  if (format == ToolFormat::kimi_k2) separator = {};  // as its templates write the calls
   const int32_t first = b.add_rule("tool-call", {one});
   const int32_t next = b.add_rule("tool-call-next", {cat({separator, one})});
   const int32_t more = b.repeat(GrammarBuilder::ref(next), 0, max_calls - 1);
@@ -434,7 +526,8 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
   const Sequence list = cat({lit("["), ws, calls, ws, lit("]")});
   switch (format) {
     case ToolFormat::hermes:
-    case ToolFormat::qwen3_coder: return b.add_rule("tool-calls", {calls});
+    case ToolFormat::qwen3_coder:
+    case ToolFormat::glm45: return b.add_rule("tool-calls", {calls});
     case ToolFormat::llama3_json:  // optionally after <|python_tag|>
       return b.add_rule("tool-calls", {calls, cat({lit(kPythonTag), ws, calls})});
     case ToolFormat::pythonic:  // optionally after <|python_start|>
@@ -445,6 +538,7 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
     case ToolFormat::deepseek_v3:
     case ToolFormat::deepseek_v31:
       return b.add_rule("tool-calls", {cat({lit(kDeepSeekOpen), calls, lit(kDeepSeekClose)})});
+    case ToolFormat::kimi_k2: return b.add_rule("tool-calls", {cat({lit(kKimiOpen), calls, lit(kKimiClose)})});
   }
   return -1;
 }

@@ -16,6 +16,12 @@
 //   qwen3_coder <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n...</function>
 //               \n</tool_call>, one block per call, the values raw text read by their schemas'
 //               types (xml_calls.h; Qwen3-Coder)
+//   glm45       <tool_call>NAME\n<arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n...</tool_call>,
+//               one block per call (the newlines optional: GLM-4.7 writes none), the values read
+//               as qwen3_coder's (xml_calls.h; GLM-4.5 / 4.6 / 4.7)
+//   kimi_k2     <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:INDEX
+//               <|tool_call_argument_begin|>{...}<|tool_call_end|>...<|tool_calls_section_end|>;
+//               functions.NAME:INDEX is the call's id (Kimi K2)
 // The family is recognised from the template's text or named with `--tool-parser`. For each:
 // the grammar of a turn's calls (so that a constrained call names a listed function and its
 // arguments validate against its parameters), and the parser that turns the reply back into
@@ -42,11 +48,13 @@ enum class ToolFormat {
   granite,
   deepseek_v3,
   deepseek_v31,
-  qwen3_coder
+  qwen3_coder,
+  glm45,
+  kimi_k2
 };
 
-// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml); nullopt
-// for another.
+// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml, glm47);
+// nullopt for another.
 std::optional<ToolFormat> tool_format_named(std::string_view name);
 const char* tool_format_name(ToolFormat format);
 // The names joined by `separator`, for messages and help.
@@ -59,11 +67,17 @@ struct ToolFunction {
   nlohmann::ordered_json parameters;  // a JSON Schema for the arguments, its keys in the order written
 };
 
+// A name OpenAI allows a function: 1 to 64 letters, digits, '_' or '-'.
+bool valid_function_name(std::string_view name);
+
 struct ToolCall {
   std::string name;
   // The JSON text of an object: the model's own less its white space (JSON families), or the
   // Python literals as JSON (pythonic); keys in the order written.
   std::string arguments;
+  // The id the model wrote for the call (kimi_k2), none that an earlier call of the reply has;
+  // empty: the server makes one.
+  std::string id;
 };
 
 // A reply split into its content and its calls. `pending`: the text may still become a call
@@ -79,8 +93,8 @@ struct ToolParse {
 // Parses a reply (after any reasoning). final: nothing more will come, so text held back for a
 // marker that might have been starting is content after all; a call the text ends inside is a
 // call cut short once it is named (its arguments those written, as a stream sent them), content
-// before that. `functions`: the tools offered, whose parameters' types say how qwen3_coder's
-// values read (the other families need none).
+// before that. `functions`: the tools offered, whose parameters' types say how qwen3_coder's and
+// glm45's values read (the other families need none).
 ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
                            const std::vector<ToolFunction>& functions = {});
 

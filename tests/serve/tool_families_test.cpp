@@ -1,5 +1,6 @@
 // The tool-call families beyond the first three (serve/tool_format.h: pythonic, phi4_mini,
-// granite, deepseek_v3, deepseek_v31, qwen3_coder), and every family's streaming and grammar: each recognised from its
+// granite, deepseek_v3, deepseek_v31, qwen3_coder, glm45, kimi_k2), and every family's streaming
+// and grammar: each recognised from its
 // template's text, the fetched templates keeping their families; replies parsed into calls with
 // the content around them, malformed calls kept as content; every cut of a reply, streamed a byte
 // at a time or in two parts split anywhere, sends what the whole reply holds; and documents the
@@ -32,6 +33,11 @@ std::string deepseek_v31_call(const std::string& name, const std::string& argume
   return "<｜tool▁call▁begin｜>" + name + "<｜tool▁sep｜>" + arguments + kDsEnd;
 }
 
+const std::string kKimiOpen = "<|tool_calls_section_begin|>", kKimiClose = "<|tool_calls_section_end|>";
+std::string kimi_call(const std::string& id, const std::string& arguments) {
+  return "<|tool_call_begin|>" + id + "<|tool_call_argument_begin|>" + arguments + "<|tool_call_end|>";
+}
+
 TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   // Snippets of vLLM's example templates.
   EXPECT_EQ(tool_format_of_template("Environment: ipython\\n ... 'Respond in the format [func_name1(params_name1="
@@ -56,14 +62,24 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   EXPECT_EQ(tool_format_of_template("Environment: ipython ... <function=example_function_name>{\"example_name\": "
                                     "\"example_value\"}</function> ... <|python_tag|>"),
             ToolFormat::llama3_json);  // Llama 3.1's user-defined calls: <function=...> without <tool_call>
+  EXPECT_EQ(tool_format_of_template("<tool_call>{function-name}\n<arg_key>{arg-key-1}</arg_key>\n<arg_value>"
+                                    "{arg-value-1}</arg_value> ... {{ '\\n<tool_call>' + tc.name }}"),
+            ToolFormat::glm45);  // GLM-4.5 / 4.6: <arg_key> in <tool_call> blocks
+  EXPECT_EQ(tool_format_of_template("{{- '<tool_call>' + tc.name -}}{% for k, v in _args.items() %}<arg_key>{{ k }}"
+                                    "</arg_key><arg_value>{{ v }}</arg_value>{% endfor %}</tool_call>"),
+            ToolFormat::glm45);  // GLM-4.7
+  EXPECT_EQ(tool_format_of_template("<|tool_calls_section_begin|>{%- for tool_call in message['tool_calls'] -%}"
+                                    "<|tool_call_begin|>{{ tool_call['id'] }}<|tool_call_argument_begin|>"),
+            ToolFormat::kimi_k2);
   for (const char* name : {"pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3",
-                           "deepseek_v31", "qwen3_coder", "qwen3_xml"})
+                           "deepseek_v31", "qwen3_coder", "qwen3_xml", "glm45", "glm47", "kimi_k2"})
     EXPECT_TRUE(tool_format_named(name).has_value()) << name;
   EXPECT_EQ(tool_format_name(*tool_format_named("phi4_mini_json")), std::string("phi4_mini"));
   EXPECT_EQ(tool_format_name(*tool_format_named("qwen3_xml")), std::string("qwen3_coder"));
+  EXPECT_EQ(tool_format_name(*tool_format_named("glm47")), std::string("glm45"));
   EXPECT_FALSE(tool_format_named("deepseek").has_value());
-  EXPECT_EQ(tool_format_names("|"),
-            "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31|qwen3_coder");
+  EXPECT_EQ(tool_format_names("|"), "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31|"
+                                    "qwen3_coder|glm45|kimi_k2");
 }
 
 // The real templates scripts/setup fetches map to the families they did before the new ones
@@ -249,6 +265,120 @@ TEST(ToolFamilies, ParsesQwen3CoderCallsByTheirTypes) {
   }
 }
 
+// A GLM-4.5 call block: NAME, then <arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n per
+// parameter as written (GLM-4.7: without the newlines).
+std::string glm_call(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parameters,
+                     bool newlines = true) {
+  const std::string nl = newlines ? "\n" : "";
+  std::string out = "<tool_call>" + name + nl;
+  for (const auto& [key, value] : parameters)
+    out += "<arg_key>" + key + "</arg_key>" + nl + "<arg_value>" + value + "</arg_value>" + nl;
+  return out + "</tool_call>";
+}
+
+TEST(ToolFamilies, ParsesGlm45CallsByTheirTypes) {
+  const auto parse = [](std::string_view text, bool final = true) {
+    return parse_tool_calls(ToolFormat::glm45, text, final, kTypedFunctions);
+  };
+  // GLM-4.5's form, then GLM-4.7's; the values read as Qwen3-Coder's, those that may not be
+  // strings less white space at their ends.
+  ToolParse p = parse("I'll check.\n" + glm_call("get_weather", {{"city", "New York"}, {"days", "3"}}) + "\n" +
+                      glm_call("plan",
+                               {{"ratio", "0.50"}, {"urgent", "True"}, {"tags", "[\"a\", \"b\"]"},
+                                {"meta", "{'k': None, \"v\": [1.5]}"}, {"note", "null"}, {"none", "NULL"},
+                                {"level", " 2 "}, {"urgent2", "\n7\n"}},
+                               false));
+  EXPECT_EQ(p.content, "I'll check.\n");
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"New York","days":3})"},
+                                {"plan", R"({"ratio":0.50,"urgent":true,"tags":["a","b"],"meta":{"k":null,"v":[1.5]},)"
+                                         R"("note":null,"none":null,"level":2,"urgent2":7})"}}));
+  for (const ToolCall& c : p.calls) EXPECT_EQ(c.id, "");  // the server makes the ids
+  // Raw text stays a string, white space and all; a value not of its type; a parameter the schema
+  // does not list; any parameter of a function not offered.
+  p = parse(glm_call("get_weather", {{"city", "\nline 1\n  line 2\n"}, {"days", "three"}}) +
+            glm_call("plan", {{"note", "Null island"}, {"ratio", "1/2"}, {"tags", "a, b"}}) +
+            glm_call("other", {{"x", "1"}}));
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"\nline 1\n  line 2\n","days":"three"})"},
+                                {"plan", R"({"note":"Null island","ratio":"1/2","tags":"a, b"})"},
+                                {"other", R"({"x":"1"})"}}));
+  EXPECT_EQ(calls_of(parse(glm_call("now", {}) + glm_call("now", {}, false) + "<tool_call>now</tool_call>")),
+            (Calls{{"now", "{}"}, {"now", "{}"}, {"now", "{}"}}));
+  // Where no string is allowed a JSON string inside may hold </arg_value>.
+  p = parse(glm_call("plan", {{"meta", "{\"html\": \"</arg_value>\"}"}}));
+  EXPECT_EQ(calls_of(p), (Calls{{"plan", R"({"meta":{"html":"</arg_value>"}})"}}));
+  // Not calls: content from the block on.
+  for (const std::string text :
+       {"<tool_call>\n{\"name\": \"now\", \"arguments\": {}}\n</tool_call>",
+        "<tool_call>\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+        "<tool_call>get weather\n</tool_call>", "<tool_call>add\n<arg_key>a</arg_key>\n1\n</tool_call>",
+        "<tool_call>add\n<arg_key>a\n<arg_value>1</arg_value>\n</tool_call>",
+        "<tool_call>add\n<arg_key>a</arg_key><arg_value>1</arg_value>x</tool_call>", "<tool_call>ad"}) {
+    p = parse(text);
+    EXPECT_TRUE(p.calls.empty()) << text;
+    EXPECT_EQ(p.content, text);
+  }
+  // Cut short once named: the parameters read so far; while streaming, open.
+  const std::string cut =
+      "<tool_call>get_weather\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n<arg_key>city</arg_key>\n"
+      "<arg_value>Pa";
+  EXPECT_EQ(calls_of(parse(cut)), (Calls{{"get_weather", R"({"days":3)"}}));
+  p = parse(cut, false);
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"days":3)"}}));
+  EXPECT_TRUE(p.open);
+  EXPECT_EQ(calls_of(parse("<tool_call>now\n</tool_c")), (Calls{{"now", "{}"}}));
+  for (const char* text : {"Hi <tool_", "<tool_call>get_we", "<tool_call>now\n</tool"}) {
+    p = parse(text, false);
+    EXPECT_TRUE(p.pending) << text;
+    EXPECT_EQ(p.content, std::string(text).starts_with("Hi") ? "Hi " : "") << text;
+  }
+}
+
+TEST(ToolFamilies, ParsesKimiK2CallsWithTheirIds) {
+  const auto parse = [](std::string_view text, bool final = true) {
+    return parse_tool_calls(ToolFormat::kimi_k2, text, final);
+  };
+  ToolParse p = parse("Checking." + kKimiOpen + kimi_call("functions.get_weather:0", R"({"city": "Paris"})") +
+                      kimi_call("functions.add:1", R"({"a": 1, "b": 2})") + kKimiClose + " Done.");
+  EXPECT_EQ(p.content, "Checking.Done.");
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"Paris"})"}, {"add", R"({"a":1,"b":2})"}}));
+  ASSERT_EQ(p.calls.size(), 2u);
+  EXPECT_EQ(p.calls[0].id, "functions.get_weather:0");  // the id the conversation's template prints back
+  EXPECT_EQ(p.calls[1].id, "functions.add:1");
+  // The name after the last '.' (or the whole of it) as vLLM reads it; white space around the id
+  // and the arguments; no closing marker (the turn ended at the model's end token); an id an
+  // earlier call has is none.
+  p = parse(kKimiOpen + kimi_call("add:3", "{}") + "\n<|tool_call_begin|> functions.tools.add:12 "
+            "<|tool_call_argument_begin|> {\"a\": 1} <|tool_call_end|>" + kimi_call("add:3", "{}"));
+  EXPECT_EQ(calls_of(p), (Calls{{"add", "{}"}, {"add", R"({"a":1})"}, {"add", "{}"}}));
+  ASSERT_EQ(p.calls.size(), 3u);
+  EXPECT_EQ(p.calls[0].id, "add:3");
+  EXPECT_EQ(p.calls[1].id, "functions.tools.add:12");
+  EXPECT_EQ(p.calls[2].id, "");
+  // Malformed: no index, an index that is no number, a name OpenAI does not allow, arguments that
+  // are no object.
+  for (const std::string& text :
+       {kKimiOpen + kimi_call("functions.add", "{}") + kKimiClose, kKimiOpen + kimi_call("functions.add:x", "{}"),
+        kKimiOpen + kimi_call("functions.a b:0", "{}"), kKimiOpen + kimi_call("functions.:0", "{}"),
+        kKimiOpen + kimi_call("functions.add:0", "[1]"), kKimiOpen + kimi_call("functions.add:0", "{oops}"),
+        kKimiOpen + "<|tool_call_begin|>functions.ad"}) {
+    p = parse(text);
+    EXPECT_TRUE(p.calls.empty()) << text;
+    EXPECT_EQ(p.content, text);
+  }
+  // Streaming: named (with its id) once the id is written.
+  p = parse(kKimiOpen + "<|tool_call_begin|>functions.add:0<|tool_call_argument_begin|>{\"a\": ", false);
+  EXPECT_EQ(calls_of(p), (Calls{{"add", R"({"a":)"}}));
+  EXPECT_EQ(p.calls.at(0).id, "functions.add:0");
+  EXPECT_TRUE(p.open);
+  for (const std::string& text :
+       std::vector<std::string>{"Hi <|tool_calls_sec", "Hi " + kKimiOpen + "<|tool_call_begin|>functions.add:0"}) {
+    p = parse(text, false);
+    EXPECT_TRUE(p.pending) << text;
+    EXPECT_TRUE(p.calls.empty()) << text;
+    EXPECT_EQ(p.content, "Hi ") << text;
+  }
+}
+
 ReplyFormat reply_format(ToolFormat format, const std::vector<ToolFunction>& functions = kTypedFunctions) {
   return {std::nullopt, false, format, functions};
 }
@@ -259,6 +389,7 @@ void expect_same(const ReplyParts& got, const ReplyParts& want, const std::strin
   for (size_t i = 0; i < want.calls.size(); ++i) {
     EXPECT_EQ(got.calls[i].name, want.calls[i].name) << what;
     EXPECT_EQ(got.calls[i].arguments, want.calls[i].arguments) << what;
+    EXPECT_EQ(got.calls[i].id, want.calls[i].id) << what;
   }
 }
 
@@ -285,7 +416,14 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
                                      deepseek_v31_call("add", R"({"a": 1, "b": 2})") + kDsClose + " More."},
       {ToolFormat::qwen3_coder, "Let me.\n" + xml_call("get_weather", {{"city", "Pa</ris>"}, {"days", "3"}}) + "\n" +
                                     xml_call("plan", {{"meta", "{\"a\": \"</parameter>\"}"}, {"urgent", "false"}})},
-      {ToolFormat::qwen3_coder, xml_call("now", {}) + "<tool_call>\n<function=pl\nan>\n</function>\n</tool_call>"}};
+      {ToolFormat::qwen3_coder, xml_call("now", {}) + "<tool_call>\n<function=pl\nan>\n</function>\n</tool_call>"},
+      {ToolFormat::glm45, "Let me.\n" + glm_call("get_weather", {{"city", "Pa</ris>\n"}, {"days", "3"}}) + "\n" +
+                              glm_call("plan", {{"meta", "{\"a\": \"</arg_value>\"}"}, {"urgent", "false"}}, false)},
+      {ToolFormat::glm45, glm_call("now", {}) + "<tool_call>get weather</tool_call>"},
+      {ToolFormat::kimi_k2, "Let me." + kKimiOpen + kimi_call("functions.get_weather:0", R"({"city": "Paris"})") +
+                                kimi_call("functions.add:1", R"({"a": 1, "b": 2})") + kKimiClose + " More."},
+      {ToolFormat::kimi_k2, kKimiOpen + kimi_call("functions.now:0", "{}") + kimi_call("functions.now:0", "{}") +
+                                "<|tool_call_begin|>functions.now<|tool_call_argument_begin|>{}"}};
   for (const auto& [format, reply] : replies) {
     const ReplyFormat f = reply_format(format);
     for (size_t cut = 0; cut <= reply.size(); ++cut) {
@@ -378,6 +516,49 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
   EXPECT_TRUE(accepts(qwen_auto, "Let me see.\n" + xml_call("add", {{"a", "1"}, {"b", "2"}})));
   EXPECT_TRUE(accepts(qwen_auto, "It is <b>sunny</b>."));
   EXPECT_FALSE(accepts(qwen_auto, "Let me see.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool_call>"));
+
+  // GLM: either version's newlines; raw text that holds no </arg_value>.
+  const auto glm = calls_grammar(ToolFormat::glm45, kFunctions, 2, false);
+  for (const std::string& text :
+       std::vector<std::string>{glm_call("add", {{"a", "1"}, {"b", "-2"}}),
+                                glm_call("add", {{"a", "1"}, {"b", "2"}}, false),
+                                glm_call("get_weather", {{"city", "\nSão </arg_value\n<b> "}}),
+                                "<tool_call>add<arg_key>a</arg_key>\n<arg_value>1</arg_value><arg_key>b</arg_key>"
+                                "<arg_value>2</arg_value>\n</tool_call>",
+                                glm_call("get_weather", {{"city", ""}}) + "\n" +
+                                    glm_call("add", {{"a", "1"}, {"b", "2"}}, false)})
+    EXPECT_TRUE(accepts(glm, text)) << text;
+  for (const std::string& text : std::vector<std::string>{
+           glm_call("add", {{"a", "1"}}), glm_call("add", {{"b", "2"}, {"a", "1"}}),
+           glm_call("add", {{"a", "x"}, {"b", "2"}}), glm_call("add", {{"a", " 1"}, {"b", "2"}}),
+           glm_call("add", {{"a", "1"}, {"b", "2"}, {"c", "3"}}), glm_call("sub", {{"a", "1"}, {"b", "2"}}),
+           glm_call("get_weather", {{"city", "a</arg_value>b"}}), glm_call("get_weather", {}),
+           "<tool_call>\nadd\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n<arg_key>b</arg_key>\n<arg_value>2"
+           "</arg_value>\n</tool_call>",
+           "<tool_call>add\n\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n<arg_key>b</arg_key>\n<arg_value>2"
+           "</arg_value>\n</tool_call>",
+           glm_call("add", {{"a", "1"}, {"b", "2"}}) + glm_call("add", {{"a", "1"}, {"b", "2"}}) +
+               glm_call("add", {{"a", "1"}, {"b", "2"}})})
+    EXPECT_FALSE(accepts(glm, text)) << text;
+  const auto glm_auto = calls_grammar(ToolFormat::glm45, kFunctions, 2, true);
+  EXPECT_TRUE(accepts(glm_auto, "Let me see.\n" + glm_call("add", {{"a", "1"}, {"b", "2"}})));
+  EXPECT_TRUE(accepts(glm_auto, "It is <b>sunny</b>."));
+  EXPECT_FALSE(accepts(glm_auto, "Let me see.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool_call>"));
+
+  // Kimi: the id's index is the model's; the calls as its templates write them, back to back.
+  const auto kimi = calls_grammar(ToolFormat::kimi_k2, kFunctions, 2, false);
+  EXPECT_TRUE(accepts(kimi, kKimiOpen + kimi_call("functions.add:0", R"({"a": 1, "b": 2})") +
+                                kimi_call("functions.get_weather:17", R"({"city":"Paris"})") + kKimiClose));
+  for (const std::string& text :
+       {kKimiOpen + kimi_call("functions.add:0", R"({"a": 1, "b": 2})"),
+        kKimiOpen + kimi_call("add:0", R"({"a": 1, "b": 2})") + kKimiClose,
+        kKimiOpen + kimi_call("functions.add:", R"({"a": 1, "b": 2})") + kKimiClose,
+        kKimiOpen + kimi_call("functions.add:1234567", R"({"a": 1, "b": 2})") + kKimiClose,
+        kKimiOpen + kimi_call("functions.add:0", R"({"a": 1})") + kKimiClose,
+        kKimiOpen + kimi_call("functions.sub:0", R"({"a": 1, "b": 2})") + kKimiClose,
+        kKimiOpen + kimi_call("functions.add:0", R"({"a": 1, "b": 2})") + "\n" +
+            kimi_call("functions.add:1", R"({"a": 1, "b": 2})") + kKimiClose})
+    EXPECT_FALSE(accepts(kimi, text)) << text;
 }
 
 // What Qwen3-Coder's form cannot write is a GrammarError at its place in the tools.
@@ -407,6 +588,27 @@ TEST(ToolFamilies, Qwen3CoderParametersThatCannotBeWritten) {
   EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
                       "y": {"type": ["string", "integer"], "minimum": 3, "pattern": "^a"},
                       "z": {"type": "string", "format": "uuid"}, "w": true}})"),
+            "accepted");
+}
+
+// GLM's tags: a property named with '<' cannot be written; '>' can.
+TEST(ToolFamilies, Glm45ParametersThatCannotBeWritten) {
+  const auto where = [](const char* parameters) {
+    try {
+      calls_grammar(ToolFormat::glm45, {{"f", ordered_json::parse(parameters)}}, 1, false);
+    } catch (const grammar::GrammarError& e) {
+      return e.where;
+    }
+    return std::string("accepted");
+  };
+  const std::string at = "#/tools/0/function/parameters";
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"a<b": {}}})"), at + "/properties/a<b");
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}})"),
+            at + "/properties/x/anyOf");
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"enum": ["</arg_value>", 1]}}})"),
+            at + "/properties/x/enum");
+  EXPECT_EQ(where(R"({"type": "string"})"), at + "/type");
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"a>b": {"enum": ["</parameter>"]}, "c\nd": {}}})"),
             "accepted");
 }
 
@@ -440,8 +642,8 @@ const std::vector<ToolFunction> kRichFunctions = {
         "required": ["text"], "additionalProperties": {"type": "integer", "maximum": 99}})")},
     {"now", ordered_json::parse(R"({"type": "object", "properties": {}, "additionalProperties": false})")}};
 
-// Qwen3-Coder's values of every kind: raw text by pattern, format, length, const and enum with
-// null, the others as JSON ($ref'd too).
+// XML parameters' values of every kind (Qwen3-Coder's, GLM's): raw text by pattern, format,
+// length, const and enum with null, the others as JSON ($ref'd too).
 const std::vector<ToolFunction> kXmlFunctions = {
     {"plan", ordered_json::parse(R"({"type": "object", "properties": {
         "title": {"type": "string", "pattern": "^[a-c<]{1,4}$"}, "when": {"type": "string", "format": "date"},
@@ -463,9 +665,11 @@ TEST(ToolFamilies, EveryCallTheGrammarLetsThroughParsesAndValidates) {
   std::vector<std::pair<ToolFormat, const std::vector<ToolFunction>*>> runs;
   for (const ToolFormat format : {ToolFormat::hermes, ToolFormat::llama3_json, ToolFormat::mistral,
                                   ToolFormat::pythonic, ToolFormat::phi4_mini, ToolFormat::granite,
-                                  ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder})
+                                  ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder,
+                                  ToolFormat::glm45, ToolFormat::kimi_k2})
     runs.emplace_back(format, &kRichFunctions);
   runs.emplace_back(ToolFormat::qwen3_coder, &kXmlFunctions);
+  runs.emplace_back(ToolFormat::glm45, &kXmlFunctions);
   for (const auto& [format, functions] : runs) {
     // Where calls may only start the reply, their first byte opens them; elsewhere the marker after some text.
     const std::string opening = format == ToolFormat::llama3_json ? "{"

@@ -16,7 +16,10 @@ serve::ReplyParts streamed_reply(const serve::ReplyFormat& format, std::string_v
     sum.content += d.content;
     for (const serve::ToolCallDelta& c : d.calls) {
       EXPECT_EQ(c.index < sum.calls.size(), c.name.empty()) << text;
-      if (c.index == sum.calls.size()) sum.calls.push_back({c.name, ""});
+      if (c.index < sum.calls.size()) {
+        EXPECT_EQ(c.id, "") << text;  // the id comes with the name
+      }
+      if (c.index == sum.calls.size()) sum.calls.push_back({c.name, "", c.id});
       if (c.index < sum.calls.size()) sum.calls[c.index].arguments += c.arguments;
     }
     from = to;

@@ -1,6 +1,6 @@
 // A chat reply streamed through serve::ReplyStream in parts, the deltas summed back into the
 // parts a whole reply has (to compare with serve::read_reply): each call from its first piece
-// (the only one with a name, its index one past the last call's) and its arguments' pieces after.
+// (the only one with a name and id, its index one past the last call's) and its arguments' pieces after.
 #pragma once
 #include <cstddef>
 #include <string_view>
