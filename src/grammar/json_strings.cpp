@@ -147,7 +147,7 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
     }
     return quoted("string-pattern", body);
   }
-  const std::string key = concat(raw ? "raw-string " : "string ", min, " ", max);
+  const std::string key = concat(raw ? "raw-string " + xml_->value_end + " " : "string ", min, " ", max);
   if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
   int32_t body;
   if (!raw) body = string_body(min, max);

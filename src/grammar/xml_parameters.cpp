@@ -25,10 +25,12 @@ bool is_null_word(const std::string& text) {  // "null" in any case, as the read
 }  // namespace
 
 int32_t JsonGrammar::xml_parameters(const json& s, const XmlTags& tags, const std::string& where) {
+  struct Unset {  // the tags are the caller's: not kept past the call, whatever it throws
+    const XmlTags*& tags;
+    ~Unset() { tags = nullptr; }
+  } unset{xml_};
   xml_ = &tags;
-  const int32_t r = root(s, where, Members::xml);
-  xml_ = nullptr;
-  return r;
+  return root(s, where, Members::xml);
 }
 
 int32_t JsonGrammar::xml_value(const json& s, const std::string& path, int depth) {

@@ -284,7 +284,7 @@ TEST(ToolFamilies, ParsesGlm45CallsByTheirTypes) {
   // strings less white space at their ends.
   ToolParse p = parse("I'll check.\n" + glm_call("get_weather", {{"city", "New York"}, {"days", "3"}}) + "\n" +
                       glm_call("plan",
-                               {{"ratio", "0.50"}, {"urgent", "True"}, {"tags", "[\"a\", \"b\"]"},
+                               {{"ratio", "0.50"}, {"urgent", "\nTrue "}, {"tags", "[\"a\", \"b\"]"},
                                 {"meta", "{'k': None, \"v\": [1.5]}"}, {"note", "null"}, {"none", "NULL"},
                                 {"level", " 2 "}, {"urgent2", "\n7\n"}},
                                false));
