@@ -16,6 +16,16 @@
 //   qwen3_coder <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n...</function>
 //               \n</tool_call>, one block per call, the values raw text read by their schemas'
 //               types (xml_calls.h; Qwen3-Coder)
+//   internlm    <|action_start|><|plugin|>\n{"name": ..., "parameters" | "arguments": {...}}
+//               <|action_end|>, one block per call (InternLM 2 / 2.5)
+//   hunyuan_a13b <tool_calls>[{"name": ..., "arguments": {...}}, ...]</tool_calls> (Hunyuan-A13B)
+//   minimax     <tool_calls>\n{"name": ..., "arguments": {...}}\n...</tool_calls>, a call a line
+//               (MiniMax-M1)
+//   xlam        [{"name": ..., "arguments": {...}}, ...] as the whole reply, or anywhere in a
+//               ```json fence, after [TOOL_CALLS] or in <tool_call> (Salesforce xLAM)
+//   granite_20b_fc <function_call> {"name": ..., "arguments": {...}} per call (Granite-20B-
+//               FunctionCalling)
+//   nemotron_json <TOOLCALL>[{"name": ..., "arguments": {...}}, ...]</TOOLCALL> (Nemotron Nano 2)
 // The family is recognised from the template's text or named with `--tool-parser`. For each:
 // the grammar of a turn's calls (so that a constrained call names a listed function and its
 // arguments validate against its parameters), and the parser that turns the reply back into
@@ -42,11 +52,17 @@ enum class ToolFormat {
   granite,
   deepseek_v3,
   deepseek_v31,
-  qwen3_coder
+  qwen3_coder,
+  internlm,
+  hunyuan_a13b,
+  minimax,
+  xlam,
+  granite_20b_fc,
+  nemotron_json
 };
 
-// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml); nullopt
-// for another.
+// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml,
+// granite-20b-fc); nullopt for another.
 std::optional<ToolFormat> tool_format_named(std::string_view name);
 const char* tool_format_name(ToolFormat format);
 // The names joined by `separator`, for messages and help.
