@@ -1,9 +1,9 @@
 // libFuzzer target: a chat reply read back into reasoning, content and tool calls (src/serve/
-// reply_reader.h), whole and streamed. The first byte picks the tool-call family (its low six bits)
-// and whether a <think> block is read (its top two); the next two seed where the stream is cut; the
-// rest is the reply. Never a crash or a sanitizer report, whatever the bytes; and the stream's
-// pieces keep their shape: a call's first piece names it, its index one past the last call's, the
-// others add arguments.
+// reply_reader.h), whole and streamed. The first byte picks the tool-call family (its low six
+// bits) and whether a <think> block is read (its top two); the next two seed where the stream is
+// cut; the rest is the reply. Never a crash or a sanitizer report, whatever the bytes; and the
+// stream's pieces keep their shape: a call's first piece names it, its index one past the last
+// call's, the others add arguments.
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
@@ -15,10 +15,12 @@ using namespace difftx::serve;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 3) return 0;
-  constexpr ToolFormat kFormats[] = {ToolFormat::hermes,      ToolFormat::llama3_json,  ToolFormat::mistral,
-                                     ToolFormat::pythonic,    ToolFormat::phi4_mini,    ToolFormat::granite,
-                                     ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder,
-                                     ToolFormat::glm45,       ToolFormat::kimi_k2};
+  constexpr ToolFormat kFormats[] = {
+      ToolFormat::hermes,       ToolFormat::llama3_json, ToolFormat::mistral,      ToolFormat::pythonic,
+      ToolFormat::phi4_mini,    ToolFormat::granite,     ToolFormat::deepseek_v3,  ToolFormat::deepseek_v31,
+      ToolFormat::qwen3_coder,  ToolFormat::glm45,       ToolFormat::kimi_k2,      ToolFormat::internlm,
+      ToolFormat::hunyuan_a13b, ToolFormat::minimax,     ToolFormat::xlam,         ToolFormat::granite_20b_fc,
+      ToolFormat::nemotron_json};
   // A parameter of each type (qwen3_coder and glm45 read values by them), others integers.
   static const std::vector<ToolFunction> kFunctions = {
       {"f", nlohmann::ordered_json::parse(R"({"type": "object", "properties": {"s": {"type": "string"},

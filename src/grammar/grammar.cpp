@@ -180,32 +180,96 @@ int32_t GrammarBuilder::repeat(Element item, int64_t min, int64_t max) {
   return add_rule("repeat", {std::move(body)});
 }
 
-std::vector<int32_t> GrammarBuilder::text_without(std::string_view marker) {
-  if (marker.empty()) throw GrammarError("", "text_without: an empty marker");
-  // The marker's prefix automaton (Knuth-Morris-Pratt): state k = the longest prefix of the
-  // marker that the text ends with; rule k continues from there without ever reaching the whole.
-  const auto m = static_cast<int32_t>(marker.size());
-  std::vector<int32_t> fail(m + 1, 0);
-  for (int32_t i = 1, k = 0; i < m; ++i) {
-    while (k > 0 && marker[i] != marker[k]) k = fail[k];
-    if (marker[i] == marker[k]) ++k;
-    fail[i + 1] = k;
+namespace {
+
+// The automaton of texts in which none of the markers occurs (Aho-Corasick): node s of the
+// markers' trie stands for the longest end of the text that begins a marker (the root: none);
+// next[s][b] is the node after byte b, or -1 where b would end a marker. Of one marker, node k
+// is its first k bytes.
+struct MarkerAutomaton {
+  std::vector<std::array<int32_t, 256>> next;
+  std::vector<bool> ends;  // a marker ends at the node (or at an end of it): never entered
+};
+
+MarkerAutomaton marker_automaton(const std::vector<std::string_view>& markers) {
+  if (markers.empty()) throw GrammarError("", "text_without: no markers");
+  std::array<int32_t, 256> none;
+  none.fill(-1);
+  MarkerAutomaton a{{none}, {false}};
+  for (std::string_view m : markers) {
+    if (m.empty()) throw GrammarError("", "text_without: an empty marker");
+    int32_t s = 0;
+    for (const char c : m) {
+      if (a.next[s][static_cast<uint8_t>(c)] < 0) {
+        a.next[s][static_cast<uint8_t>(c)] = static_cast<int32_t>(a.next.size());
+        a.next.push_back(none);
+        a.ends.push_back(false);
+      }
+      s = a.next[s][static_cast<uint8_t>(c)];
+    }
+    a.ends[s] = true;
   }
-  const auto next = [&](int32_t k, uint8_t b) {
-    while (k > 0 && static_cast<uint8_t>(marker[k]) != b) k = fail[k];
-    return static_cast<uint8_t>(marker[k]) == b ? k + 1 : 0;
-  };
-  std::vector<int32_t> rules(m);
-  for (int32_t k = 0; k < m; ++k) rules[k] = add_rule("text");
-  for (int32_t k = 0; k < m; ++k) {
-    add_alternative(rules[k], {});
-    std::vector<ByteSet> to(m);
+  // Breadth first: a node's row holds its trie children until the node is reached; its failure
+  // node (its longest proper end in the trie) is shallower, its row complete by then.
+  std::vector<int32_t> fail(a.next.size(), 0), order = {0};
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int32_t s = order[k];
+    for (int b = 0; b < 256; ++b) {
+      const int32_t via_fail = s == 0 ? 0 : a.next[fail[s]][b];
+      int32_t& to = a.next[s][b];
+      if (to < 0) {
+        to = via_fail;
+        continue;
+      }
+      fail[to] = via_fail;
+      a.ends[to] = a.ends[to] || a.ends[via_fail];
+      order.push_back(to);
+    }
+  }
+  for (auto& row : a.next)
+    for (int32_t& to : row)
+      if (a.ends[to]) to = -1;
+  return a;
+}
+
+// Rule s matches the rest of a text at node s of `a` (-1 for the nodes never entered): any bytes
+// that never end a marker.
+std::vector<int32_t> state_rules(GrammarBuilder& g, const MarkerAutomaton& a) {
+  std::vector<int32_t> rules(a.next.size(), -1);
+  for (size_t s = 0; s < rules.size(); ++s)
+    if (!a.ends[s]) rules[s] = g.add_rule("text");
+  for (size_t s = 0; s < rules.size(); ++s) {
+    if (a.ends[s]) continue;
+    g.add_alternative(rules[s], {});
+    std::vector<ByteSet> to(rules.size());
     for (int b = 0; b < 256; ++b)
-      if (const int32_t j = next(k, static_cast<uint8_t>(b)); j < m) to[j].add(static_cast<uint8_t>(b));
-    for (int32_t j = 0; j < m; ++j)
-      if (!to[j].empty()) add_alternative(rules[k], {bytes(to[j]), ref(rules[j])});
+      if (const int32_t j = a.next[s][b]; j >= 0) to[j].add(static_cast<uint8_t>(b));
+    for (size_t j = 0; j < rules.size(); ++j)
+      if (!to[j].empty()) g.add_alternative(rules[s], {g.bytes(to[j]), GrammarBuilder::ref(rules[j])});
   }
   return rules;
+}
+
+}  // namespace
+
+std::vector<int32_t> GrammarBuilder::text_without(std::string_view marker) {
+  std::vector<int32_t> rules = state_rules(*this, marker_automaton({marker}));
+  rules.pop_back();  // the whole marker's node, never entered
+  return rules;
+}
+
+int32_t GrammarBuilder::text_without(const std::vector<std::string_view>& markers, const ByteSet& first) {
+  const MarkerAutomaton a = marker_automaton(markers);
+  const std::vector<int32_t> rules = state_rules(*this, a);
+  const int32_t start = add_rule("text-start");
+  add_alternative(start, {});
+  std::vector<ByteSet> to(rules.size());
+  for (int b = 0; b < 256; ++b)
+    if (const int32_t j = a.next[0][b]; j >= 0 && first.has(static_cast<uint8_t>(b)))
+      to[j].add(static_cast<uint8_t>(b));
+  for (size_t j = 0; j < rules.size(); ++j)
+    if (!to[j].empty()) add_alternative(start, {bytes(to[j]), ref(rules[j])});
+  return start;
 }
 
 int32_t GrammarBuilder::code_points(std::string_view name, const CodePointRanges& ranges) {

@@ -96,6 +96,9 @@ class GrammarBuilder {
   // Rules matching any bytes in which `marker` does not occur (free text before a marker): rule k
   // continues a text that ends with the marker's first k bytes; [0] starts one.
   std::vector<int32_t> text_without(std::string_view marker);
+  // A rule matching any bytes in which none of `markers` occurs and whose first byte, where it
+  // has one, is in `first` (free text before calls that several markers may open).
+  int32_t text_without(const std::vector<std::string_view>& markers, const ByteSet& first);
   // A rule matching one code point of the ranges, UTF-8 encoded (surrogates never match).
   int32_t code_points(std::string_view name, const CodePointRanges& ranges);
 

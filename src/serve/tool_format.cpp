@@ -1,6 +1,7 @@
 #include "serve/tool_format.h"
 
 #include <algorithm>
+#include <span>
 
 #include "core/enum_names.h"
 #include "serve/json_call.h"
@@ -29,6 +30,17 @@ constexpr std::string_view kDeepSeekCallOpen = "<｜tool▁call▁begin｜>", kD
 constexpr std::string_view kKimiOpen = "<|tool_calls_section_begin|>", kKimiClose = "<|tool_calls_section_end|>";
 constexpr std::string_view kKimiCallOpen = "<|tool_call_begin|>", kKimiArguments = "<|tool_call_argument_begin|>",
                            kKimiCallClose = "<|tool_call_end|>";
+constexpr std::string_view kActionStart = "<|action_start|>", kInternLmOpen = "<|action_start|><|plugin|>",
+                           kInternLmClose = "<|action_end|>";
+constexpr std::string_view kToolCallsOpen = "<tool_calls>", kToolCallsClose = "</tool_calls>";
+// Hunyuan's template has a reply in words begin with "Assistant:", which vLLM leaves out.
+constexpr std::string_view kHunyuanReply = "助手：";
+constexpr std::string_view kFunctionCall = "<function_call>";
+constexpr std::string_view kNemotronOpen = "<TOOLCALL>", kNemotronClose = "</TOOLCALL>";
+// Where xLAM's list may stand besides the reply's start, as vLLM reads it: in a fence (```json, or
+// ``` and at most a space or newline before the list), after [TOOL_CALLS], in <tool_call>. A
+// marker ending with "[" has the list's bracket as its last byte.
+constexpr std::string_view kXlamMarkers[] = {"```json", "```[", "``` [", "```\n[", kMistralOpen, kHermesOpen};
 
 constexpr EnumName<ToolFormat> kToolFormatNames[] = {
     {ToolFormat::hermes, "hermes"},           {ToolFormat::llama3_json, "llama3_json"},
@@ -36,12 +48,16 @@ constexpr EnumName<ToolFormat> kToolFormatNames[] = {
     {ToolFormat::phi4_mini, "phi4_mini"},     {ToolFormat::granite, "granite"},
     {ToolFormat::deepseek_v3, "deepseek_v3"}, {ToolFormat::deepseek_v31, "deepseek_v31"},
     {ToolFormat::qwen3_coder, "qwen3_coder"}, {ToolFormat::glm45, "glm45"},
-    {ToolFormat::kimi_k2, "kimi_k2"}};
+    {ToolFormat::kimi_k2, "kimi_k2"},         {ToolFormat::internlm, "internlm"},
+    {ToolFormat::hunyuan_a13b, "hunyuan_a13b"}, {ToolFormat::minimax, "minimax"},
+    {ToolFormat::xlam, "xlam"},               {ToolFormat::granite_20b_fc, "granite_20b_fc"},
+    {ToolFormat::nemotron_json, "nemotron_json"}};
 // vLLM's names for the same formats.
 constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::pythonic, "llama4_pythonic"},
                                                        {ToolFormat::phi4_mini, "phi4_mini_json"},
                                                        {ToolFormat::qwen3_coder, "qwen3_xml"},
-                                                       {ToolFormat::glm45, "glm47"}};
+                                                       {ToolFormat::glm45, "glm47"},
+                                                       {ToolFormat::granite_20b_fc, "granite-20b-fc"}};
 
 // How much of the text's end could be the start of `marker` (held back while streaming).
 size_t partial_marker(std::string_view text, std::string_view marker) {
@@ -50,13 +66,18 @@ size_t partial_marker(std::string_view text, std::string_view marker) {
   return 0;
 }
 
-// Content before a marker: all of it when final, else without a tail that may begin the marker.
-ToolParse content_only(std::string_view text, std::string_view marker, bool final) {
+// Content before a marker: all of it when final, else without a tail that may begin one of them.
+ToolParse content_only(std::string_view text, std::span<const std::string_view> markers, bool final) {
   ToolParse p;
-  const size_t hold = final ? 0 : partial_marker(text, marker);
+  size_t hold = 0;
+  if (!final)
+    for (std::string_view marker : markers) hold = std::max(hold, partial_marker(text, marker));
   p.content = std::string(text.substr(0, text.size() - hold));
   p.pending = hold > 0;
   return p;
+}
+ToolParse content_only(std::string_view text, std::string_view marker, bool final) {
+  return content_only(text, {&marker, 1}, final);
 }
 
 // The text after a turn's calls, from i: content past white space and an optional closing
@@ -89,25 +110,27 @@ ToolParse& cut_short(ToolParse& p, ToolCall call, std::string_view rest, bool fi
   return p;
 }
 
-// <tool_call> blocks of one call each, read by read_call(text, i, call) (hermes: JSON,
-// qwen3_coder and glm45: XML).
-ToolParse parse_tool_call_blocks(std::string_view text, bool final, const auto& read_call) {
-  size_t at = text.find(kHermesOpen);
-  if (at == std::string_view::npos) return content_only(text, kHermesOpen, final);
+// Blocks of one call each, open CALL close (the close marker may be empty), read by
+// read_call(text, i, call) (hermes, internlm, granite_20b_fc: JSON, qwen3_coder and glm45: XML);
+// the text between and after the blocks is not content.
+ToolParse parse_tool_call_blocks(std::string_view text, std::string_view open, std::string_view close, bool final,
+                                 const auto& read_call) {
+  size_t at = text.find(open);
+  if (at == std::string_view::npos) return content_only(text, open, final);
   ToolParse p;
   p.content = std::string(text.substr(0, at));
   while (at != std::string_view::npos) {
-    size_t i = skip_json_space(text, at + kHermesOpen.size());
+    size_t i = skip_json_space(text, at + open.size());
     ToolCall call;
     Scan s = read_call(text, i, call);
-    if (s == Scan::done) s = expect(text, i = skip_json_space(text, i), kHermesClose);
+    if (s == Scan::done) s = expect(text, i = skip_json_space(text, i), close);
     if (s == Scan::more) return cut_short(p, std::move(call), text.substr(at), final);
     if (s == Scan::bad) {  // malformed: content
       p.content += std::string(text.substr(at));
       return p;
     }
     p.calls.push_back(std::move(call));
-    at = text.find(kHermesOpen, i);
+    at = text.find(open, i);
   }
   return p;
 }
@@ -148,23 +171,23 @@ ToolParse parse_llama(std::string_view text, bool final) {
   }
 }
 
-// marker [call, ...] (mistral, phi4_mini, granite). The list ends early (cut short) or holds what
-// is not a call: the calls before stay (a stream has sent them), the rest is content; while
-// streaming, a list that may go on is pending. Text after the list is content.
-ToolParse parse_json_list(std::string_view text, std::string_view marker, bool final) {
-  const size_t at = text.find(marker);
-  if (at == std::string_view::npos) return content_only(text, marker, final);
-  ToolParse p;
-  p.content = std::string(text.substr(0, at));
-  size_t i = skip_json_space(text, at + marker.size());
+// The list of calls at text[i] (after white space) of a turn that `at` opens, p.content holding
+// the text before: [call, ...], or where `bare`, also call, ... without the brackets (then ended by
+// what follows the last call). The list ends early (cut short) or holds what is not a call: the
+// calls before stay (a stream has sent them), the rest is content; while streaming, a list that
+// may go on is pending. After it: white space, the optional `close` marker, content.
+ToolParse read_call_list(ToolParse p, std::string_view text, size_t at, size_t i, std::string_view close, bool final,
+                         bool bare = false) {
+  i = skip_json_space(text, i);
   const auto unfinished = [&](bool may_go_on) {
     if (!final && may_go_on) p.pending = true;
     else p.content += std::string(text.substr(p.calls.empty() ? at : i));
     return p;
   };
   if (i >= text.size()) return unfinished(true);
-  if (text[i] != '[') return unfinished(false);
-  i = skip_json_space(text, i + 1);
+  const bool bracket = text[i] == '[';
+  if (!bracket && !(bare && text[i] == '{')) return unfinished(false);
+  if (bracket) i = skip_json_space(text, i + 1);
   for (;;) {
     ToolCall call;
     const size_t start = i;
@@ -180,9 +203,49 @@ ToolParse parse_json_list(std::string_view text, std::string_view marker, bool f
       i = skip_json_space(text, i + 1);
       continue;
     }
-    if (i < text.size() && text[i] == ']') return with_rest(p, text, i + 1, "", final);
+    if (!bracket) return with_rest(p, text, i, close, final);
+    if (i < text.size() && text[i] == ']') return with_rest(p, text, i + 1, close, final);
     return unfinished(i >= text.size());
   }
+}
+
+// marker [call, ...] close (mistral, phi4_mini, granite: no close; hunyuan_a13b, nemotron_json).
+ToolParse parse_json_list(std::string_view text, std::string_view marker, std::string_view close, bool final,
+                          bool bare = false) {
+  const size_t at = text.find(marker);
+  if (at == std::string_view::npos) return content_only(text, marker, final);
+  ToolParse p;
+  p.content = std::string(text.substr(0, at));
+  return read_call_list(std::move(p), text, at, at + marker.size(), close, final, bare);
+}
+
+// Hunyuan: its list, after kHunyuanReply where the reply starts with it (left out of the content).
+ToolParse parse_hunyuan(std::string_view text, bool final) {
+  size_t i = 0;
+  const Scan reply = expect(text, i, kHunyuanReply);
+  if (reply == Scan::more) return undecided(text, final);
+  return parse_json_list(text.substr(reply == Scan::done ? i : 0), kToolCallsOpen, kToolCallsClose, final);
+}
+
+// xLAM: the list as the reply (after white space), else after the first of kXlamMarkers.
+ToolParse parse_xlam(std::string_view text, bool final) {
+  const size_t first = skip_json_space(text, 0);
+  if (first == text.size()) return undecided(text, final);
+  size_t i = first;
+  if (text[first] == '[' && expect(text, i, kMistralOpen) == Scan::bad) {
+    ToolParse p;
+    p.content = std::string(text.substr(0, first));
+    return read_call_list(std::move(p), text, first, first, "", final);
+  }
+  size_t at = std::string_view::npos;
+  std::string_view marker;
+  for (std::string_view m : kXlamMarkers)
+    if (const size_t found = text.find(m); found < at) at = found, marker = m;
+  if (marker.empty()) return content_only(text, kXlamMarkers, final);
+  ToolParse p;
+  p.content = std::string(text.substr(0, at));
+  const std::string_view close = marker.starts_with('`') ? "```" : marker == kHermesOpen ? kHermesClose : "";
+  return read_call_list(std::move(p), text, at, at + marker.size() - (marker.ends_with('[') ? 1 : 0), close, final);
 }
 
 // name(key=value, ...) at text[i] -> a call, the values Python literals. A call the text ends
@@ -323,7 +386,8 @@ Scan read_kimi_call(std::string_view text, size_t& i, ToolCall& call) {
   return expect(text, i, kKimiCallClose);
 }
 
-// open, calls read by read_call(text, i, call), then close (DeepSeek's and Kimi's marked sections).
+// open, calls each read by read_call(text, i, call) with white space between, close (DeepSeek's
+// and Kimi's marked sections; minimax: JSON calls). Text after the close marker is content.
 ToolParse parse_call_section(std::string_view text, std::string_view open, std::string_view close, bool final,
                              const auto& read_call) {
   const size_t at = text.find(open);
@@ -338,7 +402,7 @@ ToolParse parse_call_section(std::string_view text, std::string_view open, std::
     const size_t start = i;
     const Scan s = read_call(text, i, call);
     if (s == Scan::more) return cut_short(p, std::move(call), text.substr(p.calls.empty() ? at : start), final);
-    if (s == Scan::bad) {  // as in parse_json_list; or the calls' closing marker begun
+    if (s == Scan::bad) {  // as in read_call_list; or the calls' closing marker begun
       if (!final && closed == Scan::more) p.pending = true;
       else p.content += std::string(text.substr(p.calls.empty() ? at : start));
       return p;
@@ -395,25 +459,42 @@ std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
     return has("<function=") ? ToolFormat::qwen3_coder : has("<arg_key>") ? ToolFormat::glm45 : ToolFormat::hermes;
   if (has(kMistralOpen)) return ToolFormat::mistral;
   if (has(kPythonTag) || (has("\"parameters\"") && has("ipython"))) return ToolFormat::llama3_json;
+  // Families whose templates show none of the markers above, after them so that no template
+  // recognised before changes family (xLAM's Llama template says "ipython", the Granite-20B one
+  // "parameters").
+  if (has(kInternLmOpen)) return ToolFormat::internlm;
+  if (has(kToolCallsOpen)) return has("<tool_calls>[") ? ToolFormat::hunyuan_a13b : ToolFormat::minimax;
+  if (has("make calls in a single JSON array")) return ToolFormat::xlam;  // the instruction of its templates
+  if (has(kFunctionCall)) return ToolFormat::granite_20b_fc;
+  if (has(kNemotronOpen)) return ToolFormat::nemotron_json;
   return std::nullopt;
 }
 
 ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
                            const std::vector<ToolFunction>& functions) {
   switch (format) {
-    case ToolFormat::hermes: return parse_tool_call_blocks(text, final, read_json_call);
+    case ToolFormat::hermes: return parse_tool_call_blocks(text, kHermesOpen, kHermesClose, final, read_json_call);
     case ToolFormat::qwen3_coder:
-      return parse_tool_call_blocks(text, final, [&](std::string_view t, size_t& i, ToolCall& call) {
-        return read_xml_call(t, i, call, functions);
-      });
+      return parse_tool_call_blocks(text, kHermesOpen, kHermesClose, final,
+                                    [&](std::string_view t, size_t& i, ToolCall& call) {
+                                      return read_xml_call(t, i, call, functions);
+                                    });
     case ToolFormat::glm45:
-      return parse_tool_call_blocks(text, final, [&](std::string_view t, size_t& i, ToolCall& call) {
-        return read_glm_call(t, i, call, functions);
-      });
+      return parse_tool_call_blocks(text, kHermesOpen, kHermesClose, final,
+                                    [&](std::string_view t, size_t& i, ToolCall& call) {
+                                      return read_glm_call(t, i, call, functions);
+                                    });
+    case ToolFormat::internlm:
+      return parse_tool_call_blocks(text, kInternLmOpen, kInternLmClose, final, read_json_call);
+    case ToolFormat::granite_20b_fc: return parse_tool_call_blocks(text, kFunctionCall, "", final, read_json_call);
     case ToolFormat::llama3_json: return parse_llama(text, final);
     case ToolFormat::mistral:
     case ToolFormat::phi4_mini:
-    case ToolFormat::granite: return parse_json_list(text, tool_calls_marker(format), final);
+    case ToolFormat::granite: return parse_json_list(text, tool_calls_marker(format), "", final);
+    case ToolFormat::hunyuan_a13b: return parse_hunyuan(text, final);
+    case ToolFormat::nemotron_json:  // also without the brackets, as vLLM reads it
+      return parse_json_list(text, kNemotronOpen, kNemotronClose, final, true);
+    case ToolFormat::xlam: return parse_xlam(text, final);
     case ToolFormat::pythonic: return parse_pythonic(text, final);
     case ToolFormat::deepseek_v3:
     case ToolFormat::deepseek_v31:
@@ -422,6 +503,7 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
                                   return read_deepseek_call(t, i, call, format);
                                 });
     case ToolFormat::kimi_k2: return parse_kimi(text, final);
+    case ToolFormat::minimax: return parse_call_section(text, kToolCallsOpen, kToolCallsClose, final, read_json_call);
   }
   return {};
 }
@@ -439,6 +521,12 @@ std::string tool_calls_marker(ToolFormat format) {
     case ToolFormat::deepseek_v3:
     case ToolFormat::deepseek_v31: return std::string(kDeepSeekOpen);
     case ToolFormat::kimi_k2: return std::string(kKimiOpen);
+    case ToolFormat::internlm: return std::string(kActionStart);  // the control token; <|plugin|> follows it
+    case ToolFormat::hunyuan_a13b:
+    case ToolFormat::minimax: return std::string(kToolCallsOpen);
+    case ToolFormat::xlam: return "[";
+    case ToolFormat::granite_20b_fc: return std::string(kFunctionCall);
+    case ToolFormat::nemotron_json: return std::string(kNemotronOpen);
   }
   return "";
 }
@@ -467,7 +555,13 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
   }
   // One call, a branch per function.
   grammar::JsonGrammar python(b, {.syntax = grammar::LiteralSyntax::python});
-  const std::string arguments_key = format == ToolFormat::llama3_json ? "\"parameters\"" : "\"arguments\"";
+  // The arguments' key: Llama's "parameters"; InternLM's either (its models write "parameters",
+  // the template vLLM gives it "arguments").
+  const Sequence arguments_key =
+      format == ToolFormat::llama3_json ? lit("\"parameters\"")
+      : format == ToolFormat::internlm
+          ? Sequence{GrammarBuilder::ref(j.one_of_literals({"\"parameters\"", "\"arguments\""}))}
+          : lit("\"arguments\"");
   const int32_t call = b.add_rule("call");
   for (size_t i = 0; i < functions.size(); ++i) {
     const ToolFunction& f = functions[i];
@@ -510,15 +604,21 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
     }
     // {"name": "<function>", "arguments": <its parameters>}
     b.add_alternative(call, cat({lit("{"), ws, lit("\"name\""), ws, lit(":"), ws, j.value_literal(f.name), ws,
-                                 lit(","), ws, lit(arguments_key), ws, lit(":"), ws, {args}, ws, lit("}")}));
+                                 lit(","), ws, arguments_key, ws, lit(":"), ws, {args}, ws, lit("}")}));
   }
   Sequence one = {GrammarBuilder::ref(call)}, separator = cat({ws, lit(","), ws});  // a list's
-  const bool blocks = format == ToolFormat::hermes || format == ToolFormat::qwen3_coder || format == ToolFormat::glm45;
-  if (blocks) one = format == ToolFormat::glm45 ? cat({lit(kHermesOpen), one, lit(kHermesClose)})
-                                                : cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
+  const bool blocks = format == ToolFormat::hermes || format == ToolFormat::qwen3_coder ||
+                      format == ToolFormat::glm45 || format == ToolFormat::internlm ||
+                      format == ToolFormat::granite_20b_fc;
+  if (format == ToolFormat::hermes || format == ToolFormat::qwen3_coder)
+    one = cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
+  if (format == ToolFormat::glm45) one = cat({lit(kHermesOpen), one, lit(kHermesClose)});
+  if (format == ToolFormat::internlm) one = cat({lit(kInternLmOpen), lit("\n"), one, lit(kInternLmClose)});
+  if (format == ToolFormat::granite_20b_fc) one = cat({lit(kFunctionCall), lit(" "), one});
   if (blocks || format == ToolFormat::deepseek_v3 || format == ToolFormat::deepseek_v31) separator = ws;
   if (format == ToolFormat::llama3_json) separator = cat({ws, lit(";"), ws});
   if (format == ToolFormat::kimi_k2) separator = {};  // as its templates write the calls
+  if (format == ToolFormat::minimax) separator = lit("\n");  // a call a line
   const int32_t first = b.add_rule("tool-call", {one});
   const int32_t next = b.add_rule("tool-call-next", {cat({separator, one})});
   const int32_t more = b.repeat(GrammarBuilder::ref(next), 0, max_calls - 1);
@@ -527,7 +627,9 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
   switch (format) {
     case ToolFormat::hermes:
     case ToolFormat::qwen3_coder:
-    case ToolFormat::glm45: return b.add_rule("tool-calls", {calls});
+    case ToolFormat::glm45:
+    case ToolFormat::internlm:
+    case ToolFormat::granite_20b_fc: return b.add_rule("tool-calls", {calls});
     case ToolFormat::llama3_json:  // optionally after <|python_tag|>
       return b.add_rule("tool-calls", {calls, cat({lit(kPythonTag), ws, calls})});
     case ToolFormat::pythonic:  // optionally after <|python_start|>
@@ -539,12 +641,31 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
     case ToolFormat::deepseek_v31:
       return b.add_rule("tool-calls", {cat({lit(kDeepSeekOpen), calls, lit(kDeepSeekClose)})});
     case ToolFormat::kimi_k2: return b.add_rule("tool-calls", {cat({lit(kKimiOpen), calls, lit(kKimiClose)})});
+    case ToolFormat::minimax:
+      return b.add_rule("tool-calls", {cat({lit(kToolCallsOpen), lit("\n"), calls, lit("\n"), lit(kToolCallsClose)})});
+    case ToolFormat::hunyuan_a13b:
+      return b.add_rule("tool-calls", {cat({lit(kToolCallsOpen), list, lit(kToolCallsClose)})});
+    case ToolFormat::nemotron_json:
+      return b.add_rule("tool-calls", {cat({lit(kNemotronOpen), list, lit(kNemotronClose)})});
+    case ToolFormat::xlam: return b.add_rule("tool-calls", {list});
   }
   return -1;
 }
 
 int32_t tool_choice_auto_rule(grammar::JsonGrammar& j, ToolFormat format, int32_t calls) {
   GrammarBuilder& b = j.builder();
+  if (format == ToolFormat::xlam) {
+    // A reply that starts with "[" is calls; any other reply is text (white space first, then no
+    // "[") in which none of the markers that may open calls occurs.
+    ByteSet space, first;
+    for (const char c : {' ', '\n', '\t', '\r'}) space.add(static_cast<uint8_t>(c));
+    for (int c = 0; c < 256; ++c)
+      if (c != '[' && !space.has(static_cast<uint8_t>(c))) first.add(static_cast<uint8_t>(c));
+    const std::vector<std::string_view> markers(std::begin(kXlamMarkers), std::end(kXlamMarkers));
+    const int32_t text = b.text_without(markers, first);
+    return b.add_rule("reply", {{GrammarBuilder::ref(calls)},
+                                {GrammarBuilder::ref(b.repeat(b.bytes(space), 0, -1)), GrammarBuilder::ref(text)}});
+  }
   const std::string marker = tool_calls_marker(format);
   const std::vector<int32_t> text = b.text_without(marker);
   if (format != ToolFormat::llama3_json && format != ToolFormat::pythonic)

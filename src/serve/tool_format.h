@@ -22,6 +22,16 @@
 //   kimi_k2     <|tool_calls_section_begin|><|tool_call_begin|>functions.NAME:INDEX
 //               <|tool_call_argument_begin|>{...}<|tool_call_end|>...<|tool_calls_section_end|>;
 //               functions.NAME:INDEX is the call's id (Kimi K2)
+//   internlm    <|action_start|><|plugin|>\n{"name": ..., "parameters" | "arguments": {...}}
+//               <|action_end|>, one block per call (InternLM 2 / 2.5)
+//   hunyuan_a13b <tool_calls>[{"name": ..., "arguments": {...}}, ...]</tool_calls> (Hunyuan-A13B)
+//   minimax     <tool_calls>\n{"name": ..., "arguments": {...}}\n...</tool_calls>, a call a line
+//               (MiniMax-M1)
+//   xlam        [{"name": ..., "arguments": {...}}, ...] as the whole reply, or anywhere in a
+//               ```json fence, after [TOOL_CALLS] or in <tool_call> (Salesforce xLAM)
+//   granite_20b_fc <function_call> {"name": ..., "arguments": {...}} per call (Granite-20B-
+//               FunctionCalling)
+//   nemotron_json <TOOLCALL>[{"name": ..., "arguments": {...}}, ...]</TOOLCALL> (Nemotron Nano 2)
 // The family is recognised from the template's text or named with `--tool-parser`. For each:
 // the grammar of a turn's calls (so that a constrained call names a listed function and its
 // arguments validate against its parameters), and the parser that turns the reply back into
@@ -50,11 +60,17 @@ enum class ToolFormat {
   deepseek_v31,
   qwen3_coder,
   glm45,
-  kimi_k2
+  kimi_k2,
+  internlm,
+  hunyuan_a13b,
+  minimax,
+  xlam,
+  granite_20b_fc,
+  nemotron_json
 };
 
-// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml, glm47);
-// nullopt for another.
+// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml, glm47,
+// granite-20b-fc); nullopt for another.
 std::optional<ToolFormat> tool_format_named(std::string_view name);
 const char* tool_format_name(ToolFormat format);
 // The names joined by `separator`, for messages and help.

@@ -51,6 +51,35 @@ TEST(GrammarBuilder, CodePointClassesMatchExactlyTheirCodePoints) {
   EXPECT_TRUE(accepts(any, "\xF4\x8F\xBF\xBF"));
 }
 
+// Free text before markers: every text over a small alphabet up to six bytes is taken exactly
+// when no marker occurs in it (overlapping ones, one inside another's prefix) and, for several,
+// its first byte is allowed.
+TEST(GrammarBuilder, TextWithoutMarkersTakesExactlyTheTextsWithoutThem) {
+  const std::vector<std::string_view> markers = {"abab", "ba", "cab"};
+  const std::string_view alphabet = "abcx";
+  ByteSet first;
+  for (int c = 0; c < 256; ++c)
+    if (c != 'x') first.add(static_cast<uint8_t>(c));
+  GrammarBuilder b;
+  const int32_t several = b.text_without(markers, first);
+  const int32_t one = b.text_without("aab")[0];
+  Automaton a_several(b.build(several)), a_one(b.build(one));
+  std::vector<std::string> texts = {""};
+  for (size_t from = 0, length = 1; length <= 6; ++length) {
+    const size_t to = texts.size();
+    for (size_t k = from; k < to; ++k)
+      for (const char c : alphabet) texts.push_back(texts[k] + c);
+    from = to;
+  }
+  for (const std::string& text : texts) {
+    const bool has = std::any_of(markers.begin(), markers.end(),
+                                 [&](std::string_view m) { return text.find(m) != std::string::npos; });
+    ASSERT_EQ(accepts(a_several, text), !has && !text.starts_with('x')) << text;
+    ASSERT_EQ(accepts(a_one, text), text.find("aab") == std::string::npos) << text;
+  }
+  EXPECT_NE(error_of([&] { b.text_without({"a", ""}, first); }).find("an empty marker"), std::string::npos);
+}
+
 TEST(GrammarBuilder, RefusesUndefinedRulesLeftRecursionAndGrammarsThatCannotFinish) {
   {
     GrammarBuilder b;

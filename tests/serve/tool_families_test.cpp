@@ -78,8 +78,9 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   EXPECT_EQ(tool_format_name(*tool_format_named("qwen3_xml")), std::string("qwen3_coder"));
   EXPECT_EQ(tool_format_name(*tool_format_named("glm47")), std::string("glm45"));
   EXPECT_FALSE(tool_format_named("deepseek").has_value());
-  EXPECT_EQ(tool_format_names("|"), "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31|"
-                                    "qwen3_coder|glm45|kimi_k2");
+  EXPECT_EQ(tool_format_names("|"),
+            "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31|qwen3_coder|glm45|kimi_k2|"
+            "internlm|hunyuan_a13b|minimax|xlam|granite_20b_fc|nemotron_json");
 }
 
 // The real templates scripts/setup fetches map to the families they did before the new ones
@@ -88,7 +89,8 @@ TEST(ToolFamilies, FetchedTemplatesKeepTheirFamilies) {
   const std::vector<std::pair<std::string, std::optional<ToolFormat>>> want = {
       {"qwen2_5", ToolFormat::hermes},       {"qwen3", ToolFormat::hermes},   {"mistral_nemo", ToolFormat::mistral},
       {"llama3_2", ToolFormat::llama3_json}, {"deepseek_v3", ToolFormat::deepseek_v3},
-      {"llama3_1", std::nullopt},            {"gemma3", std::nullopt},        {"chatglm3", std::nullopt}};
+      {"llama3_1", std::nullopt},            {"gemma3", std::nullopt},        {"chatglm3", std::nullopt},
+      {"internlm2", std::nullopt}};  // InternLM's own template takes no tools
   for (const auto& [name, format] : want) {
     const std::filesystem::path dir = data::data_root() / "hf" / name;
     if (!std::filesystem::exists(dir / "tokenizer_config.json")) GTEST_SKIP() << dir << " is missing (scripts/setup)";
@@ -423,7 +425,22 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
       {ToolFormat::kimi_k2, "Let me." + kKimiOpen + kimi_call("functions.get_weather:0", R"({"city": "Paris"})") +
                                 kimi_call("functions.add:1", R"({"a": 1, "b": 2})") + kKimiClose + " More."},
       {ToolFormat::kimi_k2, kKimiOpen + kimi_call("functions.now:0", "{}") + kimi_call("functions.now:0", "{}") +
-                                "<|tool_call_begin|>functions.now<|tool_call_argument_begin|>{}"}};
+                                "<|tool_call_begin|>functions.now<|tool_call_argument_begin|>{}"},
+      {ToolFormat::internlm, "Sure.<|action_start|><|plugin|>\n" + add + "<|action_end|>\n<|action_start|><|plugin|>\n"
+                             R"({"name": "now", "parameters": {}})" "<|action_end|>"},
+      {ToolFormat::internlm, "<|action_start|><|interpreter|>\nx<|action_end|><|action_start|><|plugin|>\n{oops"},
+      {ToolFormat::hunyuan_a13b, "Ok.\n<tool_calls>[" + add + ", " + add + "]</tool_calls> More."},
+      {ToolFormat::hunyuan_a13b, "助手：好的。<tool_calls>[" + add + "]</tool_calls>"},
+      {ToolFormat::minimax, "Ok.\n<tool_calls>\n" + add + "\n" + add + "\n</tool_calls>"},
+      {ToolFormat::minimax, "<tool_calls>\n" + add + "\n{\"name\": oops}"},
+      {ToolFormat::xlam, "\n[" + add + ", " + add + "] ok"},
+      {ToolFormat::xlam, "Sure:\n```json\n[" + add + "]\n```\nDone. ```\n[" + add + "]```"},
+      {ToolFormat::xlam, "[TOOL_CALLS] [" + add + "] <tool_call>[]"},
+      {ToolFormat::xlam, "[Note] ```python\nx = [1]\n```"},
+      {ToolFormat::granite_20b_fc, "Ok. <function_call> " + add + "\n<function_call> " + add + " <|endoftext|>"},
+      {ToolFormat::granite_20b_fc, "<function_call> " + add + "<function_call> oops"},
+      {ToolFormat::nemotron_json, "Ok.\n\n<TOOLCALL>[" + add + ", " + add + "]</TOOLCALL>\nMore."},
+      {ToolFormat::nemotron_json, "<TOOLCALL>" + add + ", " + add + "</TOOLCALL>"}};
   for (const auto& [format, reply] : replies) {
     const ReplyFormat f = reply_format(format);
     for (size_t cut = 0; cut <= reply.size(); ++cut) {
@@ -666,15 +683,18 @@ TEST(ToolFamilies, EveryCallTheGrammarLetsThroughParsesAndValidates) {
   for (const ToolFormat format : {ToolFormat::hermes, ToolFormat::llama3_json, ToolFormat::mistral,
                                   ToolFormat::pythonic, ToolFormat::phi4_mini, ToolFormat::granite,
                                   ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder,
-                                  ToolFormat::glm45, ToolFormat::kimi_k2})
+                                  ToolFormat::glm45, ToolFormat::kimi_k2, ToolFormat::internlm,
+                                  ToolFormat::hunyuan_a13b, ToolFormat::minimax, ToolFormat::xlam,
+                                  ToolFormat::granite_20b_fc, ToolFormat::nemotron_json})
     runs.emplace_back(format, &kRichFunctions);
   runs.emplace_back(ToolFormat::qwen3_coder, &kXmlFunctions);
   runs.emplace_back(ToolFormat::glm45, &kXmlFunctions);
   for (const auto& [format, functions] : runs) {
     // Where calls may only start the reply, their first byte opens them; elsewhere the marker after some text.
+    const bool at_start = format == ToolFormat::pythonic || format == ToolFormat::xlam;
     const std::string opening = format == ToolFormat::llama3_json ? "{"
-                                : format == ToolFormat::pythonic  ? "["
-                                                                  : "Sure. " + tool_calls_marker(format);
+                                : at_start                       ? "["
+                                                                 : "Sure. " + tool_calls_marker(format);
     const ReplyFormat reply = reply_format(format, *functions);
     for (const std::string mode : {"required", "auto", "auto with calls"}) {
       const bool automatic = mode != "required", calls = mode != "auto";
