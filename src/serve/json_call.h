@@ -34,7 +34,7 @@ Scan read_json_call(std::string_view text, size_t& i, ToolCall& call);
 
 // Appends a member, `"key":value_json`, to arguments begun as "{" (the reader closes them with
 // "}"): a call's arguments built a member at a time, those read so far a prefix of the finished
-// call's (pythonic and qwen3_coder calls).
+// call's (pythonic, qwen3_coder and glm45 calls).
 void add_argument(std::string& arguments, const std::string& key, std::string_view value_json);
 
 // The arguments written as an object (`{...}`), or as a string holding one, as a call keeps

@@ -17,7 +17,7 @@ struct ReplyFormat {
   std::optional<ReasoningMarkers> reasoning;  // read a reasoning block
   bool reasoning_open = false;                // the prompt left it open
   std::optional<ToolFormat> tools;            // read tool calls
-  std::vector<ToolFunction> functions;        // the tools offered (qwen3_coder reads values by their types)
+  std::vector<ToolFunction> functions;        // the tools offered (qwen3_coder, glm45 read values by types)
 };
 
 struct ReplyParts {
