@@ -16,6 +16,7 @@
 #include "serve/reply_reader.h"
 #include "support/schema_check.h"
 #include "support/streamed_reply.h"
+#include "support/tool_functions.h"
 
 namespace difftx::serve {
 namespace {
@@ -456,12 +457,7 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
   }
 }
 
-const std::vector<ToolFunction> kFunctions = {
-    {"get_weather", ordered_json::parse(R"({"type": "object", "properties": {"city": {"type": "string"}},
-                                           "required": ["city"], "additionalProperties": false})")},
-    {"add", ordered_json::parse(R"({"type": "object",
-                                   "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                                   "required": ["a", "b"], "additionalProperties": false})")}};
+const std::vector<ToolFunction>& kFunctions = testing::weather_and_add();
 
 std::shared_ptr<const grammar::Grammar> calls_grammar(ToolFormat format, const std::vector<ToolFunction>& functions,
                                                       int64_t max_calls, bool automatic) {

@@ -16,6 +16,7 @@
 #include "grammar/automaton.h"
 #include "serve/reply_reader.h"
 #include "support/schema_check.h"
+#include "support/tool_functions.h"
 
 namespace difftx::serve {
 namespace {
@@ -252,12 +253,7 @@ TEST(ToolJsonFamilies, ParsesGranite20bFcCalls) {
   EXPECT_TRUE(p.open);
 }
 
-const std::vector<ToolFunction> kFunctions = {
-    {"get_weather", ordered_json::parse(R"({"type": "object", "properties": {"city": {"type": "string"}},
-                                           "required": ["city"], "additionalProperties": false})")},
-    {"add", ordered_json::parse(R"({"type": "object",
-                                   "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                                   "required": ["a", "b"], "additionalProperties": false})")}};
+const std::vector<ToolFunction>& kFunctions = testing::weather_and_add();
 
 // Whether the grammar of at most two calls (`auto`: text, or text then calls) takes each text.
 void expect_grammar(ToolFormat format, bool automatic, const std::vector<std::string>& takes,

@@ -1,0 +1,16 @@
+#include "support/tool_functions.h"
+
+namespace difftx::testing {
+
+const std::vector<serve::ToolFunction>& weather_and_add() {
+  using nlohmann::ordered_json;
+  static const std::vector<serve::ToolFunction> functions = {
+      {"get_weather", ordered_json::parse(R"({"type": "object", "properties": {"city": {"type": "string"}},
+                                             "required": ["city"], "additionalProperties": false})")},
+      {"add", ordered_json::parse(R"({"type": "object",
+                                     "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                                     "required": ["a", "b"], "additionalProperties": false})")}};
+  return functions;
+}
+
+}  // namespace difftx::testing
