@@ -574,16 +574,20 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
     EXPECT_FALSE(accepts(kimi, text)) << text;
 }
 
+// Where the grammar of one call to f(parameters) in `format` refuses them (GrammarError::where),
+// or "accepted".
+std::string refused_at(ToolFormat format, const char* parameters) {
+  try {
+    calls_grammar(format, {{"f", ordered_json::parse(parameters)}}, 1, false);
+  } catch (const grammar::GrammarError& e) {
+    return e.where;
+  }
+  return "accepted";
+}
+
 // What Qwen3-Coder's form cannot write is a GrammarError at its place in the tools.
 TEST(ToolFamilies, Qwen3CoderParametersThatCannotBeWritten) {
-  const auto where = [](const char* parameters) {
-    try {
-      calls_grammar(ToolFormat::qwen3_coder, {{"f", ordered_json::parse(parameters)}}, 1, false);
-    } catch (const grammar::GrammarError& e) {
-      return e.where;
-    }
-    return std::string("accepted");
-  };
+  const auto where = [](const char* parameters) { return refused_at(ToolFormat::qwen3_coder, parameters); };
   const std::string at = "#/tools/0/function/parameters";
   EXPECT_EQ(where(R"({"type": "object", "properties": {"a>b": {}}})"), at + "/properties/a>b");
   EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}})"),
@@ -606,14 +610,7 @@ TEST(ToolFamilies, Qwen3CoderParametersThatCannotBeWritten) {
 
 // GLM's tags: a property named with '<' cannot be written; '>' can.
 TEST(ToolFamilies, Glm45ParametersThatCannotBeWritten) {
-  const auto where = [](const char* parameters) {
-    try {
-      calls_grammar(ToolFormat::glm45, {{"f", ordered_json::parse(parameters)}}, 1, false);
-    } catch (const grammar::GrammarError& e) {
-      return e.where;
-    }
-    return std::string("accepted");
-  };
+  const auto where = [](const char* parameters) { return refused_at(ToolFormat::glm45, parameters); };
   const std::string at = "#/tools/0/function/parameters";
   EXPECT_EQ(where(R"({"type": "object", "properties": {"a<b": {}}})"), at + "/properties/a<b");
   EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "string"}, {"type": "integer"}]}}})"),
