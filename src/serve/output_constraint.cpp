@@ -93,7 +93,7 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
   if (body) {
     int32_t root = *body;
     std::vector<std::string> markers;
-    if (tools) markers.push_back(tool_calls_marker(*m.tool_format));
+    if (tools) markers = tool_call_markers(*m.tool_format);
     if (reasoning_open) {  // any thoughts, the closing marker, a little white space, the body
       const std::string& close = m.reasoning->close;
       grammar::ByteSet space;

@@ -531,6 +531,34 @@ std::string tool_calls_marker(ToolFormat format) {
   return "";
 }
 
+std::vector<std::string> tool_call_markers(ToolFormat format) {
+  const auto of = [](std::initializer_list<std::string_view> markers) {
+    return std::vector<std::string>(markers.begin(), markers.end());
+  };
+  switch (format) {
+    case ToolFormat::hermes:
+    case ToolFormat::qwen3_coder: return of({kHermesOpen, kHermesClose});
+    case ToolFormat::glm45:
+      return of({kHermesOpen, kHermesClose, kGlmKeyOpen, kGlmKeyClose, kGlmValueOpen, kGlmValueClose});
+    case ToolFormat::deepseek_v3:
+    case ToolFormat::deepseek_v31:
+      return of({kDeepSeekOpen, kDeepSeekClose, kDeepSeekCallOpen, kDeepSeekSep, kDeepSeekCallClose});
+    case ToolFormat::kimi_k2: return of({kKimiOpen, kKimiClose, kKimiCallOpen, kKimiArguments, kKimiCallClose});
+    case ToolFormat::internlm: return of({kActionStart, kInternLmOpen.substr(kActionStart.size()), kInternLmClose});
+    case ToolFormat::hunyuan_a13b:
+    case ToolFormat::minimax: return of({kToolCallsOpen, kToolCallsClose});
+    case ToolFormat::nemotron_json: return of({kNemotronOpen, kNemotronClose});
+    case ToolFormat::xlam: return {};  // a bare list
+    case ToolFormat::llama3_json:
+    case ToolFormat::mistral:
+    case ToolFormat::pythonic:
+    case ToolFormat::phi4_mini:
+    case ToolFormat::granite:
+    case ToolFormat::granite_20b_fc: return {tool_calls_marker(format)};
+  }
+  return {};
+}
+
 int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::vector<ToolFunction>& functions,
                         int64_t max_calls) {
   GrammarBuilder& b = j.builder();

@@ -117,6 +117,11 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
 // The text that opens a turn's calls (a control token of the family's tokenizer, where it has
 // one): what a constrained `auto` reply may write before its calls are constrained.
 std::string tool_calls_marker(ToolFormat format);
+// Every marker a turn of the family's calls writes, one token each in the models that use it:
+// the opening one and the rest (DeepSeek's and Kimi's call tokens, InternLM's <|plugin|> and
+// <|action_end|>, GLM's tags, closing markers). Where the tokenizer has one as a control token, a
+// constrained reply may write it as that token (grammar::TokenMasks), as the model was trained to.
+std::vector<std::string> tool_call_markers(ToolFormat format);
 
 // Rules of `j`'s builder for a turn of 1 to max_calls calls of the listed functions, from the
 // opening marker on; errors in a function's parameters are GrammarErrors at
