@@ -34,18 +34,19 @@ std::vector<uint32_t> code_points(std::string_view text) {
 
 class RegexParser {
  public:
-  RegexParser(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character)
-      : b_(b), source_(pattern), cp_(code_points(pattern)), character_(character) {}
+  RegexParser(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character, RegexMatch match)
+      : b_(b), source_(pattern), cp_(code_points(pattern)), character_(character), match_(match) {}
 
   int32_t parse() {
     const int32_t rule = b_.add_rule("pattern");
-    const Element anything = GrammarBuilder::ref(b_.repeat(character_({{0, 0x10FFFF}}), 0, -1));
+    std::optional<Element> anything;  // what a search allows around an alternative
+    if (match_ == RegexMatch::search) anything = GrammarBuilder::ref(b_.repeat(character_({{0, 0x10FFFF}}), 0, -1));
     do {
       const bool from_start = eat('^');
       bool to_end = false;
       Sequence seq = parse_sequence(0, &to_end);
-      if (!from_start) seq.insert(seq.begin(), anything);
-      if (!to_end) seq.push_back(anything);
+      if (!from_start && anything) seq.insert(seq.begin(), *anything);
+      if (!to_end && anything) seq.push_back(*anything);
       b_.add_alternative(rule, std::move(seq));
     } while (eat('|'));
     if (pos_ < cp_.size()) error(cp_[pos_] == ')' ? "an unmatched ')'" : "unexpected text");
@@ -266,12 +267,14 @@ class RegexParser {
   std::vector<uint32_t> cp_;
   size_t pos_ = 0;
   const CharacterRule& character_;
+  RegexMatch match_;
 };
 
 }  // namespace
 
-int32_t compile_regex(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character) {
-  return RegexParser(b, pattern, character).parse();
+int32_t compile_regex(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character,
+                      RegexMatch match) {
+  return RegexParser(b, pattern, character, match).parse();
 }
 
 }  // namespace difftx::grammar

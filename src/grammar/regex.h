@@ -6,7 +6,8 @@
 // ((...), (?:...), (?<name>...)), alternation, quantifiers (* + ? {m} {m,} {m,n}, lazy or not:
 // the set of strings is the same), and ^ / $ at the start / end of a top-level alternative.
 // As in JSON Schema, a pattern is a search: an alternative without ^ may have anything before
-// it, one without $ anything after it. Anything else (backreferences, lookaround, \b, anchors
+// it, one without $ anything after it; as vLLM's `regex` output takes it, the whole text is one
+// match (RegexMatch::whole), ^ and $ then adding nothing. Anything else (backreferences, lookaround, \b, anchors
 // elsewhere, flags) is a GrammarError naming it.
 #pragma once
 #include <functional>
@@ -20,6 +21,9 @@ namespace difftx::grammar {
 // whatever encoding the caller's text uses (a JSON string's escapes, say).
 using CharacterRule = std::function<Element(const CodePointRanges&)>;
 
-int32_t compile_regex(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character);
+enum class RegexMatch { search, whole };
+
+int32_t compile_regex(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character,
+                      RegexMatch match = RegexMatch::search);
 
 }  // namespace difftx::grammar

@@ -4,6 +4,7 @@
 #include "grammar/constraint.h"
 #include "grammar/gbnf.h"
 #include "grammar/json_grammar.h"
+#include "grammar/regex.h"
 #include "serve/api_error.h"
 
 namespace difftx::serve {
@@ -16,10 +17,30 @@ using nlohmann::json;
 constexpr int64_t kMaskCacheBytes = int64_t{64} << 20;  // per grammar
 
 // A 400 for `param`, saying what of it cannot be enforced and where.
-[[noreturn]] void refuse(const std::string& param, const GrammarError& e) {
-  const std::string what = param == "response_format" ? "the schema" : param == "tools" ? "the tools" : "the grammar";
+[[noreturn]] void refuse(const std::string& param, const std::string& what, const GrammarError& e) {
   const std::string where = e.where.empty() || e.where == "grammar" ? "" : " at " + e.where;
   throw ApiError(400, what + " cannot be enforced" + where + ": " + e.what(), param, "unsupported_schema");
+}
+
+std::string constraint_name(const OutputRequest& r) {
+  return r.schema ? "the schema" : r.regex ? "the regex" : r.choice ? "the choices" : "the grammar";
+}
+
+// The document the output is, where a schema, a regex or a list of choices says it: a schema's
+// value after a little white space; the whole text one match of the regex; one of the choices.
+std::optional<int32_t> document_rule(grammar::JsonGrammar& j, const OutputRequest& r) {
+  GrammarBuilder& b = j.builder();
+  if (r.schema) return b.add_rule("document", {{j.ws(), GrammarBuilder::ref(j.schema(*r.schema))}});
+  if (r.regex)
+    return grammar::compile_regex(
+        b, *r.regex, [&b](const grammar::CodePointRanges& c) { return GrammarBuilder::ref(b.code_points("char", c)); },
+        grammar::RegexMatch::whole);
+  if (r.choice) {
+    const int32_t rule = b.add_rule("choice");
+    for (const std::string& c : *r.choice) b.add_alternative(rule, b.literal(c));
+    return rule;
+  }
+  return std::nullopt;
 }
 
 // The functions a reply may call: all of them, or the one tool_choice names.
@@ -32,6 +53,7 @@ std::vector<ToolFunction> callable(const OutputRequest& r) {
 
 std::string key_of(const OutputRequest& r, bool reasoning_open) {
   std::string key = concat(r.schema ? r.schema->dump() : "-", '\x1f', r.grammar.value_or("-"), '\x1f',
+                           r.regex.value_or("-"), '\x1f', r.choice ? json(*r.choice).dump() : "-", '\x1f',
                            static_cast<int>(r.tool_choice), '\x1f', r.named_function.value_or("-"), '\x1f',
                            r.parallel_tool_calls, '\x1f', r.max_reasoning_tokens.value_or(-1), '\x1f', reasoning_open);
   if (r.parses_tool_calls())
@@ -45,15 +67,13 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
   const std::vector<ToolFunction> functions = tools ? callable(r) : std::vector<ToolFunction>{};
   const int64_t max_calls = r.parallel_tool_calls ? m.max_tool_calls : 1;
   // Each part alone first, so that an error names the field it comes from.
-  if (r.schema) try {
-      grammar::json_schema_grammar(*r.schema);
+  if (r.constrains_text()) try {
+      GrammarBuilder alone;
+      grammar::JsonGrammar j(alone);
+      if (r.grammar) grammar::parse_gbnf(*r.grammar);
+      else alone.build(*document_rule(j, r));
     } catch (const GrammarError& e) {
-      refuse("response_format", e);
-    }
-  if (r.grammar) try {
-      grammar::parse_gbnf(*r.grammar);
-    } catch (const GrammarError& e) {
-      refuse("grammar", e);
+      refuse(r.format_field, constraint_name(r), e);
     }
   if (tools)
     for (size_t i = 0; i < r.functions.size(); ++i) {
@@ -63,7 +83,7 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
         grammar::JsonGrammar j(b);
         b.build(j.schema(r.functions[i].parameters, path));
       } catch (const GrammarError& e) {
-        refuse("tools", e.where.empty() ? GrammarError(path, e.what()) : e);
+        refuse("tools", "the tools", e.where.empty() ? GrammarError(path, e.what()) : e);
       }
     }
 
@@ -74,14 +94,13 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
   if (r.grammar) body = grammar::parse_gbnf_into(b, *r.grammar);  // first: its rule names as written
   grammar::JsonGrammar j(b);
   if (!r.grammar) {
-    std::optional<int32_t> document;
-    if (r.schema) document = b.add_rule("document", {{j.ws(), GrammarBuilder::ref(j.schema(*r.schema))}});
+    const std::optional<int32_t> document = document_rule(j, r);
     if (tools) {
       int32_t calls;
       try {  // what the family's syntax adds to the parameters' checks above (pythonic's names)
         calls = tool_calls_rule(j, *m.tool_format, functions, max_calls);
       } catch (const GrammarError& e) {
-        refuse("tools", e);
+        refuse("tools", "the tools", e);
       }
       if (r.tool_choice == ToolChoice::required) body = calls;
       else if (document) body = b.add_rule("reply", {{GrammarBuilder::ref(*document)}, {GrammarBuilder::ref(calls)}});
@@ -112,7 +131,7 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
     try {
       spec.grammar = std::make_shared<grammar::TokenMasks>(b.build(root), m.vocabulary, controls, kMaskCacheBytes);
     } catch (const GrammarError& e) {
-      refuse(tools ? "tools" : r.grammar ? "grammar" : "response_format", e);
+      refuse(tools ? "tools" : r.format_field, tools ? "the tools" : constraint_name(r), e);
     }
   }
   if (r.max_reasoning_tokens) {
@@ -131,7 +150,7 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
 
 std::shared_ptr<const infer::TokenConstraintSource> ConstraintCache::get(const ConstraintModel& m,
                                                                          const OutputRequest& r, bool reasoning_open) {
-  if (!r.schema && !r.grammar && !r.parses_tool_calls() && !r.max_reasoning_tokens) return nullptr;
+  if (!r.constrains_text() && !r.parses_tool_calls() && !r.max_reasoning_tokens) return nullptr;
   if (r.parses_tool_calls() && !m.tool_format)
     bad_param("tools", "this model's chat template shows no tool-call format the server knows: start it with "
                        "--tool-parser " + tool_format_names("|"));

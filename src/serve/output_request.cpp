@@ -36,16 +36,72 @@ ordered_json object_parameters(ordered_json parameters, const std::string& at) {
   return parameters;
 }
 
+// A JSON Schema given as an object, or as the JSON text of one (vLLM takes both).
+ordered_json schema_value(const ordered_json& v, const std::string& field) {
+  if (v.is_object()) return v;
+  if (v.is_string()) try {
+      ordered_json parsed = ordered_json::parse(v.get<std::string>());
+      if (parsed.is_object()) return parsed;
+    } catch (const nlohmann::json::exception&) {
+    }
+  bad_param(field, "'" + field + "' must be a JSON Schema: an object, or the JSON text of one");
+}
+
+std::string nonempty_string(const json& v, const std::string& field, const std::string& what) {
+  if (!v.is_string() || v.get<std::string>().empty()) bad_param(field, "'" + field + "' must be a non-empty string " + what);
+  return v.get<std::string>();
+}
+
+std::vector<std::string> choices(const json& v, const std::string& field) {
+  if (!v.is_array() || v.empty() || static_cast<int64_t>(v.size()) > kMaxChoices)
+    bad_param(field, concat("'", field, "' must be a list of 1 to ", kMaxChoices, " strings"));
+  std::vector<std::string> out;
+  for (const json& c : v) {
+    if (!c.is_string()) bad_param(field, "'" + field + "' must hold strings only, not " + json_type_name(c));
+    out.push_back(c.get<std::string>());
+  }
+  return out;
+}
+
+// vLLM's structured_outputs: exactly one of its constraints.
+void read_structured_outputs(const json& v, const ordered_json& ordered, OutputRequest& out) {
+  const std::string field = "structured_outputs";
+  if (!v.is_object()) bad_param(field, "'structured_outputs' must be an object");
+  only_keys(v, {"json", "regex", "choice", "grammar", "json_object"}, field, "'structured_outputs'");
+  std::vector<std::string> given;
+  for (const auto& [key, value] : v.items())
+    if (!value.is_null() && !(key == "json_object" && value == false)) given.push_back(key);
+  if (given.size() != 1)
+    bad_param(field, "'structured_outputs' must give exactly one of json, regex, choice, grammar, json_object");
+  const std::string& key = given[0];
+  const std::string at = field + "." + key;
+  if (key == "json") out.schema = schema_value(ordered[field]["json"], at);
+  if (key == "regex") out.regex = nonempty_string(v[key], at, "(a regular expression)");
+  if (key == "choice") out.choice = choices(v[key], at);
+  if (key == "grammar") out.grammar = nonempty_string(v[key], at, "of GBNF rules");
+  if (key == "json_object") {
+    if (v[key] != true) bad_param(field, "'structured_outputs.json_object' must be a boolean");
+    out.schema = ordered_json{{"type", "object"}};
+  }
+}
+
 }  // namespace
 
 void parse_output_format(const json& body, const ordered_json& ordered, OutputRequest& out) {
   const Fields f(body);
+  std::string given;  // the field a constraint came from
+  const auto constraint = [&](const std::string& field) {
+    if (!given.empty())
+      bad_param(field, "'" + field + "' and '" + given + "' cannot both be given: a request has one output constraint");
+    given = out.format_field = field;
+  };
   if (const json* v = f.find("response_format")) {
     if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
       bad_param("response_format", "'response_format' must be an object with a 'type'");
     const std::string type = (*v)["type"];
     if (type == "json_object") {
       only_keys(*v, {"type"}, "response_format", "'response_format'");
+      constraint("response_format");
       out.schema = ordered_json{{"type", "object"}};
     } else if (type == "json_schema") {
       only_keys(*v, {"type", "json_schema"}, "response_format", "'response_format'");
@@ -57,18 +113,42 @@ void parse_output_format(const json& body, const ordered_json& ordered, OutputRe
         bad_param("response_format", "'json_schema.name' must be a string");
       if (it->contains("strict") && !(*it)["strict"].is_boolean() && !(*it)["strict"].is_null())
         bad_param("response_format", "'json_schema.strict' must be a boolean");
-      const ordered_json& given = ordered["response_format"]["json_schema"];
-      out.schema = given.contains("schema") && !given["schema"].is_null() ? given["schema"] : ordered_json::object();
+      constraint("response_format");
+      const ordered_json& given_schema = ordered["response_format"]["json_schema"];
+      out.schema = given_schema.contains("schema") && !given_schema["schema"].is_null() ? given_schema["schema"]
+                                                                                       : ordered_json::object();
     } else if (type != "text") {
       bad_param("response_format",
                 "'response_format' type must be text, json_object or json_schema, not '" + type + "'");
     }
   }
   if (const json* v = f.find("grammar")) {
-    if (!v->is_string() || v->get<std::string>().empty())
-      bad_param("grammar", "'grammar' must be a non-empty string of GBNF rules");
-    out.grammar = v->get<std::string>();
-    if (out.schema) bad_param("grammar", "'grammar' and a JSON 'response_format' cannot both be given");
+    constraint("grammar");
+    out.grammar = nonempty_string(*v, "grammar", "of GBNF rules");
+  }
+  if (f.find("json_schema")) {  // llama.cpp's server
+    constraint("json_schema");
+    out.schema = schema_value(ordered["json_schema"], "json_schema");
+  }
+  if (const json* v = f.find("structured_outputs")) {
+    constraint("structured_outputs");
+    read_structured_outputs(*v, ordered, out);
+  }
+  if (f.find("guided_json")) {
+    constraint("guided_json");
+    out.schema = schema_value(ordered["guided_json"], "guided_json");
+  }
+  if (const json* v = f.find("guided_regex")) {
+    constraint("guided_regex");
+    out.regex = nonempty_string(*v, "guided_regex", "(a regular expression)");
+  }
+  if (const json* v = f.find("guided_choice")) {
+    constraint("guided_choice");
+    out.choice = choices(*v, "guided_choice");
+  }
+  if (const json* v = f.find("guided_grammar")) {
+    constraint("guided_grammar");
+    out.grammar = nonempty_string(*v, "guided_grammar", "of GBNF rules");
   }
 }
 

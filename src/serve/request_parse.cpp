@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <span>
 
 #include "io/json_file.h"
 #include "serve/api_error.h"
@@ -16,9 +17,9 @@ using nlohmann::ordered_json;
 // Fields accepted and ignored: they do not change what is generated.
 const std::set<std::string> kHarmless = {"user", "metadata", "store", "service_tier", "cache_prompt"};
 
-void check_keys(const json& body, const std::set<std::string>& known) {
+void check_keys(const json& body, const std::set<std::string>& known, std::span<const char* const> more = {}) {
   for (const auto& [key, value] : body.items())
-    if (!known.count(key) && !kHarmless.count(key))
+    if (!known.count(key) && !kHarmless.count(key) && std::find(more.begin(), more.end(), key) == more.end())
       throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
 }
 
@@ -240,7 +241,8 @@ CompletionRequest parse_completion_request(const json& body, const ordered_json&
   const Fields f(body);
   check_keys(body, {"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "n", "stream",
                     "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty", "best_of",
-                    "logit_bias", "seed", "suffix", "response_format", "grammar", "draft", "draft_tokens"});
+                    "logit_bias", "seed", "suffix", "draft", "draft_tokens"},
+             kOutputFormatFields);
   CompletionRequest r;
   r.params = parse_common(f, limits, {"max_tokens"});
   parse_output_format(body, ordered, r.output);
@@ -264,8 +266,9 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
   check_keys(body, {"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
                     "min_p", "n", "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
                     "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
-                    "functions", "function_call", "response_format", "grammar", "modalities", "chat_template_kwargs",
-                    "max_reasoning_tokens", "draft", "draft_tokens"});
+                    "functions", "function_call", "modalities", "chat_template_kwargs", "max_reasoning_tokens", "draft",
+                    "draft_tokens"},
+             kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});
   r.params.logprobs = f.boolean("logprobs").value_or(false);

@@ -1,11 +1,13 @@
-// The constraint a request's tool calls make (serve/output_constraint.h), over a tokenizer whose
-// tool-call markers are control tokens, as Kimi's, InternLM's and GLM's tokenizers have them:
-// every marker of a family's calls, not only the opening one, may be drawn as its token where the
-// grammar has it, and nowhere else.
+// The constraints a request's output rules make (serve/output_constraint.h), over a tokenizer of
+// bytes: vLLM's regex (the whole output one match) and choice; and, with the tool-call markers as
+// control tokens, as Kimi's, InternLM's and GLM's tokenizers have them, every marker of a family's
+// calls, not only the opening one, may be drawn as its token where the grammar has it, and
+// nowhere else.
 #include <gtest/gtest.h>
 
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer.h"
+#include "serve/api_error.h"
 #include "serve/output_constraint.h"
 #include "support/tool_functions.h"
 
@@ -59,12 +61,89 @@ TEST(OutputConstraint, EveryMarkerOfAFamilyMayBeItsControlToken) {
       EXPECT_NE(std::find(ids.begin(), ids.end(), tokenizer.special_tokens().at(m)), ids.end()) << m;
     // A closing marker's token is refused where the calls have not begun.
     const int32_t last_marker = tokenizer.special_tokens().at(markers.back());
-    if (last_marker != ids.front()) EXPECT_FALSE(allows(c->allowed(), last_marker)) << markers.back();
+    if (last_marker != ids.front()) {
+      EXPECT_FALSE(allows(c->allowed(), last_marker)) << markers.back();
+    }
     for (size_t i = 0; i < ids.size(); ++i) {
       ASSERT_TRUE(allows(c->allowed(), ids[i])) << "token " << i << " '" << tokenizer.decode({&ids[i], 1}) << "'";
       c->accept(ids[i]);
     }
     EXPECT_TRUE(allows(c->allowed(), end));
+  }
+}
+
+// How far `text` gets under the rules: the bytes taken before the first one refused, and whether
+// the end of text may follow all of it.
+struct Walk {
+  size_t taken = 0;
+  bool may_end = false;
+};
+Walk walk(const OutputRequest& rules, const std::string& text) {
+  const data::Tokenizer tokenizer = byte_tokenizer_with({});
+  ConstraintModel model;
+  model.tokenizer = &tokenizer;
+  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  ConstraintCache cache;
+  const int32_t end = tokenizer.end_of_text();
+  const std::unique_ptr<infer::TokenConstraint> c = cache.get(model, rules, false)->start(std::vector<int32_t>{end});
+  Walk w;
+  for (; w.taken < text.size(); ++w.taken) {
+    const int32_t id = static_cast<uint8_t>(text[w.taken]);
+    if (!allows(c->allowed(), id)) return w;
+    c->accept(id);
+  }
+  w.may_end = allows(c->allowed(), end);
+  return w;
+}
+
+TEST(OutputConstraint, ARegexIsMatchedByTheWholeOutput) {
+  OutputRequest rules;
+  rules.regex = "\\d{3}-[a-z]{2}|ok";
+  for (const std::string good : {"123-ab", "ok"}) {
+    const Walk w = walk(rules, good);
+    EXPECT_EQ(w.taken, good.size()) << good;
+    EXPECT_TRUE(w.may_end) << good;
+  }
+  EXPECT_EQ(walk(rules, "x123-ab").taken, 0u);  // nothing before the match
+  EXPECT_EQ(walk(rules, "123-abc").taken, 6u);  // nor after it
+  EXPECT_EQ(walk(rules, "1234").taken, 3u);
+  EXPECT_FALSE(walk(rules, "123-a").may_end);
+  rules.regex = "^a+$";  // anchors say what a whole match says anyway
+  EXPECT_TRUE(walk(rules, "aaa").may_end);
+  EXPECT_EQ(walk(rules, "ab").taken, 1u);
+}
+
+TEST(OutputConstraint, AChoiceIsOneOfItsTexts) {
+  OutputRequest rules;
+  rules.choice = std::vector<std::string>{"yes", "no", "maybe", "ĉu"};
+  for (const std::string good : {"yes", "no", "maybe", "ĉu"}) {
+    const Walk w = walk(rules, good);
+    EXPECT_EQ(w.taken, good.size()) << good;
+    EXPECT_TRUE(w.may_end) << good;
+  }
+  EXPECT_EQ(walk(rules, "mayo").taken, 3u);
+  EXPECT_EQ(walk(rules, "yess").taken, 3u);
+  EXPECT_FALSE(walk(rules, "ma").may_end);
+}
+
+TEST(OutputConstraint, ARegexThatCannotBeEnforcedIsA400NamingItsField) {
+  const data::Tokenizer tokenizer = byte_tokenizer_with({});
+  ConstraintModel model;
+  model.tokenizer = &tokenizer;
+  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  ConstraintCache cache;
+  for (const std::string bad : {"(?=a)b", "(a", "a{1000}{1000}", "\\1"}) {
+    OutputRequest rules;
+    rules.regex = bad;
+    rules.format_field = "guided_regex";
+    try {
+      cache.get(model, rules, false);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status, 400) << bad;
+      EXPECT_EQ(e.param, "guided_regex") << bad;
+      EXPECT_NE(std::string(e.what()).find("the regex cannot be enforced"), std::string::npos) << e.what();
+    }
   }
 }
 

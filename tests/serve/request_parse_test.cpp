@@ -347,6 +347,69 @@ TEST(ServeRequestParse, ToolsAndStructuredOutput) {
   expect_chat_error("{" + m + ", " + many + "]}", 400, "tools", "at most");
 }
 
+// The peers' spellings of an output constraint: llama.cpp's json_schema, vLLM's structured_outputs
+// and guided_* fields, on both endpoints; one constraint a request.
+TEST(ServeRequestParse, PeersOutputConstraintFields) {
+  const std::string m = R"("messages": [{"role": "user", "content": "hi"}])";
+  using nlohmann::ordered_json;
+  const ordered_json schema = ordered_json::parse(R"({"type": "object", "properties": {"b": {}, "a": {}}})");
+  // Schemas keep their properties' order, given as objects or as JSON text.
+  EXPECT_EQ(*parse_completion(R"({"prompt": "a", "json_schema": {"type": "object", "properties": {"b": {}, "a": {}}}})")
+                 .output.schema,
+            schema);
+  const ChatRequest guided = parse_chat("{" + m + R"(, "guided_json": "{\"type\": \"object\", \"properties\": )"
+                                                  R"({\"b\": {}, \"a\": {}}}"})");
+  EXPECT_EQ(*guided.output.schema, schema);
+  EXPECT_EQ(guided.output.format_field, "guided_json");
+  EXPECT_EQ(*parse_chat("{" + m + R"(, "structured_outputs": {"json": {"type": "object", "properties": {"b": {}, "a": {}}}}})")
+                 .output.schema,
+            schema);
+  EXPECT_EQ(*parse_chat("{" + m + R"(, "structured_outputs": {"json_object": true, "regex": null}})").output.schema,
+            ordered_json::parse(R"({"type": "object"})"));
+  const CompletionRequest regex = parse_completion(R"({"prompt": "a", "structured_outputs": {"regex": "\\d+"}})");
+  EXPECT_EQ(*regex.output.regex, "\\d+");
+  EXPECT_EQ(regex.output.format_field, "structured_outputs");
+  EXPECT_EQ(*parse_completion(R"({"prompt": "a", "guided_regex": "[a-z]"})").output.regex, "[a-z]");
+  EXPECT_EQ(*parse_chat("{" + m + R"(, "guided_choice": ["yes", "no", ""]})").output.choice,
+            (std::vector<std::string>{"yes", "no", ""}));
+  EXPECT_EQ(*parse_chat("{" + m + R"(, "structured_outputs": {"choice": ["é"]}})").output.choice,
+            (std::vector<std::string>{"é"}));
+  EXPECT_EQ(*parse_chat("{" + m + R"(, "guided_grammar": "root ::= [a]"})").output.grammar, "root ::= [a]");
+  EXPECT_EQ(*parse_chat("{" + m + R"(, "structured_outputs": {"grammar": "root ::= [a]"}})").output.grammar,
+            "root ::= [a]");
+  EXPECT_TRUE(parse_chat("{" + m + R"(, "guided_json": null, "response_format": {"type": "text"}})")
+                  .output.format_field == "response_format");
+
+  expect_chat_error("{" + m + R"(, "guided_json": {"type": "object"}, "guided_regex": "a"})", 400, "guided_regex",
+                    "'guided_regex' and 'guided_json' cannot both");
+  expect_completion_error(R"({"prompt": "a", "grammar": "root ::= [a]", "json_schema": {}})", 400, "json_schema",
+                          "cannot both");
+  expect_chat_error("{" + m + R"(, "response_format": {"type": "json_object"}, "structured_outputs": {"regex": "a"}})",
+                    400, "structured_outputs", "cannot both");
+  expect_chat_error("{" + m + R"(, "structured_outputs": {"regex": "a", "choice": ["a"]}})", 400, "structured_outputs",
+                    "exactly one");
+  expect_chat_error("{" + m + R"(, "structured_outputs": {}})", 400, "structured_outputs", "exactly one");
+  expect_chat_error("{" + m + R"(, "structured_outputs": {"disable_any_whitespace": true, "regex": "a"}})", 400,
+                    "structured_outputs", "unknown field 'disable_any_whitespace'");
+  expect_chat_error("{" + m + R"(, "structured_outputs": "a"})", 400, "structured_outputs", "must be an object");
+  expect_chat_error("{" + m + R"(, "structured_outputs": {"json_object": 1}})", 400, "structured_outputs", "boolean");
+  expect_chat_error("{" + m + R"(, "structured_outputs": {"json": 3}})", 400, "structured_outputs.json",
+                    "must be a JSON Schema");
+  expect_chat_error("{" + m + R"(, "guided_json": "{not json"})", 400, "guided_json", "must be a JSON Schema");
+  expect_chat_error("{" + m + R"(, "guided_json": "[1]"})", 400, "guided_json", "must be a JSON Schema");
+  expect_completion_error(R"({"prompt": "a", "json_schema": []})", 400, "json_schema", "must be a JSON Schema");
+  expect_chat_error("{" + m + R"(, "guided_regex": ""})", 400, "guided_regex", "non-empty string");
+  expect_chat_error("{" + m + R"(, "guided_regex": 5})", 400, "guided_regex", "non-empty string");
+  expect_chat_error("{" + m + R"(, "guided_choice": []})", 400, "guided_choice", "list of 1 to");
+  expect_chat_error("{" + m + R"(, "guided_choice": "yes"})", 400, "guided_choice", "list of 1 to");
+  expect_chat_error("{" + m + R"(, "guided_choice": ["a", 1]})", 400, "guided_choice", "strings only, not a number");
+  std::string many = R"({"prompt": "a", "guided_choice": [)";
+  for (int i = 0; i <= kMaxChoices; ++i) many += std::string(i ? "," : "") + "\"c\"";
+  expect_completion_error(many + "]}", 400, "guided_choice", "list of 1 to");
+  expect_chat_error("{" + m + R"(, "guided_decoding_backend": "xgrammar"})", 400, "guided_decoding_backend",
+                    "unrecognized");
+}
+
 TEST(ServeRequestParse, TokenizeDetokenizeTemplate) {
   const TokenizeRequest t = parse_tokenize_request(parse_body(R"({"content": "hi", "add_special": true})"));
   EXPECT_EQ(t.text, "hi");

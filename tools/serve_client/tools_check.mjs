@@ -116,6 +116,36 @@ if (mode === "tools") {
     assert.ok(value !== null && typeof value === "object" && !Array.isArray(value));
   }
   console.log(`json_object: ${object.choices[0].finish_reason} ${object.choices[0].message.content.slice(0, 60)}`);
+
+  // The peers' spellings of a constraint, as their clients send them (extra body fields): vLLM's
+  // structured_outputs and guided_* (a regex the whole answer matches, a choice), llama.cpp's json_schema.
+  const choices = ["yes", "no", "not sure"];
+  for (const request of [{ structured_outputs: { choice: choices } }, { guided_choice: choices }]) {
+    const r = await client.chat.completions.create({ model, messages, ...request, n: 3, temperature: 1.5, seed: 2 });
+    for (const c of r.choices) {
+      assert.equal(c.finish_reason, "stop", JSON.stringify(c));
+      assert.ok(choices.includes(c.message.content), `${JSON.stringify(request)}: ${c.message.content}`);
+    }
+    const live = await streamed({ model, messages, ...request, n: 3, temperature: 1.5, seed: 2 });
+    assert.deepEqual(live.map((c) => c.content), r.choices.map((c) => c.message.content), "streamed choices differ");
+  }
+  for (const request of [{ structured_outputs: { regex: "[0-9]{3}-[a-z]{2}" } }, { guided_regex: "[0-9]{3}-[a-z]{2}" }]) {
+    const r = await client.chat.completions.create({ model, messages, ...request, temperature: 1.5, seed: 4 });
+    assert.match(r.choices[0].message.content, /^[0-9]{3}-[a-z]{2}$/, JSON.stringify(r.choices[0]));
+  }
+  for (const request of [{ json_schema: answerSchema }, { guided_json: JSON.stringify(answerSchema) },
+                         { structured_outputs: { json: answerSchema } }]) {
+    const r = await client.chat.completions.create({ model, messages, ...request, temperature: 1, seed: 6, max_tokens: 200 });
+    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r.choices[0]));
+    validate(answerSchema, JSON.parse(r.choices[0].message.content), `${Object.keys(request)[0]} answer`);
+  }
+  const completion = await client.completions.create({ model, prompt: "The answer:", guided_regex: "(true|false)!",
+                                                       temperature: 1.5, seed: 8 });
+  assert.match(completion.choices[0].text, /^(true|false)!$/);
+  assert.match(await expect400({ model, messages, guided_regex: "(?=a)b" }, "guided_regex", "lookahead"),
+               /the regex cannot be enforced/);
+  await expect400({ model, messages, guided_json: answerSchema, response_format: format }, "guided_json", "two constraints");
+  console.log(`peers' fields: ok (${completion.choices[0].text})`);
 }
 
 // Tools.
