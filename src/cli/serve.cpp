@@ -60,8 +60,9 @@ int run_serve(Args& args) {
     DIFFTX_CHECK(tool_format.has_value(), "--tool-parser '", *tool_parser, "' is not one of ",
                  serve::tool_format_names(", "));
   }
-  DIFFTX_CHECK(reasoning_parser == "auto" || reasoning_parser == "think" || reasoning_parser == "none",
-               "--reasoning-parser '", reasoning_parser, "' is not one of auto, think, none");
+  DIFFTX_CHECK(reasoning_parser == "auto" || reasoning_parser == "none" || serve::reasoning_markers_named(reasoning_parser),
+               "--reasoning-parser '", reasoning_parser, "' is not one of auto, none, ",
+               serve::reasoning_format_names(", "));
   DIFFTX_CHECK(!model_name.empty(), "--model-name must not be empty");
 
   return serve::run_server(o, [&]() {
@@ -92,7 +93,7 @@ int run_serve(Args& args) {
     m->output.vocabulary = grammar::TokenVocabulary::of(*m->tokenizer, m->tokenizer->vocab_size());
     m->output.tool_format = tool_format;
     m->output.max_tool_calls = max_tool_calls;
-    if (reasoning_parser == "think") m->output.reasoning = serve::ReasoningMarkers{};
+    m->output.reasoning = serve::reasoning_markers_named(reasoning_parser);  // auto and none: nullopt
     if (auto tmpl = chat::load_chat_template(source.dir, source.chat_template)) {
       if (!m->output.tool_format) m->output.tool_format = serve::tool_format_of_template(tmpl->source);
       if (reasoning_parser == "auto") m->output.reasoning = serve::reasoning_markers_of_template(tmpl->source);
@@ -139,8 +140,10 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "                         (<function_call>), nemotron_json (<TOOLCALL>[...]);\n"
                "                         default: from the chat template's text\n"
                "  --max-tool-calls N     calls in one turn where parallel_tool_calls allows several (default 8)\n"
-               "  --reasoning-parser auto|think|none  reasoning blocks (<think>...</think>) to reasoning_content:\n"
-               "                         auto where the chat template has them (default), think always, none never\n"
+               "  --reasoning-parser auto|none|think|mistral|seed_oss  reasoning blocks to reasoning_content:\n"
+               "                         think (<think>...</think>; also deepseek_r1, qwen3, glm45), mistral\n"
+               "                         ([THINK]...[/THINK]), seed_oss (<seed:think>...</seed:think>) always; auto:\n"
+               "                         the markers the chat template has (default); none never\n"
                "  --max-body-bytes N     larger request bodies get 413 (default 8 MiB)\n"
                "  --max-connections N    connections served at once; more wait (default 128)\n"
                "  --read-timeout S       seconds to wait for a request's header and body (default 30)\n"

@@ -12,13 +12,38 @@ size_t partial(std::string_view text, std::string_view marker) {
   return 0;
 }
 
+struct ReasoningFormat {
+  std::string_view name, open, close;
+};
+// In the order a template is matched against them; none's markers hold another's.
+constexpr ReasoningFormat kFormats[] = {{"think", "<think>", "</think>"},
+                                        {"mistral", "[THINK]", "[/THINK]"},
+                                        {"seed_oss", "<seed:think>", "</seed:think>"}};
+constexpr std::string_view kThinkAliases[] = {"deepseek_r1", "qwen3", "glm45"};
+
+ReasoningMarkers markers_of(const ReasoningFormat& f) { return {std::string(f.open), std::string(f.close)}; }
+
 }  // namespace
 
 std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view source) {
-  const ReasoningMarkers think;
-  if (source.find(think.open) != std::string_view::npos || source.find(think.close) != std::string_view::npos)
-    return think;
+  for (const ReasoningFormat& f : kFormats)
+    if (source.find(f.open) != std::string_view::npos || source.find(f.close) != std::string_view::npos)
+      return markers_of(f);
   return std::nullopt;
+}
+
+std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name) {
+  for (const ReasoningFormat& f : kFormats)
+    if (f.name == name) return markers_of(f);
+  if (std::find(std::begin(kThinkAliases), std::end(kThinkAliases), name) != std::end(kThinkAliases))
+    return markers_of(kFormats[0]);
+  return std::nullopt;
+}
+
+std::string reasoning_format_names(std::string_view separator) {
+  std::string names;
+  for (const ReasoningFormat& f : kFormats) names += (names.empty() ? "" : std::string(separator)) + std::string(f.name);
+  return names;
 }
 
 bool prompt_opens_reasoning(std::string_view prompt, const ReasoningMarkers& m) {

@@ -1,5 +1,6 @@
 // Reasoning models think in a block before they answer: <think>...</think> (Qwen 3, DeepSeek R1,
-// Phi-4-mini-flash-reasoning) or markers a template declares. The block goes to
+// Phi-4-mini-flash-reasoning, GLM 4.5), [THINK]...[/THINK] (Mistral's Magistral) or
+// <seed:think>...</seed:think> (ByteDance's Seed-OSS), whichever markers the template uses. The block goes to
 // message.reasoning_content (and stream deltas' reasoning_content), the rest to content, as vLLM
 // and DeepSeek's API return it. The block is open from the start where the rendered prompt left
 // it open (a template that ends the prompt inside <think>), or opened by the reply's first bytes.
@@ -14,8 +15,13 @@ struct ReasoningMarkers {
   std::string open = "<think>", close = "</think>";
 };
 
-// The markers a chat template's text uses; nullopt when it has none.
+// The markers a chat template's text uses (either of a format's two); nullopt when it has none.
 std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view source);
+// The markers of a format by name (--reasoning-parser): think, mistral, seed_oss, and vLLM's names
+// of the <think> parsers (deepseek_r1, qwen3, glm45); nullopt for another name.
+std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name);
+// The formats' names, for messages: "think, mistral, seed_oss".
+std::string reasoning_format_names(std::string_view separator);
 // Whether the rendered prompt ends inside a block (its last open marker is not closed).
 bool prompt_opens_reasoning(std::string_view prompt, const ReasoningMarkers& markers);
 

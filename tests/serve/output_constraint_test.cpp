@@ -9,6 +9,7 @@
 #include "data/tokenizer.h"
 #include "serve/api_error.h"
 #include "serve/output_constraint.h"
+#include "serve/reasoning.h"
 #include "support/tool_functions.h"
 
 namespace difftx::serve {
@@ -124,6 +125,30 @@ TEST(OutputConstraint, AChoiceIsOneOfItsTexts) {
   EXPECT_EQ(walk(rules, "mayo").taken, 3u);
   EXPECT_EQ(walk(rules, "yess").taken, 3u);
   EXPECT_FALSE(walk(rules, "ma").may_end);
+}
+
+// Magistral's [THINK] block left open by the prompt: any thoughts, its closing special token, then
+// the document.
+TEST(OutputConstraint, AReasoningBlockClosesWithItsControlToken) {
+  const data::Tokenizer tokenizer = byte_tokenizer_with({"[THINK]", "[/THINK]"});
+  ConstraintModel model;
+  model.tokenizer = &tokenizer;
+  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  model.reasoning = reasoning_markers_named("mistral");
+  OutputRequest rules;
+  rules.choice = std::vector<std::string>{"yes", "no"};
+  ConstraintCache cache;
+  const int32_t end = tokenizer.end_of_text(), close = tokenizer.special_tokens().at("[/THINK]");
+  const std::unique_ptr<infer::TokenConstraint> c = cache.get(model, rules, true)->start(std::vector<int32_t>{end});
+  EXPECT_FALSE(allows(c->allowed(), tokenizer.special_tokens().at("[THINK]")));
+  for (const int32_t id : tokenizer.encode("Hmm, [yes]?[/THINK]\nno", data::Specials::allowed)) {
+    ASSERT_TRUE(allows(c->allowed(), id)) << tokenizer.decode({&id, 1});
+    c->accept(id);
+    if (id == close) {
+      EXPECT_FALSE(allows(c->allowed(), close));  // once
+    }
+  }
+  EXPECT_TRUE(allows(c->allowed(), end));
 }
 
 TEST(OutputConstraint, ARegexThatCannotBeEnforcedIsA400NamingItsField) {

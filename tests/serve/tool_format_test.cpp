@@ -174,6 +174,35 @@ TEST(Reasoning, SplitsTheBlockFromTheAnswer) {
   EXPECT_FALSE(reasoning_markers_of_template("{{ messages }}").has_value());
 }
 
+// Magistral's [THINK] and Seed-OSS's <seed:think>, from their templates or by name, split as <think> does.
+TEST(Reasoning, OtherFormatsFromTheirTemplatesOrNames) {
+  const std::optional<ReasoningMarkers> mistral = reasoning_markers_of_template(
+      "Your thinking process must follow the template below:[THINK]Your thoughts[/THINK]Here, provide a response.");
+  ASSERT_TRUE(mistral.has_value());
+  EXPECT_EQ(mistral->open, "[THINK]");
+  EXPECT_EQ(mistral->close, "[/THINK]");
+  const std::optional<ReasoningMarkers> seed =
+      reasoning_markers_of_template("{{ '<seed:think>' + message.reasoning_content + '</seed:think>' }}");
+  ASSERT_TRUE(seed.has_value());
+  EXPECT_EQ(seed->open, "<seed:think>");
+  EXPECT_EQ(reasoning_markers_of_template("{%- if '</seed:think>' in content %}")->close, "</seed:think>");
+  EXPECT_EQ(reasoning_markers_named("mistral")->close, "[/THINK]");
+  EXPECT_EQ(reasoning_markers_named("seed_oss")->open, "<seed:think>");
+  for (const char* think : {"think", "deepseek_r1", "qwen3", "glm45"}) EXPECT_EQ(reasoning_markers_named(think)->open, "<think>");
+  EXPECT_FALSE(reasoning_markers_named("auto").has_value());
+  EXPECT_FALSE(reasoning_markers_named("none").has_value());
+  EXPECT_EQ(reasoning_format_names("|"), "think|mistral|seed_oss");
+
+  ReasoningSplit s = split_reasoning("[THINK]2 + 2 is 4.[/THINK]It is 4.", *mistral, false, true);
+  EXPECT_EQ(s.reasoning, "2 + 2 is 4.");
+  EXPECT_EQ(s.content, "It is 4.");
+  s = split_reasoning("[THI", *mistral, false, false);
+  EXPECT_EQ(s.held, 4u);
+  s = split_reasoning("weighing it</seed:think>\nYes.", *seed, true, true);
+  EXPECT_EQ(s.reasoning, "weighing it");
+  EXPECT_EQ(s.content, "\nYes.");
+}
+
 TEST(ReplyReader, StreamedPartsAddUpToTheWhole) {
   const std::string reply =
       "<think>Which tool?</think>I will call it.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, "
