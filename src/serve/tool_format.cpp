@@ -37,6 +37,7 @@ constexpr std::string_view kToolCallsOpen = "<tool_calls>", kToolCallsClose = "<
 constexpr std::string_view kHunyuanReply = "助手：";
 constexpr std::string_view kFunctionCall = "<function_call>";
 constexpr std::string_view kNemotronOpen = "<TOOLCALL>", kNemotronClose = "</TOOLCALL>";
+constexpr std::string_view kSeedOpen = "<seed:tool_call>", kSeedClose = "</seed:tool_call>";
 // Where xLAM's list may stand besides the reply's start, as vLLM reads it: in a fence (```json, or
 // ``` and at most a space or newline before the list), after [TOOL_CALLS], in <tool_call>. A
 // marker ending with "[" has the list's bracket as its last byte.
@@ -51,7 +52,7 @@ constexpr EnumName<ToolFormat> kToolFormatNames[] = {
     {ToolFormat::kimi_k2, "kimi_k2"},         {ToolFormat::internlm, "internlm"},
     {ToolFormat::hunyuan_a13b, "hunyuan_a13b"}, {ToolFormat::minimax, "minimax"},
     {ToolFormat::xlam, "xlam"},               {ToolFormat::granite_20b_fc, "granite_20b_fc"},
-    {ToolFormat::nemotron_json, "nemotron_json"}};
+    {ToolFormat::nemotron_json, "nemotron_json"}, {ToolFormat::seed_oss, "seed_oss"}};
 // vLLM's names for the same formats.
 constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::pythonic, "llama4_pythonic"},
                                                        {ToolFormat::phi4_mini, "phi4_mini_json"},
@@ -449,6 +450,7 @@ std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
   const auto has = [&](std::string_view text) { return source.find(text) != std::string_view::npos; };
   // The newer families first: the pythonic templates mention "ipython", as Llama's JSON ones do.
   if (has(kKimiOpen)) return ToolFormat::kimi_k2;
+  if (has(kSeedOpen)) return ToolFormat::seed_oss;
   if (has(kDeepSeekOpen)) return has("```json") ? ToolFormat::deepseek_v3 : ToolFormat::deepseek_v31;
   if (has(kGraniteOpen)) return ToolFormat::granite;
   if (has("functools[")) return ToolFormat::phi4_mini;
@@ -475,7 +477,9 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
   switch (format) {
     case ToolFormat::hermes: return parse_tool_call_blocks(text, kHermesOpen, kHermesClose, final, read_json_call);
     case ToolFormat::qwen3_coder:
-      return parse_tool_call_blocks(text, kHermesOpen, kHermesClose, final,
+    case ToolFormat::seed_oss:
+      return parse_tool_call_blocks(text, format == ToolFormat::seed_oss ? kSeedOpen : kHermesOpen,
+                                    format == ToolFormat::seed_oss ? kSeedClose : kHermesClose, final,
                                     [&](std::string_view t, size_t& i, ToolCall& call) {
                                       return read_xml_call(t, i, call, functions);
                                     });
@@ -527,6 +531,7 @@ std::string tool_calls_marker(ToolFormat format) {
     case ToolFormat::xlam: return "[";
     case ToolFormat::granite_20b_fc: return std::string(kFunctionCall);
     case ToolFormat::nemotron_json: return std::string(kNemotronOpen);
+    case ToolFormat::seed_oss: return std::string(kSeedOpen);
   }
   return "";
 }
@@ -548,6 +553,7 @@ std::vector<std::string> tool_call_markers(ToolFormat format) {
     case ToolFormat::hunyuan_a13b:
     case ToolFormat::minimax: return of({kToolCallsOpen, kToolCallsClose});
     case ToolFormat::nemotron_json: return of({kNemotronOpen, kNemotronClose});
+    case ToolFormat::seed_oss: return of({kSeedOpen, kSeedClose});
     case ToolFormat::xlam: return {};  // a bare list
     case ToolFormat::llama3_json:
     case ToolFormat::mistral:
@@ -570,12 +576,17 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
   };
   const Sequence ws = {j.ws()};
   // The arguments as XML parameters (xml_calls.h): Qwen3-Coder's <parameter=KEY>\nVALUE\n</parameter>\n,
-  // GLM's <arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n, its newlines optional (GLM-4.7 writes none).
+  // Seed-OSS's <parameter=KEY>VALUE</parameter>\n, GLM's <arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n,
+  // its newlines optional (GLM-4.7 writes none).
   grammar::XmlTags xml;
   Sequence newline;
+  const bool function_blocks = format == ToolFormat::qwen3_coder || format == ToolFormat::seed_oss;
   if (format == ToolFormat::qwen3_coder)
     xml = {lit(kXmlParameterOpen), lit(">\n"), cat({lit("\n"), lit(kXmlParameterClose), lit("\n")}),
            std::string(kXmlParameterClose), ">\n", "<parameter=...> blocks"};
+  if (format == ToolFormat::seed_oss)
+    xml = {lit(kXmlParameterOpen), lit(">"), cat({lit(kXmlParameterClose), lit("\n")}), std::string(kXmlParameterClose),
+           ">\n", "<parameter=...> blocks"};
   if (format == ToolFormat::glm45) {
     newline = {GrammarBuilder::ref(b.add_rule("newline", {{}, lit("\n")}))};
     xml = {lit(kGlmKeyOpen), cat({lit(kGlmKeyClose), newline, lit(kGlmValueOpen)}), cat({lit(kGlmValueClose), newline}),
@@ -602,7 +613,7 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
       b.add_alternative(call, cat({lit(f.name), {GrammarBuilder::ref(args)}}));
       continue;
     }
-    if (format == ToolFormat::qwen3_coder) {  // <function=NAME>\n<parameter=...> blocks</function>
+    if (function_blocks) {  // <function=NAME>\n<parameter=...> blocks</function>
       const int32_t parameters = j.xml_parameters(f.parameters, xml, at + "/parameters");
       b.add_alternative(call, cat({lit(concat("<function=", f.name, ">\n")), {GrammarBuilder::ref(parameters)},
                                    lit("</function>")}));
@@ -635,11 +646,11 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
                                  lit(","), ws, arguments_key, ws, lit(":"), ws, {args}, ws, lit("}")}));
   }
   Sequence one = {GrammarBuilder::ref(call)}, separator = cat({ws, lit(","), ws});  // a list's
-  const bool blocks = format == ToolFormat::hermes || format == ToolFormat::qwen3_coder ||
-                      format == ToolFormat::glm45 || format == ToolFormat::internlm ||
-                      format == ToolFormat::granite_20b_fc;
+  const bool blocks = format == ToolFormat::hermes || function_blocks || format == ToolFormat::glm45 ||
+                      format == ToolFormat::internlm || format == ToolFormat::granite_20b_fc;
   if (format == ToolFormat::hermes || format == ToolFormat::qwen3_coder)
     one = cat({lit(kHermesOpen), ws, one, ws, lit(kHermesClose)});
+  if (format == ToolFormat::seed_oss) one = cat({lit(kSeedOpen), ws, one, ws, lit(kSeedClose)});
   if (format == ToolFormat::glm45) one = cat({lit(kHermesOpen), one, lit(kHermesClose)});
   if (format == ToolFormat::internlm) one = cat({lit(kInternLmOpen), lit("\n"), one, lit(kInternLmClose)});
   if (format == ToolFormat::granite_20b_fc) one = cat({lit(kFunctionCall), lit(" "), one});
@@ -657,7 +668,8 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
     case ToolFormat::qwen3_coder:
     case ToolFormat::glm45:
     case ToolFormat::internlm:
-    case ToolFormat::granite_20b_fc: return b.add_rule("tool-calls", {calls});
+    case ToolFormat::granite_20b_fc:
+    case ToolFormat::seed_oss: return b.add_rule("tool-calls", {calls});
     case ToolFormat::llama3_json:  // optionally after <|python_tag|>
       return b.add_rule("tool-calls", {calls, cat({lit(kPythonTag), ws, calls})});
     case ToolFormat::pythonic:  // optionally after <|python_start|>

@@ -66,7 +66,8 @@ enum class ToolFormat {
   minimax,
   xlam,
   granite_20b_fc,
-  nemotron_json
+  nemotron_json,
+  seed_oss
 };
 
 // The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml, glm47,

@@ -39,7 +39,10 @@ TEST(OutputConstraint, EveryMarkerOfAFamilyMayBeItsControlToken) {
        "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>add<｜tool▁sep｜>{\"a\": 1, \"b\": 2}<｜tool▁call▁end｜><｜tool▁calls▁end｜>"},
       {ToolFormat::hermes, "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>"},
       {ToolFormat::minimax, "<tool_calls>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_calls>"},
-      {ToolFormat::nemotron_json, R"(<TOOLCALL>[{"name": "add", "arguments": {"a": 1, "b": 2}}]</TOOLCALL>)"}};
+      {ToolFormat::nemotron_json, R"(<TOOLCALL>[{"name": "add", "arguments": {"a": 1, "b": 2}}]</TOOLCALL>)"},
+      {ToolFormat::seed_oss,
+       "<seed:tool_call>\n<function=add>\n<parameter=a>1</parameter>\n<parameter=b>2</parameter>\n</function>\n"
+       "</seed:tool_call>"}};
   for (const auto& [format, reply] : replies) {
     SCOPED_TRACE(tool_format_name(format));
     const std::vector<std::string> markers = tool_call_markers(format);

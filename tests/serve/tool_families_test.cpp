@@ -72,8 +72,12 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   EXPECT_EQ(tool_format_of_template("<|tool_calls_section_begin|>{%- for tool_call in message['tool_calls'] -%}"
                                     "<|tool_call_begin|>{{ tool_call['id'] }}<|tool_call_argument_begin|>"),
             ToolFormat::kimi_k2);
+  // Seed-OSS's instruction: the same <function=...> as Qwen3-Coder's, in <seed:tool_call> blocks.
+  EXPECT_EQ(tool_format_of_template("<seed:tool_call>\n<function=example_function_name>\n<parameter="
+                                    "example_parameter_1>value_1</parameter>\n</function>\n</seed:tool_call>"),
+            ToolFormat::seed_oss);
   for (const char* name : {"pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3",
-                           "deepseek_v31", "qwen3_coder", "qwen3_xml", "glm45", "glm47", "kimi_k2"})
+                           "deepseek_v31", "qwen3_coder", "qwen3_xml", "glm45", "glm47", "kimi_k2", "seed_oss"})
     EXPECT_TRUE(tool_format_named(name).has_value()) << name;
   EXPECT_EQ(tool_format_name(*tool_format_named("phi4_mini_json")), std::string("phi4_mini"));
   EXPECT_EQ(tool_format_name(*tool_format_named("qwen3_xml")), std::string("qwen3_coder"));
@@ -81,7 +85,7 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   EXPECT_FALSE(tool_format_named("deepseek").has_value());
   EXPECT_EQ(tool_format_names("|"),
             "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31|qwen3_coder|glm45|kimi_k2|"
-            "internlm|hunyuan_a13b|minimax|xlam|granite_20b_fc|nemotron_json");
+            "internlm|hunyuan_a13b|minimax|xlam|granite_20b_fc|nemotron_json|seed_oss");
 }
 
 // The real templates scripts/setup fetches map to the families they did before the new ones
@@ -268,6 +272,32 @@ TEST(ToolFamilies, ParsesQwen3CoderCallsByTheirTypes) {
   }
 }
 
+// A Seed-OSS call block: the parameters as written, each value inline.
+std::string seed_call(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parameters) {
+  std::string out = "<seed:tool_call>\n<function=" + name + ">\n";
+  for (const auto& [key, value] : parameters) out += "<parameter=" + key + ">" + value + "</parameter>\n";
+  return out + "</function>\n</seed:tool_call>";
+}
+
+// Seed-OSS's calls read as Qwen3-Coder's, in their own blocks.
+TEST(ToolFamilies, ParsesSeedOssCallsByTheirTypes) {
+  const auto parse = [](std::string_view text, bool final = true) {
+    return parse_tool_calls(ToolFormat::seed_oss, text, final, kTypedFunctions);
+  };
+  ToolParse p = parse("I'll check.\n" + seed_call("get_weather", {{"city", "New York"}, {"days", "3"}}) + "\n" +
+                      seed_call("plan", {{"ratio", "0.5"}, {"meta", "{'k': None}"}, {"note", "null"}}));
+  EXPECT_EQ(p.content, "I'll check.\n");
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"New York","days":3})"},
+                                {"plan", R"({"ratio":0.5,"meta":{"k":null},"note":null})"}}));
+  // Qwen3-Coder's blocks are not Seed-OSS's: content.
+  p = parse(xml_call("now", {}));
+  EXPECT_TRUE(p.calls.empty());
+  EXPECT_EQ(p.content, xml_call("now", {}));
+  p = parse("Hi <seed:tool", false);
+  EXPECT_TRUE(p.pending);
+  EXPECT_EQ(p.content, "Hi ");
+}
+
 // A GLM-4.5 call block: NAME, then <arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n per
 // parameter as written (GLM-4.7: without the newlines).
 std::string glm_call(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parameters,
@@ -441,7 +471,9 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
       {ToolFormat::granite_20b_fc, "Ok. <function_call> " + add + "\n<function_call> " + add + " <|endoftext|>"},
       {ToolFormat::granite_20b_fc, "<function_call> " + add + "<function_call> oops"},
       {ToolFormat::nemotron_json, "Ok.\n\n<TOOLCALL>[" + add + ", " + add + "]</TOOLCALL>\nMore."},
-      {ToolFormat::nemotron_json, "<TOOLCALL>" + add + ", " + add + "</TOOLCALL>"}};
+      {ToolFormat::nemotron_json, "<TOOLCALL>" + add + ", " + add + "</TOOLCALL>"},
+      {ToolFormat::seed_oss, "Let me.\n" + seed_call("get_weather", {{"city", "Pa</ris>"}, {"days", "3"}}) + "\n" +
+                                 seed_call("now", {}) + "<seed:tool_call>\n<function=pl\nan>"}};
   for (const auto& [format, reply] : replies) {
     const ReplyFormat f = reply_format(format);
     for (size_t cut = 0; cut <= reply.size(); ++cut) {
@@ -529,6 +561,21 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
   EXPECT_TRUE(accepts(qwen_auto, "Let me see.\n" + xml_call("add", {{"a", "1"}, {"b", "2"}})));
   EXPECT_TRUE(accepts(qwen_auto, "It is <b>sunny</b>."));
   EXPECT_FALSE(accepts(qwen_auto, "Let me see.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool_call>"));
+
+  // Seed-OSS: Qwen3-Coder's calls with inline values, in their own blocks.
+  const auto seed = calls_grammar(ToolFormat::seed_oss, kFunctions, 2, false);
+  for (const std::string& text : std::vector<std::string>{
+           seed_call("add", {{"a", "1"}, {"b", "-2"}}),
+           seed_call("get_weather", {{"city", "São\n<b>"}}) + "\n" + seed_call("add", {{"a", "1"}, {"b", "2"}})})
+    EXPECT_TRUE(accepts(seed, text)) << text;
+  for (const std::string& text :
+       std::vector<std::string>{seed_call("add", {{"a", "1"}}), seed_call("sub", {{"a", "1"}, {"b", "2"}}),
+                                seed_call("get_weather", {{"city", "a</parameter>b"}}),
+                                xml_call("add", {{"a", "1"}, {"b", "2"}})})
+    EXPECT_FALSE(accepts(seed, text)) << text;
+  const auto seed_auto = calls_grammar(ToolFormat::seed_oss, kFunctions, 2, true);
+  EXPECT_TRUE(accepts(seed_auto, "Let me see.\n" + seed_call("add", {{"a", "1"}, {"b", "2"}})));
+  EXPECT_FALSE(accepts(seed_auto, "Let me see.\n<seed:tool_call>\n{\"name\": \"add\"}\n</seed:tool_call>"));
 
   // GLM: either version's newlines; raw text that holds no </arg_value>.
   const auto glm = calls_grammar(ToolFormat::glm45, kFunctions, 2, false);
@@ -678,10 +725,11 @@ TEST(ToolFamilies, EveryCallTheGrammarLetsThroughParsesAndValidates) {
                                   ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder,
                                   ToolFormat::glm45, ToolFormat::kimi_k2, ToolFormat::internlm,
                                   ToolFormat::hunyuan_a13b, ToolFormat::minimax, ToolFormat::xlam,
-                                  ToolFormat::granite_20b_fc, ToolFormat::nemotron_json})
+                                  ToolFormat::granite_20b_fc, ToolFormat::nemotron_json, ToolFormat::seed_oss})
     runs.emplace_back(format, &kRichFunctions);
   runs.emplace_back(ToolFormat::qwen3_coder, &kXmlFunctions);
   runs.emplace_back(ToolFormat::glm45, &kXmlFunctions);
+  runs.emplace_back(ToolFormat::seed_oss, &kXmlFunctions);
   for (const auto& [format, functions] : runs) {
     // Where calls may only start the reply, their first byte opens them; elsewhere the marker after some text.
     const bool at_start = format == ToolFormat::pythonic || format == ToolFormat::xlam;
