@@ -210,11 +210,19 @@ const std::vector<ToolFunction> kTypedFunctions = {
         "note": {"type": ["string", "null"]}, "none": {"type": "null"}, "level": {"$ref": "#/$defs/level"}},
         "$defs": {"level": {"type": "integer"}}, "additionalProperties": {"type": "integer"}})")}};
 
-// A Qwen3-Coder call block: the parameters as written, each KEY\nVALUE.
-std::string xml_call(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parameters) {
-  std::string out = "<tool_call>\n<function=" + name + ">\n";
-  for (const auto& [key, value] : parameters) out += "<parameter=" + key + ">\n" + value + "\n</parameter>\n";
-  return out + "</function>\n</tool_call>";
+using Parameters = std::vector<std::pair<std::string, std::string>>;
+
+// A <function=NAME> call in its block (`tag`): the parameters as written, each value between
+// `around`s.
+std::string function_call(const std::string& tag, const std::string& around, const std::string& name,
+                          const Parameters& parameters) {
+  std::string out = "<" + tag + ">\n<function=" + name + ">\n";
+  for (const auto& [key, value] : parameters) out += "<parameter=" + key + ">" + around + value + around + "</parameter>\n";
+  return out + "</function>\n</" + tag + ">";
+}
+// A Qwen3-Coder call block: each KEY\nVALUE\n.
+std::string xml_call(const std::string& name, const Parameters& parameters) {
+  return function_call("tool_call", "\n", name, parameters);
 }
 
 TEST(ToolFamilies, ParsesQwen3CoderCallsByTheirTypes) {
@@ -272,11 +280,9 @@ TEST(ToolFamilies, ParsesQwen3CoderCallsByTheirTypes) {
   }
 }
 
-// A Seed-OSS call block: the parameters as written, each value inline.
-std::string seed_call(const std::string& name, const std::vector<std::pair<std::string, std::string>>& parameters) {
-  std::string out = "<seed:tool_call>\n<function=" + name + ">\n";
-  for (const auto& [key, value] : parameters) out += "<parameter=" + key + ">" + value + "</parameter>\n";
-  return out + "</function>\n</seed:tool_call>";
+// A Seed-OSS call block: each value inline.
+std::string seed_call(const std::string& name, const Parameters& parameters) {
+  return function_call("seed:tool_call", "", name, parameters);
 }
 
 // Seed-OSS's calls read as Qwen3-Coder's, in their own blocks.
