@@ -34,7 +34,7 @@ int print_version() {
   std::string built, runs;
   for (difftx::CpuLevel level : difftx::cpu_levels_built()) built += std::string(built.empty() ? "" : " ") + cpu_level_name(level);
   for (difftx::CpuLevel level : difftx::cpu_levels_runnable()) runs += std::string(runs.empty() ? "" : " ") + cpu_level_name(level);
-  std::printf("difftx\nlevels built: %s\nthis CPU runs: %s\n", built.c_str(), runs.c_str());
+  std::printf("difftx %s\nlevels built: %s\nthis CPU runs: %s\n", DIFFTX_VERSION_TEXT, built.c_str(), runs.c_str());
   try {
     std::printf("cpu level: %s\n", difftx::cpu_level_description().c_str());
   } catch (const difftx::Error& e) {

@@ -26,7 +26,8 @@ readelf -d "$prefix/lib/libdifftx.so" | grep -q "Library soname: \[libdifftx.so.
   { echo "FAIL: libdifftx.so's SONAME is not libdifftx.so.$major"; readelf -d "$prefix/lib/libdifftx.so"; exit 1; }
 [ -L "$prefix/lib/libdifftx.so" ] && [ -f "$prefix/lib/libdifftx.so.$major" ] ||
   { echo "FAIL: libdifftx.so is not a link to libdifftx.so.$major"; ls -l "$prefix/lib"; exit 1; }
-"$prefix/bin/difftx" --version > /dev/null
+[ "$("$prefix/bin/difftx" --version | head -1)" = "difftx $version" ] ||
+  { echo "FAIL: difftx --version does not start with 'difftx $version'"; "$prefix/bin/difftx" --version; exit 1; }
 
 # pkg-config: the shared library, and the static one with --static's private libraries.
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig"
