@@ -54,7 +54,8 @@ constexpr EnumName<ToolFormat> kToolFormatNames[] = {
     {ToolFormat::xlam, "xlam"},               {ToolFormat::granite_20b_fc, "granite_20b_fc"},
     {ToolFormat::nemotron_json, "nemotron_json"}, {ToolFormat::seed_oss, "seed_oss"}};
 // vLLM's names for the same formats.
-constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::pythonic, "llama4_pythonic"},
+constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::llama3_json, "llama4_json"},
+                                                       {ToolFormat::pythonic, "llama4_pythonic"},
                                                        {ToolFormat::phi4_mini, "phi4_mini_json"},
                                                        {ToolFormat::qwen3_coder, "qwen3_xml"},
                                                        {ToolFormat::glm45, "glm47"},

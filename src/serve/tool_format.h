@@ -70,8 +70,8 @@ enum class ToolFormat {
   seed_oss
 };
 
-// The names above (and vLLM's names for them: llama4_pythonic, phi4_mini_json, qwen3_xml, glm47,
-// granite-20b-fc); nullopt for another.
+// The names above (and vLLM's names for them: llama4_json, llama4_pythonic, phi4_mini_json,
+// qwen3_xml, glm47, granite-20b-fc); nullopt for another.
 std::optional<ToolFormat> tool_format_named(std::string_view name);
 const char* tool_format_name(ToolFormat format);
 // The names joined by `separator`, for messages and help.

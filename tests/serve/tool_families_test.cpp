@@ -76,6 +76,7 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   EXPECT_EQ(tool_format_of_template("<seed:tool_call>\n<function=example_function_name>\n<parameter="
                                     "example_parameter_1>value_1</parameter>\n</function>\n</seed:tool_call>"),
             ToolFormat::seed_oss);
+  EXPECT_EQ(tool_format_name(*tool_format_named("llama4_json")), std::string("llama3_json"));
   for (const char* name : {"pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3",
                            "deepseek_v31", "qwen3_coder", "qwen3_xml", "glm45", "glm47", "kimi_k2", "seed_oss"})
     EXPECT_TRUE(tool_format_named(name).has_value()) << name;
