@@ -28,6 +28,9 @@ constexpr std::string_view kDeepSeekOpen = "<｜tool▁calls▁begin｜>", kDeep
 constexpr std::string_view kDeepSeekCallOpen = "<｜tool▁call▁begin｜>", kDeepSeekSep = "<｜tool▁sep｜>",
                            kDeepSeekCallClose = "<｜tool▁call▁end｜>";
 constexpr std::string_view kKimiOpen = "<|tool_calls_section_begin|>", kKimiClose = "<|tool_calls_section_end|>";
+// The section's markers in the singular, which Kimi K2 models sometimes write (vLLM reads both).
+constexpr std::string_view kKimiOpenSingular = "<|tool_call_section_begin|>",
+                           kKimiCloseSingular = "<|tool_call_section_end|>";
 constexpr std::string_view kKimiCallOpen = "<|tool_call_begin|>", kKimiArguments = "<|tool_call_argument_begin|>",
                            kKimiCallClose = "<|tool_call_end|>";
 constexpr std::string_view kActionStart = "<|action_start|>", kInternLmOpen = "<|action_start|><|plugin|>",
@@ -414,7 +417,14 @@ ToolParse parse_call_section(std::string_view text, std::string_view open, std::
 }
 
 ToolParse parse_kimi(std::string_view text, bool final) {
-  ToolParse p = parse_call_section(text, kKimiOpen, kKimiClose, final, read_kimi_call);
+  const size_t plural = text.find(kKimiOpen), singular = text.find(kKimiOpenSingular);
+  if (plural == std::string_view::npos && singular == std::string_view::npos) {
+    const std::string_view opens[] = {kKimiOpen, kKimiOpenSingular};
+    return content_only(text, opens, final);
+  }
+  const bool one = singular < plural;  // the first section's form
+  ToolParse p = parse_call_section(text, one ? kKimiOpenSingular : kKimiOpen, one ? kKimiCloseSingular : kKimiClose,
+                                   final, read_kimi_call);
   for (size_t k = 0; k < p.calls.size(); ++k)  // an id an earlier call has goes: the server makes one
     for (size_t e = 0; e < k; ++e)
       if (p.calls[e].id == p.calls[k].id) p.calls[k].id.clear();

@@ -394,6 +394,13 @@ TEST(ToolFamilies, ParsesKimiK2CallsWithTheirIds) {
   EXPECT_EQ(p.calls[0].id, "add:3");
   EXPECT_EQ(p.calls[1].id, "functions.tools.add:12");
   EXPECT_EQ(p.calls[2].id, "");
+  // The section's markers in the singular, as Kimi K2 sometimes writes them (vLLM reads them too).
+  p = parse("Ok.<|tool_call_section_begin|>" + kimi_call("functions.add:0", "{}") + "<|tool_call_section_end|> Done.");
+  EXPECT_EQ(p.content, "Ok.Done.");
+  EXPECT_EQ(calls_of(p), (Calls{{"add", "{}"}}));
+  p = parse("Ok.<|tool_call_s", false);
+  EXPECT_TRUE(p.pending);
+  EXPECT_EQ(p.content, "Ok.");
   // Malformed: no index, an index that is no number, a name OpenAI does not allow, arguments that
   // are no object.
   for (const std::string& text :
@@ -462,6 +469,8 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
       {ToolFormat::glm45, glm_call("now", {}) + "<tool_call>get weather</tool_call>"},
       {ToolFormat::kimi_k2, "Let me." + kKimiOpen + kimi_call("functions.get_weather:0", R"({"city": "Paris"})") +
                                 kimi_call("functions.add:1", R"({"a": 1, "b": 2})") + kKimiClose + " More."},
+      {ToolFormat::kimi_k2, "Ok.<|tool_call_section_begin|>" + kimi_call("functions.now:0", "{}") +
+                                "<|tool_call_section_end|> Done."},
       {ToolFormat::kimi_k2, kKimiOpen + kimi_call("functions.now:0", "{}") + kimi_call("functions.now:0", "{}") +
                                 "<|tool_call_begin|>functions.now<|tool_call_argument_begin|>{}"},
       {ToolFormat::internlm, "Sure.<|action_start|><|plugin|>\n" + add + "<|action_end|>\n<|action_start|><|plugin|>\n"
