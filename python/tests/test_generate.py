@@ -151,8 +151,8 @@ def test_json_schema_constrains_the_output(binary, long_diff_dir, tmp_path):
 
 
 def test_json_schema_that_cannot_be_enforced_is_an_error(diff_model):
-    with pytest.raises(difftx.Error, match=r"#/properties/a/format: format 'email' is not supported"):
+    with pytest.raises(difftx.Error, match=r"#/properties/a/format: format 'idn-email' is not supported"):
         diff_model.generate(PROMPT, json_schema={"type": "object",
-                                                 "properties": {"a": {"type": "string", "format": "email"}}})
+                                                 "properties": {"a": {"type": "string", "format": "idn-email"}}})
     with pytest.raises(difftx.Error, match="invalid JSON"):
         diff_model.generate(PROMPT, json_schema="{not json")

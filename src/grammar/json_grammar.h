@@ -132,7 +132,8 @@ class JsonGrammar {
   int32_t xml_text();
   Element raw_char(const CodePointRanges& ranges);
   int32_t string_body(int64_t min, int64_t max);
-  int32_t format(const std::string& name, const std::string& path);
+  // A format's text; raw: as an XML parameter's raw value (no escapes), else inside a JSON string.
+  int32_t format(const std::string& name, const std::string& path, bool raw);
 
   int32_t integer_any();
   int32_t number_any();

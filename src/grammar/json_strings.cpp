@@ -1,6 +1,8 @@
 // JSON strings (json_grammar.h): characters with their escapes, lengths in code points, patterns
-// (regex.h), the formats date, date-time and uuid, and keys that are none of a set of names.
+// (regex.h), the formats (date, time, date-time, uuid, email, hostname, ipv4, ipv6, uri), and keys
+// that are none of a set of names.
 #include <algorithm>
+#include <optional>
 
 #include "grammar/json_grammar.h"
 #include "grammar/regex.h"
@@ -12,6 +14,23 @@ namespace {
 using json = nlohmann::ordered_json;
 
 std::string child(const std::string& path, const char* key) { return path + "/" + key; }
+
+// The formats written as patterns (regex.h), each a part of what the format allows that every
+// validator accepts (ajv-formats' full and fast patterns; RFC 5321, 1123 and 3986 forms), its
+// repetitions bounded so that a document stays short whatever writes it: an email's local part at
+// most 4 dot-separated atoms of 15 characters (63 in all; RFC 5321 allows 64), host names of 1 to 3
+// labels (191 characters; 253 allowed), IPv6 in full form, http(s) URIs with up to 4 path segments.
+std::optional<std::string> format_pattern(std::string_view name) {
+  const std::string label = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?", host = label + "(\\." + label + "){0,2}";
+  const std::string octet = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
+  const std::string atom = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]{1,15}";
+  if (name == "email") return atom + "(\\." + atom + "){0,3}@(" + label + "\\.){1,2}" + label;
+  if (name == "hostname") return host;
+  if (name == "ipv4") return "(" + octet + "\\.){3}" + octet;
+  if (name == "ipv6") return "([0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}";
+  if (name == "uri") return "https?://" + host + "(/[A-Za-z0-9._~-]{1,16}){0,4}/?";
+  return std::nullopt;
+}
 
 // Code points a JSON string holds as they are: everything from U+0020 but '"' and '\'.
 const CodePointRanges kPlain = {{0x20, 0x21}, {0x23, 0x5B}, {0x5D, 0x10FFFF}};
@@ -126,7 +145,7 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
     if (s.contains("pattern"))
       throw GrammarError(child(path, "pattern"), "'pattern' beside 'format' cannot be enforced");
     const std::string name = it->get<std::string>();
-    const int32_t body = format(name, child(path, "format"));
+    const int32_t body = format(name, child(path, "format"), raw);
     // date and uuid have one length; date-time's varies.
     const int64_t fixed = name == "date" ? 10 : name == "uuid" ? 36 : -1;
     if (has_length && (fixed < 0 || fixed < min || (max >= 0 && fixed > max)))
@@ -158,8 +177,11 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
   return r;
 }
 
-int32_t JsonGrammar::format(const std::string& name, const std::string& path) {
-  if (const auto it = shared_.find("format " + name); it != shared_.end()) return it->second;
+int32_t JsonGrammar::format(const std::string& name, const std::string& path, bool raw) {
+  // The patterns' characters may be escaped in JSON; the others' never need to be.
+  const std::optional<std::string> pattern = format_pattern(name);
+  const std::string key = concat("format ", name, pattern && raw ? " raw" : "");
+  if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
   const auto digits = [this](char lo, char hi) {
     return b_.bytes(ByteSet::range(static_cast<uint8_t>(lo), static_cast<uint8_t>(hi)));
   };
@@ -170,19 +192,8 @@ int32_t JsonGrammar::format(const std::string& name, const std::string& path) {
     return out;
   };
   const Element d = digits('0', '9');
-  int32_t r;
-  if (name == "uuid") {
-    ByteSet hex;
-    hex.add_range('0', '9'), hex.add_range('a', 'f'), hex.add_range('A', 'F');
-    const Element h = b_.bytes(hex);
-    Sequence seq;
-    for (int group : {8, 4, 4, 4, 12}) {
-      if (!seq.empty()) seq.push_back(b_.bytes(ByteSet::of('-')));
-      seq.insert(seq.end(), static_cast<size_t>(group), h);
-    }
-    r = b_.add_rule("uuid", {seq});
-  } else if (name == "date" || name == "date-time") {
-    // Days per month as validators check them, 29 February in leap years only.
+  // YYYY-MM-DD with the days per month as validators check them, 29 February in leap years only.
+  const auto date = [&] {
     const int32_t d31 = b_.add_rule("day31", {{b_.bytes(ByteSet::of('0')), digits('1', '9')}, {digits('1', '2'), d},
                                               {b_.bytes(ByteSet::of('3')), digits('0', '1')}});
     const int32_t d30 =
@@ -207,32 +218,57 @@ int32_t JsonGrammar::format(const std::string& name, const std::string& path) {
                                                   lit("80")});
     const int32_t century400 = b_.add_rule("century400", {lit("00"), {GrammarBuilder::ref(by4_exact)}});
     const Sequence dash = lit("-");
-    const int32_t date = b_.add_rule("date");
-    b_.add_alternative(date, cat({{d, d, d, d}, dash, {GrammarBuilder::ref(m31)}, dash, {GrammarBuilder::ref(d31)}}));
-    b_.add_alternative(date, cat({{d, d, d, d}, dash, {GrammarBuilder::ref(m30)}, dash, {GrammarBuilder::ref(d30)}}));
-    b_.add_alternative(date, cat({{d, d, d, d}, lit("-02-"), {GrammarBuilder::ref(d28)}}));
-    b_.add_alternative(date, cat({{d, d, GrammarBuilder::ref(by4_exact)}, lit("-02-29")}));
-    b_.add_alternative(date, cat({{GrammarBuilder::ref(century400)}, lit("00-02-29")}));
-    r = date;
-    if (name == "date-time") {
-      const int32_t hour = b_.add_rule("hour", {{digits('0', '1'), d}, {b_.bytes(ByteSet::of('2')), digits('0', '3')}});
-      const Element minute = GrammarBuilder::ref(b_.add_rule("minute", {{digits('0', '5'), d}}));
-      const int32_t fraction = b_.repeat(d, 1, 9);
-      const int32_t seconds = b_.add_rule(
-          "seconds",
-          {{digits('0', '5'), d}, {digits('0', '5'), d, b_.bytes(ByteSet::of('.')), GrammarBuilder::ref(fraction)}});
-      ByteSet sign;
-      sign.add('+'), sign.add('-');
-      const int32_t zone = b_.add_rule(
-          "zone", {lit("Z"), {b_.bytes(sign), GrammarBuilder::ref(hour), b_.bytes(ByteSet::of(':')), minute}});
-      r = b_.add_rule("date-time", {{GrammarBuilder::ref(date), b_.bytes(ByteSet::of('T')), GrammarBuilder::ref(hour),
-                                     b_.bytes(ByteSet::of(':')), minute, b_.bytes(ByteSet::of(':')),
-                                     GrammarBuilder::ref(seconds), GrammarBuilder::ref(zone)}});
+    const int32_t r = b_.add_rule("date");
+    b_.add_alternative(r, cat({{d, d, d, d}, dash, {GrammarBuilder::ref(m31)}, dash, {GrammarBuilder::ref(d31)}}));
+    b_.add_alternative(r, cat({{d, d, d, d}, dash, {GrammarBuilder::ref(m30)}, dash, {GrammarBuilder::ref(d30)}}));
+    b_.add_alternative(r, cat({{d, d, d, d}, lit("-02-"), {GrammarBuilder::ref(d28)}}));
+    b_.add_alternative(r, cat({{d, d, GrammarBuilder::ref(by4_exact)}, lit("-02-29")}));
+    b_.add_alternative(r, cat({{GrammarBuilder::ref(century400)}, lit("00-02-29")}));
+    return r;
+  };
+  // HH:MM:SS, an optional fraction of 1 to 9 digits, then Z or +HH:MM / -HH:MM (RFC 3339's full-time).
+  const auto time = [&] {
+    const int32_t hour = b_.add_rule("hour", {{digits('0', '1'), d}, {b_.bytes(ByteSet::of('2')), digits('0', '3')}});
+    const Element minute = GrammarBuilder::ref(b_.add_rule("minute", {{digits('0', '5'), d}}));
+    const int32_t fraction = b_.repeat(d, 1, 9);
+    const int32_t seconds = b_.add_rule(
+        "seconds",
+        {{digits('0', '5'), d}, {digits('0', '5'), d, b_.bytes(ByteSet::of('.')), GrammarBuilder::ref(fraction)}});
+    ByteSet sign;
+    sign.add('+'), sign.add('-');
+    const int32_t zone = b_.add_rule(
+        "zone", {lit("Z"), {b_.bytes(sign), GrammarBuilder::ref(hour), b_.bytes(ByteSet::of(':')), minute}});
+    return b_.add_rule("time", {{GrammarBuilder::ref(hour), b_.bytes(ByteSet::of(':')), minute,
+                                 b_.bytes(ByteSet::of(':')), GrammarBuilder::ref(seconds), GrammarBuilder::ref(zone)}});
+  };
+  int32_t r;
+  if (name == "uuid") {
+    ByteSet hex;
+    hex.add_range('0', '9'), hex.add_range('a', 'f'), hex.add_range('A', 'F');
+    const Element h = b_.bytes(hex);
+    Sequence seq;
+    for (int group : {8, 4, 4, 4, 12}) {
+      if (!seq.empty()) seq.push_back(b_.bytes(ByteSet::of('-')));
+      seq.insert(seq.end(), static_cast<size_t>(group), h);
     }
+    r = b_.add_rule("uuid", {seq});
+  } else if (name == "date") {
+    r = date();
+  } else if (name == "time") {
+    r = time();
+  } else if (name == "date-time") {
+    r = b_.add_rule("date-time",
+                    {{GrammarBuilder::ref(date()), b_.bytes(ByteSet::of('T')), GrammarBuilder::ref(time())}});
+  } else if (pattern) {
+    r = compile_regex(
+        b_, *pattern, [this, raw](const CodePointRanges& c) { return raw ? raw_char(c) : json_char(c); },
+        RegexMatch::whole);
   } else {
-    throw GrammarError(path, "format '" + name + "' is not supported (date, date-time and uuid are)");
+    throw GrammarError(path, "format '" + name +
+                                 "' is not supported (date, time, date-time, uuid, email, hostname, ipv4, ipv6 and "
+                                 "uri are)");
   }
-  shared_["format " + name] = r;
+  shared_[key] = r;
   return r;
 }
 

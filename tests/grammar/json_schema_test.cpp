@@ -51,6 +51,18 @@ const std::vector<Case> kCases = {
      {R"("2024-02-29T23:59:59.123Z")", R"("1999-12-31T00:00:00+05:30")"},
      {R"("2024-02-29T24:00:00Z")", R"("2024-02-29T12:00:00")"}},
     {R"({"type": "string", "format": "uuid"})", {R"("123e4567-e89b-12d3-a456-426614174000")"}, {R"("123e4567")"}},
+    {R"({"type": "string", "format": "time"})", {R"("23:59:59.5Z")", R"("00:00:00-08:00")"},
+     {R"("24:00:00Z")", R"("12:00:00")", R"("12:00Z")"}},
+    {R"({"type": "string", "format": "email"})", {R"("a.b+c@example.com")", R"("x_y@mail.example.org")"},
+     {R"("a..b@example.com")", R"("ab@localhost")", R"("@example.com")", R"("a@-x.com")"}},
+    {R"({"type": "string", "format": "hostname"})", {R"("example.com")", R"("a-1")"},
+     {R"("-a.com")", R"("a..b")", R"("a_b.com")"}},
+    {R"({"type": "string", "format": "ipv4"})", {R"("192.168.0.1")", R"("255.255.255.0")"},
+     {R"("256.1.1.1")", R"("01.2.3.4")", R"("1.2.3")"}},
+    {R"({"type": "string", "format": "ipv6"})", {R"("2001:db8:0:0:0:0:2:1")"},
+     {R"("2001:db8::2:1")", R"("2001:db8:0:0:0:0:2")", R"("12345::")"}},
+    {R"({"type": "string", "format": "uri"})", {R"("https://example.com/a/b.html")", R"("http://x/")"},
+     {R"("example.com")", R"("https://exa mple.com")"}},
     {R"({"enum": [1, "two", null, true, {"a": [1, 2]}, [3], 2.5, "ü\n"]})",
      {"1", R"("two")", "null", "true", R"({"a":[1,2]})", "[3]", "2.5", R"("ü\n")"},
      {"2", R"({"a": [1, 2]})"}},
@@ -181,8 +193,8 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
   json huge_enum = json::array();
   for (int i = 0; i < 100000; ++i) huge_enum.push_back(i);
   const std::vector<std::tuple<json, std::string, std::string>> cases = {
-      {json::parse(R"({"type": "object", "properties": {"a": {"type": "string", "format": "email"}}})"),
-       "#/properties/a/format", "format 'email'"},
+      {json::parse(R"({"type": "object", "properties": {"a": {"type": "string", "format": "idn-email"}}})"),
+       "#/properties/a/format", "format 'idn-email'"},
       {json::parse(R"({"type": "string", "foo": 1})"), "#/foo", "'foo' is not supported"},
       {json::parse(R"({"not": {}})"), "#/not", "'not' is not supported"},
       {json::parse(deep), "", "nested deeper"},
@@ -225,7 +237,7 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
 // pointer within the request too.
 TEST(JsonSchemaGrammar, ErrorsBehindARefNameTheirPlaceInTheRequest) {
   const json schema = json::parse(R"({"type": "object", "properties": {"a": {"$ref": "#/$defs/a"}},
-                                      "$defs": {"a": {"type": "string", "format": "email"}}})");
+                                      "$defs": {"a": {"type": "string", "format": "idn-email"}}})");
   GrammarBuilder b;
   JsonGrammar j(b);
   try {

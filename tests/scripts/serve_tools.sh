@@ -69,8 +69,8 @@ for seed in 1 2 3; do
   node "$client_dir/validate.mjs" "$work/schema.json" "$work/doc.json" || { echo "FAIL: generate --json-schema seed $seed"; exit 1; }
 done
 echo "generate --json-schema: $(cat "$work/doc.json")"
-echo '{"type": "string", "format": "email"}' > "$work/email.json"
-expect_error "at #/format: format 'email' is not supported" "$difftx" generate --model "$model" --prompt x \
+echo '{"type": "string", "format": "idn-email"}' > "$work/email.json"
+expect_error "at #/format: format 'idn-email' is not supported" "$difftx" generate --model "$model" --prompt x \
   --json-schema "$work/email.json"
 
 # Reasoning: a template that opens <think> in the prompt (the Motif fixture, as serve_motif.sh).

@@ -660,7 +660,7 @@ TEST(ToolFamilies, Qwen3CoderParametersThatCannotBeWritten) {
             at + "/$defs/s/oneOf");
   EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"enum": ["</parameter>", 1]}}})"),
             at + "/properties/x/enum");
-  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"type": "string", "format": "email"}}})"),
+  EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"type": "string", "format": "idn-email"}}})"),
             at + "/properties/x/format");
   EXPECT_EQ(where(R"({"type": "string"})"), at + "/type");
   EXPECT_EQ(where(R"({"anyOf": [{"type": "object"}]})"), at + "/anyOf");
@@ -720,6 +720,7 @@ const std::vector<ToolFunction> kRichFunctions = {
 const std::vector<ToolFunction> kXmlFunctions = {
     {"plan", ordered_json::parse(R"({"type": "object", "properties": {
         "title": {"type": "string", "pattern": "^[a-c<]{1,4}$"}, "when": {"type": "string", "format": "date"},
+        "mail": {"type": "string", "format": "email"},
         "note": {"type": ["string", "null"], "maxLength": 5}, "mode": {"const": "fast"},
         "unit": {"type": ["string", "null"], "enum": ["C", "null", "NULL", null, 3]}, "urgent": {"type": "boolean"},
         "ratio": {"type": "number", "minimum": 0, "maximum": 1}, "level": {"$ref": "#/$defs/level"},

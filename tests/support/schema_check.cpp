@@ -1,5 +1,7 @@
 #include "support/schema_check.h"
 
+#include <arpa/inet.h>
+
 #include <cmath>
 #include <regex>
 
@@ -52,6 +54,51 @@ bool valid_time(const std::string& s) {
 bool valid_uuid(const std::string& s) {
   static const std::regex uuid("^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$");
   return std::regex_search(s, uuid);
+}
+
+// A host name (RFC 1123): labels of 1 to 63 letters, digits and hyphens, no hyphen first or last,
+// 253 characters at most; `min_labels` of them at least.
+bool valid_hostname(const std::string& s, size_t min_labels = 1) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t labels = 0;
+  for (size_t start = 0;; ++labels) {
+    const size_t end = std::min(s.find('.', start), s.size());
+    const std::string label = s.substr(start, end - start);
+    if (label.empty() || label.size() > 63 || label.front() == '-' || label.back() == '-') return false;
+    for (char c : label)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
+    if (end == s.size()) return labels + 1 >= min_labels;
+    start = end + 1;
+  }
+}
+
+// local@domain (RFC 5321's dot-atoms): the local part's atoms of atext, one dot between them;
+// the domain a host name of two labels or more.
+bool valid_email(const std::string& s) {
+  const size_t at = s.rfind('@');
+  if (at == std::string::npos || at == 0 || at > 64) return false;
+  const std::string local = s.substr(0, at);
+  if (local.front() == '.' || local.back() == '.' || local.find("..") != std::string::npos) return false;
+  for (char c : local)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string(".!#$%&'*+/=?^_`{|}~-").find(c) == std::string::npos)
+      return false;
+  return valid_hostname(s.substr(at + 1), 2);
+}
+
+bool valid_ip(const std::string& s, int family) {
+  unsigned char address[16];
+  return inet_pton(family, s.c_str(), address) == 1;
+}
+
+// scheme ":" and the rest without white space (RFC 3986's outline, as validators check it).
+bool valid_uri(const std::string& s) {
+  const size_t colon = s.find(':');
+  if (colon == std::string::npos || colon == 0 || !std::isalpha(static_cast<unsigned char>(s[0]))) return false;
+  for (size_t i = 0; i < colon; ++i)
+    if (!std::isalnum(static_cast<unsigned char>(s[i])) && s[i] != '+' && s[i] != '-' && s[i] != '.') return false;
+  for (char c : s)
+    if (std::isspace(static_cast<unsigned char>(c))) return false;
+  return true;
 }
 
 std::string type_of(const json& v) {
@@ -134,8 +181,14 @@ std::string schema_violation(const json& schema, const json& value, const json& 
     if (schema.contains("format")) {
       const std::string f = schema["format"];
       const size_t t = s.find_first_of("Tt");
-      const bool ok = f == "date"   ? valid_date(s)
-                      : f == "uuid" ? valid_uuid(s)
+      const bool ok = f == "date"       ? valid_date(s)
+                      : f == "time"     ? valid_time(s)
+                      : f == "uuid"     ? valid_uuid(s)
+                      : f == "email"    ? valid_email(s)
+                      : f == "hostname" ? valid_hostname(s)
+                      : f == "ipv4"     ? valid_ip(s, AF_INET)
+                      : f == "ipv6"     ? valid_ip(s, AF_INET6)
+                      : f == "uri"      ? valid_uri(s)
                       : f == "date-time"
                           ? t != std::string::npos && valid_date(s.substr(0, t)) && valid_time(s.substr(t + 1))
                           : false;

@@ -117,6 +117,24 @@ if (mode === "tools") {
   }
   console.log(`json_object: ${object.choices[0].finish_reason} ${object.choices[0].message.content.slice(0, 60)}`);
 
+  // The string formats, checked by ajv-formats (their full mode).
+  const formatsSchema = {
+    type: "object",
+    properties: Object.fromEntries(["email", "hostname", "ipv4", "ipv6", "uri", "time", "date-time", "uuid"]
+      .map((f) => [f, { type: "string", format: f }])),
+    required: ["email", "hostname", "ipv4", "ipv6", "uri", "time", "date-time", "uuid"],
+    additionalProperties: false,
+  };
+  for (const seed of [1, 2]) {
+    const r = await client.chat.completions.create({
+      model, messages, response_format: { type: "json_schema", json_schema: { name: "formats", schema: formatsSchema } },
+      temperature: 1, seed, max_tokens: 1500,
+    });
+    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r.choices[0]));
+    validate(formatsSchema, JSON.parse(r.choices[0].message.content), `formats (seed ${seed})`);
+    if (seed === 1) console.log(`formats: ${r.choices[0].message.content.slice(0, 200)}`);
+  }
+
   // The peers' spellings of a constraint, as their clients send them (extra body fields): vLLM's
   // structured_outputs and guided_* (a regex the whole answer matches, a choice), llama.cpp's json_schema.
   const choices = ["yes", "no", "not sure"];
@@ -279,7 +297,7 @@ assert.ok(["stop", "length"].includes(followUp.choices[0].finish_reason));
 let deep = { type: "string" };
 for (let i = 0; i < 100; ++i) deep = { type: "array", items: deep };
 const hostile = [
-  [{ type: "object", properties: { a: { type: "string", format: "email" } } }, "format"],
+  [{ type: "object", properties: { a: { type: "string", format: "idn-email" } } }, "format"],
   [deep, "nested deeper"],
   [{ enum: Array.from({ length: 20000 }, (_, i) => i) }, "enum"],
   [{ $ref: "#" }, "matches no text"],
