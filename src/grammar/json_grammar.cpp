@@ -23,9 +23,10 @@ const std::set<std::string, std::less<>> kKeywords = {
     "type",     "properties", "required",  "additionalProperties", "items",     "minItems",  "maxItems",
     "enum",     "const",      "anyOf",     "oneOf",                "allOf",     "$ref",      "minLength",
     "maxLength", "pattern",   "format",    "minimum",              "maximum",   "exclusiveMinimum",
-    "exclusiveMaximum", "uniqueItems"};
+    "exclusiveMaximum", "uniqueItems", "prefixItems", "additionalItems"};
 const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required", "additionalProperties"};
-const std::set<std::string, std::less<>> kArrayKeywords = {"items", "minItems", "maxItems", "uniqueItems"};
+const std::set<std::string, std::less<>> kArrayKeywords = {"items",       "minItems",    "maxItems",
+                                                          "uniqueItems", "prefixItems", "additionalItems"};
 const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength", "pattern", "format"};
 const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
                                                            "exclusiveMaximum"};
@@ -531,26 +532,48 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
   const int64_t limit = b_.limits().max_repeat;
   if (min > limit || max > limit)
     error(child(path, max > limit ? "maxItems" : "minItems"), concat("more than ", limit, " items cannot be enforced"));
-  int32_t item;
-  if (const auto it = s.find("items"); it != s.end()) {
-    if (it->is_array()) error(child(path, "items"), "'items' as a list (tuples) is not supported");
-    if (*it == false) {
-      if (min > 0) error(child(path, "items"), "'items': false allows no item, but 'minItems' asks for some");
-      return b_.add_rule("array", {{b_.bytes(ByteSet::of('[')), ws(), b_.bytes(ByteSet::of(']'))}});
-    }
-    item = compile(*it, child(path, "items"), depth + 1);
-  } else {
-    item = any_value();
+  // A tuple's first items, each its own schema: prefixItems (draft 2020-12), with `items` for the
+  // items after them; or, in the drafts before, `items` as a list, with `additionalItems`.
+  const std::string prefix_key = s.contains("prefixItems") ? "prefixItems" : "items";
+  const auto prefix_it = s.find(prefix_key);
+  const bool tuple = prefix_it != s.end() && prefix_it->is_array();
+  if (s.contains("prefixItems") && !tuple) error(child(path, "prefixItems"), "'prefixItems' must be a list of schemas");
+  const std::string rest_key = tuple && prefix_key == "items" ? "additionalItems" : "items";
+  if (s.contains("additionalItems") && rest_key != "additionalItems")
+    error(child(path, "additionalItems"), "'additionalItems' is read beside 'items' as a list only");
+  const Element open = b_.bytes(ByteSet::of('[')), close = b_.bytes(ByteSet::of(']'));
+  const Element comma = b_.bytes(ByteSet::of(','));
+  std::vector<int32_t> prefix;
+  if (tuple)
+    for (size_t i = 0; i < prefix_it->size(); ++i)
+      prefix.push_back(compile((*prefix_it)[i], child(child(path, prefix_key), std::to_string(i)), depth + 1));
+  const auto count = static_cast<int64_t>(prefix.size());
+  std::optional<int32_t> item;  // the items after the prefix (none: no more may come)
+  if (const auto it = s.find(rest_key); it == s.end()) item = any_value();
+  else if (*it != false) item = compile(*it, child(path, rest_key), depth + 1);
+  if (!item && min > count)
+    error(child(path, rest_key), concat("'", rest_key, "': false allows ", count, " items, but 'minItems' asks for ", min));
+  // after(i): what may follow the first i items. From the prefix's end on (and after the first item
+  // where there is no prefix): more items within the counts, then the end.
+  const int64_t rest_from = std::max<int64_t>(count, 1);
+  int32_t after = b_.add_rule("array-end", {{ws(), close}});
+  if (item) {
+    const int32_t next = b_.add_rule("array-item", {{ws(), comma, ws(), GrammarBuilder::ref(*item)}});
+    const int32_t more = b_.repeat(GrammarBuilder::ref(next), std::max<int64_t>(min - rest_from, 0),
+                                   max < 0 ? -1 : std::max<int64_t>(max - rest_from, 0));
+    after = b_.add_rule("array-rest", {{GrammarBuilder::ref(more), ws(), close}});
+  }
+  for (int64_t i = count - 1; i >= 1; --i) {  // inside the prefix, back to front
+    const int32_t within = b_.add_rule("array-tuple");
+    if (i >= min) b_.add_alternative(within, {ws(), close});
+    if (max < 0 || i < max)
+      b_.add_alternative(within, {ws(), comma, ws(), GrammarBuilder::ref(prefix[i]), GrammarBuilder::ref(after)});
+    after = within;
   }
   const int32_t array = b_.add_rule("array");
-  if (min == 0) b_.add_alternative(array, {b_.bytes(ByteSet::of('[')), ws(), b_.bytes(ByteSet::of(']'))});
-  if (max != 0) {
-    const int32_t next =
-        b_.add_rule("array-item", {{ws(), b_.bytes(ByteSet::of(',')), ws(), GrammarBuilder::ref(item)}});
-    const int32_t rest = b_.repeat(GrammarBuilder::ref(next), std::max<int64_t>(min - 1, 0), max < 0 ? -1 : max - 1);
-    b_.add_alternative(array, {b_.bytes(ByteSet::of('[')), ws(), GrammarBuilder::ref(item), GrammarBuilder::ref(rest),
-                               ws(), b_.bytes(ByteSet::of(']'))});
-  }
+  if (min == 0) b_.add_alternative(array, {open, ws(), close});
+  if (max != 0 && (count > 0 || item))
+    b_.add_alternative(array, {open, ws(), GrammarBuilder::ref(count > 0 ? prefix[0] : *item), GrammarBuilder::ref(after)});
   return array;
 }
 

@@ -168,9 +168,17 @@ std::string schema_violation(const json& schema, const json& value, const json& 
     const auto n = static_cast<int64_t>(value.size());
     if (schema.contains("minItems") && n < schema["minItems"].get<int64_t>()) return "minItems";
     if (schema.contains("maxItems") && n > schema["maxItems"].get<int64_t>()) return "maxItems";
-    if (schema.contains("items"))
-      for (const json& v : value)
-        if (const std::string why = schema_violation(schema["items"], v, root); !why.empty()) return "item: " + why;
+    // The first items by prefixItems (or draft 7's `items` list, then additionalItems), the rest by items.
+    const bool old_tuple = schema.contains("items") && schema["items"].is_array();
+    const json prefix = schema.contains("prefixItems") ? schema["prefixItems"] : old_tuple ? schema["items"] : json::array();
+    const char* rest = old_tuple ? "additionalItems" : "items";
+    for (size_t i = 0; i < value.size(); ++i) {
+      const json* item_schema = i < prefix.size() ? &prefix[i] : schema.contains(rest) ? &schema[rest] : nullptr;
+      if (!item_schema) continue;
+      if (*item_schema == false) return concat("item ", i, " where no more may come");
+      if (const std::string why = schema_violation(*item_schema, value[i], root); !why.empty())
+        return concat("item ", i, ": ", why);
+    }
   }
   if (value.is_string()) {
     const std::string s = value.get<std::string>();
