@@ -51,14 +51,16 @@ std::vector<ToolFunction> callable(const OutputRequest& r) {
   return {};
 }
 
+// Everything the constraint is built from, as JSON (null where absent), so that no two different
+// requests share a key whatever their texts hold.
 std::string key_of(const OutputRequest& r, bool reasoning_open) {
-  std::string key = concat(r.schema ? r.schema->dump() : "-", '\x1f', r.grammar.value_or("-"), '\x1f',
-                           r.regex.value_or("-"), '\x1f', r.choice ? json(*r.choice).dump() : "-", '\x1f',
-                           static_cast<int>(r.tool_choice), '\x1f', r.named_function.value_or("-"), '\x1f',
-                           r.parallel_tool_calls, '\x1f', r.max_reasoning_tokens.value_or(-1), '\x1f', reasoning_open);
+  const auto or_null = [](const auto& v) { return v ? json(*v) : json(); };
+  json key = json::array({r.schema ? json(r.schema->dump()) : json(), or_null(r.grammar), or_null(r.regex),
+                          or_null(r.choice), static_cast<int>(r.tool_choice), or_null(r.named_function),
+                          r.parallel_tool_calls, or_null(r.max_reasoning_tokens), reasoning_open});
   if (r.parses_tool_calls())
-    for (const ToolFunction& f : r.functions) key += concat('\x1f', f.name, '\x1e', f.parameters.dump());
-  return key;
+    for (const ToolFunction& f : r.functions) key.push_back(json::array({f.name, f.parameters.dump()}));
+  return key.dump();
 }
 
 std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel& m, const OutputRequest& r,
@@ -113,13 +115,16 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
     int32_t root = *body;
     std::vector<std::string> markers;
     if (tools) markers = tool_call_markers(*m.tool_format);
-    if (reasoning_open) {  // any thoughts, the closing marker, a little white space, the body
+    if (reasoning_open) {
+      // Any thoughts, the closing marker, then the body: after a little white space where it is
+      // JSON or calls (Qwen 3 writes "</think>\n\n"); at once where the answer must be a regex's
+      // whole match, one of the choices or the grammar's text, as vLLM starts them.
       const std::string& close = m.reasoning->close;
       grammar::ByteSet space;
       space.add(' '), space.add('\n');
-      root = b.add_rule(
-          "root", {{GrammarBuilder::ref(b.text_without(close)[0]), GrammarBuilder::ref(j.one_of_literals({close})),
-                    GrammarBuilder::ref(b.repeat(b.bytes(space), 0, 4)), GrammarBuilder::ref(*body)}});
+      const int32_t gap = b.repeat(b.bytes(space), 0, r.schema || tools ? 4 : 0);
+      root = b.add_rule("root", {{GrammarBuilder::ref(b.text_without(close)[0]), GrammarBuilder::ref(j.one_of_literals({close})),
+                                  GrammarBuilder::ref(gap), GrammarBuilder::ref(*body)}});
       markers.push_back(close);
     }
     std::vector<int32_t> controls;

@@ -75,6 +75,7 @@ void read_structured_outputs(const json& v, const ordered_json& ordered, OutputR
     bad_param(field, "'structured_outputs' must give exactly one of json, regex, choice, grammar, json_object");
   const std::string& key = given[0];
   const std::string at = field + "." + key;
+  out.format_field = at;  // where the constraint's errors point
   if (key == "json") out.schema = schema_value(ordered[field]["json"], at);
   if (key == "regex") out.regex = nonempty_string(v[key], at, "(a regular expression)");
   if (key == "choice") out.choice = choices(v[key], at);

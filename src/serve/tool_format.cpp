@@ -717,6 +717,10 @@ int32_t tool_choice_auto_rule(grammar::JsonGrammar& j, ToolFormat format, int32_
     return b.add_rule("reply", {{GrammarBuilder::ref(calls)},
                                 {GrammarBuilder::ref(b.repeat(b.bytes(space), 0, -1)), GrammarBuilder::ref(text)}});
   }
+  if (format == ToolFormat::kimi_k2) {  // text that opens no section in either form (parse_kimi reads both)
+    const int32_t words = b.text_without({kKimiOpen, kKimiOpenSingular}, ByteSet::range(0, 255));
+    return b.add_rule("reply", {{GrammarBuilder::ref(words)}, {GrammarBuilder::ref(words), GrammarBuilder::ref(calls)}});
+  }
   const std::string marker = tool_calls_marker(format);
   const std::vector<int32_t> text = b.text_without(marker);
   if (format != ToolFormat::llama3_json && format != ToolFormat::pythonic)

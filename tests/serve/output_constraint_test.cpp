@@ -144,7 +144,7 @@ TEST(OutputConstraint, AReasoningBlockClosesWithItsControlToken) {
   const int32_t end = tokenizer.end_of_text(), close = tokenizer.special_tokens().at("[/THINK]");
   const std::unique_ptr<infer::TokenConstraint> c = cache.get(model, rules, true)->start(std::vector<int32_t>{end});
   EXPECT_FALSE(allows(c->allowed(), tokenizer.special_tokens().at("[THINK]")));
-  for (const int32_t id : tokenizer.encode("Hmm, [yes]?[/THINK]\nno", data::Specials::allowed)) {
+  for (const int32_t id : tokenizer.encode("Hmm, [yes]?[/THINK]no", data::Specials::allowed)) {
     ASSERT_TRUE(allows(c->allowed(), id)) << tokenizer.decode({&id, 1});
     c->accept(id);
     if (id == close) {
@@ -152,6 +152,49 @@ TEST(OutputConstraint, AReasoningBlockClosesWithItsControlToken) {
     }
   }
   EXPECT_TRUE(allows(c->allowed(), end));
+}
+
+// A prompt that leaves <think> open: the thoughts, the closing marker, then at once the choice (as
+// vLLM starts it: the content is exactly one of them); JSON may follow a little white space.
+TEST(OutputConstraint, AfterReasoningAChoiceStartsAtOnce) {
+  const data::Tokenizer tokenizer = byte_tokenizer_with({});
+  ConstraintModel model;
+  model.tokenizer = &tokenizer;
+  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  model.reasoning = ReasoningMarkers{};
+  ConstraintCache cache;
+  const auto taken = [&](const OutputRequest& rules, const std::string& text) {
+    const std::unique_ptr<infer::TokenConstraint> c = cache.get(model, rules, true)->start(std::vector<int32_t>{});
+    size_t n = 0;
+    for (; n < text.size() && allows(c->allowed(), static_cast<uint8_t>(text[n])); ++n) c->accept(static_cast<uint8_t>(text[n]));
+    return n;
+  };
+  OutputRequest choice;
+  choice.choice = std::vector<std::string>{"yes", "no"};
+  EXPECT_EQ(taken(choice, "hmm</think>yes"), 14u);
+  EXPECT_EQ(taken(choice, "hmm</think>\nyes"), 11u);
+  OutputRequest schema;
+  schema.schema = nlohmann::ordered_json{{"type", "integer"}};
+  EXPECT_EQ(taken(schema, "hmm</think>\n\n42"), 15u);
+}
+
+// Requests whose texts differ get constraints of their own, whatever the texts hold ("-" once
+// stood for an absent field in the cache's key).
+TEST(OutputConstraint, TheCacheKeepsDifferentRequestsApart) {
+  const data::Tokenizer tokenizer = byte_tokenizer_with(tool_call_markers(ToolFormat::hermes));
+  ConstraintModel model;
+  model.tokenizer = &tokenizer;
+  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  model.tool_format = ToolFormat::hermes;
+  ConstraintCache cache;
+  OutputRequest tools;
+  tools.functions = testing::weather_and_add();
+  OutputRequest tools_and_regex = tools;
+  tools_and_regex.regex = "-";
+  const auto a = cache.get(model, tools, false), b = cache.get(model, tools_and_regex, false);
+  EXPECT_NE(a, b);
+  EXPECT_TRUE(allows(a->start(std::vector<int32_t>{})->allowed(), 'x'));   // free text
+  EXPECT_FALSE(allows(b->start(std::vector<int32_t>{})->allowed(), 'x'));  // "-" or the calls
 }
 
 TEST(OutputConstraint, ARegexThatCannotBeEnforcedIsA400NamingItsField) {

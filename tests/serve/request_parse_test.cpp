@@ -368,7 +368,7 @@ TEST(ServeRequestParse, PeersOutputConstraintFields) {
             ordered_json::parse(R"({"type": "object"})"));
   const CompletionRequest regex = parse_completion(R"({"prompt": "a", "structured_outputs": {"regex": "\\d+"}})");
   EXPECT_EQ(*regex.output.regex, "\\d+");
-  EXPECT_EQ(regex.output.format_field, "structured_outputs");
+  EXPECT_EQ(regex.output.format_field, "structured_outputs.regex");  // where its errors point
   EXPECT_EQ(*parse_completion(R"({"prompt": "a", "guided_regex": "[a-z]"})").output.regex, "[a-z]");
   EXPECT_EQ(*parse_chat("{" + m + R"(, "guided_choice": ["yes", "no", ""]})").output.choice,
             (std::vector<std::string>{"yes", "no", ""}));

@@ -635,6 +635,11 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
         kKimiOpen + kimi_call("functions.add:0", R"({"a": 1, "b": 2})") + "\n" +
             kimi_call("functions.add:1", R"({"a": 1, "b": 2})") + kKimiClose})
     EXPECT_FALSE(accepts(kimi, text)) << text;
+  // Free text opens no section in either form: the singular one would be read as calls unchecked.
+  const auto kimi_auto = calls_grammar(ToolFormat::kimi_k2, kFunctions, 2, true);
+  EXPECT_TRUE(accepts(kimi_auto, "Sure. " + kKimiOpen + kimi_call("functions.add:0", R"({"a": 1, "b": 2})") + kKimiClose));
+  EXPECT_TRUE(accepts(kimi_auto, "It is <|tool_call sunny."));
+  EXPECT_FALSE(accepts(kimi_auto, "Sure. <|tool_call_section_begin|>" + kimi_call("functions.sub:0", "{}")));
 }
 
 // Where the grammar of one call to f(parameters) in `format` refuses them (GrammarError::where),
