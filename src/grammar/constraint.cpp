@@ -40,7 +40,7 @@ class Constraint : public infer::TokenConstraint {
     if (id < 0 || id >= spec_.vocabulary->size()) fail("token ", id, " is outside the constraint's vocabulary");
     const std::string_view bytes = spec_.vocabulary->bytes(id);
     if (spec_.grammar) {
-      const Automaton::State next = spec_.grammar->automaton().next(state_, bytes);
+      const Automaton::State next = spec_.grammar->automaton().next(state_, spec_.grammar->text_of(id));
       if (next < 0) fail("token ", id, " does not continue the output the grammar allows");
       state_ = next;
     }

@@ -137,8 +137,35 @@ Element GrammarBuilder::bytes(const ByteSet& set) {
 
 Sequence GrammarBuilder::literal(std::string_view text) {
   Sequence s;
-  for (char c : text) s.push_back(bytes(ByteSet::of(static_cast<uint8_t>(c))));
+  for (size_t i = 0; i < text.size();) {
+    size_t control = controls_.size();  // the longest marker from i
+    for (size_t k = 0; k < controls_.size(); ++k)
+      if (text.substr(i).starts_with(controls_[k]) &&
+          (control == controls_.size() || controls_[k].size() > controls_[control].size()))
+        control = k;
+    if (control == controls_.size()) {
+      s.push_back(bytes(ByteSet::of(static_cast<uint8_t>(text[i++]))));
+      continue;
+    }
+    if (control_rules_[control] < 0) {
+      Sequence marker;
+      for (char c : controls_[control]) marker.push_back(bytes(ByteSet::of(static_cast<uint8_t>(c))));
+      control_rules_[control] = add_rule(
+          "control", {std::move(marker), {bytes(ByteSet::of(static_cast<uint8_t>(kFirstControlByte + control)))}});
+    }
+    s.push_back(ref(control_rules_[control]));
+    i += controls_[control].size();
+  }
   return s;
+}
+
+void GrammarBuilder::write_as_controls(std::vector<std::string> markers) {
+  if (static_cast<int>(markers.size()) > kMaxControls)
+    throw GrammarError("", concat(markers.size(), " control markers; a grammar writes at most ", kMaxControls));
+  for (const std::string& m : markers)
+    if (m.empty()) throw GrammarError("", "an empty control marker");
+  controls_ = std::move(markers);
+  control_rules_.assign(controls_.size(), -1);
 }
 
 int32_t GrammarBuilder::repeat(Element item, int64_t min, int64_t max) {
@@ -242,7 +269,7 @@ std::vector<int32_t> state_rules(GrammarBuilder& g, const MarkerAutomaton& a) {
     if (a.ends[s]) continue;
     g.add_alternative(rules[s], {});
     std::vector<ByteSet> to(rules.size());
-    for (int b = 0; b < 256; ++b)
+    for (int b = 0; b < kFirstControlByte; ++b)
       if (const int32_t j = a.next[s][b]; j >= 0) to[j].add(static_cast<uint8_t>(b));
     for (size_t j = 0; j < rules.size(); ++j)
       if (!to[j].empty()) g.add_alternative(rules[s], {g.bytes(to[j]), GrammarBuilder::ref(rules[j])});
@@ -264,7 +291,7 @@ int32_t GrammarBuilder::text_without(const std::vector<std::string_view>& marker
   const int32_t start = add_rule("text-start");
   add_alternative(start, {});
   std::vector<ByteSet> to(rules.size());
-  for (int b = 0; b < 256; ++b)
+  for (int b = 0; b < kFirstControlByte; ++b)
     if (const int32_t j = a.next[0][b]; j >= 0 && first.has(static_cast<uint8_t>(b)))
       to[j].add(static_cast<uint8_t>(b));
   for (size_t j = 0; j < rules.size(); ++j)

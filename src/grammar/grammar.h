@@ -73,6 +73,13 @@ class Grammar {
 // Code point ranges [first, second], inclusive.
 using CodePointRanges = std::vector<std::pair<uint32_t, uint32_t>>;
 
+// Control tokens (special tokens such as a tool-call marker) are written in a grammar as one byte
+// each that never occurs in UTF-8 text: 0xF5 for the first, 0xF6 for the next, up to 0xFF. Text
+// (free text, strings, code points) never holds these bytes, so a control token is allowed only
+// where the grammar has its marker (GrammarBuilder::write_as_controls), never inside a string.
+inline constexpr int kFirstControlByte = 0xF5;
+inline constexpr int kMaxControls = 256 - kFirstControlByte;
+
 class GrammarBuilder {
  public:
   explicit GrammarBuilder(GrammarLimits limits = {});
@@ -88,13 +95,17 @@ class GrammarBuilder {
 
   Element bytes(const ByteSet& set);
   static Element ref(int32_t rule) { return {Element::Kind::rule, rule}; }
-  // The bytes of `text`, one element each.
+  // The bytes of `text`, one element each; where a control marker occurs in it, its bytes or its
+  // control byte.
   Sequence literal(std::string_view text);
+  // From now on, literal() lets markers[i] be written as the control byte kFirstControlByte + i
+  // (at most kMaxControls markers, none empty).
+  void write_as_controls(std::vector<std::string> markers);
   // A rule matching `item` repeated min to max times (max < 0: unbounded). Repetitions are
   // right-recursive with the recursion last, so the matcher's stacks do not grow with the count.
   int32_t repeat(Element item, int64_t min, int64_t max);
-  // Rules matching any bytes in which `marker` does not occur (free text before a marker): rule k
-  // continues a text that ends with the marker's first k bytes; [0] starts one.
+  // Rules matching any bytes (but control bytes) in which `marker` does not occur (free text before
+  // a marker): rule k continues a text that ends with the marker's first k bytes; [0] starts one.
   std::vector<int32_t> text_without(std::string_view marker);
   // A rule matching any bytes in which none of `markers` occurs and whose first byte, where it
   // has one, is in `first` (free text before calls that several markers may open).
@@ -113,6 +124,8 @@ class GrammarBuilder {
   void count(int64_t elements);
 
   GrammarLimits limits_;
+  std::vector<std::string> controls_;  // markers written as control bytes
+  std::vector<int32_t> control_rules_;  // each one's rule: its bytes or its control byte
   std::vector<std::string> names_;
   std::map<std::string, int32_t, std::less<>> by_name_;
   std::vector<std::vector<Sequence>> alternatives_;

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "data/tokenizer.h"
+#include "grammar/grammar.h"
 
 namespace difftx::grammar {
 
@@ -14,8 +15,10 @@ TokenVocabulary::TokenVocabulary(std::vector<std::string> bytes, std::vector<boo
   // The text tokens sorted by their bytes; each adds the nodes beyond its common prefix with the
   // one before.
   std::vector<int32_t> order;
+  const auto control_byte = [](char c) { return static_cast<uint8_t>(c) >= kFirstControlByte; };
   for (size_t i = 0; i < bytes_.size(); ++i)
-    if (!control_[i] && !bytes_[i].empty()) order.push_back(static_cast<int32_t>(i));
+    if (!control_[i] && !bytes_[i].empty() && std::none_of(bytes_[i].begin(), bytes_[i].end(), control_byte))
+      order.push_back(static_cast<int32_t>(i));
   std::sort(order.begin(), order.end(),
             [&](int32_t a, int32_t b) { return bytes_[a] < bytes_[b] || (bytes_[a] == bytes_[b] && a < b); });
   std::vector<int32_t> path;  // node of each depth - 1 on the current branch

@@ -1,7 +1,8 @@
 // The bytes each token of a vocabulary writes, and a trie over the text tokens' bytes: what a
 // token mask (token_masks.h) walks against a grammar's automaton. Control tokens (special added
 // tokens such as <|eot_id|>) are not in the trie: a grammar writes one only where its spec
-// names it (a tool-call marker), and stop tokens are the constraint's to allow.
+// names it (a tool-call marker), and stop tokens are the constraint's to allow. Nor are text
+// tokens holding bytes that never occur in UTF-8 (0xF5 to 0xFF: grammar.h's control bytes).
 #pragma once
 #include <cstdint>
 #include <memory>

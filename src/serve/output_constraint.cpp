@@ -10,7 +10,9 @@
 namespace difftx::serve {
 namespace {
 
+using grammar::Element;
 using grammar::GrammarBuilder;
+using grammar::Sequence;
 using grammar::GrammarError;
 using nlohmann::json;
 
@@ -92,6 +94,20 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
   grammar::ConstraintSpec spec;
   spec.vocabulary = m.vocabulary;
   GrammarBuilder b;
+  // The markers that are control tokens of the model's tokenizer (a family's call markers, the
+  // reasoning block's close): the grammar writes them as their bytes or as their token.
+  std::vector<std::string> markers, control_markers;
+  std::vector<int32_t> controls;
+  if (tools) markers = tool_call_markers(*m.tool_format);
+  if (reasoning_open) markers.push_back(m.reasoning->close);
+  for (const std::string& marker : markers)
+    if (const auto it = m.tokenizer->special_tokens().find(marker); it != m.tokenizer->special_tokens().end() &&
+                                                                    it->second < m.vocabulary->size() &&
+                                                                    m.vocabulary->control(it->second)) {
+      control_markers.push_back(marker);
+      controls.push_back(it->second);
+    }
+  b.write_as_controls(control_markers);
   std::optional<int32_t> body;
   if (r.grammar) body = grammar::parse_gbnf_into(b, *r.grammar);  // first: its rule names as written
   grammar::JsonGrammar j(b);
@@ -113,8 +129,6 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
   }
   if (body) {
     int32_t root = *body;
-    std::vector<std::string> markers;
-    if (tools) markers = tool_call_markers(*m.tool_format);
     if (reasoning_open) {
       // Any thoughts, the closing marker, then the body: after a little white space where it is
       // JSON or calls (Qwen 3 writes "</think>\n\n"); at once where the answer must be a regex's
@@ -123,16 +137,11 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
       grammar::ByteSet space;
       space.add(' '), space.add('\n');
       const int32_t gap = b.repeat(b.bytes(space), 0, r.schema || tools ? 4 : 0);
-      root = b.add_rule("root", {{GrammarBuilder::ref(b.text_without(close)[0]), GrammarBuilder::ref(j.one_of_literals({close})),
-                                  GrammarBuilder::ref(gap), GrammarBuilder::ref(*body)}});
-      markers.push_back(close);
+      Sequence thoughts = {GrammarBuilder::ref(b.text_without(close)[0])};
+      for (const Element& e : b.literal(close)) thoughts.push_back(e);
+      thoughts.insert(thoughts.end(), {GrammarBuilder::ref(gap), GrammarBuilder::ref(*body)});
+      root = b.add_rule("root", {std::move(thoughts)});
     }
-    std::vector<int32_t> controls;
-    for (const std::string& marker : markers)
-      if (const auto it = m.tokenizer->special_tokens().find(marker); it != m.tokenizer->special_tokens().end() &&
-                                                                      it->second < m.vocabulary->size() &&
-                                                                      m.vocabulary->control(it->second))
-        controls.push_back(it->second);
     try {
       spec.grammar = std::make_shared<grammar::TokenMasks>(b.build(root), m.vocabulary, controls, kMaskCacheBytes);
     } catch (const GrammarError& e) {

@@ -24,13 +24,20 @@ bool continues(Automaton& a, Automaton::State s, std::string_view bytes) {
   return !bytes.empty() && a.next(s, bytes) >= 0;
 }
 
+// controls[i] is written as the control byte kFirstControlByte + i; text tokens that hold such a
+// byte are never written.
 void expect_mask_is_brute_force(TokenMasks& masks, Automaton::State s, const std::vector<int32_t>& controls) {
   const auto mask = masks.allowed(s);
   const TokenVocabulary& v = masks.vocabulary();
   int64_t allowed = 0;
   for (int32_t id = 0; id < v.size(); ++id) {
-    const bool writable = !v.control(id) || std::find(controls.begin(), controls.end(), id) != controls.end();
-    const bool want = writable && continues(masks.automaton(), s, v.bytes(id));
+    const auto control = std::find(controls.begin(), controls.end(), id);
+    const std::string control_byte(1, static_cast<char>(kFirstControlByte + (control - controls.begin())));
+    const bool holds_control_byte = std::any_of(v.bytes(id).begin(), v.bytes(id).end(),
+                                                [](char c) { return static_cast<uint8_t>(c) >= kFirstControlByte; });
+    const bool want = control != controls.end() ? continues(masks.automaton(), s, control_byte)
+                                                : !v.control(id) && !holds_control_byte &&
+                                                      continues(masks.automaton(), s, v.bytes(id));
     ASSERT_EQ(bit(mask->data(), id), want) << "token " << id << " '" << v.bytes(id) << "' in state " << s;
     allowed += want;
   }
@@ -73,11 +80,21 @@ TEST(TokenMasks, EqualBruteForceOnASyntheticVocabulary) {
       expect_mask_is_brute_force(masks, s, {27});
     }
   }
-  // A control token the grammar may write is allowed where its bytes fit.
-  const auto tool = parse_gbnf(R"(root ::= "<tool_call>" "ab")");
+  // A control token is allowed where the grammar has its marker (written as a control), and not
+  // where its text would only be text: inside a string, or without write_as_controls.
+  GrammarBuilder b;
+  b.write_as_controls({"<tool_call>"});
+  const auto tool = b.build(parse_gbnf_into(b, R"(root ::= "<tool_call>" "ab" | "\"" [^"]* "\"")"));
   TokenMasks tool_masks(tool, vocab, {27});
-  EXPECT_TRUE(bit(tool_masks.allowed(tool_masks.automaton().start())->data(), 27));
-  TokenMasks without(tool, vocab);
+  Automaton& t = tool_masks.automaton();
+  EXPECT_TRUE(bit(tool_masks.allowed(t.start())->data(), 27));
+  const Automaton::State in_string = t.next(t.start(), "\"x");
+  EXPECT_FALSE(bit(tool_masks.allowed(in_string)->data(), 27));
+  EXPECT_GE(t.next(in_string, "<tool_call>\""), 0);  // its text is text there
+  expect_mask_is_brute_force(tool_masks, t.start(), {27});
+  expect_mask_is_brute_force(tool_masks, in_string, {27});
+  const auto plain = parse_gbnf(R"(root ::= "<tool_call>" "ab")");
+  TokenMasks without(plain, vocab, {27});
   EXPECT_FALSE(bit(without.allowed(without.automaton().start())->data(), 27));
 }
 

@@ -76,6 +76,47 @@ TEST(OutputConstraint, EveryMarkerOfAFamilyMayBeItsControlToken) {
   }
 }
 
+// Inside a string argument, and in auto mode's free text, a marker's token is never allowed (its
+// text may be spelled there, as text): the model cannot end a call in the middle of a string, nor
+// write call tokens outside the calls.
+TEST(OutputConstraint, MarkerTokensNeverStandInsideTextOrStrings) {
+  for (const auto& [format, inside_string] : std::vector<std::pair<ToolFormat, std::string>>{
+           {ToolFormat::kimi_k2, "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
+                                 "<|tool_call_argument_begin|>{\"city\": \"Par"},
+           {ToolFormat::hermes, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Par"},
+           {ToolFormat::deepseek_v31, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"P"}}) {
+    SCOPED_TRACE(tool_format_name(format));
+    const std::vector<std::string> markers = tool_call_markers(format);
+    const data::Tokenizer tokenizer = byte_tokenizer_with(markers);
+    ConstraintModel model;
+    model.tokenizer = &tokenizer;
+    model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+    model.tool_format = format;
+    ConstraintCache cache;
+    for (const ToolChoice choice : {ToolChoice::required, ToolChoice::automatic}) {
+      OutputRequest rules;
+      rules.functions = testing::weather_and_add();
+      rules.tool_choice = choice;
+      const std::unique_ptr<infer::TokenConstraint> c = cache.get(model, rules, false)->start(std::vector<int32_t>{});
+      const std::string before = choice == ToolChoice::automatic ? "Hello " : "";
+      for (const int32_t id : tokenizer.encode(before + inside_string, data::Specials::allowed)) {
+        ASSERT_TRUE(allows(c->allowed(), id)) << tokenizer.decode({&id, 1});
+        c->accept(id);
+      }
+      for (const std::string& m : markers) {
+        EXPECT_FALSE(allows(c->allowed(), tokenizer.special_tokens().at(m))) << m << " inside a string";
+        EXPECT_TRUE(allows(c->allowed(), static_cast<uint8_t>(m[0]))) << m << "'s text";
+      }
+    }
+    OutputRequest automatic;
+    automatic.functions = testing::weather_and_add();
+    const std::unique_ptr<infer::TokenConstraint> c = cache.get(model, automatic, false)->start(std::vector<int32_t>{});
+    for (const char ch : std::string("Hello ")) c->accept(static_cast<uint8_t>(ch));
+    for (const std::string& m : markers)  // only the opening marker may open calls from free text
+      EXPECT_EQ(allows(c->allowed(), tokenizer.special_tokens().at(m)), m == tool_calls_marker(format)) << m;
+  }
+}
+
 // How far `text` gets under the rules: the bytes taken before the first one refused, and whether
 // the end of text may follow all of it.
 struct Walk {
