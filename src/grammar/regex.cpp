@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <vector>
 
 #include "data/utf8.h"
@@ -72,10 +73,17 @@ class RegexParser {
   Element parse_group(int depth) {
     if (depth > kMaxGroupDepth) error(concat("groups nested deeper than ", kMaxGroupDepth));
     const int32_t rule = b_.add_rule("group");
-    do b_.add_alternative(rule, parse_sequence(depth, nullptr));
-    while (eat('|'));
+    do {
+      Sequence seq = parse_sequence(depth, nullptr);
+      if (std::all_of(seq.begin(), seq.end(), [&](const Element& e) { return may_be_empty(e); }))
+        empty_.insert(rule);
+      b_.add_alternative(rule, std::move(seq));
+    } while (eat('|'));
     return GrammarBuilder::ref(rule);
   }
+
+  // Whether the element may match no text (its rule is a group or repetition known to).
+  bool may_be_empty(const Element& e) const { return e.kind == Element::Kind::rule && empty_.count(e.index); }
 
   // Quantified atoms up to '|', ')' or the end; at the top level (to_end set) a final '$' too.
   Sequence parse_sequence(int depth, bool* to_end) {
@@ -145,8 +153,13 @@ class RegexParser {
     ++pos_;
     eat('?');  // lazy: the same strings
     if (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{') error("a quantifier of a quantifier");
+    if (max < 0 && may_be_empty(item))
+      error("an unbounded repetition of a part that may match no text, as in (a*)* or (a|)+ (repeat a part "
+            "that matches at least one character, such as (a+)* or a*)");
     try {
-      return GrammarBuilder::ref(b_.repeat(item, min, max));
+      const int32_t rule = b_.repeat(item, min, max);
+      if (min == 0 || may_be_empty(item)) empty_.insert(rule);
+      return GrammarBuilder::ref(rule);
     } catch (const GrammarError& e) {
       error(e.what());
     }
@@ -268,6 +281,7 @@ class RegexParser {
   size_t pos_ = 0;
   const CharacterRule& character_;
   RegexMatch match_;
+  std::set<int32_t> empty_;  // the rules of groups and repetitions that may match no text
 };
 
 }  // namespace
