@@ -391,18 +391,22 @@ Scan read_kimi_call(std::string_view text, size_t& i, ToolCall& call) {
   return expect(text, i, kKimiCallClose);
 }
 
-// open, calls each read by read_call(text, i, call) with white space between, close (DeepSeek's
-// and Kimi's marked sections; minimax: JSON calls). Text after the close marker is content.
-ToolParse parse_call_section(std::string_view text, std::string_view open, std::string_view close, bool final,
-                             const auto& read_call) {
+// open, calls each read by read_call(text, i, call) with white space between, one of the closes
+// (DeepSeek's and Kimi's marked sections; minimax: JSON calls). Text after the close is content.
+ToolParse parse_call_section(std::string_view text, std::string_view open,
+                             std::initializer_list<std::string_view> closes, bool final, const auto& read_call) {
   const size_t at = text.find(open);
   if (at == std::string_view::npos) return content_only(text, open, final);
   ToolParse p;
   p.content = std::string(text.substr(0, at));
   for (size_t i = skip_json_space(text, at + open.size());; i = skip_json_space(text, i)) {
-    size_t end = i;
-    const Scan closed = expect(text, end, close);
-    if (closed == Scan::done) return with_rest(p, text, end, "", final);
+    Scan closed = Scan::bad;
+    for (std::string_view close : closes) {
+      size_t end = i;
+      const Scan s = expect(text, end, close);
+      if (s == Scan::done) return with_rest(p, text, end, "", final);
+      if (s == Scan::more) closed = Scan::more;
+    }
     ToolCall call;
     const size_t start = i;
     const Scan s = read_call(text, i, call);
@@ -422,9 +426,9 @@ ToolParse parse_kimi(std::string_view text, bool final) {
     const std::string_view opens[] = {kKimiOpen, kKimiOpenSingular};
     return content_only(text, opens, final);
   }
-  const bool one = singular < plural;  // the first section's form
-  ToolParse p = parse_call_section(text, one ? kKimiOpenSingular : kKimiOpen, one ? kKimiCloseSingular : kKimiClose,
-                                   final, read_kimi_call);
+  // The first section's opening form; either form closes it, as vLLM reads them.
+  ToolParse p = parse_call_section(text, singular < plural ? kKimiOpenSingular : kKimiOpen,
+                                   {kKimiClose, kKimiCloseSingular}, final, read_kimi_call);
   for (size_t k = 0; k < p.calls.size(); ++k)  // an id an earlier call has goes: the server makes one
     for (size_t e = 0; e < k; ++e)
       if (p.calls[e].id == p.calls[k].id) p.calls[k].id.clear();
@@ -513,12 +517,12 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
     case ToolFormat::pythonic: return parse_pythonic(text, final);
     case ToolFormat::deepseek_v3:
     case ToolFormat::deepseek_v31:
-      return parse_call_section(text, kDeepSeekOpen, kDeepSeekClose, final,
+      return parse_call_section(text, kDeepSeekOpen, {kDeepSeekClose}, final,
                                 [&](std::string_view t, size_t& i, ToolCall& call) {
                                   return read_deepseek_call(t, i, call, format);
                                 });
     case ToolFormat::kimi_k2: return parse_kimi(text, final);
-    case ToolFormat::minimax: return parse_call_section(text, kToolCallsOpen, kToolCallsClose, final, read_json_call);
+    case ToolFormat::minimax: return parse_call_section(text, kToolCallsOpen, {kToolCallsClose}, final, read_json_call);
   }
   return {};
 }

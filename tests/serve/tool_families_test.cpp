@@ -398,6 +398,9 @@ TEST(ToolFamilies, ParsesKimiK2CallsWithTheirIds) {
   p = parse("Ok.<|tool_call_section_begin|>" + kimi_call("functions.add:0", "{}") + "<|tool_call_section_end|> Done.");
   EXPECT_EQ(p.content, "Ok.Done.");
   EXPECT_EQ(calls_of(p), (Calls{{"add", "{}"}}));
+  p = parse("Ok.<|tool_call_section_begin|>" + kimi_call("functions.add:0", "{}") + kKimiClose + " Done.");
+  EXPECT_EQ(p.content, "Ok.Done.");  // either form closes either
+  EXPECT_EQ(calls_of(p), (Calls{{"add", "{}"}}));
   p = parse("Ok.<|tool_call_s", false);
   EXPECT_TRUE(p.pending);
   EXPECT_EQ(p.content, "Ok.");
@@ -470,6 +473,8 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
       {ToolFormat::kimi_k2, "Let me." + kKimiOpen + kimi_call("functions.get_weather:0", R"({"city": "Paris"})") +
                                 kimi_call("functions.add:1", R"({"a": 1, "b": 2})") + kKimiClose + " More."},
       {ToolFormat::kimi_k2, "Ok.<|tool_call_section_begin|>" + kimi_call("functions.now:0", "{}") +
+                                "<|tool_call_section_end|> Done."},
+      {ToolFormat::kimi_k2, "<|tool_calls_section_begin|>" + kimi_call("functions.now:0", "{}") +
                                 "<|tool_call_section_end|> Done."},
       {ToolFormat::kimi_k2, kKimiOpen + kimi_call("functions.now:0", "{}") + kimi_call("functions.now:0", "{}") +
                                 "<|tool_call_begin|>functions.now<|tool_call_argument_begin|>{}"},
