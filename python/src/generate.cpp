@@ -10,9 +10,9 @@
 #include "api/generation.h"
 #include "bindings.h"
 #include "core/error.h"
-#include "grammar/constraint.h"
 #include "grammar/json_grammar.h"
 #include "infer/engine.h"
+#include "serve/output_constraint.h"
 
 namespace difftx::python {
 
@@ -82,22 +82,41 @@ class Stream {
   std::string error_;
 };
 
-// json_schema: a dict (or any JSON value) or its JSON text; None: no constraint.
-std::shared_ptr<const infer::TokenConstraintSource> schema_constraint(const LoadedModel& m,
-                                                                      const py::object& json_schema) {
-  if (json_schema.is_none()) return nullptr;
-  const std::string text = py::isinstance<py::str>(json_schema)
-                               ? json_schema.cast<std::string>()
-                               : py::module_::import("json").attr("dumps")(json_schema).cast<std::string>();
+// What the output must be, at most one of: json_schema (a dict, any JSON value or its JSON text),
+// grammar (GBNF text), regex (the whole text one match) or choice (one of the texts); the server's
+// constraints (serve/output_constraint.h). None of them: no constraint.
+struct OutputArgs {
+  py::object json_schema;
+  std::optional<std::string> grammar, regex;
+  std::optional<std::vector<std::string>> choice;
+};
+
+std::shared_ptr<const infer::TokenConstraintSource> output_constraint(const LoadedModel& m, const OutputArgs& o) {
+  serve::OutputRequest rules;
+  if (!o.json_schema.is_none()) {
+    const std::string text = py::isinstance<py::str>(o.json_schema)
+                                 ? o.json_schema.cast<std::string>()
+                                 : py::module_::import("json").attr("dumps")(o.json_schema).cast<std::string>();
+    rules.schema = grammar::parse_schema_text(text, "json_schema");
+  }
+  rules.grammar = o.grammar, rules.regex = o.regex, rules.choice = o.choice;
+  const int given = rules.schema.has_value() + rules.grammar.has_value() + rules.regex.has_value() +
+                    rules.choice.has_value();
+  DIFFTX_CHECK(given <= 1, "json_schema, grammar, regex and choice: give one of them, not ", given);
+  DIFFTX_CHECK(!rules.choice || !rules.choice->empty(), "choice: give at least one text");
+  if (!rules.constrains_text()) return nullptr;
   const data::Tokenizer& tokenizer = m.require_tokenizer();
-  return grammar::json_schema_constraint(grammar::parse_schema_text(text, "json_schema"),
-                                         grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size()));
+  serve::ConstraintModel model;
+  model.tokenizer = &tokenizer;
+  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  rules.format_field = rules.schema ? "json_schema" : rules.grammar ? "grammar" : rules.regex ? "regex" : "choice";
+  return serve::ConstraintCache().get(model, rules, false);
 }
 
 GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_tokens,
                            std::optional<double> temperature, std::optional<int64_t> top_k,
                            std::optional<double> top_p, double min_p, uint64_t seed, const py::object& stop,
-                           const py::object& json_schema, const std::map<int32_t, float>& logit_bias) {
+                           const OutputArgs& output, const std::map<int32_t, float>& logit_bias) {
   GenerateArgs a;
   a.max_new_tokens = max_new_tokens;
   a.top_k = top_k;
@@ -105,7 +124,7 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
   a.top_p = top_p;
   a.min_p = min_p;
   a.seed = seed;
-  a.constraint = schema_constraint(m, json_schema);
+  a.constraint = output_constraint(m, output);
   a.logit_bias.assign(logit_bias.begin(), logit_bias.end());
   if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
   else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
@@ -141,8 +160,8 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
 #define DIFFTX_GENERATE_ARGS                                                                                     \
   py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(),                  \
       py::arg("top_k") = py::none(), py::arg("top_p") = py::none(), py::arg("min_p") = 0.0, py::arg("seed") = 1, \
-      py::arg("stop") = py::none(), py::arg("json_schema") = py::none(),                                         \
-      py::arg("logit_bias") = std::map<int32_t, float>{}
+      py::arg("stop") = py::none(), py::arg("json_schema") = py::none(), py::arg("grammar") = py::none(),        \
+      py::arg("regex") = py::none(), py::arg("choice") = py::none(), py::arg("logit_bias") = std::map<int32_t, float>{}
 
 constexpr const char* kSamplingDoc =
     "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all):\n"
@@ -150,7 +169,9 @@ constexpr const char* kSamplingDoc =
     "tokens at least that fraction as likely as the most likely; seed: the same seed gives the same\n"
     "text; stop: a string or list of strings that end the text (not included); json_schema: a JSON\n"
     "Schema (dict or JSON text): the text is a JSON document that validates against it, ending where\n"
-    "it is complete (a schema that cannot be enforced raises difftx.Error naming the keyword);\n"
+    "it is complete (a schema that cannot be enforced raises difftx.Error naming the keyword); or,\n"
+    "instead, grammar (GBNF text), regex (the whole text is one match) or choice (a list of texts,\n"
+    "the text is one of them);\n"
     "logit_bias: {token id: bias in [-100, 100]} added to those tokens' logits (OpenAI's). The\n"
     "prompt is framed as `difftx generate` frames it, so greedy and seeded text equals the CLI's.";
 
@@ -172,10 +193,12 @@ void bind_generate(py::module_& m, ModelClass& model) {
       "generate",
       [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema,
+         uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
+         std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
          const std::map<int32_t, float>& logit_bias) {
+        const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
         return generate(l, prompt,
-                        generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema,
+                        generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output,
                                       logit_bias));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
@@ -184,11 +207,13 @@ void bind_generate(py::module_& m, ModelClass& model) {
       "stream",
       [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema,
+         uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
+         std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
          const std::map<int32_t, float>& logit_bias) {
+        const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
         return std::make_unique<Stream>(
             l, prompt,
-            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema, logit_bias));
+            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output, logit_bias));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("An iterator over the continuation's text pieces as they are made; joined, they are\n"
@@ -199,11 +224,13 @@ void bind_generate(py::module_& m, ModelClass& model) {
       "generate_many",
       [](const ModelHandle& l, const std::vector<std::string>& prompts, std::optional<int64_t> max_new_tokens,
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema,
+         uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
+         std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
          const std::map<int32_t, float>& logit_bias) {
+        const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
         return generate_many(
             l, prompts,
-            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, json_schema, logit_bias));
+            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output, logit_bias));
       },
       py::arg("prompts"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuations of all prompts, run together on one engine; each equals generate()\n"

@@ -156,3 +156,27 @@ def test_json_schema_that_cannot_be_enforced_is_an_error(diff_model):
                                                  "properties": {"a": {"type": "string", "format": "idn-email"}}})
     with pytest.raises(difftx.Error, match="invalid JSON"):
         diff_model.generate(PROMPT, json_schema="{not json")
+
+
+def test_grammar_regex_and_choice_constrain_the_output(binary, diff_model, tmp_path):
+    import re
+    for seed in (1, 2, 3):
+        assert diff_model.generate(PROMPT, temperature=1.5, seed=seed, choice=["yes", "no", "not sure"]) in (
+            "yes", "no", "not sure")
+        assert re.fullmatch(r"[0-9]{3}-[a-z]{2}",
+                            diff_model.generate(PROMPT, temperature=1.5, seed=seed, regex="[0-9]{3}-[a-z]{2}"))
+        text = diff_model.generate(PROMPT, temperature=1.5, seed=seed, grammar='root ::= "x" [0-9] [0-9]?')
+        assert re.fullmatch(r"x[0-9]{1,2}", text), text
+        # The same as the CLI's --grammar.
+        grammar_file = tmp_path / "g.gbnf"
+        grammar_file.write_text('root ::= "x" [0-9] [0-9]?')
+        out = run(binary, "generate", "--model", diff_model.path, "--prompt", PROMPT, "--temperature", 1.5,
+                  "--seed", seed, "--grammar", grammar_file)
+        assert out[len(PROMPT):-1] == text
+    assert all(t in ("a", "b") for t in diff_model.generate_many([PROMPT, "The people"], choice=["a", "b"]))
+    with pytest.raises(difftx.Error, match="give one of them"):
+        diff_model.generate(PROMPT, regex="a", choice=["a"])
+    with pytest.raises(difftx.Error, match="the regex cannot be enforced.*lookahead"):
+        diff_model.generate(PROMPT, regex="(?=a)b")
+    with pytest.raises(difftx.Error, match="at least one text"):
+        diff_model.generate(PROMPT, choice=[])
