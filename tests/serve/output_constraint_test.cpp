@@ -26,6 +26,19 @@ data::Tokenizer byte_tokenizer_with(const std::vector<std::string>& markers) {
 
 bool allows(const uint64_t* mask, int32_t id) { return mask == nullptr || (mask[id >> 6] >> (id & 63) & 1) != 0; }
 
+// A model of byte tokens with the markers as special tokens (and the family's calls), as the
+// constraints see it.
+struct ByteModel {
+  explicit ByteModel(const std::vector<std::string>& markers, std::optional<ToolFormat> format = std::nullopt)
+      : tokenizer(byte_tokenizer_with(markers)) {
+    model.tokenizer = &tokenizer;
+    model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+    model.tool_format = format;
+  }
+  const data::Tokenizer tokenizer;
+  ConstraintModel model;
+};
+
 TEST(OutputConstraint, EveryMarkerOfAFamilyMayBeItsControlToken) {
   const std::vector<std::pair<ToolFormat, std::string>> replies = {
       {ToolFormat::kimi_k2,
@@ -46,11 +59,9 @@ TEST(OutputConstraint, EveryMarkerOfAFamilyMayBeItsControlToken) {
   for (const auto& [format, reply] : replies) {
     SCOPED_TRACE(tool_format_name(format));
     const std::vector<std::string> markers = tool_call_markers(format);
-    const data::Tokenizer tokenizer = byte_tokenizer_with(markers);
-    ConstraintModel model;
-    model.tokenizer = &tokenizer;
-    model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
-    model.tool_format = format;
+    ByteModel bytes(markers, format);
+    const data::Tokenizer& tokenizer = bytes.tokenizer;
+    ConstraintModel& model = bytes.model;
     OutputRequest rules;
     rules.functions = testing::weather_and_add();
     rules.tool_choice = ToolChoice::required;
@@ -87,11 +98,9 @@ TEST(OutputConstraint, MarkerTokensNeverStandInsideTextOrStrings) {
            {ToolFormat::deepseek_v31, "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>get_weather<｜tool▁sep｜>{\"city\": \"P"}}) {
     SCOPED_TRACE(tool_format_name(format));
     const std::vector<std::string> markers = tool_call_markers(format);
-    const data::Tokenizer tokenizer = byte_tokenizer_with(markers);
-    ConstraintModel model;
-    model.tokenizer = &tokenizer;
-    model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
-    model.tool_format = format;
+    ByteModel bytes(markers, format);
+    const data::Tokenizer& tokenizer = bytes.tokenizer;
+    ConstraintModel& model = bytes.model;
     ConstraintCache cache;
     for (const ToolChoice choice : {ToolChoice::required, ToolChoice::automatic}) {
       OutputRequest rules;
@@ -124,10 +133,9 @@ struct Walk {
   bool may_end = false;
 };
 Walk walk(const OutputRequest& rules, const std::string& text) {
-  const data::Tokenizer tokenizer = byte_tokenizer_with({});
-  ConstraintModel model;
-  model.tokenizer = &tokenizer;
-  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  ByteModel bytes({});
+  const data::Tokenizer& tokenizer = bytes.tokenizer;
+  ConstraintModel& model = bytes.model;
   ConstraintCache cache;
   const int32_t end = tokenizer.end_of_text();
   const std::unique_ptr<infer::TokenConstraint> c = cache.get(model, rules, false)->start(std::vector<int32_t>{end});
@@ -174,10 +182,9 @@ TEST(OutputConstraint, AChoiceIsOneOfItsTexts) {
 // Magistral's [THINK] block left open by the prompt: any thoughts, its closing special token, then
 // the document.
 TEST(OutputConstraint, AReasoningBlockClosesWithItsControlToken) {
-  const data::Tokenizer tokenizer = byte_tokenizer_with({"[THINK]", "[/THINK]"});
-  ConstraintModel model;
-  model.tokenizer = &tokenizer;
-  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  ByteModel bytes({"[THINK]", "[/THINK]"});
+  const data::Tokenizer& tokenizer = bytes.tokenizer;
+  ConstraintModel& model = bytes.model;
   model.reasoning = reasoning_markers_named("mistral");
   OutputRequest rules;
   rules.choice = std::vector<std::string>{"yes", "no"};
@@ -198,10 +205,8 @@ TEST(OutputConstraint, AReasoningBlockClosesWithItsControlToken) {
 // A prompt that leaves <think> open: the thoughts, the closing marker, then at once the choice (as
 // vLLM starts it: the content is exactly one of them); JSON may follow a little white space.
 TEST(OutputConstraint, AfterReasoningAChoiceStartsAtOnce) {
-  const data::Tokenizer tokenizer = byte_tokenizer_with({});
-  ConstraintModel model;
-  model.tokenizer = &tokenizer;
-  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  ByteModel bytes({});
+  ConstraintModel& model = bytes.model;
   model.reasoning = ReasoningMarkers{};
   ConstraintCache cache;
   const auto taken = [&](const OutputRequest& rules, const std::string& text) {
@@ -222,11 +227,8 @@ TEST(OutputConstraint, AfterReasoningAChoiceStartsAtOnce) {
 // Requests whose texts differ get constraints of their own, whatever the texts hold ("-" once
 // stood for an absent field in the cache's key).
 TEST(OutputConstraint, TheCacheKeepsDifferentRequestsApart) {
-  const data::Tokenizer tokenizer = byte_tokenizer_with(tool_call_markers(ToolFormat::hermes));
-  ConstraintModel model;
-  model.tokenizer = &tokenizer;
-  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
-  model.tool_format = ToolFormat::hermes;
+  ByteModel bytes(tool_call_markers(ToolFormat::hermes), ToolFormat::hermes);
+  ConstraintModel& model = bytes.model;
   ConstraintCache cache;
   OutputRequest tools;
   tools.functions = testing::weather_and_add();
@@ -239,10 +241,8 @@ TEST(OutputConstraint, TheCacheKeepsDifferentRequestsApart) {
 }
 
 TEST(OutputConstraint, ARegexThatCannotBeEnforcedIsA400NamingItsField) {
-  const data::Tokenizer tokenizer = byte_tokenizer_with({});
-  ConstraintModel model;
-  model.tokenizer = &tokenizer;
-  model.vocabulary = grammar::TokenVocabulary::of(tokenizer, tokenizer.vocab_size());
+  ByteModel bytes({});
+  ConstraintModel& model = bytes.model;
   ConstraintCache cache;
   for (const std::string bad : {"(?=a)b", "(a", "a{1000}{1000}", "\\1"}) {
     OutputRequest rules;
