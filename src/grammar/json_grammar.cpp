@@ -270,7 +270,7 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
   if (!s.is_object()) error(path, "a schema must be an object or a boolean, not " + io::json_value_for_message(s));
   std::set<std::string> present;  // the keywords that assert something
   for (const auto& [key, value] : s.items()) {
-    if (kAnnotations.count(key)) continue;
+    if (kAnnotations.count(key) || key == "discriminator") continue;
     if (!kKeywords.count(key))
       error(child(path, key), "the keyword '" + key + "' is not supported: it cannot be enforced");
     present.insert(key);
@@ -295,6 +295,7 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
       error(child(path, "allOf"), "'allOf' is supported with exactly one schema only");
     return compile(all[0], child(child(path, "allOf"), "0"), depth + 1);
   }
+  if (s.contains("discriminator")) check_discriminator(s, path);
   for (const char* key : {"anyOf", "oneOf"}) {
     if (!present.count(key)) continue;
     only({}, key);
@@ -378,19 +379,63 @@ int32_t JsonGrammar::compile_enum(const json& values, const json& s, const std::
   return one_of_literals(texts);
 }
 
+void JsonGrammar::check_discriminator(const json& s, const std::string& path) const {
+  // OpenAPI's discriminator (pydantic's discriminated unions): a property every oneOf branch
+  // requires as a const names the branch. oneOf already picks that branch, so the keyword adds
+  // nothing to enforce once that holds (and the mapping names each tag's own branch).
+  const std::string at = child(path, "discriminator");
+  const json& d = s["discriminator"];
+  if (!s.contains("oneOf") || !s["oneOf"].is_array()) error(at, "'discriminator' is read beside 'oneOf' only");
+  if (!d.is_object() || !d.contains("propertyName") || !d["propertyName"].is_string())
+    error(at, "'discriminator' must be an object with a string 'propertyName'");
+  const std::string name = d["propertyName"];
+  std::map<std::string, std::string> tags;  // a branch's tag -> its $ref ("" where it has none)
+  for (const json& branch : s["oneOf"]) {
+    const bool ref = branch.is_object() && branch.contains("$ref") && branch["$ref"].is_string();
+    const json& b = ref ? resolve(branch["$ref"], child(path, "oneOf")) : branch;
+    const json* tag = b.is_object() && b.contains("properties") && b["properties"].is_object() &&
+                              b["properties"].contains(name) && b["properties"][name].is_object() &&
+                              b["properties"][name].contains("const")
+                          ? &b["properties"][name]["const"]
+                          : nullptr;
+    const bool required = b.is_object() && b.contains("required") && b["required"].is_array() &&
+                          std::find(b["required"].begin(), b["required"].end(), name) != b["required"].end();
+    if (!tag || !tag->is_string() || !required)
+      error(at, "every 'oneOf' branch must require '" + name + "' as a string 'const' for the discriminator");
+    tags[tag->get<std::string>()] = ref ? branch["$ref"].get<std::string>() : "";
+  }
+  if (const auto mapping = d.find("mapping"); mapping != d.end()) {
+    if (!mapping->is_object()) error(child(at, "mapping"), "'mapping' must be an object");
+    for (const auto& [tag, target] : mapping->items())
+      if (!tags.count(tag) || target != tags[tag])
+        error(child(at, "mapping"), "'mapping' sends '" + tag + "' to " + io::json_value_for_message(target) +
+                                        ", not to the branch whose '" + name + "' it is");
+  }
+}
+
 void JsonGrammar::check_one_of(const json& branches, const std::string& path, int depth) {
   const auto resolve_ref = [this, &path](const std::string& ref) -> const json& { return resolve(ref, path); };
   std::vector<int> types;
   for (const json& b : branches) types.push_back(types_of(b, depth, resolve_ref));
+  // The branches themselves where they are references ($defs, as pydantic writes its unions).
+  std::vector<const json*> bodies;
+  for (const json& b : branches) {
+    const json* body = &b;
+    for (int hops = 0; hops < o_.max_schema_depth && body->is_object() && body->contains("$ref") &&
+                       (*body)["$ref"].is_string();
+         ++hops)
+      body = &resolve_ref((*body)["$ref"].get<std::string>());
+    bodies.push_back(body);
+  }
   for (size_t i = 0; i < branches.size(); ++i)
     for (size_t j = i + 1; j < branches.size(); ++j) {
       if (!(types[i] & types[j])) continue;
       // Both may be objects: disjoint if some required property is pinned to disjoint values.
       bool disjoint = false;
-      if ((types[i] & types[j]) == 4 && branches[i].is_object() && branches[i].contains("properties") &&
-          branches[i]["properties"].is_object())
-        for (const auto& [name, _] : branches[i]["properties"].items()) {
-          const auto a = pinned_values(branches[i], name), b = pinned_values(branches[j], name);
+      const json &bi = *bodies[i], &bj = *bodies[j];
+      if ((types[i] & types[j]) == 4 && bi.is_object() && bi.contains("properties") && bi["properties"].is_object())
+        for (const auto& [name, _] : bi["properties"].items()) {
+          const auto a = pinned_values(bi, name), b = pinned_values(bj, name);
           if (!a || !b) continue;
           disjoint = std::none_of(a->begin(), a->end(), [&](const json& v) {
             return std::find(b->begin(), b->end(), v) != b->end();

@@ -107,6 +107,7 @@ class JsonGrammar {
   int32_t compile_number(const nlohmann::ordered_json& s, const std::string& path, bool integer);
   int32_t compile_ref(const std::string& ref, const std::string& path, int depth);
   int32_t compile_enum(const nlohmann::ordered_json& values, const nlohmann::ordered_json& s, const std::string& path);
+  void check_discriminator(const nlohmann::ordered_json& s, const std::string& path) const;
   void check_one_of(const nlohmann::ordered_json& branches, const std::string& path, int depth);
   const nlohmann::ordered_json& resolve(const std::string& ref, const std::string& path) const;
 
