@@ -105,7 +105,11 @@ int32_t GrammarBuilder::add_rule(std::string_view name) {
   if (static_cast<int64_t>(names_.size()) >= limits_.max_rules)
     throw GrammarError("", concat("the grammar grows beyond ", limits_.max_rules, " rules"));
   std::string unique(name);
-  for (int64_t i = 1; by_name_.count(unique); ++i) unique = concat(name, "-", i);
+  if (by_name_.count(unique)) {  // name-1, name-2, ...: the next suffix remembered, not searched from 1
+    int64_t& suffix = suffixes_[unique];
+    do unique = concat(name, "-", ++suffix);
+    while (by_name_.count(unique));
+  }
   const auto id = static_cast<int32_t>(names_.size());
   names_.push_back(unique);
   by_name_.emplace(std::move(unique), id);

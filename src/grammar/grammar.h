@@ -128,6 +128,7 @@ class GrammarBuilder {
   std::vector<int32_t> control_rules_;  // each one's rule: its bytes or its control byte
   std::vector<std::string> names_;
   std::map<std::string, int32_t, std::less<>> by_name_;
+  std::map<std::string, int64_t> suffixes_;  // per name: the last suffix add_rule gave it
   std::vector<std::vector<Sequence>> alternatives_;
   std::vector<ByteSet> sets_;
   std::map<std::array<uint64_t, 4>, int32_t> set_index_;

@@ -714,7 +714,7 @@ int32_t tool_choice_auto_rule(grammar::JsonGrammar& j, ToolFormat format, int32_
     // "[") in which none of the markers that may open calls occurs.
     ByteSet space, first;
     for (const char c : {' ', '\n', '\t', '\r'}) space.add(static_cast<uint8_t>(c));
-    for (int c = 0; c < 256; ++c)
+    for (int c = 0; c < grammar::kFirstControlByte; ++c)  // text, never a control token's byte
       if (c != '[' && !space.has(static_cast<uint8_t>(c))) first.add(static_cast<uint8_t>(c));
     const std::vector<std::string_view> markers(std::begin(kXlamMarkers), std::end(kXlamMarkers));
     const int32_t text = b.text_without(markers, first);
@@ -734,7 +734,7 @@ int32_t tool_choice_auto_rule(grammar::JsonGrammar& j, ToolFormat format, int32_
   // is calls; any other reply is text.
   const char opening = format == ToolFormat::llama3_json ? '{' : '[';
   ByteSet other;
-  for (int c = 0; c < 256; ++c)
+  for (int c = 0; c < grammar::kFirstControlByte; ++c)  // text, never a control token's byte
     if (c != opening && c != marker[0]) other.add(static_cast<uint8_t>(c));
   return b.add_rule("reply", {{GrammarBuilder::ref(calls)},
                               {},

@@ -4,6 +4,9 @@
 // (syntax, escapes, repetition, errors with their line and column, a round trip through to_gbnf).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <set>
+
 #include "data/utf8.h"
 #include "grammar/automaton.h"
 #include "grammar/gbnf.h"
@@ -130,6 +133,32 @@ TEST(GrammarBuilder, RefusesUndefinedRulesLeftRecursionAndGrammarsThatCannotFini
     EXPECT_NE(error_of([&] { b.repeat(b.bytes(ByteSet::of('a')), 0, 20000); }).find("exceeds the limit"),
               std::string::npos);
   }
+}
+
+// A schema's maxLength 10000 or a regex's {0,10000} makes thousands of rules of one name: each gets
+// its own name at once (searching the suffixes from 1 each time made such a grammar take 14 s).
+TEST(GrammarBuilder, ManyRulesOfOneNameAreNamedQuickly) {
+  GrammarBuilder b;
+  const auto start = std::chrono::steady_clock::now();
+  std::set<std::string> names;
+  const int32_t first = b.add_rule("tail");
+  int32_t last = first;
+  for (int i = 0; i < 20000; ++i) {
+    const int32_t r = b.add_rule("tail");
+    b.add_alternative(last, {b.bytes(ByteSet::of('a')), GrammarBuilder::ref(r)});
+    last = r;
+  }
+  b.add_alternative(last, {});
+  const auto grammar = b.build(first);
+  for (int32_t r = 0; r < grammar->rules(); ++r) names.insert(grammar->name(r));
+  EXPECT_EQ(names.size(), static_cast<size_t>(grammar->rules()));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  GrammarBuilder taken;  // a name GBNF gave a rule is skipped
+  taken.named_rule("x-1");
+  taken.add_rule("x");
+  EXPECT_EQ(taken.add_rule("x"), 2);
+  taken.add_alternative(2, {});
+  EXPECT_EQ(taken.build(2)->name(0), "x-2");
 }
 
 TEST(Automaton, RepetitionKeepsTheStackFlatAndStatesRepeat) {

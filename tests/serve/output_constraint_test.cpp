@@ -126,6 +126,27 @@ TEST(OutputConstraint, MarkerTokensNeverStandInsideTextOrStrings) {
   }
 }
 
+// Llama's JSON calls and pythonic ones in auto mode: a reply that starts with the tag's token is
+// calls, never text after it.
+TEST(OutputConstraint, ATagTokenOpensCallsNotText) {
+  for (const auto& [format, opening] :
+       std::vector<std::pair<ToolFormat, char>>{{ToolFormat::llama3_json, '{'}, {ToolFormat::pythonic, '['}}) {
+    SCOPED_TRACE(tool_format_name(format));
+    ByteModel bytes(tool_call_markers(format), format);
+    OutputRequest rules;
+    rules.functions = testing::weather_and_add();
+    const auto source = ConstraintCache().get(bytes.model, rules, false);
+    const std::unique_ptr<infer::TokenConstraint> c = source->start(std::vector<int32_t>{});
+    const int32_t tag = bytes.tokenizer.special_tokens().at(tool_calls_marker(format));
+    ASSERT_TRUE(allows(c->allowed(), tag));
+    ASSERT_TRUE(allows(c->allowed(), 'H'));  // text may start the reply
+    c->accept(tag);
+    EXPECT_FALSE(allows(c->allowed(), 'H'));
+    EXPECT_FALSE(allows(c->allowed(), tag));
+    EXPECT_TRUE(allows(c->allowed(), static_cast<uint8_t>(opening)));
+  }
+}
+
 // How far `text` gets under the rules: the bytes taken before the first one refused, and whether
 // the end of text may follow all of it.
 struct Walk {
