@@ -583,9 +583,9 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
   const auto prefix_it = s.find(prefix_key);
   const bool tuple = prefix_it != s.end() && prefix_it->is_array();
   if (s.contains("prefixItems") && !tuple) error(child(path, "prefixItems"), "'prefixItems' must be a list of schemas");
+  // additionalItems means something beside an items list only; elsewhere it is ignored, as the
+  // drafts that have it say.
   const std::string rest_key = tuple && prefix_key == "items" ? "additionalItems" : "items";
-  if (s.contains("additionalItems") && rest_key != "additionalItems")
-    error(child(path, "additionalItems"), "'additionalItems' is read beside 'items' as a list only");
   const Element open = b_.bytes(ByteSet::of('[')), close = b_.bytes(ByteSet::of(']'));
   const Element comma = b_.bytes(ByteSet::of(','));
   std::vector<int32_t> prefix;
