@@ -424,13 +424,16 @@ std::shared_ptr<const Grammar> GrammarBuilder::build(int32_t root) const {
       const int32_t s = left[r][i++];
       if (color[s] == 1) {
         std::string cycle;
-        bool on = false;
+        bool on = false, repetition = false;  // through a repeat()'s "star" rule
         for (const auto& [p, _] : path) {
           on = on || p == s;
           if (on) cycle += names_[p] + " -> ";
+          repetition = repetition || (on && (names_[p] == "star" || names_[p].starts_with("star-")));
         }
         throw GrammarError("", "the grammar is left-recursive: " + cycle + names_[s] +
-                                   " (a rule may only recur after matching at least one byte)");
+                                   (repetition ? " (an unbounded repetition of a part that may match no text, as "
+                                                 "in (x?)* or (a*)*: repeat a part that matches at least one byte)"
+                                               : " (a rule may only recur after matching at least one byte)"));
       }
       if (color[s] == 0) color[s] = 1, path.emplace_back(s, 0);
     }

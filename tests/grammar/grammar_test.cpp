@@ -208,6 +208,8 @@ TEST(Gbnf, ErrorsNameTheLineAndColumn) {
   EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"\nx ::= [a-\n"); }).find("line 2"), std::string::npos);
   EXPECT_NE(error_of([] { parse_gbnf("root ::= b"); }).find("rule 'b' is not defined"), std::string::npos);
   EXPECT_NE(error_of([] { parse_gbnf("root ::= root \"a\" | \"b\""); }).find("left-recursive"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= (\"a\"?)* \"b\""); }).find("may match no text, as in (x?)*"),
+            std::string::npos);
   EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"\nroot ::= \"b\""); }).find("defined twice"), std::string::npos);
   EXPECT_NE(error_of([] { parse_gbnf("root ::= (\"a\""); }).find("expected ')'"), std::string::npos);
   EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"{3,1}"); }).find("m <= n"), std::string::npos);
