@@ -63,6 +63,16 @@ std::vector<std::string> choices(const json& v, const std::string& field) {
   return out;
 }
 
+// One constraint of a kind (json: a schema, regex, choice, grammar) given in `field`; `ordered` is
+// the same value with its keys in the order written.
+void read_constraint(std::string_view kind, const json& v, const ordered_json& ordered, const std::string& field,
+                     OutputRequest& out) {
+  if (kind == "json") out.schema = schema_value(ordered, field);
+  if (kind == "regex") out.regex = nonempty_string(v, field, "(a regular expression)");
+  if (kind == "choice") out.choice = choices(v, field);
+  if (kind == "grammar") out.grammar = nonempty_string(v, field, "of GBNF rules");
+}
+
 // vLLM's structured_outputs: exactly one of its constraints.
 void read_structured_outputs(const json& v, const ordered_json& ordered, OutputRequest& out) {
   const std::string field = "structured_outputs";
@@ -76,10 +86,7 @@ void read_structured_outputs(const json& v, const ordered_json& ordered, OutputR
   const std::string& key = given[0];
   const std::string at = field + "." + key;
   out.format_field = at;  // where the constraint's errors point
-  if (key == "json") out.schema = schema_value(ordered[field]["json"], at);
-  if (key == "regex") out.regex = nonempty_string(v[key], at, "(a regular expression)");
-  if (key == "choice") out.choice = choices(v[key], at);
-  if (key == "grammar") out.grammar = nonempty_string(v[key], at, "of GBNF rules");
+  read_constraint(key, v[key], ordered[field][key], at, out);
   if (key == "json_object") {
     if (v[key] != true) bad_param(field, "'structured_outputs.json_object' must be a boolean");
     out.schema = ordered_json{{"type", "object"}};
@@ -123,33 +130,18 @@ void parse_output_format(const json& body, const ordered_json& ordered, OutputRe
                 "'response_format' type must be text, json_object or json_schema, not '" + type + "'");
     }
   }
-  if (const json* v = f.find("grammar")) {
-    constraint("grammar");
-    out.grammar = nonempty_string(*v, "grammar", "of GBNF rules");
-  }
-  if (f.find("json_schema")) {  // llama.cpp's server
-    constraint("json_schema");
-    out.schema = schema_value(ordered["json_schema"], "json_schema");
-  }
-  if (const json* v = f.find("structured_outputs")) {
-    constraint("structured_outputs");
-    read_structured_outputs(*v, ordered, out);
-  }
-  if (f.find("guided_json")) {
-    constraint("guided_json");
-    out.schema = schema_value(ordered["guided_json"], "guided_json");
-  }
-  if (const json* v = f.find("guided_regex")) {
-    constraint("guided_regex");
-    out.regex = nonempty_string(*v, "guided_regex", "(a regular expression)");
-  }
-  if (const json* v = f.find("guided_choice")) {
-    constraint("guided_choice");
-    out.choice = choices(*v, "guided_choice");
-  }
-  if (const json* v = f.find("guided_grammar")) {
-    constraint("guided_grammar");
-    out.grammar = nonempty_string(*v, "guided_grammar", "of GBNF rules");
+  // The others, each a constraint of one kind: GBNF `grammar`, llama.cpp's `json_schema`, vLLM's
+  // fields (structured_outputs: the kind is its key).
+  constexpr std::pair<const char*, const char*> kFields[] = {
+      {"grammar", "grammar"},          {"json_schema", "json"},   {"structured_outputs", nullptr},
+      {"guided_json", "json"},         {"guided_regex", "regex"}, {"guided_choice", "choice"},
+      {"guided_grammar", "grammar"}};
+  for (const auto& [field, kind] : kFields) {
+    const json* v = f.find(field);
+    if (!v) continue;
+    constraint(field);
+    if (kind) read_constraint(kind, *v, ordered[field], field, out);
+    else read_structured_outputs(*v, ordered, out);
   }
 }
 

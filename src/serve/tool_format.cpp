@@ -527,35 +527,11 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
   return {};
 }
 
-std::string tool_calls_marker(ToolFormat format) {
-  switch (format) {
-    case ToolFormat::hermes:
-    case ToolFormat::qwen3_coder:
-    case ToolFormat::glm45: return std::string(kHermesOpen);
-    case ToolFormat::llama3_json: return std::string(kPythonTag);
-    case ToolFormat::mistral: return std::string(kMistralOpen);
-    case ToolFormat::pythonic: return std::string(kPythonStart);
-    case ToolFormat::phi4_mini: return std::string(kPhi4Open);
-    case ToolFormat::granite: return std::string(kGraniteOpen);
-    case ToolFormat::deepseek_v3:
-    case ToolFormat::deepseek_v31: return std::string(kDeepSeekOpen);
-    case ToolFormat::kimi_k2: return std::string(kKimiOpen);
-    case ToolFormat::internlm: return std::string(kActionStart);  // the control token; <|plugin|> follows it
-    case ToolFormat::hunyuan_a13b:
-    case ToolFormat::minimax: return std::string(kToolCallsOpen);
-    case ToolFormat::xlam: return "[";
-    case ToolFormat::granite_20b_fc: return std::string(kFunctionCall);
-    case ToolFormat::nemotron_json: return std::string(kNemotronOpen);
-    case ToolFormat::seed_oss: return std::string(kSeedOpen);
-  }
-  return "";
-}
-
 std::vector<std::string> tool_call_markers(ToolFormat format) {
   const auto of = [](std::initializer_list<std::string_view> markers) {
     return std::vector<std::string>(markers.begin(), markers.end());
   };
-  switch (format) {
+  switch (format) {  // the opening marker first
     case ToolFormat::hermes:
     case ToolFormat::qwen3_coder: return of({kHermesOpen, kHermesClose});
     case ToolFormat::glm45:
@@ -564,20 +540,25 @@ std::vector<std::string> tool_call_markers(ToolFormat format) {
     case ToolFormat::deepseek_v31:
       return of({kDeepSeekOpen, kDeepSeekClose, kDeepSeekCallOpen, kDeepSeekSep, kDeepSeekCallClose});
     case ToolFormat::kimi_k2: return of({kKimiOpen, kKimiClose, kKimiCallOpen, kKimiArguments, kKimiCallClose});
+    // <|action_start|> is the control token; <|plugin|> follows it
     case ToolFormat::internlm: return of({kActionStart, kInternLmOpen.substr(kActionStart.size()), kInternLmClose});
     case ToolFormat::hunyuan_a13b:
     case ToolFormat::minimax: return of({kToolCallsOpen, kToolCallsClose});
     case ToolFormat::nemotron_json: return of({kNemotronOpen, kNemotronClose});
     case ToolFormat::seed_oss: return of({kSeedOpen, kSeedClose});
+    case ToolFormat::llama3_json: return of({kPythonTag});
+    case ToolFormat::mistral: return of({kMistralOpen});
+    case ToolFormat::pythonic: return of({kPythonStart});
+    case ToolFormat::phi4_mini: return of({kPhi4Open});
+    case ToolFormat::granite: return of({kGraniteOpen});
+    case ToolFormat::granite_20b_fc: return of({kFunctionCall});
     case ToolFormat::xlam: return {};  // a bare list
-    case ToolFormat::llama3_json:
-    case ToolFormat::mistral:
-    case ToolFormat::pythonic:
-    case ToolFormat::phi4_mini:
-    case ToolFormat::granite:
-    case ToolFormat::granite_20b_fc: return {tool_calls_marker(format)};
   }
   return {};
+}
+
+std::string tool_calls_marker(ToolFormat format) {
+  return format == ToolFormat::xlam ? "[" : tool_call_markers(format).front();
 }
 
 int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::vector<ToolFunction>& functions,
