@@ -244,6 +244,15 @@ const json& JsonGrammar::resolve(const std::string& ref, const std::string& path
   }
 }
 
+const json& JsonGrammar::dereferenced(const json& schema, const std::string& path) const {
+  const json* body = &schema;
+  for (int hops = 0; hops < o_.max_schema_depth && body->is_object() && body->contains("$ref") &&
+                     (*body)["$ref"].is_string();
+       ++hops)
+    body = &resolve((*body)["$ref"].get<std::string>(), path);
+  return *body;
+}
+
 int32_t JsonGrammar::compile_ref(const std::string& ref, const std::string& path, int depth) {
   if (const auto it = refs_.find(ref); it != refs_.end()) return it->second;
   const json& target = resolve(ref, path);
@@ -391,18 +400,12 @@ void JsonGrammar::check_discriminator(const json& s, const std::string& path) co
   const std::string name = d["propertyName"];
   std::map<std::string, std::string> tags;  // a branch's tag -> its $ref ("" where it has none)
   for (const json& branch : s["oneOf"]) {
-    const bool ref = branch.is_object() && branch.contains("$ref") && branch["$ref"].is_string();
-    const json& b = ref ? resolve(branch["$ref"], child(path, "oneOf")) : branch;
-    const json* tag = b.is_object() && b.contains("properties") && b["properties"].is_object() &&
-                              b["properties"].contains(name) && b["properties"][name].is_object() &&
-                              b["properties"][name].contains("const")
-                          ? &b["properties"][name]["const"]
-                          : nullptr;
-    const bool required = b.is_object() && b.contains("required") && b["required"].is_array() &&
-                          std::find(b["required"].begin(), b["required"].end(), name) != b["required"].end();
-    if (!tag || !tag->is_string() || !required)
+    const json& b = dereferenced(branch, child(path, "oneOf"));
+    const std::optional<json> pinned = pinned_values(b, name);  // required, with a const or an enum
+    if (!pinned || !b["properties"][name].contains("const") || !(*pinned)[0].is_string())
       error(at, "every 'oneOf' branch must require '" + name + "' as a string 'const' for the discriminator");
-    tags[tag->get<std::string>()] = ref ? branch["$ref"].get<std::string>() : "";
+    const bool ref = branch.is_object() && branch.contains("$ref") && branch["$ref"].is_string();
+    tags[(*pinned)[0].get<std::string>()] = ref ? branch["$ref"].get<std::string>() : "";
   }
   if (const auto mapping = d.find("mapping"); mapping != d.end()) {
     if (!mapping->is_object()) error(child(at, "mapping"), "'mapping' must be an object");
@@ -416,16 +419,10 @@ void JsonGrammar::check_discriminator(const json& s, const std::string& path) co
 void JsonGrammar::check_one_of(const json& branches, const std::string& path, int depth) {
   const auto resolve_ref = [this, &path](const std::string& ref) -> const json& { return resolve(ref, path); };
   std::vector<int> types;
-  for (const json& b : branches) types.push_back(types_of(b, depth, resolve_ref));
-  // The branches themselves where they are references ($defs, as pydantic writes its unions).
-  std::vector<const json*> bodies;
+  std::vector<const json*> bodies;  // the branches themselves where they are references (pydantic's unions)
   for (const json& b : branches) {
-    const json* body = &b;
-    for (int hops = 0; hops < o_.max_schema_depth && body->is_object() && body->contains("$ref") &&
-                       (*body)["$ref"].is_string();
-         ++hops)
-      body = &resolve_ref((*body)["$ref"].get<std::string>());
-    bodies.push_back(body);
+    types.push_back(types_of(b, depth, resolve_ref));
+    bodies.push_back(&dereferenced(b, path));
   }
   for (size_t i = 0; i < branches.size(); ++i)
     for (size_t j = i + 1; j < branches.size(); ++j) {

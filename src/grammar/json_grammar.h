@@ -110,6 +110,8 @@ class JsonGrammar {
   void check_discriminator(const nlohmann::ordered_json& s, const std::string& path) const;
   void check_one_of(const nlohmann::ordered_json& branches, const std::string& path, int depth);
   const nlohmann::ordered_json& resolve(const std::string& ref, const std::string& path) const;
+  // The schema a chain of "$ref"s ends at (the schema itself where it is no reference).
+  const nlohmann::ordered_json& dereferenced(const nlohmann::ordered_json& schema, const std::string& path) const;
 
   // A value's compact text in the rules' syntax (throws json's type_error on invalid UTF-8).
   std::string literal_text(const nlohmann::ordered_json& value) const;

@@ -256,9 +256,9 @@ int32_t JsonGrammar::format(const std::string& name, const std::string& path, bo
     r = date();
   } else if (name == "time") {
     r = time();
-  } else if (name == "date-time") {
-    r = b_.add_rule("date-time",
-                    {{GrammarBuilder::ref(date()), b_.bytes(ByteSet::of('T')), GrammarBuilder::ref(time())}});
+  } else if (name == "date-time") {  // the two formats' rules, shared with them
+    const int32_t day = format("date", path, raw), clock = format("time", path, raw);
+    r = b_.add_rule("date-time", {{GrammarBuilder::ref(day), b_.bytes(ByteSet::of('T')), GrammarBuilder::ref(clock)}});
   } else if (pattern) {
     r = compile_regex(
         b_, *pattern, [this, raw](const CodePointRanges& c) { return raw ? raw_char(c) : json_char(c); },
