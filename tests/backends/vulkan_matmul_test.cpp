@@ -149,6 +149,52 @@ TEST_F(VulkanTest, EachRowHasItsOwnBitsWhateverTheBatch) {
   }
 }
 
+// The cooperative-matrix GEMM's tiles, staging and write-out, its fragments emulated (the tensor
+// cores' own three operations are tested on a GPU only: bench/gpu/run.sh): every type it takes
+// against the reference within its F16 rounding, on shapes past one 64 x 128 tile and partial
+// ones, and a row's bits alone and in a batch.
+TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
+  backends::vulkan::Options options;
+  options.emulate_cooperative_matrix = true;
+  const auto emulated = open_another(options);
+  VulkanBackend& em = *emulated;
+  ASSERT_EQ(em.prefill_gemm(), VulkanBackend::PrefillGemm::emulated);
+  ASSERT_EQ(em.matmul_input_rounding(), 0x1p-10);
+  Rng rng(16);
+  for (WeightType type : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
+    const bool k_quant = type == WeightType::q4_k, block = type == WeightType::q8_0 || type == WeightType::q4_0;
+    const Quantized q = testing::make_weights(type, 150, k_quant ? 512 : block ? 96 : 75, rng);
+    const OnDevice w = upload(em, q);
+    const int64_t N = 70, row = 66;  // two tiles of x, the second partial; the row in the second
+    const auto x = testing::random_vector(N * q.cols, rng);
+    for (bool accumulate : {false, true}) {
+      const auto y0 = testing::random_vector(N * q.rows, rng);
+      auto want = y0;
+      reference::matmul(q.matrix(), x.data(), want.data(), N, accumulate);
+      const DeviceBuffer xd = em.allocate(N * q.cols * 4), yd = em.allocate(N * q.rows * 4);
+      em.upload(xd.as<void>(), x.data(), N * q.cols * 4);
+      em.upload(yd.as<void>(), y0.data(), N * q.rows * 4);
+      em.matmul(w.matrix, xd.as<const float>(), yd.as<float>(), N, accumulate, MatmulOrder::gemm);
+      std::vector<float> got(N * q.rows);
+      em.download(got.data(), yd.as<const void>(), N * q.rows * 4);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t r = 0; r < q.rows; ++r)
+          ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]),
+                    bound(em, q, x.data() + n * q.cols, r, true) + (accumulate ? 1e-6 : 0.0))
+              << describe(q, N, MatmulOrder::gemm, accumulate) << " n=" << n << " r=" << r;
+      if (accumulate) continue;
+      const DeviceBuffer alone = em.allocate(q.cols * 4), single = em.allocate(q.rows * 4);
+      em.upload(alone.as<void>(), x.data() + row * q.cols, q.cols * 4);
+      em.matmul(w.matrix, alone.as<const float>(), single.as<float>(), 1, false, MatmulOrder::gemm);
+      std::vector<float> one(q.rows);
+      em.download(one.data(), single.as<const void>(), q.rows * 4);
+      for (int64_t r = 0; r < q.rows; ++r)
+        ASSERT_EQ(got[row * q.rows + r], one[r]) << kernels::weight_type_name(type) << " r=" << r;
+    }
+  }
+  expect_no_validation_messages(em);
+}
+
 TEST_F(VulkanTest, EmbedWidensEveryTypeExactly) {
   Rng rng(14);
   for (WeightType type : kTypes) {

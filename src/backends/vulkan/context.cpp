@@ -266,12 +266,15 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     properties_ = p.properties;
     caps_ = p.caps;
     if (!options.cooperative_matrix) caps_.cooperative_matrix = false;
-    if (const char* coopmat = std::getenv("DIFFTX_VULKAN_COOPMAT"); coopmat && std::string(coopmat) == "0")
-      caps_.cooperative_matrix = false;
+    const char* coopmat = std::getenv("DIFFTX_VULKAN_COOPMAT");
+    const std::string coopmat_value = coopmat ? coopmat : "";
+    caps_.emulated_cooperative_matrix = options.emulate_cooperative_matrix || coopmat_value == "emulated";
+    if (coopmat_value == "0" || caps_.emulated_cooperative_matrix) caps_.cooperative_matrix = false;
     if (options.max_binding_bytes > 0)
       caps_.max_binding_bytes = std::min(caps_.max_binding_bytes, options.max_binding_bytes);
     info_ = describe(p);
-    info_.features += concat(caps_.cooperative_matrix || !p.caps.cooperative_matrix ? "" : " (turned off)");
+    info_.features += concat(caps_.cooperative_matrix || !p.caps.cooperative_matrix ? "" : " (turned off)",
+                             caps_.emulated_cooperative_matrix ? ", cooperative matrix emulated" : "");
     DIFFTX_CHECK(caps_.api_version >= VK_API_VERSION_1_1, "vulkan: device ", info_.name, " supports Vulkan ",
                  VK_API_VERSION_MAJOR(caps_.api_version), ".", VK_API_VERSION_MINOR(caps_.api_version),
                  "; difftx needs 1.1");

@@ -19,6 +19,7 @@ struct Capabilities {
   bool storage16 = false, storage8 = false;      // 16- and 8-bit storage buffer access
   bool float64 = false;                          // shaderFloat64
   bool cooperative_matrix = false;               // GL_NV_cooperative_matrix 16x16x16, fp16 in, fp32 out
+  bool emulated_cooperative_matrix = false;      // Options::emulate_cooperative_matrix (the real one then off)
   bool memory_budget = false;                    // VK_EXT_memory_budget
   uint32_t subgroup_size = 0;
   int64_t max_binding_bytes = 0;                 // maxStorageBufferRange
@@ -34,6 +35,9 @@ struct Options {
   bool report_validation = false;  // with validation: each message also on stderr as it comes
   bool sync_validation = false;    // with validation: also its synchronization checks (hazards between commands)
   bool cooperative_matrix = true;  // use it where the device has it (DIFFTX_VULKAN_COOPMAT=0 turns it off)
+  // The cooperative-matrix GEMM with its fragments emulated in plain code, on any device: its tiling
+  // tested where there are no tensor cores (DIFFTX_VULKAN_COOPMAT=emulated).
+  bool emulate_cooperative_matrix = false;
   int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
   double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
 };

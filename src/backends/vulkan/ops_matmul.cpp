@@ -51,7 +51,8 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
   const int64_t row_bytes = kernels::weight_row_bytes(W.type, W.cols);
   DIFFTX_CHECK(W.data.address() % 4 == 0, "vulkan matmul: the weights must start 4-byte aligned");
   const bool gemv = order == kernels::MatmulOrder::gemv || (order == kernels::MatmulOrder::by_size && N < kGemmMinRows);
-  const bool coopmat = !gemv && context_->caps().cooperative_matrix && W.type != kernels::WeightType::f32;
+  const PrefillGemm kind = prefill_gemm();
+  const bool coopmat = !gemv && kind != PrefillGemm::plain && W.type != kernels::WeightType::f32;
   // Windows: weight rows that fit one binding; rows of x (and y) that fit one binding each.
   const int64_t weight_rows = rows_per_binding(row_bytes, "the weight matrix");
   const int64_t x_rows = std::min(rows_per_binding(W.cols * 4, "x"), rows_per_binding(W.rows * 4, "y"));
@@ -78,10 +79,13 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
             (rows + kGemvWeightRows - 1) / kGemvWeightRows);
         continue;
       }
-      const int64_t tile_rows = coopmat || n > 16 ? 64 : 16;  // rows of x a tile takes (BM in matmul_gemm.comp)
-      const std::string shader =
-          type_shader(coopmat ? std::string("matmul_coopmat") : "matmul_gemm" + std::to_string(tile_rows), W.type);
-      run2d(shader, {1, 1, 1}, buffers, &push, sizeof push, (rows + 63) / 64, (n + tile_rows - 1) / tile_rows);
+      // A tile's rows of x (BM) and weight rows (BN): matmul_coopmat.comp's, or matmul_gemm.comp's.
+      const int64_t tile_rows = coopmat || n > 16 ? 64 : 16, tile_columns = coopmat ? 128 : 64;
+      const std::string family = !coopmat                          ? "matmul_gemm" + std::to_string(tile_rows)
+                                 : kind == PrefillGemm::emulated ? "matmul_coopmate"
+                                                                 : "matmul_coopmat";
+      run2d(type_shader(family, W.type), {1, 1, 1}, buffers, &push, sizeof push,
+            (rows + tile_columns - 1) / tile_columns, (n + tile_rows - 1) / tile_rows);
     }
   }
 }

@@ -37,7 +37,7 @@ class VulkanBackend final : public Backend {
   void zero(DevicePtr<void> dst, int64_t bytes) override;  // at any alignment
   bool trains() const override { return false; }
   // The cooperative-matrix GEMM multiplies in fp16.
-  double matmul_input_rounding() const override { return context_->caps().cooperative_matrix ? 0x1p-10 : 0; }
+  double matmul_input_rounding() const override { return prefill_gemm() != PrefillGemm::plain ? 0x1p-10 : 0; }
   bool runs_hybrid() const override { return true; }  // forward only: layernorm_backward is training's
   int64_t max_paged_kv_regions(int64_t layer_bytes) const override;
   int64_t max_bound_rows(int64_t row_bytes) const override { return rows_per_binding(row_bytes, "a pool's row"); }
@@ -136,6 +136,15 @@ class VulkanBackend final : public Backend {
   const Context& context() const { return *context_; }
   std::vector<std::string> validation_messages() const { return context_->validation_messages(); }
   bool cooperative_matrix() const { return context_->caps().cooperative_matrix; }
+  // The GEMM of prompt rows for the types other than F32: plain F32 tiles (matmul_gemm.comp), or
+  // F16 products on cooperative matrices (matmul_coopmat.comp), real or emulated.
+  enum class PrefillGemm { plain, cooperative_matrix, emulated };
+  PrefillGemm prefill_gemm() const {
+    const Capabilities& caps = context_->caps();
+    return caps.cooperative_matrix            ? PrefillGemm::cooperative_matrix
+           : caps.emulated_cooperative_matrix ? PrefillGemm::emulated
+                                              : PrefillGemm::plain;
+  }
   int64_t pipelines_created() const { return pipelines_.created(); }
   int64_t free_bytes() const { return memory_.free_bytes(); }
   // The device's own time for the work `record` issues, in ms (benchmarks).

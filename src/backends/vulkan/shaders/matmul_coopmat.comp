@@ -1,22 +1,33 @@
-// The prefill GEMM on tensor cores (GL_NV_cooperative_matrix, 16 x 16 x 16, F16 inputs, F32
-// accumulation): tiles of 64 rows of x by 64 weight rows, 32 columns at a time, x and the
-// widened weights rounded to F16 in shared memory (gemm_staging.glsl: the next columns' loads in
-// flight while these are multiplied); four subgroups of 32 each own a 32 x 32
-// block as 2 x 2 accumulators. An output's sum runs over the columns in the same order whatever
-// the tile holds, so a row's bits depend on that row alone (checked on the GPU by the
-// conformance run: bench/gpu/run.sh). Used where the device has the extension, for the types
-// other than F32.
+// The prefill GEMM on tensor cores (GL_NV_cooperative_matrix, 16 x 16 x 16 fragments, F16 inputs,
+// F32 accumulation). A workgroup takes a tile of 64 rows of x by 128 weight rows, 32 columns at a
+// time: x and the widened weights rounded to F16 in shared memory (gemm_staging.glsl: the next
+// columns' loads in flight while these are multiplied). Its four subgroups of 32 each own 32 rows
+// of x by 64 weight rows, 2 x 4 accumulators, so each fragment of x loaded serves four products
+// and each of the weights two. An output's sum runs over the columns in the same order whatever
+// the tile holds, so a row's bits depend on that row alone. Used where the device has the
+// extension, for the types other than F32.
+//
+// EMULATED: the same tiles, staging and write-out with the fragments done in plain code (any
+// device: lavapipe in the tests): a fragment of x or of the weights is where it lies in shared
+// memory, an accumulator is 8 floats per invocation. So everything but the three fragment
+// operations is tested where there are no tensor cores.
 #version 450
+#if !EMULATED
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_KHR_memory_scope_semantics : require
+#endif
 #include "common.glsl"
 
 #define BM 64
-#define BN 64
+#define BN 128
 #define BK 32
-#define LD (BK + 8)  // halves between staged rows (80 bytes: loads start 16-byte aligned)
-#define LC (BN + 4)  // floats between rows of the result tile
+#if EMULATED
+#define LD (BK + 1)  // staged values between rows (F32 here: 32 KiB of shared memory is all there may be)
+#else
+#define LD (BK + 8)  // staged values between rows (80 bytes in F16: fragment loads start 16-byte aligned)
+#endif
+#define LO 20        // floats between rows of an accumulator on its way out
 #define WG 128u
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer WBuffer { uint w[]; } W;
@@ -31,43 +42,104 @@ layout(push_constant) uniform Push {
 
 #include "weights.glsl"
 
-shared float16_t xs[BM * LD];  // [m][k]
-shared float16_t ws[BN * LD];  // [c][k]: the B operand (k by c) stored column-major
-shared float cs[BM * LC];      // [m][c]
-#define STORE_X(m, k, v) xs[(m) * LD + (k)] = float16_t(v)
-#define STORE_W(c, k, v) ws[(c) * LD + (k)] = float16_t(v)
+#if EMULATED
+// Loops kept as loops: lavapipe compiles the fully unrolled emulation for half a minute a shader.
+#define UNROLL [[dont_unroll]]
+#define Staged float
+Staged staged(float v) { return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x; }  // rounded to F16
+#else
+#define UNROLL [[unroll]]
+#define Staged float16_t
+Staged staged(float v) { return float16_t(v); }
+#endif
+
+shared Staged xs[BM * LD];  // [m][k]
+shared Staged ws[BN * LD];  // [c][k]: the B operand (k by c) stored column-major
+shared float outs[4u * 16u * LO];  // each subgroup's accumulator on its way out
+#define STORE_X(m, k, v) xs[(m) * LD + (k)] = staged(v)
+#define STORE_W(c, k, v) ws[(c) * LD + (k)] = staged(v)
 #include "gemm_staging.glsl"
 
+// The fragments: A (16 rows of x by 16 columns) from xs at element `at`, B (16 columns by 16
+// weight rows) from ws, C += A B, and C into outs at `at`.
+#if EMULATED
+#define ATile uint
+#define BTile uint
+struct CTile {
+  float v[8];  // invocation l of its 32: row l / 2, columns 8 (l % 2) .. + 7
+};
+ATile load_a(uint at) { return at; }
+BTile load_b(uint at) { return at; }
+CTile zero_c() { return CTile(float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)); }
+CTile mma(ATile a, BTile b, CTile c) {
+  const uint lane = gl_LocalInvocationID.x % 32u, m = lane / 2u, c0 = 8u * (lane % 2u);
+  UNROLL for (uint j = 0u; j < 8u; ++j) {
+    float s = c.v[j];
+    for (uint k = 0u; k < 16u; ++k) s = fma(xs[a + m * LD + k], ws[b + (c0 + j) * LD + k], s);
+    c.v[j] = s;
+  }
+  return c;
+}
+void store_c(CTile c, uint at) {
+  const uint lane = gl_LocalInvocationID.x % 32u, m = lane / 2u, c0 = 8u * (lane % 2u);
+  [[unroll]] for (uint j = 0u; j < 8u; ++j) outs[at + m * LO + c0 + j] = c.v[j];
+}
+#else
+#define ATile fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define BTile fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
+#define CTile fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
+ATile load_a(uint at) {
+  ATile a;
+  coopMatLoadNV(a, xs, at, LD, false);
+  return a;
+}
+BTile load_b(uint at) {
+  BTile b;
+  coopMatLoadNV(b, ws, at, LD, true);
+  return b;
+}
+CTile zero_c() { return CTile(0.0); }
+CTile mma(ATile a, BTile b, CTile c) { return coopMatMulAddNV(a, b, c); }
+void store_c(CTile c, uint at) { coopMatStoreNV(c, outs, at, LO, false); }
+#endif
+
 void main() {
-  const uint t = gl_LocalInvocationID.x, sg = t / 32u;
+  const uint t = gl_LocalInvocationID.x, sg = t / 32u, lane = t % 32u;
   const uint c0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
-  const uint sm = (sg / 2u) * 32u, sc = (sg % 2u) * 32u;  // this subgroup's 32 x 32 block
-  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> acc[2][2];
-  [[unroll]] for (uint i = 0u; i < 2u; ++i)
-    [[unroll]] for (uint j = 0u; j < 2u; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  const uint sm = (sg / 2u) * 32u, sc = (sg % 2u) * 64u;  // this subgroup's 32 x 64 block
+  CTile acc[2][4];
+  UNROLL for (uint i = 0u; i < 2u; ++i)
+    UNROLL for (uint j = 0u; j < 4u; ++j) acc[i][j] = zero_c();
   load_tiles(m0, c0, 0u);
   for (uint k0 = 0u; k0 < p.cols; k0 += BK) {
     store_tiles();
     barrier();
     if (k0 + BK < p.cols) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
-    [[unroll]] for (uint kk = 0u; kk < BK; kk += 16u) {
-      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a[2], b[2];
-      [[unroll]] for (uint i = 0u; i < 2u; ++i) coopMatLoadNV(a[i], xs, (sm + 16u * i) * LD + kk, LD, false);
-      [[unroll]] for (uint j = 0u; j < 2u; ++j) coopMatLoadNV(b[j], ws, (sc + 16u * j) * LD + kk, LD, true);
-      [[unroll]] for (uint i = 0u; i < 2u; ++i)
-        [[unroll]] for (uint j = 0u; j < 2u; ++j) acc[i][j] = coopMatMulAddNV(a[i], b[j], acc[i][j]);
+    UNROLL for (uint kk = 0u; kk < BK; kk += 16u) {
+      ATile a[2];
+      BTile b[4];
+      UNROLL for (uint i = 0u; i < 2u; ++i) a[i] = load_a((sm + 16u * i) * LD + kk);
+      UNROLL for (uint j = 0u; j < 4u; ++j) b[j] = load_b((sc + 16u * j) * LD + kk);
+      UNROLL for (uint i = 0u; i < 2u; ++i)
+        UNROLL for (uint j = 0u; j < 4u; ++j) acc[i][j] = mma(a[i], b[j], acc[i][j]);
     }
     barrier();
   }
-  [[unroll]] for (uint i = 0u; i < 2u; ++i)
-    [[unroll]] for (uint j = 0u; j < 2u; ++j)
-      coopMatStoreNV(acc[i][j], cs, (sm + 16u * i) * LC + sc + 16u * j, LC, false);
-  barrier();
-  for (uint e = t; e < BM * BN; e += 128u) {
-    const uint m = m0 + e / BN, c = c0 + e % BN;
-    if (m >= p.n || c >= p.rows) continue;
-    const uint at = p.y_at + m * p.y_stride + c;
-    const float v = cs[(e / BN) * LC + e % BN];
-    Y.y[at] = p.accumulate != 0u ? Y.y[at] + v : v;
-  }
+  // Out one accumulator of each subgroup at a time: through outs, then 8 outputs an invocation.
+  const uint out_at = sg * 16u * LO, row = lane / 2u, col = 8u * (lane % 2u);
+  UNROLL for (uint i = 0u; i < 2u; ++i)
+    UNROLL for (uint j = 0u; j < 4u; ++j) {
+      store_c(acc[i][j], out_at);
+      barrier();
+      const uint m = m0 + sm + 16u * i + row;
+      UNROLL for (uint e = 0u; e < 8u; ++e) {
+        const uint c = c0 + sc + 16u * j + col + e;
+        if (m < p.n && c < p.rows) {
+          const uint at = p.y_at + m * p.y_stride + c;
+          const float v = outs[out_at + row * LO + col + e];
+          Y.y[at] = p.accumulate != 0u ? Y.y[at] + v : v;
+        }
+      }
+      barrier();
+    }
 }

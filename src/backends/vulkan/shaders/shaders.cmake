@@ -21,8 +21,9 @@ foreach(index RANGE 5)
     list(APPEND DIFFTX_VULKAN_SHADERS matmul_gemv${n}_${type}:matmul_gemv.comp:WTYPE=${index},NMAX=${n},XVEC=1
          matmul_gemv${n}u_${type}:matmul_gemv.comp:WTYPE=${index},NMAX=${n},XVEC=0)
   endforeach()
-  if(index GREATER 0)  # F32 weights keep the exact F32 GEMM
-    list(APPEND DIFFTX_VULKAN_SHADERS matmul_coopmat_${type}:matmul_coopmat.comp:WTYPE=${index})
+  if(index GREATER 0)  # F32 weights keep the exact F32 GEMM; "e": the fragments emulated (tests)
+    list(APPEND DIFFTX_VULKAN_SHADERS matmul_coopmat_${type}:matmul_coopmat.comp:WTYPE=${index},EMULATED=0
+         matmul_coopmate_${type}:matmul_coopmat.comp:WTYPE=${index},EMULATED=1)
   endif()
 endforeach()
 
