@@ -6,7 +6,8 @@
 // smaller: every thread scores at once), so a row's chunks and passes depend on its length
 // alone: its bits never depend on the other rows or on where its blocks lie. A pass's keys are
 // read in runs of pages whose regions share a binding window (a uniform index into kv[]), its
-// values a page at a time, four positions' loads issued before their products.
+// values a page at a time; keys' elements and values' positions are loaded LOADS at a time before
+// their products, which stay one chain in order (the bits do not depend on LOADS).
 // window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at the
 // one its window starts in (workgroup c takes the row's chunk first / CHUNK + c, and item c), so
 // a long row of a sliding layer runs the window's chunks, not its length's, and never reads the
@@ -19,6 +20,7 @@
 #define MMAX 32     // maps per kv head
 #define QMAX 2048   // M * d
 #define ACC 32      // M * vw <= WG * ACC
+#define LOADS 8u    // loads in flight per thread before their products
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer QBuffer { float q[]; } Q;
 layout(std430, set = 0, binding = 1) readonly buffer LengthBuffer { int i[]; } Lengths;
@@ -80,9 +82,17 @@ void main() {
         for (uint m = 0u; m < M; ++m) {
           const uint map = g * M + m;
           const uint kh = p.v1 != 0u && map % (p.r + 1u) == p.r ? 1u : 0u;  // V1 noise maps read k2
+          // The key's elements loaded LOADS at a time before their products (a GPU thread keeps
+          // them in flight together), the products one chain in element order.
           float s = 0.0;
-          for (uint x = 0u; x < d; ++x)
-            s = fma(qs[m * d + x], element(win, base + kv_key_element(g, tt, kh * d + x) * es), s);
+          uint x = 0u;
+          for (; x + LOADS <= d; x += LOADS) {
+            float k[LOADS];
+            [[unroll]] for (uint j = 0u; j < LOADS; ++j)
+              k[j] = element(win, base + kv_key_element(g, tt, kh * d + x + j) * es);
+            [[unroll]] for (uint j = 0u; j < LOADS; ++j) s = fma(qs[m * d + x + j], k[j], s);
+          }
+          for (; x < d; ++x) s = fma(qs[m * d + x], element(win, base + kv_key_element(g, tt, kh * d + x) * es), s);
           if (int8)
             s *= scale_at(win, base + kv_key_element_bytes() + ((g * kv_heads_per_kv() + kh) * p.P + tt) * 4u);
           scores[m * WG + t] = s;
@@ -114,9 +124,9 @@ void main() {
       for (uint i = 0u; i < n;) {  // a page at a time: its values read 4 positions ahead of their use
         const uvec2 region = kv_region(block_of(table, pass + i));
         const uint values = region.y + kv_key_bytes(), tt0 = (pass + i) % p.P, in_page = min(n - i, p.P - tt0);
-        for (uint k = 0u; k < in_page; k += 4u) {
-          float w[4], v[4];
-          [[unroll]] for (uint q = 0u; q < 4u; ++q) {
+        for (uint k = 0u; k < in_page; k += LOADS) {
+          float w[LOADS], v[LOADS];
+          [[unroll]] for (uint q = 0u; q < LOADS; ++q) {
             const uint tt = tt0 + k + q;
             w[q] = v[q] = 0.0;
             if (k + q < in_page) {
@@ -125,7 +135,7 @@ void main() {
               v[q] = element(region.x, values + kv_value_element(g, tt, col) * es);
             }
           }
-          [[unroll]] for (uint q = 0u; q < 4u; ++q)
+          [[unroll]] for (uint q = 0u; q < LOADS; ++q)
             if (k + q < in_page) a = fma(w[q], v[q], a);  // in position order, as one chain
         }
         i += in_page;
