@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 
+#include "grammar/json_all_of.h"
+#include "grammar/json_keywords.h"
 #include "io/json_file.h"
 
 namespace difftx::grammar {
@@ -15,22 +17,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-const std::set<std::string, std::less<>> kAnnotations = {
-    "title",     "description", "default",  "examples", "$schema",          "$id",
-    "$comment",  "deprecated",  "readOnly", "writeOnly", "$defs",           "definitions",
-    "contentEncoding", "contentMediaType"};
-const std::set<std::string, std::less<>> kKeywords = {
-    "type",     "properties", "required",  "additionalProperties", "items",     "minItems",  "maxItems",
-    "enum",     "const",      "anyOf",     "oneOf",                "allOf",     "$ref",      "minLength",
-    "maxLength", "pattern",   "format",    "minimum",              "maximum",   "exclusiveMinimum",
-    "exclusiveMaximum", "uniqueItems", "prefixItems", "additionalItems"};
-const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required", "additionalProperties"};
-const std::set<std::string, std::less<>> kArrayKeywords = {"items",       "minItems",    "maxItems",
-                                                          "uniqueItems", "prefixItems", "additionalItems"};
-const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength", "pattern", "format"};
-const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
-                                                           "exclusiveMaximum"};
-const std::vector<std::string> kTypes = {"null", "boolean", "object", "array", "string", "number", "integer"};
 
 // Bytes for a message: "'>' or a newline".
 std::string byte_list(std::string_view bytes) {
@@ -40,13 +26,6 @@ std::string byte_list(std::string_view bytes) {
     out += c == '\n' ? std::string("a newline") : std::string("'") + c + "'";
   }
   return out;
-}
-
-// JSON pointer escaping of one reference token.
-std::string child(const std::string& path, const std::string& key) {
-  std::string token;
-  for (char c : key) token += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-  return path + "/" + token;
 }
 
 [[noreturn]] void error(const std::string& where, const std::string& message) { throw GrammarError(where, message); }
@@ -85,14 +64,15 @@ int types_of(const json& s, int depth, const std::function<const json&(const std
       for (const json& b : s[key]) bits |= types_of(b, depth + 1, resolve);
       return bits;
     }
-  if (s.contains("allOf") && s["allOf"].is_array() && s["allOf"].size() == 1)
-    return types_of(s["allOf"][0], depth + 1, resolve);
+  int bits = json_types::any;  // allOf: the types each of its schemas allows
+  if (s.contains("allOf") && s["allOf"].is_array())
+    for (const json& b : s["allOf"]) bits &= types_of(b, depth + 1, resolve);
   const auto it = s.find("type");
-  if (it == s.end()) return json_types::any;
-  int bits = 0;
+  if (it == s.end()) return bits;
+  int listed = 0;
   for (const json& t : it->is_array() ? *it : json::array({*it}))
-    if (t.is_string()) bits |= type_bits(t.get<std::string>());
-  return bits;
+    if (t.is_string()) listed |= type_bits(t.get<std::string>());
+  return bits & listed;
 }
 
 // The values a required property is pinned to (its const or enum), or none.
@@ -283,8 +263,7 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     if (!kKeywords.count(key))
       error(child(path, key), "the keyword '" + key + "' is not supported: it cannot be enforced");
     present.insert(key);
-    if (object_root && (key == "$ref" || key == "allOf" || key == "anyOf" || key == "oneOf" || key == "enum" ||
-                        key == "const"))
+    if (object_root && (key == "$ref" || key == "anyOf" || key == "oneOf" || key == "enum" || key == "const"))
       not_object(child(path, key));
   }
   const auto only = [&](const std::set<std::string>& allowed, const std::string& keyword) {
@@ -298,11 +277,10 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     return compile_ref(s["$ref"].get<std::string>(), child(path, "$ref"), depth);
   }
   if (present.count("allOf")) {
-    only({}, "allOf");
-    const json& all = s["allOf"];
-    if (!all.is_array() || all.size() != 1)
-      error(child(path, "allOf"), "'allOf' is supported with exactly one schema only");
-    return compile(all[0], child(child(path, "allOf"), "0"), depth + 1);
+    const json merged = merge_all_of(s, path, [&](const json& x, const std::string& at) -> const json& {
+      return dereferenced(x, at);
+    });
+    return compile(merged, child(path, "allOf"), depth + 1, members);
   }
   if (s.contains("discriminator")) check_discriminator(s, path);
   for (const char* key : {"anyOf", "oneOf"}) {

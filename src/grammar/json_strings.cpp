@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "grammar/json_grammar.h"
+#include "grammar/json_keywords.h"
 #include "grammar/regex.h"
 #include "io/json_file.h"
 
@@ -12,8 +13,6 @@ namespace difftx::grammar {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-std::string child(const std::string& path, const char* key) { return path + "/" + key; }
 
 // The formats written as patterns (regex.h), each a part of what the format allows that every
 // validator accepts (ajv-formats' full and fast patterns; RFC 5321, 1123 and 3986 forms), its

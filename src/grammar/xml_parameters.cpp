@@ -7,14 +7,14 @@
 #include <algorithm>
 #include <cctype>
 
+#include "grammar/json_all_of.h"
 #include "grammar/json_grammar.h"
+#include "grammar/json_keywords.h"
 
 namespace difftx::grammar {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-std::string child(const std::string& path, const std::string& key) { return path + "/" + key; }
 
 bool is_null_word(const std::string& text) {  // "null" in any case, as the reader takes it
   std::string lower = text;
@@ -48,7 +48,12 @@ int32_t JsonGrammar::xml_value(const json& s, const std::string& path, int depth
     const std::string ref = s["$ref"].get<std::string>();
     return xml_value(resolve(ref, child(path, "$ref")), where_ + ref.substr(1), depth + 1);
   }
-  if (s.contains("allOf")) return xml_value(s["allOf"][0], child(child(path, "allOf"), "0"), depth + 1);
+  if (s.contains("allOf")) {
+    const json merged = merge_all_of(s, path, [&](const json& x, const std::string& at) -> const json& {
+      return dereferenced(x, at);
+    });
+    return xml_value(merged, child(path, "allOf"), depth + 1);
+  }
   if (s.contains("enum") || s.contains("const")) {
     // A string as it is, null as "null"; what would read back as another value is left out.
     const std::string key = s.contains("const") ? "const" : "enum";

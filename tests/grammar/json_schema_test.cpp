@@ -119,6 +119,29 @@ const std::vector<Case> kCases = {
      {"[]", "[1]", "[1, 2]"},
      {"[1, 2, 3]"}},
     {"true", {"1", "[]", R"({"a": "b"})"}, {"nul"}},
+    // allOf, merged: a $ref'd base with more properties (one of its bounds tightened); a branch's
+    // anyOf distributed; types and bounds intersected; enums intersected; additionalProperties
+    // false keeping only the names of its own schema.
+    {R"({"$defs": {"Base": {"type": "object", "properties": {"id": {"type": "integer", "minimum": 1, "maximum": 99}},
+        "required": ["id"]}},
+        "allOf": [{"$ref": "#/$defs/Base"}, {"properties": {"name": {"type": "string", "maxLength": 4},
+        "id": {"maximum": 50}}, "required": ["name"]}]})",
+     {R"({"id": 5, "name": "ab"})", R"({"id": 50, "name": ""})"},
+     {R"({"id": 51, "name": "a"})", R"({"id": 5})", R"({"name": "a"})", R"({"id": 5, "name": "abcde"})"}},
+    {R"({"type": "object", "allOf": [{"properties": {"n": {"type": "integer", "minimum": 0, "maximum": 9}},
+        "required": ["n"]}, {"anyOf": [{"properties": {"a": {"const": true}}, "required": ["a"]},
+        {"properties": {"b": {"type": "null"}}, "required": ["b"]}]}]})",
+     {R"({"n": 1, "a": true})", R"({"n": 0, "b": null})"},
+     {R"({"n": 1})", R"({"a": true})", R"({"n": 1, "a": false})"}},
+    {R"({"allOf": [{"type": ["integer", "string"]}, {"type": "number", "minimum": 2, "maximum": 5}, {"maximum": 4}]})",
+     {"2", "4"},
+     {"5", "1", R"("a")", "2.5"}},
+    {R"({"allOf": [{"enum": ["a", "b", "c"]}, {"enum": ["c", "b", "d"]}]})", {R"("b")", R"("c")"}, {R"("a")", R"("d")"}},
+    {R"({"allOf": [{"type": "object", "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 3},
+        "b": {"type": "boolean"}}, "additionalProperties": false},
+        {"properties": {"a": {"minimum": 1}, "c": {"type": "null"}}, "required": ["a"]}]})",
+     {R"({"a": 1})", R"({"a": 3, "b": false})"},
+     {R"({"a": 0})", R"({"b": true})", R"({"a": 1, "c": null})"}},
 };
 
 TEST(JsonSchemaGrammar, EveryDocumentItLetsThroughValidates) {
@@ -265,6 +288,21 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       {json::parse(R"({"enum": [1], "minimum": 0})"), "#/minimum", "beside 'enum'"},
       {json::parse(R"({"type": "number", "minimum": "1"})"), "#/minimum", "must be a number"},
       {json::parse("[]"), "#", "must be an object or a boolean"},
+      {json::parse(R"({"allOf": [{"type": "string", "pattern": "a"}, {"pattern": "b"}]})"), "#/allOf/1/pattern",
+       "two different 'pattern's"},
+      {json::parse(R"({"allOf": [{"type": "string"}, {"type": ["integer", "null"]}]})"), "#/allOf/1/type",
+       "no type in common"},
+      {json::parse(R"({"type": "object", "additionalProperties": false,
+                      "allOf": [{"properties": {"a": {}}, "required": ["a"]}]})"),
+       "#", "'a' is required"},
+      {json::parse(R"({"$defs": {"A": {"allOf": [{"$ref": "#/$defs/A"}]}}, "allOf": [{"$ref": "#/$defs/A"}]})"), "",
+       "nested deeper"},
+      {json::parse(R"({"allOf": [{"anyOf": [{"type": "null"}]}, {"oneOf": [{"type": "null"}]}]})"), "#/allOf/1/oneOf",
+       "in two schemas"},
+      {json::parse(R"({"allOf": [{"type": "object", "additionalProperties": {"type": "null"}}]})"),
+       "#/allOf/0/additionalProperties", "cannot be merged"},
+      {json::parse(R"({"allOf": [{"enum": [1, 2]}, {"const": 3}]})"), "#/allOf/1/const", "none in common"},
+      {json::parse(R"({"allOf": [{"type": "string"}, {"not": {}}]})"), "#/allOf/1/not", "'not' is not supported"},
   };
   for (const auto& [schema, where, why] : cases) {
     try {

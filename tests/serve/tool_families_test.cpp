@@ -736,7 +736,8 @@ const std::vector<ToolFunction> kXmlFunctions = {
         "ratio": {"type": "number", "minimum": 0, "maximum": 1}, "level": {"$ref": "#/$defs/level"},
         "steps": {"type": "array", "maxItems": 2, "items": {"type": "object", "properties": {"n": {"type": "integer"}},
                   "required": ["n"], "additionalProperties": false}},
-        "nothing": {"type": "null"}},
+        "nothing": {"type": "null"}, "size": {"allOf": [{"$ref": "#/$defs/level"}, {"maximum": 2}]},
+        "tag": {"allOf": [{"type": ["string", "null"]}, {"maxLength": 3}]}},
         "required": ["title", "urgent"], "additionalProperties": false,
         "$defs": {"level": {"type": "integer", "minimum": 1, "maximum": 3}}})")}};
 

@@ -135,6 +135,28 @@ if (mode === "tools") {
     if (seed === 1) console.log(`formats: ${r.choices[0].message.content.slice(0, 200)}`);
   }
 
+  // allOf, as OpenAPI composes schemas: a $ref'd base, more properties (one of the base's bounds
+  // tightened), and a choice between two shapes; the answer validated by ajv against the schema as sent.
+  const composedSchema = {
+    $defs: { Base: { type: "object", properties: { id: { type: "integer", minimum: 1, maximum: 99 } }, required: ["id"] } },
+    allOf: [
+      { $ref: "#/$defs/Base" },
+      { type: "object", properties: { id: { type: "integer", maximum: 9 }, label: { type: "string", maxLength: 6 } },
+        required: ["label"] },
+      { anyOf: [{ type: "object", properties: { done: { const: true } }, required: ["done"] },
+                { type: "object", properties: { left: { type: "integer", minimum: 0, maximum: 5 } }, required: ["left"] }] },
+    ],
+  };
+  for (const seed of [1, 2, 3]) {
+    const r = await client.chat.completions.create({
+      model, messages, response_format: { type: "json_schema", json_schema: { name: "composed", schema: composedSchema } },
+      temperature: 1, seed, max_tokens: 200,
+    });
+    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r.choices[0]));
+    validate(composedSchema, JSON.parse(r.choices[0].message.content), `allOf (seed ${seed})`);
+    if (seed === 1) console.log(`allOf: ${r.choices[0].message.content}`);
+  }
+
   // The peers' spellings of a constraint, as their clients send them (extra body fields): vLLM's
   // structured_outputs and guided_* (a regex the whole answer matches, a choice), llama.cpp's json_schema.
   const choices = ["yes", "no", "not sure"];

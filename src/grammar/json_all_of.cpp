@@ -1,0 +1,265 @@
+// allOf merged into one schema (json_all_of.h).
+#include "grammar/json_all_of.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "grammar/grammar.h"
+#include "grammar/json_keywords.h"
+#include "io/json_file.h"
+
+namespace difftx::grammar {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr int kMaxDepth = 32;         // allOf within allOf (through $refs too)
+constexpr size_t kMaxBranches = 256;  // one allOf's branches, flattened
+constexpr int kMaxMerged = 1024;      // schemas merged for one allOf, its distributed choices' included
+
+[[noreturn]] void fail(const std::string& where, const std::string& message) { throw GrammarError(where, message); }
+
+struct Branch {
+  const json* schema;
+  std::string path;
+};
+
+// The branches of an allOf, nested allOfs and $refs followed: every schema whose keywords apply.
+void collect(const json& s, const std::string& path, const Dereference& dereference, int depth,
+             std::vector<Branch>& out) {
+  if (depth > kMaxDepth) fail(path, concat("allOf nested deeper than ", kMaxDepth, " levels"));
+  std::string at = path;
+  if (s.is_object() && s.contains("$ref")) {
+    for (const auto& [key, value] : s.items())
+      if (key != "$ref" && !kAnnotations.count(key))
+        fail(child(path, key), "'" + key + "' beside '$ref' cannot be enforced (give it inside the branches)");
+    at = child(path, "$ref");
+  }
+  const json& d = dereference(s, path);
+  if (d.is_boolean()) {
+    if (d.get<bool>()) return;
+    fail(at, "the schema false matches no document, so neither does the allOf that holds it");
+  }
+  if (!d.is_object()) fail(at, "a schema must be an object or a boolean, not " + io::json_value_for_message(d));
+  if (out.size() >= kMaxBranches) fail(at, concat("allOf of more than ", kMaxBranches, " schemas"));
+  out.push_back({&d, at});  // its keywords beside allOf
+  if (!d.contains("allOf")) return;
+  const json& all = d["allOf"];
+  const std::string list = child(at, "allOf");
+  if (!all.is_array() || all.empty()) fail(list, "'allOf' must be a non-empty list of schemas");
+  for (size_t i = 0; i < all.size(); ++i) collect(all[i], child(list, std::to_string(i)), dereference, depth + 1, out);
+}
+
+// The type names both lists allow ("integer" where one says integer and the other number).
+std::vector<std::string> common_types(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  const auto has = [](const std::vector<std::string>& v, const char* t) { return std::count(v.begin(), v.end(), t) > 0; };
+  std::vector<std::string> out;
+  for (const std::string& t : a) {
+    if (has(b, t.c_str())) out.push_back(t);
+    else if (t == "integer" && has(b, "number")) out.push_back(t);
+    else if (t == "number" && has(b, "integer")) out.push_back("integer");
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::vector<std::string> type_names(const json& type, const std::string& where) {
+  std::vector<std::string> names;
+  for (const json& t : type.is_array() ? type : json::array({type})) {
+    if (!t.is_string() || std::find(kTypes.begin(), kTypes.end(), t.get<std::string>()) == kTypes.end())
+      fail(where, "'type' must be one of null, boolean, object, array, string, number, integer, or a list of them");
+    names.push_back(t.get<std::string>());
+  }
+  return names;
+}
+
+// The branches' keywords, gathered one by one.
+class Merge {
+ public:
+  explicit Merge(const std::string& path) : path_(path) {}
+
+  void add(const Branch& b) {
+    const json& s = *b.schema;
+    for (const auto& [key, value] : s.items()) {
+      const std::string at = child(b.path, key);
+      if (kAnnotations.count(key) || key == "allOf") continue;
+      if (key == "discriminator") {
+        once(key, value, at);
+      } else if (!kKeywords.count(key)) {
+        fail(at, "the keyword '" + key + "' is not supported: it cannot be enforced");
+      } else if (key == "type") {
+        const std::vector<std::string> names = type_names(value, at);
+        types_ = types_ ? common_types(*types_, names) : names;
+        if (types_->empty()) fail(at, "allOf's schemas allow no type in common");
+      } else if (key == "properties") {
+        if (!value.is_object()) fail(at, "'properties' must be an object");
+        for (const auto& [name, schema] : value.items()) {
+          if (!properties_.count(name)) names_.push_back(name);
+          properties_[name].push_back(schema);
+        }
+      } else if (key == "required") {
+        if (!value.is_array()) fail(at, "'required' must be a list of names");
+        for (const json& name : value)
+          if (std::find(required_.begin(), required_.end(), name) == required_.end()) required_.push_back(name);
+      } else if (key == "additionalProperties") {
+        if (value.is_object()) fail(at, "an 'additionalProperties' schema inside allOf cannot be merged");
+        if (value == json(false)) {
+          std::set<std::string> listed;
+          if (s.contains("properties") && s["properties"].is_object())
+            for (const auto& [name, schema] : s["properties"].items()) listed.insert(name);
+          if (allowed_) {
+            std::set<std::string> both;
+            std::set_intersection(allowed_->begin(), allowed_->end(), listed.begin(), listed.end(),
+                                  std::inserter(both, both.end()));
+            listed = std::move(both);
+          }
+          allowed_ = std::move(listed);
+        }
+      } else if (key == "items" && value.is_object()) {
+        items_.push_back(value);
+      } else if (key == "items" || key == "prefixItems" || key == "additionalItems") {
+        once(key, value, at);
+      } else if (key == "minimum" || key == "minLength" || key == "minItems") {
+        bound(key, value, at, true);
+      } else if (key == "maximum" || key == "maxLength" || key == "maxItems") {
+        bound(key, value, at, false);
+      } else if (key == "exclusiveMinimum" || key == "exclusiveMaximum") {
+        if (value.is_boolean()) fail(at, "draft 4's boolean '" + key + "' inside allOf cannot be merged");
+        bound(key, value, at, key == "exclusiveMinimum");
+      } else if (key == "pattern" || key == "format") {
+        same(key, value, at);
+      } else if (key == "enum" || key == "const") {
+        values(key == "const" ? json::array({value}) : value, at);
+      } else if (key == "$ref") {  // a chain ends at no reference, unless it is no string
+        fail(at, "'$ref' must be a string");
+      } else if (key == "uniqueItems") {
+        if (!out_.contains(key) || value == json(true)) out_[key] = value;
+      } else {  // anyOf / oneOf: distributed before the merge
+        fail(at, "'" + key + "' in two schemas of one allOf cannot be merged");
+      }
+    }
+  }
+
+  json result() {
+    if (types_) out_["type"] = types_->size() == 1 ? json((*types_)[0]) : json(*types_);
+    if (!names_.empty()) {
+      json properties = json::object();
+      for (const std::string& name : names_) {
+        if (allowed_ && !allowed_->count(name)) continue;
+        const std::vector<json>& schemas = properties_[name];
+        properties[name] = schemas.size() == 1 ? schemas[0] : json{{"allOf", schemas}};
+      }
+      out_["properties"] = std::move(properties);
+    }
+    if (!required_.empty()) {
+      for (const json& name : required_)
+        if (allowed_ && name.is_string() && !allowed_->count(name.get<std::string>()))
+          fail(path_, "'" + name.get<std::string>() +
+                          "' is required, but a schema of the allOf with additionalProperties false does not list it");
+      out_["required"] = required_;
+    }
+    if (allowed_) out_["additionalProperties"] = false;
+    if (!items_.empty()) out_["items"] = items_.size() == 1 ? items_[0] : json{{"allOf", items_}};
+    if (values_) out_["enum"] = *values_;
+    return std::move(out_);
+  }
+
+ private:
+  // A keyword only one schema may give.
+  void once(const std::string& key, const json& value, const std::string& at) {
+    if (out_.contains(key) && out_[key] != value) fail(at, "'" + key + "' in two schemas of one allOf cannot be merged");
+    out_[key] = value;
+  }
+  // A keyword every schema that gives it must give alike.
+  void same(const std::string& key, const json& value, const std::string& at) {
+    if (out_.contains(key) && out_[key] != value)
+      fail(at, "two different '" + key + "'s in one allOf cannot be enforced together");
+    out_[key] = value;
+  }
+  // The tighter bound: the larger lower one, the smaller upper one.
+  void bound(const std::string& key, const json& value, const std::string& at, bool lower) {
+    if (!value.is_number()) fail(at, "'" + key + "' must be a number");
+    if (!out_.contains(key)) {
+      out_[key] = value;
+      return;
+    }
+    const double old = out_[key].get<double>(), now = value.get<double>();
+    if (lower ? now > old : now < old) out_[key] = value;
+  }
+  // The values every enum / const lists.
+  void values(const json& list, const std::string& at) {
+    if (!list.is_array() || list.empty()) fail(at, "'enum' must be a non-empty list");
+    if (!values_) {
+      values_ = list;
+      return;
+    }
+    json kept = json::array();
+    for (const json& v : *values_)
+      if (std::find(list.begin(), list.end(), v) != list.end()) kept.push_back(v);
+    if (kept.empty()) fail(at, "allOf's enum / const values have none in common");
+    values_ = std::move(kept);
+  }
+
+  std::string path_;
+  json out_ = json::object();
+  std::optional<std::vector<std::string>> types_;
+  std::vector<std::string> names_;  // properties in the order first given
+  std::map<std::string, std::vector<json>> properties_;
+  json required_ = json::array();
+  std::optional<std::set<std::string>> allowed_;  // the names additionalProperties false leaves
+  std::vector<json> items_;
+  std::optional<json> values_;
+};
+
+json merge(const json& s, const std::string& path, const Dereference& dereference, int& budget) {
+  if (--budget < 0) fail(path, concat("allOf whose anyOf / oneOf make more than ", kMaxMerged, " schemas to merge"));
+  std::vector<Branch> branches;
+  collect(s, path, dereference, 0, branches);
+  // A branch with anyOf or oneOf: the allOf of the others with each of its alternatives.
+  const Branch* choice = nullptr;
+  std::string key;
+  for (const Branch& b : branches)
+    for (const char* k : {"anyOf", "oneOf"}) {
+      if (!b.schema->contains(k)) continue;
+      if (choice) fail(child(b.path, k), "anyOf / oneOf in two schemas of one allOf cannot be merged");
+      choice = &b;
+      key = k;
+    }
+  if (!choice) {
+    Merge merge(path);
+    for (const Branch& b : branches) merge.add(b);
+    return merge.result();
+  }
+  const json& alternatives = (*choice->schema)[key];
+  const std::string at = child(choice->path, key);
+  if (!alternatives.is_array() || alternatives.empty()) fail(at, "'" + key + "' must be a non-empty list of schemas");
+  json rest = json::array();  // every schema's keywords but the choice itself
+  for (const Branch& b : branches) {
+    json keywords = *b.schema;
+    keywords.erase("allOf");
+    if (&b == choice) keywords.erase(key), keywords.erase("discriminator");
+    rest.push_back(std::move(keywords));
+  }
+  json out = json::object();
+  out[key] = json::array();
+  for (size_t i = 0; i < alternatives.size(); ++i) {
+    json all = rest;
+    all.push_back(alternatives[i]);
+    out[key].push_back(merge(json{{"allOf", std::move(all)}}, child(at, std::to_string(i)), dereference, budget));
+  }
+  if (choice->schema->contains("discriminator")) out["discriminator"] = (*choice->schema)["discriminator"];
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json merge_all_of(const json& s, const std::string& path, const Dereference& dereference) {
+  int budget = kMaxMerged;
+  return merge(s, path, dereference, budget);
+}
+
+}  // namespace difftx::grammar
