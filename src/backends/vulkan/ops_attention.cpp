@@ -14,7 +14,7 @@ namespace {
 
 constexpr int64_t kKvWindows = 8;        // KV_WINDOWS in shaders/kv_push.glsl
 constexpr int64_t kPrefillMaxD = 128;    // DMAX in attention_prefill.comp
-constexpr int64_t kPrefillMaxVw = 256;   // VMAX
+constexpr int64_t kPrefillMaxVw = 256;   // the largest VMAX
 constexpr int64_t kPrefillRows = 16;     // BR
 constexpr int64_t kDecodeMaxMaps = 32;   // MMAX in paged_attention.comp
 constexpr int64_t kDecodeMaxQ = 2048;    // QMAX
@@ -147,7 +147,10 @@ void VulkanBackend::attention_forward(const kernels::AttentionDims& dims, Device
             kind_code(dims.kind), u32(qw), u32(kw), u32(vw), u32(ow), u32(a.value_width()), save ? 1u : 0u,
             u32(dims.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(dims.d)))};
     const int64_t tiles = (T + kPrefillRows - 1) / kPrefillRows;
-    run("attention_prefill", {1, 1, 1, 1, 1, 1, 1}, {qb.info, kb.info, vb.info, lb.info, ob.info, sb.info, mb.info},
+    // The variant whose accumulators hold the value width (VMAX: 64, 128 or 256).
+    int64_t value_max = 64;
+    while (value_max < a.value_width()) value_max *= 2;
+    run("attention_prefill_v" + std::to_string(value_max), {1, 1, 1, 1, 1, 1, 1}, {qb.info, kb.info, vb.info, lb.info, ob.info, sb.info, mb.info},
         &push, sizeof push, tiles * dims.H * B);
   }
 }

@@ -5,13 +5,17 @@
 // a time through shared memory. Optionally the log-sum-exp of each map and the maps' outputs
 // before the subtraction (AttentionSaved). window > 0: a sliding window, query t sees keys
 // [t - window + 1, t], and the key tiles before the first one any row of the tile sees are skipped.
+// A thread accumulates VMAX / 8 columns of each map: a variant per VMAX, so a 64-wide value does
+// not carry the registers (and the loop) of a 256-wide one.
 #version 450
 #include "common.glsl"
 
 #define BR 16    // query rows per workgroup
 #define BC 16    // keys per step
 #define DMAX 128
-#define VMAX 256
+#ifndef VMAX
+#error VMAX (the value width's bound: 64, 128 or 256, a variant each) is defined by shaders.cmake
+#endif
 #define WG 128
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer QBuffer { float q[]; } Q;

@@ -8,7 +8,8 @@ set(DIFFTX_VULKAN_SHADERS
   rmsnorm:rmsnorm.comp: rope:rope.comp: polynorm:polynorm.comp: gather_rows:gather_rows.comp:
   add:elementwise.comp:OP=0 scale:elementwise.comp:OP=1 swiglu:elementwise.comp:OP=2
   diff_lambda_f64:diff_lambda.comp:FLOAT64=1 diff_lambda_f32:diff_lambda.comp:FLOAT64=0
-  attention_prefill:attention_prefill.comp:
+  attention_prefill_v64:attention_prefill.comp:VMAX=64 attention_prefill_v128:attention_prefill.comp:VMAX=128
+  attention_prefill_v256:attention_prefill.comp:VMAX=256
   paged_store:paged_store.comp: paged_attention:paged_attention.comp: paged_merge:paged_merge.comp:
   layernorm:layernorm.comp: add_bias:add_bias.comp: mamba_conv:mamba_conv.comp: mamba_scan:mamba_scan.comp:)
 foreach(index RANGE 5)
