@@ -154,15 +154,22 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
   }
   if (const auto it = s.find("pattern"); it != s.end()) {
     if (!it->is_string()) throw GrammarError(child(path, "pattern"), "'pattern' must be a string");
-    if (has_length)
-      throw GrammarError(child(path, "pattern"), "'pattern' beside minLength / maxLength cannot be enforced");
     int32_t body;
+    MatchLengths lengths;
     try {
       body = compile_regex(b_, it->get<std::string>(),
-                           [this, raw](const CodePointRanges& r) { return raw ? raw_char(r) : json_char(r); });
+                           [this, raw](const CodePointRanges& r) { return raw ? raw_char(r) : json_char(r); },
+                           RegexMatch::search, &lengths);
     } catch (const GrammarError& e) {
       throw GrammarError(child(path, "pattern"), e.what());
     }
+    // Length limits are kept where the pattern's own matches keep them (^\d{5}$ with maxLength 5).
+    if (has_length && (lengths.min < min || (max >= 0 && (lengths.max < 0 || lengths.max > max))))
+      throw GrammarError(child(path, "pattern"),
+                         concat("'pattern' beside minLength / maxLength can be enforced only where every match's "
+                                "length lies within them; this one's are ",
+                                lengths.min, lengths.max < 0 ? " or more" : concat(" to ", lengths.max),
+                                " characters (an unanchored pattern allows any text around its match)"));
     return quoted("string-pattern", body);
   }
   const std::string key = concat(raw ? "raw-string " + xml_->value_end + " " : "string ", min, " ", max);

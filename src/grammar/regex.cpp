@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <optional>
-#include <set>
 #include <vector>
 
 #include "data/utf8.h"
@@ -11,6 +10,21 @@ namespace difftx::grammar {
 namespace {
 
 constexpr int kMaxGroupDepth = 64;
+constexpr int64_t kLengthCap = int64_t{1} << 40;  // lengths saturate here (quantifiers' counts do too)
+
+// The lengths of what two parts in a row match, of what either matches, of a part repeated min to
+// max times (max -1: no limit).
+MatchLengths then(MatchLengths a, MatchLengths b) {
+  return {std::min(a.min + b.min, kLengthCap), a.max < 0 || b.max < 0 ? -1 : std::min(a.max + b.max, kLengthCap)};
+}
+MatchLengths either(MatchLengths a, MatchLengths b) {
+  return {std::min(a.min, b.min), a.max < 0 || b.max < 0 ? -1 : std::max(a.max, b.max)};
+}
+MatchLengths repeated(MatchLengths a, int64_t min, int64_t max) {
+  const auto times = [](int64_t x, int64_t n) { return x == 0 || n == 0 ? 0 : std::min(kLengthCap, x * std::min(n, kLengthCap / x)); };
+  if (a.max == 0) return {0, 0};
+  return {times(a.min, min), max < 0 || a.max < 0 ? -1 : times(a.max, max)};
+}
 
 const CodePointRanges kDigit = {{'0', '9'}};
 const CodePointRanges kWord = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
@@ -38,19 +52,23 @@ class RegexParser {
   RegexParser(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character, RegexMatch match)
       : b_(b), source_(pattern), cp_(code_points(pattern)), character_(character), match_(match) {}
 
-  int32_t parse() {
+  int32_t parse(MatchLengths* lengths) {
     const int32_t rule = b_.add_rule("pattern");
     std::optional<Element> anything;  // what a search allows around an alternative
     if (match_ == RegexMatch::search) anything = GrammarBuilder::ref(b_.repeat(character_({{0, 0x10FFFF}}), 0, -1));
+    std::optional<MatchLengths> all;
     do {
       const bool from_start = eat('^');
       bool to_end = false;
-      Sequence seq = parse_sequence(0, &to_end);
-      if (!from_start && anything) seq.insert(seq.begin(), *anything);
-      if (!to_end && anything) seq.push_back(*anything);
+      MatchLengths l;
+      Sequence seq = parse_sequence(0, &to_end, &l);
+      if (!from_start && anything) seq.insert(seq.begin(), *anything), l.max = -1;
+      if (!to_end && anything) seq.push_back(*anything), l.max = -1;
       b_.add_alternative(rule, std::move(seq));
+      all = all ? either(*all, l) : l;
     } while (eat('|'));
     if (pos_ < cp_.size()) error(cp_[pos_] == ')' ? "an unmatched ')'" : "unexpected text");
+    if (lengths) *lengths = *all;
     return rule;
   }
 
@@ -69,25 +87,30 @@ class RegexParser {
     return true;
   }
 
+  // A part of the pattern: its element and the lengths of what it matches.
+  struct Part {
+    Element element;
+    MatchLengths lengths;
+  };
+
   // Alternatives up to ')' or the end, as one rule.
-  Element parse_group(int depth) {
+  Part parse_group(int depth) {
     if (depth > kMaxGroupDepth) error(concat("groups nested deeper than ", kMaxGroupDepth));
     const int32_t rule = b_.add_rule("group");
+    std::optional<MatchLengths> all;
     do {
-      Sequence seq = parse_sequence(depth, nullptr);
-      if (std::all_of(seq.begin(), seq.end(), [&](const Element& e) { return may_be_empty(e); }))
-        empty_.insert(rule);
-      b_.add_alternative(rule, std::move(seq));
+      MatchLengths l;
+      b_.add_alternative(rule, parse_sequence(depth, nullptr, &l));
+      all = all ? either(*all, l) : l;
     } while (eat('|'));
-    return GrammarBuilder::ref(rule);
+    return {GrammarBuilder::ref(rule), *all};
   }
 
-  // Whether the element may match no text (its rule is a group or repetition known to).
-  bool may_be_empty(const Element& e) const { return e.kind == Element::Kind::rule && empty_.count(e.index); }
-
   // Quantified atoms up to '|', ')' or the end; at the top level (to_end set) a final '$' too.
-  Sequence parse_sequence(int depth, bool* to_end) {
+  // *lengths: those of what the sequence matches.
+  Sequence parse_sequence(int depth, bool* to_end, MatchLengths* lengths) {
     Sequence seq;
+    *lengths = {0, 0};
     while (!at_end() && peek() != '|' && peek() != ')') {
       if (peek() == '$') {
         ++pos_;
@@ -97,12 +120,15 @@ class RegexParser {
         }
         error("'$' that does not end a top-level alternative");
       }
-      seq.push_back(quantified(atom(depth)));
+      const Part part = quantified(atom(depth));
+      seq.push_back(part.element);
+      *lengths = then(*lengths, part.lengths);
     }
     return seq;
   }
 
-  Element atom(int depth) {
+  Part atom(int depth) {
+    const auto one = [](Element e) { return Part{e, {1, 1}}; };  // one character
     const uint32_t c = peek();
     ++pos_;
     switch (c) {
@@ -116,21 +142,21 @@ class RegexParser {
             error("lookahead, lookbehind or inline flags");
           }
         }
-        const Element group = parse_group(depth + 1);
+        const Part group = parse_group(depth + 1);
         if (!eat(')')) error("a missing ')'");
         return group;
       }
-      case '[': return character_(parse_class());
-      case '.': return character_(complement(kLineTerminators));
-      case '\\': return character_(parse_escape(false));
+      case '[': return one(character_(parse_class()));
+      case '.': return one(character_(complement(kLineTerminators)));
+      case '\\': return one(character_(parse_escape(false)));
       case '^': error("'^' that does not start a top-level alternative");
       case '*': case '+': case '?': case '{': error("a quantifier with nothing to repeat");
       case ')': case ']': case '}': error(concat("an unmatched '", static_cast<char>(c), "'"));
-      default: return character_({{c, c}});
+      default: return one(character_({{c, c}}));
     }
   }
 
-  Element quantified(Element item) {
+  Part quantified(Part item) {
     int64_t min, max;
     const uint32_t c = peek();
     if (c == '*') min = 0, max = -1;
@@ -153,13 +179,11 @@ class RegexParser {
     ++pos_;
     eat('?');  // lazy: the same strings
     if (peek() == '*' || peek() == '+' || peek() == '?' || peek() == '{') error("a quantifier of a quantifier");
-    if (max < 0 && may_be_empty(item))
+    if (max < 0 && item.lengths.min == 0)
       error("an unbounded repetition of a part that may match no text, as in (a*)* or (a|)+ (repeat a part "
             "that matches at least one character, such as (a+)* or a*)");
     try {
-      const int32_t rule = b_.repeat(item, min, max);
-      if (min == 0 || may_be_empty(item)) empty_.insert(rule);
-      return GrammarBuilder::ref(rule);
+      return {GrammarBuilder::ref(b_.repeat(item.element, min, max)), repeated(item.lengths, min, max)};
     } catch (const GrammarError& e) {
       error(e.what());
     }
@@ -281,14 +305,13 @@ class RegexParser {
   size_t pos_ = 0;
   const CharacterRule& character_;
   RegexMatch match_;
-  std::set<int32_t> empty_;  // the rules of groups and repetitions that may match no text
 };
 
 }  // namespace
 
 int32_t compile_regex(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character,
-                      RegexMatch match) {
-  return RegexParser(b, pattern, character, match).parse();
+                      RegexMatch match, MatchLengths* lengths) {
+  return RegexParser(b, pattern, character, match).parse(lengths);
 }
 
 }  // namespace difftx::grammar

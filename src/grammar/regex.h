@@ -23,7 +23,13 @@ using CharacterRule = std::function<Element(const CodePointRanges&)>;
 
 enum class RegexMatch { search, whole };
 
+// How many characters (code points) a match may have: min to max, max -1 for no limit.
+struct MatchLengths {
+  int64_t min = 0, max = -1;
+};
+
+// The rule; *lengths (where given) the lengths its matches may have.
 int32_t compile_regex(GrammarBuilder& b, std::string_view pattern, const CharacterRule& character,
-                      RegexMatch match = RegexMatch::search);
+                      RegexMatch match = RegexMatch::search, MatchLengths* lengths = nullptr);
 
 }  // namespace difftx::grammar

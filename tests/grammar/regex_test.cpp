@@ -68,6 +68,43 @@ TEST(Regex, AWholeMatchIsWhatEcmaScriptMatchFinds) {
   }
 }
 
+// The lengths a pattern's matches may have (what lets a pattern stand beside minLength /
+// maxLength): each as worked out by hand, and every match of random strings within them.
+TEST(Regex, KnowsTheLengthsOfItsMatches) {
+  struct Case {
+    std::string pattern;
+    RegexMatch match;
+    int64_t min, max;
+  };
+  const std::vector<Case> cases = {
+      {"abc", RegexMatch::whole, 3, 3},          {"[a-c]+x?", RegexMatch::whole, 1, -1},
+      {"(foo|bar)*", RegexMatch::whole, 0, -1},  {"\\d{1,3}(\\.\\d{1,3}){0,2}", RegexMatch::whole, 1, 11},
+      {"(a|ab)(c|bcd)", RegexMatch::whole, 2, 5}, {"x{2}y{0,2}", RegexMatch::whole, 2, 4},
+      {"(ab|c){1,2}", RegexMatch::whole, 1, 4},  {"", RegexMatch::whole, 0, 0},
+      {"abc", RegexMatch::search, 3, -1},        {"^abc$", RegexMatch::search, 3, 3},
+      {"^a|b$", RegexMatch::search, 1, -1},      {"^(ab|c){2}$|^x$", RegexMatch::search, 1, 4},
+      {"^(a{0,0}){3}$", RegexMatch::search, 0, 0}};
+  const std::string alphabet = "abcdfoxyr.0123";
+  Rng rng(10);
+  for (const Case& c : cases) {
+    GrammarBuilder b;
+    MatchLengths lengths;
+    compile_regex(b, c.pattern, [&](const CodePointRanges& r) { return GrammarBuilder::ref(b.code_points("c", r)); },
+                  c.match, &lengths);
+    EXPECT_EQ(lengths.min, c.min) << c.pattern;
+    EXPECT_EQ(lengths.max, c.max) << c.pattern;
+    const std::regex re(c.pattern);
+    for (int i = 0; i < 3000; ++i) {
+      std::string s;
+      for (uint64_t n = rng.below(12); n > 0; --n) s += alphabet[rng.below(alphabet.size())];
+      const bool matches = c.match == RegexMatch::whole ? std::regex_match(s, re) : std::regex_search(s, re);
+      if (!matches) continue;
+      const auto n = static_cast<int64_t>(s.size());
+      EXPECT_TRUE(n >= lengths.min && (lengths.max < 0 || n <= lengths.max)) << c.pattern << " matches '" << s << "'";
+    }
+  }
+}
+
 TEST(Regex, RefusesWhatItCannotEnforceByName) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"(?=a)b", "lookahead"},     {"(a)\\1", "backreference"}, {"\\bword", "word boundary"},
