@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "grammar/grammar.h"
+#include "grammar/json_grammar.h"
 #include "grammar/json_keywords.h"
 #include "io/json_file.h"
 
@@ -19,8 +20,35 @@ using json = nlohmann::ordered_json;
 constexpr int kMaxDepth = 32;         // allOf within allOf (through $refs too)
 constexpr size_t kMaxBranches = 256;  // one allOf's branches, flattened
 constexpr int kMaxMerged = 1024;      // schemas merged for one allOf, its distributed choices' included
+constexpr int64_t kMaxCopied = 1 << 24;  // bytes of schema text (about) copied for one allOf
 
 [[noreturn]] void fail(const std::string& where, const std::string& message) { throw GrammarError(where, message); }
+
+// What one allOf may cost: merges, and the schemas copied into their results.
+struct Budget {
+  int merges = kMaxMerged;
+  int64_t copied = kMaxCopied;
+};
+
+// About the bytes of a value's text, counted up to `limit`.
+int64_t text_bytes(const json& v, int64_t limit) {
+  if (v.is_string()) return static_cast<int64_t>(v.get_ref<const std::string&>().size()) + 2;
+  if (!v.is_structured()) return 8;
+  int64_t n = 2;
+  for (const auto& [key, value] : v.items()) {
+    n += static_cast<int64_t>(key.size()) + 4 + text_bytes(value, limit - n);
+    if (n > limit) break;
+  }
+  return n;
+}
+
+void spend(Budget& budget, const json& copied, const std::string& path) {
+  budget.copied -= text_bytes(copied, budget.copied + 1);
+  if (budget.copied < 0)
+    fail(path, concat("allOf whose merge copies more than ", kMaxCopied, " bytes of schemas (its anyOf / oneOf "
+                      "distributed over its other schemas)"));
+}
+
 
 struct Branch {
   const json* schema;
@@ -29,8 +57,9 @@ struct Branch {
 
 // The branches of an allOf, nested allOfs and $refs followed: every schema whose keywords apply.
 void collect(const json& s, const std::string& path, const Dereference& dereference, int depth,
-             std::vector<Branch>& out) {
+             std::vector<Branch>& out, size_t& seen) {
   if (depth > kMaxDepth) fail(path, concat("allOf nested deeper than ", kMaxDepth, " levels"));
+  if (++seen > kMaxBranches) fail(path, concat("allOf of more than ", kMaxBranches, " schemas"));
   std::string at = path;
   if (s.is_object() && s.contains("$ref")) {
     for (const auto& [key, value] : s.items())
@@ -38,19 +67,19 @@ void collect(const json& s, const std::string& path, const Dereference& derefere
         fail(child(path, key), "'" + key + "' beside '$ref' cannot be enforced (give it inside the branches)");
     at = child(path, "$ref");
   }
-  const json& d = dereference(s, path);
+  const json& d = dereference(s, at);
   if (d.is_boolean()) {
     if (d.get<bool>()) return;
     fail(at, "the schema false matches no document, so neither does the allOf that holds it");
   }
   if (!d.is_object()) fail(at, "a schema must be an object or a boolean, not " + io::json_value_for_message(d));
-  if (out.size() >= kMaxBranches) fail(at, concat("allOf of more than ", kMaxBranches, " schemas"));
   out.push_back({&d, at});  // its keywords beside allOf
   if (!d.contains("allOf")) return;
   const json& all = d["allOf"];
   const std::string list = child(at, "allOf");
   if (!all.is_array() || all.empty()) fail(list, "'allOf' must be a non-empty list of schemas");
-  for (size_t i = 0; i < all.size(); ++i) collect(all[i], child(list, std::to_string(i)), dereference, depth + 1, out);
+  for (size_t i = 0; i < all.size(); ++i)
+    collect(all[i], child(list, std::to_string(i)), dereference, depth + 1, out, seen);
 }
 
 // The type names both lists allow ("integer" where one says integer and the other number).
@@ -121,8 +150,13 @@ class Merge {
         }
       } else if (key == "items" && value.is_object()) {
         items_.push_back(value);
+        array_branches_.insert(b.path);
       } else if (key == "items" || key == "prefixItems" || key == "additionalItems") {
-        once(key, value, at);
+        // Positions (a tuple, or items false): they mean nothing in another schema's terms.
+        if (tuple_ && *tuple_ != b.path) fail(at, "'" + key + "' beside another schema's array keywords in one allOf cannot be merged");
+        tuple_ = b.path;
+        array_branches_.insert(b.path);
+        out_[key] = value;
       } else if (key == "minimum" || key == "minLength" || key == "minItems") {
         bound(key, value, at, true);
       } else if (key == "maximum" || key == "maxLength" || key == "maxItems") {
@@ -134,8 +168,8 @@ class Merge {
         same(key, value, at);
       } else if (key == "enum" || key == "const") {
         values(key == "const" ? json::array({value}) : value, at);
-      } else if (key == "$ref") {  // a chain ends at no reference, unless it is no string
-        fail(at, "'$ref' must be a string");
+      } else if (key == "$ref") {  // a chain ends at no reference: not a string, or a cycle
+        fail(at, value.is_string() ? "a chain of $refs that never ends in a schema" : "'$ref' must be a string");
       } else if (key == "uniqueItems") {
         if (!out_.contains(key) || value == json(true)) out_[key] = value;
       } else {  // anyOf / oneOf: distributed before the merge
@@ -145,6 +179,8 @@ class Merge {
   }
 
   json result() {
+    if (tuple_ && array_branches_.size() > 1)
+      fail(*tuple_, "a tuple or 'items: false' beside another schema's 'items' in one allOf cannot be merged");
     if (types_) out_["type"] = types_->size() == 1 ? json((*types_)[0]) : json(*types_);
     if (!names_.empty()) {
       json properties = json::object();
@@ -199,7 +235,7 @@ class Merge {
     }
     json kept = json::array();
     for (const json& v : *values_)
-      if (std::find(list.begin(), list.end(), v) != list.end()) kept.push_back(v);
+      if (std::any_of(list.begin(), list.end(), [&](const json& w) { return same_value(v, w); })) kept.push_back(v);
     if (kept.empty()) fail(at, "allOf's enum / const values have none in common");
     values_ = std::move(kept);
   }
@@ -212,13 +248,17 @@ class Merge {
   json required_ = json::array();
   std::optional<std::set<std::string>> allowed_;  // the names additionalProperties false leaves
   std::vector<json> items_;
+  std::optional<std::string> tuple_;    // the schema that gave prefixItems, additionalItems or a non-schema items
+  std::set<std::string> array_branches_;  // the schemas that gave items of any kind
   std::optional<json> values_;
 };
 
-json merge(const json& s, const std::string& path, const Dereference& dereference, int& budget) {
-  if (--budget < 0) fail(path, concat("allOf whose anyOf / oneOf make more than ", kMaxMerged, " schemas to merge"));
+json merge(const json& s, const std::string& path, const Dereference& dereference, Budget& budget) {
+  if (--budget.merges < 0)
+    fail(path, concat("allOf whose anyOf / oneOf make more than ", kMaxMerged, " schemas to merge"));
   std::vector<Branch> branches;
-  collect(s, path, dereference, 0, branches);
+  size_t seen = 0;
+  collect(s, path, dereference, 0, branches, seen);
   // A branch with anyOf or oneOf: the allOf of the others with each of its alternatives.
   const Branch* choice = nullptr;
   std::string key;
@@ -231,7 +271,7 @@ json merge(const json& s, const std::string& path, const Dereference& dereferenc
     }
   if (!choice) {
     Merge merge(path);
-    for (const Branch& b : branches) merge.add(b);
+    for (const Branch& b : branches) spend(budget, *b.schema, b.path), merge.add(b);
     return merge.result();
   }
   const json& alternatives = (*choice->schema)[key];
@@ -247,6 +287,7 @@ json merge(const json& s, const std::string& path, const Dereference& dereferenc
   json out = json::object();
   out[key] = json::array();
   for (size_t i = 0; i < alternatives.size(); ++i) {
+    spend(budget, rest, at);
     json all = rest;
     all.push_back(alternatives[i]);
     out[key].push_back(merge(json{{"allOf", std::move(all)}}, child(at, std::to_string(i)), dereference, budget));
@@ -258,7 +299,7 @@ json merge(const json& s, const std::string& path, const Dereference& dereferenc
 }  // namespace
 
 nlohmann::ordered_json merge_all_of(const json& s, const std::string& path, const Dereference& dereference) {
-  int budget = kMaxMerged;
+  Budget budget;
   return merge(s, path, dereference, budget);
 }
 

@@ -17,6 +17,8 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
+constexpr int kTypesBudget = 10000;  // schemas types_of looks at for one question
+
 
 // Bytes for a message: "'>' or a newline".
 std::string byte_list(std::string_view bytes) {
@@ -47,9 +49,11 @@ int type_bits(const std::string& type) {
   return 0;
 }
 
-// Which types a schema's documents may have (schema_types).
-int types_of(const json& s, int depth, const std::function<const json&(const std::string&)>& resolve) {
-  if (depth > 32 || s.is_boolean() || !s.is_object()) return json_types::any;
+// Which types a schema's documents may have (schema_types); any once `budget` schemas have been
+// looked at (a $ref reached through several branches at every level would be looked at
+// exponentially often).
+int types_of(const json& s, int depth, const std::function<const json&(const std::string&)>& resolve, int& budget) {
+  if (depth > 32 || --budget < 0 || s.is_boolean() || !s.is_object()) return json_types::any;
   if (s.contains("const")) return value_types(s["const"]);
   if (s.contains("enum") && s["enum"].is_array()) {
     int bits = 0;
@@ -57,16 +61,16 @@ int types_of(const json& s, int depth, const std::function<const json&(const std
     return bits;
   }
   if (s.contains("$ref") && s["$ref"].is_string())
-    return types_of(resolve(s["$ref"].get<std::string>()), depth + 1, resolve);
+    return types_of(resolve(s["$ref"].get<std::string>()), depth + 1, resolve, budget);
   for (const char* key : {"anyOf", "oneOf"})
     if (s.contains(key) && s[key].is_array()) {
       int bits = 0;
-      for (const json& b : s[key]) bits |= types_of(b, depth + 1, resolve);
+      for (const json& b : s[key]) bits |= types_of(b, depth + 1, resolve, budget);
       return bits;
     }
   int bits = json_types::any;  // allOf: the types each of its schemas allows
   if (s.contains("allOf") && s["allOf"].is_array())
-    for (const json& b : s["allOf"]) bits &= types_of(b, depth + 1, resolve);
+    for (const json& b : s["allOf"]) bits &= types_of(b, depth + 1, resolve, budget);
   const auto it = s.find("type");
   if (it == s.end()) return bits;
   int listed = 0;
@@ -104,13 +108,49 @@ int value_types(const json& v) {
 
 int schema_types(const json& schema, const json& document) {
   static const json kAnything = true;
+  int budget = kTypesBudget;
   return types_of(schema, 0, [&](const std::string& ref) -> const json& {
     try {
       if (!ref.empty() && ref[0] == '#') return document.at(json::json_pointer(ref.substr(1)));
     } catch (const json::exception&) {
     }
     return kAnything;
-  });
+  }, budget);
+}
+
+bool same_value(const json& a, const json& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is_number_float() || b.is_number_float()) {
+      const json& f = a.is_number_float() ? a : b;
+      const json& other = a.is_number_float() ? b : a;
+      if (other.is_number_float()) return f.get<double>() == other.get<double>();
+      // An integer equals a float only where the float is that integer exactly.
+      const double x = f.get<double>();
+      if (!(std::trunc(x) == x && std::fabs(x) < 0x1p63)) return false;
+      return other.is_number_unsigned() ? x >= 0 && static_cast<uint64_t>(x) == other.get<uint64_t>()
+                                        : static_cast<int64_t>(x) == other.get<int64_t>();
+    }
+    if (a.is_number_unsigned() != b.is_number_unsigned()) {  // one of them beyond int64, or both in range
+      const json& u = a.is_number_unsigned() ? a : b;
+      const json& i = a.is_number_unsigned() ? b : a;
+      return i.get<int64_t>() >= 0 && static_cast<uint64_t>(i.get<int64_t>()) == u.get<uint64_t>();
+    }
+    return a == b;
+  }
+  if (a.type() != b.type()) return false;
+  if (a.is_array()) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (!same_value(a[i], b[i])) return false;
+    return true;
+  }
+  if (a.is_object()) {  // the same members, in any order
+    if (a.size() != b.size()) return false;
+    for (const auto& [key, value] : a.items())
+      if (!b.contains(key) || !same_value(value, b[key])) return false;
+    return true;
+  }
+  return a == b;
 }
 
 JsonGrammar::JsonGrammar(GrammarBuilder& builder, JsonGrammarOptions options) : b_(builder), o_(options) {}
@@ -263,7 +303,8 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     if (!kKeywords.count(key))
       error(child(path, key), "the keyword '" + key + "' is not supported: it cannot be enforced");
     present.insert(key);
-    if (object_root && (key == "$ref" || key == "anyOf" || key == "oneOf" || key == "enum" || key == "const"))
+    if (object_root && (key == "$ref" || key == "allOf" || key == "anyOf" || key == "oneOf" || key == "enum" ||
+                        key == "const"))
       not_object(child(path, key));
   }
   const auto only = [&](const std::set<std::string>& allowed, const std::string& keyword) {
@@ -280,7 +321,7 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     const json merged = merge_all_of(s, path, [&](const json& x, const std::string& at) -> const json& {
       return dereferenced(x, at);
     });
-    return compile(merged, child(path, "allOf"), depth + 1, members);
+    return compile(merged, child(path, "allOf"), depth + 1);
   }
   if (s.contains("discriminator")) check_discriminator(s, path);
   for (const char* key : {"anyOf", "oneOf"}) {
@@ -347,7 +388,9 @@ int32_t JsonGrammar::compile_enum(const json& values, const json& s, const std::
   if (static_cast<int64_t>(values.size()) > o_.max_enum_values)
     error(path, concat("'enum' has ", values.size(), " values; at most ", o_.max_enum_values, " are supported"));
   // Values of another type than `type` allows can never validate: left out.
-  const int allowed = s.contains("type") ? types_of(json::object({{"type", s["type"]}}), 0, nullptr) : json_types::any;
+  int budget = kTypesBudget;
+  const int allowed =
+      s.contains("type") ? types_of(json::object({{"type", s["type"]}}), 0, nullptr, budget) : json_types::any;
   std::vector<std::string> texts;
   int64_t bytes = 0;
   for (const json& v : values) {
@@ -396,10 +439,11 @@ void JsonGrammar::check_discriminator(const json& s, const std::string& path) co
 
 void JsonGrammar::check_one_of(const json& branches, const std::string& path, int depth) {
   const auto resolve_ref = [this, &path](const std::string& ref) -> const json& { return resolve(ref, path); };
+  int budget = kTypesBudget;
   std::vector<int> types;
   std::vector<const json*> bodies;  // the branches themselves where they are references (pydantic's unions)
   for (const json& b : branches) {
-    types.push_back(types_of(b, depth, resolve_ref));
+    types.push_back(types_of(b, depth, resolve_ref, budget));
     bodies.push_back(&dereferenced(b, path));
   }
   for (size_t i = 0; i < branches.size(); ++i)
@@ -413,7 +457,7 @@ void JsonGrammar::check_one_of(const json& branches, const std::string& path, in
           const auto a = pinned_values(bi, name), b = pinned_values(bj, name);
           if (!a || !b) continue;
           disjoint = std::none_of(a->begin(), a->end(), [&](const json& v) {
-            return std::find(b->begin(), b->end(), v) != b->end();
+            return std::any_of(b->begin(), b->end(), [&](const json& w) { return same_value(v, w); });
           });
           if (disjoint) break;
         }

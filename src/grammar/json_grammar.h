@@ -160,9 +160,13 @@ namespace json_types {
 constexpr int null = 1, boolean = 2, object = 4, array = 8, string = 16, number = 32, integer = 64, any = 127;
 }
 int value_types(const nlohmann::ordered_json& value);
-// The types a schema's documents may have, from type, const, enum, anyOf / oneOf, allOf of one
-// and $ref (resolved in `document`); any where it says nothing, points at nothing, or nests deeper
-// than 32.
+// Whether two JSON values are equal as JSON Schema compares them (const, enum): numbers by their
+// mathematical value (1 and 1.0 alike, a float and an integer only where exactly equal), objects
+// by their members in any order.
+bool same_value(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b);
+// The types a schema's documents may have, from type, const, enum, anyOf / oneOf, allOf and $ref
+// (resolved in `document`); any where it says nothing, points at nothing, nests deeper than 32, or
+// takes more than 10,000 schemas to tell.
 int schema_types(const nlohmann::ordered_json& schema, const nlohmann::ordered_json& document);
 
 // JSON Schema text as a value with its keys in the order written (the order properties are

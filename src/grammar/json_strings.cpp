@@ -18,7 +18,8 @@ using json = nlohmann::ordered_json;
 // validator accepts (ajv-formats' full and fast patterns; RFC 5321, 1123 and 3986 forms), its
 // repetitions bounded so that a document stays short whatever writes it: an email's local part at
 // most 4 dot-separated atoms of 15 characters (63 in all; RFC 5321 allows 64), host names of 1 to 3
-// labels (191 characters; 253 allowed), IPv6 in full form, http(s) URIs with up to 4 path segments.
+// labels (191 characters; 253 allowed), IPv6 in full form, http(s) URIs with up to 4 path segments,
+// durations with elements of at most 4 digits.
 std::optional<std::string> format_pattern(std::string_view name) {
   const std::string label = "[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?", host = label + "(\\." + label + "){0,2}";
   const std::string octet = "(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])";
@@ -28,7 +29,39 @@ std::optional<std::string> format_pattern(std::string_view name) {
   if (name == "ipv4") return "(" + octet + "\\.){3}" + octet;
   if (name == "ipv6") return "([0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}";
   if (name == "uri") return "https?://" + host + "(/[A-Za-z0-9._~-]{1,16}){0,4}/?";
+  if (name == "duration") {  // RFC 3339's ABNF, each element of 1 to 4 digits: P1Y2M3DT4H5M6S, PT36H, P2W
+    const std::string n = "[0-9]{1,4}", time = "T(" + n + "H(" + n + "M(" + n + "S)?)?|" + n + "M(" + n + "S)?|" + n + "S)";
+    const std::string date = "(" + n + "Y(" + n + "M(" + n + "D)?)?|" + n + "M(" + n + "D)?|" + n + "D)";
+    return "P(" + n + "W|" + date + "(" + time + ")?|" + time + ")";
+  }
   return std::nullopt;
+}
+
+// The lengths (in characters) of the texts the grammar writes for a format, or none for a format
+// it does not know: fixed for date and uuid; time HH:MM:SS, a fraction of 0 to 9 digits after a
+// point, and Z or +HH:MM; the pattern formats' as their patterns bound them.
+std::optional<MatchLengths> format_lengths(std::string_view name) {
+  if (name == "date") return MatchLengths{10, 10};
+  if (name == "uuid") return MatchLengths{36, 36};
+  if (name == "time") return MatchLengths{9, 24};
+  if (name == "date-time") return MatchLengths{20, 35};
+  const std::optional<std::string> pattern = format_pattern(name);
+  if (!pattern) return std::nullopt;
+  GrammarBuilder scratch;
+  const Element any = GrammarBuilder::ref(scratch.code_points("c", {{0, 0x10FFFF}}));
+  MatchLengths lengths;
+  compile_regex(scratch, *pattern, [&](const CodePointRanges&) { return any; }, RegexMatch::whole, &lengths);
+  return lengths;
+}
+
+// Whether every length of `lengths` lies within [min, max] (max -1: no limit).
+bool within(const MatchLengths& lengths, int64_t min, int64_t max) {
+  return lengths.min >= min && (max < 0 || (lengths.max >= 0 && lengths.max <= max));
+}
+
+// The lengths as words: "8 to 268 characters", "1 or more characters".
+std::string lengths_text(const MatchLengths& l) {
+  return concat(l.min, l.max < 0 ? " or more" : l.max == l.min ? "" : concat(" to ", l.max), " characters");
 }
 
 // Code points a JSON string holds as they are: everything from U+0020 but '"' and '\'.
@@ -145,11 +178,13 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
       throw GrammarError(child(path, "pattern"), "'pattern' beside 'format' cannot be enforced");
     const std::string name = it->get<std::string>();
     const int32_t body = format(name, child(path, "format"), raw);
-    // date and uuid have one length; date-time's varies.
-    const int64_t fixed = name == "date" ? 10 : name == "uuid" ? 36 : -1;
-    if (has_length && (fixed < 0 || fixed < min || (max >= 0 && fixed > max)))
-      throw GrammarError(child(path, s.contains("minLength") ? "minLength" : "maxLength"),
-                         "a length limit beside format '" + name + "' cannot be enforced");
+    // Length limits are kept where every text the format's rule writes keeps them (pydantic's
+    // HttpUrl: format uri, minLength 1, maxLength 2083).
+    const std::optional<MatchLengths> lengths = format_lengths(name);
+    if (has_length && lengths && !within(*lengths, min, max))
+      throw GrammarError(child(path, lengths->min < min ? "minLength" : "maxLength"),
+                         "a length limit beside format '" + name + "' can be enforced only where it allows every " +
+                             name + " the grammar writes: " + lengths_text(*lengths));
     return quoted("string-format", body);
   }
   if (const auto it = s.find("pattern"); it != s.end()) {
@@ -164,12 +199,11 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
       throw GrammarError(child(path, "pattern"), e.what());
     }
     // Length limits are kept where the pattern's own matches keep them (^\d{5}$ with maxLength 5).
-    if (has_length && (lengths.min < min || (max >= 0 && (lengths.max < 0 || lengths.max > max))))
+    if (has_length && !within(lengths, min, max))
       throw GrammarError(child(path, "pattern"),
-                         concat("'pattern' beside minLength / maxLength can be enforced only where every match's "
-                                "length lies within them; this one's are ",
-                                lengths.min, lengths.max < 0 ? " or more" : concat(" to ", lengths.max),
-                                " characters (an unanchored pattern allows any text around its match)"));
+                         "'pattern' beside minLength / maxLength can be enforced only where every match's length "
+                         "lies within them; this one's are " + lengths_text(lengths) +
+                             " (an unanchored pattern allows any text around its match)");
     return quoted("string-pattern", body);
   }
   const std::string key = concat(raw ? "raw-string " + xml_->value_end + " " : "string ", min, " ", max);
@@ -271,8 +305,8 @@ int32_t JsonGrammar::format(const std::string& name, const std::string& path, bo
         RegexMatch::whole);
   } else {
     throw GrammarError(path, "format '" + name +
-                                 "' is not supported (date, time, date-time, uuid, email, hostname, ipv4, ipv6 and "
-                                 "uri are)");
+                                 "' is not supported (date, time, date-time, duration, uuid, email, hostname, ipv4, "
+                                 "ipv6 and uri are)");
   }
   shared_[key] = r;
   return r;

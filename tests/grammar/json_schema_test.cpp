@@ -46,6 +46,10 @@ const std::vector<Case> kCases = {
      {R"({"v": -2, "kids": [{"v": 3}, {"v": 0, "kids": []}]})"},
      {R"({"v": -3})", R"({"v": 1, "kids": [{}]})"}},
     {R"({"type": "string", "pattern": "^[a-z]{2,4}-\\d{2}$"})", {R"("ab-12")"}, {R"("a-12")", R"("abcde-12")"}},
+    // Length limits every text of the format keeps: pydantic's HttpUrl.
+    {R"({"type": "string", "format": "uri", "minLength": 1, "maxLength": 2083})", {R"("https://example.com/a/b")"},
+     {R"("example.com")", R"("")"}},
+    {R"({"type": "string", "format": "date-time", "maxLength": 40})", {R"("2024-02-29T23:59:59.123Z")"}, {R"("x")"}},
     // A pattern beside length limits its own matches keep.
     {R"({"type": "string", "pattern": "^[0-9]{5}$", "minLength": 5, "maxLength": 5})", {R"("01234")"},
      {R"("0123")", R"("012345")", R"("a1234")"}},
@@ -68,6 +72,9 @@ const std::vector<Case> kCases = {
      {R"("2001:db8::2:1")", R"("2001:db8:0:0:0:0:2")", R"("12345::")"}},
     {R"({"type": "string", "format": "uri"})", {R"("https://example.com/a/b.html")", R"("http://x/")"},
      {R"("example.com")", R"("https://exa mple.com")"}},
+    {R"({"type": "string", "format": "duration"})", {R"("P1W")", R"("P3Y6M4DT12H30M5S")", R"("PT36H")", R"("P1D")",
+     R"("PT0S")", R"("P1MT1M")"},
+     {R"("P")", R"("PT")", R"("P1Y2D")", R"("1D")", R"("P1H")", R"("P1W2D")", R"("PT1H5S")"}},
     {R"({"enum": [1, "two", null, true, {"a": [1, 2]}, [3], 2.5, "ü\n"]})",
      {"1", R"("two")", "null", "true", R"({"a":[1,2]})", "[3]", "2.5", R"("ü\n")"},
      {"2", R"({"a": [1, 2]})"}},
@@ -250,7 +257,7 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
   for (int i = 0; i < 100; ++i) deep = R"({"type": "array", "items": )" + deep + "}";
   json huge_enum = json::array();
   for (int i = 0; i < 100000; ++i) huge_enum.push_back(i);
-  const std::vector<std::tuple<json, std::string, std::string>> cases = {
+  std::vector<std::tuple<json, std::string, std::string>> cases = {
       {json::parse(R"({"type": "object", "properties": {"a": {"type": "string", "format": "idn-email"}}})"),
        "#/properties/a/format", "format 'idn-email'"},
       {json::parse(R"({"type": "string", "foo": 1})"), "#/foo", "'foo' is not supported"},
@@ -290,6 +297,8 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
        "forbids"},
       {json::parse(R"({"type": "string", "pattern": "a", "maxLength": 3})"), "#/pattern", "beside minLength"},
       {json::parse(R"({"type": "string", "pattern": "^a+$", "maxLength": 3})"), "#/pattern", "1 or more characters"},
+      {json::parse(R"({"type": "string", "format": "email", "maxLength": 100})"), "#/maxLength", "5 to 255 characters"},
+      {json::parse(R"({"type": "string", "format": "date", "minLength": 11})"), "#/minLength", "10 characters"},
       {json::parse(R"({"type": "string", "pattern": "^a{0,3}$", "minLength": 1})"), "#/pattern", "0 to 3 characters"},
       {json::parse(R"({"type": "integer", "multipleOf": 2})"), "#/multipleOf", "not supported"},
       {json::parse(R"({"enum": [1], "minimum": 0})"), "#/minimum", "beside 'enum'"},
@@ -310,7 +319,30 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
        "#/allOf/0/additionalProperties", "cannot be merged"},
       {json::parse(R"({"allOf": [{"enum": [1, 2]}, {"const": 3}]})"), "#/allOf/1/const", "none in common"},
       {json::parse(R"({"allOf": [{"type": "string"}, {"not": {}}]})"), "#/allOf/1/not", "'not' is not supported"},
+      {json::parse(R"({"allOf": [{"type": "array", "items": false}, {"items": {"type": "integer"}}]})"), "#/allOf/0",
+       "cannot be merged"},
+      {json::parse(R"({"allOf": [{"prefixItems": [{"type": "string"}]}, {"items": {"type": "integer"}}]})"),
+       "#/allOf/0", "cannot be merged"},
+      {json::parse(R"({"$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"$ref": "#/$defs/A"}}, "allOf": [{"$ref": "#/$defs/A"}]})"),
+       "#/allOf/0/$ref/$ref", "never ends"},
+      // Objects equal whatever the order of their members: both branches may match.
+      {json::parse(R"({"oneOf": [{"type": "object", "properties": {"k": {"const": {"a": 1, "b": 2}}}, "required": ["k"]},
+                                 {"type": "object", "properties": {"k": {"const": {"b": 2, "a": 1}}}, "required": ["k"]}]})"),
+       "#/oneOf", "may both match"},
+      {json::parse(R"({"allOf": [{"const": 9007199254740993}, {"const": 9007199254740992.0}]})"), "#/allOf/1/const",
+       "none in common"},
   };
+  // A $ref reached through several branches at every level: its types are not looked at 4^16 times.
+  json fan = json::parse(R"({"oneOf": [{"$ref": "#/$defs/A"}, {"type": "string"}]})");
+  fan["$defs"]["A"]["allOf"] = json::array();
+  for (int i = 0; i < 8; ++i) fan["$defs"]["A"]["allOf"].push_back({{"$ref", "#/$defs/A"}});
+  cases.emplace_back(fan, "#/oneOf", "may both match");
+  // An anyOf distributed over many copies of a large schema: refused before it is copied.
+  json copies = {{"$defs", {{"X", {{"properties", {{"p", {{"description", std::string(100000, 'x')}}}}}}}}}};
+  copies["allOf"] = json::array();
+  for (int i = 0; i < 250; ++i) copies["allOf"].push_back({{"$ref", "#/$defs/X"}});
+  copies["allOf"].push_back({{"anyOf", json::array({json::object(), json::object()})}});
+  cases.emplace_back(copies, "", "copies more than");
   for (const auto& [schema, where, why] : cases) {
     try {
       json_schema_grammar(schema);
@@ -322,6 +354,19 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       }
     }
   }
+}
+
+TEST(JsonSchemaGrammar, ValuesCompareAsJsonSchemaDoes) {
+  using nlohmann::ordered_json;
+  const auto same = [](const char* a, const char* b) { return same_value(ordered_json::parse(a), ordered_json::parse(b)); };
+  EXPECT_TRUE(same("1", "1.0"));
+  EXPECT_TRUE(same(R"({"a": [1, {"b": null}], "c": "x"})", R"({"c": "x", "a": [1.0, {"b": null}]})"));
+  EXPECT_TRUE(same("18446744073709551615", "18446744073709551615"));
+  EXPECT_FALSE(same("9007199254740993", "9007199254740992.0"));
+  EXPECT_FALSE(same("1", "true"));
+  EXPECT_FALSE(same("[1, 2]", "[2, 1]"));
+  EXPECT_FALSE(same(R"({"a": 1})", R"({"a": 1, "b": 1})"));
+  EXPECT_FALSE(same("-1", "18446744073709551615"));
 }
 
 // A schema that is part of a request (a tool's parameters): errors behind a $ref name their

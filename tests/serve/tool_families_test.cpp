@@ -674,6 +674,8 @@ TEST(ToolFamilies, Qwen3CoderParametersThatCannotBeWritten) {
             at + "/properties/x/format");
   EXPECT_EQ(where(R"({"type": "string"})"), at + "/type");
   EXPECT_EQ(where(R"({"anyOf": [{"type": "object"}]})"), at + "/anyOf");
+  // The reader takes a value's type from the root's properties: an allOf there is refused.
+  EXPECT_EQ(where(R"({"type": "object", "allOf": [{"properties": {"n": {"type": "integer"}}}]})"), at + "/allOf");
   // Values that are never strings take any of JSON's forms; those that may be, the raw forms.
   EXPECT_EQ(where(R"({"type": "object", "properties": {"x": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
                       "y": {"type": ["string", "integer"], "minimum": 3, "pattern": "^a"},

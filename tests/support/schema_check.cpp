@@ -51,6 +51,40 @@ bool valid_time(const std::string& s) {
          digits(zone, 4, 2) && number(zone, 1, 2) <= 23 && number(zone, 4, 2) <= 59;
 }
 
+// RFC 3339 appendix A's duration: "P" then dur-date / dur-time / dur-week, each element 1*DIGIT and
+// its letter, every element after the first of its part taken only after the one before it
+// (Y [M [D]], H [M [S]]).
+bool valid_duration(const std::string& s) {
+  size_t i = 0;
+  // An element: digits and then `unit`.
+  const auto element = [&](char unit) {
+    size_t j = i;
+    while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+    if (j == i || j >= s.size() || s[j] != unit) return false;
+    i = j + 1;
+    return true;
+  };
+  // Elements of `units` in order: the first present, each later one only after the one before it.
+  const auto chain = [&](const std::string& units) {
+    for (size_t u = 0; u < units.size(); ++u)
+      if (element(units[u])) {
+        for (size_t v = u + 1; v < units.size() && element(units[v]);) ++v;
+        return true;
+      }
+    return false;
+  };
+  if (s.empty() || s[i++] != 'P') return false;
+  if (element('W')) return i == s.size();
+  const bool date = chain("YMD");
+  if (i < s.size() && s[i] == 'T') {
+    ++i;
+    if (!chain("HMS")) return false;
+  } else if (!date) {
+    return false;
+  }
+  return i == s.size();
+}
+
 bool valid_uuid(const std::string& s) {
   static const std::regex uuid("^[0-9a-fA-F]{8}-([0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$");
   return std::regex_search(s, uuid);
@@ -197,6 +231,7 @@ std::string schema_violation(const json& schema, const json& value, const json& 
                       : f == "ipv4"     ? valid_ip(s, AF_INET)
                       : f == "ipv6"     ? valid_ip(s, AF_INET6)
                       : f == "uri"      ? valid_uri(s)
+                      : f == "duration" ? valid_duration(s)
                       : f == "date-time"
                           ? t != std::string::npos && valid_date(s.substr(0, t)) && valid_time(s.substr(t + 1))
                           : false;

@@ -120,9 +120,13 @@ if (mode === "tools") {
   // The string formats, checked by ajv-formats (their full mode).
   const formatsSchema = {
     type: "object",
-    properties: Object.fromEntries(["email", "hostname", "ipv4", "ipv6", "uri", "time", "date-time", "uuid"]
-      .map((f) => [f, { type: "string", format: f }])),
-    required: ["email", "hostname", "ipv4", "ipv6", "uri", "time", "date-time", "uuid"],
+    properties: {
+      ...Object.fromEntries(["email", "hostname", "ipv4", "ipv6", "uri", "time", "date-time", "uuid", "duration"]
+        .map((f) => [f, { type: "string", format: f }])),
+      // pydantic's HttpUrl: a length limit beside the format.
+      site: { type: "string", format: "uri", minLength: 1, maxLength: 2083 },
+    },
+    required: ["email", "hostname", "ipv4", "ipv6", "uri", "time", "date-time", "uuid", "duration", "site"],
     additionalProperties: false,
   };
   for (const seed of [1, 2]) {
