@@ -15,7 +15,10 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 // Fields accepted and ignored: they do not change what is generated.
-const std::set<std::string> kHarmless = {"user", "metadata", "store", "service_tier", "cache_prompt"};
+const std::set<std::string> kHarmless = {"user",         "metadata",         "store",           "service_tier",
+                                         "cache_prompt", "prompt_cache_key", "safety_identifier"};
+// OpenAI's reasoning_effort values; the template reads it (gpt-oss's does), as transformers passes it.
+const std::set<std::string> kReasoningEfforts = {"none", "minimal", "low", "medium", "high"};
 
 void check_keys(const json& body, const std::set<std::string>& known, std::span<const char* const> more = {}) {
   for (const auto& [key, value] : body.items())
@@ -208,15 +211,21 @@ ordered_json parse_messages(const ordered_json& body) {
   return messages;
 }
 
-// The template's extra variables: chat_template_kwargs, then `tools`.
+// The template's extra variables: reasoning_effort, chat_template_kwargs (which may set it too,
+// and win), then `tools`.
 ordered_json template_variables(const Fields& f, const ordered_json& ordered, const OutputRequest& output) {
   ordered_json vars = ordered_json::object();
+  if (const json* v = f.find("reasoning_effort"); v && !v->is_null()) {
+    if (!v->is_string() || !kReasoningEfforts.count(v->get<std::string>()))
+      bad_param("reasoning_effort", "'reasoning_effort' must be one of none, minimal, low, medium, high");
+    vars["reasoning_effort"] = *v;
+  }
   if (const json* v = f.find("chat_template_kwargs")) {
     if (!v->is_object()) bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     for (const char* reserved : {"messages", "add_generation_prompt"})
       if (v->contains(reserved))
         bad_param("chat_template_kwargs", std::string("'chat_template_kwargs' must not set '") + reserved + "'");
-    vars = ordered["chat_template_kwargs"];
+    for (const auto& [key, value] : ordered["chat_template_kwargs"].items()) vars[key] = value;
   }
   if (!output.tools.is_null()) vars["tools"] = output.tools;
   return vars;
@@ -266,8 +275,8 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
   check_keys(body, {"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
                     "min_p", "n", "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
                     "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
-                    "functions", "function_call", "modalities", "chat_template_kwargs", "max_reasoning_tokens", "draft",
-                    "draft_tokens"},
+                    "functions", "function_call", "modalities", "chat_template_kwargs", "reasoning_effort",
+                    "max_reasoning_tokens", "draft", "draft_tokens"},
              kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});
@@ -312,7 +321,7 @@ std::vector<int32_t> parse_detokenize_request(const json& body, int64_t vocab_si
 
 ChatRequest parse_apply_template_request(const json& body, const ordered_json& ordered) {
   const Fields f(body);
-  check_keys(body, {"messages", "model", "tools", "chat_template_kwargs"});
+  check_keys(body, {"messages", "model", "tools", "chat_template_kwargs", "reasoning_effort"});
   ChatRequest r;
   parse_tools(body, ordered, r.output);
   r.template_kwargs = template_variables(f, ordered, r.output);

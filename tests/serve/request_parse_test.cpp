@@ -242,6 +242,16 @@ TEST(ServeRequestParse, ChatMessages) {
   EXPECT_EQ(r.messages[1]["content"], "ab");
   EXPECT_EQ(r.messages[2]["content"], "");
   EXPECT_EQ(r.template_kwargs["enable_thinking"], false);
+  // reasoning_effort reaches the template as a variable; chat_template_kwargs may set it instead.
+  const std::string hi = R"("messages": [{"role": "user", "content": "hi"}])";
+  EXPECT_EQ(parse_chat("{" + hi + R"(, "reasoning_effort": "low"})").template_kwargs["reasoning_effort"], "low");
+  EXPECT_EQ(parse_chat("{" + hi + R"(, "reasoning_effort": "low", "chat_template_kwargs": {"reasoning_effort": "high"}})")
+                .template_kwargs["reasoning_effort"],
+            "high");
+  EXPECT_FALSE(parse_chat("{" + hi + R"(, "reasoning_effort": null, "prompt_cache_key": "k", "safety_identifier": "u"})")
+                   .template_kwargs.contains("reasoning_effort"));
+  expect_chat_error("{" + hi + R"(, "reasoning_effort": "max"})", 400, "reasoning_effort", "one of none");
+  expect_chat_error("{" + hi + R"(, "reasoning_effort": 1})", 400, "reasoning_effort", "one of none");
   expect_chat_error(R"({})", 400, "messages", "required");
   expect_chat_error(R"({"messages": []})", 400, "messages", "non-empty");
   expect_chat_error(R"({"messages": "hi"})", 400, "messages", "non-empty");
