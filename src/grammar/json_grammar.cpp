@@ -18,6 +18,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr int kTypesBudget = 10000;  // schemas types_of looks at for one question
+constexpr int64_t kMaxUniqueValues = 64;  // values uniqueItems: true is enforced over
 
 
 // Bytes for a message: "'>' or a newline".
@@ -588,14 +589,16 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
 }
 
 int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int depth) {
-  if (const auto it = s.find("uniqueItems"); it != s.end() && *it != false)
-    error(child(path, "uniqueItems"), "'uniqueItems': true cannot be enforced");
   const int64_t min = count_keyword(s, "minItems", path, 0);
   const int64_t max = count_keyword(s, "maxItems", path, -1);
   if (max >= 0 && max < min) error(child(path, "maxItems"), concat("'maxItems' ", max, " is below 'minItems' ", min));
   const int64_t limit = b_.limits().max_repeat;
   if (min > limit || max > limit)
     error(child(path, max > limit ? "maxItems" : "minItems"), concat("more than ", limit, " items cannot be enforced"));
+  if (const auto it = s.find("uniqueItems"); it != s.end() && *it != false) {
+    if (*it != true) error(child(path, "uniqueItems"), "'uniqueItems' must be a boolean");
+    return unique_array(s, path, min, max);
+  }
   // A tuple's first items, each its own schema: prefixItems (draft 2020-12), with `items` for the
   // items after them; or, in the drafts before, `items` as a list, with `additionalItems`.
   const std::string prefix_key = s.contains("prefixItems") ? "prefixItems" : "items";
@@ -639,6 +642,69 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
   if (max != 0 && (count > 0 || item))
     b_.add_alternative(array, {open, ws(), GrammarBuilder::ref(count > 0 ? prefix[0] : *item), GrammarBuilder::ref(after)});
   return array;
+}
+
+int32_t JsonGrammar::unique_array(const json& s, const std::string& path, int64_t min, int64_t max) {
+  // The values an item may take: an enum's, a const, booleans or null (of the types `type` allows).
+  const std::string at = child(path, "uniqueItems");
+  const auto refuse = [&] {
+    error(at, "'uniqueItems': true is enforced where every item is one of an enum's values, a const, a boolean or "
+              "null, without a tuple");
+  };
+  if (s.contains("prefixItems") || !s.contains("items") || s["items"].is_array()) refuse();
+  const json& items = dereferenced(s["items"], child(path, "items"));
+  if (!items.is_object()) refuse();
+  for (const auto& [key, value] : items.items())
+    if (!kAnnotations.count(key) && key != "enum" && key != "const" && key != "type") refuse();
+  json values = json::array();
+  if (items.contains("const")) values.push_back(items["const"]);
+  else if (items.contains("enum") && items["enum"].is_array()) values = items["enum"];
+  else if (items.contains("type") && items["type"] == "boolean") values = json::array({false, true});
+  else if (items.contains("type") && items["type"] == "null") values = json::array({nullptr});
+  else refuse();
+  int budget = kTypesBudget;
+  const int allowed =
+      items.contains("type") ? types_of(json::object({{"type", items["type"]}}), 0, nullptr, budget) : json_types::any;
+  std::vector<Sequence> texts;  // the distinct values, in order
+  json kept = json::array();
+  for (const json& v : values) {
+    if (!(value_types(v) & allowed) ||
+        std::any_of(kept.begin(), kept.end(), [&](const json& k) { return same_value(k, v); }))
+      continue;
+    kept.push_back(v);
+    texts.push_back(value_literal(v));
+  }
+  const auto n = static_cast<int64_t>(texts.size());
+  if (n > kMaxUniqueValues)
+    error(at, concat("'uniqueItems': true over ", n, " values; at most ", kMaxUniqueValues, " are enforced"));
+  if (min > n) error(child(path, "minItems"), concat("'minItems' ", min, " asks for more distinct items than the ", n,
+                                                     " values the items may take"));
+  const int64_t most = max < 0 ? n : std::min(max, n);
+  // The values in their order, each present or not (every such array is one the schema allows):
+  // next[c] after value k is what may follow once the values before k are written or skipped and
+  // c of them written.
+  const Element close = b_.bytes(ByteSet::of(']')), comma = b_.bytes(ByteSet::of(','));
+  std::vector<std::optional<int32_t>> next(most + 1);
+  for (int64_t c = min; c <= most; ++c)
+    next[c] = b_.add_rule("unique-end", c == 0 ? std::vector<Sequence>{{close}} : std::vector<Sequence>{{ws(), close}});
+  for (int64_t k = n - 1; k >= 0; --k) {
+    std::vector<std::optional<int32_t>> here(most + 1);
+    for (int64_t c = 0; c <= most; ++c) {
+      if (c + (n - k) < min) continue;  // too few values left to reach min
+      std::vector<Sequence> alternatives;
+      if (next[c]) alternatives.push_back({GrammarBuilder::ref(*next[c])});
+      if (c < most && next[c + 1]) {
+        Sequence take = c == 0 ? Sequence{} : Sequence{ws(), comma, ws()};
+        take.insert(take.end(), texts[k].begin(), texts[k].end());
+        take.push_back(GrammarBuilder::ref(*next[c + 1]));
+        alternatives.push_back(std::move(take));
+      }
+      if (!alternatives.empty()) here[c] = b_.add_rule("unique-items", alternatives);
+    }
+    next = std::move(here);
+  }
+  if (!next[0]) error(at, "no array of distinct items fits the item counts");
+  return b_.add_rule("unique-array", {{b_.bytes(ByteSet::of('[')), ws(), GrammarBuilder::ref(*next[0])}});
 }
 
 json parse_schema_text(std::string_view text, const std::string& source) {

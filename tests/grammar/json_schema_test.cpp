@@ -131,6 +131,18 @@ const std::vector<Case> kCases = {
      {"[]", "[1]", "[1, 2]"},
      {"[1, 2, 3]"}},
     {"true", {"1", "[]", R"({"a": "b"})"}, {"nul"}},
+    // uniqueItems over an enum (pydantic's set of an Enum), booleans, a $ref'd enum with equal
+    // values in it; the values in the enum's order.
+    {R"({"type": "array", "items": {"enum": ["a", "b", "c"]}, "uniqueItems": true})",
+     {"[]", R"(["a"])", R"(["a", "c"])", R"(["a","b","c"])"},
+     {R"(["a", "a"])", R"(["c", "a"])", R"(["d"])"}},
+    {R"({"type": "array", "items": {"type": "boolean"}, "uniqueItems": true, "minItems": 1, "maxItems": 1})",
+     {"[false]", "[true]"},
+     {"[]", "[false, true]"}},
+    {R"({"$defs": {"C": {"enum": [1, 1.0, 2, "x"], "title": "C"}}, "type": "array", "items": {"$ref": "#/$defs/C"},
+        "uniqueItems": true, "minItems": 2})",
+     {"[1, 2]", R"([1, "x"])", R"([2, "x"])", R"([1, 2, "x"])"},
+     {"[1]", "[2, 1]", "[1, 1.0]"}},
     // allOf, merged: a $ref'd base with more properties (one of its bounds tightened); a branch's
     // anyOf distributed; types and bounds intersected; enums intersected; additionalProperties
     // false keeping only the names of its own schema.
@@ -273,7 +285,13 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       {json::parse(R"({"$ref": "http://example.com/s.json"})"), "#/$ref", "not a pointer"},
       {json::parse(R"({"$ref": "#/$defs/none"})"), "#/$ref", "points at nothing"},
       {json::parse(R"({"type": "strings"})"), "#/type", "must be one of"},
-      {json::parse(R"({"type": "array", "uniqueItems": true})"), "#/uniqueItems", "cannot be enforced"},
+      {json::parse(R"({"type": "array", "uniqueItems": true})"), "#/uniqueItems", "is enforced where"},
+      {json::parse(R"({"type": "array", "items": {"type": "string"}, "uniqueItems": true})"), "#/uniqueItems",
+       "is enforced where"},
+      {json::parse(R"({"type": "array", "items": {"enum": [1, 2, 3]}, "uniqueItems": true, "minItems": 4})"),
+       "#/minItems", "more distinct items"},
+      {json::parse(R"({"type": "array", "items": {"enum": [1]}, "uniqueItems": 1})"), "#/uniqueItems",
+       "must be a boolean"},
       {json::parse(R"({"type": "array", "prefixItems": {"type": "integer"}})"), "#/prefixItems", "must be a list"},
       {json::parse(R"({"anyOf": [{"type": "null"}], "discriminator": {"propertyName": "k"}})"), "#/discriminator",
        "beside 'oneOf' only"},

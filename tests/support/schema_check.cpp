@@ -202,6 +202,10 @@ std::string schema_violation(const json& schema, const json& value, const json& 
     const auto n = static_cast<int64_t>(value.size());
     if (schema.contains("minItems") && n < schema["minItems"].get<int64_t>()) return "minItems";
     if (schema.contains("maxItems") && n > schema["maxItems"].get<int64_t>()) return "maxItems";
+    if (schema.value("uniqueItems", false))
+      for (size_t i = 0; i < value.size(); ++i)
+        for (size_t j = i + 1; j < value.size(); ++j)
+          if (value[i] == value[j]) return concat("uniqueItems: items ", i, " and ", j, " are equal");
     // The first items by prefixItems (or draft 7's `items` list, then additionalItems), the rest by items.
     const bool old_tuple = schema.contains("items") && schema["items"].is_array();
     const json prefix = schema.contains("prefixItems") ? schema["prefixItems"] : old_tuple ? schema["items"] : json::array();
