@@ -21,6 +21,7 @@ constexpr int kMaxDepth = 32;         // allOf within allOf (through $refs too)
 constexpr size_t kMaxBranches = 256;  // one allOf's branches, flattened
 constexpr int kMaxMerged = 1024;      // schemas merged for one allOf, its distributed choices' included
 constexpr int64_t kMaxCopied = 1 << 24;  // bytes of schema text (about) copied for one allOf
+constexpr size_t kMaxValues = 4096;      // an enum's values (JsonGrammarOptions::max_enum_values' default)
 
 [[noreturn]] void fail(const std::string& where, const std::string& message) { throw GrammarError(where, message); }
 
@@ -229,6 +230,7 @@ class Merge {
   // The values every enum / const lists.
   void values(const json& list, const std::string& at) {
     if (!list.is_array() || list.empty()) fail(at, "'enum' must be a non-empty list");
+    if (list.size() > kMaxValues) fail(at, concat("'enum' has ", list.size(), " values; at most ", kMaxValues, " are supported"));
     if (!values_) {
       values_ = list;
       return;

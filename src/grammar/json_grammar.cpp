@@ -18,7 +18,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr int kTypesBudget = 10000;  // schemas types_of looks at for one question
-constexpr int64_t kMaxUniqueValues = 64;  // values uniqueItems: true is enforced over
+constexpr size_t kMaxUniqueValues = 64;  // values uniqueItems: true is enforced over
 
 
 // Bytes for a message: "'>' or a newline".
@@ -127,9 +127,9 @@ bool same_value(const json& a, const json& b) {
       if (other.is_number_float()) return f.get<double>() == other.get<double>();
       // An integer equals a float only where the float is that integer exactly.
       const double x = f.get<double>();
-      if (!(std::trunc(x) == x && std::fabs(x) < 0x1p63)) return false;
-      return other.is_number_unsigned() ? x >= 0 && static_cast<uint64_t>(x) == other.get<uint64_t>()
-                                        : static_cast<int64_t>(x) == other.get<int64_t>();
+      if (std::trunc(x) != x) return false;
+      if (other.is_number_unsigned()) return x >= 0 && x < 0x1p64 && static_cast<uint64_t>(x) == other.get<uint64_t>();
+      return x >= -0x1p63 && x < 0x1p63 && static_cast<int64_t>(x) == other.get<int64_t>();
     }
     if (a.is_number_unsigned() != b.is_number_unsigned()) {  // one of them beyond int64, or both in range
       const json& u = a.is_number_unsigned() ? a : b;
@@ -597,7 +597,7 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
     error(child(path, max > limit ? "maxItems" : "minItems"), concat("more than ", limit, " items cannot be enforced"));
   if (const auto it = s.find("uniqueItems"); it != s.end() && *it != false) {
     if (*it != true) error(child(path, "uniqueItems"), "'uniqueItems' must be a boolean");
-    return unique_array(s, path, min, max);
+    return unique_array(s, path, depth, min, max);
   }
   // A tuple's first items, each its own schema: prefixItems (draft 2020-12), with `items` for the
   // items after them; or, in the drafts before, `items` as a list, with `additionalItems`.
@@ -644,7 +644,7 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
   return array;
 }
 
-int32_t JsonGrammar::unique_array(const json& s, const std::string& path, int64_t min, int64_t max) {
+int32_t JsonGrammar::unique_array(const json& s, const std::string& path, int depth, int64_t min, int64_t max) {
   // The values an item may take: an enum's, a const, booleans or null (of the types `type` allows).
   const std::string at = child(path, "uniqueItems");
   const auto refuse = [&] {
@@ -652,31 +652,32 @@ int32_t JsonGrammar::unique_array(const json& s, const std::string& path, int64_
               "null, without a tuple");
   };
   if (s.contains("prefixItems") || !s.contains("items") || s["items"].is_array()) refuse();
+  compile(s["items"], child(path, "items"), depth + 1);  // the schema's checks ($ref's, enum's, type's)
   const json& items = dereferenced(s["items"], child(path, "items"));
   if (!items.is_object()) refuse();
   for (const auto& [key, value] : items.items())
     if (!kAnnotations.count(key) && key != "enum" && key != "const" && key != "type") refuse();
   json values = json::array();
   if (items.contains("const")) values.push_back(items["const"]);
-  else if (items.contains("enum") && items["enum"].is_array()) values = items["enum"];
+  else if (items.contains("enum")) values = items["enum"];
   else if (items.contains("type") && items["type"] == "boolean") values = json::array({false, true});
   else if (items.contains("type") && items["type"] == "null") values = json::array({nullptr});
   else refuse();
   int budget = kTypesBudget;
   const int allowed =
       items.contains("type") ? types_of(json::object({{"type", items["type"]}}), 0, nullptr, budget) : json_types::any;
-  std::vector<Sequence> texts;  // the distinct values, in order
+  std::vector<Element> texts;  // the distinct values, in order, each a rule of its bytes (never a control token)
   json kept = json::array();
   for (const json& v : values) {
     if (!(value_types(v) & allowed) ||
         std::any_of(kept.begin(), kept.end(), [&](const json& k) { return same_value(k, v); }))
       continue;
+    if (kept.size() == kMaxUniqueValues)
+      error(at, concat("'uniqueItems': true over more than ", kMaxUniqueValues, " values cannot be enforced"));
     kept.push_back(v);
-    texts.push_back(value_literal(v));
+    texts.push_back(GrammarBuilder::ref(one_of_literals({literal_text(v)})));
   }
   const auto n = static_cast<int64_t>(texts.size());
-  if (n > kMaxUniqueValues)
-    error(at, concat("'uniqueItems': true over ", n, " values; at most ", kMaxUniqueValues, " are enforced"));
   if (min > n) error(child(path, "minItems"), concat("'minItems' ", min, " asks for more distinct items than the ", n,
                                                      " values the items may take"));
   const int64_t most = max < 0 ? n : std::min(max, n);
@@ -689,13 +690,13 @@ int32_t JsonGrammar::unique_array(const json& s, const std::string& path, int64_
     next[c] = b_.add_rule("unique-end", c == 0 ? std::vector<Sequence>{{close}} : std::vector<Sequence>{{ws(), close}});
   for (int64_t k = n - 1; k >= 0; --k) {
     std::vector<std::optional<int32_t>> here(most + 1);
-    for (int64_t c = 0; c <= most; ++c) {
-      if (c + (n - k) < min) continue;  // too few values left to reach min
+    for (int64_t c = 0; c <= std::min(most, k); ++c) {  // c of the k values before this one written
+      if (c + (n - k) < min) continue;                  // too few values left to reach min
       std::vector<Sequence> alternatives;
       if (next[c]) alternatives.push_back({GrammarBuilder::ref(*next[c])});
       if (c < most && next[c + 1]) {
         Sequence take = c == 0 ? Sequence{} : Sequence{ws(), comma, ws()};
-        take.insert(take.end(), texts[k].begin(), texts[k].end());
+        take.push_back(texts[k]);
         take.push_back(GrammarBuilder::ref(*next[c + 1]));
         alternatives.push_back(std::move(take));
       }

@@ -101,7 +101,7 @@ class JsonGrammar {
                          Members members = Members::json);
   int32_t compile_array(const nlohmann::ordered_json& s, const std::string& path, int depth);
   // uniqueItems: true, where the items are one of a few values (min to max of them, max -1: any).
-  int32_t unique_array(const nlohmann::ordered_json& s, const std::string& path, int64_t min, int64_t max);
+  int32_t unique_array(const nlohmann::ordered_json& s, const std::string& path, int depth, int64_t min, int64_t max);
   // A string; raw: as an XML parameter's raw text, not in quotes.
   int32_t compile_string(const nlohmann::ordered_json& s, const std::string& path, bool raw = false);
   // An XML parameter's value: raw text where the schema allows a string, else JSON.

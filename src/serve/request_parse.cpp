@@ -18,7 +18,7 @@ using nlohmann::ordered_json;
 const std::set<std::string> kHarmless = {"user",         "metadata",         "store",           "service_tier",
                                          "cache_prompt", "prompt_cache_key", "safety_identifier"};
 // OpenAI's reasoning_effort values; the template reads it (gpt-oss's does), as transformers passes it.
-const std::set<std::string> kReasoningEfforts = {"none", "minimal", "low", "medium", "high"};
+const std::set<std::string> kReasoningEfforts = {"none", "minimal", "low", "medium", "high", "xhigh"};
 
 void check_keys(const json& body, const std::set<std::string>& known, std::span<const char* const> more = {}) {
   for (const auto& [key, value] : body.items())
@@ -217,7 +217,7 @@ ordered_json template_variables(const Fields& f, const ordered_json& ordered, co
   ordered_json vars = ordered_json::object();
   if (const json* v = f.find("reasoning_effort"); v && !v->is_null()) {
     if (!v->is_string() || !kReasoningEfforts.count(v->get<std::string>()))
-      bad_param("reasoning_effort", "'reasoning_effort' must be one of none, minimal, low, medium, high");
+      bad_param("reasoning_effort", "'reasoning_effort' must be one of none, minimal, low, medium, high, xhigh");
     vars["reasoning_effort"] = *v;
   }
   if (const json* v = f.find("chat_template_kwargs")) {

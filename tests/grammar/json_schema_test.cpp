@@ -292,6 +292,14 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
        "#/minItems", "more distinct items"},
       {json::parse(R"({"type": "array", "items": {"enum": [1]}, "uniqueItems": 1})"), "#/uniqueItems",
        "must be a boolean"},
+      // The items' schema gets every check it gets elsewhere.
+      {json::parse(R"({"type": "array", "items": {"const": "a", "enum": ["b"]}, "uniqueItems": true})"),
+       "#/items/enum", "beside 'const'"},
+      {json::parse(R"({"$defs": {"C": {"enum": ["a", "b"]}}, "type": "array",
+                      "items": {"$ref": "#/$defs/C", "enum": ["a"]}, "uniqueItems": true})"),
+       "#/items/enum", "beside '$ref'"},
+      {json::parse(R"({"type": "array", "items": {"type": "strings", "const": "a"}, "uniqueItems": true})"),
+       "#/items/const", "no value of the enum has the schema's type"},
       {json::parse(R"({"type": "array", "prefixItems": {"type": "integer"}})"), "#/prefixItems", "must be a list"},
       {json::parse(R"({"anyOf": [{"type": "null"}], "discriminator": {"propertyName": "k"}})"), "#/discriminator",
        "beside 'oneOf' only"},
@@ -350,6 +358,12 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       {json::parse(R"({"allOf": [{"const": 9007199254740993}, {"const": 9007199254740992.0}]})"), "#/allOf/1/const",
        "none in common"},
   };
+  // uniqueItems over a huge enum: refused at once, not after comparing every pair.
+  json huge_set = {{"type", "array"}, {"uniqueItems", true}, {"items", {{"enum", huge_enum}}}};
+  cases.emplace_back(huge_set, "#/items/enum", "at most");
+  json big_values = {{"type", "array"}, {"uniqueItems", true}, {"items", {{"enum", json::array()}}}};
+  for (int i = 0; i < 65; ++i) big_values["items"]["enum"].push_back(i);
+  cases.emplace_back(big_values, "#/uniqueItems", "more than 64 values");
   // A $ref reached through several branches at every level: its types are not looked at 4^16 times.
   json fan = json::parse(R"({"oneOf": [{"$ref": "#/$defs/A"}, {"type": "string"}]})");
   fan["$defs"]["A"]["allOf"] = json::array();
@@ -374,6 +388,21 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
   }
 }
 
+// An enum value that holds a control marker's text is text inside its string, in a set too: the
+// marker's token (its control byte) is never allowed there.
+TEST(JsonSchemaGrammar, EnumValuesInASetAreTextNotControlTokens) {
+  GrammarBuilder b;
+  b.write_as_controls({"</think>"});
+  JsonGrammar j(b);
+  const int32_t root = j.schema(nlohmann::ordered_json::parse(
+      R"({"type": "array", "items": {"enum": ["</think>", "x"]}, "uniqueItems": true})"));
+  Automaton a(b.build(root));
+  EXPECT_TRUE(accepts(a, R"(["</think>", "x"])"));
+  const Automaton::State in_string = a.next(a.start(), "[\"");
+  ASSERT_GE(in_string, 0);
+  EXPECT_LT(a.next(in_string, static_cast<uint8_t>(kFirstControlByte)), 0);
+}
+
 TEST(JsonSchemaGrammar, ValuesCompareAsJsonSchemaDoes) {
   using nlohmann::ordered_json;
   const auto same = [](const char* a, const char* b) { return same_value(ordered_json::parse(a), ordered_json::parse(b)); };
@@ -385,6 +414,8 @@ TEST(JsonSchemaGrammar, ValuesCompareAsJsonSchemaDoes) {
   EXPECT_FALSE(same("[1, 2]", "[2, 1]"));
   EXPECT_FALSE(same(R"({"a": 1})", R"({"a": 1, "b": 1})"));
   EXPECT_FALSE(same("-1", "18446744073709551615"));
+  EXPECT_TRUE(same("10000000000000000000", "1e19"));
+  EXPECT_TRUE(same("-9223372036854775808", "-9.223372036854775808e18"));
 }
 
 // A schema that is part of a request (a tool's parameters): errors behind a $ref name their
