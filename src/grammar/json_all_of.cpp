@@ -85,7 +85,9 @@ void collect(const json& s, const std::string& path, const Dereference& derefere
 
 // The type names both lists allow ("integer" where one says integer and the other number).
 std::vector<std::string> common_types(const std::vector<std::string>& a, const std::vector<std::string>& b) {
-  const auto has = [](const std::vector<std::string>& v, const char* t) { return std::count(v.begin(), v.end(), t) > 0; };
+  const auto has = [](const std::vector<std::string>& v, const char* t) {
+    return std::count(v.begin(), v.end(), t) > 0;
+  };
   std::vector<std::string> out;
   for (const std::string& t : a) {
     if (has(b, t.c_str())) out.push_back(t);
@@ -154,7 +156,8 @@ class Merge {
         array_branches_.insert(b.path);
       } else if (key == "items" || key == "prefixItems" || key == "additionalItems") {
         // Positions (a tuple, or items false): they mean nothing in another schema's terms.
-        if (tuple_ && *tuple_ != b.path) fail(at, "'" + key + "' beside another schema's array keywords in one allOf cannot be merged");
+        if (tuple_ && *tuple_ != b.path)
+          fail(at, "'" + key + "' beside another schema's array keywords in one allOf cannot be merged");
         tuple_ = b.path;
         array_branches_.insert(b.path);
         out_[key] = value;
@@ -208,7 +211,8 @@ class Merge {
  private:
   // A keyword only one schema may give.
   void once(const std::string& key, const json& value, const std::string& at) {
-    if (out_.contains(key) && out_[key] != value) fail(at, "'" + key + "' in two schemas of one allOf cannot be merged");
+    if (out_.contains(key) && out_[key] != value)
+      fail(at, "'" + key + "' in two schemas of one allOf cannot be merged");
     out_[key] = value;
   }
   // A keyword every schema that gives it must give alike.
@@ -230,7 +234,8 @@ class Merge {
   // The values every enum / const lists.
   void values(const json& list, const std::string& at) {
     if (!list.is_array() || list.empty()) fail(at, "'enum' must be a non-empty list");
-    if (list.size() > kMaxValues) fail(at, concat("'enum' has ", list.size(), " values; at most ", kMaxValues, " are supported"));
+    if (list.size() > kMaxValues)
+      fail(at, concat("'enum' has ", list.size(), " values; at most ", kMaxValues, " are supported"));
     if (!values_) {
       values_ = list;
       return;

@@ -30,7 +30,8 @@ std::optional<std::string> format_pattern(std::string_view name) {
   if (name == "ipv6") return "([0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}";
   if (name == "uri") return "https?://" + host + "(/[A-Za-z0-9._~-]{1,16}){0,4}/?";
   if (name == "duration") {  // RFC 3339's ABNF, each element of 1 to 4 digits: P1Y2M3DT4H5M6S, PT36H, P2W
-    const std::string n = "[0-9]{1,4}", time = "T(" + n + "H(" + n + "M(" + n + "S)?)?|" + n + "M(" + n + "S)?|" + n + "S)";
+    const std::string n = "[0-9]{1,4}";
+    const std::string time = "T(" + n + "H(" + n + "M(" + n + "S)?)?|" + n + "M(" + n + "S)?|" + n + "S)";
     const std::string date = "(" + n + "Y(" + n + "M(" + n + "D)?)?|" + n + "M(" + n + "D)?|" + n + "D)";
     return "P(" + n + "W|" + date + "(" + time + ")?|" + time + ")";
   }

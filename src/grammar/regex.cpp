@@ -21,7 +21,9 @@ MatchLengths either(MatchLengths a, MatchLengths b) {
   return {std::min(a.min, b.min), a.max < 0 || b.max < 0 ? -1 : std::max(a.max, b.max)};
 }
 MatchLengths repeated(MatchLengths a, int64_t min, int64_t max) {
-  const auto times = [](int64_t x, int64_t n) { return x == 0 || n == 0 ? 0 : std::min(kLengthCap, x * std::min(n, kLengthCap / x)); };
+  const auto times = [](int64_t x, int64_t n) {
+    return x == 0 || n == 0 ? 0 : std::min(kLengthCap, x * std::min(n, kLengthCap / x));
+  };
   if (a.max == 0) return {0, 0};
   return {times(a.min, min), max < 0 || a.max < 0 ? -1 : times(a.max, max)};
 }

@@ -150,7 +150,8 @@ void VulkanBackend::attention_forward(const kernels::AttentionDims& dims, Device
     // The variant whose accumulators hold the value width (VMAX: 64, 128 or 256).
     int64_t value_max = 64;
     while (value_max < a.value_width()) value_max *= 2;
-    run("attention_prefill_v" + std::to_string(value_max), {1, 1, 1, 1, 1, 1, 1}, {qb.info, kb.info, vb.info, lb.info, ob.info, sb.info, mb.info},
+    run("attention_prefill_v" + std::to_string(value_max), {1, 1, 1, 1, 1, 1, 1},
+        {qb.info, kb.info, vb.info, lb.info, ob.info, sb.info, mb.info},
         &push, sizeof push, tiles * dims.H * B);
   }
 }
