@@ -50,7 +50,6 @@ void spend(Budget& budget, const json& copied, const std::string& path) {
                       "distributed over its other schemas)"));
 }
 
-
 struct Branch {
   const json* schema;
   std::string path;
@@ -99,16 +98,6 @@ std::vector<std::string> common_types(const std::vector<std::string>& a, const s
   return out;
 }
 
-std::vector<std::string> type_names(const json& type, const std::string& where) {
-  std::vector<std::string> names;
-  for (const json& t : type.is_array() ? type : json::array({type})) {
-    if (!t.is_string() || std::find(kTypes.begin(), kTypes.end(), t.get<std::string>()) == kTypes.end())
-      fail(where, "'type' must be one of null, boolean, object, array, string, number, integer, or a list of them");
-    names.push_back(t.get<std::string>());
-  }
-  return names;
-}
-
 // The branches' keywords, gathered one by one.
 class Merge {
  public:
@@ -120,7 +109,7 @@ class Merge {
       const std::string at = child(b.path, key);
       if (kAnnotations.count(key) || key == "allOf") continue;
       if (key == "discriminator") {
-        once(key, value, at);
+        agree(key, value, at, "'" + key + "' in two schemas of one allOf cannot be merged");
       } else if (!kKeywords.count(key)) {
         fail(at, "the keyword '" + key + "' is not supported: it cannot be enforced");
       } else if (key == "type") {
@@ -169,7 +158,7 @@ class Merge {
         if (value.is_boolean()) fail(at, "draft 4's boolean '" + key + "' inside allOf cannot be merged");
         bound(key, value, at, key == "exclusiveMinimum");
       } else if (key == "pattern" || key == "format") {
-        same(key, value, at);
+        agree(key, value, at, "two different '" + key + "'s in one allOf cannot be enforced together");
       } else if (key == "enum" || key == "const") {
         values(key == "const" ? json::array({value}) : value, at);
       } else if (key == "$ref") {  // a chain ends at no reference: not a string, or a cycle
@@ -209,16 +198,9 @@ class Merge {
   }
 
  private:
-  // A keyword only one schema may give.
-  void once(const std::string& key, const json& value, const std::string& at) {
-    if (out_.contains(key) && out_[key] != value)
-      fail(at, "'" + key + "' in two schemas of one allOf cannot be merged");
-    out_[key] = value;
-  }
-  // A keyword every schema that gives it must give alike.
-  void same(const std::string& key, const json& value, const std::string& at) {
-    if (out_.contains(key) && out_[key] != value)
-      fail(at, "two different '" + key + "'s in one allOf cannot be enforced together");
+  // A keyword every schema that gives it must give alike (`why` where two differ).
+  void agree(const std::string& key, const json& value, const std::string& at, const std::string& why) {
+    if (out_.contains(key) && out_[key] != value) fail(at, why);
     out_[key] = value;
   }
   // The tighter bound: the larger lower one, the smaller upper one.

@@ -69,15 +69,10 @@ int types_of(const json& s, int depth, const std::function<const json&(const std
       for (const json& b : s[key]) bits |= types_of(b, depth + 1, resolve, budget);
       return bits;
     }
-  int bits = json_types::any;  // allOf: the types each of its schemas allows
+  int bits = declared_types(s);  // and, for allOf, the types each of its schemas allows
   if (s.contains("allOf") && s["allOf"].is_array())
     for (const json& b : s["allOf"]) bits &= types_of(b, depth + 1, resolve, budget);
-  const auto it = s.find("type");
-  if (it == s.end()) return bits;
-  int listed = 0;
-  for (const json& t : it->is_array() ? *it : json::array({*it}))
-    if (t.is_string()) listed |= type_bits(t.get<std::string>());
-  return bits & listed;
+  return bits;
 }
 
 // The values a required property is pinned to (its const or enum), or none.
@@ -117,6 +112,28 @@ int schema_types(const json& schema, const json& document) {
     }
     return kAnything;
   }, budget);
+}
+
+int declared_types(const json& schema) {
+  const auto it = schema.find("type");
+  if (it == schema.end()) return json_types::any;
+  int bits = 0;
+  for (const json& t : it->is_array() ? *it : json::array({*it}))
+    if (t.is_string()) bits |= type_bits(t.get<std::string>());
+  return bits;
+}
+
+std::vector<std::string> type_names(const json& type, const std::string& where) {
+  const json list = type.is_array() ? type : json::array({type});
+  if (list.empty()) throw GrammarError(where, "'type' must not be an empty list");
+  std::vector<std::string> names;
+  for (const json& t : list) {
+    if (!t.is_string() || std::find(kTypes.begin(), kTypes.end(), t.get<std::string>()) == kTypes.end())
+      throw GrammarError(where, "'type' must be one of null, boolean, object, array, string, number, integer, not " +
+                                    io::json_value_for_message(t));
+    names.push_back(t.get<std::string>());
+  }
+  return names;
 }
 
 bool same_value(const json& a, const json& b) {
@@ -349,14 +366,7 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
   // The types: as given, else as the keywords imply, else any value.
   std::vector<std::string> types;
   if (const auto it = s.find("type"); it != s.end()) {
-    const json list = it->is_array() ? *it : json::array({*it});
-    if (list.empty()) error(child(path, "type"), "'type' must not be an empty list");
-    for (const json& t : list) {
-      if (!t.is_string() || std::find(kTypes.begin(), kTypes.end(), t.get<std::string>()) == kTypes.end())
-        error(child(path, "type"), "'type' must be one of null, boolean, object, array, string, number, integer, not " +
-                                       io::json_value_for_message(t));
-      types.push_back(t.get<std::string>());
-    }
+    types = type_names(*it, child(path, "type"));
   } else {
     const auto uses = [&](const std::set<std::string, std::less<>>& keys) {
       return std::any_of(present.begin(), present.end(), [&](const std::string& k) { return keys.count(k) > 0; });
@@ -389,9 +399,7 @@ int32_t JsonGrammar::compile_enum(const json& values, const json& s, const std::
   if (static_cast<int64_t>(values.size()) > o_.max_enum_values)
     error(path, concat("'enum' has ", values.size(), " values; at most ", o_.max_enum_values, " are supported"));
   // Values of another type than `type` allows can never validate: left out.
-  int budget = kTypesBudget;
-  const int allowed =
-      s.contains("type") ? types_of(json::object({{"type", s["type"]}}), 0, nullptr, budget) : json_types::any;
+  const int allowed = declared_types(s);
   std::vector<std::string> texts;
   int64_t bytes = 0;
   for (const json& v : values) {
@@ -663,9 +671,7 @@ int32_t JsonGrammar::unique_array(const json& s, const std::string& path, int de
   else if (items.contains("type") && items["type"] == "boolean") values = json::array({false, true});
   else if (items.contains("type") && items["type"] == "null") values = json::array({nullptr});
   else refuse();
-  int budget = kTypesBudget;
-  const int allowed =
-      items.contains("type") ? types_of(json::object({{"type", items["type"]}}), 0, nullptr, budget) : json_types::any;
+  const int allowed = declared_types(items);
   std::vector<Element> texts;  // the distinct values, in order, each a rule of its bytes (never a control token)
   json kept = json::array();
   for (const json& v : values) {

@@ -166,6 +166,11 @@ int value_types(const nlohmann::ordered_json& value);
 // mathematical value (1 and 1.0 alike, a float and an integer only where exactly equal), objects
 // by their members in any order.
 bool same_value(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b);
+// The types a schema's `type` keyword allows (its names that are types; any where it has none).
+int declared_types(const nlohmann::ordered_json& schema);
+// The names a `type` keyword gives (one, or a non-empty list of them), each a JSON Schema type; a
+// GrammarError at `where` otherwise.
+std::vector<std::string> type_names(const nlohmann::ordered_json& type, const std::string& where);
 // The types a schema's documents may have, from type, const, enum, anyOf / oneOf, allOf and $ref
 // (resolved in `document`); any where it says nothing, points at nothing, nests deeper than 32, or
 // takes more than 10,000 schemas to tell.

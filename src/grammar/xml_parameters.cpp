@@ -58,7 +58,7 @@ int32_t JsonGrammar::xml_value(const json& s, const std::string& path, int depth
     // A string as it is, null as "null"; what would read back as another value is left out.
     const std::string key = s.contains("const") ? "const" : "enum";
     const json values = key == "const" ? json::array({s["const"]}) : s["enum"];
-    const int allowed = s.contains("type") ? schema_types(json::object({{"type", s["type"]}}), s) : json_types::any;
+    const int allowed = declared_types(s);
     std::vector<std::string> texts;
     for (const json& v : values) {
       if (!(value_types(v) & allowed)) continue;
