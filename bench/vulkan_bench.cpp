@@ -10,6 +10,9 @@
 //            in the gemv order (decode: weight GB/s and its fraction of the copy rate) and at
 //            --prompt rows in the gemm order (prefill: TFLOPS)
 //   prefill: the fused attention of one layer over a --prompt-token sequence (TFLOPS)
+//   prompt:  the engine's prefill attention: the --prompt rows of one sequence through paged
+//            attention over their own pages, as one engine step (TFLOPS), with the rows sharing
+//            their loads in groups and (the shader before groups) each row alone
 //   decode:  paged decode attention of --rows rows over --context cached positions (KV GB/s)
 // One line per measurement (JSON lines with --json). The model-level figures (tokens per second
 // of a whole forward) come from `bench infer --device vulkan` once the engine computes through the
@@ -182,6 +185,40 @@ int bench_vulkan(cli::Args& args) {
     print_row(json,
               {str("op", "prefill_attention"), str("attention", kernels::attention_kind_name(c.attention)),
                num("tokens", prompt, 0), num("ms", ms, 3), num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
+  }
+  {
+    // The engine's prefill: the prompt's rows through paged attention over its own pages (BF16,
+    // the engine's block size), as one step of `prompt` rows at consecutive positions.
+    const int64_t P = infer::EngineOptions{}.kv_block_tokens, blocks = (prompt + P - 1) / P;
+    const kernels::DecodeAttentionDims kd{a, P, kernels::KvStorage::bf16};
+    const int64_t key_bytes = kernels::key_region_bytes(kd), layer_bytes = key_bytes + kernels::value_region_bytes(kd);
+    const DeviceBuffer pool = vk.allocate(blocks * layer_bytes);  // zeros: valid keys and values
+    std::vector<int32_t> lengths(prompt), tables(prompt, 0), block_ids(blocks);
+    for (int64_t i = 0; i < prompt; ++i) lengths[i] = static_cast<int32_t>(i + 1);
+    for (int64_t b = 0; b < blocks; ++b) block_ids[b] = static_cast<int32_t>((b * 7) % blocks);  // scattered
+    const DeviceBuffer ld = vk.allocate(prompt * 4), td = vk.allocate(prompt * 4), bd = vk.allocate(blocks * 4);
+    vk.upload(ld.as<void>(), lengths.data(), prompt * 4);
+    vk.upload(td.as<void>(), tables.data(), prompt * 4);
+    vk.upload(bd.as<void>(), block_ids.data(), blocks * 4);
+    const DeviceBuffer q = random_floats(vk, prompt * a.q_width(), rng);
+    const DeviceBuffer lambda = random_floats(vk, std::max<int64_t>(1, a.lambda_floats(prompt)), rng, 0.5);
+    const DeviceBuffer out = vk.allocate(prompt * a.out_width() * 4, false);
+    const backends::PagedKv kv{kd, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
+    // grouped: the rows share the loads of groups (PagedRows::longest_run); alone: each row its own.
+    for (const bool grouped : {true, false}) {
+      const backends::PagedRows pr{prompt,
+                                   prompt,
+                                   ld.as<const int32_t>(),
+                                   td.as<const int32_t>(),
+                                   bd.as<const int32_t>(),
+                                   grouped ? prompt : 1};
+      const double ms = best_ms(vk, rounds, 2, [&] {
+        vk.paged_attention(kv, 0, pr, q.as<const float>(), lambda.as<const float>(), out.as<float>());
+      });
+      print_row(json, {str("op", "prompt_attention"), str("attention", kernels::attention_kind_name(c.attention)),
+                       str("rows", grouped ? "grouped" : "alone"), num("tokens", prompt, 0), num("ms", ms, 3),
+                       num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
+    }
   }
   for (kernels::KvStorage storage : {kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
     // The engine's pages (its default block size), so the figure is the one a decode step pays.

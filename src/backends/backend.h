@@ -113,6 +113,10 @@ struct PagedRows {
   DevicePtr<const int32_t> lengths;
   DevicePtr<const int32_t> tables;
   DevicePtr<const int32_t> blocks;
+  // The most rows of one sequence at consecutive positions, one after another (a prompt chunk,
+  // draft verification rows): a backend that attends such rows together sizes its groups by it.
+  // Only a hint: the results do not depend on it.
+  int64_t longest_run = 1;
 };
 
 struct DeviceInfo {

@@ -38,6 +38,15 @@ void upload(backends::Backend& b, const backends::DeviceBuffer& to, const std::v
 
 }  // namespace
 
+int64_t longest_run(std::span<const BatchRow> rows) {
+  int64_t longest = rows.empty() ? 0 : 1, run = 1;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    run = rows[i].table == rows[i - 1].table && rows[i].position == rows[i - 1].position + 1 ? run + 1 : 1;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
+
 BatchForward::BatchForward(const model::Model& model, KvPool& pool, int64_t max_rows, int64_t context)
     : model_(model),
       matrices_(model.engine_matrices()),
@@ -111,8 +120,12 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
   model::LayerActivations& s = acts_.layers[0];
   backend_.embed(matrices_.embed, acts_.tokens, s.x, R);
   const backends::PagedKv kv = pool_.paged();
-  const backends::PagedRows paged{R, max_length, lengths_.as<const int32_t>(), tables_.as<const int32_t>(),
-                                  blocks_.as<const int32_t>()};
+  const backends::PagedRows paged{R,
+                                  max_length,
+                                  lengths_.as<const int32_t>(),
+                                  tables_.as<const int32_t>(),
+                                  blocks_.as<const int32_t>(),
+                                  longest_run(rows)};
   PagedAttention attention(backend_, kv, slots_.as<const int32_t>(), paged);
   model::LayerPass pass{backend_, c, 1, R, 0, acts_.rope.table, acts_.head_norm_gain};
   pass.positions = positions_.as<const int64_t>();

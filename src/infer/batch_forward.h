@@ -26,6 +26,9 @@ struct BatchRow {
   bool logits;    // whether the next-token logits of this row are wanted
 };
 
+// The most rows of one table at consecutive positions, one after another (PagedRows::longest_run).
+int64_t longest_run(std::span<const BatchRow> rows);
+
 class BatchForward {
  public:
   // max_rows: the most rows of a step; positions below `context` (the RoPE table's length).

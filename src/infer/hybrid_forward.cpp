@@ -66,8 +66,12 @@ class HybridForward::Core : public model::HybridCore {
     const PageIndex& p = f_.pages_[g];
     backends::PagedKv kv = f_.pool_.paged();
     kv.dims.window = kind == LayerKind::sliding_attention ? f_.groups_[g].window : 0;
-    const backends::PagedRows rows{f_.rows_, f_.max_length_, f_.device_lengths_.as<const int32_t>(),
-                                   p.device_tables.as<const int32_t>(), p.device_blocks.as<const int32_t>()};
+    const backends::PagedRows rows{f_.rows_,
+                                   f_.max_length_,
+                                   f_.device_lengths_.as<const int32_t>(),
+                                   p.device_tables.as<const int32_t>(),
+                                   p.device_blocks.as<const int32_t>(),
+                                   f_.longest_run_};
     if (!cross) f_.backend_.paged_store(kv, block_layer, p.device_slots.as<const int32_t>(), f_.rows_, a.k, a.v);
     f_.backend_.paged_attention(kv, block_layer, rows, a.q, a.lambda, a.att);
   }
@@ -143,6 +147,7 @@ void HybridForward::index_step(const StepPlan& plan) {
   DIFFTX_CHECK(R >= 1 && R <= max_rows_, "batch of ", R, " rows: must be in [1, ", max_rows_, "]");
   rows_ = R;
   max_length_ = 0;
+  longest_run_ = longest_run(rows);
   lengths_.resize(R);
   logit_rows_.clear();
   for (int64_t i = 0; i < R; ++i) {

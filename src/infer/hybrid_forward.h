@@ -96,7 +96,7 @@ class HybridForward {
   int32_t cross_pages_ = -1;         // the page group its cross layers read
   int64_t max_rows_, context_;
   // The step's index.
-  int64_t rows_ = 0, max_length_ = 0;
+  int64_t rows_ = 0, max_length_ = 0, longest_run_ = 1;
   std::vector<int32_t> lengths_, row_slots_, logit_rows_;
   std::vector<RowRun> runs_;  // every row once; a sequence's runs in position order
   std::vector<int32_t> chain_slots_;  // the lookahead state slots of the runs with drafted rows

@@ -332,6 +332,50 @@ TEST_F(VulkanTest, PagedAttentionRowsHaveTheirOwnBits) {
   }
 }
 
+// Prompt rows (a sequence's consecutive positions) share a workgroup's loads in groups; each row
+// keeps the bits it has alone. The same rows in reverse order, where no row continues the one
+// before it (every row a group of its own), give the same bits: runs of one sequence that cross
+// split-K chunks (256) and passes (128), that start off a group boundary, beside other sequences'
+// rows; with and without a sliding window, every variant and storage (in six pairs: lavapipe is
+// slow).
+TEST_F(VulkanTest, PagedAttentionPromptRowsKeepTheirBitsInGroups) {
+  Rng rng(47);
+  const std::tuple<Variant, KvStorage, int64_t> cases[] = {
+      {kVariants[0], KvStorage::f32, 0},  {kVariants[0], KvStorage::int8, 100}, {kVariants[1], KvStorage::bf16, 0},
+      {kVariants[1], KvStorage::f32, 100}, {kVariants[2], KvStorage::int8, 0}, {kVariants[3], KvStorage::bf16, 100}};
+  for (const auto& [v, storage, window] : cases) {
+    HostPool pool(v, 16, 16, storage, 1, 40);
+    pool.dims.window = window;
+    const auto seqs = fill(pool, {300, 40, 20}, 0, rng);
+    std::vector<std::pair<int64_t, int64_t>> order{{1, 40}};
+    for (int64_t n = 231; n <= 270; ++n) order.push_back({0, n});
+    order.push_back({2, 20});
+    for (int64_t n = 35; n <= 39; ++n) order.push_back({1, n});
+    for (int64_t n = 271; n <= 300; ++n) order.push_back({0, n});
+    std::vector<std::pair<int64_t, int64_t>> reversed(order.rbegin(), order.rend());
+    const int64_t count = static_cast<int64_t>(order.size());
+    const int64_t qw = pool.dims.attention_dims().q_width(), ow = pool.dims.out_width();
+    const auto q = testing::random_vector(count * qw, rng, -3, 3);
+    const auto lambda = pool.dims.lambda_source() == kernels::LambdaSource::token_logits
+                            ? testing::random_vector(count * v.H, rng, -2, 2)
+                            : testing::random_vector(1, rng, 0.2, 0.8);
+    std::vector<float> q_reversed, lambda_reversed = lambda;
+    if (pool.dims.lambda_source() == kernels::LambdaSource::token_logits) lambda_reversed.clear();
+    for (int64_t i = count - 1; i >= 0; --i) {
+      q_reversed.insert(q_reversed.end(), q.begin() + i * qw, q.begin() + (i + 1) * qw);
+      if (pool.dims.lambda_source() == kernels::LambdaSource::token_logits)
+        lambda_reversed.insert(lambda_reversed.end(), lambda.begin() + i * v.H, lambda.begin() + (i + 1) * v.H);
+    }
+    const auto grouped = decode_on(vk(), pool, rows_of(seqs, order), q, lambda, 0);
+    const auto alone = decode_on(vk(), pool, rows_of(seqs, reversed), q_reversed, lambda_reversed, 0);
+    for (int64_t i = 0; i < count; ++i)
+      for (int64_t x = 0; x < ow; ++x)
+        ASSERT_EQ(grouped[i * ow + x], alone[(count - 1 - i) * ow + x])
+            << kernels::attention_kind_name(v.kind) << " " << kernels::kv_storage_name(storage) << " window "
+            << window << " row " << i << " (length " << order[i].second << ") at " << x;
+  }
+}
+
 // A backend that binds at most 4 KiB cuts the pool into windows and the prefill into single
 // sequences: the same bits as the whole.
 TEST_F(VulkanTest, AttentionOverSmallBindingsGivesTheSameBits) {

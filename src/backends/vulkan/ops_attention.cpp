@@ -16,7 +16,8 @@ constexpr int64_t kKvWindows = 8;        // KV_WINDOWS in shaders/kv_push.glsl
 constexpr int64_t kPrefillMaxD = 128;    // DMAX in attention_prefill.comp
 constexpr int64_t kPrefillMaxVw = 256;   // the largest VMAX
 constexpr int64_t kPrefillRows = 16;     // BR
-constexpr int64_t kDecodeMaxMaps = 32;   // MMAX in paged_attention.comp
+constexpr int64_t kDecodeMaxGroup = 16;  // RMAX in paged_attention.comp: rows sharing a workgroup
+constexpr int64_t kDecodeMaxPairs = 32;  // PMAX: rows * maps per kv head
 constexpr int64_t kDecodeMaxQ = 2048;    // QMAX
 constexpr int64_t kDecodeMaxAcc = 128 * 32;  // WG * ACC
 // Positions one work item of decode attention covers: a function of nothing but this constant,
@@ -190,8 +191,8 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   DIFFTX_CHECK(rows.max_length >= 1, "vulkan paged_attention: every row attends to at least one position");
   const kernels::DecodeAttentionDims& a = kv.dims;
   const int64_t M = a.maps_per_kv_head(), vw = a.value_width(), qw = a.attention_dims().q_width(), ow = a.out_width();
-  DIFFTX_CHECK(M <= kDecodeMaxMaps && M * a.d <= kDecodeMaxQ && M * vw <= kDecodeMaxAcc, "vulkan paged_attention: ", M,
-               " maps of width ", a.d, " (values ", vw, ") per kv head: the shader takes ", kDecodeMaxMaps, " maps, ",
+  DIFFTX_CHECK(M <= kDecodeMaxPairs && M * a.d <= kDecodeMaxQ && M * vw <= kDecodeMaxAcc, "vulkan paged_attention: ", M,
+               " maps of width ", a.d, " (values ", vw, ") per kv head: the shader takes ", kDecodeMaxPairs, " maps, ",
                kDecodeMaxQ, " query and ", kDecodeMaxAcc, " output floats per kv head");
   DIFFTX_CHECK(a.lambda_source() == kernels::LambdaSource::none || lambda, "vulkan paged_attention (",
                kernels::attention_kind_name(a.kind), "): lambda must be given");
@@ -201,6 +202,15 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   // chunk) + 1 that its window's positions touch.
   int64_t max_chunks = (rows.max_length + kDecodeChunk - 1) / kDecodeChunk;
   if (a.window > 0) max_chunks = std::min(max_chunks, (a.window + kDecodeChunk - 2) / kDecodeChunk + 1);
+  // A group's rows (a sequence's consecutive positions) share the keys and values the shader
+  // loads: as many as its shared memory and accumulators hold, in the variant for the smallest
+  // bound (1, 2, 4, 8, 16) that holds the longest run. Windowed, their windows start in up to two
+  // chunks: one more per group.
+  const int64_t fits = std::min({kDecodeMaxGroup, kDecodeMaxPairs / M, kDecodeMaxQ / (M * a.d), kDecodeMaxAcc / (M * vw)});
+  int64_t variant = 1;
+  while (variant < std::min(fits, rows.longest_run)) variant *= 2;
+  const int64_t group = std::min(variant, fits);
+  const int64_t slots = max_chunks + (a.window > 0 ? 1 : 0);
   const int64_t item_floats = M * (vw + 2), row_floats = a.Hkv * max_chunks * item_floats;
   const int64_t lambda_row = a.lambda_source() == kernels::LambdaSource::token_logits ? a.H : 0;
   const int64_t step = rows_per_binding(std::max({row_floats, qw, ow}) * 4, "paged_attention rows");
@@ -212,7 +222,8 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   }
   struct {
     KvPush kv;
-    uint32_t M, r, count, q_at, q_width, lengths_at, tables_at, blocks_at, part_at, chunk, max_chunks, window;
+    uint32_t M, r, count, group, q_at, q_width, lengths_at, tables_at, blocks_at, part_at, chunk, max_chunks, slots;
+    uint32_t window;
     float scale;
   } push;
   struct {
@@ -230,12 +241,12 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     const Bound tb = bind((rows.tables + i0).address(), m * 4, "paged_attention tables");
     const Bound qb = bind((q + i0 * qw).address(), m * qw * 4, "paged_attention q");
     const Bound pb = bind(scratch_, m * row_floats * 4, "paged_attention scratch");
-    push = {kv_push(kv, layer, windows.per_window, windows.delta), u32(M), r, u32(m), qb.words(), u32(qw), lb.words(),
-            tb.words(), bb.words(), pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(a.window),
-            static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)))};
+    push = {kv_push(kv, layer, windows.per_window, windows.delta), u32(M), r, u32(m), u32(group), qb.words(), u32(qw),
+            lb.words(), tb.words(), bb.words(), pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(slots),
+            u32(a.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)))};
     std::vector<VkDescriptorBufferInfo> buffers{qb.info, lb.info, tb.info, bb.info, pb.info};
     buffers.insert(buffers.end(), windows.windows.begin(), windows.windows.end());
-    run("paged_attention", {1, 1, 1, 1, 1, kKvWindows}, buffers, &push, sizeof push, m * a.Hkv * max_chunks);
+    run("paged_attention_r" + std::to_string(variant), {1, 1, 1, 1, 1, kKvWindows}, buffers, &push, sizeof push, m * a.Hkv * slots);
 
     const Bound lamb = bind(!lambda ? 0 : lambda_row ? (lambda + i0 * lambda_row).address() : lambda.address(),
                             std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");

@@ -1,25 +1,35 @@
-// Paged split-K decode attention, first pass (decode_attention.h): one workgroup per (row, kv
-// head, chunk of CHUNK positions) scores the row's query against the chunk's keys for every map
-// of the kv head and keeps, per map, the running max, the sum and the unnormalised output: an
-// item of M (vw + 2) floats that paged_merge.comp combines. Positions come WG at a time, a
-// thread's key each, in passes that end on multiples of WG whatever the pages (pages are often
-// smaller: every thread scores at once), so a row's chunks and passes depend on its length
-// alone: its bits never depend on the other rows or on where its blocks lie. A pass's keys are
-// read in runs of pages whose regions share a binding window (a uniform index into kv[]), its
-// values a page at a time; keys' elements and values' positions are loaded LOADS at a time before
-// their products, which stay one chain in order (the bits do not depend on LOADS).
-// window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at the
-// one its window starts in (workgroup c takes the row's chunk first / CHUNK + c, and item c), so
-// a long row of a sliding layer runs the window's chunks, not its length's, and never reads the
-// block entries before them (blocks given back).
+// Paged split-K decode attention, first pass (decode_attention.h): one workgroup per (group of
+// rows, kv head, chunk of CHUNK positions) scores the rows' queries against the chunk's keys for
+// every map of the kv head and keeps, per row and map, the running max, the sum and the
+// unnormalised output: an item of M (vw + 2) floats a row that paged_merge.comp combines.
+// A group is a run of rows of one sequence at consecutive positions (a prompt chunk, draft
+// verification rows) of at most p.group (<= RMAX: a variant per bound, so that decode rows do not
+// carry a prompt's registers and loops) rows, starting on a multiple of p.group or where the run
+// starts; any other row is a group of its own. A group's rows share every key and value the
+// workgroup loads (a prompt of T rows reads the cache T / group times, not T times), and each
+// row's arithmetic is the one it has alone, so its bits never depend on its neighbours:
+// positions come WG at a time, a thread's key each, in passes that end on multiples of WG
+// whatever the pages (pages are often smaller: every thread scores at once), so a row's chunks
+// and passes depend on its length alone. A pass's keys are read in runs of pages whose regions
+// share a binding window (a uniform index into kv[]), its values a page at a time; keys'
+// elements and values' positions are loaded LOADS at a time before their products, which stay
+// one chain in order for each row and map (the bits depend on neither LOADS nor the group).
+// window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at
+// the one its window starts in (item c is the row's c-th), so a long row of a sliding layer
+// runs the window's chunks, not its length's, and never reads the block entries before them
+// (blocks given back). A group's rows start their windows up to group - 1 positions apart, so
+// such a group takes one chunk more than its first row (p.slots).
 #version 450
 #include "common.glsl"
 #include "kv_push.glsl"
 
 #define WG 128
-#define MMAX 32     // maps per kv head
-#define QMAX 2048   // M * d
-#define ACC 32      // M * vw <= WG * ACC
+#ifndef RMAX
+#error RMAX (rows per group: 1, 2, 4, 8 or 16, a variant each) is defined by shaders.cmake
+#endif
+#define PMAX 32     // rows * M: (row, map) pairs of a workgroup
+#define QMAX 2048   // rows * M * d
+#define ACC 32      // rows * M * vw <= WG * ACC
 #define LOADS 8u    // loads in flight per thread before their products
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer QBuffer { float q[]; } Q;
@@ -30,19 +40,21 @@ layout(std430, set = 0, binding = 4) writeonly buffer PartBuffer { float f[]; } 
 layout(std430, set = 0, binding = 5) readonly buffer KvBuffer { uint w[]; } kv[KV_WINDOWS];
 layout(push_constant) uniform Push {
   KV_PUSH;
-  uint M, r, count;                          // maps per kv head, signal maps per noise map, rows
+  uint M, r, count, group;                   // maps per kv head, signal maps per noise map, rows,
+                                             // rows per group (at most RMAX)
   uint q_at, q_width;
   uint lengths_at, tables_at, blocks_at;
-  uint part_at, chunk, max_chunks;
+  uint part_at, chunk, max_chunks, slots;    // slots: chunks per group (max_chunks, + 1 windowed)
   uint window;                               // 0: every position
   float scale;                               // 1 / sqrt(d)
 } p;
 
 #include "kv.glsl"
 
-shared float qs[QMAX];
-shared float scores[MMAX * WG];
-shared float alpha[MMAX], pass_max[MMAX];
+shared float qs[QMAX];                       // [row][map][d], scaled
+shared float scores[PMAX * WG];              // [row][map][position in the pass]
+shared float alpha[PMAX], pass_max[PMAX];
+shared uint pass_lo[PMAX], pass_hi[PMAX];   // each pair's positions in the pass (none: lo >= hi)
 
 float element(uint win, uint at) {  // one cached element at byte `at`, widened (INT8: unscaled)
   const uint word = kv[win].w[at >> 2];
@@ -52,85 +64,148 @@ float element(uint win, uint at) {  // one cached element at byte `at`, widened 
 }
 float scale_at(uint win, uint at) { return uintBitsToFloat(kv[win].w[at >> 2]); }
 uint block_of(uint table, uint pos) { return uint(Blocks.i[p.blocks_at + table + pos / p.P]); }
+uint length_of(uint row) { return uint(Lengths.i[p.lengths_at + row]); }
+uint table_of(uint row) { return uint(Tables.i[p.tables_at + row]); }
+uint window_start(uint length) { return p.window > 0u && length > p.window ? length - p.window : 0u; }
+// The group's first row's length, and the chunk: its index among the positions, its first position.
+uint length0, at, c0;
+// Row i's positions in the chunk (none: x >= y), and those in the pass [P0, P0 + WG).
+uvec2 in_chunk(uint i) {
+  const uint first = window_start(length0 + i);
+  if (first / p.chunk > at) return uvec2(1u, 0u);
+  return uvec2(max(c0, first), min(length0 + i, c0 + p.chunk));
+}
+uvec2 in_pass(uint i, uint P0) {
+  const uvec2 r = in_chunk(i);
+  return uvec2(max(r.x, P0), min(r.y, P0 + WG));
+}
+// Row i's item for the chunk: its own chunk index, counted from the one its window starts in.
+uint item_of(uint row0, uint i, uint g) {
+  const uint own = at - window_start(length0 + i) / p.chunk;
+  return p.part_at + (((row0 + i) * p.Hkv + g) * p.max_chunks + own) * p.M * (kv_key_width() + 2u);
+}
+// Whether row i carries on the group of row i - 1.
+bool continues(uint i) {
+  return i % p.group != 0u && table_of(i) == table_of(i - 1u) && length_of(i) == length_of(i - 1u) + 1u;
+}
 
 void main() {
   const uint id = group_index();
-  const uint row = id / (p.Hkv * p.max_chunks), g = (id / p.max_chunks) % p.Hkv, c = id % p.max_chunks;
-  if (row >= p.count) return;
-  const uint length = uint(Lengths.i[p.lengths_at + row]);
-  const uint first = p.window > 0u && length > p.window ? length - p.window : 0u;
-  const uint c0 = (first / p.chunk + c) * p.chunk;
-  if (c0 >= length) return;
-  const uint c1 = min(length, c0 + p.chunk);
+  const uint row0 = id / (p.Hkv * p.slots), g = (id / p.slots) % p.Hkv, c = id % p.slots;
+  if (row0 >= p.count || (row0 > 0u && continues(row0))) return;  // not a group's first row
+  uint rows = 1u;
+  while (rows < p.group && row0 + rows < p.count && continues(row0 + rows)) ++rows;
+  length0 = length_of(row0);
+  const uint table = table_of(row0);
+  // The chunk: the group's first row's c-th; row i's is its own (c or c - 1 with a window).
+  at = window_start(length0) / p.chunk + c;
+  c0 = at * p.chunk;
+  if (c0 >= length0 + rows - 1u) return;  // past the last row's length
   const uint t = gl_LocalInvocationID.x, M = p.M, d = p.d, vw = kv_key_width(), es = kv_element_bytes();
   const bool int8 = p.storage == 2u;
-  for (uint e = t; e < M * d; e += WG) qs[e] = Q.q[p.q_at + row * p.q_width + g * M * d + e] * p.scale;
-  float run_max = uintBitsToFloat(0xff800000u), run_sum = 0.0;  // threads < M: map t
+  const uint pairs = rows * M;
+  for (uint e = t; e < pairs * d; e += WG)
+    qs[e] = Q.q[p.q_at + (row0 + e / (M * d)) * p.q_width + g * M * d + e % (M * d)] * p.scale;
+  float run_max = uintBitsToFloat(0xff800000u), run_sum = 0.0;  // threads < pairs: (row t / M, map t % M)
   float acc[ACC];
   [[unroll]] for (uint j = 0u; j < ACC; ++j) acc[j] = 0.0;
-  const uint table = uint(Tables.i[p.tables_at + row]);
   barrier();
 
-  for (uint pass = max(c0, first); pass < c1;) {
-    const uint end = min(c1, (pass / WG + 1u) * WG), n = end - pass, pos = pass + t;
-    for (uint run = pass; run < end;) {  // the same runs in every thread
+  const uint last = min(length0 + rows - 1u, c0 + p.chunk);  // the group's positions end here
+  for (uint P0 = c0; P0 < last; P0 += WG) {
+    if (t < pairs) {
+      const uvec2 range = in_pass(t / M, P0);
+      pass_lo[t] = range.x;
+      pass_hi[t] = range.y;
+    }
+    barrier();
+    uint lo = P0 + WG, hi = P0;  // the pass: every row's positions in [P0, P0 + WG)
+    for (uint i = 0u; i < pairs; i += M)
+      if (pass_lo[i] < pass_hi[i]) lo = min(lo, pass_lo[i]), hi = max(hi, pass_hi[i]);
+    if (lo >= hi) {  // uniform: no row has positions here (a window starts past the pass)
+      barrier();  // every thread has read pass_lo and pass_hi before the next pass writes them
+      continue;
+    }
+    const uint pos = P0 + t;
+    for (uint run = lo; run < hi;) {  // the same runs in every thread
       const uint win = kv_region(block_of(table, run)).x;
-      uint run_end = min(end, (run / p.P + 1u) * p.P);
-      while (run_end < end && kv_region(block_of(table, run_end)).x == win) run_end = min(end, run_end + p.P);
+      uint run_end = min(hi, (run / p.P + 1u) * p.P);
+      while (run_end < hi && kv_region(block_of(table, run_end)).x == win) run_end = min(hi, run_end + p.P);
       if (pos >= run && pos < run_end) {
         const uint base = kv_region(block_of(table, pos)).y, tt = pos % p.P;
         for (uint m = 0u; m < M; ++m) {
           const uint map = g * M + m;
           const uint kh = p.v1 != 0u && map % (p.r + 1u) == p.r ? 1u : 0u;  // V1 noise maps read k2
           // The key's elements loaded LOADS at a time before their products (a GPU thread keeps
-          // them in flight together), the products one chain in element order.
-          float s = 0.0;
+          // them in flight together), each row's products one chain in element order.
+          float s[RMAX];
+          [[unroll]] for (uint i = 0u; i < RMAX; ++i) s[i] = 0.0;
           uint x = 0u;
           for (; x + LOADS <= d; x += LOADS) {
             float k[LOADS];
             [[unroll]] for (uint j = 0u; j < LOADS; ++j)
               k[j] = element(win, base + kv_key_element(g, tt, kh * d + x + j) * es);
-            [[unroll]] for (uint j = 0u; j < LOADS; ++j) s = fma(qs[m * d + x + j], k[j], s);
+            [[unroll]] for (uint i = 0u; i < RMAX; ++i) {
+              if (i >= rows) break;
+              [[unroll]] for (uint j = 0u; j < LOADS; ++j) s[i] = fma(qs[(i * M + m) * d + x + j], k[j], s[i]);
+            }
           }
-          for (; x < d; ++x) s = fma(qs[m * d + x], element(win, base + kv_key_element(g, tt, kh * d + x) * es), s);
-          if (int8)
-            s *= scale_at(win, base + kv_key_element_bytes() + ((g * kv_heads_per_kv() + kh) * p.P + tt) * 4u);
-          scores[m * WG + t] = s;
+          for (; x < d; ++x) {
+            const float k = element(win, base + kv_key_element(g, tt, kh * d + x) * es);
+            [[unroll]] for (uint i = 0u; i < RMAX; ++i) {
+              if (i >= rows) break;
+              s[i] = fma(qs[(i * M + m) * d + x], k, s[i]);
+            }
+          }
+          const float key_scale =
+              int8 ? scale_at(win, base + kv_key_element_bytes() + ((g * kv_heads_per_kv() + kh) * p.P + tt) * 4u)
+                   : 1.0;
+          [[unroll]] for (uint i = 0u; i < RMAX; ++i) {
+            if (i >= rows) break;
+            scores[(i * M + m) * WG + t] = int8 ? s[i] * key_scale : s[i];
+          }
         }
       }
       run = run_end;
     }
     barrier();
-    if (t < M) {  // map t's running max over the pass, and how much its old terms shrink
+    const uvec2 mine = t < pairs ? uvec2(pass_lo[t], pass_hi[t]) : uvec2(1u, 0u);  // this thread's pair's
+    const bool scoring = mine.x < mine.y;
+    if (scoring) {  // the pair's running max over the pass, and how much its old terms shrink
       float mx = run_max;
-      for (uint i = 0u; i < n; ++i) mx = max(mx, scores[t * WG + i]);
-      alpha[t] = exp(run_max - mx);  // 0 at the first pass (run_max = -inf)
+      for (uint i = mine.x; i < mine.y; ++i) mx = max(mx, scores[t * WG + i - P0]);
+      alpha[t] = exp(run_max - mx);  // 0 at the row's first pass (run_max = -inf)
       pass_max[t] = run_max = mx;
     }
     barrier();
-    if (t < n)  // every position's exps at once
-      for (uint m = 0u; m < M; ++m) scores[m * WG + t] = exp(scores[m * WG + t] - pass_max[m]);
+    for (uint e = t; e < pairs * WG; e += WG) {  // every position's exps at once
+      const uint pair = e / WG, at_pos = P0 + e % WG;
+      if (at_pos >= pass_lo[pair] && at_pos < pass_hi[pair]) scores[e] = exp(scores[e] - pass_max[pair]);
+    }
     barrier();
-    if (t < M) {  // their sum in position order
+    if (scoring) {  // their sum in position order
       float sum = 0.0;
-      for (uint i = 0u; i < n; ++i) sum += scores[t * WG + i];
+      for (uint i = mine.x; i < mine.y; ++i) sum += scores[t * WG + i - P0];
       run_sum = run_sum * alpha[t] + sum;
     }
+    // The outputs: accumulator j is (pair e / vw, column e % vw), e = t + WG j, over its row's
+    // positions in the pass.
     [[unroll]] for (uint j = 0u; j < ACC; ++j) {
       const uint e = t + WG * j;
-      if (e >= M * vw) break;
-      const uint m = e / vw, col = e % vw;
-      float a = acc[j] * alpha[m];
-      for (uint i = 0u; i < n;) {  // a page at a time: its values read 4 positions ahead of their use
-        const uvec2 region = kv_region(block_of(table, pass + i));
-        const uint values = region.y + kv_key_bytes(), tt0 = (pass + i) % p.P, in_page = min(n - i, p.P - tt0);
+      if (e >= pairs * vw) break;
+      const uint pair = e / vw, col = e % vw, from = pass_lo[pair], to = pass_hi[pair];
+      if (from >= to) continue;
+      float a = acc[j] * alpha[pair];
+      for (uint i = from; i < to;) {  // a page at a time: its values read LOADS positions ahead of their use
+        const uvec2 region = kv_region(block_of(table, i));
+        const uint values = region.y + kv_key_bytes(), tt0 = i % p.P, in_page = min(to - i, p.P - tt0);
         for (uint k = 0u; k < in_page; k += LOADS) {
           float w[LOADS], v[LOADS];
           [[unroll]] for (uint q = 0u; q < LOADS; ++q) {
             const uint tt = tt0 + k + q;
             w[q] = v[q] = 0.0;
             if (k + q < in_page) {
-              w[q] = scores[m * WG + i + k + q];
+              w[q] = scores[pair * WG + i + k + q - P0];
               if (int8) w[q] *= scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
               v[q] = element(region.x, values + kv_value_element(g, tt, col) * es);
             }
@@ -143,15 +218,17 @@ void main() {
       acc[j] = a;
     }
     barrier();
-    pass = end;
   }
-  const uint item = p.part_at + ((row * p.Hkv + g) * p.max_chunks + c) * M * (vw + 2u);
-  if (t < M) {
-    Part.f[item + t] = run_max;
-    Part.f[item + M + t] = run_sum;
+  // Each row's item: its statistics, then its outputs.
+  if (t < pairs && in_chunk(t / M).x < in_chunk(t / M).y) {
+    const uint item = item_of(row0, t / M, g);
+    Part.f[item + t % M] = run_max;
+    Part.f[item + M + t % M] = run_sum;
   }
   [[unroll]] for (uint j = 0u; j < ACC; ++j) {
     const uint e = t + WG * j;
-    if (e < M * vw) Part.f[item + 2u * M + e] = acc[j];
+    if (e >= pairs * vw) break;
+    const uint pair = e / vw;
+    if (in_chunk(pair / M).x < in_chunk(pair / M).y) Part.f[item_of(row0, pair / M, g) + 2u * M + (pair % M) * vw + e % vw] = acc[j];
   }
 }

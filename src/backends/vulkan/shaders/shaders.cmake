@@ -10,8 +10,11 @@ set(DIFFTX_VULKAN_SHADERS
   diff_lambda_f64:diff_lambda.comp:FLOAT64=1 diff_lambda_f32:diff_lambda.comp:FLOAT64=0
   attention_prefill_v64:attention_prefill.comp:VMAX=64 attention_prefill_v128:attention_prefill.comp:VMAX=128
   attention_prefill_v256:attention_prefill.comp:VMAX=256
-  paged_store:paged_store.comp: paged_attention:paged_attention.comp: paged_merge:paged_merge.comp:
+  paged_store:paged_store.comp: paged_merge:paged_merge.comp:
   layernorm:layernorm.comp: add_bias:add_bias.comp: mamba_conv:mamba_conv.comp: mamba_scan:mamba_scan.comp:)
+foreach(r 1 2 4 8 16)  # rows a group of decode attention takes: ops_attention.cpp takes the smallest that holds
+  list(APPEND DIFFTX_VULKAN_SHADERS paged_attention_r${r}:paged_attention.comp:RMAX=${r})
+endforeach()
 foreach(index RANGE 5)
   list(GET DIFFTX_VULKAN_WEIGHT_TYPES ${index} type)
   list(APPEND DIFFTX_VULKAN_SHADERS embed_${type}:embed.comp:WTYPE=${index})
