@@ -77,6 +77,7 @@ ReasoningSplit split_reasoning(std::string_view text, const ReasoningMarkers& m,
     out.reasoning = std::string(text.substr(body, text.size() - body - out.held));
     return out;
   }
+  out.closed = true;
   out.reasoning = std::string(text.substr(body, close - body));
   out.content = std::string(text.substr(close + m.close.size()));
   return out;

@@ -28,6 +28,7 @@ bool prompt_opens_reasoning(std::string_view prompt, const ReasoningMarkers& mar
 struct ReasoningSplit {
   std::string reasoning, content;
   bool had_block = false;  // a block was there (reasoning may still be empty)
+  bool closed = false;     // and its close marker was read (what follows is content)
   size_t held = 0;         // bytes at the end not placed yet (a marker may be starting)
 };
 

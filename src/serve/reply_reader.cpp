@@ -23,10 +23,27 @@ ReplyParts read_reply(const ReplyFormat& f, std::string_view text, bool final) {
 
 ReplyDelta ReplyStream::push(std::string_view delta, bool final) {
   text_ += delta;
-  const ReplyParts all = read_reply(format_, text_, final);
   ReplyDelta out;
-  if (all.reasoning.size() > reasoning_)
-    out.reasoning = all.reasoning.substr(reasoning_), reasoning_ = all.reasoning.size();
+  if (format_.reasoning && !content_from_) {
+    // The block's body is read from its first byte not sent (before which no close marker
+    // starts), so a push costs its delta, not the text so far.
+    const std::string_view rest = std::string_view(text_).substr(body_from_.value_or(0));
+    ReasoningSplit split = split_reasoning(rest, *format_.reasoning, body_from_ || format_.reasoning_open, final);
+    out.reasoning = std::move(split.reasoning);
+    if (!split.had_block && split.held > 0) return out;  // the open marker may be coming
+    if (split.had_block && !split.closed) {
+      body_from_ = text_.size() - split.held;
+      return out;
+    }
+    content_from_ = text_.size() - split.content.size();
+  }
+  const std::string_view text = std::string_view(text_).substr(content_from_.value_or(0));
+  if (!format_.tools) {
+    out.content = std::string(text.substr(content_));
+    content_ = text.size();
+    return out;
+  }
+  const ToolParse all = parse_tool_calls(*format_.tools, text, final, format_.functions);
   if (all.content.size() > content_) out.content = all.content.substr(content_), content_ = all.content.size();
   for (size_t k = 0; k < all.calls.size(); ++k) {
     const ToolCall& call = all.calls[k];

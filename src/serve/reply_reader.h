@@ -56,7 +56,9 @@ class ReplyStream {
  private:
   ReplyFormat format_;
   std::string text_;
-  size_t reasoning_ = 0, content_ = 0;  // sent so far
+  std::optional<size_t> body_from_;     // the reasoning block's first byte not sent, while it is open
+  std::optional<size_t> content_from_;  // where the content starts, once it has
+  size_t content_ = 0;                  // content bytes sent
   std::vector<size_t> arguments_sent_;  // per call begun
 };
 

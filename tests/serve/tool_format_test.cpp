@@ -228,6 +228,42 @@ TEST(ReplyReader, StreamedPartsAddUpToTheWhole) {
   EXPECT_EQ(sum.calls[0].arguments, whole.calls[0].arguments);
 }
 
+// A stream reads a reasoning block from its first unsent byte on (a push costs its delta): the
+// parts still add up to the whole reading, cut after every byte and in uneven pieces, for replies
+// with and without a block, a block left open by the prompt, one never closed, close markers'
+// first bytes inside the reasoning, white space before the block, and with and without tools.
+TEST(ReplyReader, StreamedReasoningAddsUpToTheWholeAtEveryCut) {
+  const std::string replies[] = {
+      "<think>a</think>b",
+      "  \n<think>x </thi y </think</think>done </think> after",
+      "<think>never closed </thin",
+      "no block at all <think>inside</think>",
+      "<thi",
+      "<think></think>",
+      "<think>",
+      "",
+      "<think>why</think><tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n</tool_call>",
+  };
+  for (const bool tools : {false, true})
+    for (const bool open : {false, true})
+      for (const std::string& reply : replies) {
+        ReplyFormat format{ReasoningMarkers{}, open, std::nullopt, {}};
+        if (tools) format.tools = ToolFormat::hermes;
+        const ReplyParts whole = read_reply(format, reply);
+        const std::string what = reply + (open ? " (open)" : "") + (tools ? " (tools)" : "");
+        std::vector<size_t> every, uneven;
+        for (size_t i = 1; i < reply.size(); ++i) every.push_back(i);
+        for (size_t i = 1; i < reply.size(); i += 1 + i % 4) uneven.push_back(i);
+        for (const auto& cuts : {every, uneven, std::vector<size_t>{}}) {
+          const ReplyParts sum = testing::streamed_reply(format, reply, cuts);
+          EXPECT_EQ(sum.reasoning, whole.reasoning) << what;
+          EXPECT_EQ(sum.content, whole.content) << what;
+          ASSERT_EQ(sum.calls.size(), whole.calls.size()) << what;
+          for (size_t k = 0; k < sum.calls.size(); ++k) EXPECT_EQ(sum.calls[k].arguments, whole.calls[k].arguments);
+        }
+      }
+}
+
 bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text) {
   grammar::Automaton a(g);
   return testing::accepts(a, text);
