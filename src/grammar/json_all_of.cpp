@@ -150,14 +150,14 @@ class Merge {
         tuple_ = b.path;
         array_branches_.insert(b.path);
         out_[key] = value;
-      } else if (key == "minimum" || key == "minLength" || key == "minItems") {
+      } else if (key == "minimum" || key == "minLength" || key == "minItems" || key == "minProperties") {
         bound(key, value, at, true);
-      } else if (key == "maximum" || key == "maxLength" || key == "maxItems") {
+      } else if (key == "maximum" || key == "maxLength" || key == "maxItems" || key == "maxProperties") {
         bound(key, value, at, false);
       } else if (key == "exclusiveMinimum" || key == "exclusiveMaximum") {
         if (value.is_boolean()) fail(at, "draft 4's boolean '" + key + "' inside allOf cannot be merged");
         bound(key, value, at, key == "exclusiveMinimum");
-      } else if (key == "pattern" || key == "format") {
+      } else if (key == "pattern" || key == "format" || key == "propertyNames") {
         agree(key, value, at, "two different '" + key + "'s in one allOf cannot be enforced together");
       } else if (key == "enum" || key == "const") {
         values(key == "const" ? json::array({value}) : value, at);

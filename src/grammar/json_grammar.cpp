@@ -33,6 +33,24 @@ std::string byte_list(std::string_view bytes) {
 
 [[noreturn]] void error(const std::string& where, const std::string& message) { throw GrammarError(where, message); }
 
+// The names a `propertyNames` schema allows: an enum or const of strings (with type string), in
+// their order, each once; values of other types name no key.
+std::vector<std::string> property_names(const json& s, const std::string& at) {
+  if (s == json(false)) return {};
+  if (!s.is_object()) error(at, "'propertyNames' must be a schema");
+  for (const auto& [key, value] : s.items())
+    if (!kAnnotations.count(key) && key != "enum" && key != "const" && !(key == "type" && value == "string"))
+      error(child(at, key), "'propertyNames' can only be an enum or const of names (with type string)");
+  if (s.contains("enum") == s.contains("const")) error(at, "'propertyNames' needs an enum or a const of names");
+  if (s.contains("enum") && !s["enum"].is_array()) error(child(at, "enum"), "'enum' must be a list");
+  const json values = s.contains("enum") ? s["enum"] : json::array({s["const"]});
+  std::vector<std::string> names;
+  for (const json& v : values)
+    if (v.is_string() && std::find(names.begin(), names.end(), v.get<std::string>()) == names.end())
+      names.push_back(v.get<std::string>());
+  return names;
+}
+
 // A non-negative integer keyword (minItems, maxLength, ...).
 int64_t count_keyword(const json& s, const char* key, const std::string& path, int64_t fallback) {
   const auto it = s.find(key);
@@ -518,6 +536,24 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
                                          "', which 'properties' does not list and additionalProperties forbids");
     props.push_back({name, extra, child(path, "additionalProperties"), true});
   }
+  // propertyNames as an enum or const of names, as pydantic and zod write a dict keyed by a
+  // Literal or an Enum: those are the only keys, each at most once, so the ones `properties` does
+  // not list become optional properties of the additional properties' schema, in their order.
+  if (const auto it = s.find("propertyNames"); it != s.end() && *it != json(true) && *it != json::object()) {
+    const std::string at = child(path, "propertyNames");
+    const std::vector<std::string> allowed = property_names(*it, at);
+    const auto allows = [&](const std::string& name) {
+      return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
+    };
+    for (const Property& p : props)
+      if (p.required && !allows(p.name)) error(at, "'" + p.name + "' is required, but 'propertyNames' does not allow it");
+    std::erase_if(props, [&](const Property& p) { return !allows(p.name); });
+    if (extra)
+      for (const std::string& name : allowed)
+        if (std::none_of(props.begin(), props.end(), [&](const Property& p) { return p.name == name; }))
+          props.push_back({name, extra, child(path, "additionalProperties"), false});
+    extra = nullptr;
+  }
   // A member: "name": value, name=value as a keyword argument, or an XML parameter.
   const auto member = [&](const char* rule, Sequence key, int32_t value) {
     Sequence seq;
@@ -561,28 +597,61 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   }
   // XML parameters end with a newline: nothing between them.
   const Sequence comma = members == Members::xml ? Sequence{} : Sequence{ws(), b_.bytes(ByteSet::of(',')), ws()};
-  // after[i]: the members from property i on, after at least one member; first[i]: before any
-  // (none when no member can follow). The additional properties come last, any number of them.
+  // How many members: [minProperties, maxProperties], counted up to `cap` (maxProperties, or
+  // minProperties where there is no maximum: past it any number will do).
+  const int64_t lo = count_keyword(s, "minProperties", path, 0), hi = count_keyword(s, "maxProperties", path, -1);
   const size_t n = props.size();
-  std::vector<int32_t> after(n + 1);
+  const auto required_count = static_cast<int64_t>(
+      std::count_if(props.begin(), props.end(), [](const Property& p) { return p.required; }));
+  if (hi >= 0 && hi < lo) error(child(path, "maxProperties"), concat("'maxProperties' ", hi, " is below 'minProperties' ", lo));
+  if (hi >= 0 && hi < required_count)
+    error(child(path, "maxProperties"), concat("'maxProperties' ", hi, " is below the ", required_count, " required properties"));
+  if (!extra && lo > static_cast<int64_t>(n))
+    error(child(path, "minProperties"), concat("'minProperties' ", lo, " is more than the ", n, " properties allowed"));
+  const int64_t cap = hi >= 0 ? hi : lo;
+  if (cap > 0 && static_cast<double>(n + 1) * static_cast<double>(cap + 1) > static_cast<double>(b_.limits().max_repeat))
+    error(child(path, hi >= 0 ? "maxProperties" : "minProperties"),
+          concat("counting up to ", cap, " of ", n, " properties cannot be enforced (at most ", b_.limits().max_repeat,
+                 " states)"));
+  const auto next = [&](int64_t c) { return std::min(c + 1, cap); };
+  const auto room = [&](int64_t c) { return hi < 0 || c < hi; };  // whether one more member fits
+  const auto rule_of = [&](const char* name, std::vector<Sequence> alternatives) -> std::optional<int32_t> {
+    if (alternatives.empty()) return std::nullopt;  // no document goes this way
+    return b_.add_rule(name, std::move(alternatives));
+  };
+  const auto then = [&](Sequence seq, int32_t member, int32_t rest) {
+    seq.insert(seq.end(), {GrammarBuilder::ref(member), GrammarBuilder::ref(rest)});
+    return seq;
+  };
+  // after[i][c]: the members from property i on, c written (at least one, so each starts with a
+  // comma); first[i]: before any (none when no member can follow). The additional properties
+  // come last, any number of them.
+  std::vector<std::vector<std::optional<int32_t>>> after(n + 1, std::vector<std::optional<int32_t>>(cap + 1));
   std::vector<std::optional<int32_t>> first(n + 1);
-  after[n] = b_.add_rule("object-end");
-  b_.add_alternative(after[n], {});
-  if (extra_pair) {
-    Sequence more = comma;
-    more.insert(more.end(), {GrammarBuilder::ref(*extra_pair), GrammarBuilder::ref(after[n])});
-    b_.add_alternative(after[n], std::move(more));
-    first[n] = b_.add_rule("object-extras", {{GrammarBuilder::ref(*extra_pair), GrammarBuilder::ref(after[n])}});
+  // The end: every count may reach one of at least minProperties by additional properties where
+  // there are any (the last count, uncounted, takes any number of them); else only those counts.
+  for (int64_t c = 0; c <= cap; ++c)
+    if (extra_pair || c >= lo) after[n][c] = b_.add_rule("object-end");
+  for (int64_t c = 0; c <= cap; ++c) {
+    if (!after[n][c]) continue;
+    if (c >= lo) b_.add_alternative(*after[n][c], {});
+    if (extra_pair && room(c)) b_.add_alternative(*after[n][c], then(comma, *extra_pair, *after[n][next(c)]));
   }
+  if (extra_pair && room(0) && after[n][next(0)])
+    first[n] = rule_of("object-extras", {then({}, *extra_pair, *after[n][next(0)])});
   for (size_t i = n; i-- > 0;) {
-    Sequence with = comma;
-    with.insert(with.end(), {GrammarBuilder::ref(kv[i]), GrammarBuilder::ref(after[i + 1])});
-    after[i] = b_.add_rule("object-rest", {with});
-    if (!props[i].required) b_.add_alternative(after[i], {GrammarBuilder::ref(after[i + 1])});
-    first[i] = b_.add_rule("object-members", {{GrammarBuilder::ref(kv[i]), GrammarBuilder::ref(after[i + 1])}});
-    if (!props[i].required && first[i + 1]) b_.add_alternative(*first[i], {GrammarBuilder::ref(*first[i + 1])});
+    for (int64_t c = cap; c >= 0; --c) {
+      std::vector<Sequence> alternatives;
+      if (room(c) && after[i + 1][next(c)]) alternatives.push_back(then(comma, kv[i], *after[i + 1][next(c)]));
+      if (!props[i].required && after[i + 1][c]) alternatives.push_back({GrammarBuilder::ref(*after[i + 1][c])});
+      after[i][c] = rule_of("object-rest", std::move(alternatives));
+    }
+    std::vector<Sequence> alternatives;
+    if (room(0) && after[i + 1][next(0)]) alternatives.push_back(then({}, kv[i], *after[i + 1][next(0)]));
+    if (!props[i].required && first[i + 1]) alternatives.push_back({GrammarBuilder::ref(*first[i + 1])});
+    first[i] = rule_of("object-members", std::move(alternatives));
   }
-  const bool can_be_empty = std::none_of(props.begin(), props.end(), [](const Property& p) { return p.required; });
+  const bool can_be_empty = lo == 0 && required_count == 0;
   if (members == Members::xml) {  // the members alone: the call's tags are around them
     const int32_t parameters = b_.add_rule("parameters");
     if (can_be_empty) b_.add_alternative(parameters, {});
@@ -593,6 +662,8 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   const int32_t object = b_.add_rule(keywords ? "arguments" : "object");
   if (can_be_empty) b_.add_alternative(object, {open, ws(), close});
   if (first[0]) b_.add_alternative(object, {open, ws(), GrammarBuilder::ref(*first[0]), ws(), close});
+  if (!b_.has_alternatives(object))
+    error(path, "no object has the properties that 'minProperties' and 'maxProperties' ask for");
   return object;
 }
 

@@ -13,7 +13,8 @@
 // newline and up to max_indent spaces or tabs, between tokens, so every document is finite.
 //
 // Keywords: type (one or a list), properties, required, additionalProperties (false, true or a
-// schema), items, minItems, maxItems, enum, const (with type only),
+// schema), minProperties, maxProperties, propertyNames (an enum or const of names), items, minItems,
+// maxItems, enum, const (with type only),
 // anyOf, oneOf (whose branches must be provably disjoint: by type or by a required property's
 // const/enum), allOf of one schema, $ref to "#" or a JSON pointer within the document ($defs,
 // definitions), minLength, maxLength, pattern (regex.h), format (date, date-time, uuid),

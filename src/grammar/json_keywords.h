@@ -17,8 +17,10 @@ inline const std::set<std::string, std::less<>> kKeywords = {
     "type",     "properties", "required",  "additionalProperties", "items",     "minItems",  "maxItems",
     "enum",     "const",      "anyOf",     "oneOf",                "allOf",     "$ref",      "minLength",
     "maxLength", "pattern",   "format",    "minimum",              "maximum",   "exclusiveMinimum",
-    "exclusiveMaximum", "uniqueItems", "prefixItems", "additionalItems"};
-inline const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required", "additionalProperties"};
+    "exclusiveMaximum", "uniqueItems", "prefixItems", "additionalItems", "minProperties", "maxProperties",
+    "propertyNames"};
+inline const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required", "additionalProperties",
+                                                                   "minProperties", "maxProperties", "propertyNames"};
 inline const std::set<std::string, std::less<>> kArrayKeywords = {"items",       "minItems",    "maxItems",
                                                           "uniqueItems", "prefixItems", "additionalItems"};
 inline const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength", "pattern", "format"};

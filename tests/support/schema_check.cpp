@@ -185,6 +185,13 @@ std::string schema_violation(const json& schema, const json& value, const json& 
     for (const json& s : schema["allOf"])
       if (const std::string why = schema_violation(s, value, root); !why.empty()) return "allOf: " + why;
   if (value.is_object()) {
+    const auto n = static_cast<int64_t>(value.size());
+    if (schema.contains("minProperties") && n < schema["minProperties"].get<int64_t>()) return "minProperties";
+    if (schema.contains("maxProperties") && n > schema["maxProperties"].get<int64_t>()) return "maxProperties";
+    if (schema.contains("propertyNames"))
+      for (const auto& [key, v] : value.items())
+        if (const std::string why = schema_violation(schema["propertyNames"], json(key), root); !why.empty())
+          return "propertyNames " + key + ": " + why;
     const json props = schema.value("properties", json::object());
     if (schema.contains("required"))
       for (const json& name : schema["required"])

@@ -161,6 +161,26 @@ if (mode === "tools") {
     if (seed === 1) console.log(`allOf: ${r.choices[0].message.content}`);
   }
 
+  // A dict keyed by an Enum with a size, as pydantic writes dict[Subject, int] = Field(min_length=1,
+  // max_length=2): propertyNames and a member count.
+  const dictSchema = {
+    type: "object",
+    properties: {
+      scores: { type: "object", additionalProperties: { type: "integer", minimum: 0, maximum: 9 },
+                propertyNames: { enum: ["math", "art", "music"] }, minProperties: 1, maxProperties: 2 },
+    },
+    required: ["scores"], additionalProperties: false,
+  };
+  for (const seed of [1, 2, 3]) {
+    const r = await client.chat.completions.create({
+      model, messages, response_format: { type: "json_schema", json_schema: { name: "dict", schema: dictSchema } },
+      temperature: 1, seed, max_tokens: 200,
+    });
+    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r.choices[0]));
+    validate(dictSchema, JSON.parse(r.choices[0].message.content), `dict (seed ${seed})`);
+    if (seed === 1) console.log(`dict: ${r.choices[0].message.content}`);
+  }
+
   // The peers' spellings of a constraint, as their clients send them (extra body fields): vLLM's
   // structured_outputs and guided_* (a regex the whole answer matches, a choice), llama.cpp's json_schema.
   const choices = ["yes", "no", "not sure"];
