@@ -157,7 +157,7 @@ class Merge {
       } else if (key == "exclusiveMinimum" || key == "exclusiveMaximum") {
         if (value.is_boolean()) fail(at, "draft 4's boolean '" + key + "' inside allOf cannot be merged");
         bound(key, value, at, key == "exclusiveMinimum");
-      } else if (key == "pattern" || key == "format" || key == "propertyNames") {
+      } else if (key == "pattern" || key == "format" || key == "propertyNames" || key == "multipleOf") {
         agree(key, value, at, "two different '" + key + "'s in one allOf cannot be enforced together");
       } else if (key == "enum" || key == "const") {
         values(key == "const" ? json::array({value}) : value, at);

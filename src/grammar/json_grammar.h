@@ -18,7 +18,8 @@
 // anyOf, oneOf (whose branches must be provably disjoint: by type or by a required property's
 // const/enum), allOf of one schema, $ref to "#" or a JSON pointer within the document ($defs,
 // definitions), minLength, maxLength, pattern (regex.h), format (date, date-time, uuid),
-// minimum, maximum, exclusiveMinimum, exclusiveMaximum (numbers, or draft 4's booleans), and the
+// minimum, maximum, exclusiveMinimum, exclusiveMaximum (numbers, or draft 4's booleans), multipleOf
+// (P x 10^-q with P <= 100: at most q fraction digits, the digits carrying their remainder), and the
 // annotations (title, description, default, examples, $schema, $id, $comment, deprecated,
 // readOnly, writeOnly). Anything else - or a combination the rules cannot enforce - is a
 // GrammarError whose `where` is the JSON pointer of the keyword, e.g. "#/properties/id/format".

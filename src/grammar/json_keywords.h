@@ -18,14 +18,14 @@ inline const std::set<std::string, std::less<>> kKeywords = {
     "enum",     "const",      "anyOf",     "oneOf",                "allOf",     "$ref",      "minLength",
     "maxLength", "pattern",   "format",    "minimum",              "maximum",   "exclusiveMinimum",
     "exclusiveMaximum", "uniqueItems", "prefixItems", "additionalItems", "minProperties", "maxProperties",
-    "propertyNames"};
+    "propertyNames", "multipleOf"};
 inline const std::set<std::string, std::less<>> kObjectKeywords = {"properties", "required", "additionalProperties",
                                                                    "minProperties", "maxProperties", "propertyNames"};
 inline const std::set<std::string, std::less<>> kArrayKeywords = {"items",       "minItems",    "maxItems",
                                                           "uniqueItems", "prefixItems", "additionalItems"};
 inline const std::set<std::string, std::less<>> kStringKeywords = {"minLength", "maxLength", "pattern", "format"};
 inline const std::set<std::string, std::less<>> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
-                                                           "exclusiveMaximum"};
+                                                           "exclusiveMaximum", "multipleOf"};
 inline const std::vector<std::string> kTypes = {"null", "boolean", "object", "array", "string", "number", "integer"};
 
 // The pointer to `key` under `path`, the key escaped as a reference token ("~0", "~1").

@@ -1,9 +1,11 @@
 // JSON numbers (json_grammar.h). Unbounded: -?(0|[1-9][0-9]{0,15})(.[0-9]{1,16})?([eE][-+]?[0-9]{1,2})?
 // (integers without the fraction and exponent). Bounded by minimum / maximum / exclusive*: plain
 // decimals without an exponent whose value lies in the range, by a digit automaton that compares
-// the text with the bounds digit by digit. Validators compare as doubles: with at most 15
+// the text with the bounds digit by digit (and, with multipleOf, carries the digits' remainder).
+// Validators compare as doubles: with at most 15
 // significant digits a decimal rounds to a double of its own, so a decimal above an exclusive
 // bound is a double above it too.
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <optional>
@@ -18,6 +20,7 @@ using json = nlohmann::ordered_json;
 
 constexpr int kDigits = 16;          // unbounded numbers: digits before / after the point
 constexpr int kBoundedDigits = 15;   // bounded numbers: significant digits in all
+constexpr int64_t kMaxModulus = 100; // multipleOf: the most remainders the digits carry
 
 // A decimal's magnitude: integer digits without leading zeros ("0" for none), fraction digits
 // without trailing zeros.
@@ -69,11 +72,23 @@ struct Bound {
   bool inclusive = true;
 };
 
-// Decimal texts (no sign) within [lo, hi], both non-negative; hi none: any with max_whole digits.
+// multipleOf m = P x 10^-q (P a whole number): a text of whole and fraction digits N x 10^-f is a
+// multiple of m where f <= q and N x 10^(q - f) = 0 (mod P), so the digits carry N mod P.
+struct Multiple {
+  int64_t P = 1;                 // 1: every text of at most q fraction digits
+  int q = kDigits;               // the most fraction digits
+  std::vector<int64_t> pow10;    // 10^k mod P, k in [0, q]
+  bool ends(int64_t r, int consumed) const { return P == 1 || r * pow10[q - consumed] % P == 0; }
+};
+
+// Decimal texts (no sign) within [lo, hi], both non-negative; hi none: any with max_whole digits;
+// multiples of `multiple` only. The states where no bound is tight depend only on the digits left
+// (and the remainder), so the lengths share them.
 class RangeDigits {
  public:
-  RangeDigits(GrammarBuilder& b, const Bound& lo, const std::optional<Bound>& hi, int max_whole, bool integer)
-      : b_(b), lo_(lo), hi_(hi), max_whole_(max_whole), integer_(integer) {}
+  RangeDigits(GrammarBuilder& b, const Bound& lo, const std::optional<Bound>& hi, int max_whole, bool integer,
+              const Multiple& multiple)
+      : b_(b), lo_(lo), hi_(hi), max_whole_(max_whole), integer_(integer), m_(multiple) {}
 
   std::optional<int32_t> build() {
     const int32_t r = b_.add_rule("range");
@@ -82,34 +97,37 @@ class RangeDigits {
     for (int length = first; length <= last; ++length) {
       length_ = length;
       const bool hi_tight = hi_ && length == static_cast<int>(hi_->value.whole.size());
-      if (const auto s = whole(0, length == first, hi_tight)) b_.add_alternative(r, {GrammarBuilder::ref(*s)});
-      memo_.clear();
+      if (const auto s = whole(0, length == first, hi_tight, 0)) b_.add_alternative(r, {GrammarBuilder::ref(*s)});
     }
     if (!b_.has_alternatives(r)) return std::nullopt;
     return r;
   }
 
  private:
+  using Key = std::array<int64_t, 6>;
   static int digit(const std::string& s, int i) { return i < static_cast<int>(s.size()) ? s[i] - '0' : 0; }
-  int fraction_digits() const { return integer_ ? 0 : std::max(0, kBoundedDigits - length_); }
+  int fraction_digits() const { return integer_ ? 0 : std::min(m_.q, std::max(0, kBoundedDigits - length_)); }
 
-  // Whether the text may end here, `consumed` fraction digits in: equal to a tight bound only
-  // where that bound is inclusive, below a tight lower bound never.
-  bool may_end(bool lo_tight, bool hi_tight, int consumed) const {
+  // Whether the text may end here, `consumed` fraction digits in, remainder r: equal to a tight
+  // bound only where that bound is inclusive, below a tight lower bound never; a multiple.
+  bool may_end(bool lo_tight, bool hi_tight, int consumed, int64_t r) const {
     const auto rest_zero = [consumed](const std::string& f) { return static_cast<int>(f.size()) <= consumed; };
     if (lo_tight && !(rest_zero(lo_.value.fraction) && lo_.inclusive)) return false;
     if (hi_tight && rest_zero(hi_->value.fraction) && !hi_->inclusive) return false;
-    return true;
+    return m_.ends(r, consumed);
   }
 
-  // Digit groups at one place: [from, to] with the bounds' tightness after each.
+  // Digit groups at one place: [from, to] with the bounds' tightness after each (one digit a
+  // group where the remainder tells them apart).
   template <class Next>
-  void digits(int32_t rule, int lo_d, int hi_d, bool lo_tight, int lo_digit, bool hi_tight, int hi_digit, Next next) {
+  void digits(int32_t rule, int lo_d, int hi_d, bool lo_tight, int lo_digit, bool hi_tight, int hi_digit, int64_t r,
+              Next next) {
     for (int d = lo_d; d <= hi_d;) {
       const bool lt = lo_tight && d == lo_digit, ht = hi_tight && d == hi_digit;
       int e = d;
-      while (e + 1 <= hi_d && (lo_tight && e + 1 == lo_digit) == lt && (hi_tight && e + 1 == hi_digit) == ht) ++e;
-      if (const auto to = next(lt, ht))
+      while (m_.P == 1 && e + 1 <= hi_d && (lo_tight && e + 1 == lo_digit) == lt && (hi_tight && e + 1 == hi_digit) == ht)
+        ++e;
+      if (const auto to = next(lt, ht, (r * 10 + d) % m_.P))
         b_.add_alternative(rule,
                            {b_.bytes(ByteSet::range(static_cast<uint8_t>('0' + d), static_cast<uint8_t>('0' + e))),
                             GrammarBuilder::ref(*to)});
@@ -117,44 +135,45 @@ class RangeDigits {
     }
   }
 
-  std::optional<int32_t> finish(int32_t rule) {
-    if (!b_.has_alternatives(rule)) return std::nullopt;
-    return rule;
+  std::optional<int32_t> finish(const Key& key, int32_t rule) {
+    return memo_[key] = b_.has_alternatives(rule) ? std::optional<int32_t>(rule) : std::nullopt;
   }
 
-  // The integer digits from place p of length_.
-  std::optional<int32_t> whole(int p, bool lo_tight, bool hi_tight) {
-    const int key = (p * 4 + lo_tight * 2 + hi_tight) * 2;
+  // The integer digits from place p of length_, remainder r so far.
+  std::optional<int32_t> whole(int p, bool lo_tight, bool hi_tight, int64_t r) {
+    const Key key = lo_tight || hi_tight ? Key{0, length_, p, lo_tight * 2 + hi_tight, r, 0}
+                                         : Key{1, length_ - p, fraction_digits(), p == 0, r, 0};
     if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
-    const int32_t r = b_.add_rule("range-digits");
+    const int32_t rule = b_.add_rule("range-digits");
     if (p == length_) {
-      if (may_end(lo_tight, hi_tight, 0)) b_.add_alternative(r, {});
+      if (may_end(lo_tight, hi_tight, 0, r)) b_.add_alternative(rule, {});
       if (fraction_digits() > 0)
-        if (const auto f = fraction(0, lo_tight, hi_tight))
-          b_.add_alternative(r, {b_.bytes(ByteSet::of('.')), GrammarBuilder::ref(*f)});
+        if (const auto f = fraction(0, lo_tight, hi_tight, r))
+          b_.add_alternative(rule, {b_.bytes(ByteSet::of('.')), GrammarBuilder::ref(*f)});
     } else {
       const int lo_digit = digit(lo_.value.whole, p), hi_digit = hi_tight ? digit(hi_->value.whole, p) : 9;
       int lo_d = lo_tight ? lo_digit : 0;
       if (p == 0 && length_ > 1) lo_d = std::max(lo_d, 1);  // no leading zero
-      digits(r, lo_d, hi_tight ? hi_digit : 9, lo_tight, lo_digit, hi_tight, hi_digit,
-             [&](bool lt, bool ht) { return whole(p + 1, lt, ht); });
+      digits(rule, lo_d, hi_tight ? hi_digit : 9, lo_tight, lo_digit, hi_tight, hi_digit, r,
+             [&](bool lt, bool ht, int64_t next) { return whole(p + 1, lt, ht, next); });
     }
-    return memo_[key] = finish(r);
+    return finish(key, rule);
   }
 
   // The fraction digits after `consumed` of them (the first at least is required).
-  std::optional<int32_t> fraction(int consumed, bool lo_tight, bool hi_tight) {
-    const int key = (consumed * 4 + lo_tight * 2 + hi_tight) * 2 + 1;
+  std::optional<int32_t> fraction(int consumed, bool lo_tight, bool hi_tight, int64_t r) {
+    const Key key = lo_tight || hi_tight ? Key{2, length_, consumed, lo_tight * 2 + hi_tight, r, 0}
+                                         : Key{3, fraction_digits(), consumed, 0, r, 0};
     if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
-    const int32_t r = b_.add_rule("range-fraction");
-    if (consumed > 0 && may_end(lo_tight, hi_tight, consumed)) b_.add_alternative(r, {});
+    const int32_t rule = b_.add_rule("range-fraction");
+    if (consumed > 0 && may_end(lo_tight, hi_tight, consumed, r)) b_.add_alternative(rule, {});
     if (consumed < fraction_digits()) {
       const int lo_digit = digit(lo_.value.fraction, consumed);
       const int hi_digit = hi_tight ? digit(hi_->value.fraction, consumed) : 9;
-      digits(r, lo_tight ? lo_digit : 0, hi_tight ? hi_digit : 9, lo_tight, lo_digit, hi_tight, hi_digit,
-             [&](bool lt, bool ht) { return fraction(consumed + 1, lt, ht); });
+      digits(rule, lo_tight ? lo_digit : 0, hi_tight ? hi_digit : 9, lo_tight, lo_digit, hi_tight, hi_digit, r,
+             [&](bool lt, bool ht, int64_t next) { return fraction(consumed + 1, lt, ht, next); });
     }
-    return memo_[key] = finish(r);
+    return finish(key, rule);
   }
 
   GrammarBuilder& b_;
@@ -162,9 +181,34 @@ class RangeDigits {
   std::optional<Bound> hi_;
   int max_whole_;
   bool integer_;
+  Multiple m_;
   int length_ = 0;
-  std::map<int, std::optional<int32_t>> memo_;
+  std::map<Key, std::optional<int32_t>> memo_;
 };
+
+// The schema's multipleOf (none: every text).
+Multiple multiple_of(const json& s, const std::string& path) {
+  Multiple m;
+  const auto it = s.find("multipleOf");
+  if (it == s.end()) return m;
+  const std::string where = path + "/multipleOf";
+  const Decimal d = decimal_of(*it, where);
+  if (d.negative || (d.whole == "0" && d.fraction.empty())) throw GrammarError(where, "'multipleOf' must be above 0");
+  const std::string digits = (d.whole == "0" ? "" : d.whole) + d.fraction;
+  const size_t first = digits.find_first_not_of('0');
+  const std::string P = digits.substr(first);
+  if (P.size() > 3 || std::stoll(P) > kMaxModulus)
+    throw GrammarError(where, concat("'multipleOf' ", io::json_value_for_message(*it), " needs ", P,
+                                     " remainders: at most ", kMaxModulus, " can be enforced"));
+  if (d.fraction.size() > static_cast<size_t>(kBoundedDigits))
+    throw GrammarError(where, concat("'multipleOf' ", io::json_value_for_message(*it), " has more than ", kBoundedDigits,
+                                     " fraction digits"));
+  m.P = std::stoll(P);
+  m.q = static_cast<int>(d.fraction.size());
+  m.pow10.assign(m.q + 1, 1 % m.P);
+  for (int k = 1; k <= m.q; ++k) m.pow10[k] = m.pow10[k - 1] * 10 % m.P;
+  return m;
+}
 
 }  // namespace
 
@@ -219,7 +263,8 @@ int32_t JsonGrammar::compile_number(const json& s, const std::string& path, bool
   };
   bound("minimum", "exclusiveMinimum", true, lo);
   bound("maximum", "exclusiveMaximum", false, hi);
-  if (!lo && !hi) return integer ? integer_any() : number_any();
+  const Multiple multiple = multiple_of(s, path);
+  if (!lo && !hi && !s.contains("multipleOf")) return integer ? integer_any() : number_any();
   if (lo && hi) {
     const int c = compare(lo->value, hi->value);
     if (c > 0 || (c == 0 && !(lo->inclusive && hi->inclusive)))
@@ -234,7 +279,7 @@ int32_t JsonGrammar::compile_number(const json& s, const std::string& path, bool
     if (hi && hi->value.negative) low = {Decimal{false, hi->value.whole, hi->value.fraction}, hi->inclusive};
     std::optional<Bound> high;
     if (lo) high = Bound{Decimal{false, lo->value.whole, lo->value.fraction}, lo->inclusive};
-    if (const auto m = RangeDigits(b_, low, high, max_whole, integer).build())
+    if (const auto m = RangeDigits(b_, low, high, max_whole, integer, multiple).build())
       b_.add_alternative(r, {b_.bytes(ByteSet::of('-')), GrammarBuilder::ref(*m)});
   }
   // Non-negative values.
@@ -242,13 +287,13 @@ int32_t JsonGrammar::compile_number(const json& s, const std::string& path, bool
     const bool zero_hi_excluded = hi && compare(hi->value, zero) == 0 && !hi->inclusive;
     if (!zero_hi_excluded) {
       const Bound low = lo && !lo->value.negative ? *lo : Bound{zero, true};
-      if (const auto m = RangeDigits(b_, low, hi, max_whole, integer).build())
+      if (const auto m = RangeDigits(b_, low, hi, max_whole, integer, multiple).build())
         b_.add_alternative(r, {GrammarBuilder::ref(*m)});
     }
   }
   if (!b_.has_alternatives(r))
     throw GrammarError(path, concat("no ", integer ? "integer" : "number", " of at most ", max_whole,
-                                    " digits satisfies the schema's minimum and maximum"));
+                                    " digits satisfies the schema's minimum, maximum and multipleOf"));
   return r;
 }
 

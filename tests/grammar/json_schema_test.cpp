@@ -170,6 +170,10 @@ const std::vector<Case> kCases = {
     {R"({"type": "object", "additionalProperties": {"type": "integer"}, "minProperties": 1, "maxProperties": 3})",
      {R"({"x": 1})", R"({"x": 1, "y": 2, "z": 3})"},
      {"{}", R"({"w": 0, "x": 1, "y": 2, "z": 3})", R"({"x": "1"})"}},
+    {R"({"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 5}, "x": {"type": "number",
+        "multipleOf": 0.5, "maximum": 10}, "p": {"type": "number", "multipleOf": 0.97}}})",
+     {R"({"n": -15, "x": 9.5, "p": 1.94})", R"({"x": -0.5})", R"({"p": -97})"},
+     {R"({"n": 3})", R"({"x": 10.5})", R"({"x": 0.25})", R"({"p": 0.98})"}},
     // pydantic's dict[Literal["x", "y", "z"], int]; zod's z.record(z.enum([...]), ...)
     {R"({"type": "object", "additionalProperties": {"type": "integer"}, "propertyNames": {"enum": ["x", "y", "z"]}})",
      {"{}", R"({"x": 1, "z": 3})", R"({"x": 1, "y": 2, "z": 3})"},
@@ -235,6 +239,43 @@ std::vector<std::string> decimal_texts(int64_t k, int places) {
   const std::string sign = negative ? "-" : "";
   const std::string text = sign + whole + (fraction.empty() ? "" : "." + fraction);
   return {text, text + (fraction.empty() ? ".0" : "0")};
+}
+
+// multipleOf m = P / 10^q: a text k / 10^places is accepted where it is a multiple, in range, and
+// written with at most q fraction digits (integers with none), value by value.
+TEST(JsonSchemaGrammar, MultiplesAreExactlyTheValuesAccepted) {
+  const std::vector<std::tuple<const char*, int64_t, int>> schemas = {  // the schema, P, q
+      {R"({"type": "integer", "multipleOf": 7})", 7, 0},
+      {R"({"type": "integer", "multipleOf": 15, "minimum": -100, "exclusiveMaximum": 400})", 15, 0},
+      {R"({"type": "integer", "multipleOf": 0.5, "maximum": 20})", 5, 1},
+      {R"({"type": "number", "multipleOf": 0.25, "minimum": -3, "maximum": 7.5})", 25, 2},
+      {R"({"type": "number", "multipleOf": 2.5})", 25, 1},
+      {R"({"type": "number", "multipleOf": 0.01, "exclusiveMinimum": 0})", 1, 2},
+      {R"({"type": "number", "multipleOf": 3, "minimum": -20})", 3, 0},
+      {R"({"type": "number", "multipleOf": 100})", 100, 0}};
+  for (const auto& [text, P, q] : schemas) {
+    const json schema = json::parse(text);
+    Automaton a(json_schema_grammar(schema));
+    const bool integer = schema["type"] == "integer";
+    const int places = integer ? 0 : 3;
+    const int64_t span = integer ? 600 : 3000, scale = integer ? 1 : 1000;
+    for (int64_t k = -span; k <= span; ++k) {
+      const bool multiple = k * static_cast<int64_t>(std::pow(10, q)) % (P * scale) == 0;
+      for (const std::string& t : decimal_texts(k, places)) {
+        const size_t point = t.find('.');
+        const int64_t written = point == std::string::npos ? 0 : static_cast<int64_t>(t.size() - point - 1);
+        const bool in = testing::schema_violation(json::object({{"minimum", schema.value("minimum", -1e9)},
+                                                                 {"maximum", schema.value("maximum", 1e9)}}),
+                                                  json::parse(t))
+                            .empty() &&
+                        (!schema.contains("exclusiveMaximum") || json::parse(t).get<double>() < schema["exclusiveMaximum"]) &&
+                        (!schema.contains("exclusiveMinimum") || json::parse(t).get<double>() > schema["exclusiveMinimum"]);
+        const bool want = multiple && in && written <= (integer ? 0 : q);
+        ASSERT_EQ(accepts(a, t), want) << text << " " << t;
+        if (want) ASSERT_EQ(testing::schema_violation(schema, json::parse(t)), "") << text << " " << t;
+      }
+    }
+  }
 }
 
 TEST(JsonSchemaGrammar, NumberRangesAcceptExactlyTheValuesInside) {
@@ -364,7 +405,11 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       {json::parse(R"({"type": "string", "format": "email", "maxLength": 100})"), "#/maxLength", "5 to 255 characters"},
       {json::parse(R"({"type": "string", "format": "date", "minLength": 11})"), "#/minLength", "10 characters"},
       {json::parse(R"({"type": "string", "pattern": "^a{0,3}$", "minLength": 1})"), "#/pattern", "0 to 3 characters"},
-      {json::parse(R"({"type": "integer", "multipleOf": 2})"), "#/multipleOf", "not supported"},
+      {json::parse(R"({"type": "integer", "multipleOf": 1000})"), "#/multipleOf", "needs 1000 remainders"},
+      {json::parse(R"({"type": "number", "multipleOf": 0.0137})"), "#/multipleOf", "needs 137 remainders"},
+      {json::parse(R"({"type": "number", "multipleOf": 0})"), "#/multipleOf", "above 0"},
+      {json::parse(R"({"type": "number", "multipleOf": -2})"), "#/multipleOf", "above 0"},
+      {json::parse(R"({"type": "integer", "multipleOf": 7, "minimum": 1, "maximum": 6})"), "#", "multipleOf"},
       {json::parse(R"({"enum": [1], "minimum": 0})"), "#/minimum", "beside 'enum'"},
       {json::parse(R"({"type": "number", "minimum": "1"})"), "#/minimum", "must be a number"},
       {json::parse("[]"), "#", "must be an object or a boolean"},

@@ -261,6 +261,10 @@ std::string schema_violation(const json& schema, const json& value, const json& 
       return "maximum";
     if (number("exclusiveMinimum") && x <= bound("exclusiveMinimum")) return "exclusiveMinimum";
     if (number("exclusiveMaximum") && x >= bound("exclusiveMaximum")) return "exclusiveMaximum";
+    if (schema.contains("multipleOf")) {  // as validators do, in doubles, with room for their rounding
+      const double q = x / bound("multipleOf");
+      if (std::fabs(q - std::round(q)) > 1e-9 * std::max(1.0, std::fabs(q))) return "multipleOf";
+    }
   }
   return "";
 }

@@ -162,14 +162,17 @@ if (mode === "tools") {
   }
 
   // A dict keyed by an Enum with a size, as pydantic writes dict[Subject, int] = Field(min_length=1,
-  // max_length=2): propertyNames and a member count.
+  // max_length=2): propertyNames and a member count; and multiples (OpenAI's multipleOf), of
+  // values whose quotients ajv computes exactly in doubles (an integer, a binary fraction).
   const dictSchema = {
     type: "object",
     properties: {
       scores: { type: "object", additionalProperties: { type: "integer", minimum: 0, maximum: 9 },
                 propertyNames: { enum: ["math", "art", "music"] }, minProperties: 1, maxProperties: 2 },
+      count: { type: "integer", multipleOf: 5, minimum: 0, maximum: 100 },
+      step: { type: "number", multipleOf: 0.25, minimum: -2, maximum: 2 },
     },
-    required: ["scores"], additionalProperties: false,
+    required: ["scores", "count", "step"], additionalProperties: false,
   };
   for (const seed of [1, 2, 3]) {
     const r = await client.chat.completions.create({
@@ -351,7 +354,8 @@ const hostile = [
   [{ type: "string", pattern: "(a)\\1" }, "backreference"],
   [{ type: "string", pattern: "[z-a]" }, "pattern"],
   [{ type: "object", patternProperties: { x: {} } }, "patternProperties"],
-  [{ type: "integer", multipleOf: 3 }, "multipleOf"],
+  [{ type: "integer", multipleOf: 1000 }, "multipleOf"],
+  [{ type: "object", not: {} }, "not"],
 ];
 for (const [schema, part] of hostile) {
   const m1 = await expect400({ model, messages, response_format: { type: "json_schema", json_schema: { name: "x", schema } } },
