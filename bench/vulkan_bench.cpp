@@ -75,6 +75,40 @@ DeviceBuffer random_floats(VulkanBackend& vk, int64_t n, Rng& rng, double scale 
   return b;
 }
 
+
+// Rows of paged attention over a pool of zeros (valid keys, values and scales) in the engine's
+// pages (its default block size), the blocks scattered; their queries and lambdas at random.
+struct PagedBench {
+  int64_t P = infer::EngineOptions{}.kv_block_tokens, layer_bytes = 0;
+  DeviceBuffer pool, lengths, tables, blocks, q, lambda, out;
+  backends::PagedKv kv;
+
+  PagedBench(VulkanBackend& vk, const kernels::AttentionVariant& a, kernels::KvStorage storage, int64_t blocks_,
+             const std::vector<int32_t>& row_lengths, const std::vector<int32_t>& row_tables, Rng& rng) {
+    const kernels::DecodeAttentionDims kd{a, P, storage};
+    const int64_t key_bytes = kernels::key_region_bytes(kd), rows = static_cast<int64_t>(row_lengths.size());
+    layer_bytes = key_bytes + kernels::value_region_bytes(kd);
+    pool = vk.allocate(blocks_ * layer_bytes);
+    std::vector<int32_t> block_ids(blocks_);
+    for (int64_t b = 0; b < blocks_; ++b) block_ids[b] = static_cast<int32_t>((b * 7) % blocks_);
+    lengths = vk.allocate(rows * 4), tables = vk.allocate(rows * 4), blocks = vk.allocate(blocks_ * 4);
+    vk.upload(lengths.as<void>(), row_lengths.data(), rows * 4);
+    vk.upload(tables.as<void>(), row_tables.data(), rows * 4);
+    vk.upload(blocks.as<void>(), block_ids.data(), blocks_ * 4);
+    q = random_floats(vk, rows * a.q_width(), rng);
+    lambda = random_floats(vk, std::max<int64_t>(1, a.lambda_floats(rows)), rng, 0.5);
+    out = vk.allocate(rows * a.out_width() * 4, false);
+    kv = {kd, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
+  }
+  backends::PagedRows rows(int64_t count, int64_t max_length, int64_t longest_run) const {
+    return {count, max_length, lengths.as<const int32_t>(), tables.as<const int32_t>(), blocks.as<const int32_t>(),
+            longest_run};
+  }
+  void run(VulkanBackend& vk, const backends::PagedRows& r) const {
+    vk.paged_attention(kv, 0, r, q.as<const float>(), lambda.as<const float>(), out.as<float>());
+  }
+};
+
 }  // namespace
 
 int bench_vulkan(cli::Args& args) {
@@ -187,64 +221,33 @@ int bench_vulkan(cli::Args& args) {
                num("tokens", prompt, 0), num("ms", ms, 3), num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
   }
   {
-    // The engine's prefill: the prompt's rows through paged attention over its own pages (BF16,
-    // the engine's block size), as one step of `prompt` rows at consecutive positions.
-    const int64_t P = infer::EngineOptions{}.kv_block_tokens, blocks = (prompt + P - 1) / P;
-    const kernels::DecodeAttentionDims kd{a, P, kernels::KvStorage::bf16};
-    const int64_t key_bytes = kernels::key_region_bytes(kd), layer_bytes = key_bytes + kernels::value_region_bytes(kd);
-    const DeviceBuffer pool = vk.allocate(blocks * layer_bytes);  // zeros: valid keys and values
-    std::vector<int32_t> lengths(prompt), tables(prompt, 0), block_ids(blocks);
+    // The engine's prefill: the prompt's rows through paged attention over their own pages (BF16),
+    // as one step of `prompt` rows at consecutive positions; grouped: the rows share the loads of
+    // groups (PagedRows::longest_run); alone: each row its own.
+    std::vector<int32_t> lengths(prompt), tables(prompt, 0);
     for (int64_t i = 0; i < prompt; ++i) lengths[i] = static_cast<int32_t>(i + 1);
-    for (int64_t b = 0; b < blocks; ++b) block_ids[b] = static_cast<int32_t>((b * 7) % blocks);  // scattered
-    const DeviceBuffer ld = vk.allocate(prompt * 4), td = vk.allocate(prompt * 4), bd = vk.allocate(blocks * 4);
-    vk.upload(ld.as<void>(), lengths.data(), prompt * 4);
-    vk.upload(td.as<void>(), tables.data(), prompt * 4);
-    vk.upload(bd.as<void>(), block_ids.data(), blocks * 4);
-    const DeviceBuffer q = random_floats(vk, prompt * a.q_width(), rng);
-    const DeviceBuffer lambda = random_floats(vk, std::max<int64_t>(1, a.lambda_floats(prompt)), rng, 0.5);
-    const DeviceBuffer out = vk.allocate(prompt * a.out_width() * 4, false);
-    const backends::PagedKv kv{kd, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
-    // grouped: the rows share the loads of groups (PagedRows::longest_run); alone: each row its own.
+    const int64_t P = infer::EngineOptions{}.kv_block_tokens;
+    const PagedBench b(vk, a, kernels::KvStorage::bf16, (prompt + P - 1) / P, lengths, tables, rng);
     for (const bool grouped : {true, false}) {
-      const backends::PagedRows pr{prompt,
-                                   prompt,
-                                   ld.as<const int32_t>(),
-                                   td.as<const int32_t>(),
-                                   bd.as<const int32_t>(),
-                                   grouped ? prompt : 1};
-      const double ms = best_ms(vk, rounds, 2, [&] {
-        vk.paged_attention(kv, 0, pr, q.as<const float>(), lambda.as<const float>(), out.as<float>());
-      });
+      const backends::PagedRows pr = b.rows(prompt, prompt, grouped ? prompt : 1);
+      const double ms = best_ms(vk, rounds, 2, [&] { b.run(vk, pr); });
       print_row(json, {str("op", "prompt_attention"), str("attention", kernels::attention_kind_name(c.attention)),
                        str("rows", grouped ? "grouped" : "alone"), num("tokens", prompt, 0), num("ms", ms, 3),
                        num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
     }
   }
   for (kernels::KvStorage storage : {kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
-    // The engine's pages (its default block size), so the figure is the one a decode step pays.
-    const int64_t P = infer::EngineOptions{}.kv_block_tokens, blocks = rows * ((context + P - 1) / P);
-    kernels::DecodeAttentionDims kd{a, P, storage};
-    const int64_t key_bytes = kernels::key_region_bytes(kd), layer_bytes = key_bytes + kernels::value_region_bytes(kd);
-    const DeviceBuffer pool = vk.allocate(blocks * layer_bytes);  // zeros: valid keys, values and scales
-    std::vector<int32_t> lengths(rows, static_cast<int32_t>(context)), tables(rows), block_ids(blocks);
-    for (int64_t i = 0; i < rows; ++i) tables[i] = static_cast<int32_t>(i * (blocks / rows));
-    for (int64_t b = 0; b < blocks; ++b) block_ids[b] = static_cast<int32_t>((b * 7) % blocks);  // scattered
-    const DeviceBuffer ld = vk.allocate(rows * 4), td = vk.allocate(rows * 4), bd = vk.allocate(blocks * 4);
-    vk.upload(ld.as<void>(), lengths.data(), rows * 4);
-    vk.upload(td.as<void>(), tables.data(), rows * 4);
-    vk.upload(bd.as<void>(), block_ids.data(), blocks * 4);
-    const DeviceBuffer q = random_floats(vk, rows * a.q_width(), rng);
-    const DeviceBuffer lambda = random_floats(vk, std::max<int64_t>(1, a.lambda_floats(rows)), rng, 0.5);
-    const DeviceBuffer out = vk.allocate(rows * a.out_width() * 4, false);
-    const backends::PagedKv kv{kd, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
-    const backends::PagedRows pr{rows, context, ld.as<const int32_t>(), td.as<const int32_t>(), bd.as<const int32_t>()};
-    const double ms = best_ms(vk, rounds, 10, [&] {
-      vk.paged_attention(kv, 0, pr, q.as<const float>(), lambda.as<const float>(), out.as<float>());
-    });
-    const double kv_bytes = static_cast<double>(rows) * layer_bytes * ((context + P - 1) / P);
+    // The figure a decode step pays: `rows` rows over `context` cached positions each.
+    const int64_t P = infer::EngineOptions{}.kv_block_tokens, per_row = (context + P - 1) / P;
+    std::vector<int32_t> lengths(rows, static_cast<int32_t>(context)), tables(rows);
+    for (int64_t i = 0; i < rows; ++i) tables[i] = static_cast<int32_t>(i * per_row);
+    const PagedBench b(vk, a, storage, rows * per_row, lengths, tables, rng);
+    const backends::PagedRows pr = b.rows(rows, context, 1);
+    const double ms = best_ms(vk, rounds, 10, [&] { b.run(vk, pr); });
+    const double kv_bytes = static_cast<double>(rows) * b.layer_bytes * per_row;
     print_row(json, {str("op", "decode_attention"), str("attention", kernels::attention_kind_name(c.attention)),
-                     str("kv", kernels::kv_storage_name(storage)), num("block", P, 0), num("rows", rows, 0), num("context", context, 0),
-                     num("us", ms * 1e3, 1), num("kv_gbs", kv_bytes / (ms * 1e6), 1),
+                     str("kv", kernels::kv_storage_name(storage)), num("block", b.P, 0), num("rows", rows, 0),
+                     num("context", context, 0), num("us", ms * 1e3, 1), num("kv_gbs", kv_bytes / (ms * 1e6), 1),
                      num("of_copy", kv_bytes / (ms * 1e6) / copy_gbs, 3)});
   }
   return 0;

@@ -59,6 +59,19 @@ async function streamed(request) {
   return choices;
 }
 
+// A json_schema answer per seed, finished and valid (ajv against the schema as sent).
+async function answers(label, schema, seeds, maxTokens) {
+  for (const seed of seeds) {
+    const r = await client.chat.completions.create({
+      model, messages, response_format: { type: "json_schema", json_schema: { name: "answer", schema } },
+      temperature: 1, seed, max_tokens: maxTokens,
+    });
+    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r.choices[0]));
+    validate(schema, JSON.parse(r.choices[0].message.content), `${label} (seed ${seed})`);
+    if (seed === seeds[0]) console.log(`${label}: ${r.choices[0].message.content.slice(0, 200)}`);
+  }
+}
+
 async function expect400(request, param, what) {
   try {
     await client.chat.completions.create(request);
@@ -129,15 +142,7 @@ if (mode === "tools") {
     required: ["email", "hostname", "ipv4", "ipv6", "uri", "time", "date-time", "uuid", "duration", "site"],
     additionalProperties: false,
   };
-  for (const seed of [1, 2]) {
-    const r = await client.chat.completions.create({
-      model, messages, response_format: { type: "json_schema", json_schema: { name: "formats", schema: formatsSchema } },
-      temperature: 1, seed, max_tokens: 1500,
-    });
-    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r.choices[0]));
-    validate(formatsSchema, JSON.parse(r.choices[0].message.content), `formats (seed ${seed})`);
-    if (seed === 1) console.log(`formats: ${r.choices[0].message.content.slice(0, 200)}`);
-  }
+  await answers("formats", formatsSchema, [1, 2], 1500);
 
   // allOf, as OpenAPI composes schemas: a $ref'd base, more properties (one of the base's bounds
   // tightened), and a choice between two shapes; the answer validated by ajv against the schema as sent.
@@ -151,15 +156,7 @@ if (mode === "tools") {
                 { type: "object", properties: { left: { type: "integer", minimum: 0, maximum: 5 } }, required: ["left"] }] },
     ],
   };
-  for (const seed of [1, 2, 3]) {
-    const r = await client.chat.completions.create({
-      model, messages, response_format: { type: "json_schema", json_schema: { name: "composed", schema: composedSchema } },
-      temperature: 1, seed, max_tokens: 200,
-    });
-    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r.choices[0]));
-    validate(composedSchema, JSON.parse(r.choices[0].message.content), `allOf (seed ${seed})`);
-    if (seed === 1) console.log(`allOf: ${r.choices[0].message.content}`);
-  }
+  await answers("allOf", composedSchema, [1, 2, 3], 200);
 
   // A dict keyed by an Enum with a size, as pydantic writes dict[Subject, int] = Field(min_length=1,
   // max_length=2): propertyNames and a member count; and multiples (OpenAI's multipleOf), of
@@ -174,15 +171,7 @@ if (mode === "tools") {
     },
     required: ["scores", "count", "step"], additionalProperties: false,
   };
-  for (const seed of [1, 2, 3]) {
-    const r = await client.chat.completions.create({
-      model, messages, response_format: { type: "json_schema", json_schema: { name: "dict", schema: dictSchema } },
-      temperature: 1, seed, max_tokens: 200,
-    });
-    assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r.choices[0]));
-    validate(dictSchema, JSON.parse(r.choices[0].message.content), `dict (seed ${seed})`);
-    if (seed === 1) console.log(`dict: ${r.choices[0].message.content}`);
-  }
+  await answers("dict", dictSchema, [1, 2, 3], 200);
 
   // The peers' spellings of a constraint, as their clients send them (extra body fields): vLLM's
   // structured_outputs and guided_* (a regex the whole answer matches, a choice), llama.cpp's json_schema.
