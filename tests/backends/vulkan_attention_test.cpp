@@ -254,8 +254,10 @@ DecodeRows rows_of(const std::vector<Sequence>& seqs, const std::vector<std::pai
   return r;
 }
 
+// longest_run: PagedRows' hint, the most rows of one sequence at consecutive positions (the engine
+// gives it; 1: every row alone).
 std::vector<float> decode_on(VulkanBackend& vk, const HostPool& pool, const DecodeRows& r, const std::vector<float>& q,
-                             const std::vector<float>& lambda, int64_t layer) {
+                             const std::vector<float>& lambda, int64_t layer, int64_t longest_run = 1) {
   const auto put = [&](const auto& x) {
     const int64_t bytes = static_cast<int64_t>(x.size() * sizeof(x[0]));
     DeviceBuffer b = vk.allocate(std::max<int64_t>(bytes, 4));
@@ -266,8 +268,12 @@ std::vector<float> decode_on(VulkanBackend& vk, const HostPool& pool, const Deco
   const DeviceBuffer qd = put(q), ld = put(lambda);
   const int64_t count = static_cast<int64_t>(r.lengths.size()), ow = pool.dims.out_width();
   const DeviceBuffer out = vk.allocate(count * ow * 4);
-  const backends::PagedRows rows{count, *std::max_element(r.lengths.begin(), r.lengths.end()),
-                                 lengths.as<const int32_t>(), tables.as<const int32_t>(), blocks.as<const int32_t>()};
+  const backends::PagedRows rows{count,
+                                 *std::max_element(r.lengths.begin(), r.lengths.end()),
+                                 lengths.as<const int32_t>(),
+                                 tables.as<const int32_t>(),
+                                 blocks.as<const int32_t>(),
+                                 longest_run};
   vk.paged_attention(pool.on(base), layer, rows, qd.as<const float>(),
                      pool.dims.kind == AttentionKind::baseline ? nullptr : ld.as<const float>(), out.as<float>());
   std::vector<float> got(count * ow);
@@ -336,15 +342,18 @@ TEST_F(VulkanTest, PagedAttentionRowsHaveTheirOwnBits) {
 // keeps the bits it has alone. The same rows in reverse order, where no row continues the one
 // before it (every row a group of its own), give the same bits: runs of one sequence that cross
 // split-K chunks (256) and passes (128), that start off a group boundary, beside other sequences'
-// rows; with and without a sliding window, every variant and storage (in six pairs: lavapipe is
-// slow).
+// rows; with and without a sliding window (of 1: the rows' windows start in two chunks, the
+// group's extra one), every variant and storage, value widths that divide the workgroup (its
+// threads share each value's load) and one that does not (24) (in eight cases: lavapipe is slow).
 TEST_F(VulkanTest, PagedAttentionPromptRowsKeepTheirBitsInGroups) {
   Rng rng(47);
-  const std::tuple<Variant, KvStorage, int64_t> cases[] = {
-      {kVariants[0], KvStorage::f32, 0},  {kVariants[0], KvStorage::int8, 100}, {kVariants[1], KvStorage::bf16, 0},
-      {kVariants[1], KvStorage::f32, 100}, {kVariants[2], KvStorage::int8, 0}, {kVariants[3], KvStorage::bf16, 100}};
-  for (const auto& [v, storage, window] : cases) {
-    HostPool pool(v, 16, 16, storage, 1, 40);
+  const std::tuple<Variant, KvStorage, int64_t, int64_t> cases[] = {  // variant, storage, window, d
+      {kVariants[0], KvStorage::f32, 0, 16},   {kVariants[0], KvStorage::int8, 100, 16},
+      {kVariants[1], KvStorage::bf16, 0, 16},  {kVariants[1], KvStorage::f32, 100, 16},
+      {kVariants[2], KvStorage::int8, 0, 16},  {kVariants[3], KvStorage::bf16, 100, 16},
+      {kVariants[2], KvStorage::bf16, 1, 16},  {kVariants[0], KvStorage::int8, 0, 24}};
+  for (const auto& [v, storage, window, d] : cases) {
+    HostPool pool(v, d, 16, storage, 1, 40);
     pool.dims.window = window;
     const auto seqs = fill(pool, {300, 40, 20}, 0, rng);
     std::vector<std::pair<int64_t, int64_t>> order{{1, 40}};
@@ -366,7 +375,7 @@ TEST_F(VulkanTest, PagedAttentionPromptRowsKeepTheirBitsInGroups) {
       if (pool.dims.lambda_source() == kernels::LambdaSource::token_logits)
         lambda_reversed.insert(lambda_reversed.end(), lambda.begin() + i * v.H, lambda.begin() + (i + 1) * v.H);
     }
-    const auto grouped = decode_on(vk(), pool, rows_of(seqs, order), q, lambda, 0);
+    const auto grouped = decode_on(vk(), pool, rows_of(seqs, order), q, lambda, 0, 40);
     const auto alone = decode_on(vk(), pool, rows_of(seqs, reversed), q_reversed, lambda_reversed, 0);
     for (int64_t i = 0; i < count; ++i)
       for (int64_t x = 0; x < ow; ++x)

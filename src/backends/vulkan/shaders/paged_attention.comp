@@ -104,9 +104,17 @@ void main() {
   const uint t = gl_LocalInvocationID.x, M = p.M, d = p.d, vw = kv_key_width(), es = kv_element_bytes();
   const bool int8 = p.storage == 2u;
   const uint pairs = rows * M;
+  // Where vw divides WG a thread's accumulators are all of column t % vw: a group's thread then
+  // loads each value once for all of them. A row alone has few (M vw / WG) and loads its own,
+  // which lavapipe runs five times faster (it executes the shared loop's unrolled checks whatever
+  // the rows).
+  const bool shared_column = RMAX > 1 && WG % vw == 0u;
   for (uint e = t; e < pairs * d; e += WG)
     qs[e] = Q.q[p.q_at + (row0 + e / (M * d)) * p.q_width + g * M * d + e % (M * d)] * p.scale;
-  float run_max = uintBitsToFloat(0xff800000u), run_sum = 0.0;  // threads < pairs: (row t / M, map t % M)
+  // Threads < pairs: (row t / M, map t % M). `precise`: run_sum * alpha + sum stays a product and a
+  // sum, never fused, in every variant of the group bound alike.
+  float run_max = uintBitsToFloat(0xff800000u);
+  precise float run_sum = 0.0;
   float acc[ACC];
   [[unroll]] for (uint j = 0u; j < ACC; ++j) acc[j] = 0.0;
   barrier();
@@ -189,33 +197,67 @@ void main() {
       run_sum = run_sum * alpha[t] + sum;
     }
     // The outputs: accumulator j is (pair e / vw, column e % vw), e = t + WG j, over its row's
-    // positions in the pass.
+    // positions in the pass, one chain in position order.
     [[unroll]] for (uint j = 0u; j < ACC; ++j) {
       const uint e = t + WG * j;
       if (e >= pairs * vw) break;
-      const uint pair = e / vw, col = e % vw, from = pass_lo[pair], to = pass_hi[pair];
-      if (from >= to) continue;
-      float a = acc[j] * alpha[pair];
-      for (uint i = from; i < to;) {  // a page at a time: its values read LOADS positions ahead of their use
+      if (pass_lo[e / vw] < pass_hi[e / vw]) acc[j] *= alpha[e / vw];
+    }
+    if (shared_column) {  // a page at a time, each of the column's values loaded once for every accumulator
+      for (uint i = lo; i < hi;) {
         const uvec2 region = kv_region(block_of(table, i));
-        const uint values = region.y + kv_key_bytes(), tt0 = i % p.P, in_page = min(to - i, p.P - tt0);
+        const uint values = region.y + kv_key_bytes(), tt0 = i % p.P, in_page = min(hi - i, p.P - tt0);
         for (uint k = 0u; k < in_page; k += LOADS) {
-          float w[LOADS], v[LOADS];
+          float v[LOADS], vs[LOADS];
           [[unroll]] for (uint q = 0u; q < LOADS; ++q) {
-            const uint tt = tt0 + k + q;
-            w[q] = v[q] = 0.0;
+            v[q] = vs[q] = 0.0;
             if (k + q < in_page) {
-              w[q] = scores[pair * WG + i + k + q - P0];
-              if (int8) w[q] *= scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
-              v[q] = element(region.x, values + kv_value_element(g, tt, col) * es);
+              if (int8) vs[q] = scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt0 + k + q) * 4u);
+              v[q] = element(region.x, values + kv_value_element(g, tt0 + k + q, t % vw) * es);
             }
           }
-          [[unroll]] for (uint q = 0u; q < LOADS; ++q)
-            if (k + q < in_page) a = fma(w[q], v[q], a);  // in position order, as one chain
+          [[unroll]] for (uint j = 0u; j < ACC; ++j) {
+            const uint e = t + WG * j;
+            if (e >= pairs * vw) break;
+            const uint pair = e / vw, from = pass_lo[pair], to = pass_hi[pair];
+            float a = acc[j];
+            [[unroll]] for (uint q = 0u; q < LOADS; ++q) {
+              const uint pos = i + k + q;
+              if (k + q < in_page && pos >= from && pos < to)
+                a = fma(int8 ? scores[pair * WG + pos - P0] * vs[q] : scores[pair * WG + pos - P0], v[q], a);
+            }
+            acc[j] = a;
+          }
         }
         i += in_page;
       }
-      acc[j] = a;
+    } else {  // each accumulator over its own row's positions, a page at a time, its values LOADS ahead
+      [[unroll]] for (uint j = 0u; j < ACC; ++j) {
+        const uint e = t + WG * j;
+        if (e >= pairs * vw) break;
+        const uint pair = e / vw, col = e % vw, from = pass_lo[pair], to = pass_hi[pair];
+        float a = acc[j];
+        for (uint i = from; i < to;) {
+          const uvec2 region = kv_region(block_of(table, i));
+          const uint values = region.y + kv_key_bytes(), tt0 = i % p.P, in_page = min(to - i, p.P - tt0);
+          for (uint k = 0u; k < in_page; k += LOADS) {
+            float w[LOADS], v[LOADS];
+            [[unroll]] for (uint q = 0u; q < LOADS; ++q) {
+              const uint tt = tt0 + k + q;
+              w[q] = v[q] = 0.0;
+              if (k + q < in_page) {
+                w[q] = scores[pair * WG + i + k + q - P0];
+                if (int8) w[q] *= scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
+                v[q] = element(region.x, values + kv_value_element(g, tt, col) * es);
+              }
+            }
+            [[unroll]] for (uint q = 0u; q < LOADS; ++q)
+              if (k + q < in_page) a = fma(w[q], v[q], a);
+          }
+          i += in_page;
+        }
+        acc[j] = a;
+      }
     }
     barrier();
   }
