@@ -34,20 +34,24 @@ std::string byte_list(std::string_view bytes) {
 [[noreturn]] void error(const std::string& where, const std::string& message) { throw GrammarError(where, message); }
 
 // The names a `propertyNames` schema allows: an enum or const of strings (with type string), in
-// their order, each once; values of other types name no key.
-std::vector<std::string> property_names(const json& s, const std::string& at) {
-  if (s == json(false)) return {};
+// their order, each once (values of other types name no key), at most max_names of them; nullopt
+// where it allows every name (true, {}, or type string alone).
+std::optional<std::vector<std::string>> property_names(const json& s, const std::string& at, int64_t max_names) {
+  if (s == json(false)) return std::vector<std::string>{};
   if (!s.is_object()) error(at, "'propertyNames' must be a schema");
   for (const auto& [key, value] : s.items())
     if (!kAnnotations.count(key) && key != "enum" && key != "const" && !(key == "type" && value == "string"))
       error(child(at, key), "'propertyNames' can only be an enum or const of names (with type string)");
-  if (s.contains("enum") == s.contains("const")) error(at, "'propertyNames' needs an enum or a const of names");
+  if (s.contains("enum") && s.contains("const")) error(at, "'propertyNames' takes an enum or a const, not both");
+  if (!s.contains("enum") && !s.contains("const")) return std::nullopt;
   if (s.contains("enum") && !s["enum"].is_array()) error(child(at, "enum"), "'enum' must be a list");
   const json values = s.contains("enum") ? s["enum"] : json::array({s["const"]});
+  if (static_cast<int64_t>(values.size()) > max_names)
+    error(at, concat("'propertyNames' lists ", values.size(), " names: at most ", max_names, " can be enforced"));
   std::vector<std::string> names;
+  std::set<std::string> seen;
   for (const json& v : values)
-    if (v.is_string() && std::find(names.begin(), names.end(), v.get<std::string>()) == names.end())
-      names.push_back(v.get<std::string>());
+    if (v.is_string() && seen.insert(v.get<std::string>()).second) names.push_back(v.get<std::string>());
   return names;
 }
 
@@ -539,20 +543,22 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   // propertyNames as an enum or const of names, as pydantic and zod write a dict keyed by a
   // Literal or an Enum: those are the only keys, each at most once, so the ones `properties` does
   // not list become optional properties of the additional properties' schema, in their order.
-  if (const auto it = s.find("propertyNames"); it != s.end() && *it != json(true) && *it != json::object()) {
+  if (const auto it = s.find("propertyNames"); it != s.end() && *it != json(true)) {
     const std::string at = child(path, "propertyNames");
-    const std::vector<std::string> allowed = property_names(*it, at);
-    const auto allows = [&](const std::string& name) {
-      return std::find(allowed.begin(), allowed.end(), name) != allowed.end();
-    };
-    for (const Property& p : props)
-      if (p.required && !allows(p.name)) error(at, "'" + p.name + "' is required, but 'propertyNames' does not allow it");
-    std::erase_if(props, [&](const Property& p) { return !allows(p.name); });
-    if (extra)
-      for (const std::string& name : allowed)
-        if (std::none_of(props.begin(), props.end(), [&](const Property& p) { return p.name == name; }))
-          props.push_back({name, extra, child(path, "additionalProperties"), false});
-    extra = nullptr;
+    // pydantic refers to an Enum's schema: {"$ref": "#/$defs/Subject"}.
+    if (const auto allowed = property_names(dereferenced(*it, at), at, o_.max_enum_values)) {
+      const std::set<std::string> allows(allowed->begin(), allowed->end());
+      for (const Property& p : props)
+        if (p.required && !allows.count(p.name))
+          error(at, "'" + p.name + "' is required, but 'propertyNames' does not allow it");
+      std::erase_if(props, [&](const Property& p) { return !allows.count(p.name); });
+      std::set<std::string> present;
+      for (const Property& p : props) present.insert(p.name);
+      if (extra)
+        for (const std::string& name : *allowed)
+          if (!present.count(name)) props.push_back({name, extra, child(path, "additionalProperties"), false});
+      extra = nullptr;
+    }
   }
   // A member: "name": value, name=value as a keyword argument, or an XML parameter.
   const auto member = [&](const char* rule, Sequence key, int32_t value) {
@@ -598,21 +604,28 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   // XML parameters end with a newline: nothing between them.
   const Sequence comma = members == Members::xml ? Sequence{} : Sequence{ws(), b_.bytes(ByteSet::of(',')), ws()};
   // How many members: [minProperties, maxProperties], counted up to `cap` (maxProperties, or
-  // minProperties where there is no maximum: past it any number will do).
+  // minProperties where there is no maximum: past it any number will do). Additional properties'
+  // keys only differ from the listed names, not from each other, so toward minProperties they
+  // count as one at most (two could be one key written twice); toward maxProperties each counts.
   const int64_t lo = count_keyword(s, "minProperties", path, 0), hi = count_keyword(s, "maxProperties", path, -1);
+  const int64_t limit = b_.limits().max_repeat;
+  if (lo > limit || hi > limit)
+    error(child(path, hi > limit ? "maxProperties" : "minProperties"), concat("more than ", limit, " properties cannot be enforced"));
   const size_t n = props.size();
   const auto required_count = static_cast<int64_t>(
       std::count_if(props.begin(), props.end(), [](const Property& p) { return p.required; }));
   if (hi >= 0 && hi < lo) error(child(path, "maxProperties"), concat("'maxProperties' ", hi, " is below 'minProperties' ", lo));
   if (hi >= 0 && hi < required_count)
     error(child(path, "maxProperties"), concat("'maxProperties' ", hi, " is below the ", required_count, " required properties"));
-  if (!extra && lo > static_cast<int64_t>(n))
-    error(child(path, "minProperties"), concat("'minProperties' ", lo, " is more than the ", n, " properties allowed"));
+  const int64_t reachable = static_cast<int64_t>(n) + (extra ? 1 : 0);
+  if (lo > reachable)
+    error(child(path, "minProperties"),
+          concat("'minProperties' ", lo, " is more than the ", n, " listed properties", extra ? " and one additional one" : "",
+                 extra ? " (additional ones could repeat a key)" : ""));
   const int64_t cap = hi >= 0 ? hi : lo;
-  if (cap > 0 && static_cast<double>(n + 1) * static_cast<double>(cap + 1) > static_cast<double>(b_.limits().max_repeat))
+  if (cap > 0 && static_cast<double>(n + 1) * static_cast<double>(cap + 1) > static_cast<double>(limit))
     error(child(path, hi >= 0 ? "maxProperties" : "minProperties"),
-          concat("counting up to ", cap, " of ", n, " properties cannot be enforced (at most ", b_.limits().max_repeat,
-                 " states)"));
+          concat("counting up to ", cap, " of ", n, " properties cannot be enforced (at most ", limit, " states)"));
   const auto next = [&](int64_t c) { return std::min(c + 1, cap); };
   const auto room = [&](int64_t c) { return hi < 0 || c < hi; };  // whether one more member fits
   const auto rule_of = [&](const char* name, std::vector<Sequence> alternatives) -> std::optional<int32_t> {
@@ -625,20 +638,25 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   };
   // after[i][c]: the members from property i on, c written (at least one, so each starts with a
   // comma); first[i]: before any (none when no member can follow). The additional properties
-  // come last, any number of them.
+  // come last, any number of them, where the listed ones and the first of them reach
+  // minProperties: more[c], c members written, minProperties reached.
   std::vector<std::vector<std::optional<int32_t>>> after(n + 1, std::vector<std::optional<int32_t>>(cap + 1));
+  std::vector<int32_t> more;
   std::vector<std::optional<int32_t>> first(n + 1);
-  // The end: every count may reach one of at least minProperties by additional properties where
-  // there are any (the last count, uncounted, takes any number of them); else only those counts.
-  for (int64_t c = 0; c <= cap; ++c)
-    if (extra_pair || c >= lo) after[n][c] = b_.add_rule("object-end");
-  for (int64_t c = 0; c <= cap; ++c) {
-    if (!after[n][c]) continue;
-    if (c >= lo) b_.add_alternative(*after[n][c], {});
-    if (extra_pair && room(c)) b_.add_alternative(*after[n][c], then(comma, *extra_pair, *after[n][next(c)]));
+  if (extra_pair) {
+    for (int64_t c = 0; c <= cap; ++c) more.push_back(b_.add_rule("object-extras"));
+    for (int64_t c = 0; c <= cap; ++c) {
+      b_.add_alternative(more[c], {});
+      if (room(c)) b_.add_alternative(more[c], then(comma, *extra_pair, more[next(c)]));
+    }
   }
-  if (extra_pair && room(0) && after[n][next(0)])
-    first[n] = rule_of("object-extras", {then({}, *extra_pair, *after[n][next(0)])});
+  for (int64_t c = 0; c <= cap; ++c) {  // the listed members written: c of them, at least one
+    std::vector<Sequence> alternatives;
+    if (c >= lo) alternatives.push_back({});
+    if (extra_pair && room(c) && c + 1 >= lo) alternatives.push_back(then(comma, *extra_pair, more[next(c)]));
+    after[n][c] = rule_of("object-end", std::move(alternatives));
+  }
+  if (extra_pair && room(0) && lo <= 1) first[n] = rule_of("object-extras", {then({}, *extra_pair, more[next(0)])});
   for (size_t i = n; i-- > 0;) {
     for (int64_t c = cap; c >= 0; --c) {
       std::vector<Sequence> alternatives;

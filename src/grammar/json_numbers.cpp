@@ -198,8 +198,9 @@ Multiple multiple_of(const json& s, const std::string& path) {
   const size_t first = digits.find_first_not_of('0');
   const std::string P = digits.substr(first);
   if (P.size() > 3 || std::stoll(P) > kMaxModulus)
-    throw GrammarError(where, concat("'multipleOf' ", io::json_value_for_message(*it), " needs ", P,
-                                     " remainders: at most ", kMaxModulus, " can be enforced"));
+    throw GrammarError(where, concat("'multipleOf' ", io::json_value_for_message(*it), " needs ",
+                                     P.size() > 12 ? "more than 10^12" : P, " remainders: at most ", kMaxModulus,
+                                     " can be enforced"));
   if (d.fraction.size() > static_cast<size_t>(kBoundedDigits))
     throw GrammarError(where, concat("'multipleOf' ", io::json_value_for_message(*it), " has more than ", kBoundedDigits,
                                      " fraction digits"));

@@ -30,7 +30,7 @@ ReplyDelta ReplyStream::push(std::string_view delta, bool final) {
     const std::string_view rest = std::string_view(text_).substr(body_from_.value_or(0));
     ReasoningSplit split = split_reasoning(rest, *format_.reasoning, body_from_ || format_.reasoning_open, final);
     out.reasoning = std::move(split.reasoning);
-    if (!split.had_block && split.held > 0) return out;  // the open marker may be coming
+    if (!split.had_block && (split.held > 0 || (rest.empty() && !final))) return out;  // a marker may be coming
     if (split.had_block && !split.closed) {
       body_from_ = text_.size() - split.held;
       return out;

@@ -254,7 +254,9 @@ TEST(ReplyReader, StreamedReasoningAddsUpToTheWholeAtEveryCut) {
         std::vector<size_t> every, uneven;
         for (size_t i = 1; i < reply.size(); ++i) every.push_back(i);
         for (size_t i = 1; i < reply.size(); i += 1 + i % 4) uneven.push_back(i);
-        for (const auto& cuts : {every, uneven, std::vector<size_t>{}}) {
+        // Empty pushes too (a token held back as a stop string's start, or half a character).
+        const std::vector<size_t> empty_first{0, 0, std::min<size_t>(1, reply.size())};
+        for (const auto& cuts : {every, uneven, std::vector<size_t>{}, empty_first}) {
           const ReplyParts sum = testing::streamed_reply(format, reply, cuts);
           EXPECT_EQ(sum.reasoning, whole.reasoning) << what;
           EXPECT_EQ(sum.content, whole.content) << what;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 
+#include <cfloat>
 #include <cmath>
 #include <regex>
 
@@ -261,9 +262,9 @@ std::string schema_violation(const json& schema, const json& value, const json& 
       return "maximum";
     if (number("exclusiveMinimum") && x <= bound("exclusiveMinimum")) return "exclusiveMinimum";
     if (number("exclusiveMaximum") && x >= bound("exclusiveMaximum")) return "exclusiveMaximum";
-    if (schema.contains("multipleOf")) {  // as validators do, in doubles, with room for their rounding
+    if (schema.contains("multipleOf")) {  // in doubles, with room for the rounding of x, m and x / m
       const double q = x / bound("multipleOf");
-      if (std::fabs(q - std::round(q)) > 1e-9 * std::max(1.0, std::fabs(q))) return "multipleOf";
+      if (std::fabs(q - std::round(q)) > std::max(1e-9, 8 * std::fabs(q) * DBL_EPSILON)) return "multipleOf";
     }
   }
   return "";
