@@ -12,7 +12,8 @@
 //   prefill: the fused attention of one layer over a --prompt-token sequence (TFLOPS)
 //   prompt:  the engine's prefill attention: the --prompt rows of one sequence through paged
 //            attention over their own pages, as one engine step (TFLOPS), with the rows sharing
-//            their loads in groups and (the shader before groups) each row alone
+//            their loads in groups and (the shader before groups) each row alone; the same for a
+//            draft's 7 verification rows at the end of --context (draft_attention)
 //   decode:  paged decode attention of --rows rows over --context cached positions (KV GB/s)
 // One line per measurement (JSON lines with --json). The model-level figures (tokens per second
 // of a whole forward) come from `bench infer --device vulkan` once the engine computes through the
@@ -220,20 +221,23 @@ int bench_vulkan(cli::Args& args) {
               {str("op", "prefill_attention"), str("attention", kernels::attention_kind_name(c.attention)),
                num("tokens", prompt, 0), num("ms", ms, 3), num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
   }
-  {
-    // The engine's prefill: the prompt's rows through paged attention over their own pages (BF16),
-    // as one step of `prompt` rows at consecutive positions; grouped: the rows share the loads of
-    // groups (PagedRows::longest_run); alone: each row its own.
-    std::vector<int32_t> lengths(prompt), tables(prompt, 0);
-    for (int64_t i = 0; i < prompt; ++i) lengths[i] = static_cast<int32_t>(i + 1);
-    const int64_t P = infer::EngineOptions{}.kv_block_tokens;
-    const PagedBench b(vk, a, kernels::KvStorage::bf16, (prompt + P - 1) / P, lengths, tables, rng);
+  // Runs of one sequence's consecutive positions through paged attention over its pages (BF16), as
+  // one engine step: the engine's prefill (`prompt` rows from position 0) and a draft's
+  // verification (7 rows, the default 6 drafted and the last taken, at the end of `context`);
+  // grouped: the rows share the loads of groups (PagedRows::longest_run); alone: each row its own.
+  for (const auto& [op, count, first] : {std::tuple<const char*, int64_t, int64_t>{"prompt_attention", prompt, 1},
+                                         {"draft_attention", 7, std::max<int64_t>(1, context - 6)}}) {
+    std::vector<int32_t> lengths(count), tables(count, 0);
+    for (int64_t i = 0; i < count; ++i) lengths[i] = static_cast<int32_t>(first + i);
+    const int64_t P = infer::EngineOptions{}.kv_block_tokens, longest = first + count - 1;
+    const PagedBench b(vk, a, kernels::KvStorage::bf16, (longest + P - 1) / P, lengths, tables, rng);
     for (const bool grouped : {true, false}) {
-      const backends::PagedRows pr = b.rows(prompt, prompt, grouped ? prompt : 1);
+      const backends::PagedRows pr = b.rows(count, longest, grouped ? count : 1);
       const double ms = best_ms(vk, rounds, 2, [&] { b.run(vk, pr); });
-      print_row(json, {str("op", "prompt_attention"), str("attention", kernels::attention_kind_name(c.attention)),
-                       str("rows", grouped ? "grouped" : "alone"), num("tokens", prompt, 0), num("ms", ms, 3),
-                       num("tflops", a.forward_flops(prompt) / (ms * 1e9), 2)});
+      print_row(json, {str("op", op), str("attention", kernels::attention_kind_name(c.attention)),
+                       str("rows", grouped ? "grouped" : "alone"), num("count", count, 0), num("context", longest, 0),
+                       num("ms", ms, 3),
+                       num("tflops", first == 1 ? a.forward_flops(prompt) / (ms * 1e9) : 0.0, 2)});
     }
   }
   for (kernels::KvStorage storage : {kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
