@@ -248,16 +248,15 @@ json merge(const json& s, const std::string& path, const Dereference& dereferenc
   std::vector<Branch> branches;
   size_t seen = 0;
   collect(s, path, dereference, 0, branches, seen);
-  // A branch with anyOf or oneOf: the allOf of the others with each of its alternatives.
+  // A branch with anyOf or oneOf: the allOf of the others with each of its alternatives. Another
+  // branch's choice is distributed in turn (within the budget): the products of two choices of
+  // one kind are one choice of that kind (exactly one of A, B and of C, D is exactly one of their
+  // four products), an anyOf goes outside a oneOf (whose branches then keep what tells them apart).
   const Branch* choice = nullptr;
   std::string key;
-  for (const Branch& b : branches)
-    for (const char* k : {"anyOf", "oneOf"}) {
-      if (!b.schema->contains(k)) continue;
-      if (choice) fail(child(b.path, k), "anyOf / oneOf in two schemas of one allOf cannot be merged");
-      choice = &b;
-      key = k;
-    }
+  for (const char* k : {"anyOf", "oneOf"})
+    for (const Branch& b : branches)
+      if (!choice && b.schema->contains(k)) choice = &b, key = k;
   if (!choice) {
     Merge merge(path);
     for (const Branch& b : branches) spend(budget, *b.schema, b.path), merge.add(b);
@@ -266,11 +265,14 @@ json merge(const json& s, const std::string& path, const Dereference& dereferenc
   const json& alternatives = (*choice->schema)[key];
   const std::string at = child(choice->path, key);
   if (!alternatives.is_array() || alternatives.empty()) fail(at, "'" + key + "' must be a non-empty list of schemas");
-  json rest = json::array();  // every schema's keywords but the choice itself
+  // Every schema's keywords but the choice itself; an alternative goes right after its schema's,
+  // so that properties keep the order the schemas give them in.
+  json rest = json::array();
+  size_t place = 0;
   for (const Branch& b : branches) {
     json keywords = *b.schema;
     keywords.erase("allOf");
-    if (&b == choice) keywords.erase(key), keywords.erase("discriminator");
+    if (&b == choice) keywords.erase(key), keywords.erase("discriminator"), place = rest.size() + 1;
     rest.push_back(std::move(keywords));
   }
   json out = json::object();
@@ -278,8 +280,12 @@ json merge(const json& s, const std::string& path, const Dereference& dereferenc
   for (size_t i = 0; i < alternatives.size(); ++i) {
     spend(budget, rest, at);
     json all = rest;
-    all.push_back(alternatives[i]);
-    out[key].push_back(merge(json{{"allOf", std::move(all)}}, child(at, std::to_string(i)), dereference, budget));
+    all.insert(all.begin() + static_cast<std::ptrdiff_t>(place), alternatives[i]);
+    json merged = merge(json{{"allOf", std::move(all)}}, child(at, std::to_string(i)), dereference, budget);
+    if (merged.size() == 1 && merged.contains(key))
+      for (json& product : merged[key]) out[key].push_back(std::move(product));
+    else
+      out[key].push_back(std::move(merged));
   }
   if (choice->schema->contains("discriminator")) out["discriminator"] = (*choice->schema)["discriminator"];
   return out;

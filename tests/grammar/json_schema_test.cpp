@@ -161,6 +161,14 @@ const std::vector<Case> kCases = {
      {"2", "4"},
      {"5", "1", R"("a")", "2.5"}},
     {R"({"allOf": [{"enum": ["a", "b", "c"]}, {"enum": ["c", "b", "d"]}]})", {R"("b")", R"("c")"}, {R"("a")", R"("d")"}},
+    // Choices in two schemas of an allOf: every pair of their branches.
+    {R"({"type": "object", "allOf": [
+        {"oneOf": [{"properties": {"k": {"const": "a"}, "a": {"type": "integer"}}, "required": ["k", "a"]},
+                   {"properties": {"k": {"const": "b"}, "b": {"type": "null"}}, "required": ["k", "b"]}]},
+        {"anyOf": [{"properties": {"c": {"type": "boolean"}}, "required": ["c"]},
+                   {"properties": {"d": {"type": "integer", "minimum": 0}}, "required": ["d"]}]}]})",
+     {R"({"k": "a", "a": 1, "c": true})", R"({"k": "b", "b": null, "d": 0})"},
+     {R"({"k": "a", "a": 1})", R"({"k": "b", "b": null, "d": -1})", R"({"k": "a", "b": null, "c": true})"}},
     // Members counted: listed properties, required ones among them, additional ones after them.
     {R"({"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}, "c": {"type": "null"}},
         "required": ["b"], "minProperties": 2, "maxProperties": 2})",
@@ -344,7 +352,11 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
   for (int i = 0; i < 100; ++i) deep = R"({"type": "array", "items": )" + deep + "}";
   json huge_enum = json::array();
   for (int i = 0; i < 100000; ++i) huge_enum.push_back(i);
+  json products = json::object({{"allOf", json::array()}});  // 4^6 products of choices
+  for (int i = 0; i < 6; ++i)
+    products["allOf"].push_back(json::parse(R"({"anyOf": [{"type": "null"}, {}, true, {"type": ["null", "string"]}]})"));
   std::vector<std::tuple<json, std::string, std::string>> cases = {
+      {products, "", "more than 1024 schemas to merge"},
       {json::parse(R"({"type": "object", "properties": {"a": {"type": "string", "format": "idn-email"}}})"),
        "#/properties/a/format", "format 'idn-email'"},
       {json::parse(R"({"type": "string", "foo": 1})"), "#/foo", "'foo' is not supported"},
@@ -435,8 +447,8 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
        "#", "'a' is required"},
       {json::parse(R"({"$defs": {"A": {"allOf": [{"$ref": "#/$defs/A"}]}}, "allOf": [{"$ref": "#/$defs/A"}]})"), "",
        "nested deeper"},
-      {json::parse(R"({"allOf": [{"anyOf": [{"type": "null"}]}, {"oneOf": [{"type": "null"}]}]})"), "#/allOf/1/oneOf",
-       "in two schemas"},
+      {json::parse(R"({"allOf": [{"anyOf": [{"type": "null"}]}, {"oneOf": [{"type": "null"}, {"const": null}]}]})"),
+       "#/allOf/anyOf/0/oneOf", "may both match"},
       {json::parse(R"({"allOf": [{"type": "object", "additionalProperties": {"type": "null"}}]})"),
        "#/allOf/0/additionalProperties", "cannot be merged"},
       {json::parse(R"({"allOf": [{"enum": [1, 2]}, {"const": 3}]})"), "#/allOf/1/const", "none in common"},
