@@ -76,17 +76,19 @@ DeviceBuffer random_floats(VulkanBackend& vk, int64_t n, Rng& rng, double scale 
   return b;
 }
 
+// The engine's pages (its default block size), as paged attention reads them in a step.
+const int64_t kPage = infer::EngineOptions{}.kv_block_tokens;
 
 // Rows of paged attention over a pool of zeros (valid keys, values and scales) in the engine's
-// pages (its default block size), the blocks scattered; their queries and lambdas at random.
+// pages, the blocks scattered; their queries and lambdas at random.
 struct PagedBench {
-  int64_t P = infer::EngineOptions{}.kv_block_tokens, layer_bytes = 0;
+  int64_t layer_bytes = 0;
   DeviceBuffer pool, lengths, tables, blocks, q, lambda, out;
   backends::PagedKv kv;
 
   PagedBench(VulkanBackend& vk, const kernels::AttentionVariant& a, kernels::KvStorage storage, int64_t blocks_,
              const std::vector<int32_t>& row_lengths, const std::vector<int32_t>& row_tables, Rng& rng) {
-    const kernels::DecodeAttentionDims kd{a, P, storage};
+    const kernels::DecodeAttentionDims kd{a, kPage, storage};
     const int64_t key_bytes = kernels::key_region_bytes(kd), rows = static_cast<int64_t>(row_lengths.size());
     layer_bytes = key_bytes + kernels::value_region_bytes(kd);
     pool = vk.allocate(blocks_ * layer_bytes);
@@ -229,8 +231,8 @@ int bench_vulkan(cli::Args& args) {
                                          {"draft_attention", 7, std::max<int64_t>(1, context - 6)}}) {
     std::vector<int32_t> lengths(count), tables(count, 0);
     for (int64_t i = 0; i < count; ++i) lengths[i] = static_cast<int32_t>(first + i);
-    const int64_t P = infer::EngineOptions{}.kv_block_tokens, longest = first + count - 1;
-    const PagedBench b(vk, a, kernels::KvStorage::bf16, (longest + P - 1) / P, lengths, tables, rng);
+    const int64_t longest = first + count - 1;
+    const PagedBench b(vk, a, kernels::KvStorage::bf16, (longest + kPage - 1) / kPage, lengths, tables, rng);
     for (const bool grouped : {true, false}) {
       const backends::PagedRows pr = b.rows(count, longest, grouped ? count : 1);
       const double ms = best_ms(vk, rounds, 2, [&] { b.run(vk, pr); });
@@ -242,7 +244,7 @@ int bench_vulkan(cli::Args& args) {
   }
   for (kernels::KvStorage storage : {kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
     // The figure a decode step pays: `rows` rows over `context` cached positions each.
-    const int64_t P = infer::EngineOptions{}.kv_block_tokens, per_row = (context + P - 1) / P;
+    const int64_t per_row = (context + kPage - 1) / kPage;
     std::vector<int32_t> lengths(rows, static_cast<int32_t>(context)), tables(rows);
     for (int64_t i = 0; i < rows; ++i) tables[i] = static_cast<int32_t>(i * per_row);
     const PagedBench b(vk, a, storage, rows * per_row, lengths, tables, rng);
@@ -250,7 +252,7 @@ int bench_vulkan(cli::Args& args) {
     const double ms = best_ms(vk, rounds, 10, [&] { b.run(vk, pr); });
     const double kv_bytes = static_cast<double>(rows) * b.layer_bytes * per_row;
     print_row(json, {str("op", "decode_attention"), str("attention", kernels::attention_kind_name(c.attention)),
-                     str("kv", kernels::kv_storage_name(storage)), num("block", b.P, 0), num("rows", rows, 0),
+                     str("kv", kernels::kv_storage_name(storage)), num("block", kPage, 0), num("rows", rows, 0),
                      num("context", context, 0), num("us", ms * 1e3, 1), num("kv_gbs", kv_bytes / (ms * 1e6), 1),
                      num("of_copy", kv_bytes / (ms * 1e6) / copy_gbs, 3)});
   }

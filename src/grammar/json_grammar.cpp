@@ -670,6 +670,8 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
     first[i] = rule_of("object-members", std::move(alternatives));
   }
   const bool can_be_empty = lo == 0 && required_count == 0;
+  if (!can_be_empty && !first[0])
+    error(path, "no object has the properties that 'minProperties' and 'maxProperties' ask for");
   if (members == Members::xml) {  // the members alone: the call's tags are around them
     const int32_t parameters = b_.add_rule("parameters");
     if (can_be_empty) b_.add_alternative(parameters, {});
@@ -680,8 +682,6 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   const int32_t object = b_.add_rule(keywords ? "arguments" : "object");
   if (can_be_empty) b_.add_alternative(object, {open, ws(), close});
   if (first[0]) b_.add_alternative(object, {open, ws(), GrammarBuilder::ref(*first[0]), ws(), close});
-  if (!b_.has_alternatives(object))
-    error(path, "no object has the properties that 'minProperties' and 'maxProperties' ask for");
   return object;
 }
 

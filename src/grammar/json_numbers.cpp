@@ -104,7 +104,7 @@ class RangeDigits {
   }
 
  private:
-  using Key = std::array<int64_t, 6>;
+  using Key = std::array<int64_t, 5>;  // state kind, its places and flags, remainder
   static int digit(const std::string& s, int i) { return i < static_cast<int>(s.size()) ? s[i] - '0' : 0; }
   int fraction_digits() const { return integer_ ? 0 : std::min(m_.q, std::max(0, kBoundedDigits - length_)); }
 
@@ -141,8 +141,8 @@ class RangeDigits {
 
   // The integer digits from place p of length_, remainder r so far.
   std::optional<int32_t> whole(int p, bool lo_tight, bool hi_tight, int64_t r) {
-    const Key key = lo_tight || hi_tight ? Key{0, length_, p, lo_tight * 2 + hi_tight, r, 0}
-                                         : Key{1, length_ - p, fraction_digits(), p == 0, r, 0};
+    const Key key = lo_tight || hi_tight ? Key{0, length_, p, lo_tight * 2 + hi_tight, r}
+                                         : Key{1, length_ - p, fraction_digits(), p == 0, r};
     if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
     const int32_t rule = b_.add_rule("range-digits");
     if (p == length_) {
@@ -162,8 +162,8 @@ class RangeDigits {
 
   // The fraction digits after `consumed` of them (the first at least is required).
   std::optional<int32_t> fraction(int consumed, bool lo_tight, bool hi_tight, int64_t r) {
-    const Key key = lo_tight || hi_tight ? Key{2, length_, consumed, lo_tight * 2 + hi_tight, r, 0}
-                                         : Key{3, fraction_digits(), consumed, 0, r, 0};
+    const Key key = lo_tight || hi_tight ? Key{2, length_, consumed, lo_tight * 2 + hi_tight, r}
+                                         : Key{3, fraction_digits(), consumed, 0, r};
     if (const auto it = memo_.find(key); it != memo_.end()) return it->second;
     const int32_t rule = b_.add_rule("range-fraction");
     if (consumed > 0 && may_end(lo_tight, hi_tight, consumed, r)) b_.add_alternative(rule, {});

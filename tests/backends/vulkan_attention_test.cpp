@@ -365,18 +365,17 @@ TEST_F(VulkanTest, PagedAttentionPromptRowsKeepTheirBitsInGroups) {
     const int64_t count = static_cast<int64_t>(order.size());
     const int64_t qw = pool.dims.attention_dims().q_width(), ow = pool.dims.out_width();
     const auto q = testing::random_vector(count * qw, rng, -3, 3);
-    const auto lambda = pool.dims.lambda_source() == kernels::LambdaSource::token_logits
-                            ? testing::random_vector(count * v.H, rng, -2, 2)
-                            : testing::random_vector(1, rng, 0.2, 0.8);
-    std::vector<float> q_reversed, lambda_reversed = lambda;
-    if (pool.dims.lambda_source() == kernels::LambdaSource::token_logits) lambda_reversed.clear();
-    for (int64_t i = count - 1; i >= 0; --i) {
-      q_reversed.insert(q_reversed.end(), q.begin() + i * qw, q.begin() + (i + 1) * qw);
-      if (pool.dims.lambda_source() == kernels::LambdaSource::token_logits)
-        lambda_reversed.insert(lambda_reversed.end(), lambda.begin() + i * v.H, lambda.begin() + (i + 1) * v.H);
-    }
+    const bool lambda_per_row = pool.dims.lambda_source() == kernels::LambdaSource::token_logits;
+    const auto lambda = lambda_per_row ? testing::random_vector(count * v.H, rng, -2, 2)
+                                       : testing::random_vector(1, rng, 0.2, 0.8);
+    const auto reversed_rows = [count](const std::vector<float>& x, int64_t width) {  // `width` floats a row
+      std::vector<float> out;
+      for (int64_t i = count - 1; i >= 0; --i) out.insert(out.end(), x.begin() + i * width, x.begin() + (i + 1) * width);
+      return out;
+    };
     const auto grouped = decode_on(vk(), pool, rows_of(seqs, order), q, lambda, 0, 40);
-    const auto alone = decode_on(vk(), pool, rows_of(seqs, reversed), q_reversed, lambda_reversed, 0);
+    const auto alone = decode_on(vk(), pool, rows_of(seqs, reversed), reversed_rows(q, qw),
+                                 lambda_per_row ? reversed_rows(lambda, v.H) : lambda, 0);
     for (int64_t i = 0; i < count; ++i)
       for (int64_t x = 0; x < ow; ++x)
         ASSERT_EQ(grouped[i * ow + x], alone[(count - 1 - i) * ow + x])

@@ -271,6 +271,8 @@ TEST(JsonSchemaGrammar, MultiplesAreExactlyTheValuesAccepted) {
       {R"({"type": "number", "multipleOf": 100})", 100, 0}};
   for (const auto& [text, P, q] : schemas) {
     const json schema = json::parse(text);
+    json range = schema;  // the schema's bounds alone
+    range.erase("multipleOf");
     Automaton a(json_schema_grammar(schema));
     const bool integer = schema["type"] == "integer";
     const int places = integer ? 0 : 3;
@@ -280,15 +282,12 @@ TEST(JsonSchemaGrammar, MultiplesAreExactlyTheValuesAccepted) {
       for (const std::string& t : decimal_texts(k, places)) {
         const size_t point = t.find('.');
         const int64_t written = point == std::string::npos ? 0 : static_cast<int64_t>(t.size() - point - 1);
-        const bool in = testing::schema_violation(json::object({{"minimum", schema.value("minimum", -1e9)},
-                                                                 {"maximum", schema.value("maximum", 1e9)}}),
-                                                  json::parse(t))
-                            .empty() &&
-                        (!schema.contains("exclusiveMaximum") || json::parse(t).get<double>() < schema["exclusiveMaximum"]) &&
-                        (!schema.contains("exclusiveMinimum") || json::parse(t).get<double>() > schema["exclusiveMinimum"]);
+        const bool in = testing::schema_violation(range, json::parse(t)).empty();
         const bool want = multiple && in && written <= (integer ? 0 : q);
         ASSERT_EQ(accepts(a, t), want) << text << " " << t;
-        if (want) ASSERT_EQ(testing::schema_violation(schema, json::parse(t)), "") << text << " " << t;
+        if (want) {
+          ASSERT_EQ(testing::schema_violation(schema, json::parse(t)), "") << text << " " << t;
+        }
       }
     }
   }

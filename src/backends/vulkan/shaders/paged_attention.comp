@@ -75,6 +75,10 @@ uvec2 in_chunk(uint i) {
   if (first / p.chunk > at) return uvec2(1u, 0u);
   return uvec2(max(c0, first), min(length0 + i, c0 + p.chunk));
 }
+bool sees_chunk(uint i) {
+  const uvec2 r = in_chunk(i);
+  return r.x < r.y;
+}
 uvec2 in_pass(uint i, uint P0) {
   const uvec2 r = in_chunk(i);
   return uvec2(max(r.x, P0), min(r.y, P0 + WG));
@@ -262,7 +266,7 @@ void main() {
     barrier();
   }
   // Each row's item: its statistics, then its outputs.
-  if (t < pairs && in_chunk(t / M).x < in_chunk(t / M).y) {
+  if (t < pairs && sees_chunk(t / M)) {
     const uint item = item_of(row0, t / M, g);
     Part.f[item + t % M] = run_max;
     Part.f[item + M + t % M] = run_sum;
@@ -271,6 +275,6 @@ void main() {
     const uint e = t + WG * j;
     if (e >= pairs * vw) break;
     const uint pair = e / vw;
-    if (in_chunk(pair / M).x < in_chunk(pair / M).y) Part.f[item_of(row0, pair / M, g) + 2u * M + (pair % M) * vw + e % vw] = acc[j];
+    if (sees_chunk(pair / M)) Part.f[item_of(row0, pair / M, g) + 2u * M + (pair % M) * vw + e % vw] = acc[j];
   }
 }
