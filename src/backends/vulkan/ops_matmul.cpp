@@ -26,12 +26,15 @@ std::string type_shader(const std::string& family, kernels::WeightType type) {
   return family + "_" + kernels::weight_type_name(type);
 }
 
-// The GEMV variant for n rows of x: the smallest power of two that holds them, reading x 4 floats
-// at a time where each row of x starts 16-byte aligned in its binding ("u" otherwise).
-std::string gemv_family(int64_t n, uint32_t x_at, int64_t cols) {
+// The GEMV variant for n rows of x: the smallest power of two that holds them, reading x and the
+// weights 16 bytes at a time where every row of each starts 16-byte aligned in its binding ("u"
+// otherwise; Q8_0 and Q4_0 read their blocks a word at a time, wherever the rows start).
+std::string gemv_family(int64_t n, uint32_t x_at, int64_t cols, kernels::WeightType type, uint32_t w_byte,
+                        int64_t row_bytes) {
   int64_t rows = 1;
   while (rows < n) rows *= 2;
-  const bool aligned = x_at % 4 == 0 && cols % 4 == 0;
+  const bool word_blocks = type == kernels::WeightType::q8_0 || type == kernels::WeightType::q4_0;
+  const bool aligned = x_at % 4 == 0 && cols % 4 == 0 && (word_blocks || (w_byte % 16 == 0 && row_bytes % 16 == 0));
   return "matmul_gemv" + std::to_string(rows) + (aligned ? "" : "u");
 }
 
@@ -75,7 +78,8 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
                             accumulate ? 1u : 0u};
       const std::vector<VkDescriptorBufferInfo> buffers{w.info, xb.info, yb.info};
       if (gemv) {
-        run(type_shader(gemv_family(n, xb.words(), W.cols), W.type), {1, 1, 1}, buffers, &push, sizeof push,
+        const std::string family = gemv_family(n, xb.words(), W.cols, W.type, w.delta, row_bytes);
+        run(type_shader(family, W.type), {1, 1, 1}, buffers, &push, sizeof push,
             (rows + kGemvWeightRows - 1) / kGemvWeightRows);
         continue;
       }

@@ -8,15 +8,16 @@
 // on its x row and its weight row alone, never on how many rows of x come along, where the row
 // falls, or how its bytes are aligned (a load's width changes only how bytes are fetched). NMAX
 // (1, 2, 4, 8 or 16) is one variant each (shaders.cmake): a single decode row must not pay for 16
-// accumulators; so is XVEC, x's alignment, since a choice per load makes lavapipe's compile slow.
+// accumulators; so is ALIGNED (every row of x and of W starts 16-byte aligned), since a choice per
+// load makes lavapipe's compile slow and its runs twice as long (it takes every path of a branch).
 #version 450
 #include "common.glsl"
 
 #define LANES 32u
 #define ROWS 4u
 #define WG (ROWS * LANES)
-#if !defined(NMAX) || !defined(XVEC)
-#error NMAX (rows of x, at most 16) and XVEC (x read 4 floats at a time) are defined by shaders.cmake
+#if !defined(NMAX) || !defined(ALIGNED)
+#error NMAX (rows of x, at most 16) and ALIGNED (x and W read 16 bytes at a time) are defined by shaders.cmake
 #endif
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer WBuffer { uint w[]; } W;
@@ -50,7 +51,7 @@ layout(push_constant) uniform Push {
 shared float partial[NMAX][WG];
 
 // x[at .. at + 3], columns k .. k + 3 of a row; in a row's last, partial unit (tail) 0 past cols.
-// XVEC: every row of x starts 16-byte aligned and holds whole vec4s (the host picks the variant).
+// ALIGNED: every row of x starts 16-byte aligned and holds whole vec4s (the host picks the variant).
 vec4 x4(uint at, uint k, bool tail) {
   if (tail) {
     vec4 v = vec4(0.0);
@@ -58,7 +59,7 @@ vec4 x4(uint at, uint k, bool tail) {
       if (k + j < p.cols) v[j] = X.x[at + j];
     return v;
   }
-#if XVEC
+#if ALIGNED
   return X4.x4[at >> 2];
 #else
   return vec4(X.x[at], X.x[at + 1u], X.x[at + 2u], X.x[at + 3u]);

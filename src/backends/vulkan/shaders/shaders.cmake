@@ -21,9 +21,9 @@ foreach(index RANGE 5)
   foreach(m 16 64)  # rows of x a GEMM tile takes: ops_matmul.cpp takes 16 for a short prompt
     list(APPEND DIFFTX_VULKAN_SHADERS matmul_gemm${m}_${type}:matmul_gemm.comp:WTYPE=${index},BM=${m})
   endforeach()
-  foreach(n 1 2 4 8 16)  # rows of x: ops_matmul.cpp takes the smallest that holds them; "u": x unaligned
-    list(APPEND DIFFTX_VULKAN_SHADERS matmul_gemv${n}_${type}:matmul_gemv.comp:WTYPE=${index},NMAX=${n},XVEC=1
-         matmul_gemv${n}u_${type}:matmul_gemv.comp:WTYPE=${index},NMAX=${n},XVEC=0)
+  foreach(n 1 2 4 8 16)  # rows of x: ops_matmul.cpp takes the smallest that holds them; "u": unaligned
+    list(APPEND DIFFTX_VULKAN_SHADERS matmul_gemv${n}_${type}:matmul_gemv.comp:WTYPE=${index},NMAX=${n},ALIGNED=1
+         matmul_gemv${n}u_${type}:matmul_gemv.comp:WTYPE=${index},NMAX=${n},ALIGNED=0)
   endforeach()
   if(index GREATER 0)  # F32 weights keep the exact F32 GEMM; "e": the fragments emulated (tests)
     list(APPEND DIFFTX_VULKAN_SHADERS matmul_coopmat_${type}:matmul_coopmat.comp:WTYPE=${index},EMULATED=0

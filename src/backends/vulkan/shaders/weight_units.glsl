@@ -16,11 +16,16 @@
 #define RAW 12  // Q4_K: the super-block's 16-byte head, then the group's 32 bytes of nibbles
 #endif
 
-// The 16 bytes at byte i (i 2-aligned): one wide load where i is 16-aligned.
+// The 16 bytes at byte i (i 2-aligned): one wide load where i is 16-aligned, which it always is
+// when the including shader defines ALIGNED (every row starts 16-byte aligned, units are 16 bytes).
 uvec4 w_load16(uint i) {
+#if ALIGNED
+  return W4.w4[i >> 4];
+#else
   if ((i & 15u) == 0u) return W4.w4[i >> 4];
   if ((i & 3u) == 0u) return uvec4(W.w[i >> 2], W.w[(i >> 2) + 1u], W.w[(i >> 2) + 2u], W.w[(i >> 2) + 3u]);
   return uvec4(w_u32(i), w_u32(i + 4u), w_u32(i + 8u), w_u32(i + 12u));
+#endif
 }
 
 // Byte of unit u of the row at byte `row` (Q4_K: of its super-block).
