@@ -80,10 +80,13 @@ emit() {  # a JSON line to stdout and to $OUT/gpu.jsonl
 
 unpack() {
   work=/tmp/difftx-gpu
-  if [ ! -x "$work/bundle/bin/difftx" ]; then
+  # Unpacked once per pack: a bundle packed since the last unpack replaces it (models and caches stay).
+  if [ ! -f "$work/unpacked" ] || [ .gpu/bundle.tar.xz -nt "$work/unpacked" ]; then
+    rm -rf "$work/bundle" "$work/llama_vulkan"
     mkdir -p "$work"
     tar -C "$work" -xJf .gpu/bundle.tar.xz
     tar -C "$work" -xJf .gpu/llama_vulkan.tar.xz
+    touch "$work/unpacked"
   fi
   bundle="$work/bundle"
   export DIFFTX_VULKAN_LOADER="$bundle/lib/libvulkan.so.1" DIFFTX_CACHE_DIR="$work/cache"
