@@ -80,13 +80,16 @@ emit() {  # a JSON line to stdout and to $OUT/gpu.jsonl
 
 unpack() {
   work=/tmp/difftx-gpu
-  # Unpacked once per pack: a bundle packed since the last unpack replaces it (models and caches stay).
-  if [ ! -f "$work/unpacked" ] || [ .gpu/bundle.tar.xz -nt "$work/unpacked" ]; then
+  # Unpacked once per pack: another bundle (its checksum, whatever the clocks of the two machines)
+  # replaces the unpacked one; the models and caches stay.
+  local packed
+  packed="$(cat .gpu/*.tar.xz | sha256sum | cut -d' ' -f1)"
+  if [ "$(cat "$work/unpacked" 2> /dev/null)" != "$packed" ]; then
     rm -rf "$work/bundle" "$work/llama_vulkan"
     mkdir -p "$work"
     tar -C "$work" -xJf .gpu/bundle.tar.xz
     tar -C "$work" -xJf .gpu/llama_vulkan.tar.xz
-    touch "$work/unpacked"
+    echo "$packed" > "$work/unpacked"
   fi
   bundle="$work/bundle"
   export DIFFTX_VULKAN_LOADER="$bundle/lib/libvulkan.so.1" DIFFTX_CACHE_DIR="$work/cache"

@@ -34,8 +34,10 @@ const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
                              WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
 
 // A shape and where its bytes start in their allocation: 4 puts the rows off 16-byte alignment
-// (the GEMV's "u" variants), 0 with rows of whole 16 bytes (cols 200: 800 / 400 bytes; a Q4_K
-// row is 144 bytes a super-block) the aligned ones, which read the weights 16 bytes at a time.
+// (the GEMV's "u" variants), 0 with rows of whole 16 bytes (cols 200 and 204 in F32, 200 in BF16
+// and F16; a Q4_K row is 144 bytes a super-block) the aligned ones, which read the weights 16
+// bytes at a time (F32 at 204 columns ends in a partial unit). Q8_0 and Q4_0 read words wherever
+// their rows start: their variant follows x alone.
 struct Shape {
   int64_t rows, cols, offset;
 };
@@ -45,7 +47,7 @@ std::vector<Shape> shapes_for(WeightType type) {
     case WeightType::q4_k: return {{1, 256, 4}, {33, 512, 0}, {70, 768, 4}};
     case WeightType::q8_0:
     case WeightType::q4_0: return {{1, 32, 4}, {33, 96, 0}, {70, 160, 4}};
-    default: return {{1, 7, 4}, {33, 33, 4}, {70, 300, 4}, {20, 200, 0}};
+    default: return {{1, 7, 4}, {33, 33, 4}, {70, 300, 4}, {20, 200, 0}, {5, 204, 0}};
   }
 }
 
@@ -128,30 +130,33 @@ TEST_F(VulkanTest, MatmulMatchesReferenceQ8_0Q4_0Q4_K) {
 }
 
 // A row's bits alone and as row 37 of 70 (the engine's batch invariance), in both orders; alone,
-// its x and the weights start off 16-byte alignment, so the GEMV's aligned variant (the batch's)
-// and its "u" variant must agree bit for bit too.
+// its x and the weights start off 16-byte alignment, so on the aligned shape the GEMV's aligned
+// variant (the batch's) and its "u" variant must agree bit for bit too. The odd-width shape
+// covers the float types' partial last unit and BF16 / F16 rows that start 2 mod 4.
 TEST_F(VulkanTest, EachRowHasItsOwnBitsWhateverTheBatch) {
   Rng rng(13);
   for (WeightType type : kTypes) {
     const auto shapes = shapes_for(type);
-    const Shape s = *std::find_if(shapes.begin(), shapes.end(), [](const Shape& t) { return t.offset == 0; });
-    const Quantized q = testing::make_weights(type, s.rows, s.cols, rng);
-    const OnDevice w = upload(vk(), q, 0), w_off = upload(vk(), q, 4);
-    const int64_t N = 70, row = 37;
-    const auto x = testing::random_vector(N * q.cols, rng);
-    const DeviceBuffer xd = to_device(x);
-    const DeviceBuffer alone = vk().allocate(q.cols * 4 + 12);  // the row at another offset and alignment
-    const auto alone_x = backends::device_cast<void>(alone.as<float>() + 3);
-    vk().upload(alone_x, x.data() + row * q.cols, q.cols * 4);
-    for (MatmulOrder order : {MatmulOrder::gemv, MatmulOrder::gemm}) {
-      const DeviceBuffer batch = vk().allocate(N * q.rows * 4), single = vk().allocate(q.rows * 4);
-      vk().matmul(w.matrix, xd.as<const float>(), batch.as<float>(), N, false, order);
-      vk().matmul(w_off.matrix, backends::device_cast<const float>(alone_x), single.as<float>(), 1, false, order);
-      const auto b = to_host<float>(batch, N * q.rows);
-      const auto one = to_host<float>(single, q.rows);
-      for (int64_t r = 0; r < q.rows; ++r)
-        ASSERT_EQ(b[row * q.rows + r], one[r])
-            << kernels::weight_type_name(type) << " order " << static_cast<int>(order) << " r=" << r;
+    const Shape aligned = *std::find_if(shapes.begin(), shapes.end(), [](const Shape& t) { return t.offset == 0; });
+    for (const Shape& s : {aligned, shapes[1]}) {
+      const Quantized q = testing::make_weights(type, s.rows, s.cols, rng);
+      const OnDevice w = upload(vk(), q, s.offset), w_off = upload(vk(), q, 4);
+      const int64_t N = 70, row = 37;
+      const auto x = testing::random_vector(N * q.cols, rng);
+      const DeviceBuffer xd = to_device(x);
+      const DeviceBuffer alone = vk().allocate(q.cols * 4 + 12);  // the row at another offset and alignment
+      const auto alone_x = backends::device_cast<void>(alone.as<float>() + 3);
+      vk().upload(alone_x, x.data() + row * q.cols, q.cols * 4);
+      for (MatmulOrder order : {MatmulOrder::gemv, MatmulOrder::gemm}) {
+        const DeviceBuffer batch = vk().allocate(N * q.rows * 4), single = vk().allocate(q.rows * 4);
+        vk().matmul(w.matrix, xd.as<const float>(), batch.as<float>(), N, false, order);
+        vk().matmul(w_off.matrix, backends::device_cast<const float>(alone_x), single.as<float>(), 1, false, order);
+        const auto b = to_host<float>(batch, N * q.rows);
+        const auto one = to_host<float>(single, q.rows);
+        for (int64_t r = 0; r < q.rows; ++r)
+          ASSERT_EQ(b[row * q.rows + r], one[r])
+              << kernels::weight_type_name(type) << " order " << static_cast<int>(order) << " r=" << r;
+      }
     }
   }
 }
@@ -232,7 +237,8 @@ TEST_F(VulkanTest, OperandsLargerThanOneBindingAreCutIntoWindows) {
   Rng rng(15);
   for (WeightType type : {WeightType::f32, WeightType::bf16, WeightType::q4_0, WeightType::q4_k}) {
     const Quantized q = testing::make_weights(type, 70, type == WeightType::q4_k ? 512 : 96, rng);
-    const OnDevice whole = upload(vk(), q), windowed = upload(small, q);
+    // Windowed at 16-byte aligned rows (the aligned GEMV in every window), whole off alignment.
+    const OnDevice whole = upload(vk(), q), windowed = upload(small, q, 0);
     const int64_t N = 20;
     const auto x = testing::random_vector(N * q.cols, rng);
     for (MatmulOrder order : {MatmulOrder::gemv, MatmulOrder::gemm}) {
