@@ -4,7 +4,8 @@
 // each thread owns a TM x 4 block of outputs, each output one FMA chain over the columns in
 // order, so its bits depend on its x row and weight row alone, wherever the tile puts them (the
 // gemm order). BM (16 or 64) is one variant each (shaders.cmake): a short prompt's few rows do
-// not fill a 64-row tile.
+// not fill a 64-row tile. Either way a thread owns 4 x 4 outputs (8 shared-memory reads for 16
+// products), so the 16-row tile takes 64 threads.
 #version 450
 #include "common.glsl"
 
@@ -13,8 +14,8 @@
 #endif
 #define BN 64
 #define BK 32
-#define TM (BM / 16)      // rows of outputs a thread owns
-#define WG 256u
+#define TM 4u                      // rows of outputs a thread owns (and 4 columns)
+#define WG (BM / TM * (BN / 4u))  // threads: 64 for 16 rows, 256 for 64
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer WBuffer { uint w[]; } W;
 layout(std430, set = 0, binding = 1) readonly buffer XBuffer { float x[]; } X;
