@@ -53,7 +53,7 @@ void main() {
     store_tiles();
     barrier();
     if (k0 + BK < p.cols) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
-    [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
+    [[dont_unroll]] for (uint kk = 0u; kk < BK; ++kk) {
       float a[TM], b[TN];
       [[unroll]] for (uint i = 0u; i < TM; ++i) a[i] = xs[kk][tm + i];
       [[unroll]] for (uint j = 0u; j < TN; ++j) b[j] = ws[kk][tc + j];
