@@ -1,11 +1,11 @@
 // y[n, col] (= or +=) x[n, :] . W[col, :] in tiles of BM rows of x by 64 weight rows: the prefill
 // GEMM. Each tile stages 32 columns of x and of the weights (widened to F32) in shared memory
 // (gemm_staging.glsl: the next columns' loads in flight while these are multiplied);
-// each thread owns a TM x TN block of outputs, each output one FMA chain over the columns in
-// order, so its bits depend on its x row and weight row alone, wherever the tile puts them (the
-// gemm order). BM (16 or 64) is one variant each (shaders.cmake): a short prompt's few rows do
-// not fill a 64-row tile. A thread owns TM x TN outputs, 8 x 8 in the 64-row tile (16 shared-
-// memory reads for 64 products), 4 x 4 in the 16-row one: 64 threads either way.
+// each of the 64 threads owns a TM x TN block of outputs (8 x 8 in the 64-row tile: 16 shared-
+// memory reads for 64 products; 4 x 4 in the 16-row one), each output one FMA chain over the
+// columns in order, so its bits depend on its x row and weight row alone, wherever the tile puts
+// them (the gemm order). BM (16 or 64) is one variant each (shaders.cmake): a short prompt's few
+// rows do not fill a 64-row tile.
 #version 450
 #include "common.glsl"
 
