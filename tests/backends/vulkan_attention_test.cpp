@@ -345,7 +345,14 @@ TEST_F(VulkanTest, PagedAttentionRowsHaveTheirOwnBits) {
 // rows; with and without a sliding window (of 1: the rows' windows start in two chunks, the
 // group's extra one), every variant and storage, value widths that divide the workgroup (its
 // threads share each value's load) and one that does not (24) (in eight cases: lavapipe is slow).
+// A row alone loads its values once for all its maps on a GPU, once per map on a CPU device: both
+// ways give those bits too.
 TEST_F(VulkanTest, PagedAttentionPromptRowsKeepTheirBitsInGroups) {
+  backends::vulkan::Options other_loads;
+  other_loads.shared_value_loads = vk().context().caps().shared_value_loads ? 0 : 1;
+  const auto other_device = open_another(other_loads);
+  VulkanBackend& other = *other_device;
+  ASSERT_NE(other.context().caps().shared_value_loads, vk().context().caps().shared_value_loads);
   Rng rng(47);
   const std::tuple<Variant, KvStorage, int64_t, int64_t> cases[] = {  // variant, storage, window, d
       {kVariants[0], KvStorage::f32, 0, 16},   {kVariants[0], KvStorage::int8, 100, 16},
@@ -374,14 +381,22 @@ TEST_F(VulkanTest, PagedAttentionPromptRowsKeepTheirBitsInGroups) {
       return out;
     };
     const auto grouped = decode_on(vk(), pool, rows_of(seqs, order), q, lambda, 0, 40);
-    const auto alone = decode_on(vk(), pool, rows_of(seqs, reversed), reversed_rows(q, qw),
-                                 lambda_per_row ? reversed_rows(lambda, v.H) : lambda, 0);
+    const auto alone_on = [&](VulkanBackend& device) {
+      return decode_on(device, pool, rows_of(seqs, reversed), reversed_rows(q, qw),
+                       lambda_per_row ? reversed_rows(lambda, v.H) : lambda, 0);
+    };
+    const auto alone = alone_on(vk()), alone_other_loads = alone_on(other);
     for (int64_t i = 0; i < count; ++i)
-      for (int64_t x = 0; x < ow; ++x)
-        ASSERT_EQ(grouped[i * ow + x], alone[(count - 1 - i) * ow + x])
-            << kernels::attention_kind_name(v.kind) << " " << kernels::kv_storage_name(storage) << " window "
-            << window << " row " << i << " (length " << order[i].second << ") at " << x;
+      for (int64_t x = 0; x < ow; ++x) {
+        const std::string what = std::string(kernels::attention_kind_name(v.kind)) + " " +
+                                 kernels::kv_storage_name(storage) + " window " + std::to_string(window) + " row " +
+                                 std::to_string(i) + " (length " + std::to_string(order[i].second) + ") at " +
+                                 std::to_string(x);
+        ASSERT_EQ(grouped[i * ow + x], alone[(count - 1 - i) * ow + x]) << what;
+        ASSERT_EQ(alone_other_loads[(count - 1 - i) * ow + x], alone[(count - 1 - i) * ow + x]) << what;
+      }
   }
+  expect_no_validation_messages(other);
 }
 
 // A backend that binds at most 4 KiB cuts the pool into windows and the prefill into single

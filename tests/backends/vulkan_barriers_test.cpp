@@ -81,7 +81,7 @@ TEST_F(VulkanTest, TheStreamKnowsWhichBindingsAShaderWrites) {
   // rmsnorm: x and g read, y and rstd written.
   EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm"), 4), (std::vector<bool>{false, false, true, true}));
   // paged_attention: q, lengths, tables, blocks read, the partials written, the cache's windows read.
-  EXPECT_EQ(backends::vulkan::writable_bindings(code("paged_attention_r16"), 6),
+  EXPECT_EQ(backends::vulkan::writable_bindings(code("paged_attention_r16s"), 6),
             (std::vector<bool>{false, false, false, false, true, false}));
   // A binding the shader does not declare counts as written.
   EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm"), 5).back(), true);

@@ -21,6 +21,9 @@ struct Capabilities {
   bool cooperative_matrix = false;               // GL_NV_cooperative_matrix 16x16x16, fp16 in, fp32 out
   bool emulated_cooperative_matrix = false;      // Options::emulate_cooperative_matrix (the real one then off)
   bool memory_budget = false;                    // VK_EXT_memory_budget
+  // Decode attention's row alone loads each value once for all of its maps (a GPU), not once per
+  // map (a CPU device: lavapipe runs every branch's code, so the shared loop costs it more).
+  bool shared_value_loads = true;
   uint32_t subgroup_size = 0;
   int64_t max_binding_bytes = 0;                 // maxStorageBufferRange
   int64_t binding_alignment = 0;                 // minStorageBufferOffsetAlignment
@@ -39,6 +42,7 @@ struct Options {
   // tested where there are no tensor cores (DIFFTX_VULKAN_COOPMAT=emulated).
   bool emulate_cooperative_matrix = false;
   int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
+  int shared_value_loads = -1;     // 0 or 1: Capabilities::shared_value_loads whatever the device (tests)
   double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
 };
 

@@ -246,7 +246,9 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
             u32(a.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)))};
     std::vector<VkDescriptorBufferInfo> buffers{qb.info, lb.info, tb.info, bb.info, pb.info};
     buffers.insert(buffers.end(), windows.windows.begin(), windows.windows.end());
-    run("paged_attention_r" + std::to_string(variant), {1, 1, 1, 1, 1, kKvWindows}, buffers, &push, sizeof push, m * a.Hkv * slots);
+    const bool own_loads = variant == 1 && !context_->caps().shared_value_loads;  // "s": values loaded once
+    run("paged_attention_r" + std::to_string(variant) + (own_loads ? "" : "s"), {1, 1, 1, 1, 1, kKvWindows}, buffers,
+        &push, sizeof push, m * a.Hkv * slots);
 
     const Bound lamb = bind(!lambda ? 0 : lambda_row ? (lambda + i0 * lambda_row).address() : lambda.address(),
                             std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");

@@ -24,8 +24,8 @@
 #include "kv_push.glsl"
 
 #define WG 128
-#ifndef RMAX
-#error RMAX (rows per group: 1, 2, 4, 8 or 16, a variant each) is defined by shaders.cmake
+#if !defined(RMAX) || !defined(SHARED_VALUES)
+#error RMAX (rows per group: 1, 2, 4, 8 or 16) and SHARED_VALUES, a variant each, are defined by shaders.cmake
 #endif
 #define PMAX 32     // rows * M: (row, map) pairs of a workgroup
 #define QMAX 2048   // rows * M * d
@@ -108,11 +108,12 @@ void main() {
   const uint t = gl_LocalInvocationID.x, M = p.M, d = p.d, vw = kv_key_width(), es = kv_element_bytes();
   const bool int8 = p.storage == 2u;
   const uint pairs = rows * M;
-  // Where vw divides WG a thread's accumulators are all of column t % vw: a group's thread then
-  // loads each value once for all of them. A row alone has few (M vw / WG) and loads its own,
-  // which lavapipe runs five times faster (it executes the shared loop's unrolled checks whatever
-  // the rows).
-  const bool shared_column = RMAX > 1 && WG % vw == 0u;
+  // Where vw divides WG a thread's accumulators are all of column t % vw: with SHARED_VALUES it
+  // loads each value once for all of them (on a GPU 8 times faster for a DiffLlama row alone,
+  // whose thread has 8). Without, each accumulator loads its own: the one-row variant on a CPU
+  // device, where lavapipe runs it five times faster (it executes the shared loop's unrolled
+  // checks whatever the rows). The bits are the same either way.
+  const bool shared_column = SHARED_VALUES != 0 && WG % vw == 0u;
   for (uint e = t; e < pairs * d; e += WG)
     qs[e] = Q.q[p.q_at + (row0 + e / (M * d)) * p.q_width + g * M * d + e % (M * d)] * p.scale;
   // Threads < pairs: (row t / M, map t % M). `precise`: run_sum * alpha + sum stays a product and a

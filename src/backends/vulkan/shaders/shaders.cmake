@@ -13,8 +13,10 @@ set(DIFFTX_VULKAN_SHADERS
   paged_store:paged_store.comp: paged_merge:paged_merge.comp:
   layernorm:layernorm.comp: add_bias:add_bias.comp: mamba_conv:mamba_conv.comp: mamba_scan:mamba_scan.comp:)
 foreach(r 1 2 4 8 16)  # rows a group of decode attention takes: ops_attention.cpp takes the smallest that holds
-  list(APPEND DIFFTX_VULKAN_SHADERS paged_attention_r${r}:paged_attention.comp:RMAX=${r})
+  list(APPEND DIFFTX_VULKAN_SHADERS paged_attention_r${r}s:paged_attention.comp:RMAX=${r},SHARED_VALUES=1)
 endforeach()
+# A row alone loading its values for each map apart: for CPU devices (lavapipe), where that is faster.
+list(APPEND DIFFTX_VULKAN_SHADERS paged_attention_r1:paged_attention.comp:RMAX=1,SHARED_VALUES=0)
 foreach(index RANGE 5)
   list(GET DIFFTX_VULKAN_WEIGHT_TYPES ${index} type)
   list(APPEND DIFFTX_VULKAN_SHADERS embed_${type}:embed.comp:WTYPE=${index})
