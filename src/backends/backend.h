@@ -125,16 +125,25 @@ struct DeviceInfo {
   std::string features;     // one line, for --version
 };
 
+// How a matmul may round its products' inputs, in any order: each x, and each weight once widened,
+// enters its product as v' with |v' - v| <= relative |v| + absolute. All 0 where they are used in
+// f32 as they are.
+struct InputRounding {
+  double relative = 0, absolute = 0;
+};
+struct MatmulInputRounding {
+  InputRounding x, w;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
   virtual const DeviceInfo& info() const = 0;
   // Whether the host reads this device's memory directly (DevicePtr::host()): the CPU's.
   virtual bool host_memory() const = 0;
-  // The relative rounding a matmul may apply to its products' inputs: 0 where x and the widened
-  // weights are used in f32; 2^-10 where the GEMM multiplies in fp16 (tensor cores: both rounded,
-  // 2^-11 each).
-  virtual double matmul_input_rounding() const { return 0; }
+  // The rounding a matmul of weights of `type` may apply to its products' inputs (none here: a
+  // device that multiplies in fp16 says how much).
+  virtual MatmulInputRounding matmul_input_rounding(kernels::WeightType type) const { return {}; }
   // Whether the training ops run here (training's dense gemm, the backward ops, cross-entropy's
   // gradient, AdamW, sum of squares) and the analyses' fake-quantized attention; elsewhere they
   // are errors naming the op and the device.

@@ -58,9 +58,9 @@ TEST_P(ConformanceMatmul, EveryTypeAndOrderMatchesTheReference) {
               const auto got = y.read();
               for (int64_t n = 0; n < N; ++n)
                 for (int64_t r = 0; r < rows; ++r) {
-                  const double bound =
-                      matmul_tolerance(q, x.data() + n * cols, r, is_block(type), backend().matmul_input_rounding()) +
-                      1e-6;
+                  const double bound = matmul_tolerance(q, x.data() + n * cols, r, is_block(type),
+                                                        backend().matmul_input_rounding(type)) +
+                                       1e-6;
                   ASSERT_LE(std::fabs(got[n * rows + r] - want[n * rows + r]), bound)
                       << kernels::weight_type_name(type) << " rows=" << rows << " N=" << N
                       << " accumulate=" << accumulate << " order=" << static_cast<int>(order)

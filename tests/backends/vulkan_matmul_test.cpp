@@ -64,11 +64,12 @@ OnDevice upload(VulkanBackend& vk, const Quantized& q, int64_t offset = 4) {
   return d;
 }
 
-// The bound of testing::matmul_tolerance, widened where the GEMM may run on cooperative matrices
-// (every type but F32).
+// The bound of testing::matmul_tolerance, widened by the GEMM's rounding of its inputs where it
+// may run on cooperative matrices.
 double bound(VulkanBackend& vk, const Quantized& q, const float* x, int64_t r, bool gemm) {
-  const bool fp16 = gemm && q.type != WeightType::f32;
-  return testing::matmul_tolerance(q, x, r, false, fp16 ? vk.matmul_input_rounding() : 0) + 1e-6;
+  using backends::MatmulInputRounding;
+  const MatmulInputRounding rounding = gemm ? vk.matmul_input_rounding(q.type) : MatmulInputRounding{};
+  return testing::matmul_tolerance(q, x, r, false, rounding) + 1e-6;
 }
 
 std::string describe(const Quantized& q, int64_t N, MatmulOrder order, bool accumulate) {
@@ -163,15 +164,24 @@ TEST_F(VulkanTest, EachRowHasItsOwnBitsWhateverTheBatch) {
 
 // The cooperative-matrix GEMM's tiles, staging and write-out, its fragments emulated (the tensor
 // cores' own three operations are tested on a GPU only: bench/gpu/run.sh): every type it takes
-// against the reference within its F16 rounding, on shapes past one 64 x 128 tile and partial
-// ones, and a row's bits alone and in a batch.
+// against the reference within the rounding of its F16 inputs (matmul_input_rounding), on shapes
+// past one 64 x 128 tile and partial ones, and a row's bits alone and in a batch.
 TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
   backends::vulkan::Options options;
   options.emulate_cooperative_matrix = true;
   const auto emulated = open_another(options);
   VulkanBackend& em = *emulated;
   ASSERT_EQ(em.prefill_gemm(), VulkanBackend::PrefillGemm::emulated);
-  ASSERT_EQ(em.matmul_input_rounding(), 0x1p-10);
+  // x as two F16 parts; F16 weights exact, BF16 ones but for F16's subnormals, the others rounded.
+  const auto rounding = [&](WeightType type) {
+    const backends::MatmulInputRounding r = em.matmul_input_rounding(type);
+    return std::vector<double>{r.x.relative, r.x.absolute, r.w.relative, r.w.absolute};
+  };
+  EXPECT_EQ(rounding(WeightType::f32), std::vector<double>(4, 0.0));
+  EXPECT_EQ(rounding(WeightType::f16), (std::vector<double>{0x1p-22, 0x1p-25, 0, 0}));
+  EXPECT_EQ(rounding(WeightType::bf16), (std::vector<double>{0x1p-22, 0x1p-25, 0, 0x1p-25}));
+  for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
+    EXPECT_EQ(rounding(type), (std::vector<double>{0x1p-22, 0x1p-25, 0x1p-11, 0x1p-25}));
   Rng rng(16);
   for (WeightType type : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
     const bool k_quant = type == WeightType::q4_k, block = type == WeightType::q8_0 || type == WeightType::q4_0;

@@ -26,7 +26,8 @@ Quantized make_weights(kernels::WeightType type, int64_t rows, int64_t cols, Rng
   return q;
 }
 
-double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8, double x_relative_rounding) {
+double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8,
+                        const backends::MatmulInputRounding& rounding) {
   double magnitude = 0, x_rounding = 0;
   for (int64_t i = 0; i < q.cols; ++i) {
     const double w = std::fabs(q.dequantized[r * q.cols + i]);
@@ -37,7 +38,20 @@ double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_in
       for (int64_t j = i; j < i + 32; ++j) x_rounding += std::fabs(q.dequantized[r * q.cols + j]) * amax / 127 / 2;
     }
   }
-  return ((q.cols + 16) * 0x1p-24 + x_relative_rounding) * magnitude + x_rounding * (1 + 1e-5) + 1e-6;
+  return (q.cols + 16) * 0x1p-24 * magnitude + input_rounding_error(q, x, r, rounding) + x_rounding * (1 + 1e-5) +
+         1e-6;
+}
+
+double input_rounding_error(const Quantized& q, const float* x, int64_t r,
+                            const backends::MatmulInputRounding& rounding) {
+  double error = 0;
+  for (int64_t i = 0; i < q.cols; ++i) {
+    const double w = std::fabs(q.dequantized[r * q.cols + i]), xi = std::fabs(x[i]);
+    const double ew = rounding.w.relative * w + rounding.w.absolute;
+    const double ex = rounding.x.relative * xi + rounding.x.absolute;
+    error += w * ex + xi * ew + ex * ew;
+  }
+  return error;
 }
 
 }  // namespace difftx::testing

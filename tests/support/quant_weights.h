@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/backend.h"
 #include "core/rng.h"
 #include "kernels/quant/matmul.h"
 
@@ -23,7 +24,14 @@ Quantized make_weights(kernels::WeightType type, int64_t rows, int64_t cols, Rng
 // Float32 sums of `cols` terms: at most cols * 2^-24 of the sum of the terms' magnitudes each
 // step; the Q4_K kernel sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <=
 // |w| + m). x_int8: x rounded to d_x * round(x / d_x), d_x = max |x| / 127 over x's 32-block:
-// up to d_x / 2 per element, times |w|.
-double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8, double x_relative_rounding = 0);
+// up to d_x / 2 per element, times |w|. rounding: a device's rounding of the inputs, as
+// input_rounding_error.
+double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8,
+                        const backends::MatmulInputRounding& rounding = {});
+
+// The most a device's rounding of the inputs (Backend::matmul_input_rounding) moves row r's product
+// with x: the sum of |w| e(x) + |x| e(w) + e(x) e(w), e(v) = relative |v| + absolute.
+double input_rounding_error(const Quantized& q, const float* x, int64_t r,
+                            const backends::MatmulInputRounding& rounding);
 
 }  // namespace difftx::testing

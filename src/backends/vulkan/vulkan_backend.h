@@ -36,8 +36,8 @@ class VulkanBackend final : public Backend {
 
   void zero(DevicePtr<void> dst, int64_t bytes) override;  // at any alignment
   bool trains() const override { return false; }
-  // The cooperative-matrix GEMM multiplies in fp16.
-  double matmul_input_rounding() const override { return prefill_gemm() != PrefillGemm::plain ? 0x1p-10 : 0; }
+  // The cooperative-matrix GEMM's F16 inputs (ops_matmul.cpp).
+  MatmulInputRounding matmul_input_rounding(kernels::WeightType type) const override;
   bool runs_hybrid() const override { return true; }  // forward only: layernorm_backward is training's
   int64_t max_paged_kv_regions(int64_t layer_bytes) const override;
   int64_t max_bound_rows(int64_t row_bytes) const override { return rows_per_binding(row_bytes, "a pool's row"); }

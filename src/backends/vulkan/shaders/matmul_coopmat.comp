@@ -1,16 +1,25 @@
 // The prefill GEMM on tensor cores (GL_NV_cooperative_matrix, 16 x 16 x 16 fragments, F16 inputs,
 // F32 accumulation). A workgroup takes a tile of 64 rows of x by 128 weight rows, 32 columns at a
-// time: x and the widened weights rounded to F16 in shared memory (gemm_staging.glsl: the next
-// columns' loads in flight while these are multiplied). Its four subgroups of 32 each own 32 rows
-// of x by 64 weight rows, 2 x 4 accumulators, so each fragment of x loaded serves four products
-// and each of the weights two. An output's sum runs over the columns in the same order whatever
-// the tile holds, so a row's bits depend on that row alone. Used where the device has the
-// extension, for the types other than F32.
+// time, staged in shared memory (gemm_staging.glsl: the next columns' loads in flight while these
+// are multiplied): x as two F16 parts side by side, hi = f16(x) and lo = f16(x - hi), and the
+// widened weights rounded to F16 (F16 exactly; BF16 exactly but below F16's normal range; the
+// dequantized block types to 2^-11). Every product is taken twice, hi then lo (A_hi B, then A_lo B
+// into the same accumulator), so x keeps about 22 bits: |x - hi - lo| <= 2^-22 |x| + 2^-25 (half
+// lo's subnormal spacing: on a device that keeps F16 subnormals, which Vulkan does not promise and
+// VulkanTest.GemmKeepsXToTwentyTwoBits checks) within F16's range (|x| < 65520). Its four
+// subgroups of 32 each own 32 rows of x by 64 weight rows, 2 x 4 accumulators, so each fragment of
+// x loaded serves four products and each of the weights four (two with each part). An output's
+// sum runs over the columns in the same order whatever the tile holds, so a row's bits depend on
+// that row alone. Used where the device has the extension, for the types other than F32.
 //
 // EMULATED: the same tiles, staging and write-out with the fragments done in plain code (any
 // device: lavapipe in the tests): a fragment of x or of the weights is where it lies in shared
 // memory, an accumulator is 8 floats per invocation. So everything but the three fragment
 // operations is tested where there are no tensor cores.
+//
+// Shared memory: 24 KiB (x 9 KiB, the weights 10 KiB, the accumulators' way out 5 KiB); emulated,
+// 29.75 KiB (x's two parts in one word, the weights as F32), under the 32 KiB that may be all a
+// device has.
 #version 450
 #if !EMULATED
 #extension GL_NV_cooperative_matrix : require
@@ -23,9 +32,11 @@
 #define BN 128
 #define BK 32
 #if EMULATED
-#define LD (BK + 1)  // staged values between rows (F32 here: 32 KiB of shared memory is all there may be)
+#define LD (BK + 1)   // staged weights between rows (F32 here)
+#define LDX (BK + 1)  // x's staged words between rows (both parts in one)
 #else
-#define LD (BK + 8)  // staged values between rows (80 bytes in F16: fragment loads start 16-byte aligned)
+#define LD (BK + 8)       // staged weights between rows (80 bytes in F16: fragment loads start 16-byte aligned)
+#define LDX (2 * BK + 8)  // x's staged values between rows: BK hi, then BK lo, then 8 apart (144 bytes)
 #endif
 #define LO 20        // floats between rows of an accumulator on its way out
 #define WG 128u
@@ -46,36 +57,44 @@ layout(push_constant) uniform Push {
 // Loops kept as loops: lavapipe compiles the fully unrolled emulation for half a minute a shader.
 #define UNROLL [[dont_unroll]]
 #define Staged float
-Staged staged(float v) { return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x; }  // rounded to F16
+float f16(float v) { return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x; }  // rounded to F16
+shared uint xs[BM * LDX];  // [m][k]: packHalf2x16(hi, lo)
+void store_x(uint at, float v) { xs[at] = packHalf2x16(vec2(v, v - f16(v))); }
 #else
 #define UNROLL [[unroll]]
 #define Staged float16_t
-Staged staged(float v) { return float16_t(v); }
+float16_t f16(float v) { return float16_t(v); }
+shared float16_t xs[BM * LDX];  // [m][k] hi, [m][BK + k] lo
+void store_x(uint at, float v) {
+  const float16_t hi = f16(v);
+  xs[at] = hi;
+  xs[at + BK] = f16(v - float(hi));
+}
 #endif
 
-shared Staged xs[BM * LD];  // [m][k]
 shared Staged ws[BN * LD];  // [c][k]: the B operand (k by c) stored column-major
 shared float outs[4u * 16u * LO];  // each subgroup's accumulator on its way out
-#define STORE_X(m, k, v) xs[(m) * LD + (k)] = staged(v)
-#define STORE_W(c, k, v) ws[(c) * LD + (k)] = staged(v)
+#define STORE_X(m, k, v) store_x((m) * LDX + (k), v)
+#define STORE_W(c, k, v) ws[(c) * LD + (k)] = f16(v)
 #include "gemm_staging.glsl"
 
-// The fragments: A (16 rows of x by 16 columns) from xs at element `at`, B (16 columns by 16
-// weight rows) from ws, C += A B, and C into outs at `at`.
+// The fragments: A (16 rows of x by 16 columns, part 0 hi or 1 lo) from xs at element `at` of hi,
+// B (16 columns by 16 weight rows) from ws, C += A B, and C into outs at `at`.
 #if EMULATED
-#define ATile uint
+#define ATile uvec2  // (at, part)
 #define BTile uint
 struct CTile {
   float v[8];  // invocation l of its 32: row l / 2, columns 8 (l % 2) .. + 7
 };
-ATile load_a(uint at) { return at; }
+ATile load_a(uint at, uint part) { return uvec2(at, part); }
 BTile load_b(uint at) { return at; }
 CTile zero_c() { return CTile(float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)); }
 CTile mma(ATile a, BTile b, CTile c) {
   const uint lane = gl_LocalInvocationID.x % 32u, m = lane / 2u, c0 = 8u * (lane % 2u);
   UNROLL for (uint j = 0u; j < 8u; ++j) {
     float s = c.v[j];
-    for (uint k = 0u; k < 16u; ++k) s = fma(xs[a + m * LD + k], ws[b + (c0 + j) * LD + k], s);
+    for (uint k = 0u; k < 16u; ++k)
+      s = fma(unpackHalf2x16(xs[a.x + m * LDX + k])[a.y], ws[b + (c0 + j) * LD + k], s);
     c.v[j] = s;
   }
   return c;
@@ -88,9 +107,9 @@ void store_c(CTile c, uint at) {
 #define ATile fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define BTile fcoopmatNV<16, gl_ScopeSubgroup, 16, 16>
 #define CTile fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>
-ATile load_a(uint at) {
+ATile load_a(uint at, uint part) {
   ATile a;
-  coopMatLoadNV(a, xs, at, LD, false);
+  coopMatLoadNV(a, xs, at + part * BK, LDX, false);
   return a;
 }
 BTile load_b(uint at) {
@@ -116,12 +135,14 @@ void main() {
     barrier();
     if (k0 + BK < p.cols) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
     UNROLL for (uint kk = 0u; kk < BK; kk += 16u) {
-      ATile a[2];
       BTile b[4];
-      UNROLL for (uint i = 0u; i < 2u; ++i) a[i] = load_a((sm + 16u * i) * LD + kk);
       UNROLL for (uint j = 0u; j < 4u; ++j) b[j] = load_b((sc + 16u * j) * LD + kk);
-      UNROLL for (uint i = 0u; i < 2u; ++i)
-        UNROLL for (uint j = 0u; j < 4u; ++j) acc[i][j] = mma(a[i], b[j], acc[i][j]);
+      UNROLL for (uint part = 0u; part < 2u; ++part) {  // x's hi, then its lo
+        ATile a[2];
+        UNROLL for (uint i = 0u; i < 2u; ++i) a[i] = load_a((sm + 16u * i) * LDX + kk, part);
+        UNROLL for (uint i = 0u; i < 2u; ++i)
+          UNROLL for (uint j = 0u; j < 4u; ++j) acc[i][j] = mma(a[i], b[j], acc[i][j]);
+      }
     }
     barrier();
   }
