@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
@@ -240,6 +241,42 @@ struct DeviceWeights {
   backends::DeviceMatrix matrix;
 };
 
+// How far a backend's rounding of a matmul's inputs (Backend::matmul_input_rounding) may move each
+// output of the GMU, on top of f32's own rounding: in_proj's moves each gate by at most
+// input_rounding_error, |silu'| < 1.1 and |memory| carry that into the gated value (gated: the
+// reference's), and out_proj adds its own rounding of the moved values to their change times
+// |out_proj|.
+std::vector<double> gmu_rounding_bounds(const Quantized& in, const Quantized& out, const std::vector<float>& x,
+                                        const std::vector<float>& memory, const std::vector<double>& gated,
+                                        const backends::MatmulInputRounding& rounding) {
+  const int64_t D = in.cols, E = in.rows, rows = static_cast<int64_t>(x.size()) / D;
+  std::vector<double> bounds(rows * D), moved(E);
+  std::vector<float> reach(E);  // |gated| plus how far it may have moved
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t e = 0; e < E; ++e) {
+      moved[e] = 1.1 * std::fabs(memory[r * E + e]) * input_rounding_error(in, x.data() + r * D, e, rounding);
+      reach[e] = static_cast<float>(std::fabs(gated[r * E + e]) + moved[e]);
+    }
+    for (int64_t k = 0; k < D; ++k) {
+      double bound = input_rounding_error(out, reach.data(), k, rounding);
+      for (int64_t e = 0; e < E; ++e) bound += std::fabs(out.dequantized[k * E + e]) * moved[e];
+      bounds[r * D + k] = bound;
+    }
+  }
+  return bounds;
+}
+
+// Within f32's 1e-5 + 1e-4 |want| and the inputs' rounding.
+void expect_gmu_near(const std::vector<float>& got, const std::vector<double>& want,
+                     const std::vector<double>& rounding, const std::string& what) {
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::fabs(got[i] - want[i]) <= 1e-5 + 1e-4 * std::fabs(want[i]) + rounding[i])) {
+      ADD_FAILURE() << what << ": index " << i << ": " << got[i] << " vs " << want[i] << " (rounding bound "
+                    << rounding[i] << ")";
+      return;
+    }
+}
+
 TEST_P(ConformanceHybrid, GmuMatchesTheReference) {
   Rng rng(45);
   for (WeightType type : {WeightType::f32, WeightType::bf16})
@@ -250,19 +287,20 @@ TEST_P(ConformanceHybrid, GmuMatchesTheReference) {
         const DeviceWeights din(backend(), in), dout(backend(), out);
         const auto x = random_vector(rows * D, rng), memory = random_vector(rows * E, rng, -2, 2);
         const auto start = random_vector(rows * D, rng);
-        std::vector<double> want(rows * D);
+        std::vector<double> want(rows * D), gated(rows * E);
         reference::gmu_forward(to_double(in.dequantized).data(), to_double(out.dequantized).data(), D, E,
-                               to_double(x).data(), to_double(memory).data(), want.data(), rows);
+                               to_double(x).data(), to_double(memory).data(), want.data(), rows, gated.data());
+        const auto rounding = gmu_rounding_bounds(in, out, x, memory, gated, backend().matmul_input_rounding(type));
         const std::string what = std::string(kernels::weight_type_name(type)) + " D=" + std::to_string(D) +
                                  " E=" + std::to_string(E) + " rows=" + std::to_string(rows) +
                                  " order=" + std::to_string(static_cast<int>(order));
         auto gate = zeros<float>(rows * E), y = on_device(start);
         backend().gmu_forward(din.matrix, dout.matrix, on_device(x), on_device(memory), gate, y, rows, false, order);
-        expect_near(y.read(), want, 1e-5, 1e-4, what);
+        expect_gmu_near(y.read(), want, rounding, what);
         auto added = on_device(start);  // accumulate: start + the same product
         backend().gmu_forward(din.matrix, dout.matrix, on_device(x), on_device(memory), gate, added, rows, true, order);
         for (int64_t i = 0; i < rows * D; ++i) want[i] += start[i];
-        expect_near(added.read(), want, 1e-5, 1e-4, what + " accumulate");
+        expect_gmu_near(added.read(), want, rounding, what + " accumulate");
       }
 }
 
