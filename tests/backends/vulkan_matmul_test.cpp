@@ -1,8 +1,9 @@
 // The Vulkan products and embedding against the double references (matmul_reference, the
 // dequantized rows) for every weight type, on awkward shapes (one row, odd widths, rows of BF16
 // and of Q8_0/Q4_0 blocks that start 2 mod 4), both orders, overwrite and accumulate; each
-// row's bits the same alone or among others (batch invariance); and the same results when the
-// operands are cut into windows of a few kilobytes, as a matrix larger than one binding is.
+// row's bits the same alone or among others (batch invariance); the cooperative-matrix GEMM's x
+// to about 22 bits; and the same results when the operands are cut into windows of a few
+// kilobytes, as a matrix larger than one binding is.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -215,6 +216,39 @@ TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
     }
   }
   expect_no_validation_messages(em);
+}
+
+// The GEMM's x to about 22 bits (matmul_coopmat.comp's two F16 parts, hi and lo) on the emulated
+// cooperative matrices and on this device's own GEMM, with weights exact in F16 (BF16 but for its
+// subnormals there): rows of x from 2^3 down to 2^-20, so that lo is a normal F16, a subnormal one
+// or, below 2^-14, hi is subnormal too. x rounded to F16 alone (2^-11) fails the bound, and so does
+// a device that flushes F16 subnormals.
+TEST_F(VulkanTest, GemmKeepsXToTwentyTwoBits) {
+  backends::vulkan::Options options;
+  options.emulate_cooperative_matrix = true;
+  const auto emulated = open_another(options);
+  Rng rng(17);
+  for (VulkanBackend* b : {&vk(), emulated.get()})
+    for (WeightType type : {WeightType::f16, WeightType::bf16}) {
+      const Quantized q = testing::make_weights(type, 130, 48, rng);
+      const OnDevice w = upload(*b, q);
+      const int64_t N = 24;
+      auto x = testing::random_vector(N * q.cols, rng);
+      for (int64_t i = 0; i < N * q.cols; ++i) x[i] = std::ldexp(x[i], 3 - static_cast<int>(i / q.cols));
+      std::vector<float> want(N * q.rows);
+      reference::matmul(q.matrix(), x.data(), want.data(), N, false);
+      const DeviceBuffer xd = b->allocate(N * q.cols * 4), yd = b->allocate(N * q.rows * 4);
+      b->upload(xd.as<void>(), x.data(), N * q.cols * 4);
+      b->matmul(w.matrix, xd.as<const float>(), yd.as<float>(), N, false, MatmulOrder::gemm);
+      std::vector<float> got(N * q.rows);
+      b->download(got.data(), yd.as<const void>(), N * q.rows * 4);
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t r = 0; r < q.rows; ++r)
+          ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]), bound(*b, q, x.data() + n * q.cols, r, true))
+              << (b == &vk() ? "this device's GEMM " : "emulated ") << kernels::weight_type_name(type) << " n=" << n
+              << " r=" << r;
+    }
+  expect_no_validation_messages(*emulated);
 }
 
 TEST_F(VulkanTest, EmbedWidensEveryTypeExactly) {
