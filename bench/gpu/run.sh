@@ -30,7 +30,9 @@
 # fetchable, 64 MiB carried in all. Through the device tool:
 #   run(command="bash bench/gpu/run.sh run check kernels", carry=[".gpu"], timeout_s=600)
 #   run(command="bash bench/gpu/run.sh run peers engine", carry=[".gpu"], timeout_s=600)
-# Each stage fits well inside one 10-minute command; `check kernels` then `peers engine`.
+# Each stage fits well inside one 10-minute command; `check kernels` then `peers engine`. The tool
+# brings back at most 8 files of $OUT (one run writes up to 7: gpu.jsonl, two failing conformance
+# logs, four profiles); a wrapper that adds its own should pack them into one archive.
 #
 # Sizes (environment, for trying the harness on a small model and lavapipe here, e.g.
 # GPU_CONFIGS=/tmp/tiny.json GPU_PROMPT=16 GPU_NEW=4 GPU_STREAMS=4 GGML_VK_VISIBLE_DEVICES=0):
