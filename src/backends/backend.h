@@ -127,12 +127,16 @@ struct DeviceInfo {
 
 // How a matmul may round its products' inputs, in any order: each x, and each weight once widened,
 // enters its product as v' with |v' - v| <= relative |v| + absolute. All 0 where they are used in
-// f32 as they are.
+// f32 as they are. A sum takes terms_per_column products a column (x in parts: one per part),
+// each step rounding by at most step_rounding of the running sum's magnitude (2^-24 to nearest;
+// tensor cores may truncate).
 struct InputRounding {
   double relative = 0, absolute = 0;
 };
 struct MatmulInputRounding {
   InputRounding x, w;
+  int64_t terms_per_column = 1;
+  double step_rounding = 0x1p-24;
 };
 
 class Backend {

@@ -349,7 +349,7 @@ TEST_F(VulkanTest, PagedAttentionRowsHaveTheirOwnBits) {
 // ways give those bits too.
 TEST_F(VulkanTest, PagedAttentionPromptRowsKeepTheirBitsInGroups) {
   backends::vulkan::Options other_loads;
-  other_loads.shared_value_loads = vk().context().caps().shared_value_loads ? 0 : 1;
+  other_loads.shared_value_loads = !vk().context().caps().shared_value_loads;
   const auto other_device = open_another(other_loads);
   VulkanBackend& other = *other_device;
   ASSERT_NE(other.context().caps().shared_value_loads, vk().context().caps().shared_value_loads);

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "backends/vulkan/vulkan_backend.h"
+#include "io/float16.h"
 #include "kernels/quant/matmul.h"
 #include "reference/matmul_reference.h"
 #include "support/quant_weights.h"
@@ -183,6 +185,8 @@ TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
   EXPECT_EQ(rounding(WeightType::bf16), (std::vector<double>{0x1p-22, 0x1p-25, 0, 0x1p-25}));
   for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
     EXPECT_EQ(rounding(type), (std::vector<double>{0x1p-22, 0x1p-25, 0x1p-11, 0x1p-25}));
+  EXPECT_EQ(em.matmul_input_rounding(WeightType::f16).terms_per_column, 2);  // hi, then lo
+  EXPECT_EQ(em.matmul_input_rounding(WeightType::f16).step_rounding, 0x1p-23);
   Rng rng(16);
   for (WeightType type : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
     const bool k_quant = type == WeightType::q4_k, block = type == WeightType::q8_0 || type == WeightType::q4_0;
@@ -218,35 +222,45 @@ TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
   expect_no_validation_messages(em);
 }
 
-// The GEMM's x to about 22 bits (matmul_coopmat.comp's two F16 parts, hi and lo) on the emulated
-// cooperative matrices and on this device's own GEMM, with weights exact in F16 (BF16 but for its
-// subnormals there): rows of x from 2^3 down to 2^-20, so that lo is a normal F16, a subnormal one
-// or, below 2^-14, hi is subnormal too. x rounded to F16 alone (2^-11) fails the bound, and so does
-// a device that flushes F16 subnormals.
+// The GEMM's x to 22 bits, exactly: matmul_coopmat.comp's two F16 parts, hi = f16(x) and
+// lo = f16(x - hi), rounded to nearest with F16 subnormals kept. With one power of two in each
+// weight row every product and sum is exact (hi + lo spans at most 22 bits), so y = (hi + lo) w bit
+// for bit, on the emulated cooperative matrices and on this device's own GEMM (where it has none:
+// the F32 GEMM, y = x w). Rows of x from 2^3 down to 2^-20: lo a normal F16, a subnormal one, and
+// below 2^-14 hi subnormal too. x as F16 alone, a truncating conversion or flushed subnormals fail.
 TEST_F(VulkanTest, GemmKeepsXToTwentyTwoBits) {
   backends::vulkan::Options options;
   options.emulate_cooperative_matrix = true;
   const auto emulated = open_another(options);
   Rng rng(17);
+  const int64_t rows = 130, cols = 48, N = 24;
+  std::vector<float> values(rows * cols, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) values[r * cols + (r * 7) % cols] = std::ldexp(1.0f, static_cast<int>(r % 5) - 2);
+  auto x = testing::random_vector(N * cols, rng);
+  for (int64_t i = 0; i < N * cols; ++i) x[i] = std::ldexp(x[i], 3 - static_cast<int>(i / cols));
+  const auto f16 = [](float v) { return io::f16_to_float(io::float_to_f16(v)); };
   for (VulkanBackend* b : {&vk(), emulated.get()})
     for (WeightType type : {WeightType::f16, WeightType::bf16}) {
-      const Quantized q = testing::make_weights(type, 130, 48, rng);
+      Quantized q{std::vector<unsigned char>(kernels::weight_matrix_bytes(type, rows, cols)), values,
+                  std::vector<float>(rows * cols, 0.0f), type, rows, cols};
+      backends::cpu::kernels().quantize_rows(type, values.data(), q.bytes.data(), rows, cols);
       const OnDevice w = upload(*b, q);
-      const int64_t N = 24;
-      auto x = testing::random_vector(N * q.cols, rng);
-      for (int64_t i = 0; i < N * q.cols; ++i) x[i] = std::ldexp(x[i], 3 - static_cast<int>(i / q.cols));
-      std::vector<float> want(N * q.rows);
-      reference::matmul(q.matrix(), x.data(), want.data(), N, false);
-      const DeviceBuffer xd = b->allocate(N * q.cols * 4), yd = b->allocate(N * q.rows * 4);
-      b->upload(xd.as<void>(), x.data(), N * q.cols * 4);
+      const bool parts = b->matmul_input_rounding(type).terms_per_column == 2;
+      ASSERT_EQ(parts, b->prefill_gemm() != VulkanBackend::PrefillGemm::plain);
+      const DeviceBuffer xd = b->allocate(N * cols * 4), yd = b->allocate(N * rows * 4);
+      b->upload(xd.as<void>(), x.data(), N * cols * 4);
       b->matmul(w.matrix, xd.as<const float>(), yd.as<float>(), N, false, MatmulOrder::gemm);
-      std::vector<float> got(N * q.rows);
-      b->download(got.data(), yd.as<const void>(), N * q.rows * 4);
+      std::vector<float> got(N * rows);
+      b->download(got.data(), yd.as<const void>(), N * rows * 4);
       for (int64_t n = 0; n < N; ++n)
-        for (int64_t r = 0; r < q.rows; ++r)
-          ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]), bound(*b, q, x.data() + n * q.cols, r, true))
-              << (b == &vk() ? "this device's GEMM " : "emulated ") << kernels::weight_type_name(type) << " n=" << n
-              << " r=" << r;
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t k = (r * 7) % cols;
+          const float xv = x[n * cols + k], hi = f16(xv), lo = f16(xv - hi);
+          const float want = (parts ? hi + lo : xv) * values[r * cols + k];
+          ASSERT_EQ(got[n * rows + r], want) << (b == &vk() ? "this device's GEMM " : "emulated ")
+                                             << kernels::weight_type_name(type) << " x=" << xv << " n=" << n
+                                             << " r=" << r;
+        }
     }
   expect_no_validation_messages(*emulated);
 }

@@ -38,8 +38,9 @@ double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_in
       for (int64_t j = i; j < i + 32; ++j) x_rounding += std::fabs(q.dequantized[r * q.cols + j]) * amax / 127 / 2;
     }
   }
-  return (q.cols + 16) * 0x1p-24 * magnitude + input_rounding_error(q, x, r, rounding) + x_rounding * (1 + 1e-5) +
-         1e-6;
+  const double steps = static_cast<double>(rounding.terms_per_column * q.cols + 16);
+  return steps * rounding.step_rounding * magnitude + input_rounding_error(q, x, r, rounding) +
+         x_rounding * (1 + 1e-5) + 1e-6;
 }
 
 double input_rounding_error(const Quantized& q, const float* x, int64_t r,

@@ -270,8 +270,8 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     const std::string coopmat_value = coopmat ? coopmat : "";
     caps_.emulated_cooperative_matrix = options.emulate_cooperative_matrix || coopmat_value == "emulated";
     if (coopmat_value == "0" || caps_.emulated_cooperative_matrix) caps_.cooperative_matrix = false;
-    caps_.shared_value_loads = options.shared_value_loads >= 0 ? options.shared_value_loads != 0
-                                                               : p.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    caps_.shared_value_loads =
+        options.shared_value_loads.value_or(p.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
     if (options.max_binding_bytes > 0)
       caps_.max_binding_bytes = std::min(caps_.max_binding_bytes, options.max_binding_bytes);
     info_ = describe(p);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,7 +43,7 @@ struct Options {
   // tested where there are no tensor cores (DIFFTX_VULKAN_COOPMAT=emulated).
   bool emulate_cooperative_matrix = false;
   int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
-  int shared_value_loads = -1;     // 0 or 1: Capabilities::shared_value_loads whatever the device (tests)
+  std::optional<bool> shared_value_loads;  // Capabilities::shared_value_loads whatever the device (tests)
   double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
 };
 

@@ -40,17 +40,19 @@ std::string gemv_family(int64_t n, uint32_t x_at, int64_t cols, kernels::WeightT
 
 }  // namespace
 
-// matmul_coopmat.comp's F16 parts (its header): x as hi + lo, to 2^-22 of x and half lo's
-// subnormal spacing 2^-24; F16 weights exactly, BF16 ones to half that spacing below F16's normal
-// range, the block types' dequantized values to 2^-11 too. F32 weights take the F32 GEMM.
+// matmul_coopmat.comp's F16 parts (its header): x as hi + lo, to 2^-22 of x plus 2^-25 (half F16's
+// subnormal spacing), given F16 conversions that round to nearest and keep subnormals
+// (VulkanTest.GemmKeepsXToTwentyTwoBits checks both on the device); F16 weights exactly, BF16 ones
+// to 2^-25 below F16's normal range, the block types' dequantized values to 2^-11 too. Two products
+// a column (hi, then lo) into accumulators that tensor cores may truncate. F32 weights take the F32
+// GEMM.
 MatmulInputRounding VulkanBackend::matmul_input_rounding(kernels::WeightType type) const {
   if (prefill_gemm() == PrefillGemm::plain || type == kernels::WeightType::f32) return {};
   const InputRounding x{0x1p-22, 0x1p-25};
-  switch (type) {
-    case kernels::WeightType::f16: return {x, {}};
-    case kernels::WeightType::bf16: return {x, {0, 0x1p-25}};
-    default: return {x, {0x1p-11, 0x1p-25}};
-  }
+  const InputRounding w = type == kernels::WeightType::f16    ? InputRounding{}
+                          : type == kernels::WeightType::bf16 ? InputRounding{0, 0x1p-25}
+                                                              : InputRounding{0x1p-11, 0x1p-25};
+  return {x, w, 2, 0x1p-23};
 }
 
 PreparedMatrix VulkanBackend::prepare_matrix(const DeviceMatrix& stored, bool, bool) {

@@ -5,8 +5,9 @@
 // widened weights rounded to F16 (F16 exactly; BF16 exactly but below F16's normal range; the
 // dequantized block types to 2^-11). Every product is taken twice, hi then lo (A_hi B, then A_lo B
 // into the same accumulator), so x keeps about 22 bits: |x - hi - lo| <= 2^-22 |x| + 2^-25 (half
-// lo's subnormal spacing: on a device that keeps F16 subnormals, which Vulkan does not promise and
-// VulkanTest.GemmKeepsXToTwentyTwoBits checks) within F16's range (|x| < 65520). Its four
+// lo's subnormal spacing: on a device whose F16 conversions round to nearest and keep subnormals,
+// which Vulkan does not promise and VulkanTest.GemmKeepsXToTwentyTwoBits checks bit for bit)
+// within F16's range (|x| < 65520). Its four
 // subgroups of 32 each own 32 rows of x by 64 weight rows, 2 x 4 accumulators, so each fragment of
 // x loaded serves four products and each of the weights four (two with each part). An output's
 // sum runs over the columns in the same order whatever the tile holds, so a row's bits depend on
@@ -36,7 +37,7 @@
 #define LDX (BK + 1)  // x's staged words between rows (both parts in one)
 #else
 #define LD (BK + 8)       // staged weights between rows (80 bytes in F16: fragment loads start 16-byte aligned)
-#define LDX (2 * BK + 8)  // x's staged values between rows: BK hi, then BK lo, then 8 apart (144 bytes)
+#define LDX (2 * BK + 8)  // x's staged values between rows: BK hi, then BK lo, then 8 of padding (144 bytes)
 #endif
 #define LO 20        // floats between rows of an accumulator on its way out
 #define WG 128u
