@@ -6,6 +6,7 @@
 //            counting bytes read and written (copy_gbs: the better, the denominator below)
 //   dispatch: the fixed cost of one command, on the host (recording) and on the device
 //            (--copy-only: these and the device line alone)
+//   norm:    RMSNorm, LayerNorm and PolyNorm (and DIFF's per-head norm) at --rows and --prompt rows
 //   matmul:  each projection of one layer and the LM head, per weight type, at --rows rows of x
 //            in the gemv order (decode: weight GB/s and its fraction of the copy rate) and at
 //            --prompt rows in the gemm order (prefill: TFLOPS)
@@ -177,6 +178,40 @@ int bench_vulkan(cli::Args& args) {
   Rng rng(1);
   const kernels::AttentionVariant a = c.attention_variant();
   const int64_t D = c.hidden_size, F = c.intermediate_size;
+  // The row norms, a workgroup a row: RMSNorm over the hidden width (and DIFF's per-head norm over
+  // 2d, H rows a token, where the config has it), LayerNorm over it (the hybrid's) and PolyNorm
+  // over the MLP's width (Motif's), at --rows rows (decode: a few workgroups, latency) and at
+  // --prompt rows (prefill: bandwidth). gbs: the bytes of x read and y written (and u for PolyNorm).
+  {
+    const int64_t tokens = std::max(rows, prompt), widest = std::max(D, F);
+    const int64_t most = tokens * std::max<int64_t>(c.num_attention_heads, 1);  // rows of the widest call
+    const DeviceBuffer in = random_floats(vk, std::max(most * 2 * c.head_dim, tokens * widest), rng);
+    const DeviceBuffer up = random_floats(vk, tokens * F, rng);
+    const DeviceBuffer gain = random_floats(vk, widest, rng), bias = random_floats(vk, widest, rng);
+    const DeviceBuffer out = vk.allocate(in.bytes(), false), stats = vk.allocate(most * 8, false);
+    const auto x = in.as<const float>(), g = gain.as<const float>(), b = bias.as<const float>(),
+               u = up.as<const float>();
+    const auto y = out.as<float>(), mean = stats.as<float>(), rstd = stats.as<float>() + most;
+    struct Norm {
+      const char* name;
+      int64_t width, rows_per_token, arrays;  // arrays: of rows x width read or written
+      std::function<void(int64_t)> run;      // over that many rows
+    };
+    std::vector<Norm> norms = {
+        {"rmsnorm", D, 1, 2, [&](int64_t n) { vk.rmsnorm_forward(x, g, y, rstd, n, D, 1e-5f); }},
+        {"layernorm", D, 1, 2, [&](int64_t n) { vk.layernorm_forward(x, g, b, y, mean, rstd, n, D, 1e-5f); }},
+        {"polynorm", F, 1, 3, [&](int64_t n) { vk.polynorm_glu_forward(x, u, g, b, y, n, F); }}};
+    if (c.has_head_norm())
+      norms.push_back({"head_norm", 2 * c.head_dim, c.num_attention_heads, 2,
+                       [&](int64_t n) { vk.rmsnorm_forward(x, g, y, rstd, n, 2 * c.head_dim, 1e-5f); }});
+    for (const Norm& n : norms)
+      for (const int64_t t : {rows, prompt}) {
+        const int64_t count = t * n.rows_per_token;
+        const double us = best_ms(vk, rounds, 20, [&] { n.run(count); }) * 1e3;
+        print_row(json, {str("op", "norm"), str("kernel", n.name), num("width", n.width, 0), num("rows", count, 0),
+                         num("us", us, 2), num("gbs", n.arrays * 4.0 * count * n.width / (us * 1e3), 1)});
+      }
+  }
   struct Projection {
     const char* name;
     int64_t rows, cols;
