@@ -79,12 +79,13 @@ TEST_F(VulkanTest, TheStreamKnowsWhichBindingsAShaderWrites) {
     return std::span<const uint32_t>();
   };
   // rmsnorm: x and g read, y and rstd written.
-  EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm"), 4), (std::vector<bool>{false, false, true, true}));
+  EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm_2048"), 4),
+            (std::vector<bool>{false, false, true, true}));
   // paged_attention: q, lengths, tables, blocks read, the partials written, the cache's windows read.
   EXPECT_EQ(backends::vulkan::writable_bindings(code("paged_attention_r16s"), 6),
             (std::vector<bool>{false, false, false, false, true, false}));
   // A binding the shader does not declare counts as written.
-  EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm"), 5).back(), true);
+  EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm_2048"), 5).back(), true);
   const uint32_t not_spirv[] = {1, 2, 3, 4, 5};
   EXPECT_NE(testing::error_of([&] { backends::vulkan::writable_bindings(not_spirv, 1); }).find("not SPIR-V"),
             std::string::npos);

@@ -53,7 +53,8 @@ void VulkanBackend::layernorm_forward(DevicePtr<const float> x, DevicePtr<const 
     const Bound mb = bind((mean + r0).address(), m * 4, "layernorm mean");
     const Bound rb = bind((rstd + r0).address(), m * 4, "layernorm rstd");
     push = {xb.words(), wb.words(), bb.words(), yb.words(), mb.words(), rb.words(), u32(m), u32(n), eps};
-    run("layernorm", {1, 1, 1, 1, 1, 1}, {xb.info, wb.info, bb.info, yb.info, mb.info, rb.info}, &push, sizeof push, m);
+    run(norm_shader("layernorm", n), {1, 1, 1, 1, 1, 1}, {xb.info, wb.info, bb.info, yb.info, mb.info, rb.info}, &push,
+        sizeof push, m);
   }
 }
 

@@ -25,7 +25,7 @@ void VulkanBackend::rmsnorm_forward(DevicePtr<const float> x, DevicePtr<const fl
     const Bound yb = bind((y + r0 * n).address(), m * n * 4, "rmsnorm y");
     const Bound rb = bind(rstd ? (rstd + r0).address() : 0, m * 4, "rmsnorm rstd");
     push = {xb.words(), gb.words(), yb.words(), rb.words(), rstd ? 1u : 0u, u32(m), u32(n), eps};
-    run("rmsnorm", {1, 1, 1, 1}, {xb.info, gb.info, yb.info, rb.info}, &push, sizeof push, m);
+    run(norm_shader("rmsnorm", n), {1, 1, 1, 1}, {xb.info, gb.info, yb.info, rb.info}, &push, sizeof push, m);
   }
 }
 
@@ -110,7 +110,8 @@ void VulkanBackend::polynorm_glu_forward(DevicePtr<const float> g, DevicePtr<con
     const Bound hb = bind((h + r0 * F).address(), m * F * 4, "polynorm h");
     push = {gb.words(), ub.words(), wb.words(), bb.words(), hb.words(), u32(m), u32(F),
             static_cast<float>(kernels::kPolyNormEps)};
-    run("polynorm", {1, 1, 1, 1, 1}, {gb.info, ub.info, wb.info, bb.info, hb.info}, &push, sizeof push, m);
+    run(norm_shader("polynorm", F), {1, 1, 1, 1, 1}, {gb.info, ub.info, wb.info, bb.info, hb.info}, &push, sizeof push,
+        m);
   }
 }
 

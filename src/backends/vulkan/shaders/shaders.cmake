@@ -5,13 +5,17 @@
 # TARGET. A new shader or variant is one entry here.
 set(DIFFTX_VULKAN_WEIGHT_TYPES f32 bf16 f16 q8_0 q4_0 q4_k)  # WTYPE 0-5, shaders/weights.glsl
 set(DIFFTX_VULKAN_SHADERS
-  rmsnorm:rmsnorm.comp: rope:rope.comp: polynorm:polynorm.comp: gather_rows:gather_rows.comp:
+  rope:rope.comp: gather_rows:gather_rows.comp:
   add:elementwise.comp:OP=0 scale:elementwise.comp:OP=1 swiglu:elementwise.comp:OP=2
   diff_lambda_f64:diff_lambda.comp:FLOAT64=1 diff_lambda_f32:diff_lambda.comp:FLOAT64=0
   attention_prefill_v64:attention_prefill.comp:VMAX=64 attention_prefill_v128:attention_prefill.comp:VMAX=128
   attention_prefill_v256:attention_prefill.comp:VMAX=256
   paged_store:paged_store.comp: paged_merge:paged_merge.comp:
-  layernorm:layernorm.comp: add_bias:add_bias.comp: mamba_conv:mamba_conv.comp: mamba_scan:mamba_scan.comp:)
+  add_bias:add_bias.comp: mamba_conv:mamba_conv.comp: mamba_scan:mamba_scan.comp:)
+foreach(norm rmsnorm layernorm polynorm)  # blocks of 256, 2048, 4096 floats: ops_common.h norm_shader
+  list(APPEND DIFFTX_VULKAN_SHADERS ${norm}_256:${norm}.comp:WG=32,PER=8 ${norm}_2048:${norm}.comp:WG=128,PER=16
+       ${norm}_4096:${norm}.comp:WG=256,PER=16)
+endforeach()
 foreach(r 1 2 4 8 16)  # rows a group of decode attention takes: ops_attention.cpp takes the smallest that holds
   list(APPEND DIFFTX_VULKAN_SHADERS paged_attention_r${r}s:paged_attention.comp:RMAX=${r},SHARED_VALUES=1)
 endforeach()
