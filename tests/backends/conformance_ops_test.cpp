@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <numeric>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
@@ -31,7 +34,11 @@ void expect_near(const std::vector<float>& got, const std::vector<double>& want,
 struct RowShape {
   int64_t rows, n;
 };
-const RowShape kRowShapes[] = {{1, 1}, {1, 7}, {3, 64}, {5, 129}, {17, 2048}};
+// Around the Vulkan norms' blocks (shaders/norm_block.glsl: 256, 2048 and 4096 floats, wider rows
+// in several): widths below a block's threads and no multiple of them, each block's width and one
+// past it, two blocks, the last partial; and many rows.
+const RowShape kRowShapes[] = {{1, 1},    {1, 7},    {3, 64},   {5, 129},  {2, 256},  {3, 257},
+                               {17, 2048}, {2, 2049}, {2, 4096}, {3, 5000}, {1, 8192}, {300, 96}};
 
 TEST_P(ConformanceOps, RmsNormForwardAndBackward) {
   Rng rng(1);
@@ -106,7 +113,7 @@ TEST_P(ConformanceOps, SwigluForwardAndBackward) {
 
 TEST_P(ConformanceOps, PolyNormGluForwardAndBackward) {
   Rng rng(4);
-  for (const RowShape& s : {RowShape{1, 3}, RowShape{4, 100}}) {
+  for (const RowShape& s : kRowShapes) {
     const int64_t n = s.rows * s.n;
     const auto g = random_vector(n, rng), u = random_vector(n, rng), dh = random_vector(n, rng);
     const auto w = random_vector(3, rng, 0.2, 0.5), b = random_vector(1, rng);
@@ -127,6 +134,62 @@ TEST_P(ConformanceOps, PolyNormGluForwardAndBackward) {
     expect_near(du.read(), dur, 1e-5, 1e-4, "du" + what);
     expect_near(dw.read(), dwr, 1e-4, 1e-4, "dw" + what);
     expect_near(db.read(), dbr, 1e-4, 1e-4, "db" + what);
+  }
+}
+
+// A row's bits are the ones it has alone, whatever the rows dispatched with it and wherever its
+// bytes lie (the engine's batch invariance): each norm over 5 rows, then each row from buffers of
+// its own, then rows 1-3 from inside the batch's buffers.
+TEST_P(ConformanceOps, NormRowsHaveTheirOwnBits) {
+  using Ptr = backends::DevicePtr<const float>;
+  Rng rng(9);
+  const int64_t rows = 5;
+  for (int64_t n : {7, 128, 256, 1000, 2048, 3000, 5000}) {
+    const auto gain = on_device(random_vector(n, rng, 0.5, 1.5)), bias = on_device(random_vector(n, rng, -0.5, 0.5));
+    const auto weights = on_device(random_vector(3, rng, 0.2, 0.5));
+    // Row i's outputs of count rows whose x (and u) start at the addresses given: its y, then its
+    // entry of each statistic.
+    const auto by_row = [n](int64_t count, const std::vector<float>& y, const std::vector<std::vector<float>>& stats) {
+      std::vector<std::vector<float>> out(count);
+      for (int64_t i = 0; i < count; ++i) {
+        out[i].assign(y.begin() + i * n, y.begin() + (i + 1) * n);
+        for (const auto& stat : stats) out[i].push_back(stat[i]);
+      }
+      return out;
+    };
+    using Norm = std::function<std::vector<std::vector<float>>(Ptr, Ptr, int64_t)>;
+    std::vector<std::pair<const char*, Norm>> norms = {
+        {"rmsnorm",
+         [&](Ptr x, Ptr, int64_t count) {
+           auto y = zeros<float>(count * n), rstd = zeros<float>(count);
+           backend().rmsnorm_forward(x, gain, y, rstd, count, n, 1e-5f);
+           return by_row(count, y.read(), {rstd.read()});
+         }},
+        {"polynorm", [&](Ptr x, Ptr u, int64_t count) {
+           auto h = zeros<float>(count * n);
+           backend().polynorm_glu_forward(x, u, weights, bias, h, count, n);
+           return by_row(count, h.read(), {});
+         }}};
+    if (backend().runs_hybrid())
+      norms.push_back({"layernorm", [&](Ptr x, Ptr, int64_t count) {
+                         auto y = zeros<float>(count * n), mean = zeros<float>(count), rstd = zeros<float>(count);
+                         backend().layernorm_forward(x, gain, bias, y, mean, rstd, count, n, 1e-5f);
+                         return by_row(count, y.read(), {mean.read(), rstd.read()});
+                       }});
+    const auto x = random_vector(rows * n, rng, -2, 2), u = random_vector(rows * n, rng);
+    const auto xd = on_device(x), ud = on_device(u);
+    for (const auto& [name, norm] : norms) {
+      const std::string what = std::string(name) + " n=" + std::to_string(n);
+      const auto batch = norm(xd, ud, rows);
+      for (int64_t i = 0; i < rows; ++i) {
+        const auto row = [&](const std::vector<float>& v) {
+          return on_device(std::vector<float>(v.begin() + i * n, v.begin() + (i + 1) * n));
+        };
+        EXPECT_EQ(norm(row(x), row(u), 1)[0], batch[i]) << what << " row " << i << " alone";
+      }
+      const auto window = norm(Ptr(xd) + n, Ptr(ud) + n, 3);
+      for (int64_t i = 0; i < 3; ++i) EXPECT_EQ(window[i], batch[i + 1]) << what << " row " << i + 1 << " of 3";
+    }
   }
 }
 
