@@ -14,8 +14,8 @@
 //   prompt:  the engine's prefill attention: the --prompt rows of one sequence through paged
 //            attention over their own pages, as one engine step (TFLOPS), with the rows sharing
 //            their loads in groups and (the shader before groups) each row alone; the same for a
-//            draft's 7 verification rows at the end of --context (draft_attention)
-//   decode:  paged decode attention of --rows rows over --context cached positions (KV GB/s)
+//            draft's 7 verification rows at the end of the longest --context (draft_attention)
+//   decode:  paged decode attention of --rows rows over each --context's cached positions (KV GB/s)
 // One line per measurement (JSON lines with --json). The model-level figures (tokens per second
 // of a whole forward) come from `bench infer --device vulkan` once the engine computes through the
 // backend; these are the kernels it is made of.
@@ -122,7 +122,8 @@ int bench_vulkan(cli::Args& args) {
   const auto types = args.get_word_list("types", "f16,q8_0,q4_0,q4_k");
   const int64_t rows = args.get_int("rows", 1, cli::IntRange{1, 256});
   const int64_t prompt = args.get_int("prompt", 512, cli::IntRange{1, 16384});
-  const int64_t context = args.get_int("context", 4096, cli::IntRange{1, 131072});
+  const std::vector<int64_t> contexts = args.get_int_list("context", "4096", cli::IntRange{1, 131072});
+  const int64_t context = *std::max_element(contexts.begin(), contexts.end());
   const int64_t rounds = args.get_int("rounds", 3, cli::IntRange{1, 100});
   const int64_t copy_mib = args.get_int("copy-mib", 1024, cli::IntRange{1, 65536});
   const bool copy_only = args.flag("copy-only");
@@ -277,19 +278,21 @@ int bench_vulkan(cli::Args& args) {
                        num("tflops", first == 1 ? a.forward_flops(prompt) / (ms * 1e9) : 0.0, 2)});
     }
   }
-  for (kernels::KvStorage storage : {kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
-    // The figure a decode step pays: `rows` rows over `context` cached positions each.
-    const int64_t per_row = (context + kPage - 1) / kPage;
-    std::vector<int32_t> lengths(rows, static_cast<int32_t>(context)), tables(rows);
-    for (int64_t i = 0; i < rows; ++i) tables[i] = static_cast<int32_t>(i * per_row);
-    const PagedBench b(vk, a, storage, rows * per_row, lengths, tables, rng);
-    const backends::PagedRows pr = b.rows(rows, context, 1);
-    const double ms = best_ms(vk, rounds, 10, [&] { b.run(vk, pr); });
-    const double kv_bytes = static_cast<double>(rows) * b.layer_bytes * per_row;
-    print_row(json, {str("op", "decode_attention"), str("attention", kernels::attention_kind_name(c.attention)),
-                     str("kv", kernels::kv_storage_name(storage)), num("block", kPage, 0), num("rows", rows, 0),
-                     num("context", context, 0), num("us", ms * 1e3, 1), num("kv_gbs", kv_bytes / (ms * 1e6), 1),
-                     num("of_copy", kv_bytes / (ms * 1e6) / copy_gbs, 3)});
+  for (const int64_t context : contexts) {
+    for (kernels::KvStorage storage : {kernels::KvStorage::bf16, kernels::KvStorage::int8}) {
+      // The figure a decode step pays: `rows` rows over `context` cached positions each.
+      const int64_t per_row = (context + kPage - 1) / kPage;
+      std::vector<int32_t> lengths(rows, static_cast<int32_t>(context)), tables(rows);
+      for (int64_t i = 0; i < rows; ++i) tables[i] = static_cast<int32_t>(i * per_row);
+      const PagedBench b(vk, a, storage, rows * per_row, lengths, tables, rng);
+      const backends::PagedRows pr = b.rows(rows, context, 1);
+      const double ms = best_ms(vk, rounds, 10, [&] { b.run(vk, pr); });
+      const double kv_bytes = static_cast<double>(rows) * b.layer_bytes * per_row;
+      print_row(json, {str("op", "decode_attention"), str("attention", kernels::attention_kind_name(c.attention)),
+                       str("kv", kernels::kv_storage_name(storage)), num("block", kPage, 0), num("rows", rows, 0),
+                       num("context", context, 0), num("us", ms * 1e3, 1), num("kv_gbs", kv_bytes / (ms * 1e6), 1),
+                       num("of_copy", kv_bytes / (ms * 1e6) / copy_gbs, 3)});
+    }
   }
   return 0;
 }

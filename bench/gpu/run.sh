@@ -200,7 +200,7 @@ rounds="${GPU_ROUNDS:-3}"
 
 stage_kernels() {
   for config in "${configs[@]}"; do
-    "${difftx[@]}" bench vulkan --config "$config" --types "$types" --rows 1 --prompt "$prompt" --context 4096 \
+    "${difftx[@]}" bench vulkan --config "$config" --types "$types" --rows 1 --prompt "$prompt" --context 48,128,1024,4096 \
         --rounds "$rounds" --json \
       | while read -r line; do emit "$(tag "config=$config" <<< "$line")"; done
   done

@@ -33,7 +33,7 @@ DIFFTX_COMMAND("bench", "operator and end-to-end benchmarks",
                "                      [--shapes 2048x2048,8192x2048] [--rounds 5] [--panels]\n"
                "                                              one matmul order at N rows of x: rows/s and its ratio to the first N\n"
                "  difftx bench vulkan [--device vulkan[:N]] [--config FILE] [--types f16,q8_0,q4_0,q4_k] [--rows 1]\n"
-               "                      [--prompt 512] [--context 4096] [--rounds 3] [--copy-mib 1024] [--copy-only] [--json]\n"
+               "                      [--prompt 512] [--context 4096,...] [--rounds 3] [--copy-mib 1024] [--copy-only] [--json]\n"
                "                                              the Vulkan kernels at a model's shapes, timed on the device,\n"
                "                                              beside its copy rate",
                run_targets("bench", {{"gemm", bench::bench_gemm},
