@@ -54,7 +54,9 @@ TEST(WeightTraits, FactsAgreeWithEachOther) {
     EXPECT_GE(t.block_bytes, 1);
     EXPECT_EQ(t.is_block(), std::string(t.safetensors_dtype) == "U8") << "block types are stored as bytes";
     // 32-weight blocks at most 256 weights apart: the int8 kernels quantize x per 32-block
-    if (t.is_block()) EXPECT_EQ(t.block_weights % 32, 0);
+    if (t.is_block()) {
+      EXPECT_EQ(t.block_weights % 32, 0);
+    }
     EXPECT_EQ(weight_row_bytes(t.type, 3 * t.block_weights), 3 * t.block_bytes);
     EXPECT_GE(t.round_trip_error, 0);
     EXPECT_LT(t.round_trip_error, 0.25);
