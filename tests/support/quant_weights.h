@@ -22,10 +22,10 @@ struct Quantized {
 Quantized make_weights(kernels::WeightType type, int64_t rows, int64_t cols, Rng& rng);
 
 // Float32 sums of `cols` terms (rounding.terms_per_column a column): at most
-// rounding.step_rounding (2^-24) of the sum of the terms' magnitudes each step; the Q4_K kernel sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <=
-// |w| + m). x_int8: x rounded to d_x * round(x / d_x), d_x = max |x| / 127 over x's 32-block:
-// up to d_x / 2 per element, times |w|. rounding: a device's rounding of the inputs, as
-// input_rounding_error.
+// rounding.step_rounding (2^-24) of the sum of the terms' magnitudes each step; the Q4_K kernel
+// sums d*s*q*x and m*x apart, so their magnitudes count (|d s q| <= |w| + m). x_int8: x rounded
+// to d_x * round(x / d_x), d_x = max |x| / 127 over x's 32-block: up to d_x / 2 per element, times
+// |w|. rounding: a device's rounding of the inputs, as input_rounding_error.
 double matmul_tolerance(const Quantized& q, const float* x, int64_t r, bool x_int8,
                         const backends::MatmulInputRounding& rounding = {});
 

@@ -7,11 +7,11 @@
 // into the same accumulator), so x keeps about 22 bits: |x - hi - lo| <= 2^-22 |x| + 2^-25 (half
 // lo's subnormal spacing: on a device whose F16 conversions round to nearest and keep subnormals,
 // which Vulkan does not promise and VulkanTest.GemmKeepsXToTwentyTwoBits checks bit for bit)
-// within F16's range (|x| < 65520). Its four
-// subgroups of 32 each own 32 rows of x by 64 weight rows, 2 x 4 accumulators, so each fragment of
-// x loaded serves four products and each of the weights four (two with each part). An output's
-// sum runs over the columns in the same order whatever the tile holds, so a row's bits depend on
-// that row alone. Used where the device has the extension, for the types other than F32.
+// within F16's range (|x| < 65520). Its four subgroups of 32 each own 32 rows of x by 64 weight
+// rows, 2 x 4 accumulators, so each fragment of x loaded serves four products and each of the
+// weights four (two with each part). An output's sum runs over the columns in the same order
+// whatever the tile holds, so a row's bits depend on that row alone. Used where the device has
+// the extension, for the types other than F32.
 //
 // EMULATED: the same tiles, staging and write-out with the fragments done in plain code (any
 // device: lavapipe in the tests): a fragment of x or of the weights is where it lies in shared
