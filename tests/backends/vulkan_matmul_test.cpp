@@ -222,12 +222,13 @@ TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
   expect_no_validation_messages(em);
 }
 
-// The GEMM's x to 22 bits, exactly: matmul_coopmat.comp's two F16 parts, hi = f16(x) and
-// lo = f16(x - hi), rounded to nearest with F16 subnormals kept. With one power of two in each
-// weight row every product and sum is exact (hi + lo spans at most 22 bits), so y = (hi + lo) w bit
-// for bit, on the emulated cooperative matrices and on this device's own GEMM (where it has none:
-// the F32 GEMM, y = x w). Rows of x from 2^3 down to 2^-20: lo a normal F16, a subnormal one, and
-// below 2^-14 hi subnormal too. x as F16 alone, a truncating conversion or flushed subnormals fail.
+// The GEMM's x to 22 bits, exactly: matmul_coopmat.comp's two F16 parts, hi = x on F16's normal
+// grid (0 below 2^-14) and lo = f16((x - hi) 2^11) 2^-11, rounded to nearest. With one power of two
+// in each weight row every product and sum is exact (hi + lo spans at most 23 bits), so
+// y = (hi + lo) w bit for bit, on the emulated cooperative matrices and on this device's own GEMM
+// (where it has none: the F32 GEMM, y = x w). Rows of x from 2^3 down to 2^-20: hi normal and
+// zero. No x - hi is nonzero below 2^-25, where lo would be an F16 subnormal, which Vulkan lets a
+// device flush. x as F16 alone, a truncating conversion or a lost lo fail.
 TEST_F(VulkanTest, GemmKeepsXToTwentyTwoBits) {
   backends::vulkan::Options options;
   options.emulate_cooperative_matrix = true;
@@ -237,8 +238,12 @@ TEST_F(VulkanTest, GemmKeepsXToTwentyTwoBits) {
   std::vector<float> values(rows * cols, 0.0f);
   for (int64_t r = 0; r < rows; ++r) values[r * cols + (r * 7) % cols] = std::ldexp(1.0f, static_cast<int>(r % 5) - 2);
   auto x = testing::random_vector(N * cols, rng);
-  for (int64_t i = 0; i < N * cols; ++i) x[i] = std::ldexp(x[i], 3 - static_cast<int>(i / cols));
   const auto f16 = [](float v) { return io::f16_to_float(io::float_to_f16(v)); };
+  const auto hi_of = [&](float v) { return std::fabs(v) >= 0x1p-14f ? f16(v) : 0.0f; };
+  for (int64_t i = 0; i < N * cols; ++i) {
+    x[i] = std::ldexp(x[i], 3 - static_cast<int>(i / cols));
+    if (std::fabs(x[i] - hi_of(x[i])) < 0x1p-25f) x[i] = hi_of(x[i]);
+  }
   for (VulkanBackend* b : {&vk(), emulated.get()})
     for (WeightType type : {WeightType::f16, WeightType::bf16}) {
       Quantized q{std::vector<unsigned char>(kernels::weight_matrix_bytes(type, rows, cols)), values,
@@ -255,7 +260,7 @@ TEST_F(VulkanTest, GemmKeepsXToTwentyTwoBits) {
       for (int64_t n = 0; n < N; ++n)
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t k = (r * 7) % cols;
-          const float xv = x[n * cols + k], hi = f16(xv), lo = f16(xv - hi);
+          const float xv = x[n * cols + k], hi = hi_of(xv), lo = f16((xv - hi) * 0x1p11f) * 0x1p-11f;
           const float want = (parts ? hi + lo : xv) * values[r * cols + k];
           ASSERT_EQ(got[n * rows + r], want) << (b == &vk() ? "this device's GEMM " : "emulated ")
                                              << kernels::weight_type_name(type) << " x=" << xv << " n=" << n

@@ -1,12 +1,16 @@
 // The prefill GEMM on tensor cores (GL_NV_cooperative_matrix, 16 x 16 x 16 fragments, F16 inputs,
 // F32 accumulation). A workgroup takes a tile of 64 rows of x by 128 weight rows, 32 columns at a
 // time, staged in shared memory (gemm_staging.glsl: the next columns' loads in flight while these
-// are multiplied): x as two F16 parts side by side, hi = f16(x) and lo = f16(x - hi), and the
-// widened weights rounded to F16 (F16 exactly; BF16 exactly but below F16's normal range; the
-// dequantized block types to 2^-11). Every product is taken twice, hi then lo (A_hi B, then A_lo B
-// into the same accumulator), so x keeps about 22 bits: |x - hi - lo| <= 2^-22 |x| + 2^-25 (half
-// lo's subnormal spacing: on a device whose F16 conversions round to nearest and keep subnormals,
-// which Vulkan does not promise and VulkanTest.GemmKeepsXToTwentyTwoBits checks bit for bit)
+// are multiplied): x as two F16 parts side by side (split_x), and the widened weights rounded to
+// F16 (F16 exactly; BF16 exactly but below F16's normal range; the dequantized block types to
+// 2^-11). hi is x rounded to nearest on F16's normal grid (0 below 2^-14), found with integer and
+// power-of-two arithmetic, so no compiler can fold it away and it converts exactly; lo = (x - hi)
+// 2^11, exact in F32, is rounded to F16 in F16's normal range wherever |x - hi| >= 2^-25. So x
+// keeps about 22 bits whether or not the device flushes F16 subnormals (the H200 lost a plain
+// x - f16(x) entirely): |x - hi - lo 2^-11| <= 2^-22 |x| + 2^-25 given conversions that round to
+// nearest (VulkanTest.GemmKeepsXToTwentyTwoBits checks it bit for bit). Every product is taken
+// twice: A_hi B into the accumulator, then A_lo B into the accumulator scaled by 2^11 and back
+// (both scalings exact), so the result is the one an unscaled lo would give.
 // within F16's range (|x| < 65520). Its four subgroups of 32 each own 32 rows of x by 64 weight
 // rows, 2 x 4 accumulators, so each fragment of x loaded serves four products and each of the
 // weights four (two with each part). An output's sum runs over the columns in the same order
@@ -54,22 +58,32 @@ layout(push_constant) uniform Push {
 
 #include "weights.glsl"
 
+// x's two parts (the header): hi, x on F16's normal grid, and lo = (x - hi) 2^11, both in F32.
+vec2 split_x(float v) {
+  const int e = int((floatBitsToUint(v) >> 23) & 0xffu) - 127;  // v's exponent
+  if (e < -14) return vec2(0.0, v * 2048.0);
+  // v / 2^(e - 10) lies in [2^10, 2^11): rounded to an integer, that is F16's 11 bits.
+  const float down = uintBitsToFloat(uint(137 - e) << 23), up = uintBitsToFloat(uint(117 + e) << 23);
+  const float hi = roundEven(v * down) * up;
+  return vec2(hi, (v - hi) * 2048.0);
+}
+
 #if EMULATED
 // Loops kept as loops: lavapipe compiles the fully unrolled emulation for half a minute a shader.
 #define UNROLL [[dont_unroll]]
 #define Staged float
 float f16(float v) { return unpackHalf2x16(packHalf2x16(vec2(v, 0.0))).x; }  // rounded to F16
 shared uint xs[BM * LDX];  // [m][k]: packHalf2x16(hi, lo)
-void store_x(uint at, float v) { xs[at] = packHalf2x16(vec2(v, v - f16(v))); }
+void store_x(uint at, float v) { xs[at] = packHalf2x16(split_x(v)); }
 #else
 #define UNROLL [[unroll]]
 #define Staged float16_t
 float16_t f16(float v) { return float16_t(v); }
 shared float16_t xs[BM * LDX];  // [m][k] hi, [m][BK + k] lo
 void store_x(uint at, float v) {
-  const float16_t hi = f16(v);
-  xs[at] = hi;
-  xs[at + BK] = f16(v - float(hi));
+  const vec2 parts = split_x(v);
+  xs[at] = f16(parts.x);
+  xs[at + BK] = f16(parts.y);
 }
 #endif
 
@@ -90,6 +104,10 @@ struct CTile {
 ATile load_a(uint at, uint part) { return uvec2(at, part); }
 BTile load_b(uint at) { return at; }
 CTile zero_c() { return CTile(float[8](0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)); }
+CTile scaled(CTile c, float s) {
+  [[unroll]] for (uint j = 0u; j < 8u; ++j) c.v[j] *= s;
+  return c;
+}
 CTile mma(ATile a, BTile b, CTile c) {
   const uint lane = gl_LocalInvocationID.x % 32u, m = lane / 2u, c0 = 8u * (lane % 2u);
   UNROLL for (uint j = 0u; j < 8u; ++j) {
@@ -119,6 +137,7 @@ BTile load_b(uint at) {
   return b;
 }
 CTile zero_c() { return CTile(0.0); }
+CTile scaled(CTile c, float s) { return c * s; }
 CTile mma(ATile a, BTile b, CTile c) { return coopMatMulAddNV(a, b, c); }
 void store_c(CTile c, uint at) { coopMatStoreNV(c, outs, at, LO, false); }
 #endif
@@ -142,7 +161,12 @@ void main() {
         ATile a[2];
         UNROLL for (uint i = 0u; i < 2u; ++i) a[i] = load_a((sm + 16u * i) * LDX + kk, part);
         UNROLL for (uint i = 0u; i < 2u; ++i)
-          UNROLL for (uint j = 0u; j < 4u; ++j) acc[i][j] = mma(a[i], b[j], acc[i][j]);
+          UNROLL for (uint j = 0u; j < 4u; ++j) {
+            if (part == 0u)
+              acc[i][j] = mma(a[i], b[j], acc[i][j]);
+            else  // lo is x's rest times 2^11: so is the sum while it is added
+              acc[i][j] = scaled(mma(a[i], b[j], scaled(acc[i][j], 2048.0)), 1.0 / 2048.0);
+          }
       }
     }
     barrier();
