@@ -11,9 +11,11 @@
 // positions come WG at a time, a thread's key each, in passes that end on multiples of WG
 // whatever the pages (pages are often smaller: every thread scores at once), so a row's chunks
 // and passes depend on its length alone. A pass's keys are read in runs of pages whose regions
-// share a binding window (a uniform index into kv[]), its values a page at a time; keys'
-// elements and values' positions are loaded LOADS at a time before their products, which stay
-// one chain in order for each row and map (the bits depend on neither LOADS nor the group).
+// share a binding window (a uniform index into kv[]), and the key phase notes where each
+// position lies; the values follow, VLOADS positions at a time across pages (SHARED_VALUES: every
+// thread reads the same position, so its window is uniform) or a page at a time. Keys' elements
+// and values' positions are loaded several at a time before their products, which stay one chain
+// in order for each row and map (the bits depend on neither the loads nor the group).
 // window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at
 // the one its window starts in (item c is the row's c-th), so a long row of a sliding layer
 // runs the window's chunks, not its length's, and never reads the block entries before them
@@ -31,6 +33,7 @@
 #define QMAX 2048   // rows * M * d
 #define ACC 32      // rows * M * vw <= WG * ACC
 #define LOADS 8u    // loads in flight per thread before their products
+#define VLOADS 16u  // values in flight per thread (SHARED_VALUES)
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer QBuffer { float q[]; } Q;
 layout(std430, set = 0, binding = 1) readonly buffer LengthBuffer { int i[]; } Lengths;
@@ -55,6 +58,7 @@ shared float qs[QMAX];                       // [row][map][d], scaled
 shared float scores[PMAX * WG];              // [row][map][position in the pass]
 shared float alpha[PMAX], pass_max[PMAX];
 shared uint pass_lo[PMAX], pass_hi[PMAX];   // each pair's positions in the pass (none: lo >= hi)
+shared uint pass_win[WG], pass_base[WG];    // each position's binding window and region byte
 
 float element(uint win, uint at) {  // one cached element at byte `at`, widened (INT8: unscaled)
   const uint word = kv[win].w[at >> 2];
@@ -146,6 +150,8 @@ void main() {
       while (run_end < hi && kv_region(block_of(table, run_end)).x == win) run_end = min(hi, run_end + p.P);
       if (pos >= run && pos < run_end) {
         const uint base = kv_region(block_of(table, pos)).y, tt = pos % p.P;
+        pass_win[t] = win;
+        pass_base[t] = base;
         for (uint m = 0u; m < M; ++m) {
           const uint map = g * M + m;
           const uint kh = p.v1 != 0u && map % (p.r + 1u) == p.r ? 1u : 0u;  // V1 noise maps read k2
@@ -208,33 +214,30 @@ void main() {
       if (e >= pairs * vw) break;
       if (pass_lo[e / vw] < pass_hi[e / vw]) acc[j] *= alpha[e / vw];
     }
-    if (shared_column) {  // a page at a time, each of the column's values loaded once for every accumulator
-      for (uint i = lo; i < hi;) {
-        const uvec2 region = kv_region(block_of(table, i));
-        const uint values = region.y + kv_key_bytes(), tt0 = i % p.P, in_page = min(hi - i, p.P - tt0);
-        for (uint k = 0u; k < in_page; k += LOADS) {
-          float v[LOADS], vs[LOADS];
-          [[unroll]] for (uint q = 0u; q < LOADS; ++q) {
-            v[q] = vs[q] = 0.0;
-            if (k + q < in_page) {
-              if (int8) vs[q] = scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt0 + k + q) * 4u);
-              v[q] = element(region.x, values + kv_value_element(g, tt0 + k + q, t % vw) * es);
-            }
-          }
-          [[unroll]] for (uint j = 0u; j < ACC; ++j) {
-            const uint e = t + WG * j;
-            if (e >= pairs * vw) break;
-            const uint pair = e / vw, from = pass_lo[pair], to = pass_hi[pair];
-            float a = acc[j];
-            [[unroll]] for (uint q = 0u; q < LOADS; ++q) {
-              const uint pos = i + k + q;
-              if (k + q < in_page && pos >= from && pos < to)
-                a = fma(int8 ? scores[pair * WG + pos - P0] * vs[q] : scores[pair * WG + pos - P0], v[q], a);
-            }
-            acc[j] = a;
+    if (shared_column) {  // each of the column's values loaded once for every accumulator, VLOADS at a time
+      for (uint k = lo; k < hi; k += VLOADS) {  // where each position lies: from the key phase
+        float v[VLOADS], vs[VLOADS];
+        [[unroll]] for (uint q = 0u; q < VLOADS; ++q) {
+          v[q] = vs[q] = 0.0;
+          const uint pos = k + q;
+          if (pos < hi) {  // uniform, and so is the window: every thread reads this position
+            const uint win = pass_win[pos - P0], values = pass_base[pos - P0] + kv_key_bytes(), tt = pos % p.P;
+            if (int8) vs[q] = scale_at(win, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
+            v[q] = element(win, values + kv_value_element(g, tt, t % vw) * es);
           }
         }
-        i += in_page;
+        [[unroll]] for (uint j = 0u; j < ACC; ++j) {
+          const uint e = t + WG * j;
+          if (e >= pairs * vw) break;
+          const uint pair = e / vw, from = pass_lo[pair], to = pass_hi[pair];
+          float a = acc[j];
+          [[unroll]] for (uint q = 0u; q < VLOADS; ++q) {
+            const uint pos = k + q;
+            if (pos >= from && pos < to)
+              a = fma(int8 ? scores[pair * WG + pos - P0] * vs[q] : scores[pair * WG + pos - P0], v[q], a);
+          }
+          acc[j] = a;
+        }
       }
     } else {  // each accumulator over its own row's positions, a page at a time, its values LOADS ahead
       [[unroll]] for (uint j = 0u; j < ACC; ++j) {
