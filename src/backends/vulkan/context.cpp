@@ -174,7 +174,7 @@ Probe probe(const Api& api, VkPhysicalDevice device) {
   api.vkGetPhysicalDeviceProperties2(device, &props);
   const VkPhysicalDeviceLimits& limits = p.properties.limits;
   c.subgroup_size = subgroup.subgroupSize;
-  // matmul_coopmat.comp tiles its workgroup as four subgroups of 32, and its SPIR-V declares the
+  // matmul_coopmat.comp tiles its workgroup as eight subgroups of 32, and its SPIR-V declares the
   // Vulkan memory model (glslang's scopes for GL_NV_cooperative_matrix).
   c.cooperative_matrix = has_coopmat && p.coopmat.cooperativeMatrix && c.float16 && c.subgroup_size == 32 &&
                          v12 && p.features12.vulkanMemoryModel && has_cooperative_matrix_16x16x16(api, device);

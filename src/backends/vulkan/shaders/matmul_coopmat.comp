@@ -7,24 +7,25 @@
 // power-of-two arithmetic, so no compiler can fold it away and it converts exactly; lo = (x - hi)
 // 2^11, exact in F32, is rounded to F16 in F16's normal range wherever |x - hi| >= 2^-25. So x
 // keeps about 22 bits whether or not the device flushes F16 subnormals (the H200 lost a plain
-// x - f16(x) entirely): |x - hi - lo 2^-11| <= 2^-22 |x| + 2^-25 given conversions that round to
-// nearest (VulkanTest.GemmKeepsXToTwentyTwoBits checks it bit for bit). Every product is taken
-// twice: A_hi B into the accumulator, then A_lo B into the accumulator scaled by 2^11 and back
-// (both scalings exact), so the result is the one an unscaled lo would give.
-// within F16's range (|x| < 65520). Its four subgroups of 32 each own 32 rows of x by 64 weight
-// rows, 2 x 4 accumulators, so each fragment of x loaded serves four products and each of the
-// weights four (two with each part). An output's sum runs over the columns in the same order
-// whatever the tile holds, so a row's bits depend on that row alone. Used where the device has
-// the extension, for the types other than F32.
+// x - f16(x) entirely): |x - hi - lo 2^-11| <= 2^-22 |x| + 2^-25 within F16's range (|x| < 65520),
+// given conversions that round to nearest (VulkanTest.GemmKeepsXToTwentyTwoBits checks it bit for
+// bit). Every product is taken twice: A_hi B into the accumulator, then A_lo B into the
+// accumulator scaled by 2^11 and back (both scalings exact), so the sums are the ones an unscaled
+// lo would give. Its eight subgroups of 32 each own 32 rows of x by 32 weight rows, 2 x 2
+// accumulators (few registers, so a thread's next tiles stay in flight across the products): each
+// fragment of x loaded serves two products and each of the weights four (two with each part). A
+// step of 32 columns takes x's hi parts first, then its lo parts into sums scaled once. An output's
+// sum runs over the columns in the same order whatever the tile holds, so a row's bits depend on
+// that row alone. Used where the device has the extension, for the types other than F32.
 //
 // EMULATED: the same tiles, staging and write-out with the fragments done in plain code (any
 // device: lavapipe in the tests): a fragment of x or of the weights is where it lies in shared
 // memory, an accumulator is 8 floats per invocation. So everything but the three fragment
 // operations is tested where there are no tensor cores.
 //
-// Shared memory: 24 KiB (x 9 KiB, the weights 10 KiB, the accumulators' way out 5 KiB); emulated,
-// 29.75 KiB (x's two parts in one word, the weights as F32), under the 32 KiB that may be all a
-// device has.
+// Shared memory: 24 KiB (x 9 KiB, the weights 10 KiB, the accumulators' way out 5 KiB, four
+// subgroups' at a time); emulated, 29.75 KiB (x's two parts in one word, the weights as F32), under
+// the 32 KiB that may be all a device has.
 #version 450
 #if !EMULATED
 #extension GL_NV_cooperative_matrix : require
@@ -44,7 +45,7 @@
 #define LDX (2 * BK + 8)  // x's staged values between rows: BK hi, then BK lo, then 8 of padding (144 bytes)
 #endif
 #define LO 20        // floats between rows of an accumulator on its way out
-#define WG 128u
+#define WG 256u
 layout(local_size_x = WG) in;
 layout(std430, set = 0, binding = 0) readonly buffer WBuffer { uint w[]; } W;
 layout(std430, set = 0, binding = 1) readonly buffer XBuffer { float x[]; } X;
@@ -145,47 +146,52 @@ void store_c(CTile c, uint at) { coopMatStoreNV(c, outs, at, LO, false); }
 void main() {
   const uint t = gl_LocalInvocationID.x, sg = t / 32u, lane = t % 32u;
   const uint c0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
-  const uint sm = (sg / 2u) * 32u, sc = (sg % 2u) * 64u;  // this subgroup's 32 x 64 block
-  CTile acc[2][4];
+  const uint sm = (sg / 4u) * 32u, sc = (sg % 4u) * 32u;  // this subgroup's 32 x 32 block
+  CTile acc[2][2];
   UNROLL for (uint i = 0u; i < 2u; ++i)
-    UNROLL for (uint j = 0u; j < 4u; ++j) acc[i][j] = zero_c();
+    UNROLL for (uint j = 0u; j < 2u; ++j) acc[i][j] = zero_c();
   load_tiles(m0, c0, 0u);
   for (uint k0 = 0u; k0 < p.cols; k0 += BK) {
     store_tiles();
     barrier();
     if (k0 + BK < p.cols) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
-    UNROLL for (uint kk = 0u; kk < BK; kk += 16u) {
-      BTile b[4];
-      UNROLL for (uint j = 0u; j < 4u; ++j) b[j] = load_b((sc + 16u * j) * LD + kk);
-      UNROLL for (uint part = 0u; part < 2u; ++part) {  // x's hi, then its lo
-        ATile a[2];
-        UNROLL for (uint i = 0u; i < 2u; ++i) a[i] = load_a((sm + 16u * i) * LDX + kk, part);
+    BTile b[2][2];  // [16 columns][weight rows]
+    UNROLL for (uint h = 0u; h < 2u; ++h)
+      UNROLL for (uint j = 0u; j < 2u; ++j) b[h][j] = load_b((sc + 16u * j) * LD + 16u * h);
+    UNROLL for (uint part = 0u; part < 2u; ++part) {  // x's hi, then its lo (x's rest times 2^11)
+      if (part == 1u)  // so the sums too while the lo products go in: both scalings exact
         UNROLL for (uint i = 0u; i < 2u; ++i)
-          UNROLL for (uint j = 0u; j < 4u; ++j) {
-            if (part == 0u)
-              acc[i][j] = mma(a[i], b[j], acc[i][j]);
-            else  // lo is x's rest times 2^11: so is the sum while it is added
-              acc[i][j] = scaled(mma(a[i], b[j], scaled(acc[i][j], 2048.0)), 1.0 / 2048.0);
-          }
+          UNROLL for (uint j = 0u; j < 2u; ++j) acc[i][j] = scaled(acc[i][j], 2048.0);
+      UNROLL for (uint h = 0u; h < 2u; ++h) {
+        ATile a[2];
+        UNROLL for (uint i = 0u; i < 2u; ++i) a[i] = load_a((sm + 16u * i) * LDX + 16u * h, part);
+        UNROLL for (uint i = 0u; i < 2u; ++i)
+          UNROLL for (uint j = 0u; j < 2u; ++j) acc[i][j] = mma(a[i], b[h][j], acc[i][j]);
       }
+      if (part == 1u)
+        UNROLL for (uint i = 0u; i < 2u; ++i)
+          UNROLL for (uint j = 0u; j < 2u; ++j) acc[i][j] = scaled(acc[i][j], 1.0 / 2048.0);
     }
     barrier();
   }
-  // Out one accumulator of each subgroup at a time: through outs, then 8 outputs an invocation.
-  const uint out_at = sg * 16u * LO, row = lane / 2u, col = 8u * (lane % 2u);
-  UNROLL for (uint i = 0u; i < 2u; ++i)
-    UNROLL for (uint j = 0u; j < 4u; ++j) {
-      store_c(acc[i][j], out_at);
-      barrier();
-      const uint m = m0 + sm + 16u * i + row;
-      UNROLL for (uint e = 0u; e < 8u; ++e) {
-        const uint c = c0 + sc + 16u * j + col + e;
-        if (m < p.n && c < p.rows) {
-          const uint at = p.y_at + m * p.y_stride + c;
-          const float v = outs[out_at + row * LO + col + e];
-          Y.y[at] = p.accumulate != 0u ? Y.y[at] + v : v;
+  // Out one accumulator of each subgroup at a time, four subgroups at a time: through outs, then 8
+  // outputs an invocation.
+  const uint out_at = (sg % 4u) * 16u * LO, row = lane / 2u, col = 8u * (lane % 2u);
+  UNROLL for (uint round = 0u; round < 2u; ++round)
+    UNROLL for (uint i = 0u; i < 2u; ++i)
+      UNROLL for (uint j = 0u; j < 2u; ++j) {
+        const bool mine = sg / 4u == round;  // uniform in the subgroup
+        if (mine) store_c(acc[i][j], out_at);
+        barrier();
+        const uint m = m0 + sm + 16u * i + row;
+        UNROLL for (uint e = 0u; e < 8u; ++e) {
+          const uint c = c0 + sc + 16u * j + col + e;
+          if (mine && m < p.n && c < p.rows) {
+            const uint at = p.y_at + m * p.y_stride + c;
+            const float v = outs[out_at + row * LO + col + e];
+            Y.y[at] = p.accumulate != 0u ? Y.y[at] + v : v;
+          }
         }
+        barrier();
       }
-      barrier();
-    }
 }
