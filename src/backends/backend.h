@@ -9,6 +9,7 @@
 // matrices are row-major. Backward ops OVERWRITE input gradients and ACCUMULATE (+=) parameter
 // gradients, as the kernels do (kernels/ops.h).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -126,12 +127,17 @@ struct DeviceInfo {
 };
 
 // How a matmul may round its products' inputs, in any order: each x, and each weight once widened,
-// enters its product as v' with |v' - v| <= relative |v| + absolute. All 0 where they are used in
-// f32 as they are. A sum takes terms_per_column products a column (x in parts: one per part),
+// enters its product as v' with |v' - v| <= relative |v| + absolute, or as 0 where |v| is below
+// flushed_below (a device that flushes F16 subnormals). All 0 where they are used in f32 as they
+// are. A sum takes terms_per_column products a column (x in parts: one per part),
 // each step rounding by at most step_rounding of the running sum's magnitude (2^-24 to nearest;
 // tensor cores may truncate).
 struct InputRounding {
-  double relative = 0, absolute = 0;
+  double relative = 0, absolute = 0, flushed_below = 0;
+  double error(double magnitude) const {  // the most v' may be off v, for |v| = magnitude
+    const double rounded = relative * magnitude + absolute;
+    return magnitude < flushed_below ? std::max(rounded, magnitude) : rounded;
+  }
 };
 struct MatmulInputRounding {
   InputRounding x, w;

@@ -175,16 +175,18 @@ TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
   const auto emulated = open_another(options);
   VulkanBackend& em = *emulated;
   ASSERT_EQ(em.prefill_gemm(), VulkanBackend::PrefillGemm::emulated);
-  // x as two F16 parts; F16 weights exact, BF16 ones but for F16's subnormals, the others rounded.
+  // x as two F16 parts; F16 weights exact, BF16 ones but for F16's subnormals, the others rounded;
+  // any weight below F16's normal range maybe flushed.
   const auto rounding = [&](WeightType type) {
     const backends::MatmulInputRounding r = em.matmul_input_rounding(type);
-    return std::vector<double>{r.x.relative, r.x.absolute, r.w.relative, r.w.absolute};
+    return std::vector<double>{r.x.relative, r.x.absolute, r.x.flushed_below,
+                               r.w.relative, r.w.absolute, r.w.flushed_below};
   };
-  EXPECT_EQ(rounding(WeightType::f32), std::vector<double>(4, 0.0));
-  EXPECT_EQ(rounding(WeightType::f16), (std::vector<double>{0x1p-22, 0x1p-25, 0, 0}));
-  EXPECT_EQ(rounding(WeightType::bf16), (std::vector<double>{0x1p-22, 0x1p-25, 0, 0x1p-25}));
+  EXPECT_EQ(rounding(WeightType::f32), std::vector<double>(6, 0.0));
+  EXPECT_EQ(rounding(WeightType::f16), (std::vector<double>{0x1p-22, 0x1p-25, 0, 0, 0, 0x1p-14}));
+  EXPECT_EQ(rounding(WeightType::bf16), (std::vector<double>{0x1p-22, 0x1p-25, 0, 0, 0x1p-25, 0x1p-14}));
   for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
-    EXPECT_EQ(rounding(type), (std::vector<double>{0x1p-22, 0x1p-25, 0x1p-11, 0x1p-25}));
+    EXPECT_EQ(rounding(type), (std::vector<double>{0x1p-22, 0x1p-25, 0, 0x1p-11, 0x1p-25, 0x1p-14}));
   EXPECT_EQ(em.matmul_input_rounding(WeightType::f16).terms_per_column, 2);  // hi, then lo
   EXPECT_EQ(em.matmul_input_rounding(WeightType::f16).step_rounding, 0x1p-23);
   Rng rng(16);

@@ -48,8 +48,7 @@ double input_rounding_error(const Quantized& q, const float* x, int64_t r,
   double error = 0;
   for (int64_t i = 0; i < q.cols; ++i) {
     const double w = std::fabs(q.dequantized[r * q.cols + i]), xi = std::fabs(x[i]);
-    const double ew = rounding.w.relative * w + rounding.w.absolute;
-    const double ex = rounding.x.relative * xi + rounding.x.absolute;
+    const double ew = rounding.w.error(w), ex = rounding.x.error(xi);
     error += w * ex + xi * ew + ex * ew;
   }
   return error;

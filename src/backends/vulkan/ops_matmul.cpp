@@ -40,18 +40,19 @@ std::string gemv_family(int64_t n, uint32_t x_at, int64_t cols, kernels::WeightT
 
 }  // namespace
 
-// matmul_coopmat.comp's F16 parts (its header): x as hi + lo, to 2^-22 of x plus 2^-25 (half F16's
-// subnormal spacing), given F16 conversions that round to nearest and keep subnormals
-// (VulkanTest.GemmKeepsXToTwentyTwoBits checks both on the device); F16 weights exactly, BF16 ones
-// to 2^-25 below F16's normal range, the block types' dequantized values to 2^-11 too. Two products
-// a column (hi, then lo) into accumulators that tensor cores may truncate. F32 weights take the F32
-// GEMM.
+// matmul_coopmat.comp's F16 parts (its header): x as hi + lo, to 2^-22 of x plus 2^-25, given F16
+// conversions that round to nearest (VulkanTest.GemmKeepsXToTwentyTwoBits checks it on the
+// device), whether or not the device flushes F16 subnormals; the weights in F16: F16 ones exactly,
+// BF16 ones to 2^-25 below F16's normal range, the block types' dequantized values to 2^-11 too,
+// and any below 2^-14 maybe flushed to 0 (the H200 flushes: an x part left subnormal was lost
+// there). Two products a column (hi, then lo) into accumulators that tensor cores may truncate. F32
+// weights take the F32 GEMM.
 MatmulInputRounding VulkanBackend::matmul_input_rounding(kernels::WeightType type) const {
   if (prefill_gemm() == PrefillGemm::plain || type == kernels::WeightType::f32) return {};
   const InputRounding x{0x1p-22, 0x1p-25};
-  const InputRounding w = type == kernels::WeightType::f16    ? InputRounding{}
-                          : type == kernels::WeightType::bf16 ? InputRounding{0, 0x1p-25}
-                                                              : InputRounding{0x1p-11, 0x1p-25};
+  const InputRounding w = type == kernels::WeightType::f16    ? InputRounding{0, 0, 0x1p-14}
+                          : type == kernels::WeightType::bf16 ? InputRounding{0, 0x1p-25, 0x1p-14}
+                                                              : InputRounding{0x1p-11, 0x1p-25, 0x1p-14};
   return {x, w, 2, 0x1p-23};
 }
 
