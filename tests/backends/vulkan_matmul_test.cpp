@@ -226,7 +226,7 @@ TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
 
 // The GEMM's x to 22 bits, exactly: matmul_coopmat.comp's two F16 parts, hi = x on F16's normal
 // grid (0 below 2^-14) and lo = f16((x - hi) 2^11) 2^-11, rounded to nearest. With one power of two
-// in each weight row every product and sum is exact (hi + lo spans at most 23 bits), so
+// in each weight row every product and sum is exact (hi + lo spans at most 24 bits), so
 // y = (hi + lo) w bit for bit, on the emulated cooperative matrices and on this device's own GEMM
 // (where it has none: the F32 GEMM, y = x w). Rows of x from 2^3 down to 2^-20: hi normal and
 // zero. No x - hi is nonzero below 2^-25, where lo would be an F16 subnormal, which Vulkan lets a

@@ -3,7 +3,7 @@
 // time, staged in shared memory (gemm_staging.glsl: the next columns' loads in flight while these
 // are multiplied): x as two F16 parts side by side (split_x), and the widened weights rounded to
 // F16 (F16 exactly; BF16 exactly but below F16's normal range; the dequantized block types to
-// 2^-11). hi is x rounded to nearest on F16's normal grid (0 below 2^-14), found with integer and
+// 2^-11; below 2^-14 maybe flushed to 0, as the H200 does). hi is x rounded to nearest on F16's normal grid (0 below 2^-14), found with integer and
 // power-of-two arithmetic, so no compiler can fold it away and it converts exactly; lo = (x - hi)
 // 2^11, exact in F32, is rounded to F16 in F16's normal range wherever |x - hi| >= 2^-25. So x
 // keeps about 22 bits whether or not the device flushes F16 subnormals (the H200 lost a plain
@@ -89,7 +89,7 @@ void store_x(uint at, float v) {
 #endif
 
 shared Staged ws[BN * LD];  // [c][k]: the B operand (k by c) stored column-major
-shared float outs[4u * 16u * LO];  // each subgroup's accumulator on its way out
+shared float outs[4u * 16u * LO];  // four subgroups' accumulators at a time on their way out
 #define STORE_X(m, k, v) store_x((m) * LDX + (k), v)
 #define STORE_W(c, k, v) ws[(c) * LD + (k)] = f16(v)
 #include "gemm_staging.glsl"
@@ -144,6 +144,8 @@ void store_c(CTile c, uint at) { coopMatStoreNV(c, outs, at, LO, false); }
 #endif
 
 void main() {
+  // sg: subgroups as runs of 32 consecutive invocations, as NVIDIA makes them (context.cpp asks for
+  // subgroups of 32; Vulkan does not promise the runs): the fragments and the write-out rely on it.
   const uint t = gl_LocalInvocationID.x, sg = t / 32u, lane = t % 32u;
   const uint c0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
   const uint sm = (sg / 4u) * 32u, sc = (sg % 4u) * 32u;  // this subgroup's 32 x 32 block
