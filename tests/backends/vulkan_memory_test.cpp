@@ -140,6 +140,11 @@ TEST_F(VulkanTest, AnAllocationThatDoesNotFitSaysWhatItNeedsAndWhatIsFree) {
   const int64_t huge = int64_t{1} << 50;  // 1 PiB
   const std::string error = testing::error_of([&] { vk().allocate(huge); });
   EXPECT_NE(error.find(std::to_string(huge)), std::string::npos) << error;
+  // Sizes that rounding up to whole 256 bytes would carry past int64: refused as too big.
+  for (const int64_t most : {INT64_MAX, INT64_MAX - 100}) {
+    const std::string refused = testing::error_of([&] { vk().allocate(most); });
+    EXPECT_NE(refused.find("one buffer holds at most"), std::string::npos) << refused;
+  }
   // More than the device's memory, within what one buffer may hold.
   const int64_t beyond = vk().info().memory_bytes + (1 << 20);
   if (beyond <= vk().context().caps().max_buffer_bytes) {
@@ -148,6 +153,15 @@ TEST_F(VulkanTest, AnAllocationThatDoesNotFitSaysWhatItNeedsAndWhatIsFree) {
     EXPECT_NE(refused.find(std::to_string(beyond)), std::string::npos) << refused;
     EXPECT_NE(refused.find("free of"), std::string::npos) << refused;
   }
+}
+
+// A binding limit for the tests' split paths below 4 KiB would leave the windowed ops no whole step.
+TEST_F(VulkanTest, ATinyBindingLimitIsAnError) {
+  backends::vulkan::Options options;
+  options.max_binding_bytes = 1000;
+  const std::string error = testing::error_of([&] { open_another(options); });
+  EXPECT_NE(error.find("max_binding_bytes"), std::string::npos) << error;
+  EXPECT_NE(error.find("1000"), std::string::npos) << error;
 }
 
 // A device that does not finish in time is an error, never a hang; the backend then refuses work,

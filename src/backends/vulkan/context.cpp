@@ -272,6 +272,10 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     if (coopmat_value == "0" || caps_.emulated_cooperative_matrix) caps_.cooperative_matrix = false;
     caps_.shared_value_loads =
         options.shared_value_loads.value_or(p.properties.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU);
+    // Below 4 KiB a binding would hold under 256 floats after alignment: the windowed ops' steps.
+    DIFFTX_CHECK(options.max_binding_bytes == 0 || options.max_binding_bytes >= 4096,
+                 "vulkan: Options::max_binding_bytes must be 0 (the device's) or at least 4096, got ",
+                 options.max_binding_bytes);
     if (options.max_binding_bytes > 0)
       caps_.max_binding_bytes = std::min(caps_.max_binding_bytes, options.max_binding_bytes);
     info_ = describe(p);

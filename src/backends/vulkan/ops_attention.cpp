@@ -52,6 +52,7 @@ KvPush kv_push(const PagedKv& kv, int64_t layer, uint32_t per_window, uint32_t d
 void check_kv(const PagedKv& kv, int64_t layer, const char* op) {
   const kernels::DecodeAttentionDims& a = kv.dims;
   a.validate();
+  a.attention_dims().validate();  // its window too (a 32-bit push constant)
   DIFFTX_CHECK(a.capacity > 0 && a.capacity % kernels::kKeyTile == 0, "vulkan ", op, ": block capacity ", a.capacity,
                " must be a positive multiple of ", kernels::kKeyTile);
   DIFFTX_CHECK(kv.layers > 0 && layer >= 0 && layer < kv.layers, "vulkan ", op, ": layer ", layer, " of ", kv.layers);

@@ -43,8 +43,8 @@ void AttentionDims::validate() const {
   // docs/SPEC.md §2.5: every kv head serves whole groups of r signal heads and their noise head.
   DIFFTX_CHECK(H / r % Hkv == 0, "attention dims (", name, "): field 'Hkv' must divide the noise heads H / r = ", H / r,
                " (every kv head serves whole groups), got Hkv=", Hkv);
-  DIFFTX_CHECK(window >= 0, "attention dims (", name, "): field 'window' (sliding window, 0 for none) must be >= 0, got ",
-               window);
+  DIFFTX_CHECK(window >= 0 && window <= int64_t{1} << 30, "attention dims (", name,
+               "): field 'window' (sliding window, 0 for none) must be in [0, 2^30], got ", window);
   // Buffers are indexed with 64-bit offsets; keep every size far from overflow.
   const int64_t field_limit = int64_t{1} << 20, total_limit = int64_t{1} << 40;
   DIFFTX_CHECK(H <= field_limit && d <= field_limit, "attention dims (", name,

@@ -124,6 +124,10 @@ TEST(SlidingWindow, BackwardAndQuantizedRefuseAWindow) {
   AttentionDims bad = dims;
   bad.window = -1;
   EXPECT_NE(testing::error_of([&] { bad.validate(); }).find("'window'"), std::string::npos);
+  bad.window = (int64_t{1} << 32) + 5;  // a device's 32-bit push constant would read 5
+  EXPECT_NE(testing::error_of([&] { bad.validate(); }).find("2^30"), std::string::npos);
+  bad.window = int64_t{1} << 30;
+  bad.validate();
 }
 
 // A cache of T tokens in decode_attention.h's layout, split into pages of P positions, from
