@@ -134,6 +134,14 @@ TEST_F(VulkanTest, BadAddressesAndSizesAreErrors) {
             }).find("outside"),
             std::string::npos);
   EXPECT_NE(testing::error_of([&] { (void)a.as<float>().host(); }).find("read on the host"), std::string::npos);
+  // A required operand given as null is an error naming it, never a write into a stand-in buffer;
+  // an optional one (rmsnorm's rstd) is not.
+  const DeviceBuffer g = vk().allocate(64 * 4), y = vk().allocate(64 * 4);
+  const std::string null_x = testing::error_of(
+      [&] { vk().rmsnorm_forward(DevicePtr<const float>(), g.as<const float>(), y.as<float>(), {}, 1, 64, 1e-5f); });
+  EXPECT_NE(null_x.find("rmsnorm x is a null pointer"), std::string::npos) << null_x;
+  vk().rmsnorm_forward(y.as<const float>(), g.as<const float>(), y.as<float>(), {}, 1, 64, 1e-5f);
+  vk().rmsnorm_forward(DevicePtr<const float>(), DevicePtr<const float>(), y.as<float>(), {}, 0, 64, 1e-5f);
 }
 
 TEST_F(VulkanTest, AnAllocationThatDoesNotFitSaysWhatItNeedsAndWhatIsFree) {

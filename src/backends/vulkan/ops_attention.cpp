@@ -137,11 +137,11 @@ void VulkanBackend::attention_forward(const kernels::AttentionDims& dims, Device
     const Bound kb = bind((k + rows * kw).address(), B * T * kw * 4, "attention k");
     const Bound vb = bind((v + rows * vw).address(), B * T * vw * 4, "attention v");
     const Bound ob = bind((out + rows * ow).address(), B * T * ow * 4, "attention out");
-    const Bound lb = bind(!lambda ? 0 : lambda_row ? (lambda + rows * lambda_row).address() : lambda.address(),
+    const Bound lb = bind_optional(!lambda ? 0 : lambda_row ? (lambda + rows * lambda_row).address() : lambda.address(),
                           std::max<int64_t>(1, B * T * lambda_row) * 4, "attention lambda");
     // lse [B, maps, T] and maps_out [B, T, maps, vw] of these sequences.
-    const Bound sb = bind(save ? (saved.lse + b0 * a.maps() * T).address() : 0, B * a.maps() * T * 4, "attention lse");
-    const Bound mb = bind(save && a.paired() ? (saved.maps_out + rows * a.maps() * a.value_width()).address() : 0,
+    const Bound sb = bind_optional(save ? (saved.lse + b0 * a.maps() * T).address() : 0, B * a.maps() * T * 4, "attention lse");
+    const Bound mb = bind_optional(save && a.paired() ? (saved.maps_out + rows * a.maps() * a.value_width()).address() : 0,
                           B * T * a.maps() * a.value_width() * 4, "attention maps_out");
     push = {qb.words(), kb.words(), vb.words(), lb.words(), ob.words(), sb.words(), mb.words(),
             u32(B), u32(T), u32(dims.H), u32(dims.d), u32(a.paired() ? a.r : 1), u32(a.maps_per_kv_head()),
@@ -251,7 +251,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     run("paged_attention_r" + std::to_string(variant) + (own_loads ? "" : "s"), {1, 1, 1, 1, 1, kKvWindows}, buffers,
         &push, sizeof push, m * a.Hkv * slots);
 
-    const Bound lamb = bind(!lambda ? 0 : lambda_row ? (lambda + i0 * lambda_row).address() : lambda.address(),
+    const Bound lamb = bind_optional(!lambda ? 0 : lambda_row ? (lambda + i0 * lambda_row).address() : lambda.address(),
                             std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");
     const Bound ob = bind((out + i0 * ow).address(), m * ow * 4, "paged_attention out");
     merge = {u32(a.Hkv), u32(M), u32(vw), u32(a.H), r, kind_code(a.kind), lb.words(), lamb.words(), ob.words(), u32(ow),

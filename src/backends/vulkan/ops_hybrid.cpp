@@ -39,6 +39,7 @@ void VulkanBackend::layernorm_forward(DevicePtr<const float> x, DevicePtr<const 
                                       int64_t n, float eps) {
   DIFFTX_CHECK(rows >= 0 && n > 0 && eps >= 0, "vulkan layernorm_forward: rows ", rows, ", width ", n, ", eps ", eps);
   DIFFTX_CHECK(rows == 0 || (w && b && mean && rstd), "vulkan layernorm_forward: w, b, mean and rstd must be given");
+  if (rows == 0) return;
   struct {
     uint32_t x_at, w_at, b_at, y_at, mean_at, rstd_at, rows, n;
     float eps;
@@ -76,7 +77,7 @@ void VulkanBackend::add_bias(DevicePtr<float> y, DevicePtr<const float> bias, in
 }
 
 VulkanBackend::SlotPool VulkanBackend::bind_slots(DevicePtr<const void> base, int64_t width, const char* what) {
-  if (width == 0) return {bind(0, 0, what), 0x7fffffff};  // K = 1: no window to read
+  if (width == 0) return {bind_optional(0, 0, what), 0x7fffffff};  // K = 1: no window to read
   const Resolved r = memory_.resolve(base.address(), width * 4, what);
   const int64_t count = (r.size - r.offset) / (width * 4), fit = rows_per_binding(width * 4, what);
   DIFFTX_CHECK(count <= fit, "vulkan ", what, ": a pool of ", count, " slots of ", width * 4, " bytes; one binding of ",
@@ -96,7 +97,7 @@ void VulkanBackend::mamba_conv(const MambaDims& dims, int64_t rows, int64_t T, D
   const Bound xb = bind(x.address(), ((n - 1) * ld_x + E) * 4, "mamba conv x");
   const Bound wb = bind(w.address(), E * K * 4, "mamba conv w");
   const Bound bb = bind(bias.address(), E * 4, "mamba conv bias");
-  const Bound sb = bind(slots.address(), rows * 4, "mamba conv slots");
+  const Bound sb = bind_optional(slots.address(), rows * 4, "mamba conv slots");
   const Bound ub = bind(u.address(), n * E * 4, "mamba conv u");
   push = {xb.words(), u32(ld_x), wb.words(), bb.words(), windows.bound.words(), sb.words(), ub.words(),
           slots ? 1u : 0u, windows.count, u32(rows), u32(T), u32(E), u32(K)};
@@ -108,8 +109,9 @@ void VulkanBackend::mamba_conv_prompt(const MambaDims& dims, int64_t T, DevicePt
                                       DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> window,
                                       DevicePtr<float> u) {
   check_mamba("mamba_conv_prompt", dims, T, ld_x, dims.channels, "ld_x");
+  if (T == 0) return;
   const int64_t E = dims.channels, W = (dims.conv - 1) * E;
-  const SlotPool pool{bind(W ? window.address() : 0, W * 4, "mamba conv window"), 1};
+  const SlotPool pool{bind_optional(W ? window.address() : 0, W * 4, "mamba conv window"), 1};
   const int64_t step = rows_per_binding(ld_x * 4, "mamba_conv_prompt rows");
   for (int64_t t0 = 0; t0 < T; t0 += step)
     mamba_conv(dims, 1, std::min(step, T - t0), x + t0 * ld_x, ld_x, w, bias, pool, nullptr, u + t0 * E);
@@ -146,7 +148,7 @@ void VulkanBackend::mamba_scan(const MambaDims& dims, int64_t rows, int64_t T, D
   const Bound bb = bind(B.address(), ((n - 1) * ld_bc + S) * 4, "mamba scan B");
   const Bound cb = bind(C.address(), ((n - 1) * ld_bc + S) * 4, "mamba scan C");
   const Bound db = bind(D.address(), E * 4, "mamba scan D");
-  const Bound sb = bind(slots.address(), rows * 4, "mamba scan slots");
+  const Bound sb = bind_optional(slots.address(), rows * 4, "mamba scan slots");
   const Bound yb = bind(y.address(), n * E * 4, "mamba scan y");
   push = {ub.words(), tb.words(), tbb.words(), ab.words(), bb.words(), cb.words(), u32(ld_bc), db.words(),
           states.bound.words(), sb.words(), yb.words(), slots ? 1u : 0u, states.count, u32(rows), u32(T),
@@ -162,6 +164,7 @@ void VulkanBackend::mamba_scan_prompt(const MambaDims& dims, int64_t T, DevicePt
                                       DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
                                       DevicePtr<float> state, DevicePtr<float> y) {
   check_mamba("mamba_scan_prompt", dims, T, ld_bc, dims.state, "ld_bc");
+  if (T == 0) return;
   const int64_t E = dims.channels;
   const SlotPool pool{bind(state.address(), E * dims.state * 4, "mamba scan state"), 1};
   const int64_t step = rows_per_binding(std::max(E, ld_bc) * 4, "mamba_scan_prompt rows");

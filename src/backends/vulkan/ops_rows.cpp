@@ -13,6 +13,7 @@ namespace difftx::backends::vulkan {
 void VulkanBackend::rmsnorm_forward(DevicePtr<const float> x, DevicePtr<const float> g, DevicePtr<float> y,
                                     DevicePtr<float> rstd, int64_t rows, int64_t n, float eps) {
   DIFFTX_CHECK(rows >= 0 && n > 0, "vulkan rmsnorm_forward: rows ", rows, ", width ", n);
+  if (rows == 0) return;
   struct {
     uint32_t x_at, g_at, y_at, rstd_at, has_rstd, rows, n;
     float eps;
@@ -23,7 +24,7 @@ void VulkanBackend::rmsnorm_forward(DevicePtr<const float> x, DevicePtr<const fl
     const int64_t m = std::min(step, rows - r0);
     const Bound xb = bind((x + r0 * n).address(), m * n * 4, "rmsnorm x");
     const Bound yb = bind((y + r0 * n).address(), m * n * 4, "rmsnorm y");
-    const Bound rb = bind(rstd ? (rstd + r0).address() : 0, m * 4, "rmsnorm rstd");
+    const Bound rb = bind_optional(rstd ? (rstd + r0).address() : 0, m * 4, "rmsnorm rstd");
     push = {xb.words(), gb.words(), yb.words(), rb.words(), rstd ? 1u : 0u, u32(m), u32(n), eps};
     run(norm_shader("rmsnorm", n), {1, 1, 1, 1}, {xb.info, gb.info, yb.info, rb.info}, &push, sizeof push, m);
   }
@@ -52,7 +53,7 @@ void VulkanBackend::rope(const DeviceRope& table, kernels::RopeStyle style, Devi
   for (int64_t r0 = 0; r0 < rows; r0 += step) {
     const int64_t m = std::min(step, rows - r0);
     const Bound xb = bind((x + r0 * width).address(), m * width * 4, "rope x");
-    const Bound pb = bind(listed ? (at.positions + r0).address() : 0, m * 8, "rope positions");
+    const Bound pb = bind_optional(listed ? (at.positions + r0).address() : 0, m * 8, "rope positions");
     push = {xb.words(), cb.words(), sb.words(), pb.words(), u32(m), u32(heads), u32(table.d),
             u32(std::max<int64_t>(at.T, 1)), u32(at.pos0), u32(table.max_T), listed ? 1u : 0u,
             style == kernels::RopeStyle::half ? 1u : 0u,
@@ -74,7 +75,7 @@ void VulkanBackend::elementwise(std::string_view op, DevicePtr<float> y, DeviceP
     const int64_t m = std::min(step, n - i0);
     const Bound yb = bind((y + i0).address(), m * 4, "y");
     const Bound ab = bind((a + i0).address(), m * 4, "input");
-    const Bound bb = bind(b ? (b + i0).address() : 0, m * 4, "second input");
+    const Bound bb = bind_optional(b ? (b + i0).address() : 0, m * 4, "second input");
     push = {yb.words(), ab.words(), bb.words(), u32(m), s};
     run(op, {1, 1, 1}, {yb.info, ab.info, bb.info}, &push, sizeof push, groups_of(m, kElementGroup));
   }

@@ -147,8 +147,13 @@ double VulkanBackend::device_milliseconds(const std::function<void()>& record) {
 
 // ---- Binding and dispatching.
 
-VulkanBackend::Bound VulkanBackend::bind(uint64_t address, int64_t bytes, const char* what, bool words) {
+VulkanBackend::Bound VulkanBackend::bind_optional(uint64_t address, int64_t bytes, const char* what, bool words) {
   if (address == 0) return {{memory_.resolve(dummy_, 256, what).buffer, 0, 256}, 0};
+  return bind(address, bytes, what, words);
+}
+
+VulkanBackend::Bound VulkanBackend::bind(uint64_t address, int64_t bytes, const char* what, bool words) {
+  DIFFTX_CHECK(address != 0, "vulkan: ", what, " is a null pointer");
   const Resolved r = memory_.resolve(address, bytes, what);
   const Capabilities& caps = context_->caps();
   const int64_t aligned = r.offset / caps.binding_alignment * caps.binding_alignment;

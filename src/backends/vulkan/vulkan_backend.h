@@ -161,10 +161,12 @@ class VulkanBackend final : public Backend {
   void release(uint64_t address, int64_t bytes) override;
 
  private:
-  // [address, address + bytes) as one binding (aligned down to minStorageBufferOffsetAlignment);
-  // null binds a small dummy. Error naming `what` when the range is not this device's memory,
-  // exceeds one binding, or (words) is not 4-byte aligned.
+  // [address, address + bytes) as one binding (aligned down to minStorageBufferOffsetAlignment).
+  // Error naming `what` when the address is null, the range is not this device's memory, exceeds
+  // one binding, or (words) is not 4-byte aligned.
   Bound bind(uint64_t address, int64_t bytes, const char* what, bool words = true);
+  // An operand the shader reads only where its push constants say so: null binds a small dummy.
+  Bound bind_optional(uint64_t address, int64_t bytes, const char* what, bool words = true);
   // Rows that fit one binding at row_bytes a row (at least 1, else an error naming what).
   int64_t rows_per_binding(int64_t row_bytes, const char* what) const;
   // One dispatch of `groups` workgroups (spread over x and y beyond one dimension's limit).
