@@ -35,7 +35,7 @@ namespace {
 // whose count is the nesting depth.
 class StructureGuard {
  public:
-  explicit StructureGuard(const std::string& source) : source_(source) {}
+  StructureGuard(const std::string& source, int64_t max_keys) : source_(source), max_keys_(max_keys) {}
 
   void on(nlohmann::json::parse_event_t event, const nlohmann::json& parsed) {
     using E = nlohmann::json::parse_event_t;
@@ -47,6 +47,8 @@ class StructureGuard {
       open_.pop_back();
     } else if (event == E::key) {
       const std::string& key = parsed.get_ref<const std::string&>();
+      DIFFTX_CHECK(max_keys_ <= 0 || static_cast<int64_t>(open_.back().size()) < max_keys_, source_,
+                   " has an object with more than ", max_keys_, " keys");
       if (!open_.back().insert(key).second) {
         std::string shown = json_value_for_message(nlohmann::json(key));  // quoted, escaped, shortened
         shown = shown.substr(1, shown.back() == '"' ? shown.size() - 2 : std::string::npos);
@@ -57,16 +59,17 @@ class StructureGuard {
 
  private:
   const std::string& source_;
+  const int64_t max_keys_;
   std::vector<std::set<std::string>> open_;
 };
 
 }  // namespace
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& source,
-                               const nlohmann::json::parser_callback_t& callback) {
+                               const nlohmann::json::parser_callback_t& callback, int64_t max_keys) {
   const auto nul = text.find('\0');
   DIFFTX_CHECK(nul == std::string_view::npos, source, " has a NUL byte at offset ", nul, " (JSON allows none)");
-  StructureGuard guard(source);
+  StructureGuard guard(source, max_keys);
   const nlohmann::json::parser_callback_t watch = [&](int depth, nlohmann::json::parse_event_t event,
                                                       nlohmann::json& parsed) {
     guard.on(event, parsed);

@@ -17,9 +17,10 @@ inline constexpr int kMaxJsonDepth = 256;
 // Parses JSON text; `source` names it in errors ("SOURCE: invalid JSON: parse error at line L,
 // column C: ..."). A NUL byte is an error too: nlohmann would stop there and ignore the rest.
 // Also refused: nesting deeper than kMaxJsonDepth, and a key repeated within one object
-// (nlohmann would keep the last silently). `callback`, if any, sees every event after these checks.
+// (nlohmann would keep the last silently), and, where max_keys > 0, an object with more keys than
+// that. `callback`, if any, sees every event after these checks.
 nlohmann::json parse_json_text(std::string_view text, const std::string& source,
-                               const nlohmann::json::parser_callback_t& callback = nullptr);
+                               const nlohmann::json::parser_callback_t& callback = nullptr, int64_t max_keys = 0);
 
 // A JSON value for an error message: compact, at most ~60 characters, valid UTF-8, and cheap
 // however large the value (arrays and objects are shown by their size).

@@ -133,6 +133,14 @@ TEST(ServeRequestParse, MalformedBodies) {
   expect_completion_error("[1, 2]", 400, "", "must be a JSON object");
   expect_completion_error("\"text\"", 400, "", "must be a JSON object");
   expect_completion_error(R"({"prompt": NaN})", 400, "", "invalid JSON");
+  // An object of more than 1024 keys anywhere (the ordered parse is quadratic in them).
+  const auto with_keys = [](int n) {
+    std::string keys;
+    for (int i = 0; i < n; ++i) keys += (i ? ", \"k" : "\"k") + std::to_string(i) + "\": 0";
+    return R"({"prompt": "a", "x": {"y": {)" + keys + "}}}";
+  };
+  expect_completion_error(with_keys(1025), 400, "", "more than 1024 keys");
+  EXPECT_EQ(parse_body(with_keys(1024))["x"]["y"].size(), 1024u);
   expect_completion_error(R"({"prompt": "a", "max_tokens": 1e999})", 400, "", "invalid JSON");
 }
 
