@@ -66,11 +66,10 @@ uint64_t Memory::allocate(int64_t bytes) {
   DIFFTX_CHECK(bytes > 0, "vulkan: allocation of ", bytes, " bytes: must be > 0");
   const Capabilities& caps = context_.caps();
   const std::string device = context_.info().name;
-  const bool too_big = bytes > static_cast<int64_t>(kOffsetMask);  // checked first: the rounding below cannot overflow
-  const int64_t size = too_big ? bytes : (bytes + 255) / 256 * 256;
-  if (too_big || size > static_cast<int64_t>(kOffsetMask) || (caps.max_buffer_bytes > 0 && size > caps.max_buffer_bytes))
-    fail("vulkan: cannot allocate ", gib(bytes), " on ", device, ": one buffer holds at most ",
-         gib(std::min<int64_t>(caps.max_buffer_bytes > 0 ? caps.max_buffer_bytes : INT64_MAX, kOffsetMask)));
+  const int64_t most = std::min<int64_t>(caps.max_buffer_bytes > 0 ? caps.max_buffer_bytes : INT64_MAX, kOffsetMask);
+  const int64_t size = bytes > most ? bytes : (bytes + 255) / 256 * 256;  // whole 256 bytes, never past int64
+  if (size > most)
+    fail("vulkan: cannot allocate ", gib(bytes), " on ", device, ": one buffer holds at most ", gib(most));
   VkMemoryRequirements req;
   VkBuffer buffer = create_buffer(size, &req);
   uint32_t type = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0);

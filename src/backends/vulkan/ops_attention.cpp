@@ -52,7 +52,6 @@ KvPush kv_push(const PagedKv& kv, int64_t layer, uint32_t per_window, uint32_t d
 void check_kv(const PagedKv& kv, int64_t layer, const char* op) {
   const kernels::DecodeAttentionDims& a = kv.dims;
   a.validate();
-  a.attention_dims().validate();  // its window too (a 32-bit push constant)
   DIFFTX_CHECK(a.capacity > 0 && a.capacity % kernels::kKeyTile == 0, "vulkan ", op, ": block capacity ", a.capacity,
                " must be a positive multiple of ", kernels::kKeyTile);
   DIFFTX_CHECK(kv.layers > 0 && layer >= 0 && layer < kv.layers, "vulkan ", op, ": layer ", layer, " of ", kv.layers);
@@ -137,12 +136,15 @@ void VulkanBackend::attention_forward(const kernels::AttentionDims& dims, Device
     const Bound kb = bind((k + rows * kw).address(), B * T * kw * 4, "attention k");
     const Bound vb = bind((v + rows * vw).address(), B * T * vw * 4, "attention v");
     const Bound ob = bind((out + rows * ow).address(), B * T * ow * 4, "attention out");
-    const Bound lb = bind_optional(!lambda ? 0 : lambda_row ? (lambda + rows * lambda_row).address() : lambda.address(),
-                          std::max<int64_t>(1, B * T * lambda_row) * 4, "attention lambda");
+    const Bound lb =
+        bind_optional(!lambda ? 0 : lambda_row ? (lambda + rows * lambda_row).address() : lambda.address(),
+                      std::max<int64_t>(1, B * T * lambda_row) * 4, "attention lambda");
     // lse [B, maps, T] and maps_out [B, T, maps, vw] of these sequences.
-    const Bound sb = bind_optional(save ? (saved.lse + b0 * a.maps() * T).address() : 0, B * a.maps() * T * 4, "attention lse");
-    const Bound mb = bind_optional(save && a.paired() ? (saved.maps_out + rows * a.maps() * a.value_width()).address() : 0,
-                          B * T * a.maps() * a.value_width() * 4, "attention maps_out");
+    const Bound sb =
+        bind_optional(save ? (saved.lse + b0 * a.maps() * T).address() : 0, B * a.maps() * T * 4, "attention lse");
+    const Bound mb =
+        bind_optional(save && a.paired() ? (saved.maps_out + rows * a.maps() * a.value_width()).address() : 0,
+                      B * T * a.maps() * a.value_width() * 4, "attention maps_out");
     push = {qb.words(), kb.words(), vb.words(), lb.words(), ob.words(), sb.words(), mb.words(),
             u32(B), u32(T), u32(dims.H), u32(dims.d), u32(a.paired() ? a.r : 1), u32(a.maps_per_kv_head()),
             u32(a.maps()),
@@ -251,8 +253,9 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     run("paged_attention_r" + std::to_string(variant) + (own_loads ? "" : "s"), {1, 1, 1, 1, 1, kKvWindows}, buffers,
         &push, sizeof push, m * a.Hkv * slots);
 
-    const Bound lamb = bind_optional(!lambda ? 0 : lambda_row ? (lambda + i0 * lambda_row).address() : lambda.address(),
-                            std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");
+    const Bound lamb =
+        bind_optional(!lambda ? 0 : lambda_row ? (lambda + i0 * lambda_row).address() : lambda.address(),
+                      std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");
     const Bound ob = bind((out + i0 * ow).address(), m * ow * 4, "paged_attention out");
     merge = {u32(a.Hkv), u32(M), u32(vw), u32(a.H), r, kind_code(a.kind), lb.words(), lamb.words(), ob.words(), u32(ow),
              pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(m), u32(a.window)};

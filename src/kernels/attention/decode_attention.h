@@ -47,6 +47,7 @@ struct DecodeAttentionDims : AttentionVariant {
   int64_t window = 0;
 
   AttentionDims attention_dims() const { return {kind, 1, 1, H, Hkv, d, r, window}; }
+  void validate() const { attention_dims().validate(); }  // the variant's fields and the window
   // The first position a row of cache length n attends to.
   int64_t first_position(int64_t n) const { return window > 0 && n > window ? n - window : 0; }
 };

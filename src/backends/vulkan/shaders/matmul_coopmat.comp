@@ -3,20 +3,21 @@
 // time, staged in shared memory (gemm_staging.glsl: the next columns' loads in flight while these
 // are multiplied): x as two F16 parts side by side (split_x), and the widened weights rounded to
 // F16 (F16 exactly; BF16 exactly but below F16's normal range; the dequantized block types to
-// 2^-11; below 2^-14 maybe flushed to 0, as the H200 does). hi is x rounded to nearest on F16's normal grid (0 below 2^-14), found with integer and
-// power-of-two arithmetic, so no compiler can fold it away and it converts exactly; lo = (x - hi)
-// 2^11, exact in F32, is rounded to F16 in F16's normal range wherever |x - hi| >= 2^-25. So x
-// keeps about 22 bits whether or not the device flushes F16 subnormals (the H200 lost a plain
-// x - f16(x) entirely): |x - hi - lo 2^-11| <= 2^-22 |x| + 2^-25 within F16's range (|x| < 65520),
-// given conversions that round to nearest (VulkanTest.GemmKeepsXToTwentyTwoBits checks it bit for
-// bit). Every product is taken twice: A_hi B into the accumulator, then A_lo B into the
-// accumulator scaled by 2^11 and back (both scalings exact), so the sums are the ones an unscaled
-// lo would give. Its eight subgroups of 32 each own 32 rows of x by 32 weight rows, 2 x 2
-// accumulators (few registers, so a thread's next tiles stay in flight across the products): each
-// fragment of x loaded serves two products and each of the weights four (two with each part). A
-// step of 32 columns takes x's hi parts first, then its lo parts into sums scaled once. An output's
-// sum runs over the columns in the same order whatever the tile holds, so a row's bits depend on
-// that row alone. Used where the device has the extension, for the types other than F32.
+// 2^-11; below 2^-14 maybe flushed to 0, as the H200 does). hi is x rounded to nearest on F16's
+// normal grid (0 below 2^-14), found with integer and power-of-two arithmetic, so no compiler can
+// fold it away and it converts exactly; lo = (x - hi) 2^11, exact in F32, is rounded to F16 in
+// F16's normal range wherever |x - hi| >= 2^-25. So x keeps about 22 bits whether or not the
+// device flushes F16 subnormals (the H200 lost a plain x - f16(x) entirely): |x - hi - lo 2^-11|
+// <= 2^-22 |x| + 2^-25 within F16's range (|x| < 65520), given conversions that round to nearest
+// (VulkanTest.GemmKeepsXToTwentyTwoBits checks it bit for bit). Every product is taken twice: A_hi
+// B into the accumulator, then A_lo B into the accumulator scaled by 2^11 and back (both scalings
+// exact), so the sums are the ones an unscaled lo would give. Its eight subgroups of 32 each own
+// 32 rows of x by 32 weight rows, 2 x 2 accumulators (few registers, so a thread's next tiles stay
+// in flight across the products): each fragment of x loaded serves two products and each of the
+// weights four (two with each part). A step of 32 columns takes x's hi parts first, then its lo
+// parts into sums scaled once. An output's sum runs over the columns in the same order whatever
+// the tile holds, so a row's bits depend on that row alone. Used where the device has the
+// extension, for the types other than F32.
 //
 // EMULATED: the same tiles, staging and write-out with the fragments done in plain code (any
 // device: lavapipe in the tests): a fragment of x or of the weights is where it lies in shared
