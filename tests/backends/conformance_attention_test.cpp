@@ -106,11 +106,12 @@ TEST_P(ConformanceAttention, QuantizedLogitsMatchTheReference) {
 
 // A paged cache of 8 blocks of 16 positions and 2 layers; three sequences whose block tables
 // are scattered over the pool, stored a row at a time and all at once, then every row of a step
-// (prompt rows of one sequence, the next token of the others) attends to its positions.
+// (prompt rows of one sequence, the next token of the others) attends to its positions. DIFF V1's
+// head width (12) is no multiple of the GPU's loads in flight (8): its keys' last elements apart.
 TEST_P(ConformanceAttention, PagedStoreAndAttentionOverBlockTables) {
   Rng rng(33);
   const kernels::AttentionVariant variants[] = {{AttentionKind::baseline, 4, 2, 32},
-                                                {AttentionKind::diff, 2, 1, 16},
+                                                {AttentionKind::diff, 2, 1, 12},
                                                 {AttentionKind::diff2, 4, 2, 32},
                                                 {AttentionKind::diff_grouped, 4, 1, 16, 2}};
   for (const kernels::AttentionVariant& variant : variants)

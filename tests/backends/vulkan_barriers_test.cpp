@@ -82,7 +82,7 @@ TEST_F(VulkanTest, TheStreamKnowsWhichBindingsAShaderWrites) {
   EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm_2048"), 4),
             (std::vector<bool>{false, false, true, true}));
   // paged_attention: q, lengths, tables, blocks read, the partials written, the cache's windows read.
-  EXPECT_EQ(backends::vulkan::writable_bindings(code("paged_attention_r16s"), 6),
+  EXPECT_EQ(backends::vulkan::writable_bindings(code("paged_attention_p32s"), 6),
             (std::vector<bool>{false, false, false, false, true, false}));
   // A binding the shader does not declare counts as written.
   EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm_2048"), 5).back(), true);

@@ -16,8 +16,7 @@ constexpr int64_t kKvWindows = 8;        // KV_WINDOWS in shaders/kv_push.glsl
 constexpr int64_t kPrefillMaxD = 128;    // DMAX in attention_prefill.comp
 constexpr int64_t kPrefillMaxVw = 256;   // the largest VMAX
 constexpr int64_t kPrefillRows = 16;     // BR
-constexpr int64_t kDecodeMaxGroup = 16;  // RMAX in paged_attention.comp: rows sharing a workgroup
-constexpr int64_t kDecodeMaxPairs = 32;  // PMAX: rows * maps per kv head
+constexpr int64_t kDecodeMaxPairs = 32;  // PMAX in paged_attention.comp: rows * maps per kv head
 constexpr int64_t kDecodeMaxQ = 2048;    // QMAX
 constexpr int64_t kDecodeMaxAcc = 128 * 32;  // WG * ACC
 // Positions one work item of decode attention covers: a function of nothing but this constant,
@@ -206,13 +205,14 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   int64_t max_chunks = (rows.max_length + kDecodeChunk - 1) / kDecodeChunk;
   if (a.window > 0) max_chunks = std::min(max_chunks, (a.window + kDecodeChunk - 2) / kDecodeChunk + 1);
   // A group's rows (a sequence's consecutive positions) share the keys and values the shader
-  // loads: as many as its shared memory and accumulators hold, in the variant for the smallest
-  // bound (1, 2, 4, 8, 16) that holds the longest run. Windowed, their windows start in up to two
-  // chunks: one more per group.
-  const int64_t fits = std::min({kDecodeMaxGroup, kDecodeMaxPairs / M, kDecodeMaxQ / (M * a.d), kDecodeMaxAcc / (M * vw)});
-  int64_t variant = 1;
-  while (variant < std::min(fits, rows.longest_run)) variant *= 2;
-  const int64_t group = std::min(variant, fits);
+  // loads: the power of two that holds the longest run, or as many as its shared memory and
+  // accumulators hold; the variant is the smallest bound on pairs (1, 2, .., 32) that holds the
+  // group's rows * M. Windowed, their windows start in up to two chunks: one more per group.
+  const int64_t fits = std::min({kDecodeMaxPairs / M, kDecodeMaxQ / (M * a.d), kDecodeMaxAcc / (M * vw)});
+  int64_t group = 1, pairs = 1;
+  while (group < std::min(fits, rows.longest_run)) group *= 2;
+  group = std::min(group, fits);
+  while (pairs < group * M) pairs *= 2;
   const int64_t slots = max_chunks + (a.window > 0 ? 1 : 0);
   const int64_t item_floats = M * (vw + 2), row_floats = a.Hkv * max_chunks * item_floats;
   const int64_t lambda_row = a.lambda_source() == kernels::LambdaSource::token_logits ? a.H : 0;
@@ -249,8 +249,8 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
             u32(a.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)))};
     std::vector<VkDescriptorBufferInfo> buffers{qb.info, lb.info, tb.info, bb.info, pb.info};
     buffers.insert(buffers.end(), windows.windows.begin(), windows.windows.end());
-    const bool own_loads = variant == 1 && !context_->caps().shared_value_loads;  // "s": values loaded once
-    run("paged_attention_r" + std::to_string(variant) + (own_loads ? "" : "s"), {1, 1, 1, 1, 1, kKvWindows}, buffers,
+    const bool own_loads = group == 1 && !context_->caps().shared_value_loads;  // "s": values loaded once
+    run("paged_attention_p" + std::to_string(pairs) + (own_loads ? "" : "s"), {1, 1, 1, 1, 1, kKvWindows}, buffers,
         &push, sizeof push, m * a.Hkv * slots);
 
     const Bound lamb =

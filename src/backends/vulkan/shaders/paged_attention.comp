@@ -3,11 +3,12 @@
 // every map of the kv head and keeps, per row and map, the running max, the sum and the
 // unnormalised output: an item of M (vw + 2) floats a row that paged_merge.comp combines.
 // A group is a run of rows of one sequence at consecutive positions (a prompt chunk, draft
-// verification rows) of at most p.group (<= RMAX: a variant per bound, so that decode rows do not
-// carry a prompt's registers and loops) rows, starting on a multiple of p.group or where the run
-// starts; any other row is a group of its own. A group's rows share every key and value the
-// workgroup loads (a prompt of T rows reads the cache T / group times, not T times), and each
-// row's arithmetic is the one it has alone, so its bits never depend on its neighbours:
+// verification rows) of at most p.group rows (p.group * M <= PAIRS: a variant per bound, so that a
+// decode row does not carry a prompt's registers and loops), starting on a multiple of p.group or
+// where the run starts; any other row is a group of its own. A group's rows share every key and
+// value the workgroup loads (a prompt of T rows reads the cache T / group times, not T times), a
+// thread its position's key once for every (row, map) pair, and each row's arithmetic is the one
+// it has alone, so its bits never depend on its neighbours:
 // positions come WG at a time, a thread's key each, in passes that end on multiples of WG
 // whatever the pages (pages are often smaller: every thread scores at once), so a row's chunks
 // and passes depend on its length alone. A pass's keys are read in runs of pages whose regions
@@ -26,10 +27,10 @@
 #include "kv_push.glsl"
 
 #define WG 128
-#if !defined(RMAX) || !defined(SHARED_VALUES)
-#error RMAX (rows per group: 1, 2, 4, 8 or 16) and SHARED_VALUES, a variant each, are defined by shaders.cmake
+#if !defined(PAIRS) || !defined(SHARED_VALUES)
+#error PAIRS (rows * maps: 1, 2, 4, 8, 16 or 32) and SHARED_VALUES, a variant each, are defined by shaders.cmake
 #endif
-#define PMAX 32     // rows * M: (row, map) pairs of a workgroup
+#define PMAX 32     // the largest PAIRS: (row, map) pairs of a workgroup, rows * M
 #define QMAX 2048   // rows * M * d
 #define ACC 32      // rows * M * vw <= WG * ACC
 #define LOADS 8u    // loads in flight per thread before their products
@@ -44,7 +45,7 @@ layout(std430, set = 0, binding = 5) readonly buffer KvBuffer { uint w[]; } kv[K
 layout(push_constant) uniform Push {
   KV_PUSH;
   uint M, r, count, group;                   // maps per kv head, signal maps per noise map, rows,
-                                             // rows per group (at most RMAX)
+                                             // rows per group (times M at most PAIRS)
   uint q_at, q_width;
   uint lengths_at, tables_at, blocks_at;
   uint part_at, chunk, max_chunks, slots;    // slots: chunks per group (max_chunks, + 1 windowed)
@@ -92,6 +93,8 @@ uint item_of(uint row0, uint i, uint g) {
   const uint own = at - window_start(length0 + i) / p.chunk;
   return p.part_at + (((row0 + i) * p.Hkv + g) * p.max_chunks + own) * p.M * (kv_key_width() + 2u);
 }
+// Whether a map scores against the key head's second half (V1's noise maps read k2).
+bool reads_k2(uint map) { return p.v1 != 0u && map % (p.r + 1u) == p.r; }
 // Whether row i carries on the group of row i - 1.
 bool continues(uint i) {
   return i % p.group != 0u && table_of(i) == table_of(i - 1u) && length_of(i) == length_of(i - 1u) + 1u;
@@ -152,37 +155,41 @@ void main() {
         const uint base = kv_region(block_of(table, pos)).y, tt = pos % p.P;
         pass_win[t] = win;
         pass_base[t] = base;
-        for (uint m = 0u; m < M; ++m) {
-          const uint map = g * M + m;
-          const uint kh = p.v1 != 0u && map % (p.r + 1u) == p.r ? 1u : 0u;  // V1 noise maps read k2
-          // The key's elements loaded LOADS at a time before their products (a GPU thread keeps
-          // them in flight together), each row's products one chain in element order.
-          float s[RMAX];
-          [[unroll]] for (uint i = 0u; i < RMAX; ++i) s[i] = 0.0;
-          uint x = 0u;
-          for (; x + LOADS <= d; x += LOADS) {
-            float k[LOADS];
+        // Every pair's score against the position's key (a V1 noise map's against k2): the key's
+        // elements loaded LOADS at a time (both key heads' for V1), once for every pair, before
+        // their products (a GPU thread keeps them in flight together); each pair's products one
+        // chain in element order.
+        const uint heads = kv_heads_per_kv();
+        float s[PAIRS];
+        [[unroll]] for (uint e = 0u; e < PAIRS; ++e) s[e] = 0.0;
+        uint x = 0u;
+        for (; x + LOADS <= d; x += LOADS) {
+          float k[2][LOADS];
+          [[unroll]] for (uint h = 0u; h < 2u; ++h)
             [[unroll]] for (uint j = 0u; j < LOADS; ++j)
-              k[j] = element(win, base + kv_key_element(g, tt, kh * d + x + j) * es);
-            [[unroll]] for (uint i = 0u; i < RMAX; ++i) {
-              if (i >= rows) break;
-              [[unroll]] for (uint j = 0u; j < LOADS; ++j) s[i] = fma(qs[(i * M + m) * d + x + j], k[j], s[i]);
-            }
+              k[h][j] = h < heads ? element(win, base + kv_key_element(g, tt, h * d + x + j) * es) : 0.0;
+          [[unroll]] for (uint e = 0u; e < PAIRS; ++e) {
+            if (e >= pairs) break;
+            const bool noise = reads_k2(g * M + e % M);
+            [[unroll]] for (uint j = 0u; j < LOADS; ++j) s[e] = fma(qs[e * d + x + j], noise ? k[1][j] : k[0][j], s[e]);
           }
-          for (; x < d; ++x) {
-            const float k = element(win, base + kv_key_element(g, tt, kh * d + x) * es);
-            [[unroll]] for (uint i = 0u; i < RMAX; ++i) {
-              if (i >= rows) break;
-              s[i] = fma(qs[(i * M + m) * d + x], k, s[i]);
-            }
+        }
+        for (; x < d; ++x) {
+          const float k0 = element(win, base + kv_key_element(g, tt, x) * es);
+          const float k1 = heads > 1u ? element(win, base + kv_key_element(g, tt, d + x) * es) : 0.0;
+          [[unroll]] for (uint e = 0u; e < PAIRS; ++e) {
+            if (e >= pairs) break;
+            s[e] = fma(qs[e * d + x], reads_k2(g * M + e % M) ? k1 : k0, s[e]);
           }
-          const float key_scale =
-              int8 ? scale_at(win, base + kv_key_element_bytes() + ((g * kv_heads_per_kv() + kh) * p.P + tt) * 4u)
-                   : 1.0;
-          [[unroll]] for (uint i = 0u; i < RMAX; ++i) {
-            if (i >= rows) break;
-            scores[(i * M + m) * WG + t] = int8 ? s[i] * key_scale : s[i];
-          }
+        }
+        float key_scale[2] = {1.0, 1.0};  // INT8: each key head's scale at the position
+        if (int8)
+          [[unroll]] for (uint h = 0u; h < 2u; ++h)
+            if (h < heads)
+              key_scale[h] = scale_at(win, base + kv_key_element_bytes() + ((g * heads + h) * p.P + tt) * 4u);
+        [[unroll]] for (uint e = 0u; e < PAIRS; ++e) {
+          if (e >= pairs) break;
+          scores[e * WG + t] = int8 ? s[e] * key_scale[reads_k2(g * M + e % M) ? 1 : 0] : s[e];
         }
       }
       run = run_end;

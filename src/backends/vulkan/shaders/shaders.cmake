@@ -16,11 +16,13 @@ foreach(norm rmsnorm layernorm polynorm)  # blocks of 256, 2048, 4096 floats: op
   list(APPEND DIFFTX_VULKAN_SHADERS ${norm}_256:${norm}.comp:WG=32,PER=8 ${norm}_2048:${norm}.comp:WG=128,PER=16
        ${norm}_4096:${norm}.comp:WG=256,PER=16)
 endforeach()
-foreach(r 1 2 4 8 16)  # rows a group of decode attention takes: ops_attention.cpp takes the smallest that holds
-  list(APPEND DIFFTX_VULKAN_SHADERS paged_attention_r${r}s:paged_attention.comp:RMAX=${r},SHARED_VALUES=1)
+# Decode attention by the (row, map) pairs a workgroup scores, rows * maps per kv head: ops_attention.cpp
+# takes the smallest bound that holds them. "s": each value loaded once for all the pairs; without, each
+# pair loads its own (a row alone on a CPU device, lavapipe, where that is faster).
+foreach(n 1 2 4 8 16 32)
+  list(APPEND DIFFTX_VULKAN_SHADERS paged_attention_p${n}s:paged_attention.comp:PAIRS=${n},SHARED_VALUES=1
+       paged_attention_p${n}:paged_attention.comp:PAIRS=${n},SHARED_VALUES=0)
 endforeach()
-# A row alone loading its values for each map apart: for CPU devices (lavapipe), where that is faster.
-list(APPEND DIFFTX_VULKAN_SHADERS paged_attention_r1:paged_attention.comp:RMAX=1,SHARED_VALUES=0)
 foreach(index RANGE 5)
   list(GET DIFFTX_VULKAN_WEIGHT_TYPES ${index} type)
   list(APPEND DIFFTX_VULKAN_SHADERS embed_${type}:embed.comp:WTYPE=${index})
