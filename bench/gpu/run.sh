@@ -23,7 +23,8 @@
 #       profile  the device's time per shader (DIFFTX_VULKAN_PROFILE=1) of a prefill (GPU_PROMPT
 #                tokens, 1 new) and of a decode (16 tokens, GPU_NEW new) on the first config and
 #                type, the decode again with the old first submit (256 commands), into
-#                $OUT/profile-*.txt; then prefill and decode unprofiled with the stream's tracked
+#                $OUT/profile-*.txt, with the driver's statistics of each pipeline (registers,
+#                spills: DIFFTX_VULKAN_PIPELINE_STATS=1) where it reports them; then prefill and decode unprofiled with the stream's tracked
 #                barriers and with a barrier before every command (DIFFTX_VULKAN_BARRIERS=all)
 #
 # The GPU machine (/work/.library/device/README.md): another OS image, no Debian packages, nothing
@@ -315,10 +316,12 @@ stage_profile() {
     read -r label p n first <<< "$run"
     # The bench line (its wall-clock rates) beside the device's times: together they say whether
     # a step waits on the device or on the host.
-    DIFFTX_VULKAN_FIRST_SUBMIT="$first" DIFFTX_VULKAN_PROFILE=1 "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$p" --new "$n" \
+    DIFFTX_VULKAN_FIRST_SUBMIT="$first" DIFFTX_VULKAN_PROFILE=1 DIFFTX_VULKAN_PIPELINE_STATS=1 \
+      "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$p" --new "$n" \
         > "$work/profile.txt" 2>&1 || true
     if [ -n "${OUT:-}" ]; then cp "$work/profile.txt" "$OUT/profile-$name-$label.txt"; fi
     grep -E -A 12 'op=infer_model|vulkan profile' "$work/profile.txt" >&2 || true
+    grep -E 'vulkan pipeline (paged_attention|matmul_gemv1_|matmul_coopmat_)' "$work/profile.txt" >&2 || true
   done
   # Profiling puts a barrier before every command (each one's time apart); unprofiled, the stream
   # leaves independent commands free to overlap. Both ways, unprofiled, in one run:

@@ -236,6 +236,25 @@ TEST_F(VulkanTest, ReportedValidationMessagesGoToStderr) {
   EXPECT_NE(err.find(backend->validation_messages()[0].substr(7)), std::string::npos) << err;
 }
 
+// DIFFTX_VULKAN_PIPELINE_STATS=1: what the driver reports of each pipeline (on a GPU: its
+// registers and spills), on stderr as the pipeline is created. lavapipe reports some.
+TEST_F(VulkanTest, PipelineStatisticsGoToStderrAsEachPipelineIsCreated) {
+  setenv("DIFFTX_VULKAN_PIPELINE_STATS", "1", 1);
+  const auto backend = open_another({});
+  unsetenv("DIFFTX_VULKAN_PIPELINE_STATS");
+  if (!backend->context().caps().pipeline_statistics) GTEST_SKIP() << "no VK_KHR_pipeline_executable_properties";
+  DeviceBuffer sum = backend->allocate(64 * 4), term = backend->allocate(64 * 4);
+  ::testing::internal::CaptureStderr();
+  backend->add(sum.as<float>(), term.as<const float>(), 64);
+  backend->add(sum.as<float>(), term.as<const float>(), 64);  // the same pipeline: printed once
+  backend->synchronize();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  const size_t at = err.find("vulkan pipeline add: ");
+  ASSERT_NE(at, std::string::npos) << err;
+  EXPECT_EQ(err.find("vulkan pipeline add: ", at + 1), std::string::npos) << err;
+  EXPECT_NE(err.find('=', at), std::string::npos) << err;
+}
+
 // "vulkan" is the device it chooses, not a second backend beside vulkan:N.
 TEST_F(VulkanTest, TheDefaultNameAndItsNumberAreOneBackend) {
   backends::Backend& chosen = backends::vulkan::open_device("vulkan");

@@ -72,6 +72,9 @@ void Api::load_device(VkDevice device) {
 #define DIFFTX_VK_LOAD(name) load_entry(name, vkGetDeviceProcAddr(device, #name), #name, true);
   DIFFTX_VK_DEVICE(DIFFTX_VK_LOAD)
 #undef DIFFTX_VK_LOAD
+#define DIFFTX_VK_LOAD(name) load_entry(name, vkGetDeviceProcAddr(device, #name), #name, false);
+  DIFFTX_VK_DEVICE_OPTIONAL(DIFFTX_VK_LOAD)
+#undef DIFFTX_VK_LOAD
 }
 
 const char* result_name(VkResult result) {

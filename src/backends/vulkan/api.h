@@ -39,6 +39,10 @@ namespace difftx::backends::vulkan {
   X(vkCmdPipelineBarrier) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkQueueSubmit) X(vkCreateFence)              \
   X(vkDestroyFence) X(vkWaitForFences) X(vkResetFences) X(vkDeviceWaitIdle) X(vkCreateQueryPool)               \
   X(vkDestroyQueryPool) X(vkCmdResetQueryPool) X(vkCmdWriteTimestamp) X(vkGetQueryPoolResults)
+
+// Device extensions: null where the extension is absent or not enabled.
+#define DIFFTX_VK_DEVICE_OPTIONAL(X) \
+  X(vkGetPipelineExecutablePropertiesKHR) X(vkGetPipelineExecutableStatisticsKHR)
 // clang-format on
 
 struct Api {
@@ -48,6 +52,7 @@ struct Api {
   DIFFTX_VK_INSTANCE(DIFFTX_VK_MEMBER)
   DIFFTX_VK_INSTANCE_OPTIONAL(DIFFTX_VK_MEMBER)
   DIFFTX_VK_DEVICE(DIFFTX_VK_MEMBER)
+  DIFFTX_VK_DEVICE_OPTIONAL(DIFFTX_VK_MEMBER)
 #undef DIFFTX_VK_MEMBER
 
   // The loader's global entry points: libvulkan.so.1 (or the file DIFFTX_VULKAN_LOADER names),

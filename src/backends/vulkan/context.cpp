@@ -212,6 +212,15 @@ int type_rank(VkPhysicalDeviceType type) {
   }
 }
 
+}  // namespace
+
+bool pipeline_statistics_printed() {
+  const char* v = std::getenv("DIFFTX_VULKAN_PIPELINE_STATS");
+  return v && std::string(v) == "1";
+}
+
+namespace {
+
 std::string mib(int64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 DeviceInfo describe(const Probe& p) {
@@ -266,6 +275,11 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     properties_ = p.properties;
     caps_ = p.caps;
     if (!options.cooperative_matrix) caps_.cooperative_matrix = false;
+    const bool has_statistics = has_extension(p.extensions, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
+    caps_.pipeline_statistics = (options.pipeline_statistics || pipeline_statistics_printed()) && has_statistics;
+    if (pipeline_statistics_printed() && !has_statistics)
+      std::fprintf(stderr, "vulkan: %s reports no pipeline statistics; DIFFTX_VULKAN_PIPELINE_STATS is ignored\n",
+                   p.properties.deviceName);
     const char* coopmat = std::getenv("DIFFTX_VULKAN_COOPMAT");
     const std::string coopmat_value = coopmat ? coopmat : "";
     caps_.emulated_cooperative_matrix = options.emulate_cooperative_matrix || coopmat_value == "emulated";
@@ -306,6 +320,7 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     std::vector<const char*> extensions;
     if (caps_.memory_budget) extensions.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     if (caps_.cooperative_matrix) extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    if (caps_.pipeline_statistics) extensions.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
     if (has_extension(p.extensions, "VK_KHR_portability_subset")) extensions.push_back("VK_KHR_portability_subset");
     // Enable exactly what the kernels may use, of what the device has.
     VkPhysicalDeviceFeatures2 enable{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
@@ -319,7 +334,14 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     VkPhysicalDeviceVulkan12Features enable12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
     VkPhysicalDeviceCooperativeMatrixFeaturesNV enable_coopmat{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR enable_statistics{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
+    enable_statistics.pipelineExecutableInfo = VK_TRUE;
     void** tail = &enable.pNext;
+    if (caps_.pipeline_statistics) {
+      *tail = &enable_statistics;
+      tail = &enable_statistics.pNext;
+    }
     if (caps_.api_version >= VK_API_VERSION_1_2) {
       enable11.storageBuffer16BitAccess = caps_.storage16;
       enable12.shaderFloat16 = caps_.float16;

@@ -1,5 +1,6 @@
 #include "backends/vulkan/pipelines.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -33,6 +34,42 @@ std::string hex(const uint8_t* bytes, size_t n) {
   return s;
 }
 
+std::string statistic_value(const VkPipelineExecutableStatisticKHR& s) {
+  switch (s.format) {
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: return s.value.b32 ? "true" : "false";
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: return std::to_string(s.value.i64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: return std::to_string(s.value.u64);
+    case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: return std::to_string(s.value.f64);
+    default: return "?";
+  }
+}
+
+// What the driver reports of the pipeline's executables (VK_KHR_pipeline_executable_properties).
+std::string executable_statistics(const Api& api, VkDevice device, VkPipeline pipeline) {
+  VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
+  info.pipeline = pipeline;
+  uint32_t n = 0;
+  check(api.vkGetPipelineExecutablePropertiesKHR(device, &info, &n, nullptr), "vkGetPipelineExecutablePropertiesKHR");
+  std::vector<VkPipelineExecutablePropertiesKHR> executables(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  check(api.vkGetPipelineExecutablePropertiesKHR(device, &info, &n, executables.data()),
+        "vkGetPipelineExecutablePropertiesKHR");
+  std::string out;
+  for (uint32_t e = 0; e < n; ++e) {
+    VkPipelineExecutableInfoKHR which{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
+    which.pipeline = pipeline;
+    which.executableIndex = e;
+    uint32_t count = 0;
+    check(api.vkGetPipelineExecutableStatisticsKHR(device, &which, &count, nullptr),
+          "vkGetPipelineExecutableStatisticsKHR");
+    std::vector<VkPipelineExecutableStatisticKHR> stats(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    check(api.vkGetPipelineExecutableStatisticsKHR(device, &which, &count, stats.data()),
+          "vkGetPipelineExecutableStatisticsKHR");
+    out += concat(e ? "; " : "", executables[e].name, ":");
+    for (uint32_t i = 0; i < count; ++i) out += concat(" ", stats[i].name, "=", statistic_value(stats[i]));
+  }
+  return out;
+}
+
 std::vector<char> read_cache(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return {};
@@ -56,7 +93,7 @@ std::filesystem::path cache_directory() {
 
 uint32_t Pipeline::descriptor_count() const { return std::accumulate(descriptors.begin(), descriptors.end(), 0u); }
 
-Pipelines::Pipelines(Context& context) : context_(context) {
+Pipelines::Pipelines(Context& context) : context_(context), print_statistics_(pipeline_statistics_printed()) {
   const VkPhysicalDeviceProperties& p = context.properties();
   const std::filesystem::path dir = cache_directory();
   if (!dir.empty())
@@ -153,11 +190,18 @@ const Pipeline& Pipelines::get(std::string_view shader, std::vector<uint32_t> de
     info.stage.module = module;
     info.stage.pName = "main";
     info.layout = p.layout;
+    const bool statistics = context_.caps().pipeline_statistics;
+    if (statistics) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
     const VkResult result = api.vkCreateComputePipelines(device, cache_, 1, &info, nullptr, &p.pipeline);
     if (result != VK_SUCCESS)
       fail("vulkan: the driver could not create the pipeline of shader '", shader, "': ", result_name(result));
+    if (statistics) {
+      p.statistics = executable_statistics(api, device, p.pipeline);
+      if (print_statistics_) std::fprintf(stderr, "vulkan pipeline %s: %s\n", p.name, p.statistics.c_str());
+    }
   } catch (...) {
     if (module) api.vkDestroyShaderModule(device, module, nullptr);
+    if (p.pipeline) api.vkDestroyPipeline(device, p.pipeline, nullptr);
     if (p.layout) api.vkDestroyPipelineLayout(device, p.layout, nullptr);
     if (p.set_layout) api.vkDestroyDescriptorSetLayout(device, p.set_layout, nullptr);
     throw;
