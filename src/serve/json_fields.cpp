@@ -32,7 +32,9 @@ std::optional<int64_t> json_integer(const json& value, int64_t min, int64_t max)
   }
   if (value.is_number_float()) {
     const double d = value.get<double>();
-    if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(min) || d > static_cast<double>(max))
+    // 2^63 first: a max near INT64_MAX rounds up to it as a double, and 2^63 has no int64.
+    if (!std::isfinite(d) || d != std::floor(d) || d >= 0x1p63 || d < static_cast<double>(min) ||
+        d > static_cast<double>(max))
       return std::nullopt;
     return static_cast<int64_t>(d);
   }

@@ -82,12 +82,13 @@ std::vector<std::string> parse_stop(const Fields& f) {
   return stops;
 }
 
+// A signed 64-bit integer, as vLLM takes it: each seed its own stream (with unsigned seeds beside
+// them, -1 and 2^64 - 1 would be one).
 std::optional<uint64_t> parse_seed(const Fields& f) {
   const json* v = f.find("seed");
   if (!v) return std::nullopt;
-  if (v->is_number_unsigned()) return v->get<uint64_t>();
   const auto i = json_integer(*v, INT64_MIN, INT64_MAX);
-  if (!i) bad_param("seed", "'seed' must be an integer, not " + v->dump());
+  if (!i) bad_param("seed", "'seed' must be an integer in [-2^63, 2^63), not " + v->dump());
   return static_cast<uint64_t>(*i);
 }
 
