@@ -1,5 +1,7 @@
 #include "support/peak_memory.h"
 
+#include <malloc.h>
+#include <omp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -23,6 +25,14 @@ int64_t high_water_kib() {
   return -1;
 }
 
+// Returns the heap's free pages to the system and starts VmHWM again from the resident set now
+// (clear_refs 5, Linux 4.0): so memory that earlier work in this process freed but kept resident
+// is not reused unseen, and the parent's old peak does not hide the body's.
+void start_measuring() {
+  ::malloc_trim(0);
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
 void write_all(int fd, const std::string& s) {
   for (size_t done = 0; done < s.size();) {
     const ssize_t n = ::write(fd, s.data() + done, s.size() - done);
@@ -32,12 +42,18 @@ void write_all(int fd, const std::string& s) {
 }
 
 // The child's side: reports "OK <kib>" or "ERR <message>" on fd and exits without running
-// the parent's atexit handlers or flushing its copied stdio buffers.
+// the parent's atexit handlers or flushing its copied stdio buffers. It runs on one thread: the
+// OpenMP threads of a parent that has used them do not survive the fork, and libgomp's next team
+// would wait for them forever.
 [[noreturn]] void run_child(int fd, const std::function<void(const std::function<void()>&)>& body) {
   std::string report;
+  omp_set_num_threads(1);
   try {
     int64_t mark = -1;
-    body([&] { mark = high_water_kib(); });
+    body([&] {
+      start_measuring();
+      mark = high_water_kib();
+    });
     const int64_t end = high_water_kib();
     if (mark < 0 || end < 0) throw std::runtime_error("VmHWM unreadable, or body never called mark()");
     report = "OK " + std::to_string(end - mark);
