@@ -196,7 +196,11 @@ const Pipeline& Pipelines::get(std::string_view shader, std::vector<uint32_t> de
     if (result != VK_SUCCESS)
       fail("vulkan: the driver could not create the pipeline of shader '", shader, "': ", result_name(result));
     if (statistics) {
-      p.statistics = executable_statistics(api, device, p.pipeline);
+      try {  // a diagnostic: a driver that cannot say costs the statistics, not the pipeline
+        p.statistics = executable_statistics(api, device, p.pipeline);
+      } catch (const std::exception& e) {
+        p.statistics = e.what();
+      }
       if (print_statistics_) std::fprintf(stderr, "vulkan pipeline %s: %s\n", p.name, p.statistics.c_str());
     }
   } catch (...) {
