@@ -3,6 +3,7 @@
 // no multiple of a vector or a tile), on every CPU level this machine runs and every other device.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <numeric>
@@ -90,6 +91,32 @@ TEST_P(ConformanceOps, RopeBothStylesAtPositionsAndInverse) {
         backend().rope(table.table, style, rotated, heads, {1, T, pos0, nullptr}, true);  // back
         expect_near(rotated.read(), to_double(x), 2e-5, 1e-5, "inverse " + what);
       }
+}
+
+// A listed position outside the table (its length, -1, 2^32 + 3 which a 32-bit read wraps into it, -2^32 + 3) is an
+// error naming it where the positions are on the host (the CPU); a device writes that row as NaN, the others as alone.
+TEST_P(ConformanceOps, RopeListedPositionOutsideTheTable) {
+  const int64_t d = 8, heads = 2, max_T = 64, width = heads * d;
+  Rng rng(12);
+  const backends::RopeTableBuffer table = backends::make_rope_table(backend(), max_T, d, 10000.0, {});
+  const auto x = random_vector(2 * width, rng);
+  auto alone = on_device(std::vector<float>(x.begin(), x.begin() + width));
+  backend().rope(table.table, kernels::RopeStyle::half, alone, heads, {1, 1, 0, on_device(std::vector<int64_t>{3})},
+                 false);
+  for (int64_t position : {max_T, int64_t{-1}, (int64_t{1} << 32) + 3, -(int64_t{1} << 32) + 3}) {
+    auto rows = on_device(x);
+    const auto at = on_device(std::vector<int64_t>{3, position});
+    const std::string error =
+        error_of([&] { backend().rope(table.table, kernels::RopeStyle::half, rows, heads, {1, 2, 0, at}, false); });
+    if (backend().host_memory()) {
+      EXPECT_NE(error.find(std::to_string(position)), std::string::npos) << error;
+      continue;
+    }
+    EXPECT_EQ(error, "(no error)") << position;
+    const std::vector<float> got = rows.read(), want = alone.read();
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << position;
+    EXPECT_TRUE(std::all_of(got.begin() + width, got.end(), [](float v) { return std::isnan(v); })) << position;
+  }
 }
 
 TEST_P(ConformanceOps, SwigluForwardAndBackward) {

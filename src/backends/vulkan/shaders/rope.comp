@@ -1,7 +1,7 @@
 // RoPE (kernels/ops.h) in place on x [rows, heads * d]: the pair i of each head rotated by the
 // table's angle at the row's position, cos/sin [max_T, d / 2]; sign -1 rotates back. Positions:
-// pos0 + row % T, or positions[row] (int64, read as its low word). A position outside the table
-// (the caller checks) writes NaN rather than reading outside it.
+// pos0 + row % T, or positions[row] (int64: its two words). A position outside the table (the
+// caller checks; negative or past 2^32 among them) writes NaN rather than reading outside it.
 #version 450
 #include "common.glsl"
 
@@ -22,7 +22,11 @@ void main() {
   const uint id = group_index() * 256u + gl_LocalInvocationID.x;
   if (id >= p.rows * p.heads * half_) return;
   const uint i = id % half_, head = (id / half_) % p.heads, row = id / (half_ * p.heads);
-  const uint pos = p.use_positions != 0u ? Pos.words[p.pos_at + 2u * row] : p.pos0 + row % p.T;
+  uint pos = p.pos0 + row % p.T;
+  if (p.use_positions != 0u) {  // a high word (negative, or 2^32 and more): past every table
+    const uint at = p.pos_at + 2u * row;
+    pos = Pos.words[at + 1u] != 0u ? 0xffffffffu : Pos.words[at];
+  }
   const uint base = p.x_at + row * p.heads * p.d + head * p.d;
   const uint ia = p.half_style != 0u ? base + i : base + 2u * i;
   const uint ib = p.half_style != 0u ? base + i + half_ : base + 2u * i + 1u;
