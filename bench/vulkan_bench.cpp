@@ -102,7 +102,7 @@ struct PagedBench {
     q = random_floats(vk, rows * a.q_width(), rng);
     lambda = random_floats(vk, std::max<int64_t>(1, a.lambda_floats(rows)), rng, 0.5);
     out = vk.allocate(rows * a.out_width() * 4, false);
-    kv = {kd, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
+    kv = {kd, pool.as<unsigned char>(), 1, layer_bytes, key_bytes, blocks_};
   }
   backends::PagedRows rows(int64_t count, int64_t max_length, int64_t longest_run) const {
     return {count, max_length, lengths.as<const int32_t>(), tables.as<const int32_t>(), blocks.as<const int32_t>(),

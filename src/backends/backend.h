@@ -99,6 +99,7 @@ struct PagedKv {
   int64_t layers = 0;
   int64_t layer_bytes = 0;      // one layer's keys and values in one block
   int64_t key_bytes = 0;        // one layer's keys (its values follow)
+  int64_t blocks = 0;           // blocks in the pool (the paged ops' slots and block entries lie below)
   DevicePtr<unsigned char> keys(int64_t block, int64_t layer) const {
     return base + (block * layers + layer) * layer_bytes;
   }
@@ -288,12 +289,17 @@ class Backend {
 
   // ---- The paged KV cache. store: row i's keys k[i] [Hkv * key_width] and values v[i] into
   // position slots[i] % capacity of block slots[i] / capacity, converted to the cache's storage.
+  // A slot outside [0, kv.blocks * capacity), or a block entry a row reads outside [0, kv.blocks),
+  // is an error naming it where the backend reads them on the host (CPU); a device, which cannot
+  // see them, never writes such a slot and reads block 0 for such an entry (the row's output is
+  // then meaningless).
   virtual void paged_store(const PagedKv& kv, int64_t layer, DevicePtr<const int32_t> slots, int64_t rows,
                            DevicePtr<const float> k, DevicePtr<const float> v) = 0;
   // Every row's single-query attention over its cached positions (decode_attention.h), each row's
   // bits independent of the other rows; lambda: the layer's scalar, or [rows, H] logits (diff2).
   // kv.dims.window > 0: each row attends to its last window positions only and reads no block
-  // before them (blocks[] there may name blocks given back).
+  // before them (blocks[] there may name blocks given back). A length outside [1, rows.max_length]
+  // is an error naming the row on the CPU; a device writes that row as NaN.
   virtual void paged_attention(const PagedKv& kv, int64_t layer, const PagedRows& rows, DevicePtr<const float> q,
                                DevicePtr<const float> lambda, DevicePtr<float> out) = 0;
 

@@ -40,7 +40,7 @@ class KvPool : public BlockPool {
   // The storage as the backend's paged ops read it: the keys and values of a group's i-th layer
   // in block b at keys(b, i) (decode_attention.h's regions).
   backends::PagedKv paged() const {
-    return {dims_, storage_.as<unsigned char>(), layers_, layer_bytes_, key_bytes_};
+    return {dims_, storage_.as<unsigned char>(), layers_, layer_bytes_, key_bytes_, blocks()};
   }
 
  private:

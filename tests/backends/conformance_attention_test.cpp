@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <climits>
+#include <cmath>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -23,7 +26,54 @@ using kernels::AttentionKind;
 
 namespace {
 
-class ConformanceAttention : public Conformance {};
+class ConformanceAttention : public Conformance {
+ protected:
+  // A pool of 4 blocks of 16 positions (one layer, F32) in the middle third of an allocation whose other bytes are
+  // 0xFF (NaN in F32): a sequence of 37 positions in blocks {2, 1, 3}, block 0 another's 16. What a call reads or
+  // writes outside the pool shows.
+  struct GuardedPool {
+    kernels::DecodeAttentionDims dims;
+    int64_t key_bytes = 0, layer_bytes = 0, bytes = 0;
+    backends::DeviceBuffer all{};
+    backends::PagedKv kv() const { return {dims, all.as<unsigned char>() + bytes, 1, layer_bytes, key_bytes, 4}; }
+  };
+  static inline const kernels::AttentionVariant kGuarded{AttentionKind::diff, 2, 1, 16};
+  GuardedPool guarded_pool(Rng& rng, int64_t window) const {
+    GuardedPool g{{kGuarded, 16, kernels::KvStorage::f32}};
+    g.dims.window = window;
+    g.key_bytes = kernels::key_region_bytes(g.dims);
+    g.layer_bytes = g.key_bytes + kernels::value_region_bytes(g.dims);
+    g.bytes = 4 * g.layer_bytes;
+    const std::vector<unsigned char> nan(3 * g.bytes, 0xFF);
+    g.all = backend().allocate(3 * g.bytes, false);
+    backend().upload(g.all.as<void>(), nan.data(), 3 * g.bytes);
+    std::vector<int32_t> slots;
+    for (int64_t t = 0; t < 37; ++t) slots.push_back(static_cast<int32_t>(std::array{2, 1, 3}[t / 16] * 16 + t % 16));
+    for (int32_t t = 0; t < 16; ++t) slots.push_back(t);
+    const auto n = static_cast<int64_t>(slots.size());
+    backend().paged_store(g.kv(), 0, on_device(slots), n, on_device(random_vector(n * kGuarded.k_width(), rng)),
+                          on_device(random_vector(n * kGuarded.v_width(), rng)));
+    return g;
+  }
+  // Paged attention of rows (lengths, tables) over `blocks`, its output (and error).
+  std::vector<float> attend(const GuardedPool& g, const std::vector<int32_t>& lengths,
+                            const std::vector<int32_t>& tables, const std::vector<int32_t>& blocks, int64_t max_length,
+                            const std::vector<float>& q, std::string* error = nullptr) const {
+    const auto R = static_cast<int64_t>(lengths.size());
+    const auto dl = on_device(lengths), dt = on_device(tables), db = on_device(blocks);
+    const auto dq = on_device(q), lambda = on_device(std::vector<float>{0.3f});
+    auto out = zeros<float>(R * kGuarded.out_width());
+    const backends::PagedRows rows{R, max_length, dl, dt, db};
+    const std::string e = error_of([&] { backend().paged_attention(g.kv(), 0, rows, dq, lambda, out); });
+    if (error) *error = e;
+    else EXPECT_EQ(e, "(no error)");
+    return out.read();
+  }
+};
+
+bool all_nan(const std::vector<float>& x, size_t from, size_t to) {
+  return std::all_of(x.begin() + from, x.begin() + to, [](float v) { return std::isnan(v); });
+}
 
 const kernels::AttentionDims kShapes[] = {
     {AttentionKind::baseline, 1, 1, 2, 1, 32},   {AttentionKind::baseline, 2, 65, 4, 2, 64},
@@ -121,7 +171,7 @@ TEST_P(ConformanceAttention, PagedStoreAndAttentionOverBlockTables) {
       const int64_t key_bytes = kernels::key_region_bytes(block);
       const int64_t layer_bytes = key_bytes + kernels::value_region_bytes(block);
       const backends::DeviceBuffer pool = backend().allocate(blocks * layers * layer_bytes, true);
-      const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes};
+      const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes, blocks};
       const std::vector<std::vector<int32_t>> tables = {{5, 1, 6}, {0}, {3, 7}};
       const std::vector<int64_t> lengths = {37, 9, 20};  // tokens each sequence holds
       // Every sequence's keys and values, token-major, and where each token goes.
@@ -173,6 +223,94 @@ TEST_P(ConformanceAttention, PagedStoreAndAttentionOverBlockTables) {
               << kernels::attention_kind_name(variant.kind) << " " << kernels::kv_storage_name(storage) << " row " << i << " column " << x;
       }
     }
+}
+
+// A slot outside the pool (the first block past it, negative, the int32 extremes) is an error naming it on a backend
+// that reads the slots on the host (the CPU); a device, which cannot, stores the other rows as alone. Neither writes
+// outside the pool.
+TEST_P(ConformanceAttention, PagedStoreNeverWritesOutsideThePool) {
+  Rng rng(34);
+  const kernels::AttentionVariant variant{AttentionKind::diff, 2, 1, 16};
+  for (kernels::KvStorage storage : {kernels::KvStorage::f32, kernels::KvStorage::int8})
+    for (int32_t slot : {48, 63, -1, INT32_MIN, INT32_MAX}) {
+      const int64_t P = 16, blocks = 3, layers = 2, layer = 1;
+      const kernels::DecodeAttentionDims block{variant, P, storage};
+      const int64_t key_bytes = kernels::key_region_bytes(block);
+      const int64_t layer_bytes = key_bytes + kernels::value_region_bytes(block), bytes = blocks * layers * layer_bytes;
+      const std::vector<unsigned char> pattern(3 * bytes, 0xA5);
+      const auto k = on_device(random_vector(2 * variant.k_width(), rng));
+      const auto v = on_device(random_vector(2 * variant.v_width(), rng));
+      const auto slots = on_device(std::vector<int32_t>{P + 3, slot});
+      // The pool in the middle third of the allocation: row 0 at a valid slot, row 1 (rows = 2) at `slot`.
+      const auto store = [&](int64_t rows, std::string* error) {
+        const auto all = on_device(pattern);
+        const backends::PagedKv kv{block, all.ptr() + bytes, layers, layer_bytes, key_bytes, blocks};
+        *error = error_of([&] { backend().paged_store(kv, layer, slots, rows, k, v); });
+        return all.read();
+      };
+      std::string error, none;
+      const std::vector<unsigned char> got = store(2, &error), alone = store(1, &none);
+      const std::string what = std::string(kernels::kv_storage_name(storage)) + " slot " + std::to_string(slot);
+      ASSERT_EQ(none, "(no error)") << what;
+      EXPECT_TRUE(std::equal(pattern.begin(), pattern.begin() + bytes, got.begin())) << what << ": before the pool";
+      EXPECT_TRUE(std::equal(pattern.begin() + 2 * bytes, pattern.end(), got.begin() + 2 * bytes))
+          << what << ": after the pool";
+      if (backend().host_memory()) {
+        EXPECT_NE(error.find("slot " + std::to_string(slot) + " is outside the pool's 3 blocks"), std::string::npos)
+            << error;
+      } else {
+        EXPECT_EQ(error, "(no error)") << what;
+        EXPECT_TRUE(got == alone) << what;
+      }
+    }
+}
+
+// A block entry a row reads outside the pool is an error naming it on the CPU; a device reads block 0 in its place,
+// never outside the pool. An entry before a sliding window's first position is not read: -1 there (a block given
+// back) is neither.
+TEST_P(ConformanceAttention, PagedAttentionBlockEntriesOutsideThePool) {
+  Rng rng(35);
+  const GuardedPool pool = guarded_pool(rng, 0);
+  const auto q = random_vector(kGuarded.q_width(), rng, -3, 3);
+  const auto block_zero = attend(pool, {37}, {0}, {2, 0, 3}, 37, q);
+  ASSERT_TRUE(std::none_of(block_zero.begin(), block_zero.end(), [](float v) { return std::isnan(v); }));
+  for (int32_t entry : {4, -1, INT32_MAX}) {
+    std::string error;
+    const auto got = attend(pool, {37}, {0}, {2, entry, 3}, 37, q, &error);
+    if (backend().host_memory()) {
+      EXPECT_NE(error.find("block entry 1 (row 0's block 1) is " + std::to_string(entry) + ", outside the pool's 4"),
+                std::string::npos)
+          << error;
+    } else {
+      EXPECT_EQ(error, "(no error)") << "entry " << entry;
+      EXPECT_EQ(got, block_zero) << "entry " << entry;
+    }
+  }
+  if (!backend().runs_hybrid()) return;  // a sliding window is refused by name
+  const GuardedPool windowed = guarded_pool(rng, 16);  // a row of 37 reads positions [21, 37): entries 1 and 2
+  EXPECT_EQ(attend(windowed, {37}, {0}, {-1, 1, 3}, 37, q), attend(windowed, {37}, {0}, {2, 1, 3}, 37, q));
+}
+
+// A row whose length is outside [1, max_length] (0, negative, longer than the longest the call was given) is an
+// error naming it on the CPU; a device writes it as NaN and the other rows as alone.
+TEST_P(ConformanceAttention, PagedAttentionRowLengthsOutsideTheirBound) {
+  Rng rng(36);
+  const GuardedPool pool = guarded_pool(rng, 0);
+  const auto q = random_vector(2 * kGuarded.q_width(), rng, -3, 3);
+  const auto alone = attend(pool, {20}, {0}, {2, 1, 3}, 20, {q.begin(), q.begin() + kGuarded.q_width()});
+  const auto ow = static_cast<size_t>(kGuarded.out_width());
+  for (int32_t length : {0, -3, 21, 1000}) {
+    std::string error;
+    const auto got = attend(pool, {20, length}, {0, 0}, {2, 1, 3}, 20, q, &error);
+    if (backend().host_memory()) {
+      EXPECT_NE(error.find("row 1's length " + std::to_string(length) + " is outside [1, 20]"), std::string::npos)
+          << error;
+    } else {
+      EXPECT_EQ(error, "(no error)") << "length " << length;
+      EXPECT_TRUE(std::equal(alone.begin(), alone.end(), got.begin())) << "length " << length;
+      EXPECT_TRUE(all_nan(got, ow, 2 * ow)) << "length " << length;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, ConformanceAttention, ::testing::ValuesIn(backends_under_test()),

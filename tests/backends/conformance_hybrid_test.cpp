@@ -386,7 +386,7 @@ TEST_P(ConformanceHybrid, SlidingWindowPagedAttention) {
           const int64_t key_bytes = kernels::key_region_bytes(block);
           const int64_t layer_bytes = key_bytes + kernels::value_region_bytes(block);
           const backends::DeviceBuffer pool = backend().allocate(blocks * layers * layer_bytes, true);
-          const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes};
+          const backends::PagedKv kv{block, pool.as<unsigned char>(), layers, layer_bytes, key_bytes, blocks};
           auto k = random_vector(L * variant.k_width(), rng), v = random_vector(L * variant.v_width(), rng);
           const int64_t unread = block.first_position(L - R + 1);  // the earliest row's first position
           std::fill(k.begin(), k.begin() + unread * variant.k_width(), nan);
@@ -467,7 +467,7 @@ TEST_P(HybridRefusal, ASlidingWindowIsAnErrorNamingIt) {
   const int64_t key_bytes = kernels::key_region_bytes(block);
   const int64_t layer_bytes = key_bytes + kernels::value_region_bytes(block);
   const backends::DeviceBuffer pool = backend().allocate(2 * layer_bytes, true);
-  const backends::PagedKv kv{block, pool.as<unsigned char>(), 1, layer_bytes, key_bytes};
+  const backends::PagedKv kv{block, pool.as<unsigned char>(), 1, layer_bytes, key_bytes, 2};
   const auto ints = zeros<int32_t>(2);
   const backends::PagedRows rows{1, 4, ints, ints, ints};
   message = error_of([&] { backend().paged_attention(kv, 0, rows, buf, buf, buf); });

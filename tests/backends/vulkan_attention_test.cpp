@@ -143,7 +143,7 @@ struct HostPool {
   }
   unsigned char* region(int64_t block, int64_t layer) { return bytes.data() + (block * layers + layer) * layer_bytes; }
   backends::PagedKv on(const DeviceBuffer& base) const {
-    return {dims, base.as<unsigned char>(), layers, layer_bytes, key_bytes};
+    return {dims, base.as<unsigned char>(), layers, layer_bytes, key_bytes, blocks};
   }
 };
 
@@ -336,6 +336,25 @@ TEST_F(VulkanTest, PagedAttentionRowsHaveTheirOwnBits) {
     for (int64_t x = 0; x < ow; ++x)
       ASSERT_EQ(batch[2 * ow + x], alone[x]) << kernels::attention_kind_name(v.kind) << " " << x;
   }
+}
+
+// A row whose table runs past the block list's allocation reads block 0 for the entries beyond it (the binding ends
+// there): a list of exactly 64 entries (256 bytes, no rounding), the row's table its last entry.
+TEST_F(VulkanTest, PagedAttentionReadsBlockZeroPastTheBlockList) {
+  Rng rng(48);
+  const Variant v = kVariants[1];
+  HostPool pool(v, 16, 16, KvStorage::f32, 1, 4);
+  const auto seqs = fill(pool, {37}, 0, rng);  // blocks 3, 0, 1; block 2 NaN
+  DecodeRows r = rows_of(seqs, {{0, 20}});
+  r.blocks.assign(64, 2);
+  r.blocks[63] = seqs[0].table[0];
+  r.tables = {63};
+  const auto q = testing::random_vector(pool.dims.attention_dims().q_width(), rng, -3, 3);
+  const auto got = decode_on(vk(), pool, r, q, {0.5f}, 0);
+  r.blocks.push_back(0);  // the entry past the list as block 0
+  const auto want = decode_on(vk(), pool, r, q, {0.5f}, 0);
+  ASSERT_TRUE(std::none_of(want.begin(), want.end(), [](float x) { return std::isnan(x); }));
+  EXPECT_EQ(got, want);
 }
 
 // Prompt rows (a sequence's consecutive positions) share a workgroup's loads in groups; each row

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -279,6 +280,8 @@ class CpuBackend final : public Backend {
     const float *keys = host(k), *values = host(v);
     const int64_t kw = a.k_width(), vw = a.v_width(), P = a.capacity;
     for (int64_t i = 0; i < rows; ++i) {
+      DIFFTX_CHECK(at[i] >= 0 && at[i] / P < kv.blocks, "cpu paged_store: row ", i, "'s slot ", at[i],
+                   " is outside the pool's ", kv.blocks, " blocks of ", P, " positions");
       unsigned char* block = host(kv.keys(at[i] / P, layer));
       kernels::store_kv(a, block, block + kv.key_bytes, at[i] % P, 1, keys + i * kw, values + i * vw);
     }
@@ -299,8 +302,19 @@ class CpuBackend final : public Backend {
     const float *queries = host(q), *lambdas = host(lambda);
     float* outs = host(out);
     for (int64_t run = 0; run < rows.count;) {
-      int64_t end = run, count = 0;
-      for (; end < rows.count && tables[end] == tables[run]; ++end) count = std::max<int64_t>(count, (lengths[end] + P - 1) / P);
+      // The run's blocks, from the first its rows read (those before a window's start may be given back).
+      int64_t end = run, count = 0, read = INT64_MAX;
+      for (; end < rows.count && tables[end] == tables[run]; ++end) {
+        DIFFTX_CHECK(lengths[end] >= 1 && lengths[end] <= rows.max_length, "cpu paged_attention: row ", end,
+                     "'s length ", lengths[end], " is outside [1, ", rows.max_length, "]");
+        count = std::max<int64_t>(count, (lengths[end] + P - 1) / P);
+        read = std::min(read, a.first_position(lengths[end]) / P);
+      }
+      for (int64_t b = read; b < count; ++b) {
+        const int32_t block = blocks[tables[run] + b];
+        DIFFTX_CHECK(block >= 0 && block < kv.blocks, "cpu paged_attention: block entry ", tables[run] + b, " (row ",
+                     run, "'s block ", b, ") is ", block, ", outside the pool's ", kv.blocks, " blocks");
+      }
       const size_t first = paging.pages.size();
       for (int64_t b = 0; b < count; ++b) paging.pages.push_back(host(kv.keys(blocks[tables[run] + b], layer)));
       for (int64_t b = 0; b < count; ++b)

@@ -39,13 +39,13 @@ uint32_t storage_code(kernels::KvStorage s) {
 
 // The fields of shaders/kv_push.glsl's KV_PUSH.
 struct KvPush {
-  uint32_t P, d, Hkv, v1, storage, layer, layers, layer_bytes, per_window, delta;
+  uint32_t P, d, Hkv, v1, storage, layer, layers, layer_bytes, per_window, delta, blocks;
 };
 
 KvPush kv_push(const PagedKv& kv, int64_t layer, uint32_t per_window, uint32_t delta) {
   const kernels::DecodeAttentionDims& a = kv.dims;
   return {u32(a.capacity), u32(a.d), u32(a.Hkv), a.v1_layout() ? 1u : 0u, storage_code(a.storage), u32(layer),
-          u32(kv.layers), u32(kv.layer_bytes), per_window, delta};
+          u32(kv.layers), u32(kv.layer_bytes), per_window, delta, u32(kv.blocks)};
 }
 
 void check_kv(const PagedKv& kv, int64_t layer, const char* op) {
@@ -54,6 +54,7 @@ void check_kv(const PagedKv& kv, int64_t layer, const char* op) {
   DIFFTX_CHECK(a.capacity > 0 && a.capacity % kernels::kKeyTile == 0, "vulkan ", op, ": block capacity ", a.capacity,
                " must be a positive multiple of ", kernels::kKeyTile);
   DIFFTX_CHECK(kv.layers > 0 && layer >= 0 && layer < kv.layers, "vulkan ", op, ": layer ", layer, " of ", kv.layers);
+  DIFFTX_CHECK(kv.blocks > 0, "vulkan ", op, ": the pool has ", kv.blocks, " blocks");
   DIFFTX_CHECK(kv.key_bytes == kernels::key_region_bytes(a) &&
                    kv.layer_bytes >= kv.key_bytes + kernels::value_region_bytes(a) && kv.layer_bytes % 4 == 0,
                "vulkan ", op, ": the pool's layout (key_bytes ", kv.key_bytes, ", layer_bytes ", kv.layer_bytes,
@@ -86,7 +87,10 @@ VulkanBackend::KvWindows VulkanBackend::bind_kv(const PagedKv& kv, const char* w
   const Capabilities& caps = context_->caps();
   const int64_t align = caps.binding_alignment, layer_bytes = kv.layer_bytes;
   const int64_t aligned = r.offset / align * align, delta = r.offset - aligned;
-  const int64_t regions = (r.size - r.offset) / layer_bytes;  // whole regions from base to the allocation's end
+  const int64_t room = (r.size - r.offset) / layer_bytes;  // whole regions from base to the allocation's end
+  DIFFTX_CHECK(kv.blocks <= room / kv.layers, "vulkan ", what, ": a pool of ", kv.blocks, " blocks of ",
+               kv.layers * layer_bytes, " bytes runs past its allocation (", r.size - r.offset, " bytes from base)");
+  const int64_t regions = kv.blocks * kv.layers;  // the pool's: the shaders touch no other
   // Regions a window holds: all of them if they fit one binding, else as many as a window holds.
   const KvFit f = kv_fit(caps, layer_bytes, delta);
   const int64_t per_window = regions <= f.fit ? regions : f.windowed;
@@ -101,7 +105,8 @@ VulkanBackend::KvWindows VulkanBackend::bind_kv(const PagedKv& kv, const char* w
   k.delta = u32(delta);
   for (int64_t w = 0; w < kKvWindows; ++w) {
     const int64_t at = aligned + (w < windows ? w : 0) * per_window * layer_bytes;
-    const int64_t range = std::min(r.size - at, delta + per_window * layer_bytes);  // region 0 of each at delta
+    const int64_t end = aligned + delta + regions * layer_bytes;  // the pool's end
+    const int64_t range = std::min(end - at, delta + per_window * layer_bytes);  // region 0 of each at delta
     k.windows.push_back({r.buffer, static_cast<VkDeviceSize>(at), static_cast<VkDeviceSize>(range)});
   }
   return k;
@@ -187,8 +192,8 @@ void VulkanBackend::paged_store(const PagedKv& kv, int64_t layer, DevicePtr<cons
 void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const PagedRows& rows, DevicePtr<const float> q,
                                     DevicePtr<const float> lambda, DevicePtr<float> out) {
   check_kv(kv, layer, "paged_attention");
-  DIFFTX_CHECK(rows.count >= 0 && rows.max_length >= 0, "vulkan paged_attention: ", rows.count, " rows, longest ",
-               rows.max_length);
+  DIFFTX_CHECK(rows.count >= 0 && rows.max_length >= 0 && rows.max_length <= INT32_MAX, "vulkan paged_attention: ",
+               rows.count, " rows, longest ", rows.max_length, " (lengths are int32)");
   if (rows.count == 0) return;
   DIFFTX_CHECK(rows.max_length >= 1, "vulkan paged_attention: every row attends to at least one position");
   const kernels::DecodeAttentionDims& a = kv.dims;
@@ -228,10 +233,11 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     uint32_t M, r, count, group, q_at, q_width, lengths_at, tables_at, blocks_at, part_at, chunk, max_chunks, slots;
     uint32_t window;
     float scale;
+    uint32_t max_length;
   } push;
   struct {
     uint32_t Hkv, M, vw, H, r, kind, lengths_at, lambda_at, out_at, out_width, part_at, chunk, max_chunks, count;
-    uint32_t window;
+    uint32_t window, max_length;
   } merge;
   // The block list: every entry from `blocks` to its allocation's end that fits one binding.
   const Resolved blocks = memory_.resolve(rows.blocks.address(), 4, "paged_attention blocks");
@@ -246,7 +252,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     const Bound pb = bind(scratch_, m * row_floats * 4, "paged_attention scratch");
     push = {kv_push(kv, layer, windows.per_window, windows.delta), u32(M), r, u32(m), u32(group), qb.words(), u32(qw),
             lb.words(), tb.words(), bb.words(), pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(slots),
-            u32(a.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d)))};
+            u32(a.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d))), u32(rows.max_length)};
     std::vector<VkDescriptorBufferInfo> buffers{qb.info, lb.info, tb.info, bb.info, pb.info};
     buffers.insert(buffers.end(), windows.windows.begin(), windows.windows.end());
     const bool own_loads = group == 1 && !context_->caps().shared_value_loads;  // "s": values loaded once
@@ -258,7 +264,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
                       std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");
     const Bound ob = bind((out + i0 * ow).address(), m * ow * 4, "paged_attention out");
     merge = {u32(a.Hkv), u32(M), u32(vw), u32(a.H), r, kind_code(a.kind), lb.words(), lamb.words(), ob.words(), u32(ow),
-             pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(m), u32(a.window)};
+             pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(m), u32(a.window), u32(rows.max_length)};
     run("paged_merge", {1, 1, 1, 1}, {pb.info, lb.info, lamb.info, ob.info}, &merge, sizeof merge, m * a.H);
   }
 }

@@ -51,6 +51,7 @@ layout(push_constant) uniform Push {
   uint part_at, chunk, max_chunks, slots;    // slots: chunks per group (max_chunks, + 1 windowed)
   uint window;                               // 0: every position
   float scale;                               // 1 / sqrt(d)
+  uint max_length;                           // the longest row's length: its chunks are planned
 } p;
 
 #include "kv.glsl"
@@ -68,8 +69,17 @@ float element(uint win, uint at) {  // one cached element at byte `at`, widened 
   return float(bitfieldExtract(int(word), int((at & 3u) << 3), 8));
 }
 float scale_at(uint win, uint at) { return uintBitsToFloat(kv[win].w[at >> 2]); }
-uint block_of(uint table, uint pos) { return uint(Blocks.i[p.blocks_at + table + pos / p.P]); }
-uint length_of(uint row) { return uint(Lengths.i[p.lengths_at + row]); }
+// An entry past the bound list, or naming no block of the pool, reads block 0 (never out of bounds).
+uint block_of(uint table, uint pos) {
+  const uint at = p.blocks_at + table + pos / p.P;
+  const int block = at < uint(Blocks.i.length()) ? Blocks.i[at] : -1;
+  return block >= 0 && uint(block) < p.blocks ? uint(block) : 0u;
+}
+// A length outside [1, max_length] reads as 0: the row sees no chunk (paged_merge.comp writes it as NaN).
+uint length_of(uint row) {
+  const int length = Lengths.i[p.lengths_at + row];
+  return length >= 1 && uint(length) <= p.max_length ? uint(length) : 0u;
+}
 uint table_of(uint row) { return uint(Tables.i[p.tables_at + row]); }
 uint window_start(uint length) { return p.window > 0u && length > p.window ? length - p.window : 0u; }
 // The group's first row's length, and the chunk: its index among the positions, its first position.

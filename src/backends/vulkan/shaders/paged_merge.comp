@@ -2,6 +2,7 @@
 // (paged_attention.comp) combined by log-sum-exp in chunk order, then signal - w * noise for the
 // paired variants (w: the layer's lambda, or sigmoid of the row's logit for diff2). With a window,
 // the row's items start at the chunk its window starts in, as paged_attention.comp writes them.
+// A row whose length is outside [1, max_length] (the CPU backend's error) is written as NaN.
 #version 450
 #include "common.glsl"
 
@@ -16,6 +17,7 @@ layout(push_constant) uniform Push {
   uint lengths_at, lambda_at, out_at, out_width;
   uint part_at, chunk, max_chunks, count;
   uint window;  // 0: every position
+  uint max_length;
 } p;
 
 // Map `map`'s output at column col over the row's chunks.
@@ -38,7 +40,13 @@ void main() {
   const uint id = group_index();
   if (id >= p.count * p.H) return;
   const uint row = id / p.H, head = id % p.H;
-  const uint length = uint(Lengths.i[p.lengths_at + row]);
+  const int given = Lengths.i[p.lengths_at + row];
+  if (given < 1 || uint(given) > p.max_length) {  // no chunks planned for it: none is read
+    for (uint col = gl_LocalInvocationID.x; col < p.vw; col += WG)
+      Out.o[p.out_at + row * p.out_width + head * p.vw + col] = uintBitsToFloat(0x7fc00000u);
+    return;
+  }
+  const uint length = uint(given);
   const uint first = p.window > 0u && length > p.window ? length - p.window : 0u;
   const uint chunks = (length + p.chunk - 1u) / p.chunk - first / p.chunk;
   const bool paired = p.kind != 0u;

@@ -1,8 +1,9 @@
 // The paged KV cache's writer (kernels/attention/kv_layout.cpp store_kv): row i's keys
 // k[i] [Hkv * key_width] and values v[i] into position slots[i] % P of block slots[i] / P,
-// converted to the cache's storage, one workgroup per (row, kv head). INT8 rows get
-// scale = absmax / 127 and q = round-half-even(x * 127 / absmax). BF16 and INT8 elements
-// share words with other positions' (other workgroups'), so they are written with atomics.
+// converted to the cache's storage, one workgroup per (row, kv head); a slot outside the pool's
+// blocks is not written. INT8 rows get scale = absmax / 127 and q = round-half-even(x * 127 /
+// absmax). BF16 and INT8 elements share words with other positions' (other workgroups'), so they
+// are written with atomics.
 #version 450
 #include "common.glsl"
 #include "kv_push.glsl"
@@ -53,7 +54,9 @@ void main() {
   const uint id = group_index();
   if (id >= p.rows * p.Hkv) return;
   const uint i = id / p.Hkv, g = id % p.Hkv, t = gl_LocalInvocationID.x;
-  const uint slot = uint(Slots.s[p.slots_at + i]);
+  const int given = Slots.s[p.slots_at + i];
+  if (given < 0 || uint(given) / p.P >= p.blocks) return;  // outside the pool: never written
+  const uint slot = uint(given);
   const uvec2 region = kv_region(slot / p.P);
   const uint win = region.x, base = region.y, pos = slot % p.P, es = kv_element_bytes(), kw = kv_key_width();
   const bool int8 = p.storage == 2u;
