@@ -103,8 +103,6 @@ uint item_of(uint row0, uint i, uint g) {
   const uint own = at - window_start(length0 + i) / p.chunk;
   return p.part_at + (((row0 + i) * p.Hkv + g) * p.max_chunks + own) * p.M * (kv_key_width() + 2u);
 }
-// Whether a map scores against the key head's second half (V1's noise maps read k2).
-bool reads_k2(uint map) { return p.v1 != 0u && map % (p.r + 1u) == p.r; }
 // Whether row i carries on the group of row i - 1.
 bool continues(uint i) {
   return i % p.group != 0u && table_of(i) == table_of(i - 1u) && length_of(i) == length_of(i - 1u) + 1u;
@@ -125,6 +123,9 @@ void main() {
   const uint t = gl_LocalInvocationID.x, M = p.M, d = p.d, vw = kv_key_width(), es = kv_element_bytes();
   const bool int8 = p.storage == 2u;
   const uint pairs = rows * M;
+  uint k2_pairs = 0u;  // bit e: pair e's map scores against the key head's second half (V1's noise maps, k2)
+  for (uint e = 0u; e < pairs; ++e)
+    if (p.v1 != 0u && (g * M + e % M) % (p.r + 1u) == p.r) k2_pairs |= 1u << e;
   // Where vw divides WG a thread's accumulators are all of column t % vw: with SHARED_VALUES it
   // loads each value once for all of them (on a GPU 8 times faster for a DiffLlama row alone,
   // whose thread has 8). Without, each accumulator loads its own: the one-row variant on a CPU
@@ -180,7 +181,7 @@ void main() {
               k[h][j] = h < heads ? element(win, base + kv_key_element(g, tt, h * d + x + j) * es) : 0.0;
           [[unroll]] for (uint e = 0u; e < PAIRS; ++e) {
             if (e >= pairs) break;
-            const bool noise = reads_k2(g * M + e % M);
+            const bool noise = ((k2_pairs >> e) & 1u) != 0u;
             [[unroll]] for (uint j = 0u; j < LOADS; ++j) s[e] = fma(qs[e * d + x + j], noise ? k[1][j] : k[0][j], s[e]);
           }
         }
@@ -189,7 +190,7 @@ void main() {
           const float k1 = heads > 1u ? element(win, base + kv_key_element(g, tt, d + x) * es) : 0.0;
           [[unroll]] for (uint e = 0u; e < PAIRS; ++e) {
             if (e >= pairs) break;
-            s[e] = fma(qs[e * d + x], reads_k2(g * M + e % M) ? k1 : k0, s[e]);
+            s[e] = fma(qs[e * d + x], ((k2_pairs >> e) & 1u) != 0u ? k1 : k0, s[e]);
           }
         }
         float key_scale[2] = {1.0, 1.0};  // INT8: each key head's scale at the position
@@ -199,7 +200,7 @@ void main() {
               key_scale[h] = scale_at(win, base + kv_key_element_bytes() + ((g * heads + h) * p.P + tt) * 4u);
         [[unroll]] for (uint e = 0u; e < PAIRS; ++e) {
           if (e >= pairs) break;
-          scores[e * WG + t] = int8 ? s[e] * key_scale[reads_k2(g * M + e % M) ? 1 : 0] : s[e];
+          scores[e * WG + t] = int8 ? s[e] * key_scale[(k2_pairs >> e) & 1u] : s[e];
         }
       }
       run = run_end;
