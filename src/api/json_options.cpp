@@ -3,17 +3,14 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "io/json_file.h"
 
 namespace difftx::api {
 
 JsonOptions::JsonOptions(const char* text, std::string what) : what_(std::move(what)) {
   options_ = nlohmann::json::object();
   if (text == nullptr || text[0] == '\0') return;
-  try {
-    options_ = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    fail(what_, ": not JSON: ", e.what());
-  }
+  options_ = io::parse_json_text(text, what_);  // bounded depth, unique keys
   DIFFTX_CHECK(options_.is_object(), what_, ": expected a JSON object, got ", options_.type_name());
 }
 
@@ -29,14 +26,14 @@ int64_t JsonOptions::integer_value(const std::string& key, const nlohmann::json&
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) x = INT64_MAX;
     else x = v.get<int64_t>();
   } else {
-    fail(what_, ": '", key, "' must be an integer, got ", v.dump().substr(0, 64));
+    fail(what_, ": '", key, "' must be an integer, got ", io::json_value_for_message(v));
   }
   DIFFTX_CHECK(x >= min && x <= max, what_, ": '", key, "' ", x, " is outside [", min, ", ", max, "]");
   return x;
 }
 
 double JsonOptions::number_value(const std::string& key, const nlohmann::json& v, double min, double max) const {
-  DIFFTX_CHECK(v.is_number(), what_, ": '", key, "' must be a number, got ", v.dump().substr(0, 64));
+  DIFFTX_CHECK(v.is_number(), what_, ": '", key, "' must be a number, got ", io::json_value_for_message(v));
   const double x = v.get<double>();
   DIFFTX_CHECK(std::isfinite(x) && x >= min && x <= max, what_, ": '", key, "' ", x, " is outside [", min, ", ", max,
                "]");
@@ -63,7 +60,7 @@ double JsonOptions::number(const std::string& key, double fallback, double min, 
 std::string JsonOptions::string(const std::string& key, const std::string& fallback) {
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
-  DIFFTX_CHECK(v->is_string(), what_, ": '", key, "' must be a string, got ", v->dump().substr(0, 64));
+  DIFFTX_CHECK(v->is_string(), what_, ": '", key, "' must be a string, got ", io::json_value_for_message(*v));
   return v->get<std::string>();
 }
 
@@ -73,7 +70,7 @@ std::vector<T> JsonOptions::list(const std::string& key, const std::vector<T>& f
   const nlohmann::json* v = find(key);
   if (!v) return fallback;
   DIFFTX_CHECK(v->is_array() && !v->empty(), what_, ": '", key, "' must be a non-empty list of ", kind, ", got ",
-               v->dump().substr(0, 64));
+               io::json_value_for_message(*v));
   std::vector<T> out;
   for (const nlohmann::json& x : *v) out.push_back((this->*value)(key, x, min, max));
   return out;
