@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/checked.h"
 #include "core/error.h"
 #include "core/rng.h"
 
@@ -43,6 +44,8 @@ TokenLoader::TokenLoader(const std::filesystem::path& dir, const std::string& sp
               (o_.sampling == Sampling::by_split && split == "train")) {
   DIFFTX_CHECK(o_.batch > 0 && o_.seq_len > 0, "loader: batch ", o_.batch, " and seq_len ", o_.seq_len,
                " must be positive");
+  DIFFTX_CHECK(product_at_most({o_.batch, o_.seq_len}, kMaxBatchTokens).has_value(), "loader: batch ", o_.batch,
+               " x seq_len ", o_.seq_len, " exceeds the ", kMaxBatchTokens, " tokens one micro-batch may hold");
   DIFFTX_CHECK(o_.world_size > 0 && o_.rank >= 0 && o_.rank < o_.world_size, "loader: rank ", o_.rank,
                " is outside [0, world_size ", o_.world_size, ")");
   DIFFTX_CHECK(o_.micro_batches > 0 && o_.max_windows >= 0, "loader: micro_batches ", o_.micro_batches,

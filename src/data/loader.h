@@ -30,6 +30,9 @@ enum class Sampling { by_split, random, sequential };
 // Targets of the rows a final sequential batch cannot fill (the model's ignore id).
 inline constexpr int32_t kIgnoreTarget = -1;
 
+// Most tokens one micro-batch (batch x seq_len) may hold: its buffers are allocated from the product.
+inline constexpr int64_t kMaxBatchTokens = int64_t{1} << 28;
+
 struct LoaderOptions {
   int64_t batch = 1;    // rows per micro-batch on this rank
   int64_t seq_len = 1;  // T: a row is a window of T+1 tokens

@@ -247,6 +247,9 @@ TEST(Loader, BadDatasetsAreClearErrors) {
   EXPECT_NE(msg.find("has 2 windows of T+1 = 16 tokens, none for rank 0 of 3"), std::string::npos) << msg;
   msg = error_of([&] { TokenLoader l(dir / "d", "train", {.batch = 1, .seq_len = 8, .rank = 3, .world_size = 3}); });
   EXPECT_NE(msg.find("rank 3 is outside [0, world_size 3)"), std::string::npos) << msg;
+  // A micro-batch's buffers hold batch x seq_len tokens: a product past the bound (or int64) is refused.
+  msg = error_of([&] { TokenLoader l(dir / "d", "val", {.batch = int64_t{1} << 62, .seq_len = 8}); });
+  EXPECT_NE(msg.find("batch 4611686018427387904 x seq_len 8 exceeds the 268435456 tokens"), std::string::npos) << msg;
 
   // Truncated shard, and a shard with an id outside the vocabulary: named with the position.
   std::filesystem::resize_file(dir / "d" / "train_0001.bin", 64 + 7);
