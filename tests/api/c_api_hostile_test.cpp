@@ -159,6 +159,10 @@ TEST_F(CApiHostile, NegativeSizesAreErrors) {
   e = difftx_engine_default_options();
   e.context = -7;
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  e = difftx_engine_default_options();
+  e.kv_tokens = INT64_MAX;  // the CLI's bound, 2^40: past it the block count would overflow
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  EXPECT_TRUE(error_says("--kv-tokens 9223372036854775807 must be at most 2^40"));
 }
 
 TEST_F(CApiHostile, IdsOutsideTheVocabularyAreErrors) {
@@ -330,6 +334,20 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
     EXPECT_EQ(difftx_train(&bad_options, nullptr, nullptr, nullptr), -1);
     EXPECT_STRNE(difftx_last_error(), "");
   }
+}
+
+// Analysis options are read as every JSON input is: nesting that would overflow the stack of the
+// parser, the destructor or an error message's dump() is refused, and so is a repeated key.
+TEST_F(CApiHostile, DeepOrRepeatedAnalysisOptionsAreErrors) {
+  const std::string nest = std::string(100000, '[') + std::string(100000, ']');
+  for (const std::string& options : {R"({"samples": )" + nest + "}", R"({"contexts": [)" + nest + "]}"}) {
+    EXPECT_EQ(difftx_analyze(model, "niah", "/nonexistent/data", options.c_str()), nullptr);
+    EXPECT_TRUE(error_says("niah options: JSON nested deeper than 256 levels"));
+  }
+  EXPECT_EQ(difftx_analyze(model, "niah", "/nonexistent/data", R"({"samples": [[1, 2], {"a": 1}]})"), nullptr);
+  EXPECT_TRUE(error_says("niah options: 'samples' must be an integer, got an array of 2 elements"));
+  EXPECT_EQ(difftx_analyze(model, "niah", "/nonexistent/data", R"({"samples": 1, "samples": 2})"), nullptr);
+  EXPECT_TRUE(error_says("niah options names 'samples' twice in one object"));
 }
 
 TEST_F(CApiHostile, HandlesStayUsableAfterErrorsAndErrorsAreThePerThreads) {
