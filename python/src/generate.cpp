@@ -126,8 +126,12 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
   a.seed = seed;
   a.constraint = output_constraint(m, output);
   a.logit_bias.assign(logit_bias.begin(), logit_bias.end());
-  if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
-  else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
+  try {
+    if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
+    else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
+  } catch (const py::cast_error&) {
+    fail("stop: expected a string or a list of strings, got ", std::string(py::str(py::type::of(stop))));
+  }
   return a;
 }
 

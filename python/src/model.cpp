@@ -18,6 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr int kMaxThreads = 1024;
+
 model::MatrixPrecision precision_from_name(const std::string& name) {
   if (name == "as_stored") return model::MatrixPrecision::as_stored;
   if (name == "f32") return model::MatrixPrecision::f32;
@@ -27,7 +29,9 @@ model::MatrixPrecision precision_from_name(const std::string& name) {
 ModelHandle load(const fs::path& dir, const std::string& weights, const std::string& kv_dtype,
                  std::optional<int> threads, const std::optional<std::string>& device,
                  const std::optional<std::string>& draft, std::optional<int64_t> draft_tokens) {
-  DIFFTX_CHECK(!threads || *threads > 0, "threads: ", *threads, " must be positive (or None: OMP_NUM_THREADS)");
+  // libgomp ends the process when it cannot start that many threads.
+  DIFFTX_CHECK(!threads || (*threads > 0 && *threads <= kMaxThreads), "threads: ", *threads, " must be in [1, ",
+               kMaxThreads, "] (or None: OMP_NUM_THREADS)");
   DIFFTX_CHECK(!draft || !draft->empty(), "draft: '' is neither 'ngram' nor a model directory (None: no draft)");
   api::LoadOptions o;
   if (device) o.device = *device;
@@ -117,9 +121,16 @@ py::str utf8(const std::string& bytes) {  // bytes that are not UTF-8 (half a ch
 // One sequence of ids (a list of ints or a 1-D integer array) checked against the model.
 std::vector<int32_t> sequence_ids(const py::handle& ids, const model::ModelConfig& c) {
   using IdArray = py::array_t<int64_t, py::array::c_style | py::array::forcecast>;
-  const IdArray a = IdArray::ensure(ids);
-  if (!a) PyErr_Clear();  // the message below says what was expected
-  DIFFTX_CHECK(a && a.ndim() == 1, "ids: expected a sequence of token ids (a list of ints or a 1-D array)");
+  const py::array given = py::array::ensure(ids);
+  if (!given) PyErr_Clear();  // the message below says what was expected
+  // Only integers (and bools) are ids: forcecast alone would truncate floats (1.9 -> 1). An empty
+  // list is float64 to numpy: check_sequence names it.
+  const bool integers =
+      given && (given.size() == 0 || std::string_view("biu").find(given.dtype().kind()) != std::string_view::npos);
+  DIFFTX_CHECK(integers && given.ndim() == 1,
+               "ids: expected a sequence of token ids (a list of ints or a 1-D integer array)",
+               given && !integers ? concat(", got dtype ", std::string(py::str(given.dtype()))) : std::string());
+  const IdArray a = IdArray::ensure(given);
   std::vector<int32_t> out(a.size());
   for (py::ssize_t i = 0; i < a.size(); ++i) {
     const int64_t id = a.at(i);

@@ -45,6 +45,8 @@ def test_stop_strings(diff_model):
     stop = full[len(full) // 2:len(full) // 2 + 3]
     assert stop and diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=stop) == full[:full.index(stop)]
     assert diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=[stop, "zzzz"]) == full[:full.index(stop)]
+    with pytest.raises(difftx.Error, match="stop: expected a string or a list of strings"):
+        diff_model.generate(PROMPT, max_new_tokens=4, stop=[1])
 
 
 def test_logit_bias(diff_model):

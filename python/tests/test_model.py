@@ -86,6 +86,10 @@ def test_errors_are_difftx_errors(tmp_path):
         model.logits([])
     with pytest.raises(difftx.Error, match="exceed max_position_embeddings 64"):
         model.logits([1] * 65)
+    with pytest.raises(difftx.Error, match="got dtype float64"):  # never truncated to [1, 2]
+        model.logits([1.5, 2.9])
+    with pytest.raises(difftx.Error, match="got dtype float64"):
+        model.logits(np.array([[1.0, 2.0]]))
     with pytest.raises(difftx.Error, match="is not a precision"):
         difftx.load(FIXTURES / "oracle" / "diff", weights="f8")
     with pytest.raises(difftx.Error, match="expected f32, bf16 or int8"):
@@ -105,6 +109,8 @@ def test_threads_give_the_same_logits():
     assert np.array_equal(one.logits(ids), two.logits(ids))
     with pytest.raises(difftx.Error, match="threads"):
         difftx.load(path, threads=0)
+    with pytest.raises(difftx.Error, match=r"threads: 2147483647 must be in \[1, 1024\]"):  # libgomp would exit
+        difftx.load(path, threads=2**31 - 1)
 
 
 def test_a_device_gives_the_cpus_logits_and_names_itself_when_missing(binary):
