@@ -212,15 +212,6 @@ int type_rank(VkPhysicalDeviceType type) {
   }
 }
 
-}  // namespace
-
-bool pipeline_statistics_printed() {
-  const char* v = std::getenv("DIFFTX_VULKAN_PIPELINE_STATS");
-  return v && std::string(v) == "1";
-}
-
-namespace {
-
 std::string mib(int64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 DeviceInfo describe(const Probe& p) {
@@ -276,8 +267,8 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     caps_ = p.caps;
     if (!options.cooperative_matrix) caps_.cooperative_matrix = false;
     const bool has_statistics = has_extension(p.extensions, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);
-    caps_.pipeline_statistics = (options.pipeline_statistics || pipeline_statistics_printed()) && has_statistics;
-    if (pipeline_statistics_printed() && !has_statistics)
+    caps_.pipeline_statistics = options.pipeline_statistics && has_statistics;
+    if (options.pipeline_statistics && !has_statistics)
       std::fprintf(stderr, "vulkan: %s reports no pipeline statistics; DIFFTX_VULKAN_PIPELINE_STATS is ignored\n",
                    p.properties.deviceName);
     const char* coopmat = std::getenv("DIFFTX_VULKAN_COOPMAT");

@@ -22,8 +22,9 @@ struct Capabilities {
   bool cooperative_matrix = false;               // GL_NV_cooperative_matrix 16x16x16, fp16 in, fp32 out
   bool emulated_cooperative_matrix = false;      // Options::emulate_cooperative_matrix (the real one then off)
   bool memory_budget = false;                    // VK_EXT_memory_budget
-  // The driver's statistics of each pipeline (registers, spills, instructions: whatever it reports),
-  // where Options::pipeline_statistics asked and the device has VK_KHR_pipeline_executable_properties.
+  // The driver's statistics of each pipeline on stderr (registers, spills, instructions: whatever it
+  // reports), where Options::pipeline_statistics asked and the device has
+  // VK_KHR_pipeline_executable_properties.
   bool pipeline_statistics = false;
   // Decode attention's row alone loads each value once for all of its maps (a GPU), not once per
   // map (a CPU device: lavapipe runs every branch's code, so the shared loop costs it more).
@@ -48,13 +49,10 @@ struct Options {
   int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
   std::optional<bool> shared_value_loads;  // Capabilities::shared_value_loads whatever the device (tests)
   double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
-  // Capabilities::pipeline_statistics: asked here or by DIFFTX_VULKAN_PIPELINE_STATS=1, which also
-  // prints each pipeline's statistics on stderr as it is created.
+  // Each pipeline's statistics on stderr as it is created (DIFFTX_VULKAN_PIPELINE_STATS=1), where
+  // the device reports them (Capabilities::pipeline_statistics).
   bool pipeline_statistics = false;
 };
-
-// Whether DIFFTX_VULKAN_PIPELINE_STATS=1 asks for each pipeline's statistics on stderr.
-bool pipeline_statistics_printed();
 
 class Context {
  public:

@@ -93,7 +93,7 @@ std::filesystem::path cache_directory() {
 
 uint32_t Pipeline::descriptor_count() const { return std::accumulate(descriptors.begin(), descriptors.end(), 0u); }
 
-Pipelines::Pipelines(Context& context) : context_(context), print_statistics_(pipeline_statistics_printed()) {
+Pipelines::Pipelines(Context& context) : context_(context) {
   const VkPhysicalDeviceProperties& p = context.properties();
   const std::filesystem::path dir = cache_directory();
   if (!dir.empty())
@@ -196,12 +196,13 @@ const Pipeline& Pipelines::get(std::string_view shader, std::vector<uint32_t> de
     if (result != VK_SUCCESS)
       fail("vulkan: the driver could not create the pipeline of shader '", shader, "': ", result_name(result));
     if (statistics) {
+      std::string said;
       try {  // a diagnostic: a driver that cannot say costs the statistics, not the pipeline
-        p.statistics = executable_statistics(api, device, p.pipeline);
+        said = executable_statistics(api, device, p.pipeline);
       } catch (const std::exception& e) {
-        p.statistics = e.what();
+        said = e.what();
       }
-      if (print_statistics_) std::fprintf(stderr, "vulkan pipeline %s: %s\n", p.name, p.statistics.c_str());
+      std::fprintf(stderr, "vulkan pipeline %s: %s\n", p.name, said.c_str());
     }
   } catch (...) {
     if (module) api.vkDestroyShaderModule(device, module, nullptr);

@@ -34,9 +34,6 @@ struct Pipeline {
   std::vector<uint32_t> descriptors;
   std::vector<bool> writes;  // per binding: whether the shader may write it (spirv_bindings.h)
   uint32_t push_bytes = 0;
-  // The driver's statistics where Capabilities::pipeline_statistics: "name=value" of each
-  // executable, "; " between executables.
-  std::string statistics;
   uint32_t descriptor_count() const;
 };
 
@@ -65,7 +62,6 @@ class Pipelines {
   std::map<std::string, Pipeline, std::less<>> pipelines_;
   int64_t created_ = 0;
   bool dirty_ = false;
-  bool print_statistics_;  // DIFFTX_VULKAN_PIPELINE_STATS=1 when the device opened
 };
 
 // The directory difftx keeps caches in: $DIFFTX_CACHE_DIR, else $XDG_CACHE_HOME/difftx, else

@@ -34,6 +34,8 @@ Backend& open_device(const std::string& device) {
   const std::string validation = v ? v : "";
   options.validation = options.report_validation = validation == "1" || validation == "sync";
   options.sync_validation = validation == "sync";
+  const char* stats = std::getenv("DIFFTX_VULKAN_PIPELINE_STATS");
+  options.pipeline_statistics = stats && std::string(stats) == "1";
   auto backend = std::make_unique<VulkanBackend>(index, options);
   const int chosen = backend->context().index();
   if (index < 0) chosen_for_vulkan = chosen;
