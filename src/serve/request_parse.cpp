@@ -82,16 +82,6 @@ std::vector<std::string> parse_stop(const Fields& f) {
   return stops;
 }
 
-// A signed 64-bit integer, as vLLM takes it: each seed its own stream (with unsigned seeds beside
-// them, -1 and 2^64 - 1 would be one).
-std::optional<uint64_t> parse_seed(const Fields& f) {
-  const json* v = f.find("seed");
-  if (!v) return std::nullopt;
-  const auto i = json_integer(*v, INT64_MIN, INT64_MAX);
-  if (!i) bad_param("seed", "'seed' must be an integer in [-2^63, 2^63), not " + v->dump());
-  return static_cast<uint64_t>(*i);
-}
-
 // Speculative decoding per request: `draft` ("none", "ngram", or "model" where the server has a
 // draft model; absent: the server's --draft) and `draft_tokens` (absent: the server's).
 void parse_draft(const Fields& f, const ServeLimits& limits, infer::RequestOptions& o) {
@@ -116,7 +106,9 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
   s.min_p = f.number("min_p", {0, 1}).value_or(0.0);
   s.presence_penalty = f.number("presence_penalty", {-2, 2}).value_or(0.0);
   s.frequency_penalty = f.number("frequency_penalty", {-2, 2}).value_or(0.0);
-  p.seed = parse_seed(f);
+  // A signed 64-bit integer, as vLLM takes it: each seed its own stream (with unsigned seeds beside
+  // them, -1 and 2^64 - 1 would be one).
+  if (const auto seed = f.integer("seed", INT64_MIN, INT64_MAX)) p.seed = static_cast<uint64_t>(*seed);
   for (const std::string& key : max_tokens_keys)
     if (const auto m = f.integer(key, 1, std::max<int64_t>(1, limits.context)); m && !p.max_tokens) p.max_tokens = m;
   p.n = f.integer("n", 1, limits.max_choices).value_or(1);
