@@ -310,13 +310,14 @@ class CpuBackend final : public Backend {
         count = std::max<int64_t>(count, (lengths[end] + P - 1) / P);
         read = std::min(read, a.first_position(lengths[end]) / P);
       }
-      for (int64_t b = read; b < count; ++b) {
-        const int32_t block = blocks[tables[run] + b];
-        DIFFTX_CHECK(block >= 0 && block < kv.blocks, "cpu paged_attention: block entry ", tables[run] + b, " (row ",
-                     run, "'s block ", b, ") is ", block, ", outside the pool's ", kv.blocks, " blocks");
-      }
       const size_t first = paging.pages.size();
-      for (int64_t b = 0; b < count; ++b) paging.pages.push_back(host(kv.keys(blocks[tables[run] + b], layer)));
+      for (int64_t b = 0; b < count; ++b) {  // the keys' pages
+        const int32_t block = blocks[tables[run] + b];
+        DIFFTX_CHECK(b < read || (block >= 0 && block < kv.blocks), "cpu paged_attention: block entry ",
+                     tables[run] + b, " (row ", run, "'s block ", b, ") is ", block, ", outside the pool's ",
+                     kv.blocks, " blocks");
+        paging.pages.push_back(host(kv.keys(block, layer)));
+      }
       for (int64_t b = 0; b < count; ++b)
         paging.pages.push_back(host(kv.keys(blocks[tables[run] + b], layer)) + kv.key_bytes);
       paging.first.push_back(static_cast<int64_t>(first));
