@@ -369,9 +369,9 @@ TEST_P(ConformanceHybrid, SlidingWindowPagedAttention) {
                                                 {AttentionKind::diff2, 4, 2, 32},
                                                 {AttentionKind::diff_grouped, 4, 1, 16, 2}};
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  // 37 positions in three blocks; and 515 in 33 blocks in reverse order: rows of 511 to 515, whose
-  // windows start in the first or the second split-K chunk of a device that splits at 256 positions
-  // (Vulkan's) and end in the second or the third.
+  // 37 positions in three blocks; and 515 in 33 blocks in reverse order: rows of 511 to 515, which
+  // end in the 16th or the 17th split-K chunk of a device that splits such rows at 32 positions
+  // (Vulkan's), their windows of 1 starting in either.
   std::vector<int32_t> reversed(33);
   for (int32_t b = 0; b < 33; ++b) reversed[b] = 32 - b;
   const std::pair<int64_t, std::vector<int32_t>> caches[] = {{37, {5, 1, 6}}, {515, reversed}};

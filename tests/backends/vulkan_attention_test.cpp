@@ -281,6 +281,33 @@ std::vector<float> decode_on(VulkanBackend& vk, const HostPool& pool, const Deco
   return got;
 }
 
+// Each row of `got` against the float64 reference over one contiguous cache of its sequence, stored
+// from the same rows.
+void expect_reference(const HostPool& pool, const std::vector<Sequence>& seqs, const DecodeRows& r,
+                      const std::vector<float>& q, const std::vector<float>& lambda, const std::vector<float>& got,
+                      const std::string& what) {
+  const int64_t qw = pool.dims.attention_dims().q_width(), ow = pool.dims.out_width();
+  for (size_t i = 0; i < r.lengths.size(); ++i) {
+    const Sequence& s = seqs[r.of[i]];
+    kernels::DecodeAttentionDims flat = pool.dims;
+    flat.capacity = (s.length + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
+    std::vector<unsigned char> keys(kernels::key_region_bytes(flat)), values(kernels::value_region_bytes(flat));
+    kernels::store_kv(flat, keys.data(), values.data(), 0, s.length, s.k.data(), s.v.data());
+    const bool per_row = pool.dims.lambda_source() == kernels::LambdaSource::token_logits;
+    const float* row_lambda = per_row ? lambda.data() + i * pool.dims.H : lambda.data();
+    const auto want = decode_attention_reference(flat, r.lengths[i], q.data() + i * qw, keys.data(), values.data(),
+                                                 pool.dims.kind == AttentionKind::baseline ? nullptr : row_lambda);
+    for (int64_t x = 0; x < ow; ++x)
+      ASSERT_NEAR(got[i * ow + x], want[x], 1e-5) << what << " row " << i << " length " << r.lengths[i] << " at " << x;
+  }
+}
+
+std::vector<float> lambda_for(const HostPool& pool, int64_t rows, Rng& rng) {
+  return pool.dims.lambda_source() == kernels::LambdaSource::token_logits
+             ? testing::random_vector(rows * pool.dims.H, rng, -2, 2)
+             : testing::random_vector(1, rng, 0.2, 0.8);
+}
+
 TEST_F(VulkanTest, PagedAttentionMatchesReferenceForEveryVariantAndStorage) {
   Rng rng(42);
   for (const Variant& v : kVariants)
@@ -288,32 +315,48 @@ TEST_F(VulkanTest, PagedAttentionMatchesReferenceForEveryVariantAndStorage) {
       const int64_t d = storage == KvStorage::bf16 ? 24 : 16, P = 16;  // 24: no power of two
       HostPool pool(v, d, P, storage, 2, 60);
       const auto seqs = fill(pool, {1, 37, 600, 20}, 1, rng);
-      // Rows: short ones, a prefill-like run of one sequence, and one over three chunks of 256.
+      // Rows: short ones, a prefill-like run of one sequence, and one over nineteen chunks of 32.
       const DecodeRows r = rows_of(seqs, {{0, 1}, {1, 37}, {2, 600}, {2, 257}, {2, 256}, {3, 20}, {1, 5}});
       const int64_t count = static_cast<int64_t>(r.lengths.size());
-      const int64_t qw = pool.dims.attention_dims().q_width(), ow = pool.dims.out_width();
-      const auto q = testing::random_vector(count * qw, rng, -3, 3);
-      const auto lambda = pool.dims.lambda_source() == kernels::LambdaSource::token_logits
-                              ? testing::random_vector(count * v.H, rng, -2, 2)
-                              : testing::random_vector(1, rng, 0.2, 0.8);
-      const auto got = decode_on(vk(), pool, r, q, lambda, 1);
-      for (int64_t i = 0; i < count; ++i) {
-        // The reference reads one contiguous cache of the row's sequence, stored from the same rows.
-        const Sequence& s = seqs[r.of[i]];
-        kernels::DecodeAttentionDims flat = pool.dims;
-        flat.capacity = (s.length + kernels::kKeyTile - 1) / kernels::kKeyTile * kernels::kKeyTile;
-        std::vector<unsigned char> keys(kernels::key_region_bytes(flat)), values(kernels::value_region_bytes(flat));
-        kernels::store_kv(flat, keys.data(), values.data(), 0, s.length, s.k.data(), s.v.data());
-        const float* row_lambda =
-            pool.dims.lambda_source() == kernels::LambdaSource::token_logits ? lambda.data() + i * v.H : lambda.data();
-        const auto want = decode_attention_reference(flat, r.lengths[i], q.data() + i * qw, keys.data(), values.data(),
-                                                     pool.dims.kind == AttentionKind::baseline ? nullptr : row_lambda);
-        for (int64_t x = 0; x < ow; ++x)
-          ASSERT_NEAR(got[i * ow + x], want[x], 1e-5)
-              << kernels::attention_kind_name(v.kind) << " " << kernels::kv_storage_name(storage) << " row " << i
-              << " length " << r.lengths[i] << " at " << x;
-      }
+      const auto q = testing::random_vector(count * pool.dims.attention_dims().q_width(), rng, -3, 3);
+      const auto lambda = lambda_for(pool, count, rng);
+      expect_reference(pool, seqs, r, q, lambda, decode_on(vk(), pool, r, q, lambda, 1),
+                       std::string(kernels::attention_kind_name(v.kind)) + " " + kernels::kv_storage_name(storage));
     }
+}
+
+// A row's chunks grow with its length (32 positions while 64 chunks cover it, then 64, 128, 256:
+// two passes of the workgroup's 128 positions each): rows on either side of each step match the
+// reference, and a run of one sequence's rows across a step keeps each row's bits (the rows of
+// either size form their own groups).
+TEST_F(VulkanTest, PagedAttentionChunksFollowTheRowLength) {
+  Rng rng(49);
+  for (const auto& [v, storage] : {std::pair{kVariants[1], KvStorage::bf16}, std::pair{kVariants[0], KvStorage::int8}}) {
+    HostPool pool(v, 16, 16, storage, 1, 520);
+    const auto seqs = fill(pool, {8200}, 0, rng);
+    std::vector<std::pair<int64_t, int64_t>> order;
+    for (int64_t n : {2049, 4097, 8193, 8200}) order.push_back({0, n});
+    for (int64_t n = 2044; n <= 2052; ++n) order.push_back({0, n});
+    const int64_t count = static_cast<int64_t>(order.size()), qw = pool.dims.attention_dims().q_width();
+    const auto q = testing::random_vector(count * qw, rng, -3, 3);
+    const auto lambda = lambda_for(pool, count, rng);
+    const DecodeRows r = rows_of(seqs, order);
+    const std::string what =
+        std::string(kernels::attention_kind_name(v.kind)) + " " + kernels::kv_storage_name(storage);
+    const auto grouped = decode_on(vk(), pool, r, q, lambda, 0, 9);
+    expect_reference(pool, seqs, r, q, lambda, grouped, what);
+    const int64_t ow = pool.dims.out_width();
+    for (int64_t i = 4; i < count; ++i) {  // the run's rows, each alone
+      const DecodeRows one = rows_of(seqs, {order[i]});
+      const std::vector<float> q_one(q.begin() + i * qw, q.begin() + (i + 1) * qw);
+      const bool per_row = pool.dims.lambda_source() == kernels::LambdaSource::token_logits;
+      const std::vector<float> lambda_one =
+          per_row ? std::vector<float>(lambda.begin() + i * v.H, lambda.begin() + (i + 1) * v.H) : lambda;
+      const auto alone = decode_on(vk(), pool, one, q_one, lambda_one, 0);
+      for (int64_t x = 0; x < ow; ++x)
+        ASSERT_EQ(grouped[i * ow + x], alone[x]) << what << " length " << order[i].second << " at " << x;
+    }
+  }
 }
 
 // Row 2 (600 positions) alone and among six others: the same bits.

@@ -19,9 +19,13 @@ constexpr int64_t kPrefillRows = 16;     // BR
 constexpr int64_t kDecodeMaxPairs = 32;  // PMAX in paged_attention.comp: rows * maps per kv head
 constexpr int64_t kDecodeMaxQ = 2048;    // QMAX
 constexpr int64_t kDecodeMaxAcc = 128 * 32;  // WG * ACC
-// Positions one work item of decode attention covers: a function of nothing but this constant,
-// so a row's chunks (and bits) depend on its length alone.
-constexpr int64_t kDecodeChunk = 256;
+// Decode attention's split-K chunks (shaders/decode_chunk.glsl): a row of length n is split into
+// chunks of the smallest kMinDecodeChunk * 2^k positions that cover its positions in at most
+// kMaxDecodeItems chunks: a function of nothing but the length, so a row's bits are too.
+constexpr int64_t kMinDecodeChunk = 32;      // a power of two, at most the shader's WG (128)
+constexpr int64_t kMaxDecodeItems = 64;      // + 1 (a window's) at most paged_merge.comp's MAX_ITEMS (128)
+static_assert(kMinDecodeChunk > 0 && kMinDecodeChunk <= 128 && (kMinDecodeChunk & (kMinDecodeChunk - 1)) == 0);
+static_assert(kMaxDecodeItems + 1 <= 128);
 
 uint32_t kind_code(kernels::AttentionKind kind) {
   switch (kind) {
@@ -205,10 +209,10 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
                kernels::attention_kind_name(a.kind), "): lambda must be given");
   std::lock_guard lock(mutex_);  // the scratch is the backend's
   const KvWindows windows = bind_kv(kv, "paged_attention");
-  // A row's chunks: those of its length, or (a sliding window) the at most ceil((window - 1) /
-  // chunk) + 1 that its window's positions touch.
-  int64_t max_chunks = (rows.max_length + kDecodeChunk - 1) / kDecodeChunk;
-  if (a.window > 0) max_chunks = std::min(max_chunks, (a.window + kDecodeChunk - 2) / kDecodeChunk + 1);
+  // A row's items: at most kMaxDecodeItems chunks of its length (the window's may touch one
+  // more), and no more than its positions in chunks of the smallest size.
+  const int64_t max_chunks = std::min((rows.max_length + kMinDecodeChunk - 1) / kMinDecodeChunk,
+                                      kMaxDecodeItems + (a.window > 0 ? 1 : 0));
   // A group's rows (a sequence's consecutive positions) share the keys and values the shader
   // loads: the power of two that holds the longest run, or as many as its shared memory and
   // accumulators hold; the variant is the smallest bound on pairs (1, 2, .., 32) that holds the
@@ -230,13 +234,15 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   }
   struct {
     KvPush kv;
-    uint32_t M, r, count, group, q_at, q_width, lengths_at, tables_at, blocks_at, part_at, chunk, max_chunks, slots;
+    uint32_t M, r, count, group, q_at, q_width, lengths_at, tables_at, blocks_at, part_at, min_chunk, max_items;
+    uint32_t max_chunks, slots;
     uint32_t window;
     float scale;
     uint32_t max_length;
   } push;
   struct {
-    uint32_t Hkv, M, vw, H, r, kind, lengths_at, lambda_at, out_at, out_width, part_at, chunk, max_chunks, count;
+    uint32_t Hkv, M, vw, H, r, kind, lengths_at, lambda_at, out_at, out_width, part_at, min_chunk, max_items,
+        max_chunks, count;
     uint32_t window, max_length;
   } merge;
   // The block list: every entry from `blocks` to its allocation's end that fits one binding.
@@ -251,7 +257,8 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     const Bound qb = bind((q + i0 * qw).address(), m * qw * 4, "paged_attention q");
     const Bound pb = bind(scratch_, m * row_floats * 4, "paged_attention scratch");
     push = {kv_push(kv, layer, windows.per_window, windows.delta), u32(M), r, u32(m), u32(group), qb.words(), u32(qw),
-            lb.words(), tb.words(), bb.words(), pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(slots),
+            lb.words(), tb.words(), bb.words(), pb.words(), u32(kMinDecodeChunk), u32(kMaxDecodeItems),
+            u32(max_chunks), u32(slots),
             u32(a.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d))), u32(rows.max_length)};
     std::vector<VkDescriptorBufferInfo> buffers{qb.info, lb.info, tb.info, bb.info, pb.info};
     buffers.insert(buffers.end(), windows.windows.begin(), windows.windows.end());
@@ -264,7 +271,8 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
                       std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");
     const Bound ob = bind((out + i0 * ow).address(), m * ow * 4, "paged_attention out");
     merge = {u32(a.Hkv), u32(M), u32(vw), u32(a.H), r, kind_code(a.kind), lb.words(), lamb.words(), ob.words(), u32(ow),
-             pb.words(), u32(kDecodeChunk), u32(max_chunks), u32(m), u32(a.window), u32(rows.max_length)};
+             pb.words(), u32(kMinDecodeChunk), u32(kMaxDecodeItems), u32(max_chunks), u32(m), u32(a.window),
+             u32(rows.max_length)};
     run("paged_merge", {1, 1, 1, 1}, {pb.info, lb.info, lamb.info, ob.info}, &merge, sizeof merge, m * a.H);
   }
 }

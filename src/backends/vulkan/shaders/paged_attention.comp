@@ -1,22 +1,27 @@
 // Paged split-K decode attention, first pass (decode_attention.h): one workgroup per (group of
-// rows, kv head, chunk of CHUNK positions) scores the rows' queries against the chunk's keys for
-// every map of the kv head and keeps, per row and map, the running max, the sum and the
+// rows, kv head, chunk of the group's positions) scores the rows' queries against the chunk's keys
+// for every map of the kv head and keeps, per row and map, the running max, the sum and the
 // unnormalised output: an item of M (vw + 2) floats a row that paged_merge.comp combines.
-// A group is a run of rows of one sequence at consecutive positions (a prompt chunk, draft
-// verification rows) of at most p.group rows (p.group * M <= PAIRS: a variant per bound, so that a
-// decode row does not carry a prompt's registers and loops), starting on a multiple of p.group or
-// where the run starts; any other row is a group of its own. A group's rows share every key and
-// value the workgroup loads (a prompt of T rows reads the cache T / group times, not T times), a
-// thread its position's key once for every (row, map) pair, and each row's arithmetic is the one
-// it has alone, so its bits never depend on its neighbours:
-// positions come WG at a time, a thread's key each, in passes that end on multiples of WG
-// whatever the pages (pages are often smaller: every thread scores at once), so a row's chunks
-// and passes depend on its length alone. A pass's keys are read in runs of pages whose regions
-// share a binding window (a uniform index into kv[]), and the key phase notes where each
-// position lies; the values follow, VLOADS positions at a time across pages (SHARED_VALUES: every
-// thread reads the same position, so its window is uniform) or a page at a time. Keys' elements
-// and values' positions are loaded several at a time before their products, which stay one chain
-// in order for each row and map (the bits depend on neither the loads nor the group).
+// A row's chunk is decode_chunk() of its length (decode_chunk.glsl): a short row is split into
+// chunks of 32 positions, so that a decode step's one row per sequence keeps many workgroups busy;
+// a long one into at most max_items chunks.
+// A group is a run of rows of one sequence at consecutive positions and of one chunk size (a
+// prompt chunk, draft verification rows) of at most p.group rows (p.group * M <= PAIRS: a variant
+// per bound, so that a decode row does not carry a prompt's registers and loops), starting on a
+// multiple of p.group or where the run starts; any other row is a group of its own. A group's rows
+// share every key and value the workgroup loads (a prompt of T rows reads the cache T / group
+// times, not T times), and each row's arithmetic is the one it has alone, so its bits never depend
+// on its neighbours:
+// positions come PP = min(chunk, WG) at a time, in passes that end on multiples of PP whatever the
+// pages, so a row's chunks and passes depend on its length alone. S = WG / PP threads share a
+// position's key: each loads a slice of its elements (S = 4 for a chunk of 32: a quarter of the
+// loads each, in flight together) once for every (row, map) pair, and the slices' partial scores
+// are added in slice order. A pass's keys are read in runs of pages whose regions share a binding
+// window (a uniform index into kv[]), and the key phase notes where each position lies; the
+// values follow, VLOADS positions at a time across pages (SHARED_VALUES: every thread reads the
+// same position, so its window is uniform) or a page at a time. Keys' elements and values'
+// positions are loaded several at a time before their products, which stay one chain in order for
+// each slice, row and map (the bits depend on neither the loads nor the group).
 // window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at
 // the one its window starts in (item c is the row's c-th), so a long row of a sliding layer
 // runs the window's chunks, not its length's, and never reads the block entries before them
@@ -48,16 +53,18 @@ layout(push_constant) uniform Push {
                                              // rows per group (times M at most PAIRS)
   uint q_at, q_width;
   uint lengths_at, tables_at, blocks_at;
-  uint part_at, chunk, max_chunks, slots;    // slots: chunks per group (max_chunks, + 1 windowed)
+  uint part_at, min_chunk, max_items;        // decode_chunk.glsl
+  uint max_chunks, slots;                    // items a row at most; chunks per group (+ 1 windowed)
   uint window;                               // 0: every position
   float scale;                               // 1 / sqrt(d)
   uint max_length;                           // the longest row's length: its chunks are planned
 } p;
 
 #include "kv.glsl"
+#include "decode_chunk.glsl"
 
 shared float qs[QMAX];                       // [row][map][d], scaled
-shared float scores[PMAX * WG];              // [row][map][position in the pass]
+shared float scores[PMAX * WG];              // [row][map][position in the pass]; first [slice][row][map][position]
 shared float alpha[PMAX], pass_max[PMAX];
 shared uint pass_lo[PMAX], pass_hi[PMAX];   // each pair's positions in the pass (none: lo >= hi)
 shared uint pass_win[WG], pass_base[WG];    // each position's binding window and region byte
@@ -81,14 +88,14 @@ uint length_of(uint row) {
   return length >= 1 && uint(length) <= p.max_length ? uint(length) : 0u;
 }
 uint table_of(uint row) { return uint(Tables.i[p.tables_at + row]); }
-uint window_start(uint length) { return p.window > 0u && length > p.window ? length - p.window : 0u; }
-// The group's first row's length, and the chunk: its index among the positions, its first position.
-uint length0, at, c0;
-// Row i's positions in the chunk (none: x >= y), and those in the pass [P0, P0 + WG).
+// The group's first row's length, and the chunk: its size, its index among the positions, its
+// first position, and the positions of a pass.
+uint length0, chunk, at, c0, PP;
+// Row i's positions in the chunk (none: x >= y), and those in the pass [P0, P0 + PP).
 uvec2 in_chunk(uint i) {
   const uint first = window_start(length0 + i);
-  if (first / p.chunk > at) return uvec2(1u, 0u);
-  return uvec2(max(c0, first), min(length0 + i, c0 + p.chunk));
+  if (first / chunk > at) return uvec2(1u, 0u);
+  return uvec2(max(c0, first), min(length0 + i, c0 + chunk));
 }
 bool sees_chunk(uint i) {
   const uvec2 r = in_chunk(i);
@@ -96,16 +103,18 @@ bool sees_chunk(uint i) {
 }
 uvec2 in_pass(uint i, uint P0) {
   const uvec2 r = in_chunk(i);
-  return uvec2(max(r.x, P0), min(r.y, P0 + WG));
+  return uvec2(max(r.x, P0), min(r.y, P0 + PP));
 }
 // Row i's item for the chunk: its own chunk index, counted from the one its window starts in.
 uint item_of(uint row0, uint i, uint g) {
-  const uint own = at - window_start(length0 + i) / p.chunk;
+  const uint own = at - window_start(length0 + i) / chunk;
   return p.part_at + (((row0 + i) * p.Hkv + g) * p.max_chunks + own) * p.M * (kv_key_width() + 2u);
 }
-// Whether row i carries on the group of row i - 1.
+// Whether row i carries on the group of row i - 1 (a row of no length is a group of its own).
 bool continues(uint i) {
-  return i % p.group != 0u && table_of(i) == table_of(i - 1u) && length_of(i) == length_of(i - 1u) + 1u;
+  const uint length = length_of(i);
+  return i % p.group != 0u && table_of(i) == table_of(i - 1u) && length > 1u && length_of(i - 1u) == length - 1u &&
+         decode_chunk(length) == decode_chunk(length - 1u);
 }
 
 void main() {
@@ -115,12 +124,16 @@ void main() {
   uint rows = 1u;
   while (rows < p.group && row0 + rows < p.count && continues(row0 + rows)) ++rows;
   length0 = length_of(row0);
+  if (length0 == 0u) return;  // a length outside its bound: no chunk
   const uint table = table_of(row0);
   // The chunk: the group's first row's c-th; row i's is its own (c or c - 1 with a window).
-  at = window_start(length0) / p.chunk + c;
-  c0 = at * p.chunk;
+  chunk = decode_chunk(length0);
+  at = window_start(length0) / chunk + c;
+  c0 = at * chunk;
   if (c0 >= length0 + rows - 1u) return;  // past the last row's length
   const uint t = gl_LocalInvocationID.x, M = p.M, d = p.d, vw = kv_key_width(), es = kv_element_bytes();
+  PP = min(chunk, WG);
+  const uint S = WG / PP, slice = t / PP;  // threads per position; this thread's slice of its key
   const bool int8 = p.storage == 2u;
   const uint pairs = rows * M;
   uint k2_pairs = 0u;  // bit e: pair e's map scores against the key head's second half (V1's noise maps, k2)
@@ -142,39 +155,43 @@ void main() {
   [[unroll]] for (uint j = 0u; j < ACC; ++j) acc[j] = 0.0;
   barrier();
 
-  const uint last = min(length0 + rows - 1u, c0 + p.chunk);  // the group's positions end here
-  for (uint P0 = c0; P0 < last; P0 += WG) {
+  const uint last = min(length0 + rows - 1u, c0 + chunk);  // the group's positions end here
+  // A slice of a key: [x0, x1) of its d elements.
+  const uint slice_width = (d + S - 1u) / S, x0 = min(d, slice * slice_width), x1 = min(d, x0 + slice_width);
+  for (uint P0 = c0; P0 < last; P0 += PP) {
     if (t < pairs) {
       const uvec2 range = in_pass(t / M, P0);
       pass_lo[t] = range.x;
       pass_hi[t] = range.y;
     }
     barrier();
-    uint lo = P0 + WG, hi = P0;  // the pass: every row's positions in [P0, P0 + WG)
+    uint lo = P0 + PP, hi = P0;  // the pass: every row's positions in [P0, P0 + PP)
     for (uint i = 0u; i < pairs; i += M)
       if (pass_lo[i] < pass_hi[i]) lo = min(lo, pass_lo[i]), hi = max(hi, pass_hi[i]);
     if (lo >= hi) {  // uniform: no row has positions here (a window starts past the pass)
       barrier();  // every thread has read pass_lo and pass_hi before the next pass writes them
       continue;
     }
-    const uint pos = P0 + t;
+    const uint pos = P0 + t % PP;
     for (uint run = lo; run < hi;) {  // the same runs in every thread
       const uint win = kv_region(block_of(table, run)).x;
       uint run_end = min(hi, (run / p.P + 1u) * p.P);
       while (run_end < hi && kv_region(block_of(table, run_end)).x == win) run_end = min(hi, run_end + p.P);
       if (pos >= run && pos < run_end) {
         const uint base = kv_region(block_of(table, pos)).y, tt = pos % p.P;
-        pass_win[t] = win;
-        pass_base[t] = base;
-        // Every pair's score against the position's key (a V1 noise map's against k2): the key's
-        // elements loaded LOADS at a time (both key heads' for V1), once for every pair, before
-        // their products (a GPU thread keeps them in flight together); each pair's products one
-        // chain in element order.
+        if (slice == 0u) {
+          pass_win[pos - P0] = win;
+          pass_base[pos - P0] = base;
+        }
+        // Every pair's partial score against the slice of the position's key (a V1 noise map's
+        // against k2): its elements loaded LOADS at a time (both key heads' for V1), once for
+        // every pair, before their products (a GPU thread keeps them in flight together); each
+        // pair's products one chain in element order.
         const uint heads = kv_heads_per_kv();
         float s[PAIRS];
         [[unroll]] for (uint e = 0u; e < PAIRS; ++e) s[e] = 0.0;
-        uint x = 0u;
-        for (; x + LOADS <= d; x += LOADS) {
+        uint x = x0;
+        for (; x + LOADS <= x1; x += LOADS) {
           float k[2][LOADS];
           [[unroll]] for (uint h = 0u; h < 2u; ++h)
             [[unroll]] for (uint j = 0u; j < LOADS; ++j)
@@ -185,7 +202,7 @@ void main() {
             [[unroll]] for (uint j = 0u; j < LOADS; ++j) s[e] = fma(qs[e * d + x + j], noise ? k[1][j] : k[0][j], s[e]);
           }
         }
-        for (; x < d; ++x) {
+        for (; x < x1; ++x) {
           const float k0 = element(win, base + kv_key_element(g, tt, x) * es);
           const float k1 = heads > 1u ? element(win, base + kv_key_element(g, tt, d + x) * es) : 0.0;
           [[unroll]] for (uint e = 0u; e < PAIRS; ++e) {
@@ -193,36 +210,45 @@ void main() {
             s[e] = fma(qs[e * d + x], ((k2_pairs >> e) & 1u) != 0u ? k1 : k0, s[e]);
           }
         }
-        float key_scale[2] = {1.0, 1.0};  // INT8: each key head's scale at the position
-        if (int8)
-          [[unroll]] for (uint h = 0u; h < 2u; ++h)
-            if (h < heads)
-              key_scale[h] = scale_at(win, base + kv_key_element_bytes() + ((g * heads + h) * p.P + tt) * 4u);
         [[unroll]] for (uint e = 0u; e < PAIRS; ++e) {
           if (e >= pairs) break;
-          scores[e * WG + t] = int8 ? s[e] * key_scale[(k2_pairs >> e) & 1u] : s[e];
+          scores[(slice * pairs + e) * PP + pos - P0] = s[e];
         }
       }
       run = run_end;
+    }
+    barrier();
+    // Each (pair, position)'s score: its slices' partial sums in slice order, into slice 0's place
+    // (which only this thread reads), times the key head's scale for INT8.
+    for (uint e = t; e < pairs * PP; e += WG) {
+      const uint pair = e / PP, u = e % PP;
+      if (P0 + u < lo || P0 + u >= hi) continue;
+      float score = scores[pair * PP + u];
+      for (uint i = 1u; i < S; ++i) score += scores[(i * pairs + pair) * PP + u];
+      if (int8) {
+        const uint h = (k2_pairs >> pair) & 1u, tt = (P0 + u) % p.P;
+        score *= scale_at(pass_win[u], pass_base[u] + kv_key_element_bytes() + ((g * kv_heads_per_kv() + h) * p.P + tt) * 4u);
+      }
+      scores[pair * PP + u] = score;
     }
     barrier();
     const uvec2 mine = t < pairs ? uvec2(pass_lo[t], pass_hi[t]) : uvec2(1u, 0u);  // this thread's pair's
     const bool scoring = mine.x < mine.y;
     if (scoring) {  // the pair's running max over the pass, and how much its old terms shrink
       float mx = run_max;
-      for (uint i = mine.x; i < mine.y; ++i) mx = max(mx, scores[t * WG + i - P0]);
+      for (uint i = mine.x; i < mine.y; ++i) mx = max(mx, scores[t * PP + i - P0]);
       alpha[t] = exp(run_max - mx);  // 0 at the row's first pass (run_max = -inf)
       pass_max[t] = run_max = mx;
     }
     barrier();
-    for (uint e = t; e < pairs * WG; e += WG) {  // every position's exps at once
-      const uint pair = e / WG, at_pos = P0 + e % WG;
+    for (uint e = t; e < pairs * PP; e += WG) {  // every position's exps at once
+      const uint pair = e / PP, at_pos = P0 + e % PP;
       if (at_pos >= pass_lo[pair] && at_pos < pass_hi[pair]) scores[e] = exp(scores[e] - pass_max[pair]);
     }
     barrier();
     if (scoring) {  // their sum in position order
       float sum = 0.0;
-      for (uint i = mine.x; i < mine.y; ++i) sum += scores[t * WG + i - P0];
+      for (uint i = mine.x; i < mine.y; ++i) sum += scores[t * PP + i - P0];
       run_sum = run_sum * alpha[t] + sum;
     }
     // The outputs: accumulator j is (pair e / vw, column e % vw), e = t + WG j, over its row's
@@ -252,7 +278,7 @@ void main() {
           [[unroll]] for (uint q = 0u; q < VLOADS; ++q) {
             const uint pos = k + q;
             if (pos >= from && pos < to)
-              a = fma(int8 ? scores[pair * WG + pos - P0] * vs[q] : scores[pair * WG + pos - P0], v[q], a);
+              a = fma(int8 ? scores[pair * PP + pos - P0] * vs[q] : scores[pair * PP + pos - P0], v[q], a);
           }
           acc[j] = a;
         }
@@ -272,7 +298,7 @@ void main() {
               const uint tt = tt0 + k + q;
               w[q] = v[q] = 0.0;
               if (k + q < in_page) {
-                w[q] = scores[pair * WG + i + k + q - P0];
+                w[q] = scores[pair * PP + i + k + q - P0];
                 if (int8) w[q] *= scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
                 v[q] = element(region.x, values + kv_value_element(g, tt, col) * es);
               }
