@@ -9,12 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace difftx::api {
+#include "core/checked.h"
 
-// The ranges the reads share: counts and sizes stop far below int64 so that products of a few
-// of them cannot overflow (the command line's ranges, cli/args.h).
-inline constexpr int64_t kMaxCount = int64_t{1} << 40;
-inline constexpr int64_t kMaxDimension = int64_t{1} << 24;
+namespace difftx::api {
 
 class JsonOptions {
  public:

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/checked.h"
+
 namespace difftx::cli {
 
 // The values an integer option accepts (both ends included).
@@ -23,10 +25,7 @@ struct NumberRange {
   bool max_excluded = false;
 };
 
-// Ranges most options share. Counts and sizes stop far below int64 so that products of a few
-// of them cannot overflow; what a command allocates from them is checked again where it is sized.
-inline constexpr int64_t kMaxCount = int64_t{1} << 40;       // steps, samples, batches, tokens
-inline constexpr int64_t kMaxDimension = int64_t{1} << 24;   // sequence lengths, contexts
+// Ranges most options share (kMaxCount, kMaxDimension: core/checked.h).
 inline constexpr int64_t kMaxBatchRows = int64_t{1} << 20;   // sequences per micro-batch
 inline constexpr IntRange kPositive{1, kMaxCount};
 inline constexpr IntRange kNonNegative{0, kMaxCount};

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "data/tokenizer_files.h"
+#include "io/input_file.h"
 #include "io/json_file.h"
 
 namespace difftx::data {
@@ -29,8 +30,7 @@ void check_fits_vocabulary(const DatasetInfo& data, int64_t vocab_size, const st
 }
 
 DatasetInfo read_dataset(const fs::path& dir) {
-  DIFFTX_CHECK(fs::is_directory(dir), dir.string(),
-               ": dataset directory does not exist (make one with difftx prepare)");
+  io::require_directory(dir, "dataset directory", " (make one with difftx prepare)");
   const fs::path meta_path = dir / kMetadataFile;
   DIFFTX_CHECK(fs::is_regular_file(meta_path), dir.string(), ": no ", kMetadataFile,
                " (not a directory written by difftx prepare, or it was interrupted)");

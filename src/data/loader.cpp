@@ -5,6 +5,7 @@
 #include "core/checked.h"
 #include "core/error.h"
 #include "core/rng.h"
+#include "io/input_file.h"
 
 namespace difftx::data {
 namespace {
@@ -31,8 +32,7 @@ void from_json(const nlohmann::json& j, LoaderState& state) { state = LoaderStat
 TokenLoader sequential_loader(const std::filesystem::path& dir, const std::string& split, int64_t batch,
                               int64_t seq_len) {
   DIFFTX_CHECK(batch > 0 && seq_len > 0, "--seq-len ", seq_len, " and --micro-batch ", batch, " must be positive");
-  DIFFTX_CHECK(std::filesystem::is_directory(dir), dir.string(),
-               ": data directory does not exist (make one with difftx prepare)");
+  io::require_directory(dir, "data directory", " (make one with difftx prepare)");
   return TokenLoader(dir, split, {.batch = batch, .seq_len = seq_len, .sampling = Sampling::sequential});
 }
 

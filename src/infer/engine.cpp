@@ -4,6 +4,7 @@
 #include <exception>
 #include <deque>
 
+#include "core/checked.h"
 #include "core/enum_names.h"
 #include "core/rng.h"
 #include "data/tokenizer.h"
@@ -27,7 +28,6 @@ const char* draft_mode_name(DraftMode mode) {
 namespace {
 
 constexpr int64_t kDefaultPoolBytes = int64_t{1} << 30;
-constexpr int64_t kMaxKvTokens = int64_t{1} << 40;
 constexpr uint64_t kDraftStream = 0x6472616674;  // "draft": the draft sampler's field of the request's seed
 
 int64_t pool_blocks(const model::Model& model, const EngineOptions& o) {
@@ -48,7 +48,7 @@ int64_t pool_blocks(const model::Model& model, const EngineOptions& o) {
 void check_options(const EngineOptions& o) {
   DIFFTX_CHECK(o.kv_tokens >= 0 && o.kv_bytes >= 0, "--kv-tokens and --kv-bytes must not be negative");
   // The CLI's bound, for the callers that skip it (the C API): sequence_blocks would overflow.
-  DIFFTX_CHECK(o.kv_tokens <= kMaxKvTokens, "--kv-tokens ", o.kv_tokens, " must be at most 2^40");
+  DIFFTX_CHECK(o.kv_tokens <= kMaxCount, "--kv-tokens ", o.kv_tokens, " must be at most 2^40");
   DIFFTX_CHECK(o.max_batch_tokens >= 1 && o.max_batch_tokens <= (1 << 20), "--max-batch-tokens ", o.max_batch_tokens,
                " must be in [1, 1048576]");
   DIFFTX_CHECK(o.max_running >= 1 && o.max_running <= (1 << 16), "--max-running ", o.max_running,

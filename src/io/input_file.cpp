@@ -46,6 +46,19 @@ int open_regular_file(const std::filesystem::path& path, struct stat& st) {
   return fd;
 }
 
+void require_directory(const std::filesystem::path& path, const std::string& what, const std::string& hint) {
+  DIFFTX_CHECK(!path.empty(), "the ", what, " is named by an empty path");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    if (err == ENOENT || err == ENOTDIR) fail(path.string(), ": the ", what, " does not exist", hint);
+    fail(path.string(), ": cannot read the ", what, ": ", errno_text(err));
+  }
+  if (S_ISDIR(st.st_mode)) return;
+  const char* kind = S_ISREG(st.st_mode) ? "a file" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+  fail(path.string(), ": the ", what, " must be a directory, and this is ", kind);
+}
+
 InputFile::InputFile(const std::filesystem::path& path) : path_(path) {
   struct stat st {};
   fd_ = open_regular_file(path, st);

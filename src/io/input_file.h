@@ -16,6 +16,10 @@ namespace difftx::io {
 // `st` receives the file's status.
 int open_regular_file(const std::filesystem::path& path, struct stat& st);
 
+// Checks that `path` is a directory: an Error naming the path says that it does not exist (then
+// `hint`, e.g. how to make one) or what it is instead. `what` names it: "model directory".
+void require_directory(const std::filesystem::path& path, const std::string& what, const std::string& hint = "");
+
 // The whole file as bytes. Error if it cannot be opened or read, or is not a regular file.
 std::string read_whole_file(const std::filesystem::path& path);
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "io/input_file.h"
 #include "io/json_file.h"
 #include "io/safetensors_set.h"
 #include "model/formats/difftx_format.h"
@@ -33,7 +34,7 @@ ModelConfig model_config_from_json(const nlohmann::json& config, const std::stri
 }
 
 std::unique_ptr<StoredModel> open_model_dir(const std::filesystem::path& dir) {
-  DIFFTX_CHECK(std::filesystem::is_directory(dir), dir.string(), ": not a model directory (it does not exist)");
+  io::require_directory(dir, "model directory");
   const auto config_path = dir / "config.json";
   DIFFTX_CHECK(std::filesystem::exists(config_path), dir.string(), ": no config.json in the model directory");
   const nlohmann::json config = io::read_json_file(config_path);

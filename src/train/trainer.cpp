@@ -204,6 +204,7 @@ void check_train_options(const TrainOptions& o) {
                "--weight-decay and --grad-clip must be finite and not negative, got ", o.adamw.weight_decay, " and ",
                o.adamw.grad_clip);
   DIFFTX_CHECK(o.bucket_floats > 0, "--bucket-mb must be positive");
+  DIFFTX_CHECK(!o.out_dir.empty(), "--out is empty: the run needs a directory to write to");
 }
 
 void report_dropped_metrics(const DroppedMetrics& dropped, const fs::path& path, int64_t step, const Reporter& say) {
@@ -304,8 +305,7 @@ data::TokenLoader open_data(const TrainOptions& o, const model::ModelConfig& con
                             int64_t accumulation) {
   DIFFTX_CHECK(o.seq_len <= config.max_position_embeddings, "--seq-len ", o.seq_len,
                " exceeds max_position_embeddings ", config.max_position_embeddings, " of ", o.config_path);
-  DIFFTX_CHECK(fs::is_directory(o.data_dir), o.data_dir,
-               ": data directory does not exist (make one with difftx prepare)");
+  io::require_directory(o.data_dir, "data directory", " (make one with difftx prepare)");
   return data::TokenLoader(o.data_dir, "train",
                            {.batch = o.micro_batch, .seq_len = o.seq_len, .seed = o.seed, .rank = rank,
                             .world_size = ranks, .micro_batches = accumulation});

@@ -334,6 +334,9 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
     EXPECT_EQ(difftx_train(&bad_options, nullptr, nullptr, nullptr), -1);
     EXPECT_STRNE(difftx_last_error(), "");
   }
+  t.out = "";
+  EXPECT_EQ(difftx_train(&t, nullptr, nullptr, nullptr), -1);
+  EXPECT_TRUE(error_says("--out is empty"));
 }
 
 // Analysis options are read as every JSON input is: nesting that would overflow the stack of the

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
 #include <set>
 
 #include "core/error.h"
@@ -233,7 +234,12 @@ TEST(Loader, BadDatasetsAreClearErrors) {
   testing::TempDir dir;
   const LoaderOptions o{.batch = 1, .seq_len = 8};
   std::string msg = error_of([&] { TokenLoader l(dir / "missing", "train", o); });
-  EXPECT_NE(msg.find("missing: dataset directory does not exist"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("missing: the dataset directory does not exist"), std::string::npos) << msg;
+  { std::ofstream(dir / "a-file") << "x"; }
+  msg = error_of([&] { TokenLoader l(dir / "a-file", "train", o); });
+  EXPECT_NE(msg.find("a-file: the dataset directory must be a directory, and this is a file"), std::string::npos) << msg;
+  msg = error_of([&] { TokenLoader l("", "train", o); });
+  EXPECT_NE(msg.find("the dataset directory is named by an empty path"), std::string::npos) << msg;
   msg = error_of([&] { TokenLoader l(dir.path(), "train", o); });
   EXPECT_NE(msg.find("no metadata.json"), std::string::npos) << msg;
 

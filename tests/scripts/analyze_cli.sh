@@ -55,7 +55,7 @@ grep -q '"diff_subln": false' "$ablation/config.json" || { echo "FAIL: the ablat
 "$difftx" analyze attention --model "$ablation" --data "$work/data" --context 64 --per-depth 1 > /dev/null
 
 # Bad input.
-expect_error "not a model directory" "$difftx" analyze outliers --model "$work/nope" --data "$work/data"
+expect_error "the model directory does not exist" "$difftx" analyze outliers --model "$work/nope" --data "$work/data"
 expect_error "data directory does not exist" "$difftx" analyze outliers --model "$model" --data "$work/nope" --seq-len 64
 expect_error "between 2 and 16, got 17" "$difftx" analyze quant --model "$model" --data "$work/data" --bits 0,17
 expect_error "between 2 and 16, got 1" "$difftx" analyze quant --model "$model" --data "$work/data" --bits 1

@@ -74,7 +74,9 @@ grep -q "perplexity" "$work/eval.txt" || { echo "FAIL: no perplexity"; exit 1; }
 # Bad input.
 long_prompt="$(printf 'word %.0s' $(seq 1 40))"
 expect_error "longer than the context of 16 tokens" "$difftx" generate --model "$model" --prompt "$long_prompt" --context 16
-expect_error "not a model directory" "$difftx" generate --model "$work/nope" --prompt "x"
+expect_error "the model directory does not exist" "$difftx" generate --model "$work/nope" --prompt "x"
+expect_error "$model/config.json: the model directory must be a directory, and this is a file" \
+  "$difftx" generate --model "$model/config.json" --prompt "x"
 mkdir -p "$work/bare"
 cp "$model/config.json" "$model/model.safetensors" "$work/bare/"
 expect_error "no tokenizer in the model directory" "$difftx" generate --model "$work/bare" --prompt "x"

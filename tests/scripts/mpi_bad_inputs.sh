@@ -32,7 +32,7 @@ expect_error "rank 1: '/data/metadata.json' is" \
 grep -qF "the ranks were not given the same inputs" "$work/out.txt" || { echo "FAIL: no summary"; exit 1; }
 
 # An error on one rank alone stops the job (MPI_Abort) rather than leaving rank 0 waiting.
-expect_error "difftx train: error: rank 1 of 2: $work/nope: data directory does not exist" \
+expect_error "difftx train: error: rank 1 of 2: $work/nope: the data directory does not exist" \
   mpi_run -np 1 "$difftx" train --config "$config" --data "$work/data" "${base[@]}" --out "$work/r6" : \
           -np 1 "$difftx" train --config "$config" --data "$work/nope" "${base[@]}" --out "$work/r6"
 expect_error "--batch-tokens 96 must be a multiple of ranks x --micro-batch x --seq-len = 2 x 2 x 32" \

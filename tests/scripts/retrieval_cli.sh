@@ -52,7 +52,7 @@ expect_error "context 512 exceeds the model's max_position_embeddings 256" "${ni
 expect_error "R must be <= N" "${niah[@]}" --needles 1 --queried 2
 expect_error "is too short for N = 1 needles" "${niah[@]}" --contexts 10 --needles 1 --queried 1
 expect_error "--contexts expects a comma-separated list of integers" "${niah[@]}" --contexts 12x
-expect_error "not a model directory" "$difftx" analyze niah --model "$work/nope" --data "$work/data"
+expect_error "the model directory does not exist" "$difftx" analyze niah --model "$work/nope" --data "$work/data"
 expect_error "dataset directory does not exist" "$difftx" analyze mqar --model "$model" --data "$work/nope"
 expect_error "queries Q = 9 must be in [1, P = 8]" "$difftx" analyze mqar --model "$model" --data "$work/data" --pairs 8 --queries 9
 expect_error "unknown target 'needles'" "$difftx" analyze needles

@@ -31,7 +31,7 @@ grep -q '"max_position_embeddings": 4096' "$work/longer.json" || { echo "FAIL: n
 expect_in "$work/longer/checkpoints/$(cat "$work/longer/checkpoints/latest")/config.json" '"max_position_embeddings": 4096'
 expect_error "its model config differs from" "$difftx" train --init "$init" \
   --config "$root/tests/fixtures/train/baseline.json" --data "$work/data" --out "$work/r1" --steps 1
-expect_error "not a model directory" "$difftx" train --init "$work/nope" --config "$init/config.json" \
+expect_error "the model directory does not exist" "$difftx" train --init "$work/nope" --config "$init/config.json" \
   --data "$work/data" --out "$work/r2" --steps 1
 expect_error "cannot open" "$difftx" train --init "$work/nope" --data "$work/data" --out "$work/r3" --steps 1
 echo "PASS"
