@@ -208,6 +208,13 @@ stage_kernels() {
   "${difftx[@]}" bench vulkan --config "${configs[0]}" --types f16 --rows "$streams" --prompt "$prompt" \
       --rounds "$rounds" --json \
     | grep decode_attention | while read -r line; do emit "$line"; done
+  # Decode attention with the CPU device's smallest chunk (128 positions, one thread a key) against
+  # the GPU's (32: 2026-12-01, not yet timed on a GPU), each config's one row.
+  for config in "${configs[@]}"; do
+    DIFFTX_VULKAN_DECODE_CHUNK=128 "${difftx[@]}" bench vulkan --config "$config" --types f16 --rows 1 \
+        --prompt "$prompt" --context 48,128,1024,4096 --rounds "$rounds" --json \
+      | grep decode_attention | while read -r line; do emit "$(tag "config=$config" "decode_chunk=128" <<< "$line")"; done
+  done
 }
 
 # A model directory per (config, format, dtype), made here from random weights.
@@ -330,6 +337,9 @@ stage_profile() {
     DIFFTX_VULKAN_BARRIERS="$barriers" "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$prompt" \
         --new "$new" 2>&1 | grep op=infer_model | sed "s/^/barriers=$barriers  /" >> "$work/barriers.txt" || true
   done
+  # And decode attention's chunks as a CPU device has them (128 positions) against the GPU's (32).
+  DIFFTX_VULKAN_DECODE_CHUNK=128 "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$prompt" \
+      --new "$new" 2>&1 | grep op=infer_model | sed "s/^/decode_chunk=128  /" >> "$work/barriers.txt" || true
   if [ -n "${OUT:-}" ]; then cp "$work/barriers.txt" "$OUT/profile-$name-barriers.txt"; fi
   cat "$work/barriers.txt" >&2
 }

@@ -308,31 +308,48 @@ std::vector<float> lambda_for(const HostPool& pool, int64_t rows, Rng& rng) {
              : testing::random_vector(1, rng, 0.2, 0.8);
 }
 
+// On this device, and on one that splits rows into chunks as a GPU does (of 32 positions: four
+// threads share a key).
 TEST_F(VulkanTest, PagedAttentionMatchesReferenceForEveryVariantAndStorage) {
+  backends::vulkan::Options gpu_chunks;
+  gpu_chunks.decode_min_chunk = 32;
+  const auto other_device = open_another(gpu_chunks);
   Rng rng(42);
-  for (const Variant& v : kVariants)
-    for (KvStorage storage : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) {
-      const int64_t d = storage == KvStorage::bf16 ? 24 : 16, P = 16;  // 24: no power of two
-      HostPool pool(v, d, P, storage, 2, 60);
-      const auto seqs = fill(pool, {1, 37, 600, 20}, 1, rng);
-      // Rows: short ones, a prefill-like run of one sequence, and one over nineteen chunks of 32.
-      const DecodeRows r = rows_of(seqs, {{0, 1}, {1, 37}, {2, 600}, {2, 257}, {2, 256}, {3, 20}, {1, 5}});
-      const int64_t count = static_cast<int64_t>(r.lengths.size());
-      const auto q = testing::random_vector(count * pool.dims.attention_dims().q_width(), rng, -3, 3);
-      const auto lambda = lambda_for(pool, count, rng);
-      expect_reference(pool, seqs, r, q, lambda, decode_on(vk(), pool, r, q, lambda, 1),
-                       std::string(kernels::attention_kind_name(v.kind)) + " " + kernels::kv_storage_name(storage));
-    }
+  for (VulkanBackend* device : {&vk(), other_device.get()})
+    for (const Variant& v : kVariants)
+      for (KvStorage storage : {KvStorage::f32, KvStorage::bf16, KvStorage::int8}) {
+        const int64_t d = storage == KvStorage::bf16 ? 24 : 16, P = 16;  // 24: no power of two
+        HostPool pool(v, d, P, storage, 2, 60);
+        const auto seqs = fill(pool, {1, 37, 600, 20}, 1, rng);
+        // Rows: short ones, a prefill-like run of one sequence, and one over 19 chunks of 32 (5 of 128).
+        const DecodeRows r = rows_of(seqs, {{0, 1}, {1, 37}, {2, 600}, {2, 257}, {2, 256}, {3, 20}, {1, 5}});
+        const int64_t count = static_cast<int64_t>(r.lengths.size());
+        const auto q = testing::random_vector(count * pool.dims.attention_dims().q_width(), rng, -3, 3);
+        const auto lambda = lambda_for(pool, count, rng);
+        expect_reference(pool, seqs, r, q, lambda, decode_on(*device, pool, r, q, lambda, 1),
+                         std::string(kernels::attention_kind_name(v.kind)) + " " + kernels::kv_storage_name(storage) +
+                             " chunks from " + std::to_string(device->context().caps().decode_min_chunk));
+      }
+  expect_no_validation_messages(*other_device);
 }
 
-// A row's chunks grow with its length (32 positions while 64 chunks cover it, then 64, 128, 256:
-// two passes of the workgroup's 128 positions each): rows on either side of each step match the
-// reference, and a run of one sequence's rows across a step keeps each row's bits (the rows of
-// either size form their own groups).
+// A row's chunks grow with its length (on a GPU 32 positions while 64 chunks cover it, then 64,
+// 128, 256: two passes of the workgroup's 128 positions each; 4 and 2 threads share a key below
+// 128): rows on either side of each step match the reference, and a run of one sequence's rows
+// across a step keeps each row's bits (the rows of either size form their own groups); windowed,
+// the window's span sets the chunk. On a device that splits as a GPU does, whatever this one is.
 TEST_F(VulkanTest, PagedAttentionChunksFollowTheRowLength) {
+  backends::vulkan::Options gpu_chunks;
+  gpu_chunks.decode_min_chunk = 32;
+  const auto device = open_another(gpu_chunks);
+  VulkanBackend& gpu = *device;
+  ASSERT_EQ(gpu.context().caps().decode_min_chunk, 32);
   Rng rng(49);
-  for (const auto& [v, storage] : {std::pair{kVariants[1], KvStorage::bf16}, std::pair{kVariants[0], KvStorage::int8}}) {
+  const std::tuple<Variant, KvStorage, int64_t> cases[] = {
+      {kVariants[1], KvStorage::bf16, 0}, {kVariants[0], KvStorage::int8, 0}, {kVariants[2], KvStorage::f32, 100}};
+  for (const auto& [v, storage, window] : cases) {
     HostPool pool(v, 16, 16, storage, 1, 520);
+    pool.dims.window = window;
     const auto seqs = fill(pool, {8200}, 0, rng);
     std::vector<std::pair<int64_t, int64_t>> order;
     for (int64_t n : {2049, 4097, 8193, 8200}) order.push_back({0, n});
@@ -341,9 +358,9 @@ TEST_F(VulkanTest, PagedAttentionChunksFollowTheRowLength) {
     const auto q = testing::random_vector(count * qw, rng, -3, 3);
     const auto lambda = lambda_for(pool, count, rng);
     const DecodeRows r = rows_of(seqs, order);
-    const std::string what =
-        std::string(kernels::attention_kind_name(v.kind)) + " " + kernels::kv_storage_name(storage);
-    const auto grouped = decode_on(vk(), pool, r, q, lambda, 0, 9);
+    const std::string what = std::string(kernels::attention_kind_name(v.kind)) + " " +
+                             kernels::kv_storage_name(storage) + " window " + std::to_string(window);
+    const auto grouped = decode_on(gpu, pool, r, q, lambda, 0, 9);
     expect_reference(pool, seqs, r, q, lambda, grouped, what);
     const int64_t ow = pool.dims.out_width();
     for (int64_t i = 4; i < count; ++i) {  // the run's rows, each alone
@@ -352,11 +369,12 @@ TEST_F(VulkanTest, PagedAttentionChunksFollowTheRowLength) {
       const bool per_row = pool.dims.lambda_source() == kernels::LambdaSource::token_logits;
       const std::vector<float> lambda_one =
           per_row ? std::vector<float>(lambda.begin() + i * v.H, lambda.begin() + (i + 1) * v.H) : lambda;
-      const auto alone = decode_on(vk(), pool, one, q_one, lambda_one, 0);
+      const auto alone = decode_on(gpu, pool, one, q_one, lambda_one, 0);
       for (int64_t x = 0; x < ow; ++x)
         ASSERT_EQ(grouped[i * ow + x], alone[x]) << what << " length " << order[i].second << " at " << x;
     }
   }
+  expect_no_validation_messages(gpu);
 }
 
 // Row 2 (600 positions) alone and among six others: the same bits.

@@ -29,6 +29,11 @@ struct Capabilities {
   // Decode attention's row alone loads each value once for all of its maps (a GPU), not once per
   // map (a CPU device: lavapipe runs every branch's code, so the shared loop costs it more).
   bool shared_value_loads = true;
+  // Decode attention's smallest split-K chunk (shaders/decode_chunk.glsl), a power of two in [32,
+  // 128]: 32 on a GPU, where a short row's many workgroups hide memory latency; 128 on a CPU device,
+  // where they only add work (lavapipe ran a decode row half as fast at 32). A row's bits depend on
+  // it, so on one device they depend on the row's length alone.
+  int64_t decode_min_chunk = 32;
   uint32_t subgroup_size = 0;
   int64_t max_binding_bytes = 0;                 // maxStorageBufferRange
   int64_t binding_alignment = 0;                 // minStorageBufferOffsetAlignment
@@ -48,6 +53,8 @@ struct Options {
   bool emulate_cooperative_matrix = false;
   int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
   std::optional<bool> shared_value_loads;  // Capabilities::shared_value_loads whatever the device (tests)
+  // > 0: Capabilities::decode_min_chunk whatever the device (tests; DIFFTX_VULKAN_DECODE_CHUNK=32|64|128)
+  int64_t decode_min_chunk = 0;
   double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
   // Each pipeline's statistics on stderr as it is created (DIFFTX_VULKAN_PIPELINE_STATS=1), where
   // the device reports them (Capabilities::pipeline_statistics).

@@ -20,11 +20,10 @@ constexpr int64_t kDecodeMaxPairs = 32;  // PMAX in paged_attention.comp: rows *
 constexpr int64_t kDecodeMaxQ = 2048;    // QMAX
 constexpr int64_t kDecodeMaxAcc = 128 * 32;  // WG * ACC
 // Decode attention's split-K chunks (shaders/decode_chunk.glsl): a row of length n is split into
-// chunks of the smallest kMinDecodeChunk * 2^k positions that cover its positions in at most
-// kMaxDecodeItems chunks: a function of nothing but the length, so a row's bits are too.
-constexpr int64_t kMinDecodeChunk = 32;      // a power of two, at most the shader's WG (128)
-constexpr int64_t kMaxDecodeItems = 64;      // + 1 (a window's) at most paged_merge.comp's MAX_ITEMS (128)
-static_assert(kMinDecodeChunk > 0 && kMinDecodeChunk <= 128 && (kMinDecodeChunk & (kMinDecodeChunk - 1)) == 0);
+// chunks of the smallest Capabilities::decode_min_chunk * 2^k positions that cover its positions in
+// at most kMaxDecodeItems chunks: on one device a function of nothing but the length, so a row's
+// bits are too.
+constexpr int64_t kMaxDecodeItems = 64;  // + 1 (a window's) at most paged_merge.comp's MAX_ITEMS (128)
 static_assert(kMaxDecodeItems + 1 <= 128);
 
 uint32_t kind_code(kernels::AttentionKind kind) {
@@ -211,7 +210,8 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   const KvWindows windows = bind_kv(kv, "paged_attention");
   // A row's items: at most kMaxDecodeItems chunks of its length (the window's may touch one
   // more), and no more than its positions in chunks of the smallest size.
-  const int64_t max_chunks = std::min((rows.max_length + kMinDecodeChunk - 1) / kMinDecodeChunk,
+  const int64_t min_chunk = context_->caps().decode_min_chunk;
+  const int64_t max_chunks = std::min((rows.max_length + min_chunk - 1) / min_chunk,
                                       kMaxDecodeItems + (a.window > 0 ? 1 : 0));
   // A group's rows (a sequence's consecutive positions) share the keys and values the shader
   // loads: the power of two that holds the longest run, or as many as its shared memory and
@@ -257,7 +257,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     const Bound qb = bind((q + i0 * qw).address(), m * qw * 4, "paged_attention q");
     const Bound pb = bind(scratch_, m * row_floats * 4, "paged_attention scratch");
     push = {kv_push(kv, layer, windows.per_window, windows.delta), u32(M), r, u32(m), u32(group), qb.words(), u32(qw),
-            lb.words(), tb.words(), bb.words(), pb.words(), u32(kMinDecodeChunk), u32(kMaxDecodeItems),
+            lb.words(), tb.words(), bb.words(), pb.words(), u32(min_chunk), u32(kMaxDecodeItems),
             u32(max_chunks), u32(slots),
             u32(a.window), static_cast<float>(1.0 / std::sqrt(static_cast<double>(a.d))), u32(rows.max_length)};
     std::vector<VkDescriptorBufferInfo> buffers{qb.info, lb.info, tb.info, bb.info, pb.info};
@@ -271,7 +271,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
                       std::max<int64_t>(1, m * lambda_row) * 4, "paged_attention lambda");
     const Bound ob = bind((out + i0 * ow).address(), m * ow * 4, "paged_attention out");
     merge = {u32(a.Hkv), u32(M), u32(vw), u32(a.H), r, kind_code(a.kind), lb.words(), lamb.words(), ob.words(), u32(ow),
-             pb.words(), u32(kMinDecodeChunk), u32(kMaxDecodeItems), u32(max_chunks), u32(m), u32(a.window),
+             pb.words(), u32(min_chunk), u32(kMaxDecodeItems), u32(max_chunks), u32(m), u32(a.window),
              u32(rows.max_length)};
     run("paged_merge", {1, 1, 1, 1}, {pb.info, lb.info, lamb.info, ob.info}, &merge, sizeof merge, m * a.H);
   }

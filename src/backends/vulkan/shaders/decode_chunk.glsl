@@ -1,5 +1,5 @@
 // A row's split-K chunk in decode attention (paged_attention.comp, paged_merge.comp;
-// ops_attention.cpp decode_chunk): the smallest p.min_chunk * 2^k that covers the row's positions
+// ops_attention.cpp): the smallest p.min_chunk * 2^k that covers the row's positions
 // (its window's, when windowed) in at most p.max_items chunks. A short row gets many small chunks,
 // so many workgroups share it; a long one at most max_items of them, so its partial results stay
 // bounded. A function of the row's length alone, so a row's chunks, and bits, are too. The

@@ -2,9 +2,9 @@
 // rows, kv head, chunk of the group's positions) scores the rows' queries against the chunk's keys
 // for every map of the kv head and keeps, per row and map, the running max, the sum and the
 // unnormalised output: an item of M (vw + 2) floats a row that paged_merge.comp combines.
-// A row's chunk is decode_chunk() of its length (decode_chunk.glsl): a short row is split into
-// chunks of 32 positions, so that a decode step's one row per sequence keeps many workgroups busy;
-// a long one into at most max_items chunks.
+// A row's chunk is decode_chunk() of its length (decode_chunk.glsl): on a GPU a short row is split
+// into chunks of 32 positions, so that a decode step's one row per sequence keeps many workgroups
+// busy (128 on a CPU device); a long one into at most max_items chunks.
 // A group is a run of rows of one sequence at consecutive positions and of one chunk size (a
 // prompt chunk, draft verification rows) of at most p.group rows (p.group * M <= PAIRS: a variant
 // per bound, so that a decode row does not carry a prompt's registers and loops), starting on a
