@@ -70,6 +70,40 @@ TEST_P(ConformanceMatmul, EveryTypeAndOrderMatchesTheReference) {
     }
 }
 
+// A narrow matrix of many columns, whose columns the Vulkan cooperative-matrix GEMM splits into
+// slices added up after (ops_matmul.cpp gemm_slices: 2 here), against the reference, and a row's
+// bits alone and in the batch.
+TEST_P(ConformanceMatmul, ManyColumnsMatchTheReferenceInEveryOrder) {
+  Rng rng(23);
+  for (WeightType type : kTypes) {
+    const int64_t rows = 19, cols = type == WeightType::q4_k ? 2304 : 2112, N = 9;
+    const Quantized q = make_weights(type, rows, cols, rng);
+    const DeviceWeights w(backend(), q);
+    const auto x = random_vector(N * cols, rng);
+    for (bool accumulate : {false, true})
+      for (MatmulOrder order : {MatmulOrder::gemv, MatmulOrder::gemm}) {
+        const auto start = random_vector(N * rows, rng);
+        auto y = on_device(start);
+        backend().matmul(w.prepared.matrix, on_device(x), y, N, accumulate, order);
+        std::vector<float> want = start;
+        reference::matmul(q.matrix(), x.data(), want.data(), N, accumulate);
+        const auto got = y.read();
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t r = 0; r < rows; ++r)
+            ASSERT_LE(std::fabs(got[n * rows + r] - want[n * rows + r]),
+                      matmul_tolerance(q, x.data() + n * cols, r, is_block(type), backend().matmul_input_rounding(type)) +
+                          1e-6)
+                << kernels::weight_type_name(type) << " accumulate=" << accumulate << " order=" << static_cast<int>(order);
+        if (accumulate) continue;
+        const std::vector<float> last(x.end() - cols, x.end());
+        auto one = zeros<float>(rows);
+        backend().matmul(w.prepared.matrix, on_device(last), one, 1, false, order);
+        EXPECT_EQ(one.read(), std::vector<float>(got.end() - rows, got.end()))
+            << kernels::weight_type_name(type) << " order=" << static_cast<int>(order);
+      }
+  }
+}
+
 // The engine's orders: a row's bits are the ones it has alone, whatever the batch around it.
 TEST_P(ConformanceMatmul, EachRowHasItsOwnBitsInTheEngineOrders) {
   Rng rng(22);

@@ -168,7 +168,8 @@ TEST_F(VulkanTest, EachRowHasItsOwnBitsWhateverTheBatch) {
 // The cooperative-matrix GEMM's tiles, staging and write-out, its fragments emulated (the tensor
 // cores' own three operations are tested on a GPU only: bench/gpu/run.sh): every type it takes
 // against the reference within the rounding of its F16 inputs (matmul_input_rounding), on shapes
-// past one 64 x 128 tile and partial ones, and a row's bits alone and in a batch.
+// past one 64 x 128 tile and partial ones, with its columns split and not, and a row's bits alone
+// and in a batch.
 TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
   backends::vulkan::Options options;
   options.emulate_cooperative_matrix = true;
@@ -190,9 +191,18 @@ TEST_F(VulkanTest, CooperativeMatrixGemmWithEmulatedFragmentsMatchesReference) {
   EXPECT_EQ(em.matmul_input_rounding(WeightType::f16).terms_per_column, 2);  // hi, then lo
   EXPECT_EQ(em.matmul_input_rounding(WeightType::f16).step_rounding, 0x1p-23);
   Rng rng(16);
-  for (WeightType type : {WeightType::bf16, WeightType::f16, WeightType::q8_0, WeightType::q4_0, WeightType::q4_k}) {
-    const bool k_quant = type == WeightType::q4_k, block = type == WeightType::q8_0 || type == WeightType::q4_0;
-    const Quantized q = testing::make_weights(type, 150, k_quant ? 512 : block ? 96 : 75, rng);
+  // Every type on a shape of one slice; then narrow matrices (under 4096 rows) whose columns split
+  // (ops_matmul.cpp gemm_slices): slices of 1056 and 1044 columns (the last tile partial), three
+  // of 1056 and one of 1024, two of 1024.
+  struct Matrix {
+    WeightType type;
+    int64_t cols;
+  };
+  const Matrix matrices[] = {{WeightType::bf16, 75},   {WeightType::f16, 75},   {WeightType::q8_0, 96},
+                             {WeightType::q4_0, 96},   {WeightType::q4_k, 512}, {WeightType::f16, 2100},
+                             {WeightType::q8_0, 4192}, {WeightType::q4_k, 2048}};
+  for (const auto& [type, cols] : matrices) {
+    const Quantized q = testing::make_weights(type, 150, cols, rng);
     const OnDevice w = upload(em, q);
     const int64_t N = 70, row = 66;  // two tiles of x, the second partial; the row in the second
     const auto x = testing::random_vector(N * q.cols, rng);

@@ -227,11 +227,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
   const int64_t lambda_row = a.lambda_source() == kernels::LambdaSource::token_logits ? a.H : 0;
   const int64_t step = rows_per_binding(std::max({row_floats, qw, ow}) * 4, "paged_attention rows");
   const int64_t scratch = std::min(step, rows.count) * row_floats * 4;
-  if (scratch_bytes_ < scratch) {
-    if (scratch_) release(scratch_, scratch_bytes_);
-    scratch_ = memory_.allocate(scratch);
-    scratch_bytes_ = scratch;
-  }
+  const uint64_t parts = grown(attention_parts_, scratch);
   struct {
     KvPush kv;
     uint32_t M, r, count, group, q_at, q_width, lengths_at, tables_at, blocks_at, part_at, min_chunk, max_items;
@@ -255,7 +251,7 @@ void VulkanBackend::paged_attention(const PagedKv& kv, int64_t layer, const Page
     const Bound lb = bind((rows.lengths + i0).address(), m * 4, "paged_attention lengths");
     const Bound tb = bind((rows.tables + i0).address(), m * 4, "paged_attention tables");
     const Bound qb = bind((q + i0 * qw).address(), m * qw * 4, "paged_attention q");
-    const Bound pb = bind(scratch_, m * row_floats * 4, "paged_attention scratch");
+    const Bound pb = bind(parts, m * row_floats * 4, "paged_attention scratch");
     push = {kv_push(kv, layer, windows.per_window, windows.delta), u32(M), r, u32(m), u32(group), qb.words(), u32(qw),
             lb.words(), tb.words(), bb.words(), pb.words(), u32(min_chunk), u32(kMaxDecodeItems),
             u32(max_chunks), u32(slots),

@@ -1,6 +1,7 @@
 // Products and the embedding: weights read in their stored type and widened in registers
 // (shaders/weights.glsl). A matrix larger than one binding is read in windows of whole rows,
-// each window a dispatch writing its own columns of y.
+// each window a dispatch writing its own columns of y. The cooperative-matrix GEMM splits a narrow
+// matrix's columns (gemm_slices).
 #include <algorithm>
 
 #include "backends/vulkan/vulkan_backend.h"
@@ -17,6 +18,28 @@ constexpr int64_t kGemmMinRows = 8;  // MatmulOrder::by_size: the GEMM from here
 struct MatmulPush {
   uint32_t w_byte, row_bytes, rows, cols, x_at, y_at, y_stride, n, accumulate;
 };
+struct CoopmatPush {
+  MatmulPush matmul;
+  uint32_t slice_cols, slice_floats;
+};
+struct SlicesPush {
+  uint32_t rows, n, slices, slice_floats, y_at, y_stride, accumulate;
+};
+
+// Split-K for the cooperative-matrix GEMM. A matrix of fewer weight rows than kSplitBelowRows has
+// fewer tiles of 128 than a large GPU has cores (the H200's 132) on a prompt of 512 rows: 16 for
+// the 1.2B shape's q and o, each then a workgroup alone on its core, waiting out every step's
+// loads. Its columns are split into slices of at least kSliceMinColumns (at most kMaxSlices, whole
+// tiles of 32), a workgroup each, whose partial sums matmul_slices.comp adds in slice order: a
+// function of the matrix alone, so a row's bits do not depend on the batch.
+constexpr int64_t kSplitBelowRows = 4096;
+constexpr int64_t kSliceMinColumns = 1024;
+constexpr int64_t kMaxSlices = 4;
+constexpr int64_t kSliceRows = 1024;  // rows of x a split dispatch takes: its partial sums' memory
+
+int64_t gemm_slices(const DeviceMatrix& W) {
+  return W.rows < kSplitBelowRows ? std::clamp<int64_t>(W.cols / kSliceMinColumns, 1, kMaxSlices) : 1;
+}
 
 struct EmbedPush {
   uint32_t w_byte, row_bytes, cols, row0, rows, table_rows, ids_at, out_at, n;
@@ -75,7 +98,13 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
   // Windows: weight rows that fit one binding; rows of x (and y) that fit one binding each.
   const int64_t weight_rows = rows_per_binding(row_bytes, "the weight matrix");
   const int64_t x_rows = std::min(rows_per_binding(W.cols * 4, "x"), rows_per_binding(W.rows * 4, "y"));
-  const int64_t n_step = gemv ? std::min(kGemvRows, x_rows) : x_rows;
+  const int64_t slices = coopmat ? gemm_slices(W) : 1;
+  const int64_t slice_cols = ((W.cols + slices - 1) / slices + 31) / 32 * 32;  // whole tiles of columns
+  const int64_t n_step = gemv          ? std::min(kGemvRows, x_rows)
+                         : slices == 1 ? x_rows
+                                       : std::min({x_rows, kSliceRows,
+                                                   rows_per_binding(slices * std::min(weight_rows, W.rows) * 4,
+                                                                    "split-K's partial sums")});
   for (int64_t r0 = 0; r0 < W.rows; r0 += weight_rows) {
     const int64_t rows = std::min(weight_rows, W.rows - r0);
     const Bound w = bind(W.data.address() + r0 * row_bytes, rows * row_bytes, "matmul weights", false);
@@ -101,11 +130,33 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
       }
       // A tile's rows of x (BM) and weight rows (BN): matmul_coopmat.comp's, or matmul_gemm.comp's.
       const int64_t tile_rows = coopmat || n > 16 ? 64 : 16, tile_columns = coopmat ? 128 : 64;
-      const std::string family = !coopmat                          ? "matmul_gemm" + std::to_string(tile_rows)
-                                 : kind == PrefillGemm::emulated ? "matmul_coopmate"
-                                                                 : "matmul_coopmat";
-      run2d(type_shader(family, W.type), {1, 1, 1}, buffers, &push, sizeof push,
-            (rows + tile_columns - 1) / tile_columns, (n + tile_rows - 1) / tile_rows);
+      const int64_t tiles_x = (rows + tile_columns - 1) / tile_columns, tiles_y = (n + tile_rows - 1) / tile_rows;
+      if (!coopmat) {
+        run2d(type_shader("matmul_gemm" + std::to_string(tile_rows), W.type), {1, 1, 1}, buffers, &push, sizeof push,
+              tiles_x, tiles_y);
+        continue;
+      }
+      const std::string shader = type_shader(kind == PrefillGemm::emulated ? "matmul_coopmate" : "matmul_coopmat", W.type);
+      if (slices == 1) {
+        const CoopmatPush whole{push, static_cast<uint32_t>(W.cols), 0};
+        run2d(shader, {1, 1, 1}, buffers, &whole, sizeof whole, tiles_x, tiles_y);
+        continue;
+      }
+      // The slices' partial sums, [slice][n][rows], then added into y.
+      std::lock_guard lock(mutex_);  // the scratch is the backend's
+      const int64_t slice_floats = n * rows;
+      const Bound parts = bind(grown(matmul_slices_, slices * slice_floats * 4), slices * slice_floats * 4,
+                               "split-K's partial sums");
+      MatmulPush to_parts = push;
+      to_parts.y_at = parts.words();
+      to_parts.y_stride = static_cast<uint32_t>(rows);
+      to_parts.accumulate = 0;
+      const CoopmatPush sliced{to_parts, static_cast<uint32_t>(slice_cols), static_cast<uint32_t>(slice_floats)};
+      run2d(shader, {1, 1, 1}, {w.info, xb.info, parts.info}, &sliced, sizeof sliced, tiles_x, tiles_y * slices);
+      const SlicesPush sum{static_cast<uint32_t>(rows), static_cast<uint32_t>(n), static_cast<uint32_t>(slices),
+                           static_cast<uint32_t>(slice_floats), yb.words(), static_cast<uint32_t>(W.rows),
+                           accumulate ? 1u : 0u};
+      run("matmul_slices", {1, 1}, {parts.info, yb.info}, &sum, sizeof sum, (slice_floats + 255) / 256);
     }
   }
 }

@@ -83,6 +83,16 @@ DeviceBuffer VulkanBackend::allocate(int64_t bytes, bool zero_fill) {
   return DeviceBuffer(this, address, bytes);
 }
 
+uint64_t VulkanBackend::grown(Scratch& scratch, int64_t bytes) {
+  if (scratch.bytes < bytes) {
+    if (scratch.address) release(scratch.address, scratch.bytes);
+    scratch = {};
+    scratch.address = memory_.allocate(bytes);
+    scratch.bytes = bytes;
+  }
+  return scratch.address;
+}
+
 void VulkanBackend::release(uint64_t address, int64_t) {
   std::lock_guard lock(mutex_);
   if (context_->closed()) return;

@@ -200,6 +200,13 @@ class VulkanBackend final : public Backend {
                   DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
                   const SlotPool& states, DevicePtr<const int32_t> slots, DevicePtr<float> y);
   [[noreturn]] void not_here(const char* op, const char* why) const;
+  // Device memory an op keeps between calls for its intermediate results, grown to `bytes` when
+  // smaller (the caller holds mutex_ while it uses the memory): its address.
+  struct Scratch {
+    uint64_t address = 0;
+    int64_t bytes = 0;
+  };
+  uint64_t grown(Scratch& scratch, int64_t bytes);
 
   std::unique_ptr<Context> context_;
   Memory memory_;
@@ -207,8 +214,8 @@ class VulkanBackend final : public Backend {
   Stream stream_;
   std::recursive_mutex mutex_;
   uint64_t dummy_ = 0;                                 // 256 bytes bound for a null pointer
-  uint64_t scratch_ = 0;                               // paged attention's partial results
-  int64_t scratch_bytes_ = 0;
+  Scratch attention_parts_;                            // paged attention's partial results
+  Scratch matmul_slices_;                              // split-K's partial sums
 };
 
 }  // namespace difftx::backends::vulkan

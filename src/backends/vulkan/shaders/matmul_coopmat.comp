@@ -19,6 +19,11 @@
 // the tile holds, so a row's bits depend on that row alone. Used where the device has the
 // extension, for the types other than F32.
 //
+// Split-K (ops_matmul.cpp gemm_slices): the grid's rows of tiles come once per slice of
+// slice_cols columns; slice s sums its columns into its own output, slice_floats further on,
+// which matmul_slices.comp adds up in slice order. A narrow matrix so fills a GPU whose tiles would
+// otherwise leave most of it idle; the slices are the matrix's own, so a row's bits still are too.
+//
 // EMULATED: the same tiles, staging and write-out with the fragments done in plain code (any
 // device: lavapipe in the tests): a fragment of x or of the weights is where it lies in shared
 // memory, an accumulator is 8 floats per invocation. So everything but the three fragment
@@ -56,6 +61,7 @@ layout(push_constant) uniform Push {
   uint w_byte, row_bytes, rows, cols;  // as matmul_gemv.comp
   uint x_at, y_at, y_stride, n;
   uint accumulate;
+  uint slice_cols, slice_floats;  // one slice: every column, no offset
 } p;
 
 #include "weights.glsl"
@@ -148,16 +154,18 @@ void main() {
   // sg: subgroups as runs of 32 consecutive invocations, as NVIDIA makes them (context.cpp asks for
   // subgroups of 32; Vulkan does not promise the runs): the fragments and the write-out rely on it.
   const uint t = gl_LocalInvocationID.x, sg = t / 32u, lane = t % 32u;
-  const uint c0 = gl_WorkGroupID.x * BN, m0 = gl_WorkGroupID.y * BM;
+  const uint tiles_m = (p.n + BM - 1u) / BM, slice = gl_WorkGroupID.y / tiles_m;
+  const uint c0 = gl_WorkGroupID.x * BN, m0 = (gl_WorkGroupID.y % tiles_m) * BM;
+  const uint k_begin = slice * p.slice_cols, k_end = min(p.cols, k_begin + p.slice_cols), y_at = p.y_at + slice * p.slice_floats;
   const uint sm = (sg / 4u) * 32u, sc = (sg % 4u) * 32u;  // this subgroup's 32 x 32 block
   CTile acc[2][2];
   UNROLL for (uint i = 0u; i < 2u; ++i)
     UNROLL for (uint j = 0u; j < 2u; ++j) acc[i][j] = zero_c();
-  load_tiles(m0, c0, 0u);
-  for (uint k0 = 0u; k0 < p.cols; k0 += BK) {
+  load_tiles(m0, c0, k_begin);
+  for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
     store_tiles();
     barrier();
-    if (k0 + BK < p.cols) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
+    if (k0 + BK < k_end) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
     BTile b[2][2];  // [16 columns][weight rows]
     UNROLL for (uint h = 0u; h < 2u; ++h)
       UNROLL for (uint j = 0u; j < 2u; ++j) b[h][j] = load_b((sc + 16u * j) * LD + 16u * h);
@@ -190,7 +198,7 @@ void main() {
         UNROLL for (uint e = 0u; e < 8u; ++e) {
           const uint c = c0 + sc + 16u * j + col + e;
           if (mine && m < p.n && c < p.rows) {
-            const uint at = p.y_at + m * p.y_stride + c;
+            const uint at = y_at + m * p.y_stride + c;
             const float v = outs[out_at + row * LO + col + e];
             Y.y[at] = p.accumulate != 0u ? Y.y[at] + v : v;
           }

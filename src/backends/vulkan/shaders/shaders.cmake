@@ -11,7 +11,8 @@ set(DIFFTX_VULKAN_SHADERS
   attention_prefill_v64:attention_prefill.comp:VMAX=64 attention_prefill_v128:attention_prefill.comp:VMAX=128
   attention_prefill_v256:attention_prefill.comp:VMAX=256
   paged_store:paged_store.comp: paged_merge:paged_merge.comp:
-  add_bias:add_bias.comp: mamba_conv:mamba_conv.comp: mamba_scan:mamba_scan.comp:)
+  add_bias:add_bias.comp: mamba_conv:mamba_conv.comp: mamba_scan:mamba_scan.comp:
+  matmul_slices:matmul_slices.comp:)
 foreach(norm rmsnorm layernorm polynorm)  # blocks of 256, 2048, 4096 floats: ops_common.h norm_shader
   list(APPEND DIFFTX_VULKAN_SHADERS ${norm}_256:${norm}.comp:WG=32,PER=8 ${norm}_2048:${norm}.comp:WG=128,PER=16
        ${norm}_4096:${norm}.comp:WG=256,PER=16)
