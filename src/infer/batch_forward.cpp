@@ -12,16 +12,18 @@ namespace {
 using backends::DevicePtr;
 
 // The attention of a step: every row's keys and values into its blocks, then every row over
-// its sequence's positions [0, position].
+// its sequence's positions [0, position]. A layer lambda comes from the layers' constants.
 class PagedAttention : public model::AttentionCore {
  public:
   PagedAttention(backends::Backend& backend, const backends::PagedKv& kv, DevicePtr<const int32_t> slots,
-                 const backends::PagedRows& rows)
-      : backend_(backend), kv_(kv), slots_(slots), rows_(rows) {}
+                 const backends::PagedRows& rows, const model::LayerConstants& constants)
+      : backend_(backend), kv_(kv), slots_(slots), rows_(rows), constants_(constants) {}
 
   void attend(int64_t layer, model::LayerActivations& s) override {
     backend_.paged_store(kv_, layer, slots_, rows_.count, s.k, s.v);
-    backend_.paged_attention(kv_, layer, rows_, s.q, s.lambda, s.att);
+    const DevicePtr<const float> lambda =
+        constants_.lambdas ? constants_.lambdas.as<const float>() + layer : DevicePtr<const float>(s.lambda);
+    backend_.paged_attention(kv_, layer, rows_, s.q, lambda, s.att);
   }
 
  private:
@@ -29,6 +31,7 @@ class PagedAttention : public model::AttentionCore {
   const backends::PagedKv& kv_;
   DevicePtr<const int32_t> slots_;
   const backends::PagedRows& rows_;
+  const model::LayerConstants& constants_;
 };
 
 template <typename T>
@@ -53,7 +56,8 @@ BatchForward::BatchForward(const model::Model& model, KvPool& pool, int64_t max_
       backend_(*model.backend),
       pool_(pool),
       max_rows_(max_rows),
-      acts_(model.config, 1, max_rows, model::ActivationUse::engine, *model.backend, context) {
+      acts_(model.config, 1, max_rows, model::ActivationUse::engine, *model.backend, context),
+      constants_(model::layer_constants(*model.backend, model.config, model.tensors)) {
   const auto ints = [&](int64_t n, int64_t bytes) { return backend_.allocate(n * bytes, false); };
   positions_ = ints(max_rows, sizeof(int64_t));
   slots_ = ints(max_rows, sizeof(int32_t));
@@ -126,8 +130,9 @@ const float* BatchForward::run(std::span<const BatchRow> rows, int64_t gemv_rows
                                   tables_.as<const int32_t>(),
                                   blocks_.as<const int32_t>(),
                                   longest_run(rows)};
-  PagedAttention attention(backend_, kv, slots_.as<const int32_t>(), paged);
+  PagedAttention attention(backend_, kv, slots_.as<const int32_t>(), paged, constants_);
   model::LayerPass pass{backend_, c, 1, R, 0, acts_.rope.table, acts_.head_norm_gain};
+  pass.constants = &constants_;
   pass.positions = positions_.as<const int64_t>();
   pass.gemv_rows = gemv_rows;
   pass.residual_in_place = true;

@@ -15,6 +15,7 @@
 #include "infer/head_logits.h"
 #include "infer/kv_pool.h"
 #include "model/activations.h"
+#include "model/layer.h"
 #include "model/model.h"
 
 namespace difftx::infer {
@@ -54,6 +55,7 @@ class BatchForward {
   KvPool& pool_;
   int64_t max_rows_;
   model::Activations acts_;
+  model::LayerConstants constants_;  // the layers' lambdas and head-norm gains, from the fixed weights
   StepIndex index_;
   backends::DeviceBuffer positions_, slots_, lengths_, tables_, blocks_;  // the device's copy of index_
   int64_t block_capacity_ = 0;    // ints blocks_ holds

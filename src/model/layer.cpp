@@ -22,10 +22,21 @@ void linear_dw(Backend& b, F32 dy, F32 x, F32 dW, int64_t N, int64_t in, int64_t
 
 // The head norm's gain: (1 - lambda_init) rides on the shared gain, one pass over the heads
 // instead of two (docs/SPEC.md §2.2 Eq. 3). Returns the factor.
-float scale_head_norm_gain(const LayerPass& p, const LayerTensors& w, int64_t layer) {
-  const float factor = static_cast<float>(1.0 - p.config.lambda_init(layer));
-  p.backend.scale(p.head_norm_gain, w.subln, factor, 2 * p.config.head_dim);
+float scale_head_norm_gain(Backend& b, const ModelConfig& c, const LayerTensors& w, int64_t layer, F32 gain) {
+  const float factor = static_cast<float>(1.0 - c.lambda_init(layer));
+  b.scale(gain, w.subln, factor, 2 * c.head_dim);
   return factor;
+}
+
+// The layer's head-norm gain: the pass's constants', or computed into its scratch.
+DevicePtr<const float> head_norm_gain(const LayerPass& p, const LayerTensors& w, int64_t layer) {
+  if (p.constants) return p.constants->head_norm_gains.as<const float>() + layer * 2 * p.config.head_dim;
+  scale_head_norm_gain(p.backend, p.config, w, layer, p.head_norm_gain);
+  return p.head_norm_gain;
+}
+
+void layer_lambda(Backend& b, const ModelConfig& c, const LayerTensors& w, int64_t layer, F32 lambda) {
+  b.diff_lambda(w.lambda_q1, w.lambda_k1, w.lambda_q2, w.lambda_k2, c.head_dim, c.lambda_init(layer), lambda);
 }
 
 // RoPE over the pass's rows of x [N, heads * d], forward or inverse.
@@ -40,14 +51,28 @@ void compute_lambda(const LayerPass& p, const LayerTensors& w, const LayerMatric
   switch (c.attention_variant().lambda_source()) {
     case kernels::LambdaSource::none: break;
     case kernels::LambdaSource::layer_scalar:
-      p.backend.diff_lambda(w.lambda_q1, w.lambda_k1, w.lambda_q2, w.lambda_k2, c.head_dim, c.lambda_init(layer),
-                            s.lambda);
+      if (!p.constants) layer_lambda(p.backend, c, w, layer, s.lambda);
       break;
     case kernels::LambdaSource::token_logits: project(p, m.lambda_proj, s.h1, s.lambda); break;
   }
 }
 
 }  // namespace
+
+LayerConstants layer_constants(Backend& b, const ModelConfig& c, const ModelTensors& tensors) {
+  LayerConstants k;
+  const int64_t L = c.num_hidden_layers, width = 2 * c.head_dim;
+  if (c.attention_variant().lambda_source() == kernels::LambdaSource::layer_scalar) {
+    k.lambdas = b.allocate(L * int64_t{sizeof(float)});
+    for (int64_t l = 0; l < L; ++l) layer_lambda(b, c, tensors.layers[l], l, k.lambdas.as<float>() + l);
+  }
+  if (c.has_head_norm()) {
+    k.head_norm_gains = b.allocate(L * width * int64_t{sizeof(float)});
+    for (int64_t l = 0; l < L; ++l)
+      scale_head_norm_gain(b, c, tensors.layers[l], l, k.head_norm_gains.as<float>() + l * width);
+  }
+  return k;
+}
 
 void project(const LayerPass& p, const backends::DeviceMatrix& W, DevicePtr<const float> x, F32 y, bool accumulate) {
   const int64_t N = p.rows();
@@ -78,8 +103,7 @@ void attention_block_forward(const LayerPass& p, const LayerTensors& w, const La
   core.attend(layer, s);
   if (c.has_head_norm()) {
     // (1 - lambda_init) * RMSNorm_2d(head), gain shared by the heads (docs/SPEC.md §2.2 Eq. 3).
-    scale_head_norm_gain(p, w, layer);
-    b.rmsnorm_forward(s.att, p.head_norm_gain, s.att_final, s.sub_rstd, N * H, 2 * d,
+    b.rmsnorm_forward(s.att, head_norm_gain(p, w, layer), s.att_final, s.sub_rstd, N * H, 2 * d,
                       static_cast<float>(c.head_norm_epsilon()));
   }
   if (p.residual_in_place) return project(p, m.o_proj, s.att_final, s.x, /*accumulate=*/true);
@@ -137,7 +161,7 @@ void attention_block_backward(const LayerPass& p, const LayerTensors& w, LayerTe
   if (c.has_head_norm()) {
     // Through RMSNorm_2d with the scaled gain g' = factor * g (as in the forward pass); the
     // gain's gradient is factor * d loss / d g'.
-    const float factor = scale_head_norm_gain(p, w, layer);
+    const float factor = scale_head_norm_gain(b, c, w, layer, p.head_norm_gain);
     b.zero(acts.head_norm_gain_grad, sizeof(float) * 2 * d);
     b.rmsnorm_backward(s.att, p.head_norm_gain, s.sub_rstd, acts.d_att_final, acts.d_att, acts.head_norm_gain_grad,
                        N * H, 2 * d);

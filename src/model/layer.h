@@ -36,6 +36,16 @@ class BatchAttention : public AttentionCore {
   int logit_bits_;
 };
 
+// What each layer computes from its weights alone, computed once where the weights stay fixed
+// (inference: layer_constants): DIFF V1's and GDA's lambda per layer, and DIFF V1's head-norm gain
+// times (1 - lambda_init). Two small ops a layer fewer in every step (on a GPU, two dispatches
+// the attention waits for); the same ops as a pass would run, so the same bits.
+struct LayerConstants {
+  backends::DeviceBuffer lambdas;          // [layers]; empty where the variant has no layer lambda
+  backends::DeviceBuffer head_norm_gains;  // [layers][2d]; empty without the head norm
+};
+LayerConstants layer_constants(backends::Backend& backend, const ModelConfig& config, const ModelTensors& tensors);
+
 // What a pass over the layers shares: the backend, the shape, the RoPE table and the positions.
 struct LayerPass {
   backends::Backend& backend;
@@ -47,11 +57,14 @@ struct LayerPass {
   // The engine's batches (infer/engine.h): each row's own position [N], and the reduction order
   // of the projections: rows [0, gemv_rows) in the decode GEMV's, the rest in the prefill GEMM's
   // (MatmulOrder). Null and -1: positions from `position`, the order by size.
-  backends::DevicePtr<const int64_t> positions;
+  backends::DevicePtr<const int64_t> positions{};
   int64_t gemv_rows = -1;
   // Inference: the residual stream adds up in s.x (the projections accumulate into it), with no
   // s.y to keep for a backward pass: an add and a copy a layer fewer.
   bool residual_in_place = false;
+  // Inference: the layers' constants, which the pass then reads instead of computing (the
+  // attention core reads the lambdas itself). Null: computed in each pass.
+  const LayerConstants* constants = nullptr;
   int64_t rows() const { return B * T; }
 };
 
