@@ -44,7 +44,8 @@ void rope_rows(const LayerPass& p, F32 x, int64_t heads, bool inverse) {
   p.backend.rope(p.rope, p.config.rope_style, x, heads, {p.B, p.T, p.position, p.positions}, inverse);
 }
 
-// Fills s.lambda, the layer's lambda for the attention kernels (variant.h's LambdaSource).
+// Fills s.lambda, the layer's lambda for the attention kernels (variant.h's LambdaSource); a layer
+// lambda only without the pass's constants (the engine's attention core reads it from them).
 void compute_lambda(const LayerPass& p, const LayerTensors& w, const LayerMatrices& m, int64_t layer,
                     LayerActivations& s) {
   const ModelConfig& c = p.config;

@@ -286,8 +286,9 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
                                                            : 0;
     DIFFTX_CHECK(chunk_value.empty() || min_chunk > 0, "vulkan: DIFFTX_VULKAN_DECODE_CHUNK must be 32, 64 or 128, got '",
                  chunk_value, "'");
-    DIFFTX_CHECK(min_chunk == 0 || min_chunk == 32 || min_chunk == 64 || min_chunk == 128,
-                 "vulkan: Options::decode_min_chunk must be 0 (the device's), 32, 64 or 128, got ", min_chunk);
+    DIFFTX_CHECK(options.decode_min_chunk >= 0 && (min_chunk == 0 || min_chunk == 32 || min_chunk == 64 || min_chunk == 128),
+                 "vulkan: Options::decode_min_chunk must be 0 (the device's), 32, 64 or 128, got ",
+                 options.decode_min_chunk);
     caps_.decode_min_chunk = min_chunk > 0 ? min_chunk : cpu_device ? 128 : 32;
     // Below 4 KiB a binding would hold under 256 floats after alignment: the windowed ops' steps.
     DIFFTX_CHECK(options.max_binding_bytes == 0 || options.max_binding_bytes >= 4096,

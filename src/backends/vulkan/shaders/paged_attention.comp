@@ -68,6 +68,8 @@ shared float scores[PMAX * WG];              // [row][map][position in the pass]
 shared float alpha[PMAX], pass_max[PMAX];
 shared uint pass_lo[PMAX], pass_hi[PMAX];   // each pair's positions in the pass (none: lo >= hi)
 shared uint pass_win[WG], pass_base[WG];    // each position's binding window and region byte
+shared float pass_scale[2][WG];              // INT8: each position's key scales (k1, k2), read
+                                             // where the window index is uniform
 
 float element(uint win, uint at) {  // one cached element at byte `at`, widened (INT8: unscaled)
   const uint word = kv[win].w[at >> 2];
@@ -182,6 +184,11 @@ void main() {
         if (slice == 0u) {
           pass_win[pos - P0] = win;
           pass_base[pos - P0] = base;
+          if (int8)
+            [[unroll]] for (uint h = 0u; h < 2u; ++h)
+              if (h < kv_heads_per_kv())
+                pass_scale[h][pos - P0] =
+                    scale_at(win, base + kv_key_element_bytes() + ((g * kv_heads_per_kv() + h) * p.P + tt) * 4u);
         }
         // Every pair's partial score against the slice of the position's key (a V1 noise map's
         // against k2): its elements loaded LOADS at a time (both key heads' for V1), once for
@@ -225,10 +232,7 @@ void main() {
       if (P0 + u < lo || P0 + u >= hi) continue;
       float score = scores[pair * PP + u];
       for (uint i = 1u; i < S; ++i) score += scores[(i * pairs + pair) * PP + u];
-      if (int8) {
-        const uint h = (k2_pairs >> pair) & 1u, tt = (P0 + u) % p.P;
-        score *= scale_at(pass_win[u], pass_base[u] + kv_key_element_bytes() + ((g * kv_heads_per_kv() + h) * p.P + tt) * 4u);
-      }
+      if (int8) score *= pass_scale[(k2_pairs >> pair) & 1u][u];
       scores[pair * PP + u] = score;
     }
     barrier();
