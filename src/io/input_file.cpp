@@ -17,6 +17,15 @@ namespace {
 
 std::string errno_text(int err) { return std::generic_category().message(err); }
 
+// What a path that is not the regular file or directory asked for is instead.
+const char* file_kind(mode_t mode) {
+  return S_ISREG(mode)    ? "a file"
+         : S_ISDIR(mode)  ? "a directory"
+         : S_ISFIFO(mode) ? "a FIFO"
+         : S_ISSOCK(mode) ? "a socket"
+                          : "a device";
+}
+
 }  // namespace
 
 int open_regular_file(const std::filesystem::path& path, struct stat& st) {
@@ -31,11 +40,7 @@ int open_regular_file(const std::filesystem::path& path, struct stat& st) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    const char* kind = S_ISDIR(st.st_mode)    ? "a directory"
-                       : S_ISFIFO(st.st_mode) ? "a FIFO"
-                       : S_ISSOCK(st.st_mode) ? "a socket"
-                                              : "a device";
-    fail(path.string(), ": not a regular file (", kind, "); expected a file");
+    fail(path.string(), ": not a regular file (", file_kind(st.st_mode), "); expected a file");
   }
   const int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
@@ -55,8 +60,7 @@ void require_directory(const std::filesystem::path& path, const std::string& wha
     fail(path.string(), ": cannot read the ", what, ": ", errno_text(err));
   }
   if (S_ISDIR(st.st_mode)) return;
-  const char* kind = S_ISREG(st.st_mode) ? "a file" : S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
-  fail(path.string(), ": the ", what, " must be a directory, and this is ", kind);
+  fail(path.string(), ": the ", what, " must be a directory, and this is ", file_kind(st.st_mode));
 }
 
 InputFile::InputFile(const std::filesystem::path& path) : path_(path) {

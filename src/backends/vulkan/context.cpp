@@ -277,18 +277,9 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     if (coopmat_value == "0" || caps_.emulated_cooperative_matrix) caps_.cooperative_matrix = false;
     const bool cpu_device = p.properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     caps_.shared_value_loads = options.shared_value_loads.value_or(!cpu_device);
-    const char* chunk = std::getenv("DIFFTX_VULKAN_DECODE_CHUNK");
-    const std::string chunk_value = chunk ? chunk : "";
-    const int64_t min_chunk = options.decode_min_chunk > 0 ? options.decode_min_chunk
-                              : chunk_value == "32"        ? 32
-                              : chunk_value == "64"        ? 64
-                              : chunk_value == "128"       ? 128
-                                                           : 0;
-    DIFFTX_CHECK(chunk_value.empty() || min_chunk > 0, "vulkan: DIFFTX_VULKAN_DECODE_CHUNK must be 32, 64 or 128, got '",
-                 chunk_value, "'");
-    DIFFTX_CHECK(options.decode_min_chunk >= 0 && (min_chunk == 0 || min_chunk == 32 || min_chunk == 64 || min_chunk == 128),
-                 "vulkan: Options::decode_min_chunk must be 0 (the device's), 32, 64 or 128, got ",
-                 options.decode_min_chunk);
+    const int64_t min_chunk = options.decode_min_chunk;
+    DIFFTX_CHECK(min_chunk == 0 || min_chunk == 32 || min_chunk == 64 || min_chunk == 128,
+                 "vulkan: Options::decode_min_chunk must be 0 (the device's), 32, 64 or 128, got ", min_chunk);
     caps_.decode_min_chunk = min_chunk > 0 ? min_chunk : cpu_device ? 128 : 32;
     // Below 4 KiB a binding would hold under 256 floats after alignment: the windowed ops' steps.
     DIFFTX_CHECK(options.max_binding_bytes == 0 || options.max_binding_bytes >= 4096,

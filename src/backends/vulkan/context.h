@@ -53,7 +53,8 @@ struct Options {
   bool emulate_cooperative_matrix = false;
   int64_t max_binding_bytes = 0;   // > 0: bind at most this many bytes at once (tests: the split paths)
   std::optional<bool> shared_value_loads;  // Capabilities::shared_value_loads whatever the device (tests)
-  // > 0: Capabilities::decode_min_chunk whatever the device (tests; DIFFTX_VULKAN_DECODE_CHUNK=32|64|128)
+  // > 0: Capabilities::decode_min_chunk whatever the device (tests; open_device reads
+  // DIFFTX_VULKAN_DECODE_CHUNK=32|64|128 into it)
   int64_t decode_min_chunk = 0;
   double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
   // Each pipeline's statistics on stderr as it is created (DIFFTX_VULKAN_PIPELINE_STATS=1), where

@@ -36,6 +36,11 @@ Backend& open_device(const std::string& device) {
   options.sync_validation = validation == "sync";
   const char* stats = std::getenv("DIFFTX_VULKAN_PIPELINE_STATS");
   options.pipeline_statistics = stats && std::string(stats) == "1";
+  const char* chunk = std::getenv("DIFFTX_VULKAN_DECODE_CHUNK");  // 32, 64 or 128: Capabilities::decode_min_chunk
+  const std::string chunk_value = chunk ? chunk : "";
+  DIFFTX_CHECK(chunk_value.empty() || chunk_value == "32" || chunk_value == "64" || chunk_value == "128",
+               "vulkan: DIFFTX_VULKAN_DECODE_CHUNK must be 32, 64 or 128, got '", chunk_value.substr(0, 64), "'");
+  if (!chunk_value.empty()) options.decode_min_chunk = std::stoi(chunk_value);
   auto backend = std::make_unique<VulkanBackend>(index, options);
   const int chosen = backend->context().index();
   if (index < 0) chosen_for_vulkan = chosen;
