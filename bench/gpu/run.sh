@@ -215,6 +215,10 @@ stage_kernels() {
         --prompt "$prompt" --context 48,128,1024,4096 --rounds "$rounds" --json \
       | grep decode_attention | while read -r line; do emit "$(tag "config=$config" "decode_chunk=128" <<< "$line")"; done
   done
+  # The prefill GEMM without split-K (2026-12-01, not yet timed on a GPU): Llama's matrices.
+  DIFFTX_VULKAN_GEMM_SLICES=1 "${difftx[@]}" bench vulkan --config "${configs[0]}" --types "$types" --rows 1 \
+      --prompt "$prompt" --rounds "$rounds" --json \
+    | grep '"op":"matmul' | while read -r line; do emit "$(tag "config=${configs[0]}" "gemm_slices=1" <<< "$line")"; done
 }
 
 # A model directory per (config, format, dtype), made here from random weights.

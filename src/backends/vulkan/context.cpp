@@ -281,6 +281,10 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
     DIFFTX_CHECK(min_chunk == 0 || min_chunk == 32 || min_chunk == 64 || min_chunk == 128,
                  "vulkan: Options::decode_min_chunk must be 0 (the device's), 32, 64 or 128, got ", min_chunk);
     caps_.decode_min_chunk = min_chunk > 0 ? min_chunk : cpu_device ? 128 : 32;
+    const int64_t slices = options.gemm_max_slices;
+    DIFFTX_CHECK(slices == 0 || slices == 1 || slices == 2 || slices == 4,
+                 "vulkan: Options::gemm_max_slices must be 0 (the default, 4), 1, 2 or 4, got ", slices);
+    if (slices > 0) caps_.gemm_max_slices = slices;
     // Below 4 KiB a binding would hold under 256 floats after alignment: the windowed ops' steps.
     DIFFTX_CHECK(options.max_binding_bytes == 0 || options.max_binding_bytes >= 4096,
                  "vulkan: Options::max_binding_bytes must be 0 (the device's) or at least 4096, got ",

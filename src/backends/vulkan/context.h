@@ -34,6 +34,9 @@ struct Capabilities {
   // where they only add work (lavapipe ran a decode row half as fast at 32). A row's bits depend on
   // it, so on one device they depend on the row's length alone.
   int64_t decode_min_chunk = 32;
+  // The most slices the cooperative-matrix GEMM splits a matrix's columns into (ops_matmul.cpp
+  // gemm_slices): 4, or 1 for none. A row's bits depend on it, as on the device.
+  int64_t gemm_max_slices = 4;
   uint32_t subgroup_size = 0;
   int64_t max_binding_bytes = 0;                 // maxStorageBufferRange
   int64_t binding_alignment = 0;                 // minStorageBufferOffsetAlignment
@@ -56,6 +59,8 @@ struct Options {
   // > 0: Capabilities::decode_min_chunk whatever the device (tests; open_device reads
   // DIFFTX_VULKAN_DECODE_CHUNK=32|64|128 into it)
   int64_t decode_min_chunk = 0;
+  // > 0: Capabilities::gemm_max_slices (1, 2 or 4; open_device reads DIFFTX_VULKAN_GEMM_SLICES)
+  int64_t gemm_max_slices = 0;
   double timeout_seconds = 0;      // > 0: the longest wait for the device (else DIFFTX_VULKAN_TIMEOUT, or 120)
   // Each pipeline's statistics on stderr as it is created (DIFFTX_VULKAN_PIPELINE_STATS=1), where
   // the device reports them (Capabilities::pipeline_statistics).

@@ -29,16 +29,16 @@ struct SlicesPush {
 // Split-K for the cooperative-matrix GEMM. A matrix of fewer weight rows than kSplitBelowRows has
 // fewer tiles of 128 than a large GPU has cores (the H200's 132) on a prompt of 512 rows: 16 for
 // the 1.2B shape's q and o, each then a workgroup alone on its core, waiting out every step's
-// loads. Its columns are split into slices of at least kSliceMinColumns (at most kMaxSlices, whole
-// tiles of 32), a workgroup each, whose partial sums matmul_slices.comp adds in slice order: a
-// function of the matrix alone, so a row's bits do not depend on the batch.
+// loads. Its columns are split into slices of at least kSliceMinColumns (at most
+// Capabilities::gemm_max_slices, whole tiles of 32), a workgroup each, whose partial sums
+// matmul_slices.comp adds in slice order: a function of the matrix alone, so a row's bits do not
+// depend on the batch.
 constexpr int64_t kSplitBelowRows = 4096;
 constexpr int64_t kSliceMinColumns = 1024;
-constexpr int64_t kMaxSlices = 4;
 constexpr int64_t kSliceRows = 1024;  // rows of x a split dispatch takes: its partial sums' memory
 
-int64_t gemm_slices(const DeviceMatrix& W) {
-  return W.rows < kSplitBelowRows ? std::clamp<int64_t>(W.cols / kSliceMinColumns, 1, kMaxSlices) : 1;
+int64_t gemm_slices(const DeviceMatrix& W, int64_t max_slices) {
+  return W.rows < kSplitBelowRows ? std::clamp<int64_t>(W.cols / kSliceMinColumns, 1, max_slices) : 1;
 }
 
 struct EmbedPush {
@@ -98,7 +98,7 @@ void VulkanBackend::matmul(const DeviceMatrix& W, DevicePtr<const float> x, Devi
   // Windows: weight rows that fit one binding; rows of x (and y) that fit one binding each.
   const int64_t weight_rows = rows_per_binding(row_bytes, "the weight matrix");
   const int64_t x_rows = std::min(rows_per_binding(W.cols * 4, "x"), rows_per_binding(W.rows * 4, "y"));
-  const int64_t slices = coopmat ? gemm_slices(W) : 1;
+  const int64_t slices = coopmat ? gemm_slices(W, context_->caps().gemm_max_slices) : 1;
   const int64_t slice_cols = ((W.cols + slices - 1) / slices + 31) / 32 * 32;  // whole tiles of columns
   const int64_t n_step = gemv          ? std::min(kGemvRows, x_rows)
                          : slices == 1 ? x_rows

@@ -41,6 +41,11 @@ Backend& open_device(const std::string& device) {
   DIFFTX_CHECK(chunk_value.empty() || chunk_value == "32" || chunk_value == "64" || chunk_value == "128",
                "vulkan: DIFFTX_VULKAN_DECODE_CHUNK must be 32, 64 or 128, got '", chunk_value.substr(0, 64), "'");
   if (!chunk_value.empty()) options.decode_min_chunk = std::stoi(chunk_value);
+  const char* slices = std::getenv("DIFFTX_VULKAN_GEMM_SLICES");  // 1, 2 or 4: Capabilities::gemm_max_slices
+  const std::string slices_value = slices ? slices : "";
+  DIFFTX_CHECK(slices_value.empty() || slices_value == "1" || slices_value == "2" || slices_value == "4",
+               "vulkan: DIFFTX_VULKAN_GEMM_SLICES must be 1, 2 or 4, got '", slices_value.substr(0, 64), "'");
+  if (!slices_value.empty()) options.gemm_max_slices = std::stoi(slices_value);
   auto backend = std::make_unique<VulkanBackend>(index, options);
   const int chosen = backend->context().index();
   if (index < 0) chosen_for_vulkan = chosen;
