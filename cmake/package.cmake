@@ -28,8 +28,16 @@ set(DIFFTX_LIB_DEPENDENCIES ${OPENBLAS_LIB} ${OpenMP_CXX_LIBRARIES} ${PCRE2_LINK
 
 add_library(difftx_shared SHARED ${DIFFTX_WHOLE_OBJECT})
 add_dependencies(difftx_shared difftx_whole)
+# The ABI is MAJOR's, or while MAJOR is 0 MINOR's too (0.x structs grow): the SONAME says which.
+if(PROJECT_VERSION_MAJOR EQUAL 0)
+  set(DIFFTX_ABI_VERSION ${PROJECT_VERSION_MAJOR}.${PROJECT_VERSION_MINOR})
+  set(DIFFTX_PACKAGE_COMPATIBILITY SameMinorVersion)
+else()
+  set(DIFFTX_ABI_VERSION ${PROJECT_VERSION_MAJOR})
+  set(DIFFTX_PACKAGE_COMPATIBILITY SameMajorVersion)
+endif()
 set_target_properties(difftx_shared PROPERTIES OUTPUT_NAME difftx EXPORT_NAME difftx LINKER_LANGUAGE CXX
-  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  VERSION ${PROJECT_VERSION} SOVERSION ${DIFFTX_ABI_VERSION}
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib LINK_DEPENDS ${CMAKE_SOURCE_DIR}/cmake/difftx.map)
 target_link_options(difftx_shared PRIVATE -Wl,--version-script=${CMAKE_SOURCE_DIR}/cmake/difftx.map ${OpenMP_CXX_FLAGS})
 if(NOT CMAKE_CXX_FLAGS MATCHES "-fsanitize")  # a sanitizer's runtime comes with the executable
@@ -58,7 +66,7 @@ set(DIFFTX_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/difftx)
 install(EXPORT difftxTargets NAMESPACE difftx:: DESTINATION ${DIFFTX_CMAKE_DIR})
 configure_package_config_file(cmake/difftxConfig.cmake.in ${CMAKE_BINARY_DIR}/difftxConfig.cmake
   INSTALL_DESTINATION ${DIFFTX_CMAKE_DIR})
-write_basic_package_version_file(${CMAKE_BINARY_DIR}/difftxConfigVersion.cmake COMPATIBILITY SameMajorVersion)
+write_basic_package_version_file(${CMAKE_BINARY_DIR}/difftxConfigVersion.cmake COMPATIBILITY ${DIFFTX_PACKAGE_COMPATIBILITY})
 install(FILES ${CMAKE_BINARY_DIR}/difftxConfig.cmake ${CMAKE_BINARY_DIR}/difftxConfigVersion.cmake
   DESTINATION ${DIFFTX_CMAKE_DIR})
 

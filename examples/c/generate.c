@@ -36,13 +36,13 @@ int main(int argc, char** argv) {
   }
   /* Tokenizing: a first call asks for the count (the engine tokenizes the prompt itself; this
      shows the buffer rule). */
-  const int32_t needed = -difftx_tokenize(model, argv[2], 0, NULL, 0);
-  if (needed < 0) {
+  const int32_t asked = difftx_tokenize(model, argv[2], 0, NULL, 0);
+  if (asked == INT32_MIN) { /* an error; else -(the count), or 0 for an empty prompt */
     fprintf(stderr, "generate: %s\n", difftx_last_error());
     difftx_model_free(model);
     return 1;
   }
-  fprintf(stderr, "the prompt is %d tokens\n", needed);
+  fprintf(stderr, "the prompt is %d tokens\n", -asked);
 
   difftx_engine* engine = difftx_engine_create(model, NULL);
   difftx_sampling_options options = difftx_sampling_default_options(model);

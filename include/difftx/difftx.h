@@ -39,7 +39,9 @@ extern "C" {
 
 /* ---- Version and errors ---------------------------------------------------------------------- */
 
-/* "MAJOR.MINOR.PATCH" of the library (the shared library's SONAME carries MAJOR). Any thread. */
+/* "MAJOR.MINOR.PATCH" of the library. The ABI (this header's structs and functions) may change with
+ * MAJOR, or, while MAJOR is 0, with MINOR: the shared library's SONAME carries MAJOR (libdifftx.so.0.MINOR
+ * while MAJOR is 0), so a program built against another ABI does not load this one. Any thread. */
 DIFFTX_API const char* difftx_version(void);
 
 /* The message of the last call that failed on this thread ("" if none has). Valid until the next
@@ -75,7 +77,9 @@ DIFFTX_API int32_t difftx_context_length(const difftx_model* model);
 
 /* The model's metadata as a JSON object: "path", "device", "variant", "num_parameters",
  * "config" (difftx's config.json), "tokenizer" ({"name", "vocab_size"} or null),
- * "chat_template" (true when the model has a usable one), "eos_ids" and "generation_defaults".
+ * "chat_template" (true when the model has a usable one), "eos_ids" (the ids that end generation:
+ * generation_config.json's and config.json's, or the tokenizer's end-of-text where they name
+ * none) and "generation_defaults".
  * Written into `json` by the buffer rule. Any thread. */
 DIFFTX_API int32_t difftx_model_metadata(const difftx_model* model, char* json, int32_t capacity);
 
@@ -120,15 +124,19 @@ DIFFTX_API int32_t difftx_chat_template(const difftx_model* model, const difftx_
 
 typedef struct difftx_engine difftx_engine;
 
+/* Start from difftx_engine_default_options() and change the fields wanted: "(default ...)" is
+ * what that function gives, and a zeroed struct is not the defaults (a 0 max_batch_tokens is an
+ * error). */
 typedef struct difftx_engine_options {
-  const char* kv_dtype;      /* the KV cache: "bf16" (default), "f32" or "int8" */
-  int64_t kv_tokens;         /* KV pool capacity in tokens; 0: from kv_bytes */
+  const char* kv_dtype;      /* the KV cache: "bf16" (default; NULL too), "f32" or "int8" */
+  int64_t kv_tokens;         /* KV pool capacity in tokens (whole blocks); 0: from kv_bytes */
   int64_t kv_bytes;          /* in bytes; 0 (and kv_tokens 0): max_position_embeddings tokens, <= 1 GiB */
   int64_t kv_block_tokens;   /* tokens per KV block, a multiple of 16 (default 32) */
   int64_t max_batch_tokens;  /* rows per engine step: decode rows and prompt chunks (default 512) */
   int64_t max_running;       /* sequences decoding at once (default 64) */
   int64_t max_queue;         /* requests waiting beyond those; more are refused (default 1024) */
-  int64_t context;           /* most tokens of a sequence, prompt and reply; 0: max_position_embeddings */
+  int64_t context;           /* most tokens of a sequence, prompt and reply; 0: max_position_embeddings;
+                                at most what the KV pool holds of one sequence alone */
   int32_t prefix_cache;      /* nonzero: reuse the KV blocks of matching prompt prefixes (default 1) */
   /* Speculative decoding, as `difftx generate --draft`: NULL or "" none (default), "ngram" (prompt
    * lookup), or the directory of a smaller model with the model's vocabulary, loaded onto its device.
@@ -156,7 +164,9 @@ typedef struct difftx_logit_bias {
   float bias;                  /* in [-100, 100]: -100 bans the token, +100 all but forces it */
 } difftx_logit_bias;
 
-/* The server's sampling options (its `n` is n requests, choice i seeded seed + i). */
+/* The server's sampling options (its `n` is n requests, choice i seeded seed + i). Start from
+ * difftx_sampling_default_options() and change the fields wanted: a zeroed struct is not the
+ * defaults (a 0 top_p is an error). */
 typedef struct difftx_sampling_options {
   int64_t max_tokens;          /* tokens to generate at most */
   double temperature;          /* 0: greedy */
@@ -184,7 +194,7 @@ DIFFTX_API difftx_sampling_options difftx_sampling_default_options(const difftx_
 enum {
   DIFFTX_FINISH_NONE = 0,       /* more events follow */
   DIFFTX_FINISH_STOP = 1,       /* an end-of-sequence id or a stop string */
-  DIFFTX_FINISH_LENGTH = 2,     /* max_tokens, or the context is full */
+  DIFFTX_FINISH_LENGTH = 2,     /* max_tokens, or the context (at most the KV pool's) is full */
   DIFFTX_FINISH_CANCELLED = 3,  /* difftx_engine_cancel, or the engine was freed */
   DIFFTX_FINISH_ERROR = 4       /* `error` says why */
 };
@@ -271,6 +281,7 @@ DIFFTX_API int32_t difftx_engine_get_stats(const difftx_engine* engine, difftx_e
 
 /* ---- Training -------------------------------------------------------------------------------- */
 
+/* Start from difftx_train_default_options() and change the fields wanted. */
 typedef struct difftx_train_options {
   const char* config;         /* a config.json (configs/<preset>/<variant>.json); NULL with init */
   const char* init;           /* a model directory whose weights the run starts from, or NULL */

@@ -59,7 +59,15 @@ class Stream {
     id_ = engine_->submit(std::move(r));
   }
 
+  // Called with the GIL held, which serialises the check of busy_: a second thread iterating the
+  // stream while the first steps its engine (the GIL released) gets Python's generator error.
   std::optional<std::string> next() {
+    if (busy_) throw py::value_error("Stream already executing: another thread is iterating it");
+    busy_ = true;
+    struct Done {
+      bool& busy;
+      ~Done() { busy = false; }
+    } done{busy_};
     if (pieces_.empty() && !finished_) run_steps(*model_, *engine_, {id_}, [this] { return !pieces_.empty() || finished_; });
     if (!pieces_.empty()) {
       std::string piece = std::move(pieces_.front());
@@ -80,6 +88,7 @@ class Stream {
   bool finished_ = false;
   infer::FinishReason reason_ = infer::FinishReason::none;
   std::string error_;
+  bool busy_ = false;
 };
 
 // What the output must be, at most one of: json_schema (a dict, any JSON value or its JSON text),
@@ -142,20 +151,31 @@ std::string generate(const ModelHandle& m, const std::string& prompt, const Gene
   return text;
 }
 
+// Every prompt's request is made (and checked) first; they enter the engine as its queue has room
+// (EngineOptions::max_queue), so any number of prompts is taken.
 std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<std::string>& prompts,
                                        const GenerateArgs& a) {
   std::unique_ptr<Engine> engine = make_engine(*m);
   std::vector<std::string> texts(prompts.size()), errors(prompts.size());
-  std::vector<Engine::RequestId> ids;
+  std::vector<infer::Request> requests;
   for (size_t i = 0; i < prompts.size(); ++i) {
     infer::Request r = api::text_request(*m, prompts[i], a);
     r.on_event = [&texts, &errors, i](const infer::TokenEvent& e) {
       texts[i] += e.text;
       if (e.finish == infer::FinishReason::error) errors[i] = e.error;
     };
-    ids.push_back(engine->submit(std::move(r)));
+    requests.push_back(std::move(r));
   }
-  run_steps(*m, *engine, ids, [] { return false; });
+  std::vector<Engine::RequestId> ids;
+  const auto submit_while_room = [&] {
+    while (ids.size() < requests.size() && engine->stats().waiting < engine->options().max_queue)
+      ids.push_back(engine->submit(std::move(requests[ids.size()])));
+  };
+  submit_while_room();
+  run_steps(*m, *engine, ids, [&] {
+    submit_while_room();
+    return false;
+  });
   for (size_t i = 0; i < prompts.size(); ++i) DIFFTX_CHECK(errors[i].empty(), "prompt ", i, ": ", errors[i]);
   return texts;
 }

@@ -182,3 +182,35 @@ def test_grammar_regex_and_choice_constrain_the_output(binary, diff_model, tmp_p
         diff_model.generate(PROMPT, regex="(?=a)b")
     with pytest.raises(difftx.Error, match="at least one text"):
         diff_model.generate(PROMPT, choice=[])
+
+
+def test_generate_many_takes_more_prompts_than_the_queue(diff_model):
+    # The engine queues at most 1024 requests; the rest enter as it drains, in order.
+    prompts = [f"The {i}" for i in range(1100)]
+    many = diff_model.generate_many(prompts, max_new_tokens=1, temperature=0)
+    assert len(many) == 1100
+    assert many[1099] == diff_model.generate(prompts[1099], max_new_tokens=1, temperature=0)
+
+
+def test_a_stream_iterated_by_two_threads_refuses_the_second(diff_model):
+    # As a Python generator does: the thread that finds the stream stepping gets ValueError, and
+    # the threads' pieces are the stream's alone (taken in turns, so in any order between them).
+    import threading
+    stream = diff_model.stream(PROMPT, max_new_tokens=60, temperature=1.0, seed=5)
+    pieces, refused = [], []
+
+    def iterate():
+        try:
+            for piece in stream:
+                pieces.append(piece)
+        except ValueError as e:
+            refused.append(str(e))
+
+    threads = [threading.Thread(target=iterate) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all("already executing" in r for r in refused)
+    alone = list(diff_model.stream(PROMPT, max_new_tokens=60, temperature=1.0, seed=5))
+    assert sorted(pieces) == sorted(alone)

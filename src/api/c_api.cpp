@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/c_api_internal.h"
+#include "data/generation_defaults.h"
 #include "model/config.h"
 
 namespace difftx::api {
@@ -129,7 +130,7 @@ int32_t difftx_model_metadata(const difftx_model* model, char* json, int32_t cap
                                                    {"vocab_size", m.tokenizer->vocab_size()}}
                                   : nlohmann::json(nullptr)},
         {"chat_template", m.chat_template.has_value()},
-        {"eos_ids", d.eos_ids},
+        {"eos_ids", m.tokenizer ? data::prompt_frame(*m.tokenizer, d).stop : d.eos_ids},
         {"generation_defaults", defaults}};
     return write_text(j.dump(), json, capacity, "json");
   });

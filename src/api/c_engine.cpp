@@ -129,7 +129,7 @@ difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_opt
     const LoadedModel& m = model_of(model, "difftx_engine_create");
     const difftx_engine_options c = options ? *options : difftx_engine_default_options();
     infer::EngineOptions o;
-    o.kv = kernels::parse_kv_storage(required(c.kv_dtype, "kv_dtype"));
+    o.kv = kernels::parse_kv_storage(c.kv_dtype ? c.kv_dtype : "bf16");
     engine_fields(c, o, from_c);
     auto e = std::make_unique<difftx_engine>();
     e->loaded = model->loaded;

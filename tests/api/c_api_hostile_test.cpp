@@ -216,9 +216,11 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
   difftx_engine_options e = difftx_engine_default_options();
   e.kv_dtype = "q3";
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
-  e.kv_dtype = nullptr;
-  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
-  EXPECT_TRUE(error_says("kv_dtype is null"));
+  EXPECT_TRUE(error_says("KV cache storage 'q3'"));
+  e.kv_dtype = nullptr;  // the default, bf16
+  difftx_engine* with_default = difftx_engine_create(model, &e);
+  EXPECT_NE(with_default, nullptr) << difftx_last_error();
+  difftx_engine_free(with_default);
   e = difftx_engine_default_options();
   e.max_batch_tokens = 0;
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);

@@ -185,6 +185,26 @@ TEST(CApi, MetadataIsTheModelsJson) {
   EXPECT_GT(j["num_parameters"].get<int64_t>(), 0);
 }
 
+// Without eos ids in config.json (nor a generation_config.json), generation ends at the
+// tokenizer's end-of-text, and the metadata says so.
+TEST(CApi, MetadataNamesTheEndOfTextWhereTheConfigNamesNoEos) {
+  const fs::path dir = fs::temp_directory_path() / ("difftx_c_api_no_eos_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kMotif, dir);
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(dir / "config.json"));
+  config.erase("eos_token_id");
+  std::ofstream(dir / "config.json") << config.dump();
+  {
+    ModelPtr model(dir);
+    ASSERT_NE(model.m, nullptr) << difftx_last_error();
+    std::string json(1 << 16, '\0');
+    ASSERT_GT(difftx_model_metadata(model.m, json.data(), static_cast<int32_t>(json.size())), 0) << difftx_last_error();
+    const nlohmann::json j = nlohmann::json::parse(json.c_str());
+    EXPECT_EQ(j["eos_ids"], nlohmann::json({api::load_model(dir)->tokenizer->end_of_text()}));
+  }
+  fs::remove_all(dir);
+}
+
 // A copy of the Motif fixture with a ChatML template in tokenizer_config.json.
 struct ChatModel {
   ChatModel() {

@@ -1,5 +1,6 @@
 # libdifftx.so exports the C API and nothing else: its defined dynamic symbols are exactly the
-# functions include/difftx/difftx.h declares (DIFFTX_API), and its SONAME carries the major version.
+# functions include/difftx/difftx.h declares (DIFFTX_API), and its SONAME carries the ABI's version
+# (MAJOR, or MAJOR.MINOR while MAJOR is 0).
 source "$(dirname "$0")/lib.bash"
 lib="$(dirname "$difftx")/lib/libdifftx.so"
 [ -f "$lib" ] || { echo "SKIP: $lib was not built (the difftx_shared target)"; exit 77; }
@@ -14,8 +15,8 @@ if ! diff "$work/declared.txt" "$work/exported.txt" > "$work/diff.txt"; then
   head -40 "$work/diff.txt"
   exit 1
 fi
-major="$(sed -n 's/^#define DIFFTX_VERSION_MAJOR \([0-9]*\)$/\1/p' "$header")"
+abi="$(abi_version "$header")"
 readelf -d "$lib" > "$work/dynamic.txt"  # from a file: `readelf | grep -q` under pipefail can die of SIGPIPE
-grep -q "Library soname: \[libdifftx.so.$major\]" "$work/dynamic.txt" ||
-  { echo "FAIL: the SONAME is not libdifftx.so.$major"; cat "$work/dynamic.txt"; exit 1; }
+grep -q "Library soname: \[libdifftx.so.$abi\]" "$work/dynamic.txt" ||
+  { echo "FAIL: the SONAME is not libdifftx.so.$abi"; cat "$work/dynamic.txt"; exit 1; }
 echo "ok: $(wc -l < "$work/exported.txt") symbols, all of them the C API's"

@@ -21,11 +21,12 @@ for f in include/difftx/difftx.h lib/libdifftx.a lib/cmake/difftx/difftxConfig.c
   [ -f "$prefix/$f" ] || { echo "FAIL: the install has no $f"; ls -R "$prefix"; exit 1; }
 done
 version="$(sed -n 's/^#define DIFFTX_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)$/\2/p' "$root/include/difftx/difftx.h" | paste -sd.)"
-major="${version%%.*}"
-readelf -d "$prefix/lib/libdifftx.so" | grep -q "Library soname: \[libdifftx.so.$major\]" ||
-  { echo "FAIL: libdifftx.so's SONAME is not libdifftx.so.$major"; readelf -d "$prefix/lib/libdifftx.so"; exit 1; }
-[ -L "$prefix/lib/libdifftx.so" ] && [ -f "$prefix/lib/libdifftx.so.$major" ] ||
-  { echo "FAIL: libdifftx.so is not a link to libdifftx.so.$major"; ls -l "$prefix/lib"; exit 1; }
+abi="$(abi_version "$root/include/difftx/difftx.h")"
+readelf -d "$prefix/lib/libdifftx.so" > "$work/dynamic.txt"
+grep -q "Library soname: \[libdifftx.so.$abi\]" "$work/dynamic.txt" ||
+  { echo "FAIL: libdifftx.so's SONAME is not libdifftx.so.$abi"; cat "$work/dynamic.txt"; exit 1; }
+[ -L "$prefix/lib/libdifftx.so" ] && [ -f "$prefix/lib/libdifftx.so.$abi" ] ||
+  { echo "FAIL: libdifftx.so is not a link to libdifftx.so.$abi"; ls -l "$prefix/lib"; exit 1; }
 [ "$("$prefix/bin/difftx" --version | head -1)" = "difftx $version" ] ||
   { echo "FAIL: difftx --version does not start with 'difftx $version'"; "$prefix/bin/difftx" --version; exit 1; }
 
@@ -52,8 +53,20 @@ cmake -S "$root/examples/cmake" -B "$work/cmake" -DCMAKE_PREFIX_PATH="$prefix" -
   > "$work/cmake.txt" 2>&1 || { cat "$work/cmake.txt"; exit 1; }
 cmake --build "$work/cmake" -j 2 > "$work/cmake_build.txt" 2>&1 || { cat "$work/cmake_build.txt"; exit 1; }
 ldd "$work/cmake/logits" > "$work/ldd.txt"
-grep -q "$prefix/lib/libdifftx.so.$major" "$work/ldd.txt" ||
+grep -q "$prefix/lib/libdifftx.so.$abi" "$work/ldd.txt" ||
   { echo "FAIL: the find_package example does not load the installed libdifftx.so"; cat "$work/ldd.txt"; exit 1; }
+
+# While MAJOR is 0 each MINOR is its own ABI: a consumer asking for the one before is refused.
+if [ "${version%%.*}" = 0 ] && [ "$(echo "$version" | cut -d. -f2)" -gt 0 ]; then
+  older="0.$(( $(echo "$version" | cut -d. -f2) - 1 ))"
+  mkdir -p "$work/older"
+  printf 'cmake_minimum_required(VERSION 3.16)\nproject(older LANGUAGES C CXX)\nfind_package(difftx %s CONFIG QUIET)\nmessage(STATUS "found=${difftx_FOUND}")\n' \
+    "$older" > "$work/older/CMakeLists.txt"
+  cmake -S "$work/older" -B "$work/older/build" -DCMAKE_PREFIX_PATH="$prefix" > "$work/older.txt" 2>&1 ||
+    { cat "$work/older.txt"; exit 1; }
+  grep -q "found=0" "$work/older.txt" ||
+    { echo "FAIL: find_package(difftx $older) took the installed $version"; cat "$work/older.txt"; exit 1; }
+fi
 
 # Logits: every oracle fixture's first sequence, from every build of the example.
 for fixture in "$root"/tests/fixtures/oracle/*/; do

@@ -88,3 +88,10 @@ mpi_run() {
 metrics_match() {
   python3 "$root/tests/scripts/metrics_match.py" "$@"
 }
+
+abi_version() {  # abi_version difftx.h: the SONAME's version (cmake/package.cmake): MAJOR, or MAJOR.MINOR while MAJOR is 0
+  local major minor
+  major="$(sed -n 's/^#define DIFFTX_VERSION_MAJOR \([0-9]*\)$/\1/p' "$1")"
+  minor="$(sed -n 's/^#define DIFFTX_VERSION_MINOR \([0-9]*\)$/\1/p' "$1")"
+  if [ "$major" = 0 ]; then echo "0.$minor"; else echo "$major"; fi
+}
