@@ -8,6 +8,12 @@
 
 namespace difftx::data {
 
+size_t utf8_characters(std::string_view text) {
+  size_t n = 0;
+  for (const char c : text) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
+}
+
 size_t valid_utf8_prefix(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();

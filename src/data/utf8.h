@@ -13,6 +13,10 @@ namespace difftx::data {
 // no surrogates, nothing above U+10FFFF), so text.size() when all of it is valid.
 size_t valid_utf8_prefix(std::string_view text);
 
+// Characters in UTF-8 text: its bytes that start one (not 10xxxxxx), so a character split
+// between two pieces counts once, in the piece holding its first byte.
+size_t utf8_characters(std::string_view text);
+
 // Appends the UTF-8 encoding of code point cp (at most U+10FFFF) to out.
 void append_utf8(uint32_t cp, std::string& out);
 

@@ -63,7 +63,7 @@ void collect(const json& s, const std::string& path, const Dereference& derefere
   std::string at = path;
   if (s.is_object() && s.contains("$ref")) {
     for (const auto& [key, value] : s.items())
-      if (key != "$ref" && !kAnnotations.count(key))
+      if (key != "$ref" && !is_annotation(key))
         fail(child(path, key), "'" + key + "' beside '$ref' cannot be enforced (give it inside the branches)");
     at = child(path, "$ref");
   }
@@ -107,7 +107,7 @@ class Merge {
     const json& s = *b.schema;
     for (const auto& [key, value] : s.items()) {
       const std::string at = child(b.path, key);
-      if (kAnnotations.count(key) || key == "allOf") continue;
+      if (is_annotation(key) || key == "allOf") continue;
       if (key == "discriminator") {
         agree(key, value, at, "'" + key + "' in two schemas of one allOf cannot be merged");
       } else if (!kKeywords.count(key)) {

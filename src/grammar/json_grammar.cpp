@@ -40,7 +40,7 @@ std::optional<std::vector<std::string>> property_names(const json& s, const std:
   if (s == json(false)) return std::vector<std::string>{};
   if (!s.is_object()) error(at, "'propertyNames' must be a schema");
   for (const auto& [key, value] : s.items())
-    if (!kAnnotations.count(key) && key != "enum" && key != "const" && !(key == "type" && value == "string"))
+    if (!is_annotation(key) && key != "enum" && key != "const" && !(key == "type" && value == "string"))
       error(child(at, key), "'propertyNames' can only be an enum or const of names (with type string)");
   if (s.contains("enum") && s.contains("const")) error(at, "'propertyNames' takes an enum or a const, not both");
   if (!s.contains("enum") && !s.contains("const")) return std::nullopt;
@@ -337,9 +337,20 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     error(path, "the schema false matches no document");
   }
   if (!s.is_object()) error(path, "a schema must be an object or a boolean, not " + io::json_value_for_message(s));
+  if (const auto it = s.find("nullable"); it != s.end()) {  // OpenAPI 3.0's: the schema's values or null
+    if (!it->is_boolean()) error(child(path, "nullable"), "'nullable' must be a boolean");
+    json rest = s;
+    rest.erase("nullable");
+    if (!it->get<bool>()) return compile(rest, path, depth, members);
+    if (object_root) error(child(path, "nullable"), "the arguments' object cannot be null");
+    const int32_t rule = b_.add_rule("nullable");
+    b_.add_alternative(rule, {GrammarBuilder::ref(compile(rest, path, depth + 1))});
+    b_.add_alternative(rule, {GrammarBuilder::ref(b_.add_rule("null", {word("null")}))});
+    return rule;
+  }
   std::set<std::string> present;  // the keywords that assert something
   for (const auto& [key, value] : s.items()) {
-    if (kAnnotations.count(key) || key == "discriminator") continue;
+    if (is_annotation(key) || key == "discriminator") continue;
     if (!kKeywords.count(key))
       error(child(path, key), "the keyword '" + key + "' is not supported: it cannot be enforced");
     present.insert(key);
@@ -753,7 +764,7 @@ int32_t JsonGrammar::unique_array(const json& s, const std::string& path, int de
   const json& items = dereferenced(s["items"], child(path, "items"));
   if (!items.is_object()) refuse();
   for (const auto& [key, value] : items.items())
-    if (!kAnnotations.count(key) && key != "enum" && key != "const" && key != "type") refuse();
+    if (!is_annotation(key) && key != "enum" && key != "const" && key != "type") refuse();
   json values = json::array();
   if (items.contains("const")) values.push_back(items["const"]);
   else if (items.contains("enum")) values = items["enum"];

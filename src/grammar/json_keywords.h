@@ -5,14 +5,19 @@
 #include <functional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace difftx::grammar {
 
+// JSON Schema's annotations, OpenAPI's `example` and editors' descriptions (VS Code's schemas,
+// which tool definitions copy); any `x-` extension keyword is one too (is_annotation).
 inline const std::set<std::string, std::less<>> kAnnotations = {
     "title",     "description", "default",  "examples", "$schema",          "$id",
     "$comment",  "deprecated",  "readOnly", "writeOnly", "$defs",           "definitions",
-    "contentEncoding", "contentMediaType"};
+    "contentEncoding", "contentMediaType", "example", "markdownDescription", "enumDescriptions",
+    "markdownEnumDescriptions", "deprecationMessage"};
+inline bool is_annotation(std::string_view key) { return kAnnotations.count(key) > 0 || key.starts_with("x-"); }
 inline const std::set<std::string, std::less<>> kKeywords = {
     "type",     "properties", "required",  "additionalProperties", "items",     "minItems",  "maxItems",
     "enum",     "const",      "anyOf",     "oneOf",                "allOf",     "$ref",      "minLength",

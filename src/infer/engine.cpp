@@ -129,7 +129,11 @@ Engine::RequestId Engine::submit(Request r) {
   const int64_t draft_tokens = o.draft_tokens > 0 ? o.draft_tokens : options_.draft_tokens;
   std::lock_guard lock(mutex_);
   DIFFTX_CHECK(!stopping_, "the engine is stopping: no new requests");
-  if (state_->stats.waiting >= options_.max_queue)  // waiting counts the incoming too
+  // The queue is what waits beyond the running slots free at the last step: requests that arrive
+  // together while a slot is free are not refused for waiting on each other. (waiting counts the
+  // incoming too.)
+  const int64_t free_slots = std::max<int64_t>(0, options_.max_running - state_->stats.running);
+  if (state_->stats.waiting >= options_.max_queue + free_slots)
     throw EngineFull(concat("the queue is full (", options_.max_queue, " requests waiting)"));
   const RequestId id = state_->next_id++;
   // The sampler checks its options.

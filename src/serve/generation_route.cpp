@@ -4,7 +4,9 @@
 #include <chrono>
 #include <random>
 
+#include "data/utf8.h"
 #include "serve/choice_run.h"
+#include "serve/client_connection.h"
 #include "serve/reply_reader.h"
 #include "serve/route_util.h"
 #include "serve/sse.h"
@@ -25,7 +27,7 @@ struct Job {
   Api api = Api::completion;
   GenerationParams params;
   std::vector<std::vector<int32_t>> prompts;
-  std::vector<int64_t> prompt_bytes;  // per prompt: its text's length (completions' text_offset)
+  std::vector<int64_t> prompt_chars;  // per prompt: its text's characters (completions' text_offset)
   std::vector<int32_t> extra_stop;
   ResponseHeader header;
   ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls)
@@ -124,15 +126,30 @@ void check_outcome(const ChoiceProgress& p) {
     throw ApiError(503, "the request was cancelled: the server is shutting down", "", "cancelled");
 }
 
-void respond_once(ServerState& state, const Job& job, ChoiceRun& run, httplib::Response& res) {
+// The whole reply once every choice has finished; a client that goes away before then (a timeout,
+// a retry) cancels its choices, as a stream's does, and gets no reply (logged as 499, nginx's
+// "client closed request").
+void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const httplib::Request& req,
+                  httplib::Response& res) {
   const data::Tokenizer& tokenizer = *state.model->tokenizer;
   std::vector<ChoiceProgress> progress(run.size());
-  while (!run.finished())
-    for (const ChoiceEvent& ce : run.take(1000ms)) {
+  ClientConnection client(req);
+  Clock::time_point checked = Clock::now();
+  while (!run.finished()) {
+    for (const ChoiceEvent& ce : run.take(500ms)) {
       ChoiceProgress& p = progress[ce.choice];
       if (job.params.logprobs && ce.event.id >= 0) p.tokens.push_back(token_info(tokenizer, ce.event));
       apply(state, job, run, p, ce);
     }
+    if (run.finished() || Clock::now() - checked < 500ms) continue;
+    checked = Clock::now();
+    if (client.gone()) {
+      run.cancel();
+      current_record().status = 499;
+      res.status = 499;
+      return;
+    }
+  }
   std::vector<ChoiceResult> choices;
   std::vector<int64_t> offsets;
   for (size_t i = 0; i < progress.size(); ++i) {
@@ -146,7 +163,7 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, httplib::R
       if (!c.tool_calls.empty() && progress[i].finish == FinishReason::stop) c.finish_reason = "tool_calls";
     }
     choices.push_back(std::move(c));
-    offsets.push_back(job.prompt_bytes.empty() ? 0 : job.prompt_bytes[i / job.params.n]);
+    offsets.push_back(job.prompt_chars.empty() ? 0 : job.prompt_chars[i / job.params.n]);
   }
   const Usage usage = total_usage(job, progress);
   send_json(res, job.api == Api::chat ? chat_response(job.header, choices, usage, job.params.logprobs)
@@ -159,7 +176,7 @@ class Stream {
   Stream(ServerState& state, Job job, std::unique_ptr<ChoiceRun> run)
       : state_(state), job_(std::move(job)), run_(std::move(run)), progress_(run_->size()) {
     for (size_t i = 0; i < progress_.size(); ++i) {
-      progress_[i].offset = job_.prompt_bytes.empty() ? 0 : job_.prompt_bytes[i / job_.params.n];
+      progress_[i].offset = job_.prompt_chars.empty() ? 0 : job_.prompt_chars[i / job_.params.n];
       replies_.emplace_back(job_.reply);
     }
   }
@@ -198,7 +215,7 @@ class Stream {
     if (token) {
       const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e)};
       logprobs = job_.api == Api::chat ? chat_logprobs(info) : completion_logprobs(info, p.offset);
-      p.offset += static_cast<int64_t>(info[0].token.size());
+      p.offset += static_cast<int64_t>(data::utf8_characters(info[0].token));
     }
     if (job_.api == Api::completion) {
       if (!text.empty() || token) out += sse_event(completion_chunk(job_.header, ce.choice, text, "", logprobs));
@@ -250,11 +267,11 @@ class Stream {
   Clock::time_point last_write_ = Clock::now();
 };
 
-void run_job(ServerState& state, Job job, httplib::Response& res) {
+void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::Response& res) {
   ServedModel& m = *state.model;
   auto run = std::make_unique<ChoiceRun>(*m.engine);
   run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
-  if (!job.params.stream) return respond_once(state, job, *run, res);
+  if (!job.params.stream) return respond_once(state, job, *run, req, res);
   auto stream = std::make_shared<Stream>(state, std::move(job), std::move(run));
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
@@ -275,10 +292,11 @@ void handle_completions(ServerState& state, const httplib::Request& req, httplib
     job.params.options.constraint = m.constraints->get(m.output, r.output, false);
     for (const Prompt& p : r.prompts) {
       job.prompts.push_back(p.text ? encode_text_prompt(m, *p.text) : p.ids);
-      job.prompt_bytes.push_back(static_cast<int64_t>(p.text ? p.text->size() : m.tokenizer->decode(p.ids).size()));
+      job.prompt_chars.push_back(
+          static_cast<int64_t>(data::utf8_characters(p.text ? *p.text : m.tokenizer->decode(p.ids))));
     }
     job.header = {response_id("cmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
-    run_job(state, std::move(job), res);
+    run_job(state, std::move(job), req, res);
   });
 }
 
@@ -302,7 +320,7 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
     job.prompts.push_back(encode_chat_prompt(m, rendered));
     job.extra_stop = m.chat_stop;
     job.header = {response_id("chatcmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
-    run_job(state, std::move(job), res);
+    run_job(state, std::move(job), req, res);
   });
 }
 

@@ -1,5 +1,7 @@
 #include "serve/openai_response.h"
 
+#include "data/utf8.h"
+
 namespace difftx::serve {
 
 using nlohmann::json;
@@ -52,7 +54,7 @@ json completion_logprobs(const std::vector<TokenInfo>& tokens, int64_t offset) {
       if (!top.contains(token)) top[token] = logprob;  // two ids may read the same: keep the likelier
     out["top_logprobs"].push_back(std::move(top));
     out["text_offset"].push_back(offset);
-    offset += static_cast<int64_t>(t.token.size());
+    offset += static_cast<int64_t>(data::utf8_characters(t.token));
   }
   return out;
 }

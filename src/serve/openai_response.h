@@ -41,8 +41,8 @@ struct ResponseHeader {
 };
 
 nlohmann::json usage_json(const Usage& usage);
-// The legacy completions logprobs: tokens, token_logprobs, top_logprobs, text_offset (byte
-// offsets from `offset`, where the choice's text starts).
+// The legacy completions logprobs: tokens, token_logprobs, top_logprobs, text_offset (character
+// offsets, as OpenAI and vLLM count them, from `offset`, where the choice's text starts).
 nlohmann::json completion_logprobs(const std::vector<TokenInfo>& tokens, int64_t offset);
 // Chat logprobs: {"content": [{token, logprob, bytes, top_logprobs}], "refusal": null}.
 nlohmann::json chat_logprobs(const std::vector<TokenInfo>& tokens);

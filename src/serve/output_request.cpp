@@ -107,10 +107,12 @@ void parse_output_format(const json& body, const ordered_json& ordered, OutputRe
     if (!v->is_object() || !v->contains("type") || !(*v)["type"].is_string())
       bad_param("response_format", "'response_format' must be an object with a 'type'");
     const std::string type = (*v)["type"];
-    if (type == "json_object") {
-      only_keys(*v, {"type"}, "response_format", "'response_format'");
+    if (type == "json_object") {  // with llama-server's `schema`, a document of that schema
+      only_keys(*v, {"type", "schema"}, "response_format", "'response_format'");
       constraint("response_format");
-      out.schema = ordered_json{{"type", "object"}};
+      const ordered_json& given = ordered["response_format"];
+      out.schema = given.contains("schema") && !given["schema"].is_null() ? given["schema"]
+                                                                          : ordered_json{{"type", "object"}};
     } else if (type == "json_schema") {
       only_keys(*v, {"type", "json_schema"}, "response_format", "'response_format'");
       const auto it = v->find("json_schema");

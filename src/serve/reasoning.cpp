@@ -56,9 +56,17 @@ ReasoningSplit split_reasoning(std::string_view text, const ReasoningMarkers& m,
   ReasoningSplit out;
   size_t body = 0;
   if (!open_at_start) {
-    // A block only where the reply starts with the open marker (after white space).
+    // A block only where the reply starts with the open marker (after at most kLeadingSpace bytes
+    // of white space: a reply of more is content, streamed as it comes, not held to its end).
+    constexpr size_t kLeadingSpace = 16;
     size_t i = 0;
-    while (i < text.size() && (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r')) ++i;
+    while (i < text.size() && i <= kLeadingSpace &&
+           (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
+      ++i;
+    if (i > kLeadingSpace) {
+      out.content = std::string(text);
+      return out;
+    }
     const std::string_view rest = text.substr(i);
     if (rest.substr(0, m.open.size()) != m.open) {
       if (!final && m.open.substr(0, rest.size()) == rest) {  // the marker may be coming

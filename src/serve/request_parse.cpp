@@ -16,18 +16,26 @@ using nlohmann::ordered_json;
 
 // Fields accepted and ignored: they do not change what is generated.
 const std::set<std::string> kHarmless = {"user",         "metadata",         "store",           "service_tier",
-                                         "cache_prompt", "prompt_cache_key", "safety_identifier"};
+                                         "cache_prompt", "prompt_cache_key", "safety_identifier", "verbosity"};
+// OpenAI's fields for what this server does not do: accepted as null (clients that send every
+// field), refused by name otherwise.
+const std::set<std::string> kNullOnly = {"prediction", "audio", "web_search_options"};
 // OpenAI's reasoning_effort values; the template reads it (gpt-oss's does), as transformers passes it.
 const std::set<std::string> kReasoningEfforts = {"none", "minimal", "low", "medium", "high", "xhigh"};
 
-void check_keys(const json& body, const std::set<std::string>& known, std::span<const char* const> more = {}) {
-  for (const auto& [key, value] : body.items())
-    if (!known.count(key) && !kHarmless.count(key) && std::find(more.begin(), more.end(), key) == more.end())
-      throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
-}
-
 [[noreturn]] void unsupported(const std::string& param, const std::string& what) {
   throw ApiError(400, what + " is not supported by this server", param, "unsupported_parameter");
+}
+
+void check_keys(const json& body, const std::set<std::string>& known, std::span<const char* const> more = {}) {
+  for (const auto& [key, value] : body.items()) {
+    if (known.count(key) || kHarmless.count(key) || std::find(more.begin(), more.end(), key) != more.end()) continue;
+    if (kNullOnly.count(key)) {
+      if (value.is_null()) continue;
+      unsupported(key, "'" + key + "'");
+    }
+    throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
+  }
 }
 
 void check_model(const Fields& f, const ServeLimits& limits) {
@@ -159,7 +167,7 @@ std::vector<Prompt> parse_prompts(const Fields& f, int64_t vocab_size) {
   return prompts;
 }
 
-// A message's content: a string, or a list of text parts (joined).
+// A message's content: a string, or a list of text parts (joined by newlines, as vLLM joins them).
 std::string message_content(const ordered_json& content) {
   if (content.is_string()) return content.get<std::string>();
   if (!content.is_array())
@@ -171,6 +179,7 @@ std::string message_content(const ordered_json& content) {
       bad_param("messages", "a content part must be an object with a 'type'");
     if (part["type"] != "text") unsupported("messages", "content of type '" + part["type"].get<std::string>() + "'");
     if (!part.contains("text") || !part["text"].is_string()) bad_param("messages", "a text part needs a string 'text'");
+    if (&part != &content.front()) text += '\n';
     text += part["text"].get<std::string>();
   }
   return text;
@@ -191,6 +200,9 @@ ordered_json parse_messages(const ordered_json& body) {
       if (m.contains(key) && !m[key].is_null()) unsupported("messages", std::string("a message with '") + key + "'");
     ordered_json out = m;
     const auto content = m.find("content");
+    // As OpenAI: only an assistant message may leave out its content (a turn of tool calls).
+    if ((content == m.end() || content->is_null()) && *role != "assistant")
+      bad_param("messages", "a " + role->get<std::string>() + " message needs a 'content'");
     out["content"] = content == m.end() || content->is_null() ? std::string() : message_content(*content);
     if (m.contains("tool_calls") && m["tool_calls"].is_null()) out.erase("tool_calls");  // null: none
     if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
@@ -199,6 +211,8 @@ ordered_json parse_messages(const ordered_json& body) {
     }
     if (m.contains("tool_call_id") && !m["tool_call_id"].is_string() && !m["tool_call_id"].is_null())
       bad_param("messages", "a message's 'tool_call_id' must be a string");
+    if (*role == "tool" && !(m.contains("tool_call_id") && m["tool_call_id"].is_string()))
+      bad_param("messages", "a tool message needs the 'tool_call_id' of the call it answers");
     messages.push_back(std::move(out));
   }
   return messages;

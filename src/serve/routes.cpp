@@ -13,14 +13,30 @@ void handle_health(ServerState& state, const httplib::Request&, httplib::Respons
   send_json(res, {{"status", "ok"}});
 }
 
+namespace {
+
+json models_with_meta(const ServerState& state, const ServedModel& m) {
+  json list = models_list(m.limits.model_name, state.created);
+  list["data"][0]["meta"] = {{"context", m.limits.context},
+                             {"vocab_size", m.limits.vocab_size},
+                             {"chat_template", static_cast<bool>(m.render_chat)}};
+  return list;
+}
+
+}  // namespace
+
 void handle_models(ServerState& state, const httplib::Request&, httplib::Response& res) {
+  answer(res, [&] { send_json(res, models_with_meta(state, require_model(state))); });
+}
+
+void handle_model(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
     const ServedModel& m = require_model(state);
-    json list = models_list(m.limits.model_name, state.created);
-    list["data"][0]["meta"] = {{"context", m.limits.context},
-                               {"vocab_size", m.limits.vocab_size},
-                               {"chat_template", static_cast<bool>(m.render_chat)}};
-    send_json(res, list);
+    const std::string id = req.matches.size() > 1 ? std::string(req.matches[1]) : std::string();
+    if (id != m.limits.model_name)
+      throw ApiError(404, "the model '" + id + "' does not exist; this server serves '" + m.limits.model_name + "'",
+                     "model", "model_not_found");
+    send_json(res, models_with_meta(state, m)["data"][0]);
   });
 }
 

@@ -27,10 +27,18 @@ std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string&
 }
 
 ChatRenderer chat_renderer(chat::ChatTemplate tmpl) {
-  return [tmpl = std::move(tmpl)](const nlohmann::ordered_json& messages, bool add_generation_prompt,
-                                  const nlohmann::ordered_json& extra) {
+  // OpenAI's `developer` messages are its system prompt for newer models. A template that never
+  // names the role would drop them (or refuse them), so they reach it as `system`, as llama.cpp
+  // and vLLM pass them.
+  const bool knows_developer = tmpl.source.find("developer") != std::string::npos;
+  return [tmpl = std::move(tmpl), knows_developer](const nlohmann::ordered_json& messages, bool add_generation_prompt,
+                                                   const nlohmann::ordered_json& extra) {
     try {
-      return tmpl.render(messages, add_generation_prompt, extra);
+      if (knows_developer) return tmpl.render(messages, add_generation_prompt, extra);
+      nlohmann::ordered_json as_system = messages;
+      for (auto& m : as_system)
+        if (m.value("role", "") == "developer") m["role"] = "system";
+      return tmpl.render(as_system, add_generation_prompt, extra);
     } catch (const chat::TemplateError& e) {
       throw ApiError(400, std::string("the chat template refused the messages: ") + e.what(), "messages",
                      "template_error");

@@ -33,6 +33,7 @@ const Route kRoutes[] = {
     {"GET", "/", handle_page},
     {"GET", "/health", handle_health},
     {"GET", "/v1/models", handle_models},
+    {"GET", "/v1/models/(.+)", handle_model},
     {"POST", "/v1/completions", handle_completions},
     {"POST", "/v1/chat/completions", handle_chat_completions},
     {"POST", "/tokenize", handle_tokenize},
@@ -96,6 +97,16 @@ void configure(httplib::Server& http, ServerState& state) {
   http.set_tcp_nodelay(true);  // stream chunks are small: send each at once
   http.set_keep_alive_timeout(3);
   http.set_keep_alive_max_count(1000);
+  // CORS, as llama-server and vLLM answer by default: a browser page of any origin may call the
+  // API (with the API key where one is set); its preflights are answered before authentication.
+  http.set_default_headers({{"Access-Control-Allow-Origin", "*"}});
+  http.Options(R"(.*)", [](const httplib::Request& req, httplib::Response& res) {
+    res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+    res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
+    res.set_header("Access-Control-Max-Age", "86400");
+    res.status = 204;
+  });
   for (const Route& route : kRoutes) {
     const Handler handler = route.handler;
     auto wrapped = [&state, handler](const httplib::Request& req, httplib::Response& res) { handler(state, req, res); };
@@ -110,7 +121,7 @@ void configure(httplib::Server& http, ServerState& state) {
       return httplib::Server::HandlerResponse::Handled;
     }
     const std::string& key = state.options.api_key;
-    if (!key.empty() && req.path != "/health" && req.path != "/" &&
+    if (!key.empty() && req.method != "OPTIONS" && req.path != "/health" && req.path != "/" &&
         !bearer_matches(req.get_header_value("Authorization"), key)) {
       res.set_header("WWW-Authenticate", "Bearer");
       send_error(res, ApiError(401, "a valid API key is required: send 'Authorization: Bearer KEY'", "",

@@ -250,19 +250,24 @@ TEST(Engine, GenerateEqualsARequestAmongOthers) {
   EXPECT_EQ(got.ids(), generated);
 }
 
+// The queue holds max_queue requests beyond the free running slots: with one slot and a queue of
+// 2, three requests submitted together are taken (one to run) and a fourth is refused; once one
+// runs, the queue has room for two behind it again, not three.
 TEST(Engine, FullQueueRefusesWithEngineFull) {
   const Model model = testing::random_model(tiny_config(AttentionKind::baseline), 1);
   EngineOptions o;
   o.max_queue = 2;
+  o.max_running = 1;
   Engine engine(model, nullptr, o);
-  std::vector<Stream> s(3);
-  testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 1), s[0]);
-  testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 2), s[1]);
-  EXPECT_THROW(testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 3), s[2]), EngineFull);
+  std::vector<Stream> s(6);
+  for (int i = 0; i < 3; ++i) testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, i + 1), s[i]);
+  EXPECT_THROW(testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 4), s[3]), EngineFull);
+  ASSERT_TRUE(engine.step());  // one runs, two wait
+  EXPECT_THROW(testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 5), s[4]), EngineFull);
   engine.run_until_idle();
-  EXPECT_EQ(s[0].finish(), FinishReason::length);
-  EXPECT_EQ(s[1].finish(), FinishReason::length);
-  EXPECT_TRUE(s[2].events.empty());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(s[i].finish(), FinishReason::length);
+  EXPECT_TRUE(s[3].events.empty());
+  EXPECT_TRUE(s[4].events.empty());
   EXPECT_EQ(engine.stats().kv_blocks_used, 0);
 }
 

@@ -11,6 +11,14 @@ start_server --model-name tiny --log-format json
 [ "$(curl -s "$base/health")" = '{"status":"ok"}' ] || { echo "FAIL: /health"; exit 1; }
 curl -s "$base/v1/models" > "$work/models.json"
 [ "$(json_get "$work/models.json" "['data'][0]['id']")" = tiny ] || { echo "FAIL: /v1/models"; cat "$work/models.json"; exit 1; }
+curl -s "$base/v1/models/tiny" > "$work/model.json"
+[ "$(json_get "$work/model.json" "['id']")" = tiny ] || { echo "FAIL: /v1/models/tiny"; cat "$work/model.json"; exit 1; }
+[ "$(curl -s -o /dev/null -w '%{http_code}' "$base/v1/models/other")" = 404 ] || { echo "FAIL: /v1/models/other is not a 404"; exit 1; }
+# CORS, as llama-server and vLLM answer: any origin, and the browser's preflight.
+curl -s -D "$work/cors.txt" -o /dev/null -H "Origin: http://localhost:3000" "$base/v1/models"
+grep -qi "^access-control-allow-origin: \*" "$work/cors.txt" || { echo "FAIL: no CORS header"; cat "$work/cors.txt"; exit 1; }
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X OPTIONS -H "Origin: http://localhost:3000" \
+     -H "Access-Control-Request-Method: POST" "$base/v1/chat/completions")" = 204 ] || { echo "FAIL: the CORS preflight"; exit 1; }
 curl -s "$base/" > "$work/page.html"
 grep -q "<title>difftx</title>" "$work/page.html" || { echo "FAIL: GET / is not the chat page"; exit 1; }
 

@@ -1,5 +1,5 @@
-# difftx serve under clients that go away and signals: a client that disconnects mid-stream
-# cancels its sequences and frees their KV blocks (/metrics), and SIGTERM with a stream in flight
+# difftx serve under clients that go away and signals: a client that disconnects mid-stream, or
+# gives up waiting for a whole reply, cancels its sequences and frees their KV blocks (/metrics), and SIGTERM with a stream in flight
 # ends it (an error event, then [DONE]) within the grace period and exits 0; a second SIGTERM
 # while idle exits 0 too. A random-weight model with a long context keeps streams running.
 source "$(dirname "$0")/lib.bash"
@@ -40,6 +40,17 @@ cancelled="$(metric 'difftx_sequences_finished_total{reason="cancelled"}')"
 [ "$cancelled" -ge 1 ] || { echo "FAIL: no sequence was cancelled"; curl -s "$base/metrics" | grep finished; exit 1; }
 grep -q "^data: " "$work/cut.txt" || { echo "FAIL: nothing streamed before the disconnect"; exit 1; }
 echo "disconnect: $cancelled sequences cancelled, KV blocks back to 0"
+
+# A non-streamed request whose client gives up (a timeout, as the openai SDK's before a retry) is
+# cancelled too, well before its 4 x 8000 tokens are made.
+curl -s -o /dev/null -m 1.5 -X POST -H "Content-Type: application/json" "$base/v1/completions" \
+  --data '{"prompt": "The Congress", "max_tokens": 8000, "n": 4, "temperature": 0}' || true
+wait_metric difftx_running_sequences 0
+wait_metric difftx_kv_blocks_used 0
+now="$(metric 'difftx_sequences_finished_total{reason="cancelled"}')"
+[ "$now" -ge $(( cancelled + 4 )) ] || { echo "FAIL: a non-streamed request's client left and $(( now - cancelled )) of its 4 sequences were cancelled"; exit 1; }
+grep -q "POST /v1/completions 499" "$work/server.log" || { echo "FAIL: no 499 logged for the client that left"; tail "$work/server.log"; exit 1; }
+echo "non-streamed disconnect: its 4 sequences cancelled"
 
 # SIGTERM with a stream in flight: the stream ends with an error event and [DONE] after the
 # 1 s grace, new requests are refused meanwhile, and the exit status is 0.

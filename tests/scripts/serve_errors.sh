@@ -72,6 +72,16 @@ expect 400 max_tokens $C '{"prompt": "The Congress", "max_tokens": 256}'
 expect 400 tokens /detokenize '{"tokens": [-1]}'
 expect 400 content /tokenize '{}'
 expect 400 messages /apply-template '{"messages": []}'
+# Messages OpenAI refuses: a user turn without content, a tool result without its call's id.
+expect 400 messages /apply-template '{"messages": [{"role": "user", "content": null}]}'
+grep -q "a user message needs a 'content'" "$work/body.json" || { echo "FAIL: content null"; cat "$work/body.json"; exit 1; }
+expect 400 messages /apply-template '{"messages": [{"role": "user", "content": "a"}, {"role": "tool", "content": "r"}]}'
+grep -q "tool_call_id" "$work/body.json" || { echo "FAIL: a tool message without tool_call_id"; cat "$work/body.json"; exit 1; }
+# OpenAI's fields for what this server does not do: null is accepted (clients that send every
+# field), a value is refused by name.
+expect 400 prediction $C '{"prompt": "a", "prediction": {"type": "content", "content": "x"}}'
+[ "$(post $C '{"prompt": "The", "max_tokens": 1, "prediction": null, "audio": null, "web_search_options": null}' "${auth[@]}")" = 200 ] ||
+  { echo "FAIL: null OpenAI fields"; cat "$work/body.json"; exit 1; }
 
 # A body over --max-body-bytes: 413.
 python3 -c 'import json; print(json.dumps({"prompt": "x" * 100000}))' > "$work/big.json"

@@ -17,6 +17,12 @@ echo "$messages" > "$work/messages.json"
 [ "$(post /apply-template "{\"messages\": $messages}")" = 200 ] || { echo "FAIL: /apply-template"; cat "$work/body.json"; exit 1; }
 "$difftx" template --chat-template "$template" --messages "$work/messages.json" > "$work/rendered.txt"
 [ "$(json_get "$work/body.json" "['prompt']")" = "$(cat "$work/rendered.txt")" ] || { echo "FAIL: /apply-template differs from difftx template"; exit 1; }
+# OpenAI's developer messages reach a template that does not name the role as system messages.
+post /apply-template '{"messages": [{"role": "developer", "content": "Be brief."}, {"role": "user", "content": "Hi."}]}' > /dev/null
+cp "$work/body.json" "$work/developer.json"
+post /apply-template '{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi."}]}' > /dev/null
+[ "$(json_get "$work/developer.json" "['prompt']")" = "$(json_get "$work/body.json" "['prompt']")" ] ||
+  { echo "FAIL: a developer message is not rendered as the system one"; cat "$work/developer.json"; exit 1; }
 post /v1/chat/completions "{\"messages\": $messages, \"max_tokens\": 16, \"temperature\": 1, \"seed\": 3}" > /dev/null
 "$difftx" generate --model "$model" "${device_args[@]}" --chat --chat-template "$template" --prompt "Tell me about the Union." \
   --max-new-tokens 16 --temperature 1 --seed 3 > "$work/chat.txt" 2> /dev/null

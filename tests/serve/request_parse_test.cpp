@@ -232,7 +232,10 @@ TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
   expect_chat_error("{" + m + R"(, "functions": [{}]})", 400, "functions", "not supported");
   expect_chat_error("{" + m + R"(, "response_format": {"type": "xml"}})", 400, "response_format", "must be text");
   expect_chat_error("{" + m + R"(, "modalities": ["audio"]})", 400, "modalities", "not supported");
-  expect_chat_error("{" + m + R"(, "audio": {}})", 400, "audio", "unrecognized");
+  expect_chat_error("{" + m + R"(, "audio": {}})", 400, "audio", "'audio' is not supported");
+  expect_chat_error("{" + m + R"(, "prediction": {"type": "content", "content": "x"}})", 400, "prediction",
+                    "'prediction' is not supported");
+  EXPECT_NO_THROW(parse_chat("{" + m + R"(, "audio": null, "prediction": null, "web_search_options": null})"));
   expect_chat_error("{" + m + R"(, "top_logprobs": 3})", 400, "top_logprobs", "needs 'logprobs': true");
   expect_chat_error("{" + m + R"(, "logprobs": true, "top_logprobs": 21})", 400, "top_logprobs", "[0, 20]");
   expect_chat_error("{" + m + R"(, "logprobs": 1})", 400, "logprobs", "must be a boolean");
@@ -252,7 +255,7 @@ TEST(ServeRequestParse, ChatMessages) {
                                   {"role": "assistant", "content": null}],
                     "chat_template_kwargs": {"enable_thinking": false}})");
   ASSERT_EQ(r.messages.size(), 3u);
-  EXPECT_EQ(r.messages[1]["content"], "ab");
+  EXPECT_EQ(r.messages[1]["content"], "a\nb");  // text parts joined by newlines, as vLLM joins them
   EXPECT_EQ(r.messages[2]["content"], "");
   EXPECT_EQ(r.template_kwargs["enable_thinking"], false);
   // reasoning_effort reaches the template as a variable; chat_template_kwargs may set it instead.

@@ -168,6 +168,18 @@ TEST(Reasoning, SplitsTheBlockFromTheAnswer) {
   s = split_reasoning("<think>so far</thi", m, false, false);
   EXPECT_EQ(s.reasoning, "so far");
   EXPECT_EQ(s.held, 5u);
+  // White space may precede the open marker, up to 16 bytes: a reply of more is content at once,
+  // whole or streamed, not held until it ends.
+  s = split_reasoning(std::string(16, '\n'), m, false, false);
+  EXPECT_EQ(s.held, 16u);
+  s = split_reasoning(std::string(16, ' ') + "<think>x</think>y", m, false, true);
+  EXPECT_EQ(s.reasoning, "x");
+  for (const bool final : {false, true}) {
+    s = split_reasoning(std::string(17, '\n') + "<think>x</think>", m, false, final);
+    EXPECT_FALSE(s.had_block);
+    EXPECT_EQ(s.held, 0u);
+    EXPECT_EQ(s.content, std::string(17, '\n') + "<think>x</think>");
+  }
   EXPECT_TRUE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n", m));
   EXPECT_FALSE(prompt_opens_reasoning("<think>a</think><|im_start|>assistant\n", m));
   EXPECT_TRUE(reasoning_markers_of_template("{{ '<think>' }}").has_value());

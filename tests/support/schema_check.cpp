@@ -156,6 +156,8 @@ bool has_type(const json& v, const std::string& t) {
 
 std::string schema_violation(const json& schema, const json& value, const json& root) {
   if (schema.is_boolean()) return schema.get<bool>() ? "" : "false schema";
+  // OpenAPI 3.0's nullable: null is valid whatever else the schema says.
+  if (value.is_null() && schema.value("nullable", false) == true) return "";
   if (schema.contains("$ref")) {
     const std::string ref = schema["$ref"];
     return schema_violation(root.at(json::json_pointer(ref.substr(1))), value, root);
