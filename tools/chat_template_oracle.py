@@ -61,8 +61,11 @@ def load_template(args):
         with open(jinja_path, encoding="utf-8") as f:
             return f.read(), config
     template = config.get("chat_template")
-    if isinstance(template, list):
-        template = {t["name"]: t["template"] for t in template}.get("default")
+    if isinstance(template, list):  # named templates: transformers takes tool_use for a call with tools
+        named = {t["name"]: t["template"] for t in template}
+        if "default" not in named:
+            sys.exit(f"oracle: {args.model}'s chat_template list has no default")
+        return named, config
     if template is None:
         sys.exit(f"oracle: {args.model} has no chat template")
     return template, config
@@ -111,8 +114,9 @@ def main():
     env.filters["tojson"] = tojson
     env.globals["raise_exception"] = raise_exception
     env.globals["strftime_now"] = strftime_now
+    named = source if isinstance(source, dict) else {"default": source}
     try:
-        template = env.from_string(source)
+        template = {name: env.from_string(text) for name, text in named.items() if name in ("default", "tool_use")}
     except jinja2.TemplateSyntaxError as e:
         print(f"TemplateSyntaxError: line {e.lineno}: {e.message}", file=sys.stderr)
         sys.exit(2)
@@ -139,8 +143,9 @@ def main():
                 f.write(f"{status}\n")
 
 
-def render(template, config, messages_path, add_generation_prompt):
-    """(exit status, prompt, error line): 0 rendered, 3 raise_exception, 4 another failure."""
+def render(templates, config, messages_path, add_generation_prompt):
+    """(exit status, prompt, error line): 0 rendered, 3 raise_exception, 4 another failure.
+    templates: by name; tool_use where the call has tools, as transformers chooses."""
     with open(messages_path, encoding="utf-8") as f:
         data = json.load(f)
     extra = {}
@@ -149,6 +154,7 @@ def render(template, config, messages_path, add_generation_prompt):
         data = data["messages"]
     variables = {**special_tokens(config), "messages": data, "tools": None, "documents": None,
                  "add_generation_prompt": add_generation_prompt, **extra}
+    template = templates["tool_use"] if variables["tools"] is not None and "tool_use" in templates else templates["default"]
     try:
         return 0, template.render(**variables), ""
     except RaisedError as e:

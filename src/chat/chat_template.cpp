@@ -71,7 +71,7 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
   const fs::path config_path = fs::path(dir) / "tokenizer_config.json";
   const fs::path jinja_path = fs::path(dir) / "chat_template.jinja";
   const nlohmann::json config = read_config(config_path);
-  std::optional<std::string> source;
+  std::optional<std::string> source, tool_use;
   if (fs::exists(jinja_path)) {
     source = io::read_whole_file(jinja_path);
   } else if (config.contains("chat_template") && !config["chat_template"].is_null()) {
@@ -80,10 +80,12 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
       source = ct.get<std::string>();
     } else {
       DIFFTX_CHECK(ct.is_array(), config_path.string(), ": chat_template must be a string or a list of {name, template}");
-      for (const auto& entry : ct)
-        if (entry.is_object() && entry.value("name", "") == "default" && entry.contains("template") &&
-            entry["template"].is_string())
-          source = entry["template"].get<std::string>();
+      for (const auto& entry : ct) {
+        if (!entry.is_object() || !entry.contains("template") || !entry["template"].is_string()) continue;
+        const std::string name = entry.value("name", "");
+        if (name == "default") source = entry["template"].get<std::string>();
+        if (name == "tool_use") tool_use = entry["template"].get<std::string>();
+      }
       DIFFTX_CHECK(source.has_value(), config_path.string(), ": chat_template is a list without a \"default\" entry");
     }
   }
@@ -91,6 +93,11 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
   ChatTemplate t;
   try {
     t = parse(*source);
+    if (tool_use) {
+      const ChatTemplate with_tools = parse(*tool_use);
+      t.tool_use_body_ = with_tools.body_;
+      t.tool_use_source = *tool_use;
+    }
   } catch (const Error& e) {
     fail(fs::exists(jinja_path) ? jinja_path.string() : config_path.string(), ": ", e.what());
   }
@@ -126,13 +133,15 @@ std::string render_with(const Body& body, const ChatTemplate& t, const Json& mes
 std::string ChatTemplate::render(const nlohmann::json& messages, bool add_generation_prompt,
                                  const nlohmann::json& extra) const {
   DIFFTX_CHECK(body_ != nullptr, "chat template: render() before parse()");
-  return render_with(*body_, *this, messages, add_generation_prompt, extra);
+  const bool tools = extra.is_object() && extra.contains("tools") && !extra["tools"].is_null();
+  return render_with(tools && tool_use_body_ ? *tool_use_body_ : *body_, *this, messages, add_generation_prompt, extra);
 }
 
 std::string ChatTemplate::render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
                                  const nlohmann::ordered_json& extra) const {
   DIFFTX_CHECK(body_ != nullptr, "chat template: render() before parse()");
-  return render_with(*body_, *this, messages, add_generation_prompt, extra);
+  const bool tools = extra.is_object() && extra.contains("tools") && !extra["tools"].is_null();
+  return render_with(tools && tool_use_body_ ? *tool_use_body_ : *body_, *this, messages, add_generation_prompt, extra);
 }
 
 }  // namespace difftx::chat

@@ -20,8 +20,9 @@ struct ChatTemplate {
   // Parses the template; an unsupported construct is a difftx::Error naming it and its line.
   static ChatTemplate parse(const std::string& source);
   // Reads the model directory's chat_template.jinja, else tokenizer_config.json's chat_template
-  // (a string, or the "default" entry of a list of {name, template}), and the special tokens
-  // (strings or {"content": ...} objects); std::nullopt when the model has no template.
+  // (a string, or a list of {name, template}: its "default", and its "tool_use", which transformers
+  // renders where the call has tools), and the special tokens (strings or {"content": ...}
+  // objects); std::nullopt when the model has no template.
   static std::optional<ChatTemplate> from_model_dir(const std::string& dir);
   // The special tokens of a model directory's tokenizer_config.json (none when it is absent), for
   // a template given apart from the model.
@@ -35,7 +36,8 @@ struct ChatTemplate {
   // render-time failure throw TemplateError: raise_exception's message as the template wrote
   // it, the others prefixed with "chat template line N: ".
   // nlohmann::json keeps object keys sorted; the ordered_json overload keeps them as written
-  // (what tojson of a tool definition prints).
+  // (what tojson of a tool definition prints). With `tools` in extra (not null) the tool_use
+  // template renders where there is one.
   std::string render(const nlohmann::json& messages, bool add_generation_prompt,
                      const nlohmann::json& extra = nlohmann::json::object()) const;
   std::string render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
@@ -47,10 +49,14 @@ struct ChatTemplate {
   // "YYYY-MM-DD" for strftime_now; empty: $DIFFTX_TEMPLATE_DATE when set, else today.
   std::string date;
   std::string source;  // the template's text (what a server reads its tool and reasoning formats from)
+  std::string tool_use_source;  // the named tool_use template's, "" without one
+  // The text that shows how the model writes tool calls: the tool_use template's, else the default's.
+  const std::string& tools_source() const { return tool_use_source.empty() ? source : tool_use_source; }
 
  private:
+  using BodyPtr = std::shared_ptr<const std::vector<std::shared_ptr<const Stmt>>>;
   void take_special_tokens(const nlohmann::json& config);
-  std::shared_ptr<const std::vector<std::shared_ptr<const Stmt>>> body_;
+  BodyPtr body_, tool_use_body_;
 };
 
 }  // namespace difftx::chat

@@ -64,7 +64,8 @@ int run_generate(Args& args) {
     const chat::ChatTemplate tmpl = required_chat_template(m.dir, m.chat_template);
     const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
     output.reasoning = serve::reasoning_markers_of_template(tmpl.source);
-    reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl.render(messages, true), *output.reasoning);
+    reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl.render(messages, true),
+                                                                       tmpl.render(messages, false), *output.reasoning);
     framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, m.dir.string());
   } else {
     DIFFTX_CHECK(!m.chat_template, "--chat-template needs --chat");

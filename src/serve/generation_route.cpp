@@ -313,7 +313,15 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
     job.api = Api::chat;
     job.params = std::move(r.params);
     const std::string rendered = m.render_chat(r.messages, true, r.template_kwargs);
-    const bool reasoning_open = m.output.reasoning && prompt_opens_reasoning(rendered, *m.output.reasoning);
+    bool reasoning_open = false;
+    if (m.output.reasoning) {
+      std::string conversation;  // "" where the template refuses to end without the generation prompt
+      try {
+        conversation = m.render_chat(r.messages, false, r.template_kwargs);
+      } catch (const ApiError&) {
+      }
+      reasoning_open = prompt_opens_reasoning(rendered, conversation, *m.output.reasoning);
+    }
     job.params.options.constraint = m.constraints->get(m.output, r.output, reasoning_open);
     job.reply = {m.output.reasoning, reasoning_open,
                  r.output.parses_tool_calls() ? m.output.tool_format : std::optional<ToolFormat>(), r.output.functions};

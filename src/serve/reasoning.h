@@ -22,8 +22,16 @@ std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view s
 std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name);
 // The formats' names, for messages: "think, mistral, seed_oss".
 std::string reasoning_format_names(std::string_view separator);
-// Whether the rendered prompt ends inside a block (its last open marker is not closed).
-bool prompt_opens_reasoning(std::string_view prompt, const ReasoningMarkers& markers);
+// Whether the rendered prompt ends inside a block (its last open marker is not closed), read from
+// its generation prompt alone, as vLLM reads it: what follows `conversation`, the same messages
+// rendered without the generation prompt (the whole prompt where that is not its start). So a
+// <think> that a message holds opens nothing.
+bool prompt_opens_reasoning(std::string_view prompt, std::string_view conversation, const ReasoningMarkers& markers);
+
+// Where the block's body starts in a reply whose prompt opened the block: after the open marker
+// where the model writes it again anyway (after white space; vLLM drops it too), else at 0;
+// nullopt while the reply's start may still become that marker (never when final).
+std::optional<size_t> reopened_body(std::string_view reply, const ReasoningMarkers& markers, bool final);
 
 struct ReasoningSplit {
   std::string reasoning, content;

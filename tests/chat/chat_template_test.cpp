@@ -346,6 +346,22 @@ TEST(ChatTemplate, TakesTheSpecialTokensOfAModelWithoutATemplate) {
   EXPECT_EQ(t.render(nlohmann::json::array(), false), "<s>|</s>|<pad>");
 }
 
+// A list of named templates (Hermes 2 Pro, Command R): the default renders a call without tools,
+// tool_use one with them, as transformers chooses; the tool-call format is read from tool_use's.
+TEST(ChatTemplate, ANamedToolUseTemplateRendersCallsWithTools) {
+  testing::TempDir dir;
+  testing::write_bytes(dir / "tokenizer_config.json", R"({"eos_token": "</s>", "chat_template": [
+      {"name": "default", "template": "D{{ messages[0].content }}{{ eos_token }}"},
+      {"name": "tool_use", "template": "T{{ tools | length }}<tool_call>{{ eos_token }}"}]})");
+  const auto t = ChatTemplate::from_model_dir(dir.path().string());
+  ASSERT_TRUE(t.has_value());
+  const auto messages = nlohmann::json::parse(R"([{"role": "user", "content": "hi"}])");
+  EXPECT_EQ(t->render(messages, false), "Dhi</s>");
+  EXPECT_EQ(t->render(messages, false, {{"tools", nullptr}}), "Dhi</s>");
+  EXPECT_EQ(t->render(messages, false, {{"tools", nlohmann::json::array({{{"type", "function"}}})}}), "T1<tool_call></s>");
+  EXPECT_EQ(t->tools_source(), "T{{ tools | length }}<tool_call>{{ eos_token }}");
+}
+
 TEST(ChatTemplate, NormalizesNewlinesAndDropsOneTrailingNewline) {
   EXPECT_EQ(render("line1\r\nline2\rline3\n\n"), "line1\nline2\nline3\n");
 }

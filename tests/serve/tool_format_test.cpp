@@ -180,8 +180,12 @@ TEST(Reasoning, SplitsTheBlockFromTheAnswer) {
     EXPECT_EQ(s.held, 0u);
     EXPECT_EQ(s.content, std::string(17, '\n') + "<think>x</think>");
   }
-  EXPECT_TRUE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n", m));
-  EXPECT_FALSE(prompt_opens_reasoning("<think>a</think><|im_start|>assistant\n", m));
+  EXPECT_TRUE(prompt_opens_reasoning("<|im_start|>assistant\n<think>\n", "", m));
+  EXPECT_FALSE(prompt_opens_reasoning("<think>a</think><|im_start|>assistant\n", "", m));
+  // Only the generation prompt opens a block: not a <think> a message holds.
+  const std::string conversation = "<|im_start|>user\nWhat does <think> do?<|im_end|>\n";
+  EXPECT_FALSE(prompt_opens_reasoning(conversation + "<|im_start|>assistant\n", conversation, m));
+  EXPECT_TRUE(prompt_opens_reasoning(conversation + "<|im_start|>assistant\n<think>\n", conversation, m));
   EXPECT_TRUE(reasoning_markers_of_template("{{ '<think>' }}").has_value());
   EXPECT_FALSE(reasoning_markers_of_template("{{ messages }}").has_value());
 }
@@ -255,6 +259,8 @@ TEST(ReplyReader, StreamedReasoningAddsUpToTheWholeAtEveryCut) {
       "<think>",
       "",
       "<think>why</think><tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n</tool_call>",
+      "                    twenty spaces first",
+      "\n<think>\nagain</think>b",
   };
   for (const bool tools : {false, true})
     for (const bool open : {false, true})
@@ -276,6 +282,19 @@ TEST(ReplyReader, StreamedReasoningAddsUpToTheWholeAtEveryCut) {
           for (size_t k = 0; k < sum.calls.size(); ++k) EXPECT_EQ(sum.calls[k].arguments, whole.calls[k].arguments);
         }
       }
+}
+
+// A block the prompt opened, which the model opens again anyway: the repeated marker is not
+// reasoning (vLLM drops it too).
+TEST(ReplyReader, ARepeatedOpenMarkerIsDropped) {
+  const ReplyFormat open{ReasoningMarkers{}, true, std::nullopt, {}};
+  ReplyParts r = read_reply(open, "\n<think>\nweighing</think>Yes.");
+  EXPECT_EQ(r.reasoning, "\nweighing");
+  EXPECT_EQ(r.content, "Yes.");
+  r = read_reply(open, "weighing</think>Yes.");
+  EXPECT_EQ(r.reasoning, "weighing");
+  r = read_reply(open, "<thinking is hard</think>Yes.");  // not the marker
+  EXPECT_EQ(r.reasoning, "<thinking is hard");
 }
 
 bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text) {
