@@ -43,8 +43,9 @@ void copy_tokenizer(const fs::path& in, const ModelOutput& out) {
     if (fs::is_regular_file(in / name)) fs::copy_file(in / name, out.dir / name);
 }
 
-// A hybrid's config.json keeps the input's token ids (bos, eos, pad), which neither difftx's
-// ModelConfig nor config_to_phi4flash holds, so that a round trip gives back the keys it read.
+// The written config.json keeps the input's token ids (bos, eos, pad), which neither difftx's
+// ModelConfig nor the formats' writers hold: generation stops at the same ids after a conversion,
+// and a round trip gives back the keys it read.
 void carry_token_ids(const fs::path& in, const fs::path& out) {
   const nlohmann::json source = io::read_json_file(in / "config.json");
   nlohmann::json written = io::read_json_file(out / "config.json");
@@ -96,12 +97,13 @@ ModelOutput model_output(const fs::path& dir, const std::string& format, const s
   return o;
 }
 
-void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer) {
+void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer,
+                 const GgufChatMetadata& chat) {
   if (out.format == "gguf") {
     DIFFTX_CHECK(tokenizer, "--to gguf: a GGUF file carries the vocabulary, and there is no tokenizer to take it "
                  "from (write the model --to difftx, put tokenizer.json beside it, then convert --to gguf)");
     fs::create_directories(out.dir);
-    save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile, out.head_dtype);
+    save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile, out.head_dtype, chat);
   } else if (out.format == "hf") save_hf_model(source, out.dir, out.stored);
   else if (source.config().hybrid)  // the vectors stay F32 (A_log, D, ...: Phi4Flash keeps some F32 in any dtype)
     save_difftx_model(source, storage_plan(source.config(), out.dtype, out.head_dtype), out.dir, io::StoredFloat::f32);
@@ -122,11 +124,11 @@ ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
                  ": --to gguf needs the model's tokenizer (", data::kHfTokenizerFile, " or ",
                  data::kTokenizerRanksFile, ") in the directory: GGUF carries the vocabulary");
     const data::Tokenizer tokenizer = data::load_tokenizer(in.string());
-    write_model(*model, out, &tokenizer);
+    write_model(*model, out, &tokenizer, gguf_chat_metadata(in, tokenizer));
   } else {
     write_model(*model, out);
     copy_tokenizer(in, out);
-    if (model->config().hybrid) carry_token_ids(in, out.dir);
+    carry_token_ids(in, out.dir);
   }
   guard.done();
   return model->config();

@@ -10,6 +10,7 @@
 #include "io/safetensors.h"
 #include "kernels/quant/weight_type.h"
 #include "model/config.h"
+#include "model/formats/gguf_format.h"
 #include "model/weight_source.h"
 
 namespace difftx::model {
@@ -30,10 +31,12 @@ ModelOutput model_output(const std::filesystem::path& dir, const std::string& fo
 
 // Writes the weights `source` gives one tensor at a time, converted as `out` says (a few tensors
 // in memory at once, whatever the model's size). GGUF needs the vocabulary: `tokenizer` (null: an
-// error saying so). A hybrid stack (Phi-4-mini-flash) in difftx's format keeps every vector F32
-// whatever the dtype, its matrices in storage_plan's types; as Phi4Flash, A_log, D and the lambdas
-// stay F32 (phi4flash_keeps_f32).
-void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr);
+// error saying so), and takes `chat`, what the source directory says beside it
+// (gguf_chat_metadata). A hybrid stack (Phi-4-mini-flash) in difftx's format keeps every vector
+// F32 whatever the dtype, its matrices in storage_plan's types; as Phi4Flash, A_log, D and the
+// lambdas stay F32 (phi4flash_keeps_f32).
+void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr,
+                 const GgufChatMetadata& chat = {});
 
 // `difftx convert`: the model directory `in` written as `out` says, streamed tensor by tensor,
 // its tokenizer beside it (a Hugging Face directory gets tokenizer.json in place of difftx's

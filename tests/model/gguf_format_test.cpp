@@ -197,6 +197,46 @@ TEST(GgufExport, LlamaFileHoldsTheModelItsVocabularyAndInterleavedRows) {
                                                    backends::cpu::kernels().rope_inverse_frequency(i, 16, 500000.0, c.rope_scaling)));
 }
 
+// What the model directory says beside its tokenizer, as llama.cpp's converter writes it: an added
+// token that tokenizer.json does not mark special (Qwen's <tool_call>) is user-defined (4), not a
+// control token (3), unless it looks like one (<|...|>); the end-of-sequence id is
+// tokenizer_config.json's eos_token (the chat's <|eot_id|>, not the document end); BOS comes from
+// config.json where the tokenizer adds none; the chat templates go along.
+TEST(GgufExport, AddedTokensEndOfSequenceAndChatTemplatesAreLlamaCpps) {
+  DIFFTX_REQUIRE_DATA("hf/llama3/tokenizer.json");
+  testing::TempDir dir;
+  json tokenizer_json = json::parse(io::read_whole_file(data::data_root() / "hf/llama3/tokenizer.json"));
+  for (json& t : tokenizer_json["added_tokens"]) {
+    if (t["id"] == 128255) t["content"] = "<tool_call>", t["special"] = false;
+    if (t["id"] == 128254) t["content"] = "<|fim_pad|>", t["special"] = false;
+  }
+  testing::write_bytes(dir / "tokenizer.json", tokenizer_json.dump());
+  testing::write_bytes(dir / "tokenizer_config.json", json{{"eos_token", "<|eot_id|>"},
+                                                           {"chat_template", json::array({
+                                                               {{"name", "default"}, {"template", "D{{ bos_token }}"}},
+                                                               {{"name", "tool_use"}, {"template", "T"}}})}}
+                                                          .dump());
+  testing::write_bytes(dir / "config.json", R"({"bos_token_id": 128000, "eos_token_id": [128001, 128009]})");
+  const data::Tokenizer tok = data::load_tokenizer(dir.path().string());
+  const GgufChatMetadata chat = gguf_chat_metadata(dir.path(), tok);
+  EXPECT_EQ(chat.eos_id, 128009);
+  EXPECT_EQ(chat.bos_id, 128000);
+  const Model model = testing::random_model(llama_like(), 9);
+  save_gguf_model(model, tok, WeightType::q8_0, dir / "m.gguf", std::nullopt, chat);
+  const GgufFile f(dir / "m.gguf");
+  const json& tokens = f.metadata.at("tokenizer.ggml.tokens");
+  const json& types = f.metadata.at("tokenizer.ggml.token_type");
+  EXPECT_EQ(tokens[128255], "<tool_call>");
+  EXPECT_EQ(types[128255], 4);  // user-defined
+  EXPECT_EQ(types[128254], 3);  // looks like a control token
+  EXPECT_EQ(types[128009], 3);
+  EXPECT_EQ(f.metadata.at("tokenizer.ggml.eos_token_id"), 128009);
+  EXPECT_EQ(f.metadata.at("tokenizer.ggml.bos_token_id"), 128000);
+  EXPECT_EQ(f.metadata.at("tokenizer.ggml.add_bos_token"), false);
+  EXPECT_EQ(f.metadata.at("tokenizer.chat_template"), "D{{ bos_token }}");
+  EXPECT_EQ(f.metadata.at("tokenizer.chat_template.tool_use"), "T");
+}
+
 // --head-dtype q4_0: llama.cpp's pure Q4_0 layout, the embedding and output in Q4_0 too (GGML type
 // 2), holding the bytes difftx's own quantizer gives; the other matrices keep the plan's type.
 TEST(GgufExport, HeadTypeAppliesToTheEmbeddingAndOutput) {

@@ -3,11 +3,13 @@
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "chat/chat_template.h"
 #include "core/error.h"
 #include "data/byte_level.h"
 #include "data/encodings.h"
 #include "data/hf_tokenizer.h"
 #include "io/gguf.h"
+#include "io/json_file.h"
 #include "kernels/ops.h"
 #include "model/formats/hf_layout.h"
 #include "model/storage_plan.h"
@@ -25,7 +27,20 @@ const char* const kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // llama.cpp's token types (llama_token_type).
-constexpr int32_t kNormal = 1, kControl = 3, kUnused = 5;
+constexpr int32_t kNormal = 1, kControl = 3, kUserDefined = 4, kUnused = 5;
+
+// Whether an added token is a control token for llama.cpp: tokenizer.json marks it special, or it
+// looks like one (<|...|>, DeepSeek's <｜...｜>, <pad>, <mask>, Gemma's <unused...>), as
+// llama.cpp's converter decides. The others (Qwen's <tool_call>, <think>) are user-defined: text
+// that llama.cpp matches in any prompt and prints, as transformers does.
+bool control_token(const data::AddedToken* t, const std::string& content) {
+  if (!t || t->special) return true;
+  const auto wrapped = [&](std::string_view open, std::string_view close) {
+    return content.size() >= open.size() + close.size() && content.starts_with(open) && content.ends_with(close);
+  };
+  return content == "<pad>" || content == "<mask>" || wrapped("<|", "|>") || wrapped("<\uFF5C", "\uFF5C>") ||
+         wrapped("<unused", ">");
+}
 
 // GGUF tensor name of a difftx parameter (docs/SPEC.md §3 names).
 std::string gguf_name(const ParamInfo& p) {
@@ -44,7 +59,7 @@ std::string gguf_name(const ParamInfo& p) {
   fail("GGUF export: tensor '", p.name, "' has no llama.cpp name");
 }
 
-void add_vocabulary(io::GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_size) {
+void add_vocabulary(io::GgufWriter& w, const data::Tokenizer& tok, int64_t vocab_size, const GgufChatMetadata& chat) {
   DIFFTX_CHECK(tok.vocab_size() <= vocab_size, "GGUF export: tokenizer ", tok.name(), " has ", tok.vocab_size(),
                " ids but the model's vocab_size is ", vocab_size);
   std::vector<std::string> tokens(vocab_size);
@@ -59,7 +74,7 @@ void add_vocabulary(io::GgufWriter& w, const data::Tokenizer& tok, int64_t vocab
   for (const auto& [content, id] : tok.special_tokens())
     if (types[id] != kNormal) {
       tokens[id] = content;
-      types[id] = kControl;
+      types[id] = control_token(tok.added().by_id(id), content) ? kControl : kUserDefined;
     }
   std::vector<std::string> merges;
   for (const auto& [left, right] : data::bpe_merge_pairs(tok))
@@ -70,10 +85,13 @@ void add_vocabulary(io::GgufWriter& w, const data::Tokenizer& tok, int64_t vocab
   w.add("tokenizer.ggml.token_type", std::move(types));
   w.add("tokenizer.ggml.merges", std::move(merges));
   const auto& prefix = tok.parts().prefix;
-  if (!prefix.empty()) w.add("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(prefix.front()));
+  const std::optional<int32_t> bos = !prefix.empty() ? std::optional<int32_t>(prefix.front()) : chat.bos_id;
+  if (bos) w.add("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(*bos));
   w.add("tokenizer.ggml.add_bos_token", !prefix.empty());
-  w.add("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(tok.end_of_text()));
+  w.add("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(chat.eos_id.value_or(tok.end_of_text())));
   w.add("tokenizer.ggml.add_eos_token", false);
+  if (!chat.chat_template.empty()) w.add("tokenizer.chat_template", chat.chat_template);
+  if (!chat.tool_use_template.empty()) w.add("tokenizer.chat_template.tool_use", chat.tool_use_template);
 }
 
 void add_hyperparameters(io::GgufWriter& w, const ModelConfig& c, kernels::WeightType dtype) {
@@ -121,19 +139,50 @@ void require_gguf_architecture(const ModelConfig& c) {
                kernels::attention_kind_name(c.attention), " attention (DIFF V1/V2); only baseline models can be written as GGUF");
 }
 
+GgufChatMetadata gguf_chat_metadata(const std::filesystem::path& dir, const data::Tokenizer& tokenizer) {
+  GgufChatMetadata m;
+  const auto read = [](const std::filesystem::path& path) {
+    return std::filesystem::is_regular_file(path) ? io::read_json_file(path) : nlohmann::json::object();
+  };
+  const nlohmann::json tokenizer_config = read(dir / data::kHfTokenizerConfigFile);
+  const nlohmann::json config = read(dir / "config.json");
+  const auto id_of = [&](const char* token_key, const char* id_key) -> std::optional<int32_t> {
+    if (const auto it = tokenizer_config.find(token_key); it != tokenizer_config.end()) {
+      const nlohmann::json t = it->is_object() ? it->value("content", nlohmann::json()) : *it;
+      if (t.is_string())
+        if (const data::AddedToken* added = tokenizer.added().by_content(t.get<std::string>())) return added->id;
+    }
+    if (const auto it = config.find(id_key); it != config.end()) {
+      const nlohmann::json id = it->is_array() && !it->empty() ? it->front() : *it;
+      if (id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() < tokenizer.vocab_size())
+        return static_cast<int32_t>(id.get<int64_t>());
+    }
+    return std::nullopt;
+  };
+  m.bos_id = id_of("bos_token", "bos_token_id");
+  m.eos_id = id_of("eos_token", "eos_token_id");
+  if (const auto t = chat::ChatTemplate::from_model_dir(dir.string())) {
+    m.chat_template = t->source;
+    m.tool_use_template = t->tool_use_source;
+  }
+  return m;
+}
+
 void save_gguf_model(const Model& model, const data::Tokenizer& tokenizer, kernels::WeightType dtype,
-                     const std::filesystem::path& path, std::optional<kernels::WeightType> head) {
-  save_gguf_model(ModelWeights(model), tokenizer, dtype, path, head);
+                     const std::filesystem::path& path, std::optional<kernels::WeightType> head,
+                     const GgufChatMetadata& chat) {
+  save_gguf_model(ModelWeights(model), tokenizer, dtype, path, head, chat);
 }
 
 void save_gguf_model(const WeightSource& source, const data::Tokenizer& tokenizer, kernels::WeightType dtype,
-                     const std::filesystem::path& path, std::optional<kernels::WeightType> head) {
+                     const std::filesystem::path& path, std::optional<kernels::WeightType> head,
+                     const GgufChatMetadata& chat) {
   const ModelConfig& c = source.config();
   require_gguf_architecture(c);
   const ParameterTable table(c, storage_plan(c, dtype, head));
   io::GgufWriter w;
   add_hyperparameters(w, c, dtype);
-  add_vocabulary(w, tokenizer, c.vocab_size);
+  add_vocabulary(w, tokenizer, c.vocab_size, chat);
   for (const ParamInfo& p : table.params())
     w.add_tensor(gguf_name(p), p.shape, kernels::weight_type_info(p.type).ggml_type, static_cast<uint64_t>(p.bytes()));
   std::vector<float> factors;  // llama3 scaling: per pair, unscaled / scaled inverse frequency
