@@ -120,6 +120,20 @@ TEST(HfConfig, RefusesWhatChangesTheMathByName) {
   EXPECT_NE(error_of(j).find("low_freq_factor < high_freq_factor"), std::string::npos);
 }
 
+// Keys real checkpoints carry that no forward pass reads: transformers 4.x's generation defaults,
+// loaders' bookkeeping, SmolLM2's flags, a null sliding_window.
+TEST(HfConfig, AcceptsPretrainedConfigsOwnKeys) {
+  json j = hf_config("llama", 4, 2);
+  j["max_length"] = 20;
+  j["do_sample"] = false;
+  j["_attn_implementation_autoset"] = true;
+  j["transformers.js_config"] = json::object();
+  j["is_llama_config"] = true;
+  j["rope_interleaved"] = false;
+  j["sliding_window"] = nullptr;
+  EXPECT_EQ(error_of(j), "");
+}
+
 TEST(HfLayout, ExportInvertsImportWhenKvHeadsAreEven) {
   for (const auto& [heads, kv] : {std::pair{8, 8}, {8, 4}, {8, 2}, {4, 2}}) {
     const DiffLlamaImport in = diffllama_import_layout(heads, kv, 4);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -11,6 +12,23 @@
 namespace difftx::model {
 
 using nlohmann::json;
+
+bool is_pretrained_config_key(const std::string& key) {
+  static const std::set<std::string> keys = {
+      "architectures", "transformers_version", "torch_dtype", "dtype", "_name_or_path", "use_cache",
+      "tokenizer_class", "return_dict", "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16",
+      "is_encoder_decoder", "is_decoder", "add_cross_attention", "tie_encoder_decoder", "id2label", "label2id",
+      "problem_type", "finetuning_task", "prefix", "task_specific_params", "chunk_size_feed_forward",
+      "cross_attention_hidden_size", "decoder_start_token_id", "sep_token_id", "tf_legacy_loss", "pruned_heads",
+      "_attn_implementation_autoset", "transformers.js_config",
+      // transformers 4.x's generation defaults in config.json (generation_config.json supersedes them)
+      "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
+      "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty",
+      "no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "bad_words_ids", "num_return_sequences",
+      "output_scores", "return_dict_in_generate", "forced_bos_token_id", "forced_eos_token_id",
+      "remove_invalid_values", "exponential_decay_length_penalty", "suppress_tokens", "begin_suppress_tokens"};
+  return keys.count(key) > 0;
+}
 
 int64_t positive_int(const json& j, const char* key, const std::string& where, int64_t most) {
   DIFFTX_CHECK(j.contains(key), where, ": missing key '", key, "'");

@@ -33,6 +33,11 @@ double positive_number(const nlohmann::json& j, const char* key, double fallback
 // A key whose only supported value is `expected` (or absent / null); `why` says what else would mean.
 void require_value(const nlohmann::json& j, const char* key, const nlohmann::json& expected, const char* why,
                    const std::string& where);
+// Whether a key is transformers' PretrainedConfig's own, which no model's forward pass reads:
+// bookkeeping (architectures, torch_dtype, ...), the generation defaults transformers 4.x kept in
+// config.json (max_length, do_sample, num_beams, ...) and what loaders add
+// (_attn_implementation_autoset, transformers.js_config).
+bool is_pretrained_config_key(const std::string& key);
 // ModelConfig::validate, its error prefixed by `where`: the adapters' last check of what they read.
 void validate_config(const ModelConfig& c, const std::string& where);
 

@@ -15,16 +15,13 @@ namespace {
 
 using nlohmann::json;
 
-// Keys transformers writes that do not change the forward pass (docs/FORMATS.md lists them).
-// Token ids are checked for shape; everything else here is accepted as it is.
-const std::set<std::string> kHarmlessKeys = {
-    "architectures", "transformers_version", "torch_dtype", "dtype", "_name_or_path", "initializer_range",
-    "use_cache", "pad_token_id", "bos_token_id", "eos_token_id", "lambda_std_dev", "pretraining_tp",
-    "tokenizer_class", "return_dict", "output_hidden_states", "output_attentions", "torchscript",
-    "is_encoder_decoder", "is_decoder", "add_cross_attention", "tie_encoder_decoder", "id2label", "label2id",
-    "problem_type", "finetuning_task", "prefix", "task_specific_params", "chunk_size_feed_forward",
-    "cross_attention_hidden_size", "decoder_start_token_id", "sep_token_id", "tf_legacy_loss",
-    "use_bfloat16", "pruned_heads", "quantization_config_version"};
+// Keys of Llama and DiffLlama configs that do not change the forward pass (docs/FORMATS.md lists
+// them), beside PretrainedConfig's own (is_pretrained_config_key). Token ids are checked for
+// shape; everything else here is accepted as it is. `is_llama_config` and `rope_interleaved`
+// (SmolLM2's) are flags no transformers Llama code reads.
+const std::set<std::string> kHarmlessKeys = {"initializer_range", "pad_token_id",    "bos_token_id",
+                                             "eos_token_id",      "lambda_std_dev",  "pretraining_tp",
+                                             "quantization_config_version", "is_llama_config", "rope_interleaved"};
 
 // Keys that change the math, each honoured (read below) or checked to have the value that
 // difftx's forward pass computes.
@@ -75,7 +72,9 @@ HfConfig config_from_hf(const json& j, const std::string& where) {
     return out;  // Hugging Face's names and rows are the hybrid schema's (parameters.cpp)
   }
   for (const auto& [key, value] : j.items())
-    DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key), where, ": unknown key '", key.substr(0, 64),
+    DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key) || is_pretrained_config_key(key) ||
+                     (key == "sliding_window" && value.is_null()),
+                 where, ": unknown key '", key.substr(0, 64),
                  "' (difftx runs a model only when it knows what every key means; docs/FORMATS.md lists them)");
   HfConfig out;
   DIFFTX_CHECK(j.contains("model_type") && j.at("model_type").is_string() &&

@@ -15,10 +15,8 @@ using nlohmann::json;
 // Keys that do not change the forward pass (docs/FORMATS.md "Motif" lists them). `auto_map`
 // names the remote code, `fused_rope` and `max_window_layers` only pick kernels or matter with
 // sliding windows (refused below).
-const std::set<std::string> kHarmlessKeys = {
-    "architectures", "transformers_version", "torch_dtype", "dtype", "_name_or_path", "initializer_range",
-    "use_cache", "pad_token_id", "bos_token_id", "eos_token_id", "auto_map", "fused_rope", "max_window_layers",
-    "tokenizer_class", "return_dict", "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16"};
+const std::set<std::string> kHarmlessKeys = {"initializer_range", "pad_token_id", "bos_token_id",     "eos_token_id",
+                                             "auto_map",          "fused_rope",   "max_window_layers"};
 
 // Keys that change the math: read, or checked to hold the value difftx computes.
 const std::set<std::string> kModelKeys = {
@@ -38,7 +36,8 @@ bool is_motif_model_type(const std::string& model_type) { return model_type == "
 ModelConfig config_from_motif(const json& j, const std::string& where) {
   DIFFTX_CHECK(j.is_object(), where, ": config must be a JSON object");
   for (const auto& [key, value] : j.items())
-    DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key), where, ": unknown key '", key.substr(0, 64),
+    DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key) || is_pretrained_config_key(key), where,
+                 ": unknown key '", key.substr(0, 64),
                  "' in a Motif config (difftx runs a model only when it knows what every key means; docs/FORMATS.md "
                  "\"Motif\" lists them)");
   if (j.contains("architectures"))

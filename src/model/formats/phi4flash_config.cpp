@@ -17,10 +17,8 @@ using nlohmann::json;
 // initialisation, dropout (inactive at inference), token ids (checked for shape), and the RoPE
 // base, which the config class carries although the model has no positional encoding.
 const std::set<std::string> kHarmlessKeys = {
-    "architectures", "transformers_version", "torch_dtype", "dtype", "_name_or_path", "auto_map", "use_cache",
-    "initializer_range", "resid_pdrop", "embd_pdrop", "attention_dropout", "bos_token_id", "eos_token_id",
-    "pad_token_id", "rope_theta", "max_position_embeddings", "tokenizer_class", "return_dict",
-    "output_hidden_states", "output_attentions", "torchscript", "use_bfloat16"};
+    "auto_map",     "initializer_range", "resid_pdrop", "embd_pdrop", "attention_dropout", "bos_token_id",
+    "eos_token_id", "pad_token_id",      "rope_theta",  "max_position_embeddings"};
 
 // Keys that change the math: read, or checked to hold the value difftx computes.
 const std::set<std::string> kModelKeys = {
@@ -90,7 +88,8 @@ std::vector<LayerKind> sambay_layers(int64_t layers) {
 ModelConfig config_from_phi4flash(const json& j, const std::string& where) {
   DIFFTX_CHECK(j.is_object(), where, ": config must be a JSON object");
   for (const auto& [key, value] : j.items())
-    DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key), where, ": unknown key '", key.substr(0, 64),
+    DIFFTX_CHECK(kModelKeys.count(key) || kHarmlessKeys.count(key) || is_pretrained_config_key(key), where,
+                 ": unknown key '", key.substr(0, 64),
                  "' in a phi4flash config (difftx runs a model only when it knows what every key means; ",
                  "docs/FORMATS.md \"Phi-4-mini-flash\" lists them)");
   if (j.contains("architectures"))
