@@ -267,6 +267,22 @@ class Stream {
   Clock::time_point last_write_ = Clock::now();
 };
 
+// The prompt: the messages with the template's generation prompt, or without it
+// (add_generation_prompt false), cut where the final message's text ends (continue_final_message),
+// as transformers cuts it: after the last place the rendering holds that text, stripped.
+std::string chat_prompt(const ServedModel& m, const ChatRequest& r) {
+  std::string rendered = m.render_chat(r.messages, r.add_generation_prompt, r.template_kwargs);
+  if (!r.continue_final_message) return rendered;
+  std::string last = r.messages.back().value("content", "");
+  const size_t first = last.find_first_not_of(" \t\n\r"), end = last.find_last_not_of(" \t\n\r");
+  last = first == std::string::npos ? "" : last.substr(first, end - first + 1);
+  const size_t at = last.empty() ? std::string::npos : rendered.rfind(last);
+  if (at == std::string::npos)
+    throw ApiError(400, "continue_final_message: the rendered prompt does not hold the final message's text",
+                   "continue_final_message", "invalid_value");
+  return rendered.substr(0, at + last.size());
+}
+
 void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::Response& res) {
   ServedModel& m = *state.model;
   auto run = std::make_unique<ChoiceRun>(*m.engine);
@@ -312,7 +328,7 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
     Job job;
     job.api = Api::chat;
     job.params = std::move(r.params);
-    const std::string rendered = m.render_chat(r.messages, true, r.template_kwargs);
+    const std::string rendered = chat_prompt(m, r);
     bool reasoning_open = false;
     if (m.output.reasoning) {
       std::string conversation;  // "" where the template refuses to end without the generation prompt

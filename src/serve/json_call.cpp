@@ -148,6 +148,8 @@ Scan read_json_call(std::string_view t, size_t& i, ToolCall& call) {
       call.arguments = arguments_text(value);
       if (call.arguments.empty()) return Scan::bad;
       has_arguments = true;
+    } else if (key != "type" && key != "id") {
+      return Scan::bad;  // another key: a JSON answer ({"name": "Alice", "age": 30}), not a call
     }
     i = skip_json_space(t, i);
     if (i >= t.size()) return Scan::more;

@@ -36,6 +36,9 @@ json bytes_of(const std::string& s) {
 }  // namespace
 
 std::string dump_json(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string dump_ordered_json(const nlohmann::ordered_json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 json usage_json(const Usage& u) {
   return {{"prompt_tokens", u.prompt_tokens},

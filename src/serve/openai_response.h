@@ -67,5 +67,6 @@ nlohmann::json models_list(const std::string& model, int64_t created);
 
 // Compact JSON whose strings' invalid UTF-8 (partial characters in token strings) becomes U+FFFD.
 std::string dump_json(const nlohmann::json& value);
+std::string dump_ordered_json(const nlohmann::ordered_json& value);  // the same, keys as written
 
 }  // namespace difftx::serve

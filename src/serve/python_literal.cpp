@@ -7,7 +7,7 @@
 namespace difftx::serve {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 constexpr int kMaxDepth = 256;
 

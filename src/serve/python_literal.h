@@ -15,8 +15,8 @@ namespace difftx::serve {
 // done: read; more: the text ends before the literal does; bad: no literal (whatever follows).
 enum class Scan { done, more, bad };
 
-// Reads the literal at text[i] into `out`, moving i past it.
-Scan read_python_literal(std::string_view text, size_t& i, nlohmann::json& out);
+// Reads the literal at text[i] into `out`, moving i past it; a dict's keys stay in the order written.
+Scan read_python_literal(std::string_view text, size_t& i, nlohmann::ordered_json& out);
 
 // Reads a Python identifier (ASCII) at text[i] into `out`: `more` when it reaches the end.
 Scan read_python_identifier(std::string_view text, size_t& i, std::string& out);

@@ -209,6 +209,9 @@ ordered_json parse_messages(const ordered_json& body) {
       if (*role != "assistant") bad_param("messages", "only an assistant message may have 'tool_calls'");
       out["tool_calls"] = checked_tool_calls(m["tool_calls"]);
     }
+    // vLLM's newer name for an assistant turn's thinking: the templates read reasoning_content.
+    if (*role == "assistant" && m.contains("reasoning") && m["reasoning"].is_string() && !m.contains("reasoning_content"))
+      out["reasoning_content"] = m["reasoning"];
     if (m.contains("tool_call_id") && !m["tool_call_id"].is_string() && !m["tool_call_id"].is_null())
       bad_param("messages", "a message's 'tool_call_id' must be a string");
     if (*role == "tool" && !(m.contains("tool_call_id") && m["tool_call_id"].is_string()))
@@ -218,14 +221,18 @@ ordered_json parse_messages(const ordered_json& body) {
   return messages;
 }
 
-// The template's extra variables: reasoning_effort, chat_template_kwargs (which may set it too,
-// and win), then `tools`.
+// The template's extra variables: reasoning_effort, documents, chat_template_kwargs (which may set
+// them too, and win), then `tools`.
 ordered_json template_variables(const Fields& f, const ordered_json& ordered, const OutputRequest& output) {
   ordered_json vars = ordered_json::object();
   if (const json* v = f.find("reasoning_effort"); v && !v->is_null()) {
     if (!v->is_string() || !kReasoningEfforts.count(v->get<std::string>()))
       bad_param("reasoning_effort", "'reasoning_effort' must be one of none, minimal, low, medium, high, xhigh");
     vars["reasoning_effort"] = *v;
+  }
+  if (const json* v = f.find("documents"); v && !v->is_null()) {  // retrieval templates' (Command R's)
+    if (!v->is_array()) bad_param("documents", "'documents' must be a list");
+    vars["documents"] = ordered["documents"];
   }
   if (const json* v = f.find("chat_template_kwargs")) {
     if (!v->is_object()) bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
@@ -287,7 +294,8 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
                     "min_p", "n", "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
                     "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
                     "functions", "function_call", "modalities", "chat_template_kwargs", "reasoning_effort",
-                    "max_reasoning_tokens", "draft", "draft_tokens"},
+                    "max_reasoning_tokens", "draft", "draft_tokens", "documents", "add_generation_prompt",
+                    "continue_final_message"},
              kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});
@@ -306,6 +314,12 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
     unsupported("modalities", "'modalities' other than [\"text\"]");
   r.template_kwargs = template_variables(f, ordered, r.output);
   r.messages = parse_messages(ordered);
+  r.add_generation_prompt = f.boolean("add_generation_prompt").value_or(true);
+  r.continue_final_message = f.boolean("continue_final_message").value_or(false);
+  if (r.continue_final_message && r.add_generation_prompt)
+    bad_param("continue_final_message", "'continue_final_message' needs 'add_generation_prompt': false");
+  if (r.continue_final_message && r.messages.back().value("role", "") != "assistant")
+    bad_param("continue_final_message", "'continue_final_message' needs a final assistant message to continue");
   return r;
 }
 
@@ -332,7 +346,7 @@ std::vector<int32_t> parse_detokenize_request(const json& body, int64_t vocab_si
 
 ChatRequest parse_apply_template_request(const json& body, const ordered_json& ordered) {
   const Fields f(body);
-  check_keys(body, {"messages", "model", "tools", "chat_template_kwargs", "reasoning_effort"});
+  check_keys(body, {"messages", "model", "tools", "chat_template_kwargs", "reasoning_effort", "documents"});
   ChatRequest r;
   parse_tools(body, ordered, r.output);
   r.template_kwargs = template_variables(f, ordered, r.output);

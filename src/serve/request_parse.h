@@ -52,9 +52,12 @@ struct ChatRequest {
   // [{role, content: string, ...}], content parts joined, tool calls' arguments as objects; keys
   // in the order the client wrote them (templates print tool calls with tojson).
   nlohmann::ordered_json messages;
-  // Extra variables for the template: chat_template_kwargs, and `tools` when given.
+  // Extra variables for the template: chat_template_kwargs, and `tools` and `documents` when given.
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
   OutputRequest output;         // response_format, grammar, tools, max_reasoning_tokens
+  // vLLM's: the prompt ends with the template's generation prompt (default), or (with
+  // add_generation_prompt false) continues the final assistant message where its text ends.
+  bool add_generation_prompt = true, continue_final_message = false;
 };
 
 struct TokenizeRequest {

@@ -268,7 +268,7 @@ Scan read_pythonic_call(std::string_view text, size_t& i, ToolCall& call) {
     if (i >= text.size()) return Scan::more;
     if (text[i] == ')') break;
     std::string key;
-    json value;
+    nlohmann::ordered_json value;
     if (const Scan s = read_python_identifier(text, i, key); s != Scan::done) return s;
     if (!grammar::python_keyword_name(key) || std::find(keys.begin(), keys.end(), key) != keys.end())
       return Scan::bad;  // as Python's syntax
@@ -277,7 +277,7 @@ Scan read_pythonic_call(std::string_view text, size_t& i, ToolCall& call) {
     if (text[i] != '=') return Scan::bad;  // a positional argument: no name to pass it by
     i = skip_python_space(text, i + 1);
     if (const Scan s = read_python_literal(text, i, value); s != Scan::done) return s;
-    add_argument(call.arguments, key, dump_json(value));
+    add_argument(call.arguments, key, dump_ordered_json(value));
     keys.push_back(std::move(key));
     i = skip_python_space(text, i);
     if (i >= text.size()) return Scan::more;

@@ -53,11 +53,11 @@ std::string parameter_value(std::string_view raw, int allowed) {
       !v.is_discarded() && (grammar::value_types(v) & allowed))
     return json_without_space(raw);
   if (allowed & (types::object | types::array)) {
-    json v;
+    ordered_json v;
     size_t i = skip_python_space(raw, 0);
     if (read_python_literal(raw, i, v) == Scan::done && skip_python_space(raw, i) == raw.size() &&
-        (grammar::value_types(ordered_json(v)) & allowed))
-      return dump_json(v);
+        (grammar::value_types(v) & allowed))
+      return dump_ordered_json(v);
   }
   return dump_json(std::string(raw));
 }

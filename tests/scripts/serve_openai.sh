@@ -23,6 +23,14 @@ cp "$work/body.json" "$work/developer.json"
 post /apply-template '{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi."}]}' > /dev/null
 [ "$(json_get "$work/developer.json" "['prompt']")" = "$(json_get "$work/body.json" "['prompt']")" ] ||
   { echo "FAIL: a developer message is not rendered as the system one"; cat "$work/developer.json"; exit 1; }
+# continue_final_message (vLLM's): the prompt ends where the final assistant message's text does.
+post /tokenize '{"content": "<|im_start|>user\nHi.<|im_end|>\n<|im_start|>assistant\nThe answer", "add_special": true}' > /dev/null
+want_tokens="$(json_get "$work/body.json" "['tokens'].__len__()")"
+[ "$(post /v1/chat/completions '{"messages": [{"role": "user", "content": "Hi."}, {"role": "assistant", "content": "The answer"}],
+     "add_generation_prompt": false, "continue_final_message": true, "max_tokens": 1}')" = 200 ] ||
+  { echo "FAIL: continue_final_message"; cat "$work/body.json"; exit 1; }
+[ "$(json_get "$work/body.json" "['usage']['prompt_tokens']")" = "$want_tokens" ] ||
+  { echo "FAIL: continue_final_message's prompt is not cut after the final message"; cat "$work/body.json"; exit 1; }
 post /v1/chat/completions "{\"messages\": $messages, \"max_tokens\": 16, \"temperature\": 1, \"seed\": 3}" > /dev/null
 "$difftx" generate --model "$model" "${device_args[@]}" --chat --chat-template "$template" --prompt "Tell me about the Union." \
   --max-new-tokens 16 --temperature 1 --seed 3 > "$work/chat.txt" 2> /dev/null

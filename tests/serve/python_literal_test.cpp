@@ -11,7 +11,7 @@
 namespace difftx::serve {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 // The literal that is the whole text, or why not.
 std::string read_all(std::string_view text, json& out) {
@@ -58,6 +58,7 @@ TEST(PythonLiteral, ReadsWhatPythonReads) {
   EXPECT_EQ(read("'Zoë'"), json("Zoë"));
   EXPECT_EQ(read("[1, 'two', [None], {}]"), json::parse(R"([1, "two", [null], {}])"));
   EXPECT_EQ(read("[1, 2,]"), json::parse("[1, 2]"));
+  EXPECT_EQ(read("{'z': 1, 'a': 2}").dump(), R"({"z":1,"a":2})");  // keys in the order written
   EXPECT_EQ(read("{'a': 1, \"b\": {'c': [True]}, 'a': 3}"), json::parse(R"({"a": 3, "b": {"c": [true]}})"));
   EXPECT_EQ(read("{\n  'k' :\t'v' ,\n}"), json::parse(R"({"k": "v"})"));
   EXPECT_EQ(read("[]"), json::array());

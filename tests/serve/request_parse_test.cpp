@@ -249,6 +249,25 @@ TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
   EXPECT_EQ(ok.params.options.top_logprobs, 20);
 }
 
+// vLLM's request fields: documents reach the template; an assistant turn's `reasoning` is its
+// reasoning_content; continue_final_message needs add_generation_prompt false and a final
+// assistant message.
+TEST(ServeRequestParse, DocumentsReasoningAndContinuingTheFinalMessage) {
+  const ChatRequest r = parse_chat(R"({"messages": [{"role": "user", "content": "a"},
+      {"role": "assistant", "content": "b", "reasoning": "r"}], "documents": [{"title": "t", "text": "x"}],
+      "add_generation_prompt": false, "continue_final_message": true})");
+  EXPECT_EQ(r.template_kwargs["documents"][0]["title"], "t");
+  EXPECT_EQ(r.messages[1]["reasoning_content"], "r");
+  EXPECT_FALSE(r.add_generation_prompt);
+  EXPECT_TRUE(r.continue_final_message);
+  expect_chat_error(R"({"messages": [{"role": "assistant", "content": "b"}], "continue_final_message": true})", 400,
+                    "continue_final_message", "add_generation_prompt");
+  expect_chat_error(R"({"messages": [{"role": "user", "content": "a"}], "add_generation_prompt": false,
+                       "continue_final_message": true})",
+                    400, "continue_final_message", "final assistant message");
+  expect_chat_error(R"({"messages": [{"role": "user", "content": "a"}], "documents": "x"})", 400, "documents", "list");
+}
+
 TEST(ServeRequestParse, ChatMessages) {
   const ChatRequest r = parse_chat(R"({"messages": [{"role": "system", "content": "be brief"},
                                   {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},

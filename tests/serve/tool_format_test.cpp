@@ -68,6 +68,13 @@ TEST(ToolFormat, ParsesEachFamilysCalls) {
             R"({"a":3})");  // arguments written as a JSON string
   EXPECT_TRUE(parse_tool_calls(ToolFormat::llama3_json, "The answer is {x}.", true).calls.empty());
   EXPECT_EQ(parse_tool_calls(ToolFormat::llama3_json, "The answer is {x}.", true).content, "The answer is {x}.");
+  // A JSON answer that names something is no call: a call holds name, its arguments, type and id only.
+  const ToolParse answer = parse_tool_calls(ToolFormat::llama3_json, R"({"name": "Alice", "age": 30})", true);
+  EXPECT_TRUE(answer.calls.empty());
+  EXPECT_EQ(answer.content, R"({"name": "Alice", "age": 30})");
+  EXPECT_EQ(parse_tool_calls(ToolFormat::llama3_json, R"({"type": "function", "name": "now", "parameters": {}})", true)
+                .calls.size(),
+            1u);
 
   const ToolParse m = parse_tool_calls(
       ToolFormat::mistral, "[TOOL_CALLS] [{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}, \"id\": \"abcDEF123\"}]",
