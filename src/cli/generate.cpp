@@ -64,6 +64,7 @@ int run_generate(Args& args) {
     const chat::ChatTemplate tmpl = required_chat_template(m.dir, m.chat_template);
     const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
     output.reasoning = serve::reasoning_markers_of_template(tmpl.source);
+    if (!output.reasoning) output.reasoning = serve::reasoning_markers_of_vocabulary(tokenizer);
     reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl.render(messages, true),
                                                                        tmpl.render(messages, false), *output.reasoning);
     framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, m.dir.string());

@@ -32,6 +32,12 @@ std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view s
   return std::nullopt;
 }
 
+std::optional<ReasoningMarkers> reasoning_markers_of_vocabulary(const data::Tokenizer& tokenizer) {
+  for (const ReasoningFormat& f : kFormats)
+    if (tokenizer.added().by_content(f.open) && tokenizer.added().by_content(f.close)) return markers_of(f);
+  return std::nullopt;
+}
+
 std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name) {
   for (const ReasoningFormat& f : kFormats)
     if (f.name == name) return markers_of(f);

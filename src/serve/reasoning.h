@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include "data/tokenizer.h"
+
 namespace difftx::serve {
 
 struct ReasoningMarkers {
@@ -17,6 +19,9 @@ struct ReasoningMarkers {
 
 // The markers a chat template's text uses (either of a format's two); nullopt when it has none.
 std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view source);
+// The format whose markers are both the vocabulary's added tokens: a model that thinks where its
+// template does not say so (Phi-4-mini-reasoning's template has no <think>; its model writes one).
+std::optional<ReasoningMarkers> reasoning_markers_of_vocabulary(const data::Tokenizer& tokenizer);
 // The markers of a format by name (--reasoning-parser): think, mistral, seed_oss, and vLLM's names
 // of the <think> parsers (deepseek_r1, qwen3, glm45); nullopt for another name.
 std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name);

@@ -6,7 +6,11 @@
 // function or passes arguments its parameters refuse.
 #include <gtest/gtest.h>
 
+#include "data/data_fixtures.h"
+#include "data/tokenizer_files.h"
 #include "grammar/automaton.h"
+#include "io/input_file.h"
+#include "io/io_test_files.h"
 #include "serve/json_call.h"
 #include "serve/reply_reader.h"
 #include "support/schema_check.h"
@@ -195,6 +199,26 @@ TEST(Reasoning, SplitsTheBlockFromTheAnswer) {
   EXPECT_TRUE(prompt_opens_reasoning(conversation + "<|im_start|>assistant\n<think>\n", conversation, m));
   EXPECT_TRUE(reasoning_markers_of_template("{{ '<think>' }}").has_value());
   EXPECT_FALSE(reasoning_markers_of_template("{{ messages }}").has_value());
+}
+
+// A model whose template says nothing of thinking but whose vocabulary has <think> and </think>
+// as added tokens (Phi-4-mini-reasoning's) thinks in them; one with either alone does not.
+TEST(Reasoning, MarkersFromTheVocabularysAddedTokens) {
+  DIFFTX_REQUIRE_DATA("hf/llama3/tokenizer.json");
+  const auto with = [](const std::vector<std::pair<int, std::string>>& renamed) {
+    nlohmann::json j = nlohmann::json::parse(io::read_whole_file(data::data_root() / "hf/llama3/tokenizer.json"));
+    for (nlohmann::json& t : j["added_tokens"])
+      for (const auto& [id, content] : renamed)
+        if (t["id"] == id) t["content"] = content;
+    testing::TempDir dir;
+    testing::write_bytes(dir / "tokenizer.json", j.dump());
+    return reasoning_markers_of_vocabulary(data::load_tokenizer(dir.path().string()));
+  };
+  const std::optional<ReasoningMarkers> both = with({{128250, "<think>"}, {128251, "</think>"}});
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->open, "<think>");
+  EXPECT_FALSE(with({{128250, "<think>"}}).has_value());
+  EXPECT_FALSE(with({}).has_value());
 }
 
 // Magistral's [THINK] and Seed-OSS's <seed:think>, from their templates or by name, split as <think> does.
