@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <unicode/uchar.h>
+
 #include "chat/template_error.h"
 
 namespace difftx::chat {
@@ -193,23 +195,42 @@ std::string python_float(double d) {
 
 namespace {
 
+// Python's str.isprintable for one code point above ASCII: not a control, format, surrogate,
+// private-use, unassigned, line or paragraph separator or space character.
+bool printable(uint32_t u) {
+  switch (u_charType(static_cast<UChar32>(u))) {
+    case U_CONTROL_CHAR:
+    case U_FORMAT_CHAR:
+    case U_SURROGATE:
+    case U_PRIVATE_USE_CHAR:
+    case U_UNASSIGNED:
+    case U_LINE_SEPARATOR:
+    case U_PARAGRAPH_SEPARATOR:
+    case U_SPACE_SEPARATOR: return false;
+    default: return true;
+  }
+}
+
+// Python's repr of a str: its quote, and escapes for what is not printable (\xhh, \uhhhh, \Uhhhhhhhh).
 std::string repr_string(const std::string& s) {
   const bool has_single = s.find('\'') != std::string::npos;
   const bool has_double = s.find('"') != std::string::npos;
   const char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
-  for (unsigned char c : s) {
+  for (const std::string& cp : code_points(s)) {
+    const unsigned char c = static_cast<unsigned char>(cp[0]);
+    const uint32_t u = code_point_value(cp);
     if (c == '\\') out += "\\\\";
     else if (c == quote) out += std::string("\\") + static_cast<char>(c);
     else if (c == '\n') out += "\\n";
     else if (c == '\r') out += "\\r";
     else if (c == '\t') out += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\x%02x", c);
+    else if (u < 0x20 || u == 0x7f || (u >= 0x80 && !printable(u))) {
+      char b[16];
+      std::snprintf(b, sizeof b, u < 0x100 ? "\\x%02x" : u < 0x10000 ? "\\u%04x" : "\\U%08x", u);
       out += b;
     } else {
-      out += static_cast<char>(c);
+      out += cp;
     }
   }
   return out + quote;
@@ -426,7 +447,7 @@ void json_string(const std::string& s, bool ensure_ascii, std::string& out) {
     if (c < 0x20) {
       std::snprintf(b, sizeof b, "\\u%04x", c);
       out += b;
-    } else if (c >= 0x80 && ensure_ascii) {
+    } else if ((c >= 0x7f) && ensure_ascii) {  // DEL too, as Python's json.dumps escapes it
       const std::string cp = code_points(s.substr(i, 4))[0];
       uint32_t u = code_point_value(cp);
       if (u >= 0x10000) {

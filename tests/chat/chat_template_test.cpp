@@ -362,6 +362,15 @@ TEST(ChatTemplate, ANamedToolUseTemplateRendersCallsWithTools) {
   EXPECT_EQ(t->tools_source(), "T{{ tools | length }}<tool_call>{{ eos_token }}");
 }
 
+// Python's repr escapes what str.isprintable refuses (no-break and other spaces, format and line
+// separators, C1 controls) and keeps the rest; json.dumps(ensure_ascii=True) escapes DEL. The
+// expected texts are what jinja2 printed for the same template.
+TEST(ChatTemplate, ReprAndAsciiJsonEscapeAsPython) {
+  EXPECT_EQ(render(R"({{ xs }})", R"({"xs": ["a\u00a0b", "c\u200bd", "e\u2028f", "g\u00e9h", "\ud83d\ude00", "\u0085"]})"),
+            "['a\\xa0b', 'c\\u200bd', 'e\\u2028f', 'g\u00e9h', '\U0001F600', '\\x85']");
+  EXPECT_EQ(render(R"({{ x | tojson(ensure_ascii=true) }})", R"({"x": "\u007f"})"), R"("\u007f")");
+}
+
 TEST(ChatTemplate, NormalizesNewlinesAndDropsOneTrailingNewline) {
   EXPECT_EQ(render("line1\r\nline2\rline3\n\n"), "line1\nline2\nline3\n");
 }
