@@ -273,7 +273,7 @@ class Stream {
 std::string chat_prompt(const ServedModel& m, const ChatRequest& r) {
   std::string rendered = m.render_chat(r.messages, r.add_generation_prompt, r.template_kwargs);
   if (!r.continue_final_message) return rendered;
-  std::string last = r.messages.back().value("content", "");
+  std::string last = content_text(r.messages.back().value("content", nlohmann::ordered_json("")));
   const size_t first = last.find_first_not_of(" \t\n\r"), end = last.find_last_not_of(" \t\n\r");
   last = first == std::string::npos ? "" : last.substr(first, end - first + 1);
   const size_t at = last.empty() ? std::string::npos : rendered.rfind(last);

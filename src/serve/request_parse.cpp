@@ -167,22 +167,20 @@ std::vector<Prompt> parse_prompts(const Fields& f, int64_t vocab_size) {
   return prompts;
 }
 
-// A message's content: a string, or a list of text parts (joined by newlines, as vLLM joins them).
-std::string message_content(const ordered_json& content) {
-  if (content.is_string()) return content.get<std::string>();
+// A message's content: a string, or a list of text parts (checked; the renderer joins them or
+// passes them on, served_model.h).
+ordered_json message_content(const ordered_json& content) {
+  if (content.is_string()) return content;
   if (!content.is_array())
     bad_param("messages",
               "a message's 'content' must be a string or a list of parts, not " + json_type_name(json(content)));
-  std::string text;
   for (const ordered_json& part : content) {
     if (!part.is_object() || !part.contains("type") || !part["type"].is_string())
       bad_param("messages", "a content part must be an object with a 'type'");
     if (part["type"] != "text") unsupported("messages", "content of type '" + part["type"].get<std::string>() + "'");
     if (!part.contains("text") || !part["text"].is_string()) bad_param("messages", "a text part needs a string 'text'");
-    if (&part != &content.front()) text += '\n';
-    text += part["text"].get<std::string>();
   }
-  return text;
+  return content;
 }
 
 ordered_json parse_messages(const ordered_json& body) {
@@ -203,7 +201,7 @@ ordered_json parse_messages(const ordered_json& body) {
     // As OpenAI: only an assistant message may leave out its content (a turn of tool calls).
     if ((content == m.end() || content->is_null()) && *role != "assistant")
       bad_param("messages", "a " + role->get<std::string>() + " message needs a 'content'");
-    out["content"] = content == m.end() || content->is_null() ? std::string() : message_content(*content);
+    out["content"] = content == m.end() || content->is_null() ? ordered_json("") : message_content(*content);
     if (m.contains("tool_calls") && m["tool_calls"].is_null()) out.erase("tool_calls");  // null: none
     if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
       if (*role != "assistant") bad_param("messages", "only an assistant message may have 'tool_calls'");
@@ -250,6 +248,14 @@ ordered_json template_variables(const Fields& f, const ordered_json& ordered, co
 // Keys in one object of a request: parse_ordered_body's ordered_json inserts each key in time linear
 // in the object's keys (a body of 300,000 keys took 77 s); no request field needs more.
 constexpr int64_t kMaxRequestObjectKeys = 1024;
+
+std::string content_text(const ordered_json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  std::string text;
+  if (content.is_array())
+    for (size_t i = 0; i < content.size(); ++i) text += (i ? "\n" : "") + content[i].value("text", std::string());
+  return text;
+}
 
 json parse_body(std::string_view body) {
   try {

@@ -49,8 +49,9 @@ struct CompletionRequest {
 
 struct ChatRequest {
   GenerationParams params;
-  // [{role, content: string, ...}], content parts joined, tool calls' arguments as objects; keys
-  // in the order the client wrote them (templates print tool calls with tojson).
+  // [{role, content, ...}], content a string or a list of text parts (content_text), tool calls'
+  // arguments as objects; keys in the order the client wrote them (templates print tool calls
+  // with tojson).
   nlohmann::ordered_json messages;
   // Extra variables for the template: chat_template_kwargs, and `tools` and `documents` when given.
   nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
@@ -59,6 +60,10 @@ struct ChatRequest {
   // add_generation_prompt false) continues the final assistant message where its text ends.
   bool add_generation_prompt = true, continue_final_message = false;
 };
+
+// A message's content as text: a string as it is, a list's text parts joined by newlines (as vLLM
+// joins them for a template that takes a string).
+std::string content_text(const nlohmann::ordered_json& content);
 
 struct TokenizeRequest {
   std::string text;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <regex>
 
 #include "serve/chat_prompt.h"
 #include "serve/api_error.h"
@@ -26,19 +27,28 @@ std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string&
   }
 }
 
+bool iterates_content_parts(const std::string& source) {
+  static const std::regex loop(R"(for\s+\w+\s+in\s+\w+\s*(\[\s*['"]content['"]\s*\]|\.content\b))");
+  return std::regex_search(source, loop);
+}
+
 ChatRenderer chat_renderer(chat::ChatTemplate tmpl) {
   // OpenAI's `developer` messages are its system prompt for newer models. A template that never
   // names the role would drop them (or refuse them), so they reach it as `system`, as llama.cpp
-  // and vLLM pass them.
+  // and vLLM pass them. A message's text parts reach a template that loops over them as they are,
+  // any other joined (vLLM's "openai" and "string" content formats).
   const bool knows_developer = tmpl.source.find("developer") != std::string::npos;
-  return [tmpl = std::move(tmpl), knows_developer](const nlohmann::ordered_json& messages, bool add_generation_prompt,
-                                                   const nlohmann::ordered_json& extra) {
+  const bool takes_parts = iterates_content_parts(tmpl.source);
+  return [tmpl = std::move(tmpl), knows_developer, takes_parts](const nlohmann::ordered_json& messages,
+                                                                bool add_generation_prompt,
+                                                                const nlohmann::ordered_json& extra) {
     try {
-      if (knows_developer) return tmpl.render(messages, add_generation_prompt, extra);
-      nlohmann::ordered_json as_system = messages;
-      for (auto& m : as_system)
-        if (m.value("role", "") == "developer") m["role"] = "system";
-      return tmpl.render(as_system, add_generation_prompt, extra);
+      nlohmann::ordered_json given = messages;
+      for (auto& m : given) {
+        if (!knows_developer && m.value("role", "") == "developer") m["role"] = "system";
+        if (!takes_parts && m.contains("content") && m["content"].is_array()) m["content"] = content_text(m["content"]);
+      }
+      return tmpl.render(given, add_generation_prompt, extra);
     } catch (const chat::TemplateError& e) {
       throw ApiError(400, std::string("the chat template refused the messages: ") + e.what(), "messages",
                      "template_error");

@@ -44,6 +44,9 @@ std::vector<int32_t> encode_text_prompt(const ServedModel& m, const std::string&
 std::vector<int32_t> encode_chat_prompt(const ServedModel& m, const std::string& rendered);
 // Renders with the template; what the template refuses (raise_exception) is a 400 with its message.
 ChatRenderer chat_renderer(chat::ChatTemplate tmpl);
+// Whether a template loops over a message's content (`for part in message['content']`): then it
+// takes the parts as a list, as vLLM detects it.
+bool iterates_content_parts(const std::string& template_source);
 
 // n Requests per prompt (prompt-major), choice i of a prompt seeded seed + i. A prompt that
 // leaves no room in the context, or max_tokens beyond it, is a 400 naming the lengths.

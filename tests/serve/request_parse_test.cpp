@@ -274,7 +274,8 @@ TEST(ServeRequestParse, ChatMessages) {
                                   {"role": "assistant", "content": null}],
                     "chat_template_kwargs": {"enable_thinking": false}})");
   ASSERT_EQ(r.messages.size(), 3u);
-  EXPECT_EQ(r.messages[1]["content"], "a\nb");  // text parts joined by newlines, as vLLM joins them
+  EXPECT_EQ(content_text(r.messages[1]["content"]), "a\nb");  // text parts, joined by newlines as vLLM joins them
+  EXPECT_TRUE(r.messages[1]["content"].is_array());           // where the template takes a string
   EXPECT_EQ(r.messages[2]["content"], "");
   EXPECT_EQ(r.template_kwargs["enable_thinking"], false);
   // reasoning_effort reaches the template as a variable; chat_template_kwargs may set it instead.

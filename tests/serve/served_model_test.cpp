@@ -91,6 +91,21 @@ TEST(ServeRequests, ChatPromptsHaveOnePrefix) {
   EXPECT_TRUE(chat_stop_ids(tmpl, tokenizer).empty());
 }
 
+// A message's text parts: joined by newlines for a template that prints the content, passed on as
+// a list to one that loops over them (Gemma 3's, Llama 4's), as vLLM decides.
+TEST(ServeRequests, ContentPartsReachATemplateAsItTakesThem) {
+  const auto parts = nlohmann::ordered_json::parse(
+      R"([{"role": "user", "content": [{"type": "text", "text": "one"}, {"type": "text", "text": "two"}]}])");
+  const ChatRenderer joined = chat_renderer(chat::ChatTemplate::parse("{{ messages[0]['content'] }}"));
+  EXPECT_EQ(joined(parts, false, nlohmann::ordered_json::object()), "one\ntwo");
+  const ChatRenderer looped = chat_renderer(chat::ChatTemplate::parse(
+      "{% for message in messages %}{% for part in message['content'] %}[{{ part['text'] }}]{% endfor %}{% endfor %}"));
+  EXPECT_EQ(looped(parts, false, nlohmann::ordered_json::object()), "[one][two]");
+  EXPECT_TRUE(iterates_content_parts("{%- for item in message['content'] -%}"));
+  EXPECT_TRUE(iterates_content_parts("{% for c in message.content %}"));
+  EXPECT_FALSE(iterates_content_parts("{{ message['content'] | trim }}"));
+}
+
 TEST(ServeRequests, TemplateRefusalsAre400sWithTheirMessage) {
   const ChatRenderer render = chat_renderer(chat::ChatTemplate::parse(
       "{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}ok"));
