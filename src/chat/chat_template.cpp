@@ -128,20 +128,27 @@ std::string render_with(const Body& body, const ChatTemplate& t, const Json& mes
   return render_body(body, vars);
 }
 
+// Whether a call passes tools (transformers renders the tool_use template then).
+template <typename Json>
+bool has_tools(const Json& extra) {
+  return extra.is_object() && extra.contains("tools") && !extra["tools"].is_null();
+}
+
 }  // namespace
+
+const Body& ChatTemplate::body_for(bool tools) const {
+  DIFFTX_CHECK(body_ != nullptr, "chat template: render() before parse()");
+  return tools && tool_use_body_ ? *tool_use_body_ : *body_;
+}
 
 std::string ChatTemplate::render(const nlohmann::json& messages, bool add_generation_prompt,
                                  const nlohmann::json& extra) const {
-  DIFFTX_CHECK(body_ != nullptr, "chat template: render() before parse()");
-  const bool tools = extra.is_object() && extra.contains("tools") && !extra["tools"].is_null();
-  return render_with(tools && tool_use_body_ ? *tool_use_body_ : *body_, *this, messages, add_generation_prompt, extra);
+  return render_with(body_for(has_tools(extra)), *this, messages, add_generation_prompt, extra);
 }
 
 std::string ChatTemplate::render(const nlohmann::ordered_json& messages, bool add_generation_prompt,
                                  const nlohmann::ordered_json& extra) const {
-  DIFFTX_CHECK(body_ != nullptr, "chat template: render() before parse()");
-  const bool tools = extra.is_object() && extra.contains("tools") && !extra["tools"].is_null();
-  return render_with(tools && tool_use_body_ ? *tool_use_body_ : *body_, *this, messages, add_generation_prompt, extra);
+  return render_with(body_for(has_tools(extra)), *this, messages, add_generation_prompt, extra);
 }
 
 }  // namespace difftx::chat

@@ -56,6 +56,8 @@ struct ChatTemplate {
  private:
   using BodyPtr = std::shared_ptr<const std::vector<std::shared_ptr<const Stmt>>>;
   void take_special_tokens(const nlohmann::json& config);
+  // The statements that render a call: tool_use's where it passes tools and there is one.
+  const std::vector<std::shared_ptr<const Stmt>>& body_for(bool tools) const;
   BodyPtr body_, tool_use_body_;
 };
 

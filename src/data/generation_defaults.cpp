@@ -14,13 +14,6 @@ using json = nlohmann::json;
 
 constexpr int64_t kMaxId = (1 << 24) - 1;
 
-std::optional<json> read_json(const fs::path& file) {
-  if (!fs::is_regular_file(file)) return std::nullopt;
-  json j = io::read_json_file(file);
-  DIFFTX_CHECK(j.is_object(), file.string(), ": expected a JSON object");
-  return j;
-}
-
 void add_eos_ids(const json& j, const fs::path& file, std::vector<int32_t>& ids) {
   if (!j.contains("eos_token_id") || j["eos_token_id"].is_null()) return;
   const json& v = j["eos_token_id"];
@@ -47,8 +40,8 @@ std::optional<T> number(const json& j, const char* key, double lo, double hi, co
 GenerationDefaults read_generation_defaults(const fs::path& dir) {
   GenerationDefaults d;
   const fs::path config_file = dir / "config.json", generation_file = dir / "generation_config.json";
-  if (const auto config = read_json(config_file)) add_eos_ids(*config, config_file, d.eos_ids);
-  const auto g = read_json(generation_file);
+  if (const auto config = io::read_json_object_if_present(config_file)) add_eos_ids(*config, config_file, d.eos_ids);
+  const auto g = io::read_json_object_if_present(generation_file);
   if (!g) return d;
   add_eos_ids(*g, generation_file, d.eos_ids);
   d.temperature = number<double>(*g, "temperature", 0, 100, generation_file);

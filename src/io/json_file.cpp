@@ -88,6 +88,13 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   return parse_json_text(read_whole_file(path), path.string());
 }
 
+std::optional<nlohmann::json> read_json_object_if_present(const std::filesystem::path& path) {
+  if (!std::filesystem::is_regular_file(path)) return std::nullopt;
+  nlohmann::json j = read_json_file(path);
+  DIFFTX_CHECK(j.is_object(), path.string(), ": expected a JSON object");
+  return j;
+}
+
 void write_json_file(const std::filesystem::path& path, const nlohmann::json& value) {
   std::string text;
   try {

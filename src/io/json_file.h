@@ -2,6 +2,7 @@
 // pretty-printed (2-space indent, trailing newline). nlohmann-json is the JSON library.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,9 @@
 namespace difftx::io {
 
 nlohmann::json read_json_file(const std::filesystem::path& path);
+// A file that holds one JSON object, or nullopt where there is no such file (a model directory's
+// optional config files); any other value is an error naming the file.
+std::optional<nlohmann::json> read_json_object_if_present(const std::filesystem::path& path);
 // Arrays and objects nested deeper than this are refused: the parser, the destructor and dump()
 // recurse per level, so a hostile 100,000-deep value would overflow the stack.
 inline constexpr int kMaxJsonDepth = 256;

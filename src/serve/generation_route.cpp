@@ -4,6 +4,7 @@
 #include <chrono>
 #include <random>
 
+#include "chat/strings.h"
 #include "data/utf8.h"
 #include "serve/choice_run.h"
 #include "serve/client_connection.h"
@@ -269,13 +270,13 @@ class Stream {
 
 // The prompt: the messages with the template's generation prompt, or without it
 // (add_generation_prompt false), cut where the final message's text ends (continue_final_message),
-// as transformers cuts it: after the last place the rendering holds that text, stripped.
+// as transformers cuts it: after the last place the rendering holds that text, stripped as
+// Python's str.strip strips.
 std::string chat_prompt(const ServedModel& m, const ChatRequest& r) {
   std::string rendered = m.render_chat(r.messages, r.add_generation_prompt, r.template_kwargs);
   if (!r.continue_final_message) return rendered;
-  std::string last = content_text(r.messages.back().value("content", nlohmann::ordered_json("")));
-  const size_t first = last.find_first_not_of(" \t\n\r"), end = last.find_last_not_of(" \t\n\r");
-  last = first == std::string::npos ? "" : last.substr(first, end - first + 1);
+  const std::string last =
+      chat::py_strip(content_text(r.messages.back().value("content", nlohmann::ordered_json(""))), std::nullopt, true, true);
   const size_t at = last.empty() ? std::string::npos : rendered.rfind(last);
   if (at == std::string::npos)
     throw ApiError(400, "continue_final_message: the rendered prompt does not hold the final message's text",

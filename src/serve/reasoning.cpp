@@ -59,7 +59,7 @@ bool prompt_opens_reasoning(std::string_view prompt, std::string_view conversati
   return prompt.find(m.close, open + m.open.size()) == std::string_view::npos;
 }
 
-std::optional<size_t> reopened_body(std::string_view reply, const ReasoningMarkers& m, bool final) {
+std::optional<size_t> open_marker_end(std::string_view reply, const ReasoningMarkers& m, bool final) {
   constexpr size_t kLeadingSpace = 16;
   size_t i = 0;
   while (i < reply.size() && i <= kLeadingSpace &&
@@ -76,27 +76,17 @@ ReasoningSplit split_reasoning(std::string_view text, const ReasoningMarkers& m,
   ReasoningSplit out;
   size_t body = 0;
   if (!open_at_start) {
-    // A block only where the reply starts with the open marker (after at most kLeadingSpace bytes
-    // of white space: a reply of more is content, streamed as it comes, not held to its end).
-    constexpr size_t kLeadingSpace = 16;
-    size_t i = 0;
-    while (i < text.size() && i <= kLeadingSpace &&
-           (text[i] == ' ' || text[i] == '\n' || text[i] == '\t' || text[i] == '\r'))
-      ++i;
-    if (i > kLeadingSpace) {
+    // A block only where the reply starts with the open marker.
+    const std::optional<size_t> end = open_marker_end(text, m, final);
+    if (!end) {  // the marker may be coming
+      out.held = text.size();
+      return out;
+    }
+    if (*end == 0) {
       out.content = std::string(text);
       return out;
     }
-    const std::string_view rest = text.substr(i);
-    if (rest.substr(0, m.open.size()) != m.open) {
-      if (!final && m.open.substr(0, rest.size()) == rest) {  // the marker may be coming
-        out.held = text.size();
-        return out;
-      }
-      out.content = std::string(text);
-      return out;
-    }
-    body = i + m.open.size();
+    body = *end;
   }
   out.had_block = true;
   const size_t close = text.find(m.close, body);

@@ -33,10 +33,12 @@ std::string reasoning_format_names(std::string_view separator);
 // <think> that a message holds opens nothing.
 bool prompt_opens_reasoning(std::string_view prompt, std::string_view conversation, const ReasoningMarkers& markers);
 
-// Where the block's body starts in a reply whose prompt opened the block: after the open marker
-// where the model writes it again anyway (after white space; vLLM drops it too), else at 0;
-// nullopt while the reply's start may still become that marker (never when final).
-std::optional<size_t> reopened_body(std::string_view reply, const ReasoningMarkers& markers, bool final);
+// Where the open marker a reply starts with ends: after at most 16 bytes of white space (a reply
+// of more is content, streamed as it comes, not held to its end); 0 where the reply does not
+// start with it; nullopt while its start may still become the marker (never when final). Where
+// the prompt opened the block, a marker the model writes again anyway is dropped there (as vLLM
+// drops it).
+std::optional<size_t> open_marker_end(std::string_view reply, const ReasoningMarkers& markers, bool final);
 
 struct ReasoningSplit {
   std::string reasoning, content;

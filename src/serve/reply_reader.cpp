@@ -6,7 +6,7 @@ ReplyParts read_reply(const ReplyFormat& f, std::string_view text, bool final) {
   ReplyParts p;
   std::string rest(text);
   if (f.reasoning) {
-    if (f.reasoning_open) text.remove_prefix(reopened_body(text, *f.reasoning, final).value_or(0));
+    if (f.reasoning_open) text.remove_prefix(open_marker_end(text, *f.reasoning, final).value_or(0));
     ReasoningSplit split = split_reasoning(text, *f.reasoning, f.reasoning_open, final);
     p.reasoning = std::move(split.reasoning);
     p.had_reasoning = split.had_block;
@@ -26,7 +26,7 @@ ReplyDelta ReplyStream::push(std::string_view delta, bool final) {
   text_ += delta;
   ReplyDelta out;
   if (format_.reasoning && format_.reasoning_open && !body_from_) {  // a repeated open marker is not reasoning
-    const std::optional<size_t> body = reopened_body(text_, *format_.reasoning, final);
+    const std::optional<size_t> body = open_marker_end(text_, *format_.reasoning, final);
     if (!body) return out;
     body_from_ = *body;
   }

@@ -4,11 +4,30 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <string_view>
 
 #include "backends/vulkan/vulkan_backend.h"
 #include "core/error.h"
 
 namespace difftx::backends::vulkan {
+
+namespace {
+
+// A numeric setting of the environment, one of `allowed` ("32", "64", ...), or 0 where unset;
+// another value is an error naming the variable.
+int64_t env_choice(const char* name, std::initializer_list<std::string_view> allowed) {
+  const char* v = std::getenv(name);
+  if (!v) return 0;
+  const std::string value = v;
+  std::string choices;
+  for (const std::string_view a : allowed) {
+    if (value == a) return std::stoll(value);
+    choices += (choices.empty() ? "" : ", ") + std::string(a);
+  }
+  fail("vulkan: ", name, " must be one of ", choices, ", got '", value.substr(0, 64), "'");
+}
+
+}  // namespace
 
 bool names_vulkan(const std::string& device) { return device == "vulkan" || device.rfind("vulkan:", 0) == 0; }
 
@@ -36,16 +55,8 @@ Backend& open_device(const std::string& device) {
   options.sync_validation = validation == "sync";
   const char* stats = std::getenv("DIFFTX_VULKAN_PIPELINE_STATS");
   options.pipeline_statistics = stats && std::string(stats) == "1";
-  const char* chunk = std::getenv("DIFFTX_VULKAN_DECODE_CHUNK");  // 32, 64 or 128: Capabilities::decode_min_chunk
-  const std::string chunk_value = chunk ? chunk : "";
-  DIFFTX_CHECK(chunk_value.empty() || chunk_value == "32" || chunk_value == "64" || chunk_value == "128",
-               "vulkan: DIFFTX_VULKAN_DECODE_CHUNK must be 32, 64 or 128, got '", chunk_value.substr(0, 64), "'");
-  if (!chunk_value.empty()) options.decode_min_chunk = std::stoi(chunk_value);
-  const char* slices = std::getenv("DIFFTX_VULKAN_GEMM_SLICES");  // 1, 2 or 4: Capabilities::gemm_max_slices
-  const std::string slices_value = slices ? slices : "";
-  DIFFTX_CHECK(slices_value.empty() || slices_value == "1" || slices_value == "2" || slices_value == "4",
-               "vulkan: DIFFTX_VULKAN_GEMM_SLICES must be 1, 2 or 4, got '", slices_value.substr(0, 64), "'");
-  if (!slices_value.empty()) options.gemm_max_slices = std::stoi(slices_value);
+  options.decode_min_chunk = env_choice("DIFFTX_VULKAN_DECODE_CHUNK", {"32", "64", "128"});
+  options.gemm_max_slices = env_choice("DIFFTX_VULKAN_GEMM_SLICES", {"1", "2", "4"});
   auto backend = std::make_unique<VulkanBackend>(index, options);
   const int chosen = backend->context().index();
   if (index < 0) chosen_for_vulkan = chosen;

@@ -141,17 +141,18 @@ void require_gguf_architecture(const ModelConfig& c) {
 
 GgufChatMetadata gguf_chat_metadata(const std::filesystem::path& dir, const data::Tokenizer& tokenizer) {
   GgufChatMetadata m;
-  const auto read = [](const std::filesystem::path& path) {
-    return std::filesystem::is_regular_file(path) ? io::read_json_file(path) : nlohmann::json::object();
-  };
-  const nlohmann::json tokenizer_config = read(dir / data::kHfTokenizerConfigFile);
-  const nlohmann::json config = read(dir / "config.json");
-  const auto id_of = [&](const char* token_key, const char* id_key) -> std::optional<int32_t> {
-    if (const auto it = tokenizer_config.find(token_key); it != tokenizer_config.end()) {
-      const nlohmann::json t = it->is_object() ? it->value("content", nlohmann::json()) : *it;
-      if (t.is_string())
-        if (const data::AddedToken* added = tokenizer.added().by_content(t.get<std::string>())) return added->id;
-    }
+  // tokenizer_config.json's templates and special tokens, as the chat templates read them.
+  chat::ChatTemplate read;
+  if (auto t = chat::ChatTemplate::from_model_dir(dir.string())) {
+    read = std::move(*t);
+    m.chat_template = read.source;
+    m.tool_use_template = read.tool_use_source;
+  } else {
+    read.take_special_tokens_of(dir.string());
+  }
+  const nlohmann::json config = io::read_json_object_if_present(dir / "config.json").value_or(nlohmann::json::object());
+  const auto id_of = [&](const std::string& token, const char* id_key) -> std::optional<int32_t> {
+    if (const data::AddedToken* added = token.empty() ? nullptr : tokenizer.added().by_content(token)) return added->id;
     if (const auto it = config.find(id_key); it != config.end()) {
       const nlohmann::json id = it->is_array() && !it->empty() ? it->front() : *it;
       if (id.is_number_integer() && id.get<int64_t>() >= 0 && id.get<int64_t>() < tokenizer.vocab_size())
@@ -159,12 +160,8 @@ GgufChatMetadata gguf_chat_metadata(const std::filesystem::path& dir, const data
     }
     return std::nullopt;
   };
-  m.bos_id = id_of("bos_token", "bos_token_id");
-  m.eos_id = id_of("eos_token", "eos_token_id");
-  if (const auto t = chat::ChatTemplate::from_model_dir(dir.string())) {
-    m.chat_template = t->source;
-    m.tool_use_template = t->tool_use_source;
-  }
+  m.bos_id = id_of(read.bos_token, "bos_token_id");
+  m.eos_id = id_of(read.eos_token, "eos_token_id");
   return m;
 }
 
