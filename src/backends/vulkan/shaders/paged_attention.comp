@@ -19,7 +19,7 @@
 // are added in slice order. A pass's keys are read in runs of pages whose regions share a binding
 // window (a uniform index into kv[]), and the key phase notes where each position lies; the
 // values follow, VLOADS positions at a time across pages (SHARED_VALUES: every thread reads the
-// same position, so its window is uniform) or a page at a time. Keys' elements and values'
+// same position, so its window is uniform) or a page at a time (every thread the same page). Keys' elements and values'
 // positions are loaded several at a time before their products, which stay one chain in order for
 // each slice, row and map (the bits depend on neither the loads nor the group).
 // window > 0: a row of length n attends to positions [n - window, n) only; its chunks start at
@@ -287,32 +287,35 @@ void main() {
           acc[j] = a;
         }
       }
-    } else {  // each accumulator over its own row's positions, a page at a time, its values LOADS ahead
-      [[unroll]] for (uint j = 0u; j < ACC; ++j) {
-        const uint e = t + WG * j;
-        if (e >= pairs * vw) break;
-        const uint pair = e / vw, col = e % vw, from = pass_lo[pair], to = pass_hi[pair];
-        float a = acc[j];
-        for (uint i = from; i < to;) {
-          const uvec2 region = kv_region(block_of(table, i));
-          const uint values = region.y + kv_key_bytes(), tt0 = i % p.P, in_page = min(to - i, p.P - tt0);
-          for (uint k = 0u; k < in_page; k += LOADS) {
+    } else {  // each accumulator over its own row's positions in the pass, its values LOADS ahead
+      // The pages go by in the same order in every thread (lo and hi are the workgroup's), so the
+      // window index into kv[] is uniform, as Vulkan requires of an index without nonuniformEXT;
+      // an accumulator takes the part of its row's positions in the page, in position order.
+      for (uint page = lo - lo % p.P; page < hi; page += p.P) {
+        const uvec2 region = kv_region(block_of(table, page));
+        const uint values = region.y + kv_key_bytes();
+        [[unroll]] for (uint j = 0u; j < ACC; ++j) {
+          const uint e = t + WG * j;
+          if (e >= pairs * vw) break;
+          const uint pair = e / vw, col = e % vw;
+          const uint from = max(pass_lo[pair], page), to = min(pass_hi[pair], page + p.P);
+          float a = acc[j];
+          for (uint i = from; i < to; i += LOADS) {
             float w[LOADS], v[LOADS];
             [[unroll]] for (uint q = 0u; q < LOADS; ++q) {
-              const uint tt = tt0 + k + q;
+              const uint tt = (i + q) % p.P;
               w[q] = v[q] = 0.0;
-              if (k + q < in_page) {
-                w[q] = scores[pair * PP + i + k + q - P0];
+              if (i + q < to) {
+                w[q] = scores[pair * PP + i + q - P0];
                 if (int8) w[q] *= scale_at(region.x, values + kv_value_element_bytes() + (g * p.P + tt) * 4u);
                 v[q] = element(region.x, values + kv_value_element(g, tt, col) * es);
               }
             }
             [[unroll]] for (uint q = 0u; q < LOADS; ++q)
-              if (k + q < in_page) a = fma(w[q], v[q], a);
+              if (i + q < to) a = fma(w[q], v[q], a);
           }
-          i += in_page;
+          acc[j] = a;
         }
-        acc[j] = a;
       }
     }
     barrier();
