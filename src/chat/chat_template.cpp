@@ -141,6 +141,10 @@ const Body& ChatTemplate::body_for(bool tools) const {
   return tools && tool_use_body_ ? *tool_use_body_ : *body_;
 }
 
+bool ChatTemplate::renders_tool_use(const nlohmann::ordered_json& extra) const {
+  return tool_use_body_ && has_tools(extra);
+}
+
 std::string ChatTemplate::render(const nlohmann::json& messages, bool add_generation_prompt,
                                  const nlohmann::json& extra) const {
   return render_with(body_for(has_tools(extra)), *this, messages, add_generation_prompt, extra);

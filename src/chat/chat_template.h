@@ -52,6 +52,8 @@ struct ChatTemplate {
   std::string tool_use_source;  // the named tool_use template's, "" without one
   // The text that shows how the model writes tool calls: the tool_use template's, else the default's.
   const std::string& tools_source() const { return tool_use_source.empty() ? source : tool_use_source; }
+  // Whether render() with this `extra` renders the tool_use template (it passes tools; there is one).
+  bool renders_tool_use(const nlohmann::ordered_json& extra) const;
 
  private:
   using BodyPtr = std::shared_ptr<const std::vector<std::shared_ptr<const Stmt>>>;

@@ -32,21 +32,35 @@ bool iterates_content_parts(const std::string& source) {
   return std::regex_search(source, loop);
 }
 
+namespace {
+
+// What a template's text says about the messages it takes.
+struct TemplateTakes {
+  bool developer;  // it names the `developer` role
+  bool parts;      // it loops over a message's content parts
+};
+TemplateTakes takes_of(const std::string& source) {
+  return {source.find("developer") != std::string::npos, iterates_content_parts(source)};
+}
+
+}  // namespace
+
 ChatRenderer chat_renderer(chat::ChatTemplate tmpl) {
   // OpenAI's `developer` messages are its system prompt for newer models. A template that never
   // names the role would drop them (or refuse them), so they reach it as `system`, as llama.cpp
   // and vLLM pass them. A message's text parts reach a template that loops over them as they are,
-  // any other joined (vLLM's "openai" and "string" content formats).
-  const bool knows_developer = tmpl.source.find("developer") != std::string::npos;
-  const bool takes_parts = iterates_content_parts(tmpl.source);
-  return [tmpl = std::move(tmpl), knows_developer, takes_parts](const nlohmann::ordered_json& messages,
-                                                                bool add_generation_prompt,
-                                                                const nlohmann::ordered_json& extra) {
+  // any other joined (vLLM's "openai" and "string" content formats). Both are read from the
+  // template that renders the call: the tool_use one where the call passes tools.
+  const TemplateTakes plain = takes_of(tmpl.source), with_tools = takes_of(tmpl.tools_source());
+  return [tmpl = std::move(tmpl), plain, with_tools](const nlohmann::ordered_json& messages,
+                                                    bool add_generation_prompt,
+                                                    const nlohmann::ordered_json& extra) {
     try {
+      const TemplateTakes takes = tmpl.renders_tool_use(extra) ? with_tools : plain;
       nlohmann::ordered_json given = messages;
       for (auto& m : given) {
-        if (!knows_developer && m.value("role", "") == "developer") m["role"] = "system";
-        if (!takes_parts && m.contains("content") && m["content"].is_array()) m["content"] = content_text(m["content"]);
+        if (!takes.developer && m.value("role", "") == "developer") m["role"] = "system";
+        if (!takes.parts && m.contains("content") && m["content"].is_array()) m["content"] = content_text(m["content"]);
       }
       return tmpl.render(given, add_generation_prompt, extra);
     } catch (const chat::TemplateError& e) {

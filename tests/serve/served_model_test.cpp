@@ -10,6 +10,8 @@
 #include "serve/api_error.h"
 #include "serve/chat_prompt.h"
 #include "serve/served_model.h"
+#include "io/io_test_files.h"
+#include "support/testing.h"
 
 namespace difftx::serve {
 namespace {
@@ -104,6 +106,25 @@ TEST(ServeRequests, ContentPartsReachATemplateAsItTakesThem) {
   EXPECT_TRUE(iterates_content_parts("{%- for item in message['content'] -%}"));
   EXPECT_TRUE(iterates_content_parts("{% for c in message.content %}"));
   EXPECT_FALSE(iterates_content_parts("{{ message['content'] | trim }}"));
+}
+
+// A model whose tool_use template differs from its default: the developer role and the content
+// parts follow the template that renders the call.
+TEST(ServeRequests, TheToolUseTemplateDecidesWhatItTakes) {
+  testing::TempDir dir;
+  nlohmann::json config;
+  config["chat_template"] = nlohmann::json::array(
+      {{{"name", "default"}, {"template", "{% for m in messages %}{{ m['role'] }}:{{ m['content'] }};{% endfor %}"}},
+       {{"name", "tool_use"},
+        {"template", "{% for m in messages %}{% if m['role'] == 'developer' %}dev:{% endif %}"
+                     "{% for part in m['content'] %}[{{ part['text'] }}]{% endfor %};{% endfor %}"}}});
+  testing::write_bytes(dir / "tokenizer_config.json", config.dump());
+  const ChatRenderer render = chat_renderer(*chat::ChatTemplate::from_model_dir(dir.path().string()));
+  const auto messages = nlohmann::ordered_json::parse(
+      R"([{"role": "developer", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}])");
+  EXPECT_EQ(render(messages, false, nlohmann::ordered_json::object()), "system:a\nb;");
+  const auto tools = nlohmann::ordered_json::parse(R"({"tools": [{"type": "function", "function": {"name": "f"}}]})");
+  EXPECT_EQ(render(messages, false, tools), "dev:[a][b];");
 }
 
 TEST(ServeRequests, TemplateRefusalsAre400sWithTheirMessage) {
