@@ -1,6 +1,7 @@
 #include "grammar/gbnf.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "data/utf8.h"
@@ -41,12 +42,17 @@ class Parser {
       const int32_t rule = b_.named_rule(name);
       if (b_.has_alternatives(rule)) error("rule '" + name + "' is defined twice");
       if (first < 0) first = rule;
+      skip_space(true);  // a rule's body may start on the next line (llama.cpp's json.gbnf)
       parse_alternatives(rule, 0);
       skip_space(true);
     }
     if (first < 0) error("the grammar has no rules");
+    // As llama.cpp: every rule used is defined, used or not from root, and root is the start.
+    for (const auto& [name, at] : used_)
+      if (!b_.has_alternatives(b_.named_rule(name))) pos_ = at, error("rule '" + name + "' is not defined");
     const int32_t root = b_.named_rule("root");
-    return b_.has_alternatives(root) ? root : first;
+    if (!b_.has_alternatives(root)) pos_ = 0, error("the grammar has no 'root' rule, where generation starts");
+    return root;
   }
 
  private:
@@ -219,6 +225,7 @@ class Parser {
           return seq;
         }
         pos_ = save + name.size();
+        used_.emplace(name, save);
         item = GrammarBuilder::ref(b_.named_rule(name));
       } else {
         if (c != '|' && c != ')' && c != '\n' && c != '\r' && !at_end())
@@ -226,12 +233,15 @@ class Parser {
         if (c == ')' && depth == 0) error("unmatched ')'");
         return seq;
       }
-      seq.push_back(postfix(item));
+      seq.push_back(postfix(item, depth));
     }
   }
 
-  Element postfix(Element item) {
+  // Repetition operators after an item, spaces allowed before each (newlines too inside a group).
+  Element postfix(Element item, int depth) {
     for (;;) {
+      const size_t before = pos_;
+      skip_space(depth > 0);
       const char c = peek();
       int64_t min, max;
       if (c == '*') min = 0, max = -1;
@@ -254,6 +264,7 @@ class Parser {
         }
         if (peek() != '}') error("expected '}'");
       } else {
+        pos_ = before;
         return item;
       }
       ++pos_;
@@ -268,6 +279,7 @@ class Parser {
   std::string_view text_;
   size_t pos_ = 0;
   GrammarBuilder& b_;
+  std::map<std::string, size_t> used_;  // each rule name used, and where first
 };
 
 }  // namespace

@@ -219,6 +219,22 @@ TEST(Gbnf, ErrorsNameTheLineAndColumn) {
   EXPECT_NE(error_of([] { parse_gbnf("root ::= " + std::string(5000, '(')); }).find("nested deeper"),
             std::string::npos);
   EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"{99999}"); }).find("beyond the limit"), std::string::npos);
+  // As llama.cpp refuses them: no root (a typo), and a rule used but never defined where root
+  // does not reach it.
+  EXPECT_NE(error_of([] { parse_gbnf("rot ::= \"a\""); }).find("no 'root' rule"), std::string::npos);
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"\nunused ::= zzz"); }).find("line 2 column 12: rule 'zzz' is not defined"),
+            std::string::npos);
+}
+
+// llama.cpp's own grammars start a rule's body on the line after ::= (grammars/json.gbnf) and
+// may put spaces before a repetition operator.
+TEST(Gbnf, ABodyOnTheNextLineAndSpacesBeforeOperators) {
+  const auto g = parse_gbnf("root ::=\n  \"a\" b * |\n  \"c\" {2}\nb ::=\n\n  \"b\"\n");
+  Automaton a(g);
+  for (const char* ok : {"a", "abbb", "cc"}) EXPECT_TRUE(accepts(a, ok)) << ok;
+  for (const char* bad : {"c", "ccc", "ba", "ab c"}) EXPECT_FALSE(accepts(a, bad)) << bad;
+  // A newline still ends a top-level sequence: an operator on the next line is not the item's.
+  EXPECT_NE(error_of([] { parse_gbnf("root ::= \"a\"\n*"); }).find("line 2"), std::string::npos);
 }
 
 TEST(Gbnf, ToGbnfReadsBackAsTheSameLanguage) {
