@@ -258,7 +258,8 @@ void bind_generate(py::module_& m, ModelClass& model) {
       },
       py::arg("prompts"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuations of all prompts, run together on one engine; each equals generate()\n"
-                   "of that prompt alone (the engine is batch-invariant).\n") +
+                   "of that prompt alone (the engine is batch-invariant), except a sampled request with a draft,\n"
+                   "whose text (not its distribution) can depend on the others.\n") +
        kSamplingDoc)
           .c_str());
 }
