@@ -73,7 +73,7 @@ std::string tool_call_id(const std::optional<ToolFormat>& format, const std::str
   if (!model_id.empty()) return model_id;
   static const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  const bool mistral = format == ToolFormat::mistral;
+  const bool mistral = format == ToolFormat::mistral || format == ToolFormat::mistral_v11;
   std::string id = mistral ? "" : "call_";
   for (int i = 0; i < (mistral ? 9 : 24); ++i) id += alphabet[rng() % 62];
   return id;

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "data/data_fixtures.h"
+#include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
 #include "grammar/automaton.h"
 #include "io/input_file.h"
@@ -248,6 +249,24 @@ TEST(Reasoning, OtherFormatsFromTheirTemplatesOrNames) {
   s = split_reasoning("weighing it</seed:think>\nYes.", *seed, true, true);
   EXPECT_EQ(s.reasoning, "weighing it");
   EXPECT_EQ(s.content, "\nYes.");
+}
+
+// --tool-parser mistral writes the form the tokenizer was trained on: [ARGS] marks v11 and later.
+TEST(ToolFormat, MistralsFormFromTheTokenizer) {
+  const auto tokenizer_with = [](std::map<std::string, int32_t> specials) {
+    data::TokenTable bytes;
+    for (int b = 0; b < 256; ++b) bytes.insert(std::string(1, static_cast<char>(b)), b);
+    specials.emplace("<|endoftext|>", 256);
+    return data::Tokenizer("t", std::move(bytes), data::gpt2_pattern(), specials);
+  };
+  const data::Tokenizer v11 = tokenizer_with({{"[TOOL_CALLS]", 257}, {"[ARGS]", 258}});
+  const data::Tokenizer v7 = tokenizer_with({{"[TOOL_CALLS]", 257}});
+  EXPECT_EQ(tool_format_for_tokenizer(ToolFormat::mistral, v11), ToolFormat::mistral_v11);
+  EXPECT_EQ(tool_format_for_tokenizer(ToolFormat::mistral, v7), ToolFormat::mistral);
+  EXPECT_EQ(tool_format_for_tokenizer(ToolFormat::mistral_v11, v7), ToolFormat::mistral_v11);
+  EXPECT_EQ(tool_format_for_tokenizer(ToolFormat::hermes, v11), ToolFormat::hermes);
+  EXPECT_EQ(tool_format_named("mistral_v11"), ToolFormat::mistral_v11);
+  EXPECT_EQ(tool_calls_marker(ToolFormat::mistral_v11), "[TOOL_CALLS]");
 }
 
 TEST(ReplyReader, StreamedPartsAddUpToTheWhole) {
