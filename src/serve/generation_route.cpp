@@ -31,7 +31,7 @@ struct Job {
   std::vector<int64_t> prompt_chars;  // per prompt: its text's characters (completions' text_offset)
   std::vector<int32_t> extra_stop;
   ResponseHeader header;
-  ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls)
+  ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls); completions: none
 };
 
 // One choice's progress.
@@ -286,6 +286,7 @@ std::string chat_prompt(const ServedModel& m, const ChatRequest& r) {
 
 void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::Response& res) {
   ServedModel& m = *state.model;
+  if (job.params.skip_special_tokens) job.params.options.silent_tokens = unread_special_tokens(*m.tokenizer, job.reply);
   auto run = std::make_unique<ChoiceRun>(*m.engine);
   run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
   if (!job.params.stream) return respond_once(state, job, *run, req, res);

@@ -646,6 +646,19 @@ std::vector<std::string> tool_call_markers(ToolFormat format) {
   return {};
 }
 
+std::vector<std::string> tool_parser_markers(ToolFormat format) {
+  std::vector<std::string> markers = tool_call_markers(format);
+  const auto add = [&](std::initializer_list<std::string_view> more) {
+    for (std::string_view m : more)
+      if (std::find(markers.begin(), markers.end(), m) == markers.end()) markers.emplace_back(m);
+  };
+  if (format == ToolFormat::mistral || format == ToolFormat::mistral_v11) add({kMistralArgs, kMistralCallId});
+  if (format == ToolFormat::xlam) add({kMistralOpen, kHermesOpen, kHermesClose});
+  if (format == ToolFormat::kimi_k2) add({kKimiOpenSingular, kKimiCloseSingular});
+  if (format == ToolFormat::pythonic) add({kPythonEnd});
+  return markers;
+}
+
 std::string tool_calls_marker(ToolFormat format) {
   return format == ToolFormat::xlam ? "[" : tool_call_markers(format).front();
 }

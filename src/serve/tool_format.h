@@ -136,6 +136,11 @@ std::string tool_calls_marker(ToolFormat format);
 // <|action_end|>, GLM's tags, closing markers). Where the tokenizer has one as a control token, a
 // constrained reply may write it as that token (grammar::TokenMasks), as the model was trained to.
 std::vector<std::string> tool_call_markers(ToolFormat format);
+// Every marker the family's parser reads: tool_call_markers and those it also takes (Mistral's
+// [ARGS] and [CALL_ID] for either form, xLAM's [TOOL_CALLS] and <tool_call> blocks, Kimi's section
+// markers in the singular, pythonic's <|python_end|>). Where one is a special token, a reply's text keeps it for the parser
+// (skip_special_tokens leaves the others out).
+std::vector<std::string> tool_parser_markers(ToolFormat format);
 
 // Rules of `j`'s builder for a turn of 1 to max_calls calls of the listed functions, from the
 // opening marker on; errors in a function's parameters are GrammarErrors at
