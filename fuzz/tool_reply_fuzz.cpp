@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       ToolFormat::phi4_mini,    ToolFormat::granite,     ToolFormat::deepseek_v3,  ToolFormat::deepseek_v31,
       ToolFormat::qwen3_coder,  ToolFormat::glm45,       ToolFormat::kimi_k2,      ToolFormat::internlm,
       ToolFormat::hunyuan_a13b, ToolFormat::minimax,     ToolFormat::xlam,         ToolFormat::granite_20b_fc,
-      ToolFormat::nemotron_json, ToolFormat::seed_oss};
+      ToolFormat::nemotron_json, ToolFormat::seed_oss,    ToolFormat::mistral_v11};
   // A parameter of each type (qwen3_coder and glm45 read values by them), others integers.
   static const std::vector<ToolFunction> kFunctions = {
       {"f", nlohmann::ordered_json::parse(R"({"type": "object", "properties": {"s": {"type": "string"},

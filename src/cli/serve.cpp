@@ -91,7 +91,7 @@ int run_serve(Args& args) {
     m->limits.draft_model = draft.model != nullptr;
     m->output.tokenizer = m->tokenizer.get();
     m->output.vocabulary = grammar::TokenVocabulary::of(*m->tokenizer, m->tokenizer->vocab_size());
-    m->output.tool_format = tool_format;
+    m->output.tool_format = tool_format ? serve::tool_format_for_tokenizer(*tool_format, *m->tokenizer) : tool_format;
     m->output.max_tool_calls = max_tool_calls;
     m->output.reasoning = serve::reasoning_markers_named(reasoning_parser);  // auto and none: nullopt
     if (auto tmpl = chat::load_chat_template(source.dir, source.chat_template)) {
@@ -131,9 +131,12 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "                        (a request may set 'draft': none|ngram|model and 'draft_tokens')\n"
                "  --max-choices N        n times prompts a request may ask for (default 16)\n"
                "  --tool-parser NAME     how the model writes tool calls: hermes (<tool_call> blocks: Hermes, Qwen),\n"
-               "                         llama3_json (Llama 3.x JSON calls), mistral ([TOOL_CALLS]), pythonic\n"
-               "                         ([f(x=1)]: Llama 3.2 / 4, Gemma 3 pythonic), phi4_mini (functools[...]),\n"
-               "                         granite (<|tool_call|>[...]), deepseek_v3 (DeepSeek V3's tool-call tokens),\n"
+               "                         llama3_json (Llama 3.x JSON calls), mistral ([TOOL_CALLS][...]; as\n"
+               "                         mistral_v11 where the tokenizer has [ARGS]), mistral_v11\n"
+               "                         ([TOOL_CALLS]NAME[ARGS]{...}: Mistral Small 3.2, Magistral, Devstral),\n"
+               "                         pythonic ([f(x=1)]: Llama 3.2 / 4, Gemma 3 pythonic), phi4_mini\n"
+               "                         (functools[...]), granite (<|tool_call|>[...]), deepseek_v3 (DeepSeek\n"
+               "                         V3's tool-call tokens),\n"
                "                         deepseek_v31 (DeepSeek V3.1's), qwen3_coder (<tool_call> blocks of\n"
                "                         <function=...> and <parameter=...>: Qwen3-Coder), glm45 or glm47\n"
                "                         (<tool_call> blocks of <arg_key> and <arg_value>: GLM-4.5 to 4.7),\n"

@@ -117,6 +117,7 @@ Engine::RequestId Engine::submit(Request r) {
   for (const std::string& s : o.stop_strings) DIFFTX_CHECK(!s.empty(), "a stop string must not be empty");
   for (int32_t id : o.stop_tokens)
     DIFFTX_CHECK(id >= 0 && id < V, "stop token ", id, " is outside the vocabulary [0, ", V, ")");
+  DIFFTX_CHECK(std::is_sorted(o.silent_tokens.begin(), o.silent_tokens.end()), "silent_tokens must be ascending");
   DIFFTX_CHECK(!o.constraint || o.constraint->vocab_size() == state_->vocab, "the constraint covers ",
                o.constraint ? o.constraint->vocab_size() : 0, " token ids, but the engine draws from ", state_->vocab);
   for (int32_t id : o.forced)

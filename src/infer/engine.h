@@ -75,6 +75,10 @@ struct RequestOptions {
   int64_t max_new_tokens = 128;
   std::vector<int32_t> stop_tokens;      // ends with `stop` when drawn (not streamed)
   std::vector<std::string> stop_strings; // ends with `stop` when the text contains one (cut before it)
+  // Tokens drawn as any other but that write no text (TokenEvent::text, and what stop strings
+  // are matched against), ascending: the special tokens a server leaves out of a reply, as
+  // vLLM's skip_special_tokens.
+  std::vector<int32_t> silent_tokens;
   // Tokens taken in turn instead of drawn (the sampler still counts them for its penalties):
   // scoring a given continuation through the decode path, with each token's logprob.
   std::vector<int32_t> forced;

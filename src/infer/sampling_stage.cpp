@@ -57,7 +57,8 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
   TokenEvent event;
   event.id = id;
   if (o.logprobs || o.top_logprobs > 0) event.logprob = token_logprob(logits, vocab_, id, o.top_logprobs, event.top);
-  if (tokenizer_ && id < tokenizer_->vocab_size()) event.text = s.text.push(tokenizer_->decode({&id, 1}));
+  const bool silent = std::binary_search(o.silent_tokens.begin(), o.silent_tokens.end(), id);
+  if (tokenizer_ && id < tokenizer_->vocab_size() && !silent) event.text = s.text.push(tokenizer_->decode({&id, 1}));
   s.tokens.push_back(id);
   ++counters_.generated_tokens;
   FinishReason reason = FinishReason::none;

@@ -31,7 +31,7 @@ struct Job {
   std::vector<int64_t> prompt_chars;  // per prompt: its text's characters (completions' text_offset)
   std::vector<int32_t> extra_stop;
   ResponseHeader header;
-  ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls)
+  ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls); completions: none
 };
 
 // One choice's progress.
@@ -73,7 +73,7 @@ std::string tool_call_id(const std::optional<ToolFormat>& format, const std::str
   if (!model_id.empty()) return model_id;
   static const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
   thread_local std::mt19937_64 rng{std::random_device{}()};
-  const bool mistral = format == ToolFormat::mistral;
+  const bool mistral = format == ToolFormat::mistral || format == ToolFormat::mistral_v11;
   std::string id = mistral ? "" : "call_";
   for (int i = 0; i < (mistral ? 9 : 24); ++i) id += alphabet[rng() % 62];
   return id;
@@ -286,6 +286,7 @@ std::string chat_prompt(const ServedModel& m, const ChatRequest& r) {
 
 void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::Response& res) {
   ServedModel& m = *state.model;
+  if (job.params.skip_special_tokens) job.params.options.silent_tokens = unread_special_tokens(*m.tokenizer, job.reply);
   auto run = std::make_unique<ChoiceRun>(*m.engine);
   run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
   if (!job.params.stream) return respond_once(state, job, *run, req, res);

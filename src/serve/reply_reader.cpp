@@ -1,5 +1,7 @@
 #include "serve/reply_reader.h"
 
+#include <algorithm>
+
 namespace difftx::serve {
 
 ReplyParts read_reply(const ReplyFormat& f, std::string_view text, bool final) {
@@ -20,6 +22,17 @@ ReplyParts read_reply(const ReplyFormat& f, std::string_view text, bool final) {
   p.content = std::move(calls.content);
   p.calls = std::move(calls.calls);
   return p;
+}
+
+std::vector<int32_t> unread_special_tokens(const data::Tokenizer& tokenizer, const ReplyFormat& format) {
+  std::vector<std::string> read;
+  if (format.tools) read = tool_parser_markers(*format.tools);
+  if (format.reasoning) read.insert(read.end(), {format.reasoning->open, format.reasoning->close});
+  std::vector<int32_t> ids;
+  for (const data::AddedToken& t : tokenizer.added().tokens())
+    if (t.special && std::find(read.begin(), read.end(), t.content) == read.end()) ids.push_back(t.id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
 }
 
 ReplyDelta ReplyStream::push(std::string_view delta, bool final) {

@@ -3,6 +3,7 @@
 // that may still turn out to be a marker held back until it is settled.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,12 @@ struct ReplyParts {
 };
 
 ReplyParts read_reply(const ReplyFormat& format, std::string_view text, bool final = true);
+
+// The special tokens (tokenizer.json's "special": true, tiktoken's special tokens) a reply's text
+// leaves out, ascending, as vLLM's skip_special_tokens does: all of them but the markers `format`
+// reads (its tool parser's, its reasoning block's). A stray <|im_start|> or reserved token the
+// model writes is not content; [TOOL_CALLS] is what the parser finds calls by.
+std::vector<int32_t> unread_special_tokens(const data::Tokenizer& tokenizer, const ReplyFormat& format);
 
 // A piece of a streamed call (OpenAI's tool_call delta): the first of a call carries its name
 // (and the model's id for it, if any), the others more of its arguments' text.

@@ -131,6 +131,10 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
   }
   s.logit_bias = parse_logit_bias(f, limits.vocab_size);
   parse_draft(f, limits, p.options);
+  p.skip_special_tokens = f.boolean("skip_special_tokens").value_or(true);
+  // vLLM's too; it joins special tokens with spaces only in its slow (Python) tokenizers' text,
+  // which byte-level BPE tokenizers are not: checked, and the text is the same either way.
+  f.boolean("spaces_between_special_tokens");
   return p;
 }
 
@@ -274,7 +278,8 @@ CompletionRequest parse_completion_request(const json& body, const ordered_json&
   const Fields f(body);
   check_keys(body, {"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "n", "stream",
                     "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty", "best_of",
-                    "logit_bias", "seed", "suffix", "draft", "draft_tokens"},
+                    "logit_bias", "seed", "suffix", "draft", "draft_tokens", "skip_special_tokens",
+                    "spaces_between_special_tokens"},
              kOutputFormatFields);
   CompletionRequest r;
   r.params = parse_common(f, limits, {"max_tokens"});
@@ -301,7 +306,7 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
                     "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
                     "functions", "function_call", "modalities", "chat_template_kwargs", "reasoning_effort",
                     "max_reasoning_tokens", "draft", "draft_tokens", "documents", "add_generation_prompt",
-                    "continue_final_message"},
+                    "continue_final_message", "skip_special_tokens", "spaces_between_special_tokens"},
              kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});

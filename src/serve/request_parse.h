@@ -34,6 +34,9 @@ struct GenerationParams {
   int64_t n = 1;
   bool stream = false, include_usage = false;
   bool logprobs = false;               // report the logprob of each token (and top_logprobs alternatives)
+  // vLLM's: the reply's text leaves out the special tokens its parsers do not read (reply_reader.h's
+  // unread_special_tokens); false keeps every one. Logprobs' tokens show them either way.
+  bool skip_special_tokens = true;
 };
 
 struct Prompt {

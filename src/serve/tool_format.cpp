@@ -4,6 +4,7 @@
 #include <span>
 
 #include "core/enum_names.h"
+#include "data/tokenizer.h"
 #include "serve/json_call.h"
 #include "serve/openai_response.h"
 #include "serve/python_literal.h"
@@ -21,6 +22,8 @@ using nlohmann::json;
 constexpr std::string_view kHermesOpen = "<tool_call>", kHermesClose = "</tool_call>";
 constexpr std::string_view kPythonTag = "<|python_tag|>";
 constexpr std::string_view kMistralOpen = "[TOOL_CALLS]";
+// What Mistral's tokenizers from v11 on write between a call's name and its arguments.
+constexpr std::string_view kMistralArgs = "[ARGS]", kMistralCallId = "[CALL_ID]";
 constexpr std::string_view kPythonStart = "<|python_start|>", kPythonEnd = "<|python_end|>";
 constexpr std::string_view kPhi4Open = "functools";
 constexpr std::string_view kGraniteOpen = "<|tool_call|>";
@@ -48,7 +51,8 @@ constexpr std::string_view kXlamMarkers[] = {"```json", "```[", "``` [", "```\n[
 
 constexpr EnumName<ToolFormat> kToolFormatNames[] = {
     {ToolFormat::hermes, "hermes"},           {ToolFormat::llama3_json, "llama3_json"},
-    {ToolFormat::mistral, "mistral"},         {ToolFormat::pythonic, "pythonic"},
+    {ToolFormat::mistral, "mistral"},         {ToolFormat::mistral_v11, "mistral_v11"},
+    {ToolFormat::pythonic, "pythonic"},
     {ToolFormat::phi4_mini, "phi4_mini"},     {ToolFormat::granite, "granite"},
     {ToolFormat::deepseek_v3, "deepseek_v3"}, {ToolFormat::deepseek_v31, "deepseek_v31"},
     {ToolFormat::qwen3_coder, "qwen3_coder"}, {ToolFormat::glm45, "glm45"},
@@ -63,6 +67,12 @@ constexpr EnumName<ToolFormat> kToolFormatAliases[] = {{ToolFormat::llama3_json,
                                                        {ToolFormat::qwen3_coder, "qwen3_xml"},
                                                        {ToolFormat::glm45, "glm47"},
                                                        {ToolFormat::granite_20b_fc, "granite-20b-fc"}};
+
+// OpenAI's function names: 1 to 64 of these.
+constexpr size_t kMaxFunctionName = 64;
+bool function_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
 
 // How much of the text's end could be the start of `marker` (held back while streaming).
 size_t partial_marker(std::string_view text, std::string_view marker) {
@@ -112,6 +122,15 @@ ToolParse& cut_short(ToolParse& p, ToolCall call, std::string_view rest, bool fi
     p.content += std::string(rest);
   }
   p.pending = !final;
+  return p;
+}
+
+// The ids the model wrote for its calls, less one an earlier call of the reply has (the server
+// makes one for it).
+ToolParse with_distinct_ids(ToolParse p) {
+  for (size_t k = 0; k < p.calls.size(); ++k)
+    for (size_t e = 0; e < k; ++e)
+      if (p.calls[e].id == p.calls[k].id) p.calls[k].id.clear();
   return p;
 }
 
@@ -427,22 +446,85 @@ ToolParse parse_kimi(std::string_view text, bool final) {
     return content_only(text, opens, final);
   }
   // The first section's opening form; either form closes it, as vLLM reads them.
-  ToolParse p = parse_call_section(text, singular < plural ? kKimiOpenSingular : kKimiOpen,
-                                   {kKimiClose, kKimiCloseSingular}, final, read_kimi_call);
-  for (size_t k = 0; k < p.calls.size(); ++k)  // an id an earlier call has goes: the server makes one
-    for (size_t e = 0; e < k; ++e)
-      if (p.calls[e].id == p.calls[k].id) p.calls[k].id.clear();
-  return p;
+  return with_distinct_ids(parse_call_section(text, singular < plural ? kKimiOpenSingular : kKimiOpen,
+                                              {kKimiClose, kKimiCloseSingular}, final, read_kimi_call));
+}
+
+// A Mistral call id: 9 letters and digits (its templates refuse others).
+bool mistral_call_id(std::string_view id) {
+  return id.size() == 9 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+         });
+}
+
+// A call of Mistral's tokenizers from v11 on at text[i], after its [TOOL_CALLS]: NAME, optionally
+// [CALL_ID]ID, [ARGS], the arguments object; or NAME and the object at once (vLLM reads that too:
+// Mistral's own decoding drops [ARGS]). Named once its arguments have begun, with the model's id
+// where it wrote one Mistral's templates take.
+Scan read_mistral_call(std::string_view text, size_t& i, ToolCall& call) {
+  size_t j = i;
+  while (j < text.size() && function_name_char(text[j])) ++j;
+  const std::string_view name = text.substr(i, j - i);
+  if (name.size() > kMaxFunctionName) return Scan::bad;
+  j = skip_json_space(text, j);
+  if (j >= text.size()) return Scan::more;
+  if (name.empty()) return Scan::bad;
+  std::string_view id;
+  const Scan id_marker = expect(text, j, kMistralCallId);
+  if (id_marker == Scan::more) return Scan::more;
+  if (id_marker == Scan::done) {
+    const size_t end = text.find('[', j);
+    if (end == std::string_view::npos) return Scan::more;
+    id = text.substr(j, end - j);
+    j = end;
+  }
+  if (text[j] == '[') {
+    if (const Scan s = expect(text, j, kMistralArgs); s != Scan::done) return s;
+    j = skip_json_space(text, j);
+    if (j >= text.size()) return Scan::more;
+  }
+  if (text[j] != '{') return Scan::bad;
+  call.name = std::string(name);
+  if (mistral_call_id(id)) call.id = std::string(id);
+  i = j;
+  return read_arguments_object(text, i, call);
+}
+
+// Mistral's calls after [TOOL_CALLS]: the list of its tokenizers before v11 ([{"name": ...,
+// "arguments": {...}}, ...], read_call_list), or from v11 on one call after each [TOOL_CALLS]
+// (read_mistral_call), back to back or with white space between. Text after the calls is content.
+ToolParse parse_mistral(std::string_view text, bool final) {
+  const size_t at = text.find(kMistralOpen);
+  if (at == std::string_view::npos) return content_only(text, kMistralOpen, final);
+  ToolParse p;
+  p.content = std::string(text.substr(0, at));
+  size_t i = skip_json_space(text, at + kMistralOpen.size());
+  if (i < text.size() && text[i] == '[') return read_call_list(std::move(p), text, at, i, "", final);
+  for (size_t open = at;;) {
+    ToolCall call;
+    const Scan s = read_mistral_call(text, i, call);
+    if (s == Scan::more) return cut_short(p, std::move(call), text.substr(open), final);
+    if (s == Scan::bad) {  // malformed: content from its [TOOL_CALLS] on, the calls before it stay
+      p.content += std::string(text.substr(open));
+      return p;
+    }
+    p.calls.push_back(std::move(call));
+    open = skip_json_space(text, i);
+    i = open;
+    const Scan next = expect(text, i, kMistralOpen);
+    if (next == Scan::more && !final) {
+      p.pending = true;
+      return p;
+    }
+    if (next != Scan::done) return with_rest(p, text, open, "", final);
+    i = skip_json_space(text, i);
+  }
 }
 
 }  // namespace
 
 bool valid_function_name(std::string_view name) {
-  if (name.empty() || name.size() > 64) return false;
-  for (char c : name)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
-      return false;
-  return true;
+  return !name.empty() && name.size() <= kMaxFunctionName && std::all_of(name.begin(), name.end(), function_name_char);
 }
 
 std::optional<ToolFormat> tool_format_named(std::string_view name) {
@@ -474,7 +556,7 @@ std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
   // <arg_key> in them.
   if (has(kHermesOpen))
     return has("<function=") ? ToolFormat::qwen3_coder : has("<arg_key>") ? ToolFormat::glm45 : ToolFormat::hermes;
-  if (has(kMistralOpen)) return ToolFormat::mistral;
+  if (has(kMistralOpen)) return has(kMistralArgs) ? ToolFormat::mistral_v11 : ToolFormat::mistral;
   if (has(kPythonTag) || (has("\"parameters\"") && has("ipython"))) return ToolFormat::llama3_json;
   // Families whose templates show none of the markers above, after them so that no template
   // recognised before changes family (xLAM's Llama template says "ipython", the Granite-20B one
@@ -485,6 +567,11 @@ std::optional<ToolFormat> tool_format_of_template(std::string_view source) {
   if (has(kFunctionCall)) return ToolFormat::granite_20b_fc;
   if (has(kNemotronOpen)) return ToolFormat::nemotron_json;
   return std::nullopt;
+}
+
+ToolFormat tool_format_for_tokenizer(ToolFormat format, const data::Tokenizer& tokenizer) {
+  const bool v11 = tokenizer.added().by_content(kMistralArgs) != nullptr;
+  return format == ToolFormat::mistral && v11 ? ToolFormat::mistral_v11 : format;
 }
 
 ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
@@ -508,6 +595,7 @@ ToolParse parse_tool_calls(ToolFormat format, std::string_view text, bool final,
     case ToolFormat::granite_20b_fc: return parse_tool_call_blocks(text, kFunctionCall, "", final, read_json_call);
     case ToolFormat::llama3_json: return parse_llama(text, final);
     case ToolFormat::mistral:
+    case ToolFormat::mistral_v11: return with_distinct_ids(parse_mistral(text, final));
     case ToolFormat::phi4_mini:
     case ToolFormat::granite: return parse_json_list(text, tool_calls_marker(format), "", final);
     case ToolFormat::hunyuan_a13b: return parse_hunyuan(text, final);
@@ -548,6 +636,7 @@ std::vector<std::string> tool_call_markers(ToolFormat format) {
     case ToolFormat::seed_oss: return of({kSeedOpen, kSeedClose});
     case ToolFormat::llama3_json: return of({kPythonTag});
     case ToolFormat::mistral: return of({kMistralOpen});
+    case ToolFormat::mistral_v11: return of({kMistralOpen, kMistralArgs});
     case ToolFormat::pythonic: return of({kPythonStart});
     case ToolFormat::phi4_mini: return of({kPhi4Open});
     case ToolFormat::granite: return of({kGraniteOpen});
@@ -555,6 +644,19 @@ std::vector<std::string> tool_call_markers(ToolFormat format) {
     case ToolFormat::xlam: return {};  // a bare list
   }
   return {};
+}
+
+std::vector<std::string> tool_parser_markers(ToolFormat format) {
+  std::vector<std::string> markers = tool_call_markers(format);
+  const auto add = [&](std::initializer_list<std::string_view> more) {
+    for (std::string_view m : more)
+      if (std::find(markers.begin(), markers.end(), m) == markers.end()) markers.emplace_back(m);
+  };
+  if (format == ToolFormat::mistral || format == ToolFormat::mistral_v11) add({kMistralArgs, kMistralCallId});
+  if (format == ToolFormat::xlam) add({kMistralOpen, kHermesOpen, kHermesClose});
+  if (format == ToolFormat::kimi_k2) add({kKimiOpenSingular, kKimiCloseSingular});
+  if (format == ToolFormat::pythonic) add({kPythonEnd});
+  return markers;
 }
 
 std::string tool_calls_marker(ToolFormat format) {
@@ -631,6 +733,10 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
       b.add_alternative(call, cat({lit(concat(kDeepSeekCallOpen, f.name, kDeepSeekSep)), {args}, lit(kDeepSeekCallClose)}));
       continue;
     }
+    if (format == ToolFormat::mistral_v11) {  // NAME[ARGS]{...}, after the call's own [TOOL_CALLS]
+      b.add_alternative(call, cat({lit(f.name), lit(kMistralArgs), {args}}));
+      continue;
+    }
     if (format == ToolFormat::kimi_k2) {  // the id functions.NAME:INDEX, the index of up to 6 digits
       const Element index = GrammarBuilder::ref(b.repeat(b.bytes(ByteSet::range('0', '9')), 1, 6));
       b.add_alternative(call, cat({lit(concat(kKimiCallOpen, "functions.", f.name, ":")), {index}, lit(kKimiArguments),
@@ -650,9 +756,11 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
   if (format == ToolFormat::glm45) one = cat({lit(kHermesOpen), one, lit(kHermesClose)});
   if (format == ToolFormat::internlm) one = cat({lit(kInternLmOpen), lit("\n"), one, lit(kInternLmClose)});
   if (format == ToolFormat::granite_20b_fc) one = cat({lit(kFunctionCall), lit(" "), one});
+  if (format == ToolFormat::mistral_v11) one = cat({lit(kMistralOpen), one});
   if (blocks || format == ToolFormat::deepseek_v3 || format == ToolFormat::deepseek_v31) separator = ws;
   if (format == ToolFormat::llama3_json) separator = cat({ws, lit(";"), ws});
-  if (format == ToolFormat::kimi_k2) separator = {};  // as its templates write the calls
+  // Kimi's and Mistral's calls back to back, as their templates write them.
+  if (format == ToolFormat::kimi_k2 || format == ToolFormat::mistral_v11) separator = {};
   if (format == ToolFormat::minimax) separator = lit("\n");  // a call a line
   const int32_t first = b.add_rule("tool-call", {one});
   const int32_t next = b.add_rule("tool-call-next", {cat({separator, one})});
@@ -665,6 +773,7 @@ int32_t tool_calls_rule(grammar::JsonGrammar& j, ToolFormat format, const std::v
     case ToolFormat::glm45:
     case ToolFormat::internlm:
     case ToolFormat::granite_20b_fc:
+    case ToolFormat::mistral_v11:
     case ToolFormat::seed_oss: return b.add_rule("tool-calls", {calls});
     case ToolFormat::llama3_json:  // optionally after <|python_tag|>
       return b.add_rule("tool-calls", {calls, cat({lit(kPythonTag), ws, calls})});

@@ -3,7 +3,11 @@
 //               (Hermes, Qwen 2.5 / 3, and templates like them)
 //   llama3_json {"name": ..., "parameters": {...}} as the whole reply, optionally after
 //               <|python_tag|>, several joined by ";" (Llama 3.1 / 3.2 JSON tool calling)
-//   mistral     [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...] (Mistral Nemo and later)
+//   mistral     [TOOL_CALLS][{"name": ..., "arguments": {...}}, ...] (Mistral Nemo, Mistral Small
+//               3.1: Mistral's tokenizers before v11)
+//   mistral_v11 [TOOL_CALLS]NAME[ARGS]{...}, one per call, back to back (Mistral Small 3.2,
+//               Magistral, Devstral, Ministral 3: its tokenizers from v11 on; some write
+//               [CALL_ID]ID before [ARGS]). Both Mistral families read either form; each writes its own.
 //   pythonic    [get_weather(city="Paris"), add(a=1, b=2)] as the whole reply, optionally in
 //               <|python_start|> ... <|python_end|>; the arguments Python literals (Llama 3.2 /
 //               Llama 4 / Gemma 3 pythonic templates)
@@ -47,12 +51,17 @@
 
 #include "grammar/json_grammar.h"
 
+namespace difftx::data {
+class Tokenizer;
+}
+
 namespace difftx::serve {
 
 enum class ToolFormat {
   hermes,
   llama3_json,
   mistral,
+  mistral_v11,
   pythonic,
   phi4_mini,
   granite,
@@ -83,6 +92,10 @@ struct ToolFunction {
   std::string name;
   nlohmann::ordered_json parameters;  // a JSON Schema for the arguments, its keys in the order written
 };
+
+// The form `--tool-parser mistral` writes for a model: mistral_v11 where the tokenizer has [ARGS]
+// as an added token (Mistral's tokenizers from v11 on), as vLLM decides; any other format as it is.
+ToolFormat tool_format_for_tokenizer(ToolFormat format, const data::Tokenizer& tokenizer);
 
 // A name OpenAI allows a function: 1 to 64 letters, digits, '_' or '-'.
 bool valid_function_name(std::string_view name);
@@ -123,6 +136,11 @@ std::string tool_calls_marker(ToolFormat format);
 // <|action_end|>, GLM's tags, closing markers). Where the tokenizer has one as a control token, a
 // constrained reply may write it as that token (grammar::TokenMasks), as the model was trained to.
 std::vector<std::string> tool_call_markers(ToolFormat format);
+// Every marker the family's parser reads: tool_call_markers and those it also takes (Mistral's
+// [ARGS] and [CALL_ID] for either form, xLAM's [TOOL_CALLS] and <tool_call> blocks, Kimi's section
+// markers in the singular, pythonic's <|python_end|>). Where one is a special token, a reply's text keeps it for the parser
+// (skip_special_tokens leaves the others out).
+std::vector<std::string> tool_parser_markers(ToolFormat format);
 
 // Rules of `j`'s builder for a turn of 1 to max_calls calls of the listed functions, from the
 // opening marker on; errors in a function's parameters are GrammarErrors at

@@ -5,7 +5,8 @@
 # template could not be read here (docs/FORMATS.md "Motif"); this one is ChatML with a reasoning
 # model's habits (a default system turn, earlier answers' <think> parts dropped, the answer opened
 # with <think>), in the tokens the fixture's tokenizer.json has; the reply's thinking comes back as
-# reasoning_content.
+# reasoning_content. A special token the model writes is left out of the reply's text
+# (skip_special_tokens).
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 model="$work/motif"
@@ -53,5 +54,33 @@ PY
 [ "$got" = "$want" ] || { echo "FAIL: chat completion vs generate --chat"; cat "$work/body.json"; cat "$work/chat.txt"; exit 1; }
 [ "$(json_get "$work/body.json" "['usage']['completion_tokens']")" -ge 1 ] || { echo "FAIL: no tokens"; exit 1; }
 echo "motif chat: $(json_get "$work/body.json" "['choices'][0]")"
+
+# skip_special_tokens (vLLM's, default true): a special token the model writes (<|im_start|>, id
+# 277, drawn here through logit_bias) is no text, whole or streamed, unless the request keeps them;
+# it is still a token (usage, logprobs).
+forced='"max_tokens": 3, "temperature": 0, "logit_bias": {"277": 100}'
+post /v1/completions "{\"prompt\": \"Hi\", $forced}" > /dev/null
+[ "$(json_get "$work/body.json" "['choices'][0]['text']")" = "" ] &&
+  [ "$(json_get "$work/body.json" "['usage']['completion_tokens']")" = 3 ] ||
+  { echo "FAIL: a special token in a completion's text"; cat "$work/body.json"; exit 1; }
+post /v1/completions "{\"prompt\": \"Hi\", $forced, \"skip_special_tokens\": false}" > /dev/null
+[ "$(json_get "$work/body.json" "['choices'][0]['text']")" = "<|im_start|><|im_start|><|im_start|>" ] ||
+  { echo "FAIL: skip_special_tokens false"; cat "$work/body.json"; exit 1; }
+post /v1/chat/completions "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], $forced, \"logprobs\": true}" > /dev/null
+python3 - "$work/body.json" <<'PY' || { echo "FAIL: a special token in a chat reply"; cat "$work/body.json"; exit 1; }
+import json, sys
+c = json.load(open(sys.argv[1]))["choices"][0]
+assert (c["message"].get("reasoning_content") or "") + (c["message"]["content"] or "") == "", c
+assert [t["token"] for t in c["logprobs"]["content"]] == ["<|im_start|>"] * 3, c["logprobs"]
+PY
+curl -sN -X POST -H 'Content-Type: application/json' "$base/v1/chat/completions" \
+  --data-binary "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], $forced, \"stream\": true}" > "$work/stream.txt"
+python3 - "$work/stream.txt" <<'PY' || { echo "FAIL: a special token in a streamed chat reply"; cat "$work/stream.txt"; exit 1; }
+import json, sys
+events = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {")]
+deltas = [e["choices"][0]["delta"] for e in events if e["choices"]]
+text = "".join(d.get("reasoning_content", "") + d.get("content", "") for d in deltas)
+assert text == "" and events[-1]["choices"][0]["finish_reason"] == "length", events
+PY
 stop_server
 echo "PASS"

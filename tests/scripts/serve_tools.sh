@@ -46,9 +46,9 @@ stop_server
 
 # Every other family: the calls its grammar lets the model write parse back into calls whose
 # arguments validate, whole and streamed.
-expect_error "--tool-parser 'pythonik' is not one of hermes, llama3_json, mistral, pythonic, phi4_mini, granite," \
+expect_error "--tool-parser 'pythonik' is not one of hermes, llama3_json, mistral, mistral_v11, pythonic, phi4_mini," \
   "$difftx" serve --model "$model" --port 0 --tool-parser pythonik
-for family in llama3_json mistral pythonic phi4_mini granite deepseek_v3 deepseek_v31 qwen3_coder glm45 kimi_k2 internlm \
+for family in llama3_json mistral mistral_v11 pythonic phi4_mini granite deepseek_v3 deepseek_v31 qwen3_coder glm45 kimi_k2 internlm \
   hunyuan_a13b minimax xlam granite_20b_fc nemotron_json seed_oss; do
   start_server --chat-template "$template" --max-tool-calls 3 --tool-parser "$family"
   node "$client_dir/tools_check.mjs" "$base/v1" calls "$family" ||

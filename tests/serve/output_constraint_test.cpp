@@ -53,6 +53,7 @@ TEST(OutputConstraint, EveryMarkerOfAFamilyMayBeItsControlToken) {
       {ToolFormat::hermes, "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_call>"},
       {ToolFormat::minimax, "<tool_calls>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, \"b\": 2}}\n</tool_calls>"},
       {ToolFormat::nemotron_json, R"(<TOOLCALL>[{"name": "add", "arguments": {"a": 1, "b": 2}}]</TOOLCALL>)"},
+      {ToolFormat::mistral_v11, R"([TOOL_CALLS]add[ARGS]{"a": 1, "b": 2}[TOOL_CALLS]add[ARGS]{"a": 3, "b": 4})"},
       {ToolFormat::seed_oss,
        "<seed:tool_call>\n<function=add>\n<parameter=a>1</parameter>\n<parameter=b>2</parameter>\n</function>\n"
        "</seed:tool_call>"}};

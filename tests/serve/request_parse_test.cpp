@@ -215,6 +215,24 @@ TEST(ServeRequestParse, LogitBias) {
   EXPECT_TRUE(parse_completion(R"({"prompt": "a", "logit_bias": {}})").params.options.sampling.logit_bias.empty());
 }
 
+// vLLM's skip_special_tokens (default true) on both endpoints; spaces_between_special_tokens is
+// checked and changes nothing here.
+TEST(ServeRequestParse, SkipSpecialTokens) {
+  EXPECT_TRUE(parse_completion(R"({"prompt": "a"})").params.skip_special_tokens);
+  EXPECT_FALSE(parse_completion(R"({"prompt": "a", "skip_special_tokens": false})").params.skip_special_tokens);
+  EXPECT_TRUE(parse_completion(R"({"prompt": "a", "skip_special_tokens": null})").params.skip_special_tokens);
+  const std::string hi = R"("messages": [{"role": "user", "content": "hi"}])";
+  EXPECT_TRUE(parse_chat("{" + hi + "}").params.skip_special_tokens);
+  EXPECT_FALSE(parse_chat("{" + hi + R"(, "skip_special_tokens": false, "spaces_between_special_tokens": false})")
+                   .params.skip_special_tokens);
+  EXPECT_TRUE(parse_completion(R"({"prompt": "a", "spaces_between_special_tokens": true})").params.skip_special_tokens);
+  expect_completion_error(R"({"prompt": "a", "skip_special_tokens": "no"})", 400, "skip_special_tokens",
+                          "must be a boolean");
+  expect_chat_error("{" + hi + R"(, "skip_special_tokens": 0})", 400, "skip_special_tokens", "must be a boolean");
+  expect_chat_error("{" + hi + R"(, "spaces_between_special_tokens": "yes"})", 400, "spaces_between_special_tokens",
+                    "must be a boolean");
+}
+
 TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
   expect_completion_error(R"({"prompt": "a", "echo": true})", 400, "echo", "not supported");
   expect_completion_error(R"({"prompt": "a", "best_of": 2})", 400, "best_of", "not supported");

@@ -39,6 +39,11 @@ std::string kimi_call(const std::string& id, const std::string& arguments) {
   return "<|tool_call_begin|>" + id + "<|tool_call_argument_begin|>" + arguments + "<|tool_call_end|>";
 }
 
+const std::string kMistralOpen = "[TOOL_CALLS]";
+std::string mistral_call(const std::string& name, const std::string& arguments, const std::string& id = "") {
+  return kMistralOpen + name + (id.empty() ? "" : "[CALL_ID]" + id) + "[ARGS]" + arguments;
+}
+
 TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   // Snippets of vLLM's example templates.
   EXPECT_EQ(tool_format_of_template("Environment: ipython\\n ... 'Respond in the format [func_name1(params_name1="
@@ -76,8 +81,16 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   EXPECT_EQ(tool_format_of_template("<seed:tool_call>\n<function=example_function_name>\n<parameter="
                                     "example_parameter_1>value_1</parameter>\n</function>\n</seed:tool_call>"),
             ToolFormat::seed_oss);
+  // Mistral Small 3.2's, Magistral's, Devstral's: a call's name, [ARGS], its arguments; Mistral
+  // Nemo's a list after [TOOL_CALLS].
+  EXPECT_EQ(tool_format_of_template("{%- for tool in message['tool_calls'] %}{%- set arguments = tool['function']"
+                                    "['arguments'] %}{{- '[TOOL_CALLS]' + tool['function']['name'] + '[ARGS]' + "
+                                    "arguments }}{%- endfor %}"),
+            ToolFormat::mistral_v11);
+  EXPECT_EQ(tool_format_of_template("{{- '[TOOL_CALLS][' }}{%- for tool_call in message.tool_calls %}"),
+            ToolFormat::mistral);
   EXPECT_EQ(tool_format_name(*tool_format_named("llama4_json")), std::string("llama3_json"));
-  for (const char* name : {"pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3",
+  for (const char* name : {"mistral_v11", "pythonic", "llama4_pythonic", "phi4_mini", "phi4_mini_json", "granite", "deepseek_v3",
                            "deepseek_v31", "qwen3_coder", "qwen3_xml", "glm45", "glm47", "kimi_k2", "seed_oss"})
     EXPECT_TRUE(tool_format_named(name).has_value()) << name;
   EXPECT_EQ(tool_format_name(*tool_format_named("phi4_mini_json")), std::string("phi4_mini"));
@@ -85,7 +98,7 @@ TEST(ToolFamilies, RecognisedFromTheirTemplates) {
   EXPECT_EQ(tool_format_name(*tool_format_named("glm47")), std::string("glm45"));
   EXPECT_FALSE(tool_format_named("deepseek").has_value());
   EXPECT_EQ(tool_format_names("|"),
-            "hermes|llama3_json|mistral|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31|qwen3_coder|glm45|kimi_k2|"
+            "hermes|llama3_json|mistral|mistral_v11|pythonic|phi4_mini|granite|deepseek_v3|deepseek_v31|qwen3_coder|glm45|kimi_k2|"
             "internlm|hunyuan_a13b|minimax|xlam|granite_20b_fc|nemotron_json|seed_oss");
 }
 
@@ -165,6 +178,102 @@ TEST(ToolFamilies, ParsesPhi4MiniAndGraniteLists) {
   EXPECT_EQ(parse_tool_calls(ToolFormat::granite, "<|tool_call|>[" + add + "] Anything else?", true).content,
             "Anything else?");
   EXPECT_EQ(parse_tool_calls(ToolFormat::mistral, "[TOOL_CALLS][" + add + "]\n", true).content, "");
+}
+
+// What a template of Mistral's newer kind writes for an assistant's calls (this one difftx's own,
+// printing them as Mistral Small 3.2's and Devstral's do) is its family's, and parses back into them.
+TEST(ToolFamilies, MistralV11TemplatesCallsParseBack) {
+  chat::ChatTemplate tmpl = chat::ChatTemplate::parse(
+      "{%- for message in messages %}{%- if message['role'] == 'user' %}{{ '[INST]' + message['content'] + '[/INST]' }}"
+      "{%- elif message['role'] == 'assistant' %}{{ message['content'] }}"
+      "{%- for tool in message['tool_calls'] %}{%- set arguments = tool['function']['arguments'] %}"
+      "{%- if arguments is not string %}{%- set arguments = arguments|tojson %}{%- endif %}"
+      "{{- '[TOOL_CALLS]' + tool['function']['name'] + '[ARGS]' + arguments }}{%- endfor %}{{ eos_token }}"
+      "{%- endif %}{%- endfor %}");
+  tmpl.eos_token = "</s>";
+  EXPECT_EQ(tool_format_of_template(tmpl.source), ToolFormat::mistral_v11);
+  const auto messages = ordered_json::parse(R"([{"role": "user", "content": "Weather?"},
+      {"role": "assistant", "content": "Checking.", "tool_calls": [
+        {"id": "abcDEF123", "type": "function", "function": {"name": "get_weather",
+         "arguments": {"city": "Pa\"ris}[ARGS]", "days": [1, {"n": null}]}}},
+        {"id": "abcDEF124", "type": "function", "function": {"name": "now", "arguments": {}}}]}])");
+  const std::string rendered = tmpl.render(messages, false, ordered_json::object());
+  const size_t from = rendered.find("[/INST]") + 7, to = rendered.rfind("</s>");
+  ASSERT_LT(from, to) << rendered;
+  const ToolParse p = parse_tool_calls(ToolFormat::mistral_v11, std::string_view(rendered).substr(from, to - from), true);
+  EXPECT_EQ(p.content, "Checking.");
+  EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"Pa\"ris}[ARGS]","days":[1,{"n":null}]})"}, {"now", "{}"}}));
+}
+
+// Mistral's tokenizers from v11 on: NAME[ARGS]{...} after each [TOOL_CALLS], some with
+// [CALL_ID]ID before [ARGS]; both Mistral families read both forms.
+TEST(ToolFamilies, ParsesMistralV11Calls) {
+  for (const ToolFormat format : {ToolFormat::mistral_v11, ToolFormat::mistral}) {
+    SCOPED_TRACE(tool_format_name(format));
+    const auto parse = [&](std::string_view text, bool final = true) { return parse_tool_calls(format, text, final); };
+    ToolParse p = parse("Let me check." + mistral_call("get_weather", R"({"city": "Paris"})") +
+                        mistral_call("add", R"({"a": 1, "b": 2})"));
+    EXPECT_EQ(p.content, "Let me check.");
+    EXPECT_EQ(calls_of(p), (Calls{{"get_weather", R"({"city":"Paris"})"}, {"add", R"({"a":1,"b":2})"}}));
+    // Nested objects, and strings that hold the markers, braces and brackets; white space between
+    // the calls; the text after them is content.
+    const std::string nested = R"({"text": "a [ARGS]} b [TOOL_CALLS]x[ARGS]{", "meta": {"tags": ["}", "]"], )"
+                               R"("deep": {"ok": true, "n": [1, {"m": null}]}}})";
+    p = parse(mistral_call("note", nested) + "\n " + mistral_call("now", "{}") + "\n\nDone.");
+    EXPECT_EQ(calls_of(p), (Calls{{"note", R"({"text":"a [ARGS]} b [TOOL_CALLS]x[ARGS]{","meta":{"tags":["}","]"],)"
+                                           R"("deep":{"ok":true,"n":[1,{"m":null}]}}})"},
+                                  {"now", "{}"}}));
+    EXPECT_EQ(p.content, "Done.");
+    // The model's [CALL_ID]: its id where Mistral's templates take it (9 letters and digits), one
+    // an earlier call has or any other none (the server makes one).
+    p = parse(mistral_call("now", "{}", "abcDEF123") + mistral_call("now", "{}", "abcDEF123") +
+              mistral_call("now", "{}", "call_1") + mistral_call("now", "{}", "a1b2c3d4e"));
+    ASSERT_EQ(p.calls.size(), 4u);
+    EXPECT_EQ(p.calls[0].id, "abcDEF123");
+    EXPECT_EQ(p.calls[1].id, "");
+    EXPECT_EQ(p.calls[2].id, "");
+    EXPECT_EQ(p.calls[3].id, "a1b2c3d4e");
+    // Without [ARGS] (Mistral's own decoding drops it; vLLM reads this too) and with white space.
+    EXPECT_EQ(calls_of(parse(R"([TOOL_CALLS]add{"a": 1, "b": 2})")), (Calls{{"add", R"({"a":1,"b":2})"}}));
+    EXPECT_EQ(calls_of(parse(R"([TOOL_CALLS] add [ARGS] {"a": 1})")), (Calls{{"add", R"({"a":1})"}}));
+    // The older list is read by both.
+    EXPECT_EQ(calls_of(parse(R"([TOOL_CALLS] [{"name": "add", "arguments": {"a": 1}}])")),
+              (Calls{{"add", R"({"a":1})"}}));
+    // Malformed: the whole reply is content.
+    const std::string long_name(65, 'f');
+    for (const std::string& text :
+         {mistral_call("get weather", "{}"), mistral_call("", "{}"), mistral_call("add", "[1]"),
+          mistral_call("add", "\"{}\""), mistral_call("add", "{oops}"), mistral_call("add", "{\"a\": 1,}"),
+          mistral_call(long_name, "{}"), mistral_call("add(", "{}"), mistral_call("add", "{}", "[x]"),
+          kMistralOpen + "add[CALL_ID]abcDEF123{}", kMistralOpen + "add[ARG]{}", kMistralOpen + "[ARGS]{}",
+          kMistralOpen + "add[ARGS]x{}", std::string("[TOOL_CALLS]{\"a\": 1}"), kMistralOpen}) {
+      p = parse(text);
+      EXPECT_TRUE(p.calls.empty()) << text;
+      EXPECT_EQ(p.content, text);
+    }
+    // A malformed later call: those before it stay, the rest is content from its [TOOL_CALLS].
+    p = parse(mistral_call("now", "{}") + mistral_call("add", "{oops}") + mistral_call("now", "{}"));
+    EXPECT_EQ(calls_of(p), (Calls{{"now", "{}"}}));
+    EXPECT_EQ(p.content, mistral_call("add", "{oops}") + mistral_call("now", "{}"));
+    // Cut short (max_tokens) once its arguments have begun: a call with those written so far;
+    // before that, content.
+    EXPECT_EQ(calls_of(parse(mistral_call("add", R"({"a": 1, "b)"))), (Calls{{"add", R"({"a":1,"b)"}}));
+    EXPECT_EQ(parse(mistral_call("now", "{}") + "[TOOL_CALLS]ad").content, "[TOOL_CALLS]ad");
+    // Streaming: a marker begun, a name, an id or [ARGS] being written wait; a call goes out once
+    // its arguments begin, with the model's id.
+    for (const std::string& text : std::vector<std::string>{
+             "Hi [TOOL_C", "Hi [TOOL_CALLS]", "Hi [TOOL_CALLS]get_wea", "Hi [TOOL_CALLS]add[CALL_", "Hi [TOOL_CALLS]add[A",
+             "Hi [TOOL_CALLS]add[CALL_ID]abcDEF1", "Hi [TOOL_CALLS]add[ARGS]", "Hi " + mistral_call("now", "{}") + " [TOOL"}) {
+      p = parse(text, false);
+      EXPECT_TRUE(p.pending) << text;
+      EXPECT_EQ(p.content, "Hi ") << text;
+      EXPECT_FALSE(p.open) << text;
+    }
+    p = parse("Hi " + mistral_call("add", R"({"a": )", "abcDEF123"), false);
+    EXPECT_EQ(calls_of(p), (Calls{{"add", R"({"a":)"}}));
+    EXPECT_EQ(p.calls.at(0).id, "abcDEF123");
+    EXPECT_TRUE(p.open);
+  }
 }
 
 TEST(ToolFamilies, ParsesDeepSeekV3Calls) {
@@ -452,6 +561,12 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
       {ToolFormat::llama3_json,
        R"(<|python_tag|>{"name": "add", "parameters": {"a": 1}}; {"name": "now", "parameters": {}})"},
       {ToolFormat::mistral, "[TOOL_CALLS][" + add + ", " + add + "] ok"},
+      {ToolFormat::mistral_v11,
+       "Sure." + mistral_call("get_weather", R"({"city": "Pa[ARGS]}ris", "d": {"x": [1, {}]}})", "abcDEF123") +
+           mistral_call("add", R"({"a": 1, "b": 2})") + "\n" + mistral_call("now", "{}", "abcDEF123") + " ok"},
+      {ToolFormat::mistral_v11, mistral_call("now", "{}") + "[TOOL_CALLS]get weather[ARGS]{}"},
+      {ToolFormat::mistral_v11, "[TOOL_CALLS]now{} [TOOL_CALLS] [x]"},
+      {ToolFormat::mistral, mistral_call("add", R"({"a": 1})") + "[TOOL_CALLS][" + add + "]"},
       {ToolFormat::pythonic, "[get_weather(city='Pa\\'ris', days=2), add(a=-1, b=2.5e0, c=[None, {'k': True}])]"},
       {ToolFormat::pythonic, "<|python_start|>[now(), add(a=1, b=\"\"\"x\"\"\")]<|python_end|>\nDone."},
       {ToolFormat::pythonic, "[add(a=1), (b=x)] [Note]"},
@@ -541,6 +656,25 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
     EXPECT_FALSE(accepts(pythonic_auto, text)) << text;
 
   const std::string add = R"({"name": "add", "arguments": {"a": 1, "b": 2}})";
+  // Mistral from v11 on: NAME[ARGS]{...} after each [TOOL_CALLS], back to back, as its templates write them.
+  const auto mistral = calls_grammar(ToolFormat::mistral_v11, kFunctions, 2, false);
+  for (const std::string& text :
+       {mistral_call("add", R"({"a": 1, "b": 2})"),
+        mistral_call("get_weather", R"({"city": "Pa[ARGS]ris"})") + mistral_call("add", R"({"a":1,"b":-2})")})
+    EXPECT_TRUE(accepts(mistral, text)) << text;
+  for (const std::string& text :
+       {mistral_call("sub", R"({"a": 1, "b": 2})"), mistral_call("add", R"({"a": 1})"),
+        mistral_call("add", R"({"a": 1, "b": 2})", "abcDEF123"), "[TOOL_CALLS][" + add + "]",
+        std::string(R"([TOOL_CALLS]add{"a": 1, "b": 2})"),
+        mistral_call("add", R"({"a": 1, "b": 2})") + "\n" + mistral_call("add", R"({"a": 1, "b": 2})"),
+        mistral_call("add", R"({"a": 1, "b": 2})") + mistral_call("add", R"({"a": 1, "b": 2})") +
+            mistral_call("add", R"({"a": 1, "b": 2})")})  // three calls: more than the turn's two
+    EXPECT_FALSE(accepts(mistral, text)) << text;
+  const auto mistral_auto = calls_grammar(ToolFormat::mistral_v11, kFunctions, 2, true);
+  EXPECT_TRUE(accepts(mistral_auto, "Let me see." + mistral_call("add", R"({"a": 1, "b": 2})")));
+  EXPECT_TRUE(accepts(mistral_auto, "It is [sunny] {ok}."));
+  EXPECT_FALSE(accepts(mistral_auto, "Let me see.[TOOL_CALLS][" + add + "]"));
+
   const auto phi4 = calls_grammar(ToolFormat::phi4_mini, kFunctions, 2, true);
   EXPECT_TRUE(accepts(phi4, "functools[" + add + "]"));
   EXPECT_TRUE(accepts(phi4, "Sure. functools[" + add + ", " + add + "]"));
@@ -751,7 +885,7 @@ TEST(ToolFamilies, EveryCallTheGrammarLetsThroughParsesAndValidates) {
   Rng rng(5);
   std::vector<std::pair<ToolFormat, const std::vector<ToolFunction>*>> runs;
   for (const ToolFormat format : {ToolFormat::hermes, ToolFormat::llama3_json, ToolFormat::mistral,
-                                  ToolFormat::pythonic, ToolFormat::phi4_mini, ToolFormat::granite,
+                                  ToolFormat::mistral_v11, ToolFormat::pythonic, ToolFormat::phi4_mini, ToolFormat::granite,
                                   ToolFormat::deepseek_v3, ToolFormat::deepseek_v31, ToolFormat::qwen3_coder,
                                   ToolFormat::glm45, ToolFormat::kimi_k2, ToolFormat::internlm,
                                   ToolFormat::hunyuan_a13b, ToolFormat::minimax, ToolFormat::xlam,

@@ -6,7 +6,10 @@
 // function or passes arguments its parameters refuse.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "data/data_fixtures.h"
+#include "data/hf_tokenizer.h"
 #include "data/tokenizer_files.h"
 #include "grammar/automaton.h"
 #include "io/input_file.h"
@@ -248,6 +251,61 @@ TEST(Reasoning, OtherFormatsFromTheirTemplatesOrNames) {
   s = split_reasoning("weighing it</seed:think>\nYes.", *seed, true, true);
   EXPECT_EQ(s.reasoning, "weighing it");
   EXPECT_EQ(s.content, "\nYes.");
+}
+
+// skip_special_tokens: a reply's text leaves out every special added token but the markers its
+// tool parser and reasoning block read; added tokens that are not special are text.
+TEST(ReplyReader, LeavesOutTheSpecialTokensNoParserReads) {
+  data::TokenTable bytes;
+  for (int b = 0; b < 256; ++b) bytes.insert(std::string(1, static_cast<char>(b)), b);
+  const data::Tokenizer base("specials", std::move(bytes), data::gpt2_pattern(),
+                             {{"<|endoftext|>", 256}, {"[TOOL_CALLS]", 257}, {"[ARGS]", 258}, {"[CALL_ID]", 259},
+                              {"<think>", 260}, {"</think>", 261}, {"<|im_start|>", 262}, {"<tool_call>", 263},
+                              {"<|python_tag|>", 264}});
+  data::TokenizerParts parts = base.parts();
+  parts.added.push_back({"</tool_call>", 265, false});  // as Qwen's tokenizer.json has it: text
+  const data::Tokenizer tokenizer(parts);
+  using Ids = std::vector<int32_t>;
+  EXPECT_EQ(unread_special_tokens(tokenizer, {}), (Ids{256, 257, 258, 259, 260, 261, 262, 263, 264}));
+  EXPECT_EQ(unread_special_tokens(tokenizer, {std::nullopt, false, ToolFormat::mistral_v11, {}}),
+            (Ids{256, 260, 261, 262, 263, 264}));
+  EXPECT_EQ(unread_special_tokens(tokenizer, {std::nullopt, false, ToolFormat::mistral, {}}),
+            (Ids{256, 260, 261, 262, 263, 264}));  // it reads the newer form too
+  EXPECT_EQ(unread_special_tokens(tokenizer, {ReasoningMarkers{}, true, ToolFormat::hermes, {}}),
+            (Ids{256, 257, 258, 259, 262, 264}));
+  EXPECT_EQ(unread_special_tokens(tokenizer, {std::nullopt, false, ToolFormat::llama3_json, {}}),
+            (Ids{256, 257, 258, 259, 260, 261, 262, 263}));
+  EXPECT_EQ(unread_special_tokens(tokenizer, {std::nullopt, false, ToolFormat::xlam, {}}),
+            (Ids{256, 258, 259, 260, 261, 262, 264}));  // [TOOL_CALLS] and <tool_call> open its lists too
+  // Every family keeps the markers its calls are written with (xLAM's bare list has none).
+  std::stringstream names(tool_format_names("\n"));
+  for (std::string name; std::getline(names, name);) {
+    const ToolFormat format = *tool_format_named(name);
+    const std::vector<std::string> read = tool_parser_markers(format);
+    for (const std::string& marker : tool_call_markers(format))
+      EXPECT_NE(std::find(read.begin(), read.end(), marker), read.end()) << name << " " << marker;
+  }
+  EXPECT_EQ(tool_parser_markers(ToolFormat::pythonic), (std::vector<std::string>{"<|python_start|>", "<|python_end|>"}));
+  EXPECT_EQ(tool_parser_markers(ToolFormat::mistral_v11),
+            (std::vector<std::string>{"[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"}));
+}
+
+// --tool-parser mistral writes the form the tokenizer was trained on: [ARGS] marks v11 and later.
+TEST(ToolFormat, MistralsFormFromTheTokenizer) {
+  const auto tokenizer_with = [](std::map<std::string, int32_t> specials) {
+    data::TokenTable bytes;
+    for (int b = 0; b < 256; ++b) bytes.insert(std::string(1, static_cast<char>(b)), b);
+    specials.emplace("<|endoftext|>", 256);
+    return data::Tokenizer("t", std::move(bytes), data::gpt2_pattern(), specials);
+  };
+  const data::Tokenizer v11 = tokenizer_with({{"[TOOL_CALLS]", 257}, {"[ARGS]", 258}});
+  const data::Tokenizer v7 = tokenizer_with({{"[TOOL_CALLS]", 257}});
+  EXPECT_EQ(tool_format_for_tokenizer(ToolFormat::mistral, v11), ToolFormat::mistral_v11);
+  EXPECT_EQ(tool_format_for_tokenizer(ToolFormat::mistral, v7), ToolFormat::mistral);
+  EXPECT_EQ(tool_format_for_tokenizer(ToolFormat::mistral_v11, v7), ToolFormat::mistral_v11);
+  EXPECT_EQ(tool_format_for_tokenizer(ToolFormat::hermes, v11), ToolFormat::hermes);
+  EXPECT_EQ(tool_format_named("mistral_v11"), ToolFormat::mistral_v11);
+  EXPECT_EQ(tool_calls_marker(ToolFormat::mistral_v11), "[TOOL_CALLS]");
 }
 
 TEST(ReplyReader, StreamedPartsAddUpToTheWhole) {
