@@ -2,8 +2,12 @@
 // permutation, RoPE scaling, and write -> read round trips. The independent oracle (a float64
 // HF forward pass) is tests/model/hf_import_test.cpp with tools/oracle's fixtures.
 #include <gtest/gtest.h>
+#include "source_dir.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "backends/cpu/cpu_kernels.h"
@@ -134,17 +138,51 @@ TEST(HfConfig, AcceptsPretrainedConfigsOwnKeys) {
   EXPECT_EQ(error_of(j), "");
 }
 
-TEST(HfLayout, ExportInvertsImportWhenKvHeadsAreEven) {
-  for (const auto& [heads, kv] : {std::pair{8, 8}, {8, 4}, {8, 2}, {4, 2}}) {
+TEST(HfLayout, ExportInvertsImport) {
+  // Even kv heads copy nothing; odd ones (and MQA) are read into several groups, and written back
+  // from the first.
+  for (const auto& [heads, kv] : {std::pair{8, 8}, {8, 4}, {8, 2}, {4, 2}, {6, 3}, {6, 1}, {12, 3}, {2, 1}}) {
     const DiffLlamaImport in = diffllama_import_layout(heads, kv, 4);
-    const DiffLlamaExport out = diffllama_export_layout(in.heads, in.kv_heads, 4);
+    const DiffLlamaExport out = diffllama_export_layout(in.heads, in.kv_heads, 4, kv);
     EXPECT_EQ(out.hf_heads, heads);
     EXPECT_EQ(out.hf_kv_heads, kv);
+    EXPECT_EQ(out.kv_source, in.k);
     // HF row r went to difftx row out.q[r]; importing reads it back from HF row in.q[out.q[r]].
+    ASSERT_EQ(out.q.size(), static_cast<size_t>(heads * 4));
+    ASSERT_EQ(out.k.size(), static_cast<size_t>(kv * 4));
     for (size_t r = 0; r < out.q.size(); ++r) EXPECT_EQ(in.q[out.q[r]], static_cast<int64_t>(r));
     for (size_t r = 0; r < out.k.size(); ++r) EXPECT_EQ(in.k[out.k[r]], static_cast<int64_t>(r));
     for (size_t r = 0; r < out.v.size(); ++r) EXPECT_EQ(in.v[out.v[r]], static_cast<int64_t>(r));
   }
+  EXPECT_THROW(diffllama_export_layout(3, 3, 4, 2), Error);  // 2 kv heads make one group of 3 heads, not 3
+}
+
+TEST(HfLayout, KvHeadCountsAreEveryImportOfTheGroups) {
+  EXPECT_EQ(diffllama_hf_kv_head_counts(4, 2), (std::vector<int64_t>{4}));   // even: nothing to tie
+  EXPECT_EQ(diffllama_hf_kv_head_counts(3, 3), (std::vector<int64_t>{3, 6}));
+  EXPECT_EQ(diffllama_hf_kv_head_counts(6, 3), (std::vector<int64_t>{3, 6}));
+  EXPECT_EQ(diffllama_hf_kv_head_counts(3, 1), (std::vector<int64_t>{1, 2}));  // MQA: k1 = k2, or not
+  EXPECT_EQ(diffllama_hf_kv_head_counts(16, 4), (std::vector<int64_t>{8}));
+  for (int64_t H : {1, 2, 3, 5, 6, 12})
+    for (int64_t Hkv = 1; Hkv <= H; ++Hkv) {
+      if (H % Hkv != 0) continue;
+      const std::vector<int64_t> counts = diffllama_hf_kv_head_counts(H, Hkv);
+      EXPECT_NE(std::find(counts.begin(), counts.end(), 2 * Hkv), counts.end()) << H << "/" << Hkv;
+      for (int64_t k : counts) EXPECT_EQ(diffllama_import_layout(2 * H, k, 2).kv_heads, Hkv) << H << "/" << Hkv;
+    }
+}
+
+TEST(HfLayout, TiedRowsAgreeOnlyWhenBitEqual) {
+  const RowMap source = {0, 1, 0};  // rows 0 and 2 read one source row
+  std::vector<float> m = {1, 2, 3, 4, 1, 2};
+  EXPECT_TRUE(tied_rows_agree(m, 2, source));
+  m[5] = -m[5];
+  EXPECT_FALSE(tied_rows_agree(m, 2, source));
+  m = {0.0f, 2, 3, 4, -0.0f, 2};  // equal values, different bits
+  EXPECT_FALSE(tied_rows_agree(m, 2, source));
+  EXPECT_TRUE(tied_rows_agree(m, 2, RowMap{0, 1, 2}));
+  EXPECT_THROW(tied_rows_agree(m, 4, source), Error);
+  EXPECT_THROW(tied_rows_agree(m, 2, RowMap{0, 1, 3}), Error);
 }
 
 TEST(HfLayout, OddKvHeadsDuplicateRowsOfTheirPair) {
@@ -205,12 +243,15 @@ TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
                        {AttentionKind::baseline, 4, 4, RopeStyle::half},
                        {AttentionKind::diff, 2, 1, RopeStyle::interleaved},
                        {AttentionKind::diff, 4, 2, RopeStyle::half},
-                       {AttentionKind::diff, 2, 2, RopeStyle::interleaved}}) {
+                       {AttentionKind::diff, 2, 2, RopeStyle::interleaved},
+                       {AttentionKind::diff, 3, 3, RopeStyle::interleaved},  // rows untied: 6 kv heads
+                       {AttentionKind::diff, 3, 1, RopeStyle::half}}) {      // k1 != k2: 2 kv heads
     const Model original = random_model(tiny_config(k.kind, k.heads, k.kv, k.rope), 7);
     TempDir dir;
     save_hf_model(original, dir.path(), StoredFloat::f32);
     const json written = io::read_json_file(dir / "config.json");
     EXPECT_EQ(written["model_type"], k.kind == AttentionKind::diff ? "diffllama" : "llama");
+    EXPECT_EQ(written["num_key_value_heads"], k.kind == AttentionKind::diff ? 2 * k.kv : k.kv);
     const Model loaded = load_model_dir(dir.path());
     EXPECT_EQ(loaded.config.num_attention_heads, k.heads);
     EXPECT_EQ(loaded.config.num_key_value_heads, k.kv);
@@ -225,6 +266,89 @@ TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
     save_hf_model(loaded, again.path(), StoredFloat::f32);
     EXPECT_EQ(file_bytes(dir / "model.safetensors"), file_bytes(again / "model.safetensors"));
   }
+}
+
+// The tensors of a safetensors file, name -> its dtype, shape and bytes.
+std::map<std::string, std::string> tensors_of(const std::filesystem::path& file) {
+  const io::SafetensorsReader reader(file);
+  std::map<std::string, std::string> out;
+  for (const std::string& name : reader.names()) {
+    const io::SafetensorsTensorInfo& t = reader.info(name);
+    std::string bytes(t.data_end - t.data_begin, '\0');
+    reader.read_bytes(name, {reinterpret_cast<unsigned char*>(bytes.data()), bytes.size()});
+    std::string shape;
+    for (int64_t n : t.shape) shape += std::to_string(n) + ",";
+    out[name] = t.dtype + "[" + shape + "]" + bytes;
+  }
+  return out;
+}
+
+// transformers' DiffLlama with an odd num_key_value_heads (tools/oracle's fixtures: 6 heads over
+// 3, and MQA 4 over 1) reads into DIFF V1 with rows copied into several kv groups; written back,
+// it is the checkpoint's own heads and tensors again, not 2Hkv kv heads of copies.
+TEST(HfFormat, OddKvHeadsRoundTripToTheCheckpoint) {
+  const std::filesystem::path fixtures = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf";
+  struct Case { const char* name; int64_t hf_kv, kv; StoredFloat stored; };
+  for (const Case k : {Case{"diffllama_kv3_odd_f32_untied", 3, 3, StoredFloat::f32},
+                       {"diffllama_kv1_f16_sharded", 1, 1, StoredFloat::f16}}) {
+    SCOPED_TRACE(k.name);
+    const std::filesystem::path src = fixtures / k.name;
+    const json original = io::read_json_file(src / "config.json");
+    ASSERT_EQ(original["num_key_value_heads"], k.hf_kv);
+    const Model loaded = load_model_dir(src);
+    EXPECT_EQ(loaded.config.num_key_value_heads, k.kv);
+    TempDir out;
+    save_hf_model(loaded, out.path(), k.stored);
+    const json written = io::read_json_file(out / "config.json");
+    for (const char* key : {"num_attention_heads", "num_key_value_heads", "head_dim", "hidden_size"})
+      EXPECT_EQ(written[key], original[key]) << key;
+    std::map<std::string, std::string> want;
+    if (std::filesystem::exists(src / "model.safetensors")) {
+      want = tensors_of(src / "model.safetensors");
+    } else {
+      for (const auto& e : std::filesystem::directory_iterator(src))
+        if (e.path().extension() == ".safetensors") want.merge(tensors_of(e.path()));
+    }
+    const std::map<std::string, std::string> got = tensors_of(out / "model.safetensors");
+    EXPECT_EQ(got.size(), want.size());
+    for (const auto& [name, bytes] : want) {
+      ASSERT_TRUE(got.count(name)) << name;
+      EXPECT_TRUE(got.at(name) == bytes) << name;
+    }
+  }
+}
+
+// A model whose copied rows training moved apart keeps the math by writing 2Hkv kv heads; one
+// whose copies agree is written with the fewer, even with its RoPE rows interleaved.
+TEST(HfFormat, TiedKvRowsWriteFewerKvHeadsWithTheSameLogits) {
+  const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8};
+  Model original = random_model(tiny_config(AttentionKind::diff, 3, 3, RopeStyle::interleaved), 11);
+  const DiffLlamaExport three = diffllama_export_layout(3, 3, 8, 3);
+  for (const ParamInfo& p : original.table.params()) {
+    if (!p.name.ends_with("k_proj.weight") && !p.name.ends_with("v_proj.weight")) continue;
+    float* w = original.host_weights() + p.offset;
+    const int64_t cols = p.shape[1];
+    for (int64_t j = 0; j < p.shape[0]; ++j)  // every row the copy of the first read from its HF row
+      std::memmove(w + j * cols, w + three.k[three.kv_source[j]] * cols, cols * sizeof(float));
+  }
+  TempDir dir;
+  save_hf_model(original, dir.path(), StoredFloat::f32);
+  EXPECT_EQ(io::read_json_file(dir / "config.json")["num_key_value_heads"], 3);
+  const Model loaded = load_model_dir(dir.path());
+  EXPECT_EQ(loaded.config.num_key_value_heads, 3);
+  const auto a = logits_of(original, ids), b = logits_of(loaded, ids);
+  double worst = 0;
+  for (size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::abs(double(a[i]) - b[i]) / (1e-3 + std::abs(a[i])));
+  EXPECT_LT(worst, 1e-4);
+
+  // One copy moved by one ulp in one layer: no longer three kv heads' worth.
+  const ParamInfo& k1 = *original.table.find("model.layers.1.self_attn.k_proj.weight");
+  // k rows are the HF heads [0 1 | 0 2 | 1 2] of width 8: row 16 starts the second read of head 0
+  float& x = original.host_weights()[k1.offset + 16 * k1.shape[1]];
+  x = std::nextafter(x, 1e9f);
+  TempDir moved;
+  save_hf_model(original, moved.path(), StoredFloat::f32);
+  EXPECT_EQ(io::read_json_file(moved / "config.json")["num_key_value_heads"], 6);
 }
 
 TEST(HfFormat, SixteenBitStorageRoundsEveryWeightOnce) {

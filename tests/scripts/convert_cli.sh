@@ -16,6 +16,28 @@ expect_in "$work/hf/config.json" '"model_type": "diffllama"' '"num_attention_hea
 "$difftx" convert --model "$work/back" --to hf --out "$work/hf2" > /dev/null
 cmp "$work/hf/model.safetensors" "$work/hf2/model.safetensors" || { echo "FAIL: HF -> difftx -> HF changed bytes"; exit 1; }
 
+# An odd num_key_value_heads (transformers' DiffLlama, 6 heads over 3): difftx reads kv rows into
+# several groups, and HF -> difftx -> HF writes the checkpoint's own heads and tensors back, not
+# 6 kv heads of copies.
+odd="$root/tests/fixtures/hf/diffllama_kv3_odd_f32_untied"
+"$difftx" convert --model "$odd" --out "$work/odd_difftx" > /dev/null
+"$difftx" convert --model "$work/odd_difftx" --to hf --out "$work/odd_hf" > /dev/null
+expect_in "$work/odd_hf/config.json" '"num_attention_heads": 6' '"num_key_value_heads": 3'
+python3 - "$odd/model.safetensors" "$work/odd_hf/model.safetensors" <<'PY'
+import json, struct, sys
+def tensors(path):
+    raw = open(path, "rb").read()
+    n = struct.unpack("<Q", raw[:8])[0]
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    return {k: (v["dtype"], v["shape"], raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
+            for k, v in header.items()}
+want, got = tensors(sys.argv[1]), tensors(sys.argv[2])
+assert want.keys() == got.keys(), sorted(set(want) ^ set(got))
+for name in want:
+    assert want[name] == got[name], "HF -> difftx -> HF changed " + name
+PY
+
 tokens="1 7 3 9 4 2 8 5 6 0 11 12"
 "$difftx" logits --model "$work/difftx" --tokens "$tokens" --out "$work/a.npy" > /dev/null
 "$difftx" logits --model "$work/hf" --tokens "$tokens" --out "$work/b.npy" > /dev/null

@@ -3,7 +3,9 @@
 # conversions (HF fixtures single and sharded, F32/BF16/F16; oracle fixtures of every attention
 # kind; packed difftx sources; to difftx in every --dtype, HF, and GGUF in every dtype) has the
 # SHA-256 that the pre-streaming binary (commit dbffc08) gave, recorded in
-# convert_streaming.sha256 beside this script. A conversion that fails records its failure.
+# convert_streaming.sha256 beside this script (but for the DiffLlama fixtures with an odd
+# num_key_value_heads written --to hf, which now keep the checkpoint's kv heads: docs/FORMATS.md).
+# A conversion that fails records its failure.
 # Regenerate (only when a format change is intended): UPDATE=1 bash convert_streaming.sh DIFFTX REPO
 source "$(dirname "$0")/lib.bash"
 expected="$root/tests/scripts/convert_streaming.sha256"

@@ -35,6 +35,32 @@ bool is_buffer(const std::string& name) {
          name.ends_with(".rotary_emb.sin_cached");
 }
 
+bool is_kv_proj(const std::string& name) {
+  return name.ends_with(".self_attn.k_proj.weight") || name.ends_with(".self_attn.v_proj.weight");
+}
+
+// DiffLlama's layout of the source with the fewest kv heads that lose nothing (hf_layout.h): a
+// count that ties rows fits where every layer's k and v hold those rows equal, as a model read
+// from that count holds them until it is trained; 2 Hkv ties none and always fits. The k and v
+// matrices are read only when more than one count could fit.
+DiffLlamaExport diffllama_layout(const WeightSource& source, const ParameterTable& table) {
+  const ModelConfig& c = source.config();
+  std::vector<DiffLlamaExport> fits;
+  for (int64_t kv_heads : diffllama_hf_kv_head_counts(c.num_attention_heads, c.num_key_value_heads))
+    fits.push_back(diffllama_export_layout(c.num_attention_heads, c.num_key_value_heads, c.head_dim, kv_heads));
+  std::vector<float> rows;
+  for (const ParamInfo& p : table.params()) {
+    if (fits.size() == 1) break;
+    if (!is_kv_proj(p.name)) continue;
+    rows.resize(p.numel);
+    source.read(p.name, rows);
+    std::erase_if(fits, [&](const DiffLlamaExport& e) { return !tied_rows_agree(rows, p.shape[1], e.kv_source); });
+  }
+  DIFFTX_CHECK(!fits.empty(), "internal: no DiffLlama kv-head count holds the model's ", c.num_key_value_heads,
+               " kv groups");
+  return fits.front();
+}
+
 }  // namespace
 
 std::unique_ptr<StoredModel> open_hf_model(const std::filesystem::path& dir, const nlohmann::json& config) {
@@ -78,26 +104,29 @@ void save_hf_model(const Model& model, const std::filesystem::path& dir, io::Sto
 void save_hf_model(const WeightSource& source, const std::filesystem::path& dir, io::StoredFloat stored) {
   const ModelConfig& c = source.config();
   const char* torch_dtype = stored == io::StoredFloat::bf16 ? "bfloat16" : stored == io::StoredFloat::f16 ? "float16" : "float32";
-  const nlohmann::json config = config_to_hf(c, torch_dtype);  // refuses what HF cannot hold
+  nlohmann::json config = config_to_hf(c, torch_dtype);  // refuses what HF cannot hold
 
+  const ParameterTable table(c);
   AttentionRowMaps maps;
   // Motif keeps difftx's rows, and a hybrid (Phi4Flash) Hugging Face's names and rows as they are.
   const bool hybrid = c.hybrid.has_value();
   const bool diffllama = !hybrid && c.attention == kernels::AttentionKind::diff && !is_motif_config(c);
   if (diffllama) {
-    const DiffLlamaExport layout = diffllama_export_layout(c.num_attention_heads, c.num_key_value_heads, c.head_dim);
+    const DiffLlamaExport layout = diffllama_layout(source, table);
     maps = {layout.q, layout.k, layout.v};
+    config["num_key_value_heads"] = layout.hf_kv_heads;  // config_to_hf's 2 Hkv, or fewer where they fit
   }
-  // transformers rotates halves (the hybrid has no RoPE)
+  // transformers rotates halves (the hybrid has no RoPE); within every head, whatever the heads' order
   if (!hybrid && c.rope_style == kernels::RopeStyle::interleaved) {
     const kernels::AttentionDims a = c.attention_dims(1, 1);
-    const RowMap q_half = interleaved_to_half_rows(a.q_width(), c.head_dim);
-    const RowMap k_half = interleaved_to_half_rows(a.k_width(), c.head_dim);
-    maps.q = maps.q.empty() ? q_half : compose(maps.q, q_half);
-    maps.k = maps.k.empty() ? k_half : compose(maps.k, k_half);
+    const auto half = [&](const RowMap& m, int64_t width) {
+      return m.empty() ? interleaved_to_half_rows(width, c.head_dim)
+                       : compose(m, interleaved_to_half_rows(static_cast<int64_t>(m.size()), c.head_dim));
+    };
+    maps.q = half(maps.q, a.q_width());
+    maps.k = half(maps.k, a.k_width());
   }
 
-  const ParameterTable table(c);
   const auto stored_as = [&](const ParamInfo& p) {
     return hybrid && phi4flash_keeps_f32(p.name) ? io::StoredFloat::f32 : stored;
   };

@@ -1,8 +1,9 @@
 // Hugging Face model directories (docs/FORMATS.md "Hugging Face model directories"): config.json
 // of LlamaForCausalLM or DiffLlamaForCausalLM and safetensors weights as transformers names
 // them, in one file or sharded, F32/BF16/F16. Reading maps them onto difftx's baseline and DIFF V1
-// (hf_layout.h); writing is the inverse, with interleaved RoPE rows turned into rotate-half ones
-// and the DIFF V1 head-norm gain folded into o_proj.
+// (hf_layout.h); writing is the inverse, with interleaved RoPE rows turned into rotate-half ones,
+// the DIFF V1 head-norm gain folded into o_proj, and DiffLlama's kv heads the fewest that hold
+// the k and v rows as they are (an odd count read in is written back).
 #pragma once
 #include <filesystem>
 #include <memory>

@@ -11,8 +11,14 @@
 // group gathers the heads that share one pair (a, b), with k = [k_a | k_b] and v = [v_a | v_b].
 // With Hkv even that is Hkv / 2 groups and nothing is copied; otherwise rows are duplicated so
 // that every group holds its own pair: exact, never approximated.
+//
+// Export inverts an import: for DIFF V1's H heads over Hkv groups, every HF kv-head count K whose
+// import gives those groups is a form of the model. K = 2 Hkv copies nothing and always fits; a
+// smaller K (the odd counts above) ties the difftx rows it duplicated to one HF row, and fits
+// only where those rows are equal, as they are in a model read from such a checkpoint.
 #pragma once
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace difftx::model {
@@ -26,11 +32,25 @@ struct DiffLlamaImport {
 // hf_heads even, hf_kv_heads dividing it.
 DiffLlamaImport diffllama_import_layout(int64_t hf_heads, int64_t hf_kv_heads, int64_t head_dim);
 
+// The kv groups DiffLlama's import makes of hf_heads (even) over hf_kv_heads (dividing it).
+int64_t diffllama_kv_groups(int64_t hf_heads, int64_t hf_kv_heads);
+
+// The HF kv-head counts whose import makes `heads` DIFF V1 heads over `kv_heads` groups, fewest
+// first; 2 kv_heads is always among them.
+std::vector<int64_t> diffllama_hf_kv_head_counts(int64_t heads, int64_t kv_heads);
+
 struct DiffLlamaExport {
   int64_t hf_heads = 0, hf_kv_heads = 0;
-  RowMap q, k, v;  // HF row <- difftx row
+  RowMap q, k, v;     // HF row <- difftx row (k, v: the first difftx row the import fills from it)
+  RowMap kv_source;   // difftx k / v row -> the HF row the import fills it from
 };
-DiffLlamaExport diffllama_export_layout(int64_t heads, int64_t kv_heads, int64_t head_dim);
+// The inverse of diffllama_import_layout(2 heads, hf_kv_heads, head_dim), which must make
+// kv_heads groups (hf_kv_heads from diffllama_hf_kv_head_counts).
+DiffLlamaExport diffllama_export_layout(int64_t heads, int64_t kv_heads, int64_t head_dim, int64_t hf_kv_heads);
+
+// Whether the rows of `m` (rows of `cols` floats) that `source` maps to one row are the same bits,
+// so that writing one of them loses nothing.
+bool tied_rows_agree(std::span<const float> m, int64_t cols, const RowMap& source);
 
 // Rotate-half RoPE rows from interleaved ones within every head of width d: row i of a head
 // (i < d/2) <- its row 2i, row d/2 + i <- row 2i + 1. Applied to q and k alike, it leaves every
