@@ -157,6 +157,7 @@ int bench_serve(cli::Args& args) {
   const int64_t new_tokens = args.get_int("new", 64, cli::IntRange{1, int64_t{1} << 20});
   const int64_t shared = args.get_int("shared-prefix", 0, cli::IntRange{0, int64_t{1} << 20});
   infer::EngineOptions o;
+  o.spelling = OptionSpelling::flag;
   o.kv = kernels::parse_kv_storage(args.get("kv-dtype", "bf16"));
   o.max_batch_tokens = args.get_int("max-batch-tokens", o.max_batch_tokens, cli::IntRange{1, 1 << 20});
   const auto schema_file = args.get("json-schema");

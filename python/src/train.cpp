@@ -42,7 +42,6 @@ py::dict step_dict(const StepReport& r) {
 py::dict train(const std::optional<fs::path>& config, const fs::path& data, const fs::path& out,
                const std::optional<fs::path>& init, TrainOptions o, const std::string& schedule,
                const std::optional<std::string>& mix, const py::object& on_step) {
-  DIFFTX_CHECK(o.steps > 0, "steps ", o.steps, " must be positive");
   if (init) o.init_dir = init->string();
   if (config) o.config_path = config->string();
   o.data_dir = data.string();
@@ -115,7 +114,7 @@ py::object prepare(const py::object& corpus_paths, const fs::path& out, const st
 fs::path convert(const fs::path& model, const fs::path& out, const std::string& to, const std::string& dtype,
                  const std::optional<std::string>& head_dtype) {
   // checked as `difftx convert` checks them
-  const model::ModelOutput o = model::model_output(out, to, dtype, head_dtype);
+  const model::ModelOutput o = model::model_output(out, to, dtype, head_dtype, OptionSpelling::field);
   py::gil_scoped_release release;
   model::convert_model(model, o);
   return out;

@@ -56,6 +56,10 @@ def test_train_errors(data_dir, tmp_path):
         difftx.train(FIXTURES / "train" / "diff.json", data_dir, tmp_path / "run", **{**OPTIONS, "seq_len": 512})
     with pytest.raises(difftx.Error, match="give a config"):
         difftx.train(None, data_dir, tmp_path / "run")
+    with pytest.raises(difftx.Error, match="(?<!-)steps must be positive"):  # the keyword, not --steps
+        difftx.train(FIXTURES / "train" / "diff.json", data_dir, tmp_path / "run", **{**OPTIONS, "steps": 0})
+    with pytest.raises(difftx.Error, match="(?<!-)seq_len and micro_batch must be positive"):
+        difftx.train(FIXTURES / "train" / "diff.json", data_dir, tmp_path / "run", **{**OPTIONS, "micro_batch": 0})
 
 
 def test_progress_lines_go_to_python(data_dir, tmp_path, capsys):
@@ -77,5 +81,7 @@ def test_prepare_and_convert(binary, data_dir, diff_dir, tmp_path):
     assert np.array_equal(difftx.load(out).logits(ids), difftx.load(cli).logits(ids))
     with pytest.raises(difftx.Error, match="exists and is not an empty directory"):
         difftx.convert(diff_dir, out)
-    with pytest.raises(difftx.Error, match="is not a storage type"):
+    with pytest.raises(difftx.Error, match="(?<!-)dtype: 'q3' is not a storage type"):  # the keyword, not --dtype
         difftx.convert(diff_dir, tmp_path / "q", dtype="q3")
+    with pytest.raises(difftx.Error, match="(?<!-)to: 'onnx' is not a format"):
+        difftx.convert(diff_dir, tmp_path / "q", to="onnx")

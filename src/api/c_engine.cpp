@@ -21,6 +21,8 @@ void refuse_inside_callback(const difftx_engine& e, const char* function) {
 
 GenerateArgs generate_args(const difftx_sampling_options& o) {
   GenerateArgs a;
+  // The library's max_new_tokens, checked here for the name the caller wrote.
+  DIFFTX_CHECK(o.max_tokens >= 0, "max_tokens ", o.max_tokens, " must not be negative");
   a.max_new_tokens = o.max_tokens;
   a.temperature = o.temperature;
   a.top_k = o.top_k;
@@ -134,7 +136,7 @@ difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_opt
     auto e = std::make_unique<difftx_engine>();
     e->loaded = model->loaded;
     e->draft = load_draft(c.draft ? c.draft : "", c.draft_tokens, *m.model.backend, m.tokenizer.get(), m.model,
-                          "draft");
+                          OptionSpelling::field);
     o = engine_options(m, o);
     e->draft.apply(o);
     e->engine = std::make_unique<infer::Engine>(m.model, m.tokenizer.get(), o);

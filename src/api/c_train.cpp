@@ -69,7 +69,8 @@ int32_t difftx_convert(const char* model_dir, const char* out_dir, const char* t
   return guard<int32_t>(-1, [&] {
     const std::optional<std::string> head = head_dtype ? std::optional<std::string>(head_dtype) : std::nullopt;
     const model::ModelOutput out =
-        model::model_output(required(out_dir, "out_dir"), to ? to : "difftx", dtype ? dtype : "f32", head);
+        model::model_output(required(out_dir, "out_dir"), to ? to : "difftx", dtype ? dtype : "f32", head,
+                            OptionSpelling::field);
     model::convert_model(required(model_dir, "model_dir"), out);
     return 0;
   });

@@ -30,11 +30,12 @@ void check_same_vocabulary(const data::Tokenizer& draft, const data::Tokenizer& 
 }  // namespace
 
 Draft load_draft(const std::string& spec, int64_t tokens, backends::Backend& device,
-                 const data::Tokenizer* target_tokenizer, const model::Model& target, const std::string& what) {
+                 const data::Tokenizer* target_tokenizer, const model::Model& target, OptionSpelling spelling) {
   Draft d;
   if (spec.empty()) return d;
-  DIFFTX_CHECK(tokens >= 1 && tokens <= infer::kMaxDraftTokens, what, "_tokens ", tokens, " must be in [1, ",
-               infer::kMaxDraftTokens, "]");
+  const std::string what = option_name("draft", spelling);
+  DIFFTX_CHECK(tokens >= 1 && tokens <= infer::kMaxDraftTokens, option_name("draft_tokens", spelling), " ", tokens,
+               " must be in [1, ", infer::kMaxDraftTokens, "]");
   d.tokens = tokens;
   if (spec == "ngram") {
     d.mode = infer::DraftMode::ngram;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backends/backend.h"
+#include "core/option_name.h"
 #include "data/tokenizer.h"
 #include "infer/engine.h"
 #include "model/model.h"
@@ -31,9 +32,9 @@ struct Draft {
 // `spec` "" is no draft, "ngram" prompt lookup, anything else a model directory: loaded onto
 // `device` with its matrices as stored, and checked to be docs/SPEC.md's decoder with the
 // target's vocab_size and, where the target has a tokenizer, the same bytes for every token id.
-// tokens in [1, kMaxDraftTokens] (unchecked without a draft). `what` names the option in errors
-// ("--draft", "draft").
+// tokens in [1, kMaxDraftTokens] (unchecked without a draft). Errors name the options "draft" and
+// "draft_tokens" as `spelling` writes them (the CLI's flags, the C API's fields, Python's keywords).
 Draft load_draft(const std::string& spec, int64_t tokens, backends::Backend& device,
-                 const data::Tokenizer* target_tokenizer, const model::Model& target, const std::string& what);
+                 const data::Tokenizer* target_tokenizer, const model::Model& target, OptionSpelling spelling);
 
 }  // namespace difftx::api

@@ -13,8 +13,7 @@ using infer::Request;
 infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a) {
   const data::GenerationDefaults& d = m.defaults;
   infer::RequestOptions o;
-  o.max_new_tokens = a.max_new_tokens.value_or(d.max_new_tokens.value_or(o.max_new_tokens));
-  DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
+  o.max_new_tokens = a.max_new_tokens.value_or(d.max_new_tokens.value_or(o.max_new_tokens));  // checked by the engine
   o.sampling.temperature = a.temperature.value_or(d.temperature.value_or(o.sampling.temperature));
   o.sampling.top_k = a.top_k.value_or(d.top_k.value_or(o.sampling.top_k));
   o.sampling.top_p = a.top_p.value_or(d.top_p.value_or(o.sampling.top_p));

@@ -51,7 +51,7 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   }
   const int64_t draft_tokens = options.draft_tokens != 0 ? options.draft_tokens : infer::kDefaultDraftTokens;
   m->draft = std::make_shared<const Draft>(
-      load_draft(options.draft, draft_tokens, backend, m->tokenizer.get(), m->model, "draft"));
+      load_draft(options.draft, draft_tokens, backend, m->tokenizer.get(), m->model, OptionSpelling::field));
   return m;
 }
 

@@ -6,19 +6,11 @@
 #include "chat/globals.h"
 #include "chat/parser.h"
 #include "chat/renderer.h"
+#include "data/hf_tokenizer.h"
 #include "io/input_file.h"
+#include "io/json_file.h"
 
 namespace difftx::chat {
-namespace {
-
-// A special token as tokenizer_config.json writes it: a string or an AddedToken object.
-std::optional<std::string> token_text(const nlohmann::json& j) {
-  if (j.is_string()) return j.get<std::string>();
-  if (j.is_object() && j.contains("content") && j["content"].is_string()) return j["content"].get<std::string>();
-  return std::nullopt;
-}
-
-}  // namespace
 
 ChatTemplate ChatTemplate::parse(const std::string& source) {
   ChatTemplate t;
@@ -31,15 +23,7 @@ namespace {
 
 // tokenizer_config.json of a model directory as a JSON object (empty when the file is absent).
 nlohmann::json read_config(const std::filesystem::path& config_path) {
-  nlohmann::json config = nlohmann::json::object();
-  if (!std::filesystem::exists(config_path)) return config;
-  try {
-    config = nlohmann::json::parse(io::read_whole_file(config_path));
-  } catch (const nlohmann::json::exception& e) {
-    fail(config_path.string(), ": not valid JSON (", e.what(), ")");
-  }
-  DIFFTX_CHECK(config.is_object(), config_path.string(), ": expected a JSON object");
-  return config;
+  return io::read_json_object_if_present(config_path).value_or(nlohmann::json::object());
 }
 
 }  // namespace
@@ -48,7 +32,7 @@ void ChatTemplate::take_special_tokens(const nlohmann::json& config) {
   for (const char* name :
        {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}) {
     if (!config.contains(name)) continue;
-    const auto text = token_text(config[name]);
+    const auto text = data::special_token_text(config[name]);
     if (!text) continue;
     if (std::string(name) == "bos_token") bos_token = *text;
     else if (std::string(name) == "eos_token") eos_token = *text;
@@ -57,7 +41,7 @@ void ChatTemplate::take_special_tokens(const nlohmann::json& config) {
   if (config.contains("additional_special_tokens") && config["additional_special_tokens"].is_array()) {
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& tok : config["additional_special_tokens"])
-      if (const auto text = token_text(tok)) list.push_back(*text);
+      if (const auto text = data::special_token_text(tok)) list.push_back(*text);
     special_tokens["additional_special_tokens"] = list;
   }
 }

@@ -26,6 +26,7 @@ int run_chat(Args& args) {
   const auto system = args.get("system");
   const data::GenerationDefaults defaults = data::read_generation_defaults(m.dir);
   infer::GenerateOptions o;
+  o.spelling = OptionSpelling::flag;
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(512), IntRange{1, kMaxDimension});
   o.kv = kv_dtype_option(args);
   infer::SamplingOptions fallback;

@@ -20,7 +20,8 @@ struct DraftOption : api::Draft {
   // With --draft DIR: loads the draft model onto `device` and checks that its tokenizer is the
   // target's, token by token (an error naming the first difference). A hybrid model is an error.
   void load(backends::Backend& device, const data::Tokenizer* target_tokenizer, const model::Model& target) {
-    static_cast<api::Draft&>(*this) = api::load_draft(spec, tokens, device, target_tokenizer, target, "--draft");
+    static_cast<api::Draft&>(*this) =
+        api::load_draft(spec, tokens, device, target_tokenizer, target, OptionSpelling::flag);
   }
 };
 

@@ -32,6 +32,7 @@ int run_generate(Args& args) {
   // generation_config.json's defaults (Hugging Face directories), then the options.
   const data::GenerationDefaults defaults = data::read_generation_defaults(m.dir);
   infer::GenerateOptions o;
+  o.spelling = OptionSpelling::flag;
   o.max_new_tokens = args.get_int("max-new-tokens", defaults.max_new_tokens.value_or(o.max_new_tokens),
                                   IntRange{0, kMaxDimension});
   o.context = args.get_int("context", 0, IntRange{0, kMaxDimension});
@@ -51,9 +52,7 @@ int run_generate(Args& args) {
   const data::Tokenizer tokenizer = infer::load_model_tokenizer(m.dir, m.tokenizer, model.config);
   draft.load(device, &tokenizer, model);
   draft.apply(o);
-  const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
-  DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,
-               " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
+  const int64_t context = infer::sequence_context(o.context, model.config, o.spelling);
   // The prompt starts as a training document does (difftx: after an end-of-text token; Hugging
   // Face: with the tokenizer's BOS), and generation stops at every end-of-sequence id.
   infer::FramedPrompt framed;

@@ -35,6 +35,7 @@ infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaul
   s.top_p = args.get_double("top-p", defaults.top_p.value_or(s.top_p), NumberRange{0, 1, true});
   s.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(s.seed), kAnySeed));
   s.logit_bias = logit_bias_option(args);
+  infer::check_sampling_options(s, OptionSpelling::flag);  // generation_config.json's values too
   return s;
 }
 

@@ -37,6 +37,7 @@ int run_serve(Args& args) {
   o.grace_seconds = args.get_double("grace", o.grace_seconds, NumberRange{0, 3600});
   o.log_format = serve::parse_log_format(args.get("log-format", "text"));
   infer::EngineOptions e;
+  e.spelling = OptionSpelling::flag;
   e.kv = kv_dtype_option(args);
   e.kv_tokens = args.get_int("kv-tokens", 0, kNonNegative);
   e.kv_bytes = args.get_int("kv-bytes", 0, kNonNegative);

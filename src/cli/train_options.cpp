@@ -16,6 +16,7 @@ constexpr NumberRange kBeta{0, 1, false, true};
 }  // namespace
 
 void read_train_options(Args& args, train::TrainOptions& o) {
+  o.spelling = OptionSpelling::flag;
   o.seq_len = args.get_int("seq-len", o.seq_len, kSequenceLength);
   o.micro_batch = args.get_int("micro-batch", o.micro_batch, kMicroBatch);
   o.batch_tokens = args.get_int("batch-tokens", o.batch_tokens, kNonNegative);

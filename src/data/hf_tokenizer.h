@@ -4,9 +4,12 @@
 // naming the key and what is supported.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "data/tokenizer.h"
 
@@ -31,6 +34,12 @@ void write_hf_tokenizer(const Tokenizer& tokenizer, const std::filesystem::path&
 // that the listed merges happen in the order tiktoken's rule would make them. tokenizer.json's
 // "merges" and GGUF's tokenizer.ggml.merges are this list.
 std::vector<std::pair<int32_t, int32_t>> bpe_merge_pairs(const Tokenizer& tokenizer);
+
+// A special token as tokenizer_config.json writes it (bos_token, eos_token, an entry of
+// additional_special_tokens): a string, or an AddedToken object {"content": STRING, ...}. The
+// text, or nullopt for any other value (null included). Both the tokenizer and the chat template
+// read the file's special tokens through it.
+std::optional<std::string> special_token_text(const nlohmann::json& value);
 
 // GPT-2's split pattern, which a ByteLevel pre-tokenizer with use_regex applies.
 const std::string& gpt2_pattern();

@@ -289,14 +289,13 @@ void read_post_processor(const json& j, const std::string& where, TokenizerParts
   DIFFTX_CHECK(after_text, where, ".single: no sequence $A");
 }
 
-// bos_token / eos_token: a string, {"content": STRING}, or null.
+// bos_token / eos_token: a special token (special_token_text), or absent or null; anything else
+// is an error naming the key.
 std::optional<std::string> token_name(const json& config, const char* key, const std::string& where) {
   if (!config.contains(key) || config[key].is_null()) return std::nullopt;
-  const json& t = config[key];
-  if (t.is_string()) return t.get<std::string>();
-  DIFFTX_CHECK(t.is_object() && t.contains("content") && t["content"].is_string(), where, ".", key,
-               ": expected a string or {\"content\": STRING}");
-  return t["content"].get<std::string>();
+  const std::optional<std::string> text = special_token_text(config[key]);
+  DIFFTX_CHECK(text.has_value(), where, ".", key, ": expected a string or {\"content\": STRING}");
+  return text;
 }
 
 // tokenizer_config.json: add_bos_token / add_eos_token (when present) decide whether the
@@ -344,6 +343,13 @@ std::string document_end(const TokenizerParts& parts, const std::optional<std::s
 const std::string& gpt2_pattern() {
   static const std::string pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
   return pattern;
+}
+
+std::optional<std::string> special_token_text(const json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_object() && value.contains("content") && value["content"].is_string())
+    return value["content"].get<std::string>();
+  return std::nullopt;
 }
 
 namespace {

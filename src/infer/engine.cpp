@@ -30,13 +30,17 @@ namespace {
 constexpr int64_t kDefaultPoolBytes = int64_t{1} << 30;
 constexpr uint64_t kDraftStream = 0x6472616674;  // "draft": the draft sampler's field of the request's seed
 
+// An option's name in the engine's errors, as the options spell it.
+std::string named(const EngineOptions& o, std::string_view field) { return option_name(field, o.spelling); }
+
 int64_t pool_blocks(const model::Model& model, const EngineOptions& o) {
   const model::ModelConfig& c = model.config;
   const int64_t block_bytes = KvPool::block_bytes(c, o.kv, o.kv_block_tokens);
   if (o.kv_tokens > 0) return sequence_blocks(kv_cache_groups(c), o.kv_tokens, o.kv_block_tokens);
   if (o.kv_bytes > 0) {
     const int64_t blocks = o.kv_bytes / block_bytes;
-    DIFFTX_CHECK(blocks >= 1, "--kv-bytes ", o.kv_bytes, " holds no KV block (one is ", block_bytes, " bytes)");
+    DIFFTX_CHECK(blocks >= 1, named(o, "kv_bytes"), " ", o.kv_bytes, " holds no KV block (one is ", block_bytes,
+                 " bytes)");
     return blocks;
   }
   const int64_t for_context = sequence_blocks(kv_cache_groups(c), c.max_position_embeddings,
@@ -46,30 +50,40 @@ int64_t pool_blocks(const model::Model& model, const EngineOptions& o) {
 }
 
 void check_options(const EngineOptions& o) {
-  DIFFTX_CHECK(o.kv_tokens >= 0 && o.kv_bytes >= 0, "--kv-tokens and --kv-bytes must not be negative");
+  const std::string kv_tokens = named(o, "kv_tokens"), kv_bytes = named(o, "kv_bytes");
+  DIFFTX_CHECK(o.kv_tokens >= 0 && o.kv_bytes >= 0, kv_tokens, " and ", kv_bytes, " must not be negative");
   // The CLI's bound, for the callers that skip it (the C API): sequence_blocks would overflow.
-  DIFFTX_CHECK(o.kv_tokens <= kMaxCount, "--kv-tokens ", o.kv_tokens, " must be at most 2^40");
-  DIFFTX_CHECK(o.max_batch_tokens >= 1 && o.max_batch_tokens <= (1 << 20), "--max-batch-tokens ", o.max_batch_tokens,
-               " must be in [1, 1048576]");
-  DIFFTX_CHECK(o.max_running >= 1 && o.max_running <= (1 << 16), "--max-running ", o.max_running,
+  DIFFTX_CHECK(o.kv_tokens <= kMaxCount, kv_tokens, " ", o.kv_tokens, " must be at most 2^40");
+  DIFFTX_CHECK(o.max_batch_tokens >= 1 && o.max_batch_tokens <= (1 << 20), named(o, "max_batch_tokens"), " ",
+               o.max_batch_tokens, " must be in [1, 1048576]");
+  DIFFTX_CHECK(o.max_running >= 1 && o.max_running <= (1 << 16), named(o, "max_running"), " ", o.max_running,
                " must be in [1, 65536]");
-  DIFFTX_CHECK(o.max_queue >= 0 && o.max_queue <= (1 << 24), "--max-queue ", o.max_queue, " must be in [0, 2^24]");
+  DIFFTX_CHECK(o.max_queue >= 0 && o.max_queue <= (1 << 24), named(o, "max_queue"), " ", o.max_queue,
+               " must be in [0, 2^24]");
   DIFFTX_CHECK(o.sample_vocab >= 0, "sample_vocab ", o.sample_vocab, " must not be negative");
-  DIFFTX_CHECK(o.draft_tokens >= 1 && o.draft_tokens <= kMaxDraftTokens, "--draft-tokens ", o.draft_tokens,
+  DIFFTX_CHECK(o.draft_tokens >= 1 && o.draft_tokens <= kMaxDraftTokens, named(o, "draft_tokens"), " ", o.draft_tokens,
                " must be in [1, ", kMaxDraftTokens, "]");
-  DIFFTX_CHECK(o.draft != DraftMode::model || o.draft_model, "draft mode `model` needs a draft model (--draft DIR)");
+  DIFFTX_CHECK(o.draft != DraftMode::model || o.draft_model, "draft mode `model` needs a draft model (",
+               named(o, "draft"), ")");
 }
 
 // A draft model runs through BatchForward (model_drafter.h): docs/SPEC.md's decoder, whatever the target.
 void check_draft_model(const model::Model& target, const EngineOptions& o) {
   if (!o.draft_model) return;
   const model::ModelConfig& d = o.draft_model->config;
-  d.require_decoder("a draft model (--draft)");
+  d.require_decoder(concat("a draft model (", named(o, "draft"), ")"));
   DIFFTX_CHECK(d.vocab_size == target.config.vocab_size, "the draft model's vocab_size ", d.vocab_size,
                " differs from the target's ", target.config.vocab_size, ": they must share the vocabulary");
 }
 
 }  // namespace
+
+int64_t sequence_context(int64_t context, const model::ModelConfig& config, OptionSpelling spelling) {
+  DIFFTX_CHECK(context >= 0 && context <= config.max_position_embeddings, option_name("context", spelling), " ",
+               context, " must be in [1, max_position_embeddings = ", config.max_position_embeddings,
+               "] (0: max_position_embeddings)");
+  return context > 0 ? context : config.max_position_embeddings;
+}
 
 Engine::Engine(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& options)
     : Engine(model, tokenizer, options, nullptr) {}
@@ -80,16 +94,15 @@ Engine::Engine(const model::Model& model, const data::Tokenizer* tokenizer, cons
   check_options(options_);
   check_draft_model(model, options_);
   const model::ModelConfig& c = model.config;
-  DIFFTX_CHECK(options_.context >= 0 && options_.context <= c.max_position_embeddings, "--context ",
-               options_.context, " must be in [1, max_position_embeddings = ", c.max_position_embeddings, "]");
+  const int64_t limit = sequence_context(options_.context, c, options_.spelling);
   const int64_t blocks = pool_blocks(model, options_);
-  const int64_t limit = options_.context > 0 ? options_.context : c.max_position_embeddings;
   const int64_t vocab = options_.sample_vocab > 0 ? options_.sample_vocab : c.vocab_size;
   DIFFTX_CHECK(vocab <= c.vocab_size, "sample_vocab ", vocab, " exceeds the model's vocab_size ", c.vocab_size);
   // The context: what the pool holds of one sequence alone (a preempted sequence always fits again).
   const int64_t held = sequence_tokens(kv_cache_groups(c), blocks, options_.kv_block_tokens, limit);
   DIFFTX_CHECK(held >= 1, "the KV pool's ", blocks, " blocks hold no token of this model's ",
-               kv_cache_groups(c).size(), " cache groups; ask for more with --kv-tokens or --kv-bytes");
+               kv_cache_groups(c).size(), " cache groups; ask for more with ", named(options_, "kv_tokens"), " or ",
+               named(options_, "kv_bytes"));
   state_ = std::make_unique<State>(model, tokenizer, options_, blocks, held, vocab, std::move(forward));
   state_->counters.kv_blocks = state_->kv.blocks();
   state_->counters.kv_block_tokens = options_.kv_block_tokens;
@@ -124,7 +137,7 @@ Engine::RequestId Engine::submit(Request r) {
     DIFFTX_CHECK(id >= 0 && id < state_->vocab, "forced token ", id, " is outside the vocabulary [0, ", state_->vocab, ")");
   const DraftMode draft = o.draft.value_or(options_.draft);
   DIFFTX_CHECK(draft != DraftMode::model || state_->model_drafter,
-               "draft `model` was asked for, but the engine has no draft model (--draft DIR)");
+               "draft `model` was asked for, but the engine has no draft model (", named(options_, "draft"), ")");
   DIFFTX_CHECK(o.draft_tokens >= 0 && o.draft_tokens <= kMaxDraftTokens, "draft_tokens ", o.draft_tokens,
                " must be in [0, ", kMaxDraftTokens, "] (0: the engine's)");
   const int64_t draft_tokens = o.draft_tokens > 0 ? o.draft_tokens : options_.draft_tokens;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/option_name.h"
 #include "infer/sampler.h"
 #include "infer/token_constraint.h"
 #include "kernels/attention/decode_attention.h"
@@ -122,7 +123,14 @@ struct EngineOptions {
   DraftMode draft = DraftMode::none;
   int64_t draft_tokens = kDefaultDraftTokens;
   const model::Model* draft_model = nullptr;
+  // How the engine's errors name these options: the fields (the C API's, Python's), or the CLI's
+  // flags where the options came from flags.
+  OptionSpelling spelling = OptionSpelling::field;
 };
+
+// The most tokens of a sequence: `context`, 0 meaning max_position_embeddings; an error beyond
+// that names the option "context" as `spelling` writes it.
+int64_t sequence_context(int64_t context, const model::ModelConfig& config, OptionSpelling spelling);
 
 struct EngineStats {
   int64_t waiting = 0, running = 0;

@@ -10,10 +10,9 @@ namespace difftx::infer {
 
 GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& o,
                         const std::function<void(int32_t)>& on_token) {
-  DIFFTX_CHECK(o.max_new_tokens >= 0, "--max-new-tokens ", o.max_new_tokens, " must not be negative");
-  const int64_t context = o.context > 0 ? o.context : model.config.max_position_embeddings;
-  DIFFTX_CHECK(o.context >= 0 && context <= model.config.max_position_embeddings, "--context ", o.context,
-               " must be in [1, max_position_embeddings = ", model.config.max_position_embeddings, "]");
+  DIFFTX_CHECK(o.max_new_tokens >= 0, option_name("max_new_tokens", o.spelling), " ", o.max_new_tokens,
+               " must not be negative");
+  const int64_t context = sequence_context(o.context, model.config, o.spelling);
   // One request on its own engine, whose KV pool holds what this request can use.
   EngineOptions eo;
   eo.kv = o.kv;
@@ -25,6 +24,7 @@ GenerateResult generate(const model::Model& model, std::span<const int32_t> prom
   eo.draft = o.draft;
   eo.draft_tokens = o.draft_tokens;
   eo.draft_model = o.draft_model;
+  eo.spelling = o.spelling;
   Engine engine(model, nullptr, eo);
 
   GenerateResult r;

@@ -28,6 +28,7 @@ struct GenerateOptions {
   DraftMode draft = DraftMode::none;
   int64_t draft_tokens = kDefaultDraftTokens;
   const model::Model* draft_model = nullptr;
+  OptionSpelling spelling = OptionSpelling::field;  // how errors name these options (EngineOptions::spelling)
 };
 
 struct GenerateResult {

@@ -51,17 +51,22 @@ std::string logit_bias_problem(const std::vector<std::pair<int32_t, float>>& bia
   return {};
 }
 
+void check_sampling_options(const SamplingOptions& o, OptionSpelling spelling) {
+  const auto name = [&](std::string_view field) { return option_name(field, spelling); };
+  DIFFTX_CHECK(std::isfinite(o.temperature) && o.temperature >= 0, name("temperature"), " ", o.temperature,
+               " must be >= 0 (0 is greedy)");
+  DIFFTX_CHECK(o.top_k >= 0, name("top_k"), " ", o.top_k, " must be >= 0 (0 keeps every token)");
+  DIFFTX_CHECK(o.top_p > 0 && o.top_p <= 1, name("top_p"), " ", o.top_p, " must be in (0, 1] (1 keeps every token)");
+  DIFFTX_CHECK(o.min_p >= 0 && o.min_p <= 1, name("min_p"), " ", o.min_p, " must be in [0, 1] (0 keeps every token)");
+  DIFFTX_CHECK(o.presence_penalty >= -2 && o.presence_penalty <= 2, name("presence_penalty"), " ", o.presence_penalty,
+               " must be in [-2, 2]");
+  DIFFTX_CHECK(o.frequency_penalty >= -2 && o.frequency_penalty <= 2, name("frequency_penalty"), " ",
+               o.frequency_penalty, " must be in [-2, 2]");
+}
+
 Sampler::Sampler(const SamplingOptions& o, int64_t vocab) : options_(o), vocab_(vocab), rng_(o.seed) {
   DIFFTX_CHECK(vocab >= 1, "sampler: vocabulary size ", vocab, " must be positive");
-  DIFFTX_CHECK(std::isfinite(o.temperature) && o.temperature >= 0, "--temperature ", o.temperature,
-               " must be >= 0 (0 is greedy)");
-  DIFFTX_CHECK(o.top_k >= 0, "--top-k ", o.top_k, " must be >= 0 (0 keeps every token)");
-  DIFFTX_CHECK(o.top_p > 0 && o.top_p <= 1, "--top-p ", o.top_p, " must be in (0, 1] (1 keeps every token)");
-  DIFFTX_CHECK(o.min_p >= 0 && o.min_p <= 1, "--min-p ", o.min_p, " must be in [0, 1] (0 keeps every token)");
-  DIFFTX_CHECK(o.presence_penalty >= -2 && o.presence_penalty <= 2, "presence_penalty ", o.presence_penalty,
-               " must be in [-2, 2]");
-  DIFFTX_CHECK(o.frequency_penalty >= -2 && o.frequency_penalty <= 2, "frequency_penalty ", o.frequency_penalty,
-               " must be in [-2, 2]");
+  check_sampling_options(o, OptionSpelling::field);
   const std::string problem = logit_bias_problem(o.logit_bias, vocab);
   DIFFTX_CHECK(problem.empty(), "logit_bias: ", problem);
   if (penalized(o)) counts_.assign(vocab, 0);

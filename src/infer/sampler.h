@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/option_name.h"
 #include "core/rng.h"
 
 namespace difftx::infer {
@@ -27,6 +28,10 @@ struct SamplingOptions {
   std::vector<std::pair<int32_t, float>> logit_bias = {};
 };
 
+// The one check of the sampling options but the logit bias (the CLI's, and the Sampler's for
+// every request): errors name each option as `spelling` writes it ("top_p" or "--top-p").
+void check_sampling_options(const SamplingOptions& options, OptionSpelling spelling);
+
 // What is wrong with a logit bias for a vocabulary of `vocab` tokens (an id outside it, an id
 // given twice, a bias not in [-100, 100]); empty when nothing is. The one check of the CLI, the
 // server, the C API and the Sampler, each naming its own field.
@@ -46,7 +51,8 @@ class Sampler {
   static constexpr int64_t kDraftCandidates = 64;
 
   // Samples ids in [0, vocab) (a model's logits may have more columns than its tokenizer has
-  // tokens: those are never drawn). Bad options are errors naming the option.
+  // tokens: those are never drawn). Bad options are errors naming the option as the library's
+  // callers do (the fields: "top_p"); a caller with other names checks first (check_sampling_options).
   Sampler(const SamplingOptions& options, int64_t vocab);
 
   // One id from logits [>= vocab], which are not modified (the bias and penalties act on a copy).

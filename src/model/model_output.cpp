@@ -18,11 +18,11 @@ namespace difftx::model {
 namespace fs = std::filesystem;
 namespace {
 
-kernels::WeightType weight_type_option(const char* option, const std::string& value) {
+kernels::WeightType weight_type_option(const std::string& option, const std::string& value) {
   try {
     return kernels::parse_weight_type(value);
   } catch (const Error&) {
-    fail("--", option, ": '", value.substr(0, 64), "' is not a storage type (f32, bf16, f16, q8_0, q4_0, q4_k)");
+    fail(option, ": '", value.substr(0, 64), "' is not a storage type (f32, bf16, f16, q8_0, q4_0, q4_k)");
   }
 }
 
@@ -77,31 +77,35 @@ class OutputDirGuard {
 }  // namespace
 
 ModelOutput model_output(const fs::path& dir, const std::string& format, const std::string& dtype,
-                         const std::optional<std::string>& head_dtype) {
+                         const std::optional<std::string>& head_dtype, OptionSpelling spelling) {
+  const auto name = [&](std::string_view field) { return option_name(field, spelling); };
   ModelOutput o;
   o.dir = dir;
   o.format = format;
-  DIFFTX_CHECK(o.format == "difftx" || o.format == "hf" || o.format == "gguf", "--to: '", o.format.substr(0, 64),
-               "' is not a format (difftx, hf, gguf)");
-  o.dtype = weight_type_option("dtype", dtype);
-  if (head_dtype) o.head_dtype = weight_type_option("head-dtype", *head_dtype);
-  DIFFTX_CHECK(!o.head_dtype || o.format != "hf", "--head-dtype: a Hugging Face directory holds every matrix "
-               "in one type; difftx directories and GGUF files hold the embedding and LM head in their own");
+  o.spelling = spelling;
+  DIFFTX_CHECK(o.format == "difftx" || o.format == "hf" || o.format == "gguf", name("to"), ": '",
+               o.format.substr(0, 64), "' is not a format (difftx, hf, gguf)");
+  o.dtype = weight_type_option(name("dtype"), dtype);
+  if (head_dtype) o.head_dtype = weight_type_option(name("head_dtype"), *head_dtype);
+  DIFFTX_CHECK(!o.head_dtype || o.format != "hf", name("head_dtype"), ": a Hugging Face directory holds every ",
+               "matrix in one type; difftx directories and GGUF files hold the embedding and LM head in their own");
   if (o.dtype == kernels::WeightType::bf16) o.stored = io::StoredFloat::bf16;
   if (o.dtype == kernels::WeightType::f16) o.stored = io::StoredFloat::f16;
-  DIFFTX_CHECK(o.format != "hf" || !kernels::weight_type_info(o.dtype).is_block(), "--dtype ", dtype.substr(0, 64),
-               ": a Hugging Face directory holds f32, bf16 or f16 weights; write block types with --to difftx or gguf");
-  DIFFTX_CHECK(!o.dir.empty(), "--out: an empty path");
-  DIFFTX_CHECK(!fs::exists(o.dir) || (fs::is_directory(o.dir) && fs::is_empty(o.dir)), "--out ", o.dir.string(),
-               ": exists and is not an empty directory (a model is never overwritten)");
+  DIFFTX_CHECK(o.format != "hf" || !kernels::weight_type_info(o.dtype).is_block(), name("dtype"), " ",
+               dtype.substr(0, 64), ": a Hugging Face directory holds f32, bf16 or f16 weights; write block types ",
+               "with ", name("to"), " difftx or gguf");
+  DIFFTX_CHECK(!o.dir.empty(), name("out"), ": an empty path");
+  DIFFTX_CHECK(!fs::exists(o.dir) || (fs::is_directory(o.dir) && fs::is_empty(o.dir)), name("out"), " ",
+               o.dir.string(), ": exists and is not an empty directory (a model is never overwritten)");
   return o;
 }
 
 void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer,
                  const GgufChatMetadata& chat) {
   if (out.format == "gguf") {
-    DIFFTX_CHECK(tokenizer, "--to gguf: a GGUF file carries the vocabulary, and there is no tokenizer to take it "
-                 "from (write the model --to difftx, put tokenizer.json beside it, then convert --to gguf)");
+    const std::string to = option_name("to", out.spelling);
+    DIFFTX_CHECK(tokenizer, to, " gguf: a GGUF file carries the vocabulary, and there is no tokenizer to take it ",
+                 "from (write the model ", to, " difftx, put tokenizer.json beside it, then convert ", to, " gguf)");
     fs::create_directories(out.dir);
     save_gguf_model(source, *tokenizer, out.dtype, out.dir / kGgufFile, out.head_dtype, chat);
   } else if (out.format == "hf") save_hf_model(source, out.dir, out.stored);

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "core/option_name.h"
 #include "data/tokenizer.h"
 #include "io/safetensors.h"
 #include "kernels/quant/weight_type.h"
@@ -21,13 +22,14 @@ struct ModelOutput {
   kernels::WeightType dtype = kernels::WeightType::f32;     // the matrices' type (model/storage_plan.h)
   std::optional<kernels::WeightType> head_dtype;   // the embedding's and LM head's
   io::StoredFloat stored = io::StoredFloat::f32;  // how the F32 tensors are written (bf16/f16 follow dtype)
+  OptionSpelling spelling = OptionSpelling::field;  // how errors name the options (model_output's)
 };
 
-// Checks the options (errors name them as the commands spell them: --out, --to, --dtype,
-// --head-dtype): dir must not exist, or be an empty directory (a model is never overwritten);
-// format difftx, hf or gguf; dtype and head_dtype storage types the format holds.
+// Checks the options (errors name them out, to, dtype and head_dtype as `spelling` writes them:
+// the commands' --out, ...): dir must not exist, or be an empty directory (a model is never
+// overwritten); format difftx, hf or gguf; dtype and head_dtype storage types the format holds.
 ModelOutput model_output(const std::filesystem::path& dir, const std::string& format, const std::string& dtype,
-                         const std::optional<std::string>& head_dtype);
+                         const std::optional<std::string>& head_dtype, OptionSpelling spelling);
 
 // Writes the weights `source` gives one tensor at a time, converted as `out` says (a few tensors
 // in memory at once, whatever the model's size). GGUF needs the vocabulary: `tokenizer` (null: an

@@ -37,6 +37,9 @@ using nlohmann::json;
 
 namespace {
 
+// An option's name in errors, as the options spell it (TrainOptions::spelling).
+std::string named(const TrainOptions& o, std::string_view field) { return option_name(field, o.spelling); }
+
 std::string format_duration(double seconds) {
   char buf[32];
   const int64_t s = static_cast<int64_t>(seconds + 0.5);
@@ -114,7 +117,7 @@ void start_from_model(const TrainOptions& o, model::Model& model, const Reporter
   json from = model::config_to_json(init.config), to = model::config_to_json(model.config);
   from.erase("max_position_embeddings");
   to.erase("max_position_embeddings");
-  DIFFTX_CHECK(from == to, "--init ", o.init_dir, ": its model config differs from ", o.config_path, " (",
+  DIFFTX_CHECK(from == to, named(o, "init"), " ", o.init_dir, ": its model config differs from ", o.config_path, " (",
                from.dump(), " against ", to.dump(), ")");
   std::copy_n(init.host_weights(), init.table.total_floats(), model.host_weights());
   say.line("starting from the weights of ", o.init_dir);
@@ -140,7 +143,8 @@ json start_or_resume(const TrainOptions& o, dist::Communicator& comm, DataParall
       say.line("resumed from ", latest->string(), " (step ", state.at("step").get<int64_t>(), ")");
     } else {
       DIFFTX_CHECK(!latest, run_dir.string(),
-                   " already holds checkpoints: pass --resume to continue that run, or choose another --out");
+                   " already holds checkpoints: pass ", named(o, "resume"), " to continue that run, or choose another ",
+                   named(o, "out"));
       if (!o.init_dir.empty()) start_from_model(o, model, say);
       io::write_file_atomically(run_dir / "metrics.jsonl", "");
     }
@@ -185,26 +189,29 @@ uint64_t rows_digest(const int32_t* inputs, const int32_t* targets, int64_t rows
 // Options that no single option's range covers (each option's own range is checked where it
 // is read: cli/train_options.cpp); train() is also called from code, so it checks them again.
 void check_train_options(const TrainOptions& o) {
-  DIFFTX_CHECK(o.steps > 0, "--steps must be positive");
-  DIFFTX_CHECK(o.seq_len > 0 && o.micro_batch > 0, "--seq-len and --micro-batch must be positive");
-  DIFFTX_CHECK(product_at_most({o.seq_len, o.micro_batch}, kMaxStepTokens).has_value(), "--micro-batch ",
-               o.micro_batch, " x --seq-len ", o.seq_len, " exceeds the ", kMaxStepTokens,
+  const auto name = [&](std::string_view field) { return named(o, field); };
+  DIFFTX_CHECK(o.steps > 0, name("steps"), " must be positive");
+  DIFFTX_CHECK(o.seq_len > 0 && o.micro_batch > 0, name("seq_len"), " and ", name("micro_batch"), " must be positive");
+  DIFFTX_CHECK(product_at_most({o.seq_len, o.micro_batch}, kMaxStepTokens).has_value(), name("micro_batch"), " ",
+               o.micro_batch, " x ", name("seq_len"), " ", o.seq_len, " exceeds the ", kMaxStepTokens,
                " tokens one micro-batch may hold");
-  DIFFTX_CHECK(o.batch_tokens >= 0, "--batch-tokens must not be negative");
+  DIFFTX_CHECK(o.batch_tokens >= 0, name("batch_tokens"), " must not be negative");
   DIFFTX_CHECK(o.eval_batches >= 0 && o.eval_every >= 0 && o.checkpoint_every >= 0 && o.warmup_steps >= 0,
-               "--eval-batches, --eval-every, --checkpoint-every and --warmup must not be negative");
-  DIFFTX_CHECK(o.log_every > 0, "--log-every must be positive");
-  DIFFTX_CHECK(o.keep_checkpoints >= 1, "--keep-checkpoints must be at least 1");
-  DIFFTX_CHECK(std::isfinite(o.lr) && o.lr > 0, "--lr must be a positive finite number, got ", o.lr);
-  DIFFTX_CHECK(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1, "--min-lr-ratio must lie in [0, 1], got ", o.min_lr_ratio);
-  DIFFTX_CHECK(o.adamw.beta1 >= 0 && o.adamw.beta1 < 1 && o.adamw.beta2 >= 0 && o.adamw.beta2 < 1,
-               "--beta1 and --beta2 must lie in [0, 1), got ", o.adamw.beta1, " and ", o.adamw.beta2);
+               name("eval_batches"), ", ", name("eval_every"), ", ", name("checkpoint_every"), " and ", name("warmup"),
+               " must not be negative");
+  DIFFTX_CHECK(o.log_every > 0, name("log_every"), " must be positive");
+  DIFFTX_CHECK(o.keep_checkpoints >= 1, name("keep_checkpoints"), " must be at least 1");
+  DIFFTX_CHECK(std::isfinite(o.lr) && o.lr > 0, name("lr"), " must be a positive finite number, got ", o.lr);
+  DIFFTX_CHECK(o.min_lr_ratio >= 0 && o.min_lr_ratio <= 1, name("min_lr_ratio"), " must lie in [0, 1], got ",
+               o.min_lr_ratio);
+  DIFFTX_CHECK(o.adamw.beta1 >= 0 && o.adamw.beta1 < 1 && o.adamw.beta2 >= 0 && o.adamw.beta2 < 1, name("beta1"),
+               " and ", name("beta2"), " must lie in [0, 1), got ", o.adamw.beta1, " and ", o.adamw.beta2);
   DIFFTX_CHECK(std::isfinite(o.adamw.weight_decay) && o.adamw.weight_decay >= 0 && std::isfinite(o.adamw.grad_clip) &&
                    o.adamw.grad_clip >= 0,
-               "--weight-decay and --grad-clip must be finite and not negative, got ", o.adamw.weight_decay, " and ",
-               o.adamw.grad_clip);
-  DIFFTX_CHECK(o.bucket_floats > 0, "--bucket-mb must be positive");
-  DIFFTX_CHECK(!o.out_dir.empty(), "--out is empty: the run needs a directory to write to");
+               name("weight_decay"), " and ", name("grad_clip"), " must be finite and not negative, got ",
+               o.adamw.weight_decay, " and ", o.adamw.grad_clip);
+  DIFFTX_CHECK(o.bucket_floats > 0, name("bucket_mb"), " must be positive");
+  DIFFTX_CHECK(!o.out_dir.empty(), name("out"), " is empty: the run needs a directory to write to");
 }
 
 void report_dropped_metrics(const DroppedMetrics& dropped, const fs::path& path, int64_t step, const Reporter& say) {
@@ -293,17 +300,18 @@ int64_t checked_micro_tokens(const TrainOptions& o) {
 
 int64_t global_batch_tokens(const TrainOptions& o, int64_t micro_tokens, int ranks) {
   const int64_t batch_tokens = o.batch_tokens > 0 ? o.batch_tokens : micro_tokens * ranks;
-  DIFFTX_CHECK(batch_tokens / ranks <= kMaxStepTokens, "--batch-tokens ", batch_tokens, " over ", ranks,
+  DIFFTX_CHECK(batch_tokens / ranks <= kMaxStepTokens, named(o, "batch_tokens"), " ", batch_tokens, " over ", ranks,
                " rank(s) exceeds the ", kMaxStepTokens, " tokens a rank can hold for one step");
-  DIFFTX_CHECK(batch_tokens % (micro_tokens * ranks) == 0, "--batch-tokens ", batch_tokens,
-               " must be a multiple of ranks x --micro-batch x --seq-len = ", ranks, " x ", o.micro_batch, " x ",
+  DIFFTX_CHECK(batch_tokens % (micro_tokens * ranks) == 0, named(o, "batch_tokens"), " ", batch_tokens,
+               " must be a multiple of ranks x ", named(o, "micro_batch"), " x ", named(o, "seq_len"), " = ", ranks,
+               " x ", o.micro_batch, " x ",
                o.seq_len);
   return batch_tokens;
 }
 
 data::TokenLoader open_data(const TrainOptions& o, const model::ModelConfig& config, int rank, int ranks,
                             int64_t accumulation) {
-  DIFFTX_CHECK(o.seq_len <= config.max_position_embeddings, "--seq-len ", o.seq_len,
+  DIFFTX_CHECK(o.seq_len <= config.max_position_embeddings, named(o, "seq_len"), " ", o.seq_len,
                " exceeds max_position_embeddings ", config.max_position_embeddings, " of ", o.config_path);
   io::require_directory(o.data_dir, "data directory", " (make one with difftx prepare)");
   return data::TokenLoader(o.data_dir, "train",
@@ -356,7 +364,7 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
   const json resumed = start_or_resume(o, comm_, parallel_, model_, optimizer_, say_);
   if (!resumed.empty()) {
     start_step_ = resumed.at("step").get<int64_t>();
-    DIFFTX_CHECK(o.steps >= start_step_, "--steps ", o.steps, " is below the ", start_step_,
+    DIFFTX_CHECK(o.steps >= start_step_, named(o, "steps"), " ", o.steps, " is below the ", start_step_,
                  " steps the resumed checkpoint has done (", run_dir_.string(), ")");
     if (o.steps == start_step_) say_.line("note: the run has done its ", o.steps, " steps already; nothing to train");
     train_data_.restore(resumed.at("train_data"));
@@ -433,7 +441,8 @@ StepStats TrainingRun::step(int64_t step) {
   if (!std::isfinite(out.loss) || !std::isfinite(out.grad_norm))
     throw TrainingDiverged(concat("step ", step, ": loss ", out.loss, ", gradient norm ", out.grad_norm,
                                   " is not finite; stopping (the last checkpoint in ",
-                                  (run_dir_ / "checkpoints").string(), " is intact; try a lower --lr)"));
+                                  (run_dir_ / "checkpoints").string(), " is intact; try a lower ", named(o_, "lr"),
+                                  ")"));
   out.lr = schedule_.at(step);
   optimizer_.step(model_.weights.as<float>(), reduced, out.lr, out.grad_norm);
   parallel_.all_gather(model_.host_weights());

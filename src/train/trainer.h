@@ -9,6 +9,7 @@
 #include <functional>
 #include <string>
 
+#include "core/option_name.h"
 #include "dist/communicator.h"
 #include "data/tasks/mixture_spec.h"
 #include "train/optimizer.h"
@@ -58,6 +59,9 @@ struct TrainOptions {
   std::function<bool(const StepReport&)> on_step;
   int64_t bucket_floats = int64_t(1) << 22;  // gradient bucket size of data parallelism (16 MiB)
   bool check_replicas = false;  // compare every rank's parameters after every step
+  // How errors name the options: the C API's fields and Python's keywords ("seq_len",
+  // "warmup"), or the CLI's flags where they came from flags.
+  OptionSpelling spelling = OptionSpelling::field;
 };
 
 // Tokens one rank holds for a micro-batch, or for a whole step: the trainer allocates them.

@@ -29,6 +29,13 @@ const fs::path kMotif = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf/motif_r
   return ::testing::AssertionFailure() << "last error '" << e << "' lacks '" << part << "'";
 }
 
+// The last error holds `part` and names no command-line flag: a C caller gave a field.
+::testing::AssertionResult error_names_the_field(const std::string& part) {
+  if (std::string(difftx_last_error()).find("--") != std::string::npos)
+    return ::testing::AssertionFailure() << "last error '" << difftx_last_error() << "' names a flag";
+  return error_says(part);
+}
+
 class CApiHostile : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -143,7 +150,7 @@ TEST_F(CApiHostile, NegativeSizesAreErrors) {
   difftx_sampling_options o = difftx_sampling_default_options(model);
   o.max_tokens = -1;
   EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
-  EXPECT_TRUE(error_says("max_new_tokens -1 must not be negative"));
+  EXPECT_TRUE(error_names_the_field("max_tokens -1 must not be negative"));
   o = difftx_sampling_default_options(model);
   o.n_stop = -1;
   EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1);
@@ -162,7 +169,7 @@ TEST_F(CApiHostile, NegativeSizesAreErrors) {
   e = difftx_engine_default_options();
   e.kv_tokens = INT64_MAX;  // the CLI's bound, 2^40: past it the block count would overflow
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
-  EXPECT_TRUE(error_says("--kv-tokens 9223372036854775807 must be at most 2^40"));
+  EXPECT_TRUE(error_names_the_field("kv_tokens 9223372036854775807 must be at most 2^40"));
 }
 
 TEST_F(CApiHostile, IdsOutsideTheVocabularyAreErrors) {
@@ -224,12 +231,18 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
   e = difftx_engine_default_options();
   e.max_batch_tokens = 0;
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  EXPECT_TRUE(error_names_the_field("max_batch_tokens 0 must be in [1, 1048576]"));
+  e = difftx_engine_default_options();
+  e.kv_tokens = -1;
+  EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  EXPECT_TRUE(error_names_the_field("kv_tokens and kv_bytes must not be negative"));
   e = difftx_engine_default_options();
   e.kv_block_tokens = 7;
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
   e = difftx_engine_default_options();
   e.context = 1 << 30;
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+  EXPECT_TRUE(error_names_the_field("context 1073741824 must be in [1, max_position_embeddings = "));
   e = difftx_engine_default_options();
   e.draft = "/nonexistent/draft";
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
@@ -238,26 +251,30 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
   for (int64_t tokens : {int64_t{0}, int64_t{-1}, int64_t{65}, INT64_MAX}) {
     e.draft_tokens = tokens;
     EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
-    EXPECT_TRUE(error_says("must be in [1, 64]"));
+    EXPECT_TRUE(error_names_the_field("draft_tokens " + std::to_string(tokens) + " must be in [1, 64]"));
   }
 
   const char* stops[] = {"end", nullptr};
-  const std::vector<void (*)(difftx_sampling_options&)> bad = {
-      [](difftx_sampling_options& o) { o.temperature = NAN; },
-      [](difftx_sampling_options& o) { o.temperature = -1; },
-      [](difftx_sampling_options& o) { o.top_p = 2; },
-      [](difftx_sampling_options& o) { o.min_p = -0.5; },
-      [](difftx_sampling_options& o) { o.presence_penalty = 3; },
-      [](difftx_sampling_options& o) { o.frequency_penalty = INFINITY; },
-      [](difftx_sampling_options& o) { o.top_logprobs = 21; },
-      [](difftx_sampling_options& o) { o.top_logprobs = -1; },
-      [](difftx_sampling_options& o) { o.n_stop = 17; },
-      [](difftx_sampling_options& o) { o.n_stop = 2; },  // stop is null
+  // Each error names the field as the struct spells it, never `difftx generate`'s flag.
+  const std::vector<std::pair<void (*)(difftx_sampling_options&), std::string>> bad = {
+      {[](difftx_sampling_options& o) { o.temperature = NAN; }, "temperature nan must be >= 0 (0 is greedy)"},
+      {[](difftx_sampling_options& o) { o.temperature = -1; }, "temperature -1 must be >= 0 (0 is greedy)"},
+      {[](difftx_sampling_options& o) { o.top_k = -1; }, "top_k -1 must be >= 0"},
+      {[](difftx_sampling_options& o) { o.top_p = 2; }, "top_p 2 must be in (0, 1]"},
+      {[](difftx_sampling_options& o) { o.min_p = -0.5; }, "min_p -0.5 must be in [0, 1]"},
+      {[](difftx_sampling_options& o) { o.presence_penalty = 3; }, "presence_penalty 3 must be in [-2, 2]"},
+      {[](difftx_sampling_options& o) { o.frequency_penalty = INFINITY; }, "frequency_penalty inf must be in [-2, 2]"},
+      {[](difftx_sampling_options& o) { o.max_tokens = -1; }, "max_tokens -1 must not be negative"},
+      {[](difftx_sampling_options& o) { o.top_logprobs = 21; }, "top_logprobs 21 must be in [0, 20]"},
+      {[](difftx_sampling_options& o) { o.top_logprobs = -1; }, "top_logprobs -1 must be in [0, 20]"},
+      {[](difftx_sampling_options& o) { o.n_stop = 17; }, "n_stop 17 must be in [0, 16]"},
+      {[](difftx_sampling_options& o) { o.n_stop = 2; }, "stop: null with count 2"},
   };
   for (size_t i = 0; i < bad.size(); ++i) {
     difftx_sampling_options o = difftx_sampling_default_options(model);
-    bad[i](o);
+    bad[i].first(o);
     EXPECT_EQ(difftx_engine_submit(engine, "a", &o, ignore, nullptr), -1) << "case " << i;
+    EXPECT_TRUE(error_names_the_field(bad[i].second)) << "case " << i;
   }
   difftx_sampling_options o = difftx_sampling_default_options(model);
   o.stop = stops;
@@ -309,9 +326,12 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
   EXPECT_TRUE(error_says("/nonexistent/data"));
 
   EXPECT_EQ(difftx_convert(kMotif.c_str(), "/nonexistent/x/y", "onnx", nullptr, nullptr), -1);
-  EXPECT_TRUE(error_says("--to: 'onnx' is not a format"));
+  EXPECT_TRUE(error_names_the_field("to: 'onnx' is not a format"));
   EXPECT_EQ(difftx_convert(kMotif.c_str(), "/nonexistent/x/y", nullptr, "q3", nullptr), -1);
-  EXPECT_TRUE(error_says("is not a storage type"));
+  EXPECT_TRUE(error_names_the_field("dtype: 'q3' is not a storage type"));
+  EXPECT_EQ(difftx_convert(kMotif.c_str(), "/nonexistent/x/y", "hf", "q8_0", nullptr), -1);
+  EXPECT_TRUE(error_names_the_field("dtype q8_0: a Hugging Face directory holds f32, bf16 or f16 weights; write "
+                                    "block types with to difftx or gguf"));
 
   difftx_train_options t = difftx_train_default_options();
   t.data = "/nonexistent/data";
@@ -319,26 +339,32 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
   EXPECT_EQ(difftx_train(&t, nullptr, nullptr, nullptr), -1);
   EXPECT_TRUE(error_says("give a config"));
   t.config = "/nonexistent/config.json";
-  for (const auto& breaks : std::vector<void (*)(difftx_train_options&)>{
-           [](difftx_train_options& o) { o.steps = 0; },
-           [](difftx_train_options& o) { o.seq_len = -3; },
-           [](difftx_train_options& o) { o.micro_batch = INT64_MAX; },
-           [](difftx_train_options& o) { o.lr = NAN; },
-           [](difftx_train_options& o) { o.beta1 = 1; },
-           [](difftx_train_options& o) { o.grad_clip = -1; },
-           [](difftx_train_options& o) { o.keep_checkpoints = 0; },
-           [](difftx_train_options& o) { o.schedule = "sawtooth"; },
-           [](difftx_train_options& o) { o.schedule = nullptr; },
-           [](difftx_train_options& o) { o.mix = "niah=2"; },
-       }) {
+  // Each error names the field as the struct spells it (mix's parser names its CLI flag: left).
+  const std::vector<std::pair<void (*)(difftx_train_options&), std::string>> breaks = {
+      {[](difftx_train_options& o) { o.steps = 0; }, "steps must be positive"},
+      {[](difftx_train_options& o) { o.seq_len = -3; }, "seq_len and micro_batch must be positive"},
+      {[](difftx_train_options& o) { o.micro_batch = INT64_MAX; }, "micro_batch 9223372036854775807 x seq_len 256"},
+      {[](difftx_train_options& o) { o.lr = NAN; }, "lr must be a positive finite number, got nan"},
+      {[](difftx_train_options& o) { o.beta1 = 1; }, "beta1 and beta2 must lie in [0, 1)"},
+      {[](difftx_train_options& o) { o.grad_clip = -1; }, "weight_decay and grad_clip must be finite"},
+      {[](difftx_train_options& o) { o.warmup = -1; }, "eval_batches, eval_every, checkpoint_every and warmup"},
+      {[](difftx_train_options& o) { o.keep_checkpoints = 0; }, "keep_checkpoints must be at least 1"},
+      {[](difftx_train_options& o) { o.schedule = "sawtooth"; }, "unknown lr schedule 'sawtooth'"},
+      {[](difftx_train_options& o) { o.schedule = nullptr; }, "schedule"},
+  };
+  for (const auto& [breaking, says] : breaks) {
     difftx_train_options bad_options = t;
-    breaks(bad_options);
+    breaking(bad_options);
     EXPECT_EQ(difftx_train(&bad_options, nullptr, nullptr, nullptr), -1);
-    EXPECT_STRNE(difftx_last_error(), "");
+    EXPECT_TRUE(error_names_the_field(says));
   }
+  difftx_train_options bad_mix = t;
+  bad_mix.mix = "niah=2";
+  EXPECT_EQ(difftx_train(&bad_mix, nullptr, nullptr, nullptr), -1);
+  EXPECT_STRNE(difftx_last_error(), "");
   t.out = "";
   EXPECT_EQ(difftx_train(&t, nullptr, nullptr, nullptr), -1);
-  EXPECT_TRUE(error_says("--out is empty"));
+  EXPECT_TRUE(error_names_the_field("out is empty"));
 }
 
 // Analysis options are read as every JSON input is: nesting that would overflow the stack of the

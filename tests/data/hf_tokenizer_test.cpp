@@ -146,6 +146,27 @@ TEST(HfTokenizer, TemplateAndTokenizerConfig) {
   EXPECT_EQ(read_hf_tokenizer(dir / "out" / kHfTokenizerFile).add_template(hello), (std::vector<int32_t>{261, 259}));
 }
 
+// tokenizer_config.json's special tokens, as the tokenizer and the chat template both read them:
+// a string or an AddedToken object; anything else is no token (the tokenizer's bos_token and
+// eos_token then refuse it by name; the template skips it).
+TEST(HfTokenizer, SpecialTokenTextIsAStringOrAnAddedTokensContent) {
+  EXPECT_EQ(special_token_text(json("<s>")), "<s>");
+  EXPECT_EQ(special_token_text(json{{"content", "</s>"}, {"lstrip", false}, {"special", true}}), "</s>");
+  EXPECT_EQ(special_token_text(json("")), "");
+  for (const json& other : {json(nullptr), json(5), json{{"content", 5}}, json{{"text", "<s>"}}, json::array({"<s>"})})
+    EXPECT_EQ(special_token_text(other), std::nullopt) << other.dump();
+  TempDir dir;
+  const std::string error = [&] {
+    try {
+      load(dir, toy(), {{"eos_token", {{"content", 7}}}});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  }();
+  EXPECT_NE(error.find(".eos_token: expected a string or {\"content\": STRING}"), std::string::npos) << error;
+}
+
 TEST(HfTokenizer, RefusesWhatItDoesNotSupportByName) {
   using Edit = std::function<void(json&)>;
   const std::vector<std::pair<Edit, std::string>> cases = {

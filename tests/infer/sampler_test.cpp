@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -85,6 +86,36 @@ TEST(Sampler, TopPKeepsTheShortestPrefixHoldingP) {
   expect_distribution(frequencies(s, logits, 20000), {{2, 0.5 / 0.8}, {0, 0.3 / 0.8}});
   Sampler both({1.0, 3, 0.96, 4}, 4);  // top-k 3 first (drops id 1), then 0.96 of what is left
   expect_distribution(frequencies(both, logits, 20000), expected(logits, 1.0, {2, 0, 3}));
+}
+
+// One check, each caller's name: the library's callers (C API, Python, the server) give fields,
+// the CLI flags; the Sampler itself names the fields.
+TEST(Sampler, OptionErrorsNameTheOptionAsTheCallerSpellsIt) {
+  EXPECT_EQ(option_name("top_p", OptionSpelling::field), "top_p");
+  EXPECT_EQ(option_name("max_batch_tokens", OptionSpelling::flag), "--max-batch-tokens");
+  const auto error = [](const SamplingOptions& o, OptionSpelling spelling) {
+    try {
+      check_sampling_options(o, spelling);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  SamplingOptions o;
+  o.temperature = -1;
+  EXPECT_EQ(error(o, OptionSpelling::field), "temperature -1 must be >= 0 (0 is greedy)");
+  EXPECT_EQ(error(o, OptionSpelling::flag), "--temperature -1 must be >= 0 (0 is greedy)");
+  try {
+    Sampler(o, 8);
+    ADD_FAILURE() << "temperature -1 was accepted";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "temperature -1 must be >= 0 (0 is greedy)");
+  }
+  o = {};
+  o.frequency_penalty = 2.5;
+  EXPECT_EQ(error(o, OptionSpelling::flag), "--frequency-penalty 2.5 must be in [-2, 2]");
+  o = {};
+  EXPECT_EQ(error(o, OptionSpelling::flag), "(no error)");
 }
 
 TEST(Sampler, BadOptionsAndLogitsAreClearErrors) {

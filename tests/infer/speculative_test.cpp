@@ -618,6 +618,8 @@ TEST(Speculative, BadDraftOptionsAreErrors) {
   o = {};
   o.draft = DraftMode::ngram;
   o.draft_tokens = 0;
+  expect_error([&] { Engine e(model, nullptr, o); }, "draft_tokens 0 must be in [1, 64]");  // the field
+  o.spelling = OptionSpelling::flag;  // the CLI's options
   expect_error([&] { Engine e(model, nullptr, o); }, "--draft-tokens 0 must be in [1, 64]");
   Engine engine(model, nullptr, EngineOptions{});
   Request r = greedy_request({1, 2, 3}, 4);
@@ -631,7 +633,7 @@ TEST(Speculative, BadDraftOptionsAreErrors) {
   o = {};
   o.draft = DraftMode::model;
   o.draft_model = &hybrid;
-  expect_error([&] { Engine e(model, nullptr, o); }, "a draft model (--draft) is written for docs/SPEC.md's decoder");
+  expect_error([&] { Engine e(model, nullptr, o); }, "a draft model (draft) is written for docs/SPEC.md's decoder");
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ std::string float_type_of(const fs::path& dir) {
 }
 
 void convert(const fs::path& in, const fs::path& out, const std::string& format, const std::string& dtype) {
-  convert_model(in, model_output(out, format, dtype, std::nullopt));
+  convert_model(in, model_output(out, format, dtype, std::nullopt, OptionSpelling::field));
 }
 
 // The same tensor names, and each with the same dtype, shape and bytes.
@@ -195,7 +195,7 @@ TEST(Phi4FlashConvertFiles, TypesAsTheOptionsSay) {
   const ModelConfig c = open_model_dir(in)->config();
   TempDir tmp;
   // --head-dtype: the embedding and the head in their own type, the rest as the plan says
-  convert_model(in, model_output(tmp / "head", "difftx", "q4_0", "f16"));
+  convert_model(in, model_output(tmp / "head", "difftx", "q4_0", "f16", OptionSpelling::field));
   const io::SafetensorsSet head(tmp / "head");
   for (const auto& [name, type] : storage_plan(c, WeightType::q4_0, WeightType::f16))
     EXPECT_EQ(stored_weight_type(head, name), type) << name;
