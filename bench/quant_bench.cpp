@@ -5,7 +5,9 @@
 // x, default 512) is a GEMM: GFLOPS = 2 N rows cols / time, beside the F32 weights' rate (sgemm).
 // cpu_ms is the least process CPU time of a call: with OMP_NUM_THREADS=1, the time of a call
 // that the shared machine did not interrupt (with more threads it also counts spinning).
+// rel_err is each kernel's own error (relative_error below), not that of the weights' quantization.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <vector>
@@ -76,6 +78,25 @@ Timed measure_with_cpu(const std::function<void()>& fn, double seconds = 0.5, in
   return {wall, least};
 }
 
+// The RMS of y - exact over the RMS of exact, exact being the float64 product of x's N rows with
+// the matrix's first min(rows, kDistinctRows) rows as stored (dequantized; the rest repeat
+// them): what a kernel's own arithmetic adds (x rounded to int8, F32 sums), not the error of
+// quantizing the weights, which is the same for every kernel of a type.
+double relative_error(const kernels::WeightMatrix& W, const float* x, const float* y, int64_t N) {
+  const int64_t rows = std::min(W.rows, kDistinctRows);
+  std::vector<float> w(rows * W.cols);
+  backends::cpu::kernels().dequantize_rows(W.type, W.data, w.data(), rows, W.cols);
+  double error = 0, total = 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t r = 0; r < rows; ++r) {
+      double exact = 0;
+      for (int64_t i = 0; i < W.cols; ++i) exact += static_cast<double>(w[r * W.cols + i]) * x[n * W.cols + i];
+      const double diff = y[n * W.rows + r] - exact;
+      error += diff * diff, total += exact * exact;
+    }
+  return total > 0 ? std::sqrt(error / total) : 0.0;
+}
+
 struct Shape {
   int64_t rows, cols;
   bool prefill;  // the output head (128256 rows) is timed for decode only
@@ -100,10 +121,11 @@ void bench_shape(bool json, kernels::WeightType type, const Shape& s, int64_t N,
       next = (next + 1) % copies;
     });
     const double gbps = static_cast<double>(bytes.size()) / (gemv.wall.best_ms * 1e-3) / 1e9;
+    const double error = relative_error({type, bytes.data(), s.rows, s.cols}, x.data(), y.data(), 1);
     print_row(json, {str("op", "quant_gemv"), str("type", kernels::weight_type_name(type)), str("path", path_name),
                      str("shape", shape), num("mbytes", bytes.size() / 1e6, 1), num("ms", gemv.wall.best_ms, 3),
                      num("cpu_ms", gemv.cpu_ms, 3), num("gbps", gbps, 1), num("of_copy", gbps / memory.copy_gbps, 2),
-                     num("of_read", gbps / memory.read_gbps, 2)});
+                     num("of_read", gbps / memory.read_gbps, 2), num("rel_err", error, 7)});
   }
   if (!s.prefill || N <= 1) return;
   // prefill: the block types have int8 panels beside widening to F32 for sgemm
@@ -116,7 +138,8 @@ void bench_shape(bool json, kernels::WeightType type, const Shape& s, int64_t N,
     print_row(json, {str("op", "quant_prefill"), str("type", kernels::weight_type_name(type)), str("path", name),
                      str("shape", shape), num("N", N, 0), num("ms", gemm.wall.best_ms, 1),
                      num("gflops", flops / (gemm.wall.best_ms * 1e-3) / 1e9, 1), num("cpu_ms", gemm.cpu_ms, 1),
-                     num("cpu_gflops", flops / (gemm.cpu_ms * 1e-3) / 1e9, 1)});
+                     num("cpu_gflops", flops / (gemm.cpu_ms * 1e-3) / 1e9, 1),
+                     num("rel_err", relative_error(W, x.data(), y.data(), N), 7)});
   }
 }
 

@@ -58,6 +58,7 @@ using MatmulByOrder = void(const kernels::WeightMatrix&, const float*, float*, i
   /* kernels/quant/ (and matmul below) */                           \
   X(quantize_rows, quantize_rows)                                   \
   X(dequantize_rows, dequantize_rows)                               \
+  X(row_dots_int8_available, row_dots_int8_available)               \
   X(gemm_int8_available, quant::gemm_int8_available)                \
   X(gemm_int8_reads_panels, quant::gemm_int8_reads_panels)          \
   X(gemm_float_available, quant::gemm_float_available)              \

@@ -8,8 +8,8 @@
 // horizontal sums. Per 32-block, a lane starts from -offset * (sum of the x block's bytes)
 // (offset 8 for Q4_0; for Q8_0 128 where AVX-512 VNNI takes w + 128 as its unsigned operand, 0
 // where AVX2 takes |w|; 0 for Q4_K) and ends scaled by d_w * d_x; Q4_K's minimums come off with
-// exact x sums. Each output is one F32 chain over its blocks, whatever N and the other rows of x
-// are (batch invariance, matmul.h).
+// the sums of the quantized x (QuantizedX::sum, int8_x.h). Each output is one F32 chain over its
+// blocks, whatever N and the other rows of x are (batch invariance, matmul.h).
 #pragma once
 #include <cstdint>
 

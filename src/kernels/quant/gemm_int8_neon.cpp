@@ -3,14 +3,15 @@
 // to signed bytes (Q4_0 as q - 8, Q8_0 as they are, Q4_K's nibbles) in the order
 // [cols / 4][8 rows][4], so that one sdot multiplies 4 weights of each of 4 rows by the same 4
 // bytes of one x row (a lane of an x vector): each int32 lane is one output, no horizontal
-// sums. Per 32-block a lane ends scaled by d_w * d_x; Q4_K's minimums come off with exact x
-// sums. Each output has accumulators of its own, so its bits do not depend on N or on the other
-// rows of x. With the int8 matrix multiply (the i8mm level, FEAT_I8MM) the panel holds pairs of
-// rows 8 bytes at a time instead, [cols / 8][4 row pairs][2][8], and one smmla multiplies 8
-// weights of 2 rows by 8 bytes of 2 x rows (a 2 x 2 block of outputs); the block sums are the
-// same integers, regrouped into the sdot lanes before the same F32 steps, so the bits are those
-// of the dotprod level. Plain ARMv8.0 builds have no by-element int8 product: there
-// no int8 GEMM is registered and matmul widens panels to F32 for sgemm.
+// sums. Per 32-block a lane ends scaled by d_w * d_x; Q4_K's minimums come off with the sums
+// of the quantized x (QuantizedX::sum, int8_x.h). Each output has accumulators of its own, so
+// its bits do not depend on N or on the other rows of x. With the int8 matrix multiply (the
+// i8mm level, FEAT_I8MM) the panel holds pairs of rows 8 bytes at a time instead, [cols / 8][4
+// row pairs][2][8], and one smmla multiplies 8 weights of 2 rows by 8 bytes of 2 x rows (a 2 x 2
+// block of outputs); the block sums are the same integers, regrouped into the sdot lanes before
+// the same F32 steps, so the bits are those of the dotprod level. Plain ARMv8.0 builds have no
+// by-element int8 product: there no int8 GEMM is registered and matmul widens panels to F32 for
+// sgemm.
 #include "kernels/quant/gemm_int8.h"
 #include "kernels/isa.h"
 #include "kernels/quant/type_kernels.h"

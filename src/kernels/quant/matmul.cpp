@@ -131,6 +131,8 @@ void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool acc
   gemv_rows(W, x, y, N, accumulate, path);
 }
 
+bool row_dots_int8_available(WeightType type) { return quant::type_kernels(type).row_dots_int8 != nullptr; }
+
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order) {
   if (order == MatmulOrder::by_size) return DIFFTX_ISA::matmul(W, x, y, N, accumulate, MatmulPath::best);
   check_operands(W, x, y, N);

@@ -54,6 +54,9 @@ enum class MatmulOrder { by_size, gemv, gemm };
 namespace DIFFTX_ISA {
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulPath path);
 void matmul(const WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate, MatmulOrder order);
+// Whether MatmulPath::simd_int8 below 8 rows of x quantizes x for `type` at this level (the int8
+// row dots; from 8 rows on, the int8 GEMM: quant::gemm_int8_available).
+bool row_dots_int8_available(WeightType type);
 }  // namespace DIFFTX_ISA
 
 }  // namespace difftx::kernels

@@ -47,7 +47,9 @@ inline Rows row_pointers(const WeightMatrix& W, int64_t r0, int n) {
 // x as the row dots read it, prepared once per GEMV.
 struct PreparedX {
   const float* x = nullptr;
-  std::vector<float> sums;  // sums[b]: the sum of x[32b .. 32b + 32) (types with minimums)
+  // sums[b]: the sum of x[32b .. 32b + 32) as the kernel multiplies x, exact for the F32 row dots
+  // (Q4_K), of x' = d q for the int8 ones (every type; Q4_K's minimums, int8_x.h)
+  std::vector<float> sums;
   // For the int8 dot products (VNNI, AVX2): x quantized in blocks of 32 as Q8_0 is (d =
   // max|x| / 127, q = round(x / d)), two blocks A, B per 64 bytes, for Q4_0 in the order A[0:16],
   // B[0:16], A[16:32], B[16:32] (that of its unpacked nibbles), else A then B; per 16 int32

@@ -9,8 +9,8 @@
 //         one scale; the lanes start from -8 times the sum of their x, ending as sum (q - 8) x.
 //   Q8_0: signed weights: |w| is the unsigned operand and x takes w's sign (a pair of products
 //         is at most 2 * 128 * 127, inside int16).
-//   Q4_K: nibbles q per 32-weight sub-block; the sub-block minimums come off through exact sums
-//         of x, added into the same lanes once per super-block.
+//   Q4_K: nibbles q per 32-weight sub-block; the sub-block minimums come off through the sums of
+//         the quantized x (int8_x.h), added into the same lanes once per super-block.
 // Passes of weight rows as in row_dots_avx2.cpp (simd_avx2.h): the bits of an output depend on
 // its weight row and x row only.
 #include "kernels/quant/row_dots.h"
@@ -106,7 +106,7 @@ struct Q4_KDots {
         const BlockQ4_K& blk = rows.blocks<BlockQ4_K>(first + r)[b];
         __m256 scales, mins;
         q4_k_scales_mins(blk, scales, mins);
-        for (int j = 0; j < M; ++j)  // lane l: minus dmin m_l times the sum of x over sub-block l
+        for (int j = 0; j < M; ++j)  // lane l: minus dmin m_l times the sum of x' over sub-block l
           acc[j][r] = _mm256_fnmadd_ps(mins, _mm256_loadu_ps(px[j].sums.data() + 8 * b), acc[j][r]);
         for (int g = 0; g < 4; ++g) {
           const int64_t p = 4 * b + g;  // x's pair: sub-blocks 2g, 2g + 1 of super-block b

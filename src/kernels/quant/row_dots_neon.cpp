@@ -6,8 +6,8 @@
 //     block, sdot (vdotq_s32) where the build has the dotprod extension (armv8.2-a+dotprod),
 //     else widening multiplies (smull + smlal2) added pairwise into int32 lanes; each block's
 //     four int32 lanes are converted to F32 and scaled by d_w * d_x. Weights stay signed: Q4_0
-//     as q - 8, Q4_K's nibbles as they are (its minimums come off once per row through exact
-//     sums of x), Q8_0's bytes as they are.
+//     as q - 8, Q4_K's nibbles as they are (its minimums come off once per row through the sums
+//     of the quantized x, int8_x.h), Q8_0's bytes as they are.
 // Every (weight row, x row) pair has accumulators of its own and the same steps whatever the
 // call's other rows, so results are batch invariant; the dotprod and plain builds give the same
 // block sums (integer arithmetic is exact) but may group them into lanes differently.
@@ -255,8 +255,8 @@ struct Q8_0Dots {
 
 // A super-block's 8 sub-blocks of 32 are x blocks 8b .. 8b + 7 (block_formats.h): group g's 32
 // bytes hold sub-block 2g in their low nibbles and 2g + 1 in their high ones, each in x's order.
-// The minimums, dmin * m_j times the exact sum of x over sub-block j, are summed per super-block
-// and come off at the end.
+// The minimums, dmin * m_j times the sum of x' = d q over sub-block j (int8_x.h), are summed per
+// super-block and come off at the end.
 struct Q4_KDots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {

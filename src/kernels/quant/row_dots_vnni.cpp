@@ -6,7 +6,8 @@
 //   Q4_0: nibbles q in [0, 15]; the lanes start from -8 times the sum of their x, ending as
 //         sum (q - 8) x.
 //   Q8_0: signed weights: |w| is the unsigned operand and x takes w's sign.
-//   Q4_K: nibbles q; the sub-block minimums come off once per row, through exact sums of x.
+//   Q4_K: nibbles q; the sub-block minimums come off once per row, through the sums of the
+//         quantized x (prepare_x's px.sums: int8_x.h says why not those of x itself).
 #include "kernels/quant/row_dots.h"
 #include "kernels/quant/type_kernels.h"
 
@@ -111,7 +112,7 @@ struct Q8_0Dots {
 
 // A 64-weight group g of a super-block: sub-block 2g in the low nibbles of qs[32g .. 32g + 32),
 // 2g + 1 in the high ones, so the unpacked bytes are in x's own order. The minimums come off
-// as sum_j dmin m_j (sum of x over sub-block j), 8 sub-blocks in one vector multiply-add.
+// as sum_j dmin m_j (sum of x' = d q over sub-block j), 8 sub-blocks in one vector multiply-add.
 struct Q4_KDots {
   template <int M>
   static void run(const WeightMatrix& W, const PreparedX* px, int64_t r0, int n, float* out) {

@@ -1,6 +1,7 @@
 // matmul against its double reference twin for every weight type, on awkward shapes (one row,
 // rows not a multiple of the 4-row step or the 256-row panel, N on both sides of the GEMV/GEMM
-// switch), both code paths, overwrite and accumulate; results equal for 1 and 2 threads.
+// switch), both code paths, overwrite and accumulate; results equal for 1 and 2 threads; the
+// int8 paths against the twin on their quantized x.
 #include <gtest/gtest.h>
 #include <omp.h>
 
@@ -100,6 +101,43 @@ TEST(QuantMatmul, SameBitsForOneAndTwoThreads) {
     }
   }
   omp_set_num_threads(saved);
+}
+
+// Where a level quantizes x (MatmulPath::simd_int8 below 8 rows of x: the int8 row dots; the
+// gemm order: the int8 GEMM), every term must take the same quantized x: the product is then
+// the double reference on that x (reference::matmul_int8_x) within F32 rounding alone. A term
+// on x itself breaks that: with Q4_K's minimums on exact sums of x, as the kernels once took
+// them, rows here were off by up to 14 times this bound, most by more than once; the kernels
+// that take the quantized x stay below a thousandth of it.
+TEST(QuantMatmul, Int8PathsMultiplyOneQuantizedX) {
+  Rng rng(16);
+  const backends::cpu::CpuKernels& k = backends::cpu::kernels();
+  int products = 0;
+  for (WeightType type : {WeightType::q8_0, WeightType::q4_0, WeightType::q4_k})
+    for (int64_t cols : type == WeightType::q4_k ? std::vector<int64_t>{256, 512} : std::vector<int64_t>{96, 288}) {
+      const Quantized q = make_weights(type, 37, cols, rng);
+      for (int64_t N : {1, 3, 5, 8, 13})
+        for (bool gemm : {false, true}) {
+          if (gemm ? !k.gemm_int8_available(type) : N >= 8 || !k.row_dots_int8_available(type)) continue;
+          const auto x = testing::random_vector(N * cols, rng);
+          std::vector<float> got(N * q.rows), want(N * q.rows);
+          if (gemm)
+            k.matmul_by_order(q.matrix(), x.data(), got.data(), N, false, MatmulOrder::gemm);
+          else
+            k.matmul_by_path(q.matrix(), x.data(), got.data(), N, false, MatmulPath::simd_int8);
+          reference::matmul_int8_x(q.matrix(), x.data(), want.data(), N);
+          ++products;
+          const std::vector<double> rounded = reference::int8_rounded_x(x.data(), N, cols);
+          const std::vector<float> quantized(rounded.begin(), rounded.end());  // for the bound's magnitudes
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t r = 0; r < q.rows; ++r)
+              ASSERT_LE(std::fabs(got[n * q.rows + r] - want[n * q.rows + r]),
+                        testing::matmul_tolerance(q, quantized.data() + n * cols, r, false))
+                  << weight_type_name(type) << " cols=" << cols << " N=" << N << (gemm ? " gemm" : " row dots")
+                  << " n=" << n << " r=" << r;
+        }
+    }
+  if (products == 0) GTEST_SKIP() << "this CPU level quantizes x nowhere";
 }
 
 TEST(QuantMatmul, Q8_0TakesEveryByteValue) {
