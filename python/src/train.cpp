@@ -47,7 +47,7 @@ py::dict train(const std::optional<fs::path>& config, const fs::path& data, cons
   o.data_dir = data.string();
   o.out_dir = out.string();
   o.schedule = decay_shape_from_name(schedule);
-  if (mix) o.mixture = retrieval::parse_mixture(*mix);
+  if (mix) o.mixture = retrieval::parse_mixture(*mix, OptionSpelling::field);
   o.report = [](const std::string& line) {
     py::gil_scoped_acquire gil;
     py::print(line, py::arg("flush") = true);

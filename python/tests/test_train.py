@@ -60,6 +60,8 @@ def test_train_errors(data_dir, tmp_path):
         difftx.train(FIXTURES / "train" / "diff.json", data_dir, tmp_path / "run", **{**OPTIONS, "steps": 0})
     with pytest.raises(difftx.Error, match="(?<!-)seq_len and micro_batch must be positive"):
         difftx.train(FIXTURES / "train" / "diff.json", data_dir, tmp_path / "run", **{**OPTIONS, "micro_batch": 0})
+    with pytest.raises(difftx.Error, match="(?<!-)mix: unknown task 'needle'"):  # the keyword, not --mix
+        difftx.train(FIXTURES / "train" / "diff.json", data_dir, tmp_path / "run", **{**OPTIONS, "mix": "needle=0.1"})
 
 
 def test_progress_lines_go_to_python(data_dir, tmp_path, capsys):
@@ -73,6 +75,10 @@ def test_prepare_and_convert(binary, data_dir, diff_dir, tmp_path):
     assert meta["tokenizer"]["vocab_size"] == 512 and meta["splits"]["train"]["tokens"] > 0
     with pytest.raises(difftx.Error, match="either tokenizer"):
         difftx.prepare(REPO / "README.md", tmp_path / "x")
+    with pytest.raises(difftx.Error, match="(?<!-)val_fraction 1 is outside"):  # the keyword, not --val-fraction
+        difftx.prepare(REPO / "README.md", tmp_path / "x", tokenizer=str(data_dir), val_fraction=1.0)
+    with pytest.raises(difftx.Error, match="cut long ones with max_document_bytes, or val_fraction 0$"):
+        difftx.prepare(REPO / "README.md", tmp_path / "x", tokenizer=str(data_dir), val_fraction=0.5)
     out = difftx.convert(diff_dir, tmp_path / "bf16", dtype="bf16")
     cli = tmp_path / "bf16_cli"
     run(binary, "convert", "--model", diff_dir, "--out", cli, "--dtype", "bf16")

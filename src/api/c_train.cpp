@@ -46,7 +46,7 @@ int32_t difftx_train(const difftx_train_options* options, difftx_train_callback 
     o.data_dir = required(c.data, "data");
     o.out_dir = required(c.out, "out");
     o.schedule = decay_shape_from_name(required(c.schedule, "schedule"));
-    if (c.mix) o.mixture = retrieval::parse_mixture(c.mix);
+    if (c.mix) o.mixture = retrieval::parse_mixture(c.mix, OptionSpelling::field);
     train_fields(c, o, from_c);
     bool stopped = false;
     if (callback)

@@ -23,6 +23,7 @@ int run_prepare(Args& args) {
   o.max_document_bytes = args.get_int("max-document-bytes", o.max_document_bytes, kNonNegative);
   o.shard_tokens = args.get_int("shard-tokens", o.shard_tokens, kPositive);
   o.progress = !args.flag("quiet");
+  o.spelling = OptionSpelling::flag;
   args.finish();
   if (use_default || use_books) {
     DIFFTX_CHECK(corpus.empty(), "prepare: ", named, " brings its own corpus; drop --corpus");

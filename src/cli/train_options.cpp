@@ -29,7 +29,7 @@ void read_train_options(Args& args, train::TrainOptions& o) {
   o.adamw.beta1 = args.get_double("beta1", o.adamw.beta1, kBeta);
   o.adamw.beta2 = args.get_double("beta2", o.adamw.beta2, kBeta);
   o.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(o.seed), kAnySeed));
-  if (const auto mix = args.get("mix")) o.mixture = retrieval::parse_mixture(*mix);
+  if (const auto mix = args.get("mix")) o.mixture = retrieval::parse_mixture(*mix, OptionSpelling::flag);
   o.eval_every = args.get_int("eval-every", o.eval_every, kNonNegative);
   o.eval_batches = args.get_int("eval-batches", o.eval_batches, kNonNegative);
   o.checkpoint_every = args.get_int("checkpoint-every", o.checkpoint_every, kNonNegative);

@@ -202,15 +202,15 @@ PrepareOptions books_prepare_options() {
 }
 
 std::vector<bool> choose_validation_documents(const std::vector<std::string_view>& documents,
-                                              double val_fraction) {
-  DIFFTX_CHECK(val_fraction >= 0 && val_fraction < 1, "--val-fraction ", val_fraction,
-               " is outside [0, 1)");
+                                              double val_fraction, OptionSpelling spelling) {
+  const std::string fraction = option_name("val_fraction", spelling);
+  DIFFTX_CHECK(val_fraction >= 0 && val_fraction < 1, fraction, " ", val_fraction, " is outside [0, 1)");
   std::vector<bool> val(documents.size(), false);
   if (val_fraction == 0) return val;
-  DIFFTX_CHECK(documents.size() >= 2, "--val-fraction ", val_fraction,
-               " needs at least 2 documents (whole documents go to validation), got ",
-               documents.size(), ": give several files or a JSONL file, cut long ones with --max-document-bytes, or "
-               "--val-fraction 0");
+  DIFFTX_CHECK(documents.size() >= 2, fraction, " ", val_fraction,
+               " needs at least 2 documents (whole documents go to validation), got ", documents.size(),
+               ": give several files or a JSONL file, cut long ones with ", option_name("max_document_bytes", spelling),
+               ", or ", fraction, " 0");
   std::vector<std::pair<uint64_t, size_t>> order;
   int64_t total = 0;
   for (size_t i = 0; i < documents.size(); ++i) {
@@ -232,7 +232,7 @@ std::vector<bool> choose_validation_documents(const std::vector<std::string_view
 void check_recorded_names(const PrepareOptions& o, const Corpus& corpus) {
   const char* why = "; metadata.json records it as UTF-8 text: rename it";
   try {
-    if (o.vocab_size <= 0) check_utf8(o.tokenizer, "--tokenizer '" + o.tokenizer + "'");
+    if (o.vocab_size <= 0) check_utf8(o.tokenizer, option_name("tokenizer", o.spelling) + " '" + o.tokenizer + "'");
     for (const CorpusSource& s : corpus.sources) check_utf8(s.path, "corpus file name '" + s.path + "'");
   } catch (const Error& e) {
     fail(e.what(), why);
@@ -241,16 +241,17 @@ void check_recorded_names(const PrepareOptions& o, const Corpus& corpus) {
 
 nlohmann::json prepare_dataset(const PrepareOptions& o) {
   DIFFTX_CHECK(!o.out.empty(), "prepare: no output directory");
-  DIFFTX_CHECK(o.shard_tokens > 0, "prepare: --shard-tokens must be positive");
-  DIFFTX_CHECK(o.vocab_size > 0 || !o.tokenizer.empty(),
-               "prepare: give --tokenizer NAME_OR_FILE or --vocab-size N to train one");
+  const auto name = [&](std::string_view field) { return option_name(field, o.spelling); };
+  DIFFTX_CHECK(o.shard_tokens > 0, "prepare: ", name("shard_tokens"), " must be positive");
+  DIFFTX_CHECK(o.vocab_size > 0 || !o.tokenizer.empty(), "prepare: give ", name("tokenizer"), " NAME_OR_FILE or ",
+               name("vocab_size"), " N to train one");
   Progress progress(o.progress);
   Corpus corpus = read_corpus(o.corpus);
   split_long_documents(corpus, o.max_document_bytes);
   check_recorded_names(o, corpus);
   std::vector<std::string_view> texts;
   for (const Document& d : corpus.documents) texts.push_back(d.text);
-  const std::vector<bool> is_val = choose_validation_documents(texts, o.val_fraction);
+  const std::vector<bool> is_val = choose_validation_documents(texts, o.val_fraction, o.spelling);
 
   std::error_code ec;
   fs::create_directories(o.out, ec);

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/option_name.h"
+
 namespace difftx::data {
 
 struct PrepareOptions {
@@ -25,6 +27,7 @@ struct PrepareOptions {
   int64_t max_document_bytes = 0;
   int64_t shard_tokens = 100'000'000;  // tokens per shard file at most
   bool progress = true;                // progress lines on stderr
+  OptionSpelling spelling = OptionSpelling::field;  // how errors name the options above
 };
 
 // The --default dataset: SOTU + Moby-Dick with a trained 8192-token vocabulary, written to
@@ -38,9 +41,9 @@ PrepareOptions books_prepare_options();
 // Which documents go to validation: sort the documents by a hash of their text (index breaks
 // ties) and take them in that order until they hold val_fraction of the text bytes, always
 // leaving at least one for training. With val_fraction > 0, fewer than two documents is an
-// error (a document is never split).
+// error (a document is never split) naming the options as `spelling` does.
 std::vector<bool> choose_validation_documents(const std::vector<std::string_view>& documents,
-                                              double val_fraction);
+                                              double val_fraction, OptionSpelling spelling);
 
 // Runs the pipeline and returns the metadata it wrote to out/metadata.json.
 nlohmann::json prepare_dataset(const PrepareOptions& options);

@@ -24,7 +24,7 @@ struct Engine::State {
   // vocab: the ids that may be drawn; forward: null for the model's own (BatchForward).
   State(const model::Model& model, const data::Tokenizer* tokenizer, const EngineOptions& o, int64_t blocks,
         int64_t context_, int64_t vocab_, StepForward step_forward)
-      : pool(*model.backend, model.config, o.kv, o.kv_block_tokens, blocks),
+      : pool(*model.backend, model.config, o.kv, o.kv_block_tokens, blocks, o.spelling),
         kv(kv_cache_groups(model.config), pool, state_slots(model.config, o), o.prefix_cache),
         scheduler(kv, o.max_batch_tokens, o.max_running, counters),
         sampling(tokenizer, vocab_, model.config.vocab_size, context_, counters),
@@ -33,10 +33,10 @@ struct Engine::State {
         vocab(vocab_) {
     if (o.draft_model)
       model_drafter = std::make_unique<ModelDrafter>(*o.draft_model, vocab, o.kv, blocks * o.kv_block_tokens,
-                                                            context, o.max_batch_tokens);
+                                                            context, o.max_batch_tokens, o.spelling);
     if (forward) return;
     if (model.config.hybrid) {  // a state slot per running sequence (the manager's recurrent group)
-      states = std::make_unique<StatePool>(*model.backend, model.config, state_slots(model.config, o));
+      states = std::make_unique<StatePool>(*model.backend, model.config, state_slots(model.config, o), o.spelling);
       hybrid_forward =
           std::make_unique<HybridForward>(model, pool, *states, kv.groups(), o.max_batch_tokens, context);
       forward = [f = hybrid_forward.get()](const StepPlan& plan) { return f->run(plan); };

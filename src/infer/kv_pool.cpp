@@ -39,7 +39,7 @@ int64_t KvPool::sequence_bytes(const model::ModelConfig& config, kernels::KvStor
 }
 
 KvPool::KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage,
-               int64_t block_tokens, int64_t blocks)
+               int64_t block_tokens, int64_t blocks, OptionSpelling spelling)
     : BlockPool(blocks, block_tokens),
       layers_(kv_block_layers(kv_cache_groups(config))),
       dims_(block_dims(config, storage, block_tokens)),
@@ -47,14 +47,16 @@ KvPool::KvPool(backends::Backend& backend, const model::ModelConfig& config, ker
       layer_bytes_(key_bytes_ + kernels::value_region_bytes(dims_)) {
   const auto bytes = product_at_most({blocks, layers_, layer_bytes_}, int64_t{1} << 46);
   DIFFTX_CHECK(bytes.has_value(), "KV pool: ", blocks, " blocks of ", block_bytes(), " bytes exceed 64 TiB");
+  const std::string fewer = concat("ask for fewer with ", option_name("kv_tokens", spelling), " or ",
+                                   option_name("kv_bytes", spelling));
   const int64_t most = max_blocks(backend, config, storage, block_tokens);
   DIFFTX_CHECK(blocks <= most, "KV pool: ", blocks, " blocks of ", block_tokens, " tokens (", *bytes, " bytes): ",
                backend.info().name, "'s paged attention takes at most ", most, " (", most * block_bytes(),
-               " bytes); ask for fewer with --kv-tokens or --kv-bytes");
+               " bytes); ", fewer);
   // Not zeroed: on the CPU a page of the pool becomes resident when a block on it is first written.
   const auto too_big = [&](const char* why) {
     fail("KV pool: ", why, " allocating ", *bytes, " bytes (", blocks, " blocks of ", block_tokens,
-         " tokens); ask for fewer with --kv-tokens or --kv-bytes");
+         " tokens); ", fewer);
   };
   try {
     storage_ = backend.allocate(*bytes, false);

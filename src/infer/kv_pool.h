@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "backends/backend.h"
+#include "core/option_name.h"
 #include "infer/block_pool.h"
 #include "kernels/attention/decode_attention.h"
 #include "model/config.h"
@@ -22,8 +23,9 @@ namespace difftx::infer {
 class KvPool : public BlockPool {
  public:
   // blocks in [1, max_blocks]; block_tokens a positive multiple of kKeyTile. The storage is on `backend`.
+  // Errors name the options that size the pool as `spelling` writes them.
   KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage, int64_t block_tokens,
-         int64_t blocks);
+         int64_t blocks, OptionSpelling spelling);
 
   const kernels::DecodeAttentionDims& dims() const { return dims_; }  // one block's layout
   int64_t layer_bytes() const { return layer_bytes_; }

@@ -15,12 +15,12 @@ const model::Model& decoder_only(const model::Model& model) {
 }  // namespace
 
 ModelDrafter::ModelDrafter(const model::Model& model, int64_t vocab, kernels::KvStorage kv, int64_t kv_tokens,
-                           int64_t context, int64_t max_rows)
+                           int64_t context, int64_t max_rows, OptionSpelling spelling)
     : context_(std::min(context, model.config.max_position_embeddings)),
       max_rows_(max_rows),
       greedy_(SamplingOptions{.temperature = 0}, vocab),
       pool_(*decoder_only(model).backend, model.config, kv, kBlockTokens,
-            std::max<int64_t>(1, (kv_tokens + kBlockTokens - 1) / kBlockTokens)),
+            std::max<int64_t>(1, (kv_tokens + kBlockTokens - 1) / kBlockTokens), spelling),
       kv_(kv_cache_groups(model.config), pool_, 0, false),
       forward_(model, pool_, max_rows, context_) {
   DIFFTX_CHECK(vocab >= 1 && vocab <= model.config.vocab_size, "the draft model's vocab_size ",

@@ -25,8 +25,9 @@ class ModelDrafter : public Drafter {
   // `model` (which outlives the drafter) drafts ids in [0, vocab); its cache holds `kv_tokens`
   // positions of every sequence together, each position below `context`; a step runs at most
   // `max_rows` rows. A hybrid model is an error (its recurrent state is not rolled back here).
+  // Errors name the options as `spelling` writes them.
   ModelDrafter(const model::Model& model, int64_t vocab, kernels::KvStorage kv, int64_t kv_tokens, int64_t context,
-               int64_t max_rows);
+               int64_t max_rows, OptionSpelling spelling);
 
   void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler, Draft& out) override;
   void prefill(uint64_t seq, std::span<const int32_t> prompt) override;

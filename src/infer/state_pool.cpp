@@ -25,7 +25,7 @@ int64_t StatePool::slot_bytes(const model::ModelConfig& c) {
          int64_t{sizeof(float)};
 }
 
-StatePool::StatePool(backends::Backend& backend, const model::ModelConfig& c, int64_t slots)
+StatePool::StatePool(backends::Backend& backend, const model::ModelConfig& c, int64_t slots, OptionSpelling spelling)
     : backend_(backend), layers_(0), slots_(slots) {
   DIFFTX_CHECK(c.hybrid, "internal: a state pool for a model without Mamba layers");
   DIFFTX_CHECK(slots >= 1, "state pool: ", slots, " slots must be at least 1");
@@ -37,11 +37,12 @@ StatePool::StatePool(backends::Backend& backend, const model::ModelConfig& c, in
                                       int64_t{sizeof(float)}},
                                      int64_t{1} << 46);
   DIFFTX_CHECK(bytes.has_value(), "state pool: ", slots, " slots of ", slot_bytes(), " bytes exceed 64 TiB");
+  const std::string fewer = concat("ask for fewer with ", option_name("max_running", spelling));
   const auto check_binding = [&](int64_t floats, const char* what) {  // a layer's pool, bound whole by the steps
     const int64_t most = floats > 0 ? backend.max_bound_rows(floats * int64_t{sizeof(float)}) : slots;
     DIFFTX_CHECK(slots <= most, "state pool: ", slots, " slots: ", backend.info().name, " binds at most ", most,
                  " of a Mamba layer's ", what, " (", floats * int64_t{sizeof(float)},
-                 " bytes each); ask for fewer with --max-running (or --draft-tokens)");
+                 " bytes each); ", fewer, " (or ", option_name("draft_tokens", spelling), ")");
   };
   check_binding(window_floats_, "conv windows");
   check_binding(state_floats_, "SSM states");
@@ -53,7 +54,7 @@ StatePool::StatePool(backends::Backend& backend, const model::ModelConfig& c, in
     }
   } catch (const std::bad_alloc&) {
     fail("state pool: out of memory allocating ", *bytes, " bytes (", slots, " slots of ", slot_bytes(),
-         "); ask for fewer with --max-running");
+         "); ", fewer);
   }
 }
 

@@ -12,14 +12,15 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "core/option_name.h"
 #include "model/config.h"
 
 namespace difftx::infer {
 
 class StatePool {
  public:
-  // slots >= 1, for a hybrid model.
-  StatePool(backends::Backend& backend, const model::ModelConfig& config, int64_t slots);
+  // slots >= 1, for a hybrid model. Errors name the options that size the pool as `spelling` writes them.
+  StatePool(backends::Backend& backend, const model::ModelConfig& config, int64_t slots, OptionSpelling spelling);
 
   int64_t slots() const { return slots_; }
   // Bytes of one slot: every Mamba layer's window and state.

@@ -36,7 +36,7 @@ RunDirectoryLock::RunDirectoryLock(const std::filesystem::path& run_dir) {
     ::close(fd_);
     fd_ = -1;
     DIFFTX_CHECK(err != EWOULDBLOCK, run_dir.string(), ": another difftx train (pid ", pid,
-                 ") is using this run directory; wait for it to finish or choose another --out");
+                 ") is using this run directory; wait for it to finish or train into another one");
     fail(path.string(), ": cannot lock (", std::strerror(err), ")");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";

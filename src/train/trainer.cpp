@@ -350,7 +350,7 @@ TrainingRun::TrainingRun(const TrainOptions& o, dist::Communicator& outer_comm)
       targets_(inputs_.size()),
       counts_(accumulation_) {
   check_sizes();
-  if (!o.mixture.empty()) mixture_.emplace(o.mixture, o.data_dir, o.seq_len, o.seed);
+  if (!o.mixture.empty()) mixture_.emplace(o.mixture, o.data_dir, o.seq_len, o.seed, o.spelling);
   // The data's tokenizer travels with every checkpoint, so each is a complete model directory
   // (generate and eval need it): data without one is refused before anything is trained.
   tokenizer_files_ = data::tokenizer_files(o.data_dir);

@@ -36,9 +36,11 @@ TEST_F(VulkanTest, TheDefaultKvPoolFitsTheDevicesBindingsAndServes) {
   for (const bool by_tokens : {true, false}) {
     infer::EngineOptions o;
     (by_tokens ? o.kv_tokens : o.kv_bytes) = by_tokens ? 512 : 64 * 1024;
+    o.spelling = by_tokens ? OptionSpelling::flag : OptionSpelling::field;  // the CLI's, the library's
     const std::string message = testing::error_of([&] { infer::Engine past(model, nullptr, o); });
     EXPECT_NE(message.find("at most 4 (32768 bytes)"), std::string::npos) << message;
-    EXPECT_NE(message.find("--kv-tokens or --kv-bytes"), std::string::npos) << message;
+    EXPECT_NE(message.find(by_tokens ? "--kv-tokens or --kv-bytes" : "with kv_tokens or kv_bytes"), std::string::npos)
+        << message;
   }
   expect_no_validation_messages(*small_bindings);
 }
@@ -50,7 +52,9 @@ TEST_F(VulkanTest, AStatePoolPastOneBindingIsAnErrorWhenTheEngineStarts) {
   const auto small_bindings = open_another(options);
   model::Model model = testing::random_model(testing::small_hybrid_config(), 7);
   model.move_to(*small_bindings);
-  const std::string message = testing::error_of([&] { infer::Engine engine(model, nullptr, {}); });
+  infer::EngineOptions o;
+  o.spelling = OptionSpelling::flag;
+  const std::string message = testing::error_of([&] { infer::Engine engine(model, nullptr, o); });
   EXPECT_NE(message.find("70 slots"), std::string::npos) << message;
   EXPECT_NE(message.find("--max-running"), std::string::npos) << message;
 }

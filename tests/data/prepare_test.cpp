@@ -176,6 +176,7 @@ TEST(Prepare, BadCorporaAndOptionsAreClearErrors) {
   o.vocab_size = 300;
   o.out = dir / "out";
   o.progress = false;
+  o.spelling = OptionSpelling::flag;  // as the CLI gives them
   auto run = [&](std::vector<std::string> corpus, double val) {
     o.corpus = std::move(corpus);
     o.val_fraction = val;
@@ -189,18 +190,24 @@ TEST(Prepare, BadCorporaAndOptionsAreClearErrors) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out" / kMetadataFile));
   o.vocab_size = 0;
   EXPECT_NE(run({one.string()}, 0).find("give --tokenizer"), std::string::npos);
+  o.spelling = OptionSpelling::field;  // as the library's callers (Python) give them
+  EXPECT_NE(run({one.string()}, 0).find("give tokenizer NAME_OR_FILE or vocab_size N"), std::string::npos);
+  o.vocab_size = 300;
+  EXPECT_NE(run({one.string()}, 1.0).find("val_fraction 1 is outside [0, 1)"), std::string::npos);
+  EXPECT_NE(run({one.string()}, 0.1).find("cut long ones with max_document_bytes, or val_fraction 0"),
+            std::string::npos);
 }
 
 TEST(Prepare, ValidationChoiceIsByWholeDocumentsAndLeavesTraining) {
   const std::vector<std::string> docs = {std::string(100, 'a'), std::string(100, 'b'),
                                          std::string(100, 'c'), std::string(100, 'd')};
   const std::vector<std::string_view> views(docs.begin(), docs.end());
-  const auto quarter = choose_validation_documents(views, 0.25);
+  const auto quarter = choose_validation_documents(views, 0.25, OptionSpelling::field);
   EXPECT_EQ(std::count(quarter.begin(), quarter.end(), true), 1);
-  const auto most = choose_validation_documents(views, 0.99);
+  const auto most = choose_validation_documents(views, 0.99, OptionSpelling::field);
   EXPECT_EQ(std::count(most.begin(), most.end(), true), 3);  // one stays for training
-  EXPECT_EQ(choose_validation_documents(views, 0.25), quarter);  // deterministic
-  const auto none = choose_validation_documents(views, 0);
+  EXPECT_EQ(choose_validation_documents(views, 0.25, OptionSpelling::field), quarter);  // deterministic
+  const auto none = choose_validation_documents(views, 0, OptionSpelling::field);
   EXPECT_EQ(std::count(none.begin(), none.end(), true), 0);
 }
 

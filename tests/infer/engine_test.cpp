@@ -382,7 +382,7 @@ TEST(Engine, TwoLongPromptsInATightPoolPreemptAndMatchAlone) {
 
 TEST(KvPool, ReferenceCountsPrefixLookupAndLruEviction) {
   const model::ModelConfig c = tiny_config(AttentionKind::baseline);
-  KvPool pool(backends::cpu_backend(), c, KvStorage::bf16, 16, 3);
+  KvPool pool(backends::cpu_backend(), c, KvStorage::bf16, 16, 3, OptionSpelling::flag);
   std::vector<int32_t> t1(16, 1), t2(16, 2);
   const int32_t a = pool.allocate(), b = pool.allocate();
   EXPECT_EQ(a, 0);

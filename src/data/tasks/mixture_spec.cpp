@@ -7,7 +7,7 @@
 namespace difftx::retrieval {
 namespace {
 
-double parse_fraction(std::string_view part, std::string_view value) {
+double parse_fraction(const std::string& option, std::string_view part, std::string_view value) {
   const std::string text(value);
   size_t used = 0;
   double f = -1;
@@ -16,14 +16,15 @@ double parse_fraction(std::string_view part, std::string_view value) {
   } catch (const std::exception&) {
     used = 0;
   }
-  DIFFTX_CHECK(used == text.size() && !text.empty() && f >= 0 && f <= 1, "--mix: '", part,
+  DIFFTX_CHECK(used == text.size() && !text.empty() && f >= 0 && f <= 1, option, ": '", part,
                "': the fraction must be a number in [0, 1]");
   return f;
 }
 
 }  // namespace
 
-MixtureSpec parse_mixture(std::string_view text) {
+MixtureSpec parse_mixture(std::string_view text, OptionSpelling spelling) {
+  const std::string option = option_name("mix", spelling);
   MixtureSpec spec;
   bool seen_niah = false, seen_mqar = false;
   while (!text.empty()) {
@@ -31,22 +32,22 @@ MixtureSpec parse_mixture(std::string_view text) {
     const std::string_view part = text.substr(0, comma);
     text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
     const size_t eq = part.find('=');
-    DIFFTX_CHECK(eq != std::string_view::npos, "--mix: '", part, "' is not TASK=FRACTION (e.g. niah=0.2,mqar=0.1)");
+    DIFFTX_CHECK(eq != std::string_view::npos, option, ": '", part, "' is not TASK=FRACTION (e.g. niah=0.2,mqar=0.1)");
     const std::string_view name = part.substr(0, eq);
-    const double f = parse_fraction(part, part.substr(eq + 1));
+    const double f = parse_fraction(option, part, part.substr(eq + 1));
     if (name == "niah") {
-      DIFFTX_CHECK(!seen_niah, "--mix: niah is given twice");
+      DIFFTX_CHECK(!seen_niah, option, ": niah is given twice");
       seen_niah = true;
       spec.niah = f;
     } else if (name == "mqar") {
-      DIFFTX_CHECK(!seen_mqar, "--mix: mqar is given twice");
+      DIFFTX_CHECK(!seen_mqar, option, ": mqar is given twice");
       seen_mqar = true;
       spec.mqar = f;
     } else {
-      fail("--mix: unknown task '", name, "' (the tasks are niah and mqar)");
+      fail(option, ": unknown task '", name, "' (the tasks are niah and mqar)");
     }
   }
-  DIFFTX_CHECK(spec.niah + spec.mqar <= 1, "--mix: the fractions sum to ", spec.niah + spec.mqar, ", more than 1");
+  DIFFTX_CHECK(spec.niah + spec.mqar <= 1, option, ": the fractions sum to ", spec.niah + spec.mqar, ", more than 1");
   return spec;
 }
 

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/option_name.h"
+
 namespace difftx::retrieval {
 
 struct MixtureSpec {
@@ -14,8 +16,9 @@ struct MixtureSpec {
 };
 
 // "niah=0.2,mqar=0.1" (either part may be left out; "" is no mixture). Errors name the part: an
-// unknown task, a repeated one, a fraction outside [0, 1], fractions summing past 1.
-MixtureSpec parse_mixture(std::string_view text);
+// unknown task, a repeated one, a fraction outside [0, 1], fractions summing past 1; they name the
+// option as `spelling` writes it ("mix" or "--mix").
+MixtureSpec parse_mixture(std::string_view text, OptionSpelling spelling);
 nlohmann::json mixture_to_json(const MixtureSpec& spec);  // {"niah": F, "mqar": G}, {} when empty
 
 }  // namespace difftx::retrieval

@@ -32,7 +32,7 @@ void write_task_row(const std::vector<int32_t>& tokens, const std::vector<int64_
 }  // namespace
 
 TaskMixture::TaskMixture(const MixtureSpec& spec, const std::filesystem::path& data_dir, int64_t seq_len,
-                         uint64_t seed)
+                         uint64_t seed, OptionSpelling spelling)
     : spec_(spec),
       seq_len_(seq_len),
       seed_(seed),
@@ -45,9 +45,10 @@ TaskMixture::TaskMixture(const MixtureSpec& spec, const std::filesystem::path& d
     if (2 * niah_.max_task_tokens(n, std::min(n, max_queried_), kDefaultValueDigits) <= row) max_needles_ = n;
   if (spec.niah > 0) {
     const int64_t one = niah_.max_task_tokens(1, 1, kDefaultValueDigits);
-    DIFFTX_CHECK(max_needles_ >= 1, "--mix niah: --seq-len ", seq_len, " is too short for NIAH rows: a needle and its ",
-                 "query take up to ", one, " tokens, which must be at most half the row (--seq-len >= ", 2 * one - 1,
-                 ")");
+    const std::string seq = option_name("seq_len", spelling);
+    DIFFTX_CHECK(max_needles_ >= 1, option_name("mix", spelling), " niah: ", seq, " ", seq_len,
+                 " is too short for NIAH rows: a needle and its query take up to ", one,
+                 " tokens, which must be at most half the row (", seq, " >= ", 2 * one - 1, ")");
     niah_.validate(NiahSpec{row, max_needles_, std::min(max_needles_, max_queried_), 0.0, kDefaultValueDigits});
   }
   max_pairs_ = std::clamp<int64_t>(seq_len / 4, 1, 32);

@@ -40,8 +40,9 @@ enum class RowKind { text, niah, mqar };
 class TaskMixture {
  public:
   // Reads the tokenizer and the train split of data_dir. Errors: a seq_len too short for a
-  // NIAH row (when F > 0) or an MQAR episode (when G > 0).
-  TaskMixture(const MixtureSpec& spec, const std::filesystem::path& data_dir, int64_t seq_len, uint64_t seed);
+  // NIAH row (when F > 0) or an MQAR episode (when G > 0), naming the options as `spelling` does.
+  TaskMixture(const MixtureSpec& spec, const std::filesystem::path& data_dir, int64_t seq_len, uint64_t seed,
+              OptionSpelling spelling);
 
   RowKind kind(int64_t step, int64_t row) const;
   // Overwrites the task rows among rows [first_row, first_row + rows) of `step`, given as the

@@ -21,24 +21,28 @@ using difftx::testing::error_of;
 using testing::retrieval_data;
 
 TEST(MixtureSpec, ParsesAndRejectsClearly) {
-  const MixtureSpec both = parse_mixture("niah=0.2,mqar=0.1");
+  const auto parse = [](std::string_view text) { return parse_mixture(text, OptionSpelling::flag); };
+  const MixtureSpec both = parse("niah=0.2,mqar=0.1");
   EXPECT_DOUBLE_EQ(both.niah, 0.2);
   EXPECT_DOUBLE_EQ(both.mqar, 0.1);
-  EXPECT_TRUE(parse_mixture("").empty());
-  EXPECT_DOUBLE_EQ(parse_mixture("mqar=1").mqar, 1.0);
+  EXPECT_TRUE(parse("").empty());
+  EXPECT_DOUBLE_EQ(parse("mqar=1").mqar, 1.0);
   EXPECT_EQ(mixture_to_json(both), (nlohmann::json{{"niah", 0.2}, {"mqar", 0.1}}));
   EXPECT_EQ(mixture_to_json({}), nlohmann::json::object());
-  EXPECT_NE(error_of([] { parse_mixture("needle=0.2"); }).find("unknown task 'needle'"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_mixture("niah=0.2,niah=0.1"); }).find("niah is given twice"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_mixture("niah=1.5"); }).find("'niah=1.5': the fraction must be a number in [0, 1]"),
+  EXPECT_NE(error_of([&] { parse("needle=0.2"); }).find("--mix: unknown task 'needle'"), std::string::npos);
+  EXPECT_NE(error_of([&] { parse("niah=0.2,niah=0.1"); }).find("niah is given twice"), std::string::npos);
+  EXPECT_NE(error_of([&] { parse("niah=1.5"); }).find("'niah=1.5': the fraction must be a number in [0, 1]"),
             std::string::npos);
-  EXPECT_NE(error_of([] { parse_mixture("niah=x"); }).find("must be a number"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_mixture("niah"); }).find("is not TASK=FRACTION"), std::string::npos);
-  EXPECT_NE(error_of([] { parse_mixture("niah=0.7,mqar=0.6"); }).find("sum to 1.3"), std::string::npos);
+  EXPECT_NE(error_of([&] { parse("niah=x"); }).find("must be a number"), std::string::npos);
+  EXPECT_NE(error_of([&] { parse("niah"); }).find("is not TASK=FRACTION"), std::string::npos);
+  EXPECT_NE(error_of([&] { parse("niah=0.7,mqar=0.6"); }).find("sum to 1.3"), std::string::npos);
+  // The library's callers (C API, Python) wrote the field, not the flag.
+  const std::string field = error_of([] { parse_mixture("needle=0.2", OptionSpelling::field); });
+  EXPECT_EQ(field.rfind("mix: unknown task", 0), 0u) << field;
 }
 
 TEST(TaskMixture, EveryBatchHoldsItsFractions) {
-  const TaskMixture mix({0.2, 0.1}, retrieval_data().dir, 128, 7);
+  const TaskMixture mix({0.2, 0.1}, retrieval_data().dir, 128, 7, OptionSpelling::flag);
   for (int64_t rows : {8, 32}) {
     int64_t niah = 0, mqar = 0;
     const int64_t steps = 2000;
@@ -72,7 +76,8 @@ std::vector<int32_t> filler(int64_t n, int32_t base) {
 
 TEST(TaskMixture, RowsArePureFunctionsOfSeedStepAndRow) {
   const int64_t T = 96, B = 8;
-  const TaskMixture a({0.3, 0.3}, retrieval_data().dir, T, 11), b({0.3, 0.3}, retrieval_data().dir, T, 11);
+  const auto& dir = retrieval_data().dir;
+  const TaskMixture a({0.3, 0.3}, dir, T, 11, OptionSpelling::flag), b({0.3, 0.3}, dir, T, 11, OptionSpelling::flag);
   for (int64_t step : {0, 5, 1234}) {
     auto in1 = filler(B * T, 1), tg1 = filler(B * T, 2), in2 = in1, tg2 = tg1;
     a.apply(step, 0, B, in1.data(), tg1.data());
@@ -94,7 +99,7 @@ TEST(TaskMixture, RowsArePureFunctionsOfSeedStepAndRow) {
   a.fill(RowKind::niah, 3, 1, x.data(), tx.data());
   a.fill(RowKind::niah, 4, 1, y.data(), ty.data());
   EXPECT_NE(x, y) << "another step, another task";
-  const TaskMixture other_seed({0.3, 0.3}, retrieval_data().dir, T, 12);
+  const TaskMixture other_seed({0.3, 0.3}, retrieval_data().dir, T, 12, OptionSpelling::flag);
   other_seed.fill(RowKind::niah, 3, 1, y.data(), ty.data());
   EXPECT_NE(x, y) << "another seed, another task";
 }
@@ -102,7 +107,7 @@ TEST(TaskMixture, RowsArePureFunctionsOfSeedStepAndRow) {
 TEST(TaskMixture, NiahRowsCountOnlyTheAnswers) {
   const auto& d = retrieval_data();
   const int64_t T = 128;
-  const TaskMixture mix({1.0, 0.0}, d.dir, T, 3);
+  const TaskMixture mix({1.0, 0.0}, d.dir, T, 3, OptionSpelling::flag);
   EXPECT_GE(mix.max_needles(), 2);
   const std::vector<int32_t> lead = d.tokenizer.encode(" The magic number for");
   constexpr int64_t kContext = 4;  // "KEY is " and, for a value's later ids, its earlier ones
@@ -136,7 +141,7 @@ TEST(TaskMixture, NiahRowsCountOnlyTheAnswers) {
 TEST(TaskMixture, MqarRowsCountOnlyTheAnswers) {
   const auto& d = retrieval_data();
   const int64_t T = 128;
-  const TaskMixture mix({0.0, 1.0}, d.dir, T, 3);
+  const TaskMixture mix({0.0, 1.0}, d.dir, T, 3, OptionSpelling::flag);
   const MqarVocabulary v = mqar_vocabulary(d.tokenizer);
   EXPECT_EQ(mix.max_pairs(), 32);
   for (int64_t row = 0; row < 20; ++row) {
@@ -160,10 +165,17 @@ TEST(TaskMixture, MqarRowsCountOnlyTheAnswers) {
 
 TEST(TaskMixture, BadInputIsAClearError) {
   const auto& d = retrieval_data();
-  EXPECT_NE(error_of([&] { TaskMixture({0.2, 0.0}, d.dir, 16, 1); }).find("--seq-len 16 is too short for NIAH rows"),
+  const auto make = [&](MixtureSpec spec, const std::filesystem::path& dir, int64_t seq_len, OptionSpelling spelling) {
+    TaskMixture(spec, dir, seq_len, 1, spelling);
+  };
+  EXPECT_NE(error_of([&] { make({0.2, 0.0}, d.dir, 16, OptionSpelling::flag); })
+                .find("--mix niah: --seq-len 16 is too short for NIAH rows"),
             std::string::npos);
-  EXPECT_NO_THROW(TaskMixture({0.0, 0.2}, d.dir, 16, 1)) << "MQAR rows fit any length";
-  EXPECT_NE(error_of([&] { TaskMixture({0.2, 0.0}, d.dir / "nope", 128, 1); }).find("does not exist"),
+  EXPECT_NE(error_of([&] { make({0.2, 0.0}, d.dir, 16, OptionSpelling::field); })
+                .find("mix niah: seq_len 16 is too short for NIAH rows"),
+            std::string::npos);
+  EXPECT_NO_THROW(make({0.0, 0.2}, d.dir, 16, OptionSpelling::flag)) << "MQAR rows fit any length";
+  EXPECT_NE(error_of([&] { make({0.2, 0.0}, d.dir / "nope", 128, OptionSpelling::flag); }).find("does not exist"),
             std::string::npos);
 }
 
