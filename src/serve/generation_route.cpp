@@ -197,7 +197,10 @@ class Stream {
       if (!sink.write(out.data(), out.size())) return false;
       last_write_ = now;
     }
-    if (run_->finished()) sink.done();
+    if (run_->finished()) {
+      sink.done();
+      current_record().stream_open = false;
+    }
     return true;
   }
   void cancel() { run_->cancel(); }
@@ -291,6 +294,7 @@ void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::
   run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
   if (!job.params.stream) return respond_once(state, job, *run, req, res);
   auto stream = std::make_shared<Stream>(state, std::move(job), std::move(run));
+  current_record().stream_open = true;  // httplib runs the stream on this thread, and logs it when it stops
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
   res.set_chunked_content_provider(
