@@ -1,5 +1,6 @@
 #include "serve/generation_route.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <random>
@@ -57,10 +58,12 @@ std::string response_id(const char* prefix) {
   return id;
 }
 
-TokenInfo token_info(const data::Tokenizer& tokenizer, const infer::TokenEvent& e) {
+// An event's token for logprobs; `silent`: the request's silent tokens (RequestOptions::silent_tokens).
+TokenInfo token_info(const data::Tokenizer& tokenizer, const infer::TokenEvent& e, const std::vector<int32_t>& silent) {
   TokenInfo t;
   t.token = tokenizer.decode({&e.id, 1});
   t.logprob = e.logprob;
+  t.silent = std::binary_search(silent.begin(), silent.end(), e.id);
   for (const infer::TokenLogprob& alt : e.top) t.top.emplace_back(tokenizer.decode({&alt.id, 1}), alt.logprob);
   return t;
 }
@@ -139,7 +142,8 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
   while (!run.finished()) {
     for (const ChoiceEvent& ce : run.take(500ms)) {
       ChoiceProgress& p = progress[ce.choice];
-      if (job.params.logprobs && ce.event.id >= 0) p.tokens.push_back(token_info(tokenizer, ce.event));
+      if (job.params.logprobs && ce.event.id >= 0)
+        p.tokens.push_back(token_info(tokenizer, ce.event, job.params.options.silent_tokens));
       apply(state, job, run, p, ce);
     }
     if (run.finished() || Clock::now() - checked < 500ms) continue;
@@ -217,9 +221,9 @@ class Stream {
     const bool ends = e.finish == FinishReason::stop || e.finish == FinishReason::length;
     json logprobs = nullptr;
     if (token) {
-      const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e)};
+      const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e, job_.params.options.silent_tokens)};
       logprobs = job_.api == Api::chat ? chat_logprobs(info) : completion_logprobs(info, p.offset);
-      p.offset += static_cast<int64_t>(data::utf8_characters(info[0].token));
+      p.offset += text_characters(info[0]);
     }
     if (job_.api == Api::completion) {
       if (!text.empty() || token) out += sse_event(completion_chunk(job_.header, ce.choice, text, "", logprobs));

@@ -6,7 +6,7 @@
 # model's habits (a default system turn, earlier answers' <think> parts dropped, the answer opened
 # with <think>), in the tokens the fixture's tokenizer.json has; the reply's thinking comes back as
 # reasoning_content. A special token the model writes is left out of the reply's text
-# (skip_special_tokens).
+# (skip_special_tokens) and adds nothing to completions' text_offset.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 model="$work/motif"
@@ -81,6 +81,22 @@ events = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {"
 deltas = [e["choices"][0]["delta"] for e in events if e["choices"]]
 text = "".join(d.get("reasoning_content", "") + d.get("content", "") for d in deltas)
 assert text == "" and events[-1]["choices"][0]["finish_reason"] == "length", events
+PY
+# Completions' logprobs show the special tokens, and text_offset indexes into the text returned:
+# a token left out adds no characters (the prompt "Hi" is 2), whole and streamed.
+post /v1/completions "{\"prompt\": \"Hi\", $forced, \"logprobs\": 0}" > /dev/null
+python3 - "$work/body.json" <<'PY' || { echo "FAIL: text_offset counts a skipped special token"; cat "$work/body.json"; exit 1; }
+import json, sys
+lp = json.load(open(sys.argv[1]))["choices"][0]["logprobs"]
+assert lp["tokens"] == ["<|im_start|>"] * 3 and lp["text_offset"] == [2, 2, 2], lp
+PY
+curl -sN -X POST -H 'Content-Type: application/json' "$base/v1/completions" \
+  --data-binary "{\"prompt\": \"Hi\", $forced, \"logprobs\": 0, \"stream\": true}" > "$work/stream.txt"
+python3 - "$work/stream.txt" <<'PY' || { echo "FAIL: streamed text_offset counts a skipped special token"; cat "$work/stream.txt"; exit 1; }
+import json, sys
+events = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {")]
+offsets = [o for e in events for c in e["choices"] if c["logprobs"] for o in c["logprobs"]["text_offset"]]
+assert offsets == [2, 2, 2], events
 PY
 stop_server
 echo "PASS"
