@@ -25,7 +25,7 @@ struct Sequence {
 
   Engine::RequestId id;
   Request request;
-  std::vector<int32_t> tokens;  // the prompt, then every generated token
+  std::vector<int32_t> tokens;  // the prompt, then every generated token (a stop token that ended it too)
   int64_t prompt_tokens;
   int64_t cached_tokens = 0;  // prompt tokens found in the prefix cache on first admission
   bool admitted = false;
