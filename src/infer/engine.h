@@ -24,6 +24,7 @@
 
 #include "core/error.h"
 #include "core/option_name.h"
+#include "infer/reasoning_block.h"
 #include "infer/sampler.h"
 #include "infer/token_constraint.h"
 #include "kernels/attention/decode_attention.h"
@@ -78,6 +79,9 @@ struct RequestOptions {
   int64_t max_new_tokens = 128;
   std::vector<int32_t> stop_tokens;      // ends with `stop` when drawn (not streamed)
   std::vector<std::string> stop_strings; // ends with `stop` when the text contains one (cut before it)
+  // A reasoning block the output may open with (infer/reasoning_block.h): stop strings are matched
+  // only in the text after it, as vLLM skips them in reasoning content.
+  std::optional<ReasoningBlock> reasoning;
   // Tokens drawn as any other but that write no text (TokenEvent::text, and what stop strings
   // are matched against), ascending: the special tokens a server leaves out of a reply, as
   // vLLM's skip_special_tokens.

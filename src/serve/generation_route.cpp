@@ -347,6 +347,7 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
       } catch (const ApiError&) {
       }
       reasoning_open = prompt_opens_reasoning(rendered, conversation, *m.output.reasoning);
+      job.params.options.reasoning = infer::ReasoningBlock{*m.output.reasoning, reasoning_open};  // no stop in it
     }
     job.params.options.constraint = m.constraints->get(m.output, r.output, reasoning_open);
     job.reply = {m.output.reasoning, reasoning_open,

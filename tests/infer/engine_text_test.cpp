@@ -1,13 +1,16 @@
 // The engine's text and counts with a tokenizer (infer/engine.h): silent tokens write no text, a
 // stop token ends a request without text but counts as generated, as OpenAI's and vLLM's usage
-// count the end-of-sequence token.
+// count the end-of-sequence token, and stop strings are not matched in a reasoning block, nor in
+// the closing marker a reasoning budget forces.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer.h"
+#include "grammar/constraint.h"
 #include "infer/engine.h"
 #include "support/engine_runs.h"
 #include "support/random_model.h"
@@ -96,6 +99,35 @@ TEST(EngineText, StopTokenCountsAsGenerated) {
   EXPECT_EQ(r.stream.finish(), FinishReason::length);
   EXPECT_EQ(r.stream.events.back().generated_tokens, 2);
   EXPECT_EQ(r.stats.generated_tokens, 2);
+}
+
+// A reasoning budget forces the block's closing marker token by token after 4 tokens of
+// thoughts; stop strings that its bytes hold ("</th", "ink>") cut neither it nor the thoughts.
+TEST(EngineText, StopStringsSkipTheReasoningBlockAndItsForcedClose) {
+  const data::Tokenizer tokenizer = byte_tokenizer();
+  grammar::ReasoningBudget budget;
+  budget.block = {{"<think>", "</think>"}, true};
+  budget.close_ids = tokenizer.encode("</think>", data::Specials::allowed);
+  budget.budget = 4;
+  grammar::ConstraintSpec spec;
+  spec.vocabulary = grammar::TokenVocabulary::of(tokenizer, 258);
+  spec.reasoning = budget;
+  for (double temperature : {0.0, 1.0}) {
+    RequestOptions o;
+    o.constraint = std::make_shared<grammar::GrammarConstraintSource>(spec);
+    o.reasoning = budget.block;
+    o.stop_strings = {"</th", "ink>"};
+    o.sampling.temperature = temperature;
+    o.max_new_tokens = 16;
+    Engine engine(byte_model(), &tokenizer, {});
+    Stream s;
+    testing::submit_recorded(engine, Request{{'x'}, std::move(o), {}, {}}, s);
+    engine.run_until_idle();
+    const std::vector<int32_t> ids = s.ids();
+    ASSERT_GE(ids.size(), 12u) << s.text();
+    EXPECT_EQ(std::vector<int32_t>(ids.begin() + 4, ids.begin() + 12), budget.close_ids);
+    EXPECT_NE(s.text().find("</think>"), std::string::npos) << s.text() << " (temperature " << temperature << ")";
+  }
 }
 
 }  // namespace
