@@ -18,9 +18,9 @@
 #include "grammar/token_vocabulary.h"
 #include "infer/generate.h"
 #include "infer/model_prompt.h"
-#include "infer/utf8_stream.h"
 #include "io/input_file.h"
 #include "serve/output_constraint.h"
+#include "serve/reply_reader.h"
 
 namespace difftx::cli {
 namespace {
@@ -62,8 +62,10 @@ int run_generate(Args& args) {
   if (as_chat) {  // the prompt as one user message through the chat template
     const chat::ChatTemplate tmpl = required_chat_template(m.dir, m.chat_template);
     const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
-    output.reasoning = serve::reasoning_markers_of_template(tmpl.source);
-    if (!output.reasoning) output.reasoning = serve::reasoning_markers_of_vocabulary(tokenizer);
+    output.reasoning = serve::reasoning_markers_of_model(tmpl.source, tokenizer);
+    // The special tokens the model writes are left out of its reply, as the server leaves them
+    // out (skip_special_tokens), but for the reasoning block's markers.
+    o.silent_tokens = serve::unread_special_tokens(tokenizer, {output.reasoning, false, std::nullopt, {}});
     reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl.render(messages, true),
                                                                        tmpl.render(messages, false), *output.reasoning);
     framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, m.dir.string());
@@ -86,14 +88,12 @@ int run_generate(Args& args) {
     std::fwrite(prompt.data(), 1, prompt.size(), stdout);
     std::fflush(stdout);
   }
-  infer::Utf8Stream text;
-  const infer::GenerateResult r = infer::generate(model, ids, o, [&](int32_t id) {
-    const std::string piece = text.push(tokenizer.decode({&id, 1}));
-    std::fwrite(piece.data(), 1, piece.size(), stdout);
+  o.tokenizer = &tokenizer;
+  const infer::GenerateResult r = infer::generate(model, ids, o, [](const infer::TokenEvent& e) {
+    std::fwrite(e.text.data(), 1, e.text.size(), stdout);
     std::fflush(stdout);
   });
-  const std::string tail = text.finish() + "\n";
-  std::fwrite(tail.data(), 1, tail.size(), stdout);
+  std::fputs("\n", stdout);
   std::fflush(stdout);
   std::string drafted;
   if (o.draft != infer::DraftMode::none)
@@ -118,7 +118,8 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                DIFFTX_DEVICE_HELP
                "  --prompt TEXT         the text to continue (echoed, then the continuation streams)\n"
                "  --chat                the prompt is one user message, rendered through the model's chat template\n"
-               "                        (tokenizer_config.json); the reply streams, ending at the template's EOS\n"
+               "                        (tokenizer_config.json); the reply streams, ending at the template's EOS,\n"
+               "                        without the special tokens the model writes (as serve's skip_special_tokens)\n"
                "  --chat-template FILE  with --chat: this Jinja template instead of the model's\n"
                "  --max-new-tokens N    tokens to generate at most (default 128); stops early at end of text / EOS\n"
                "  --temperature X       0 is greedy and deterministic (default 0.8)\n"

@@ -38,6 +38,12 @@ std::optional<ReasoningMarkers> reasoning_markers_of_vocabulary(const data::Toke
   return std::nullopt;
 }
 
+std::optional<ReasoningMarkers> reasoning_markers_of_model(std::string_view template_source,
+                                                           const data::Tokenizer& tokenizer) {
+  if (auto markers = reasoning_markers_of_template(template_source)) return markers;
+  return reasoning_markers_of_vocabulary(tokenizer);
+}
+
 std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name) {
   for (const ReasoningFormat& f : kFormats)
     if (f.name == name) return markers_of(f);

@@ -25,6 +25,10 @@ std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view s
 // The format whose markers are both the vocabulary's added tokens: a model that thinks where its
 // template does not say so (Phi-4-mini-reasoning's template has no <think>; its model writes one).
 std::optional<ReasoningMarkers> reasoning_markers_of_vocabulary(const data::Tokenizer& tokenizer);
+// The markers a model's replies use, where nothing names them (--reasoning-parser auto): its chat
+// template's, else its vocabulary's.
+std::optional<ReasoningMarkers> reasoning_markers_of_model(std::string_view template_source,
+                                                           const data::Tokenizer& tokenizer);
 // The markers of a format by name (--reasoning-parser): think, mistral, seed_oss, and vLLM's names
 // of the <think> parsers (deepseek_r1, qwen3, glm45); nullopt for another name.
 std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name);

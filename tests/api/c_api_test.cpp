@@ -277,7 +277,9 @@ std::vector<int32_t> generate_tokens(const fs::path& dir, const std::string& pro
   o.sample_vocab = m->tokenizer->vocab_size();
   o.stop_tokens = r.options.stop_tokens;
   std::vector<int32_t> out;
-  infer::generate(m->model, r.prompt, o, [&](int32_t id) { out.push_back(id); });
+  infer::generate(m->model, r.prompt, o, [&](const infer::TokenEvent& e) {
+    if (e.id >= 0) out.push_back(e.id);
+  });
   return out;
 }
 

@@ -236,7 +236,9 @@ TEST(Engine, GenerateEqualsARequestAmongOthers) {
   g.max_new_tokens = 20;
   g.sampling.seed = 4;
   std::vector<int32_t> generated;
-  generate(model, prompt, g, [&](int32_t id) { generated.push_back(id); });
+  generate(model, prompt, g, [&](const TokenEvent& e) {
+    if (e.id >= 0) generated.push_back(e.id);
+  });
   EngineOptions o;
   o.max_batch_tokens = 5;
   Engine engine(model, nullptr, o);

@@ -1,7 +1,7 @@
 // The engine's text and counts with a tokenizer (infer/engine.h): silent tokens write no text, a
 // stop token ends a request without text but counts as generated, as OpenAI's and vLLM's usage
 // count the end-of-sequence token, and stop strings are not matched in a reasoning block, nor in
-// the closing marker a reasoning budget forces.
+// the closing marker a reasoning budget forces. generate() streams the same text.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -12,6 +12,7 @@
 #include "data/tokenizer.h"
 #include "grammar/constraint.h"
 #include "infer/engine.h"
+#include "infer/generate.h"
 #include "support/engine_runs.h"
 #include "support/random_model.h"
 
@@ -74,6 +75,27 @@ TEST(EngineText, SilentTokensWriteNoText) {
   unsorted.options.silent_tokens = {kMark, kEnd};
   Stream out;
   EXPECT_THROW(testing::submit_recorded(engine, unsorted, out), Error);
+}
+
+// generate() with the tokenizer streams the engine's text: the special tokens the model writes
+// (<|mark|>, made likely here) write none where they are silent (difftx generate --chat, chat).
+TEST(EngineText, GenerateStreamsTheTextButOfSilentTokens) {
+  const data::Tokenizer tokenizer = byte_tokenizer();
+  const auto text = [&](std::vector<int32_t> silent) {
+    GenerateOptions o;
+    o.sampling.temperature = 0;
+    o.sampling.logit_bias = {{kMark, 100.0f}};
+    o.max_new_tokens = 3;
+    o.tokenizer = &tokenizer;
+    o.silent_tokens = std::move(silent);
+    std::string out;
+    const std::vector<int32_t> prompt = {'x'};
+    const GenerateResult r = generate(byte_model(), prompt, o, [&](const TokenEvent& e) { out += e.text; });
+    EXPECT_EQ(r.new_tokens, 3);
+    return out;
+  };
+  EXPECT_EQ(text({}), "<|mark|><|mark|><|mark|>");
+  EXPECT_EQ(text({kMark}), "");
 }
 
 // The stop token that ends a request is generated: the last event's count and the stats hold it,

@@ -6,8 +6,8 @@
 # model's habits (a default system turn, earlier answers' <think> parts dropped, the answer opened
 # with <think>), in the tokens the fixture's tokenizer.json has; the reply's thinking comes back as
 # reasoning_content. A special token the model writes is left out of the reply's text
-# (skip_special_tokens) and adds nothing to completions' text_offset; the end-of-sequence token
-# that ends a reply counts in usage.
+# (skip_special_tokens; also by generate --chat and chat) and adds nothing to completions'
+# text_offset; the end-of-sequence token that ends a reply counts in usage.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 model="$work/motif"
@@ -101,6 +101,14 @@ events = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {"
 assert events[-1]["usage"]["completion_tokens"] == 1, events
 assert "".join(c["text"] for e in events for c in e["choices"]) == "", events
 PY
+# difftx generate --chat and difftx chat leave the special tokens the model writes out of its reply,
+# as the server does.
+"$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
+  > "$work/chat.txt" 2> /dev/null
+[ "$(cat "$work/chat.txt")" = "" ] || { echo "FAIL: generate --chat printed special tokens"; cat "$work/chat.txt"; exit 1; }
+printf 'Hi\n' | "$difftx" chat --model "$model" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
+  > "$work/chat.txt" 2> /dev/null
+[ "$(cat "$work/chat.txt")" = "" ] || { echo "FAIL: chat printed special tokens"; cat "$work/chat.txt"; exit 1; }
 # Completions' logprobs show the special tokens, and text_offset indexes into the text returned:
 # a token left out adds no characters (the prompt "Hi" is 2), whole and streamed.
 post /v1/completions "{\"prompt\": \"Hi\", $forced, \"logprobs\": 0}" > /dev/null
