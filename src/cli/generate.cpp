@@ -106,6 +106,12 @@ int run_generate(Args& args) {
                r.stopped_at_stop_token ? " | stopped at end of text"
                : r.context_full         ? " | stopped: context full"
                                         : "");
+  // A constrained reply cut short is no document (stdout holds what was written): an error.
+  if ((rules.schema || rules.grammar) && !r.stopped_at_stop_token)
+    fail(schema_file ? "--json-schema" : "--grammar", ": the reply is incomplete: ",
+         r.context_full ? concat("the context of ", context, " tokens filled")
+                        : concat("--max-new-tokens ", o.max_new_tokens, " was reached"),
+         " before the ", schema_file ? "JSON document" : "grammar's text", " was complete");
   return 0;
 }
 
@@ -129,8 +135,9 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --logit-bias ID=BIAS[,ID=BIAS...]  add BIAS (in [-100, 100]) to token ID's logit, each ID once\n"
                "                        (OpenAI's logit_bias: -100 bans a token, +100 all but forces it)\n"
                "  --json-schema FILE    the reply is a JSON document that validates against this JSON Schema\n"
-               "                        (docs/STRUCTURED_OUTPUT.md: the keywords enforced); ends where it is complete\n"
-               "  --grammar FILE        the reply follows this GBNF grammar\n"
+               "                        (docs/STRUCTURED_OUTPUT.md: the keywords enforced); ends where it is complete;\n"
+               "                        cut short by --max-new-tokens or the context, it is an error (exit status 1)\n"
+               "  --grammar FILE        the reply follows this GBNF grammar (cut short: an error, as --json-schema)\n"
                "  --context T           KV cache capacity in tokens (default max_position_embeddings)\n"
                "  --kv-dtype f32|bf16|int8  how the KV cache stores keys and values (default bf16: half of F32;\n"
                "                        int8: a quarter, plus a scale per head row)\n"
