@@ -15,6 +15,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <vector>
 
@@ -64,7 +65,8 @@ void time_inference(const Model& model, const std::vector<int32_t>& tokens, int6
   o.max_new_tokens = steps + 1;  // the first token comes from the prefill
   o.kv = kv;
   double prefill_cpu = 0;
-  const infer::GenerateResult r = infer::generate(model, {tokens.data(), static_cast<size_t>(prompt)}, o, [&](int32_t) {
+  const std::span<const int32_t> ids(tokens.data(), static_cast<size_t>(prompt));
+  const infer::GenerateResult r = infer::generate(model, ids, o, [&](const infer::TokenEvent&) {
     if (prefill_cpu == 0) prefill_cpu = process_cpu_seconds();
   });
   best.prefill_tok_s = std::max(best.prefill_tok_s, prompt / r.prefill_seconds);

@@ -214,7 +214,8 @@ typedef struct difftx_token_event {
   int32_t n_top;
   int32_t finish;              /* DIFFTX_FINISH_*: nonzero on the request's last event */
   const char* error;           /* the message, for DIFFTX_FINISH_ERROR; else "" */
-  int64_t prompt_tokens, generated_tokens, cached_tokens;  /* on the last event */
+  int64_t prompt_tokens, generated_tokens, cached_tokens;  /* on the last event; generated_tokens counts a
+                                                              stop token that ended it, as OpenAI's usage does */
 } difftx_token_event;
 
 /* Called on the thread that runs the engine's steps, in order, never after the request's last
@@ -269,7 +270,7 @@ typedef struct difftx_engine_stats {
   int64_t kv_blocks, kv_blocks_used, kv_blocks_cached;  /* used: held by a sequence */
   int64_t kv_block_tokens;
   int64_t prefix_lookup_tokens, prefix_hit_tokens;      /* prompt tokens looked up / found cached */
-  int64_t prompt_tokens, generated_tokens;              /* computed so far */
+  int64_t prompt_tokens, generated_tokens;              /* computed / drawn so far (a stop token too) */
   int64_t preemptions, steps;
   int64_t finished[5];                                  /* requests ended, by DIFFTX_FINISH_* */
   int64_t draft_tokens, draft_accepted;                 /* drafted tokens verified / of those accepted */

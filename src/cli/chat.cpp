@@ -15,8 +15,9 @@
 #include "data/generation_defaults.h"
 #include "infer/generate.h"
 #include "infer/model_prompt.h"
-#include "infer/utf8_stream.h"
 #include "serve/chat_prompt.h"
+#include "serve/reasoning.h"
+#include "serve/reply_reader.h"
 
 namespace difftx::cli {
 namespace {
@@ -43,6 +44,11 @@ int run_chat(Args& args) {
   check_logit_bias(o.sampling, o.sample_vocab);
   o.stop_tokens = frame.stop;
   for (int32_t id : serve::chat_stop_ids(tmpl, tokenizer)) o.stop_tokens.push_back(id);
+  // The special tokens the model writes are left out of its replies, as the server leaves them out
+  // (skip_special_tokens), but for the reasoning block's markers.
+  o.tokenizer = &tokenizer;
+  o.silent_tokens = serve::unread_special_tokens(
+      tokenizer, {serve::reasoning_markers_of_model(tmpl.source, tokenizer), false, std::nullopt, {}});
 
   nlohmann::json messages = nlohmann::json::array();
   if (system) messages.push_back({{"role", "system"}, {"content", *system}});
@@ -56,14 +62,11 @@ int run_chat(Args& args) {
     DIFFTX_CHECK(static_cast<int64_t>(ids.size()) < model.config.max_position_embeddings, "the conversation is ",
                  ids.size(), " tokens, at the end of the context of ", model.config.max_position_embeddings);
     std::string reply;
-    infer::Utf8Stream text;
-    const auto print = [&](const std::string& piece) {
-      reply += piece;
-      std::fwrite(piece.data(), 1, piece.size(), stdout);
+    infer::generate(model, ids, o, [&](const infer::TokenEvent& e) {
+      reply += e.text;
+      std::fwrite(e.text.data(), 1, e.text.size(), stdout);
       std::fflush(stdout);
-    };
-    infer::generate(model, ids, o, [&](int32_t id) { print(text.push(tokenizer.decode({&id, 1}))); });
-    print(text.finish());
+    });
     std::fputs("\n", stdout);
     messages.push_back({{"role", "assistant"}, {"content", reply}});
     ++o.sampling.seed;  // a new draw each turn, still reproducible
@@ -85,7 +88,8 @@ DIFFTX_COMMAND("chat", "talk to a model on the terminal through its chat templat
                "  --logit-bias ID=BIAS[,ID=BIAS...]  token logit biases in [-100, 100], as in generate\n"
                "  --kv-dtype f32|bf16|int8  KV cache storage (default bf16)\n"
                "  --tokenizer NAME       use this tokenizer instead of the model directory's\n"
-               "Each line on stdin is a message; the reply streams to stdout. An empty line ends.",
+               "Each line on stdin is a message; the reply streams to stdout (without the special tokens the\n"
+               "model writes, as serve's skip_special_tokens). An empty line ends.",
                run_chat);
 
 }  // namespace difftx::cli

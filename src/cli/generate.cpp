@@ -18,9 +18,9 @@
 #include "grammar/token_vocabulary.h"
 #include "infer/generate.h"
 #include "infer/model_prompt.h"
-#include "infer/utf8_stream.h"
 #include "io/input_file.h"
 #include "serve/output_constraint.h"
+#include "serve/reply_reader.h"
 
 namespace difftx::cli {
 namespace {
@@ -62,8 +62,10 @@ int run_generate(Args& args) {
   if (as_chat) {  // the prompt as one user message through the chat template
     const chat::ChatTemplate tmpl = required_chat_template(m.dir, m.chat_template);
     const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
-    output.reasoning = serve::reasoning_markers_of_template(tmpl.source);
-    if (!output.reasoning) output.reasoning = serve::reasoning_markers_of_vocabulary(tokenizer);
+    output.reasoning = serve::reasoning_markers_of_model(tmpl.source, tokenizer);
+    // The special tokens the model writes are left out of its reply, as the server leaves them
+    // out (skip_special_tokens), but for the reasoning block's markers.
+    o.silent_tokens = serve::unread_special_tokens(tokenizer, {output.reasoning, false, std::nullopt, {}});
     reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl.render(messages, true),
                                                                        tmpl.render(messages, false), *output.reasoning);
     framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, m.dir.string());
@@ -86,14 +88,12 @@ int run_generate(Args& args) {
     std::fwrite(prompt.data(), 1, prompt.size(), stdout);
     std::fflush(stdout);
   }
-  infer::Utf8Stream text;
-  const infer::GenerateResult r = infer::generate(model, ids, o, [&](int32_t id) {
-    const std::string piece = text.push(tokenizer.decode({&id, 1}));
-    std::fwrite(piece.data(), 1, piece.size(), stdout);
+  o.tokenizer = &tokenizer;
+  const infer::GenerateResult r = infer::generate(model, ids, o, [](const infer::TokenEvent& e) {
+    std::fwrite(e.text.data(), 1, e.text.size(), stdout);
     std::fflush(stdout);
   });
-  const std::string tail = text.finish() + "\n";
-  std::fwrite(tail.data(), 1, tail.size(), stdout);
+  std::fputs("\n", stdout);
   std::fflush(stdout);
   std::string drafted;
   if (o.draft != infer::DraftMode::none)
@@ -106,6 +106,12 @@ int run_generate(Args& args) {
                r.stopped_at_stop_token ? " | stopped at end of text"
                : r.context_full         ? " | stopped: context full"
                                         : "");
+  // A constrained reply cut short is no document (stdout holds what was written): an error.
+  if ((rules.schema || rules.grammar) && !r.stopped_at_stop_token)
+    fail(schema_file ? "--json-schema" : "--grammar", ": the reply is incomplete: ",
+         r.context_full ? concat("the context of ", context, " tokens filled")
+                        : concat("--max-new-tokens ", o.max_new_tokens, " was reached"),
+         " before the ", schema_file ? "JSON document" : "grammar's text", " was complete");
   return 0;
 }
 
@@ -118,7 +124,8 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                DIFFTX_DEVICE_HELP
                "  --prompt TEXT         the text to continue (echoed, then the continuation streams)\n"
                "  --chat                the prompt is one user message, rendered through the model's chat template\n"
-               "                        (tokenizer_config.json); the reply streams, ending at the template's EOS\n"
+               "                        (tokenizer_config.json); the reply streams, ending at the template's EOS,\n"
+               "                        without the special tokens the model writes (as serve's skip_special_tokens)\n"
                "  --chat-template FILE  with --chat: this Jinja template instead of the model's\n"
                "  --max-new-tokens N    tokens to generate at most (default 128); stops early at end of text / EOS\n"
                "  --temperature X       0 is greedy and deterministic (default 0.8)\n"
@@ -128,8 +135,9 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --logit-bias ID=BIAS[,ID=BIAS...]  add BIAS (in [-100, 100]) to token ID's logit, each ID once\n"
                "                        (OpenAI's logit_bias: -100 bans a token, +100 all but forces it)\n"
                "  --json-schema FILE    the reply is a JSON document that validates against this JSON Schema\n"
-               "                        (docs/STRUCTURED_OUTPUT.md: the keywords enforced); ends where it is complete\n"
-               "  --grammar FILE        the reply follows this GBNF grammar\n"
+               "                        (docs/STRUCTURED_OUTPUT.md: the keywords enforced); ends where it is complete;\n"
+               "                        cut short by --max-new-tokens or the context, it is an error (exit status 1)\n"
+               "  --grammar FILE        the reply follows this GBNF grammar (cut short: an error, as --json-schema)\n"
                "  --context T           KV cache capacity in tokens (default max_position_embeddings)\n"
                "  --kv-dtype f32|bf16|int8  how the KV cache stores keys and values (default bf16: half of F32;\n"
                "                        int8: a quarter, plus a scale per head row)\n"

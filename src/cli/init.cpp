@@ -17,9 +17,10 @@ int run_init(Args& args) {
   const model::ModelOutput out = model_output_options(args);
   const int64_t seed = args.get_int("seed", 1, kAnySeed);
   args.finish();
-  const model::InitialWeights weights(model::model_config_from_json(io::read_json_file(config_path), config_path),
-                              static_cast<uint64_t>(seed));
+  const nlohmann::json config = io::read_json_file(config_path);
+  const model::InitialWeights weights(model::model_config_from_json(config, config_path), static_cast<uint64_t>(seed));
   model::write_model(weights, out);  // a tensor at a time: never the whole model in memory
+  model::carry_token_ids(config, out.dir);
   std::printf("wrote %s (%s, %s, %.3fM parameters, seed %lld)\n", out.dir.string().c_str(), out.format.c_str(),
               kernels::weight_type_name(out.dtype), weights.config().total_parameters() / 1e6,
               static_cast<long long>(seed));

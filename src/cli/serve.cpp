@@ -97,10 +97,8 @@ int run_serve(Args& args) {
     m->output.reasoning = serve::reasoning_markers_named(reasoning_parser);  // auto and none: nullopt
     if (auto tmpl = chat::load_chat_template(source.dir, source.chat_template)) {
       if (!m->output.tool_format) m->output.tool_format = serve::tool_format_of_template(tmpl->tools_source());
-      if (reasoning_parser == "auto") {
-        m->output.reasoning = serve::reasoning_markers_of_template(tmpl->source);
-        if (!m->output.reasoning) m->output.reasoning = serve::reasoning_markers_of_vocabulary(*m->tokenizer);
-      }
+      if (reasoning_parser == "auto")
+        m->output.reasoning = serve::reasoning_markers_of_model(tmpl->source, *m->tokenizer);
       m->chat_stop = serve::chat_stop_ids(*tmpl, *m->tokenizer);
       m->render_chat = serve::chat_renderer(std::move(*tmpl));
     }

@@ -8,21 +8,18 @@
 namespace difftx::grammar {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
-
 class Constraint : public infer::TokenConstraint {
  public:
   Constraint(const ConstraintSpec& spec, std::span<const int32_t> stops)
       : spec_(spec), stops_(stops.begin(), stops.end()) {
     scratch_.resize(static_cast<size_t>(spec_.vocabulary->words()));
     if (spec_.grammar) state_ = spec_.grammar->automaton().start();
-    if (spec_.reasoning) inside_ = spec_.reasoning->open_at_start;
+    if (spec_.reasoning) reasoning_.emplace(spec_.reasoning->block);
   }
 
   const uint64_t* allowed() override {
     if (forcing()) {
-      const ReasoningBudget& r = *spec_.reasoning;
-      const int32_t id = r.close_ids[forced_];
+      const int32_t id = spec_.reasoning->close_ids[forced_];
       std::fill(scratch_.begin(), scratch_.end(), 0);
       scratch_[id >> 6] |= uint64_t{1} << (id & 63);
       return scratch_.data();
@@ -38,13 +35,16 @@ class Constraint : public infer::TokenConstraint {
 
   void accept(int32_t id) override {
     if (id < 0 || id >= spec_.vocabulary->size()) fail("token ", id, " is outside the constraint's vocabulary");
-    const std::string_view bytes = spec_.vocabulary->bytes(id);
     if (spec_.grammar) {
       const Automaton::State next = spec_.grammar->automaton().next(state_, spec_.grammar->text_of(id));
       if (next < 0) fail("token ", id, " does not continue the output the grammar allows");
       state_ = next;
     }
-    if (spec_.reasoning) watch_reasoning(bytes);
+    if (reasoning_) {  // the tokens inside the block, and those of its forced closing marker
+      if (forcing()) ++forced_;
+      if (reasoning_->inside()) ++reasoning_tokens_;
+      reasoning_->push(spec_.vocabulary->bytes(id));
+    }
   }
 
   bool done() const override {
@@ -55,39 +55,8 @@ class Constraint : public infer::TokenConstraint {
 
  private:
   bool forcing() const {
-    return inside_ && spec_.reasoning && reasoning_tokens_ >= spec_.reasoning->budget &&
+    return reasoning_ && reasoning_->inside() && reasoning_tokens_ >= spec_.reasoning->budget &&
            forced_ < static_cast<int64_t>(spec_.reasoning->close_ids.size());
-  }
-
-  // Follows the reasoning block through the output text: opened by the output's first bytes
-  // (unless the prompt opened it), closed by the marker; counts the tokens inside.
-  void watch_reasoning(std::string_view bytes) {
-    const ReasoningBudget& r = *spec_.reasoning;
-    const bool was_forcing = forcing();
-    text_ += bytes;
-    if (!inside_) {
-      if (decided_) return;
-      size_t start = 0;
-      while (start < text_.size() && is_space(text_[start])) ++start;
-      const std::string_view rest = std::string_view(text_).substr(start);
-      if (rest.size() < r.open.size()) {
-        decided_ = r.open.compare(0, rest.size(), rest) != 0;
-        return;
-      }
-      decided_ = true;
-      if (rest.substr(0, r.open.size()) != r.open) return;
-      inside_ = true;
-      text_ = std::string(rest.substr(r.open.size()));
-    } else {
-      ++reasoning_tokens_;
-      if (was_forcing) ++forced_;
-    }
-    if (text_.find(r.close) != std::string::npos || forced_ == static_cast<int64_t>(r.close_ids.size())) {
-      inside_ = false;
-      decided_ = true;
-      return;
-    }
-    if (text_.size() > r.close.size()) text_.erase(0, text_.size() - r.close.size());
   }
 
   const ConstraintSpec& spec_;
@@ -95,10 +64,9 @@ class Constraint : public infer::TokenConstraint {
   Automaton::State state_ = 0;
   std::shared_ptr<const TokenMasks::Mask> mask_;
   std::vector<uint64_t> scratch_;
-  // The reasoning block.
-  bool inside_ = false, decided_ = false;
+  // The reasoning block through the output's bytes; tokens taken inside it, of them forced.
+  std::optional<infer::ReasoningWatch> reasoning_;
   int64_t reasoning_tokens_ = 0, forced_ = 0;
-  std::string text_;
 };
 
 }  // namespace

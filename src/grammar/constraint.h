@@ -5,8 +5,9 @@
 //   and the request ends when nothing may follow. A grammar that lets the model think first
 //   (text up to "</think>", then the document) or write free text before a tool call is just
 //   a grammar: serve composes it.
-// - reasoning budget: after `budget` tokens inside the reasoning block (open from the start, or
-//   opened by the output's first bytes), the closing marker's tokens are forced.
+// - reasoning budget: after `budget` tokens inside the reasoning block (infer/reasoning_block.h:
+//   open from the start, or opened by the output's first bytes), the closing marker's tokens are
+//   forced.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,14 +18,14 @@
 #include <nlohmann/json.hpp>
 
 #include "grammar/token_masks.h"
+#include "infer/reasoning_block.h"
 #include "infer/token_constraint.h"
 
 namespace difftx::grammar {
 
 struct ReasoningBudget {
-  std::string open = "<think>", close = "</think>";
-  std::vector<int32_t> close_ids;  // the tokens of `close`
-  bool open_at_start = false;      // the prompt left the block open
+  infer::ReasoningBlock block;
+  std::vector<int32_t> close_ids;  // the tokens of its closing marker
   int64_t budget = 0;              // tokens inside the block before it is closed
 };
 

@@ -128,6 +128,8 @@ Engine::RequestId Engine::submit(Request r) {
                " must be in [0, ", kMaxTopLogprobs, "]");
   DIFFTX_CHECK(o.stop_strings.empty() || tokenizer_, "stop strings need the model's tokenizer");
   for (const std::string& s : o.stop_strings) DIFFTX_CHECK(!s.empty(), "a stop string must not be empty");
+  DIFFTX_CHECK(!o.reasoning || (!o.reasoning->markers.open.empty() && !o.reasoning->markers.close.empty()),
+               "a reasoning block's markers must not be empty");
   for (int32_t id : o.stop_tokens)
     DIFFTX_CHECK(id >= 0 && id < V, "stop token ", id, " is outside the vocabulary [0, ", V, ")");
   DIFFTX_CHECK(std::is_sorted(o.silent_tokens.begin(), o.silent_tokens.end()), "silent_tokens must be ascending");

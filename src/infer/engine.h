@@ -24,6 +24,7 @@
 
 #include "core/error.h"
 #include "core/option_name.h"
+#include "infer/reasoning_block.h"
 #include "infer/sampler.h"
 #include "infer/token_constraint.h"
 #include "kernels/attention/decode_attention.h"
@@ -68,7 +69,9 @@ struct TokenEvent {
   std::vector<TokenLogprob> top;  // the top_logprobs most likely tokens, most likely first
   FinishReason finish = FinishReason::none;
   std::string error;     // the message, for FinishReason::error
-  int64_t prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;  // on the last event
+  // On the last event. generated_tokens counts a stop token that ended the request (not streamed),
+  // as OpenAI's and vLLM's usage count the end-of-sequence token.
+  int64_t prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;
 };
 
 struct RequestOptions {
@@ -76,6 +79,9 @@ struct RequestOptions {
   int64_t max_new_tokens = 128;
   std::vector<int32_t> stop_tokens;      // ends with `stop` when drawn (not streamed)
   std::vector<std::string> stop_strings; // ends with `stop` when the text contains one (cut before it)
+  // A reasoning block the output may open with (infer/reasoning_block.h): stop strings are matched
+  // only in the text after it, as vLLM skips them in reasoning content.
+  std::optional<ReasoningBlock> reasoning;
   // Tokens drawn as any other but that write no text (TokenEvent::text, and what stop strings
   // are matched against), ascending: the special tokens a server leaves out of a reply, as
   // vLLM's skip_special_tokens.
@@ -138,7 +144,8 @@ struct EngineStats {
   int64_t kv_block_tokens = 0;
   const char* prefix_cache = "on";  // prefix_cache_name: "on", "off (option)", or off for recurrent state
   int64_t prefix_lookup_tokens = 0, prefix_hit_tokens = 0;  // prompt tokens looked up / found cached
-  int64_t prompt_tokens = 0, generated_tokens = 0;          // computed so far (re-prefill included)
+  // So far: prompt tokens computed (re-prefill included), tokens drawn (a stop token too).
+  int64_t prompt_tokens = 0, generated_tokens = 0;
   int64_t preemptions = 0, steps = 0;
   int64_t draft_tokens = 0, draft_accepted = 0;  // tokens drafted and verified / of those accepted
   int64_t finished[5] = {};  // by FinishReason

@@ -9,7 +9,7 @@
 namespace difftx::infer {
 
 GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& o,
-                        const std::function<void(int32_t)>& on_token) {
+                        const std::function<void(const TokenEvent&)>& on_event) {
   DIFFTX_CHECK(o.max_new_tokens >= 0, option_name("max_new_tokens", o.spelling), " ", o.max_new_tokens,
                " must not be negative");
   const int64_t context = sequence_context(o.context, model.config, o.spelling);
@@ -25,7 +25,7 @@ GenerateResult generate(const model::Model& model, std::span<const int32_t> prom
   eo.draft_tokens = o.draft_tokens;
   eo.draft_model = o.draft_model;
   eo.spelling = o.spelling;
-  Engine engine(model, nullptr, eo);
+  Engine engine(model, o.tokenizer, eo);
 
   GenerateResult r;
   r.prompt_tokens = static_cast<int64_t>(prompt.size());
@@ -34,15 +34,14 @@ GenerateResult generate(const model::Model& model, std::span<const int32_t> prom
   request.options.max_new_tokens = o.max_new_tokens;
   request.options.stop_tokens = o.stop_tokens;
   request.options.constraint = o.constraint;
+  request.options.silent_tokens = o.silent_tokens;
   Timer timer;
   bool first = true;
   FinishReason finish = FinishReason::none;
   request.on_event = [&](const TokenEvent& e) {
     if (first) r.prefill_seconds = timer.seconds(), timer.reset(), first = false;
-    if (e.id >= 0) {
-      on_token(e.id);
-      ++r.new_tokens;
-    }
+    if (e.id >= 0) ++r.new_tokens;
+    on_event(e);
     finish = e.finish;
   };
   engine.submit(std::move(request));

@@ -29,11 +29,15 @@ struct GenerateOptions {
   int64_t draft_tokens = kDefaultDraftTokens;
   const model::Model* draft_model = nullptr;
   OptionSpelling spelling = OptionSpelling::field;  // how errors name these options (EngineOptions::spelling)
+  // The model's tokenizer, for the events' text (TokenEvent::text; none: no text), and the tokens
+  // that write none (RequestOptions::silent_tokens: the special tokens a chat reply leaves out).
+  const data::Tokenizer* tokenizer = nullptr;
+  std::vector<int32_t> silent_tokens;
 };
 
 struct GenerateResult {
   int64_t prompt_tokens = 0;
-  int64_t new_tokens = 0;    // ids passed to on_token
+  int64_t new_tokens = 0;    // ids passed to on_event
   int64_t decode_steps = 0;  // tokens run through the decode step
   double prefill_seconds = 0, decode_seconds = 0;  // decode_seconds includes sampling
   bool stopped_at_stop_token = false;
@@ -41,8 +45,10 @@ struct GenerateResult {
   int64_t draft_tokens = 0, draft_accepted = 0;  // speculative decoding: drafted and verified / accepted
 };
 
-// on_token(id) is called as soon as each new id is drawn (stream it from there).
+// on_event(e) is called with each of the request's events as soon as it is made (stream it from
+// there): a new id (e.id >= 0) and the text it completes; the last one may carry held-back text
+// and no id.
 GenerateResult generate(const model::Model& model, std::span<const int32_t> prompt, const GenerateOptions& options,
-                        const std::function<void(int32_t)>& on_token);
+                        const std::function<void(const TokenEvent&)>& on_event);
 
 }  // namespace difftx::infer

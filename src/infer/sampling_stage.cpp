@@ -46,6 +46,9 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
     }
     id = draw_token(s, logits, draft, q);
     if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
+      // Generated, and counted as OpenAI and vLLM count it (usage), but neither streamed nor text.
+      s.tokens.push_back(id);
+      ++counters_.generated_tokens;
       finish(s, FinishReason::stop);
       return FinishReason::stop;
     }

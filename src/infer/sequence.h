@@ -19,13 +19,13 @@ struct Sequence {
         tokens(request.prompt),
         prompt_tokens(static_cast<int64_t>(tokens.size())),
         sampler(request.options.sampling, vocab),
-        text(request.options.stop_strings),
+        text(request.options.stop_strings, request.options.reasoning),
         constraint(request.options.constraint ? request.options.constraint->start(request.options.stop_tokens)
                                               : nullptr) {}
 
   Engine::RequestId id;
   Request request;
-  std::vector<int32_t> tokens;  // the prompt, then every generated token
+  std::vector<int32_t> tokens;  // the prompt, then every generated token (a stop token that ended it too)
   int64_t prompt_tokens;
   int64_t cached_tokens = 0;  // prompt tokens found in the prefix cache on first admission
   bool admitted = false;

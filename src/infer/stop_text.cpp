@@ -4,9 +4,31 @@
 
 namespace difftx::infer {
 
+StopText::StopText(std::vector<std::string> stops, const std::optional<ReasoningBlock>& block)
+    : stops_(std::move(stops)) {
+  if (block && !stops_.empty()) block_.emplace(*block);
+}
+
 std::string StopText::push(std::string_view bytes) {
   if (stopped_) return {};
-  held_ += utf8_.push(bytes);
+  const std::string text = utf8_.push(bytes);
+  if (!block_) return match(text);
+  block_->push(text);
+  unplaced_ += text;
+  // Of the text newly placed, the block's part comes out as it is (it precedes all the text that
+  // is matched, so nothing is held then), the rest is matched.
+  const size_t placed = block_->placed() - unplaced_from_;
+  const size_t block_end = std::min(block_->block_bytes(), block_->placed());
+  const size_t quiet = block_end > unplaced_from_ ? block_end - unplaced_from_ : 0;
+  std::string out = unplaced_.substr(0, quiet);
+  const std::string after = unplaced_.substr(quiet, placed - quiet);
+  unplaced_.erase(0, placed);
+  unplaced_from_ += placed;
+  return out + match(after);
+}
+
+std::string StopText::match(std::string_view text) {
+  held_ += text;
   // The earliest stop string in the held text (a stop string's start is never emitted, so one
   // that completes now starts inside held_).
   size_t cut = std::string::npos;
@@ -32,7 +54,10 @@ std::string StopText::push(std::string_view bytes) {
 
 std::string StopText::finish() {
   if (stopped_) return {};
-  std::string out = held_ + utf8_.finish();
+  std::string out = match(unplaced_);  // a start that never became the open marker: no block
+  unplaced_.clear();
+  if (stopped_) return out;
+  out += held_ + utf8_.finish();
   held_.clear();
   return out;
 }

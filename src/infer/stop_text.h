@@ -1,19 +1,24 @@
 // A request's generated text as it streams, with its stop strings: bytes that may still complete
 // a UTF-8 character (utf8_stream.h) or may still become a stop string are held back; when a stop
 // string appears, the text ends just before it, so a stop string is never emitted, also when it
-// spans several tokens.
+// spans several tokens. Where the output may open with a reasoning block (reasoning_block.h),
+// stop strings are matched only in the text after it, as vLLM skips them in reasoning content:
+// one never cuts the thoughts or their closing marker (the model's, or a reasoning budget's
+// forced one). While the output's start may still become the block's open marker, it is held.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "infer/reasoning_block.h"
 #include "infer/utf8_stream.h"
 
 namespace difftx::infer {
 
 class StopText {
  public:
-  explicit StopText(std::vector<std::string> stops) : stops_(std::move(stops)) {}
+  explicit StopText(std::vector<std::string> stops, const std::optional<ReasoningBlock>& block = std::nullopt);
 
   // Appends a token's bytes; returns the text that is now settled. After a stop string appeared,
   // stopped() is true and nothing more comes out.
@@ -23,9 +28,15 @@ class StopText {
   bool stopped() const { return stopped_; }
 
  private:
+  // Appends text in which stop strings are matched; returns what is settled.
+  std::string match(std::string_view text);
+
   std::vector<std::string> stops_;
+  std::optional<ReasoningWatch> block_;  // where stop strings are not matched (with stop strings only)
   Utf8Stream utf8_;
-  std::string held_;  // settled UTF-8 that may be the start of a stop string
+  std::string unplaced_;      // text the block's watch has not placed yet: it may still open the block
+  size_t unplaced_from_ = 0;  // where unplaced_ starts in the text
+  std::string held_;          // settled UTF-8 that may be the start of a stop string
   bool stopped_ = false;
 };
 

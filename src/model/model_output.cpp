@@ -43,21 +43,6 @@ void copy_tokenizer(const fs::path& in, const ModelOutput& out) {
     if (fs::is_regular_file(in / name)) fs::copy_file(in / name, out.dir / name);
 }
 
-// The written config.json keeps the input's token ids (bos, eos, pad), which neither difftx's
-// ModelConfig nor the formats' writers hold: generation stops at the same ids after a conversion,
-// and a round trip gives back the keys it read.
-void carry_token_ids(const fs::path& in, const fs::path& out) {
-  const nlohmann::json source = io::read_json_file(in / "config.json");
-  nlohmann::json written = io::read_json_file(out / "config.json");
-  bool carried = false;
-  for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"})
-    if (source.contains(key) && !source.at(key).is_null()) {
-      written[key] = source.at(key);
-      carried = true;
-    }
-  if (carried) io::write_json_file(out / "config.json", written);
-}
-
 // Removes --out when this conversion created it and failed before anything was written into it
 // (a weight found non-finite while streaming), so that nothing looks like a model.
 class OutputDirGuard {
@@ -75,6 +60,17 @@ class OutputDirGuard {
 };
 
 }  // namespace
+
+void carry_token_ids(const nlohmann::json& source, const fs::path& out) {
+  nlohmann::json written = io::read_json_file(out / "config.json");
+  bool carried = false;
+  for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"})
+    if (source.contains(key) && !source.at(key).is_null()) {
+      written[key] = source.at(key);
+      carried = true;
+    }
+  if (carried) io::write_json_file(out / "config.json", written);
+}
 
 ModelOutput model_output(const fs::path& dir, const std::string& format, const std::string& dtype,
                          const std::optional<std::string>& head_dtype, OptionSpelling spelling) {
@@ -132,7 +128,7 @@ ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
   } else {
     write_model(*model, out);
     copy_tokenizer(in, out);
-    carry_token_ids(in, out.dir);
+    carry_token_ids(io::read_json_file(in / "config.json"), out.dir);
   }
   guard.done();
   return model->config();

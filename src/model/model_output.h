@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "core/option_name.h"
 #include "data/tokenizer.h"
 #include "io/safetensors.h"
@@ -39,6 +41,13 @@ ModelOutput model_output(const std::filesystem::path& dir, const std::string& fo
 // lambdas stay F32 (phi4flash_keeps_f32).
 void write_model(const WeightSource& source, const ModelOutput& out, const data::Tokenizer* tokenizer = nullptr,
                  const GgufChatMetadata& chat = {});
+
+// Sets the token ids (bos_token_id, eos_token_id, pad_token_id) that `source` (the config.json a
+// model came from) holds in the config.json written in `dir`: neither difftx's ModelConfig nor the
+// formats' writers hold them, and transformers' config classes write them (eos_token_id an id or a
+// list, pad_token_id where set). So generation stops at the same ids after a conversion or an
+// init, and a round trip gives back the keys it read.
+void carry_token_ids(const nlohmann::json& source, const std::filesystem::path& dir);
 
 // `difftx convert`: the model directory `in` written as `out` says, streamed tensor by tensor,
 // its tokenizer beside it (a Hugging Face directory gets tokenizer.json in place of difftx's

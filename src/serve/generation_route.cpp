@@ -1,5 +1,6 @@
 #include "serve/generation_route.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <random>
@@ -57,10 +58,12 @@ std::string response_id(const char* prefix) {
   return id;
 }
 
-TokenInfo token_info(const data::Tokenizer& tokenizer, const infer::TokenEvent& e) {
+// An event's token for logprobs; `silent`: the request's silent tokens (RequestOptions::silent_tokens).
+TokenInfo token_info(const data::Tokenizer& tokenizer, const infer::TokenEvent& e, const std::vector<int32_t>& silent) {
   TokenInfo t;
   t.token = tokenizer.decode({&e.id, 1});
   t.logprob = e.logprob;
+  t.silent = std::binary_search(silent.begin(), silent.end(), e.id);
   for (const infer::TokenLogprob& alt : e.top) t.top.emplace_back(tokenizer.decode({&alt.id, 1}), alt.logprob);
   return t;
 }
@@ -139,7 +142,8 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
   while (!run.finished()) {
     for (const ChoiceEvent& ce : run.take(500ms)) {
       ChoiceProgress& p = progress[ce.choice];
-      if (job.params.logprobs && ce.event.id >= 0) p.tokens.push_back(token_info(tokenizer, ce.event));
+      if (job.params.logprobs && ce.event.id >= 0)
+        p.tokens.push_back(token_info(tokenizer, ce.event, job.params.options.silent_tokens));
       apply(state, job, run, p, ce);
     }
     if (run.finished() || Clock::now() - checked < 500ms) continue;
@@ -197,7 +201,10 @@ class Stream {
       if (!sink.write(out.data(), out.size())) return false;
       last_write_ = now;
     }
-    if (run_->finished()) sink.done();
+    if (run_->finished()) {
+      sink.done();
+      current_record().stream_open = false;
+    }
     return true;
   }
   void cancel() { run_->cancel(); }
@@ -214,9 +221,9 @@ class Stream {
     const bool ends = e.finish == FinishReason::stop || e.finish == FinishReason::length;
     json logprobs = nullptr;
     if (token) {
-      const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e)};
+      const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e, job_.params.options.silent_tokens)};
       logprobs = job_.api == Api::chat ? chat_logprobs(info) : completion_logprobs(info, p.offset);
-      p.offset += static_cast<int64_t>(data::utf8_characters(info[0].token));
+      p.offset += text_characters(info[0]);
     }
     if (job_.api == Api::completion) {
       if (!text.empty() || token) out += sse_event(completion_chunk(job_.header, ce.choice, text, "", logprobs));
@@ -291,6 +298,7 @@ void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::
   run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
   if (!job.params.stream) return respond_once(state, job, *run, req, res);
   auto stream = std::make_shared<Stream>(state, std::move(job), std::move(run));
+  current_record().stream_open = true;  // httplib runs the stream on this thread, and logs it when it stops
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
   res.set_chunked_content_provider(
@@ -339,6 +347,7 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
       } catch (const ApiError&) {
       }
       reasoning_open = prompt_opens_reasoning(rendered, conversation, *m.output.reasoning);
+      job.params.options.reasoning = infer::ReasoningBlock{*m.output.reasoning, reasoning_open};  // no stop in it
     }
     job.params.options.constraint = m.constraints->get(m.output, r.output, reasoning_open);
     job.reply = {m.output.reasoning, reasoning_open,

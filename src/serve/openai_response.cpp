@@ -46,6 +46,10 @@ json usage_json(const Usage& u) {
           {"total_tokens", u.prompt_tokens + u.completion_tokens}};
 }
 
+int64_t text_characters(const TokenInfo& t) {
+  return t.silent ? 0 : static_cast<int64_t>(data::utf8_characters(t.token));
+}
+
 json completion_logprobs(const std::vector<TokenInfo>& tokens, int64_t offset) {
   json out = {{"tokens", json::array()}, {"token_logprobs", json::array()}, {"top_logprobs", json::array()},
               {"text_offset", json::array()}};
@@ -57,7 +61,7 @@ json completion_logprobs(const std::vector<TokenInfo>& tokens, int64_t offset) {
       if (!top.contains(token)) top[token] = logprob;  // two ids may read the same: keep the likelier
     out["top_logprobs"].push_back(std::move(top));
     out["text_offset"].push_back(offset);
-    offset += static_cast<int64_t>(data::utf8_characters(t.token));
+    offset += text_characters(t);
   }
   return out;
 }

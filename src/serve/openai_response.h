@@ -15,6 +15,7 @@ struct TokenInfo {
   std::string token;  // the token's bytes (may be part of a UTF-8 character)
   float logprob = 0;
   std::vector<std::pair<std::string, float>> top;  // alternatives, most likely first
+  bool silent = false;  // the token wrote no text (a special token skip_special_tokens leaves out)
 };
 
 struct ToolCallResult {
@@ -41,8 +42,11 @@ struct ResponseHeader {
 };
 
 nlohmann::json usage_json(const Usage& usage);
+// The characters a token adds to its choice's text, as OpenAI and vLLM count text_offset: its
+// string's, none for a silent token (so that the offsets index into the text returned).
+int64_t text_characters(const TokenInfo& token);
 // The legacy completions logprobs: tokens, token_logprobs, top_logprobs, text_offset (character
-// offsets, as OpenAI and vLLM count them, from `offset`, where the choice's text starts).
+// offsets from `offset`, where the choice's text starts, each token's text_characters on).
 nlohmann::json completion_logprobs(const std::vector<TokenInfo>& tokens, int64_t offset);
 // Chat logprobs: {"content": [{token, logprob, bytes, top_logprobs}], "refusal": null}.
 nlohmann::json chat_logprobs(const std::vector<TokenInfo>& tokens);

@@ -150,10 +150,8 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
   }
   if (r.max_reasoning_tokens) {
     grammar::ReasoningBudget budget;
-    budget.open = m.reasoning->open;
-    budget.close = m.reasoning->close;
-    budget.close_ids = m.tokenizer->encode(budget.close, data::Specials::allowed);
-    budget.open_at_start = reasoning_open;
+    budget.block = {*m.reasoning, reasoning_open};
+    budget.close_ids = m.tokenizer->encode(m.reasoning->close, data::Specials::allowed);
     budget.budget = *r.max_reasoning_tokens;
     spec.reasoning = budget;
   }

@@ -119,8 +119,12 @@ void parse_output_format(const json& body, const ordered_json& ordered, OutputRe
       if (it == v->end() || !it->is_object())
         bad_param("response_format", "'response_format' of type json_schema needs a 'json_schema' object");
       only_keys(*it, {"name", "schema", "strict", "description"}, "response_format", "'json_schema'");
-      if (it->contains("name") && !(*it)["name"].is_string())
-        bad_param("response_format", "'json_schema.name' must be a string");
+      // Required, in the shape OpenAI allows a function's name (it refuses the request otherwise).
+      const std::string name_field = "response_format.json_schema.name";
+      if (!it->contains("name") || (*it)["name"].is_null())
+        throw ApiError(400, "'" + name_field + "' is required", name_field, "missing_required_parameter");
+      if (!(*it)["name"].is_string() || !valid_function_name((*it)["name"].get<std::string>()))
+        bad_param(name_field, "'" + name_field + "' must be 1 to 64 letters, digits, '_' or '-'");
       if (it->contains("strict") && !(*it)["strict"].is_boolean() && !(*it)["strict"].is_null())
         bad_param("response_format", "'json_schema.strict' must be a boolean");
       constraint("response_format");

@@ -38,6 +38,12 @@ std::optional<ReasoningMarkers> reasoning_markers_of_vocabulary(const data::Toke
   return std::nullopt;
 }
 
+std::optional<ReasoningMarkers> reasoning_markers_of_model(std::string_view template_source,
+                                                           const data::Tokenizer& tokenizer) {
+  if (auto markers = reasoning_markers_of_template(template_source)) return markers;
+  return reasoning_markers_of_vocabulary(tokenizer);
+}
+
 std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name) {
   for (const ReasoningFormat& f : kFormats)
     if (f.name == name) return markers_of(f);
@@ -57,19 +63,6 @@ bool prompt_opens_reasoning(std::string_view prompt, std::string_view conversati
   const size_t open = prompt.rfind(m.open);
   if (open == std::string_view::npos) return false;
   return prompt.find(m.close, open + m.open.size()) == std::string_view::npos;
-}
-
-std::optional<size_t> open_marker_end(std::string_view reply, const ReasoningMarkers& m, bool final) {
-  constexpr size_t kLeadingSpace = 16;
-  size_t i = 0;
-  while (i < reply.size() && i <= kLeadingSpace &&
-         (reply[i] == ' ' || reply[i] == '\n' || reply[i] == '\t' || reply[i] == '\r'))
-    ++i;
-  const std::string_view rest = reply.substr(i);
-  if (i <= kLeadingSpace && rest.substr(0, m.open.size()) == m.open) return i + m.open.size();
-  if (!final && i <= kLeadingSpace && rest.size() < m.open.size() && m.open.substr(0, rest.size()) == rest)
-    return std::nullopt;
-  return 0;
 }
 
 ReasoningSplit split_reasoning(std::string_view text, const ReasoningMarkers& m, bool open_at_start, bool final) {

@@ -10,18 +10,25 @@
 #include <string_view>
 
 #include "data/tokenizer.h"
+#include "infer/reasoning_block.h"
 
 namespace difftx::serve {
 
-struct ReasoningMarkers {
-  std::string open = "<think>", close = "</think>";
-};
+// The block's markers, and where the open marker a reply starts with ends (after at most 16 bytes
+// of white space; nullopt while it may still come): the engine's, so that the reply is split where
+// the engine's stop strings start to be matched.
+using infer::open_marker_end;
+using infer::ReasoningMarkers;
 
 // The markers a chat template's text uses (either of a format's two); nullopt when it has none.
 std::optional<ReasoningMarkers> reasoning_markers_of_template(std::string_view source);
 // The format whose markers are both the vocabulary's added tokens: a model that thinks where its
 // template does not say so (Phi-4-mini-reasoning's template has no <think>; its model writes one).
 std::optional<ReasoningMarkers> reasoning_markers_of_vocabulary(const data::Tokenizer& tokenizer);
+// The markers a model's replies use, where nothing names them (--reasoning-parser auto): its chat
+// template's, else its vocabulary's.
+std::optional<ReasoningMarkers> reasoning_markers_of_model(std::string_view template_source,
+                                                           const data::Tokenizer& tokenizer);
 // The markers of a format by name (--reasoning-parser): think, mistral, seed_oss, and vLLM's names
 // of the <think> parsers (deepseek_r1, qwen3, glm45); nullopt for another name.
 std::optional<ReasoningMarkers> reasoning_markers_named(std::string_view name);
@@ -33,12 +40,8 @@ std::string reasoning_format_names(std::string_view separator);
 // <think> that a message holds opens nothing.
 bool prompt_opens_reasoning(std::string_view prompt, std::string_view conversation, const ReasoningMarkers& markers);
 
-// Where the open marker a reply starts with ends: after at most 16 bytes of white space (a reply
-// of more is content, streamed as it comes, not held to its end); 0 where the reply does not
-// start with it; nullopt while its start may still become the marker (never when final). Where
-// the prompt opened the block, a marker the model writes again anyway is dropped there (as vLLM
-// drops it).
-std::optional<size_t> open_marker_end(std::string_view reply, const ReasoningMarkers& markers, bool final);
+// Where the prompt opened the block, an open marker the model writes again anyway is dropped from
+// the reasoning (as vLLM drops it): read_reply and ReplyStream skip to its open_marker_end.
 
 struct ReasoningSplit {
   std::string reasoning, content;

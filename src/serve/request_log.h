@@ -15,6 +15,7 @@ struct RequestRecord {
   int64_t prompt_tokens = 0, generated_tokens = 0;
   double seconds = 0;             // from the request's arrival to the response's end
   double first_token_seconds = -1;  // time to the first token; < 0: none
+  bool stream_open = false;  // a stream began and has not sent its end: if it ends so, the client left (499)
 };
 
 std::string format_request_log(const RequestRecord& r, LogFormat format);

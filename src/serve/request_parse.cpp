@@ -257,7 +257,10 @@ std::string content_text(const ordered_json& content) {
   if (content.is_string()) return content.get<std::string>();
   std::string text;
   if (content.is_array())
-    for (size_t i = 0; i < content.size(); ++i) text += (i ? "\n" : "") + content[i].value("text", std::string());
+    for (size_t i = 0; i < content.size(); ++i) {
+      if (i > 0) text += '\n';
+      text += content[i].value("text", std::string());
+    }
   return text;
 }
 

@@ -78,7 +78,7 @@ void close_request(ServerState& state, const httplib::Request& req, const httpli
     r.path = req.path;
     r.remote = req.remote_addr;
   }
-  if (r.status == 0) r.status = res.status;
+  if (r.status == 0) r.status = r.stream_open ? 499 : res.status;  // 499: nginx's "client closed request"
   r.seconds = request_open ? std::chrono::duration<double>(Clock::now() - request_start).count() : 0;
   state.metrics.count_request(known_path(req.path) ? req.path : "other", r.status);
   const std::string line = format_request_log(r, state.options.log_format) + "\n";

@@ -97,7 +97,8 @@ struct ToolFunction {
 // as an added token (Mistral's tokenizers from v11 on), as vLLM decides; any other format as it is.
 ToolFormat tool_format_for_tokenizer(ToolFormat format, const data::Tokenizer& tokenizer);
 
-// A name OpenAI allows a function: 1 to 64 letters, digits, '_' or '-'.
+// A name OpenAI allows a function (and a response_format's json_schema): 1 to 64 letters, digits,
+// '_' or '-'.
 bool valid_function_name(std::string_view name);
 
 struct ToolCall {

@@ -277,7 +277,9 @@ std::vector<int32_t> generate_tokens(const fs::path& dir, const std::string& pro
   o.sample_vocab = m->tokenizer->vocab_size();
   o.stop_tokens = r.options.stop_tokens;
   std::vector<int32_t> out;
-  infer::generate(m->model, r.prompt, o, [&](int32_t id) { out.push_back(id); });
+  infer::generate(m->model, r.prompt, o, [&](const infer::TokenEvent& e) {
+    if (e.id >= 0) out.push_back(e.id);
+  });
   return out;
 }
 
@@ -341,7 +343,8 @@ TEST(CApi, GreedyStreamsAreWhatGenerateMakesAlsoSideBySide) {
     EXPECT_EQ(got[i].tokens, generate_tokens(kMotif, prompts[i], 12));
     EXPECT_TRUE(got[i].finish == DIFFTX_FINISH_STOP || got[i].finish == DIFFTX_FINISH_LENGTH) << got[i].finish;
     EXPECT_EQ(got[i].events_after_finish, 0);
-    EXPECT_EQ(got[i].generated, static_cast<int64_t>(got[i].tokens.size()));
+    // A stop token that ended it counts (usage, as OpenAI's), though it is not streamed.
+    EXPECT_EQ(got[i].generated, static_cast<int64_t>(got[i].tokens.size()) + (got[i].finish == DIFFTX_FINISH_STOP));
     // The events' text is the tokens' as `difftx generate` prints them (bytes held back until a
     // character completes, those that never do as U+FFFD); a stop token is neither token nor text.
     infer::Utf8Stream printed;

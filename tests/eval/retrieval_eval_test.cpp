@@ -68,7 +68,9 @@ TEST(GreedyMatch, AgreesWithGreedyDecodingOfTheModel) {
     o.sampling.temperature = 0;
     o.max_new_tokens = 4;
     o.sample_vocab = 96;
-    infer::generate(model, tokens, o, [&](int32_t id) { tokens.push_back(id); });
+    infer::generate(model, tokens, o, [&](const infer::TokenEvent& e) {
+      if (e.id >= 0) tokens.push_back(e.id);
+    });
     ASSERT_EQ(static_cast<int64_t>(tokens.size()), prompt + 4);
     const std::vector<int64_t> rows = answer_rows({prompt, prompt + 4});
     EXPECT_EQ(rows, (std::vector<int64_t>{prompt - 1, prompt, prompt + 1, prompt + 2}));

@@ -168,7 +168,7 @@ TEST(Constraint, ReasoningBudgetForcesTheClosingMarker) {
   spec.vocabulary = vocab;
   ReasoningBudget budget;
   budget.close_ids = {28};  // "</think>" as one token
-  budget.open_at_start = true;
+  budget.block.open_at_start = true;
   budget.budget = 3;
   spec.reasoning = budget;
   GrammarConstraintSource source(spec);
@@ -190,7 +190,7 @@ TEST(Constraint, ReasoningBudgetForcesTheClosingMarker) {
     early.c->accept(early.id("ab"));
   }
   // Opened by the output (not by the prompt): counted from the marker on.
-  budget.open_at_start = false;
+  budget.block.open_at_start = false;
   budget.budget = 1;
   spec.reasoning = budget;
   GrammarConstraintSource opened(spec);

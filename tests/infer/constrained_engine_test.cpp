@@ -147,7 +147,7 @@ TEST(ConstrainedEngine, ReasoningBlockThenTheDocument) {
   grammar::ReasoningBudget budget;
   for (int32_t id = 0; id < v->size(); ++id)
     if (v->bytes(id) == "</think>") budget.close_ids = {id};
-  budget.open_at_start = true;
+  budget.block.open_at_start = true;
   budget.budget = 5;
   spec.reasoning = budget;
   const auto source = std::make_shared<grammar::GrammarConstraintSource>(spec);

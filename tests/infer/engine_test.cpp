@@ -15,8 +15,6 @@
 #include "backends/backend.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "core/rng.h"
-#include "data/hf_tokenizer.h"
-#include "data/tokenizer.h"
 #include "infer/generate.h"
 #include "infer/kv_pool.h"
 #include "kernels/quant/weight_panels.h"
@@ -238,7 +236,9 @@ TEST(Engine, GenerateEqualsARequestAmongOthers) {
   g.max_new_tokens = 20;
   g.sampling.seed = 4;
   std::vector<int32_t> generated;
-  generate(model, prompt, g, [&](int32_t id) { generated.push_back(id); });
+  generate(model, prompt, g, [&](const TokenEvent& e) {
+    if (e.id >= 0) generated.push_back(e.id);
+  });
   EngineOptions o;
   o.max_batch_tokens = 5;
   Engine engine(model, nullptr, o);
@@ -250,39 +250,6 @@ TEST(Engine, GenerateEqualsARequestAmongOthers) {
   testing::submit_recorded(engine, r, got);
   engine.run_until_idle();
   EXPECT_EQ(got.ids(), generated);
-}
-
-// A silent token is drawn (and counted) but writes no text, and stop strings are matched against
-// the text without it, as vLLM's skip_special_tokens has them.
-TEST(Engine, SilentTokensWriteNoText) {
-  data::TokenTable bytes;
-  for (int b = 0; b < 256; ++b) bytes.insert(std::string(1, static_cast<char>(b)), b);
-  const data::Tokenizer tokenizer("bytes", std::move(bytes), data::gpt2_pattern(),
-                                  {{"<|endoftext|>", 256}, {"<|mark|>", 257}});
-  const Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 258, 64), 3);
-  const auto run = [&](std::vector<int32_t> silent, std::vector<std::string> stops) {
-    Engine engine(model, &tokenizer, {});
-    Request r{{'x'}, {}, {}, {}};
-    r.options.forced = {'a', 'b', 257, 'c', 'd'};
-    r.options.max_new_tokens = 5;
-    r.options.silent_tokens = std::move(silent);
-    r.options.stop_strings = std::move(stops);
-    Stream out;
-    testing::submit_recorded(engine, r, out);
-    engine.run_until_idle();
-    return out;
-  };
-  EXPECT_EQ(run({}, {}).text(), "ab<|mark|>cd");
-  const Stream silent = run({256, 257}, {});
-  EXPECT_EQ(silent.text(), "abcd");
-  EXPECT_EQ(silent.ids(), (std::vector<int32_t>{'a', 'b', 257, 'c', 'd'}));
-  EXPECT_EQ(run({257}, {"bc"}).text(), "a");
-  EXPECT_EQ(run({257}, {"bc"}).finish(), FinishReason::stop);
-  Engine engine(model, &tokenizer, {});
-  Request unsorted{{'x'}, {}, {}, {}};
-  unsorted.options.silent_tokens = {257, 256};
-  Stream out;
-  EXPECT_THROW(testing::submit_recorded(engine, unsorted, out), Error);
 }
 
 // The queue holds max_queue requests beyond the free running slots: with one slot and a queue of

@@ -19,7 +19,9 @@ const std::filesystem::path kOracle = std::filesystem::path(DIFFTX_SOURCE_DIR) /
 std::vector<int32_t> run(const model::Model& model, const GenerateOptions& o, GenerateResult* result = nullptr) {
   const std::vector<int32_t> prompt = {3, 14, 15, 9};
   std::vector<int32_t> out;
-  const GenerateResult r = generate(model, prompt, o, [&](int32_t id) { out.push_back(id); });
+  const GenerateResult r = generate(model, prompt, o, [&](const TokenEvent& e) {
+    if (e.id >= 0) out.push_back(e.id);
+  });
   EXPECT_EQ(r.new_tokens, static_cast<int64_t>(out.size()));
   if (result) *result = r;
   return out;

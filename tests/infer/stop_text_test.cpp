@@ -1,5 +1,6 @@
 // StopText (infer/stop_text.h): stop strings are cut out also when they span tokens, text that
-// may still start one is held back and comes out once it cannot, and UTF-8 stays whole.
+// may still start one is held back and comes out once it cannot, and UTF-8 stays whole; a
+// reasoning block the output opens with is never matched, its closing marker included.
 #include <gtest/gtest.h>
 
 #include "infer/stop_text.h"
@@ -53,6 +54,44 @@ TEST(StopText, WithoutStopsOnlyUtf8IsHeld) {
   EXPECT_EQ(t.push("\x98\x80!"), "\xF0\x9F\x98\x80!");
   EXPECT_EQ(t.push("\xE2\x82"), "");
   EXPECT_EQ(t.finish(), "\xEF\xBF\xBD");  // an unfinished character at the end is U+FFFD
+}
+
+const ReasoningBlock kThink{{"<think>", "</think>"}, false};
+const ReasoningBlock kOpenThink{{"<think>", "</think>"}, true};
+
+// Stop strings are matched after the block only: neither the thoughts nor the closing marker (a
+// reasoning budget forces it token by token) are cut, and the text after it is, as vLLM skips
+// stop strings in reasoning content.
+TEST(StopText, NotMatchedInAReasoningBlock) {
+  StopText t({"</th", "ink>", "END"}, kThink);
+  EXPECT_EQ(feed(t, {"<think>", "I think END", "\n</", "th", "ink>"}), "<think>I think END\n</think>");
+  EXPECT_FALSE(t.stopped());
+  EXPECT_EQ(feed(t, {"\n\nOK E", "ND more"}), "\n\nOK ");
+  EXPECT_TRUE(t.stopped());
+  // Open from the start (the prompt opened it): the same, and a stop spanning the marker's end
+  // does not reach into the block.
+  StopText open({"k>x", "ink>"}, kOpenThink);
+  EXPECT_EQ(feed(open, {"a</thi", "nk>x", "y ink> z"}), "a</think>xy ");
+  EXPECT_TRUE(open.stopped());
+  // A block never closed: all of it comes out.
+  StopText cut({"</th"}, kOpenThink);
+  EXPECT_EQ(feed(cut, {"x", "</th"}) + cut.finish(), "x</th");
+}
+
+// Where the output does not open the block, stop strings match from its first byte; while its
+// start may still become the open marker, it is held.
+TEST(StopText, OutputWithoutAReasoningBlock) {
+  StopText t({"<"}, kThink);
+  EXPECT_EQ(t.push("  <th"), "");  // may still be "<think>"
+  EXPECT_EQ(t.push("at"), "  ");   // it is not: "<" stops it
+  EXPECT_TRUE(t.stopped());
+  StopText late({"END"}, kThink);
+  EXPECT_EQ(feed(late, {"ab <think> END", "x"}), "ab <think> ");  // a block only at the start
+  StopText short_reply({"ink"}, kThink);
+  EXPECT_EQ(short_reply.push("\n<th"), "");
+  EXPECT_EQ(short_reply.finish(), "\n<th");  // the end: never a block, no stop in it
+  StopText none({}, kThink);
+  EXPECT_EQ(none.push("<th"), "<th");  // without stop strings nothing is held for the block
 }
 
 }  // namespace

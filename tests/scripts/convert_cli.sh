@@ -1,7 +1,7 @@
 # difftx init and convert end to end: a random DIFF V1 model (interleaved RoPE, GQA) written as
-# Hugging Face DiffLlama gives the same logits; HF -> difftx -> HF keeps the weights' bytes; BF16
-# storage is written as such; block types (q8_0, q4_0) are written packed and every inference
-# command runs them; refusals name what is wrong.
+# Hugging Face DiffLlama gives the same logits; init keeps the config's bos/eos ids; HF -> difftx
+# -> HF keeps the weights' bytes; BF16 storage is written as such; block types (q8_0, q4_0) are
+# written packed and every inference command runs them; refusals name what is wrong.
 source "$(dirname "$0")/lib.bash"
 
 cat > "$work/diff.json" <<'JSON'
@@ -15,6 +15,23 @@ expect_in "$work/hf/config.json" '"model_type": "diffllama"' '"num_attention_hea
 "$difftx" convert --model "$work/hf" --to difftx --out "$work/back" > /dev/null
 "$difftx" convert --model "$work/back" --to hf --out "$work/hf2" > /dev/null
 cmp "$work/hf/model.safetensors" "$work/hf2/model.safetensors" || { echo "FAIL: HF -> difftx -> HF changed bytes"; exit 1; }
+
+# init keeps the config's token ids, as transformers' config classes write them (an eos list kept
+# a list, pad_token_id only where set), in either format.
+python3 - "$work/diff.json" "$work/ids.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c.update(bos_token_id=1, eos_token_id=[2, 3], pad_token_id=None)
+json.dump(c, open(sys.argv[2], "w"))
+PY
+for to in hf difftx; do
+  "$difftx" init --config "$work/ids.json" --to "$to" --out "$work/ids_$to" > /dev/null
+  python3 - "$work/ids_$to/config.json" <<'PY' || { echo "FAIL: init --to $to dropped the token ids"; cat "$work/ids_$to/config.json"; exit 1; }
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["bos_token_id"] == 1 and c["eos_token_id"] == [2, 3] and "pad_token_id" not in c, c
+PY
+done
 
 # An odd num_key_value_heads (transformers' DiffLlama, 6 heads over 3): difftx reads kv rows into
 # several groups, and HF -> difftx -> HF writes the checkpoint's own heads and tensors back, not

@@ -1,5 +1,6 @@
 # difftx serve under clients that go away and signals: a client that disconnects mid-stream, or
-# gives up waiting for a whole reply, cancels its sequences and frees their KV blocks (/metrics), and SIGTERM with a stream in flight
+# gives up waiting for a whole reply, cancels its sequences and frees their KV blocks (/metrics) and
+# is logged as 499; SIGTERM with a stream in flight
 # ends it (an error event, then [DONE]) within the grace period and exits 0; a second SIGTERM
 # while idle exits 0 too. A random-weight model with a long context keeps streams running.
 source "$(dirname "$0")/lib.bash"
@@ -39,6 +40,9 @@ wait_metric difftx_kv_blocks_used 0
 cancelled="$(metric 'difftx_sequences_finished_total{reason="cancelled"}')"
 [ "$cancelled" -ge 1 ] || { echo "FAIL: no sequence was cancelled"; curl -s "$base/metrics" | grep finished; exit 1; }
 grep -q "^data: " "$work/cut.txt" || { echo "FAIL: nothing streamed before the disconnect"; exit 1; }
+for i in $(seq 1 100); do grep -q "^POST /v1/completions " "$work/server.log" && break; sleep 0.1; done
+grep -q "^POST /v1/completions 499 " "$work/server.log" ||
+  { echo "FAIL: the stream whose client left is not logged as 499"; grep "^POST" "$work/server.log"; exit 1; }
 echo "disconnect: $cancelled sequences cancelled, KV blocks back to 0"
 
 # A non-streamed request whose client gives up (a timeout, as the openai SDK's before a retry) is

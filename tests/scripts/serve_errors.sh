@@ -57,10 +57,13 @@ expect 400 logit_bias $C '{"prompt": "a", "logit_bias": {"1": 101}}'
 expect 400 frobnicate $C '{"prompt": "a", "frobnicate": true}'
 expect 400 tools /v1/chat/completions '{"messages": [{"role": "user", "content": "a"}], "tools": [{"type": "function"}]}'
 expect 400 response_format /v1/chat/completions '{"messages": [{"role": "user", "content": "a"}], "response_format": {"type": "xml"}}'
+# json_schema's name: required, and OpenAI's shape (letters, digits, '_', '-'; at most 64).
+expect 400 response_format.json_schema.name $C '{"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"schema": {}}}}'
+expect 400 response_format.json_schema.name $C '{"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"name": "a b", "schema": {}}}}'
 # Schemas and grammars that cannot be enforced: 400s naming the keyword's path.
-expect 400 response_format $C '{"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"schema": {"not": {}}}}}'
+expect 400 response_format $C '{"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"not": {}}}}}'
 grep -q '#/not' "$work/body.json" || { echo "FAIL: the keyword's path is not named"; cat "$work/body.json"; exit 1; }
-expect 400 response_format $C '{"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"schema": {"$ref": "#"}}}}'
+expect 400 response_format $C '{"prompt": "a", "response_format": {"type": "json_schema", "json_schema": {"name": "n", "schema": {"$ref": "#"}}}}'
 expect 400 grammar $C '{"prompt": "a", "grammar": "root ::= ("}'
 expect 404 model $C '{"model": "gpt-5", "prompt": "a"}'
 # The context: a prompt longer than it (both lengths named), or max_tokens beyond it.

@@ -6,7 +6,8 @@
 # model's habits (a default system turn, earlier answers' <think> parts dropped, the answer opened
 # with <think>), in the tokens the fixture's tokenizer.json has; the reply's thinking comes back as
 # reasoning_content. A special token the model writes is left out of the reply's text
-# (skip_special_tokens).
+# (skip_special_tokens; also by generate --chat and chat) and adds nothing to completions'
+# text_offset; the end-of-sequence token that ends a reply counts in usage.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 model="$work/motif"
@@ -81,6 +82,48 @@ events = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {"
 deltas = [e["choices"][0]["delta"] for e in events if e["choices"]]
 text = "".join(d.get("reasoning_content", "") + d.get("content", "") for d in deltas)
 assert text == "" and events[-1]["choices"][0]["finish_reason"] == "length", events
+PY
+# The end-of-sequence token that ends a reply counts in usage, as OpenAI and vLLM count it, also as
+# the first token (<|im_end|>, id 278, drawn through logit_bias): whole, streamed, and on chat.
+eos='"max_tokens": 3, "temperature": 0, "logit_bias": {"278": 100}'
+post /v1/completions "{\"prompt\": \"Hi\", $eos}" > /dev/null
+[ "$(json_get "$work/body.json" "['choices'][0]['text']")" = "" ] &&
+  [ "$(json_get "$work/body.json" "['usage']['completion_tokens']")" = 1 ] ||
+  { echo "FAIL: an EOS first is not counted"; cat "$work/body.json"; exit 1; }
+post /v1/chat/completions "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], $eos}" > /dev/null
+[ "$(json_get "$work/body.json" "['usage']['completion_tokens']")" = 1 ] ||
+  { echo "FAIL: a chat reply's EOS is not counted"; cat "$work/body.json"; exit 1; }
+curl -sN -X POST -H 'Content-Type: application/json' "$base/v1/completions" \
+  --data-binary "{\"prompt\": \"Hi\", $eos, \"stream\": true, \"stream_options\": {\"include_usage\": true}}" > "$work/stream.txt"
+python3 - "$work/stream.txt" <<'PY' || { echo "FAIL: a streamed EOS is not counted"; cat "$work/stream.txt"; exit 1; }
+import json, sys
+events = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {")]
+assert events[-1]["usage"]["completion_tokens"] == 1, events
+assert "".join(c["text"] for e in events for c in e["choices"]) == "", events
+PY
+# difftx generate --chat and difftx chat leave the special tokens the model writes out of its reply,
+# as the server does.
+"$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
+  > "$work/chat.txt" 2> /dev/null
+[ "$(cat "$work/chat.txt")" = "" ] || { echo "FAIL: generate --chat printed special tokens"; cat "$work/chat.txt"; exit 1; }
+printf 'Hi\n' | "$difftx" chat --model "$model" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
+  > "$work/chat.txt" 2> /dev/null
+[ "$(cat "$work/chat.txt")" = "" ] || { echo "FAIL: chat printed special tokens"; cat "$work/chat.txt"; exit 1; }
+# Completions' logprobs show the special tokens, and text_offset indexes into the text returned:
+# a token left out adds no characters (the prompt "Hi" is 2), whole and streamed.
+post /v1/completions "{\"prompt\": \"Hi\", $forced, \"logprobs\": 0}" > /dev/null
+python3 - "$work/body.json" <<'PY' || { echo "FAIL: text_offset counts a skipped special token"; cat "$work/body.json"; exit 1; }
+import json, sys
+lp = json.load(open(sys.argv[1]))["choices"][0]["logprobs"]
+assert lp["tokens"] == ["<|im_start|>"] * 3 and lp["text_offset"] == [2, 2, 2], lp
+PY
+curl -sN -X POST -H 'Content-Type: application/json' "$base/v1/completions" \
+  --data-binary "{\"prompt\": \"Hi\", $forced, \"logprobs\": 0, \"stream\": true}" > "$work/stream.txt"
+python3 - "$work/stream.txt" <<'PY' || { echo "FAIL: streamed text_offset counts a skipped special token"; cat "$work/stream.txt"; exit 1; }
+import json, sys
+events = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {")]
+offsets = [o for e in events for c in e["choices"] if c["logprobs"] for o in c["logprobs"]["text_offset"]]
+assert offsets == [2, 2, 2], events
 PY
 stop_server
 echo "PASS"

@@ -3,7 +3,8 @@
 # template with <tool_call> blocks (the hermes family) on the small trained model, the other
 # families' constrained calls on it through --tool-parser, then a reasoning template that opens
 # <think> in the prompt on the Motif fixture. /apply-template with tools and tool calls renders
-# what jinja2 renders. `difftx generate --json-schema` writes a document that validates.
+# what jinja2 renders. `difftx generate --json-schema` writes a document that validates, or fails
+# saying the document is incomplete.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 install_serve_client
@@ -69,6 +70,9 @@ for seed in 1 2 3; do
   node "$client_dir/validate.mjs" "$work/schema.json" "$work/doc.json" || { echo "FAIL: generate --json-schema seed $seed"; exit 1; }
 done
 echo "generate --json-schema: $(cat "$work/doc.json")"
+# Cut short by --max-new-tokens, the document is incomplete: an error that says so.
+expect_error "--json-schema: the reply is incomplete: --max-new-tokens 3 was reached before the JSON document was complete" \
+  "$difftx" generate --model "$model" --prompt "The Union" --json-schema "$work/schema.json" --max-new-tokens 3
 echo '{"type": "string", "format": "idn-email"}' > "$work/email.json"
 expect_error "at #/format: format 'idn-email' is not supported" "$difftx" generate --model "$model" --prompt x \
   --json-schema "$work/email.json"

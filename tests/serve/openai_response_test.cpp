@@ -42,6 +42,20 @@ TEST(ServeResponse, Completion) {
                   .is_null());
 }
 
+// A special token skip_special_tokens leaves out of the text is in the logprobs, but text_offset
+// indexes into the text returned: the token after it starts where it does.
+TEST(ServeResponse, TextOffsetsSkipSilentTokens) {
+  std::vector<TokenInfo> tokens = two_tokens();
+  TokenInfo special{"<|im_start|>", -2.0f, {}};
+  special.silent = true;
+  tokens.insert(tokens.begin() + 1, special);
+  EXPECT_EQ(text_characters(special), 0);
+  EXPECT_EQ(text_characters(tokens[0]), 2);
+  const json lp = completion_logprobs(tokens, 10);
+  EXPECT_EQ(lp["tokens"], json({"He", "<|im_start|>", "llo"}));
+  EXPECT_EQ(lp["text_offset"], json({10, 12, 12}));
+}
+
 TEST(ServeResponse, ChatToolCallsAndReasoning) {
   const json r = chat_response(kHeader,
                                {{"", "tool_calls", {}, std::string("thought"), {{"call_1", "add", R"({"a":1})"}}},

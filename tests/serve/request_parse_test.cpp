@@ -411,6 +411,23 @@ TEST(ServeRequestParse, ToolsAndStructuredOutput) {
   expect_chat_error("{" + m + ", " + many + "]}", 400, "tools", "at most");
 }
 
+// response_format's json_schema needs a name, in the shape OpenAI requires: ^[a-zA-Z0-9_-]{1,64}$.
+TEST(ServeRequestParse, JsonSchemaNameIsRequiredAndChecked) {
+  const std::string m = R"("messages": [{"role": "user", "content": "hi"}])";
+  const auto format = [&](const std::string& name) {
+    return "{" + m + R"(, "response_format": {"type": "json_schema", "json_schema": {)" + name +
+           R"("schema": {"type": "integer"}}}})";
+  };
+  const std::string field = "response_format.json_schema.name";
+  EXPECT_EQ((*parse_chat(format(R"("name": "a-Z_09",)")).output.schema)["type"], "integer");
+  EXPECT_TRUE(parse_chat(format(R"("name": ")" + std::string(64, 'n') + R"(",)")).output.schema);
+  expect_chat_error(format(""), 400, field, "is required");
+  expect_chat_error(format(R"("name": null,)"), 400, field, "is required");
+  for (const std::string& bad : std::vector<std::string>{R"("")", R"("my schema")", R"("café")", R"("a.b")", "7",
+                                                          '"' + std::string(65, 'n') + '"'})
+    expect_chat_error(format(R"("name": )" + bad + ","), 400, field, "1 to 64 letters, digits");
+}
+
 // The peers' spellings of an output constraint: llama.cpp's json_schema, vLLM's structured_outputs
 // and guided_* fields, on both endpoints; one constraint a request.
 TEST(ServeRequestParse, PeersOutputConstraintFields) {

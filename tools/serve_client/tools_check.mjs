@@ -88,17 +88,25 @@ if (mode === "reasoning") {
   // The prompt opens <think>: the thinking is free, closed by max_reasoning_tokens at the latest,
   // and the document follows it.
   for (const seed of [1, 2, 3]) {
-    const r = await client.chat.completions.create({
-      model, messages, response_format: format, max_reasoning_tokens: 6, max_tokens: 200, temperature: 1, seed,
-    });
+    const request = { model, messages, response_format: format, max_reasoning_tokens: 6, max_tokens: 200,
+                      temperature: 1, seed };
+    const r = await client.chat.completions.create(request);
     const m = r.choices[0].message;
     assert.equal(r.choices[0].finish_reason, "stop", JSON.stringify(r));
     assert.equal(typeof m.reasoning_content, "string");
     validate(answerSchema, JSON.parse(m.content), `reasoning then JSON (seed ${seed})`);
-    const s = (await streamed({ model, messages, response_format: format, max_reasoning_tokens: 6, max_tokens: 200,
-                                temperature: 1, seed }))[0];
+    const s = (await streamed(request))[0];
     assert.equal(s.content, m.content, "streamed content differs");
     assert.equal(s.reasoning, m.reasoning_content, "streamed reasoning differs");
+    // Stop strings are matched in the content only, as vLLM skips them in reasoning: ones that
+    // the budget's forced "</think>" holds cut neither it nor the thoughts, whole or streamed.
+    const stopped = { ...request, stop: ["</th", "ink>"] };
+    const cut = (await client.chat.completions.create(stopped)).choices[0].message;
+    assert.equal(cut.reasoning_content, m.reasoning_content, `stop strings cut the reasoning: ${JSON.stringify(cut)}`);
+    assert.equal(cut.content, m.content, "stop strings changed the content");
+    const cutStream = (await streamed(stopped))[0];
+    assert.equal(cutStream.reasoning, m.reasoning_content, "stop strings cut the streamed reasoning");
+    assert.equal(cutStream.content, m.content, "stop strings changed the streamed content");
   }
   // Without a budget the block is free text; a budget of 0 closes it at once.
   const none = await client.chat.completions.create({ model, messages, max_reasoning_tokens: 0, max_tokens: 8, seed: 4 });
