@@ -81,6 +81,8 @@ def test_bad_drafts_are_errors(diff_dir, tmp_path):
     missing = tmp_path / "missing"
     with pytest.raises(difftx.Error, match=re.escape(f"draft {missing}: not none, ngram or a model directory")):
         difftx.load(diff_dir, draft=str(missing))
+    with pytest.raises(difftx.Error, match=re.escape(f"draft {tmp_path}: ") + ".*config.json"):  # no model there
+        difftx.load(diff_dir, draft=str(tmp_path))
     with pytest.raises(difftx.Error, match=r"(?<!-)draft_tokens 65 must be in \[1, 64\]"):
         difftx.load(diff_dir, draft="ngram", draft_tokens=65)
     with pytest.raises(difftx.Error, match="draft: ''"):

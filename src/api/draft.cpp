@@ -27,6 +27,16 @@ void check_same_vocabulary(const data::Tokenizer& draft, const data::Tokenizer& 
                  " differs from the target's: the draft must share the target's vocabulary");
 }
 
+// What `load` returns; its errors start with `where` (the option and the draft's directory).
+template <class Load>
+auto named_load(const std::string& where, Load load) {
+  try {
+    return load();
+  } catch (const Error& e) {
+    fail(where, ": ", e.what());
+  }
+}
+
 }  // namespace
 
 Draft load_draft(const std::string& spec, std::optional<int64_t> tokens, backends::Backend& device,
@@ -48,13 +58,16 @@ Draft load_draft(const std::string& spec, std::optional<int64_t> tokens, backend
   const std::filesystem::path dir = spec;
   const std::string where = what + " " + spec.substr(0, 256);
   DIFFTX_CHECK(std::filesystem::is_directory(dir), where, ": not none, ngram or a model directory");
-  auto model = std::make_shared<model::Model>(model::load_model_dir(dir, model::MatrixPrecision::as_stored));
-  model->config.require_decoder(concat("a draft model (", what, ")"));
+  auto model = named_load(where, [&] {
+    return std::make_shared<model::Model>(model::load_model_dir(dir, model::MatrixPrecision::as_stored));
+  });
+  model->config.require_decoder(concat("a draft model (", where, ")"));
   DIFFTX_CHECK(model->config.vocab_size == target.config.vocab_size, where, ": vocab_size ",
                model->config.vocab_size, " differs from the target's ", target.config.vocab_size,
                ": the draft must share the target's vocabulary");
   if (target_tokenizer)
-    check_same_vocabulary(infer::load_model_tokenizer(dir, std::nullopt, model->config), *target_tokenizer, where);
+    check_same_vocabulary(named_load(where, [&] { return infer::load_model_tokenizer(dir, std::nullopt, model->config); }),
+                          *target_tokenizer, where);
   model->move_to(device);
   model->engine_matrices_only();
   d.mode = infer::DraftMode::model;

@@ -36,7 +36,7 @@ struct Draft {
 // id. `tokens`: the most tokens drafted per step, in [1, kMaxDraftTokens]; nullopt:
 // kDefaultDraftTokens; given without a draft, an error (nothing would be drafted). Errors name the
 // options "draft" and "draft_tokens" as `spelling` writes them (the CLI's flags, the C API's
-// fields, Python's keywords).
+// fields, Python's keywords), and a model directory's errors name the option and the directory.
 Draft load_draft(const std::string& spec, std::optional<int64_t> tokens, backends::Backend& device,
                  const data::Tokenizer* target_tokenizer, const model::Model& target, OptionSpelling spelling);
 

@@ -1,6 +1,6 @@
 # The draft options of generate, serve and the inference benches (--draft none|ngram|DIR,
 # --draft-tokens K) on a random-weight model: none drafts nothing, --draft-tokens without a draft is an
-# error naming it, a path that is no directory an error naming --draft and the path; and a
+# error naming it, a directory that does not load an error naming --draft and the directory; and a
 # JSON-schema request with the model drafting for itself writes the document it writes without a
 # draft, every draft accepted (drafts keep to the schema's mask), in generate and bench serve.
 source "$(dirname "$0")/lib.bash"
@@ -28,6 +28,10 @@ expect_error "$without" "$difftx" bench infer --model "$model" --prompt 8 --new 
 expect_error "$without" "$difftx" bench serve --model "$model" --concurrency 1 --prompt 8 --new 4 --draft-tokens 3
 expect_error "$without" "$difftx" serve --model "$model" --port 0 --draft-tokens 3
 
+mkdir "$work/empty" "$work/broken"
+echo "{" > "$work/broken/config.json"
+expect_error "--draft $work/empty: $work/empty: no config.json" gen --draft "$work/empty"
+expect_error "--draft $work/broken: $work/broken/config.json: invalid JSON" gen --draft "$work/broken"
 expect_error "--draft $work/nope: not none, ngram or a model directory" gen --draft "$work/nope"
 
 cat > "$work/schema.json" <<'JSON'
