@@ -8,11 +8,13 @@
 // With --json-schema FILE --tokenizer NAME, every concurrency runs unconstrained and with every
 // stream constrained to the schema (grammar/constraint.h; the tokenizer gives the tokens' bytes),
 // alternating, --pairs times: the cost of the token masks, also as constraint_s, the time the
-// constraints themselves took in the run (run_s).
+// constraints themselves took in the run (run_s). With --draft, every run again with the draft
+// (constrained ones too: the drafts keep to the schema's mask).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "benches.h"
 #include "cli/device_option.h"
@@ -77,6 +79,9 @@ class TimedConstraintSource : public infer::TokenConstraintSource {
       });
     }
     bool done() const override { return timed([&] { return inner_->done(); }); }
+    std::unique_ptr<infer::TokenConstraint> clone() const override {
+      return timed([&] { return std::make_unique<Timed>(inner_->clone(), total_); });
+    }
 
    private:
     std::unique_ptr<infer::TokenConstraint> inner_;
@@ -199,7 +204,7 @@ int bench_serve(cli::Args& args) {
   infer::EngineOptions drafted = o;  // with --draft: each run again with the draft
   draft.apply(drafted);
   const auto row = [&](int64_t n, const ServeResult& r, bool constrained, double constraint_seconds,
-                       infer::DraftMode mode = infer::DraftMode::none) {
+                       infer::DraftMode mode) {
     print_row(json, {str("op", "serve_bench"), str("device", device_name), num("concurrency", n, 0),
                      num("constrained", constrained, 0), str("draft", infer::draft_mode_name(mode)),
                      num("draft_tokens", r.draft_tokens, 0),
@@ -211,17 +216,18 @@ int bench_serve(cli::Args& args) {
                      num("itl_p99_s", r.itl_p99, 4), num("kv_peak_blocks", r.peak_blocks, 0),
                      num("kv_blocks", r.blocks, 0), num("prefix_hit_rate", r.prefix_hit_rate, 3)});
   };
+  std::vector<const infer::EngineOptions*> engines = {&o};  // without the draft, then with it
+  if (draft.mode != infer::DraftMode::none) engines.push_back(&drafted);
   for (int64_t n : concurrency)
-    for (int64_t k = 0; k < (constraint ? pairs : 1); ++k) {
-      row(n, run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false, 0);
-      if (draft.mode != infer::DraftMode::none)
-        row(n, run_streams(model, drafted, n, prompt, shared, new_tokens, static_cast<uint64_t>(n)), false, 0,
-            draft.mode);
-      if (!constraint) continue;
-      const double before = timed->seconds();
-      const ServeResult r = run_streams(model, o, n, prompt, shared, new_tokens, static_cast<uint64_t>(n), constraint);
-      row(n, r, true, timed->seconds() - before);
-    }
+    for (int64_t k = 0; k < (constraint ? pairs : 1); ++k)
+      for (bool constrained : {false, true})
+        for (const infer::EngineOptions* with : engines) {
+          if (constrained && !constraint) continue;
+          const double before = constrained ? timed->seconds() : 0;
+          const ServeResult r = run_streams(model, *with, n, prompt, shared, new_tokens, static_cast<uint64_t>(n),
+                                            constrained ? constraint : nullptr);
+          row(n, r, constrained, constrained ? timed->seconds() - before : 0, with->draft);
+        }
   return 0;
 }
 

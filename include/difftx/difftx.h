@@ -138,11 +138,12 @@ typedef struct difftx_engine_options {
   int64_t context;           /* most tokens of a sequence, prompt and reply; 0: max_position_embeddings;
                                 at most what the KV pool holds of one sequence alone */
   int32_t prefix_cache;      /* nonzero: reuse the KV blocks of matching prompt prefixes (default 1) */
-  /* Speculative decoding, as `difftx generate --draft`: NULL or "" none (default), "ngram" (prompt
-   * lookup), or the directory of a smaller model with the model's vocabulary, loaded onto its device.
-   * The text is the same as without a draft (greedy: bit-identical); only the speed changes. */
+  /* Speculative decoding, as `difftx generate --draft`: NULL, "" or "none" none (default), "ngram"
+   * (prompt lookup), or the directory of a smaller model with the model's vocabulary, loaded onto its
+   * device. The text is the same as without a draft (greedy: bit-identical); only the speed changes. */
   const char* draft;
-  int64_t draft_tokens;      /* tokens drafted per step, 1 to 64 (default 6) */
+  int64_t draft_tokens;      /* tokens drafted per step, 1 to 64 (default 6; another count without a
+                                draft is an error) */
 } difftx_engine_options;
 
 /* `difftx serve`'s engine defaults. Any thread. */

@@ -32,7 +32,7 @@ ModelHandle load(const fs::path& dir, const std::string& weights, const std::str
   // libgomp ends the process when it cannot start that many threads.
   DIFFTX_CHECK(!threads || (*threads > 0 && *threads <= kMaxThreads), "threads: ", *threads, " must be in [1, ",
                kMaxThreads, "] (or None: OMP_NUM_THREADS)");
-  DIFFTX_CHECK(!draft || !draft->empty(), "draft: '' is neither 'ngram' nor a model directory (None: no draft)");
+  DIFFTX_CHECK(!draft || !draft->empty(), "draft: '' is not 'none', 'ngram' or a model directory (None: no draft)");
   api::LoadOptions o;
   if (device) o.device = *device;
   o.precision = precision_from_name(weights);
@@ -205,9 +205,9 @@ ModelClass bind_model(py::module_& m) {
         "generation; threads: threads of its calls (None: OMP_NUM_THREADS, else every core); device:\n"
         "None or 'cpu', 'vulkan' (the best Vulkan device) or 'vulkan:N' (`difftx --version` lists them);\n"
         "draft: speculative decoding for generate/stream/generate_many, as `difftx generate --draft`:\n"
-        "'ngram' (prompt lookup) or the directory of a smaller model with the same vocabulary (None: no\n"
-        "draft); draft_tokens: tokens drafted per step, 1 to 64 (None: 6). The text is the same as\n"
-        "without a draft (greedy: bit-identical); only the speed changes.");
+        "'ngram' (prompt lookup) or the directory of a smaller model with the same vocabulary (None or\n"
+        "'none': no draft); draft_tokens: tokens drafted per step, 1 to 64 (None: 6; an error without a\n"
+        "draft). The text is the same as without a draft (greedy: bit-identical); only the speed changes.");
   return model;
 }
 

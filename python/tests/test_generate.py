@@ -1,4 +1,6 @@
 """generate, stream and generate_many against `difftx generate`."""
+import re
+
 import pytest
 
 import difftx
@@ -76,12 +78,23 @@ def test_a_draft_gives_the_same_text(binary, diff_dir, diff_model, draft):
 
 
 def test_bad_drafts_are_errors(diff_dir, tmp_path):
-    with pytest.raises(difftx.Error, match="not ngram and not a model directory"):
-        difftx.load(diff_dir, draft=str(tmp_path / "missing"))
+    missing = tmp_path / "missing"
+    with pytest.raises(difftx.Error, match=re.escape(f"draft {missing}: not none, ngram or a model directory")):
+        difftx.load(diff_dir, draft=str(missing))
+    with pytest.raises(difftx.Error, match=re.escape(f"draft {tmp_path}: ") + ".*config.json"):  # no model there
+        difftx.load(diff_dir, draft=str(tmp_path))
     with pytest.raises(difftx.Error, match=r"(?<!-)draft_tokens 65 must be in \[1, 64\]"):
         difftx.load(diff_dir, draft="ngram", draft_tokens=65)
     with pytest.raises(difftx.Error, match="draft: ''"):
         difftx.load(diff_dir, draft="")
+    for draft in [None, "none"]:  # a count that would draft nothing
+        with pytest.raises(difftx.Error, match="(?<!-)draft_tokens 3 is given without a draft: set draft to ngram"):
+            difftx.load(diff_dir, draft=draft, draft_tokens=3)
+
+
+def test_draft_none_is_no_draft(diff_dir, diff_model):
+    assert difftx.load(diff_dir, draft="none").generate(PROMPT, max_new_tokens=12, temperature=0) == \
+        diff_model.generate(PROMPT, max_new_tokens=12, temperature=0)
 
 
 @pytest.mark.parametrize("keywords, says", [
@@ -173,7 +186,6 @@ def test_json_schema_that_cannot_be_enforced_is_an_error(diff_model):
 
 
 def test_grammar_regex_and_choice_constrain_the_output(binary, diff_model, tmp_path):
-    import re
     for seed in (1, 2, 3):
         assert diff_model.generate(PROMPT, temperature=1.5, seed=seed, choice=["yes", "no", "not sure"]) in (
             "yes", "no", "not sure")

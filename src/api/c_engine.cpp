@@ -135,7 +135,11 @@ difftx_engine* difftx_engine_create(difftx_model* model, const difftx_engine_opt
     engine_fields(c, o, from_c);
     auto e = std::make_unique<difftx_engine>();
     e->loaded = model->loaded;
-    e->draft = load_draft(c.draft ? c.draft : "", c.draft_tokens, *m.model.backend, m.tokenizer.get(), m.model,
+    // The struct has no unset count: its default is taken as not given, so that only another
+    // count without a draft is an error.
+    const std::optional<int64_t> draft_tokens =
+        c.draft_tokens != infer::kDefaultDraftTokens ? std::optional<int64_t>(c.draft_tokens) : std::nullopt;
+    e->draft = load_draft(c.draft ? c.draft : "", draft_tokens, *m.model.backend, m.tokenizer.get(), m.model,
                           OptionSpelling::field);
     o = engine_options(m, o);
     e->draft.apply(o);

@@ -49,7 +49,8 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   } catch (const Error& e) {
     m->chat_template_error = dir.string() + ": its chat template: " + e.what();
   }
-  const int64_t draft_tokens = options.draft_tokens != 0 ? options.draft_tokens : infer::kDefaultDraftTokens;
+  const std::optional<int64_t> draft_tokens =
+      options.draft_tokens != 0 ? std::optional<int64_t>(options.draft_tokens) : std::nullopt;
   m->draft = std::make_shared<const Draft>(
       load_draft(options.draft, draft_tokens, backend, m->tokenizer.get(), m->model, OptionSpelling::field));
   return m;

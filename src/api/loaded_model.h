@@ -31,8 +31,9 @@ struct LoadOptions {
   // header, kernels/attention/decode_attention.h, cannot be included beside eval/attention_maps.h.
   std::string kv_dtype = "bf16";
   int threads = 0;  // OpenMP threads of its calls; 0: OMP_NUM_THREADS, else every core
-  // Speculative decoding for its engines (api/draft.h): "" none, "ngram", or a draft model's
-  // directory, loaded onto the same device; draft_tokens 0: the engine's default.
+  // Speculative decoding for its engines (api/draft.h): "" or "none" none, "ngram", or a draft
+  // model's directory, loaded onto the same device; draft_tokens 0: not given (the default with a
+  // draft; anything else without one is an error).
   std::string draft;
   int64_t draft_tokens = 0;
 };

@@ -53,6 +53,8 @@ class Constraint : public infer::TokenConstraint {
     return a.complete(state_) && (stops_.empty() || !a.extensible(state_));
   }
 
+  std::unique_ptr<infer::TokenConstraint> clone() const override { return std::make_unique<Constraint>(*this); }
+
  private:
   bool forcing() const {
     return reasoning_ && reasoning_->inside() && reasoning_tokens_ >= spec_.reasoning->budget &&

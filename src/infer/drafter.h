@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "infer/draft_guard.h"
 #include "infer/sampler.h"
 
 namespace difftx::infer {
@@ -36,8 +37,10 @@ class Drafter {
   // far), into `out` (cleared first; it may stay empty). `sampler`, where the request samples
   // and the drafter has a distribution of its own: the draws come from it (Sampler::propose)
   // and each token's distribution goes to out.q; without it, the drafter's likeliest tokens.
+  // Every proposed token is one `guard` took, in turn (DraftGuard::take): a drafter that draws
+  // draws among guard.allowed(), and the proposal ends where the guard says the request does.
   virtual void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler,
-                       Draft& out) = 0;
+                       DraftGuard& guard, Draft& out) = 0;
   // The sequence's prompt is computed (its first token is drawn next): a drafter with a cache of
   // its own reads the prompt now, as part of the prompt's processing, not of the first drafted step.
   virtual void prefill(uint64_t /*seq*/, std::span<const int32_t> /*prompt*/) {}

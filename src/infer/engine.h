@@ -147,7 +147,9 @@ struct EngineStats {
   // So far: prompt tokens computed (re-prefill included), tokens drawn (a stop token too).
   int64_t prompt_tokens = 0, generated_tokens = 0;
   int64_t preemptions = 0, steps = 0;
-  int64_t draft_tokens = 0, draft_accepted = 0;  // tokens drafted and verified / of those accepted
+  // Drafted tokens (each accepted or rejected; not those after a token that ended the request,
+  // which were never to be verified) / of those, the ones the target drew.
+  int64_t draft_tokens = 0, draft_accepted = 0;
   int64_t finished[5] = {};  // by FinishReason
   double prefix_hit_rate() const {
     return prefix_lookup_tokens ? static_cast<double>(prefix_hit_tokens) / prefix_lookup_tokens : 0.0;

@@ -23,15 +23,18 @@ void drop(List& list, Ends ends) {
 }
 
 // The tokens drafted for a running sequence's next step (speculative decoding): only for one
-// that decodes (its last token generated, so that every row of the step is a generated token's)
-// and at most as many as can still be drawn before max_new_tokens and the context.
+// that decodes (its last token generated, so that every row of the step is a generated token's),
+// at most as many as can still be drawn before max_new_tokens and the context, each one the
+// request could take (its constraint and stop tokens: DraftGuard).
 void draft(Engine::State& st, Sequence& s) {
   s.draft.clear();
   Drafter* drafter = st.drafter(s.draft_mode);
   if (!drafter || st.scheduler.pending(s) != 1 || s.generated() < 1) return;
   const auto n = static_cast<int64_t>(s.tokens.size());
   const int64_t max = std::min({s.draft_tokens, s.request.options.max_new_tokens - s.generated() - 1, st.context - n});
-  if (max >= 1) drafter->propose(s.id, s.tokens, max, s.draft_sampler.get(), s.draft);
+  if (max < 1) return;
+  DraftGuard guard(s.constraint.get(), s.request.options.stop_tokens, st.vocab);
+  if (!guard.ended()) drafter->propose(s.id, s.tokens, max, s.draft_sampler.get(), guard, s.draft);
 }
 
 // A sequence whose prompt this step completed: its drafter reads the prompt before the first

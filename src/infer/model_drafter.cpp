@@ -75,7 +75,7 @@ void ModelDrafter::prefill(uint64_t seq, std::span<const int32_t> prompt) {
 }
 
 void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler,
-                           Draft& out) {
+                           DraftGuard& guard, Draft& out) {
   out.clear();
   settle(seq, tokens);
   const auto n = static_cast<int64_t>(tokens.size());
@@ -90,16 +90,18 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   rows_.clear();
   for (int64_t p = done; p < n; ++p) rows_.push_back({tokens[p], p, 0, p + 1 == n});
   // Its continuation, one row per drafted token; settle() keeps the accepted ones' rows. Logits
-  // that are not all finite end the proposal there: a draft is a guess, never the request's error.
+  // that are not all finite, or a mask that allows nothing, end the proposal there: a draft is a
+  // guess, never the request's error.
   DraftDistribution q;
   const auto next = [&](const float* logits) -> int32_t {
-    const int32_t token = (sampler ? sampler : &greedy_)->propose(logits, q);
-    if (sampler && token >= 0) out.q.push_back(q);
+    const int32_t token = (sampler ? sampler : &greedy_)->propose(logits, q, guard.allowed());
+    if (token < 0 || !guard.take(token)) return -1;
+    if (sampler) out.q.push_back(q);
     return token;
   };
   for (int32_t token = next(run(seq, rows_)); token >= 0;) {
     out.tokens.push_back(token);
-    if (static_cast<int64_t>(out.tokens.size()) == max) break;
+    if (static_cast<int64_t>(out.tokens.size()) == max || guard.ended()) break;
     const BatchRow row{token, n + static_cast<int64_t>(out.tokens.size()) - 1, 0, true};
     token = next(run(seq, {&row, 1}));
   }

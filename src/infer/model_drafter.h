@@ -4,7 +4,9 @@
 // verification uses. It keeps its own paged KV cache per sequence (the sequence's tokens so far;
 // drafted tokens' rows are rolled back after each proposal, as they are only guesses), reads the
 // prompt with the target's prefill, catches up on the tokens the target accepted in one batch,
-// then decodes one row per drafted token. The drafted rows stay until the next proposal for the
+// then decodes one row per drafted token, each drawn among the ids the request's guard allows
+// there (its constraint, advanced through the drafted tokens) and the last one where the guard
+// says the request would end. The drafted rows stay until the next proposal for the
 // sequence, which keeps those of the tokens the target accepted and rolls the rest back: the
 // catch-up is then one row.
 // Where its cache is full it proposes nothing: the target decodes on.
@@ -29,7 +31,8 @@ class ModelDrafter : public Drafter {
   ModelDrafter(const model::Model& model, int64_t vocab, kernels::KvStorage kv, int64_t kv_tokens, int64_t context,
                int64_t max_rows, OptionSpelling spelling);
 
-  void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler, Draft& out) override;
+  void propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler, DraftGuard& guard,
+               Draft& out) override;
   void prefill(uint64_t seq, std::span<const int32_t> prompt) override;
   void release(uint64_t seq) override;
 

@@ -21,7 +21,8 @@ void look_up(std::span<const int32_t> tokens, int64_t max, std::vector<int32_t>&
 
 }  // namespace
 
-void NgramDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler*, Draft& draft) {
+void NgramDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler*, DraftGuard& guard,
+                           Draft& draft) {
   draft.clear();
   std::vector<int32_t>& out = draft.tokens;
   Last& last = last_[seq];
@@ -38,6 +39,7 @@ void NgramDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   }
   window = std::min(window, max);
   look_up(tokens, window, out);
+  out.resize(guard.keep(out));
   last = {tokens.size(), out, window};
 }
 

@@ -118,16 +118,19 @@ int32_t Sampler::take(const float* logits, int32_t id) {
   return id;
 }
 
-int32_t Sampler::propose(const float* logits, DraftDistribution& q) {
+int32_t Sampler::propose(const float* logits, DraftDistribution& q, const uint64_t* allowed) {
   q.ids.clear();
   q.probs.clear();
   if (!all_finite(logits, vocab_)) return -1;
   Scratch& s = Scratch::of_thread(vocab_);
   logits = adjusted(s, logits);
-  if (options_.temperature == 0) return draw(s, logits, nullptr, -1, nullptr);
   // The options act within the likeliest few: no exp over the whole vocabulary per drafted token.
-  const int64_t few = std::min({vocab_, kDraftCandidates, options_.top_k > 0 ? options_.top_k : vocab_});
-  likeliest(s, logits, few);
+  const bool greedy = options_.temperature == 0;
+  const int64_t few = likeliest(
+      s, logits, greedy ? 1 : std::min({vocab_, kDraftCandidates, options_.top_k > 0 ? options_.top_k : vocab_}),
+      allowed);
+  if (few == 0) return -1;  // the mask allows nothing
+  if (greedy) return s.order[0];
   double total = 0;
   const int64_t kept = candidates(s, logits, few, total);
   const int32_t id = pick(s, kept, total);
@@ -173,11 +176,12 @@ int32_t Sampler::draw(Scratch& s, const float* logits, const uint64_t* allowed, 
   return pick(s, kept, total);
 }
 
-// One pass: ids likelier than the floor gather in a buffer; when it is full, the `count`
-// likeliest stay and the floor rises to the least of them. An id at or below the floor is not
-// likelier than any kept one (ids ascend), so most ids stop at one comparison, and logits in any
-// order (rising with the id at worst) cost one partition of the buffer per (room - count) ids.
-void Sampler::likeliest(Scratch& s, const float* logits, int64_t count) const {
+// One pass: ids likelier than the floor (and allowed, with a mask) gather in a buffer; when it is
+// full, the `count` likeliest stay and the floor rises to the least of them. An id at or below the
+// floor is not likelier than any kept one (ids ascend), so most ids stop at one comparison, and
+// logits in any order (rising with the id at worst) cost one partition of the buffer per
+// (room - count) ids.
+int64_t Sampler::likeliest(Scratch& s, const float* logits, int64_t count, const uint64_t* allowed) const {
   const MoreLikely more_likely{logits};
   const auto order = s.order.begin();
   const int64_t room = std::min(vocab_, 16 * count);
@@ -185,7 +189,7 @@ void Sampler::likeliest(Scratch& s, const float* logits, int64_t count) const {
   int64_t n = 0;
   float floor = -std::numeric_limits<float>::infinity();  // logits are finite here
   for (int32_t id = 0; id < vocab_; ++id) {
-    if (logits[id] <= floor) continue;
+    if (logits[id] <= floor || (allowed && !(allowed[id >> 6] >> (id & 63) & 1))) continue;
     order[n++] = id;
     if (n == room) {
       keep(n);
@@ -194,7 +198,9 @@ void Sampler::likeliest(Scratch& s, const float* logits, int64_t count) const {
     }
   }
   if (n > count) keep(n);
+  count = std::min(count, n);  // fewer ids allowed than asked for
   std::sort(order, order + count, more_likely);  // likeliest first
+  return count;
 }
 
 int64_t Sampler::candidates(Scratch& s, const float* logits, int64_t count, double& total) const {

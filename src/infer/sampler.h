@@ -70,11 +70,13 @@ class Sampler {
   int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1,
                  const DraftDistribution* q = nullptr);
   // A draft model's next token for a request: drawn from its logits' kDraftCandidates likeliest
-  // ids, with these options (the bias, temperature, top-k, min-p, top-p; no penalties, no
-  // constraint) applied within them; the renormalised probabilities go to `q` for the
-  // verification. With temperature 0, the largest (biased) logit and q empty. -1 (q empty) where
-  // a logit is not finite: no draft from those.
-  int32_t propose(const float* logits, DraftDistribution& q);
+  // ids, with these options (the bias, temperature, top-k, min-p, top-p; no penalties) applied
+  // within them; the renormalised probabilities go to `q` for the verification. With temperature
+  // 0, the largest (biased) logit and q empty. `allowed`, if given (a bitset as sample's: the
+  // request's constraint where the draft stands, infer/draft_guard.h): only those ids are
+  // candidates, so q is over them. -1 (q empty) where a logit is not finite or no id is allowed:
+  // no draft from those.
+  int32_t propose(const float* logits, DraftDistribution& q, const uint64_t* allowed = nullptr);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
   static bool all_finite(const float* logits, int64_t n);  // every one of logits[0, n) finite
@@ -94,7 +96,9 @@ class Sampler {
   // nothing is left.
   double residual(Scratch& s, int64_t kept, double total, int64_t at, const DraftDistribution* q) const;
   int32_t pick(const Scratch& s, int64_t kept, double total);  // a draw from the weights of s.order[0, kept)
-  void likeliest(Scratch& s, const float* logits, int64_t count) const;  // into s.order[0, count), likeliest first
+  // The `count` likeliest ids (of the allowed ones, where a mask is given) into s.order, likeliest
+  // first; returns how many there are (fewer where fewer are allowed).
+  int64_t likeliest(Scratch& s, const float* logits, int64_t count, const uint64_t* allowed) const;
   void check_finite(const float* logits) const;
 
   SamplingOptions options_;

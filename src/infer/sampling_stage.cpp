@@ -22,15 +22,20 @@ int32_t SamplingStage::draw_token(Sequence& s, const float* logits, int32_t draf
 
 FinishReason SamplingStage::advance(Sequence& s, const float* logits) {
   const size_t drafted = s.draft.tokens.size();
-  size_t accepted = 0;
+  size_t accepted = 0, drawn = 0, drawn_as_drafted = 0;  // drawn: rows with a draft that drew a token
   FinishReason reason = FinishReason::none;
   for (size_t i = 0; i <= drafted; ++i) {
     const int32_t draft = i < drafted ? s.draft.tokens[i] : -1;
     int32_t id = -1;
     reason = take_one(s, logits + static_cast<int64_t>(i) * logits_width_, draft, s.draft.distribution(i), id);
+    if (draft >= 0 && id >= 0) ++drawn, drawn_as_drafted += id == draft;
     if (reason != FinishReason::none || id != draft) break;
     ++accepted;  // its row's keys and values hold this token's
   }
+  // The drafts after a rejected one are rejected with it; those after a token that ended the
+  // request were never to be verified, and are not counted.
+  counters_.draft_tokens += static_cast<int64_t>(reason == FinishReason::none ? drafted : drawn);
+  counters_.draft_accepted += static_cast<int64_t>(drawn_as_drafted);
   s.draft.truncate(accepted);
   return reason;
 }

@@ -18,7 +18,7 @@ class SamplingStage {
  public:
   // vocab: the ids that may be drawn; logits_width: the values of a row of logits (the model's
   // vocab_size); context: the most tokens a sequence holds. Counts generated and finished
-  // requests into `counters`.
+  // requests, and drafted and accepted tokens, into `counters`.
   SamplingStage(const data::Tokenizer* tokenizer, int64_t vocab, int64_t logits_width, int64_t context,
                 EngineStats& counters);
 

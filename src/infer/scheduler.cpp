@@ -58,7 +58,6 @@ const StepPlan& Scheduler::schedule() {
     }
     const auto lookahead = static_cast<int64_t>(s.draft.tokens.size());
     slices.push_back({&s, kv_.computed(s.id), 1 + lookahead, lookahead});
-    counters_.draft_tokens += lookahead;
     s.scheduled = true;
     budget -= 1 + lookahead;
     ++i;
@@ -134,9 +133,7 @@ void Scheduler::commit() {
     Sequence& s = *sl.seq;
     const int64_t prompt_rows = std::clamp<int64_t>(s.prompt_tokens - sl.first, 0, sl.count);
     if (s.admitted && kv_.computed(s.id) < s.prompt_tokens) counters_.prompt_tokens += prompt_rows;
-    const auto accepted = static_cast<int64_t>(s.draft.tokens.size());
-    counters_.draft_accepted += accepted;
-    kv_.commit(s.id, s.prompt(), sl.count - sl.lookahead + accepted);
+    kv_.commit(s.id, s.prompt(), sl.count - sl.lookahead + static_cast<int64_t>(s.draft.tokens.size()));
     s.draft.clear();
   }
 }

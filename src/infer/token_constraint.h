@@ -22,6 +22,8 @@ class TokenConstraint {
   virtual void accept(int32_t id) = 0;
   // Whether the request ends here: nothing may follow what was accepted.
   virtual bool done() const = 0;
+  // A copy in this state that goes on on its own (a drafter's lookahead, infer/draft_guard.h).
+  virtual std::unique_ptr<TokenConstraint> clone() const = 0;
 };
 
 class TokenConstraintSource {

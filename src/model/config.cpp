@@ -92,7 +92,9 @@ const char* layer_kind_name(LayerKind kind) {
 
 void ModelConfig::require_decoder(const std::string& what) const {
   DIFFTX_CHECK(!hybrid, what, " is written for docs/SPEC.md's decoder; this model is a hybrid stack (Mamba, ",
-               "sliding-window and cross-decoder layers), which difftx runs for `logits` and `eval` so far");
+               "sliding-window and cross-decoder layers), which difftx runs for `logits`, `eval` and generation ",
+               "(`generate`, `chat`, `serve`, the inference benches, Python's and the C API's engines; also as the ",
+               "target of a draft), not for this");
 }
 
 double ModelConfig::lambda_init(int64_t layer_index) const {

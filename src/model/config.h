@@ -88,7 +88,7 @@ struct ModelConfig {
 
   void validate() const;  // throws difftx::Error naming the inconsistent key
   // Error naming `what` for a hybrid model: the paths written for docs/SPEC.md's decoder alone
-  // (training, the engine, the analyses) call this first.
+  // (training, the analyses, a draft model) call this first.
   void require_decoder(const std::string& what) const;
 };
 

@@ -246,7 +246,13 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
   e = difftx_engine_default_options();
   e.draft = "/nonexistent/draft";
   EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
-  EXPECT_TRUE(error_says("draft /nonexistent/draft: not ngram and not a model directory"));
+  EXPECT_TRUE(error_says("draft /nonexistent/draft: not none, ngram or a model directory"));
+  for (const char* none : {static_cast<const char*>(nullptr), "", "none"}) {  // a count without a draft
+    e.draft = none;
+    e.draft_tokens = 3;
+    EXPECT_EQ(difftx_engine_create(model, &e), nullptr);
+    EXPECT_TRUE(error_names_the_field("draft_tokens 3 is given without a draft"));
+  }
   e.draft = "ngram";
   for (int64_t tokens : {int64_t{0}, int64_t{-1}, int64_t{65}, INT64_MAX}) {
     e.draft_tokens = tokens;

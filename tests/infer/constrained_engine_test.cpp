@@ -5,10 +5,9 @@
 // (only allowed ids drawn, greedy and sampled; no allowed id an error).
 #include <gtest/gtest.h>
 
-#include "grammar/constraint.h"
 #include "grammar/json_grammar.h"
 #include "io/json_file.h"
-#include "support/engine_runs.h"
+#include "support/json_vocabulary.h"
 #include "support/random_model.h"
 #include "support/schema_check.h"
 
@@ -16,40 +15,12 @@ namespace difftx::infer {
 namespace {
 
 using nlohmann::json;
+using testing::json_vocabulary;
+using testing::schema_constraint;
 using testing::Stream;
-
-constexpr int64_t kVocab = 160;
-constexpr int32_t kEos = kVocab - 1;
-
-// Every printable ASCII character and newline (as byte-level BPE, the vocabulary can spell any
-// text), the two bytes of 'é', JSON pieces, an end-of-sequence control token.
-std::shared_ptr<const grammar::TokenVocabulary> vocabulary() {
-  std::vector<std::string> bytes;
-  for (int c = 32; c < 127; ++c) bytes.emplace_back(1, static_cast<char>(c));
-  for (const char* c : {"\n", "\xc3", "\xa9"}) bytes.emplace_back(c);
-  for (const char* t : {"{\"", "\":", "\", \"", "\"}", "true", "false", "null", "12", "00", "ab", "\"a\"", "\"b\"",
-                        "\": \"", "},", "[{", "}]", "<think>", "</think>", "\n\n", "é", "x\"", "\"c\"", "34"})
-    bytes.emplace_back(t);
-  while (bytes.size() < kEos) bytes.emplace_back("zz" + std::to_string(bytes.size()));
-  bytes.emplace_back("<eos>");
-  std::vector<bool> control(bytes.size(), false);
-  control[kEos] = true;
-  return std::make_shared<grammar::TokenVocabulary>(std::move(bytes), std::move(control));
-}
-
-std::shared_ptr<const grammar::GrammarConstraintSource> schema_constraint(
-    const nlohmann::ordered_json& schema, const std::shared_ptr<const grammar::TokenVocabulary>& v) {
-  grammar::ConstraintSpec spec;
-  spec.vocabulary = v;
-  spec.grammar = std::make_shared<grammar::TokenMasks>(grammar::json_schema_grammar(schema), v);
-  return std::make_shared<grammar::GrammarConstraintSource>(spec);
-}
-
-std::string text_of(const Stream& s, const grammar::TokenVocabulary& v) {
-  std::string out;
-  for (int32_t id : s.ids()) out += v.bytes(id);
-  return out;
-}
+using testing::text_of;
+constexpr int64_t kVocab = testing::kJsonVocab;
+constexpr int32_t kEos = testing::kJsonEos;
 
 Request request(std::vector<int32_t> prompt, double temperature, uint64_t seed,
                 std::shared_ptr<const TokenConstraintSource> c) {
@@ -73,7 +44,7 @@ const char* kSchemas[] = {
 };
 
 TEST(ConstrainedEngine, OutputValidatesWhateverTheWeights) {
-  const auto v = vocabulary();
+  const auto v = json_vocabulary();
   for (kernels::AttentionKind kind : {kernels::AttentionKind::baseline, kernels::AttentionKind::diff2}) {
     testing::SmallShape shape;
     shape.vocab_size = kVocab;
@@ -101,7 +72,7 @@ TEST(ConstrainedEngine, OutputValidatesWhateverTheWeights) {
 }
 
 TEST(ConstrainedEngine, TokensDoNotDependOnNeighbours) {
-  const auto v = vocabulary();
+  const auto v = json_vocabulary();
   testing::SmallShape shape;
   shape.vocab_size = kVocab;
   const model::Model model = testing::random_model(testing::small_config(kernels::AttentionKind::diff, shape), 5, 4.0f);
@@ -134,7 +105,7 @@ TEST(ConstrainedEngine, TokensDoNotDependOnNeighbours) {
 
 TEST(ConstrainedEngine, ReasoningBlockThenTheDocument) {
   // The grammar of a prompt that left a think block open: any text, "</think>", the document.
-  const auto v = vocabulary();
+  const auto v = json_vocabulary();
   grammar::GrammarBuilder b;
   grammar::JsonGrammar j(b);
   const int32_t doc = j.schema(nlohmann::ordered_json::parse(kSchemas[0]));

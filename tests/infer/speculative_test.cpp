@@ -35,7 +35,8 @@ using testing::Stream;
 
 std::vector<int32_t> ngram(std::vector<int32_t> tokens, int64_t max) {
   Draft out;
-  NgramDrafter().propose(0, tokens, max, nullptr, out);
+  DraftGuard any(nullptr, {}, 100);
+  NgramDrafter().propose(0, tokens, max, nullptr, any, out);
   return out.tokens;
 }
 
@@ -57,7 +58,8 @@ TEST(NgramDrafter, ProposalLengthFollowsTheLastVerification) {
   std::vector<int32_t> tokens{4, 7, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8, 1, 2};
   Draft out;
   const auto propose = [&](int64_t max) {
-    drafter.propose(7, tokens, max, nullptr, out);
+    DraftGuard any(nullptr, {}, 100);
+    drafter.propose(7, tokens, max, nullptr, any, out);
     return out.tokens;
   };
   EXPECT_EQ(propose(6), (std::vector<int32_t>{3, 4, 5, 6, 7, 8}));  // the first: all it may
@@ -74,7 +76,8 @@ TEST(NgramDrafter, ProposalLengthFollowsTheLastVerification) {
   tokens.insert(tokens.end(), {2, 3});
   EXPECT_EQ(propose(6), (std::vector<int32_t>{4, 5, 6}));
   // Another sequence has a window of its own; a released one starts again at `max`.
-  drafter.propose(8, tokens, 4, nullptr, out);
+  DraftGuard any(nullptr, {}, 100);
+  drafter.propose(8, tokens, 4, nullptr, any, out);
   EXPECT_EQ(out.tokens.size(), 4u);
   drafter.release(7);
   EXPECT_EQ(propose(6).size(), 6u);
@@ -261,6 +264,7 @@ class EvenIds : public TokenConstraintSource {
       const uint64_t* allowed() override { return mask; }
       void accept(int32_t id) override { EXPECT_EQ(id % 2, 0); }
       bool done() const override { return false; }
+      std::unique_ptr<TokenConstraint> clone() const override { return std::make_unique<Even>(*this); }
     };
     auto e = std::make_unique<Even>();
     e->mask = mask_.data();
@@ -273,7 +277,8 @@ class EvenIds : public TokenConstraintSource {
 };
 
 // With the target drafting for itself every draft is accepted, so a step takes up to 8 tokens:
-// max_new_tokens, a stop token and a constraint still act at the exact token, as without a draft.
+// max_new_tokens, a stop token and a constraint still act at the exact token, as without a draft
+// (and the draft, drawn under the constraint, is still accepted whole).
 TEST(Speculative, LimitsActInsideAnAcceptedRun) {
   const Model model = typed_model(AttentionKind::diff, WeightType::f32, 7);
   EngineOptions plain, self;
@@ -313,6 +318,7 @@ TEST(Speculative, LimitsActInsideAnAcceptedRun) {
   const Stream want_even = run(model, even, plain);
   expect_same_stream(run(model, even, self, &st), want_even, "even ids");
   EXPECT_GT(st.draft_tokens, 0);
+  EXPECT_EQ(st.draft_accepted, st.draft_tokens) << "the draft is drawn under the request's constraint";
   for (int32_t id : want_even.ids()) EXPECT_EQ(id % 2, 0);
 }
 
@@ -384,7 +390,9 @@ TEST(Speculative, SampledDrawWithADraftKeepsTheTargetDistribution) {
 // Drafts drawn from a draft model's own distribution (Sampler::propose) and verified against it
 // keep the target's distribution: q unlike p (other logits and temperature, mass on ids outside
 // the target's top-k); q cut by its own top-k, min-p and top-p while the target draws among
-// the ids a constraint allows; 100 ids, q within its kDraftCandidates likeliest. 200k draws
+// the ids a constraint allows, the draft drawn without the constraint and under it (as a
+// request's draft is, infer/draft_guard.h: q then holds allowed ids only, and more of the drafts
+// are accepted); 100 ids, q within its kDraftCandidates likeliest. 200k draws
 // each; chi-square below the 0.1% critical value for the ids p allows, drafts
 // accepted as often as sum_i min(p_i, q_i), speculative sampling's rate, and each proposal's q
 // as written out. Verifying the drafts as point masses (accepting with probability p(draft))
@@ -394,10 +402,11 @@ TEST(Speculative, DraftsFromADistributionKeepTheTargetDistribution) {
     std::vector<float> logits, draft_logits;
     SamplingOptions target, draft;
     std::vector<int32_t> allowed;  // empty: every id
+    bool draft_allowed = false;    // the draft drawn among the allowed ids too
   };
   const std::vector<float> six = {1.0f, 2.5f, 0.2f, 1.7f, -0.5f, 0.9f};
   const std::vector<float> six_draft = {2.0f, 0.5f, 1.0f, 0.3f, 1.5f, -1.0f};
-  std::vector<Case> cases(3);
+  std::vector<Case> cases(4);
   cases[0] = {six, six_draft, {}, {}, {}};
   cases[0].target.temperature = 0.9, cases[0].target.top_k = 5;
   cases[0].draft.temperature = 1.3;
@@ -411,6 +420,8 @@ TEST(Speculative, DraftsFromADistributionKeepTheTargetDistribution) {
   }
   cases[2].target.temperature = 1.0;
   cases[2].draft.temperature = 1.2, cases[2].draft.top_p = 0.9;
+  cases[3] = cases[1];
+  cases[3].draft_allowed = true;
   constexpr int64_t kDraws = 200000;
   for (size_t c = 0; c < cases.size(); ++c) {
     Case& k = cases[c];
@@ -422,16 +433,16 @@ TEST(Speculative, DraftsFromADistributionKeepTheTargetDistribution) {
     Sampler sampler(k.target, V), drafter(k.draft, V);
     const std::vector<double> p = filtered(k.logits, k.target, k.allowed);
     // q: the draft's options within its kDraftCandidates likeliest ids (no ties among these logits).
-    std::vector<int32_t> likeliest(V);
-    for (int32_t i = 0; i < V; ++i) likeliest[i] = i;
+    std::vector<int32_t> likeliest = k.draft_allowed ? k.allowed : std::vector<int32_t>(V);
+    if (!k.draft_allowed) std::iota(likeliest.begin(), likeliest.end(), 0);
     std::sort(likeliest.begin(), likeliest.end(), [&](int32_t a, int32_t b) { return k.draft_logits[a] > k.draft_logits[b]; });
-    likeliest.resize(std::min(V, Sampler::kDraftCandidates));
+    likeliest.resize(std::min<size_t>(likeliest.size(), Sampler::kDraftCandidates));
     const std::vector<double> q = filtered(k.draft_logits, k.draft, likeliest);
     std::vector<int64_t> counts(V, 0);
     int64_t accepted = 0;
     DraftDistribution dq;
     for (int64_t i = 0; i < kDraws; ++i) {
-      const int32_t draft = drafter.propose(k.draft_logits.data(), dq);
+      const int32_t draft = drafter.propose(k.draft_logits.data(), dq, k.draft_allowed ? allowed.data() : nullptr);
       const int32_t id = sampler.sample(k.logits.data(), allowed.data(), draft, &dq);
       ++counts[id];
       accepted += id == draft;

@@ -35,7 +35,7 @@ cmp -s "$work/ngram.txt" "$work/g1.txt" || { echo "FAIL: --draft ngram changed t
 grep -q "draft ngram: .* drafted tokens accepted" "$work/ngram.err" || { echo "FAIL: no acceptance"; cat "$work/ngram.err"; exit 1; }
 gen --temperature 0 --draft "$model" --draft-tokens 3 2> /dev/null | cmp -s - "$work/g1.txt" ||
   { echo "FAIL: --draft DIR changed the greedy text"; exit 1; }
-expect_error "not ngram and not a model directory" gen --draft "$work/nope"
+expect_error "--draft $work/nope: not none, ngram or a model directory" gen --draft "$work/nope"
 expect_error "--draft-tokens" gen --draft ngram --draft-tokens 0
 cp -r "$model" "$work/swapped"  # the same model, its last two tokens' ranks swapped
 n="$(wc -l < "$model/tokenizer.tiktoken")"

@@ -2,8 +2,8 @@
 # Motif fixture's test tokenizer and a ChatML template beside them
 # (tools/oracle/write_phi4flash_dir.py). `generate` (greedy twice the same, with --draft ngram, the
 # same on Vulkan where there is a device, and its text the server's /v1/completions at temperature
-# 0), `generate --chat` against the server's chat completion, `chat` on stdin, and the startup line
-# saying the prefix cache is off for recurrent state.
+# 0; the hybrid as a draft model an error), `generate --chat` against the server's chat completion,
+# `chat` on stdin, and the startup line saying the prefix cache is off for recurrent state.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 /usr/bin/python3 -c "import numpy" 2>/dev/null || { echo "SKIP: python3-numpy is missing (run scripts/setup)"; exit 77; }
@@ -18,6 +18,10 @@ grep -q "^The Congress" "$work/g1.txt" || { echo "FAIL: stdout does not start wi
 [ "$(wc -c < "$work/g1.txt")" -gt 14 ] || { echo "FAIL: nothing generated"; cat "$work/g1.txt"; exit 1; }
 gen --temperature 0 --draft ngram --draft-tokens 4 2> /dev/null | cmp -s - "$work/g1.txt" ||
   { echo "FAIL: --draft ngram changed a hybrid model's greedy text"; exit 1; }
+# A hybrid cannot be the draft (a draft model runs docs/SPEC.md's decoder): the error names --draft
+# and the directory, and says what difftx runs a hybrid for.
+expect_error "a draft model (--draft $model) is written for docs/SPEC.md's decoder" gen --draft "$model"
+expect_in "$work/out.txt" 'which difftx runs for `logits`, `eval` and generation (`generate`, `chat`, `serve`'
 gen --seed 7 --temperature 1.0 > "$work/s.txt" 2> /dev/null
 # On the Vulkan device where this machine has one (lavapipe in CI), with the validation layer on:
 # the CPU's greedy tokens.

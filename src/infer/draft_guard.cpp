@@ -1,0 +1,36 @@
+#include "infer/draft_guard.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace difftx::infer {
+
+DraftGuard::DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab)
+    : constraint_(constraint ? constraint->clone() : nullptr),
+      stops_(stop_tokens.begin(), stop_tokens.end()),
+      vocab_(vocab),
+      ended_(constraint && constraint->done()) {
+  DIFFTX_CHECK(vocab >= 1, "a draft guard over ", vocab, " ids: the vocabulary must not be empty");
+}
+
+const uint64_t* DraftGuard::allowed() { return constraint_ ? constraint_->allowed() : nullptr; }
+
+bool DraftGuard::take(int32_t id) {
+  if (ended_ || id < 0 || id >= vocab_) return false;
+  if (const uint64_t* mask = allowed(); mask && !(mask[id >> 6] >> (id & 63) & 1)) return false;
+  if (std::find(stops_.begin(), stops_.end(), id) != stops_.end()) return ended_ = true;  // the request stops here
+  if (constraint_) {
+    constraint_->accept(id);
+    ended_ = constraint_->done();
+  }
+  return true;
+}
+
+size_t DraftGuard::keep(std::span<const int32_t> tokens) {
+  size_t n = 0;
+  while (n < tokens.size() && take(tokens[n])) ++n;
+  return n;
+}
+
+}  // namespace difftx::infer

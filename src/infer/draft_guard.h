@@ -1,0 +1,43 @@
+// What a request lets its drafter propose (speculative decoding, infer/drafter.h): tokens its own
+// draw could give, up to one that would end it. A copy of the request's constraint
+// (token_constraint.h) goes through the drafted tokens, so each proposal is drawn under the mask
+// the request would have there (a draft model masks its logits with it) or cut at the first token
+// the constraint refuses (prompt lookup); and a draft ends after a stop token or where the
+// constraint's document is complete, as the request would. A drafted token past either could
+// never be verified, only cost its row. The request's own constraint is not touched.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "infer/token_constraint.h"
+
+namespace difftx::infer {
+
+class DraftGuard {
+ public:
+  // `constraint`: the request's, as it stands after the sequence's last token (null: none);
+  // `stop_tokens`: the request's; `vocab`: the ids the request may draw, [0, vocab).
+  DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab);
+
+  // The ids the next drafted token may be: a bitset over [0, vocab) (bit i of word i / 64), valid
+  // until take(); null allows every id.
+  const uint64_t* allowed();
+  // The next drafted token: false where the request could not take it (outside [0, vocab),
+  // refused by the constraint, or after the end), and the draft ends before it.
+  bool take(int32_t id);
+  // Whether the request would end with the tokens taken (or ends before any): nothing more to draft.
+  bool ended() const { return ended_; }
+  // How many of `tokens`, taken in turn, the draft keeps: those before the first refused one, up
+  // to and including the first that ends the request.
+  size_t keep(std::span<const int32_t> tokens);
+
+ private:
+  std::unique_ptr<TokenConstraint> constraint_;
+  std::vector<int32_t> stops_;
+  int64_t vocab_;
+  bool ended_;
+};
+
+}  // namespace difftx::infer
