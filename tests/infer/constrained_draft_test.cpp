@@ -121,7 +121,7 @@ TEST(DraftGuard, ADraftModelDraftsTheDocumentAndStops) {
   testing::SmallShape shape;
   shape.vocab_size = kJsonVocab;
   const model::Model draft = testing::random_model(testing::small_config(kernels::AttentionKind::diff, shape), 3, 4.0f);
-  ModelDrafter drafter(draft, kJsonVocab, kernels::KvStorage::f32, 512, 512, 64);
+  ModelDrafter drafter(draft, kJsonVocab, kernels::KvStorage::f32, 512, 512, 64, OptionSpelling::field);
   const auto source = enum_constraint(R"(["xyz", 12, true])");
   const grammar::TokenVocabulary& v = *source->spec().vocabulary;
   const auto request = source->start({});
