@@ -234,7 +234,7 @@ ModelMatrices bind_matrices(const ModelConfig& c, const ParameterTable& table, b
     if (!p.is_matrix()) continue;
     const backends::DevicePtr<const void> data = p.packed() ? backends::device_cast<const void>(packed + p.byte_offset)
                                                             : backends::device_cast<const void>(arena + p.offset);
-    const backends::DeviceMatrix view{p.type, data, p.shape[0], p.shape[1]};
+    const backends::DeviceMatrix view{p.type, data, p.shape[0], p.shape[1], {}};
     if (p.layer >= 0) m.layers[p.layer].*p.layer_matrix = view;
     else m.*p.model_matrix = view;
   }
