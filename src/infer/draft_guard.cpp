@@ -18,7 +18,7 @@ const uint64_t* DraftGuard::allowed() { return constraint_ ? constraint_->allowe
 
 bool DraftGuard::take(int32_t id) {
   if (ended_ || id < 0 || id >= vocab_) return false;
-  if (const uint64_t* mask = allowed(); mask && !(mask[id >> 6] >> (id & 63) & 1)) return false;
+  if (!mask_allows(allowed(), id)) return false;
   if (std::find(stops_.begin(), stops_.end(), id) != stops_.end()) return ended_ = true;  // the request stops here
   if (constraint_) {
     constraint_->accept(id);

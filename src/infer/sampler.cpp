@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "infer/token_constraint.h"
 
 namespace difftx::infer {
 
@@ -189,7 +190,7 @@ int64_t Sampler::likeliest(Scratch& s, const float* logits, int64_t count, const
   int64_t n = 0;
   float floor = -std::numeric_limits<float>::infinity();  // logits are finite here
   for (int32_t id = 0; id < vocab_; ++id) {
-    if (logits[id] <= floor || (allowed && !(allowed[id >> 6] >> (id & 63) & 1))) continue;
+    if (logits[id] <= floor || !mask_allows(allowed, id)) continue;
     order[n++] = id;
     if (n == room) {
       keep(n);

@@ -26,6 +26,9 @@ class TokenConstraint {
   virtual std::unique_ptr<TokenConstraint> clone() const = 0;
 };
 
+// Whether `mask` (as allowed() gives it; null allows every id) lets `id` be drawn.
+inline bool mask_allows(const uint64_t* mask, int32_t id) { return !mask || (mask[id >> 6] >> (id & 63) & 1); }
+
 class TokenConstraintSource {
  public:
   virtual ~TokenConstraintSource() = default;
