@@ -1,6 +1,7 @@
 #include "infer/draft_guard.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "core/error.h"
 
@@ -15,6 +16,17 @@ DraftGuard::DraftGuard(const TokenConstraint* constraint, std::span<const int32_
 }
 
 const uint64_t* DraftGuard::allowed() { return constraint_ ? constraint_->allowed() : nullptr; }
+
+bool DraftGuard::forced() {
+  const uint64_t* mask = allowed();
+  if (!mask || ended_) return false;
+  int64_t ids = 0;
+  for (int64_t w = 0; w < (vocab_ + 63) / 64 && ids < 2; ++w) {
+    const uint64_t bits = w == vocab_ / 64 ? mask[w] & ((uint64_t{1} << (vocab_ & 63)) - 1) : mask[w];
+    ids += std::popcount(bits);
+  }
+  return ids == 1;
+}
 
 bool DraftGuard::take(int32_t id) {
   if (ended_ || id < 0 || id >= vocab_) return false;

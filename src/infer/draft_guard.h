@@ -24,6 +24,8 @@ class DraftGuard {
   // The ids the next drafted token may be: a bitset over [0, vocab) (bit i of word i / 64), valid
   // until take(); null allows every id.
   const uint64_t* allowed();
+  // Whether the request may take one id alone next: a drafted token there is one its target takes.
+  bool forced();
   // The next drafted token: false where the request could not take it (outside [0, vocab),
   // refused by the constraint, or after the end), and the draft ends before it.
   bool take(int32_t id);

@@ -33,9 +33,14 @@ const float* ModelDrafter::run(uint64_t seq, std::span<const BatchRow> rows) {
   return forward_.run(rows, n < 8 ? n : 0, {&table, 1});  // any order: drafts are guesses
 }
 
-void ModelDrafter::release(uint64_t seq) {
+void ModelDrafter::drop_rows(uint64_t seq) {
   pending_.erase(seq);
   kv_.free(seq);
+}
+
+void ModelDrafter::release(uint64_t seq) {
+  drop_rows(seq);
+  lengths_.erase(seq);
 }
 
 void ModelDrafter::settle(uint64_t seq, std::span<const int32_t> tokens) {
@@ -44,7 +49,15 @@ void ModelDrafter::settle(uint64_t seq, std::span<const int32_t> tokens) {
   const Pending p = std::move(it->second);
   pending_.erase(it);
   const auto n = static_cast<int64_t>(tokens.size());
-  if (n < p.n) return release(seq);  // not the sequence the rows were computed for: rebuilt
+  if (n < p.n) return drop_rows(seq);  // not the sequence the rows were computed for: rebuilt
+  // The target's verdict: the drafted tokens it took (those it had a choice at), then a miss.
+  int64_t taken = 0;
+  bool missed = false;
+  for (size_t i = 0; i < p.drafted.size() && p.n + static_cast<int64_t>(i) < n && !missed; ++i) {
+    missed = tokens[p.n + static_cast<int64_t>(i)] != p.drafted[i];
+    taken += !missed && !p.forced[i];
+  }
+  if (!p.drafted.empty()) lengths_[seq].observe(taken, missed);
   // Row p.n + i was fed drafted[i]: it stands where the sequence went on with that token.
   int64_t stored = p.n;  // leading positions whose rows stand, before the last token's is left out
   while (stored - p.n + 1 < static_cast<int64_t>(p.drafted.size()) && stored < n &&
@@ -58,7 +71,7 @@ bool ModelDrafter::catch_up(uint64_t seq, std::span<const int32_t> tokens) {
   while (kv_.computed(seq) < n) {
     const int64_t done = kv_.computed(seq), rows = std::min(n - done, max_rows_);
     if (!kv_.allocate_slots(seq, rows, 0)) {
-      release(seq);  // no room: nothing drafted, the cache is rebuilt next time
+      drop_rows(seq);  // no room: nothing drafted, the cache is rebuilt next time
       return false;
     }
     rows_.clear();
@@ -86,26 +99,32 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   // drafted tokens'.
   if (!catch_up(seq, tokens.first(std::max(kv_.computed(seq), n - max_rows_)))) return;
   const int64_t done = kv_.computed(seq);
-  if (!kv_.allocate_slots(seq, n - done - 1, max)) return release(seq);
+  if (!kv_.allocate_slots(seq, n - done - 1, max)) return drop_rows(seq);
   rows_.clear();
   for (int64_t p = done; p < n; ++p) rows_.push_back({tokens[p], p, 0, p + 1 == n});
   // Its continuation, one row per drafted token; settle() keeps the accepted ones' rows. Logits
   // that are not all finite, or a mask that allows nothing, end the proposal there: a draft is a
   // guess, never the request's error.
+  // The tokens the constraint leaves a choice at number at most the sequence's window.
+  Pending& p = pending_[seq] = {n, {}, {}};
+  int64_t choices = lengths_[seq].window(max);
   DraftDistribution q;
   const auto next = [&](const float* logits) -> int32_t {
+    const bool forced = guard.forced();
     const int32_t token = (sampler ? sampler : &greedy_)->propose(logits, q, guard.allowed());
     if (token < 0 || !guard.take(token)) return -1;
     if (sampler) out.q.push_back(q);
+    p.forced.push_back(forced);
+    choices -= !forced;
     return token;
   };
   for (int32_t token = next(run(seq, rows_)); token >= 0;) {
     out.tokens.push_back(token);
-    if (static_cast<int64_t>(out.tokens.size()) == max || guard.ended()) break;
+    if (static_cast<int64_t>(out.tokens.size()) == max || choices == 0 || guard.ended()) break;
     const BatchRow row{token, n + static_cast<int64_t>(out.tokens.size()) - 1, 0, true};
     token = next(run(seq, {&row, 1}));
   }
-  pending_[seq] = {n, out.tokens};
+  p.drafted = out.tokens;
 }
 
 }  // namespace difftx::infer

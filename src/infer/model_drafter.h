@@ -9,6 +9,8 @@
 // says the request would end. The drafted rows stay until the next proposal for the
 // sequence, which keeps those of the tokens the target accepted and rolls the rest back: the
 // catch-up is then one row.
+// A proposal's length follows how often the target takes the sequence's drafts (DraftLength),
+// counting only the tokens the request's constraint leaves a choice at: one it forces is taken.
 // Where its cache is full it proposes nothing: the target decodes on.
 #pragma once
 #include <memory>
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "infer/batch_forward.h"
+#include "infer/draft_length.h"
 #include "infer/drafter.h"
 #include "infer/kv_cache_manager.h"
 #include "infer/kv_pool.h"
@@ -42,10 +45,14 @@ class ModelDrafter : public Drafter {
   struct Pending {
     int64_t n = 0;
     std::vector<int32_t> drafted;
+    std::vector<bool> forced;  // per drafted token: the only one its constraint allowed
   };
   // Commits the pending rows of `seq` that the sequence's `tokens` still stand behind, leaving
-  // the last token's row to compute (for its logits); rolls back the others.
+  // the last token's row to compute (for its logits); rolls back the others. The target's
+  // verdict on the drafted tokens goes to the sequence's DraftLength.
   void settle(uint64_t seq, std::span<const int32_t> tokens);
+  // The sequence's rows and pending proposal go (its DraftLength stays: the same sequence).
+  void drop_rows(uint64_t seq);
   // Runs and commits the rows of `tokens` from the sequence's computed count on, in steps of at
   // most max_rows rows; false (the sequence's rows released) where the cache has no room.
   bool catch_up(uint64_t seq, std::span<const int32_t> tokens);
@@ -59,6 +66,7 @@ class ModelDrafter : public Drafter {
   BatchForward forward_;
   std::vector<BatchRow> rows_;
   std::unordered_map<uint64_t, Pending> pending_;
+  std::unordered_map<uint64_t, DraftLength> lengths_;
 };
 
 }  // namespace difftx::infer
