@@ -1,15 +1,22 @@
 #include "infer/draft_length.h"
 
-#include <algorithm>
-#include <cmath>
-
 namespace difftx::infer {
 
 int64_t DraftLength::window(int64_t max) const {
   const double alpha = acceptance();
-  // The largest k with alpha^k >= kCost.
-  const double k = alpha >= 1 ? static_cast<double>(max) : std::floor(std::log(kCost) / std::log(alpha));
-  return std::clamp<int64_t>(static_cast<int64_t>(std::min(k, static_cast<double>(max))), 1, max);
+  // Tokens a step over its time rise with k and then fall (the tokens grow ever slower, the
+  // time linearly): the first k whose rate falls ends the search.
+  double tokens = 1, taken_all = 1, best_rate = 0;
+  int64_t best = 1;
+  for (int64_t k = 1; k <= max; ++k) {
+    taken_all *= alpha;
+    tokens += taken_all;
+    const double rate = tokens / (1 + kCost * static_cast<double>(k));
+    if (rate <= best_rate) break;
+    best_rate = rate;
+    best = k;
+  }
+  return best;
 }
 
 void DraftLength::observe(int64_t taken, bool missed) {

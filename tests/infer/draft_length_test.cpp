@@ -13,16 +13,21 @@ namespace {
 
 using testing::kJsonVocab;
 
-TEST(DraftLength, StaysWithinOneAndTheAllowance) {
+// The window is the k with the most tokens a step for its time: (1 + a + ... + a^k) / (1 + 0.4 k).
+TEST(DraftLength, GetsTheMostTokensForTheTime) {
   DraftLength length;
-  EXPECT_EQ(length.window(6), 6);
+  EXPECT_NEAR(length.acceptance(), 4 / 4.5, 1e-12);
+  EXPECT_EQ(length.window(64), 4);  // 1.541 tokens a step's time, against 1.537 at 3 and 1.521 at 5
+  EXPECT_EQ(length.window(3), 3);
   EXPECT_EQ(length.window(1), 1);
   for (int i = 0; i < 50; ++i) length.observe(0, true);
-  EXPECT_EQ(length.window(64), 1);
+  EXPECT_LT(length.acceptance(), 0.5);
+  EXPECT_EQ(length.window(64), 1) << "a draft the target rejects is drafted at length";
   for (int i = 0; i < 50; ++i) length.observe(64, false);
+  EXPECT_GT(length.acceptance(), 0.99);
   EXPECT_EQ(length.window(6), 6);
-  EXPECT_LE(length.window(1000), 1000);
-  EXPECT_GT(length.window(1000), 20) << "a draft the target always takes stays short";
+  EXPECT_GT(length.window(64), 10) << "a draft the target always takes stays short";
+  EXPECT_LT(length.window(64), 64);
 }
 
 class ModelDraftLength : public ::testing::Test {
@@ -50,7 +55,7 @@ class ModelDraftLength : public ::testing::Test {
 };
 
 TEST_F(ModelDraftLength, FollowsTheTargetsVerdicts) {
-  EXPECT_EQ(propose(6).tokens.size(), 6u) << "a fresh sequence drafts its whole allowance";
+  EXPECT_EQ(propose(6).tokens.size(), 4u) << "a fresh sequence drafts the prior's window";
   // The target rejects every first draft: its own token differs.
   for (int round = 0; round < 6; ++round) {
     ASSERT_FALSE(draft_.tokens.empty());
