@@ -118,9 +118,23 @@ class Lexer {
     const char kind = s_[open + 1];
     const char sign = open + 2 < s_.size() && (s_[open + 2] == '-' || s_[open + 2] == '+') ? s_[open + 2] : 0;
     std::string text = s_.substr(pos_, open - pos_);
+    strip_before_tag(text, kind == '{' && sign != '-' ? '+' : sign);  // no lstrip_blocks before {{
+    if (!text.empty()) emit(Token::Type::text, text, line_);
+    advance(open - pos_);
+    const int tag_line = line_;
+    if (const Delimiter raw = tag_named(open, "raw"); raw.end && raw.close != '+') return raw_block(raw, tag_line);
+    advance(sign ? 3 : 2);
+    if (kind == '#') return comment(tag_line);
+    emit(kind == '{' ? Token::Type::variable_begin : Token::Type::block_begin, "", tag_line);
+    inside_tag(kind == '{', tag_line);
+  }
+
+  // The text before a tag: a `-` strips its trailing whitespace, else lstrip_blocks strips the
+  // spaces and tabs between the line's start and a block tag (sign '+': neither).
+  void strip_before_tag(std::string& text, char sign) const {
     if (sign == '-') {
       while (!text.empty() && is_space(text.back())) text.pop_back();
-    } else if (sign != '+' && kind != '{') {  // lstrip_blocks
+    } else if (sign != '+') {
       const size_t l_pos = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
       if ((l_pos > 0 || line_starting_) && l_pos < text.size()) {
         bool blank = true;
@@ -128,13 +142,44 @@ class Lexer {
         if (blank) text.resize(l_pos);
       }
     }
-    if (!text.empty()) emit(Token::Type::text, text, line_);
-    advance(open - pos_);
-    const int tag_line = line_;
-    advance(sign ? 3 : 2);
-    if (kind == '#') return comment(tag_line);
-    emit(kind == '{' ? Token::Type::variable_begin : Token::Type::block_begin, "", tag_line);
-    inside_tag(kind == '{', tag_line);
+  }
+
+  // A tag made of one word at `at`, as jinja2's lexer finds raw and endraw: `{%`, a sign, spaces,
+  // the word, spaces, `%}` with a sign. end: just past it (0: no such tag here).
+  struct Delimiter {
+    size_t end = 0;
+    char open = 0, close = 0;  // the signs: '-', '+' or 0
+  };
+  Delimiter tag_named(size_t at, const char* word) const {
+    Delimiter d;
+    if (s_.compare(at, 2, "{%") != 0) return d;
+    size_t i = at + 2;
+    if (i < s_.size() && (s_[i] == '-' || s_[i] == '+')) d.open = s_[i++];
+    while (i < s_.size() && is_space(s_[i])) ++i;
+    if (s_.compare(i, std::strlen(word), word) != 0) return d;
+    i += std::strlen(word);
+    while (i < s_.size() && is_space(s_[i])) ++i;
+    if (i < s_.size() && (s_[i] == '-' || s_[i] == '+')) d.close = s_[i++];
+    if (s_.compare(i, 2, "%}") == 0) d.end = i + 2;
+    return d;
+  }
+
+  // {% raw %}text{% endraw %}: the text verbatim, the whitespace around both tags handled as
+  // jinja2 does (the opening tag takes no `+%}` and no trim_blocks newline; the closing one both).
+  void raw_block(const Delimiter& raw, int tag_line) {
+    advance(raw.end - pos_);
+    end_of_tag(raw.close, false);
+    for (size_t at = s_.find("{%", pos_); at != std::string::npos; at = s_.find("{%", at + 1)) {
+      const Delimiter endraw = tag_named(at, "endraw");
+      if (!endraw.end) continue;
+      std::string text = s_.substr(pos_, at - pos_);
+      strip_before_tag(text, endraw.open);
+      if (!text.empty()) emit(Token::Type::text, text, line_);
+      advance(endraw.end - pos_);
+      end_of_tag(endraw.close, true);
+      return;
+    }
+    fail("chat template line ", tag_line, ": missing {% endraw %} (the template ended)");
   }
 
   void comment(int tag_line) {

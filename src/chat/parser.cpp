@@ -202,7 +202,7 @@ class Parser {
       return s;
     }
     static const std::set<std::string> known_unsupported = {
-        "with", "include", "import", "from", "extends", "block", "raw",
+        "with", "include", "import", "from", "extends", "block",
         "do", "autoescape", "trans", "print"};
     if (known_unsupported.count(tag)) error("unsupported construct: the '", tag, "' tag");
     error("unknown tag '", tag, "'");

@@ -325,6 +325,43 @@ b{% endfilter %}|{% filter replace(' ', '') | upper | center(9) %} a b {% endfil
             "chat template line 1: 'break' outside a for loop");
 }
 
+// {% raw %}: its text verbatim; the whitespace control of both tags as jinja2's lexer has it (the
+// opening tag takes no `+%}` and keeps the newline after it, the closing one trims it).
+TEST(ChatTemplate, RawBlocksKeepTheirTextVerbatim) {
+  const Case cases[] = {
+    {R"~({% raw %}{{ x }}{% if %}{# c #}{% endraw %}|{%raw%}{% endraw x %}{%endraw%})~", R"~({})~", R"~({{ x }}{% if %}{# c #}|{% endraw x %})~"},
+    {R"~({% raw %}
+x{% endraw %}
+y)~", R"~({})~", R"~(
+xy)~"},
+    {"a  {%- raw -%}  \n b {{ c }} {%- endraw -%}  \n d", R"~({})~", R"~(ab {{ c }}d)~"},
+    {R"~(a
+  {% raw %}
+  x
+  {% endraw %}
+b)~", R"~({})~", R"~(a
+
+  x
+b)~"},
+    {R"~(a
+  {%+ raw %}x  {%+ endraw +%}
+b)~", R"~({})~", "a\n  x  \nb"},
+    {"{% raw -%}\n  \n  x{% endraw %}|{% raw -%}  \n  y\n  {% endraw %}|", R"~({})~", R"~(x|y
+|)~"},
+    {R"~({% raw %}a{% endraw -%}
+
+  b{% raw %}{%- endraw %})~", R"~({})~", R"~(ab)~"},
+    {R"~({% for i in [1, 2] %}{% raw %}{{ i }}{% endraw %}{{ i }}{% endfor %})~", R"~({})~", R"~({{ i }}1{{ i }}2)~"},
+  };
+  expect_renders(cases);
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% raw %}x\n{{ y }}"); }),
+            "chat template line 1: missing {% endraw %} (the template ended)");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% raw +%}x{% endraw %}"); }), "chat template line 1: unknown tag 'raw'");
+  EXPECT_EQ(error_of([] { ChatTemplate::parse("{% endraw %}"); }), "chat template line 1: unknown tag 'endraw'");
+  EXPECT_EQ(error_of([] { render("{% raw %}\n\n{% endraw %}\n{{ nothing.x }}"); }),
+            "chat template line 4: 'nothing' is undefined");
+}
+
 TEST(ChatTemplate, ConcatenationErrorsReadAsPythons) {
   EXPECT_EQ(error_of([] { render("{{ 'a' + [1] }}"); }),
             "chat template line 1: can only concatenate str (not \"list\") to str");
