@@ -281,7 +281,8 @@ Value get_slice(const Value& object, const Value& start_v, const Value& stop_v, 
     if (object.is_string()) text += cps[static_cast<size_t>(i)];
     else items.push_back((*object.list)[static_cast<size_t>(i)]);
   }
-  return object.is_string() ? Value::from(text) : Value::from(std::move(items));
+  if (object.is_string()) return Value::from(text);
+  return object.is_tuple ? Value::tuple(std::move(items)) : Value::from(std::move(items));
 }
 
 }  // namespace difftx::chat

@@ -42,7 +42,8 @@ const std::map<std::string, Test>& tests() {
       {"sequence", [](const Value& v, const CallArgs&) {
          return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.is_namespace);
        }},
-      {"callable", [](const Value& v, const CallArgs&) { return v.kind == K::function; }},
+      // functions, loop objects, and undefined (calling it is what fails)
+      {"callable", [](const Value& v, const CallArgs&) { return v.function != nullptr || v.is_undefined(); }},
       {"even", [](const Value& v, const CallArgs&) { return remainder_is(v, Value::from(int64_t{2}), 0); }},
       {"odd", [](const Value& v, const CallArgs&) { return remainder_is(v, Value::from(int64_t{2}), 1); }},
       {"divisibleby", [](const Value& v, const CallArgs& a) { return remainder_is(v, other(a, "divisibleby"), 0); }},
