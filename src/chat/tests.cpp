@@ -56,6 +56,8 @@ const std::map<std::string, Test>& tests() {
       {"le", [](const Value& v, const CallArgs& a) { return !less(other(a, "le"), v); }},
       {"ge", [](const Value& v, const CallArgs& a) { return !less(v, other(a, "ge")); }},
       {"in", [](const Value& v, const CallArgs& a) { return contains(other(a, "in"), v); }},
+      {"filter", [](const Value& v, const CallArgs&) { return v.is_string() && has_filter(v.text); }},
+      {"test", [](const Value& v, const CallArgs&) { return v.is_string() && has_test(v.text); }},
       {"sameas", [](const Value& v, const CallArgs& a) {
          const Value& o = other(a, "sameas");
          if (v.kind != o.kind) return false;

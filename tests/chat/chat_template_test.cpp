@@ -478,6 +478,38 @@ TEST(ChatTemplate, StarArgumentsSpreadAsInPython) {
   }
 }
 
+// groupby (with .grouper and .list), batch, slice, truncate, filesizeformat, urlencode, the joiner
+// and cycler globals and the filter and test tests.
+TEST(ChatTemplate, GroupbyAndTheOtherFiltersMatchJinja2) {
+  const Case cases[] = {
+    {R"~({% for city, items in users | groupby('city', default='ZZ') %}{{ city }}:{{ items | map(attribute='name') | join(',') }};{% endfor %})~", R"~({"users": [{"name": "a", "city": "NY"}, {"name": "b", "city": "CA"}, {"name": "c", "city": "ny"}, {"name": "d"}, {"name": "e", "city": "CA"}]})~", R"~(CA:b,e;NY:a,c;ZZ:d;)~"},
+    {R"~({% for g in users | groupby('city', default='ZZ', case_sensitive=true) %}{{ g.grouper }}:{{ g.list | length }}:{{ g[0] }}{{ g['grouper'] }};{% endfor %} {{ users[:2] | groupby('city') }})~", R"~({"users": [{"name": "a", "city": "NY"}, {"name": "b", "city": "CA"}, {"name": "c", "city": "ny"}, {"name": "d"}, {"name": "e", "city": "CA"}]})~", R"~(CA:2:CACA;NY:1:NYNY;ZZ:1:ZZZZ;ny:1:nyny; [('CA', [{'name': 'b', 'city': 'CA'}]), ('NY', [{'name': 'a', 'city': 'NY'}])])~"},
+    {R"~({{ xs | groupby(0) | list }} {{ xs | groupby('1') | map(attribute='grouper') | list }} {{ ys | groupby('a.b') }} {{ [] | groupby('x') }} {{ m | groupby('role') | tojson }} {{ (m | groupby('role'))[0] | string }})~", R"~({"xs": [[2, "b"], [1, "a"], [2, "c"]], "ys": [{"a": {"b": 2}}, {"a": {"b": 1}}], "m": [{"role": "u"}, {"role": "a"}]})~", R"~([(1, [[1, 'a']]), (2, [[2, 'b'], [2, 'c']])] ['a', 'b', 'c'] [(1, [{'a': {'b': 1}}]), (2, [{'a': {'b': 2}}])] [] [["a", [{"role": "a"}]], ["u", [{"role": "u"}]]] ('a', [{'role': 'a'}]))~"},
+    {R"~({{ xs | map(attribute='a.b', default=0) | list }} {{ xs | map(attribute='q', default=none) | list }})~", R"~({"xs": [{"a": {"b": 2}}, {"a": {}}]})~", R"~([2, 0] [Undefined, Undefined])~"},
+    {R"~({{ xs | batch(2) | list }} {{ xs | batch(2, 'x') | list }} {{ xs | batch(3, 0) | list }} {{ xs | batch(10) | list }} {{ [] | batch(2) | list }} {{ xs | batch(0) | list }} {{ xs | batch(-1, 'f') | list }})~", R"~({"xs": [1, 2, 3, 4, 5]})~", R"~([[1, 2], [3, 4], [5]] [[1, 2], [3, 4], [5, 'x']] [[1, 2, 3], [4, 5, 0]] [[1, 2, 3, 4, 5]] [] [[], [1, 2, 3, 4, 5]] [[1, 2, 3, 4, 5]])~"},
+    {R"~({{ xs | slice(2) | list }} {{ xs | slice(3, 'x') | list }} {{ xs | slice(7) | list }} {{ xs | slice(7, 0) | list }} {{ [] | slice(2) | list }} {{ 'abcde' | slice(2) | list }} {{ xs | slice(-2) | list }})~", R"~({"xs": [1, 2, 3, 4, 5]})~", R"~([[1, 2, 3], [4, 5]] [[1, 2], [3, 4], [5, 'x']] [[1], [2], [3], [4], [5], [], []] [[1], [2], [3], [4], [5], [0], [0]] [[], []] [['a', 'b', 'c'], ['d', 'e']] [])~"},
+    {R"~({{ 'hello world foo bar' | truncate(9) }}|{{ 'hello world foo bar' | truncate(9, true) }}|{{ 'hello world foo bar' | truncate(9, end='>') }}|{{ 'hello world' | truncate(9, leeway=0) }}|{{ 'hello world' | truncate(8) }}|{{ 'hello' | truncate }}|{{ 'helloworld' | truncate(5, leeway=0) }}|{{ 'héllo wörld' | truncate(7, leeway=0) }}|{{ nothing | truncate(3) }}|)~", R"~({})~", R"~(hello...|hello ...|hello>|hello...|hello world|hello|he...|héll...||)~"},
+    {R"~({{ 1 | filesizeformat }} {{ 0 | filesizeformat }} {{ 999 | filesizeformat }} {{ 1000 | filesizeformat }} {{ 1500 | filesizeformat }} {{ 1024 | filesizeformat(true) }} {{ 1e9 | filesizeformat }} {{ 1e30 | filesizeformat }} {{ '2048' | filesizeformat(binary=true) }} {{ 1.5 | filesizeformat }} {{ -5 | filesizeformat }} {{ 123456789 | filesizeformat(true) }} {{ true | filesizeformat }})~", R"~({})~", R"~(1 Byte 0 Bytes 999 Bytes 1.0 kB 1.5 kB 1.0 KiB 1.0 GB 1000000.0 YB 2.0 KiB 1 Bytes -5 Bytes 117.7 MiB 1 Byte)~"},
+    {R"~({{ 'a b/c?d=é&' | urlencode }}|{{ d | urlencode }}|{{ [('a', 1), ['b c', 'd/e']] | urlencode }}|{{ 5 | urlencode }}|{{ none | urlencode }}|{{ nothing | urlencode }}|{{ {} | urlencode }}|{{ '~_.-' | urlencode }}|{{ ['ab'] | urlencode }})~", R"~({"d": {"q": "x y", "n": 1, "é": "&"}})~", R"~(a%20b/c%3Fd%3D%C3%A9%26|q=x+y&n=1&%C3%A9=%26|a=1&b+c=d%2Fe|5|None|||~_.-|a=b)~"},
+    {R"~({% set j = joiner('|') %}{% for x in [1, 2, 3] %}{{ j() }}{{ x }}{% endfor %}{% set k = joiner() %}{{ k() }}{{ k() }}{{ k() }} {% set c = cycler('a', 'b') %}{{ c.current }}{{ c.next() }}{{ c.next() }}{{ c.next() }}{{ c.current }}{{ c.reset() }}{{ c.current }}{{ c.items }})~", R"~({})~", R"~(1|2|3, ,  aababNonea('a', 'b'))~"},
+    {R"~({{ 'upper' is filter }} {{ 'nope' is filter }} {{ 'defined' is test }} {{ 1 is filter }} {{ 'groupby' is filter }} {{ 'upper' is test }} {{ 'filter' is test }} {{ nothing is callable }} {{ none is callable }})~", R"~({})~", R"~(True False True False True True True True False)~"},
+  };
+  expect_renders(cases);
+  const std::pair<const char*, const char*> errors[] = {
+    {"{{ 'hello' | truncate(2) }}", "expected length >= 3, got 2"},
+    {"{{ [1] | slice(0) | list }}", "integer division or modulo by zero"},
+    {"{{ 'x' | filesizeformat }}", "could not convert string to float: 'x'"},
+    {"{{ cycler() }}", "at least one item has to be provided"},
+    {"{{ [1] | urlencode }}", "cannot unpack non-iterable int object"},
+    // jinja2 would build it; difftx's lists stop at 2^20 items.
+    {"{{ [1] | batch(10000000, 0) | list }}", "linecount 10000000 is too big (difftx stops at 1048576 items)"},
+  };
+  for (const auto& [source, message] : errors) {
+    SCOPED_TRACE(source);
+    EXPECT_EQ(error_of([&] { render(source); }), std::string("chat template line 1: ") + message);
+  }
+}
+
 TEST(ChatTemplate, ConcatenationErrorsReadAsPythons) {
   EXPECT_EQ(error_of([] { render("{{ 'a' + [1] }}"); }),
             "chat template line 1: can only concatenate str (not \"list\") to str");
