@@ -556,6 +556,24 @@ TEST(ChatTemplate, ReprAndAsciiJsonEscapeAsPython) {
   EXPECT_EQ(render(R"({{ x | tojson(ensure_ascii=true) }})", R"({"x": "\u007f"})"), R"("\u007f")");
 }
 
+// Whitespace control strips what Python's str.isspace calls whitespace, as jinja2's `\s` and rstrip()
+// do: the Unicode spaces too (no-break, ideographic, en quad to hair space, ...), before and after a
+// tag, in lstrip_blocks, inside tags and around raw's.
+TEST(ChatTemplate, WhitespaceControlStripsUnicodeSpacesAsPython) {
+  const Case cases[] = {
+    {"x {{- 'a' }}\u00a0{%- if true %}y{% endif %}", "{}", "xay"},
+    {"a\u3000\u2003 {{- 'b' -}} \u2028\u205f\x1c"" c", "{}", "abc"},
+    {"a\n \u00a0 {% if true %}b{% endif %}\n\u3000{% if true %}c{% endif %}", "{}", "a\nbc"},
+    {"{{\u00a0'a'\u3000}}|{%\u2000if true\u202f%}x{%\u2009endif\u00a0%}", "{}", "a|x"},
+    {"{%\u00a0raw\u3000%}{{ x }}{%\u00a0endraw -%}\u00a0\u0085 y", "{}", "{{ x }}y"},
+    {"a {#- c -#} \u00a0b", "{}", "ab"},
+    {"\u00a0\n  {% if true %}x{% endif %}", "{}", "\u00a0\nx"},
+    {"é {{- 'x' -}} ü", "{}", "éxü"},
+    {"{{ 'a' -}}\u00a0\n\u00a0  b", "{}", "ab"},
+  };
+  expect_renders(cases);
+}
+
 TEST(ChatTemplate, NormalizesNewlinesAndDropsOneTrailingNewline) {
   EXPECT_EQ(render("line1\r\nline2\rline3\n\n"), "line1\nline2\nline3\n");
 }
