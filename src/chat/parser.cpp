@@ -279,8 +279,11 @@ class Parser {
   };
 
   ExprPtr tuple_of(std::vector<ExprPtr> items, int line) {
-    ExprPtr e = make(Expr::Kind::list, line, std::move(items));
-    std::const_pointer_cast<Expr>(e)->name = "tuple";
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::list;
+    e->line = line;
+    e->name = "tuple";
+    e->args = std::move(items);
     return e;
   }
 
@@ -320,6 +323,7 @@ class Parser {
     return target_tuple(false);
   }
   ExprPtr target_tuple(bool parenthesised) {
+    const Nest nest(*this);
     const int line = cur().line;
     std::vector<ExprPtr> items;
     bool tuple = false;

@@ -634,6 +634,8 @@ TEST(ChatTemplate, RefusesNestingDeepEnoughToExhaustTheStack) {
   EXPECT_NE(error_of([&] { ChatTemplate::parse(ifs); }).find("nested too deeply"), std::string::npos);
   EXPECT_NE(error_of([&] { ChatTemplate::parse("{{ " + std::string(5000, '-') + "1 }}"); }).find("nested too deeply"),
             std::string::npos);
+  const std::string target = "{% set " + std::string(100000, '(') + "a" + std::string(100000, ')') + " = 1 %}";
+  EXPECT_NE(error_of([&] { ChatTemplate::parse(target); }).find("nested too deeply"), std::string::npos);
 }
 
 TEST(ChatTemplate, ListsAndDictsAreImmutableAsInTheSandbox) {
