@@ -159,11 +159,13 @@ class Lexer {
   // spaces and tabs between the line's start and a block tag (sign '+': neither).
   void strip_before_tag(std::string& text, char sign) const {
     if (sign == '-') {
-      while (const size_t n = space_before(text, text.size())) text.resize(text.size() - n);
+      size_t end = text.size();
+      while (const size_t n = space_before(text, end)) end -= n;
+      text.erase(end);
     } else if (sign != '+') {
       const size_t l_pos = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
       if ((l_pos > 0 || line_starting_) && l_pos < text.size() && skip_spaces(text, l_pos) == text.size())
-        text.resize(l_pos);
+        text.erase(l_pos);
     }
   }
 
