@@ -215,6 +215,7 @@ Value get_attribute(const Value& object, const std::string& name) {
       break;
     }
     case Value::Kind::list:
+      if (object.is_group && (name == "grouper" || name == "list")) return (*object.list)[name == "list"];
       if (auto m = list_method(object, name)) return *m;
       break;
     default: break;
@@ -246,6 +247,27 @@ Value get_item(const Value& object, const Value& key) {
     default: break;
   }
   return Value::undefined(concat(object_type_repr(object), " has no element ", repr(key)));
+}
+
+Value attribute_path(const Value& v, const std::string& path, const Value* fallback) {
+  Value cur = v;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = path.find('.', start);
+    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const std::optional<Int> index = digits ? parse_int(part) : std::nullopt;  // beyond 128 bits: no such item
+    cur = get_item(cur, index ? Value::from(*index) : Value::from(part));
+    if (fallback && fallback->kind != Value::Kind::none && cur.is_undefined()) cur = *fallback;  // default=None: none
+    if (dot == std::string::npos) return cur;
+    start = dot + 1;
+  }
+}
+
+std::string attribute_name(const CallArgs& a, size_t position) {
+  const Value* v = argument(a, position, "attribute");
+  if (!v) template_fail("an attribute name is required");
+  return v->is_string() ? v->text : str(*v);
 }
 
 Value get_slice(const Value& object, const Value& start_v, const Value& stop_v, const Value& step_v) {
@@ -281,7 +303,8 @@ Value get_slice(const Value& object, const Value& start_v, const Value& stop_v, 
     if (object.is_string()) text += cps[static_cast<size_t>(i)];
     else items.push_back((*object.list)[static_cast<size_t>(i)]);
   }
-  return object.is_string() ? Value::from(text) : Value::from(std::move(items));
+  if (object.is_string()) return Value::from(text);
+  return object.is_tuple ? Value::tuple(std::move(items)) : Value::from(std::move(items));
 }
 
 }  // namespace difftx::chat

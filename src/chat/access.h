@@ -14,6 +14,12 @@ Value get_item(const Value& object, const Value& key);
 // object[start:stop:step]; an undefined or None part is omitted.
 Value get_slice(const Value& object, const Value& start, const Value& stop, const Value& step);
 
+// An attribute path "a.b" or "0" followed item by item as jinja2's make_attrgetter does (a part
+// of digits is an index); fallback: what stands in for an undefined step (the filters' default=).
+Value attribute_path(const Value& v, const std::string& path, const Value* fallback = nullptr);
+// A filter's `attribute` argument as a path (a number becomes its digits).
+std::string attribute_name(const CallArgs& args, size_t position);
+
 // A call's argument by position or keyword (nullptr when not given).
 const Value* argument(const CallArgs& args, size_t position, const char* name);
 // The argument as a string / an integer, or the fallback when not given (a wrong type is an error).

@@ -21,9 +21,9 @@ struct Expr {
     attribute,  // args[0].name
     item,       // args[0][args[1]]
     slice,      // args[0][args[1]:args[2]:args[3]] (a null ExprPtr is an omitted part)
-    call,       // args[0](args[1:], named)
-    filter,     // args[0] | name(args[1:], named)
-    test,       // args[0] is name(args[1:], named)
+    call,       // args[0](args[1:], named, *star_args, **star_kwargs)
+    filter,     // args[0] | name(args[1:], named, *star_args, **star_kwargs)
+    test,       // args[0] is name(args[1:], named, *star_args, **star_kwargs)
     not_,       // not args[0]
     negate,     // -args[0]
     plus,       // +args[0]
@@ -40,6 +40,7 @@ struct Expr {
   std::string name;  // name, attribute, filter, test, binary operator
   std::vector<ExprPtr> args;
   std::vector<std::pair<std::string, ExprPtr>> named;
+  ExprPtr star_args, star_kwargs;  // a call's *args and **kwargs (null: none)
   std::vector<std::string> ops;
 };
 
@@ -48,23 +49,30 @@ using Body = std::vector<std::shared_ptr<const Stmt>>;
 
 struct Stmt {
   enum class Kind {
-    text, output, if_, for_, set, set_block, filter_block, break_, continue_, macro, call_block, scope
+    text, output, if_, for_, set, set_block, filter_block, break_, continue_, macro, call_block,
+    scope  // its body in a scope of its own: {% with %} (binding target to expr first), {% generation %}
   };
   Kind kind;
   int line = 0;
   std::string text;                  // text
-  ExprPtr expr;                      // output, set's value, for's iterable, call_block's call
+  // output, set's value, for's iterable, call_block's call, scope's values (a tuple: with's)
+  ExprPtr expr;
+  // what for, set, set_block and scope (with) assign to: a name, a tuple of targets (unpacked),
+  // or an attribute of a namespace (set only); scope: null when it binds nothing
+  ExprPtr target;
   std::vector<std::pair<ExprPtr, Body>> branches;  // if / elif: condition and body
   // for's body and else; if's else; the body of set_block, filter_block, macro, call_block (the caller), scope
   Body body, else_body;
-  // for's loop variables; set's name (and attribute: ns.attr); macro's name ("caller" for a
-  // call_block), then its parameters
+  // macro's name ("caller" for a call_block), then its parameters
   std::vector<std::string> targets;
   ExprPtr filter;                      // for ... if filter
+  bool recursive = false;              // for ... recursive: loop(items) renders the body again
   // set_block's {% set x | f %}, filter_block's {% filter f | g %}: filter nodes without input
   std::vector<ExprPtr> block_filters;
   std::vector<ExprPtr> defaults;       // macro, call_block: each parameter's default (null: none)
-  bool takes_caller = false;           // macro: its body names `caller`, so a call block may pass one
+  // macro, call_block: its body reads `caller` (a call block may pass one), `varargs` (it takes
+  // extra positional arguments) or `kwargs` (extra keyword arguments), none of them a parameter
+  bool takes_caller = false, takes_varargs = false, takes_kwargs = false;
 };
 
 }  // namespace difftx::chat

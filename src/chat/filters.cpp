@@ -5,12 +5,14 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "chat/access.h"
 #include "chat/operators.h"
 #include "chat/percent_format.h"
 #include "chat/strings.h"
 #include "chat/template_error.h"
+#include "chat/text_filters.h"
 
 namespace difftx::chat {
 namespace {
@@ -33,27 +35,6 @@ CallArgs rest(const CallArgs& a, size_t skip) {
   CallArgs out;
   for (size_t i = skip; i < a.positional.size(); ++i) out.positional.push_back(a.positional[i]);
   return out;
-}
-
-// An attribute path "a.b" or "0" as jinja2's make_attrgetter follows it.
-Value attribute_path(const Value& v, const std::string& path) {
-  Value cur = v;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = path.find('.', start);
-    const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    const bool digits = !part.empty() && std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
-    const std::optional<Int> index = digits ? parse_int(part) : std::nullopt;  // beyond 128 bits: no such item
-    cur = get_item(cur, index ? Value::from(*index) : Value::from(part));
-    if (dot == std::string::npos) return cur;
-    start = dot + 1;
-  }
-}
-
-std::string attribute_name(const CallArgs& a, size_t position) {
-  const Value* v = argument(a, position, "attribute");
-  if (!v) template_fail("an attribute name is required");
-  return v->is_string() ? v->text : str(*v);
 }
 
 Value select(const Value& seq, const CallArgs& a, bool by_attribute, bool keep) {
@@ -170,8 +151,7 @@ Value map_filter(const Value& v, const CallArgs& a) {
   const Value* fallback = argument(a, 99, "default");
   for (const Value& item : iterate(v)) {
     if (attribute) {
-      Value x = attribute_path(item, str(*attribute));
-      out.push_back(x.is_undefined() && fallback ? *fallback : x);
+      out.push_back(attribute_path(item, str(*attribute), fallback));
     } else {
       if (a.positional.empty()) template_fail("map needs a filter name or attribute=");
       const std::string filter = str(a.positional[0]);
@@ -240,6 +220,79 @@ Value sum(const Value& v, const CallArgs& a) {
   Value total = start ? *start : Value::from(int64_t{0});
   for (const Value& item : iterate(v)) total = binary_op("+", total, attribute ? attribute_path(item, str(*attribute)) : item);
   return total;
+}
+
+// groupby(attribute, default=None, case_sensitive=False): the items sorted by the attribute and
+// grouped where it is equal, as (grouper, list) tuples; without case_sensitive a group's grouper
+// is its first item's attribute, in that item's case.
+Value groupby(const Value& v, const CallArgs& a) {
+  const std::string attribute = attribute_name(a, 0);
+  const Value* fallback = argument(a, 1, "default");
+  const bool case_sensitive = bool_argument(a, 2, "case_sensitive", false);
+  std::vector<std::pair<Value, Value>> keyed;  // (key, item)
+  for (const Value& item : iterate(v)) keyed.emplace_back(sort_key(attribute_path(item, attribute, fallback), case_sensitive), item);
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) { return less(x.first, y.first); });
+  List out;
+  for (size_t i = 0; i < keyed.size();) {
+    List members;
+    size_t j = i;
+    for (; j < keyed.size() && equal(keyed[j].first, keyed[i].first); ++j) members.push_back(keyed[j].second);
+    Value group = Value::tuple(List{attribute_path(keyed[i].second, attribute, fallback), Value::from(std::move(members))});
+    group.is_group = true;
+    out.push_back(std::move(group));
+    i = j;
+  }
+  return Value::from(std::move(out));
+}
+
+// A count argument of batch or slice: required, and within what a list may hold.
+int64_t count_argument(const CallArgs& a, const char* name) {
+  if (!argument(a, 0, name)) template_fail("missing the argument '", name, "'");
+  const int64_t n = int_argument(a, 0, name, 0);
+  if (n > static_cast<int64_t>(kMaxListItems)) template_fail(name, " ", n, " is too big (difftx stops at ", kMaxListItems, " items)");
+  return n;
+}
+// fill_with: None and absent alike add nothing.
+const Value* fill_argument(const CallArgs& a) {
+  const Value* fill = argument(a, 1, "fill_with");
+  return fill && fill->kind != K::none ? fill : nullptr;
+}
+
+// batch(linecount, fill_with=None): lists of linecount items, the last one filled up.
+Value batch(const Value& v, const CallArgs& a) {
+  const int64_t n = count_argument(a, "linecount");
+  const Value* fill = fill_argument(a);
+  List out, row;
+  for (const Value& item : iterate(v)) {
+    if (static_cast<int64_t>(row.size()) == n) out.push_back(Value::from(std::exchange(row, {})));
+    row.push_back(item);
+  }
+  if (row.empty()) return Value::from(std::move(out));
+  while (fill && static_cast<int64_t>(row.size()) < n) row.push_back(*fill);
+  out.push_back(Value::from(std::move(row)));
+  return Value::from(std::move(out));
+}
+
+// slice(slices, fill_with=None): the items in `slices` lists of near-equal length, the longer ones
+// first; fill_with tops up the shorter ones.
+Value slice_filter(const Value& v, const CallArgs& a) {
+  const int64_t slices = count_argument(a, "slices");
+  const Value* fill = fill_argument(a);
+  const List seq = iterate(v);
+  if (slices == 0) template_fail("integer division or modulo by zero");
+  const int64_t n = static_cast<int64_t>(seq.size());
+  const int64_t per = n / slices - (n % slices != 0 && (n < 0) != (slices < 0));  // Python's // and %
+  const int64_t extra = n - per * slices;
+  List out;
+  for (int64_t k = 0, offset = 0; k < slices; ++k) {
+    const int64_t start = offset + k * per;
+    if (k < extra) ++offset;
+    const int64_t end = offset + (k + 1) * per;
+    List part(seq.begin() + start, seq.begin() + std::max(start, end));
+    if (fill && k >= extra) part.push_back(*fill);
+    out.push_back(Value::from(std::move(part)));
+  }
+  return Value::from(std::move(out));
 }
 
 const std::map<std::string, Filter>& filters() {
@@ -335,6 +388,12 @@ const std::map<std::string, Filter>& filters() {
          for (const auto& [k, x] : a.named) mapping.set(k, x);
          return Value::from(percent_format(str(v), Value::from(std::move(mapping))));
        }},
+      {"groupby", groupby},
+      {"batch", batch},
+      {"slice", slice_filter},
+      {"truncate", truncate},
+      {"filesizeformat", filesizeformat},
+      {"urlencode", urlencode},
       {"center", [](const Value& v, const CallArgs& a) {
          const std::string s = str(v);
          const int64_t width = int_argument(a, 0, "width", 80), n = static_cast<int64_t>(py_len(s));

@@ -1,6 +1,8 @@
 #include "chat/globals.h"
 
 #include <ctime>
+#include <memory>
+#include <utility>
 
 #include "chat/access.h"
 #include "chat/template_error.h"
@@ -55,6 +57,40 @@ void add_globals(Dict& variables, const std::string& date) {
   };
   variables.set("namespace", Value::from(Function([keywords](const CallArgs& a) { return keywords(a, true); })));
   variables.set("dict", Value::from(Function([keywords](const CallArgs& a) { return keywords(a, false); })));
+  // joiner(sep=', '): a function that returns '' the first time and sep after.
+  variables.set("joiner", Value::from(Function([](const CallArgs& a) {
+                  const std::string sep = string_argument(a, 0, "sep").value_or(", ");
+                  auto used = std::make_shared<bool>(false);
+                  return Value::from(Function([sep, used](const CallArgs&) {
+                    return Value::from(std::exchange(*used, true) ? sep : std::string());
+                  }));
+                })));
+  // cycler(a, b, ...): .next() returns the items in turn, .current the one it returns next,
+  // .reset() starts again (an object whose attributes change: a namespace here).
+  variables.set("cycler", Value::from(Function([](const CallArgs& a) {
+                  if (a.positional.empty()) template_fail("at least one item has to be provided");
+                  Value cycler = Value::from(Dict{});
+                  cycler.is_namespace = true;
+                  const std::weak_ptr<Dict> self = cycler.dict;
+                  const List items = a.positional;
+                  auto pos = std::make_shared<size_t>(0);
+                  auto move_to = [self, items, pos](size_t at) {
+                    *pos = at % items.size();
+                    if (const auto d = self.lock()) d->set("current", items[*pos]);
+                  };
+                  cycler.dict->set("items", Value::tuple(items));
+                  cycler.dict->set("current", items[0]);
+                  cycler.dict->set("next", Value::from(Function([items, pos, move_to](const CallArgs&) {
+                                     const Value now = items[*pos];
+                                     move_to(*pos + 1);
+                                     return now;
+                                   })));
+                  cycler.dict->set("reset", Value::from(Function([move_to](const CallArgs&) {
+                                     move_to(0);
+                                     return Value::none();
+                                   })));
+                  return cycler;
+                })));
   variables.set("range", Value::from(Function([](const CallArgs& a) {
                   const size_t n = a.positional.size();
                   if (n < 1 || n > 3) template_fail("range expected 1 to 3 arguments, got ", n);

@@ -1,5 +1,5 @@
 // The functions a chat template can call by name: transformers' raise_exception and
-// strftime_now, and jinja2's namespace, range and dict.
+// strftime_now, and jinja2's namespace, range, dict, joiner and cycler.
 #pragma once
 #include <string>
 

@@ -9,7 +9,33 @@
 namespace difftx::chat {
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+// The byte length of the whitespace character that starts at s[i], 0 for another: Python's
+// str.isspace, which jinja2's `\s` and rstrip() take (ASCII's six, \x1c-\x1f, and the Unicode
+// spaces and separators).
+size_t space_at(const std::string& s, size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) return c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1c && c <= 0x1f);
+  static const char* const wide[] = {"\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80", "\xe2\x80\xa8",
+                                     "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80"};
+  for (const char* w : wide)
+    if (s.compare(i, std::strlen(w), w) == 0) return std::strlen(w);
+  const bool en_quad_to_hair_space = s.compare(i, 2, "\xe2\x80") == 0 && i + 2 < s.size() &&
+                                     static_cast<unsigned char>(s[i + 2]) >= 0x80 && static_cast<unsigned char>(s[i + 2]) <= 0x8a;
+  return en_quad_to_hair_space ? 3 : 0;  // U+2000-U+200A
+}
+// The byte length of the whitespace character that ends just before s[end], 0 for another.
+size_t space_before(const std::string& s, size_t end) {
+  for (size_t n = 1; n <= 3 && n <= end; ++n)
+    if (space_at(s, end - n) == n) return n;
+  return 0;
+}
+// Just past the whitespace from s[i] on.
+size_t skip_spaces(const std::string& s, size_t i) {
+  while (i < s.size())
+    if (const size_t n = space_at(s, i)) i += n;
+    else break;
+  return i;
+}
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_hex_digit(char c) { return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f'); }
 bool is_octal_digit(char c) { return c >= '0' && c <= '7'; }
@@ -118,23 +144,66 @@ class Lexer {
     const char kind = s_[open + 1];
     const char sign = open + 2 < s_.size() && (s_[open + 2] == '-' || s_[open + 2] == '+') ? s_[open + 2] : 0;
     std::string text = s_.substr(pos_, open - pos_);
-    if (sign == '-') {
-      while (!text.empty() && is_space(text.back())) text.pop_back();
-    } else if (sign != '+' && kind != '{') {  // lstrip_blocks
-      const size_t l_pos = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
-      if ((l_pos > 0 || line_starting_) && l_pos < text.size()) {
-        bool blank = true;
-        for (size_t i = l_pos; i < text.size(); ++i) blank = blank && is_space(text[i]);
-        if (blank) text.resize(l_pos);
-      }
-    }
+    strip_before_tag(text, kind == '{' && sign != '-' ? '+' : sign);  // no lstrip_blocks before {{
     if (!text.empty()) emit(Token::Type::text, text, line_);
     advance(open - pos_);
     const int tag_line = line_;
+    if (const Delimiter raw = tag_named(open, "raw"); raw.end && raw.close != '+') return raw_block(raw, tag_line);
     advance(sign ? 3 : 2);
     if (kind == '#') return comment(tag_line);
     emit(kind == '{' ? Token::Type::variable_begin : Token::Type::block_begin, "", tag_line);
     inside_tag(kind == '{', tag_line);
+  }
+
+  // The text before a tag: a `-` strips its trailing whitespace, else lstrip_blocks strips the
+  // spaces and tabs between the line's start and a block tag (sign '+': neither).
+  void strip_before_tag(std::string& text, char sign) const {
+    if (sign == '-') {
+      size_t end = text.size();
+      while (const size_t n = space_before(text, end)) end -= n;
+      text.erase(end);
+    } else if (sign != '+') {
+      const size_t l_pos = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+      if ((l_pos > 0 || line_starting_) && l_pos < text.size() && skip_spaces(text, l_pos) == text.size())
+        text.erase(l_pos);
+    }
+  }
+
+  // A tag made of one word at `at`, as jinja2's lexer finds raw and endraw: `{%`, a sign, spaces,
+  // the word, spaces, `%}` with a sign. end: just past it (0: no such tag here).
+  struct Delimiter {
+    size_t end = 0;
+    char open = 0, close = 0;  // the signs: '-', '+' or 0
+  };
+  Delimiter tag_named(size_t at, const char* word) const {
+    Delimiter d;
+    if (s_.compare(at, 2, "{%") != 0) return d;
+    size_t i = at + 2;
+    if (i < s_.size() && (s_[i] == '-' || s_[i] == '+')) d.open = s_[i++];
+    i = skip_spaces(s_, i);
+    if (s_.compare(i, std::strlen(word), word) != 0) return d;
+    i = skip_spaces(s_, i + std::strlen(word));
+    if (i < s_.size() && (s_[i] == '-' || s_[i] == '+')) d.close = s_[i++];
+    if (s_.compare(i, 2, "%}") == 0) d.end = i + 2;
+    return d;
+  }
+
+  // {% raw %}text{% endraw %}: the text verbatim, the whitespace around both tags handled as
+  // jinja2 does (the opening tag takes no `+%}` and no trim_blocks newline; the closing one both).
+  void raw_block(const Delimiter& raw, int tag_line) {
+    advance(raw.end - pos_);
+    end_of_tag(raw.close, false);
+    for (size_t at = s_.find("{%", pos_); at != std::string::npos; at = s_.find("{%", at + 1)) {
+      const Delimiter endraw = tag_named(at, "endraw");
+      if (!endraw.end) continue;
+      std::string text = s_.substr(pos_, at - pos_);
+      strip_before_tag(text, endraw.open);
+      if (!text.empty()) emit(Token::Type::text, text, line_);
+      advance(endraw.end - pos_);
+      end_of_tag(endraw.close, true);
+      return;
+    }
+    fail("chat template line ", tag_line, ": missing {% endraw %} (the template ended)");
   }
 
   void comment(int tag_line) {
@@ -149,10 +218,13 @@ class Lexer {
   void end_of_tag(char sign, bool block) {
     bool newline = false;
     if (sign == '-') {
-      while (pos_ < s_.size() && is_space(s_[pos_])) {
-        newline = s_[pos_] == '\n';
-        advance(1);
-      }
+      while (pos_ < s_.size())
+        if (const size_t n = space_at(s_, pos_)) {
+          newline = s_[pos_] == '\n';
+          advance(n);
+        } else {
+          break;
+        }
     } else if (sign != '+' && block && pos_ < s_.size() && s_[pos_] == '\n') {
       advance(1);
       newline = true;
@@ -178,8 +250,8 @@ class Lexer {
       }
       const char c = s_[pos_];
       const int line = line_;
-      if (is_space(c)) {
-        advance(1);
+      if (const size_t n = space_at(s_, pos_)) {
+        advance(n);
       } else if (is_digit(c)) {
         number(line);
       } else if (is_name_start(c)) {

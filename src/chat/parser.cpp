@@ -13,7 +13,8 @@ namespace {
 
 using T = Token::Type;
 
-bool mentions_caller(const Body& body);  // the body names `caller` (jinja2: the macro takes one)
+// The macro's (or caller's) special names its body reads: caller, varargs, kwargs.
+void take_special_names(Stmt& macro);
 
 class Parser {
  public:
@@ -87,7 +88,7 @@ class Parser {
         s->kind = Stmt::Kind::output;
         s->line = tok.line;
         ++i_;
-        s->expr = expression();
+        s->expr = value_tuple(true);
         if (cur().type != T::variable_end) error("expected '}}', found ", describe(cur()));
         ++i_;
         body.push_back(s);
@@ -112,13 +113,13 @@ class Parser {
     std::string end;
     if (tag == "if") {
       s->kind = Stmt::Kind::if_;
-      ExprPtr cond = expression();
+      ExprPtr cond = value_tuple(false);
       expect_block_end();
       while (true) {
         Body body = parse_body({"elif", "else", "endif"}, end);
         s->branches.emplace_back(cond, std::move(body));
         if (end == "elif") {
-          cond = expression();
+          cond = value_tuple(false);
           expect_block_end();
           continue;
         }
@@ -129,12 +130,11 @@ class Parser {
     }
     if (tag == "for") {
       s->kind = Stmt::Kind::for_;
-      s->targets.push_back(expect_name());
-      while (accept_op(",")) s->targets.push_back(expect_name());
+      s->target = assign_target(false);
       if (!accept_name("in")) error("expected 'in' in a for tag, found ", describe(cur()));
-      s->expr = or_expr();
+      s->expr = value_tuple(false);
       if (accept_name("if")) s->filter = expression();
-      if (is_name("recursive")) error("unsupported construct: recursive for loops");
+      s->recursive = accept_name("recursive");
       expect_block_end();
       ++loops_;
       s->body = parse_body({"else", "endfor"}, end);
@@ -144,17 +144,13 @@ class Parser {
       return s;
     }
     if (tag == "set") {
-      s->targets.push_back(expect_name());
-      if (accept_op(".")) s->targets.push_back(expect_name());
-      if (is_op(",")) error("unsupported construct: tuple assignment in set");
+      s->target = assign_target(true);
       if (accept_op("=")) {
         s->kind = Stmt::Kind::set;
-        s->expr = expression();
-        if (is_op(",")) error("unsupported construct: a tuple value in set");
+        s->expr = value_tuple(true);
         expect_block_end();
         return s;
       }
-      if (s->targets.size() > 1) error("unsupported construct: block set of an attribute");
       s->kind = Stmt::Kind::set_block;
       while (accept_op("|")) s->block_filters.push_back(filter(nullptr));
       s->body = body_until("endset", end);
@@ -167,7 +163,7 @@ class Parser {
       parameters(*s);
       expect_block_end();
       s->body = macro_body("endmacro", end);
-      s->takes_caller = mentions_caller(s->body);
+      take_special_names(*s);
       if (cur().type == T::name) ++i_;  // {% endmacro name %}
       expect_block_end();
       return s;
@@ -180,6 +176,7 @@ class Parser {
       if (s->expr->kind != Expr::Kind::call) error("expected a call in a call tag");
       expect_block_end();
       s->body = macro_body("endcall", end);
+      take_special_names(*s);
       expect_block_end();
       return s;
     }
@@ -192,7 +189,36 @@ class Parser {
     }
     if (tag == "generation") {  // transformers' AssistantTracker: renders its body as a call block
       s->kind = Stmt::Kind::scope;
-      s->body = body_until("endgeneration", end);
+      expect_block_end();
+      s->body = macro_body("endgeneration", end);  // a caller's body: a break there would leave no loop
+      expect_block_end();
+      return s;
+    }
+    if (tag == "with") {  // {% with a = 1, (b, c) = x %}: a scope with the targets bound to the values
+      s->kind = Stmt::Kind::scope;
+      std::vector<ExprPtr> targets, values;
+      while (cur().type != T::block_end) {
+        if (!targets.empty()) expect_op(",");
+        targets.push_back(assign_target(false));
+        expect_op("=");
+        values.push_back(expression());  // in the scope around the tag: later ones do not see earlier targets
+      }
+      if (!targets.empty()) {
+        s->target = tuple_of(std::move(targets), s->line);
+        s->expr = tuple_of(std::move(values), s->line);
+      }
+      s->body = body_until("endwith", end);
+      return s;
+    }
+    if (tag == "print") {  // {% print a, b %}: prints each expression
+      s->kind = Stmt::Kind::output;
+      std::vector<ExprPtr> parts;
+      while (cur().type != T::block_end) {
+        if (!parts.empty()) expect_op(",");
+        parts.push_back(expression());
+      }
+      s->expr = make(Expr::Kind::concat, s->line, std::move(parts));
+      expect_block_end();
       return s;
     }
     if (tag == "break" || tag == "continue") {
@@ -201,9 +227,10 @@ class Parser {
       expect_block_end();
       return s;
     }
+    // include, import, from and extends need a template loader, which transformers does not give;
+    // do and trans need extensions it does not load.
     static const std::set<std::string> known_unsupported = {
-        "with", "include", "import", "from", "extends", "block", "raw",
-        "do", "autoescape", "trans", "print"};
+        "include", "import", "from", "extends", "block", "do", "autoescape", "trans"};
     if (known_unsupported.count(tag)) error("unsupported construct: the '", tag, "' tag");
     error("unknown tag '", tag, "'");
   }
@@ -250,6 +277,82 @@ class Parser {
     }
     ~Nest() { --p.nesting_; }
   };
+
+  ExprPtr tuple_of(std::vector<ExprPtr> items, int line) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::list;
+    e->line = line;
+    e->name = "tuple";
+    e->args = std::move(items);
+    return e;
+  }
+
+  // Where jinja2 ends a tuple without parentheses: at '%}', '}}' or ')'.
+  bool at_tuple_end() const { return cur().type == T::block_end || cur().type == T::variable_end || is_op(")"); }
+
+  // Expressions separated by commas, a tuple when there is a comma (jinja2's parse_tuple): what
+  // {{ }}, set's value, for's iterable and if's condition take (the last two without a conditional
+  // expression). parenthesised: in ( ), where () is the empty tuple.
+  ExprPtr value_tuple(bool with_conditional, bool parenthesised = false) {
+    const int line = cur().line;
+    std::vector<ExprPtr> items;
+    bool tuple = false;
+    while (!at_tuple_end()) {
+      items.push_back(with_conditional ? expression() : or_expr());
+      if (!accept_op(",")) break;
+      tuple = true;
+    }
+    if (tuple || (items.empty() && parenthesised)) return tuple_of(std::move(items), line);
+    if (items.empty()) error("expected an expression, found ", describe(cur()));
+    return items[0];
+  }
+
+  // What set, for and with assign to (jinja2's parse_assign_target): a name, or names and
+  // parenthesised targets separated by commas, unpacked; with_namespace: also ns.attr.
+  ExprPtr assign_target(bool with_namespace) {
+    const int line = cur().line;
+    if (with_namespace && cur().type == T::name && peek().type == T::op && peek().value == ".") {
+      auto a = std::make_shared<Expr>();
+      a->kind = Expr::Kind::attribute;
+      a->line = line;
+      a->args = {make_name(expect_name(), line)};
+      ++i_;  // the dot
+      a->name = expect_name();
+      return a;
+    }
+    return target_tuple(false);
+  }
+  ExprPtr target_tuple(bool parenthesised) {
+    const Nest nest(*this);
+    const int line = cur().line;
+    std::vector<ExprPtr> items;
+    bool tuple = false;
+    while (!at_tuple_end()) {
+      if (accept_op("(")) {
+        items.push_back(target_tuple(true));
+        expect_op(")");
+      } else {
+        const Token& tok = cur();
+        if (tok.type != T::name || tok.value == "true" || tok.value == "false" || tok.value == "none" ||
+            tok.value == "True" || tok.value == "False" || tok.value == "None")
+          error("cannot assign to ", describe(tok));
+        items.push_back(make_name(expect_name(), tok.line));
+      }
+      if (!accept_op(",")) break;
+      tuple = true;
+    }
+    if (tuple || (items.empty() && parenthesised)) return tuple_of(std::move(items), line);
+    if (items.empty()) error("expected a name, found ", describe(cur()));
+    return items[0];
+  }
+
+  ExprPtr make_name(std::string name, int line) {
+    auto e = std::make_shared<Expr>();
+    e->kind = Expr::Kind::name;
+    e->line = line;
+    e->name = std::move(name);
+    return e;
+  }
 
   ExprPtr expression() {
     const Nest nest(*this);
@@ -387,11 +490,7 @@ class Parser {
       if (tok.value == "true" || tok.value == "True") return literal(Value::from(true), line);
       if (tok.value == "false" || tok.value == "False") return literal(Value::from(false), line);
       if (tok.value == "none" || tok.value == "None") return literal(Value::none(), line);
-      auto e = std::make_shared<Expr>();
-      e->kind = Expr::Kind::name;
-      e->line = line;
-      e->name = tok.value;
-      return e;
+      return make_name(tok.value, line);
     }
     if (tok.type == T::string) {
       std::string s;
@@ -406,21 +505,8 @@ class Parser {
       ++i_;
       return literal(Value::from(*parse_float(tok.value)), line);
     }
-    if (accept_op("(")) {
-      auto tuple = std::make_shared<Expr>();  // () or (a, b, ...): a tuple literal
-      tuple->kind = Expr::Kind::list;
-      tuple->line = line;
-      tuple->name = "tuple";
-      if (accept_op(")")) return tuple;
-      ExprPtr e = expression();
-      if (is_op(",")) {
-        tuple->args.push_back(e);
-        while (accept_op(",")) {
-          if (is_op(")")) break;
-          tuple->args.push_back(expression());
-        }
-        e = tuple;
-      }
+    if (accept_op("(")) {  // (a), or a tuple: (), (a,), (a, b)
+      ExprPtr e = value_tuple(true, true);
       expect_op(")");
       return e;
     }
@@ -476,32 +562,55 @@ class Parser {
     }
   }
 
+  // x[key], x[a:b:c], or x[a, b]: a tuple key (jinja2 compiles a tuple of slices to Python that
+  // does not compile; difftx refuses it).
   ExprPtr subscript(ExprPtr target, int line) {
     ExprPtr parts[3];
     bool is_slice = false;
     if (!is_op(":")) parts[0] = expression();
     if (accept_op(":")) {
       is_slice = true;
-      if (!is_op("]") && !is_op(":")) parts[1] = expression();
-      if (accept_op(":") && !is_op("]")) parts[2] = expression();
+      if (!is_op("]") && !is_op(":") && !is_op(",")) parts[1] = expression();
+      if (accept_op(":") && !is_op("]") && !is_op(",")) parts[2] = expression();
     }
-    if (is_op(",")) error("unsupported construct: a tuple subscript");
+    if (is_op(",")) {
+      std::vector<ExprPtr> keys = {parts[0]};
+      while (accept_op(",")) {
+        if (is_slice || is_op(":")) error("unsupported construct: a slice in a tuple subscript");
+        keys.push_back(expression());
+        is_slice = is_op(":");
+      }
+      if (is_slice) error("unsupported construct: a slice in a tuple subscript");
+      expect_op("]");
+      return make(Expr::Kind::item, line, {target, tuple_of(std::move(keys), line)});
+    }
     expect_op("]");
     if (!is_slice) return make(Expr::Kind::item, line, {target, parts[0]});
     return make(Expr::Kind::slice, line, {target, parts[0], parts[1], parts[2]});
   }
 
-  // Arguments in parentheses, appended to e's args and named.
+  // Arguments in parentheses, appended to e's args and named, with *args and **kwargs in the
+  // order jinja2 takes them: positional, keyword and *args, then keyword and **kwargs.
   void call_args(Expr& e) {
+    const int line = cur().line;
     expect_op("(");
+    auto ensure = [&](bool ok) {
+      if (!ok) fail("chat template line ", line, ": invalid syntax for function call expression");
+    };
     while (!is_op(")")) {
-      if (is_op("*") || is_op("**")) error("unsupported construct: *args and **kwargs in a call");
-      if (cur().type == T::name && peek().type == T::op && peek().value == "=") {
+      if (accept_op("*")) {
+        ensure(!e.star_args && !e.star_kwargs);
+        e.star_args = expression();
+      } else if (accept_op("**")) {
+        ensure(!e.star_kwargs);
+        e.star_kwargs = expression();
+      } else if (cur().type == T::name && peek().type == T::op && peek().value == "=") {
+        ensure(!e.star_kwargs);
         const std::string key = t_[i_].value;
         i_ += 2;
         e.named.emplace_back(key, expression());
       } else {
-        if (!e.named.empty()) error("a positional argument after a keyword argument");
+        ensure(!e.star_args && !e.star_kwargs && e.named.empty());
         e.args.push_back(expression());
       }
       if (!is_op(")")) expect_op(",");
@@ -576,6 +685,8 @@ void walk(const Expr& e, bool soft, const Visit& visit) {
   for (const auto& a : e.args)
     if (a) walk(*a, soft, visit);
   for (const auto& [name, a] : e.named) walk(*a, soft, visit);
+  for (const auto& a : {e.star_args, e.star_kwargs})
+    if (a) walk(*a, soft, visit);
 }
 
 template <typename Visit>
@@ -595,12 +706,46 @@ void walk(const Body& body, bool soft, const Visit& visit) {
   }
 }
 
-bool mentions_caller(const Body& body) {
-  bool found = false;
-  walk(body, false, [&](const Expr& e, bool) {
-    found = found || (e.kind == Expr::Kind::name && e.name == "caller");
-  });
-  return found;
+// Of `names`, those the statements read before assigning them (jinja2's find_undeclared, which
+// looks into nested macros too): assignment targets and parameters come before a statement's
+// expressions and bodies.
+void assigned(const Expr& target, std::set<std::string>& names) {
+  if (target.kind == Expr::Kind::name) names.erase(target.name);
+  if (target.kind == Expr::Kind::list)
+    for (const auto& t : target.args) assigned(*t, names);
+}
+void undeclared(const Body& body, std::set<std::string>& names, std::set<std::string>& found) {
+  const auto read = [&](const ExprPtr& e) {
+    if (e) walk(*e, false, [&](const Expr& x, bool) {
+      if (x.kind == Expr::Kind::name && names.count(x.name)) found.insert(x.name);
+    });
+  };
+  for (const auto& s : body) {
+    if (s->target) assigned(*s->target, names);
+    if (s->kind == Stmt::Kind::macro || s->kind == Stmt::Kind::call_block)
+      for (size_t i = 1; i < s->targets.size(); ++i) names.erase(s->targets[i]);
+    read(s->expr);
+    for (const auto& [cond, branch] : s->branches) {
+      read(cond);
+      undeclared(branch, names, found);
+    }
+    read(s->filter);
+    for (const auto& f : s->block_filters) read(f);
+    for (const auto& d : s->defaults) read(d);
+    undeclared(s->body, names, found);
+    undeclared(s->else_body, names, found);
+  }
+}
+
+void take_special_names(Stmt& macro) {
+  std::set<std::string> names = {"caller", "varargs", "kwargs"}, found;
+  undeclared(macro.body, names, found);
+  const auto parameter = [&](const char* name) {
+    return std::find(macro.targets.begin() + 1, macro.targets.end(), name) != macro.targets.end();
+  };
+  macro.takes_caller = found.count("caller") > 0;
+  macro.takes_varargs = found.count("varargs") && !parameter("varargs");
+  macro.takes_kwargs = found.count("kwargs") && !parameter("kwargs");
 }
 
 // jinja2 refuses an unknown filter or test when it compiles a template, except in a soft frame,

@@ -78,11 +78,11 @@ class Renderer {
           if (truthy(eval(*cond))) return exec(body);
         return exec(s.else_body);
       case Stmt::Kind::for_: exec_for(s); return Flow::normal;
-      case Stmt::Kind::set: assign(s, eval(*s.expr)); return Flow::normal;
+      case Stmt::Kind::set: bind(*s.target, eval(*s.expr)); return Flow::normal;
       case Stmt::Kind::set_block: {
         Value v;
         const Flow flow = capture(s, v);
-        if (flow == Flow::normal) assign(s, std::move(v));
+        if (flow == Flow::normal) bind(*s.target, v);
         return flow;
       }
       case Stmt::Kind::filter_block: {
@@ -96,10 +96,12 @@ class Renderer {
       case Stmt::Kind::macro: frames_.back()[s.targets[0]] = macro(s); return Flow::normal;
       case Stmt::Kind::call_block: call_block(s); return Flow::normal;
       case Stmt::Kind::scope: {
+        const Value values = s.target ? eval(*s.expr) : Value();
         frames_.emplace_back();
-        exec(s.body);
+        if (s.target) bind(*s.target, values);
+        const Flow flow = exec(s.body);
         frames_.pop_back();
-        return Flow::normal;
+        return flow;
       }
       case Stmt::Kind::break_: return Flow::break_;
       case Stmt::Kind::continue_: return Flow::continue_;
@@ -145,20 +147,11 @@ class Renderer {
     emit(str(call_value(eval(*call.args[0]), a, call.line)));
   }
 
-  // Runs a macro's (or a caller's) body over the scopes `scope` with its parameters bound (a
-  // default sees the parameters before it); returns what the body printed.
-  Value run_macro(const Stmt& s, std::vector<Frame> scope, const CallArgs& a) {
-    const std::string& name = s.targets[0];
-    const size_t n_params = s.targets.size() - 1;
-    if (a.positional.size() > n_params)
-      template_fail("macro '", name, "' takes not more than ", n_params, " argument(s)");
-    for (const auto& [k, v] : a.named) {
-      bool known = k == "caller" && s.takes_caller;
-      for (size_t i = 1; i < s.targets.size(); ++i) known = known || s.targets[i] == k;
-      if (!known) template_fail("macro '", name, "' takes no keyword argument '", k, "'");
-    }
-    if (macro_depth_ >= kMaxMacroDepth)
-      template_fail("macro '", name, "': recursion deeper than ", kMaxMacroDepth, " calls");
+  // Runs `body` (which renders into out_) over the scopes `scope` and a new frame, as a call
+  // `what` (for the recursion error); returns what it printed.
+  template <typename Run>
+  Value call_in_scope(std::vector<Frame> scope, const std::string& what, const Run& body) {
+    if (macro_depth_ >= kMaxMacroDepth) template_fail(what, ": recursion deeper than ", kMaxMacroDepth, " calls");
     step();
     scope.emplace_back();
     std::swap(frames_, scope);  // scope now holds the calling code's frames
@@ -171,20 +164,7 @@ class Renderer {
       frames_ = std::move(scope);
     };
     try {
-      if (s.takes_caller) {
-        const Value* caller = nullptr;
-        for (const auto& [k, v] : a.named) caller = k == "caller" ? &v : caller;
-        frames_.back()["caller"] = caller ? *caller : Value::undefined("No caller defined");
-      }
-      for (size_t i = 0; i < n_params; ++i) {
-        const std::string& param = s.targets[i + 1];
-        const Value* given = argument(a, i, param.c_str());
-        Value v = given ? *given
-                  : s.defaults[i] ? eval(*s.defaults[i])
-                                  : Value::undefined("parameter '" + param + "' was not provided");
-        frames_.back()[param] = std::move(v);
-      }
-      exec(s.body);
+      body();
     } catch (...) {
       restore();
       throw;
@@ -194,44 +174,106 @@ class Renderer {
     return result;
   }
 
+  // Runs a macro's (or a caller's) body over the scopes `scope` with its parameters bound as
+  // jinja2's Macro does: positional arguments first, keywords for the parameters left, the rest
+  // in varargs and kwargs where the body reads them (a default sees the parameters before it);
+  // returns what the body printed.
+  Value run_macro(const Stmt& s, std::vector<Frame> scope, const CallArgs& a) {
+    const std::string& name = s.targets[0];
+    const size_t n_params = s.targets.size() - 1, n_given = a.positional.size();
+    std::vector<bool> taken(a.named.size());  // the keywords a parameter (or caller) took
+    auto take = [&](const std::string& key) -> const Value* {
+      for (size_t k = 0; k < a.named.size(); ++k)
+        if (!taken[k] && a.named[k].first == key) return taken[k] = true, &a.named[k].second;
+      return nullptr;
+    };
+    std::vector<const Value*> given(n_params);
+    for (size_t i = 0; i < n_params; ++i)  // keywords fill the parameters that positions leave
+      given[i] = i < n_given ? &a.positional[i] : take(s.targets[i + 1]);
+    const Value* caller = s.takes_caller ? take("caller") : nullptr;
+    Dict rest;  // the keywords left
+    for (size_t k = 0; k < a.named.size(); ++k)
+      if (!taken[k]) rest.items.push_back(a.named[k]);
+    if (!s.takes_kwargs && !rest.items.empty()) {
+      if (rest.find("caller"))
+        template_fail("macro '", name, "' was invoked with two values for the special caller argument. This is most "
+                      "likely a bug.");
+      template_fail("macro '", name, "' takes no keyword argument '", rest.items.front().first, "'");
+    }
+    if (!s.takes_varargs && n_given > n_params)
+      template_fail("macro '", name, "' takes not more than ", n_params, " argument(s)");
+    return call_in_scope(std::move(scope), "macro '" + name + "'", [&] {
+      Frame& frame = frames_.back();
+      if (s.takes_caller) frame["caller"] = caller ? *caller : Value::undefined("No caller defined");
+      if (s.takes_varargs)
+        frame["varargs"] = Value::tuple(List(a.positional.begin() + static_cast<std::ptrdiff_t>(std::min(n_given, n_params)),
+                                             a.positional.end()));
+      if (s.takes_kwargs) frame["kwargs"] = Value::from(std::move(rest));
+      for (size_t i = 0; i < n_params; ++i) {
+        const std::string& param = s.targets[i + 1];
+        Value v = given[i] ? *given[i]
+                  : s.defaults[i] ? eval(*s.defaults[i])
+                                  : Value::undefined("parameter '" + param + "' was not provided");
+        frames_.back()[param] = std::move(v);
+      }
+      exec(s.body);
+    });
+  }
+
   Value call_value(const Value& callee, const CallArgs& a, int line) {
-    if (callee.kind == Value::Kind::function) return (*callee.function)(a);
+    if (callee.function) return (*callee.function)(a);  // a function, or a loop object
     if (callee.is_undefined()) fail_undefined(callee);
     template_fail("line ", line, ": '", type_name(callee), "' object is not callable");
   }
 
-  void assign(const Stmt& s, Value v) {
-    if (s.targets.size() == 1) {
-      frames_.back()[s.targets[0]] = std::move(v);
-      return;
+  // Assigns v to a target in the innermost scope: a name, a tuple of targets (v unpacked as
+  // Python unpacks it) or a namespace's attribute.
+  void bind(const Expr& target, const Value& v) {
+    if (target.kind == K::name) {
+      frames_.back()[target.name] = v;
+    } else if (target.kind == K::attribute) {
+      const std::string& name = target.args[0]->name;
+      const Value ns = lookup(name);
+      if (!ns.is_dict() || !ns.is_namespace)
+        template_fail("line ", target.line, ": cannot assign attribute on non-namespace object '", name, "'");
+      ns.dict->set(target.name, v);
+    } else {
+      if (!v.is_undefined() && !v.is_string() && !v.is_list() && !v.is_dict())
+        template_fail("cannot unpack non-iterable ", type_name(v), " object");
+      const List parts = iterate(v);
+      const size_t n = target.args.size();
+      if (parts.size() > n) template_fail("too many values to unpack (expected ", n, ")");
+      if (parts.size() < n) template_fail("not enough values to unpack (expected ", n, ", got ", parts.size(), ")");
+      for (size_t i = 0; i < n; ++i) bind(*target.args[i], parts[i]);
     }
-    const Value ns = lookup(s.targets[0]);
-    if (!ns.is_dict() || !ns.is_namespace)
-      template_fail("line ", s.line, ": cannot assign attribute on non-namespace object '", s.targets[0], "'");
-    ns.dict->set(s.targets[1], std::move(v));
   }
 
-  void bind(const std::vector<std::string>& targets, const Value& item) {
-    auto& frame = frames_.back();
-    if (targets.size() == 1) {
-      frame[targets[0]] = item;
-      return;
-    }
-    const List parts = iterate(item);
-    if (parts.size() != targets.size())
-      template_fail(parts.size() < targets.size() ? "not enough" : "too many", " values to unpack (expected ",
-                    targets.size(), ", got ", parts.size(), ")");
-    for (size_t i = 0; i < targets.size(); ++i) frame[targets[i]] = parts[i];
-  }
+  // A for loop over its iterable; a recursive one's loop(items) renders the loop again over
+  // items, a level deeper, in the scopes around the for tag.
+  void exec_for(const Stmt& s) { loop_over(s, eval(*s.expr), 0); }
 
-  void exec_for(const Stmt& s) {
-    const Value iterable = eval(*s.expr);
+  void loop_over(const Stmt& s, const Value& iterable, int64_t depth) {
+    auto recurse = std::make_shared<Function>([](const CallArgs&) -> Value {
+      template_fail("The loop must have the 'recursive' marker to be called recursively.");
+    });
+    if (s.recursive)
+      *recurse = [this, &s, scope = frames_, depth](const CallArgs& a) {
+        if (a.positional.size() != 1 || !a.named.empty()) template_fail("loop() takes one argument, the items");
+        return call_in_scope(scope, "the recursive loop", [&] { loop_over(s, a.positional[0], depth + 1); });
+      };
+    auto last_changed = std::make_shared<Value>();  // the arguments loop.changed() last saw (undefined: none yet)
+    const Value changed = Value::from(Function([last_changed](const CallArgs& a) {
+      const Value now = Value::tuple(a.positional);
+      if (!last_changed->is_undefined() && equal(*last_changed, now)) return Value::from(false);
+      *last_changed = now;
+      return Value::from(true);
+    }));
     List items;
     for (const Value& item : iterate(iterable)) {
       step();
       if (s.filter) {
         frames_.emplace_back();
-        bind(s.targets, item);
+        bind(*s.target, item);
         const bool keep = truthy(eval(*s.filter));
         frames_.pop_back();
         if (!keep) continue;
@@ -248,35 +290,57 @@ class Renderer {
     for (int64_t i = 0; i < n; ++i) {
       step();
       frames_.emplace_back();
-      bind(s.targets, items[static_cast<size_t>(i)]);
+      bind(*s.target, items[static_cast<size_t>(i)]);
       Dict loop;
-      loop.set("index", Value::from(i + 1));
-      loop.set("index0", Value::from(i));
-      loop.set("revindex", Value::from(n - i));
-      loop.set("revindex0", Value::from(n - i - 1));
-      loop.set("first", Value::from(i == 0));
-      loop.set("last", Value::from(i == n - 1));
-      loop.set("length", Value::from(n));
-      loop.set("depth", Value::from(int64_t{1}));
-      loop.set("depth0", Value::from(int64_t{0}));
-      loop.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
-      loop.set("nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
-      loop.set("cycle", Value::from(Function([i](const CallArgs& a) {
-                 if (a.positional.empty()) template_fail("no items for cycling given");
-                 return a.positional[static_cast<size_t>(i) % a.positional.size()];
-               })));
-      frames_.back()["loop"] = Value::from(std::move(loop));
+      auto& fields = loop.items;  // each key once: no lookups
+      fields.reserve(13);
+      fields.emplace_back("index", Value::from(i + 1));
+      fields.emplace_back("index0", Value::from(i));
+      fields.emplace_back("revindex", Value::from(n - i));
+      fields.emplace_back("revindex0", Value::from(n - i - 1));
+      fields.emplace_back("first", Value::from(i == 0));
+      fields.emplace_back("last", Value::from(i == n - 1));
+      fields.emplace_back("length", Value::from(n));
+      fields.emplace_back("depth", Value::from(depth + 1));
+      fields.emplace_back("depth0", Value::from(depth));
+      fields.emplace_back("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
+      fields.emplace_back("nextitem", i + 1 < n ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
+      fields.emplace_back("cycle", Value::from(Function([i](const CallArgs& a) {
+                            if (a.positional.empty()) template_fail("no items for cycling given");
+                            return a.positional[static_cast<size_t>(i) % a.positional.size()];
+                          })));
+      fields.emplace_back("changed", changed);
+      Value loop_value = Value::from(std::move(loop));
+      loop_value.function = recurse;  // loop(items): callable as jinja2's
+      frames_.back()["loop"] = std::move(loop_value);
       const Flow flow = exec(s.body);
       frames_.pop_back();
       if (flow == Flow::break_) break;
     }
   }
 
-  // The call arguments of a call/filter/test node, from args[skip] on.
+  // The call arguments of a call/filter/test node, from args[skip] on, *args and **kwargs
+  // spread as Python spreads them.
   CallArgs call_args(const Expr& e, size_t skip) {
     CallArgs a;
     for (size_t i = skip; i < e.args.size(); ++i) a.positional.push_back(eval(*e.args[i]));
+    if (e.star_args) {
+      const Value more = eval(*e.star_args);
+      if (!more.is_undefined() && !more.is_string() && !more.is_list() && !more.is_dict())
+        template_fail("Value after * must be an iterable, not ", type_name(more));
+      for (Value& v : iterate(more)) a.positional.push_back(std::move(v));
+    }
     for (const auto& [k, v] : e.named) a.named.emplace_back(k, eval(*v));
+    if (e.star_kwargs) {
+      const Value more = eval(*e.star_kwargs);
+      if (!more.is_dict() || more.is_namespace)
+        template_fail("argument after ** must be a mapping, not ", type_name(more));
+      for (const auto& [k, v] : more.dict->items) {
+        for (const auto& [given, x] : a.named)
+          if (given == k) template_fail("got multiple values for keyword argument '", k, "'");
+        a.named.emplace_back(k, v);
+      }
+    }
     return a;
   }
 

@@ -42,7 +42,8 @@ const std::map<std::string, Test>& tests() {
       {"sequence", [](const Value& v, const CallArgs&) {
          return v.is_undefined() || v.is_string() || v.is_list() || (v.is_dict() && !v.is_namespace);
        }},
-      {"callable", [](const Value& v, const CallArgs&) { return v.kind == K::function; }},
+      // functions, loop objects, and undefined (calling it is what fails)
+      {"callable", [](const Value& v, const CallArgs&) { return v.function != nullptr || v.is_undefined(); }},
       {"even", [](const Value& v, const CallArgs&) { return remainder_is(v, Value::from(int64_t{2}), 0); }},
       {"odd", [](const Value& v, const CallArgs&) { return remainder_is(v, Value::from(int64_t{2}), 1); }},
       {"divisibleby", [](const Value& v, const CallArgs& a) { return remainder_is(v, other(a, "divisibleby"), 0); }},
@@ -55,6 +56,8 @@ const std::map<std::string, Test>& tests() {
       {"le", [](const Value& v, const CallArgs& a) { return !less(other(a, "le"), v); }},
       {"ge", [](const Value& v, const CallArgs& a) { return !less(v, other(a, "ge")); }},
       {"in", [](const Value& v, const CallArgs& a) { return contains(other(a, "in"), v); }},
+      {"filter", [](const Value& v, const CallArgs&) { return v.is_string() && has_filter(v.text); }},
+      {"test", [](const Value& v, const CallArgs&) { return v.is_string() && has_test(v.text); }},
       {"sameas", [](const Value& v, const CallArgs& a) {
          const Value& o = other(a, "sameas");
          if (v.kind != o.kind) return false;

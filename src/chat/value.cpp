@@ -332,7 +332,7 @@ bool equal(const Value& a, const Value& b) {
     case Value::Kind::none: return true;
     case Value::Kind::string: return a.text == b.text;
     case Value::Kind::list:
-      if (a.list->size() != b.list->size()) return false;
+      if (a.is_tuple != b.is_tuple || a.list->size() != b.list->size()) return false;  // (1,) != [1]
       for (size_t i = 0; i < a.list->size(); ++i)
         if (!equal((*a.list)[i], (*b.list)[i])) return false;
       return true;
@@ -355,7 +355,7 @@ bool less(const Value& a, const Value& b) {
     return as_double(a) < as_double(b);
   }
   if (a.is_string() && b.is_string()) return a.text < b.text;  // UTF-8 byte order is code point order
-  if (a.is_list() && b.is_list()) {
+  if (a.is_list() && b.is_list() && a.is_tuple == b.is_tuple) {
     const size_t n = std::min(a.list->size(), b.list->size());
     for (size_t i = 0; i < n; ++i) {
       if (!equal((*a.list)[i], (*b.list)[i])) return less((*a.list)[i], (*b.list)[i]);

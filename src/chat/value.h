@@ -56,6 +56,7 @@ struct Value {
   std::shared_ptr<Function> function{};
   bool is_namespace = false;  // a dict made by namespace(): attribute assignment allowed
   bool is_tuple = false;      // a list that Python would hold as a tuple (prints as (a, b))
+  bool is_group = false;      // a tuple from groupby: (grouper, list), also .grouper and .list
 
   static Value undefined(std::string description = "");
   static Value none();
