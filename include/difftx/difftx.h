@@ -30,7 +30,7 @@
 #endif
 
 #define DIFFTX_VERSION_MAJOR 0
-#define DIFFTX_VERSION_MINOR 3
+#define DIFFTX_VERSION_MINOR 4
 #define DIFFTX_VERSION_PATCH 0
 
 #ifdef __cplusplus
@@ -185,6 +185,10 @@ typedef struct difftx_sampling_options {
    * (drafts of a draft model see them too), or NULL; n_logit_bias >= 0 (default 0). */
   const difftx_logit_bias* logit_bias;
   int32_t n_logit_bias;
+  /* Nonzero (default 1): the special tokens the model writes (<|im_start|>, reserved tokens) are
+   * no text, as the server leaves them out (vLLM's skip_special_tokens); a chat reply keeps its
+   * reasoning block's markers. 0: they are text. Their events still carry the ids either way. */
+  int32_t skip_special_tokens;
 } difftx_sampling_options;
 
 /* Sampling defaults: the model directory's generation_config.json where it gives them, else

@@ -50,21 +50,21 @@ class Model:
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
-        logit_bias: Mapping[int, float] = {},
+        logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
     ) -> str: ...
     def stream(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
-        logit_bias: Mapping[int, float] = {},
+        logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
     ) -> Stream: ...
     def generate_many(
         self, prompts: Sequence[str], *, max_new_tokens: int | None = None, temperature: float | None = None,
         top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
-        logit_bias: Mapping[int, float] = {},
+        logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
     ) -> list[str]: ...
 
 def load(

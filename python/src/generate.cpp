@@ -125,7 +125,8 @@ std::shared_ptr<const infer::TokenConstraintSource> output_constraint(const Load
 GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_tokens,
                            std::optional<double> temperature, std::optional<int64_t> top_k,
                            std::optional<double> top_p, double min_p, uint64_t seed, const py::object& stop,
-                           const OutputArgs& output, const std::map<int32_t, float>& logit_bias) {
+                           const OutputArgs& output, const std::map<int32_t, float>& logit_bias,
+                           bool skip_special_tokens) {
   GenerateArgs a;
   a.max_new_tokens = max_new_tokens;
   a.top_k = top_k;
@@ -135,6 +136,7 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
   a.seed = seed;
   a.constraint = output_constraint(m, output);
   a.logit_bias.assign(logit_bias.begin(), logit_bias.end());
+  a.skip_special_tokens = skip_special_tokens;
   try {
     if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
     else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
@@ -185,7 +187,8 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
   py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(),                  \
       py::arg("top_k") = py::none(), py::arg("top_p") = py::none(), py::arg("min_p") = 0.0, py::arg("seed") = 1, \
       py::arg("stop") = py::none(), py::arg("json_schema") = py::none(), py::arg("grammar") = py::none(),        \
-      py::arg("regex") = py::none(), py::arg("choice") = py::none(), py::arg("logit_bias") = std::map<int32_t, float>{}
+      py::arg("regex") = py::none(), py::arg("choice") = py::none(),                                          \
+      py::arg("logit_bias") = std::map<int32_t, float>{}, py::arg("skip_special_tokens") = true
 
 constexpr const char* kSamplingDoc =
     "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all):\n"
@@ -196,7 +199,9 @@ constexpr const char* kSamplingDoc =
     "it is complete (a schema that cannot be enforced raises difftx.Error naming the keyword); or,\n"
     "instead, grammar (GBNF text), regex (the whole text is one match) or choice (a list of texts,\n"
     "the text is one of them);\n"
-    "logit_bias: {token id: bias in [-100, 100]} added to those tokens' logits (OpenAI's). The\n"
+    "logit_bias: {token id: bias in [-100, 100]} added to those tokens' logits (OpenAI's);\n"
+    "skip_special_tokens (vLLM's, default True): the special tokens the model writes (<|im_start|>,\n"
+    "reserved tokens) are no text, as the server's completions leave them out; False keeps them. The\n"
     "prompt is framed as `difftx generate` frames it, so greedy and seeded text equals the CLI's.";
 
 }  // namespace
@@ -219,11 +224,11 @@ void bind_generate(py::module_& m, ModelClass& model) {
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
          uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
          std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
-         const std::map<int32_t, float>& logit_bias) {
+         const std::map<int32_t, float>& logit_bias, bool skip_special_tokens) {
         const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
         return generate(l, prompt,
                         generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output,
-                                      logit_bias));
+                                      logit_bias, skip_special_tokens));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuation of prompt (without the prompt).\n") + kSamplingDoc).c_str());
@@ -233,11 +238,12 @@ void bind_generate(py::module_& m, ModelClass& model) {
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
          uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
          std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
-         const std::map<int32_t, float>& logit_bias) {
+         const std::map<int32_t, float>& logit_bias, bool skip_special_tokens) {
         const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
         return std::make_unique<Stream>(
             l, prompt,
-            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output, logit_bias));
+            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output, logit_bias,
+                          skip_special_tokens));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("An iterator over the continuation's text pieces as they are made; joined, they are\n"
@@ -250,11 +256,12 @@ void bind_generate(py::module_& m, ModelClass& model) {
          std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
          uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
          std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
-         const std::map<int32_t, float>& logit_bias) {
+         const std::map<int32_t, float>& logit_bias, bool skip_special_tokens) {
         const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
         return generate_many(
             l, prompts,
-            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output, logit_bias));
+            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output, logit_bias,
+                          skip_special_tokens));
       },
       py::arg("prompts"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuations of all prompts, run together on one engine; each equals generate()\n"

@@ -4,7 +4,7 @@ import re
 import pytest
 
 import difftx
-from conftest import run
+from conftest import FIXTURES, run
 
 PROMPT = "The Congress"
 
@@ -62,6 +62,24 @@ def test_logit_bias(diff_model):
         diff_model.generate(PROMPT, max_new_tokens=1, logit_bias={10 ** 6: 1.0})
     with pytest.raises(difftx.Error, match="logit_bias"):
         diff_model.generate(PROMPT, max_new_tokens=1, logit_bias={1: 101.0})
+
+
+def test_special_tokens_are_no_text_unless_kept(binary):
+    # A special token the model writes (<|im_start|>, id 277, drawn through logit_bias) is left out of
+    # the text, as the server's completions and `difftx generate` leave it out; skip_special_tokens=False
+    # keeps it (the CLI's --keep-special-tokens). It is a token either way.
+    motif = FIXTURES / "hf" / "motif_r1_mha_tied_f32_tokenizer"
+    model = difftx.load(motif)
+    forced = dict(max_new_tokens=3, temperature=0, logit_bias={277: 100})
+    for skip, want in [(True, ""), (False, "<|im_start|>" * 3)]:
+        assert model.generate("Hi", skip_special_tokens=skip, **forced) == want
+        assert "".join(model.stream("Hi", skip_special_tokens=skip, **forced)) == want
+        assert model.generate_many(["Hi", "Ho"], skip_special_tokens=skip, **forced) == [want, want]
+        keep = [] if skip else ["--keep-special-tokens"]
+        cli = run(binary, "generate", "--model", motif, "--prompt", "Hi", "--max-new-tokens", 3, "--temperature", 0,
+                  "--logit-bias", "277=100", *keep)
+        assert cli == "Hi" + want + "\n"
+    assert model.generate("Hi", **forced) == ""  # the default
 
 
 @pytest.mark.parametrize("draft", ["ngram", "self"])

@@ -45,6 +45,7 @@ GenerateArgs generate_args(const difftx_sampling_options& o) {
   a.top_logprobs = o.top_logprobs;
   for (const difftx_logit_bias& b : items_of(o.logit_bias, o.n_logit_bias, "logit_bias"))
     a.logit_bias.emplace_back(b.token, b.bias);  // checked as the server's (infer::Sampler)
+  a.skip_special_tokens = o.skip_special_tokens != 0;
   return a;
 }
 
@@ -175,7 +176,8 @@ difftx_sampling_options difftx_sampling_default_options(const difftx_model* mode
                                      [&] { return request_options(*model->loaded, GenerateArgs{}); });
   const infer::SamplingOptions& s = o.sampling;
   return difftx_sampling_options{o.max_new_tokens, s.temperature, s.top_k, s.top_p, s.min_p, s.seed,
-                                 s.presence_penalty, s.frequency_penalty, nullptr, 0, 0, 0, nullptr, 0};
+                                 s.presence_penalty, s.frequency_penalty, nullptr, 0, 0, 0, nullptr, 0,
+                                 GenerateArgs{}.skip_special_tokens};
 }
 
 int64_t difftx_engine_submit(difftx_engine* engine, const char* prompt, const difftx_sampling_options* options,

@@ -5,6 +5,8 @@
 #include "api/draft.h"
 #include "core/error.h"
 #include "serve/chat_prompt.h"
+#include "serve/reasoning.h"
+#include "serve/reply_reader.h"
 
 namespace difftx::api {
 
@@ -29,6 +31,12 @@ infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& 
   return o;
 }
 
+std::vector<int32_t> skipped_special_tokens(const data::Tokenizer& tokenizer, const chat::ChatTemplate* chat) {
+  serve::ReplyFormat format;  // a completion's: nothing read back (the server's /v1/completions)
+  if (chat) format.reasoning = serve::reasoning_markers_of_model(chat->source, tokenizer);
+  return serve::unread_special_tokens(tokenizer, format);
+}
+
 Request text_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a) {
   const infer::FramedPrompt framed =
       infer::frame_prompt(m.require_tokenizer(), m.defaults, prompt, m.model.config, m.dir.string());
@@ -36,6 +44,7 @@ Request text_request(const LoadedModel& m, const std::string& prompt, const Gene
   r.prompt = framed.ids;
   r.options = request_options(m, a);
   r.options.stop_tokens = framed.stop;
+  if (a.skip_special_tokens) r.options.silent_tokens = skipped_special_tokens(*m.tokenizer, nullptr);
   return r;
 }
 
@@ -44,6 +53,7 @@ Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const Genera
   r.options = request_options(m, a);
   r.options.stop_tokens = m.defaults.eos_ids;
   if (m.tokenizer) r.options.stop_tokens = infer::frame_prompt(*m.tokenizer, m.defaults, "", m.model.config, m.dir.string()).stop;
+  if (m.tokenizer && a.skip_special_tokens) r.options.silent_tokens = skipped_special_tokens(*m.tokenizer, nullptr);
   r.prompt = std::move(ids);
   return r;
 }
@@ -60,12 +70,15 @@ infer::FramedPrompt frame_chat_prompt(const data::Tokenizer& tokenizer, const da
 }
 
 Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const GenerateArgs& a) {
-  const infer::FramedPrompt framed = frame_chat_prompt(m.require_tokenizer(), m.defaults, m.require_chat_template(),
-                                                       messages, m.model.config, m.dir.string());
+  const data::Tokenizer& tokenizer = m.require_tokenizer();
+  const chat::ChatTemplate& tmpl = m.require_chat_template();
+  const infer::FramedPrompt framed =
+      frame_chat_prompt(tokenizer, m.defaults, tmpl, messages, m.model.config, m.dir.string());
   Request r;
   r.prompt = framed.ids;
   r.options = request_options(m, a);
   r.options.stop_tokens = framed.stop;
+  if (a.skip_special_tokens) r.options.silent_tokens = skipped_special_tokens(tokenizer, &tmpl);
   return r;
 }
 

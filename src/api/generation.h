@@ -27,7 +27,14 @@ struct GenerateArgs {
   bool logprobs = false;
   int top_logprobs = 0;
   std::shared_ptr<const infer::TokenConstraintSource> constraint;  // none: any token (a JSON schema's grammar)
+  bool skip_special_tokens = true;  // vLLM's: the special tokens the model writes are no text (skipped_special_tokens)
 };
+
+// The special tokens the text of a reply leaves out when it skips them (the server's
+// skip_special_tokens, vLLM's, default true), ascending: a completion (chat null) all of them, a
+// chat reply through `chat` all but its reasoning block's markers (its text keeps the block).
+// They are still tokens: counted, and in logprobs.
+std::vector<int32_t> skipped_special_tokens(const data::Tokenizer& tokenizer, const chat::ChatTemplate* chat);
 
 // The request options of `a` with the defaults filled in (checked when the engine takes them).
 infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& a);

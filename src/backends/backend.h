@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/device_ptr.h"
+#include "core/option_name.h"
 #include "kernels/attention/attention.h"
 #include "kernels/attention/decode_attention.h"
 #include "kernels/gemm.h"
@@ -100,6 +101,7 @@ struct PagedKv {
   int64_t layer_bytes = 0;      // one layer's keys and values in one block
   int64_t key_bytes = 0;        // one layer's keys (its values follow)
   int64_t blocks = 0;           // blocks in the pool (the paged ops' slots and block entries lie below)
+  OptionSpelling spelling = OptionSpelling::field;  // how an error names the options that sized the pool
   DevicePtr<unsigned char> keys(int64_t block, int64_t layer) const {
     return base + (block * layers + layer) * layer_bytes;
   }
@@ -271,15 +273,16 @@ class Backend {
                                  DevicePtr<float> y) = 0;
   // One token of each of `rows` sequences (a decode step, the same bits as the prompt form): row r's
   // window is windows + slots[r] (K - 1) E and its state states + slots[r] E S. Each pool runs to
-  // the end of its allocation, which a device may bind whole (infer/state_pool.h).
+  // the end of its allocation, which a device may bind whole (infer/state_pool.h); one it cannot
+  // is an error naming the options that sized the pool as `spelling` writes them.
   virtual void mamba_conv_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
                                DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
-                               DevicePtr<const int32_t> slots, DevicePtr<float> u) = 0;
+                               DevicePtr<const int32_t> slots, DevicePtr<float> u, OptionSpelling spelling) = 0;
   virtual void mamba_scan_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> u,
                                DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias,
                                DevicePtr<const float> a_log, DevicePtr<const float> B, DevicePtr<const float> C,
                                int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
-                               DevicePtr<const int32_t> slots, DevicePtr<float> y) = 0;
+                               DevicePtr<const int32_t> slots, DevicePtr<float> y, OptionSpelling spelling) = 0;
   // The Gated Memory Unit: out[rows, D] (= or +=) out_proj(memory * silu(in_proj(x))), x [rows, D],
   // memory [rows, E], in_proj [E, D] and out_proj [D, E]; gate [rows, E] is scratch. Composed of
   // matmul and swiglu_forward here; a device may fuse it.

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/generation.h"
 #include "cli/command.h"
 #include "cli/device_option.h"
 #include "cli/engine_model.h"
@@ -16,8 +17,6 @@
 #include "infer/generate.h"
 #include "infer/model_prompt.h"
 #include "serve/chat_prompt.h"
-#include "serve/reasoning.h"
-#include "serve/reply_reader.h"
 
 namespace difftx::cli {
 namespace {
@@ -25,6 +24,7 @@ namespace {
 int run_chat(Args& args) {
   const ModelOptions m = model_options(args);
   const auto system = args.get("system");
+  const bool keep_special = args.flag("keep-special-tokens");
   const data::GenerationDefaults defaults = data::read_generation_defaults(m.dir);
   infer::GenerateOptions o;
   o.spelling = OptionSpelling::flag;
@@ -47,8 +47,7 @@ int run_chat(Args& args) {
   // The special tokens the model writes are left out of its replies, as the server leaves them out
   // (skip_special_tokens), but for the reasoning block's markers.
   o.tokenizer = &tokenizer;
-  o.silent_tokens = serve::unread_special_tokens(
-      tokenizer, {serve::reasoning_markers_of_model(tmpl.source, tokenizer), false, std::nullopt, {}});
+  if (!keep_special) o.silent_tokens = api::skipped_special_tokens(tokenizer, &tmpl);
 
   nlohmann::json messages = nlohmann::json::array();
   if (system) messages.push_back({{"role", "system"}, {"content", *system}});
@@ -87,9 +86,10 @@ DIFFTX_COMMAND("chat", "talk to a model on the terminal through its chat templat
                "  --seed S               seed of the first reply (each reply uses the next; default 1)\n"
                "  --logit-bias ID=BIAS[,ID=BIAS...]  token logit biases in [-100, 100], as in generate\n"
                "  --kv-dtype f32|bf16|int8  KV cache storage (default bf16)\n"
+               "  --keep-special-tokens  print the special tokens the model writes as text\n"
                "  --tokenizer NAME       use this tokenizer instead of the model directory's\n"
                "Each line on stdin is a message; the reply streams to stdout (without the special tokens the\n"
-               "model writes, as serve's skip_special_tokens). An empty line ends.",
+               "model writes, as serve's skip_special_tokens, unless --keep-special-tokens). An empty line ends.",
                run_chat);
 
 }  // namespace difftx::cli

@@ -20,7 +20,7 @@
 #include "infer/model_prompt.h"
 #include "io/input_file.h"
 #include "serve/output_constraint.h"
-#include "serve/reply_reader.h"
+#include "serve/reasoning.h"
 
 namespace difftx::cli {
 namespace {
@@ -29,6 +29,7 @@ int run_generate(Args& args) {
   const ModelOptions m = model_options(args);
   const std::string prompt = args.require("prompt");
   const bool as_chat = args.flag("chat");
+  const bool keep_special = args.flag("keep-special-tokens");
   // generation_config.json's defaults (Hugging Face directories), then the options.
   const data::GenerationDefaults defaults = data::read_generation_defaults(m.dir);
   infer::GenerateOptions o;
@@ -63,15 +64,17 @@ int run_generate(Args& args) {
     const chat::ChatTemplate tmpl = required_chat_template(m.dir, m.chat_template);
     const nlohmann::json messages = nlohmann::json::array({{{"role", "user"}, {"content", prompt}}});
     output.reasoning = serve::reasoning_markers_of_model(tmpl.source, tokenizer);
-    // The special tokens the model writes are left out of its reply, as the server leaves them
-    // out (skip_special_tokens), but for the reasoning block's markers.
-    o.silent_tokens = serve::unread_special_tokens(tokenizer, {output.reasoning, false, std::nullopt, {}});
+    // The special tokens the model writes are left out of its reply, as the server's chat
+    // completions leave them out (skip_special_tokens), but for the reasoning block's markers.
+    if (!keep_special) o.silent_tokens = api::skipped_special_tokens(tokenizer, &tmpl);
     reasoning_open = output.reasoning && serve::prompt_opens_reasoning(tmpl.render(messages, true),
                                                                        tmpl.render(messages, false), *output.reasoning);
     framed = api::frame_chat_prompt(tokenizer, defaults, tmpl, messages, model.config, m.dir.string());
   } else {
     DIFFTX_CHECK(!m.chat_template, "--chat-template needs --chat");
     framed = infer::frame_prompt(tokenizer, defaults, prompt, model.config, m.dir.string());
+    // As the server's completions: every special token the model writes is left out.
+    if (!keep_special) o.silent_tokens = api::skipped_special_tokens(tokenizer, nullptr);
   }
   const std::vector<int32_t>& ids = framed.ids;
   DIFFTX_CHECK(static_cast<int64_t>(ids.size()) <= context, "the prompt is ", ids.size(),
@@ -122,11 +125,14 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "                        tokenizer.json with config.json / generation_config.json, whose\n"
                "                        eos_token_id and sampling defaults apply unless options override them)\n"
                DIFFTX_DEVICE_HELP
-               "  --prompt TEXT         the text to continue (echoed, then the continuation streams)\n"
+               "  --prompt TEXT         the text to continue (echoed, then the continuation streams, without the\n"
+               "                        special tokens the model writes, as serve's skip_special_tokens)\n"
                "  --chat                the prompt is one user message, rendered through the model's chat template\n"
                "                        (tokenizer_config.json); the reply streams, ending at the template's EOS,\n"
-               "                        without the special tokens the model writes (as serve's skip_special_tokens)\n"
+               "                        without the special tokens the model writes but its reasoning markers\n"
                "  --chat-template FILE  with --chat: this Jinja template instead of the model's\n"
+               "  --keep-special-tokens print the special tokens the model writes (<|im_start|>, reserved tokens)\n"
+               "                        as text (serve's skip_special_tokens: false)\n"
                "  --max-new-tokens N    tokens to generate at most (default 128); stops early at end of text / EOS\n"
                "  --temperature X       0 is greedy and deterministic (default 0.8)\n"
                "  --top-k K             sample from the K most likely tokens (default 0: all)\n"

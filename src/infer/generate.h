@@ -30,7 +30,7 @@ struct GenerateOptions {
   const model::Model* draft_model = nullptr;
   OptionSpelling spelling = OptionSpelling::field;  // how errors name these options (EngineOptions::spelling)
   // The model's tokenizer, for the events' text (TokenEvent::text; none: no text), and the tokens
-  // that write none (RequestOptions::silent_tokens: the special tokens a chat reply leaves out).
+  // that write none (RequestOptions::silent_tokens: the special tokens a reply leaves out).
   const data::Tokenizer* tokenizer = nullptr;
   std::vector<int32_t> silent_tokens;
 };

@@ -36,7 +36,7 @@ class HybridForward::Core : public model::HybridCore {
       const int64_t at = r.first_row * E;
       if (r.slot < 0)
         b.mamba_conv_step(dims, r.count, a.xs + at, E, w.conv_weight, w.conv_bias, windows,
-                          f_.device_row_slots_.as<const int32_t>() + r.first_row, a.u + at);
+                          f_.device_row_slots_.as<const int32_t>() + r.first_row, a.u + at, f_.states_.spelling());
       else
         b.mamba_conv_prompt(dims, r.count, a.xs + at, E, w.conv_weight, w.conv_bias, windows + r.slot * K1, a.u + at);
     });
@@ -51,7 +51,8 @@ class HybridForward::Core : public model::HybridCore {
       const int64_t at = r.first_row * E, bc = r.first_row * S;
       if (r.slot < 0)
         b.mamba_scan_step(dims, r.count, a.u + at, a.dt_in + at, w.dt_bias, w.a_log, a.B_ssm + bc, a.C_ssm + bc, S,
-                          w.d_skip, states, f_.device_row_slots_.as<const int32_t>() + r.first_row, a.y + at);
+                          w.d_skip, states, f_.device_row_slots_.as<const int32_t>() + r.first_row, a.y + at,
+                          f_.states_.spelling());
       else
         b.mamba_scan_prompt(dims, r.count, a.u + at, a.dt_in + at, w.dt_bias, w.a_log, a.B_ssm + bc, a.C_ssm + bc, S,
                             w.d_skip, states + r.slot * E * S, a.y + at);

@@ -41,6 +41,7 @@ int64_t KvPool::sequence_bytes(const model::ModelConfig& config, kernels::KvStor
 KvPool::KvPool(backends::Backend& backend, const model::ModelConfig& config, kernels::KvStorage storage,
                int64_t block_tokens, int64_t blocks, OptionSpelling spelling)
     : BlockPool(blocks, block_tokens),
+      spelling_(spelling),
       layers_(kv_block_layers(kv_cache_groups(config))),
       dims_(block_dims(config, storage, block_tokens)),
       key_bytes_(kernels::key_region_bytes(dims_)),

@@ -42,10 +42,11 @@ class KvPool : public BlockPool {
   // The storage as the backend's paged ops read it: the keys and values of a group's i-th layer
   // in block b at keys(b, i) (decode_attention.h's regions).
   backends::PagedKv paged() const {
-    return {dims_, storage_.as<unsigned char>(), layers_, layer_bytes_, key_bytes_, blocks()};
+    return {dims_, storage_.as<unsigned char>(), layers_, layer_bytes_, key_bytes_, blocks(), spelling_};
   }
 
  private:
+  OptionSpelling spelling_;
   int64_t layers_;
   kernels::DecodeAttentionDims dims_;
   int64_t key_bytes_, layer_bytes_;

@@ -44,31 +44,30 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
                                      int32_t& id) {
   const RequestOptions& o = s.request.options;
   if (s.request.on_logits) s.request.on_logits({logits, static_cast<size_t>(logits_width_)});
+  bool stop_token = false;
   try {
     if (s.constraint && s.constraint->done()) {  // an empty document: nothing to draw
       finish(s, FinishReason::stop);
       return FinishReason::stop;
     }
     id = draw_token(s, logits, draft, q);
-    if (std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end()) {
-      // Generated, and counted as OpenAI and vLLM count it (usage), but neither streamed nor text.
-      s.tokens.push_back(id);
-      ++counters_.generated_tokens;
-      finish(s, FinishReason::stop);
-      return FinishReason::stop;
-    }
-    if (s.constraint) s.constraint->accept(id);  // the token a constraint allowed advances it
+    stop_token = std::find(o.stop_tokens.begin(), o.stop_tokens.end(), id) != o.stop_tokens.end();
+    if (s.constraint && !stop_token) s.constraint->accept(id);  // the token a constraint allowed advances it
   } catch (const std::exception& e) {
     finish(s, FinishReason::error, {}, e.what());
     return FinishReason::error;
+  }
+  s.tokens.push_back(id);
+  ++counters_.generated_tokens;
+  if (stop_token) {  // generated, and counted as OpenAI and vLLM count it (usage), but neither streamed nor text
+    finish(s, FinishReason::stop);
+    return FinishReason::stop;
   }
   TokenEvent event;
   event.id = id;
   if (o.logprobs || o.top_logprobs > 0) event.logprob = token_logprob(logits, vocab_, id, o.top_logprobs, event.top);
   const bool silent = std::binary_search(o.silent_tokens.begin(), o.silent_tokens.end(), id);
   if (tokenizer_ && id < tokenizer_->vocab_size() && !silent) event.text = s.text.push(tokenizer_->decode({&id, 1}));
-  s.tokens.push_back(id);
-  ++counters_.generated_tokens;
   FinishReason reason = FinishReason::none;
   if (s.text.stopped() || (s.constraint && s.constraint->done())) reason = FinishReason::stop;
   else if (s.generated() >= o.max_new_tokens || static_cast<int64_t>(s.tokens.size()) > context_)

@@ -26,7 +26,7 @@ int64_t StatePool::slot_bytes(const model::ModelConfig& c) {
 }
 
 StatePool::StatePool(backends::Backend& backend, const model::ModelConfig& c, int64_t slots, OptionSpelling spelling)
-    : backend_(backend), layers_(0), slots_(slots) {
+    : backend_(backend), spelling_(spelling), layers_(0), slots_(slots) {
   DIFFTX_CHECK(c.hybrid, "internal: a state pool for a model without Mamba layers");
   DIFFTX_CHECK(slots >= 1, "state pool: ", slots, " slots must be at least 1");
   const int64_t E = c.hybrid->mamba_channels(c.hidden_size);

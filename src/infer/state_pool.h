@@ -23,6 +23,7 @@ class StatePool {
   StatePool(backends::Backend& backend, const model::ModelConfig& config, int64_t slots, OptionSpelling spelling);
 
   int64_t slots() const { return slots_; }
+  OptionSpelling spelling() const { return spelling_; }  // how errors name the options that sized it
   // Bytes of one slot: every Mamba layer's window and state.
   int64_t slot_bytes() const { return layers_ * (window_floats_ + state_floats_) * int64_t{sizeof(float)}; }
   static int64_t slot_bytes(const model::ModelConfig& config);
@@ -34,6 +35,7 @@ class StatePool {
 
  private:
   backends::Backend& backend_;
+  OptionSpelling spelling_;
   int64_t layers_, slots_, window_floats_, state_floats_;
   std::vector<backends::DeviceBuffer> windows_, states_;  // per Mamba layer
 };

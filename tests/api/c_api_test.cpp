@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <condition_variable>
@@ -346,10 +347,14 @@ TEST(CApi, GreedyStreamsAreWhatGenerateMakesAlsoSideBySide) {
     // A stop token that ended it counts (usage, as OpenAI's), though it is not streamed.
     EXPECT_EQ(got[i].generated, static_cast<int64_t>(got[i].tokens.size()) + (got[i].finish == DIFFTX_FINISH_STOP));
     // The events' text is the tokens' as `difftx generate` prints them (bytes held back until a
-    // character completes, those that never do as U+FFFD); a stop token is neither token nor text.
+    // character completes, those that never do as U+FFFD; special tokens left out); a stop token
+    // is neither token nor text.
     infer::Utf8Stream printed;
     std::string want;
-    for (int32_t id : got[i].tokens) want += printed.push(library->tokenizer->decode({&id, 1}));
+    const std::vector<int32_t> skipped = api::skipped_special_tokens(*library->tokenizer, nullptr);
+    for (int32_t id : got[i].tokens)
+      if (std::find(skipped.begin(), skipped.end(), id) == skipped.end())
+        want += printed.push(library->tokenizer->decode({&id, 1}));
     EXPECT_EQ(got[i].text, want + printed.finish());
   }
   difftx_engine_free(engine);
@@ -418,6 +423,40 @@ TEST(CApi, LogitBiasSteersTheTokens) {
   EXPECT_EQ(forced.tokens, std::vector<int32_t>(4, 65));
   ASSERT_EQ(banned.tokens.size(), 1u);
   EXPECT_NE(banned.tokens[0], plain.tokens[0]);
+  difftx_engine_free(engine);
+}
+
+// skip_special_tokens (default 1, as the server's): a special token the model writes (<|im_start|>,
+// drawn through logit_bias) is no text from any of the three submits unless the request keeps
+// them; it is a token either way.
+TEST(CApi, SpecialTokensAreNoTextUnlessKept) {
+  ChatModel chat;
+  ModelPtr model(chat.dir);
+  ASSERT_NE(model.m, nullptr) << difftx_last_error();
+  difftx_engine* engine = difftx_engine_create(model.m, nullptr);
+  ASSERT_NE(engine, nullptr) << difftx_last_error();
+  difftx_sampling_options o = difftx_sampling_default_options(model.m);
+  EXPECT_EQ(o.skip_special_tokens, 1);
+  const difftx_logit_bias force = {277, 100.0f};
+  o.logit_bias = &force;
+  o.n_logit_bias = 1;
+  o.temperature = 0;
+  o.max_tokens = 3;
+  const int32_t prompt[] = {10, 20, 30};
+  const difftx_chat_message messages[] = {{"user", "Hi"}};
+  for (const int32_t skip : {1, 0}) {
+    SCOPED_TRACE(skip);
+    o.skip_special_tokens = skip;
+    Collected by_text, by_ids, by_chat;
+    ASSERT_GT(difftx_engine_submit(engine, "Hi", &o, collect, &by_text), 0) << difftx_last_error();
+    ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &by_ids), 0) << difftx_last_error();
+    ASSERT_GT(difftx_engine_submit_chat(engine, messages, 1, &o, collect, &by_chat), 0) << difftx_last_error();
+    ASSERT_EQ(difftx_engine_run(engine), 0) << difftx_last_error();
+    for (const Collected* c : {&by_text, &by_ids, &by_chat}) {
+      EXPECT_EQ(c->tokens, std::vector<int32_t>(3, 277));
+      EXPECT_EQ(c->text, skip ? "" : "<|im_start|><|im_start|><|im_start|>");
+    }
+  }
   difftx_engine_free(engine);
 }
 

@@ -201,9 +201,10 @@ TEST_P(ConformanceHybrid, MambaStepsGiveThePromptsBits) {
       }
       auto u = zeros<float>(rows * E), y = zeros<float>(rows * E);
       const auto dbc = on_device(bc);
-      backend().mamba_conv_step(dims, rows, on_device(x), p.ld_x(), w, bias, dwindows, dslots, u);
+      backend().mamba_conv_step(dims, rows, on_device(x), p.ld_x(), w, bias, dwindows, dslots, u,
+                                OptionSpelling::field);
       backend().mamba_scan_step(dims, rows, u, on_device(dt_in), dt_bias, a_log, dbc, dbc.ptr() + S, p.ld_bc(), D,
-                                dstates, dslots, y);
+                                dstates, dslots, y, OptionSpelling::field);
       const auto us = u.read(), ys = y.read();
       for (int64_t r = 0; r < rows; ++r) {
         ASSERT_EQ(std::vector<float>(us.begin() + r * E, us.begin() + (r + 1) * E),
@@ -442,9 +443,13 @@ TEST_P(HybridRefusal, EachOpIsAnErrorNamingItAndTheDevice) {
       {"mamba_conv_prompt", [&] { backend().mamba_conv_prompt(dims, 1, buf, 4, buf, buf, buf, buf); }},
       {"mamba_scan_prompt",
        [&] { backend().mamba_scan_prompt(dims, 1, buf, buf, buf, buf, buf, buf, 2, buf, buf, buf); }},
-      {"mamba_conv_step", [&] { backend().mamba_conv_step(dims, 1, buf, 4, buf, buf, buf, slots, buf); }},
+      {"mamba_conv_step",
+       [&] { backend().mamba_conv_step(dims, 1, buf, 4, buf, buf, buf, slots, buf, OptionSpelling::field); }},
       {"mamba_scan_step",
-       [&] { backend().mamba_scan_step(dims, 1, buf, buf, buf, buf, buf, buf, 2, buf, buf, slots, buf); }},
+       [&] {
+         backend().mamba_scan_step(dims, 1, buf, buf, buf, buf, buf, buf, 2, buf, buf, slots, buf,
+                                   OptionSpelling::field);
+       }},
       {"gmu_forward", [&] { backend().gmu_forward(m, m, buf, buf, buf, buf, 1, false, MatmulOrder::by_size); }}};
   for (const auto& [op, call] : ops) {
     const std::string message = error_of(call);

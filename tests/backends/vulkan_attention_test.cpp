@@ -493,12 +493,21 @@ TEST_F(VulkanTest, AttentionOverSmallBindingsGivesTheSameBits) {
   EXPECT_EQ(decode_on(vk(), pool, r, q, {0.5f}, 1), decode_on(small, pool, r, q, {0.5f}, 1));
   const PrefillCase c = PrefillCase::random({AttentionKind::diff, 2, 1, 1}, 3, 7, 16, 45);  // a sequence per binding
   EXPECT_EQ(prefill_on(vk(), c), prefill_on(small, c));
-  // A pool that needs more than 8 windows is refused, saying so.
+  // A pool that needs more than 8 windows is refused, saying so and naming the options that size
+  // it as the caller writes them (the library's fields by default, the CLI's flags).
   HostPool big(v, 8, 16, KvStorage::f32, 2, 20);  // 14 windows
   const std::string error = testing::error_of([&] {
     decode_on(small, big, rows_of(fill(big, {40}, 1, rng), {{0, 40}}), q, {0.5f}, 1);
   });
-  EXPECT_NE(error.find("bindings"), std::string::npos) << error;
+  EXPECT_NE(error.find("needs 14 bindings"), std::string::npos) << error;
+  EXPECT_NE(error.find("fewer with kv_tokens or kv_bytes"), std::string::npos) << error;
+  const DeviceBuffer big_pool = small.allocate(static_cast<int64_t>(big.bytes.size())), row = small.allocate(256);
+  backends::PagedKv flagged = big.on(big_pool);
+  flagged.spelling = OptionSpelling::flag;
+  const std::string cli = testing::error_of([&] {
+    small.paged_store(flagged, 1, row.as<const int32_t>(), 1, row.as<const float>(), row.as<const float>());
+  });
+  EXPECT_NE(cli.find("fewer with --kv-tokens or --kv-bytes"), std::string::npos) << cli;
   expect_no_validation_messages(small);
 }
 

@@ -94,10 +94,11 @@ std::vector<std::vector<float>> hybrid_outputs(VulkanBackend& backend, uint64_t 
     const DeviceBuffer slots = on.put(std::vector<int32_t>{2, 0, 1});
     const DeviceBuffer u = on.put(std::vector<float>(rows * E)), y = on.put(std::vector<float>(rows * E));
     backend.mamba_conv_step(dims, rows, x.as<const float>(), ld_x, w.as<const float>(), bias.as<const float>(),
-                            windows.as<float>(), slots.as<const int32_t>(), u.as<float>());
+                            windows.as<float>(), slots.as<const int32_t>(), u.as<float>(), OptionSpelling::field);
     backend.mamba_scan_step(dims, rows, u.as<const float>(), dt_in.as<const float>(), dt_bias.as<const float>(),
                             a_log.as<const float>(), bc.as<const float>(), bc.as<const float>() + S, ld_bc,
-                            D.as<const float>(), states.as<float>(), slots.as<const int32_t>(), y.as<float>());
+                            D.as<const float>(), states.as<float>(), slots.as<const int32_t>(), y.as<float>(),
+                            OptionSpelling::field);
     for (const auto& [buffer, n] : {std::pair{&u, rows * E}, {&y, rows * E}, {&windows, 3 * (K - 1) * E},
                                     {&states, 3 * E * S}})
       out.push_back(on.get(*buffer, n));
@@ -114,19 +115,25 @@ TEST_F(VulkanTest, HybridOpsOverSmallBindingsGiveTheSameBits) {
 }
 
 // A step op's pool of states that one binding cannot hold whole is an error naming the option
-// that shrinks it, never a slot silently left out.
+// that shrinks it as the caller writes it (the CLI's flag, the library's field), never a slot
+// silently left out.
 TEST_F(VulkanTest, AStatePoolPastOneBindingIsAnErrorNamingMaxRunning) {
   const auto small_bindings = open_small_bindings();  // 4 KiB: 7 states of 16 x 8 floats
   VulkanBackend& b = *small_bindings;
   const kernels::MambaDims dims{16, 8, 4};
   const DeviceBuffer rows = b.allocate(64 * 16 * 4), states = b.allocate(16 * 16 * 8 * 4), slots = b.allocate(16);
   const DevicePtr<const float> f = rows.as<const float>();
-  const std::string message = testing::error_of([&] {
-    b.mamba_scan_step(dims, 1, f, f, f, f, f, f, 16, f, states.as<float>(), slots.as<const int32_t>(),
-                      rows.as<float>());
-  });
-  EXPECT_NE(message.find("16 slots"), std::string::npos) << message;
-  EXPECT_NE(message.find("--max-running"), std::string::npos) << message;
+  for (const OptionSpelling spelling : {OptionSpelling::flag, OptionSpelling::field}) {
+    const std::string message = testing::error_of([&] {
+      b.mamba_scan_step(dims, 1, f, f, f, f, f, f, 16, f, states.as<float>(), slots.as<const int32_t>(),
+                        rows.as<float>(), spelling);
+    });
+    EXPECT_NE(message.find("16 slots"), std::string::npos) << message;
+    EXPECT_NE(message.find(spelling == OptionSpelling::flag ? "fewer with --max-running (or --draft-tokens)"
+                                                            : "fewer with max_running (or draft_tokens)"),
+              std::string::npos)
+        << message;
+  }
 }
 
 TEST_F(VulkanTest, LayerNormBackwardIsAnErrorNamingIt) {

@@ -6,8 +6,8 @@
 # model's habits (a default system turn, earlier answers' <think> parts dropped, the answer opened
 # with <think>), in the tokens the fixture's tokenizer.json has; the reply's thinking comes back as
 # reasoning_content. A special token the model writes is left out of the reply's text
-# (skip_special_tokens; also by generate --chat and chat) and adds nothing to completions'
-# text_offset; the end-of-sequence token that ends a reply counts in usage.
+# (skip_special_tokens; also by generate, generate --chat and chat, unless --keep-special-tokens)
+# and adds nothing to completions' text_offset; the end-of-sequence token that ends a reply counts in usage.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 model="$work/motif"
@@ -101,14 +101,31 @@ events = [json.loads(l[6:]) for l in open(sys.argv[1]) if l.startswith("data: {"
 assert events[-1]["usage"]["completion_tokens"] == 1, events
 assert "".join(c["text"] for e in events for c in e["choices"]) == "", events
 PY
-# difftx generate --chat and difftx chat leave the special tokens the model writes out of its reply,
-# as the server does.
-"$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
-  > "$work/chat.txt" 2> /dev/null
-[ "$(cat "$work/chat.txt")" = "" ] || { echo "FAIL: generate --chat printed special tokens"; cat "$work/chat.txt"; exit 1; }
-printf 'Hi\n' | "$difftx" chat --model "$model" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
-  > "$work/chat.txt" 2> /dev/null
-[ "$(cat "$work/chat.txt")" = "" ] || { echo "FAIL: chat printed special tokens"; cat "$work/chat.txt"; exit 1; }
+# difftx generate (after the prompt it echoes), generate --chat and difftx chat leave the special
+# tokens the model writes out of their text, as the server's completions and chat completions do;
+# --keep-special-tokens prints them (skip_special_tokens false).
+post /v1/completions "{\"prompt\": \"Hi\", $forced}" > /dev/null
+"$difftx" generate --model "$model" --prompt "Hi" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
+  > "$work/plain.txt" 2> /dev/null
+[ "$(cat "$work/plain.txt")" = "Hi$(json_get "$work/body.json" "['choices'][0]['text']")" ] ||
+  { echo "FAIL: generate printed special tokens"; cat "$work/plain.txt"; cat "$work/body.json"; exit 1; }
+"$difftx" generate --model "$model" --prompt "Hi" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
+  --keep-special-tokens > "$work/plain.txt" 2> /dev/null
+[ "$(cat "$work/plain.txt")" = "Hi<|im_start|><|im_start|><|im_start|>" ] ||
+  { echo "FAIL: generate --keep-special-tokens"; cat "$work/plain.txt"; exit 1; }
+for command in generate chat; do
+  "$difftx" $command --help | grep -q -- --keep-special-tokens || { echo "FAIL: $command --help"; exit 1; }
+done
+for keep in "" --keep-special-tokens; do
+  want=""
+  [ -n "$keep" ] && want="<|im_start|><|im_start|><|im_start|>"
+  "$difftx" generate --model "$model" --chat --prompt "Hi" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 \
+    $keep > "$work/chat.txt" 2> /dev/null
+  [ "$(cat "$work/chat.txt")" = "$want" ] || { echo "FAIL: generate --chat $keep"; cat "$work/chat.txt"; exit 1; }
+  printf 'Hi\n' | "$difftx" chat --model "$model" --max-new-tokens 3 --temperature 0 --logit-bias 277=100 $keep \
+    > "$work/chat.txt" 2> /dev/null
+  [ "$(cat "$work/chat.txt")" = "$want" ] || { echo "FAIL: chat $keep"; cat "$work/chat.txt"; exit 1; }
+done
 # Completions' logprobs show the special tokens, and text_offset indexes into the text returned:
 # a token left out adds no characters (the prompt "Hi" is 2), whole and streamed.
 post /v1/completions "{\"prompt\": \"Hi\", $forced, \"logprobs\": 0}" > /dev/null

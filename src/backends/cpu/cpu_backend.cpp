@@ -260,14 +260,15 @@ class CpuBackend final : public Backend {
   }
   void mamba_conv_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
                        DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
-                       DevicePtr<const int32_t> slots, DevicePtr<float> u) override {
+                       DevicePtr<const int32_t> slots, DevicePtr<float> u, OptionSpelling) override {
     const std::vector<float*>& each = slot_rows(windows, slots, rows, (dims.conv - 1) * dims.channels);
     k_.mamba_conv_step(dims, rows, host(x), ld_x, host(w), host(bias), each.data(), host(u));
   }
   void mamba_scan_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> u,
                        DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias, DevicePtr<const float> a_log,
                        DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
-                       DevicePtr<float> states, DevicePtr<const int32_t> slots, DevicePtr<float> y) override {
+                       DevicePtr<float> states, DevicePtr<const int32_t> slots, DevicePtr<float> y,
+                       OptionSpelling) override {
     const std::vector<float*>& each = slot_rows(states, slots, rows, dims.channels * dims.state);
     k_.mamba_scan_step(dims, rows, host(u), host(dt_in), host(dt_bias), host(a_log), host(B), host(C), ld_bc, host(D),
                        each.data(), host(y));

@@ -8,6 +8,7 @@
 #include "backends/vulkan/ops_common.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "core/error.h"
+#include "core/option_name.h"
 
 namespace difftx::backends::vulkan {
 namespace {
@@ -102,7 +103,8 @@ VulkanBackend::KvWindows VulkanBackend::bind_kv(const PagedKv& kv, const char* w
   const int64_t windows = (regions + per_window - 1) / per_window;
   DIFFTX_CHECK(windows <= kKvWindows, "vulkan ", what, ": the KV pool (", regions * layer_bytes, " bytes) needs ",
                windows, " bindings of ", per_window * layer_bytes, " bytes; ", info().name, " is bound at most ",
-               kKvWindows, " (", kKvWindows * per_window * layer_bytes, " bytes): use a smaller --kv-bytes");
+               kKvWindows, " (", kKvWindows * per_window * layer_bytes, " bytes): ask for fewer with ",
+               option_name("kv_tokens", kv.spelling), " or ", option_name("kv_bytes", kv.spelling));
   KvWindows k;
   k.per_window = u32(per_window);
   k.delta = u32(delta);

@@ -9,6 +9,7 @@
 #include "backends/vulkan/ops_common.h"
 #include "backends/vulkan/vulkan_backend.h"
 #include "core/error.h"
+#include "core/option_name.h"
 
 namespace difftx::backends::vulkan {
 
@@ -76,12 +77,14 @@ void VulkanBackend::add_bias(DevicePtr<float> y, DevicePtr<const float> bias, in
   }
 }
 
-VulkanBackend::SlotPool VulkanBackend::bind_slots(DevicePtr<const void> base, int64_t width, const char* what) {
+VulkanBackend::SlotPool VulkanBackend::bind_slots(DevicePtr<const void> base, int64_t width, const char* what,
+                                                  OptionSpelling spelling) {
   if (width == 0) return {bind_optional(0, 0, what), 0x7fffffff};  // K = 1: no window to read
   const Resolved r = memory_.resolve(base.address(), width * 4, what);
   const int64_t count = (r.size - r.offset) / (width * 4), fit = rows_per_binding(width * 4, what);
   DIFFTX_CHECK(count <= fit, "vulkan ", what, ": a pool of ", count, " slots of ", width * 4, " bytes; one binding of ",
-               info().name, " holds ", fit, ": ask for fewer with --max-running (or --draft-tokens)");
+               info().name, " holds ", fit, ": ask for fewer with ", option_name("max_running", spelling), " (or ",
+               option_name("draft_tokens", spelling), ")");
   return {bind(base.address(), count * width * 4, what), u32(count)};
 }
 
@@ -119,11 +122,11 @@ void VulkanBackend::mamba_conv_prompt(const MambaDims& dims, int64_t T, DevicePt
 
 void VulkanBackend::mamba_conv_step(const MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
                                     DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
-                                    DevicePtr<const int32_t> slots, DevicePtr<float> u) {
+                                    DevicePtr<const int32_t> slots, DevicePtr<float> u, OptionSpelling spelling) {
   check_mamba("mamba_conv_step", dims, rows, ld_x, dims.channels, "ld_x");
   if (rows == 0) return;
   DIFFTX_CHECK(slots, "vulkan mamba_conv_step: slots must be given");
-  const SlotPool pool = bind_slots(windows, (dims.conv - 1) * dims.channels, "mamba conv windows");
+  const SlotPool pool = bind_slots(windows, (dims.conv - 1) * dims.channels, "mamba conv windows", spelling);
   const int64_t step = rows_per_binding(ld_x * 4, "mamba_conv_step rows");
   for (int64_t r0 = 0; r0 < rows; r0 += step)
     mamba_conv(dims, std::min(step, rows - r0), 1, x + r0 * ld_x, ld_x, w, bias, pool, slots + r0,
@@ -177,12 +180,12 @@ void VulkanBackend::mamba_scan_step(const MambaDims& dims, int64_t rows, DeviceP
                                     DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias,
                                     DevicePtr<const float> a_log, DevicePtr<const float> B, DevicePtr<const float> C,
                                     int64_t ld_bc, DevicePtr<const float> D, DevicePtr<float> states,
-                                    DevicePtr<const int32_t> slots, DevicePtr<float> y) {
+                                    DevicePtr<const int32_t> slots, DevicePtr<float> y, OptionSpelling spelling) {
   check_mamba("mamba_scan_step", dims, rows, ld_bc, dims.state, "ld_bc");
   if (rows == 0) return;
   DIFFTX_CHECK(slots, "vulkan mamba_scan_step: slots must be given");
   const int64_t E = dims.channels;
-  const SlotPool pool = bind_slots(states, E * dims.state, "mamba scan states");
+  const SlotPool pool = bind_slots(states, E * dims.state, "mamba scan states", spelling);
   const int64_t step = rows_per_binding(std::max(E, ld_bc) * 4, "mamba_scan_step rows");
   for (int64_t r0 = 0; r0 < rows; r0 += step)
     mamba_scan(dims, std::min(step, rows - r0), 1, u + r0 * E, dt_in + r0 * E, dt_bias, a_log, B + r0 * ld_bc,

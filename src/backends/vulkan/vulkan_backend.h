@@ -121,11 +121,12 @@ class VulkanBackend final : public Backend {
                          DevicePtr<float> state, DevicePtr<float> y) override;
   void mamba_conv_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> x, int64_t ld_x,
                        DevicePtr<const float> w, DevicePtr<const float> bias, DevicePtr<float> windows,
-                       DevicePtr<const int32_t> slots, DevicePtr<float> u) override;
+                       DevicePtr<const int32_t> slots, DevicePtr<float> u, OptionSpelling spelling) override;
   void mamba_scan_step(const kernels::MambaDims& dims, int64_t rows, DevicePtr<const float> u,
                        DevicePtr<const float> dt_in, DevicePtr<const float> dt_bias, DevicePtr<const float> a_log,
                        DevicePtr<const float> B, DevicePtr<const float> C, int64_t ld_bc, DevicePtr<const float> D,
-                       DevicePtr<float> states, DevicePtr<const int32_t> slots, DevicePtr<float> y) override;
+                       DevicePtr<float> states, DevicePtr<const int32_t> slots, DevicePtr<float> y,
+                       OptionSpelling spelling) override;
 
   // Finishes the work, saves the pipeline cache, destroys everything made on the device and the
   // device; again, nothing. Called at the process's exit (and by the destructor): after it, the
@@ -184,12 +185,13 @@ class VulkanBackend final : public Backend {
   };
   KvWindows bind_kv(const PagedKv& kv, const char* what);
   // A pool of Mamba windows or states of `width` floats each, from base to its allocation's end
-  // (count of them; an error if one binding cannot hold them all), for the step forms' slots.
+  // (count of them; an error if one binding cannot hold them all, naming the options that sized
+  // it as `spelling` writes them), for the step forms' slots.
   struct SlotPool {
     Bound bound;
     uint32_t count = 0;
   };
-  SlotPool bind_slots(DevicePtr<const void> base, int64_t width, const char* what);
+  SlotPool bind_slots(DevicePtr<const void> base, int64_t width, const char* what, OptionSpelling spelling);
   // One dispatch of mamba_conv.comp or mamba_scan.comp: `rows` sequences of T tokens (the prompt
   // form: rows = 1, no slots; the step form: T = 1, row r's window or state at slots[r]).
   void mamba_conv(const kernels::MambaDims& dims, int64_t rows, int64_t T, DevicePtr<const float> x, int64_t ld_x,
