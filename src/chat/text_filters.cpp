@@ -90,7 +90,10 @@ Value urlencode(const Value& v, const CallArgs&) {
     const List kv = iterate(pair);
     if (kv.size() > 2) template_fail("too many values to unpack (expected 2)");
     if (kv.size() < 2) template_fail("not enough values to unpack (expected 2, got ", kv.size(), ")");
-    out += (out.empty() ? "" : "&") + url_quote(kv[0], true) + "=" + url_quote(kv[1], true);
+    if (!out.empty()) out += '&';
+    out += url_quote(kv[0], true);
+    out += '=';
+    out += url_quote(kv[1], true);
   }
   return Value::from(out);
 }
