@@ -50,19 +50,18 @@ void ModelDrafter::settle(uint64_t seq, std::span<const int32_t> tokens) {
   pending_.erase(it);
   const auto n = static_cast<int64_t>(tokens.size());
   if (n < p.n) return drop_rows(seq);  // not the sequence the rows were computed for: rebuilt
-  // The target's verdict: the drafted tokens it took (those it had a choice at), then a miss.
-  int64_t taken = 0;
-  bool missed = false;
-  for (size_t i = 0; i < p.drafted.size() && p.n + static_cast<int64_t>(i) < n && !missed; ++i) {
-    missed = tokens[p.n + static_cast<int64_t>(i)] != p.drafted[i];
-    taken += !missed && !p.forced[i];
-  }
-  if (!p.drafted.empty()) lengths_[seq].observe(taken, missed);
-  // Row p.n + i was fed drafted[i]: it stands where the sequence went on with that token.
-  int64_t stored = p.n;  // leading positions whose rows stand, before the last token's is left out
-  while (stored - p.n + 1 < static_cast<int64_t>(p.drafted.size()) && stored < n &&
-         tokens[stored] == p.drafted[stored - p.n])
-    ++stored;
+  // How far the sequence went on with the drafted tokens (row p.n + i was fed drafted[i]).
+  const auto drafted = static_cast<int64_t>(p.drafted.size());
+  int64_t matched = 0;
+  while (matched < drafted && p.n + matched < n && tokens[p.n + matched] == p.drafted[matched]) ++matched;
+  // The target's verdict: the drafted tokens it took (those it had a choice at), then a miss
+  // where it drew past them.
+  if (drafted > 0)
+    lengths_[seq].observe(std::count(p.forced.begin(), p.forced.begin() + matched, false),
+                          matched < drafted && p.n + matched < n);
+  // The matched tokens' rows stand but the last drafted token's, which was never computed; the
+  // last token's is left out below.
+  const int64_t stored = p.n + std::min(matched, std::max<int64_t>(drafted - 1, 0));
   kv_.commit(seq, {}, std::min(stored, n - 1) - kv_.computed(seq));  // computed: the open step's start
 }
 
