@@ -7,12 +7,16 @@
 
 namespace difftx::infer {
 
-DraftGuard::DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab)
+DraftGuard::DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab,
+                       const DraftText& text)
     : constraint_(constraint ? constraint->clone() : nullptr),
       stops_(stop_tokens.begin(), stop_tokens.end()),
+      tokenizer_(text.tokenizer),
+      silent_(text.silent),
       vocab_(vocab),
-      ended_(constraint && constraint->done()) {
+      ended_((constraint && constraint->done()) || (text.text && text.text->stopped())) {
   DIFFTX_CHECK(vocab >= 1, "a draft guard over ", vocab, " ids: the vocabulary must not be empty");
+  if (text.text && text.text->has_stops()) text_.emplace(*text.text);
 }
 
 const uint64_t* DraftGuard::allowed() { return constraint_ ? constraint_->allowed() : nullptr; }
@@ -35,6 +39,10 @@ bool DraftGuard::take(int32_t id) {
   if (constraint_) {
     constraint_->accept(id);
     ended_ = constraint_->done();
+  }
+  if (std::string bytes; text_ && token_bytes(tokenizer_, silent_, id, bytes)) {
+    text_->push(bytes);
+    ended_ = ended_ || text_->stopped();
   }
   return true;
 }

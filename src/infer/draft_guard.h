@@ -2,24 +2,37 @@
 // draw could give, up to one that would end it. A copy of the request's constraint
 // (token_constraint.h) goes through the drafted tokens, so each proposal is drawn under the mask
 // the request would have there (a draft model masks its logits with it) or cut at the first token
-// the constraint refuses (prompt lookup); and a draft ends after a stop token or where the
-// constraint's document is complete, as the request would. A drafted token past either could
-// never be verified, only cost its row. The request's own constraint is not touched.
+// the constraint refuses (prompt lookup); and a draft ends after a stop token, where the
+// constraint's document is complete and where its text completes a stop string (a copy of the
+// request's StopText takes the drafted tokens' bytes), as the request would. A drafted token past
+// one of those could never be verified, only cost its row. The request's own state is not touched.
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "infer/stop_text.h"
 #include "infer/token_constraint.h"
 
 namespace difftx::infer {
+
+// A request's text, for a draft's stop strings: its StopText after the sequence's last token (null,
+// or one without stop strings: nothing to watch) and what a token writes (token_bytes: the
+// tokenizer and the request's silent ids, which outlive the guard).
+struct DraftText {
+  const StopText* text = nullptr;
+  const data::Tokenizer* tokenizer = nullptr;
+  std::span<const int32_t> silent = {};
+};
 
 class DraftGuard {
  public:
   // `constraint`: the request's, as it stands after the sequence's last token (null: none);
   // `stop_tokens`: the request's; `vocab`: the ids the request may draw, [0, vocab).
-  DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab);
+  DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab,
+             const DraftText& text = {});
 
   // The ids the next drafted token may be: a bitset over [0, vocab) (bit i of word i / 64), valid
   // until take(); null allows every id.
@@ -38,6 +51,9 @@ class DraftGuard {
  private:
   std::unique_ptr<TokenConstraint> constraint_;
   std::vector<int32_t> stops_;
+  std::optional<StopText> text_;  // a copy of the request's, where it has stop strings
+  const data::Tokenizer* tokenizer_;
+  std::span<const int32_t> silent_;
   int64_t vocab_;
   bool ended_;
 };

@@ -157,14 +157,14 @@ Engine::RequestId Engine::submit(Request r) {
   seq->draft_mode = draft;
   seq->draft_tokens = draft_tokens;
   // A draft model proposes under the request's options where they change its choice: sampled,
-  // or biased (else the greedy proposal of ModelDrafter serves).
+  // biased or penalised (else the greedy proposal of ModelDrafter serves).
   const SamplingOptions& sampling = seq->request.options.sampling;
-  if (draft == DraftMode::model && (sampling.temperature > 0 || !sampling.logit_bias.empty())) {
+  if (draft == DraftMode::model && (sampling.temperature > 0 || !sampling.logit_bias.empty() ||
+                                    sampling.presence_penalty != 0 || sampling.frequency_penalty != 0)) {
     SamplingOptions drafting = sampling;
     // Its own stream of draws, unrelated to the target's (splitmix64's state is a counter: a seed
     // one step away would replay the target's draws one behind).
     drafting.seed = derive_rng(drafting.seed, {kDraftStream}).next_u64();
-    drafting.presence_penalty = drafting.frequency_penalty = 0;  // not applied to drafts
     seq->draft_sampler = std::make_unique<Sampler>(drafting, state_->vocab);
   }
   state_->incoming.push_back(std::move(seq));

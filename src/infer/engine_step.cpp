@@ -25,16 +25,20 @@ void drop(List& list, Ends ends) {
 // The tokens drafted for a running sequence's next step (speculative decoding): only for one
 // that decodes (its last token generated, so that every row of the step is a generated token's),
 // at most as many as can still be drawn before max_new_tokens and the context, each one the
-// request could take (its constraint and stop tokens: DraftGuard).
+// request could take (its constraint, stop tokens and stop strings: DraftGuard). A draft sampler
+// starts from the penalties' counts of the tokens drawn so far.
 void draft(Engine::State& st, Sequence& s) {
   s.draft.clear();
   Drafter* drafter = st.drafter(s.draft_mode);
   if (!drafter || st.scheduler.pending(s) != 1 || s.generated() < 1) return;
+  const RequestOptions& o = s.request.options;
   const auto n = static_cast<int64_t>(s.tokens.size());
-  const int64_t max = std::min({s.draft_tokens, s.request.options.max_new_tokens - s.generated() - 1, st.context - n});
+  const int64_t max = std::min({s.draft_tokens, o.max_new_tokens - s.generated() - 1, st.context - n});
   if (max < 1) return;
-  DraftGuard guard(s.constraint.get(), s.request.options.stop_tokens, st.vocab);
-  if (!guard.ended()) drafter->propose(s.id, s.tokens, max, s.draft_sampler.get(), guard, s.draft);
+  DraftGuard guard(s.constraint.get(), o.stop_tokens, st.vocab, {&s.text, st.sampling.tokenizer(), o.silent_tokens});
+  if (guard.ended()) return;
+  if (s.draft_sampler) s.draft_sampler->count_as(s.sampler);
+  drafter->propose(s.id, s.tokens, max, s.draft_sampler.get(), guard, s.draft);
 }
 
 // A sequence whose prompt this step completed: its drafter reads the prompt before the first

@@ -131,15 +131,25 @@ int32_t Sampler::propose(const float* logits, DraftDistribution& q, const uint64
       s, logits, greedy ? 1 : std::min({vocab_, kDraftCandidates, options_.top_k > 0 ? options_.top_k : vocab_}),
       allowed);
   if (few == 0) return -1;  // the mask allows nothing
-  if (greedy) return s.order[0];
-  double total = 0;
-  const int64_t kept = candidates(s, logits, few, total);
-  const int32_t id = pick(s, kept, total);
-  for (int64_t i = 0; i < kept; ++i) {
-    q.ids.push_back(s.order[i]);
-    q.probs.push_back(s.weights[i] / total);
+  int32_t id = s.order[0];
+  if (!greedy) {
+    double total = 0;
+    const int64_t kept = candidates(s, logits, few, total);
+    id = pick(s, kept, total);
+    for (int64_t i = 0; i < kept; ++i) {
+      q.ids.push_back(s.order[i]);
+      q.probs.push_back(s.weights[i] / total);
+    }
   }
+  if (!counts_.empty()) ++counts_[id];
   return id;
+}
+
+void Sampler::count_as(const Sampler& other) {
+  if (counts_.empty()) return;
+  DIFFTX_CHECK(other.counts_.size() == counts_.size(), "sampler: the counts of a sampler over ", other.vocab_,
+               " ids (penalised: ", !other.counts_.empty(), ") cannot be those of one over ", vocab_);
+  counts_ = other.counts_;
 }
 
 int32_t Sampler::draw(Scratch& s, const float* logits, const uint64_t* allowed, int32_t draft,

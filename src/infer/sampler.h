@@ -70,13 +70,16 @@ class Sampler {
   int32_t sample(const float* logits, const uint64_t* allowed = nullptr, int32_t draft = -1,
                  const DraftDistribution* q = nullptr);
   // A draft model's next token for a request: drawn from its logits' kDraftCandidates likeliest
-  // ids, with these options (the bias, temperature, top-k, min-p, top-p; no penalties) applied
-  // within them; the renormalised probabilities go to `q` for the verification. With temperature
-  // 0, the largest (biased) logit and q empty. `allowed`, if given (a bitset as sample's: the
-  // request's constraint where the draft stands, infer/draft_guard.h): only those ids are
-  // candidates, so q is over them. -1 (q empty) where a logit is not finite or no id is allowed:
-  // no draft from those.
+  // ids after the bias and penalties, with the temperature, top-k, min-p and top-p applied within
+  // them; the renormalised probabilities go to `q` for the verification. With temperature 0, the
+  // largest adjusted logit and q empty. `allowed`, if given (a bitset as sample's: the request's
+  // constraint where the draft stands, infer/draft_guard.h): only those ids are candidates, so q
+  // is over them. -1 (q empty) where a logit is not finite or no id is allowed: no draft from
+  // those. The proposed id counts towards the penalties of the proposals after it.
   int32_t propose(const float* logits, DraftDistribution& q, const uint64_t* allowed = nullptr);
+  // The penalties' counts become `other`'s (a request's draft sampler before a proposal: the
+  // tokens its target drew so far). Both samplers penalise, or this one does not.
+  void count_as(const Sampler& other);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
   static bool all_finite(const float* logits, int64_t n);  // every one of logits[0, n) finite

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <exception>
 
-#include "data/tokenizer.h"
 #include "infer/logprobs.h"
 
 namespace difftx::infer {
@@ -66,8 +65,7 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
   TokenEvent event;
   event.id = id;
   if (o.logprobs || o.top_logprobs > 0) event.logprob = token_logprob(logits, vocab_, id, o.top_logprobs, event.top);
-  const bool silent = std::binary_search(o.silent_tokens.begin(), o.silent_tokens.end(), id);
-  if (tokenizer_ && id < tokenizer_->vocab_size() && !silent) event.text = s.text.push(tokenizer_->decode({&id, 1}));
+  if (std::string bytes; token_bytes(tokenizer_, o.silent_tokens, id, bytes)) event.text = s.text.push(bytes);
   FinishReason reason = FinishReason::none;
   if (s.text.stopped() || (s.constraint && s.constraint->done())) reason = FinishReason::stop;
   else if (s.generated() >= o.max_new_tokens || static_cast<int64_t>(s.tokens.size()) > context_)

@@ -30,6 +30,7 @@ class SamplingStage {
   FinishReason advance(Sequence& s, const float* logits);
   // Sends the sequence's last event: `event` with the held-back text, the reason and the counts.
   void finish(Sequence& s, FinishReason reason, TokenEvent event = {}, const std::string& error = {});
+  const data::Tokenizer* tokenizer() const { return tokenizer_; }  // how a token reads (null: no text)
 
  private:
   // The token the sequence takes after these logits (`draft`: the drafted one, or -1; `q`: the

@@ -2,7 +2,15 @@
 
 #include <algorithm>
 
+#include "data/tokenizer.h"
+
 namespace difftx::infer {
+
+bool token_bytes(const data::Tokenizer* tokenizer, std::span<const int32_t> silent, int32_t id, std::string& out) {
+  if (!tokenizer || id >= tokenizer->vocab_size() || std::binary_search(silent.begin(), silent.end(), id)) return false;
+  out = tokenizer->decode({&id, 1});
+  return true;
+}
 
 StopText::StopText(std::vector<std::string> stops, const std::optional<ReasoningBlock>& block)
     : stops_(std::move(stops)) {

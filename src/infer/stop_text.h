@@ -6,7 +6,9 @@
 // one never cuts the thoughts or their closing marker (the model's, or a reasoning budget's
 // forced one). While the output's start may still become the block's open marker, it is held.
 #pragma once
+#include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +16,15 @@
 #include "infer/reasoning_block.h"
 #include "infer/utf8_stream.h"
 
+namespace difftx::data {
+class Tokenizer;
+}
+
 namespace difftx::infer {
+
+// The bytes generated token `id` adds to a request's text, into `out`: false (nothing added) for
+// one of the request's `silent` ids (sorted) and where `tokenizer` (null: none) lacks the id.
+bool token_bytes(const data::Tokenizer* tokenizer, std::span<const int32_t> silent, int32_t id, std::string& out);
 
 class StopText {
  public:
@@ -26,6 +36,7 @@ class StopText {
   // The end of the stream: the held-back text (an incomplete character as U+FFFD).
   std::string finish();
   bool stopped() const { return stopped_; }
+  bool has_stops() const { return !stops_.empty(); }  // false: the text never stops
 
  private:
   // Appends text in which stop strings are matched; returns what is settled.

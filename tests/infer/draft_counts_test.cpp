@@ -23,9 +23,9 @@ data::Tokenizer printable_tokenizer() {
   return data::Tokenizer("printable", std::move(bytes), data::gpt2_pattern(), {{"<|endoftext|>", 256}});
 }
 
-// The model drafting for itself has every draft it drafts accepted, but the request ends at a
-// stop string in the middle of a drafted run (a drafter cannot see a stop string coming): the
-// drafts after it are not counted, so the counts still say every draft was accepted.
+// The model drafting for itself has every draft it drafts accepted, and the request ends at a
+// stop string in the middle of a run it would draft: the draft ends there (DraftGuard), no draft
+// past it is counted, so the counts still say every draft was accepted.
 TEST(DraftCounts, DraftsAfterTheEndAreNotCounted) {
   const data::Tokenizer tokenizer = printable_tokenizer();
   const model::Model model =

@@ -214,6 +214,29 @@ TEST(Speculative, BiasedGreedyDraftsUnderTheBias) {
   EXPECT_EQ(st.draft_accepted, st.draft_tokens);
 }
 
+// A greedy request with presence and frequency penalties: with the target drafting for itself,
+// its tokens equal those without a draft, and every draft is taken (the draft model proposes under
+// the same penalties, counting the tokens drawn so far and those it drafted before).
+TEST(Speculative, PenalisedGreedyDraftsUnderThePenalties) {
+  const Model model = typed_model(AttentionKind::diff, WeightType::f32, 7);
+  Request r = greedy_request(repeating_prompt(model.config.vocab_size), 24);
+  EngineOptions plain;
+  plain.kv_block_tokens = 16;
+  const Stream free = run(model, r, plain);
+  r.options.sampling.frequency_penalty = 0.9;
+  r.options.sampling.presence_penalty = 0.4;
+  const Stream want = run(model, r, plain);
+  ASSERT_NE(want.ids(), free.ids());
+  EngineOptions self = plain;
+  self.draft = DraftMode::model;
+  self.draft_model = &model;
+  self.draft_tokens = 6;
+  EngineStats st;
+  expect_same_stream(run(model, r, self, &st), want, "penalised, itself as the draft");
+  EXPECT_GT(st.draft_tokens, 10);
+  EXPECT_EQ(st.draft_accepted, st.draft_tokens);
+}
+
 // A hybrid stack (Mamba state slots, sliding-window and cross layers) as the target: its drafted
 // rows advance a chain of state slots and the commit keeps the accepted one, so greedy output with
 // n-gram drafts and with another model's (mostly rejected) equals the output without a draft.
@@ -524,12 +547,15 @@ uint64_t seed_avoiding_the_increment(uint64_t i) {
 }
 
 // Through the engine: a Markov chain over 4 ids as the forward (each row's logits depend on its
-// token), drafting up to 3 tokens as `o` says, 3 tokens per request (seeded as above), more than
-// `min_accepted` of the drafted tokens accepted. The joint distribution of
-// the 3 tokens over 12000 requests matches the chain's: chi-square over 64 cells below the 0.1%
-// critical value with 63 degrees of freedom (103.4). It CAN fail: accepting a draft whenever it
-// is the likeliest id, or drawing the residual with the draft kept, skews it far beyond that.
-void expect_the_chains_distribution(EngineOptions o, double min_accepted, const std::string& what) {
+// token), drafting up to 3 tokens as `o` says, 3 tokens per request (seeded as above, with the
+// frequency penalty `frequency`), more than `min_accepted` of the drafted tokens accepted. The
+// joint distribution of the 3 tokens over 12000 requests matches the chain's (each step's logits
+// less the penalty times the count of each id drawn before it): chi-square over 64 cells below
+// the 0.1% critical value with 63 degrees of freedom (103.4). It CAN fail: accepting a draft
+// whenever it is the likeliest id, or drawing the residual with the draft kept, skews it far
+// beyond that.
+void expect_the_chains_distribution(EngineOptions o, double min_accepted, const std::string& what,
+                                    double frequency = 0) {
   constexpr int64_t V = 4, kRequests = 12000;
   const float table[V][V] = {{2.0f, 0.5f, 1.0f, 0.0f}, {0.3f, 1.5f, 0.0f, 1.0f}, {1.0f, 1.0f, 2.2f, 0.1f},
                              {0.0f, 2.0f, 0.4f, 1.2f}};
@@ -553,6 +579,7 @@ void expect_the_chains_distribution(EngineOptions o, double min_accepted, const 
     Request r{i % 2 ? std::vector<int32_t>{0, 0, 2, 2, 0, 0} : std::vector<int32_t>{0, 3, 3, 1, 0, 3}, {}, {}, {}};
     r.options.max_new_tokens = 3;
     r.options.sampling.temperature = 1;
+    r.options.sampling.frequency_penalty = frequency;
     r.options.sampling.seed = seed_avoiding_the_increment(static_cast<uint64_t>(i));
     testing::submit_recorded(engine, r, streams[i]);
   }
@@ -572,10 +599,15 @@ void expect_the_chains_distribution(EngineOptions o, double min_accepted, const 
     std::vector<double> p(V * V * V);
     SamplingOptions at_one;
     at_one.temperature = 1;
-    const auto prob = [&](int from, int to) { return filtered({table[from], table[from] + V}, at_one)[to]; };
+    const auto prob = [&](int from, int to, std::vector<int> drawn) {
+      std::vector<float> logits(table[from], table[from] + V);
+      for (int id : drawn) logits[id] -= static_cast<float>(frequency);
+      return filtered(logits, at_one)[to];
+    };
     for (int a = 0; a < V; ++a)
       for (int b = 0; b < V; ++b)
-        for (int c = 0; c < V; ++c) p[(a * V + b) * V + c] = prob(last, a) * prob(a, b) * prob(b, c);
+        for (int c = 0; c < V; ++c)
+          p[(a * V + b) * V + c] = prob(last, a, {}) * prob(a, b, {a}) * prob(b, c, {a, b});
     EXPECT_LT(chi_square(counts, p, n), 103.4) << what << ", prompt ending in " << last;
   }
 }
@@ -597,6 +629,17 @@ TEST(Speculative, SampledDraftsOfADraftModelKeepTheChainsDistribution) {
   o.draft = DraftMode::model;
   o.draft_model = &draft;
   expect_the_chains_distribution(o, 0.4, "a draft model");
+}
+
+// The same with a frequency penalty, which the draft model's proposals bear too (counting the
+// tokens drawn and drafted before each): the penalised chain's distribution holds.
+TEST(Speculative, PenalisedSampledDraftsKeepThePenalisedChainsDistribution) {
+  model::ModelConfig config = tiny_config(AttentionKind::baseline, 64, 4);
+  const Model draft = testing::random_model(config, 23, 4.0f);
+  EngineOptions o;
+  o.draft = DraftMode::model;
+  o.draft_model = &draft;
+  expect_the_chains_distribution(o, 0.4, "a draft model, penalised", 1.5);
 }
 
 // A draft model whose logits are not finite (its weights scaled to infinity) drafts nothing: the
