@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <string>
@@ -193,48 +194,42 @@ std::vector<GreedyCase> greedy_cases() {
 INSTANTIATE_TEST_SUITE_P(Speculative, GreedyWithDraft, ::testing::ValuesIn(greedy_cases()),
                          [](const auto& info) { return describe(info.param); });
 
-// A greedy request with a logit bias: with the target drafting for itself, its tokens equal those
-// without a draft, and every draft is taken (the draft model proposes under the same bias).
-TEST(Speculative, BiasedGreedyDraftsUnderTheBias) {
+// A greedy request whose options change its choice (`change` sets them, given the first token
+// without them): with the target drafting for itself, its tokens equal those without a draft, and
+// every draft is taken, as the draft model proposes under the same options.
+void expect_every_self_draft_taken(const std::function<void(SamplingOptions&, int32_t)>& change,
+                                   const std::string& what) {
   const Model model = typed_model(AttentionKind::diff, WeightType::f32, 7);
   Request r = greedy_request(repeating_prompt(model.config.vocab_size), 24);
   EngineOptions plain;
   plain.kv_block_tokens = 16;
-  const Stream unbiased = run(model, r, plain);
-  r.options.sampling.logit_bias = {{unbiased.ids()[0], -100.0f}, {3, 4.0f}, {5, 2.5f}};
+  const Stream unchanged = run(model, r, plain);
+  change(r.options.sampling, unchanged.ids()[0]);
   const Stream want = run(model, r, plain);
-  ASSERT_NE(want.ids(), unbiased.ids());
+  ASSERT_NE(want.ids(), unchanged.ids()) << what;
   EngineOptions self = plain;
   self.draft = DraftMode::model;
   self.draft_model = &model;
   self.draft_tokens = 6;
   EngineStats st;
-  expect_same_stream(run(model, r, self, &st), want, "biased, itself as the draft");
-  EXPECT_GT(st.draft_tokens, 10);
-  EXPECT_EQ(st.draft_accepted, st.draft_tokens);
+  expect_same_stream(run(model, r, self, &st), want, what + ", itself as the draft");
+  EXPECT_GT(st.draft_tokens, 10) << what;
+  EXPECT_EQ(st.draft_accepted, st.draft_tokens) << what;
 }
 
-// A greedy request with presence and frequency penalties: with the target drafting for itself,
-// its tokens equal those without a draft, and every draft is taken (the draft model proposes under
-// the same penalties, counting the tokens drawn so far and those it drafted before).
+TEST(Speculative, BiasedGreedyDraftsUnderTheBias) {
+  expect_every_self_draft_taken(
+      [](SamplingOptions& o, int32_t first) { o.logit_bias = {{first, -100.0f}, {3, 4.0f}, {5, 2.5f}}; }, "biased");
+}
+
+// The penalties count the tokens drawn so far and, in a proposal, those drafted before.
 TEST(Speculative, PenalisedGreedyDraftsUnderThePenalties) {
-  const Model model = typed_model(AttentionKind::diff, WeightType::f32, 7);
-  Request r = greedy_request(repeating_prompt(model.config.vocab_size), 24);
-  EngineOptions plain;
-  plain.kv_block_tokens = 16;
-  const Stream free = run(model, r, plain);
-  r.options.sampling.frequency_penalty = 0.9;
-  r.options.sampling.presence_penalty = 0.4;
-  const Stream want = run(model, r, plain);
-  ASSERT_NE(want.ids(), free.ids());
-  EngineOptions self = plain;
-  self.draft = DraftMode::model;
-  self.draft_model = &model;
-  self.draft_tokens = 6;
-  EngineStats st;
-  expect_same_stream(run(model, r, self, &st), want, "penalised, itself as the draft");
-  EXPECT_GT(st.draft_tokens, 10);
-  EXPECT_EQ(st.draft_accepted, st.draft_tokens);
+  expect_every_self_draft_taken(
+      [](SamplingOptions& o, int32_t) {
+        o.frequency_penalty = 0.9;
+        o.presence_penalty = 0.4;
+      },
+      "penalised");
 }
 
 // A hybrid stack (Mamba state slots, sliding-window and cross layers) as the target: its drafted
@@ -621,7 +616,9 @@ TEST(Speculative, SampledTokensThroughTheEngineKeepTheChainsDistribution) {
 // A draft model on sampled requests draws from its own distribution (another random model over
 // the same 4 ids, its weights scaled up so that q is far from uniform and from the chain's p):
 // the chain's distribution holds, and 48% of the drafts are accepted (sum min(p, q)); taking
-// them as point masses would keep the distribution too, but accept 22% (sum p q).
+// them as point masses would keep the distribution too, but accept 22% (sum p q). The same with a
+// frequency penalty, which the draft model's proposals bear too (counting the tokens drawn and
+// drafted before each): the penalised chain's distribution holds.
 TEST(Speculative, SampledDraftsOfADraftModelKeepTheChainsDistribution) {
   model::ModelConfig config = tiny_config(AttentionKind::baseline, 64, 4);
   const Model draft = testing::random_model(config, 23, 4.0f);
@@ -629,16 +626,6 @@ TEST(Speculative, SampledDraftsOfADraftModelKeepTheChainsDistribution) {
   o.draft = DraftMode::model;
   o.draft_model = &draft;
   expect_the_chains_distribution(o, 0.4, "a draft model");
-}
-
-// The same with a frequency penalty, which the draft model's proposals bear too (counting the
-// tokens drawn and drafted before each): the penalised chain's distribution holds.
-TEST(Speculative, PenalisedSampledDraftsKeepThePenalisedChainsDistribution) {
-  model::ModelConfig config = tiny_config(AttentionKind::baseline, 64, 4);
-  const Model draft = testing::random_model(config, 23, 4.0f);
-  EngineOptions o;
-  o.draft = DraftMode::model;
-  o.draft_model = &draft;
   expect_the_chains_distribution(o, 0.4, "a draft model, penalised", 1.5);
 }
 
