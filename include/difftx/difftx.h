@@ -30,7 +30,7 @@
 #endif
 
 #define DIFFTX_VERSION_MAJOR 0
-#define DIFFTX_VERSION_MINOR 4
+#define DIFFTX_VERSION_MINOR 5
 #define DIFFTX_VERSION_PATCH 0
 
 #ifdef __cplusplus
@@ -177,6 +177,8 @@ typedef struct difftx_sampling_options {
   uint64_t seed;               /* the same seed gives the same tokens */
   double presence_penalty;     /* OpenAI's penalties, each in [-2, 2]; 0: off */
   double frequency_penalty;
+  double repetition_penalty;   /* transformers': the logit of a token of the prompt or the output is
+                                  divided by it where positive, multiplied where not; in (0, 10], 1: off */
   const char* const* stop;     /* n_stop strings that end the text (not included), or NULL */
   int32_t n_stop;              /* in [0, 16] */
   int32_t logprobs;            /* nonzero: events carry the token's log-probability */

@@ -47,21 +47,27 @@ class Model:
     def taps(self, ids: _Ids) -> dict[str, npt.NDArray[np.float32]]: ...
     def generate(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
-        top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
+        top_k: int | None = None, top_p: float | None = None, min_p: float | None = None,
+        presence_penalty: float = 0.0, frequency_penalty: float = 0.0, repetition_penalty: float | None = None,
+        seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
     ) -> str: ...
     def stream(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
-        top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
+        top_k: int | None = None, top_p: float | None = None, min_p: float | None = None,
+        presence_penalty: float = 0.0, frequency_penalty: float = 0.0, repetition_penalty: float | None = None,
+        seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
     ) -> Stream: ...
     def generate_many(
         self, prompts: Sequence[str], *, max_new_tokens: int | None = None, temperature: float | None = None,
-        top_k: int | None = None, top_p: float | None = None, min_p: float = 0.0, seed: int = 1,
+        top_k: int | None = None, top_p: float | None = None, min_p: float | None = None,
+        presence_penalty: float = 0.0, frequency_penalty: float = 0.0, repetition_penalty: float | None = None,
+        seed: int = 1,
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,

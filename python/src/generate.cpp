@@ -124,15 +124,19 @@ std::shared_ptr<const infer::TokenConstraintSource> output_constraint(const Load
 
 GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_tokens,
                            std::optional<double> temperature, std::optional<int64_t> top_k,
-                           std::optional<double> top_p, double min_p, uint64_t seed, const py::object& stop,
-                           const OutputArgs& output, const std::map<int32_t, float>& logit_bias,
-                           bool skip_special_tokens) {
+                           std::optional<double> top_p, std::optional<double> min_p, double presence_penalty,
+                           double frequency_penalty, std::optional<double> repetition_penalty, uint64_t seed,
+                           const py::object& stop, const OutputArgs& output,
+                           const std::map<int32_t, float>& logit_bias, bool skip_special_tokens) {
   GenerateArgs a;
   a.max_new_tokens = max_new_tokens;
   a.top_k = top_k;
   a.temperature = temperature;
   a.top_p = top_p;
   a.min_p = min_p;
+  a.presence_penalty = presence_penalty;
+  a.frequency_penalty = frequency_penalty;
+  a.repetition_penalty = repetition_penalty;
   a.seed = seed;
   a.constraint = output_constraint(m, output);
   a.logit_bias.assign(logit_bias.begin(), logit_bias.end());
@@ -182,18 +186,36 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
   return texts;
 }
 
-// The keyword arguments every generating method takes.
-#define DIFFTX_GENERATE_ARGS                                                                                     \
-  py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(),                  \
-      py::arg("top_k") = py::none(), py::arg("top_p") = py::none(), py::arg("min_p") = 0.0, py::arg("seed") = 1, \
-      py::arg("stop") = py::none(), py::arg("json_schema") = py::none(), py::arg("grammar") = py::none(),        \
-      py::arg("regex") = py::none(), py::arg("choice") = py::none(),                                          \
-      py::arg("logit_bias") = std::map<int32_t, float>{}, py::arg("skip_special_tokens") = true
+// The keyword arguments every generating method takes: their names and defaults, their parameters
+// in the methods' functions, and the GenerateArgs made of them there.
+#define DIFFTX_GENERATE_ARGS                                                                                   \
+  py::kw_only(), py::arg("max_new_tokens") = py::none(), py::arg("temperature") = py::none(),                \
+      py::arg("top_k") = py::none(), py::arg("top_p") = py::none(), py::arg("min_p") = py::none(),           \
+      py::arg("presence_penalty") = 0.0, py::arg("frequency_penalty") = 0.0,                                 \
+      py::arg("repetition_penalty") = py::none(), py::arg("seed") = 1, py::arg("stop") = py::none(),          \
+      py::arg("json_schema") = py::none(), py::arg("grammar") = py::none(), py::arg("regex") = py::none(),   \
+      py::arg("choice") = py::none(), py::arg("logit_bias") = std::map<int32_t, float>{},                    \
+      py::arg("skip_special_tokens") = true
+#define DIFFTX_GENERATE_PARAMS                                                                                 \
+  std::optional<int64_t> max_new_tokens, std::optional<double> temperature, std::optional<int64_t> top_k,    \
+      std::optional<double> top_p, std::optional<double> min_p, double presence_penalty,                      \
+      double frequency_penalty, std::optional<double> repetition_penalty, uint64_t seed, const py::object &stop, \
+      const py::object &json_schema, std::optional<std::string> grammar, std::optional<std::string> regex,   \
+      std::optional<std::vector<std::string>> choice, const std::map<int32_t, float>&logit_bias,              \
+      bool skip_special_tokens
+#define DIFFTX_GENERATE_CALL(l)                                                                               \
+  generate_args(*(l), max_new_tokens, temperature, top_k, top_p, min_p, presence_penalty, frequency_penalty, \
+                repetition_penalty, seed, stop,                                                              \
+                OutputArgs{json_schema, std::move(grammar), std::move(regex), std::move(choice)}, logit_bias,  \
+                skip_special_tokens)
 
 constexpr const char* kSamplingDoc =
-    "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all):\n"
-    "None takes the directory's generation_config.json, else difftx generate's default; min_p keeps\n"
-    "tokens at least that fraction as likely as the most likely; seed: the same seed gives the same\n"
+    "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all),\n"
+    "min_p (0: all; keeps tokens at least that fraction as likely as the most likely),\n"
+    "repetition_penalty (transformers': a token of the prompt or the output has its logit divided by it\n"
+    "where positive, multiplied where not; 1: off): None takes the directory's generation_config.json,\n"
+    "else difftx generate's default; presence_penalty, frequency_penalty: OpenAI's, in [-2, 2] (0: off);\n"
+    "seed: the same seed gives the same\n"
     "text; stop: a string or list of strings that end the text (not included); json_schema: a JSON\n"
     "Schema (dict or JSON text): the text is a JSON document that validates against it, ending where\n"
     "it is complete (a schema that cannot be enforced raises difftx.Error naming the keyword); or,\n"
@@ -220,30 +242,15 @@ void bind_generate(py::module_& m, ModelClass& model) {
 
   model.def(
       "generate",
-      [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
-         std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
-         std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
-         const std::map<int32_t, float>& logit_bias, bool skip_special_tokens) {
-        const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
-        return generate(l, prompt,
-                        generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output,
-                                      logit_bias, skip_special_tokens));
+      [](const ModelHandle& l, const std::string& prompt, DIFFTX_GENERATE_PARAMS) {
+        return generate(l, prompt, DIFFTX_GENERATE_CALL(l));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuation of prompt (without the prompt).\n") + kSamplingDoc).c_str());
   model.def(
       "stream",
-      [](const ModelHandle& l, const std::string& prompt, std::optional<int64_t> max_new_tokens,
-         std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
-         std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
-         const std::map<int32_t, float>& logit_bias, bool skip_special_tokens) {
-        const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
-        return std::make_unique<Stream>(
-            l, prompt,
-            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output, logit_bias,
-                          skip_special_tokens));
+      [](const ModelHandle& l, const std::string& prompt, DIFFTX_GENERATE_PARAMS) {
+        return std::make_unique<Stream>(l, prompt, DIFFTX_GENERATE_CALL(l));
       },
       py::arg("prompt"), DIFFTX_GENERATE_ARGS,
       (std::string("An iterator over the continuation's text pieces as they are made; joined, they are\n"
@@ -252,16 +259,8 @@ void bind_generate(py::module_& m, ModelClass& model) {
           .c_str());
   model.def(
       "generate_many",
-      [](const ModelHandle& l, const std::vector<std::string>& prompts, std::optional<int64_t> max_new_tokens,
-         std::optional<double> temperature, std::optional<int64_t> top_k, std::optional<double> top_p, double min_p,
-         uint64_t seed, const py::object& stop, const py::object& json_schema, std::optional<std::string> grammar,
-         std::optional<std::string> regex, std::optional<std::vector<std::string>> choice,
-         const std::map<int32_t, float>& logit_bias, bool skip_special_tokens) {
-        const OutputArgs output{json_schema, std::move(grammar), std::move(regex), std::move(choice)};
-        return generate_many(
-            l, prompts,
-            generate_args(*l, max_new_tokens, temperature, top_k, top_p, min_p, seed, stop, output, logit_bias,
-                          skip_special_tokens));
+      [](const ModelHandle& l, const std::vector<std::string>& prompts, DIFFTX_GENERATE_PARAMS) {
+        return generate_many(l, prompts, DIFFTX_GENERATE_CALL(l));
       },
       py::arg("prompts"), DIFFTX_GENERATE_ARGS,
       (std::string("The continuations of all prompts, run together on one engine; each equals generate()\n"

@@ -19,6 +19,8 @@ def cli_text(binary, model_dir, *args):
     dict(temperature=0),
     dict(temperature=1.0, top_k=50, top_p=0.95, seed=7),
     dict(temperature=0.8, seed=3),
+    dict(temperature=0, repetition_penalty=1.6, frequency_penalty=0.5),
+    dict(temperature=0.9, min_p=0.05, presence_penalty=0.8, seed=4),
 ])
 def test_generate_equals_the_cli(binary, diff_dir, diff_model, sampling):
     args = []
@@ -42,10 +44,17 @@ def test_generate_many_is_batch_invariant(diff_model):
     assert many == [diff_model.generate(p, max_new_tokens=25, temperature=0.9, seed=11) for p in prompts]
 
 
-def test_stop_strings(diff_model):
+def test_penalties_change_the_text(diff_model):
+    plain = diff_model.generate(PROMPT, max_new_tokens=40, temperature=0)
+    for penalty in (dict(repetition_penalty=1.6), dict(frequency_penalty=1.5), dict(presence_penalty=1.5)):
+        assert diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, **penalty) != plain, penalty
+
+
+def test_stop_strings(binary, diff_dir, diff_model):
     full = diff_model.generate(PROMPT, max_new_tokens=40, temperature=0)
     stop = full[len(full) // 2:len(full) // 2 + 3]
     assert stop and diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=stop) == full[:full.index(stop)]
+    assert cli_text(binary, diff_dir, "--temperature", 0, "--stop", "zzzz", "--stop", stop) == full[:full.index(stop)]
     assert diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=[stop, "zzzz"]) == full[:full.index(stop)]
     with pytest.raises(difftx.Error, match="stop: expected a string or a list of strings"):
         diff_model.generate(PROMPT, max_new_tokens=4, stop=[1])
@@ -120,6 +129,8 @@ def test_draft_none_is_no_draft(diff_dir, diff_model):
     (dict(top_k=-1), "top_k -1 must be >= 0"),
     (dict(top_p=0), "top_p 0 must be in (0, 1]"),
     (dict(min_p=1.5), "min_p 1.5 must be in [0, 1]"),
+    (dict(presence_penalty=3), "presence_penalty 3 must be in [-2, 2]"),
+    (dict(repetition_penalty=0), "repetition_penalty 0 must be in (0, 10] (1 is off)"),
     (dict(max_new_tokens=-1), "max_new_tokens -1 must not be negative"),
 ])
 def test_bad_options_name_the_keyword(diff_model, keywords, says):

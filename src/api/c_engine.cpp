@@ -8,7 +8,6 @@
 namespace difftx::api {
 namespace {
 
-constexpr int32_t kMaxStopStrings = 16;
 constexpr int64_t kMaxStopBytes = 4096;
 
 // The engine whose callback this thread is running, if any: the calls that would re-enter or
@@ -31,8 +30,9 @@ GenerateArgs generate_args(const difftx_sampling_options& o) {
   a.seed = o.seed;
   a.presence_penalty = o.presence_penalty;
   a.frequency_penalty = o.frequency_penalty;
-  DIFFTX_CHECK(o.n_stop >= 0 && o.n_stop <= kMaxStopStrings, "n_stop ", o.n_stop, " must be in [0, ",
-               kMaxStopStrings, "]");
+  a.repetition_penalty = o.repetition_penalty;
+  DIFFTX_CHECK(o.n_stop >= 0 && o.n_stop <= infer::kMaxStopStrings, "n_stop ", o.n_stop, " must be in [0, ",
+               infer::kMaxStopStrings, "]");
   const std::span<const char* const> stop = items_of(o.stop, o.n_stop, "stop");
   for (size_t i = 0; i < stop.size(); ++i) {
     DIFFTX_CHECK(stop[i] != nullptr, "stop[", i, "] is null");
@@ -176,7 +176,8 @@ difftx_sampling_options difftx_sampling_default_options(const difftx_model* mode
                                      [&] { return request_options(*model->loaded, GenerateArgs{}); });
   const infer::SamplingOptions& s = o.sampling;
   return difftx_sampling_options{o.max_new_tokens, s.temperature, s.top_k, s.top_p, s.min_p, s.seed,
-                                 s.presence_penalty, s.frequency_penalty, nullptr, 0, 0, 0, nullptr, 0,
+                                 s.presence_penalty, s.frequency_penalty, s.repetition_penalty, nullptr, 0, 0, 0,
+                                 nullptr, 0,
                                  GenerateArgs{}.skip_special_tokens};
 }
 

@@ -19,7 +19,8 @@ infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& 
   o.sampling.temperature = a.temperature.value_or(d.temperature.value_or(o.sampling.temperature));
   o.sampling.top_k = a.top_k.value_or(d.top_k.value_or(o.sampling.top_k));
   o.sampling.top_p = a.top_p.value_or(d.top_p.value_or(o.sampling.top_p));
-  o.sampling.min_p = a.min_p;
+  o.sampling.min_p = a.min_p.value_or(d.min_p.value_or(o.sampling.min_p));
+  o.sampling.repetition_penalty = a.repetition_penalty.value_or(d.repetition_penalty.value_or(1.0));
   o.sampling.presence_penalty = a.presence_penalty;
   o.sampling.logit_bias = a.logit_bias;
   o.sampling.frequency_penalty = a.frequency_penalty;

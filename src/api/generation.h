@@ -19,8 +19,8 @@ namespace difftx::api {
 // Unset values take the directory's generation_config.json, else `difftx generate`'s defaults.
 struct GenerateArgs {
   std::optional<int64_t> max_new_tokens, top_k;
-  std::optional<double> temperature, top_p;
-  double min_p = 0, presence_penalty = 0, frequency_penalty = 0;
+  std::optional<double> temperature, top_p, min_p, repetition_penalty;
+  double presence_penalty = 0, frequency_penalty = 0;
   std::vector<std::pair<int32_t, float>> logit_bias;  // infer::SamplingOptions::logit_bias
   uint64_t seed = 1;
   std::vector<std::string> stop;

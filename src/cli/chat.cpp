@@ -76,18 +76,19 @@ int run_chat(Args& args) {
 }  // namespace
 
 DIFFTX_COMMAND("chat", "talk to a model on the terminal through its chat template",
-               "  --model DIR            a model directory with its tokenizer and a chat template\n"
+               "  --model DIR           a model directory with its tokenizer and a chat template\n"
                DIFFTX_DEVICE_HELP
-               "  --chat-template FILE   this Jinja template instead of the model's (tokenizer_config.json)\n"
-               "  --system TEXT          a system message first\n"
-               "  --max-new-tokens N     most tokens of a reply (default 512); it ends earlier at the EOS\n"
-               "  --temperature X        0 is greedy (default 0.7)\n"
-               "  --top-k K, --top-p P   sampling as in generate (defaults 0 and 1: off)\n"
-               "  --seed S               seed of the first reply (each reply uses the next; default 1)\n"
+               "  --chat-template FILE  this Jinja template instead of the model's (tokenizer_config.json)\n"
+               "  --system TEXT         a system message first\n"
+               "  --max-new-tokens N    most tokens of a reply (default 512); it ends earlier at the EOS\n"
+               "  --temperature X       0 is greedy (default 0.7)\n"
+               "  --top-k K, --top-p P  sampling as in generate (defaults 0 and 1: off)\n"
+               DIFFTX_SAMPLING_HELP
+               "  --seed S              seed of the first reply (each reply uses the next; default 1)\n"
                "  --logit-bias ID=BIAS[,ID=BIAS...]  token logit biases in [-100, 100], as in generate\n"
                "  --kv-dtype f32|bf16|int8  KV cache storage (default bf16)\n"
-               "  --keep-special-tokens  print the special tokens the model writes as text\n"
-               "  --tokenizer NAME       use this tokenizer instead of the model directory's\n"
+               "  --keep-special-tokens print the special tokens the model writes as text\n"
+               "  --tokenizer NAME      use this tokenizer instead of the model directory's\n"
                "Each line on stdin is a message; the reply streams to stdout (without the special tokens the\n"
                "model writes, as serve's skip_special_tokens, unless --keep-special-tokens). An empty line ends.",
                run_chat);

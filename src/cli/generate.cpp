@@ -43,8 +43,15 @@ int run_generate(Args& args) {
   DraftOption draft = draft_option(args);
   const auto schema_file = args.get("json-schema");
   const auto grammar_file = args.get("grammar");
+  const std::vector<std::string> stops = args.list("stop");
   args.finish();
   DIFFTX_CHECK(!(schema_file && grammar_file), "--json-schema and --grammar cannot both be given");
+  DIFFTX_CHECK(stops.empty() || !(schema_file || grammar_file), "--stop cannot be given with ",
+               schema_file ? "--json-schema" : "--grammar", ": a stop string would cut the document short");
+  DIFFTX_CHECK(stops.size() <= infer::kMaxStopStrings, "--stop is given ", stops.size(), " times; at most ",
+               infer::kMaxStopStrings, " stop strings");
+  for (const std::string& stop : stops) DIFFTX_CHECK(!stop.empty(), "--stop needs a non-empty text");
+  o.stop_strings = stops;
   serve::OutputRequest rules;
   if (schema_file) rules.schema = grammar::parse_schema_text(io::read_whole_file(*schema_file), *schema_file);
   if (grammar_file) rules.grammar = io::read_whole_file(*grammar_file);
@@ -106,7 +113,7 @@ int run_generate(Args& args) {
                (long long)r.prompt_tokens, r.prefill_seconds, r.prompt_tokens / std::max(r.prefill_seconds, 1e-9),
                (long long)r.decode_steps, r.decode_seconds, r.decode_steps / std::max(r.decode_seconds, 1e-9),
                drafted.c_str(),
-               r.stopped_at_stop_token ? " | stopped at end of text"
+               r.stopped_at_stop_token ? (stops.empty() ? " | stopped at end of text" : " | stopped at end of text or --stop")
                : r.context_full         ? " | stopped: context full"
                                         : "");
   // A constrained reply cut short is no document (stdout holds what was written): an error.
@@ -137,9 +144,11 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --temperature X       0 is greedy and deterministic (default 0.8)\n"
                "  --top-k K             sample from the K most likely tokens (default 0: all)\n"
                "  --top-p P             sample from the most likely tokens holding P of the mass (default 1: all)\n"
+               DIFFTX_SAMPLING_HELP
                "  --seed S              sampling seed (default 1); the same seed gives the same text\n"
                "  --logit-bias ID=BIAS[,ID=BIAS...]  add BIAS (in [-100, 100]) to token ID's logit, each ID once\n"
                "                        (OpenAI's logit_bias: -100 bans a token, +100 all but forces it)\n"
+               "  --stop TEXT           end the text before TEXT where it appears (not printed); may repeat\n"
                "  --json-schema FILE    the reply is a JSON document that validates against this JSON Schema\n"
                "                        (docs/STRUCTURED_OUTPUT.md: the keywords enforced); ends where it is complete;\n"
                "                        cut short by --max-new-tokens or the context, it is an error (exit status 1)\n"

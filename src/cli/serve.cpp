@@ -88,6 +88,8 @@ int run_serve(Args& args) {
     m->limits.default_temperature = defaults.temperature;
     m->limits.default_top_p = defaults.top_p;
     m->limits.default_top_k = defaults.top_k;
+    m->limits.default_min_p = defaults.min_p;
+    m->limits.default_repetition_penalty = defaults.repetition_penalty;
     m->limits.max_choices = max_choices;
     m->limits.draft_model = draft.model != nullptr;
     m->output.tokenizer = m->tokenizer.get();

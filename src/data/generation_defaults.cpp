@@ -48,6 +48,10 @@ GenerationDefaults read_generation_defaults(const fs::path& dir) {
   d.top_p = number<double>(*g, "top_p", 0, 1, generation_file);
   d.top_k = number<int64_t>(*g, "top_k", 0, kMaxId, generation_file);
   d.max_new_tokens = number<int64_t>(*g, "max_new_tokens", 0, 1e9, generation_file);
+  d.min_p = number<double>(*g, "min_p", 0, 1, generation_file);
+  d.repetition_penalty = number<double>(*g, "repetition_penalty", 0, 10, generation_file);
+  DIFFTX_CHECK(d.repetition_penalty.value_or(1) > 0, generation_file.string(),
+               ": repetition_penalty: expected a number in (0, 10], got 0");
   if (g->contains("do_sample") && (*g)["do_sample"] == false) d.temperature = 0.0;
   return d;
 }

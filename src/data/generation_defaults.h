@@ -14,7 +14,7 @@
 namespace difftx::data {
 
 struct GenerationDefaults {
-  std::optional<double> temperature, top_p;
+  std::optional<double> temperature, top_p, min_p, repetition_penalty;
   std::optional<int64_t> top_k, max_new_tokens;
   std::vector<int32_t> eos_ids;  // from config.json, then generation_config.json, no repeats
 };

@@ -127,6 +127,8 @@ Engine::RequestId Engine::submit(Request r) {
   DIFFTX_CHECK(o.top_logprobs >= 0 && o.top_logprobs <= kMaxTopLogprobs, "top_logprobs ", o.top_logprobs,
                " must be in [0, ", kMaxTopLogprobs, "]");
   DIFFTX_CHECK(o.stop_strings.empty() || tokenizer_, "stop strings need the model's tokenizer");
+  DIFFTX_CHECK(o.stop_strings.size() <= kMaxStopStrings, o.stop_strings.size(), " stop strings: at most ",
+               kMaxStopStrings);
   for (const std::string& s : o.stop_strings) DIFFTX_CHECK(!s.empty(), "a stop string must not be empty");
   DIFFTX_CHECK(!o.reasoning || (!o.reasoning->markers.open.empty() && !o.reasoning->markers.close.empty()),
                "a reasoning block's markers must not be empty");
@@ -159,8 +161,7 @@ Engine::RequestId Engine::submit(Request r) {
   // A draft model proposes under the request's options where they change its choice: sampled,
   // biased or penalised (else the greedy proposal of ModelDrafter serves).
   const SamplingOptions& sampling = seq->request.options.sampling;
-  if (draft == DraftMode::model && (sampling.temperature > 0 || !sampling.logit_bias.empty() ||
-                                    sampling.presence_penalty != 0 || sampling.frequency_penalty != 0)) {
+  if (draft == DraftMode::model && (sampling.temperature > 0 || !sampling.logit_bias.empty() || sampling.penalised())) {
     SamplingOptions drafting = sampling;
     // Its own stream of draws, unrelated to the target's (splitmix64's state is a counter: a seed
     // one step away would replay the target's draws one behind).

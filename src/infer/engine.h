@@ -100,6 +100,7 @@ struct RequestOptions {
   int64_t draft_tokens = 0;
 };
 constexpr int kMaxTopLogprobs = 20;
+constexpr int kMaxStopStrings = 16;  // most stop strings a request holds
 
 struct Request {
   std::vector<int32_t> prompt;  // at least one token, each in [0, vocab_size)

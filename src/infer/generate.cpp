@@ -33,6 +33,7 @@ GenerateResult generate(const model::Model& model, std::span<const int32_t> prom
   request.options.sampling = o.sampling;
   request.options.max_new_tokens = o.max_new_tokens;
   request.options.stop_tokens = o.stop_tokens;
+  request.options.stop_strings = o.stop_strings;
   request.options.constraint = o.constraint;
   request.options.silent_tokens = o.silent_tokens;
   Timer timer;

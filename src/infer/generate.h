@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "infer/engine.h"
@@ -23,6 +24,7 @@ struct GenerateOptions {
   kernels::KvStorage kv = kernels::KvStorage::bf16;  // how the KV cache stores keys and values
   int64_t sample_vocab = 0; // ids that may be drawn, [0, sample_vocab); 0: the model's vocab_size
   std::vector<int32_t> stop_tokens;  // generation ends when one of these is drawn (not passed on)
+  std::vector<std::string> stop_strings;  // the text ends before the first of these (RequestOptions::stop_strings)
   std::shared_ptr<const TokenConstraintSource> constraint;  // which tokens may be drawn (a grammar); none: any
   // Speculative decoding (EngineOptions::draft): the drafter, tokens per step, the draft model.
   DraftMode draft = DraftMode::none;

@@ -11,8 +11,6 @@
 namespace difftx::infer {
 
 namespace {
-bool penalized(const SamplingOptions& o) { return o.presence_penalty != 0 || o.frequency_penalty != 0; }
-
 // Most likely first; equal logits by ascending id, so the order is total and deterministic.
 struct MoreLikely {
   const float* logits;
@@ -63,6 +61,8 @@ void check_sampling_options(const SamplingOptions& o, OptionSpelling spelling) {
                " must be in [-2, 2]");
   DIFFTX_CHECK(o.frequency_penalty >= -2 && o.frequency_penalty <= 2, name("frequency_penalty"), " ",
                o.frequency_penalty, " must be in [-2, 2]");
+  DIFFTX_CHECK(o.repetition_penalty > 0 && o.repetition_penalty <= 10, name("repetition_penalty"), " ",
+               o.repetition_penalty, " must be in (0, 10] (1 is off)");
 }
 
 Sampler::Sampler(const SamplingOptions& o, int64_t vocab) : options_(o), vocab_(vocab), rng_(o.seed) {
@@ -70,7 +70,8 @@ Sampler::Sampler(const SamplingOptions& o, int64_t vocab) : options_(o), vocab_(
   check_sampling_options(o, OptionSpelling::field);
   const std::string problem = logit_bias_problem(o.logit_bias, vocab);
   DIFFTX_CHECK(problem.empty(), "logit_bias: ", problem);
-  if (penalized(o)) counts_.assign(vocab, 0);
+  if (o.penalised()) counts_.assign(vocab, 0);
+  if (o.repetition_penalty != 1) in_prompt_.assign(vocab, 0);
 }
 
 double DraftDistribution::prob(int32_t id) const {
@@ -96,9 +97,13 @@ const float* Sampler::adjusted(Scratch& s, const float* logits) const {
   if (counts_.empty()) {
     std::copy(logits, logits + vocab_, s.adjusted.begin());
   } else {
-    for (int64_t i = 0; i < vocab_; ++i)
-      s.adjusted[i] = static_cast<float>(logits[i] - options_.frequency_penalty * counts_[i] -
+    const double repetition = options_.repetition_penalty;
+    for (int64_t i = 0; i < vocab_; ++i) {
+      double l = logits[i];
+      if (repetition != 1 && (counts_[i] > 0 || in_prompt_[i])) l = l > 0 ? l / repetition : l * repetition;
+      s.adjusted[i] = static_cast<float>(l - options_.frequency_penalty * counts_[i] -
                                          (counts_[i] > 0 ? options_.presence_penalty : 0.0));
+    }
   }
   for (const auto& [id, bias] : options_.logit_bias) s.adjusted[id] += bias;
   return s.adjusted.data();
@@ -145,11 +150,19 @@ int32_t Sampler::propose(const float* logits, DraftDistribution& q, const uint64
   return id;
 }
 
+void Sampler::note_prompt(std::span<const int32_t> ids) {
+  if (in_prompt_.empty()) return;
+  for (const int32_t id : ids)
+    if (id >= 0 && id < vocab_) in_prompt_[id] = 1;
+}
+
 void Sampler::count_as(const Sampler& other) {
   if (counts_.empty()) return;
-  DIFFTX_CHECK(other.counts_.size() == counts_.size(), "sampler: the counts of a sampler over ", other.vocab_,
-               " ids (penalised: ", !other.counts_.empty(), ") cannot be those of one over ", vocab_);
+  DIFFTX_CHECK(other.counts_.size() == counts_.size() && other.in_prompt_.size() == in_prompt_.size(),
+               "sampler: the counts of a sampler over ", other.vocab_, " ids cannot be those of one over ", vocab_,
+               " with other penalties");
   counts_ = other.counts_;
+  in_prompt_ = other.in_prompt_;
 }
 
 int32_t Sampler::draw(Scratch& s, const float* logits, const uint64_t* allowed, int32_t draft,

@@ -1,8 +1,9 @@
 // Next-token sampling from logits: a bias per token, presence and frequency penalties over the
-// tokens drawn so far, temperature, top-k, top-p (nucleus) and min-p, seeded so that the same
+// tokens drawn so far, a repetition penalty over those and the prompt's, temperature, top-k, top-p (nucleus) and min-p, seeded so that the same
 // seed and logits give the same tokens on every machine (core/rng.h).
 #pragma once
 #include <cstdint>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,10 +23,16 @@ struct SamplingOptions {
   // the token was drawn so far; each in [-2, 2], 0 = off.
   double presence_penalty = 0.0;
   double frequency_penalty = 0.0;
+  // transformers' and vLLM's repetition penalty: the logit of a token of the prompt or the output
+  // so far is divided by it where positive and multiplied by it where not, before the two above;
+  // in (0, 10], 1 = off.
+  double repetition_penalty = 1.0;
   // OpenAI's logit_bias: (id, bias) pairs, each bias added to its token's logit before the
   // penalties and everything after (-100 bans the token, +100 all but forces it); each id once,
   // biases in [-100, 100]. Drafts of a draft model see them too.
   std::vector<std::pair<int32_t, float>> logit_bias = {};
+
+  bool penalised() const { return presence_penalty != 0 || frequency_penalty != 0 || repetition_penalty != 1; }
 };
 
 // The one check of the sampling options but the logit bias (the CLI's, and the Sampler's for
@@ -77,11 +84,15 @@ class Sampler {
   // is over them. -1 (q empty) where a logit is not finite or no id is allowed: no draft from
   // those. The proposed id counts towards the penalties of the proposals after it.
   int32_t propose(const float* logits, DraftDistribution& q, const uint64_t* allowed = nullptr);
-  // The penalties' counts become `other`'s (a request's draft sampler before a proposal: the
-  // tokens its target drew so far). Both samplers penalise, or this one does not.
+  // The penalties' counts and the prompt's tokens become `other`'s (a request's draft sampler
+  // before a proposal: the tokens its target saw and drew so far). Both samplers have the same
+  // options but the seed, or this one does not penalise.
   void count_as(const Sampler& other);
   // Takes `id` as if drawn (it counts towards the penalties; the logits are checked as sample's).
   int32_t take(const float* logits, int32_t id);
+  // The request's prompt, whose tokens the repetition penalty counts as seen (ids outside the
+  // vocabulary are not drawn, so not penalised).
+  void note_prompt(std::span<const int32_t> ids);
   static bool all_finite(const float* logits, int64_t n);  // every one of logits[0, n) finite
 
  private:
@@ -107,7 +118,8 @@ class Sampler {
   SamplingOptions options_;
   int64_t vocab_;
   Rng rng_;
-  std::vector<int32_t> counts_;  // times each id was drawn (penalties only)
+  std::vector<int32_t> counts_;     // times each id was drawn (penalties only)
+  std::vector<uint8_t> in_prompt_;  // 1 for the prompt's ids (the repetition penalty only)
 };
 
 }  // namespace difftx::infer

@@ -21,7 +21,9 @@ struct Sequence {
         sampler(request.options.sampling, vocab),
         text(request.options.stop_strings, request.options.reasoning),
         constraint(request.options.constraint ? request.options.constraint->start(request.options.stop_tokens)
-                                              : nullptr) {}
+                                              : nullptr) {
+    sampler.note_prompt(request.prompt);
+  }
 
   Engine::RequestId id;
   Request request;

@@ -111,9 +111,12 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
   s.temperature = f.number("temperature", {0, 2}).value_or(limits.default_temperature.value_or(1.0));
   s.top_p = f.number("top_p", {0, 1, true}).value_or(limits.default_top_p.value_or(1.0));
   s.top_k = f.integer("top_k", 0, INT32_MAX).value_or(limits.default_top_k.value_or(0));
-  s.min_p = f.number("min_p", {0, 1}).value_or(0.0);
+  s.min_p = f.number("min_p", {0, 1}).value_or(limits.default_min_p.value_or(0.0));
   s.presence_penalty = f.number("presence_penalty", {-2, 2}).value_or(0.0);
   s.frequency_penalty = f.number("frequency_penalty", {-2, 2}).value_or(0.0);
+  // vLLM's extra parameter (transformers' repetition penalty), as its generation_config default too.
+  s.repetition_penalty =
+      f.number("repetition_penalty", {0, 10, true}).value_or(limits.default_repetition_penalty.value_or(1.0));
   // A signed 64-bit integer, as vLLM takes it: each seed its own stream (with unsigned seeds beside
   // them, -1 and 2^64 - 1 would be one).
   if (const auto seed = f.integer("seed", INT64_MIN, INT64_MAX)) p.seed = static_cast<uint64_t>(*seed);
@@ -280,7 +283,8 @@ ordered_json parse_ordered_body(std::string_view body) {
 CompletionRequest parse_completion_request(const json& body, const ordered_json& ordered, const ServeLimits& limits) {
   const Fields f(body);
   check_keys(body, {"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "n", "stream",
-                    "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty", "best_of",
+                    "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty",
+                    "repetition_penalty", "best_of",
                     "logit_bias", "seed", "suffix", "draft", "draft_tokens", "skip_special_tokens",
                     "spaces_between_special_tokens"},
              kOutputFormatFields);
@@ -306,7 +310,7 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
   const Fields f(body);
   check_keys(body, {"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
                     "min_p", "n", "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
-                    "frequency_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
+                    "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
                     "functions", "function_call", "modalities", "chat_template_kwargs", "reasoning_effort",
                     "max_reasoning_tokens", "draft", "draft_tokens", "documents", "add_generation_prompt",
                     "continue_final_message", "skip_special_tokens", "spaces_between_special_tokens"},

@@ -20,7 +20,7 @@ struct ServeLimits {
   std::string model_name;
   int64_t vocab_size = 0;
   int64_t context = 0;
-  std::optional<double> default_temperature, default_top_p;
+  std::optional<double> default_temperature, default_top_p, default_min_p, default_repetition_penalty;
   std::optional<int64_t> default_top_k;
   int64_t max_choices = 16;  // n times the number of prompts
   bool draft_model = false;  // the server has a draft model (`draft`: "model" may be asked for)

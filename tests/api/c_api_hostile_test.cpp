@@ -269,6 +269,8 @@ TEST_F(CApiHostile, BadStringsAndOptionsAreErrors) {
       {[](difftx_sampling_options& o) { o.top_p = 2; }, "top_p 2 must be in (0, 1]"},
       {[](difftx_sampling_options& o) { o.min_p = -0.5; }, "min_p -0.5 must be in [0, 1]"},
       {[](difftx_sampling_options& o) { o.presence_penalty = 3; }, "presence_penalty 3 must be in [-2, 2]"},
+      {[](difftx_sampling_options& o) { o.repetition_penalty = 0; },
+       "repetition_penalty 0 must be in (0, 10] (1 is off)"},
       {[](difftx_sampling_options& o) { o.frequency_penalty = INFINITY; }, "frequency_penalty inf must be in [-2, 2]"},
       {[](difftx_sampling_options& o) { o.max_tokens = -1; }, "max_tokens -1 must not be negative"},
       {[](difftx_sampling_options& o) { o.top_logprobs = 21; }, "top_logprobs 21 must be in [0, 20]"},

@@ -206,6 +206,28 @@ TEST(CApi, MetadataNamesTheEndOfTextWhereTheConfigNamesNoEos) {
   fs::remove_all(dir);
 }
 
+// The sampling defaults are generation_config.json's where it gives them (its min_p and
+// repetition_penalty too, as vLLM takes them), else `difftx generate`'s.
+TEST(CApi, SamplingDefaultsAreTheGenerationConfigs) {
+  const difftx_sampling_options plain = difftx_sampling_default_options(nullptr);
+  EXPECT_EQ(plain.min_p, 0.0);
+  EXPECT_EQ(plain.repetition_penalty, 1.0);
+  EXPECT_EQ(plain.presence_penalty, 0.0);
+  const fs::path dir = fs::temp_directory_path() / ("difftx_c_api_generation_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kMotif, dir);
+  std::ofstream(dir / "generation_config.json") << R"({"temperature": 0.6, "min_p": 0.05, "repetition_penalty": 1.1})";
+  {
+    ModelPtr model(dir);
+    ASSERT_NE(model.m, nullptr) << difftx_last_error();
+    const difftx_sampling_options o = difftx_sampling_default_options(model.m);
+    EXPECT_EQ(o.temperature, 0.6);
+    EXPECT_EQ(o.min_p, 0.05);
+    EXPECT_EQ(o.repetition_penalty, 1.1);
+  }
+  fs::remove_all(dir);
+}
+
 // A copy of the Motif fixture with a ChatML template in tokenizer_config.json.
 struct ChatModel {
   ChatModel() {

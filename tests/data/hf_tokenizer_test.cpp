@@ -227,13 +227,16 @@ TEST(GenerationDefaults, ReadsEosIdsAndSamplingDefaults) {
   TempDir dir;
   dir.write("config.json", R"({"eos_token_id": 260})");
   dir.write("generation_config.json", R"({"eos_token_id": [261, 260], "temperature": 0.6, "top_p": 0.9,
-                                          "top_k": 20, "max_new_tokens": 7})");
+                                          "top_k": 20, "max_new_tokens": 7, "min_p": 0.05,
+                                          "repetition_penalty": 1.05})");
   GenerationDefaults d = read_generation_defaults(dir.path());
   EXPECT_EQ(d.eos_ids, (std::vector<int32_t>{260, 261}));
   EXPECT_EQ(d.temperature, 0.6);
   EXPECT_EQ(d.top_p, 0.9);
   EXPECT_EQ(d.top_k, 20);
   EXPECT_EQ(d.max_new_tokens, 7);
+  EXPECT_EQ(d.min_p, 0.05);
+  EXPECT_EQ(d.repetition_penalty, 1.05);
   const Tokenizer tok = load(dir, toy(), {{"add_bos_token", true}, {"bos_token", "<sep>"}});
   const PromptFrame frame = prompt_frame(tok, d);
   EXPECT_EQ(frame.prefix, std::vector<int32_t>{261});
@@ -242,7 +245,8 @@ TEST(GenerationDefaults, ReadsEosIdsAndSamplingDefaults) {
 
   dir.write("generation_config.json", R"({"do_sample": false, "temperature": 0.6})");
   EXPECT_EQ(read_generation_defaults(dir.path()).temperature, 0.0);
-  for (const char* bad : {R"({"eos_token_id": -3})", R"({"eos_token_id": ["x"]})", R"({"top_p": 2})", "{"}) {
+  for (const char* bad : {R"({"eos_token_id": -3})", R"({"eos_token_id": ["x"]})", R"({"top_p": 2})", "{",
+                          R"({"min_p": -0.1})", R"({"repetition_penalty": 0})", R"({"repetition_penalty": 11})"}) {
     dir.write("generation_config.json", bad);
     EXPECT_THROW(read_generation_defaults(dir.path()), Error) << bad;
   }

@@ -17,6 +17,7 @@
 #include "core/rng.h"
 #include "infer/generate.h"
 #include "infer/kv_pool.h"
+#include "infer/scheduler.h"
 #include "kernels/quant/weight_panels.h"
 #include "model/storage_plan.h"
 #include "support/backend_case.h"
@@ -250,6 +251,31 @@ TEST(Engine, GenerateEqualsARequestAmongOthers) {
   testing::submit_recorded(engine, r, got);
   engine.run_until_idle();
   EXPECT_EQ(got.ids(), generated);
+}
+
+// A request's repetition penalty counts its prompt's tokens (as transformers and vLLM count them):
+// every row's logits favour id 1, which the prompt holds, so its logit 2.0 falls to 2/3 and id 0
+// (1.0) comes first; once drawn, id 0 falls to 1/3 and id 1 follows.
+TEST(Engine, RepetitionPenaltyCountsThePromptsTokens) {
+  const Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 4, 256), 1);
+  std::vector<float> logits;
+  const StepForward favours_one = [&](const StepPlan& plan) {
+    logits.clear();
+    for (const BatchRow& r : plan.rows)
+      if (r.logits) logits.insert(logits.end(), {1.0f, 2.0f, 0.0f, 0.0f});
+    return logits.data();
+  };
+  for (const double penalty : {1.0, 3.0}) {
+    Engine engine(model, nullptr, EngineOptions{}, favours_one);
+    Request r{{1, 2}, {}, {}, {}};
+    r.options.max_new_tokens = 2;
+    r.options.sampling.temperature = 0;
+    r.options.sampling.repetition_penalty = penalty;
+    Stream out;
+    testing::submit_recorded(engine, r, out);
+    engine.run_until_idle();
+    EXPECT_EQ(out.ids(), penalty == 1 ? (std::vector<int32_t>{1, 1}) : (std::vector<int32_t>{0, 1})) << penalty;
+  }
 }
 
 // The queue holds max_queue requests beyond the free running slots: with one slot and a queue of

@@ -115,6 +115,9 @@ TEST(Sampler, OptionErrorsNameTheOptionAsTheCallerSpellsIt) {
   o.frequency_penalty = 2.5;
   EXPECT_EQ(error(o, OptionSpelling::flag), "--frequency-penalty 2.5 must be in [-2, 2]");
   o = {};
+  o.repetition_penalty = 0;
+  EXPECT_EQ(error(o, OptionSpelling::field), "repetition_penalty 0 must be in (0, 10] (1 is off)");
+  o = {};
   EXPECT_EQ(error(o, OptionSpelling::flag), "(no error)");
 }
 
@@ -171,6 +174,47 @@ TEST(Sampler, PenaltiesLowerTheLogitsOfDrawnTokens) {
   EXPECT_THROW(Sampler(o, 8), Error);
   o.presence_penalty = 0;
   o.min_p = 1.5;
+  EXPECT_THROW(Sampler(o, 8), Error);
+}
+
+// transformers' and vLLM's repetition penalty: a token of the prompt or the output so far has its
+// logit divided by the penalty where positive and multiplied where negative, once however often it
+// appeared, before the frequency and presence penalties subtract; prompt ids outside the
+// vocabulary are ignored.
+TEST(Sampler, RepetitionPenaltyActsOnThePromptsAndTheOutputsTokens) {
+  SamplingOptions o;
+  o.temperature = 0;
+  o.repetition_penalty = 2;
+  const auto greedy = [&](const std::vector<float>& logits, std::vector<int32_t> prompt, int n) {
+    Sampler s(o, static_cast<int64_t>(logits.size()));
+    s.note_prompt(prompt);
+    std::vector<int32_t> drawn;
+    for (int i = 0; i < n; ++i) drawn.push_back(s.sample(logits.data()));
+    return drawn;
+  };
+  // Id 3 of the prompt falls to 0.75: after id 1 (2.0 -> 1.0), id 4 (1.5 -> 0.75), then ids 1
+  // and 7 tie at 1.0 and the lower id wins, however often it was drawn.
+  EXPECT_EQ(greedy(kLogits, {3, 2, 9, -1}, 4), (std::vector<int32_t>{1, 4, 1, 1}));
+  EXPECT_EQ(greedy(kLogits, {}, 4), (std::vector<int32_t>{1, 3, 4, 1}));  // id 3 unpenalised
+  // A negative logit is multiplied: -0.5 of the prompt's id 1 becomes -1, below id 0's -0.8.
+  EXPECT_EQ(greedy({-0.8f, -0.5f, -2.0f}, {1}, 1), std::vector<int32_t>{0});
+  EXPECT_EQ(greedy({-0.8f, -0.5f, -2.0f}, {2}, 1), std::vector<int32_t>{1});
+  // Divided first, then the frequency penalty: id 0 drawn once is 2.0 / 2 - 1 = 0 < 0.4 (the
+  // other order, (2.0 - 1) / 2 = 0.5, would draw it again).
+  o.frequency_penalty = 1;
+  EXPECT_EQ(greedy({2.0f, 0.4f}, {0}, 2), (std::vector<int32_t>{0, 1}));
+  // The draft sampler's copy (Sampler::count_as) holds the prompt's tokens and the draws.
+  o.frequency_penalty = 0;
+  Sampler target(o, 8), draft(o, 8);
+  target.note_prompt(std::vector<int32_t>{3});
+  EXPECT_EQ(target.sample(kLogits.data()), 1);
+  draft.count_as(target);
+  DraftDistribution q;
+  EXPECT_EQ(draft.propose(kLogits.data(), q), 4);
+  EXPECT_EQ(draft.propose(kLogits.data(), q), 1);  // the proposed 4 counts too: 0.75 < 1.0
+  o.repetition_penalty = 0;
+  EXPECT_THROW(Sampler(o, 8), Error);
+  o.repetition_penalty = 10.5;
   EXPECT_THROW(Sampler(o, 8), Error);
 }
 

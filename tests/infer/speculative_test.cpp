@@ -222,7 +222,8 @@ TEST(Speculative, BiasedGreedyDraftsUnderTheBias) {
       [](SamplingOptions& o, int32_t first) { o.logit_bias = {{first, -100.0f}, {3, 4.0f}, {5, 2.5f}}; }, "biased");
 }
 
-// The penalties count the tokens drawn so far and, in a proposal, those drafted before.
+// The penalties count the tokens drawn so far and, in a proposal, those drafted before (and the
+// repetition penalty the prompt's).
 TEST(Speculative, PenalisedGreedyDraftsUnderThePenalties) {
   expect_every_self_draft_taken(
       [](SamplingOptions& o, int32_t) {
@@ -230,6 +231,8 @@ TEST(Speculative, PenalisedGreedyDraftsUnderThePenalties) {
         o.presence_penalty = 0.4;
       },
       "penalised");
+  // The repetition penalty counts the prompt's tokens too.
+  expect_every_self_draft_taken([](SamplingOptions& o, int32_t) { o.repetition_penalty = 3; }, "repetition");
 }
 
 // A hybrid stack (Mamba state slots, sliding-window and cross layers) as the target: its drafted

@@ -84,5 +84,22 @@ if [ -f "$root/data/tokenizers/cl100k_base.tiktoken" ]; then
   expect_error "does not belong to this model" "$difftx" generate --model "$model" --prompt "x" --tokenizer cl100k_base
 fi
 expect_error "--top-p" "$difftx" generate --model "$model" --prompt "x" --top-p 0
+# --stop ends the text before the stop string; a document it could cut is refused.
+# (python/tests/test_generate.py compares the text with Python's stop= on the same cut.)
+gen --temperature 0 > "$work/full.txt" 2> /dev/null
+third="$(python3 -c 'import sys
+reply = open(sys.argv[1], encoding="utf-8").read()[len("The Congress"):]
+print(next(c for c in reply[2:] if not c.isspace()))' "$work/full.txt")"
+gen --temperature 0 --stop "$third" > "$work/stopped.txt" 2> "$work/stopped.err"
+python3 - "$work/full.txt" "$work/stopped.txt" "$third" <<'PY' || { echo "FAIL: --stop '$third'"; cat "$work/stopped.txt"; exit 1; }
+import sys
+full, got, stop = open(sys.argv[1], encoding="utf-8").read(), open(sys.argv[2], encoding="utf-8").read(), sys.argv[3]
+reply = full[len("The Congress"):]
+assert got == "The Congress" + reply[:reply.index(stop)] + "\n", (got, reply, stop)
+PY
+grep -q "stopped at end of text or --stop" "$work/stopped.err" || { echo "FAIL: no stop on stderr"; exit 1; }
+echo '{"type": "boolean"}' > "$work/bool.json"
+expect_error "--stop cannot be given with --json-schema" gen --stop x --json-schema "$work/bool.json"
+expect_error "--stop needs a non-empty text" gen --stop ""
 expect_error "data directory does not exist" "$difftx" eval --model "$model" --data "$work/nope"
 echo "PASS"

@@ -34,6 +34,9 @@ gen="generate --model $none --prompt hi"
 for opt in max-new-tokens context top-k; do bad_values "$gen" $opt "-1 $ints"; done
 bad_values "$gen" temperature "-1"
 bad_values "$gen" top-p "0 2"
+bad_values "$gen" min-p "-0.1 2"
+for opt in presence-penalty frequency-penalty; do bad_values "$gen" $opt "-2.5 3 nan"; done
+bad_values "$gen" repetition-penalty "0 -1 10.5 nan"
 bad_values "$gen" logit-bias "1 =1 1= 1=x 1=101 1=-100.5 1=nan -1=1 2147483648=1 1=1, ,1=1 1=1,,2=2 1:1"
 expect_error "--logit-bias: token 1 is given twice" "$difftx" $gen --logit-bias 1=1,1=2
 for opt in seq-len micro-batch; do bad_values "eval --model $none --data $none" $opt "0 -1 $ints"; done

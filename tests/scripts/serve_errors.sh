@@ -45,6 +45,7 @@ expect 400 max_tokens $C '{"prompt": "a", "max_tokens": 123456789012345678901234
 expect 400 temperature $C '{"prompt": "a", "temperature": -0.5}'
 expect 400 top_p $C '{"prompt": "a", "top_p": 0}'
 expect 400 presence_penalty $C '{"prompt": "a", "presence_penalty": 2.5}'
+expect 400 repetition_penalty $C '{"prompt": "a", "repetition_penalty": 0}'
 expect 400 n $C '{"prompt": "a", "n": 100000}'
 expect 400 logprobs $C '{"prompt": "a", "logprobs": 6}'
 expect 400 prompt $C '{"prompt": [999999]}'

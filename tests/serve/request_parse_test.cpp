@@ -63,11 +63,21 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
   EXPECT_FALSE(r.params.logprobs);
   EXPECT_EQ(r.params.options.sampling.temperature, 1.0);
   EXPECT_EQ(r.params.options.sampling.top_p, 1.0);
+  EXPECT_EQ(r.params.options.sampling.min_p, 0.0);
+  EXPECT_EQ(r.params.options.sampling.repetition_penalty, 1.0);
+  // generation_config.json's min_p and repetition_penalty are the defaults, as vLLM takes them.
+  ServeLimits configured = limits();
+  configured.default_min_p = 0.05;
+  configured.default_repetition_penalty = 1.1;
+  const CompletionRequest d =
+      parse_completion_request(parse_body(R"({"prompt": "a"})"), parse_ordered_body(R"({"prompt": "a"})"), configured);
+  EXPECT_EQ(d.params.options.sampling.min_p, 0.05);
+  EXPECT_EQ(d.params.options.sampling.repetition_penalty, 1.1);
 
   const CompletionRequest f =
       parse_completion(R"({"prompt": [1, 2, 3], "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 40,
                     "min_p": 0.1, "seed": 42, "n": 3, "stop": ["\n", "END"], "presence_penalty": -2,
-                    "frequency_penalty": 2.0, "logprobs": 3, "stream": true,
+                    "frequency_penalty": 2.0, "repetition_penalty": 1.2, "logprobs": 3, "stream": true,
                     "stream_options": {"include_usage": true}, "echo": false, "best_of": 3, "logit_bias": {},
                     "suffix": null, "user": "u", "metadata": {"a": 1}})");
   ASSERT_EQ(f.prompts.size(), 1u);
@@ -80,6 +90,7 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
   EXPECT_DOUBLE_EQ(f.params.options.sampling.min_p, 0.1);
   EXPECT_EQ(f.params.options.sampling.presence_penalty, -2.0);
   EXPECT_EQ(f.params.options.sampling.frequency_penalty, 2.0);
+  EXPECT_EQ(f.params.options.sampling.repetition_penalty, 1.2);
   EXPECT_EQ(*f.params.seed, 42u);
   EXPECT_EQ(f.params.n, 3);
   EXPECT_EQ(f.params.options.stop_strings, (std::vector<std::string>{"\n", "END"}));
@@ -180,6 +191,8 @@ TEST(ServeRequestParse, OutOfRange) {
   expect_completion_error(R"({"prompt": "a", "min_p": 2})", 400, "min_p", "[0, 1]");
   expect_completion_error(R"({"prompt": "a", "presence_penalty": 2.5})", 400, "presence_penalty", "[-2, 2]");
   expect_completion_error(R"({"prompt": "a", "frequency_penalty": -3})", 400, "frequency_penalty", "[-2, 2]");
+  expect_completion_error(R"({"prompt": "a", "repetition_penalty": 0})", 400, "repetition_penalty", "(0, 10]");
+  expect_completion_error(R"({"prompt": "a", "repetition_penalty": 10.5})", 400, "repetition_penalty", "(0, 10]");
   expect_completion_error(R"({"prompt": "a", "n": 0})", 400, "n", "[1, 16]");
   expect_completion_error(R"({"prompt": "a", "n": 17})", 400, "n", "[1, 16]");
   expect_completion_error(R"({"prompt": ["a", "b", "c"], "n": 6})", 400, "n", "n = 6 choices is more than the 16");
