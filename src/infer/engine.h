@@ -79,6 +79,7 @@ struct RequestOptions {
   int64_t max_new_tokens = 128;
   std::vector<int32_t> stop_tokens;      // ends with `stop` when drawn (not streamed)
   std::vector<std::string> stop_strings; // ends with `stop` when the text contains one (cut before it)
+  bool include_stop_str = false;         // cut after it instead (vLLM's include_stop_str_in_output)
   // A reasoning block the output may open with (infer/reasoning_block.h): stop strings are matched
   // only in the text after it, as vLLM skips them in reasoning content.
   std::optional<ReasoningBlock> reasoning;

@@ -19,7 +19,7 @@ struct Sequence {
         tokens(request.prompt),
         prompt_tokens(static_cast<int64_t>(tokens.size())),
         sampler(request.options.sampling, vocab),
-        text(request.options.stop_strings, request.options.reasoning),
+        text(request.options.stop_strings, request.options.reasoning, request.options.include_stop_str),
         constraint(request.options.constraint ? request.options.constraint->start(request.options.stop_tokens)
                                               : nullptr) {
     sampler.note_prompt(request.prompt);

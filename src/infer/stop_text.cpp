@@ -12,8 +12,8 @@ bool token_bytes(const data::Tokenizer* tokenizer, std::span<const int32_t> sile
   return true;
 }
 
-StopText::StopText(std::vector<std::string> stops, const std::optional<ReasoningBlock>& block)
-    : stops_(std::move(stops)) {
+StopText::StopText(std::vector<std::string> stops, const std::optional<ReasoningBlock>& block, bool include)
+    : stops_(std::move(stops)), include_(include) {
   if (block && !stops_.empty()) block_.emplace(*block);
 }
 
@@ -39,11 +39,12 @@ std::string StopText::match(std::string_view text) {
   held_ += text;
   // The earliest stop string in the held text (a stop string's start is never emitted, so one
   // that completes now starts inside held_).
-  size_t cut = std::string::npos;
-  for (const std::string& s : stops_) cut = std::min(cut, held_.find(s));
+  size_t cut = std::string::npos, end = 0;
+  for (const std::string& s : stops_)
+    if (const size_t at = held_.find(s); at < cut) cut = at, end = at + s.size();
   if (cut != std::string::npos) {
     stopped_ = true;
-    std::string out = held_.substr(0, cut);
+    std::string out = held_.substr(0, include_ ? end : cut);
     held_.clear();
     return out;
   }

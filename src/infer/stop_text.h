@@ -1,7 +1,7 @@
 // A request's generated text as it streams, with its stop strings: bytes that may still complete
 // a UTF-8 character (utf8_stream.h) or may still become a stop string are held back; when a stop
 // string appears, the text ends just before it, so a stop string is never emitted, also when it
-// spans several tokens. Where the output may open with a reasoning block (reasoning_block.h),
+// spans several tokens (or just after it, where asked: vLLM's include_stop_str_in_output). Where the output may open with a reasoning block (reasoning_block.h),
 // stop strings are matched only in the text after it, as vLLM skips them in reasoning content:
 // one never cuts the thoughts or their closing marker (the model's, or a reasoning budget's
 // forced one). While the output's start may still become the block's open marker, it is held.
@@ -28,7 +28,9 @@ bool token_bytes(const data::Tokenizer* tokenizer, std::span<const int32_t> sile
 
 class StopText {
  public:
-  explicit StopText(std::vector<std::string> stops, const std::optional<ReasoningBlock>& block = std::nullopt);
+  // `include`: the text ends after the stop string that appeared, not before it.
+  explicit StopText(std::vector<std::string> stops, const std::optional<ReasoningBlock>& block = std::nullopt,
+                    bool include = false);
 
   // Appends a token's bytes; returns the text that is now settled. After a stop string appeared,
   // stopped() is true and nothing more comes out.
@@ -43,6 +45,7 @@ class StopText {
   std::string match(std::string_view text);
 
   std::vector<std::string> stops_;
+  bool include_;
   std::optional<ReasoningWatch> block_;  // where stop strings are not matched (with stop strings only)
   Utf8Stream utf8_;
   std::string unplaced_;      // text the block's watch has not placed yet: it may still open the block

@@ -90,6 +90,25 @@ std::vector<std::string> parse_stop(const Fields& f) {
   return stops;
 }
 
+// vLLM's stop_token_ids: at most kMaxStopTokenIds ids in [0, vocab_size), each ending the text
+// where drawn (the token is no text).
+std::vector<int32_t> parse_stop_token_ids(const Fields& f, int64_t vocab_size) {
+  constexpr size_t kMaxStopTokenIds = 64;
+  const json* v = f.find("stop_token_ids");
+  if (!v || v->is_null()) return {};
+  if (!v->is_array()) bad_param("stop_token_ids", "'stop_token_ids' must be a list of token ids, not " + json_type_name(*v));
+  if (v->size() > kMaxStopTokenIds)
+    bad_param("stop_token_ids", concat("'stop_token_ids' holds at most ", kMaxStopTokenIds, " ids, not ", v->size()));
+  std::vector<int32_t> ids;
+  for (const json& id : *v) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size)
+      bad_param("stop_token_ids", concat("'stop_token_ids' holds token ids in [0, ", vocab_size, "), not ",
+                                         id.dump().substr(0, 64)));
+    ids.push_back(id.get<int32_t>());
+  }
+  return ids;
+}
+
 // Speculative decoding per request: `draft` ("none", "ngram", or "model" where the server has a
 // draft model; absent: the server's --draft) and `draft_tokens` (absent: the server's).
 void parse_draft(const Fields& f, const ServeLimits& limits, infer::RequestOptions& o) {
@@ -124,6 +143,9 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
     if (const auto m = f.integer(key, 1, std::max<int64_t>(1, limits.context)); m && !p.max_tokens) p.max_tokens = m;
   p.n = f.integer("n", 1, limits.max_choices).value_or(1);
   p.options.stop_strings = parse_stop(f);
+  p.options.include_stop_str = f.boolean("include_stop_str_in_output").value_or(false);
+  p.stop_token_ids = parse_stop_token_ids(f, limits.vocab_size);
+  p.ignore_eos = f.boolean("ignore_eos").value_or(false);
   p.stream = f.boolean("stream").value_or(false);
   if (const json* so = f.find("stream_options")) {
     if (!so->is_object()) bad_param("stream_options", "'stream_options' must be an object, not " + json_type_name(*so));
@@ -286,7 +308,7 @@ CompletionRequest parse_completion_request(const json& body, const ordered_json&
                     "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty",
                     "repetition_penalty", "best_of",
                     "logit_bias", "seed", "suffix", "draft", "draft_tokens", "skip_special_tokens",
-                    "spaces_between_special_tokens"},
+                    "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output"},
              kOutputFormatFields);
   CompletionRequest r;
   r.params = parse_common(f, limits, {"max_tokens"});
@@ -313,7 +335,8 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
                     "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
                     "functions", "function_call", "modalities", "chat_template_kwargs", "reasoning_effort",
                     "max_reasoning_tokens", "draft", "draft_tokens", "documents", "add_generation_prompt",
-                    "continue_final_message", "skip_special_tokens", "spaces_between_special_tokens"},
+                    "continue_final_message", "skip_special_tokens", "spaces_between_special_tokens",
+                    "stop_token_ids", "ignore_eos", "include_stop_str_in_output"},
              kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});

@@ -37,6 +37,10 @@ struct GenerationParams {
   // vLLM's: the reply's text leaves out the special tokens its parsers do not read (reply_reader.h's
   // unread_special_tokens); false keeps every one. Logprobs' tokens show them either way.
   bool skip_special_tokens = true;
+  // vLLM's: more ids that end the text where drawn, and whether the model's own end-of-sequence ids
+  // (and the chat template's end of turn) stop it (ignore_eos: they do not).
+  std::vector<int32_t> stop_token_ids;
+  bool ignore_eos = false;
 };
 
 struct Prompt {

@@ -94,8 +94,11 @@ std::vector<infer::Request> make_requests(const ServedModel& m, const std::vecto
       r.options.max_new_tokens = params.max_tokens.value_or(context - length);
       r.options.logprobs = params.logprobs;
       r.options.sampling.seed = base_seed + static_cast<uint64_t>(i);
-      r.options.stop_tokens = m.frame.stop;
-      r.options.stop_tokens.insert(r.options.stop_tokens.end(), extra_stop.begin(), extra_stop.end());
+      r.options.stop_tokens = params.stop_token_ids;
+      if (!params.ignore_eos) {
+        r.options.stop_tokens.insert(r.options.stop_tokens.end(), m.frame.stop.begin(), m.frame.stop.end());
+        r.options.stop_tokens.insert(r.options.stop_tokens.end(), extra_stop.begin(), extra_stop.end());
+      }
       requests.push_back(std::move(r));
     }
   }

@@ -70,6 +70,11 @@ TEST(EngineText, SilentTokensWriteNoText) {
   EXPECT_EQ(silent.ids(), (std::vector<int32_t>{'a', 'b', kMark, 'c', 'd'}));
   EXPECT_EQ(text({kMark}, {"bc"}).text(), "a");
   EXPECT_EQ(text({kMark}, {"bc"}).finish(), FinishReason::stop);
+  RequestOptions included;  // vLLM's include_stop_str_in_output: the stop string stays
+  included.forced = {'a', 'b', 'c', 'd'};
+  included.stop_strings = {"bc"};
+  included.include_stop_str = true;
+  EXPECT_EQ(run(tokenizer, included).stream.text(), "abc");
   Engine engine(byte_model(), &tokenizer, {});
   Request unsorted{{'x'}, {}, {}, {}};
   unsorted.options.silent_tokens = {kMark, kEnd};

@@ -37,6 +37,18 @@ TEST(StopText, TheEarliestOfSeveralStopsWins) {
   EXPECT_TRUE(t.stopped());
 }
 
+// vLLM's include_stop_str_in_output: the text ends after the stop string that appeared first (the
+// earlier listed where two start together), across tokens too, and nothing after it comes out.
+TEST(StopText, IncludedStopStringEndsTheText) {
+  StopText t({"world", "lo w"}, std::nullopt, true);
+  EXPECT_EQ(feed(t, {"hello world and more"}), "hello w");
+  StopText spans({"\nUser:"}, std::nullopt, true);
+  EXPECT_EQ(feed(spans, {"Hi", "\nUs", "er", ": next"}), "Hi\nUser:");
+  EXPECT_EQ(spans.finish(), "");
+  StopText together({"ab", "abc"}, std::nullopt, true);
+  EXPECT_EQ(feed(together, {"xabcd"}), "xab");
+}
+
 TEST(StopText, StopStringInsideOneTokenAndMultiByteText) {
   StopText t({"。"});
   // "é" split over two tokens is held until whole; the stop string's three bytes arrive one by one.

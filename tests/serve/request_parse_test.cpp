@@ -78,6 +78,7 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
       parse_completion(R"({"prompt": [1, 2, 3], "max_tokens": 7, "temperature": 0, "top_p": 0.5, "top_k": 40,
                     "min_p": 0.1, "seed": 42, "n": 3, "stop": ["\n", "END"], "presence_penalty": -2,
                     "frequency_penalty": 2.0, "repetition_penalty": 1.2, "logprobs": 3, "stream": true,
+                    "stop_token_ids": [5, 511], "ignore_eos": true, "include_stop_str_in_output": true,
                     "stream_options": {"include_usage": true}, "echo": false, "best_of": 3, "logit_bias": {},
                     "suffix": null, "user": "u", "metadata": {"a": 1}})");
   ASSERT_EQ(f.prompts.size(), 1u);
@@ -91,6 +92,11 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
   EXPECT_EQ(f.params.options.sampling.presence_penalty, -2.0);
   EXPECT_EQ(f.params.options.sampling.frequency_penalty, 2.0);
   EXPECT_EQ(f.params.options.sampling.repetition_penalty, 1.2);
+  EXPECT_EQ(f.params.stop_token_ids, (std::vector<int32_t>{5, 511}));
+  EXPECT_TRUE(f.params.ignore_eos);
+  EXPECT_TRUE(f.params.options.include_stop_str);
+  EXPECT_FALSE(r.params.ignore_eos);
+  EXPECT_FALSE(r.params.options.include_stop_str);
   EXPECT_EQ(*f.params.seed, 42u);
   EXPECT_EQ(f.params.n, 3);
   EXPECT_EQ(f.params.options.stop_strings, (std::vector<std::string>{"\n", "END"}));
@@ -192,6 +198,11 @@ TEST(ServeRequestParse, OutOfRange) {
   expect_completion_error(R"({"prompt": "a", "presence_penalty": 2.5})", 400, "presence_penalty", "[-2, 2]");
   expect_completion_error(R"({"prompt": "a", "frequency_penalty": -3})", 400, "frequency_penalty", "[-2, 2]");
   expect_completion_error(R"({"prompt": "a", "repetition_penalty": 0})", 400, "repetition_penalty", "(0, 10]");
+  expect_completion_error(R"({"prompt": "a", "stop_token_ids": 5})", 400, "stop_token_ids", "a list of token ids");
+  expect_completion_error(R"({"prompt": "a", "stop_token_ids": [512]})", 400, "stop_token_ids", "[0, 512)");
+  expect_completion_error(R"({"prompt": "a", "stop_token_ids": [-1]})", 400, "stop_token_ids", "[0, 512)");
+  expect_completion_error(R"({"prompt": "a", "stop_token_ids": ["1"]})", 400, "stop_token_ids", "[0, 512)");
+  expect_completion_error(R"({"prompt": "a", "ignore_eos": 1})", 400, "ignore_eos", "boolean");
   expect_completion_error(R"({"prompt": "a", "repetition_penalty": 10.5})", 400, "repetition_penalty", "(0, 10]");
   expect_completion_error(R"({"prompt": "a", "n": 0})", 400, "n", "[1, 16]");
   expect_completion_error(R"({"prompt": "a", "n": 17})", 400, "n", "[1, 16]");

@@ -48,6 +48,19 @@ TEST(ServeRequests, ChoicesSeedsAndBudget) {
   EXPECT_EQ(make_requests(m, {{0, 5, 6}}, p)[0].options.max_new_tokens, 13);
 }
 
+// vLLM's stop_token_ids stop too; with ignore_eos the model's end-of-sequence ids and the chat's
+// end of turn do not, the request's own still do.
+TEST(ServeRequests, StopTokenIdsAndIgnoreEos) {
+  const ServedModel m = model_with_context(16);
+  GenerationParams p;
+  p.stop_token_ids = {42, 7};
+  EXPECT_EQ(make_requests(m, {{0, 5}}, p, {9})[0].options.stop_tokens, (std::vector<int32_t>{42, 7, 0, 9}));
+  p.ignore_eos = true;
+  EXPECT_EQ(make_requests(m, {{0, 5}}, p, {9})[0].options.stop_tokens, (std::vector<int32_t>{42, 7}));
+  p.stop_token_ids.clear();
+  EXPECT_TRUE(make_requests(m, {{0, 5}}, p, {9})[0].options.stop_tokens.empty());
+}
+
 TEST(ServeRequests, ContextErrorsNameTheLengths) {
   const ServedModel m = model_with_context(8);
   GenerationParams p;
