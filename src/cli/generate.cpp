@@ -113,9 +113,9 @@ int run_generate(Args& args) {
                (long long)r.prompt_tokens, r.prefill_seconds, r.prompt_tokens / std::max(r.prefill_seconds, 1e-9),
                (long long)r.decode_steps, r.decode_seconds, r.decode_steps / std::max(r.decode_seconds, 1e-9),
                drafted.c_str(),
-               r.stopped_at_stop_token ? (stops.empty() ? " | stopped at end of text" : " | stopped at end of text or --stop")
-               : r.context_full         ? " | stopped: context full"
-                                        : "");
+               !r.stopped_at_stop_token ? (r.context_full ? " | stopped: context full" : "")
+               : stops.empty()          ? " | stopped at end of text"
+                                        : " | stopped at end of text or --stop");
   // A constrained reply cut short is no document (stdout holds what was written): an error.
   if ((rules.schema || rules.grammar) && !r.stopped_at_stop_token)
     fail(schema_file ? "--json-schema" : "--grammar", ": the reply is incomplete: ",

@@ -94,18 +94,16 @@ void Sampler::check_finite(const float* logits) const {
 
 const float* Sampler::adjusted(Scratch& s, const float* logits) const {
   if (counts_.empty() && options_.logit_bias.empty()) return logits;
-  if (counts_.empty()) {
-    std::copy(logits, logits + vocab_, s.adjusted.begin());
-  } else {
-    const double repetition = options_.repetition_penalty;
-    for (int64_t i = 0; i < vocab_; ++i) {
-      double l = logits[i];
-      if (repetition != 1 && (counts_[i] > 0 || in_prompt_[i])) l = l > 0 ? l / repetition : l * repetition;
-      s.adjusted[i] = static_cast<float>(l - options_.frequency_penalty * counts_[i] -
-                                         (counts_[i] > 0 ? options_.presence_penalty : 0.0));
-    }
+  std::copy(logits, logits + vocab_, s.adjusted.begin());
+  for (const auto& [id, bias] : options_.logit_bias) s.adjusted[id] += bias;  // before the penalties, as vLLM
+  if (counts_.empty()) return s.adjusted.data();
+  const double repetition = options_.repetition_penalty;
+  for (int64_t i = 0; i < vocab_; ++i) {
+    double l = s.adjusted[i];
+    if (repetition != 1 && (counts_[i] > 0 || in_prompt_[i])) l = l > 0 ? l / repetition : l * repetition;
+    s.adjusted[i] = static_cast<float>(l - options_.frequency_penalty * counts_[i] -
+                                       (counts_[i] > 0 ? options_.presence_penalty : 0.0));
   }
-  for (const auto& [id, bias] : options_.logit_bias) s.adjusted[id] += bias;
   return s.adjusted.data();
 }
 

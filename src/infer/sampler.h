@@ -1,6 +1,7 @@
 // Next-token sampling from logits: a bias per token, presence and frequency penalties over the
-// tokens drawn so far, a repetition penalty over those and the prompt's, temperature, top-k, top-p (nucleus) and min-p, seeded so that the same
-// seed and logits give the same tokens on every machine (core/rng.h).
+// tokens drawn so far, a repetition penalty over those and the prompt's, temperature, top-k, top-p
+// (nucleus) and min-p, seeded so that the same seed and logits give the same tokens on every
+// machine (core/rng.h).
 #pragma once
 #include <cstdint>
 #include <span>

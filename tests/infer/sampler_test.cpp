@@ -179,8 +179,8 @@ TEST(Sampler, PenaltiesLowerTheLogitsOfDrawnTokens) {
 
 // transformers' and vLLM's repetition penalty: a token of the prompt or the output so far has its
 // logit divided by the penalty where positive and multiplied where negative, once however often it
-// appeared, before the frequency and presence penalties subtract; prompt ids outside the
-// vocabulary are ignored.
+// appeared, after the logit bias and before the frequency and presence penalties subtract;
+// prompt ids outside the vocabulary are ignored.
 TEST(Sampler, RepetitionPenaltyActsOnThePromptsAndTheOutputsTokens) {
   SamplingOptions o;
   o.temperature = 0;
@@ -203,6 +203,12 @@ TEST(Sampler, RepetitionPenaltyActsOnThePromptsAndTheOutputsTokens) {
   // other order, (2.0 - 1) / 2 = 0.5, would draw it again).
   o.frequency_penalty = 1;
   EXPECT_EQ(greedy({2.0f, 0.4f}, {0}, 2), (std::vector<int32_t>{0, 1}));
+  // The logit bias comes first, as vLLM applies it: (1.0 + 1) / 2 = 1.0 < 1.2 (after the penalty
+  // it would be 1.5).
+  o.frequency_penalty = 0;
+  o.logit_bias = {{0, 1.0f}};
+  EXPECT_EQ(greedy({1.0f, 1.2f}, {0}, 1), std::vector<int32_t>{1});
+  o.logit_bias = {};
   // The draft sampler's copy (Sampler::count_as) holds the prompt's tokens and the draws.
   o.frequency_penalty = 0;
   Sampler target(o, 8), draft(o, 8);
