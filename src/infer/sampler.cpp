@@ -96,29 +96,34 @@ const float* Sampler::adjusted(Scratch& s, const float* logits) const {
   if (counts_.empty() && options_.logit_bias.empty()) return logits;
   std::copy(logits, logits + vocab_, s.adjusted.begin());
   for (const auto& [id, bias] : options_.logit_bias) s.adjusted[id] += bias;  // before the penalties, as vLLM
-  if (counts_.empty()) return s.adjusted.data();
+  // The penalties move only the ids seen (drawn, or in the prompt for the repetition penalty).
   const double repetition = options_.repetition_penalty;
-  for (int64_t i = 0; i < vocab_; ++i) {
+  for (const int32_t i : seen_) {
     double l = s.adjusted[i];
-    if (repetition != 1 && (counts_[i] > 0 || in_prompt_[i])) l = l > 0 ? l / repetition : l * repetition;
+    if (repetition != 1) l = l > 0 ? l / repetition : l * repetition;
     s.adjusted[i] = static_cast<float>(l - options_.frequency_penalty * counts_[i] -
                                        (counts_[i] > 0 ? options_.presence_penalty : 0.0));
   }
   return s.adjusted.data();
 }
 
+void Sampler::count(int32_t id) {
+  if (counts_.empty()) return;
+  if (counts_[id]++ == 0 && (in_prompt_.empty() || !in_prompt_[id])) seen_.push_back(id);
+}
+
 int32_t Sampler::sample(const float* logits, const uint64_t* allowed, int32_t draft, const DraftDistribution* q) {
   check_finite(logits);
   Scratch& s = Scratch::of_thread(vocab_);
   const int32_t id = draw(s, adjusted(s, logits), allowed, draft, q);
-  if (!counts_.empty()) ++counts_[id];
+  count(id);
   return id;
 }
 
 int32_t Sampler::take(const float* logits, int32_t id) {
   check_finite(logits);
   DIFFTX_CHECK(id >= 0 && id < vocab_, "token ", id, " is outside the vocabulary [0, ", vocab_, ")");
-  if (!counts_.empty()) ++counts_[id];
+  count(id);
   return id;
 }
 
@@ -144,14 +149,17 @@ int32_t Sampler::propose(const float* logits, DraftDistribution& q, const uint64
       q.probs.push_back(s.weights[i] / total);
     }
   }
-  if (!counts_.empty()) ++counts_[id];
+  count(id);
   return id;
 }
 
 void Sampler::note_prompt(std::span<const int32_t> ids) {
   if (in_prompt_.empty()) return;
   for (const int32_t id : ids)
-    if (id >= 0 && id < vocab_) in_prompt_[id] = 1;
+    if (id >= 0 && id < vocab_ && !in_prompt_[id]) {
+      in_prompt_[id] = 1;
+      if (counts_[id] == 0) seen_.push_back(id);
+    }
 }
 
 void Sampler::count_as(const Sampler& other) {
@@ -159,8 +167,16 @@ void Sampler::count_as(const Sampler& other) {
   DIFFTX_CHECK(other.counts_.size() == counts_.size() && other.in_prompt_.size() == in_prompt_.size(),
                "sampler: the counts of a sampler over ", other.vocab_, " ids cannot be those of one over ", vocab_,
                " with other penalties");
-  counts_ = other.counts_;
-  in_prompt_ = other.in_prompt_;
+  // Only the seen ids hold anything: cleared, then the other's copied.
+  for (const int32_t id : seen_) {
+    counts_[id] = 0;
+    if (!in_prompt_.empty()) in_prompt_[id] = 0;
+  }
+  seen_ = other.seen_;
+  for (const int32_t id : seen_) {
+    counts_[id] = other.counts_[id];
+    if (!in_prompt_.empty()) in_prompt_[id] = other.in_prompt_[id];
+  }
 }
 
 int32_t Sampler::draw(Scratch& s, const float* logits, const uint64_t* allowed, int32_t draft,

@@ -119,8 +119,11 @@ class Sampler {
   SamplingOptions options_;
   int64_t vocab_;
   Rng rng_;
+  void count(int32_t id);  // one more draw of id, for the penalties
+
   std::vector<int32_t> counts_;     // times each id was drawn (penalties only)
   std::vector<uint8_t> in_prompt_;  // 1 for the prompt's ids (the repetition penalty only)
+  std::vector<int32_t> seen_;       // the ids drawn or in the prompt, each once: those the penalties move
 };
 
 }  // namespace difftx::infer
