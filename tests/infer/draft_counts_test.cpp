@@ -7,7 +7,6 @@
 
 #include "data/hf_tokenizer.h"
 #include "data/tokenizer.h"
-#include "infer/scheduler.h"
 #include "support/engine_runs.h"
 #include "support/random_model.h"
 
@@ -69,13 +68,7 @@ TEST(DraftCounts, DraftsAfterTheEndAreNotCounted) {
 TEST(DraftCounts, DraftsAfterARejectedOneAreRejected) {
   const model::Model model =
       testing::random_model(testing::engine_config(kernels::AttentionKind::baseline, 64, 4, 256), 1);
-  std::vector<float> logits;
-  const StepForward zeros = [&](const StepPlan& plan) {
-    logits.clear();
-    for (const BatchRow& r : plan.rows)
-      if (r.logits) logits.insert(logits.end(), {5.0f, 0.0f, 0.0f, 0.0f});
-    return logits.data();
-  };
+  const StepForward zeros = testing::forward_by_token([](int32_t) { return std::vector<float>{5.0f, 0.0f, 0.0f, 0.0f}; });
   EngineOptions o;
   o.draft = DraftMode::ngram;
   o.draft_tokens = 3;

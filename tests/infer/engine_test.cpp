@@ -17,7 +17,6 @@
 #include "core/rng.h"
 #include "infer/generate.h"
 #include "infer/kv_pool.h"
-#include "infer/scheduler.h"
 #include "kernels/quant/weight_panels.h"
 #include "model/storage_plan.h"
 #include "support/backend_case.h"
@@ -258,13 +257,9 @@ TEST(Engine, GenerateEqualsARequestAmongOthers) {
 // (1.0) comes first; once drawn, id 0 falls to 1/3 and id 1 follows.
 TEST(Engine, RepetitionPenaltyCountsThePromptsTokens) {
   const Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 4, 256), 1);
-  std::vector<float> logits;
-  const StepForward favours_one = [&](const StepPlan& plan) {
-    logits.clear();
-    for (const BatchRow& r : plan.rows)
-      if (r.logits) logits.insert(logits.end(), {1.0f, 2.0f, 0.0f, 0.0f});
-    return logits.data();
-  };
+  const StepForward favours_one = testing::forward_by_token([](int32_t) {
+    return std::vector<float>{1.0f, 2.0f, 0.0f, 0.0f};
+  });
   for (const double penalty : {1.0, 3.0}) {
     Engine engine(model, nullptr, EngineOptions{}, favours_one);
     Request r{{1, 2}, {}, {}, {}};

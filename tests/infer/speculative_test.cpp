@@ -17,7 +17,6 @@
 #include "core/rng.h"
 #include "infer/ngram_drafter.h"
 #include "infer/sampler.h"
-#include "infer/scheduler.h"
 #include "model/storage_plan.h"
 #include "support/engine_runs.h"
 #include "support/random_model.h"
@@ -559,13 +558,8 @@ void expect_the_chains_distribution(EngineOptions o, double min_accepted, const 
                              {0.0f, 2.0f, 0.4f, 1.2f}};
   model::ModelConfig config = tiny_config(AttentionKind::baseline, 64, V);
   const Model model = testing::random_model(config, 1);
-  std::vector<float> logits;
-  const StepForward chain = [&](const StepPlan& plan) {
-    logits.clear();
-    for (const BatchRow& r : plan.rows)
-      if (r.logits) logits.insert(logits.end(), table[r.token], table[r.token] + V);
-    return logits.data();
-  };
+  const StepForward chain =
+      testing::forward_by_token([&](int32_t token) { return std::vector<float>(table[token], table[token] + V); });
   o.draft_tokens = 3;
   o.max_running = 512;
   o.max_batch_tokens = 4096;

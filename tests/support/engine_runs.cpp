@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
+
+#include "infer/scheduler.h"
 
 namespace difftx::testing {
 
@@ -56,6 +59,19 @@ void expect_same_stream(const Stream& got, const Stream& want, const std::string
       ASSERT_EQ(got.events[i].top[k].logprob, want.events[i].top[k].logprob) << what;
     }
   EXPECT_EQ(got.finish(), want.finish()) << what;
+}
+
+infer::StepForward forward_by_token(std::function<std::vector<float>(int32_t token)> logits_of) {
+  auto logits = std::make_shared<std::vector<float>>();
+  return [logits, logits_of = std::move(logits_of)](const infer::StepPlan& plan) {
+    logits->clear();
+    for (const infer::BatchRow& r : plan.rows)
+      if (r.logits) {
+        const std::vector<float> row = logits_of(r.token);
+        logits->insert(logits->end(), row.begin(), row.end());
+      }
+    return static_cast<const float*>(logits->data());
+  };
 }
 
 }  // namespace difftx::testing

@@ -2,6 +2,7 @@
 // decode path, and a request's whole stream.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@ namespace difftx::testing {
 std::vector<float> engine_logits(const model::Model& model, std::span<const int32_t> prompt,
                                  std::span<const int32_t> forced, kernels::KvStorage kv = kernels::KvStorage::f32,
                                  infer::EngineOptions options = {});
+
+// A forward for the engine (Engine's StepForward) that gives each row asking for logits
+// logits_of(its token), each of the same length: the model replaced by a table.
+infer::StepForward forward_by_token(std::function<std::vector<float>(int32_t token)> logits_of);
 
 // Everything a request streamed.
 struct Stream {
