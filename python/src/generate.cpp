@@ -199,9 +199,9 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
 #define DIFFTX_GENERATE_PARAMS                                                                                 \
   std::optional<int64_t> max_new_tokens, std::optional<double> temperature, std::optional<int64_t> top_k,    \
       std::optional<double> top_p, std::optional<double> min_p, double presence_penalty,                      \
-      double frequency_penalty, std::optional<double> repetition_penalty, uint64_t seed, const py::object &stop, \
-      const py::object &json_schema, std::optional<std::string> grammar, std::optional<std::string> regex,   \
-      std::optional<std::vector<std::string>> choice, const std::map<int32_t, float>&logit_bias,              \
+      double frequency_penalty, std::optional<double> repetition_penalty, uint64_t seed, const py::object& stop, \
+      const py::object& json_schema, std::optional<std::string> grammar, std::optional<std::string> regex,   \
+      std::optional<std::vector<std::string>> choice, const std::map<int32_t, float>& logit_bias,             \
       bool skip_special_tokens
 #define DIFFTX_GENERATE_CALL(l)                                                                               \
   generate_args(*(l), max_new_tokens, temperature, top_k, top_p, min_p, presence_penalty, frequency_penalty, \

@@ -36,8 +36,8 @@ infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaul
   s.min_p = args.get_double("min-p", defaults.min_p.value_or(s.min_p), NumberRange{0, 1});
   s.presence_penalty = args.get_double("presence-penalty", s.presence_penalty, NumberRange{-2, 2});
   s.frequency_penalty = args.get_double("frequency-penalty", s.frequency_penalty, NumberRange{-2, 2});
-  s.repetition_penalty = args.get_double("repetition-penalty", defaults.repetition_penalty.value_or(s.repetition_penalty),
-                                         NumberRange{0, 10, true});
+  s.repetition_penalty = args.get_double(
+      "repetition-penalty", defaults.repetition_penalty.value_or(s.repetition_penalty), NumberRange{0, 10, true});
   s.seed = static_cast<uint64_t>(args.get_int("seed", static_cast<int64_t>(s.seed), kAnySeed));
   s.logit_bias = logit_bias_option(args);
   infer::check_sampling_options(s, OptionSpelling::flag);  // generation_config.json's values too

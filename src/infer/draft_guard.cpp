@@ -8,12 +8,13 @@
 namespace difftx::infer {
 
 DraftGuard::DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab,
-                       const DraftText& text)
+                       const DraftText& text, int64_t min_left)
     : constraint_(constraint ? constraint->clone() : nullptr),
       stops_(stop_tokens.begin(), stop_tokens.end()),
       tokenizer_(text.tokenizer),
       silent_(text.silent),
       vocab_(vocab),
+      min_left_(min_left),
       ended_((constraint && constraint->done()) || (text.text && text.text->stopped())) {
   DIFFTX_CHECK(vocab >= 1, "a draft guard over ", vocab, " ids: the vocabulary must not be empty");
   if (text.text && text.text->has_stops()) text_.emplace(*text.text);
@@ -35,13 +36,17 @@ bool DraftGuard::forced() {
 bool DraftGuard::take(int32_t id) {
   if (ended_ || id < 0 || id >= vocab_) return false;
   if (!mask_allows(allowed(), id)) return false;
-  if (std::find(stops_.begin(), stops_.end(), id) != stops_.end()) return ended_ = true;  // the request stops here
+  if (std::find(stops_.begin(), stops_.end(), id) != stops_.end()) {  // the request stops here, where it may
+    if (min_left_ > 0) return false;
+    return ended_ = true;
+  }
+  --min_left_;
   if (constraint_) {
     constraint_->accept(id);
     ended_ = constraint_->done();
   }
   if (std::string bytes; text_ && token_bytes(tokenizer_, silent_, id, bytes)) {
-    text_->push(bytes);
+    text_->push(bytes, min_left_ <= 0);
     ended_ = ended_ || text_->stopped();
   }
   return true;

@@ -4,8 +4,9 @@
 // the request would have there (a draft model masks its logits with it) or cut at the first token
 // the constraint refuses (prompt lookup); and a draft ends after a stop token, where the
 // constraint's document is complete and where its text completes a stop string (a copy of the
-// request's StopText takes the drafted tokens' bytes), as the request would. A drafted token past
-// one of those could never be verified, only cost its row. The request's own state is not touched.
+// request's StopText takes the drafted tokens' bytes), as the request would, and not before its
+// min_tokens. A drafted token past one of those could never be verified, only cost its row. The
+// request's own state is not touched.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -31,8 +32,11 @@ class DraftGuard {
  public:
   // `constraint`: the request's, as it stands after the sequence's last token (null: none);
   // `stop_tokens`: the request's; `vocab`: the ids the request may draw, [0, vocab).
+  // `min_left`: the tokens the request must still write before it may stop (its min_tokens less
+  // those out): no stop token among the first min_left drafted ones, and stop strings looked for
+  // from the min_left-th on, as the request has them.
   DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab,
-             const DraftText& text = {});
+             const DraftText& text = {}, int64_t min_left = 0);
 
   // The ids the next drafted token may be: a bitset over [0, vocab) (bit i of word i / 64), valid
   // until take(); null allows every id.
@@ -55,6 +59,7 @@ class DraftGuard {
   const data::Tokenizer* tokenizer_;
   std::span<const int32_t> silent_;
   int64_t vocab_;
+  int64_t min_left_;    // as given, less the tokens taken
   bool ended_;
 };
 

@@ -126,6 +126,8 @@ Engine::RequestId Engine::submit(Request r) {
   DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
   DIFFTX_CHECK(o.top_logprobs >= 0 && o.top_logprobs <= kMaxTopLogprobs, "top_logprobs ", o.top_logprobs,
                " must be in [0, ", kMaxTopLogprobs, "]");
+  DIFFTX_CHECK(o.min_tokens >= 0 && o.min_tokens <= o.max_new_tokens, "min_tokens ", o.min_tokens,
+               " must be in [0, max_new_tokens ", o.max_new_tokens, "]");
   DIFFTX_CHECK(o.stop_strings.empty() || tokenizer_, "stop strings need the model's tokenizer");
   DIFFTX_CHECK(o.stop_strings.size() <= kMaxStopStrings, o.stop_strings.size(), " stop strings: at most ",
                kMaxStopStrings);

@@ -77,6 +77,9 @@ struct TokenEvent {
 struct RequestOptions {
   SamplingOptions sampling;  // temperature, top-k, top-p, min-p, seed, penalties
   int64_t max_new_tokens = 128;
+  // vLLM's min_tokens, in [0, max_new_tokens]: the first min_tokens tokens are never stop tokens
+  // (they are masked), and stop strings are looked for once that many tokens are out.
+  int64_t min_tokens = 0;
   std::vector<int32_t> stop_tokens;      // ends with `stop` when drawn (not streamed)
   std::vector<std::string> stop_strings; // ends with `stop` when the text contains one (cut before it)
   bool include_stop_str = false;         // cut after it instead (vLLM's include_stop_str_in_output)

@@ -14,9 +14,23 @@ SamplingStage::SamplingStage(const data::Tokenizer* tokenizer, int64_t vocab, in
 int32_t SamplingStage::draw_token(Sequence& s, const float* logits, int32_t draft, const DraftDistribution* q) {
   const std::vector<int32_t>& forced = s.request.options.forced;
   const int64_t n = s.generated();
-  return n < static_cast<int64_t>(forced.size())
-             ? s.sampler.take(logits, forced[n])
-             : s.sampler.sample(logits, s.constraint ? s.constraint->allowed() : nullptr, draft, q);
+  return n < static_cast<int64_t>(forced.size()) ? s.sampler.take(logits, forced[n])
+                                                 : s.sampler.sample(logits, allowed(s), draft, q);
+}
+
+const uint64_t* SamplingStage::allowed(Sequence& s) const {
+  const uint64_t* mask = s.constraint ? s.constraint->allowed() : nullptr;
+  const RequestOptions& o = s.request.options;
+  if (s.generated() >= o.min_tokens || o.stop_tokens.empty()) return mask;
+  const int64_t words = (vocab_ + 63) / 64;
+  s.draw_mask.assign(words, ~uint64_t{0});
+  if (vocab_ % 64) s.draw_mask.back() = (uint64_t{1} << (vocab_ % 64)) - 1;  // the ids past vocab_: none
+  for (int64_t w = 0; mask && w < words; ++w) s.draw_mask[w] &= mask[w];
+  for (const int32_t id : o.stop_tokens)
+    if (id >= 0 && id < vocab_) s.draw_mask[id / 64] &= ~(uint64_t{1} << (id % 64));
+  // Nothing left but stop tokens (a constraint's complete document): those, not an error.
+  const bool any = std::any_of(s.draw_mask.begin(), s.draw_mask.end(), [](uint64_t w) { return w != 0; });
+  return any ? s.draw_mask.data() : mask;
 }
 
 FinishReason SamplingStage::advance(Sequence& s, const float* logits) {
@@ -65,7 +79,9 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
   TokenEvent event;
   event.id = id;
   if (o.logprobs || o.top_logprobs > 0) event.logprob = token_logprob(logits, vocab_, id, o.top_logprobs, event.top);
-  if (std::string bytes; token_bytes(tokenizer_, o.silent_tokens, id, bytes)) event.text = s.text.push(bytes);
+  // vLLM's min_tokens: stop strings are looked for once that many tokens are out.
+  if (std::string bytes; token_bytes(tokenizer_, o.silent_tokens, id, bytes))
+    event.text = s.text.push(bytes, s.generated() >= o.min_tokens);
   FinishReason reason = FinishReason::none;
   if (s.text.stopped() || (s.constraint && s.constraint->done())) reason = FinishReason::stop;
   else if (s.generated() >= o.max_new_tokens || static_cast<int64_t>(s.tokens.size()) > context_)

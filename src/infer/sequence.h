@@ -35,6 +35,7 @@ struct Sequence {
   Sampler sampler;
   StopText text;
   std::unique_ptr<TokenConstraint> constraint;  // none: any token
+  std::vector<uint64_t> draw_mask;  // the constraint's ids less the stop tokens, before min_tokens
   // Speculative decoding: the mode and most tokens per step (the engine's defaults resolved),
   // and the tokens drafted for the step being run (its rows after the last token's); the
   // sampling stage leaves there the accepted ones. A sampled (or biased) request with a draft

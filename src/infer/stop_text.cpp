@@ -17,8 +17,9 @@ StopText::StopText(std::vector<std::string> stops, const std::optional<Reasoning
   if (block && !stops_.empty()) block_.emplace(*block);
 }
 
-std::string StopText::push(std::string_view bytes) {
+std::string StopText::push(std::string_view bytes, bool look) {
   if (stopped_) return {};
+  look_ = look;
   const std::string text = utf8_.push(bytes);
   if (!block_) return match(text);
   block_->push(text);
@@ -41,7 +42,7 @@ std::string StopText::match(std::string_view text) {
   // that completes now starts inside held_).
   size_t cut = std::string::npos, end = 0;
   for (const std::string& s : stops_)
-    if (const size_t at = held_.find(s); at < cut) cut = at, end = at + s.size();
+    if (const size_t at = look_ ? held_.find(s) : std::string::npos; at < cut) cut = at, end = at + s.size();
   if (cut != std::string::npos) {
     stopped_ = true;
     std::string out = held_.substr(0, include_ ? end : cut);

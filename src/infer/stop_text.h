@@ -33,8 +33,10 @@ class StopText {
                     bool include = false);
 
   // Appends a token's bytes; returns the text that is now settled. After a stop string appeared,
-  // stopped() is true and nothing more comes out.
-  std::string push(std::string_view bytes);
+  // stopped() is true and nothing more comes out. `look` false (a request's min_tokens not
+  // reached, as vLLM has it): no stop string is looked for in the text so far, though a start of
+  // one is still held, so one that completes once looked for again is found.
+  std::string push(std::string_view bytes, bool look = true);
   // The end of the stream: the held-back text (an incomplete character as U+FFFD).
   std::string finish();
   bool stopped() const { return stopped_; }
@@ -46,6 +48,7 @@ class StopText {
 
   std::vector<std::string> stops_;
   bool include_;
+  bool look_ = true;  // the last push's
   std::optional<ReasoningWatch> block_;  // where stop strings are not matched (with stop strings only)
   Utf8Stream utf8_;
   std::string unplaced_;      // text the block's watch has not placed yet: it may still open the block

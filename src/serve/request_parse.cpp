@@ -96,7 +96,8 @@ std::vector<int32_t> parse_stop_token_ids(const Fields& f, int64_t vocab_size) {
   constexpr size_t kMaxStopTokenIds = 64;
   const json* v = f.find("stop_token_ids");
   if (!v || v->is_null()) return {};
-  if (!v->is_array()) bad_param("stop_token_ids", "'stop_token_ids' must be a list of token ids, not " + json_type_name(*v));
+  if (!v->is_array())
+    bad_param("stop_token_ids", "'stop_token_ids' must be a list of token ids, not " + json_type_name(*v));
   if (v->size() > kMaxStopTokenIds)
     bad_param("stop_token_ids", concat("'stop_token_ids' holds at most ", kMaxStopTokenIds, " ids, not ", v->size()));
   std::vector<int32_t> ids;
@@ -146,6 +147,8 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
   p.options.include_stop_str = f.boolean("include_stop_str_in_output").value_or(false);
   p.stop_token_ids = parse_stop_token_ids(f, limits.vocab_size);
   p.ignore_eos = f.boolean("ignore_eos").value_or(false);
+  // vLLM's: no stop token or stop string before this many tokens (at most max_tokens: make_requests).
+  p.options.min_tokens = f.integer("min_tokens", 0, std::max<int64_t>(1, limits.context)).value_or(0);
   p.stream = f.boolean("stream").value_or(false);
   if (const json* so = f.find("stream_options")) {
     if (!so->is_object()) bad_param("stream_options", "'stream_options' must be an object, not " + json_type_name(*so));
@@ -308,7 +311,8 @@ CompletionRequest parse_completion_request(const json& body, const ordered_json&
                     "stream_options", "logprobs", "echo", "stop", "presence_penalty", "frequency_penalty",
                     "repetition_penalty", "best_of",
                     "logit_bias", "seed", "suffix", "draft", "draft_tokens", "skip_special_tokens",
-                    "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output"},
+                    "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output",
+                    "min_tokens"},
              kOutputFormatFields);
   CompletionRequest r;
   r.params = parse_common(f, limits, {"max_tokens"});
@@ -332,11 +336,12 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
   const Fields f(body);
   check_keys(body, {"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "top_p", "top_k",
                     "min_p", "n", "stream", "stream_options", "logprobs", "top_logprobs", "stop", "presence_penalty",
-                    "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "tools", "tool_choice", "parallel_tool_calls",
-                    "functions", "function_call", "modalities", "chat_template_kwargs", "reasoning_effort",
-                    "max_reasoning_tokens", "draft", "draft_tokens", "documents", "add_generation_prompt",
-                    "continue_final_message", "skip_special_tokens", "spaces_between_special_tokens",
-                    "stop_token_ids", "ignore_eos", "include_stop_str_in_output"},
+                    "frequency_penalty", "repetition_penalty", "logit_bias", "seed", "tools", "tool_choice",
+                    "parallel_tool_calls", "functions", "function_call", "modalities", "chat_template_kwargs",
+                    "reasoning_effort", "max_reasoning_tokens", "draft", "draft_tokens", "documents",
+                    "add_generation_prompt", "continue_final_message", "skip_special_tokens",
+                    "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output",
+                    "min_tokens"},
              kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});

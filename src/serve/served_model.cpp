@@ -92,6 +92,9 @@ std::vector<infer::Request> make_requests(const ServedModel& m, const std::vecto
       r.prompt = prompt;
       r.options = params.options;
       r.options.max_new_tokens = params.max_tokens.value_or(context - length);
+      if (r.options.min_tokens > r.options.max_new_tokens)
+        bad_param("min_tokens", concat("'min_tokens' ", r.options.min_tokens, " is more than the ",
+                                       r.options.max_new_tokens, " tokens this choice may generate"));
       r.options.logprobs = params.logprobs;
       r.options.sampling.seed = base_seed + static_cast<uint64_t>(i);
       r.options.stop_tokens = params.stop_token_ids;

@@ -1,6 +1,7 @@
 // A draft ends where the request's text would stop (DraftGuard's copy of the request's StopText):
 // a drafted token whose bytes complete a stop string is the draft's last, across the sequence's
-// last token and the drafted ones, not inside a reasoning block, and a silent token writes nothing.
+// last token and the drafted ones, not inside a reasoning block nor before the request's
+// min_tokens, and a silent token writes nothing.
 #include <gtest/gtest.h>
 
 #include "data/hf_tokenizer.h"
@@ -52,6 +53,17 @@ TEST(DraftStopStrings, TheTokenThatCompletesOneIsTheDraftsLast) {
   EXPECT_EQ(kept(tokenizer, thinking, "x", "ab</t>ca"), 8u);
   EXPECT_EQ(kept(tokenizer, thinking, "x", "ab</t>cabx"), 9u);
   EXPECT_EQ(kept(tokenizer, thinking, "x</t>", "cabx"), 3u);
+  // Before the request's min_tokens: no stop token, and stop strings looked for from the
+  // min_tokens-th token on (here the second drafted one).
+  StopText plain({"ab"});
+  DraftGuard early(nullptr, std::vector<int32_t>{7}, 256, {&plain, &tokenizer, {}}, 2);
+  EXPECT_EQ(early.keep(std::vector<int32_t>{7}), 0u);
+  DraftGuard late(nullptr, std::vector<int32_t>{7}, 256, {&plain, &tokenizer, {}}, 2);
+  EXPECT_EQ(late.keep(ids_of("ab")), 2u);  // "ab" completes at the second token: looked for
+  EXPECT_TRUE(late.ended());
+  DraftGuard later(nullptr, std::vector<int32_t>{7}, 256, {&plain, &tokenizer, {}}, 3);
+  EXPECT_EQ(later.keep(ids_of("abx")), 3u);  // ... not before the third
+  EXPECT_FALSE(later.ended());
   // The guard's copy moves, the request's text does not.
   StopText text({"ab"});
   EXPECT_EQ(text.push("a"), "");
@@ -105,6 +117,27 @@ TEST(DraftStopStrings, TheEngineDraftsUpToTheStopString) {
       EXPECT_EQ(out.finish(), FinishReason::stop);
       EXPECT_EQ(out.text(), "3");
     }
+  }
+  // With min_tokens 4 the first "12" (tokens 2 and 3) is text and the second ends it, with the
+  // draft as without.
+  for (const DraftMode mode : {DraftMode::none, DraftMode::ngram}) {
+    EngineOptions o;
+    o.draft = mode;
+    o.draft_tokens = 3;
+    Engine engine(model, &tokenizer, o, cycle);
+    Request r{{1, 2, 3, 1, 2}, {}, {}, {}};
+    r.options.max_new_tokens = 10;
+    r.options.min_tokens = 4;
+    r.options.sampling.temperature = 0;
+    r.options.stop_strings = {"12"};
+    testing::Stream out;
+    testing::submit_recorded(engine, r, out);
+    rows.clear();
+    engine.run_until_idle();
+    EXPECT_EQ(out.ids(), (std::vector<int32_t>{3, 1, 2, 3, 1, 2})) << draft_mode_name(mode);
+    EXPECT_EQ(out.text(), "3123") << draft_mode_name(mode);
+    // The second step's draft is 1 2 3 whole: the "12" it writes comes before the fourth token.
+    if (mode == DraftMode::ngram) EXPECT_EQ(rows.at(1), 4);
   }
 }
 

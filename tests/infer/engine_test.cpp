@@ -273,6 +273,36 @@ TEST(Engine, RepetitionPenaltyCountsThePromptsTokens) {
   }
 }
 
+// vLLM's min_tokens: a forward that always favours the stop token 0 (then 1) ends a request at
+// its first token; with min_tokens 3 the first three are 1 (the stop token masked), then 0 ends it.
+TEST(Engine, MinTokensMasksTheStopTokens) {
+  const Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 4, 256), 1);
+  const StepForward favours_stop = testing::forward_by_token([](int32_t) {
+    return std::vector<float>{3.0f, 2.0f, 0.0f, 0.0f};
+  });
+  for (const int64_t min_tokens : {0, 3}) {
+    Engine engine(model, nullptr, EngineOptions{}, favours_stop);
+    Request r{{1, 2}, {}, {}, {}};
+    r.options.max_new_tokens = 8;
+    r.options.min_tokens = min_tokens;
+    r.options.stop_tokens = {0};
+    r.options.sampling.temperature = 0;
+    Stream out;
+    testing::submit_recorded(engine, r, out);
+    engine.run_until_idle();
+    // The stop token ends the request unstreamed; the events' count says it was generated.
+    EXPECT_EQ(out.ids(), std::vector<int32_t>(min_tokens, 1)) << min_tokens;
+    EXPECT_EQ(out.finish(), FinishReason::stop);
+    EXPECT_EQ(out.events.back().generated_tokens, min_tokens + 1);
+  }
+  Engine engine(model, nullptr, EngineOptions{}, favours_stop);
+  Request r{{1, 2}, {}, {}, {}};
+  r.options.max_new_tokens = 2;
+  r.options.min_tokens = 3;
+  Stream out;
+  EXPECT_THROW(testing::submit_recorded(engine, r, out), Error);  // more than max_new_tokens
+}
+
 // The queue holds max_queue requests beyond the free running slots: with one slot and a queue of
 // 2, three requests submitted together are taken (one to run) and a fourth is refused; once one
 // runs, the queue has room for two behind it again, not three.

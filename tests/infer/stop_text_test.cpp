@@ -49,6 +49,21 @@ TEST(StopText, IncludedStopStringEndsTheText) {
   EXPECT_EQ(feed(together, {"xabcd"}), "xab");
 }
 
+// Before a request's min_tokens (push's `look` false) no stop string is looked for, but the start
+// of one is still held: "ab" written whole before is text, "bc" begun before and completed after
+// is found.
+TEST(StopText, NotLookedForBeforeMinTokens) {
+  StopText t({"ab"});
+  EXPECT_EQ(t.push("xab", false), "xab");
+  EXPECT_EQ(t.push("c", true), "c");
+  EXPECT_FALSE(t.stopped());
+  StopText spans({"bc"});
+  EXPECT_EQ(spans.push("a", false), "a");
+  EXPECT_EQ(spans.push("b", false), "");
+  EXPECT_EQ(spans.push("cd", true), "");
+  EXPECT_TRUE(spans.stopped());
+}
+
 TEST(StopText, StopStringInsideOneTokenAndMultiByteText) {
   StopText t({"。"});
   // "é" split over two tokens is held until whole; the stop string's three bytes arrive one by one.

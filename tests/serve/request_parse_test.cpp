@@ -79,6 +79,7 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
                     "min_p": 0.1, "seed": 42, "n": 3, "stop": ["\n", "END"], "presence_penalty": -2,
                     "frequency_penalty": 2.0, "repetition_penalty": 1.2, "logprobs": 3, "stream": true,
                     "stop_token_ids": [5, 511], "ignore_eos": true, "include_stop_str_in_output": true,
+                    "min_tokens": 2,
                     "stream_options": {"include_usage": true}, "echo": false, "best_of": 3, "logit_bias": {},
                     "suffix": null, "user": "u", "metadata": {"a": 1}})");
   ASSERT_EQ(f.prompts.size(), 1u);
@@ -95,6 +96,7 @@ TEST(ServeRequestParse, CompletionDefaultsAndFields) {
   EXPECT_EQ(f.params.stop_token_ids, (std::vector<int32_t>{5, 511}));
   EXPECT_TRUE(f.params.ignore_eos);
   EXPECT_TRUE(f.params.options.include_stop_str);
+  EXPECT_EQ(f.params.options.min_tokens, 2);
   EXPECT_FALSE(r.params.ignore_eos);
   EXPECT_FALSE(r.params.options.include_stop_str);
   EXPECT_EQ(*f.params.seed, 42u);
@@ -203,6 +205,7 @@ TEST(ServeRequestParse, OutOfRange) {
   expect_completion_error(R"({"prompt": "a", "stop_token_ids": [-1]})", 400, "stop_token_ids", "[0, 512)");
   expect_completion_error(R"({"prompt": "a", "stop_token_ids": ["1"]})", 400, "stop_token_ids", "[0, 512)");
   expect_completion_error(R"({"prompt": "a", "ignore_eos": 1})", 400, "ignore_eos", "boolean");
+  expect_completion_error(R"({"prompt": "a", "min_tokens": -1})", 400, "min_tokens", "[0, 256]");
   expect_completion_error(R"({"prompt": "a", "repetition_penalty": 10.5})", 400, "repetition_penalty", "(0, 10]");
   expect_completion_error(R"({"prompt": "a", "n": 0})", 400, "n", "[1, 16]");
   expect_completion_error(R"({"prompt": "a", "n": 17})", 400, "n", "[1, 16]");

@@ -61,6 +61,22 @@ TEST(ServeRequests, StopTokenIdsAndIgnoreEos) {
   EXPECT_TRUE(make_requests(m, {{0, 5}}, p, {9})[0].options.stop_tokens.empty());
 }
 
+// vLLM's min_tokens: at most the tokens a choice may generate (max_tokens, else the context left).
+TEST(ServeRequests, MinTokensAtMostWhatMayBeGenerated) {
+  const ServedModel m = model_with_context(16);
+  GenerationParams p;
+  p.options.min_tokens = 14;
+  EXPECT_EQ(make_requests(m, {{0, 5}}, p)[0].options.min_tokens, 14);
+  p.max_tokens = 13;
+  try {
+    make_requests(m, {{0, 5}}, p);
+    ADD_FAILURE() << "min_tokens above max_tokens was accepted";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.param, "min_tokens");
+  }
+}
+
 TEST(ServeRequests, ContextErrorsNameTheLengths) {
   const ServedModel m = model_with_context(8);
   GenerationParams p;
