@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <string>
@@ -252,55 +253,53 @@ TEST(Engine, GenerateEqualsARequestAmongOthers) {
   EXPECT_EQ(got.ids(), generated);
 }
 
+// A greedy request (prompt 1 2, at most 8 tokens, `change` setting its options) on a fresh engine
+// whose model is the table `logits` for every token, over 4 ids.
+Stream run_on_table(std::vector<float> logits, const std::function<void(RequestOptions&)>& change) {
+  const Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 4, 256), 1);
+  Engine engine(model, nullptr, EngineOptions{}, testing::forward_by_token([logits](int32_t) { return logits; }));
+  Request r{{1, 2}, {}, {}, {}};
+  r.options.max_new_tokens = 8;
+  r.options.sampling.temperature = 0;
+  change(r.options);
+  Stream out;
+  testing::submit_recorded(engine, r, out);
+  engine.run_until_idle();
+  return out;
+}
+
 // A request's repetition penalty counts its prompt's tokens (as transformers and vLLM count them):
 // every row's logits favour id 1, which the prompt holds, so its logit 2.0 falls to 2/3 and id 0
 // (1.0) comes first; once drawn, id 0 falls to 1/3 and id 1 follows.
 TEST(Engine, RepetitionPenaltyCountsThePromptsTokens) {
-  const Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 4, 256), 1);
-  const StepForward favours_one = testing::forward_by_token([](int32_t) {
-    return std::vector<float>{1.0f, 2.0f, 0.0f, 0.0f};
-  });
   for (const double penalty : {1.0, 3.0}) {
-    Engine engine(model, nullptr, EngineOptions{}, favours_one);
-    Request r{{1, 2}, {}, {}, {}};
-    r.options.max_new_tokens = 2;
-    r.options.sampling.temperature = 0;
-    r.options.sampling.repetition_penalty = penalty;
-    Stream out;
-    testing::submit_recorded(engine, r, out);
-    engine.run_until_idle();
+    const Stream out = run_on_table({1.0f, 2.0f, 0.0f, 0.0f}, [&](RequestOptions& o) {
+      o.max_new_tokens = 2;
+      o.sampling.repetition_penalty = penalty;
+    });
     EXPECT_EQ(out.ids(), penalty == 1 ? (std::vector<int32_t>{1, 1}) : (std::vector<int32_t>{0, 1})) << penalty;
   }
 }
 
 // vLLM's min_tokens: a forward that always favours the stop token 0 (then 1) ends a request at
-// its first token; with min_tokens 3 the first three are 1 (the stop token masked), then 0 ends it.
+// its first token; with min_tokens 3 the first three are 1 (the stop token masked), then 0 ends it
+// (unstreamed: the last event's count says it was generated). More than max_new_tokens: an error.
 TEST(Engine, MinTokensMasksTheStopTokens) {
-  const Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 4, 256), 1);
-  const StepForward favours_stop = testing::forward_by_token([](int32_t) {
-    return std::vector<float>{3.0f, 2.0f, 0.0f, 0.0f};
-  });
   for (const int64_t min_tokens : {0, 3}) {
-    Engine engine(model, nullptr, EngineOptions{}, favours_stop);
-    Request r{{1, 2}, {}, {}, {}};
-    r.options.max_new_tokens = 8;
-    r.options.min_tokens = min_tokens;
-    r.options.stop_tokens = {0};
-    r.options.sampling.temperature = 0;
-    Stream out;
-    testing::submit_recorded(engine, r, out);
-    engine.run_until_idle();
-    // The stop token ends the request unstreamed; the events' count says it was generated.
+    const Stream out = run_on_table({3.0f, 2.0f, 0.0f, 0.0f}, [&](RequestOptions& o) {
+      o.min_tokens = min_tokens;
+      o.stop_tokens = {0};
+    });
     EXPECT_EQ(out.ids(), std::vector<int32_t>(min_tokens, 1)) << min_tokens;
     EXPECT_EQ(out.finish(), FinishReason::stop);
     EXPECT_EQ(out.events.back().generated_tokens, min_tokens + 1);
   }
-  Engine engine(model, nullptr, EngineOptions{}, favours_stop);
-  Request r{{1, 2}, {}, {}, {}};
-  r.options.max_new_tokens = 2;
-  r.options.min_tokens = 3;
-  Stream out;
-  EXPECT_THROW(testing::submit_recorded(engine, r, out), Error);  // more than max_new_tokens
+  EXPECT_THROW(run_on_table({3.0f, 2.0f, 0.0f, 0.0f},
+                            [](RequestOptions& o) {
+                              o.max_new_tokens = 2;
+                              o.min_tokens = 3;
+                            }),
+               Error);
 }
 
 // The queue holds max_queue requests beyond the free running slots: with one slot and a queue of
