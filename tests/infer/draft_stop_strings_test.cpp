@@ -137,7 +137,9 @@ TEST(DraftStopStrings, TheEngineDraftsUpToTheStopString) {
     EXPECT_EQ(out.ids(), (std::vector<int32_t>{3, 1, 2, 3, 1, 2})) << draft_mode_name(mode);
     EXPECT_EQ(out.text(), "3123") << draft_mode_name(mode);
     // The second step's draft is 1 2 3 whole: the "12" it writes comes before the fourth token.
-    if (mode == DraftMode::ngram) EXPECT_EQ(rows.at(1), 4);
+    if (mode == DraftMode::ngram) {
+      EXPECT_EQ(rows.at(1), 4);
+    }
   }
 }
 
