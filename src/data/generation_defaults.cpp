@@ -25,13 +25,16 @@ void add_eos_ids(const json& j, const fs::path& file, std::vector<int32_t>& ids)
   }
 }
 
+// The value of `key` in [lo, hi] (`lo_excluded`: (lo, hi]), or none where it is absent or null.
 template <typename T>
-std::optional<T> number(const json& j, const char* key, double lo, double hi, const fs::path& file) {
+std::optional<T> number(const json& j, const char* key, double lo, double hi, const fs::path& file,
+                        bool lo_excluded = false) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
   const json& v = j[key];
   const bool ok = std::is_integral_v<T> ? v.is_number_integer() : v.is_number();
-  DIFFTX_CHECK(ok && v.get<double>() >= lo && v.get<double>() <= hi, file.string(), ": ", key,
-               ": expected a number in [", lo, ", ", hi, "], got ", v.dump().substr(0, 40));
+  DIFFTX_CHECK(ok && (lo_excluded ? v.get<double>() > lo : v.get<double>() >= lo) && v.get<double>() <= hi,
+               file.string(), ": ", key, ": expected a number in ", lo_excluded ? "(" : "[", lo, ", ", hi, "], got ",
+               v.dump().substr(0, 40));
   return v.get<T>();
 }
 
@@ -49,9 +52,7 @@ GenerationDefaults read_generation_defaults(const fs::path& dir) {
   d.top_k = number<int64_t>(*g, "top_k", 0, kMaxId, generation_file);
   d.max_new_tokens = number<int64_t>(*g, "max_new_tokens", 0, 1e9, generation_file);
   d.min_p = number<double>(*g, "min_p", 0, 1, generation_file);
-  d.repetition_penalty = number<double>(*g, "repetition_penalty", 0, 10, generation_file);
-  DIFFTX_CHECK(d.repetition_penalty.value_or(1) > 0, generation_file.string(),
-               ": repetition_penalty: expected a number in (0, 10], got 0");
+  d.repetition_penalty = number<double>(*g, "repetition_penalty", 0, 10, generation_file, true);
   if (g->contains("do_sample") && (*g)["do_sample"] == false) d.temperature = 0.0;
   return d;
 }

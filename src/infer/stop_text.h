@@ -1,10 +1,11 @@
 // A request's generated text as it streams, with its stop strings: bytes that may still complete
 // a UTF-8 character (utf8_stream.h) or may still become a stop string are held back; when a stop
 // string appears, the text ends just before it, so a stop string is never emitted, also when it
-// spans several tokens (or just after it, where asked: vLLM's include_stop_str_in_output). Where the output may open with a reasoning block (reasoning_block.h),
-// stop strings are matched only in the text after it, as vLLM skips them in reasoning content:
-// one never cuts the thoughts or their closing marker (the model's, or a reasoning budget's
-// forced one). While the output's start may still become the block's open marker, it is held.
+// spans several tokens (or just after it, where asked: vLLM's include_stop_str_in_output). Where
+// the output may open with a reasoning block (reasoning_block.h), stop strings are matched only
+// in the text after it, as vLLM skips them in reasoning content: one never cuts the thoughts or
+// their closing marker (the model's, or a reasoning budget's forced one). While the output's
+// start may still become the block's open marker, it is held.
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -68,7 +68,8 @@ TEST(DraftCounts, DraftsAfterTheEndAreNotCounted) {
 TEST(DraftCounts, DraftsAfterARejectedOneAreRejected) {
   const model::Model model =
       testing::random_model(testing::engine_config(kernels::AttentionKind::baseline, 64, 4, 256), 1);
-  const StepForward zeros = testing::forward_by_token([](int32_t) { return std::vector<float>{5.0f, 0.0f, 0.0f, 0.0f}; });
+  const StepForward zeros =
+      testing::forward_by_token([](int32_t) { return std::vector<float>{5.0f, 0.0f, 0.0f, 0.0f}; });
   EngineOptions o;
   o.draft = DraftMode::ngram;
   o.draft_tokens = 3;
