@@ -20,7 +20,10 @@ DraftGuard::DraftGuard(const TokenConstraint* constraint, std::span<const int32_
   if (text.text && text.text->has_stops()) text_.emplace(*text.text);
 }
 
-const uint64_t* DraftGuard::allowed() { return constraint_ ? constraint_->allowed() : nullptr; }
+const uint64_t* DraftGuard::allowed() {
+  const uint64_t* mask = constraint_ ? constraint_->allowed() : nullptr;
+  return min_left_ > 0 ? mask_without(mask, stops_, vocab_, mask_) : mask;  // as the request's draw there
+}
 
 bool DraftGuard::forced() {
   const uint64_t* mask = allowed();
@@ -36,10 +39,7 @@ bool DraftGuard::forced() {
 bool DraftGuard::take(int32_t id) {
   if (ended_ || id < 0 || id >= vocab_) return false;
   if (!mask_allows(allowed(), id)) return false;
-  if (std::find(stops_.begin(), stops_.end(), id) != stops_.end()) {  // the request stops here, where it may
-    if (min_left_ > 0) return false;
-    return ended_ = true;
-  }
+  if (std::find(stops_.begin(), stops_.end(), id) != stops_.end()) return ended_ = true;  // the request stops here
   --min_left_;
   if (constraint_) {
     constraint_->accept(id);

@@ -33,13 +33,13 @@ class DraftGuard {
   // `constraint`: the request's, as it stands after the sequence's last token (null: none);
   // `stop_tokens`: the request's; `vocab`: the ids the request may draw, [0, vocab).
   // `min_left`: the tokens the request must still write before it may stop (its min_tokens less
-  // those out): no stop token among the first min_left drafted ones, and stop strings looked for
-  // from the min_left-th on, as the request has them.
+  // those out): the first min_left drafted ones are drawn without the stop tokens (mask_without),
+  // and stop strings are looked for from the min_left-th on, as the request has them.
   DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab,
              const DraftText& text = {}, int64_t min_left = 0);
 
-  // The ids the next drafted token may be: a bitset over [0, vocab) (bit i of word i / 64), valid
-  // until take(); null allows every id.
+  // The ids the next drafted token may be, those the request's draw would allow there: a bitset
+  // over [0, vocab) (bit i of word i / 64), valid until take(); null allows every id.
   const uint64_t* allowed();
   // Whether the request may take one id alone next: a drafted token there is one its target takes.
   bool forced();
@@ -60,6 +60,7 @@ class DraftGuard {
   std::span<const int32_t> silent_;
   int64_t vocab_;
   int64_t min_left_;    // as given, less the tokens taken
+  std::vector<uint64_t> mask_;  // allowed()'s before min_tokens
   bool ended_;
 };
 

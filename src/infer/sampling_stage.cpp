@@ -21,16 +21,7 @@ int32_t SamplingStage::draw_token(Sequence& s, const float* logits, int32_t draf
 const uint64_t* SamplingStage::allowed(Sequence& s) const {
   const uint64_t* mask = s.constraint ? s.constraint->allowed() : nullptr;
   const RequestOptions& o = s.request.options;
-  if (s.generated() >= o.min_tokens || o.stop_tokens.empty()) return mask;
-  const int64_t words = (vocab_ + 63) / 64;
-  s.draw_mask.assign(words, ~uint64_t{0});
-  if (vocab_ % 64) s.draw_mask.back() = (uint64_t{1} << (vocab_ % 64)) - 1;  // the ids past vocab_: none
-  for (int64_t w = 0; mask && w < words; ++w) s.draw_mask[w] &= mask[w];
-  for (const int32_t id : o.stop_tokens)
-    if (id >= 0 && id < vocab_) s.draw_mask[id / 64] &= ~(uint64_t{1} << (id % 64));
-  // Nothing left but stop tokens (a constraint's complete document): those, not an error.
-  const bool any = std::any_of(s.draw_mask.begin(), s.draw_mask.end(), [](uint64_t w) { return w != 0; });
-  return any ? s.draw_mask.data() : mask;
+  return s.generated() < o.min_tokens ? mask_without(mask, o.stop_tokens, vocab_, s.draw_mask) : mask;
 }
 
 FinishReason SamplingStage::advance(Sequence& s, const float* logits) {

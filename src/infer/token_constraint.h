@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <vector>
 
 namespace difftx::infer {
 
@@ -28,6 +29,13 @@ class TokenConstraint {
 
 // Whether `mask` (as allowed() gives it; null allows every id) lets `id` be drawn.
 inline bool mask_allows(const uint64_t* mask, int32_t id) { return !mask || (mask[id >> 6] >> (id & 63) & 1); }
+
+// `mask` (as allowed() gives it, over [0, vocab)) less `ids`, into `out`: its data, or `mask`
+// itself where that would leave no id (a constraint's complete document allows only its stop
+// tokens) or `ids` is empty. A request's draw before its min_tokens (RequestOptions::min_tokens)
+// takes it, less its stop tokens; so does its drafts' guard.
+const uint64_t* mask_without(const uint64_t* mask, std::span<const int32_t> ids, int64_t vocab,
+                             std::vector<uint64_t>& out);
 
 class TokenConstraintSource {
  public:

@@ -57,6 +57,8 @@ TEST(DraftStopStrings, TheTokenThatCompletesOneIsTheDraftsLast) {
   // min_tokens-th token on (here the second drafted one).
   StopText plain({"ab"});
   DraftGuard early(nullptr, std::vector<int32_t>{7}, 256, {&plain, &tokenizer, {}}, 2);
+  EXPECT_FALSE(mask_allows(early.allowed(), 7));  // a draft model draws without it, as the request
+  EXPECT_TRUE(mask_allows(early.allowed(), 8));
   EXPECT_EQ(early.keep(std::vector<int32_t>{7}), 0u);
   DraftGuard late(nullptr, std::vector<int32_t>{7}, 256, {&plain, &tokenizer, {}}, 2);
   EXPECT_EQ(late.keep(ids_of("ab")), 2u);  // "ab" completes at the second token: looked for
