@@ -126,6 +126,13 @@ Engine::RequestId Engine::submit(Request r) {
   DIFFTX_CHECK(o.max_new_tokens >= 0, "max_new_tokens ", o.max_new_tokens, " must not be negative");
   DIFFTX_CHECK(o.top_logprobs >= 0 && o.top_logprobs <= kMaxTopLogprobs, "top_logprobs ", o.top_logprobs,
                " must be in [0, ", kMaxTopLogprobs, "]");
+  if (o.prompt_logprobs) {
+    DIFFTX_CHECK(*o.prompt_logprobs >= 0 && *o.prompt_logprobs <= kMaxTopLogprobs, "prompt_logprobs ",
+                 *o.prompt_logprobs, " must be in [0, ", kMaxTopLogprobs, "]");
+    for (int64_t i = 1; i < n; ++i)
+      DIFFTX_CHECK(r.prompt[i] < state_->vocab, "prompt token ", r.prompt[i], " at position ", i,
+                   " has no logprob: it is outside the ids the model draws [0, ", state_->vocab, ")");
+  }
   DIFFTX_CHECK(o.min_tokens >= 0 && o.min_tokens <= o.max_new_tokens, "min_tokens ", o.min_tokens,
                " must be in [0, max_new_tokens ", o.max_new_tokens, "]");
   DIFFTX_CHECK(o.stop_strings.empty() || tokenizer_, "stop strings need the model's tokenizer");

@@ -58,6 +58,14 @@ struct TokenLogprob {
   float logprob;
 };
 
+// A prompt token's log-probability after the tokens before it (vLLM's prompt_logprobs): its rank
+// among the ids (1: the likeliest; 1 + the ids with a higher logit) and the likeliest ids there.
+struct PromptTokenLogprob {
+  float logprob = 0;
+  int64_t rank = 0;
+  std::vector<TokenLogprob> top;  // RequestOptions::prompt_logprobs of them, most likely first
+};
+
 // What a request streams: one event per generated token; the last event has finish set (and
 // may carry no token: id -1, e.g. after a stop token or a cancel).
 struct TokenEvent {
@@ -67,6 +75,9 @@ struct TokenEvent {
   float logprob = 0;     // log p(id) under the model's distribution (raw logits, before sampling);
                          // with RequestOptions::logprobs
   std::vector<TokenLogprob> top;  // the top_logprobs most likely tokens, most likely first
+  // With RequestOptions::prompt_logprobs, on the request's first event: prompt tokens 1 to n - 1
+  // in order (the first token has no logprob: nothing comes before it).
+  std::vector<PromptTokenLogprob> prompt_logprobs;
   FinishReason finish = FinishReason::none;
   std::string error;     // the message, for FinishReason::error
   // On the last event. generated_tokens counts a stop token that ended the request (not streamed),
@@ -95,6 +106,10 @@ struct RequestOptions {
   std::vector<int32_t> forced;
   bool logprobs = false;                 // fill TokenEvent::logprob (top_logprobs > 0 implies it)
   int top_logprobs = 0;                  // alternatives per token, [0, kMaxTopLogprobs]
+  // Score the prompt (TokenEvent::prompt_logprobs), with this many alternatives per token, [0,
+  // kMaxTopLogprobs]. Its every position is then computed (no cached prefix is taken), and
+  // max_new_tokens may be 0: the request ends with `length` once its prompt is scored.
+  std::optional<int> prompt_logprobs;
   // Which tokens may be drawn (infer/token_constraint.h): a grammar, a reasoning budget. The
   // request also ends with `stop` when the constraint says nothing may follow.
   std::shared_ptr<const TokenConstraintSource> constraint;

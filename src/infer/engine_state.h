@@ -26,7 +26,7 @@ struct Engine::State {
         int64_t context_, int64_t vocab_, StepForward step_forward)
       : pool(*model.backend, model.config, o.kv, o.kv_block_tokens, blocks, o.spelling),
         kv(kv_cache_groups(model.config), pool, state_slots(model.config, o), o.prefix_cache),
-        scheduler(kv, o.max_batch_tokens, o.max_running, counters),
+        scheduler(kv, o.max_batch_tokens, o.max_running, scored_rows(model.config), counters),
         sampling(tokenizer, vocab_, model.config.vocab_size, context_, counters),
         forward(std::move(step_forward)),
         context(context_),
@@ -46,6 +46,11 @@ struct Engine::State {
     forward = [f = model_forward.get()](const StepPlan& plan) {
       return f->run(plan.rows, plan.gemv_rows, plan.tables[0]);
     };
+  }
+
+  // The most rows of scored prompts in one step: their logits [rows, vocab_size] within 64 MiB.
+  static int64_t scored_rows(const model::ModelConfig& c) {
+    return std::max<int64_t>(1, (int64_t{64} << 20) / (c.vocab_size * int64_t{sizeof(float)}));
   }
 
   // A hybrid stack's state slots: one per running sequence, and one per drafted token of a step

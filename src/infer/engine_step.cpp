@@ -86,7 +86,7 @@ bool Engine::step() {
     st.incoming.clear();
     cancels.swap(st.cancels);
   }
-  // Cancellations, then requests that want no token at all.
+  // Cancellations, then requests that want no token at all (nor their prompt's scores).
   const auto cancelled = [&](Sequence& s) {
     if (std::find(cancels.begin(), cancels.end(), s.id) == cancels.end()) return false;
     finish(st, s, FinishReason::cancelled);
@@ -95,7 +95,7 @@ bool Engine::step() {
   drop(running, cancelled);
   drop(waiting, cancelled);
   drop(waiting, [&](Sequence& s) {
-    if (s.request.options.max_new_tokens > 0) return false;
+    if (s.request.options.max_new_tokens > 0 || s.request.options.prompt_logprobs) return false;
     finish(st, s, FinishReason::length);
     return true;
   });
@@ -106,17 +106,23 @@ bool Engine::step() {
     const float* logits = st.forward(plan);
     ++st.counters.steps;
     for (const Slice& slice : plan.slices) prefill_draft(st, slice);
-    // Logits come in row order: a sequence's last token's row, then its drafted tokens' rows.
+    // Logits come in row order: a scored prompt's rows; a sequence's last token's row, then its
+    // drafted tokens' rows.
     std::vector<Sequence*> ended;
     const int64_t V = model_.config.vocab_size;
     int64_t j = 0;
-    for (size_t i = 0; i < plan.rows.size(); ++i)
-      if (plan.rows[i].logits) {
-        const Slice& slice = plan.slices[plan.rows[i].table];
-        if (st.sampling.advance(*slice.seq, logits + j * V) != FinishReason::none) ended.push_back(slice.seq);
-        i += slice.lookahead;
-        j += 1 + slice.lookahead;
+    for (size_t i = 0; i < plan.rows.size(); ++i) {
+      const BatchRow& row = plan.rows[i];
+      if (!row.logits) continue;
+      const Slice& slice = plan.slices[row.table];
+      if (row.position + 1 < slice.seq->prompt_tokens) {
+        st.sampling.score_prompt(*slice.seq, row.position, logits + j++ * V);
+        continue;
       }
+      if (st.sampling.advance(*slice.seq, logits + j * V) != FinishReason::none) ended.push_back(slice.seq);
+      i += slice.lookahead;
+      j += 1 + slice.lookahead;
+    }
     st.scheduler.commit();  // the accepted drafted tokens' positions are kept
     for (Sequence* s : ended) st.release(*s);
     drop(running, [&](Sequence& s) { return std::find(ended.begin(), ended.end(), &s) != ended.end(); });

@@ -26,4 +26,10 @@ float token_logprob(const float* logits, int64_t vocab, int32_t id, int top, std
   return static_cast<float>(logits[id] - log_total);
 }
 
+int64_t token_rank(const float* logits, int64_t vocab, int32_t id) {
+  int64_t higher = 0;
+  for (int64_t i = 0; i < vocab; ++i) higher += logits[i] > logits[id];
+  return 1 + higher;
+}
+
 }  // namespace difftx::infer

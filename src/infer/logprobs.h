@@ -10,5 +10,7 @@ namespace difftx::infer {
 
 // log p(id), and the `top` most likely tokens (most likely first; equal logits by ascending id).
 float token_logprob(const float* logits, int64_t vocab, int32_t id, int top, std::vector<TokenLogprob>& alternatives);
+// The rank of id among the ids: 1 + how many have a higher logit (vLLM's rank).
+int64_t token_rank(const float* logits, int64_t vocab, int32_t id);
 
 }  // namespace difftx::infer

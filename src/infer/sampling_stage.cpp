@@ -24,7 +24,18 @@ const uint64_t* SamplingStage::allowed(Sequence& s) const {
   return s.generated() < o.min_tokens ? mask_without(mask, o.stop_tokens, vocab_, s.draw_mask) : mask;
 }
 
+void SamplingStage::score_prompt(Sequence& s, int64_t position, const float* logits) const {
+  const auto id = s.tokens[static_cast<size_t>(position + 1)];
+  PromptTokenLogprob& score = s.prompt_scores[static_cast<size_t>(position)];
+  score.logprob = token_logprob(logits, vocab_, id, *s.request.options.prompt_logprobs, score.top);
+  score.rank = token_rank(logits, vocab_, id);
+}
+
 FinishReason SamplingStage::advance(Sequence& s, const float* logits) {
+  if (s.request.options.max_new_tokens == 0) {
+    finish(s, FinishReason::length);
+    return FinishReason::length;
+  }
   const size_t drafted = s.draft.tokens.size();
   size_t accepted = 0, drawn = 0, drawn_as_drafted = 0;  // drawn: rows with a draft that drew a token
   FinishReason reason = FinishReason::none;
@@ -77,13 +88,22 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
   if (s.text.stopped() || (s.constraint && s.constraint->done())) reason = FinishReason::stop;
   else if (s.generated() >= o.max_new_tokens || static_cast<int64_t>(s.tokens.size()) > context_)
     reason = FinishReason::length;
-  if (reason != FinishReason::none) finish(s, reason, std::move(event));
-  else if (s.request.on_event) s.request.on_event(event);
+  if (reason != FinishReason::none) {
+    finish(s, reason, std::move(event));
+  } else if (s.request.on_event) {
+    event.prompt_logprobs = std::move(s.prompt_scores);  // the first event takes them
+    s.prompt_scores.clear();
+    s.request.on_event(event);
+  }
   return reason;
 }
 
 void SamplingStage::finish(Sequence& s, FinishReason reason, TokenEvent event, const std::string& error) {
-  if (reason != FinishReason::error && reason != FinishReason::cancelled) event.text += s.text.finish();
+  if (reason != FinishReason::error && reason != FinishReason::cancelled) {
+    event.text += s.text.finish();
+    event.prompt_logprobs = std::move(s.prompt_scores);  // where no event came before
+    s.prompt_scores.clear();
+  }
   event.finish = reason;
   event.error = error;
   event.prompt_tokens = s.prompt_tokens;

@@ -27,8 +27,13 @@ class SamplingStage {
   // (Sequence::draft, n tokens), `logits` holds 1 + n rows: row i verifies draft token i, and
   // the tokens go on while each drawn one is the drafted one (after n of them, row n draws one
   // more); Sequence::draft is left holding the accepted ones.
+  // A request that wants no token (max_new_tokens 0: its prompt's scores only) ends here.
   FinishReason advance(Sequence& s, const float* logits);
-  // Sends the sequence's last event: `event` with the held-back text, the reason and the counts.
+  // The logits of a scored prompt's row at `position` (before its last): the next prompt token's
+  // score (Sequence::prompt_scores).
+  void score_prompt(Sequence& s, int64_t position, const float* logits) const;
+  // Sends the sequence's last event: `event` with the held-back text, the reason and the counts
+  // (and the prompt's scores where it is the first event).
   void finish(Sequence& s, FinishReason reason, TokenEvent event = {}, const std::string& error = {});
   const data::Tokenizer* tokenizer() const { return tokenizer_; }  // how a token reads (null: no text)
 

@@ -4,8 +4,13 @@
 
 namespace difftx::infer {
 
-Scheduler::Scheduler(KvCacheManager& kv, int64_t max_batch_tokens, int64_t max_running, EngineStats& counters)
-    : kv_(kv), max_batch_tokens_(max_batch_tokens), max_running_(max_running), counters_(counters) {}
+Scheduler::Scheduler(KvCacheManager& kv, int64_t max_batch_tokens, int64_t max_running, int64_t max_scored_rows,
+                     EngineStats& counters)
+    : kv_(kv),
+      max_batch_tokens_(max_batch_tokens),
+      max_running_(max_running),
+      max_scored_rows_(max_scored_rows),
+      counters_(counters) {}
 
 void Scheduler::preempt(size_t index) {
   kv_.free(running_[index]->id);
@@ -26,11 +31,13 @@ bool Scheduler::preempt_newer_than(size_t index) {
   return false;
 }
 
-// How many of the sequence's pending tokens this step computes, within the budget and the slots
-// the cache can give; those slots are taken.
+// How many of the sequence's pending tokens this step computes, within the budget (and a scored
+// prompt's rows left) and the slots the cache can give; those slots are taken.
 int64_t Scheduler::chunk(Sequence& s, int64_t budget) {
-  const int64_t n = kv_.fit(s.id, std::min(pending(s), budget));
+  const bool scored = s.scores_prompt();
+  const int64_t n = kv_.fit(s.id, std::min({pending(s), budget, scored ? scored_rows_left_ : budget}));
   if (n > 0) kv_.allocate_slots(s.id, n);
+  if (scored) scored_rows_left_ -= n;
   return n;
 }
 
@@ -38,6 +45,7 @@ const StepPlan& Scheduler::schedule() {
   std::vector<Slice>& slices = plan_.slices;
   slices.clear();
   int64_t budget = max_batch_tokens_;
+  scored_rows_left_ = max_scored_rows_;
   for (auto& s : running_) s->scheduled = false;
   // Running sequences' next tokens.
   for (size_t i = 0; i < running_.size() && budget > 0;) {
@@ -65,7 +73,7 @@ const StepPlan& Scheduler::schedule() {
   // Prompt chunks of sequences being prefilled, as far as the budget and the cache allow.
   for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
     Sequence& s = *running_[i];
-    if (pending(s) <= 1) continue;
+    if (pending(s) <= 1 || (s.scores_prompt() && scored_rows_left_ == 0)) continue;
     int64_t n = chunk(s, budget);
     while (n == 0 && preempt_newer_than(i)) n = chunk(s, budget);
     if (n == 0) break;
@@ -76,7 +84,8 @@ const StepPlan& Scheduler::schedule() {
   // New requests, first come first, while there is room.
   while (budget > 0 && !waiting_.empty() && static_cast<int64_t>(running_.size()) < max_running_) {
     Sequence& s = *waiting_.front();
-    const int64_t cached = kv_.reuse_prefix(s.id, s.prompt());
+    if (s.scores_prompt() && scored_rows_left_ == 0) break;
+    const int64_t cached = s.scores_prompt() ? 0 : kv_.reuse_prefix(s.id, s.prompt());
     const int64_t n = chunk(s, budget);
     if (n == 0) {
       kv_.free(s.id);
@@ -85,7 +94,7 @@ const StepPlan& Scheduler::schedule() {
     if (!s.admitted) {
       s.admitted = true;
       s.cached_tokens = cached;
-      counters_.prefix_lookup_tokens += s.prompt_tokens;
+      if (!s.scores_prompt()) counters_.prefix_lookup_tokens += s.prompt_tokens;
       counters_.prefix_hit_tokens += cached;
     }
     slices.push_back({&s, cached, n});
@@ -117,8 +126,9 @@ void Scheduler::lay_out_rows() {
       for (int64_t p = sl.first; p < sl.first + sl.count; ++p) {
         const bool generated = p >= sl.seq->prompt_tokens;
         if (generated != (pass == 0)) continue;
-        // The last token's row and its drafted tokens' rows give logits.
-        rows.push_back({p < n ? tokens[p] : sl.seq->draft.tokens[p - n], p, static_cast<int32_t>(t), p + 1 >= n});
+        // The last token's row and its drafted tokens' rows give logits, and a scored prompt's rows.
+        rows.push_back({p < n ? tokens[p] : sl.seq->draft.tokens[p - n], p, static_cast<int32_t>(t),
+                        p + 1 >= n || sl.seq->scores_prompt()});
       }
     }
   int64_t gemv_rows = 0;

@@ -40,7 +40,10 @@ class Scheduler {
  public:
   // kv outlives the scheduler; the counters it keeps: preemptions, prompt tokens computed and
   // the prefix cache's lookups and hits.
-  Scheduler(KvCacheManager& kv, int64_t max_batch_tokens, int64_t max_running, EngineStats& counters);
+  // max_scored_rows: the most rows of scored prompts (RequestOptions::prompt_logprobs), whose
+  // logits are all kept, in one step.
+  Scheduler(KvCacheManager& kv, int64_t max_batch_tokens, int64_t max_running, int64_t max_scored_rows,
+            EngineStats& counters);
 
   // First come first; a preempted sequence goes first.
   std::deque<std::unique_ptr<Sequence>>& waiting() { return waiting_; }
@@ -53,7 +56,8 @@ class Scheduler {
   // for its next token preempts the newest sequence without rows in this step, else itself (a
   // pool that holds a whole context lets the oldest always go on); a prompt that gets no slot
   // preempts newer ones likewise, so two prompts that each hold half the pool cannot wait on
-  // each other.
+  // each other. A scored prompt is computed in full (no cached prefix), in chunks of at most the
+  // scored rows left in the step.
   const StepPlan& schedule();
   // After the forward ran the plan and the sampling stage took the tokens: its positions are
   // computed, of a slice's drafted ones those the sampling stage left in Sequence::draft (the
@@ -70,7 +74,8 @@ class Scheduler {
   void lay_out_rows();
 
   KvCacheManager& kv_;
-  int64_t max_batch_tokens_, max_running_;
+  int64_t max_batch_tokens_, max_running_, max_scored_rows_;
+  int64_t scored_rows_left_ = 0;  // in the step being scheduled
   EngineStats& counters_;
   std::deque<std::unique_ptr<Sequence>> waiting_;
   std::vector<std::unique_ptr<Sequence>> running_;

@@ -23,6 +23,7 @@ struct Sequence {
         constraint(request.options.constraint ? request.options.constraint->start(request.options.stop_tokens)
                                               : nullptr) {
     sampler.note_prompt(request.prompt);
+    if (request.options.prompt_logprobs) prompt_scores.resize(static_cast<size_t>(prompt_tokens - 1));
   }
 
   Engine::RequestId id;
@@ -46,6 +47,13 @@ struct Sequence {
   Draft draft;
   std::unique_ptr<Sampler> draft_sampler;
 
+  // The prompt's scores (RequestOptions::prompt_logprobs): token p + 1's at p, filled as the
+  // prompt's rows run, sent with the first event.
+  std::vector<PromptTokenLogprob> prompt_scores;
+
+  // Whether the prompt's rows give logits, for its scores: until a token is drawn (a sequence
+  // preempted within its prompt scores it again).
+  bool scores_prompt() const { return request.options.prompt_logprobs && generated() == 0; }
   std::span<const int32_t> prompt() const { return {tokens.data(), static_cast<size_t>(prompt_tokens)}; }
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_tokens; }
 };

@@ -311,6 +311,37 @@ TEST(SamplingStage, ABadRowEndsOnlyItsRequest) {
   EXPECT_EQ(engine.stats().kv_blocks_used, 0);
 }
 
+// A scored prompt (RequestOptions::prompt_logprobs) comes in chunks of at most the step's scored
+// rows (5 here), every row giving logits, and takes no cached prefix; an unscored prompt beside it
+// takes the rest of the budget, its last row alone giving logits.
+TEST(Scheduler, ScoredPromptsComeInChunksOfTheScoredRows) {
+  BlockPool pool(16, 16);
+  KvCacheManager kv({{CacheKind::full, {0}, 0, -1}}, pool, 0, true);
+  EngineStats counters;
+  Scheduler scheduler(kv, 24, 4, 5, counters);
+  Rng rng(3);
+  Request a = greedy(random_tokens(rng, 12), 1);
+  a.options.prompt_logprobs = 0;
+  scheduler.waiting().push_back(std::make_unique<Sequence>(1, a, kVocab));
+  scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(random_tokens(rng, 20), 1), kVocab));
+  // Each step's slices as (sequence, rows); a prompt's last row comes first, as a decode row.
+  const std::vector<std::vector<std::pair<uint64_t, int64_t>>> steps = {{{1, 5}, {2, 19}}, {{2, 1}, {1, 5}}, {{1, 2}}};
+  for (const auto& want : steps) {
+    const StepPlan& plan = scheduler.schedule();
+    ASSERT_EQ(plan.slices.size(), want.size());
+    for (size_t t = 0; t < want.size(); ++t) {
+      EXPECT_EQ(plan.slices[t].seq->id, want[t].first) << "slice " << t;
+      EXPECT_EQ(plan.slices[t].count, want[t].second) << "slice " << t;
+    }
+    for (const BatchRow& r : plan.rows) {
+      const Sequence& s = *plan.slices[r.table].seq;
+      EXPECT_EQ(r.logits, s.id == 1 || r.position + 1 == s.prompt_tokens) << s.id << " at " << r.position;
+    }
+    scheduler.commit();
+  }
+  EXPECT_EQ(counters.prefix_lookup_tokens, 20);  // only the unscored prompt looked
+}
+
 // The scheduler over a hybrid model's groups (full attention, a sliding window of 20, recurrent
 // state, a shared group reading the full one's pages), driven step by step as the engine does,
 // in a pool tight enough to preempt: every row finds its sequence's tokens in the full and window
@@ -325,7 +356,7 @@ TEST(Scheduler, HybridGroupsThroughTheManager) {
   KvCacheManager kv(groups, pool, kRunning, true);
   EXPECT_EQ(kv.prefix_cache(), PrefixCache::off_recurrent_state);
   EngineStats counters;
-  Scheduler scheduler(kv, 24, kRunning, counters);
+  Scheduler scheduler(kv, 24, kRunning, 24, counters);
   SamplingStage sampling(nullptr, kVocab, kVocab, 1000, counters);
   FakeForward fake(groups, P);
   Rng rng(5);
