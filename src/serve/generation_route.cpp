@@ -9,6 +9,7 @@
 #include "data/utf8.h"
 #include "serve/choice_run.h"
 #include "serve/client_connection.h"
+#include "serve/prompt_scores.h"
 #include "serve/reply_reader.h"
 #include "serve/route_util.h"
 #include "serve/sse.h"
@@ -29,7 +30,8 @@ struct Job {
   Api api = Api::completion;
   GenerationParams params;
   std::vector<std::vector<int32_t>> prompts;
-  std::vector<int64_t> prompt_chars;  // per prompt: its text's characters (completions' text_offset)
+  std::vector<std::string> prompt_texts;  // completions: per prompt, its text (given, or its ids decoded)
+  bool echo = false;                      // completions: the text and logprobs start with the prompt's
   std::vector<int32_t> extra_stop;
   ResponseHeader header;
   ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls); completions: none
@@ -39,10 +41,12 @@ struct Job {
 struct ChoiceProgress {
   std::string text;
   std::vector<TokenInfo> tokens;
+  std::vector<infer::PromptTokenLogprob> prompt_scores;  // with RequestOptions::prompt_logprobs
   FinishReason finish = FinishReason::none;
   std::string error;
   int64_t prompt_tokens = 0, generated_tokens = 0;
   int64_t offset = 0;  // text_offset of the next token
+  bool echoed = false; // a stream: the prompt went out
   bool any_token = false;
   Clock::time_point last_token;
 };
@@ -69,6 +73,13 @@ TokenInfo token_info(const data::Tokenizer& tokenizer, const infer::TokenEvent& 
 }
 
 const char* finish_name(FinishReason r) { return r == FinishReason::length ? "length" : "stop"; }
+
+// Where a completion choice's text_offset starts: after its prompt (OpenAI's), or at 0 where the
+// text starts with the prompt (echo, as vLLM counts it).
+int64_t first_offset(const Job& job, size_t choice) {
+  if (job.echo || job.prompt_texts.empty()) return 0;
+  return static_cast<int64_t>(data::utf8_characters(job.prompt_texts[choice / job.params.n]));
+}
 
 // A tool call's id: the model's own where it wrote one (kimi_k2); else made, Mistral's 9 letters and
 // digits (its templates insist on them), the others in OpenAI's shape.
@@ -144,6 +155,7 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
       ChoiceProgress& p = progress[ce.choice];
       if (job.params.logprobs && ce.event.id >= 0)
         p.tokens.push_back(token_info(tokenizer, ce.event, job.params.options.silent_tokens));
+      if (!ce.event.prompt_logprobs.empty()) p.prompt_scores = ce.event.prompt_logprobs;
       apply(state, job, run, p, ce);
     }
     if (run.finished() || Clock::now() - checked < 500ms) continue;
@@ -159,7 +171,18 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
   std::vector<int64_t> offsets;
   for (size_t i = 0; i < progress.size(); ++i) {
     check_outcome(progress[i]);
-    ChoiceResult c{progress[i].text, finish_name(progress[i].finish), std::move(progress[i].tokens), {}, {}};
+    ChoiceResult c{progress[i].text, finish_name(progress[i].finish), std::move(progress[i].tokens), {}, {}, nullptr};
+    const std::vector<int32_t>& prompt = job.prompts[i / job.params.n];
+    if (job.params.options.prompt_logprobs)
+      c.prompt_logprobs = prompt_logprobs_json(tokenizer, prompt, progress[i].prompt_scores);
+    if (job.echo) {
+      c.text = job.prompt_texts[i / job.params.n] + c.text;
+      if (job.params.logprobs) {
+        std::vector<TokenInfo> echoed =
+            prompt_token_infos(tokenizer, prompt, progress[i].prompt_scores, job.params.options.silent_tokens);
+        c.tokens.insert(c.tokens.begin(), echoed.begin(), echoed.end());
+      }
+    }
     if (job.api == Api::chat) {
       const ReplyParts parts = read_reply(job.reply, progress[i].text);
       c.text = parts.content;
@@ -168,7 +191,7 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
       if (!c.tool_calls.empty() && progress[i].finish == FinishReason::stop) c.finish_reason = "tool_calls";
     }
     choices.push_back(std::move(c));
-    offsets.push_back(job.prompt_chars.empty() ? 0 : job.prompt_chars[i / job.params.n]);
+    offsets.push_back(first_offset(job, i));
   }
   const Usage usage = total_usage(job, progress);
   send_json(res, job.api == Api::chat ? chat_response(job.header, choices, usage, job.params.logprobs)
@@ -181,7 +204,7 @@ class Stream {
   Stream(ServerState& state, Job job, std::unique_ptr<ChoiceRun> run)
       : state_(state), job_(std::move(job)), run_(std::move(run)), progress_(run_->size()) {
     for (size_t i = 0; i < progress_.size(); ++i) {
-      progress_[i].offset = job_.prompt_chars.empty() ? 0 : job_.prompt_chars[i / job_.params.n];
+      progress_[i].offset = first_offset(job_, i);
       replies_.emplace_back(job_.reply);
     }
   }
@@ -216,15 +239,24 @@ class Stream {
     const size_t before = p.text.size();
     apply(state_, job_, *run_, p, ce);
     std::string out;
-    const std::string text = p.text.substr(before);
-    const bool token = job_.params.logprobs && e.id >= 0;
+    std::string text = p.text.substr(before);
     const bool ends = e.finish == FinishReason::stop || e.finish == FinishReason::length;
-    json logprobs = nullptr;
-    if (token) {
-      const std::vector<TokenInfo> info = {token_info(*state_.model->tokenizer, e, job_.params.options.silent_tokens)};
-      logprobs = job_.api == Api::chat ? chat_logprobs(info) : completion_logprobs(info, p.offset);
-      p.offset += text_characters(info[0]);
+    const data::Tokenizer& tokenizer = *state_.model->tokenizer;
+    const std::vector<int32_t>& silent = job_.params.options.silent_tokens;
+    std::vector<TokenInfo> info;  // the tokens this chunk's logprobs show
+    if (job_.echo && !p.echoed && (e.id >= 0 || ends)) {  // the first chunk starts with the prompt
+      p.echoed = true;
+      const size_t prompt = ce.choice / job_.params.n;
+      text = job_.prompt_texts[prompt] + text;
+      if (job_.params.logprobs) info = prompt_token_infos(tokenizer, job_.prompts[prompt], e.prompt_logprobs, silent);
     }
+    if (job_.params.logprobs && e.id >= 0) info.push_back(token_info(tokenizer, e, silent));
+    json logprobs = nullptr;
+    if (!info.empty()) {
+      logprobs = job_.api == Api::chat ? chat_logprobs(info) : completion_logprobs(info, p.offset);
+      for (const TokenInfo& t : info) p.offset += text_characters(t);
+    }
+    const bool token = !info.empty();
     if (job_.api == Api::completion) {
       if (!text.empty() || token) out += sse_event(completion_chunk(job_.header, ce.choice, text, "", logprobs));
       if (ends) out += sse_event(completion_chunk(job_.header, ce.choice, "", finish_name(e.finish), nullptr));
@@ -316,10 +348,10 @@ void handle_completions(ServerState& state, const httplib::Request& req, httplib
     job.api = Api::completion;
     job.params = std::move(r.params);
     job.params.options.constraint = m.constraints->get(m.output, r.output, false);
+    job.echo = r.echo;
     for (const Prompt& p : r.prompts) {
       job.prompts.push_back(p.text ? encode_text_prompt(m, *p.text) : p.ids);
-      job.prompt_chars.push_back(
-          static_cast<int64_t>(data::utf8_characters(p.text ? *p.text : m.tokenizer->decode(p.ids))));
+      job.prompt_texts.push_back(p.text ? *p.text : m.tokenizer->decode(p.ids));
     }
     job.header = {response_id("cmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
     run_job(state, std::move(job), req, res);

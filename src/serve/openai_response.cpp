@@ -55,8 +55,8 @@ json completion_logprobs(const std::vector<TokenInfo>& tokens, int64_t offset) {
               {"text_offset", json::array()}};
   for (const TokenInfo& t : tokens) {
     out["tokens"].push_back(t.token);
-    out["token_logprobs"].push_back(t.logprob);
-    json top = json::object();
+    out["token_logprobs"].push_back(t.logprob ? json(*t.logprob) : json(nullptr));
+    json top = t.logprob ? json::object() : json(nullptr);
     for (const auto& [token, logprob] : t.top)
       if (!top.contains(token)) top[token] = logprob;  // two ids may read the same: keep the likelier
     out["top_logprobs"].push_back(std::move(top));
@@ -72,7 +72,10 @@ json chat_logprobs(const std::vector<TokenInfo>& tokens) {
     json top = json::array();
     for (const auto& [token, logprob] : t.top)
       top.push_back({{"token", token}, {"logprob", logprob}, {"bytes", bytes_of(token)}});
-    content.push_back({{"token", t.token}, {"logprob", t.logprob}, {"bytes", bytes_of(t.token)}, {"top_logprobs", top}});
+    content.push_back({{"token", t.token},
+                       {"logprob", t.logprob ? json(*t.logprob) : json(nullptr)},
+                       {"bytes", bytes_of(t.token)},
+                       {"top_logprobs", top}});
   }
   return {{"content", content}, {"refusal", nullptr}};
 }
@@ -85,6 +88,7 @@ json completion_response(const ResponseHeader& h, const std::vector<ChoiceResult
     list.push_back(choice(static_cast<int64_t>(i), "text", c.text,
                           logprobs ? completion_logprobs(c.tokens, text_offsets.at(i)) : json(nullptr),
                           c.finish_reason));
+    if (!c.prompt_logprobs.is_null()) list.back()["prompt_logprobs"] = c.prompt_logprobs;
   }
   return with_usage(response(h, "text_completion", std::move(list)), usage);
 }
@@ -109,7 +113,9 @@ json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& cho
     list.push_back(choice(static_cast<int64_t>(i), "message", std::move(message),
                           logprobs ? chat_logprobs(c.tokens) : json(nullptr), c.finish_reason));
   }
-  return with_usage(response(h, "chat.completion", std::move(list)), usage);
+  json out = with_usage(response(h, "chat.completion", std::move(list)), usage);
+  if (!choices.empty() && !choices[0].prompt_logprobs.is_null()) out["prompt_logprobs"] = choices[0].prompt_logprobs;
+  return out;
 }
 
 json tool_call_json(const ToolCallResult& call, int64_t index) {

@@ -13,7 +13,7 @@ namespace difftx::serve {
 
 struct TokenInfo {
   std::string token;  // the token's bytes (may be part of a UTF-8 character)
-  float logprob = 0;
+  std::optional<float> logprob;  // none: a prompt's first token (echo), with no alternatives either
   std::vector<std::pair<std::string, float>> top;  // alternatives, most likely first
   bool silent = false;  // the token wrote no text (a special token skip_special_tokens leaves out)
 };
@@ -28,6 +28,7 @@ struct ChoiceResult {
   std::vector<TokenInfo> tokens; // with logprobs only
   std::optional<std::string> reasoning;   // chat: message.reasoning_content, where a block was read
   std::vector<ToolCallResult> tool_calls; // chat: message.tool_calls
+  nlohmann::json prompt_logprobs = nullptr;  // vLLM's, where the prompt was scored (prompt_scores.h); else null
 };
 
 struct Usage {
@@ -53,7 +54,8 @@ nlohmann::json chat_logprobs(const std::vector<TokenInfo>& tokens);
 
 nlohmann::json completion_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices,
                                    const Usage& usage, bool logprobs, const std::vector<int64_t>& text_offsets);
-// A message's content is null where it has tool calls and no text.
+// A message's content is null where it has tool calls and no text. A scored prompt's
+// prompt_logprobs go on the response (the choices share the prompt), as vLLM puts them.
 nlohmann::json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& choices, const Usage& usage,
                              bool logprobs);
 // One tool call as a message or a stream delta shows it ({index, id, type, function}).

@@ -124,7 +124,9 @@ void parse_draft(const Fields& f, const ServeLimits& limits, infer::RequestOptio
 }
 
 // The fields completions and chat share; `max_tokens_keys` are the names max_tokens goes by.
-GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const std::vector<std::string>& max_tokens_keys) {
+// `least_max_tokens`: the smallest max_tokens taken (0 where the prompt alone may be asked for).
+GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const std::vector<std::string>& max_tokens_keys,
+                              int64_t least_max_tokens = 1) {
   check_model(f, limits);
   GenerationParams p;
   infer::SamplingOptions& s = p.options.sampling;
@@ -141,7 +143,8 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
   // them, -1 and 2^64 - 1 would be one).
   if (const auto seed = f.integer("seed", INT64_MIN, INT64_MAX)) p.seed = static_cast<uint64_t>(*seed);
   for (const std::string& key : max_tokens_keys)
-    if (const auto m = f.integer(key, 1, std::max<int64_t>(1, limits.context)); m && !p.max_tokens) p.max_tokens = m;
+    if (const auto m = f.integer(key, least_max_tokens, std::max<int64_t>(1, limits.context)); m && !p.max_tokens)
+      p.max_tokens = m;
   p.n = f.integer("n", 1, limits.max_choices).value_or(1);
   p.options.stop_strings = parse_stop(f);
   p.options.include_stop_str = f.boolean("include_stop_str_in_output").value_or(false);
@@ -158,6 +161,12 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
     if (!p.stream) bad_param("stream_options", "'stream_options' is only allowed when 'stream' is true");
   }
   s.logit_bias = parse_logit_bias(f, limits.vocab_size);
+  // vLLM's: score the prompt, each token with this many alternatives (its -1, the whole
+  // vocabulary, is not served). Not in a stream, which vLLM refuses too.
+  if (const auto k = f.integer("prompt_logprobs", 0, infer::kMaxTopLogprobs)) {
+    if (p.stream) bad_param("prompt_logprobs", "'prompt_logprobs' is not available with 'stream': true");
+    p.options.prompt_logprobs = static_cast<int>(*k);
+  }
   parse_draft(f, limits, p.options);
   p.skip_special_tokens = f.boolean("skip_special_tokens").value_or(true);
   // vLLM's too; it joins special tokens with spaces only in its slow (Python) tokenizers' text,
@@ -312,16 +321,20 @@ CompletionRequest parse_completion_request(const json& body, const ordered_json&
                     "repetition_penalty", "best_of",
                     "logit_bias", "seed", "suffix", "draft", "draft_tokens", "skip_special_tokens",
                     "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output",
-                    "min_tokens"},
+                    "min_tokens", "prompt_logprobs"},
              kOutputFormatFields);
   CompletionRequest r;
-  r.params = parse_common(f, limits, {"max_tokens"});
+  // echo: the text (and the logprobs) start with the prompt's; max_tokens 0 then asks for it alone.
+  r.echo = f.boolean("echo").value_or(false);
+  r.params = parse_common(f, limits, {"max_tokens"}, r.echo ? 0 : 1);
   parse_output_format(body, ordered, r.output);
   if (const auto logprobs = f.integer("logprobs", 0, 5)) {
     r.params.logprobs = true;
     r.params.options.top_logprobs = static_cast<int>(*logprobs);
+    if (r.echo)
+      r.params.options.prompt_logprobs =
+          std::max(r.params.options.prompt_logprobs.value_or(0), static_cast<int>(*logprobs));
   }
-  if (f.boolean("echo").value_or(false)) unsupported("echo", "'echo'");
   if (const auto best_of = f.integer("best_of", 1, limits.max_choices); best_of && *best_of > r.params.n)
     unsupported("best_of", "'best_of' greater than 'n'");
   if (const auto suffix = f.string("suffix"); suffix && !suffix->empty()) unsupported("suffix", "'suffix'");
@@ -341,7 +354,7 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
                     "reasoning_effort", "max_reasoning_tokens", "draft", "draft_tokens", "documents",
                     "add_generation_prompt", "continue_final_message", "skip_special_tokens",
                     "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output",
-                    "min_tokens"},
+                    "min_tokens", "prompt_logprobs"},
              kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});

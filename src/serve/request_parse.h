@@ -52,6 +52,7 @@ struct CompletionRequest {
   GenerationParams params;
   std::vector<Prompt> prompts;  // one per prompt of a batch; choices are prompt-major
   OutputRequest output;         // response_format, grammar
+  bool echo = false;            // the choices' text and logprobs start with the prompt's
 };
 
 struct ChatRequest {

@@ -56,6 +56,25 @@ TEST(ServeResponse, TextOffsetsSkipSilentTokens) {
   EXPECT_EQ(lp["text_offset"], json({10, 12, 12}));
 }
 
+// A prompt's first token has no logprob: null in token_logprobs and top_logprobs, as OpenAI's echo
+// writes it. vLLM's prompt_logprobs go on the choice (completions) or the response (chat).
+TEST(ServeResponse, EchoedPromptAndPromptLogprobs) {
+  std::vector<TokenInfo> tokens = two_tokens();
+  tokens.insert(tokens.begin(), TokenInfo{"A", std::nullopt, {}});
+  const json lp = completion_logprobs(tokens, 0);
+  EXPECT_EQ(lp["token_logprobs"], json({nullptr, -0.5, -0.25}));
+  EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+  EXPECT_EQ(lp["text_offset"], json({0, 1, 3}));
+  const json scores = json::array({nullptr, {{"7", {{"logprob", -1.0}, {"rank", 2}, {"decoded_token", "x"}}}}});
+  ChoiceResult c{"Ax", "length", {}, {}, {}, scores};
+  EXPECT_EQ(completion_response(kHeader, {c}, {2, 0}, false, {0})["choices"][0]["prompt_logprobs"], scores);
+  EXPECT_FALSE(completion_response(kHeader, {{"x", "stop", {}, {}, {}}}, {1, 1}, false, {0})["choices"][0].contains(
+      "prompt_logprobs"));
+  const json chat = chat_response(kHeader, {c}, {2, 0}, false);
+  EXPECT_EQ(chat["prompt_logprobs"], scores);
+  EXPECT_FALSE(chat["choices"][0].contains("prompt_logprobs"));
+}
+
 TEST(ServeResponse, ChatToolCallsAndReasoning) {
   const json r = chat_response(kHeader,
                                {{"", "tool_calls", {}, std::string("thought"), {{"call_1", "add", R"({"a":1})"}}},

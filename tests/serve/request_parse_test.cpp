@@ -260,8 +260,33 @@ TEST(ServeRequestParse, SkipSpecialTokens) {
                     "must be a boolean");
 }
 
+// A scored prompt: echo (with logprobs, the prompt's scores at as many alternatives; max_tokens 0
+// then allowed), vLLM's prompt_logprobs on completions and chat (not streamed; -1, the whole
+// vocabulary, refused).
+TEST(ServeRequestParse, EchoAndPromptLogprobs) {
+  const CompletionRequest echo = parse_completion(R"({"prompt": "a", "echo": true, "max_tokens": 0})");
+  EXPECT_TRUE(echo.echo);
+  EXPECT_EQ(*echo.params.max_tokens, 0);
+  EXPECT_FALSE(echo.params.options.prompt_logprobs);  // no logprobs: the text alone
+  const CompletionRequest scored = parse_completion(R"({"prompt": "a", "echo": true, "logprobs": 2})");
+  EXPECT_EQ(scored.params.options.prompt_logprobs, 2);
+  EXPECT_EQ(parse_completion(R"({"prompt": "a", "echo": true, "logprobs": 2, "prompt_logprobs": 5})")
+                .params.options.prompt_logprobs,
+            5);
+  EXPECT_EQ(parse_completion(R"({"prompt": "a", "logprobs": 2})").params.options.prompt_logprobs, std::nullopt);
+  EXPECT_EQ(parse_completion(R"({"prompt": "a", "prompt_logprobs": 0})").params.options.prompt_logprobs, 0);
+  EXPECT_EQ(parse_chat(R"({"messages": [{"role": "user", "content": "hi"}], "prompt_logprobs": 20})")
+                .params.options.prompt_logprobs,
+            20);
+  expect_completion_error(R"({"prompt": "a", "max_tokens": 0})", 400, "max_tokens", "[1, 256]");
+  expect_completion_error(R"({"prompt": "a", "prompt_logprobs": -1})", 400, "prompt_logprobs", "[0, 20]");
+  expect_completion_error(R"({"prompt": "a", "prompt_logprobs": 1, "stream": true})", 400, "prompt_logprobs",
+                          "not available with 'stream'");
+  expect_chat_error(R"({"messages": [{"role": "user", "content": "hi"}], "prompt_logprobs": 21})", 400,
+                    "prompt_logprobs", "[0, 20]");
+}
+
 TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
-  expect_completion_error(R"({"prompt": "a", "echo": true})", 400, "echo", "not supported");
   expect_completion_error(R"({"prompt": "a", "best_of": 2})", 400, "best_of", "not supported");
   expect_completion_error(R"({"prompt": "a", "suffix": "z"})", 400, "suffix", "not supported");
   expect_completion_error(R"({"prompt": "a", "frobnicate": 1})", 400, "frobnicate", "unrecognized");

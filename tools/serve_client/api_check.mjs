@@ -1,5 +1,6 @@
 // The official openai client against `difftx serve`: completions and chat completions, whole and
-// streamed, n choices with seeds, logprobs, usage, and errors as the client's typed exceptions.
+// streamed, n choices with seeds, logprobs, a scored prompt (echo, prompt_logprobs), usage, and
+// errors as the client's typed exceptions.
 // Greedy requests must give the same text streamed and whole.
 //
 //   node tools/serve_client/api_check.mjs BASE_URL [API_KEY]     (BASE_URL: http://HOST:PORT/v1)
@@ -66,6 +67,39 @@ for (let i = 0; i < logprobs.tokens.length; i++) {
   assert.ok(Math.abs(Math.max(...top) - logprobs.token_logprobs[i]) < 1e-4, "greedy token is not the likeliest");
 }
 
+// Scoring a text, as evaluation harnesses do (lm-evaluation-harness's completions model): the
+// prompt as token ids, echo with logprobs and one greedy token. The text and the logprobs start
+// with the prompt's, the first token with none. vLLM's prompt_logprobs of the prompt with one more
+// token score that position as the draw saw it: its likeliest token is the greedy one.
+const root = baseURL.replace(/\/v1\/?$/, "");
+const ids = (await (await fetch(`${root}/tokenize`, { method: "POST", body: JSON.stringify({ content: "The Congress of the Union" }) })).json()).tokens;
+const scored = await client.completions.create({ model, prompt: [ids], max_tokens: 1, temperature: 0, echo: true, logprobs: 1 });
+const echoed = scored.choices[0].logprobs;
+assert.equal(echoed.tokens.length, ids.length + 1);
+assert.equal(echoed.token_logprobs[0], null);
+assert.equal(echoed.top_logprobs[0], null);
+assert.ok(scored.choices[0].text.startsWith("The Congress of the Union"), scored.choices[0].text);
+for (let i = 1; i < echoed.tokens.length; i++) {
+  assert.ok(echoed.token_logprobs[i] <= 0);
+  assert.equal(echoed.top_logprobs[i][echoed.tokens[i]], echoed.token_logprobs[i], `the prompt's token ${i} among its alternatives`);
+}
+const next = await client.completions.create({ model, prompt: [[...ids, ids[0]]], max_tokens: 0, echo: true, prompt_logprobs: 3 });
+const last = next.choices[0].prompt_logprobs.at(-1);
+assert.equal(next.choices[0].prompt_logprobs.length, ids.length + 1);
+assert.equal(next.choices[0].prompt_logprobs[0], null);
+assert.equal(next.usage.completion_tokens, 0);
+const best = Object.values(last).find((e) => e.rank === 1);
+assert.equal(best.decoded_token, echoed.tokens.at(-1), "the greedy token is not the scored position's likeliest");
+assert.ok(Math.abs(best.logprob - echoed.token_logprobs.at(-1)) < 2e-3, `${best.logprob} vs ${echoed.token_logprobs.at(-1)}`);
+// Each earlier position's score is the echo's.
+for (let i = 1; i < ids.length; i++)
+  assert.equal(next.choices[0].prompt_logprobs[i][String(ids[i])].logprob, echoed.token_logprobs[i]);
+const echoStream = await collect(
+  await client.completions.create({ model, prompt: [ids], max_tokens: 1, temperature: 0, echo: true, stream: true }),
+  (c) => c.text);
+assert.equal(echoStream.texts[0], scored.choices[0].text);
+console.log(`scored: ${ids.length} prompt tokens, then ${JSON.stringify(echoed.tokens.at(-1))}`);
+
 // Chat completions (the server has a chat template for this check).
 const messages = [{ role: "system", content: "You are brief." }, { role: "user", content: "Tell me about the Union." }];
 const chat = await client.chat.completions.create({ model, messages, max_tokens: 16, temperature: 0, logprobs: true, top_logprobs: 2 });
@@ -80,6 +114,11 @@ assert.equal(chatStream.first.choices[0].delta.role, "assistant");
 assert.equal(chatStream.texts[0], chat.choices[0].message.content);
 assert.deepEqual(chatStream.usage, chat.usage);
 console.log(`chat: ${JSON.stringify(chat.choices[0].message.content)}`);
+// vLLM's prompt_logprobs on a chat completion: on the response, one per prompt token.
+const chatScored = await client.chat.completions.create({ model, messages, max_tokens: 1, prompt_logprobs: 0 });
+assert.equal(chatScored.prompt_logprobs.length, chatScored.usage.prompt_tokens);
+assert.equal(chatScored.prompt_logprobs[0], null);
+assert.ok(chatScored.prompt_logprobs.slice(1).every((p) => Object.keys(p).length === 1));
 
 // Errors come back as the client's typed errors with OpenAI's fields.
 async function expectError(request, status, param) {
@@ -95,6 +134,8 @@ async function expectError(request, status, param) {
 }
 await expectError(() => client.completions.create({ model: "no-such-model", prompt, max_tokens: 4 }), 404, "model");
 await expectError(() => client.completions.create({ model, prompt, temperature: 5 }), 400, "temperature");
-await expectError(() => client.completions.create({ model, prompt, echo: true }), 400, "echo");
+await expectError(() => client.completions.create({ model, prompt, max_tokens: 0 }), 400, "max_tokens");
+await expectError(() => client.completions.create({ model, prompt, prompt_logprobs: 1, stream: true }), 400, "prompt_logprobs");
+await expectError(() => client.completions.create({ model, prompt, prompt_logprobs: -1 }), 400, "prompt_logprobs");
 await expectError(() => client.chat.completions.create({ model, messages, tools: [{ type: "function", function: { name: "f" } }] }), 400, "tools");
 console.log("openai client: ok");
