@@ -30,7 +30,7 @@
 #endif
 
 #define DIFFTX_VERSION_MAJOR 0
-#define DIFFTX_VERSION_MINOR 5
+#define DIFFTX_VERSION_MINOR 6
 #define DIFFTX_VERSION_PATCH 0
 
 #ifdef __cplusplus
@@ -191,6 +191,15 @@ typedef struct difftx_sampling_options {
    * no text, as the server leaves them out (vLLM's skip_special_tokens); a chat reply keeps its
    * reasoning block's markers. 0: they are text. Their events still carry the ids either way. */
   int32_t skip_special_tokens;
+  /* vLLM's: n_stop_token_ids ids (each in [0, difftx_vocab_size)) that end the text too where drawn,
+   * writing none themselves, or NULL; n_stop_token_ids in [0, 64] (default 0). */
+  const int32_t* stop_token_ids;
+  int32_t n_stop_token_ids;
+  int32_t ignore_eos;                  /* nonzero: the model's end-of-sequence ids (and a chat template's
+                                          end of turn) do not stop it (default 0) */
+  int32_t include_stop_str_in_output;  /* nonzero: the text ends after a stop string, not before (default 0) */
+  int64_t min_tokens;                  /* no stop token or stop string before this many tokens, in
+                                          [0, max_tokens] (default 0) */
 } difftx_sampling_options;
 
 /* Sampling defaults: the model directory's generation_config.json where it gives them, else

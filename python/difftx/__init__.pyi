@@ -53,6 +53,8 @@ class Model:
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
+        stop_token_ids: Sequence[int] = (), ignore_eos: bool = False, include_stop_str_in_output: bool = False,
+        min_tokens: int = 0,
     ) -> str: ...
     def stream(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
@@ -62,6 +64,8 @@ class Model:
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
+        stop_token_ids: Sequence[int] = (), ignore_eos: bool = False, include_stop_str_in_output: bool = False,
+        min_tokens: int = 0,
     ) -> Stream: ...
     def generate_many(
         self, prompts: Sequence[str], *, max_new_tokens: int | None = None, temperature: float | None = None,
@@ -71,6 +75,8 @@ class Model:
         stop: str | Sequence[str] | None = None, json_schema: dict[str, Any] | bool | str | None = None,
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
+        stop_token_ids: Sequence[int] = (), ignore_eos: bool = False, include_stop_str_in_output: bool = False,
+        min_tokens: int = 0,
     ) -> list[str]: ...
 
 def load(

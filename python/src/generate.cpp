@@ -127,7 +127,9 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
                            std::optional<double> top_p, std::optional<double> min_p, double presence_penalty,
                            double frequency_penalty, std::optional<double> repetition_penalty, uint64_t seed,
                            const py::object& stop, const OutputArgs& output,
-                           const std::map<int32_t, float>& logit_bias, bool skip_special_tokens) {
+                           const std::map<int32_t, float>& logit_bias, bool skip_special_tokens,
+                           std::vector<int32_t> stop_token_ids, bool ignore_eos, bool include_stop_str_in_output,
+                           int64_t min_tokens) {
   GenerateArgs a;
   a.max_new_tokens = max_new_tokens;
   a.top_k = top_k;
@@ -141,6 +143,10 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
   a.constraint = output_constraint(m, output);
   a.logit_bias.assign(logit_bias.begin(), logit_bias.end());
   a.skip_special_tokens = skip_special_tokens;
+  a.stop_token_ids = std::move(stop_token_ids);
+  a.ignore_eos = ignore_eos;
+  a.include_stop_str = include_stop_str_in_output;
+  a.min_tokens = min_tokens;
   try {
     if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
     else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
@@ -195,19 +201,21 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
       py::arg("repetition_penalty") = py::none(), py::arg("seed") = 1, py::arg("stop") = py::none(),          \
       py::arg("json_schema") = py::none(), py::arg("grammar") = py::none(), py::arg("regex") = py::none(),   \
       py::arg("choice") = py::none(), py::arg("logit_bias") = std::map<int32_t, float>{},                    \
-      py::arg("skip_special_tokens") = true
+      py::arg("skip_special_tokens") = true, py::arg("stop_token_ids") = std::vector<int32_t>{},             \
+      py::arg("ignore_eos") = false, py::arg("include_stop_str_in_output") = false, py::arg("min_tokens") = 0
 #define DIFFTX_GENERATE_PARAMS                                                                                 \
   std::optional<int64_t> max_new_tokens, std::optional<double> temperature, std::optional<int64_t> top_k,    \
       std::optional<double> top_p, std::optional<double> min_p, double presence_penalty,                      \
       double frequency_penalty, std::optional<double> repetition_penalty, uint64_t seed, const py::object& stop, \
       const py::object& json_schema, std::optional<std::string> grammar, std::optional<std::string> regex,   \
       std::optional<std::vector<std::string>> choice, const std::map<int32_t, float>& logit_bias,             \
-      bool skip_special_tokens
+      bool skip_special_tokens, std::vector<int32_t> stop_token_ids, bool ignore_eos,                         \
+      bool include_stop_str_in_output, int64_t min_tokens
 #define DIFFTX_GENERATE_CALL(l)                                                                               \
   generate_args(*(l), max_new_tokens, temperature, top_k, top_p, min_p, presence_penalty, frequency_penalty, \
                 repetition_penalty, seed, stop,                                                              \
                 OutputArgs{json_schema, std::move(grammar), std::move(regex), std::move(choice)}, logit_bias,  \
-                skip_special_tokens)
+                skip_special_tokens, std::move(stop_token_ids), ignore_eos, include_stop_str_in_output, min_tokens)
 
 constexpr const char* kSamplingDoc =
     "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all),\n"
@@ -223,7 +231,10 @@ constexpr const char* kSamplingDoc =
     "the text is one of them);\n"
     "logit_bias: {token id: bias in [-100, 100]} added to those tokens' logits (OpenAI's);\n"
     "skip_special_tokens (vLLM's, default True): the special tokens the model writes (<|im_start|>,\n"
-    "reserved tokens) are no text, as the server's completions leave them out; False keeps them. The\n"
+    "reserved tokens) are no text, as the server's completions leave them out; False keeps them;\n"
+    "vLLM's stop_token_ids (up to 64 ids that end the text, writing none), ignore_eos (the model's\n"
+    "end-of-sequence ids and a chat's end of turn do not stop it), include_stop_str_in_output (the\n"
+    "text ends after a stop string, not before) and min_tokens (no stop before that many tokens). The\n"
     "prompt is framed as `difftx generate` frames it, so greedy and seeded text equals the CLI's.";
 
 }  // namespace

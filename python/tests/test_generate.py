@@ -60,6 +60,32 @@ def test_stop_strings(binary, diff_dir, diff_model):
         diff_model.generate(PROMPT, max_new_tokens=4, stop=[1])
 
 
+def test_vllm_stop_options(diff_model):
+    # stop_token_ids end the text; min_tokens masks them for that many tokens (the greedy text with
+    # the id banned), then the forced id stops it.
+    forced = dict(temperature=0, logit_bias={65: 100}, stop_token_ids=[65])
+    assert diff_model.generate(PROMPT, max_new_tokens=8, **forced) == ""
+    banned = diff_model.generate(PROMPT, max_new_tokens=3, temperature=0, logit_bias={65: -100})
+    assert banned and diff_model.generate(PROMPT, max_new_tokens=8, min_tokens=3, **forced) == banned
+    # ignore_eos: the model's end of text no longer stops it (kept as text here to count it).
+    eos = diff_model.tokenizer.vocab_size - 1
+    assert diff_model.tokenizer.decode([eos]) == "<|endoftext|>"
+    ended = dict(max_new_tokens=3, temperature=0, logit_bias={eos: 100}, skip_special_tokens=False)
+    assert diff_model.generate(PROMPT, **ended) == ""
+    assert diff_model.generate(PROMPT, ignore_eos=True, **ended) == "<|endoftext|>" * 3
+    # include_stop_str_in_output: the text ends after the stop string.
+    full = diff_model.generate(PROMPT, max_new_tokens=40, temperature=0)
+    stop = full[len(full) // 2:len(full) // 2 + 3]
+    assert diff_model.generate(PROMPT, max_new_tokens=40, temperature=0, stop=stop,
+                               include_stop_str_in_output=True) == full[:full.index(stop) + len(stop)]
+    with pytest.raises(difftx.Error, match="min_tokens 9 must be in"):
+        diff_model.generate(PROMPT, max_new_tokens=8, min_tokens=9)
+    with pytest.raises(difftx.Error, match="stop token 100000 is outside the vocabulary"):
+        diff_model.generate(PROMPT, max_new_tokens=8, stop_token_ids=[100000])
+    with pytest.raises(difftx.Error, match="at most 64"):
+        diff_model.generate(PROMPT, max_new_tokens=8, stop_token_ids=[1] * 65)
+
+
 def test_logit_bias(diff_model):
     tokenizer = diff_model.tokenizer
     forced = tokenizer.decode([65] * 6)

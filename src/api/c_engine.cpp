@@ -46,6 +46,13 @@ GenerateArgs generate_args(const difftx_sampling_options& o) {
   for (const difftx_logit_bias& b : items_of(o.logit_bias, o.n_logit_bias, "logit_bias"))
     a.logit_bias.emplace_back(b.token, b.bias);  // checked as the server's (infer::Sampler)
   a.skip_special_tokens = o.skip_special_tokens != 0;
+  DIFFTX_CHECK(o.n_stop_token_ids >= 0 && o.n_stop_token_ids <= infer::kMaxStopTokenIds, "n_stop_token_ids ",
+               o.n_stop_token_ids, " must be in [0, ", infer::kMaxStopTokenIds, "]");
+  const std::span<const int32_t> ids = items_of(o.stop_token_ids, o.n_stop_token_ids, "stop_token_ids");
+  a.stop_token_ids.assign(ids.begin(), ids.end());  // each checked by the engine against the vocabulary
+  a.ignore_eos = o.ignore_eos != 0;
+  a.include_stop_str = o.include_stop_str_in_output != 0;
+  a.min_tokens = o.min_tokens;  // checked by the engine against max_tokens
   return a;
 }
 
@@ -178,7 +185,7 @@ difftx_sampling_options difftx_sampling_default_options(const difftx_model* mode
   return difftx_sampling_options{o.max_new_tokens, s.temperature, s.top_k, s.top_p, s.min_p, s.seed,
                                  s.presence_penalty, s.frequency_penalty, s.repetition_penalty, nullptr, 0, 0, 0,
                                  nullptr, 0,
-                                 GenerateArgs{}.skip_special_tokens};
+                                 GenerateArgs{}.skip_special_tokens, nullptr, 0, 0, 0, 0};
 }
 
 int64_t difftx_engine_submit(difftx_engine* engine, const char* prompt, const difftx_sampling_options* options,

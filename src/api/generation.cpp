@@ -26,6 +26,8 @@ infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& 
   o.sampling.frequency_penalty = a.frequency_penalty;
   o.sampling.seed = a.seed;
   o.stop_strings = a.stop;
+  o.include_stop_str = a.include_stop_str;
+  o.min_tokens = a.min_tokens;  // checked by the engine
   o.logprobs = a.logprobs;
   o.top_logprobs = a.top_logprobs;
   o.constraint = a.constraint;
@@ -38,13 +40,27 @@ std::vector<int32_t> skipped_special_tokens(const data::Tokenizer& tokenizer, co
   return serve::unread_special_tokens(tokenizer, format);
 }
 
+namespace {
+
+// The request's stop ids: the frame's (the model's end of sequence, a chat's end of turn) unless
+// ignore_eos, then the caller's.
+std::vector<int32_t> stop_tokens(std::vector<int32_t> frame, const GenerateArgs& a) {
+  DIFFTX_CHECK(a.stop_token_ids.size() <= infer::kMaxStopTokenIds, "stop_token_ids holds ", a.stop_token_ids.size(),
+               " ids: at most ", infer::kMaxStopTokenIds);
+  if (a.ignore_eos) frame.clear();
+  frame.insert(frame.end(), a.stop_token_ids.begin(), a.stop_token_ids.end());
+  return frame;
+}
+
+}  // namespace
+
 Request text_request(const LoadedModel& m, const std::string& prompt, const GenerateArgs& a) {
   const infer::FramedPrompt framed =
       infer::frame_prompt(m.require_tokenizer(), m.defaults, prompt, m.model.config, m.dir.string());
   Request r;
   r.prompt = framed.ids;
   r.options = request_options(m, a);
-  r.options.stop_tokens = framed.stop;
+  r.options.stop_tokens = stop_tokens(framed.stop, a);
   if (a.skip_special_tokens) r.options.silent_tokens = skipped_special_tokens(*m.tokenizer, nullptr);
   return r;
 }
@@ -52,8 +68,10 @@ Request text_request(const LoadedModel& m, const std::string& prompt, const Gene
 Request ids_request(const LoadedModel& m, std::vector<int32_t> ids, const GenerateArgs& a) {
   Request r;
   r.options = request_options(m, a);
-  r.options.stop_tokens = m.defaults.eos_ids;
-  if (m.tokenizer) r.options.stop_tokens = infer::frame_prompt(*m.tokenizer, m.defaults, "", m.model.config, m.dir.string()).stop;
+  r.options.stop_tokens = stop_tokens(
+      m.tokenizer ? infer::frame_prompt(*m.tokenizer, m.defaults, "", m.model.config, m.dir.string()).stop
+                  : m.defaults.eos_ids,
+      a);
   if (m.tokenizer && a.skip_special_tokens) r.options.silent_tokens = skipped_special_tokens(*m.tokenizer, nullptr);
   r.prompt = std::move(ids);
   return r;
@@ -78,7 +96,7 @@ Request chat_request(const LoadedModel& m, const nlohmann::json& messages, const
   Request r;
   r.prompt = framed.ids;
   r.options = request_options(m, a);
-  r.options.stop_tokens = framed.stop;
+  r.options.stop_tokens = stop_tokens(framed.stop, a);
   if (a.skip_special_tokens) r.options.silent_tokens = skipped_special_tokens(tokenizer, &tmpl);
   return r;
 }

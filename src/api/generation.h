@@ -28,6 +28,13 @@ struct GenerateArgs {
   int top_logprobs = 0;
   std::shared_ptr<const infer::TokenConstraintSource> constraint;  // none: any token (a JSON schema's grammar)
   bool skip_special_tokens = true;  // vLLM's: the special tokens the model writes are no text (skipped_special_tokens)
+  // vLLM's: ids that end the text too where drawn (no text themselves; at most infer::kMaxStopTokenIds);
+  // ignore_eos: the model's end-of-sequence ids (and a chat template's end of turn) do not stop it;
+  // include_stop_str: the text ends after a stop string, not before; min_tokens: no stop token or
+  // stop string before that many tokens.
+  std::vector<int32_t> stop_token_ids;
+  bool ignore_eos = false, include_stop_str = false;
+  int64_t min_tokens = 0;
 };
 
 // The special tokens the text of a reply leaves out when it skips them (the server's

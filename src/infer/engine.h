@@ -120,6 +120,7 @@ struct RequestOptions {
 };
 constexpr int kMaxTopLogprobs = 20;
 constexpr int kMaxStopStrings = 16;  // most stop strings a request holds
+constexpr int kMaxStopTokenIds = 64;  // most ids a caller adds to a model's stop ids (vLLM's stop_token_ids)
 
 struct Request {
   std::vector<int32_t> prompt;  // at least one token, each in [0, vocab_size)

@@ -93,13 +93,13 @@ std::vector<std::string> parse_stop(const Fields& f) {
 // vLLM's stop_token_ids: at most kMaxStopTokenIds ids in [0, vocab_size), each ending the text
 // where drawn (the token is no text).
 std::vector<int32_t> parse_stop_token_ids(const Fields& f, int64_t vocab_size) {
-  constexpr size_t kMaxStopTokenIds = 64;
   const json* v = f.find("stop_token_ids");
   if (!v || v->is_null()) return {};
   if (!v->is_array())
     bad_param("stop_token_ids", "'stop_token_ids' must be a list of token ids, not " + json_type_name(*v));
-  if (v->size() > kMaxStopTokenIds)
-    bad_param("stop_token_ids", concat("'stop_token_ids' holds at most ", kMaxStopTokenIds, " ids, not ", v->size()));
+  if (v->size() > infer::kMaxStopTokenIds)
+    bad_param("stop_token_ids",
+              concat("'stop_token_ids' holds at most ", infer::kMaxStopTokenIds, " ids, not ", v->size()));
   std::vector<int32_t> ids;
   for (const json& id : *v) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= vocab_size)

@@ -448,6 +448,71 @@ TEST(CApi, LogitBiasSteersTheTokens) {
   difftx_engine_free(engine);
 }
 
+// vLLM's stop options: stop_token_ids end the stream (the id drawn, not streamed), min_tokens
+// masks them first (the tokens are the greedy ones with the id banned), ignore_eos lets a forced
+// end-of-sequence id go on; out of range, an error naming the field.
+TEST(CApi, StopTokenIdsMinTokensAndIgnoreEos) {
+  ModelPtr model(kMotif);
+  ASSERT_NE(model.m, nullptr) << difftx_last_error();
+  difftx_engine* engine = difftx_engine_create(model.m, nullptr);
+  ASSERT_NE(engine, nullptr) << difftx_last_error();
+  difftx_sampling_options o = difftx_sampling_default_options(model.m);
+  EXPECT_EQ(o.n_stop_token_ids, 0);
+  EXPECT_EQ(o.ignore_eos, 0);
+  EXPECT_EQ(o.min_tokens, 0);
+  o.temperature = 0;
+  o.max_tokens = 6;
+  const int32_t prompt[] = {10, 20, 30};
+  const difftx_logit_bias force = {65, 100.0f}, ban = {65, -100.0f};
+  const int32_t stop_ids[] = {65};
+  Collected stopped, late, banned;
+  o.logit_bias = &force;
+  o.n_logit_bias = 1;
+  o.stop_token_ids = stop_ids;
+  o.n_stop_token_ids = 1;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &stopped), 0) << difftx_last_error();
+  o.min_tokens = 2;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &late), 0) << difftx_last_error();
+  o.min_tokens = 0;
+  o.n_stop_token_ids = 0;
+  o.logit_bias = &ban;
+  o.max_tokens = 2;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &banned), 0) << difftx_last_error();
+  ASSERT_EQ(difftx_engine_run(engine), 0) << difftx_last_error();
+  EXPECT_TRUE(stopped.tokens.empty());
+  EXPECT_EQ(stopped.finish, DIFFTX_FINISH_STOP);
+  EXPECT_EQ(stopped.generated, 1);
+  EXPECT_EQ(late.tokens, banned.tokens);
+  EXPECT_EQ(late.generated, 3);
+
+  // The model's end of sequence, forced: it ends the stream, unless ignore_eos.
+  const std::vector<int32_t> eos = api::load_model(kMotif)->defaults.eos_ids;
+  ASSERT_FALSE(eos.empty());
+  const difftx_logit_bias to_eos = {eos[0], 100.0f};
+  o.logit_bias = &to_eos;
+  o.max_tokens = 3;
+  Collected ended, ignored;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &ended), 0) << difftx_last_error();
+  o.ignore_eos = 1;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &ignored), 0) << difftx_last_error();
+  ASSERT_EQ(difftx_engine_run(engine), 0) << difftx_last_error();
+  EXPECT_TRUE(ended.tokens.empty());
+  EXPECT_EQ(ignored.tokens, std::vector<int32_t>(3, eos[0]));
+  EXPECT_EQ(ignored.finish, DIFFTX_FINISH_LENGTH);
+
+  o.ignore_eos = 0;
+  o.n_stop_token_ids = 65;
+  EXPECT_EQ(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &ended), -1);
+  EXPECT_NE(std::string(difftx_last_error()).find("n_stop_token_ids 65 must be in [0, 64]"), std::string::npos)
+      << difftx_last_error();
+  o.n_stop_token_ids = 0;
+  o.min_tokens = 4;
+  EXPECT_EQ(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &ended), -1);
+  EXPECT_NE(std::string(difftx_last_error()).find("min_tokens 4 must be in [0, max_new_tokens 3]"), std::string::npos)
+      << difftx_last_error();
+  difftx_engine_free(engine);
+}
+
 // skip_special_tokens (default 1, as the server's): a special token the model writes (<|im_start|>,
 // drawn through logit_bias) is no text from any of the three submits unless the request keeps
 // them; it is a token either way.
