@@ -200,6 +200,11 @@ typedef struct difftx_sampling_options {
   int32_t include_stop_str_in_output;  /* nonzero: the text ends after a stop string, not before (default 0) */
   int64_t min_tokens;                  /* no stop token or stop string before this many tokens, in
                                           [0, max_tokens] (default 0) */
+  /* vLLM's: n_bad_words words (non-empty UTF-8) never written whole: the token that would complete
+   * one (alone, or after a space) is not drawn; or NULL. n_bad_words in [0, 64] (default 0). Needs
+   * the model's tokenizer. */
+  const char* const* bad_words;
+  int32_t n_bad_words;
 } difftx_sampling_options;
 
 /* Sampling defaults: the model directory's generation_config.json where it gives them, else

@@ -54,7 +54,7 @@ class Model:
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
         stop_token_ids: Sequence[int] = (), ignore_eos: bool = False, include_stop_str_in_output: bool = False,
-        min_tokens: int = 0,
+        min_tokens: int = 0, bad_words: Sequence[str] = (),
     ) -> str: ...
     def stream(
         self, prompt: str, *, max_new_tokens: int | None = None, temperature: float | None = None,
@@ -65,7 +65,7 @@ class Model:
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
         stop_token_ids: Sequence[int] = (), ignore_eos: bool = False, include_stop_str_in_output: bool = False,
-        min_tokens: int = 0,
+        min_tokens: int = 0, bad_words: Sequence[str] = (),
     ) -> Stream: ...
     def generate_many(
         self, prompts: Sequence[str], *, max_new_tokens: int | None = None, temperature: float | None = None,
@@ -76,7 +76,7 @@ class Model:
         grammar: str | None = None, regex: str | None = None, choice: Sequence[str] | None = None,
         logit_bias: Mapping[int, float] = {}, skip_special_tokens: bool = True,
         stop_token_ids: Sequence[int] = (), ignore_eos: bool = False, include_stop_str_in_output: bool = False,
-        min_tokens: int = 0,
+        min_tokens: int = 0, bad_words: Sequence[str] = (),
     ) -> list[str]: ...
 
 def load(

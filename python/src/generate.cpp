@@ -129,7 +129,7 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
                            const py::object& stop, const OutputArgs& output,
                            const std::map<int32_t, float>& logit_bias, bool skip_special_tokens,
                            std::vector<int32_t> stop_token_ids, bool ignore_eos, bool include_stop_str_in_output,
-                           int64_t min_tokens) {
+                           int64_t min_tokens, std::vector<std::string> bad_words) {
   GenerateArgs a;
   a.max_new_tokens = max_new_tokens;
   a.top_k = top_k;
@@ -147,6 +147,7 @@ GenerateArgs generate_args(const LoadedModel& m, std::optional<int64_t> max_new_
   a.ignore_eos = ignore_eos;
   a.include_stop_str = include_stop_str_in_output;
   a.min_tokens = min_tokens;
+  a.bad_words = std::move(bad_words);
   try {
     if (py::isinstance<py::str>(stop)) a.stop.push_back(stop.cast<std::string>());
     else if (!stop.is_none()) a.stop = stop.cast<std::vector<std::string>>();
@@ -202,7 +203,8 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
       py::arg("json_schema") = py::none(), py::arg("grammar") = py::none(), py::arg("regex") = py::none(),   \
       py::arg("choice") = py::none(), py::arg("logit_bias") = std::map<int32_t, float>{},                    \
       py::arg("skip_special_tokens") = true, py::arg("stop_token_ids") = std::vector<int32_t>{},             \
-      py::arg("ignore_eos") = false, py::arg("include_stop_str_in_output") = false, py::arg("min_tokens") = 0
+      py::arg("ignore_eos") = false, py::arg("include_stop_str_in_output") = false, py::arg("min_tokens") = 0,  \
+      py::arg("bad_words") = std::vector<std::string>{}
 #define DIFFTX_GENERATE_PARAMS                                                                                 \
   std::optional<int64_t> max_new_tokens, std::optional<double> temperature, std::optional<int64_t> top_k,    \
       std::optional<double> top_p, std::optional<double> min_p, double presence_penalty,                      \
@@ -210,12 +212,13 @@ std::vector<std::string> generate_many(const ModelHandle& m, const std::vector<s
       const py::object& json_schema, std::optional<std::string> grammar, std::optional<std::string> regex,   \
       std::optional<std::vector<std::string>> choice, const std::map<int32_t, float>& logit_bias,             \
       bool skip_special_tokens, std::vector<int32_t> stop_token_ids, bool ignore_eos,                         \
-      bool include_stop_str_in_output, int64_t min_tokens
+      bool include_stop_str_in_output, int64_t min_tokens, std::vector<std::string> bad_words
 #define DIFFTX_GENERATE_CALL(l)                                                                               \
   generate_args(*(l), max_new_tokens, temperature, top_k, top_p, min_p, presence_penalty, frequency_penalty, \
                 repetition_penalty, seed, stop,                                                              \
                 OutputArgs{json_schema, std::move(grammar), std::move(regex), std::move(choice)}, logit_bias,  \
-                skip_special_tokens, std::move(stop_token_ids), ignore_eos, include_stop_str_in_output, min_tokens)
+                skip_special_tokens, std::move(stop_token_ids), ignore_eos, include_stop_str_in_output, min_tokens, \
+                std::move(bad_words))
 
 constexpr const char* kSamplingDoc =
     "max_new_tokens (default 128), temperature (0: greedy; default 0.8), top_k (0: all), top_p (1: all),\n"
@@ -234,7 +237,8 @@ constexpr const char* kSamplingDoc =
     "reserved tokens) are no text, as the server's completions leave them out; False keeps them;\n"
     "vLLM's stop_token_ids (up to 64 ids that end the text, writing none), ignore_eos (the model's\n"
     "end-of-sequence ids and a chat's end of turn do not stop it), include_stop_str_in_output (the\n"
-    "text ends after a stop string, not before) and min_tokens (no stop before that many tokens). The\n"
+    "text ends after a stop string, not before), min_tokens (no stop before that many tokens) and\n"
+    "bad_words (words never written whole: the token that would complete one is not drawn). The\n"
     "prompt is framed as `difftx generate` frames it, so greedy and seeded text equals the CLI's.";
 
 }  // namespace

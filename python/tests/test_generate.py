@@ -86,6 +86,17 @@ def test_vllm_stop_options(diff_model):
         diff_model.generate(PROMPT, max_new_tokens=8, stop_token_ids=[1] * 65)
 
 
+def test_bad_words(diff_model):
+    # A word of one token, forced by its bias, is never drawn: the text is the one with it banned.
+    word = diff_model.tokenizer.decode([65])
+    assert diff_model.tokenizer.encode(word) == [65]
+    banned = diff_model.generate(PROMPT, max_new_tokens=6, temperature=0, logit_bias={65: -100})
+    assert diff_model.generate(PROMPT, max_new_tokens=6, temperature=0, logit_bias={65: 100},
+                               bad_words=[word]) == banned
+    with pytest.raises(difftx.Error, match="is no token"):
+        diff_model.generate(PROMPT, max_new_tokens=4, bad_words=[" "])
+
+
 def test_logit_bias(diff_model):
     tokenizer = diff_model.tokenizer
     forced = tokenizer.decode([65] * 6)

@@ -8,7 +8,7 @@
 namespace difftx::api {
 namespace {
 
-constexpr int64_t kMaxStopBytes = 4096;
+constexpr int64_t kMaxTextBytes = 4096;  // of a stop string or a bad word
 
 // The engine whose callback this thread is running, if any: the calls that would re-enter or
 // destroy it are refused from inside its callbacks.
@@ -16,6 +16,19 @@ thread_local const difftx_engine* in_callback = nullptr;
 
 void refuse_inside_callback(const difftx_engine& e, const char* function) {
   DIFFTX_CHECK(in_callback != &e, function, ": called from inside one of the engine's callbacks");
+}
+
+// n C strings (stop strings, bad words), each non-null and at most kMaxTextBytes long.
+std::vector<std::string> texts_of(const char* const* items, int32_t n, const char* what) {
+  std::vector<std::string> texts;
+  const std::span<const char* const> given = items_of(items, n, what);
+  for (size_t i = 0; i < given.size(); ++i) {
+    DIFFTX_CHECK(given[i] != nullptr, what, "[", i, "] is null");
+    texts.emplace_back(given[i], strnlen(given[i], kMaxTextBytes + 1));
+    DIFFTX_CHECK(static_cast<int64_t>(texts.back().size()) <= kMaxTextBytes, what, "[", i, "] is longer than ",
+                 kMaxTextBytes, " bytes");
+  }
+  return texts;
 }
 
 GenerateArgs generate_args(const difftx_sampling_options& o) {
@@ -33,14 +46,7 @@ GenerateArgs generate_args(const difftx_sampling_options& o) {
   a.repetition_penalty = o.repetition_penalty;
   DIFFTX_CHECK(o.n_stop >= 0 && o.n_stop <= infer::kMaxStopStrings, "n_stop ", o.n_stop, " must be in [0, ",
                infer::kMaxStopStrings, "]");
-  const std::span<const char* const> stop = items_of(o.stop, o.n_stop, "stop");
-  for (size_t i = 0; i < stop.size(); ++i) {
-    DIFFTX_CHECK(stop[i] != nullptr, "stop[", i, "] is null");
-    const std::string s(stop[i], strnlen(stop[i], kMaxStopBytes + 1));
-    DIFFTX_CHECK(static_cast<int64_t>(s.size()) <= kMaxStopBytes, "stop[", i, "] is longer than ", kMaxStopBytes,
-                 " bytes");
-    a.stop.push_back(s);
-  }
+  a.stop = texts_of(o.stop, o.n_stop, "stop");
   a.logprobs = o.logprobs != 0;
   a.top_logprobs = o.top_logprobs;
   for (const difftx_logit_bias& b : items_of(o.logit_bias, o.n_logit_bias, "logit_bias"))
@@ -53,6 +59,9 @@ GenerateArgs generate_args(const difftx_sampling_options& o) {
   a.ignore_eos = o.ignore_eos != 0;
   a.include_stop_str = o.include_stop_str_in_output != 0;
   a.min_tokens = o.min_tokens;  // checked by the engine against max_tokens
+  DIFFTX_CHECK(o.n_bad_words >= 0 && o.n_bad_words <= infer::kMaxBadWords / 2, "n_bad_words ", o.n_bad_words,
+               " must be in [0, ", infer::kMaxBadWords / 2, "]");
+  a.bad_words = texts_of(o.bad_words, o.n_bad_words, "bad_words");
   return a;
 }
 
@@ -185,7 +194,7 @@ difftx_sampling_options difftx_sampling_default_options(const difftx_model* mode
   return difftx_sampling_options{o.max_new_tokens, s.temperature, s.top_k, s.top_p, s.min_p, s.seed,
                                  s.presence_penalty, s.frequency_penalty, s.repetition_penalty, nullptr, 0, 0, 0,
                                  nullptr, 0,
-                                 GenerateArgs{}.skip_special_tokens, nullptr, 0, 0, 0, 0};
+                                 GenerateArgs{}.skip_special_tokens, nullptr, 0, 0, 0, 0, nullptr, 0};
 }
 
 int64_t difftx_engine_submit(difftx_engine* engine, const char* prompt, const difftx_sampling_options* options,

@@ -4,6 +4,7 @@
 
 #include "api/draft.h"
 #include "core/error.h"
+#include "serve/bad_words.h"
 #include "serve/chat_prompt.h"
 #include "serve/reasoning.h"
 #include "serve/reply_reader.h"
@@ -28,6 +29,9 @@ infer::RequestOptions request_options(const LoadedModel& m, const GenerateArgs& 
   o.stop_strings = a.stop;
   o.include_stop_str = a.include_stop_str;
   o.min_tokens = a.min_tokens;  // checked by the engine
+  DIFFTX_CHECK(a.bad_words.size() <= infer::kMaxBadWords / 2, "bad_words holds ", a.bad_words.size(),
+               " words: at most ", infer::kMaxBadWords / 2);
+  if (!a.bad_words.empty()) o.bad_words = serve::bad_word_sequences(m.require_tokenizer(), a.bad_words);
   o.logprobs = a.logprobs;
   o.top_logprobs = a.top_logprobs;
   o.constraint = a.constraint;

@@ -35,6 +35,7 @@ struct GenerateArgs {
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false, include_stop_str = false;
   int64_t min_tokens = 0;
+  std::vector<std::string> bad_words;  // vLLM's: words never written whole (serve/bad_words.h); needs the tokenizer
 };
 
 // The special tokens the text of a reply leaves out when it skips them (the server's

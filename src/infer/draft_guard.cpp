@@ -4,25 +4,35 @@
 #include <bit>
 
 #include "core/error.h"
+#include "infer/bad_words.h"
 
 namespace difftx::infer {
 
 DraftGuard::DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab,
-                       const DraftText& text, int64_t min_left)
+                       const DraftText& text, int64_t min_left, const DraftBadWords& bad)
     : constraint_(constraint ? constraint->clone() : nullptr),
       stops_(stop_tokens.begin(), stop_tokens.end()),
       tokenizer_(text.tokenizer),
       silent_(text.silent),
       vocab_(vocab),
       min_left_(min_left),
+      bad_words_(bad.words),
       ended_((constraint && constraint->done()) || (text.text && text.text->stopped())) {
   DIFFTX_CHECK(vocab >= 1, "a draft guard over ", vocab, " ids: the vocabulary must not be empty");
   if (text.text && text.text->has_stops()) text_.emplace(*text.text);
+  size_t reach = 0;
+  for (const std::vector<int32_t>& word : bad_words_) reach = std::max(reach, word.size() - 1);
+  const std::span<const int32_t> tail = bad.generated.last(std::min(reach, bad.generated.size()));
+  tail_.assign(tail.begin(), tail.end());
 }
 
+// As the request's draw there (SamplingStage::allowed).
 const uint64_t* DraftGuard::allowed() {
   const uint64_t* mask = constraint_ ? constraint_->allowed() : nullptr;
-  return min_left_ > 0 ? mask_without(mask, stops_, vocab_, mask_) : mask;  // as the request's draw there
+  banned_.clear();
+  if (min_left_ > 0) banned_ = stops_;
+  bad_word_ends(bad_words_, tail_, banned_);
+  return mask_without(mask, banned_, vocab_, mask_);
 }
 
 bool DraftGuard::forced() {
@@ -41,6 +51,7 @@ bool DraftGuard::take(int32_t id) {
   if (!mask_allows(allowed(), id)) return false;
   if (std::find(stops_.begin(), stops_.end(), id) != stops_.end()) return ended_ = true;  // the request stops here
   --min_left_;
+  if (!bad_words_.empty()) tail_.push_back(id);
   if (constraint_) {
     constraint_->accept(id);
     ended_ = constraint_->done();

@@ -5,8 +5,9 @@
 // the constraint refuses (prompt lookup); and a draft ends after a stop token, where the
 // constraint's document is complete and where its text completes a stop string (a copy of the
 // request's StopText takes the drafted tokens' bytes), as the request would, and not before its
-// min_tokens. A drafted token past one of those could never be verified, only cost its row. The
-// request's own state is not touched.
+// min_tokens; the end of a bad word is not drafted where the request could not draw it. A drafted
+// token past one of those could never be verified, only cost its row. The request's own state is
+// not touched.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -28,6 +29,13 @@ struct DraftText {
   std::span<const int32_t> silent = {};
 };
 
+// A request's bad words (RequestOptions::bad_words, outliving the guard) and its generated tokens
+// so far, which the drafted ones continue.
+struct DraftBadWords {
+  std::span<const std::vector<int32_t>> words = {};
+  std::span<const int32_t> generated = {};
+};
+
 class DraftGuard {
  public:
   // `constraint`: the request's, as it stands after the sequence's last token (null: none);
@@ -36,7 +44,7 @@ class DraftGuard {
   // those out): the first min_left drafted ones are drawn without the stop tokens (mask_without),
   // and stop strings are looked for from the min_left-th on, as the request has them.
   DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab,
-             const DraftText& text = {}, int64_t min_left = 0);
+             const DraftText& text = {}, int64_t min_left = 0, const DraftBadWords& bad = {});
 
   // The ids the next drafted token may be, those the request's draw would allow there: a bitset
   // over [0, vocab) (bit i of word i / 64), valid until take(); null allows every id.
@@ -60,7 +68,10 @@ class DraftGuard {
   std::span<const int32_t> silent_;
   int64_t vocab_;
   int64_t min_left_;    // as given, less the tokens taken
-  std::vector<uint64_t> mask_;  // allowed()'s before min_tokens
+  std::span<const std::vector<int32_t>> bad_words_;
+  std::vector<int32_t> tail_;    // the generated tokens a bad word may reach back to, then those taken
+  std::vector<int32_t> banned_;  // allowed()'s: the ids left out besides the constraint's
+  std::vector<uint64_t> mask_;   // and its mask
   bool ended_;
 };
 

@@ -143,6 +143,13 @@ Engine::RequestId Engine::submit(Request r) {
                "a reasoning block's markers must not be empty");
   for (int32_t id : o.stop_tokens)
     DIFFTX_CHECK(id >= 0 && id < V, "stop token ", id, " is outside the vocabulary [0, ", V, ")");
+  DIFFTX_CHECK(o.bad_words.size() <= kMaxBadWords, o.bad_words.size(), " bad words: at most ", kMaxBadWords);
+  for (const std::vector<int32_t>& word : o.bad_words) {
+    DIFFTX_CHECK(!word.empty() && word.size() <= kMaxBadWordTokens, "a bad word of ", word.size(),
+                 " tokens: each must have 1 to ", kMaxBadWordTokens);
+    for (int32_t id : word)
+      DIFFTX_CHECK(id >= 0 && id < V, "bad word token ", id, " is outside the vocabulary [0, ", V, ")");
+  }
   DIFFTX_CHECK(std::is_sorted(o.silent_tokens.begin(), o.silent_tokens.end()), "silent_tokens must be ascending");
   DIFFTX_CHECK(!o.constraint || o.constraint->vocab_size() == state_->vocab, "the constraint covers ",
                o.constraint ? o.constraint->vocab_size() : 0, " token ids, but the engine draws from ", state_->vocab);

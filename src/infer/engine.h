@@ -94,6 +94,10 @@ struct RequestOptions {
   std::vector<int32_t> stop_tokens;      // ends with `stop` when drawn (not streamed)
   std::vector<std::string> stop_strings; // ends with `stop` when the text contains one (cut before it)
   bool include_stop_str = false;         // cut after it instead (vLLM's include_stop_str_in_output)
+  // vLLM's bad_words as token sequences (infer/bad_words.h): the last token of one is never drawn
+  // where the generated tokens end with its others. At most kMaxBadWords, each of 1 to
+  // kMaxBadWordTokens ids.
+  std::vector<std::vector<int32_t>> bad_words;
   // A reasoning block the output may open with (infer/reasoning_block.h): stop strings are matched
   // only in the text after it, as vLLM skips them in reasoning content.
   std::optional<ReasoningBlock> reasoning;
@@ -121,6 +125,7 @@ struct RequestOptions {
 constexpr int kMaxTopLogprobs = 20;
 constexpr int kMaxStopStrings = 16;  // most stop strings a request holds
 constexpr int kMaxStopTokenIds = 64;  // most ids a caller adds to a model's stop ids (vLLM's stop_token_ids)
+constexpr int kMaxBadWords = 128, kMaxBadWordTokens = 64;
 
 struct Request {
   std::vector<int32_t> prompt;  // at least one token, each in [0, vocab_size)

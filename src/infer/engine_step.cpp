@@ -25,8 +25,8 @@ void drop(List& list, Ends ends) {
 // The tokens drafted for a running sequence's next step (speculative decoding): only for one
 // that decodes (its last token generated, so that every row of the step is a generated token's),
 // at most as many as can still be drawn before max_new_tokens and the context, each one the
-// request could take (its constraint, stop tokens, stop strings and min_tokens: DraftGuard). A draft sampler
-// starts from the penalties' counts of the tokens drawn so far.
+// request could take (its constraint, stop tokens, stop strings, min_tokens and bad words:
+// DraftGuard). A draft sampler starts from the penalties' counts of the tokens drawn so far.
 void draft(Engine::State& st, Sequence& s) {
   s.draft.clear();
   Drafter* drafter = st.drafter(s.draft_mode);
@@ -36,7 +36,7 @@ void draft(Engine::State& st, Sequence& s) {
   const int64_t max = std::min({s.draft_tokens, o.max_new_tokens - s.generated() - 1, st.context - n});
   if (max < 1) return;
   DraftGuard guard(s.constraint.get(), o.stop_tokens, st.vocab, {&s.text, st.sampling.tokenizer(), o.silent_tokens},
-                   o.min_tokens - s.generated());
+                   o.min_tokens - s.generated(), {o.bad_words, s.generated_tokens()});
   if (guard.ended()) return;
   if (s.draft_sampler) s.draft_sampler->count_as(s.sampler);
   drafter->propose(s.id, s.tokens, max, s.draft_sampler.get(), guard, s.draft);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "infer/bad_words.h"
 #include "infer/logprobs.h"
 
 namespace difftx::infer {
@@ -21,7 +22,10 @@ int32_t SamplingStage::draw_token(Sequence& s, const float* logits, int32_t draf
 const uint64_t* SamplingStage::allowed(Sequence& s) const {
   const uint64_t* mask = s.constraint ? s.constraint->allowed() : nullptr;
   const RequestOptions& o = s.request.options;
-  return s.generated() < o.min_tokens ? mask_without(mask, o.stop_tokens, vocab_, s.draw_mask) : mask;
+  s.banned.clear();
+  if (s.generated() < o.min_tokens) s.banned = o.stop_tokens;
+  bad_word_ends(o.bad_words, s.generated_tokens(), s.banned);
+  return mask_without(mask, s.banned, vocab_, s.draw_mask);
 }
 
 void SamplingStage::score_prompt(Sequence& s, int64_t position, const float* logits) const {

@@ -41,8 +41,8 @@ class SamplingStage {
   // The token the sequence takes after these logits (`draft`: the drafted one, or -1; `q`: the
   // distribution it was drawn from, null for the point mass).
   int32_t draw_token(Sequence& s, const float* logits, int32_t draft, const DraftDistribution* q);
-  // The ids the sequence may draw next (a bitset over the ids; null: any): its constraint's, and
-  // before its min_tokens none of its stop tokens (unless that leaves none).
+  // The ids the sequence may draw next (a bitset over the ids; null: any): its constraint's, less
+  // its stop tokens before its min_tokens and its bad words' ends (unless that leaves none).
   const uint64_t* allowed(Sequence& s) const;
   // One token from one row: drawn, checked, streamed; `id` is set to the drawn one (-1: none).
   FinishReason take_one(Sequence& s, const float* logits, int32_t draft, const DraftDistribution* q, int32_t& id);

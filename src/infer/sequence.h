@@ -36,7 +36,10 @@ struct Sequence {
   Sampler sampler;
   StopText text;
   std::unique_ptr<TokenConstraint> constraint;  // none: any token
-  std::vector<uint64_t> draw_mask;  // the constraint's ids less the stop tokens, before min_tokens
+  // The draw's mask and the ids it leaves out besides the constraint's: the stop tokens before
+  // min_tokens, the bad words' ends (SamplingStage::allowed).
+  std::vector<uint64_t> draw_mask;
+  std::vector<int32_t> banned;
   // Speculative decoding: the mode and most tokens per step (the engine's defaults resolved),
   // and the tokens drafted for the step being run (its rows after the last token's); the
   // sampling stage leaves there the accepted ones. A sampled (or biased) request with a draft
@@ -55,6 +58,7 @@ struct Sequence {
   // preempted within its prompt scores it again).
   bool scores_prompt() const { return request.options.prompt_logprobs && generated() == 0; }
   std::span<const int32_t> prompt() const { return {tokens.data(), static_cast<size_t>(prompt_tokens)}; }
+  std::span<const int32_t> generated_tokens() const { return std::span(tokens).subspan(prompt_tokens); }
   int64_t generated() const { return static_cast<int64_t>(tokens.size()) - prompt_tokens; }
 };
 

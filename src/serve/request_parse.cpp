@@ -90,6 +90,23 @@ std::vector<std::string> parse_stop(const Fields& f) {
   return stops;
 }
 
+// vLLM's bad_words: a list of non-empty strings, at most half the engine's sequences (each word
+// may be tokenized twice: serve/bad_words.h).
+std::vector<std::string> parse_bad_words(const Fields& f) {
+  const json* v = f.find("bad_words");
+  if (!v) return {};
+  const auto most = static_cast<size_t>(infer::kMaxBadWords / 2);
+  if (!v->is_array()) bad_param("bad_words", "'bad_words' must be a list of strings, not " + json_type_name(*v));
+  if (v->size() > most) bad_param("bad_words", concat("'bad_words' holds at most ", most, " words, not ", v->size()));
+  std::vector<std::string> words;
+  for (const json& w : *v) {
+    if (!w.is_string() || w.get<std::string>().empty())
+      bad_param("bad_words", "'bad_words' must hold non-empty strings, not " + w.dump().substr(0, 64));
+    words.push_back(w.get<std::string>());
+  }
+  return words;
+}
+
 // vLLM's stop_token_ids: at most kMaxStopTokenIds ids in [0, vocab_size), each ending the text
 // where drawn (the token is no text).
 std::vector<int32_t> parse_stop_token_ids(const Fields& f, int64_t vocab_size) {
@@ -149,6 +166,7 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
   p.options.stop_strings = parse_stop(f);
   p.options.include_stop_str = f.boolean("include_stop_str_in_output").value_or(false);
   p.stop_token_ids = parse_stop_token_ids(f, limits.vocab_size);
+  p.bad_words = parse_bad_words(f);
   p.ignore_eos = f.boolean("ignore_eos").value_or(false);
   // vLLM's: no stop token or stop string before this many tokens (at most max_tokens: make_requests).
   p.options.min_tokens = f.integer("min_tokens", 0, std::max<int64_t>(1, limits.context)).value_or(0);
@@ -321,7 +339,7 @@ CompletionRequest parse_completion_request(const json& body, const ordered_json&
                     "repetition_penalty", "best_of",
                     "logit_bias", "seed", "suffix", "draft", "draft_tokens", "skip_special_tokens",
                     "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output",
-                    "min_tokens", "prompt_logprobs"},
+                    "min_tokens", "prompt_logprobs", "bad_words"},
              kOutputFormatFields);
   CompletionRequest r;
   // echo: the text (and the logprobs) start with the prompt's; max_tokens 0 then asks for it alone.
@@ -354,7 +372,7 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
                     "reasoning_effort", "max_reasoning_tokens", "draft", "draft_tokens", "documents",
                     "add_generation_prompt", "continue_final_message", "skip_special_tokens",
                     "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output",
-                    "min_tokens", "prompt_logprobs"},
+                    "min_tokens", "prompt_logprobs", "bad_words"},
              kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});

@@ -41,6 +41,7 @@ struct GenerationParams {
   // (and the chat template's end of turn) stop it (ignore_eos: they do not).
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
+  std::vector<std::string> bad_words;  // vLLM's: words never written whole (serve/bad_words.h)
 };
 
 struct Prompt {

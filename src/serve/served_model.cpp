@@ -4,8 +4,9 @@
 #include <random>
 #include <regex>
 
-#include "serve/chat_prompt.h"
 #include "serve/api_error.h"
+#include "serve/bad_words.h"
+#include "serve/chat_prompt.h"
 
 namespace difftx::serve {
 
@@ -74,6 +75,12 @@ std::vector<infer::Request> make_requests(const ServedModel& m, const std::vecto
                                           const GenerationParams& params, const std::vector<int32_t>& extra_stop) {
   const int64_t context = m.limits.context;
   const uint64_t base_seed = params.seed ? *params.seed : std::random_device{}() * 0x100000000ull + std::random_device{}();
+  std::vector<std::vector<int32_t>> bad_words;
+  if (!params.bad_words.empty()) try {
+      bad_words = bad_word_sequences(*m.tokenizer, params.bad_words);
+    } catch (const Error& e) {
+      bad_param("bad_words", e.what());
+    }
   std::vector<infer::Request> requests;
   for (const auto& prompt : prompts) {
     const auto length = static_cast<int64_t>(prompt.size());
@@ -98,6 +105,7 @@ std::vector<infer::Request> make_requests(const ServedModel& m, const std::vecto
       r.options.logprobs = params.logprobs;
       r.options.sampling.seed = base_seed + static_cast<uint64_t>(i);
       r.options.stop_tokens = params.stop_token_ids;
+      r.options.bad_words = bad_words;
       if (!params.ignore_eos) {
         r.options.stop_tokens.insert(r.options.stop_tokens.end(), m.frame.stop.begin(), m.frame.stop.end());
         r.options.stop_tokens.insert(r.options.stop_tokens.end(), extra_stop.begin(), extra_stop.end());

@@ -450,7 +450,7 @@ TEST(CApi, LogitBiasSteersTheTokens) {
 
 // vLLM's stop options: stop_token_ids end the stream (the id drawn, not streamed), min_tokens
 // masks them first (the tokens are the greedy ones with the id banned), ignore_eos lets a forced
-// end-of-sequence id go on; out of range, an error naming the field.
+// end-of-sequence id go on, a bad word is never drawn; out of range, an error naming the field.
 TEST(CApi, StopTokenIdsMinTokensAndIgnoreEos) {
   ModelPtr model(kMotif);
   ASSERT_NE(model.m, nullptr) << difftx_last_error();
@@ -500,7 +500,24 @@ TEST(CApi, StopTokenIdsMinTokensAndIgnoreEos) {
   EXPECT_EQ(ignored.tokens, std::vector<int32_t>(3, eos[0]));
   EXPECT_EQ(ignored.finish, DIFFTX_FINISH_LENGTH);
 
+  // bad_words: the forced 'A' (id 65, one token) is never drawn.
+  const difftx_logit_bias to_a = {65, 100.0f};
+  const char* bad[] = {"A"};
+  o.logit_bias = &to_a;
   o.ignore_eos = 0;
+  o.bad_words = bad;
+  o.n_bad_words = 1;
+  Collected without_a;
+  ASSERT_GT(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &without_a), 0) << difftx_last_error();
+  ASSERT_EQ(difftx_engine_run(engine), 0) << difftx_last_error();
+  EXPECT_EQ(without_a.tokens.size(), 3u);
+  EXPECT_EQ(std::count(without_a.tokens.begin(), without_a.tokens.end(), 65), 0);
+  const char* empty[] = {"   "};
+  o.bad_words = empty;
+  EXPECT_EQ(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &ended), -1);
+  EXPECT_NE(std::string(difftx_last_error()).find("is no token"), std::string::npos) << difftx_last_error();
+  o.n_bad_words = 0;
+
   o.n_stop_token_ids = 65;
   EXPECT_EQ(difftx_engine_submit_ids(engine, prompt, 3, &o, collect, &ended), -1);
   EXPECT_NE(std::string(difftx_last_error()).find("n_stop_token_ids 65 must be in [0, 64]"), std::string::npos)
