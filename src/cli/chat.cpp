@@ -33,6 +33,7 @@ int run_chat(Args& args) {
   infer::SamplingOptions fallback;
   fallback.temperature = 0.7;  // chat's own default
   o.sampling = sampling_options(args, defaults, fallback);
+  o.stop_strings = stop_strings_option(args);
   backends::Backend& device = device_option(args);
   args.finish();
 

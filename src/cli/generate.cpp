@@ -43,14 +43,11 @@ int run_generate(Args& args) {
   DraftOption draft = draft_option(args);
   const auto schema_file = args.get("json-schema");
   const auto grammar_file = args.get("grammar");
-  const std::vector<std::string> stops = args.list("stop");
+  const std::vector<std::string> stops = stop_strings_option(args);
   args.finish();
   DIFFTX_CHECK(!(schema_file && grammar_file), "--json-schema and --grammar cannot both be given");
   DIFFTX_CHECK(stops.empty() || !(schema_file || grammar_file), "--stop cannot be given with ",
                schema_file ? "--json-schema" : "--grammar", ": a stop string would cut the document short");
-  DIFFTX_CHECK(stops.size() <= infer::kMaxStopStrings, "--stop is given ", stops.size(), " times; at most ",
-               infer::kMaxStopStrings, " stop strings");
-  for (const std::string& stop : stops) DIFFTX_CHECK(!stop.empty(), "--stop needs a non-empty text");
   o.stop_strings = stops;
   serve::OutputRequest rules;
   if (schema_file) rules.schema = grammar::parse_schema_text(io::read_whole_file(*schema_file), *schema_file);
@@ -148,7 +145,6 @@ DIFFTX_COMMAND("generate", "generate text from a model directory (KV-cache decod
                "  --seed S              sampling seed (default 1); the same seed gives the same text\n"
                "  --logit-bias ID=BIAS[,ID=BIAS...]  add BIAS (in [-100, 100]) to token ID's logit, each ID once\n"
                "                        (OpenAI's logit_bias: -100 bans a token, +100 all but forces it)\n"
-               "  --stop TEXT           end the text before TEXT where it appears (not printed); may repeat\n"
                "  --json-schema FILE    the reply is a JSON document that validates against this JSON Schema\n"
                "                        (docs/STRUCTURED_OUTPUT.md: the keywords enforced); ends where it is complete;\n"
                "                        cut short by --max-new-tokens or the context, it is an error (exit status 1)\n"

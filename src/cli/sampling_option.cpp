@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "infer/engine.h"
 
 namespace difftx::cli {
 namespace {
@@ -47,6 +48,14 @@ infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaul
 void check_logit_bias(const infer::SamplingOptions& s, int64_t vocab) {
   const std::string problem = infer::logit_bias_problem(s.logit_bias, vocab);
   DIFFTX_CHECK(problem.empty(), "--logit-bias: ", problem);
+}
+
+std::vector<std::string> stop_strings_option(Args& args) {
+  const std::vector<std::string> stops = args.list("stop");
+  DIFFTX_CHECK(stops.size() <= infer::kMaxStopStrings, "--stop is given ", stops.size(), " times; at most ",
+               infer::kMaxStopStrings, " stop strings");
+  for (const std::string& stop : stops) DIFFTX_CHECK(!stop.empty(), "--stop needs a non-empty text");
+  return stops;
 }
 
 }  // namespace difftx::cli

@@ -1,7 +1,9 @@
-// --temperature, --top-k, --top-p, --min-p, --seed, the penalties and --logit-bias for the
-// commands that sample (generate, chat).
+// --temperature, --top-k, --top-p, --min-p, --seed, the penalties, --logit-bias and --stop for
+// the commands that sample (generate, chat).
 #pragma once
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "cli/args.h"
 #include "data/generation_defaults.h"
@@ -13,7 +15,8 @@
   "  --presence-penalty X, --frequency-penalty X  OpenAI's penalties, each in [-2, 2] (default 0: off):\n"  \
   "                        a drawn token's logit less X once, and X for each time it was drawn\n"          \
   "  --repetition-penalty X  transformers' (0, 10] (default 1: off): the logit of a token of the prompt\n"  \
-  "                        or the output divided by X where positive, multiplied where negative\n"
+  "                        or the output divided by X where positive, multiplied where negative\n"  \
+  "  --stop TEXT           end the text before TEXT where it appears (not printed); may repeat\n"
 
 namespace difftx::cli {
 
@@ -26,5 +29,8 @@ infer::SamplingOptions sampling_options(Args& args, const data::GenerationDefaul
 // --logit-bias against the vocabulary (known once the tokenizer is loaded): ids in [0, vocab),
 // each once.
 void check_logit_bias(const infer::SamplingOptions& s, int64_t vocab);
+
+// --stop TEXT, repeatable: the stop strings, each non-empty, at most infer::kMaxStopStrings.
+std::vector<std::string> stop_strings_option(Args& args);
 
 }  // namespace difftx::cli

@@ -1,7 +1,7 @@
 # The official openai npm client (tools/serve_client/api_check.mjs) against difftx serve:
 # completions and chat completions, whole and streamed, seeded choices, logprobs, usage and
 # typed errors; the chat template comes from --chat-template. /apply-template and a chat
-# completion agree with `difftx template`, `difftx generate --chat` and `difftx chat`.
+# completion agree with `difftx template`, `difftx generate --chat` and `difftx chat` (its --stop too).
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 install_serve_client
@@ -43,6 +43,13 @@ printf 'Tell me about the Union.\nAnd the Congress?\n' |
   > "$work/chat2.txt" 2> /dev/null
 [ "$(head -n 1 "$work/chat2.txt")" = "$want" ] || { echo "FAIL: difftx chat's first reply"; cat "$work/chat2.txt"; exit 1; }
 [ "$(wc -l < "$work/chat2.txt")" = 2 ] || { echo "FAIL: difftx chat gave no second reply"; cat "$work/chat2.txt"; exit 1; }
+# --stop ends a reply of `difftx chat` before the first stop string, as it ends generate's.
+stop="${want:4:3}"
+printf 'Tell me about the Union.\n' |
+  "$difftx" chat --model "$model" "${device_args[@]}" --chat-template "$template" --max-new-tokens 16 --temperature 1 --seed 3 \
+  --stop "$stop" > "$work/chat3.txt" 2> /dev/null
+[ "$(head -n 1 "$work/chat3.txt")" = "${want%%"$stop"*}" ] ||
+  { echo "FAIL: difftx chat --stop \"$stop\""; cat "$work/chat3.txt"; exit 1; }
 echo "chat: $want"
 stop_server
 echo "PASS"
