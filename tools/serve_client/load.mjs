@@ -26,7 +26,7 @@ const prompts = ["The Congress", "The state of the Union", "We the people", "In 
                  "Our foreign relations", "The Treasury reports"];
 const bad = [
   { prompt: "x", temperature: -1 }, { prompt: "x", max_tokens: "many" }, { prompt: 12 }, { prompt: "x", n: 0 },
-  { prompt: "x", echo: true }, { prompt: "x", top_p: 7 }, { prompt: "x", logit_bias: { "1": 500 } }, { messages: 3 },
+  { prompt: "x", echo: true, max_tokens: -1 }, { prompt: "x", top_p: 7 }, { prompt: "x", logit_bias: { "1": 500 } }, { messages: 3 },
 ];
 
 const counts = { ok: 0, aborted: 0, bad_rejected: 0, busy_503: 0, unexpected: 0 };
