@@ -11,6 +11,8 @@
 #include "serve/client_connection.h"
 #include "serve/prompt_scores.h"
 #include "serve/reply_reader.h"
+#include "serve/responses_output.h"
+#include "serve/responses_request.h"
 #include "serve/route_util.h"
 #include "serve/sse.h"
 
@@ -23,7 +25,9 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-enum class Api { completion, chat };
+// What a request asked through: completions, chat completions, or the Responses API (a chat
+// completion answered as a Response, serve/responses_output.h).
+enum class Api { completion, chat, responses };
 
 // What one HTTP request asks the engine for.
 struct Job {
@@ -35,6 +39,7 @@ struct Job {
   std::vector<int32_t> extra_stop;
   ResponseHeader header;
   ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls); completions: none
+  nlohmann::ordered_json settings;  // responses: the request's settings the Response repeats
 };
 
 // One choice's progress.
@@ -53,11 +58,12 @@ struct ChoiceProgress {
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// An id: the prefix ("cmpl-", "chatcmpl-", "resp_"), then 16 hex digits.
 std::string response_id(const char* prefix) {
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 rng{std::random_device{}()};
   char id[40];
-  std::snprintf(id, sizeof id, "%s-%012llx%04llx", prefix, static_cast<unsigned long long>(rng() & 0xffffffffffffull),
+  std::snprintf(id, sizeof id, "%s%012llx%04llx", prefix, static_cast<unsigned long long>(rng() & 0xffffffffffffull),
                 static_cast<unsigned long long>(counter++ & 0xffff));
   return id;
 }
@@ -183,7 +189,7 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
         c.tokens.insert(c.tokens.begin(), echoed.begin(), echoed.end());
       }
     }
-    if (job.api == Api::chat) {
+    if (job.api != Api::completion) {
       const ReplyParts parts = read_reply(job.reply, progress[i].text);
       c.text = parts.content;
       if (parts.had_reasoning) c.reasoning = parts.reasoning;
@@ -194,6 +200,11 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
     offsets.push_back(first_offset(job, i));
   }
   const Usage usage = total_usage(job, progress);
+  if (job.api == Api::responses) {
+    const bool cut = progress[0].finish == FinishReason::length;
+    return send_json(res, response_object(job.header, job.settings, cut ? "incomplete" : "completed",
+                                          output_items(job.header, choices[0], cut), &usage));
+  }
   send_json(res, job.api == Api::chat ? chat_response(job.header, choices, usage, job.params.logprobs)
                                       : completion_response(job.header, choices, usage, job.params.logprobs, offsets));
 }
@@ -203,6 +214,7 @@ class Stream {
  public:
   Stream(ServerState& state, Job job, std::unique_ptr<ChoiceRun> run)
       : state_(state), job_(std::move(job)), run_(std::move(run)), progress_(run_->size()) {
+    if (job_.api == Api::responses) events_.emplace(job_.header, job_.settings);
     for (size_t i = 0; i < progress_.size(); ++i) {
       progress_[i].offset = first_offset(job_, i);
       replies_.emplace_back(job_.reply);
@@ -215,6 +227,7 @@ class Stream {
     if (!opened_ && job_.api == Api::chat)
       for (size_t i = 0; i < progress_.size(); ++i)
         out += sse_event(chat_chunk(job_.header, i, {{"role", "assistant"}, {"content", ""}}, "", nullptr));
+    if (!opened_ && events_) out += events_->start();
     opened_ = true;
     for (const ChoiceEvent& ce : run_->take(250ms)) out += chunks(ce);
     if (run_->finished()) out += ending();
@@ -265,6 +278,11 @@ class Stream {
     // Chat: the reply read back as it grows - reasoning, content, each tool call from its name on.
     ReplyStream& reply = replies_[ce.choice];
     const ReplyDelta delta = reply.push(text, e.finish != FinishReason::none);
+    if (events_) {  // the Responses API: typed events
+      std::vector<std::string> call_ids;
+      for (const ToolCallDelta& d : delta.calls) call_ids.push_back(d.name.empty() ? "" : tool_call_id(job_.reply.tools, d.id));
+      return events_->push(delta, call_ids);
+    }
     if (!delta.reasoning.empty())
       out += sse_event(chat_chunk(job_.header, ce.choice, {{"reasoning_content", delta.reasoning}}, "", nullptr));
     if (!delta.content.empty() || token)
@@ -290,8 +308,9 @@ class Stream {
         check_outcome(p);
       } catch (const ApiError& e) {
         current_record().status = e.status;
-        return sse_event(error_body(e)) + kSseDone;
+        return events_ ? events_->error(error_body(e)) : sse_event(error_body(e)) + kSseDone;
       }
+    if (events_) return events_->finish(progress_[0].finish == FinishReason::length, total_usage(job_, progress_));
     if (job_.params.include_usage)
       out += sse_event(usage_chunk(job_.header, job_.api == Api::chat ? "chat.completion.chunk" : "text_completion",
                                    total_usage(job_, progress_)));
@@ -303,6 +322,7 @@ class Stream {
   std::unique_ptr<ChoiceRun> run_;
   std::vector<ChoiceProgress> progress_;
   std::vector<ReplyStream> replies_;  // chat: per choice
+  std::optional<ResponseEvents> events_;  // the Responses API's
   bool opened_ = false;
   Clock::time_point last_write_ = Clock::now();
 };
@@ -338,6 +358,38 @@ void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::
       [stream](bool) { stream->cancel(); });
 }
 
+// A chat request's job: its messages rendered through the template, the reply's constraint and how
+// it is read back (reasoning, tool calls). `messages_param`: the field the messages came from.
+Job chat_job(ServedModel& m, ChatRequest& r, Api api, const char* messages_param) {
+  if (!m.render_chat)
+    throw ApiError(400,
+                   "this model has no chat template (no chat_template in its tokenizer_config.json): start the "
+                   "server with --chat-template FILE, or use /v1/completions",
+                   messages_param, "no_chat_template");
+  Job job;
+  job.api = api;
+  job.params = std::move(r.params);
+  const std::string rendered = chat_prompt(m, r);
+  bool reasoning_open = false;
+  if (m.output.reasoning) {
+    std::string conversation;  // "" where the template refuses to end without the generation prompt
+    try {
+      conversation = m.render_chat(r.messages, false, r.template_kwargs);
+    } catch (const ApiError&) {
+    }
+    reasoning_open = prompt_opens_reasoning(rendered, conversation, *m.output.reasoning);
+    job.params.options.reasoning = infer::ReasoningBlock{*m.output.reasoning, reasoning_open};  // no stop in it
+  }
+  job.params.options.constraint = m.constraints->get(m.output, r.output, reasoning_open);
+  job.reply = {m.output.reasoning, reasoning_open,
+               r.output.parses_tool_calls() ? m.output.tool_format : std::optional<ToolFormat>(), r.output.functions};
+  job.prompts.push_back(encode_chat_prompt(m, rendered));
+  job.extra_stop = m.chat_stop;
+  job.header = {response_id(api == Api::responses ? "resp_" : "chatcmpl-"), static_cast<int64_t>(std::time(nullptr)),
+                m.limits.model_name};
+  return job;
+}
+
 }  // namespace
 
 void handle_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
@@ -353,7 +405,7 @@ void handle_completions(ServerState& state, const httplib::Request& req, httplib
       job.prompts.push_back(p.text ? encode_text_prompt(m, *p.text) : p.ids);
       job.prompt_texts.push_back(p.text ? *p.text : m.tokenizer->decode(p.ids));
     }
-    job.header = {response_id("cmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
+    job.header = {response_id("cmpl-"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
     run_job(state, std::move(job), req, res);
   });
 }
@@ -362,31 +414,16 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
   answer(res, [&] {
     ServedModel& m = require_model(state);
     ChatRequest r = parse_chat_request(parse_body(req.body), parse_ordered_body(req.body), m.limits);
-    if (!m.render_chat)
-      throw ApiError(400,
-                     "this model has no chat template (no chat_template in its tokenizer_config.json): start the "
-                     "server with --chat-template FILE, or use /v1/completions",
-                     "messages", "no_chat_template");
-    Job job;
-    job.api = Api::chat;
-    job.params = std::move(r.params);
-    const std::string rendered = chat_prompt(m, r);
-    bool reasoning_open = false;
-    if (m.output.reasoning) {
-      std::string conversation;  // "" where the template refuses to end without the generation prompt
-      try {
-        conversation = m.render_chat(r.messages, false, r.template_kwargs);
-      } catch (const ApiError&) {
-      }
-      reasoning_open = prompt_opens_reasoning(rendered, conversation, *m.output.reasoning);
-      job.params.options.reasoning = infer::ReasoningBlock{*m.output.reasoning, reasoning_open};  // no stop in it
-    }
-    job.params.options.constraint = m.constraints->get(m.output, r.output, reasoning_open);
-    job.reply = {m.output.reasoning, reasoning_open,
-                 r.output.parses_tool_calls() ? m.output.tool_format : std::optional<ToolFormat>(), r.output.functions};
-    job.prompts.push_back(encode_chat_prompt(m, rendered));
-    job.extra_stop = m.chat_stop;
-    job.header = {response_id("chatcmpl"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
+    run_job(state, chat_job(m, r, Api::chat, "messages"), req, res);
+  });
+}
+
+void handle_responses(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(res, [&] {
+    ServedModel& m = require_model(state);
+    ResponsesRequest r = parse_responses_request(parse_body(req.body), parse_ordered_body(req.body), m.limits);
+    Job job = chat_job(m, r.chat, Api::responses, "input");
+    job.settings = std::move(r.settings);
     run_job(state, std::move(job), req, res);
   });
 }

@@ -36,6 +36,7 @@ const Route kRoutes[] = {
     {"GET", "/v1/models/(.+)", handle_model},
     {"POST", "/v1/completions", handle_completions},
     {"POST", "/v1/chat/completions", handle_chat_completions},
+    {"POST", "/v1/responses", handle_responses},
     {"POST", "/tokenize", handle_tokenize},
     {"POST", "/detokenize", handle_detokenize},
     {"POST", "/apply-template", handle_apply_template},

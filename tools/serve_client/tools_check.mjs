@@ -2,7 +2,8 @@
 // and streamed, every structured answer validated by ajv (with ajv-formats) against its schema:
 // response_format json_schema / json_object, tools with tool_choice required / a named function /
 // auto, parallel_tool_calls false, a conversation with tool calls and results; hostile schemas
-// and tools answered with 400s naming the field, the server still answering afterwards.
+// and tools answered with 400s naming the field, the server still answering afterwards; the same
+// through the Responses API (POST /v1/responses), whole and as its typed events.
 //   node tools_check.mjs BASE_URL tools        (a template with <tool_call> blocks)
 //   node tools_check.mjs BASE_URL calls FAMILY (only the tool calls, the server run with
 //                                               --tool-parser FAMILY)
@@ -108,6 +109,15 @@ if (mode === "reasoning") {
     assert.equal(cutStream.reasoning, m.reasoning_content, "stop strings cut the streamed reasoning");
     assert.equal(cutStream.content, m.content, "stop strings changed the streamed content");
   }
+  // The Responses API: the thinking is a reasoning item before the message, whole and streamed.
+  const thought = { model, input: messages[0].content, max_reasoning_tokens: 6, max_output_tokens: 200, temperature: 1,
+                    seed: 1, text: { format: { type: "json_schema", name: "answer", schema: answerSchema } } };
+  const r = await client.responses.create(thought);
+  assert.deepEqual(r.output.map((i) => i.type), ["reasoning", "message"], JSON.stringify(r.output));
+  validate(answerSchema, JSON.parse(r.output_text), "responses: reasoning then JSON");
+  const live = await streamedResponse(thought);
+  const withoutIds = (output) => output.map(({ id, ...item }) => item);
+  assert.deepEqual(withoutIds(live.output), withoutIds(r.output), "the streamed response's items differ");
   // Without a budget the block is free text; a budget of 0 closes it at once.
   const none = await client.chat.completions.create({ model, messages, max_reasoning_tokens: 0, max_tokens: 8, seed: 4 });
   assert.equal(none.choices[0].message.reasoning_content, "");
@@ -375,4 +385,74 @@ await expect400({ model, messages, tools: [{ type: "function", function: { name:
 await expect400({ model, messages, grammar: "root ::= (" }, "grammar", "a broken grammar");
 const after = await client.chat.completions.create({ model, messages, max_tokens: 4 });
 assert.ok(after.choices[0].message.content !== undefined, "the server stopped answering");
+
+// The Responses API (POST /v1/responses) through the client's responses resource: flat function
+// tools with tool_choice required and named, the streamed events adding up to the whole response,
+// a conversation continued with the call and its function_call_output, text.format json_schema
+// validated by ajv, and the fields a server that stores nothing refuses.
+const flatTools = tools.map((t) => ({ type: "function", ...t.function }));
+async function streamedResponse(request) {
+  const events = [];
+  for await (const e of await client.responses.create({ ...request, stream: true })) events.push(e);
+  events.forEach((e, i) => assert.equal(e.sequence_number, i, `event ${i}: ${e.type}`));
+  assert.deepEqual(events.slice(0, 2).map((e) => e.type), ["response.created", "response.in_progress"]);
+  const last = events.at(-1);
+  assert.ok(["response.completed", "response.incomplete"].includes(last.type), last.type);
+  // Each item's deltas add up to what its done event and the final response hold.
+  for (const [index, item] of last.response.output.entries()) {
+    const deltas = events.filter((e) => e.output_index === index && e.type.endsWith(".delta")).map((e) => e.delta).join("");
+    const whole = item.type === "function_call" ? item.arguments
+                : item.type === "message" ? item.content[0].text : item.content.map((c) => c.text).join("");
+    assert.equal(deltas, whole, `item ${index} (${item.type})`);
+    assert.deepEqual(events.find((e) => e.type === "response.output_item.done" && e.output_index === index).item, item);
+  }
+  return last.response;
+}
+const asCalls = (output) => output.filter((i) => i.type === "function_call")
+  .map((c) => ({ id: c.call_id, name: c.name, arguments: c.arguments }));
+for (const [choice, only] of [["required", null], [{ type: "function", name: "add" }, "add"]]) {
+  const request = { model, input: messages[0].content, instructions: "Use a tool.", tools: flatTools, tool_choice: choice,
+                    temperature: 1.2, seed: 5, max_output_tokens: 900 };
+  const r = await client.responses.create(request);
+  assert.equal(r.object, "response");
+  assert.equal(r.status, "completed", JSON.stringify(r));
+  assert.ok(r.id.startsWith("resp_"));
+  checkCalls(asCalls(r.output), `responses tool_choice ${JSON.stringify(choice)}`, only);
+  assert.equal(r.usage.total_tokens, r.usage.input_tokens + r.usage.output_tokens);
+  const live = await streamedResponse(request);
+  assert.deepEqual(asCalls(live.output).map((c) => [c.name, c.arguments]), asCalls(r.output).map((c) => [c.name, c.arguments]),
+                   "streamed calls differ from the whole response");
+}
+const call = (await client.responses.create({ model, input: messages[0].content, tools: flatTools, tool_choice: "required",
+                                              parallel_tool_calls: false, seed: 2, max_output_tokens: 600 }))
+  .output.filter((i) => i.type === "function_call");
+assert.equal(call.length, 1, "parallel_tool_calls false: one call");
+const continued = await client.responses.create({
+  model, tools: flatTools, max_output_tokens: 8, seed: 1,
+  input: [{ role: "user", content: messages[0].content }, call[0], { type: "function_call_output", call_id: call[0].call_id, output: "42" }],
+});
+assert.ok(["completed", "incomplete"].includes(continued.status));
+const docRequest = { model, input: messages[0].content, temperature: 1, seed: 3, max_output_tokens: 200,
+                     text: { format: { type: "json_schema", name: "answer", schema: answerSchema, strict: true } } };
+const doc = await client.responses.create(docRequest);
+assert.equal(doc.status, "completed", JSON.stringify(doc));
+validate(answerSchema, JSON.parse(doc.output_text), "responses text.format json_schema");
+assert.equal((await streamedResponse(docRequest)).output.at(-1).content[0].text, doc.output_text, "streamed document differs");
+async function expectResponses400(request, param) {
+  try {
+    await client.responses.create({ model, input: "Hi", ...request });
+  } catch (e) {
+    assert.ok(e instanceof OpenAI.BadRequestError, `${JSON.stringify(request)}: not a 400 but ${e}`);
+    assert.equal(e.param, param, e.message);
+    return;
+  }
+  assert.fail(`${JSON.stringify(request)}: accepted`);
+}
+await expectResponses400({ previous_response_id: "resp_1" }, "previous_response_id");
+await expectResponses400({ tools: [{ type: "web_search" }] }, "tools");
+await expectResponses400({ input: [{ type: "input_image", image_url: "x" }] }, "input");
+await expectResponses400({ tool_choice: { type: "function", name: "nope" }, tools: flatTools }, "tool_choice");
+await expectResponses400({ max_output_tokens: 0 }, "max_output_tokens");
+await expectResponses400({ input: [] }, "input");
+console.log(`responses: ${JSON.stringify(asCalls(continued.output).length ? continued.output : continued.output_text)}`);
 console.log("tools: ok");

@@ -1,0 +1,54 @@
+// A chat reply as OpenAI's Responses API returns it (serve/responses_request.h): the Response
+// object with its output items - the reasoning, the message, the function calls -, whole or as the
+// stream's typed events (response.created, response.output_item.added, response.output_text.delta,
+// response.function_call_arguments.delta, ..., response.completed), each with its sequence number.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/openai_response.h"
+#include "serve/reply_reader.h"
+
+namespace difftx::serve {
+
+// The Response object: `header.id` "resp_...", the request's `settings`, `status` ("in_progress",
+// "completed", or "incomplete": cut at max_output_tokens or the context), the output items and,
+// once done, the usage.
+nlohmann::json response_object(const ResponseHeader& header, const nlohmann::ordered_json& settings,
+                               const std::string& status, nlohmann::json output, const Usage* usage);
+
+// A whole reply's output items: its reasoning block, its message (where it has text, or nothing
+// else), its function calls. `cut`: it ended at its length limit.
+nlohmann::json output_items(const ResponseHeader& header, const ChoiceResult& reply, bool cut);
+
+// A streamed reply's events, in order, as SSE text ("event: TYPE" and "data: JSON").
+class ResponseEvents {
+ public:
+  ResponseEvents(ResponseHeader header, nlohmann::ordered_json settings);
+  std::string start();  // response.created, response.in_progress
+  // What the reply read so far adds; `call_ids[k]`: the id of delta.calls[k]'s call where it begins.
+  std::string push(const ReplyDelta& delta, const std::vector<std::string>& call_ids);
+  // Every open item done, then response.completed (or response.incomplete where `cut`).
+  std::string finish(bool cut, const Usage& usage);
+  std::string error(const nlohmann::json& error_body);  // an `error` event
+
+ private:
+  std::string event(nlohmann::json value);
+  // The open item of this type, opened (after closing the one before) where it is not.
+  size_t open(const std::string& type, const std::string& call_id = "", const std::string& name = "");
+  std::string close_open(bool cut);
+
+  ResponseHeader header_;
+  nlohmann::ordered_json settings_;
+  int64_t sequence_ = 0;
+  nlohmann::json items_ = nlohmann::json::array();  // every item, as its output_item.done has it
+  std::vector<std::string> texts_;                   // per item: its text, or its arguments
+  std::vector<size_t> call_items_;                   // per call of the reply: its item
+  std::optional<size_t> open_;                       // the item being written
+  std::string pending_;                              // events of open() for the caller to send
+};
+
+}  // namespace difftx::serve

@@ -1,0 +1,229 @@
+#include "serve/responses_request.h"
+
+#include <set>
+#include <string>
+
+#include "serve/api_error.h"
+#include "serve/json_fields.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// The Responses fields taken as the chat completion's, under the same names (the chat path
+// accepts and ignores the harmless ones: user, store, metadata, ...), and those read here.
+const std::set<std::string> kPassed = {"model", "temperature", "top_p", "top_k", "min_p", "seed",
+                                       "repetition_penalty", "stream", "parallel_tool_calls",
+                                       "chat_template_kwargs", "max_reasoning_tokens", "user", "store",
+                                       "metadata", "service_tier", "prompt_cache_key", "safety_identifier"};
+const std::set<std::string> kRead = {"input", "instructions", "tools", "tool_choice", "text", "reasoning",
+                                     "max_output_tokens", "truncation", "include", "previous_response_id",
+                                     "conversation", "background", "prompt", "max_tool_calls", "top_logprobs",
+                                     "stream_options"};
+
+[[noreturn]] void unsupported(const std::string& param, const std::string& what) {
+  throw ApiError(400, what + " is not supported by this server", param, "unsupported_parameter");
+}
+
+std::string at(const char* list, size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
+
+// A string field of an item, required.
+std::string item_string(const ordered_json& item, const char* key, const std::string& where) {
+  const auto it = item.find(key);
+  if (it == item.end() || !it->is_string()) bad_param("input", where + " needs a string '" + key + "'");
+  return it->get<std::string>();
+}
+
+// A message's content: a string, or input_text / output_text parts as chat's text parts.
+ordered_json message_content(const ordered_json& content, const std::string& where) {
+  if (content.is_string()) return content;
+  if (!content.is_array()) bad_param("input", where + "'s 'content' must be a string or a list of parts");
+  ordered_json parts = ordered_json::array();
+  for (size_t j = 0; j < content.size(); ++j) {
+    const ordered_json& part = content[j];
+    const std::string type = part.is_object() ? part.value("type", "") : "";
+    if (type == "input_text" || type == "output_text" || type == "text") {
+      parts.push_back({{"type", "text"}, {"text", item_string(part, "text", where + ".content[" + std::to_string(j) + "]")}});
+    } else if (type == "refusal") {
+      parts.push_back({{"type", "text"}, {"text", item_string(part, "refusal", where + ".content[" + std::to_string(j) + "]")}});
+    } else {
+      unsupported("input", where + ".content[" + std::to_string(j) + "] of type '" + type + "' (text only)");
+    }
+  }
+  return parts;
+}
+
+// The input items as chat messages: messages as they are; a model's function calls as one
+// assistant turn of tool_calls (with the reasoning item before them, and a message after them in
+// the same turn, as its content); each call's output as a tool message.
+ordered_json input_messages(const ordered_json& input) {
+  ordered_json messages = ordered_json::array();
+  if (input.is_string()) {
+    messages.push_back({{"role", "user"}, {"content", input}});
+    return messages;
+  }
+  if (!input.is_array() || input.empty()) bad_param("input", "'input' must be a string or a non-empty list of items");
+  std::string reasoning;  // a reasoning item's text, for the assistant turn that follows it
+  const auto assistant_turn = [&]() -> ordered_json& {
+    if (messages.empty() || messages.back()["role"] != "assistant" || !messages.back().contains("tool_calls")) {
+      messages.push_back({{"role", "assistant"}, {"content", ""}, {"tool_calls", ordered_json::array()}});
+      if (!reasoning.empty()) messages.back()["reasoning_content"] = reasoning;
+      reasoning.clear();
+    }
+    return messages.back();
+  };
+  for (size_t i = 0; i < input.size(); ++i) {
+    const ordered_json& item = input[i];
+    const std::string where = at("input", i);
+    if (!item.is_object()) bad_param("input", where + " must be an object");
+    const std::string type = item.value("type", item.contains("role") ? "message" : "");
+    if (type == "message") {
+      const std::string role = item_string(item, "role", where);
+      if (role != "user" && role != "system" && role != "developer" && role != "assistant")
+        bad_param("input", where + "'s role must be user, system, developer or assistant");
+      if (!item.contains("content")) bad_param("input", where + " needs a 'content'");
+      ordered_json message = {{"role", role}, {"content", message_content(item["content"], where)}};
+      if (role == "assistant" && !reasoning.empty()) message["reasoning_content"] = reasoning;
+      if (role == "assistant") reasoning.clear();
+      messages.push_back(std::move(message));
+    } else if (type == "function_call") {
+      ordered_json call = {{"id", item_string(item, "call_id", where)},
+                           {"type", "function"},
+                           {"function", {{"name", item_string(item, "name", where)},
+                                         {"arguments", item_string(item, "arguments", where)}}}};
+      assistant_turn()["tool_calls"].push_back(std::move(call));
+    } else if (type == "function_call_output") {
+      const auto output = item.find("output");
+      if (output == item.end() || !(output->is_string() || output->is_array()))
+        bad_param("input", where + " needs an 'output': a string or a list of parts");
+      messages.push_back({{"role", "tool"},
+                          {"tool_call_id", item_string(item, "call_id", where)},
+                          {"content", message_content(*output, where)}});
+    } else if (type == "reasoning") {
+      for (const char* key : {"content", "summary"})
+        if (item.contains(key) && item[key].is_array())
+          for (const ordered_json& part : item[key])
+            if (part.is_object() && part.contains("text") && part["text"].is_string()) {
+              if (!reasoning.empty()) reasoning += "\n";
+              reasoning += part["text"].get<std::string>();
+            }
+    } else {
+      unsupported("input", where + " of type '" + type + "'");
+    }
+  }
+  return messages;
+}
+
+// Function tools, flat as the Responses API writes them, as chat's {"type", "function": {...}}.
+ordered_json chat_tools(const ordered_json& tools) {
+  if (!tools.is_array()) bad_param("tools", "'tools' must be a list");
+  ordered_json out = ordered_json::array();
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const ordered_json& tool = tools[i];
+    const std::string type = tool.is_object() ? tool.value("type", "") : "";
+    if (type != "function") unsupported("tools", at("tools", i) + " of type '" + type + "' (functions only)");
+    ordered_json function = ordered_json::object();
+    for (const auto& [key, value] : tool.items())
+      if (key != "type") function[key] = value;
+    out.push_back({{"type", "function"}, {"function", std::move(function)}});
+  }
+  return out;
+}
+
+ordered_json chat_tool_choice(const ordered_json& choice) {
+  if (choice.is_string()) return choice;
+  if (choice.is_object() && choice.value("type", "") == "function" && choice.contains("name"))
+    return {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
+  unsupported("tool_choice", "a 'tool_choice' other than none, auto, required or {\"type\": \"function\", \"name\"}");
+}
+
+// text.format as chat's response_format: text, json_object, or json_schema with its name,
+// schema and strict flat beside the type.
+ordered_json response_format(const ordered_json& text) {
+  if (!text.is_object()) bad_param("text", "'text' must be an object");
+  for (const auto& [key, value] : text.items())
+    if (key != "format" && key != "verbosity") throw ApiError(400, "unrecognized field text." + key, "text", "unknown_parameter");
+  const auto format = text.find("format");
+  if (format == text.end() || format->is_null()) return {{"type", "text"}};
+  const std::string type = format->is_object() ? format->value("type", "") : "";
+  if (type == "text" || type == "json_object") return {{"type", type}};
+  if (type != "json_schema") bad_param("text", "'text.format.type' must be text, json_object or json_schema");
+  ordered_json schema = ordered_json::object();
+  for (const auto& [key, value] : format->items())
+    if (key != "type") schema[key] = value;
+  return {{"type", "json_schema"}, {"json_schema", std::move(schema)}};
+}
+
+// The chat field each Responses field became, for errors the chat path raises.
+std::string responses_param(const std::string& chat_param) {
+  if (chat_param == "messages") return "input";
+  if (chat_param == "max_completion_tokens") return "max_output_tokens";
+  if (chat_param == "response_format") return "text";
+  if (chat_param == "reasoning_effort") return "reasoning";
+  return chat_param;
+}
+
+}  // namespace
+
+ResponsesRequest parse_responses_request(const json& body, const ordered_json& ordered, const ServeLimits& limits) {
+  const Fields f(body);
+  for (const auto& [key, value] : body.items())
+    if (!kPassed.count(key) && !kRead.count(key))
+      throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
+  for (const char* key : {"previous_response_id", "conversation", "prompt"})
+    if (f.find(key)) unsupported(key, std::string("'") + key + "' (this server stores no responses)");
+  if (f.boolean("background").value_or(false)) unsupported("background", "'background': true");
+  if (const json* v = f.find("include"); v && !(v->is_array() && v->empty())) unsupported("include", "'include'");
+  if (const auto t = f.string("truncation"); t && *t != "disabled") unsupported("truncation", "'truncation': \"" + *t + "\"");
+  if (f.find("max_tool_calls")) unsupported("max_tool_calls", "'max_tool_calls'");
+  if (f.integer("top_logprobs", 0, 20).value_or(0) > 0) unsupported("top_logprobs", "'top_logprobs'");
+  const auto max_output = f.integer("max_output_tokens", 1, std::max<int64_t>(1, limits.context));
+  if (!body.contains("input") || body["input"].is_null())
+    throw ApiError(400, "'input' is required", "input", "missing_required_parameter");
+
+  ordered_json chat = ordered_json::object();
+  for (const auto& [key, value] : ordered.items())
+    if (kPassed.count(key)) chat[key] = value;
+  ordered_json messages = input_messages(ordered["input"]);
+  if (const auto instructions = f.string("instructions"))
+    messages.insert(messages.begin(), ordered_json{{"role", "system"}, {"content", *instructions}});
+  chat["messages"] = std::move(messages);
+  if (max_output) chat["max_completion_tokens"] = *max_output;
+  if (ordered.contains("tools") && !ordered["tools"].is_null()) chat["tools"] = chat_tools(ordered["tools"]);
+  if (ordered.contains("tool_choice") && !ordered["tool_choice"].is_null())
+    chat["tool_choice"] = chat_tool_choice(ordered["tool_choice"]);
+  if (ordered.contains("text") && !ordered["text"].is_null()) chat["response_format"] = response_format(ordered["text"]);
+  if (const json* r = f.find("reasoning")) {
+    if (!r->is_object()) bad_param("reasoning", "'reasoning' must be an object");
+    if (r->contains("effort") && !(*r)["effort"].is_null()) chat["reasoning_effort"] = (*r)["effort"];
+  }
+
+  ResponsesRequest out;
+  try {
+    out.chat = parse_chat_request(json(chat), chat, limits);
+  } catch (const ApiError& e) {
+    throw ApiError(e.status, e.what(), responses_param(e.param), e.code);
+  }
+  const auto given = [&](const char* key, ordered_json fallback) {
+    return ordered.contains(key) && !ordered[key].is_null() ? ordered[key] : fallback;
+  };
+  out.settings = {{"instructions", given("instructions", nullptr)},
+                  {"max_output_tokens", given("max_output_tokens", nullptr)},
+                  {"metadata", given("metadata", ordered_json::object())},
+                  {"parallel_tool_calls", given("parallel_tool_calls", true)},
+                  {"reasoning", {{"effort", chat.value("reasoning_effort", ordered_json(nullptr))}, {"summary", nullptr}}},
+                  {"store", false},
+                  {"temperature", out.chat.params.options.sampling.temperature},
+                  {"text", {{"format", chat.value("response_format", ordered_json{{"type", "text"}})}}},
+                  {"tool_choice", given("tool_choice", "auto")},
+                  {"tools", given("tools", ordered_json::array())},
+                  {"top_p", out.chat.params.options.sampling.top_p},
+                  {"truncation", "disabled"}};
+  if (out.settings["text"]["format"].value("type", "") == "json_schema")
+    out.settings["text"]["format"] = ordered["text"]["format"];  // flat, as the request wrote it
+  return out;
+}
+
+}  // namespace difftx::serve

@@ -1,0 +1,187 @@
+// OpenAI's Responses API in terms of chat completions: the request's input items, instructions,
+// flat tools, tool_choice, text.format and max_output_tokens as the chat request's
+// (serve/responses_request.h), errors naming the Responses field; a reply as output items and the
+// Response object, and a streamed reply's events in order, adding up to the same items
+// (serve/responses_output.h).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "serve/api_error.h"
+#include "serve/responses_output.h"
+#include "serve/responses_request.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+ResponsesRequest parse(const std::string& body) {
+  ServeLimits limits;
+  limits.model_name = "tiny";
+  limits.vocab_size = 512;
+  limits.context = 256;
+  return parse_responses_request(parse_body(body), parse_ordered_body(body), limits);
+}
+
+void expect_error(const std::string& body, const std::string& param) {
+  try {
+    parse(body);
+    ADD_FAILURE() << "accepted: " << body;
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status, 400) << body;
+    EXPECT_EQ(e.param, param) << body << ": " << e.what();
+  }
+}
+
+TEST(Responses, InputItemsBecomeChatMessages) {
+  const ResponsesRequest r = parse(R"({"input": [
+      {"role": "user", "content": [{"type": "input_text", "text": "1+2?"}]},
+      {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "add them"}]},
+      {"type": "function_call", "call_id": "call_1", "name": "add", "arguments": "{\"a\": 1, \"b\": 2}"},
+      {"type": "function_call_output", "call_id": "call_1", "output": "3"},
+      {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "It is 3."}]}],
+    "instructions": "Be brief.", "max_output_tokens": 9, "temperature": 0.5,
+    "tools": [{"type": "function", "name": "add", "parameters": {"type": "object", "properties": {}}}],
+    "tool_choice": {"type": "function", "name": "add"}})");
+  const ordered_json& m = r.chat.messages;
+  ASSERT_EQ(m.size(), 5u);
+  EXPECT_EQ(m[0], ordered_json({{"role", "system"}, {"content", "Be brief."}}));
+  EXPECT_EQ(m[1]["content"], ordered_json::array({{{"type", "text"}, {"text", "1+2?"}}}));
+  EXPECT_EQ(m[2]["role"], "assistant");
+  EXPECT_EQ(m[2]["reasoning_content"], "add them");
+  EXPECT_EQ(m[2]["tool_calls"][0]["id"], "call_1");
+  EXPECT_EQ(m[2]["tool_calls"][0]["function"]["name"], "add");
+  EXPECT_EQ(m[3], ordered_json({{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "3"}}));
+  EXPECT_EQ(m[4]["role"], "assistant");
+  EXPECT_EQ(*r.chat.params.max_tokens, 9);
+  EXPECT_EQ(r.chat.params.options.sampling.temperature, 0.5);
+  ASSERT_EQ(r.chat.output.functions.size(), 1u);
+  EXPECT_EQ(r.chat.output.named_function, "add");
+  EXPECT_EQ(r.settings["instructions"], "Be brief.");
+  EXPECT_EQ(r.settings["tools"][0]["name"], "add");  // as the request wrote them, flat
+  EXPECT_EQ(r.settings["max_output_tokens"], 9);
+
+  const ResponsesRequest plain = parse(R"({"input": "Hi", "text": {"format": {"type": "json_schema", "name": "a",
+      "schema": {"type": "object", "properties": {"x": {"type": "integer"}}}, "strict": true}}})");
+  EXPECT_EQ(plain.chat.messages, ordered_json::array({{{"role", "user"}, {"content", "Hi"}}}));
+  ASSERT_TRUE(plain.chat.output.schema);
+  EXPECT_EQ((*plain.chat.output.schema)["properties"]["x"]["type"], "integer");
+  EXPECT_EQ(plain.settings["text"]["format"]["name"], "a");
+}
+
+TEST(Responses, ErrorsNameTheResponsesField) {
+  expect_error(R"({})", "input");
+  expect_error(R"({"input": []})", "input");
+  expect_error(R"({"input": [{"type": "input_image", "image_url": "x"}]})", "input");
+  expect_error(R"({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]})", "input");
+  expect_error(R"({"input": [{"type": "function_call", "name": "f"}]})", "input");
+  expect_error(R"({"input": [{"role": "tool", "content": "x"}]})", "input");
+  expect_error(R"({"input": "a", "previous_response_id": "resp_1"})", "previous_response_id");
+  expect_error(R"({"input": "a", "conversation": "conv_1"})", "conversation");
+  expect_error(R"({"input": "a", "background": true})", "background");
+  expect_error(R"({"input": "a", "include": ["reasoning.encrypted_content"]})", "include");
+  expect_error(R"({"input": "a", "truncation": "auto"})", "truncation");
+  expect_error(R"({"input": "a", "tools": [{"type": "file_search"}]})", "tools");
+  expect_error(R"({"input": "a", "tools": [{"type": "function"}]})", "tools");
+  expect_error(R"({"input": "a", "tool_choice": {"type": "web_search"}})", "tool_choice");
+  expect_error(R"({"input": "a", "text": {"format": {"type": "xml"}}})", "text");
+  expect_error(R"({"input": "a", "max_output_tokens": 0})", "max_output_tokens");
+  expect_error(R"({"input": "a", "temperature": 3})", "temperature");
+  expect_error(R"({"input": "a", "frobnicate": 1})", "frobnicate");
+  EXPECT_NO_THROW(parse(R"({"input": "a", "store": true, "metadata": {"k": "v"}, "truncation": "disabled",
+                            "include": [], "user": "u", "reasoning": {"effort": "low", "summary": "auto"}})"));
+}
+
+const ResponseHeader kHeader{"resp_abc", 1700000000, "tiny"};
+
+TEST(Responses, OutputItemsAndTheResponseObject) {
+  ChoiceResult reply{"It is 3.", "tool_calls", {}, std::string("add them"), {{"call_1", "add", R"({"a":1})"}}};
+  const json items = output_items(kHeader, reply, false);
+  ASSERT_EQ(items.size(), 3u);
+  EXPECT_EQ(items[0]["type"], "reasoning");
+  EXPECT_EQ(items[0]["id"], "rs_abc_0");
+  EXPECT_EQ(items[0]["content"][0]["text"], "add them");
+  EXPECT_EQ(items[1]["type"], "message");
+  EXPECT_EQ(items[1]["status"], "completed");
+  EXPECT_EQ(items[1]["content"][0]["text"], "It is 3.");
+  EXPECT_EQ(items[2], json({{"id", "fc_abc_2"}, {"type", "function_call"}, {"status", "completed"},
+                            {"call_id", "call_1"}, {"name", "add"}, {"arguments", R"({"a":1})"}}));
+  reply.text.clear();
+  reply.reasoning.reset();
+  EXPECT_EQ(output_items(kHeader, reply, false).size(), 1u);  // calls alone: no empty message
+  const Usage usage{10, 4};
+  const json r = response_object(kHeader, {{"tools", json::array()}}, "incomplete", json::array(), &usage);
+  EXPECT_EQ(r["object"], "response");
+  EXPECT_EQ(r["incomplete_details"]["reason"], "max_output_tokens");
+  EXPECT_EQ(r["usage"]["total_tokens"], 14);
+  EXPECT_EQ(r["tools"], json::array());
+}
+
+// The events of an SSE text: each event's data, checked against its `event:` line.
+std::vector<json> events_of(const std::string& sse) {
+  std::vector<json> out;
+  std::istringstream in(sse);
+  std::string type, line;
+  while (std::getline(in, line)) {
+    if (line.rfind("event: ", 0) == 0) type = line.substr(7);
+    if (line.rfind("data: ", 0) != 0) continue;
+    out.push_back(json::parse(line.substr(6)));
+    EXPECT_EQ(out.back()["type"], type);
+  }
+  return out;
+}
+
+TEST(Responses, StreamedEventsAddUpToTheItems) {
+  ResponseEvents events(kHeader, {{"tools", json::array()}});
+  std::string sse = events.start();
+  sse += events.push({"thinking ", "", {}}, {});
+  sse += events.push({"done", "It", {}}, {});
+  sse += events.push({"", " is.", {{0, "add", "{\"a\"", ""}}}, {"call_1"});
+  sse += events.push({"", "", {{0, "", ":1}", ""}, {1, "now", "", ""}}}, {"", "call_2"});
+  sse += events.finish(false, {10, 7});
+  const std::vector<json> e = events_of(sse);
+  for (size_t i = 0; i < e.size(); ++i) EXPECT_EQ(e[i]["sequence_number"], static_cast<int64_t>(i));
+  EXPECT_EQ(e.front()["type"], "response.created");
+  EXPECT_EQ(e.back()["type"], "response.completed");
+  const json& output = e.back()["response"]["output"];
+  ASSERT_EQ(output.size(), 4u);
+  EXPECT_EQ(output[0]["content"][0]["text"], "thinking done");
+  EXPECT_EQ(output[1]["content"][0]["text"], "It is.");
+  EXPECT_EQ(output[2]["arguments"], "{\"a\":1}");
+  EXPECT_EQ(output[2]["call_id"], "call_1");
+  EXPECT_EQ(output[3]["name"], "now");
+  EXPECT_EQ(output[3]["arguments"], "");
+  EXPECT_EQ(e.back()["response"]["usage"]["output_tokens"], 7);
+  // Every item: added, its deltas, done, in that order; the done item is the response's.
+  for (size_t index = 0; index < output.size(); ++index) {
+    std::string deltas;
+    int added = -1, done = -1;
+    for (size_t i = 0; i < e.size(); ++i) {
+      if (!e[i].contains("output_index") || e[i]["output_index"] != index) continue;
+      const std::string type = e[i]["type"];
+      if (type == "response.output_item.added") added = static_cast<int>(i);
+      if (type == "response.output_item.done") {
+        done = static_cast<int>(i);
+        EXPECT_EQ(e[i]["item"], output[index]);
+      }
+      if (type.size() > 6 && type.substr(type.size() - 6) == ".delta") {
+        EXPECT_GT(static_cast<int>(i), added);
+        EXPECT_EQ(done, -1);
+        deltas += e[i]["delta"].get<std::string>();
+      }
+    }
+    EXPECT_GE(added, 0);
+    EXPECT_GT(done, added);
+    const json& item = output[index];
+    EXPECT_EQ(deltas, item["type"] == "function_call" ? item["arguments"] : item["content"][0]["text"]) << index;
+  }
+  // An error ends a stream as an `error` event.
+  const std::vector<json> failed = events_of(events.error(error_body(500, "generation failed: x", "", "generation_error")));
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0]["code"], "generation_error");
+}
+
+}  // namespace
+}  // namespace difftx::serve
