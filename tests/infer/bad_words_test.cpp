@@ -53,22 +53,17 @@ TEST(BadWords, DraftsKeepToThem) {
 // that second, and so on.
 Stream run_cycle(const std::vector<int32_t>& prompt, const std::function<void(RequestOptions&)>& change,
                  DraftMode draft = DraftMode::none) {
-  const model::Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 4, 256), 1);
   EngineOptions o;
   o.draft = draft;
-  Engine engine(model, nullptr, o, testing::forward_by_token([](int32_t t) {
+  const auto cycle = [](int32_t t) {
     std::vector<float> row(4);
     for (int32_t k = 1; k <= 4; ++k) row[static_cast<size_t>((t + k) % 4)] = static_cast<float>(4 - k);
     return row;
-  }));
-  Request r{prompt, {}, {}, {}};
-  r.options.max_new_tokens = 6;
-  r.options.sampling.temperature = 0;
-  change(r.options);
-  Stream out;
-  testing::submit_recorded(engine, r, out);
-  engine.run_until_idle();
-  return out;
+  };
+  return testing::run_on_table(cycle, prompt, [&](RequestOptions& r) {
+    r.max_new_tokens = 6;
+    change(r);
+  }, o);
 }
 
 // After the prompt's 0 the cycle is 1 2 3 0 1 2. Banning 3 alone, 2 is followed by its next
@@ -93,8 +88,7 @@ TEST(BadWords, TheLastTokenIsBannedAfterTheRest) {
 TEST(BadWords, GreedyWithADraftIsTheSameAndHoldsNone) {
   const model::Model model = testing::random_model(testing::engine_config(AttentionKind::diff, 64, 96, 512), 4);
   Rng rng(3);
-  std::vector<int32_t> prompt(40);
-  for (auto& t : prompt) t = static_cast<int32_t>(rng.below(96));
+  const std::vector<int32_t> prompt = testing::random_tokens(rng, 40, 96);
   const auto run = [&](const std::vector<std::vector<int32_t>>& words, DraftMode draft) {
     EngineOptions o;
     o.draft = draft;

@@ -34,6 +34,7 @@ using model::Model;
 
 namespace {
 
+using testing::random_tokens;
 using testing::Stream;
 
 // Every attention variant the engine serves.
@@ -42,12 +43,6 @@ constexpr AttentionKind kKinds[] = {AttentionKind::baseline, AttentionKind::diff
 
 model::ModelConfig tiny_config(AttentionKind kind, int64_t hidden = 64) {
   return testing::engine_config(kind, hidden, 96, 512);
-}
-
-std::vector<int32_t> random_tokens(Rng& rng, int64_t n, int64_t vocab) {
-  std::vector<int32_t> t(n);
-  for (auto& id : t) id = static_cast<int32_t>(rng.below(vocab));
-  return t;
 }
 
 Request sampled_request(std::vector<int32_t> prompt, int64_t new_tokens, uint64_t seed) {
@@ -254,18 +249,9 @@ TEST(Engine, GenerateEqualsARequestAmongOthers) {
 }
 
 // A greedy request (prompt 1 2, at most 8 tokens, `change` setting its options) on a fresh engine
-// whose model is the table `logits` for every token, over 4 ids.
+// whose model is the table `logits` for every token.
 Stream run_on_table(std::vector<float> logits, const std::function<void(RequestOptions&)>& change) {
-  const Model model = testing::random_model(testing::engine_config(AttentionKind::baseline, 64, 4, 256), 1);
-  Engine engine(model, nullptr, EngineOptions{}, testing::forward_by_token([logits](int32_t) { return logits; }));
-  Request r{{1, 2}, {}, {}, {}};
-  r.options.max_new_tokens = 8;
-  r.options.sampling.temperature = 0;
-  change(r.options);
-  Stream out;
-  testing::submit_recorded(engine, r, out);
-  engine.run_until_idle();
-  return out;
+  return testing::run_on_table([logits](int32_t) { return logits; }, {1, 2}, change);
 }
 
 // A request's repetition penalty counts its prompt's tokens (as transformers and vLLM count them):

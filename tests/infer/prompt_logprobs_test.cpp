@@ -25,11 +25,7 @@ constexpr int64_t kVocab = 96;
 
 model::ModelConfig config(AttentionKind kind) { return testing::engine_config(kind, 64, kVocab, 512); }
 
-std::vector<int32_t> random_tokens(Rng& rng, int64_t n) {
-  std::vector<int32_t> t(n);
-  for (auto& id : t) id = static_cast<int32_t>(rng.below(kVocab));
-  return t;
-}
+std::vector<int32_t> random_tokens(Rng& rng, int64_t n) { return testing::random_tokens(rng, n, kVocab); }
 
 Request scored(std::vector<int32_t> prompt, int64_t new_tokens, int top) {
   Request r{std::move(prompt), {}, {}, {}};

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "infer/scheduler.h"
+#include "support/random_model.h"
 
 namespace difftx::testing {
 
@@ -72,6 +73,21 @@ infer::StepForward forward_by_token(std::function<std::vector<float>(int32_t tok
       }
     return static_cast<const float*>(logits->data());
   };
+}
+
+Stream run_on_table(std::function<std::vector<float>(int32_t token)> logits_of, std::vector<int32_t> prompt,
+                    const std::function<void(infer::RequestOptions&)>& change, infer::EngineOptions options) {
+  const auto vocab = static_cast<int64_t>(logits_of(0).size());
+  const model::Model model = random_model(engine_config(kernels::AttentionKind::baseline, 64, vocab, 256), 1);
+  infer::Engine engine(model, nullptr, options, forward_by_token(std::move(logits_of)));
+  infer::Request r{std::move(prompt), {}, {}, {}};
+  r.options.max_new_tokens = 8;
+  r.options.sampling.temperature = 0;
+  change(r.options);
+  Stream out;
+  submit_recorded(engine, r, out);
+  engine.run_until_idle();
+  return out;
 }
 
 }  // namespace difftx::testing

@@ -21,6 +21,12 @@ std::vector<float> engine_logits(const model::Model& model, std::span<const int3
 // logits_of(its token), each of the same length: the model replaced by a table.
 infer::StepForward forward_by_token(std::function<std::vector<float>(int32_t token)> logits_of);
 
+struct Stream;
+// A greedy request for `prompt` (at most 8 tokens, then `change` setting its options) on a fresh
+// engine (`options`) whose model is the table logits_of (forward_by_token), over its rows' ids.
+Stream run_on_table(std::function<std::vector<float>(int32_t token)> logits_of, std::vector<int32_t> prompt,
+                    const std::function<void(infer::RequestOptions&)>& change, infer::EngineOptions options = {});
+
 // Everything a request streamed.
 struct Stream {
   std::vector<infer::TokenEvent> events;

@@ -58,4 +58,10 @@ model::Model random_model(const ModelConfig& config, uint64_t seed, float scale)
   return model;
 }
 
+std::vector<int32_t> random_tokens(Rng& rng, int64_t n, int64_t vocab) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (auto& id : t) id = static_cast<int32_t>(rng.below(vocab));
+  return t;
+}
+
 }  // namespace difftx::testing

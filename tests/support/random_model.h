@@ -2,7 +2,9 @@
 // d = 8 over one KV head) in every variant, vocabulary, depth and MLP width as each test needs.
 #pragma once
 #include <cstdint>
+#include <vector>
 
+#include "core/rng.h"
 #include "model/config.h"
 #include "model/model.h"
 
@@ -32,5 +34,8 @@ model::ModelConfig engine_config(kernels::AttentionKind attention, int64_t hidde
 // A model of `config` with the weights init_parameters draws from `seed`, multiplied by `scale`
 // (above 1: sharper attention maps and logits further from 0 than at initialisation).
 model::Model random_model(const model::ModelConfig& config, uint64_t seed, float scale = 1.0f);
+
+// n token ids drawn uniformly from [0, vocab).
+std::vector<int32_t> random_tokens(Rng& rng, int64_t n, int64_t vocab);
 
 }  // namespace difftx::testing
