@@ -384,6 +384,7 @@ Job chat_job(ServedModel& m, ChatRequest& r, Api api, const char* messages_param
   job.reply = {m.output.reasoning, reasoning_open,
                r.output.parses_tool_calls() ? m.output.tool_format : std::optional<ToolFormat>(), r.output.functions};
   job.prompts.push_back(encode_chat_prompt(m, rendered));
+  truncate_prompt(job.prompts.back(), job.params, m.limits.context);
   job.extra_stop = m.chat_stop;
   job.header = {response_id(api == Api::responses ? "resp_" : "chatcmpl-"), static_cast<int64_t>(std::time(nullptr)),
                 m.limits.model_name};
@@ -403,7 +404,8 @@ void handle_completions(ServerState& state, const httplib::Request& req, httplib
     job.echo = r.echo;
     for (const Prompt& p : r.prompts) {
       job.prompts.push_back(p.text ? encode_text_prompt(m, *p.text) : p.ids);
-      job.prompt_texts.push_back(p.text ? *p.text : m.tokenizer->decode(p.ids));
+      const bool cut = truncate_prompt(job.prompts.back(), job.params, m.limits.context);
+      job.prompt_texts.push_back(p.text && !cut ? *p.text : m.tokenizer->decode(job.prompts.back()));
     }
     job.header = {response_id("cmpl-"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
     run_job(state, std::move(job), req, res);

@@ -167,6 +167,9 @@ GenerationParams parse_common(const Fields& f, const ServeLimits& limits, const 
   p.options.include_stop_str = f.boolean("include_stop_str_in_output").value_or(false);
   p.stop_token_ids = parse_stop_token_ids(f, limits.vocab_size);
   p.bad_words = parse_bad_words(f);
+  p.truncate_prompt_tokens = f.integer("truncate_prompt_tokens", -1, std::max<int64_t>(1, limits.context));
+  if (p.truncate_prompt_tokens == 0)
+    bad_param("truncate_prompt_tokens", "'truncate_prompt_tokens' must be -1 or at least 1, not 0");
   p.ignore_eos = f.boolean("ignore_eos").value_or(false);
   // vLLM's: no stop token or stop string before this many tokens (at most max_tokens: make_requests).
   p.options.min_tokens = f.integer("min_tokens", 0, std::max<int64_t>(1, limits.context)).value_or(0);
@@ -339,7 +342,7 @@ CompletionRequest parse_completion_request(const json& body, const ordered_json&
                     "repetition_penalty", "best_of",
                     "logit_bias", "seed", "suffix", "draft", "draft_tokens", "skip_special_tokens",
                     "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output",
-                    "min_tokens", "prompt_logprobs", "bad_words"},
+                    "min_tokens", "prompt_logprobs", "bad_words", "truncate_prompt_tokens"},
              kOutputFormatFields);
   CompletionRequest r;
   // echo: the text (and the logprobs) start with the prompt's; max_tokens 0 then asks for it alone.
@@ -372,7 +375,7 @@ ChatRequest parse_chat_request(const json& body, const ordered_json& ordered, co
                     "reasoning_effort", "max_reasoning_tokens", "draft", "draft_tokens", "documents",
                     "add_generation_prompt", "continue_final_message", "skip_special_tokens",
                     "spaces_between_special_tokens", "stop_token_ids", "ignore_eos", "include_stop_str_in_output",
-                    "min_tokens", "prompt_logprobs", "bad_words"},
+                    "min_tokens", "prompt_logprobs", "bad_words", "truncate_prompt_tokens"},
              kOutputFormatFields);
   ChatRequest r;
   r.params = parse_common(f, limits, {"max_completion_tokens", "max_tokens"});

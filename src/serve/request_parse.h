@@ -42,6 +42,9 @@ struct GenerationParams {
   std::vector<int32_t> stop_token_ids;
   bool ignore_eos = false;
   std::vector<std::string> bad_words;  // vLLM's: words never written whole (serve/bad_words.h)
+  // vLLM's truncate_prompt_tokens: a longer prompt keeps its last k tokens; -1: as many as leave
+  // max_tokens (else one) to generate.
+  std::optional<int64_t> truncate_prompt_tokens;
 };
 
 struct Prompt {

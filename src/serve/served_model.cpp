@@ -116,4 +116,13 @@ std::vector<infer::Request> make_requests(const ServedModel& m, const std::vecto
   return requests;
 }
 
+bool truncate_prompt(std::vector<int32_t>& ids, const GenerationParams& params, int64_t context) {
+  if (!params.truncate_prompt_tokens) return false;
+  const int64_t k = *params.truncate_prompt_tokens;
+  const int64_t keep = k > 0 ? k : context - params.max_tokens.value_or(1);
+  if (keep < 1 || static_cast<int64_t>(ids.size()) <= keep) return false;
+  ids.erase(ids.begin(), ids.end() - keep);
+  return true;
+}
+
 }  // namespace difftx::serve

@@ -48,6 +48,10 @@ ChatRenderer chat_renderer(chat::ChatTemplate tmpl);
 // takes the parts as a list, as vLLM detects it.
 bool iterates_content_parts(const std::string& template_source);
 
+// vLLM's truncate_prompt_tokens (GenerationParams): a longer prompt keeps its last tokens; whether
+// it was cut. A prompt that cannot be cut to fit stays as it is (make_requests says why).
+bool truncate_prompt(std::vector<int32_t>& ids, const GenerationParams& params, int64_t context);
+
 // n Requests per prompt (prompt-major), choice i of a prompt seeded seed + i. A prompt that
 // leaves no room in the context, or max_tokens beyond it, is a 400 naming the lengths.
 std::vector<infer::Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,

@@ -286,6 +286,16 @@ TEST(ServeRequestParse, EchoAndPromptLogprobs) {
                     "prompt_logprobs", "[0, 20]");
 }
 
+TEST(ServeRequestParse, TruncatePromptTokens) {
+  EXPECT_EQ(parse_completion(R"({"prompt": "a", "truncate_prompt_tokens": 5})").params.truncate_prompt_tokens, 5);
+  EXPECT_EQ(parse_chat(R"({"messages": [{"role": "user", "content": "hi"}], "truncate_prompt_tokens": -1})")
+                .params.truncate_prompt_tokens,
+            -1);
+  expect_completion_error(R"({"prompt": "a", "truncate_prompt_tokens": 0})", 400, "truncate_prompt_tokens", "not 0");
+  expect_completion_error(R"({"prompt": "a", "truncate_prompt_tokens": -2})", 400, "truncate_prompt_tokens", "[-1, 256]");
+  expect_completion_error(R"({"prompt": "a", "truncate_prompt_tokens": 257})", 400, "truncate_prompt_tokens", "[-1, 256]");
+}
+
 TEST(ServeRequestParse, UnsupportedAndUnknownParameters) {
   expect_completion_error(R"({"prompt": "a", "best_of": 2})", 400, "best_of", "not supported");
   expect_completion_error(R"({"prompt": "a", "suffix": "z"})", 400, "suffix", "not supported");

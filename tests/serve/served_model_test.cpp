@@ -77,6 +77,33 @@ TEST(ServeRequests, MinTokensAtMostWhatMayBeGenerated) {
   }
 }
 
+// vLLM's truncate_prompt_tokens: a longer prompt keeps its last k tokens; -1 as many as leave
+// max_tokens (else one) to generate; a shorter one, or one that cannot be cut to fit, stays.
+TEST(ServeRequests, TruncatePromptTokensKeepsTheLast) {
+  GenerationParams p;
+  std::vector<int32_t> ids = {1, 2, 3, 4, 5, 6};
+  EXPECT_FALSE(truncate_prompt(ids, p, 16));
+  p.truncate_prompt_tokens = 4;
+  EXPECT_TRUE(truncate_prompt(ids, p, 16));
+  EXPECT_EQ(ids, (std::vector<int32_t>{3, 4, 5, 6}));
+  EXPECT_FALSE(truncate_prompt(ids, p, 16));
+  p.truncate_prompt_tokens = -1;
+  p.max_tokens = 5;
+  std::vector<int32_t> long_prompt(20, 7);
+  long_prompt.back() = 8;
+  EXPECT_TRUE(truncate_prompt(long_prompt, p, 16));
+  EXPECT_EQ(long_prompt.size(), 11u);
+  EXPECT_EQ(long_prompt.back(), 8);
+  p.max_tokens.reset();
+  std::vector<int32_t> again(20, 7);
+  EXPECT_TRUE(truncate_prompt(again, p, 16));
+  EXPECT_EQ(again.size(), 15u);
+  p.max_tokens = 16;  // nothing is left for the prompt: it stays, and the context check refuses it
+  std::vector<int32_t> whole(20, 7);
+  EXPECT_FALSE(truncate_prompt(whole, p, 16));
+  EXPECT_EQ(whole.size(), 20u);
+}
+
 TEST(ServeRequests, ContextErrorsNameTheLengths) {
   const ServedModel m = model_with_context(8);
   GenerationParams p;

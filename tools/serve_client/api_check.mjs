@@ -94,6 +94,10 @@ assert.ok(Math.abs(best.logprob - echoed.token_logprobs.at(-1)) < 2e-3, `${best.
 // Each earlier position's score is the echo's.
 for (let i = 1; i < ids.length; i++)
   assert.equal(next.choices[0].prompt_logprobs[i][String(ids[i])].logprob, echoed.token_logprobs[i]);
+// vLLM's truncate_prompt_tokens: the prompt keeps its last 3 tokens (the echo shows them).
+const cut = await client.completions.create({ model, prompt: [ids], max_tokens: 0, echo: true, truncate_prompt_tokens: 3 });
+assert.equal(cut.usage.prompt_tokens, 3);
+assert.ok("The Congress of the Union".endsWith(cut.choices[0].text), cut.choices[0].text);
 const echoStream = await collect(
   await client.completions.create({ model, prompt: [ids], max_tokens: 1, temperature: 0, echo: true, stream: true }),
   (c) => c.text);
