@@ -2,7 +2,7 @@
 // token's log-probability, rank and likeliest alternatives after the tokens before it, against a
 // float64 log-softmax of the same logits run through the decode path; bit-identical alone, beside
 // others, in small chunks, after preemption and with the prompt's prefix in the cache (which a
-// scored prompt does not take); a request that wants no token; bad options.
+// scored prompt does not take), on a hybrid stack too; a request that wants no token; bad options.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -136,6 +136,25 @@ TEST(PromptLogprobs, BitIdenticalInAnyBatchChunkingAndCache) {
     EXPECT_EQ(streams[1].ids(), alone.ids());
     EXPECT_EQ(streams[1].events.back().cached_tokens, 0);
     EXPECT_GT(again.events.back().cached_tokens, 0);  // the blocks were there to take
+  }
+}
+
+// A hybrid stack (Mamba state, sliding windows, the cross layers) scores a prompt the same alone,
+// beside others and in chunks of 5 rows, and as many tokens as it has.
+TEST(PromptLogprobs, AHybridStackScoresTheSameInAnyBatch) {
+  const model::Model model = testing::random_model(testing::small_hybrid_config(), 6);
+  Rng rng(8);
+  const Request r = scored(testing::random_tokens(rng, 30, model.config.vocab_size), 4, 2);
+  const Stream alone = run(model, {r}, 0);
+  ASSERT_FALSE(alone.events.empty());
+  EXPECT_EQ(alone.events.front().prompt_logprobs.size(), 29u);
+  EngineOptions chunked;
+  chunked.max_batch_tokens = 5;
+  const std::vector<Request> crowd = {scored(testing::random_tokens(rng, 12, model.config.vocab_size), 6, 0), r};
+  for (const EngineOptions& o : {EngineOptions{}, chunked}) {
+    const Stream among = run(model, crowd, 1, o);
+    expect_same_scores(among, alone, "hybrid among others");
+    EXPECT_EQ(among.ids(), alone.ids());
   }
 }
 
