@@ -280,7 +280,8 @@ class Stream {
     const ReplyDelta delta = reply.push(text, e.finish != FinishReason::none);
     if (events_) {  // the Responses API: typed events
       std::vector<std::string> call_ids;
-      for (const ToolCallDelta& d : delta.calls) call_ids.push_back(d.name.empty() ? "" : tool_call_id(job_.reply.tools, d.id));
+      for (const ToolCallDelta& d : delta.calls)
+        call_ids.push_back(d.name.empty() ? "" : tool_call_id(job_.reply.tools, d.id));
       return events_->push(delta, call_ids);
     }
     if (!delta.reasoning.empty())

@@ -44,20 +44,21 @@ ordered_json message_content(const ordered_json& content, const std::string& whe
   for (size_t j = 0; j < content.size(); ++j) {
     const ordered_json& part = content[j];
     const std::string type = part.is_object() ? part.value("type", "") : "";
-    if (type == "input_text" || type == "output_text" || type == "text") {
-      parts.push_back({{"type", "text"}, {"text", item_string(part, "text", where + ".content[" + std::to_string(j) + "]")}});
-    } else if (type == "refusal") {
-      parts.push_back({{"type", "text"}, {"text", item_string(part, "refusal", where + ".content[" + std::to_string(j) + "]")}});
-    } else {
-      unsupported("input", where + ".content[" + std::to_string(j) + "] of type '" + type + "' (text only)");
-    }
+    const std::string part_at = where + ".content[" + std::to_string(j) + "]";
+    if (type == "input_text" || type == "output_text" || type == "text")
+      parts.push_back({{"type", "text"}, {"text", item_string(part, "text", part_at)}});
+    else if (type == "refusal")
+      parts.push_back({{"type", "text"}, {"text", item_string(part, "refusal", part_at)}});
+    else
+      unsupported("input", part_at + " of type '" + type + "' (text only)");
   }
   return parts;
 }
 
-// The input items as chat messages: messages as they are; a model's function calls as one
-// assistant turn of tool_calls (with the reasoning item before them, and a message after them in
-// the same turn, as its content); each call's output as a tool message.
+// The input items as chat messages: messages as they are; a model's function calls as the
+// tool_calls of its assistant turn (the assistant message just before them, as the model wrote
+// its text and then its calls, or a turn of their own); each call's output as a tool message; a
+// reasoning item as the reasoning_content of the assistant turn after it.
 ordered_json input_messages(const ordered_json& input) {
   ordered_json messages = ordered_json::array();
   if (input.is_string()) {
@@ -67,11 +68,12 @@ ordered_json input_messages(const ordered_json& input) {
   if (!input.is_array() || input.empty()) bad_param("input", "'input' must be a string or a non-empty list of items");
   std::string reasoning;  // a reasoning item's text, for the assistant turn that follows it
   const auto assistant_turn = [&]() -> ordered_json& {
-    if (messages.empty() || messages.back()["role"] != "assistant" || !messages.back().contains("tool_calls")) {
-      messages.push_back({{"role", "assistant"}, {"content", ""}, {"tool_calls", ordered_json::array()}});
+    if (messages.empty() || messages.back()["role"] != "assistant") {
+      messages.push_back({{"role", "assistant"}, {"content", ""}});
       if (!reasoning.empty()) messages.back()["reasoning_content"] = reasoning;
       reasoning.clear();
     }
+    if (!messages.back().contains("tool_calls")) messages.back()["tool_calls"] = ordered_json::array();
     return messages.back();
   };
   for (size_t i = 0; i < input.size(); ++i) {
@@ -144,7 +146,8 @@ ordered_json chat_tool_choice(const ordered_json& choice) {
 ordered_json response_format(const ordered_json& text) {
   if (!text.is_object()) bad_param("text", "'text' must be an object");
   for (const auto& [key, value] : text.items())
-    if (key != "format" && key != "verbosity") throw ApiError(400, "unrecognized field text." + key, "text", "unknown_parameter");
+    if (key != "format" && key != "verbosity")
+      throw ApiError(400, "unrecognized field text." + key, "text", "unknown_parameter");
   const auto format = text.find("format");
   if (format == text.end() || format->is_null()) return {{"type", "text"}};
   const std::string type = format->is_object() ? format->value("type", "") : "";
@@ -176,7 +179,8 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
     if (f.find(key)) unsupported(key, std::string("'") + key + "' (this server stores no responses)");
   if (f.boolean("background").value_or(false)) unsupported("background", "'background': true");
   if (const json* v = f.find("include"); v && !(v->is_array() && v->empty())) unsupported("include", "'include'");
-  if (const auto t = f.string("truncation"); t && *t != "disabled") unsupported("truncation", "'truncation': \"" + *t + "\"");
+  if (const auto t = f.string("truncation"); t && *t != "disabled")
+    unsupported("truncation", "'truncation': \"" + *t + "\"");
   if (f.find("max_tool_calls")) unsupported("max_tool_calls", "'max_tool_calls'");
   if (f.integer("top_logprobs", 0, 20).value_or(0) > 0) unsupported("top_logprobs", "'top_logprobs'");
   const auto max_output = f.integer("max_output_tokens", 1, std::max<int64_t>(1, limits.context));
@@ -194,7 +198,8 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
   if (ordered.contains("tools") && !ordered["tools"].is_null()) chat["tools"] = chat_tools(ordered["tools"]);
   if (ordered.contains("tool_choice") && !ordered["tool_choice"].is_null())
     chat["tool_choice"] = chat_tool_choice(ordered["tool_choice"]);
-  if (ordered.contains("text") && !ordered["text"].is_null()) chat["response_format"] = response_format(ordered["text"]);
+  if (ordered.contains("text") && !ordered["text"].is_null())
+    chat["response_format"] = response_format(ordered["text"]);
   if (const json* r = f.find("reasoning")) {
     if (!r->is_object()) bad_param("reasoning", "'reasoning' must be an object");
     if (r->contains("effort") && !(*r)["effort"].is_null()) chat["reasoning_effort"] = (*r)["effort"];
@@ -213,7 +218,8 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
                   {"max_output_tokens", given("max_output_tokens", nullptr)},
                   {"metadata", given("metadata", ordered_json::object())},
                   {"parallel_tool_calls", given("parallel_tool_calls", true)},
-                  {"reasoning", {{"effort", chat.value("reasoning_effort", ordered_json(nullptr))}, {"summary", nullptr}}},
+                  {"reasoning",
+                   {{"effort", chat.value("reasoning_effort", ordered_json(nullptr))}, {"summary", nullptr}}},
                   {"store", false},
                   {"temperature", out.chat.params.options.sampling.temperature},
                   {"text", {{"format", chat.value("response_format", ordered_json{{"type", "text"}})}}},

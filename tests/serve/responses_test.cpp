@@ -47,6 +47,15 @@ TEST(Responses, InputItemsBecomeChatMessages) {
     "tool_choice": {"type": "function", "name": "add"}})");
   const ordered_json& m = r.chat.messages;
   ASSERT_EQ(m.size(), 5u);
+  // The model's text and then its calls, fed back: one assistant turn, as chat writes it.
+  const ResponsesRequest turn = parse(R"({"input": [{"role": "user", "content": "1+2?"},
+      {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Adding."}]},
+      {"type": "function_call", "call_id": "call_1", "name": "add", "arguments": "{}"},
+      {"type": "function_call", "call_id": "call_2", "name": "add", "arguments": "{}"},
+      {"type": "function_call_output", "call_id": "call_1", "output": "3"}]})");
+  ASSERT_EQ(turn.chat.messages.size(), 3u);
+  EXPECT_EQ(turn.chat.messages[1]["content"][0]["text"], "Adding.");
+  EXPECT_EQ(turn.chat.messages[1]["tool_calls"].size(), 2u);
   EXPECT_EQ(m[0], ordered_json({{"role", "system"}, {"content", "Be brief."}}));
   EXPECT_EQ(m[1]["content"], ordered_json::array({{{"type", "text"}, {"text", "1+2?"}}}));
   EXPECT_EQ(m[2]["role"], "assistant");
