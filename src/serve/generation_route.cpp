@@ -49,7 +49,7 @@ struct ChoiceProgress {
   std::vector<infer::PromptTokenLogprob> prompt_scores;  // with RequestOptions::prompt_logprobs
   FinishReason finish = FinishReason::none;
   std::string error;
-  int64_t prompt_tokens = 0, generated_tokens = 0;
+  int64_t prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;
   int64_t offset = 0;  // text_offset of the next token
   bool echoed = false; // a stream: the prompt went out
   bool any_token = false;
@@ -125,6 +125,7 @@ void apply(ServerState& state, const Job& job, const ChoiceRun& run, ChoiceProgr
   p.finish = e.finish;
   p.error = e.error;
   p.prompt_tokens = e.prompt_tokens;
+  p.cached_tokens = e.cached_tokens;
   p.generated_tokens = e.generated_tokens;
   const int64_t prompt = ce.choice % job.params.n == 0 ? e.prompt_tokens : 0;  // a prompt counts once
   state.metrics.count_tokens(prompt, e.generated_tokens);
@@ -135,7 +136,10 @@ void apply(ServerState& state, const Job& job, const ChoiceRun& run, ChoiceProgr
 Usage total_usage(const Job& job, const std::vector<ChoiceProgress>& progress) {
   Usage u;
   for (size_t i = 0; i < progress.size(); ++i) {
-    if (i % job.params.n == 0) u.prompt_tokens += progress[i].prompt_tokens;
+    if (i % job.params.n == 0) {  // a prompt counts once
+      u.prompt_tokens += progress[i].prompt_tokens;
+      u.cached_tokens += progress[i].cached_tokens;
+    }
     u.completion_tokens += progress[i].generated_tokens;
   }
   return u;

@@ -33,6 +33,7 @@ struct ChoiceResult {
 
 struct Usage {
   int64_t prompt_tokens = 0, completion_tokens = 0;
+  int64_t cached_tokens = 0;  // of the prompt tokens, those the prefix cache held
 };
 
 // Identity of one response: "cmpl-..." / "chatcmpl-..." id, unix time, the model's name.
@@ -42,6 +43,7 @@ struct ResponseHeader {
   std::string model;
 };
 
+// OpenAI's usage: the token counts, and prompt_tokens_details.cached_tokens.
 nlohmann::json usage_json(const Usage& usage);
 // The characters a token adds to its choice's text, as OpenAI and vLLM count text_offset: its
 // string's, none for a silent token (so that the offsets index into the text returned).

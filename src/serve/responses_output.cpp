@@ -48,7 +48,7 @@ json response_object(const ResponseHeader& h, const nlohmann::ordered_json& sett
   for (const auto& [key, value] : settings.items()) r[key] = json::parse(value.dump());
   if (usage)
     r["usage"] = {{"input_tokens", usage->prompt_tokens},
-                  {"input_tokens_details", {{"cached_tokens", 0}}},
+                  {"input_tokens_details", {{"cached_tokens", usage->cached_tokens}}},
                   {"output_tokens", usage->completion_tokens},
                   {"output_tokens_details", {{"reasoning_tokens", 0}}},
                   {"total_tokens", usage->prompt_tokens + usage->completion_tokens}};

@@ -37,7 +37,8 @@ TEST(ServeResponse, Completion) {
   EXPECT_EQ(lp["text_offset"], json({10, 12}));
   EXPECT_EQ(lp["top_logprobs"][0], json({{"He", -0.5}, {"Hi", -1.5}}));
   EXPECT_EQ(lp["top_logprobs"][1], json({{"llo", -0.25}}));  // the same text twice: the likelier
-  EXPECT_EQ(r["usage"], json({{"prompt_tokens", 5}, {"completion_tokens", 4}, {"total_tokens", 9}}));
+  EXPECT_EQ(r["usage"], json({{"prompt_tokens", 5}, {"completion_tokens", 4}, {"total_tokens", 9},
+                              {"prompt_tokens_details", {{"cached_tokens", 0}}}}));
   EXPECT_TRUE(completion_response(kHeader, {{"x", "stop", {}, {}, {}}}, {1, 1}, false, {0})["choices"][0]["logprobs"]
                   .is_null());
 }

@@ -120,11 +120,12 @@ TEST(Responses, OutputItemsAndTheResponseObject) {
   reply.text.clear();
   reply.reasoning.reset();
   EXPECT_EQ(output_items(kHeader, reply, false).size(), 1u);  // calls alone: no empty message
-  const Usage usage{10, 4};
+  const Usage usage{10, 4, 6};
   const json r = response_object(kHeader, {{"tools", json::array()}}, "incomplete", json::array(), &usage);
   EXPECT_EQ(r["object"], "response");
   EXPECT_EQ(r["incomplete_details"]["reason"], "max_output_tokens");
   EXPECT_EQ(r["usage"]["total_tokens"], 14);
+  EXPECT_EQ(r["usage"]["input_tokens_details"]["cached_tokens"], 6);
   EXPECT_EQ(r["tools"], json::array());
 }
 
