@@ -9,6 +9,10 @@ void bad_param(const std::string& param, const std::string& message) {
   throw ApiError(400, message, param, "invalid_value");
 }
 
+void unsupported(const std::string& param, const std::string& what) {
+  throw ApiError(400, what + " is not supported by this server", param, "unsupported_parameter");
+}
+
 const char* error_type(int status) {
   switch (status) {
     case 401: return "authentication_error";

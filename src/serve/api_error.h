@@ -18,6 +18,8 @@ struct ApiError : Error {
 
 // A 400 naming the field.
 [[noreturn]] void bad_param(const std::string& param, const std::string& message);
+// A 400 for a field (or a value of it) this server does not do: "<what> is not supported by this server".
+[[noreturn]] void unsupported(const std::string& param, const std::string& what);
 
 // OpenAI's "type" for a status: invalid_request_error, authentication_error, not_found_error, ...
 const char* error_type(int status);

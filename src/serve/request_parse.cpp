@@ -23,10 +23,6 @@ const std::set<std::string> kNullOnly = {"prediction", "audio", "web_search_opti
 // OpenAI's reasoning_effort values; the template reads it (gpt-oss's does), as transformers passes it.
 const std::set<std::string> kReasoningEfforts = {"none", "minimal", "low", "medium", "high", "xhigh"};
 
-[[noreturn]] void unsupported(const std::string& param, const std::string& what) {
-  throw ApiError(400, what + " is not supported by this server", param, "unsupported_parameter");
-}
-
 void check_keys(const json& body, const std::set<std::string>& known, std::span<const char* const> more = {}) {
   for (const auto& [key, value] : body.items()) {
     if (known.count(key) || kHarmless.count(key) || std::find(more.begin(), more.end(), key) != more.end()) continue;

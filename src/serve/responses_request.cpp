@@ -23,10 +23,6 @@ const std::set<std::string> kRead = {"input", "instructions", "tools", "tool_cho
                                      "conversation", "background", "prompt", "max_tool_calls", "top_logprobs",
                                      "stream_options"};
 
-[[noreturn]] void unsupported(const std::string& param, const std::string& what) {
-  throw ApiError(400, what + " is not supported by this server", param, "unsupported_parameter");
-}
-
 std::string at(const char* list, size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
 
 // A string field of an item, required.
