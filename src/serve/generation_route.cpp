@@ -39,7 +39,7 @@ struct Job {
   std::vector<int32_t> extra_stop;
   ResponseHeader header;
   ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls); completions: none
-  nlohmann::ordered_json settings;  // responses: the request's settings the Response repeats
+  nlohmann::json settings;  // responses: the request's settings the Response repeats
 };
 
 // One choice's progress.

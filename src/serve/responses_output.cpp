@@ -33,7 +33,7 @@ json call_item(const std::string& id, const std::string& call_id, const std::str
 
 }  // namespace
 
-json response_object(const ResponseHeader& h, const nlohmann::ordered_json& settings, const std::string& status,
+json response_object(const ResponseHeader& h, const json& settings, const std::string& status,
                      json output, const Usage* usage) {
   json r = {{"id", h.id},
             {"object", "response"},
@@ -45,7 +45,7 @@ json response_object(const ResponseHeader& h, const nlohmann::ordered_json& sett
             {"incomplete_details", status == "incomplete" ? json{{"reason", "max_output_tokens"}} : json(nullptr)},
             {"previous_response_id", nullptr},
             {"usage", nullptr}};
-  for (const auto& [key, value] : settings.items()) r[key] = json::parse(value.dump());
+  for (const auto& [key, value] : settings.items()) r[key] = value;
   if (usage)
     r["usage"] = {{"input_tokens", usage->prompt_tokens},
                   {"input_tokens_details", {{"cached_tokens", usage->cached_tokens}}},
@@ -66,7 +66,7 @@ json output_items(const ResponseHeader& h, const ChoiceResult& c, bool cut) {
   return items;
 }
 
-ResponseEvents::ResponseEvents(ResponseHeader header, nlohmann::ordered_json settings)
+ResponseEvents::ResponseEvents(ResponseHeader header, json settings)
     : header_(std::move(header)), settings_(std::move(settings)) {}
 
 std::string ResponseEvents::event(json value) {
@@ -80,9 +80,10 @@ std::string ResponseEvents::start() {
   return out + event({{"type", "response.in_progress"}, {"response", r}});
 }
 
-size_t ResponseEvents::open(const std::string& type, const std::string& call_id, const std::string& name) {
+size_t ResponseEvents::open(std::string& out, const std::string& type, const std::string& call_id,
+                            const std::string& name) {
   if (open_ && items_[*open_]["type"] == type && type != "function_call") return *open_;
-  pending_ += close_open(false);
+  close_open(out, false);
   const size_t index = items_.size();
   json item;
   if (type == "reasoning") item = reasoning_item(item_id(header_, "rs_", index), "");
@@ -91,11 +92,11 @@ size_t ResponseEvents::open(const std::string& type, const std::string& call_id,
   items_.push_back(item);
   texts_.emplace_back();
   open_ = index;
-  pending_ += event({{"type", "response.output_item.added"}, {"output_index", index}, {"item", item}});
+  out += event({{"type", "response.output_item.added"}, {"output_index", index}, {"item", item}});
   if (type != "function_call") {
     const json part = type == "message" ? text_part("") : json{{"type", "reasoning_text"}, {"text", ""}};
-    pending_ += event({{"type", "response.content_part.added"}, {"item_id", item["id"]}, {"output_index", index},
-                       {"content_index", 0}, {"part", part}});
+    out += event({{"type", "response.content_part.added"}, {"item_id", item["id"]}, {"output_index", index},
+                  {"content_index", 0}, {"part", part}});
   }
   return index;
 }
@@ -104,21 +105,18 @@ std::string ResponseEvents::push(const ReplyDelta& delta, const std::vector<std:
   std::string out;
   const auto text_delta = [&](const std::string& type, const std::string& text, const char* event_type) {
     if (text.empty()) return;
-    const size_t index = open(type);
+    const size_t index = open(out, type);
     texts_[index] += text;
     json e = {{"type", event_type}, {"item_id", items_[index]["id"]}, {"output_index", index}, {"content_index", 0},
               {"delta", text}};
     if (type == "message") e["logprobs"] = json::array();
-    out += pending_ + event(std::move(e));
-    pending_.clear();
+    out += event(std::move(e));
   };
   text_delta("reasoning", delta.reasoning, "response.reasoning_text.delta");
   text_delta("message", delta.content, "response.output_text.delta");
   for (size_t k = 0; k < delta.calls.size(); ++k) {
     const ToolCallDelta& d = delta.calls[k];
-    if (!d.name.empty()) call_items_.push_back(open("function_call", call_ids.at(k), d.name));
-    out += pending_;
-    pending_.clear();
+    if (!d.name.empty()) call_items_.push_back(open(out, "function_call", call_ids.at(k), d.name));
     if (d.index >= call_items_.size() || d.arguments.empty()) continue;
     const size_t index = call_items_[d.index];
     texts_[index] += d.arguments;
@@ -128,14 +126,13 @@ std::string ResponseEvents::push(const ReplyDelta& delta, const std::vector<std:
   return out;
 }
 
-std::string ResponseEvents::close_open(bool cut) {
-  if (!open_) return "";
+void ResponseEvents::close_open(std::string& out, bool cut) {
+  if (!open_) return;
   const size_t index = *open_;
   open_.reset();
   json& item = items_[index];
   const std::string& text = texts_[index];
   const json common = {{"item_id", item["id"]}, {"output_index", index}};
-  std::string out;
   if (item["type"] == "function_call") {
     item["arguments"] = text;
     item["status"] = "completed";
@@ -160,11 +157,12 @@ std::string ResponseEvents::close_open(bool cut) {
     item = message ? message_item(item["id"], cut ? "incomplete" : "completed", json::array({part}))
                    : reasoning_item(item["id"], text);
   }
-  return out + event({{"type", "response.output_item.done"}, {"output_index", index}, {"item", item}});
+  out += event({{"type", "response.output_item.done"}, {"output_index", index}, {"item", item}});
 }
 
 std::string ResponseEvents::finish(bool cut, const Usage& usage) {
-  std::string out = close_open(cut);
+  std::string out;
+  close_open(out, cut);
   const char* status = cut ? "incomplete" : "completed";
   const json r = response_object(header_, settings_, status, items_, &usage);
   return out + event({{"type", cut ? "response.incomplete" : "response.completed"}, {"response", r}});

@@ -17,7 +17,7 @@ namespace difftx::serve {
 // The Response object: `header.id` "resp_...", the request's `settings`, `status` ("in_progress",
 // "completed", or "incomplete": cut at max_output_tokens or the context), the output items and,
 // once done, the usage.
-nlohmann::json response_object(const ResponseHeader& header, const nlohmann::ordered_json& settings,
+nlohmann::json response_object(const ResponseHeader& header, const nlohmann::json& settings,
                                const std::string& status, nlohmann::json output, const Usage* usage);
 
 // A whole reply's output items: its reasoning block, its message (where it has text, or nothing
@@ -27,7 +27,7 @@ nlohmann::json output_items(const ResponseHeader& header, const ChoiceResult& re
 // A streamed reply's events, in order, as SSE text ("event: TYPE" and "data: JSON").
 class ResponseEvents {
  public:
-  ResponseEvents(ResponseHeader header, nlohmann::ordered_json settings);
+  ResponseEvents(ResponseHeader header, nlohmann::json settings);
   std::string start();  // response.created, response.in_progress
   // What the reply read so far adds; `call_ids[k]`: the id of delta.calls[k]'s call where it begins.
   std::string push(const ReplyDelta& delta, const std::vector<std::string>& call_ids);
@@ -37,18 +37,19 @@ class ResponseEvents {
 
  private:
   std::string event(nlohmann::json value);
-  // The open item of this type, opened (after closing the one before) where it is not.
-  size_t open(const std::string& type, const std::string& call_id = "", const std::string& name = "");
-  std::string close_open(bool cut);
+  // The open item of this type, opened (after closing the one before) where it is not; the
+  // events that took go into `out`.
+  size_t open(std::string& out, const std::string& type, const std::string& call_id = "",
+              const std::string& name = "");
+  void close_open(std::string& out, bool cut);
 
   ResponseHeader header_;
-  nlohmann::ordered_json settings_;
+  nlohmann::json settings_;
   int64_t sequence_ = 0;
   nlohmann::json items_ = nlohmann::json::array();  // every item, as its output_item.done has it
   std::vector<std::string> texts_;                   // per item: its text, or its arguments
   std::vector<size_t> call_items_;                   // per call of the reply: its item
   std::optional<size_t> open_;                       // the item being written
-  std::string pending_;                              // events of open() for the caller to send
 };
 
 }  // namespace difftx::serve

@@ -207,24 +207,27 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
   } catch (const ApiError& e) {
     throw ApiError(e.status, e.what(), responses_param(e.param), e.code);
   }
-  const auto given = [&](const char* key, ordered_json fallback) {
-    return ordered.contains(key) && !ordered[key].is_null() ? ordered[key] : fallback;
+  const auto given = [&](const char* key, json fallback) {
+    const json* v = f.find(key);
+    return v ? *v : fallback;
   };
+  // text.format: a json_schema flat, as the request wrote it; the other types by their type.
+  const json format = chat.contains("response_format") && chat["response_format"]["type"] == "json_schema"
+                          ? body["text"]["format"]
+                          : json{{"type", chat.value("response_format", ordered_json{{"type", "text"}})["type"]}};
+  const json effort = chat.contains("reasoning_effort") ? body["reasoning"]["effort"] : json(nullptr);
   out.settings = {{"instructions", given("instructions", nullptr)},
                   {"max_output_tokens", given("max_output_tokens", nullptr)},
-                  {"metadata", given("metadata", ordered_json::object())},
+                  {"metadata", given("metadata", json::object())},
                   {"parallel_tool_calls", given("parallel_tool_calls", true)},
-                  {"reasoning",
-                   {{"effort", chat.value("reasoning_effort", ordered_json(nullptr))}, {"summary", nullptr}}},
+                  {"reasoning", {{"effort", effort}, {"summary", nullptr}}},
                   {"store", false},
                   {"temperature", out.chat.params.options.sampling.temperature},
-                  {"text", {{"format", chat.value("response_format", ordered_json{{"type", "text"}})}}},
+                  {"text", {{"format", format}}},
                   {"tool_choice", given("tool_choice", "auto")},
-                  {"tools", given("tools", ordered_json::array())},
+                  {"tools", given("tools", json::array())},
                   {"top_p", out.chat.params.options.sampling.top_p},
                   {"truncation", "disabled"}};
-  if (out.settings["text"]["format"].value("type", "") == "json_schema")
-    out.settings["text"]["format"] = ordered["text"]["format"];  // flat, as the request wrote it
   return out;
 }
 

@@ -14,7 +14,7 @@ struct ResponsesRequest {
   ChatRequest chat;
   // The request's settings as a Response object repeats them: instructions, tools, tool_choice,
   // parallel_tool_calls, temperature, top_p, max_output_tokens, metadata, text, reasoning.
-  nlohmann::ordered_json settings;
+  nlohmann::json settings;
 };
 
 // Errors name the Responses field (input, max_output_tokens, text, tools), not the chat one.
