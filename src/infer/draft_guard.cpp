@@ -4,7 +4,6 @@
 #include <bit>
 
 #include "core/error.h"
-#include "infer/bad_words.h"
 
 namespace difftx::infer {
 
@@ -29,10 +28,8 @@ DraftGuard::DraftGuard(const TokenConstraint* constraint, std::span<const int32_
 // As the request's draw there (SamplingStage::allowed).
 const uint64_t* DraftGuard::allowed() {
   const uint64_t* mask = constraint_ ? constraint_->allowed() : nullptr;
-  banned_.clear();
-  if (min_left_ > 0) banned_ = stops_;
-  bad_word_ends(bad_words_, tail_, banned_);
-  return mask_without(mask, banned_, vocab_, mask_);
+  const std::span<const int32_t> stops = min_left_ > 0 ? std::span<const int32_t>(stops_) : std::span<const int32_t>{};
+  return draw_allowed(mask, {stops, bad_words_, tail_}, vocab_, banned_, mask_);
 }
 
 bool DraftGuard::forced() {

@@ -41,7 +41,7 @@ class DraftGuard {
   // `constraint`: the request's, as it stands after the sequence's last token (null: none);
   // `stop_tokens`: the request's; `vocab`: the ids the request may draw, [0, vocab).
   // `min_left`: the tokens the request must still write before it may stop (its min_tokens less
-  // those out): the first min_left drafted ones are drawn without the stop tokens (mask_without),
+  // those out): the first min_left drafted ones are drawn without the stop tokens (draw_allowed),
   // and stop strings are looked for from the min_left-th on, as the request has them.
   DraftGuard(const TokenConstraint* constraint, std::span<const int32_t> stop_tokens, int64_t vocab,
              const DraftText& text = {}, int64_t min_left = 0, const DraftBadWords& bad = {});

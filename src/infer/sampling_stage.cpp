@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <exception>
 
-#include "infer/bad_words.h"
 #include "infer/logprobs.h"
 
 namespace difftx::infer {
@@ -22,10 +21,8 @@ int32_t SamplingStage::draw_token(Sequence& s, const float* logits, int32_t draf
 const uint64_t* SamplingStage::allowed(Sequence& s) const {
   const uint64_t* mask = s.constraint ? s.constraint->allowed() : nullptr;
   const RequestOptions& o = s.request.options;
-  s.banned.clear();
-  if (s.generated() < o.min_tokens) s.banned = o.stop_tokens;
-  bad_word_ends(o.bad_words, s.generated_tokens(), s.banned);
-  return mask_without(mask, s.banned, vocab_, s.draw_mask);
+  const std::span<const int32_t> stops = s.generated() < o.min_tokens ? o.stop_tokens : std::span<const int32_t>{};
+  return draw_allowed(mask, {stops, o.bad_words, s.generated_tokens()}, vocab_, s.banned, s.draw_mask);
 }
 
 void SamplingStage::score_prompt(Sequence& s, int64_t position, const float* logits) const {

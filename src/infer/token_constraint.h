@@ -32,9 +32,22 @@ inline bool mask_allows(const uint64_t* mask, int32_t id) { return !mask || (mas
 
 // `mask` (as allowed() gives it, over [0, vocab)) less `ids`, into `out`: its data, or `mask`
 // itself where that would leave no id (a constraint's complete document allows only its stop
-// tokens) or `ids` is empty. A request's draw before its min_tokens (RequestOptions::min_tokens)
-// takes it, less its stop tokens; so does its drafts' guard.
+// tokens) or `ids` is empty.
 const uint64_t* mask_without(const uint64_t* mask, std::span<const int32_t> ids, int64_t vocab,
+                             std::vector<uint64_t>& out);
+
+// What a request's draw leaves out besides its constraint's mask: its stop tokens while its
+// min_tokens are not out (RequestOptions::min_tokens; empty after), and the last token of each
+// bad word whose other tokens end its generated ones (infer/bad_words.h).
+struct DrawBans {
+  std::span<const int32_t> stop_tokens;
+  std::span<const std::vector<int32_t>> bad_words;
+  std::span<const int32_t> generated;
+};
+// The mask the draw takes: `mask` less the bans (mask_without). The sampling stage's draw and
+// its drafts' guard both take it, so a draft is drawn as the request would be. `banned` and `out`
+// are scratch.
+const uint64_t* draw_allowed(const uint64_t* mask, const DrawBans& bans, int64_t vocab, std::vector<int32_t>& banned,
                              std::vector<uint64_t>& out);
 
 class TokenConstraintSource {
