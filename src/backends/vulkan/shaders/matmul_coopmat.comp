@@ -163,7 +163,7 @@ void main() {
     UNROLL for (uint j = 0u; j < 2u; ++j) acc[i][j] = zero_c();
   load_tiles(m0, c0, k_begin);
   for (uint k0 = k_begin; k0 < k_end; k0 += BK) {
-    store_tiles();
+    store_tiles(c0, k0);
     barrier();
     if (k0 + BK < k_end) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
     BTile b[2][2];  // [16 columns][weight rows]

@@ -50,7 +50,7 @@ void main() {
     [[unroll]] for (uint j = 0u; j < TN; ++j) acc[i][j] = 0.0;
   load_tiles(m0, c0, 0u);
   for (uint k0 = 0u; k0 < p.cols; k0 += BK) {
-    store_tiles();
+    store_tiles(c0, k0);
     barrier();
     if (k0 + BK < p.cols) load_tiles(m0, c0, k0 + BK);  // in flight while this tile is used
     [[dont_unroll]] for (uint kk = 0u; kk < BK; ++kk) {
