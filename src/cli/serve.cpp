@@ -36,6 +36,8 @@ int run_serve(Args& args) {
   o.write_timeout_s = o.read_timeout_s;
   o.grace_seconds = args.get_double("grace", o.grace_seconds, NumberRange{0, 3600});
   o.log_format = serve::parse_log_format(args.get("log-format", "text"));
+  o.responses_store_bytes =
+      args.get_int("responses-store-bytes", o.responses_store_bytes, IntRange{0, int64_t{1} << 40});
   infer::EngineOptions e;
   e.spelling = OptionSpelling::flag;
   e.kv = kv_dtype_option(args);
@@ -152,6 +154,9 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "                         think (<think>...</think>; also deepseek_r1, qwen3, glm45), mistral\n"
                "                         ([THINK]...[/THINK]), seed_oss (<seed:think>...</seed:think>) always; auto:\n"
                "                         the markers the chat template has (default); none never\n"
+               "  --responses-store-bytes N  memory for the Responses API's stored responses (store,\n"
+               "                         previous_response_id, GET/DELETE /v1/responses/ID); the oldest go\n"
+               "                         first (default 64 MiB; 0: store none)\n"
                "  --max-body-bytes N     larger request bodies get 413 (default 8 MiB)\n"
                "  --max-connections N    connections served at once; more wait (default 128)\n"
                "  --read-timeout S       seconds to wait for a request's header and body (default 30)\n"

@@ -15,6 +15,7 @@
 #include "serve/responses_request.h"
 #include "serve/route_util.h"
 #include "serve/sse.h"
+#include "serve/stored_responses.h"
 
 namespace difftx::serve {
 
@@ -40,6 +41,7 @@ struct Job {
   ResponseHeader header;
   ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls); completions: none
   nlohmann::json settings;  // responses: the request's settings the Response repeats
+  nlohmann::ordered_json items;  // responses: the conversation's items before the output (ResponsesRequest)
 };
 
 // One choice's progress.
@@ -206,8 +208,10 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
   const Usage usage = total_usage(job, progress);
   if (job.api == Api::responses) {
     const bool cut = progress[0].finish == FinishReason::length;
-    return send_json(res, response_object(job.header, job.settings, cut ? "incomplete" : "completed",
-                                          output_items(job.header, choices[0], cut), &usage));
+    const json response = response_object(job.header, job.settings, cut ? "incomplete" : "completed",
+                                          output_items(job.header, choices[0], cut), &usage);
+    if (job.settings.value("store", false)) keep_response(state, job.header, job.items, response);
+    return send_json(res, response);
   }
   send_json(res, job.api == Api::chat ? chat_response(job.header, choices, usage, job.params.logprobs)
                                       : completion_response(job.header, choices, usage, job.params.logprobs, offsets));
@@ -315,7 +319,11 @@ class Stream {
         current_record().status = e.status;
         return events_ ? events_->error(error_body(e)) : sse_event(error_body(e)) + kSseDone;
       }
-    if (events_) return events_->finish(progress_[0].finish == FinishReason::length, total_usage(job_, progress_));
+    if (events_) {
+      out = events_->finish(progress_[0].finish == FinishReason::length, total_usage(job_, progress_));
+      if (job_.settings.value("store", false)) keep_response(state_, job_.header, job_.items, events_->response());
+      return out;
+    }
     if (job_.params.include_usage)
       out += sse_event(usage_chunk(job_.header, job_.api == Api::chat ? "chat.completion.chunk" : "text_completion",
                                    total_usage(job_, progress_)));
@@ -428,9 +436,14 @@ void handle_chat_completions(ServerState& state, const httplib::Request& req, ht
 void handle_responses(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
     ServedModel& m = require_model(state);
-    ResponsesRequest r = parse_responses_request(parse_body(req.body), parse_ordered_body(req.body), m.limits);
+    const json body = parse_body(req.body);
+    nlohmann::ordered_json history = nlohmann::ordered_json::array();
+    if (const auto previous = previous_response_id(body)) history = stored_response(state, *previous).items;
+    ResponsesRequest r =
+        parse_responses_request(body, parse_ordered_body(req.body), m.limits, history, state.responses.enabled());
     Job job = chat_job(m, r.chat, Api::responses, "input");
     job.settings = std::move(r.settings);
+    job.items = std::move(r.items);
     run_job(state, std::move(job), req, res);
   });
 }

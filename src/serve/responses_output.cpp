@@ -164,8 +164,8 @@ std::string ResponseEvents::finish(bool cut, const Usage& usage) {
   std::string out;
   close_open(out, cut);
   const char* status = cut ? "incomplete" : "completed";
-  const json r = response_object(header_, settings_, status, items_, &usage);
-  return out + event({{"type", cut ? "response.incomplete" : "response.completed"}, {"response", r}});
+  response_ = response_object(header_, settings_, status, items_, &usage);
+  return out + event({{"type", cut ? "response.incomplete" : "response.completed"}, {"response", response_}});
 }
 
 std::string ResponseEvents::error(const json& error_body) {

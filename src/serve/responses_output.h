@@ -33,6 +33,7 @@ class ResponseEvents {
   std::string push(const ReplyDelta& delta, const std::vector<std::string>& call_ids);
   // Every open item done, then response.completed (or response.incomplete where `cut`).
   std::string finish(bool cut, const Usage& usage);
+  const nlohmann::json& response() const { return response_; }  // the Response finish() sent
   std::string error(const nlohmann::json& error_body);  // an `error` event
 
  private:
@@ -50,6 +51,7 @@ class ResponseEvents {
   std::vector<std::string> texts_;                   // per item: its text, or its arguments
   std::vector<size_t> call_items_;                   // per call of the reply: its item
   std::optional<size_t> open_;                       // the item being written
+  nlohmann::json response_;
 };
 
 }  // namespace difftx::serve

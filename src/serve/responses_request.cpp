@@ -1,5 +1,6 @@
 #include "serve/responses_request.h"
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -16,9 +17,9 @@ using nlohmann::ordered_json;
 // accepts and ignores the harmless ones: user, store, metadata, ...), and those read here.
 const std::set<std::string> kPassed = {"model", "temperature", "top_p", "top_k", "min_p", "seed",
                                        "repetition_penalty", "stream", "parallel_tool_calls",
-                                       "chat_template_kwargs", "max_reasoning_tokens", "user", "store",
+                                       "chat_template_kwargs", "max_reasoning_tokens", "user",
                                        "metadata", "service_tier", "prompt_cache_key", "safety_identifier"};
-const std::set<std::string> kRead = {"input", "instructions", "tools", "tool_choice", "text", "reasoning",
+const std::set<std::string> kRead = {"input", "instructions", "tools", "tool_choice", "text", "reasoning", "store",
                                      "max_output_tokens", "truncation", "include", "previous_response_id",
                                      "conversation", "background", "prompt", "max_tool_calls", "top_logprobs",
                                      "stream_options"};
@@ -51,17 +52,20 @@ ordered_json message_content(const ordered_json& content, const std::string& whe
   return parts;
 }
 
-// The input items as chat messages: messages as they are; a model's function calls as the
-// tool_calls of its assistant turn (the assistant message just before them, as the model wrote
-// its text and then its calls, or a turn of their own); each call's output as a tool message; a
-// reasoning item as the reasoning_content of the assistant turn after it.
-ordered_json input_messages(const ordered_json& input) {
-  ordered_json messages = ordered_json::array();
-  if (input.is_string()) {
-    messages.push_back({{"role", "user"}, {"content", input}});
-    return messages;
-  }
+// The request's input as items: a string as one user message.
+ordered_json input_items(const ordered_json& input) {
+  if (input.is_string()) return ordered_json::array({{{"type", "message"}, {"role", "user"}, {"content", input}}});
   if (!input.is_array() || input.empty()) bad_param("input", "'input' must be a string or a non-empty list of items");
+  return input;
+}
+
+// The items as chat messages: messages as they are; a model's function calls as the tool_calls of
+// its assistant turn (the assistant message just before them, as the model wrote its text and then
+// its calls, or a turn of their own); each call's output as a tool message; a reasoning item as the
+// reasoning_content of the assistant turn after it. Errors name item i as input[i - named_from]
+// (the items before it are a stored conversation's, checked when it was stored).
+ordered_json input_messages(const ordered_json& input, size_t named_from) {
+  ordered_json messages = ordered_json::array();
   std::string reasoning;  // a reasoning item's text, for the assistant turn that follows it
   const auto assistant_turn = [&]() -> ordered_json& {
     if (messages.empty() || messages.back()["role"] != "assistant") {
@@ -74,7 +78,7 @@ ordered_json input_messages(const ordered_json& input) {
   };
   for (size_t i = 0; i < input.size(); ++i) {
     const ordered_json& item = input[i];
-    const std::string where = at("input", i);
+    const std::string where = at("input", i - std::min(i, named_from));
     if (!item.is_object()) bad_param("input", where + " must be an object");
     const std::string type = item.value("type", item.contains("role") ? "message" : "");
     if (type == "message") {
@@ -166,13 +170,18 @@ std::string responses_param(const std::string& chat_param) {
 
 }  // namespace
 
-ResponsesRequest parse_responses_request(const json& body, const ordered_json& ordered, const ServeLimits& limits) {
+std::optional<std::string> previous_response_id(const json& body) {
+  return Fields(body).string("previous_response_id");
+}
+
+ResponsesRequest parse_responses_request(const json& body, const ordered_json& ordered, const ServeLimits& limits,
+                                         const ordered_json& history, bool stores) {
   const Fields f(body);
   for (const auto& [key, value] : body.items())
     if (!kPassed.count(key) && !kRead.count(key))
       throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
-  for (const char* key : {"previous_response_id", "conversation", "prompt"})
-    if (f.find(key)) unsupported(key, std::string("'") + key + "' (this server stores no responses)");
+  for (const char* key : {"conversation", "prompt"})
+    if (f.find(key)) unsupported(key, std::string("'") + key + "' (stored conversations and prompts)");
   if (f.boolean("background").value_or(false)) unsupported("background", "'background': true");
   if (const json* v = f.find("include"); v && !(v->is_array() && v->empty())) unsupported("include", "'include'");
   if (const auto t = f.string("truncation"); t && *t != "disabled")
@@ -183,10 +192,15 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
   if (!body.contains("input") || body["input"].is_null())
     throw ApiError(400, "'input' is required", "input", "missing_required_parameter");
 
+  const bool store = stores && f.boolean("store").value_or(true);
+
   ordered_json chat = ordered_json::object();
   for (const auto& [key, value] : ordered.items())
     if (kPassed.count(key)) chat[key] = value;
-  ordered_json messages = input_messages(ordered["input"]);
+  ResponsesRequest out;
+  out.items = history;
+  for (const ordered_json& item : input_items(ordered["input"])) out.items.push_back(item);
+  ordered_json messages = input_messages(out.items, history.size());
   if (const auto instructions = f.string("instructions"))
     messages.insert(messages.begin(), ordered_json{{"role", "system"}, {"content", *instructions}});
   chat["messages"] = std::move(messages);
@@ -201,7 +215,6 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
     if (r->contains("effort") && !(*r)["effort"].is_null()) chat["reasoning_effort"] = (*r)["effort"];
   }
 
-  ResponsesRequest out;
   try {
     out.chat = parse_chat_request(json(chat), chat, limits);
   } catch (const ApiError& e) {
@@ -221,7 +234,8 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
                   {"metadata", given("metadata", json::object())},
                   {"parallel_tool_calls", given("parallel_tool_calls", true)},
                   {"reasoning", {{"effort", effort}, {"summary", nullptr}}},
-                  {"store", false},
+                  {"previous_response_id", given("previous_response_id", nullptr)},
+                  {"store", store},
                   {"temperature", out.chat.params.options.sampling.temperature},
                   {"text", {{"format", format}}},
                   {"tool_choice", given("tool_choice", "auto")},

@@ -1,9 +1,15 @@
 // OpenAI's Responses API (POST /v1/responses) as a chat completion: the body's input items,
 // instructions, function tools, tool_choice, text.format, max_output_tokens and reasoning become
 // the chat request's messages and fields, which the chat path checks, renders through the template
-// and runs. What a stateless server cannot do (stored responses and conversations, background
-// runs, hosted tools, non-text input) is a 400 naming the field, as is any field it does not know.
+// and runs. A request may continue a stored response (`previous_response_id`,
+// serve/response_store.h): its conversation's items come before the request's input, and its
+// instructions do not carry over. What the server does not do (conversations, stored prompts,
+// background runs, hosted tools, non-text input) is a 400 naming the field, as is any field it
+// does not know.
 #pragma once
+#include <optional>
+#include <string>
+
 #include <nlohmann/json.hpp>
 
 #include "serve/request_parse.h"
@@ -15,10 +21,19 @@ struct ResponsesRequest {
   // The request's settings as a Response object repeats them: instructions, tools, tool_choice,
   // parallel_tool_calls, temperature, top_p, max_output_tokens, metadata, text, reasoning.
   nlohmann::json settings;
+  // The conversation's items so far: the continued response's, then this request's input (a
+  // string input as its user message), to which the output is added where the response is stored.
+  nlohmann::ordered_json items;
 };
 
+// The body's previous_response_id, where it has one (a 400 for one that is not a string).
+std::optional<std::string> previous_response_id(const nlohmann::json& body);
+
 // Errors name the Responses field (input, max_output_tokens, text, tools), not the chat one.
+// history: the items of the response it continues (none: an empty list); stores: whether the
+// server keeps responses, so that `store` (OpenAI's default true) is honoured.
 ResponsesRequest parse_responses_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered,
-                                         const ServeLimits& limits);
+                                         const ServeLimits& limits, const nlohmann::ordered_json& history,
+                                         bool stores);
 
 }  // namespace difftx::serve

@@ -11,6 +11,7 @@
 #include "serve/generation_route.h"
 #include "serve/route_util.h"
 #include "serve/routes.h"
+#include "serve/stored_responses.h"
 
 namespace difftx::serve {
 
@@ -37,6 +38,9 @@ const Route kRoutes[] = {
     {"POST", "/v1/completions", handle_completions},
     {"POST", "/v1/chat/completions", handle_chat_completions},
     {"POST", "/v1/responses", handle_responses},
+    {"GET", "/v1/responses/([^/]+)", handle_response_get},
+    {"GET", "/v1/responses/([^/]+)/input_items", handle_response_input_items},
+    {"DELETE", "/v1/responses/([^/]+)", handle_response_delete},
     {"POST", "/tokenize", handle_tokenize},
     {"POST", "/detokenize", handle_detokenize},
     {"POST", "/apply-template", handle_apply_template},
@@ -102,7 +106,7 @@ void configure(httplib::Server& http, ServerState& state) {
   // API (with the API key where one is set); its preflights are answered before authentication.
   http.set_default_headers({{"Access-Control-Allow-Origin", "*"}});
   http.Options(R"(.*)", [](const httplib::Request& req, httplib::Response& res) {
-    res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+    res.set_header("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS");
     const std::string asked = req.get_header_value("Access-Control-Request-Headers");
     res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type" : asked);
     res.set_header("Access-Control-Max-Age", "86400");
@@ -111,7 +115,9 @@ void configure(httplib::Server& http, ServerState& state) {
   for (const Route& route : kRoutes) {
     const Handler handler = route.handler;
     auto wrapped = [&state, handler](const httplib::Request& req, httplib::Response& res) { handler(state, req, res); };
-    if (std::string(route.method) == "GET") http.Get(route.path, wrapped);
+    const std::string method = route.method;
+    if (method == "GET") http.Get(route.path, wrapped);
+    else if (method == "DELETE") http.Delete(route.path, wrapped);
     else http.Post(route.path, wrapped);
   }
   // Before routing: the log record, shutting down, authentication.
@@ -184,8 +190,7 @@ int run_server(const ServerOptions& options, const ModelLoader& load) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
 
-  ServerState state;
-  state.options = options;
+  ServerState state(options);
   state.created = static_cast<int64_t>(std::time(nullptr));
   httplib::Server http;
   configure(http, state);

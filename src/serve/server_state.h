@@ -8,6 +8,7 @@
 
 #include "serve/metrics.h"
 #include "serve/request_log.h"
+#include "serve/response_store.h"
 #include "serve/served_model.h"
 
 namespace difftx::serve {
@@ -21,11 +22,14 @@ struct ServerOptions {
   int read_timeout_s = 30, write_timeout_s = 30;
   double grace_seconds = 10;         // SIGINT/SIGTERM: how long in-flight requests may finish
   LogFormat log_format = LogFormat::text;
+  int64_t responses_store_bytes = int64_t{64} << 20;  // the Responses API's stored responses; 0: none
 };
 
 struct ServerState {
+  explicit ServerState(const ServerOptions& o) : options(o), responses(o.responses_store_bytes) {}
   ServerOptions options;
   Metrics metrics;
+  ResponseStore responses;
   std::unique_ptr<ServedModel> model;  // set before `ready`
   std::atomic<bool> ready{false}, draining{false};
   std::atomic<int64_t> in_flight{0};

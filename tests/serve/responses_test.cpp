@@ -17,12 +17,13 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-ResponsesRequest parse(const std::string& body) {
+ResponsesRequest parse(const std::string& body, const ordered_json& history = ordered_json::array(),
+                       bool stores = true) {
   ServeLimits limits;
   limits.model_name = "tiny";
   limits.vocab_size = 512;
   limits.context = 256;
-  return parse_responses_request(parse_body(body), parse_ordered_body(body), limits);
+  return parse_responses_request(parse_body(body), parse_ordered_body(body), limits, history, stores);
 }
 
 void expect_error(const std::string& body, const std::string& param) {
@@ -80,6 +81,44 @@ TEST(Responses, InputItemsBecomeChatMessages) {
   EXPECT_EQ(plain.settings["text"]["format"]["name"], "a");
 }
 
+// A continued response: the stored conversation's items, then the input; the instructions are the
+// request's own; the items to store are the conversation's so far.
+TEST(Responses, AContinuedResponseStartsFromTheStoredItems) {
+  const ordered_json history = ordered_json::parse(R"([
+      {"type": "message", "role": "user", "content": "1+2?"},
+      {"id": "rs_a_0", "type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": "add"}]},
+      {"id": "fc_a_1", "type": "function_call", "status": "completed", "call_id": "call_1", "name": "add",
+       "arguments": "{}"}])");
+  const ResponsesRequest r = parse(R"({"input": [{"type": "function_call_output", "call_id": "call_1", "output": "3"}],
+      "previous_response_id": "resp_a", "instructions": "Be brief."})", history);
+  const ordered_json& m = r.chat.messages;
+  ASSERT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[0], ordered_json({{"role", "system"}, {"content", "Be brief."}}));
+  EXPECT_EQ(m[1]["content"], "1+2?");
+  EXPECT_EQ(m[2]["reasoning_content"], "add");
+  EXPECT_EQ(m[2]["tool_calls"][0]["id"], "call_1");
+  EXPECT_EQ(m[3]["role"], "tool");
+  ASSERT_EQ(r.items.size(), 4u);  // the instructions are not an item: a continuation does not inherit them
+  EXPECT_EQ(r.items[3]["type"], "function_call_output");
+  EXPECT_EQ(r.settings["previous_response_id"], "resp_a");
+  EXPECT_EQ(r.settings["store"], true);  // OpenAI's default
+  EXPECT_EQ(parse(R"({"input": "a"})").items,
+            ordered_json::parse(R"([{"type": "message", "role": "user", "content": "a"}])"));
+  EXPECT_EQ(parse(R"({"input": "a", "store": false})").settings["store"], false);
+  EXPECT_EQ(parse(R"({"input": "a"})", ordered_json::array(), false).settings["store"], false);  // kept nowhere
+  EXPECT_EQ(parse(R"({"input": "a"})").settings["previous_response_id"], nullptr);
+  // Errors name the request's own items, counted from its input.
+  try {
+    parse(R"({"input": [{"type": "function_call", "name": "f"}]})", history);
+    ADD_FAILURE() << "accepted";
+  } catch (const ApiError& e) {
+    EXPECT_NE(std::string(e.what()).find("input[0]"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(previous_response_id(json{{"previous_response_id", "resp_a"}}), "resp_a");
+  EXPECT_EQ(previous_response_id(json{{"input", "a"}}), std::nullopt);
+  EXPECT_THROW(previous_response_id(json{{"previous_response_id", 5}}), ApiError);
+}
+
 TEST(Responses, ErrorsNameTheResponsesField) {
   expect_error(R"({})", "input");
   expect_error(R"({"input": []})", "input");
@@ -87,7 +126,6 @@ TEST(Responses, ErrorsNameTheResponsesField) {
   expect_error(R"({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]})", "input");
   expect_error(R"({"input": [{"type": "function_call", "name": "f"}]})", "input");
   expect_error(R"({"input": [{"role": "tool", "content": "x"}]})", "input");
-  expect_error(R"({"input": "a", "previous_response_id": "resp_1"})", "previous_response_id");
   expect_error(R"({"input": "a", "conversation": "conv_1"})", "conversation");
   expect_error(R"({"input": "a", "background": true})", "background");
   expect_error(R"({"input": "a", "include": ["reasoning.encrypted_content"]})", "include");

@@ -3,7 +3,8 @@
 // response_format json_schema / json_object, tools with tool_choice required / a named function /
 // auto, parallel_tool_calls false, a conversation with tool calls and results; hostile schemas
 // and tools answered with 400s naming the field, the server still answering afterwards; the same
-// through the Responses API (POST /v1/responses), whole and as its typed events.
+// through the Responses API (POST /v1/responses), whole and as its typed events, and its stored
+// responses (previous_response_id, retrieve, input items, delete).
 //   node tools_check.mjs BASE_URL tools        (a template with <tool_call> blocks)
 //   node tools_check.mjs BASE_URL calls FAMILY (only the tool calls, the server run with
 //                                               --tool-parser FAMILY)
@@ -388,8 +389,9 @@ assert.ok(after.choices[0].message.content !== undefined, "the server stopped an
 
 // The Responses API (POST /v1/responses) through the client's responses resource: flat function
 // tools with tool_choice required and named, the streamed events adding up to the whole response,
-// a conversation continued with the call and its function_call_output, text.format json_schema
-// validated by ajv, and the fields a server that stores nothing refuses.
+// a conversation continued with the call and its function_call_output (sent whole, and through
+// previous_response_id: the same answer), the stored responses retrieved, listed and deleted,
+// text.format json_schema validated by ajv, and the fields the server refuses.
 const flatTools = tools.map((t) => ({ type: "function", ...t.function }));
 async function streamedResponse(request) {
   const events = [];
@@ -422,16 +424,58 @@ for (const [choice, only] of [["required", null], [{ type: "function", name: "ad
   const live = await streamedResponse(request);
   assert.deepEqual(asCalls(live.output).map((c) => [c.name, c.arguments]), asCalls(r.output).map((c) => [c.name, c.arguments]),
                    "streamed calls differ from the whole response");
+  assert.deepEqual((await client.responses.retrieve(live.id)).output, live.output, "a streamed response as stored");
 }
-const call = (await client.responses.create({ model, input: messages[0].content, tools: flatTools, tool_choice: "required",
-                                              parallel_tool_calls: false, seed: 2, max_output_tokens: 600 }))
-  .output.filter((i) => i.type === "function_call");
+async function expect404(what, request) {
+  try {
+    await request();
+  } catch (e) {
+    assert.ok(e instanceof OpenAI.NotFoundError, `${what}: not a 404 but ${e}`);
+    return;
+  }
+  assert.fail(`${what}: found`);
+}
+const first = await client.responses.create({ model, input: messages[0].content, tools: flatTools, tool_choice: "required",
+                                              parallel_tool_calls: false, seed: 2, max_output_tokens: 600 });
+assert.equal(first.store, true, "store is OpenAI's default");
+const call = first.output.filter((i) => i.type === "function_call");
 assert.equal(call.length, 1, "parallel_tool_calls false: one call");
+const result = { type: "function_call_output", call_id: call[0].call_id, output: "42" };
+const nextTurn = { model, tools: flatTools, max_output_tokens: 8, seed: 1, instructions: "Answer." };
 const continued = await client.responses.create({
-  model, tools: flatTools, max_output_tokens: 8, seed: 1,
-  input: [{ role: "user", content: messages[0].content }, call[0], { type: "function_call_output", call_id: call[0].call_id, output: "42" }],
+  ...nextTurn, input: [{ role: "user", content: messages[0].content }, ...first.output, result],
 });
 assert.ok(["completed", "incomplete"].includes(continued.status));
+// The same conversation through the stored response: the same prompt, so the same answer.
+const chained = await client.responses.create({ ...nextTurn, previous_response_id: first.id, input: [result] });
+assert.equal(chained.previous_response_id, first.id);
+assert.deepEqual([chained.usage.input_tokens, chained.output_text, asCalls(chained.output).map((c) => [c.name, c.arguments])],
+                 [continued.usage.input_tokens, continued.output_text, asCalls(continued.output).map((c) => [c.name, c.arguments])],
+                 "previous_response_id differs from the conversation sent whole");
+const kept = await client.responses.retrieve(first.id);
+assert.deepEqual([kept.id, kept.output, kept.usage], [first.id, first.output, first.usage], "the stored response");
+// Its input items: the chained response's conversation before its output, the last first.
+const inputs = await client.responses.inputItems.list(chained.id);
+assert.deepEqual(inputs.data.map((i) => i.type).reverse(), ["message", ...first.output.map((i) => i.type), "function_call_output"]);
+assert.equal(inputs.data.at(-1).content, messages[0].content);
+const pages = [];
+for await (const item of client.responses.inputItems.list(chained.id, { order: "asc", limit: 1 })) pages.push(item.id);
+assert.deepEqual(pages, inputs.data.map((i) => i.id).reverse(), "input items page by page");
+for (const [query, param] of [[{ limit: 0 }, "limit"], [{ limit: 101 }, "limit"], [{ order: "up" }, "order"], [{ after: "msg_x" }, "after"]]) {
+  try {
+    await client.responses.inputItems.list(chained.id, query);
+    assert.fail(`input items ${JSON.stringify(query)}: accepted`);
+  } catch (e) {
+    assert.ok(e instanceof OpenAI.BadRequestError && e.param === param, `input items ${JSON.stringify(query)}: ${e}`);
+  }
+}
+await client.responses.delete(first.id);
+await expect404("a deleted response", () => client.responses.retrieve(first.id));
+await expect404("deleted twice", () => client.responses.delete(first.id));
+await expect404("continuing a deleted response", () => client.responses.create({ ...nextTurn, previous_response_id: first.id, input: [result] }));
+const unstored = await client.responses.create({ model, input: "Hi", store: false, max_output_tokens: 2 });
+assert.equal(unstored.store, false);
+await expect404("a response with store false", () => client.responses.retrieve(unstored.id));
 const docRequest = { model, input: messages[0].content, temperature: 1, seed: 3, max_output_tokens: 200,
                      text: { format: { type: "json_schema", name: "answer", schema: answerSchema, strict: true } } };
 const doc = await client.responses.create(docRequest);
@@ -448,7 +492,8 @@ async function expectResponses400(request, param) {
   }
   assert.fail(`${JSON.stringify(request)}: accepted`);
 }
-await expectResponses400({ previous_response_id: "resp_1" }, "previous_response_id");
+await expectResponses400({ previous_response_id: 1 }, "previous_response_id");
+await expectResponses400({ conversation: "conv_1" }, "conversation");
 await expectResponses400({ tools: [{ type: "web_search" }] }, "tools");
 await expectResponses400({ input: [{ type: "input_image", image_url: "x" }] }, "input");
 await expectResponses400({ tool_choice: { type: "function", name: "nope" }, tools: flatTools }, "tool_choice");

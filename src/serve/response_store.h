@@ -1,0 +1,46 @@
+// The responses a server keeps for OpenAI's `store` (serve/responses_request.h): each Response
+// object, and the items its conversation holds so far (the input items before it, its own input,
+// its output), which a later request continues through `previous_response_id`. In memory, within
+// a budget of bytes: the oldest are dropped first, and a response larger than the whole budget is
+// not kept. Safe to share between the server's threads.
+#pragma once
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+namespace difftx::serve {
+
+struct StoredResponse {
+  nlohmann::json response;        // the Response object as it was returned
+  nlohmann::ordered_json items;   // the conversation's items up to and including its output
+};
+
+class ResponseStore {
+ public:
+  explicit ResponseStore(int64_t budget_bytes) : budget_(budget_bytes) {}
+  bool enabled() const { return budget_ > 0; }
+  void put(const std::string& id, StoredResponse entry);
+  std::optional<StoredResponse> get(const std::string& id) const;
+  bool erase(const std::string& id);  // whether it was there
+
+ private:
+  struct Kept {
+    StoredResponse entry;
+    int64_t bytes = 0;
+    std::list<std::string>::iterator age;
+  };
+  void drop(std::unordered_map<std::string, Kept>::iterator it);
+
+  const int64_t budget_;
+  mutable std::mutex mutex_;
+  std::list<std::string> oldest_first_;
+  std::unordered_map<std::string, Kept> kept_;
+  int64_t bytes_ = 0;
+};
+
+}  // namespace difftx::serve

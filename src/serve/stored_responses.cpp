@@ -1,0 +1,103 @@
+#include "serve/stored_responses.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "serve/json_fields.h"
+#include "serve/route_util.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+ApiError not_found(const std::string& id) {
+  return ApiError(404, "Response with id '" + id + "' not found.", "", "not_found");
+}
+
+// An input item's id: its kind's prefix (as the output items' are), the response's id, its place.
+std::string input_item_id(const ResponseHeader& h, const ordered_json& item, size_t index) {
+  const std::string type = item.value("type", "message");
+  const char* prefix = type == "function_call"          ? "fc_"
+                       : type == "function_call_output" ? "fco_"
+                       : type == "reasoning"            ? "rs_"
+                                                        : "msg_";
+  const std::string base = h.id.rfind("resp_", 0) == 0 ? h.id.substr(5) : h.id;
+  return prefix + base + "_in" + std::to_string(index);
+}
+
+// The query's parameters as JSON fields for the checks: limit as a number where it reads as one.
+json query_fields(const httplib::Request& req) {
+  json query = json::object();
+  for (const char* key : {"order", "after"})
+    if (req.has_param(key)) query[key] = req.get_param_value(key);
+  if (req.has_param("limit")) {
+    const std::string v = req.get_param_value("limit");
+    const json number = json::parse(v, nullptr, false);
+    query["limit"] = number.is_number() ? number : json(v);
+  }
+  return query;
+}
+
+}  // namespace
+
+void keep_response(ServerState& state, const ResponseHeader& header, const ordered_json& items, const json& response) {
+  ordered_json conversation = items;
+  for (size_t i = 0; i < conversation.size(); ++i)
+    if (conversation[i].is_object() && !conversation[i].contains("id"))
+      conversation[i]["id"] = input_item_id(header, conversation[i], i);
+  for (const json& item : response["output"]) conversation.push_back(ordered_json(item));
+  state.responses.put(header.id, {response, std::move(conversation)});
+}
+
+StoredResponse stored_response(ServerState& state, const std::string& id) {
+  auto found = state.responses.get(id);
+  if (!found) throw not_found(id);
+  return std::move(*found);
+}
+
+void handle_response_get(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(res, [&] { send_json(res, stored_response(state, req.matches[1]).response); });
+}
+
+void handle_response_delete(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(res, [&] {
+    const std::string id = req.matches[1];
+    if (!state.responses.erase(id)) throw not_found(id);
+    send_json(res, {{"id", id}, {"object", "response"}, {"deleted", true}});
+  });
+}
+
+void handle_response_input_items(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(res, [&] {
+    const json query = query_fields(req);
+    const Fields f(query);
+    const int64_t limit = f.integer("limit", 1, 100).value_or(20);
+    const std::string order = f.string("order").value_or("desc");
+    if (order != "asc" && order != "desc") bad_param("order", "'order' must be asc or desc");
+    const StoredResponse stored = stored_response(state, req.matches[1]);
+    // The items before the output, in the order asked.
+    const size_t inputs = stored.items.size() - stored.response["output"].size();
+    std::vector<ordered_json> items(stored.items.begin(), stored.items.begin() + static_cast<std::ptrdiff_t>(inputs));
+    if (order == "desc") std::reverse(items.begin(), items.end());
+    size_t begin = 0;
+    if (const auto after = f.string("after")) {
+      while (begin < items.size() && items[begin].value("id", "") != *after) ++begin;
+      if (begin == items.size()) bad_param("after", "no input item of this response has the id '" + *after + "'");
+      ++begin;
+    }
+    const size_t end = std::min(items.size(), begin + static_cast<size_t>(limit));
+    ordered_json data = ordered_json::array();
+    for (size_t i = begin; i < end; ++i) data.push_back(items[i]);
+    const bool any = begin < end;
+    send_json(res, json{{"object", "list"},
+                        {"data", data},
+                        {"first_id", any ? json(data.front()["id"]) : json(nullptr)},
+                        {"last_id", any ? json(data.back()["id"]) : json(nullptr)},
+                        {"has_more", end < items.size()}});
+  });
+}
+
+}  // namespace difftx::serve

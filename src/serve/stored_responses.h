@@ -1,0 +1,29 @@
+// The Responses API's stored responses over HTTP (serve/response_store.h): a finished response kept
+// where its request asked (`store`), and the routes that read them: GET /v1/responses/{id},
+// DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items (a page of the items the
+// response was given: its conversation before its output).
+#pragma once
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/openai_response.h"
+#include "serve/server_state.h"
+
+namespace difftx::serve {
+
+// Keeps `response` under its id with its conversation: `items` (the conversation before it, each
+// item without an id given one) and its output items.
+void keep_response(ServerState& state, const ResponseHeader& header, const nlohmann::ordered_json& items,
+                   const nlohmann::json& response);
+// The stored response `id`, or a 404 (never stored, deleted, or dropped for room), as vLLM answers
+// retrievals and previous_response_id alike.
+StoredResponse stored_response(ServerState& state, const std::string& id);
+
+void handle_response_get(ServerState& state, const httplib::Request& req, httplib::Response& res);
+void handle_response_delete(ServerState& state, const httplib::Request& req, httplib::Response& res);
+// Query: limit (1-100, default 20), order (asc | desc, the default: the last item first), after (an
+// item's id: the page starts past it).
+void handle_response_input_items(ServerState& state, const httplib::Request& req, httplib::Response& res);
+
+}  // namespace difftx::serve
