@@ -8,8 +8,12 @@
 #                                     llama.cpp's Vulkan peer (bench/gpu/llama_peer.sh) and the
 #                                     tokenizer the GGUF files need
 #   bench/gpu/run.sh run [STAGE...]   there, from the repository root: unpacks .gpu/ and runs the
-#                                     stages (default: all, in this order), printing JSON lines (also
-#                                     into $OUT/gpu.jsonl when OUT is set):
+#                                     stages (default: all but quick, in this order), printing JSON
+#                                     lines (also into $OUT/gpu.jsonl when OUT is set):
+#       quick    for a lease too short for the rest (15 minutes of device time, start-up included):
+#                in one command, the tensor-core GEMM's conformance tests and two oracle fixtures,
+#                llama.cpp's F16 Llama against difftx's F16 Llama and DiffLlama engines, and the
+#                kernel bench's Llama F16 lines
 #       check    the Vulkan conformance tests on the GPU, with cooperative matrices (the only place
 #                that path runs) and without; the oracle logits through `logits --device vulkan`
 #                (F32/BF16 fixtures within 2e-2 of the float64 logits, argmax at >= 95% of positions;
@@ -28,7 +32,9 @@
 #                barriers and with a barrier before every command (DIFFTX_VULKAN_BARRIERS=all)
 #
 # The GPU machine (/work/.library/device/README.md): another OS image, no Debian packages, nothing
-# fetchable, 64 MiB carried in all. Through the device tool:
+# fetchable, 64 MiB carried in all. Through the device tool, with a short lease:
+#   run(command="bash bench/gpu/run.sh run quick", carry=[".gpu"], timeout_s=480)
+# and with time for more:
 #   run(command="bash bench/gpu/run.sh run check kernels", carry=[".gpu"], timeout_s=600)
 #   run(command="bash bench/gpu/run.sh run peers engine", carry=[".gpu"], timeout_s=600)
 # Each stage fits well inside one 10-minute command; `check kernels` then `peers engine`. The tool
@@ -147,11 +153,9 @@ PY
 )"
 }
 
-stage_check() {
-  conformance coopmat 'Vulkan*:*vulkan*'
-  conformance plain 'VulkanTest.*:*vulkan*' DIFFTX_VULKAN_COOPMAT=0
-  # F32/BF16/F16 fixtures against the float64 oracle; then quantized copies, GPU against CPU.
-  for dir in tests/fixtures/hf/llama_* tests/fixtures/hf/diffllama_* tests/fixtures/hf/motif_*; do
+# Fixtures' logits through `logits --device vulkan` against their float64 oracle.
+oracle_fixtures() {
+  for dir in "$@"; do
     python3 - "$dir" "$work" "${difftx[@]}" <<'PY'
 import json, subprocess, sys, numpy as np
 fixture, work, difftx = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -170,6 +174,13 @@ print(json.dumps({"op": "oracle_logits", "fixture": fixture.split("/")[-1], "max
                   "argmax_agreement": agree / total, "pass": worst <= 2e-2 and agree / total >= 0.95}))
 PY
   done | while read -r line; do emit "$line"; done
+}
+
+stage_check() {
+  conformance coopmat 'Vulkan*:*vulkan*'
+  conformance plain 'VulkanTest.*:*vulkan*' DIFFTX_VULKAN_COOPMAT=0
+  # F32/BF16/F16 fixtures against the float64 oracle; then quantized copies, GPU against CPU.
+  oracle_fixtures tests/fixtures/hf/llama_* tests/fixtures/hf/diffllama_* tests/fixtures/hf/motif_*
   # A random model whose widths take every block type (Q4_K: multiples of 256).
   local small="$work/models/oracle-src"
   if [ ! -f "$small/config.json" ]; then
@@ -264,16 +275,19 @@ fp16_peak() {
   esac
 }
 
-stage_peers() {
-  local llama="${configs[0]}"  # the Llama shape: llama.cpp has no DIFF architecture
-  for dtype in ${types//,/ }; do
-    local gguf
-    gguf="$(model "$llama" gguf "$dtype")/model.gguf"
-    for run in "time $prompt $new $rounds" "streams $prompt $new $streams"; do
-      # shellcheck disable=SC2086
-      emit "$("$work/llama_vulkan/llama_peer" "$gguf" $run | tag "dtype=$dtype" "config=$llama")"
-    done
+# llama.cpp's Vulkan build on the Llama shape (it has no DIFF architecture) in one type: prefill and
+# decode, then 16 streams.
+llama_cpp_peer() {
+  local llama="${configs[0]}" gguf
+  gguf="$(model "$llama" gguf "$1")/model.gguf"
+  for run in "time $prompt $new $rounds" "streams $prompt $new $streams"; do
+    # shellcheck disable=SC2086
+    emit "$("$work/llama_vulkan/llama_peer" "$gguf" $run | tag "dtype=$1" "config=$llama")"
   done
+}
+
+stage_peers() {
+  for dtype in ${types//,/ }; do llama_cpp_peer "$dtype"; done
   [ "${GPU_TRANSFORMERS:-1}" = 0 ] && return
   if ! python3 -c 'import torch, transformers; assert torch.cuda.is_available()' 2> /dev/null; then
     emit '{"op":"transformers","skipped":"no torch with CUDA and transformers here"}'
@@ -287,34 +301,61 @@ stage_peers() {
   done
 }
 
-stage_engine() {
-  # The device's name and copy rate from the kernel bench (its first two lines).
-  local name peak copy
+# The device's name, copy rate and fp16 peak (device_name, device_copy, device_peak), from the
+# kernel bench's first two lines.
+device_rates() {
   "${difftx[@]}" bench vulkan --copy-only --rounds "$rounds" --json > "$work/device.jsonl"
-  name="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["name"])' "$work/device.jsonl")"
-  copy="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[1])["copy_gbs"])' "$work/device.jsonl")"
-  peak="$(fp16_peak "$name")"
-  for config in "${configs[@]}"; do
-    for dtype in ${types//,/ }; do
-      local dir
-      dir="$(model "$config" difftx "$dtype")"
-      "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$prompt" --new "$new" --json \
-        | grep '"infer_model"' | python3 -c '
+  device_name="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["name"])' "$work/device.jsonl")"
+  device_copy="$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readlines()[1])["copy_gbs"])' "$work/device.jsonl")"
+  device_peak="$(fp16_peak "$device_name")"
+}
+
+# difftx's engine on one config and type: `bench infer` (prefill and decode, with the fractions of
+# the copy rate and the fp16 peak), then `bench serve` at 1 and GPU_STREAMS streams.
+engine_model() {
+  local config="$1" dtype="$2" dir
+  dir="$(model "$config" difftx "$dtype")"
+  "${difftx[@]}" bench infer --device vulkan --model "$dir" --prompt "$prompt" --new "$new" --json \
+    | grep '"infer_model"' | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.readline())
 copy, peak, flops = float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3])
 r.update({"config": sys.argv[4], "dtype": sys.argv[5], "copy_gbs": copy,
-          "of_copy": round(r["decode_tok_s"] * r["weight_gb"] / copy, 3),
-          "of_fp16_peak": round(r["prefill_tok_s"] * flops / (peak * 1e12), 3) if peak else None})
-print(json.dumps(r))' "$copy" "$peak" "$(flops_per_token "$config")" "$config" "$dtype" \
-        | while read -r line; do emit "$line"; done \
-        || echo "run.sh: bench infer failed on $dir" >&2
-      "${difftx[@]}" bench serve --device vulkan --model "$dir" --concurrency "1,$streams" --prompt "$prompt" \
-          --new "$new" --json \
-        | while read -r line; do emit "$(tag "config=$config" "dtype=$dtype" <<< "$line")"; done \
-        || echo "run.sh: bench serve failed on $dir" >&2
-    done
+      "of_copy": round(r["decode_tok_s"] * r["weight_gb"] / copy, 3),
+      "of_fp16_peak": round(r["prefill_tok_s"] * flops / (peak * 1e12), 3) if peak else None})
+print(json.dumps(r))' "$device_copy" "$device_peak" "$(flops_per_token "$config")" "$config" "$dtype" \
+    | while read -r line; do emit "$line"; done \
+    || echo "run.sh: bench infer failed on $dir" >&2
+  "${difftx[@]}" bench serve --device vulkan --model "$dir" --concurrency "1,$streams" --prompt "$prompt" \
+      --new "$new" --json \
+    | while read -r line; do emit "$(tag "config=$config" "dtype=$dtype" <<< "$line")"; done \
+    || echo "run.sh: bench serve failed on $dir" >&2
+}
+
+stage_engine() {
+  device_rates
+  for config in "${configs[@]}"; do
+    for dtype in ${types//,/ }; do engine_model "$config" "$dtype"; done
   done
+}
+
+# What a short lease can see in one command (well under 10 minutes): the tensor-core GEMM's tests
+# and two oracle fixtures through it (the staging of 2026-12-02 is untested on a GPU), the
+# Llama and DiffLlama F16 engines against llama.cpp's F16 peer, and the kernel bench's Llama
+# GEMMs and decode attention.
+stage_quick() {
+  conformance coopmat-matmul '*ConformanceMatmul*vulkan*:VulkanTest.Matmul*:VulkanTest.Gemm*:VulkanTest.EachRow*:VulkanTest.Cooperative*'
+  oracle_fixtures tests/fixtures/hf/llama_gqa4_f16_llama3_sharded tests/fixtures/hf/diffllama_gqa2_bf16_untied_linear_sharded
+  local saved_rounds="$rounds"
+  rounds=1
+  device_rates
+  llama_cpp_peer f16
+  engine_model "${configs[0]}" f16
+  [ ${#configs[@]} -gt 1 ] && engine_model "${configs[1]}" f16
+  "${difftx[@]}" bench vulkan --config "${configs[0]}" --types f16 --rows 1 --prompt "$prompt" --context 128,1024 \
+      --rounds 1 --json \
+    | while read -r line; do emit "$(tag "config=${configs[0]}" <<< "$line")"; done
+  rounds="$saved_rounds"
 }
 
 stage_profile() {
@@ -360,10 +401,10 @@ case "$mode" in
     [ ${#stages[@]} -eq 0 ] && stages=(check kernels peers engine profile)
     for s in "${stages[@]}"; do
       case "$s" in
-        check | kernels | peers | engine | profile) "stage_$s" ;;
-        *) echo "run.sh: unknown stage '$s' (check, kernels, peers, engine, profile)" >&2; exit 2 ;;
+        quick | check | kernels | peers | engine | profile) "stage_$s" ;;
+        *) echo "run.sh: unknown stage '$s' (quick, check, kernels, peers, engine, profile)" >&2; exit 2 ;;
       esac
     done
     ;;
-  *) echo "usage: bench/gpu/run.sh pack | run [check] [kernels] [peers] [engine] [profile]" >&2; exit 2 ;;
+  *) echo "usage: bench/gpu/run.sh pack | run [quick] [check] [kernels] [peers] [engine] [profile]" >&2; exit 2 ;;
 esac
