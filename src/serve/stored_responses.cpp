@@ -59,7 +59,13 @@ StoredResponse stored_response(ServerState& state, const std::string& id) {
 }
 
 void handle_response_get(ServerState& state, const httplib::Request& req, httplib::Response& res) {
-  answer(res, [&] { send_json(res, stored_response(state, req.matches[1]).response); });
+  answer(res, [&] {
+    // A stream resumed, and extra content, are a background run's and an include's: never made here.
+    if (req.get_param_value("stream") == "true") unsupported("stream", "'stream' (a background response's events)");
+    for (const auto& [key, value] : req.params)  // include=..., or include[]=... as clients write a list
+      if (key == "include" || key == "include[]") unsupported("include", "'include'");
+    send_json(res, stored_response(state, req.matches[1]).response);
+  });
 }
 
 void handle_response_delete(ServerState& state, const httplib::Request& req, httplib::Response& res) {

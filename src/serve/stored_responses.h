@@ -20,6 +20,7 @@ void keep_response(ServerState& state, const ResponseHeader& header, const nlohm
 // retrievals and previous_response_id alike.
 StoredResponse stored_response(ServerState& state, const std::string& id);
 
+// The Response as it was returned (400 for `stream=true` or an `include`, which no stored response has).
 void handle_response_get(ServerState& state, const httplib::Request& req, httplib::Response& res);
 void handle_response_delete(ServerState& state, const httplib::Request& req, httplib::Response& res);
 // Query: limit (1-100, default 20), order (asc | desc, the default: the last item first), after (an

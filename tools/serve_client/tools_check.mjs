@@ -454,6 +454,14 @@ assert.deepEqual([chained.usage.input_tokens, chained.output_text, asCalls(chain
                  "previous_response_id differs from the conversation sent whole");
 const kept = await client.responses.retrieve(first.id);
 assert.deepEqual([kept.id, kept.output, kept.usage], [first.id, first.output, first.usage], "the stored response");
+for (const [query, param] of [[{ stream: true }, "stream"], [{ include: ["message.output_text.logprobs"] }, "include"]]) {
+  try {
+    await client.responses.retrieve(first.id, query);
+    assert.fail(`retrieve ${JSON.stringify(query)}: accepted`);
+  } catch (e) {
+    assert.ok(e instanceof OpenAI.BadRequestError && e.param === param, `retrieve ${JSON.stringify(query)}: ${e}`);
+  }
+}
 // Its input items: the chained response's conversation before its output, the last first.
 const inputs = await client.responses.inputItems.list(chained.id);
 assert.deepEqual(inputs.data.map((i) => i.type).reverse(), ["message", ...first.output.map((i) => i.type), "function_call_output"]);
