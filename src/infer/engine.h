@@ -79,6 +79,7 @@ struct TokenEvent {
   // in order (the first token has no logprob: nothing comes before it).
   std::vector<PromptTokenLogprob> prompt_logprobs;
   FinishReason finish = FinishReason::none;
+  std::string stop_string;  // with FinishReason::stop: the stop string that ended the text, if one did
   std::string error;     // the message, for FinishReason::error
   // On the last event. generated_tokens counts a stop token that ended the request (not streamed),
   // as OpenAI's and vLLM's usage count the end-of-sequence token.

@@ -106,6 +106,7 @@ void SamplingStage::finish(Sequence& s, FinishReason reason, TokenEvent event, c
     s.prompt_scores.clear();
   }
   event.finish = reason;
+  if (const std::string* stop = s.text.stopped_by()) event.stop_string = *stop;
   event.error = error;
   event.prompt_tokens = s.prompt_tokens;
   event.generated_tokens = s.generated();

@@ -41,8 +41,9 @@ std::string StopText::match(std::string_view text) {
   // The earliest stop string in the held text (a stop string's start is never emitted, so one
   // that completes now starts inside held_).
   size_t cut = std::string::npos, end = 0;
-  for (const std::string& s : stops_)
-    if (const size_t at = look_ ? held_.find(s) : std::string::npos; at < cut) cut = at, end = at + s.size();
+  for (size_t i = 0; i < stops_.size(); ++i)
+    if (const size_t at = look_ ? held_.find(stops_[i]) : std::string::npos; at < cut)
+      cut = at, end = at + stops_[i].size(), stop_ = i;
   if (cut != std::string::npos) {
     stopped_ = true;
     std::string out = held_.substr(0, include_ ? end : cut);

@@ -41,6 +41,7 @@ class StopText {
   // The end of the stream: the held-back text (an incomplete character as U+FFFD).
   std::string finish();
   bool stopped() const { return stopped_; }
+  const std::string* stopped_by() const { return stopped_ ? &stops_[stop_] : nullptr; }  // the stop string found
   bool has_stops() const { return !stops_.empty(); }  // false: the text never stops
 
  private:
@@ -56,6 +57,7 @@ class StopText {
   size_t unplaced_from_ = 0;  // where unplaced_ starts in the text
   std::string held_;          // settled UTF-8 that may be the start of a stop string
   bool stopped_ = false;
+  size_t stop_ = 0;  // which of stops_ stopped the text
 };
 
 }  // namespace difftx::infer

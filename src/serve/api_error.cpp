@@ -35,4 +35,15 @@ nlohmann::json error_body(int status, const std::string& message, const std::str
 
 nlohmann::json error_body(const ApiError& e) { return error_body(e.status, e.what(), e.param, e.code); }
 
+ErrorShape error_shape(const std::string& path) {
+  return path == "/v1/messages" || path.rfind("/v1/messages/", 0) == 0 ? ErrorShape::anthropic : ErrorShape::openai;
+}
+
+nlohmann::json error_body(const ApiError& e, ErrorShape shape) {
+  if (shape == ErrorShape::openai) return error_body(e);
+  // Anthropic's types are OpenAI's but for the server's own failures.
+  const char* type = e.status == 503 ? "overloaded_error" : e.status >= 500 ? "api_error" : error_type(e.status);
+  return {{"type", "error"}, {"error", {{"type", type}, {"message", e.what()}}}};
+}
+
 }  // namespace difftx::serve

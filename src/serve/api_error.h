@@ -1,5 +1,6 @@
 // Errors a client caused (or a state it must wait out), in OpenAI's shape:
-// {"error": {"message", "type", "param", "code"}} with an HTTP status.
+// {"error": {"message", "type", "param", "code"}} with an HTTP status, or on Anthropic's routes
+// (/v1/messages) in its: {"type": "error", "error": {"type", "message"}}.
 #pragma once
 #include <string>
 
@@ -26,5 +27,9 @@ const char* error_type(int status);
 nlohmann::json error_body(int status, const std::string& message, const std::string& param = "",
                           const std::string& code = "");
 nlohmann::json error_body(const ApiError& e);
+
+enum class ErrorShape { openai, anthropic };
+ErrorShape error_shape(const std::string& path);  // anthropic under /v1/messages
+nlohmann::json error_body(const ApiError& e, ErrorShape shape);
 
 }  // namespace difftx::serve

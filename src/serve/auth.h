@@ -1,4 +1,5 @@
-// API keys: `Authorization: Bearer KEY`, compared in constant time.
+// API keys: `Authorization: Bearer KEY` (OpenAI's clients) or `x-api-key: KEY` (Anthropic's),
+// compared in constant time.
 #pragma once
 #include <string>
 #include <string_view>

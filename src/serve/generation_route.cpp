@@ -9,6 +9,8 @@
 #include "data/utf8.h"
 #include "serve/choice_run.h"
 #include "serve/client_connection.h"
+#include "serve/messages_output.h"
+#include "serve/messages_request.h"
 #include "serve/prompt_scores.h"
 #include "serve/reply_reader.h"
 #include "serve/responses_output.h"
@@ -26,9 +28,10 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-// What a request asked through: completions, chat completions, or the Responses API (a chat
-// completion answered as a Response, serve/responses_output.h).
-enum class Api { completion, chat, responses };
+// What a request asked through: completions, chat completions, OpenAI's Responses API or
+// Anthropic's Messages API (chat completions answered as a Response, serve/responses_output.h, or
+// a message, serve/messages_output.h).
+enum class Api { completion, chat, responses, messages };
 
 // What one HTTP request asks the engine for.
 struct Job {
@@ -50,6 +53,7 @@ struct ChoiceProgress {
   std::vector<TokenInfo> tokens;
   std::vector<infer::PromptTokenLogprob> prompt_scores;  // with RequestOptions::prompt_logprobs
   FinishReason finish = FinishReason::none;
+  std::string stop_string;  // the stop string that ended it, if one did
   std::string error;
   int64_t prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;
   int64_t offset = 0;  // text_offset of the next token
@@ -125,6 +129,7 @@ void apply(ServerState& state, const Job& job, const ChoiceRun& run, ChoiceProgr
   p.text += e.text;
   if (e.finish == FinishReason::none) return;
   p.finish = e.finish;
+  p.stop_string = e.stop_string;
   p.error = e.error;
   p.prompt_tokens = e.prompt_tokens;
   p.cached_tokens = e.cached_tokens;
@@ -206,6 +211,10 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
     offsets.push_back(first_offset(job, i));
   }
   const Usage usage = total_usage(job, progress);
+  if (job.api == Api::messages) {
+    const MessageStop stop = message_stop(choices[0].finish_reason, progress[0].stop_string);
+    return send_json(res, message_object(job.header, choices[0], stop, usage));
+  }
   if (job.api == Api::responses) {
     const bool cut = progress[0].finish == FinishReason::length;
     const json response = response_object(job.header, job.settings, cut ? "incomplete" : "completed",
@@ -223,6 +232,7 @@ class Stream {
   Stream(ServerState& state, Job job, std::unique_ptr<ChoiceRun> run)
       : state_(state), job_(std::move(job)), run_(std::move(run)), progress_(run_->size()) {
     if (job_.api == Api::responses) events_.emplace(job_.header, job_.settings);
+    if (job_.api == Api::messages) messages_.emplace(job_.header, static_cast<int64_t>(job_.prompts[0].size()));
     for (size_t i = 0; i < progress_.size(); ++i) {
       progress_[i].offset = first_offset(job_, i);
       replies_.emplace_back(job_.reply);
@@ -236,6 +246,7 @@ class Stream {
       for (size_t i = 0; i < progress_.size(); ++i)
         out += sse_event(chat_chunk(job_.header, i, {{"role", "assistant"}, {"content", ""}}, "", nullptr));
     if (!opened_ && events_) out += events_->start();
+    if (!opened_ && messages_) out += messages_->start();
     opened_ = true;
     for (const ChoiceEvent& ce : run_->take(250ms)) out += chunks(ce);
     if (run_->finished()) out += ending();
@@ -286,11 +297,11 @@ class Stream {
     // Chat: the reply read back as it grows - reasoning, content, each tool call from its name on.
     ReplyStream& reply = replies_[ce.choice];
     const ReplyDelta delta = reply.push(text, e.finish != FinishReason::none);
-    if (events_) {  // the Responses API: typed events
+    if (events_ || messages_) {  // the Responses or the Messages API: typed events
       std::vector<std::string> call_ids;
       for (const ToolCallDelta& d : delta.calls)
         call_ids.push_back(d.name.empty() ? "" : tool_call_id(job_.reply.tools, d.id));
-      return events_->push(delta, call_ids);
+      return events_ ? events_->push(delta, call_ids) : messages_->push(delta, call_ids);
     }
     if (!delta.reasoning.empty())
       out += sse_event(chat_chunk(job_.header, ce.choice, {{"reasoning_content", delta.reasoning}}, "", nullptr));
@@ -317,8 +328,15 @@ class Stream {
         check_outcome(p);
       } catch (const ApiError& e) {
         current_record().status = e.status;
+        if (messages_) return messages_->error(e);
         return events_ ? events_->error(error_body(e)) : sse_event(error_body(e)) + kSseDone;
       }
+    if (messages_) {
+      const ChoiceProgress& p = progress_[0];
+      const bool calls = replies_[0].calls_sent() > 0 && p.finish == FinishReason::stop;
+      return messages_->finish(message_stop(calls ? "tool_calls" : finish_name(p.finish), p.stop_string),
+                               total_usage(job_, progress_));
+    }
     if (events_) {
       out = events_->finish(progress_[0].finish == FinishReason::length, total_usage(job_, progress_));
       if (job_.settings.value("store", false)) keep_response(state_, job_.header, job_.items, events_->response());
@@ -336,6 +354,7 @@ class Stream {
   std::vector<ChoiceProgress> progress_;
   std::vector<ReplyStream> replies_;  // chat: per choice
   std::optional<ResponseEvents> events_;  // the Responses API's
+  std::optional<MessageEvents> messages_;  // the Messages API's
   bool opened_ = false;
   Clock::time_point last_write_ = Clock::now();
 };
@@ -371,14 +390,20 @@ void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::
       [stream](bool) { stream->cancel(); });
 }
 
-// A chat request's job: its messages rendered through the template, the reply's constraint and how
-// it is read back (reasoning, tool calls). `messages_param`: the field the messages came from.
-Job chat_job(ServedModel& m, ChatRequest& r, Api api, const char* messages_param) {
+// A 400 where the model has no chat template to render messages; `messages_param`: the field the
+// messages came from.
+void require_template(const ServedModel& m, const char* messages_param) {
   if (!m.render_chat)
     throw ApiError(400,
                    "this model has no chat template (no chat_template in its tokenizer_config.json): start the "
                    "server with --chat-template FILE, or use /v1/completions",
                    messages_param, "no_chat_template");
+}
+
+// A chat request's job: its messages rendered through the template, the reply's constraint and how
+// it is read back (reasoning, tool calls).
+Job chat_job(ServedModel& m, ChatRequest& r, Api api, const char* messages_param) {
+  require_template(m, messages_param);
   Job job;
   job.api = api;
   job.params = std::move(r.params);
@@ -399,8 +424,8 @@ Job chat_job(ServedModel& m, ChatRequest& r, Api api, const char* messages_param
   job.prompts.push_back(encode_chat_prompt(m, rendered));
   truncate_prompt(job.prompts.back(), job.params, m.limits.context);
   job.extra_stop = m.chat_stop;
-  job.header = {response_id(api == Api::responses ? "resp_" : "chatcmpl-"), static_cast<int64_t>(std::time(nullptr)),
-                m.limits.model_name};
+  const char* prefix = api == Api::responses ? "resp_" : api == Api::messages ? "msg_" : "chatcmpl-";
+  job.header = {response_id(prefix), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
   return job;
 }
 
@@ -446,6 +471,31 @@ void handle_responses(ServerState& state, const httplib::Request& req, httplib::
     job.items = std::move(r.items);
     run_job(state, std::move(job), req, res);
   });
+}
+
+void handle_messages(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(
+      res,
+      [&] {
+        ServedModel& m = require_model(state);
+        ChatRequest r = parse_messages_request(parse_body(req.body), parse_ordered_body(req.body), m.limits);
+        run_job(state, chat_job(m, r, Api::messages, "messages"), req, res);
+      },
+      ErrorShape::anthropic);
+}
+
+void handle_count_tokens(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(
+      res,
+      [&] {
+        ServedModel& m = require_model(state);
+        const ChatRequest r =
+            parse_messages_request(parse_body(req.body), parse_ordered_body(req.body), m.limits, /*counting=*/true);
+        require_template(m, "messages");
+        const auto tokens = static_cast<int64_t>(encode_chat_prompt(m, chat_prompt(m, r)).size());
+        send_json(res, {{"input_tokens", tokens}});
+      },
+      ErrorShape::anthropic);
 }
 
 }  // namespace difftx::serve

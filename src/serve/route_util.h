@@ -15,20 +15,20 @@ inline void send_json(httplib::Response& res, const nlohmann::json& body, int st
   res.set_content(dump_json(body), "application/json");
 }
 
-inline void send_error(httplib::Response& res, const ApiError& e) {
+inline void send_error(httplib::Response& res, const ApiError& e, ErrorShape shape = ErrorShape::openai) {
   if (e.status == 503) res.set_header("Retry-After", "1");
-  send_json(res, error_body(e), e.status);
+  send_json(res, error_body(e, shape), e.status);
 }
 
 // Runs a route's body; ApiError becomes its response, any other error a 500.
 template <typename Body>
-void answer(httplib::Response& res, Body&& body) {
+void answer(httplib::Response& res, Body&& body, ErrorShape shape = ErrorShape::openai) {
   try {
     body();
   } catch (const ApiError& e) {
-    send_error(res, e);
+    send_error(res, e, shape);
   } catch (const std::exception& e) {
-    send_error(res, ApiError(500, std::string("internal error: ") + e.what(), "", "internal_error"));
+    send_error(res, ApiError(500, std::string("internal error: ") + e.what(), "", "internal_error"), shape);
   }
 }
 

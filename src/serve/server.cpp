@@ -38,6 +38,8 @@ const Route kRoutes[] = {
     {"POST", "/v1/completions", handle_completions},
     {"POST", "/v1/chat/completions", handle_chat_completions},
     {"POST", "/v1/responses", handle_responses},
+    {"POST", "/v1/messages", handle_messages},
+    {"POST", "/v1/messages/count_tokens", handle_count_tokens},
     {"GET", "/v1/responses/([^/]+)", handle_response_get},
     {"GET", "/v1/responses/([^/]+)/input_items", handle_response_input_items},
     {"DELETE", "/v1/responses/([^/]+)", handle_response_delete},
@@ -123,16 +125,20 @@ void configure(httplib::Server& http, ServerState& state) {
   // Before routing: the log record, shutting down, authentication.
   http.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
     open_request(state, req);
+    const ErrorShape shape = error_shape(req.path);
     if (state.draining && req.path != "/health") {
-      send_error(res, ApiError(503, "the server is shutting down", "", "shutting_down"));
+      send_error(res, ApiError(503, "the server is shutting down", "", "shutting_down"), shape);
       return httplib::Server::HandlerResponse::Handled;
     }
     const std::string& key = state.options.api_key;
     if (!key.empty() && req.method != "OPTIONS" && req.path != "/health" && req.path != "/" &&
-        !bearer_matches(req.get_header_value("Authorization"), key)) {
+        !bearer_matches(req.get_header_value("Authorization"), key) &&
+        !(req.has_header("x-api-key") && constant_time_equal(req.get_header_value("x-api-key"), key))) {
       res.set_header("WWW-Authenticate", "Bearer");
-      send_error(res, ApiError(401, "a valid API key is required: send 'Authorization: Bearer KEY'", "",
-                               "invalid_api_key"));
+      send_error(res,
+                 ApiError(401, "a valid API key is required: send 'Authorization: Bearer KEY' or 'x-api-key: KEY'",
+                          "", "invalid_api_key"),
+                 shape);
       return httplib::Server::HandlerResponse::Handled;
     }
     return httplib::Server::HandlerResponse::Unhandled;
@@ -140,26 +146,27 @@ void configure(httplib::Server& http, ServerState& state) {
   // Statuses httplib sets itself (no route, body too large, unreadable request) get a JSON body.
   const httplib::Server::HandlerWithResponse on_error = [](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+    const ErrorShape shape = error_shape(req.path);
     if (res.status == 404 && known_path(req.path)) {
       res.set_header("Allow", allowed_methods(req.path));
       send_error(res, ApiError(405, req.method + " is not allowed on " + req.path + " (allowed: " +
-                                        allowed_methods(req.path) + ")", "", "method_not_allowed"));
+                                        allowed_methods(req.path) + ")", "", "method_not_allowed"), shape);
     } else if (res.status == 404) {
-      send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"));
+      send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"), shape);
     } else if (res.status == 413) {
       // httplib caps form-encoded bodies (curl's default type) at 8 KiB, whatever the limit.
       const bool form = req.get_header_value("Content-Type").find("x-www-form-urlencoded") != std::string::npos;
       send_error(res, ApiError(413, form ? "the request body is larger than the 8 KiB allowed for form-encoded bodies: "
                                            "send it as Content-Type: application/json"
                                          : "the request body is larger than the server's limit (--max-body-bytes)",
-                               "", "request_too_large"));
+                               "", "request_too_large"), shape);
     } else {
-      send_error(res, ApiError(res.status, concat("the request could not be read (HTTP ", res.status, ")")));
+      send_error(res, ApiError(res.status, concat("the request could not be read (HTTP ", res.status, ")")), shape);
     }
     return httplib::Server::HandlerResponse::Handled;
   };
   http.set_error_handler(on_error);
-  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr e) {
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr e) {
     std::string what = "unknown";
     try {
       std::rethrow_exception(e);
@@ -167,7 +174,7 @@ void configure(httplib::Server& http, ServerState& state) {
       what = ex.what();
     } catch (...) {
     }
-    send_error(res, ApiError(500, "internal error: " + what, "", "internal_error"));
+    send_error(res, ApiError(500, "internal error: " + what, "", "internal_error"), error_shape(req.path));
   });
   http.set_logger([&state](const httplib::Request& req, const httplib::Response& res) { close_request(state, req, res); });
 }

@@ -70,6 +70,8 @@ TEST(EngineText, SilentTokensWriteNoText) {
   EXPECT_EQ(silent.ids(), (std::vector<int32_t>{'a', 'b', kMark, 'c', 'd'}));
   EXPECT_EQ(text({kMark}, {"bc"}).text(), "a");
   EXPECT_EQ(text({kMark}, {"bc"}).finish(), FinishReason::stop);
+  EXPECT_EQ(text({kMark}, {"zz", "bc"}).events.back().stop_string, "bc");  // which one ended it
+  EXPECT_EQ(text({kMark}, {"zz"}).events.back().stop_string, "");          // none did
   RequestOptions included;  // vLLM's include_stop_str_in_output: the stop string stays
   included.forced = {'a', 'b', 'c', 'd'};
   included.stop_strings = {"bc"};

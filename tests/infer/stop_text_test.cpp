@@ -33,8 +33,14 @@ TEST(StopText, HoldsBackOnlyWhatMayStartAStop) {
 
 TEST(StopText, TheEarliestOfSeveralStopsWins) {
   StopText t({"world", "lo w"});
+  EXPECT_EQ(t.stopped_by(), nullptr);
   EXPECT_EQ(feed(t, {"hello world"}), "hel");
   EXPECT_TRUE(t.stopped());
+  ASSERT_NE(t.stopped_by(), nullptr);
+  EXPECT_EQ(*t.stopped_by(), "lo w");  // the one found (Anthropic's stop_sequence, vLLM's stop_reason)
+  StopText together({"abc", "ab"});
+  feed(together, {"xabcd"});
+  EXPECT_EQ(*together.stopped_by(), "abc");  // starting together: the earlier listed
 }
 
 // vLLM's include_stop_str_in_output: the text ends after the stop string that appeared first (the

@@ -129,6 +129,15 @@ for h in "" "Authorization: Bearer wrong" "Authorization: Bearer sekrit2" "Autho
   [ "$(post $C '{"prompt": "a", "max_tokens": 2}' ${h:+-H "$h"})" = 401 ] || { echo "FAIL: '$h' completion"; exit 1; }
   grep -q '"authentication_error"' "$work/body.json" || { echo "FAIL: 401 body"; cat "$work/body.json"; exit 1; }
 done
+# Anthropic's clients send the key as x-api-key, and read errors in Anthropic's shape.
+messages='{"max_tokens": 2, "messages": [{"role": "user", "content": "a"}]}'
+[ "$(post /v1/messages "$messages" -H "x-api-key: wrong")" = 401 ] || { echo "FAIL: a wrong x-api-key"; exit 1; }
+[ "$(json_get "$work/body.json" "['error']['type']")" = authentication_error ] && grep -q '"type":"error"' "$work/body.json" ||
+  { echo "FAIL: the Messages API's 401 body"; cat "$work/body.json"; exit 1; }
+# Past the key, this model (no chat template) gets a 400 saying so, in Anthropic's shape.
+[ "$(post /v1/messages "$messages" -H "x-api-key: sekrit")" = 400 ] || { echo "FAIL: x-api-key"; cat "$work/body.json"; exit 1; }
+[ "$(json_get "$work/body.json" "['error']['type']")" = invalid_request_error ] && grep -q "chat template" "$work/body.json" ||
+  { echo "FAIL: the Messages API's 400 body"; cat "$work/body.json"; exit 1; }
 
 # Still healthy and serving.
 [ "$(post $C '{"prompt": "The Congress", "max_tokens": 4}' "${auth[@]}")" = 200 ] || { echo "FAIL: not serving after the errors"; cat "$work/body.json"; exit 1; }

@@ -1,5 +1,6 @@
 # Tool calling, structured output and reasoning through the official openai npm client
-# (tools/serve_client/tools_check.mjs, every structured answer validated by ajv): a ChatML
+# (tools/serve_client/tools_check.mjs, every structured answer validated by ajv) and Anthropic's
+# (messages_check.mjs, the Messages API): a ChatML
 # template with <tool_call> blocks (the hermes family) on the small trained model, the other
 # families' constrained calls on it through --tool-parser, then a reasoning template that opens
 # <think> in the prompt on the Motif fixture. /apply-template with tools and tool calls renders
@@ -19,6 +20,7 @@ PY
 template="$root/tests/fixtures/serve/chatml_tools.jinja"
 start_server --chat-template "$template" --max-tool-calls 3
 node "$client_dir/tools_check.mjs" "$base/v1" tools || { echo "FAIL: the tools check"; tail -20 "$work/server.log"; exit 1; }
+node "$client_dir/messages_check.mjs" "$base" tools || { echo "FAIL: the Messages API check"; tail -20 "$work/server.log"; exit 1; }
 [ -z "$(server_errors)" ] || { echo "FAIL: 5xx answers"; server_errors; exit 1; }
 
 # /apply-template: a conversation with tools, a call (arguments as a JSON string, as clients send
@@ -92,5 +94,7 @@ json.dump(c, open(config, "w"))
 PY
 start_server --model-name motif
 node "$client_dir/tools_check.mjs" "$base/v1" reasoning || { echo "FAIL: the reasoning check"; tail -20 "$work/server.log"; exit 1; }
+node "$client_dir/messages_check.mjs" "$base" reasoning ||
+  { echo "FAIL: the Messages API reasoning check"; tail -20 "$work/server.log"; exit 1; }
 stop_server
 echo "PASS"

@@ -1,0 +1,236 @@
+#include "serve/messages_request.h"
+
+#include <set>
+#include <string>
+
+#include "serve/api_error.h"
+#include "serve/json_fields.h"
+
+namespace difftx::serve {
+namespace {
+
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+// The Messages fields taken as the chat completion's under the same names (top_k, and the
+// extensions difftx's chat takes beside it), and those read here.
+const std::set<std::string> kPassed = {"model", "temperature", "top_p", "top_k", "stream", "seed", "min_p",
+                                       "repetition_penalty", "chat_template_kwargs"};
+const std::set<std::string> kRead = {"messages", "system", "max_tokens", "stop_sequences", "tools", "tool_choice",
+                                     "thinking", "metadata", "service_tier", "container", "mcp_servers",
+                                     "context_management"};
+
+std::string at(const std::string& where, const char* list, size_t i) {
+  return where + "." + list + "[" + std::to_string(i) + "]";
+}
+
+std::string block_string(const ordered_json& block, const char* key, const std::string& where,
+                         const char* field = "messages") {
+  const auto it = block.find(key);
+  if (it == block.end() || !it->is_string()) bad_param(field, where + " needs a string '" + key + "'");
+  return it->get<std::string>();
+}
+
+// Text blocks (a tool result's content, the system prompt) as one text; a string as it is.
+std::string block_text(const ordered_json& content, const std::string& where, const char* field) {
+  if (content.is_string()) return content;
+  if (!content.is_array()) bad_param(field, where + " must be a string or a list of text blocks");
+  std::string text;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const ordered_json& block = content[i];
+    const std::string type = block.is_object() ? block.value("type", "") : "";
+    if (type != "text") unsupported(field, at(where, "content", i) + " of type '" + type + "' (text only)");
+    if (!text.empty()) text += "\n";
+    text += block_string(block, "text", at(where, "content", i), field);
+  }
+  return text;
+}
+
+// A user turn: its text blocks as one user message, its tool_result blocks as tool messages, in
+// the order they come.
+void user_turn(const ordered_json& content, const std::string& where, ordered_json& messages) {
+  if (content.is_string()) {
+    messages.push_back({{"role", "user"}, {"content", content}});
+    return;
+  }
+  ordered_json parts = ordered_json::array();
+  const auto flush = [&] {
+    if (!parts.empty()) messages.push_back({{"role", "user"}, {"content", parts}});
+    parts = ordered_json::array();
+  };
+  for (size_t i = 0; i < content.size(); ++i) {
+    const ordered_json& block = content[i];
+    const std::string block_at = at(where, "content", i);
+    const std::string type = block.is_object() ? block.value("type", "") : "";
+    if (type == "text") {
+      parts.push_back({{"type", "text"}, {"text", block_string(block, "text", block_at)}});
+    } else if (type == "tool_result") {
+      flush();
+      const auto result = block.find("content");
+      std::string text =
+          result == block.end() || result->is_null() ? "" : block_text(*result, block_at, "messages");
+      messages.push_back(
+          {{"role", "tool"}, {"tool_call_id", block_string(block, "tool_use_id", block_at)}, {"content", text}});
+    } else {
+      unsupported("messages", block_at + " of type '" + type + "' in a user turn (text and tool_result only)");
+    }
+  }
+  flush();
+}
+
+// An assistant turn: its text, its thinking as reasoning_content, its tool_use blocks as tool calls.
+void assistant_turn(const ordered_json& content, const std::string& where, ordered_json& messages) {
+  ordered_json message = {{"role", "assistant"}, {"content", ""}};
+  if (content.is_string()) {
+    message["content"] = content;
+    messages.push_back(std::move(message));
+    return;
+  }
+  std::string text, reasoning;
+  ordered_json calls = ordered_json::array();
+  for (size_t i = 0; i < content.size(); ++i) {
+    const ordered_json& block = content[i];
+    const std::string block_at = at(where, "content", i);
+    const std::string type = block.is_object() ? block.value("type", "") : "";
+    if (type == "text") {
+      text += block_string(block, "text", block_at);
+    } else if (type == "thinking") {
+      reasoning += block_string(block, "thinking", block_at);
+    } else if (type == "redacted_thinking") {
+      // Another model's encrypted thoughts: nothing a template can show.
+    } else if (type == "tool_use") {
+      const auto input = block.find("input");
+      if (input == block.end() || !input->is_object()) bad_param("messages", block_at + " needs an object 'input'");
+      calls.push_back({{"id", block_string(block, "id", block_at)},
+                       {"type", "function"},
+                       {"function", {{"name", block_string(block, "name", block_at)}, {"arguments", input->dump()}}}});
+    } else {
+      unsupported("messages", block_at + " of type '" + type + "' in an assistant turn");
+    }
+  }
+  message["content"] = text;
+  if (!reasoning.empty()) message["reasoning_content"] = reasoning;
+  if (!calls.empty()) message["tool_calls"] = std::move(calls);
+  messages.push_back(std::move(message));
+}
+
+ordered_json chat_messages(const ordered_json& input) {
+  if (!input.is_array() || input.empty()) bad_param("messages", "'messages' must be a non-empty list");
+  ordered_json messages = ordered_json::array();
+  for (size_t i = 0; i < input.size(); ++i) {
+    const ordered_json& m = input[i];
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) bad_param("messages", where + " must be an object");
+    const std::string role = block_string(m, "role", where);
+    const auto content = m.find("content");
+    if (content == m.end() || !(content->is_string() || content->is_array()))
+      bad_param("messages", where + " needs a 'content': a string or a list of blocks");
+    if (role == "user") user_turn(*content, where, messages);
+    else if (role == "assistant") assistant_turn(*content, where, messages);
+    else bad_param("messages", where + "'s role must be user or assistant (the system prompt is 'system')");
+  }
+  return messages;
+}
+
+// Custom tools ({name, description, input_schema}) as chat's function tools.
+ordered_json chat_tools(const ordered_json& tools) {
+  if (!tools.is_array()) bad_param("tools", "'tools' must be a list");
+  ordered_json out = ordered_json::array();
+  for (size_t i = 0; i < tools.size(); ++i) {
+    const ordered_json& tool = tools[i];
+    const std::string where = "tools[" + std::to_string(i) + "]";
+    if (!tool.is_object()) bad_param("tools", where + " must be an object");
+    const std::string type = tool.value("type", "custom");
+    if (type != "custom") unsupported("tools", where + " of type '" + type + "' (custom tools only)");
+    ordered_json function = {{"name", block_string(tool, "name", where, "tools")}};
+    if (tool.contains("description")) function["description"] = tool["description"];
+    if (!tool.contains("input_schema")) bad_param("tools", where + " needs an 'input_schema'");
+    function["parameters"] = tool["input_schema"];
+    out.push_back({{"type", "function"}, {"function", std::move(function)}});
+  }
+  return out;
+}
+
+// tool_choice as chat's: auto, any (required), a named tool, none; disable_parallel_tool_use as
+// parallel_tool_calls false.
+void chat_tool_choice(const ordered_json& choice, ordered_json& chat) {
+  if (!choice.is_object()) bad_param("tool_choice", "'tool_choice' must be an object");
+  const std::string type = choice.value("type", "");
+  if (type == "auto" || type == "none") chat["tool_choice"] = type;
+  else if (type == "any") chat["tool_choice"] = "required";
+  else if (type == "tool") chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice.value("name", json())}}}};
+  else bad_param("tool_choice", "'tool_choice.type' must be auto, any, tool or none");
+  if (const auto d = choice.find("disable_parallel_tool_use"); d != choice.end() && !d->is_null()) {
+    if (!d->is_boolean()) bad_param("tool_choice", "'tool_choice.disable_parallel_tool_use' must be a boolean");
+    chat["parallel_tool_calls"] = !d->get<bool>();
+  }
+}
+
+// thinking: enabled with a budget (the template's enable_thinking, and the reasoning budget), or
+// disabled.
+void chat_thinking(const ordered_json& thinking, ordered_json& chat) {
+  if (!thinking.is_object()) bad_param("thinking", "'thinking' must be an object");
+  const std::string type = thinking.value("type", "");
+  if (type != "enabled" && type != "disabled") bad_param("thinking", "'thinking.type' must be enabled or disabled");
+  if (!chat.contains("chat_template_kwargs")) chat["chat_template_kwargs"] = ordered_json::object();
+  if (!chat["chat_template_kwargs"].is_object()) return;  // the chat path names it
+  chat["chat_template_kwargs"]["enable_thinking"] = type == "enabled";
+  if (type == "disabled") return;
+  const auto budget = json_integer(thinking.value("budget_tokens", json()), 1, INT32_MAX);
+  if (!budget) bad_param("thinking", "'thinking.budget_tokens' must be a positive integer");
+  chat["max_reasoning_tokens"] = *budget;
+}
+
+// The chat field each Messages field became, for errors the chat path raises.
+std::string messages_param(const std::string& chat_param) {
+  if (chat_param == "max_completion_tokens") return "max_tokens";
+  if (chat_param == "stop") return "stop_sequences";
+  if (chat_param == "max_reasoning_tokens") return "thinking";
+  if (chat_param == "parallel_tool_calls") return "tool_choice";
+  return chat_param;
+}
+
+}  // namespace
+
+ChatRequest parse_messages_request(const json& body, const ordered_json& ordered, const ServeLimits& limits,
+                                   bool counting) {
+  const Fields f(body);
+  for (const auto& [key, value] : body.items())
+    if (!kPassed.count(key) && !kRead.count(key))
+      throw ApiError(400, key + ": Extra inputs are not permitted", key, "unknown_parameter");
+  for (const char* key : {"container", "mcp_servers", "context_management"})
+    if (f.find(key)) unsupported(key, std::string("'") + key + "'");
+  if (const json* v = f.find("metadata"); v && !v->is_object()) bad_param("metadata", "'metadata' must be an object");
+  if (!body.contains("messages") || body["messages"].is_null())
+    throw ApiError(400, "'messages' is required", "messages", "missing_required_parameter");
+  std::optional<int64_t> max_tokens;
+  if (!counting) {
+    if (!body.contains("max_tokens") || body["max_tokens"].is_null())
+      throw ApiError(400, "'max_tokens' is required", "max_tokens", "missing_required_parameter");
+    max_tokens = f.integer("max_tokens", 1, std::max<int64_t>(1, limits.context));
+  }
+
+  ordered_json chat = ordered_json::object();
+  for (const auto& [key, value] : ordered.items())
+    if (kPassed.count(key) && !(counting && key == "stream")) chat[key] = value;
+  ordered_json messages = chat_messages(ordered["messages"]);
+  if (f.find("system"))
+    messages.insert(messages.begin(), ordered_json{{"role", "system"},
+                                                   {"content", block_text(ordered["system"], "system", "system")}});
+  chat["messages"] = std::move(messages);
+  if (max_tokens) chat["max_completion_tokens"] = *max_tokens;
+  if (const json* stops = f.find("stop_sequences")) {
+    if (!stops->is_array()) bad_param("stop_sequences", "'stop_sequences' must be a list of strings");
+    chat["stop"] = ordered["stop_sequences"];
+  }
+  if (f.find("tools")) chat["tools"] = chat_tools(ordered["tools"]);
+  if (f.find("tool_choice")) chat_tool_choice(ordered["tool_choice"], chat);
+  if (f.find("thinking")) chat_thinking(ordered["thinking"], chat);
+  try {
+    return parse_chat_request(json(chat), chat, limits);
+  } catch (const ApiError& e) {
+    throw ApiError(e.status, e.what(), messages_param(e.param), e.code);
+  }
+}
+
+}  // namespace difftx::serve
