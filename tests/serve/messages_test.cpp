@@ -5,11 +5,10 @@
 // blocks (serve/messages_output.h).
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include "serve/api_error.h"
 #include "serve/messages_output.h"
 #include "serve/messages_request.h"
+#include "support/sse_events.h"
 
 namespace difftx::serve {
 namespace {
@@ -135,20 +134,6 @@ TEST(Messages, TheMessageAndItsStopReason) {
   EXPECT_EQ(error_shape("/v1/messagesx"), ErrorShape::openai);
 }
 
-// The events of an SSE text: each event's data, checked against its `event:` line.
-std::vector<json> events_of(const std::string& sse) {
-  std::vector<json> out;
-  std::istringstream in(sse);
-  std::string type, line;
-  while (std::getline(in, line)) {
-    if (line.rfind("event: ", 0) == 0) type = line.substr(7);
-    if (line.rfind("data: ", 0) != 0) continue;
-    out.push_back(json::parse(line.substr(6)));
-    EXPECT_EQ(out.back()["type"], type);
-  }
-  return out;
-}
-
 TEST(Messages, StreamedEventsAddUpToTheBlocks) {
   MessageEvents events(kHeader, 10);
   std::string sse = events.start();
@@ -157,7 +142,7 @@ TEST(Messages, StreamedEventsAddUpToTheBlocks) {
   sse += events.push({"", " is.", {{0, "add", "{\"a\"", ""}}}, {"call_1"});
   sse += events.push({"", "", {{0, "", ":1}", ""}, {1, "now", "", ""}}}, {"", "call_2"});
   sse += events.finish(message_stop("tool_calls", ""), {10, 7, 0});
-  const std::vector<json> e = events_of(sse);
+  const std::vector<json> e = testing::sse_events(sse);
   ASSERT_GE(e.size(), 3u);
   EXPECT_EQ(e.front()["type"], "message_start");
   EXPECT_EQ(e.front()["message"]["usage"]["input_tokens"], 10);
@@ -198,7 +183,7 @@ TEST(Messages, StreamedEventsAddUpToTheBlocks) {
   EXPECT_EQ(texts[2], "{\"a\":1}");
   EXPECT_EQ(blocks[3]["name"], "now");
   // An error ends a stream as an `error` event in Anthropic's shape.
-  const std::vector<json> failed = events_of(events.error(ApiError(500, "generation failed: x")));
+  const std::vector<json> failed = testing::sse_events(events.error(ApiError(500, "generation failed: x")));
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0]["error"]["type"], "api_error");
 }

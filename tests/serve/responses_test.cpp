@@ -5,11 +5,10 @@
 // (serve/responses_output.h).
 #include <gtest/gtest.h>
 
-#include <sstream>
-
 #include "serve/api_error.h"
 #include "serve/responses_output.h"
 #include "serve/responses_request.h"
+#include "support/sse_events.h"
 
 namespace difftx::serve {
 namespace {
@@ -167,20 +166,6 @@ TEST(Responses, OutputItemsAndTheResponseObject) {
   EXPECT_EQ(r["tools"], json::array());
 }
 
-// The events of an SSE text: each event's data, checked against its `event:` line.
-std::vector<json> events_of(const std::string& sse) {
-  std::vector<json> out;
-  std::istringstream in(sse);
-  std::string type, line;
-  while (std::getline(in, line)) {
-    if (line.rfind("event: ", 0) == 0) type = line.substr(7);
-    if (line.rfind("data: ", 0) != 0) continue;
-    out.push_back(json::parse(line.substr(6)));
-    EXPECT_EQ(out.back()["type"], type);
-  }
-  return out;
-}
-
 TEST(Responses, StreamedEventsAddUpToTheItems) {
   ResponseEvents events(kHeader, {{"tools", json::array()}});
   std::string sse = events.start();
@@ -189,7 +174,7 @@ TEST(Responses, StreamedEventsAddUpToTheItems) {
   sse += events.push({"", " is.", {{0, "add", "{\"a\"", ""}}}, {"call_1"});
   sse += events.push({"", "", {{0, "", ":1}", ""}, {1, "now", "", ""}}}, {"", "call_2"});
   sse += events.finish(false, {10, 7});
-  const std::vector<json> e = events_of(sse);
+  const std::vector<json> e = testing::sse_events(sse);
   for (size_t i = 0; i < e.size(); ++i) EXPECT_EQ(e[i]["sequence_number"], static_cast<int64_t>(i));
   EXPECT_EQ(e.front()["type"], "response.created");
   EXPECT_EQ(e.back()["type"], "response.completed");
@@ -226,7 +211,7 @@ TEST(Responses, StreamedEventsAddUpToTheItems) {
     EXPECT_EQ(deltas, item["type"] == "function_call" ? item["arguments"] : item["content"][0]["text"]) << index;
   }
   // An error ends a stream as an `error` event.
-  const std::vector<json> failed = events_of(events.error(error_body(500, "generation failed: x", "", "generation_error")));
+  const std::vector<json> failed = testing::sse_events(events.error(error_body(500, "generation failed: x", "", "generation_error")));
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0]["code"], "generation_error");
 }
