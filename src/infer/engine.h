@@ -80,6 +80,7 @@ struct TokenEvent {
   std::vector<PromptTokenLogprob> prompt_logprobs;
   FinishReason finish = FinishReason::none;
   std::string stop_string;  // with FinishReason::stop: the stop string that ended the text, if one did
+  int32_t stop_token = -1;  // with FinishReason::stop: the stop token drawn (not streamed), if one ended it
   std::string error;     // the message, for FinishReason::error
   // On the last event. generated_tokens counts a stop token that ended the request (not streamed),
   // as OpenAI's and vLLM's usage count the end-of-sequence token.

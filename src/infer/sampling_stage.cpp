@@ -76,7 +76,9 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
   s.tokens.push_back(id);
   ++counters_.generated_tokens;
   if (stop_token) {  // generated, and counted as OpenAI and vLLM count it (usage), but neither streamed nor text
-    finish(s, FinishReason::stop);
+    TokenEvent event;
+    event.stop_token = id;
+    finish(s, FinishReason::stop, std::move(event));
     return FinishReason::stop;
   }
   TokenEvent event;

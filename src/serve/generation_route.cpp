@@ -54,6 +54,7 @@ struct ChoiceProgress {
   std::vector<infer::PromptTokenLogprob> prompt_scores;  // with RequestOptions::prompt_logprobs
   FinishReason finish = FinishReason::none;
   std::string stop_string;  // the stop string that ended it, if one did
+  int32_t stop_token = -1;  // the stop token that ended it, if one did
   std::string error;
   int64_t prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;
   int64_t offset = 0;  // text_offset of the next token
@@ -130,6 +131,7 @@ void apply(ServerState& state, const Job& job, const ChoiceRun& run, ChoiceProgr
   if (e.finish == FinishReason::none) return;
   p.finish = e.finish;
   p.stop_string = e.stop_string;
+  p.stop_token = e.stop_token;
   p.error = e.error;
   p.prompt_tokens = e.prompt_tokens;
   p.cached_tokens = e.cached_tokens;
@@ -150,6 +152,20 @@ Usage total_usage(const Job& job, const std::vector<ChoiceProgress>& progress) {
     u.completion_tokens += progress[i].generated_tokens;
   }
   return u;
+}
+
+// vLLM's stop_reason: the stop string, or the id of stop_token_ids, that ended the choice; null for
+// the model's end of sequence (or the template's end of turn), which vLLM checks first, and for
+// anything else.
+json stop_reason(const ServedModel& m, const Job& job, const ChoiceProgress& p) {
+  if (p.finish != FinishReason::stop) return nullptr;
+  if (!p.stop_string.empty()) return p.stop_string;
+  const auto has = [&](const std::vector<int32_t>& ids) {
+    return std::find(ids.begin(), ids.end(), p.stop_token) != ids.end();
+  };
+  const bool end_of_sequence = !job.params.ignore_eos && (has(m.frame.stop) || has(job.extra_stop));
+  if (p.stop_token >= 0 && has(job.params.stop_token_ids) && !end_of_sequence) return p.stop_token;
+  return nullptr;
 }
 
 void check_outcome(const ChoiceProgress& p) {
@@ -188,7 +204,8 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
   std::vector<int64_t> offsets;
   for (size_t i = 0; i < progress.size(); ++i) {
     check_outcome(progress[i]);
-    ChoiceResult c{progress[i].text, finish_name(progress[i].finish), std::move(progress[i].tokens), {}, {}, nullptr};
+    ChoiceResult c{progress[i].text, finish_name(progress[i].finish), std::move(progress[i].tokens), {}, {}, nullptr,
+                   stop_reason(*state.model, job, progress[i])};
     const std::vector<int32_t>& prompt = job.prompts[i / job.params.n];
     if (job.params.options.prompt_logprobs)
       c.prompt_logprobs = prompt_logprobs_json(tokenizer, prompt, progress[i].prompt_scores);
@@ -291,7 +308,9 @@ class Stream {
     const bool token = !info.empty();
     if (job_.api == Api::completion) {
       if (!text.empty() || token) out += sse_event(completion_chunk(job_.header, ce.choice, text, "", logprobs));
-      if (ends) out += sse_event(completion_chunk(job_.header, ce.choice, "", finish_name(e.finish), nullptr));
+      if (ends)
+        out += sse_event(completion_chunk(job_.header, ce.choice, "", finish_name(e.finish), nullptr,
+                                          stop_reason(*state_.model, job_, p)));
       return out;
     }
     // Chat: the reply read back as it grows - reasoning, content, each tool call from its name on.
@@ -317,7 +336,8 @@ class Stream {
     if (ends) {
       const char* reason =
           reply.calls_sent() > 0 && e.finish == FinishReason::stop ? "tool_calls" : finish_name(e.finish);
-      out += sse_event(chat_chunk(job_.header, ce.choice, json::object(), reason, nullptr));
+      out += sse_event(chat_chunk(job_.header, ce.choice, json::object(), reason, nullptr,
+                                  stop_reason(*state_.model, job_, p)));
     }
     return out;
   }

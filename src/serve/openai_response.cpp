@@ -11,10 +11,13 @@ namespace {
 json nullable(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 // One choice: its index, what it holds under `key` (text, message or delta), its logprobs and
-// finish reason.
-json choice(int64_t index, const char* key, json value, json logprobs, const std::string& finish_reason) {
-  return {{"index", index}, {key, std::move(value)}, {"logprobs", std::move(logprobs)},
-          {"finish_reason", nullable(finish_reason)}};
+// finish reason, and where it has finished, vLLM's stop_reason.
+json choice(int64_t index, const char* key, json value, json logprobs, const std::string& finish_reason,
+            const json& stop_reason) {
+  json c = {{"index", index}, {key, std::move(value)}, {"logprobs", std::move(logprobs)},
+            {"finish_reason", nullable(finish_reason)}};
+  if (!finish_reason.empty()) c["stop_reason"] = stop_reason;
+  return c;
 }
 
 // A response or a chunk: the header's fields, the object type and the choices.
@@ -88,7 +91,7 @@ json completion_response(const ResponseHeader& h, const std::vector<ChoiceResult
     const ChoiceResult& c = choices[i];
     list.push_back(choice(static_cast<int64_t>(i), "text", c.text,
                           logprobs ? completion_logprobs(c.tokens, text_offsets.at(i)) : json(nullptr),
-                          c.finish_reason));
+                          c.finish_reason, c.stop_reason));
     if (!c.prompt_logprobs.is_null()) list.back()["prompt_logprobs"] = c.prompt_logprobs;
   }
   return with_usage(response(h, "text_completion", std::move(list)), usage);
@@ -112,7 +115,7 @@ json chat_response(const ResponseHeader& h, const std::vector<ChoiceResult>& cho
       }
     }
     list.push_back(choice(static_cast<int64_t>(i), "message", std::move(message),
-                          logprobs ? chat_logprobs(c.tokens) : json(nullptr), c.finish_reason));
+                          logprobs ? chat_logprobs(c.tokens) : json(nullptr), c.finish_reason, c.stop_reason));
   }
   json out = with_usage(response(h, "chat.completion", std::move(list)), usage);
   if (!choices.empty() && !choices[0].prompt_logprobs.is_null()) out["prompt_logprobs"] = choices[0].prompt_logprobs;
@@ -127,13 +130,15 @@ json tool_call_json(const ToolCallResult& call, int64_t index) {
 }
 
 json completion_chunk(const ResponseHeader& h, int64_t index, const std::string& text, const std::string& finish_reason,
-                      const json& logprobs) {
-  return response(h, "text_completion", json::array({choice(index, "text", text, logprobs, finish_reason)}));
+                      const json& logprobs, const json& stop_reason) {
+  return response(h, "text_completion",
+                  json::array({choice(index, "text", text, logprobs, finish_reason, stop_reason)}));
 }
 
 json chat_chunk(const ResponseHeader& h, int64_t index, const json& delta, const std::string& finish_reason,
-                const json& logprobs) {
-  return response(h, "chat.completion.chunk", json::array({choice(index, "delta", delta, logprobs, finish_reason)}));
+                const json& logprobs, const json& stop_reason) {
+  return response(h, "chat.completion.chunk",
+                  json::array({choice(index, "delta", delta, logprobs, finish_reason, stop_reason)}));
 }
 
 json usage_chunk(const ResponseHeader& h, const char* object, const Usage& usage) {

@@ -29,6 +29,9 @@ struct ChoiceResult {
   std::optional<std::string> reasoning;   // chat: message.reasoning_content, where a block was read
   std::vector<ToolCallResult> tool_calls; // chat: message.tool_calls
   nlohmann::json prompt_logprobs = nullptr;  // vLLM's, where the prompt was scored (prompt_scores.h); else null
+  // vLLM's: the stop string, or the stop_token_ids id, that ended it; null for anything else (the
+  // end of sequence, the length).
+  nlohmann::json stop_reason = nullptr;
 };
 
 struct Usage {
@@ -63,11 +66,14 @@ nlohmann::json chat_response(const ResponseHeader& h, const std::vector<ChoiceRe
 // One tool call as a message or a stream delta shows it ({index, id, type, function}).
 nlohmann::json tool_call_json(const ToolCallResult& call, int64_t index);
 
-// Stream chunks. finish_reason empty: null. logprobs: null when not asked for.
+// Stream chunks. finish_reason empty: null. logprobs: null when not asked for. stop_reason: with a
+// finish_reason, as ChoiceResult's.
 nlohmann::json completion_chunk(const ResponseHeader& h, int64_t index, const std::string& text,
-                                const std::string& finish_reason, const nlohmann::json& logprobs);
+                                const std::string& finish_reason, const nlohmann::json& logprobs,
+                                const nlohmann::json& stop_reason = nullptr);
 nlohmann::json chat_chunk(const ResponseHeader& h, int64_t index, const nlohmann::json& delta,
-                          const std::string& finish_reason, const nlohmann::json& logprobs);
+                          const std::string& finish_reason, const nlohmann::json& logprobs,
+                          const nlohmann::json& stop_reason = nullptr);
 // The last chunk of stream_options.include_usage: empty choices and the usage.
 nlohmann::json usage_chunk(const ResponseHeader& h, const char* object, const Usage& usage);
 

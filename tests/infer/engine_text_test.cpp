@@ -119,6 +119,7 @@ TEST(EngineText, StopTokenCountsAsGenerated) {
     EXPECT_EQ(r.stream.ids(), std::vector<int32_t>(forced.begin(), forced.end() - 1));
     EXPECT_EQ(r.stream.text(), std::string(forced.begin(), forced.end() - 1));
     EXPECT_EQ(r.stream.events.back().generated_tokens, n);
+    EXPECT_EQ(r.stream.events.back().stop_token, kEnd);  // which one ended it (vLLM's stop_reason)
     EXPECT_EQ(r.stats.generated_tokens, n);
   }
   // Without a stop token, what was drawn: the same count.
@@ -126,6 +127,7 @@ TEST(EngineText, StopTokenCountsAsGenerated) {
   o.forced = {'a', 'b'};
   const Outcome r = run(tokenizer, o);
   EXPECT_EQ(r.stream.finish(), FinishReason::length);
+  EXPECT_EQ(r.stream.events.back().stop_token, -1);
   EXPECT_EQ(r.stream.events.back().generated_tokens, 2);
   EXPECT_EQ(r.stats.generated_tokens, 2);
 }

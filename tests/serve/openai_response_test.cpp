@@ -31,6 +31,12 @@ TEST(ServeResponse, Completion) {
   EXPECT_EQ(r["choices"][0]["text"], "Hello");
   EXPECT_EQ(r["choices"][0]["finish_reason"], "stop");
   EXPECT_EQ(r["choices"][1]["finish_reason"], "length");
+  EXPECT_EQ(r["choices"][1]["stop_reason"], nullptr);  // vLLM's: a finished choice has one
+  ChoiceResult stopped{"x", "stop", {}, {}, {}};
+  stopped.stop_reason = "END";
+  EXPECT_EQ(completion_response(kHeader, {stopped}, {1, 1}, false, {0})["choices"][0]["stop_reason"], "END");
+  stopped.stop_reason = 7;
+  EXPECT_EQ(chat_response(kHeader, {stopped}, {1, 1}, false)["choices"][0]["stop_reason"], 7);
   const json& lp = r["choices"][0]["logprobs"];
   EXPECT_EQ(lp["tokens"], json({"He", "llo"}));
   EXPECT_EQ(lp["token_logprobs"], json({-0.5, -0.25}));
@@ -116,6 +122,8 @@ TEST(ServeResponse, Chunks) {
   EXPECT_EQ(c["choices"][0]["delta"]["content"], "lo");
   EXPECT_TRUE(c["choices"][0]["finish_reason"].is_null());
   EXPECT_TRUE(c["choices"][0]["logprobs"].is_null());
+  EXPECT_FALSE(c["choices"][0].contains("stop_reason"));  // until the choice finishes
+  EXPECT_EQ(completion_chunk(kHeader, 0, "", "stop", nullptr, "END")["choices"][0]["stop_reason"], "END");
   const json end = chat_chunk(kHeader, 0, json::object(), "length", nullptr);
   EXPECT_EQ(end["choices"][0]["finish_reason"], "length");
   EXPECT_TRUE(end["choices"][0]["delta"].empty());

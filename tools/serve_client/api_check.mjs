@@ -47,6 +47,34 @@ assert.deepEqual(counts(streamed.usage), counts(whole.usage));
 assert.equal(streamed.finish[0], whole.choices[0].finish_reason);
 console.log(`completion: ${JSON.stringify(whole.choices[0].text)} (${whole.usage.completion_tokens} tokens)`);
 
+// vLLM's stop_reason: the stop string that ended the text, whole and streamed; the stop_token_ids
+// id that did; null for the end of sequence or the length.
+const text = whole.choices[0].text;
+const at = [...Array(Math.max(0, text.length - 3)).keys()].find((k) => k > 0 && text.indexOf(text.slice(k, k + 2)) === k);
+if (at !== undefined) {
+  const stop = text.slice(at, at + 2);
+  const cut = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 0, stop: ["\u0001", stop] });
+  assert.deepEqual([cut.choices[0].text, cut.choices[0].finish_reason, cut.choices[0].stop_reason], [text.slice(0, at), "stop", stop]);
+  const ends = [];
+  for await (const chunk of await client.completions.create({ model, prompt, max_tokens: 16, temperature: 0, stop: [stop],
+                                                               stream: true }))
+    for (const c of chunk.choices) if (c.finish_reason) ends.push([c.finish_reason, c.stop_reason]);
+  assert.deepEqual(ends, [["stop", stop]], "the streamed stop_reason");
+  console.log(`stop_reason: ${JSON.stringify(stop)}`);
+}
+if (whole.choices[0].finish_reason === "length") assert.equal(whole.choices[0].stop_reason, null);
+const first = await client.completions.create({ model, prompt, max_tokens: 1, temperature: 0, logprobs: 1 });
+const firstIds = (await (await fetch(baseURL.replace(/\/v1$/, "") + "/tokenize", {
+  method: "POST", headers: { "Content-Type": "application/json", Authorization: `Bearer ${apiKey || "none"}` },
+  body: JSON.stringify({ content: first.choices[0].logprobs.tokens[0] }) })).json()).tokens;
+if (firstIds.length === 1) {
+  const stopped = await client.completions.create({ model, prompt, max_tokens: 16, temperature: 0, stop_token_ids: firstIds });
+  assert.deepEqual([stopped.choices[0].text, stopped.choices[0].finish_reason, stopped.choices[0].stop_reason],
+                   ["", "stop", firstIds[0]],
+                   "stop_token_ids: the id is the stop_reason");
+  console.log(`stop_reason: token ${firstIds[0]}`);
+}
+
 // n choices with a seed: reproducible, and choice i is seeded seed + i (so they differ).
 const seeded = (seed) => client.completions.create({ model, prompt, max_tokens: 12, temperature: 1, seed, n: 3 });
 const a = await seeded(5), b = await seeded(5);

@@ -151,6 +151,8 @@ await expect400({ model, max_tokens: 5, messages: [user("Hi")], tools: [{ type: 
 await expect400({ model, max_tokens: 5, messages: [user("Hi")], tools, tool_choice: { type: "tool", name: "nope" } },
                 "tool_choice naming no tool");
 await expect400({ model, max_tokens: 5, messages: [{ role: "system", content: "Hi" }] }, "a system turn");
+await expect400({ model, max_tokens: 5, messages: [user("Hi")], thinking: { type: "enabled", budget_tokens: 1024 } },
+                "thinking, where the template has no reasoning block");
 assert.ok((await client.messages.create({ model, max_tokens: 3, messages: [user("Hi")] })).content.length >= 1);
 console.log(`messages: ${JSON.stringify(one.content)}`);
 console.log("messages: ok");
