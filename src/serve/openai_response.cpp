@@ -1,5 +1,7 @@
 #include "serve/openai_response.h"
 
+#include <ctime>
+
 #include "data/utf8.h"
 
 namespace difftx::serve {
@@ -146,8 +148,15 @@ json usage_chunk(const ResponseHeader& h, const char* object, const Usage& usage
 }
 
 json models_list(const std::string& model, int64_t created) {
-  return {{"object", "list"},
-          {"data", json::array({{{"id", model}, {"object", "model"}, {"created", created}, {"owned_by", "difftx"}}})}};
+  char when[32];  // Anthropic's created_at: RFC 3339, UTC
+  const auto t = static_cast<std::time_t>(created);
+  std::tm utc{};
+  gmtime_r(&t, &utc);
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  const json entry = {{"id", model},         {"object", "model"},      {"created", created}, {"owned_by", "difftx"},
+                      {"type", "model"},     {"display_name", model},  {"created_at", when}};
+  return {{"object", "list"}, {"data", json::array({entry})}, {"has_more", false}, {"first_id", model},
+          {"last_id", model}};
 }
 
 }  // namespace difftx::serve

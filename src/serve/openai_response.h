@@ -77,6 +77,8 @@ nlohmann::json chat_chunk(const ResponseHeader& h, int64_t index, const nlohmann
 // The last chunk of stream_options.include_usage: empty choices and the usage.
 nlohmann::json usage_chunk(const ResponseHeader& h, const char* object, const Usage& usage);
 
+// The models as OpenAI's clients read them (object, created, owned_by) and Anthropic's (type,
+// display_name, created_at; the page's has_more, first_id, last_id) alike.
 nlohmann::json models_list(const std::string& model, int64_t created);
 
 // Compact JSON whose strings' invalid UTF-8 (partial characters in token strings) becomes U+FFFD.

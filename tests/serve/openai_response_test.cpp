@@ -150,6 +150,10 @@ TEST(ServeResponse, ModelsList) {
   EXPECT_EQ(m["data"][0]["id"], "tiny");
   EXPECT_EQ(m["data"][0]["object"], "model");
   EXPECT_EQ(m["data"][0]["created"], 7);
+  EXPECT_EQ(m["data"][0]["type"], "model");  // Anthropic's fields beside
+  EXPECT_EQ(m["data"][0]["created_at"], "1970-01-01T00:00:07Z");
+  EXPECT_EQ(m["has_more"], false);
+  EXPECT_EQ(m["last_id"], "tiny");
 }
 
 TEST(ServeAuth, BearerKeys) {

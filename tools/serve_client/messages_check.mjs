@@ -13,7 +13,8 @@ import Ajv from "ajv";
 
 const [baseURL, mode] = process.argv.slice(2);
 const client = new Anthropic({ baseURL, apiKey: "none", maxRetries: 0 });
-const model = (await (await fetch(`${baseURL}/v1/models`)).json()).data[0].id;
+const model = (await client.models.list()).data[0].id;
+assert.equal((await client.models.retrieve(model)).type, "model");
 const ajv = new Ajv({ strict: true, allErrors: true });
 const user = (content) => ({ role: "user", content });
 const textOf = (message) => message.content.filter((b) => b.type === "text").map((b) => b.text).join("");
