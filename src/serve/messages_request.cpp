@@ -17,8 +17,8 @@ using nlohmann::ordered_json;
 const std::set<std::string> kPassed = {"model", "temperature", "top_p", "top_k", "stream", "seed", "min_p",
                                        "repetition_penalty", "chat_template_kwargs"};
 const std::set<std::string> kRead = {"messages", "system", "max_tokens", "stop_sequences", "tools", "tool_choice",
-                                     "thinking", "metadata", "service_tier", "container", "mcp_servers",
-                                     "context_management"};
+                                     "thinking", "output_config", "metadata", "service_tier", "container",
+                                     "mcp_servers", "context_management"};
 
 std::string at(const std::string& where, const char* list, size_t i) {
   return where + "." + list + "[" + std::to_string(i) + "]";
@@ -166,19 +166,46 @@ void chat_tool_choice(const ordered_json& choice, ordered_json& chat) {
   }
 }
 
+// A template variable, unless the request's chat_template_kwargs set it already (they win).
+void template_variable(ordered_json& chat, const char* name, const ordered_json& value) {
+  if (!chat.contains("chat_template_kwargs")) chat["chat_template_kwargs"] = ordered_json::object();
+  ordered_json& vars = chat["chat_template_kwargs"];
+  if (vars.is_object() && !vars.contains(name)) vars[name] = value;  // not an object: the chat path names it
+}
+
 // thinking: enabled with a budget (the template's enable_thinking, and the reasoning budget), or
 // disabled.
 void chat_thinking(const ordered_json& thinking, ordered_json& chat) {
   if (!thinking.is_object()) bad_param("thinking", "'thinking' must be an object");
   const std::string type = thinking.value("type", "");
   if (type != "enabled" && type != "disabled") bad_param("thinking", "'thinking.type' must be enabled or disabled");
-  if (!chat.contains("chat_template_kwargs")) chat["chat_template_kwargs"] = ordered_json::object();
-  if (!chat["chat_template_kwargs"].is_object()) return;  // the chat path names it
-  chat["chat_template_kwargs"]["enable_thinking"] = type == "enabled";
+  template_variable(chat, "enable_thinking", type == "enabled");
   if (type == "disabled") return;
   const auto budget = json_integer(thinking.value("budget_tokens", json()), 1, INT32_MAX);
   if (!budget) bad_param("thinking", "'thinking.budget_tokens' must be a positive integer");
   chat["max_reasoning_tokens"] = *budget;
+}
+
+// output_config: format, a JSON schema the text follows (chat's response_format json_schema), and
+// effort (the template's reasoning_effort).
+void chat_output_config(const ordered_json& config, ordered_json& chat) {
+  if (!config.is_object()) bad_param("output_config", "'output_config' must be an object");
+  for (const auto& [key, value] : config.items())
+    if (key != "format" && key != "effort")
+      throw ApiError(400, "output_config." + key + ": Extra inputs are not permitted", "output_config",
+                     "unknown_parameter");
+  if (const auto format = config.find("format"); format != config.end() && !format->is_null()) {
+    if (!format->is_object() || format->value("type", "") != "json_schema" || !format->contains("schema"))
+      bad_param("output_config", "'output_config.format' must be {\"type\": \"json_schema\", \"schema\": {...}}");
+    chat["response_format"] = {{"type", "json_schema"},
+                               {"json_schema", {{"name", "output"}, {"schema", (*format)["schema"]}, {"strict", true}}}};
+  }
+  if (const auto effort = config.find("effort"); effort != config.end() && !effort->is_null()) {
+    static const std::set<std::string> kEfforts = {"low", "medium", "high", "xhigh", "max"};
+    if (!effort->is_string() || !kEfforts.count(effort->get<std::string>()))
+      bad_param("output_config", "'output_config.effort' must be one of low, medium, high, xhigh, max");
+    template_variable(chat, "reasoning_effort", *effort);
+  }
 }
 
 // The chat field each Messages field became, for errors the chat path raises.
@@ -187,6 +214,7 @@ std::string messages_param(const std::string& chat_param) {
   if (chat_param == "stop") return "stop_sequences";
   if (chat_param == "max_reasoning_tokens") return "thinking";
   if (chat_param == "parallel_tool_calls") return "tool_choice";
+  if (chat_param == "response_format") return "output_config";
   return chat_param;
 }
 
@@ -226,6 +254,7 @@ ChatRequest parse_messages_request(const json& body, const ordered_json& ordered
   if (f.find("tools")) chat["tools"] = chat_tools(ordered["tools"]);
   if (f.find("tool_choice")) chat_tool_choice(ordered["tool_choice"], chat);
   if (f.find("thinking")) chat_thinking(ordered["thinking"], chat);
+  if (f.find("output_config")) chat_output_config(ordered["output_config"], chat);
   try {
     return parse_chat_request(json(chat), chat, limits);
   } catch (const ApiError& e) {

@@ -1,7 +1,8 @@
 // Anthropic's Messages API (POST /v1/messages, and /v1/messages/count_tokens) as a chat
 // completion: the system prompt, the messages' content blocks (text, tool_use and tool_result,
-// thinking), the tools with their input_schema, tool_choice, thinking, max_tokens and
-// stop_sequences become the chat request's messages and fields, which the chat path checks,
+// thinking), the tools with their input_schema, tool_choice, thinking, output_config (a JSON
+// schema for the text, the effort), max_tokens and stop_sequences become the chat request's
+// messages and fields, which the chat path checks,
 // renders through the template and runs. Blocks and tools the server cannot take (images,
 // documents, server tools, MCP servers) are 400s naming the field, as is any field it does not know.
 #pragma once

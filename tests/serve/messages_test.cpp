@@ -72,6 +72,16 @@ TEST(Messages, BlocksBecomeChatMessages) {
   EXPECT_EQ(parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}], "thinking": {"type": "disabled"}})")
                 .template_kwargs["enable_thinking"],
             false);
+  // output_config: the text's JSON schema (the chat's response_format) and the template's effort.
+  const ChatRequest shaped = parse(R"({"max_tokens": 50, "messages": [{"role": "user", "content": "Hi"}],
+      "output_config": {"format": {"type": "json_schema", "schema": {"type": "object", "properties": {"a": {"type": "integer"}},
+                                   "required": ["a"], "additionalProperties": false}}, "effort": "max"}})");
+  EXPECT_TRUE(shaped.output.constrains_text());
+  EXPECT_EQ(shaped.template_kwargs["reasoning_effort"], "max");
+  EXPECT_EQ(parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}], "output_config": {"effort": "low"},
+                      "chat_template_kwargs": {"reasoning_effort": "high"}})")
+                .template_kwargs["reasoning_effort"],
+            "high");  // the request's own template variables win
   // count_tokens bodies have no max_tokens.
   EXPECT_NO_THROW(parse(R"({"model": "tiny", "messages": [{"role": "user", "content": "Hi"}]})", true));
 }
@@ -99,6 +109,9 @@ TEST(Messages, ErrorsNameTheMessagesField) {
   expect_error(R"({"max_tokens": 5, "thinking": {"type": "enabled"}, )" + hi + "}", "thinking");
   expect_error(R"({"max_tokens": 5, "stop_sequences": "END", )" + hi + "}", "stop_sequences");
   expect_error(R"({"max_tokens": 5, "mcp_servers": [], )" + hi + "}", "mcp_servers");
+  expect_error(R"({"max_tokens": 5, "output_config": {"format": {"type": "xml"}}, )" + hi + "}", "output_config");
+  expect_error(R"({"max_tokens": 5, "output_config": {"effort": "huge"}, )" + hi + "}", "output_config");
+  expect_error(R"({"max_tokens": 5, "output_config": {"verbosity": 1}, )" + hi + "}", "output_config");
   expect_error(R"({"max_tokens": 5, "frobnicate": 1, )" + hi + "}", "frobnicate");
   EXPECT_NO_THROW(parse(R"({"max_tokens": 5, "metadata": {"user_id": "u"}, "service_tier": "auto", )" + hi + "}"));
 }

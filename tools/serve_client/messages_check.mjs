@@ -1,6 +1,7 @@
 // Anthropic's official client (@anthropic-ai/sdk) driving `difftx serve`'s Messages API
 // (POST /v1/messages): a message whole and streamed (the stream's final message the same, same
-// seed), stop_sequences and the stop_sequence that ended the text, custom tools with tool_choice
+// seed), stop_sequences and the stop_sequence that ended the text, output_config.format's JSON
+// schema (the text validated by ajv), custom tools with tool_choice
 // any / tool / disable_parallel_tool_use (every input validated by ajv against its input_schema), a
 // conversation continued with tool_use and tool_result blocks, count_tokens against the usage,
 // errors in Anthropic's shape; with a template that opens <think>, the thinking as a thinking
@@ -98,6 +99,18 @@ if (at !== undefined) {
   console.log(`messages: stop_sequences ${JSON.stringify([stop])} ended ${JSON.stringify(text.slice(0, at))}`);
 }
 
+// output_config.format: the text is a document of the schema (ajv), whole and streamed alike.
+const answerSchema = { type: "object", properties: { answer: { type: "string", maxLength: 12 },
+  n: { type: "integer", minimum: -5, maximum: 99 } }, required: ["answer", "n"], additionalProperties: false };
+const shaped = { model, max_tokens: 200, messages: [user("Tell me about the Union.")], temperature: 1, seed: 3,
+                 output_config: { format: { type: "json_schema", schema: answerSchema } } };
+const doc = await client.messages.create(shaped);
+assert.equal(doc.stop_reason, "end_turn", JSON.stringify(doc));
+const checkDoc = ajv.compile(answerSchema);
+assert.ok(checkDoc(JSON.parse(textOf(doc))), `output_config.format: ${textOf(doc)} fails its schema`);
+assert.equal(textOf(await streamed(shaped)), textOf(doc), "the streamed document differs");
+console.log(`messages output_config: ${textOf(doc)}`);
+
 // Custom tools.
 const tools = [
   { name: "get_weather", description: "The weather in a city.",
@@ -152,6 +165,9 @@ await expect400({ model, max_tokens: 5, messages: [user("Hi")], tools: [{ type: 
 await expect400({ model, max_tokens: 5, messages: [user("Hi")], tools, tool_choice: { type: "tool", name: "nope" } },
                 "tool_choice naming no tool");
 await expect400({ model, max_tokens: 5, messages: [{ role: "system", content: "Hi" }] }, "a system turn");
+await expect400({ model, max_tokens: 5, messages: [user("Hi")], output_config: { format: { type: "json_schema",
+                  schema: { type: "object", properties: { e: { type: "string", format: "idn-email" } } } } } },
+                "a schema keyword that cannot be enforced");
 await expect400({ model, max_tokens: 5, messages: [user("Hi")], thinking: { type: "enabled", budget_tokens: 1024 } },
                 "thinking, where the template has no reasoning block");
 assert.ok((await client.messages.create({ model, max_tokens: 3, messages: [user("Hi")] })).content.length >= 1);
