@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <random>
 
 #include "chat/strings.h"
@@ -359,7 +360,13 @@ class Stream {
     }
     if (events_) {
       out = events_->finish(progress_[0].finish == FinishReason::length, total_usage(job_, progress_));
-      if (job_.settings.value("store", false)) keep_response(state_, job_.header, job_.items, events_->response());
+      // Inside httplib's content provider, where an exception would end the process: a response
+      // that cannot be kept is left unkept.
+      if (job_.settings.value("store", false)) try {
+          keep_response(state_, job_.header, job_.items, events_->response());
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "difftx serve: response %s not stored: %s\n", job_.header.id.c_str(), e.what());
+        }
       return out;
     }
     if (job_.params.include_usage)

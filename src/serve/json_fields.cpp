@@ -79,6 +79,13 @@ std::optional<bool> Fields::boolean(const std::string& key) const {
   return v->get<bool>();
 }
 
+std::string type_field(const nlohmann::ordered_json& object, const std::string& fallback) {
+  if (!object.is_object()) return fallback;
+  const auto it = object.find("type");
+  if (it == object.end() || it->is_null()) return fallback;
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
 std::optional<std::string> Fields::string(const std::string& key) const {
   const json* v = find(key);
   if (!v) return std::nullopt;

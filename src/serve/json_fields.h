@@ -31,5 +31,9 @@ class Fields {
 std::optional<int64_t> json_integer(const nlohmann::json& value, int64_t min, int64_t max);
 // A JSON type for messages: "a string", "an array", ...
 std::string json_type_name(const nlohmann::json& value);
+// An object's "type" (an input item's, a content block's, a tool's): `fallback` where the value is
+// no object or its type is absent or null; a type that is no string as its JSON text, which no
+// caller knows, so that it is a 400 naming it rather than a failed read.
+std::string type_field(const nlohmann::ordered_json& object, const std::string& fallback = "");
 
 }  // namespace difftx::serve

@@ -31,7 +31,7 @@ MessageStop message_stop(const std::string& finish_reason, const std::string& st
 
 json message_object(const ResponseHeader& h, const ChoiceResult& reply, const MessageStop& stop, const Usage& usage) {
   json content = json::array();
-  if (reply.reasoning) content.push_back({{"type", "thinking"}, {"thinking", *reply.reasoning}, {"signature", ""}});
+  if (reply.reasoning && !reply.reasoning->empty()) content.push_back({{"type", "thinking"}, {"thinking", *reply.reasoning}, {"signature", ""}});
   if (!reply.text.empty() || (content.empty() && reply.tool_calls.empty()))
     content.push_back({{"type", "text"}, {"text", reply.text}});
   for (const ToolCallResult& call : reply.tool_calls)

@@ -23,7 +23,8 @@ struct MessageStop {
 };
 MessageStop message_stop(const std::string& finish_reason, const std::string& stop_string);
 
-// The message: "msg_..." `header.id`, its content blocks, stop reason and usage (input_tokens
+// The message: "msg_..." `header.id`, its content blocks (a thinking block where the reply thought
+// something, as the stream has it), stop reason and usage (input_tokens
 // counted without the prompt tokens the prefix cache held, which are cache_read_input_tokens).
 nlohmann::json message_object(const ResponseHeader& header, const ChoiceResult& reply, const MessageStop& stop,
                               const Usage& usage);

@@ -13,12 +13,14 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 
 // The Messages fields taken as the chat completion's under the same names (top_k, and the
-// extensions difftx's chat takes beside it), and those read here.
+// extensions difftx's chat takes beside it), those read here, and those that change no output
+// here (prompt caching is automatic; one server, one speed).
 const std::set<std::string> kPassed = {"model", "temperature", "top_p", "top_k", "stream", "seed", "min_p",
                                        "repetition_penalty", "chat_template_kwargs"};
 const std::set<std::string> kRead = {"messages", "system", "max_tokens", "stop_sequences", "tools", "tool_choice",
-                                     "thinking", "output_config", "metadata", "service_tier", "container",
-                                     "mcp_servers", "context_management"};
+                                     "thinking", "output_config", "metadata", "container", "mcp_servers",
+                                     "context_management"};
+const std::set<std::string> kIgnored = {"service_tier", "cache_control", "inference_geo", "speed"};
 
 std::string at(const std::string& where, const char* list, size_t i) {
   return where + "." + list + "[" + std::to_string(i) + "]";
@@ -38,7 +40,7 @@ std::string block_text(const ordered_json& content, const std::string& where, co
   std::string text;
   for (size_t i = 0; i < content.size(); ++i) {
     const ordered_json& block = content[i];
-    const std::string type = block.is_object() ? block.value("type", "") : "";
+    const std::string type = type_field(block);
     if (type != "text") unsupported(field, at(where, "content", i) + " of type '" + type + "' (text only)");
     if (!text.empty()) text += "\n";
     text += block_string(block, "text", at(where, "content", i), field);
@@ -61,7 +63,7 @@ void user_turn(const ordered_json& content, const std::string& where, ordered_js
   for (size_t i = 0; i < content.size(); ++i) {
     const ordered_json& block = content[i];
     const std::string block_at = at(where, "content", i);
-    const std::string type = block.is_object() ? block.value("type", "") : "";
+    const std::string type = type_field(block);
     if (type == "text") {
       parts.push_back({{"type", "text"}, {"text", block_string(block, "text", block_at)}});
     } else if (type == "tool_result") {
@@ -91,7 +93,7 @@ void assistant_turn(const ordered_json& content, const std::string& where, order
   for (size_t i = 0; i < content.size(); ++i) {
     const ordered_json& block = content[i];
     const std::string block_at = at(where, "content", i);
-    const std::string type = block.is_object() ? block.value("type", "") : "";
+    const std::string type = type_field(block);
     if (type == "text") {
       text += block_string(block, "text", block_at);
     } else if (type == "thinking") {
@@ -140,7 +142,7 @@ ordered_json chat_tools(const ordered_json& tools) {
     const ordered_json& tool = tools[i];
     const std::string where = "tools[" + std::to_string(i) + "]";
     if (!tool.is_object()) bad_param("tools", where + " must be an object");
-    const std::string type = tool.value("type", "custom");
+    const std::string type = type_field(tool, "custom");
     if (type != "custom") unsupported("tools", where + " of type '" + type + "' (custom tools only)");
     ordered_json function = {{"name", block_string(tool, "name", where, "tools")}};
     if (tool.contains("description")) function["description"] = tool["description"];
@@ -155,7 +157,7 @@ ordered_json chat_tools(const ordered_json& tools) {
 // parallel_tool_calls false.
 void chat_tool_choice(const ordered_json& choice, ordered_json& chat) {
   if (!choice.is_object()) bad_param("tool_choice", "'tool_choice' must be an object");
-  const std::string type = choice.value("type", "");
+  const std::string type = type_field(choice);
   if (type == "auto" || type == "none") chat["tool_choice"] = type;
   else if (type == "any") chat["tool_choice"] = "required";
   else if (type == "tool") chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice.value("name", json())}}}};
@@ -173,14 +175,18 @@ void template_variable(ordered_json& chat, const char* name, const ordered_json&
   if (vars.is_object() && !vars.contains(name)) vars[name] = value;  // not an object: the chat path names it
 }
 
-// thinking: enabled with a budget (the template's enable_thinking, and the reasoning budget), or
-// disabled.
+// thinking: enabled with a budget (the template's enable_thinking, and the reasoning budget);
+// adaptive or between tools (thinking where the template lets the model, with no budget); or
+// disabled. The thoughts come back whole: a display that omits them is refused.
 void chat_thinking(const ordered_json& thinking, ordered_json& chat) {
   if (!thinking.is_object()) bad_param("thinking", "'thinking' must be an object");
-  const std::string type = thinking.value("type", "");
-  if (type != "enabled" && type != "disabled") bad_param("thinking", "'thinking.type' must be enabled or disabled");
-  template_variable(chat, "enable_thinking", type == "enabled");
-  if (type == "disabled") return;
+  const std::string type = type_field(thinking);
+  if (type != "enabled" && type != "disabled" && type != "adaptive" && type != "between_tools")
+    bad_param("thinking", "'thinking.type' must be enabled, adaptive, between_tools or disabled");
+  if (thinking.contains("display") && thinking["display"] == "omitted")
+    unsupported("thinking", "'thinking.display': \"omitted\"");
+  template_variable(chat, "enable_thinking", type != "disabled");
+  if (type != "enabled") return;
   const auto budget = json_integer(thinking.value("budget_tokens", json()), 1, INT32_MAX);
   if (!budget) bad_param("thinking", "'thinking.budget_tokens' must be a positive integer");
   chat["max_reasoning_tokens"] = *budget;
@@ -195,7 +201,7 @@ void chat_output_config(const ordered_json& config, ordered_json& chat) {
       throw ApiError(400, "output_config." + key + ": Extra inputs are not permitted", "output_config",
                      "unknown_parameter");
   if (const auto format = config.find("format"); format != config.end() && !format->is_null()) {
-    if (!format->is_object() || format->value("type", "") != "json_schema" || !format->contains("schema"))
+    if (!format->is_object() || type_field(*format) != "json_schema" || !format->contains("schema"))
       bad_param("output_config", "'output_config.format' must be {\"type\": \"json_schema\", \"schema\": {...}}");
     chat["response_format"] = {{"type", "json_schema"},
                                {"json_schema", {{"name", "output"}, {"schema", (*format)["schema"]}, {"strict", true}}}};
@@ -224,7 +230,7 @@ ChatRequest parse_messages_request(const json& body, const ordered_json& ordered
                                    bool counting) {
   const Fields f(body);
   for (const auto& [key, value] : body.items())
-    if (!kPassed.count(key) && !kRead.count(key))
+    if (!kPassed.count(key) && !kRead.count(key) && !kIgnored.count(key))
       throw ApiError(400, key + ": Extra inputs are not permitted", key, "unknown_parameter");
   for (const char* key : {"container", "mcp_servers", "context_management"})
     if (f.find(key)) unsupported(key, std::string("'") + key + "'");
@@ -242,6 +248,12 @@ ChatRequest parse_messages_request(const json& body, const ordered_json& ordered
   for (const auto& [key, value] : ordered.items())
     if (kPassed.count(key) && !(counting && key == "stream")) chat[key] = value;
   ordered_json messages = chat_messages(ordered["messages"]);
+  // A final assistant turn of text is a prefill: the reply continues it, as Anthropic's does.
+  const ordered_json& last = messages.back();
+  if (last["role"] == "assistant" && !last.contains("tool_calls") && last["content"] != "") {
+    chat["add_generation_prompt"] = false;
+    chat["continue_final_message"] = true;
+  }
   if (f.find("system"))
     messages.insert(messages.begin(), ordered_json{{"role", "system"},
                                                    {"content", block_text(ordered["system"], "system", "system")}});

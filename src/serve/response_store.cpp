@@ -1,30 +1,45 @@
 #include "serve/response_store.h"
 
 namespace difftx::serve {
+namespace {
+
+// JSON text; a string that is no UTF-8 (none should be) has its bad bytes replaced, never a throw.
+template <typename Json>
+std::string text_of(const Json& v) {
+  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
 
 void ResponseStore::drop(std::unordered_map<std::string, Kept>::iterator it) {
-  bytes_ -= it->second.bytes;
+  bytes_ -= it->second.bytes();
   oldest_first_.erase(it->second.age);
   kept_.erase(it);
 }
 
-void ResponseStore::put(const std::string& id, StoredResponse entry) {
-  // What it holds, as text: the memory it takes, within a small factor.
-  const auto bytes = static_cast<int64_t>(entry.response.dump().size() + entry.items.dump().size() + id.size());
+void ResponseStore::put(const std::string& id, const StoredResponse& entry) {
+  Kept kept{text_of(entry.response), text_of(entry.items), {}};
+  const int64_t bytes = kept.bytes();
   if (bytes > budget_) return;
   std::lock_guard lock(mutex_);
   if (const auto it = kept_.find(id); it != kept_.end()) drop(it);
   while (bytes_ + bytes > budget_) drop(kept_.find(oldest_first_.front()));
   oldest_first_.push_back(id);
-  kept_.emplace(id, Kept{std::move(entry), bytes, std::prev(oldest_first_.end())});
+  kept.age = std::prev(oldest_first_.end());
+  kept_.emplace(id, std::move(kept));
   bytes_ += bytes;
 }
 
 std::optional<StoredResponse> ResponseStore::get(const std::string& id) const {
-  std::lock_guard lock(mutex_);
-  const auto it = kept_.find(id);
-  if (it == kept_.end()) return std::nullopt;
-  return it->second.entry;
+  std::string response, items;
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = kept_.find(id);
+    if (it == kept_.end()) return std::nullopt;
+    response = it->second.response;
+    items = it->second.items;
+  }
+  return StoredResponse{nlohmann::json::parse(response), nlohmann::ordered_json::parse(items)};
 }
 
 bool ResponseStore::erase(const std::string& id) {

@@ -1,8 +1,9 @@
 // The responses a server keeps for OpenAI's `store` (serve/responses_request.h): each Response
 // object, and the items its conversation holds so far (the input items before it, its own input,
 // its output), which a later request continues through `previous_response_id`. In memory, within
-// a budget of bytes: the oldest are dropped first, and a response larger than the whole budget is
-// not kept. Safe to share between the server's threads.
+// a budget of bytes, as their JSON text (what the budget counts is what they take): the oldest are
+// dropped first, and a response larger than the whole budget is not kept. Safe to share between the
+// server's threads; a lookup copies the text under the lock and reads it back after.
 #pragma once
 #include <cstdint>
 #include <list>
@@ -24,15 +25,15 @@ class ResponseStore {
  public:
   explicit ResponseStore(int64_t budget_bytes) : budget_(budget_bytes) {}
   bool enabled() const { return budget_ > 0; }
-  void put(const std::string& id, StoredResponse entry);
+  void put(const std::string& id, const StoredResponse& entry);
   std::optional<StoredResponse> get(const std::string& id) const;
   bool erase(const std::string& id);  // whether it was there
 
  private:
   struct Kept {
-    StoredResponse entry;
-    int64_t bytes = 0;
+    std::string response, items;  // JSON text
     std::list<std::string>::iterator age;
+    int64_t bytes() const { return static_cast<int64_t>(response.size() + items.size()); }
   };
   void drop(std::unordered_map<std::string, Kept>::iterator it);
 

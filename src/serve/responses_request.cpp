@@ -40,7 +40,7 @@ ordered_json message_content(const ordered_json& content, const std::string& whe
   ordered_json parts = ordered_json::array();
   for (size_t j = 0; j < content.size(); ++j) {
     const ordered_json& part = content[j];
-    const std::string type = part.is_object() ? part.value("type", "") : "";
+    const std::string type = type_field(part);
     const std::string part_at = where + ".content[" + std::to_string(j) + "]";
     if (type == "input_text" || type == "output_text" || type == "text")
       parts.push_back({{"type", "text"}, {"text", item_string(part, "text", part_at)}});
@@ -80,7 +80,7 @@ ordered_json input_messages(const ordered_json& input, size_t named_from) {
     const ordered_json& item = input[i];
     const std::string where = at("input", i - std::min(i, named_from));
     if (!item.is_object()) bad_param("input", where + " must be an object");
-    const std::string type = item.value("type", item.contains("role") ? "message" : "");
+    const std::string type = type_field(item, item.contains("role") ? "message" : "");
     if (type == "message") {
       const std::string role = item_string(item, "role", where);
       if (role != "user" && role != "system" && role != "developer" && role != "assistant")
@@ -124,7 +124,7 @@ ordered_json chat_tools(const ordered_json& tools) {
   ordered_json out = ordered_json::array();
   for (size_t i = 0; i < tools.size(); ++i) {
     const ordered_json& tool = tools[i];
-    const std::string type = tool.is_object() ? tool.value("type", "") : "";
+    const std::string type = type_field(tool);
     if (type != "function") unsupported("tools", at("tools", i) + " of type '" + type + "' (functions only)");
     ordered_json function = ordered_json::object();
     for (const auto& [key, value] : tool.items())
@@ -136,7 +136,7 @@ ordered_json chat_tools(const ordered_json& tools) {
 
 ordered_json chat_tool_choice(const ordered_json& choice) {
   if (choice.is_string()) return choice;
-  if (choice.is_object() && choice.value("type", "") == "function" && choice.contains("name"))
+  if (type_field(choice) == "function" && choice.contains("name"))
     return {{"type", "function"}, {"function", {{"name", choice["name"]}}}};
   unsupported("tool_choice", "a 'tool_choice' other than none, auto, required or {\"type\": \"function\", \"name\"}");
 }
@@ -150,7 +150,7 @@ ordered_json response_format(const ordered_json& text) {
       throw ApiError(400, "unrecognized field text." + key, "text", "unknown_parameter");
   const auto format = text.find("format");
   if (format == text.end() || format->is_null()) return {{"type", "text"}};
-  const std::string type = format->is_object() ? format->value("type", "") : "";
+  const std::string type = type_field(*format);
   if (type == "text" || type == "json_object") return {{"type", type}};
   if (type != "json_schema") bad_param("text", "'text.format.type' must be text, json_object or json_schema");
   ordered_json schema = ordered_json::object();
@@ -192,7 +192,7 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
   if (!body.contains("input") || body["input"].is_null())
     throw ApiError(400, "'input' is required", "input", "missing_required_parameter");
 
-  const bool store = stores && f.boolean("store").value_or(true);
+  const bool store = f.boolean("store").value_or(true) && stores;
 
   ordered_json chat = ordered_json::object();
   for (const auto& [key, value] : ordered.items())

@@ -19,7 +19,7 @@ ApiError not_found(const std::string& id) {
 
 // An input item's id: its kind's prefix (as the output items' are), the response's id, its place.
 std::string input_item_id(const ResponseHeader& h, const ordered_json& item, size_t index) {
-  const std::string type = item.value("type", "message");
+  const std::string type = type_field(item, "message");
   const char* prefix = type == "function_call"          ? "fc_"
                        : type == "function_call_output" ? "fco_"
                        : type == "reasoning"            ? "rs_"
@@ -90,7 +90,7 @@ void handle_response_input_items(ServerState& state, const httplib::Request& req
     if (order == "desc") std::reverse(items.begin(), items.end());
     size_t begin = 0;
     if (const auto after = f.string("after")) {
-      while (begin < items.size() && items[begin].value("id", "") != *after) ++begin;
+      while (begin < items.size() && !(items[begin].contains("id") && items[begin]["id"] == *after)) ++begin;
       if (begin == items.size()) bad_param("after", "no input item of this response has the id '" + *after + "'");
       ++begin;
     }

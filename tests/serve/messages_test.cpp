@@ -82,6 +82,22 @@ TEST(Messages, BlocksBecomeChatMessages) {
                       "chat_template_kwargs": {"reasoning_effort": "high"}})")
                 .template_kwargs["reasoning_effort"],
             "high");  // the request's own template variables win
+  // A final assistant turn of text is continued (a prefill); one of tool calls is not.
+  const ChatRequest prefill = parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "JSON?"},
+                                        {"role": "assistant", "content": "{"}]})");
+  EXPECT_TRUE(prefill.continue_final_message);
+  EXPECT_FALSE(prefill.add_generation_prompt);
+  const ChatRequest called = parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "1+2?"},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "add", "input": {}}]}],
+      "tools": [{"name": "add", "input_schema": {"type": "object"}, "type": null}]})");
+  EXPECT_FALSE(called.continue_final_message);
+  EXPECT_TRUE(called.add_generation_prompt);
+  // Adaptive thinking: the template's, with no budget; the fields that change nothing here pass.
+  const ChatRequest adaptive = parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}],
+      "thinking": {"type": "adaptive", "display": "summarized"}, "speed": "standard", "inference_geo": "us",
+      "cache_control": {"type": "ephemeral"}})");
+  EXPECT_EQ(adaptive.template_kwargs["enable_thinking"], true);
+  EXPECT_FALSE(adaptive.output.max_reasoning_tokens);
   // count_tokens bodies have no max_tokens.
   EXPECT_NO_THROW(parse(R"({"model": "tiny", "messages": [{"role": "user", "content": "Hi"}]})", true));
 }
@@ -107,6 +123,13 @@ TEST(Messages, ErrorsNameTheMessagesField) {
                    "tools": [{"name": "f", "input_schema": {"type": "object"}}], )" + hi + "}",
                "tool_choice");
   expect_error(R"({"max_tokens": 5, "thinking": {"type": "enabled"}, )" + hi + "}", "thinking");
+  expect_error(R"({"max_tokens": 5, "thinking": {"type": "adaptive", "display": "omitted"}, )" + hi + "}", "thinking");
+  expect_error(R"({"max_tokens": 5, "thinking": {"type": 1}, )" + hi + "}", "thinking");
+  // A type of the wrong JSON type is a 400 like any unknown one.
+  expect_error(R"({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": 1, "text": "x"}]}]})", "messages");
+  expect_error(R"({"max_tokens": 5, "tools": [{"type": ["custom"], "name": "f", "input_schema": {}}], )" + hi + "}",
+               "tools");
+  expect_error(R"({"max_tokens": 5, "tool_choice": {"type": null}, )" + hi + "}", "tool_choice");
   expect_error(R"({"max_tokens": 5, "stop_sequences": "END", )" + hi + "}", "stop_sequences");
   expect_error(R"({"max_tokens": 5, "mcp_servers": [], )" + hi + "}", "mcp_servers");
   expect_error(R"({"max_tokens": 5, "output_config": {"format": {"type": "xml"}}, )" + hi + "}", "output_config");

@@ -105,6 +105,7 @@ TEST(Responses, AContinuedResponseStartsFromTheStoredItems) {
             ordered_json::parse(R"([{"type": "message", "role": "user", "content": "a"}])"));
   EXPECT_EQ(parse(R"({"input": "a", "store": false})").settings["store"], false);
   EXPECT_EQ(parse(R"({"input": "a"})", ordered_json::array(), false).settings["store"], false);  // kept nowhere
+  EXPECT_THROW(parse(R"({"input": "a", "store": "yes"})", ordered_json::array(), false), ApiError);
   EXPECT_EQ(parse(R"({"input": "a"})").settings["previous_response_id"], nullptr);
   // Errors name the request's own items, counted from its input.
   try {
@@ -136,6 +137,9 @@ TEST(Responses, ErrorsNameTheResponsesField) {
   expect_error(R"({"input": "a", "max_output_tokens": 0})", "max_output_tokens");
   expect_error(R"({"input": "a", "temperature": 3})", "temperature");
   expect_error(R"({"input": "a", "frobnicate": 1})", "frobnicate");
+  expect_error(R"({"input": [{"type": 5}]})", "input");  // a type that is no string: a 400, not a failed read
+  expect_error(R"({"input": [{"role": "user", "content": [{"type": null, "text": "x"}]}]})", "input");
+  expect_error(R"({"input": "a", "tools": [{"type": {}}]})", "tools");
   EXPECT_NO_THROW(parse(R"({"input": "a", "store": true, "metadata": {"k": "v"}, "truncation": "disabled",
                             "include": [], "user": "u", "reasoning": {"effort": "low", "summary": "auto"}})"));
 }

@@ -1,6 +1,6 @@
 // Anthropic's official client (@anthropic-ai/sdk) driving `difftx serve`'s Messages API
 // (POST /v1/messages): a message whole and streamed (the stream's final message the same, same
-// seed), stop_sequences and the stop_sequence that ended the text, output_config.format's JSON
+// seed), stop_sequences and the stop_sequence that ended the text, a prefill continued, output_config.format's JSON
 // schema (the text validated by ajv), custom tools with tool_choice
 // any / tool / disable_parallel_tool_use (every input validated by ajv against its input_schema), a
 // conversation continued with tool_use and tool_result blocks, count_tokens against the usage,
@@ -98,6 +98,14 @@ if (at !== undefined) {
   }
   console.log(`messages: stop_sequences ${JSON.stringify([stop])} ended ${JSON.stringify(text.slice(0, at))}`);
 }
+
+// A final assistant turn is a prefill the reply continues: what chat's continue_final_message gives.
+const prefill = [user("Tell me about the Union."), { role: "assistant", content: "The Union" }];
+const continued = await client.messages.create({ model, max_tokens: 10, messages: prefill, temperature: 0 });
+const chat = await (await fetch(`${baseURL}/v1/chat/completions`, { method: "POST", headers: { "Content-Type": "application/json" },
+  body: JSON.stringify({ model, max_tokens: 10, messages: prefill, temperature: 0, add_generation_prompt: false,
+                         continue_final_message: true }) })).json();
+assert.equal(textOf(continued), chat.choices[0].message.content, "the prefill is not continued as chat continues it");
 
 // output_config.format: the text is a document of the schema (ajv), whole and streamed alike.
 const answerSchema = { type: "object", properties: { answer: { type: "string", maxLength: 12 },
