@@ -8,6 +8,7 @@
 #include "serve/api_error.h"
 #include "serve/messages_output.h"
 #include "serve/messages_request.h"
+#include "support/api_errors.h"
 #include "support/sse_events.h"
 
 namespace difftx::serve {
@@ -25,13 +26,7 @@ ChatRequest parse(const std::string& body, bool counting = false) {
 }
 
 void expect_error(const std::string& body, const std::string& param) {
-  try {
-    parse(body);
-    ADD_FAILURE() << "accepted: " << body;
-  } catch (const ApiError& e) {
-    EXPECT_EQ(e.status, 400) << body;
-    EXPECT_EQ(e.param, param) << body << ": " << e.what();
-  }
+  testing::expect_api_error([](const std::string& b) { parse(b); }, body, 400, param);
 }
 
 TEST(Messages, BlocksBecomeChatMessages) {

@@ -7,6 +7,7 @@
 #include "chat/chat_template.h"
 #include "serve/api_error.h"
 #include "serve/request_parse.h"
+#include "support/api_errors.h"
 
 namespace difftx::serve {
 namespace {
@@ -27,14 +28,7 @@ CompletionRequest parse_completion(const std::string& body) {
 
 // The ApiError a completion body raises (status, param, message part), or a failure.
 void expect_completion_error(const std::string& body, int status, const std::string& param, const std::string& part) {
-  try {
-    parse_completion(body);
-    ADD_FAILURE() << "accepted: " << body;
-  } catch (const ApiError& e) {
-    EXPECT_EQ(e.status, status) << body << ": " << e.what();
-    EXPECT_EQ(e.param, param) << body << ": " << e.what();
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << body << ": " << e.what();
-  }
+  testing::expect_api_error([](const std::string& b) { parse_completion(b); }, body, status, param, part);
 }
 
 ChatRequest parse_chat(const std::string& body) {
@@ -42,14 +36,7 @@ ChatRequest parse_chat(const std::string& body) {
 }
 
 void expect_chat_error(const std::string& body, int status, const std::string& param, const std::string& part) {
-  try {
-    parse_chat(body);
-    ADD_FAILURE() << "accepted: " << body;
-  } catch (const ApiError& e) {
-    EXPECT_EQ(e.status, status) << body << ": " << e.what();
-    EXPECT_EQ(e.param, param) << body << ": " << e.what();
-    EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << body << ": " << e.what();
-  }
+  testing::expect_api_error([](const std::string& b) { parse_chat(b); }, body, status, param, part);
 }
 
 TEST(ServeRequestParse, CompletionDefaultsAndFields) {
