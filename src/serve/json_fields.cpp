@@ -86,6 +86,13 @@ std::string type_field(const nlohmann::ordered_json& object, const std::string& 
   return it->is_string() ? it->get<std::string>() : it->dump();
 }
 
+std::string required_string(const nlohmann::ordered_json& object, const char* key, const std::string& param,
+                            const std::string& where) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_string()) bad_param(param, where + " needs a string '" + key + "'");
+  return it->get<std::string>();
+}
+
 std::optional<std::string> Fields::string(const std::string& key) const {
   const json* v = find(key);
   if (!v) return std::nullopt;

@@ -35,5 +35,9 @@ std::string json_type_name(const nlohmann::json& value);
 // no object or its type is absent or null; a type that is no string as its JSON text, which no
 // caller knows, so that it is a 400 naming it rather than a failed read.
 std::string type_field(const nlohmann::ordered_json& object, const std::string& fallback = "");
+// An item's or a block's required string field: a 400 naming `param` ("WHERE needs a string 'KEY'")
+// where it is absent or no string.
+std::string required_string(const nlohmann::ordered_json& object, const char* key, const std::string& param,
+                            const std::string& where);
 
 }  // namespace difftx::serve

@@ -12,6 +12,8 @@ json anthropic_usage(const Usage& u) {
           {"output_tokens", u.completion_tokens}};
 }
 
+json stop_sequence(const MessageStop& stop) { return stop.sequence ? json(*stop.sequence) : json(nullptr); }
+
 // A call's arguments as the object tool_use takes (a call the grammar constrained is one; anything
 // else is kept as its text under "arguments", never dropped).
 json tool_input(const std::string& arguments) {
@@ -31,18 +33,20 @@ MessageStop message_stop(const std::string& finish_reason, const std::string& st
 
 json message_object(const ResponseHeader& h, const ChoiceResult& reply, const MessageStop& stop, const Usage& usage) {
   json content = json::array();
-  if (reply.reasoning && !reply.reasoning->empty()) content.push_back({{"type", "thinking"}, {"thinking", *reply.reasoning}, {"signature", ""}});
+  if (reply.reasoning && !reply.reasoning->empty())
+    content.push_back({{"type", "thinking"}, {"thinking", *reply.reasoning}, {"signature", ""}});
   if (!reply.text.empty() || (content.empty() && reply.tool_calls.empty()))
     content.push_back({{"type", "text"}, {"text", reply.text}});
   for (const ToolCallResult& call : reply.tool_calls)
-    content.push_back({{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", tool_input(call.arguments)}});
+    content.push_back(
+        {{"type", "tool_use"}, {"id", call.id}, {"name", call.name}, {"input", tool_input(call.arguments)}});
   return {{"id", h.id},
           {"type", "message"},
           {"role", "assistant"},
           {"model", h.model},
           {"content", std::move(content)},
           {"stop_reason", stop.reason},
-          {"stop_sequence", stop.sequence ? json(*stop.sequence) : json(nullptr)},
+          {"stop_sequence", stop_sequence(stop)},
           {"usage", anthropic_usage(usage)}};
 }
 
@@ -111,7 +115,7 @@ std::string MessageEvents::finish(const MessageStop& stop, const Usage& usage) {
   if (blocks_ == 0) open(out, "text");  // a reply with nothing in it: one empty text block, as whole
   close_open(out);
   out += event({{"type", "message_delta"},
-                {"delta", {{"stop_reason", stop.reason}, {"stop_sequence", stop.sequence ? json(*stop.sequence) : json()}}},
+                {"delta", {{"stop_reason", stop.reason}, {"stop_sequence", stop_sequence(stop)}}},
                 {"usage", anthropic_usage(usage)}});
   return out + event({{"type", "message_stop"}});
 }

@@ -26,13 +26,6 @@ std::string at(const std::string& where, const char* list, size_t i) {
   return where + "." + list + "[" + std::to_string(i) + "]";
 }
 
-std::string block_string(const ordered_json& block, const char* key, const std::string& where,
-                         const char* field = "messages") {
-  const auto it = block.find(key);
-  if (it == block.end() || !it->is_string()) bad_param(field, where + " needs a string '" + key + "'");
-  return it->get<std::string>();
-}
-
 // Text blocks (a tool result's content, the system prompt) as one text; a string as it is.
 std::string block_text(const ordered_json& content, const std::string& where, const char* field) {
   if (content.is_string()) return content;
@@ -43,7 +36,7 @@ std::string block_text(const ordered_json& content, const std::string& where, co
     const std::string type = type_field(block);
     if (type != "text") unsupported(field, at(where, "content", i) + " of type '" + type + "' (text only)");
     if (!text.empty()) text += "\n";
-    text += block_string(block, "text", at(where, "content", i), field);
+    text += required_string(block, "text", field, at(where, "content", i));
   }
   return text;
 }
@@ -65,14 +58,15 @@ void user_turn(const ordered_json& content, const std::string& where, ordered_js
     const std::string block_at = at(where, "content", i);
     const std::string type = type_field(block);
     if (type == "text") {
-      parts.push_back({{"type", "text"}, {"text", block_string(block, "text", block_at)}});
+      parts.push_back({{"type", "text"}, {"text", required_string(block, "text", "messages", block_at)}});
     } else if (type == "tool_result") {
       flush();
       const auto result = block.find("content");
       std::string text =
           result == block.end() || result->is_null() ? "" : block_text(*result, block_at, "messages");
-      messages.push_back(
-          {{"role", "tool"}, {"tool_call_id", block_string(block, "tool_use_id", block_at)}, {"content", text}});
+      messages.push_back({{"role", "tool"},
+                          {"tool_call_id", required_string(block, "tool_use_id", "messages", block_at)},
+                          {"content", text}});
     } else {
       unsupported("messages", block_at + " of type '" + type + "' in a user turn (text and tool_result only)");
     }
@@ -95,17 +89,19 @@ void assistant_turn(const ordered_json& content, const std::string& where, order
     const std::string block_at = at(where, "content", i);
     const std::string type = type_field(block);
     if (type == "text") {
-      text += block_string(block, "text", block_at);
+      text += required_string(block, "text", "messages", block_at);
     } else if (type == "thinking") {
-      reasoning += block_string(block, "thinking", block_at);
+      reasoning += required_string(block, "thinking", "messages", block_at);
     } else if (type == "redacted_thinking") {
       // Another model's encrypted thoughts: nothing a template can show.
     } else if (type == "tool_use") {
       const auto input = block.find("input");
       if (input == block.end() || !input->is_object()) bad_param("messages", block_at + " needs an object 'input'");
-      calls.push_back({{"id", block_string(block, "id", block_at)},
+      calls.push_back({{"id", required_string(block, "id", "messages", block_at)},
                        {"type", "function"},
-                       {"function", {{"name", block_string(block, "name", block_at)}, {"arguments", input->dump()}}}});
+                       {"function",
+                        {{"name", required_string(block, "name", "messages", block_at)},
+                         {"arguments", input->dump()}}}});
     } else {
       unsupported("messages", block_at + " of type '" + type + "' in an assistant turn");
     }
@@ -123,7 +119,7 @@ ordered_json chat_messages(const ordered_json& input) {
     const ordered_json& m = input[i];
     const std::string where = "messages[" + std::to_string(i) + "]";
     if (!m.is_object()) bad_param("messages", where + " must be an object");
-    const std::string role = block_string(m, "role", where);
+    const std::string role = required_string(m, "role", "messages", where);
     const auto content = m.find("content");
     if (content == m.end() || !(content->is_string() || content->is_array()))
       bad_param("messages", where + " needs a 'content': a string or a list of blocks");
@@ -144,7 +140,7 @@ ordered_json chat_tools(const ordered_json& tools) {
     if (!tool.is_object()) bad_param("tools", where + " must be an object");
     const std::string type = type_field(tool, "custom");
     if (type != "custom") unsupported("tools", where + " of type '" + type + "' (custom tools only)");
-    ordered_json function = {{"name", block_string(tool, "name", where, "tools")}};
+    ordered_json function = {{"name", required_string(tool, "name", "tools", where)}};
     if (tool.contains("description")) function["description"] = tool["description"];
     if (!tool.contains("input_schema")) bad_param("tools", where + " needs an 'input_schema'");
     function["parameters"] = tool["input_schema"];
@@ -160,7 +156,8 @@ void chat_tool_choice(const ordered_json& choice, ordered_json& chat) {
   const std::string type = type_field(choice);
   if (type == "auto" || type == "none") chat["tool_choice"] = type;
   else if (type == "any") chat["tool_choice"] = "required";
-  else if (type == "tool") chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice.value("name", json())}}}};
+  else if (type == "tool")
+    chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice.value("name", json())}}}};
   else bad_param("tool_choice", "'tool_choice.type' must be auto, any, tool or none");
   if (const auto d = choice.find("disable_parallel_tool_use"); d != choice.end() && !d->is_null()) {
     if (!d->is_boolean()) bad_param("tool_choice", "'tool_choice.disable_parallel_tool_use' must be a boolean");
@@ -203,8 +200,8 @@ void chat_output_config(const ordered_json& config, ordered_json& chat) {
   if (const auto format = config.find("format"); format != config.end() && !format->is_null()) {
     if (!format->is_object() || type_field(*format) != "json_schema" || !format->contains("schema"))
       bad_param("output_config", "'output_config.format' must be {\"type\": \"json_schema\", \"schema\": {...}}");
-    chat["response_format"] = {{"type", "json_schema"},
-                               {"json_schema", {{"name", "output"}, {"schema", (*format)["schema"]}, {"strict", true}}}};
+    const ordered_json schema = {{"name", "output"}, {"schema", (*format)["schema"]}, {"strict", true}};
+    chat["response_format"] = {{"type", "json_schema"}, {"json_schema", schema}};
   }
   if (const auto effort = config.find("effort"); effort != config.end() && !effort->is_null()) {
     static const std::set<std::string> kEfforts = {"low", "medium", "high", "xhigh", "max"};

@@ -5,10 +5,9 @@ namespace {
 
 using nlohmann::json;
 
-// An item's id: its kind's prefix, the response's id and its place in the output.
+// An output item's id: its place is its index in the output.
 std::string item_id(const ResponseHeader& h, const char* prefix, size_t index) {
-  const std::string base = h.id.rfind("resp_", 0) == 0 ? h.id.substr(5) : h.id;
-  return prefix + base + "_" + std::to_string(index);
+  return item_id(h, prefix, std::to_string(index));
 }
 
 json reasoning_item(const std::string& id, const std::string& text) {
@@ -32,6 +31,11 @@ json call_item(const std::string& id, const std::string& call_id, const std::str
 }
 
 }  // namespace
+
+std::string item_id(const ResponseHeader& h, const char* prefix, const std::string& place) {
+  const std::string base = h.id.rfind("resp_", 0) == 0 ? h.id.substr(5) : h.id;
+  return prefix + base + "_" + place;
+}
 
 json response_object(const ResponseHeader& h, const json& settings, const std::string& status,
                      json output, const Usage* usage) {

@@ -14,6 +14,10 @@
 
 namespace difftx::serve {
 
+// An item's id: its kind's prefix ("msg_", "fc_", ...), the response's id without "resp_", and its
+// place: its index in the output, or "in" and its index among the stored input items.
+std::string item_id(const ResponseHeader& h, const char* prefix, const std::string& place);
+
 // The Response object: `header.id` "resp_...", the request's `settings`, `status` ("in_progress",
 // "completed", or "incomplete": cut at max_output_tokens or the context), the output items and,
 // once done, the usage.

@@ -26,13 +26,6 @@ const std::set<std::string> kRead = {"input", "instructions", "tools", "tool_cho
 
 std::string at(const char* list, size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
 
-// A string field of an item, required.
-std::string item_string(const ordered_json& item, const char* key, const std::string& where) {
-  const auto it = item.find(key);
-  if (it == item.end() || !it->is_string()) bad_param("input", where + " needs a string '" + key + "'");
-  return it->get<std::string>();
-}
-
 // A message's content: a string, or input_text / output_text parts as chat's text parts.
 ordered_json message_content(const ordered_json& content, const std::string& where) {
   if (content.is_string()) return content;
@@ -43,9 +36,9 @@ ordered_json message_content(const ordered_json& content, const std::string& whe
     const std::string type = type_field(part);
     const std::string part_at = where + ".content[" + std::to_string(j) + "]";
     if (type == "input_text" || type == "output_text" || type == "text")
-      parts.push_back({{"type", "text"}, {"text", item_string(part, "text", part_at)}});
+      parts.push_back({{"type", "text"}, {"text", required_string(part, "text", "input", part_at)}});
     else if (type == "refusal")
-      parts.push_back({{"type", "text"}, {"text", item_string(part, "refusal", part_at)}});
+      parts.push_back({{"type", "text"}, {"text", required_string(part, "refusal", "input", part_at)}});
     else
       unsupported("input", part_at + " of type '" + type + "' (text only)");
   }
@@ -82,7 +75,7 @@ ordered_json input_messages(const ordered_json& input, size_t named_from) {
     if (!item.is_object()) bad_param("input", where + " must be an object");
     const std::string type = type_field(item, item.contains("role") ? "message" : "");
     if (type == "message") {
-      const std::string role = item_string(item, "role", where);
+      const std::string role = required_string(item, "role", "input", where);
       if (role != "user" && role != "system" && role != "developer" && role != "assistant")
         bad_param("input", where + "'s role must be user, system, developer or assistant");
       if (!item.contains("content")) bad_param("input", where + " needs a 'content'");
@@ -91,17 +84,17 @@ ordered_json input_messages(const ordered_json& input, size_t named_from) {
       if (role == "assistant") reasoning.clear();
       messages.push_back(std::move(message));
     } else if (type == "function_call") {
-      ordered_json call = {{"id", item_string(item, "call_id", where)},
+      ordered_json call = {{"id", required_string(item, "call_id", "input", where)},
                            {"type", "function"},
-                           {"function", {{"name", item_string(item, "name", where)},
-                                         {"arguments", item_string(item, "arguments", where)}}}};
+                           {"function", {{"name", required_string(item, "name", "input", where)},
+                                         {"arguments", required_string(item, "arguments", "input", where)}}}};
       assistant_turn()["tool_calls"].push_back(std::move(call));
     } else if (type == "function_call_output") {
       const auto output = item.find("output");
       if (output == item.end() || !(output->is_string() || output->is_array()))
         bad_param("input", where + " needs an 'output': a string or a list of parts");
       messages.push_back({{"role", "tool"},
-                          {"tool_call_id", item_string(item, "call_id", where)},
+                          {"tool_call_id", required_string(item, "call_id", "input", where)},
                           {"content", message_content(*output, where)}});
     } else if (type == "reasoning") {
       for (const char* key : {"content", "summary"})

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "serve/json_fields.h"
+#include "serve/responses_output.h"
 #include "serve/route_util.h"
 
 namespace difftx::serve {
@@ -17,15 +18,14 @@ ApiError not_found(const std::string& id) {
   return ApiError(404, "Response with id '" + id + "' not found.", "", "not_found");
 }
 
-// An input item's id: its kind's prefix (as the output items' are), the response's id, its place.
+// An input item's id: its kind's prefix, as the output items' ids are made.
 std::string input_item_id(const ResponseHeader& h, const ordered_json& item, size_t index) {
   const std::string type = type_field(item, "message");
   const char* prefix = type == "function_call"          ? "fc_"
                        : type == "function_call_output" ? "fco_"
                        : type == "reasoning"            ? "rs_"
                                                         : "msg_";
-  const std::string base = h.id.rfind("resp_", 0) == 0 ? h.id.substr(5) : h.id;
-  return prefix + base + "_in" + std::to_string(index);
+  return item_id(h, prefix, "in" + std::to_string(index));
 }
 
 // The query's parameters as JSON fields for the checks: limit as a number where it reads as one.
