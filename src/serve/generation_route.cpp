@@ -10,6 +10,7 @@
 #include "data/utf8.h"
 #include "serve/choice_run.h"
 #include "serve/client_connection.h"
+#include "serve/content_tokens.h"
 #include "serve/messages_output.h"
 #include "serve/messages_request.h"
 #include "serve/prompt_scores.h"
@@ -46,6 +47,7 @@ struct Job {
   ReplyFormat reply;  // chat: how the reply is read back (reasoning, tool calls); completions: none
   nlohmann::json settings;  // responses: the request's settings the Response repeats
   nlohmann::ordered_json items;  // responses: the conversation's items before the output (ResponsesRequest)
+  ResponseIncludes includes;     // responses: what the Response carries beyond the default
 };
 
 // One choice's progress.
@@ -182,15 +184,27 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
                   httplib::Response& res) {
   const data::Tokenizer& tokenizer = *state.model->tokenizer;
   std::vector<ChoiceProgress> progress(run.size());
+  // The Responses API's logprobs are the content's: its tokens found as a stream finds them.
+  const bool content_logprobs = job.api == Api::responses && job.includes.logprobs;
+  std::vector<ReplyStream> readers(content_logprobs ? run.size() : 0, ReplyStream(job.reply));
+  std::vector<ContentTokens> content(readers.size());
   ClientConnection client(req);
   Clock::time_point checked = Clock::now();
   while (!run.finished()) {
     for (const ChoiceEvent& ce : run.take(500ms)) {
       ChoiceProgress& p = progress[ce.choice];
+      std::vector<TokenInfo> token;
       if (job.params.logprobs && ce.event.id >= 0)
-        p.tokens.push_back(token_info(tokenizer, ce.event, job.params.options.silent_tokens));
+        token.push_back(token_info(tokenizer, ce.event, job.params.options.silent_tokens));
       if (!ce.event.prompt_logprobs.empty()) p.prompt_scores = ce.event.prompt_logprobs;
+      const size_t before = p.text.size();
       apply(state, job, run, p, ce);
+      if (content_logprobs) {
+        const ReplyDelta delta =
+            readers[ce.choice].push(std::string_view(p.text).substr(before), ce.event.finish != FinishReason::none);
+        token = content[ce.choice].take(delta, std::move(token));
+      }
+      p.tokens.insert(p.tokens.end(), std::make_move_iterator(token.begin()), std::make_move_iterator(token.end()));
     }
     if (run.finished() || Clock::now() - checked < 500ms) continue;
     checked = Clock::now();
@@ -236,7 +250,7 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
   if (job.api == Api::responses) {
     const bool cut = progress[0].finish == FinishReason::length;
     const json response = response_object(job.header, job.settings, cut ? "incomplete" : "completed",
-                                          output_items(job.header, choices[0], cut), &usage);
+                                          output_items(job.header, choices[0], cut, job.includes), &usage);
     if (job.settings.value("store", false)) keep_response(state, job.header, job.items, response);
     return send_json(res, response);
   }
@@ -249,11 +263,12 @@ class Stream {
  public:
   Stream(ServerState& state, Job job, std::unique_ptr<ChoiceRun> run)
       : state_(state), job_(std::move(job)), run_(std::move(run)), progress_(run_->size()) {
-    if (job_.api == Api::responses) events_.emplace(job_.header, job_.settings);
+    if (job_.api == Api::responses) events_.emplace(job_.header, job_.settings, job_.includes);
     if (job_.api == Api::messages) messages_.emplace(job_.header, static_cast<int64_t>(job_.prompts[0].size()));
     for (size_t i = 0; i < progress_.size(); ++i) {
       progress_[i].offset = first_offset(job_, i);
       replies_.emplace_back(job_.reply);
+      contents_.emplace_back();
     }
   }
 
@@ -321,7 +336,8 @@ class Stream {
       std::vector<std::string> call_ids;
       for (const ToolCallDelta& d : delta.calls)
         call_ids.push_back(d.name.empty() ? "" : tool_call_id(job_.reply.tools, d.id));
-      return events_ ? events_->push(delta, call_ids) : messages_->push(delta, call_ids);
+      if (messages_) return messages_->push(delta, call_ids);
+      return events_->push(delta, call_ids, contents_[ce.choice].take(delta, std::move(info)));
     }
     if (!delta.reasoning.empty())
       out += sse_event(chat_chunk(job_.header, ce.choice, {{"reasoning_content", delta.reasoning}}, "", nullptr));
@@ -380,6 +396,7 @@ class Stream {
   std::unique_ptr<ChoiceRun> run_;
   std::vector<ChoiceProgress> progress_;
   std::vector<ReplyStream> replies_;  // chat: per choice
+  std::vector<ContentTokens> contents_;  // chat: per choice, the tokens of its content (Responses' logprobs)
   std::optional<ResponseEvents> events_;  // the Responses API's
   std::optional<MessageEvents> messages_;  // the Messages API's
   bool opened_ = false;
@@ -456,6 +473,49 @@ Job chat_job(ServedModel& m, ChatRequest& r, Api api, const char* messages_param
   return job;
 }
 
+// Whether a job's prompt leaves room for what it may generate (make_requests' rule).
+bool fits(const Job& job, int64_t context) {
+  const auto length = static_cast<int64_t>(job.prompts[0].size());
+  return length < context && length + job.params.max_tokens.value_or(1) <= context;
+}
+
+// The Responses API's truncation "auto": where the conversation does not fit the context, its
+// oldest turns go, each from a user message up to the next, the leading system messages (the
+// instructions) and the last turn kept; the fewest that make it fit, found by bisection (each try
+// renders the template). Where even the last turn alone does not fit, the job as it is (whose
+// run is then the usual 400).
+Job fitted_chat_job(ServedModel& m, const ChatRequest& r) {
+  const auto job_without = [&](size_t turns, const std::vector<size_t>& starts) {
+    ChatRequest cut = r;
+    if (turns > 0) {
+      const auto from = cut.messages.begin() + static_cast<std::ptrdiff_t>(starts[0]);
+      cut.messages.erase(from, from + static_cast<std::ptrdiff_t>(starts[turns] - starts[0]));
+    }
+    return chat_job(m, cut, Api::responses, "input");
+  };
+  std::vector<size_t> starts;  // where each turn starts
+  size_t i = 0;
+  while (i < r.messages.size() && (r.messages[i]["role"] == "system" || r.messages[i]["role"] == "developer")) ++i;
+  for (; i < r.messages.size(); ++i)
+    if (r.messages[i]["role"] == "user" || starts.empty()) starts.push_back(i);
+  Job whole = job_without(0, starts);
+  if (fits(whole, m.limits.context) || starts.size() < 2) return whole;
+  size_t fitting = starts.size() - 1, short_of = 0;  // drop `fitting` turns: fits, if anything does
+  Job best = job_without(fitting, starts);
+  if (!fits(best, m.limits.context)) return whole;
+  while (fitting - short_of > 1) {
+    const size_t mid = short_of + (fitting - short_of) / 2;
+    Job tried = job_without(mid, starts);
+    if (fits(tried, m.limits.context)) {
+      fitting = mid;
+      best = std::move(tried);
+    } else {
+      short_of = mid;
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 void handle_completions(ServerState& state, const httplib::Request& req, httplib::Response& res) {
@@ -493,9 +553,10 @@ void handle_responses(ServerState& state, const httplib::Request& req, httplib::
     if (const auto previous = previous_response_id(body)) history = stored_response(state, *previous).items;
     ResponsesRequest r =
         parse_responses_request(body, parse_ordered_body(req.body), m.limits, history, state.responses.enabled());
-    Job job = chat_job(m, r.chat, Api::responses, "input");
+    Job job = r.truncate_auto ? fitted_chat_job(m, r.chat) : chat_job(m, r.chat, Api::responses, "input");
     job.settings = std::move(r.settings);
     job.items = std::move(r.items);
+    job.includes = r.includes;
     run_job(state, std::move(job), req, res);
   });
 }

@@ -1,5 +1,7 @@
 #include "serve/responses_output.h"
 
+#include "serve/reasoning_envelope.h"
+
 namespace difftx::serve {
 namespace {
 
@@ -10,15 +12,22 @@ std::string item_id(const ResponseHeader& h, const char* prefix, size_t index) {
   return item_id(h, prefix, std::to_string(index));
 }
 
-json reasoning_item(const std::string& id, const std::string& text) {
+// A reasoning item; `sealed`: its text as encrypted_content too, where the request included it
+// (and the text is whole).
+json reasoning_item(const std::string& id, const std::string& text, bool sealed) {
   json content = json::array();
   if (!text.empty()) content.push_back({{"type", "reasoning_text"}, {"text", text}});
-  return {{"id", id}, {"type", "reasoning"}, {"summary", json::array()}, {"content", content}};
+  json item = {{"id", id}, {"type", "reasoning"}, {"summary", json::array()}, {"content", content}};
+  if (sealed) item["encrypted_content"] = seal_reasoning(text);
+  return item;
 }
 
-json text_part(const std::string& text) {
-  return {{"type", "output_text"}, {"text", text}, {"annotations", json::array()}, {"logprobs", json::array()}};
+json text_part(const std::string& text, json logprobs = json::array()) {
+  return {{"type", "output_text"}, {"text", text}, {"annotations", json::array()}, {"logprobs", std::move(logprobs)}};
 }
+
+// The Responses API's logprobs of tokens: chat's, {token, logprob, bytes, top_logprobs} each.
+json text_logprobs(const std::vector<TokenInfo>& tokens) { return chat_logprobs(tokens)["content"]; }
 
 json message_item(const std::string& id, const char* status, json content) {
   return {{"id", id}, {"type", "message"}, {"status", status}, {"role", "assistant"}, {"content", std::move(content)}};
@@ -59,19 +68,22 @@ json response_object(const ResponseHeader& h, const json& settings, const std::s
   return r;
 }
 
-json output_items(const ResponseHeader& h, const ChoiceResult& c, bool cut) {
+json output_items(const ResponseHeader& h, const ChoiceResult& c, bool cut, ResponseIncludes includes) {
   json items = json::array();
-  if (c.reasoning) items.push_back(reasoning_item(item_id(h, "rs_", items.size()), *c.reasoning));
-  if (!c.text.empty() || c.tool_calls.empty())
+  if (c.reasoning)
+    items.push_back(reasoning_item(item_id(h, "rs_", items.size()), *c.reasoning, includes.encrypted_reasoning));
+  if (!c.text.empty() || c.tool_calls.empty()) {
+    json logprobs = includes.logprobs ? text_logprobs(c.tokens) : json::array();
     items.push_back(message_item(item_id(h, "msg_", items.size()), cut ? "incomplete" : "completed",
-                                 json::array({text_part(c.text)})));
+                                 json::array({text_part(c.text, std::move(logprobs))})));
+  }
   for (const ToolCallResult& call : c.tool_calls)
     items.push_back(call_item(item_id(h, "fc_", items.size()), call.id, call.name, call.arguments, "completed"));
   return items;
 }
 
-ResponseEvents::ResponseEvents(ResponseHeader header, json settings)
-    : header_(std::move(header)), settings_(std::move(settings)) {}
+ResponseEvents::ResponseEvents(ResponseHeader header, json settings, ResponseIncludes includes)
+    : header_(std::move(header)), settings_(std::move(settings)), includes_(includes) {}
 
 std::string ResponseEvents::event(json value) {
   value["sequence_number"] = sequence_++;
@@ -90,11 +102,12 @@ size_t ResponseEvents::open(std::string& out, const std::string& type, const std
   close_open(out, false);
   const size_t index = items_.size();
   json item;
-  if (type == "reasoning") item = reasoning_item(item_id(header_, "rs_", index), "");
+  if (type == "reasoning") item = reasoning_item(item_id(header_, "rs_", index), "", false);
   else if (type == "message") item = message_item(item_id(header_, "msg_", index), "in_progress", json::array());
   else item = call_item(item_id(header_, "fc_", index), call_id, name, "", "in_progress");
   items_.push_back(item);
   texts_.emplace_back();
+  logprobs_.push_back(json::array());
   open_ = index;
   out += event({{"type", "response.output_item.added"}, {"output_index", index}, {"item", item}});
   if (type != "function_call") {
@@ -105,7 +118,8 @@ size_t ResponseEvents::open(std::string& out, const std::string& type, const std
   return index;
 }
 
-std::string ResponseEvents::push(const ReplyDelta& delta, const std::vector<std::string>& call_ids) {
+std::string ResponseEvents::push(const ReplyDelta& delta, const std::vector<std::string>& call_ids,
+                                 const std::vector<TokenInfo>& content_tokens) {
   std::string out;
   const auto text_delta = [&](const std::string& type, const std::string& text, const char* event_type) {
     if (text.empty()) return;
@@ -113,7 +127,10 @@ std::string ResponseEvents::push(const ReplyDelta& delta, const std::vector<std:
     texts_[index] += text;
     json e = {{"type", event_type}, {"item_id", items_[index]["id"]}, {"output_index", index}, {"content_index", 0},
               {"delta", text}};
-    if (type == "message") e["logprobs"] = json::array();
+    if (type == "message") {
+      e["logprobs"] = includes_.logprobs ? text_logprobs(content_tokens) : json::array();
+      for (const json& l : e["logprobs"]) logprobs_[index].push_back(l);
+    }
     out += event(std::move(e));
   };
   text_delta("reasoning", delta.reasoning, "response.reasoning_text.delta");
@@ -146,12 +163,12 @@ void ResponseEvents::close_open(std::string& out, bool cut) {
     out += event(std::move(done));
   } else {
     const bool message = item["type"] == "message";
-    const json part = message ? text_part(text) : json{{"type", "reasoning_text"}, {"text", text}};
+    const json part = message ? text_part(text, logprobs_[index]) : json{{"type", "reasoning_text"}, {"text", text}};
     json done = common;
     done["type"] = message ? "response.output_text.done" : "response.reasoning_text.done";
     done["content_index"] = 0;
     done["text"] = text;
-    if (message) done["logprobs"] = json::array();
+    if (message) done["logprobs"] = logprobs_[index];
     out += event(std::move(done));
     json part_done = common;
     part_done["type"] = "response.content_part.done";
@@ -159,7 +176,7 @@ void ResponseEvents::close_open(std::string& out, bool cut) {
     part_done["part"] = part;
     out += event(std::move(part_done));
     item = message ? message_item(item["id"], cut ? "incomplete" : "completed", json::array({part}))
-                   : reasoning_item(item["id"], text);
+                   : reasoning_item(item["id"], text, includes_.encrypted_reasoning);
   }
   out += event({{"type", "response.output_item.done"}, {"output_index", index}, {"item", item}});
 }

@@ -14,6 +14,13 @@
 
 namespace difftx::serve {
 
+// What a request's `include` asks its Response to carry: each output_text's logprobs
+// ("message.output_text.logprobs"; the tokens given as ContentTokens finds them), each reasoning
+// item's encrypted_content ("reasoning.encrypted_content", serve/reasoning_envelope.h).
+struct ResponseIncludes {
+  bool logprobs = false, encrypted_reasoning = false;
+};
+
 // An item's id: its kind's prefix ("msg_", "fc_", ...), the response's id without "resp_", and its
 // place: its index in the output, or "in" and its index among the stored input items.
 std::string item_id(const ResponseHeader& h, const char* prefix, const std::string& place);
@@ -25,16 +32,20 @@ nlohmann::json response_object(const ResponseHeader& header, const nlohmann::jso
                                const std::string& status, nlohmann::json output, const Usage* usage);
 
 // A whole reply's output items: its reasoning block, its message (where it has text, or nothing
-// else), its function calls. `cut`: it ended at its length limit.
-nlohmann::json output_items(const ResponseHeader& header, const ChoiceResult& reply, bool cut);
+// else), its function calls. `cut`: it ended at its length limit. With logprobs included,
+// reply.tokens are the content's tokens.
+nlohmann::json output_items(const ResponseHeader& header, const ChoiceResult& reply, bool cut,
+                            ResponseIncludes includes);
 
 // A streamed reply's events, in order, as SSE text ("event: TYPE" and "data: JSON").
 class ResponseEvents {
  public:
-  ResponseEvents(ResponseHeader header, nlohmann::json settings);
+  ResponseEvents(ResponseHeader header, nlohmann::json settings, ResponseIncludes includes);
   std::string start();  // response.created, response.in_progress
-  // What the reply read so far adds; `call_ids[k]`: the id of delta.calls[k]'s call where it begins.
-  std::string push(const ReplyDelta& delta, const std::vector<std::string>& call_ids);
+  // What the reply read so far adds; `call_ids[k]`: the id of delta.calls[k]'s call where it begins;
+  // `content_tokens`: the tokens of delta.content (ContentTokens), where logprobs are included.
+  std::string push(const ReplyDelta& delta, const std::vector<std::string>& call_ids,
+                   const std::vector<TokenInfo>& content_tokens);
   // Every open item done, then response.completed (or response.incomplete where `cut`).
   std::string finish(bool cut, const Usage& usage);
   const nlohmann::json& response() const { return response_; }  // the Response finish() sent
@@ -50,9 +61,11 @@ class ResponseEvents {
 
   ResponseHeader header_;
   nlohmann::json settings_;
+  ResponseIncludes includes_;
   int64_t sequence_ = 0;
   nlohmann::json items_ = nlohmann::json::array();  // every item, as its output_item.done has it
   std::vector<std::string> texts_;                   // per item: its text, or its arguments
+  std::vector<nlohmann::json> logprobs_;             // per item: its text's logprobs (a message's)
   std::vector<size_t> call_items_;                   // per call of the reply: its item
   std::optional<size_t> open_;                       // the item being written
   nlohmann::json response_;

@@ -1,11 +1,14 @@
 #include "serve/responses_request.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
 
+#include "infer/engine.h"
 #include "serve/api_error.h"
 #include "serve/json_fields.h"
+#include "serve/reasoning_envelope.h"
 
 namespace difftx::serve {
 namespace {
@@ -23,6 +26,13 @@ const std::set<std::string> kRead = {"input", "instructions", "tools", "tool_cho
                                      "max_output_tokens", "truncation", "include", "previous_response_id",
                                      "conversation", "background", "prompt", "max_tool_calls", "top_logprobs",
                                      "stream_options"};
+
+// OpenAI's includables. Those but the logprobs and the reasoning's encrypted_content add what
+// hosted tools and image inputs return, which a request here cannot have: nothing to add.
+const std::set<std::string> kIncludable = {"message.output_text.logprobs", "reasoning.encrypted_content",
+                                           "file_search_call.results",     "web_search_call.results",
+                                           "web_search_call.action.sources", "message.input_image.image_url",
+                                           "computer_call_output.output.image_url", "code_interpreter_call.outputs"};
 
 std::string at(const char* list, size_t i) { return std::string(list) + "[" + std::to_string(i) + "]"; }
 
@@ -50,6 +60,44 @@ ordered_json input_items(const ordered_json& input) {
   if (input.is_string()) return ordered_json::array({{{"type", "message"}, {"role", "user"}, {"content", input}}});
   if (!input.is_array() || input.empty()) bad_param("input", "'input' must be a string or a non-empty list of items");
   return input;
+}
+
+// A reasoning item's text: what its encrypted_content seals (the whole reasoning, where a client
+// that stores nothing sends it back), else its content's and summary's texts.
+std::string reasoning_text(const ordered_json& item, const std::string& where) {
+  if (const auto sealed = item.find("encrypted_content"); sealed != item.end() && !sealed->is_null()) {
+    const std::optional<std::string> text =
+        sealed->is_string() ? open_reasoning(sealed->get<std::string>()) : std::nullopt;
+    if (!text)
+      throw ApiError(400, where + "'s encrypted_content could not be verified: it is not one this server gave",
+                     "input", "invalid_encrypted_content");
+    return *text;
+  }
+  std::string text;
+  for (const char* key : {"content", "summary"})
+    if (item.contains(key) && item[key].is_array())
+      for (const ordered_json& part : item[key])
+        if (part.is_object() && part.contains("text") && part["text"].is_string()) {
+          if (!text.empty()) text += "\n";
+          text += part["text"].get<std::string>();
+        }
+  return text;
+}
+
+// `include`: a list of OpenAI's includables.
+ResponseIncludes includes_of(const json* include) {
+  ResponseIncludes out;
+  if (!include || include->is_null()) return out;
+  if (!include->is_array()) bad_param("include", "'include' must be a list of strings");
+  for (size_t i = 0; i < include->size(); ++i) {
+    const json& name = (*include)[i];
+    if (!name.is_string() || !kIncludable.count(name.get<std::string>()))
+      bad_param("include", at("include", i) + " must be one of OpenAI's includables (message.output_text.logprobs, "
+                                              "reasoning.encrypted_content, ...)");
+    out.logprobs |= name == "message.output_text.logprobs";
+    out.encrypted_reasoning |= name == "reasoning.encrypted_content";
+  }
+  return out;
 }
 
 // The items as chat messages: messages as they are; a model's function calls as the tool_calls of
@@ -97,13 +145,9 @@ ordered_json input_messages(const ordered_json& input, size_t named_from) {
                           {"tool_call_id", required_string(item, "call_id", "input", where)},
                           {"content", message_content(*output, where)}});
     } else if (type == "reasoning") {
-      for (const char* key : {"content", "summary"})
-        if (item.contains(key) && item[key].is_array())
-          for (const ordered_json& part : item[key])
-            if (part.is_object() && part.contains("text") && part["text"].is_string()) {
-              if (!reasoning.empty()) reasoning += "\n";
-              reasoning += part["text"].get<std::string>();
-            }
+      const std::string text = reasoning_text(item, where);
+      if (!reasoning.empty() && !text.empty()) reasoning += "\n";
+      reasoning += text;
     } else {
       unsupported("input", where + " of type '" + type + "'");
     }
@@ -176,11 +220,13 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
   for (const char* key : {"conversation", "prompt"})
     if (f.find(key)) unsupported(key, std::string("'") + key + "' (stored conversations and prompts)");
   if (f.boolean("background").value_or(false)) unsupported("background", "'background': true");
-  if (const json* v = f.find("include"); v && !(v->is_array() && v->empty())) unsupported("include", "'include'");
-  if (const auto t = f.string("truncation"); t && *t != "disabled")
-    unsupported("truncation", "'truncation': \"" + *t + "\"");
-  if (f.find("max_tool_calls")) unsupported("max_tool_calls", "'max_tool_calls'");
-  if (f.integer("top_logprobs", 0, 20).value_or(0) > 0) unsupported("top_logprobs", "'top_logprobs'");
+  const ResponseIncludes includes = includes_of(f.find("include"));
+  const std::string truncation = f.string("truncation").value_or("disabled");
+  if (truncation != "disabled" && truncation != "auto")
+    bad_param("truncation", "'truncation' must be \"auto\" or \"disabled\"");
+  // Counts calls of hosted tools, which a request here cannot have: nothing to cut.
+  const auto max_tool_calls = f.integer("max_tool_calls", 1, INT32_MAX);
+  const int64_t top_logprobs = f.integer("top_logprobs", 0, infer::kMaxTopLogprobs).value_or(0);
   const auto max_output = f.integer("max_output_tokens", 1, std::max<int64_t>(1, limits.context));
   if (!body.contains("input") || body["input"].is_null())
     throw ApiError(400, "'input' is required", "input", "missing_required_parameter");
@@ -203,6 +249,10 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
     chat["tool_choice"] = chat_tool_choice(ordered["tool_choice"]);
   if (ordered.contains("text") && !ordered["text"].is_null())
     chat["response_format"] = response_format(ordered["text"]);
+  if (includes.logprobs) {  // alternatives only with the logprobs, as vLLM has it
+    chat["logprobs"] = true;
+    chat["top_logprobs"] = top_logprobs;
+  }
   if (const json* r = f.find("reasoning")) {
     if (!r->is_object()) bad_param("reasoning", "'reasoning' must be an object");
     if (r->contains("effort") && !(*r)["effort"].is_null()) chat["reasoning_effort"] = (*r)["effort"];
@@ -234,7 +284,11 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
                   {"tool_choice", given("tool_choice", "auto")},
                   {"tools", given("tools", json::array())},
                   {"top_p", out.chat.params.options.sampling.top_p},
-                  {"truncation", "disabled"}};
+                  {"top_logprobs", top_logprobs},
+                  {"max_tool_calls", max_tool_calls ? json(*max_tool_calls) : json(nullptr)},
+                  {"truncation", truncation}};
+  out.includes = includes;
+  out.truncate_auto = truncation == "auto";
   return out;
 }
 

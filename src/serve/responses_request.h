@@ -5,7 +5,9 @@
 // serve/response_store.h): its conversation's items come before the request's input, and its
 // instructions do not carry over. What the server does not do (conversations, stored prompts,
 // background runs, hosted tools, non-text input) is a 400 naming the field, as is any field it
-// does not know.
+// does not know. `include` takes OpenAI's includables: the output text's logprobs (with
+// `top_logprobs` alternatives) and the reasoning's encrypted_content are given; the others name
+// what hosted tools and image inputs return, which never occur here.
 #pragma once
 #include <optional>
 #include <string>
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/request_parse.h"
+#include "serve/responses_output.h"
 
 namespace difftx::serve {
 
@@ -24,6 +27,9 @@ struct ResponsesRequest {
   // The conversation's items so far: the continued response's, then this request's input (a
   // string input as its user message), to which the output is added where the response is stored.
   nlohmann::ordered_json items;
+  ResponseIncludes includes;
+  // truncation "auto": where the conversation does not fit the context, its oldest turns go.
+  bool truncate_auto = false;
 };
 
 // The body's previous_response_id, where it has one (a 400 for one that is not a string).

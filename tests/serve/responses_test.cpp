@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include "serve/api_error.h"
+#include "serve/content_tokens.h"
+#include "serve/reasoning_envelope.h"
 #include "serve/responses_output.h"
 #include "serve/responses_request.h"
 #include "support/api_errors.h"
@@ -123,8 +125,12 @@ TEST(Responses, ErrorsNameTheResponsesField) {
   expect_error(R"({"input": [{"role": "tool", "content": "x"}]})", "input");
   expect_error(R"({"input": "a", "conversation": "conv_1"})", "conversation");
   expect_error(R"({"input": "a", "background": true})", "background");
-  expect_error(R"({"input": "a", "include": ["reasoning.encrypted_content"]})", "include");
-  expect_error(R"({"input": "a", "truncation": "auto"})", "truncation");
+  expect_error(R"({"input": "a", "include": ["reasoning.everything"]})", "include");
+  expect_error(R"({"input": "a", "include": "message.output_text.logprobs"})", "include");
+  expect_error(R"({"input": "a", "include": [7]})", "include");
+  expect_error(R"({"input": "a", "truncation": "middle"})", "truncation");
+  expect_error(R"({"input": "a", "top_logprobs": 21})", "top_logprobs");
+  expect_error(R"({"input": "a", "max_tool_calls": 0})", "max_tool_calls");
   expect_error(R"({"input": "a", "tools": [{"type": "file_search"}]})", "tools");
   expect_error(R"({"input": "a", "tools": [{"type": "function"}]})", "tools");
   expect_error(R"({"input": "a", "tool_choice": {"type": "web_search"}})", "tool_choice");
@@ -143,7 +149,7 @@ const ResponseHeader kHeader{"resp_abc", 1700000000, "tiny"};
 
 TEST(Responses, OutputItemsAndTheResponseObject) {
   ChoiceResult reply{"It is 3.", "tool_calls", {}, std::string("add them"), {{"call_1", "add", R"({"a":1})"}}};
-  const json items = output_items(kHeader, reply, false);
+  const json items = output_items(kHeader, reply, false, {});
   ASSERT_EQ(items.size(), 3u);
   EXPECT_EQ(items[0]["type"], "reasoning");
   EXPECT_EQ(items[0]["id"], "rs_abc_0");
@@ -155,7 +161,7 @@ TEST(Responses, OutputItemsAndTheResponseObject) {
                             {"call_id", "call_1"}, {"name", "add"}, {"arguments", R"({"a":1})"}}));
   reply.text.clear();
   reply.reasoning.reset();
-  EXPECT_EQ(output_items(kHeader, reply, false).size(), 1u);  // calls alone: no empty message
+  EXPECT_EQ(output_items(kHeader, reply, false, {}).size(), 1u);  // calls alone: no empty message
   const Usage usage{10, 4, 6};
   const json r = response_object(kHeader, {{"tools", json::array()}}, "incomplete", json::array(), &usage);
   EXPECT_EQ(r["object"], "response");
@@ -166,12 +172,12 @@ TEST(Responses, OutputItemsAndTheResponseObject) {
 }
 
 TEST(Responses, StreamedEventsAddUpToTheItems) {
-  ResponseEvents events(kHeader, {{"tools", json::array()}});
+  ResponseEvents events(kHeader, {{"tools", json::array()}}, {});
   std::string sse = events.start();
-  sse += events.push({"thinking ", "", {}}, {});
-  sse += events.push({"done", "It", {}}, {});
-  sse += events.push({"", " is.", {{0, "add", "{\"a\"", ""}}}, {"call_1"});
-  sse += events.push({"", "", {{0, "", ":1}", ""}, {1, "now", "", ""}}}, {"", "call_2"});
+  sse += events.push({"thinking ", "", {}}, {}, {});
+  sse += events.push({"done", "It", {}}, {}, {});
+  sse += events.push({"", " is.", {{0, "add", "{\"a\"", ""}}}, {"call_1"}, {});
+  sse += events.push({"", "", {{0, "", ":1}", ""}, {1, "now", "", ""}}}, {"", "call_2"}, {});
   sse += events.finish(false, {10, 7});
   const std::vector<json> e = testing::sse_events(sse);
   for (size_t i = 0; i < e.size(); ++i) EXPECT_EQ(e[i]["sequence_number"], static_cast<int64_t>(i));
@@ -213,6 +219,113 @@ TEST(Responses, StreamedEventsAddUpToTheItems) {
   const std::vector<json> failed = testing::sse_events(events.error(error_body(500, "generation failed: x", "", "generation_error")));
   ASSERT_EQ(failed.size(), 1u);
   EXPECT_EQ(failed[0]["code"], "generation_error");
+}
+
+TEST(Responses, IncludesAskForLogprobsAndSealedReasoning) {
+  const ResponsesRequest plain = parse(R"({"input": "a", "top_logprobs": 3})");
+  EXPECT_FALSE(plain.includes.logprobs);
+  EXPECT_FALSE(plain.chat.params.logprobs);  // alternatives only with the logprobs included, as vLLM has it
+  EXPECT_EQ(plain.settings["top_logprobs"], 3);
+  EXPECT_EQ(plain.settings["truncation"], "disabled");
+  EXPECT_EQ(plain.settings["max_tool_calls"], nullptr);
+  const ResponsesRequest r = parse(R"({"input": "a", "top_logprobs": 3, "truncation": "auto", "max_tool_calls": 2,
+      "include": ["message.output_text.logprobs", "reasoning.encrypted_content", "file_search_call.results"]})");
+  EXPECT_TRUE(r.includes.logprobs);
+  EXPECT_TRUE(r.includes.encrypted_reasoning);
+  EXPECT_TRUE(r.chat.params.logprobs);
+  EXPECT_EQ(r.chat.params.options.top_logprobs, 3);
+  EXPECT_TRUE(r.truncate_auto);
+  EXPECT_EQ(r.settings["truncation"], "auto");
+  EXPECT_EQ(r.settings["max_tool_calls"], 2);
+  EXPECT_FALSE(parse(R"({"input": "a", "include": null})").includes.logprobs);
+}
+
+TEST(Responses, SealedReasoningComesBackAsTheAssistantsReasoning) {
+  const std::string thought = "add them, \u00e9 \"quoted\"\nthen answer";
+  const std::string sealed = seal_reasoning(thought);
+  EXPECT_EQ(open_reasoning(sealed), thought);
+  EXPECT_EQ(open_reasoning("gAAAAAB" + sealed), std::nullopt);
+  EXPECT_EQ(open_reasoning(sealed.substr(0, sealed.size() - 1)), std::nullopt);
+  EXPECT_EQ(open_reasoning(seal_reasoning("\xff\xfe")), std::nullopt);  // not UTF-8: not text this server wrote
+  const json item = {{"type", "reasoning"}, {"id", "rs_1"}, {"summary", json::array()}, {"encrypted_content", sealed}};
+  const std::string body = json{{"input", json::array({{{"role", "user"}, {"content", "1+2?"}}, item,
+                                                       {{"role", "assistant"}, {"content", "3"}}})}}
+                               .dump();
+  const ResponsesRequest r = parse(body);
+  ASSERT_EQ(r.chat.messages.size(), 2u);
+  EXPECT_EQ(r.chat.messages[1]["reasoning_content"], thought);
+  // The reply's reasoning item carries it sealed, whole and streamed alike.
+  const ChoiceResult reply{"3", "stop", {}, thought, {}};
+  const json items = output_items(kHeader, reply, false, {.encrypted_reasoning = true});
+  EXPECT_EQ(items[0]["encrypted_content"], sealed);
+  EXPECT_FALSE(output_items(kHeader, reply, false, {})[0].contains("encrypted_content"));
+  ResponseEvents events(kHeader, json::object(), {.encrypted_reasoning = true});
+  events.start();
+  events.push({thought, "3", {}}, {}, {});
+  events.finish(false, {1, 2});
+  EXPECT_EQ(events.response()["output"][0], items[0]);
+  // One the server did not give: OpenAI's invalid_encrypted_content.
+  for (const json& bad : {json("difftx-reasoning-1.@@@"), json("gAAAAABk"), json(5)}) {
+    json forged = item;
+    forged["encrypted_content"] = bad;
+    const std::string b = json{{"input", json::array({{{"role", "user"}, {"content", "x"}}, forged})}}.dump();
+    try {
+      parse(b);
+      ADD_FAILURE() << bad;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status, 400);
+      EXPECT_EQ(e.code, "invalid_encrypted_content");
+      EXPECT_EQ(e.param, "input");
+    }
+  }
+}
+
+TokenInfo token(const std::string& text, float logprob) { return {text, logprob, {{text, logprob}, {"x", -9}}, false}; }
+
+TEST(Responses, ContentTokensAreThoseWhoseTextWentToTheContent) {
+  ContentTokens content;
+  // Reasoning, then a token the reader holds ("<" may open a marker), then text: the held token is
+  // the content's; tokens of a call are not.
+  EXPECT_TRUE(content.take({"think", "", {}}, {token("think", -1)}).empty());
+  EXPECT_TRUE(content.take({}, {token("<", -2)}).empty());
+  const std::vector<TokenInfo> got = content.take({"", "<b", {}}, {token("b", -3)});
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].token + got[1].token, "<b");
+  EXPECT_TRUE(content.take({}, {token("<tool", -4)}).empty());
+  EXPECT_TRUE(content.take({"", "", {{0, "f", "{}", ""}}}, {token("_call>", -5)}).empty());
+  EXPECT_EQ(content.take({"", "!", {}}, {token("!", -6)}).size(), 1u);  // the held call tokens did not come along
+  TokenInfo end = token("<|im_end|>", -7);
+  end.silent = true;
+  EXPECT_TRUE(content.take({}, {token(" ", -8)}).empty());
+  const std::vector<TokenInfo> last = content.take({"", " ", {}}, {end});  // the end flushes the held text, not itself
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last[0].token, " ");
+}
+
+TEST(Responses, LogprobsFollowTheOutputText) {
+  const std::vector<TokenInfo> tokens = {token("It", -0.5f), token(" is", -0.25f)};
+  ChoiceResult reply{"It is", "stop", tokens, std::nullopt, {}};
+  const json whole = output_items(kHeader, reply, false, {.logprobs = true})[0]["content"][0]["logprobs"];
+  ASSERT_EQ(whole.size(), 2u);
+  EXPECT_EQ(whole[0]["token"], "It");
+  EXPECT_EQ(whole[1]["logprob"], -0.25);
+  EXPECT_EQ(whole[1]["bytes"], json({32, 105, 115}));
+  EXPECT_EQ(whole[1]["top_logprobs"][1]["token"], "x");
+  EXPECT_EQ(output_items(kHeader, reply, false, {})[0]["content"][0]["logprobs"], json::array());
+  ResponseEvents events(kHeader, json::object(), {.logprobs = true});
+  std::string sse = events.start();
+  sse += events.push({"", "It", {}}, {}, {tokens[0]});
+  sse += events.push({"", " is", {}}, {}, {tokens[1]});
+  sse += events.finish(false, {1, 2});
+  json streamed = json::array();
+  for (const json& e : testing::sse_events(sse)) {
+    if (e["type"] == "response.output_text.delta") streamed.insert(streamed.end(), e["logprobs"].begin(), e["logprobs"].end());
+    if (e["type"] == "response.output_text.done") {
+      EXPECT_EQ(e["logprobs"], whole);
+    }
+  }
+  EXPECT_EQ(streamed, whole);
+  EXPECT_EQ(events.response()["output"][0]["content"][0]["logprobs"], whole);
 }
 
 }  // namespace

@@ -119,6 +119,37 @@ if (mode === "reasoning") {
   const live = await streamedResponse(thought);
   const withoutIds = (output) => output.map(({ id, ...item }) => item);
   assert.deepEqual(withoutIds(live.output), withoutIds(r.output), "the streamed response's items differ");
+  // include: the reasoning sealed (encrypted_content) and the text's logprobs, whole and streamed
+  // alike; a client that stores nothing sends the sealed reasoning back in its next request.
+  const sealedRequest = { ...thought, store: false, top_logprobs: 2,
+                          include: ["reasoning.encrypted_content", "message.output_text.logprobs"] };
+  const sealed = await client.responses.create(sealedRequest);
+  assert.equal(sealed.output_text, r.output_text, "include changed the answer");
+  const [reasoning, message] = sealed.output;
+  assert.equal(typeof reasoning.encrypted_content, "string", JSON.stringify(reasoning));
+  assert.equal(r.output[0].encrypted_content, undefined, "encrypted_content without include");
+  const logprobs = message.content[0].logprobs;
+  const spelled = Buffer.concat(logprobs.map((l) => Buffer.from(l.bytes))).toString();
+  assert.ok(spelled.includes(sealed.output_text) && spelled.length < sealed.output_text.length + 16,
+            `the logprobs' tokens do not spell the text: ${JSON.stringify(spelled)}`);
+  for (const l of logprobs) {
+    assert.ok(l.logprob <= 0 && l.top_logprobs.length === 2, JSON.stringify(l));
+    assert.ok(l.top_logprobs[0].logprob >= l.top_logprobs[1].logprob, JSON.stringify(l));
+  }
+  assert.deepEqual(withoutIds(await streamedResponse(sealedRequest).then((s) => s.output)), withoutIds(sealed.output),
+                   "the streamed response's items differ (include)");
+  const followUp = (reasoningItem) => client.responses.create({ model, store: false, max_output_tokens: 4, seed: 2,
+    input: [{ role: "user", content: messages[0].content }, reasoningItem, message, { role: "user", content: "More." }] });
+  const opened = await followUp({ type: "reasoning", id: reasoning.id, summary: [], encrypted_content: reasoning.encrypted_content });
+  const plain = await followUp({ type: "reasoning", id: reasoning.id, summary: [], content: reasoning.content });
+  assert.deepEqual([opened.usage.input_tokens, opened.output_text], [plain.usage.input_tokens, plain.output_text],
+                   "the sealed reasoning read back differs from its text");
+  try {
+    await followUp({ type: "reasoning", id: reasoning.id, summary: [], encrypted_content: "gAAAAABforged==" });
+    assert.fail("a forged encrypted_content was taken");
+  } catch (e) {
+    assert.ok(e instanceof OpenAI.BadRequestError && e.code === "invalid_encrypted_content", `${e}`);
+  }
   // Without a budget the block is free text; a budget of 0 closes it at once.
   const none = await client.chat.completions.create({ model, messages, max_reasoning_tokens: 0, max_tokens: 8, seed: 4 });
   assert.equal(none.choices[0].message.reasoning_content, "");
@@ -490,6 +521,30 @@ const doc = await client.responses.create(docRequest);
 assert.equal(doc.status, "completed", JSON.stringify(doc));
 validate(answerSchema, JSON.parse(doc.output_text), "responses text.format json_schema");
 assert.equal((await streamedResponse(docRequest)).output.at(-1).content[0].text, doc.output_text, "streamed document differs");
+// truncation "auto": a conversation longer than the context loses its oldest turns, as few as fit.
+const turns = [];
+for (let t = 0; t < 40; ++t)
+  turns.push({ role: "user", content: `Turn ${t}: ${"The Congress of the United States shall assemble. ".repeat(6)}` },
+             { role: "assistant", content: `Reply ${t}: ${"the people of the Union ".repeat(5)}` });
+turns.push({ role: "user", content: "Tell me about the Union." });
+const lastTurns = (j) => turns.slice(turns.length - 1 - 2 * j);
+await expectResponses400({ input: turns, max_output_tokens: 2 }, "prompt");
+const fitted = await client.responses.create({ model, input: turns, truncation: "auto", max_output_tokens: 2, seed: 1 });
+assert.equal(fitted.truncation, "auto");
+assert.ok(fitted.usage.input_tokens + 2 <= 2048, `${fitted.usage.input_tokens} tokens`);
+let turnsKept = 40;
+for (; turnsKept > 0; --turnsKept) {
+  try {
+    const explicit = await client.responses.create({ model, input: lastTurns(turnsKept), max_output_tokens: 2, seed: 1 });
+    assert.deepEqual([explicit.usage.input_tokens, explicit.output_text], [fitted.usage.input_tokens, fitted.output_text],
+                     `truncation auto kept other turns than the ${turnsKept} last that fit`);
+    break;
+  } catch (e) {
+    if (!(e instanceof OpenAI.BadRequestError)) throw e;
+  }
+}
+assert.ok(turnsKept > 0, "no turns fit");
+console.log(`truncation auto: the last ${turnsKept} of 40 turns kept (${fitted.usage.input_tokens} tokens)`);
 async function expectResponses400(request, param) {
   try {
     await client.responses.create({ model, input: "Hi", ...request });
