@@ -1,5 +1,7 @@
 #include "serve/messages_output.h"
 
+#include "serve/reasoning_envelope.h"
+
 namespace difftx::serve {
 namespace {
 
@@ -34,7 +36,8 @@ MessageStop message_stop(const std::string& finish_reason, const std::string& st
 json message_object(const ResponseHeader& h, const ChoiceResult& reply, const MessageStop& stop, const Usage& usage) {
   json content = json::array();
   if (reply.reasoning && !reply.reasoning->empty())
-    content.push_back({{"type", "thinking"}, {"thinking", *reply.reasoning}, {"signature", ""}});
+    content.push_back(
+        {{"type", "thinking"}, {"thinking", *reply.reasoning}, {"signature", seal_reasoning(*reply.reasoning)}});
   if (!reply.text.empty() || (content.empty() && reply.tool_calls.empty()))
     content.push_back({{"type", "text"}, {"text", reply.text}});
   for (const ToolCallResult& call : reply.tool_calls)
@@ -75,12 +78,17 @@ size_t MessageEvents::open(std::string& out, const std::string& type, const std:
   else block = {{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", json::object()}};
   open_ = blocks_++;
   open_type_ = type;
+  thinking_.clear();
   out += event({{"type", "content_block_start"}, {"index", *open_}, {"content_block", block}});
   return *open_;
 }
 
 void MessageEvents::close_open(std::string& out) {
   if (!open_) return;
+  if (open_type_ == "thinking")
+    out += event({{"type", "content_block_delta"},
+                  {"index", *open_},
+                  {"delta", {{"type", "signature_delta"}, {"signature", seal_reasoning(thinking_)}}}});
   out += event({{"type", "content_block_stop"}, {"index", *open_}});
   open_.reset();
 }
@@ -89,6 +97,7 @@ std::string MessageEvents::push(const ReplyDelta& delta, const std::vector<std::
   std::string out;
   if (!delta.reasoning.empty()) {
     const size_t index = open(out, "thinking");
+    thinking_ += delta.reasoning;
     out += event({{"type", "content_block_delta"},
                   {"index", index},
                   {"delta", {{"type", "thinking_delta"}, {"thinking", delta.reasoning}}}});

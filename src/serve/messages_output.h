@@ -24,7 +24,8 @@ struct MessageStop {
 MessageStop message_stop(const std::string& finish_reason, const std::string& stop_string);
 
 // The message: "msg_..." `header.id`, its content blocks (a thinking block where the reply thought
-// something, as the stream has it), stop reason and usage (input_tokens
+// something, as the stream has it, its signature the thinking sealed as reasoning_envelope.h seals
+// it; a stream sends it as a signature_delta before the block stops), stop reason and usage (input_tokens
 // counted without the prompt tokens the prefix cache held, which are cache_read_input_tokens).
 nlohmann::json message_object(const ResponseHeader& header, const ChoiceResult& reply, const MessageStop& stop,
                               const Usage& usage);
@@ -52,6 +53,7 @@ class MessageEvents {
   std::vector<size_t> call_blocks_;   // per call of the reply: its block
   std::optional<size_t> open_;        // the block being written
   std::string open_type_;
+  std::string thinking_;              // the open thinking block's text, for its signature
 };
 
 }  // namespace difftx::serve

@@ -8,6 +8,7 @@
 #include "serve/api_error.h"
 #include "serve/messages_output.h"
 #include "serve/messages_request.h"
+#include "serve/reasoning_envelope.h"
 #include "support/api_errors.h"
 #include "support/sse_events.h"
 
@@ -143,7 +144,8 @@ TEST(Messages, TheMessageAndItsStopReason) {
   EXPECT_EQ(m["type"], "message");
   EXPECT_EQ(m["role"], "assistant");
   ASSERT_EQ(m["content"].size(), 3u);
-  EXPECT_EQ(m["content"][0], json({{"type", "thinking"}, {"thinking", "add them"}, {"signature", ""}}));
+  EXPECT_EQ(m["content"][0],
+            json({{"type", "thinking"}, {"thinking", "add them"}, {"signature", seal_reasoning("add them")}}));
   EXPECT_EQ(m["content"][1], json({{"type", "text"}, {"text", "It is 3."}}));
   EXPECT_EQ(m["content"][2], json({{"type", "tool_use"}, {"id", "call_1"}, {"name", "add"}, {"input", {{"a", 1}}}}));
   EXPECT_EQ(m["stop_reason"], "tool_use");
@@ -183,7 +185,7 @@ TEST(Messages, StreamedEventsAddUpToTheBlocks) {
   EXPECT_EQ(e.back()["type"], "message_stop");
   // Each block: started, its deltas, stopped, in that order, the blocks one after another.
   std::vector<json> blocks;
-  std::vector<std::string> texts;
+  std::vector<std::string> texts, signatures;
   int open = -1;
   for (const json& x : e) {
     const std::string type = x["type"];
@@ -196,6 +198,11 @@ TEST(Messages, StreamedEventsAddUpToTheBlocks) {
     } else if (type == "content_block_delta") {
       EXPECT_EQ(x["index"], open);
       const json& d = x["delta"];
+      if (d["type"] == "signature_delta") {  // a thinking block's signature, last before it stops
+        signatures.push_back(d["signature"]);
+        continue;
+      }
+      EXPECT_TRUE(signatures.size() < blocks.size()) << "a delta after the block's signature";
       texts.back() += d.contains("text")       ? d["text"].get<std::string>()
                       : d.contains("thinking") ? d["thinking"].get<std::string>()
                                                : d["partial_json"].get<std::string>();
@@ -208,6 +215,7 @@ TEST(Messages, StreamedEventsAddUpToTheBlocks) {
   ASSERT_EQ(blocks.size(), 4u);
   EXPECT_EQ(blocks[0]["type"], "thinking");
   EXPECT_EQ(texts[0], "thinking done");
+  EXPECT_EQ(signatures, std::vector<std::string>{seal_reasoning("thinking done")});
   EXPECT_EQ(blocks[1]["type"], "text");
   EXPECT_EQ(texts[1], "It is.");
   EXPECT_EQ(blocks[2], json({{"type", "tool_use"}, {"id", "call_1"}, {"name", "add"}, {"input", json::object()}}));

@@ -62,8 +62,14 @@ if (mode === "reasoning") {
   const m = await client.messages.create(request);
   assert.equal(m.content[0].type, "thinking", JSON.stringify(m.content));
   assert.equal(typeof m.content[0].thinking, "string");
+  assert.ok(m.content[0].signature.length > 0, "a thinking block without its signature");
   const live = await streamed(request);
-  assert.deepEqual(live.content, m.content, "the streamed blocks differ");
+  assert.deepEqual(live.content, m.content, "the streamed blocks differ");  // the signature_delta's too
+  // The next turn sends the blocks back, signature and all, as Claude Code does.
+  const next = await client.messages.create({ ...request, max_tokens: 4,
+                                              messages: [...request.messages, { role: "assistant", content: m.content },
+                                                         user("More.")] });
+  assert.equal(next.type, "message");
   console.log(`messages reasoning: ${JSON.stringify(m.content).slice(0, 200)}`);
   console.log("messages reasoning: ok");
   process.exit(0);
