@@ -1,9 +1,10 @@
 // Which of a reply's generated tokens its content holds, for the logprobs of the Responses API's
 // output_text (include "message.output_text.logprobs"): each token is given with what the reply
-// reader (reply_reader.h) settled after its text. A token whose text went out as content is the
-// content's, and so are the tokens held back just before it (a marker's first bytes that proved
-// to be text); tokens that went to the reasoning or to a tool call are not, nor are those that wrote
-// no text (TokenInfo::silent: the end of turn).
+// reader (reply_reader.h) settled after its text. The tokens of a piece of content are the newest
+// ones whose text covers it: the token that settled it and those held back just before it (a
+// marker's first bytes that proved to be text, a character's first bytes). Tokens that went to the
+// reasoning or to a tool call are not, nor are those of a marker that settled nothing (the
+// `</think>` before the content) or that wrote no text (TokenInfo::silent: the end of turn).
 #pragma once
 #include <vector>
 

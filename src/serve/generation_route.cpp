@@ -9,6 +9,7 @@
 #include "chat/strings.h"
 #include "data/utf8.h"
 #include "serve/choice_run.h"
+#include "serve/background_responses.h"
 #include "serve/client_connection.h"
 #include "serve/content_tokens.h"
 #include "serve/messages_output.h"
@@ -296,6 +297,12 @@ class Stream {
     return true;
   }
   void cancel() { run_->cancel(); }
+  // Cancelled as its client asked (a background response's cancel): its events end where they
+  // are, without the error that a cancel by the server's shutdown ends them with.
+  void cancel_as_asked() {
+    cancelled_as_asked_ = true;
+    run_->cancel();
+  }
 
  private:
   std::string chunks(const ChoiceEvent& ce) {
@@ -364,6 +371,7 @@ class Stream {
     for (const ChoiceProgress& p : progress_) try {
         check_outcome(p);
       } catch (const ApiError& e) {
+        if (cancelled_as_asked_ && p.finish == FinishReason::cancelled) return "";
         current_record().status = e.status;
         if (messages_) return messages_->error(e);
         return events_ ? events_->error(error_body(e)) : sse_event(error_body(e)) + kSseDone;
@@ -399,7 +407,7 @@ class Stream {
   std::vector<ContentTokens> contents_;  // chat: per choice, the tokens of its content (Responses' logprobs)
   std::optional<ResponseEvents> events_;  // the Responses API's
   std::optional<MessageEvents> messages_;  // the Messages API's
-  bool opened_ = false;
+  bool opened_ = false, cancelled_as_asked_ = false;
   Clock::time_point last_write_ = Clock::now();
 };
 
@@ -432,6 +440,82 @@ void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::
   res.set_chunked_content_provider(
       "text/event-stream", [stream](size_t, httplib::DataSink& sink) { return stream->pump(sink); },
       [stream](bool) { stream->cancel(); });
+}
+
+// A background run's error, from the `error` event its stream ended with.
+json run_error(const std::string& last_event) {
+  const size_t data = last_event.find("data: ");
+  const json e = data == std::string::npos ? json() : json::parse(last_event.substr(data + 6), nullptr, false);
+  if (e.is_object() && e.value("type", "") == "error")
+    return {{"code", e.value("code", json("server_error"))}, {"message", e.value("message", json("generation failed"))}};
+  return {{"code", "server_error"}, {"message", "the run ended without a response"}};
+}
+
+// A background response's run, on its own thread: the stream's events into `b`; then, where it did
+// not end in a Response of its own (cancelled, failed), that end stored.
+void run_background(ServerState& state, Stream& stream, BackgroundRun& b, const ResponseHeader& header,
+                    const json& settings, const nlohmann::ordered_json& items) {
+  bool cancelled = false;
+  try {
+    keep_response(state, header, items, response_object(header, settings, "in_progress", json::array(), nullptr));
+    bool done = false;
+    httplib::DataSink sink;
+    sink.write = [&b](const char* data, size_t n) {
+      b.add({data, n});
+      return true;
+    };
+    sink.is_writable = [] { return true; };
+    sink.done = [&done] { done = true; };
+    while (!done) {
+      if (!cancelled && b.cancel_requested()) {
+        stream.cancel_as_asked();
+        cancelled = true;
+      }
+      stream.pump(sink);
+    }
+    const auto kept = state.responses.get(header.id);
+    const std::string status = kept ? kept->response.value("status", "") : "";
+    if (status != "completed" && status != "incomplete") {
+      json ended = response_object(header, settings, cancelled ? "cancelled" : "failed", json::array(), nullptr);
+      if (!cancelled) ended["error"] = run_error(b.last_event());
+      keep_response(state, header, items, ended);
+    }
+  } catch (const std::exception& e) {  // on a thread of its own: nothing may escape
+    std::fprintf(stderr, "difftx serve: background response %s: %s\n", header.id.c_str(), e.what());
+  }
+  b.finish();
+  state.in_flight.fetch_sub(1);
+}
+
+// A background response (serve/background_responses.h): its requests submitted here (a refusal is
+// this request's 4xx), its Response stored as queued, then run on a thread of its own through the
+// events a stream has, which the run keeps. This request gets the queued Response, or follows the
+// events where it streams (leaving does not stop the run).
+void run_in_background(ServerState& state, Job job, httplib::Response& res) {
+  ServedModel& m = *state.model;
+  if (job.params.skip_special_tokens) job.params.options.silent_tokens = unread_special_tokens(*m.tokenizer, job.reply);
+  auto run = std::make_unique<ChoiceRun>(*m.engine);
+  run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
+  const ResponseHeader header = job.header;
+  const json settings = job.settings;
+  const nlohmann::ordered_json items = job.items;
+  const bool streams = job.params.stream;
+  const json queued = response_object(header, settings, "queued", json::array(), nullptr);
+  keep_response(state, header, items, queued);
+  auto stream = std::make_shared<Stream>(state, std::move(job), std::move(run));
+  state.in_flight.fetch_add(1);  // the server's shutdown waits for it, as for a request
+  std::shared_ptr<BackgroundRun> background;
+  try {
+    background = state.background.start(header.id, [&state, stream, header, settings, items](BackgroundRun& b) {
+      run_background(state, *stream, b, header, settings, items);
+    });
+  } catch (...) {
+    state.in_flight.fetch_sub(1);
+    state.responses.erase(header.id);
+    throw;
+  }
+  if (streams) return stream_background_events(background, -1, res);
+  send_json(res, queued);
 }
 
 // A 400 where the model has no chat template to render messages; `messages_param`: the field the
@@ -480,32 +564,32 @@ bool fits(const Job& job, int64_t context) {
 }
 
 // The Responses API's truncation "auto": where the conversation does not fit the context, its
-// oldest turns go, each from a user message up to the next, the leading system messages (the
-// instructions) and the last turn kept; the fewest that make it fit, found by bisection (each try
-// renders the template). Where even the last turn alone does not fit, the job as it is (whose
-// run is then the usual 400).
+// oldest items go, as OpenAI drops them from the beginning: whole messages after the leading system
+// messages (the instructions), an assistant's tool calls with their results, the last one kept; the
+// fewest that make it fit, found by bisection (each try renders the template). Where even the last
+// alone does not fit, the job without the others (whose run is then the usual 400).
 Job fitted_chat_job(ServedModel& m, const ChatRequest& r) {
-  const auto job_without = [&](size_t turns, const std::vector<size_t>& starts) {
+  std::vector<size_t> cuts;  // where the conversation may start: a message that is not a tool result
+  size_t lead = 0;
+  while (lead < r.messages.size() && (r.messages[lead]["role"] == "system" || r.messages[lead]["role"] == "developer"))
+    ++lead;
+  for (size_t i = lead; i < r.messages.size(); ++i)
+    if (r.messages[i]["role"] != "tool") cuts.push_back(i);
+  const auto dropping = [&](size_t k) {  // the job without the messages before cut k
     ChatRequest cut = r;
-    if (turns > 0) {
-      const auto from = cut.messages.begin() + static_cast<std::ptrdiff_t>(starts[0]);
-      cut.messages.erase(from, from + static_cast<std::ptrdiff_t>(starts[turns] - starts[0]));
-    }
+    if (k > 0)
+      cut.messages.erase(cut.messages.begin() + static_cast<std::ptrdiff_t>(lead),
+                         cut.messages.begin() + static_cast<std::ptrdiff_t>(cuts[k]));
     return chat_job(m, cut, Api::responses, "input");
   };
-  std::vector<size_t> starts;  // where each turn starts
-  size_t i = 0;
-  while (i < r.messages.size() && (r.messages[i]["role"] == "system" || r.messages[i]["role"] == "developer")) ++i;
-  for (; i < r.messages.size(); ++i)
-    if (r.messages[i]["role"] == "user" || starts.empty()) starts.push_back(i);
-  Job whole = job_without(0, starts);
-  if (fits(whole, m.limits.context) || starts.size() < 2) return whole;
-  size_t fitting = starts.size() - 1, short_of = 0;  // drop `fitting` turns: fits, if anything does
-  Job best = job_without(fitting, starts);
-  if (!fits(best, m.limits.context)) return whole;
+  Job whole = dropping(0);
+  if (fits(whole, m.limits.context) || cuts.size() < 2) return whole;
+  size_t fitting = cuts.size() - 1, short_of = 0;  // dropping up to cut `fitting` fits, if anything does
+  Job best = dropping(fitting);
+  if (!fits(best, m.limits.context)) return best;
   while (fitting - short_of > 1) {
     const size_t mid = short_of + (fitting - short_of) / 2;
-    Job tried = job_without(mid, starts);
+    Job tried = dropping(mid);
     if (fits(tried, m.limits.context)) {
       fitting = mid;
       best = std::move(tried);
@@ -550,14 +634,24 @@ void handle_responses(ServerState& state, const httplib::Request& req, httplib::
     ServedModel& m = require_model(state);
     const json body = parse_body(req.body);
     nlohmann::ordered_json history = nlohmann::ordered_json::array();
-    if (const auto previous = previous_response_id(body)) history = stored_response(state, *previous).items;
+    if (const auto previous = previous_response_id(body)) {
+      StoredResponse stored = stored_response(state, *previous);
+      if (const std::string status = stored.response.value("status", ""); status == "queued" || status == "in_progress")
+        bad_param("previous_response_id", "response '" + *previous + "' is " + status + ": continue it once it has ended");
+      history = std::move(stored.items);
+    }
     ResponsesRequest r =
         parse_responses_request(body, parse_ordered_body(req.body), m.limits, history, state.responses.enabled());
-    Job job = r.truncate_auto ? fitted_chat_job(m, r.chat) : chat_job(m, r.chat, Api::responses, "input");
-    job.settings = std::move(r.settings);
-    job.items = std::move(r.items);
-    job.includes = r.includes;
-    run_job(state, std::move(job), req, res);
+    try {
+      Job job = r.truncate_auto ? fitted_chat_job(m, r.chat) : chat_job(m, r.chat, Api::responses, "input");
+      job.settings = std::move(r.settings);
+      job.items = std::move(r.items);
+      job.includes = r.includes;
+      if (r.background) return run_in_background(state, std::move(job), res);
+      run_job(state, std::move(job), req, res);
+    } catch (const ApiError& e) {  // the chat path's and the engine's refusals name their own fields
+      throw ApiError(e.status, e.what(), responses_param(e.param), e.code);
+    }
   });
 }
 

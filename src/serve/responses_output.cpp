@@ -12,8 +12,7 @@ std::string item_id(const ResponseHeader& h, const char* prefix, size_t index) {
   return item_id(h, prefix, std::to_string(index));
 }
 
-// A reasoning item; `sealed`: its text as encrypted_content too, where the request included it
-// (and the text is whole).
+// A reasoning item; `sealed`: its text as encrypted_content too, where the request included it.
 json reasoning_item(const std::string& id, const std::string& text, bool sealed) {
   json content = json::array();
   if (!text.empty()) content.push_back({{"type", "reasoning_text"}, {"text", text}});
@@ -70,9 +69,10 @@ json response_object(const ResponseHeader& h, const json& settings, const std::s
 
 json output_items(const ResponseHeader& h, const ChoiceResult& c, bool cut, ResponseIncludes includes) {
   json items = json::array();
-  if (c.reasoning)
+  const bool reasoned = c.reasoning && !c.reasoning->empty();
+  if (reasoned)
     items.push_back(reasoning_item(item_id(h, "rs_", items.size()), *c.reasoning, includes.encrypted_reasoning));
-  if (!c.text.empty() || c.tool_calls.empty()) {
+  if (!c.text.empty() || (!reasoned && c.tool_calls.empty())) {  // an empty reply: one empty message
     json logprobs = includes.logprobs ? text_logprobs(c.tokens) : json::array();
     items.push_back(message_item(item_id(h, "msg_", items.size()), cut ? "incomplete" : "completed",
                                  json::array({text_part(c.text, std::move(logprobs))})));
@@ -183,6 +183,7 @@ void ResponseEvents::close_open(std::string& out, bool cut) {
 
 std::string ResponseEvents::finish(bool cut, const Usage& usage) {
   std::string out;
+  if (items_.empty()) open(out, "message");  // an empty reply: one empty message, as whole
   close_open(out, cut);
   const char* status = cut ? "incomplete" : "completed";
   response_ = response_object(header_, settings_, status, items_, &usage);

@@ -31,8 +31,8 @@ std::string item_id(const ResponseHeader& h, const char* prefix, const std::stri
 nlohmann::json response_object(const ResponseHeader& header, const nlohmann::json& settings,
                                const std::string& status, nlohmann::json output, const Usage* usage);
 
-// A whole reply's output items: its reasoning block, its message (where it has text, or nothing
-// else), its function calls. `cut`: it ended at its length limit. With logprobs included,
+// A whole reply's output items: its reasoning block (where it has text), its message (where it has
+// text, or nothing else), its function calls, as a stream's events add them up. `cut`: it ended at its length limit. With logprobs included,
 // reply.tokens are the content's tokens.
 nlohmann::json output_items(const ResponseHeader& header, const ChoiceResult& reply, bool cut,
                             ResponseIncludes includes);

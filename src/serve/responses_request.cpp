@@ -196,16 +196,15 @@ ordered_json response_format(const ordered_json& text) {
   return {{"type", "json_schema"}, {"json_schema", std::move(schema)}};
 }
 
-// The chat field each Responses field became, for errors the chat path raises.
+}  // namespace
+
 std::string responses_param(const std::string& chat_param) {
-  if (chat_param == "messages") return "input";
-  if (chat_param == "max_completion_tokens") return "max_output_tokens";
+  if (chat_param == "messages" || chat_param == "prompt") return "input";
+  if (chat_param == "max_completion_tokens" || chat_param == "max_tokens") return "max_output_tokens";
   if (chat_param == "response_format") return "text";
   if (chat_param == "reasoning_effort") return "reasoning";
   return chat_param;
 }
-
-}  // namespace
 
 std::optional<std::string> previous_response_id(const json& body) {
   return Fields(body).string("previous_response_id");
@@ -219,7 +218,6 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
       throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
   for (const char* key : {"conversation", "prompt"})
     if (f.find(key)) unsupported(key, std::string("'") + key + "' (stored conversations and prompts)");
-  if (f.boolean("background").value_or(false)) unsupported("background", "'background': true");
   const ResponseIncludes includes = includes_of(f.find("include"));
   const std::string truncation = f.string("truncation").value_or("disabled");
   if (truncation != "disabled" && truncation != "auto")
@@ -232,6 +230,11 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
     throw ApiError(400, "'input' is required", "input", "missing_required_parameter");
 
   const bool store = f.boolean("store").value_or(true) && stores;
+  const bool background = f.boolean("background").value_or(false);
+  if (background && !store)
+    bad_param("background", stores ? "'background': true needs 'store': true (its Response is read back from the store)"
+                                   : "'background': true needs stored responses, which this server keeps none of "
+                                     "(--responses-store-bytes 0)");
 
   ordered_json chat = ordered_json::object();
   for (const auto& [key, value] : ordered.items())
@@ -286,8 +289,10 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
                   {"top_p", out.chat.params.options.sampling.top_p},
                   {"top_logprobs", top_logprobs},
                   {"max_tool_calls", max_tool_calls ? json(*max_tool_calls) : json(nullptr)},
-                  {"truncation", truncation}};
+                  {"truncation", truncation},
+                  {"background", background}};
   out.includes = includes;
+  out.background = background;
   out.truncate_auto = truncation == "auto";
   return out;
 }

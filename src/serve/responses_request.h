@@ -4,7 +4,7 @@
 // and runs. A request may continue a stored response (`previous_response_id`,
 // serve/response_store.h): its conversation's items come before the request's input, and its
 // instructions do not carry over. What the server does not do (conversations, stored prompts,
-// background runs, hosted tools, non-text input) is a 400 naming the field, as is any field it
+// hosted tools, non-text input) is a 400 naming the field, as is any field it
 // does not know. `include` takes OpenAI's includables: the output text's logprobs (with
 // `top_logprobs` alternatives) and the reasoning's encrypted_content are given; the others name
 // what hosted tools and image inputs return, which never occur here.
@@ -30,7 +30,12 @@ struct ResponsesRequest {
   ResponseIncludes includes;
   // truncation "auto": where the conversation does not fit the context, its oldest turns go.
   bool truncate_auto = false;
+  bool background = false;  // run apart from the request (serve/background_responses.h); stored
 };
+
+// The Responses field a chat or engine field came from (messages and prompt: input;
+// max_completion_tokens and max_tokens: max_output_tokens; ...), for errors raised in their terms.
+std::string responses_param(const std::string& chat_param);
 
 // The body's previous_response_id, where it has one (a 400 for one that is not a string).
 std::optional<std::string> previous_response_id(const nlohmann::json& body);

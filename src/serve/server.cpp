@@ -43,6 +43,7 @@ const Route kRoutes[] = {
     {"GET", "/v1/responses/([^/]+)", handle_response_get},
     {"GET", "/v1/responses/([^/]+)/input_items", handle_response_input_items},
     {"DELETE", "/v1/responses/([^/]+)", handle_response_delete},
+    {"POST", "/v1/responses/([^/]+)/cancel", handle_response_cancel},
     {"POST", "/tokenize", handle_tokenize},
     {"POST", "/detokenize", handle_detokenize},
     {"POST", "/apply-template", handle_apply_template},

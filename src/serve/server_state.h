@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "serve/background_responses.h"
 #include "serve/metrics.h"
 #include "serve/request_log.h"
 #include "serve/response_store.h"
@@ -25,12 +26,17 @@ struct ServerOptions {
   int64_t responses_store_bytes = int64_t{64} << 20;  // the Responses API's stored responses; 0: none
 };
 
+// Background responses going at once (serve/background_responses.h): each holds a thread.
+inline constexpr size_t kMaxBackgroundRuns = 64;
+
 struct ServerState {
-  explicit ServerState(const ServerOptions& o) : options(o), responses(o.responses_store_bytes) {}
+  explicit ServerState(const ServerOptions& o)
+      : options(o), responses(o.responses_store_bytes), background(o.responses_store_bytes, kMaxBackgroundRuns) {}
   ServerOptions options;
   Metrics metrics;
   ResponseStore responses;
   std::unique_ptr<ServedModel> model;  // set before `ready`
+  BackgroundRuns background;           // after `model`: its runners are joined before the engine goes
   std::atomic<bool> ready{false}, draining{false};
   std::atomic<int64_t> in_flight{0};
   int64_t created = 0;  // unix time the server started: the model's "created"

@@ -60,17 +60,52 @@ StoredResponse stored_response(ServerState& state, const std::string& id) {
 
 void handle_response_get(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
-    // A stream resumed, and extra content, are a background run's and an include's: never made here.
-    if (req.get_param_value("stream") == "true") unsupported("stream", "'stream' (a background response's events)");
+    const std::string id = req.matches[1];
+    // Extra content is an include's, which no stored response keeps apart.
     for (const auto& [key, value] : req.params)  // include=..., or include[]=... as clients write a list
       if (key == "include" || key == "include[]") unsupported("include", "'include'");
-    send_json(res, stored_response(state, req.matches[1]).response);
+    if (req.get_param_value("stream") != "true") return send_json(res, stored_response(state, id).response);
+    // A background response's events, from past starting_after.
+    const std::shared_ptr<BackgroundRun> run = state.background.find(id);
+    if (!run) {
+      stored_response(state, id);  // 404 where there is no such response
+      bad_param("stream", "response '" + id + "' has no events to stream: it did not run in the background, or its "
+                          "events were dropped for room");
+    }
+    int64_t after = -1;
+    if (req.has_param("starting_after")) {
+      const json number = json::parse(req.get_param_value("starting_after"), nullptr, false);
+      if (!number.is_number_integer() || number.get<int64_t>() < 0)
+        bad_param("starting_after", "'starting_after' must be a sequence number (an integer >= 0)");
+      after = number.get<int64_t>();
+    }
+    stream_background_events(run, after, res);
+  });
+}
+
+void handle_response_cancel(ServerState& state, const httplib::Request& req, httplib::Response& res) {
+  answer(res, [&] {
+    const std::string id = req.matches[1];
+    const std::shared_ptr<BackgroundRun> run = state.background.find(id);
+    if (!run) {
+      stored_response(state, id);  // 404 where there is no such response
+      bad_param("response_id", "response '" + id + "' did not run in the background: only a background response "
+                               "can be cancelled");
+    }
+    run->request_cancel();
+    run->wait_finished();  // the run looks for the cancel between rounds of at most a quarter second
+    send_json(res, stored_response(state, id).response);
   });
 }
 
 void handle_response_delete(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
     const std::string id = req.matches[1];
+    if (const std::shared_ptr<BackgroundRun> run = state.background.find(id)) {  // stopped, then forgotten
+      run->request_cancel();
+      run->wait_finished();
+      state.background.forget(id);
+    }
     if (!state.responses.erase(id)) throw not_found(id);
     send_json(res, {{"id", id}, {"object", "response"}, {"deleted", true}});
   });

@@ -1,7 +1,8 @@
 // The Responses API's stored responses over HTTP (serve/response_store.h): a finished response kept
 // where its request asked (`store`), and the routes that read them: GET /v1/responses/{id},
-// DELETE /v1/responses/{id} and GET /v1/responses/{id}/input_items (a page of the items the
-// response was given: its conversation before its output).
+// DELETE /v1/responses/{id}, GET /v1/responses/{id}/input_items (a page of the items the
+// response was given: its conversation before its output) and, for background responses
+// (serve/background_responses.h), POST /v1/responses/{id}/cancel.
 #pragma once
 #include <httplib.h>
 
@@ -20,8 +21,14 @@ void keep_response(ServerState& state, const ResponseHeader& header, const nlohm
 // retrievals and previous_response_id alike.
 StoredResponse stored_response(ServerState& state, const std::string& id);
 
-// The Response as it was returned (400 for `stream=true` or an `include`, which no stored response has).
+// The Response as it was returned, or as a background run has it so far (400 for an `include`,
+// which no stored response keeps); with stream=true, a background response's events past
+// `starting_after` (serve/background_responses.h; 400 for any other response).
 void handle_response_get(ServerState& state, const httplib::Request& req, httplib::Response& res);
+// POST /v1/responses/{id}/cancel: a background response stopped (idempotent: the Response as it
+// ended); 400 for a response that did not run in the background.
+void handle_response_cancel(ServerState& state, const httplib::Request& req, httplib::Response& res);
+// A background response still going is cancelled first.
 void handle_response_delete(ServerState& state, const httplib::Request& req, httplib::Response& res);
 // Query: limit (1-100, default 20), order (asc | desc, the default: the last item first), after (an
 // item's id: the page starts past it).

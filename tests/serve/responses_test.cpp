@@ -124,7 +124,10 @@ TEST(Responses, ErrorsNameTheResponsesField) {
   expect_error(R"({"input": [{"type": "function_call", "name": "f"}]})", "input");
   expect_error(R"({"input": [{"role": "tool", "content": "x"}]})", "input");
   expect_error(R"({"input": "a", "conversation": "conv_1"})", "conversation");
-  expect_error(R"({"input": "a", "background": true})", "background");
+  expect_error(R"({"input": "a", "background": true, "store": false})", "background");
+  testing::expect_api_error([](const std::string& b) { parse(b, ordered_json::array(), /*stores=*/false); },
+                            R"({"input": "a", "background": true})", 400, "background");
+  expect_error(R"({"input": "a", "background": 1})", "background");
   expect_error(R"({"input": "a", "include": ["reasoning.everything"]})", "include");
   expect_error(R"({"input": "a", "include": "message.output_text.logprobs"})", "include");
   expect_error(R"({"input": "a", "include": [7]})", "include");
@@ -162,6 +165,22 @@ TEST(Responses, OutputItemsAndTheResponseObject) {
   reply.text.clear();
   reply.reasoning.reset();
   EXPECT_EQ(output_items(kHeader, reply, false, {}).size(), 1u);  // calls alone: no empty message
+  // Reasoning alone (cut in it): no empty message; an empty reasoning block: no item; nothing: one
+  // empty message. A stream's events give the same items.
+  for (const ChoiceResult& only : {ChoiceResult{"", "length", {}, std::string("hmm"), {}},
+                                   ChoiceResult{"", "stop", {}, std::string(""), {}}, ChoiceResult{"", "stop", {}, {}, {}}}) {
+    const json whole = output_items(kHeader, only, false, {});
+    ResponseEvents events(kHeader, json::object(), {});
+    events.start();
+    if (only.reasoning) events.push({*only.reasoning, "", {}}, {}, {});
+    events.finish(false, {1, 1});
+    json streamed = events.response()["output"];
+    for (json& item : streamed) item.erase("status");
+    json expected = whole;
+    for (json& item : expected) item.erase("status");
+    EXPECT_EQ(streamed, expected) << only.reasoning.value_or("(none)");
+    EXPECT_EQ(whole.size(), 1u);
+  }
   const Usage usage{10, 4, 6};
   const json r = response_object(kHeader, {{"tools", json::array()}}, "incomplete", json::array(), &usage);
   EXPECT_EQ(r["object"], "response");
@@ -238,6 +257,10 @@ TEST(Responses, IncludesAskForLogprobsAndSealedReasoning) {
   EXPECT_EQ(r.settings["truncation"], "auto");
   EXPECT_EQ(r.settings["max_tool_calls"], 2);
   EXPECT_FALSE(parse(R"({"input": "a", "include": null})").includes.logprobs);
+  const ResponsesRequest background = parse(R"({"input": "a", "background": true})");
+  EXPECT_TRUE(background.background);
+  EXPECT_EQ(background.settings["background"], true);
+  EXPECT_EQ(plain.settings["background"], false);
 }
 
 TEST(Responses, SealedReasoningComesBackAsTheAssistantsReasoning) {
@@ -294,6 +317,16 @@ TEST(Responses, ContentTokensAreThoseWhoseTextWentToTheContent) {
   EXPECT_TRUE(content.take({}, {token("<tool", -4)}).empty());
   EXPECT_TRUE(content.take({"", "", {{0, "f", "{}", ""}}}, {token("_call>", -5)}).empty());
   EXPECT_EQ(content.take({"", "!", {}}, {token("!", -6)}).size(), 1u);  // the held call tokens did not come along
+  // A marker that settles nothing on its own (the end of the reasoning) is not the content's.
+  EXPECT_TRUE(content.take({"more", "", {}}, {token("more", -1)}).empty());
+  EXPECT_TRUE(content.take({}, {token("</think>", -1)}).empty());
+  EXPECT_TRUE(content.take({}, {token("\n", -1)}).empty());  // whitespace the reader trims
+  const std::vector<TokenInfo> answer = content.take({"", "Hi", {}}, {token("Hi", -1)});
+  ASSERT_EQ(answer.size(), 1u);
+  EXPECT_EQ(answer[0].token, "Hi");
+  // A character split across tokens: both are the content's.
+  EXPECT_TRUE(content.take({}, {token("\xe2", -1)}).empty());
+  EXPECT_EQ(content.take({"", "\xe2\x82\xac", {}}, {token("\x82\xac", -1)}).size(), 2u);
   TokenInfo end = token("<|im_end|>", -7);
   end.silent = true;
   EXPECT_TRUE(content.take({}, {token(" ", -8)}).empty());

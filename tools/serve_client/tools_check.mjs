@@ -26,6 +26,7 @@ function validate(schema, value, what) {
 }
 
 // Short documents, so that even random weights finish them.
+const withoutIds = (output) => output.map(({ id, ...item }) => item);
 const answerSchema = {
   type: "object",
   properties: {
@@ -117,7 +118,6 @@ if (mode === "reasoning") {
   assert.deepEqual(r.output.map((i) => i.type), ["reasoning", "message"], JSON.stringify(r.output));
   validate(answerSchema, JSON.parse(r.output_text), "responses: reasoning then JSON");
   const live = await streamedResponse(thought);
-  const withoutIds = (output) => output.map(({ id, ...item }) => item);
   assert.deepEqual(withoutIds(live.output), withoutIds(r.output), "the streamed response's items differ");
   // include: the reasoning sealed (encrypted_content) and the text's logprobs, whole and streamed
   // alike; a client that stores nothing sends the sealed reasoning back in its next request.
@@ -521,30 +521,83 @@ const doc = await client.responses.create(docRequest);
 assert.equal(doc.status, "completed", JSON.stringify(doc));
 validate(answerSchema, JSON.parse(doc.output_text), "responses text.format json_schema");
 assert.equal((await streamedResponse(docRequest)).output.at(-1).content[0].text, doc.output_text, "streamed document differs");
-// truncation "auto": a conversation longer than the context loses its oldest turns, as few as fit.
+// truncation "auto": a conversation longer than the context loses its oldest messages (never a
+// tool result without its call), as few as fit: the longest tail that fits sent as it is.
 const turns = [];
 for (let t = 0; t < 40; ++t)
   turns.push({ role: "user", content: `Turn ${t}: ${"The Congress of the United States shall assemble. ".repeat(6)}` },
              { role: "assistant", content: `Reply ${t}: ${"the people of the Union ".repeat(5)}` });
-turns.push({ role: "user", content: "Tell me about the Union." });
-const lastTurns = (j) => turns.slice(turns.length - 1 - 2 * j);
-await expectResponses400({ input: turns, max_output_tokens: 2 }, "prompt");
+turns.push({ role: "user", content: "Tell me about the Union." },
+           { type: "function_call", call_id: "call_9", name: "add", arguments: '{"a": 1, "b": 2}' },
+           { type: "function_call_output", call_id: "call_9", output: "3" });
+await expectResponses400({ input: turns, max_output_tokens: 2 }, "input");
 const fitted = await client.responses.create({ model, input: turns, truncation: "auto", max_output_tokens: 2, seed: 1 });
 assert.equal(fitted.truncation, "auto");
 assert.ok(fitted.usage.input_tokens + 2 <= 2048, `${fitted.usage.input_tokens} tokens`);
-let turnsKept = 40;
-for (; turnsKept > 0; --turnsKept) {
+let start = 0;
+for (; start < turns.length; ++start) {
+  if (turns[start].type === "function_call_output") continue;  // a result without its call
   try {
-    const explicit = await client.responses.create({ model, input: lastTurns(turnsKept), max_output_tokens: 2, seed: 1 });
+    const explicit = await client.responses.create({ model, input: turns.slice(start), max_output_tokens: 2, seed: 1 });
     assert.deepEqual([explicit.usage.input_tokens, explicit.output_text], [fitted.usage.input_tokens, fitted.output_text],
-                     `truncation auto kept other turns than the ${turnsKept} last that fit`);
+                     `truncation auto kept other items than the ${turns.length - start} last that fit`);
     break;
   } catch (e) {
     if (!(e instanceof OpenAI.BadRequestError)) throw e;
   }
 }
-assert.ok(turnsKept > 0, "no turns fit");
-console.log(`truncation auto: the last ${turnsKept} of 40 turns kept (${fitted.usage.input_tokens} tokens)`);
+assert.ok(start < turns.length, "nothing fits");
+console.log(`truncation auto: the last ${turns.length - start} of ${turns.length} items kept (${fitted.usage.input_tokens} tokens)`);
+// Where even the last items alone do not fit, the 400 names the Responses fields.
+await expectResponses400({ input: turns, truncation: "auto", max_output_tokens: 2040 }, "max_output_tokens");
+
+// background: the Response comes back queued and is polled to its end, the answer run in the
+// foreground; its events are read again whole and from past any point; a cancel ends one
+// (idempotent), a delete too; a response that did not run in the background cannot be cancelled.
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+const bgRequest = { model, input: messages[0].content, max_output_tokens: 40, seed: 7, temperature: 1 };
+const foreground = await client.responses.create(bgRequest);
+let bg = await client.responses.create({ ...bgRequest, background: true });
+assert.equal(bg.background, true);
+assert.ok(["queued", "in_progress"].includes(bg.status), bg.status);
+while (["queued", "in_progress"].includes(bg.status)) {
+  await sleep(50);
+  bg = await client.responses.retrieve(bg.id);
+}
+assert.deepEqual([bg.status, bg.output_text, bg.usage.output_tokens],
+                 [foreground.status, foreground.output_text, foreground.usage.output_tokens], "background differs");
+const replayed = [];
+for await (const e of await client.responses.retrieve(bg.id, { stream: true })) replayed.push(e);
+replayed.forEach((e, i) => assert.equal(e.sequence_number, i));
+assert.deepEqual(withoutIds(replayed.at(-1).response.output), withoutIds(bg.output), "the replayed events' response");
+const resumed = [];
+for await (const e of await client.responses.retrieve(bg.id, { stream: true, starting_after: 3 })) resumed.push(e);
+assert.deepEqual(resumed, replayed.slice(4), "events from past starting_after");
+const live = [];
+for await (const e of await client.responses.create({ ...bgRequest, background: true, stream: true })) live.push(e);
+assert.deepEqual(withoutIds(live.at(-1).response.output), withoutIds(bg.output), "a streamed background response");
+assert.equal((await client.responses.cancel(bg.id)).status, bg.status, "cancelling an ended response");
+const long = await client.responses.create({ model, input: messages[0].content, max_output_tokens: 1500, background: true });
+const cancelled = await client.responses.cancel(long.id);
+assert.equal(cancelled.status, "cancelled");
+assert.deepEqual(await client.responses.cancel(long.id), cancelled, "a second cancel");
+assert.equal((await client.responses.retrieve(long.id)).status, "cancelled");
+const stopped = [];
+for await (const e of await client.responses.retrieve(long.id, { stream: true })) stopped.push(e);
+assert.ok(!stopped.some((e) => e.type === "error"), "a cancelled run's events end in an error");
+const deleted = await client.responses.create({ model, input: messages[0].content, max_output_tokens: 1500, background: true });
+await client.responses.delete(deleted.id);
+await expect404("a deleted background response", () => client.responses.retrieve(deleted.id));
+try {
+  await client.responses.cancel(fitted.id);
+  assert.fail("a foreground response was cancelled");
+} catch (e) {
+  assert.ok(e instanceof OpenAI.BadRequestError, `${e}`);
+}
+await expect404("cancelling an unknown response", () => client.responses.cancel("resp_nope"));
+const notStored = { ...bgRequest, background: true, store: false };
+await expectResponses400(notStored, "background");
+console.log(`background: ${JSON.stringify(bg.output_text)}, cancelled after ${stopped.length} events`);
 async function expectResponses400(request, param) {
   try {
     await client.responses.create({ model, input: "Hi", ...request });

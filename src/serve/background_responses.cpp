@@ -1,0 +1,141 @@
+#include "serve/background_responses.h"
+
+#include "serve/api_error.h"
+#include "serve/sse.h"
+
+namespace difftx::serve {
+
+void BackgroundRun::add(std::string_view sse) {
+  {
+    std::lock_guard lock(mutex_);
+    partial_.append(sse);
+    size_t end;
+    while ((end = partial_.find("\n\n")) != std::string::npos) {
+      std::string event = partial_.substr(0, end + 2);
+      partial_.erase(0, end + 2);
+      if (event.starts_with(':')) continue;  // a ping
+      bytes_ += static_cast<int64_t>(event.size());
+      events_.push_back(std::move(event));
+    }
+  }
+  changed_.notify_all();
+}
+
+void BackgroundRun::finish() {
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+  }
+  changed_.notify_all();
+}
+
+bool BackgroundRun::next_events(int64_t after, std::chrono::milliseconds timeout, std::vector<std::string>& out) const {
+  std::unique_lock lock(mutex_);
+  const auto first = static_cast<size_t>(std::max<int64_t>(after + 1, 0));
+  changed_.wait_for(lock, timeout, [&] { return finished_ || events_.size() > first; });
+  for (size_t i = first; i < events_.size(); ++i) out.push_back(events_[i]);
+  return !(finished_ && first >= events_.size());
+}
+
+void BackgroundRun::wait_finished() const {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return finished_; });
+}
+
+std::string BackgroundRun::last_event() const {
+  std::lock_guard lock(mutex_);
+  return events_.empty() ? std::string() : events_.back();
+}
+
+int64_t BackgroundRun::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_;
+}
+
+bool BackgroundRun::finished() const {
+  std::lock_guard lock(mutex_);
+  return finished_;
+}
+
+BackgroundRuns::~BackgroundRuns() {
+  for (auto& [id, runner] : runners_)
+    if (runner.thread.joinable()) runner.thread.join();
+}
+
+void BackgroundRuns::tidy() {
+  int64_t bytes = 0;
+  for (auto& [id, runner] : runners_)
+    if (runner.run->finished()) {
+      if (runner.thread.joinable()) runner.thread.join();
+      bytes += runner.run->bytes();
+    }
+  for (auto it = started_.begin(); it != started_.end() && bytes > budget_;) {
+    const auto runner = runners_.find(*it);
+    if (!runner->second.run->finished()) {
+      ++it;
+      continue;
+    }
+    bytes -= runner->second.run->bytes();
+    runners_.erase(runner);
+    it = started_.erase(it);
+  }
+}
+
+std::shared_ptr<BackgroundRun> BackgroundRuns::start(const std::string& id, std::function<void(BackgroundRun&)> body) {
+  std::lock_guard lock(mutex_);
+  tidy();
+  size_t running = 0;
+  for (const auto& [other, runner] : runners_) running += !runner.run->finished();
+  if (running >= max_running_)
+    throw ApiError(503, "the server runs " + std::to_string(max_running_) + " background responses already: try again later",
+                   "background", "server_busy");
+  if (runners_.count(id)) throw ApiError(500, "background response id " + id + " is taken", "", "internal_error");
+  auto run = std::make_shared<BackgroundRun>();
+  Runner& runner = runners_[id];
+  runner.run = run;
+  runner.thread = std::thread([run, body = std::move(body)] { body(*run); });
+  started_.push_back(id);
+  return run;
+}
+
+std::shared_ptr<BackgroundRun> BackgroundRuns::find(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  const auto it = runners_.find(id);
+  return it == runners_.end() ? nullptr : it->second.run;
+}
+
+void BackgroundRuns::forget(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  const auto it = runners_.find(id);
+  if (it == runners_.end() || !it->second.run->finished()) return;
+  if (it->second.thread.joinable()) it->second.thread.join();
+  started_.remove(id);
+  runners_.erase(it);
+}
+
+void stream_background_events(std::shared_ptr<BackgroundRun> run, int64_t after, httplib::Response& res) {
+  struct Cursor {
+    int64_t after;
+    std::chrono::steady_clock::time_point last_write = std::chrono::steady_clock::now();
+  };
+  auto cursor = std::make_shared<Cursor>(Cursor{after});
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");
+  res.set_chunked_content_provider("text/event-stream", [run, cursor](size_t, httplib::DataSink& sink) {
+    std::vector<std::string> events;
+    const bool more = run->next_events(cursor->after, std::chrono::milliseconds(250), events);
+    std::string out;
+    for (const std::string& e : events) out += e;
+    cursor->after += static_cast<int64_t>(events.size());
+    const auto now = std::chrono::steady_clock::now();
+    if (out.empty() && now - cursor->last_write > std::chrono::seconds(1)) out = kSsePing;
+    if (!out.empty()) {
+      if (!sink.write(out.data(), out.size())) return false;
+      cursor->last_write = now;
+    }
+    if (!more) sink.done();
+    return true;
+  });
+}
+
+}  // namespace difftx::serve
