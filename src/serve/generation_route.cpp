@@ -12,6 +12,7 @@
 #include "serve/background_responses.h"
 #include "serve/client_connection.h"
 #include "serve/content_tokens.h"
+#include "serve/conversations.h"
 #include "serve/messages_output.h"
 #include "serve/messages_request.h"
 #include "serve/prompt_scores.h"
@@ -49,7 +50,18 @@ struct Job {
   nlohmann::json settings;  // responses: the request's settings the Response repeats
   nlohmann::ordered_json items;  // responses: the conversation's items before the output (ResponsesRequest)
   ResponseIncludes includes;     // responses: what the Response carries beyond the default
+  std::string conversation;      // responses: the conversation it adds to, if any
+  size_t input_from = 0;         // responses: where in `items` this request's input starts
 };
+
+// What a finished Response leaves: itself stored where its request asked, its input and output
+// added to its conversation where it has one.
+void record_response(ServerState& state, const Job& job, const json& response) {
+  if (job.settings.value("store", false)) keep_response(state, job.header, job.items, response);
+  if (!job.conversation.empty())
+    add_to_conversation(state, job.conversation,
+                        {job.items.begin() + static_cast<std::ptrdiff_t>(job.input_from), job.items.end()}, response);
+}
 
 // One choice's progress.
 struct ChoiceProgress {
@@ -252,7 +264,7 @@ void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const http
     const bool cut = progress[0].finish == FinishReason::length;
     const json response = response_object(job.header, job.settings, cut ? "incomplete" : "completed",
                                           output_items(job.header, choices[0], cut, job.includes), &usage);
-    if (job.settings.value("store", false)) keep_response(state, job.header, job.items, response);
+    record_response(state, job, response);
     return send_json(res, response);
   }
   send_json(res, job.api == Api::chat ? chat_response(job.header, choices, usage, job.params.logprobs)
@@ -385,12 +397,12 @@ class Stream {
     if (events_) {
       out = events_->finish(progress_[0].finish == FinishReason::length, total_usage(job_, progress_));
       // Inside httplib's content provider, where an exception would end the process: a response
-      // that cannot be kept is left unkept.
-      if (job_.settings.value("store", false)) try {
-          keep_response(state_, job_.header, job_.items, events_->response());
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "difftx serve: response %s not stored: %s\n", job_.header.id.c_str(), e.what());
-        }
+      // that cannot be kept (or added to its conversation) is left so.
+      try {
+        record_response(state_, job_, events_->response());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "difftx serve: response %s not stored: %s\n", job_.header.id.c_str(), e.what());
+      }
       return out;
     }
     if (job_.params.include_usage)
@@ -640,6 +652,10 @@ void handle_responses(ServerState& state, const httplib::Request& req, httplib::
         bad_param("previous_response_id", "response '" + *previous + "' is " + status + ": continue it once it has ended");
       history = std::move(stored.items);
     }
+    const std::optional<std::string> conversation = conversation_id(body);
+    if (conversation)
+      for (nlohmann::ordered_json& item : conversation_items(state, *conversation)) history.push_back(std::move(item));
+    const size_t input_from = history.size();
     ResponsesRequest r =
         parse_responses_request(body, parse_ordered_body(req.body), m.limits, history, state.responses.enabled());
     try {
@@ -647,6 +663,8 @@ void handle_responses(ServerState& state, const httplib::Request& req, httplib::
       job.settings = std::move(r.settings);
       job.items = std::move(r.items);
       job.includes = r.includes;
+      job.conversation = conversation.value_or("");
+      job.input_from = input_from;
       if (r.background) return run_in_background(state, std::move(job), res);
       run_job(state, std::move(job), req, res);
     } catch (const ApiError& e) {  // the chat path's and the engine's refusals name their own fields

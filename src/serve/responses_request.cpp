@@ -105,7 +105,7 @@ ResponseIncludes includes_of(const json* include) {
 // its calls, or a turn of their own); each call's output as a tool message; a reasoning item as the
 // reasoning_content of the assistant turn after it. Errors name item i as input[i - named_from]
 // (the items before it are a stored conversation's, checked when it was stored).
-ordered_json input_messages(const ordered_json& input, size_t named_from) {
+ordered_json input_messages(const ordered_json& input, size_t named_from, const char* list = "input") {
   ordered_json messages = ordered_json::array();
   std::string reasoning;  // a reasoning item's text, for the assistant turn that follows it
   const auto assistant_turn = [&]() -> ordered_json& {
@@ -119,7 +119,7 @@ ordered_json input_messages(const ordered_json& input, size_t named_from) {
   };
   for (size_t i = 0; i < input.size(); ++i) {
     const ordered_json& item = input[i];
-    const std::string where = at("input", i - std::min(i, named_from));
+    const std::string where = at(list, i - std::min(i, named_from));
     if (!item.is_object()) bad_param("input", where + " must be an object");
     const std::string type = type_field(item, item.contains("role") ? "message" : "");
     if (type == "message") {
@@ -198,6 +198,15 @@ ordered_json response_format(const ordered_json& text) {
 
 }  // namespace
 
+void check_input_items(const ordered_json& items, const std::string& param) {
+  if (!items.is_array()) bad_param(param, "'" + param + "' must be a list of items");
+  try {
+    input_messages(items, 0, param.c_str());
+  } catch (const ApiError& e) {
+    throw ApiError(e.status, e.what(), param, e.code);
+  }
+}
+
 std::string responses_param(const std::string& chat_param) {
   if (chat_param == "messages" || chat_param == "prompt") return "input";
   if (chat_param == "max_completion_tokens" || chat_param == "max_tokens") return "max_output_tokens";
@@ -210,14 +219,24 @@ std::optional<std::string> previous_response_id(const json& body) {
   return Fields(body).string("previous_response_id");
 }
 
+std::optional<std::string> conversation_id(const json& body) {
+  const json* c = Fields(body).find("conversation");
+  if (!c) return std::nullopt;
+  if (c->is_string()) return c->get<std::string>();
+  if (c->is_object() && c->size() == 1 && c->contains("id") && (*c)["id"].is_string()) return (*c)["id"].get<std::string>();
+  bad_param("conversation", "'conversation' must be a conversation's id, or {\"id\": ID}");
+}
+
 ResponsesRequest parse_responses_request(const json& body, const ordered_json& ordered, const ServeLimits& limits,
                                          const ordered_json& history, bool stores) {
   const Fields f(body);
   for (const auto& [key, value] : body.items())
     if (!kPassed.count(key) && !kRead.count(key))
       throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
-  for (const char* key : {"conversation", "prompt"})
-    if (f.find(key)) unsupported(key, std::string("'") + key + "' (stored conversations and prompts)");
+  if (f.find("prompt")) unsupported("prompt", "'prompt' (stored prompts)");
+  const std::optional<std::string> conversation = conversation_id(body);
+  if (conversation && f.find("previous_response_id"))
+    bad_param("conversation", "'conversation' and 'previous_response_id' cannot both be given");
   const ResponseIncludes includes = includes_of(f.find("include"));
   const std::string truncation = f.string("truncation").value_or("disabled");
   if (truncation != "disabled" && truncation != "auto")
@@ -291,6 +310,7 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
                   {"max_tool_calls", max_tool_calls ? json(*max_tool_calls) : json(nullptr)},
                   {"truncation", truncation},
                   {"background", background}};
+  if (conversation) out.settings["conversation"] = {{"id", *conversation}};
   out.includes = includes;
   out.background = background;
   out.truncate_auto = truncation == "auto";

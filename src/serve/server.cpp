@@ -8,6 +8,7 @@
 
 #include "serve/auth.h"
 #include "serve/choice_run.h"
+#include "serve/conversations.h"
 #include "serve/generation_route.h"
 #include "serve/route_util.h"
 #include "serve/routes.h"
@@ -44,6 +45,14 @@ const Route kRoutes[] = {
     {"GET", "/v1/responses/([^/]+)/input_items", handle_response_input_items},
     {"DELETE", "/v1/responses/([^/]+)", handle_response_delete},
     {"POST", "/v1/responses/([^/]+)/cancel", handle_response_cancel},
+    {"POST", "/v1/conversations", handle_conversation_create},
+    {"GET", "/v1/conversations/([^/]+)", handle_conversation_get},
+    {"POST", "/v1/conversations/([^/]+)", handle_conversation_update},
+    {"DELETE", "/v1/conversations/([^/]+)", handle_conversation_delete},
+    {"POST", "/v1/conversations/([^/]+)/items", handle_conversation_items_add},
+    {"GET", "/v1/conversations/([^/]+)/items", handle_conversation_items_list},
+    {"GET", "/v1/conversations/([^/]+)/items/([^/]+)", handle_conversation_item_get},
+    {"DELETE", "/v1/conversations/([^/]+)/items/([^/]+)", handle_conversation_item_delete},
     {"POST", "/tokenize", handle_tokenize},
     {"POST", "/detokenize", handle_detokenize},
     {"POST", "/apply-template", handle_apply_template},

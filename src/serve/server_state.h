@@ -7,6 +7,7 @@
 #include <string>
 
 #include "serve/background_responses.h"
+#include "serve/conversation_store.h"
 #include "serve/metrics.h"
 #include "serve/request_log.h"
 #include "serve/response_store.h"
@@ -23,7 +24,9 @@ struct ServerOptions {
   int read_timeout_s = 30, write_timeout_s = 30;
   double grace_seconds = 10;         // SIGINT/SIGTERM: how long in-flight requests may finish
   LogFormat log_format = LogFormat::text;
-  int64_t responses_store_bytes = int64_t{64} << 20;  // the Responses API's stored responses; 0: none
+  // The Responses API's stored responses, and as much again for ended background runs' events and
+  // for conversations; 0: none of them.
+  int64_t responses_store_bytes = int64_t{64} << 20;
 };
 
 // Background responses going at once (serve/background_responses.h): each holds a thread.
@@ -31,10 +34,14 @@ inline constexpr size_t kMaxBackgroundRuns = 64;
 
 struct ServerState {
   explicit ServerState(const ServerOptions& o)
-      : options(o), responses(o.responses_store_bytes), background(o.responses_store_bytes, kMaxBackgroundRuns) {}
+      : options(o),
+        responses(o.responses_store_bytes),
+        conversations(o.responses_store_bytes),
+        background(o.responses_store_bytes, kMaxBackgroundRuns) {}
   ServerOptions options;
   Metrics metrics;
   ResponseStore responses;
+  ConversationStore conversations;     // the Conversations API's, within the same budget again
   std::unique_ptr<ServedModel> model;  // set before `ready`
   BackgroundRuns background;           // after `model`: its runners are joined before the engine goes
   std::atomic<bool> ready{false}, draining{false};

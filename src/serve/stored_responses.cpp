@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "serve/item_pages.h"
 #include "serve/json_fields.h"
 #include "serve/responses_output.h"
 #include "serve/route_util.h"
@@ -26,19 +27,6 @@ std::string input_item_id(const ResponseHeader& h, const ordered_json& item, siz
                        : type == "reasoning"            ? "rs_"
                                                         : "msg_";
   return item_id(h, prefix, "in" + std::to_string(index));
-}
-
-// The query's parameters as JSON fields for the checks: limit as a number where it reads as one.
-json query_fields(const httplib::Request& req) {
-  json query = json::object();
-  for (const char* key : {"order", "after"})
-    if (req.has_param(key)) query[key] = req.get_param_value(key);
-  if (req.has_param("limit")) {
-    const std::string v = req.get_param_value("limit");
-    const json number = json::parse(v, nullptr, false);
-    query["limit"] = number.is_number() ? number : json(v);
-  }
-  return query;
 }
 
 }  // namespace
@@ -113,31 +101,9 @@ void handle_response_delete(ServerState& state, const httplib::Request& req, htt
 
 void handle_response_input_items(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
-    const json query = query_fields(req);
-    const Fields f(query);
-    const int64_t limit = f.integer("limit", 1, 100).value_or(20);
-    const std::string order = f.string("order").value_or("desc");
-    if (order != "asc" && order != "desc") bad_param("order", "'order' must be asc or desc");
     const StoredResponse stored = stored_response(state, req.matches[1]);
-    // The items before the output, in the order asked.
-    const size_t inputs = stored.items.size() - stored.response["output"].size();
-    std::vector<ordered_json> items(stored.items.begin(), stored.items.begin() + static_cast<std::ptrdiff_t>(inputs));
-    if (order == "desc") std::reverse(items.begin(), items.end());
-    size_t begin = 0;
-    if (const auto after = f.string("after")) {
-      while (begin < items.size() && !(items[begin].contains("id") && items[begin]["id"] == *after)) ++begin;
-      if (begin == items.size()) bad_param("after", "no input item of this response has the id '" + *after + "'");
-      ++begin;
-    }
-    const size_t end = std::min(items.size(), begin + static_cast<size_t>(limit));
-    ordered_json data = ordered_json::array();
-    for (size_t i = begin; i < end; ++i) data.push_back(items[i]);
-    const bool any = begin < end;
-    send_json(res, json{{"object", "list"},
-                        {"data", data},
-                        {"first_id", any ? json(data.front()["id"]) : json(nullptr)},
-                        {"last_id", any ? json(data.back()["id"]) : json(nullptr)},
-                        {"has_more", end < items.size()}});
+    const size_t inputs = stored.items.size() - stored.response["output"].size();  // the items before the output
+    send_json(res, item_page({stored.items.begin(), stored.items.begin() + static_cast<std::ptrdiff_t>(inputs)}, req));
   });
 }
 

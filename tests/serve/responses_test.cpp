@@ -123,7 +123,10 @@ TEST(Responses, ErrorsNameTheResponsesField) {
   expect_error(R"({"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]})", "input");
   expect_error(R"({"input": [{"type": "function_call", "name": "f"}]})", "input");
   expect_error(R"({"input": [{"role": "tool", "content": "x"}]})", "input");
-  expect_error(R"({"input": "a", "conversation": "conv_1"})", "conversation");
+  expect_error(R"({"input": "a", "conversation": "conv_1", "previous_response_id": "resp_1"})", "conversation");
+  expect_error(R"({"input": "a", "conversation": {"name": "conv_1"}})", "conversation");
+  expect_error(R"({"input": "a", "conversation": 7})", "conversation");
+  expect_error(R"({"input": "a", "prompt": {"id": "pmpt_1"}})", "prompt");
   expect_error(R"({"input": "a", "background": true, "store": false})", "background");
   testing::expect_api_error([](const std::string& b) { parse(b, ordered_json::array(), /*stores=*/false); },
                             R"({"input": "a", "background": true})", 400, "background");
@@ -257,6 +260,8 @@ TEST(Responses, IncludesAskForLogprobsAndSealedReasoning) {
   EXPECT_EQ(r.settings["truncation"], "auto");
   EXPECT_EQ(r.settings["max_tool_calls"], 2);
   EXPECT_FALSE(parse(R"({"input": "a", "include": null})").includes.logprobs);
+  EXPECT_EQ(parse(R"({"input": "a", "conversation": {"id": "conv_1"}})").settings["conversation"], json({{"id", "conv_1"}}));
+  EXPECT_FALSE(plain.settings.contains("conversation"));
   const ResponsesRequest background = parse(R"({"input": "a", "background": true})");
   EXPECT_TRUE(background.background);
   EXPECT_EQ(background.settings["background"], true);

@@ -595,6 +595,35 @@ try {
   assert.ok(e instanceof OpenAI.BadRequestError, `${e}`);
 }
 await expect404("cancelling an unknown response", () => client.responses.cancel("resp_nope"));
+// The Conversations API: a conversation made with an item, a response in it (the prompt of its
+// items sent whole; its input and output then added to it), its items paged, one read, one added
+// and deleted, its metadata changed, then the conversation deleted.
+const conversation = await client.conversations.create({ items: [{ role: "user", content: messages[0].content }],
+                                                        metadata: { topic: "union" } });
+assert.ok(conversation.id.startsWith("conv_") && conversation.metadata.topic === "union", JSON.stringify(conversation));
+const inConversation = await client.responses.create({ model, conversation: conversation.id, input: "Answer briefly.",
+                                                       max_output_tokens: 8, seed: 4 });
+assert.deepEqual(inConversation.conversation, { id: conversation.id });
+const sentWhole = await client.responses.create({ model, max_output_tokens: 8, seed: 4,
+  input: [{ role: "user", content: messages[0].content }, { role: "user", content: "Answer briefly." }] });
+assert.deepEqual([inConversation.usage.input_tokens, inConversation.output_text], [sentWhole.usage.input_tokens, sentWhole.output_text],
+                 "a response in a conversation differs from its items sent whole");
+const listed = [];
+for await (const item of client.conversations.items.list(conversation.id, { order: "asc", limit: 1 })) listed.push(item);
+assert.deepEqual(listed.map((i) => i.type), ["message", "message", ...inConversation.output.map((i) => i.type)]);
+assert.equal(listed[1].content[0].text, "Answer briefly.");
+assert.deepEqual(await client.conversations.items.retrieve(listed[0].id, { conversation_id: conversation.id }), listed[0]);
+const addedItems = await client.conversations.items.create(conversation.id, { items: [{ role: "user", content: "And then?" }] });
+assert.equal(addedItems.data.length, 1);
+assert.equal((await client.conversations.items.delete(addedItems.data[0].id, { conversation_id: conversation.id })).id,
+             conversation.id);
+await expect404("a deleted item", () => client.conversations.items.retrieve(addedItems.data[0].id, { conversation_id: conversation.id }));
+assert.equal((await client.conversations.update(conversation.id, { metadata: { topic: "states" } })).metadata.topic, "states");
+await expectResponses400({ conversation: conversation.id, previous_response_id: doc.id }, "conversation");
+await client.conversations.delete(conversation.id);
+await expect404("a deleted conversation", () => client.conversations.retrieve(conversation.id));
+await expect404("a response in a deleted conversation", () => client.responses.create({ model, conversation: conversation.id, input: "x" }));
+console.log(`conversations: ${listed.length} items after one response`);
 const notStored = { ...bgRequest, background: true, store: false };
 await expectResponses400(notStored, "background");
 console.log(`background: ${JSON.stringify(bg.output_text)}, cancelled after ${stopped.length} events`);
@@ -609,7 +638,7 @@ async function expectResponses400(request, param) {
   assert.fail(`${JSON.stringify(request)}: accepted`);
 }
 await expectResponses400({ previous_response_id: 1 }, "previous_response_id");
-await expectResponses400({ conversation: "conv_1" }, "conversation");
+await expectResponses400({ conversation: { name: "conv_1" } }, "conversation");
 await expectResponses400({ tools: [{ type: "web_search" }] }, "tools");
 await expectResponses400({ input: [{ type: "input_image", image_url: "x" }] }, "input");
 await expectResponses400({ tool_choice: { type: "function", name: "nope" }, tools: flatTools }, "tool_choice");

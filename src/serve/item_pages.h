@@ -1,0 +1,16 @@
+// A page of items, as the Responses API lists a response's input items and the Conversations API a
+// conversation's: the query's `limit` (1-100, default 20), `order` (asc, or desc, the default: the
+// last first) and `after` (an item's id: the page starts past it; one no item has is a 400), as
+// {"object": "list", "data", "first_id", "last_id", "has_more"}.
+#pragma once
+#include <httplib.h>
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace difftx::serve {
+
+nlohmann::json item_page(std::vector<nlohmann::ordered_json> items, const httplib::Request& req);
+
+}  // namespace difftx::serve
