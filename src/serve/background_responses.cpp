@@ -1,5 +1,7 @@
 #include "serve/background_responses.h"
 
+#include <algorithm>
+
 #include "serve/api_error.h"
 #include "serve/sse.h"
 
@@ -16,6 +18,11 @@ void BackgroundRun::add(std::string_view sse) {
       if (event.starts_with(':')) continue;  // a ping
       bytes_ += static_cast<int64_t>(event.size());
       events_.push_back(std::move(event));
+      while (bytes_ > max_bytes_ && events_.size() > 1) {  // the latest kept, the oldest go
+        bytes_ -= static_cast<int64_t>(events_.front().size());
+        events_.pop_front();
+        ++first_;
+      }
     }
   }
   changed_.notify_all();
@@ -29,12 +36,20 @@ void BackgroundRun::finish() {
   changed_.notify_all();
 }
 
-bool BackgroundRun::next_events(int64_t after, std::chrono::milliseconds timeout, std::vector<std::string>& out) const {
+BackgroundRun::Read BackgroundRun::next_events(int64_t after, std::chrono::milliseconds timeout,
+                                               std::vector<std::string>& out) const {
   std::unique_lock lock(mutex_);
-  const auto first = static_cast<size_t>(std::max<int64_t>(after + 1, 0));
-  changed_.wait_for(lock, timeout, [&] { return finished_ || events_.size() > first; });
-  for (size_t i = first; i < events_.size(); ++i) out.push_back(events_[i]);
-  return !(finished_ && first >= events_.size());
+  const int64_t next = std::max<int64_t>(after + 1, 0);
+  const auto end = [&] { return first_ + static_cast<int64_t>(events_.size()); };
+  changed_.wait_for(lock, timeout, [&] { return finished_ || end() > next || next < first_; });
+  if (next < first_) return Read::dropped;
+  for (int64_t i = next; i < end(); ++i) out.push_back(events_[static_cast<size_t>(i - first_)]);
+  return finished_ && next + static_cast<int64_t>(out.size()) >= end() ? Read::ended : Read::more;
+}
+
+int64_t BackgroundRun::first_kept() const {
+  std::lock_guard lock(mutex_);
+  return first_;
 }
 
 void BackgroundRun::wait_finished() const {
@@ -90,10 +105,9 @@ std::shared_ptr<BackgroundRun> BackgroundRuns::start(const std::string& id, std:
     throw ApiError(503, "the server runs " + std::to_string(max_running_) + " background responses already: try again later",
                    "background", "server_busy");
   if (runners_.count(id)) throw ApiError(500, "background response id " + id + " is taken", "", "internal_error");
-  auto run = std::make_shared<BackgroundRun>();
-  Runner& runner = runners_[id];
-  runner.run = run;
-  runner.thread = std::thread([run, body = std::move(body)] { body(*run); });
+  auto run = std::make_shared<BackgroundRun>(std::max<int64_t>(budget_ / static_cast<int64_t>(max_running_), 64 << 10));
+  std::thread thread([run, body = std::move(body)] { body(*run); });  // before the entry: it may throw
+  runners_[id] = Runner{run, std::move(thread)};
   started_.push_back(id);
   return run;
 }
@@ -121,12 +135,22 @@ void stream_background_events(std::shared_ptr<BackgroundRun> run, int64_t after,
   auto cursor = std::make_shared<Cursor>(Cursor{after});
   res.set_header("Cache-Control", "no-cache");
   res.set_header("X-Accel-Buffering", "no");
+  if (after + 1 < run->first_kept())
+    bad_param("starting_after", "the events up to " + std::to_string(run->first_kept() - 1) +
+                                    " are no longer kept (a run keeps its latest events within its share of "
+                                    "--responses-store-bytes)");
   res.set_chunked_content_provider("text/event-stream", [run, cursor](size_t, httplib::DataSink& sink) {
     std::vector<std::string> events;
-    const bool more = run->next_events(cursor->after, std::chrono::milliseconds(250), events);
+    const BackgroundRun::Read read = run->next_events(cursor->after, std::chrono::milliseconds(250), events);
     std::string out;
     for (const std::string& e : events) out += e;
     cursor->after += static_cast<int64_t>(events.size());
+    if (read == BackgroundRun::Read::dropped)
+      out = "event: error\ndata: " +
+            dump_json({{"type", "error"}, {"code", "events_dropped"},
+                       {"message", "this stream fell behind the run: its next events are no longer kept"}}) +
+            "\n\n";
+    const bool more = read == BackgroundRun::Read::more;
     const auto now = std::chrono::steady_clock::now();
     if (out.empty() && now - cursor->last_write > std::chrono::seconds(1)) out = kSsePing;
     if (!out.empty()) {

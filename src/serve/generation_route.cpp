@@ -315,6 +315,10 @@ class Stream {
     cancelled_as_asked_ = true;
     run_->cancel();
   }
+  // The Responses API's: whether the stream ended with its Response, and the Response it stands at
+  // otherwise, ended with `status`.
+  bool responded() const { return events_ && !events_->response().is_null(); }
+  json ended_response(const std::string& status) { return events_->ended_response(status); }
 
  private:
   std::string chunks(const ChoiceEvent& ce) {
@@ -464,10 +468,15 @@ json run_error(const std::string& last_event) {
 }
 
 // A background response's run, on its own thread: the stream's events into `b`; then, where it did
-// not end in a Response of its own (cancelled, failed), that end stored.
+// not end in a Response of its own (cancelled, failed), the Response as it stood stored with that end.
 void run_background(ServerState& state, Stream& stream, BackgroundRun& b, const ResponseHeader& header,
                     const json& settings, const nlohmann::ordered_json& items) {
   bool cancelled = false;
+  const auto store_end = [&](const std::string& error) {
+    json ended = stream.ended_response(cancelled ? "cancelled" : "failed");
+    if (!cancelled) ended["error"] = error.empty() ? run_error(b.last_event()) : json{{"code", "server_error"}, {"message", error}};
+    keep_response(state, header, items, ended);
+  };
   try {
     keep_response(state, header, items, response_object(header, settings, "in_progress", json::array(), nullptr));
     bool done = false;
@@ -485,15 +494,13 @@ void run_background(ServerState& state, Stream& stream, BackgroundRun& b, const 
       }
       stream.pump(sink);
     }
-    const auto kept = state.responses.get(header.id);
-    const std::string status = kept ? kept->response.value("status", "") : "";
-    if (status != "completed" && status != "incomplete") {
-      json ended = response_object(header, settings, cancelled ? "cancelled" : "failed", json::array(), nullptr);
-      if (!cancelled) ended["error"] = run_error(b.last_event());
-      keep_response(state, header, items, ended);
-    }
+    if (!stream.responded()) store_end("");
   } catch (const std::exception& e) {  // on a thread of its own: nothing may escape
     std::fprintf(stderr, "difftx serve: background response %s: %s\n", header.id.c_str(), e.what());
+    try {
+      if (!stream.responded()) store_end(e.what());
+    } catch (const std::exception&) {
+    }
   }
   b.finish();
   state.in_flight.fetch_sub(1);
@@ -577,39 +584,50 @@ bool fits(const Job& job, int64_t context) {
 
 // The Responses API's truncation "auto": where the conversation does not fit the context, its
 // oldest items go, as OpenAI drops them from the beginning: whole messages after the leading system
-// messages (the instructions), an assistant's tool calls with their results, the last one kept; the
-// fewest that make it fit, found by bisection (each try renders the template). Where even the last
-// alone does not fit, the job without the others (whose run is then the usual 400).
+// messages (the instructions), so that it starts at a user message (templates that want turns to
+// alternate take it) or, where even the last user message on does not fit, at a later message
+// that is not a tool result (a call's results go with it); the fewest that make it fit, found by
+// bisection (each try renders the template). Where nothing fits, the job from the last message on
+// (whose run is then the usual 400).
 Job fitted_chat_job(ServedModel& m, const ChatRequest& r) {
-  std::vector<size_t> cuts;  // where the conversation may start: a message that is not a tool result
   size_t lead = 0;
   while (lead < r.messages.size() && (r.messages[lead]["role"] == "system" || r.messages[lead]["role"] == "developer"))
     ++lead;
-  for (size_t i = lead; i < r.messages.size(); ++i)
-    if (r.messages[i]["role"] != "tool") cuts.push_back(i);
-  const auto dropping = [&](size_t k) {  // the job without the messages before cut k
+  const auto from = [&](size_t start) {  // the job without the messages in [lead, start)
     ChatRequest cut = r;
-    if (k > 0)
-      cut.messages.erase(cut.messages.begin() + static_cast<std::ptrdiff_t>(lead),
-                         cut.messages.begin() + static_cast<std::ptrdiff_t>(cuts[k]));
+    cut.messages.erase(cut.messages.begin() + static_cast<std::ptrdiff_t>(lead),
+                       cut.messages.begin() + static_cast<std::ptrdiff_t>(start));
     return chat_job(m, cut, Api::responses, "input");
   };
-  Job whole = dropping(0);
-  if (fits(whole, m.limits.context) || cuts.size() < 2) return whole;
-  size_t fitting = cuts.size() - 1, short_of = 0;  // dropping up to cut `fitting` fits, if anything does
-  Job best = dropping(fitting);
-  if (!fits(best, m.limits.context)) return best;
-  while (fitting - short_of > 1) {
-    const size_t mid = short_of + (fitting - short_of) / 2;
-    Job tried = dropping(mid);
-    if (fits(tried, m.limits.context)) {
-      fitting = mid;
-      best = std::move(tried);
-    } else {
-      short_of = mid;
+  // The earliest start in `starts` (ascending, each later one shorter) that fits; nullopt where none
+  // does. What starts earlier than starts[0] is known not to.
+  const auto first_fitting = [&](const std::vector<size_t>& starts) -> std::optional<Job> {
+    if (starts.empty()) return std::nullopt;
+    Job best = from(starts.back());
+    if (!fits(best, m.limits.context)) return std::nullopt;
+    int64_t short_of = -1, fitting = static_cast<int64_t>(starts.size()) - 1;
+    while (fitting - short_of > 1) {
+      const int64_t mid = short_of + (fitting - short_of) / 2;
+      Job tried = from(starts[static_cast<size_t>(mid)]);
+      if (fits(tried, m.limits.context)) {
+        fitting = mid;
+        best = std::move(tried);
+      } else {
+        short_of = mid;
+      }
     }
-  }
-  return best;
+    return best;
+  };
+  Job whole = from(lead);
+  if (fits(whole, m.limits.context)) return whole;
+  std::vector<size_t> users, others;  // where it may start: at a user message; past the last, any but a tool result
+  for (size_t i = lead + 1; i < r.messages.size(); ++i)
+    if (r.messages[i]["role"] == "user") users.push_back(i);
+  for (size_t i = std::max(lead + 1, users.empty() ? 0 : users.back() + 1); i < r.messages.size(); ++i)
+    if (r.messages[i]["role"] != "tool") others.push_back(i);
+  if (auto job = first_fitting(users)) return std::move(*job);
+  if (auto job = first_fitting(others)) return std::move(*job);
+  return others.empty() ? (users.empty() ? std::move(whole) : from(users.back())) : from(others.back());
 }
 
 }  // namespace

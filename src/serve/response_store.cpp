@@ -20,9 +20,9 @@ void ResponseStore::drop(std::unordered_map<std::string, Kept>::iterator it) {
 void ResponseStore::put(const std::string& id, const StoredResponse& entry) {
   Kept kept{text_of(entry.response), text_of(entry.items), {}};
   const int64_t bytes = kept.bytes();
-  if (bytes > budget_) return;
   std::lock_guard lock(mutex_);
-  if (const auto it = kept_.find(id); it != kept_.end()) drop(it);
+  if (const auto it = kept_.find(id); it != kept_.end()) drop(it);  // also where the new one is not kept
+  if (bytes > budget_) return;
   while (bytes_ + bytes > budget_) drop(kept_.find(oldest_first_.front()));
   oldest_first_.push_back(id);
   kept.age = std::prev(oldest_first_.end());

@@ -2,7 +2,7 @@
 // object, and the items its conversation holds so far (the input items before it, its own input,
 // its output), which a later request continues through `previous_response_id`. In memory, within
 // a budget of bytes, as their JSON text (what the budget counts is what they take): the oldest are
-// dropped first, and a response larger than the whole budget is not kept. Safe to share between the
+// dropped first, and a response larger than the whole budget is not kept (nor the one it replaces). Safe to share between the
 // server's threads; a lookup copies the text under the lock and reads it back after.
 #pragma once
 #include <cstdint>

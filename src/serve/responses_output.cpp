@@ -92,8 +92,17 @@ std::string ResponseEvents::event(json value) {
 
 std::string ResponseEvents::start() {
   const json r = response_object(header_, settings_, "in_progress", json::array(), nullptr);
-  std::string out = event({{"type", "response.created"}, {"response", r}});
-  return out + event({{"type", "response.in_progress"}, {"response", r}});
+  const bool background = settings_.value("background", false);
+  const json queued = response_object(header_, settings_, "queued", json::array(), nullptr);
+  std::string out = event({{"type", "response.created"}, {"response", background ? queued : r}});  // in order:
+  if (background) out += event({{"type", "response.queued"}, {"response", queued}});       // each takes the next
+  return out + event({{"type", "response.in_progress"}, {"response", r}});                  // sequence number
+}
+
+json ResponseEvents::ended_response(const std::string& status) {
+  std::string unsent;  // the open item's closing events: the stream has ended without them
+  close_open(unsent, true);
+  return response_object(header_, settings_, status, items_, nullptr);
 }
 
 size_t ResponseEvents::open(std::string& out, const std::string& type, const std::string& call_id,

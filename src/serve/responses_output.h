@@ -41,14 +41,19 @@ nlohmann::json output_items(const ResponseHeader& header, const ChoiceResult& re
 class ResponseEvents {
  public:
   ResponseEvents(ResponseHeader header, nlohmann::json settings, ResponseIncludes includes);
-  std::string start();  // response.created, response.in_progress
+  // response.created, response.in_progress; a background response's (settings' background) is
+  // created queued, then response.queued, then in progress.
+  std::string start();
   // What the reply read so far adds; `call_ids[k]`: the id of delta.calls[k]'s call where it begins;
   // `content_tokens`: the tokens of delta.content (ContentTokens), where logprobs are included.
   std::string push(const ReplyDelta& delta, const std::vector<std::string>& call_ids,
                    const std::vector<TokenInfo>& content_tokens);
   // Every open item done, then response.completed (or response.incomplete where `cut`).
   std::string finish(bool cut, const Usage& usage);
-  const nlohmann::json& response() const { return response_; }  // the Response finish() sent
+  const nlohmann::json& response() const { return response_; }  // the Response finish() sent (null before)
+  // The Response as the stream stands, ended with `status` (a cancelled or failed run's): the items
+  // so far, the one being written cut off there.
+  nlohmann::json ended_response(const std::string& status);
   std::string error(const nlohmann::json& error_body);  // an `error` event
 
  private:

@@ -43,10 +43,10 @@ struct ServerState {
   ResponseStore responses;
   ConversationStore conversations;     // the Conversations API's, within the same budget again
   std::unique_ptr<ServedModel> model;  // set before `ready`
-  BackgroundRuns background;           // after `model`: its runners are joined before the engine goes
   std::atomic<bool> ready{false}, draining{false};
   std::atomic<int64_t> in_flight{0};
   int64_t created = 0;  // unix time the server started: the model's "created"
+  BackgroundRuns background;  // last: its runners, which use the rest, are joined before it goes
 };
 
 // The request this thread is serving (reset as each request arrives; logged as it ends).

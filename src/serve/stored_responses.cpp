@@ -75,8 +75,9 @@ void handle_response_cancel(ServerState& state, const httplib::Request& req, htt
   answer(res, [&] {
     const std::string id = req.matches[1];
     const std::shared_ptr<BackgroundRun> run = state.background.find(id);
-    if (!run) {
-      stored_response(state, id);  // 404 where there is no such response
+    if (!run) {  // ended, its events since dropped for room; or never a background response
+      const StoredResponse stored = stored_response(state, id);  // 404 where there is no such response
+      if (stored.response.value("background", false)) return send_json(res, stored.response);
       bad_param("response_id", "response '" + id + "' did not run in the background: only a background response "
                                "can be cancelled");
     }

@@ -15,37 +15,53 @@ namespace {
 
 using namespace std::chrono_literals;
 
+using Read = BackgroundRun::Read;
+
 TEST(BackgroundResponses, ARunsEventsAreReadFromAnyPoint) {
-  BackgroundRun run;
+  BackgroundRun run(1 << 20);
   run.add("event: a\ndata: {\"n\":0}\n\nevent: b\ndata: {\"n\"");  // an event split between writes
   run.add(":1}\n\n: ping\n\n");
   std::vector<std::string> events;
-  EXPECT_TRUE(run.next_events(-1, 0ms, events));
+  EXPECT_EQ(run.next_events(-1, 0ms, events), Read::more);
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0], "event: a\ndata: {\"n\":0}\n\n");
   EXPECT_EQ(events[1], "event: b\ndata: {\"n\":1}\n\n");
   EXPECT_EQ(run.last_event(), events[1]);
   events.clear();
-  EXPECT_TRUE(run.next_events(1, 10ms, events));  // nothing past the last yet: waits, then says so
+  EXPECT_EQ(run.next_events(1, 10ms, events), Read::more);  // nothing past the last yet: waits, then says so
   EXPECT_TRUE(events.empty());
   std::thread writer([&] {
     std::this_thread::sleep_for(20ms);
     run.add("event: c\ndata: {}\n\n");
     run.finish();
   });
-  EXPECT_TRUE(run.next_events(1, 5s, events));  // woken by the event
+  EXPECT_EQ(run.next_events(1, 5s, events), Read::ended);  // woken by the event, the last
   writer.join();
   ASSERT_EQ(events.size(), 1u);
   events.clear();
-  EXPECT_FALSE(run.next_events(2, 5s, events));  // ended, and everything was given
+  EXPECT_EQ(run.next_events(2, 5s, events), Read::ended);  // ended, and everything was given
+  EXPECT_TRUE(events.empty());
   EXPECT_TRUE(run.finished());
-  EXPECT_TRUE(run.next_events(0, 0ms, events));
+  EXPECT_EQ(run.next_events(0, 0ms, events), Read::ended);
   EXPECT_EQ(events.size(), 2u);
   events.clear();
   run.next_events(-1, 0ms, events);
   int64_t bytes = 0;
   for (const std::string& e : events) bytes += static_cast<int64_t>(e.size());
   EXPECT_EQ(run.bytes(), bytes);  // the events' text, the pings not counted
+}
+
+TEST(BackgroundResponses, ARunKeepsItsLatestEventsWithinItsShare) {
+  BackgroundRun run(100);
+  for (int i = 0; i < 5; ++i) run.add("data: " + std::string(34, static_cast<char>('a' + i)) + "\n\n");  // 42 bytes each
+  EXPECT_EQ(run.first_kept(), 3);  // 2 x 42 kept
+  EXPECT_EQ(run.bytes(), 84);
+  std::vector<std::string> events;
+  EXPECT_EQ(run.next_events(0, 0ms, events), Read::dropped);
+  EXPECT_TRUE(events.empty());
+  EXPECT_EQ(run.next_events(2, 0ms, events), Read::more);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0][6], 'd');
 }
 
 TEST(BackgroundResponses, RunnersGoOnTheirOwnThreadsWithinLimits) {

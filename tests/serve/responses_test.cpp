@@ -243,6 +243,26 @@ TEST(Responses, StreamedEventsAddUpToTheItems) {
   EXPECT_EQ(failed[0]["code"], "generation_error");
 }
 
+TEST(Responses, ABackgroundStreamStartsQueuedAndAStoppedOneKeepsItsOutput) {
+  ResponseEvents events(kHeader, {{"background", true}}, {});
+  std::string sse = events.start();
+  sse += events.push({"", "It is", {}}, {}, {});
+  const std::vector<json> e = testing::sse_events(sse);
+  ASSERT_GE(e.size(), 3u);
+  EXPECT_EQ(e[0]["type"], "response.created");
+  EXPECT_EQ(e[0]["response"]["status"], "queued");
+  EXPECT_EQ(e[1]["type"], "response.queued");
+  EXPECT_EQ(e[2]["type"], "response.in_progress");
+  EXPECT_EQ(e[2]["response"]["status"], "in_progress");
+  for (size_t i = 0; i < e.size(); ++i) EXPECT_EQ(e[i]["sequence_number"], static_cast<int64_t>(i));
+  const json stopped = events.ended_response("cancelled");
+  EXPECT_EQ(stopped["status"], "cancelled");
+  ASSERT_EQ(stopped["output"].size(), 1u);
+  EXPECT_EQ(stopped["output"][0]["status"], "incomplete");
+  EXPECT_EQ(stopped["output"][0]["content"][0]["text"], "It is");
+  EXPECT_TRUE(events.response().is_null());  // it sent no Response of its own
+}
+
 TEST(Responses, IncludesAskForLogprobsAndSealedReasoning) {
   const ResponsesRequest plain = parse(R"({"input": "a", "top_logprobs": 3})");
   EXPECT_FALSE(plain.includes.logprobs);

@@ -521,8 +521,8 @@ const doc = await client.responses.create(docRequest);
 assert.equal(doc.status, "completed", JSON.stringify(doc));
 validate(answerSchema, JSON.parse(doc.output_text), "responses text.format json_schema");
 assert.equal((await streamedResponse(docRequest)).output.at(-1).content[0].text, doc.output_text, "streamed document differs");
-// truncation "auto": a conversation longer than the context loses its oldest messages (never a
-// tool result without its call), as few as fit: the longest tail that fits sent as it is.
+// truncation "auto": a conversation longer than the context loses its oldest messages, as few as
+// fit, starting at a user message: the longest such tail that fits, sent as it is.
 const turns = [];
 for (let t = 0; t < 40; ++t)
   turns.push({ role: "user", content: `Turn ${t}: ${"The Congress of the United States shall assemble. ".repeat(6)}` },
@@ -536,7 +536,7 @@ assert.equal(fitted.truncation, "auto");
 assert.ok(fitted.usage.input_tokens + 2 <= 2048, `${fitted.usage.input_tokens} tokens`);
 let start = 0;
 for (; start < turns.length; ++start) {
-  if (turns[start].type === "function_call_output") continue;  // a result without its call
+  if (turns[start].role !== "user") continue;
   try {
     const explicit = await client.responses.create({ model, input: turns.slice(start), max_output_tokens: 2, seed: 1 });
     assert.deepEqual([explicit.usage.input_tokens, explicit.output_text], [fitted.usage.input_tokens, fitted.output_text],
