@@ -30,6 +30,7 @@ json conversation_object(const Conversation& c) {
 std::pair<json, ordered_json> body_of(const httplib::Request& req, std::initializer_list<const char*> allowed) {
   const std::string text = req.body.empty() ? "{}" : req.body;
   json body = parse_body(text);
+  [[maybe_unused]] const Fields object_only(body);  // a body that is no object: every route's 400
   for (const auto& [key, value] : body.items())
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; }))
       throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");

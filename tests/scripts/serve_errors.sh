@@ -1,7 +1,7 @@
 # Hostile and malformed requests to difftx serve: bad JSON, wrong types, out-of-range and huge
 # numbers, unsupported parameters, schemas and grammars that cannot be enforced, an unknown model, a prompt longer than the context, bodies over
 # the limit (413) or cut short, unknown routes (404) and methods (405), missing or wrong API keys
-# (401). Every one is a 4xx with an OpenAI-shaped error, and the server stays healthy.
+# (401), unknown and malformed conversations, items and responses. Every one is a 4xx with an OpenAI-shaped error, and the server stays healthy.
 source "$(dirname "$0")/lib.bash"
 source "$(dirname "$0")/serve_lib.bash"
 make_serve_model
@@ -138,6 +138,32 @@ messages='{"max_tokens": 2, "messages": [{"role": "user", "content": "a"}]}'
 [ "$(post /v1/messages "$messages" -H "x-api-key: sekrit")" = 400 ] || { echo "FAIL: x-api-key"; cat "$work/body.json"; exit 1; }
 [ "$(json_get "$work/body.json" "['error']['type']")" = invalid_request_error ] && grep -q "chat template" "$work/body.json" ||
   { echo "FAIL: the Messages API's 400 body"; cat "$work/body.json"; exit 1; }
+
+# The Conversations API, and the routes of stored and background responses: hostile bodies and ids.
+V=/v1/conversations
+expect 400 items $V '{"items": "a"}'
+expect 400 items $V "{\"items\": [$(python3 -c 'print(",".join(["{\"role\": \"user\", \"content\": \"a\"}"] * 21))')]}"
+expect 400 items $V '{"items": [{"type": "input_image", "image_url": "x"}]}'
+expect 400 items $V '{"items": [{"type": "reasoning", "encrypted_content": "forged"}]}'
+expect 400 metadata $V '{"metadata": {"k": 5}}'
+expect 400 metadata $V "{\"metadata\": $(python3 -c 'import json; print(json.dumps({str(i): "v" for i in range(17)}))')}"
+expect 400 frobnicate $V '{"frobnicate": 1}'
+expect 400 "" $V '[1]'
+expect 404 "" $V/conv_nope/items '{"items": [{"role": "user", "content": "a"}]}'
+expect 404 "" $V/conv_nope '{"metadata": {}}'
+expect 404 "" /v1/responses/resp_nope/cancel '{}'
+[ "$(post $V '{"items": [{"role": "user", "content": "a"}]}' "${auth[@]}")" = 200 ] || { echo "FAIL: a conversation"; cat "$work/body.json"; exit 1; }
+conv="$(json_get "$work/body.json" "['id']")"
+expect 400 items $V/$conv/items '{"items": []}'
+expect 400 metadata $V/$conv '{}'
+for path in "$V/conv_nope" "$V/$conv/items/msg_nope" "/v1/responses/resp_nope?stream=true&starting_after=-1"; do
+  status="$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" "$base$path")"
+  [ "$status" = 404 ] || { echo "FAIL: GET $path gave $status"; cat "$work/body.json"; exit 1; }
+done
+for query in "limit=0" "limit=x" "order=up" "after=msg_nope"; do
+  status="$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" "$base$V/$conv/items?$query")"
+  [ "$status" = 400 ] || { echo "FAIL: items ?$query gave $status"; cat "$work/body.json"; exit 1; }
+done
 
 # Still healthy and serving.
 [ "$(post $C '{"prompt": "The Congress", "max_tokens": 4}' "${auth[@]}")" = 200 ] || { echo "FAIL: not serving after the errors"; cat "$work/body.json"; exit 1; }
