@@ -16,7 +16,7 @@ using nlohmann::ordered_json;
 // extensions difftx's chat takes beside it), those read here, and those that change no output
 // here (prompt caching is automatic; one server, one speed).
 const std::set<std::string> kPassed = {"model", "temperature", "top_p", "top_k", "stream", "seed", "min_p",
-                                       "repetition_penalty", "chat_template_kwargs"};
+                                       "repetition_penalty", "chat_template_kwargs", "draft", "draft_tokens"};
 const std::set<std::string> kRead = {"messages", "system", "max_tokens", "stop_sequences", "tools", "tool_choice",
                                      "thinking", "output_config", "metadata", "container", "mcp_servers",
                                      "context_management"};

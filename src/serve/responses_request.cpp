@@ -20,7 +20,7 @@ using nlohmann::ordered_json;
 // accepts and ignores the harmless ones: user, store, metadata, ...), and those read here.
 const std::set<std::string> kPassed = {"model", "temperature", "top_p", "top_k", "min_p", "seed",
                                        "repetition_penalty", "stream", "parallel_tool_calls",
-                                       "chat_template_kwargs", "max_reasoning_tokens", "user",
+                                       "chat_template_kwargs", "max_reasoning_tokens", "draft", "draft_tokens", "user",
                                        "metadata", "service_tier", "prompt_cache_key", "safety_identifier"};
 const std::set<std::string> kRead = {"input", "instructions", "tools", "tool_choice", "text", "reasoning", "store",
                                      "max_output_tokens", "truncation", "include", "previous_response_id",

@@ -30,6 +30,14 @@ void expect_error(const std::string& body, const std::string& param) {
   testing::expect_api_error([](const std::string& b) { parse(b); }, body, 400, param);
 }
 
+TEST(Messages, SpeculativeDecodingPerRequestAsChatHasIt) {
+  const ChatRequest r = parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}],
+                                  "draft": "ngram", "draft_tokens": 3})");
+  EXPECT_EQ(r.params.options.draft, infer::DraftMode::ngram);
+  EXPECT_EQ(r.params.options.draft_tokens, 3);
+  expect_error(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "Hi"}], "draft": "eagle"})", "draft");
+}
+
 TEST(Messages, BlocksBecomeChatMessages) {
   const ChatRequest r = parse(R"({"model": "tiny", "max_tokens": 9, "system": [{"type": "text", "text": "Be brief."}],
       "messages": [

@@ -263,6 +263,14 @@ TEST(Responses, ABackgroundStreamStartsQueuedAndAStoppedOneKeepsItsOutput) {
   EXPECT_TRUE(events.response().is_null());  // it sent no Response of its own
 }
 
+TEST(Responses, SpeculativeDecodingPerRequestAsChatHasIt) {
+  const ResponsesRequest r = parse(R"({"input": "a", "draft": "ngram", "draft_tokens": 3})");
+  EXPECT_EQ(r.chat.params.options.draft, infer::DraftMode::ngram);
+  EXPECT_EQ(r.chat.params.options.draft_tokens, 3);
+  expect_error(R"({"input": "a", "draft": "model"})", "draft");  // no draft model on this server
+  expect_error(R"({"input": "a", "draft_tokens": 0})", "draft_tokens");
+}
+
 TEST(Responses, IncludesAskForLogprobsAndSealedReasoning) {
   const ResponsesRequest plain = parse(R"({"input": "a", "top_logprobs": 3})");
   EXPECT_FALSE(plain.includes.logprobs);
