@@ -13,6 +13,14 @@ void unsupported(const std::string& param, const std::string& what) {
   throw ApiError(400, what + " is not supported by this server", param, "unsupported_parameter");
 }
 
+void missing_param(const std::string& param) {
+  throw ApiError(400, "'" + param + "' is required", param, "missing_required_parameter");
+}
+
+void unknown_param(const std::string& key) {
+  throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
+}
+
 const char* error_type(int status) {
   switch (status) {
     case 401: return "authentication_error";

@@ -21,6 +21,10 @@ struct ApiError : Error {
 [[noreturn]] void bad_param(const std::string& param, const std::string& message);
 // A 400 for a field (or a value of it) this server does not do: "<what> is not supported by this server".
 [[noreturn]] void unsupported(const std::string& param, const std::string& what);
+// A 400 for a required field that is absent: "'<param>' is required".
+[[noreturn]] void missing_param(const std::string& param);
+// A 400 for a field no endpoint here knows, as OpenAI words it.
+[[noreturn]] void unknown_param(const std::string& key);
 
 // OpenAI's "type" for a status: invalid_request_error, authentication_error, not_found_error, ...
 const char* error_type(int status);

@@ -6,7 +6,8 @@
 #include <random>
 
 #include "serve/api_error.h"
-#include "serve/json_fields.h"
+#include "serve/openai_response.h"
+#include "serve/responses_output.h"
 
 namespace difftx::serve {
 namespace {
@@ -14,10 +15,8 @@ namespace {
 using nlohmann::json;
 using nlohmann::ordered_json;
 
-template <typename Json>
-int64_t text_bytes(const Json& v) {
-  return static_cast<int64_t>(v.dump(-1, ' ', false, Json::error_handler_t::replace).size());
-}
+int64_t text_bytes(const json& v) { return static_cast<int64_t>(dump_json(v).size()); }
+int64_t text_bytes(const ordered_json& v) { return static_cast<int64_t>(dump_ordered_json(v).size()); }
 
 int64_t bytes_of(const Conversation& c) {
   int64_t bytes = text_bytes(c.metadata);
@@ -32,15 +31,6 @@ std::string new_id(const char* prefix, uint64_t count) {
   std::snprintf(id, sizeof id, "%s%016llx%08llx", prefix, static_cast<unsigned long long>(rng()),
                 static_cast<unsigned long long>(count & 0xffffffffull));
   return id;
-}
-
-// An item's id prefix, by its type, as the Responses API's items have them.
-const char* item_prefix(const ordered_json& item) {
-  const std::string type = type_field(item, "message");
-  if (type == "function_call") return "fc_";
-  if (type == "function_call_output") return "fco_";
-  if (type == "reasoning") return "rs_";
-  return "msg_";
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ std::pair<json, ordered_json> body_of(const httplib::Request& req, std::initiali
   [[maybe_unused]] const Fields object_only(body);  // a body that is no object: every route's 400
   for (const auto& [key, value] : body.items())
     if (std::none_of(allowed.begin(), allowed.end(), [&](const char* a) { return key == a; }))
-      throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
+      unknown_param(key);
   return {std::move(body), parse_ordered_body(text)};
 }
 
@@ -66,7 +66,7 @@ ordered_json stored_item(ordered_json item) {
 std::vector<ordered_json> items_of(const ordered_json& body, const char* field, bool required) {
   const auto it = body.find(field);
   if (it == body.end() || it->is_null()) {
-    if (required) throw ApiError(400, std::string("'") + field + "' is required", field, "missing_required_parameter");
+    if (required) missing_param(field);
     return {};
   }
   if (!it->is_array() || it->size() > kMaxItemsAtOnce || (required && it->empty()))
@@ -75,14 +75,6 @@ std::vector<ordered_json> items_of(const ordered_json& body, const char* field, 
   std::vector<ordered_json> items;
   for (const ordered_json& item : *it) items.push_back(stored_item(item));
   return items;
-}
-
-json item_list(const std::vector<ordered_json>& items) {
-  return {{"object", "list"},
-          {"data", items},
-          {"first_id", items.empty() ? json(nullptr) : json(items.front()["id"])},
-          {"last_id", items.empty() ? json(nullptr) : json(items.back()["id"])},
-          {"has_more", false}};
 }
 
 Conversation found(ServerState& state, const std::string& id) {
@@ -121,7 +113,7 @@ void handle_conversation_get(ServerState& state, const httplib::Request& req, ht
 void handle_conversation_update(ServerState& state, const httplib::Request& req, httplib::Response& res) {
   answer(res, [&] {
     const auto [body, ordered] = body_of(req, {"metadata"});
-    if (!body.contains("metadata")) throw ApiError(400, "'metadata' is required", "metadata", "missing_required_parameter");
+    if (!body.contains("metadata")) missing_param("metadata");
     const auto c = state.conversations.set_metadata(req.matches[1], metadata_of(body));
     if (!c) throw not_found("Conversation", req.matches[1]);
     send_json(res, conversation_object(*c));
@@ -142,7 +134,7 @@ void handle_conversation_items_add(ServerState& state, const httplib::Request& r
     std::vector<ordered_json> items = items_of(ordered, "items", true);
     const auto added = state.conversations.append(req.matches[1], std::move(items));
     if (!added) throw not_found("Conversation", req.matches[1]);
-    send_json(res, item_list(*added));
+    send_json(res, item_list(*added, false));
   });
 }
 

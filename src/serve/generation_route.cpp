@@ -318,6 +318,7 @@ class Stream {
   // The Responses API's: whether the stream ended with its Response, and the Response it stands at
   // otherwise, ended with `status`.
   bool responded() const { return events_ && !events_->response().is_null(); }
+  const Job& job() const { return job_; }
   json ended_response(const std::string& status) { return events_->ended_response(status); }
 
  private:
@@ -443,11 +444,16 @@ std::string chat_prompt(const ServedModel& m, const ChatRequest& r) {
   return rendered.substr(0, at + last.size());
 }
 
-void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::Response& res) {
-  ServedModel& m = *state.model;
+// The job's requests submitted to the engine (a refusal is the request's 4xx).
+std::unique_ptr<ChoiceRun> submit(ServedModel& m, Job& job) {
   if (job.params.skip_special_tokens) job.params.options.silent_tokens = unread_special_tokens(*m.tokenizer, job.reply);
   auto run = std::make_unique<ChoiceRun>(*m.engine);
   run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
+  return run;
+}
+
+void run_job(ServerState& state, Job job, const httplib::Request& req, httplib::Response& res) {
+  auto run = submit(*state.model, job);
   if (!job.params.stream) return respond_once(state, job, *run, req, res);
   auto stream = std::make_shared<Stream>(state, std::move(job), std::move(run));
   current_record().stream_open = true;  // httplib runs the stream on this thread, and logs it when it stops
@@ -469,16 +475,17 @@ json run_error(const std::string& last_event) {
 
 // A background response's run, on its own thread: the stream's events into `b`; then, where it did
 // not end in a Response of its own (cancelled, failed), the Response as it stood stored with that end.
-void run_background(ServerState& state, Stream& stream, BackgroundRun& b, const ResponseHeader& header,
-                    const json& settings, const nlohmann::ordered_json& items) {
+void run_background(ServerState& state, Stream& stream, BackgroundRun& b) {
+  const Job& job = stream.job();
+  const ResponseHeader& header = job.header;
   bool cancelled = false;
   const auto store_end = [&](const std::string& error) {
     json ended = stream.ended_response(cancelled ? "cancelled" : "failed");
     if (!cancelled) ended["error"] = error.empty() ? run_error(b.last_event()) : json{{"code", "server_error"}, {"message", error}};
-    keep_response(state, header, items, ended);
+    keep_response(state, header, job.items, ended);
   };
   try {
-    keep_response(state, header, items, response_object(header, settings, "in_progress", json::array(), nullptr));
+    keep_response(state, header, job.items, response_object(header, job.settings, "in_progress", json::array(), nullptr));
     bool done = false;
     httplib::DataSink sink;
     sink.write = [&b](const char* data, size_t n) {
@@ -511,29 +518,22 @@ void run_background(ServerState& state, Stream& stream, BackgroundRun& b, const 
 // events a stream has, which the run keeps. This request gets the queued Response, or follows the
 // events where it streams (leaving does not stop the run).
 void run_in_background(ServerState& state, Job job, httplib::Response& res) {
-  ServedModel& m = *state.model;
-  if (job.params.skip_special_tokens) job.params.options.silent_tokens = unread_special_tokens(*m.tokenizer, job.reply);
-  auto run = std::make_unique<ChoiceRun>(*m.engine);
-  run->submit(make_requests(m, job.prompts, job.params, job.extra_stop));
-  const ResponseHeader header = job.header;
-  const json settings = job.settings;
-  const nlohmann::ordered_json items = job.items;
-  const bool streams = job.params.stream;
-  const json queued = response_object(header, settings, "queued", json::array(), nullptr);
-  keep_response(state, header, items, queued);
+  auto run = submit(*state.model, job);
+  const json queued = response_object(job.header, job.settings, "queued", json::array(), nullptr);
+  keep_response(state, job.header, job.items, queued);
   auto stream = std::make_shared<Stream>(state, std::move(job), std::move(run));
+  const Job& started = stream->job();
   state.in_flight.fetch_add(1);  // the server's shutdown waits for it, as for a request
   std::shared_ptr<BackgroundRun> background;
   try {
-    background = state.background.start(header.id, [&state, stream, header, settings, items](BackgroundRun& b) {
-      run_background(state, *stream, b, header, settings, items);
-    });
+    background = state.background.start(started.header.id,
+                                        [&state, stream](BackgroundRun& b) { run_background(state, *stream, b); });
   } catch (...) {
     state.in_flight.fetch_sub(1);
-    state.responses.erase(header.id);
+    state.responses.erase(started.header.id);
     throw;
   }
-  if (streams) return stream_background_events(background, -1, res);
+  if (started.params.stream) return stream_background_events(background, -1, res);
   send_json(res, queued);
 }
 

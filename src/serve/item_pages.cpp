@@ -41,14 +41,16 @@ json item_page(std::vector<ordered_json> items, const httplib::Request& req) {
     ++begin;
   }
   const size_t end = std::min(items.size(), begin + static_cast<size_t>(limit));
-  ordered_json data = ordered_json::array();
-  for (size_t i = begin; i < end; ++i) data.push_back(items[i]);
-  const bool any = begin < end;
-  return json{{"object", "list"},
-              {"data", data},
-              {"first_id", any ? json(data.front()["id"]) : json(nullptr)},
-              {"last_id", any ? json(data.back()["id"]) : json(nullptr)},
-              {"has_more", end < items.size()}};
+  return item_list({items.begin() + static_cast<std::ptrdiff_t>(begin), items.begin() + static_cast<std::ptrdiff_t>(end)},
+                   end < items.size());
+}
+
+json item_list(const std::vector<ordered_json>& data, bool has_more) {
+  return {{"object", "list"},
+          {"data", data},
+          {"first_id", data.empty() ? json(nullptr) : json(data.front()["id"])},
+          {"last_id", data.empty() ? json(nullptr) : json(data.back()["id"])},
+          {"has_more", has_more}};
 }
 
 }  // namespace difftx::serve

@@ -12,5 +12,7 @@
 namespace difftx::serve {
 
 nlohmann::json item_page(std::vector<nlohmann::ordered_json> items, const httplib::Request& req);
+// Items as such a list, whole or a page of more (has_more).
+nlohmann::json item_list(const std::vector<nlohmann::ordered_json>& data, bool has_more);
 
 }  // namespace difftx::serve

@@ -233,11 +233,11 @@ ChatRequest parse_messages_request(const json& body, const ordered_json& ordered
     if (f.find(key)) unsupported(key, std::string("'") + key + "'");
   if (const json* v = f.find("metadata"); v && !v->is_object()) bad_param("metadata", "'metadata' must be an object");
   if (!body.contains("messages") || body["messages"].is_null())
-    throw ApiError(400, "'messages' is required", "messages", "missing_required_parameter");
+    missing_param("messages");
   std::optional<int64_t> max_tokens;
   if (!counting) {
     if (!body.contains("max_tokens") || body["max_tokens"].is_null())
-      throw ApiError(400, "'max_tokens' is required", "max_tokens", "missing_required_parameter");
+      missing_param("max_tokens");
     max_tokens = f.integer("max_tokens", 1, std::max<int64_t>(1, limits.context));
   }
 

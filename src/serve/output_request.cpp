@@ -122,7 +122,7 @@ void parse_output_format(const json& body, const ordered_json& ordered, OutputRe
       // Required, in the shape OpenAI allows a function's name (it refuses the request otherwise).
       const std::string name_field = "response_format.json_schema.name";
       if (!it->contains("name") || (*it)["name"].is_null())
-        throw ApiError(400, "'" + name_field + "' is required", name_field, "missing_required_parameter");
+        missing_param(name_field);
       if (!(*it)["name"].is_string() || !valid_function_name((*it)["name"].get<std::string>()))
         bad_param(name_field, "'" + name_field + "' must be 1 to 64 letters, digits, '_' or '-'");
       if (it->contains("strict") && !(*it)["strict"].is_boolean() && !(*it)["strict"].is_null())

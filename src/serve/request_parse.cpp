@@ -30,7 +30,7 @@ void check_keys(const json& body, const std::set<std::string>& known, std::span<
       if (value.is_null()) continue;
       unsupported(key, "'" + key + "'");
     }
-    throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
+    unknown_param(key);
   }
 }
 
@@ -206,7 +206,7 @@ std::vector<int32_t> parse_ids(const json& list, int64_t vocab_size, const std::
 
 std::vector<Prompt> parse_prompts(const Fields& f, int64_t vocab_size) {
   const json* v = f.find("prompt");
-  if (!v) throw ApiError(400, "'prompt' is required", "prompt", "missing_required_parameter");
+  if (!v) missing_param("prompt");
   const std::string shape = "'prompt' must be a string, a list of strings, a list of token ids or a list of lists of them";
   if (v->is_string()) return {Prompt{v->get<std::string>(), {}}};
   if (!v->is_array()) bad_param("prompt", shape + ", not " + json_type_name(*v));
@@ -243,7 +243,7 @@ ordered_json message_content(const ordered_json& content) {
 
 ordered_json parse_messages(const ordered_json& body) {
   const auto it = body.find("messages");
-  if (it == body.end() || it->is_null()) throw ApiError(400, "'messages' is required", "messages", "missing_required_parameter");
+  if (it == body.end() || it->is_null()) missing_param("messages");
   if (!it->is_array() || it->empty()) bad_param("messages", "'messages' must be a non-empty list of messages");
   static const std::set<std::string> roles = {"system", "developer", "user", "assistant", "tool"};
   ordered_json messages = ordered_json::array();
@@ -415,7 +415,7 @@ std::vector<int32_t> parse_detokenize_request(const json& body, int64_t vocab_si
   const Fields f(body);
   check_keys(body, {"tokens", "model"});
   const json* v = f.find("tokens");
-  if (!v) throw ApiError(400, "'tokens' is required", "tokens", "missing_required_parameter");
+  if (!v) missing_param("tokens");
   if (!v->is_array()) bad_param("tokens", "'tokens' must be a list of token ids, not " + json_type_name(*v));
   return parse_ids(*v, vocab_size, "tokens");
 }

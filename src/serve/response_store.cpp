@@ -1,15 +1,8 @@
 #include "serve/response_store.h"
 
+#include "serve/openai_response.h"
+
 namespace difftx::serve {
-namespace {
-
-// JSON text; a string that is no UTF-8 (none should be) has its bad bytes replaced, never a throw.
-template <typename Json>
-std::string text_of(const Json& v) {
-  return v.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-}  // namespace
 
 void ResponseStore::drop(std::unordered_map<std::string, Kept>::iterator it) {
   bytes_ -= it->second.bytes();
@@ -18,7 +11,8 @@ void ResponseStore::drop(std::unordered_map<std::string, Kept>::iterator it) {
 }
 
 void ResponseStore::put(const std::string& id, const StoredResponse& entry) {
-  Kept kept{text_of(entry.response), text_of(entry.items), {}};
+  // JSON text; a string that is no UTF-8 (none should be) has its bad bytes replaced, never a throw.
+  Kept kept{dump_json(entry.response), dump_ordered_json(entry.items), {}};
   const int64_t bytes = kept.bytes();
   std::lock_guard lock(mutex_);
   if (const auto it = kept_.find(id); it != kept_.end()) drop(it);  // also where the new one is not kept

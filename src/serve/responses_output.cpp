@@ -1,5 +1,6 @@
 #include "serve/responses_output.h"
 
+#include "serve/json_fields.h"
 #include "serve/reasoning_envelope.h"
 
 namespace difftx::serve {
@@ -43,6 +44,14 @@ json call_item(const std::string& id, const std::string& call_id, const std::str
 std::string item_id(const ResponseHeader& h, const char* prefix, const std::string& place) {
   const std::string base = h.id.rfind("resp_", 0) == 0 ? h.id.substr(5) : h.id;
   return prefix + base + "_" + place;
+}
+
+const char* item_prefix(const nlohmann::ordered_json& item) {
+  const std::string type = type_field(item, "message");
+  if (type == "function_call") return "fc_";
+  if (type == "function_call_output") return "fco_";
+  if (type == "reasoning") return "rs_";
+  return "msg_";
 }
 
 json response_object(const ResponseHeader& h, const json& settings, const std::string& status,

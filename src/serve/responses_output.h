@@ -24,6 +24,9 @@ struct ResponseIncludes {
 // An item's id: its kind's prefix ("msg_", "fc_", ...), the response's id without "resp_", and its
 // place: its index in the output, or "in" and its index among the stored input items.
 std::string item_id(const ResponseHeader& h, const char* prefix, const std::string& place);
+// The id prefix of an item of its type: "fc_" (function_call), "fco_" (function_call_output), "rs_"
+// (reasoning), else "msg_".
+const char* item_prefix(const nlohmann::ordered_json& item);
 
 // The Response object: `header.id` "resp_...", the request's `settings`, `status` ("in_progress",
 // "completed", or "incomplete": cut at max_output_tokens or the context), the output items and,

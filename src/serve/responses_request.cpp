@@ -232,7 +232,7 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
   const Fields f(body);
   for (const auto& [key, value] : body.items())
     if (!kPassed.count(key) && !kRead.count(key))
-      throw ApiError(400, "unrecognized request argument supplied: " + key, key, "unknown_parameter");
+      unknown_param(key);
   if (f.find("prompt")) unsupported("prompt", "'prompt' (stored prompts)");
   const std::optional<std::string> conversation = conversation_id(body);
   if (conversation && f.find("previous_response_id"))
@@ -246,7 +246,7 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
   const int64_t top_logprobs = f.integer("top_logprobs", 0, infer::kMaxTopLogprobs).value_or(0);
   const auto max_output = f.integer("max_output_tokens", 1, std::max<int64_t>(1, limits.context));
   if (!body.contains("input") || body["input"].is_null())
-    throw ApiError(400, "'input' is required", "input", "missing_required_parameter");
+    missing_param("input");
 
   const bool store = f.boolean("store").value_or(true) && stores;
   const bool background = f.boolean("background").value_or(false);

@@ -5,7 +5,6 @@
 #include <vector>
 
 #include "serve/item_pages.h"
-#include "serve/json_fields.h"
 #include "serve/responses_output.h"
 #include "serve/route_util.h"
 
@@ -21,12 +20,7 @@ ApiError not_found(const std::string& id) {
 
 // An input item's id: its kind's prefix, as the output items' ids are made.
 std::string input_item_id(const ResponseHeader& h, const ordered_json& item, size_t index) {
-  const std::string type = type_field(item, "message");
-  const char* prefix = type == "function_call"          ? "fc_"
-                       : type == "function_call_output" ? "fco_"
-                       : type == "reasoning"            ? "rs_"
-                                                        : "msg_";
-  return item_id(h, prefix, "in" + std::to_string(index));
+  return item_id(h, item_prefix(item), "in" + std::to_string(index));
 }
 
 }  // namespace
