@@ -1,11 +1,10 @@
 #include "serve/conversation_store.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <ctime>
-#include <random>
 
 #include "serve/api_error.h"
+#include "serve/ids.h"
 #include "serve/openai_response.h"
 #include "serve/responses_output.h"
 
@@ -24,13 +23,10 @@ int64_t bytes_of(const Conversation& c) {
   return bytes;
 }
 
-// "PREFIX" and 24 hex digits: random bits and a counter, so never one twice in a process.
-std::string new_id(const char* prefix, uint64_t count) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  char id[48];
-  std::snprintf(id, sizeof id, "%s%016llx%08llx", prefix, static_cast<unsigned long long>(rng()),
-                static_cast<unsigned long long>(count & 0xffffffffull));
-  return id;
+// Ids for the items that have none.
+void give_ids(std::vector<ordered_json>& items) {
+  for (ordered_json& item : items)
+    if (item.is_object() && !(item.contains("id") && item["id"].is_string())) item["id"] = unique_id(item_prefix(item));
 }
 
 }  // namespace
@@ -43,14 +39,18 @@ void ConversationStore::make_room(int64_t more) const {
                    "", "conversations_full");
 }
 
-void ConversationStore::give_ids(std::vector<ordered_json>& items) {
-  for (ordered_json& item : items)
-    if (item.is_object() && !(item.contains("id") && item["id"].is_string())) item["id"] = new_id(item_prefix(item), next_++);
+std::shared_ptr<void> ConversationStore::hold(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  if (!held_.insert(id).second) return nullptr;
+  return std::shared_ptr<void>(this, [this, id](void*) {
+    std::lock_guard lock(mutex_);
+    held_.erase(id);
+  });
 }
 
 Conversation ConversationStore::create(json metadata, std::vector<ordered_json> items) {
   std::lock_guard lock(mutex_);
-  Conversation c{new_id("conv_", next_++), static_cast<int64_t>(std::time(nullptr)), std::move(metadata), std::move(items)};
+  Conversation c{unique_id("conv_"), static_cast<int64_t>(std::time(nullptr)), std::move(metadata), std::move(items)};
   give_ids(c.items);
   const int64_t bytes = bytes_of(c);
   make_room(bytes);

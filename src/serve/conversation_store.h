@@ -6,10 +6,12 @@
 // kept stays. Safe to share between the server's threads.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +37,9 @@ class ConversationStore {
   // The items added at its end, given ids where they have none; nullopt: no such conversation.
   std::optional<std::vector<nlohmann::ordered_json>> append(const std::string& id,
                                                             std::vector<nlohmann::ordered_json> items);
+  // A Response's hold on conversation `id` while it runs, released when the handle's last copy goes;
+  // null where another Response holds it (OpenAI refuses a second one: conversation_locked).
+  std::shared_ptr<void> hold(const std::string& id);
   // The conversation without the item; nullopt: no such conversation. `found`: whether it had it.
   std::optional<Conversation> erase_item(const std::string& id, const std::string& item_id, bool& found);
 
@@ -45,13 +50,12 @@ class ConversationStore {
   };
   // A 503 unless `more` bytes fit beside what is kept (under the lock).
   void make_room(int64_t more) const;
-  void give_ids(std::vector<nlohmann::ordered_json>& items);
 
   const int64_t budget_;
   mutable std::mutex mutex_;
   std::unordered_map<std::string, Kept> kept_;
   int64_t bytes_ = 0;
-  uint64_t next_ = 0;  // ids: a counter beside random bits
+  std::unordered_set<std::string> held_;  // ids of the conversations a Response holds
 };
 
 }  // namespace difftx::serve

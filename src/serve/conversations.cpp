@@ -85,7 +85,13 @@ Conversation found(ServerState& state, const std::string& id) {
 
 }  // namespace
 
-std::vector<ordered_json> conversation_items(ServerState& state, const std::string& id) { return found(state, id).items; }
+ConversationTurn begin_turn(ServerState& state, const std::string& id) {
+  std::shared_ptr<void> hold = state.conversations.hold(id);
+  if (!hold)
+    throw ApiError(400, "another response is running in conversation '" + id + "': retry once it has ended",
+                   "conversation", "conversation_locked");
+  return {found(state, id).items, std::move(hold)};  // read under the hold
+}
 
 void add_to_conversation(ServerState& state, const std::string& id, const std::vector<ordered_json>& input,
                          const json& response) {

@@ -8,6 +8,7 @@
 #pragma once
 #include <httplib.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,15 @@
 
 namespace difftx::serve {
 
-// The conversation's items, for a Response that continues it (a 404 where there is none).
-std::vector<nlohmann::ordered_json> conversation_items(ServerState& state, const std::string& id);
+// A Response's turn in a conversation: the items it continues, and its hold on the conversation
+// until the Response ends (its last copy released).
+struct ConversationTurn {
+  std::vector<nlohmann::ordered_json> items;
+  std::shared_ptr<void> hold;
+};
+// The turn of a Response that continues conversation `id`: a 404 where there is none, OpenAI's 400
+// conversation_locked while another Response in it runs.
+ConversationTurn begin_turn(ServerState& state, const std::string& id);
 // A finished Response's input items and output items, added to its conversation (gone: nothing).
 void add_to_conversation(ServerState& state, const std::string& id, const std::vector<nlohmann::ordered_json>& input,
                          const nlohmann::json& response);

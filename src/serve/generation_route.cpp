@@ -1,10 +1,8 @@
 #include "serve/generation_route.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <random>
 
 #include "chat/strings.h"
 #include "data/utf8.h"
@@ -13,6 +11,7 @@
 #include "serve/client_connection.h"
 #include "serve/content_tokens.h"
 #include "serve/conversations.h"
+#include "serve/ids.h"
 #include "serve/messages_output.h"
 #include "serve/messages_request.h"
 #include "serve/prompt_scores.h"
@@ -51,6 +50,7 @@ struct Job {
   nlohmann::ordered_json items;  // responses: the conversation's items before the output (ResponsesRequest)
   ResponseIncludes includes;     // responses: what the Response carries beyond the default
   std::string conversation;      // responses: the conversation it adds to, if any
+  std::shared_ptr<void> conversation_hold;  // responses: held until the job ends (ConversationStore::hold)
   size_t input_from = 0;         // responses: where in `items` this request's input starts
 };
 
@@ -81,16 +81,6 @@ struct ChoiceProgress {
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// An id: the prefix ("cmpl-", "chatcmpl-", "resp_"), then 16 hex digits.
-std::string response_id(const char* prefix) {
-  static std::atomic<uint64_t> counter{0};
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  char id[40];
-  std::snprintf(id, sizeof id, "%s%012llx%04llx", prefix, static_cast<unsigned long long>(rng() & 0xffffffffffffull),
-                static_cast<unsigned long long>(counter++ & 0xffff));
-  return id;
-}
-
 // An event's token for logprobs; `silent`: the request's silent tokens (RequestOptions::silent_tokens).
 TokenInfo token_info(const data::Tokenizer& tokenizer, const infer::TokenEvent& e, const std::vector<int32_t>& silent) {
   TokenInfo t;
@@ -114,12 +104,8 @@ int64_t first_offset(const Job& job, size_t choice) {
 // digits (its templates insist on them), the others in OpenAI's shape.
 std::string tool_call_id(const std::optional<ToolFormat>& format, const std::string& model_id) {
   if (!model_id.empty()) return model_id;
-  static const char* alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
-  thread_local std::mt19937_64 rng{std::random_device{}()};
   const bool mistral = format == ToolFormat::mistral || format == ToolFormat::mistral_v11;
-  std::string id = mistral ? "" : "call_";
-  for (int i = 0; i < (mistral ? 9 : 24); ++i) id += alphabet[rng() % 62];
-  return id;
+  return mistral ? random_alphanumerics(9) : "call_" + random_alphanumerics(24);
 }
 
 std::vector<ToolCallResult> with_ids(const std::vector<ToolCall>& calls, const std::optional<ToolFormat>& format) {
@@ -295,7 +281,10 @@ class Stream {
     if (!opened_ && messages_) out += messages_->start();
     opened_ = true;
     for (const ChoiceEvent& ce : run_->take(250ms)) out += chunks(ce);
-    if (run_->finished()) out += ending();
+    if (run_->finished()) {
+      out += ending();
+      job_.conversation_hold.reset();  // the conversation is free before the client reads the end
+    }
     const auto now = Clock::now();
     if (out.empty() && now - last_write_ > 1s) out = kSsePing;
     if (!out.empty()) {
@@ -572,14 +561,13 @@ Job chat_job(ServedModel& m, ChatRequest& r, Api api, const char* messages_param
   truncate_prompt(job.prompts.back(), job.params, m.limits.context);
   job.extra_stop = m.chat_stop;
   const char* prefix = api == Api::responses ? "resp_" : api == Api::messages ? "msg_" : "chatcmpl-";
-  job.header = {response_id(prefix), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
+  job.header = {unique_id(prefix), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
   return job;
 }
 
-// Whether a job's prompt leaves room for what it may generate (make_requests' rule).
+// Whether a job's prompt leaves room for what it may generate.
 bool fits(const Job& job, int64_t context) {
-  const auto length = static_cast<int64_t>(job.prompts[0].size());
-  return length < context && length + job.params.max_tokens.value_or(1) <= context;
+  return !context_refusal(static_cast<int64_t>(job.prompts[0].size()), job.params, context);
 }
 
 // The Responses API's truncation "auto": where the conversation does not fit the context, its
@@ -646,7 +634,7 @@ void handle_completions(ServerState& state, const httplib::Request& req, httplib
       const bool cut = truncate_prompt(job.prompts.back(), job.params, m.limits.context);
       job.prompt_texts.push_back(p.text && !cut ? *p.text : m.tokenizer->decode(job.prompts.back()));
     }
-    job.header = {response_id("cmpl-"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
+    job.header = {unique_id("cmpl-"), static_cast<int64_t>(std::time(nullptr)), m.limits.model_name};
     run_job(state, std::move(job), req, res);
   });
 }
@@ -671,8 +659,9 @@ void handle_responses(ServerState& state, const httplib::Request& req, httplib::
       history = std::move(stored.items);
     }
     const std::optional<std::string> conversation = conversation_id(body);
-    if (conversation)
-      for (nlohmann::ordered_json& item : conversation_items(state, *conversation)) history.push_back(std::move(item));
+    ConversationTurn turn;
+    if (conversation) turn = begin_turn(state, *conversation);
+    for (nlohmann::ordered_json& item : turn.items) history.push_back(std::move(item));
     const size_t input_from = history.size();
     ResponsesRequest r =
         parse_responses_request(body, parse_ordered_body(req.body), m.limits, history, state.responses.enabled());
@@ -682,6 +671,7 @@ void handle_responses(ServerState& state, const httplib::Request& req, httplib::
       job.items = std::move(r.items);
       job.includes = r.includes;
       job.conversation = conversation.value_or("");
+      job.conversation_hold = std::move(turn.hold);
       job.input_from = input_from;
       if (r.background) return run_in_background(state, std::move(job), res);
       run_job(state, std::move(job), req, res);

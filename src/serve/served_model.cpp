@@ -71,6 +71,18 @@ ChatRenderer chat_renderer(chat::ChatTemplate tmpl) {
   };
 }
 
+std::optional<ApiError> context_refusal(int64_t length, const GenerationParams& params, int64_t context) {
+  if (length >= context)
+    return ApiError(400, concat("the prompt is ", length, " tokens, but the model's context is ", context,
+                                " tokens (at least one must be left to generate)"),
+                    "prompt", "context_length_exceeded");
+  if (params.max_tokens && length + *params.max_tokens > context)
+    return ApiError(400, concat("the context is ", context, " tokens, but ", length + *params.max_tokens,
+                                " were asked for (", length, " in the prompt, ", *params.max_tokens, " to generate)"),
+                    "max_tokens", "context_length_exceeded");
+  return std::nullopt;
+}
+
 std::vector<infer::Request> make_requests(const ServedModel& m, const std::vector<std::vector<int32_t>>& prompts,
                                           const GenerationParams& params, const std::vector<int32_t>& extra_stop) {
   const int64_t context = m.limits.context;
@@ -85,15 +97,7 @@ std::vector<infer::Request> make_requests(const ServedModel& m, const std::vecto
   for (const auto& prompt : prompts) {
     const auto length = static_cast<int64_t>(prompt.size());
     if (length == 0) bad_param("prompt", "the prompt is empty (0 tokens)");
-    if (length >= context)
-      throw ApiError(400, concat("the prompt is ", length, " tokens, but the model's context is ", context,
-                                 " tokens (at least one must be left to generate)"),
-                     "prompt", "context_length_exceeded");
-    if (params.max_tokens && length + *params.max_tokens > context)
-      throw ApiError(400, concat("the context is ", context, " tokens, but ", length + *params.max_tokens,
-                                 " were asked for (", length, " in the prompt, ", *params.max_tokens,
-                                 " to generate)"),
-                     "max_tokens", "context_length_exceeded");
+    if (auto refusal = context_refusal(length, params, context)) throw std::move(*refusal);
     for (int64_t i = 0; i < params.n; ++i) {
       infer::Request r;
       r.prompt = prompt;

@@ -4,6 +4,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "data/tokenizer.h"
 #include "infer/engine.h"
 #include "model/model.h"
+#include "serve/api_error.h"
 #include "serve/output_constraint.h"
 #include "serve/request_parse.h"
 
@@ -51,6 +53,10 @@ bool iterates_content_parts(const std::string& template_source);
 // vLLM's truncate_prompt_tokens (GenerationParams): a longer prompt keeps its last tokens; whether
 // it was cut. A prompt that cannot be cut to fit stays as it is (make_requests says why).
 bool truncate_prompt(std::vector<int32_t>& ids, const GenerationParams& params, int64_t context);
+
+// Why a prompt of `length` tokens leaves no room in the context for what `params` may generate (a
+// 400 naming the lengths); nullopt where it fits.
+std::optional<ApiError> context_refusal(int64_t length, const GenerationParams& params, int64_t context);
 
 // n Requests per prompt (prompt-major), choice i of a prompt seeded seed + i. A prompt that
 // leaves no room in the context, or max_tokens beyond it, is a 400 naming the lengths.

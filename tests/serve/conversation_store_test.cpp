@@ -1,5 +1,6 @@
 // The Conversations API's store (serve/conversation_store.h): items given ids, added, deleted;
-// metadata replaced; a write past the budget refused whole, with nothing kept lost.
+// metadata replaced; a write past the budget refused whole, with nothing kept lost; one Response
+// holding a conversation at a time.
 #include <gtest/gtest.h>
 
 #include "serve/api_error.h"
@@ -55,6 +56,20 @@ TEST(ConversationStore, AWritePastTheBudgetIsRefusedAndNothingIsLost) {
   bool had = false;
   store.erase_item(c.id, store.get(c.id)->items[0]["id"], had);  // deleting makes room
   EXPECT_TRUE(store.append(c.id, {message(std::string(100, 'e'))}));
+}
+
+TEST(ConversationStore, OneResponseHoldsAConversationAtATime) {
+  ConversationStore store(1 << 20);
+  const Conversation a = store.create({}, {}), b = store.create({}, {});
+  std::shared_ptr<void> held = store.hold(a.id);
+  ASSERT_TRUE(held);
+  EXPECT_FALSE(store.hold(a.id));  // a second Response in it is refused
+  EXPECT_TRUE(store.hold(b.id));   // another conversation is not
+  std::shared_ptr<void> copy = held;
+  held.reset();
+  EXPECT_FALSE(store.hold(a.id));  // a copy still holds it
+  copy.reset();
+  EXPECT_TRUE(store.hold(a.id));   // released with the last copy
 }
 
 }  // namespace

@@ -620,6 +620,18 @@ assert.equal((await client.conversations.items.delete(addedItems.data[0].id, { c
 await expect404("a deleted item", () => client.conversations.items.retrieve(addedItems.data[0].id, { conversation_id: conversation.id }));
 assert.equal((await client.conversations.update(conversation.id, { metadata: { topic: "states" } })).metadata.topic, "states");
 await expectResponses400({ conversation: conversation.id, previous_response_id: doc.id }, "conversation");
+// While a response runs in the conversation, another is refused (OpenAI's conversation_locked); once
+// it has ended (here, cancelled), the conversation takes the next.
+const running = await client.responses.create({ model, conversation: conversation.id, input: "Go on.",
+                                                max_output_tokens: 1500, background: true });
+try {
+  await client.responses.create({ model, conversation: conversation.id, input: "x", max_output_tokens: 1 });
+  assert.fail("a second response ran in a conversation held by a running one");
+} catch (e) {
+  assert.ok(e instanceof OpenAI.BadRequestError && e.code === "conversation_locked", `${e}`);
+}
+assert.equal((await client.responses.cancel(running.id)).status, "cancelled");
+await client.responses.create({ model, conversation: conversation.id, input: "x", max_output_tokens: 1 });
 await client.conversations.delete(conversation.id);
 await expect404("a deleted conversation", () => client.conversations.retrieve(conversation.id));
 await expect404("a response in a deleted conversation", () => client.responses.create({ model, conversation: conversation.id, input: "x" }));
