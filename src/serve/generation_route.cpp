@@ -54,13 +54,16 @@ struct Job {
   size_t input_from = 0;         // responses: where in `items` this request's input starts
 };
 
-// What a finished Response leaves: itself stored where its request asked, its input and output
-// added to its conversation where it has one.
-void record_response(ServerState& state, const Job& job, const json& response) {
-  if (job.settings.value("store", false)) keep_response(state, job.header, job.items, response);
+// What a finished Response leaves: its input and output added to its conversation where it has one
+// (a full conversation store: the 503 conversations_full, and nothing kept), the conversation then
+// free for the next response, and the Response stored where its request asked. In that order, so
+// that whoever sees the stored Response ended can go on in the conversation.
+void record_response(ServerState& state, Job& job, const json& response) {
   if (!job.conversation.empty())
     add_to_conversation(state, job.conversation,
                         {job.items.begin() + static_cast<std::ptrdiff_t>(job.input_from), job.items.end()}, response);
+  job.conversation_hold.reset();
+  if (job.settings.value("store", false)) keep_response(state, job.header, job.items, response);
 }
 
 // One choice's progress.
@@ -179,7 +182,7 @@ void check_outcome(const ChoiceProgress& p) {
 // The whole reply once every choice has finished; a client that goes away before then (a timeout,
 // a retry) cancels its choices, as a stream's does, and gets no reply (logged as 499, nginx's
 // "client closed request").
-void respond_once(ServerState& state, const Job& job, ChoiceRun& run, const httplib::Request& req,
+void respond_once(ServerState& state, Job& job, ChoiceRun& run, const httplib::Request& req,
                   httplib::Response& res) {
   const data::Tokenizer& tokenizer = *state.model->tokenizer;
   std::vector<ChoiceProgress> progress(run.size());
@@ -304,9 +307,9 @@ class Stream {
     cancelled_as_asked_ = true;
     run_->cancel();
   }
-  // The Responses API's: whether the stream ended with its Response, and the Response it stands at
-  // otherwise, ended with `status`.
-  bool responded() const { return events_ && !events_->response().is_null(); }
+  // The Responses API's: whether the stream ended with its Response (recorded), and the Response it
+  // stands at otherwise, ended with `status`.
+  bool responded() const { return events_ && !events_->response().is_null() && !unrecorded_; }
   const Job& job() const { return job_; }
   json ended_response(const std::string& status) { return events_->ended_response(status); }
 
@@ -390,10 +393,14 @@ class Stream {
     }
     if (events_) {
       out = events_->finish(progress_[0].finish == FinishReason::length, total_usage(job_, progress_));
-      // Inside httplib's content provider, where an exception would end the process: a response
-      // that cannot be kept (or added to its conversation) is left so.
+      // Inside httplib's content provider, where an exception would end the process. A Response
+      // that its conversation cannot take ends the stream with that error after all (a background
+      // one is then stored failed with it).
       try {
         record_response(state_, job_, events_->response());
+      } catch (const ApiError& e) {
+        unrecorded_ = true;
+        return out + events_->error(error_body(e));
       } catch (const std::exception& e) {
         std::fprintf(stderr, "difftx serve: response %s not stored: %s\n", job_.header.id.c_str(), e.what());
       }
@@ -414,6 +421,7 @@ class Stream {
   std::optional<ResponseEvents> events_;  // the Responses API's
   std::optional<MessageEvents> messages_;  // the Messages API's
   bool opened_ = false, cancelled_as_asked_ = false;
+  bool unrecorded_ = false;  // the Response ended, but its conversation could not take it
   Clock::time_point last_write_ = Clock::now();
 };
 
@@ -474,7 +482,8 @@ void run_background(ServerState& state, Stream& stream, BackgroundRun& b) {
     keep_response(state, header, job.items, ended);
   };
   try {
-    keep_response(state, header, job.items, response_object(header, job.settings, "in_progress", json::array(), nullptr));
+    keep_response(state, header, job.items, response_object(header, job.settings, "in_progress", json::array(), nullptr),
+                  /*running=*/true);
     bool done = false;
     httplib::DataSink sink;
     sink.write = [&b](const char* data, size_t n) {
@@ -509,7 +518,7 @@ void run_background(ServerState& state, Stream& stream, BackgroundRun& b) {
 void run_in_background(ServerState& state, Job job, httplib::Response& res) {
   auto run = submit(*state.model, job);
   const json queued = response_object(job.header, job.settings, "queued", json::array(), nullptr);
-  keep_response(state, job.header, job.items, queued);
+  keep_response(state, job.header, job.items, queued, /*running=*/true);
   auto stream = std::make_shared<Stream>(state, std::move(job), std::move(run));
   const Job& started = stream->job();
   state.in_flight.fetch_add(1);  // the server's shutdown waits for it, as for a request

@@ -10,14 +10,18 @@ void ResponseStore::drop(std::unordered_map<std::string, Kept>::iterator it) {
   kept_.erase(it);
 }
 
-void ResponseStore::put(const std::string& id, const StoredResponse& entry) {
+void ResponseStore::put(const std::string& id, const StoredResponse& entry, bool pinned) {
   // JSON text; a string that is no UTF-8 (none should be) has its bad bytes replaced, never a throw.
-  Kept kept{dump_json(entry.response), dump_ordered_json(entry.items), {}};
+  Kept kept{dump_json(entry.response), dump_ordered_json(entry.items), {}, pinned};
   const int64_t bytes = kept.bytes();
   std::lock_guard lock(mutex_);
   if (const auto it = kept_.find(id); it != kept_.end()) drop(it);  // also where the new one is not kept
   if (bytes > budget_) return;
-  while (bytes_ + bytes > budget_) drop(kept_.find(oldest_first_.front()));
+  for (auto age = oldest_first_.begin(); bytes_ + bytes > budget_;) {
+    while (age != oldest_first_.end() && kept_.at(*age).pinned) ++age;
+    if (age == oldest_first_.end()) return;  // the pinned ones leave no room
+    drop(kept_.find(*age++));
+  }
   oldest_first_.push_back(id);
   kept.age = std::prev(oldest_first_.end());
   kept_.emplace(id, std::move(kept));

@@ -1,6 +1,7 @@
 #include "serve/stored_responses.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,14 @@ std::string input_item_id(const ResponseHeader& h, const ordered_json& item, siz
 
 }  // namespace
 
-void keep_response(ServerState& state, const ResponseHeader& header, const ordered_json& items, const json& response) {
+void keep_response(ServerState& state, const ResponseHeader& header, const ordered_json& items, const json& response,
+                   bool running) {
   ordered_json conversation = items;
   for (size_t i = 0; i < conversation.size(); ++i)
     if (conversation[i].is_object() && !conversation[i].contains("id"))
       conversation[i]["id"] = input_item_id(header, conversation[i], i);
   for (const json& item : response["output"]) conversation.push_back(ordered_json(item));
-  state.responses.put(header.id, {response, std::move(conversation)});
+  state.responses.put(header.id, {response, std::move(conversation)}, running);
 }
 
 StoredResponse stored_response(ServerState& state, const std::string& id) {
@@ -57,7 +59,8 @@ void handle_response_get(ServerState& state, const httplib::Request& req, httpli
     int64_t after = -1;
     if (req.has_param("starting_after")) {
       const json number = json::parse(req.get_param_value("starting_after"), nullptr, false);
-      if (!number.is_number_integer() || number.get<int64_t>() < 0)
+      if (!number.is_number_integer() || number.get<int64_t>() < 0 ||
+          number.get<int64_t>() == std::numeric_limits<int64_t>::max())
         bad_param("starting_after", "'starting_after' must be a sequence number (an integer >= 0)");
       after = number.get<int64_t>();
     }

@@ -14,9 +14,10 @@
 namespace difftx::serve {
 
 // Keeps `response` under its id with its conversation: `items` (the conversation before it, each
-// item without an id given one) and its output items.
+// item without an id given one) and its output items; `running`: a background run's Response while it
+// runs, which the store does not drop for room.
 void keep_response(ServerState& state, const ResponseHeader& header, const nlohmann::ordered_json& items,
-                   const nlohmann::json& response);
+                   const nlohmann::json& response, bool running = false);
 // The stored response `id`, or a 404 (never stored, deleted, or dropped for room), as vLLM answers
 // retrievals and previous_response_id alike.
 StoredResponse stored_response(ServerState& state, const std::string& id);

@@ -1,5 +1,6 @@
 // The Responses API's stored responses (serve/response_store.h): kept, found, replaced, deleted;
-// the oldest dropped first once the budget is spent; one larger than the budget not kept.
+// the oldest dropped first once the budget is spent, but never a pinned one (a background run's);
+// one larger than the budget, or than what the pinned leave, not kept.
 #include <gtest/gtest.h>
 
 #include "serve/response_store.h"
@@ -47,6 +48,30 @@ TEST(ResponseStore, DropsTheOldestPastTheBudget) {
   EXPECT_TRUE(store.get("resp_3"));
   EXPECT_TRUE(store.get("resp_2"));
   EXPECT_TRUE(store.get("resp_5"));
+}
+
+TEST(ResponseStore, APinnedResponseIsNeverDroppedForRoom) {
+  ResponseStore store(10000);
+  store.put("resp_run", entry("running", 3000), /*pinned=*/true);
+  for (int i = 0; i < 4; ++i) store.put("resp_" + std::to_string(i), entry(std::to_string(i), 3000));
+  EXPECT_TRUE(store.get("resp_run"));  // the oldest, yet kept
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(store.get("resp_" + std::to_string(i)).has_value(), i >= 2) << i;
+  store.put("resp_run", entry("ended", 3000));  // the run ended: an ordinary response from now on
+  store.put("resp_4", entry("4", 3000));
+  EXPECT_FALSE(store.get("resp_2"));
+  EXPECT_TRUE(store.get("resp_run"));
+  store.put("resp_5", entry("5", 3000));  // replaced, it was the newest: resp_3 goes first
+  EXPECT_FALSE(store.get("resp_3"));
+  store.put("resp_6", entry("6", 3000));
+  EXPECT_FALSE(store.get("resp_run"));
+  // Where the pinned ones leave no room, a new response is not kept, and they stay.
+  ResponseStore tight(7000);
+  tight.put("resp_a", entry("a", 3000), true);
+  tight.put("resp_b", entry("b", 3000), true);
+  tight.put("resp_c", entry("c", 3000));
+  EXPECT_FALSE(tight.get("resp_c"));
+  EXPECT_TRUE(tight.get("resp_a"));
+  EXPECT_TRUE(tight.get("resp_b"));
 }
 
 }  // namespace

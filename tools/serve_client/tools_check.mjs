@@ -573,6 +573,9 @@ assert.deepEqual(withoutIds(replayed.at(-1).response.output), withoutIds(bg.outp
 const resumed = [];
 for await (const e of await client.responses.retrieve(bg.id, { stream: true, starting_after: 3 })) resumed.push(e);
 assert.deepEqual(resumed, replayed.slice(4), "events from past starting_after");
+const farPast = await fetch(`${baseURL}/responses/${bg.id}?stream=true&starting_after=9223372036854775807`);
+assert.equal(farPast.status, 400, "starting_after at the largest int64");
+assert.equal((await farPast.json()).error.param, "starting_after");
 const live = [];
 for await (const e of await client.responses.create({ ...bgRequest, background: true, stream: true })) live.push(e);
 assert.deepEqual(withoutIds(live.at(-1).response.output), withoutIds(bg.output), "a streamed background response");
