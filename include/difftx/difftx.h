@@ -235,8 +235,9 @@ typedef struct difftx_token_event {
   int32_t n_top;
   int32_t finish;              /* DIFFTX_FINISH_*: nonzero on the request's last event */
   const char* error;           /* the message, for DIFFTX_FINISH_ERROR; else "" */
-  int64_t prompt_tokens, generated_tokens, cached_tokens;  /* on the last event; generated_tokens counts a
-                                                              stop token that ended it, as OpenAI's usage does */
+  int64_t prompt_tokens, generated_tokens, cached_tokens;  /* on the last event (prompt_tokens and cached_tokens
+                                                              on the first too); generated_tokens counts a stop
+                                                              token that ended it, as OpenAI's usage does */
 } difftx_token_event;
 
 /* Called on the thread that runs the engine's steps, in order, never after the request's last

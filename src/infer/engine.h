@@ -82,8 +82,9 @@ struct TokenEvent {
   std::string stop_string;  // with FinishReason::stop: the stop string that ended the text, if one did
   int32_t stop_token = -1;  // with FinishReason::stop: the stop token drawn (not streamed), if one ended it
   std::string error;     // the message, for FinishReason::error
-  // On the last event. generated_tokens counts a stop token that ended the request (not streamed),
-  // as OpenAI's and vLLM's usage count the end-of-sequence token.
+  // On the last event (prompt_tokens and cached_tokens on the first too, as admitted).
+  // generated_tokens counts a stop token that ended the request (not streamed), as OpenAI's and
+  // vLLM's usage count the end-of-sequence token.
   int64_t prompt_tokens = 0, generated_tokens = 0, cached_tokens = 0;
 };
 

@@ -96,6 +96,10 @@ FinishReason SamplingStage::take_one(Sequence& s, const float* logits, int32_t d
   } else if (s.request.on_event) {
     event.prompt_logprobs = std::move(s.prompt_scores);  // the first event takes them
     s.prompt_scores.clear();
+    if (s.generated() == 1) {  // and says how much of the prompt the prefix cache held
+      event.prompt_tokens = s.prompt_tokens;
+      event.cached_tokens = s.cached_tokens;
+    }
     s.request.on_event(event);
   }
   return reason;

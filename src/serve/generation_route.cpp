@@ -281,9 +281,13 @@ class Stream {
       for (size_t i = 0; i < progress_.size(); ++i)
         out += sse_event(chat_chunk(job_.header, i, {{"role", "assistant"}, {"content", ""}}, "", nullptr));
     if (!opened_ && events_) out += events_->start();
-    if (!opened_ && messages_) out += messages_->start();
     opened_ = true;
-    for (const ChoiceEvent& ce : run_->take(250ms)) out += chunks(ce);
+    const std::vector<ChoiceEvent> events = run_->take(250ms);
+    if (messages_ && !message_started_ && (!events.empty() || run_->finished())) {
+      out += messages_->start(events.empty() ? 0 : events.front().event.cached_tokens);
+      message_started_ = true;
+    }
+    for (const ChoiceEvent& ce : events) out += chunks(ce);
     if (run_->finished()) {
       out += ending();
       job_.conversation_hold.reset();  // the conversation is free before the client reads the end
@@ -422,6 +426,7 @@ class Stream {
   std::optional<MessageEvents> messages_;  // the Messages API's
   bool opened_ = false, cancelled_as_asked_ = false;
   bool unrecorded_ = false;  // the Response ended, but its conversation could not take it
+  bool message_started_ = false;  // the Messages API's message_start is out (with the first event)
   Clock::time_point last_write_ = Clock::now();
 };
 

@@ -60,12 +60,12 @@ std::string MessageEvents::event(const json& value) {
   return "event: " + value["type"].get<std::string>() + "\ndata: " + dump_json(value) + "\n\n";
 }
 
-std::string MessageEvents::start() {
+std::string MessageEvents::start(int64_t cached_tokens) {
   const json message = {{"id", header_.id},           {"type", "message"},
                         {"role", "assistant"},        {"model", header_.model},
                         {"content", json::array()},   {"stop_reason", nullptr},
                         {"stop_sequence", nullptr},
-                        {"usage", anthropic_usage({prompt_tokens_, 0, 0})}};
+                        {"usage", anthropic_usage({prompt_tokens_, 0, cached_tokens})}};
   return event({{"type", "message_start"}, {"message", message}});
 }
 

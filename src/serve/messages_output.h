@@ -34,7 +34,9 @@ nlohmann::json message_object(const ResponseHeader& header, const ChoiceResult& 
 class MessageEvents {
  public:
   MessageEvents(ResponseHeader header, int64_t prompt_tokens);
-  std::string start();  // message_start
+  // message_start, its usage the prompt's tokens less the `cached_tokens` the prefix cache held (the
+  // stream sends it with the reply's first event, which says how many).
+  std::string start(int64_t cached_tokens);
   // What the reply read so far adds; `call_ids[k]`: the id of delta.calls[k]'s call where it begins.
   std::string push(const ReplyDelta& delta, const std::vector<std::string>& call_ids);
   // The open block closed, then message_delta (stop reason, usage) and message_stop.

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "serve/api_error.h"
+#include "infer/engine.h"
 #include "serve/json_fields.h"
 
 namespace difftx::serve {
@@ -64,6 +65,10 @@ void user_turn(const ordered_json& content, const std::string& where, ordered_js
       const auto result = block.find("content");
       std::string text =
           result == block.end() || result->is_null() ? "" : block_text(*result, block_at, "messages");
+      if (const auto error = block.find("is_error"); error != block.end() && !error->is_null()) {
+        if (!error->is_boolean()) bad_param("messages", block_at + ".is_error must be a boolean");
+        if (error->get<bool>()) text = "Error: " + text;  // the template shows only the text
+      }
       messages.push_back({{"role", "tool"},
                           {"tool_call_id", required_string(block, "tool_use_id", "messages", block_at)},
                           {"content", text}});
@@ -123,6 +128,10 @@ ordered_json chat_messages(const ordered_json& input) {
     const auto content = m.find("content");
     if (content == m.end() || !(content->is_string() || content->is_array()))
       bad_param("messages", where + " needs a 'content': a string or a list of blocks");
+    const bool empty = content->is_string() ? content->get_ref<const std::string&>().empty() : content->empty();
+    if (empty && !(role == "assistant" && i + 1 == input.size()))
+      bad_param("messages", where + ": all messages must have non-empty content except for the optional final "
+                                    "assistant message");
     if (role == "user") user_turn(*content, where, messages);
     else if (role == "assistant") assistant_turn(*content, where, messages);
     else bad_param("messages", where + "'s role must be user or assistant (the system prompt is 'system')");
@@ -157,7 +166,8 @@ void chat_tool_choice(const ordered_json& choice, ordered_json& chat) {
   if (type == "auto" || type == "none") chat["tool_choice"] = type;
   else if (type == "any") chat["tool_choice"] = "required";
   else if (type == "tool")
-    chat["tool_choice"] = {{"type", "function"}, {"function", {{"name", choice.value("name", json())}}}};
+    chat["tool_choice"] = {{"type", "function"},
+                           {"function", {{"name", required_string(choice, "name", "tool_choice", "tool_choice")}}}};
   else bad_param("tool_choice", "'tool_choice.type' must be auto, any, tool or none");
   if (const auto d = choice.find("disable_parallel_tool_use"); d != choice.end() && !d->is_null()) {
     if (!d->is_boolean()) bad_param("tool_choice", "'tool_choice.disable_parallel_tool_use' must be a boolean");
@@ -211,10 +221,43 @@ void chat_output_config(const ordered_json& config, ordered_json& chat) {
   }
 }
 
+// context_management: edits that clear old tool results or thinking (clear_tool_uses_*,
+// clear_thinking_*, which Claude Code sends with every request) are taken and applied as none: the
+// conversation goes to the template whole, which shows what it shows of past thinking. Other edits
+// (compaction: a summary the model would write) are refused.
+void check_context_management(const json& v) {
+  const json* edits = v.is_object() ? Fields(v).find("edits") : nullptr;
+  if (!v.is_object() || (edits && !edits->is_array()))
+    bad_param("context_management", "'context_management' must be an object with a list of 'edits'");
+  if (!edits) return;
+  for (size_t i = 0; i < edits->size(); ++i) {
+    const json& edit = (*edits)[i];
+    const std::string where = "context_management.edits[" + std::to_string(i) + "]";
+    if (!edit.is_object() || !edit.contains("type") || !edit["type"].is_string())
+      bad_param("context_management", where + " must be an object with a 'type'");
+    const std::string type = edit["type"];
+    if (type.rfind("clear_tool_uses_", 0) != 0 && type.rfind("clear_thinking_", 0) != 0)
+      unsupported("context_management", where + " of type '" + type + "'");
+  }
+}
+
+// stop_sequences: non-empty strings, as many as the engine takes (Anthropic sets no count).
+std::vector<std::string> stop_sequences(const json& v) {
+  if (!v.is_array() || v.size() > static_cast<size_t>(infer::kMaxStopStrings))
+    bad_param("stop_sequences", "'stop_sequences' must be a list of at most " + std::to_string(infer::kMaxStopStrings) +
+                                    " strings");
+  std::vector<std::string> stops;
+  for (const json& s : v) {
+    if (!s.is_string() || s.get<std::string>().empty())
+      bad_param("stop_sequences", "'stop_sequences' must hold non-empty strings");
+    stops.push_back(s);
+  }
+  return stops;
+}
+
 // The chat field each Messages field became, for errors the chat path raises.
 std::string messages_param(const std::string& chat_param) {
   if (chat_param == "max_completion_tokens") return "max_tokens";
-  if (chat_param == "stop") return "stop_sequences";
   if (chat_param == "max_reasoning_tokens") return "thinking";
   if (chat_param == "parallel_tool_calls") return "tool_choice";
   if (chat_param == "response_format") return "output_config";
@@ -229,8 +272,9 @@ ChatRequest parse_messages_request(const json& body, const ordered_json& ordered
   for (const auto& [key, value] : body.items())
     if (!kPassed.count(key) && !kRead.count(key) && !kIgnored.count(key))
       throw ApiError(400, key + ": Extra inputs are not permitted", key, "unknown_parameter");
-  for (const char* key : {"container", "mcp_servers", "context_management"})
+  for (const char* key : {"container", "mcp_servers"})
     if (f.find(key)) unsupported(key, std::string("'") + key + "'");
+  if (const json* v = f.find("context_management")) check_context_management(*v);
   if (const json* v = f.find("metadata"); v && !v->is_object()) bad_param("metadata", "'metadata' must be an object");
   if (!body.contains("messages") || body["messages"].is_null())
     missing_param("messages");
@@ -256,16 +300,16 @@ ChatRequest parse_messages_request(const json& body, const ordered_json& ordered
                                                    {"content", block_text(ordered["system"], "system", "system")}});
   chat["messages"] = std::move(messages);
   if (max_tokens) chat["max_completion_tokens"] = *max_tokens;
-  if (const json* stops = f.find("stop_sequences")) {
-    if (!stops->is_array()) bad_param("stop_sequences", "'stop_sequences' must be a list of strings");
-    chat["stop"] = ordered["stop_sequences"];
-  }
+  std::vector<std::string> stops;
+  if (const json* v = f.find("stop_sequences")) stops = stop_sequences(*v);
   if (f.find("tools")) chat["tools"] = chat_tools(ordered["tools"]);
   if (f.find("tool_choice")) chat_tool_choice(ordered["tool_choice"], chat);
   if (f.find("thinking")) chat_thinking(ordered["thinking"], chat);
   if (f.find("output_config")) chat_output_config(ordered["output_config"], chat);
   try {
-    return parse_chat_request(json(chat), chat, limits);
+    ChatRequest r = parse_chat_request(json(chat), chat, limits);
+    r.params.options.stop_strings = std::move(stops);
+    return r;
   } catch (const ApiError& e) {
     throw ApiError(e.status, e.what(), messages_param(e.param), e.code);
   }

@@ -188,6 +188,9 @@ TEST_P(BatchInvariance, TokensAndLogprobsDoNotDependOnTheBatch) {
   testing::submit_recorded(engine, target, second);
   engine.run_until_idle();
   EXPECT_EQ(second.events.back().cached_tokens, c.hybrid ? 0 : 64);  // 4 full blocks of 16, the last token recomputed
+  ASSERT_GT(second.events.size(), 1u);
+  EXPECT_EQ(second.events.front().cached_tokens, c.hybrid ? 0 : 64);  // the first event says so too
+  EXPECT_EQ(second.events.front().prompt_tokens, static_cast<int64_t>(target.prompt.size()));
   expect_same_stream(second, want, describe(c) + ", cached prefix");
 }
 

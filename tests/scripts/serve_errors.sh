@@ -134,6 +134,9 @@ messages='{"max_tokens": 2, "messages": [{"role": "user", "content": "a"}]}'
 [ "$(post /v1/messages "$messages" -H "x-api-key: wrong")" = 401 ] || { echo "FAIL: a wrong x-api-key"; exit 1; }
 [ "$(json_get "$work/body.json" "['error']['type']")" = authentication_error ] && grep -q '"type":"error"' "$work/body.json" ||
   { echo "FAIL: the Messages API's 401 body"; cat "$work/body.json"; exit 1; }
+# A user turn with no content is Anthropic's 400, read before the template (it once ended the server).
+[ "$(post /v1/messages '{"max_tokens": 2, "messages": [{"role": "user", "content": []}]}' -H "x-api-key: sekrit")" = 400 ] &&
+  grep -q "non-empty content" "$work/body.json" || { echo "FAIL: empty content"; cat "$work/body.json"; exit 1; }
 # Past the key, this model (no chat template) gets a 400 saying so, in Anthropic's shape.
 [ "$(post /v1/messages "$messages" -H "x-api-key: sekrit")" = 400 ] || { echo "FAIL: x-api-key"; cat "$work/body.json"; exit 1; }
 [ "$(json_get "$work/body.json" "['error']['type']")" = invalid_request_error ] && grep -q "chat template" "$work/body.json" ||

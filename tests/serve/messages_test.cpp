@@ -141,6 +141,42 @@ TEST(Messages, ErrorsNameTheMessagesField) {
   expect_error(R"({"max_tokens": 5, "output_config": {"verbosity": 1}, )" + hi + "}", "output_config");
   expect_error(R"({"max_tokens": 5, "frobnicate": 1, )" + hi + "}", "frobnicate");
   EXPECT_NO_THROW(parse(R"({"max_tokens": 5, "metadata": {"user_id": "u"}, "service_tier": "auto", )" + hi + "}"));
+  // Empty content, Anthropic's 400 but for a final assistant turn (it was a crash: nothing to read).
+  expect_error(R"({"max_tokens": 5, "messages": [{"role": "user", "content": []}]})", "messages");
+  expect_error(R"({"max_tokens": 5, "messages": [{"role": "user", "content": ""}]})", "messages");
+  expect_error(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": []},
+                   {"role": "user", "content": "b"}]})",
+               "messages");
+  EXPECT_NO_THROW(parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": []}]})"));
+  testing::expect_api_error([](const std::string& b) { parse(b, true); },
+                            R"({"messages": [{"role": "user", "content": []}]})", 400, "messages");
+  expect_error(R"({"max_tokens": 5, "tool_choice": {"type": "tool"}, )" + hi + "}", "tool_choice");
+  // context_management: clearing edits are taken (Claude Code sends one with every request), others not.
+  EXPECT_NO_THROW(parse(R"({"max_tokens": 5, "context_management": {"edits": [{"type": "clear_thinking_20251015",
+                            "keep": "all"}, {"type": "clear_tool_uses_20250919"}]}, )" + hi + "}"));
+  expect_error(R"({"max_tokens": 5, "context_management": {"edits": [{"type": "compact_20260112"}]}, )" + hi + "}",
+               "context_management");
+  expect_error(R"({"max_tokens": 5, "context_management": {"edits": {}}, )" + hi + "}", "context_management");
+  expect_error(R"({"max_tokens": 5, "context_management": [], )" + hi + "}", "context_management");
+  // stop_sequences: up to the engine's 16 (more than the chat API's 4), each non-empty.
+  std::string sixteen, seventeen;
+  for (int i = 0; i < 17; ++i) (i < 16 ? sixteen : seventeen) += (i ? ", \"" : "\"") + std::to_string(i) + "\"";
+  seventeen = sixteen + seventeen;
+  EXPECT_EQ(parse(R"({"max_tokens": 5, "stop_sequences": [)" + sixteen + "], " + hi + "}").params.options.stop_strings.size(),
+            16u);
+  expect_error(R"({"max_tokens": 5, "stop_sequences": [)" + seventeen + "], " + hi + "}", "stop_sequences");
+  expect_error(R"({"max_tokens": 5, "stop_sequences": [""], )" + hi + "}", "stop_sequences");
+}
+
+// A tool_result's is_error reaches the template as the result's text marked an error.
+TEST(Messages, AFailedToolResultSaysSo) {
+  const ChatRequest r = parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": "1+2?"},
+      {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "add", "input": {}}]},
+      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "no such tool", "is_error": true}]}]})");
+  EXPECT_EQ(r.messages[2]["content"], "Error: no such tool");
+  expect_error(R"({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                   "is_error": "yes"}]}]})",
+               "messages");
 }
 
 const ResponseHeader kHeader{"msg_abc", 1700000000, "tiny"};
@@ -177,16 +213,19 @@ TEST(Messages, TheMessageAndItsStopReason) {
 
 TEST(Messages, StreamedEventsAddUpToTheBlocks) {
   MessageEvents events(kHeader, 10);
-  std::string sse = events.start();
+  std::string sse = events.start(4);  // 4 of the prompt's 10 tokens in the prefix cache
   sse += events.push({"thinking ", "", {}}, {});
   sse += events.push({"done", "It", {}}, {});
   sse += events.push({"", " is.", {{0, "add", "{\"a\"", ""}}}, {"call_1"});
   sse += events.push({"", "", {{0, "", ":1}", ""}, {1, "now", "", ""}}}, {"", "call_2"});
-  sse += events.finish(message_stop("tool_calls", ""), {10, 7, 0});
+  sse += events.finish(message_stop("tool_calls", ""), {10, 7, 4});
   const std::vector<json> e = testing::sse_events(sse);
   ASSERT_GE(e.size(), 3u);
   EXPECT_EQ(e.front()["type"], "message_start");
-  EXPECT_EQ(e.front()["message"]["usage"]["input_tokens"], 10);
+  EXPECT_EQ(e.front()["message"]["usage"]["input_tokens"], 6);  // as the final usage counts them
+  EXPECT_EQ(e.front()["message"]["usage"]["cache_read_input_tokens"], 4);
+  EXPECT_EQ(e[e.size() - 2]["usage"]["input_tokens"], 6);
+  EXPECT_EQ(e[e.size() - 2]["usage"]["cache_read_input_tokens"], 4);
   EXPECT_EQ(e[e.size() - 2]["type"], "message_delta");
   EXPECT_EQ(e[e.size() - 2]["delta"]["stop_reason"], "tool_use");
   EXPECT_EQ(e[e.size() - 2]["usage"]["output_tokens"], 7);
