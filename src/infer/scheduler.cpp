@@ -47,28 +47,39 @@ const StepPlan& Scheduler::schedule() {
   int64_t budget = max_batch_tokens_;
   scored_rows_left_ = max_scored_rows_;
   for (auto& s : running_) s->scheduled = false;
-  // Running sequences' next tokens.
+  // Running sequences' next tokens, every one its slot first.
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     Sequence& s = *running_[i];
     if (pending(s) != 1) {
       ++i;
       continue;
     }
-    s.draft.truncate(static_cast<size_t>(budget - 1));
-    if (!s.draft.tokens.empty() && !kv_.allocate_slots(s.id, 1, static_cast<int64_t>(s.draft.tokens.size())))
-      s.draft.clear();
-    bool slotted = !s.draft.tokens.empty();
-    while (!slotted && !(slotted = kv_.allocate_slots(s.id, 1)) && preempt_newer_than(i)) {
+    bool slotted = false;
+    while (!(slotted = kv_.allocate_slots(s.id, 1)) && preempt_newer_than(i)) {
     }
     if (!slotted) {
       preempt(i);
       continue;
     }
-    const auto lookahead = static_cast<int64_t>(s.draft.tokens.size());
-    slices.push_back({&s, kv_.computed(s.id), 1 + lookahead, lookahead});
+    slices.push_back({&s, kv_.computed(s.id), 1});
     s.scheduled = true;
-    budget -= 1 + lookahead;
+    budget -= 1;
     ++i;
+  }
+  // Then their drafted tokens, from the budget and the slots left: a draft never takes a slot
+  // another sequence's next token needs.
+  for (Slice& sl : slices) {
+    Draft& draft = sl.seq->draft;
+    draft.truncate(static_cast<size_t>(std::max<int64_t>(budget, 0)));
+    const auto lookahead = static_cast<int64_t>(draft.tokens.size());
+    if (lookahead == 0) continue;
+    if (!kv_.allocate_slots(sl.seq->id, 1, lookahead)) {
+      draft.clear();
+      continue;
+    }
+    sl.count += lookahead;
+    sl.lookahead = lookahead;
+    budget -= lookahead;
   }
   // Prompt chunks of sequences being prefilled, as far as the budget and the cache allow.
   for (size_t i = 0; i < running_.size() && budget > 0; ++i) {

@@ -51,8 +51,9 @@ class Scheduler {
   std::vector<std::unique_ptr<Sequence>>& running() { return running_; }
 
   // Picks this step's rows (none: the plan is empty). A running sequence's drafted tokens
-  // (Sequence::draft) become rows after its next token's, as far as the budget and the free KV
-  // slots allow (a draft never preempts; what does not fit is dropped). A running sequence that cannot get a slot
+  // (Sequence::draft) become rows after its next token's, as far as the budget and the KV slots
+  // left once every running sequence has its next token's allow (a draft never preempts, nor takes
+  // a slot another's next token needs; what does not fit is dropped). A running sequence that cannot get a slot
   // for its next token preempts the newest sequence without rows in this step, else itself (a
   // pool that holds a whole context lets the oldest always go on); a prompt that gets no slot
   // preempts newer ones likewise, so two prompts that each hold half the pool cannot wait on

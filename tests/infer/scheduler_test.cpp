@@ -252,6 +252,48 @@ TEST(Scheduler, TightPoolPreemptsTheNewerAndRecomputes) {
   EXPECT_EQ(engine.stats().kv_blocks_used, 0);
 }
 
+// A draft's rows come from what is left once every running sequence has its next token's slot: in
+// a pool of 4 blocks of 4, A (3 tokens, its next row in its block) drafting 3 tokens would take the
+// one free block that B's next row (position 8) needs. A's draft is dropped; nobody is preempted.
+TEST(Scheduler, ADraftNeverTakesTheSlotOfAnothersNextToken) {
+  for (const bool drafted : {false, true}) {
+    BlockPool pool(4, 4);
+    KvCacheManager kv({{CacheKind::full, {0}, 0, -1}}, pool, 0, false);
+    EngineStats counters;
+    Scheduler scheduler(kv, 64, 4, 64, counters);
+    Rng rng(3);
+    scheduler.waiting().push_back(std::make_unique<Sequence>(1, greedy(random_tokens(rng, 3), 10), 64));
+    scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(random_tokens(rng, 8), 10), 64));
+    scheduler.schedule();
+    for (auto& s : scheduler.running()) s->tokens.push_back(5);
+    scheduler.commit();
+    if (drafted) scheduler.running()[0]->draft.tokens = {7, 7, 7};
+    const StepPlan& plan = scheduler.schedule();
+    EXPECT_EQ(counters.preemptions, 0) << drafted;
+    ASSERT_EQ(plan.slices.size(), 2u) << drafted;
+    EXPECT_EQ(plan.slices[0].count, 1);
+    EXPECT_EQ(plan.slices[1].count, 1);
+    EXPECT_TRUE(scheduler.running()[0]->draft.tokens.empty());
+  }
+  // With room for both, the draft's rows follow its sequence's next token.
+  BlockPool pool(5, 4);
+  KvCacheManager kv({{CacheKind::full, {0}, 0, -1}}, pool, 0, false);
+  EngineStats counters;
+  Scheduler scheduler(kv, 64, 4, 64, counters);
+  Rng rng(3);
+  scheduler.waiting().push_back(std::make_unique<Sequence>(1, greedy(random_tokens(rng, 3), 10), 64));
+  scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(random_tokens(rng, 8), 10), 64));
+  scheduler.schedule();
+  for (auto& s : scheduler.running()) s->tokens.push_back(5);
+  scheduler.commit();
+  scheduler.running()[0]->draft.tokens = {7, 7, 7};
+  const StepPlan& plan = scheduler.schedule();
+  ASSERT_EQ(plan.slices.size(), 2u);
+  EXPECT_EQ(plan.slices[0].count, 4);
+  EXPECT_EQ(plan.slices[0].lookahead, 3);
+  EXPECT_EQ(plan.slices[1].count, 1);
+}
+
 // Arrivals, shared prefixes, cancellations and preemption: every request that was not cancelled
 // streams what the fake model gives it, and the pool ends empty.
 TEST(Scheduler, SeededWorkloadWithFakeOutputs) {
