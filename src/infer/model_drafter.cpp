@@ -65,25 +65,27 @@ void ModelDrafter::settle(uint64_t seq, std::span<const int32_t> tokens) {
   kv_.commit(seq, {}, std::min(stored, n - 1) - kv_.computed(seq));  // computed: the open step's start
 }
 
-bool ModelDrafter::catch_up(uint64_t seq, std::span<const int32_t> tokens) {
+bool ModelDrafter::room_for(uint64_t seq, int64_t positions) const {
+  const int64_t more = positions - kv_.computed(seq);
+  return kv_.fit(seq, more) >= more;
+}
+
+void ModelDrafter::catch_up(uint64_t seq, std::span<const int32_t> tokens) {
   const auto n = static_cast<int64_t>(tokens.size());
   while (kv_.computed(seq) < n) {
     const int64_t done = kv_.computed(seq), rows = std::min(n - done, max_rows_);
-    if (!kv_.allocate_slots(seq, rows, 0)) {
-      drop_rows(seq);  // no room: nothing drafted, the cache is rebuilt next time
-      return false;
-    }
+    DIFFTX_CHECK(kv_.allocate_slots(seq, rows, 0), "draft model: no slots for ", rows, " rows after room_for");
     rows_.clear();
     for (int64_t p = done; p < done + rows; ++p) rows_.push_back({tokens[p], p, 0, false});
     run(seq, rows_);
     kv_.commit(seq, {}, rows);
   }
-  return true;
 }
 
 void ModelDrafter::prefill(uint64_t seq, std::span<const int32_t> prompt) {
   settle(seq, prompt);
-  if (static_cast<int64_t>(prompt.size()) < context_) catch_up(seq, prompt);
+  const auto n = static_cast<int64_t>(prompt.size());
+  if (n < context_ && room_for(seq, n)) catch_up(seq, prompt);
 }
 
 void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_t max, Sampler* sampler,
@@ -93,12 +95,15 @@ void ModelDrafter::propose(uint64_t seq, std::span<const int32_t> tokens, int64_
   const auto n = static_cast<int64_t>(tokens.size());
   max = std::min(max, context_ - n + 1);  // drafted rows sit at positions [n, n + max - 1)
   if (max < 1) return;
+  // Where the cache cannot hold the sequence and its draft, nothing is run or drafted; its rows
+  // stay for a step that has the room.
+  if (!room_for(seq, n - 1 + max)) return;
   // Catch up on the sequence's tokens but the last step's rows, which are lookahead ones: the
   // last token's (not kept, so that a later call always has a row that gives logits) and the
   // drafted tokens'.
-  if (!catch_up(seq, tokens.first(std::max(kv_.computed(seq), n - max_rows_)))) return;
+  catch_up(seq, tokens.first(std::max(kv_.computed(seq), n - max_rows_)));
   const int64_t done = kv_.computed(seq);
-  if (!kv_.allocate_slots(seq, n - done - 1, max)) return drop_rows(seq);
+  DIFFTX_CHECK(kv_.allocate_slots(seq, n - done - 1, max), "draft model: no slots for a proposal after room_for");
   rows_.clear();
   for (int64_t p = done; p < n; ++p) rows_.push_back({tokens[p], p, 0, p + 1 == n});
   // Its continuation, one row per drafted token; settle() keeps the accepted ones' rows. Logits

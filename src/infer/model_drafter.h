@@ -11,7 +11,8 @@
 // catch-up is then one row.
 // A proposal's length follows how often the target takes the sequence's drafts (DraftLength),
 // counting only the tokens the request's constraint leaves a choice at: one it forces is taken.
-// Where its cache is full it proposes nothing: the target decodes on.
+// Where its cache cannot hold a sequence and its draft it runs nothing and proposes nothing (the
+// target decodes on), keeping the rows it has for a later step.
 #pragma once
 #include <memory>
 #include <unordered_map>
@@ -53,9 +54,11 @@ class ModelDrafter : public Drafter {
   void settle(uint64_t seq, std::span<const int32_t> tokens);
   // The sequence's rows and pending proposal go (its DraftLength stays: the same sequence).
   void drop_rows(uint64_t seq);
+  // Whether the cache can hold the sequence's first `positions` positions, now.
+  bool room_for(uint64_t seq, int64_t positions) const;
   // Runs and commits the rows of `tokens` from the sequence's computed count on, in steps of at
-  // most max_rows rows; false (the sequence's rows released) where the cache has no room.
-  bool catch_up(uint64_t seq, std::span<const int32_t> tokens);
+  // most max_rows rows (room_for them checked).
+  void catch_up(uint64_t seq, std::span<const int32_t> tokens);
   // Runs the rows of `seq`; the last row's logits (null where no row asks for them).
   const float* run(uint64_t seq, std::span<const BatchRow> rows);
 

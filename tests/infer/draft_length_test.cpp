@@ -102,5 +102,28 @@ TEST_F(ModelDraftLength, ForcedTokensAreDraftedBeyondTheWindow) {
   EXPECT_FALSE(DraftGuard(nullptr, {}, kJsonVocab).forced());
 }
 
+// A cache with no room for a sequence and its draft: nothing is drafted for it (nothing run), the
+// other sequence's rows stay; once that one is released, it drafts.
+TEST(ModelDrafter, DraftsNothingWhereItsCacheHasNoRoom) {
+  testing::SmallShape shape;
+  shape.vocab_size = kJsonVocab;
+  const model::Model model = testing::random_model(testing::small_config(kernels::AttentionKind::diff, shape), 3);
+  ModelDrafter drafter(model, kJsonVocab, kernels::KvStorage::f32, 64, 1024, 64, OptionSpelling::field);  // 2 blocks
+  std::vector<int32_t> first(40), second(10);
+  for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int32_t>(i % 7 + 1);
+  for (size_t i = 0; i < second.size(); ++i) second[i] = static_cast<int32_t>(i % 5 + 2);
+  Draft draft;
+  const auto propose = [&](uint64_t seq, const std::vector<int32_t>& tokens) {
+    DraftGuard guard(nullptr, {}, kJsonVocab);
+    drafter.propose(seq, tokens, 6, nullptr, guard, draft);
+    return draft.tokens.size();
+  };
+  EXPECT_GT(propose(0, first), 0u);  // 45 positions: both blocks
+  EXPECT_EQ(propose(1, second), 0u);
+  EXPECT_EQ(propose(1, second), 0u);
+  drafter.release(0);
+  EXPECT_GT(propose(1, second), 0u);
+}
+
 }  // namespace
 }  // namespace difftx::infer
