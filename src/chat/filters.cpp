@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "chat/access.h"
+#include "chat/format_pieces.h"
 #include "chat/operators.h"
 #include "chat/percent_format.h"
 #include "chat/strings.h"
@@ -75,7 +76,14 @@ Value round_filter(const Value& v, const CallArgs& a) {
 
 Value indent(const Value& v, const CallArgs& a) {
   const Value* w = argument(a, 0, "width");
-  const std::string pad = w && w->is_string() ? w->text : std::string(static_cast<size_t>(int_argument(a, 0, "width", 4)), ' ');
+  std::string pad;
+  if (w && w->is_string()) {
+    pad = w->text;
+  } else {  // Python's " " * width: nothing for a negative one
+    const int64_t width = int_argument(a, 0, "width", 4);
+    if (width > kMaxFormatField) template_fail("indent width too big (difftx stops at ", kMaxFormatField, ")");
+    pad.assign(static_cast<size_t>(std::max<int64_t>(width, 0)), ' ');
+  }
   const bool first = bool_argument(a, 1, "first", false), blank = bool_argument(a, 2, "blank", false);
   if (!v.is_string()) template_fail("indent needs a string, not ", type_name(v));
   std::vector<std::string> lines = py_splitlines(str(v) + "\n");

@@ -1,5 +1,7 @@
 #include "serve/messages_output.h"
 
+#include "core/error.h"
+#include "io/json_file.h"
 #include "serve/reasoning_envelope.h"
 
 namespace difftx::serve {
@@ -17,11 +19,15 @@ json anthropic_usage(const Usage& u) {
 json stop_sequence(const MessageStop& stop) { return stop.sequence ? json(*stop.sequence) : json(nullptr); }
 
 // A call's arguments as the object tool_use takes (a call the grammar constrained is one; anything
-// else is kept as its text under "arguments", never dropped).
+// else, or nested past what the reply's JSON can be written with, is kept as its text under
+// "arguments", never dropped).
 json tool_input(const std::string& arguments) {
-  json input = json::parse(arguments, nullptr, false);
-  if (input.is_discarded() || !input.is_object()) return {{"arguments", arguments}};
-  return input;
+  try {
+    json input = io::parse_json_text(arguments, "arguments");
+    if (input.is_object()) return input;
+  } catch (const Error&) {
+  }
+  return {{"arguments", arguments}};
 }
 
 }  // namespace

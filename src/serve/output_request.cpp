@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <set>
 
-#include "io/json_file.h"
 #include "serve/api_error.h"
 #include "serve/json_fields.h"
+#include "serve/request_parse.h"
 
 namespace difftx::serve {
 namespace {
@@ -40,9 +40,9 @@ ordered_json object_parameters(ordered_json parameters, const std::string& at) {
 ordered_json schema_value(const ordered_json& v, const std::string& field) {
   if (v.is_object()) return v;
   if (v.is_string()) try {
-      ordered_json parsed = ordered_json::parse(v.get<std::string>());
+      ordered_json parsed = parse_request_json_text(v.get_ref<const std::string&>(), field);
       if (parsed.is_object()) return parsed;
-    } catch (const nlohmann::json::exception&) {
+    } catch (const Error&) {
     }
   bad_param(field, "'" + field + "' must be a JSON Schema: an object, or the JSON text of one");
 }
@@ -235,9 +235,7 @@ ordered_json checked_tool_calls(const ordered_json& calls) {
       converted["function"]["arguments"] = ordered_json::object();  // a call without arguments, as vLLM reads it
     } else if (fn["arguments"].is_string()) {
       try {
-        const std::string text = fn["arguments"];
-        io::parse_json_text(text, "arguments");  // bounded depth, unique keys
-        converted["function"]["arguments"] = ordered_json::parse(text);
+        converted["function"]["arguments"] = parse_request_json_text(fn["arguments"].get<std::string>(), "arguments");
       } catch (const Error& e) {
         bad_param("messages", std::string("a tool call's 'arguments' must be JSON text: ") + e.what());
       }

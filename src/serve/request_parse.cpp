@@ -331,6 +331,11 @@ ordered_json parse_ordered_body(std::string_view body) {
   return ordered_json::parse(body);
 }
 
+ordered_json parse_request_json_text(std::string_view text, const std::string& source) {
+  io::parse_json_text(text, source, nullptr, kMaxRequestObjectKeys);
+  return ordered_json::parse(text);
+}
+
 CompletionRequest parse_completion_request(const json& body, const ordered_json& ordered, const ServeLimits& limits) {
   const Fields f(body);
   check_keys(body, {"model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "n", "stream",

@@ -86,6 +86,10 @@ struct TokenizeRequest {
 nlohmann::json parse_body(std::string_view body);
 // The same body with its keys in the order written (checked as parse_body checks it).
 nlohmann::ordered_json parse_ordered_body(std::string_view body);
+// JSON text inside a request (a schema, a tool call's arguments, sent as a string), checked as a
+// body is (nesting depth, repeated keys, keys per object), in the order written; difftx::Error
+// naming `source` where it is not such JSON.
+nlohmann::ordered_json parse_request_json_text(std::string_view text, const std::string& source);
 
 // `ordered`: the same body with its keys in the order written (parse_ordered_body).
 CompletionRequest parse_completion_request(const nlohmann::json& body, const nlohmann::ordered_json& ordered,

@@ -87,11 +87,13 @@ x{#- c -#}  y)~", R"~({})~", R"~(xy)~"},
 b
 
 c' | indent(2) }}|{{ 'x
-y' | indent(3, true) }})~", R"~({})~", R"~(a
+y' | indent(3, true) }}|{{ 'x
+y' | indent(-2) }})~", R"~({})~", R"~(a
   b
 
   c|   x
-   y)~"},
+   y|x
+y)~"},
     {R"~({{ d | dictsort }} {{ d | items | list }})~", R"~({"d": {"b": 2, "a": 1}})~", R"~([('a', 1), ('b', 2)] [('b', 2), ('a', 1)])~"},
     {R"~({{ x is defined }} {{ y is undefined }} {{ none is none }} {{ 'a' is string }} {{ 1 is number }} {{ 1 is integer }} {{ 1.0 is float }} {{ [] is iterable }} {{ {} is mapping }} {{ 'a' is sequence }} {{ true is boolean }} {{ true is true }} {{ 0 is false }} {{ 4 is even }} {{ 3 is odd }} {{ 9 is divisibleby 3 }} {{ 'a' is in 'cat' }} {{ x is not none }})~", R"~({"x": 1})~", R"~(True True True True True True True True True True True True False True True True True True)~"},
     {R"~({{ 7 // 2 }} {{ -7 // 2 }} {{ 7 % 3 }} {{ -7 % 3 }} {{ 7 / 2 }} {{ 2 ** 10 }} {{ 1 + 2.0 }} {{ 'a' ~ 1 ~ none ~ true }} {{ 'ab' * 3 }} {{ [1] + [2] }} {{ -(3) }})~", R"~({})~", R"~(3 -4 1 2 3.5 1024 3.0 a1NoneTrue ababab [1, 2] -3)~"},
@@ -244,6 +246,7 @@ TEST(ChatTemplate, StrFormatMatchesPython) {
     {"{{ '{:1000000000}'.format(1) }}", "width too big (difftx stops at 100000)"},
     {"{{ '{:{}}'.format(1, 10 ** 9) }}", "width too big (difftx stops at 100000)"},
     {"{{ '{:.1000000000f}'.format(1.0) }}", "precision too big (difftx stops at 100000)"},
+    {"{{ 'a\\nb' | indent(1000000) }}", "indent width too big (difftx stops at 100000)"},
     {"{{ ('{0:100000}' * 700).format(1) }}", "a formatted string passed 64 MiB (difftx stops there)"},
   };
   for (const auto& [source, message] : errors) {

@@ -370,6 +370,13 @@ TEST(ServeRequestParse, ChatMessages) {
                     "only an assistant message");
   expect_chat_error(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [{"type": "function",
                     "function": {"name": "f", "arguments": "{not json"}}]}]})", 400, "messages", "must be JSON text");
+  // Arguments are checked as a body is: keys per object bounded (ordered_json's insertion is
+  // linear in an object's keys: 670,000 would hold a thread for minutes).
+  std::string keys;
+  for (int i = 0; i <= 1024; ++i) keys += (i ? R"(, \")" : R"(\")") + std::to_string(i) + R"(\": 0)";
+  expect_chat_error(R"({"messages": [{"role": "assistant", "content": "", "tool_calls": [{"id": "c", "type": "function",
+                    "function": {"name": "f", "arguments": "{)" + keys + R"(}"}}]}]})",
+                    400, "messages", "must be JSON text");
 }
 
 TEST(ServeRequestParse, ToolsAndStructuredOutput) {
@@ -527,6 +534,10 @@ TEST(ServeRequestParse, PeersOutputConstraintFields) {
                     "must be a JSON Schema");
   expect_chat_error("{" + m + R"(, "guided_json": "{not json"})", 400, "guided_json", "must be a JSON Schema");
   expect_chat_error("{" + m + R"(, "guided_json": "[1]"})", 400, "guided_json", "must be a JSON Schema");
+  // A schema sent as text is checked as a body is: 100,000 levels deep it once overflowed the stack.
+  expect_chat_error("{" + m + R"(, "guided_json": "{\"a\": )" + std::string(100000, '[') + std::string(100000, ']') +
+                        R"(}"})",
+                    400, "guided_json", "must be a JSON Schema");
   expect_completion_error(R"({"prompt": "a", "json_schema": []})", 400, "json_schema", "must be a JSON Schema");
   expect_chat_error("{" + m + R"(, "guided_regex": ""})", 400, "guided_regex", "non-empty string");
   expect_chat_error("{" + m + R"(, "guided_regex": 5})", 400, "guided_regex", "non-empty string");
