@@ -132,7 +132,8 @@ int32_t difftx_model_metadata(const difftx_model* model, char* json, int32_t cap
         {"chat_template", m.chat_template.has_value()},
         {"eos_ids", m.tokenizer ? data::prompt_frame(*m.tokenizer, d).stop : d.eos_ids},
         {"generation_defaults", defaults}};
-    return write_text(j.dump(), json, capacity, "json");
+    // A directory name that is not UTF-8 is written with U+FFFD, not refused.
+    return write_text(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), json, capacity, "json");
   });
 }
 

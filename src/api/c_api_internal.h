@@ -25,8 +25,11 @@ struct difftx_model {
 
 struct difftx_engine {
   std::shared_ptr<difftx::api::LoadedModel> loaded;  // engines outlive their difftx_model handle
-  std::atomic<bool> started{false};   // difftx_engine_start: the engine's own thread runs the steps
-  std::atomic<bool> stepping{false};  // a thread is inside difftx_engine_step / _run
+  // Who runs the steps: nobody now, a thread inside difftx_engine_step / _run, or (for good) the
+  // engine's own thread (difftx_engine_start). One atomic, so that a step and a start cannot both
+  // begin.
+  enum class Mode { idle, stepping, started };
+  std::atomic<Mode> mode{Mode::idle};
   std::mutex mutex;                   // guards `open` and the ids of requests being submitted
   std::set<int64_t> open;             // requests submitted whose last event has not come yet
   difftx::api::Draft draft;           // difftx_engine_options::draft, which the engine drafts with

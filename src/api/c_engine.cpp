@@ -1,4 +1,5 @@
 // The C API's generation (include/difftx/difftx.h): engines, requests, streamed events.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -10,12 +11,14 @@ namespace {
 
 constexpr int64_t kMaxTextBytes = 4096;  // of a stop string or a bad word
 
-// The engine whose callback this thread is running, if any: the calls that would re-enter or
-// destroy it are refused from inside its callbacks.
-thread_local const difftx_engine* in_callback = nullptr;
+// The engines whose callbacks this thread is running, innermost last (a callback may run another
+// engine, whose callback runs inside it): the calls that would re-enter or destroy any of them are
+// refused there (freeing an engine on its own thread would join that thread from itself).
+thread_local std::vector<const difftx_engine*> in_callbacks;
 
 void refuse_inside_callback(const difftx_engine& e, const char* function) {
-  DIFFTX_CHECK(in_callback != &e, function, ": called from inside one of the engine's callbacks");
+  DIFFTX_CHECK(std::find(in_callbacks.begin(), in_callbacks.end(), &e) == in_callbacks.end(), function,
+               ": called from inside one of the engine's callbacks");
 }
 
 // n C strings (stop strings, bad words), each non-null and at most kMaxTextBytes long.
@@ -91,10 +94,9 @@ int64_t submit(difftx_engine* handle, const difftx_sampling_options* options, di
                                      top_ids.data(), top_logprobs.data(), static_cast<int32_t>(top_ids.size()),
                                      static_cast<int32_t>(t.finish), t.error.c_str(), t.prompt_tokens,
                                      t.generated_tokens, t.cached_tokens};
-      const difftx_engine* outer = in_callback;
-      in_callback = &e;
+      in_callbacks.push_back(&e);
       callback(&event, user_data);
-      in_callback = outer;
+      in_callbacks.pop_back();
     };
     std::lock_guard lock(e.mutex);
     *id = static_cast<int64_t>(e.engine->submit(std::move(r)));
@@ -117,10 +119,13 @@ class Stepping {
  public:
   Stepping(difftx_engine& e, const char* function) : e_(e) {
     refuse_inside_callback(e, function);
-    DIFFTX_CHECK(!e.started, function, ": the engine runs its own thread (difftx_engine_start)");
-    DIFFTX_CHECK(!e.stepping.exchange(true), function, ": another thread is running the engine's steps");
+    auto mode = difftx_engine::Mode::idle;
+    if (!e.mode.compare_exchange_strong(mode, difftx_engine::Mode::stepping)) {
+      DIFFTX_CHECK(mode != difftx_engine::Mode::started, function, ": the engine runs its own thread (difftx_engine_start)");
+      fail(function, ": another thread is running the engine's steps");
+    }
   }
-  ~Stepping() { e_.stepping = false; }
+  ~Stepping() { e_.mode = difftx_engine::Mode::idle; }
 
  private:
   difftx_engine& e_;
@@ -169,8 +174,12 @@ void difftx_engine_free(difftx_engine* engine) {
   if (engine == nullptr) return;
   guard<int>(0, [&] {
     refuse_inside_callback(*engine, "difftx_engine_free");
-    DIFFTX_CHECK(!engine->stepping, "difftx_engine_free: another thread is running the engine's steps");
-    if (!engine->started) {  // the engine's own thread would cancel what is left as it stops
+    DIFFTX_CHECK(engine->mode != difftx_engine::Mode::stepping,
+                 "difftx_engine_free: another thread is running the engine's steps");
+    // From here submits are refused, also from callbacks; a started engine's thread cancels what
+    // is left and ends, so that no callback runs once the handle goes.
+    engine->engine->stop();
+    if (engine->mode != difftx_engine::Mode::started) {
       std::vector<int64_t> open;
       {
         std::lock_guard lock(engine->mutex);
@@ -179,7 +188,7 @@ void difftx_engine_free(difftx_engine* engine) {
       for (int64_t id : open) engine->engine->cancel(static_cast<infer::Engine::RequestId>(id));
       engine->engine->run_until_idle();
     }
-    engine->engine.reset();  // its thread's last callbacks still use the handle
+    engine->engine.reset();
     delete engine;
     return 0;
   });
@@ -254,9 +263,17 @@ int32_t difftx_engine_start(difftx_engine* engine) {
   return guard<int32_t>(-1, [&] {
     difftx_engine& e = engine_of(engine, "difftx_engine_start");
     refuse_inside_callback(e, "difftx_engine_start");
-    DIFFTX_CHECK(!e.stepping, "difftx_engine_start: another thread is running the engine's steps");
-    e.started = true;
-    e.engine->start();
+    auto mode = difftx_engine::Mode::idle;
+    if (!e.mode.compare_exchange_strong(mode, difftx_engine::Mode::started)) {
+      DIFFTX_CHECK(mode == difftx_engine::Mode::started, "difftx_engine_start: another thread is running the engine's steps");
+      return 0;  // started already
+    }
+    try {
+      e.engine->start();
+    } catch (...) {
+      e.mode = difftx_engine::Mode::idle;
+      throw;
+    }
     return 0;
   });
 }

@@ -15,7 +15,9 @@ namespace difftx::api {
 namespace fs = std::filesystem;
 
 const data::Tokenizer& LoadedModel::require_tokenizer() const {
-  if (!tokenizer) (void)infer::load_model_tokenizer(dir, std::nullopt, model.config);  // throws the CLI's error
+  // Said of the directory as it was at load: a tokenizer written there since is not this model's.
+  DIFFTX_CHECK(tokenizer, dir.string(), ": no tokenizer in the model directory when the model was loaded (",
+               data::kTokenizerRanksFile, " or ", data::kHfTokenizerFile, ")");
   return *tokenizer;
 }
 

@@ -54,7 +54,7 @@ struct LoadedModel {
   int threads = 0;
   std::shared_ptr<const Draft> draft;  // LoadOptions::draft, loaded
 
-  // The tokenizer, or the error `difftx generate` gives for a directory without one.
+  // The tokenizer, or an error saying the directory had none when the model was loaded.
   const data::Tokenizer& require_tokenizer() const;
   // The chat template, or an error saying why there is none.
   const chat::ChatTemplate& require_chat_template() const;

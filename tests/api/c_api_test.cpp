@@ -145,6 +145,27 @@ TEST(CApi, AModelWithoutATokenizerLoadsAndOnlyItsTextCallsFail) {
   EXPECT_EQ(difftx_logits(model.m, &one, 1, logits.data()), 0) << difftx_last_error();
 }
 
+// A tokenizer written into the directory after the model loaded is not the model's: its text
+// calls still fail (they once read a null tokenizer and crashed).
+TEST(CApi, ATokenizerThatAppearsAfterLoadingIsNotTheModels) {
+  const fs::path dir = fs::temp_directory_path() / ("difftx_c_api_late_tokenizer_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kMotif, dir);
+  fs::rename(dir / "tokenizer.json", dir / "later.json");
+  {
+    ModelPtr model(dir);
+    ASSERT_NE(model.m, nullptr) << difftx_last_error();
+    fs::rename(dir / "later.json", dir / "tokenizer.json");
+    int32_t ids[8];
+    EXPECT_EQ(difftx_tokenize(model.m, "hello", 0, ids, 8), INT32_MIN);
+    EXPECT_NE(std::string(difftx_last_error()).find("no tokenizer"), std::string::npos) << difftx_last_error();
+    char text[8];
+    const int32_t one = 1;
+    EXPECT_EQ(difftx_detokenize(model.m, &one, 1, text, 8), INT32_MIN);
+  }
+  fs::remove_all(dir);
+}
+
 TEST(CApi, TokenizeFollowsTheBufferRuleAndGivesTheTokenizersIds) {
   ModelPtr model(kMotif);
   ASSERT_NE(model.m, nullptr) << difftx_last_error();
@@ -202,6 +223,21 @@ TEST(CApi, MetadataNamesTheEndOfTextWhereTheConfigNamesNoEos) {
     ASSERT_GT(difftx_model_metadata(model.m, json.data(), static_cast<int32_t>(json.size())), 0) << difftx_last_error();
     const nlohmann::json j = nlohmann::json::parse(json.c_str());
     EXPECT_EQ(j["eos_ids"], nlohmann::json({api::load_model(dir)->tokenizer->end_of_text()}));
+  }
+  fs::remove_all(dir);
+}
+
+// A model directory whose name is not UTF-8 loads, and its metadata names it with U+FFFD.
+TEST(CApi, MetadataOfADirectoryWhoseNameIsNotUtf8) {
+  const fs::path dir = fs::temp_directory_path() / ("difftx_c_api_\xff_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(kMotif, dir);
+  {
+    ModelPtr model(dir);
+    ASSERT_NE(model.m, nullptr) << difftx_last_error();
+    std::string json(1 << 16, '\0');
+    ASSERT_GT(difftx_model_metadata(model.m, json.data(), static_cast<int32_t>(json.size())), 0) << difftx_last_error();
+    EXPECT_NE(std::string(json.c_str()).find("\xef\xbf\xbd"), std::string::npos);
   }
   fs::remove_all(dir);
 }
@@ -652,6 +688,79 @@ TEST(CApi, CallbacksMayCancelButNotStepOrFree) {
   ASSERT_EQ(difftx_engine_get_stats(m.engine, &s), 0);
   EXPECT_EQ(s.finished[DIFFTX_FINISH_CANCELLED], 1);
   difftx_engine_free(m.engine);
+}
+
+// A work queue's callback: each request that ends submits the next (at most `budget` times).
+struct Resubmit {
+  difftx_engine* engine = nullptr;
+  difftx_sampling_options options{};
+  int submitted = 0, refused = 0, cancelled = 0, budget = 1000;
+};
+
+void resubmit(const difftx_token_event* e, void* user_data) {
+  Resubmit& r = *static_cast<Resubmit*>(user_data);
+  if (e->finish == DIFFTX_FINISH_NONE) return;
+  r.cancelled += e->finish == DIFFTX_FINISH_CANCELLED;
+  if (r.submitted >= r.budget) return;
+  ++r.submitted;
+  if (difftx_engine_submit(r.engine, "The", &r.options, resubmit, &r) < 0) ++r.refused;
+}
+
+// difftx_engine_free ends what is open as cancelled and refuses what callbacks submit meanwhile
+// (it once ran those to their end, and forever where each submitted the next).
+TEST(CApi, FreeCancelsWhatIsOpenAndRefusesNewRequests) {
+  ModelPtr model(kMotif);
+  Resubmit r;
+  r.engine = difftx_engine_create(model.m, nullptr);
+  r.options = difftx_sampling_default_options(model.m);
+  r.options.max_tokens = 50;
+  ASSERT_GT(difftx_engine_submit(r.engine, "The", &r.options, resubmit, &r), 0) << difftx_last_error();
+  ASSERT_GE(difftx_engine_step(r.engine), 0) << difftx_last_error();
+  difftx_engine_free(r.engine);
+  EXPECT_EQ(r.cancelled, 1);
+  EXPECT_EQ(r.submitted, 1);
+  EXPECT_EQ(r.refused, 1);
+}
+
+// An engine's callback runs another engine, whose callback tries to free the first: refused, as
+// from the first's own callback (it is in the middle of its step on this thread).
+struct Nested {
+  difftx_engine *outer = nullptr, *inner = nullptr;
+  difftx_sampling_options options{};
+  bool ran_inner = false;
+  std::string free_error;
+};
+
+void inner_callback(const difftx_token_event* e, void* user_data) {
+  Nested& n = *static_cast<Nested*>(user_data);
+  if (e->finish == DIFFTX_FINISH_NONE || !n.free_error.empty()) return;
+  difftx_engine_free(n.outer);
+  n.free_error = difftx_last_error();
+}
+
+void outer_callback(const difftx_token_event* e, void* user_data) {
+  Nested& n = *static_cast<Nested*>(user_data);
+  if (e->finish == DIFFTX_FINISH_NONE || n.ran_inner) return;
+  n.ran_inner = true;
+  difftx_engine_submit(n.inner, "The", &n.options, inner_callback, &n);
+  difftx_engine_run(n.inner);
+}
+
+TEST(CApi, AnEngineCannotBeFreedFromACallbackNestedInItsOwn) {
+  ModelPtr model(kMotif);
+  Nested n;
+  n.outer = difftx_engine_create(model.m, nullptr);
+  n.inner = difftx_engine_create(model.m, nullptr);
+  n.options = difftx_sampling_default_options(model.m);
+  n.options.max_tokens = 3;
+  ASSERT_GT(difftx_engine_submit(n.outer, "The", &n.options, outer_callback, &n), 0) << difftx_last_error();
+  ASSERT_EQ(difftx_engine_run(n.outer), 0) << difftx_last_error();
+  EXPECT_TRUE(n.ran_inner);
+  EXPECT_NE(n.free_error.find("inside one of the engine's callbacks"), std::string::npos) << n.free_error;
+  difftx_engine_stats s;
+  EXPECT_EQ(difftx_engine_get_stats(n.outer, &s), 0);  // still there
+  difftx_engine_free(n.inner);
+  difftx_engine_free(n.outer);
 }
 
 struct Steps {
