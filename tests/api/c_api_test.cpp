@@ -130,17 +130,23 @@ TEST(CApi, ThreadsMayCallOneModelAtOnce) {
   for (const auto& out : got) EXPECT_EQ(out, alone);
 }
 
+// A model's text calls fail, saying it has no tokenizer.
+void expect_no_tokenizer(const difftx_model* m) {
+  int32_t ids[8];
+  EXPECT_EQ(difftx_tokenize(m, "hello", 0, ids, 8), INT32_MIN);
+  EXPECT_NE(std::string(difftx_last_error()).find("no tokenizer"), std::string::npos) << difftx_last_error();
+  char text[8];
+  const int32_t one = 1;
+  EXPECT_EQ(difftx_detokenize(m, &one, 1, text, 8), INT32_MIN);
+}
+
 TEST(CApi, AModelWithoutATokenizerLoadsAndOnlyItsTextCallsFail) {
   ModelPtr model(kOracle / "baseline");
   ASSERT_NE(model.m, nullptr) << difftx_last_error();
   EXPECT_EQ(difftx_vocab_size(model.m), 61);
   EXPECT_EQ(difftx_context_length(model.m), 64);
-  int32_t ids[8];
-  EXPECT_EQ(difftx_tokenize(model.m, "hello", 0, ids, 8), INT32_MIN);
-  EXPECT_NE(std::string(difftx_last_error()).find("no tokenizer"), std::string::npos) << difftx_last_error();
-  char text[8];
+  expect_no_tokenizer(model.m);
   const int32_t one = 1;
-  EXPECT_EQ(difftx_detokenize(model.m, &one, 1, text, 8), INT32_MIN);
   std::vector<float> logits(61);
   EXPECT_EQ(difftx_logits(model.m, &one, 1, logits.data()), 0) << difftx_last_error();
 }
@@ -156,12 +162,7 @@ TEST(CApi, ATokenizerThatAppearsAfterLoadingIsNotTheModels) {
     ModelPtr model(dir);
     ASSERT_NE(model.m, nullptr) << difftx_last_error();
     fs::rename(dir / "later.json", dir / "tokenizer.json");
-    int32_t ids[8];
-    EXPECT_EQ(difftx_tokenize(model.m, "hello", 0, ids, 8), INT32_MIN);
-    EXPECT_NE(std::string(difftx_last_error()).find("no tokenizer"), std::string::npos) << difftx_last_error();
-    char text[8];
-    const int32_t one = 1;
-    EXPECT_EQ(difftx_detokenize(model.m, &one, 1, text, 8), INT32_MIN);
+    expect_no_tokenizer(model.m);
   }
   fs::remove_all(dir);
 }

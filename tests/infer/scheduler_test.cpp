@@ -252,42 +252,45 @@ TEST(Scheduler, TightPoolPreemptsTheNewerAndRecomputes) {
   EXPECT_EQ(engine.stats().kv_blocks_used, 0);
 }
 
-// A draft's rows come from what is left once every running sequence has its next token's slot: in
-// a pool of 4 blocks of 4, A (3 tokens, its next row in its block) drafting 3 tokens would take the
-// one free block that B's next row (position 8) needs. A's draft is dropped; nobody is preempted.
-TEST(Scheduler, ADraftNeverTakesTheSlotOfAnothersNextToken) {
-  for (const bool drafted : {false, true}) {
-    BlockPool pool(4, 4);
-    KvCacheManager kv({{CacheKind::full, {0}, 0, -1}}, pool, 0, false);
-    EngineStats counters;
-    Scheduler scheduler(kv, 64, 4, 64, counters);
+// Two sequences one step in, in a pool of `blocks` blocks of 4 tokens: A with 3 prompt tokens
+// (its next row in its block), B with 8 (its next row at position 8, in a new block).
+struct TwoSequences {
+  explicit TwoSequences(int32_t blocks)
+      : pool(blocks, 4), kv({{CacheKind::full, {0}, 0, -1}}, pool, 0, false), scheduler(kv, 64, 4, 64, counters) {
     Rng rng(3);
     scheduler.waiting().push_back(std::make_unique<Sequence>(1, greedy(random_tokens(rng, 3), 10), 64));
     scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(random_tokens(rng, 8), 10), 64));
     scheduler.schedule();
     for (auto& s : scheduler.running()) s->tokens.push_back(5);
     scheduler.commit();
-    if (drafted) scheduler.running()[0]->draft.tokens = {7, 7, 7};
-    const StepPlan& plan = scheduler.schedule();
-    EXPECT_EQ(counters.preemptions, 0) << drafted;
-    ASSERT_EQ(plan.slices.size(), 2u) << drafted;
+  }
+  // The next step's plan, A drafting `draft`.
+  const StepPlan& next_step(std::vector<int32_t> draft) {
+    scheduler.running()[0]->draft.tokens = std::move(draft);
+    return scheduler.schedule();
+  }
+
+  BlockPool pool;
+  KvCacheManager kv;
+  EngineStats counters;
+  Scheduler scheduler;
+};
+
+// A draft's rows come from what is left once every running sequence has its next token's slot: in
+// a pool of 4 blocks, A drafting 3 tokens would take the one free block that B's next row needs.
+// A's draft is dropped; nobody is preempted. With a block more, the draft's rows follow A's token.
+TEST(Scheduler, ADraftNeverTakesTheSlotOfAnothersNextToken) {
+  for (const std::vector<int32_t>& draft : {std::vector<int32_t>{}, std::vector<int32_t>{7, 7, 7}}) {
+    TwoSequences tight(4);
+    const StepPlan& plan = tight.next_step(draft);
+    EXPECT_EQ(tight.counters.preemptions, 0) << draft.size();
+    ASSERT_EQ(plan.slices.size(), 2u) << draft.size();
     EXPECT_EQ(plan.slices[0].count, 1);
     EXPECT_EQ(plan.slices[1].count, 1);
-    EXPECT_TRUE(scheduler.running()[0]->draft.tokens.empty());
+    EXPECT_TRUE(tight.scheduler.running()[0]->draft.tokens.empty());
   }
-  // With room for both, the draft's rows follow its sequence's next token.
-  BlockPool pool(5, 4);
-  KvCacheManager kv({{CacheKind::full, {0}, 0, -1}}, pool, 0, false);
-  EngineStats counters;
-  Scheduler scheduler(kv, 64, 4, 64, counters);
-  Rng rng(3);
-  scheduler.waiting().push_back(std::make_unique<Sequence>(1, greedy(random_tokens(rng, 3), 10), 64));
-  scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(random_tokens(rng, 8), 10), 64));
-  scheduler.schedule();
-  for (auto& s : scheduler.running()) s->tokens.push_back(5);
-  scheduler.commit();
-  scheduler.running()[0]->draft.tokens = {7, 7, 7};
-  const StepPlan& plan = scheduler.schedule();
+  TwoSequences roomy(5);
+  const StepPlan& plan = roomy.next_step({7, 7, 7});
   ASSERT_EQ(plan.slices.size(), 2u);
   EXPECT_EQ(plan.slices[0].count, 4);
   EXPECT_EQ(plan.slices[0].lookahead, 3);
