@@ -112,8 +112,9 @@ std::shared_ptr<BackgroundRun> BackgroundRuns::start(const std::string& id, std:
   return run;
 }
 
-std::shared_ptr<BackgroundRun> BackgroundRuns::find(const std::string& id) const {
+std::shared_ptr<BackgroundRun> BackgroundRuns::find(const std::string& id) {
   std::lock_guard lock(mutex_);
+  tidy();
   const auto it = runners_.find(id);
   return it == runners_.end() ? nullptr : it->second.run;
 }

@@ -73,7 +73,9 @@ class BackgroundRuns {
   // A new run under `id`, `body` run on a thread of its own (it must call the run's finish() last);
   // a 503 where max_running runs are going.
   std::shared_ptr<BackgroundRun> start(const std::string& id, std::function<void(BackgroundRun&)> body);
-  std::shared_ptr<BackgroundRun> find(const std::string& id) const;  // null: none (or forgotten)
+  // null: none (or forgotten). Finished runs are tidied first, here as in start(), so that reading
+  // runs, not only starting new ones, joins the threads of those that ended.
+  std::shared_ptr<BackgroundRun> find(const std::string& id);
   void forget(const std::string& id);  // a finished run's events go (one still going stays)
 
  private:
