@@ -37,6 +37,8 @@ py::object to_python(const nlohmann::json& value);
 
 using ModelClass = py::class_<LoadedModel, ModelHandle>;
 
+// difftx.Error, EngineFull and TrainingDiverged, and the translator that raises them (module.cpp).
+void bind_errors(py::module_& m);
 // Each area's bindings (model.cpp, attention_map.cpp, generate.cpp, analyses.cpp, train.cpp).
 ModelClass bind_model(py::module_& m);
 void bind_attention_map(py::module_& m);

@@ -66,7 +66,10 @@ bool is_batch(const py::handle& ids) {
 py::object logits(const LoadedModel& m, const py::handle& ids) {
   if (!is_batch(ids)) return sequence_logits(m, sequence_ids(ids, m.model.config));
   py::list out;
-  for (const py::handle& row : ids) out.append(sequence_logits(m, sequence_ids(row, m.model.config)));
+  for (const py::handle& row : ids) {
+    out.append(sequence_logits(m, sequence_ids(row, m.model.config)));
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();  // Ctrl-C between rows
+  }
   return out;
 }
 

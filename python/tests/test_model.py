@@ -100,6 +100,20 @@ def test_errors_are_difftx_errors(tmp_path):
         difftx.load(FIXTURES / "oracle" / "diff", device="vulkan:99")
     assert difftx.load(FIXTURES / "oracle" / "diff", device="cpu").variant == "diff"
     assert issubclass(difftx.TrainingDiverged, difftx.Error) and issubclass(difftx.EngineFull, difftx.Error)
+    # A message holding bytes that are no UTF-8 (here a path's) keeps them, escaped; it was dropped.
+    with pytest.raises(difftx.Error, match=r"/nowhere\\xff: the model directory does not exist"):
+        difftx.load(b"/nowhere\xff".decode("utf-8", "surrogateescape"))
+
+
+def test_ctrl_c_stops_a_batch_between_rows():
+    import os, signal, threading, time
+    model = difftx.load(FIXTURES / "oracle" / "diff", threads=1)
+    rows = np.ones((20000, 60), dtype=np.int64)  # some seconds of rows
+    threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        model.logits(rows)
+    assert time.monotonic() - start < 3, "the interrupt waited for the whole batch"
 
 
 def test_threads_give_the_same_logits():
