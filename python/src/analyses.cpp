@@ -20,7 +20,7 @@ template <typename F>
 py::object compute(F f) {
   nlohmann::json result;
   {
-    py::gil_scoped_release release;
+    GilReleased release;
     result = f();
   }
   return to_python(result);

@@ -25,7 +25,7 @@ py::array_t<double> attention_map(const LoadedModel& m, const py::handle& ids_in
   ids.resize(query + 1);  // later tokens cannot change the query's row
   std::vector<double> row;
   {
-    py::gil_scoped_release release;
+    GilReleased release;
     ThreadScope scope(m.threads);
     model::Activations acts(c, 1, query + 1);
     model::decoder_forward(m.model, acts, ids.data());

@@ -28,6 +28,34 @@ using api::ThreadScope;
 // vocabulary, not empty, at most max_position_embeddings long.
 std::vector<int32_t> sequence_ids(const py::handle& ids, const model::ModelConfig& config);
 
+// The GIL released for the scope, for C++ work that other Python threads run beside. CPython ends
+// a thread that takes the GIL back while the interpreter is finalizing (a daemon thread, the only
+// kind still running then) with pthread_exit, which a C++ frame turns into std::terminate; so
+// from the interpreter's exit on (wait_out_exit) such a thread waits for the process to end
+// instead (GilHeld likewise).
+class GilReleased {
+ public:
+  GilReleased();
+  ~GilReleased();
+  GilReleased(const GilReleased&) = delete;
+  GilReleased& operator=(const GilReleased&) = delete;
+
+ private:
+  PyThreadState* state_;
+};
+
+// The GIL held for the scope, from a thread that released it (a callback of C++ work).
+class GilHeld {
+ public:
+  GilHeld();
+  ~GilHeld();
+  GilHeld(const GilHeld&) = delete;
+  GilHeld& operator=(const GilHeld&) = delete;
+
+ private:
+  PyGILState_STATE state_;
+};
+
 // Takes the GIL and raises a pending signal's exception (KeyboardInterrupt for Ctrl-C) as
 // py::error_already_set; for loops that run with the GIL released.
 void check_signals();
@@ -39,6 +67,9 @@ using ModelClass = py::class_<LoadedModel, ModelHandle>;
 
 // difftx.Error, EngineFull and TrainingDiverged, and the translator that raises them (module.cpp).
 void bind_errors(py::module_& m);
+// From the interpreter's exit on, threads coming back from difftx's work wait for the process to
+// end instead of taking the GIL (GilReleased, GilHeld).
+void wait_out_exit();
 // Each area's bindings (model.cpp, attention_map.cpp, generate.cpp, analyses.cpp, train.cpp).
 ModelClass bind_model(py::module_& m);
 void bind_attention_map(py::module_& m);

@@ -33,7 +33,7 @@ std::unique_ptr<Engine> make_engine(const LoadedModel& m) {
 // then every request is cancelled and KeyboardInterrupt raised.
 template <typename Done>
 void run_steps(const LoadedModel& m, Engine& engine, const std::vector<Engine::RequestId>& ids, Done done) {
-  py::gil_scoped_release release;
+  GilReleased release;
   ThreadScope scope(m.threads);
   while (!done() && engine.step()) {
     try {

@@ -41,7 +41,7 @@ ModelHandle load(const fs::path& dir, const std::string& weights, const std::str
   o.draft = draft.value_or("");
   o.draft_tokens = draft_tokens.value_or(0);
   DIFFTX_CHECK(!draft_tokens || *draft_tokens >= 1, "draft_tokens: ", o.draft_tokens, " must be in [1, 64]");
-  py::gil_scoped_release release;
+  GilReleased release;
   return api::load_model(dir, o);
 }
 
@@ -50,7 +50,7 @@ py::array_t<float> sequence_logits(const LoadedModel& m, const std::vector<int32
   const int64_t T = static_cast<int64_t>(ids.size()), V = m.model.config.vocab_size;
   py::array_t<float> out({T, V});
   float* data = out.mutable_data();
-  py::gil_scoped_release release;
+  GilReleased release;
   api::sequence_logits(m, ids, data);
   return out;
 }
@@ -98,7 +98,7 @@ py::dict taps(const LoadedModel& m, const py::handle& ids_in) {
   for (auto& a : arrays) outs.push_back(a.mutable_data());
   float* lambda_out = lambdas.mutable_data();
   {
-    py::gil_scoped_release release;
+    GilReleased release;
     ThreadScope scope(m.threads);
     model::Activations acts(c, 1, T);
     model::decoder_forward(m.model, acts, ids.data());
@@ -151,7 +151,7 @@ ModelClass bind_model(py::module_& m) {
       .def(
           "encode",
           [](const data::Tokenizer& t, const std::string& text, bool add_special_tokens) {
-            py::gil_scoped_release release;
+            GilReleased release;
             return api::encode_text(t, text, add_special_tokens);
           },
           py::arg("text"), py::arg("add_special_tokens") = false,

@@ -1,5 +1,8 @@
 // The extension module difftx._difftx: C++ errors as Python exceptions, then each area's bindings.
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -10,8 +13,40 @@
 
 namespace difftx::python {
 
+namespace {
+
+std::atomic<bool> exiting{false};  // the interpreter's atexit handlers have begun
+
+bool finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return exiting || Py_IsFinalizing() != 0;
+#else
+  return exiting || _Py_IsFinalizing() != 0;
+#endif
+}
+
+// Where the interpreter is finalizing, this thread never takes the GIL: it sleeps until the
+// process ends.
+void wait_out_finalization() {
+  while (finalizing()) std::this_thread::sleep_for(std::chrono::hours(1));
+}
+
+}  // namespace
+
+GilReleased::GilReleased() : state_(PyEval_SaveThread()) {}
+GilReleased::~GilReleased() {
+  wait_out_finalization();
+  PyEval_RestoreThread(state_);
+}
+
+GilHeld::GilHeld() {
+  wait_out_finalization();
+  state_ = PyGILState_Ensure();
+}
+GilHeld::~GilHeld() { PyGILState_Release(state_); }
+
 void check_signals() {
-  py::gil_scoped_acquire gil;
+  GilHeld gil;
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
 
@@ -50,6 +85,17 @@ void translate(std::exception_ptr p) {
 
 }  // namespace
 
+void wait_out_exit() {
+  py::module_::import("atexit").attr("register")(py::cpp_function([] {
+    exiting = true;
+    // A thread already waiting for the GIL to come back from difftx's work takes it now and goes
+    // on (to wait out the exit at its next return): at finalization none is left waiting, where
+    // CPython would end it.
+    py::gil_scoped_release release;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }));
+}
+
 void bind_errors(py::module_& m) {
   // The message is difftx's own; a subclass says what kind of failure it was.
   const py::exception<Error> error(m, "Error");
@@ -69,6 +115,7 @@ PYBIND11_MODULE(_difftx, m) {
   using namespace difftx::python;
   m.doc() = "difftx's C++ library: load, score, generate, analyse and train Differential Transformer models";
   bind_errors(m);
+  wait_out_exit();
   ModelClass model = bind_model(m);
   bind_attention_map(m);
   bind_generate(m, model);

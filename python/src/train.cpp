@@ -49,13 +49,13 @@ py::dict train(const std::optional<fs::path>& config, const fs::path& data, cons
   o.schedule = decay_shape_from_name(schedule);
   if (mix) o.mixture = retrieval::parse_mixture(*mix, OptionSpelling::field);
   o.report = [](const std::string& line) {
-    py::gil_scoped_acquire gil;
+    GilHeld gil;
     py::print(line, py::arg("flush") = true);
   };
   std::optional<py::error_already_set> raised;
   bool stopped = false;
   o.on_step = [&](const StepReport& r) {
-    py::gil_scoped_acquire gil;
+    GilHeld gil;
     try {
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
       if (r.logged && !on_step.is_none() && on_step(step_dict(r)).ptr() == Py_False) stopped = true;
@@ -66,7 +66,7 @@ py::dict train(const std::optional<fs::path>& config, const fs::path& data, cons
   };
   TrainSummary s;
   {
-    py::gil_scoped_release release;
+    GilReleased release;
     s = api::train_in_process(o);
   }
   if (raised) throw *raised;
@@ -105,7 +105,7 @@ py::object prepare(const py::object& corpus_paths, const fs::path& out, const st
   o.progress = !quiet;
   nlohmann::json meta;
   {
-    py::gil_scoped_release release;
+    GilReleased release;
     meta = data::prepare_dataset(o);
   }
   return to_python(meta);
@@ -115,7 +115,7 @@ fs::path convert(const fs::path& model, const fs::path& out, const std::string& 
                  const std::optional<std::string>& head_dtype) {
   // checked as `difftx convert` checks them
   const model::ModelOutput o = model::model_output(out, to, dtype, head_dtype, OptionSpelling::field);
-  py::gil_scoped_release release;
+  GilReleased release;
   model::convert_model(model, o);
   return out;
 }

@@ -55,6 +55,29 @@ def test_sigint_during_generation(diff_dir):
     assert done.returncode == 3 and done.stdout.strip() == "True", done.stderr
 
 
+def test_the_interpreter_exits_while_daemon_threads_run_difftx(diff_dir):
+    # CPython ends a daemon thread that takes the GIL back during its exit; from inside difftx's
+    # C++ work that was std::terminate (exit code 134). Such threads now wait out the exit.
+    script = textwrap.dedent(f"""
+        import difftx, sys, threading, time
+        import numpy as np
+        model = difftx.load({str(diff_dir)!r}, threads=1)
+        def logits():
+            while True:
+                model.logits(np.ones(60, dtype=np.int64))
+        def stream():
+            while True:
+                for _ in model.stream("The Congress", max_new_tokens=60, ignore_eos=True):
+                    pass
+        for work in (logits, stream):
+            threading.Thread(target=work, daemon=True).start()
+        time.sleep(0.5)
+    """)
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (done.returncode, done.stderr)
+
+
 def test_a_model_is_freed_with_its_last_reference(diff_dir):
     model = difftx.load(diff_dir)
     ref = weakref.ref(model)
