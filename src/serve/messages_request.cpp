@@ -3,8 +3,8 @@
 #include <set>
 #include <string>
 
-#include "serve/api_error.h"
 #include "infer/engine.h"
+#include "serve/api_error.h"
 #include "serve/json_fields.h"
 
 namespace difftx::serve {
