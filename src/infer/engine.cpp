@@ -192,7 +192,11 @@ Engine::RequestId Engine::submit(Request r) {
 
 void Engine::cancel(RequestId id) {
   std::lock_guard lock(mutex_);
-  state_->cancels.push_back(id);
+  // Only ids handed out, each once: an id not yet issued would cancel the request that later gets
+  // it, and made-up or repeated ids would grow the list until the next step.
+  std::vector<RequestId>& cancels = state_->cancels;
+  if (id == 0 || id >= state_->next_id || std::find(cancels.begin(), cancels.end(), id) != cancels.end()) return;
+  cancels.push_back(id);
   work_.notify_one();
 }
 

@@ -214,7 +214,8 @@ class Engine {
   // EngineFull. Thread-safe.
   RequestId submit(Request request);
   // Ends a request at the next step with FinishReason::cancelled (its blocks freed); an unknown
-  // or finished id is ignored. Thread-safe.
+  // or finished id is ignored, and so is an id not yet handed out (it never cancels a later
+  // request). Thread-safe.
   void cancel(RequestId id);
 
   // Runs one step on the calling thread: false when no request is waiting or running.

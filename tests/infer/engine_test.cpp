@@ -343,6 +343,18 @@ TEST(Engine, CancelWhileWaitingAndWhileDecoding) {
   EXPECT_EQ(engine.stats().finished[static_cast<int>(FinishReason::cancelled)], 2);
 }
 
+// An id that was never handed out cancels nothing, not even the request that gets it next.
+TEST(Engine, CancelOfAnIdNotYetHandedOutIsIgnored) {
+  const Model model = testing::random_model(tiny_config(AttentionKind::diff), 2);
+  Engine engine(model, nullptr, EngineOptions{});
+  for (int i = 0; i < 3; ++i) engine.cancel(0), engine.cancel(1), engine.cancel(1u << 20);
+  Stream s;
+  ASSERT_EQ(testing::submit_recorded(engine, sampled_request({1, 2, 3}, 4, 1), s), 1u);
+  engine.run_until_idle();
+  EXPECT_EQ(s.finish(), FinishReason::length);
+  EXPECT_EQ(s.ids().size(), 4u);
+}
+
 // A cancel that lands while a prompt is halfway through its chunks, from the callback of another
 // request (the engine's own thread).
 TEST(Engine, CancelFromACallbackMidPrefill) {
