@@ -270,12 +270,22 @@ class Parser {
 
   // Nesting deeper than this is refused rather than risking the stack on a hostile template.
   static constexpr int kMaxNesting = 600;  // counted per tag and per operator level
+  void enter_level() {
+    if (++nesting_ > kMaxNesting) error("tags and expressions nested too deeply (a limit of ", kMaxNesting, " levels)");
+  }
   struct Nest {
     Parser& p;
-    explicit Nest(Parser& parser) : p(parser) {
-      if (++p.nesting_ > kMaxNesting) p.error("tags and expressions nested too deeply (a limit of ", kMaxNesting, " levels)");
-    }
+    explicit Nest(Parser& parser) : p(parser) { p.enter_level(); }
     ~Nest() { --p.nesting_; }
+  };
+  // A chain built in a loop (a + b + c, x.a[0](), x|f|g) is a tree one level deeper per link, which
+  // evaluating and freeing it recurse through: each link counts as a level until the chain ends.
+  struct Chain {
+    Parser& p;
+    int links = 0;
+    explicit Chain(Parser& parser) : p(parser) {}
+    void link() { ++links, p.enter_level(); }
+    ~Chain() { p.nesting_ -= links; }
   };
 
   ExprPtr tuple_of(std::vector<ExprPtr> items, int line) {
@@ -375,7 +385,9 @@ class Parser {
   template <typename Operand>
   ExprPtr joined(const char* word, Expr::Kind kind, Operand operand) {
     ExprPtr e = operand();
+    Chain chain(*this);
     while (is_name(word)) {
+      chain.link();
       const int line = cur().line;
       ++i_;
       e = make(kind, line, {e, operand()});
@@ -433,7 +445,9 @@ class Parser {
   template <typename Operand>
   ExprPtr binary_ops(std::initializer_list<const char*> ops, Operand operand) {
     ExprPtr e = operand();
+    Chain chain(*this);
     while (std::any_of(ops.begin(), ops.end(), [&](const char* op) { return is_op(op); })) {
+      chain.link();
       const int line = cur().line;
       const std::string op = t_[i_++].value;
       e = binary_of(e, op, operand(), line);
@@ -538,7 +552,9 @@ class Parser {
   }
 
   ExprPtr postfix(ExprPtr e) {
+    Chain chain(*this);
     while (true) {
+      chain.link();
       const int line = cur().line;
       if (accept_op(".")) {
         if (cur().type == T::integer) {
@@ -639,7 +655,9 @@ class Parser {
   }
 
   ExprPtr filter_expr(ExprPtr e) {
+    Chain chain(*this);
     while (true) {
+      chain.link();
       if (accept_op("|")) {
         e = filter(e);
       } else if (is_name("is")) {

@@ -641,6 +641,23 @@ TEST(ChatTemplate, RefusesNestingDeepEnoughToExhaustTheStack) {
   EXPECT_NE(error_of([&] { ChatTemplate::parse(target); }).find("nested too deeply"), std::string::npos);
 }
 
+// Chains built in a loop are trees one level deeper per link: 100,000 links are refused (they
+// overflowed the stack when rendered or freed); a few hundred are fine, and ~ is one flat node.
+TEST(ChatTemplate, RefusesChainsLongEnoughToExhaustTheStack) {
+  const auto repeated = [](const std::string& piece, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += piece;
+    return out;
+  };
+  for (const char* link : {" + 1", " and x", " or x", " * 1", " ** 1", ".a", "[0]", "()", "|string", "|upper is string"}) {
+    const std::string chain = "{% if false %}{{ x" + repeated(link, 100000) + " }}{% endif %}";
+    EXPECT_NE(error_of([&] { ChatTemplate::parse(chain); }).find("nested too deeply"), std::string::npos) << link;
+  }
+  EXPECT_EQ(render("{{ 0" + repeated(" + 1", 300) + " }}"), "300");
+  EXPECT_EQ(render("{{ 'a'" + repeated(" ~ 'a'", 5000) + " }}"), std::string(5001, 'a'));
+  EXPECT_EQ(render("{{ 'ab'" + repeated("|upper|lower", 200) + " }}"), "ab");
+}
+
 TEST(ChatTemplate, ListsAndDictsAreImmutableAsInTheSandbox) {
   EXPECT_EQ(error_of([] { render("{% set xs = [] %}{{ xs.append(1) }}"); }),
             "chat template line 1: access to attribute 'append' of 'list' object is unsafe.");
