@@ -162,7 +162,8 @@ DIFFTX_COMMAND("serve", "an OpenAI-compatible HTTP server with continuous batchi
                "                         first (default 64 MiB; 0: none of them)\n"
                "  --max-body-bytes N     larger request bodies get 413 (default 8 MiB)\n"
                "  --max-connections N    connections served at once; more wait (default 128)\n"
-               "  --read-timeout S       seconds to wait for a request's header and body (default 30)\n"
+               "  --read-timeout S       seconds a client has to send a request's header and body\n"
+               "                         (after the 3 s a kept-alive connection may idle; default 30)\n"
                "  --grace S              on SIGINT/SIGTERM, seconds in-flight requests may finish (default 10)\n"
                "  --log-format text|json one line per request on stderr (default text)\n"
                "  --tokenizer NAME       use this tokenizer instead of the model directory's",

@@ -2,8 +2,8 @@
 
 namespace difftx::serve {
 
-ApiError::ApiError(int status_, std::string message, std::string param_, std::string code_)
-    : Error(std::move(message)), status(status_), param(std::move(param_)), code(std::move(code_)) {}
+ApiError::ApiError(int status_, std::string message_, std::string param_, std::string code_)
+    : Error(message_), status(status_), message(std::move(message_)), param(std::move(param_)), code(std::move(code_)) {}
 
 void bad_param(const std::string& param, const std::string& message) {
   throw ApiError(400, message, param, "invalid_value");
@@ -41,7 +41,7 @@ nlohmann::json error_body(int status, const std::string& message, const std::str
             {"code", code.empty() ? nlohmann::json(nullptr) : nlohmann::json(code)}}}};
 }
 
-nlohmann::json error_body(const ApiError& e) { return error_body(e.status, e.what(), e.param, e.code); }
+nlohmann::json error_body(const ApiError& e) { return error_body(e.status, e.message, e.param, e.code); }
 
 ErrorShape error_shape(const std::string& path) {
   return path == "/v1/messages" || path.rfind("/v1/messages/", 0) == 0 ? ErrorShape::anthropic : ErrorShape::openai;
@@ -51,7 +51,7 @@ nlohmann::json error_body(const ApiError& e, ErrorShape shape) {
   if (shape == ErrorShape::openai) return error_body(e);
   // Anthropic's types are OpenAI's but for the server's own failures.
   const char* type = e.status == 503 ? "overloaded_error" : e.status >= 500 ? "api_error" : error_type(e.status);
-  return {{"type", "error"}, {"error", {{"type", type}, {"message", e.what()}}}};
+  return {{"type", "error"}, {"error", {{"type", type}, {"message", e.message}}}};
 }
 
 }  // namespace difftx::serve

@@ -12,7 +12,8 @@ namespace difftx::serve {
 
 struct ApiError : Error {
   ApiError(int status, std::string message, std::string param = "", std::string code = "");
-  int status;         // 400, 401, 404, 405, 413, 503, ...
+  int status;           // 400, 401, 404, 405, 413, 503, ...
+  std::string message;  // what() too, but whole: a NUL from the request does not end it
   std::string param;  // the request field at fault; empty: none
   std::string code;   // a machine-readable reason; empty: none
 };

@@ -5,6 +5,12 @@
 namespace difftx::serve {
 
 void ChoiceRun::submit(std::vector<infer::Request> requests) {
+  // More than the engine holds at once would be a 503 whatever the load, retried forever.
+  const infer::EngineOptions& o = engine_.options();
+  if (static_cast<int64_t>(requests.size()) > o.max_queue + o.max_running)
+    throw ApiError(400, concat(requests.size(), " choices (n times the prompts) are more than this server takes at once (",
+                               o.max_queue + o.max_running, ": --max-queue plus --max-running)"),
+                   "n", "invalid_value");
   submitted_ = Clock::now();
   for (size_t i = 0; i < requests.size(); ++i) {
     requests[i].on_event = [shared = shared_, i](const infer::TokenEvent& e) {

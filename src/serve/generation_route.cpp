@@ -190,7 +190,7 @@ void respond_once(ServerState& state, Job& job, ChoiceRun& run, const httplib::R
   const bool content_logprobs = job.api == Api::responses && job.includes.logprobs;
   std::vector<ReplyStream> readers(content_logprobs ? run.size() : 0, ReplyStream(job.reply));
   std::vector<ContentTokens> content(readers.size());
-  ClientConnection client(req);
+  const ClientConnection client;
   Clock::time_point checked = Clock::now();
   while (!run.finished()) {
     for (const ChoiceEvent& ce : run.take(500ms)) {
@@ -690,7 +690,7 @@ void handle_responses(ServerState& state, const httplib::Request& req, httplib::
       if (r.background) return run_in_background(state, std::move(job), res);
       run_job(state, std::move(job), req, res);
     } catch (const ApiError& e) {  // the chat path's and the engine's refusals name their own fields
-      throw ApiError(e.status, e.what(), responses_param(e.param), e.code);
+      throw ApiError(e.status, e.message, responses_param(e.param), e.code);
     }
   });
 }

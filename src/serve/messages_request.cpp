@@ -311,7 +311,7 @@ ChatRequest parse_messages_request(const json& body, const ordered_json& ordered
     r.params.options.stop_strings = std::move(stops);
     return r;
   } catch (const ApiError& e) {
-    throw ApiError(e.status, e.what(), messages_param(e.param), e.code);
+    throw ApiError(e.status, e.message, messages_param(e.param), e.code);
   }
 }
 

@@ -203,7 +203,7 @@ void check_input_items(const ordered_json& items, const std::string& param) {
   try {
     input_messages(items, 0, param.c_str());
   } catch (const ApiError& e) {
-    throw ApiError(e.status, e.what(), param, e.code);
+    throw ApiError(e.status, e.message, param, e.code);
   }
 }
 
@@ -283,7 +283,7 @@ ResponsesRequest parse_responses_request(const json& body, const ordered_json& o
   try {
     out.chat = parse_chat_request(json(chat), chat, limits);
   } catch (const ApiError& e) {
-    throw ApiError(e.status, e.what(), responses_param(e.param), e.code);
+    throw ApiError(e.status, e.message, responses_param(e.param), e.code);
   }
   const auto given = [&](const char* key, json fallback) {
     const json* v = f.find(key);

@@ -1,5 +1,6 @@
 #include "serve/server.h"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include "serve/route_util.h"
 #include "serve/routes.h"
 #include "serve/stored_responses.h"
+#include "serve/connection_watch.h"
 
 namespace difftx::serve {
 
@@ -24,6 +26,8 @@ RequestRecord& current_record() {
 namespace {
 
 using Handler = void (*)(ServerState&, const httplib::Request&, httplib::Response&);
+
+constexpr int kKeepAliveSeconds = 3;  // how long a connection may wait idle for its next request
 
 struct Route {
   const char* method;
@@ -104,15 +108,17 @@ void close_request(ServerState& state, const httplib::Request& req, const httpli
   request_open = false;
 }
 
+ApiError body_too_large() {
+  return ApiError(413, "the request body is larger than the server's limit (--max-body-bytes)", "", "request_too_large");
+}
+
 void configure(httplib::Server& http, ServerState& state) {
   const ServerOptions& o = state.options;
-  const int threads = o.max_connections;
-  http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   http.set_payload_max_length(o.max_body_bytes);
   http.set_read_timeout(o.read_timeout_s, 0);
   http.set_write_timeout(o.write_timeout_s, 0);
   http.set_tcp_nodelay(true);  // stream chunks are small: send each at once
-  http.set_keep_alive_timeout(3);
+  http.set_keep_alive_timeout(kKeepAliveSeconds);
   http.set_keep_alive_max_count(1000);
   // CORS, as llama-server and vLLM answer by default: a browser page of any origin may call the
   // API (with the API key where one is set); its preflights are answered before authentication.
@@ -126,11 +132,34 @@ void configure(httplib::Server& http, ServerState& state) {
   });
   for (const Route& route : kRoutes) {
     const Handler handler = route.handler;
-    auto wrapped = [&state, handler](const httplib::Request& req, httplib::Response& res) { handler(state, req, res); };
+    auto wrapped = [&state, handler](const httplib::Request& req, httplib::Response& res) {
+      ConnectionWatch::request_read();
+      handler(state, req, res);
+    };
     const std::string method = route.method;
     if (method == "GET") http.Get(route.path, wrapped);
     else if (method == "DELETE") http.Delete(route.path, wrapped);
-    else http.Post(route.path, wrapped);
+    else http.Post(route.path, [&state, handler](const httplib::Request& req, httplib::Response& res,
+                                                 const httplib::ContentReader& read) {
+      // The body is read here, counted as it comes: httplib's limit holds only for a declared
+      // Content-Length, and read a chunked body, or one sent until the client closes, whole.
+      httplib::Request with_body = req;
+      const size_t limit = state.options.max_body_bytes;
+      bool too_large = false;
+      read([&](const char* data, size_t n) {
+        too_large = n > limit - std::min(limit, with_body.body.size());
+        if (!too_large) with_body.body.append(data, n);
+        return !too_large;
+      });
+      ConnectionWatch::request_read();
+      if (too_large) {
+        ConnectionWatch::stop_reading();  // the rest of the body is never read: the connection ends
+        send_error(res, body_too_large(), error_shape(req.path));
+        return;
+      }
+      if (res.status == 413) return;  // a declared Content-Length over the limit: the error handler answers
+      handler(state, with_body, res);
+    });
   }
   // Before routing: the log record, shutting down, authentication.
   http.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
@@ -164,12 +193,7 @@ void configure(httplib::Server& http, ServerState& state) {
     } else if (res.status == 404) {
       send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"), shape);
     } else if (res.status == 413) {
-      // httplib caps form-encoded bodies (curl's default type) at 8 KiB, whatever the limit.
-      const bool form = req.get_header_value("Content-Type").find("x-www-form-urlencoded") != std::string::npos;
-      send_error(res, ApiError(413, form ? "the request body is larger than the 8 KiB allowed for form-encoded bodies: "
-                                           "send it as Content-Type: application/json"
-                                         : "the request body is larger than the server's limit (--max-body-bytes)",
-                               "", "request_too_large"), shape);
+      send_error(res, body_too_large(), shape);
     } else {
       send_error(res, ApiError(res.status, concat("the request could not be read (HTTP ", res.status, ")")), shape);
     }
@@ -186,7 +210,10 @@ void configure(httplib::Server& http, ServerState& state) {
     }
     send_error(res, ApiError(500, "internal error: " + what, "", "internal_error"), error_shape(req.path));
   });
-  http.set_logger([&state](const httplib::Request& req, const httplib::Response& res) { close_request(state, req, res); });
+  http.set_logger([&state](const httplib::Request& req, const httplib::Response& res) {
+    close_request(state, req, res);
+    ConnectionWatch::request_answered();
+  });
 }
 
 // Waits (up to the grace period) for in-flight requests other than the caller's to end.
@@ -218,6 +245,11 @@ int run_server(const ServerOptions& options, const ModelLoader& load) {
     std::fprintf(stderr, "difftx serve: cannot listen on %s:%d\n", options.host.c_str(), options.port);
     return 1;
   }
+  // A request's whole header and body within the read timeout, after the keep-alive wait for it.
+  ConnectionWatch watch(port, static_cast<double>(options.read_timeout_s + kKeepAliveSeconds));
+  http.new_task_queue = [&watch, workers = static_cast<size_t>(options.max_connections)] {
+    return watch.new_pool(workers);
+  };
   std::fprintf(stderr, "difftx serve: listening on http://%s:%d\n", options.host.c_str(), port);
   std::thread listener([&] { http.listen_after_bind(); });
 
@@ -245,6 +277,7 @@ int run_server(const ServerOptions& options, const ModelLoader& load) {
   drain(state);
   if (state.ready) state.model->engine->stop();  // cancels what is left; their streams end
   drain(state);
+  watch.close_connections();  // a client still sending (or idle) does not hold the exit
   http.stop();
   listener.join();
   return load_failed ? 1 : 0;

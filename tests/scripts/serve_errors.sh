@@ -97,10 +97,11 @@ python3 -c 'import json; print(json.dumps({"prompt": "x" * 100000}))' > "$work/b
 grep -q '"type":"request_too_large"' "$work/body.json" || { echo "FAIL: 413 body"; cat "$work/body.json"; exit 1; }
 python3 -c 'import json; print(json.dumps({"prompt": "x" * 30000}))' > "$work/mid.json"  # under the limit
 [ "$(post $C @"$work/mid.json" "${auth[@]}")" = 400 ] || { echo "FAIL: a 30 kB body"; cat "$work/body.json"; exit 1; }
-# curl's default form encoding: httplib caps it at 8 KiB, and the 413 says to send JSON.
-[ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" -X POST --data-binary @"$work/mid.json" "$base$C")" = 413 ] ||
+# curl's default form encoding is read as the JSON it is, under the same limit (httplib alone
+# capped form bodies at 8 KiB).
+[ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" -X POST --data-binary @"$work/mid.json" "$base$C")" = 400 ] ||
   { echo "FAIL: a 30 kB form body"; cat "$work/body.json"; exit 1; }
-grep -q "application/json" "$work/body.json" || { echo "FAIL: the form 413 does not say to send JSON"; cat "$work/body.json"; exit 1; }
+grep -q "context_length_exceeded" "$work/body.json" || { echo "FAIL: a 30 kB form body was not read"; cat "$work/body.json"; exit 1; }
 # A body shorter than its Content-Length: the read times out (--read-timeout 2) and the
 # connection is closed without a 5xx.
 status="$( (printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\nContent-Length: 100\r\n\r\n{"prompt": ' ; sleep 4) |
@@ -112,6 +113,49 @@ s.settimeout(8)
 data = s.recv(4096).decode(errors="replace")
 print(data.split(" ")[1] if data else "closed")' "$port")"
 case "$status" in 4*|closed) ;; *) echo "FAIL: a truncated body gave '$status'"; exit 1 ;; esac
+
+# The limit holds for bodies of no declared length too: chunked, and sent until the client closes.
+[ "$(post $C @"$work/big.json" "${auth[@]}" -H 'Transfer-Encoding: chunked')" = 413 ] ||
+  { echo "FAIL: a 100 kB chunked body is not 413"; cat "$work/body.json"; exit 1; }
+status="$(timeout 20 python3 - "$port" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\nConnection: close\r\n\r\n")
+try:
+    s.sendall(b"x" * 200000)
+    s.shutdown(socket.SHUT_WR)
+except OSError:
+    pass
+s.settimeout(10)
+data = b""
+try:
+    while chunk := s.recv(65536):
+        data += chunk
+except OSError:
+    pass
+print(data.split(b" ")[1].decode() if data else "closed")
+PY
+)"
+case "$status" in 413|closed) ;; *) echo "FAIL: an unbounded body gave '$status'"; exit 1 ;; esac
+# A client that sends its request a byte at a time is cut off once --read-timeout (2 s) and the
+# keep-alive wait (3 s) have passed, whatever the pace; the server keeps answering meanwhile.
+drip() {  # drip SECONDS: sends a header a byte every 0.2 s; prints the seconds until the server cut it
+  timeout 60 python3 - "$port" "$1" "$work/dripping" <<'PY'
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+open(sys.argv[3], "w").close()
+start = time.time()
+while time.time() - start < float(sys.argv[2]):
+    try:
+        s.send(b"X")
+    except OSError:
+        break
+    time.sleep(0.2)
+print(round(time.time() - start))
+PY
+}
+cut="$(drip 30)"
+[ "$cut" -ge 4 ] && [ "$cut" -le 12 ] || { echo "FAIL: a dripping client was cut after $cut s (expected 5-6)"; exit 1; }
 
 # Routes and methods.
 [ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" "$base/v2/nothing")" = 404 ] || { echo "FAIL: unknown route"; exit 1; }
@@ -175,5 +219,24 @@ curl -s "${auth[@]}" "$base/metrics" > "$work/metrics.txt"
 grep -q '^difftx_kv_blocks_used 0$' "$work/metrics.txt" || { echo "FAIL: KV blocks held after the errors"; exit 1; }
 errors="$(server_errors)"
 [ -z "$errors" ] || { echo "FAIL: a 5xx in the log"; echo "$errors"; exit 1; }
+# A client still sending its request does not hold the server's exit.
+rm -f "$work/dripping"
+drip 30 > /dev/null &
+dripper=$!
+for _ in $(seq 1 100); do [ -e "$work/dripping" ] && break; sleep 0.1; done
+[ -e "$work/dripping" ] || { echo "FAIL: the dripping client did not connect"; exit 1; }
+started=$SECONDS
+stop_server
+[ $((SECONDS - started)) -le 5 ] || { echo "FAIL: SIGTERM took $((SECONDS - started)) s with a client dripping"; exit 1; }
+wait "$dripper" || true
+
+# An error message keeps what follows a NUL of the request.
+start_server --max-queue 1 --max-running 1
+[ "$(curl -s -o "$work/body.json" -w '%{http_code}' "$base/v1/models/%00abc")" = 404 ] || { echo "FAIL: NUL model"; exit 1; }
+grep -q 'u0000abc' "$work/body.json" || { echo "FAIL: the message stops at the NUL"; cat "$work/body.json"; exit 1; }
+# More choices than the engine holds at once can never run: a 400 naming n, not a 503 to retry.
+[ "$(post $C '{"prompt": "a", "max_tokens": 1, "n": 3}')" = 400 ] || { echo "FAIL: n past the queue"; cat "$work/body.json"; exit 1; }
+grep -q '"param":"n"' "$work/body.json" || { echo "FAIL: n past the queue names no n"; cat "$work/body.json"; exit 1; }
+[ "$(post $C '{"prompt": "a", "max_tokens": 1, "n": 2}')" = 200 ] || { echo "FAIL: n = 2 fits"; cat "$work/body.json"; exit 1; }
 stop_server
 echo "PASS"
