@@ -183,7 +183,6 @@ Probe probe(const Api& api, VkPhysicalDevice device) {
   // maxMemoryAllocationSize is a soft limit (NVIDIA allocates beyond it); maxBufferSize is not.
   c.max_buffer_bytes = v13 ? static_cast<int64_t>(m4.maxBufferSize) : static_cast<int64_t>(m3.maxMemoryAllocationSize);
   c.max_group_count = std::min(limits.maxComputeWorkGroupCount[0], limits.maxComputeWorkGroupCount[1]);
-  c.shared_bytes = limits.maxComputeSharedMemorySize;
   VkPhysicalDeviceMemoryProperties memory;
   api.vkGetPhysicalDeviceMemoryProperties(device, &memory);
   for (uint32_t h = 0; h < memory.memoryHeapCount; ++h)

@@ -42,7 +42,6 @@ struct Capabilities {
   int64_t binding_alignment = 0;                 // minStorageBufferOffsetAlignment
   int64_t max_buffer_bytes = 0;                  // maxBufferSize (maintenance4), else maxMemoryAllocationSize
   uint32_t max_group_count = 0;                  // maxComputeWorkGroupCount[0] (and [1])
-  int64_t shared_bytes = 0;                      // maxComputeSharedMemorySize
   int64_t device_local_bytes = 0;                // the largest device-local heap
 };
 
