@@ -40,7 +40,7 @@ class Memory {
   // Bytes the device has free for allocations (VK_EXT_memory_budget where the device has it,
   // else its device-local heap less what this backend holds).
   int64_t free_bytes() const;
-  int64_t used_bytes() const { return used_; }
+  int64_t used_bytes() const;
 
   // A host-visible buffer (staging): coherent memory, mapped for the buffer's life.
   struct HostBuffer {
