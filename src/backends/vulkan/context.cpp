@@ -371,20 +371,25 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
 
 Context::~Context() { close(); }
 
-void Context::close() {
-  if (device_) {
+void Context::close(bool abandon) {
+  if (closed_.exchange(true)) return;
+  if (device_ && !abandon) {
     api_.vkDeviceWaitIdle(device_);
     api_.vkDestroyDevice(device_, nullptr);
     device_ = VK_NULL_HANDLE;
   }
-  if (messenger_) {
+  if (messenger_) {  // also when abandoned: no callback into this object after it is gone
     api_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
     messenger_ = VK_NULL_HANDLE;
   }
-  if (instance_) {
+  if (instance_ && !abandon) {
     api_.vkDestroyInstance(instance_, nullptr);
     instance_ = VK_NULL_HANDLE;
   }
+}
+
+void Context::check_open() const {
+  DIFFTX_CHECK(!closed_, "vulkan: ", info_.name, " was closed (the process is exiting)");
 }
 
 double Context::timestamp_ns(uint64_t from, uint64_t to) const {

@@ -19,6 +19,7 @@ Memory::Memory(Context& context) : context_(context), api_(context.api()) {
 Memory::~Memory() { close(); }
 
 void Memory::close() {
+  if (context_.closed()) return;
   std::lock_guard lock(mutex_);
   for (auto& [id, a] : allocations_) {
     api_.vkDestroyBuffer(context_.device(), a.buffer, nullptr);
@@ -72,6 +73,7 @@ int64_t Memory::free_bytes() const {
 
 uint64_t Memory::allocate(int64_t bytes) {
   DIFFTX_CHECK(bytes > 0, "vulkan: allocation of ", bytes, " bytes: must be > 0");
+  context_.check_open();
   const Capabilities& caps = context_.caps();
   const std::string device = context_.info().name;
   const int64_t most = std::min<int64_t>(caps.max_buffer_bytes > 0 ? caps.max_buffer_bytes : INT64_MAX, kOffsetMask);
@@ -135,6 +137,7 @@ Resolved Memory::resolve(uint64_t address, int64_t bytes, const char* what) cons
                " is not this device's memory (a host pointer, or null)");
   const uint64_t id = (address & ~kDeviceAddressTag) >> kOffsetBits;
   const int64_t offset = static_cast<int64_t>(address & kOffsetMask);
+  context_.check_open();
   std::lock_guard lock(mutex_);
   auto it = allocations_.find(id);
   DIFFTX_CHECK(it != allocations_.end(), "vulkan: ", what, ": address 0x", std::hex, address,

@@ -128,7 +128,7 @@ Pipelines::Pipelines(Context& context) : context_(context) {
 Pipelines::~Pipelines() { close(); }
 
 void Pipelines::close() {
-  if (!cache_) return;
+  if (!cache_ || context_.closed()) return;
   try {
     save_cache();
   } catch (const std::exception&) {  // a cache that cannot be written costs compile time, nothing else
@@ -167,6 +167,7 @@ void Pipelines::save_cache() {
 
 const Pipeline& Pipelines::get(std::string_view shader, std::vector<uint32_t> descriptors, uint32_t push_bytes) {
   std::lock_guard lock(mutex_);
+  context_.check_open();
   if (auto it = pipelines_.find(shader); it != pipelines_.end()) return it->second;
   const ShaderCode* code = nullptr;
   for (const ShaderCode& c : shader_codes())

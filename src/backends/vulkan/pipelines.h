@@ -53,7 +53,7 @@ class Pipelines {
   const std::filesystem::path& cache_file() const { return cache_file_; }
   void save_cache();
   // Saves the cache when new pipelines were created, then destroys every pipeline and the cache;
-  // again, nothing.
+  // again, or once the context is closed (abandoned with the device: VulkanBackend::close), nothing.
   void close();
 
  private:
