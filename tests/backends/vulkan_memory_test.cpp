@@ -389,5 +389,33 @@ TEST_F(VulkanTest, TheProfileNamesEachShaderWithItsCallsAndTime) {
   EXPECT_NE(report.find("copy"), std::string::npos) << report;  // the uploads and the download
 }
 
+// Profiling: an upload whose copy finds the batch's timestamps full goes to the next batch with
+// its staging, the bytes copied from the staging of the batch that runs the copy.
+TEST_F(VulkanTest, AnUploadWhenTheProfilesTimestampsAreFullKeepsItsBytes) {
+  setenv("DIFFTX_VULKAN_PROFILE", "1", 1);
+  const auto backend = open_another({});
+  unsetenv("DIFFTX_VULKAN_PROFILE");
+  const int64_t n = 4096;
+  std::vector<float> x(n);
+  std::iota(x.begin(), x.end(), 1.0f);
+  DeviceBuffer a = backend->allocate(64), b = backend->allocate(64), y = backend->allocate(n * 4);
+  backend->synchronize();  // a new batch: 1024 timestamps, one at its start and one after each command
+  for (int i = 0; i < 1023; ++i) backend->copy(b.as<void>(), a.as<const void>(), 64);
+  backend->upload(y.as<void>(), x.data(), n * 4);  // its copy: the 1024th command, in the next batch
+  for (int round = 0; round < 4; ++round) {        // later uploads reuse the batches' staging
+    std::vector<float> other(n, static_cast<float>(-round));
+    DeviceBuffer z = backend->allocate(n * 4);
+    backend->upload(z.as<void>(), other.data(), n * 4);
+    backend->synchronize();
+  }
+  std::vector<float> got(n);
+  backend->download(got.data(), y.as<const void>(), n * 4);
+  EXPECT_EQ(got, x);
+  ::testing::internal::CaptureStderr();
+  backend->close();
+  ::testing::internal::GetCapturedStderr();
+  for (const std::string& m : backend->validation_messages()) ADD_FAILURE() << "Vulkan validation: " << m;
+}
+
 }  // namespace
 }  // namespace difftx

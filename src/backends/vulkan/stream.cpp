@@ -373,8 +373,10 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
 }
 
 void Stream::copy(VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes) {
-  if (bytes <= 0) return;
-  Batch& b = room();
+  if (bytes > 0) record_copy(room(), src, src_offset, dst, dst_offset, bytes);
+}
+
+void Stream::record_copy(Batch& b, VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes) {
   const Access accesses[] = {{src, static_cast<VkDeviceSize>(src_offset), static_cast<VkDeviceSize>(bytes), false},
                              {dst, static_cast<VkDeviceSize>(dst_offset), static_cast<VkDeviceSize>(bytes), true}};
   order(b, accesses);
@@ -396,14 +398,16 @@ void Stream::fill_zero(VkBuffer buffer, int64_t offset, int64_t bytes) {
 void Stream::upload(VkBuffer dst, int64_t offset, const void* src, int64_t bytes) {
   const auto* from = static_cast<const unsigned char*>(src);
   while (bytes > 0) {
-    Batch* b = &open();
+    // The batch's room first (which may submit it and open the next), then its staging: the copy
+    // is recorded in the batch whose staging it reads.
+    Batch* b = &room();
     if (b->staging_head == b->staging_end) {
       submit();
-      b = &open();
+      b = &room();
     }
     const int64_t n = std::min(bytes, b->staging_end - b->staging_head);
     std::memcpy(staging_.mapped + b->staging_head, from, static_cast<size_t>(n));
-    copy(staging_.buffer, b->staging_head, dst, offset, n);
+    record_copy(*b, staging_.buffer, b->staging_head, dst, offset, n);
     b->staging_head = std::min(b->staging_end, b->staging_head + (n + 15) / 16 * 16);
     from += n;
     offset += n;

@@ -88,6 +88,8 @@ class Stream {
   void read_timestamps(Batch& batch);  // profiling: the finished batch's times into profile_
   // The stream failed (why: kept for every later error; stream.h's header): an error saying so.
   [[noreturn]] void failed(std::string why);
+  // A copy into the batch, which has room() for it.
+  void record_copy(Batch& batch, VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes);
   VkDescriptorSet descriptor_set(Batch& batch, const Pipeline& pipeline);
 
   Context& context_;
