@@ -7,6 +7,7 @@ import textwrap
 import weakref
 
 import numpy as np
+import pytest
 
 import difftx
 from conftest import FIXTURES
@@ -75,6 +76,28 @@ def test_the_interpreter_exits_while_daemon_threads_run_difftx(diff_dir):
     """)
     for _ in range(3):
         done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, (done.returncode, done.stderr)
+
+
+def test_the_interpreter_exits_while_daemon_threads_run_difftx_on_vulkan(binary):
+    # The exit closes the Vulkan device (before the driver's own exit handlers) while the threads
+    # run ops on it: an op after the close is an error in its thread, never a crash.
+    if "vulkan:0" not in subprocess.run([binary, "--version"], capture_output=True, text=True).stdout:
+        pytest.skip("no Vulkan device here")
+    script = textwrap.dedent(f"""
+        import difftx, threading, time
+        import numpy as np
+        model = difftx.load({str(FIXTURES / "oracle" / "diff")!r}, device="vulkan:0", threads=1)
+        model.logits(np.ones(60, dtype=np.int64))  # the shaders compiled before the threads start
+        def logits():
+            while True:
+                model.logits(np.ones(60, dtype=np.int64))
+        for _ in range(2):
+            threading.Thread(target=logits, daemon=True).start()
+        time.sleep(0.3)
+    """)
+    for _ in range(3):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, (done.returncode, done.stderr)
 
 

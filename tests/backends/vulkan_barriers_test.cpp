@@ -8,6 +8,7 @@
 // operands into windows.
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -70,14 +71,15 @@ TEST_F(VulkanTest, EveryEngineStepsDependenciesHaveTheirBarriers) {
   expect_no_validation_messages(*device);
 }
 
+std::span<const uint32_t> code(const char* name) {
+  for (const backends::vulkan::ShaderCode& c : backends::vulkan::shader_codes())
+    if (std::string(c.name) == name) return std::span<const uint32_t>(c.words, c.word_count);
+  ADD_FAILURE() << "no shader " << name;
+  return std::span<const uint32_t>();
+}
+
 // The bindings a shader writes, read from its SPIR-V: `readonly` ones are not written.
 TEST_F(VulkanTest, TheStreamKnowsWhichBindingsAShaderWrites) {
-  const auto code = [](const char* name) {
-    for (const backends::vulkan::ShaderCode& c : backends::vulkan::shader_codes())
-      if (std::string(c.name) == name) return std::span<const uint32_t>(c.words, c.word_count);
-    ADD_FAILURE() << "no shader " << name;
-    return std::span<const uint32_t>();
-  };
   // rmsnorm: x and g read, y and rstd written.
   EXPECT_EQ(backends::vulkan::writable_bindings(code("rmsnorm_2048"), 4),
             (std::vector<bool>{false, false, true, true}));
@@ -89,6 +91,53 @@ TEST_F(VulkanTest, TheStreamKnowsWhichBindingsAShaderWrites) {
   const uint32_t not_spirv[] = {1, 2, 3, 4, 5};
   EXPECT_NE(testing::error_of([&] { backends::vulkan::writable_bindings(not_spirv, 1); }).find("not SPIR-V"),
             std::string::npos);
+}
+
+// What a shader's workgroup asks of the device, read from its SPIR-V: its size and shared memory.
+TEST_F(VulkanTest, AShadersWorkgroupNeedsAreReadFromItsSpirv) {
+  using backends::vulkan::workgroup_needs;
+  EXPECT_EQ(workgroup_needs(code("rmsnorm_256")).invocations(), 32u);  // WG=32
+  EXPECT_EQ(workgroup_needs(code("rmsnorm_4096")).invocations(), 256u);
+  EXPECT_EQ(workgroup_needs(code("add")).shared_bytes, 0);
+  // paged_attention.comp at 32 pairs: qs (2048 floats) and scores (32 x 128 floats) alone are 24 KiB.
+  EXPECT_GT(workgroup_needs(code("paged_attention_p32s")).shared_bytes, 24 << 10);
+  EXPECT_GT(workgroup_needs(code("matmul_gemm64_f32")).shared_bytes, 16 << 10);
+  // Every shader of the build fits the device the tests run on.
+  const VkPhysicalDeviceLimits& limits = vk().context().properties().limits;
+  for (const backends::vulkan::ShaderCode& c : backends::vulkan::shader_codes())
+    EXPECT_NO_THROW(backends::vulkan::check_limits(limits, vk().info().name, c.name,
+                                                   workgroup_needs({c.words, c.word_count}), 13, 128))
+        << c.name;
+}
+
+// A device whose limits are below what a shader needs: an error naming the device, the limit,
+// what it has and what the shader needs, before any pipeline is created.
+TEST_F(VulkanTest, AShaderBeyondTheDevicesLimitsIsAClearError) {
+  using backends::vulkan::check_limits;
+  const auto needs = backends::vulkan::workgroup_needs(code("paged_attention_p32s"));
+  VkPhysicalDeviceLimits limits = vk().context().properties().limits;
+  limits.maxComputeSharedMemorySize = 16384;
+  std::string error =
+      testing::error_of([&] { check_limits(limits, "a small GPU", "paged_attention_p32s", needs, 13, 0); });
+  EXPECT_NE(error.find("a small GPU"), std::string::npos) << error;
+  EXPECT_NE(error.find("paged_attention_p32s"), std::string::npos) << error;
+  EXPECT_NE(error.find("maxComputeSharedMemorySize is 16384"), std::string::npos) << error;
+  EXPECT_NE(error.find("needs " + std::to_string(needs.shared_bytes)), std::string::npos) << error;
+  limits = vk().context().properties().limits;
+  limits.maxComputeWorkGroupInvocations = 128;
+  const auto norm = backends::vulkan::workgroup_needs(code("rmsnorm_4096"));
+  error = testing::error_of([&] { check_limits(limits, "a small GPU", "rmsnorm_4096", norm, 4, 0); });
+  EXPECT_NE(error.find("maxComputeWorkGroupInvocations is 128"), std::string::npos) << error;
+  limits = vk().context().properties().limits;
+  limits.maxPerStageDescriptorStorageBuffers = 8;
+  error = testing::error_of([&] { check_limits(limits, "a small GPU", "paged_attention_p32s", needs, 13, 0); });
+  EXPECT_NE(error.find("maxPerStageDescriptorStorageBuffers is 8; the shader needs 13"), std::string::npos) << error;
+  // Pipelines::get checks before it creates anything: here, more storage buffers than the device binds.
+  backends::vulkan::Pipelines pipelines(const_cast<backends::vulkan::Context&>(vk().context()));
+  const uint32_t most = vk().context().properties().limits.maxPerStageDescriptorStorageBuffers;
+  error = testing::error_of([&] { pipelines.get("add", {most + 1, 1, 1}, 16); });
+  EXPECT_NE(error.find("maxPerStageDescriptorStorageBuffers is " + std::to_string(most)), std::string::npos) << error;
+  EXPECT_EQ(pipelines.created(), 0);
 }
 
 }  // namespace

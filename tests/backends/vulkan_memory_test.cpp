@@ -8,6 +8,7 @@
 #include <cstring>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/vulkan/api.h"
@@ -173,7 +174,7 @@ TEST_F(VulkanTest, ATinyBindingLimitIsAnError) {
 }
 
 // A device that does not finish in time is an error, never a hang; the backend then refuses work,
-// and going away waits for what is still running before it frees the memory.
+// and going away neither waits for what may still be running nor frees what it uses.
 TEST_F(VulkanTest, AWaitThatTimesOutIsAnErrorAndTheBackendStopsCleanly) {
   backends::vulkan::Options options;
   options.timeout_seconds = 1e-6;
@@ -213,6 +214,90 @@ TEST_F(VulkanTest, AClosedBackendFreesNothingMoreAndRefusesWork) {
   const std::string error = testing::error_of([&] { backend->synchronize(); });
   EXPECT_NE(error.find("was closed"), std::string::npos) << error;
   buffer = DeviceBuffer();  // freed after the close: nothing happens
+}
+
+// Every op after the close is that error, from any thread (Python's daemon threads run ops while
+// the interpreter exits): none reaches the destroyed device.
+TEST_F(VulkanTest, OpsOfOtherThreadsDuringAndAfterTheCloseAreErrors) {
+  const auto backend = open_another({});
+  const int64_t n = 4096;
+  DeviceBuffer x = backend->allocate(n * 4), y = backend->allocate(n * 4);
+  backend->add(y.as<float>(), x.as<const float>(), n);
+  backend->synchronize();
+  std::vector<std::string> stopped(2);
+  std::vector<std::thread> threads;
+  for (std::string& why : stopped)
+    threads.emplace_back([&] {
+      while (why.empty()) why = testing::error_of([&] { backend->add(y.as<float>(), x.as<const float>(), n); });
+    });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  backend->close();
+  for (std::thread& t : threads) t.join();
+  for (const std::string& why : stopped) EXPECT_FALSE(why.empty());
+  std::vector<float> host(16, 1.0f);
+  for (const auto& [op, error] : std::vector<std::pair<const char*, std::string>>{
+           {"add", testing::error_of([&] { backend->add(y.as<float>(), x.as<const float>(), n); })},
+           {"allocate", testing::error_of([&] { backend->allocate(1024); })},
+           {"upload", testing::error_of([&] { backend->upload(x.as<void>(), host.data(), 64); })},
+           {"download", testing::error_of([&] { backend->download(host.data(), y.as<const void>(), 64); })},
+           {"copy", testing::error_of([&] { backend->copy(x.as<void>(), y.as<const void>(), 64); })},
+           {"zero", testing::error_of([&] { backend->zero(x.as<void>(), 6); })},
+           {"device_milliseconds", testing::error_of([&] { backend->device_milliseconds([] {}); })}})
+    EXPECT_NE(error.find(backend->info().name + " was closed (the process is exiting)"), std::string::npos)
+        << op << ": " << error;
+}
+
+// A wait that times out while the backend closes (at the process's exit): the work may still be
+// running, so nothing it uses is destroyed or freed, and the device is neither waited for (it may
+// never finish) nor destroyed; the timeout is said on stderr.
+TEST_F(VulkanTest, ACloseWhoseWaitTimesOutDestroysNothing) {
+  backends::vulkan::Options options;
+  options.timeout_seconds = 1e-6;
+  const auto backend = open_another(options);
+  Rng rng(9);
+  const std::vector<float> w = testing::random_vector(4096 * 256, rng);
+  DeviceBuffer wd = backend->allocate(4096 * 256 * 4), x = backend->allocate(256 * 4 * 64),
+               y = backend->allocate(4096 * 4 * 64);
+  backend->upload(wd.as<void>(), w.data(), 4096 * 256 * 4);
+  for (int i = 0; i < 8; ++i)  // in flight, or recorded: the close's wait gives it a microsecond
+    backend->matmul({kernels::WeightType::f32, wd.as<const void>(), 4096, 256, nullptr}, x.as<const float>(),
+                    y.as<float>(), 64, false, kernels::MatmulOrder::gemm);
+  ::testing::internal::CaptureStderr();
+  backend->close();
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("did not finish its work within"), std::string::npos) << err;
+  EXPECT_NE(err.find("left for the process's exit"), std::string::npos) << err;
+  for (const std::string& m : backend->validation_messages()) ADD_FAILURE() << "Vulkan validation: " << m;
+  EXPECT_NE(testing::error_of([&] { backend->synchronize(); }).find("was closed"), std::string::npos);
+}
+
+// A submit that fails (here VK_ERROR_OUT_OF_HOST_MEMORY, injected) loses the ops recorded in its
+// batch: the backend fails for good, each later op an error naming the submit's result, even
+// where the failure came in a destructor that could not throw (a buffer's release).
+VKAPI_ATTR VkResult VKAPI_CALL submit_out_of_host_memory(VkQueue, uint32_t, const VkSubmitInfo*, VkFence) {
+  return VK_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+TEST_F(VulkanTest, AFailedSubmitFailsEveryLaterOp) {
+  const auto backend = open_another({});
+  const int64_t n = 1024;
+  const std::vector<float> ones(n, 1.0f);
+  DeviceBuffer x = backend->allocate(n * 4), y = backend->allocate(n * 4);
+  backend->upload(x.as<void>(), ones.data(), n * 4);
+  backend->synchronize();
+  backend->add(y.as<float>(), x.as<const float>(), n);  // recorded, not yet submitted
+  // The stream calls the entry points the context loaded: the submit replaced there.
+  auto& api = const_cast<backends::vulkan::Api&>(backend->context().api());
+  const PFN_vkQueueSubmit submit = api.vkQueueSubmit;
+  api.vkQueueSubmit = submit_out_of_host_memory;
+  { DeviceBuffer scratch = backend->allocate(256); }  // its release submits the batch: the error swallowed
+  api.vkQueueSubmit = submit;
+  std::vector<float> got(n, -1.0f);
+  const std::string error = testing::error_of([&] { backend->download(got.data(), y.as<const void>(), n * 4); });
+  EXPECT_NE(error.find("vkQueueSubmit: VK_ERROR_OUT_OF_HOST_MEMORY"), std::string::npos) << error;
+  EXPECT_NE(error.find("can do no more work"), std::string::npos) << error;
+  EXPECT_EQ(got[0], -1.0f);  // not the stale 0 the dropped add left behind
+  EXPECT_NE(testing::error_of([&] { backend->allocate(64); }).find("VK_ERROR_OUT_OF_HOST_MEMORY"), std::string::npos);
 }
 
 // DIFFTX_VULKAN_VALIDATION=1's reporting (open_device): a message of the layer on stderr as it
@@ -302,6 +387,34 @@ TEST_F(VulkanTest, TheProfileNamesEachShaderWithItsCallsAndTime) {
   EXPECT_EQ(std::sscanf(report.c_str() + line, "matmul_gemv1_f32 %d", &calls), 1) << report;
   EXPECT_EQ(calls, 3) << report;
   EXPECT_NE(report.find("copy"), std::string::npos) << report;  // the uploads and the download
+}
+
+// Profiling: an upload whose copy finds the batch's timestamps full goes to the next batch with
+// its staging, the bytes copied from the staging of the batch that runs the copy.
+TEST_F(VulkanTest, AnUploadWhenTheProfilesTimestampsAreFullKeepsItsBytes) {
+  setenv("DIFFTX_VULKAN_PROFILE", "1", 1);
+  const auto backend = open_another({});
+  unsetenv("DIFFTX_VULKAN_PROFILE");
+  const int64_t n = 4096;
+  std::vector<float> x(n);
+  std::iota(x.begin(), x.end(), 1.0f);
+  DeviceBuffer a = backend->allocate(64), b = backend->allocate(64), y = backend->allocate(n * 4);
+  backend->synchronize();  // a new batch: 1024 timestamps, one at its start and one after each command
+  for (int i = 0; i < 1023; ++i) backend->copy(b.as<void>(), a.as<const void>(), 64);
+  backend->upload(y.as<void>(), x.data(), n * 4);  // its copy: the 1024th command, in the next batch
+  for (int round = 0; round < 4; ++round) {        // later uploads reuse the batches' staging
+    std::vector<float> other(n, static_cast<float>(-round));
+    DeviceBuffer z = backend->allocate(n * 4);
+    backend->upload(z.as<void>(), other.data(), n * 4);
+    backend->synchronize();
+  }
+  std::vector<float> got(n);
+  backend->download(got.data(), y.as<const void>(), n * 4);
+  EXPECT_EQ(got, x);
+  ::testing::internal::CaptureStderr();
+  backend->close();
+  ::testing::internal::GetCapturedStderr();
+  for (const std::string& m : backend->validation_messages()) ADD_FAILURE() << "Vulkan validation: " << m;
 }
 
 }  // namespace

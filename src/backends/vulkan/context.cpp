@@ -183,7 +183,6 @@ Probe probe(const Api& api, VkPhysicalDevice device) {
   // maxMemoryAllocationSize is a soft limit (NVIDIA allocates beyond it); maxBufferSize is not.
   c.max_buffer_bytes = v13 ? static_cast<int64_t>(m4.maxBufferSize) : static_cast<int64_t>(m3.maxMemoryAllocationSize);
   c.max_group_count = std::min(limits.maxComputeWorkGroupCount[0], limits.maxComputeWorkGroupCount[1]);
-  c.shared_bytes = limits.maxComputeSharedMemorySize;
   VkPhysicalDeviceMemoryProperties memory;
   api.vkGetPhysicalDeviceMemoryProperties(device, &memory);
   for (uint32_t h = 0; h < memory.memoryHeapCount; ++h)
@@ -372,20 +371,25 @@ Context::Context(int index, const Options& options) : api_(Api::global()), optio
 
 Context::~Context() { close(); }
 
-void Context::close() {
-  if (device_) {
+void Context::close(bool abandon) {
+  if (closed_.exchange(true)) return;
+  if (device_ && !abandon) {
     api_.vkDeviceWaitIdle(device_);
     api_.vkDestroyDevice(device_, nullptr);
     device_ = VK_NULL_HANDLE;
   }
-  if (messenger_) {
+  if (messenger_) {  // also when abandoned: no callback into this object after it is gone
     api_.vkDestroyDebugUtilsMessengerEXT(instance_, messenger_, nullptr);
     messenger_ = VK_NULL_HANDLE;
   }
-  if (instance_) {
+  if (instance_ && !abandon) {
     api_.vkDestroyInstance(instance_, nullptr);
     instance_ = VK_NULL_HANDLE;
   }
+}
+
+void Context::check_open() const {
+  DIFFTX_CHECK(!closed_, "vulkan: ", info_.name, " was closed (the process is exiting)");
 }
 
 double Context::timestamp_ns(uint64_t from, uint64_t to) const {

@@ -2,6 +2,7 @@
 // physical device chosen by index, what it can do (features, limits), the logical device and
 // one compute queue.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -42,7 +43,6 @@ struct Capabilities {
   int64_t binding_alignment = 0;                 // minStorageBufferOffsetAlignment
   int64_t max_buffer_bytes = 0;                  // maxBufferSize (maintenance4), else maxMemoryAllocationSize
   uint32_t max_group_count = 0;                  // maxComputeWorkGroupCount[0] (and [1])
-  int64_t shared_bytes = 0;                      // maxComputeSharedMemorySize
   int64_t device_local_bytes = 0;                // the largest device-local heap
 };
 
@@ -93,9 +93,13 @@ class Context {
   double timestamp_ns(uint64_t from, uint64_t to) const;
 
   // Destroys the device, the messenger and the instance, as far as they were created; again,
-  // nothing. Everything made on the device must be destroyed first.
-  void close();
-  bool closed() const { return device_ == VK_NULL_HANDLE; }
+  // nothing. Everything made on the device must be destroyed first. abandon: the device may still
+  // run work (a wait timed out, it was lost): only the messenger is destroyed, the device is
+  // neither waited for nor destroyed, and the process's exit reclaims it.
+  void close(bool abandon = false);
+  bool closed() const { return closed_; }
+  // Error "vulkan: <device> was closed (the process is exiting)" once close() ran.
+  void check_open() const;
 
   // The validation layer's errors and warnings so far (empty without validation).
   std::vector<std::string> validation_messages() const;
@@ -109,6 +113,7 @@ class Context {
   VkPhysicalDevice physical_ = VK_NULL_HANDLE;
   int index_ = -1;
   VkDevice device_ = VK_NULL_HANDLE;
+  std::atomic<bool> closed_ = false;  // read without the backend's lock (Memory::resolve)
   VkQueue queue_ = VK_NULL_HANDLE;
   uint32_t queue_family_ = 0;
   uint32_t timestamp_bits_ = 0;

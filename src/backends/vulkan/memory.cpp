@@ -19,6 +19,7 @@ Memory::Memory(Context& context) : context_(context), api_(context.api()) {
 Memory::~Memory() { close(); }
 
 void Memory::close() {
+  if (context_.closed()) return;
   std::lock_guard lock(mutex_);
   for (auto& [id, a] : allocations_) {
     api_.vkDestroyBuffer(context_.device(), a.buffer, nullptr);
@@ -42,14 +43,22 @@ VkBuffer Memory::create_buffer(int64_t bytes, VkMemoryRequirements* requirements
   info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   VkBuffer buffer = VK_NULL_HANDLE;
-  check(api_.vkCreateBuffer(context_.device(), &info, nullptr, &buffer), "vkCreateBuffer");
+  const VkResult result = api_.vkCreateBuffer(context_.device(), &info, nullptr, &buffer);
+  if (result != VK_SUCCESS)
+    fail("vulkan: vkCreateBuffer of ", gib(bytes), " on ", context_.info().name, ": ", result_name(result), " (",
+         static_cast<int>(result), ")");
   api_.vkGetBufferMemoryRequirements(context_.device(), buffer, requirements);
   return buffer;
 }
 
+int64_t Memory::used_bytes() const {
+  std::lock_guard lock(mutex_);
+  return used_;
+}
+
 int64_t Memory::free_bytes() const {
   const int64_t total = context_.caps().device_local_bytes;
-  if (!context_.caps().memory_budget) return std::max<int64_t>(0, total - used_);
+  if (!context_.caps().memory_budget) return std::max<int64_t>(0, total - used_bytes());
   VkPhysicalDeviceMemoryBudgetPropertiesEXT budget{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
   VkPhysicalDeviceMemoryProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2};
   props.pNext = &budget;
@@ -64,6 +73,7 @@ int64_t Memory::free_bytes() const {
 
 uint64_t Memory::allocate(int64_t bytes) {
   DIFFTX_CHECK(bytes > 0, "vulkan: allocation of ", bytes, " bytes: must be > 0");
+  context_.check_open();
   const Capabilities& caps = context_.caps();
   const std::string device = context_.info().name;
   const int64_t most = std::min<int64_t>(caps.max_buffer_bytes > 0 ? caps.max_buffer_bytes : INT64_MAX, kOffsetMask);
@@ -127,6 +137,7 @@ Resolved Memory::resolve(uint64_t address, int64_t bytes, const char* what) cons
                " is not this device's memory (a host pointer, or null)");
   const uint64_t id = (address & ~kDeviceAddressTag) >> kOffsetBits;
   const int64_t offset = static_cast<int64_t>(address & kOffsetMask);
+  context_.check_open();
   std::lock_guard lock(mutex_);
   auto it = allocations_.find(id);
   DIFFTX_CHECK(it != allocations_.end(), "vulkan: ", what, ": address 0x", std::hex, address,
@@ -154,13 +165,21 @@ Memory::HostBuffer Memory::allocate_host(int64_t bytes, bool readback) {
   VkMemoryAllocateInfo info{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   info.allocationSize = req.size;
   info.memoryTypeIndex = type;
+  const char* step = "vkAllocateMemory";
   VkResult result = api_.vkAllocateMemory(context_.device(), &info, nullptr, &h.memory);
-  if (result == VK_SUCCESS) result = api_.vkBindBufferMemory(context_.device(), h.buffer, h.memory, 0);
+  if (result == VK_SUCCESS) {
+    step = "vkBindBufferMemory";
+    result = api_.vkBindBufferMemory(context_.device(), h.buffer, h.memory, 0);
+  }
   void* mapped = nullptr;
-  if (result == VK_SUCCESS) result = api_.vkMapMemory(context_.device(), h.memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+  if (result == VK_SUCCESS) {
+    step = "vkMapMemory";
+    result = api_.vkMapMemory(context_.device(), h.memory, 0, VK_WHOLE_SIZE, 0, &mapped);
+  }
   if (result != VK_SUCCESS) {
     release_host(h);
-    check(result, "staging memory");
+    fail("vulkan: ", readback ? "readback" : "staging", " memory of ", gib(bytes), " on ", context_.info().name, ": ",
+         step, ": ", result_name(result), " (", static_cast<int>(result), ")");
   }
   h.mapped = static_cast<unsigned char*>(mapped);
   h.bytes = bytes;

@@ -30,17 +30,19 @@ class Memory {
   Memory& operator=(const Memory&) = delete;
 
   // A device-local buffer of at least `bytes` (rounded up to 256), contents unspecified; its
-  // address. Error naming the bytes asked and free when it does not fit.
+  // address. Error naming the bytes asked and free when it does not fit, and once the context is
+  // closed.
   uint64_t allocate(int64_t bytes);
   void release(uint64_t address);
-  // Every allocation released (the host buffers are their owners' to release); again, nothing.
+  // Every allocation released (the host buffers are their owners' to release); again, or once the
+  // context is closed (abandoned with the device: VulkanBackend::close), nothing.
   void close();
   // The allocation `address` points into, checked: [address, address + bytes) must lie inside it.
   Resolved resolve(uint64_t address, int64_t bytes, const char* what) const;
   // Bytes the device has free for allocations (VK_EXT_memory_budget where the device has it,
   // else its device-local heap less what this backend holds).
   int64_t free_bytes() const;
-  int64_t used_bytes() const { return used_; }
+  int64_t used_bytes() const;
 
   // A host-visible buffer (staging): coherent memory, mapped for the buffer's life.
   struct HostBuffer {

@@ -91,6 +91,21 @@ std::filesystem::path cache_directory() {
   return {};
 }
 
+void check_limits(const VkPhysicalDeviceLimits& limits, std::string_view device, std::string_view shader,
+                  const WorkgroupNeeds& needs, uint32_t storage_buffers, uint32_t push_bytes) {
+  const auto need = [&](const char* limit, uint64_t have, uint64_t needed) {
+    DIFFTX_CHECK(needed <= have, "vulkan: device ", device, " cannot run shader '", shader, "': its ", limit, " is ",
+                 have, "; the shader needs ", needed);
+  };
+  need("maxComputeWorkGroupInvocations", limits.maxComputeWorkGroupInvocations, needs.invocations());
+  const char* sizes[] = {"maxComputeWorkGroupSize[0]", "maxComputeWorkGroupSize[1]", "maxComputeWorkGroupSize[2]"};
+  for (int i = 0; i < 3; ++i) need(sizes[i], limits.maxComputeWorkGroupSize[i], needs.size[i]);
+  need("maxComputeSharedMemorySize", limits.maxComputeSharedMemorySize, static_cast<uint64_t>(needs.shared_bytes));
+  need("maxPerStageDescriptorStorageBuffers", limits.maxPerStageDescriptorStorageBuffers, storage_buffers);
+  need("maxDescriptorSetStorageBuffers", limits.maxDescriptorSetStorageBuffers, storage_buffers);
+  need("maxPushConstantsSize", limits.maxPushConstantsSize, push_bytes);
+}
+
 uint32_t Pipeline::descriptor_count() const { return std::accumulate(descriptors.begin(), descriptors.end(), 0u); }
 
 Pipelines::Pipelines(Context& context) : context_(context) {
@@ -113,7 +128,7 @@ Pipelines::Pipelines(Context& context) : context_(context) {
 Pipelines::~Pipelines() { close(); }
 
 void Pipelines::close() {
-  if (!cache_) return;
+  if (!cache_ || context_.closed()) return;
   try {
     save_cache();
   } catch (const std::exception&) {  // a cache that cannot be written costs compile time, nothing else
@@ -152,6 +167,7 @@ void Pipelines::save_cache() {
 
 const Pipeline& Pipelines::get(std::string_view shader, std::vector<uint32_t> descriptors, uint32_t push_bytes) {
   std::lock_guard lock(mutex_);
+  context_.check_open();
   if (auto it = pipelines_.find(shader); it != pipelines_.end()) return it->second;
   const ShaderCode* code = nullptr;
   for (const ShaderCode& c : shader_codes())
@@ -164,6 +180,8 @@ const Pipeline& Pipelines::get(std::string_view shader, std::vector<uint32_t> de
   p.descriptors = std::move(descriptors);
   p.writes = writable_bindings({code->words, code->word_count}, p.descriptors.size());
   p.push_bytes = push_bytes;
+  check_limits(context_.properties().limits, context_.info().name, shader,
+               workgroup_needs({code->words, code->word_count}), p.descriptor_count(), push_bytes);
   std::vector<VkDescriptorSetLayoutBinding> bindings;
   for (uint32_t i = 0; i < p.descriptors.size(); ++i)
     bindings.push_back({i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, p.descriptors[i], VK_SHADER_STAGE_COMPUTE_BIT, nullptr});

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/vulkan/context.h"
+#include "backends/vulkan/spirv_bindings.h"
 
 namespace difftx::backends::vulkan {
 
@@ -45,13 +46,14 @@ class Pipelines {
   Pipelines& operator=(const Pipelines&) = delete;
 
   // The shader's pipeline, created on first use. Error naming the shader when the build has no
-  // such shader or the driver fails to create it.
+  // such shader, the device's limits are below what it needs (check_limits), or the driver fails
+  // to create it; and once the context is closed.
   const Pipeline& get(std::string_view shader, std::vector<uint32_t> descriptors, uint32_t push_bytes);
   int64_t created() const { return created_; }
   const std::filesystem::path& cache_file() const { return cache_file_; }
   void save_cache();
   // Saves the cache when new pipelines were created, then destroys every pipeline and the cache;
-  // again, nothing.
+  // again, or once the context is closed (abandoned with the device: VulkanBackend::close), nothing.
   void close();
 
  private:
@@ -63,6 +65,12 @@ class Pipelines {
   int64_t created_ = 0;
   bool dirty_ = false;
 };
+
+// Error naming the device, the limit, what the device has and what `shader` needs, where the
+// shader asks more than the device allows: its workgroup (size, shared memory), its storage
+// buffers, its push constants.
+void check_limits(const VkPhysicalDeviceLimits& limits, std::string_view device, std::string_view shader,
+                  const WorkgroupNeeds& needs, uint32_t storage_buffers, uint32_t push_bytes);
 
 // The directory difftx keeps caches in: $DIFFTX_CACHE_DIR, else $XDG_CACHE_HOME/difftx, else
 // ~/.cache/difftx; empty when none can be named.

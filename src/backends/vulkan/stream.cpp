@@ -122,13 +122,19 @@ Stream::~Stream() { close(); }
 void Stream::close() {
   if (batches_.empty()) return;
   VkDevice device = context_.device();
-  if (!unusable_) {
+  if (usable()) {
     try {
       finish();
-    } catch (const std::exception&) {
+    } catch (const std::exception& e) {
+      if (usable()) failure_ = e.what();  // a batch may still be in flight
     }
-  } else {
-    api_.vkDeviceWaitIdle(device);
+  }
+  if (profile_) std::fputs(profile_->report(context_.info().name).c_str(), stderr);
+  if (!usable()) {
+    std::fprintf(stderr, "vulkan: %s: %s; its memory and objects are left for the process's exit to reclaim\n",
+                 context_.info().name.c_str(), failure_.c_str());
+    batches_.clear();
+    return;
   }
   for (Batch& b : batches_) {
     if (b.fence) api_.vkDestroyFence(device, b.fence, nullptr);
@@ -137,15 +143,20 @@ void Stream::close() {
     if (b.timestamps) api_.vkDestroyQueryPool(device, b.timestamps, nullptr);
   }
   batches_.clear();
-  if (profile_) std::fputs(profile_->report(context_.info().name).c_str(), stderr);
   memory_.release_host(staging_);
   memory_.release_host(readback_);
 }
 
 void Stream::check_usable() const {
-  DIFFTX_CHECK(!batches_.empty(), "vulkan: ", context_.info().name, " was closed (the process is exiting)");
-  DIFFTX_CHECK(!unusable_, "vulkan: ", context_.info().name,
-               " failed earlier (device lost or timed out); this backend can do no more work");
+  context_.check_open();
+  DIFFTX_CHECK(!batches_.empty(), "vulkan: ", context_.info().name, "'s stream was closed");
+  DIFFTX_CHECK(usable(), "vulkan: ", context_.info().name, " failed earlier (", failure_,
+               "); this backend can do no more work");
+}
+
+void Stream::failed(std::string why) {
+  failure_ = std::move(why);
+  fail("vulkan: ", context_.info().name, ": ", failure_, "; this backend can do no more work");
 }
 
 Stream::Batch& Stream::open() {
@@ -203,9 +214,15 @@ void Stream::read_timestamps(Batch& b) {
 void Stream::submit() {
   Batch& b = batches_[current_];
   if (!b.recording || b.commands_recorded == 0) return;
-  check(api_.vkEndCommandBuffer(b.commands), "vkEndCommandBuffer");
+  // A batch that fails to reach the queue is lost with every op recorded in it: the stream fails
+  // rather than run later work on what those ops did not write.
+  const auto check_step = [&](VkResult result, const char* step) {
+    if (result != VK_SUCCESS)
+      failed(concat(step, ": ", result_name(result), "; the work recorded since the last submit is lost"));
+  };
   b.recording = false;
-  check(api_.vkResetFences(context_.device(), 1, &b.fence), "vkResetFences");
+  check_step(api_.vkEndCommandBuffer(b.commands), "vkEndCommandBuffer");
+  check_step(api_.vkResetFences(context_.device(), 1, &b.fence), "vkResetFences");
   VkSubmitInfo info{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   info.commandBufferCount = 1;
   info.pCommandBuffers = &b.commands;
@@ -215,10 +232,7 @@ void Stream::submit() {
     const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
     profile_->add_submitting(took.count());
   }
-  if (result != VK_SUCCESS) {
-    unusable_ = result == VK_ERROR_DEVICE_LOST;
-    check(result, "vkQueueSubmit");
-  }
+  check_step(result, "vkQueueSubmit");
   b.in_flight = true;
   if (profile_) profile_->count_submit();
   current_ = (current_ + 1) % batches_.size();
@@ -234,14 +248,12 @@ void Stream::wait(Batch& b) {
     if (profile_) read_timestamps(b);
     return;
   }
-  unusable_ = true;
   if (result == VK_TIMEOUT)
-    fail("vulkan: ", context_.info().name, " did not finish its work within ", timeout_ns_ / 1e9,
-         " s (DIFFTX_VULKAN_TIMEOUT sets the limit in seconds); this backend can do no more work");
+    failed(concat("did not finish its work within ", timeout_ns_ / 1e9,
+                  " s (DIFFTX_VULKAN_TIMEOUT sets the limit in seconds)"));
   if (result == VK_ERROR_DEVICE_LOST)
-    fail("vulkan: device lost: ", context_.info().name,
-         " stopped (a driver reset, a fault in a shader, or the device was removed); this backend can do no more work");
-  check(result, "vkWaitForFences");
+    failed("device lost: it stopped (a driver reset, a fault in a shader, or the device was removed)");
+  failed(concat("vkWaitForFences: ", result_name(result)));
 }
 
 void Stream::finish() {
@@ -282,7 +294,7 @@ double Stream::device_milliseconds(const std::function<void()>& record) {
       finish();  // the recorded timestamps must not outlive their pool
     } catch (const std::exception&) {
     }
-    if (!unusable_) api_.vkDestroyQueryPool(device, pool, nullptr);  // else work may still write it
+    if (usable()) api_.vkDestroyQueryPool(device, pool, nullptr);  // else work may still write it
     throw;
   }
   api_.vkDestroyQueryPool(device, pool, nullptr);
@@ -361,8 +373,10 @@ void Stream::dispatch(const Pipeline& pipeline, std::span<const VkDescriptorBuff
 }
 
 void Stream::copy(VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes) {
-  if (bytes <= 0) return;
-  Batch& b = room();
+  if (bytes > 0) record_copy(room(), src, src_offset, dst, dst_offset, bytes);
+}
+
+void Stream::record_copy(Batch& b, VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes) {
   const Access accesses[] = {{src, static_cast<VkDeviceSize>(src_offset), static_cast<VkDeviceSize>(bytes), false},
                              {dst, static_cast<VkDeviceSize>(dst_offset), static_cast<VkDeviceSize>(bytes), true}};
   order(b, accesses);
@@ -384,14 +398,16 @@ void Stream::fill_zero(VkBuffer buffer, int64_t offset, int64_t bytes) {
 void Stream::upload(VkBuffer dst, int64_t offset, const void* src, int64_t bytes) {
   const auto* from = static_cast<const unsigned char*>(src);
   while (bytes > 0) {
-    Batch* b = &open();
+    // The batch's room first (which may submit it and open the next), then its staging: the copy
+    // is recorded in the batch whose staging it reads.
+    Batch* b = &room();
     if (b->staging_head == b->staging_end) {
       submit();
-      b = &open();
+      b = &room();
     }
     const int64_t n = std::min(bytes, b->staging_end - b->staging_head);
     std::memcpy(staging_.mapped + b->staging_head, from, static_cast<size_t>(n));
-    copy(staging_.buffer, b->staging_head, dst, offset, n);
+    record_copy(*b, staging_.buffer, b->staging_head, dst, offset, n);
     b->staging_head = std::min(b->staging_end, b->staging_head + (n + 15) / 16 * 16);
     from += n;
     offset += n;

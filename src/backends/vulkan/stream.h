@@ -5,13 +5,14 @@
 // left free to overlap. So every op sees what the ops before it wrote, as if run one by one.
 // Work is submitted in batches (a few in flight, each with its own command buffer, descriptor
 // pool, fence and share of the upload staging), and waited for with a timeout: a device that
-// stops answering is an error, never a hang, and a lost device leaves the stream refusing
-// further work.
+// stops answering is an error, never a hang. A wait that timed out, a lost device or a failed
+// submit leaves the stream refusing further work, with an error naming what went wrong.
 #pragma once
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "backends/vulkan/memory.h"
@@ -39,11 +40,15 @@ class Stream {
   void download(void* dst, VkBuffer src, int64_t offset, int64_t bytes);
   // Waits for everything issued.
   void finish();
-  // Waits for the work in flight, then destroys what the constructor made; again, nothing.
+  // Waits for the work in flight, then destroys what the constructor made; again, nothing. A
+  // stream that failed (before, or in this wait) destroys nothing: its work may still be running,
+  // or never finish; what went wrong goes to stderr, and the process's exit reclaims the rest.
   void close();
-  // False once a wait timed out or the device was lost: work may still be running, so memory it
-  // uses must not be freed.
-  bool usable() const { return !unusable_; }
+  // False once a wait timed out, the device was lost or a submit failed: work may still be
+  // running, so memory it uses must not be freed.
+  bool usable() const { return failure_.empty(); }
+  // Error once the context is closed ("was closed") or the stream failed (naming how).
+  void check_usable() const;
   // Milliseconds the device spent between two points of the stream: the work `record` issues,
   // timed by the device's own clock (timestamp queries). Error on a queue without timestamps.
   double device_milliseconds(const std::function<void()>& record);
@@ -81,7 +86,10 @@ class Stream {
   // room() counted as recording.
   void recorded(Batch& batch, const char* label);
   void read_timestamps(Batch& batch);  // profiling: the finished batch's times into profile_
-  void check_usable() const;
+  // The stream failed (why: kept for every later error; stream.h's header): an error saying so.
+  [[noreturn]] void failed(std::string why);
+  // A copy into the batch, which has room() for it.
+  void record_copy(Batch& batch, VkBuffer src, int64_t src_offset, VkBuffer dst, int64_t dst_offset, int64_t bytes);
   VkDescriptorSet descriptor_set(Batch& batch, const Pipeline& pipeline);
 
   Context& context_;
@@ -97,7 +105,7 @@ class Stream {
   std::vector<Access> unordered_;  // the accesses of the commands since the last barrier
   std::vector<Access> accesses_;   // a dispatch's (kept to reuse its memory)
   int64_t recording_since_ = 0;    // profiling: the host thread's CPU time when the command began
-  bool unusable_ = false;
+  std::string failure_;            // what made the stream fail; empty while it works
   std::unique_ptr<Profile> profile_;
 };
 

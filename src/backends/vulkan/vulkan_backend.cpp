@@ -59,10 +59,16 @@ VulkanBackend::~VulkanBackend() {
 
 void VulkanBackend::close() {
   std::lock_guard lock(mutex_);
+  if (context_->closed()) return;
   stream_.close();  // waits for the work in flight
-  pipelines_.close();
-  memory_.close();
-  context_->close();
+  // A stream that failed may still have work running on all of it, or a device that never
+  // finishes: nothing more is destroyed, nor waited for, and the process's exit reclaims it.
+  const bool abandon = !stream_.usable();
+  if (!abandon) {
+    pipelines_.close();
+    memory_.close();
+  }
+  context_->close(abandon);
 }
 
 void VulkanBackend::not_here(const char* op, const char* why) const {
@@ -75,6 +81,7 @@ DeviceBuffer VulkanBackend::allocate(int64_t bytes, bool zero_fill) {
   DIFFTX_CHECK(bytes >= 0, "vulkan: cannot allocate ", bytes, " bytes");
   if (bytes == 0) return {};  // as on every backend: an empty buffer, no device memory
   std::lock_guard lock(mutex_);
+  stream_.check_usable();
   const uint64_t address = memory_.allocate(bytes);
   if (zero_fill) {
     const Resolved r = memory_.resolve(address, 0, "allocate");
@@ -84,6 +91,7 @@ DeviceBuffer VulkanBackend::allocate(int64_t bytes, bool zero_fill) {
 }
 
 uint64_t VulkanBackend::grown(Scratch& scratch, int64_t bytes) {
+  stream_.check_usable();
   if (scratch.bytes < bytes) {
     if (scratch.address) release(scratch.address, scratch.bytes);
     scratch = {};
@@ -100,8 +108,8 @@ void VulkanBackend::release(uint64_t address, int64_t) {
     stream_.finish();  // no work in flight may still use it
   } catch (const std::exception&) {
   }
-  // After a timeout the device may still be running work that reads this memory: it is freed
-  // with the device (~Stream waits for the device to be idle first), not now.
+  // After a failure the device may still be running work that reads this memory: it is left for
+  // the process's exit to reclaim (close()), not freed now.
   if (stream_.usable()) memory_.release(address);
 }
 
@@ -109,6 +117,7 @@ void VulkanBackend::upload(DevicePtr<void> dst, const void* src, int64_t bytes) 
   if (bytes == 0) return;
   DIFFTX_CHECK(bytes > 0 && src, "vulkan upload: ", bytes, " bytes from ", src);
   std::lock_guard lock(mutex_);
+  stream_.check_usable();
   const Resolved r = memory_.resolve(dst.address(), bytes, "upload");
   stream_.upload(r.buffer, r.offset, src, bytes);
 }
@@ -117,6 +126,7 @@ void VulkanBackend::download(void* dst, DevicePtr<const void> src, int64_t bytes
   if (bytes == 0) return;
   DIFFTX_CHECK(bytes > 0 && dst, "vulkan download: ", bytes, " bytes into ", dst);
   std::lock_guard lock(mutex_);
+  stream_.check_usable();
   const Resolved r = memory_.resolve(src.address(), bytes, "download");
   stream_.download(dst, r.buffer, r.offset, bytes);
 }
@@ -125,6 +135,7 @@ void VulkanBackend::copy(DevicePtr<void> dst, DevicePtr<const void> src, int64_t
   if (bytes == 0) return;
   DIFFTX_CHECK(bytes > 0, "vulkan copy: ", bytes, " bytes");
   std::lock_guard lock(mutex_);
+  stream_.check_usable();
   const Resolved from = memory_.resolve(src.address(), bytes, "copy (source)");
   const Resolved to = memory_.resolve(dst.address(), bytes, "copy (destination)");
   DIFFTX_CHECK(from.buffer != to.buffer || from.offset + bytes <= to.offset || to.offset + bytes <= from.offset,
@@ -136,6 +147,7 @@ void VulkanBackend::zero(DevicePtr<void> dst, int64_t bytes) {
   if (bytes == 0) return;
   DIFFTX_CHECK(bytes > 0, "vulkan zero: ", bytes, " bytes");
   std::lock_guard lock(mutex_);
+  stream_.check_usable();
   const Resolved r = memory_.resolve(dst.address(), bytes, "zero");
   // A fill takes whole words; the bytes before the first and after the last come from staging.
   const int64_t begin = (r.offset + 3) / 4 * 4, end = std::max(begin, (r.offset + bytes) / 4 * 4);
@@ -152,6 +164,7 @@ void VulkanBackend::synchronize() {
 
 double VulkanBackend::device_milliseconds(const std::function<void()>& record) {
   std::lock_guard lock(mutex_);
+  stream_.check_usable();
   return stream_.device_milliseconds(record);
 }
 
@@ -190,6 +203,7 @@ void VulkanBackend::run2d(std::string_view shader, std::vector<uint32_t> descrip
   DIFFTX_CHECK(groups_x <= limit && groups_y <= limit, "vulkan ", shader, ": a grid of ", groups_x, " x ", groups_y,
                " workgroups exceeds the device's ", limit);
   std::lock_guard lock(mutex_);
+  stream_.check_usable();  // before the pipeline: close() destroyed them with the device
   const Pipeline& pipeline = pipelines_.get(shader, std::move(descriptors), push_bytes);
   stream_.dispatch(pipeline, buffers, push, static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y));
 }

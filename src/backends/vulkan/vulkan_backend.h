@@ -130,7 +130,9 @@ class VulkanBackend final : public Backend {
 
   // Finishes the work, saves the pipeline cache, destroys everything made on the device and the
   // device; again, nothing. Called at the process's exit (and by the destructor): after it, the
-  // backend frees nothing and does no more work.
+  // backend frees nothing, and every op (of any thread) is an error saying it was closed. Where
+  // the work did not finish (a timeout, a lost device, a failed submit), nothing is destroyed
+  // or waited for: the process's exit reclaims it.
   void close();
 
   // Vulkan's own: what the device is and does, for tests and --version.
