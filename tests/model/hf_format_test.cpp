@@ -472,6 +472,16 @@ TEST_F(Sharded, HostileIndexesAreErrorsNamingTheTensorOrFile) {
   {
     TempDir dir;
     json index = good_index();
+    // "\u0000" in the index: opened, the name would end there, at the shard that holds the tensor
+    index["model.norm.weight"] = std::string("model-00001-of-00002.safetensors\0junk", 37);
+    write(dir.path(), index);
+    const std::string e = error_loading(dir.path());
+    EXPECT_NE(e.find(R"(shard "model-00001-of-00002.safetensors\u0000junk" is not a plain file name)"), std::string::npos)
+        << e;
+  }
+  {
+    TempDir dir;
+    json index = good_index();
     index["model.norm.weight"] = "model-00002-of-00002.safetensors";  // it is in shard 1
     write(dir.path(), index);
     const std::string e = error_loading(dir.path());
