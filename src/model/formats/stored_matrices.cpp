@@ -39,12 +39,19 @@ WeightType stored_weight_type(const io::SafetensorsSet& weights, const std::stri
     if (!t.is_block() && dtype == t.safetensors_dtype) return t.type;
   const auto& metadata = weights.metadata_of(name);
   const auto entry = metadata.find(kWeightTypeKeyPrefix + name);
-  DIFFTX_CHECK(dtype == "U8" && entry != metadata.end(), weights.file_of(name).string(), ": tensor '", name,
-               "' has dtype ", dtype, dtype == "U8" ? " but no \"" + (kWeightTypeKeyPrefix + name) + "\" entry in the "
-               "header's __metadata__ naming its weight type" : std::string(", expected F32, BF16, F16 or U8 blocks"));
-  const WeightType type = kernels::parse_weight_type(entry->second);
-  DIFFTX_CHECK(is_block_type(type), weights.file_of(name).string(), ": tensor '", name, "' is stored as U8 bytes "
-               "of weight type ", entry->second, ", which is not a block type (q8_0, q4_0, q4_k)");
+  const std::string where = weights.file_of(name).string() + ": tensor '" + name + "'";
+  DIFFTX_CHECK(dtype == "U8" && entry != metadata.end(), where, " has dtype ", dtype,
+               dtype == "U8" ? " but no \"" + (kWeightTypeKeyPrefix + name) + "\" entry in the header's __metadata__ "
+               "naming its weight type" : std::string(", expected F32, BF16, F16 or U8 blocks"));
+  const WeightType type = [&] {
+    try {
+      return kernels::parse_weight_type(entry->second);
+    } catch (const Error& e) {
+      fail(where, ": ", e.what());
+    }
+  }();
+  DIFFTX_CHECK(is_block_type(type), where, " is stored as U8 bytes of weight type ", entry->second,
+               ", which is not a block type (q8_0, q4_0, q4_k)");
   return type;
 }
 
