@@ -65,8 +65,11 @@ std::optional<ChatTemplate> ChatTemplate::from_model_dir(const std::string& dir)
     } else {
       DIFFTX_CHECK(ct.is_array(), config_path.string(), ": chat_template must be a string or a list of {name, template}");
       for (const auto& entry : ct) {
-        if (!entry.is_object() || !entry.contains("template") || !entry["template"].is_string()) continue;
-        const std::string name = entry.value("name", "");
+        DIFFTX_CHECK(entry.is_object() && entry.contains("name") && entry["name"].is_string() &&
+                         entry.contains("template") && entry["template"].is_string(),
+                     config_path.string(), ": chat_template's entries must be {\"name\": string, \"template\": ",
+                     "string}, got ", io::json_value_for_message(entry));
+        const std::string name = entry["name"].get<std::string>();
         if (name == "default") source = entry["template"].get<std::string>();
         if (name == "tool_use") tool_use = entry["template"].get<std::string>();
       }

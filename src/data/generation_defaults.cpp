@@ -1,6 +1,7 @@
 #include "data/generation_defaults.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -33,8 +34,8 @@ std::optional<T> number(const json& j, const char* key, double lo, double hi, co
   const json& v = j[key];
   const bool ok = std::is_integral_v<T> ? v.is_number_integer() : v.is_number();
   DIFFTX_CHECK(ok && (lo_excluded ? v.get<double>() > lo : v.get<double>() >= lo) && v.get<double>() <= hi,
-               file.string(), ": ", key, ": expected a number in ", lo_excluded ? "(" : "[", lo, ", ", hi, "], got ",
-               v.dump().substr(0, 40));
+               file.string(), ": ", key, ": expected ", std::is_integral_v<T> ? "an integer" : "a number", " in ",
+               lo_excluded ? "(" : "[", static_cast<T>(lo), ", ", static_cast<T>(hi), "], got ", v.dump().substr(0, 40));
   return v.get<T>();
 }
 

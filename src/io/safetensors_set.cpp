@@ -1,5 +1,6 @@
 #include "io/safetensors_set.h"
 
+#include <algorithm>
 
 #include "core/error.h"
 #include "io/json_file.h"
@@ -9,12 +10,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // A shard must be a plain file name: no directory part, so that an index cannot reach outside
-// the model directory.
+// the model directory, and no control character (a NUL would end the name the system opens).
 void check_shard_name(const std::string& shard, const fs::path& index) {
-  DIFFTX_CHECK(!shard.empty() && shard.find('/') == std::string::npos && shard.find('\\') == std::string::npos &&
-                   shard != "." && shard != "..",
-               index.string(), ": shard '", shard.substr(0, 200),
-               "' is not a plain file name inside the model directory");
+  const bool control = std::any_of(shard.begin(), shard.end(), [](unsigned char ch) { return ch < 0x20 || ch == 0x7f; });
+  DIFFTX_CHECK(!shard.empty() && !control && shard.find('/') == std::string::npos &&
+                   shard.find('\\') == std::string::npos && shard != "." && shard != "..",
+               index.string(), ": shard ", json_value_for_message(shard),
+               " is not a plain file name inside the model directory");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "model/config.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <set>
 #include <utility>
 
@@ -131,19 +132,27 @@ namespace {
 
 // Upper bounds on the sizes a config may ask for, checked before anything multiplies them:
 // far above any model this CPU engine trains, far below where products overflow int64.
-void check_config_sizes(const ModelConfig& c) {
-  const std::pair<const char*, std::pair<int64_t, int64_t>> sizes[] = {
-      {"vocab_size", {c.vocab_size, int64_t{1} << 24}},
-      {"hidden_size", {c.hidden_size, int64_t{1} << 16}},
-      {"num_hidden_layers", {c.num_hidden_layers, int64_t{1} << 12}},
-      {"num_attention_heads", {c.num_attention_heads, int64_t{1} << 12}},
-      {"num_key_value_heads", {c.num_key_value_heads, int64_t{1} << 12}},
-      {"head_dim", {c.head_dim, int64_t{1} << 12}},
-      {"intermediate_size", {c.intermediate_size, int64_t{1} << 20}},
-      {"max_position_embeddings", {c.max_position_embeddings, int64_t{1} << 24}}};
+void check_sizes(std::initializer_list<std::pair<const char*, std::pair<int64_t, int64_t>>> sizes) {
   for (const auto& [key, value_and_max] : sizes)
     DIFFTX_CHECK(value_and_max.first <= value_and_max.second, "config: '", key, "' is ", value_and_max.first,
                  ", above the largest supported ", value_and_max.second);
+}
+
+// The sizes config_from_json derives default head_dim and intermediate_size from, bounded before
+// it multiplies them.
+void check_sizes_before_defaults(const ModelConfig& c) {
+  check_sizes({{"hidden_size", {c.hidden_size, int64_t{1} << 16}},
+               {"num_attention_heads", {c.num_attention_heads, int64_t{1} << 12}},
+               {"num_key_value_heads", {c.num_key_value_heads, int64_t{1} << 12}}});
+}
+
+void check_config_sizes(const ModelConfig& c) {
+  check_sizes_before_defaults(c);
+  check_sizes({{"vocab_size", {c.vocab_size, int64_t{1} << 24}},
+               {"num_hidden_layers", {c.num_hidden_layers, int64_t{1} << 12}},
+               {"head_dim", {c.head_dim, int64_t{1} << 12}},
+               {"intermediate_size", {c.intermediate_size, int64_t{1} << 20}},
+               {"max_position_embeddings", {c.max_position_embeddings, int64_t{1} << 24}}});
   // The RoPE table holds max_position_embeddings x head_dim / 2 angle pairs.
   DIFFTX_CHECK(product_at_most({c.max_position_embeddings, c.head_dim}, int64_t{1} << 31).has_value(),
                "config: 'max_position_embeddings' x 'head_dim' = ", c.max_position_embeddings, " x ", c.head_dim,
@@ -308,6 +317,11 @@ ModelConfig config_from_json(const json& j, const std::string& where) {
   c.num_attention_heads = get_positive_int(j, "num_attention_heads", where);
   c.num_key_value_heads = j.contains("num_key_value_heads") ? get_positive_int(j, "num_key_value_heads", where)
                                                             : c.num_attention_heads;
+  try {
+    check_sizes_before_defaults(c);
+  } catch (const Error& e) {
+    fail(where, ": ", e.what());
+  }
   // Default head width keeps the paper's parameter matching: the output heads fill D
   // (diff: h = D / 2d, docs/SPEC.md §2.2), i.e. out_width of a unit head width divides D.
   if (j.contains("grouped_ratio")) c.grouped_ratio = get_positive_int(j, "grouped_ratio", where);

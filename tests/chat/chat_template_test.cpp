@@ -550,6 +550,16 @@ TEST(ChatTemplate, ANamedToolUseTemplateRendersCallsWithTools) {
   EXPECT_EQ(t->tools_source(), "T{{ tools | length }}<tool_call>{{ eos_token }}");
 }
 
+// transformers reads a list as {entry["name"]: entry["template"]}: an entry of another form is
+// named, not skipped into "no default entry".
+TEST(ChatTemplate, ANamedTemplateOfTheWrongTypeIsNamed) {
+  testing::TempDir dir;
+  testing::write_bytes(dir / "tokenizer_config.json", R"({"chat_template": [{"name": "default", "template": 5}]})");
+  const std::string e = error_of([&] { ChatTemplate::from_model_dir(dir.path().string()); });
+  EXPECT_NE(e.find(R"(tokenizer_config.json: chat_template's entries must be {"name": string, "template": string}, )"
+                   R"(got {"name":"default","template":5})"), std::string::npos) << e;
+}
+
 // Python's repr escapes what str.isprintable refuses (no-break and other spaces, format and line
 // separators, C1 controls) and keeps the rest; json.dumps(ensure_ascii=True) escapes DEL. The
 // expected texts are what jinja2 printed for the same template.

@@ -13,6 +13,7 @@
 #include "data/generation_defaults.h"
 #include "data/hf_tokenizer.h"
 #include "data_fixtures.h"
+#include "support/testing.h"
 
 namespace difftx::data {
 namespace {
@@ -250,6 +251,16 @@ TEST(GenerationDefaults, ReadsEosIdsAndSamplingDefaults) {
     dir.write("generation_config.json", bad);
     EXPECT_THROW(read_generation_defaults(dir.path()), Error) << bad;
   }
+}
+
+TEST(GenerationDefaults, ErrorsSayWhetherAnIntegerIsExpected) {
+  TempDir dir;
+  dir.write("generation_config.json", R"({"max_new_tokens": 1e9})");
+  std::string e = difftx::testing::error_of([&] { read_generation_defaults(dir.path()); });
+  EXPECT_NE(e.find("max_new_tokens: expected an integer in [0, 1000000000], got 1000000000.0"), std::string::npos) << e;
+  dir.write("generation_config.json", R"({"top_p": 2})");
+  e = difftx::testing::error_of([&] { read_generation_defaults(dir.path()); });
+  EXPECT_NE(e.find("top_p: expected a number in [0, 1], got 2"), std::string::npos) << e;
 }
 
 }  // namespace

@@ -77,6 +77,19 @@ TEST(Config, ErrorsNameTheKey) {
   EXPECT_NE(error_of(lambda).find("lambda_init"), std::string::npos);
 }
 
+// The sizes default head_dim and intermediate_size are derived from are bounded first: the error
+// names the bound and the file, with no overflow on the way.
+TEST(Config, SizesAreBoundedBeforeDefaultsAreDerived) {
+  json heads = tiny("diff");
+  heads["num_attention_heads"] = int64_t{1} << 62;
+  heads.erase("head_dim");
+  EXPECT_EQ(error_of(heads),
+            "cfg.json: config: 'num_attention_heads' is 4611686018427387904, above the largest supported 4096");
+  json hidden = tiny("diff");
+  hidden["hidden_size"] = int64_t{1} << 20;
+  EXPECT_EQ(error_of(hidden), "cfg.json: config: 'hidden_size' is 1048576, above the largest supported 65536");
+}
+
 TEST(Config, AcceptsHarmlessKeysOtherToolsWrite) {
   json j = tiny("baseline");
   j["architectures"] = {"LlamaForCausalLM"};

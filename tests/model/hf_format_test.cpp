@@ -23,6 +23,7 @@
 #include "model/formats/hf_layout.h"
 #include "model/model_io.h"
 #include "model/parameters.h"
+#include "support/testing.h"
 
 namespace difftx::model {
 
@@ -318,6 +319,27 @@ TEST(HfFormat, OddKvHeadsRoundTripToTheCheckpoint) {
   }
 }
 
+// DiffLlama's q/k/v rows are gathered through row maps, still from exactly the heads x head_dim
+// rows config.json implies: a checkpoint with more kv heads, or fewer, than it states is refused
+// naming the tensor, not read with the wrong rows.
+TEST(HfFormat, DiffLlamaRowsMustBeTheConfigsHeads) {
+  const std::filesystem::path fixtures = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf";
+  struct Case { const char* name; int kv_heads; const char* error; };
+  for (const Case k : {Case{"diffllama_mha_f32", 1, "'model.layers.0.self_attn.k_proj.weight' holds a 32 x 32 matrix, "
+                                                   "config.json implies 8 x 32"},
+                       {"diffllama_kv1_f16_sharded", 2, "'model.layers.0.self_attn.k_proj.weight' holds a 8 x 32 "
+                                                        "matrix, config.json implies 16 x 32"}}) {
+    SCOPED_TRACE(k.name);
+    TempDir dir;
+    std::filesystem::copy(fixtures / k.name, dir.path(), std::filesystem::copy_options::recursive);
+    json config = io::read_json_file(dir / "config.json");
+    config["num_key_value_heads"] = k.kv_heads;
+    io::write_json_file(dir / "config.json", config);
+    const std::string e = testing::error_of([&] { load_model_dir(dir.path()); });
+    EXPECT_NE(e.find(k.error), std::string::npos) << e;
+  }
+}
+
 // A model whose copied rows training moved apart keeps the math by writing 2Hkv kv heads; one
 // whose copies agree is written with the fewer, even with its RoPE rows interleaved.
 TEST(HfFormat, TiedKvRowsWriteFewerKvHeadsWithTheSameLogits) {
@@ -446,6 +468,16 @@ TEST_F(Sharded, HostileIndexesAreErrorsNamingTheTensorOrFile) {
     index["model.norm.weight"] = "../model-00001-of-00002.safetensors";
     write(dir.path(), index);
     EXPECT_NE(error_loading(dir.path()).find("not a plain file name"), std::string::npos);
+  }
+  {
+    TempDir dir;
+    json index = good_index();
+    // "\u0000" in the index: opened, the name would end there, at the shard that holds the tensor
+    index["model.norm.weight"] = std::string("model-00001-of-00002.safetensors\0junk", 37);
+    write(dir.path(), index);
+    const std::string e = error_loading(dir.path());
+    EXPECT_NE(e.find(R"(shard "model-00001-of-00002.safetensors\u0000junk" is not a plain file name)"), std::string::npos)
+        << e;
   }
   {
     TempDir dir;

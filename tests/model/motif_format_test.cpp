@@ -106,6 +106,7 @@ TEST(MotifConfig, RefusesWhatChangesTheMathByName) {
   EXPECT_NE(with("k_ratio", 3).find("'k_ratio'"), std::string::npos);
   EXPECT_NE(with("hidden_act", "silu").find("'hidden_act'"), std::string::npos);
   EXPECT_NE(with("grouped_ratio", 3).find("'grouped_ratio'"), std::string::npos);
+  EXPECT_EQ(with("grouped_ratio", "4"), R"(config.json: key 'grouped_ratio' must be a number, got "4")");
   EXPECT_NE(with("use_sliding_window", true).find("'use_sliding_window'"), std::string::npos);
   EXPECT_NE(with("use_bias", true).find("'use_bias'"), std::string::npos);
   EXPECT_NE(with("qk_norm", true).find("unknown key 'qk_norm'"), std::string::npos);

@@ -254,6 +254,12 @@ TEST_F(PackedFile, U8NamingAFloatTypeIsRefused) {
   EXPECT_NE(load_error().find("not a block type"), std::string::npos) << load_error();
 }
 
+TEST_F(PackedFile, AnUnknownWeightTypeNamesTheTensor) {
+  rewrite(kUp, [](SafetensorsEntry&, std::map<std::string, std::string>& m) { m[std::string(kWeightTypeKeyPrefix) + kUp] = "q9_9"; });
+  EXPECT_NE(load_error().find("model.safetensors: tensor 'model.layers.0.mlp.up_proj.weight': weight type 'q9_9'"),
+            std::string::npos) << load_error();
+}
+
 TEST_F(PackedFile, RowsOfPartBlocksAreRefused) {
   rewrite(kUp, [](SafetensorsEntry& e, std::map<std::string, std::string>&) {
     auto& b = std::get<io::StoredBytes>(e.data);

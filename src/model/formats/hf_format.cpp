@@ -75,7 +75,8 @@ std::unique_ptr<StoredModel> open_hf_model(const std::filesystem::path& dir, con
       model->set_ones(p.name);
       continue;
     }
-    if (const RowMap* map = maps.of(p.name)) model->set_rows(p.name, *map);
+    if (const RowMap* map = maps.of(p.name))  // from HF's q heads or kv heads, head_dim rows each
+      model->set_rows(p.name, {*map, (is_kv_proj(p.name) ? hc.hf.kv_heads : hc.hf.heads) * hc.hf.head_dim});
     model->check_tensor(p);
   }
   for (const std::string& name : weights.names()) {

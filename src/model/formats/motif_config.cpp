@@ -78,10 +78,12 @@ ModelConfig config_from_motif(const json& j, const std::string& where) {
     DIFFTX_CHECK(heads % noise == 0 && heads / noise >= 2, where, ": num_attention_heads ", heads,
                  " must be a multiple (at least 2) of num_noise_heads ", noise, " (groups of r signal heads and a noise head)");
     const int64_t r = heads / noise - 1;
-    if (j.contains("grouped_ratio") && !j.at("grouped_ratio").is_null())
-      DIFFTX_CHECK(j.at("grouped_ratio").is_number() && j.at("grouped_ratio").get<double>() == static_cast<double>(r),
-                   where, ": key 'grouped_ratio' is ", j.at("grouped_ratio").dump().substr(0, 64), ", but the heads give r = (",
-                   heads, " - ", noise, ") / ", noise, " = ", r);
+    if (j.contains("grouped_ratio") && !j.at("grouped_ratio").is_null()) {
+      const json& g = j.at("grouped_ratio");
+      DIFFTX_CHECK(g.is_number(), where, ": key 'grouped_ratio' must be a number, got ", g.dump().substr(0, 64));
+      DIFFTX_CHECK(g.get<double>() == static_cast<double>(r), where, ": key 'grouped_ratio' is ", g.dump().substr(0, 64),
+                   ", but the heads give r = (", heads, " - ", noise, ") / ", noise, " = ", r);
+    }
     c.attention = kernels::AttentionKind::diff_grouped;
     c.grouped_ratio = r;
     c.num_attention_heads = noise * r;

@@ -39,17 +39,24 @@ WeightType stored_weight_type(const io::SafetensorsSet& weights, const std::stri
     if (!t.is_block() && dtype == t.safetensors_dtype) return t.type;
   const auto& metadata = weights.metadata_of(name);
   const auto entry = metadata.find(kWeightTypeKeyPrefix + name);
-  DIFFTX_CHECK(dtype == "U8" && entry != metadata.end(), weights.file_of(name).string(), ": tensor '", name,
-               "' has dtype ", dtype, dtype == "U8" ? " but no \"" + (kWeightTypeKeyPrefix + name) + "\" entry in the "
-               "header's __metadata__ naming its weight type" : std::string(", expected F32, BF16, F16 or U8 blocks"));
-  const WeightType type = kernels::parse_weight_type(entry->second);
-  DIFFTX_CHECK(is_block_type(type), weights.file_of(name).string(), ": tensor '", name, "' is stored as U8 bytes "
-               "of weight type ", entry->second, ", which is not a block type (q8_0, q4_0, q4_k)");
+  const std::string where = weights.file_of(name).string() + ": tensor '" + name + "'";
+  DIFFTX_CHECK(dtype == "U8" && entry != metadata.end(), where, " has dtype ", dtype,
+               dtype == "U8" ? " but no \"" + (kWeightTypeKeyPrefix + name) + "\" entry in the header's __metadata__ "
+               "naming its weight type" : std::string(", expected F32, BF16, F16 or U8 blocks"));
+  const WeightType type = [&] {
+    try {
+      return kernels::parse_weight_type(entry->second);
+    } catch (const Error& e) {
+      fail(where, ": ", e.what());
+    }
+  }();
+  DIFFTX_CHECK(is_block_type(type), where, " is stored as U8 bytes of weight type ", entry->second,
+               ", which is not a block type (q8_0, q4_0, q4_k)");
   return type;
 }
 
 void check_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p,
-                  const RowMap* row_map) {
+                  const RowSource* row_map) {
   const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
   if (!p.is_matrix() || (!row_map && p.type == WeightType::f32 && !is_block_type(stored))) {
     weights.check_f32(name, p.shape);
@@ -57,16 +64,16 @@ void check_weight(const io::SafetensorsSet& weights, const std::string& name, co
   }
   int64_t rows = 0, cols = 0;
   stored_shape(weights, name, stored, rows, cols);
-  DIFFTX_CHECK(cols == p.shape[1] && (row_map || rows == p.shape[0]), weights.file_of(name).string(), ": tensor '",
-               name, "' holds a ", rows, " x ", cols, " matrix, expected ", row_map ? "" : std::to_string(p.shape[0]),
-               row_map ? "rows of " : " x ", p.shape[1], row_map ? " columns" : "");
+  const int64_t expected_rows = row_map ? row_map->source_rows : p.shape[0];
+  DIFFTX_CHECK(rows == expected_rows && cols == p.shape[1], weights.file_of(name).string(), ": tensor '", name,
+               "' holds a ", rows, " x ", cols, " matrix, config.json implies ", expected_rows, " x ", p.shape[1]);
   DIFFTX_CHECK(stored == p.type || p.type == WeightType::f32, "internal: ", name, " is stored as ",
                kernels::weight_type_name(stored), " but placed as ", kernels::weight_type_name(p.type));
   if (!is_block_type(stored) && (row_map || stored != p.type)) weights.check_f32(name, std::nullopt);
 }
 
 void read_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
-                 const RowMap* row_map) {
+                 const RowSource* row_map) {
   check_weight(weights, name, p, row_map);
   const WeightType stored = p.is_matrix() ? stored_weight_type(weights, name) : WeightType::f32;
   if (!p.is_matrix() || (!row_map && p.type == WeightType::f32 && !is_block_type(stored))) {
@@ -91,7 +98,7 @@ void read_weight(const io::SafetensorsSet& weights, const std::string& name, con
     weights.read_f32(name, std::span<float>(reinterpret_cast<float*>(source.data()), rows * cols));
   }
   const int64_t row_bytes = kernels::weight_row_bytes(p.type, cols);
-  if (row_map) gather_rows(source.data(), rows, *row_map, row_bytes, dst);
+  if (row_map) gather_rows(source.data(), rows, row_map->map, row_bytes, dst);
   else std::memcpy(dst, source.data(), source.size());
 }
 

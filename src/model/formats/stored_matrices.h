@@ -17,6 +17,13 @@ namespace difftx::model {
 
 inline constexpr const char* kWeightTypeKeyPrefix = "difftx.weight_type.";
 
+// A matrix whose rows the file orders otherwise: dst row r <- row map[r] of the file's tensor,
+// which holds source_rows rows.
+struct RowSource {
+  RowMap map;
+  int64_t source_rows = 0;
+};
+
 // How a model's matrices are held once loaded.
 enum class MatrixPrecision {
   f32,        // widened to F32 (training, checkpoints, the analyses that read weights)
@@ -30,13 +37,13 @@ kernels::WeightType stored_weight_type(const io::SafetensorsSet& weights, const 
 // The checks read_weight makes before it reads (the tensor's dtype, its weight type and shape
 // against p and `rows`), so that a whole directory can be checked before any tensor is read.
 void check_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p,
-                  const RowMap* rows = nullptr);
+                  const RowSource* rows = nullptr);
 
 // Reads tensor `name` into `dst`, p's place (p.bytes() bytes: widened to F32 or as stored, as
-// p.type says), its rows taken in the order of `rows` when given (the file may then hold a
-// different number of rows). Errors name the file, the tensor and the shape expected.
+// p.type says), its rows taken in the order of `rows` when given (the file then holds
+// rows->source_rows rows). Errors name the file, the tensor and the shape expected.
 void read_weight(const io::SafetensorsSet& weights, const std::string& name, const ParamInfo& p, void* dst,
-                 const RowMap* rows = nullptr);
+                 const RowSource* rows = nullptr);
 
 // p's weights widened to F32, wherever the model holds them.
 std::vector<float> widened_weight(const Model& model, const ParamInfo& p);

@@ -14,15 +14,15 @@ StoredModel::StoredModel(const std::filesystem::path& dir, const ModelConfig& co
       weights_(dir),
       weights_file_(dir / (std::filesystem::exists(dir / io::kSafetensorsFile) ? io::kSafetensorsFile : io::kSafetensorsIndexFile)) {}
 
-const RowMap* StoredModel::rows_of(const std::string& name) const {
+const RowSource* StoredModel::rows_of(const std::string& name) const {
   const auto it = rows_.find(name);
   return it == rows_.end() ? nullptr : &it->second;
 }
 
 void StoredModel::check_tensor(const ParamInfo& p) const {
   DIFFTX_CHECK(weights_.contains(p.name), dir_.string(), ": missing tensor '", p.name, "' that config.json calls for");
-  const RowMap* rows = rows_of(p.name);
-  DIFFTX_CHECK(!rows || static_cast<int64_t>(rows->size()) == p.shape[0], "internal: row map of ", p.name);
+  const RowSource* rows = rows_of(p.name);
+  DIFFTX_CHECK(!rows || static_cast<int64_t>(rows->map.size()) == p.shape[0], "internal: row map of ", p.name);
   check_weight(weights_, p.name, p, rows);
 }
 

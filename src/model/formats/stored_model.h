@@ -42,21 +42,21 @@ class StoredModel final : public WeightSource {
   const ParameterTable& table() const { return table_; }  // every tensor F32
 
   // For the adapters: tensor `name`'s rows in the file are in another order (dst row r <- file
-  // row rows[r]); tensor `name` is not in the file and holds ones.
-  void set_rows(const std::string& name, RowMap rows) { rows_[name] = std::move(rows); }
+  // row rows.map[r], of rows.source_rows); tensor `name` is not in the file and holds ones.
+  void set_rows(const std::string& name, RowSource rows) { rows_[name] = std::move(rows); }
   void set_ones(const std::string& name) { ones_.insert(name); }
   // Error unless tensor p (of table()) is in the file with a dtype and shape read_into accepts.
   void check_tensor(const ParamInfo& p) const;
 
  private:
-  const RowMap* rows_of(const std::string& name) const;
+  const RowSource* rows_of(const std::string& name) const;
 
   std::filesystem::path dir_;
   ModelConfig config_;
   ParameterTable table_;
   io::SafetensorsSet weights_;
   std::filesystem::path weights_file_;
-  std::map<std::string, RowMap> rows_;
+  std::map<std::string, RowSource> rows_;
   std::set<std::string> ones_;
 };
 
