@@ -54,7 +54,8 @@ SINGLE = "model.safetensors"
 # Keys that do not change the forward pass.
 HARMLESS_KEYS = {"architectures", "auto_map", "model_type", "torch_dtype", "transformers_version", "use_cache",
                  "initializer_range", "bos_token_id", "eos_token_id", "pad_token_id", "resid_pdrop", "embd_pdrop",
-                 "attention_dropout", "max_position_embeddings", "rope_theta", "_name_or_path"}
+                 "attention_dropout", "max_position_embeddings", "rope_theta", "_name_or_path",
+                 "_attn_implementation"}
 MATH_KEYS = {"vocab_size", "hidden_size", "intermediate_size", "num_hidden_layers", "num_attention_heads",
              "num_key_value_heads", "hidden_act", "layer_norm_eps", "tie_word_embeddings", "sliding_window",
              "mb_per_layer", "mamba_d_state", "mamba_d_conv", "mamba_expand", "mamba_dt_rank", "mamba_conv_bias",

@@ -20,7 +20,7 @@ bool is_pretrained_config_key(const std::string& key) {
       "is_encoder_decoder", "is_decoder", "add_cross_attention", "tie_encoder_decoder", "id2label", "label2id",
       "problem_type", "finetuning_task", "prefix", "task_specific_params", "chunk_size_feed_forward",
       "cross_attention_hidden_size", "decoder_start_token_id", "sep_token_id", "tf_legacy_loss", "pruned_heads",
-      "_attn_implementation_autoset", "transformers.js_config",
+      "_attn_implementation", "_attn_implementation_autoset", "transformers.js_config",
       // transformers 4.x's generation defaults in config.json (generation_config.json supersedes them)
       "max_length", "min_length", "do_sample", "early_stopping", "num_beams", "num_beam_groups",
       "diversity_penalty", "temperature", "top_k", "top_p", "typical_p", "repetition_penalty", "length_penalty",
