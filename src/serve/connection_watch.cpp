@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "serve/socket_bytes.h"
+
 namespace difftx::serve {
 namespace {
 
@@ -46,9 +48,10 @@ class ConnectionWatch::Pool : public httplib::ThreadPool {
   ConnectionWatch& watch_;
 };
 
-ConnectionWatch::ConnectionWatch(int port, double request_seconds)
+ConnectionWatch::ConnectionWatch(int port, double request_seconds, size_t body_bytes)
     : port_(port),
       request_time_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(request_seconds))),
+      request_bytes_(uint64_t{body_bytes} + (uint64_t{1} << 20)),
       watcher_([this] { watch(); }) {}
 
 ConnectionWatch::~ConnectionWatch() {
@@ -93,12 +96,19 @@ void ConnectionWatch::serve(int fd, const std::function<void()>& task) {
     if (const auto it = open_.find(fd); it != open_.end()) ends = it->second.ends;
   }
   current_ = {this, fd};
-  set_deadline(Clock::now() + request_time_);
+  start_request();
   task();  // httplib closes the socket at its end
   current_ = {nullptr, -1};
   std::lock_guard lock(mutex_);
   // The number may hold a newer connection by now (admitted as this one closed): that one stays.
   if (const auto it = open_.find(fd); it != open_.end() && it->second.ends == ends) open_.erase(it);
+}
+
+void ConnectionWatch::start_request() {
+  const uint64_t received = socket_bytes_received(current_.second);
+  std::lock_guard lock(mutex_);
+  if (const auto it = open_.find(current_.second); it != open_.end())
+    it->second.deadline = Clock::now() + request_time_, it->second.received = received;
 }
 
 void ConnectionWatch::set_deadline(Clock::time_point deadline) {
@@ -111,7 +121,7 @@ void ConnectionWatch::request_read() {
 }
 
 void ConnectionWatch::request_answered() {
-  if (current_.first != nullptr) current_.first->set_deadline(Clock::now() + current_.first->request_time_);
+  if (current_.first != nullptr) current_.first->start_request();
 }
 
 void ConnectionWatch::stop_reading() {
@@ -138,7 +148,9 @@ void ConnectionWatch::watch() {
     wake_.wait_for(lock, std::chrono::milliseconds(250));
     const Clock::time_point now = Clock::now();
     for (auto& [fd, c] : open_)
-      if (now > c.deadline) shut(fd, c);
+      if (c.deadline != Clock::time_point::max() &&
+          (now > c.deadline || socket_bytes_received(fd) - c.received > request_bytes_))
+        shut(fd, c);
   }
 }
 

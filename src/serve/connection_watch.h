@@ -3,11 +3,14 @@
 // for as long as it liked, and max_connections such clients held the whole server. Here a
 // request must arrive whole (header and body) within a deadline from the moment a worker takes
 // its connection, or from the end of the connection's previous answer; a connection past it is
-// shut down. At the server's end every connection still open is shut down too, so that no client
-// holds the exit. httplib hands its workers sockets, not their handlers: the watch finds each new
+// shut down, and so is one that sends more than a request may hold (the body limit and 1 MiB of
+// header: httplib keeps every header line, however many, so a flood of them grew the server's
+// memory without end, before any API key was checked). At the server's end every connection
+// still open is shut down too, so that no client holds the exit. httplib hands its workers sockets, not their handlers: the watch finds each new
 // connection's socket by its two ends as the listener queues it (new_pool's workers).
 #pragma once
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -21,8 +24,9 @@ namespace difftx::serve {
 
 class ConnectionWatch {
  public:
-  // port: the server's; request_seconds: what a client has to send a request.
-  ConnectionWatch(int port, double request_seconds);
+  // port: the server's; request_seconds: what a client has to send a request; body_bytes: the
+  // largest body a request may have.
+  ConnectionWatch(int port, double request_seconds, size_t body_bytes);
   ~ConnectionWatch();
   ConnectionWatch(const ConnectionWatch&) = delete;
   ConnectionWatch& operator=(const ConnectionWatch&) = delete;
@@ -48,6 +52,7 @@ class ConnectionWatch {
   struct Connection {
     std::string ends;            // both addresses and ports: which connection the number holds
     Clock::time_point deadline;  // max(): none (waiting for a worker, or in its handler)
+    uint64_t received = 0;       // the socket's bytes received when its request's time started
     bool shut = false;
   };
   class Pool;
@@ -56,11 +61,13 @@ class ConnectionWatch {
   int admit();                                  // the socket just accepted; -1: not found
   void serve(int fd, const std::function<void()>& task);
   void shut(int fd, Connection& c);             // with mutex_ held
+  void start_request();                         // the current connection's deadline and bytes
   void set_deadline(Clock::time_point deadline);  // the current connection's
   void watch();
 
   const int port_;
   const Clock::duration request_time_;
+  const uint64_t request_bytes_;
   std::mutex mutex_;
   std::condition_variable wake_;
   std::map<int, Connection> open_;  // by socket

@@ -246,7 +246,7 @@ int run_server(const ServerOptions& options, const ModelLoader& load) {
     return 1;
   }
   // A request's whole header and body within the read timeout, after the keep-alive wait for it.
-  ConnectionWatch watch(port, static_cast<double>(options.read_timeout_s + kKeepAliveSeconds));
+  ConnectionWatch watch(port, static_cast<double>(options.read_timeout_s + kKeepAliveSeconds), options.max_body_bytes);
   http.new_task_queue = [&watch, workers = static_cast<size_t>(options.max_connections)] {
     return watch.new_pool(workers);
   };

@@ -156,6 +156,25 @@ PY
 }
 cut="$(drip 30)"
 [ "$cut" -ge 4 ] && [ "$cut" -le 12 ] || { echo "FAIL: a dripping client was cut after $cut s (expected 5-6)"; exit 1; }
+# Nor can a request hold more than its body's limit and a MiB of header: a flood of header lines
+# (httplib keeps them all) is cut off before the server has read 100 MB of it.
+sent="$(timeout 60 python3 - "$port" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(5)
+sent = 0
+try:
+    s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n")
+    block = (b"X-Pad: " + b"p" * 1000 + b"\r\n") * 1000
+    while sent < 100 << 20:
+        s.sendall(block)
+        sent += len(block)
+except OSError:
+    pass
+print(sent >> 20)
+PY
+)"
+[ "$sent" -lt 50 ] || { echo "FAIL: the server read $sent MB of header lines"; exit 1; }
 
 # Routes and methods.
 [ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" "$base/v2/nothing")" = 404 ] || { echo "FAIL: unknown route"; exit 1; }
