@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <netdb.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 
@@ -66,10 +67,12 @@ ConnectionWatch::~ConnectionWatch() {
 httplib::TaskQueue* ConnectionWatch::new_pool(size_t workers) { return new Pool(*this, workers); }
 
 int ConnectionWatch::admit() {
-  // The listener queues each connection as it accepts it, so the one socket of the port that
-  // is not known yet (or whose number now holds other ends) is the new one.
+  // The listener queues each connection as it accepts it, so the socket of the port that is not
+  // known yet (or whose number now holds other ends) is the new one; were there several, the
+  // newest, whose inode is the largest.
   std::lock_guard lock(mutex_);
   int found = -1;
+  unsigned long newest = 0;
   if (DIR* dir = opendir("/proc/self/fd")) {
     while (const dirent* e = readdir(dir)) {
       char* end = nullptr;
@@ -79,12 +82,16 @@ int ConnectionWatch::admit() {
       if (ends.empty()) continue;
       const auto it = open_.find(static_cast<int>(fd));
       if (it != open_.end() && it->second.ends == ends) continue;
+      struct stat st {};
+      if (fstat(static_cast<int>(fd), &st) != 0 || (found >= 0 && st.st_ino <= newest)) continue;
       found = static_cast<int>(fd);
-      open_[found] = Connection{ends, Clock::time_point::max()};
-      if (closing_) shut(found, open_[found]);
-      break;
+      newest = st.st_ino;
     }
     closedir(dir);
+  }
+  if (found >= 0) {
+    Connection& c = open_[found] = Connection{ends_of(found, port_), Clock::time_point::max()};
+    if (closing_) shut(found, c);
   }
   return found;
 }
