@@ -9,6 +9,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "grammar/automaton.h"
 #include "grammar/json_all_of.h"
 #include "grammar/json_keywords.h"
 #include "io/json_file.h"
@@ -20,6 +21,14 @@ using json = nlohmann::ordered_json;
 
 constexpr int kTypesBudget = 10000;  // schemas types_of looks at for one question
 constexpr size_t kMaxUniqueValues = 64;  // values uniqueItems: true is enforced over
+constexpr int64_t kMaxLeast = int64_t{1} << 20;  // items or characters a document may need at least
+// The automaton states a string's character may take at each count (UTF-8's partial characters,
+// escapes: a walk over every byte takes about 10.5), and the most the strings of one schema may
+// need: three quarters of the automaton's, the rest left to its other values. Requests of one
+// grammar share its states, so together they need no more unless it recurses (or has several
+// schemas: tools); a cached automaton past half is renewed (serve/output_constraint.cpp).
+constexpr int64_t kStatesPerCharacter = 11;
+constexpr int64_t kMaxStringStates = AutomatonLimits{}.max_states * 3 / 4;
 constexpr int64_t kOneOfBudget = int64_t{1} << 24;  // branch pairs and values one oneOf's check looks at
 
 
@@ -295,6 +304,8 @@ int32_t JsonGrammar::root(const json& s, const std::string& where, Members membe
   document_ = &s;
   where_ = where;
   refs_.clear();
+  repeated_ = copies_ = 1;  // what a schema that threw left
+  string_states_ = 0;       // each schema's strings on their own: a request writes one at a time
   try {
     return compile(s, where, 0, members);
   } catch (const GrammarError& e) {
@@ -732,6 +743,21 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   return object;
 }
 
+void JsonGrammar::check_least(int64_t count, const std::string& where, const char* what) const {
+  if (count > 0 && repeated_ > kMaxLeast / count)
+    error(where, concat("documents would need at least ", count, " ", what,
+                        repeated_ > 1 ? concat(" in each of ", repeated_, " places (minItems around it)") : "",
+                        ": more than ", kMaxLeast, " cannot be finished"));
+}
+
+void JsonGrammar::count_string_states(int64_t characters, const std::string& where) {
+  string_states_ += kStatesPerCharacter * characters * copies_;
+  if (string_states_ > kMaxStringStates)
+    error(where, concat("the strings' lengths need about ", string_states_, " automaton states (", characters,
+                        " characters", copies_ > 1 ? concat(" in each of ", copies_, " places") : "",
+                        ", and the strings before): more than the ", kMaxStringStates, " one schema may use"));
+}
+
 int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int depth) {
   const int64_t min = count_keyword(s, "minItems", path, 0);
   const int64_t max = count_keyword(s, "maxItems", path, -1);
@@ -739,6 +765,7 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
   const int64_t limit = b_.limits().max_repeat;
   if (min > limit || max > limit)
     error(child(path, max > limit ? "maxItems" : "minItems"), concat("more than ", limit, " items cannot be enforced"));
+  check_least(min, child(path, "minItems"), "items");
   if (const auto it = s.find("uniqueItems"); it != s.end() && *it != false) {
     if (*it != true) error(child(path, "uniqueItems"), "'uniqueItems' must be a boolean");
     return unique_array(s, path, depth, min, max);
@@ -760,8 +787,17 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
       prefix.push_back(compile((*prefix_it)[i], child(child(path, prefix_key), std::to_string(i)), depth + 1));
   const auto count = static_cast<int64_t>(prefix.size());
   std::optional<int32_t> item;  // the items after the prefix (none: no more may come)
-  if (const auto it = s.find(rest_key); it == s.end()) item = any_value();
-  else if (*it != false) item = compile(*it, child(path, rest_key), depth + 1);
+  if (const auto it = s.find(rest_key); it == s.end()) {
+    item = any_value();
+  } else if (*it != false) {
+    // The items' schema: in each place, as often as minItems asks for at least, and in as many
+    // places as maxItems allows (the first min - 1 and a bounded tail each hold their own states).
+    const int64_t outer_repeated = repeated_, outer_copies = copies_;
+    repeated_ *= std::max<int64_t>(min - count, 1);
+    copies_ = std::min(copies_ * std::max<int64_t>({max - count, min - count, 1}), kMaxLeast);
+    item = compile(*it, child(path, rest_key), depth + 1);
+    repeated_ = outer_repeated, copies_ = outer_copies;
+  }
   if (!item && min > count)
     error(child(path, rest_key), concat("'", rest_key, "': false allows ", count, " items, but 'minItems' asks for ", min));
   // after(i): what may follow the first i items. From the prefix's end on (and after the first item

@@ -437,6 +437,17 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       {json::parse(R"j({"type": "string", "pattern": "(?=x)"})j"), "#/pattern", "lookahead"},
       {json::parse(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})"), "#/oneOf", "may both match"},
       {json::parse(R"({"type": "string", "maxLength": 100000})"), "#/maxLength", "beyond"},
+      // Strings whose lengths need more automaton states than one request may use.
+      {json::parse(R"({"type": "string", "maxLength": 10000})"), "#/maxLength", "automaton states"},
+      {json::parse(R"({"type": "array", "maxItems": 20, "items": {"type": "string", "maxLength": 300}})"),
+       "#/items/maxLength", "300 characters in each of 20 places"},
+      // Counts that multiply along nesting past what any document could finish.
+      {json::parse(R"({"type": "array", "minItems": 10000, "items": {"type": "array", "minItems": 10000,
+                      "items": {"type": "array", "minItems": 10000}}})"),
+       "#/items/minItems", "at least 10000 items in each of 10000 places"},
+      {json::parse(R"({"type": "string", "pattern": "^(a{10000}){10000}$"})"), "#/pattern", "cannot be finished"},
+      {json::parse(R"({"type": "array", "minItems": 200, "items": {"type": "string", "minLength": 10000}})"),
+       "#/items/minLength", "cannot be finished"},
       {json::parse(R"({"type": "array", "minItems": 3, "maxItems": 2})"), "#/maxItems", "below"},
       {json::parse(R"({"type": "object", "minProperties": 3, "maxProperties": 2})"), "#/maxProperties", "below"},
       {json::parse(R"({"properties": {"a": {}, "b": {}}, "required": ["a", "b"], "maxProperties": 1})"),
