@@ -113,6 +113,8 @@ int run_generate(Args& args) {
                !r.stopped_at_stop_token ? (r.context_full ? " | stopped: context full" : "")
                : stops.empty()          ? " | stopped at end of text"
                                         : " | stopped at end of text or --stop");
+  // The engine's error (a grammar's limit reached mid-reply, say) is the command's.
+  if (r.finish == infer::FinishReason::error) fail("generation failed: ", r.error);
   // A constrained reply cut short is no document (stdout holds what was written): an error.
   if ((rules.schema || rules.grammar) && !r.stopped_at_stop_token)
     fail(schema_file ? "--json-schema" : "--grammar", ": the reply is incomplete: ",

@@ -1,6 +1,9 @@
 #include "grammar/automaton.h"
 
 #include <algorithm>
+#include <climits>
+#include <functional>
+#include <queue>
 
 #include "core/hash.h"
 
@@ -17,11 +20,56 @@ size_t Automaton::HeadsHash::operator()(const std::vector<int32_t>& v) const {
 
 Automaton::Automaton(std::shared_ptr<const Grammar> grammar, AutomatonLimits limits)
     : grammar_(std::move(grammar)), limits_(limits) {
-  for (int32_t alt : grammar_->alternatives(grammar_->root())) work_.push_back(node(alt, -1));
+  measure_finish_depths();
+  for (int32_t alt : grammar_->alternatives(grammar_->root()))
+    if (finish_depth_[alt] <= limits_.max_depth) work_.push_back(node(alt, -1));
   std::vector<int32_t> heads;
   bool complete = false;
   close(heads, complete);
   intern(std::move(heads), complete);  // state 0
+}
+
+void Automaton::measure_finish_depths() {
+  // A reference adds its rule's least depth, plus one where it is not last (its return position
+  // stays on the stack). A rule's least depth is its best alternative's, found in increasing order
+  // (Knuth's generalisation of Dijkstra's algorithm): an alternative is measured once every rule
+  // it refers to is.
+  const Grammar& g = *grammar_;
+  constexpr int32_t kUnmeasured = INT32_MAX / 2;  // a rule that cannot finish (never reached)
+  const auto added = [&g](int32_t p) { return g.at(p + 1).kind == Kind::end ? 0 : 1; };
+  std::vector<int32_t> rule_depth(g.rules(), kUnmeasured), alt_rule, alt_start, waiting;
+  std::vector<std::vector<int32_t>> users(g.rules());  // per rule: the alternatives that refer to it
+  for (int32_t r = 0; r < g.rules(); ++r)
+    for (int32_t start : g.alternatives(r)) {
+      const auto id = static_cast<int32_t>(alt_start.size());
+      alt_rule.push_back(r), alt_start.push_back(start), waiting.push_back(0);
+      for (int32_t p = start; g.at(p).kind != Kind::end; ++p)
+        if (g.at(p).kind == Kind::rule) users[g.at(p).index].push_back(id), ++waiting[id];
+    }
+  const auto alternative_depth = [&](int32_t id) {
+    int32_t d = 0;
+    for (int32_t p = alt_start[id]; g.at(p).kind != Kind::end; ++p)
+      if (g.at(p).kind == Kind::rule) d = std::max(d, rule_depth[g.at(p).index] + added(p));
+    return d;
+  };
+  std::priority_queue<std::pair<int32_t, int32_t>, std::vector<std::pair<int32_t, int32_t>>, std::greater<>> ready;
+  for (size_t id = 0; id < alt_start.size(); ++id)
+    if (waiting[id] == 0) ready.emplace(0, alt_rule[id]);
+  while (!ready.empty()) {
+    const auto [d, r] = ready.top();
+    ready.pop();
+    if (rule_depth[r] != kUnmeasured) continue;
+    rule_depth[r] = d;
+    for (int32_t id : users[r])
+      if (--waiting[id] == 0) ready.emplace(alternative_depth(id), alt_rule[id]);
+  }
+  finish_depth_.assign(g.size(), 0);
+  for (auto p = static_cast<int32_t>(g.size()) - 1; p >= 0; --p) {
+    const Element& e = g.at(p);
+    if (e.kind == Kind::bytes) finish_depth_[p] = finish_depth_[p + 1];
+    else if (e.kind == Kind::rule)
+      finish_depth_[p] = std::max(finish_depth_[p + 1], std::min(rule_depth[e.index] + added(p), kUnmeasured));
+  }
 }
 
 int32_t Automaton::node(int32_t position, int32_t parent) {
@@ -54,9 +102,11 @@ void Automaton::close(std::vector<int32_t>& heads, bool& complete) {
       else work_.push_back(nd.parent);
     } else {
       // A reference last in its alternative returns straight to the parent (a tail call).
+      // Only alternatives that can finish within max_depth from where they would start.
       const int32_t ret = g.at(nd.position + 1).kind == Kind::end ? nd.parent : node(nd.position + 1, nd.parent);
-      if (ret >= 0 && nodes_[ret].depth >= limits_.max_depth) continue;
-      for (int32_t alt : g.alternatives(e.index)) work_.push_back(node(alt, ret));
+      const int32_t depth = ret < 0 ? 0 : nodes_[ret].depth + 1;
+      for (int32_t alt : g.alternatives(e.index))
+        if (depth + finish_depth_[alt] <= limits_.max_depth) work_.push_back(node(alt, ret));
     }
   }
   std::sort(heads.begin(), heads.end());

@@ -7,8 +7,9 @@
 // of the same schema - costs a table lookup. A state is complete when some stack has finished
 // the root rule.
 //
-// Bounded: stacks deeper than max_depth are dropped (nesting deeper than that is refused), and
-// more states or nodes than the limits is a GrammarError. Thread-safe (one mutex): automata are
+// Bounded: a stack is kept only where the rest of every rule on it can finish within max_depth
+// (nesting deeper than that is refused before its opening byte, so every live state can still
+// complete), and more states or nodes than the limits is a GrammarError. Thread-safe (one mutex): automata are
 // shared by the requests of the same grammar.
 #pragma once
 #include <cstdint>
@@ -65,6 +66,8 @@ class Automaton {
     size_t operator()(const std::vector<int32_t>& v) const;
   };
 
+  // finish_depth_: per position, the least nesting below it that finishes its alternative.
+  void measure_finish_depths();
   State step(State s, uint8_t byte);
   int32_t node(int32_t position, int32_t parent);
   // Expands work_ until every stack waits on a byte set: the heads and whether one finished.
@@ -79,6 +82,7 @@ class Automaton {
   std::vector<Info> states_;
   std::unordered_map<std::vector<int32_t>, State, HeadsHash> state_index_;  // heads + [complete] -> state
   std::vector<State> transitions_;  // 256 per state; kUnknown until computed
+  std::vector<int32_t> finish_depth_;
   std::vector<int32_t> work_;
   std::vector<uint32_t> seen_;  // per node: the closure that last visited it
   uint32_t epoch_ = 0;

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "grammar/grammar.h"
@@ -24,6 +25,12 @@ constexpr int64_t kMaxCopied = 1 << 24;  // bytes of schema text (about) copied 
 constexpr size_t kMaxValues = 4096;      // an enum's values (JsonGrammarOptions::max_enum_values' default)
 
 [[noreturn]] void fail(const std::string& where, const std::string& message) { throw GrammarError(where, message); }
+
+// A merge no document satisfies (no type or no value in common): a product of distributed choices
+// that is left out where others remain.
+struct Unsatisfiable : GrammarError {
+  using GrammarError::GrammarError;
+};
 
 // What one allOf may cost: merges, and the schemas copied into their results.
 struct Budget {
@@ -73,6 +80,8 @@ void collect(const json& s, const std::string& path, const Dereference& derefere
     fail(at, "the schema false matches no document, so neither does the allOf that holds it");
   }
   if (!d.is_object()) fail(at, "a schema must be an object or a boolean, not " + io::json_value_for_message(d));
+  if (depth > 0 && d.contains("$id"))  // as JsonGrammar: a base for $ref other than the root's
+    fail(child(at, "$id"), "'$id' below the root cannot be enforced: it changes what '$ref' resolves against");
   out.push_back({&d, at});  // its keywords beside allOf
   if (!d.contains("allOf")) return;
   const json& all = d["allOf"];
@@ -115,7 +124,7 @@ class Merge {
       } else if (key == "type") {
         const std::vector<std::string> names = type_names(value, at);
         types_ = types_ ? common_types(*types_, names) : names;
-        if (types_->empty()) fail(at, "allOf's schemas allow no type in common");
+        if (types_->empty()) throw Unsatisfiable(at, "allOf's schemas allow no type in common");
       } else if (key == "properties") {
         if (!value.is_object()) fail(at, "'properties' must be an object");
         for (const auto& [name, schema] : value.items()) {
@@ -125,7 +134,7 @@ class Merge {
       } else if (key == "required") {
         if (!value.is_array()) fail(at, "'required' must be a list of names");
         for (const json& name : value)
-          if (std::find(required_.begin(), required_.end(), name) == required_.end()) required_.push_back(name);
+          if (required_names_.insert(canonical_text(name)).second) required_.push_back(name);
       } else if (key == "additionalProperties") {
         if (value.is_object()) fail(at, "an 'additionalProperties' schema inside allOf cannot be merged");
         if (value == json(false)) {
@@ -222,10 +231,12 @@ class Merge {
       values_ = list;
       return;
     }
+    std::unordered_set<std::string> listed;
+    for (const json& w : list) listed.insert(canonical_text(w));
     json kept = json::array();
     for (const json& v : *values_)
-      if (std::any_of(list.begin(), list.end(), [&](const json& w) { return same_value(v, w); })) kept.push_back(v);
-    if (kept.empty()) fail(at, "allOf's enum / const values have none in common");
+      if (listed.count(canonical_text(v))) kept.push_back(v);
+    if (kept.empty()) throw Unsatisfiable(at, "allOf's enum / const values have none in common");
     values_ = std::move(kept);
   }
 
@@ -235,6 +246,7 @@ class Merge {
   std::vector<std::string> names_;  // properties in the order first given
   std::map<std::string, std::vector<json>> properties_;
   json required_ = json::array();
+  std::unordered_set<std::string> required_names_;  // required_'s, as canonical texts
   std::optional<std::set<std::string>> allowed_;  // the names additionalProperties false leaves
   std::vector<json> items_;
   std::optional<std::string> tuple_;    // the schema that gave prefixItems, additionalItems or a non-schema items
@@ -277,16 +289,24 @@ json merge(const json& s, const std::string& path, const Dereference& dereferenc
   }
   json out = json::object();
   out[key] = json::array();
+  std::optional<Unsatisfiable> none;  // the first product no document satisfies
   for (size_t i = 0; i < alternatives.size(); ++i) {
     spend(budget, rest, at);
     json all = rest;
     all.insert(all.begin() + static_cast<std::ptrdiff_t>(place), alternatives[i]);
-    json merged = merge(json{{"allOf", std::move(all)}}, child(at, std::to_string(i)), dereference, budget);
+    json merged;
+    try {
+      merged = merge(json{{"allOf", std::move(all)}}, child(at, std::to_string(i)), dereference, budget);
+    } catch (const Unsatisfiable& e) {
+      if (!none) none = e;
+      continue;
+    }
     if (merged.size() == 1 && merged.contains(key))
       for (json& product : merged[key]) out[key].push_back(std::move(product));
     else
       out[key].push_back(std::move(merged));
   }
+  if (out[key].empty()) throw *none;  // every product: refused as the first
   if (choice->schema->contains("discriminator")) out["discriminator"] = (*choice->schema)["discriminator"];
   return out;
 }

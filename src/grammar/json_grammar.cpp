@@ -7,7 +7,9 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <unordered_set>
 
+#include "grammar/automaton.h"
 #include "grammar/json_all_of.h"
 #include "grammar/json_keywords.h"
 #include "io/json_file.h"
@@ -19,6 +21,15 @@ using json = nlohmann::ordered_json;
 
 constexpr int kTypesBudget = 10000;  // schemas types_of looks at for one question
 constexpr size_t kMaxUniqueValues = 64;  // values uniqueItems: true is enforced over
+constexpr int64_t kMaxLeast = int64_t{1} << 20;  // items or characters a document may need at least
+// The automaton states a string's character may take at each count (UTF-8's partial characters,
+// escapes: a walk over every byte takes about 10.5), and the most the strings of one schema may
+// need: three quarters of the automaton's, the rest left to its other values. Requests of one
+// grammar share its states, so together they need no more unless it recurses (or has several
+// schemas: tools); a cached automaton past half is renewed (serve/output_constraint.cpp).
+constexpr int64_t kStatesPerCharacter = 11;
+constexpr int64_t kMaxStringStates = AutomatonLimits{}.max_states * 3 / 4;
+constexpr int64_t kOneOfBudget = int64_t{1} << 24;  // branch pairs and values one oneOf's check looks at
 
 
 // Bytes for a message: "'>' or a newline".
@@ -139,7 +150,8 @@ int schema_types(const json& schema, const json& document) {
 int declared_types(const json& schema) {
   const auto it = schema.find("type");
   if (it == schema.end()) return json_types::any;
-  int bits = 0;
+  const auto nullable = schema.find("nullable");
+  int bits = nullable != schema.end() && *nullable == true ? json_types::null : 0;
   for (const json& t : it->is_array() ? *it : json::array({*it}))
     if (t.is_string()) bits |= type_bits(t.get<std::string>());
   return bits;
@@ -158,40 +170,47 @@ std::vector<std::string> type_names(const json& type, const std::string& where) 
   return names;
 }
 
-bool same_value(const json& a, const json& b) {
-  if (a.is_number() && b.is_number()) {
-    if (a.is_number_float() || b.is_number_float()) {
-      const json& f = a.is_number_float() ? a : b;
-      const json& other = a.is_number_float() ? b : a;
-      if (other.is_number_float()) return f.get<double>() == other.get<double>();
-      // An integer equals a float only where the float is that integer exactly.
-      const double x = f.get<double>();
-      if (std::trunc(x) != x) return false;
-      if (other.is_number_unsigned()) return x >= 0 && x < 0x1p64 && static_cast<uint64_t>(x) == other.get<uint64_t>();
-      return x >= -0x1p63 && x < 0x1p63 && static_cast<int64_t>(x) == other.get<int64_t>();
+namespace {
+
+void append_canonical(const json& v, std::string& out) {
+  if (v.is_number_float()) {
+    // An integral float within the integers' range is written as that integer, which equals it;
+    // any other float as its shortest text, with a point or an exponent no integer has.
+    const double x = v.get<double>();
+    if (std::trunc(x) == x && x >= -0x1p63 && x < 0x1p63) out += std::to_string(static_cast<int64_t>(x));
+    else if (std::trunc(x) == x && x >= 0 && x < 0x1p64) out += std::to_string(static_cast<uint64_t>(x));
+    else out += v.dump();
+  } else if (v.is_string() || v.is_object()) {  // strings by their bytes (valid UTF-8 or not), length first
+    const auto text = [&out](const std::string& t) { out += std::to_string(t.size()) + ":" + t; };
+    if (v.is_string()) {
+      out += '"';
+      text(v.get_ref<const std::string&>());
+      return;
     }
-    if (a.is_number_unsigned() != b.is_number_unsigned()) {  // one of them beyond int64, or both in range
-      const json& u = a.is_number_unsigned() ? a : b;
-      const json& i = a.is_number_unsigned() ? b : a;
-      return i.get<int64_t>() >= 0 && static_cast<uint64_t>(i.get<int64_t>()) == u.get<uint64_t>();
-    }
-    return a == b;
+    std::vector<std::pair<std::string, const json*>> members;  // in key order: any order is the same object
+    for (const auto& [key, value] : v.items()) members.emplace_back(key, &value);
+    std::sort(members.begin(), members.end());
+    out += '{';
+    for (const auto& [key, value] : members) text(key), append_canonical(*value, out), out += ',';
+    out += '}';
+  } else if (v.is_array()) {
+    out += '[';
+    for (const json& item : v) append_canonical(item, out), out += ',';
+    out += ']';
+  } else {  // null, booleans, integers
+    out += v.dump();
   }
-  if (a.type() != b.type()) return false;
-  if (a.is_array()) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i)
-      if (!same_value(a[i], b[i])) return false;
-    return true;
-  }
-  if (a.is_object()) {  // the same members, in any order
-    if (a.size() != b.size()) return false;
-    for (const auto& [key, value] : a.items())
-      if (!b.contains(key) || !same_value(value, b[key])) return false;
-    return true;
-  }
-  return a == b;
 }
+
+}  // namespace
+
+std::string canonical_text(const json& value) {
+  std::string out;
+  append_canonical(value, out);
+  return out;
+}
+
+bool same_value(const json& a, const json& b) { return canonical_text(a) == canonical_text(b); }
 
 JsonGrammar::JsonGrammar(GrammarBuilder& builder, JsonGrammarOptions options) : b_(builder), o_(options) {}
 
@@ -285,6 +304,8 @@ int32_t JsonGrammar::root(const json& s, const std::string& where, Members membe
   document_ = &s;
   where_ = where;
   refs_.clear();
+  repeated_ = copies_ = 1;  // what a schema that threw left
+  string_states_ = 0;       // each schema's strings on their own: a request writes one at a time
   try {
     return compile(s, where, 0, members);
   } catch (const GrammarError& e) {
@@ -337,17 +358,23 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     error(path, "the schema false matches no document");
   }
   if (!s.is_object()) error(path, "a schema must be an object or a boolean, not " + io::json_value_for_message(s));
-  if (const auto it = s.find("nullable"); it != s.end()) {  // OpenAPI 3.0's: the schema's values or null
+  if (const auto it = s.find("nullable"); it != s.end()) {
+    // OpenAPI 3.0's, as ajv reads it: "null" added to `type` (an enum or const still decides).
     if (!it->is_boolean()) error(child(path, "nullable"), "'nullable' must be a boolean");
     json rest = s;
     rest.erase("nullable");
-    if (!it->get<bool>()) return compile(rest, path, depth, members);
-    if (object_root) error(child(path, "nullable"), "the arguments' object cannot be null");
-    const int32_t rule = b_.add_rule("nullable");
-    b_.add_alternative(rule, {GrammarBuilder::ref(compile(rest, path, depth + 1))});
-    b_.add_alternative(rule, {GrammarBuilder::ref(b_.add_rule("null", {word("null")}))});
-    return rule;
+    if (it->get<bool>()) {
+      if (object_root) error(child(path, "nullable"), "the arguments' object cannot be null");
+      if (!s.contains("type")) error(child(path, "nullable"), "'nullable': true needs 'type' beside it");
+      std::vector<std::string> types = type_names(s["type"], child(path, "type"));
+      if (std::find(types.begin(), types.end(), "null") == types.end()) types.push_back("null");
+      rest["type"] = types;
+    }
+    return compile(rest, path, depth, members);
   }
+  // ajv resolves a $ref against the nearest $id above it: only the root's is the base $ref takes.
+  if (s.contains("$id") && depth > 0 && &s != document_)
+    error(child(path, "$id"), "'$id' below the root cannot be enforced: it changes what '$ref' resolves against");
   std::set<std::string> present;  // the keywords that assert something
   for (const auto& [key, value] : s.items()) {
     if (is_annotation(key) || key == "discriminator") continue;
@@ -414,6 +441,10 @@ int32_t JsonGrammar::compile(const json& s, const std::string& path, int depth, 
     if (types != std::vector<std::string>{"object"} && !types.empty()) not_object(child(path, "type"));
     return compile_object(s, path, depth, members);
   }
+  if (present.count("format") && std::none_of(types.begin(), types.end(), [](const std::string& t) {
+        return t == "string" || t == "number" || t == "integer";
+      }))
+    error(child(path, "format"), "'format' on a value that is no string or number cannot be enforced");
   const int32_t rule = b_.add_rule("type");
   for (const std::string& t : types) {
     int32_t r;
@@ -483,24 +514,40 @@ void JsonGrammar::check_one_of(const json& branches, const std::string& path, in
   const auto resolve_ref = [this, &path](const std::string& ref) -> const json& { return resolve(ref, path); };
   int budget = kTypesBudget;
   std::vector<int> types;
-  std::vector<const json*> bodies;  // the branches themselves where they are references (pydantic's unions)
-  for (const json& b : branches) {
-    types.push_back(types_of(b, depth, resolve_ref, budget));
-    bodies.push_back(&dereferenced(b, path));
+  // Per branch (itself where it is a reference: pydantic's unions), the values each required
+  // property is pinned to, as canonical texts (enums past the limit refused before they are read).
+  std::vector<std::map<std::string, std::unordered_set<std::string>>> pinned(branches.size());
+  for (size_t i = 0; i < branches.size(); ++i) {
+    types.push_back(types_of(branches[i], depth, resolve_ref, budget));
+    const json& b = dereferenced(branches[i], path);
+    if (!(types[i] & json_types::object) || !b.is_object() || !b.contains("properties") || !b["properties"].is_object())
+      continue;
+    for (const auto& [name, _] : b["properties"].items()) {
+      const auto values = pinned_values(b, name);
+      if (!values) continue;
+      if (static_cast<int64_t>(values->size()) > o_.max_enum_values)
+        error(child(child(child(path, std::to_string(i)), "properties"), name),
+              concat("'enum' has ", values->size(), " values; at most ", o_.max_enum_values, " are supported"));
+      auto& texts = pinned[i][name];
+      for (const json& v : *values) texts.insert(canonical_text(v));
+    }
   }
+  int64_t work = kOneOfBudget;  // pairs and values looked up
   for (size_t i = 0; i < branches.size(); ++i)
     for (size_t j = i + 1; j < branches.size(); ++j) {
+      if (--work < 0) error(path, concat("'oneOf' of ", branches.size(), " branches is too large to check"));
       if (!(types[i] & types[j])) continue;
-      // Both may be objects: disjoint if some required property is pinned to disjoint values.
+      // Both may be objects only: disjoint if some required property is pinned to disjoint values.
       bool disjoint = false;
-      const json &bi = *bodies[i], &bj = *bodies[j];
-      if ((types[i] & types[j]) == 4 && bi.is_object() && bi.contains("properties") && bi["properties"].is_object())
-        for (const auto& [name, _] : bi["properties"].items()) {
-          const auto a = pinned_values(bi, name), b = pinned_values(bj, name);
-          if (!a || !b) continue;
-          disjoint = std::none_of(a->begin(), a->end(), [&](const json& v) {
-            return std::any_of(b->begin(), b->end(), [&](const json& w) { return same_value(v, w); });
-          });
+      if ((types[i] & types[j]) == json_types::object)
+        for (const auto& [name, a] : pinned[i]) {
+          const auto it = pinned[j].find(name);
+          if (it == pinned[j].end()) continue;
+          const auto* fewer = &a;
+          const auto* more = &it->second;
+          if (fewer->size() > more->size()) std::swap(fewer, more);
+          work -= static_cast<int64_t>(fewer->size());
+          disjoint = std::none_of(fewer->begin(), fewer->end(), [&](const std::string& v) { return more->count(v); });
           if (disjoint) break;
         }
       if (!disjoint)
@@ -696,6 +743,21 @@ int32_t JsonGrammar::compile_object(const json& s, const std::string& path, int 
   return object;
 }
 
+void JsonGrammar::check_least(int64_t count, const std::string& where, const char* what) const {
+  if (count > 0 && repeated_ > kMaxLeast / count)
+    error(where, concat("documents would need at least ", count, " ", what,
+                        repeated_ > 1 ? concat(" in each of ", repeated_, " places (minItems around it)") : "",
+                        ": more than ", kMaxLeast, " cannot be finished"));
+}
+
+void JsonGrammar::count_string_states(int64_t characters, const std::string& where) {
+  string_states_ += kStatesPerCharacter * characters * copies_;
+  if (string_states_ > kMaxStringStates)
+    error(where, concat("the strings' lengths need about ", string_states_, " automaton states (", characters,
+                        " characters", copies_ > 1 ? concat(" in each of ", copies_, " places") : "",
+                        ", and the strings before): more than the ", kMaxStringStates, " one schema may use"));
+}
+
 int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int depth) {
   const int64_t min = count_keyword(s, "minItems", path, 0);
   const int64_t max = count_keyword(s, "maxItems", path, -1);
@@ -703,6 +765,7 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
   const int64_t limit = b_.limits().max_repeat;
   if (min > limit || max > limit)
     error(child(path, max > limit ? "maxItems" : "minItems"), concat("more than ", limit, " items cannot be enforced"));
+  check_least(min, child(path, "minItems"), "items");
   if (const auto it = s.find("uniqueItems"); it != s.end() && *it != false) {
     if (*it != true) error(child(path, "uniqueItems"), "'uniqueItems' must be a boolean");
     return unique_array(s, path, depth, min, max);
@@ -724,8 +787,17 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
       prefix.push_back(compile((*prefix_it)[i], child(child(path, prefix_key), std::to_string(i)), depth + 1));
   const auto count = static_cast<int64_t>(prefix.size());
   std::optional<int32_t> item;  // the items after the prefix (none: no more may come)
-  if (const auto it = s.find(rest_key); it == s.end()) item = any_value();
-  else if (*it != false) item = compile(*it, child(path, rest_key), depth + 1);
+  if (const auto it = s.find(rest_key); it == s.end()) {
+    item = any_value();
+  } else if (*it != false) {
+    // The items' schema: in each place, as often as minItems asks for at least, and in as many
+    // places as maxItems allows (the first min - 1 and a bounded tail each hold their own states).
+    const int64_t outer_repeated = repeated_, outer_copies = copies_;
+    repeated_ *= std::max<int64_t>(min - count, 1);
+    copies_ = std::min(copies_ * std::max<int64_t>({max - count, min - count, 1}), kMaxLeast);
+    item = compile(*it, child(path, rest_key), depth + 1);
+    repeated_ = outer_repeated, copies_ = outer_copies;
+  }
   if (!item && min > count)
     error(child(path, rest_key), concat("'", rest_key, "': false allows ", count, " items, but 'minItems' asks for ", min));
   // after(i): what may follow the first i items. From the prefix's end on (and after the first item

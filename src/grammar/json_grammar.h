@@ -17,10 +17,11 @@
 // maxItems, enum, const (with type only),
 // anyOf, oneOf (whose branches must be provably disjoint: by type or by a required property's
 // const/enum), allOf of one schema, $ref to "#" or a JSON pointer within the document ($defs,
-// definitions), minLength, maxLength, pattern (regex.h), format (date, date-time, uuid),
+// definitions), minLength, maxLength, pattern (regex.h), format (date, date-time, uuid, ...; on a
+// number int32, int64, float, double), nullable (null one more type, beside type only),
 // minimum, maximum, exclusiveMinimum, exclusiveMaximum (numbers, or draft 4's booleans), multipleOf
 // (P x 10^-q with P <= 100: at most q fraction digits, the digits carrying their remainder), and the
-// annotations (title, description, default, examples, $schema, $id, $comment, deprecated,
+// annotations (title, description, default, examples, $schema, $id at the root, $comment, deprecated,
 // readOnly, writeOnly). Anything else - or a combination the rules cannot enforce - is a
 // GrammarError whose `where` is the JSON pointer of the keyword, e.g. "#/properties/id/format".
 //
@@ -144,6 +145,13 @@ class JsonGrammar {
 
   int32_t integer_any();
   int32_t number_any();
+  // Refuses a schema whose documents need `count` of something (minItems' items, minLength's
+  // characters) in each of the repeated_ places its schema must fill: more than any document
+  // could be finished with.
+  void check_least(int64_t count, const std::string& where, const char* what) const;
+  // Counts the automaton states a string of up to `characters` needs in each of copies_ places,
+  // and refuses the schema (at `where`) where the strings' would pass the limit.
+  void count_string_states(int64_t characters, const std::string& where);
 
   GrammarBuilder& b_;
   JsonGrammarOptions o_;
@@ -153,6 +161,9 @@ class JsonGrammar {
   std::map<std::string, int32_t> refs_;        // its pointers compiled so far
   std::map<CodePointRanges, int32_t> chars_, raw_chars_;
   std::map<std::string, int32_t> shared_;      // rules built once: "ws", "value", "string", ...
+  int64_t repeated_ = 1;  // how often the schema being compiled must occur at least: minItems around it
+  int64_t copies_ = 1;    // in how many places it may occur at most, each its own states: maxItems around it
+  int64_t string_states_ = 0;  // about the states the strings' lengths need, in the schema being compiled
 };
 
 // Whether `name` can name a keyword argument: an ASCII Python identifier that is no keyword.
@@ -168,7 +179,10 @@ int value_types(const nlohmann::ordered_json& value);
 // mathematical value (1 and 1.0 alike, a float and an integer only where exactly equal), objects
 // by their members in any order.
 bool same_value(const nlohmann::ordered_json& a, const nlohmann::ordered_json& b);
-// The types a schema's `type` keyword allows (its names that are types; any where it has none).
+// A text of a value that two values share exactly where same_value holds (for hash sets of values).
+std::string canonical_text(const nlohmann::ordered_json& value);
+// The types a schema's `type` keyword allows (its names that are types, and null where `nullable` is true;
+// any where it has no `type`).
 int declared_types(const nlohmann::ordered_json& schema);
 // The names a `type` keyword gives (one, or a non-empty list of them), each a JSON Schema type; a
 // GrammarError at `where` otherwise.

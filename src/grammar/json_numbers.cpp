@@ -264,6 +264,20 @@ int32_t JsonGrammar::compile_number(const json& s, const std::string& path, bool
   };
   bound("minimum", "exclusiveMinimum", true, lo);
   bound("maximum", "exclusiveMaximum", false, hi);
+  // ajv-formats' number formats: int32 an integer in its range, int64 any integer, float and
+  // double any number. Another format is a string's, where the schema allows strings; else refused.
+  if (const auto it = s.find("format"); it != s.end()) {
+    const std::string name = it->is_string() ? it->get<std::string>() : "";
+    if (name == "int32" || name == "int64") integer = true;
+    if (name == "int32") {
+      const Bound least{decimal_of(json(-2147483648LL), path), true}, most{decimal_of(json(2147483647LL), path), true};
+      if (!lo || compare(least.value, lo->value) > 0) lo = least;
+      if (!hi || compare(most.value, hi->value) < 0) hi = most;
+    } else if (name != "int64" && name != "float" && name != "double" && !(declared_types(s) & json_types::string)) {
+      throw GrammarError(path + "/format", "format " + io::json_value_for_message(*it) +
+                                               " on a number cannot be enforced (int32, int64, float and double can)");
+    }
+  }
   const Multiple multiple = multiple_of(s, path);
   if (!lo && !hi && !s.contains("multipleOf")) return integer ? integer_any() : number_any();
   if (lo && hi) {

@@ -165,6 +165,7 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
   const int64_t min = length("minLength", 0), max = length("maxLength", -1);
   if (max >= 0 && max < min)
     throw GrammarError(child(path, "maxLength"), concat("'maxLength' ", max, " is below 'minLength' ", min));
+  check_least(min, child(path, "minLength"), "characters");
   const bool has_length = s.contains("minLength") || s.contains("maxLength");
   const Sequence quote = raw ? Sequence{} : Sequence{b_.bytes(ByteSet::of('"'))};
   const auto quoted = [&](const char* name, int32_t body) {
@@ -199,6 +200,7 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
     } catch (const GrammarError& e) {
       throw GrammarError(child(path, "pattern"), e.what());
     }
+    check_least(lengths.min, child(path, "pattern"), "characters");
     // Length limits are kept where the pattern's own matches keep them (^\d{5}$ with maxLength 5).
     if (has_length && !within(lengths, min, max))
       throw GrammarError(child(path, "pattern"),
@@ -207,6 +209,7 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
                              " (an unanchored pattern allows any text around its match)");
     return quoted("string-pattern", body);
   }
+  if (has_length) count_string_states(max < 0 ? min : max, child(path, max < 0 ? "minLength" : "maxLength"));
   const std::string key = concat(raw ? "raw-string " + xml_->value_end + " " : "string ", min, " ", max);
   if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
   int32_t body;

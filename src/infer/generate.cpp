@@ -38,21 +38,21 @@ GenerateResult generate(const model::Model& model, std::span<const int32_t> prom
   request.options.silent_tokens = o.silent_tokens;
   Timer timer;
   bool first = true;
-  FinishReason finish = FinishReason::none;
   request.on_event = [&](const TokenEvent& e) {
     if (first) r.prefill_seconds = timer.seconds(), timer.reset(), first = false;
     if (e.id >= 0) ++r.new_tokens;
     on_event(e);
-    finish = e.finish;
+    r.finish = e.finish;
+    if (e.finish == FinishReason::error) r.error = e.error;
   };
   engine.submit(std::move(request));
   engine.run_until_idle();
   if (first) r.prefill_seconds = timer.seconds(), timer.reset();
   r.decode_seconds = timer.seconds();
-  r.stopped_at_stop_token = finish == FinishReason::stop;
+  r.stopped_at_stop_token = r.finish == FinishReason::stop;
   r.draft_tokens = engine.stats().draft_tokens;
   r.draft_accepted = engine.stats().draft_accepted;
-  r.context_full = finish == FinishReason::length && r.new_tokens < o.max_new_tokens;
+  r.context_full = r.finish == FinishReason::length && r.new_tokens < o.max_new_tokens;
   // Every drawn token but the last went back through the model (a stop token ends after its own).
   r.decode_steps = r.stopped_at_stop_token ? r.new_tokens : std::max<int64_t>(0, r.new_tokens - 1);
   return r;

@@ -44,6 +44,8 @@ struct GenerateResult {
   double prefill_seconds = 0, decode_seconds = 0;  // decode_seconds includes sampling
   bool stopped_at_stop_token = false;
   bool context_full = false;
+  FinishReason finish = FinishReason::none;  // how the request ended
+  std::string error;                         // the engine's message, for FinishReason::error
   int64_t draft_tokens = 0, draft_accepted = 0;  // speculative decoding: drafted and verified / accepted
 };
 

@@ -158,6 +158,15 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
   return std::make_shared<grammar::GrammarConstraintSource>(std::move(spec));
 }
 
+// Whether a cached constraint's automaton has used half its states: requests of a grammar that
+// recurses or repeats keep adding states, so new requests get a fresh one (those under way keep
+// theirs) rather than all failing once the automaton is full.
+bool worn(const infer::TokenConstraintSource& source) {
+  const auto* g = dynamic_cast<const grammar::GrammarConstraintSource*>(&source);
+  return g && g->spec().grammar &&
+         g->spec().grammar->automaton().states() > grammar::AutomatonLimits{}.max_states / 2;
+}
+
 }  // namespace
 
 std::shared_ptr<const infer::TokenConstraintSource> ConstraintCache::get(const ConstraintModel& m,
@@ -173,6 +182,10 @@ std::shared_ptr<const infer::TokenConstraintSource> ConstraintCache::get(const C
     std::lock_guard lock(mutex_);
     for (auto it = entries_.begin(); it != entries_.end(); ++it)
       if (it->first == key) {
+        if (worn(*it->second)) {
+          entries_.erase(it);
+          break;
+        }
         entries_.splice(entries_.begin(), entries_, it);
         return it->second;
       }

@@ -4,6 +4,7 @@
 // (syntax, escapes, repetition, errors with their line and column, a round trip through to_gbnf).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -187,6 +188,34 @@ TEST(Automaton, DeepNestingIsRefusedBeyondTheDepthLimitNotAStackOverflow) {
   EXPECT_TRUE(accepts(a, std::string(40, '(') + "x" + std::string(40, ')')));
   auto s = a.next(a.start(), std::string(5000, '('));
   EXPECT_LT(s, 0);
+}
+
+// At the depth limit an opening byte whose rule could not finish within it is never offered:
+// going as deep as the automaton lets it, every state still has a byte that leads on, until the
+// text is complete.
+TEST(Automaton, AtTheDepthLimitEveryLiveStateCanStillFinish) {
+  // After "(" the optional space is one rule deep, "<" too, the root inside it two: a limit that
+  // falls between them (either parity) once let "(" through to a dead end.
+  const auto g = parse_gbnf(R"g(root ::= "(" " "? inner ")" | "x"
+inner ::= "<" root ">")g");
+  for (const int32_t depth : {50, 51}) {
+    AutomatonLimits limits;
+    limits.max_depth = depth;
+    Automaton a(g, limits);
+    std::string text;
+    Automaton::State s = a.start();
+    while (!a.complete(s)) {
+      Automaton::State next = Automaton::kDead;
+      for (const char c : std::string("(< x>)"))  // deeper first
+        if ((next = a.next(s, static_cast<uint8_t>(c))) >= 0) {
+          text += c;
+          break;
+        }
+      ASSERT_GE(next, 0) << depth << ": " << text;
+      s = next;
+    }
+    EXPECT_GE(std::count(text.begin(), text.end(), '('), 20) << depth;
+  }
 }
 
 TEST(Gbnf, ParsesLiteralsClassesGroupsAndRepetitions) {

@@ -5,8 +5,10 @@
 // number ranges and dates checked value by value; hostile schemas refused with the keyword's path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "core/timer.h"
 #include "grammar/json_grammar.h"
 #include "io/json_file.h"
 #include "support/schema_check.h"
@@ -35,6 +37,16 @@ const std::vector<Case> kCases = {
       R"({"name": "x", "age": 1.5})", R"({"name": "x", "age": 1, "tags": ["c"]})",
       "{\"name\": \"x\",\n\n \"age\": 1}"}},
     {R"({"type": ["string", "null"], "maxLength": 3})", {"null", R"("abc")", R"("\u00e9\n")"}, {R"("abcd")", "1"}},
+    // nullable as ajv reads it: null one more type, so beside an enum only where the enum lists it.
+    {R"({"type": "string", "enum": ["x"], "nullable": true})", {R"("x")"}, {"null"}},
+    {R"({"type": "integer", "enum": [1, null], "nullable": true})", {"1", "null"}, {"2"}},
+    {R"({"type": "string", "maxLength": 1, "nullable": true})", {"null", R"("a")"}, {R"("ab")"}},
+    // ajv-formats' number formats; $id at the root only.
+    {R"({"$id": "http://example.com/s", "type": "integer", "format": "int32"})",
+     {"2147483647", "-2147483648", "0"}, {"2147483648", "-2147483649", "3337703777331273"}},
+    {R"({"type": "integer", "format": "int32", "minimum": -5})", {"-5", "2147483647"}, {"-6", "2147483648"}},
+    {R"({"type": "number", "format": "int64"})", {"3337703777331273", "-1"}, {"1.5"}},
+    {R"({"type": "number", "format": "double", "maximum": 1})", {"0.5", "1"}, {"1.5"}},
     // OpenAPI's nullable and example, editors' and extension annotations (tool definitions carry them).
     {R"({"type": "object", "properties": {"n": {"type": "integer", "nullable": true, "example": 3, "x-order": 1},
         "s": {"enum": ["a", "b"], "nullable": false, "enumDescriptions": ["A", "B"]}}, "required": ["n"],
@@ -174,6 +186,11 @@ const std::vector<Case> kCases = {
                    {"properties": {"d": {"type": "integer", "minimum": 0}}, "required": ["d"]}]}]})",
      {R"({"k": "a", "a": 1, "c": true})", R"({"k": "b", "b": null, "d": 0})"},
      {R"({"k": "a", "a": 1})", R"({"k": "b", "b": null, "d": -1})", R"({"k": "a", "b": null, "c": true})"}},
+    // Products of distributed choices without a type in common are left out, the others kept.
+    {R"({"allOf": [{"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        {"oneOf": [{"type": "integer", "maximum": 3}, {"type": "boolean"}, {"type": "string", "maxLength": 1}]}]})",
+     {"3", "-7", R"("a")"},
+     {"4", "true", R"("ab")"}},
     // Members counted: listed properties, required ones among them, additional ones after them.
     {R"({"type": "object", "properties": {"a": {"type": "null"}, "b": {"type": "null"}, "c": {"type": "null"}},
         "required": ["b"], "minProperties": 2, "maxProperties": 2})",
@@ -246,6 +263,41 @@ TEST(JsonSchemaGrammar, AcceptsValidDocumentsAndRefusesInvalidOnes) {
       EXPECT_TRUE(accepts(a, doc)) << c.schema << "\n" << doc;
     }
     for (const char* doc : c.refused) EXPECT_FALSE(accepts(a, doc)) << c.schema << "\n" << doc;
+  }
+}
+
+// A recursive schema walked as deep as the automaton's depth limit lets it: every state on the
+// way has a byte that leads on, until the document is complete, and it validates.
+TEST(JsonSchemaGrammar, ARandomWalkAtTheDepthLimitAlwaysFinishes) {
+  const json schema = json::parse(R"({"type": "object", "properties": {"kids": {"type": "array",
+      "items": {"$ref": "#"}, "maxItems": 2}, "n": {"type": "integer"}}, "required": ["kids"]})");
+  AutomatonLimits limits;
+  limits.max_depth = 120;
+  Automaton a(json_schema_grammar(nlohmann::ordered_json(schema)), limits);
+  Rng rng(5);
+  for (int i = 0; i < 20; ++i) {
+    std::string doc;
+    Automaton::State s = a.start();
+    bool deepest = false;  // an array or object could have opened but none may: on to close them
+    while (!a.complete(s)) {
+      std::vector<std::pair<char, Automaton::State>> next;
+      for (int b = 0; b < 256; ++b)
+        if (const auto t = a.next(s, static_cast<uint8_t>(b)); t >= 0) next.emplace_back(static_cast<char>(b), t);
+      ASSERT_FALSE(next.empty()) << doc;
+      const auto opens = [](const auto& n) { return n.first == '[' || n.first == '{'; };
+      const auto closes = [](const auto& n) { return n.first == ']' || n.first == '}'; };
+      const auto deeper = std::find_if(next.begin(), next.end(), opens);
+      const auto up = std::find_if(next.begin(), next.end(), closes);
+      deepest = deepest || (deeper == next.end() && up != next.end());  // nothing opens where something might
+      const auto& [byte, to] = !deepest && deeper != next.end()                       ? *deeper
+                               : deepest && up != next.end() && rng.uniform() < 0.9  ? *up
+                                                                                      : next[rng.below(next.size())];
+      doc += byte;
+      s = to;
+      ASSERT_LT(doc.size(), 100000u);
+    }
+    EXPECT_GE(std::count(doc.begin(), doc.end(), '['), 10) << doc;
+    ASSERT_EQ(testing::schema_violation(schema, io::parse_json_text(doc, "document")), "") << doc;
   }
 }
 
@@ -365,6 +417,18 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
        "#/properties/a/format", "format 'idn-email'"},
       {json::parse(R"({"type": "string", "foo": 1})"), "#/foo", "'foo' is not supported"},
       {json::parse(R"({"type": "string", "nullable": "yes"})"), "#/nullable", "'nullable' must be a boolean"},
+      {json::parse(R"({"enum": ["a"], "nullable": true})"), "#/nullable", "needs 'type'"},
+      {json::parse(R"({"oneOf": [{"type": "string", "nullable": true}, {"type": "null"}]})"), "#/oneOf",
+       "may both match"},
+      {json::parse(R"({"type": "integer", "format": "date"})"), "#/format", "on a number cannot be enforced"},
+      {json::parse(R"({"type": "number", "format": "int16"})"), "#/format", "on a number cannot be enforced"},
+      {json::parse(R"({"type": "boolean", "format": "int32"})"), "#/format", "no string or number"},
+      {json::parse(R"({"$defs": {"x": {"type": "string"}}, "type": "object", "properties": {"p": {
+          "$id": "http://example.com/p", "$defs": {"x": {"type": "integer"}}, "type": "object",
+          "properties": {"q": {"$ref": "#/$defs/x"}}}}})"),
+       "#/properties/p/$id", "'$id' below the root"},
+      {json::parse(R"({"allOf": [{"$id": "http://example.com/a", "type": "string"}]})"), "#/allOf/0/$id",
+       "'$id' below the root"},
       {json::parse(R"({"not": {}})"), "#/not", "'not' is not supported"},
       {json::parse(deep), "", "nested deeper"},
       {json{{"enum", huge_enum}}, "#/enum", "at most"},
@@ -373,6 +437,17 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       {json::parse(R"j({"type": "string", "pattern": "(?=x)"})j"), "#/pattern", "lookahead"},
       {json::parse(R"({"oneOf": [{"type": "integer"}, {"type": "number"}]})"), "#/oneOf", "may both match"},
       {json::parse(R"({"type": "string", "maxLength": 100000})"), "#/maxLength", "beyond"},
+      // Strings whose lengths need more automaton states than one request may use.
+      {json::parse(R"({"type": "string", "maxLength": 10000})"), "#/maxLength", "automaton states"},
+      {json::parse(R"({"type": "array", "maxItems": 20, "items": {"type": "string", "maxLength": 300}})"),
+       "#/items/maxLength", "300 characters in each of 20 places"},
+      // Counts that multiply along nesting past what any document could finish.
+      {json::parse(R"({"type": "array", "minItems": 10000, "items": {"type": "array", "minItems": 10000,
+                      "items": {"type": "array", "minItems": 10000}}})"),
+       "#/items/minItems", "at least 10000 items in each of 10000 places"},
+      {json::parse(R"({"type": "string", "pattern": "^(a{10000}){10000}$"})"), "#/pattern", "cannot be finished"},
+      {json::parse(R"({"type": "array", "minItems": 200, "items": {"type": "string", "minLength": 10000}})"),
+       "#/items/minLength", "cannot be finished"},
       {json::parse(R"({"type": "array", "minItems": 3, "maxItems": 2})"), "#/maxItems", "below"},
       {json::parse(R"({"type": "object", "minProperties": 3, "maxProperties": 2})"), "#/maxProperties", "below"},
       {json::parse(R"({"properties": {"a": {}, "b": {}}, "required": ["a", "b"], "maxProperties": 1})"),
@@ -457,6 +532,8 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       {json::parse(R"({"allOf": [{"type": "object", "additionalProperties": {"type": "null"}}]})"),
        "#/allOf/0/additionalProperties", "cannot be merged"},
       {json::parse(R"({"allOf": [{"enum": [1, 2]}, {"const": 3}]})"), "#/allOf/1/const", "none in common"},
+      {json::parse(R"({"allOf": [{"oneOf": [{"type": "string"}, {"type": "integer"}]}, {"type": "boolean"}]})"), "",
+       "no type in common"},
       {json::parse(R"({"allOf": [{"type": "string"}, {"not": {}}]})"), "#/allOf/1/not", "'not' is not supported"},
       {json::parse(R"({"allOf": [{"type": "array", "items": false}, {"items": {"type": "integer"}}]})"), "#/allOf/0",
        "cannot be merged"},
@@ -501,6 +578,42 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
   }
 }
 
+// Enums pinned across oneOf branches and intersected across allOf are compared through hash sets
+// of their values, the enum limit checked first: answered within about a second, not after
+// comparing every pair of values.
+TEST(JsonSchemaGrammar, LargeEnumsAcrossBranchesAreAnsweredQuickly) {
+  const auto branch = [](int64_t from, int64_t count) {
+    json values = json::array();
+    for (int64_t v = from; v < from + count; ++v) values.push_back(v);
+    return json{{"type", "object"}, {"properties", {{"k", {{"enum", values}}}}}, {"required", {"k"}}};
+  };
+  Timer timer;
+  json huge = {{"oneOf", {branch(0, 60000), branch(60000, 60000)}}};
+  try {
+    json_schema_grammar(huge);
+    ADD_FAILURE() << "accepted";
+  } catch (const GrammarError& e) {
+    EXPECT_EQ(e.where, "#/oneOf/0/properties/k") << e.what();
+    EXPECT_NE(std::string(e.what()).find("at most 4096"), std::string::npos) << e.what();
+  }
+  json many = {{"oneOf", json::array()}};
+  for (int i = 0; i < 12; ++i) many["oneOf"].push_back(branch(i * 4096, 4096));
+  EXPECT_NO_THROW(json_schema_grammar(many));
+  json all = {{"allOf", json::array()}};
+  for (int i = 0; i < 64; ++i) all["allOf"].push_back(branch(i, 4096)["properties"]["k"]);
+  Automaton a(json_schema_grammar(all));
+  EXPECT_TRUE(accepts(a, "63"));
+  EXPECT_TRUE(accepts(a, "4095"));
+  EXPECT_FALSE(accepts(a, "62"));
+  EXPECT_FALSE(accepts(a, "4096"));
+  EXPECT_LT(timer.seconds(), 3.0);
+  // Equal values, as JSON Schema compares them, overlap: 1 and 1.0.
+  const json overlap = json::parse(R"({"oneOf": [
+      {"type": "object", "properties": {"k": {"enum": [2, 1]}}, "required": ["k"]},
+      {"type": "object", "properties": {"k": {"enum": [3, 1.0]}}, "required": ["k"]}]})");
+  EXPECT_THROW(json_schema_grammar(overlap), GrammarError);
+}
+
 // An enum value that holds a control marker's text is text inside its string, in a set too: the
 // marker's token (its control byte) is never allowed there.
 TEST(JsonSchemaGrammar, EnumValuesInASetAreTextNotControlTokens) {
@@ -529,6 +642,10 @@ TEST(JsonSchemaGrammar, ValuesCompareAsJsonSchemaDoes) {
   EXPECT_FALSE(same("-1", "18446744073709551615"));
   EXPECT_TRUE(same("10000000000000000000", "1e19"));
   EXPECT_TRUE(same("-9223372036854775808", "-9.223372036854775808e18"));
+  EXPECT_TRUE(same("-0.0", "0"));
+  EXPECT_FALSE(same("0.5", "\"0.5\""));
+  EXPECT_EQ(canonical_text(ordered_json::parse(R"({"b": [1.0], "a": 2})")),
+            canonical_text(ordered_json::parse(R"({"a": 2.0, "b": [1]})")));
 }
 
 // A schema that is part of a request (a tool's parameters): errors behind a $ref name their

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
 #include "infer/generate.h"
@@ -74,6 +75,39 @@ TEST(Generate, StopsAtTheStopTokenTheBudgetOrAFullContext) {
   EXPECT_TRUE(r.context_full);
   EXPECT_EQ(full, std::vector<int32_t>(greedy.begin(), greedy.begin() + 7));
   EXPECT_EQ(r.decode_steps, 6);
+}
+
+// A constraint whose third token fails (a grammar's limit reached mid-reply): the result says
+// it ended in an error, with the constraint's message, not that the budget ran out.
+TEST(Generate, AnEngineErrorIsTheResultsFinishWithItsMessage) {
+  struct Failing : TokenConstraintSource {
+    int64_t vocab = 0;
+    int64_t vocab_size() const override { return vocab; }
+    std::unique_ptr<TokenConstraint> start(std::span<const int32_t>) const override {
+      struct Third : TokenConstraint {
+        int taken = 0;
+        const uint64_t* allowed() override { return nullptr; }
+        void accept(int32_t) override {
+          if (++taken == 3) throw std::runtime_error("the grammar needs too many states");
+        }
+        bool done() const override { return false; }
+        std::unique_ptr<TokenConstraint> clone() const override { return std::make_unique<Third>(*this); }
+      };
+      return std::make_unique<Third>();
+    }
+  };
+  const model::Model model = model::load_model_dir(kOracle / "baseline");
+  auto source = std::make_shared<Failing>();
+  source->vocab = model.config.vocab_size;
+  GenerateOptions o;
+  o.max_new_tokens = 30;
+  o.constraint = source;
+  GenerateResult r;
+  run(model, o, &r);
+  EXPECT_EQ(r.finish, FinishReason::error);
+  EXPECT_EQ(r.error, "the grammar needs too many states");
+  EXPECT_FALSE(r.stopped_at_stop_token);
+  EXPECT_FALSE(r.context_full);
 }
 
 }  // namespace

@@ -188,6 +188,27 @@ TEST(OutputConstraint, ARegexIsMatchedByTheWholeOutput) {
   EXPECT_EQ(walk(rules, "ab").taken, 1u);
 }
 
+// A cached constraint whose automaton has used half its states is built afresh for the next
+// request, while the one under way goes on with its own.
+TEST(OutputConstraint, ACachedConstraintWithAWornAutomatonIsBuiltAfresh) {
+  ByteModel bytes({});
+  OutputRequest rules;
+  rules.regex = "(a{0,9000}b){0,9}";
+  ConstraintCache cache;
+  const auto first = cache.get(bytes.model, rules, false);
+  EXPECT_EQ(cache.get(bytes.model, rules, false), first);
+  const std::unique_ptr<infer::TokenConstraint> c = first->start(std::vector<int32_t>{});
+  for (int group = 0; group < 4; ++group)
+    for (const char byte : std::string(9000, 'a') + "b") {
+      ASSERT_TRUE(allows(c->allowed(), static_cast<uint8_t>(byte)));
+      c->accept(static_cast<uint8_t>(byte));
+    }
+  const auto second = cache.get(bytes.model, rules, false);
+  EXPECT_NE(second, first);
+  EXPECT_EQ(cache.get(bytes.model, rules, false), second);
+  EXPECT_TRUE(allows(c->allowed(), 'a'));  // the request under way keeps its automaton
+}
+
 TEST(OutputConstraint, AChoiceIsOneOfItsTexts) {
   OutputRequest rules;
   rules.choice = std::vector<std::string>{"yes", "no", "maybe", "ĉu"};

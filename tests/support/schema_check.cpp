@@ -156,13 +156,14 @@ bool has_type(const json& v, const std::string& t) {
 
 std::string schema_violation(const json& schema, const json& value, const json& root) {
   if (schema.is_boolean()) return schema.get<bool>() ? "" : "false schema";
-  // OpenAPI 3.0's nullable: null is valid whatever else the schema says.
-  if (value.is_null() && schema.value("nullable", false) == true) return "";
+  // OpenAPI 3.0's nullable, as ajv reads it: null is one more type (an enum or const still decides).
+  const bool nullable_null = value.is_null() && schema.value("nullable", false) == true;
+  if (nullable_null && !schema.contains("enum") && !schema.contains("const")) return "";
   if (schema.contains("$ref")) {
     const std::string ref = schema["$ref"];
     return schema_violation(root.at(json::json_pointer(ref.substr(1))), value, root);
   }
-  if (schema.contains("type")) {
+  if (schema.contains("type") && !nullable_null) {
     const json types = schema["type"].is_array() ? schema["type"] : json::array({schema["type"]});
     bool any = false;
     for (const json& t : types) any = any || has_type(value, t.get<std::string>());
@@ -264,6 +265,9 @@ std::string schema_violation(const json& schema, const json& value, const json& 
       return "maximum";
     if (number("exclusiveMinimum") && x <= bound("exclusiveMinimum")) return "exclusiveMinimum";
     if (number("exclusiveMaximum") && x >= bound("exclusiveMaximum")) return "exclusiveMaximum";
+    if (schema.value("format", "") == "int32" && !(std::trunc(x) == x && x >= -0x1p31 && x < 0x1p31))
+      return "format int32 vs " + value.dump();
+    if (schema.value("format", "") == "int64" && std::trunc(x) != x) return "format int64 vs " + value.dump();
     if (schema.contains("multipleOf")) {  // in doubles, with room for the rounding of x, m and x / m
       const double q = x / bound("multipleOf");
       if (std::fabs(q - std::round(q)) > std::max(1e-9, 8 * std::fabs(q) * DBL_EPSILON)) return "multipleOf";
