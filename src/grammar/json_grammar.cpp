@@ -9,7 +9,6 @@
 #include <set>
 #include <unordered_set>
 
-#include "grammar/automaton.h"
 #include "grammar/json_all_of.h"
 #include "grammar/json_keywords.h"
 #include "io/json_file.h"
@@ -22,13 +21,6 @@ using json = nlohmann::ordered_json;
 constexpr int kTypesBudget = 10000;  // schemas types_of looks at for one question
 constexpr size_t kMaxUniqueValues = 64;  // values uniqueItems: true is enforced over
 constexpr int64_t kMaxLeast = int64_t{1} << 20;  // items or characters a document may need at least
-// The automaton states a string's character may take at each count (UTF-8's partial characters,
-// escapes: a walk over every byte takes about 10.5), and the most the strings of one schema may
-// need: three quarters of the automaton's, the rest left to its other values. Requests of one
-// grammar share its states, so together they need no more unless it recurses (or has several
-// schemas: tools); a cached automaton past half is renewed (serve/output_constraint.cpp).
-constexpr int64_t kStatesPerCharacter = 11;
-constexpr int64_t kMaxStringStates = AutomatonLimits{}.max_states * 3 / 4;
 constexpr int64_t kOneOfBudget = int64_t{1} << 24;  // branch pairs and values one oneOf's check looks at
 
 
@@ -304,8 +296,7 @@ int32_t JsonGrammar::root(const json& s, const std::string& where, Members membe
   document_ = &s;
   where_ = where;
   refs_.clear();
-  repeated_ = copies_ = 1;  // what a schema that threw left
-  string_states_ = 0;       // each schema's strings on their own: a request writes one at a time
+  repeated_ = 1;  // what a schema that threw left
   try {
     return compile(s, where, 0, members);
   } catch (const GrammarError& e) {
@@ -750,14 +741,6 @@ void JsonGrammar::check_least(int64_t count, const std::string& where, const cha
                         ": more than ", kMaxLeast, " cannot be finished"));
 }
 
-void JsonGrammar::count_string_states(int64_t characters, const std::string& where) {
-  string_states_ += kStatesPerCharacter * characters * copies_;
-  if (string_states_ > kMaxStringStates)
-    error(where, concat("the strings' lengths need about ", string_states_, " automaton states (", characters,
-                        " characters", copies_ > 1 ? concat(" in each of ", copies_, " places") : "",
-                        ", and the strings before): more than the ", kMaxStringStates, " one schema may use"));
-}
-
 int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int depth) {
   const int64_t min = count_keyword(s, "minItems", path, 0);
   const int64_t max = count_keyword(s, "maxItems", path, -1);
@@ -790,13 +773,11 @@ int32_t JsonGrammar::compile_array(const json& s, const std::string& path, int d
   if (const auto it = s.find(rest_key); it == s.end()) {
     item = any_value();
   } else if (*it != false) {
-    // The items' schema: in each place, as often as minItems asks for at least, and in as many
-    // places as maxItems allows (the first min - 1 and a bounded tail each hold their own states).
-    const int64_t outer_repeated = repeated_, outer_copies = copies_;
+    // The items' schema: in each place, as often as minItems asks for at least.
+    const int64_t outer_repeated = repeated_;
     repeated_ *= std::max<int64_t>(min - count, 1);
-    copies_ = std::min(copies_ * std::max<int64_t>({max - count, min - count, 1}), kMaxLeast);
     item = compile(*it, child(path, rest_key), depth + 1);
-    repeated_ = outer_repeated, copies_ = outer_copies;
+    repeated_ = outer_repeated;
   }
   if (!item && min > count)
     error(child(path, rest_key), concat("'", rest_key, "': false allows ", count, " items, but 'minItems' asks for ", min));

@@ -149,9 +149,6 @@ class JsonGrammar {
   // characters) in each of the repeated_ places its schema must fill: more than any document
   // could be finished with.
   void check_least(int64_t count, const std::string& where, const char* what) const;
-  // Counts the automaton states a string of up to `characters` needs in each of copies_ places,
-  // and refuses the schema (at `where`) where the strings' would pass the limit.
-  void count_string_states(int64_t characters, const std::string& where);
 
   GrammarBuilder& b_;
   JsonGrammarOptions o_;
@@ -162,8 +159,6 @@ class JsonGrammar {
   std::map<CodePointRanges, int32_t> chars_, raw_chars_;
   std::map<std::string, int32_t> shared_;      // rules built once: "ws", "value", "string", ...
   int64_t repeated_ = 1;  // how often the schema being compiled must occur at least: minItems around it
-  int64_t copies_ = 1;    // in how many places it may occur at most, each its own states: maxItems around it
-  int64_t string_states_ = 0;  // about the states the strings' lengths need, in the schema being compiled
 };
 
 // Whether `name` can name a keyword argument: an ASCII Python identifier that is no keyword.

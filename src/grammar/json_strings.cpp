@@ -209,7 +209,6 @@ int32_t JsonGrammar::compile_string(const json& s, const std::string& path, bool
                              " (an unanchored pattern allows any text around its match)");
     return quoted("string-pattern", body);
   }
-  if (has_length) count_string_states(max < 0 ? min : max, child(path, max < 0 ? "minLength" : "maxLength"));
   const std::string key = concat(raw ? "raw-string " + xml_->value_end + " " : "string ", min, " ", max);
   if (const auto it = shared_.find(key); it != shared_.end()) return it->second;
   int32_t body;
