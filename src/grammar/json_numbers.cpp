@@ -8,6 +8,9 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
 #include <optional>
 
 #include "grammar/json_grammar.h"
@@ -211,6 +214,116 @@ Multiple multiple_of(const json& s, const std::string& path) {
   return m;
 }
 
+// Validators check multipleOf in doubles: ajv takes r = x / m and refuses r !== parseInt(r), Python's
+// jsonschema int(r) != r. Where m is no binary fraction, an exact decimal multiple may fail it
+// (0.3 / 0.1 = 2.9999999999999996), so such an m admits only the multiples that pass as they check.
+
+constexpr int64_t kMaxListedMultiples = 4096;  // a bounded range's multiples listed one by one
+
+using Int = __int128;
+
+// Whether m = P / 10^q is a binary fraction (its double is m): then every multiple of at most
+// kBoundedDigits digits is a double too, and so is its quotient.
+bool binary_exact(const Multiple& m) {
+  int64_t pow5 = 1;
+  for (int i = 0; i < m.q; ++i) pow5 *= 5;
+  return m.P % pow5 == 0;
+}
+
+double double_of(const Multiple& m) {
+  return std::strtod((std::to_string(m.P) + "e-" + std::to_string(m.q)).c_str(), nullptr);
+}
+
+// As ajv and jsonschema judge x a multiple of m (given as its double).
+bool passes_as_validators_check(const std::string& x, double m) {
+  const double r = std::strtod(x.c_str(), nullptr) / m;
+  return r == std::trunc(r) && std::fabs(r) < 1e21;  // parseInt reads 1e21 as 1
+}
+
+// Whether every whole multiple n = k m, |k| < 2^53, passes: n / fl(m) = k m / fl(m) is within half
+// an ulp of k for every k below 2^(e + 1) exactly where |fl(m) - m| <= 2^-54 fl(m). With
+// fl(m) = M 2^E and m = P / 10^q: |M 10^q - P 2^-E| 2^54 <= M 10^q (m < 2^53 here, so E < 0).
+bool whole_multiples_pass(const Multiple& m) {
+  int e = 0;
+  const double f = std::frexp(double_of(m), &e);
+  const auto M = static_cast<Int>(std::ldexp(f, 53));
+  const int shift = 53 - e;  // -E
+  Int pow10 = 1;
+  for (int i = 0; i < m.q; ++i) pow10 *= 10;
+  if (shift <= 0 || shift > 120) return false;
+  const Int a = M * pow10, b = static_cast<Int>(m.P) << shift;
+  const Int diff = a > b ? a - b : b - a;
+  return diff <= (a >> 54) && (diff << 54) <= a;
+}
+
+// d x 10^q as an integer, rounded down or up.
+Int scaled(const Decimal& d, int q, bool up) {
+  Int v = 0;
+  for (const char c : d.whole) v = v * 10 + (c - '0');
+  for (int i = 0; i < q; ++i) v = v * 10 + (i < static_cast<int>(d.fraction.size()) ? d.fraction[i] - '0' : 0);
+  const bool rest = static_cast<int>(d.fraction.size()) > q;  // digits past q (none of them trailing zeros)
+  if (d.negative) v = -v;
+  if (rest && !d.negative && up) v += 1;
+  if (rest && d.negative && !up) v -= 1;
+  return v;
+}
+
+Int floor_div(Int a, Int b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+
+// The decimal k P / 10^q.
+Decimal multiple_text(Int k, const Multiple& m) {
+  Int v = k * m.P;
+  Decimal d;
+  d.negative = v < 0;
+  if (v < 0) v = -v;
+  std::string digits;
+  do digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10))); while ((v /= 10) > 0);
+  if (static_cast<int>(digits.size()) <= m.q) digits.insert(0, static_cast<size_t>(m.q + 1) - digits.size(), '0');
+  d.whole = digits.substr(0, digits.size() - static_cast<size_t>(m.q));
+  d.fraction = digits.substr(digits.size() - static_cast<size_t>(m.q));
+  while (!d.fraction.empty() && d.fraction.back() == '0') d.fraction.pop_back();
+  if (d.whole == "0" && d.fraction.empty()) d.negative = false;
+  return d;
+}
+
+std::string text_of(const Decimal& d) {
+  return (d.negative ? "-" : "") + d.whole + (d.fraction.empty() ? "" : "." + d.fraction);
+}
+
+bool within(const Decimal& d, const std::optional<Bound>& lo, const std::optional<Bound>& hi) {
+  if (lo && (lo->inclusive ? compare(d, lo->value) < 0 : compare(d, lo->value) <= 0)) return false;
+  return !hi || (hi->inclusive ? compare(d, hi->value) <= 0 : compare(d, hi->value) < 0);
+}
+
+// A bounded range's multiples that pass as validators check them; none: more than can be listed.
+std::optional<std::vector<std::string>> listed_multiples(const Multiple& m, const std::optional<Bound>& lo,
+                                                         const std::optional<Bound>& hi, bool integer) {
+  if (!lo || !hi) return std::nullopt;
+  const Int first = -floor_div(-scaled(lo->value, m.q, true), m.P), last = floor_div(scaled(hi->value, m.q, false), m.P);
+  if (last - first >= kMaxListedMultiples) return std::nullopt;
+  const double md = double_of(m);
+  std::vector<std::string> texts;
+  for (Int k = first; k <= last; ++k) {
+    const Decimal d = multiple_text(k, m);
+    const std::string text = text_of(d);
+    if ((!integer || d.fraction.empty()) && within(d, lo, hi) &&
+        d.whole.size() + d.fraction.size() <= static_cast<size_t>(kBoundedDigits + 1) &&
+        passes_as_validators_check(text, md))
+      texts.push_back(text);
+  }
+  return texts;
+}
+
+// Decimal of a whole number.
+Decimal whole_decimal(Int v) {
+  Decimal d;
+  d.negative = v < 0;
+  if (v < 0) v = -v;
+  d.whole.clear();
+  do d.whole.insert(d.whole.begin(), static_cast<char>('0' + static_cast<int>(v % 10))); while ((v /= 10) > 0);
+  return d;
+}
+
 }  // namespace
 
 int32_t JsonGrammar::integer_any() {
@@ -280,6 +393,31 @@ int32_t JsonGrammar::compile_number(const json& s, const std::string& path, bool
   }
   const Multiple multiple = multiple_of(s, path);
   if (!lo && !hi && !s.contains("multipleOf")) return integer ? integer_any() : number_any();
+  if (s.contains("multipleOf") && multiple.q > 0 && !binary_exact(multiple)) {
+    // A bounded range's multiples each as validators check it; else the whole ones, where they
+    // all pass (and their quotients stay below 2^53); else none can be promised.
+    if (const auto texts = listed_multiples(multiple, lo, hi, integer)) {
+      if (texts->empty())
+        throw GrammarError(path, "no number between the schema's minimum and maximum is a multiple of its "
+                                 "multipleOf as validators check it (in doubles)");
+      const int32_t r = b_.add_rule("listed-multiples");
+      for (const std::string& t : *texts) b_.add_alternative(r, b_.literal(t));
+      return r;
+    }
+    if (!whole_multiples_pass(multiple))
+      throw GrammarError(path + "/multipleOf",
+                         concat("'multipleOf' ", io::json_value_for_message(s.at("multipleOf")),
+                                " cannot be enforced without a range of at most ", kMaxListedMultiples,
+                                " multiples: validators divide in doubles, where some of its multiples, whole or "
+                                "not, do not come out whole"));
+    integer = true;
+    Int most = 1;
+    for (int i = 0; i < multiple.q; ++i) most *= 10;
+    most = ((Int{1} << 53) - 1) * multiple.P / most;  // |x / m| below 2^53
+    const Bound top{whole_decimal(most), true}, bottom{whole_decimal(-most), true};
+    if (!hi || compare(top.value, hi->value) < 0) hi = top;
+    if (!lo || compare(bottom.value, lo->value) > 0) lo = bottom;
+  }
   if (lo && hi) {
     const int c = compare(lo->value, hi->value);
     if (c > 0 || (c == 0 && !(lo->inclusive && hi->inclusive)))

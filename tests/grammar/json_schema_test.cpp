@@ -202,8 +202,8 @@ const std::vector<Case> kCases = {
      {"{}", R"({"w": 0, "x": 1, "y": 2, "z": 3})", R"({"x": "1"})"}},
     {R"({"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 5}, "x": {"type": "number",
         "multipleOf": 0.5, "maximum": 10}, "p": {"type": "number", "multipleOf": 0.97}}})",
-     {R"({"n": -15, "x": 9.5, "p": 1.94})", R"({"x": -0.5})", R"({"p": -97})"},
-     {R"({"n": 3})", R"({"x": 10.5})", R"({"x": 0.25})", R"({"p": 0.98})"}},
+     {R"({"n": -15, "x": 9.5, "p": 194})", R"({"x": -0.5})", R"({"p": -97})"},
+     {R"({"n": 3})", R"({"x": 10.5})", R"({"x": 0.25})", R"({"p": 0.98})", R"({"p": 1.94})"}},
     // pydantic's dict[Subject, int] of an Enum: its schema by $ref; and names of any string
     {R"({"$defs": {"Subject": {"enum": ["math", "art"], "title": "Subject", "type": "string"}},
         "type": "object", "properties": {"s": {"type": "object", "additionalProperties": {"type": "integer"},
@@ -314,19 +314,26 @@ std::vector<std::string> decimal_texts(int64_t k, int places) {
   return {text, text + (fraction.empty() ? ".0" : "0")};
 }
 
-// multipleOf m = P / 10^q: a text k / 10^places is accepted where it is a multiple, in range, and
-// written with at most q fraction digits (integers with none), value by value.
+// multipleOf m = P / 10^q: a text k / 10^places is accepted where it is a multiple, in range, written
+// with at most q fraction digits (integers with none), and passes as ajv checks it (x / m whole in
+// doubles): every multiple does where m is a binary fraction (0.5, 0.25, 2.5); else a bounded
+// range's are listed one by one, each as its shortest text (0.3 of 0.1 fails), and an unbounded
+// one keeps whole multiples.
 TEST(JsonSchemaGrammar, MultiplesAreExactlyTheValuesAccepted) {
-  const std::vector<std::tuple<const char*, int64_t, int>> schemas = {  // the schema, P, q
-      {R"({"type": "integer", "multipleOf": 7})", 7, 0},
-      {R"({"type": "integer", "multipleOf": 15, "minimum": -100, "exclusiveMaximum": 400})", 15, 0},
-      {R"({"type": "integer", "multipleOf": 0.5, "maximum": 20})", 5, 1},
-      {R"({"type": "number", "multipleOf": 0.25, "minimum": -3, "maximum": 7.5})", 25, 2},
-      {R"({"type": "number", "multipleOf": 2.5})", 25, 1},
-      {R"({"type": "number", "multipleOf": 0.01, "exclusiveMinimum": 0})", 1, 2},
-      {R"({"type": "number", "multipleOf": 3, "minimum": -20})", 3, 0},
-      {R"({"type": "number", "multipleOf": 100})", 100, 0}};
-  for (const auto& [text, P, q] : schemas) {
+  const std::vector<std::tuple<const char*, int64_t, int, bool>> schemas = {  // the schema, P, q, whole only
+      {R"({"type": "integer", "multipleOf": 7})", 7, 0, false},
+      {R"({"type": "integer", "multipleOf": 15, "minimum": -100, "exclusiveMaximum": 400})", 15, 0, false},
+      {R"({"type": "integer", "multipleOf": 0.5, "maximum": 20})", 5, 1, false},
+      {R"({"type": "number", "multipleOf": 0.25, "minimum": -3, "maximum": 7.5})", 25, 2, false},
+      {R"({"type": "number", "multipleOf": 2.5})", 25, 1, false},
+      {R"({"type": "number", "multipleOf": 0.01, "exclusiveMinimum": 0})", 1, 2, true},
+      {R"({"type": "number", "multipleOf": 0.01, "minimum": -2, "exclusiveMaximum": 2.5})", 1, 2, false},
+      {R"({"type": "number", "multipleOf": 0.1, "minimum": -3, "maximum": 3})", 1, 1, false},
+      {R"({"type": "number", "multipleOf": 0.3, "exclusiveMinimum": -1.5})", 3, 1, true},
+      {R"({"type": "integer", "multipleOf": 0.7, "minimum": -1000, "maximum": 1000})", 7, 1, false},
+      {R"({"type": "number", "multipleOf": 3, "minimum": -20})", 3, 0, false},
+      {R"({"type": "number", "multipleOf": 100})", 100, 0, false}};
+  for (const auto& [text, P, q, whole_only] : schemas) {
     const json schema = json::parse(text);
     json range = schema;  // the schema's bounds alone
     range.erase("multipleOf");
@@ -340,7 +347,12 @@ TEST(JsonSchemaGrammar, MultiplesAreExactlyTheValuesAccepted) {
         const size_t point = t.find('.');
         const int64_t written = point == std::string::npos ? 0 : static_cast<int64_t>(t.size() - point - 1);
         const bool in = testing::schema_violation(range, json::parse(t)).empty();
-        const bool want = multiple && in && written <= (integer ? 0 : q);
+        const bool as_validators = testing::schema_violation(schema, json::parse(t)).empty();
+        // A listed multiple is written as its shortest text (no trailing zero).
+        const bool listed = P % static_cast<int64_t>(std::pow(5, q)) != 0 && !whole_only;
+        const bool shortest = written == 0 || t.back() != '0';
+        const bool want = multiple && in && as_validators && written <= (integer || whole_only ? 0 : q) &&
+                          (!listed || shortest);
         ASSERT_EQ(accepts(a, t), want) << text << " " << t;
         if (want) {
           ASSERT_EQ(testing::schema_violation(schema, json::parse(t)), "") << text << " " << t;
@@ -511,6 +523,10 @@ TEST(JsonSchemaGrammar, HostileAndUnsupportedSchemasAreRefusedNamingTheKeyword) 
       {json::parse(R"({"type": "number", "multipleOf": 0})"), "#/multipleOf", "above 0"},
       {json::parse(R"({"type": "number", "multipleOf": -2})"), "#/multipleOf", "above 0"},
       {json::parse(R"({"type": "integer", "multipleOf": 7, "minimum": 1, "maximum": 6})"), "#", "multipleOf"},
+      // Some multiples of 0.7 do not come out whole in doubles (0.7 * 3 = 2.1, 2.1 / 0.7 = 3.0000000000000004).
+      {json::parse(R"({"type": "number", "multipleOf": 0.7})"), "#/multipleOf", "validators divide in doubles"},
+      {json::parse(R"({"type": "number", "multipleOf": 0.1, "minimum": 0.25, "maximum": 0.35})"), "#",
+       "as validators check it"},
       {json::parse(R"({"enum": [1], "minimum": 0})"), "#/minimum", "beside 'enum'"},
       {json::parse(R"({"type": "number", "minimum": "1"})"), "#/minimum", "must be a number"},
       {json::parse("[]"), "#", "must be an object or a boolean"},

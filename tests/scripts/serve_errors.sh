@@ -161,7 +161,7 @@ cut="$(drip 30)"
 sent="$(timeout 60 python3 - "$port" <<'PY'
 import socket, sys
 s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.settimeout(5)
+s.settimeout(2)
 sent = 0
 try:
     s.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n")

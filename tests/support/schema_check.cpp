@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 
-#include <cfloat>
 #include <cmath>
 #include <regex>
 
@@ -268,9 +267,9 @@ std::string schema_violation(const json& schema, const json& value, const json& 
     if (schema.value("format", "") == "int32" && !(std::trunc(x) == x && x >= -0x1p31 && x < 0x1p31))
       return "format int32 vs " + value.dump();
     if (schema.value("format", "") == "int64" && std::trunc(x) != x) return "format int64 vs " + value.dump();
-    if (schema.contains("multipleOf")) {  // in doubles, with room for the rounding of x, m and x / m
+    if (schema.contains("multipleOf")) {  // as ajv and Python's jsonschema: x / m whole in doubles
       const double q = x / bound("multipleOf");
-      if (std::fabs(q - std::round(q)) > std::max(1e-9, 8 * std::fabs(q) * DBL_EPSILON)) return "multipleOf";
+      if (q != std::trunc(q) || std::fabs(q) >= 1e21) return "multipleOf";
     }
   }
   return "";
