@@ -17,7 +17,10 @@ bool bearer_matches(std::string_view header, std::string_view key) {
   if (header.size() < scheme.size()) return false;
   for (size_t i = 0; i < scheme.size(); ++i)
     if (std::tolower(static_cast<unsigned char>(header[i])) != scheme[i]) return false;
-  return constant_time_equal(header.substr(scheme.size()), key);
+  // RFC 9110's credentials: the scheme, one or more spaces, the token.
+  size_t at = scheme.size();
+  while (at < header.size() && header[at] == ' ') ++at;
+  return constant_time_equal(header.substr(at), key);
 }
 
 }  // namespace difftx::serve

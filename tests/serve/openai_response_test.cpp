@@ -159,6 +159,8 @@ TEST(ServeResponse, ModelsList) {
 TEST(ServeAuth, BearerKeys) {
   EXPECT_TRUE(bearer_matches("Bearer sekrit", "sekrit"));
   EXPECT_TRUE(bearer_matches("bearer sekrit", "sekrit"));
+  EXPECT_TRUE(bearer_matches("Bearer   sekrit", "sekrit"));  // 1*SP after the scheme
+  EXPECT_FALSE(bearer_matches("Bearer   ", "sekrit"));
   EXPECT_FALSE(bearer_matches("Bearer sekri", "sekrit"));
   EXPECT_FALSE(bearer_matches("Bearer sekritt", "sekrit"));
   EXPECT_FALSE(bearer_matches("Bearer sekriT", "sekrit"));
