@@ -19,6 +19,12 @@ def rss_kib():
             return int(line.split()[1])
 
 
+def exits_cleanly_each_time(script, timeout, times=3):
+    for _ in range(times):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=timeout)
+        assert done.returncode == 0, (done.returncode, done.stderr)
+
+
 def test_sigint_during_training_raises_keyboardinterrupt_at_a_checkpoint(data_dir, tmp_path):
     # A run far longer than the test; SIGINT arrives a second in, from outside the process.
     script = textwrap.dedent(f"""
@@ -74,9 +80,7 @@ def test_the_interpreter_exits_while_daemon_threads_run_difftx(diff_dir):
             threading.Thread(target=work, daemon=True).start()
         time.sleep(0.5)
     """)
-    for _ in range(3):
-        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-        assert done.returncode == 0, (done.returncode, done.stderr)
+    exits_cleanly_each_time(script, timeout=120)
 
 
 def test_the_interpreter_exits_while_daemon_threads_run_difftx_on_vulkan(binary):
@@ -96,9 +100,7 @@ def test_the_interpreter_exits_while_daemon_threads_run_difftx_on_vulkan(binary)
             threading.Thread(target=logits, daemon=True).start()
         time.sleep(0.3)
     """)
-    for _ in range(3):
-        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, (done.returncode, done.stderr)
+    exits_cleanly_each_time(script, timeout=300)
 
 
 def test_a_model_is_freed_with_its_last_reference(diff_dir):

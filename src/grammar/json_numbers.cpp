@@ -270,17 +270,23 @@ Int scaled(const Decimal& d, int q, bool up) {
 
 Int floor_div(Int a, Int b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 
-// The decimal k P / 10^q.
-Decimal multiple_text(Int k, const Multiple& m) {
-  Int v = k * m.P;
+// The decimal of a whole number.
+Decimal whole_decimal(Int v) {
   Decimal d;
   d.negative = v < 0;
   if (v < 0) v = -v;
-  std::string digits;
-  do digits.insert(digits.begin(), static_cast<char>('0' + static_cast<int>(v % 10))); while ((v /= 10) > 0);
-  if (static_cast<int>(digits.size()) <= m.q) digits.insert(0, static_cast<size_t>(m.q + 1) - digits.size(), '0');
-  d.whole = digits.substr(0, digits.size() - static_cast<size_t>(m.q));
-  d.fraction = digits.substr(digits.size() - static_cast<size_t>(m.q));
+  d.whole.clear();
+  do d.whole.insert(d.whole.begin(), static_cast<char>('0' + static_cast<int>(v % 10))); while ((v /= 10) > 0);
+  return d;
+}
+
+// The decimal k P / 10^q: k P's digits with the point q places in.
+Decimal multiple_text(Int k, const Multiple& m) {
+  Decimal d = whole_decimal(k * m.P);
+  const auto q = static_cast<size_t>(m.q);
+  if (d.whole.size() <= q) d.whole.insert(0, q + 1 - d.whole.size(), '0');
+  d.fraction = d.whole.substr(d.whole.size() - q);
+  d.whole.erase(d.whole.size() - q);
   while (!d.fraction.empty() && d.fraction.back() == '0') d.fraction.pop_back();
   if (d.whole == "0" && d.fraction.empty()) d.negative = false;
   return d;
@@ -312,16 +318,6 @@ std::optional<std::vector<std::string>> listed_multiples(const Multiple& m, cons
       texts.push_back(text);
   }
   return texts;
-}
-
-// Decimal of a whole number.
-Decimal whole_decimal(Int v) {
-  Decimal d;
-  d.negative = v < 0;
-  if (v < 0) v = -v;
-  d.whole.clear();
-  do d.whole.insert(d.whole.begin(), static_cast<char>('0' + static_cast<int>(v % 10))); while ((v /= 10) > 0);
-  return d;
 }
 
 }  // namespace
