@@ -77,8 +77,10 @@ int32_t Automaton::node(int32_t position, int32_t parent) {
       (static_cast<uint64_t>(static_cast<uint32_t>(position)) << 32) | static_cast<uint32_t>(parent + 1);
   const auto [it, added] = node_index_.emplace(key, static_cast<int32_t>(nodes_.size()));
   if (added) {
-    if (static_cast<int64_t>(nodes_.size()) >= limits_.max_nodes)
-      throw GrammarError("", concat("matching the grammar needs more than ", limits_.max_nodes, " parser stacks"));
+    if (static_cast<int64_t>(nodes_.size()) >= limits_.max_nodes) {
+      node_index_.erase(it);
+      throw AutomatonFull(concat("matching the grammar needs more than ", limits_.max_nodes, " parser stacks"));
+    }
     nodes_.push_back({position, parent, parent < 0 ? 0 : nodes_[parent].depth + 1});
     seen_.push_back(0);
   }
@@ -120,7 +122,7 @@ Automaton::State Automaton::intern(std::vector<int32_t> heads, bool complete) {
   if (added) {
     if (static_cast<int64_t>(states_.size()) >= limits_.max_states) {
       state_index_.erase(it);
-      throw GrammarError("", concat("matching the grammar needs more than ", limits_.max_states, " automaton states"));
+      throw AutomatonFull(concat("matching the grammar needs more than ", limits_.max_states, " automaton states"));
     }
     states_.push_back({std::move(heads), complete});
     transitions_.resize(transitions_.size() + 256, kUnknown);
@@ -158,6 +160,34 @@ Automaton::State Automaton::next(State s, std::string_view bytes) {
     if (s < 0) break;
   }
   return s;
+}
+
+Automaton::Configuration Automaton::configuration(State s) const {
+  std::lock_guard lock(mutex_);
+  Configuration c;
+  if (s < 0) return c;
+  c.complete = states_[s].complete;
+  for (int32_t n : states_[s].heads) {
+    std::vector<int32_t>& stack = c.stacks.emplace_back();
+    for (; n >= 0; n = nodes_[n].parent) stack.push_back(nodes_[n].position);
+  }
+  return c;
+}
+
+Automaton::State Automaton::adopt(const Configuration& c) {
+  std::lock_guard lock(mutex_);
+  std::vector<int32_t> heads;
+  for (const std::vector<int32_t>& stack : c.stacks) {
+    int32_t n = -1;
+    for (auto p = stack.rbegin(); p != stack.rend(); ++p) {
+      DIFFTX_CHECK(*p >= 0 && *p < grammar_->size(), "automaton: position ", *p, " is outside the grammar");
+      n = node(*p, n);
+    }
+    if (n >= 0) heads.push_back(n);
+  }
+  std::sort(heads.begin(), heads.end());
+  heads.erase(std::unique(heads.begin(), heads.end()), heads.end());
+  return intern(std::move(heads), c.complete);
 }
 
 bool Automaton::complete(State s) const {

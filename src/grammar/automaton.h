@@ -9,8 +9,9 @@
 //
 // Bounded: a stack is kept only where the rest of every rule on it can finish within max_depth
 // (nesting deeper than that is refused before its opening byte, so every live state can still
-// complete), and more states or nodes than the limits is a GrammarError. Thread-safe (one mutex): automata are
-// shared by the requests of the same grammar.
+// complete), and more states or nodes than the limits is an AutomatonFull error. A match that
+// fills one automaton goes on in a fresh one from where it stood (configuration, adopt).
+// Thread-safe (one mutex): automata are shared by the requests of the same grammar.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -22,6 +23,12 @@
 #include "grammar/grammar.h"
 
 namespace difftx::grammar {
+
+// More states or parser stacks than AutomatonLimits allow: the automaton is full, not the grammar
+// wrong; a fresh automaton can take over from a state (Automaton::adopt).
+struct AutomatonFull : GrammarError {
+  explicit AutomatonFull(const std::string& message) : GrammarError("", message) {}
+};
 
 struct AutomatonLimits {
   int64_t max_states = int64_t{1} << 16;  // each holds a 1 KiB transition table
@@ -45,6 +52,18 @@ class Automaton {
   bool extensible(State s) const;  // some byte may follow
   int64_t states() const;
   const Grammar& grammar() const { return *grammar_; }
+  const std::shared_ptr<const Grammar>& shared_grammar() const { return grammar_; }
+  const AutomatonLimits& limits() const { return limits_; }
+
+  // State s as plain data: each stack's positions from its head down, and whether s is complete.
+  struct Configuration {
+    std::vector<std::vector<int32_t>> stacks;
+    bool complete = false;
+  };
+  Configuration configuration(State s) const;
+  // The state of this automaton that holds a configuration of another automaton of the same
+  // grammar: matching goes on from there as it would have in the other.
+  State adopt(const Configuration& c);
 
   // Calls f(step) with the automaton locked, where step(state, byte) is next() without the lock:
   // for walks over many transitions (token masks).

@@ -8,12 +8,16 @@
 namespace difftx::grammar {
 namespace {
 
+// A request whose match fills the grammar's shared automaton goes on in an automaton of its own
+// (Automaton::adopt), with a mask cache this big.
+constexpr int64_t kOwnMaskCacheBytes = int64_t{16} << 20;
+
 class Constraint : public infer::TokenConstraint {
  public:
   Constraint(const ConstraintSpec& spec, std::span<const int32_t> stops)
-      : spec_(spec), stops_(stops.begin(), stops.end()) {
+      : spec_(spec), masks_(spec.grammar), stops_(stops.begin(), stops.end()) {
     scratch_.resize(static_cast<size_t>(spec_.vocabulary->words()));
-    if (spec_.grammar) state_ = spec_.grammar->automaton().start();
+    if (masks_) state_ = masks_->automaton().start();
     if (spec_.reasoning) reasoning_.emplace(spec_.reasoning->block);
   }
 
@@ -24,9 +28,9 @@ class Constraint : public infer::TokenConstraint {
       scratch_[id >> 6] |= uint64_t{1} << (id & 63);
       return scratch_.data();
     }
-    if (!spec_.grammar) return nullptr;
-    mask_ = spec_.grammar->allowed(state_);
-    if (stops_.empty() || !spec_.grammar->automaton().complete(state_)) return mask_->data();
+    if (!masks_) return nullptr;
+    mask_ = with_room([&] { return masks_->allowed(state_); });
+    if (stops_.empty() || !masks_->automaton().complete(state_)) return mask_->data();
     scratch_ = *mask_;
     for (int32_t id : stops_)
       if (id >= 0 && id < static_cast<int64_t>(scratch_.size()) * 64) scratch_[id >> 6] |= uint64_t{1} << (id & 63);
@@ -35,8 +39,8 @@ class Constraint : public infer::TokenConstraint {
 
   void accept(int32_t id) override {
     if (id < 0 || id >= spec_.vocabulary->size()) fail("token ", id, " is outside the constraint's vocabulary");
-    if (spec_.grammar) {
-      const Automaton::State next = spec_.grammar->automaton().next(state_, spec_.grammar->text_of(id));
+    if (masks_) {
+      const Automaton::State next = with_room([&] { return masks_->automaton().next(state_, masks_->text_of(id)); });
       if (next < 0) fail("token ", id, " does not continue the output the grammar allows");
       state_ = next;
     }
@@ -48,8 +52,8 @@ class Constraint : public infer::TokenConstraint {
   }
 
   bool done() const override {
-    if (!spec_.grammar || forcing()) return false;
-    const Automaton& a = spec_.grammar->automaton();
+    if (!masks_ || forcing()) return false;
+    const Automaton& a = masks_->automaton();
     return a.complete(state_) && (stops_.empty() || !a.extensible(state_));
   }
 
@@ -61,7 +65,22 @@ class Constraint : public infer::TokenConstraint {
            forced_ < static_cast<int64_t>(spec_.reasoning->close_ids.size());
   }
 
+  // f() on the current automaton; where that one is full, once more on a fresh one that holds the
+  // current state. A second AutomatonFull (one step needs more than a whole automaton) goes out.
+  template <class F>
+  auto with_room(F f) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const AutomatonFull&) {
+      std::shared_ptr<TokenMasks> own = masks_->fresh(kOwnMaskCacheBytes);
+      state_ = own->automaton().adopt(masks_->automaton().configuration(state_));
+      masks_ = std::move(own);
+      return f();
+    }
+  }
+
   const ConstraintSpec& spec_;
+  std::shared_ptr<TokenMasks> masks_;  // spec_.grammar's, or this request's own once that one filled
   std::vector<int32_t> stops_;
   Automaton::State state_ = 0;
   std::shared_ptr<const TokenMasks::Mask> mask_;

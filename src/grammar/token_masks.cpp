@@ -3,8 +3,8 @@
 namespace difftx::grammar {
 
 TokenMasks::TokenMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocabulary,
-                       std::vector<int32_t> controls, int64_t max_cache_bytes)
-    : automaton_(std::move(grammar)),
+                       std::vector<int32_t> controls, int64_t max_cache_bytes, AutomatonLimits limits)
+    : automaton_(std::move(grammar), limits),
       vocabulary_(std::move(vocabulary)),
       controls_(std::move(controls)),
       max_cache_bytes_(max_cache_bytes) {
@@ -13,6 +13,11 @@ TokenMasks::TokenMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<c
   for (int32_t id : controls_)
     DIFFTX_CHECK(id >= 0 && id < vocabulary_->size(), "token masks: control token ", id, " is outside the vocabulary");
   for (size_t i = 0; i < controls_.size(); ++i) control_bytes_.push_back(static_cast<char>(kFirstControlByte + i));
+}
+
+std::shared_ptr<TokenMasks> TokenMasks::fresh(int64_t max_cache_bytes) const {
+  return std::make_shared<TokenMasks>(automaton_.shared_grammar(), vocabulary_, controls_, max_cache_bytes,
+                                      automaton_.limits());
 }
 
 std::string_view TokenMasks::text_of(int32_t id) const {

@@ -24,7 +24,13 @@ class TokenMasks {
   // `controls`: the control tokens the grammar writes, controls[i] as the byte kFirstControlByte + i
   // (GrammarBuilder::write_as_controls: a tool-call marker that is a special token).
   TokenMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenVocabulary> vocabulary,
-             std::vector<int32_t> controls = {}, int64_t max_cache_bytes = int64_t{256} << 20);
+             std::vector<int32_t> controls = {}, int64_t max_cache_bytes = int64_t{256} << 20,
+             AutomatonLimits limits = {});
+
+  // Another TokenMasks of the same grammar, vocabulary and controls, with an empty automaton and
+  // cache (at most max_cache_bytes), the same limits: where a request goes on once this one's
+  // automaton is full.
+  std::shared_ptr<TokenMasks> fresh(int64_t max_cache_bytes) const;
 
   Automaton& automaton() { return automaton_; }
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }

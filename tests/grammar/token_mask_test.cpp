@@ -161,6 +161,51 @@ TEST(Constraint, AllowsStopTokensWhereCompleteAndEndsWhereNothingMayFollow) {
   EXPECT_THROW(fresh.c->accept(one.id("}")), Error);
 }
 
+// A grammar whose match needs more states than the shared automaton holds: the request goes on in
+// an automaton of its own, adopted from where it stood, and every mask is the one an automaton
+// without limits gives in the same place.
+TEST(Constraint, GoesOnInAnAutomatonOfItsOwnWhenTheSharedOneIsFull) {
+  Rng rng(5);
+  const auto vocab = synthetic_vocabulary(rng);
+  const auto grammar = parse_gbnf(R"(root ::= "{" ("\"" [ab1 ]{30,50} "\"" | "[" [ab1]{20,40} "]") "}")");
+  AutomatonLimits small;
+  small.max_states = 24;
+  ConstraintSpec spec;
+  spec.vocabulary = vocab;
+  spec.grammar = std::make_shared<TokenMasks>(grammar, vocab, std::vector<int32_t>{}, int64_t{1} << 20, small);
+  GrammarConstraintSource source(spec);
+  TokenMasks unlimited(grammar, vocab);
+  for (int run = 0; run < 6; ++run) {
+    Session r{source.start({}), vocab};
+    Automaton::State s = unlimited.automaton().start();
+    std::string text;
+    while (!r.c->done()) {
+      ASSERT_LT(text.size(), 200u) << "no end";
+      const uint64_t* mask = r.c->allowed();
+      const auto want = unlimited.allowed(s);
+      std::vector<int32_t> ids;
+      for (int32_t id = 0; id < vocab->size(); ++id) {
+        ASSERT_EQ(bit(mask, id), bit(want->data(), id)) << "token " << id << " after '" << text << "'";
+        if (bit(mask, id)) ids.push_back(id);
+      }
+      ASSERT_FALSE(ids.empty()) << text;
+      const int32_t id = ids[rng.below(ids.size())];
+      r.c->accept(id);
+      s = unlimited.automaton().next(s, vocab->bytes(id));
+      text += vocab->bytes(id);
+    }
+    EXPECT_TRUE(unlimited.automaton().complete(s)) << text;
+    EXPECT_GT(text.size(), 22u);
+  }
+  EXPECT_EQ(spec.grammar->automaton().states(), small.max_states);  // it filled
+  // A step that needs more than a whole automaton is an error.
+  small.max_states = 1;
+  spec.grammar = std::make_shared<TokenMasks>(grammar, vocab, std::vector<int32_t>{}, int64_t{1} << 20, small);
+  GrammarConstraintSource tiny(spec);
+  Session r{tiny.start({}), vocab};
+  EXPECT_THROW(r.c->allowed(), AutomatonFull);
+}
+
 TEST(Constraint, ReasoningBudgetForcesTheClosingMarker) {
   Rng rng(3);
   const auto vocab = synthetic_vocabulary(rng);
