@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 const data::Tokenizer& LoadedModel::require_tokenizer() const {
   // Said of the directory as it was at load: a tokenizer written there since is not this model's.
   DIFFTX_CHECK(tokenizer, dir.string(), ": no tokenizer in the model directory when the model was loaded (",
-               data::kTokenizerRanksFile, " or ", data::kHfTokenizerFile, ")");
+               data::kTokenizerFilesNamed, ")");
   return *tokenizer;
 }
 
@@ -41,7 +41,7 @@ std::shared_ptr<LoadedModel> load_model(const fs::path& dir, const LoadOptions& 
   m->kv_dtype = options.kv_dtype;
   m->threads = options.threads;
   m->defaults = data::read_generation_defaults(dir);
-  if (fs::exists(dir / data::kTokenizerRanksFile) || fs::exists(dir / data::kHfTokenizerFile))
+  if (data::has_tokenizer_files(dir))
     m->tokenizer = std::make_shared<data::Tokenizer>(infer::load_model_tokenizer(dir, std::nullopt, m->model.config));
   try {
     m->chat_template = chat::ChatTemplate::from_model_dir(dir.string());

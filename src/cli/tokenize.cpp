@@ -54,7 +54,8 @@ int run_tokenize(Args& args) {
 DIFFTX_COMMAND("tokenize", "encode stdin to token ids, or decode ids back to text",
                "  --tokenizer NAME_OR_FILE  cl100k_base, r50k_base, p50k_base, p50k_edit, o200k_base,\n"
                "                            a .tiktoken file, a directory written by prepare, a Hugging\n"
-               "                            Face tokenizer.json or a model directory holding one\n"
+               "                            Face tokenizer.json or a model directory holding one (or a\n"
+               "                            slow tokenizer's vocab.json and merges.txt)\n"
                "  --decode                  read whitespace-separated ids, print the text\n"
                "  --allow-special           encode special-token strings (<|endoftext|>) as their\n"
                "                            ids; by default they are encoded as plain text, except\n"

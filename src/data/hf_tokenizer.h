@@ -1,7 +1,7 @@
-// Hugging Face tokenizers' files (tokenizer.json, with tokenizer_config.json beside it) of the
-// byte-level BPE family: Llama 3, Qwen 2/3, GPT-2 style. docs/FORMATS.md lists what is read;
-// anything else (Unigram, WordPiece, byte_fallback, Metaspace, ...) is refused with an error
-// naming the key and what is supported.
+// Hugging Face tokenizers' files (tokenizer.json, with tokenizer_config.json beside it, or a slow
+// tokenizer's vocab.json and merges.txt) of the byte-level BPE family: Llama 3, Qwen 2/3, GPT-2
+// style. docs/FORMATS.md lists what is read; anything else (Unigram, WordPiece, byte_fallback,
+// Metaspace, ...) is refused with an error naming the key and what is supported.
 #pragma once
 #include <filesystem>
 #include <optional>
@@ -22,6 +22,22 @@ inline constexpr const char* kHfTokenizerConfigFile = "tokenizer_config.json";
 // gives the end-of-text token (eos_token) and whether BOS / EOS are added (add_bos_token,
 // add_eos_token). Ids and sizes are range-checked; errors name the file and the key.
 Tokenizer read_hf_tokenizer(const std::filesystem::path& tokenizer_json);
+
+// A tokenizer.json already parsed; `where` names it in errors, config_dir holds its
+// tokenizer_config.json (if any).
+Tokenizer hf_tokenizer_from_json(const nlohmann::json& tokenizer_json, const std::string& where,
+                                 const std::filesystem::path& config_dir);
+
+inline constexpr const char* kHfVocabFile = "vocab.json";
+inline constexpr const char* kHfMergesFile = "merges.txt";
+
+// A directory with a slow tokenizer's files and no tokenizer.json: vocab.json and merges.txt, with
+// tokenizer_config.json, added_tokens.json and special_tokens_map.json where present. Converted as
+// transformers' AutoTokenizer converts them (convert_slow_tokenizer.py), by tokenizer_class
+// (else config.json's model_type): GPT2Tokenizer and CodeGenTokenizer as GPT2Converter does
+// (GPT-2's split pattern; BOS first only with add_bos_token), Qwen2Tokenizer as Qwen2Converter
+// does (NFC, Qwen's split pattern); another class is an error naming it.
+Tokenizer read_hf_slow_tokenizer(const std::filesystem::path& dir);
 
 // Writes DIR/tokenizer.json and DIR/tokenizer_config.json (creating DIR) so that transformers'
 // AutoTokenizer (and read_hf_tokenizer) load a tokenizer that encodes as this one does. A

@@ -354,9 +354,8 @@ std::optional<std::string> special_token_text(const json& value) {
 
 namespace {
 
-// tokenizer.json's sections into a tokenizer (and tokenizer_config.json beside it).
-Tokenizer read_parts(const json& j, const fs::path& file) {
-  const std::string where = file.string();
+// tokenizer.json's sections into a tokenizer (and tokenizer_config.json in config_dir).
+Tokenizer read_parts(const json& j, const std::string& where, const fs::path& config_dir) {
   const auto section = [&](const char* key) { return j.contains(key) ? j[key] : json(); };
   TokenizerParts parts;
   parts.name = where;
@@ -368,7 +367,7 @@ Tokenizer read_parts(const json& j, const fs::path& file) {
   read_added_tokens(section("added_tokens"), where + ": added_tokens", parts);
   check_decoder(section("decoder"), where + ": decoder");
   read_post_processor(section("post_processor"), where + ": post_processor", parts);
-  const auto eos = apply_config(file.parent_path() / kHfTokenizerConfigFile, parts);
+  const auto eos = apply_config(config_dir / kHfTokenizerConfigFile, parts);
   parts.end_of_text = document_end(parts, eos, where);
   return Tokenizer(std::move(parts));  // its errors start with "tokenizer FILE"
 }
@@ -376,12 +375,15 @@ Tokenizer read_parts(const json& j, const fs::path& file) {
 }  // namespace
 
 Tokenizer read_hf_tokenizer(const fs::path& file) {
-  const std::string where = file.string();
   const json j = io::read_json_file(file);
-  DIFFTX_CHECK(j.is_object(), where, ": expected a JSON object (a Hugging Face tokenizer.json)");
-  check_nesting(j, where);
+  DIFFTX_CHECK(j.is_object(), file.string(), ": expected a JSON object (a Hugging Face tokenizer.json)");
+  return hf_tokenizer_from_json(j, file.string(), file.parent_path());
+}
+
+Tokenizer hf_tokenizer_from_json(const json& tokenizer_json, const std::string& where, const fs::path& config_dir) {
+  check_nesting(tokenizer_json, where);
   try {
-    return read_parts(j, file);
+    return read_parts(tokenizer_json, where, config_dir);
   } catch (const json::exception& e) {  // a value of another type than the readers above expect
     fail(where, ": malformed tokenizer.json (", io::json_error_text(e), ")");
   }

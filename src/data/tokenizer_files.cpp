@@ -75,19 +75,28 @@ Tokenizer from_file(const fs::path& file) {
   return from_builtin(*spec, file);
 }
 
+bool has_slow_tokenizer(const fs::path& dir) {
+  return fs::is_regular_file(dir / kHfVocabFile) && fs::is_regular_file(dir / kHfMergesFile);
+}
+
 Tokenizer from_dir(const fs::path& dir) {
   const fs::path ranks = dir / kTokenizerRanksFile;
   if (!fs::is_regular_file(ranks) && fs::is_regular_file(dir / kHfTokenizerFile))
     return read_hf_tokenizer(dir / kHfTokenizerFile);
-  DIFFTX_CHECK(fs::is_regular_file(ranks), dir.string(), ": no ", kTokenizerRanksFile,
-               " in this directory, nor a ", kHfTokenizerFile,
-               " (expected a tokenizer written by difftx prepare, or a Hugging Face model directory)");
+  if (!fs::is_regular_file(ranks) && has_slow_tokenizer(dir)) return read_hf_slow_tokenizer(dir);
+  DIFFTX_CHECK(fs::is_regular_file(ranks), dir.string(), ": no tokenizer in this directory (", kTokenizerFilesNamed,
+               "; expected a tokenizer written by difftx prepare, or a Hugging Face model directory)");
   DIFFTX_CHECK(fs::is_regular_file(sidecar_of(ranks)), dir.string(), ": no ",
                kTokenizerSidecarFile, " beside ", kTokenizerRanksFile);
   return from_sidecar(ranks, sidecar_of(ranks));
 }
 
 }  // namespace
+
+bool has_tokenizer_files(const fs::path& dir) {
+  return fs::is_regular_file(dir / kTokenizerRanksFile) || fs::is_regular_file(dir / kHfTokenizerFile) ||
+         has_slow_tokenizer(dir);
+}
 
 TokenTable read_tiktoken_file(const fs::path& path) {
   const std::string text = io::read_whole_file(path);

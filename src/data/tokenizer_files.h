@@ -15,7 +15,8 @@ namespace difftx::data {
 
 // name_or_path is, in this order:
 //  - an existing directory: DIR/tokenizer.tiktoken with its sidecar, else DIR/tokenizer.json
-//    (a Hugging Face model directory: hf_tokenizer.h);
+//    (a Hugging Face model directory: hf_tokenizer.h), else DIR/vocab.json and DIR/merges.txt
+//    (a slow tokenizer's files, converted as transformers converts them);
 //  - an existing file: a .json file is a Hugging Face tokenizer.json; another FILE comes with
 //    FILE.json, or without a sidecar when FILE's stem is a built-in encoding name
 //    (cl100k_base.tiktoken);
@@ -23,6 +24,12 @@ namespace difftx::data {
 //    <repo>/data/tokenizers): a built-in's rank file, NAME/ (a saved tokenizer), or
 //    NAME.tiktoken with a sidecar. A missing file is an error that says to run scripts/setup.
 Tokenizer load_tokenizer(const std::string& name_or_path);
+
+// Whether load_tokenizer(DIR) finds a tokenizer's files in DIR (not a name or a built-in).
+bool has_tokenizer_files(const std::filesystem::path& dir);
+// Those files, for messages.
+inline constexpr const char* kTokenizerFilesNamed =
+    "tokenizer.tiktoken with tokenizer.tiktoken.json, tokenizer.json, or vocab.json with merges.txt";
 
 // Writes DIR/tokenizer.tiktoken and DIR/tokenizer.tiktoken.json (creating DIR), or for a
 // tokenizer that those cannot hold (one read from tokenizer.json) DIR/tokenizer.json and

@@ -27,9 +27,10 @@ kernels::WeightType weight_type_option(const std::string& option, const std::str
 }
 
 // Files that travel with the weights unchanged.
-constexpr const char* kSidecarFiles[] = {"tokenizer.tiktoken", "tokenizer.tiktoken.json", "tokenizer.json",
-                                         "tokenizer_config.json", "special_tokens_map.json",
-                                         "generation_config.json", "chat_template.jinja"};
+constexpr const char* kSidecarFiles[] = {"tokenizer.tiktoken",     "tokenizer.tiktoken.json", "tokenizer.json",
+                                         "vocab.json",             "merges.txt",              "added_tokens.json",
+                                         "tokenizer_config.json",  "special_tokens_map.json", "generation_config.json",
+                                         "chat_template.jinja"};
 
 // The tokenizer goes along: as it is, except that a Hugging Face directory gets tokenizer.json
 // (and tokenizer_config.json) in place of difftx's tiktoken files, which transformers cannot read.
@@ -120,9 +121,8 @@ ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
   OutputDirGuard guard(out.dir);
   if (out.format == "gguf") {
     require_gguf_architecture(model->config());
-    DIFFTX_CHECK(fs::exists(in / data::kTokenizerRanksFile) || fs::exists(in / data::kHfTokenizerFile), in.string(),
-                 ": --to gguf needs the model's tokenizer (", data::kHfTokenizerFile, " or ",
-                 data::kTokenizerRanksFile, ") in the directory: GGUF carries the vocabulary");
+    DIFFTX_CHECK(data::has_tokenizer_files(in), in.string(), ": --to gguf needs the model's tokenizer (",
+                 data::kTokenizerFilesNamed, ") in the directory: GGUF carries the vocabulary");
     const data::Tokenizer tokenizer = data::load_tokenizer(in.string());
     write_model(*model, out, &tokenizer, gguf_chat_metadata(in, tokenizer));
   } else {
