@@ -36,6 +36,7 @@ std::string ends_of(int fd, int port) {
 }  // namespace
 
 thread_local std::pair<ConnectionWatch*, int> ConnectionWatch::current_{nullptr, -1};
+thread_local bool ConnectionWatch::close_after_answer_ = false;
 
 class ConnectionWatch::Pool : public httplib::ThreadPool {
  public:
@@ -128,8 +129,12 @@ void ConnectionWatch::request_read() {
 }
 
 void ConnectionWatch::request_answered() {
+  if (close_after_answer_ && current_.second >= 0) shutdown(current_.second, SHUT_WR);
+  close_after_answer_ = false;
   if (current_.first != nullptr) current_.first->start_request();
 }
+
+void ConnectionWatch::close_after_answer() { close_after_answer_ = true; }
 
 void ConnectionWatch::stop_reading() {
   if (current_.second >= 0) shutdown(current_.second, SHUT_RD);

@@ -41,6 +41,9 @@ class ConnectionWatch {
   // Ends the reading side of the worker thread's connection: its answer still goes out, then
   // the connection closes (for a request whose body is left unread).
   static void stop_reading();
+  // Once the worker thread's answer has gone out, its connection ends (FIN after the answer): for a
+  // request whose body cannot be told from the next request.
+  static void close_after_answer();
   // The socket of the connection the calling worker thread serves; -1 where none is known.
   static int current_socket();
 
@@ -57,6 +60,7 @@ class ConnectionWatch {
   };
   class Pool;
   static thread_local std::pair<ConnectionWatch*, int> current_;  // the worker's watch and socket
+  static thread_local bool close_after_answer_;
 
   int admit();                                  // the socket just accepted; -1: not found
   void serve(int fd, const std::function<void()>& task);

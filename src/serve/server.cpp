@@ -11,6 +11,7 @@
 #include "serve/choice_run.h"
 #include "serve/conversations.h"
 #include "serve/generation_route.h"
+#include "serve/request_framing.h"
 #include "serve/route_util.h"
 #include "serve/routes.h"
 #include "serve/stored_responses.h"
@@ -146,11 +147,12 @@ void configure(httplib::Server& http, ServerState& state) {
       httplib::Request with_body = req;
       const size_t limit = state.options.max_body_bytes;
       bool too_large = false;
-      read([&](const char* data, size_t n) {
-        too_large = n > limit - std::min(limit, with_body.body.size());
-        if (!too_large) with_body.body.append(data, n);
-        return !too_large;
-      });
+      if (has_body(req))  // else the body is empty: bytes after the headers are the next request
+        read([&](const char* data, size_t n) {
+          too_large = n > limit - std::min(limit, with_body.body.size());
+          if (!too_large) with_body.body.append(data, n);
+          return !too_large;
+        });
       ConnectionWatch::request_read();
       if (too_large) {
         ConnectionWatch::stop_reading();  // the rest of the body is never read: the connection ends
@@ -161,10 +163,16 @@ void configure(httplib::Server& http, ServerState& state) {
       handler(state, with_body, res);
     });
   }
-  // Before routing: the log record, shutting down, authentication.
+  // Before routing: the log record, the body's framing, shutting down, authentication.
   http.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
     open_request(state, req);
     const ErrorShape shape = error_shape(req.path);
+    if (const std::optional<ApiError> e = framing_error(req)) {
+      res.set_header("Connection", "close");  // where its body ends is unknown: the connection ends
+      ConnectionWatch::close_after_answer();
+      send_error(res, *e, shape);
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (state.draining && req.path != "/health") {
       send_error(res, ApiError(503, "the server is shutting down", "", "shutting_down"), shape);
       return httplib::Server::HandlerResponse::Handled;

@@ -43,9 +43,10 @@ start_server() {
 }
 
 # server_errors: the log's 5xx request lines, less /health's 503s (its documented answer while the
-# model loads, which start_server's polls get; the tests check /health's status themselves).
+# model loads, which start_server's polls get; the tests check /health's status themselves) and
+# 501s (a transfer coding other than chunked, RFC 9112's answer, which serve_errors.sh asks for).
 server_errors() {
-  grep -E '^[A-Z]+ [^ ]+ 5[0-9]{2} [|]' "$work/server.log" | grep -vE '^GET /health 503 [|]' || true
+  grep -E '^[A-Z]+ [^ ]+ 5[0-9]{2} [|]' "$work/server.log" | grep -vE '^GET /health 503 [|]|^[A-Z]+ [^ ]+ 501 [|]' || true
 }
 
 # stop_server: SIGTERM, which must end the server with status 0.
