@@ -1,24 +1,22 @@
 // The analyses of `difftx analyze` and `difftx eval` on a loaded model and a prepared dataset,
 // as the results schema's JSON objects (results/results.h, docs/EXPERIMENTS.md), for the
-// embedding programs (the Python module, the C API). `interrupt` is called after every task or
-// batch (may be empty); what it throws ends the analysis and comes out of the call.
+// embedding programs (the Python module, the C API). `interrupt` (core/interrupt.h) is called after
+// every task or batch (may be empty); what it throws ends the analysis and comes out of the call.
 #pragma once
 #include <cstdint>
 #include <filesystem>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "api/loaded_model.h"
+#include "core/interrupt.h"
 #include "eval/retrieval/mqar_eval.h"
 #include "eval/retrieval/niah_eval.h"
 #include "eval/retrieval/niah_prompts.h"
 
 namespace difftx::api {
-
-using Interrupt = std::function<void()>;
 
 // The prepared dataset's own tokenizer, which must fit the model's vocabulary (errors name both
 // directories; a directory that is not a prepared dataset is an error too), as every analysis
