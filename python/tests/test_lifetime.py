@@ -62,6 +62,30 @@ def test_sigint_during_generation(diff_dir):
     assert done.returncode == 3 and done.stdout.strip() == "True", done.stderr
 
 
+def interrupted_promptly(call, setup=""):
+    """Runs `call` in a fresh interpreter after `setup`; SIGINT arrives 0.3 s into it, and the call
+    must raise KeyboardInterrupt well before it would have ended."""
+    script = f"import difftx, os, signal, sys, threading, time\n{setup}\n" + textwrap.dedent(f"""
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        start = time.monotonic()
+        try:
+            {call}
+        except KeyboardInterrupt:
+            print(time.monotonic() - start, flush=True)
+            sys.exit(3)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, (done.returncode, done.stderr)
+    assert float(done.stdout) < 2, "the interrupt waited for the call to end"
+
+
+def test_sigint_stops_mqar_and_attention_between_episodes_and_prompts(diff_dir, data_dir):
+    # Uninterrupted, mqar runs for minutes and attention for some 20 s.
+    load = f"model = difftx.load({str(diff_dir)!r})"
+    interrupted_promptly(f"difftx.mqar(model, {str(data_dir)!r}, samples=10**6)", load)
+    interrupted_promptly(f"difftx.attention(model, {str(data_dir)!r}, context=240, per_depth=2000)", load)
+
+
 def test_the_interpreter_exits_while_daemon_threads_run_difftx(diff_dir):
     # CPython ends a daemon thread that takes the GIL back during its exit; from inside difftx's
     # C++ work that was std::terminate (exit code 134). Such threads now wait out the exit.
