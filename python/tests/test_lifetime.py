@@ -1,6 +1,7 @@
 """Interrupts (Ctrl-C during a long call), reference counts and memory."""
 import gc
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -84,6 +85,17 @@ def test_sigint_stops_mqar_and_attention_between_episodes_and_prompts(diff_dir, 
     load = f"model = difftx.load({str(diff_dir)!r})"
     interrupted_promptly(f"difftx.mqar(model, {str(data_dir)!r}, samples=10**6)", load)
     interrupted_promptly(f"difftx.attention(model, {str(data_dir)!r}, context=240, per_depth=2000)", load)
+
+
+def test_sigint_stops_prepare_while_it_trains_the_vocabulary(tmp_path):
+    # A 20000-token vocabulary on 1 MiB of random words: some seconds uninterrupted.
+    alphabet = b"abcdefghij klmnopqrst uvwxyz \n"
+    words = random.Random(1).randbytes(1 << 20).translate(bytes(alphabet[i % len(alphabet)] for i in range(256)))
+    (tmp_path / "words.txt").write_bytes(words)
+    out = tmp_path / "data"
+    interrupted_promptly(f"difftx.prepare({str(tmp_path / 'words.txt')!r}, {str(out)!r}, vocab_size=20000, "
+                         "max_document_bytes=32768)")
+    assert not (out / "metadata.json").exists()  # the directory reads as unfinished
 
 
 def test_the_interpreter_exits_while_daemon_threads_run_difftx(diff_dir):
