@@ -1,5 +1,6 @@
 """Interrupts (Ctrl-C during a long call), reference counts and memory."""
 import gc
+import json
 import os
 import random
 import subprocess
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 import difftx
-from conftest import FIXTURES
+from conftest import FIXTURES, run
 
 
 def rss_kib():
@@ -96,6 +97,18 @@ def test_sigint_stops_prepare_while_it_trains_the_vocabulary(tmp_path):
     interrupted_promptly(f"difftx.prepare({str(tmp_path / 'words.txt')!r}, {str(out)!r}, vocab_size=20000, "
                          "max_document_bytes=32768)")
     assert not (out / "metadata.json").exists()  # the directory reads as unfinished
+
+
+def test_sigint_stops_convert_between_tensors(binary, tmp_path):
+    # 27.5M parameters: about 2 s to convert to q4_k uninterrupted.
+    config = json.loads((FIXTURES / "train" / "diff.json").read_text())
+    config.update(hidden_size=512, num_hidden_layers=8, num_attention_heads=4, num_key_value_heads=4, head_dim=64,
+                  intermediate_size=1536)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    run(binary, "init", "--config", tmp_path / "config.json", "--out", tmp_path / "model", "--dtype", "bf16")
+    out = tmp_path / "q4_k"
+    interrupted_promptly(f"difftx.convert({str(tmp_path / 'model')!r}, {str(out)!r}, dtype='q4_k')")
+    assert not out.exists()  # no weights file, and not the directory convert made
 
 
 def test_the_interpreter_exits_while_daemon_threads_run_difftx(diff_dir):
