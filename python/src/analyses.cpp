@@ -1,6 +1,6 @@
 // The analyses of `difftx analyze` and `difftx eval` on a loaded model and a prepared dataset,
 // with the CLI's defaults, returning the results schema's JSON objects (results/results.h,
-// docs/EXPERIMENTS.md) as dicts. Ctrl-C is checked after every task or batch.
+// docs/EXPERIMENTS.md) as dicts. Ctrl-C is checked after every task, batch, episode or prompt.
 #include <nlohmann/json.hpp>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -14,8 +14,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs f with the GIL released; Ctrl-C raises KeyboardInterrupt after the task or batch it came
-// in; the result goes back as a Python object.
+// Runs f with the GIL released; Ctrl-C raises KeyboardInterrupt after the task, batch, episode or
+// prompt it came in; the result goes back as a Python object.
 template <typename F>
 py::object compute(F f) {
   nlohmann::json result;
@@ -39,7 +39,7 @@ py::object mqar(const ModelHandle& m, const fs::path& data_dir, int64_t pairs, i
   o.spec = {pairs, queries};
   o.samples = samples;
   o.seed = seed;
-  return compute([&] { return api::mqar(*m, data_dir, o); });
+  return compute([&] { return api::mqar(*m, data_dir, o, check_signals); });
 }
 
 py::object attention(const ModelHandle& m, const fs::path& data_dir, int64_t context, int64_t needles,
@@ -51,7 +51,7 @@ py::object attention(const ModelHandle& m, const fs::path& data_dir, int64_t con
   o.depths = depths;
   o.per_depth = per_depth;
   o.seed = seed;
-  return compute([&] { return api::attention(*m, data_dir, o, map_layer, map_head); });
+  return compute([&] { return api::attention(*m, data_dir, o, map_layer, map_head, check_signals); });
 }
 
 py::object outliers(const ModelHandle& m, const fs::path& data_dir, int64_t tokens, int64_t seq_len,

@@ -1,5 +1,6 @@
 // difftx.train (the trainer of `difftx train`, single process, with a per-step callback),
-// difftx.prepare and difftx.convert.
+// difftx.prepare and difftx.convert. Ctrl-C raises KeyboardInterrupt in prepare once the corpus
+// is read, after every BPE merge and every block of documents; in convert before every tensor.
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -103,6 +104,7 @@ py::object prepare(const py::object& corpus_paths, const fs::path& out, const st
   o.max_document_bytes = max_document_bytes;
   o.shard_tokens = shard_tokens;
   o.progress = !quiet;
+  o.interrupt = check_signals;
   nlohmann::json meta;
   {
     GilReleased release;
@@ -116,7 +118,7 @@ fs::path convert(const fs::path& model, const fs::path& out, const std::string& 
   // checked as `difftx convert` checks them
   const model::ModelOutput o = model::model_output(out, to, dtype, head_dtype, OptionSpelling::field);
   GilReleased release;
-  model::convert_model(model, o);
+  model::convert_model(model, o, check_signals);
   return out;
 }
 
@@ -176,11 +178,13 @@ void bind_train(py::module_& m) {
         py::arg("quiet") = true,
         "Tokenizes a corpus (a list of text files, JSONL files, directories) into train/val shards in\n"
         "out, as `difftx prepare` does: with an existing tokenizer (a name or path) or a BPE vocabulary\n"
-        "of vocab_size tokens trained on it. Returns metadata.json's contents.");
+        "of vocab_size tokens trained on it. Returns metadata.json's contents. Ctrl-C raises\n"
+        "KeyboardInterrupt; once out is written to, it is left without metadata.json (unfinished).");
   m.def("convert", &convert, py::arg("model"), py::arg("out"), py::kw_only(), py::arg("to") = "difftx",
         py::arg("dtype") = "f32", py::arg("head_dtype") = py::none(),
         "Writes the model directory `model` as `difftx convert` does: to 'difftx', 'hf' or 'gguf', with\n"
-        "weights in dtype (f32, bf16, f16, q8_0, q4_0, q4_k). Returns out.");
+        "weights in dtype (f32, bf16, f16, q8_0, q4_0, q4_k). Returns out. Ctrl-C raises KeyboardInterrupt\n"
+        "and leaves no weights file (nor the out directory, if convert made it).");
 }
 
 }  // namespace difftx::python

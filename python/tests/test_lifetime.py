@@ -1,6 +1,8 @@
 """Interrupts (Ctrl-C during a long call), reference counts and memory."""
 import gc
+import json
 import os
+import random
 import subprocess
 import sys
 import textwrap
@@ -10,7 +12,7 @@ import numpy as np
 import pytest
 
 import difftx
-from conftest import FIXTURES
+from conftest import FIXTURES, run
 
 
 def rss_kib():
@@ -60,6 +62,53 @@ def test_sigint_during_generation(diff_dir):
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 3 and done.stdout.strip() == "True", done.stderr
+
+
+def interrupted_promptly(call, setup=""):
+    """Runs `call` in a fresh interpreter after `setup`; SIGINT arrives 0.3 s into it, and the call
+    must raise KeyboardInterrupt well before it would have ended."""
+    script = f"import difftx, os, signal, sys, threading, time\n{setup}\n" + textwrap.dedent(f"""
+        threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+        start = time.monotonic()
+        try:
+            {call}
+        except KeyboardInterrupt:
+            print(time.monotonic() - start, flush=True)
+            sys.exit(3)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, (done.returncode, done.stderr)
+    assert float(done.stdout) < 2, "the interrupt waited for the call to end"
+
+
+def test_sigint_stops_mqar_and_attention_between_episodes_and_prompts(diff_dir, data_dir):
+    # Uninterrupted, mqar runs for minutes and attention for some 20 s.
+    load = f"model = difftx.load({str(diff_dir)!r})"
+    interrupted_promptly(f"difftx.mqar(model, {str(data_dir)!r}, samples=10**6)", load)
+    interrupted_promptly(f"difftx.attention(model, {str(data_dir)!r}, context=240, per_depth=2000)", load)
+
+
+def test_sigint_stops_prepare_while_it_trains_the_vocabulary(tmp_path):
+    # A 20000-token vocabulary on 1 MiB of random words: some seconds uninterrupted.
+    alphabet = b"abcdefghij klmnopqrst uvwxyz \n"
+    words = random.Random(1).randbytes(1 << 20).translate(bytes(alphabet[i % len(alphabet)] for i in range(256)))
+    (tmp_path / "words.txt").write_bytes(words)
+    out = tmp_path / "data"
+    interrupted_promptly(f"difftx.prepare({str(tmp_path / 'words.txt')!r}, {str(out)!r}, vocab_size=20000, "
+                         "max_document_bytes=32768)")
+    assert not (out / "metadata.json").exists()  # the directory reads as unfinished
+
+
+def test_sigint_stops_convert_between_tensors(binary, tmp_path):
+    # 27.5M parameters: about 2 s to convert to q4_k uninterrupted.
+    config = json.loads((FIXTURES / "train" / "diff.json").read_text())
+    config.update(hidden_size=512, num_hidden_layers=8, num_attention_heads=4, num_key_value_heads=4, head_dim=64,
+                  intermediate_size=1536)
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    run(binary, "init", "--config", tmp_path / "config.json", "--out", tmp_path / "model", "--dtype", "bf16")
+    out = tmp_path / "q4_k"
+    interrupted_promptly(f"difftx.convert({str(tmp_path / 'model')!r}, {str(out)!r}, dtype='q4_k')")
+    assert not out.exists()  # no weights file, and not the directory convert made
 
 
 def test_the_interpreter_exits_while_daemon_threads_run_difftx(diff_dir):

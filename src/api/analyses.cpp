@@ -48,16 +48,17 @@ nlohmann::json niah(const LoadedModel& m, const fs::path& data_dir, const retrie
   return results::to_json(retrieval::niah_results(r));
 }
 
-nlohmann::json mqar(const LoadedModel& m, const fs::path& data_dir, const retrieval::MqarEvalOptions& o) {
+nlohmann::json mqar(const LoadedModel& m, const fs::path& data_dir, const retrieval::MqarEvalOptions& o,
+                    const Interrupt& interrupt) {
   ThreadScope scope(m.threads);
   const data::Tokenizer tokenizer = dataset_tokenizer(data_dir, m.dir, m.model.config);
   const auto r = retrieval::evaluate_mqar(model_forward(m.model), retrieval::mqar_vocabulary(tokenizer),
-                                          tokenizer.vocab_size(), o);
+                                          tokenizer.vocab_size(), o, interrupt);
   return results::to_json(retrieval::mqar_results(r));
 }
 
 nlohmann::json attention(const LoadedModel& m, const fs::path& data_dir, const retrieval::NiahPromptOptions& o,
-                         int64_t map_layer, int64_t map_head) {
+                         int64_t map_layer, int64_t map_head, const Interrupt& interrupt) {
   m.require_cpu("the attention analysis");
   const model::ModelConfig& c = m.model.config;
   DIFFTX_CHECK(map_layer >= -1 && map_layer < c.num_hidden_layers, "map_layer ", map_layer, " outside [0, ",
@@ -69,7 +70,7 @@ nlohmann::json attention(const LoadedModel& m, const fs::path& data_dir, const r
   const data::SplitReader haystack(data_dir, "val");
   const std::vector<AllocationPrompt> prompts =
       retrieval::niah_allocation_prompts(retrieval::NiahGenerator(tokenizer, haystack), o);
-  const AttentionAnalysis a = analyse_attention(m.model, prompts, map_layer, map_head);
+  const AttentionAnalysis a = analyse_attention(m.model, prompts, map_layer, map_head, interrupt);
   const AllocationPrompt& p = prompts[a.figure_prompt];
   const std::vector<int32_t> seen(p.tokens.begin(), p.tokens.begin() + p.query_position + 1);
   nlohmann::json j = results::to_json(results::Analyses{

@@ -45,7 +45,7 @@ nlohmann::json run_mqar(const LoadedModel& m, const fs::path& data, JsonOptions&
   q.samples = o.integer("samples", q.samples, 1, kMaxCount);
   q.seed = o.seed("seed", q.seed);
   o.finish();
-  return mqar(m, data, q);
+  return mqar(m, data, q, {});
 }
 
 nlohmann::json run_attention(const LoadedModel& m, const fs::path& data, JsonOptions& o) {
@@ -58,7 +58,7 @@ nlohmann::json run_attention(const LoadedModel& m, const fs::path& data, JsonOpt
   const int64_t layer = o.integer("map_layer", -1, -1, kMaxDimension);
   const int64_t head = o.integer("map_head", -1, -1, kMaxDimension);
   o.finish();
-  return attention(m, data, p, layer, head);
+  return attention(m, data, p, layer, head, {});
 }
 
 nlohmann::json run_outliers(const LoadedModel& m, const fs::path& data, JsonOptions& o) {

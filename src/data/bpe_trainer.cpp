@@ -163,6 +163,7 @@ Tokenizer train_bpe(std::span<const std::string_view> documents,
         pair_count.erase(it);
     }
     ++step;
+    if (options.interrupt) options.interrupt();
     if (options.progress && (merges % 256 == 0 || merges == merges_wanted))
       options.progress(merges, merges_wanted);
   }

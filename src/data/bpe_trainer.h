@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/interrupt.h"
 #include "data/tokenizer.h"
 
 namespace difftx::data {
@@ -30,6 +31,7 @@ struct BpeTrainingOptions {
   std::string name{};         // empty: "bpe-<vocab_size>"
   // Called now and then with (merges done, merges wanted).
   std::function<void(int64_t, int64_t)> progress{};
+  Interrupt interrupt{};  // called after every merge (core/interrupt.h)
 };
 
 // Stops early, with a smaller vocabulary, when no pair occurs at least twice. Documents must

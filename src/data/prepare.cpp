@@ -92,6 +92,7 @@ std::unique_ptr<Tokenizer> make_tokenizer(const PrepareOptions& o, const std::ve
     if (!is_val[i]) train_texts.push_back(texts[i]);
   BpeTrainingOptions bpe;
   bpe.vocab_size = o.vocab_size;
+  bpe.interrupt = o.interrupt;
   bpe.progress = [&](int64_t done, int64_t total) {
     if (o.progress && ::isatty(2))
       std::fprintf(stderr, "\rprepare: training BPE: %lld/%lld merges   ", (long long)done, (long long)total);
@@ -142,6 +143,7 @@ void encode_splits(const PrepareOptions& o, const Corpus& corpus, const std::vec
     done_bytes += static_cast<int64_t>(block_bytes);
     progress.update("encoded", done_bytes / 1e6, total_mb);
     begin = end;
+    if (o.interrupt) o.interrupt();
   }
   for (SplitOutput& split : splits)
     if (split.writer) {
@@ -252,6 +254,7 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
   std::vector<std::string_view> texts;
   for (const Document& d : corpus.documents) texts.push_back(d.text);
   const std::vector<bool> is_val = choose_validation_documents(texts, o.val_fraction, o.spelling);
+  if (o.interrupt) o.interrupt();  // before out is touched
 
   std::error_code ec;
   fs::create_directories(o.out, ec);

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/interrupt.h"
 #include "core/option_name.h"
 
 namespace difftx::data {
@@ -27,6 +28,9 @@ struct PrepareOptions {
   int64_t max_document_bytes = 0;
   int64_t shard_tokens = 100'000'000;  // tokens per shard file at most
   bool progress = true;                // progress lines on stderr
+  // Called once the corpus is read, after every BPE merge and after every block of documents
+  // encoded (core/interrupt.h).
+  Interrupt interrupt;
   OptionSpelling spelling = OptionSpelling::field;  // how errors name the options above
 };
 
@@ -45,7 +49,10 @@ PrepareOptions books_prepare_options();
 std::vector<bool> choose_validation_documents(const std::vector<std::string_view>& documents,
                                               double val_fraction, OptionSpelling spelling);
 
-// Runs the pipeline and returns the metadata it wrote to out/metadata.json.
+// Runs the pipeline and returns the metadata it wrote to out/metadata.json. metadata.json is
+// removed first and written last: a run that fails or is interrupted after the corpus is read
+// leaves out without it (read_dataset refuses it), with the files finished so far and no
+// partial shard.
 nlohmann::json prepare_dataset(const PrepareOptions& options);
 
 }  // namespace difftx::data

@@ -164,10 +164,13 @@ std::vector<double> figure_row(const PromptRows& rows, int64_t layer, int64_t he
 }
 
 AttentionAnalysis analyse_attention(const model::Model& model, const std::vector<AllocationPrompt>& prompts,
-                                    int64_t map_layer, int64_t map_head) {
+                                    int64_t map_layer, int64_t map_head, const Interrupt& interrupt) {
   DIFFTX_CHECK(!prompts.empty(), "attention analysis: no prompts");
   std::vector<PromptRows> rows;
-  for (const AllocationPrompt& p : prompts) rows.push_back(prompt_rows(model, p));
+  for (const AllocationPrompt& p : prompts) {
+    rows.push_back(prompt_rows(model, p));
+    if (interrupt) interrupt();
+  }
   AttentionAnalysis a;
   a.summary = summarise_allocation(prompts, rows);
   for (size_t i = 0; i < prompts.size(); ++i)

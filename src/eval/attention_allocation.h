@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/interrupt.h"
 #include "model/model.h"
 
 namespace difftx::eval {
@@ -69,13 +70,14 @@ std::vector<double> figure_row(const PromptRows& rows, int64_t layer, int64_t he
 
 // The whole Table 3 / Figure 1 analysis of a model on a set of prompts: the summary, and the
 // Figure-1 row (figure_row with map_layer, map_head) of the prompt whose depth is nearest 0.5.
+// `interrupt` is called after every prompt's forward pass.
 struct AttentionAnalysis {
   AllocationSummary summary;
   size_t figure_prompt = 0;
   std::vector<double> figure_weights;
 };
 AttentionAnalysis analyse_attention(const model::Model& model, const std::vector<AllocationPrompt>& prompts,
-                                    int64_t map_layer, int64_t map_head);
+                                    int64_t map_layer, int64_t map_head, const Interrupt& interrupt = {});
 
 // The normalisation, in words, for reports (attention_maps.h has the reasoning).
 extern const char* const kAllocationNormalisation;

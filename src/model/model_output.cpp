@@ -60,6 +60,22 @@ class OutputDirGuard {
   bool created_, done_ = false;
 };
 
+// The weights of `source`, with `interrupt` called before every tensor is read.
+class InterruptibleSource final : public WeightSource {
+ public:
+  InterruptibleSource(const WeightSource& source, const Interrupt& interrupt)
+      : source_(source), interrupt_(interrupt) {}
+  const ModelConfig& config() const override { return source_.config(); }
+  void read(const std::string& name, std::span<float> out) const override {
+    if (interrupt_) interrupt_();
+    source_.read(name, out);
+  }
+
+ private:
+  const WeightSource& source_;
+  const Interrupt& interrupt_;
+};
+
 }  // namespace
 
 void carry_token_ids(const nlohmann::json& source, const fs::path& out) {
@@ -116,17 +132,18 @@ void write_model(const WeightSource& source, const ModelOutput& out, const data:
 // The weights stream: config.json and every safetensors header are checked first, then each
 // tensor is read, widened, converted and written before the next (docs/FORMATS.md "Streaming
 // conversion"), so the memory used is a few tensors' whatever the model's size.
-ModelConfig convert_model(const fs::path& in, const ModelOutput& out) {
+ModelConfig convert_model(const fs::path& in, const ModelOutput& out, const Interrupt& interrupt) {
   const std::unique_ptr<StoredModel> model = open_model_dir(in);
+  const InterruptibleSource weights(*model, interrupt);
   OutputDirGuard guard(out.dir);
   if (out.format == "gguf") {
     require_gguf_architecture(model->config());
     DIFFTX_CHECK(data::has_tokenizer_files(in), in.string(), ": --to gguf needs the model's tokenizer (",
                  data::kTokenizerFilesNamed, ") in the directory: GGUF carries the vocabulary");
     const data::Tokenizer tokenizer = data::load_tokenizer(in.string());
-    write_model(*model, out, &tokenizer, gguf_chat_metadata(in, tokenizer));
+    write_model(weights, out, &tokenizer, gguf_chat_metadata(in, tokenizer));
   } else {
-    write_model(*model, out);
+    write_model(weights, out);
     copy_tokenizer(in, out);
     carry_token_ids(io::read_json_file(in / "config.json"), out.dir);
   }

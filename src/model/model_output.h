@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/interrupt.h"
 #include "core/option_name.h"
 #include "data/tokenizer.h"
 #include "io/safetensors.h"
@@ -51,7 +52,9 @@ void carry_token_ids(const nlohmann::json& source, const std::filesystem::path& 
 
 // `difftx convert`: the model directory `in` written as `out` says, streamed tensor by tensor,
 // its tokenizer beside it (a Hugging Face directory gets tokenizer.json in place of difftx's
-// tiktoken files); returns the model's config. A failure leaves no --out directory it made.
-ModelConfig convert_model(const std::filesystem::path& in, const ModelOutput& out);
+// tiktoken files); returns the model's config. `interrupt` is called before every tensor is read.
+// A failure while the weights stream (an interrupt included) leaves no weights file and no --out
+// directory it made.
+ModelConfig convert_model(const std::filesystem::path& in, const ModelOutput& out, const Interrupt& interrupt = {});
 
 }  // namespace difftx::model

@@ -128,6 +128,42 @@ TEST(Prepare, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {
     EXPECT_EQ(io::read_whole_file(dir / "a" / name), io::read_whole_file(dir / "b" / name)) << name;
 }
 
+// What the interrupt (Ctrl-C in the Python module) throws ends the run. Once the corpus is read
+// it leaves an earlier dataset untouched; after the last block of documents (the last shards
+// still open) it leaves out without metadata.json, so unfinished, and without partial shards.
+TEST(Prepare, AnInterruptLeavesNoDatasetThatLooksFinished) {
+  testing::TempDir dir;
+  std::vector<std::string> texts;
+  PrepareOptions o;
+  o.corpus = write_corpus(dir, 24, 3, &texts);
+  o.vocab_size = 500;
+  o.val_fraction = 0.1;
+  o.shard_tokens = 3000;
+  o.progress = false;
+  o.out = dir / "out";
+  int calls = 0;
+  o.interrupt = [&] { ++calls; };
+  prepare_dataset(o);
+  const int total = calls;
+  EXPECT_GT(total, 200);  // once the corpus is read, after each of up to 243 BPE merges and each block
+  const std::string finished = io::read_whole_file(o.out / kMetadataFile);
+  struct Stop {};
+  const auto stop_at = [&](int stop) {
+    calls = 0;
+    o.interrupt = [&calls, stop] {
+      if (++calls == stop) throw Stop{};
+    };
+    EXPECT_THROW(prepare_dataset(o), Stop);
+  };
+  stop_at(1);
+  EXPECT_EQ(io::read_whole_file(o.out / kMetadataFile), finished);
+  stop_at(total);
+  EXPECT_FALSE(std::filesystem::exists(o.out / kMetadataFile));
+  EXPECT_NE(error_of([&] { read_dataset(o.out); }).find("no metadata.json"), std::string::npos);
+  for (const auto& e : std::filesystem::directory_iterator(o.out))
+    EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+}
+
 TEST(Prepare, UsesANamedTokenizerAndCopiesIt) {
   DIFFTX_REQUIRE_DATA("tokenizers/r50k_base.tiktoken");
   testing::TempDir dir;

@@ -129,6 +129,9 @@ TEST(AttentionAllocation, RowsOfEveryVariantAreNormalisedAndSummariesAreMeans) {
     EXPECT_EQ(analysis.summary.by_layer[1].noise, s.by_layer[1].noise);
     EXPECT_EQ(analysis.figure_prompt, 0u);
     EXPECT_EQ(analysis.figure_weights, figure_row(rows[0], 2, -1));
+    int calls = 0;  // the interrupt runs after every prompt
+    analyse_attention(model, prompts, 2, -1, [&] { ++calls; });
+    EXPECT_EQ(calls, 3);
   }
 }
 

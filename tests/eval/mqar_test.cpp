@@ -120,5 +120,19 @@ TEST(MqarEval, ScoresAHandBuiltForwardExactly) {
             std::string::npos);
 }
 
+TEST(MqarEval, TheInterruptRunsAfterEveryEpisodeAndWhatItThrowsEndsTheRun) {
+  const auto& tok = retrieval_data().tokenizer;
+  const int64_t V = tok.vocab_size();
+  const LogitsForward forward = pick_forward(V, 64, [](auto, size_t) { return 0; });
+  const MqarEvalOptions o{{8, 4}, 25, 3};
+  int64_t calls = 0;
+  evaluate_mqar(forward, mqar_vocabulary(tok), V, o, [&] { ++calls; });
+  EXPECT_EQ(calls, 25);
+  struct Stop {};
+  calls = 0;
+  EXPECT_THROW(evaluate_mqar(forward, mqar_vocabulary(tok), V, o, [&] { if (++calls == 3) throw Stop{}; }), Stop);
+  EXPECT_EQ(calls, 3);
+}
+
 }  // namespace
 }  // namespace difftx::retrieval

@@ -22,7 +22,7 @@ double token_loss(const float* row, int64_t columns, int32_t target) {
 }  // namespace
 
 MqarResult evaluate_mqar(const eval::LogitsForward& forward, const MqarVocabulary& vocab, int64_t vocab_size,
-                         const MqarEvalOptions& o) {
+                         const MqarEvalOptions& o, const Interrupt& interrupt) {
   validate_mqar(o.spec, vocab);
   DIFFTX_CHECK(o.samples >= 1, "MQAR: samples ", o.samples, " must be positive");
   const int64_t length = mqar_length(o.spec);
@@ -49,6 +49,7 @@ MqarResult evaluate_mqar(const eval::LogitsForward& forward, const MqarVocabular
       r.correct += matcher.choose(row) == answer;
       loss_sum += token_loss(row, forward.columns, answer);
     }
+    if (interrupt) interrupt();
   }
   r.loss = loss_sum / r.answers;
   r.seconds = timer.seconds();

@@ -3,8 +3,8 @@
 // greedy exact match), and the loss is the mean cross-entropy of the answers over all columns.
 #pragma once
 #include <cstdint>
-#include <functional>
 
+#include "core/interrupt.h"
 #include "data/tasks/mqar.h"
 #include "eval/logits_forward.h"
 #include "results/results.h"
@@ -26,9 +26,10 @@ struct MqarResult {
 };
 
 // vocab_size: ids greedy may choose (the tokenizer's). Errors before any forward: bad spec
-// (validate_mqar), samples < 1, an episode longer than forward.max_tokens.
+// (validate_mqar), samples < 1, an episode longer than forward.max_tokens. `interrupt` is called
+// after every episode.
 MqarResult evaluate_mqar(const eval::LogitsForward& forward, const MqarVocabulary& vocab, int64_t vocab_size,
-                         const MqarEvalOptions& options);
+                         const MqarEvalOptions& options, const Interrupt& interrupt = {});
 
 // The "mqar" object of the results schema (results/results.h): accuracy, samples, pairs,
 // queries, plus loss, answers, seed and the sequence length.
