@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/lines.h"
 #include "data/data_paths.h"
 #include "data/sha256.h"
 #include "data/utf8.h"
@@ -59,21 +60,15 @@ void add_file(const fs::path& path, const std::string& text_field, Corpus& corpu
     ++source.documents;
   };
   if (is_jsonl(path)) {
-    size_t line_no = 0;
-    for (size_t pos = 0; pos < bytes.size();) {
-      size_t end = bytes.find('\n', pos);
-      if (end == std::string::npos) end = bytes.size();
-      const std::string_view line(bytes.data() + pos, end - pos);
-      pos = end + 1;
-      ++line_no;
-      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+    for_each_line(bytes, [&](std::string_view line, size_t line_no) {
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) return;
       const nlohmann::json j =
           io::parse_json_text(line, concat(where, ":", line_no));  // JSONL: one object per line
       DIFFTX_CHECK(j.is_object() && j.contains(text_field) && j[text_field].is_string(), where,
                    ":", line_no, ": expected a JSON object with a string field \"", text_field,
                    "\"");
       add(j[text_field].get<std::string>());
-    }
+    });
   } else {
     constexpr std::string_view kBom = "\xEF\xBB\xBF";
     if (bytes.compare(0, kBom.size(), kBom) == 0) bytes.erase(0, kBom.size());

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/lines.h"
 #include "data/hf_tokenizer.h"
 #include "io/input_file.h"
 #include "io/json_file.h"
@@ -59,25 +60,19 @@ Converter converter_for(const json& config, const fs::path& dir) {
 json read_merges_file(const fs::path& file) {
   const std::string text = io::read_whole_file(file);
   json merges = json::array();
-  size_t line_no = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  for_each_line(text, [&](std::string_view line, size_t line_no) {
     constexpr std::string_view kBlank = " \t\r";
     const size_t first = line.find_first_not_of(kBlank);
-    if (first == std::string_view::npos) continue;
+    if (first == std::string_view::npos) return;
     line = line.substr(first, line.find_last_not_of(kBlank) - first + 1);
-    if (line_no == 1 && line.starts_with("#version")) continue;
+    if (line_no == 1 && line.starts_with("#version")) return;
     const size_t gap = line.find_first_of(kBlank);
     const size_t right = gap == std::string_view::npos ? gap : line.find_first_not_of(kBlank, gap);
     DIFFTX_CHECK(right != std::string_view::npos && line.find_first_of(kBlank, right) == std::string_view::npos,
                  file.string(), ":", line_no, ": expected two tokens separated by a space, got '",
                  line.substr(0, 60), "'");
     merges.push_back(json::array({std::string(line.substr(0, gap)), std::string(line.substr(right))}));
-  }
+  });
   return merges;
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/lines.h"
 #include "data/base64.h"
 #include "data/data_paths.h"
 #include "data/encodings.h"
@@ -103,15 +104,9 @@ TokenTable read_tiktoken_file(const fs::path& path) {
   const std::string where = path.string();
   TokenTable table;
   std::vector<int64_t> line_of_rank;
-  size_t line_no = 0;
-  for (size_t pos = 0; pos < text.size();) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++line_no;
+  for_each_line(text, [&](std::string_view line, size_t line_no) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
+    if (line.empty()) return;
     const size_t space = line.find(' ');
     DIFFTX_CHECK(space != std::string_view::npos, where, ":", line_no,
                  ": expected \"BASE64 RANK\", got '", line.substr(0, 80), "'");
@@ -135,7 +130,7 @@ TokenTable read_tiktoken_file(const fs::path& path) {
     table.insert(*bytes, static_cast<int32_t>(rank));
     if (static_cast<size_t>(rank) >= line_of_rank.size()) line_of_rank.resize(rank + 1, 0);
     line_of_rank[rank] = static_cast<int64_t>(line_no);
-  }
+  });
   DIFFTX_CHECK(table.size() > 0, where, ": no tokens (empty rank file)");
   return table;
 }

@@ -106,16 +106,22 @@ TEST(Prepare, ShardsHoldEveryDocumentOnceInWholeDocumentSplits) {
   EXPECT_EQ(meta["sources"][30]["documents"], 10);
 }
 
-TEST(Prepare, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {
-  testing::TempDir dir;
+// 24 documents of corpus `seed`, a 500-token vocabulary, shards of 3000 tokens, into dir/out.
+PrepareOptions small_dataset(const testing::TempDir& dir, uint64_t seed, const std::string& out) {
   std::vector<std::string> texts;
   PrepareOptions o;
-  o.corpus = write_corpus(dir, 24, 2, &texts);
+  o.corpus = write_corpus(dir, 24, seed, &texts);
   o.vocab_size = 500;
   o.val_fraction = 0.1;
   o.shard_tokens = 3000;
   o.progress = false;
-  o.out = dir / "a";
+  o.out = dir / out;
+  return o;
+}
+
+TEST(Prepare, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {
+  testing::TempDir dir;
+  PrepareOptions o = small_dataset(dir, 2, "a");
   prepare_dataset(o);
   omp_set_num_threads(1);
   o.out = dir / "b";
@@ -133,14 +139,7 @@ TEST(Prepare, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {
 // still open) it leaves out without metadata.json, so unfinished, and without partial shards.
 TEST(Prepare, AnInterruptLeavesNoDatasetThatLooksFinished) {
   testing::TempDir dir;
-  std::vector<std::string> texts;
-  PrepareOptions o;
-  o.corpus = write_corpus(dir, 24, 3, &texts);
-  o.vocab_size = 500;
-  o.val_fraction = 0.1;
-  o.shard_tokens = 3000;
-  o.progress = false;
-  o.out = dir / "out";
+  PrepareOptions o = small_dataset(dir, 3, "out");
   int calls = 0;
   o.interrupt = [&] { ++calls; };
   prepare_dataset(o);
