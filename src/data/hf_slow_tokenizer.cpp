@@ -1,5 +1,6 @@
 // A slow tokenizer's files (hf_tokenizer.h, read_hf_slow_tokenizer) made into the tokenizer.json
 // that transformers' converter for the class would make, then read as any tokenizer.json is.
+#include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
 
@@ -55,31 +56,57 @@ Converter converter_for(const json& config, const fs::path& dir) {
        "(with or without Fast); for another class it needs the model's tokenizer.json");
 }
 
-// merges.txt: "LEFT RIGHT" per line in rank order, after an optional "#version" line; blank
-// lines are skipped (as Qwen2Tokenizer reads it).
-json read_merges_file(const fs::path& file) {
-  const std::string text = io::read_whole_file(file);
+// merges.txt: "LEFT RIGHT" per line in rank order. Qwen2Tokenizer skips a first "#version" line and
+// blank lines; GPT2Tokenizer takes the lines between the first and the last '\n' (its first line
+// is always the "#version" one, whatever it holds), blank ones skipped here.
+json read_merges_file(const fs::path& file, Converter converter) {
+  std::string text = io::read_whole_file(file);
+  if (converter == Converter::gpt2) {
+    const size_t first = text.find('\n'), last = text.rfind('\n');
+    text = first == last ? std::string() : text.substr(first + 1, last - first - 1);
+  }
   json merges = json::array();
   for_each_line(text, [&](std::string_view line, size_t line_no) {
     constexpr std::string_view kBlank = " \t\r";
     const size_t first = line.find_first_not_of(kBlank);
     if (first == std::string_view::npos) return;
     line = line.substr(first, line.find_last_not_of(kBlank) - first + 1);
-    if (line_no == 1 && line.starts_with("#version")) return;
+    if (converter == Converter::qwen2 && line_no == 1 && line.starts_with("#version")) return;
     const size_t gap = line.find_first_of(kBlank);
     const size_t right = gap == std::string_view::npos ? gap : line.find_first_not_of(kBlank, gap);
     DIFFTX_CHECK(right != std::string_view::npos && line.find_first_of(kBlank, right) == std::string_view::npos,
-                 file.string(), ":", line_no, ": expected two tokens separated by a space, got '",
-                 line.substr(0, 60), "'");
+                 file.string(), ":", line_no + (converter == Converter::gpt2), ": expected two tokens separated by a "
+                 "space, got '", line.substr(0, 60), "'");
     merges.push_back(json::array({std::string(line.substr(0, gap)), std::string(line.substr(right))}));
   });
   return merges;
 }
 
-// tokenizer.json's added_tokens: tokenizer_config.json's added_tokens_decoder ({"ID": {"content",
-// ...}}), then added_tokens.json's {"CONTENT": ID}, then the special tokens named in
-// tokenizer_config.json or special_tokens_map.json, with the vocabulary's id for a token it has
-// and the next free id otherwise, as transformers adds them.
+constexpr const char* kSpecialTokenKeys[] = {"bos_token", "eos_token",  "unk_token",  "pad_token",
+                                             "sep_token", "cls_token",  "mask_token", "additional_special_tokens"};
+
+// tokenizer_config.json's settings as the class's __init__ sees them: where the file has no
+// added_tokens_decoder (transformers' legacy loading), special_tokens_map.json's special tokens
+// replace its own; a special token named nowhere takes the class's default (GPT-2's unk, bos and
+// eos, Qwen 2's unk, eos and pad: "<|endoftext|>").
+json effective_settings(const fs::path& dir, json config, Converter converter) {
+  const json special_map =
+      config.contains("added_tokens_decoder") ? json::object() : json_object_file(dir / "special_tokens_map.json");
+  for (const auto& [key, value] : special_map.items())
+    if (std::find(std::begin(kSpecialTokenKeys), std::end(kSpecialTokenKeys), key) != std::end(kSpecialTokenKeys))
+      config[key] = value;
+  const std::vector<const char*> defaults = converter == Converter::gpt2
+                                                ? std::vector<const char*>{"unk_token", "bos_token", "eos_token"}
+                                                : std::vector<const char*>{"unk_token", "eos_token", "pad_token"};
+  for (const char* key : defaults)
+    if (!config.contains(key)) config[key] = "<|endoftext|>";
+  return config;
+}
+
+// tokenizer.json's added_tokens: the settings' added_tokens_decoder ({"ID": {"content", ...}}), or
+// without one added_tokens.json's {"CONTENT": ID} (special where a special token names it); then
+// the settings' special tokens, with the vocabulary's id for a token it has and the next free id
+// otherwise, as transformers adds them.
 json added_tokens(const fs::path& dir, const json& config, const json& vocab) {
   json added = json::array();
   int64_t next_id = 0;
@@ -87,7 +114,7 @@ json added_tokens(const fs::path& dir, const json& config, const json& vocab) {
     if (id.is_number_integer()) next_id = std::max(next_id, id.get<int64_t>() + 1);
   const auto listed = [&](const std::string& content) {
     for (const json& t : added)
-      if (t["content"] == content) return true;
+      if (t.contains("content") && t["content"] == content) return true;
     return false;
   };
   const auto add = [&](json token) {
@@ -109,25 +136,23 @@ json added_tokens(const fs::path& dir, const json& config, const json& vocab) {
       add(std::move(token));
     }
   }
-  const fs::path added_file = dir / "added_tokens.json";
-  for (const auto& [content, id] : json_object_file(added_file).items())
-    if (!listed(content)) add({{"id", id}, {"content", content}, {"special", false}});
-  const json special_map = json_object_file(dir / "special_tokens_map.json");
-  const auto add_special = [&](const json& value) {
-    const std::optional<std::string> content = special_token_text(value);
-    if (!content || content->empty() || listed(*content)) return;
-    const json id = vocab.contains(*content) ? vocab[*content] : json(next_id);
-    add({{"id", id}, {"content", *content}, {"special", true}});
-  };
-  for (const json* source : {&config, &special_map})
-    for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token",
-                            "additional_special_tokens"}) {
-      if (!source->contains(key)) continue;
-      const json& value = (*source)[key];
-      if (value.is_array())
-        for (const json& v : value) add_special(v);
-      else add_special(value);
-    }
+  const json legacy = config.contains("added_tokens_decoder") ? json::object()
+                                                               : json_object_file(dir / "added_tokens.json");
+  std::vector<std::string> specials;
+  for (const char* key : kSpecialTokenKeys) {
+    if (!config.contains(key)) continue;
+    const json& value = config[key];
+    for (const json& v : value.is_array() ? value : json::array({value}))
+      if (const std::optional<std::string> content = special_token_text(v); content && !content->empty())
+        specials.push_back(*content);
+  }
+  for (const auto& [content, id] : legacy.items())
+    if (!listed(content))
+      add({{"id", id}, {"content", content},
+           {"special", std::find(specials.begin(), specials.end(), content) != specials.end()}});
+  for (const std::string& content : specials)
+    if (!listed(content)) add({{"id", vocab.contains(content) ? vocab[content] : json(next_id)},
+                               {"content", content}, {"special", true}});
   return added;
 }
 
@@ -138,9 +163,10 @@ Tokenizer read_hf_slow_tokenizer(const fs::path& dir) {
   for (const fs::path& f : {vocab_file, merges_file})
     DIFFTX_CHECK(fs::is_regular_file(f), dir.string(), ": no ", f.filename().string(), " (a slow tokenizer is ",
                  kHfVocabFile, " and ", kHfMergesFile, ")");
-  const json config = json_object_file(dir / kHfTokenizerConfigFile);
-  const Converter converter = converter_for(config, dir);
   const fs::path config_file = dir / kHfTokenizerConfigFile;
+  const json file_config = json_object_file(config_file);
+  const Converter converter = converter_for(file_config, dir);
+  const json config = effective_settings(dir, file_config, converter);
   DIFFTX_CHECK(!config.contains("add_prefix_space") || config["add_prefix_space"].is_null() ||
                    config["add_prefix_space"].is_boolean(),
                config_file.string(), ": add_prefix_space: expected true or false");
@@ -150,7 +176,7 @@ Tokenizer read_hf_slow_tokenizer(const fs::path& dir) {
   DIFFTX_CHECK(vocab.is_object(), vocab_file.string(), ": expected a JSON object (token -> id)");
   json t;
   t["added_tokens"] = added_tokens(dir, config, vocab);
-  t["model"] = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", read_merges_file(merges_file)}};
+  t["model"] = {{"type", "BPE"}, {"vocab", std::move(vocab)}, {"merges", read_merges_file(merges_file, converter)}};
   if (converter == Converter::qwen2) {
     t["normalizer"] = {{"type", "NFC"}};
     t["pre_tokenizer"] = {
@@ -163,7 +189,7 @@ Tokenizer read_hf_slow_tokenizer(const fs::path& dir) {
   }
   t["decoder"] = {{"type", "ByteLevel"}};
   t["post_processor"] = {{"type", "ByteLevel"}};  // BOS from tokenizer_config.json's add_bos_token
-  return hf_tokenizer_from_json(t, vocab_file.string() + " and " + kHfMergesFile, dir);
+  return hf_tokenizer_from_json(t, vocab_file.string() + " and " + kHfMergesFile, config, config_file.string());
 }
 
 }  // namespace difftx::data

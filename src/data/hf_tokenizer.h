@@ -23,10 +23,10 @@ inline constexpr const char* kHfTokenizerConfigFile = "tokenizer_config.json";
 // add_eos_token). Ids and sizes are range-checked; errors name the file and the key.
 Tokenizer read_hf_tokenizer(const std::filesystem::path& tokenizer_json);
 
-// A tokenizer.json already parsed; `where` names it in errors, config_dir holds its
-// tokenizer_config.json (if any).
+// A tokenizer.json already parsed, with its tokenizer_config.json's object (empty for none);
+// `where` and `config_where` name them in errors.
 Tokenizer hf_tokenizer_from_json(const nlohmann::json& tokenizer_json, const std::string& where,
-                                 const std::filesystem::path& config_dir);
+                                 const nlohmann::json& config, const std::string& config_where);
 
 inline constexpr const char* kHfVocabFile = "vocab.json";
 inline constexpr const char* kHfMergesFile = "merges.txt";

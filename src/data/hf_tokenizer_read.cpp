@@ -301,10 +301,7 @@ std::optional<std::string> token_name(const json& config, const char* key, const
 // tokenizer_config.json: add_bos_token / add_eos_token (when present) decide whether the
 // template holds bos_token / eos_token, as transformers' LlamaTokenizerFast does. Returns
 // eos_token.
-std::optional<std::string> apply_config(const fs::path& file, TokenizerParts& parts) {
-  if (!fs::is_regular_file(file)) return std::nullopt;
-  const std::string where = file.string();
-  const json config = io::read_json_file(file);
+std::optional<std::string> apply_config(const json& config, const std::string& where, TokenizerParts& parts) {
   DIFFTX_CHECK(config.is_object(), where, ": expected a JSON object");
   const auto set_end = [&](const char* add_key, const char* token_key, std::vector<int32_t>& ids, bool front) {
     if (!config.contains(add_key) || config[add_key].is_null()) return;
@@ -354,8 +351,8 @@ std::optional<std::string> special_token_text(const json& value) {
 
 namespace {
 
-// tokenizer.json's sections into a tokenizer (and tokenizer_config.json in config_dir).
-Tokenizer read_parts(const json& j, const std::string& where, const fs::path& config_dir) {
+// tokenizer.json's sections into a tokenizer, with tokenizer_config.json's settings.
+Tokenizer read_parts(const json& j, const std::string& where, const json& config, const std::string& config_where) {
   const auto section = [&](const char* key) { return j.contains(key) ? j[key] : json(); };
   TokenizerParts parts;
   parts.name = where;
@@ -367,7 +364,7 @@ Tokenizer read_parts(const json& j, const std::string& where, const fs::path& co
   read_added_tokens(section("added_tokens"), where + ": added_tokens", parts);
   check_decoder(section("decoder"), where + ": decoder");
   read_post_processor(section("post_processor"), where + ": post_processor", parts);
-  const auto eos = apply_config(config_dir / kHfTokenizerConfigFile, parts);
+  const auto eos = apply_config(config, config_where, parts);
   parts.end_of_text = document_end(parts, eos, where);
   return Tokenizer(std::move(parts));  // its errors start with "tokenizer FILE"
 }
@@ -377,13 +374,16 @@ Tokenizer read_parts(const json& j, const std::string& where, const fs::path& co
 Tokenizer read_hf_tokenizer(const fs::path& file) {
   const json j = io::read_json_file(file);
   DIFFTX_CHECK(j.is_object(), file.string(), ": expected a JSON object (a Hugging Face tokenizer.json)");
-  return hf_tokenizer_from_json(j, file.string(), file.parent_path());
+  const fs::path config_file = file.parent_path() / kHfTokenizerConfigFile;
+  const json config = fs::is_regular_file(config_file) ? io::read_json_file(config_file) : json::object();
+  return hf_tokenizer_from_json(j, file.string(), config, config_file.string());
 }
 
-Tokenizer hf_tokenizer_from_json(const json& tokenizer_json, const std::string& where, const fs::path& config_dir) {
+Tokenizer hf_tokenizer_from_json(const json& tokenizer_json, const std::string& where, const json& config,
+                                 const std::string& config_where) {
   check_nesting(tokenizer_json, where);
   try {
-    return read_parts(tokenizer_json, where, config_dir);
+    return read_parts(tokenizer_json, where, config, config_where);
   } catch (const json::exception& e) {  // a value of another type than the readers above expect
     fail(where, ": malformed tokenizer.json (", io::json_error_text(e), ")");
   }

@@ -113,6 +113,47 @@ TEST(HfSlowTokenizer, Gpt2TokenizerConvertsAsGpt2ConverterDoes) {
   EXPECT_EQ(got.encode("!hello 12"), (std::vector<int32_t>{33, 259, 32, 263}));
 }
 
+// What transformers takes beyond the two files: the class's default special tokens (GPT-2's
+// model repository has a tokenizer_config.json with none), the legacy added_tokens.json and
+// special_tokens_map.json (read only without added_tokens_decoder), and GPT2Tokenizer's reading
+// of merges.txt (the first line and an unterminated last line are not merges).
+TEST(HfSlowTokenizer, FollowsTransformersDefaultsLegacyFilesAndGpt2sMergeLines) {
+  TempDir dir;
+  dir.write(kHfVocabFile, small_vocab().dump());
+  dir.write(kHfMergesFile, kSmallMerges);
+  dir.write(kHfTokenizerConfigFile, R"({"model_max_length": 1024})");
+  dir.write("config.json", R"({"model_type": "gpt2"})");
+  const Tokenizer plain = load_tokenizer(dir.path().string());
+  EXPECT_EQ(plain.vocab_size(), 266);
+  EXPECT_EQ(plain.end_of_text(), 264);  // eos (and bos, unk) default to <|endoftext|>
+  EXPECT_EQ(plain.encode("a<|endoftext|>", Specials::allowed), (std::vector<int32_t>{97, 264}));
+  EXPECT_EQ(plain.encode("hello 12"), (std::vector<int32_t>{259, 32, 263}));
+
+  dir.write("added_tokens.json", R"({"<|pad|>": 266, "<tool>": 267})");
+  dir.write("special_tokens_map.json", R"({"pad_token": "<|pad|>"})");
+  const Tokenizer legacy = load_tokenizer(dir.path().string());
+  EXPECT_EQ(legacy.vocab_size(), 268);
+  EXPECT_EQ(legacy.encode("<tool><|pad|>", Specials::as_text)[0], 267);  // not special: always matched
+  EXPECT_GT(legacy.encode("<|pad|>", Specials::as_text).size(), 1u);     // special
+  EXPECT_EQ(legacy.encode("<|pad|>", Specials::allowed), (std::vector<int32_t>{266}));
+
+  // With added_tokens_decoder the legacy files are not read.
+  dir.write(kHfTokenizerConfigFile, R"({"added_tokens_decoder": {"264": {"content": "<|endoftext|>", "special": true}}})");
+  const Tokenizer current = load_tokenizer(dir.path().string());
+  EXPECT_EQ(current.vocab_size(), 266);
+  EXPECT_GT(current.encode("<tool>", Specials::allowed).size(), 1u);
+
+  // GPT2Tokenizer drops merges.txt's first line and an unterminated last one.
+  std::string merges = std::string(kSmallMerges).substr(std::string(kSmallMerges).find('\n') + 1);  // no #version
+  merges.pop_back();                                                                             // no last '\n'
+  dir.write(kHfMergesFile, merges);
+  const Tokenizer cut = load_tokenizer(dir.path().string());
+  EXPECT_EQ(cut.encode("!hello 12"), (std::vector<int32_t>{33, 259, 32, 49, 50}));
+  dir.write(kHfTokenizerConfigFile, R"({"tokenizer_class": "Qwen2Tokenizer"})");  // Qwen's reader keeps both
+  EXPECT_EQ(load_tokenizer(dir.path().string()).encode("!hello 12"),
+            (std::vector<int32_t>{265, 101, 257, 111, 32, 49, 50}));  // "! h" merged: one piece in Qwen's pattern
+}
+
 TEST(HfSlowTokenizer, ErrorsNameTheFileAndWhatIsWrong) {
   TempDir dir;
   dir.write(kHfVocabFile, small_vocab().dump());
