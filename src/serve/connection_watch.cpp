@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <netdb.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
@@ -31,6 +32,26 @@ std::string ends_of(int fd, int port) {
   if (local.empty() || std::atoi(local.c_str() + local.rfind(' ') + 1) != port) return "";
   const std::string remote = end_of(fd, true);  // none for the listening socket
   return remote.empty() ? "" : local + " " + remote;
+}
+
+// Ends a connection whose client may still be sending what will never be read: the answer is
+// followed by a FIN, then what arrives is read and dropped (for at most `bytes` or 5 s, until the
+// client closes) before the reading side is shut, so that the client, which may write its whole
+// body before it reads, gets the answer rather than a reset, and nothing it sent after the answer
+// is taken as a request.
+void linger_close(int fd, uint64_t bytes) {
+  shutdown(fd, SHUT_WR);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  char sink[65536];
+  for (uint64_t dropped = 0; dropped <= bytes;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLIN, 0};
+    if (left.count() <= 0 || poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    const ssize_t n = recv(fd, sink, sizeof sink, 0);
+    if (n <= 0) break;
+    dropped += static_cast<uint64_t>(n);
+  }
+  shutdown(fd, SHUT_RD);
 }
 
 }  // namespace
@@ -129,7 +150,8 @@ void ConnectionWatch::request_read() {
 }
 
 void ConnectionWatch::request_answered() {
-  if (close_after_answer_ && current_.second >= 0) shutdown(current_.second, SHUT_WR);
+  if (close_after_answer_ && current_.first != nullptr && current_.second >= 0)
+    linger_close(current_.second, current_.first->request_bytes_);
   close_after_answer_ = false;
   if (current_.first != nullptr) current_.first->start_request();
 }

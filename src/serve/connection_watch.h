@@ -41,8 +41,8 @@ class ConnectionWatch {
   // Ends the reading side of the worker thread's connection: its answer still goes out, then
   // the connection closes (for a request whose body is left unread).
   static void stop_reading();
-  // Once the worker thread's answer has gone out, its connection ends (FIN after the answer): for a
-  // request whose body cannot be told from the next request.
+  // Once the worker thread's answer has gone out, its connection ends, what the client still sends
+  // read and dropped for a while: for a request whose body cannot be told from the next request.
   static void close_after_answer();
   // The socket of the connection the calling worker thread serves; -1 where none is known.
   static int current_socket();

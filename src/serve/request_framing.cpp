@@ -35,17 +35,28 @@ std::optional<ApiError> framing_error(const httplib::Request& req) {
   for (const auto& [name, value] : req.headers)
     if (!is_token(name))
       return bad_framing("the header name '" + name.substr(0, 64) + "' is not a token (white space before its colon?)");
+  // Content-Length: one number, however often it is repeated (as headers or as a list, §8.6).
+  std::optional<std::string_view> length;
   const auto lengths = req.headers.equal_range("Content-Length");
-  for (auto it = lengths.first; it != lengths.second; ++it) {
-    const std::string_view v = trimmed(it->second);
-    if (v.empty() || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
-      return bad_framing("Content-Length '" + it->second.substr(0, 64) + "' is not a number of bytes");
-    if (v != trimmed(lengths.first->second)) return bad_framing("two Content-Length headers that differ");
-  }
+  for (auto it = lengths.first; it != lengths.second; ++it)
+    for (size_t at = 0; at <= it->second.size();) {
+      const size_t comma = std::min(it->second.find(',', at), it->second.size());
+      const std::string_view v = trimmed(std::string_view(it->second).substr(at, comma - at));
+      at = comma + 1;
+      if (v.empty() || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return bad_framing("Content-Length '" + it->second.substr(0, 64) + "' is not a number of bytes");
+      if (length && v != *length) return bad_framing("Content-Length values that differ");
+      length = v;
+    }
   const size_t codings = req.headers.count("Transfer-Encoding");
+  // httplib reads no body for these methods: one declared would be read as the next request.
+  const bool bodiless = req.method == "GET" || req.method == "HEAD" || req.method == "OPTIONS";
+  if (bodiless && (codings > 0 || (length && length->find_first_not_of('0') != std::string_view::npos)))
+    return bad_framing(req.method + " with a body");
   if (codings == 0) return std::nullopt;
-  if (lengths.first != lengths.second) return bad_framing("both Content-Length and Transfer-Encoding");
-  if (codings > 1 || !equal_ignoring_case(trimmed(req.get_header_value("Transfer-Encoding")), "chunked"))
+  if (length) return bad_framing("both Content-Length and Transfer-Encoding");
+  if (codings > 1) return bad_framing("two Transfer-Encoding headers");
+  if (!equal_ignoring_case(trimmed(req.get_header_value("Transfer-Encoding")), "chunked"))
     return ApiError(501, "Transfer-Encoding '" + req.get_header_value("Transfer-Encoding").substr(0, 64) +
                              "' is not supported (only chunked)", "", "not_implemented");
   return std::nullopt;

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <set>
+#include <regex>
 #include <thread>
 
 #include "serve/auth.h"
@@ -70,11 +71,41 @@ bool known_path(const std::string& path) {
   return false;
 }
 
+// kRoutes[i]'s path pattern, matched against a whole path as httplib matches it.
+const std::regex& route_pattern(size_t i) {
+  static const std::vector<std::regex> patterns = [] {
+    std::vector<std::regex> p;
+    for (const Route& r : kRoutes) p.emplace_back(r.path);
+    return p;
+  }();
+  return patterns[i];
+}
+
+// The methods the routes take on this path; empty where no route has it.
 std::string allowed_methods(const std::string& path) {
   std::string allow;
-  for (const Route& r : kRoutes)
-    if (path == r.path) allow += (allow.empty() ? "" : ", ") + std::string(r.method);
+  for (size_t i = 0; i < std::size(kRoutes); ++i)
+    if (std::regex_match(path, route_pattern(i))) allow += (allow.empty() ? "" : ", ") + std::string(kRoutes[i].method);
   return allow;
+}
+
+// Whether a route takes the request (HEAD as GET; OPTIONS everywhere: the CORS preflight).
+bool routed(const httplib::Request& req) {
+  if (req.method == "OPTIONS") return true;
+  const std::string method = req.method == "HEAD" ? "GET" : req.method;
+  for (size_t i = 0; i < std::size(kRoutes); ++i)
+    if (method == kRoutes[i].method && std::regex_match(req.path, route_pattern(i))) return true;
+  return false;
+}
+
+// A 405 naming the methods the path takes, or a 404 for a path no route has.
+void answer_unrouted(const httplib::Request& req, httplib::Response& res) {
+  const ErrorShape shape = error_shape(req.path);
+  const std::string allow = allowed_methods(req.path);
+  if (allow.empty()) return send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"), shape);
+  res.set_header("Allow", allow);
+  send_error(res, ApiError(405, req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")", "",
+                           "method_not_allowed"), shape);
 }
 
 // Request-scoped bookkeeping on the worker thread: set as a request arrives, logged as it ends.
@@ -163,19 +194,26 @@ void configure(httplib::Server& http, ServerState& state) {
       handler(state, with_body, res);
     });
   }
-  // Before routing: the log record, the body's framing, shutting down, authentication.
+  // Before routing: the log record, the body's framing, shutting down, authentication, no route.
   http.set_pre_routing_handler([&state](const httplib::Request& req, httplib::Response& res) {
     open_request(state, req);
     const ErrorShape shape = error_shape(req.path);
-    if (const std::optional<ApiError> e = framing_error(req)) {
-      res.set_header("Connection", "close");  // where its body ends is unknown: the connection ends
-      ConnectionWatch::close_after_answer();
-      send_error(res, *e, shape);
+    // Answered here, before any body is read: the connection ends after the answer where the
+    // request has one (or its end is unknown), else its bytes would be read as the next request.
+    const auto answered = [&res](bool body) {
+      if (body) {
+        res.set_header("Connection", "close");
+        ConnectionWatch::close_after_answer();
+      }
       return httplib::Server::HandlerResponse::Handled;
+    };
+    if (const std::optional<ApiError> e = framing_error(req)) {
+      send_error(res, *e, shape);
+      return answered(true);
     }
     if (state.draining && req.path != "/health") {
       send_error(res, ApiError(503, "the server is shutting down", "", "shutting_down"), shape);
-      return httplib::Server::HandlerResponse::Handled;
+      return answered(has_body(req));
     }
     const std::string& key = state.options.api_key;
     if (!key.empty() && req.method != "OPTIONS" && req.path != "/health" && req.path != "/" &&
@@ -186,7 +224,11 @@ void configure(httplib::Server& http, ServerState& state) {
                  ApiError(401, "a valid API key is required: send 'Authorization: Bearer KEY' or 'x-api-key: KEY'",
                           "", "invalid_api_key"),
                  shape);
-      return httplib::Server::HandlerResponse::Handled;
+      return answered(has_body(req));
+    }
+    if (!routed(req)) {  // before httplib reads its body (to the client's close, where it has no length)
+      answer_unrouted(req, res);
+      return answered(has_body(req));
     }
     return httplib::Server::HandlerResponse::Unhandled;
   });
@@ -194,12 +236,8 @@ void configure(httplib::Server& http, ServerState& state) {
   const httplib::Server::HandlerWithResponse on_error = [](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty() || res.content_provider_) return httplib::Server::HandlerResponse::Unhandled;
     const ErrorShape shape = error_shape(req.path);
-    if (res.status == 404 && known_path(req.path)) {
-      res.set_header("Allow", allowed_methods(req.path));
-      send_error(res, ApiError(405, req.method + " is not allowed on " + req.path + " (allowed: " +
-                                        allowed_methods(req.path) + ")", "", "method_not_allowed"), shape);
-    } else if (res.status == 404) {
-      send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"), shape);
+    if (res.status == 404) {
+      answer_unrouted(req, res);
     } else if (res.status == 413) {
       send_error(res, body_too_large(), shape);
     } else {

@@ -150,9 +150,36 @@ check_raw 400 "Content-Length with Transfer-Encoding" "${head}Content-Length: 5\
 check_raw 400 "a space before a header's colon" "${head}Content-Length : 33\r\n\r\n$one"
 check_raw 501 "Transfer-Encoding gzip" "${head}Transfer-Encoding: gzip, chunked\r\n\r\n21\r\n$one\r\n0\r\n\r\n"
 check_raw 200 "two equal Content-Length headers" "${head}Connection: close\r\nContent-Length: 33\r\nContent-Length: 33\r\n\r\n$one"
+check_raw 400 "a GET with a body" "GET /health HTTP/1.1\r\nHost: x\r\nContent-Length: 33\r\n\r\n$one"
 start=$SECONDS
-[ "$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" -X POST "$base/v1/responses/resp_none/cancel")" = 404 ] &&
-  [ $((SECONDS - start)) -le 1 ] || { echo "FAIL: a POST without a body was not answered at once"; exit 1; }
+for path in /v1/responses/resp_none/cancel /v1/nowhere /v1/models; do  # a route, none, GET only
+  code="$(curl -s -o "$work/body.json" -w '%{http_code}' "${auth[@]}" -X POST "$base$path")"
+  case "$path:$code" in */cancel:404|/v1/nowhere:404|/v1/models:405) ;; *)
+    echo "FAIL: POST $path without a body gave $code"; cat "$work/body.json"; exit 1 ;; esac
+done
+[ $((SECONDS - start)) -le 2 ] || { echo "FAIL: POSTs without a body were not answered at once"; exit 1; }
+# After an ambiguous request nothing more is read from its connection: a request sent there
+# later is never run.
+timeout 20 python3 - "$port" <<'PY' || { echo "FAIL: a request after a framing error"; exit 1; }
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.sendall(b"POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+time.sleep(0.5)
+try:
+    s.sendall(b"GET /v1/smuggled HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n\r\n")
+except OSError:
+    pass
+s.settimeout(10)
+data = b""
+try:
+    while chunk := s.recv(65536):
+        data += chunk
+except OSError:
+    pass
+assert data.count(b"HTTP/1.1 ") == 1 and data.startswith(b"HTTP/1.1 400"), data[:200]
+PY
+sleep 0.5
+! grep -q "/v1/smuggled" "$work/server.log" || { echo "FAIL: the request after a framing error was read"; exit 1; }
 # A client that sends its request a byte at a time is cut off once --read-timeout (2 s) and the
 # keep-alive wait (3 s) have passed, whatever the pace; the server keeps answering meanwhile.
 drip() {  # drip SECONDS: sends a header a byte every 0.2 s; prints the seconds until the server cut it
