@@ -205,4 +205,9 @@ int64_t Automaton::states() const {
   return static_cast<int64_t>(states_.size());
 }
 
+int64_t Automaton::nodes() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int64_t>(nodes_.size());
+}
+
 }  // namespace difftx::grammar

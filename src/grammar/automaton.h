@@ -51,6 +51,7 @@ class Automaton {
   bool complete(State s) const;    // the bytes so far are a whole document
   bool extensible(State s) const;  // some byte may follow
   int64_t states() const;
+  int64_t nodes() const;  // parser stacks made so far
   const Grammar& grammar() const { return *grammar_; }
   const std::shared_ptr<const Grammar>& shared_grammar() const { return grammar_; }
   const AutomatonLimits& limits() const { return limits_; }

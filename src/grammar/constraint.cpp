@@ -9,8 +9,11 @@ namespace difftx::grammar {
 namespace {
 
 // A request whose match fills the grammar's shared automaton goes on in an automaton of its own
-// (Automaton::adopt), with a mask cache this big.
-constexpr int64_t kOwnMaskCacheBytes = int64_t{16} << 20;
+// (Automaton::adopt), at most this big (8 MiB of transitions, a 4 MiB mask cache; never bigger
+// than the shared one), since every running request may hold one; when it fills, the request
+// starts another from where it stands.
+constexpr AutomatonLimits kOwnLimits{int64_t{1} << 13, int64_t{1} << 19};
+constexpr int64_t kOwnMaskCacheBytes = int64_t{4} << 20;
 
 class Constraint : public infer::TokenConstraint {
  public:
@@ -72,7 +75,10 @@ class Constraint : public infer::TokenConstraint {
     try {
       return f();
     } catch (const AutomatonFull&) {
-      std::shared_ptr<TokenMasks> own = masks_->fresh(kOwnMaskCacheBytes);
+      const AutomatonLimits& now = masks_->automaton().limits();
+      const AutomatonLimits limits{std::min(now.max_states, kOwnLimits.max_states),
+                                   std::min(now.max_nodes, kOwnLimits.max_nodes), now.max_depth};
+      std::shared_ptr<TokenMasks> own = masks_->fresh(kOwnMaskCacheBytes, limits);
       state_ = own->automaton().adopt(masks_->automaton().configuration(state_));
       masks_ = std::move(own);
       return f();

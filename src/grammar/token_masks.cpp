@@ -15,9 +15,8 @@ TokenMasks::TokenMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<c
   for (size_t i = 0; i < controls_.size(); ++i) control_bytes_.push_back(static_cast<char>(kFirstControlByte + i));
 }
 
-std::shared_ptr<TokenMasks> TokenMasks::fresh(int64_t max_cache_bytes) const {
-  return std::make_shared<TokenMasks>(automaton_.shared_grammar(), vocabulary_, controls_, max_cache_bytes,
-                                      automaton_.limits());
+std::shared_ptr<TokenMasks> TokenMasks::fresh(int64_t max_cache_bytes, AutomatonLimits limits) const {
+  return std::make_shared<TokenMasks>(automaton_.shared_grammar(), vocabulary_, controls_, max_cache_bytes, limits);
 }
 
 std::string_view TokenMasks::text_of(int32_t id) const {

@@ -28,9 +28,9 @@ class TokenMasks {
              AutomatonLimits limits = {});
 
   // Another TokenMasks of the same grammar, vocabulary and controls, with an empty automaton and
-  // cache (at most max_cache_bytes), the same limits: where a request goes on once this one's
+  // cache (at most max_cache_bytes) and these limits: where a request goes on once this one's
   // automaton is full.
-  std::shared_ptr<TokenMasks> fresh(int64_t max_cache_bytes) const;
+  std::shared_ptr<TokenMasks> fresh(int64_t max_cache_bytes, AutomatonLimits limits) const;
 
   Automaton& automaton() { return automaton_; }
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }

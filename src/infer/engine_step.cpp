@@ -35,11 +35,17 @@ void draft(Engine::State& st, Sequence& s) {
   const auto n = static_cast<int64_t>(s.tokens.size());
   const int64_t max = std::min({s.draft_tokens, o.max_new_tokens - s.generated() - 1, st.context - n});
   if (max < 1) return;
-  DraftGuard guard(s.constraint.get(), o.stop_tokens, st.vocab, {&s.text, st.sampling.tokenizer(), o.silent_tokens},
-                   o.min_tokens - s.generated(), {o.bad_words, s.generated_tokens()});
-  if (guard.ended()) return;
-  if (s.draft_sampler) s.draft_sampler->count_as(s.sampler);
-  drafter->propose(s.id, s.tokens, max, s.draft_sampler.get(), guard, s.draft);
+  try {
+    DraftGuard guard(s.constraint.get(), o.stop_tokens, st.vocab, {&s.text, st.sampling.tokenizer(), o.silent_tokens},
+                     o.min_tokens - s.generated(), {o.bad_words, s.generated_tokens()});
+    if (guard.ended()) return;
+    if (s.draft_sampler) s.draft_sampler->count_as(s.sampler);
+    drafter->propose(s.id, s.tokens, max, s.draft_sampler.get(), guard, s.draft);
+  } catch (const std::exception&) {
+    // A draft is a guess: one that fails (its constraint's, say) is no draft. The request meets
+    // the error itself, if it is one, where its own token is drawn, and ends alone.
+    s.draft.clear();
+  }
 }
 
 // A sequence whose prompt this step completed: its drafter reads the prompt before the first

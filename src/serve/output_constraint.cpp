@@ -158,13 +158,14 @@ std::shared_ptr<const infer::TokenConstraintSource> build(const ConstraintModel&
   return std::make_shared<grammar::GrammarConstraintSource>(std::move(spec));
 }
 
-// Whether a cached constraint's automaton has used half its states: requests of a grammar that
-// recurses or repeats keep adding states, so new requests get a fresh one (those under way keep
-// theirs) rather than all failing once the automaton is full.
+// Whether a cached constraint's automaton has used half its states or parser stacks: requests of
+// a grammar that recurses or repeats keep adding them, so new requests get a fresh one (those
+// under way keep theirs) rather than each spilling into an automaton of its own, unshared.
 bool worn(const infer::TokenConstraintSource& source) {
   const auto* g = dynamic_cast<const grammar::GrammarConstraintSource*>(&source);
-  return g && g->spec().grammar &&
-         g->spec().grammar->automaton().states() > grammar::AutomatonLimits{}.max_states / 2;
+  if (!g || !g->spec().grammar) return false;
+  const grammar::Automaton& a = g->spec().grammar->automaton();
+  return a.states() > a.limits().max_states / 2 || a.nodes() > a.limits().max_nodes / 2;
 }
 
 }  // namespace

@@ -231,5 +231,59 @@ TEST(ConstrainedDraft, SampledOutputValidates) {
   }
 }
 
+// A constraint whose copies fail (as one whose automaton a draft fills past its limits would):
+// the request's own draws go through it.
+class FailingCopies : public TokenConstraintSource {
+ public:
+  explicit FailingCopies(std::shared_ptr<const TokenConstraintSource> inner) : inner_(std::move(inner)) {}
+  int64_t vocab_size() const override { return inner_->vocab_size(); }
+  std::unique_ptr<TokenConstraint> start(std::span<const int32_t> stops) const override {
+    return std::make_unique<Original>(inner_->start(stops));
+  }
+
+ private:
+  struct Failing : TokenConstraint {
+    const uint64_t* allowed() override { fail("the copy's automaton is full"); }
+    void accept(int32_t) override { fail("the copy's automaton is full"); }
+    bool done() const override { return false; }
+    std::unique_ptr<TokenConstraint> clone() const override { return std::make_unique<Failing>(); }
+  };
+  struct Original : TokenConstraint {
+    explicit Original(std::unique_ptr<TokenConstraint> c) : c(std::move(c)) {}
+    const uint64_t* allowed() override { return c->allowed(); }
+    void accept(int32_t id) override { c->accept(id); }
+    bool done() const override { return c->done(); }
+    std::unique_ptr<TokenConstraint> clone() const override { return std::make_unique<Failing>(); }
+    std::unique_ptr<TokenConstraint> c;
+  };
+  std::shared_ptr<const TokenConstraintSource> inner_;
+};
+
+// A draft is a guess: one whose constraint fails is no draft. The request's stream is the one it
+// has without drafting, and its neighbour's too, where the error used to end every request.
+TEST(ConstrainedDraft, ADraftThatFailsIsNoDraft) {
+  testing::SmallShape shape;
+  shape.vocab_size = kJsonVocab;
+  const model::Model model = testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 5, 4.0f);
+  const Request constrained = greedy_request(
+      std::make_shared<FailingCopies>(schema_constraint(nlohmann::ordered_json::parse(kSchemas[0]), json_vocabulary())),
+      1);
+  Request free = greedy_request(nullptr, 7);
+  free.options.max_new_tokens = 20;
+  EngineStats st;
+  const Stream want = run(model, constrained, {}, st), want_free = run(model, free, {}, st);
+  ASSERT_EQ(want.finish(), FinishReason::stop);
+  EngineOptions o;
+  o.draft = DraftMode::ngram;
+  o.draft_tokens = 5;
+  Engine engine(model, nullptr, o);
+  Stream got, got_free;
+  testing::submit_recorded(engine, constrained, got);
+  testing::submit_recorded(engine, free, got_free);
+  engine.run_until_idle();
+  testing::expect_same_stream(got, want, "the constrained request");
+  testing::expect_same_stream(got_free, want_free, "its neighbour");
+}
+
 }  // namespace
 }  // namespace difftx::infer
