@@ -254,16 +254,16 @@ nlohmann::json prepare_dataset(const PrepareOptions& o) {
   std::vector<std::string_view> texts;
   for (const Document& d : corpus.documents) texts.push_back(d.text);
   const std::vector<bool> is_val = choose_validation_documents(texts, o.val_fraction, o.spelling);
-  if (o.interrupt) o.interrupt();  // before out is touched
-
-  std::error_code ec;
-  fs::create_directories(o.out, ec);
-  DIFFTX_CHECK(!ec, o.out.string(), ": cannot create directory (", ec.message(), ")");
-  // Without metadata the directory reads as unfinished until the new one is complete.
-  fs::remove(o.out / kMetadataFile, ec);
+  if (o.interrupt) o.interrupt();
 
   nlohmann::ordered_json tokenizer_meta;
   const std::unique_ptr<Tokenizer> tok = make_tokenizer(o, texts, is_val, progress, tokenizer_meta);
+  // Only now is out touched. Without metadata the directory reads as unfinished until the new one
+  // is complete.
+  std::error_code ec;
+  fs::create_directories(o.out, ec);
+  DIFFTX_CHECK(!ec, o.out.string(), ": cannot create directory (", ec.message(), ")");
+  fs::remove(o.out / kMetadataFile, ec);
   save_tokenizer(*tok, o.out);
   SplitOutput splits[2];
   splits[0].name = "train";

@@ -49,10 +49,10 @@ PrepareOptions books_prepare_options();
 std::vector<bool> choose_validation_documents(const std::vector<std::string_view>& documents,
                                               double val_fraction, OptionSpelling spelling);
 
-// Runs the pipeline and returns the metadata it wrote to out/metadata.json. metadata.json is
-// removed first and written last: a run that fails or is interrupted after the corpus is read
-// leaves out without it (read_dataset refuses it), with the files finished so far and no
-// partial shard.
+// Runs the pipeline and returns the metadata it wrote to out/metadata.json. out is touched only
+// once the corpus is read and the tokenizer trained; then metadata.json is removed first and
+// written last: a run that fails or is interrupted after that leaves out without it (read_dataset
+// refuses it), with the files finished so far and no partial shard.
 nlohmann::json prepare_dataset(const PrepareOptions& options);
 
 }  // namespace difftx::data

@@ -134,9 +134,9 @@ TEST(Prepare, OutputIsByteIdenticalAcrossRunsAndThreadCounts) {
     EXPECT_EQ(io::read_whole_file(dir / "a" / name), io::read_whole_file(dir / "b" / name)) << name;
 }
 
-// What the interrupt (Ctrl-C in the Python module) throws ends the run. Once the corpus is read
-// it leaves an earlier dataset untouched; after the last block of documents (the last shards
-// still open) it leaves out without metadata.json, so unfinished, and without partial shards.
+// What the interrupt (Ctrl-C in the Python module) throws ends the run. Until the vocabulary is
+// trained it leaves an earlier dataset untouched; after the last block of documents (the last
+// shards still open) it leaves out without metadata.json, so unfinished, and without partial shards.
 TEST(Prepare, AnInterruptLeavesNoDatasetThatLooksFinished) {
   testing::TempDir dir;
   PrepareOptions o = small_dataset(dir, 3, "out");
@@ -154,8 +154,10 @@ TEST(Prepare, AnInterruptLeavesNoDatasetThatLooksFinished) {
     };
     EXPECT_THROW(prepare_dataset(o), Stop);
   };
-  stop_at(1);
-  EXPECT_EQ(io::read_whole_file(o.out / kMetadataFile), finished);
+  for (int stop : {1, 100}) {  // once the corpus is read; in the vocabulary's training
+    stop_at(stop);
+    EXPECT_EQ(io::read_whole_file(o.out / kMetadataFile), finished) << stop;
+  }
   stop_at(total);
   EXPECT_FALSE(std::filesystem::exists(o.out / kMetadataFile));
   EXPECT_NE(error_of([&] { read_dataset(o.out); }).find("no metadata.json"), std::string::npos);
