@@ -4,8 +4,8 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
-#include <set>
 #include <regex>
+#include <set>
 #include <thread>
 
 #include "serve/auth.h"
@@ -102,7 +102,8 @@ bool routed(const httplib::Request& req) {
 void answer_unrouted(const httplib::Request& req, httplib::Response& res) {
   const ErrorShape shape = error_shape(req.path);
   const std::string allow = allowed_methods(req.path);
-  if (allow.empty()) return send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"), shape);
+  if (allow.empty())
+    return send_error(res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"), shape);
   res.set_header("Allow", allow);
   send_error(res, ApiError(405, req.method + " is not allowed on " + req.path + " (allowed: " + allow + ")", "",
                            "method_not_allowed"), shape);

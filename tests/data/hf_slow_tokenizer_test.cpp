@@ -26,8 +26,10 @@ using testing::TempDir;
 void write_slow_files(const TempDir& dir, const json& tokenizer_json) {
   dir.write(kHfVocabFile, tokenizer_json.at("model").at("vocab").dump());
   std::string merges = "#version: 0.2\n";
-  for (const json& m : tokenizer_json.at("model").at("merges"))
-    merges += m.is_array() ? m[0].get<std::string>() + " " + m[1].get<std::string>() : m.get<std::string>(), merges += "\n";
+  for (const json& m : tokenizer_json.at("model").at("merges")) {
+    merges += m.is_array() ? m[0].get<std::string>() + " " + m[1].get<std::string>() : m.get<std::string>();
+    merges += "\n";
+  }
   dir.write(kHfMergesFile, merges);
 }
 
@@ -42,7 +44,8 @@ TEST(HfSlowTokenizer, QwensVocabAndMergesEncodeAsTransformersJsDoes) {
   const Tokenizer fast = load_tokenizer(qwen.string());
   EXPECT_EQ(tok.vocab_size(), fast.vocab_size());
   EXPECT_EQ(tok.end_of_text(), fast.end_of_text());
-  const json oracle = json::parse(io::read_whole_file(fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/tokenizer/qwen3.json"));
+  const fs::path cases = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/tokenizer/qwen3.json";
+  const json oracle = json::parse(io::read_whole_file(cases));
   ASSERT_GE(oracle.at("cases").size(), 40u);
   for (const json& c : oracle.at("cases")) {
     const std::string text = c.at("text");
@@ -101,8 +104,8 @@ TEST(HfSlowTokenizer, Gpt2TokenizerConvertsAsGpt2ConverterDoes) {
   Rng rng(4);
   for (int i = 0; i < 200; ++i) {
     std::string text;
-    static const char* const kPieces[] = {"h", "e", "l", "o", " ", "w", "r", "1", "2", "!", "\n", "\t", "\xc3\xa9", "'s",
-                                          "  ", "hello", " world", "<|endoftext|>"};
+    static const char* const kPieces[] = {"h", "e",  "l",  "o",  " ",        "w",   "r",     "1",      "2",
+                                          "!", "\n", "\t", "'s", "\xc3\xa9", "  ", "hello", " world", "<|endoftext|>"};
     for (uint64_t n = rng.below(30); n > 0; --n) text += kPieces[rng.below(std::size(kPieces))];
     const auto ids = got.encode(text, Specials::allowed);
     ASSERT_EQ(ids, want.encode(text, Specials::allowed)) << text;
@@ -138,7 +141,8 @@ TEST(HfSlowTokenizer, FollowsTransformersDefaultsLegacyFilesAndGpt2sMergeLines) 
   EXPECT_EQ(legacy.encode("<|pad|>", Specials::allowed), (std::vector<int32_t>{266}));
 
   // With added_tokens_decoder the legacy files are not read.
-  dir.write(kHfTokenizerConfigFile, R"({"added_tokens_decoder": {"264": {"content": "<|endoftext|>", "special": true}}})");
+  dir.write(kHfTokenizerConfigFile,
+            R"({"added_tokens_decoder": {"264": {"content": "<|endoftext|>", "special": true}}})");
   const Tokenizer current = load_tokenizer(dir.path().string());
   EXPECT_EQ(current.vocab_size(), 266);
   EXPECT_GT(current.encode("<tool>", Specials::allowed).size(), 1u);

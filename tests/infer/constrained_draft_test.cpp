@@ -264,7 +264,8 @@ class FailingCopies : public TokenConstraintSource {
 TEST(ConstrainedDraft, ADraftThatFailsIsNoDraft) {
   testing::SmallShape shape;
   shape.vocab_size = kJsonVocab;
-  const model::Model model = testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 5, 4.0f);
+  const model::Model model =
+      testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 5, 4.0f);
   const Request constrained = greedy_request(
       std::make_shared<FailingCopies>(schema_constraint(nlohmann::ordered_json::parse(kSchemas[0]), json_vocabulary())),
       1);
