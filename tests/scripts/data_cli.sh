@@ -55,7 +55,7 @@ expect_error "empty corpus" "$difftx" prepare --corpus "$tmp/empty.txt" --vocab-
 expect_error "exclude each other" "$difftx" prepare --corpus "$tmp/corpus" --vocab-size 300 --tokenizer r50k_base --out "$tmp/x"
 expect_error "give --out DIR" "$difftx" prepare --corpus "$tmp/corpus" --vocab-size 300
 expect_error "unknown option --vocab" "$difftx" prepare --corpus "$tmp/corpus" --vocab 300 --out "$tmp/x"
-expect_error "no tokenizer.tiktoken in this directory" "$difftx" tokenize --tokenizer "$tmp/corpus" < "$tmp/all.txt"
+expect_error "no tokenizer in this directory (tokenizer.tiktoken with" "$difftx" tokenize --tokenizer "$tmp/corpus" < "$tmp/all.txt"
 
 # The published encodings, when scripts/setup has fetched them.
 data="${DIFFTX_DATA:-$2/data}"
