@@ -121,27 +121,13 @@ case "$status" in 4*|closed) ;; *) echo "FAIL: a truncated body gave '$status'";
 # body, answered at once (`curl -X POST` without data waited for the read timeout), whatever
 # follows its headers; ambiguous framing is a 400 and a coding other than chunked a 501, each
 # answered before the body is read, and the connection then ends.
-raw() {  # raw BYTES (printf format): the status of the first answer, or "closed"
-  printf "$1" | timeout 20 python3 -c '
-import socket, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-try:
-    s.sendall(sys.stdin.buffer.read())
-except OSError:
-    pass
-s.settimeout(10)
-data = b""
-try:
-    while chunk := s.recv(65536):
-        data += chunk
-except OSError:
-    pass
-print(data.split(b" ")[1].decode() if data else "closed")' "$port"
+raw() {  # raw BYTES (printf format) [LATER]: the statuses of the answers, or "closed"
+  printf "$1" | timeout 20 python3 "$root/tests/scripts/raw_http.py" "$port" "${@:2}"
 }
 head="POST /v1/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n"
 one='{"prompt": "a", "max_tokens": 1}'
-check_raw() {  # check_raw WANT WHAT BYTES
-  got="$(raw "$3")"
+check_raw() {  # check_raw WANT WHAT BYTES [LATER]
+  got="$(raw "${@:3}")"
   [ "$got" = "$1" ] || { echo "FAIL: $2 gave '$got' (expected $1)"; tail -5 "$work/server.log"; exit 1; }
 }
 check_raw 400 "a body sent without a length" "${head}Connection: close\r\n\r\n$(printf 'x%.0s' {1..2000})"
@@ -160,24 +146,9 @@ done
 [ $((SECONDS - start)) -le 2 ] || { echo "FAIL: POSTs without a body were not answered at once"; exit 1; }
 # After an ambiguous request nothing more is read from its connection: a request sent there
 # later is never run.
-timeout 20 python3 - "$port" <<'PY' || { echo "FAIL: a request after a framing error"; exit 1; }
-import socket, sys, time
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.sendall(b"POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
-time.sleep(0.5)
-try:
-    s.sendall(b"GET /v1/smuggled HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n\r\n")
-except OSError:
-    pass
-s.settimeout(10)
-data = b""
-try:
-    while chunk := s.recv(65536):
-        data += chunk
-except OSError:
-    pass
-assert data.count(b"HTTP/1.1 ") == 1 and data.startswith(b"HTTP/1.1 400"), data[:200]
-PY
+check_raw 400 "a framing error, then a request on its connection" \
+  "POST /tokenize HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" \
+  'GET /v1/smuggled HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n\r\n'
 sleep 0.5
 ! grep -q "/v1/smuggled" "$work/server.log" || { echo "FAIL: the request after a framing error was read"; exit 1; }
 # A client that sends its request a byte at a time is cut off once --read-timeout (2 s) and the
