@@ -57,7 +57,8 @@ class GilHeld {
 };
 
 // Takes the GIL and raises a pending signal's exception (KeyboardInterrupt for Ctrl-C) as
-// py::error_already_set; for loops that run with the GIL released.
+// py::error_already_set; for loops that run with the GIL released. Looks at most every 20 ms
+// (a call sooner returns at once), so a loop may call it at every step.
 void check_signals();
 
 // A JSON value as the Python object json.loads would make of it.

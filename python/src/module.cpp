@@ -46,6 +46,12 @@ GilHeld::GilHeld() {
 GilHeld::~GilHeld() { PyGILState_Release(state_); }
 
 void check_signals() {
+  // At most every 20 ms on a thread: taking the GIL can wait out another Python thread's time
+  // slice (5 ms), and the loops call this per step, merge or row.
+  thread_local std::chrono::steady_clock::time_point last{};
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last < std::chrono::milliseconds(20)) return;
+  last = now;
   GilHeld gil;
   if (PyErr_CheckSignals() != 0) throw py::error_already_set();
 }
