@@ -22,12 +22,8 @@ enum class Converter { gpt2, qwen2 };
 constexpr const char* kQwen2Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-json json_object_file(const fs::path& file) {
-  if (!fs::is_regular_file(file)) return json::object();
-  json j = io::read_json_file(file);
-  DIFFTX_CHECK(j.is_object(), file.string(), ": expected a JSON object");
-  return j;
-}
+// An optional file of one JSON object; an empty object where there is no such file.
+json json_object_file(const fs::path& file) { return io::read_json_object_if_present(file).value_or(json::object()); }
 
 std::string string_key(const json& j, const char* key, const fs::path& file) {
   if (!j.contains(key) || j[key].is_null()) return "";

@@ -375,7 +375,7 @@ Tokenizer read_hf_tokenizer(const fs::path& file) {
   const json j = io::read_json_file(file);
   DIFFTX_CHECK(j.is_object(), file.string(), ": expected a JSON object (a Hugging Face tokenizer.json)");
   const fs::path config_file = file.parent_path() / kHfTokenizerConfigFile;
-  const json config = fs::is_regular_file(config_file) ? io::read_json_file(config_file) : json::object();
+  const json config = io::read_json_object_if_present(config_file).value_or(json::object());
   return hf_tokenizer_from_json(j, file.string(), config, config_file.string());
 }
 
