@@ -158,10 +158,6 @@ void ConnectionWatch::request_answered() {
 
 void ConnectionWatch::close_after_answer() { close_after_answer_ = true; }
 
-void ConnectionWatch::stop_reading() {
-  if (current_.second >= 0) shutdown(current_.second, SHUT_RD);
-}
-
 int ConnectionWatch::current_socket() { return current_.second; }
 
 void ConnectionWatch::shut(int fd, Connection& c) {

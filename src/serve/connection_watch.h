@@ -38,11 +38,9 @@ class ConnectionWatch {
   // a streamed answer has the write timeout), then answered (the next request's time starts).
   static void request_read();
   static void request_answered();
-  // Ends the reading side of the worker thread's connection: its answer still goes out, then
-  // the connection closes (for a request whose body is left unread).
-  static void stop_reading();
   // Once the worker thread's answer has gone out, its connection ends, what the client still sends
-  // read and dropped for a while: for a request whose body cannot be told from the next request.
+  // read and dropped for a while: for a request whose body is left unread, or cannot be told from
+  // the next request.
   static void close_after_answer();
   // The socket of the connection the calling worker thread serves; -1 where none is known.
   static int current_socket();

@@ -186,8 +186,9 @@ void configure(httplib::Server& http, ServerState& state) {
           return !too_large;
         });
       ConnectionWatch::request_read();
-      if (too_large) {
-        ConnectionWatch::stop_reading();  // the rest of the body is never read: the connection ends
+      if (too_large) {  // the rest of the body is never read: the connection ends after the answer
+        res.set_header("Connection", "close");
+        ConnectionWatch::close_after_answer();
         send_error(res, body_too_large(), error_shape(req.path));
         return;
       }

@@ -151,6 +151,13 @@ check_raw 400 "a framing error, then a request on its connection" \
   'GET /v1/smuggled HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n\r\n'
 sleep 0.5
 ! grep -q "/v1/smuggled" "$work/server.log" || { echo "FAIL: the request after a framing error was read"; exit 1; }
+# So after a body over the limit: the answer is a 413 (not a reset), and nothing more is read.
+xs="$(python3 -c 'print("x" * 600000, end="")')"
+check_raw 413 "a chunked body over the limit, then a request on its connection" \
+  "${head}Transfer-Encoding: chunked\r\n\r\n927c0\r\n${xs}\r\n0\r\n\r\n" \
+  'GET /v1/after_too_large HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer sekrit\r\n\r\n'
+sleep 0.5
+! grep -q "/v1/after_too_large" "$work/server.log" || { echo "FAIL: the request after a 413 was read"; exit 1; }
 # A client that sends its request a byte at a time is cut off once --read-timeout (2 s) and the
 # keep-alive wait (3 s) have passed, whatever the pace; the server keeps answering meanwhile.
 drip() {  # drip SECONDS: sends a header a byte every 0.2 s; prints the seconds until the server cut it
