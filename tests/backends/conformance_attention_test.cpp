@@ -87,12 +87,6 @@ std::string describe(const kernels::AttentionDims& a) {
          " r=" + std::to_string(a.r);
 }
 
-std::vector<float> random_lambda(const kernels::AttentionVariant& v, int64_t rows, Rng& rng) {
-  if (v.lambda_source() == kernels::LambdaSource::layer_scalar) return random_vector(1, rng, 0.2, 0.8);
-  if (v.lambda_source() == kernels::LambdaSource::token_logits) return random_vector(rows * v.H, rng, -2, 2);
-  return {};
-}
-
 void expect_close(const std::vector<float>& got, const std::vector<float>& want, double atol, double rtol,
                   const std::string& what) {
   std::string mismatch;

@@ -47,13 +47,6 @@ class ConformanceHybrid : public Conformance {
   }
 };
 
-void expect_near(const std::vector<float>& got, const std::vector<double>& want, double atol, double rtol,
-                 const std::string& what) {
-  std::string mismatch;
-  EXPECT_TRUE(all_close(got, std::vector<float>(want.begin(), want.end()), atol, rtol, &mismatch))
-      << what << ": " << mismatch;
-}
-
 TEST_P(ConformanceHybrid, LayerNormForwardAndBackward) {
   Rng rng(41);
   // n = 1: every normalised value is 0 (x - mean = 0); the others around the Vulkan norms' blocks
@@ -236,8 +229,8 @@ TEST_P(ConformanceHybrid, MambaBadDimsNameTheField) {
 }
 
 // A matrix's stored bytes on the device.
-struct DeviceWeights {
-  DeviceWeights(backends::Backend& b, const Quantized& q)
+struct StoredWeights {
+  StoredWeights(backends::Backend& b, const Quantized& q)
       : bytes(b, q.bytes), matrix{q.type, bytes.ptr(), q.rows, q.cols, {}} {}
   DeviceArray<uint8_t> bytes;
   backends::DeviceMatrix matrix;
@@ -286,7 +279,7 @@ TEST_P(ConformanceHybrid, GmuMatchesTheReference) {
          std::vector<std::tuple<int64_t, int64_t, int64_t>>{{32, 64, 1}, {64, 96, 9}, {96, 64, 40}})
       for (MatmulOrder order : {MatmulOrder::by_size, MatmulOrder::gemv, MatmulOrder::gemm}) {
         const Quantized in = make_weights(type, E, D, rng), out = make_weights(type, D, E, rng);
-        const DeviceWeights din(backend(), in), dout(backend(), out);
+        const StoredWeights din(backend(), in), dout(backend(), out);
         const auto x = random_vector(rows * D, rng), memory = random_vector(rows * E, rng, -2, 2);
         const auto start = random_vector(rows * D, rng);
         std::vector<double> want(rows * D), gated(rows * E);
@@ -309,18 +302,12 @@ TEST_P(ConformanceHybrid, GmuMatchesTheReference) {
 TEST_P(ConformanceHybrid, GmuMismatchedProjectionsNameBothShapes) {
   Rng rng(46);
   const Quantized in = make_weights(WeightType::f32, 64, 32, rng), out = make_weights(WeightType::f32, 32, 96, rng);
-  const DeviceWeights din(backend(), in), dout(backend(), out);
+  const StoredWeights din(backend(), in), dout(backend(), out);
   auto buf = zeros<float>(96);
   const std::string message = error_of(
       [&] { backend().gmu_forward(din.matrix, dout.matrix, buf, buf, buf, buf, 1, false, MatmulOrder::by_size); });
   EXPECT_NE(message.find("[64, 32]"), std::string::npos) << message;
   EXPECT_NE(message.find("[32, 96]"), std::string::npos) << message;
-}
-
-std::vector<float> random_lambda(const kernels::AttentionVariant& v, int64_t rows, Rng& rng) {
-  if (v.lambda_source() == kernels::LambdaSource::layer_scalar) return random_vector(1, rng, 0.2, 0.8);
-  if (v.lambda_source() == kernels::LambdaSource::token_logits) return random_vector(rows * v.H, rng, -2, 2);
-  return {};
 }
 
 // AttentionDims::window through Backend::attention_forward: windows of one key, shorter than a

@@ -22,9 +22,6 @@ namespace {
 
 class ConformanceMatmul : public Conformance {};
 
-const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
-                             WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
-
 bool is_block(WeightType t) { return t == WeightType::q8_0 || t == WeightType::q4_0 || t == WeightType::q4_k; }
 
 // A matrix on the device, in its stored form and in the backend's prepared one.
@@ -40,7 +37,7 @@ struct DeviceWeights {
 
 TEST_P(ConformanceMatmul, EveryTypeAndOrderMatchesTheReference) {
   Rng rng(21);
-  for (WeightType type : kTypes)
+  for (WeightType type : testing::kWeightTypes)
     for (int64_t rows : {1, 19, 64}) {
       const int64_t cols = type == WeightType::q4_k ? 512 : is_block(type) ? 96 : 67;
       const Quantized q = make_weights(type, rows, cols, rng);
@@ -75,7 +72,7 @@ TEST_P(ConformanceMatmul, EveryTypeAndOrderMatchesTheReference) {
 // bits alone and in the batch.
 TEST_P(ConformanceMatmul, ManyColumnsMatchTheReferenceInEveryOrder) {
   Rng rng(23);
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     const int64_t rows = 19, cols = type == WeightType::q4_k ? 2304 : 2112, N = 9;
     const Quantized q = make_weights(type, rows, cols, rng);
     const DeviceWeights w(backend(), q);
@@ -107,7 +104,7 @@ TEST_P(ConformanceMatmul, ManyColumnsMatchTheReferenceInEveryOrder) {
 // The engine's orders: a row's bits are the ones it has alone, whatever the batch around it.
 TEST_P(ConformanceMatmul, EachRowHasItsOwnBitsInTheEngineOrders) {
   Rng rng(22);
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     const int64_t rows = 37, cols = type == WeightType::q4_k ? 256 : 128;
     const Quantized q = make_weights(type, rows, cols, rng);
     const DeviceWeights w(backend(), q);
@@ -154,7 +151,7 @@ TEST_P(ConformanceMatmul, GemmInEveryTranspose) {
 
 TEST_P(ConformanceMatmul, EmbedWidensTheRowsOfEveryType) {
   Rng rng(24);
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     const int64_t V = 21, D = type == WeightType::q4_k ? 256 : 64;
     const Quantized q = make_weights(type, V, D, rng);
     const DeviceWeights w(backend(), q);

@@ -24,14 +24,6 @@ namespace {
 
 class ConformanceOps : public Conformance {};
 
-std::vector<float> to_float(const std::vector<double>& x) { return {x.begin(), x.end()}; }
-
-void expect_near(const std::vector<float>& got, const std::vector<double>& want, double atol, double rtol,
-                 const std::string& what) {
-  std::string mismatch;
-  EXPECT_TRUE(all_close(got, to_float(want), atol, rtol, &mismatch)) << what << ": " << mismatch;
-}
-
 struct RowShape {
   int64_t rows, n;
 };

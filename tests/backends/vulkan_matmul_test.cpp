@@ -33,9 +33,6 @@ using backends::vulkan::VulkanBackend;
 using testing::Quantized;
 using testing::VulkanTest;
 
-const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
-                             WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
-
 // A shape and where its bytes start in their allocation: 4 puts the rows off 16-byte alignment
 // (the GEMV's "u" variants), 0 with rows of whole 16 bytes (cols 200 and 204 in F32, 200 in BF16
 // and F16; a Q4_K row is 144 bytes a super-block) the aligned ones, which read the weights 16
@@ -139,7 +136,7 @@ TEST_F(VulkanTest, MatmulMatchesReferenceQ8_0Q4_0Q4_K) {
 // covers the float types' partial last unit and BF16 / F16 rows that start 2 mod 4.
 TEST_F(VulkanTest, EachRowHasItsOwnBitsWhateverTheBatch) {
   Rng rng(13);
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     const auto shapes = shapes_for(type);
     const Shape aligned = *std::find_if(shapes.begin(), shapes.end(), [](const Shape& t) { return t.offset == 0; });
     for (const Shape& s : {aligned, shapes[1]}) {
@@ -284,7 +281,7 @@ TEST_F(VulkanTest, GemmKeepsXToTwentyTwoBits) {
 
 TEST_F(VulkanTest, EmbedWidensEveryTypeExactly) {
   Rng rng(14);
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     const Shape s = shapes_for(type)[2];
     const Quantized q = testing::make_weights(type, s.rows, s.cols, rng);
     const OnDevice e = upload(vk(), q);

@@ -27,7 +27,7 @@ using testing::kJsonVocab;
 using testing::schema_constraint;
 using testing::Stream;
 
-const char* kSchemas[] = {
+const char* kDraftSchemas[] = {
     R"({"type": "object", "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 99},
         "b": {"enum": ["x", "yy", null]}, "c": {"type": "boolean"}}, "required": ["a", "b"],
         "additionalProperties": false})",
@@ -167,7 +167,7 @@ TEST(ConstrainedDraft, GreedyIsBitIdenticalToNoDraft) {
       testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 11, 4.0f);
   for (kernels::AttentionKind kind : {kernels::AttentionKind::baseline, kernels::AttentionKind::diff}) {
     const model::Model model = testing::random_model(testing::small_config(kind, shape), 5, 4.0f);
-    for (const char* schema : kSchemas) {
+    for (const char* schema : kDraftSchemas) {
       const auto c = schema_constraint(nlohmann::ordered_json::parse(schema), v);
       for (int32_t first : {1, 7}) {
         const std::string what = std::string(kernels::attention_kind_name(kind)) + " " + schema;
@@ -211,7 +211,7 @@ TEST(ConstrainedDraft, SampledOutputValidates) {
   o.draft = DraftMode::model;
   o.draft_model = &draft;
   o.draft_tokens = 8;
-  for (const char* schema : kSchemas) {
+  for (const char* schema : kDraftSchemas) {
     const auto c = schema_constraint(nlohmann::ordered_json::parse(schema), v);
     Engine engine(model, nullptr, o);
     std::vector<Stream> streams(6);
@@ -267,7 +267,8 @@ TEST(ConstrainedDraft, ADraftThatFailsIsNoDraft) {
   const model::Model model =
       testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 5, 4.0f);
   const Request constrained = greedy_request(
-      std::make_shared<FailingCopies>(schema_constraint(nlohmann::ordered_json::parse(kSchemas[0]), json_vocabulary())),
+      std::make_shared<FailingCopies>(
+          schema_constraint(nlohmann::ordered_json::parse(kDraftSchemas[0]), json_vocabulary())),
       1);
   Request free = greedy_request(nullptr, 7);
   free.options.max_new_tokens = 20;

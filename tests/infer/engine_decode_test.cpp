@@ -28,16 +28,11 @@ using model::Model;
 
 namespace {
 
+using testing::random_tokens;
+
 using testing::expect_error;
 namespace fs = std::filesystem;
 const fs::path kOracle = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
-
-std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int32_t> t(n);
-  for (auto& id : t) id = static_cast<int32_t>(rng.below(vocab));
-  return t;
-}
 
 // Float32 logits through different summation orders (GEMM vs GEMV, flash tiles vs split-KV):
 // |decode - full| <= 1e-5 + 1e-5 * max|full logit| at every position (observed: about 1e-6 relative).

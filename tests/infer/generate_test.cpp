@@ -15,7 +15,7 @@
 namespace difftx::infer {
 namespace {
 
-const std::filesystem::path kOracle = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
+const std::filesystem::path kOracleFixtures = std::filesystem::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
 
 std::vector<int32_t> run(const model::Model& model, const GenerateOptions& o, GenerateResult* result = nullptr) {
   const std::vector<int32_t> prompt = {3, 14, 15, 9};
@@ -30,7 +30,7 @@ std::vector<int32_t> run(const model::Model& model, const GenerateOptions& o, Ge
 
 TEST(Generate, TheSeedReproducesTheTokensForEveryVariant) {
   for (const char* name : {"baseline", "diff", "diff2"}) {
-    const model::Model model = model::load_model_dir(kOracle / name);
+    const model::Model model = model::load_model_dir(kOracleFixtures / name);
     GenerateOptions o;
     o.sampling = {1.0, 0, 0.95, 42};
     o.max_new_tokens = 40;
@@ -43,7 +43,7 @@ TEST(Generate, TheSeedReproducesTheTokensForEveryVariant) {
 }
 
 TEST(Generate, GreedyFollowsTheArgmaxOfTheDecodeLogits) {
-  const model::Model model = model::load_model_dir(kOracle / "diff_gqa2");
+  const model::Model model = model::load_model_dir(kOracleFixtures / "diff_gqa2");
   GenerateOptions o;
   o.sampling.temperature = 0;
   o.max_new_tokens = 20;
@@ -58,7 +58,7 @@ TEST(Generate, GreedyFollowsTheArgmaxOfTheDecodeLogits) {
 }
 
 TEST(Generate, StopsAtTheStopTokenTheBudgetOrAFullContext) {
-  const model::Model model = model::load_model_dir(kOracle / "baseline");
+  const model::Model model = model::load_model_dir(kOracleFixtures / "baseline");
   GenerateOptions o;
   o.sampling.temperature = 0;
   o.max_new_tokens = 30;
@@ -96,7 +96,7 @@ TEST(Generate, AnEngineErrorIsTheResultsFinishWithItsMessage) {
       return std::make_unique<Third>();
     }
   };
-  const model::Model model = model::load_model_dir(kOracle / "baseline");
+  const model::Model model = model::load_model_dir(kOracleFixtures / "baseline");
   auto source = std::make_shared<Failing>();
   source->vocab = model.config.vocab_size;
   GenerateOptions o;

@@ -41,21 +41,16 @@ using model::Model;
 
 namespace {
 
+using testing::random_tokens;
+
 namespace fs = std::filesystem;
 const fs::path kFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/phi4flash";
-
-std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
-  Rng rng(seed);
-  std::vector<int32_t> t(n);
-  for (auto& id : t) id = static_cast<int32_t>(rng.below(vocab));
-  return t;
-}
 
 std::vector<std::string> fixture_names() { return testing::subdirectory_names(kFixtures); }
 
 // Float32 logits through other summation orders (the GEMV and GEMM vs by size, split-KV decode
 // attention vs the fused kernel; Mamba's kernels give the same bits in both forms).
-constexpr double kAtol = 1e-5, kRtol = 1e-5;
+constexpr double kLogitAtol = 1e-5, kLogitRtol = 1e-5;
 
 std::vector<float> whole_forward(const Model& model, const std::vector<int32_t>& tokens) {
   std::vector<float> out(tokens.size() * model.config.vocab_size);
@@ -90,7 +85,7 @@ TEST_P(HybridEngineFixture, LogitsOfEveryPositionMatchTheWholeForward) {
                          testing::max_abs_diff(logits.data() + (pos - prefill + 1) * V, full.data() + pos * V, V));
       std::printf("  %-36s budget %3lld prefill %2lld + decode %2lld: max|err| %.3g (logit scale %.3g)\n",
                   GetParam().c_str(), (long long)budget, (long long)prefill, (long long)(T - prefill), worst, scale);
-      EXPECT_LE(worst, kAtol + kRtol * scale) << GetParam() << " budget " << budget << " prefill " << prefill;
+      EXPECT_LE(worst, kLogitAtol + kLogitRtol * scale) << GetParam() << " budget " << budget << " prefill " << prefill;
     }
 }
 
@@ -248,7 +243,7 @@ TEST(HybridEngine, OtherDevicesMatchTheCpu) {
       const double whole = testing::max_abs_diff(whole_forward(model, tokens).data(), want.data(), T * V);
       std::printf("  %-8s %-36s whole forward vs the CPU's: max|err| %.3g (logit scale %.3g)\n", device.c_str(),
                   name.c_str(), whole, scale);
-      EXPECT_LE(whole, kAtol + kRtol * scale) << device << " " << name;
+      EXPECT_LE(whole, kLogitAtol + kLogitRtol * scale) << device << " " << name;
       if (name != "phi4flash_l8_mha_f32") continue;
       EngineOptions o;
       o.kv_block_tokens = 16;
@@ -264,7 +259,7 @@ TEST(HybridEngine, OtherDevicesMatchTheCpu) {
       }
       std::printf("  %-8s %-36s engine vs the CPU's whole forward: max|err| %.3g\n", device.c_str(), name.c_str(),
                   worst);
-      EXPECT_LE(worst, kAtol + kRtol * scale) << device << " " << name << " engine";
+      EXPECT_LE(worst, kLogitAtol + kLogitRtol * scale) << device << " " << name << " engine";
     }
   }
 }

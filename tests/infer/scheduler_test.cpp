@@ -28,7 +28,7 @@ namespace {
 
 using testing::Stream;
 
-constexpr int64_t kVocab = 64;
+constexpr int64_t kSchedulerVocab = 64;
 constexpr int32_t kPoison = 63;  // a prompt that starts with it gets a NaN logit
 
 uint64_t chain(uint64_t h, int32_t token) { return mix64(h ^ static_cast<uint32_t>(token)); }
@@ -38,7 +38,7 @@ constexpr uint64_t kSeed = 0x5eed;
 int32_t next_token(std::span<const int32_t> tokens) {
   uint64_t h = kSeed;
   for (int32_t t : tokens) h = chain(h, t);
-  return static_cast<int32_t>(h % kVocab);
+  return static_cast<int32_t>(h % kSchedulerVocab);
 }
 
 // The stream a greedy request gets from the fake model.
@@ -150,7 +150,7 @@ class FakeForward {
       }
     }
     const size_t at = logits_.size();
-    logits_.resize(at + kVocab, 0.0f);
+    logits_.resize(at + kSchedulerVocab, 0.0f);
     if (tokens.empty()) tokens.assign(sl.seq->tokens.begin(), sl.seq->tokens.begin() + r.position + 1);
     logits_[at + next_token(tokens)] = 1.0f;
     if (sl.seq->tokens[0] == kPoison) logits_[at + 5] = std::numeric_limits<float>::quiet_NaN();
@@ -165,7 +165,7 @@ class FakeForward {
 
 model::Model fake_shapes() {
   testing::SmallShape shape;
-  shape.vocab_size = kVocab;
+  shape.vocab_size = kSchedulerVocab;
   shape.layers = 1;
   shape.max_positions = 512;
   return testing::random_model(testing::small_config(kernels::AttentionKind::baseline, shape), 1);
@@ -178,9 +178,9 @@ Request greedy(std::vector<int32_t> prompt, int64_t new_tokens) {
   return r;
 }
 
-std::vector<int32_t> random_tokens(Rng& rng, int64_t n) {
+std::vector<int32_t> poison_free_tokens(Rng& rng, int64_t n) {
   std::vector<int32_t> t(n);
-  for (auto& id : t) id = static_cast<int32_t>(rng.below(kVocab - 1));  // never kPoison
+  for (auto& id : t) id = static_cast<int32_t>(rng.below(kSchedulerVocab - 1));  // never kPoison
   return t;
 }
 
@@ -208,7 +208,7 @@ TEST(Scheduler, StepsFollowTheBudgetOrder) {
   FakeEngine fe(small_pool(0, 16));
   Engine& engine = fe.engine;
   Rng rng(1);
-  const Request a = greedy(random_tokens(rng, 10), 3), b = greedy(random_tokens(rng, 30), 2);
+  const Request a = greedy(poison_free_tokens(rng, 10), 3), b = greedy(poison_free_tokens(rng, 30), 2);
   Stream sa, sb;
   const auto ida = testing::submit_recorded(engine, a, sa), idb = testing::submit_recorded(engine, b, sb);
   engine.run_until_idle();
@@ -241,7 +241,7 @@ TEST(Scheduler, TightPoolPreemptsTheNewerAndRecomputes) {
   FakeEngine fe(small_pool(320, 33));
   Engine& engine = fe.engine;
   Rng rng(2);
-  const Request a = greedy(random_tokens(rng, 300), 8), b = greedy(random_tokens(rng, 290), 8);
+  const Request a = greedy(poison_free_tokens(rng, 300), 8), b = greedy(poison_free_tokens(rng, 290), 8);
   Stream sa, sb;
   testing::submit_recorded(engine, a, sa);
   testing::submit_recorded(engine, b, sb);
@@ -258,8 +258,8 @@ struct TwoSequences {
   explicit TwoSequences(int32_t blocks)
       : pool(blocks, 4), kv({{CacheKind::full, {0}, 0, -1}}, pool, 0, false), scheduler(kv, 64, 4, 64, counters) {
     Rng rng(3);
-    scheduler.waiting().push_back(std::make_unique<Sequence>(1, greedy(random_tokens(rng, 3), 10), 64));
-    scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(random_tokens(rng, 8), 10), 64));
+    scheduler.waiting().push_back(std::make_unique<Sequence>(1, greedy(poison_free_tokens(rng, 3), 10), 64));
+    scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(poison_free_tokens(rng, 8), 10), 64));
     scheduler.schedule();
     for (auto& s : scheduler.running()) s->tokens.push_back(5);
     scheduler.commit();
@@ -305,14 +305,14 @@ TEST(Scheduler, SeededWorkloadWithFakeOutputs) {
   FakeEngine fe(o);
   Engine& engine = fe.engine;
   Rng rng(17);
-  const std::vector<int32_t> preamble = random_tokens(rng, 48);
+  const std::vector<int32_t> preamble = poison_free_tokens(rng, 48);
   std::vector<Request> requests;
   std::vector<std::unique_ptr<Stream>> streams;
   std::vector<Engine::RequestId> ids;
   std::vector<bool> cancelled;
   for (int arrival = 0; arrival < 60 || engine.step(); ++arrival) {
     if (arrival < 60) {
-      std::vector<int32_t> p = random_tokens(rng, 1 + rng.below(90));
+      std::vector<int32_t> p = poison_free_tokens(rng, 1 + rng.below(90));
       if (rng.below(2)) p.insert(p.begin(), preamble.begin(), preamble.end());
       requests.push_back(greedy(p, 1 + rng.below(40)));
       streams.push_back(std::make_unique<Stream>());
@@ -342,9 +342,9 @@ TEST(SamplingStage, ABadRowEndsOnlyItsRequest) {
   FakeEngine fe({});
   Engine& engine = fe.engine;
   Rng rng(3);
-  std::vector<int32_t> poisoned = random_tokens(rng, 20);
+  std::vector<int32_t> poisoned = poison_free_tokens(rng, 20);
   poisoned[0] = kPoison;
-  const Request good = greedy(random_tokens(rng, 20), 6);
+  const Request good = greedy(poison_free_tokens(rng, 20), 6);
   Stream bad, fine;
   testing::submit_recorded(engine, greedy(poisoned, 6), bad);
   testing::submit_recorded(engine, good, fine);
@@ -365,10 +365,10 @@ TEST(Scheduler, ScoredPromptsComeInChunksOfTheScoredRows) {
   EngineStats counters;
   Scheduler scheduler(kv, 24, 4, 5, counters);
   Rng rng(3);
-  Request a = greedy(random_tokens(rng, 12), 1);
+  Request a = greedy(poison_free_tokens(rng, 12), 1);
   a.options.prompt_logprobs = 0;
-  scheduler.waiting().push_back(std::make_unique<Sequence>(1, a, kVocab));
-  scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(random_tokens(rng, 20), 1), kVocab));
+  scheduler.waiting().push_back(std::make_unique<Sequence>(1, a, kSchedulerVocab));
+  scheduler.waiting().push_back(std::make_unique<Sequence>(2, greedy(poison_free_tokens(rng, 20), 1), kSchedulerVocab));
   // Each step's slices as (sequence, rows); a prompt's last row comes first, as a decode row.
   const std::vector<std::vector<std::pair<uint64_t, int64_t>>> steps = {{{1, 5}, {2, 19}}, {{2, 1}, {1, 5}}, {{1, 2}}};
   for (const auto& want : steps) {
@@ -402,17 +402,17 @@ TEST(Scheduler, HybridGroupsThroughTheManager) {
   EXPECT_EQ(kv.prefix_cache(), PrefixCache::off_recurrent_state);
   EngineStats counters;
   Scheduler scheduler(kv, 24, kRunning, 24, counters);
-  SamplingStage sampling(nullptr, kVocab, kVocab, 1000, counters);
+  SamplingStage sampling(nullptr, kSchedulerVocab, kSchedulerVocab, 1000, counters);
   FakeForward fake(groups, P);
   Rng rng(5);
   std::vector<Request> requests;
   std::vector<std::unique_ptr<Stream>> streams;
   for (uint64_t id = 1; id <= 12; ++id) {
-    requests.push_back(greedy(random_tokens(rng, 1 + rng.below(80)), 1 + rng.below(30)));
+    requests.push_back(greedy(poison_free_tokens(rng, 1 + rng.below(80)), 1 + rng.below(30)));
     streams.push_back(std::make_unique<Stream>());
     Request r = requests.back();
     r.on_event = [s = streams.back().get()](const TokenEvent& e) { s->events.push_back(e); };
-    scheduler.waiting().push_back(std::make_unique<Sequence>(id, std::move(r), kVocab));
+    scheduler.waiting().push_back(std::make_unique<Sequence>(id, std::move(r), kSchedulerVocab));
   }
   for (int steps = 0; !scheduler.running().empty() || !scheduler.waiting().empty(); ++steps) {
     ASSERT_LT(steps, 2000) << "no progress";
@@ -443,7 +443,7 @@ TEST(Scheduler, HybridGroupsThroughTheManager) {
     for (const BatchRow& r : plan.rows)
       if (r.logits) {
         Sequence& s = *plan.slices[r.table].seq;
-        if (sampling.advance(s, logits + j++ * kVocab) != FinishReason::none) {
+        if (sampling.advance(s, logits + j++ * kSchedulerVocab) != FinishReason::none) {
           kv.free(s.id);
           ended.push_back(&s);
         }

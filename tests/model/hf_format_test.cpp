@@ -235,8 +235,6 @@ std::vector<float> logits_of(const Model& m, const std::vector<int32_t>& ids) {
   return out;
 }
 
-std::string file_bytes(const std::filesystem::path& p) { return io::read_whole_file(p); }
-
 TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
   const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4};
   struct Case { AttentionKind kind; int64_t heads, kv; RopeStyle rope; };
@@ -265,7 +263,7 @@ TEST(HfFormat, WriteThenReadGivesTheSameLogits) {
     // HF -> difftx -> HF is lossless: the second file has the first file's bytes.
     TempDir again;
     save_hf_model(loaded, again.path(), StoredFloat::f32);
-    EXPECT_EQ(file_bytes(dir / "model.safetensors"), file_bytes(again / "model.safetensors"));
+    EXPECT_EQ(io::read_whole_file(dir / "model.safetensors"), io::read_whole_file(again / "model.safetensors"));
   }
 }
 

@@ -27,7 +27,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf";
+const fs::path kHfFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/hf";
 
 // Full forward vs the oracle: |err| <= 2e-5 + 2e-5 max|logit| (1.3e-4 to 2.4e-4 on these
 // cases). A float32 PyTorch rerun of the same cases reaches 3e-6 to 2.1e-5 (tools/oracle/
@@ -71,8 +71,8 @@ double max_abs(const float* x, int64_t n) {
 // against tools/oracle/motif_model.py).
 std::vector<std::string> case_names(bool valid) {
   std::vector<std::string> names;
-  if (fs::is_directory(kFixtures))
-    for (const auto& e : fs::directory_iterator(kFixtures))
+  if (fs::is_directory(kHfFixtures))
+    for (const auto& e : fs::directory_iterator(kHfFixtures))
       if (e.is_directory() && fs::exists(e.path() / "logits.npy") == valid)
         names.push_back(e.path().filename());
   std::sort(names.begin(), names.end());
@@ -82,7 +82,7 @@ std::vector<std::string> case_names(bool valid) {
 class HfFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(HfFixture, LoadsAsTheMatchingDifftxVariant) {
-  const Model model = load_model_dir(kFixtures / GetParam());
+  const Model model = load_model_dir(kHfFixtures / GetParam());
   const std::string& name = GetParam();
   // DiffLlama and Motif r = 1 map onto DIFF V1 (two maps per difftx head), Motif r > 1 onto
   // diff_grouped with that r, Llama onto the baseline.
@@ -99,7 +99,7 @@ TEST_P(HfFixture, LoadsAsTheMatchingDifftxVariant) {
 }
 
 TEST_P(HfFixture, FullSequenceLogitsMatchTheOracle) {
-  const fs::path dir = kFixtures / GetParam();
+  const fs::path dir = kHfFixtures / GetParam();
   const Model model = load_model_dir(dir);
   const Fixture f = read_fixture(dir);
   ASSERT_EQ(f.vocab, model.config.vocab_size);
@@ -113,7 +113,7 @@ TEST_P(HfFixture, FullSequenceLogitsMatchTheOracle) {
 }
 
 TEST_P(HfFixture, DecodeMatchesFullForward) {
-  const fs::path dir = kFixtures / GetParam();
+  const fs::path dir = kHfFixtures / GetParam();
   const Model model = load_model_dir(dir);
   const Fixture f = read_fixture(dir);
   const int64_t T = f.length, V = model.config.vocab_size;
@@ -144,7 +144,7 @@ TEST_P(HfFixture, DecodeMatchesFullForward) {
 // device whose kernels round differently from the CPU's: within 2e-2, the same argmax at 95% of
 // positions; and its engine (prefill then decode, f32 cache) against its own full forward.
 TEST_P(HfFixture, LogitsOnEveryDeviceMatchTheOracle) {
-  const fs::path dir = kFixtures / GetParam();
+  const fs::path dir = kHfFixtures / GetParam();
   const Fixture f = read_fixture(dir);
   for (const std::string& device : backends::device_names()) {
     if (device == "cpu") continue;
@@ -195,7 +195,7 @@ const BadIndex kBadIndexes[] = {
 
 TEST(HfBadIndex, ErrorsNameTheFileOrTensor) {
   for (const BadIndex& bad : kBadIndexes) {
-    const fs::path dir = kFixtures / bad.name;
+    const fs::path dir = kHfFixtures / bad.name;
     ASSERT_TRUE(fs::is_directory(dir)) << dir;
     const std::string message = testing::error_of([&] { load_model_dir(dir); });
     std::printf("  %-30s %s\n", bad.name, message.c_str());
@@ -208,7 +208,7 @@ TEST(HfBadIndex, ErrorsNameTheFileOrTensor) {
 TEST(HfFixtures, AreAllPresent) {
   // Guards against the parametrised suite silently running zero cases, and keeps the bad_*
   // table above in step with the generator.
-  EXPECT_GE(case_names(true).size(), 8u) << "fixtures missing under " << kFixtures;
+  EXPECT_GE(case_names(true).size(), 8u) << "fixtures missing under " << kHfFixtures;
   std::vector<std::string> listed;
   for (const BadIndex& bad : kBadIndexes) listed.push_back(bad.name);
   std::sort(listed.begin(), listed.end());

@@ -42,7 +42,7 @@ json motif_12b() {
               {"auto_map", {{"AutoModelForCausalLM", "modeling_motif.MotifForCausalLM"}}}};
 }
 
-std::string error_of(const json& j) {
+std::string motif_config_error(const json& j) {
   try {
     config_from_hf(j, "config.json");
   } catch (const Error& e) {
@@ -101,7 +101,7 @@ TEST(MotifConfig, RefusesWhatChangesTheMathByName) {
   auto with = [](const char* key, const json& value) {
     json j = motif_12b();
     j[key] = value;
-    return error_of(j);
+    return motif_config_error(j);
   };
   EXPECT_NE(with("k_ratio", 3).find("'k_ratio'"), std::string::npos);
   EXPECT_NE(with("hidden_act", "silu").find("'hidden_act'"), std::string::npos);
@@ -118,7 +118,7 @@ TEST(MotifConfig, RefusesWhatChangesTheMathByName) {
   // Motif's vLLM fork (motif.py, MotifAttention) requires head_dim with num_noise_heads
   json no_head_dim = motif_12b();
   no_head_dim.erase("head_dim");
-  EXPECT_NE(error_of(no_head_dim).find("'head_dim'"), std::string::npos) << error_of(no_head_dim);
+  EXPECT_NE(motif_config_error(no_head_dim).find("'head_dim'"), std::string::npos) << motif_config_error(no_head_dim);
 }
 
 // RoPE buffers a checkpoint may hold (inv_freq, and the cos / sin caches of early ColossalAI) are

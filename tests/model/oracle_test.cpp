@@ -19,7 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
+const fs::path kOracleFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/oracle";
 
 // |a - b| <= atol + rtol * max|b| over the tensor: gradients are compared relative to the
 // tensor's scale, since float32 accumulation error scales with it.
@@ -34,7 +34,7 @@ void expect_close(const std::string& what, const float* got, const std::vector<f
 class OracleFixture : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(OracleFixture, MatchesLogitsLossGradientsAndAdamWSteps) {
-  const fs::path dir = kFixtures / GetParam();
+  const fs::path dir = kOracleFixtures / GetParam();
   Model model = load_model_dir(dir);
   io::SafetensorsReader expected(dir / "expected.safetensors");
   const auto inputs = expected.read_i32("inputs");
@@ -73,8 +73,8 @@ TEST_P(OracleFixture, MatchesLogitsLossGradientsAndAdamWSteps) {
 
 std::vector<std::string> fixture_names() {
   std::vector<std::string> names;
-  if (fs::is_directory(kFixtures))
-    for (const auto& e : fs::directory_iterator(kFixtures))
+  if (fs::is_directory(kOracleFixtures))
+    for (const auto& e : fs::directory_iterator(kOracleFixtures))
       if (e.is_directory() && fs::exists(e.path() / "expected.safetensors")) names.push_back(e.path().filename());
   std::sort(names.begin(), names.end());
   return names;
@@ -85,7 +85,7 @@ INSTANTIATE_TEST_SUITE_P(Oracle, OracleFixture, ::testing::ValuesIn(fixture_name
 
 TEST(OracleFixtures, AreAllPresent) {
   // Guards against the parametrised suite silently running zero cases.
-  EXPECT_GE(fixture_names().size(), 7u) << "fixtures missing under " << kFixtures;
+  EXPECT_GE(fixture_names().size(), 7u) << "fixtures missing under " << kOracleFixtures;
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/input_file.h"
 #include "io/io_test_files.h"
 #include "io/json_file.h"
 #include "io/npy.h"
@@ -46,9 +47,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using testing::TempDir;
 
-const fs::path kFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/phi4flash";
+const fs::path kPhi4FlashFixtures = fs::path(DIFFTX_SOURCE_DIR) / "tests/fixtures/phi4flash";
 
-std::vector<std::string> case_names() { return testing::subdirectory_names(kFixtures); }
+std::vector<std::string> case_names() { return testing::subdirectory_names(kPhi4FlashFixtures); }
 
 // The fixture's float type as `--dtype` spells it.
 std::string float_type_of(const fs::path& dir) {
@@ -98,15 +99,10 @@ std::vector<float> logits_of(const Model& model, const fs::path& fixture, int64_
   return logits;
 }
 
-std::string file_bytes(const fs::path& path) {
-  std::ifstream f(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
-}
-
 class Phi4FlashConvert : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Phi4FlashConvert, ThroughDifftxAndBackIsLossless) {
-  const fs::path in = kFixtures / GetParam();
+  const fs::path in = kPhi4FlashFixtures / GetParam();
   const std::string dtype = float_type_of(in);
   TempDir tmp;
   convert(in, tmp / "difftx", "difftx", dtype);
@@ -128,7 +124,7 @@ TEST_P(Phi4FlashConvert, ThroughDifftxAndBackIsLossless) {
 }
 
 TEST_P(Phi4FlashConvert, DifftxDirectoryGivesTheOriginalsLogits) {
-  const fs::path in = kFixtures / GetParam();
+  const fs::path in = kPhi4FlashFixtures / GetParam();
   TempDir tmp;
   const std::vector<float> want = logits_of(load_model_dir(in), in);
   convert(in, tmp / "f32", "difftx", "f32");
@@ -173,7 +169,7 @@ INSTANTIATE_TEST_SUITE_P(Phi4Flash, Phi4FlashConvert, ::testing::ValuesIn(case_n
 TEST(Phi4FlashConvertFiles, TokenizerTemplateAndTokenIdsTravel) {
   TempDir tmp;
   const fs::path in = tmp / "in";
-  fs::copy(kFixtures / "phi4flash_l8_mha_f32", in);
+  fs::copy(kPhi4FlashFixtures / "phi4flash_l8_mha_f32", in);
   const fs::path tokenizer = testing::fixture_path("hf/motif_r1_mha_tied_f32_tokenizer/tokenizer.json");
   fs::copy_file(tokenizer, in / "tokenizer.json");
   testing::write_bytes(in / "tokenizer_config.json", R"({"eos_token": "<|im_end|>", "bos_token": null})");
@@ -183,7 +179,7 @@ TEST(Phi4FlashConvertFiles, TokenizerTemplateAndTokenIdsTravel) {
   for (const fs::path& out : {tmp / "difftx", tmp / "hf"}) {
     for (const char* name : {"tokenizer.json", "tokenizer_config.json", "chat_template.jinja"}) {
       ASSERT_TRUE(fs::exists(out / name)) << out / name;
-      EXPECT_EQ(file_bytes(out / name), file_bytes(in / name)) << out / name;
+      EXPECT_EQ(io::read_whole_file(out / name), io::read_whole_file(in / name)) << out / name;
     }
     const json config = io::read_json_file(out / "config.json");
     for (const char* key : {"bos_token_id", "eos_token_id", "pad_token_id"}) EXPECT_EQ(config.at(key), json(47)) << key;
@@ -191,7 +187,7 @@ TEST(Phi4FlashConvertFiles, TokenizerTemplateAndTokenIdsTravel) {
 }
 
 TEST(Phi4FlashConvertFiles, TypesAsTheOptionsSay) {
-  const fs::path in = kFixtures / "phi4flash_l8_untied_f32_sharded";
+  const fs::path in = kPhi4FlashFixtures / "phi4flash_l8_untied_f32_sharded";
   const ModelConfig c = open_model_dir(in)->config();
   TempDir tmp;
   // --head-dtype: the embedding and the head in their own type, the rest as the plan says
@@ -215,7 +211,7 @@ TEST(Phi4FlashConvertFiles, TypesAsTheOptionsSay) {
 }
 
 TEST(Phi4FlashConvertFiles, SaveModelDirWritesAHybridThatLoadsBack) {
-  const Model model = load_model_dir(kFixtures / "phi4flash_l4_window_over_t_f32");
+  const Model model = load_model_dir(kPhi4FlashFixtures / "phi4flash_l4_window_over_t_f32");
   TempDir tmp;
   save_model_dir(model, tmp / "out");
   const Model back = load_model_dir(tmp / "out");
@@ -228,7 +224,7 @@ TEST(Phi4FlashConvertFiles, SaveModelDirWritesAHybridThatLoadsBack) {
 TEST(Phi4FlashConvertRefusals, GgufByName) {
   TempDir tmp;
   const std::string message = testing::error_of(
-      [&] { convert(kFixtures / "phi4flash_l8_mha_f32", tmp / "gguf", "gguf", "q8_0"); });
+      [&] { convert(kPhi4FlashFixtures / "phi4flash_l8_mha_f32", tmp / "gguf", "gguf", "q8_0"); });
   EXPECT_NE(message.find("phi4flash"), std::string::npos) << message;
   EXPECT_NE(message.find("--to difftx"), std::string::npos) << message;
   EXPECT_FALSE(fs::exists(tmp / "gguf")) << "the refusal left an output directory";
@@ -236,7 +232,7 @@ TEST(Phi4FlashConvertRefusals, GgufByName) {
 
 TEST(Phi4FlashConvertRefusals, AHybridThatIsNotSambaY) {
   const ModelConfig good =
-      config_from_phi4flash(io::read_json_file(kFixtures / "phi4flash_l8_mha_f32/config.json"), "c");
+      config_from_phi4flash(io::read_json_file(kPhi4FlashFixtures / "phi4flash_l8_mha_f32/config.json"), "c");
   EXPECT_EQ(config_from_phi4flash(config_to_hf(good, "float32"), "back").hybrid->layers, good.hybrid->layers);
   ModelConfig layout = good;
   layout.hybrid->layers[0] = LayerKind::sliding_attention;  // a stack difftx runs, but not SambaY's
@@ -253,7 +249,7 @@ TEST(Phi4FlashConvertRefusals, AHybridThatIsNotSambaY) {
 
 TEST(Phi4FlashConvertRefusals, AMalformedHybridObjectByName) {
   const json good = config_to_json(config_from_phi4flash(
-      io::read_json_file(kFixtures / "phi4flash_l8_mha_f32/config.json"), "c"));
+      io::read_json_file(kPhi4FlashFixtures / "phi4flash_l8_mha_f32/config.json"), "c"));
   EXPECT_EQ(config_to_json(config_from_json(good, "config.json")), good);
   const std::pair<std::function<void(json&)>, std::string> cases[] = {
       {[](json& j) { j["hybrid"]["window"] = 4; }, "unknown field 'window'"},

@@ -14,7 +14,7 @@ namespace difftx::report {
 namespace {
 
 const std::string kFffd = "\xEF\xBF\xBD";
-constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 TEST(XmlEscape, EscapesMarkupAndQuotes) {
@@ -109,7 +109,7 @@ TEST(SvgNumber, AtMostTwoDecimalsAndNeverNanOrInfinity) {
   EXPECT_EQ(svg_number(-2.5), "-2.5");
   EXPECT_EQ(svg_number(12345.678), "12345.68");
   EXPECT_EQ(svg_number(100), "100");
-  EXPECT_THROW(svg_number(kNan), Error);
+  EXPECT_THROW(svg_number(kNaN), Error);
   EXPECT_THROW(svg_number(kInf), Error);
   EXPECT_THROW(svg_number(-kInf), Error);
 }
@@ -117,7 +117,7 @@ TEST(SvgNumber, AtMostTwoDecimalsAndNeverNanOrInfinity) {
 TEST(FormatNumbers, ForReaders) {
   EXPECT_EQ(format_fixed(4.3049, 3), "4.305");
   EXPECT_EQ(format_fixed(-0.0001, 2), "0.00");
-  EXPECT_EQ(format_fixed(kNan, 2), "n/a");
+  EXPECT_EQ(format_fixed(kNaN, 2), "n/a");
   EXPECT_EQ(format_fixed(kInf, 2), "n/a");
   EXPECT_EQ(format_significant(38.8), "38.8");
   EXPECT_EQ(format_significant(1688.2), "1688");
@@ -132,14 +132,14 @@ TEST(FormatNumbers, ForReaders) {
   EXPECT_EQ(format_count(65536), "65.5k");
   EXPECT_EQ(format_count(512), "512");
   EXPECT_EQ(format_count(1.5e9), "1.5G");
-  EXPECT_EQ(format_count(kNan), "n/a");
+  EXPECT_EQ(format_count(kNaN), "n/a");
   EXPECT_EQ(format_grouped(2000000), "2,000,000");
   EXPECT_EQ(format_grouped(2461.6), "2,462");
   EXPECT_EQ(format_grouped(999), "999");
   EXPECT_EQ(format_grouped(1000), "1,000");
   EXPECT_EQ(format_grouped(-1234.6), "-1,235");
   EXPECT_EQ(format_grouped(0), "0");
-  EXPECT_EQ(format_grouped(kNan), "n/a");
+  EXPECT_EQ(format_grouped(kNaN), "n/a");
 }
 
 }  // namespace

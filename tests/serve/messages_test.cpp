@@ -179,12 +179,12 @@ TEST(Messages, AFailedToolResultSaysSo) {
                "messages");
 }
 
-const ResponseHeader kHeader{"msg_abc", 1700000000, "tiny"};
+const ResponseHeader kMessageHeader{"msg_abc", 1700000000, "tiny"};
 
 TEST(Messages, TheMessageAndItsStopReason) {
   const ChoiceResult reply{"It is 3.", "tool_calls", {}, std::string("add them"), {{"call_1", "add", R"({"a":1})"}}};
   const Usage usage{10, 4, 6};
-  const json m = message_object(kHeader, reply, message_stop(reply.finish_reason, ""), usage);
+  const json m = message_object(kMessageHeader, reply, message_stop(reply.finish_reason, ""), usage);
   EXPECT_EQ(m["type"], "message");
   EXPECT_EQ(m["role"], "assistant");
   ASSERT_EQ(m["content"].size(), 3u);
@@ -202,7 +202,7 @@ TEST(Messages, TheMessageAndItsStopReason) {
   EXPECT_EQ(message_stop("stop", "").reason, "end_turn");
   EXPECT_EQ(message_stop("length", "").reason, "max_tokens");
   // Nothing written: one empty text block.
-  const json empty = message_object(kHeader, {"", "stop", {}, std::nullopt, {}}, message_stop("stop", ""), usage);
+  const json empty = message_object(kMessageHeader, {"", "stop", {}, std::nullopt, {}}, message_stop("stop", ""), usage);
   EXPECT_EQ(empty["content"], json::array({{{"type", "text"}, {"text", ""}}}));
   EXPECT_EQ(error_body(ApiError(400, "bad", "max_tokens"), ErrorShape::anthropic),
             json({{"type", "error"}, {"error", {{"type", "invalid_request_error"}, {"message", "bad"}}}}));
@@ -212,7 +212,7 @@ TEST(Messages, TheMessageAndItsStopReason) {
 }
 
 TEST(Messages, StreamedEventsAddUpToTheBlocks) {
-  MessageEvents events(kHeader, 10);
+  MessageEvents events(kMessageHeader, 10);
   std::string sse = events.start(4);  // 4 of the prompt's 10 tokens in the prefix cache
   sse += events.push({"thinking ", "", {}}, {});
   sse += events.push({"done", "It", {}}, {});

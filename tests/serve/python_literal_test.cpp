@@ -11,10 +11,10 @@
 namespace difftx::serve {
 namespace {
 
-using json = nlohmann::ordered_json;
+using nlohmann::ordered_json;
 
 // The literal that is the whole text, or why not.
-std::string read_all(std::string_view text, json& out) {
+std::string read_all(std::string_view text, ordered_json& out) {
   size_t i = 0;
   const Scan s = read_python_literal(text, i, out);
   if (s == Scan::more) return "more";
@@ -22,17 +22,17 @@ std::string read_all(std::string_view text, json& out) {
   return i == text.size() ? "" : "rest at " + std::to_string(i);
 }
 
-json read(std::string_view text) {
-  json v;
+ordered_json read(std::string_view text) {
+  ordered_json v;
   const std::string why = read_all(std::string(text) + ")", v);  // a literal is followed by a bracket's close
   EXPECT_EQ(why, "rest at " + std::to_string(text.size())) << text;
   return v;
 }
 
 TEST(PythonLiteral, ReadsWhatPythonReads) {
-  EXPECT_EQ(read("None"), json(nullptr));
-  EXPECT_EQ(read("True"), json(true));
-  EXPECT_EQ(read("False"), json(false));
+  EXPECT_EQ(read("None"), ordered_json(nullptr));
+  EXPECT_EQ(read("True"), ordered_json(true));
+  EXPECT_EQ(read("False"), ordered_json(false));
   EXPECT_EQ(read("42").dump(), "42");
   EXPECT_EQ(read("-7").dump(), "-7");
   EXPECT_EQ(read("- 7").dump(), "-7");
@@ -43,36 +43,36 @@ TEST(PythonLiteral, ReadsWhatPythonReads) {
   EXPECT_EQ(read("5.").dump(), "5.0");
   EXPECT_EQ(read(".25").dump(), "0.25");
   EXPECT_EQ(read("-1.5E-2").dump(), "-0.015");
-  EXPECT_EQ(read("'Paris'"), json("Paris"));
-  EXPECT_EQ(read("\"Paris\""), json("Paris"));
-  EXPECT_EQ(read(R"('it\'s "x"')"), json("it's \"x\""));
-  EXPECT_EQ(read(R"("a\nb\tc\\d\x41\u00e9\U0001F600\101\0")"), json(std::string("a\nb\tc\\dAé😀A\0", 16)));
-  EXPECT_EQ(read(R"("\ud83d\ude00")"), json("😀"));  // a surrogate pair, as JSON reads it
-  EXPECT_EQ(read(R"("\q\/")"), json("\\q\\/"));     // unknown escapes keep their backslash
-  EXPECT_EQ(read(R"(r"C:\dir\n")"), json("C:\\dir\\n"));
-  EXPECT_EQ(read(R"(u'x')"), json("x"));
-  EXPECT_EQ(read("'''a\n'b'''"), json("a\n'b"));
-  EXPECT_EQ(read("\"\"\"say \"hi\" \"\"\""), json("say \"hi\" "));
-  EXPECT_EQ(read("''"), json(""));
-  EXPECT_EQ(read("'a\\\nb'"), json("ab"));  // a line continuation
-  EXPECT_EQ(read("'Zoë'"), json("Zoë"));
-  EXPECT_EQ(read("[1, 'two', [None], {}]"), json::parse(R"([1, "two", [null], {}])"));
-  EXPECT_EQ(read("[1, 2,]"), json::parse("[1, 2]"));
+  EXPECT_EQ(read("'Paris'"), ordered_json("Paris"));
+  EXPECT_EQ(read("\"Paris\""), ordered_json("Paris"));
+  EXPECT_EQ(read(R"('it\'s "x"')"), ordered_json("it's \"x\""));
+  EXPECT_EQ(read(R"("a\nb\tc\\d\x41\u00e9\U0001F600\101\0")"), ordered_json(std::string("a\nb\tc\\dAé😀A\0", 16)));
+  EXPECT_EQ(read(R"("\ud83d\ude00")"), ordered_json("😀"));  // a surrogate pair, as JSON reads it
+  EXPECT_EQ(read(R"("\q\/")"), ordered_json("\\q\\/"));     // unknown escapes keep their backslash
+  EXPECT_EQ(read(R"(r"C:\dir\n")"), ordered_json("C:\\dir\\n"));
+  EXPECT_EQ(read(R"(u'x')"), ordered_json("x"));
+  EXPECT_EQ(read("'''a\n'b'''"), ordered_json("a\n'b"));
+  EXPECT_EQ(read("\"\"\"say \"hi\" \"\"\""), ordered_json("say \"hi\" "));
+  EXPECT_EQ(read("''"), ordered_json(""));
+  EXPECT_EQ(read("'a\\\nb'"), ordered_json("ab"));  // a line continuation
+  EXPECT_EQ(read("'Zoë'"), ordered_json("Zoë"));
+  EXPECT_EQ(read("[1, 'two', [None], {}]"), ordered_json::parse(R"([1, "two", [null], {}])"));
+  EXPECT_EQ(read("[1, 2,]"), ordered_json::parse("[1, 2]"));
   EXPECT_EQ(read("{'z': 1, 'a': 2}").dump(), R"({"z":1,"a":2})");  // keys in the order written
-  EXPECT_EQ(read("{'a': 1, \"b\": {'c': [True]}, 'a': 3}"), json::parse(R"({"a": 3, "b": {"c": [true]}})"));
-  EXPECT_EQ(read("{\n  'k' :\t'v' ,\n}"), json::parse(R"({"k": "v"})"));
-  EXPECT_EQ(read("[]"), json::array());
+  EXPECT_EQ(read("{'a': 1, \"b\": {'c': [True]}, 'a': 3}"), ordered_json::parse(R"({"a": 3, "b": {"c": [true]}})"));
+  EXPECT_EQ(read("{\n  'k' :\t'v' ,\n}"), ordered_json::parse(R"({"k": "v"})"));
+  EXPECT_EQ(read("[]"), ordered_json::array());
 }
 
 TEST(PythonLiteral, RefusesWhatIsNoJsonValue) {
   for (const char* text : {"none", "true", "x", "b'bytes'", "f'{x}'", "(1, 2)", "{1, 2}", "{1: 2}", "0x1F", "1j",
                            "1_000", "007", "1.2.3", "'a\nb'", "\"\\N{DASH}\"", "\"\\ud83d\"", "\"\\ude00\"",
                            "\"\\U00110000\"", "[1 2]", "{'a' 1}", "1e999", "--1", "[,]", "\"\\xZZ\""}) {
-    json v;
+    ordered_json v;
     EXPECT_EQ(read_all(std::string(text) + ")", v), "bad") << text;
   }
   std::string deep(300, '[');
-  json v;
+  ordered_json v;
   EXPECT_EQ(read_all(deep, v), "bad");  // nested deeper than the reader goes
 }
 
@@ -83,7 +83,7 @@ TEST(PythonLiteral, ALiteralCutShortIsMoreAtEveryCut) {
                            "'''x''y'''", "\"\"\"a\"\"\"", "''", "[1, {'a': [True, None]}, \"b\",]", "{'k': -0.5}"}) {
     const std::string whole = std::string(text) + ")";
     for (size_t cut = 0; cut < std::string_view(text).size(); ++cut) {
-      json v;
+      ordered_json v;
       EXPECT_EQ(read_all(whole.substr(0, cut), v), "more") << whole.substr(0, cut);
     }
   }
@@ -118,13 +118,13 @@ TEST(PythonLiteralGrammar, EveryDocumentItLetsThroughReadsBackAndValidates) {
     grammar::JsonGrammar j(b, {.syntax = grammar::LiteralSyntax::python});
     const int32_t root = j.schema(nlohmann::ordered_json::parse(c.schema));
     grammar::Automaton a(b.build(root));
-    const json schema = json::parse(c.schema);
+    const ordered_json schema = ordered_json::parse(c.schema);
     int finished = 0;
     for (int i = 0; i < 150; ++i) {
       const auto doc = testing::random_document(a, rng, 0.3, 3000);
       if (!doc) continue;
       ++finished;
-      json value;  // followed by a bracket's close, as in a call (a number goes on till then)
+      ordered_json value;  // followed by a bracket's close, as in a call (a number goes on till then)
       ASSERT_EQ(read_all(*doc + ")", value), "rest at " + std::to_string(doc->size())) << c.schema << "\n" << *doc;
       ASSERT_EQ(testing::schema_violation(schema, value), "") << c.schema << "\n" << *doc;
     }

@@ -21,6 +21,11 @@
 namespace difftx::serve {
 namespace {
 
+using testing::accepts;
+using testing::Calls;
+using testing::calls_of;
+using testing::weather_and_add;
+
 using nlohmann::json;
 using nlohmann::ordered_json;
 
@@ -118,13 +123,6 @@ TEST(ToolFamilies, FetchedTemplatesKeepTheirFamilies) {
     EXPECT_EQ(tool_format_of_template(t->source), format) << name;
   }
 }
-
-std::vector<std::pair<std::string, std::string>> calls_of(const ToolParse& p) {
-  std::vector<std::pair<std::string, std::string>> out;
-  for (const ToolCall& c : p.calls) out.emplace_back(c.name, c.arguments);
-  return out;
-}
-using Calls = std::vector<std::pair<std::string, std::string>>;
 
 TEST(ToolFamilies, ParsesPythonicCalls) {
   const auto parse = [](std::string_view text) { return parse_tool_calls(ToolFormat::pythonic, text, true); };
@@ -625,8 +623,6 @@ TEST(ToolFamilies, StreamedInEverySplitAddsUpToTheWhole) {
   }
 }
 
-const std::vector<ToolFunction>& kFunctions = testing::weather_and_add();
-
 std::shared_ptr<const grammar::Grammar> calls_grammar(ToolFormat format, const std::vector<ToolFunction>& functions,
                                                       int64_t max_calls, bool automatic) {
   grammar::GrammarBuilder b;
@@ -635,13 +631,8 @@ std::shared_ptr<const grammar::Grammar> calls_grammar(ToolFormat format, const s
   return b.build(automatic ? tool_choice_auto_rule(j, format, calls) : calls);
 }
 
-bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text) {
-  grammar::Automaton a(g);
-  return testing::accepts(a, text);
-}
-
 TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
-  const auto pythonic = calls_grammar(ToolFormat::pythonic, kFunctions, 2, false);
+  const auto pythonic = calls_grammar(ToolFormat::pythonic, weather_and_add(), 2, false);
   for (const char* text : {"[get_weather(city=\"Paris\")]", "[add(a=1, b=2), get_weather(city=\"x\")]",
                            "<|python_start|>[add(a=1,b=-2)]", "[\n  add(a=1, b=2)\n]"})
     EXPECT_TRUE(accepts(pythonic, text)) << text;
@@ -649,7 +640,7 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
                            "add(a=1, b=2)]", "[]", "[get_weather(city='Paris')]", "[add(a=1, b=2)]<|python_end|>",
                            "[add(a = 1, b=2)]", "add(a=1, b=2)", "[get_weather(city=\"\\/\")]"})
     EXPECT_FALSE(accepts(pythonic, text)) << text;
-  const auto pythonic_auto = calls_grammar(ToolFormat::pythonic, kFunctions, 2, true);
+  const auto pythonic_auto = calls_grammar(ToolFormat::pythonic, weather_and_add(), 2, true);
   for (const char* text : {"", "It is sunny.", "<b>bold</b> [1]", "[add(a=1, b=2)]"})
     EXPECT_TRUE(accepts(pythonic_auto, text)) << text;
   for (const char* text : {"[Note] text", "text <|python_start|>[add(a=1, b=2)]"})
@@ -657,7 +648,7 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
 
   const std::string add = R"({"name": "add", "arguments": {"a": 1, "b": 2}})";
   // Mistral from v11 on: NAME[ARGS]{...} after each [TOOL_CALLS], back to back, as its templates write them.
-  const auto mistral = calls_grammar(ToolFormat::mistral_v11, kFunctions, 2, false);
+  const auto mistral = calls_grammar(ToolFormat::mistral_v11, weather_and_add(), 2, false);
   for (const std::string& text :
        {mistral_call("add", R"({"a": 1, "b": 2})"),
         mistral_call("get_weather", R"({"city": "Pa[ARGS]ris"})") + mistral_call("add", R"({"a":1,"b":-2})")})
@@ -670,32 +661,32 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
         mistral_call("add", R"({"a": 1, "b": 2})") + mistral_call("add", R"({"a": 1, "b": 2})") +
             mistral_call("add", R"({"a": 1, "b": 2})")})  // three calls: more than the turn's two
     EXPECT_FALSE(accepts(mistral, text)) << text;
-  const auto mistral_auto = calls_grammar(ToolFormat::mistral_v11, kFunctions, 2, true);
+  const auto mistral_auto = calls_grammar(ToolFormat::mistral_v11, weather_and_add(), 2, true);
   EXPECT_TRUE(accepts(mistral_auto, "Let me see." + mistral_call("add", R"({"a": 1, "b": 2})")));
   EXPECT_TRUE(accepts(mistral_auto, "It is [sunny] {ok}."));
   EXPECT_FALSE(accepts(mistral_auto, "Let me see.[TOOL_CALLS][" + add + "]"));
 
-  const auto phi4 = calls_grammar(ToolFormat::phi4_mini, kFunctions, 2, true);
+  const auto phi4 = calls_grammar(ToolFormat::phi4_mini, weather_and_add(), 2, true);
   EXPECT_TRUE(accepts(phi4, "functools[" + add + "]"));
   EXPECT_TRUE(accepts(phi4, "Sure. functools[" + add + ", " + add + "]"));
   EXPECT_FALSE(accepts(phi4, "The functools module."));
   EXPECT_FALSE(accepts(phi4, R"(functools[{"name": "add", "arguments": {"a": 1}}])"));
-  const auto granite = calls_grammar(ToolFormat::granite, kFunctions, 2, false);
+  const auto granite = calls_grammar(ToolFormat::granite, weather_and_add(), 2, false);
   EXPECT_TRUE(accepts(granite, "<|tool_call|>[" + add + "]"));
   EXPECT_FALSE(accepts(granite, "<|tool_call|>" + add));
-  const auto deepseek = calls_grammar(ToolFormat::deepseek_v3, kFunctions, 2, false);
+  const auto deepseek = calls_grammar(ToolFormat::deepseek_v3, weather_and_add(), 2, false);
   EXPECT_TRUE(accepts(deepseek, kDsOpen + deepseek_call("add", R"({"a": 1, "b": 2})") + "\n" +
                                     deepseek_call("get_weather", R"({"city": "Paris"})") + kDsClose));
   EXPECT_FALSE(accepts(deepseek, kDsOpen + deepseek_call("add", R"({"a": 1, "b": 2})")));
   EXPECT_FALSE(accepts(deepseek, kDsOpen + deepseek_call("sub", R"({"a": 1, "b": 2})") + kDsClose));
   EXPECT_FALSE(accepts(deepseek, kDsOpen + deepseek_call("add", R"({"a": 1})") + kDsClose));
-  const auto v31 = calls_grammar(ToolFormat::deepseek_v31, kFunctions, 2, false);
+  const auto v31 = calls_grammar(ToolFormat::deepseek_v31, weather_and_add(), 2, false);
   EXPECT_TRUE(accepts(v31, kDsOpen + deepseek_v31_call("add", R"({"a": 1, "b": 2})") +
                                deepseek_v31_call("get_weather", R"({"city": "Paris"})") + kDsClose));
   EXPECT_FALSE(accepts(v31, kDsOpen + deepseek_call("add", R"({"a": 1, "b": 2})") + kDsClose));
   EXPECT_FALSE(accepts(v31, kDsOpen + deepseek_v31_call("add", R"({"a": 1})") + kDsClose));
 
-  const auto qwen = calls_grammar(ToolFormat::qwen3_coder, kFunctions, 2, false);
+  const auto qwen = calls_grammar(ToolFormat::qwen3_coder, weather_and_add(), 2, false);
   for (const std::string& text :
        std::vector<std::string>{xml_call("add", {{"a", "1"}, {"b", "-2"}}),
                                 xml_call("get_weather", {{"city", "\nSão </parameter\n<b>"}}),
@@ -712,13 +703,13 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
            xml_call("add", {{"a", "1"}, {"b", "2"}}) + xml_call("add", {{"a", "1"}, {"b", "2"}}) +
                xml_call("add", {{"a", "1"}, {"b", "2"}})})  // three calls: more than the turn's two
     EXPECT_FALSE(accepts(qwen, text)) << text;
-  const auto qwen_auto = calls_grammar(ToolFormat::qwen3_coder, kFunctions, 2, true);
+  const auto qwen_auto = calls_grammar(ToolFormat::qwen3_coder, weather_and_add(), 2, true);
   EXPECT_TRUE(accepts(qwen_auto, "Let me see.\n" + xml_call("add", {{"a", "1"}, {"b", "2"}})));
   EXPECT_TRUE(accepts(qwen_auto, "It is <b>sunny</b>."));
   EXPECT_FALSE(accepts(qwen_auto, "Let me see.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool_call>"));
 
   // Seed-OSS: Qwen3-Coder's calls with inline values, in their own blocks.
-  const auto seed = calls_grammar(ToolFormat::seed_oss, kFunctions, 2, false);
+  const auto seed = calls_grammar(ToolFormat::seed_oss, weather_and_add(), 2, false);
   for (const std::string& text : std::vector<std::string>{
            seed_call("add", {{"a", "1"}, {"b", "-2"}}),
            seed_call("get_weather", {{"city", "São\n<b>"}}) + "\n" + seed_call("add", {{"a", "1"}, {"b", "2"}})})
@@ -728,12 +719,12 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
                                 seed_call("get_weather", {{"city", "a</parameter>b"}}),
                                 xml_call("add", {{"a", "1"}, {"b", "2"}})})
     EXPECT_FALSE(accepts(seed, text)) << text;
-  const auto seed_auto = calls_grammar(ToolFormat::seed_oss, kFunctions, 2, true);
+  const auto seed_auto = calls_grammar(ToolFormat::seed_oss, weather_and_add(), 2, true);
   EXPECT_TRUE(accepts(seed_auto, "Let me see.\n" + seed_call("add", {{"a", "1"}, {"b", "2"}})));
   EXPECT_FALSE(accepts(seed_auto, "Let me see.\n<seed:tool_call>\n{\"name\": \"add\"}\n</seed:tool_call>"));
 
   // GLM: either version's newlines; raw text that holds no </arg_value>.
-  const auto glm = calls_grammar(ToolFormat::glm45, kFunctions, 2, false);
+  const auto glm = calls_grammar(ToolFormat::glm45, weather_and_add(), 2, false);
   for (const std::string& text :
        std::vector<std::string>{glm_call("add", {{"a", "1"}, {"b", "-2"}}),
                                 glm_call("add", {{"a", "1"}, {"b", "2"}}, false),
@@ -755,13 +746,13 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
            glm_call("add", {{"a", "1"}, {"b", "2"}}) + glm_call("add", {{"a", "1"}, {"b", "2"}}) +
                glm_call("add", {{"a", "1"}, {"b", "2"}})})
     EXPECT_FALSE(accepts(glm, text)) << text;
-  const auto glm_auto = calls_grammar(ToolFormat::glm45, kFunctions, 2, true);
+  const auto glm_auto = calls_grammar(ToolFormat::glm45, weather_and_add(), 2, true);
   EXPECT_TRUE(accepts(glm_auto, "Let me see.\n" + glm_call("add", {{"a", "1"}, {"b", "2"}})));
   EXPECT_TRUE(accepts(glm_auto, "It is <b>sunny</b>."));
   EXPECT_FALSE(accepts(glm_auto, "Let me see.\n<tool_call>\n{\"name\": \"add\", \"arguments\": {}}\n</tool_call>"));
 
   // Kimi: the id's index is the model's; the calls as its templates write them, back to back.
-  const auto kimi = calls_grammar(ToolFormat::kimi_k2, kFunctions, 2, false);
+  const auto kimi = calls_grammar(ToolFormat::kimi_k2, weather_and_add(), 2, false);
   EXPECT_TRUE(accepts(kimi, kKimiOpen + kimi_call("functions.add:0", R"({"a": 1, "b": 2})") +
                                 kimi_call("functions.get_weather:17", R"({"city":"Paris"})") + kKimiClose));
   for (const std::string& text :
@@ -775,7 +766,7 @@ TEST(ToolFamilies, CallGrammarsTakeWhatModelsWriteAndOnlyValidCalls) {
             kimi_call("functions.add:1", R"({"a": 1, "b": 2})") + kKimiClose})
     EXPECT_FALSE(accepts(kimi, text)) << text;
   // Free text opens no section in either form: the singular one would be read as calls unchecked.
-  const auto kimi_auto = calls_grammar(ToolFormat::kimi_k2, kFunctions, 2, true);
+  const auto kimi_auto = calls_grammar(ToolFormat::kimi_k2, weather_and_add(), 2, true);
   EXPECT_TRUE(accepts(kimi_auto, "Sure. " + kKimiOpen + kimi_call("functions.add:0", R"({"a": 1, "b": 2})") + kKimiClose));
   EXPECT_TRUE(accepts(kimi_auto, "It is <|tool_call sunny."));
   EXPECT_FALSE(accepts(kimi_auto, "Sure. <|tool_call_section_begin|>" + kimi_call("functions.sub:0", "{}")));
@@ -840,12 +831,12 @@ TEST(ToolFamilies, PythonicCallsNeedIdentifiers) {
     }
     return std::string("accepted");
   };
-  EXPECT_EQ(where({kFunctions[0], {"get-time", kFunctions[0].parameters}}), "#/tools/1/function/name");
-  EXPECT_EQ(where({{"lambda", kFunctions[0].parameters}}), "#/tools/0/function/name");
+  EXPECT_EQ(where({weather_and_add()[0], {"get-time", weather_and_add()[0].parameters}}), "#/tools/1/function/name");
+  EXPECT_EQ(where({{"lambda", weather_and_add()[0].parameters}}), "#/tools/0/function/name");
   EXPECT_EQ(where({{"f", ordered_json::parse(R"({"type": "object", "properties": {"first name": {}}})")}}),
             "#/tools/0/function/parameters/properties/first name");
   // The JSON families take any names.
-  EXPECT_NO_THROW(calls_grammar(ToolFormat::hermes, {{"get-time", kFunctions[0].parameters}}, 1, false));
+  EXPECT_NO_THROW(calls_grammar(ToolFormat::hermes, {{"get-time", weather_and_add()[0].parameters}}, 1, false));
 }
 
 // Functions whose arguments exercise every kind of value.

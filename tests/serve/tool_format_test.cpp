@@ -18,17 +18,17 @@
 #include "serve/reply_reader.h"
 #include "support/schema_check.h"
 #include "support/streamed_reply.h"
+#include "support/tool_functions.h"
 
 namespace difftx::serve {
 namespace {
 
-using nlohmann::ordered_json;
+using testing::accepts;
+using testing::Calls;
+using testing::calls_of;
+using testing::weather_and_add;
 
-const std::vector<ToolFunction> kFunctions = {
-    {"get_weather", ordered_json::parse(R"({"type": "object", "properties": {"city": {"type": "string"}},
-                                           "required": ["city"], "additionalProperties": false})")},
-    {"add", ordered_json::parse(R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-                                   "required": ["a", "b"], "additionalProperties": false})")}};
+using nlohmann::ordered_json;
 
 TEST(ToolFormat, RecognisedFromTheTemplateOrByName) {
   EXPECT_EQ(tool_format_of_template("... <tool_call>\\n{{ tool_call | tojson }}</tool_call>"), ToolFormat::hermes);
@@ -39,13 +39,6 @@ TEST(ToolFormat, RecognisedFromTheTemplateOrByName) {
   EXPECT_FALSE(tool_format_of_template("<|im_start|>{{ message.content }}").has_value());
   EXPECT_EQ(tool_format_named("mistral"), ToolFormat::mistral);
   EXPECT_FALSE(tool_format_named("json").has_value());
-}
-
-using Calls = std::vector<std::pair<std::string, std::string>>;
-Calls calls_of(const ToolParse& p) {
-  Calls out;
-  for (const ToolCall& c : p.calls) out.emplace_back(c.name, c.arguments);
-  return out;
 }
 
 TEST(ToolFormat, ParsesEachFamilysCalls) {
@@ -386,15 +379,10 @@ TEST(ReplyReader, ARepeatedOpenMarkerIsDropped) {
   EXPECT_EQ(r.reasoning, "<thinking is hard");
 }
 
-bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text) {
-  grammar::Automaton a(g);
-  return testing::accepts(a, text);
-}
-
 std::shared_ptr<const grammar::Grammar> calls_grammar(ToolFormat format, int64_t max_calls, bool automatic) {
   grammar::GrammarBuilder b;
   grammar::JsonGrammar j(b);
-  const int32_t calls = tool_calls_rule(j, format, kFunctions, max_calls);
+  const int32_t calls = tool_calls_rule(j, format, weather_and_add(), max_calls);
   return b.build(automatic ? tool_choice_auto_rule(j, format, calls) : calls);
 }
 

@@ -21,14 +21,12 @@
 namespace difftx::serve {
 namespace {
 
-using nlohmann::ordered_json;
-using Calls = std::vector<std::pair<std::string, std::string>>;
+using testing::accepts;
+using testing::Calls;
+using testing::calls_of;
+using testing::weather_and_add;
 
-Calls calls_of(const ToolParse& p) {
-  Calls out;
-  for (const ToolCall& c : p.calls) out.emplace_back(c.name, c.arguments);
-  return out;
-}
+using nlohmann::ordered_json;
 
 const std::string kWeather = R"({"name": "get_weather", "arguments": {"city": "Paris"}})";
 const std::string kAdd = R"({"name": "add", "arguments": {"a": 1, "b": 2}})";
@@ -253,14 +251,12 @@ TEST(ToolJsonFamilies, ParsesGranite20bFcCalls) {
   EXPECT_TRUE(p.open);
 }
 
-const std::vector<ToolFunction>& kFunctions = testing::weather_and_add();
-
 // Whether the grammar of at most two calls (`auto`: text, or text then calls) takes each text.
 void expect_grammar(ToolFormat format, bool automatic, const std::vector<std::string>& takes,
                     const std::vector<std::string>& refuses) {
   grammar::GrammarBuilder b;
   grammar::JsonGrammar j(b);
-  const int32_t calls = tool_calls_rule(j, format, kFunctions, 2);
+  const int32_t calls = tool_calls_rule(j, format, weather_and_add(), 2);
   const auto g = b.build(automatic ? tool_choice_auto_rule(j, format, calls) : calls);
   for (const std::string& text : takes) {
     grammar::Automaton a(g);

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "core/rng.h"
+#include "kernels/attention/attention.h"
 
 namespace difftx::testing {
 
@@ -74,5 +76,14 @@ class Conformance : public ::testing::TestWithParam<BackendUnderTest> {
     return DeviceArray<T>(backend(), n);
   }
 };
+
+// Every element of a backend's `got` within atol + rtol |want| of the double reference; the
+// failure names `what` and the first mismatch.
+void expect_near(const std::vector<float>& got, const std::vector<double>& want, double atol, double rtol,
+                 const std::string& what);
+
+// Random lambdas for a variant over `rows` tokens: a scalar in [0.2, 0.8] (DIFF V1, grouped), a
+// logit in [-2, 2] per token and head (V2), none (baseline).
+std::vector<float> random_lambda(const kernels::AttentionVariant& v, int64_t rows, Rng& rng);
 
 }  // namespace difftx::testing

@@ -1,5 +1,6 @@
 // The kernels the tests call most, as functions over the active CPU level's table
-// (backends/cpu/cpu_kernels.h): matmul by path or by order, and one row of decode attention.
+// (backends/cpu/cpu_kernels.h): the table, matmul by path or by order, and one row of decode
+// attention.
 #pragma once
 #include <cstdint>
 
@@ -7,6 +8,9 @@
 #include "core/error.h"
 
 namespace difftx {
+
+// The table of the CPU level in use.
+inline const backends::cpu::CpuKernels& cpu() { return backends::cpu::kernels(); }
 
 inline void matmul(const kernels::WeightMatrix& W, const float* x, float* y, int64_t N, bool accumulate = false,
                    kernels::MatmulPath path = kernels::MatmulPath::best) {

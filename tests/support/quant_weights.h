@@ -1,5 +1,5 @@
-// Shared by the matmul tests: quantized random weights with their dequantized values, and the
-// bound on a kernel's distance from the double reference.
+// Shared by the matmul tests: every weight type, quantized random weights with their dequantized
+// values, and the bound on a kernel's distance from the double reference.
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -9,6 +9,10 @@
 #include "kernels/quant/matmul.h"
 
 namespace difftx::testing {
+
+inline constexpr kernels::WeightType kWeightTypes[] = {kernels::WeightType::f32,  kernels::WeightType::bf16,
+                                                       kernels::WeightType::f16,  kernels::WeightType::q8_0,
+                                                       kernels::WeightType::q4_0, kernels::WeightType::q4_k};
 
 struct Quantized {
   std::vector<uint8_t> bytes;

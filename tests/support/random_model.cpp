@@ -64,4 +64,9 @@ std::vector<int32_t> random_tokens(Rng& rng, int64_t n, int64_t vocab) {
   return t;
 }
 
+std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed) {
+  Rng rng(seed);
+  return random_tokens(rng, n, vocab);
+}
+
 }  // namespace difftx::testing

@@ -37,5 +37,7 @@ model::Model random_model(const model::ModelConfig& config, uint64_t seed, float
 
 // n token ids drawn uniformly from [0, vocab).
 std::vector<int32_t> random_tokens(Rng& rng, int64_t n, int64_t vocab);
+// The same from a generator of its own, seeded with `seed`.
+std::vector<int32_t> random_tokens(int64_t n, int64_t vocab, uint64_t seed);
 
 }  // namespace difftx::testing

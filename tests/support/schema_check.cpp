@@ -280,6 +280,11 @@ bool accepts(grammar::Automaton& a, std::string_view text) {
   return s >= 0 && a.complete(s);
 }
 
+bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text) {
+  grammar::Automaton a(g);
+  return accepts(a, text);
+}
+
 std::optional<std::string> random_document(grammar::Automaton& a, Rng& rng, double stop, size_t max_bytes,
                                            std::string_view prefix) {
   std::string out(prefix);

@@ -4,6 +4,7 @@
 // random walk over a grammar's automaton that writes documents, and whole-text acceptance.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -22,6 +23,8 @@ inline std::string schema_violation(const nlohmann::json& schema, const nlohmann
 
 // Whether the automaton takes the whole text to a complete state.
 bool accepts(grammar::Automaton& a, std::string_view text);
+// The same, on a fresh automaton of the grammar.
+bool accepts(const std::shared_ptr<const grammar::Grammar>& g, std::string_view text);
 
 // A text the automaton accepts, chosen byte by byte at random among the bytes it allows after
 // `prefix`, stopping where complete with probability `stop`; none after max_bytes without an end.

@@ -13,4 +13,10 @@ const std::vector<serve::ToolFunction>& weather_and_add() {
   return functions;
 }
 
+Calls calls_of(const serve::ToolParse& parse) {
+  Calls out;
+  for (const serve::ToolCall& c : parse.calls) out.emplace_back(c.name, c.arguments);
+  return out;
+}
+
 }  // namespace difftx::testing

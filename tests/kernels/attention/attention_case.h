@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "core/rng.h"
 #include "kernels/attention/attention.h"
+#include "kernels/attention/flash.h"
 #include "reference/attention_reference.h"
 #include "support/testing.h"
 
@@ -49,6 +51,15 @@ inline void expect_close(const std::vector<float>& got, const std::vector<float>
   std::string mismatch;
   EXPECT_TRUE(all_close(got, want, atol, rtol, &mismatch))
       << what << ": " << mismatch << " (max abs diff " << max_abs_diff(got, want) << ")";
+}
+
+// The fused kernel's paths to test at dims: the scalar one, and the CPU level's vector one where
+// it takes these dims.
+inline std::vector<kernels::flash::Path> flash_paths(const kernels::AttentionDims& dims) {
+  std::vector<kernels::flash::Path> paths = {kernels::flash::Path::scalar};
+  if (backends::cpu::kernels().flash_default_path(dims) == kernels::flash::Path::simd)
+    paths.push_back(kernels::flash::Path::simd);
+  return paths;
 }
 
 }  // namespace difftx::testing

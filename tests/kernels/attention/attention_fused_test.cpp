@@ -32,12 +32,6 @@ struct Shape {
   }
 };
 
-std::vector<flash::Path> paths_for(const AttentionDims& dims) {
-  std::vector<flash::Path> paths = {flash::Path::scalar};
-  if (backends::cpu::kernels().flash_default_path(dims) == flash::Path::simd) paths.push_back(flash::Path::simd);
-  return paths;
-}
-
 const char* path_name(flash::Path p) { return p == flash::Path::simd ? cpu_level_name(cpu_level()) : "scalar"; }
 
 class FusedAttention : public ::testing::TestWithParam<Shape> {};
@@ -55,7 +49,7 @@ TEST_P(FusedAttention, MatchesReferenceForwardAndBackward) {
   attention_backward_reference(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), c.dout.data(),
                                ref_dq.data(), ref_dk.data(), ref_dv.data(), ref_dl.data());
 
-  for (flash::Path path : paths_for(dims)) {
+  for (flash::Path path : testing::flash_paths(dims)) {
     SCOPED_TRACE(testing::describe(dims) + " path=" + path_name(path));
     // Outputs start as NaN: the kernels must overwrite every element.
     std::vector<float> out(N * dims.out_width(), nan), lse(attention_lse_floats(dims), nan);

@@ -21,10 +21,10 @@ namespace {
 using testing::AttentionCase;
 using testing::expect_close;
 
-struct Shape {
+struct QuantizedShape {
   AttentionKind kind;
   int64_t B, T, H, Hkv, d;
-  friend void PrintTo(const Shape& s, std::ostream* os) {
+  friend void PrintTo(const QuantizedShape& s, std::ostream* os) {
     *os << testing::describe({s.kind, s.B, s.T, s.H, s.Hkv, s.d});
   }
 };
@@ -50,10 +50,10 @@ std::vector<float> run_reference(const AttentionCase& c, int bits) {
   return out;
 }
 
-class QuantizedAttention : public ::testing::TestWithParam<Shape> {};
+class QuantizedAttention : public ::testing::TestWithParam<QuantizedShape> {};
 
 TEST_P(QuantizedAttention, MatchesReferenceAtEveryBitWidth) {
-  const Shape s = GetParam();
+  const QuantizedShape s = GetParam();
   const AttentionDims dims{s.kind, s.B, s.T, s.H, s.Hkv, s.d};
   const AttentionCase c = grid_case(dims, 77 + s.T + s.d);
   const std::vector<float> plain = run_reference(c, 0);
@@ -70,7 +70,7 @@ TEST_P(QuantizedAttention, MatchesReferenceAtEveryBitWidth) {
 }
 
 TEST_P(QuantizedAttention, ZeroBitsIsThePlainAttention) {
-  const Shape s = GetParam();
+  const QuantizedShape s = GetParam();
   const AttentionDims dims{s.kind, s.B, s.T, s.H, s.Hkv, s.d};
   const AttentionCase c = AttentionCase::random(dims, 5 + s.T);
   std::vector<float> plain(c.rows() * dims.out_width());
@@ -81,13 +81,17 @@ TEST_P(QuantizedAttention, ZeroBitsIsThePlainAttention) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, QuantizedAttention,
-    ::testing::Values(Shape{AttentionKind::baseline, 2, 1, 2, 1, 32}, Shape{AttentionKind::baseline, 1, 65, 4, 1, 64},
-                      Shape{AttentionKind::baseline, 2, 70, 2, 2, 24}, Shape{AttentionKind::diff, 1, 1, 2, 2, 16},
-                      Shape{AttentionKind::diff, 2, 63, 2, 1, 32}, Shape{AttentionKind::diff, 1, 129, 4, 2, 16},
-                      Shape{AttentionKind::diff2, 1, 100, 4, 2, 24}, Shape{AttentionKind::diff2, 3, 90, 2, 1, 128},
-                      Shape{AttentionKind::diff2, 1, 127, 4, 1, 64}),
-    [](const ::testing::TestParamInfo<Shape>& info) {
-      const Shape& s = info.param;
+    ::testing::Values(QuantizedShape{AttentionKind::baseline, 2, 1, 2, 1, 32},
+                      QuantizedShape{AttentionKind::baseline, 1, 65, 4, 1, 64},
+                      QuantizedShape{AttentionKind::baseline, 2, 70, 2, 2, 24},
+                      QuantizedShape{AttentionKind::diff, 1, 1, 2, 2, 16},
+                      QuantizedShape{AttentionKind::diff, 2, 63, 2, 1, 32},
+                      QuantizedShape{AttentionKind::diff, 1, 129, 4, 2, 16},
+                      QuantizedShape{AttentionKind::diff2, 1, 100, 4, 2, 24},
+                      QuantizedShape{AttentionKind::diff2, 3, 90, 2, 1, 128},
+                      QuantizedShape{AttentionKind::diff2, 1, 127, 4, 1, 64}),
+    [](const ::testing::TestParamInfo<QuantizedShape>& info) {
+      const QuantizedShape& s = info.param;
       return std::string(attention_kind_name(s.kind)) + "_B" + std::to_string(s.B) + "_T" + std::to_string(s.T) +
              "_H" + std::to_string(s.H) + "_Hkv" + std::to_string(s.Hkv) + "_d" + std::to_string(s.d);
     });

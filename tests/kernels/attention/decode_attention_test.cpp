@@ -22,11 +22,11 @@ namespace {
 
 // The variants the tests run, each with its query heads (diff_grouped: r = 2, so that kv heads
 // 4, 2 and 1 each serve whole groups of its 4 noise heads).
-struct Variant {
+struct DecodeVariant {
   AttentionKind kind;
   int64_t H, r;
 };
-const Variant kVariants[] = {{AttentionKind::baseline, 4, 1},
+const DecodeVariant kDecodeVariants[] = {{AttentionKind::baseline, 4, 1},
                              {AttentionKind::diff, 4, 1},
                              {AttentionKind::diff2, 4, 1},
                              {AttentionKind::diff_grouped, 8, 2}};
@@ -68,7 +68,7 @@ std::string describe(const DecodeCase& c, int64_t max_chunks) {
 TEST(DecodeAttention, FusedMatchesReferenceOnAwkwardShapes) {
   const int64_t widths[] = {32, 64, 128};
   int cases = 0;
-  for (const Variant& variant : kVariants)
+  for (const DecodeVariant& variant : kDecodeVariants)
     for (int64_t Hkv : {4, 2, 1})
       for (int64_t length : {1, 63, 1000})
         for (int64_t max_chunks : {0, 1, 7}) {  // 0: the thread-based default
@@ -95,7 +95,7 @@ TEST(DecodeAttention, FusedMatchesReferenceOnAwkwardShapes) {
 // kernel and by the reference from the very same bits.
 TEST(DecodeAttention, Bf16CacheMatchesReferenceOnTheSameBits) {
   int cases = 0;
-  for (const Variant& variant : kVariants)
+  for (const DecodeVariant& variant : kDecodeVariants)
     for (int64_t Hkv : {4, 1})
       for (int64_t length : {1, 17, 700})
         for (int64_t max_chunks : {0, 3}) {
@@ -134,7 +134,7 @@ TEST(DecodeAttention, Bf16CacheMatchesReferenceOnTheSameBits) {
 // rounding of the F32 cache, and the rounding is real. Rows past `length` stay unwritten.
 TEST(DecodeAttention, Int8CacheMatchesReferenceOnTheSameBits) {
   int cases = 0;
-  for (const Variant& variant : kVariants)
+  for (const DecodeVariant& variant : kDecodeVariants)
     for (int64_t Hkv : {4, 1})
       for (int64_t length : {1, 17, 700})
         for (int64_t max_chunks : {0, 3}) {
@@ -177,7 +177,7 @@ TEST(DecodeAttention, ReferenceEqualsLastRowOfPrefillReference) {
   // Lay T tokens out token-major as the projections do, run the prefill reference, and read
   // the same tokens through the cache layout: the last query row must agree.
   const int64_t T = 37, d = 16;
-  for (const auto& [kind, H, r] : kVariants)
+  for (const auto& [kind, H, r] : kDecodeVariants)
     for (int64_t Hkv : {4, 2, 1}) {
       const AttentionDims full{kind, 1, T, H, Hkv, d, r};
       const DecodeAttentionDims dims{{kind, H, Hkv, d, r}, T};

@@ -20,32 +20,24 @@
 #include "kernels/attention/flash.h"
 #include "reference/attention_reference.h"
 #include "reference/decode_attention_reference.h"
+#include "support/level_kernels.h"
 
 namespace difftx::kernels {
 namespace {
-
-// The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
-const backends::cpu::CpuKernels& cpu() { return backends::cpu::kernels(); }
 
 using testing::AttentionCase;
 using testing::expect_close;
 
 const float kNan = std::numeric_limits<float>::quiet_NaN();
 
-struct Variant {
+struct WindowVariant {
   AttentionKind kind;
   int64_t H, r;
 };
-const Variant kVariants[] = {{AttentionKind::baseline, 4, 1},
+const WindowVariant kWindowVariants[] = {{AttentionKind::baseline, 4, 1},
                              {AttentionKind::diff, 4, 1},
                              {AttentionKind::diff2, 4, 1},
                              {AttentionKind::diff_grouped, 8, 2}};
-
-std::vector<flash::Path> paths_for(const AttentionDims& dims) {
-  std::vector<flash::Path> paths = {flash::Path::scalar};
-  if (cpu().flash_default_path(dims) == flash::Path::simd) paths.push_back(flash::Path::simd);
-  return paths;
-}
 
 std::vector<float> fused_forward(flash::Path path, const AttentionDims& dims, const AttentionCase& c) {
   std::vector<float> out(c.rows() * dims.out_width(), kNan), lse(attention_lse_floats(dims), kNan);
@@ -57,7 +49,7 @@ std::vector<float> fused_forward(flash::Path path, const AttentionDims& dims, co
 
 TEST(SlidingWindow, FusedForwardMatchesReference) {
   int cases = 0;
-  for (const Variant& variant : kVariants)
+  for (const WindowVariant& variant : kWindowVariants)
     for (const auto& [B, T, d] :
          std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 1, 16}, {2, 70, 32}, {1, 150, 16}})
       for (int64_t window : {1, 3, 64, 65, 500}) {
@@ -65,7 +57,7 @@ TEST(SlidingWindow, FusedForwardMatchesReference) {
         const AttentionCase c = AttentionCase::random(dims, 300 + cases++);
         std::vector<float> want(c.rows() * dims.out_width());
         attention_forward_reference(dims, c.q.data(), c.k.data(), c.v.data(), c.lambda_ptr(), want.data());
-        for (flash::Path path : paths_for(dims))
+        for (flash::Path path : testing::flash_paths(dims))
           expect_close(fused_forward(path, dims, c), want, 5e-6, 1e-5,
                        testing::describe(dims) + " window=" + std::to_string(window) +
                            (path == flash::Path::simd ? " simd" : " scalar"));
@@ -79,7 +71,7 @@ TEST(SlidingWindow, AWindowAsLongAsTheSequenceIsNoWindow) {
   for (int64_t window : {90, 91, 1000}) {
     AttentionDims windowed = full;
     windowed.window = window;
-    for (flash::Path path : paths_for(full))
+    for (flash::Path path : testing::flash_paths(full))
       EXPECT_EQ(fused_forward(path, windowed, c), fused_forward(path, full, c)) << "window " << window;
   }
 }
@@ -159,7 +151,7 @@ PagedCache paged_cache(const DecodeAttentionDims& page_dims, int64_t T, const st
 
 TEST(SlidingWindow, DecodeMatchesTheLastRowOfTheWindowedPrefill) {
   int cases = 0, runs = 0;
-  for (const Variant& variant : kVariants)
+  for (const WindowVariant& variant : kWindowVariants)
     for (int64_t T : {1, 20, 700})
       for (int64_t window : {1, 5, 16, 17, 300}) {
         const int64_t d = 16, Hkv = 2;

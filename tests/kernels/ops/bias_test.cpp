@@ -7,12 +7,10 @@
 #include "core/rng.h"
 #include "ops_test_support.h"
 #include "reference/bias_reference.h"
+#include "support/level_kernels.h"
 
 namespace difftx::kernels {
 namespace {
-
-// The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
-const backends::cpu::CpuKernels& cpu() { return backends::cpu::kernels(); }
 
 TEST(AddBias, MatchesReferenceOnAwkwardShapes) {
   Rng rng(61);

@@ -12,12 +12,10 @@
 #include "core/rng.h"
 #include "ops_test_support.h"
 #include "reference/layernorm_reference.h"
+#include "support/level_kernels.h"
 
 namespace difftx::kernels {
 namespace {
-
-// The kernels of the CPU level in use (backends/cpu/cpu_kernels.h).
-const backends::cpu::CpuKernels& cpu() { return backends::cpu::kernels(); }
 
 using testing::expect_close;
 using testing::random_vector;

@@ -30,10 +30,9 @@
 namespace difftx::kernels {
 namespace {
 
+using difftx::matmul;  // not kernels::matmul, which a unity build may declare before this file
 using testing::Quantized;
 
-const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
-                             WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
 const MatmulOrder kOrders[] = {MatmulOrder::gemv, MatmulOrder::gemm};
 const int64_t kBatches[] = {1, 2, 3, 5, 8, 13, 64, 100};
 constexpr int64_t kMostRows = 100;  // the largest batch
@@ -118,20 +117,20 @@ std::vector<std::pair<int64_t, int64_t>> shapes_for(WeightType type) {
 
 TEST(QuantMatmulOrder, EachRowHasItsOwnBitsWhateverTheBatch) {
   Rng rng(21);
-  for (WeightType type : kTypes)
+  for (WeightType type : testing::kWeightTypes)
     for (auto [rows, cols] : shapes_for(type)) expect_invariant(testing::make_weights(type, rows, cols, rng), rng);
 }
 
 TEST(QuantMatmulOrder, EachRowHasItsOwnBitsAtModelWidth) {
   Rng rng(22);
-  for (WeightType type : kTypes) expect_invariant(testing::make_weights(type, 67, 2048, rng), rng);
+  for (WeightType type : testing::kWeightTypes) expect_invariant(testing::make_weights(type, 67, 2048, rng), rng);
 }
 
 // The gemv order is the decode GEMV (by_size at N < 8); the gemm order of the block types is the
 // prefill GEMM (by_size at N >= 8).
 TEST(QuantMatmulOrder, OrdersAreTheGemvAndTheGemm) {
   Rng rng(23);
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     const Quantized q = testing::make_weights(type, 37, type == WeightType::q4_k ? 512 : 288, rng);
     for (bool accumulate : {false, true}) {
       const auto x = testing::random_vector(16 * q.cols, rng);
@@ -162,7 +161,7 @@ TEST(QuantMatmulOrder, OrdersAreTheGemvAndTheGemm) {
 TEST(QuantMatmulOrder, SameBitsForOneAndTwoThreads) {
   Rng rng(24);
   const int saved = omp_get_max_threads();
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     const Quantized q = testing::make_weights(type, 600, 512, rng);
     for (MatmulOrder order : kOrders)
       for (int64_t N : {1, 5, 40, 100}) {

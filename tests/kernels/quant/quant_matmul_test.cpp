@@ -23,8 +23,7 @@
 namespace difftx::kernels {
 namespace {
 
-const WeightType kTypes[] = {WeightType::f32, WeightType::bf16, WeightType::f16,
-                             WeightType::q8_0, WeightType::q4_0, WeightType::q4_k};
+using difftx::matmul;  // not kernels::matmul, which a unity build may declare before this file
 
 using testing::make_weights;
 using testing::Quantized;
@@ -58,7 +57,7 @@ std::vector<int64_t> cols_for(WeightType type) {
 
 TEST(QuantMatmul, MatchesReferenceOnAwkwardShapes) {
   Rng rng(11);
-  for (WeightType type : kTypes)
+  for (WeightType type : testing::kWeightTypes)
     for (int64_t rows : {1, 7, 33, 261})
       for (int64_t cols : cols_for(type)) {
         const Quantized q = make_weights(type, rows, cols, rng);
@@ -73,7 +72,7 @@ TEST(QuantMatmul, MatchesReferenceOnAwkwardShapes) {
 
 TEST(QuantMatmul, MatchesReferenceAtModelWidths) {
   Rng rng(12);
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{33, 4096}, {4096, 256}}) {
       const Quantized q = make_weights(type, rows, cols, rng);
       expect_matches(q, 1, false, MatmulPath::simd, rng);
@@ -87,7 +86,7 @@ TEST(QuantMatmul, MatchesReferenceAtModelWidths) {
 TEST(QuantMatmul, SameBitsForOneAndTwoThreads) {
   Rng rng(13);
   const int saved = omp_get_max_threads();
-  for (WeightType type : kTypes) {
+  for (WeightType type : testing::kWeightTypes) {
     const Quantized q = make_weights(type, 600, 512, rng);
     for (int64_t N : {1, 3, 40}) {
       const auto x = testing::random_vector(N * q.cols, rng);
